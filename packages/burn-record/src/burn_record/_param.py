@@ -1,0 +1,44 @@
+"""`ParamRecord`: a parameter's tensor together with its stable `ParamId`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._dtypes import DType, TensorData
+
+
+@dataclass(eq=True)
+class ParamRecord:
+    """A recorded parameter: the tensor data plus the id optimizers key their state by.
+
+    Serialized as Burn's `ParamSerde`: `{"id": str, "param": {"bytes", "shape", "dtype"}}`. The id
+    survives every round trip unchanged, so optimizer state saved beside the model stays valid.
+
+    Args:
+        id: the parameter's `ParamId` as a string.
+        value: the parameter's tensor contents.
+
+    Example:
+        >>> p = ParamRecord("k3b7", TensorData([1.0, 2.0]))
+        >>> p.id, p.shape, p.dtype
+        ('k3b7', Shape([2]), DType.F32)
+    """
+
+    id: str
+    value: TensorData
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str):
+            raise TypeError(f"ParamRecord.id must be a str, got {type(self.id).__name__}")
+        if not isinstance(self.value, TensorData):
+            raise TypeError(
+                f"ParamRecord.value must be a TensorData, got {type(self.value).__name__}"
+            )
+
+    @property
+    def shape(self):
+        return self.value.shape
+
+    @property
+    def dtype(self) -> DType:
+        return self.value.dtype

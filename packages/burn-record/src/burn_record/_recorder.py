@@ -1,0 +1,184 @@
+"""`Recorder` base classes: precision settings, encode/decode, files (atomic) and bytes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from . import _bin, _json, _mpk
+from ._atomic import atomic_write
+from ._compress import NONE, compress, decompress, write
+from ._diff import apply_dtypes
+from ._errors import RecordCorruptedError, RecordNotFoundError
+from ._frame import MAGIC_BIN, MAGIC_MPK, frame, unframe
+from ._metadata import build_metadata, check_metadata
+from ._named import from_plain, to_plain
+from ._settings import FullPrecisionSettings, PrecisionSettings, resolve_settings
+
+# Recorder names by wire format (payload, compression): a file written by any recorder of a wire
+# format can be read by every other recorder of that format (e.g. CompactRecorder and
+# NamedMpkGzFileRecorder), whatever their precision settings.
+_NAMES_BY_WIRE: dict[tuple[str, str], set[str]] = {}
+
+
+class Recorder:
+    """Serializes records with precision settings and a format (Burn's `Recorder` trait).
+
+    Subclasses set the payload (`"mpk"`, `"bin"`, `"json"`), the compression and the default
+    settings; see `FileRecorder` and `BytesRecorder` for the I/O methods.
+
+    Args:
+        settings: a `PrecisionSettings` class or instance; each recorder has Burn's default.
+    """
+
+    _payload: ClassVar[str | None] = None
+    _compression: ClassVar[str] = NONE
+    _pretty: ClassVar[bool] = False
+    _default_settings: ClassVar[type[PrecisionSettings]] = FullPrecisionSettings
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls._payload is not None:
+            _NAMES_BY_WIRE.setdefault((cls._payload, cls._compression), set()).add(cls.__name__)
+
+    def __init__(self, settings: PrecisionSettings | type[PrecisionSettings] | None = None):
+        if self._payload is None:
+            raise TypeError(f"{type(self).__name__} is abstract; use a concrete recorder")
+        self._settings = resolve_settings(settings, self._default_settings)
+
+    @classmethod
+    def new(cls, settings: PrecisionSettings | type[PrecisionSettings] | None = None):
+        """Burn's `Recorder::new()`."""
+        return cls(settings)
+
+    @property
+    def settings(self) -> PrecisionSettings:
+        return self._settings
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._settings!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._settings == other._settings  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._settings))
+
+    # -- encoding ------------------------------------------------------------------------------
+    def _chunks(self, item: Any) -> Iterator[bytes | memoryview]:
+        """The uncompressed record, chunk by chunk (lazily, so a file can be streamed)."""
+        meta = build_metadata(type(self).__name__, self._settings)
+        if self._payload == "bin":
+            return frame(_bin.encode(meta, item, self._settings), MAGIC_BIN)
+        if self._payload == "mpk":
+            tree = {"metadata": meta, "item": to_plain(item, self._settings, lambda v: v)}
+            return frame(_mpk.pack(tree), MAGIC_MPK)
+        tree = {"metadata": meta, "item": to_plain(item, self._settings, _json.encode_bytes)}
+        return iter([_json.dumps(tree, pretty=self._pretty)])
+
+    def to_bytes(self, item: Any) -> bytes:
+        """Encode `item` exactly as this recorder would write it (compression included)."""
+        return compress(self._chunks(item), self._compression)
+
+    def from_bytes(self, data: bytes | bytearray | memoryview, *, target: Any = None) -> Any:
+        """Decode bytes produced by `to_bytes` (or a file's contents); see `load` for `target`."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"expected bytes, got {type(data).__name__}")
+        reader = type(self).__name__
+        raw = decompress(data, self._compression, reader)
+        accepted = _NAMES_BY_WIRE[(self._payload, self._compression)]  # type: ignore[index]
+        if self._payload == "bin":
+            meta, cursor = _bin.decode_header(unframe(raw, MAGIC_BIN, reader))
+            check_metadata(meta, accepted, reader)
+            item = _bin.decode_item(cursor)
+        else:
+            if self._payload == "mpk":
+                tree, decode_bytes = _mpk.unpack(unframe(raw, MAGIC_MPK, reader)), _mpk.decode_bytes
+            else:
+                tree, decode_bytes = _json.loads(raw, reader), _json.decode_bytes
+            if not isinstance(tree, dict) or set(tree) != {"metadata", "item"}:
+                raise RecordCorruptedError(f"{reader}: record lacks its metadata/item members")
+            check_metadata(tree["metadata"], accepted, reader)
+            item = from_plain(tree["item"], decode_bytes)
+        return item if target is None else apply_dtypes(item, target)
+
+
+class FileRecorder(Recorder):
+    """A recorder writing files; the extension is added by the recorder (Burn's `FileRecorder`).
+
+    Example:
+        >>> import tempfile, os
+        >>> from burn_record import NamedMpkFileRecorder, ParamRecord, TensorData
+        >>> rec = NamedMpkFileRecorder()
+        >>> path = rec.record({"w": ParamRecord("a1", TensorData([1.0]))}, os.path.join(tempfile.mkdtemp(), "m"))
+        >>> path.name, rec.load(path)["w"].id
+        ('m.mpk', 'a1')
+    """
+
+    _extension: ClassVar[str] = ""
+
+    def file_extension(self) -> str:
+        """The extension this recorder writes, without the leading dot (`"mpk.gz"`)."""
+        return self._extension
+
+    def file_path(self, path: str | os.PathLike) -> Path:
+        """`path` with this recorder's extension appended unless it already ends with it."""
+        path = Path(path)
+        suffix = "." + self._extension
+        return path if path.name.endswith(suffix) else path.with_name(path.name + suffix)
+
+    def record(self, item: Any, path: str | os.PathLike) -> Path:
+        """Write `item` to `path` + extension, atomically; returns the final path.
+
+        Args:
+            item: nested dicts (str keys) / lists / tuples of int, float, str, bool, None,
+                `TensorData` and `ParamRecord`.
+            path: file path, with or without the extension.
+
+        Returns:
+            The path written.
+        """
+        target = self.file_path(path)
+        return atomic_write(target, lambda f: write(f, self._chunks(item), self._compression))
+
+    def load(self, path: str | os.PathLike, device: Any = None, *, target: Any = None) -> Any:
+        """Read the item back. Tensors keep their stored dtype unless `target` is given.
+
+        Args:
+            path: file path, with or without the extension.
+            device: accepted for Burn parity; records hold host data (`TensorData`), which the
+                module moves to its device when it loads the record.
+            target: a reference item (e.g. the module's current record); each tensor is converted
+                to the dtype of the tensor at the same key path there (see `apply_dtypes`).
+        """
+        file = self.file_path(path)
+        try:
+            with open(file, "rb") as f:
+                data = bytearray(os.fstat(f.fileno()).st_size)
+                n = f.readinto(data)
+        except FileNotFoundError:
+            raise RecordNotFoundError(f"{type(self).__name__}: no record file at {file}") from None
+        return self.from_bytes(memoryview(data)[:n], target=target)
+
+
+class BytesRecorder(Recorder):
+    """A recorder to and from in-memory bytes (Burn's `BinBytesRecorder`, `NamedMpkBytesRecorder`).
+
+    Example:
+        >>> from burn_record import BinBytesRecorder
+        >>> rec = BinBytesRecorder()
+        >>> rec.load(rec.record({"step": 3, "lr": 1e-3}))
+        {'step': 3, 'lr': 0.001}
+    """
+
+    def record(self, item: Any) -> bytes:
+        """Encode `item` to bytes."""
+        return self.to_bytes(item)
+
+    def load(
+        self, data: bytes | bytearray | memoryview, device: Any = None, *, target: Any = None
+    ) -> Any:
+        """Decode bytes from `record`; `device` and `target` as in `FileRecorder.load`."""
+        return self.from_bytes(data, target=target)
