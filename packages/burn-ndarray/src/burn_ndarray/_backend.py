@@ -1,0 +1,150 @@
+"""`NdArray`: the CPU backend on numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from burn_tensor import Backend
+
+from . import _random
+from ._erf import erf
+from ._ops_common import COMMON
+from ._ops_numeric import UFUNCS, make
+from ._ops_module import NdArrayModuleOps
+
+# Tensor-framework semantics: overflow and invalid operations yield inf/nan silently (as PyTorch),
+# instead of numpy's RuntimeWarnings, which a warnings-as-errors test run would turn into failures.
+np.seterr(all="ignore")
+
+
+class NdArray(NdArrayModuleOps, Backend):
+    """CPU backend on numpy arrays. Defaults: float32 / int32; `NdArray(float_dtype="float64")`.
+
+    Example:
+        >>> from burn_tensor import Tensor
+        >>> device = NdArray().device()
+        >>> Tensor.ones([2, 2], device).sum().into_scalar()
+        4.0
+    """
+
+    name = "ndarray"
+    device_kind = "Cpu"
+
+    def seed(self, seed: int, device=None) -> None:
+        _random.seed(int(seed), 0 if device is None else device.index)
+
+    # -- float-only ------------------------------------------------------------------------------
+    float_exp = staticmethod(np.exp)
+    float_log = staticmethod(np.log)
+    float_log1p = staticmethod(np.log1p)
+    float_sqrt = staticmethod(np.sqrt)
+    float_cos = staticmethod(np.cos)
+    float_sin = staticmethod(np.sin)
+    float_tan = staticmethod(np.tan)
+    float_cosh = staticmethod(np.cosh)
+    float_sinh = staticmethod(np.sinh)
+    float_tanh = staticmethod(np.tanh)
+    float_acos = staticmethod(np.arccos)
+    float_acosh = staticmethod(np.arccosh)
+    float_asin = staticmethod(np.arcsin)
+    float_asinh = staticmethod(np.arcsinh)
+    float_atan = staticmethod(np.arctan)
+    float_atanh = staticmethod(np.arctanh)
+    float_atan2 = staticmethod(np.arctan2)
+    float_round = staticmethod(np.round)  # half to even, as Burn
+    float_floor = staticmethod(np.floor)
+    float_ceil = staticmethod(np.ceil)
+    float_trunc = staticmethod(np.trunc)
+    float_powf = staticmethod(np.power)
+    float_div = staticmethod(np.divide)
+    float_is_nan = staticmethod(np.isnan)
+    float_is_inf = staticmethod(np.isinf)
+    float_erf = staticmethod(erf)
+
+    def float_recip(self, x):
+        return np.reciprocal(x)
+
+    def float_powf_scalar(self, x, s):
+        return np.power(x, np.asarray(s, x.dtype))
+
+    def float_into_int(self, x, dtype):
+        return x.astype(dtype.np)
+
+    def float_hypot(self, x, y):
+        return np.hypot(x, y)
+
+    # -- int / bool --------------------------------------------------------------------------------
+    def int_into_float(self, x, dtype):
+        return x.astype(dtype.np)
+
+    def int_arange_step(self, start, end, step, device, dtype):
+        return np.arange(start, end, step, dtype=dtype.np)
+
+    def bool_into_int(self, x, dtype):
+        return x.astype(dtype.np)
+
+    def bool_into_float(self, x, dtype):
+        return x.astype(dtype.np)
+
+    bool_not = staticmethod(np.logical_not)
+    bool_and = staticmethod(np.logical_and)
+    bool_or = staticmethod(np.logical_or)
+    bool_xor = staticmethod(np.logical_xor)
+    bool_not_equal = staticmethod(np.not_equal)
+
+    def bool_any(self, x):
+        return np.asarray(np.any(x)).reshape(1)
+
+    def bool_all(self, x):
+        return np.asarray(np.all(x)).reshape(1)
+
+    def bool_any_dim(self, x, dim):
+        return np.any(x, axis=dim, keepdims=True)
+
+    def bool_all_dim(self, x, dim):
+        return np.all(x, axis=dim, keepdims=True)
+
+    def bool_argwhere(self, x):
+        return np.argwhere(x).astype(self.int_dtype.np).reshape(-1, x.ndim)
+
+    def int_powi(self, x, y):
+        return np.power(x, y)
+
+    def int_powi_scalar(self, x, s):
+        if s < 0:
+            raise ValueError("int_powi_scalar: negative exponents are not defined for Int tensors")
+        return np.power(x, np.asarray(s, x.dtype))
+
+    bitwise_and = staticmethod(np.bitwise_and)
+    bitwise_or = staticmethod(np.bitwise_or)
+    bitwise_xor = staticmethod(np.bitwise_xor)
+    bitwise_not = staticmethod(np.invert)
+    bitwise_left_shift = staticmethod(np.left_shift)
+    bitwise_right_shift = staticmethod(np.right_shift)
+    bitwise_and_scalar = staticmethod(np.bitwise_and)
+    bitwise_or_scalar = staticmethod(np.bitwise_or)
+    bitwise_xor_scalar = staticmethod(np.bitwise_xor)
+    bitwise_left_shift_scalar = staticmethod(np.left_shift)
+    bitwise_right_shift_scalar = staticmethod(np.right_shift)
+
+    # -- activations: direct numpy for speed ---------------------------------------------------------
+    def relu(self, x):
+        return np.maximum(x, np.asarray(0, x.dtype))
+
+
+def _install() -> None:
+    for prefix in ("float_", "int_", "bool_"):
+        for name, fn in COMMON.items():
+            if prefix + name not in vars(NdArray):
+                setattr(NdArray, prefix + name, fn)
+    for prefix in ("float_", "int_"):
+        for name, fn in make(prefix[:-1]).items():
+            if prefix + name not in vars(NdArray):
+                setattr(NdArray, prefix + name, fn)
+        for name, uf in UFUNCS.items():
+            if prefix + name not in vars(NdArray):
+                setattr(NdArray, prefix + name, staticmethod(uf))
+    NdArray.bool_equal = staticmethod(np.equal)
+
+
+_install()

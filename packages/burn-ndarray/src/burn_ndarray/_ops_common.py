@@ -1,0 +1,110 @@
+"""Kind-agnostic numpy implementations, installed as float_*/int_*/bool_* ops.
+
+Invariant: no op ever writes into an input array (tensors are immutable values); ops that assign
+copy first. Arrays handed out through `into_data` are read-only views.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from burn_tensor import TensorData
+from burn_tensor._slice import to_numpy
+
+
+def from_data(self, data, device):
+    # Copy so later writes to the caller's numpy array cannot change the tensor.
+    return np.array(data.array, copy=True)
+
+
+def into_data(self, x):
+    view = x.view() if isinstance(x, np.ndarray) else np.asarray(x)
+    view.flags.writeable = False
+    return TensorData(view)
+
+
+def empty(self, shape, device, dtype):
+    return np.empty(shape, dtype.np)
+
+
+def zeros(self, shape, device, dtype):
+    return np.zeros(shape, dtype.np)
+
+
+def ones(self, shape, device, dtype):
+    return np.ones(shape, dtype.np)
+
+
+def full(self, shape, value, device, dtype):
+    return np.full(shape, value, dtype.np)
+
+
+def to_device(self, x, device):
+    return x
+
+
+def reshape(self, x, shape):
+    return x.reshape(shape)
+
+
+def swap_dims(self, x, a, b):
+    return x.swapaxes(a, b)
+
+
+def permute(self, x, axes):
+    return x.transpose(axes)
+
+
+def flip(self, x, axes):
+    return np.flip(x, axes)
+
+
+def expand(self, x, shape):
+    return np.broadcast_to(x, shape)
+
+
+def slice_(self, x, slices):
+    return x[tuple(to_numpy(s) for s in slices)]
+
+
+def slice_assign(self, x, slices, value):
+    out = x.copy()
+    out[tuple(to_numpy(s) for s in slices)] = value
+    return out
+
+
+def gather(self, dim, x, indices):
+    return np.take_along_axis(x, indices.astype(np.intp, copy=False), axis=dim)
+
+
+def select(self, x, dim, indices):
+    return np.take(x, indices.astype(np.intp, copy=False), axis=dim)
+
+
+def mask_where(self, x, mask, value):
+    return np.where(mask, value, x)
+
+
+def mask_fill(self, x, mask, value):
+    return np.where(mask, np.asarray(value, dtype=x.dtype), x)
+
+
+def equal(self, x, y):
+    return np.equal(x, y)
+
+
+def cat(self, tensors, dim):
+    return np.concatenate(tensors, axis=dim)
+
+
+def repeat_dim(self, x, dim, times):
+    return np.tile(x, tuple(times if d == dim else 1 for d in range(x.ndim)))
+
+
+COMMON = {
+    "from_data": from_data, "into_data": into_data, "empty": empty, "zeros": zeros, "ones": ones,
+    "full": full, "to_device": to_device, "reshape": reshape, "swap_dims": swap_dims,
+    "permute": permute, "flip": flip, "expand": expand, "slice": slice_, "slice_assign": slice_assign,
+    "gather": gather, "select": select, "mask_where": mask_where, "mask_fill": mask_fill,
+    "equal": equal, "cat": cat, "repeat_dim": repeat_dim,
+}

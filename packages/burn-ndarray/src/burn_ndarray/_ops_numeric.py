@@ -1,0 +1,159 @@
+"""numpy implementations shared by the float and int families (arithmetic, reductions, sorting)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _int_div(x, y):
+    # Integer division truncating toward zero (Rust/Burn semantics), not numpy's floor division.
+    q = np.floor_divide(x, y)
+    r = np.remainder(x, y)
+    fix = (r != 0) & ((np.asarray(x) < 0) != (np.asarray(y) < 0))
+    return np.where(fix, q + 1, q).astype(np.result_type(x, y), copy=False)
+
+
+def make(kind: str) -> dict:
+    is_float = kind == "float"
+
+    def random(self, shape, distribution, device, dtype):
+        from ._random import sample
+
+        return sample(shape, distribution, dtype.np, device.index if device is not None else 0)
+
+    def cast(self, x, dtype):
+        return x.astype(dtype.np)
+
+    def div(self, x, y):
+        return np.divide(x, y) if is_float else _int_div(x, y)
+
+    def div_scalar(self, x, s):
+        return np.divide(x, s).astype(x.dtype, copy=False) if is_float else _int_div(x, np.asarray(s, x.dtype))
+
+    def scalar_op(ufunc):
+        def op(self, x, s):
+            return ufunc(x, s)
+
+        return op
+
+    def sum_(self, x):
+        return np.sum(x, dtype=x.dtype).reshape(1)
+
+    def prod(self, x):
+        return np.prod(x, dtype=x.dtype).reshape(1)
+
+    def sum_dim(self, x, dim):
+        return np.sum(x, axis=dim, keepdims=True, dtype=x.dtype)
+
+    def prod_dim(self, x, dim):
+        return np.prod(x, axis=dim, keepdims=True, dtype=x.dtype)
+
+    def mean_dim(self, x, dim):
+        if is_float:
+            return np.mean(x, axis=dim, keepdims=True, dtype=x.dtype)
+        n = max(x.shape[dim], 1)
+        return _int_div(np.sum(x, axis=dim, keepdims=True, dtype=np.int64), n).astype(x.dtype)
+
+    def mean(self, x):
+        if is_float:
+            return np.mean(x, dtype=x.dtype).reshape(1)
+        return _int_div(np.sum(x, dtype=np.int64), max(x.size, 1)).astype(x.dtype).reshape(1)
+
+    def argmax(self, x, dim):
+        return np.argmax(x, axis=dim, keepdims=True).astype(self.int_dtype.np)
+
+    def argmin(self, x, dim):
+        return np.argmin(x, axis=dim, keepdims=True).astype(self.int_dtype.np)
+
+    def max_dim(self, x, dim):
+        return np.max(x, axis=dim, keepdims=True)
+
+    def min_dim(self, x, dim):
+        return np.min(x, axis=dim, keepdims=True)
+
+    def max_(self, x):
+        return np.max(x).reshape(1)
+
+    def min_(self, x):
+        return np.min(x).reshape(1)
+
+    def max_dim_with_indices(self, x, dim):
+        idx = np.argmax(x, axis=dim, keepdims=True)
+        return np.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
+
+    def min_dim_with_indices(self, x, dim):
+        idx = np.argmin(x, axis=dim, keepdims=True)
+        return np.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
+
+    def cumsum(self, x, dim):
+        return np.cumsum(x, axis=dim, dtype=x.dtype)
+
+    def cumprod(self, x, dim):
+        return np.cumprod(x, axis=dim, dtype=x.dtype)
+
+    def cummin(self, x, dim):
+        return np.minimum.accumulate(x, axis=dim)
+
+    def cummax(self, x, dim):
+        return np.maximum.accumulate(x, axis=dim)
+
+    def scatter(self, dim, x, indices, values):
+        out = x.copy()
+        idx = list(np.indices(indices.shape, sparse=True))
+        idx[dim] = indices.astype(np.intp, copy=False)
+        np.add.at(out, tuple(idx), values)
+        return out
+
+    def select_assign(self, x, dim, indices, values):
+        out = x.copy()
+        np.add.at(out, (slice(None),) * dim + (indices.astype(np.intp, copy=False),), values)
+        return out
+
+    def sort_with_indices(self, x, dim, descending=False):
+        if descending:
+            n = x.shape[dim]
+            idx = np.flip(np.argsort(np.flip(x, dim), axis=dim, kind="stable"), dim)
+            idx = (n - 1) - idx
+        else:
+            idx = np.argsort(x, axis=dim, kind="stable")
+        return np.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
+
+    def matmul(self, x, y):
+        return np.matmul(x, y)
+
+    def clamp(self, x, lo, hi):
+        return np.clip(x, np.asarray(lo, x.dtype), np.asarray(hi, x.dtype))
+
+    def clamp_min(self, x, lo):
+        return np.maximum(x, np.asarray(lo, x.dtype))
+
+    def clamp_max(self, x, hi):
+        return np.minimum(x, np.asarray(hi, x.dtype))
+
+    def sign(self, x):
+        return np.sign(x)
+
+    fns = {
+        "random": random, "cast": cast, "div": div, "div_scalar": div_scalar, "sum": sum_,
+        "prod": prod, "sum_dim": sum_dim, "prod_dim": prod_dim, "mean_dim": mean_dim, "mean": mean,
+        "argmax": argmax, "argmin": argmin, "max_dim": max_dim, "min_dim": min_dim, "max": max_,
+        "min": min_, "max_dim_with_indices": max_dim_with_indices,
+        "min_dim_with_indices": min_dim_with_indices, "cumsum": cumsum, "cumprod": cumprod,
+        "cummin": cummin, "cummax": cummax, "scatter": scatter, "select_assign": select_assign,
+        "sort_with_indices": sort_with_indices, "matmul": matmul, "clamp": clamp,
+        "clamp_min": clamp_min, "clamp_max": clamp_max, "sign": sign,
+        "add_scalar": scalar_op(np.add), "sub_scalar": scalar_op(np.subtract),
+        "mul_scalar": scalar_op(np.multiply), "remainder_scalar": scalar_op(np.remainder),
+    }
+    return fns
+
+
+# Ufuncs are installed as staticmethods: the Tensor layer then calls numpy directly, with no
+# Python frame in between (the main lever on per-op latency).
+UFUNCS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "remainder": np.remainder,
+    "greater": np.greater, "greater_equal": np.greater_equal, "lower": np.less,
+    "lower_equal": np.less_equal, "equal_elem": np.equal, "greater_elem": np.greater,
+    "greater_equal_elem": np.greater_equal, "lower_elem": np.less, "lower_equal_elem": np.less_equal,
+    "not_equal": np.not_equal, "not_equal_elem": np.not_equal, "abs": np.abs, "neg": np.negative,
+}

@@ -1,0 +1,44 @@
+"""burn_tensor: the Tensor API, element types and the backend contract of burn-py.
+
+Example:
+    >>> from burn_tensor import Tensor
+    >>> from burn_ndarray import NdArray
+    >>> device = NdArray().device()
+    >>> Tensor.from_data([[1.0, 2.0]], device).matmul(Tensor.ones([2, 1], device)).tolist()
+    [[3.0]]
+"""
+
+from . import activation, module
+from ._backend import Backend, op_table
+from ._data import TensorData
+from ._device import Device
+from ._distribution import Distribution
+from ._dtype import FLOAT_DTYPES, INT_DTYPES, Bool, DType, Float, Int, TensorKind
+from ._errors import TensorCheckError
+from ._ops_spec import REQUIRED as REQUIRED_OPS
+from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from ._registry import (
+    BackendError,
+    BackendImportError,
+    BackendNotInstalledError,
+    BackendSpec,
+    NoDeviceError,
+    available_backends,
+    backend_table,
+    default_device,
+    get_backend,
+    set_default_device,
+)
+from ._shape import Shape
+from ._slice import s
+from ._tensor import Tensor
+from ._tolerance import Tolerance
+
+__all__ = [
+    "Backend", "BackendError", "BackendImportError", "BackendNotInstalledError", "BackendSpec",
+    "Bool", "ConvOptions", "ConvTransposeOptions", "DType", "Device", "Distribution", "FLOAT_DTYPES",
+    "Float", "INT_DTYPES", "Int", "InterpolateOptions", "NoDeviceError", "REQUIRED_OPS", "Shape",
+    "Tensor", "TensorCheckError", "TensorData", "TensorKind", "Tolerance", "UnfoldOptions",
+    "activation", "available_backends", "backend_table", "default_device", "get_backend", "module",
+    "op_table", "s", "set_default_device",
+]

@@ -1,0 +1,177 @@
+"""The backend contract: `Backend`, the op table, interning.
+
+A backend is an immutable, hashable object. Its operations are methods named as in Burn
+(`float_add`, `int_sum_dim`, `bool_not`, `conv2d`, ...). The base class declares every op; ops with a
+default decomposition are implemented once here (in the `_ops_*` mixins), the rest raise
+`NotImplementedError` until a backend provides them. `op_table()` lists them all, which is what
+decorators (Autodiff, Fusion) wrap generically.
+
+Primitive contract: every tensor primitive a backend returns has `.shape` (tuple of ints) and
+`.dtype` (a numpy dtype). Float primitives always have a float dtype, int primitives an int dtype,
+bool primitives `bool` -- decorators rely on this to tell kinds apart.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from ._device import Device
+from ._dtype import Bool, DType, Float, Int
+from ._ops_activation import ActivationOps
+from ._ops_bool import BoolOps
+from ._ops_float import FloatOps
+from ._ops_int import IntOps
+from ._ops_module import ModuleOps
+from ._ops_spec import REQUIRED, required_ops
+
+
+class _Interned(type):
+    """Equal backends are the same object, so tensors can compare backends and devices with `is`."""
+
+    def __call__(cls, *args, **kwargs):
+        obj = super().__call__(*args, **kwargs)
+        key = obj._key()
+        cache = _Interned._cache
+        found = cache.get(key)
+        if found is None:
+            cache[key] = obj
+            obj._init_kind_ops()
+            found = obj
+        return found
+
+    _cache: dict[tuple, Any] = {}
+
+
+class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_Interned):
+    """Base class of every backend and decorator.
+
+    Subclasses set `name`, `device_kind`, implement the required ops (see `required_ops()`), and may
+    override any default for speed. Options are constructor arguments; `_key()` must capture them.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> B = NdArray(float_dtype="float64")
+        >>> B.device(), B.float_dtype
+        (Cpu, DType.F64)
+    """
+
+    name: str = "backend"
+    device_kind: str = "Device"
+    #: the wrapped backend for decorators (Autodiff, Fusion), else None
+    inner: Backend | None = None
+    is_autodiff: bool = False
+
+    def __init__(self, float_dtype: Any = "float32", int_dtype: Any = "int32"):
+        fd = DType.from_any(float_dtype)
+        idt = DType.from_any(int_dtype)
+        if fd.kind is not Float:
+            raise ValueError(f"{type(self).__name__}: float_dtype must be a float dtype, got {fd.value}")
+        if idt.kind is not Int:
+            raise ValueError(f"{type(self).__name__}: int_dtype must be an int dtype, got {idt.value}")
+        object.__setattr__(self, "float_dtype", fd)
+        object.__setattr__(self, "int_dtype", idt)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _key(self) -> tuple:
+        return (type(self), self.float_dtype, self.int_dtype)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Backend) and self._key() == other._key())
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _ctor_kwargs(self) -> dict:
+        """Constructor arguments that rebuild an equal backend (for pickling)."""
+        return {"float_dtype": self.float_dtype.value, "int_dtype": self.int_dtype.value}
+
+    def __reduce__(self):
+        return (_rebuild_backend, (type(self), self._ctor_kwargs()))
+
+    def __repr__(self) -> str:
+        opts = []
+        if self.float_dtype is not DType.F32:
+            opts.append(f"float_dtype={self.float_dtype.value!r}")
+        if self.int_dtype is not DType.I32:
+            opts.append(f"int_dtype={self.int_dtype.value!r}")
+        return f"{type(self).__name__}({', '.join(opts)})"
+
+    # -- devices ---------------------------------------------------------------------------------
+    def device(self, index: int = 0) -> Device:
+        """A device of this backend; index 0 is the default."""
+        count = self.device_count()
+        if index >= count:
+            raise ValueError(f"{self!r}: device index {index} out of range ({count} device(s))")
+        return Device(self, index)
+
+    def default_device(self) -> Device:
+        return Device(self, 0)
+
+    def device_count(self) -> int:
+        return 1
+
+    def seed(self, seed: int, device: Device | None = None) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.seed")
+
+    def sync(self, device: Device | None = None) -> None:
+        """Wait for queued work; eager CPU backends have nothing to wait for."""
+
+    def dtype_for(self, kind) -> DType:
+        if kind is Float:
+            return self.float_dtype
+        if kind is Int:
+            return self.int_dtype
+        return DType.BOOL
+
+    # -- kind views: the Tensor API's fast dispatch ----------------------------------------------
+    def _init_kind_ops(self) -> None:
+        """Build per-kind namespaces mapping short op names to bound methods (`add` -> `float_add`).
+
+        The Tensor class calls `t._o.add(a, b)`: two attribute lookups, no string building, which
+        keeps per-op dispatch cost low.
+        """
+        views = {}
+        for kind, prefix in ((Float, "float_"), (Int, "int_"), (Bool, "bool_")):
+            ns = types.SimpleNamespace(kind=kind, backend=self, dtype=self.dtype_for(kind))
+            for name in dir(self):
+                if name.startswith(prefix):
+                    setattr(ns, name[len(prefix):], getattr(self, name))
+            views[kind] = ns
+        object.__setattr__(self, "kind_ops", views)
+
+    # -- op table ----------------------------------------------------------------------------------
+    @classmethod
+    def op_table(cls) -> list[str]:
+        """Every op name of the backend contract (float_*, int_*, bool_*, module and activation ops)."""
+        return op_table()
+
+    @classmethod
+    def required_ops(cls) -> list[str]:
+        return required_ops()
+
+    @classmethod
+    def missing_ops(cls) -> list[str]:
+        """Required ops this backend class does not implement."""
+        return [
+            n for n in required_ops() if getattr(getattr(cls, n), "__burn_required__", False) is True
+        ]
+
+    # -- autodiff hooks (the Autodiff decorator overrides these) ----------------------------------
+    def backward(self, tensor: Any):
+        raise TypeError(
+            f"backward: backend {self!r} does not support autodiff; wrap it: Autodiff({self!r})"
+        )
+
+
+def _rebuild_backend(cls, kwargs):
+    return cls(**kwargs)
+
+
+def op_table() -> list[str]:
+    names = set(REQUIRED)
+    for base in (FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps):
+        names.update(n for n in vars(base) if not n.startswith("_"))
+    return sorted(names)

@@ -1,0 +1,234 @@
+"""`TensorData`: a tensor's elements on the host, with shape and dtype."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._dtype import DType, Float, Int
+from ._shape import Shape
+from ._tolerance import Tolerance
+
+
+class TensorData:
+    """Host-side tensor contents: a contiguous numpy array plus its `Shape` and `DType`.
+
+    Build from nested lists, numpy arrays or raw bytes. Lists of Python floats become float32, ints
+    int64 (cast later by the backend), bools bool.
+
+    Args:
+        value: nested sequence, numpy array or scalar.
+        shape: optional target shape (the element count must match).
+        dtype: optional target dtype (`DType`, `"float32"`, numpy dtype).
+
+    Example:
+        >>> d = TensorData([[1.0, 2.0], [3.0, 4.0]])
+        >>> d.shape, d.dtype
+        (Shape([2, 2]), DType.F32)
+    """
+
+    __slots__ = ("_array",)
+
+    def __init__(self, value: Any, shape: Sequence[int] | None = None, dtype: Any = None):
+        if isinstance(value, TensorData):
+            arr = value._array
+        elif isinstance(value, np.ndarray):
+            arr = value
+        else:
+            arr = _from_python(value)
+        if dtype is not None:
+            target = DType.from_any(dtype).np
+            if arr.dtype != target:
+                arr = arr.astype(target)
+        elif arr.dtype not in _SUPPORTED:
+            arr = _coerce_unsupported(arr)
+        if shape is not None:
+            shape = Shape(shape)
+            if arr.size != shape.num_elements():
+                raise ValueError(
+                    f"TensorData: {arr.size} elements cannot take shape {list(shape)} "
+                    f"({shape.num_elements()} elements)"
+                )
+            arr = arr.reshape(shape)
+        self._array = np.ascontiguousarray(arr)
+
+    # -- construction -------------------------------------------------------------------------
+    @staticmethod
+    def from_bytes(data: bytes | bytearray | memoryview, shape: Sequence[int], dtype: Any) -> TensorData:
+        """Rebuild from little-endian raw bytes; the byte count must match shape x dtype size."""
+        dt = DType.from_any(dtype)
+        shape = Shape(shape)
+        expected = shape.num_elements() * dt.size
+        if len(data) != expected:
+            raise ValueError(
+                f"TensorData.from_bytes: {len(data)} bytes given, shape {list(shape)} of {dt.value} "
+                f"needs {expected}"
+            )
+        arr = np.frombuffer(bytes(data), dtype=dt.np.newbyteorder("<")).astype(dt.np)
+        return TensorData(arr.reshape(shape))
+
+    @staticmethod
+    def zeros(shape: Sequence[int], dtype: Any = DType.F32) -> TensorData:
+        return TensorData(np.zeros(tuple(Shape(shape)), DType.from_any(dtype).np))
+
+    @staticmethod
+    def ones(shape: Sequence[int], dtype: Any = DType.F32) -> TensorData:
+        return TensorData(np.ones(tuple(Shape(shape)), DType.from_any(dtype).np))
+
+    @staticmethod
+    def full(shape: Sequence[int], value: Any, dtype: Any = DType.F32) -> TensorData:
+        return TensorData(np.full(tuple(Shape(shape)), value, DType.from_any(dtype).np))
+
+    # -- properties ----------------------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return Shape(self._array.shape)
+
+    @property
+    def dtype(self) -> DType:
+        return DType.from_np(self._array.dtype)
+
+    @property
+    def bytes(self) -> bytes:
+        """Little-endian raw bytes (the serialized form used by records)."""
+        arr = self._array
+        if arr.dtype.byteorder == ">":
+            arr = arr.astype(arr.dtype.newbyteorder("<"))
+        return arr.tobytes()
+
+    def as_bytes(self) -> bytes:
+        return self.bytes
+
+    def rank(self) -> int:
+        return self._array.ndim
+
+    def num_elements(self) -> int:
+        return int(self._array.size)
+
+    @property
+    def array(self) -> np.ndarray:
+        """The underlying numpy array (read it, do not write it)."""
+        return self._array
+
+    def numpy(self) -> np.ndarray:
+        return self._array.copy()
+
+    def to_vec(self) -> list:
+        return self._array.reshape(-1).tolist()
+
+    into_vec = to_vec
+    as_slice = to_vec
+
+    def tolist(self) -> Any:
+        return self._array.tolist()
+
+    def iter(self):
+        return iter(self._array.reshape(-1).tolist())
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self._array if dtype is None else self._array.astype(dtype)
+        return arr.copy() if copy else arr
+
+    # -- conversion ----------------------------------------------------------------------------
+    def convert(self, dtype: Any) -> TensorData:
+        """Cast elements to `dtype` (Burn's `convert::<E>()` / `convert_dtype`)."""
+        dt = DType.from_any(dtype)
+        if dt.kind is Int and self.dtype.kind is Float:
+            # Casting NaN/inf to int is undefined in numpy; say so rather than produce garbage.
+            if not np.all(np.isfinite(self._array)):
+                raise ValueError(f"TensorData.convert: cannot convert non-finite floats to {dt.value}")
+        return TensorData(self._array.astype(dt.np))
+
+    convert_dtype = convert
+
+    # -- comparison (Burn's test helpers) ------------------------------------------------------
+    def assert_eq(self, other: Any, strict: bool = True) -> None:
+        """Assert equal shape and values; with `strict`, also equal dtype."""
+        other = other if isinstance(other, TensorData) else TensorData(other)
+        problems = []
+        if self.shape != other.shape:
+            problems.append(f"shape {list(self.shape)} != {list(other.shape)}")
+        if strict and self.dtype != other.dtype:
+            problems.append(f"dtype {self.dtype.value} != {other.dtype.value}")
+        if not problems:
+            a, b = self._array, other._array
+            if a.dtype.kind == "f" or b.dtype.kind == "f":
+                same = (a == b) | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))
+            else:
+                same = a == b
+            if not np.all(same):
+                problems.extend(_mismatches(a, b, ~np.asarray(same)))
+        if problems:
+            raise AssertionError("Tensors are not equal:\n  " + "\n  ".join(problems))
+
+    def assert_approx_eq(self, other: Any, tolerance: Tolerance | None = None) -> None:
+        """Assert equal shape and values within `tolerance` (default `Tolerance.default()`)."""
+        tol = tolerance or Tolerance.default()
+        other = other if isinstance(other, TensorData) else TensorData(other)
+        if self.shape != other.shape:
+            raise AssertionError(
+                f"Tensors are not approx equal:\n  shape {list(self.shape)} != {list(other.shape)}"
+            )
+        ok = tol.close_mask(self._array, other._array)
+        if not np.all(ok):
+            lines = _mismatches(self._array, other._array, ~ok)
+            raise AssertionError("Tensors are not approx equal:\n  " + "\n  ".join(lines))
+
+    def assert_within_range(self, low: float, high: float) -> None:
+        arr = self._array
+        bad = (arr < low) | (arr >= high)
+        if np.any(bad):
+            raise AssertionError(f"values outside [{low}, {high}): {arr[bad][:5].tolist()}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TensorData):
+            return NotImplemented
+        return (
+            self._array.shape == other._array.shape
+            and self._array.dtype == other._array.dtype
+            and bool(np.array_equal(self._array, other._array, equal_nan=self._array.dtype.kind == "f"))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TensorData({self._array.tolist()!r}, shape={list(self.shape)}, dtype={self.dtype.value})"
+
+    def __reduce__(self):
+        return (TensorData.from_bytes, (self.bytes, list(self.shape), self.dtype.value))
+
+
+_SUPPORTED = {d.np for d in DType}
+
+
+def _from_python(value: Any) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype == object:
+        raise TypeError(f"TensorData: ragged or non-numeric data {value!r:.80}")
+    if arr.dtype.kind == "f":
+        return arr.astype(np.float32)
+    return arr
+
+
+def _coerce_unsupported(arr: np.ndarray) -> np.ndarray:
+    kind = arr.dtype.kind
+    if kind == "f":
+        return arr.astype(np.float64 if arr.dtype.itemsize > 8 else np.float32)
+    if kind in "iu":
+        return arr.astype(np.int64)
+    if kind == "b":
+        return arr.astype(np.bool_)
+    raise TypeError(f"TensorData: unsupported element type {arr.dtype}")
+
+
+def _mismatches(a: np.ndarray, b: np.ndarray, bad: np.ndarray) -> list[str]:
+    idx = np.argwhere(bad)
+    lines = [
+        f"at {tuple(int(i) for i in ix)}: {a[tuple(ix)].item()!r} != {b[tuple(ix)].item()!r}"
+        for ix in idx[:5]
+    ]
+    if len(idx) > 5:
+        lines.append(f"... {len(idx) - 5} more mismatches ({len(idx)} of {a.size} elements)")
+    return lines

@@ -1,0 +1,73 @@
+"""`Device`: a value naming one device of one backend."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._backend import Backend
+
+
+class Device:
+    """A device bound to one backend: `NdArray().device()`, `Cuda().device(1)`.
+
+    Devices are interned: equal (backend, index) pairs are the same object, so identity comparison is a
+    valid (and fast) equality test. A `Device` is callable and returns itself, so Burn's
+    `tensor.device()` and PyTorch's `tensor.device` both read naturally.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> d = NdArray().device()
+        >>> d is NdArray().device(0)
+        True
+    """
+
+    __slots__ = ("backend", "index", "__weakref__")
+
+    _cache: dict[tuple, Device] = {}
+
+    def __new__(cls, backend: Backend, index: int = 0) -> Device:
+        key = (backend, index)
+        dev = cls._cache.get(key)
+        if dev is None:
+            if not isinstance(index, int) or index < 0:
+                raise ValueError(f"Device: index must be an int >= 0, got {index!r}")
+            dev = object.__new__(cls)
+            object.__setattr__(dev, "backend", backend)
+            object.__setattr__(dev, "index", index)
+            cls._cache[key] = dev
+        return dev
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Device is immutable")
+
+    def __call__(self) -> Device:
+        return self
+
+    def inner(self) -> Device:
+        """The same physical device on the wrapped backend (for decorators like Autodiff)."""
+        inner = self.backend.inner
+        if inner is None:
+            return self
+        return Device(inner, self.index)
+
+    def seed(self, seed: int) -> None:
+        """Make random ops on this device's backend deterministic."""
+        self.backend.seed(seed, self)
+
+    def sync(self) -> None:
+        """Wait for all queued work on this device."""
+        self.backend.sync(self)
+
+    @property
+    def kind(self) -> str:
+        return self.backend.device_kind
+
+    def __reduce__(self):
+        return (Device, (self.backend, self.index))
+
+    def __repr__(self) -> str:
+        return f"{self.backend.device_kind}({self.index})" if self.index else self.backend.device_kind
+
+    def __str__(self) -> str:
+        return self.__repr__()

@@ -1,0 +1,60 @@
+"""Activation ops, all with defaults composed from float ops (backends may override for speed)."""
+
+from __future__ import annotations
+
+import math
+
+
+class ActivationOps:
+    def relu(self, x):
+        return self.float_mask_fill(x, self.float_lower_equal_elem(x, 0.0), 0.0)
+
+    def relu_backward(self, output, grad):
+        return self.float_mask_fill(grad, self.float_lower_equal_elem(output, 0.0), 0.0)
+
+    def leaky_relu(self, x, negative_slope):
+        return self.float_mask_where(
+            x, self.float_lower_elem(x, 0.0), self.float_mul_scalar(x, negative_slope)
+        )
+
+    def prelu(self, x, alpha):
+        return self.float_mask_where(x, self.float_lower_elem(x, 0.0), self.float_mul(x, alpha))
+
+    def gelu(self, x):
+        # x * 0.5 * (1 + erf(x / sqrt(2)))
+        cdf = self.float_add_scalar(self.float_erf(self.float_div_scalar(x, math.sqrt(2.0))), 1.0)
+        return self.float_mul(self.float_mul_scalar(x, 0.5), cdf)
+
+    def gelu_backward(self, x, grad):
+        cdf = self.float_mul_scalar(
+            self.float_add_scalar(self.float_erf(self.float_div_scalar(x, math.sqrt(2.0))), 1.0), 0.5
+        )
+        pdf = self.float_mul_scalar(
+            self.float_exp(self.float_mul_scalar(self.float_mul(x, x), -0.5)),
+            1.0 / math.sqrt(2.0 * math.pi),
+        )
+        return self.float_mul(grad, self.float_add(cdf, self.float_mul(x, pdf)))
+
+    def sigmoid(self, x):
+        # exp(-log(1 + exp(-x))) with the sign split so no exp overflows.
+        neg = self.float_lower_elem(x, 0.0)
+        e = self.float_exp(self.float_neg(self.float_abs(x)))  # in (0, 1]
+        one_plus = self.float_add_scalar(e, 1.0)
+        pos_val = self.float_recip(one_plus)
+        neg_val = self.float_div(e, one_plus)
+        return self.float_mask_where(pos_val, neg, neg_val)
+
+    def sigmoid_backward(self, output, grad):
+        return self.float_mul(grad, self.float_mul(output, self.float_add_scalar(self.float_neg(output), 1.0)))
+
+    def hard_sigmoid(self, x, alpha, beta):
+        return self.float_clamp(self.float_add_scalar(self.float_mul_scalar(x, alpha), beta), 0.0, 1.0)
+
+    def log_sigmoid(self, x):
+        # -softplus(-x) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
+        m = self.float_clamp_max(x, 0.0)
+        return self.float_sub(m, self.float_log1p(self.float_exp(self.float_neg(self.float_abs(x)))))
+
+    def log_sigmoid_backward(self, x, grad):
+        # d/dx log(sigmoid(x)) = 1 - sigmoid(x) = sigmoid(-x)
+        return self.float_mul(grad, self.sigmoid(self.float_neg(x)))

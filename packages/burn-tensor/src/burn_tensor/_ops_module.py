@@ -1,0 +1,179 @@
+"""Module ops (convolution, pooling, interpolation, embedding) and their backward primitives.
+
+Required: conv2d, conv_transpose2d, avg_pool2d(+backward), max_pool2d_with_indices(+backward),
+adaptive_avg_pool2d(+backward), interpolate(+backward). Everything else here is a default written with
+those and the float ops: 1-D variants reshape to 2-D, conv backward passes are transposed
+convolutions or unfold + matmul, embedding is select / select_assign.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._data import TensorData
+from ._dtype import DType
+from ._options import ConvOptions, ConvTransposeOptions, UnfoldOptions
+from ._ops_spec import install_required
+
+
+def _dt(x):
+    return DType.from_np(x.dtype)
+
+
+class ModuleOps:
+    # -- 1-D through 2-D ------------------------------------------------------------------------
+    def conv1d(self, x, weight, bias, options: ConvOptions):
+        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
+        w2 = self.float_reshape(weight, tuple(weight.shape) + (1,))
+        o = ConvOptions(
+            (options.stride[0], 1), (options.padding[0], 0), (options.dilation[0], 1), options.groups
+        )
+        out = self.conv2d(x2, w2, bias, o)
+        return self.float_reshape(out, tuple(out.shape[:3]))
+
+    def conv_transpose1d(self, x, weight, bias, options: ConvTransposeOptions):
+        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
+        w2 = self.float_reshape(weight, tuple(weight.shape) + (1,))
+        o = ConvTransposeOptions(
+            (options.stride[0], 1), (options.padding[0], 0), (options.padding_out[0], 0),
+            (options.dilation[0], 1), options.groups,
+        )
+        out = self.conv_transpose2d(x2, w2, bias, o)
+        return self.float_reshape(out, tuple(out.shape[:3]))
+
+    def avg_pool1d(self, x, kernel_size, stride, padding, count_include_pad):
+        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
+        out = self.avg_pool2d(x2, (kernel_size, 1), (stride, 1), (padding, 0), count_include_pad)
+        return self.float_reshape(out, tuple(out.shape[:3]))
+
+    def avg_pool1d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
+        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
+        g2 = self.float_reshape(grad, tuple(grad.shape) + (1,))
+        out = self.avg_pool2d_backward(
+            x2, g2, (kernel_size, 1), (stride, 1), (padding, 0), count_include_pad
+        )
+        return self.float_reshape(out, tuple(x.shape))
+
+    def max_pool1d_with_indices(self, x, kernel_size, stride, padding, dilation):
+        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
+        out, idx = self.max_pool2d_with_indices(
+            x2, (kernel_size, 1), (stride, 1), (padding, 0), (dilation, 1)
+        )
+        # 2-D flat index over (L, 1) equals the 1-D index.
+        return self.float_reshape(out, tuple(out.shape[:3])), self.int_reshape(idx, tuple(idx.shape[:3]))
+
+    def max_pool1d(self, x, kernel_size, stride, padding, dilation):
+        return self.max_pool1d_with_indices(x, kernel_size, stride, padding, dilation)[0]
+
+    def max_pool1d_with_indices_backward(self, x, kernel_size, stride, padding, dilation, grad, idx):
+        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
+        g2 = self.float_reshape(grad, tuple(grad.shape) + (1,))
+        i2 = self.int_reshape(idx, tuple(idx.shape) + (1,))
+        out = self.max_pool2d_with_indices_backward(
+            x2, (kernel_size, 1), (stride, 1), (padding, 0), (dilation, 1), g2, i2
+        )
+        return self.float_reshape(out, tuple(x.shape))
+
+    def max_pool2d(self, x, kernel_size, stride, padding, dilation):
+        return self.max_pool2d_with_indices(x, kernel_size, stride, padding, dilation)[0]
+
+    def adaptive_avg_pool1d(self, x, output_size):
+        out = self.adaptive_avg_pool2d(self.float_reshape(x, tuple(x.shape) + (1,)), (output_size, 1))
+        return self.float_reshape(out, tuple(out.shape[:3]))
+
+    def adaptive_avg_pool1d_backward(self, x, grad):
+        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
+        g2 = self.float_reshape(grad, tuple(grad.shape) + (1,))
+        return self.float_reshape(self.adaptive_avg_pool2d_backward(x2, g2), tuple(x.shape))
+
+    # -- convolution backward passes --------------------------------------------------------------
+    def conv2d_x_backward(self, x, weight, output_grad, options: ConvOptions):
+        kh, kw = weight.shape[2], weight.shape[3]
+        pad_out = []
+        for d, k in enumerate((kh, kw)):
+            size_in = x.shape[2 + d]
+            size_out = output_grad.shape[2 + d]
+            full = (size_out - 1) * options.stride[d] - 2 * options.padding[d]
+            full += options.dilation[d] * (k - 1) + 1
+            pad_out.append(size_in - full)
+        o = ConvTransposeOptions(
+            options.stride, options.padding, tuple(pad_out), options.dilation, options.groups
+        )
+        return self.conv_transpose2d(output_grad, weight, None, o)
+
+    def conv2d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
+        g = options.groups
+        c_out, cin_g, kh, kw = weight.shape
+        n = x.shape[0]
+        cols = self.unfold4d(x, (kh, kw), UnfoldOptions(options.stride, options.padding, options.dilation))
+        # cols [n, c_in*kh*kw, L]; grad [n, c_out, L]
+        length = cols.shape[2]
+        cols = self.float_reshape(cols, (n, g, cin_g * kh * kw, length))
+        grad = self.float_reshape(output_grad, (n, g, c_out // g, length))
+        # dW[g, c_out/g, cin_g*kh*kw] = sum_n grad[n,g] @ cols[n,g]^T
+        prod = self.float_matmul(grad, self.float_swap_dims(cols, 2, 3))
+        dw = self.float_sum_dim(prod, 0)
+        return self.float_reshape(dw, tuple(weight.shape))
+
+    def conv2d_bias_backward(self, x, weight, bias, output_grad):
+        g = self.float_sum_dim(self.float_sum_dim(self.float_sum_dim(output_grad, 0), 2), 3)
+        return self.float_reshape(g, tuple(bias.shape))
+
+    def conv_transpose2d_x_backward(self, weight, output_grad, options: ConvTransposeOptions):
+        o = ConvOptions(options.stride, options.padding, options.dilation, options.groups)
+        return self.conv2d(output_grad, weight, None, o)
+
+    def conv_transpose2d_weight_backward(self, x, weight, output_grad, options: ConvTransposeOptions):
+        g = options.groups
+        c_in, cout_g, kh, kw = weight.shape
+        n = x.shape[0]
+        cols = self.unfold4d(
+            output_grad, (kh, kw), UnfoldOptions(options.stride, options.padding, options.dilation)
+        )
+        # cols [n, c_out*kh*kw, L] with L = h_in*w_in
+        length = cols.shape[2]
+        cols = self.float_reshape(cols, (n, g, cout_g * kh * kw, length))
+        xs = self.float_reshape(x, (n, g, c_in // g, length))
+        prod = self.float_matmul(xs, self.float_swap_dims(cols, 2, 3))
+        dw = self.float_sum_dim(prod, 0)
+        return self.float_reshape(dw, tuple(weight.shape))
+
+    def conv_transpose2d_bias_backward(self, x, weight, bias, output_grad):
+        return self.conv2d_bias_backward(x, weight, bias, output_grad)
+
+    def unfold4d(self, x, kernel_size, options: UnfoldOptions):
+        """im2col: [n, c, h, w] -> [n, c*kh*kw, L], as a grouped conv with one-hot kernels (Burn)."""
+        n, c = x.shape[0], x.shape[1]
+        kh, kw = kernel_size
+        eye = np.zeros((c * kh * kw, 1, kh, kw), dtype=x.dtype)
+        for ci in range(c):
+            for i in range(kh):
+                for j in range(kw):
+                    eye[ci * kh * kw + i * kw + j, 0, i, j] = 1
+        w = self.float_from_data(TensorData(eye), self.default_device())
+        out = self.conv2d(x, w, None, ConvOptions(options.stride, options.padding, options.dilation, c))
+        return self.float_reshape(out, (n, c * kh * kw, out.shape[2] * out.shape[3]))
+
+    # -- embedding ------------------------------------------------------------------------------
+    def embedding(self, weights, indices):
+        shape = tuple(indices.shape)
+        flat = self.int_reshape(indices, (int(np.prod(shape)),))
+        out = self.float_select(weights, 0, flat)
+        return self.float_reshape(out, shape + (weights.shape[1],))
+
+    def embedding_backward(self, weights, output_grad, indices):
+        count = int(np.prod(indices.shape))
+        flat = self.int_reshape(indices, (count,))
+        grad = self.float_reshape(output_grad, (count, weights.shape[1]))
+        zeros = self.float_zeros(tuple(weights.shape), self.default_device(), _dt(weights))
+        return self.float_select_assign(zeros, 0, flat, grad)
+
+
+install_required(
+    ModuleOps,
+    names=(
+        "conv2d", "conv_transpose2d", "avg_pool2d", "avg_pool2d_backward",
+        "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "adaptive_avg_pool2d",
+        "adaptive_avg_pool2d_backward", "interpolate", "interpolate_backward",
+    ),
+)

@@ -1,0 +1,141 @@
+"""Backend discovery through the `burn.backends` entry-point group.
+
+Each entry point names a small spec object (see `BackendSpec`) that is imported lazily: listing
+backends never imports pyopencl or cupy. Three distinct errors:
+`BackendNotInstalledError` (names the pip extra), `BackendImportError` (chains the cause) and
+`NoDeviceError` (says what was probed).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Callable
+
+from ._device import Device
+
+GROUP = "burn.backends"
+PRIORITY = ("cuda", "opencl", "ndarray")
+
+
+class BackendError(RuntimeError):
+    """Base class of backend discovery errors."""
+
+
+class BackendNotInstalledError(BackendError, ImportError):
+    pass
+
+
+class BackendImportError(BackendError, ImportError):
+    pass
+
+
+class NoDeviceError(BackendError):
+    pass
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """What a backend package registers: how to build it and how to check it can run here.
+
+    `factory()` returns a Backend; `probe()` returns None when usable, else a reason string.
+    """
+
+    name: str
+    extra: str
+    factory: Callable
+    probe: Callable[[], str | None] = lambda: None
+
+
+KNOWN_EXTRAS = {"ndarray": "ndarray", "opencl": "opencl", "cuda": "cuda"}
+
+
+def _entry_points():
+    return {ep.name: ep for ep in metadata.entry_points(group=GROUP)}
+
+
+def available_backends() -> list[str]:
+    """Names of installed backends (whether usable or not)."""
+    return sorted(_entry_points())
+
+
+def backend_spec(name: str) -> BackendSpec:
+    eps = _entry_points()
+    if name not in eps:
+        extra = KNOWN_EXTRAS.get(name, name)
+        raise BackendNotInstalledError(
+            f"backend '{name}' is not installed: pip install 'burn[{extra}]' "
+            f"(installed: {sorted(eps) or 'none'})"
+        )
+    try:
+        spec = eps[name].load()
+    except Exception as exc:
+        raise BackendImportError(f"backend '{name}' is installed but failed to import: {exc}") from exc
+    return spec() if callable(spec) and not isinstance(spec, BackendSpec) else spec
+
+
+def get_backend(name: str):
+    """Build the named backend, checking a usable device exists."""
+    spec = backend_spec(name)
+    reason = spec.probe()
+    if reason:
+        raise NoDeviceError(f"backend '{name}' has no usable device: {reason}")
+    return spec.factory()
+
+
+def backend_table() -> list[tuple[str, bool, str]]:
+    """(name, usable, detail) for every installed backend."""
+    rows = []
+    for name in available_backends():
+        try:
+            spec = backend_spec(name)
+            reason = spec.probe()
+            rows.append((name, reason is None, reason or "ok"))
+        except BackendError as exc:
+            rows.append((name, False, str(exc)))
+    return rows
+
+
+_DEFAULT: list[Device] = []
+
+
+def default_device() -> Device:
+    """`BURN_BACKEND` if set, else the best usable backend by priority (cuda > opencl > ndarray)."""
+    if _DEFAULT:
+        return _DEFAULT[0]
+    wanted = os.environ.get("BURN_BACKEND")
+    if wanted:
+        dev = get_backend(wanted).device()
+    else:
+        dev = None
+        installed = available_backends()
+        for name in PRIORITY + tuple(n for n in installed if n not in PRIORITY):
+            if name not in installed:
+                continue
+            try:
+                dev = get_backend(name).device()
+                break
+            except BackendError:
+                continue
+        if dev is None:
+            raise BackendNotInstalledError(
+                "no usable backend is installed: pip install 'burn[ndarray]' for the CPU backend"
+            )
+    _DEFAULT.append(dev)
+    return dev
+
+
+def set_default_device(device: Device | None) -> None:
+    """Override (or with None reset) the device used when none is passed."""
+    _DEFAULT.clear()
+    if device is not None:
+        _DEFAULT.append(device)
+
+
+def autodiff_device_for(device: Device) -> Device:
+    try:
+        from burn_autodiff import Autodiff
+    except ImportError as exc:
+        raise BackendNotInstalledError("from_inner needs burn-autodiff: pip install 'burn[autodiff]'") from exc
+    return Autodiff(device.backend).device(device.index)

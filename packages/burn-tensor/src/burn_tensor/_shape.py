@@ -1,0 +1,62 @@
+"""`Shape`: the dimensions of a tensor."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+
+class Shape(tuple):
+    """Tensor dimensions, a tuple of ints with Burn's helpers.
+
+    A `Shape` is also callable (returning itself), so both `t.shape` (PyTorch) and `t.shape()` (Burn) work.
+
+    Example:
+        >>> s = Shape(2, 3)
+        >>> s.dims, s.num_elements(), s.num_dims()
+        ([2, 3], 6, 2)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *dims: int | Iterable[int]) -> Shape:
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            dims = tuple(dims[0])  # type: ignore[arg-type]
+        out = []
+        for d in dims:
+            if isinstance(d, bool) or not isinstance(d, int | _np_int()):
+                raise TypeError(f"Shape: dims must be ints, got {d!r} in {dims!r}")
+            if d < 0:
+                raise ValueError(f"Shape: dims must be >= 0, got {d} in {tuple(dims)!r}")
+            out.append(int(d))
+        return super().__new__(cls, out)
+
+    def __call__(self) -> Shape:
+        return self
+
+    @property
+    def dims(self) -> list[int]:
+        return list(self)
+
+    def num_dims(self) -> int:
+        return len(self)
+
+    rank = num_dims
+
+    def num_elements(self) -> int:
+        return math.prod(self)
+
+    def to_vec(self) -> list[int]:
+        return list(self)
+
+    def __repr__(self) -> str:
+        return f"Shape({list(self)})"
+
+    def __str__(self) -> str:
+        return str(list(self))
+
+
+def _np_int():
+    import numpy as np
+
+    return np.integer

@@ -1,0 +1,513 @@
+"""The user-facing `Tensor`: one class for every backend, kind and rank."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _check as check
+from ._data import TensorData
+from ._device import Device
+from ._distribution import Distribution
+from ._dtype import Bool, DType, Float, Int, TensorKind
+from ._errors import TensorCheckError
+from ._shape import Shape
+from ._tensor_layout import LayoutMixin
+from ._tensor_math import MathMixin
+from ._tensor_reduce import ReduceMixin
+
+_new = object.__new__
+
+
+class hybridmethod:
+    """A method usable on the class (Burn's `Tensor::one_hot(i, n, device)`) or an instance."""
+
+    def __init__(self, cls_fn, inst_fn):
+        self.cls_fn, self.inst_fn = cls_fn, inst_fn
+
+    def __get__(self, obj, cls):
+        if obj is None:
+            return self.cls_fn.__get__(cls, type(cls))
+        return self.inst_fn.__get__(obj, cls)
+
+
+class Tensor(LayoutMixin, MathMixin, ReduceMixin):
+    """An immutable n-dimensional tensor on a device of some backend.
+
+    Its kind (`Float`, `Int`, `Bool`) and rank are runtime values; every op checks them and raises
+    `TensorCheckError` naming the op. Binary ops need equal ranks and broadcast size-1 dims (Burn).
+
+    Shapes: documented per method as `[d0, d1, ...]`.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> device = NdArray().device()
+        >>> t = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
+        >>> (t + 1).sum().into_scalar()
+        14.0
+    """
+
+    __slots__ = ("_p", "_o", "_d", "__weakref__")
+
+    # -- internal constructors ---------------------------------------------------------------------
+    @staticmethod
+    def _make(p, kind: TensorKind, device: Device) -> Tensor:
+        t = _new(Tensor)
+        t._p = p
+        t._o = device.backend.kind_ops[kind]
+        t._d = device
+        return t
+
+    def _like(self, p) -> Tensor:
+        t = _new(Tensor)
+        t._p = p
+        t._o = self._o
+        t._d = self._d
+        return t
+
+    def _as(self, p, kind: TensorKind) -> Tensor:
+        t = _new(Tensor)
+        t._p = p
+        t._o = self._d.backend.kind_ops[kind]
+        t._d = self._d
+        return t
+
+    def __init__(self, data: Any, device: Device | None = None, dtype: Any = None):
+        src = Tensor.from_data(data, device, dtype)
+        self._p, self._o, self._d = src._p, src._o, src._d
+
+    # -- creation --------------------------------------------------------------------------------
+    @staticmethod
+    def from_data(data: Any, device: Device | None = None, dtype: Any = None) -> Tensor:
+        """Create from nested lists, numpy arrays, `TensorData` or another tensor.
+
+        The kind comes from the data (floats -> Float, ints -> Int, bools -> Bool) or from `dtype`;
+        the element type is the backend's default for that kind unless `dtype` is given.
+        """
+        device = _device(device)
+        if isinstance(data, Tensor):
+            data = data.to_data()
+        td = data if isinstance(data, TensorData) else TensorData(data)
+        backend = device.backend
+        if dtype is not None:
+            dt = DType.from_any(dtype)
+        else:
+            dt = backend.dtype_for(td.dtype.kind)
+        kind = dt.kind
+        if td.dtype is not dt:
+            if kind is Int and td.dtype.kind is Float:
+                td = td.convert(dt)
+            else:
+                td = TensorData(td.array.astype(dt.np))
+        prefix = _PREFIX[kind]
+        p = getattr(backend, prefix + "from_data")(td, device)
+        return Tensor._make(p, kind, device)
+
+    @staticmethod
+    def from_floats(values: Any, device: Device | None = None) -> Tensor:
+        device = _device(device)
+        return Tensor.from_data(TensorData(np.asarray(values, dtype=np.float64)), device,
+                                device.backend.float_dtype)
+
+    @staticmethod
+    def from_ints(values: Any, device: Device | None = None) -> Tensor:
+        device = _device(device)
+        arr = np.asarray(values)
+        if arr.dtype.kind not in "iu":
+            raise TensorCheckError("from_ints", f"expected integers, got dtype {arr.dtype}")
+        return Tensor.from_data(TensorData(arr), device, device.backend.int_dtype)
+
+    @staticmethod
+    def from_bool(values: Any, device: Device | None = None) -> Tensor:
+        return Tensor.from_data(TensorData(np.asarray(values, dtype=np.bool_)), device, DType.BOOL)
+
+    @staticmethod
+    def _create(op: str, shape, device, kind, dtype):
+        device = _device(device)
+        shape = tuple(Shape(shape))
+        if dtype is not None:
+            dt = DType.from_any(dtype)
+            if kind is not None and dt.kind is not kind:
+                raise TensorCheckError(op, f"dtype {dt.value} does not match kind {kind.value}")
+            kind = dt.kind
+        else:
+            kind = kind or Float
+            dt = device.backend.dtype_for(kind)
+        return device, shape, kind, dt
+
+    @staticmethod
+    def empty(shape, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
+        device, shape, kind, dt = Tensor._create("empty", shape, device, kind, dtype)
+        p = getattr(device.backend, _PREFIX[kind] + "empty")(shape, device, dt)
+        return Tensor._make(p, kind, device)
+
+    @staticmethod
+    def zeros(shape, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
+        device, shape, kind, dt = Tensor._create("zeros", shape, device, kind, dtype)
+        p = getattr(device.backend, _PREFIX[kind] + "zeros")(shape, device, dt)
+        return Tensor._make(p, kind, device)
+
+    @staticmethod
+    def ones(shape, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
+        device, shape, kind, dt = Tensor._create("ones", shape, device, kind, dtype)
+        p = getattr(device.backend, _PREFIX[kind] + "ones")(shape, device, dt)
+        return Tensor._make(p, kind, device)
+
+    @staticmethod
+    def full(shape, fill_value, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
+        """A tensor filled with `fill_value`; the kind follows the value (float -> Float, int -> Int)."""
+        if kind is None and dtype is None:
+            kind = Bool if isinstance(fill_value, bool) else Int if isinstance(fill_value, int) else Float
+        device, shape, kind, dt = Tensor._create("full", shape, device, kind, dtype)
+        p = getattr(device.backend, _PREFIX[kind] + "full")(shape, fill_value, device, dt)
+        return Tensor._make(p, kind, device)
+
+    def zeros_like(self) -> Tensor:
+        return Tensor.zeros(self.shape, self._d, dtype=self.dtype)
+
+    def ones_like(self) -> Tensor:
+        return Tensor.ones(self.shape, self._d, dtype=self.dtype)
+
+    def full_like(self, fill_value) -> Tensor:
+        return Tensor.full(self.shape, fill_value, self._d, dtype=self.dtype)
+
+    def empty_like(self) -> Tensor:
+        return Tensor.empty(self.shape, self._d, dtype=self.dtype)
+
+    @staticmethod
+    def random(shape, distribution: Distribution | None = None, device=None, kind=None, dtype=None) -> Tensor:
+        """Sample a Float tensor (or Int with `kind=Int`) from `distribution` (default U[0, 1))."""
+        distribution = distribution or Distribution.default()
+        device, shape, kind, dt = Tensor._create("random", shape, device, kind, dtype)
+        if kind is Bool:
+            raise TensorCheckError("random", "Bool tensors cannot be sampled; compare a Float one")
+        p = getattr(device.backend, _PREFIX[kind] + "random")(shape, distribution, device, dt)
+        return Tensor._make(p, kind, device)
+
+    def random_like(self, distribution: Distribution | None = None) -> Tensor:
+        return Tensor.random(self.shape, distribution, self._d, dtype=self.dtype)
+
+    @staticmethod
+    def int_random(shape, distribution: Distribution, device=None) -> Tensor:
+        """Random Int tensor, e.g. `Distribution.uniform(0, 10)` gives ints in [0, 10)."""
+        return Tensor.random(shape, distribution, device, kind=Int)
+
+    @staticmethod
+    def arange(start, end=None, device=None, step: int = 1) -> Tensor:
+        """1-D Int tensor `[start, end)`; `arange(range(5, 10), device)` also works."""
+        if isinstance(start, range):
+            start, end, step, device = start.start, start.stop, start.step, end if device is None else device
+        elif end is None or isinstance(end, Device):
+            start, end, device = 0, start, end if device is None else device
+        return Tensor.arange_step(start, end, step, device)
+
+    @staticmethod
+    def arange_step(start, end=None, step: int = 1, device=None) -> Tensor:
+        if isinstance(start, range):
+            start, end, step, device = start.start, start.stop, end, step if device is None else device
+        if step == 0:
+            raise TensorCheckError("arange_step", "step must not be 0")
+        device = _device(device)
+        backend = device.backend
+        p = backend.int_arange_step(int(start), int(end), int(step), device, backend.int_dtype)
+        return Tensor._make(p, Int, device)
+
+    @staticmethod
+    def eye(size: int, device=None, kind=None, dtype=None) -> Tensor:
+        """Identity matrix `[size, size]` (Float unless kind/dtype say otherwise)."""
+        device, _, kind, dt = Tensor._create("eye", (size, size), device, kind, dtype)
+        return Tensor.from_data(TensorData(np.eye(size, dtype=dt.np)), device, dt)
+
+    # -- metadata ----------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        """The dims as a `Shape` (callable too: `t.shape()` as in Burn)."""
+        return Shape(self._p.shape)
+
+    def dims(self) -> list[int]:
+        return list(self._p.shape)
+
+    size = dims
+
+    def rank(self) -> int:
+        return len(self._p.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._p.shape)
+
+    def numel(self) -> int:
+        n = 1
+        for d in self._p.shape:
+            n *= d
+        return n
+
+    @property
+    def kind(self) -> TensorKind:
+        return self._o.kind
+
+    @property
+    def dtype(self) -> DType:
+        return DType.from_np(self._p.dtype)
+
+    @property
+    def device(self) -> Device:
+        return self._d
+
+    @property
+    def backend(self):
+        return self._o.backend
+
+    def __len__(self) -> int:
+        if not self._p.shape:
+            raise TypeError("len() of a rank-0 tensor")
+        return self._p.shape[0]
+
+    # -- primitives ----------------------------------------------------------------------------------
+    def into_primitive(self):
+        return self._p
+
+    primitive = property(into_primitive)
+
+    @staticmethod
+    def from_primitive(p, kind: TensorKind, device: Device) -> Tensor:
+        return Tensor._make(p, kind, device)
+
+    def clone(self) -> Tensor:
+        """A new handle to the same (immutable) contents: no copy."""
+        return self._like(self._p)
+
+    # -- data out ------------------------------------------------------------------------------------
+    def to_data(self) -> TensorData:
+        return self._o.into_data(self._p)
+
+    into_data = to_data
+
+    def numpy(self) -> np.ndarray:
+        return self.to_data().numpy()
+
+    def tolist(self):
+        return self.to_data().tolist()
+
+    def into_scalar(self):
+        """The single element as a Python number (`item()` in PyTorch)."""
+        if self.numel() != 1:
+            raise TensorCheckError(
+                "into_scalar", f"expected a single-element tensor, got shape {list(self._p.shape)}"
+            )
+        return self.to_data().array.reshape(()).item()
+
+    item = into_scalar
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.to_data().array
+        if dtype is not None:
+            arr = arr.astype(dtype)
+        return arr.copy() if copy is not False else arr
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.numpy().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: data is exported through the host
+
+    @staticmethod
+    def from_dlpack(obj, device: Device | None = None) -> Tensor:
+        return Tensor.from_data(TensorData(np.from_dlpack(obj)), device, DType.from_np(np.from_dlpack(obj).dtype))
+
+    def __reduce__(self):
+        return (_unpickle, (self.to_data(), self._d))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise TensorCheckError(
+                "__bool__", f"truth value of a tensor with shape {list(self._p.shape)} is ambiguous"
+            )
+        return bool(self.into_scalar())
+
+    def __float__(self) -> float:
+        return float(self.into_scalar())
+
+    def __int__(self) -> int:
+        return int(self.into_scalar())
+
+    def __index__(self) -> int:
+        check.kind("__index__", self, Int)
+        return int(self.into_scalar())
+
+    __hash__ = object.__hash__
+
+    # -- device and kind conversion ------------------------------------------------------------------
+    def to_device(self, device: Device) -> Tensor:
+        if device is self._d:
+            return self
+        if device.backend is self._d.backend:
+            return Tensor._make(self._o.to_device(self._p, device), self._o.kind, device)
+        # Across backends: go through the host.
+        return Tensor.from_data(self.to_data(), device, self.dtype)
+
+    to = to_device
+
+    def float(self) -> Tensor:
+        """Convert to a Float tensor of the backend's float dtype."""
+        k = self._o.kind
+        if k is Float:
+            return self
+        b = self._d.backend
+        fn = b.int_into_float if k is Int else b.bool_into_float
+        return self._as(fn(self._p, b.float_dtype), Float)
+
+    def int(self) -> Tensor:
+        """Convert to an Int tensor (floats truncate toward zero)."""
+        k = self._o.kind
+        if k is Int:
+            return self
+        b = self._d.backend
+        fn = b.float_into_int if k is Float else b.bool_into_int
+        return self._as(fn(self._p, b.int_dtype), Int)
+
+    def bool(self) -> Tensor:
+        """Nonzero -> True."""
+        if self._o.kind is Bool:
+            return self
+        return self.not_equal_elem(0)
+
+    def cast(self, dtype) -> Tensor:
+        """Change the element type within the kind (`DType.F16`, "float64", ...)."""
+        dt = DType.from_any(dtype)
+        k = self._o.kind
+        if dt.kind is not k:
+            raise TensorCheckError("cast", f"cannot cast a {k.value} tensor to {dt.value}; use float()/int()")
+        if dt is self.dtype:
+            return self
+        if k is Bool:
+            return self
+        return self._like(self._o.cast(self._p, dt))
+
+    def to_full_precision(self) -> Tensor:
+        check.float_("to_full_precision", self)
+        return self.cast(DType.F32) if self.dtype is DType.F16 else self
+
+    @staticmethod
+    def from_full_precision(tensor: Tensor) -> Tensor:
+        return tensor.cast(tensor._d.backend.float_dtype)
+
+    # -- autodiff ------------------------------------------------------------------------------------
+    def require_grad(self) -> Tensor:
+        """Mark a Float tensor as a leaf that accumulates gradients (no-op without Autodiff)."""
+        return self.set_require_grad(True)
+
+    def set_require_grad(self, require_grad: bool) -> Tensor:
+        check.float_("set_require_grad", self)
+        return self._like(self._o.set_require_grad(self._p, bool(require_grad)))
+
+    def is_require_grad(self) -> bool:
+        return self._o.kind is Float and self._o.is_require_grad(self._p)
+
+    def detach(self) -> Tensor:
+        if self._o.kind is not Float:
+            return self
+        return self._like(self._o.detach(self._p))
+
+    def backward(self):
+        """Gradients of this tensor (summed if not a scalar) w.r.t. every tracked tensor."""
+        check.float_("backward", self)
+        return self._d.backend.backward(self._p)
+
+    def grad(self, grads):
+        """This tensor's gradient in `grads` as a tensor on the inner backend, or None."""
+        b = self._d.backend
+        if not b.is_autodiff:
+            raise TensorCheckError("grad", f"backend {b!r} has no autodiff; use Autodiff({b!r})")
+        g = b.grad(self._p, grads)
+        return None if g is None else Tensor._make(g, Float, self._d.inner())
+
+    def grad_remove(self, grads):
+        b = self._d.backend
+        if not b.is_autodiff:
+            raise TensorCheckError("grad_remove", f"backend {b!r} has no autodiff")
+        g = b.grad_remove(self._p, grads)
+        return None if g is None else Tensor._make(g, Float, self._d.inner())
+
+    def grad_replace(self, grads, grad: Tensor) -> None:
+        b = self._d.backend
+        if not b.is_autodiff:
+            raise TensorCheckError("grad_replace", f"backend {b!r} has no autodiff")
+        b.grad_replace(self._p, grads, grad._p)
+
+    def inner(self) -> Tensor:
+        """The same tensor on the inner backend, without autodiff tracking."""
+        b = self._d.backend
+        if not b.is_autodiff:
+            return self
+        return Tensor._make(b.inner_primitive(self._p, self._o.kind), self._o.kind, self._d.inner())
+
+    @staticmethod
+    def from_inner(tensor: Tensor, device: Device | None = None) -> Tensor:
+        """Lift an inner-backend tensor onto an autodiff device (not tracked)."""
+        if device is None:
+            from ._registry import autodiff_device_for
+
+            device = autodiff_device_for(tensor._d)
+        b = device.backend
+        return Tensor._make(b.from_inner_primitive(tensor._p, tensor._o.kind), tensor._o.kind, device)
+
+    # -- printing --------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return (
+            f"Tensor(shape={list(self._p.shape)}, kind={self._o.kind.value}, "
+            f"dtype={self.dtype.value}, device={self._d!r})"
+        )
+
+    def __str__(self) -> str:
+        data = np.array2string(
+            self.to_data().array, separator=", ", threshold=1000, edgeitems=3, precision=4
+        )
+        dt = self.dtype
+        short = {"float": "f", "int": "i", "uint": "u"}
+        name = "bool" if dt is DType.BOOL else next(
+            short[p] + dt.value[len(p):] for p in ("float", "uint", "int") if dt.value.startswith(p)
+        )
+        return (
+            "Tensor {\n"
+            f"  data:\n{data},\n"
+            f"  shape:  {list(self._p.shape)},\n"
+            f"  device:  {self._d!r},\n"
+            f"  backend:  {self._d.backend.name!r},\n"
+            f"  kind:  {self._o.kind.value!r},\n"
+            f"  dtype:  {name!r},\n"
+            "}"
+        )
+
+    def __format__(self, spec: str) -> str:
+        return str(self) if not spec else format(self.into_scalar(), spec)
+
+
+def _one_hot_cls(cls, index: int, num_classes: int, device=None) -> Tensor:
+    """Burn's `Tensor::one_hot(index, num_classes, device)`: a 1-D Float tensor."""
+    if not 0 <= index < num_classes:
+        raise TensorCheckError("one_hot", f"index {index} out of range for {num_classes} classes")
+    arr = np.zeros(num_classes, dtype=np.float64)
+    arr[index] = 1
+    return Tensor.from_data(TensorData(arr), device, _device(device).backend.float_dtype)
+
+
+Tensor.one_hot = hybridmethod(classmethod(_one_hot_cls).__func__, LayoutMixin._one_hot_inst)
+
+
+_PREFIX = {Float: "float_", Int: "int_", Bool: "bool_"}
+
+
+def _device(device):
+    if device is None:
+        from ._registry import default_device
+
+        return default_device()
+    if not isinstance(device, Device):
+        raise TypeError(f"expected a Device, got {type(device).__name__} ({device!r})")
+    return device
+
+
+def _unpickle(data: TensorData, device: Device) -> Tensor:
+    return Tensor.from_data(data, device, data.dtype)

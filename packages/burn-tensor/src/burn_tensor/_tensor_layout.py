@@ -1,0 +1,509 @@
+"""Shape, layout, slicing and indexing ops of `Tensor`."""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from . import _check as check
+from ._data import TensorData
+from ._dtype import Bool, Float, Int
+from ._errors import TensorCheckError
+from ._slice import normalize
+
+
+class LayoutMixin:
+    __slots__ = ()
+
+    # -- reshaping -----------------------------------------------------------------------------------
+    def reshape(self, shape):
+        """New shape with the same element count; `-1` infers one dim, `0` keeps the input dim."""
+        if isinstance(shape, int):
+            shape = (shape,)
+        old = self._p.shape
+        dims = []
+        infer = None
+        for i, d in enumerate(shape):
+            d = operator.index(d)
+            if d == -1:
+                if infer is not None:
+                    raise TensorCheckError("reshape", f"only one -1 allowed in {list(shape)}")
+                infer = i
+                dims.append(1)
+            elif d == 0 and i < len(old):
+                dims.append(old[i])
+            elif d < 0:
+                raise TensorCheckError("reshape", f"invalid dim {d} in {list(shape)}")
+            else:
+                dims.append(d)
+        n = math.prod(old)
+        if infer is not None:
+            rest = math.prod(dims)
+            if rest == 0 or n % rest:
+                raise TensorCheckError("reshape", f"cannot infer -1: {list(old)} -> {list(shape)}")
+            dims[infer] = n // rest
+        if math.prod(dims) != n:
+            raise TensorCheckError(
+                "reshape", f"{list(old)} has {n} elements, {list(shape)} needs {math.prod(dims)}"
+            )
+        dims = tuple(dims)
+        if dims == old:
+            return self
+        return self._like(self._o.reshape(self._p, dims))
+
+    view = reshape
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1):
+        shape = self._p.shape
+        if not shape:
+            return self.reshape((1,))
+        a = check.dim("flatten", start_dim, len(shape))
+        b = check.dim("flatten", end_dim, len(shape))
+        if a > b:
+            raise TensorCheckError("flatten", f"start_dim {start_dim} > end_dim {end_dim}")
+        return self.reshape(shape[:a] + (math.prod(shape[a : b + 1]),) + shape[b + 1 :])
+
+    def squeeze(self, dim: int | None = None):
+        """Remove size-1 dims: all of them (dim=None) or the given one (must have size 1)."""
+        if dim is None:
+            return self.reshape(tuple(d for d in self._p.shape if d != 1))
+        return self.squeeze_dim(dim)
+
+    def squeeze_dim(self, dim: int):
+        shape = self._p.shape
+        d = check.dim("squeeze_dim", dim, len(shape))
+        if shape[d] != 1:
+            raise TensorCheckError("squeeze_dim", f"dim {dim} has size {shape[d]}, expected 1")
+        return self.reshape(shape[:d] + shape[d + 1 :])
+
+    def squeeze_dims(self, dims):
+        shape = self._p.shape
+        ds = {check.dim("squeeze_dims", d, len(shape)) for d in dims}
+        for d in ds:
+            if shape[d] != 1:
+                raise TensorCheckError("squeeze_dims", f"dim {d} has size {shape[d]}, expected 1")
+        return self.reshape(tuple(s for i, s in enumerate(shape) if i not in ds))
+
+    def unsqueeze(self, rank: int | None = None):
+        """Add leading size-1 dims: one (rank=None), or up to `rank` dims (Burn's `unsqueeze::<D2>`)."""
+        shape = self._p.shape
+        if rank is None:
+            return self.reshape((1,) + shape)
+        if rank < len(shape):
+            raise TensorCheckError("unsqueeze", f"target rank {rank} < current rank {len(shape)}")
+        return self.reshape((1,) * (rank - len(shape)) + shape)
+
+    def unsqueeze_dim(self, dim: int):
+        shape = self._p.shape
+        d = check.dim("unsqueeze_dim", dim, len(shape) + 1)
+        return self.reshape(shape[:d] + (1,) + shape[d:])
+
+    def unsqueeze_dims(self, dims):
+        shape = list(self._p.shape)
+        out_rank = len(shape) + len(dims)
+        ds = sorted(check.dim("unsqueeze_dims", d, out_rank) for d in dims)
+        for d in ds:
+            shape.insert(d, 1)
+        return self.reshape(tuple(shape))
+
+    def permute(self, axes):
+        rank = len(self._p.shape)
+        ax = tuple(check.dim("permute", a, rank) for a in axes)
+        if sorted(ax) != list(range(rank)):
+            raise TensorCheckError("permute", f"axes {list(axes)} are not a permutation of {rank} dims")
+        if ax == tuple(range(rank)):
+            return self
+        return self._like(self._o.permute(self._p, ax))
+
+    def movedim(self, src, dst):
+        rank = len(self._p.shape)
+        s = check.dim("movedim", src, rank)
+        d = check.dim("movedim", dst, rank)
+        order = [i for i in range(rank) if i != s]
+        order.insert(d, s)
+        return self.permute(order)
+
+    def swap_dims(self, dim1: int, dim2: int):
+        rank = len(self._p.shape)
+        a = check.dim("swap_dims", dim1, rank)
+        b = check.dim("swap_dims", dim2, rank)
+        if a == b:
+            return self
+        return self._like(self._o.swap_dims(self._p, a, b))
+
+    def transpose(self):
+        """Swap the last two dims (Burn's `transpose`)."""
+        if len(self._p.shape) < 2:
+            return self
+        return self.swap_dims(-2, -1)
+
+    t = transpose
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def flip(self, axes):
+        rank = len(self._p.shape)
+        ax = tuple(check.dim("flip", a, rank) for a in axes)
+        if len(set(ax)) != len(ax):
+            raise TensorCheckError("flip", f"repeated axes {list(axes)}")
+        return self._like(self._o.flip(self._p, ax)) if ax else self
+
+    def expand(self, shape):
+        """Broadcast size-1 dims (and add leading dims); -1 keeps a dim."""
+        old = self._p.shape
+        shape = tuple(shape)
+        if len(shape) < len(old):
+            raise TensorCheckError("expand", f"cannot expand {list(old)} to fewer dims {list(shape)}")
+        lead = len(shape) - len(old)
+        out = []
+        for i, d in enumerate(shape):
+            src = old[i - lead] if i >= lead else None
+            if d == -1:
+                if src is None:
+                    raise TensorCheckError("expand", f"-1 not allowed for new leading dim {i}")
+                d = src
+            if src is not None and src != d and src != 1:
+                raise TensorCheckError("expand", f"dim {i} of size {src} cannot expand to {d}")
+            out.append(d)
+        out = tuple(out)
+        if out == old:
+            return self
+        return self._like(self._o.expand(self._p, out))
+
+    broadcast_to = expand
+
+    def repeat_dim(self, dim: int, times: int):
+        d = check.dim("repeat_dim", dim, len(self._p.shape))
+        if times < 0:
+            raise TensorCheckError("repeat_dim", f"times must be >= 0, got {times}")
+        if times == 1:
+            return self
+        return self._like(self._o.repeat_dim(self._p, d, times))
+
+    def repeat(self, *args):
+        """`repeat(sizes)` repeats each dim (torch.repeat); `repeat(dim, times)` as the first book."""
+        if len(args) == 2 and all(isinstance(a, int) for a in args):
+            return self.repeat_dim(*args)
+        sizes = args[0] if len(args) == 1 else args
+        sizes = list(sizes)
+        if len(sizes) != len(self._p.shape):
+            raise TensorCheckError("repeat", f"{len(sizes)} sizes for a rank-{self.rank()} tensor")
+        out = self
+        for d, times in enumerate(sizes):
+            out = out.repeat_dim(d, times)
+        return out
+
+    def roll_dim(self, shift: int, dim: int):
+        d = check.dim("roll_dim", dim, len(self._p.shape))
+        n = self._p.shape[d]
+        if n == 0:
+            return self
+        k = shift % n
+        if k == 0:
+            return self
+        a = self.narrow(d, n - k, k)
+        b = self.narrow(d, 0, n - k)
+        return type(self).cat([a, b], d)
+
+    def roll(self, shifts, dims):
+        out = self
+        for s, d in zip(shifts, dims):
+            out = out.roll_dim(s, d)
+        return out
+
+    # -- combining / splitting -------------------------------------------------------------------------
+    @staticmethod
+    def cat(tensors, dim: int):
+        """Concatenate along an existing dim. Shapes: [.., a, ..] + [.., b, ..] -> [.., a+b, ..]"""
+        tensors = list(tensors)
+        if not tensors:
+            raise TensorCheckError("cat", "expected at least one tensor")
+        first = tensors[0]
+        rank = len(first._p.shape)
+        d = check.dim("cat", dim, rank)
+        problems = []
+        for i, t in enumerate(tensors[1:], 1):
+            if t._o is not first._o:
+                if t._o.kind is not first._o.kind:
+                    problems.append(f"tensor {i} is {t._o.kind.value}, tensor 0 is {first._o.kind.value}")
+                if t._d is not first._d:
+                    problems.append(f"tensor {i} on {t._d!r}, tensor 0 on {first._d!r}")
+            s = t._p.shape
+            if len(s) != rank:
+                problems.append(f"tensor {i} has rank {len(s)}, tensor 0 has rank {rank}")
+            elif any(a != b for j, (a, b) in enumerate(zip(s, first._p.shape)) if j != d):
+                problems.append(f"tensor {i} shape {list(s)} differs from {list(first._p.shape)} off dim {d}")
+        if problems:
+            raise TensorCheckError("cat", problems)
+        if len(tensors) == 1:
+            return first
+        return first._like(first._o.cat([t._p for t in tensors], d))
+
+    @staticmethod
+    def stack(tensors, dim: int):
+        """Stack along a new dim. Shapes: k x [d...] -> [.., k, ..]"""
+        tensors = list(tensors)
+        if not tensors:
+            raise TensorCheckError("stack", "expected at least one tensor")
+        shape = tensors[0]._p.shape
+        for i, t in enumerate(tensors):
+            if t._p.shape != shape:
+                raise TensorCheckError("stack", f"tensor {i} shape {list(t._p.shape)} != {list(shape)}")
+        d = check.dim("stack", dim, len(shape) + 1)
+        return LayoutMixin.cat([t.unsqueeze_dim(d) for t in tensors], d)
+
+    def narrow(self, dim: int, start: int, length: int):
+        shape = self._p.shape
+        d = check.dim("narrow", dim, len(shape))
+        if start < 0:
+            start += shape[d]
+        if start < 0 or length < 0 or start + length > shape[d]:
+            raise TensorCheckError(
+                "narrow", f"start {start} + length {length} out of range for dim {d} of size {shape[d]}"
+            )
+        items = [slice(None)] * len(shape)
+        items[d] = slice(start, start + length)
+        return self.slice(items)
+
+    def chunk(self, chunks: int, dim: int) -> list:
+        """Split into up to `chunks` pieces of ceil(n / chunks) (torch.chunk)."""
+        if chunks <= 0:
+            raise TensorCheckError("chunk", f"chunks must be > 0, got {chunks}")
+        d = check.dim("chunk", dim, len(self._p.shape))
+        n = self._p.shape[d]
+        size = max(1, -(-n // chunks))
+        return self.split(size, d)
+
+    def split(self, split_size: int, dim: int = 0) -> list:
+        if split_size <= 0:
+            raise TensorCheckError("split", f"split_size must be > 0, got {split_size}")
+        d = check.dim("split", dim, len(self._p.shape))
+        n = self._p.shape[d]
+        return [self.narrow(d, s, min(split_size, n - s)) for s in range(0, n, split_size)] or [self]
+
+    def split_with_sizes(self, sizes, dim: int = 0) -> list:
+        d = check.dim("split_with_sizes", dim, len(self._p.shape))
+        if sum(sizes) != self._p.shape[d] or any(s < 0 for s in sizes):
+            raise TensorCheckError("split_with_sizes", f"sizes {list(sizes)} do not sum to {self._p.shape[d]}")
+        out, start = [], 0
+        for s in sizes:
+            out.append(self.narrow(d, start, s))
+            start += s
+        return out
+
+    def iter_dim(self, dim: int):
+        """Yield size-1 slices along `dim` (rank kept, as Burn)."""
+        d = check.dim("iter_dim", dim, len(self._p.shape))
+        for i in range(self._p.shape[d]):
+            yield self.narrow(d, i, 1)
+
+    def __iter__(self):
+        return self.iter_dim(0)
+
+    # -- slicing ---------------------------------------------------------------------------------------
+    def slice(self, *items):
+        """Burn's `slice`: rank is kept; ints give size-1 dims; negative indices and steps allowed."""
+        if len(items) == 1 and isinstance(items[0], list | tuple):
+            items = items[0]
+        slices, _ = normalize("slice", tuple(items), self._p.shape)
+        return self._like(self._o.slice(self._p, slices))
+
+    def __getitem__(self, items):
+        from ._tensor import Tensor
+
+        if isinstance(items, Tensor):
+            if items._o.kind is Bool:
+                raise TensorCheckError("__getitem__", "boolean-mask indexing is data-dependent: use mask_where/argwhere")
+            check.int_indices("__getitem__", items)
+            return self.select(0, items)
+        return self.slice(items if isinstance(items, tuple) else (items,))
+
+    def slice_assign(self, items, values):
+        """New tensor with `values` written over the slice (self is not modified)."""
+        from ._tensor import Tensor
+
+        slices, out_shape = normalize("slice_assign", tuple(items) if isinstance(items, list | tuple) else (items,), self._p.shape)
+        if not isinstance(values, Tensor):
+            return self.slice_fill(items, values)
+        problems = []
+        if values._o.kind is not self._o.kind:
+            problems.append(f"values are {values._o.kind.value}, tensor is {self._o.kind.value}")
+        if tuple(values._p.shape) != out_shape:
+            problems.append(f"values shape {list(values._p.shape)} != slice shape {list(out_shape)}")
+        if values._d is not self._d:
+            problems.append(f"devices differ: {self._d!r} vs {values._d!r}")
+        if problems:
+            raise TensorCheckError("slice_assign", problems)
+        return self._like(self._o.slice_assign(self._p, slices, values._p))
+
+    def slice_fill(self, items, value):
+        from ._tensor import Tensor
+
+        slices, out_shape = normalize("slice_fill", tuple(items) if isinstance(items, list | tuple) else (items,), self._p.shape)
+        fill = Tensor.full(out_shape, check.scalar_for("slice_fill", self, value), self._d, dtype=self.dtype)
+        return self._like(self._o.slice_assign(self._p, slices, fill._p))
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "Tensors are immutable: use t = t.slice_assign(ranges, values) (Burn) instead of t[...] = v"
+        )
+
+    # -- indexing --------------------------------------------------------------------------------------
+    def select(self, dim: int, indices):
+        """Pick entries along `dim` with 1-D Int indices (torch.index_select)."""
+        d = check.dim("select", dim, len(self._p.shape))
+        indices = self._indices("select", indices)
+        if indices.rank() != 1:
+            raise TensorCheckError("select", f"indices must be 1-D, got shape {indices.dims()}")
+        return self._like(self._o.select(self._p, d, indices._p))
+
+    def select_assign(self, dim: int, indices, values):
+        """ADD `values` at the selected positions along `dim` (Burn semantics; torch.index_add)."""
+        check.numeric("select_assign", self)
+        d = check.dim("select_assign", dim, len(self._p.shape))
+        indices = self._indices("select_assign", indices)
+        expect = list(self._p.shape)
+        expect[d] = indices.dims()[0] if indices.rank() == 1 else -1
+        if indices.rank() != 1 or list(values._p.shape) != expect or values._o.kind is not self._o.kind:
+            raise TensorCheckError(
+                "select_assign",
+                f"expected 1-D indices and {self._o.kind.value} values of shape {expect}, "
+                f"got indices {indices.dims()} and values {values.dims()} ({values._o.kind.value})",
+            )
+        return self._like(self._o.select_assign(self._p, d, indices._p, values._p))
+
+    select_add = select_assign
+
+    def gather(self, dim: int, indices):
+        """out[..i..] = self[..indices[..i..]..] along `dim` (torch.gather); indices have self's rank."""
+        d = check.dim("gather", dim, len(self._p.shape))
+        indices = self._indices("gather", indices)
+        si, ss = indices._p.shape, self._p.shape
+        if len(si) != len(ss) or any(a != b for j, (a, b) in enumerate(zip(si, ss)) if j != d):
+            raise TensorCheckError("gather", f"indices shape {list(si)} must match {list(ss)} except at dim {d}")
+        return self._like(self._o.gather(d, self._p, indices._p))
+
+    def scatter(self, dim: int, indices, values):
+        """ADD `values` into self at `indices` along `dim` (torch.scatter_add, as Burn)."""
+        check.numeric("scatter", self)
+        d = check.dim("scatter", dim, len(self._p.shape))
+        indices = self._indices("scatter", indices)
+        if indices._p.shape != values._p.shape or len(indices._p.shape) != len(self._p.shape):
+            raise TensorCheckError(
+                "scatter", f"indices {indices.dims()} and values {values.dims()} must have equal shapes of rank {self.rank()}"
+            )
+        if values._o.kind is not self._o.kind:
+            raise TensorCheckError("scatter", f"values are {values._o.kind.value}, tensor is {self._o.kind.value}")
+        return self._like(self._o.scatter(d, self._p, indices._p, values._p))
+
+    def _indices(self, op, indices):
+        from ._tensor import Tensor
+
+        if not isinstance(indices, Tensor):
+            indices = Tensor.from_data(TensorData(np.asarray(indices, dtype=np.int64)), self._d, self._d.backend.int_dtype)
+        check.int_indices(op, indices)
+        check.same_device(op, self, indices)
+        return indices
+
+    def mask_where(self, mask, values):
+        """`values` where mask is true, else self (torch.where(mask, values, self))."""
+        check.mask("mask_where", self, mask)
+        check.binary("mask_where", self, values)
+        return self._like(self._o.mask_where(self._p, mask._p, values._p))
+
+    def mask_fill(self, mask, value):
+        check.mask("mask_fill", self, mask)
+        return self._like(self._o.mask_fill(self._p, mask._p, check.scalar_for("mask_fill", self, value)))
+
+    def pad(self, pads, value=0):
+        """Pad the last dims: `(left, right)` or `(left, right, top, bottom)` like torch F.pad."""
+        from ._tensor import Tensor
+
+        check.numeric("pad", self)
+        pads = list(pads)
+        if len(pads) % 2 or len(pads) // 2 > self.rank():
+            raise TensorCheckError("pad", f"pads {pads} must be pairs for at most {self.rank()} dims")
+        if any(p < 0 for p in pads):
+            raise TensorCheckError("pad", f"negative padding {pads} is not supported")
+        shape = list(self._p.shape)
+        items = [slice(None)] * len(shape)
+        for i in range(len(pads) // 2):
+            d = len(shape) - 1 - i
+            lo, hi = pads[2 * i], pads[2 * i + 1]
+            items[d] = slice(lo, lo + shape[d])
+            shape[d] += lo + hi
+        out = Tensor.full(shape, check.scalar_for("pad", self, value), self._d, dtype=self.dtype)
+        return out.slice_assign(items, self)
+
+    # -- triangular ------------------------------------------------------------------------------------
+    def tril(self, diagonal: int = 0):
+        check.numeric("tril", self)
+        return self.mask_fill(_tri_mask("tril", self, diagonal), 0)
+
+    def triu(self, diagonal: int = 0):
+        check.numeric("triu", self)
+        return self.mask_fill(_tri_mask("triu", self, diagonal), 0)
+
+    @staticmethod
+    def tril_mask(shape, diagonal: int = 0, device=None):
+        """Bool mask, True ABOVE the `diagonal`-th diagonal (the part `tril` zeroes)."""
+        return _mask_tensor(shape, device, lambda i, j: j > i + diagonal)
+
+    @staticmethod
+    def triu_mask(shape, diagonal: int = 0, device=None):
+        """Bool mask, True BELOW the `diagonal`-th diagonal (the part `triu` zeroes)."""
+        return _mask_tensor(shape, device, lambda i, j: j < i + diagonal)
+
+    @staticmethod
+    def diag_mask(shape, diagonal: int = 0, device=None):
+        """Bool mask, True everywhere except the `diagonal`-th diagonal."""
+        return _mask_tensor(shape, device, lambda i, j: j != i + diagonal)
+
+    def _one_hot_inst(self, num_classes: int):
+        """Int/Float class indices [d...] -> one-hot [d..., num_classes] of the same kind."""
+        from ._tensor import Tensor
+
+        check.numeric("one_hot", self)
+        vals = self.to_data().array
+        if vals.size and (vals.min() < 0 or vals.max() >= num_classes):
+            raise TensorCheckError("one_hot", f"indices must be in [0, {num_classes}), got {vals.min()}..{vals.max()}")
+        idx = self.int().unsqueeze_dim(-1)
+        zeros = Tensor.zeros(tuple(self._p.shape) + (num_classes,), self._d, dtype=self.dtype)
+        ones = Tensor.ones(tuple(self._p.shape) + (1,), self._d, dtype=self.dtype)
+        return zeros.scatter(-1, idx, ones)
+
+    def argwhere(self):
+        """Indices [n, rank] of the True elements of a Bool tensor."""
+        check.kind("argwhere", self, Bool)
+        return self._as(self._d.backend.bool_argwhere(self._p), Int)
+
+    def nonzero(self) -> list:
+        idx = self.argwhere()
+        return [idx.slice([slice(None), slice(i, i + 1)]).reshape((-1,)) for i in range(self.rank())]
+
+
+def _tri_mask(op, t, diagonal):
+    from ._tensor import Tensor
+
+    if t.rank() < 2:
+        raise TensorCheckError(op, f"expected rank >= 2, got {t.dims()}")
+    fn = Tensor.tril_mask if op == "tril" else Tensor.triu_mask
+    m = fn(t.dims()[-2:], diagonal, t._d)
+    return m.reshape((1,) * (t.rank() - 2) + tuple(t.dims()[-2:]))
+
+
+def _mask_tensor(shape, device, pred):
+    from ._tensor import Tensor
+
+    shape = tuple(shape)
+    if len(shape) < 2:
+        raise TensorCheckError("tri_mask", f"expected a shape of rank >= 2, got {list(shape)}")
+    rows, cols = shape[-2], shape[-1]
+    i = np.arange(rows)[:, None]
+    j = np.arange(cols)[None, :]
+    m = np.broadcast_to(pred(i, j), shape)
+    return Tensor.from_data(TensorData(np.ascontiguousarray(m)), device)

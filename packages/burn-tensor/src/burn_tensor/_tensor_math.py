@@ -1,0 +1,430 @@
+"""Elementwise arithmetic, comparison, unary math and matmul for `Tensor`."""
+
+from __future__ import annotations
+
+from . import _check as check
+from ._dtype import Bool, Float, Int
+from ._errors import TensorCheckError
+
+_new = object.__new__
+
+
+def _binary(name: str, scalar_name: str):
+    """Build `add`-style methods: tensor operand -> `name`, Python scalar -> `scalar_name`.
+
+    The fast path (same kind view, same device, same shape) costs a few attribute reads.
+    """
+    def method(self, other):
+        o = self._o
+        if type(other) is type(self):
+            p, q = self._p, other._p
+            if other._o is not o or p.shape != q.shape or o.kind is Bool:
+                if o.kind is Bool:
+                    check.numeric(name, self)
+                check.binary(name, self, other)
+            t = _new(type(self))
+            t._p = getattr(o, name)(p, q)
+            t._o = o
+            t._d = self._d
+            return t
+        if o.kind is Bool:
+            check.numeric(name, self)
+        t = _new(type(self))
+        t._p = getattr(o, scalar_name)(self._p, check.scalar_for(name, self, other))
+        t._o = o
+        t._d = self._d
+        return t
+
+    method.__name__ = name
+    method.__doc__ = (
+        f"Elementwise `{name}` with a tensor (same rank, size-1 dims broadcast) or a scalar.\n\n"
+        f"Shapes: [d...] op [d...] -> [d...]"
+    )
+    return method
+
+
+def _compare(name: str):
+    def method(self, other):
+        from ._tensor import Tensor
+
+        o = self._o
+        if isinstance(other, Tensor):
+            check.binary(name, self, other)
+            if o.kind is Bool and name not in ("equal", "not_equal"):
+                check.numeric(name, self)
+            return self._as(getattr(o, name)(self._p, other._p), Bool)
+        if o.kind is Bool and name not in ("equal", "not_equal"):
+            check.numeric(name + "_elem", self)
+        return self._as(getattr(o, name + "_elem")(self._p, check.scalar_for(name, self, other)), Bool)
+
+    method.__name__ = name
+    method.__doc__ = f"Elementwise `{name}` -> Bool tensor; `other` is a tensor or a scalar."
+    return method
+
+
+def _compare_elem(name: str):
+    def method(self, scalar):
+        if self._o.kind is Bool and not name.startswith(("equal", "not_equal")):
+            check.numeric(name, self)
+        return self._as(getattr(self._o, name)(self._p, check.scalar_for(name, self, scalar)), Bool)
+
+    method.__name__ = name
+    return method
+
+
+def _float_unary(name: str):
+    def method(self):
+        if self._o.kind is not Float:
+            check.float_(name, self)
+        t = _new(type(self))
+        t._p = getattr(self._o, name)(self._p)
+        t._o = self._o
+        t._d = self._d
+        return t
+
+    method.__name__ = name
+    method.__doc__ = f"Elementwise `{name}` of a Float tensor. Shapes: [d...] -> [d...]"
+    return method
+
+
+class MathMixin:
+    __slots__ = ()
+
+    add = _binary("add", "add_scalar")
+    sub = _binary("sub", "sub_scalar")
+    mul = _binary("mul", "mul_scalar")
+    div = _binary("div", "div_scalar")
+    remainder = _binary("remainder", "remainder_scalar")
+
+    def add_scalar(self, s):
+        return self.add(check.scalar_for("add_scalar", self, s))
+
+    def sub_scalar(self, s):
+        return self.sub(check.scalar_for("sub_scalar", self, s))
+
+    def mul_scalar(self, s):
+        return self.mul(check.scalar_for("mul_scalar", self, s))
+
+    def div_scalar(self, s):
+        return self.div(check.scalar_for("div_scalar", self, s))
+
+    def remainder_scalar(self, s):
+        return self.remainder(check.scalar_for("remainder_scalar", self, s))
+
+    fmod = remainder
+
+    __add__ = __radd__ = add
+    __sub__ = sub
+    __mul__ = __rmul__ = mul
+    __truediv__ = div
+    __mod__ = remainder
+
+    def __rsub__(self, other):
+        return self.neg().add(other)
+
+    def __rtruediv__(self, other):
+        return self.full_like(other).div(self)
+
+    def __floordiv__(self, other):
+        if self._o.kind is Int:
+            return self.div(other)
+        return self.div(other).floor()
+
+    def __neg__(self):
+        return self.neg()
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self.abs()
+
+    def __pow__(self, other):
+        from ._tensor import Tensor
+
+        if isinstance(other, Tensor):
+            return self.powf(other) if self._o.kind is Float else self.powi(other)
+        if self._o.kind is Int:
+            return self.powi_scalar(other)
+        return self.powf_scalar(other)
+
+    def __rpow__(self, other):
+        return self.full_like(other).__pow__(self)
+
+    def __matmul__(self, other):
+        return self.matmul(other)
+
+    def __invert__(self):
+        if self._o.kind is Bool:
+            return self.bool_not()
+        return self._like(self._d.backend.bitwise_not(self._p))
+
+    def __and__(self, other):
+        return self.bool_and(other) if self._o.kind is Bool else self.bitwise_and(other)
+
+    def __or__(self, other):
+        return self.bool_or(other) if self._o.kind is Bool else self.bitwise_or(other)
+
+    def __xor__(self, other):
+        return self.bool_xor(other) if self._o.kind is Bool else self.bitwise_xor(other)
+
+    # -- numeric unary -------------------------------------------------------------------------------
+    def neg(self):
+        check.numeric("neg", self)
+        return self._like(self._o.neg(self._p))
+
+    def abs(self):
+        check.numeric("abs", self)
+        return self._like(self._o.abs(self._p))
+
+    def sign(self):
+        check.numeric("sign", self)
+        return self._like(self._o.sign(self._p))
+
+    def square(self):
+        check.numeric("square", self)
+        return self.mul(self)
+
+    def powf(self, other):
+        """Float power with a Float tensor exponent (or a scalar)."""
+        from ._tensor import Tensor
+
+        check.float_("powf", self)
+        if not isinstance(other, Tensor):
+            return self.powf_scalar(other)
+        check.binary("powf", self, other)
+        return self._like(self._o.powf(self._p, other._p))
+
+    def powf_scalar(self, s):
+        check.float_("powf_scalar", self)
+        return self._like(self._o.powf_scalar(self._p, float(s)))
+
+    def powi(self, other):
+        """Power with an Int tensor exponent (on Float or Int tensors)."""
+        from ._tensor import Tensor
+
+        check.numeric("powi", self)
+        if not isinstance(other, Tensor):
+            return self.powi_scalar(other)
+        check.kind("powi", other, Int)
+        check.broadcast_shape("powi", self._p.shape, other._p.shape)
+        if self._o.kind is Int:
+            return self._like(self._o.powi(self._p, other._p))
+        return self._like(self._o.powi(self._p, other._p))
+
+    def powi_scalar(self, s):
+        check.numeric("powi_scalar", self)
+        if isinstance(s, float) and not s.is_integer():
+            raise TensorCheckError("powi_scalar", f"exponent must be an integer, got {s}")
+        return self._like(self._o.powi_scalar(self._p, int(s)))
+
+    def clamp(self, min, max):
+        check.numeric("clamp", self)
+        if min > max:
+            raise TensorCheckError("clamp", f"min ({min}) must be <= max ({max})")
+        return self._like(
+            self._o.clamp(self._p, check.scalar_for("clamp", self, min), check.scalar_for("clamp", self, max))
+        )
+
+    def clamp_min(self, min):
+        check.numeric("clamp_min", self)
+        return self._like(self._o.clamp_min(self._p, check.scalar_for("clamp_min", self, min)))
+
+    def clamp_max(self, max):
+        check.numeric("clamp_max", self)
+        return self._like(self._o.clamp_max(self._p, check.scalar_for("clamp_max", self, max)))
+
+    def max_pair(self, other):
+        """Elementwise maximum of two tensors."""
+        check.binary("max_pair", self, other)
+        check.numeric("max_pair", self)
+        return self.mask_where(self.lower(other), other)
+
+    def min_pair(self, other):
+        check.binary("min_pair", self, other)
+        check.numeric("min_pair", self)
+        return self.mask_where(self.greater(other), other)
+
+    # -- float unary -----------------------------------------------------------------------------------
+    exp = _float_unary("exp")
+    log = _float_unary("log")
+    log1p = _float_unary("log1p")
+    sqrt = _float_unary("sqrt")
+    recip = _float_unary("recip")
+    cos = _float_unary("cos")
+    sin = _float_unary("sin")
+    tan = _float_unary("tan")
+    cosh = _float_unary("cosh")
+    sinh = _float_unary("sinh")
+    tanh = _float_unary("tanh")
+    acos = _float_unary("acos")
+    acosh = _float_unary("acosh")
+    asin = _float_unary("asin")
+    asinh = _float_unary("asinh")
+    atan = _float_unary("atan")
+    atanh = _float_unary("atanh")
+    round = _float_unary("round")
+    floor = _float_unary("floor")
+    ceil = _float_unary("ceil")
+    trunc = _float_unary("trunc")
+    erf = _float_unary("erf")
+
+    def atan2(self, other):
+        check.float_("atan2", self)
+        check.binary("atan2", self, other)
+        return self._like(self._o.atan2(self._p, other._p))
+
+    def hypot(self, other):
+        check.float_("hypot", self)
+        check.binary("hypot", self, other)
+        return self._like(self._o.hypot(self._p, other._p))
+
+    def deg2rad(self):
+        check.float_("deg2rad", self)
+        return self.mul_scalar(3.141592653589793 / 180.0)
+
+    def rad2deg(self):
+        check.float_("rad2deg", self)
+        return self.mul_scalar(180.0 / 3.141592653589793)
+
+    def is_nan(self):
+        check.float_("is_nan", self)
+        return self._as(self._o.is_nan(self._p), Bool)
+
+    def is_inf(self):
+        check.float_("is_inf", self)
+        return self._as(self._o.is_inf(self._p), Bool)
+
+    def is_finite(self):
+        return self.is_nan().bool_or(self.is_inf()).bool_not()
+
+    def contains_nan(self) -> bool:
+        return bool(self.is_nan().any().into_scalar())
+
+    def matmul(self, other):
+        """Matrix product over the last two dims; leading (batch) dims broadcast (same rank).
+
+        Shapes: [..., m, k] @ [..., k, n] -> [..., m, n]
+        """
+        check.numeric("matmul", self)
+        from ._tensor import Tensor
+
+        if not isinstance(other, Tensor):
+            raise TensorCheckError("matmul", f"expected a Tensor, got {type(other).__name__}")
+        sa, sb = self._p.shape, other._p.shape
+        problems = []
+        if other._o is not self._o:
+            if other._o.kind is not self._o.kind:
+                problems.append(f"kinds differ: {self._o.kind.value} vs {other._o.kind.value}")
+            if other._d is not self._d:
+                problems.append(f"devices differ: {self._d!r} vs {other._d!r}")
+        if len(sa) != len(sb) or len(sa) < 2:
+            problems.append(f"expected equal ranks >= 2, got {list(sa)} and {list(sb)}")
+        elif sa[-1] != sb[-2]:
+            problems.append(f"inner dims differ: lhs {list(sa)} has {sa[-1]}, rhs {list(sb)} has {sb[-2]}")
+        else:
+            bad = [i for i, (x, y) in enumerate(zip(sa[:-2], sb[:-2])) if x != y and x != 1 and y != 1]
+            if bad:
+                problems.append(f"batch dims {bad} of {list(sa)} and {list(sb)} do not broadcast")
+        if problems:
+            raise TensorCheckError("matmul", problems)
+        return self._like(self._o.matmul(self._p, other._p))
+
+    def dot(self, other):
+        """Inner product of two 1-D tensors -> shape [1]."""
+        if self.rank() != 1 or other.rank() != 1:
+            raise TensorCheckError("dot", f"expected 1-D tensors, got {self.dims()} and {other.dims()}")
+        return self.mul(other).sum()
+
+    # -- comparisons ---------------------------------------------------------------------------------
+    equal = _compare("equal")
+    not_equal = _compare("not_equal")
+    greater = _compare("greater")
+    greater_equal = _compare("greater_equal")
+    lower = _compare("lower")
+    lower_equal = _compare("lower_equal")
+    equal_elem = _compare_elem("equal_elem")
+    not_equal_elem = _compare_elem("not_equal_elem")
+    greater_elem = _compare_elem("greater_elem")
+    greater_equal_elem = _compare_elem("greater_equal_elem")
+    lower_elem = _compare_elem("lower_elem")
+    lower_equal_elem = _compare_elem("lower_equal_elem")
+    equal_scalar = equal_elem
+    not_equal_scalar = not_equal_elem
+    greater_scalar = greater_elem
+    greater_equal_scalar = greater_equal_elem
+    lower_scalar = lower_elem
+    lower_equal_scalar = lower_equal_elem
+
+    __eq__ = equal
+    __ne__ = not_equal
+    __gt__ = greater
+    __ge__ = greater_equal
+    __lt__ = lower
+    __le__ = lower_equal
+
+    def is_close(self, other, rtol: float = 1e-5, atol: float = 1e-8):
+        """|self - other| <= atol + rtol * |other| (torch.isclose), NaN never close."""
+        check.numeric("is_close", self)
+        check.binary("is_close", self, other)
+        a = self.float() if self._o.kind is Int else self
+        b = other.float() if other._o.kind is Int else other
+        return a.sub(b).abs().lower_equal(b.abs().mul_scalar(rtol).add_scalar(atol))
+
+    def all_close(self, other, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+        return bool(self.is_close(other, rtol, atol).all().into_scalar())
+
+    # -- bool ops ------------------------------------------------------------------------------------
+    def bool_not(self):
+        check.kind("bool_not", self, Bool)
+        return self._like(self._d.backend.bool_not(self._p))
+
+    def bool_and(self, other):
+        check.kind("bool_and", self, Bool)
+        check.binary("bool_and", self, other)
+        return self._like(self._d.backend.bool_and(self._p, other._p))
+
+    def bool_or(self, other):
+        check.kind("bool_or", self, Bool)
+        check.binary("bool_or", self, other)
+        return self._like(self._d.backend.bool_or(self._p, other._p))
+
+    def bool_xor(self, other):
+        check.kind("bool_xor", self, Bool)
+        check.binary("bool_xor", self, other)
+        return self._like(self._d.backend.bool_xor(self._p, other._p))
+
+    logical_not = bool_not
+
+    # -- bitwise (Int) -------------------------------------------------------------------------------
+    def _bitwise(self, name, other):
+        from ._tensor import Tensor
+
+        check.kind(name, self, Int)
+        b = self._d.backend
+        if isinstance(other, Tensor):
+            check.binary(name, self, other)
+            return self._like(getattr(b, name)(self._p, other._p))
+        return self._like(getattr(b, name + "_scalar")(self._p, check.scalar_for(name, self, other)))
+
+    def bitwise_and(self, other):
+        return self._bitwise("bitwise_and", other)
+
+    def bitwise_or(self, other):
+        return self._bitwise("bitwise_or", other)
+
+    def bitwise_xor(self, other):
+        return self._bitwise("bitwise_xor", other)
+
+    def bitwise_left_shift(self, other):
+        return self._bitwise("bitwise_left_shift", other)
+
+    def bitwise_right_shift(self, other):
+        return self._bitwise("bitwise_right_shift", other)
+
+    def bitwise_not(self):
+        check.kind("bitwise_not", self, Int)
+        return self._like(self._d.backend.bitwise_not(self._p))
+
+MathMixin.__lshift__ = MathMixin.bitwise_left_shift
+MathMixin.__rshift__ = MathMixin.bitwise_right_shift

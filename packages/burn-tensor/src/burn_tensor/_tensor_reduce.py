@@ -1,0 +1,203 @@
+"""Reductions, scans, sorting and statistics of `Tensor`."""
+
+from __future__ import annotations
+
+from . import _check as check
+from ._dtype import Bool, Float, Int
+from ._errors import TensorCheckError
+
+
+def _reduce_all(name):
+    def method(self):
+        check.numeric(name, self)
+        return self._like(getattr(self._o, name)(self._p))
+
+    method.__name__ = name
+    method.__doc__ = f"`{name}` of all elements -> shape [1]."
+    return method
+
+
+def _reduce_dim(name):
+    def method(self, dim: int):
+        check.numeric(name, self)
+        d = check.dim(name, dim, len(self._p.shape))
+        return self._like(getattr(self._o, name)(self._p, d))
+
+    method.__name__ = name
+    method.__doc__ = f"`{name}` along `dim`, keeping it with size 1. Shapes: [.., n, ..] -> [.., 1, ..]"
+    return method
+
+
+def _arg_dim(name):
+    def method(self, dim: int):
+        check.numeric(name, self)
+        d = check.dim(name, dim, len(self._p.shape))
+        return self._as(getattr(self._o, name)(self._p, d), Int)
+
+    method.__name__ = name
+    return method
+
+
+def _scan(name):
+    def method(self, dim: int):
+        check.numeric(name, self)
+        d = check.dim(name, dim, len(self._p.shape))
+        return self._like(getattr(self._o, name)(self._p, d))
+
+    method.__name__ = name
+    method.__doc__ = f"Cumulative `{name[3:]}` along `dim`. Shapes: [d...] -> [d...]"
+    return method
+
+
+class ReduceMixin:
+    __slots__ = ()
+
+    sum = _reduce_all("sum")
+    prod = _reduce_all("prod")
+    mean = _reduce_all("mean")
+    max = _reduce_all("max")
+    min = _reduce_all("min")
+    max_abs = _reduce_all("max_abs")
+    sum_dim = _reduce_dim("sum_dim")
+    prod_dim = _reduce_dim("prod_dim")
+    mean_dim = _reduce_dim("mean_dim")
+    max_dim = _reduce_dim("max_dim")
+    min_dim = _reduce_dim("min_dim")
+    max_abs_dim = _reduce_dim("max_abs_dim")
+    argmax = _arg_dim("argmax")
+    argmin = _arg_dim("argmin")
+    cumsum = _scan("cumsum")
+    cumprod = _scan("cumprod")
+    cummin = _scan("cummin")
+    cummax = _scan("cummax")
+
+    def _dims(self, op, fn, dims):
+        out = self
+        for d in sorted({check.dim(op, d, len(self._p.shape)) for d in dims}):
+            out = fn(out, d)
+        return out
+
+    def sum_dims(self, dims):
+        return self._dims("sum_dims", type(self).sum_dim, dims)
+
+    def mean_dims(self, dims):
+        return self._dims("mean_dims", type(self).mean_dim, dims)
+
+    def prod_dims(self, dims):
+        return self._dims("prod_dims", type(self).prod_dim, dims)
+
+    def max_dims(self, dims):
+        return self._dims("max_dims", type(self).max_dim, dims)
+
+    def min_dims(self, dims):
+        return self._dims("min_dims", type(self).min_dim, dims)
+
+    def sum_dims_squeeze(self, dims):
+        return self.sum_dims(dims).squeeze_dims(dims)
+
+    def max_dim_with_indices(self, dim: int):
+        check.numeric("max_dim_with_indices", self)
+        d = check.dim("max_dim_with_indices", dim, len(self._p.shape))
+        v, i = self._o.max_dim_with_indices(self._p, d)
+        return self._like(v), self._as(i, Int)
+
+    def min_dim_with_indices(self, dim: int):
+        check.numeric("min_dim_with_indices", self)
+        d = check.dim("min_dim_with_indices", dim, len(self._p.shape))
+        v, i = self._o.min_dim_with_indices(self._p, d)
+        return self._like(v), self._as(i, Int)
+
+    # -- any / all ---------------------------------------------------------------------------------
+    def any(self):
+        """True if any element is nonzero/true -> Bool shape [1]."""
+        return self._as(self._o.any(self._p), Bool)
+
+    def all(self):
+        return self._as(self._o.all(self._p), Bool)
+
+    def any_dim(self, dim: int):
+        d = check.dim("any_dim", dim, len(self._p.shape))
+        return self._as(self._o.any_dim(self._p, d), Bool)
+
+    def all_dim(self, dim: int):
+        d = check.dim("all_dim", dim, len(self._p.shape))
+        return self._as(self._o.all_dim(self._p, d), Bool)
+
+    # -- statistics --------------------------------------------------------------------------------
+    def var(self, dim: int):
+        """Unbiased variance (n - 1) along `dim`, kept. Float only."""
+        return self.var_mean(dim)[0]
+
+    def var_bias(self, dim: int):
+        """Biased variance (n) along `dim`, kept."""
+        return self.var_mean_bias(dim)[0]
+
+    def var_mean(self, dim: int):
+        return self._var_mean("var_mean", dim, 1)
+
+    def var_mean_bias(self, dim: int):
+        return self._var_mean("var_mean_bias", dim, 0)
+
+    def _var_mean(self, op, dim, correction):
+        check.float_(op, self)
+        d = check.dim(op, dim, len(self._p.shape))
+        n = self._p.shape[d]
+        mean = self.mean_dim(d)
+        centered = self.sub(mean)
+        ss = centered.mul(centered).sum_dim(d)
+        denom = n - correction
+        if denom <= 0:
+            return ss.mul_scalar(float("nan")), mean
+        return ss.div_scalar(float(denom)), mean
+
+    # -- sorting -----------------------------------------------------------------------------------
+    def sort(self, dim: int = -1, descending: bool = False):
+        """Sorted values along `dim` (stable)."""
+        return self.sort_with_indices(dim, descending)[0]
+
+    def sort_descending(self, dim: int = -1):
+        return self.sort(dim, True)
+
+    def sort_with_indices(self, dim: int = -1, descending: bool = False):
+        check.numeric("sort_with_indices", self)
+        d = check.dim("sort_with_indices", dim, len(self._p.shape))
+        v, i = self._o.sort_with_indices(self._p, d, descending)
+        return self._like(v), self._as(i, Int)
+
+    def sort_descending_with_indices(self, dim: int = -1):
+        return self.sort_with_indices(dim, True)
+
+    def argsort(self, dim: int = -1, descending: bool = False):
+        return self.sort_with_indices(dim, descending)[1]
+
+    def argsort_descending(self, dim: int = -1):
+        return self.argsort(dim, True)
+
+    def topk_with_indices(self, k: int, dim: int = -1):
+        """The k largest values along `dim`, descending, with their indices."""
+        check.numeric("topk", self)
+        d = check.dim("topk", dim, len(self._p.shape))
+        if not 0 <= k <= self._p.shape[d]:
+            raise TensorCheckError("topk", f"k={k} out of range for dim {d} of size {self._p.shape[d]}")
+        v, i = self.sort_with_indices(d, True)
+        return v.narrow(d, 0, k), i.narrow(d, 0, k)
+
+    def topk(self, k: int, dim: int = -1):
+        return self.topk_with_indices(k, dim)[0]
+
+    def argtopk(self, k: int, dim: int = -1):
+        return self.topk_with_indices(k, dim)[1]
+
+    def median(self, dim: int):
+        """Lower median along `dim`, kept (torch.median)."""
+        return self.median_with_indices(dim)[0]
+
+    def median_with_indices(self, dim: int):
+        check.numeric("median", self)
+        d = check.dim("median", dim, len(self._p.shape))
+        n = self._p.shape[d]
+        if n == 0:
+            raise TensorCheckError("median", f"dim {d} is empty")
+        v, i = self.sort_with_indices(d)
+        k = (n - 1) // 2
+        return v.narrow(d, k, 1), i.narrow(d, k, 1)

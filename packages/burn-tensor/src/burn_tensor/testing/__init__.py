@@ -1,0 +1,1 @@
+"""Backend conformance suite (pytest plugin `--burn-backend NAME`)."""
