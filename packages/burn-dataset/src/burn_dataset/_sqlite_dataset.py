@@ -1,0 +1,171 @@
+"""`SqliteDataset`: one split of an SQLite dataset file, read lazily row by row."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from burn_dataset._base import Dataset, check_index
+from burn_dataset._items import row_converter
+from burn_dataset._sqlite_schema import BLOB, check_split, decode_value, list_splits, quote
+from burn_dataset._sqlite_schema import read_layout
+
+# SQLite's historical limit on bound parameters is 999; stay below it for bulk reads.
+_MAX_PARAMS = 900
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    # mode=ro: readers never take a write lock, so any number of threads and processes can
+    # read the same file at once. Each thread opens its own connection; check_same_thread is
+    # off only so that `close()` may close them all from whichever thread calls it.
+    return sqlite3.connect(
+        f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+    )
+
+
+class SqliteDataset(Dataset[Any]):
+    """A split of an SQLite dataset file (as written by `SqliteDatasetWriter`).
+
+    Rows are fetched on demand, so opening a large file is instant. Each thread gets its own
+    read-only connection, which makes the dataset safe for data-loader worker threads and for
+    several processes reading the same file.
+
+    Args:
+        db_file: the SQLite file.
+        split: the table to read (e.g. "train").
+        item_type: None to get dicts (column storage) or the stored value (blob storage); a
+            dataclass or callable to build items from the stored fields.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from burn_dataset import SqliteDatasetWriter
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "d.db"
+        >>> with SqliteDatasetWriter(path, storage="columns") as w:
+        ...     _ = w.write_many("test", [{"x": 1.5}, {"x": 2.5}])
+        >>> ds = SqliteDataset.from_db_file(path, "test")
+        >>> len(ds), ds.get(1), ds.get(2)
+        (2, {'x': 2.5}, None)
+    """
+
+    def __init__(
+        self, db_file: str | os.PathLike[str], split: str, item_type: Any = None
+    ) -> None:
+        self._db_file = Path(db_file)
+        self._split = check_split(split)
+        if not self._db_file.is_file():
+            raise FileNotFoundError(f"SQLite dataset file not found: {self._db_file}")
+        self._item_type = item_type
+        self._local = threading.local()
+        self._all_conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        conn = self._connection()
+        splits = list_splits(conn)
+        if split not in splits:
+            raise ValueError(
+                f"split {split!r} not found in {self._db_file}; available splits: {splits}"
+            )
+        self._storage, self._columns = read_layout(conn, split)
+        (self._len,) = conn.execute(f"SELECT COUNT(*) FROM {quote(split)}").fetchone()
+        self._convert = row_converter(item_type) if item_type is not None else None
+        names = ", ".join(quote(c) for c in self._columns)
+        self._select_one = f"SELECT {names} FROM {quote(split)} WHERE row_id = ?"
+        self._select_many = f"SELECT row_id, {names} FROM {quote(split)} WHERE row_id IN "
+
+    @classmethod
+    def from_db_file(
+        cls, db_file: str | os.PathLike[str], split: str, item_type: Any = None
+    ) -> SqliteDataset:
+        """Burn's constructor name; same as `SqliteDataset(db_file, split, item_type)`."""
+        return cls(db_file, split, item_type)
+
+    @property
+    def db_file(self) -> Path:
+        return self._db_file
+
+    @property
+    def split(self) -> str:
+        return self._split
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _open_readonly(self._db_file)
+            self._local.conn = conn
+            with self._conns_lock:
+                self._all_conns.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this dataset opened; a later `get` reopens one."""
+        with self._conns_lock:
+            conns, self._all_conns = self._all_conns, []
+            self._local = threading.local()
+        for conn in conns:
+            conn.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_conns_lock", None) is not None:
+            self.close()
+
+    def _decode(self, values: Sequence[Any]) -> Any:
+        if self._storage == BLOB:
+            item = decode_value(values[0], "msgpack")
+            if self._convert is not None and isinstance(item, dict):
+                item = self._convert(item)
+            return item
+        row = {c: decode_value(v, e) for (c, e), v in zip(self._columns.items(), values)}
+        return self._convert(row) if self._convert is not None else row
+
+    def get(self, index: int) -> Any:
+        index = check_index(index)
+        if index >= self._len:
+            return None
+        values = self._connection().execute(self._select_one, (index + 1,)).fetchone()
+        if values is None:
+            raise LookupError(
+                f"row_id {index + 1} missing from split {self._split!r} of {self._db_file}; "
+                "row ids must be 1..len without gaps"
+            )
+        return self._decode(values)
+
+    def get_many(self, indices: Sequence[int]) -> list[Any]:
+        """Fetch several rows with one query per 900 indices (a data loader's batch read)."""
+        wanted = [check_index(i) for i in indices]
+        for i in wanted:
+            if i >= self._len:
+                raise IndexError(f"index {i} out of range for dataset of length {self._len}")
+        conn = self._connection()
+        by_id: dict[int, Any] = {}
+        unique = sorted(set(wanted))
+        for start in range(0, len(unique), _MAX_PARAMS):
+            chunk = [i + 1 for i in unique[start : start + _MAX_PARAMS]]
+            sql = self._select_many + "(" + ", ".join("?" * len(chunk)) + ")"
+            for row in conn.execute(sql, chunk):
+                by_id[row[0]] = row[1:]
+        try:
+            return [self._decode(by_id[i + 1]) for i in wanted]
+        except KeyError as err:
+            raise LookupError(f"row_id {err.args[0]} missing from split {self._split!r}") from None
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Connections cannot cross process boundaries; each process reopens the file.
+        state = self.__dict__.copy()
+        for key in ("_local", "_all_conns", "_conns_lock"):
+            del state[key]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
+        self._all_conns = []
+        self._conns_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SqliteDataset(db_file={str(self._db_file)!r}, split={self._split!r}, len={self._len})"

@@ -1,0 +1,144 @@
+"""`ImageFolderDataset`: image classification from a `root/<class>/<image>` folder tree."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from burn_dataset._base import Dataset, check_index
+
+SUPPORTED_EXTENSIONS = ("bmp", "gif", "jpeg", "jpg", "png", "tif", "tiff", "webp")
+
+
+def _require_pillow() -> Any:
+    try:
+        from PIL import Image
+    except ImportError as err:
+        raise ImportError(
+            "ImageFolderDataset needs Pillow to decode images; install it with "
+            "pip install 'burn-dataset[vision]'"
+        ) from err
+    return Image
+
+
+@dataclass(frozen=True)
+class Label:
+    """A classification annotation: the class index (Burn's `Annotation::Label`)."""
+
+    value: int
+
+
+@dataclass
+class ImageDatasetItem:
+    """A decoded image `[H, W, C]` (uint8, or uint16/float32 for such files), its path, label."""
+
+    image: np.ndarray
+    image_path: str
+    annotation: Label
+
+    @property
+    def label(self) -> int:
+        """Shortcut for `annotation.value`."""
+        return self.annotation.value
+
+
+def _decode(path: str) -> np.ndarray:
+    Image = _require_pillow()
+    with Image.open(path) as img:
+        # Keep what the file holds where numpy has a matching dtype; palette, CMYK, 1-bit and
+        # other modes become RGB, which is what a classifier expects.
+        if img.mode in ("L", "LA", "RGB", "RGBA", "F"):
+            array = np.asarray(img)
+        elif img.mode.startswith("I;16"):
+            array = np.asarray(img).astype(np.uint16)
+        elif img.mode == "P" and "transparency" in img.info:
+            array = np.asarray(img.convert("RGBA"))
+        else:
+            array = np.asarray(img.convert("RGB"))
+    if array.ndim == 2:
+        array = array[:, :, None]
+    return np.ascontiguousarray(array)
+
+
+class ImageFolderDataset(Dataset[ImageDatasetItem]):
+    """Images under `root/<class name>/...`, labelled by their class folder.
+
+    Class names are the sorted names of the folders directly under `root`; the label is the
+    class's index in that list (`classes`). Files are found once, at construction (recursively
+    inside each class folder, sorted by path); each image is decoded only when fetched.
+
+    Example:
+        >>> ds = ImageFolderDataset.new_classification("data/flowers")  # doctest: +SKIP
+        >>> ds.classes, ds.get(0).image.shape, ds.get(0).label  # doctest: +SKIP
+        (['daisy', 'rose'], (64, 64, 3), 0)
+    """
+
+    def __init__(self, items: Sequence[tuple[str, int]], classes: Sequence[str]) -> None:
+        _require_pillow()  # fail at construction, not in the middle of an epoch
+        self._items = [(str(path), int(label)) for path, label in items]
+        self._classes = list(classes)
+
+    @property
+    def classes(self) -> list[str]:
+        """Class names; a label is an index into this list."""
+        return list(self._classes)
+
+    @classmethod
+    def new_classification(cls, root: str | os.PathLike[str]) -> ImageFolderDataset:
+        """All images with a supported extension (see `SUPPORTED_EXTENSIONS`) under `root`."""
+        return cls.new_classification_with(root, SUPPORTED_EXTENSIONS)
+
+    @classmethod
+    def new_classification_with(
+        cls, root: str | os.PathLike[str], extensions: Iterable[str]
+    ) -> ImageFolderDataset:
+        """Like `new_classification`, keeping files whose extension is in `extensions`."""
+        root = Path(root)
+        if not root.is_dir():
+            raise FileNotFoundError(f"image folder root is not a directory: {root}")
+        exts = {e.lower().lstrip(".") for e in extensions}
+        if not exts:
+            raise ValueError("extensions must not be empty")
+        classes = sorted(p.name for p in root.iterdir() if p.is_dir())
+        items = []
+        for label, name in enumerate(classes):
+            for path in sorted((root / name).rglob("*")):
+                if path.is_file() and path.suffix.lower().lstrip(".") in exts:
+                    items.append((str(path), label))
+        if not items:
+            raise ValueError(
+                f"no images with extensions {sorted(exts)} found in class folders under {root} "
+                f"(expected root/<class>/<image>; class folders found: {classes})"
+            )
+        return cls(items, classes)
+
+    @classmethod
+    def new_classification_with_items(
+        cls, items: Iterable[tuple[str | os.PathLike[str], str]], classes: Sequence[str]
+    ) -> ImageFolderDataset:
+        """Explicit `(image path, class name)` pairs; labels are indices into `classes`."""
+        classes = list(classes)
+        if len(set(classes)) != len(classes):
+            raise ValueError(f"class names must be unique, got {classes}")
+        index = {name: i for i, name in enumerate(classes)}
+        pairs = []
+        for path, name in items:
+            if name not in index:
+                raise ValueError(f"{path}: class {name!r} is not one of {classes}")
+            pairs.append((str(path), index[name]))
+        return cls(pairs, classes)
+
+    def get(self, index: int) -> ImageDatasetItem | None:
+        index = check_index(index)
+        if index >= len(self._items):
+            return None
+        path, label = self._items[index]
+        return ImageDatasetItem(_decode(path), path, Label(label))
+
+    def __len__(self) -> int:
+        return len(self._items)
