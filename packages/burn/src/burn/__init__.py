@@ -1,0 +1,39 @@
+"""burn: the facade of burn-py, with Burn's module paths.
+
+`burn.tensor.Tensor`, `burn.nn.conv.Conv2dConfig`, `burn.optim.AdamConfig`,
+`burn.data.dataloader.DataLoaderBuilder`, `burn.train.LearnerBuilder`, `burn.record.CompactRecorder`,
+`burn.backend.NdArray`, `burn.backend.Autodiff`, ... Each path imports the package that implements
+it (`burn_tensor`, `burn_nn`, ...); a missing package raises ImportError naming the pip extra.
+
+Example:
+    >>> from burn.tensor import Tensor
+    >>> from burn.backend import NdArray
+    >>> Tensor.ones([2], NdArray().device()).sum().into_scalar()
+    2.0
+"""
+
+from . import _alias
+
+_alias.install()
+
+from . import backend  # noqa: E402  (after the alias finder is installed)
+
+_LAZY = ("tensor", "nn", "optim", "record", "train", "config", "module", "autodiff", "lr_scheduler",
+         "grad_clipping")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return _alias.load(f"burn.{name}")
+    if name == "data":
+        from . import data
+
+        return data
+    if name == "prelude":
+        from . import prelude
+
+        return prelude
+    raise AttributeError(f"module 'burn' has no attribute {name!r}")
+
+
+__all__ = ["backend", *_LAZY, "data", "prelude"]

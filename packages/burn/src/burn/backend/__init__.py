@@ -1,0 +1,52 @@
+"""`burn.backend`: backends and decorators, imported lazily by name.
+
+`burn.backend.NdArray`, `burn.backend.Autodiff`, `burn.backend.OpenCl`, `burn.backend.Cuda`,
+`burn.backend.Fusion`; `default_device()` picks `BURN_BACKEND` or the best usable backend.
+`python -m burn.backend` prints the table of installed backends.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from burn_tensor import (
+    Backend,
+    BackendError,
+    BackendImportError,
+    BackendNotInstalledError,
+    Device,
+    NoDeviceError,
+    available_backends,
+    backend_table,
+    default_device,
+    get_backend,
+    set_default_device,
+)
+
+# class name -> (module, pip extra)
+_CLASSES = {
+    "NdArray": ("burn_ndarray", "ndarray"),
+    "Autodiff": ("burn_autodiff", "autodiff"),
+    "OpenCl": ("burn_opencl", "opencl"),
+    "Cuda": ("burn_cuda", "cuda"),
+    "Fusion": ("burn_fusion", "fusion"),
+}
+
+
+def __getattr__(name: str):
+    if name in _CLASSES:
+        module, extra = _CLASSES[name]
+        if importlib.util.find_spec(module) is None:
+            raise BackendNotInstalledError(
+                f"burn.backend.{name} needs '{module.replace('_', '-')}': pip install 'burn[{extra}]'"
+            )
+        return getattr(importlib.import_module(module), name)
+    raise AttributeError(f"module 'burn.backend' has no attribute {name!r}")
+
+
+__all__ = [
+    "Backend", "BackendError", "BackendImportError", "BackendNotInstalledError", "Device",
+    "NoDeviceError", "available_backends", "backend_table", "default_device", "get_backend",
+    "set_default_device", *_CLASSES,
+]
