@@ -87,6 +87,9 @@ class Recorder:
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"expected bytes, got {type(data).__name__}")
         reader = type(self).__name__
+        if len(data) == 0:
+            # An empty file is far more often an interrupted copy than a different format.
+            raise RecordCorruptedError(f"{reader}: the record is empty")
         raw = decompress(data, self._compression, reader)
         accepted = _NAMES_BY_WIRE[(self._payload, self._compression)]  # type: ignore[index]
         if self._payload == "bin":
