@@ -110,7 +110,12 @@ class DataLoaderIterator(Iterator[Any]):
         return Progress(self._items_processed, self._total)
 
     def close(self) -> None:
-        """Stop the worker threads and drop prefetched batches (called at the end of an epoch)."""
+        """End the epoch early: stop the worker threads and drop prefetched batches.
+
+        Called automatically at the end of an epoch, after an error, and on garbage collection;
+        call it yourself when you break out of a loop and want the threads gone now.
+        """
+        self._next_to_yield = self._num_batches
         executor, self._executor = self._executor, None
         if executor is not None:
             for future in self._pending:
