@@ -1,0 +1,1 @@
+"""burn-py benchmark suites: `uv run python -m benches [suite ...]` (see README.md)."""

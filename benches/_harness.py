@@ -1,0 +1,293 @@
+"""Measurement, reporting and JSON output shared by every suite.
+
+Timing is timeit-style: each implementation is warmed up, then `number` calls are timed per repeat
+(`number` calibrated like `timeit.Timer.autorange` so one repeat lasts at least `min_time`), with the
+garbage collector off. Repeats of the implementations of one case are interleaved (burn, numpy,
+torch, burn, numpy, torch, ...) so that load from other processes hits all of them alike. The
+reported time is the median per-call time over the repeats.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+IMPLS = ("burn", "numpy", "torch")
+
+
+@dataclass
+class Case:
+    """One benchmark case: a name, its parameters and one zero-argument callable per implementation.
+
+    `impls` maps "burn" / "numpy" / "torch" to a callable; a missing or None entry is skipped.
+    """
+
+    name: str
+    params: dict
+    impls: dict[str, Callable[[], object] | None]
+
+
+@dataclass
+class Target:
+    """A goal from the issue: `metric` ("burn/numpy" or "burn/torch") of `cases` must be <= `limit`."""
+
+    description: str
+    metric: str
+    limit: float
+    cases: list[str] | None = None  # None: every case of the suite
+
+
+@dataclass
+class Suite:
+    name: str
+    description: str
+    build: Callable[[dict, bool], list[Case]]  # (ctx, quick) -> cases
+    targets: list[Target] = field(default_factory=list)
+
+
+@dataclass
+class Settings:
+    quick: bool = False
+    min_time: float = 0.05
+    repeats: int = 7
+    warmup_time: float = 0.05
+
+    @classmethod
+    def make(cls, quick: bool, min_time: float | None = None, repeats: int | None = None) -> Settings:
+        s = cls(quick=True, min_time=0.0005, repeats=3, warmup_time=0.0) if quick else cls()
+        if min_time is not None:
+            s.min_time = min_time
+        if repeats is not None:
+            s.repeats = repeats
+        return s
+
+
+# -- environment ---------------------------------------------------------------------------------
+def load_torch(enabled: bool = True):
+    """`torch` set to use every core (same thread count as numpy's BLAS), or None if unavailable."""
+    if not enabled:
+        return None
+    try:
+        import torch
+    except Exception:  # noqa: BLE001 - any import failure just means "compare without torch"
+        return None
+    torch.set_num_threads(os.cpu_count() or 1)
+    return torch
+
+
+def environment(torch, settings: Settings) -> dict:
+    import numpy as np
+
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "torch": None if torch is None else torch.__version__,
+        "torch_threads": None if torch is None else torch.get_num_threads(),
+        "burn_backend": "NdArray()",
+        "quick": settings.quick,
+        "min_time_s": settings.min_time,
+        "repeats": settings.repeats,
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+# -- timing --------------------------------------------------------------------------------------
+def _time(fn: Callable[[], object], number: int) -> float:
+    it = itertools.repeat(None, number)
+    t0 = time.perf_counter()
+    for _ in it:
+        fn()
+    return time.perf_counter() - t0
+
+
+def _calibrate(fn: Callable[[], object], min_time: float) -> int:
+    """Like `timeit.Timer.autorange`: the smallest 1/2/5 x 10^k loop count lasting >= min_time."""
+    i = 1
+    while True:
+        for j in (1, 2, 5):
+            number = i * j
+            if _time(fn, number) >= min_time:
+                return number
+        i *= 10
+
+
+def measure(impls: dict[str, Callable[[], object]], settings: Settings) -> dict[str, dict]:
+    """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats}}."""
+    numbers = {}
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for name, fn in impls.items():
+            end = time.perf_counter() + settings.warmup_time
+            fn()
+            while time.perf_counter() < end:
+                fn()
+            numbers[name] = _calibrate(fn, settings.min_time)
+        samples: dict[str, list[float]] = {name: [] for name in impls}
+        for _ in range(settings.repeats):
+            for name, fn in impls.items():
+                samples[name].append(_time(fn, numbers[name]) / numbers[name])
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {
+        name: {
+            "median_s": statistics.median(s),
+            "min_s": min(s),
+            "max_s": max(s),
+            "number": numbers[name],
+            "repeats": len(s),
+        }
+        for name, s in samples.items()
+    }
+
+
+# -- running a suite -----------------------------------------------------------------------------
+def _probe(fn: Callable[[], object]) -> tuple[str, str | None]:
+    """Run once: ("ok", None), ("not implemented", message) or ("error", message)."""
+    try:
+        fn()
+    except NotImplementedError as e:
+        return "not implemented", f"NotImplementedError: {e}"
+    except Exception as e:  # noqa: BLE001 - reported in the results, the run goes on
+        return "error", f"{type(e).__name__}: {e}"
+    return "ok", None
+
+
+def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
+    torch = ctx.get("torch")
+    cases = suite.build(ctx, settings.quick)
+    results = []
+    for case in cases:
+        impls = {k: v for k, v in case.impls.items() if v is not None and (k != "torch" or torch)}
+        entry: dict = {"name": case.name, "params": case.params, "status": "ok", "times": {},
+                       "ratios": {}}
+        for name in list(impls):
+            status, msg = _probe(impls[name])
+            if status != "ok":
+                if name == "burn":
+                    entry["status"], entry["error"] = status, msg
+                else:
+                    entry.setdefault("reference_errors", {})[name] = msg
+                del impls[name]
+        if entry["status"] == "ok" and impls:
+            entry["times"] = measure(impls, settings)
+            t = entry["times"]
+            for ref in ("numpy", "torch"):
+                if "burn" in t and ref in t and t[ref]["median_s"] > 0:
+                    entry["ratios"][f"burn/{ref}"] = t["burn"]["median_s"] / t[ref]["median_s"]
+        results.append(entry)
+    statuses = {r["status"] for r in results}
+    if statuses == {"ok"}:
+        status = "ok"
+    elif "error" in statuses:
+        status = "error"
+    elif statuses == {"not implemented"}:
+        status = "not implemented"
+    else:
+        status = "partial"
+    return {
+        "suite": suite.name,
+        "description": suite.description,
+        "status": status,
+        "environment": environment(torch, settings),
+        "results": results,
+        "targets": evaluate_targets(suite, results),
+    }
+
+
+def evaluate_targets(suite: Suite, results: list[dict]) -> list[dict]:
+    out = []
+    by_name = {r["name"]: r for r in results}
+    for tg in suite.targets:
+        names = tg.cases if tg.cases is not None else [r["name"] for r in results]
+        for n in names:
+            r = by_name.get(n)
+            value = None if r is None else r["ratios"].get(tg.metric)
+            if r is None or r["status"] != "ok":
+                verdict = "not implemented" if r and r["status"] == "not implemented" else "n/a"
+            elif value is None:
+                verdict = f"n/a ({tg.metric.split('/')[1]} not available)"
+            else:
+                verdict = "met" if value <= tg.limit else "missed"
+            out.append({
+                "description": tg.description, "case": n, "metric": tg.metric, "limit": tg.limit,
+                "value": value, "met": None if value is None else value <= tg.limit,
+                "verdict": verdict,
+            })
+    return out
+
+
+# -- output --------------------------------------------------------------------------------------
+def fmt_time(s: float | None) -> str:
+    if s is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}" if s / scale < 100 else f"{s / scale:.0f} {unit}"
+    return f"{s * 1e9:.0f} ns"
+
+
+def fmt_ratio(r: float | None) -> str:
+    return "-" if r is None else f"{r:.2f}x"
+
+
+def render(report: dict) -> str:
+    """The suite's table and target verdicts as text."""
+    env = report["environment"]
+    torch_note = f"torch {env['torch']} ({env['torch_threads']} threads)" if env["torch"] else "torch: not installed"
+    lines = [f"== {report['suite']}: {report['description']} [{report['status']}; {torch_note}]"]
+    header = ["case", "burn", "numpy", "torch", "burn/numpy", "burn/torch"]
+    rows = []
+    for r in report["results"]:
+        if r["status"] != "ok":
+            rows.append([r["name"], r["status"], "", "", "", ""])
+            continue
+        t = r["times"]
+        rows.append([
+            r["name"],
+            *(fmt_time(t[k]["median_s"]) if k in t else "-" for k in IMPLS),
+            fmt_ratio(r["ratios"].get("burn/numpy")),
+            fmt_ratio(r["ratios"].get("burn/torch")),
+        ])
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    sep = "  "
+    lines.append(sep.join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    lines.append(sep.join("-" * w for w in widths))
+    for row in rows:
+        lines.append(sep.join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
+                              for i, (x, w) in enumerate(zip(row, widths))))
+    for r in report["results"]:
+        if r.get("error"):
+            lines.append(f"  {r['name']}: {r['error']}")
+    for tg in report["targets"]:
+        v = "" if tg["value"] is None else f" = {tg['value']:.2f}x"
+        lines.append(f"  target: {tg['description']} [{tg['case']}] "
+                     f"{tg['metric']}{v} (limit {tg['limit']:g}x): {tg['verdict'].upper()}")
+    return "\n".join(lines)
+
+
+def write_json(report: dict, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{report['suite']}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def eprint(*a) -> None:
+    print(*a, file=sys.stderr, flush=True)

@@ -1,0 +1,67 @@
+"""Run benchmark suites: `python benches/run.py [suite ...] [--quick] [--out DIR] [--no-torch]`.
+
+Each suite compares burn (NdArray backend, through the public Tensor API) with raw numpy and, when
+`import torch` works, PyTorch CPU eager in the same process; it prints a table with median times
+and ratios, the issue's targets with met/missed, and writes `<out>/<suite>.json`
+(default `benches/results/`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `benches` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benches._harness import Settings, eprint, load_torch, render, run_suite, write_json  # noqa: E402
+from benches.suites import SUITES  # noqa: E402
+
+DEFAULT_OUT = Path(__file__).resolve().parent / "results"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benches", description=__doc__.splitlines()[0])
+    p.add_argument("suites", nargs="*", metavar="suite",
+                   help=f"suites to run (default: all): {', '.join(SUITES)}")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny sizes and a handful of iterations (smoke test, not a measurement)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON output folder")
+    p.add_argument("--no-torch", action="store_true", help="do not compare with PyTorch")
+    p.add_argument("--min-time", type=float, default=None,
+                   help="seconds one timed repeat must last at least (default 0.05)")
+    p.add_argument("--repeats", type=int, default=None, help="timed repeats per case (default 7)")
+    p.add_argument("--list", action="store_true", help="list the suites and exit")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list:
+        for name, suite in SUITES.items():
+            print(f"{name:16s} {suite.description}")
+        return 0
+    unknown = [s for s in args.suites if s not in SUITES]
+    if unknown:
+        eprint(f"unknown suite(s): {', '.join(unknown)}; known: {', '.join(SUITES)}")
+        return 2
+    from burn_ndarray import NdArray
+
+    settings = Settings.make(args.quick, args.min_time, args.repeats)
+    torch = load_torch(not args.no_torch)
+    if torch is None and not args.no_torch:
+        eprint("note: torch is not importable; comparing with numpy only (see benches/README.md)")
+    ctx = {"device": NdArray().device(), "torch": torch}
+    failed = False
+    for name in args.suites or list(SUITES):
+        report = run_suite(SUITES[name], ctx, settings)
+        path = write_json(report, args.out)
+        print(render(report))
+        print(f"  -> {path}\n", flush=True)
+        failed |= report["status"] == "error"
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

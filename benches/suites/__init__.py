@@ -1,0 +1,10 @@
+"""The benchmark suites, by name (Burn's suite names)."""
+
+from __future__ import annotations
+
+from . import binary, conv2d, launch_overhead, matmul, max_pool2d, reduce, softmax, unary
+
+SUITES = {
+    m.SUITE.name: m.SUITE
+    for m in (launch_overhead, binary, unary, matmul, conv2d, max_pool2d, reduce, softmax)
+}

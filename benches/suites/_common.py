@@ -1,0 +1,31 @@
+"""Input construction shared by the suites: the same float32 data for burn, numpy and torch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from burn_tensor import Tensor
+
+
+def rand(shape, seed: int = 0, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(low, high, size=shape).astype(np.float32)
+
+
+def inputs(ctx: dict, *arrays: np.ndarray):
+    """For each numpy array: (burn tensor, numpy array, torch tensor or None), all with equal data."""
+    torch = ctx.get("torch")
+    dev = ctx["device"]
+    out = []
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        out.append((
+            Tensor.from_data(a, dev),
+            a.copy(),
+            None if torch is None else torch.from_numpy(a.copy()),
+        ))
+    return out
+
+
+def shape_name(shape) -> str:
+    return "x".join(str(d) for d in shape)

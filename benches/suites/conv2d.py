@@ -1,0 +1,54 @@
+"""2-D convolution forward, 3x3 kernels, padding 1, float32 NCHW."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from burn_tensor import module as F
+
+from .._harness import Case, Suite, Target
+from ._common import inputs, rand
+
+
+def numpy_conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, padding: int) -> np.ndarray:
+    """Raw-numpy reference: im2col (sliding windows) + one BLAS matmul, stride 1."""
+    n, c, h, wd = x.shape
+    co, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    win = sliding_window_view(xp, (kh, kw), axis=(2, 3))  # [n, c, oh, ow, kh, kw]
+    oh, ow = win.shape[2], win.shape[3]
+    cols = win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)
+    out = cols @ w.reshape(co, -1).T + b  # [n*oh*ow, co]
+    return out.reshape(n, oh, ow, co).transpose(0, 3, 1, 2)
+
+
+def build(ctx: dict, quick: bool) -> list[Case]:
+    batch, hw = (2, 8) if quick else (32, 32)
+    torch = ctx.get("torch")
+    cases = []
+    for cin, cout in ((3, 64), (64, 64)):
+        (x, nx, tx), (w, nw, tw), (b, nb, tb) = inputs(
+            ctx, rand((batch, cin, hw, hw), 1), rand((cout, cin, 3, 3), 2, -0.1, 0.1), rand(cout, 3)
+        )
+        ft = None
+        if torch is not None:
+            conv = torch.nn.functional.conv2d
+            ft = lambda tx=tx, tw=tw, tb=tb: conv(tx, tw, tb, 1, 1)  # noqa: E731
+        cases.append(Case(
+            f"{cin}->{cout} {batch}x{hw}x{hw}",
+            {"batch": batch, "in_channels": cin, "out_channels": cout, "kernel": [3, 3],
+             "height": hw, "width": hw, "padding": [1, 1], "stride": [1, 1]},
+            {"burn": lambda x=x, w=w, b=b: F.conv2d(x, w, b, stride=[1, 1], padding=[1, 1]),
+             "numpy": lambda nx=nx, nw=nw, nb=nb: numpy_conv2d(nx, nw, nb, 1),
+             "torch": ft},
+        ))
+    return cases
+
+
+SUITE = Suite(
+    "conv2d",
+    "conv2d forward 3x3, padding 1, float32",
+    build,
+    [Target("conv2d forward within 2x of PyTorch CPU", "burn/torch", 2.0)],
+)
