@@ -1,0 +1,66 @@
+"""2-D convolution forward and weight gradient: NHWC im2col + one GEMM per group, in batch chunks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._im2col import batch_chunks, group_columns, out_size, pad_nhwc, windows_nhwc
+
+
+def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> np.ndarray:
+    """Cross-correlation as PyTorch/Burn.
+
+    Shapes: x [n, c_in, h, w], weight [c_out, c_in/groups, kh, kw], bias [c_out] | None
+    -> [n, c_out, oh, ow]. `out_hw` computes only the first (oh, ow) windows (used by the
+    transposed-conv gradient, whose natural size can exceed the wanted one).
+    """
+    n, c_in, h, w = x.shape
+    c_out, cg, kh, kw = weight.shape
+    g = groups
+    cog = c_out // g
+    if out_hw is None:
+        out_hw = (
+            out_size(h, kh, stride[0], padding[0], dilation[0]),
+            out_size(w, kw, stride[1], padding[1], dilation[1]),
+        )
+    oh, ow = out_hw
+    dtype = x.dtype
+    # [g, K, c_out/g] with K ordered (i, j, c) to match the NHWC window copy.
+    wm = weight.astype(dtype, copy=False).reshape(g, cog, cg, kh, kw)
+    wm = np.ascontiguousarray(wm.transpose(0, 3, 4, 2, 1)).reshape(g, kh * kw * cg, cog)
+    b = None if bias is None else bias.astype(dtype, copy=False).reshape(g, 1, cog)
+    out = np.empty((n, c_out, oh, ow), dtype)
+    per_image = oh * ow * kh * kw * c_in * dtype.itemsize
+    for s, e in batch_chunks(n, per_image):
+        xp = pad_nhwc(x[s:e], padding)
+        cols = group_columns(windows_nhwc(xp, (kh, kw), stride, dilation, out_hw), g)
+        res = np.matmul(cols, wm)  # [g, b*oh*ow, c_out/g]
+        if b is not None:
+            res += b
+        dst = out[s:e].reshape(e - s, g, cog, oh, ow)
+        dst[...] = res.reshape(g, e - s, oh, ow, cog).transpose(1, 0, 4, 2, 3)
+    return out
+
+
+def conv2d_weight_grad(x, grad, kernel, stride, padding, dilation, groups) -> np.ndarray:
+    """dL/dW of `conv2d`: sum over batch and windows of grad x window.
+
+    Shapes: x [n, c_in, h, w], grad [n, c_out, oh, ow] -> [c_out, c_in/groups, kh, kw].
+    Only the (oh, ow) windows that `grad` covers are read.
+    """
+    n, c_in, h, w = x.shape
+    c_out, oh, ow = grad.shape[1:]
+    kh, kw = kernel
+    g = groups
+    cg, cog = c_in // g, c_out // g
+    dtype = x.dtype
+    acc = np.zeros((g, cog, kh * kw * cg), dtype)
+    per_image = oh * ow * kh * kw * c_in * dtype.itemsize
+    for s, e in batch_chunks(n, per_image):
+        xp = pad_nhwc(x[s:e], padding)
+        cols = group_columns(windows_nhwc(xp, kernel, stride, dilation, (oh, ow)), g)
+        gr = grad[s:e].astype(dtype, copy=False).reshape(e - s, g, cog, oh, ow)
+        gr = np.ascontiguousarray(gr.transpose(1, 2, 0, 3, 4)).reshape(g, cog, (e - s) * oh * ow)
+        acc += np.matmul(gr, cols)  # [g, c_out/g, K]
+    dw = acc.reshape(c_out, kh, kw, cg).transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(dw)

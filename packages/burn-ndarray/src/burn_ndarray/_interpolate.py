@@ -1,0 +1,83 @@
+"""Resizing (nearest, bilinear, bicubic) as separable 1-D interpolation matrices.
+
+Each mode in Burn is a product of a row-wise and a column-wise 1-D interpolation, so with the
+matrices A_h [oh, h] and A_w [ow, w]: out = A_h @ x @ A_w^T, and the exact adjoint (the backward)
+is A_h^T @ grad @ A_w. Coordinates follow Burn's burn-ndarray kernels:
+- nearest: src = floor(dst * in / out);
+- bilinear / bicubic: align_corners=True, src = dst * (in - 1) / max(out - 1, 1);
+- bicubic: Keys' kernel with A = -0.75 on taps floor(src) - 1 .. floor(src) + 2, clamped to the
+  edge (as PyTorch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_A = -0.75
+
+
+def _nearest_index(size_in: int, size_out: int) -> np.ndarray:
+    # Exact integer floor(dst * in / out), free of the float rounding of a precomputed ratio.
+    return (np.arange(size_out) * size_in) // size_out
+
+
+def _source_coord(size_in: int, size_out: int) -> np.ndarray:
+    ratio = (size_in - 1) / max(size_out - 1, 1)
+    return np.arange(size_out) * ratio
+
+
+def _cubic_weights(t: np.ndarray) -> np.ndarray:
+    """[out, 4] weights of taps -1, 0, 1, 2 at fractional offset t."""
+
+    def near(d):  # |d| <= 1
+        return ((_A + 2) * d - (_A + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((_A * d - 5 * _A) * d + 8 * _A) * d - 4 * _A
+
+    return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1)
+
+
+def interp_matrix(mode: str, size_in: int, size_out: int) -> np.ndarray:
+    """float64 [out, in] matrix mapping an input line to an output line."""
+    m = np.zeros((size_out, size_in))
+    rows = np.arange(size_out)
+    if mode == "nearest":
+        m[rows, _nearest_index(size_in, size_out)] = 1.0
+        return m
+    src = _source_coord(size_in, size_out)
+    i0 = np.floor(src)
+    t = src - i0
+    i0 = i0.astype(np.int64)
+    if mode == "bilinear":
+        # Burn clamps ceil(src) rather than floor + 1; equal except where t == 0.
+        i1 = np.minimum(np.ceil(src).astype(np.int64), size_in - 1)
+        np.add.at(m, (rows, i0), 1 - t)
+        np.add.at(m, (rows, i1), t)
+        return m
+    weights = _cubic_weights(t)
+    for tap in range(4):
+        idx = np.clip(i0 + tap - 1, 0, size_in - 1)
+        np.add.at(m, (rows, idx), weights[:, tap])
+    return m
+
+
+def interpolate(x, output_size, mode: str) -> np.ndarray:
+    """Shapes: [n, c, h, w] -> [n, c, oh, ow]."""
+    oh, ow = output_size
+    h, w = x.shape[2:]
+    if mode == "nearest":
+        # A gather is exact and cheaper than multiplying by a 0/1 matrix.
+        return x[:, :, _nearest_index(h, oh)[:, None], _nearest_index(w, ow)[None, :]]
+    ah = interp_matrix(mode, h, oh).astype(x.dtype)
+    aw = interp_matrix(mode, w, ow).astype(x.dtype)
+    return np.ascontiguousarray(ah @ (x @ aw.T))
+
+
+def interpolate_backward(x, grad, output_size, mode: str) -> np.ndarray:
+    """Adjoint of `interpolate`. Shapes: x [n, c, h, w], grad [n, c, oh, ow] -> [n, c, h, w]."""
+    h, w = x.shape[2:]
+    oh, ow = output_size
+    ah = interp_matrix(mode, h, oh).astype(x.dtype)
+    aw = interp_matrix(mode, w, ow).astype(x.dtype)
+    return np.ascontiguousarray(ah.T @ (grad.astype(x.dtype, copy=False) @ aw))
