@@ -1,0 +1,195 @@
+"""Data-loading throughput: batches/s for MNIST-sized items (28x28 float32 + label).
+
+Compares burn_dataset's DataLoader (0 and 2 worker threads) with PyTorch's DataLoader (0 and 2
+worker processes) in the same run when torch is importable. Every loader shuffles and turns 64
+items into one stacked `[64, 28, 28]` float32 array plus a `[64]` int64 label array with the same
+numpy code; a third burn row builds burn_tensor tensors on NdArray, as a real batcher does.
+
+Run: `uv run python benches/data/bench_data.py [--items 10000] [--epochs 3] [--quick]`.
+Writes benches/results/data.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from burn_dataset import DataLoaderBuilder, InMemDataset, MnistItem, SqliteDataset
+from burn_dataset import SqliteDatasetWriter
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "data.json"
+
+
+def make_items(n: int) -> list[MnistItem]:
+    rng = np.random.default_rng(0)
+    images = rng.uniform(0, 255, size=(n, 28, 28)).astype(np.float32)
+    labels = rng.integers(0, 10, size=n)
+    return [MnistItem(images[i], int(labels[i])) for i in range(n)]
+
+
+def numpy_batch(items: list[MnistItem]) -> tuple[np.ndarray, np.ndarray]:
+    images = np.stack([it.image for it in items])
+    images = (images / 255.0 - 0.1307) / 0.3081  # the book's normalization
+    return images.astype(np.float32), np.array([it.label for it in items], dtype=np.int64)
+
+
+class NumpyBatcher:
+    def batch(self, items, device):
+        return numpy_batch(items)
+
+
+class TensorBatcher:
+    """The same batch as burn_tensor tensors (what the guide's MnistBatcher produces)."""
+
+    def __init__(self, tensor_cls):
+        self.tensor = tensor_cls
+
+    def batch(self, items, device):
+        images, labels = numpy_batch(items)
+        return self.tensor.from_data(images, device), self.tensor.from_data(labels, device)
+
+
+def time_epochs(loader, epochs: int) -> tuple[float, int]:
+    """Best batches/s over `epochs` full passes (the first pass also warms caches)."""
+    best, batches = 0.0, 0
+    for _ in range(epochs):
+        start = time.perf_counter()
+        batches = sum(1 for _ in loader)
+        elapsed = time.perf_counter() - start
+        best = max(best, batches / elapsed)
+    return best, batches
+
+
+def bench_burn(items, batch_size, workers, epochs, batcher, device=None, dataset=None):
+    loader = (
+        DataLoaderBuilder(batcher)
+        .batch_size(batch_size)
+        .shuffle(42)
+        .num_workers(workers)
+        .set_device(device)
+        .build(dataset if dataset is not None else InMemDataset(items))
+    )
+    return time_epochs(loader, epochs)
+
+
+def bench_torch(torch, items, batch_size, workers, epochs):
+    class TorchItems(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(items)
+
+        def __getitem__(self, i):
+            return items[i]
+
+    def collate(batch):
+        images, labels = numpy_batch(batch)
+        return torch.from_numpy(images), torch.from_numpy(labels)
+
+    loader = torch.utils.data.DataLoader(
+        TorchItems(),
+        batch_size=batch_size,
+        shuffle=True,
+        num_workers=workers,
+        collate_fn=collate,
+        persistent_workers=workers > 0,  # fair: burn's threads are cheap to start each epoch
+        generator=torch.Generator().manual_seed(42),
+    )
+    return time_epochs(loader, epochs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="tiny run, for CI smoke tests")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    if args.quick:
+        args.items, args.epochs = 1_000, 1
+
+    items = make_items(args.items)
+    rows = []
+
+    def record(framework, loader_name, workers, result, note=""):
+        rate, batches = result
+        rows.append(
+            {
+                "framework": framework,
+                "loader": loader_name,
+                "num_workers": workers,
+                "batches_per_s": round(rate, 1),
+                "items_per_s": round(rate * args.batch_size, 1),
+                "batches_per_epoch": batches,
+                "note": note,
+            }
+        )
+
+    for workers in (0, 2):
+        record("burn", "numpy batcher", workers,
+               bench_burn(items, args.batch_size, workers, args.epochs, NumpyBatcher()))
+    with tempfile.TemporaryDirectory() as tmp:
+        # Items read from an SQLite file (msgpack-decoded per batch): here I/O and decoding
+        # release the GIL, which is where worker threads pay off.
+        path = Path(tmp) / "items.db"
+        with SqliteDatasetWriter(path) as writer:
+            writer.write_many("train", ({"image": it.image, "label": it.label} for it in items))
+        sqlite = SqliteDataset(path, "train", item_type=MnistItem)
+        for workers in (0, 2):
+            record("burn", "sqlite + numpy", workers,
+                   bench_burn(items, args.batch_size, workers, args.epochs, NumpyBatcher(),
+                              dataset=sqlite))
+        sqlite.close()
+    try:
+        from burn_ndarray import NdArray
+        from burn_tensor import Tensor
+    except ImportError as err:
+        rows.append({"framework": "burn", "loader": "tensor batcher", "skipped": str(err)})
+    else:
+        device = NdArray().device()
+        for workers in (0, 2):
+            record("burn", "tensor batcher", workers,
+                   bench_burn(items, args.batch_size, workers, args.epochs,
+                              TensorBatcher(Tensor), device))
+    try:
+        import torch
+    except ImportError:
+        rows.append({"framework": "torch", "loader": "DataLoader",
+                     "skipped": "torch is not installed"})
+    else:
+        for workers in (0, 2):
+            record("torch", "DataLoader", workers,
+                   bench_torch(torch, items, args.batch_size, workers, args.epochs),
+                   note="worker processes" if workers else "")
+
+    result = {
+        "suite": "data",
+        "description": "shuffled batches of 28x28 float32 items + int label, stacked and normalized",
+        "items": args.items,
+        "batch_size": args.batch_size,
+        "epochs": args.epochs,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "results": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+
+    print(f"data loading: {args.items} items, batch {args.batch_size}, best of {args.epochs} epochs")
+    print(f"{'framework':<10}{'loader':<16}{'workers':>8}{'batches/s':>12}{'items/s':>12}")
+    for row in rows:
+        if "skipped" in row:
+            print(f"{row['framework']:<10}{row['loader']:<16}  skipped: {row['skipped']}")
+        else:
+            print(f"{row['framework']:<10}{row['loader']:<16}{row['num_workers']:>8}"
+                  f"{row['batches_per_s']:>12.1f}{row['items_per_s']:>12.0f}")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
