@@ -1,0 +1,154 @@
+"""`Conv1d` / `Conv2d` and their configs (Burn's `nn::conv`)."""
+
+from __future__ import annotations
+
+import math
+
+from burn_tensor import Tensor
+from burn_tensor import module as F
+
+from ._config import config
+from ._initializer import Initializer, KaimingUniform
+from ._module import Module
+from ._padding import PaddingConfig1d, PaddingConfig2d, pad_input, split_pads
+from ._param import Param
+from ._util import device_or_default, pair
+
+
+def _check_groups(name: str, c_in: int, c_out: int, groups: int) -> None:
+    if groups < 1 or c_in % groups or c_out % groups:
+        raise ValueError(f"{name}: channels [{c_in}, {c_out}] must both be divisible by groups={groups}")
+
+
+def _conv_params(initializer, shape, c_in, c_out, groups, kernel, bias, device):
+    k = math.prod(kernel)
+    fan_in, fan_out = c_in // groups * k, c_out // groups * k
+    weight = initializer.init_with(shape, fan_in, fan_out, device)
+    b = initializer.init_with([c_out], fan_in, fan_out, device) if bias else None
+    return weight, b
+
+
+def _padded(x: Tensor, padding, kernel, stride, dilation) -> tuple[Tensor, list[int]]:
+    pads = padding.pads(x.dims()[2:], kernel, stride, dilation)
+    sym, extra = split_pads(pads)
+    return (x if extra is None else pad_input(x, extra)), sym
+
+
+@config
+class Conv1dConfig:
+    """Config of `Conv1d`: weight `[channels_out, channels_in / groups, kernel_size]`.
+
+    Example:
+        >>> Conv1dConfig(2, 4, 3).with_padding(PaddingConfig1d.Same).padding
+        PaddingConfig1d.Same
+    """
+
+    channels_in: int
+    channels_out: int
+    kernel_size: int
+    stride: int = 1
+    dilation: int = 1
+    groups: int = 1
+    padding: PaddingConfig1d = PaddingConfig1d.Valid
+    bias: bool = True
+    initializer: Initializer = KaimingUniform()
+
+    def init(self, device=None) -> Conv1d:
+        device = device_or_default(device)
+        _check_groups("Conv1dConfig", self.channels_in, self.channels_out, self.groups)
+        shape = [self.channels_out, self.channels_in // self.groups, self.kernel_size]
+        w, b = _conv_params(self.initializer, shape, self.channels_in, self.channels_out,
+                            self.groups, [self.kernel_size], self.bias, device)
+        return Conv1d(weight=w, bias=b, stride=self.stride, kernel_size=self.kernel_size,
+                      dilation=self.dilation, groups=self.groups,
+                      padding=PaddingConfig1d.coerce(self.padding))
+
+    def init_with(self, record, device=None) -> Conv1d:
+        return self.init(device).load_record(record)
+
+
+class Conv1d(Module):
+    """1-D convolution.
+
+    Shapes: input `[batch, channels_in, length]` -> `[batch, channels_out, length_out]`.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> d = NdArray().device()
+        >>> Conv1dConfig(2, 4, 3).init(d).forward(Tensor.ones([1, 2, 10], d)).dims()
+        [1, 4, 8]
+    """
+
+    weight: Param
+    bias: Param | None = None
+    stride: int = 1
+    kernel_size: int = 1
+    dilation: int = 1
+    groups: int = 1
+    padding: PaddingConfig1d = PaddingConfig1d.Valid
+
+    def forward(self, x: Tensor) -> Tensor:
+        x, sym = _padded(x, self.padding, [self.kernel_size], [self.stride], [self.dilation])
+        return F.conv1d(x, self.weight.val(), None if self.bias is None else self.bias.val(),
+                        stride=self.stride, padding=sym, dilation=self.dilation, groups=self.groups)
+
+
+@config
+class Conv2dConfig:
+    """Config of `Conv2d`: `channels=[in, out]`, `kernel_size=[kh, kw]`; weight
+    `[out, in / groups, kh, kw]`.
+
+    Example:
+        >>> Conv2dConfig([1, 32], [3, 3]).with_padding(PaddingConfig2d.Same).stride
+        [1, 1]
+    """
+
+    channels: list[int]
+    kernel_size: list[int]
+    stride: list[int] = [1, 1]
+    dilation: list[int] = [1, 1]
+    groups: int = 1
+    padding: PaddingConfig2d = PaddingConfig2d.Valid
+    bias: bool = True
+    initializer: Initializer = KaimingUniform()
+
+    def init(self, device=None) -> Conv2d:
+        device = device_or_default(device)
+        c_in, c_out = pair(self.channels, 2, "channels")
+        kernel = pair(self.kernel_size, 2, "kernel_size")
+        _check_groups("Conv2dConfig", c_in, c_out, self.groups)
+        shape = [c_out, c_in // self.groups, *kernel]
+        w, b = _conv_params(self.initializer, shape, c_in, c_out, self.groups, kernel, self.bias, device)
+        return Conv2d(weight=w, bias=b, stride=pair(self.stride, 2, "stride"), kernel_size=kernel,
+                      dilation=pair(self.dilation, 2, "dilation"), groups=self.groups,
+                      padding=PaddingConfig2d.coerce(self.padding))
+
+    def init_with(self, record, device=None) -> Conv2d:
+        return self.init(device).load_record(record)
+
+
+class Conv2d(Module):
+    """2-D convolution.
+
+    Shapes: input `[batch, channels_in, height, width]` -> `[batch, channels_out, height', width']`.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> d = NdArray().device()
+        >>> conv = Conv2dConfig([1, 8], [3, 3]).with_padding(PaddingConfig2d.Same).init(d)
+        >>> conv.forward(Tensor.ones([2, 1, 28, 28], d)).dims()
+        [2, 8, 28, 28]
+    """
+
+    weight: Param
+    bias: Param | None = None
+    stride: list[int] = [1, 1]
+    kernel_size: list[int] = [1, 1]
+    dilation: list[int] = [1, 1]
+    groups: int = 1
+    padding: PaddingConfig2d = PaddingConfig2d.Valid
+
+    def forward(self, x: Tensor) -> Tensor:
+        x, sym = _padded(x, self.padding, self.kernel_size, self.stride, self.dilation)
+        return F.conv2d(x, self.weight.val(), None if self.bias is None else self.bias.val(),
+                        stride=self.stride, padding=sym, dilation=self.dilation, groups=self.groups)

@@ -1,0 +1,196 @@
+"""Generic traversal of a module's fields: which fields are visited, walking and rebuilding.
+
+Visited fields hold a `Param`, a `Module`, or a list/tuple/dict of those (nested). A plain `Tensor`
+field is moved by device changes but is not a parameter (Burn). Anything else is a constant.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from burn_tensor import Tensor
+
+from ._param import Param
+
+PARAM, MODULE, CONTAINER, TENSOR, OPTIONAL, CONST = range(6)
+
+
+def _is_module(v: Any) -> bool:
+    from ._module import Module
+
+    return isinstance(v, Module)
+
+
+def _is_tree(v: Any) -> bool:
+    if isinstance(v, Param) or _is_module(v):
+        return True
+    if isinstance(v, list | tuple):
+        return bool(v) and all(x is None or _is_tree(x) for x in v) and any(x is not None for x in v)
+    if isinstance(v, dict):
+        return bool(v) and all(isinstance(k, str) and _is_tree(x) for k, x in v.items())
+    return False
+
+
+def _optional_module_field(cls: type, name: str) -> bool:
+    """Whether a None field is declared as an optional Param/Module (recorded as None, like Burn)."""
+    cache = cls.__dict__.get("__burn_optional__")
+    if cache is None:
+        cache = {}
+        type.__setattr__(cls, "__burn_optional__", cache)
+    if name in cache:
+        return cache[name]
+    ann = None
+    for klass in cls.__mro__:
+        ann = klass.__dict__.get("__annotations__", {}).get(name)
+        if ann is not None:
+            break
+    result = False
+    if ann is not None:
+        text = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
+        text = text if isinstance(ann, str) else repr(ann)
+        glb = vars(sys.modules.get(cls.__module__, sys))
+        from ._module import Module
+
+        for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+            obj = glb.get(tok)
+            if tok == "Param" or (isinstance(obj, type) and issubclass(obj, Module | Param)):
+                result = True
+                break
+    cache[name] = result
+    return result
+
+
+def field_kind(module: Any, name: str, value: Any) -> int:
+    if isinstance(value, Param):
+        return PARAM
+    if _is_module(value):
+        return MODULE
+    if isinstance(value, list | tuple | dict) and _is_tree(value):
+        return CONTAINER
+    if isinstance(value, Tensor):
+        return TENSOR
+    if value is None and _optional_module_field(type(module), name):
+        return OPTIONAL
+    return CONST
+
+
+def fields(module: Any) -> list[tuple[str, Any, int]]:
+    """`(name, value, kind)` of every public field, in declaration / assignment order."""
+    return [(k, v, field_kind(module, k, v)) for k, v in vars(module).items() if not k.startswith("_")]
+
+
+def container_type(value: Any) -> str:
+    if _is_module(value):
+        return f"Struct:{type(value).__name__}"
+    if isinstance(value, list):
+        return "Vec"
+    if isinstance(value, tuple):
+        return "Tuple"
+    return "Map"
+
+
+def _items(value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        yield from ((str(k), v) for k, v in value.items())
+    else:
+        yield from ((str(i), v) for i, v in enumerate(value))
+
+
+def walk(module: Any, on_param: Callable[[list[str], Param], None], hooks: Any = None,
+         path: list[str] | None = None) -> None:
+    """Call `on_param(path, param)` for every parameter; `hooks.enter_module/exit_module` around
+    every module and container."""
+    path = path or []
+    for name, value, kind in fields(module):
+        _walk_value(name, value, kind, on_param, hooks, path)
+
+
+def _walk_value(name, value, kind, on_param, hooks, path):
+    here = path + [name]
+    if kind == PARAM:
+        on_param(here, value)
+    elif kind in (MODULE, CONTAINER):
+        ctype = container_type(value)
+        if hooks is not None:
+            getattr(hooks, "enter_module", _noop)(name, ctype)
+        if kind == MODULE:
+            walk(value, on_param, hooks, here)
+        else:
+            for key, item in _items(value):
+                if item is not None:
+                    _walk_value(key, item, field_kind(None, key, item), on_param, hooks, here)
+        if hooks is not None:
+            getattr(hooks, "exit_module", _noop)(name, ctype)
+
+
+def _noop(*_a):
+    return None
+
+
+def rebuild(module: Any, on_param: Callable[[list[str], Param], Param],
+            on_tensor: Callable[[Tensor], Tensor] | None = None, hooks: Any = None,
+            path: list[str] | None = None) -> Any:
+    """A shallow copy of `module` (recursively for submodules) with every Param replaced by
+    `on_param(path, param)` and every plain tensor field by `on_tensor(tensor)`."""
+    path = path or []
+    new = object.__new__(type(module))
+    state = dict(vars(module))
+    for name, value, kind in fields(module):
+        state[name] = _rebuild_value(name, value, kind, on_param, on_tensor, hooks, path)
+    new.__dict__.update(state)
+    return new
+
+
+def _rebuild_value(name, value, kind, on_param, on_tensor, hooks, path):
+    here = path + [name]
+    if kind == PARAM:
+        return on_param(here, value)
+    if kind == TENSOR:
+        return on_tensor(value) if on_tensor is not None else value
+    if kind not in (MODULE, CONTAINER):
+        return value
+    ctype = container_type(value)
+    if hooks is not None:
+        getattr(hooks, "enter_module", _noop)(name, ctype)
+    if kind == MODULE:
+        out = rebuild(value, on_param, on_tensor, hooks, here)
+    else:
+        def one(key, item):
+            if item is None:
+                return None
+            return _rebuild_value(key, item, field_kind(None, key, item), on_param, on_tensor, hooks, here)
+
+        if isinstance(value, dict):
+            out = type(value)((k, one(str(k), v)) for k, v in value.items())
+        else:
+            items = [one(str(i), v) for i, v in enumerate(value)]
+            out = items if isinstance(value, list) else tuple(items)
+    if hooks is not None:
+        getattr(hooks, "exit_module", _noop)(name, ctype)
+    return out
+
+
+def to_record(module: Any, leaf: Callable[[Param], Any]) -> dict:
+    """The nested record of a module: `{field: leaf(param) | sub-record | [..] | None}`."""
+    out: dict[str, Any] = {}
+    for name, value, kind in fields(module):
+        if kind in (PARAM, MODULE, CONTAINER):
+            out[name] = _record_value(value, leaf)
+        elif kind == OPTIONAL:
+            out[name] = None
+    return out
+
+
+def _record_value(value, leaf):
+    if isinstance(value, Param):
+        return leaf(value)
+    if _is_module(value):
+        return to_record(value, leaf)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {str(k): _record_value(v, leaf) for k, v in value.items()}
+    return [_record_value(v, leaf) for v in value]
