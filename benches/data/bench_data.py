@@ -19,9 +19,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from burn_dataset import DataLoaderBuilder, InMemDataset, MnistItem, SqliteDataset
-from burn_dataset import SqliteDatasetWriter
+from burn_dataset import (
+    DataLoaderBuilder,
+    InMemDataset,
+    MnistItem,
+    SqliteDataset,
+    SqliteDatasetWriter,
+)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "data.json"
 
@@ -131,8 +135,12 @@ def main() -> None:
         )
 
     for workers in (0, 2):
-        record("burn", "numpy batcher", workers,
-               bench_burn(items, args.batch_size, workers, args.epochs, NumpyBatcher()))
+        record(
+            "burn",
+            "numpy batcher",
+            workers,
+            bench_burn(items, args.batch_size, workers, args.epochs, NumpyBatcher()),
+        )
     with tempfile.TemporaryDirectory() as tmp:
         # Items read from an SQLite file (msgpack-decoded per batch): here I/O and decoding
         # release the GIL, which is where worker threads pay off.
@@ -141,9 +149,14 @@ def main() -> None:
             writer.write_many("train", ({"image": it.image, "label": it.label} for it in items))
         sqlite = SqliteDataset(path, "train", item_type=MnistItem)
         for workers in (0, 2):
-            record("burn", "sqlite + numpy", workers,
-                   bench_burn(items, args.batch_size, workers, args.epochs, NumpyBatcher(),
-                              dataset=sqlite))
+            record(
+                "burn",
+                "sqlite + numpy",
+                workers,
+                bench_burn(
+                    items, args.batch_size, workers, args.epochs, NumpyBatcher(), dataset=sqlite
+                ),
+            )
         sqlite.close()
     try:
         from burn_ndarray import NdArray
@@ -153,23 +166,33 @@ def main() -> None:
     else:
         device = NdArray().device()
         for workers in (0, 2):
-            record("burn", "tensor batcher", workers,
-                   bench_burn(items, args.batch_size, workers, args.epochs,
-                              TensorBatcher(Tensor), device))
+            record(
+                "burn",
+                "tensor batcher",
+                workers,
+                bench_burn(
+                    items, args.batch_size, workers, args.epochs, TensorBatcher(Tensor), device
+                ),
+            )
     try:
         import torch
     except ImportError:
-        rows.append({"framework": "torch", "loader": "DataLoader",
-                     "skipped": "torch is not installed"})
+        rows.append(
+            {"framework": "torch", "loader": "DataLoader", "skipped": "torch is not installed"}
+        )
     else:
         for workers in (0, 2):
-            record("torch", "DataLoader", workers,
-                   bench_torch(torch, items, args.batch_size, workers, args.epochs),
-                   note="worker processes" if workers else "")
+            record(
+                "torch",
+                "DataLoader",
+                workers,
+                bench_torch(torch, items, args.batch_size, workers, args.epochs),
+                note="worker processes" if workers else "",
+            )
 
     result = {
         "suite": "data",
-        "description": "shuffled batches of 28x28 float32 items + int label, stacked and normalized",
+        "description": "shuffled 28x28 float32 items + int label, stacked and normalized",
         "items": args.items,
         "batch_size": args.batch_size,
         "epochs": args.epochs,
@@ -180,14 +203,18 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
 
-    print(f"data loading: {args.items} items, batch {args.batch_size}, best of {args.epochs} epochs")
+    print(
+        f"data loading: {args.items} items, batch {args.batch_size}, best of {args.epochs} epochs"
+    )
     print(f"{'framework':<10}{'loader':<16}{'workers':>8}{'batches/s':>12}{'items/s':>12}")
     for row in rows:
         if "skipped" in row:
             print(f"{row['framework']:<10}{row['loader']:<16}  skipped: {row['skipped']}")
         else:
-            print(f"{row['framework']:<10}{row['loader']:<16}{row['num_workers']:>8}"
-                  f"{row['batches_per_s']:>12.1f}{row['items_per_s']:>12.0f}")
+            print(
+                f"{row['framework']:<10}{row['loader']:<16}{row['num_workers']:>8}"
+                f"{row['batches_per_s']:>12.1f}{row['items_per_s']:>12.0f}"
+            )
     print(f"wrote {args.out}")
 
 

@@ -1,7 +1,6 @@
 """The Dataset protocol: get/len/iteration/indexing and argument checks."""
 
 import pytest
-
 from burn_dataset import Dataset, DatasetIterator, InMemDataset
 from burn_dataset._base import check_dataset, check_index, fetch_many
 

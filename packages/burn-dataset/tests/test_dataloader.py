@@ -5,7 +5,6 @@ import time
 
 import numpy as np
 import pytest
-
 from burn_dataset import (
     DataLoader,
     DataLoaderBuilder,
@@ -36,7 +35,10 @@ def test_batches_in_order_with_partial_last_batch():
     loader = DataLoaderBuilder(ListBatcher()).batch_size(4).build(ten())
     assert [b for b, _ in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert loader.num_items() == 10 and len(loader) == 3
-    assert [b for b, _ in DataLoaderBuilder.new(ListBatcher()).build(InMemDataset([1, 2]))] == [[1], [2]]
+    assert [b for b, _ in DataLoaderBuilder.new(ListBatcher()).build(InMemDataset([1, 2]))] == [
+        [1],
+        [2],
+    ]
 
 
 def test_empty_dataset_yields_nothing():
@@ -45,7 +47,13 @@ def test_empty_dataset_yields_nothing():
 
 def test_shuffle_is_deterministic_per_seed_and_changes_each_epoch():
     def epochs(seed, workers):
-        loader = DataLoaderBuilder(ListBatcher()).batch_size(3).shuffle(seed).num_workers(workers).build(ten())
+        loader = (
+            DataLoaderBuilder(ListBatcher())
+            .batch_size(3)
+            .shuffle(seed)
+            .num_workers(workers)
+            .build(ten())
+        )
         return [flatten(loader) for _ in range(3)]
 
     a = epochs(42, 0)

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from burn_dataset import DigitsDataset, MnistItem
 from burn_dataset.vision import upscale_digits
 from burn_dataset.vision._digits import _bilinear_matrix

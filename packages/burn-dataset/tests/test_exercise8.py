@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 import numpy as np
-
 from burn_dataset import DataLoaderBuilder, InMemDataset
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
@@ -27,7 +26,9 @@ class XorBatcher:
 
     def batch(self, items, device):
         inputs = [Tensor.from_data(s.features[None, :], self.device) for s in items]  # [1, 2] each
-        targets = [Tensor.from_data(np.array([s.label], dtype=np.int64), self.device) for s in items]
+        targets = [
+            Tensor.from_data(np.array([s.label], dtype=np.int64), self.device) for s in items
+        ]
         return XorBatch(inputs=Tensor.cat(inputs, 0), targets=Tensor.cat(targets, 0))
 
 

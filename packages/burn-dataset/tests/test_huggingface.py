@@ -5,7 +5,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from burn_dataset import HuggingfaceDatasetLoader, SqliteDataset
 
 
@@ -61,10 +60,14 @@ def test_csv_files_imported_to_sqlite(hf, tmp_path):
 
 def test_cached_database_is_reused_without_datasets(hf, tmp_path, monkeypatch):
     files = write_csvs(tmp_path)
-    loader = HuggingfaceDatasetLoader("csv").with_huggingface_data_files(files).with_base_dir(tmp_path)
+    loader = (
+        HuggingfaceDatasetLoader("csv").with_huggingface_data_files(files).with_base_dir(tmp_path)
+    )
     loader.dataset("train")
     monkeypatch.setitem(sys.modules, "datasets", None)  # a second run needs only the SQLite file
-    again = HuggingfaceDatasetLoader("csv").with_huggingface_data_files(files).with_base_dir(tmp_path)
+    again = (
+        HuggingfaceDatasetLoader("csv").with_huggingface_data_files(files).with_base_dir(tmp_path)
+    )
     assert again.dataset("test").get(0)["text"] == "meh"
     other = HuggingfaceDatasetLoader("csv").with_huggingface_data_files({"train": files["test"]})
     assert other.with_base_dir(tmp_path).db_file() != loader.db_file()  # different files, new cache

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from burn_dataset import ImageDatasetItem, ImageFolderDataset
 
 Image = pytest.importorskip(
@@ -31,11 +30,16 @@ def test_classification_from_folder_names(tmp_path):
     assert [it.label for it in items] == [0, 1, 1]
     assert [it.annotation.value for it in items] == [0, 1, 1]
     assert [it.image_path.rsplit("/", 2)[-2:] for it in items] == [
-        ["cat", "a.png"], ["dog", "b.PNG"], ["puppies", "c.png"]
+        ["cat", "a.png"],
+        ["dog", "b.PNG"],
+        ["puppies", "c.png"],
     ]
     assert items[0].image.shape == (4, 5, 3) and items[0].image.dtype == np.uint8
     assert np.all(items[0].image == 200)
-    assert items[1].image.shape == (2, 3, 1) and items[1].image[..., 0].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert items[1].image.shape == (2, 3, 1) and items[1].image[..., 0].tolist() == [
+        [0, 1, 2],
+        [3, 4, 5],
+    ]
     assert items[2].image.shape == (3, 3, 4)
     assert ds.get(3) is None
 
@@ -69,7 +73,9 @@ def test_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a directory"):
         ImageFolderDataset.new_classification(tmp_path / "missing")
     (tmp_path / "cls").mkdir()
-    with pytest.raises(ValueError, match=r"no images with extensions .* class folders found: \['cls'\]"):
+    with pytest.raises(
+        ValueError, match=r"no images with extensions .* class folders found: \['cls'\]"
+    ):
         ImageFolderDataset.new_classification(tmp_path)
     with pytest.raises(ValueError, match="extensions must not be empty"):
         ImageFolderDataset.new_classification_with(tmp_path, [])

@@ -4,7 +4,6 @@ import dataclasses
 from typing import Optional
 
 import pytest
-
 from burn_dataset import InMemDataset
 
 
@@ -44,8 +43,10 @@ def test_from_dataset_materializes():
 
 def test_from_json_rows(tmp_path):
     path = tmp_path / "rows.jsonl"
-    path.write_text('{"age": 59, "bmi": 32.1, "smoker": true, "name": "a"}\n\n'
-                    '{"age": 48, "bmi": 21.6, "smoker": false, "name": "b", "note": "x"}\n')
+    path.write_text(
+        '{"age": 59, "bmi": 32.1, "smoker": true, "name": "a"}\n\n'
+        '{"age": 48, "bmi": 21.6, "smoker": false, "name": "b", "note": "x"}\n'
+    )
     raw = InMemDataset.from_json_rows(path)
     assert raw.get(1)["note"] == "x"
     typed = InMemDataset.from_json_rows(path, Patient)
@@ -59,7 +60,9 @@ def test_from_json_rows_errors_name_the_line(tmp_path):
     with pytest.raises(ValueError, match=r"bad.jsonl:2: invalid JSON"):
         InMemDataset.from_json_rows(path)
     path.write_text("[1, 2]\n")
-    with pytest.raises(ValueError, match=r":1: expected a JSON object for item_type Patient, got list"):
+    with pytest.raises(
+        ValueError, match=r":1: expected a JSON object for item_type Patient, got list"
+    ):
         InMemDataset.from_json_rows(path, Patient)
     path.write_text('{"age": 1}\n')
     with pytest.raises(ValueError, match=r"missing field\(s\) \['bmi', 'name', 'smoker'\]"):
@@ -72,7 +75,10 @@ def test_from_csv_dict_rows_and_typed_rows(tmp_path):
     rows = InMemDataset.from_csv(path)
     assert rows.get(0) == {"age": "59", "bmi": "32.1", "smoker": "yes", "name": "ann", "note": ""}
     typed = InMemDataset.from_csv(path, Patient)
-    assert list(typed) == [Patient(59, 32.1, True, "ann", None), Patient(48, 21.6, False, "bob", "hi")]
+    assert list(typed) == [
+        Patient(59, 32.1, True, "ann", None),
+        Patient(48, 21.6, False, "bob", "hi"),
+    ]
 
 
 def test_from_csv_tsv_and_headerless(tmp_path):
@@ -87,7 +93,9 @@ def test_from_csv_tsv_and_headerless(tmp_path):
 def test_from_csv_errors(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("age,bmi,smoker,name,note\n1,2\n")
-    with pytest.raises(ValueError, match=r"p.csv:2: expected 5 fields \(age, bmi, smoker, name, note\), got 2"):
+    with pytest.raises(
+        ValueError, match=r"p.csv:2: expected 5 fields \(age, bmi, smoker, name, note\), got 2"
+    ):
         InMemDataset.from_csv(path)
     path.write_text("age,bmi,smoker,name,note\n1.5,2,1,a,b\n")
     with pytest.raises(ValueError, match=r"field 'age': cannot convert '1.5' to int"):

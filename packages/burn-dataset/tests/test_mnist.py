@@ -9,7 +9,6 @@ import threading
 
 import numpy as np
 import pytest
-
 from burn_dataset import DownloadError, MnistDataset, MnistItem
 from burn_dataset.vision import _mnist, parse_idx, read_idx
 
@@ -58,7 +57,10 @@ def test_parse_idx_types_and_shapes():
         (b"\x01\x00\x08\x01", "not an IDX file"),
         (bytes([0, 0, 0x07, 1, 0, 0, 0, 1, 5]), "unknown IDX element type 0x07"),
         (bytes([0, 0, 8, 2, 0, 0]), "truncated IDX header"),
-        (bytes([0, 0, 8, 1, 0, 0, 0, 3, 7, 8]), r"shape \[3\] of uint8 needs 11 bytes, file has 10"),
+        (
+            bytes([0, 0, 8, 1, 0, 0, 0, 3, 7, 8]),
+            r"shape \[3\] of uint8 needs 11 bytes, file has 10",
+        ),
     ],
 )
 def test_parse_idx_errors(data, message):
@@ -71,7 +73,11 @@ def test_read_idx_gzip_and_raw(tmp_path):
     (tmp_path / "raw").write_bytes(idx_bytes(array))
     (tmp_path / "z.gz").write_bytes(gzip.compress(idx_bytes(array)))
     (tmp_path / "bad.gz").write_bytes(b"\x1f\x8b garbage")
-    assert read_idx(tmp_path / "raw").tolist() == read_idx(tmp_path / "z.gz").tolist() == array.tolist()
+    assert (
+        read_idx(tmp_path / "raw").tolist()
+        == read_idx(tmp_path / "z.gz").tolist()
+        == array.tolist()
+    )
     with pytest.raises(ValueError, match="corrupt gzip data"):
         read_idx(tmp_path / "bad.gz")
 
@@ -79,7 +85,9 @@ def test_read_idx_gzip_and_raw(tmp_path):
 def test_from_idx_files_items(tmp_path):
     images, labels = fake_mnist(5, 0)
     write_split(tmp_path, "train", images, labels, compress=False)
-    ds = MnistDataset.from_idx_files(tmp_path / "train-images-idx3-ubyte", tmp_path / "train-labels-idx1-ubyte")
+    ds = MnistDataset.from_idx_files(
+        tmp_path / "train-images-idx3-ubyte", tmp_path / "train-labels-idx1-ubyte"
+    )
     item = ds.get(3)
     assert isinstance(item, MnistItem)
     assert item.image.dtype == np.float32 and item.image.shape == (28, 28)
@@ -105,7 +113,9 @@ def test_shape_errors(tmp_path):
     (tmp_path / "img").write_bytes(idx_bytes(np.zeros((2, 27, 28), np.uint8)))
     (tmp_path / "lbl").write_bytes(idx_bytes(np.zeros(2, np.uint8)))
     (tmp_path / "img28").write_bytes(idx_bytes(np.zeros((3, 28, 28), np.uint8)))
-    with pytest.raises(ValueError, match=r"expected MNIST images of shape \[N, 28, 28\], got \(2, 27, 28\)"):
+    with pytest.raises(
+        ValueError, match=r"expected MNIST images of shape \[N, 28, 28\], got \(2, 27, 28\)"
+    ):
         MnistDataset.from_idx_files(tmp_path / "img", tmp_path / "lbl")
     with pytest.raises(ValueError, match=r"expected 3 labels"):
         MnistDataset.from_idx_files(tmp_path / "img28", tmp_path / "lbl")
@@ -127,7 +137,9 @@ def test_offline_error_names_files_and_cache_dir(tmp_path):
 def test_offline_error_via_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("BURN_MNIST_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("BURN_DATASET_CACHE_DIR", str(tmp_path))
-    with pytest.raises(DownloadError, match=r"t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz"):
+    with pytest.raises(
+        DownloadError, match=r"t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz"
+    ):
         MnistDataset.test()
     with pytest.raises(DownloadError, match=str(tmp_path / "mnist")):
         MnistDataset.test()
@@ -142,7 +154,9 @@ def local_server(tmp_path):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=root))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=root)
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield root, f"http://127.0.0.1:{server.server_address[1]}/"
@@ -161,11 +175,17 @@ def test_download_verifies_checksums(tmp_path, local_server, monkeypatch):
     }
     # The real checksums would reject our small fake files: a mismatch is an error, no file kept.
     cache = tmp_path / "cache"
-    with pytest.raises(DownloadError, match="checksum mismatch .* expected md5 9fb629c4189551a2d022fa330f9573f3"):
+    with pytest.raises(
+        DownloadError, match="checksum mismatch .* expected md5 9fb629c4189551a2d022fa330f9573f3"
+    ):
         MnistDataset.test(cache_dir=cache, base_url=url)
     assert not any(cache.glob("*"))
-    monkeypatch.setitem(_mnist.MNIST_MD5, "t10k-images-idx3-ubyte.gz", md5["t10k-images-idx3-ubyte.gz"])
-    monkeypatch.setitem(_mnist.MNIST_MD5, "t10k-labels-idx1-ubyte.gz", md5["t10k-labels-idx1-ubyte.gz"])
+    monkeypatch.setitem(
+        _mnist.MNIST_MD5, "t10k-images-idx3-ubyte.gz", md5["t10k-images-idx3-ubyte.gz"]
+    )
+    monkeypatch.setitem(
+        _mnist.MNIST_MD5, "t10k-labels-idx1-ubyte.gz", md5["t10k-labels-idx1-ubyte.gz"]
+    )
     ds = MnistDataset.test(cache_dir=cache, base_url=url)
     assert len(ds) == 4 and np.array_equal(ds.images, images)
     assert sorted(p.name for p in cache.iterdir()) == sorted(md5)

@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 import numpy as np
-
 from burn_dataset import DataLoaderBuilder, DigitsDataset
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
@@ -19,7 +18,9 @@ class MnistBatcher:
     def batch(self, items, device):
         images = [Tensor.from_data(item.image, device).reshape([1, 28, 28]) for item in items]
         images = [((t / 255) - 0.1307) / 0.3081 for t in images]  # as in the book
-        targets = [Tensor.from_data(np.array([item.label], dtype=np.int64), device) for item in items]
+        targets = [
+            Tensor.from_data(np.array([item.label], dtype=np.int64), device) for item in items
+        ]
         return MnistBatch(Tensor.cat(images, 0), Tensor.cat(targets, 0))
 
 

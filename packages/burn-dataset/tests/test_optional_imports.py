@@ -3,7 +3,6 @@
 import sys
 
 import pytest
-
 from burn_dataset import HuggingfaceDatasetLoader, ImageFolderDataset
 
 

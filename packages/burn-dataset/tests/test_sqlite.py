@@ -5,12 +5,11 @@ import pickle
 import sqlite3
 import subprocess
 import sys
-import threading
 import textwrap
+import threading
 
 import numpy as np
 import pytest
-
 from burn_dataset import SqliteDataset, SqliteDatasetStorage, SqliteDatasetWriter
 
 
@@ -141,7 +140,9 @@ def test_reader_errors(tmp_path):
     with SqliteDatasetWriter(path) as writer:
         writer.write("train", 1)
         writer.write("valid", 2)
-    with pytest.raises(ValueError, match=r"split 'test' not found .* available splits: \['train', 'valid'\]"):
+    with pytest.raises(
+        ValueError, match=r"split 'test' not found .* available splits: \['train', 'valid'\]"
+    ):
         SqliteDataset(path, "test")
 
 
@@ -176,7 +177,10 @@ def test_foreign_database_is_read_by_columns(tmp_path):
     conn.execute("CREATE TABLE other (id INTEGER)")
     conn.commit()
     conn.close()
-    assert list(SqliteDataset(path, "train")) == [{"title": "a", "label": 0}, {"title": "b", "label": 1}]
+    assert list(SqliteDataset(path, "train")) == [
+        {"title": "a", "label": 0},
+        {"title": "b", "label": 1},
+    ]
     with pytest.raises(ValueError, match="has no 'row_id' column"):
         SqliteDataset(path, "other")
 
@@ -196,7 +200,9 @@ def test_threaded_writer_and_concurrent_thread_readers(tmp_path):
     path = tmp_path / "t.db"
     with SqliteDatasetWriter(path) as writer:
         threads = [
-            threading.Thread(target=lambda k=k: [writer.write("train", k * 1000 + i) for i in range(250)])
+            threading.Thread(
+                target=lambda k=k: [writer.write("train", k * 1000 + i) for i in range(250)]
+            )
             for k in range(4)
         ]
         for t in threads:

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from burn_dataset import (
     ComposedDataset,
     InMemDataset,
@@ -131,7 +130,9 @@ def test_partial_80_20_split_like_the_book():
 
 def test_partial_split_and_split_chunks():
     assert [list(p) for p in PartialDataset.split(InMemDataset(range(7)), 3)] == [
-        [0, 1], [2, 3], [4, 5, 6]
+        [0, 1],
+        [2, 3],
+        [4, 5, 6],
     ]
     # 10 items, batch 3 -> 4 batches; 3 parts get 2, 1, 1 batches -> [0,6), [6,9), [9,10)
     parts = PartialDataset.split_chunks(ten(), 3, 3)

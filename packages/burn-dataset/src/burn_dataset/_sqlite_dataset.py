@@ -11,8 +11,14 @@ from typing import Any
 
 from burn_dataset._base import Dataset, check_index
 from burn_dataset._items import row_converter
-from burn_dataset._sqlite_schema import BLOB, check_split, decode_value, list_splits, quote
-from burn_dataset._sqlite_schema import read_layout
+from burn_dataset._sqlite_schema import (
+    BLOB,
+    check_split,
+    decode_value,
+    list_splits,
+    quote,
+    read_layout,
+)
 
 # SQLite's historical limit on bound parameters is 999; stay below it for bulk reads.
 _MAX_PARAMS = 900
@@ -22,9 +28,7 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
     # mode=ro: readers never take a write lock, so any number of threads and processes can
     # read the same file at once. Each thread opens its own connection; check_same_thread is
     # off only so that `close()` may close them all from whichever thread calls it.
-    return sqlite3.connect(
-        f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
-    )
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
 
 
 class SqliteDataset(Dataset[Any]):
@@ -51,9 +55,7 @@ class SqliteDataset(Dataset[Any]):
         (2, {'x': 2.5}, None)
     """
 
-    def __init__(
-        self, db_file: str | os.PathLike[str], split: str, item_type: Any = None
-    ) -> None:
+    def __init__(self, db_file: str | os.PathLike[str], split: str, item_type: Any = None) -> None:
         self._db_file = Path(db_file)
         self._split = check_split(split)
         if not self._db_file.is_file():
@@ -117,7 +119,8 @@ class SqliteDataset(Dataset[Any]):
             if self._convert is not None and isinstance(item, dict):
                 item = self._convert(item)
             return item
-        row = {c: decode_value(v, e) for (c, e), v in zip(self._columns.items(), values)}
+        pairs = zip(self._columns.items(), values, strict=True)
+        row = {c: decode_value(v, e) for (c, e), v in pairs}
         return self._convert(row) if self._convert is not None else row
 
     def get(self, index: int) -> Any:
@@ -168,4 +171,6 @@ class SqliteDataset(Dataset[Any]):
         self._conns_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"SqliteDataset(db_file={str(self._db_file)!r}, split={self._split!r}, len={self._len})"
+        return (
+            f"SqliteDataset(db_file={str(self._db_file)!r}, split={self._split!r}, len={self._len})"
+        )

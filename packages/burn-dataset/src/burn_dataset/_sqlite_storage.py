@@ -30,8 +30,12 @@ class SqliteDatasetStorage:
         (True, ['train'], [1, 2, 3])
     """
 
-    def __init__(self, name: str | None = None, db_file: str | os.PathLike[str] | None = None,
-                 base_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        name: str | None = None,
+        db_file: str | os.PathLike[str] | None = None,
+        base_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         if (name is None) == (db_file is None):
             raise ValueError("give exactly one of name= or db_file=")
         if name is not None and (not isinstance(name, str) or not name.strip()):

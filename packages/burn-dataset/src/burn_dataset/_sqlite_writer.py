@@ -29,7 +29,7 @@ from burn_dataset._sqlite_schema import (
 class SqliteDatasetWriter:
     """Write items into an SQLite dataset file; thread-safe.
 
-    Items go to a temporary file next to `db_file` and the file is renamed into place by `set_completed()`, so a
+    Items go to a temporary file next to `db_file`, renamed into place by `set_completed()`, so a
     reader never sees a half-written database (Burn does the same). Used as a context manager,
     the writer completes on success and deletes the temporary file on error.
 
@@ -74,7 +74,9 @@ class SqliteDatasetWriter:
         self._conn: sqlite3.Connection | None = sqlite3.connect(
             self._tmp_file, check_same_thread=False, isolation_level=None
         )
-        self._conn.execute("PRAGMA journal_mode = OFF")  # a fresh temp file: nothing to roll back to
+        self._conn.execute(
+            "PRAGMA journal_mode = OFF"
+        )  # a fresh temp file: nothing to roll back to
         self._conn.execute("PRAGMA synchronous = OFF")  # durability comes from the final rename
         self._conn.execute("BEGIN")
         ensure_meta_table(self._conn)
@@ -112,7 +114,8 @@ class SqliteDatasetWriter:
         for name, encoding in columns.items():
             if encoding not in ENCODINGS:
                 raise ValueError(
-                    f"column {name!r}: encoding must be one of {sorted(ENCODINGS)}, got {encoding!r}"
+                    f"column {name!r}: encoding must be one of {sorted(ENCODINGS)}, "
+                    f"got {encoding!r}"
                 )
         if not columns or "row_id" in columns:
             raise ValueError("columns must be non-empty and must not contain 'row_id'")
@@ -200,4 +203,3 @@ class SqliteDatasetWriter:
                 self.set_completed()
         else:
             self.abort()
-

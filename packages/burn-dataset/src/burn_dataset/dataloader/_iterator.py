@@ -23,6 +23,14 @@ class DataLoaderIterator(Iterator[Any]):
     building a batch is re-raised by `next()` in the caller, and the remaining work is cancelled.
 
     Not created directly: use `iter(loader)`.
+
+    Example:
+        >>> from burn_dataset import DataLoaderBuilder, InMemDataset
+        >>> loader = DataLoaderBuilder(lambda items, device: items).batch_size(2).build(
+        ...     InMemDataset([1, 2, 3]))
+        >>> it = iter(loader)
+        >>> next(it), it.progress()
+        ([1, 2], Progress(items_processed=2, items_total=3))
     """
 
     def __init__(
@@ -70,9 +78,7 @@ class DataLoaderIterator(Iterator[Any]):
 
     def _fill(self) -> None:
         assert self._executor is not None
-        while (
-            self._next_to_submit < self._num_batches and len(self._pending) < self._prefetch
-        ):
+        while self._next_to_submit < self._num_batches and len(self._pending) < self._prefetch:
             self._pending.append(self._executor.submit(self._make_batch, self._next_to_submit))
             self._next_to_submit += 1
 

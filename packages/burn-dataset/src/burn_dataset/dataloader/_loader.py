@@ -160,7 +160,8 @@ class DataLoader:
 
         Example:
             >>> from burn_dataset import InMemDataset
-            >>> loader = DataLoader(lambda items, device: (device, items), InMemDataset(range(5)), 8)
+            >>> pair = lambda items, device: (device, items)
+            >>> loader = DataLoader(pair, InMemDataset(range(5)), 8)
             >>> [next(iter(part)) for part in loader.split(["gpu:0", "gpu:1"])]
             [('gpu:0', [0, 1]), ('gpu:1', [2, 3, 4])]
         """
@@ -185,7 +186,14 @@ class DataLoader:
 
 
 def split_dataloader(loader: DataLoader, devices: Sequence[Any]) -> list[DataLoader]:
-    """Burn's free function: same as `loader.split(devices)`."""
+    """Burn's free function: same as `loader.split(devices)`.
+
+    Example:
+        >>> from burn_dataset import InMemDataset
+        >>> loader = DataLoader(lambda items, device: items, InMemDataset([1, 2, 3]), 2)
+        >>> [part.num_items() for part in split_dataloader(loader, ["cpu:0", "cpu:1"])]
+        [1, 2]
+    """
     return loader.split(devices)
 
 

@@ -24,8 +24,7 @@ class ComposedDataset(Dataset[Any]):
     def __init__(self, datasets: Iterable[Any]) -> None:
         if isinstance(datasets, Dataset) or not isinstance(datasets, Iterable):
             raise TypeError(
-                "ComposedDataset expects a list of datasets, got "
-                f"{type(datasets).__name__}"
+                f"ComposedDataset expects a list of datasets, got {type(datasets).__name__}"
             )
         self._datasets = [check_dataset(d, f"datasets[{i}]") for i, d in enumerate(datasets)]
         # ends[k] = total length of datasets[0..k]; bisect finds the owner of an index in O(log k).

@@ -10,7 +10,15 @@ from burn_dataset._base import Dataset, check_dataset, check_index, dataset_len,
 
 @runtime_checkable
 class Mapper(Protocol):
-    """Burn's `Mapper` trait: an object with `map(item) -> new_item`."""
+    """Burn's `Mapper` trait: an object with `map(item) -> new_item`.
+
+    Example:
+        >>> class Double:
+        ...     def map(self, item):
+        ...         return 2 * item
+        >>> isinstance(Double(), Mapper)
+        True
+    """
 
     def map(self, item: Any) -> Any: ...
 

@@ -34,9 +34,7 @@ class SamplerDataset(Dataset[Any]):
         (6, ['a', 'b', 'c'], ['a', 'b', 'c'])
     """
 
-    def __init__(
-        self, dataset: Any, size: int, replacement: bool = True, seed: Any = None
-    ) -> None:
+    def __init__(self, dataset: Any, size: int, replacement: bool = True, seed: Any = None) -> None:
         check_dataset(dataset)
         if isinstance(size, bool):
             raise TypeError("size must be an int, got bool")

@@ -11,7 +11,12 @@ from pathlib import Path
 
 
 class DownloadError(OSError):
-    """A dataset file could not be downloaded (offline, unreachable, or bad checksum)."""
+    """A dataset file could not be downloaded (offline, unreachable, or bad checksum).
+
+    Example:
+        >>> issubclass(DownloadError, OSError)
+        True
+    """
 
 
 def md5_of(path: str | os.PathLike[str]) -> str:
@@ -27,8 +32,9 @@ def md5_of(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def download_file(url: str, dest: str | os.PathLike[str], md5: str | None,
-                  timeout: float = 30.0) -> Path:
+def download_file(
+    url: str, dest: str | os.PathLike[str], md5: str | None, timeout: float = 30.0
+) -> Path:
     """Download `url` to `dest` atomically; with `md5`, verify it before moving into place.
 
     Raises:
@@ -48,8 +54,6 @@ def download_file(url: str, dest: str | os.PathLike[str], md5: str | None,
         actual = md5_of(tmp)
         if actual != md5:
             tmp.unlink(missing_ok=True)
-            raise DownloadError(
-                f"checksum mismatch for {url}: expected md5 {md5}, got {actual}"
-            )
+            raise DownloadError(f"checksum mismatch for {url}: expected md5 {md5}, got {actual}")
     os.replace(tmp, dest)
     return dest

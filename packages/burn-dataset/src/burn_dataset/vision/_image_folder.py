@@ -28,14 +28,26 @@ def _require_pillow() -> Any:
 
 @dataclass(frozen=True)
 class Label:
-    """A classification annotation: the class index (Burn's `Annotation::Label`)."""
+    """A classification annotation: the class index (Burn's `Annotation::Label`).
+
+    Example:
+        >>> Label(3).value
+        3
+    """
 
     value: int
 
 
 @dataclass
 class ImageDatasetItem:
-    """A decoded image `[H, W, C]` (uint8, or uint16/float32 for such files), its path, label."""
+    """A decoded image `[H, W, C]` (uint8, or uint16/float32 for such files), its path, label.
+
+    Example:
+        >>> import numpy as np
+        >>> item = ImageDatasetItem(np.zeros((2, 2, 3), np.uint8), "cat/a.png", Label(0))
+        >>> item.label, item.image.shape
+        (0, (2, 2, 3))
+    """
 
     image: np.ndarray
     image_path: str

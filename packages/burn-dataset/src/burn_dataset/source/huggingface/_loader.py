@@ -108,12 +108,16 @@ class HuggingfaceDatasetLoader:
         self._token = token
         return self
 
-    def with_huggingface_cache_dir(self, cache_dir: str | os.PathLike[str]) -> HuggingfaceDatasetLoader:
+    def with_huggingface_cache_dir(
+        self, cache_dir: str | os.PathLike[str]
+    ) -> HuggingfaceDatasetLoader:
         """The `datasets` download cache (default: its own, `~/.cache/huggingface`)."""
         self._hf_cache_dir = str(cache_dir)
         return self
 
-    def with_huggingface_data_dir(self, data_dir: str | os.PathLike[str]) -> HuggingfaceDatasetLoader:
+    def with_huggingface_data_dir(
+        self, data_dir: str | os.PathLike[str]
+    ) -> HuggingfaceDatasetLoader:
         """`data_dir` passed to `load_dataset` (a sub-folder of the repository, or local files)."""
         self._data_dir = str(data_dir)
         return self
@@ -123,13 +127,14 @@ class HuggingfaceDatasetLoader:
         self._data_files = (
             {k: str(v) for k, v in data_files.items()}
             if isinstance(data_files, dict)
-            else str(data_files) if isinstance(data_files, (str, os.PathLike))
+            else str(data_files)
+            if isinstance(data_files, (str, os.PathLike))
             else [str(f) for f in data_files]
         )
         return self
 
     def with_trust_remote_code(self, trust: bool) -> HuggingfaceDatasetLoader:
-        """Allow datasets that run a loading script (only for `datasets` versions that support it)."""
+        """Allow datasets that run a loading script (if the `datasets` version supports it)."""
         self._trust_remote_code = bool(trust)
         return self
 
