@@ -362,7 +362,14 @@ class LayoutMixin:
         return self._like(self._o.select(self._p, d, indices._p))
 
     def select_assign(self, dim: int, indices, values):
-        """ADD `values` at the selected positions along `dim` (Burn semantics; torch.index_add)."""
+        """ADD `values` at the selected positions along `dim` (Burn semantics; torch.index_add).
+
+        Bool tensors accumulate with OR, as Burn.
+        """
+        from ._tensor import Tensor
+
+        if self._o.kind is Bool and isinstance(values, Tensor) and values._o.kind is Bool:
+            return self.int().select_assign(dim, indices, values.int()).greater_elem(0)
         check.numeric("select_assign", self)
         d = check.dim("select_assign", dim, len(self._p.shape))
         indices = self._indices("select_assign", indices)

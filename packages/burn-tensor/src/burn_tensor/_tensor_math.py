@@ -369,7 +369,9 @@ class MathMixin:
         check.binary("is_close", self, other)
         a = self.float() if self._o.kind is Int else self
         b = other.float() if other._o.kind is Int else other
-        return a.sub(b).abs().lower_equal(b.abs().mul_scalar(rtol).add_scalar(atol))
+        close = a.sub(b).abs().lower_equal(b.abs().mul_scalar(rtol).add_scalar(atol))
+        # equal infinities are close (inf - inf is NaN), as torch.isclose
+        return close.bool_or(a.equal(b))
 
     def all_close(self, other, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
         return bool(self.is_close(other, rtol, atol).all().into_scalar())

@@ -1,0 +1,17 @@
+"""The backend conformance suite: import it into a backend package's test module.
+
+    # tests/test_conformance.py
+    from burn_tensor.testing.conformance import *  # noqa: F401,F403
+
+Every test takes the `burn` fixture (see `burn_tensor.testing.plugin`), built from the
+`burn_backend` fixture that the package's conftest provides.
+"""
+
+from ._suite_activation import *  # noqa: F401,F403
+from ._suite_burn_literals import *  # noqa: F401,F403
+from ._suite_creation import *  # noqa: F401,F403
+from ._suite_elementwise import *  # noqa: F401,F403
+from ._suite_layout import *  # noqa: F401,F403
+from ._suite_reduce import *  # noqa: F401,F403
+
+__all__ = [n for n in list(globals()) if n.startswith("test_")]
