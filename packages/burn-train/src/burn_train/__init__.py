@@ -1,0 +1,60 @@
+"""burn_train: the training loop of burn-py (Burn's `burn::train`).
+
+`LearnerBuilder(artifact_dir)` configures metrics, loggers, the renderer (live dashboard on a
+terminal), checkpoints, early stopping and interrupts; `.build(model, optim, lr)` gives a
+`Learner` whose `fit(train_loader, valid_loader)` returns the trained model. Models provide
+`train_step(batch) -> TrainOutput` and `valid_step(batch) -> output`.
+
+Example:
+    >>> from burn_train import LearnerBuilder, ClassificationOutput, TrainOutput
+    >>> from burn_train.metric import AccuracyMetric, LossMetric
+    >>> builder = (LearnerBuilder("/tmp/guide")
+    ...     .metric_train_numeric(AccuracyMetric()).metric_valid_numeric(AccuracyMetric())
+    ...     .metric_train_numeric(LossMetric()).metric_valid_numeric(LossMetric())
+    ...     .num_epochs(10).summary())
+"""
+
+from . import checkpoint, logger, metric, renderer
+from .learner import (
+    ClassificationOutput,
+    ConstantLr,
+    EarlyStoppingStrategy,
+    GradientsAccumulator,
+    Interrupter,
+    Learner,
+    LearnerBuilder,
+    LearnerSummary,
+    MetricEarlyStoppingStrategy,
+    MetricSummary,
+    MultiLabelClassificationOutput,
+    RegressionOutput,
+    StoppingCondition,
+    TrainingInterrupter,
+    TrainOutput,
+)
+from .metric.store import Aggregate, Direction, Split
+
+__all__ = [
+    "Aggregate",
+    "ClassificationOutput",
+    "ConstantLr",
+    "Direction",
+    "EarlyStoppingStrategy",
+    "GradientsAccumulator",
+    "Interrupter",
+    "Learner",
+    "LearnerBuilder",
+    "LearnerSummary",
+    "MetricEarlyStoppingStrategy",
+    "MetricSummary",
+    "MultiLabelClassificationOutput",
+    "RegressionOutput",
+    "Split",
+    "StoppingCondition",
+    "TrainOutput",
+    "TrainingInterrupter",
+    "checkpoint",
+    "logger",
+    "metric",
+    "renderer",
+]

@@ -1,0 +1,123 @@
+"""One training epoch and one validation epoch."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ..metric._base import MetricMetadata
+from ..metric.store import Split
+from ._processor import MetricsProcessor
+from ._train_output import GradientsAccumulator
+
+log = logging.getLogger("burn_train")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Fallback progress for loaders whose iterators have no `progress()` (counts batches)."""
+
+    items_processed: int
+    items_total: int
+
+
+def _progress(iterator: Any, loader: Any, iteration: int) -> Any:
+    method = getattr(iterator, "progress", None)
+    if callable(method):
+        return method()
+    try:
+        total = len(loader)
+    except TypeError:
+        total = iteration
+    return Progress(iteration, max(total, iteration))
+
+
+def _start_epoch(loader: Any, epoch: int) -> Any:
+    # Loaders that derive their shuffle order from the epoch (PyTorch's `set_epoch`) get the
+    # 0-based epoch, so a resumed run sees the same order as an uninterrupted one.
+    set_epoch = getattr(loader, "set_epoch", None)
+    if callable(set_epoch):
+        set_epoch(epoch - 1)
+    return iter(loader)
+
+
+def train_epoch(
+    model: Any,
+    optim: Any,
+    scheduler: Any,
+    loader: Any,
+    epoch: int,
+    num_epochs: int,
+    processor: MetricsProcessor,
+    interrupter: Any,
+    grads_accumulation: int | None,
+) -> tuple[Any, Any]:
+    """Run one epoch of `train_step` + optimizer steps; returns `(model, optim)`."""
+    log.info("Executing training step for epoch %d", epoch)
+    iterator = _start_epoch(loader, epoch)
+    accumulator = GradientsAccumulator() if grads_accumulation else None
+    accumulated = 0
+    iteration = 0
+    try:
+        for batch in iterator:
+            iteration += 1
+            lr = scheduler.step()
+            output = model.train_step(batch)
+            if accumulator is not None:
+                accumulator.accumulate(model, output.grads)
+                accumulated += 1
+                if accumulated >= grads_accumulation:
+                    model = _optim_step(optim, lr, model, accumulator.grads())
+                    accumulated = 0
+            else:
+                model = _optim_step(optim, lr, model, output.grads)
+            meta = MetricMetadata(_progress(iterator, loader, iteration), epoch, num_epochs, iteration, lr)
+            processor.process(Split.TRAIN, output.item, meta)
+            if interrupter.should_stop():
+                log.info("Training interrupted at epoch %d iteration %d: %s", epoch, iteration, interrupter.get_message())
+                break
+    finally:
+        _close(iterator)
+    processor.end_epoch(Split.TRAIN, epoch)
+    return model, optim
+
+
+def _optim_step(optim: Any, lr: float, model: Any, grads: Any) -> Any:
+    new_model = optim.step(lr, model, grads)
+    if new_model is None:  # a mutating optimizer may return nothing: keep the (updated) model
+        return model
+    return new_model
+
+
+def valid_epoch(
+    model: Any,
+    loader: Any,
+    epoch: int,
+    num_epochs: int,
+    processor: MetricsProcessor,
+    interrupter: Any,
+) -> None:
+    """Run `valid_step` over the loader on `model.valid()` (no autodiff, eval behaviour)."""
+    log.info("Executing validation step for epoch %d", epoch)
+    valid_model = model.valid() if callable(getattr(model, "valid", None)) else model
+    iterator = _start_epoch(loader, epoch)
+    iteration = 0
+    try:
+        for batch in iterator:
+            iteration += 1
+            item = valid_model.valid_step(batch)
+            meta = MetricMetadata(_progress(iterator, loader, iteration), epoch, num_epochs, iteration, None)
+            processor.process(Split.VALID, item, meta)
+            if interrupter.should_stop():
+                log.info("Validation interrupted at epoch %d iteration %d", epoch, iteration)
+                break
+    finally:
+        _close(iterator)
+    processor.end_epoch(Split.VALID, epoch)
+
+
+def _close(iterator: Any) -> None:
+    close = getattr(iterator, "close", None)
+    if callable(close):
+        close()

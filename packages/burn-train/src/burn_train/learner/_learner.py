@@ -1,0 +1,100 @@
+"""`Learner.fit`: the epoch loop with checkpoints, early stopping, interrupts and the summary."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..logger._app import install_application_logger, remove_application_logger
+from ..metric.store import EventStore
+from ._epoch import train_epoch, valid_epoch
+from ._interrupter import SigintHandler
+from ._summary import LearnerSummary
+
+log = logging.getLogger("burn_train")
+
+
+class Learner:
+    """A configured training run; create it with `LearnerBuilder(...).build(...)`.
+
+    Attributes after `fit`: `epochs_completed` (last epoch fully trained and validated),
+    `interrupted` (stopped by the interrupter), `stopped_early`, `summary_result`.
+    """
+
+    def __init__(self, model: Any, optim: Any, scheduler: Any, config: Any) -> None:
+        self.model = model
+        self.optim = optim
+        self.scheduler = scheduler
+        self.config = config
+        self.epochs_completed = 0
+        self.interrupted = False
+        self.stopped_early = False
+        self.summary_result: LearnerSummary | None = None
+
+    def fit(self, dataloader_train: Any, dataloader_valid: Any) -> Any:
+        """Train for the configured epochs; returns the trained model.
+
+        Args:
+            dataloader_train: iterable of training batches (one pass = one epoch).
+            dataloader_valid: iterable of validation batches.
+        """
+        cfg = self.config
+        handler = install_application_logger(cfg.directory / "experiment.log") if cfg.app_log else None
+        try:
+            return self._fit(dataloader_train, dataloader_valid)
+        finally:
+            if handler is not None:
+                remove_application_logger(handler)
+
+    def _fit(self, train: Any, valid: Any) -> Any:
+        cfg = self.config
+        store = EventStore(cfg.processor.loggers)
+        model, optim, scheduler = self.model, self.optim, self.scheduler
+        start = 1
+        if cfg.checkpoint is not None:
+            if cfg.checkpointer is None:
+                raise ValueError("checkpoint(epoch) needs with_file_checkpointer(recorder)")
+            log.info("Resuming from checkpoint %d", cfg.checkpoint)
+            model = cfg.checkpointer.load_model(model, cfg.checkpoint)
+            optim = cfg.checkpointer.load_optim(optim, cfg.checkpoint)
+            scheduler = cfg.checkpointer.load_scheduler(scheduler, cfg.checkpoint)
+            start = cfg.checkpoint + 1
+            if cfg.early_stopping is not None and hasattr(cfg.early_stopping, "restore"):
+                cfg.early_stopping.restore(range(1, start), store)
+            self.epochs_completed = cfg.checkpoint
+        log.info("Fitting %s for epochs %d..%d", type(model).__name__, start, cfg.num_epochs)
+        renderer = cfg.processor.renderer
+        renderer.start(cfg.interrupter)
+        try:
+            with SigintHandler(cfg.interrupter):
+                for epoch in range(start, cfg.num_epochs + 1):
+                    model, optim = train_epoch(
+                        model, optim, scheduler, train, epoch, cfg.num_epochs, cfg.processor,
+                        cfg.interrupter, cfg.grads_accumulation,
+                    )
+                    self.model, self.optim, self.scheduler = model, optim, scheduler
+                    if cfg.interrupter.should_stop():
+                        break
+                    valid_epoch(model, valid, epoch, cfg.num_epochs, cfg.processor, cfg.interrupter)
+                    if cfg.interrupter.should_stop():
+                        break
+                    if cfg.checkpointer is not None:
+                        cfg.checkpointer.checkpoint(model, optim, scheduler, epoch, store)
+                    self.epochs_completed = epoch
+                    if cfg.early_stopping is not None and cfg.early_stopping.should_stop(epoch, store):
+                        self.stopped_early = True
+                        break
+            self.interrupted = cfg.interrupter.should_stop()
+            if self.interrupted:
+                log.info("Training stopped: %s", cfg.interrupter.get_message())
+        finally:
+            for logger in cfg.processor.loggers:
+                logger.close()
+            summary = None
+            if cfg.summary:
+                names = cfg.processor.names_all()
+                summary = self.summary_result = LearnerSummary(cfg.directory, names)
+                log.info("\n%s", summary)
+            renderer.on_train_end(summary)
+            renderer.close()
+        return model
