@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import burn_dataset
+import pytest
 
 MODULES = ["burn_dataset"] + [
     m.name for m in pkgutil.walk_packages(burn_dataset.__path__, "burn_dataset.")
