@@ -1,0 +1,24 @@
+"""burn_autodiff: the Autodiff backend decorator of burn-py (reverse-mode, first order).
+
+Example:
+    >>> from burn_ndarray import NdArray
+    >>> from burn_tensor import Tensor
+    >>> from burn_autodiff import Autodiff
+    >>> device = Autodiff(NdArray()).device()
+    >>> x = Tensor.from_data([1.0, 2.0, 3.0], device).require_grad()
+    >>> grads = (x * x).sum().backward()
+    >>> x.grad(grads).tolist()
+    [2.0, 4.0, 6.0]
+"""
+
+from ._backend import NONDIFF, Autodiff, classify
+from ._checkpoint import BalancedCheckpointing, CheckpointStrategy, NoCheckpointing
+from ._graph import Gradients, graph_stats, live_nodes
+from ._rule import RULES, Rule, reduce_to, rule
+from ._tensor import AutodiffTensor
+
+__all__ = [
+    "NONDIFF", "RULES", "Autodiff", "AutodiffTensor", "BalancedCheckpointing", "CheckpointStrategy",
+    "Gradients", "NoCheckpointing", "Rule", "classify", "graph_stats", "live_nodes", "reduce_to",
+    "rule",
+]

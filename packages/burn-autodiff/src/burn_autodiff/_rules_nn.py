@@ -1,0 +1,77 @@
+"""Gradient rules of activations and module ops (conv, pools, interpolate, embedding).
+
+They call the backward primitives of the op table on the inner backend (`relu_backward`,
+`conv2d_x_backward`, `max_pool2d_with_indices_backward`, ...), so a backend with fast kernels for
+those gets a fast backward pass for free. 1-D variants, `max_pool2d`, `conv1d`, `unfold4d`,
+`leaky_relu`, `prelu` and `hard_sigmoid` have no rule: their base-class defaults are built from
+the ops below and are differentiated through their parts.
+"""
+
+from __future__ import annotations
+
+from ._rule import RULES, rule
+
+# -- activations ---------------------------------------------------------------------------------------
+RULES["relu"] = rule(lambda c, g: (c.b.relu_backward(c.output(), g),), out=True, memory_bound=True)
+RULES["gelu"] = rule(lambda c, g: (c.b.gelu_backward(c.x(0), g),), keep=(0,), memory_bound=True)
+RULES["sigmoid"] = rule(
+    lambda c, g: (c.b.sigmoid_backward(c.output(), g),), out=True, memory_bound=True
+)
+RULES["log_sigmoid"] = rule(
+    lambda c, g: (c.b.log_sigmoid_backward(c.x(0), g),), keep=(0,), memory_bound=True
+)
+
+
+# -- convolutions ----------------------------------------------------------------------------------------
+def _conv2d(c, g):
+    b, opts = c.b, c.arg(3)
+    x, w = c.x(0), c.x(1)
+    gx = b.conv2d_x_backward(x, w, g, opts) if c.need(0) else None
+    gw = b.conv2d_weight_backward(x, w, g, opts) if c.need(1) else None
+    gb = b.conv2d_bias_backward(x, w, c.arg(2), g) if c.need(2) else None
+    return gx, gw, gb, None
+
+
+def _conv_transpose2d(c, g):
+    b, opts = c.b, c.arg(3)
+    x, w = c.x(0), c.x(1)
+    gx = b.conv_transpose2d_x_backward(w, g, opts) if c.need(0) else None
+    gw = b.conv_transpose2d_weight_backward(x, w, g, opts) if c.need(1) else None
+    gb = b.conv_transpose2d_bias_backward(x, w, c.arg(2), g) if c.need(2) else None
+    return gx, gw, gb, None
+
+
+# Parameters (weight, bias) are alive anyway: keeping them costs nothing and lets backends read them.
+RULES["conv2d"] = rule(_conv2d, keep=(0, 1, 2))
+RULES["conv_transpose2d"] = rule(_conv_transpose2d, keep=(0, 1, 2))
+
+
+# -- pooling, interpolation, embedding ----------------------------------------------------------------
+def _avg_pool2d(c, g):
+    x, k, s, p, cip = c.args
+    return (c.b.avg_pool2d_backward(c.x(0), g, k, s, p, cip), None, None, None, None)
+
+
+def _max_pool2d_with_indices(c, g):
+    _, k, s, p, d = c.args
+    idx = c.outputs()[1]
+    return (c.b.max_pool2d_with_indices_backward(c.x(0), k, s, p, d, g, idx),) + (None,) * 4
+
+
+def _adaptive_avg_pool2d(c, g):
+    return c.b.adaptive_avg_pool2d_backward(c.x(0), g), None
+
+
+def _interpolate(c, g):
+    return c.b.interpolate_backward(c.x(0), g, c.arg(1), c.arg(2)), None, None
+
+
+def _embedding(c, g):
+    return c.b.embedding_backward(c.arg(0), g, c.arg(1)), None
+
+
+RULES["avg_pool2d"] = rule(_avg_pool2d, keep=(0,))
+RULES["max_pool2d_with_indices"] = rule(_max_pool2d_with_indices, keep=(0,), out=True)
+RULES["adaptive_avg_pool2d"] = rule(_adaptive_avg_pool2d, keep=(0,))
+RULES["interpolate"] = rule(_interpolate, keep=(0,))
+RULES["embedding"] = rule(_embedding, keep=(0,))
