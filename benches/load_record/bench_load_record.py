@@ -1,15 +1,19 @@
 """load_record: save and load a ~100M-parameter nested record with every burn-record recorder.
 
-Compares, in the same run and on the same arrays, against `numpy.savez`/`numpy.load` (uncompressed and
-`savez_compressed`) and, when importable, `torch.save`/`torch.load(weights_only=True)`. Prints a table
+Compares, in the same run and on the same arrays, against `numpy.savez`/`numpy.load` (uncompressed
+and
+`savez_compressed`) and, when importable, `torch.save`/`torch.load(weights_only=True)`. Prints a
+table
 and writes JSON to benches/results/load_record.json.
 
     uv run python benches/load_record/bench_load_record.py               # 100M parameters
     uv run python benches/load_record/bench_load_record.py --params 10M  # scaled down
 
-Throughput (MB/s) is the model's in-memory f32 size divided by the wall time, so recorders that store
+Throughput (MB/s) is the model's in-memory f32 size divided by the wall time, so recorders that
+store
 half precision are credited with the bytes they represent, not the bytes they write. Every save is a
-burn-record atomic write (temp file + fsync + rename); numpy and torch do not fsync, which this table
+burn-record atomic write (temp file + fsync + rename); numpy and torch do not fsync, which this
+table
 does not hide. Loads read a file that the save just wrote, so all of them hit a warm page cache.
 """
 
@@ -57,7 +61,8 @@ def parse_count(text: str) -> int:
 def build_item(n_params: int, seed: int = 0) -> dict:
     """A transformer-like module record of exactly `n_params` f32 parameters.
 
-    Blocks of attention (4 x [d, d] + biases), MLP ([d, 4d], [4d, d] + biases) and two norms, plus an
+    Blocks of attention (4 x [d, d] + biases), MLP ([d, 4d], [4d, d] + biases) and two norms, plus
+    an
     embedding table that absorbs the remainder, and a few constants like a real record.
     """
     rng = np.random.default_rng(seed)
@@ -91,8 +96,14 @@ def build_item(n_params: int, seed: int = 0) -> dict:
         "head_bias": param(tail),
         "config": {"d_model": d, "n_blocks": n_blocks, "norm_first": True},
     }
-    assert sum(p.value.num_elements() for p in br.flatten(item).values()
-               if isinstance(p, br.ParamRecord)) == n_params
+    assert (
+        sum(
+            p.value.num_elements()
+            for p in br.flatten(item).values()
+            if isinstance(p, br.ParamRecord)
+        )
+        == n_params
+    )
     return item
 
 
@@ -107,8 +118,12 @@ def timed(fn: Callable[[], object], repeats: int) -> dict:
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)
-    return {"median_s": statistics.median(samples), "min_s": min(samples), "max_s": max(samples),
-            "repeats": repeats}
+    return {
+        "median_s": statistics.median(samples),
+        "min_s": min(samples),
+        "max_s": max(samples),
+        "repeats": repeats,
+    }
 
 
 def bench_recorder(cls, item, workdir: Path, repeats: int) -> dict:
@@ -207,7 +222,9 @@ def main(argv: list[str] | None = None) -> dict:
         for ref_name, ref in (("numpy", np_ref), ("torch", torch_ref)):
             if ref is not None:
                 for op in ("save", "load"):
-                    entry["ratios"][f"{op} burn/{ref_name}"] = r[op]["median_s"] / ref[op]["median_s"]
+                    entry["ratios"][f"{op} burn/{ref_name}"] = (
+                        r[op]["median_s"] / ref[op]["median_s"]
+                    )
         results.append(entry)
     report = {
         "suite": "load_record",
@@ -233,28 +250,51 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def render(report: dict) -> str:
-    head = ["format", "file MB", "save s", "save MB/s", "load s", "load MB/s",
-            "save/np", "load/np", "save/torch", "load/torch"]
+    head = [
+        "format",
+        "file MB",
+        "save s",
+        "save MB/s",
+        "load s",
+        "load MB/s",
+        "save/np",
+        "load/np",
+        "save/torch",
+        "load/torch",
+    ]
     rows = []
     for r in report["results"]:
         ratio = r["ratios"]
-        rows.append([
-            r["name"],
-            f"{r['file_bytes'] / 1e6:.1f}",
-            f"{r['times']['save']['median_s']:.3f}",
-            f"{r['mb_per_s']['save']:.0f}",
-            f"{r['times']['load']['median_s']:.3f}",
-            f"{r['mb_per_s']['load']:.0f}",
-            *(f"{ratio[k]:.2f}x" if k in ratio else "-" for k in
-              ("save burn/numpy", "load burn/numpy", "save burn/torch", "load burn/torch")),
-        ])
-    widths = [max(len(x) for x in col) for col in zip(head, *rows)]
-    line = lambda cells: "  ".join(  # noqa: E731
-        c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
-    )
+        rows.append(
+            [
+                r["name"],
+                f"{r['file_bytes'] / 1e6:.1f}",
+                f"{r['times']['save']['median_s']:.3f}",
+                f"{r['mb_per_s']['save']:.0f}",
+                f"{r['times']['load']['median_s']:.3f}",
+                f"{r['mb_per_s']['load']:.0f}",
+                *(
+                    f"{ratio[k]:.2f}x" if k in ratio else "-"
+                    for k in (
+                        "save burn/numpy",
+                        "load burn/numpy",
+                        "save burn/torch",
+                        "load burn/torch",
+                    )
+                ),
+            ]
+        )
+    widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        pairs = enumerate(zip(cells, widths, strict=True))
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in pairs)
+
     env = report["environment"]
-    title = (f"== load_record: {report['description']} "
-             f"[torch {env['torch'] or 'not installed'}; {env['cpu_count']} CPUs]")
+    title = (
+        f"== load_record: {report['description']} "
+        f"[torch {env['torch'] or 'not installed'}; {env['cpu_count']} CPUs]"
+    )
     return "\n".join([title, line(head), "  ".join("-" * w for w in widths), *map(line, rows)])
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -30,7 +32,9 @@ def make_item(seed: int = 0) -> dict:
         "layers": [
             {
                 "weight": br.ParamRecord(f"w{i}", br.TensorData(rng.standard_normal((3, 4)))),
-                "bias": br.ParamRecord(f"b{i}", br.TensorData(rng.standard_normal(4).astype(np.float32))),
+                "bias": br.ParamRecord(
+                    f"b{i}", br.TensorData(rng.standard_normal(4).astype(np.float32))
+                ),
             }
             for i in range(2)
         ],
@@ -83,8 +87,8 @@ def assert_identical(a, b, path: str = "") -> None:
         a.value.assert_eq(b.value, strict=True)
     elif isinstance(a, br.TensorData):
         a.assert_eq(b, strict=True)
-    elif isinstance(a, float) and a != a:
-        assert b != b, f"{path}: NaN != {b}"
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b), f"{path}: NaN != {b}"
     else:
         assert a == b, f"{path}: {a!r} != {b!r}"
 

@@ -10,7 +10,12 @@ import pytest
 import burn_record as br
 from burn_record import _atomic
 
-STREAMING = [br.BinFileRecorder, br.BinGzFileRecorder, br.BinZstFileRecorder, br.NamedMpkFileRecorder]
+STREAMING = [
+    br.BinFileRecorder,
+    br.BinGzFileRecorder,
+    br.BinZstFileRecorder,
+    br.NamedMpkFileRecorder,
+]
 
 
 class Unrecordable:
@@ -43,7 +48,8 @@ def test_encoder_failure_midway_keeps_the_old_file(cls, tmp_path, monkeypatch):
     assert rec.load(path) == {"version": 1}
     assert os.listdir(tmp_path) == [path.name]
     if cls is br.BinFileRecorder:
-        # The failure really happened mid-stream: a partial temporary file existed, then was removed.
+        # The failure really happened mid-stream: a partial temporary file existed, then was
+        # removed.
         assert removed_sizes and removed_sizes[0] > 1 << 20
 
 

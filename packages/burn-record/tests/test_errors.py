@@ -93,7 +93,9 @@ def _edit_json(data: bytes, edit) -> bytes:
     del doc["burn_record"]
     edit(doc)
     body = json.dumps(doc)[1:].encode()
-    return f'{{"burn_record": "json/1 len={len(body)} crc32={zlib.crc32(body):08x}",\n'.encode() + body
+    return (
+        f'{{"burn_record": "json/1 len={len(body)} crc32={zlib.crc32(body):08x}",\n'.encode() + body
+    )
 
 
 def test_unknown_dtype():
@@ -159,7 +161,9 @@ def test_missing_file(tmp_path):
     assert isinstance(info.value, FileNotFoundError)
 
 
-@pytest.mark.parametrize("cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.JsonGzFileRecorder])
+@pytest.mark.parametrize(
+    "cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.JsonGzFileRecorder]
+)
 def test_unsupported_items(cls):
     rec = cls()
     deep: list = []

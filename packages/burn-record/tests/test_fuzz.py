@@ -1,8 +1,10 @@
 """Property tests: random and mutated bytes make every loader return or raise a RecordError.
 
-Nothing else may escape (no IndexError, struct.error, MemoryError, RecursionError...), and nothing may
+Nothing else may escape (no IndexError, struct.error, MemoryError, RecursionError...), and nothing
+may
 hang: hypothesis' deadline fails any example that takes too long. Mutations are applied both to the
-stored bytes (mostly caught by checksums) and, re-checksummed, to the payload inside the frame, so the
+stored bytes (mostly caught by checksums) and, re-checksummed, to the payload inside the frame, so
+the
 decoders themselves see malformed structure.
 """
 
@@ -48,11 +50,18 @@ FUZZ = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-PREFIXES = [b"", _frame.MAGIC_MPK, _frame.MAGIC_BIN, _frame.JSON_PREFIX, b"\x1f\x8b", b"\x28\xb5\x2f\xfd"]
+PREFIXES = [
+    b"",
+    _frame.MAGIC_MPK,
+    _frame.MAGIC_BIN,
+    _frame.JSON_PREFIX,
+    b"\x1f\x8b",
+    b"\x28\xb5\x2f\xfd",
+]
 
 
 def _load(rec, data: bytes):
-    """Load through the public API; return the item or the RecordError raised (anything else fails)."""
+    """Load through the public API; return the item or the RecordError raised (nothing else)."""
     try:
         if isinstance(rec, br.FileRecorder):
             with tempfile.TemporaryDirectory() as d:
@@ -90,9 +99,12 @@ def _reframe(rec, data: bytes, mutate) -> bytes:
     elif rec._compression == "zstd":
         raw = zstandard.ZstdDecompressor().decompressobj().decompress(data)
     if rec._payload == "json":
-        head, body = raw.split(b"\n", 1)
+        _, body = raw.split(b"\n", 1)
         body = mutate(body)
-        raw = f'{{"burn_record": "json/1 len={len(body)} crc32={zlib.crc32(body):08x}",\n'.encode() + body
+        raw = (
+            f'{{"burn_record": "json/1 len={len(body)} crc32={zlib.crc32(body):08x}",\n'.encode()
+            + body
+        )
     else:
         raw = b"".join(_frame.frame([mutate(raw[12:-16])], raw[:8]))
     if rec._compression == "gzip":
@@ -140,7 +152,9 @@ def test_reframing_without_mutation_is_lossless():
         assert out["layer"]["weight"] == ITEM["layer"]["weight"]
 
 
-@pytest.mark.parametrize("cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.PrettyJsonFileRecorder])
+@pytest.mark.parametrize(
+    "cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.PrettyJsonFileRecorder]
+)
 def test_hostile_structures(cls):
     rec = cls()
     if cls is br.BinBytesRecorder:

@@ -45,7 +45,9 @@ def test_file_and_bytes_recorders_share_formats(item, tmp_path, identical):
     path = br.BinFileRecorder().record(item, tmp_path / "m")
     identical(br.BinFileRecorder().load(path), br.BinBytesRecorder().load(path.read_bytes()))
     path = br.NamedMpkFileRecorder().record(item, tmp_path / "m")
-    identical(br.NamedMpkFileRecorder().load(path), br.NamedMpkBytesRecorder().load(path.read_bytes()))
+    identical(
+        br.NamedMpkFileRecorder().load(path), br.NamedMpkBytesRecorder().load(path.read_bytes())
+    )
     # Compact files load with the plain gzip recorder too: formats match, settings only differ.
     path = br.CompactRecorder().record(item, tmp_path / "c")
     assert br.NamedMpkGzFileRecorder().load(path)["layers"][0]["weight"].dtype is br.DType.F16
@@ -89,7 +91,9 @@ def test_default_settings():
         br.FileRecorder()
 
 
-@pytest.mark.parametrize("cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.JsonGzFileRecorder])
+@pytest.mark.parametrize(
+    "cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.JsonGzFileRecorder]
+)
 def test_scalar_edge_cases(cls, identical):
     item = {
         "floats": [math.nan, math.inf, -math.inf, -0.0, 5e-324, 1.7976931348623157e308],
@@ -105,7 +109,9 @@ def test_scalar_edge_cases(cls, identical):
     assert math.copysign(1.0, loaded["floats"][3]) == -1.0
 
 
-@pytest.mark.parametrize("cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.PrettyJsonFileRecorder])
+@pytest.mark.parametrize(
+    "cls", [br.BinBytesRecorder, br.NamedMpkBytesRecorder, br.PrettyJsonFileRecorder]
+)
 def test_dicts_that_look_like_tags_survive(cls, identical):
     # User dicts with the reserved key sets of the named layout are escaped, not misread.
     item = {

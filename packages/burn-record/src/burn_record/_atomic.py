@@ -10,9 +10,11 @@ from typing import BinaryIO
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> Path:
-    """Call `write(fileobj)` on a temporary file beside `path`, fsync it, then rename it over `path`.
+    """Call `write(fileobj)` on a temporary file beside `path`, fsync it, then rename it over
+    `path`.
 
-    The temporary file lives in the same directory so `os.replace` is a same-filesystem atomic rename.
+    The temporary file lives in the same directory so `os.replace` is a same-filesystem atomic
+    rename.
     If `write` (or anything up to the rename) raises, the temporary file is removed and `path` is
     untouched. Parent directories are created, as Burn's file recorders do.
 

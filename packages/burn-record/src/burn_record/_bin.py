@@ -1,7 +1,9 @@
 """Positional binary payload ("Bin" recorders): Burn's bincode role, self-describing for Python.
 
-Bincode relies on Rust types to know the layout; a Python loader has no schema, so each value carries
-a one-byte tag, but struct fields (the metadata) are positional and nothing is padded or named twice.
+Bincode relies on Rust types to know the layout; a Python loader has no schema, so each value
+carries
+a one-byte tag, but struct fields (the metadata) are positional and nothing is padded or named
+twice.
 All integers are little-endian. Layout, version 1:
 
     payload  := str(float) str(int) str(format) u32(version) str(settings) value(item)
@@ -24,7 +26,7 @@ from typing import Any
 
 from ._dtypes import DTYPE_BY_CODE, DTYPE_CODE, TensorData
 from ._errors import RecordCorruptedError, RecordDTypeError, UnsupportedItemError
-from ._named import MAX_DEPTH, join, scalar
+from ._named import MAX_DEPTH, check_key, join, scalar
 from ._param import ParamRecord
 from ._settings import PrecisionSettings
 from ._tensors import MAX_RANK, convert_for_save, tensor_buffer, tensor_from_buffer
@@ -37,7 +39,9 @@ _F64 = struct.Struct("<d")
 _FLUSH_BYTES = 1 << 16
 
 
-def encode(meta: dict[str, Any], item: Any, settings: PrecisionSettings) -> Iterator[bytes | memoryview]:
+def encode(
+    meta: dict[str, Any], item: Any, settings: PrecisionSettings
+) -> Iterator[bytes | memoryview]:
     """Yield the payload; large tensors are yielded as zero-copy views between small buffers."""
     buf = bytearray()
     for key in ("float", "int", "format"):
@@ -69,10 +73,7 @@ def _value(buf: bytearray, item: Any, settings, path: str, depth: int) -> Iterat
         buf.append(DICT)
         buf += _U32.pack(len(item))
         for key, value in item.items():
-            if not isinstance(key, str):
-                raise UnsupportedItemError(
-                    f"{path or '<root>'}: dict keys must be str, got {type(key).__name__} {key!r:.40}"
-                )
+            check_key(key, path)
             _str(buf, key)
             yield from _value(buf, value, settings, join(path, key), depth + 1)
     elif isinstance(item, list | tuple):
@@ -119,7 +120,7 @@ def _tensor(buf: bytearray, data: TensorData, settings, path: str) -> Iterator:
 
 
 class _Reader:
-    """Cursor over the payload; every read is bounds-checked so bad input fails fast, never hangs."""
+    """Cursor over the payload; every read is bounds-checked: bad input fails fast, never hangs."""
 
     def __init__(self, view: memoryview):
         self.view = view
@@ -145,7 +146,7 @@ class _Reader:
 
 
 def decode_header(payload: memoryview) -> tuple[dict[str, Any], _Reader]:
-    """Parse the metadata; `decode_item(reader)` then reads the item once the metadata is checked."""
+    """Parse the metadata; `decode_item(reader)` reads the item once the metadata is checked."""
     r = _Reader(payload)
     meta: dict[str, Any] = {k: r.string("metadata") for k in ("float", "int", "format")}
     meta["version"] = r.unpack(_U32, "metadata")
@@ -180,7 +181,9 @@ def _read(r: _Reader, path: str, depth: int) -> Any:
     if tag in (LIST, TUPLE):
         n = r.unpack(_U32, path)
         if n > len(r.view) - r.pos:  # every value takes at least one byte
-            raise RecordCorruptedError(f"{path or '<root>'}: sequence length {n} exceeds the record")
+            raise RecordCorruptedError(
+                f"{path or '<root>'}: sequence length {n} exceeds the record"
+            )
         values = [_read(r, join(path, i), depth + 1) for i in range(n)]
         return tuple(values) if tag == TUPLE else values
     if tag == DICT:

@@ -1,6 +1,7 @@
 """Compression layers: none, gzip (standard library) and zstandard, each with its own checksum.
 
-gzip carries a CRC32 and length of the data, zstandard frames are written with their content checksum
+gzip carries a CRC32 and length of the data, zstandard frames are written with their content
+checksum
 on, so corruption inside a compressed file is caught by the decompressor before the frame's CRC.
 """
 
@@ -25,8 +26,7 @@ ZSTD_LEVEL = 3
 def write(fileobj: BinaryIO, chunks: Iterable[bytes | memoryview], compression: str) -> None:
     """Stream `chunks` into `fileobj`, compressed as asked."""
     if compression == NONE:
-        for chunk in chunks:
-            fileobj.write(chunk)
+        fileobj.writelines(chunks)
     elif compression == GZIP:
         # mtime=0 keeps files byte-identical across runs.
         with gzip.GzipFile(fileobj=fileobj, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as gz:

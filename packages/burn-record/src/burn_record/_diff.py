@@ -14,7 +14,7 @@ Shape = tuple[int, ...]
 
 
 class RecordDiff(NamedTuple):
-    """What `record_diff` found; unpacks as `(missing, unexpected, mis_shaped)`, falsy when clean."""
+    """What `record_diff` found; unpacks as `(missing, unexpected, mis_shaped)`; falsy if clean."""
 
     missing: list[str]
     unexpected: list[str]
@@ -65,7 +65,8 @@ def record_diff(expected: Any, loaded: Any) -> RecordDiff:
     """Every key path missing from `loaded`, unexpected in it, or holding a tensor of another shape.
 
     `expected` is usually the module's own record (`module.into_record()`); leaves are compared by
-    key path. A tensor facing a non-tensor counts as mis-shaped, with `None` for the non-tensor side.
+    key path. A tensor facing a non-tensor counts as mis-shaped, with `None` for the non-tensor
+    side.
 
     Args:
         expected: the record the module would produce.
@@ -79,8 +80,9 @@ def record_diff(expected: Any, loaded: Any) -> RecordDiff:
         >>> from burn_record import TensorData
         >>> exp = {"fc": {"weight": TensorData.zeros([2, 3]), "bias": TensorData.zeros([3])}}
         >>> got = {"fc": {"weight": TensorData.zeros([3, 2])}, "head": 1}
-        >>> record_diff(exp, got)
-        RecordDiff(missing=['fc.bias'], unexpected=['head'], mis_shaped=[('fc.weight', (2, 3), (3, 2))])
+        >>> missing, unexpected, mis_shaped = record_diff(exp, got)
+        >>> missing, unexpected, mis_shaped
+        (['fc.bias'], ['head'], [('fc.weight', (2, 3), (3, 2))])
     """
     exp, got = flatten(expected), flatten(loaded)
     missing = [p for p in exp if p not in got]

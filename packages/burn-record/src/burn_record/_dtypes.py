@@ -1,9 +1,8 @@
-"""The one place `burn_record` reaches into `burn_tensor`, plus the dtype tables of the file formats."""
+"""The one place `burn_record` imports `burn_tensor`, plus the dtype tables of the file formats."""
 
 from __future__ import annotations
 
-from burn_tensor._data import TensorData
-from burn_tensor._dtype import DType
+from burn_tensor import DType, TensorData
 
 __all__ = ["DType", "TensorData", "DTYPE_BY_NAME", "DTYPE_BY_CODE", "DTYPE_CODE"]
 

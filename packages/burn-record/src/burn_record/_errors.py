@@ -24,7 +24,7 @@ class RecordError(Exception):
 
 
 class RecordFormatError(RecordError, ValueError):
-    """The data is not a record of the format this recorder reads (wrong recorder, unknown format)."""
+    """The data is not a record in this recorder's format (wrong recorder, unknown format)."""
 
 
 class RecordVersionError(RecordFormatError):
@@ -59,7 +59,8 @@ class RecordMismatchError(RecordError, ValueError):
     Attributes:
         missing: key paths the module expects but the record lacks.
         unexpected: key paths in the record the module does not have.
-        mis_shaped: `(path, expected_shape, loaded_shape)`; a shape is `None` where that side is not a
+        mis_shaped: `(path, expected_shape, loaded_shape)`; a shape is `None` where that side is
+        not a
             tensor.
 
     Example:

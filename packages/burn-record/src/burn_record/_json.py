@@ -5,7 +5,8 @@ CRC32 on its first line, which is always exactly
 
     {"burn_record": "json/<version> len=<n> crc32=<8 hex digits>",
 
-where `n` and the checksum cover every byte after that line's newline. The rest of the document is the
+where `n` and the checksum cover every byte after that line's newline. The rest of the document is
+the
 `metadata` and `item` members. Floats use Python's JSON dialect (NaN, Infinity) so values survive.
 """
 
@@ -36,7 +37,9 @@ def decode_bytes(value: Any, path: str) -> bytes:
     try:
         return base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
-        raise RecordCorruptedError(f"{path or '<root>'}: tensor bytes are not valid base64") from None
+        raise RecordCorruptedError(
+            f"{path or '<root>'}: tensor bytes are not valid base64"
+        ) from None
 
 
 def dumps(record: dict[str, Any], pretty: bool) -> bytes:
@@ -47,7 +50,9 @@ def dumps(record: dict[str, Any], pretty: bool) -> bytes:
         text = json.dumps(record, separators=(",", ":"))
     # Drop the opening brace: the header line supplies it and the record's members follow it.
     body = text[1:].lstrip("\n").encode("ascii")
-    header = f'{{"burn_record": "json/{JSON_VERSION} len={len(body)} crc32={zlib.crc32(body):08x}",\n'
+    header = (
+        f'{{"burn_record": "json/{JSON_VERSION} len={len(body)} crc32={zlib.crc32(body):08x}",\n'
+    )
     return header.encode("ascii") + body
 
 

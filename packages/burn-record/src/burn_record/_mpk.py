@@ -60,7 +60,9 @@ def _bin_header(n: int) -> bytes:
         return struct.pack(">BH", 0xC5, n)
     if n < 1 << 32:
         return struct.pack(">BI", 0xC6, n)
-    raise UnsupportedItemError(f"a tensor of {n} bytes exceeds msgpack's 4 GiB limit; use a Bin recorder")
+    raise UnsupportedItemError(
+        f"a tensor of {n} bytes exceeds msgpack's 4 GiB limit; use a Bin recorder"
+    )
 
 
 def unpack(payload: memoryview) -> Any:

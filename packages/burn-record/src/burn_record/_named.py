@@ -2,8 +2,10 @@
 
 Layout (DESIGN §7): a param is `{"id": str, "param": T}` and a tensor `T` is
 `{"bytes": raw little-endian bytes, "shape": [int], "dtype": "F32"}`. Python distinctions the wire
-formats lack are tagged: a tuple is `{"__tuple__": [...]}`; a user dict whose key set happens to equal
-one of these reserved key sets is escaped as `{"__dict__": {...}}`. Every other dict is stored as is, so
+formats lack are tagged: a tuple is `{"__tuple__": [...]}`; a user dict whose key set happens to
+equal
+one of these reserved key sets is escaped as `{"__dict__": {...}}`. Every other dict is stored as
+is, so
 a module record reads like Burn's.
 """
 
@@ -35,8 +37,16 @@ def join(path: str, key: object) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
+def check_key(key: object, path: str) -> None:
+    if not isinstance(key, str):
+        kind = type(key).__name__
+        raise UnsupportedItemError(
+            f"{path or '<root>'}: dict keys must be str, got {kind} {key!r:.40}"
+        )
+
+
 def scalar(value: Any, path: str) -> Any:
-    """Normalize a scalar leaf (numpy scalars become Python ones) or raise for unsupported values."""
+    """Normalize a scalar leaf (numpy scalars become Python ones); raise for unsupported values."""
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
@@ -72,15 +82,13 @@ def to_plain(
     if isinstance(item, dict):
         out = {}
         for key, value in item.items():
-            if not isinstance(key, str):
-                raise UnsupportedItemError(
-                    f"{path or '<root>'}: dict keys must be str, got {type(key).__name__} {key!r:.40}"
-                )
+            check_key(key, path)
             out[key] = to_plain(value, settings, encode_bytes, join(path, key), depth + 1)
         return {DICT_KEY: out} if frozenset(out) in _RESERVED else out
     if isinstance(item, list | tuple):
         values = [
-            to_plain(v, settings, encode_bytes, join(path, i), depth + 1) for i, v in enumerate(item)
+            to_plain(v, settings, encode_bytes, join(path, i), depth + 1)
+            for i, v in enumerate(item)
         ]
         return {TUPLE_KEY: values} if isinstance(item, tuple) else values
     return scalar(item, path)
@@ -121,7 +129,9 @@ def from_plain(
         values = obj[TUPLE_KEY]
         if not isinstance(values, list):
             raise RecordCorruptedError(f"{path or '<root>'}: malformed tuple")
-        return tuple(from_plain(v, decode_bytes, join(path, i), depth + 1) for i, v in enumerate(values))
+        return tuple(
+            from_plain(v, decode_bytes, join(path, i), depth + 1) for i, v in enumerate(values)
+        )
     if keys == {DICT_KEY}:
         inner = obj[DICT_KEY]
         if not isinstance(inner, dict) or frozenset(inner) not in _RESERVED:

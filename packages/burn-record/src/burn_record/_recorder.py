@@ -115,7 +115,8 @@ class FileRecorder(Recorder):
         >>> import tempfile, os
         >>> from burn_record import NamedMpkFileRecorder, ParamRecord, TensorData
         >>> rec = NamedMpkFileRecorder()
-        >>> path = rec.record({"w": ParamRecord("a1", TensorData([1.0]))}, os.path.join(tempfile.mkdtemp(), "m"))
+        >>> item = {"w": ParamRecord("a1", TensorData([1.0]))}
+        >>> path = rec.record(item, os.path.join(tempfile.mkdtemp(), "m"))
         >>> path.name, rec.load(path)["w"].id
         ('m.mpk', 'a1')
     """

@@ -1,6 +1,7 @@
 """The concrete recorders of the Burn Book's table, plus zstandard variants and Burn's aliases.
 
-Each is `Recorder(settings=None)`; `settings` is a `PrecisionSettings` class or instance and defaults
+Each is `Recorder(settings=None)`; `settings` is a `PrecisionSettings` class or instance and
+defaults
 to `FullPrecisionSettings` except where noted.
 """
 
@@ -123,7 +124,8 @@ class NamedMpkBytesRecorder(BytesRecorder):
     _payload, _compression = "mpk", NONE
 
 
-# Burn: `type DefaultFileRecorder<S> = NamedMpkFileRecorder<S>`; an alias, so it writes the same name.
+# Burn: `type DefaultFileRecorder<S> = NamedMpkFileRecorder<S>`; an alias, so it writes the same
+# name.
 DefaultFileRecorder = NamedMpkFileRecorder
 
 

@@ -91,7 +91,7 @@ _ELEM_NAME = {
 
 
 def resolve_settings(settings: object, default: type[PrecisionSettings]) -> PrecisionSettings:
-    """Accept a settings instance, a settings class (Burn's type parameter) or None (the default)."""
+    """Accept a settings instance, a settings class (Burn's type parameter) or None (default)."""
     if settings is None:
         return default()
     if isinstance(settings, type) and issubclass(settings, PrecisionSettings):
