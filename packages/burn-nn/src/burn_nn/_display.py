@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from burn_tensor import Tensor
@@ -30,6 +31,8 @@ def _fmt(value: Any, indent: int) -> str:
         return module_repr(value, indent)
     if isinstance(value, Param):
         return f"Param {{shape: {value.val().dims()}, id: {value.id}}}"
+    if isinstance(value, enum.Enum):
+        return value.name
     if isinstance(value, Tensor):
         return f"Tensor {{shape: {value.dims()}}}"
     if isinstance(value, list | tuple | dict) and _tree._is_tree(value):
