@@ -1,0 +1,184 @@
+"""End to end: a small classifier trained for 3 epochs through LearnerBuilder."""
+
+import io
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+from burn_record import NamedMpkFileRecorder
+
+import burn_train_toy as toy
+from burn_train import (
+    Aggregate,
+    Direction,
+    LearnerBuilder,
+    LearnerSummary,
+    MetricEarlyStoppingStrategy,
+    Split,
+    StoppingCondition,
+)
+from burn_train.checkpoint import KeepLastNCheckpoints
+from burn_train.logger import InMemoryMetricLogger
+from burn_train.metric import AccuracyMetric, LearningRateMetric, LossMetric, Metric
+from burn_train.renderer import CliMetricsRenderer
+
+
+def builder(tmp_path, out=None, epochs=3):
+    return (
+        LearnerBuilder(tmp_path)
+        .metric_train_numeric(AccuracyMetric())
+        .metric_valid_numeric(AccuracyMetric())
+        .metric_train_numeric(LossMetric())
+        .metric_valid_numeric(LossMetric())
+        .metric_train(LearningRateMetric())
+        .with_file_checkpointer(NamedMpkFileRecorder())
+        .renderer(CliMetricsRenderer(out or io.StringIO(), interval=0))
+        .num_epochs(epochs)
+    )
+
+
+def fit(b, model=None, optim=None, sched=None, shuffle=None):
+    train, valid = toy.loaders(shuffle=shuffle)
+    learner = b.build(model or toy.ToyClassifier.init(), optim or toy.MomentumSgd(), sched or toy.StepLr(0.5))
+    return learner, learner.fit(train, valid)
+
+
+def test_three_epochs_artifacts_logs_and_summary(tmp_path):
+    out = io.StringIO()
+    learner, model = fit(builder(tmp_path, out).summary())
+    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    expected = ["experiment.log"]
+    expected += [f"checkpoint/{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in (1, 2, 3)]
+    for split, names in (("train", ["Accuracy", "Learning Rate", "Loss"]), ("valid", ["Accuracy", "Loss"])):
+        expected += [f"{split}/epoch-{e}/{n}.log" for e in (1, 2, 3) for n in names]
+    assert files == sorted(expected)
+    # one value per iteration: 96 items / 16 = 6 train iterations, 48 / 16 = 3 valid iterations
+    for e in (1, 2, 3):
+        acc = (tmp_path / f"train/epoch-{e}/Accuracy.log").read_text().splitlines()
+        assert len(acc) == 6 and all(line.endswith(",16") for line in acc)
+        assert len((tmp_path / f"valid/epoch-{e}/Loss.log").read_text().splitlines()) == 3
+    lrs = [float(x.split(",")[0]) for x in (tmp_path / "train/epoch-1/Learning Rate.log").read_text().split()]
+    assert lrs == [0.5] * 4 + [0.25] * 2  # StepLr(0.5, gamma 0.5, step 4)
+    log = (tmp_path / "experiment.log").read_text()
+    assert "Executing training step for epoch 3" in log and "Saving checkpoint 3" in log
+    text = out.getvalue()
+    assert "[train] epoch 3/3 iter 6 | 96/96 items (100%) | Accuracy: epoch" in text
+    assert "Learner Summary" in text and "| Valid | Loss" in text
+    # the summary is readable from the files later, with the same numbers
+    later = LearnerSummary(tmp_path, ["Accuracy", "Loss"])
+    cells = lambda line: [c.strip() for c in line.split("|")]  # noqa: E731
+    printed = [cells(x) for x in text.splitlines() if x.startswith("| Valid | Loss")][0]
+    assert later.epochs == 3 and cells(str(later).splitlines()[-1]) == printed
+    assert learner.epochs_completed == 3 and not learner.interrupted
+    # the model learned: validation accuracy of the last epoch is high
+    assert later.valid[0].entries[-1][1] > 80.0
+    assert isinstance(model, toy.ToyClassifier) and model.valid_calls == 3
+
+
+def test_resume_from_checkpoint_equals_uninterrupted_run(tmp_path):
+    _, full = fit(builder(tmp_path / "full"))
+    _, first = fit(builder(tmp_path / "resume", epochs=2))
+    learner, resumed = fit(builder(tmp_path / "resume", epochs=3).checkpoint(2))
+    for name in ("weight", "bias"):
+        np.testing.assert_array_equal(resumed.params()[name], full.params()[name])
+        assert not np.array_equal(first.params()[name], full.params()[name])
+    assert learner.optim.steps == 18 and learner.scheduler.iteration == 18  # 3 epochs x 6 steps
+    for e in (1, 2, 3):
+        assert (tmp_path / f"resume/train/epoch-{e}/Loss.log").read_text() == (
+            tmp_path / f"full/train/epoch-{e}/Loss.log").read_text()
+
+
+def test_checkpoint_strategies_keep_last_and_best(tmp_path):
+    fit(builder(tmp_path / "last").with_checkpointing_strategy(KeepLastNCheckpoints(1)))
+    assert sorted(p.name for p in (tmp_path / "last/checkpoint").iterdir()) == [
+        "model-3.mpk", "optim-3.mpk", "scheduler-3.mpk"]
+    # default: last 2 + best validation loss
+    learner, _ = fit(builder(tmp_path / "best", epochs=3).metric_loggers(
+        mem := InMemoryMetricLogger()))
+    from burn_train.metric.store import EventStore
+
+    store = EventStore([mem])
+    best = store.find_epoch("Loss", Aggregate.MEAN, Direction.LOWEST, Split.VALID, range(1, 4))
+    kept = {int(p.stem.split("-")[1]) for p in (tmp_path / "best/checkpoint").glob("model-*")}
+    assert kept == {2, 3} | {best}
+
+
+class _FakeLoss(Metric):
+    """A validation 'loss' that gets worse after epoch 1: early stopping must trigger."""
+
+    Input = None
+
+    def __init__(self):
+        self.epoch_values = {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0, 5: 5.0}
+
+    def name(self):
+        return "Fake"
+
+    def update(self, item, metadata):
+        from burn_train.metric import MetricEntry
+
+        return MetricEntry("Fake", "", f"{self.epoch_values[metadata.epoch]},1")
+
+    def clear(self):
+        pass
+
+
+def test_early_stopping(tmp_path):
+    stop = MetricEarlyStoppingStrategy(
+        "Fake", Aggregate.MEAN, Direction.LOWEST, Split.VALID, StoppingCondition.no_improvement_since(2))
+    learner, _ = fit(builder(tmp_path, epochs=5).metric_valid(_FakeLoss()).early_stopping(stop))
+    assert learner.stopped_early and learner.epochs_completed == 3
+    assert not (tmp_path / "train/epoch-4").exists()
+    assert "early stopping at epoch 3" in (tmp_path / "experiment.log").read_text()
+
+
+class _StopAt(Metric):
+    """Calls a function at a given (epoch, iteration): simulates a user pressing stop."""
+
+    Input = None
+
+    def __init__(self, epoch, iteration, action):
+        self.at, self.action = (epoch, iteration), action
+
+    def update(self, item, metadata):
+        from burn_train.metric import MetricEntry
+
+        if (metadata.epoch, metadata.iteration) == self.at:
+            self.action()
+        return MetricEntry("StopAt", "", "0,1")
+
+    def clear(self):
+        pass
+
+
+def test_graceful_interrupt_returns_model_and_keeps_checkpoints(tmp_path):
+    b = builder(tmp_path)
+    interrupter = b.interrupter()
+    learner, model = fit(b.metric_train(_StopAt(2, 3, lambda: interrupter.stop("user"))))
+    assert learner.interrupted and learner.epochs_completed == 1
+    assert isinstance(model, toy.ToyClassifier) and learner.optim.steps == 9  # 6 + 3 steps
+    assert len((tmp_path / "train/epoch-2/Loss.log").read_text().splitlines()) == 3
+    assert not (tmp_path / "valid/epoch-2").exists()
+    assert sorted(p.name for p in (tmp_path / "checkpoint").glob("model-*")) == ["model-1.mpk"]
+    assert "Training stopped: user" in (tmp_path / "experiment.log").read_text()
+
+
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals")
+def test_ctrl_c_stops_gracefully(tmp_path):
+    kill = lambda: os.kill(os.getpid(), signal.SIGINT)  # noqa: E731
+    learner, model = fit(builder(tmp_path).metric_train(_StopAt(1, 2, kill)))
+    assert learner.interrupted and learner.optim.steps == 2 and model is not None
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+
+
+def test_grads_accumulation_steps_every_n(tmp_path):
+    learner, _ = fit(builder(tmp_path, epochs=1).grads_accumulation(3))
+    assert learner.optim.steps == 2  # 6 iterations / 3
+
+
+def test_build_rejects_non_numeric_plot_metric(tmp_path):
+    b = LearnerBuilder(tmp_path).metric_train_numeric(_FakeLoss()).renderer(CliMetricsRenderer(io.StringIO()))
+    with pytest.raises(TypeError, match="not numeric"):
+        b.build(toy.ToyClassifier.init(), toy.MomentumSgd(), 0.1)
