@@ -144,20 +144,22 @@ def device_of(b, p: Any) -> Device:
 def topo_order(root: Node) -> list[Node]:
     """Nodes reachable from `root`, parents before children (iterative DFS: no recursion limit)."""
     order: list[Node] = []
-    seen = {root.id}
+    seen: set[int] = set()
     stack = [(root, False)]
     while stack:
         n, done = stack.pop()
         if done:
             order.append(n)
             continue
+        if n.id in seen:
+            continue
+        seen.add(n.id)
         stack.append((n, True))
         for p in n.parents:
             if p is None:
                 continue
             for q in (p if type(p) is tuple else (p,)):
                 if q is not None and q.id not in seen:
-                    seen.add(q.id)
                     stack.append((q, False))
     return order
 

@@ -1,0 +1,44 @@
+"""Gradient-check rows of module ops (conv, pools, interpolate, unfold)."""
+
+from __future__ import annotations
+
+from _autodiff_testlib import distinct, u
+
+from burn_tensor import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+
+C2 = ConvOptions((2, 1), (1, 0), (1, 1), 1)
+C2G = ConvOptions((1, 1), (1, 1), (2, 1), 2)
+CT2 = ConvTransposeOptions((2, 1), (1, 0), (1, 0), (1, 1), 1)
+C1 = ConvOptions((2,), (1,), (1,), 1)
+CT1 = ConvTransposeOptions((2,), (1,), (1,), (1,), 1)
+
+MODULE_CASES = [
+    ("conv2d", lambda B, x, w, b: B.conv2d(x, w, b, C2), [u(2, 2, 5, 4), u(3, 2, 3, 2), u(3)]),
+    ("conv2d", lambda B, x, w: B.conv2d(x, w, None, C2G), [u(1, 4, 5, 4), u(2, 2, 2, 2)]),
+    ("conv_transpose2d", lambda B, x, w, b: B.conv_transpose2d(x, w, b, CT2),
+     [u(2, 2, 3, 3), u(2, 3, 3, 2), u(3)]),
+    ("conv1d", lambda B, x, w, b: B.conv1d(x, w, b, C1), [u(2, 2, 6), u(3, 2, 3), u(3)]),
+    ("conv_transpose1d", lambda B, x, w, b: B.conv_transpose1d(x, w, b, CT1),
+     [u(2, 2, 4), u(2, 3, 3), u(3)]),
+    ("avg_pool2d", lambda B, x: B.avg_pool2d(x, (2, 2), (1, 2), (1, 0), False), [u(1, 2, 4, 4)]),
+    ("avg_pool1d", lambda B, x: B.avg_pool1d(x, 2, 1, 1, True), [u(1, 2, 5)]),
+    ("max_pool2d_with_indices", lambda B, x: B.max_pool2d_with_indices(x, (2, 2), (2, 1), (0, 1), (1, 1)),
+     [distinct(1, 2, 4, 4)]),
+    ("max_pool2d", lambda B, x: B.max_pool2d(x, (2, 2), (1, 1), (0, 0), (1, 1)),
+     [distinct(1, 1, 4, 4)]),
+    ("max_pool1d_with_indices", lambda B, x: B.max_pool1d_with_indices(x, 2, 1, 0, 1),
+     [distinct(1, 2, 5)]),
+    ("max_pool1d", lambda B, x: B.max_pool1d(x, 3, 2, 1, 1), [distinct(1, 2, 7)]),
+    ("adaptive_avg_pool2d", lambda B, x: B.adaptive_avg_pool2d(x, (2, 3)), [u(1, 2, 5, 4)]),
+    ("adaptive_avg_pool1d", lambda B, x: B.adaptive_avg_pool1d(x, 3), [u(1, 2, 5)]),
+    ("interpolate", lambda B, x: B.interpolate(x, (5, 3), InterpolateOptions("nearest")),
+     [u(1, 2, 3, 2)]),
+    ("interpolate", lambda B, x: B.interpolate(x, (5, 3), InterpolateOptions("bilinear")),
+     [u(1, 2, 3, 2)]),
+    ("interpolate", lambda B, x: B.interpolate(x, (5, 4), InterpolateOptions("bicubic")),
+     [u(1, 1, 3, 3)]),
+    ("unfold4d", lambda B, x: B.unfold4d(x, (2, 2), UnfoldOptions((1, 1), (1, 0), (1, 1))),
+     [u(1, 2, 3, 3)]),
+]
+
+
