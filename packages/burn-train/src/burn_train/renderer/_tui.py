@@ -163,8 +163,12 @@ class TuiMetricsRenderer(MetricsRenderer):
         with self._lock:
             width = self.console.size.width
             height = self.console.size.height
-            plot_h = max(height - 14 - len(self.texts["train"]) - len(self.texts["valid"]), 4)
-            return Group(self._progress_panel(), self._metrics_table(), self._plot_panel(width, plot_h), self._help())
+            rows = len({*self.texts["train"], *self.texts["valid"]})
+            # progress panel 4-5, table header 2 + rows, plot borders/tabs/legend 4, help 1
+            plot_h = max(height - 13 - rows, 4)
+            return Group(
+                self._progress_panel(), self._metrics_table(), self._plot_panel(width, plot_h), self._help()
+            )
 
     def _progress_panel(self) -> Panel:
         p = self.progress[self.phase]
