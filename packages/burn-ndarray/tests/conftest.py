@@ -1,7 +1,6 @@
 """burn-ndarray runs the burn_tensor conformance suite on itself, over its dtype matrix."""
 
 import pytest
-
 from burn_ndarray import NdArray
 
 CONFIGS = {

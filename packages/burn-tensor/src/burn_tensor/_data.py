@@ -204,7 +204,10 @@ _SUPPORTED = {d.np for d in DType}
 
 
 def _from_python(value: Any) -> np.ndarray:
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # numpy >= 1.24 refuses ragged nested sequences itself
+        raise TypeError(f"TensorData: ragged or non-numeric data {value!r:.80}") from None
     if arr.dtype == object:
         raise TypeError(f"TensorData: ragged or non-numeric data {value!r:.80}")
     if arr.dtype.kind == "f":
@@ -213,6 +216,9 @@ def _from_python(value: Any) -> np.ndarray:
 
 
 def _coerce_unsupported(arr: np.ndarray) -> np.ndarray:
+    native = arr.dtype.newbyteorder("=")
+    if native in _SUPPORTED:  # e.g. big-endian int32 -> native int32, not a wider type
+        return arr.astype(native)
     kind = arr.dtype.kind
     if kind == "f":
         return arr.astype(np.float64 if arr.dtype.itemsize > 8 else np.float32)

@@ -20,7 +20,7 @@ class Shape(tuple):
     __slots__ = ()
 
     def __new__(cls, *dims: int | Iterable[int]) -> Shape:
-        if len(dims) == 1 and not isinstance(dims[0], int):
+        if len(dims) == 1 and not isinstance(dims[0], int | _np_int()):
             dims = tuple(dims[0])  # type: ignore[arg-type]
         out = []
         for d in dims:

@@ -461,8 +461,10 @@ class Tensor(LayoutMixin, MathMixin, ReduceMixin):
         )
 
     def __str__(self) -> str:
+        # Rust spells booleans `true`/`false` and quotes strings with `"` in Burn's Display.
         data = np.array2string(
-            self.to_data().array, separator=", ", threshold=1000, edgeitems=3, precision=4
+            self.to_data().array, separator=", ", threshold=1000, edgeitems=3, precision=4,
+            formatter={"bool": lambda b: "true" if b else "false"},
         )
         dt = self.dtype
         short = {"float": "f", "int": "i", "uint": "u"}
@@ -474,9 +476,9 @@ class Tensor(LayoutMixin, MathMixin, ReduceMixin):
             f"  data:\n{data},\n"
             f"  shape:  {list(self._p.shape)},\n"
             f"  device:  {self._d!r},\n"
-            f"  backend:  {self._d.backend.name!r},\n"
-            f"  kind:  {self._o.kind.value!r},\n"
-            f"  dtype:  {name!r},\n"
+            f'  backend:  "{self._d.backend.name}",\n'
+            f'  kind:  "{self._o.kind.value}",\n'
+            f'  dtype:  "{name}",\n'
             "}"
         )
 

@@ -40,4 +40,4 @@ It runs in about ten seconds per backend configuration on NdArray.
 
 from ._ctx import LAYOUTS, SPECIAL, Ctx, sample
 
-__all__ = ["Ctx", "LAYOUTS", "SPECIAL", "sample"]
+__all__ = ["LAYOUTS", "SPECIAL", "Ctx", "sample"]

@@ -78,7 +78,7 @@ class Ctx:
         """(tensor, reference values) for `x` built through `layout`."""
         arr = self.cast(x, kind)
         dt = self.dtype_of(kind)
-        mk = lambda a: Tensor.from_data(TensorData(np.ascontiguousarray(a)), self.device, dt)  # noqa: E731
+        mk = lambda a: Tensor.from_data(TensorData(np.ascontiguousarray(a)), self.device, dt)
         nd = arr.ndim
         if layout == "contiguous" or nd == 0:
             t = mk(arr)
@@ -120,7 +120,9 @@ class Ctx:
     def _check_meta(self, t: Tensor, expected: np.ndarray, kind) -> None:
         assert isinstance(t, Tensor), f"expected a Tensor, got {type(t).__name__}"
         assert t.kind is kind, f"kind: got {t.kind}, expected {kind}"
-        assert t.dtype is self.dtype_of(kind), f"dtype: got {t.dtype}, expected {self.dtype_of(kind)}"
+        assert t.dtype is self.dtype_of(kind), (
+            f"dtype: got {t.dtype}, expected {self.dtype_of(kind)}"
+        )
         assert tuple(t.shape) == tuple(expected.shape), (
             f"shape: got {list(t.shape)}, expected {list(expected.shape)}"
         )
@@ -136,7 +138,13 @@ class Ctx:
         """Exact result of `kind` (inferred from `expected`): kind, dtype, shape and values."""
         expected = np.asarray(expected)
         if kind is None:
-            kind = Bool if expected.dtype == np.bool_ else Int if expected.dtype.kind in "iu" else Float
+            kind = (
+                Bool
+                if expected.dtype == np.bool_
+                else Int
+                if expected.dtype.kind in "iu"
+                else Float
+            )
         self._check_meta(t, expected, kind)
         got = t.to_data().array
         if kind is Float:
@@ -152,7 +160,9 @@ class Ctx:
         if kind is Float:
             self.assert_close(t, expected, tol)
         else:
-            self.assert_equal(t, np.asarray(expected).astype(np.int64 if kind is Int else np.bool_), kind)
+            self.assert_equal(
+                t, np.asarray(expected).astype(np.int64 if kind is Int else np.bool_), kind
+            )
 
 
 def rng(seed: int = 0) -> np.random.Generator:

@@ -23,10 +23,6 @@ def data(kind, shape, seed=0):
     return np.random.default_rng(seed).random(shape) < 0.5
 
 
-def _exp(x, kind):
-    return x
-
-
 # name -> (Tensor op, numpy reference); inputs have shape (2, 3, 4)
 SHAPE_OPS = {
     "reshape": (lambda t: t.reshape([4, 6]), lambda x: x.reshape(4, 6)),
@@ -45,7 +41,10 @@ SHAPE_OPS = {
     "squeeze_roundtrip": (lambda t: t.unsqueeze_dim(2).squeeze_dim(2), lambda x: x),
     "squeeze_dim_neg": (lambda t: t.unsqueeze_dim(-1).squeeze_dim(-1), lambda x: x),
     "squeeze_all": (lambda t: t.reshape([1, 2, 1, 12]).squeeze(), lambda x: x.reshape(2, 12)),
-    "squeeze_dims": (lambda t: t.reshape([1, 2, 1, 12]).squeeze_dims([0, 2]), lambda x: x.reshape(2, 12)),
+    "squeeze_dims": (
+        lambda t: t.reshape([1, 2, 1, 12]).squeeze_dims([0, 2]),
+        lambda x: x.reshape(2, 12),
+    ),
     "permute": (lambda t: t.permute([2, 0, 1]), lambda x: x.transpose(2, 0, 1)),
     "permute_neg": (lambda t: t.permute([-1, 0, 1]), lambda x: x.transpose(2, 0, 1)),
     "swap_dims": (lambda t: t.swap_dims(0, 2), lambda x: x.swapaxes(0, 2)),
@@ -54,9 +53,15 @@ SHAPE_OPS = {
     "movedim": (lambda t: t.movedim(0, 2), lambda x: np.moveaxis(x, 0, 2)),
     "flip": (lambda t: t.flip([0, 2]), lambda x: np.flip(x, (0, 2))),
     "flip_neg": (lambda t: t.flip([-1]), lambda x: np.flip(x, -1)),
-    "expand": (lambda t: t.narrow(0, 0, 1).expand([3, 3, 4]), lambda x: np.broadcast_to(x[:1], (3, 3, 4))),
+    "expand": (
+        lambda t: t.narrow(0, 0, 1).expand([3, 3, 4]),
+        lambda x: np.broadcast_to(x[:1], (3, 3, 4)),
+    ),
     "expand_lead": (lambda t: t.expand([2, 2, 3, 4]), lambda x: np.broadcast_to(x, (2, 2, 3, 4))),
-    "expand_keep": (lambda t: t.narrow(1, 0, 1).expand([-1, 5, -1]), lambda x: np.broadcast_to(x[:, :1], (2, 5, 4))),
+    "expand_keep": (
+        lambda t: t.narrow(1, 0, 1).expand([-1, 5, -1]),
+        lambda x: np.broadcast_to(x[:, :1], (2, 5, 4)),
+    ),
     "repeat_dim": (lambda t: t.repeat_dim(1, 3), lambda x: np.tile(x, (1, 3, 1))),
     "repeat_dim_zero": (lambda t: t.repeat_dim(0, 0), lambda x: x[:0]),
     "repeat": (lambda t: t.repeat([2, 1, 3]), lambda x: np.tile(x, (2, 1, 3))),
@@ -69,8 +74,10 @@ SHAPE_OPS = {
     "getitem_int": (lambda t: t[1], lambda x: x[1:2]),
     "getitem_tuple": (lambda t: t[:, -1, 1:3], lambda x: x[:, 2:3, 1:3]),
     "getitem_ellipsis": (lambda t: t[..., -1], lambda x: x[..., 3:4]),
-    "chain_views": (lambda t: t.permute([1, 0, 2]).flip([2]).reshape([3, 8]),
-                    lambda x: np.flip(x.transpose(1, 0, 2), 2).reshape(3, 8)),
+    "chain_views": (
+        lambda t: t.permute([1, 0, 2]).flip([2]).reshape([3, 8]),
+        lambda x: np.flip(x.transpose(1, 0, 2), 2).reshape(3, 8),
+    ),
 }
 
 
@@ -97,7 +104,7 @@ def _burn_slice_ref(x, items):
         stop = n if it.stop is None else (it.stop + n if it.stop < 0 else it.stop)
         start, stop = min(max(start, 0), n), min(max(stop, 0), n)
         rng = list(range(start, stop))
-        idx.append(rng[::step] if step > 0 else rng[::-1][:: -step])
+        idx.append(rng[::step] if step > 0 else rng[::-1][::-step])
     return x[np.ix_(*idx)] if x.ndim else x
 
 
@@ -181,7 +188,9 @@ def test_split_chunk_iter(burn, kind):
     assert [p.dims() for p in parts] == [[2, 3]] * 5 + [[1, 3]]
     for p, e in zip(parts, np.array_split(x, [2, 4, 6, 8, 10])):
         burn.assert_result(p, e, kind)
-    assert [p.dims()[0] for p in burn.tensor(data(kind, (100,)), kind).chunk(8, 0)] == [13] * 7 + [9]
+    assert [p.dims()[0] for p in burn.tensor(data(kind, (100,)), kind).chunk(8, 0)] == [13] * 7 + [
+        9
+    ]
     assert len(burn.tensor(data(kind, (6,)), kind).chunk(7, 0)) == 6
     parts = t.split(4, 0)
     assert [p.dims()[0] for p in parts] == [4, 4, 3]
@@ -225,7 +234,9 @@ def test_select_gather(burn, kind, layout):
     gi = np.random.default_rng(1).integers(0, 5, (4, 7))
     burn.assert_result(t.gather(1, burn.int(gi)), np.take_along_axis(x, gi, 1), kind)
     gi0 = np.random.default_rng(2).integers(0, 4, (2, 5))
-    burn.assert_result(t.gather(0, burn.int(gi0, layout="flipped")), np.take_along_axis(x, gi0, 0), kind)
+    burn.assert_result(
+        t.gather(0, burn.int(gi0, layout="flipped")), np.take_along_axis(x, gi0, 0), kind
+    )
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "flipped", "expanded"])
@@ -285,8 +296,12 @@ def test_mask_where_fill(burn, kind, layout):
 def test_pad(burn, kind):
     t, x = burn.view_input(data(kind, (2, 3, 4), 19), kind, "permuted")
     burn.assert_result(t.pad((1, 2)), np.pad(x, ((0, 0), (0, 0), (1, 2))), kind)
-    burn.assert_result(t.pad((2, 1, 4, 3), 6), np.pad(x, ((0, 0), (4, 3), (2, 1)), constant_values=6), kind)
-    burn.assert_result(t.pad((0, 0, 0, 0, 1, 1), 2), np.pad(x, ((1, 1), (0, 0), (0, 0)), constant_values=2), kind)
+    burn.assert_result(
+        t.pad((2, 1, 4, 3), 6), np.pad(x, ((0, 0), (4, 3), (2, 1)), constant_values=6), kind
+    )
+    burn.assert_result(
+        t.pad((0, 0, 0, 0, 1, 1), 2), np.pad(x, ((1, 1), (0, 0), (0, 0)), constant_values=2), kind
+    )
 
 
 @pytest.mark.parametrize("diagonal", [0, 1, -1, 5, -5])
@@ -307,7 +322,9 @@ def test_masks(burn, diagonal):
     # the masks are what tril/triu zero out
     x = np.arange(12).reshape(shape) + 1
     t = burn.int(x)
-    burn.assert_equal(t.mask_fill(Tensor.tril_mask(shape, diagonal, burn.device), 0), np.tril(x, diagonal))
+    burn.assert_equal(
+        t.mask_fill(Tensor.tril_mask(shape, diagonal, burn.device), 0), np.tril(x, diagonal)
+    )
 
 
 def test_argwhere_nonzero(burn):

@@ -40,7 +40,10 @@ DIM = {
     "mean_dim": (Tensor.mean_dim, np.mean),
     "max_dim": (Tensor.max_dim, np.max),
     "min_dim": (Tensor.min_dim, np.min),
-    "max_abs_dim": (Tensor.max_abs_dim, lambda x, axis, keepdims: np.max(np.abs(x), axis=axis, keepdims=keepdims)),
+    "max_abs_dim": (
+        Tensor.max_abs_dim,
+        lambda x, axis, keepdims: np.max(np.abs(x), axis=axis, keepdims=keepdims),
+    ),
 }
 SCANS = {
     "cumsum": (Tensor.cumsum, np.cumsum),
@@ -87,7 +90,7 @@ def test_dim_reductions_keep_dim(burn, name, kind, layout):
 
 @pytest.mark.parametrize("kind", [Float, Int], ids=["float", "int"])
 def test_empty_reductions(burn, kind):
-    t, x = _input(burn, kind, (0, 3), "contiguous")
+    t, _ = _input(burn, kind, (0, 3), "contiguous")
     _r(burn, t.sum_dim(0), np.zeros((1, 3)), kind)
     _r(burn, t.prod_dim(0), np.ones((1, 3)), kind)
     _r(burn, t.sum(), np.zeros(1), kind)

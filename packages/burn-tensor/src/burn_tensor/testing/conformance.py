@@ -7,11 +7,11 @@ Every test takes the `burn` fixture (see `burn_tensor.testing.plugin`), built fr
 `burn_backend` fixture that the package's conftest provides.
 """
 
-from ._suite_activation import *  # noqa: F401,F403
-from ._suite_burn_literals import *  # noqa: F401,F403
-from ._suite_creation import *  # noqa: F401,F403
-from ._suite_elementwise import *  # noqa: F401,F403
-from ._suite_layout import *  # noqa: F401,F403
-from ._suite_reduce import *  # noqa: F401,F403
+from ._suite_activation import *
+from ._suite_burn_literals import *
+from ._suite_creation import *
+from ._suite_elementwise import *
+from ._suite_layout import *
+from ._suite_reduce import *
 
 __all__ = [n for n in list(globals()) if n.startswith("test_")]

@@ -36,7 +36,11 @@ def burn(burn_backend):
     """Suite context for the backend under test (see `burn_tensor.testing.Ctx`)."""
     from ._ctx import Ctx
 
-    return _CTX.setdefault(burn_backend, Ctx(burn_backend)) if _hashable(burn_backend) else Ctx(burn_backend)
+    return (
+        _CTX.setdefault(burn_backend, Ctx(burn_backend))
+        if _hashable(burn_backend)
+        else Ctx(burn_backend)
+    )
 
 
 _CTX: dict = {}
