@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+# Bound ufunc reductions: `np.sum`/`np.max`/`np.mean` add two or three Python frames
+# (_wrapreduction, _methods._mean) that dominate on small tensors.
+_add_reduce = np.add.reduce
+_mul_reduce = np.multiply.reduce
+_max_reduce = np.maximum.reduce
+_min_reduce = np.minimum.reduce
+_true_divide = np.true_divide
+
 
 def _int_div(x, y):
     # Integer division truncating toward zero (Rust/Burn semantics), not numpy's floor division.
@@ -30,52 +38,53 @@ def make(kind: str) -> dict:
     def div_scalar(self, x, s):
         return np.divide(x, s).astype(x.dtype, copy=False) if is_float else _int_div(x, np.asarray(s, x.dtype))
 
-    def scalar_op(ufunc):
-        def op(self, x, s):
-            return ufunc(x, s)
-
-        return op
-
     def sum_(self, x):
-        return np.sum(x, dtype=x.dtype).reshape(1)
+        return _add_reduce(x, None, x.dtype).reshape(1)
 
     def prod(self, x):
-        return np.prod(x, dtype=x.dtype).reshape(1)
+        return _mul_reduce(x, None, x.dtype).reshape(1)
 
     def sum_dim(self, x, dim):
-        return np.sum(x, axis=dim, keepdims=True, dtype=x.dtype)
+        return _add_reduce(x, dim, x.dtype, None, True)
 
     def prod_dim(self, x, dim):
-        return np.prod(x, axis=dim, keepdims=True, dtype=x.dtype)
+        return _mul_reduce(x, dim, x.dtype, None, True)
 
     def mean_dim(self, x, dim):
         if is_float:
-            return np.mean(x, axis=dim, keepdims=True, dtype=x.dtype)
+            n = x.shape[dim]
+            if n == 0:  # np.mean's NaN result (and its warning) for an empty dim
+                return np.mean(x, axis=dim, keepdims=True, dtype=x.dtype)
+            # What np.mean does, without its Python frames: sum, then divide in place.
+            s = _add_reduce(x, dim, x.dtype, None, True)
+            return _true_divide(s, n, out=s, casting="unsafe")
         n = max(x.shape[dim], 1)
         return _int_div(np.sum(x, axis=dim, keepdims=True, dtype=np.int64), n).astype(x.dtype)
 
     def mean(self, x):
         if is_float:
-            return np.mean(x, dtype=x.dtype).reshape(1)
+            if x.size == 0:
+                return np.mean(x, dtype=x.dtype).reshape(1)
+            return (_add_reduce(x, None, x.dtype) / x.size).reshape(1)
         return _int_div(np.sum(x, dtype=np.int64), max(x.size, 1)).astype(x.dtype).reshape(1)
 
     def argmax(self, x, dim):
-        return np.argmax(x, axis=dim, keepdims=True).astype(self.int_dtype.np)
+        return x.argmax(axis=dim, keepdims=True).astype(self.int_dtype.np)
 
     def argmin(self, x, dim):
-        return np.argmin(x, axis=dim, keepdims=True).astype(self.int_dtype.np)
+        return x.argmin(axis=dim, keepdims=True).astype(self.int_dtype.np)
 
     def max_dim(self, x, dim):
-        return np.max(x, axis=dim, keepdims=True)
+        return _max_reduce(x, dim, None, None, True)
 
     def min_dim(self, x, dim):
-        return np.min(x, axis=dim, keepdims=True)
+        return _min_reduce(x, dim, None, None, True)
 
     def max_(self, x):
-        return np.max(x).reshape(1)
+        return _max_reduce(x, None).reshape(1)
 
     def min_(self, x):
-        return np.min(x).reshape(1)
+        return _min_reduce(x, None).reshape(1)
 
     def max_dim_with_indices(self, x, dim):
         idx = np.argmax(x, axis=dim, keepdims=True)
@@ -118,9 +127,6 @@ def make(kind: str) -> dict:
             idx = np.argsort(x, axis=dim, kind="stable")
         return np.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
 
-    def matmul(self, x, y):
-        return np.matmul(x, y)
-
     def clamp(self, x, lo, hi):
         return np.clip(x, np.asarray(lo, x.dtype), np.asarray(hi, x.dtype))
 
@@ -140,10 +146,8 @@ def make(kind: str) -> dict:
         "min": min_, "max_dim_with_indices": max_dim_with_indices,
         "min_dim_with_indices": min_dim_with_indices, "cumsum": cumsum, "cumprod": cumprod,
         "cummin": cummin, "cummax": cummax, "scatter": scatter, "select_assign": select_assign,
-        "sort_with_indices": sort_with_indices, "matmul": matmul, "clamp": clamp,
+        "sort_with_indices": sort_with_indices, "clamp": clamp,
         "clamp_min": clamp_min, "clamp_max": clamp_max, "sign": sign,
-        "add_scalar": scalar_op(np.add), "sub_scalar": scalar_op(np.subtract),
-        "mul_scalar": scalar_op(np.multiply), "remainder_scalar": scalar_op(np.remainder),
     }
     return fns
 
@@ -156,4 +160,6 @@ UFUNCS = {
     "lower_equal": np.less_equal, "equal_elem": np.equal, "greater_elem": np.greater,
     "greater_equal_elem": np.greater_equal, "lower_elem": np.less, "lower_equal_elem": np.less_equal,
     "not_equal": np.not_equal, "not_equal_elem": np.not_equal, "abs": np.abs, "neg": np.negative,
+    "add_scalar": np.add, "sub_scalar": np.subtract, "mul_scalar": np.multiply,
+    "remainder_scalar": np.remainder, "matmul": np.matmul,
 }
