@@ -9,7 +9,7 @@ Example:
     [8, 2]
 """
 
-from . import conv, loss, module, pool
+from . import attention, conv, gru, interpolate, loss, lstm, module, pool, transformer
 from ._activation import (
     GELU,
     GLU,
@@ -100,6 +100,42 @@ from ._pool import (
     MaxPool2d,
     MaxPool2dConfig,
 )
+from ._attention import (
+    MhaCache,
+    MhaInput,
+    MhaOutput,
+    MultiHeadAttention,
+    MultiHeadAttentionConfig,
+    generate_autoregressive_mask,
+    generate_padding_mask,
+)
+from ._encoding import (
+    PositionalEncoding,
+    PositionalEncodingConfig,
+    RotaryEncoding,
+    RotaryEncodingConfig,
+    generate_sinusoids,
+)
+from ._resize import (
+    Interpolate1d,
+    Interpolate1dConfig,
+    Interpolate2d,
+    Interpolate2dConfig,
+    InterpolateMode,
+    Unfold4d,
+    Unfold4dConfig,
+)
+from ._rnn import BiLstm, BiLstmConfig, GateController, Gru, GruConfig, Lstm, LstmConfig, LstmState
+from ._transformer import (
+    PositionWiseFeedForward,
+    PositionWiseFeedForwardConfig,
+    TransformerDecoder,
+    TransformerDecoderConfig,
+    TransformerDecoderInput,
+    TransformerEncoder,
+    TransformerEncoderConfig,
+    TransformerEncoderInput,
+)
 from ._visitor import ModuleMapper, ModuleVisitor
 
 __all__ = [
@@ -128,4 +164,16 @@ __all__ = [
     "loss", "BinaryCrossEntropyLoss", "BinaryCrossEntropyLossConfig", "CrossEntropyLoss",
     "CrossEntropyLossConfig", "HuberLoss", "HuberLossConfig", "KLDivLoss", "KLDivLossConfig",
     "MSELoss", "MseLoss", "Reduction", "SmoothL1Loss", "SmoothL1LossConfig",
+    # sequence models
+    "attention", "gru", "lstm", "transformer", "interpolate",
+    "BiLstm", "BiLstmConfig", "GateController", "Gru", "GruConfig", "Lstm", "LstmConfig", "LstmState",
+    "MhaCache", "MhaInput", "MhaOutput", "MultiHeadAttention", "MultiHeadAttentionConfig",
+    "generate_autoregressive_mask", "generate_padding_mask",
+    "PositionWiseFeedForward", "PositionWiseFeedForwardConfig", "TransformerDecoder",
+    "TransformerDecoderConfig", "TransformerDecoderInput", "TransformerEncoder",
+    "TransformerEncoderConfig", "TransformerEncoderInput",
+    "PositionalEncoding", "PositionalEncodingConfig", "RotaryEncoding", "RotaryEncodingConfig",
+    "generate_sinusoids",
+    "Interpolate1d", "Interpolate1dConfig", "Interpolate2d", "Interpolate2dConfig", "InterpolateMode",
+    "Unfold4d", "Unfold4dConfig",
 ]

@@ -1,0 +1,238 @@
+"""`TransformerEncoder`, `TransformerDecoder`, `PositionWiseFeedForward` (Burn's `nn::transformer`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from burn_tensor import Tensor
+
+from ._activation import Gelu
+from ._attention import MhaInput, MultiHeadAttention, MultiHeadAttentionConfig
+from ._config import config
+from ._dropout import Dropout
+from ._initializer import Initializer, KaimingUniform
+from ._linear import Linear, LinearConfig
+from ._module import Module
+from ._norm import LayerNorm, LayerNormConfig
+
+
+@config
+class PositionWiseFeedForwardConfig:
+    """Config of `PositionWiseFeedForward`."""
+
+    d_model: int
+    d_ff: int
+    dropout: float = 0.1
+    initializer: Initializer = KaimingUniform()
+
+    def init(self, device=None) -> PositionWiseFeedForward:
+        return PositionWiseFeedForward(
+            linear_inner=LinearConfig(self.d_model, self.d_ff, initializer=self.initializer).init(device),
+            linear_outer=LinearConfig(self.d_ff, self.d_model, initializer=self.initializer).init(device),
+            dropout=Dropout(prob=self.dropout), gelu=Gelu())
+
+
+class PositionWiseFeedForward(Module):
+    """`linear_outer(dropout(gelu(linear_inner(x))))`. Shapes: `[..., d_model]` -> same."""
+
+    linear_inner: Linear
+    linear_outer: Linear
+    dropout: Dropout
+    gelu: Gelu
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear_outer.forward(self.dropout.forward(self.gelu.forward(self.linear_inner.forward(x))))
+
+
+@dataclass
+class TransformerEncoderInput:
+    """`tensor [batch, seq, d_model]` with optional `mask_pad` / `mask_attn` (see `MhaInput`)."""
+
+    tensor: Tensor
+    mask_pad_: Tensor | None = None
+    mask_attn_: Tensor | None = None
+
+    @classmethod
+    def new(cls, tensor: Tensor) -> TransformerEncoderInput:
+        return cls(tensor)
+
+    def mask_pad(self, mask: Tensor) -> TransformerEncoderInput:
+        return TransformerEncoderInput(self.tensor, mask, self.mask_attn_)
+
+    def mask_attn(self, mask: Tensor) -> TransformerEncoderInput:
+        return TransformerEncoderInput(self.tensor, self.mask_pad_, mask)
+
+
+def _mha_input(q, kv, mask_pad, mask_attn) -> MhaInput:
+    return MhaInput(q, kv, kv, mask_pad, mask_attn)
+
+
+def _block_parts(cfg, device):
+    mha = MultiHeadAttentionConfig(cfg.d_model, cfg.n_heads, dropout=cfg.dropout,
+                                   quiet_softmax=cfg.quiet_softmax, initializer=cfg.initializer)
+    pwff = PositionWiseFeedForwardConfig(cfg.d_model, cfg.d_ff, dropout=cfg.dropout,
+                                         initializer=cfg.initializer)
+    norm = LayerNormConfig(cfg.d_model, epsilon=cfg.layer_norm_eps)
+    return mha, pwff, norm
+
+
+@config
+class TransformerEncoderConfig:
+    """Config of `TransformerEncoder`."""
+
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float = 0.1
+    norm_first: bool = False
+    quiet_softmax: bool = False
+    initializer: Initializer = KaimingUniform()
+    layer_norm_eps: float = 1e-5
+
+    def init(self, device=None) -> TransformerEncoder:
+        mha, pwff, norm = _block_parts(self, device)
+        layers = [TransformerEncoderLayer(mha=mha.init(device), pwff=pwff.init(device),
+                                          norm_1=norm.init(device), norm_2=norm.init(device),
+                                          dropout=Dropout(prob=self.dropout), norm_first=self.norm_first)
+                  for _ in range(self.n_layers)]
+        return TransformerEncoder(layers=layers)
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention + feed-forward with residuals; post-norm unless `norm_first`."""
+
+    mha: MultiHeadAttention
+    pwff: PositionWiseFeedForward
+    norm_1: LayerNorm
+    norm_2: LayerNorm
+    dropout: Dropout
+    norm_first: bool = False
+
+    def forward(self, x: Tensor, mask_pad=None, mask_attn=None) -> Tensor:
+        if self.norm_first:
+            h = self.norm_1.forward(x)
+            x = x.add(self.dropout.forward(self.mha.forward(_mha_input(h, h, mask_pad, mask_attn)).context))
+            return x.add(self.dropout.forward(self.pwff.forward(self.norm_2.forward(x))))
+        x = self.norm_1.forward(x.add(self.dropout.forward(
+            self.mha.forward(_mha_input(x, x, mask_pad, mask_attn)).context)))
+        return self.norm_2.forward(x.add(self.dropout.forward(self.pwff.forward(x))))
+
+
+class TransformerEncoder(Module):
+    """A stack of `TransformerEncoderLayer`s. Shapes: `[batch, seq, d_model]` -> same.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> d = NdArray().device()
+        >>> enc = TransformerEncoderConfig(8, 16, 2, 2).init(d)
+        >>> enc.forward(TransformerEncoderInput.new(Tensor.ones([1, 3, 8], d))).dims()
+        [1, 3, 8]
+    """
+
+    layers: list
+
+    def forward(self, input: TransformerEncoderInput) -> Tensor:
+        x = input.tensor
+        for layer in self.layers:
+            x = layer.forward(x, input.mask_pad_, input.mask_attn_)
+        return x
+
+
+@dataclass
+class TransformerDecoderInput:
+    """`target [batch, seq_t, d_model]`, `memory [batch, seq_m, d_model]` and optional masks."""
+
+    target: Tensor
+    memory: Tensor
+    target_mask_pad_: Tensor | None = None
+    target_mask_attn_: Tensor | None = None
+    memory_mask_pad_: Tensor | None = None
+    memory_mask_attn_: Tensor | None = None
+
+    @classmethod
+    def new(cls, target: Tensor, memory: Tensor) -> TransformerDecoderInput:
+        return cls(target, memory)
+
+    def _with(self, **kw) -> TransformerDecoderInput:
+        values = dict(vars(self))
+        values.update(kw)
+        return TransformerDecoderInput(**values)
+
+    def target_mask_pad(self, m):
+        return self._with(target_mask_pad_=m)
+
+    def target_mask_attn(self, m):
+        return self._with(target_mask_attn_=m)
+
+    def memory_mask_pad(self, m):
+        return self._with(memory_mask_pad_=m)
+
+    def memory_mask_attn(self, m):
+        return self._with(memory_mask_attn_=m)
+
+
+@config
+class TransformerDecoderConfig:
+    """Config of `TransformerDecoder` (same fields as the encoder's)."""
+
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float = 0.1
+    norm_first: bool = False
+    quiet_softmax: bool = False
+    initializer: Initializer = KaimingUniform()
+    layer_norm_eps: float = 1e-5
+
+    def init(self, device=None) -> TransformerDecoder:
+        mha, pwff, norm = _block_parts(self, device)
+        layers = [TransformerDecoderLayer(self_attn=mha.init(device), cross_attn=mha.init(device),
+                                          pwff=pwff.init(device), norm_1=norm.init(device),
+                                          norm_2=norm.init(device), norm_3=norm.init(device),
+                                          dropout=Dropout(prob=self.dropout), norm_first=self.norm_first)
+                  for _ in range(self.n_layers)]
+        return TransformerDecoder(layers=layers)
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention, cross-attention over `memory`, feed-forward; residuals and layer norms."""
+
+    self_attn: MultiHeadAttention
+    cross_attn: MultiHeadAttention
+    pwff: PositionWiseFeedForward
+    norm_1: LayerNorm
+    norm_2: LayerNorm
+    norm_3: LayerNorm
+    dropout: Dropout
+    norm_first: bool = False
+
+    def forward(self, i: TransformerDecoderInput, x: Tensor) -> Tensor:
+        drop = self.dropout.forward
+
+        def self_part(h):
+            return self.self_attn.forward(_mha_input(h, h, i.target_mask_pad_, i.target_mask_attn_)).context
+
+        def cross_part(h):
+            return self.cross_attn.forward(_mha_input(h, i.memory, i.memory_mask_pad_, i.memory_mask_attn_)).context
+
+        if self.norm_first:
+            x = x.add(drop(self_part(self.norm_1.forward(x))))
+            x = x.add(drop(cross_part(self.norm_2.forward(x))))
+            return x.add(drop(self.pwff.forward(self.norm_3.forward(x))))
+        x = self.norm_1.forward(x.add(drop(self_part(x))))
+        x = self.norm_2.forward(x.add(drop(cross_part(x))))
+        return self.norm_3.forward(x.add(drop(self.pwff.forward(x))))
+
+
+class TransformerDecoder(Module):
+    """A stack of `TransformerDecoderLayer`s. Shapes: target `[batch, seq_t, d_model]` -> same."""
+
+    layers: list
+
+    def forward(self, input: TransformerDecoderInput) -> Tensor:
+        x = input.target
+        for layer in self.layers:
+            x = layer.forward(input, x)
+        return x
