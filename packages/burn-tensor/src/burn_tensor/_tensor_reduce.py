@@ -6,11 +6,20 @@ from . import _check as check
 from ._dtype import Bool, Float, Int
 from ._errors import TensorCheckError
 
+_new = object.__new__
+
 
 def _reduce_all(name):
+    # Hot path (`t.sum()`): the checks and `_like` inlined, one Python frame in all.
     def method(self):
-        check.numeric(name, self)
-        return self._like(getattr(self._o, name)(self._p))
+        o = self._o
+        if o.kind is Bool:
+            check.numeric(name, self)
+        t = _new(type(self))
+        t._p = getattr(o, name)(self._p)
+        t._o = o
+        t._d = self._d
+        return t
 
     method.__name__ = name
     method.__doc__ = f"`{name}` of all elements -> shape [1]."
@@ -19,9 +28,20 @@ def _reduce_all(name):
 
 def _reduce_dim(name):
     def method(self, dim: int):
-        check.numeric(name, self)
-        d = check.dim(name, dim, len(self._p.shape))
-        return self._like(getattr(self._o, name)(self._p, d))
+        o = self._o
+        if o.kind is Bool:
+            check.numeric(name, self)
+        p = self._p
+        r = len(p.shape)
+        if type(dim) is int and -r <= dim < r:  # check.dim's common case, inlined
+            d = dim + r if dim < 0 else dim
+        else:
+            d = check.dim(name, dim, r)
+        t = _new(type(self))
+        t._p = getattr(o, name)(p, d)
+        t._o = o
+        t._d = self._d
+        return t
 
     method.__name__ = name
     method.__doc__ = f"`{name}` along `dim`, keeping it with size 1. Shapes: [.., n, ..] -> [.., 1, ..]"
