@@ -66,7 +66,7 @@ class CustomOp:
         self.name = name
         self.forwards = forward if isinstance(forward, dict) else {"default": forward}
         self.backward = backward
-        self.rule = Rule(self._backward, memory_bound=memory_bound, forward=self._recompute)
+        self.rule = Rule(self._backward, out=True, memory_bound=memory_bound, forward=self._recompute)
         self.rule.name = name
         CUSTOM_OPS[name] = self
 
