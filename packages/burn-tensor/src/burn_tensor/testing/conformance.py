@@ -8,6 +8,7 @@ Every test takes the `burn` fixture (see `burn_tensor.testing.plugin`), built fr
 """
 
 from ._suite_activation import *
+from ._suite_book import *
 from ._suite_burn_literals import *
 from ._suite_creation import *
 from ._suite_elementwise import *
