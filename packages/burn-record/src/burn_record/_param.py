@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ._dtypes import DType, TensorData
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, repr=False)
 class ParamRecord:
     """A recorded parameter: the tensor data plus the id optimizers key their state by.
 
@@ -22,6 +22,8 @@ class ParamRecord:
         >>> p = ParamRecord("k3b7", TensorData([1.0, 2.0]))
         >>> p.id, p.shape, p.dtype
         ('k3b7', Shape([2]), DType.F32)
+        >>> p
+        ParamRecord(id='k3b7', shape=[2], dtype=float32)
     """
 
     id: str
@@ -34,6 +36,10 @@ class ParamRecord:
             raise TypeError(
                 f"ParamRecord.value must be a TensorData, got {type(self.value).__name__}"
             )
+
+    def __repr__(self) -> str:
+        # A parameter can hold millions of values; show what identifies it, not its contents.
+        return f"ParamRecord(id={self.id!r}, shape={list(self.shape)}, dtype={self.dtype.value})"
 
     @property
     def shape(self):

@@ -46,7 +46,7 @@ def convert_for_save(data: TensorData, settings: PrecisionSettings, path: str) -
 def tensor_buffer(data: TensorData) -> memoryview:
     """The tensor's elements as little-endian bytes, without copying on little-endian hosts."""
     arr = data.array
-    if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and np.little_endian is False):
+    if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and not np.little_endian):
         arr = arr.astype(arr.dtype.newbyteorder("<"))
     return memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
 
