@@ -1,0 +1,82 @@
+"""Adam and AMSGrad (Burn's `optim::adam`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from burn_nn import config
+from burn_tensor import Tensor
+
+from ._clipping import GradientClipping
+from ._decay import WeightDecayConfig
+from ._optimizer import OptimizerAdaptor, SimpleOptimizer
+
+
+@config
+class AdamConfig:
+    """Adam (Kingma & Ba 2015), optionally AMSGrad, with Burn's defaults.
+
+    Update at step t: `m = b1 m + (1-b1) g`, `v = b2 v + (1-b2) g^2` (AMSGrad: `v_max = max(v_max,
+    v)` is used instead of `v`), `param -= lr * m_hat / (sqrt(v_hat) + epsilon)` with
+    `m_hat = m / (1-b1^t)`, `v_hat = v / (1-b2^t)`. Burn computes it as
+    `m * sqrt(1-b2^t)/(1-b1^t) / (sqrt(v) + epsilon*sqrt(1-b2^t))`, the same value.
+
+    Differences from PyTorch, kept from Burn: **epsilon defaults to 1e-5** (PyTorch 1e-8);
+    `weight_decay` is a `WeightDecayConfig` (coupled L2 added to the gradient, like PyTorch's Adam
+    `weight_decay`), default None. Hyper-parameters are Python floats (Burn stores f32).
+
+    Example:
+        >>> optim = AdamConfig().with_beta_1(0.9).with_beta_2(0.999).with_epsilon(1e-8).init()
+        >>> AdamConfig().epsilon
+        1e-05
+    """
+
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: float = 1e-5
+    amsgrad: bool = False
+    weight_decay: WeightDecayConfig | None = None
+    grad_clipping: GradientClipping | None = None
+
+    def build(self) -> Adam:
+        return Adam(self.beta_1, self.beta_2, self.epsilon, self.amsgrad, self.weight_decay)
+
+    def init(self) -> OptimizerAdaptor:
+        return OptimizerAdaptor(self.build(), self.grad_clipping)
+
+
+def update_moments(beta_1: float, beta_2: float, amsgrad: bool, grad: Tensor, state: dict | None) -> dict:
+    """Burn's `AdaptiveMomentumState` after one more gradient (moments start at zero)."""
+    if state is None:
+        m1 = grad * (1.0 - beta_1)
+        m2 = grad.square() * (1.0 - beta_2)
+        return {"time": 1, "moment_1": m1, "moment_2": m2, "max_moment_2": m2 if amsgrad else None}
+    m1 = state["moment_1"] * beta_1 + grad * (1.0 - beta_1)
+    m2 = state["moment_2"] * beta_2 + grad.square() * (1.0 - beta_2)
+    max_m2 = None
+    if amsgrad:
+        prev = state.get("max_moment_2")
+        max_m2 = (m2 if prev is None else prev).max_pair(m2)
+    return {"time": int(state["time"]) + 1, "moment_1": m1, "moment_2": m2, "max_moment_2": max_m2}
+
+
+class Adam(SimpleOptimizer):
+    """Adam rule. State: `{"momentum": {"time", "moment_1", "moment_2", "max_moment_2"}}`."""
+
+    def __init__(self, beta_1=0.9, beta_2=0.999, epsilon=1e-5, amsgrad=False, weight_decay=None):
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.amsgrad = bool(amsgrad)
+        self.weight_decay = weight_decay
+
+    def step(self, lr: float, tensor: Tensor, grad: Tensor, state: Any) -> tuple[Tensor, Any]:
+        if self.weight_decay is not None:
+            grad = self.weight_decay.transform(grad, tensor)
+        mom = update_moments(self.beta_1, self.beta_2, self.amsgrad, grad,
+                             state["momentum"] if state else None)
+        t = mom["time"]
+        bias_correction2_sqrt = math.sqrt(1.0 - self.beta_2**t)
+        factor = bias_correction2_sqrt / (1.0 - self.beta_1**t)
+        v = mom["max_moment_2"] if self.amsgrad else mom["moment_2"]
+        update = (mom["moment_1"] * factor) / (v.sqrt() + self.epsilon * bias_correction2_sqrt)
+        return tensor - update * lr, {"momentum": mom}

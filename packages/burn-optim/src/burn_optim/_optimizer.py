@@ -1,0 +1,185 @@
+"""`OptimizerAdaptor`: runs a per-tensor rule over every parameter of a module (Burn's adaptor).
+
+Flow of `step(lr, module, grads)` (as Burn's `SimpleOptimizerMapper`): map over the module's float
+parameters; for each one that requires grad and has a gradient in `grads`: clip the gradient (if
+configured), bring the parameter's state to the gradient's device, run the rule on the inner
+(non-autodiff) tensors, store the new state under the `ParamId`, and lift the result back onto the
+autodiff device as a fresh leaf that requires grad. Parameters without gradients are untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from burn_nn import Param, ParamId
+from burn_tensor import Tensor
+
+from ._clipping import GradientClipping
+from ._grads import GradientsParams
+from ._state import state_to_device, state_to_record
+
+
+class SimpleOptimizer:
+    """A per-tensor update rule: `step(lr, tensor, grad, state) -> (tensor, state)`.
+
+    `tensor` and `grad` live on the inner backend; `state` is this rule's nested dict for one
+    parameter (None on its first step). Subclass it to write a new optimizer, then wrap it in
+    `OptimizerAdaptor(rule)` to train modules with it.
+
+    Example:
+        >>> class PlainSgd(SimpleOptimizer):
+        ...     def step(self, lr, tensor, grad, state):
+        ...         return tensor - grad * lr, None
+        >>> optim = OptimizerAdaptor(PlainSgd())
+    """
+
+    def step(self, lr: float, tensor: Tensor, grad: Tensor, state: Any) -> tuple[Tensor, Any]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) if hasattr(self, "__dict__") else ""
+        return f"{type(self).__name__}({fields})"
+
+
+class Optimizer:
+    """What training loops need from an optimizer: `step`, `to_record`, `load_record`."""
+
+    def step(self, lr: float, module: Any, grads: GradientsParams) -> Any:
+        raise NotImplementedError
+
+    def to_record(self) -> Any:
+        raise NotImplementedError
+
+    def load_record(self, record: Any) -> Optimizer:
+        raise NotImplementedError
+
+
+class OptimizerAdaptor(Optimizer):
+    """A module optimizer built from a `SimpleOptimizer` rule; what every `XConfig.init()` returns.
+
+    Its state is a dict `ParamId -> state`, saved by `to_record()` as `{id_string: nested dict of
+    TensorData/ints}` (writable with any `burn_record` recorder) and restored by
+    `load_record(record)`, so a run can stop and resume bit-for-bit.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> from burn_autodiff import Autodiff
+        >>> from burn_nn import LinearConfig
+        >>> from burn_optim import AdamConfig, GradientsParams
+        >>> device = Autodiff(NdArray()).device()
+        >>> model = LinearConfig(2, 1).init(device)
+        >>> optim = AdamConfig().init()
+        >>> loss = model.forward(Tensor.ones([4, 2], device)).sum()
+        >>> grads = GradientsParams.from_grads(loss.backward(), model)
+        >>> new = optim.step(1e-2, model, grads)
+        >>> new.weight.id == model.weight.id, len(optim.to_record())
+        (True, 2)
+    """
+
+    def __init__(self, optim: SimpleOptimizer, grad_clipping: GradientClipping | None = None):
+        self._optim = optim
+        self._records: dict[ParamId, Any] = {}
+        self._grad_clipping = grad_clipping.init() if grad_clipping is not None else None
+
+    # -- Burn's accessors --------------------------------------------------------------------------
+    def optim(self) -> SimpleOptimizer:
+        return self._optim
+
+    def has_gradient_clipping(self) -> bool:
+        return self._grad_clipping is not None
+
+    def grad_clipping(self) -> GradientClipping | None:
+        return self._grad_clipping
+
+    def with_grad_clipping(self, clipping: GradientClipping | None) -> OptimizerAdaptor:
+        """Clip every gradient before the update (`GradientClipping` or its config)."""
+        self._grad_clipping = clipping.init() if clipping is not None else None
+        return self
+
+    # -- stepping ----------------------------------------------------------------------------------
+    def step(self, lr: float, module: Any, grads: GradientsParams) -> Any:
+        """The module after one update with learning rate `lr`; `grads` is consumed.
+
+        Args:
+            lr: learning rate (a float; call your scheduler's `step()` to get it).
+            module: a `burn_nn.Module` (usually on an autodiff device).
+            grads: `GradientsParams.from_grads(loss.backward(), module)`.
+
+        Returns:
+            A new module whose updated Params keep their `ParamId`s and require grad again.
+        """
+        if not isinstance(grads, GradientsParams):
+            raise TypeError(
+                f"step() takes GradientsParams, got {type(grads).__name__}; "
+                "use GradientsParams.from_grads(loss.backward(), module)")
+        return module.map(_StepMapper(self, float(lr), grads))
+
+    def _step_param(self, lr: float, param: Param, grads: GradientsParams) -> Param:
+        grad = grads.remove(param.id)
+        # no_grad() params (and running states) are frozen even if a gradient was registered.
+        if grad is None or not param.require_grad:
+            return param
+        tensor = param.val()
+        is_autodiff = tensor.device.backend.is_autodiff
+        inner = tensor.inner()
+        device = grad.device
+        if inner.device != device:  # Burn moves the parameter to where its gradient is
+            inner = inner.to_device(device)
+        if self._grad_clipping is not None:
+            grad = self._grad_clipping.clip_gradient(grad)
+        state = self._records.pop(param.id, None)
+        if state is not None:
+            state = state_to_device(state, device, inner.dtype)
+        new, state = self._optim.step(lr, inner, grad, state)
+        if state is not None:
+            self._records[param.id] = state
+        if is_autodiff:
+            same = tensor.device.inner() == device
+            new = Tensor.from_inner(new, tensor.device if same else None)
+        return type(param)(param.id, new, param.require_grad)
+
+    # -- records -----------------------------------------------------------------------------------
+    def to_record(self) -> dict[str, Any]:
+        """`{param_id_string: state}` with tensors as `TensorData` (host copies)."""
+        return {str(pid): state_to_record(state) for pid, state in self._records.items()}
+
+    def load_record(self, record: dict[str, Any] | None) -> OptimizerAdaptor:
+        """Replace the whole state with `record` (from `to_record`, possibly via a recorder).
+
+        Tensors are rebuilt lazily at the next step on each parameter's device and dtype.
+        Returns self (Burn's `load_record` returns the optimizer).
+        """
+        if record is None:
+            record = {}
+        if not isinstance(record, dict):
+            raise TypeError(f"load_record: expected a dict keyed by ParamId, got {type(record).__name__}")
+        self._records = {ParamId.from_str(k) if not isinstance(k, ParamId) else k: v
+                         for k, v in record.items()}
+        return self
+
+    def __len__(self) -> int:
+        """Number of parameters with optimizer state."""
+        return len(self._records)
+
+    def __repr__(self) -> str:
+        clip = f", grad_clipping={self._grad_clipping!r}" if self._grad_clipping else ""
+        return f"OptimizerAdaptor({self._optim!r}{clip}, {len(self._records)} state(s))"
+
+
+class _StepMapper:
+    """The ModuleMapper that applies one optimizer step to each float parameter."""
+
+    def __init__(self, adaptor: OptimizerAdaptor, lr: float, grads: GradientsParams):
+        self.adaptor, self.lr, self.grads = adaptor, lr, grads
+
+    def map_float(self, param: Param) -> Param:
+        return self.adaptor._step_param(self.lr, param, self.grads)
+
+    def map_int(self, param: Param) -> Param:
+        return param
+
+    def map_bool(self, param: Param) -> Param:
+        return param
+
+
+ModuleOptimizer = OptimizerAdaptor
