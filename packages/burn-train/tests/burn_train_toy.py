@@ -9,11 +9,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from burn_dataset import DataLoaderBuilder, InMemDataset
 from burn_ndarray import NdArray
 from burn_record import ParamRecord, TensorData
 from burn_tensor import Tensor
-
-from burn_dataset import DataLoaderBuilder, InMemDataset
 from burn_train import ClassificationOutput, TrainOutput
 
 DEVICE = NdArray().device()
@@ -45,8 +44,10 @@ def loaders(n_train=96, n_valid=48, batch_size=16, shuffle=None):
     if shuffle is not None:
         train = train.shuffle(shuffle)
     valid = DataLoaderBuilder(batcher).batch_size(batch_size)
-    return (train.build(InMemDataset(make_items(n_train, 0))),
-            valid.build(InMemDataset(make_items(n_valid, 1))))
+    return (
+        train.build(InMemDataset(make_items(n_train, 0))),
+        valid.build(InMemDataset(make_items(n_valid, 1))),
+    )
 
 
 class ToyClassifier:
@@ -97,7 +98,10 @@ class ToyClassifier:
         return self
 
     def into_record(self) -> dict:
-        return {"weight": ParamRecord("w", self.weight.to_data()), "bias": ParamRecord("b", self.bias.to_data())}
+        return {
+            "weight": ParamRecord("w", self.weight.to_data()),
+            "bias": ParamRecord("b", self.bias.to_data()),
+        }
 
     def load_record(self, record: dict) -> ToyClassifier:
         as_tensor = lambda r: Tensor.from_data(r.value, DEVICE)  # noqa: E731
@@ -119,7 +123,11 @@ class MomentumSgd:
         self.steps += 1
         new = {}
         for name in ("weight", "bias"):
-            v = grads[name] if name not in self.velocity else self.velocity[name] * self.momentum + grads[name]
+            v = (
+                grads[name]
+                if name not in self.velocity
+                else self.velocity[name] * self.momentum + grads[name]
+            )
             self.velocity[name] = v
             new[name] = getattr(module, name) - v * lr
         return ToyClassifier(new["weight"], new["bias"], module.delay)

@@ -3,7 +3,6 @@
 import math
 
 import pytest
-
 from burn_train import Aggregate, Direction, MetricEarlyStoppingStrategy, Split, StoppingCondition
 from burn_train.checkpoint import (
     CheckpointingAction,
@@ -30,9 +29,17 @@ def test_keep_last_n_and_metric_best_composed():
     store = store_with({1: 0.5, 2: 0.9, 3: 0.4, 4: 0.8})
     best = MetricCheckpointingStrategy(LossMetric(), Aggregate.MEAN, Direction.LOWEST, Split.VALID)
     assert [best.checkpointing(e, store) for e in (1, 2, 3, 4)] == [
-        [CheckpointingAction.SAVE], [], [CheckpointingAction.SAVE, CheckpointingAction.delete(1)], []]
-    composed = ComposedCheckpointingStrategy.builder().add(KeepLastNCheckpoints(1)).add(
-        MetricCheckpointingStrategy("Loss")).build()
+        [CheckpointingAction.SAVE],
+        [],
+        [CheckpointingAction.SAVE, CheckpointingAction.delete(1)],
+        [],
+    ]
+    composed = (
+        ComposedCheckpointingStrategy.builder()
+        .add(KeepLastNCheckpoints(1))
+        .add(MetricCheckpointingStrategy("Loss"))
+        .build()
+    )
     actions = [repr(composed.checkpointing(e, store)) for e in (1, 2, 3, 4)]
     # epoch 1 stays as the best until 3 overtakes it; 2 goes once it is neither last nor best;
     # 3 (best) survives epoch 4
@@ -43,11 +50,17 @@ def test_keep_last_n_and_metric_best_composed():
 
 def test_early_stopping_directions_and_warmup():
     store = store_with({1: 10, 2: 20, 3: 15, 4: 12}, name="Accuracy")
-    s = MetricEarlyStoppingStrategy("Accuracy", Aggregate.MEAN, Direction.HIGHEST, Split.VALID,
-                                    StoppingCondition.no_improvement_since(2))
+    s = MetricEarlyStoppingStrategy(
+        "Accuracy",
+        Aggregate.MEAN,
+        Direction.HIGHEST,
+        Split.VALID,
+        StoppingCondition.no_improvement_since(2),
+    )
     assert [s.should_stop(e, store) for e in (1, 2, 3, 4)] == [False, False, False, True]
-    w = MetricEarlyStoppingStrategy("Accuracy", direction=Direction.HIGHEST,
-                                    condition=StoppingCondition(1)).with_warmup_epochs(3)
+    w = MetricEarlyStoppingStrategy(
+        "Accuracy", direction=Direction.HIGHEST, condition=StoppingCondition(1)
+    ).with_warmup_epochs(3)
     assert [w.should_stop(e, store) for e in (1, 2, 3, 4)] == [False, False, False, True]
     missing = MetricEarlyStoppingStrategy("Nope")
     assert missing.should_stop(1, store) is False
@@ -77,8 +90,11 @@ def test_interrupter_and_keys_and_plot():
     i.stop()
     assert i.should_stop() and i.get_message() is None
     assert parse_keys(b"\x1b[A\x1b[B\x1b[D\x1bOCx") == ["up", "down", "left", "right", "x"]
-    text = braille_plot([Series("t", "blue", [(0, 1.0), (1, math.nan), (2, 3.0)]),
-                         Series("v", "red", [(0, 2.0)])], 30, 5)
+    text = braille_plot(
+        [Series("t", "blue", [(0, 1.0), (1, math.nan), (2, 3.0)]), Series("v", "red", [(0, 2.0)])],
+        30,
+        5,
+    )
     lines = text.plain.splitlines()
     assert len(lines) == 5 and lines[0].startswith("3┤") and lines[-1].startswith("1┤")
     assert all(len(line) == 30 for line in lines)

@@ -5,11 +5,10 @@ import os
 import signal
 import threading
 
+import burn_train_toy as toy
 import numpy as np
 import pytest
 from burn_record import NamedMpkFileRecorder
-
-import burn_train_toy as toy
 from burn_train import (
     Aggregate,
     Direction,
@@ -41,7 +40,9 @@ def builder(tmp_path, out=None, epochs=3):
 
 def fit(b, model=None, optim=None, sched=None, shuffle=None):
     train, valid = toy.loaders(shuffle=shuffle)
-    learner = b.build(model or toy.ToyClassifier.init(), optim or toy.MomentumSgd(), sched or toy.StepLr(0.5))
+    learner = b.build(
+        model or toy.ToyClassifier.init(), optim or toy.MomentumSgd(), sched or toy.StepLr(0.5)
+    )
     return learner, learner.fit(train, valid)
 
 
@@ -50,8 +51,13 @@ def test_three_epochs_artifacts_logs_and_summary(tmp_path):
     learner, model = fit(builder(tmp_path, out).summary())
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     expected = ["experiment.log"]
-    expected += [f"checkpoint/{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in (1, 2, 3)]
-    for split, names in (("train", ["Accuracy", "Learning Rate", "Loss"]), ("valid", ["Accuracy", "Loss"])):
+    expected += [
+        f"checkpoint/{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in (1, 2, 3)
+    ]
+    for split, names in (
+        ("train", ["Accuracy", "Learning Rate", "Loss"]),
+        ("valid", ["Accuracy", "Loss"]),
+    ):
         expected += [f"{split}/epoch-{e}/{n}.log" for e in (1, 2, 3) for n in names]
     assert files == sorted(expected)
     # one value per iteration: 96 items / 16 = 6 train iterations, 48 / 16 = 3 valid iterations
@@ -59,7 +65,10 @@ def test_three_epochs_artifacts_logs_and_summary(tmp_path):
         acc = (tmp_path / f"train/epoch-{e}/Accuracy.log").read_text().splitlines()
         assert len(acc) == 6 and all(line.endswith(",16") for line in acc)
         assert len((tmp_path / f"valid/epoch-{e}/Loss.log").read_text().splitlines()) == 3
-    lrs = [float(x.split(",")[0]) for x in (tmp_path / "train/epoch-1/Learning Rate.log").read_text().split()]
+    lrs = [
+        float(x.split(",")[0])
+        for x in (tmp_path / "train/epoch-1/Learning Rate.log").read_text().split()
+    ]
     assert lrs == [0.5] * 4 + [0.25] * 2  # StepLr(0.5, gamma 0.5, step 4)
     log = (tmp_path / "experiment.log").read_text()
     assert "Executing training step for epoch 3" in log and "Saving checkpoint 3" in log
@@ -88,16 +97,21 @@ def test_resume_from_checkpoint_equals_uninterrupted_run(tmp_path):
     assert learner.optim.steps == 18 and learner.scheduler.iteration == 18  # 3 epochs x 6 steps
     for e in (1, 2, 3):
         assert (tmp_path / f"resume/train/epoch-{e}/Loss.log").read_text() == (
-            tmp_path / f"full/train/epoch-{e}/Loss.log").read_text()
+            tmp_path / f"full/train/epoch-{e}/Loss.log"
+        ).read_text()
 
 
 def test_checkpoint_strategies_keep_last_and_best(tmp_path):
     fit(builder(tmp_path / "last").with_checkpointing_strategy(KeepLastNCheckpoints(1)))
     assert sorted(p.name for p in (tmp_path / "last/checkpoint").iterdir()) == [
-        "model-3.mpk", "optim-3.mpk", "scheduler-3.mpk"]
+        "model-3.mpk",
+        "optim-3.mpk",
+        "scheduler-3.mpk",
+    ]
     # default: last 2 + best validation loss
-    learner, _ = fit(builder(tmp_path / "best", epochs=3).metric_loggers(
-        mem := InMemoryMetricLogger()))
+    learner, _ = fit(
+        builder(tmp_path / "best", epochs=3).metric_loggers(mem := InMemoryMetricLogger())
+    )
     from burn_train.metric.store import EventStore
 
     store = EventStore([mem])
@@ -128,7 +142,12 @@ class _FakeLoss(Metric):
 
 def test_early_stopping(tmp_path):
     stop = MetricEarlyStoppingStrategy(
-        "Fake", Aggregate.MEAN, Direction.LOWEST, Split.VALID, StoppingCondition.no_improvement_since(2))
+        "Fake",
+        Aggregate.MEAN,
+        Direction.LOWEST,
+        Split.VALID,
+        StoppingCondition.no_improvement_since(2),
+    )
     learner, _ = fit(builder(tmp_path, epochs=5).metric_valid(_FakeLoss()).early_stopping(stop))
     assert learner.stopped_early and learner.epochs_completed == 3
     assert not (tmp_path / "train/epoch-4").exists()
@@ -180,6 +199,10 @@ def test_grads_accumulation_steps_every_n(tmp_path):
 
 
 def test_build_rejects_non_numeric_plot_metric(tmp_path):
-    b = LearnerBuilder(tmp_path).metric_train_numeric(_FakeLoss()).renderer(CliMetricsRenderer(io.StringIO()))
+    b = (
+        LearnerBuilder(tmp_path)
+        .metric_train_numeric(_FakeLoss())
+        .renderer(CliMetricsRenderer(io.StringIO()))
+    )
     with pytest.raises(TypeError, match="not numeric"):
         b.build(toy.ToyClassifier.init(), toy.MomentumSgd(), 0.1)

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
-
 from burn_train import ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput
 from burn_train.metric import (
     AccuracyInput,
@@ -57,7 +56,11 @@ def test_accuracy_burn_literals():
 
 
 def test_accuracy_pad_token_ignores_padded_targets():
-    outputs = [row + [0.0] for row in OUTPUTS] + [[0, 0.1, 0.2, 5.0], [0, 0.1, 0.2, 0], [0.6, 0, 0.2, 0]]
+    outputs = [row + [0.0] for row in OUTPUTS] + [
+        [0, 0.1, 0.2, 5.0],
+        [0, 0.1, 0.2, 0],
+        [0.6, 0, 0.2, 0],
+    ]
     m = AccuracyMetric().with_pad_token(3)
     m.update(AccuracyInput(t(outputs), t([2, 2, 1, 1, 3, 3, 3])), META)
     assert m.value() == 50.0
@@ -127,18 +130,26 @@ def test_precision_recall_fbeta_multiclass_micro_and_macro():
 def test_precision_epoch_value_pools_counts():
     p = PrecisionMetric.binary(0.5)
     p.update(ConfusionStatsInput(t([[0.9], [0.8]]), t([[1], [1]])), META)  # 2/2
-    p.update(ConfusionStatsInput(t([[0.9], [0.8], [0.7], [0.6]]), t([[0], [0], [0], [1]])), META)  # 1/4
+    p.update(
+        ConfusionStatsInput(t([[0.9], [0.8], [0.7], [0.6]]), t([[0], [0], [0], [1]])), META
+    )  # 1/4
     assert p.value() == 25.0 and p.running_value() == pytest.approx(50.0)  # 3/6
 
 
 def test_auroc_and_hamming():
     m = AurocMetric()
-    m.update(AurocInput(t([[0.9, 0.1], [0.6, 0.4], [0.65, 0.35], [0.2, 0.8]]), t([0, 0, 1, 1])), META)
+    m.update(
+        AurocInput(t([[0.9, 0.1], [0.6, 0.4], [0.65, 0.35], [0.2, 0.8]]), t([0, 0, 1, 1])), META
+    )
     assert m.value() == 75.0
     m.update(AurocInput(t([[0.5, 0.5]]), t([1])), META)  # one class only: batch undefined
-    assert math.isnan(m.value()) and m.running_value() == pytest.approx(100 * 5 / 6)  # pos {.35,.8,.5} vs neg {.1,.4}
+    assert math.isnan(m.value()) and m.running_value() == pytest.approx(
+        100 * 5 / 6
+    )  # pos {.35,.8,.5} vs neg {.1,.4}
     h = HammingScore()
-    h.update(HammingScoreInput(t([[5.0, -5.0, 5.0], [5.0, 5.0, -5.0]]), t([[1, 0, 0], [0, 1, 0]])), META)
+    h.update(
+        HammingScoreInput(t([[5.0, -5.0, 5.0], [5.0, 5.0, -5.0]]), t([[1, 0, 0], [0, 1, 0]])), META
+    )
     assert h.value() == pytest.approx(100 * 4 / 6)
 
 
@@ -190,11 +201,16 @@ def test_system_metrics(monkeypatch):
     temp = CpuTemperature(refresh=0)
     assert temp.update(None, META).formatted == "N/A" and math.isnan(temp.value())
     monkeypatch.setattr(
-        psutil, "sensors_temperatures",
-        lambda: {"coretemp": [type("S", (), {"current": 40.0})(), type("S", (), {"current": 50.0})()]},
+        psutil,
+        "sensors_temperatures",
+        lambda: {
+            "coretemp": [type("S", (), {"current": 40.0})(), type("S", (), {"current": 50.0})()]
+        },
         raising=False,
     )
-    assert CpuTemperature(refresh=0).update(None, META).formatted == "epoch 45.00 °C - batch 45.00 °C"
+    assert (
+        CpuTemperature(refresh=0).update(None, META).formatted == "epoch 45.00 °C - batch 45.00 °C"
+    )
 
 
 def test_gpu_metrics_report_na_without_nvml(monkeypatch):

@@ -27,12 +27,22 @@ class Term:
     def __init__(self, tmp_path, **env):
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 110, 0, 0))
-        child_env = {**os.environ, "TERM": "xterm-256color", "BURN_TRAIN_TTY": os.ttyname(slave),
-                     "COLUMNS": "110", "LINES": "40", **env}
+        child_env = {
+            **os.environ,
+            "TERM": "xterm-256color",
+            "BURN_TRAIN_TTY": os.ttyname(slave),
+            "COLUMNS": "110",
+            "LINES": "40",
+            **env,
+        }
         child_env.pop("NO_COLOR", None)
         self.proc = subprocess.Popen(
-            [sys.executable, CHILD, str(tmp_path)], stdin=slave, stdout=slave, stderr=slave,
-            env=child_env, start_new_session=True,
+            [sys.executable, CHILD, str(tmp_path)],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=child_env,
+            start_new_session=True,
         )
         os.close(slave)
         self.raw = b""
@@ -91,7 +101,9 @@ def test_dashboard_plots_values_keys_and_q(tmp_path):
         term.pump(0.5)
         screen = term.screen[mark:]
         assert "Plot: Accuracy (recent)" in screen
-        assert re.search(r"Accuracy\s+│ epoch [\d.]+ % - batch [\d.]+ %\s+│ epoch [\d.]+ % - batch", screen)
+        assert re.search(
+            r"Accuracy\s+│ epoch [\d.]+ % - batch [\d.]+ %\s+│ epoch [\d.]+ % - batch", screen
+        )
         assert re.search(r"Loss\s+│ epoch [\d.]+ - batch [\d.]+\s+│ epoch [\d.]+ - batch", screen)
         assert "CPU Usage" in screen and "━ train" in screen and "━ valid" in screen
         assert BRAILLE.search(screen), "no plot drawn"
@@ -134,8 +146,13 @@ def test_ctrl_c_on_the_terminal_stops_gracefully(tmp_path):
 def test_plain_lines_when_stdout_is_not_a_terminal(tmp_path):
     env = {**os.environ, "BURN_TRAIN_EPOCHS": "2", "BURN_TRAIN_DELAY": "0"}
     env.pop("BURN_TRAIN_TTY", None)
-    out = subprocess.run([sys.executable, CHILD, str(tmp_path)], capture_output=True, env=env,
-                         timeout=60, stdin=subprocess.DEVNULL)
+    out = subprocess.run(
+        [sys.executable, CHILD, str(tmp_path)],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     text = out.stdout.decode()
     assert out.returncode == 0, out.stderr.decode()
     assert "\x1b" not in text

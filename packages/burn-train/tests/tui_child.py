@@ -19,7 +19,6 @@ if tty_path:
     sys.stderr = open(2, "w", closefd=False, buffering=1)  # noqa: SIM115
 
 import burn_train_toy as toy  # noqa: E402
-
 from burn_train import LearnerBuilder  # noqa: E402
 from burn_train.metric import AccuracyMetric, CpuUse, LossMetric  # noqa: E402
 
@@ -38,5 +37,8 @@ learner = (
     .build(toy.ToyClassifier.init(delay=delay), toy.MomentumSgd(), 0.1)
 )
 model = learner.fit(train, valid)
-print(f"RETURNED completed={learner.epochs_completed} interrupted={learner.interrupted} "
-      f"model={type(model).__name__}", flush=True)
+print(
+    f"RETURNED completed={learner.epochs_completed} interrupted={learner.interrupted} "
+    f"model={type(model).__name__}",
+    flush=True,
+)

@@ -49,7 +49,9 @@ class FileCheckpointer:
     def restore(self, epoch: int, target: Any = None) -> Any:
         path = self.path(epoch)
         if not path.exists():
-            raise CheckpointerError(f"no {self.name} checkpoint for epoch {epoch}: {path} is missing")
+            raise CheckpointerError(
+                f"no {self.name} checkpoint for epoch {epoch}: {path} is missing"
+            )
         if target is not None:
             return self.recorder.load(path, target=target)
         return self.recorder.load(path)

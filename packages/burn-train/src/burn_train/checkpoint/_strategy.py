@@ -83,7 +83,9 @@ class MetricCheckpointingStrategy(CheckpointingStrategy):
         self.best_epoch: int | None = None
 
     def checkpointing(self, epoch: int, store: Any) -> list[CheckpointingAction]:
-        best = store.find_epoch(self.name, self.aggregate, self.direction, self.split, range(1, epoch + 1))
+        best = store.find_epoch(
+            self.name, self.aggregate, self.direction, self.split, range(1, epoch + 1)
+        )
         if best != epoch:
             return []
         actions = [CheckpointingAction.SAVE]

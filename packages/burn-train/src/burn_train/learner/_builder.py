@@ -190,14 +190,18 @@ class LearnerBuilder:
         if not callable(getattr(optim, "step", None)):
             raise TypeError(f"{type(optim).__name__} needs step(lr, module, grads) -> module")
         self._directory.mkdir(parents=True, exist_ok=True)
-        loggers = self._loggers if self._loggers is not None else [FileMetricLogger(self._directory)]
+        loggers = (
+            self._loggers if self._loggers is not None else [FileMetricLogger(self._directory)]
+        )
         processor = _Processor(loggers=loggers, renderer=self._renderer or default_renderer())
         for split, metric, numeric in self._metrics:
             processor.register(split, metric, numeric)
         checkpointer = None
         if self._recorder is not None:
             strategy = self._strategy or self._default_strategy()
-            checkpointer = LearnerCheckpointer(self._recorder, self._directory / "checkpoint", strategy)
+            checkpointer = LearnerCheckpointer(
+                self._recorder, self._directory / "checkpoint", strategy
+            )
         if self._devices:
             model = _to_device(model, self._devices)
         config = LearnerConfig(

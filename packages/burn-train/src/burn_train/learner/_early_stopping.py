@@ -76,7 +76,9 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
     def should_stop(self, epoch: int, store: Any) -> bool:
         value = store.find_metric(self.name, epoch, self.aggregate, self.split)
         if value is None:
-            log.warning("early stopping: no %s value for %s epoch %d", self.name, self.split.value, epoch)
+            log.warning(
+                "early stopping: no %s value for %s epoch %d", self.name, self.split.value, epoch
+            )
             return False
         if self.direction.better(value, self.best_value):
             self.best_value, self.best_epoch = value, epoch
@@ -86,7 +88,10 @@ class MetricEarlyStoppingStrategy(EarlyStoppingStrategy):
         if stop:
             log.info(
                 "early stopping at epoch %d: %s has not improved since epoch %d (best %s)",
-                epoch, self.name, self.best_epoch, self.best_value,
+                epoch,
+                self.name,
+                self.best_epoch,
+                self.best_value,
             )
         return stop
 

@@ -72,10 +72,17 @@ def train_epoch(
                     accumulated = 0
             else:
                 model = _optim_step(optim, lr, model, output.grads)
-            meta = MetricMetadata(_progress(iterator, loader, iteration), epoch, num_epochs, iteration, lr)
+            meta = MetricMetadata(
+                _progress(iterator, loader, iteration), epoch, num_epochs, iteration, lr
+            )
             processor.process(Split.TRAIN, output.item, meta)
             if interrupter.should_stop():
-                log.info("Training interrupted at epoch %d iteration %d: %s", epoch, iteration, interrupter.get_message())
+                log.info(
+                    "Training interrupted at epoch %d iteration %d: %s",
+                    epoch,
+                    iteration,
+                    interrupter.get_message(),
+                )
                 break
     finally:
         _close(iterator)
@@ -107,7 +114,9 @@ def valid_epoch(
         for batch in iterator:
             iteration += 1
             item = valid_model.valid_step(batch)
-            meta = MetricMetadata(_progress(iterator, loader, iteration), epoch, num_epochs, iteration, None)
+            meta = MetricMetadata(
+                _progress(iterator, loader, iteration), epoch, num_epochs, iteration, None
+            )
             processor.process(Split.VALID, item, meta)
             if interrupter.should_stop():
                 log.info("Validation interrupted at epoch %d iteration %d", epoch, iteration)

@@ -39,7 +39,9 @@ class Learner:
             dataloader_valid: iterable of validation batches.
         """
         cfg = self.config
-        handler = install_application_logger(cfg.directory / "experiment.log") if cfg.app_log else None
+        handler = (
+            install_application_logger(cfg.directory / "experiment.log") if cfg.app_log else None
+        )
         try:
             return self._fit(dataloader_train, dataloader_valid)
         finally:
@@ -69,8 +71,15 @@ class Learner:
             with SigintHandler(cfg.interrupter):
                 for epoch in range(start, cfg.num_epochs + 1):
                     model, optim = train_epoch(
-                        model, optim, scheduler, train, epoch, cfg.num_epochs, cfg.processor,
-                        cfg.interrupter, cfg.grads_accumulation,
+                        model,
+                        optim,
+                        scheduler,
+                        train,
+                        epoch,
+                        cfg.num_epochs,
+                        cfg.processor,
+                        cfg.interrupter,
+                        cfg.grads_accumulation,
                     )
                     self.model, self.optim, self.scheduler = model, optim, scheduler
                     if cfg.interrupter.should_stop():
@@ -81,7 +90,9 @@ class Learner:
                     if cfg.checkpointer is not None:
                         cfg.checkpointer.checkpoint(model, optim, scheduler, epoch, store)
                     self.epochs_completed = epoch
-                    if cfg.early_stopping is not None and cfg.early_stopping.should_stop(epoch, store):
+                    if cfg.early_stopping is not None and cfg.early_stopping.should_stop(
+                        epoch, store
+                    ):
                         self.stopped_early = True
                         break
             self.interrupted = cfg.interrupter.should_stop()

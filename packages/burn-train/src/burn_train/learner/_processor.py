@@ -36,7 +36,9 @@ class MetricsProcessor:
                 f"{type(metric).__name__} must declare the class attribute Input (the input type, "
                 f"or None when the metric needs no input)"
             )
-        (self.train if split is Split.TRAIN else self.valid).append(RegisteredMetric(metric, numeric))
+        (self.train if split is Split.TRAIN else self.valid).append(
+            RegisteredMetric(metric, numeric)
+        )
 
     def names(self, split: Split) -> list[str]:
         return [m.metric.name() for m in (self.train if split is Split.TRAIN else self.valid)]
@@ -48,10 +50,16 @@ class MetricsProcessor:
             entry = reg.metric.update(adapt(item, reg.metric.Input), meta)
             for logger in self.loggers:
                 logger.log(entry, meta.epoch, split)
-            state = MetricState.Numeric(entry, reg.metric.value()) if reg.numeric else MetricState.Generic(entry)
+            state = (
+                MetricState.Numeric(entry, reg.metric.value())
+                if reg.numeric
+                else MetricState.Generic(entry)
+            )
             update(state)
         progress = TrainingProgress(meta.progress, meta.epoch, meta.epoch_total, meta.iteration)
-        (self.renderer.render_train if split is Split.TRAIN else self.renderer.render_valid)(progress)
+        (self.renderer.render_train if split is Split.TRAIN else self.renderer.render_valid)(
+            progress
+        )
 
     def end_epoch(self, split: Split, epoch: int) -> None:
         for reg in self.train if split is Split.TRAIN else self.valid:

@@ -95,7 +95,9 @@ class FileMetricLogger(MetricLogger):
         root = self.directory / split.value
         if not root.is_dir():
             return 0
-        found = [int(m.group(1)) for p in root.iterdir() if (m := re.fullmatch(r"epoch-(\d+)", p.name))]
+        found = [
+            int(m.group(1)) for p in root.iterdir() if (m := re.fullmatch(r"epoch-(\d+)", p.name))
+        ]
         return max(found, default=0)
 
     def metric_names(self, split: Split) -> list[str]:

@@ -126,13 +126,17 @@ class _ConfusionMetric(Metric, Numeric):
 
     def update(self, item: ConfusionStatsInput, metadata: MetricMetadata) -> MetricEntry:
         tp, fp, fn, n = confusion_counts(item, self.config.decision_rule)
-        self.totals = [a + b for a, b in zip(self.totals, (tp, fp, fn))] if self.totals else [tp, fp, fn]
+        self.totals = (
+            [a + b for a, b in zip(self.totals, (tp, fp, fn))] if self.totals else [tp, fp, fn]
+        )
         self.current = 100.0 * self._ratio(tp, fp, fn)
         self.running = 100.0 * self._ratio(*self.totals)
         self.count = n
         fmt = FormatOptions(self.name()).unit("%").precision(2)
         formatted = f"epoch {fmt.format(self.running)} - batch {fmt.format(self.current)}"
-        return MetricEntry(self.name(), formatted, NumericEntry.Aggregated(self.current, n).serialize())
+        return MetricEntry(
+            self.name(), formatted, NumericEntry.Aggregated(self.current, n).serialize()
+        )
 
     def clear(self) -> None:
         self.totals: list[np.ndarray] = []
@@ -207,7 +211,9 @@ class FBetaScoreMetric(_ConfusionMetric):
         return super().multiclass(top_k, class_reduction, beta=beta)
 
     @classmethod
-    def multilabel(cls, beta: float = 1.0, threshold: float = 0.5, class_reduction=ClassReduction.MICRO):  # type: ignore[override]
+    def multilabel(
+        cls, beta: float = 1.0, threshold: float = 0.5, class_reduction=ClassReduction.MICRO
+    ):  # type: ignore[override]
         return super().multilabel(threshold, class_reduction, beta=beta)
 
     def name(self) -> str:

@@ -123,7 +123,9 @@ class GpuTemperature(Metric, Numeric):
         if math.isnan(self._reading):
             self.state.current = math.nan
             return not_available(self.name())
-        return self.state.update(self._reading, 1, FormatOptions(self.name()).unit("°C").precision(0))
+        return self.state.update(
+            self._reading, 1, FormatOptions(self.name()).unit("°C").precision(0)
+        )
 
     def clear(self) -> None:
         self.state.reset()

@@ -90,7 +90,9 @@ class NumericMetricState:
         return self.entry(format)
 
     def entry(self, format: FormatOptions) -> MetricEntry:
-        formatted = f"epoch {format.format(self.running_value())} - batch {format.format(self.current)}"
+        formatted = (
+            f"epoch {format.format(self.running_value())} - batch {format.format(self.current)}"
+        )
         serialized = NumericEntry.Aggregated(self.current, self.current_count).serialize()
         return MetricEntry(format.name, formatted, serialized)
 

@@ -95,7 +95,9 @@ class CpuMemory(_SystemMetric):
     def update(self, item: None, metadata: MetricMetadata) -> MetricEntry:
         entry = super().update(item, metadata)
         total = psutil.virtual_memory().total / 1e9
-        return MetricEntry(entry.name, f"{self.state.current:.2f} / {total:.2f} GB", entry.serialize)
+        return MetricEntry(
+            entry.name, f"{self.state.current:.2f} / {total:.2f} GB", entry.serialize
+        )
 
 
 class CpuTemperature(_SystemMetric):

@@ -167,7 +167,10 @@ class TuiMetricsRenderer(MetricsRenderer):
             # progress panel 4-5, table header 2 + rows, plot borders/tabs/legend 4, help 1
             plot_h = max(height - 13 - rows, 4)
             return Group(
-                self._progress_panel(), self._metrics_table(), self._plot_panel(width, plot_h), self._help()
+                self._progress_panel(),
+                self._metrics_table(),
+                self._plot_panel(width, plot_h),
+                self._help(),
             )
 
     def _progress_panel(self) -> Panel:
@@ -178,7 +181,9 @@ class TuiMetricsRenderer(MetricsRenderer):
         elapsed = time.monotonic() - self.epoch_start[self.phase]
         eta_epoch = elapsed * (total - done) / done if done else 0.0
         tp = self.progress["train"] or p
-        frac = ((tp.epoch - 1) + tp.progress.items_processed / max(tp.progress.items_total, 1)) / max(tp.epoch_total, 1)
+        frac = (
+            (tp.epoch - 1) + tp.progress.items_processed / max(tp.progress.items_total, 1)
+        ) / max(tp.epoch_total, 1)
         run = time.monotonic() - self.start_time
         eta_total = run * (1 - frac) / frac if frac > 0 else 0.0
         head = Text.assemble(
@@ -189,7 +194,12 @@ class TuiMetricsRenderer(MetricsRenderer):
         bar = ProgressBar(total=total, completed=done, width=max(self.console.size.width - 6, 10))
         parts: list[Any] = [head, bar]
         if self.interrupter is not None and self.interrupter.should_stop():
-            parts.append(Text("Stopping: finishing the current step, then returning the model...", "bold yellow"))
+            parts.append(
+                Text(
+                    "Stopping: finishing the current step, then returning the model...",
+                    "bold yellow",
+                )
+            )
         return Panel(Group(*parts), title="burn-train")
 
     def _metrics_table(self) -> Table:
@@ -199,13 +209,17 @@ class TuiMetricsRenderer(MetricsRenderer):
         table.add_column("Valid", style="red")
         names = list(dict.fromkeys([*self.texts["train"], *self.texts["valid"]]))
         for name in names:
-            table.add_row(name, self.texts["train"].get(name, "-"), self.texts["valid"].get(name, "-"))
+            table.add_row(
+                name, self.texts["train"].get(name, "-"), self.texts["valid"].get(name, "-")
+            )
         return table
 
     def _plot_panel(self, width: int, height: int) -> Panel:
         names = list(self.points)
         if not names:
-            return Panel(Text("no numeric metric registered", style="dim"), title="Plots", height=height + 2)
+            return Panel(
+                Text("no numeric metric registered", style="dim"), title="Plots", height=height + 2
+            )
         self.selected %= len(names)
         name = names[self.selected]
         data = self.points[name]
@@ -215,8 +229,13 @@ class TuiMetricsRenderer(MetricsRenderer):
             for s in series:
                 s.points = [(x, y) for x, y in s.points if x >= last - 1.0]
         plot = braille_plot(series, width - 4, height)
-        tabs = Text(" ").join(Text(f" {n} ", style="reverse bold" if i == self.selected else "") for i, n in enumerate(names))
-        legend = Text.assemble(("━ train ", "blue"), ("━ valid", "red"), f"   view: {VIEWS[self.view]}")
+        tabs = Text(" ").join(
+            Text(f" {n} ", style="reverse bold" if i == self.selected else "")
+            for i, n in enumerate(names)
+        )
+        legend = Text.assemble(
+            ("━ train ", "blue"), ("━ valid", "red"), f"   view: {VIEWS[self.view]}"
+        )
         return Panel(Group(tabs, plot, legend), title=f"Plot: {name} ({VIEWS[self.view]})")
 
     @staticmethod
