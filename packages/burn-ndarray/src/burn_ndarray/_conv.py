@@ -25,21 +25,22 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
         )
     oh, ow = out_hw
     dtype = x.dtype
-    # [g, K, c_out/g] with K ordered (i, j, c) to match the NHWC window copy.
+    # [g, c_out/g, K] with K ordered (i, j, c) to match the NHWC window copy.
     wm = weight.astype(dtype, copy=False).reshape(g, cog, cg, kh, kw)
-    wm = np.ascontiguousarray(wm.transpose(0, 3, 4, 2, 1)).reshape(g, kh * kw * cg, cog)
-    b = None if bias is None else bias.astype(dtype, copy=False).reshape(g, 1, cog)
-    out = np.empty((n, c_out, oh, ow), dtype)
+    wm = np.ascontiguousarray(wm.transpose(0, 1, 3, 4, 2)).reshape(g, cog, kh * kw * cg)
+    out = np.empty((n, g, cog, oh * ow), dtype)
     per_image = oh * ow * kh * kw * c_in * dtype.itemsize
     for s, e in batch_chunks(n, per_image):
         xp = pad_nhwc(x[s:e], padding)
         cols = group_columns(windows_nhwc(xp, (kh, kw), stride, dilation, out_hw), g)
-        res = np.matmul(cols, wm)  # [g, b*oh*ow, c_out/g]
-        if b is not None:
-            res += b
-        dst = out[s:e].reshape(e - s, g, cog, oh, ow)
-        dst[...] = res.reshape(g, e - s, oh, ow, cog).transpose(1, 0, 4, 2, 3)
-    return out
+        cols = cols.reshape(g, e - s, oh * ow, -1)
+        for gi in range(g):
+            # [c_out/g, K] @ [K, oh*ow] per image: BLAS reads the transposed columns in place
+            # and writes NCHW directly, saving an NHWC -> NCHW transpose of the output.
+            np.matmul(wm[gi], cols[gi].transpose(0, 2, 1), out=out[s:e, gi])
+    if bias is not None:
+        out += bias.astype(dtype, copy=False).reshape(1, g, cog, 1)
+    return out.reshape(n, c_out, oh, ow)
 
 
 def conv2d_weight_grad(x, grad, kernel, stride, padding, dilation, groups) -> np.ndarray:

@@ -81,18 +81,22 @@ def max_pool2d_with_indices(x, kernel, stride, padding, dilation, index_dtype):
     rows0 = np.arange(out_hw[0]) * stride[0] - padding[0]
     cols0 = np.arange(out_hw[1]) * stride[1] - padding[1]
     base = rows0[:, None] * w + cols0[None, :]
-    best = None
-    idx = None
-    for i, j, rows, cols in _offsets(kernel, stride, dilation, out_hw):
-        v = xp[:, :, rows, cols]
-        flat = base + (i * dilation[0] * w + j * dilation[1])
-        if best is None:
-            best = v.copy()
-            idx = np.broadcast_to(flat, v.shape).astype(index_dtype)
-            continue
-        take = (v > best) | (np.isnan(v) & ~np.isnan(best))
-        np.copyto(best, v, where=take)
-        np.copyto(idx, np.broadcast_to(flat, v.shape), where=take, casting="unsafe")
+    views = [
+        (xp[:, :, rows, cols], base + (i * dilation[0] * w + j * dilation[1]))
+        for i, j, rows, cols in _offsets(kernel, stride, dilation, out_hw)
+    ]
+    # Pass 1: the max (np.maximum propagates NaN). Pass 2, walking offsets backwards: the last
+    # write at each output is the first offset equal to the max, so ties keep the first.
+    best = views[0][0].copy()
+    for v, _ in views[1:]:
+        np.maximum(best, v, out=best)
+    idx = np.empty(best.shape, index_dtype)
+    for v, flat in reversed(views):
+        np.copyto(idx, flat, where=v == best, casting="unsafe")
+    nan = np.isnan(best)
+    if nan.any():  # NaN != NaN: point at the first NaN instead
+        for v, flat in reversed(views):
+            np.copyto(idx, flat, where=nan & np.isnan(v), casting="unsafe")
     return best, idx
 
 
