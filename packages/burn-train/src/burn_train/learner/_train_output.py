@@ -15,10 +15,12 @@ def _optim_attr(name: str) -> Any:
 
 
 def to_gradients_params(grads: Any, module: Any) -> Any:
-    """`GradientsParams.from_grads(grads, module)` when burn_optim has it and `grads` is raw
-    autodiff gradients; anything else (already per-parameter, or a custom type) as is."""
+    """`GradientsParams.from_grads(grads, module)` when burn_optim has it, `grads` is raw autodiff
+    gradients and `module` a burn_nn Module; per-parameter dicts and custom types pass as is."""
     gp = _optim_attr("GradientsParams")
-    if gp is None or isinstance(grads, gp) or grads is None:
+    if gp is None or grads is None or isinstance(grads, (gp, dict)):
+        return grads
+    if not callable(getattr(module, "visit", None)):  # not a Module: nothing to map grads onto
         return grads
     return gp.from_grads(grads, module)
 
@@ -50,8 +52,8 @@ class TrainOutput:
 class GradientsAccumulator:
     """Sums gradients over several steps (used when `grads_accumulation(n)` > 1).
 
-    Delegates to `burn_optim.GradientsAccumulator` when it exists; otherwise sums mapping-like
-    gradients key by key (values support `+`) or objects with `__add__`.
+    Delegates to `burn_optim.GradientsAccumulator` for `GradientsParams`; otherwise sums
+    mapping-like gradients key by key (values support `+`) or objects with `__add__`.
 
     Example:
         >>> acc = GradientsAccumulator()
@@ -61,11 +63,13 @@ class GradientsAccumulator:
     """
 
     def __init__(self) -> None:
-        impl = _optim_attr("GradientsAccumulator")
-        self._impl = impl() if impl is not None else None
+        self._impl: Any = None
         self._sum: Any = None
 
     def accumulate(self, module: Any, grads: Any) -> None:
+        gp = _optim_attr("GradientsParams")
+        if self._impl is None and self._sum is None and gp is not None and isinstance(grads, gp):
+            self._impl = _optim_attr("GradientsAccumulator")()
         if self._impl is not None:
             self._impl.accumulate(module, grads)
         elif self._sum is None:
