@@ -1,0 +1,1 @@
+"""The Burn Book's guide in burn-py: model, data, training and inference."""
