@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from _autodiff_testlib import distinct, u
-
 from burn_tensor import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
 C2 = ConvOptions((2, 1), (1, 0), (1, 1), 1)

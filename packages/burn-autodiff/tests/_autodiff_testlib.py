@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from burn_ndarray import NdArray
 from burn_tensor import TensorData
 

@@ -9,9 +9,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _autodiff_testlib import F64  # noqa: E402
-
-from burn_autodiff import Autodiff, BalancedCheckpointing  # noqa: E402
+from _autodiff_testlib import F64
+from burn_autodiff import Autodiff, BalancedCheckpointing
 
 
 @pytest.fixture(params=["none", "balanced"])

@@ -6,7 +6,6 @@ import pickle
 
 import numpy as np
 import pytest
-
 from burn_autodiff import (
     NONDIFF,
     Autodiff,

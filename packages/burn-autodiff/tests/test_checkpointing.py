@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from burn_autodiff import Autodiff, BalancedCheckpointing, graph_stats
 from burn_ndarray import NdArray
 from burn_tensor import Distribution, Tensor, activation

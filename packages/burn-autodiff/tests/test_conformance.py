@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_autodiff import Autodiff, BalancedCheckpointing
 from burn_tensor import NoDeviceError, Tensor, activation, available_backends, get_backend
 
-TOL = dict(rtol=1e-5, atol=1e-5)
+TOL = {"rtol": 1e-5, "atol": 1e-5}
 
 
 def _usable(name):

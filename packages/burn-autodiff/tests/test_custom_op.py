@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_autodiff import Autodiff, BalancedCheckpointing, custom_op, reduce_to_shape
 from burn_ndarray import NdArray
 from burn_tensor import Distribution, Float, Tensor, activation
@@ -73,7 +72,6 @@ def test_forward_is_chosen_per_backend_and_untracked_inputs_record_nothing():
     out = fused_matmul_add_relu(lhs, rhs, bias)
     assert out.device is dev and out.dims() == [2, 4, 5]
     # Autodiff with untracked inputs: no node
-    ad = Autodiff(NdArray()).device()
     out = fused_matmul_add_relu(*(Tensor.from_inner(t) for t in (lhs, rhs, bias)))
     assert not out.is_require_grad()
 

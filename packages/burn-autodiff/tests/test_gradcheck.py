@@ -13,7 +13,6 @@ import pytest
 from _autodiff_cases import CASES
 from _autodiff_module_cases import MODULE_CASES
 from _autodiff_testlib import F64, check_grads
-
 from burn_autodiff import RULES, Autodiff, classify
 from burn_tensor import TensorData, op_table
 

@@ -12,14 +12,30 @@ Example:
 """
 
 from ._backend import NONDIFF, Autodiff, classify
-from ._custom import CUSTOM_OPS, CustomContext, CustomOp, custom_op, reduce_to_shape
 from ._checkpoint import BalancedCheckpointing, CheckpointStrategy, NoCheckpointing
+from ._custom import CUSTOM_OPS, CustomContext, CustomOp, custom_op, reduce_to_shape
 from ._graph import Gradients, graph_stats, live_nodes
 from ._rule import RULES, Rule, reduce_to, rule
 from ._tensor import AutodiffTensor
 
 __all__ = [
-    "CUSTOM_OPS", "CustomContext", "CustomOp", "NONDIFF", "RULES", "Autodiff", "AutodiffTensor", "BalancedCheckpointing", "CheckpointStrategy",
-    "Gradients", "NoCheckpointing", "Rule", "classify", "graph_stats", "live_nodes", "reduce_to",
-    "reduce_to_shape", "rule", "custom_op",
+    "CUSTOM_OPS",
+    "NONDIFF",
+    "RULES",
+    "Autodiff",
+    "AutodiffTensor",
+    "BalancedCheckpointing",
+    "CheckpointStrategy",
+    "CustomContext",
+    "CustomOp",
+    "Gradients",
+    "NoCheckpointing",
+    "Rule",
+    "classify",
+    "custom_op",
+    "graph_stats",
+    "live_nodes",
+    "reduce_to",
+    "reduce_to_shape",
+    "rule",
 ]

@@ -15,12 +15,7 @@ from ._wrap import passthrough, tracked
 
 # Float ops with no gradient: their outputs are not float, or are fresh data (creation ops).
 NONDIFF = frozenset(
-    "float_into_data float_from_data float_empty float_zeros float_ones float_full float_random "
-    "float_into_int float_equal float_not_equal float_equal_elem float_not_equal_elem "
-    "float_greater float_greater_elem float_greater_equal float_greater_equal_elem "
-    "float_lower float_lower_elem float_lower_equal float_lower_equal_elem float_argmax "
-    "float_argmin float_argsort float_is_nan float_is_inf float_any float_any_dim float_all "
-    "float_all_dim".split()
+    ["float_into_data", "float_from_data", "float_empty", "float_zeros", "float_ones", "float_full", "float_random", "float_into_int", "float_equal", "float_not_equal", "float_equal_elem", "float_not_equal_elem", "float_greater", "float_greater_elem", "float_greater_equal", "float_greater_equal_elem", "float_lower", "float_lower_elem", "float_lower_equal", "float_lower_equal_elem", "float_argmax", "float_argmin", "float_argsort", "float_is_nan", "float_is_inf", "float_any", "float_any_dim", "float_all", "float_all_dim"]
 )
 # Handled by `Autodiff` itself.
 SPECIAL = frozenset({"float_detach", "float_set_require_grad", "float_is_require_grad"})

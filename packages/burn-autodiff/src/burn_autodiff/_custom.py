@@ -8,7 +8,8 @@ backward is yours; on any other device only the forward runs.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from burn_tensor import Float, Tensor
 
@@ -24,7 +25,7 @@ class CustomContext:
     """What a custom backward receives: `inputs` and `output` as Tensors on the inner backend,
     the forward's keyword `options`, and `needs_grad(i)` (does input i want a gradient)."""
 
-    __slots__ = ("inputs", "output", "options", "_node")
+    __slots__ = ("_node", "inputs", "options", "output")
 
     def __init__(self, inputs, output, options, node):
         self.inputs = inputs

@@ -28,7 +28,7 @@ class Node:
     (does input i require a gradient), `c.output()` / `c.outputs()`.
     """
 
-    __slots__ = ("id", "parents", "rule", "args", "out", "recompute", "b", "leaf", "__weakref__")
+    __slots__ = ("__weakref__", "args", "b", "id", "leaf", "out", "parents", "recompute", "rule")
 
     def x(self, i: int) -> Any:
         a = self.args[i]
@@ -135,10 +135,19 @@ class Gradients:
         return f"Gradients({len(self._g)} tensor(s))"
 
 
+_DEFAULT_DEVICE: dict[int, Device] = {}
+
+
 def device_of(b, p: Any) -> Device:
     """The device a primitive lives on, when it says so; else the backend's default device."""
     d = getattr(p, "device", None)
-    return d if isinstance(d, Device) else b.default_device()
+    if isinstance(d, Device):
+        return d
+    # Backends are interned (never freed), so id() is a stable key; it skips hashing the backend.
+    d = _DEFAULT_DEVICE.get(id(b))
+    if d is None:
+        d = _DEFAULT_DEVICE[id(b)] = b.default_device()
+    return d
 
 
 def topo_order(root: Node) -> list[Node]:

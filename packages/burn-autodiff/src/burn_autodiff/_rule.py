@@ -13,7 +13,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from burn_tensor import DType
 
@@ -25,7 +26,7 @@ class Rule:
     shape/dtype); `out`: backward reads the output; `memory_bound`: cheap to recompute (balanced
     checkpointing recomputes instead of saving); `forward`: for custom ops, how to (re)compute."""
 
-    __slots__ = ("name", "backward", "keep", "out", "memory_bound", "forward")
+    __slots__ = ("backward", "forward", "keep", "memory_bound", "name", "out")
 
     def __init__(self, backward, keep=(), out=False, memory_bound=False, forward=None):
         self.name = ""

@@ -48,7 +48,7 @@ RULES["conv_transpose2d"] = rule(_conv_transpose2d, keep=(0, 1, 2))
 
 # -- pooling, interpolation, embedding ----------------------------------------------------------------
 def _avg_pool2d(c, g):
-    x, k, s, p, cip = c.args
+    _, k, s, p, cip = c.args
     return (c.b.avg_pool2d_backward(c.x(0), g, k, s, p, cip), None, None, None, None)
 
 

@@ -25,7 +25,7 @@ class AutodiffTensor:
         ('AutodiffTensor', (2,))
     """
 
-    __slots__ = ("p", "node", "shape", "dtype")
+    __slots__ = ("dtype", "node", "p", "shape")
 
     def __init__(self, p: Any, node: Any = None):
         self.p = p
@@ -51,7 +51,7 @@ def wrap(p: Any, node: Any = None) -> AutodiffTensor:
 class Meta:
     """What a graph node keeps of an input it does not need the values of: shape, dtype, device."""
 
-    __slots__ = ("shape", "dtype", "device")
+    __slots__ = ("device", "dtype", "shape")
 
     def __init__(self, p: Any):
         self.shape = p.shape

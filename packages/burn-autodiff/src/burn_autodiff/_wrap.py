@@ -7,7 +7,8 @@ primitives (also inside lists, for `cat`) and map Autodiff devices to inner devi
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from burn_tensor import Device
 
