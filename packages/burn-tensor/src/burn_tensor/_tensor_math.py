@@ -9,10 +9,34 @@ from ._errors import TensorCheckError
 _new = object.__new__
 
 
+def _broadcastable(sa, sb) -> bool:
+    """Burn broadcasting (equal ranks, dims equal or 1): `check.binary`'s shape rule, no messages."""
+    if len(sa) != len(sb):
+        return False
+    for x, y in zip(sa, sb):
+        if x != y and x != 1 and y != 1:
+            return False
+    return True
+
+
+# kind view -> (kind view, Bool view of its backend): `backend.kind_ops[Bool]` hashes an Enum member
+# (a Python-level __hash__), too slow for every comparison. Views live as long as their interned
+# backend, so their ids stay valid; the stored view is compared by identity anyway.
+_bool_views: dict[int, tuple] = {}
+
+
+def _bool_view(o):
+    e = _bool_views.get(id(o))
+    if e is None or e[0] is not o:
+        e = _bool_views[id(o)] = (o, o.backend.kind_ops[Bool])
+    return e[1]
+
+
 def _binary(name: str, scalar_name: str):
     """Build `add`-style methods: tensor operand -> `name`, Python scalar -> `scalar_name`.
 
-    The fast path (same kind view, same device, same shape) costs a few attribute reads.
+    The fast path (same kind view, same device, same shape) costs a few attribute reads; a
+    broadcast of the same kind and device skips the message-building `check.binary`.
     """
     def method(self, other):
         o = self._o
@@ -21,7 +45,8 @@ def _binary(name: str, scalar_name: str):
             if other._o is not o or p.shape != q.shape or o.kind is Bool:
                 if o.kind is Bool:
                     check.numeric(name, self)
-                check.binary(name, self, other)
+                if other._o is not o or other._d is not self._d or not _broadcastable(p.shape, q.shape):
+                    check.binary(name, self, other)
             t = _new(type(self))
             t._p = getattr(o, name)(p, q)
             t._o = o
@@ -44,10 +69,25 @@ def _binary(name: str, scalar_name: str):
 
 
 def _compare(name: str):
+    numeric_only = name not in ("equal", "not_equal")
+
     def method(self, other):
+        o = self._o
+        if type(other) is type(self):  # fast path: same checks, in the same order, inlined
+            p, q = self._p, other._p
+            if other._o is not o or other._d is not self._d or (
+                p.shape != q.shape and not _broadcastable(p.shape, q.shape)
+            ):
+                check.binary(name, self, other)
+            if numeric_only and o.kind is Bool:
+                check.numeric(name, self)
+            t = _new(type(self))
+            t._p = getattr(o, name)(p, q)
+            t._o = _bool_view(o)
+            t._d = self._d
+            return t
         from ._tensor import Tensor
 
-        o = self._o
         if isinstance(other, Tensor):
             check.binary(name, self, other)
             if o.kind is Bool and name not in ("equal", "not_equal"):
