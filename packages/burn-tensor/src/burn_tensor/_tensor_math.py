@@ -86,9 +86,7 @@ def _compare(name: str):
             t._o = _bool_view(o)
             t._d = self._d
             return t
-        from ._tensor import Tensor
-
-        if isinstance(other, Tensor):
+        if isinstance(other, MathMixin):  # a Tensor (its only subclass) of another type object
             check.binary(name, self, other)
             if o.kind is Bool and name not in ("equal", "not_equal"):
                 check.numeric(name, self)
@@ -346,6 +344,16 @@ class MathMixin:
 
         Shapes: [..., m, k] @ [..., k, n] -> [..., m, n]
         """
+        o = self._o
+        if type(other) is type(self) and other._o is o and o.kind is not Bool:
+            # Fast path for the common 2-D case: exactly the checks below, without the import.
+            sa, sb = self._p.shape, other._p.shape
+            if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
+                t = _new(type(self))
+                t._p = o.matmul(self._p, other._p)
+                t._o = o
+                t._d = self._d
+                return t
         check.numeric("matmul", self)
         from ._tensor import Tensor
 
