@@ -33,8 +33,10 @@ def make_problem(device, seed: int = 0, d_in: int = 4, d_out: int = 3, n: int = 
     b0 = rng.normal(size=(d_out,))
     x = rng.normal(size=(n, d_in))
     y = rng.normal(size=(n, d_out))
-    model = Affine(w=Param.from_tensor(Tensor.from_data(w0, device)),
-                   b=Param.from_tensor(Tensor.from_data(b0, device)))
+    model = Affine(
+        w=Param.from_tensor(Tensor.from_data(w0, device)),
+        b=Param.from_tensor(Tensor.from_data(b0, device)),
+    )
     return model, w0, b0, x, y
 
 

@@ -69,9 +69,11 @@ def test_step(caplog):
 
 
 def test_composed_reductions():
-    base = (ls.ComposedLrSchedulerConfig()
-            .linear(ls.LinearLrSchedulerConfig(1.0, 0.5, 2))
-            .cosine(ls.CosineAnnealingLrSchedulerConfig(1.0, 2)))
+    base = (
+        ls.ComposedLrSchedulerConfig()
+        .linear(ls.LinearLrSchedulerConfig(1.0, 0.5, 2))
+        .cosine(ls.CosineAnnealingLrSchedulerConfig(1.0, 2))
+    )
     lin, cos = [1.0, 0.75, 0.5], [1.0, 0.5, 0.0]
     assert base.reduction is ls.SchedulerReduction.Prod
     assert take(base.init(), 3) == pytest.approx([a * b for a, b in zip(lin, cos)])
@@ -88,7 +90,8 @@ ALL = [
     ls.ExponentialLrSchedulerConfig(0.5, 0.95),
     ls.NoamLrSchedulerConfig(1.0, warmup_steps=5, model_size=16),
     ls.StepLrSchedulerConfig(0.4, 3, gamma=0.5),
-    ls.ComposedLrSchedulerConfig().noam(ls.NoamLrSchedulerConfig(1.0, warmup_steps=3))
+    ls.ComposedLrSchedulerConfig()
+    .noam(ls.NoamLrSchedulerConfig(1.0, warmup_steps=3))
     .exponential(ls.ExponentialLrSchedulerConfig(0.9, 0.9)),
 ]
 

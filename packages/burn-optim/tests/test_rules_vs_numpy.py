@@ -28,6 +28,7 @@ def np_sgd(momentum=None, dampening=0.0, nesterov=False, wd=0.0):
             s["v"] = g.copy() if t == 1 else momentum * s["v"] + (1 - dampening) * g
             g = g + momentum * s["v"] if nesterov else s["v"]
         return p - lr * g
+
     return step
 
 
@@ -41,6 +42,7 @@ def np_adam(b1=0.9, b2=0.999, eps=1e-5, amsgrad=False, wd=0.0, decoupled=0.0):
             s["vmax"] = v = np.maximum(s.get("vmax", v), v)
         m_hat, v_hat = s["m"] / (1 - b1**t), v / (1 - b2**t)
         return p * (1 - lr * decoupled) - lr * m_hat / (np.sqrt(v_hat) + eps)
+
     return step
 
 
@@ -50,6 +52,7 @@ def np_adagrad(lr_decay=0.0, eps=1e-5, wd=0.0):
         s["sum"] = s.get("sum", 0.0) + g * g
         clr = lr / (1 + (t - 1) * lr_decay)
         return p - clr * g / (np.sqrt(s["sum"]) + eps)
+
     return step
 
 
@@ -66,6 +69,7 @@ def np_rmsprop(alpha=0.99, momentum=0.9, eps=1e-5, centered=False, wd=0.0):
             s["buf"] = momentum * s.get("buf", 0.0) + d
             d = s["buf"]
         return p - lr * d
+
     return step
 
 
@@ -80,33 +84,79 @@ def clip_norm(x):
 
 CASES = [
     ("sgd", SgdConfig(), np_sgd(), None),
-    ("sgd-momentum-burn-default", SgdConfig().with_momentum(MomentumConfig()), np_sgd(0.9, 0.1), None),
-    ("sgd-nesterov-wd",
-     SgdConfig(weight_decay=WeightDecayConfig(0.01),
-               momentum=MomentumConfig(momentum=0.8, dampening=0.0, nesterov=True)),
-     np_sgd(0.8, 0.0, True, wd=0.01), None),
-    ("sgd-clip-value", SgdConfig().with_grad_clipping(GradientClippingConfig.Value(0.1)),
-     np_sgd(), clip_value(0.1)),
+    (
+        "sgd-momentum-burn-default",
+        SgdConfig().with_momentum(MomentumConfig()),
+        np_sgd(0.9, 0.1),
+        None,
+    ),
+    (
+        "sgd-nesterov-wd",
+        SgdConfig(
+            weight_decay=WeightDecayConfig(0.01),
+            momentum=MomentumConfig(momentum=0.8, dampening=0.0, nesterov=True),
+        ),
+        np_sgd(0.8, 0.0, True, wd=0.01),
+        None,
+    ),
+    (
+        "sgd-clip-value",
+        SgdConfig().with_grad_clipping(GradientClippingConfig.Value(0.1)),
+        np_sgd(),
+        clip_value(0.1),
+    ),
     ("adam-default", AdamConfig(), np_adam(), None),
-    ("adam-eps1e-8-betas", AdamConfig(beta_1=0.8, beta_2=0.99, epsilon=1e-8), np_adam(0.8, 0.99, 1e-8), None),
-    ("adam-amsgrad-wd", AdamConfig(amsgrad=True, weight_decay=WeightDecayConfig(0.05)),
-     np_adam(amsgrad=True, wd=0.05), None),
-    ("adam-clip-norm", AdamConfig().with_grad_clipping(GradientClippingConfig.Norm(0.2)),
-     np_adam(), clip_norm(0.2)),
+    (
+        "adam-eps1e-8-betas",
+        AdamConfig(beta_1=0.8, beta_2=0.99, epsilon=1e-8),
+        np_adam(0.8, 0.99, 1e-8),
+        None,
+    ),
+    (
+        "adam-amsgrad-wd",
+        AdamConfig(amsgrad=True, weight_decay=WeightDecayConfig(0.05)),
+        np_adam(amsgrad=True, wd=0.05),
+        None,
+    ),
+    (
+        "adam-clip-norm",
+        AdamConfig().with_grad_clipping(GradientClippingConfig.Norm(0.2)),
+        np_adam(),
+        clip_norm(0.2),
+    ),
     ("adamw-default", AdamWConfig(), np_adam(decoupled=1e-4), None),
-    ("adamw-wd0.1-amsgrad", AdamWConfig(weight_decay=0.1, amsgrad=True),
-     np_adam(amsgrad=True, decoupled=0.1), None),
+    (
+        "adamw-wd0.1-amsgrad",
+        AdamWConfig(weight_decay=0.1, amsgrad=True),
+        np_adam(amsgrad=True, decoupled=0.1),
+        None,
+    ),
     ("adamw-no-decay", AdamWConfig(weight_decay=0.0, epsilon=1e-8), np_adam(eps=1e-8), None),
     ("adagrad-default", AdaGradConfig(), np_adagrad(), None),
-    ("adagrad-decay-wd", AdaGradConfig(lr_decay=0.1, epsilon=1e-7, weight_decay=WeightDecayConfig(0.02)),
-     np_adagrad(0.1, 1e-7, 0.02), None),
+    (
+        "adagrad-decay-wd",
+        AdaGradConfig(lr_decay=0.1, epsilon=1e-7, weight_decay=WeightDecayConfig(0.02)),
+        np_adagrad(0.1, 1e-7, 0.02),
+        None,
+    ),
     ("rmsprop-default", RmsPropConfig(), np_rmsprop(), None),
-    ("rmsprop-centered-no-momentum", RmsPropConfig(centered=True, momentum=0.0, alpha=0.9),
-     np_rmsprop(0.9, 0.0, centered=True), None),
-    ("rmsprop-centered-momentum-wd-clip",
-     RmsPropConfig(centered=True, momentum=0.5, weight_decay=WeightDecayConfig(0.01),
-                   grad_clipping=GradientClippingConfig.Norm(0.3)),
-     np_rmsprop(momentum=0.5, centered=True, wd=0.01), clip_norm(0.3)),
+    (
+        "rmsprop-centered-no-momentum",
+        RmsPropConfig(centered=True, momentum=0.0, alpha=0.9),
+        np_rmsprop(0.9, 0.0, centered=True),
+        None,
+    ),
+    (
+        "rmsprop-centered-momentum-wd-clip",
+        RmsPropConfig(
+            centered=True,
+            momentum=0.5,
+            weight_decay=WeightDecayConfig(0.01),
+            grad_clipping=GradientClippingConfig.Norm(0.3),
+        ),
+        np_rmsprop(momentum=0.5, centered=True, wd=0.01),
+        clip_norm(0.3),
+    ),
 ]
 
 
@@ -133,11 +183,18 @@ def test_twenty_steps_match_numpy(name, cfg, ref, clip, ad64, problem):
 
 
 def test_defaults_are_burns():
-    assert (AdamConfig().beta_1, AdamConfig().beta_2, AdamConfig().epsilon, AdamConfig().amsgrad) == (
-        0.9, 0.999, 1e-5, False)
+    assert (
+        AdamConfig().beta_1,
+        AdamConfig().beta_2,
+        AdamConfig().epsilon,
+        AdamConfig().amsgrad,
+    ) == (0.9, 0.999, 1e-5, False)
     assert AdamConfig().weight_decay is None and AdamConfig().grad_clipping is None
-    assert (AdamWConfig().weight_decay, AdamWConfig().epsilon, AdamWConfig().cautious_weight_decay) == (
-        1e-4, 1e-5, False)
+    assert (
+        AdamWConfig().weight_decay,
+        AdamWConfig().epsilon,
+        AdamWConfig().cautious_weight_decay,
+    ) == (1e-4, 1e-5, False)
     assert (AdaGradConfig().lr_decay, AdaGradConfig().epsilon) == (0.0, 1e-5)
     r = RmsPropConfig()
     assert (r.alpha, r.momentum, r.epsilon, r.centered) == (0.99, 0.9, 1e-5, False)

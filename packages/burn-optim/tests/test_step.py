@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from burn_nn import LinearConfig, Module, Param
+from burn_nn import LinearConfig, Module
 from burn_optim import (
     AdamConfig,
     GradientsAccumulator,
@@ -126,8 +126,15 @@ def test_state_follows_param_to_new_device_and_dtype(ad32):
         loss = model.forward(Tensor.ones([1, 2], ad32)).sum()
         model = optim.step(0.1, model, GradientsParams.from_grads(loss.backward(), model))
     record = optim.to_record()
-    half = {k: {"momentum": {n: (v.convert("float16") if hasattr(v, "convert") else v)
-                             for n, v in s["momentum"].items()}} for k, s in record.items()}
+    half = {
+        k: {
+            "momentum": {
+                n: (v.convert("float16") if hasattr(v, "convert") else v)
+                for n, v in s["momentum"].items()
+            }
+        }
+        for k, s in record.items()
+    }
     other = AdamConfig().init().load_record(half)
     loss = model.forward(Tensor.ones([1, 2], ad32)).sum()
     other.step(0.1, model, GradientsParams.from_grads(loss.backward(), model))

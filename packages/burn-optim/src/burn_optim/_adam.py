@@ -46,7 +46,9 @@ class AdamConfig:
         return OptimizerAdaptor(self.build(), self.grad_clipping)
 
 
-def update_moments(beta_1: float, beta_2: float, amsgrad: bool, grad: Tensor, state: dict | None) -> dict:
+def update_moments(
+    beta_1: float, beta_2: float, amsgrad: bool, grad: Tensor, state: dict | None
+) -> dict:
     """Burn's `AdaptiveMomentumState` after one more gradient (moments start at zero)."""
     if state is None:
         m1 = grad * (1.0 - beta_1)
@@ -72,8 +74,9 @@ class Adam(SimpleOptimizer):
     def step(self, lr: float, tensor: Tensor, grad: Tensor, state: Any) -> tuple[Tensor, Any]:
         if self.weight_decay is not None:
             grad = self.weight_decay.transform(grad, tensor)
-        mom = update_moments(self.beta_1, self.beta_2, self.amsgrad, grad,
-                             state["momentum"] if state else None)
+        mom = update_moments(
+            self.beta_1, self.beta_2, self.amsgrad, grad, state["momentum"] if state else None
+        )
         t = mom["time"]
         bias_correction2_sqrt = math.sqrt(1.0 - self.beta_2**t)
         factor = bias_correction2_sqrt / (1.0 - self.beta_1**t)

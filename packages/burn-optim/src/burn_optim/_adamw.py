@@ -39,8 +39,14 @@ class AdamWConfig:
     grad_clipping: GradientClipping | None = None
 
     def build(self) -> AdamW:
-        return AdamW(self.beta_1, self.beta_2, self.epsilon, self.weight_decay,
-                     self.cautious_weight_decay, self.amsgrad)
+        return AdamW(
+            self.beta_1,
+            self.beta_2,
+            self.epsilon,
+            self.weight_decay,
+            self.cautious_weight_decay,
+            self.amsgrad,
+        )
 
     def init(self) -> OptimizerAdaptor:
         return OptimizerAdaptor(self.build(), self.grad_clipping)
@@ -49,16 +55,24 @@ class AdamWConfig:
 class AdamW(SimpleOptimizer):
     """AdamW rule. State: `{"momentum": {"time", "moment_1", "moment_2", "max_moment_2"}}`."""
 
-    def __init__(self, beta_1=0.9, beta_2=0.999, epsilon=1e-5, weight_decay=1e-4,
-                 cautious_weight_decay=False, amsgrad=False):
+    def __init__(
+        self,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-5,
+        weight_decay=1e-4,
+        cautious_weight_decay=False,
+        amsgrad=False,
+    ):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.weight_decay = float(weight_decay)
         self.cautious_weight_decay = bool(cautious_weight_decay)
         self.amsgrad = bool(amsgrad)
 
     def step(self, lr: float, tensor: Tensor, grad: Tensor, state: Any) -> tuple[Tensor, Any]:
-        mom = update_moments(self.beta_1, self.beta_2, self.amsgrad, grad,
-                             state["momentum"] if state else None)
+        mom = update_moments(
+            self.beta_1, self.beta_2, self.amsgrad, grad, state["momentum"] if state else None
+        )
         t = mom["time"]
         m_hat = mom["moment_1"] / (1.0 - self.beta_1**t)
         v = mom["max_moment_2"] if self.amsgrad else mom["moment_2"]
@@ -69,7 +83,9 @@ class AdamW(SimpleOptimizer):
         if decay_rate == 0.0:
             decayed = tensor
         elif self.cautious_weight_decay:
-            differ = tensor.greater_equal_elem(0.0).not_equal(mom["moment_1"].greater_equal_elem(0.0))
+            differ = tensor.greater_equal_elem(0.0).not_equal(
+                mom["moment_1"].greater_equal_elem(0.0)
+            )
             decayed = tensor - (tensor * decay_rate).mask_fill(differ, 0.0)
         else:
             decayed = tensor * (1.0 - decay_rate)

@@ -28,21 +28,23 @@ class GradientClipping:
         [0.6, -0.8]
     """
 
-    __slots__ = ("variant", "threshold")
+    __slots__ = ("threshold", "variant")
 
     def __init__(self, variant: str, threshold: float):
         if variant not in _VARIANTS:
-            raise ValueError(f"{type(self).__name__}: variant must be one of {_VARIANTS}, got {variant!r}")
+            raise ValueError(
+                f"{type(self).__name__}: variant must be one of {_VARIANTS}, got {variant!r}"
+            )
         object.__setattr__(self, "variant", variant)
         object.__setattr__(self, "threshold", float(threshold))
 
     @classmethod
-    def Value(cls, threshold: float):  # noqa: N802 - Burn's variant name
+    def Value(cls, threshold: float):
         """Clamp each gradient element to `[-threshold, threshold]`."""
         return cls("Value", threshold)
 
     @classmethod
-    def Norm(cls, max_norm: float):  # noqa: N802 - Burn's variant name
+    def Norm(cls, max_norm: float):
         """Rescale each gradient tensor to an L2 norm of at most `max_norm`."""
         return cls("Norm", max_norm)
 
@@ -51,7 +53,9 @@ class GradientClipping:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GradientClipping) and (self.variant, self.threshold) == (
-            other.variant, other.threshold)
+            other.variant,
+            other.threshold,
+        )
 
     def __hash__(self) -> int:
         return hash((self.variant, self.threshold))
@@ -69,10 +73,10 @@ class GradientClipping:
     @classmethod
     def _from_json_value(cls, value: Any, where: str = "grad_clipping"):
         if isinstance(value, dict) and len(value) == 1:
-            (variant, threshold), = value.items()
+            ((variant, threshold),) = value.items()
             if variant in _VARIANTS and isinstance(threshold, int | float):
                 return cls(variant, threshold)
-        raise ConfigError(f"{where}: expected {{\"Value\": x}} or {{\"Norm\": x}}, got {value!r}")
+        raise ConfigError(f'{where}: expected {{"Value": x}} or {{"Norm": x}}, got {value!r}')
 
     def init(self) -> GradientClipping:
         """The clipping itself (Burn's `GradientClippingConfig::init`): configs are values here."""

@@ -56,7 +56,9 @@ class GradientsParams:
         return cls._convert(grads, module, None)
 
     @classmethod
-    def from_params(cls, grads: Any, module: Any, params: Iterable[ParamId | str]) -> GradientsParams:
+    def from_params(
+        cls, grads: Any, module: Any, params: Iterable[ParamId | str]
+    ) -> GradientsParams:
         """Only the gradients of the parameters listed in `params` (others stay in `grads`)."""
         return cls._convert(grads, module, {_key(p) for p in params})
 

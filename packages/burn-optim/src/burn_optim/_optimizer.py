@@ -37,7 +37,11 @@ class SimpleOptimizer:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) if hasattr(self, "__dict__") else ""
+        fields = (
+            ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+            if hasattr(self, "__dict__")
+            else ""
+        )
         return f"{type(self).__name__}({fields})"
 
 
@@ -111,7 +115,8 @@ class OptimizerAdaptor(Optimizer):
         if not isinstance(grads, GradientsParams):
             raise TypeError(
                 f"step() takes GradientsParams, got {type(grads).__name__}; "
-                "use GradientsParams.from_grads(loss.backward(), module)")
+                "use GradientsParams.from_grads(loss.backward(), module)"
+            )
         return module.map(_StepMapper(self, float(lr), grads))
 
     def _step_param(self, lr: float, param: Param, grads: GradientsParams) -> Param:
@@ -152,9 +157,12 @@ class OptimizerAdaptor(Optimizer):
         if record is None:
             record = {}
         if not isinstance(record, dict):
-            raise TypeError(f"load_record: expected a dict keyed by ParamId, got {type(record).__name__}")
-        self._records = {ParamId.from_str(k) if not isinstance(k, ParamId) else k: v
-                         for k, v in record.items()}
+            raise TypeError(
+                f"load_record: expected a dict keyed by ParamId, got {type(record).__name__}"
+            )
+        self._records = {
+            ParamId.from_str(k) if not isinstance(k, ParamId) else k: v for k, v in record.items()
+        }
         return self
 
     def __len__(self) -> int:

@@ -72,6 +72,9 @@ class RmsProp(SimpleOptimizer):
             if state is not None and state.get("momentum") is not None:
                 d = state["momentum"]["buf"] * self.momentum + d
             momentum_state = {"buf": d}
-        new_state = {"square_avg": {"square_avg": sq}, "centered": {"grad_avg": ga, "avg": avg},
-                     "momentum": momentum_state}
+        new_state = {
+            "square_avg": {"square_avg": sq},
+            "centered": {"grad_avg": ga, "avg": avg},
+            "momentum": momentum_state,
+        }
         return tensor - d * lr, new_state

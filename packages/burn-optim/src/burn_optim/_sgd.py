@@ -51,7 +51,9 @@ class SgdConfig:
 class Sgd(SimpleOptimizer):
     """SGD rule. State per parameter: `{"momentum": {"velocity": tensor} | None}`."""
 
-    def __init__(self, momentum: MomentumConfig | None = None, weight_decay: WeightDecayConfig | None = None):
+    def __init__(
+        self, momentum: MomentumConfig | None = None, weight_decay: WeightDecayConfig | None = None
+    ):
         self.momentum = momentum
         self.weight_decay = weight_decay
 

@@ -20,9 +20,20 @@ from ._noam import NoamLrScheduler, NoamLrSchedulerConfig
 from ._step import StepLrScheduler, StepLrSchedulerConfig
 
 __all__ = [
-    "ComposedLrScheduler", "ComposedLrSchedulerConfig", "ConstantLr",
-    "CosineAnnealingLrScheduler", "CosineAnnealingLrSchedulerConfig", "ExponentialLrScheduler",
-    "ExponentialLrSchedulerConfig", "LinearLrScheduler", "LinearLrSchedulerConfig", "LrScheduler",
-    "NoamLrScheduler", "NoamLrSchedulerConfig", "SchedulerReduction", "StepLrScheduler",
-    "StepLrSchedulerConfig", "as_lr_scheduler",
+    "ComposedLrScheduler",
+    "ComposedLrSchedulerConfig",
+    "ConstantLr",
+    "CosineAnnealingLrScheduler",
+    "CosineAnnealingLrSchedulerConfig",
+    "ExponentialLrScheduler",
+    "ExponentialLrSchedulerConfig",
+    "LinearLrScheduler",
+    "LinearLrSchedulerConfig",
+    "LrScheduler",
+    "NoamLrScheduler",
+    "NoamLrSchedulerConfig",
+    "SchedulerReduction",
+    "StepLrScheduler",
+    "StepLrSchedulerConfig",
+    "as_lr_scheduler",
 ]

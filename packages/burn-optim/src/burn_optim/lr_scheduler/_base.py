@@ -71,4 +71,6 @@ def as_lr_scheduler(lr_or_scheduler: Any) -> LrScheduler:
         return ConstantLr(lr_or_scheduler)
     if callable(getattr(lr_or_scheduler, "step", None)):
         return lr_or_scheduler
-    raise TypeError(f"expected a learning rate or an LR scheduler, got {type(lr_or_scheduler).__name__}")
+    raise TypeError(
+        f"expected a learning rate or an LR scheduler, got {type(lr_or_scheduler).__name__}"
+    )

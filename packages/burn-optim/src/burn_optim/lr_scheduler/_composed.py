@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from typing import Any
 
@@ -55,7 +56,7 @@ class ComposedLrSchedulerConfig:
         [0.5, 0.125, 0.0625]
     """
 
-    schedulers: list = []
+    schedulers: list = dataclasses.field(default_factory=list)
     reduction: SchedulerReduction = SchedulerReduction.Prod
 
     def _with(self, cfg: Any) -> ComposedLrSchedulerConfig:
@@ -99,8 +100,10 @@ class ComposedLrSchedulerConfig:
         schedulers = []
         for i, item in enumerate(data.get("schedulers", [])):
             if not (isinstance(item, dict) and len(item) == 1 and next(iter(item)) in _VARIANTS):
-                raise ConfigError(f"{where}.schedulers[{i}]: expected {{variant: config}}, got {item!r}")
-            (name, body), = item.items()
+                raise ConfigError(
+                    f"{where}.schedulers[{i}]: expected {{variant: config}}, got {item!r}"
+                )
+            ((name, body),) = item.items()
             schedulers.append(_VARIANTS[name].from_dict(body, f"{where}.schedulers[{i}]"))
         reduction = data.get("reduction", "Prod")
         if reduction not in SchedulerReduction.__members__:
@@ -138,8 +141,10 @@ class ComposedLrScheduler(LrScheduler):
     def load_record(self, record: dict) -> ComposedLrScheduler:
         recs = record["schedulers"]
         if len(recs) != len(self.schedulers):
-            raise ValueError(f"ComposedLrScheduler: record has {len(recs)} scheduler(s), "
-                             f"this scheduler {len(self.schedulers)}")
+            raise ValueError(
+                f"ComposedLrScheduler: record has {len(recs)} scheduler(s), "
+                f"this scheduler {len(self.schedulers)}"
+            )
         for (name, s), rec in zip(self.schedulers, recs):
             if list(rec) != [name]:
                 raise ValueError(f"ComposedLrScheduler: record {list(rec)} does not match {name}")

@@ -32,7 +32,8 @@ class CosineAnnealingLrSchedulerConfig:
             raise ValueError("Initial learning rate must be greater than 0 and at most 1")
         if not 0.0 <= self.min_lr <= self.initial_lr:
             raise ValueError(
-                "Minimum learning rate must be at least 0 and at most equal to the initial learning rate")
+                "Minimum learning rate must be at least 0 and at most equal to the initial learning rate"
+            )
         if self.num_iters < 1:
             raise ValueError("Number of iterations must be at least 1")
         return CosineAnnealingLrScheduler(self.min_lr, self.initial_lr, self.num_iters, -1)

@@ -26,7 +26,9 @@ class NoamLrSchedulerConfig:
 
     def init(self) -> NoamLrScheduler:
         if self.warmup_steps == 0:
-            raise ValueError("Number of steps before exponential decay starts must be greater than 0")
+            raise ValueError(
+                "Number of steps before exponential decay starts must be greater than 0"
+            )
         if self.model_size == 0:
             raise ValueError("Model size must be greater than 0")
         return NoamLrScheduler(self.warmup_steps, self.model_size, self.factor)

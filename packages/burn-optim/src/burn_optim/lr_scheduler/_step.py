@@ -32,11 +32,17 @@ class StepLrSchedulerConfig:
         if self.step_size == 0:
             raise ValueError("Step size must be greater than 0")
         if self.initial_lr <= 0.0:
-            log.warning("Initial learning rate value of %s is not a positive number. Ignore this "
-                        "warning if it is intended.", self.initial_lr)
+            log.warning(
+                "Initial learning rate value of %s is not a positive number. Ignore this "
+                "warning if it is intended.",
+                self.initial_lr,
+            )
         if self.gamma <= 0.0 or self.gamma >= 1.0:
-            log.warning("Gamma value of %s is out of range (0.0, 1.0). Ignore this warning if it "
-                        "is intended.", self.gamma)
+            log.warning(
+                "Gamma value of %s is out of range (0.0, 1.0). Ignore this warning if it "
+                "is intended.",
+                self.gamma,
+            )
         return StepLrScheduler(self.initial_lr, self.step_size, self.gamma, -1)
 
 
