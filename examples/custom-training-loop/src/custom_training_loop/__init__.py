@@ -1,0 +1,21 @@
+"""The Burn Book's "Custom Training Loops" in burn-py: train a digit classifier without the Learner.
+
+forward -> `CrossEntropyLoss` -> accuracy -> `loss.backward()` ->
+`GradientsParams.from_grads(grads, model)` -> `model = optim.step(lr, model, grads)`, and a
+validation pass with `model.valid()` after each epoch.
+"""
+
+from .data import DigitsBatch, DigitsBatcher
+from .model import Model, ModelConfig
+from .training import EpochMetrics, TrainingConfig, accuracy, run
+
+__all__ = [
+    "DigitsBatch",
+    "DigitsBatcher",
+    "EpochMetrics",
+    "Model",
+    "ModelConfig",
+    "TrainingConfig",
+    "accuracy",
+    "run",
+]

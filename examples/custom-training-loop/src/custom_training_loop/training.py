@@ -1,0 +1,119 @@
+"""The book's custom training loop: no Learner, metrics printed to stdout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from burn_dataset import DataLoaderBuilder
+from burn_nn import CrossEntropyLoss, CrossEntropyLossConfig, config
+from burn_optim import AdamConfig, GradientsParams
+from burn_tensor import Tensor
+
+from .data import DigitsBatcher
+from .model import Model, ModelConfig
+
+
+@config
+class TrainingConfig:
+    """The book's `MnistTrainingConfig`; lr and epochs tuned for the bundled digits and an MLP."""
+
+    model: ModelConfig
+    optimizer: AdamConfig
+    num_epochs: int = 5
+    batch_size: int = 64
+    num_workers: int = 0
+    seed: int = 42
+    lr: float = 1.0e-3
+
+
+@dataclass(frozen=True)
+class EpochMetrics:
+    """Epoch means (weighted by batch size) of one split: loss, accuracy in percent."""
+
+    epoch: int
+    split: str  # "Train" or "Valid"
+    loss: float
+    accuracy: float
+
+    def __str__(self) -> str:
+        return f"[{self.split} - Epoch {self.epoch}] Loss {self.loss:.3f} | Accuracy {self.accuracy:.3f} %"
+
+
+def accuracy(output: Tensor, targets: Tensor) -> float:
+    """Percentage of rows of `output` `[batch, classes]` whose argmax equals `targets` `[batch]`."""
+    predictions = output.argmax(1).flatten(0, 1)
+    num_correct = predictions.equal(targets).int().sum().into_scalar()
+    return 100.0 * num_correct / targets.dims()[0]
+
+
+class _Mean:
+    """Running mean of (loss, accuracy) weighted by batch size."""
+
+    def __init__(self) -> None:
+        self.loss = self.acc = 0.0
+        self.n = 0
+
+    def add(self, loss: float, acc: float, n: int) -> None:
+        self.loss, self.acc, self.n = self.loss + loss * n, self.acc + acc * n, self.n + n
+
+    def result(self, epoch: int, split: str) -> EpochMetrics:
+        return EpochMetrics(epoch, split, self.loss / self.n, self.acc / self.n)
+
+
+def _step(model: Model, loss_fn: CrossEntropyLoss, batch) -> tuple[Tensor, float]:
+    output = model.forward(batch.images)
+    loss = loss_fn.forward(output, batch.targets)
+    return loss, accuracy(output, batch.targets)
+
+
+def run(config: TrainingConfig, device, train_set, valid_set, log=print,
+        log_every: int = 0) -> tuple[Model, list[EpochMetrics]]:
+    """Train with the book's loop on `device` (an autodiff device).
+
+    Args:
+        log: called with each printed line.
+        log_every: also log every N training iterations (0: epoch summaries only).
+
+    Returns:
+        The trained model (on `device`) and the per-epoch train and valid metrics.
+    """
+    device.seed(config.seed)
+    # Create the model and optimizer.
+    model = config.model.init(device)
+    optim = config.optimizer.init()
+    # Create the dataloaders: validation batches live on the inner backend (no autodiff).
+    dataloader_train = (
+        DataLoaderBuilder(DigitsBatcher()).batch_size(config.batch_size).shuffle(config.seed)
+        .num_workers(config.num_workers).set_device(device).build(train_set)
+    )
+    dataloader_valid = (
+        DataLoaderBuilder(DigitsBatcher()).batch_size(config.batch_size)
+        .num_workers(config.num_workers).set_device(device.inner()).build(valid_set)
+    )
+    loss_fn = CrossEntropyLossConfig().init(device)
+    history: list[EpochMetrics] = []
+
+    for epoch in range(1, config.num_epochs + 1):
+        train_mean = _Mean()
+        for iteration, batch in enumerate(dataloader_train):
+            loss, acc = _step(model, loss_fn, batch)
+            train_mean.add(float(loss.into_scalar()), acc, batch.targets.dims()[0])
+            if log_every and iteration % log_every == 0:
+                log(f"[Train - Epoch {epoch} - Iteration {iteration}] "
+                    f"Loss {float(loss.into_scalar()):.3f} | Accuracy {acc:.3f} %")
+            # Gradients for the current backward pass, linked to each parameter of the model.
+            grads = GradientsParams.from_grads(loss.backward(), model)
+            # Update the model using the optimizer (no zero_grad: the grads are consumed).
+            model = optim.step(config.lr, model, grads)
+
+        # Get the model without autodiff (Dropout off) and run the validation loop.
+        model_valid = model.valid()
+        valid_mean = _Mean()
+        for batch in dataloader_valid:
+            loss, acc = _step(model_valid, loss_fn, batch)
+            valid_mean.add(float(loss.into_scalar()), acc, batch.targets.dims()[0])
+
+        for metrics in (train_mean.result(epoch, "Train"), valid_mean.result(epoch, "Valid")):
+            history.append(metrics)
+            log(str(metrics))
+    return model, history

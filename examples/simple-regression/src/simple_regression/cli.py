@@ -1,0 +1,56 @@
+"""`simple-regression train` / `simple-regression infer`: Burn's simple-regression example."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="simple-regression", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("train", "infer"):
+        p = sub.add_parser(name)
+        p.add_argument("--artifact-dir", default="artifacts/simple-regression")
+        p.add_argument("--backend", default="ndarray", help="backend entry-point name")
+    t = sub.choices["train"]
+    t.add_argument("--epochs", type=int, default=None)
+    t.add_argument("--limit", type=int, default=None, help="use only the first N items")
+    sub.choices["infer"].add_argument("--count", type=int, default=8)
+    args = parser.parse_args(argv)
+
+    from burn_autodiff import Autodiff
+    from burn_dataset import PartialDataset
+    from burn_tensor import get_backend
+
+    from .dataset import HousingDataset
+
+    device = Autodiff(get_backend(args.backend)).device()
+    if args.command == "train":
+        from burn_optim import AdamConfig
+
+        from .model import RegressionModelConfig
+        from .training import ExpConfig, run
+
+        config = ExpConfig(RegressionModelConfig(), AdamConfig())
+        if args.epochs is not None:
+            config = config.with_num_epochs(args.epochs)
+        train_set, valid_set = HousingDataset.train(), HousingDataset.validation()
+        if args.limit is not None:
+            train_set = PartialDataset(train_set, 0, min(args.limit, len(train_set)))
+            valid_set = PartialDataset(valid_set, 0, min(args.limit, len(valid_set)))
+        run(args.artifact_dir, config, device, train_set, valid_set)
+        return 0
+
+    from .inference import infer
+
+    test_set = HousingDataset.test()
+    items = [test_set.get(i) for i in range(min(args.count, len(test_set)))]
+    pairs = infer(args.artifact_dir, device.inner(), items)
+    mse = sum((p - e) ** 2 for p, e in pairs) / len(pairs)
+    print(f"MSE on {len(pairs)} test items: {mse:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

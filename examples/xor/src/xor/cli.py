@@ -1,0 +1,58 @@
+"""`xor train` / `xor infer`: train and save, then load in a fresh process and predict."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _device(backend: str):
+    from burn_autodiff import Autodiff
+    from burn_tensor import get_backend
+
+    return Autodiff(get_backend(backend)).device()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="xor", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("train", "infer"):
+        p = sub.add_parser(name)
+        p.add_argument("--artifact-dir", default="artifacts/xor")
+        p.add_argument("--backend", default="ndarray", help="backend entry-point name")
+    t = sub.choices["train"]
+    t.add_argument("--epochs", type=int, default=None)
+    t.add_argument("--seed", type=int, default=None)
+    t.add_argument("--no-early-stopping", action="store_true")
+    args = parser.parse_args(argv)
+
+    from .inference import accuracy, load_model, predict
+
+    device = _device(args.backend)
+    if args.command == "train":
+        from burn_optim import AdamConfig
+
+        from .model import XorModelConfig
+        from .training import TrainingConfig, train
+
+        config = TrainingConfig(XorModelConfig(), AdamConfig())
+        if args.epochs is not None:
+            config = config.with_num_epochs(args.epochs)
+        if args.seed is not None:
+            config = config.with_seed(args.seed)
+        if args.no_early_stopping:
+            config = config.with_early_stopping(False)
+        result = train(args.artifact_dir, config, device)
+        predictions, acc = result.predictions, result.accuracy
+        print(f"Model saved to {args.artifact_dir}/model.mpk.gz")
+    else:
+        model = load_model(args.artifact_dir, device.inner())
+        predictions = predict(model, device.inner())
+        acc = accuracy(predictions)
+    print(f"Predictions (should be 0, 1, 1, 0): {predictions}")
+    print(f"Accuracy: {acc:.1f} %")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
