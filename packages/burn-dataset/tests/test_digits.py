@@ -15,8 +15,10 @@ def test_sizes_and_fixed_split():
     raw, labels = DigitsDataset.raw_8x8()
     assert raw.shape == (1797, 8, 8) and labels.shape == (1797,)
     assert raw[0].ravel()[:16].tolist() == FIRST_ROW and labels[0] == 0
-    assert train.labels.tolist() == labels[:1437].tolist()
-    assert test.labels.tolist() == labels[1437:].tolist()
+    rows = np.random.default_rng(0).permutation(1797)  # the documented fixed split
+    assert train.labels.tolist() == labels[rows[:1437]].tolist()
+    assert test.labels.tolist() == labels[rows[1437:]].tolist()
+    assert sorted(rows[:1437].tolist() + rows[1437:].tolist()) == list(range(1797))
     assert np.bincount(labels).tolist() == [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
 
 
@@ -24,7 +26,7 @@ def test_items_look_like_mnist_items():
     item = DigitsDataset.train().get(0)
     assert isinstance(item, MnistItem)
     assert item.image.shape == (28, 28) and item.image.dtype == np.float32
-    assert isinstance(item.label, int) and item.label == 0
+    assert isinstance(item.label, int) and item.label == 6  # row 360 of the file
     images = DigitsDataset.test().images
     assert images.min() >= 0 and images.max() <= 255 and images.max() > 250
     border = np.ones((28, 28), bool)

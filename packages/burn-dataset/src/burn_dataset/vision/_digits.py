@@ -10,7 +10,11 @@ import numpy as np
 
 from burn_dataset.vision._items import ArrayImageDataset
 
-DIGITS_TRAIN_SIZE = 1437  # the first 80% of the 1797 rows; the last 360 are the test split
+DIGITS_TRAIN_SIZE = 1437  # 80% of the 1797 rows; the other 360 are the test split
+# The file is ordered by writer, so "first 80% / last 20%" would test on unseen writers only and
+# cap accuracy; a fixed seeded permutation gives the usual random split, identical on every run.
+DIGITS_SPLIT_SEED = 0
+DIGITS_TOTAL = 1797
 _SIZE, _CANVAS = 20, 28  # MNIST fits each digit in a 20x20 box centred in a 28x28 image
 
 
@@ -66,13 +70,18 @@ def _load_all() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return images, labels, raw
 
 
+def _split() -> np.ndarray:
+    return np.random.default_rng(DIGITS_SPLIT_SEED).permutation(DIGITS_TOTAL)
+
+
 class DigitsDataset(ArrayImageDataset):
     """1,797 real handwritten digits (UCI), bundled so examples and tests run offline.
 
     Items are `MnistItem`s exactly like `MnistDataset`'s: a float32 `[28, 28]` image with values
     in 0..255 and an int label, so a model or batcher written for MNIST runs on it unchanged.
     The original 8x8 images (values 0..16) are upscaled by `upscale_digits`. The split is fixed:
-    `train()` is the first 1,437 rows, `test()` the remaining 360.
+    a permutation of the 1,797 rows seeded with `DIGITS_SPLIT_SEED`; `train()` takes the first
+    1,437 permuted rows, `test()` the remaining 360.
 
     Source: the "Optical Recognition of Handwritten Digits" data set by E. Alpaydin and
     C. Kaynak, UCI Machine Learning Repository (CC BY 4.0), as distributed in scikit-learn's
@@ -81,20 +90,22 @@ class DigitsDataset(ArrayImageDataset):
     Example:
         >>> train, test = DigitsDataset.train(), DigitsDataset.test()
         >>> len(train), len(test), train.get(0).image.shape, train.get(0).label
-        (1437, 360, (28, 28), 0)
+        (1437, 360, (28, 28), 6)
     """
 
     @classmethod
     def train(cls) -> DigitsDataset:
-        """The first 1,437 digits."""
+        """1,437 digits (the fixed training split)."""
         images, labels, _ = _load_all()
-        return cls(images[:DIGITS_TRAIN_SIZE], labels[:DIGITS_TRAIN_SIZE], source="digits")
+        rows = _split()[:DIGITS_TRAIN_SIZE]
+        return cls(images[rows], labels[rows], source="digits")
 
     @classmethod
     def test(cls) -> DigitsDataset:
-        """The last 360 digits."""
+        """The other 360 digits (the fixed test split)."""
         images, labels, _ = _load_all()
-        return cls(images[DIGITS_TRAIN_SIZE:], labels[DIGITS_TRAIN_SIZE:], source="digits")
+        rows = _split()[DIGITS_TRAIN_SIZE:]
+        return cls(images[rows], labels[rows], source="digits")
 
     @staticmethod
     def raw_8x8() -> tuple[np.ndarray, np.ndarray]:
