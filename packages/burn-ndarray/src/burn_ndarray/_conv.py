@@ -1,4 +1,4 @@
-"""2-D convolution forward and weight gradient: NHWC im2col + one GEMM per group, in batch chunks."""
+"""2-D convolution forward and weight gradient: NHWC im2col + GEMMs per group, in batch chunks."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def conv2d_weight_grad(x, grad, kernel, stride, padding, dilation, groups) -> np
     Shapes: x [n, c_in, h, w], grad [n, c_out, oh, ow] -> [c_out, c_in/groups, kh, kw].
     Only the (oh, ow) windows that `grad` covers are read.
     """
-    n, c_in, h, w = x.shape
+    n, c_in = x.shape[:2]
     c_out, oh, ow = grad.shape[1:]
     kh, kw = kernel
     g = groups

@@ -49,7 +49,7 @@ def batch_chunks(n: int, bytes_per_image: int):
 
 
 def group_columns(win: np.ndarray, groups: int) -> np.ndarray:
-    """Window view [b, oh, ow, kh, kw, c] -> contiguous columns [groups, b*oh*ow, kh*kw*c/groups]."""
+    """Window view [b, oh, ow, kh, kw, c] -> contiguous [groups, b*oh*ow, kh*kw*c/groups]."""
     b, oh, ow, kh, kw, c = win.shape
     cg = c // groups
     if groups == 1:

@@ -8,7 +8,12 @@ Inputs are never written: every kernel allocates its output.
 
 from __future__ import annotations
 
-from burn_tensor._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from burn_tensor._options import (
+    ConvOptions,
+    ConvTransposeOptions,
+    InterpolateOptions,
+    UnfoldOptions,
+)
 
 from . import _conv, _conv_transpose, _im2col, _interpolate, _pool
 
@@ -21,20 +26,33 @@ class NdArrayModuleOps:
     # -- convolution ------------------------------------------------------------------------------
     def conv2d(self, x, weight, bias, options: ConvOptions):
         o = options
-        return _conv.conv2d(x, weight, bias, _pair(o.stride), _pair(o.padding), _pair(o.dilation), o.groups)
+        return _conv.conv2d(
+            x, weight, bias, _pair(o.stride), _pair(o.padding), _pair(o.dilation), o.groups
+        )
 
     def conv_transpose2d(self, x, weight, bias, options: ConvTransposeOptions):
         o = options
         return _conv_transpose.conv_transpose2d(
-            x, weight, bias, _pair(o.stride), _pair(o.padding), _pair(o.padding_out),
-            _pair(o.dilation), o.groups,
+            x,
+            weight,
+            bias,
+            _pair(o.stride),
+            _pair(o.padding),
+            _pair(o.padding_out),
+            _pair(o.dilation),
+            o.groups,
         )
 
     def conv2d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
         o = options
         return _conv.conv2d_weight_grad(
-            x, output_grad, tuple(weight.shape[2:]), _pair(o.stride), _pair(o.padding),
-            _pair(o.dilation), o.groups,
+            x,
+            output_grad,
+            tuple(weight.shape[2:]),
+            _pair(o.stride),
+            _pair(o.padding),
+            _pair(o.dilation),
+            o.groups,
         )
 
     def conv_transpose2d_x_backward(self, weight, output_grad, options: ConvTransposeOptions):
@@ -47,26 +65,43 @@ class NdArrayModuleOps:
             full = output_grad.shape[2 + d] - 1 + 2 * o.padding[d] - o.padding_out[d]
             hw.append((full - o.dilation[d] * (kernel[d] - 1)) // o.stride[d] + 1)
         return _conv.conv2d(
-            output_grad, weight, None, _pair(o.stride), _pair(o.padding), _pair(o.dilation),
-            o.groups, out_hw=tuple(hw),
+            output_grad,
+            weight,
+            None,
+            _pair(o.stride),
+            _pair(o.padding),
+            _pair(o.dilation),
+            o.groups,
+            out_hw=tuple(hw),
         )
 
-    def conv_transpose2d_weight_backward(self, x, weight, output_grad, options: ConvTransposeOptions):
+    def conv_transpose2d_weight_backward(
+        self, x, weight, output_grad, options: ConvTransposeOptions
+    ):
         # dW[ci, co, i, j] = sum x[n, ci, h, w] * grad[n, co, h*s + i*d - p, w*s + j*d - p]:
         # the conv weight gradient with the roles of input and output grad swapped.
         o = options
         return _conv.conv2d_weight_grad(
-            output_grad, x, tuple(weight.shape[2:]), _pair(o.stride), _pair(o.padding),
-            _pair(o.dilation), o.groups,
+            output_grad,
+            x,
+            tuple(weight.shape[2:]),
+            _pair(o.stride),
+            _pair(o.padding),
+            _pair(o.dilation),
+            o.groups,
         )
 
     def unfold4d(self, x, kernel_size, options: UnfoldOptions):
         o = options
-        return _im2col.unfold4d(x, _pair(kernel_size), _pair(o.stride), _pair(o.padding), _pair(o.dilation))
+        return _im2col.unfold4d(
+            x, _pair(kernel_size), _pair(o.stride), _pair(o.padding), _pair(o.dilation)
+        )
 
-    # -- pooling -------------------------------------------------------------------------------------
+    # -- pooling ---------------------------------------------------------------------------------
     def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
-        return _pool.avg_pool2d(x, _pair(kernel_size), _pair(stride), _pair(padding), count_include_pad)
+        return _pool.avg_pool2d(
+            x, _pair(kernel_size), _pair(stride), _pair(padding), count_include_pad
+        )
 
     def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
         return _pool.avg_pool2d_backward(
@@ -78,7 +113,9 @@ class NdArrayModuleOps:
             x, _pair(kernel_size), _pair(stride), _pair(padding), _pair(dilation), self.int_dtype.np
         )
 
-    def max_pool2d_with_indices_backward(self, x, kernel_size, stride, padding, dilation, output_grad, indices):
+    def max_pool2d_with_indices_backward(
+        self, x, kernel_size, stride, padding, dilation, output_grad, indices
+    ):
         return _pool.max_pool2d_backward(x, output_grad, indices)
 
     def adaptive_avg_pool2d(self, x, output_size):

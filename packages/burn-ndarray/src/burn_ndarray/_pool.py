@@ -44,8 +44,10 @@ def _avg_divisor(shape_hw, kernel, stride, padding, out_hw, count_include_pad, d
 def avg_pool2d(x, kernel, stride, padding, count_include_pad) -> np.ndarray:
     """Shapes: [n, c, h, w] -> [n, c, oh, ow]; padding counts as zeros."""
     h, w = x.shape[2:]
-    out_hw = (out_size(h, kernel[0], stride[0], padding[0], 1),
-              out_size(w, kernel[1], stride[1], padding[1], 1))
+    out_hw = (
+        out_size(h, kernel[0], stride[0], padding[0], 1),
+        out_size(w, kernel[1], stride[1], padding[1], 1),
+    )
     xp = _pad(x, padding, 0)
     acc = np.zeros(x.shape[:2] + out_hw, x.dtype)
     for _, _, rows, cols in _offsets(kernel, stride, (1, 1), out_hw):
@@ -74,8 +76,10 @@ def max_pool2d_with_indices(x, kernel, stride, padding, dilation, index_dtype):
     Shapes: [n, c, h, w] -> ([n, c, oh, ow], int [n, c, oh, ow]).
     """
     h, w = x.shape[2:]
-    out_hw = (out_size(h, kernel[0], stride[0], padding[0], dilation[0]),
-              out_size(w, kernel[1], stride[1], padding[1], dilation[1]))
+    out_hw = (
+        out_size(h, kernel[0], stride[0], padding[0], dilation[0]),
+        out_size(w, kernel[1], stride[1], padding[1], dilation[1]),
+    )
     xp = _pad(x, padding, -np.inf)
     # Flat input index of window (0, 0)'s corner at every output, shifted per kernel offset.
     rows0 = np.arange(out_hw[0]) * stride[0] - padding[0]

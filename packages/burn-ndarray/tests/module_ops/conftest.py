@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
 
@@ -54,4 +53,3 @@ def env(request) -> Env:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(1234)
-

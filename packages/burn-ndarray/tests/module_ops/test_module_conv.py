@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import module
 from burn_tensor._options import ConvOptions, ConvTransposeOptions
 
@@ -55,7 +54,9 @@ def ref_conv_transpose2d(x, w, b, stride, pad, pad_out, dil, groups):
                                 y = r * stride[0] + i * dil[0] - pad[0]
                                 xx = q * stride[1] + j * dil[1] - pad[1]
                                 if 0 <= y < oh and 0 <= xx < ow:
-                                    out[ni, grp * cog + c, y, xx] += x[ni, ci, r, q] * w[ci, c, i, j]
+                                    out[ni, grp * cog + c, y, xx] += (
+                                        x[ni, ci, r, q] * w[ci, c, i, j]
+                                    )
     if b is not None:
         out += b.reshape(1, -1, 1, 1)
     return out
@@ -78,8 +79,13 @@ def test_conv2d_matches_reference(env, rng, case):
     wt = rng.standard_normal((cout, cin // g, *k))
     b = rng.standard_normal(cout) if with_bias else None
     out = module.conv2d(
-        env.t(x), env.t(wt), None if b is None else env.t(b),
-        stride=list(s), padding=list(p), dilation=list(d), groups=g,
+        env.t(x),
+        env.t(wt),
+        None if b is None else env.t(b),
+        stride=list(s),
+        padding=list(p),
+        dilation=list(d),
+        groups=g,
     )
     env.close(out, ref_conv2d(x, wt, b, s, p, d, g))
 
@@ -119,8 +125,14 @@ def test_conv_transpose2d_matches_reference(env, rng, case):
     wt = rng.standard_normal((cin, cout // g, *k))
     b = rng.standard_normal(cout) if with_bias else None
     out = module.conv_transpose2d(
-        env.t(x), env.t(wt), None if b is None else env.t(b),
-        stride=list(s), padding=list(p), padding_out=list(po), dilation=list(d), groups=g,
+        env.t(x),
+        env.t(wt),
+        None if b is None else env.t(b),
+        stride=list(s),
+        padding=list(p),
+        padding_out=list(po),
+        dilation=list(d),
+        groups=g,
     )
     env.close(out, ref_conv_transpose2d(x, wt, b, s, p, po, d, g))
 
@@ -154,7 +166,9 @@ def test_conv2d_does_not_write_inputs(env, rng):
     w = env.p(rng.standard_normal((3, 2, 3, 3)))
     x0, w0 = x.copy(), w.copy()
     env.backend.conv2d(x, w, None, ConvOptions((1, 1), (1, 1), (1, 1), 1))
-    env.backend.conv_transpose2d(x, w.transpose(1, 0, 2, 3), None, ConvTransposeOptions((2, 2), (1, 1), (1, 1), (1, 1), 1))
+    env.backend.conv_transpose2d(
+        x, w.transpose(1, 0, 2, 3), None, ConvTransposeOptions((2, 2), (1, 1), (1, 1), (1, 1), 1)
+    )
     assert np.array_equal(x, x0) and np.array_equal(w, w0)
 
 
@@ -172,7 +186,9 @@ def _burn_convt(env, cin, cout, k, s, p, po, d, g, hw):
 
 def test_conv_transpose2d_burn_literals(env):
     # crates/burn-tensor/src/tests/module/conv_transpose2d.rs
-    env.close(_burn_convt(env, 1, 1, (3, 3), 1, 1, 0, 1, 1, (2, 2)), [[[[5.0, 11.0], [23.0, 29.0]]]])
+    env.close(
+        _burn_convt(env, 1, 1, (3, 3), 1, 1, 0, 1, 1, (2, 2)), [[[[5.0, 11.0], [23.0, 29.0]]]]
+    )
     env.close(
         _burn_convt(env, 1, 1, (2, 2), 2, 0, 0, 1, 1, (2, 2)),
         [[[[0, 0, 0, 1], [0, 0, 2, 3], [0, 2, 0, 3], [4, 6, 6, 9]]]],
@@ -183,12 +199,24 @@ def test_conv_transpose2d_burn_literals(env):
     )
     env.close(
         _burn_convt(env, 2, 2, (3, 3), 1, 1, 1, 2, 1, (2, 2)),
-        [[
-            [[126, 116, 136, 124, 146], [108, 88, 114, 92, 120], [156, 140, 166, 148, 176],
-             [126, 100, 132, 104, 138], [186, 164, 196, 172, 206]],
-            [[217, 189, 227, 197, 237], [163, 125, 169, 129, 175], [247, 213, 257, 221, 267],
-             [181, 137, 187, 141, 193], [277, 237, 287, 245, 297]],
-        ]],
+        [
+            [
+                [
+                    [126, 116, 136, 124, 146],
+                    [108, 88, 114, 92, 120],
+                    [156, 140, 166, 148, 176],
+                    [126, 100, 132, 104, 138],
+                    [186, 164, 196, 172, 206],
+                ],
+                [
+                    [217, 189, 227, 197, 237],
+                    [163, 125, 169, 129, 175],
+                    [247, 213, 257, 221, 267],
+                    [181, 137, 187, 141, 193],
+                    [277, 237, 287, 245, 297],
+                ],
+            ]
+        ],
     )
 
 

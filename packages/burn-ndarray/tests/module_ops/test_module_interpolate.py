@@ -1,4 +1,4 @@
-"""interpolate (nearest, bilinear, bicubic) and its backward against per-pixel float64 references."""
+"""interpolate (nearest, bilinear, bicubic) and its backward vs per-pixel float64 references."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from burn_tensor import module
 from burn_tensor._options import InterpolateOptions
 
@@ -25,7 +24,7 @@ def _cubic(d, a=-0.75):
 
 
 def ref_interpolate(x, out_hw, mode):
-    """Per output pixel, as Burn's burn-ndarray kernels (align_corners=True for (bi)linear/cubic)."""
+    """Per output pixel, as Burn's burn-ndarray kernels (align_corners=True for bi-linear/cubic)."""
     n, c, h, w = x.shape
     oh, ow = out_hw
     out = np.zeros((n, c, oh, ow))
@@ -41,8 +40,10 @@ def ref_interpolate(x, out_hw, mode):
             if mode == "bilinear":
                 y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
                 out[:, :, y, xx] = (
-                    x[:, :, y0, x0] * (1 - ty) * (1 - tx) + x[:, :, y0, x1] * (1 - ty) * tx
-                    + x[:, :, y1, x0] * ty * (1 - tx) + x[:, :, y1, x1] * ty * tx
+                    x[:, :, y0, x0] * (1 - ty) * (1 - tx)
+                    + x[:, :, y0, x1] * (1 - ty) * tx
+                    + x[:, :, y1, x0] * ty * (1 - tx)
+                    + x[:, :, y1, x1] * ty * tx
                 )
                 continue
             acc = 0.0
@@ -55,8 +56,13 @@ def ref_interpolate(x, out_hw, mode):
     return out
 
 
-SIZES = [((2, 2, 5, 4), (7, 9)), ((1, 3, 8, 9), (3, 4)), ((1, 1, 4, 4), (4, 4)), ((2, 1, 1, 3), (2, 1)),
-         ((1, 2, 6, 5), (11, 2))]
+SIZES = [
+    ((2, 2, 5, 4), (7, 9)),
+    ((1, 3, 8, 9), (3, 4)),
+    ((1, 1, 4, 4), (4, 4)),
+    ((2, 1, 1, 3), (2, 1)),
+    ((1, 2, 6, 5), (11, 2)),
+]
 MODES = ["nearest", "bilinear", "bicubic"]
 
 
@@ -89,24 +95,41 @@ def _arange(shape):
 def test_bicubic_burn_literals(env):
     # crates/burn-tensor/src/tests/module/bicubic_interpolate.rs (4-decimal expectations)
     out = module.interpolate(env.t(_arange((1, 1, 45, 14))), [4, 6], "bicubic").numpy()
-    np.testing.assert_allclose(out, [[[
-        [0.0000, 2.5760, 5.2480, 7.7520, 10.4240, 13.0000],
-        [204.8148, 207.3908, 210.0628, 212.5668, 215.2388, 217.8148],
-        [411.1852, 413.7612, 416.4331, 418.9371, 421.6091, 424.1852],
-        [616.0000, 618.576, 621.2479, 623.7519, 626.4239, 629.0000],
-    ]]], atol=2e-4)
+    np.testing.assert_allclose(
+        out,
+        [
+            [
+                [
+                    [0.0000, 2.5760, 5.2480, 7.7520, 10.4240, 13.0000],
+                    [204.8148, 207.3908, 210.0628, 212.5668, 215.2388, 217.8148],
+                    [411.1852, 413.7612, 416.4331, 418.9371, 421.6091, 424.1852],
+                    [616.0000, 618.576, 621.2479, 623.7519, 626.4239, 629.0000],
+                ]
+            ]
+        ],
+        atol=2e-4,
+    )
     out = module.interpolate(env.t(_arange((2, 1, 7, 5))), [8, 7], "bicubic").numpy()
-    np.testing.assert_allclose(out[0, 0, :3], [
-        [0.0000, 0.5741, 1.3704, 2.0000, 2.6296, 3.4259, 4.0000],
-        [4.0015, 4.5755, 5.3718, 6.0015, 6.6311, 7.4274, 8.0015],
-        [8.3528, 8.9268, 9.7231, 10.3528, 10.9824, 11.7787, 12.3528],
-    ], atol=2e-4)
-    np.testing.assert_allclose(out[1, 0, 7], [65.0, 65.5741, 66.3704, 67.0, 67.6296, 68.4259, 69.0], atol=2e-4)
+    np.testing.assert_allclose(
+        out[0, 0, :3],
+        [
+            [0.0000, 0.5741, 1.3704, 2.0000, 2.6296, 3.4259, 4.0000],
+            [4.0015, 4.5755, 5.3718, 6.0015, 6.6311, 7.4274, 8.0015],
+            [8.3528, 8.9268, 9.7231, 10.3528, 10.9824, 11.7787, 12.3528],
+        ],
+        atol=2e-4,
+    )
+    np.testing.assert_allclose(
+        out[1, 0, 7], [65.0, 65.5741, 66.3704, 67.0, 67.6296, 68.4259, 69.0], atol=2e-4
+    )
 
 
 def test_nearest_and_bilinear_hand_cases(env):
     x = env.t(np.array([[[[0.0, 1.0], [2.0, 3.0]]]]))
-    env.close(module.interpolate(x, [4, 4], "nearest"),
-              [[[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 3, 3], [2, 2, 3, 3]]]])
-    env.close(module.interpolate(x, [3, 3], "bilinear"),
-              [[[[0, 0.5, 1], [1, 1.5, 2], [2, 2.5, 3]]]])
+    env.close(
+        module.interpolate(x, [4, 4], "nearest"),
+        [[[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 3, 3], [2, 2, 3, 3]]]],
+    )
+    env.close(
+        module.interpolate(x, [3, 3], "bilinear"), [[[[0, 0.5, 1], [1, 1.5, 2], [2, 2.5, 3]]]]
+    )

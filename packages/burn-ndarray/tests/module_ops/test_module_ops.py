@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import module
 from burn_tensor._options import UnfoldOptions
 
@@ -110,7 +109,12 @@ def test_adaptive_avg_pool1d_and_backward(env, rng):
 
 
 @pytest.mark.parametrize(
-    "k, s, p, d", [((2, 2), (1, 1), (0, 0), (1, 1)), ((3, 2), (2, 1), (1, 0), (1, 2)), ((1, 1), (2, 3), (0, 1), (1, 1))]
+    "k, s, p, d",
+    [
+        ((2, 2), (1, 1), (0, 0), (1, 1)),
+        ((3, 2), (2, 1), (1, 0), (1, 2)),
+        ((1, 1), (2, 3), (0, 1), (1, 1)),
+    ],
 )
 def test_unfold4d(env, rng, k, s, p, d):
     x = rng.standard_normal((2, 3, 6, 5))
@@ -128,7 +132,10 @@ def test_unfold4d(env, rng, k, s, p, d):
                             ref[:, (c * k[0] + i) * k[1] + j, y * ow + xx] = x[:, c, r, q]
     env.close(out, ref)
     # Burn's unfold4d test: ones [2, 3, 4, 4], kernel 2 -> ones [2, 12, 9]
-    env.close(env.backend.unfold4d(env.p(np.ones((2, 3, 4, 4))), (2, 2), UnfoldOptions()), np.ones((2, 12, 9)))
+    env.close(
+        env.backend.unfold4d(env.p(np.ones((2, 3, 4, 4))), (2, 2), UnfoldOptions()),
+        np.ones((2, 12, 9)),
+    )
 
 
 def test_embedding_and_backward(env, rng):
@@ -137,7 +144,9 @@ def test_embedding_and_backward(env, rng):
     out = module.embedding(env.t(weights), env.t(idx))
     env.close(out, weights[idx])
     g = rng.standard_normal((2, 3, 3))
-    dw = env.backend.embedding_backward(env.p(weights), env.p(g), idx.astype(env.backend.int_dtype.np))
+    dw = env.backend.embedding_backward(
+        env.p(weights), env.p(g), idx.astype(env.backend.int_dtype.np)
+    )
     ref = np.zeros_like(weights)
     for b in range(2):
         for t in range(3):
