@@ -1,0 +1,52 @@
+"""The book's custom training loop on a small subset of the bundled digits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from burn_autodiff import Autodiff
+from burn_dataset import PartialDataset
+from burn_dataset.vision import DigitsDataset
+from burn_ndarray import NdArray
+from burn_optim import AdamConfig
+from burn_tensor import Tensor
+
+from custom_training_loop import ModelConfig, TrainingConfig, accuracy, run
+
+
+def test_accuracy():
+    device = NdArray().device()
+    output = Tensor.from_data([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]], device)
+    targets = Tensor.from_data([1, 0, 0, 0], device)
+    assert accuracy(output, targets) == 75.0
+
+
+def test_run_improves_and_validates_each_epoch():
+    device = Autodiff(NdArray()).device()
+    train_set = PartialDataset(DigitsDataset.train(), 0, 384)
+    valid_set = PartialDataset(DigitsDataset.test(), 0, 128)
+    config = TrainingConfig(ModelConfig(10, 64), AdamConfig(), num_epochs=3, batch_size=32)
+    lines: list[str] = []
+    model, history = run(config, device, train_set, valid_set, log=lines.append, log_every=5)
+    train = [m for m in history if m.split == "Train"]
+    valid = [m for m in history if m.split == "Valid"]
+    assert [m.epoch for m in train] == [m.epoch for m in valid] == [1, 2, 3]
+    assert train[-1].loss < train[0].loss
+    assert train[-1].accuracy > train[0].accuracy
+    assert valid[-1].accuracy > 50.0  # chance is 10 %
+    assert any(line.startswith("[Train - Epoch 1 - Iteration 0]") for line in lines)
+    assert "[Valid - Epoch 3] Loss" in lines[-1]
+    # The returned model is still on the autodiff device; .valid() moves it to the inner one.
+    assert model.valid().devices() == [device.inner()]
+
+
+def test_console_script_in_subprocess():
+    proc = subprocess.run(
+        [sys.executable, "-m", "custom_training_loop.cli", "--epochs", "1", "--limit", "128",
+         "--hidden-size", "32"],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("[Train - Epoch 1] Loss")
+    assert lines[1].startswith("[Valid - Epoch 1] Loss")
