@@ -75,6 +75,25 @@ def test_iter_starts_a_new_epoch():
     assert [b for b, _ in first] != [b for b, _ in second]
 
 
+def test_set_epoch_replays_the_order_of_that_epoch():
+    def order(loader):
+        return [x for b, _ in loader.iter() for x in b]
+
+    full = DataLoaderBuilder(ListBatcher()).batch_size(4).shuffle(3).build(ten())
+    seen = [order(full) for _ in range(3)]
+    resumed = DataLoaderBuilder(ListBatcher()).batch_size(4).shuffle(3).build(ten())
+    resumed.set_epoch(2)
+    assert resumed.epoch == 2
+    assert order(resumed) == seen[2] and resumed.epoch == 3  # then counts on as before
+    resumed.set_epoch(0)
+    assert order(resumed) == seen[0]
+    assert resumed.to_device("cpu").epoch == 1  # derived loaders keep the counter
+    with pytest.raises(ValueError):
+        resumed.set_epoch(-1)
+    with pytest.raises(TypeError):
+        resumed.set_epoch(1.5)
+
+
 def test_workers_give_same_batches_as_main_thread():
     data = InMemDataset([np.full(3, i) for i in range(103)])
 

@@ -97,6 +97,24 @@ class DataLoader:
         """How many epochs (iterators) this loader has started."""
         return self._epoch
 
+    def set_epoch(self, epoch: int) -> None:
+        """Make the next `iter()` start epoch `epoch` (0-based), e.g. when resuming training.
+
+        With a shuffle seed the next epoch then visits the items in the order of epoch `epoch`,
+        so a loader resumed at epoch `e` replays exactly the order an uninterrupted run saw.
+
+        Example:
+            >>> from burn_dataset import InMemDataset
+            >>> loader = DataLoader(lambda items, device: items, InMemDataset(range(6)), 6, 7)
+            >>> first, second = next(iter(loader)), next(iter(loader))
+            >>> loader.set_epoch(1)
+            >>> next(iter(loader)) == second, loader.epoch
+            (True, 2)
+        """
+        epoch = check_positive(epoch, "epoch", minimum=0)
+        with self._epoch_lock:
+            self._epoch = epoch
+
     def num_items(self) -> int:
         """Number of items in one epoch."""
         return dataset_len(self._dataset)
