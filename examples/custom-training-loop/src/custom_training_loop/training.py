@@ -15,11 +15,11 @@ from .model import Model, ModelConfig
 
 @config
 class TrainingConfig:
-    """The book's `MnistTrainingConfig`; lr and epochs tuned for the bundled digits and an MLP."""
+    """The book's `MnistTrainingConfig` (10 epochs, batch 64, seed 42); lr 1e-3 suits the MLP."""
 
     model: ModelConfig
     optimizer: AdamConfig
-    num_epochs: int = 5
+    num_epochs: int = 10
     batch_size: int = 64
     num_workers: int = 0
     seed: int = 42
