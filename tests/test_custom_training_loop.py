@@ -11,7 +11,6 @@ from burn_dataset.vision import DigitsDataset
 from burn_ndarray import NdArray
 from burn_optim import AdamConfig
 from burn_tensor import Tensor
-
 from custom_training_loop import ModelConfig, TrainingConfig, accuracy, run
 
 
@@ -43,9 +42,21 @@ def test_run_improves_and_validates_each_epoch():
 
 def test_console_script_in_subprocess():
     proc = subprocess.run(
-        [sys.executable, "-m", "custom_training_loop.cli", "--epochs", "1", "--limit", "128",
-         "--hidden-size", "32"],
-        capture_output=True, text=True, timeout=120, check=True,
+        [
+            sys.executable,
+            "-m",
+            "custom_training_loop.cli",
+            "--epochs",
+            "1",
+            "--limit",
+            "128",
+            "--hidden-size",
+            "32",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("[Train - Epoch 1] Loss")

@@ -12,7 +12,6 @@ from burn_autodiff import Autodiff
 from burn_dataset import PartialDataset
 from burn_ndarray import NdArray
 from burn_optim import AdamConfig
-
 from simple_regression import (
     FEATURES_MAX,
     FEATURES_MIN,
@@ -45,13 +44,20 @@ def _read_losses(path: Path) -> list[float]:
 def test_learner_fit_then_infer(tmp_path: Path):
     device = Autodiff(NdArray()).device()
     art = tmp_path / "sr"
-    config = ExpConfig(RegressionModelConfig(), AdamConfig(), num_epochs=3, batch_size=64,
-                       learning_rate=1e-2)
+    config = ExpConfig(
+        RegressionModelConfig(), AdamConfig(), num_epochs=3, batch_size=64, learning_rate=1e-2
+    )
     train_set = PartialDataset(HousingDataset.train(), 0, 512)
     valid_set = HousingDataset.validation()
     run(str(art), config, device, train_set, valid_set)
-    for rel in ["experiment.log", "config.json", "model.mpk.gz", "checkpoint/model-3.mpk.gz",
-                "train/epoch-1/Loss.log", "valid/epoch-3/Loss.log"]:
+    for rel in [
+        "experiment.log",
+        "config.json",
+        "model.mpk.gz",
+        "checkpoint/model-3.mpk.gz",
+        "train/epoch-1/Loss.log",
+        "valid/epoch-3/Loss.log",
+    ]:
         assert (art / rel).is_file(), rel
     first = np.mean(_read_losses(art / "valid/epoch-1/Loss.log"))
     last = np.mean(_read_losses(art / "valid/epoch-3/Loss.log"))
@@ -61,16 +67,28 @@ def test_learner_fit_then_infer(tmp_path: Path):
     lines: list[str] = []
     pairs = infer(str(art), device.inner(), [test.get(i) for i in range(4)], log=lines.append)
     assert len(pairs) == 4 and all(line.startswith("Predicted ") for line in lines)
-    assert [e for _, e in pairs] == pytest.approx([test.get(i).median_house_value for i in range(4)])
+    assert [e for _, e in pairs] == pytest.approx(
+        [test.get(i).median_house_value for i in range(4)]
+    )
 
 
 def test_cli_train_and_infer_subprocess(tmp_path: Path):
     art = str(tmp_path / "sr")
     cmd = [sys.executable, "-m", "simple_regression.cli"]
-    subprocess.run(cmd + ["train", "--epochs", "1", "--limit", "256", "--artifact-dir", art],
-                   capture_output=True, text=True, timeout=120, check=True)
-    proc = subprocess.run(cmd + ["infer", "--count", "3", "--artifact-dir", art],
-                          capture_output=True, text=True, timeout=120, check=True)
+    subprocess.run(
+        cmd + ["train", "--epochs", "1", "--limit", "256", "--artifact-dir", art],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    proc = subprocess.run(
+        cmd + ["infer", "--count", "3", "--artifact-dir", art],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     lines = proc.stdout.splitlines()
     assert sum(line.startswith("Predicted ") for line in lines) == 3
     assert lines[-1].startswith("MSE on 3 test items:")

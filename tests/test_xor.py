@@ -9,7 +9,6 @@ from pathlib import Path
 from burn_autodiff import Autodiff
 from burn_ndarray import NdArray
 from burn_optim import AdamConfig
-
 from xor import TrainingConfig, XorBatcher, XorModelConfig, load_model, make_xor_dataset, predict
 from xor.cli import main
 from xor.inference import logits
@@ -60,7 +59,10 @@ def test_cli_train_then_infer_in_fresh_process(tmp_path: Path, capsys):
     assert trained.endswith("[0, 1, 1, 0]")
     proc = subprocess.run(
         [sys.executable, "-m", "xor.cli", "infer", "--artifact-dir", art],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     assert _predictions_line(proc.stdout) == trained
     assert "Accuracy: 100.0 %" in proc.stdout

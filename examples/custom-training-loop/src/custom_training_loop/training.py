@@ -66,8 +66,9 @@ def _step(model: Model, loss_fn: CrossEntropyLoss, batch) -> tuple[Tensor, float
     return loss, accuracy(output, batch.targets)
 
 
-def run(config: TrainingConfig, device, train_set, valid_set, log=print,
-        log_every: int = 0) -> tuple[Model, list[EpochMetrics]]:
+def run(
+    config: TrainingConfig, device, train_set, valid_set, log=print, log_every: int = 0
+) -> tuple[Model, list[EpochMetrics]]:
     """Train with the book's loop on `device` (an autodiff device).
 
     Args:
@@ -83,12 +84,19 @@ def run(config: TrainingConfig, device, train_set, valid_set, log=print,
     optim = config.optimizer.init()
     # Create the dataloaders: validation batches live on the inner backend (no autodiff).
     dataloader_train = (
-        DataLoaderBuilder(DigitsBatcher()).batch_size(config.batch_size).shuffle(config.seed)
-        .num_workers(config.num_workers).set_device(device).build(train_set)
+        DataLoaderBuilder(DigitsBatcher())
+        .batch_size(config.batch_size)
+        .shuffle(config.seed)
+        .num_workers(config.num_workers)
+        .set_device(device)
+        .build(train_set)
     )
     dataloader_valid = (
-        DataLoaderBuilder(DigitsBatcher()).batch_size(config.batch_size)
-        .num_workers(config.num_workers).set_device(device.inner()).build(valid_set)
+        DataLoaderBuilder(DigitsBatcher())
+        .batch_size(config.batch_size)
+        .num_workers(config.num_workers)
+        .set_device(device.inner())
+        .build(valid_set)
     )
     loss_fn = CrossEntropyLossConfig().init(device)
     history: list[EpochMetrics] = []
@@ -99,8 +107,10 @@ def run(config: TrainingConfig, device, train_set, valid_set, log=print,
             loss, acc = _step(model, loss_fn, batch)
             train_mean.add(float(loss.into_scalar()), acc, batch.targets.dims()[0])
             if log_every and iteration % log_every == 0:
-                log(f"[Train - Epoch {epoch} - Iteration {iteration}] "
-                    f"Loss {float(loss.into_scalar()):.3f} | Accuracy {acc:.3f} %")
+                log(
+                    f"[Train - Epoch {epoch} - Iteration {iteration}] "
+                    f"Loss {float(loss.into_scalar()):.3f} | Accuracy {acc:.3f} %"
+                )
             # Gradients for the current backward pass, linked to each parameter of the model.
             grads = GradientsParams.from_grads(loss.backward(), model)
             # Update the model using the optimizer (no zero_grad: the grads are consumed).

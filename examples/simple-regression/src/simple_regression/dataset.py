@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 import numpy as np
-
 from burn_dataset import InMemDataset
 from burn_tensor import Tensor
 
@@ -52,10 +51,16 @@ def generate_housing_items(n: int = 2000, seed: int = 0) -> list[HousingDistrict
     x = rng.uniform(FEATURES_MIN, FEATURES_MAX, size=(n, NUM_FEATURES))
     x[:, [1, 4]] = np.round(x[:, [1, 4]])
     inc, age, rooms, beds, _pop, occ, lat, lon = x.T
-    y = (0.35 * inc + 0.005 * age + 0.05 * rooms - 0.1 * beds - 0.05 * occ
-         + 1.5 * np.exp(-((lat - 34.0) ** 2 + (lon + 118.3) ** 2) / 4)
-         + 1.0 * np.exp(-((lat - 37.7) ** 2 + (lon + 122.4) ** 2) / 2)
-         + rng.normal(0.0, 0.1, n))
+    y = (
+        0.35 * inc
+        + 0.005 * age
+        + 0.05 * rooms
+        - 0.1 * beds
+        - 0.05 * occ
+        + 1.5 * np.exp(-((lat - 34.0) ** 2 + (lon + 118.3) ** 2) / 4)
+        + 1.0 * np.exp(-((lat - 37.7) ** 2 + (lon + 122.4) ** 2) / 2)
+        + rng.normal(0.0, 0.1, n)
+    )
     y = np.clip(y, 0.15, 5.0)
     return [HousingDistrictItem(*map(float, row), float(v)) for row, v in zip(x, y)]
 

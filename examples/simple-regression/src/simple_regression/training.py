@@ -38,12 +38,20 @@ def run(artifact_dir: str, config: ExpConfig, device, train_set, valid_set) -> R
 
     batcher = HousingBatcher()
     dataloader_train = (
-        DataLoaderBuilder(batcher).batch_size(config.batch_size).shuffle(config.seed)
-        .num_workers(config.num_workers).set_device(device).build(train_set)
+        DataLoaderBuilder(batcher)
+        .batch_size(config.batch_size)
+        .shuffle(config.seed)
+        .num_workers(config.num_workers)
+        .set_device(device)
+        .build(train_set)
     )
     dataloader_valid = (
-        DataLoaderBuilder(batcher).batch_size(config.batch_size).shuffle(config.seed)
-        .num_workers(config.num_workers).set_device(device.inner()).build(valid_set)
+        DataLoaderBuilder(batcher)
+        .batch_size(config.batch_size)
+        .shuffle(config.seed)
+        .num_workers(config.num_workers)
+        .set_device(device.inner())
+        .build(valid_set)
     )
     learner = (
         LearnerBuilder(artifact_dir)

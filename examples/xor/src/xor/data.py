@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from burn_dataset import InMemDataset
 from burn_tensor import Tensor
 

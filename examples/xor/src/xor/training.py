@@ -52,8 +52,9 @@ class TrainingResult:
         return len(self.losses)
 
 
-def train(artifact_dir: str | None, training_config: TrainingConfig, device,
-          log=print) -> TrainingResult:
+def train(
+    artifact_dir: str | None, training_config: TrainingConfig, device, log=print
+) -> TrainingResult:
     """Train on `device` (an autodiff device); save config.json and model.mpk.gz in artifact_dir.
 
     Args:
@@ -90,11 +91,16 @@ def train(artifact_dir: str | None, training_config: TrainingConfig, device,
         model_valid = model.valid()
         predictions = predict(model_valid, device.inner())
         acc = accuracy(predictions)
-        result = TrainingResult(model_valid, predictions, acc, result.losses + [epoch_loss],
-                                result.accuracies + [acc])
+        result = TrainingResult(
+            model_valid, predictions, acc, result.losses + [epoch_loss], result.accuracies + [acc]
+        )
         if epoch % 10 == 0 or epoch == 1 or epoch == training_config.num_epochs:
             log(f"Epoch {epoch:>3} | Loss: {epoch_loss:.4f} | Accuracy: {acc:.1f} %")
-        if training_config.early_stopping and acc == 100.0 and epoch_loss < training_config.target_loss:
+        if (
+            training_config.early_stopping
+            and acc == 100.0
+            and epoch_loss < training_config.target_loss
+        ):
             log(f"Epoch {epoch:>3} | Loss: {epoch_loss:.4f} | Accuracy: {acc:.1f} % (early stop)")
             break
 

@@ -1,0 +1,7 @@
+"""`python -m custom_training_loop ...`: the same as the console script."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
