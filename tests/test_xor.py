@@ -57,8 +57,11 @@ def test_cli_train_then_infer_in_fresh_process(tmp_path: Path, capsys):
     assert main(["train", "--artifact-dir", art]) == 0
     trained = _predictions_line(capsys.readouterr().out)
     assert trained.endswith("[0, 1, 1, 0]")
+    # The installed console script when present (uv sync), else the module.
+    script = Path(sys.executable).with_name("xor")
+    cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "xor.cli"]
     proc = subprocess.run(
-        [sys.executable, "-m", "xor.cli", "infer", "--artifact-dir", art],
+        cmd + ["infer", "--artifact-dir", art],
         capture_output=True,
         text=True,
         timeout=120,
