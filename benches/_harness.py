@@ -2,9 +2,10 @@
 
 Timing is timeit-style: each implementation is warmed up, then `number` calls are timed per repeat
 (`number` calibrated like `timeit.Timer.autorange` so one repeat lasts at least `min_time`), with the
-garbage collector off. Repeats of the implementations of one case are interleaved (burn, numpy,
-torch, burn, numpy, torch, ...) so that load from other processes hits all of them alike. The
-reported time is the median per-call time over the repeats.
+garbage collector off. Each implementation's repeats run as one block after its warmup, with a short
+pause before it: interleaving numpy (OpenBLAS) and torch (OpenMP) calls makes their spinning worker
+threads fight over the cores and inflates both. The reported time is the median per-call time over
+the repeats.
 """
 
 from __future__ import annotations
@@ -60,10 +61,11 @@ class Settings:
     min_time: float = 0.05
     repeats: int = 7
     warmup_time: float = 0.05
+    settle_time: float = 0.05
 
     @classmethod
     def make(cls, quick: bool, min_time: float | None = None, repeats: int | None = None) -> Settings:
-        s = cls(quick=True, min_time=0.0005, repeats=3, warmup_time=0.0) if quick else cls()
+        s = cls(quick=True, min_time=0.0005, repeats=3, warmup_time=0.0, settle_time=0.0) if quick else cls()
         if min_time is not None:
             s.min_time = min_time
         if repeats is not None:
@@ -126,20 +128,22 @@ def _calibrate(fn: Callable[[], object], min_time: float) -> int:
 def measure(impls: dict[str, Callable[[], object]], settings: Settings) -> dict[str, dict]:
     """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats}}."""
     numbers = {}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
     gc_was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         for name, fn in impls.items():
+            if settings.settle_time:
+                # Let the previous library's worker threads (OpenBLAS, torch's OpenMP) stop spinning.
+                time.sleep(settings.settle_time)
             end = time.perf_counter() + settings.warmup_time
             fn()
             while time.perf_counter() < end:
                 fn()
-            numbers[name] = _calibrate(fn, settings.min_time)
-        samples: dict[str, list[float]] = {name: [] for name in impls}
-        for _ in range(settings.repeats):
-            for name, fn in impls.items():
-                samples[name].append(_time(fn, numbers[name]) / numbers[name])
+            numbers[name] = number = _calibrate(fn, settings.min_time)
+            for _ in range(settings.repeats):
+                samples[name].append(_time(fn, number) / number)
     finally:
         if gc_was_enabled:
             gc.enable()
