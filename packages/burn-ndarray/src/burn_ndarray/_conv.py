@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._im2col import batch_chunks, group_columns, out_size, pad_nhwc, windows_nhwc
+from ._im2col import Columns, chunk_size, out_size
 
 
 def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> np.ndarray:
@@ -25,21 +25,24 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
         )
     oh, ow = out_hw
     dtype = x.dtype
-    # [g, c_out/g, K] with K ordered (i, j, c) to match the NHWC window copy.
-    wm = weight.astype(dtype, copy=False).reshape(g, cog, cg, kh, kw)
-    wm = np.ascontiguousarray(wm.transpose(0, 1, 3, 4, 2)).reshape(g, cog, kh * kw * cg)
+    # [g, c_out/g, K (+1)] with K ordered (i, j, c) to match the NHWC window copy; the bias, if
+    # any, is a last weight column that meets the columns' column of ones.
+    wm = weight.astype(dtype, copy=False).reshape(g, cog, cg, kh, kw).transpose(0, 1, 3, 4, 2)
+    wm = wm.reshape(g, cog, kh * kw * cg)
+    if bias is not None:
+        wm = np.concatenate([wm, bias.astype(dtype, copy=False).reshape(g, cog, 1)], axis=2)
+    wm = np.ascontiguousarray(wm)
     out = np.empty((n, g, cog, oh * ow), dtype)
     per_image = oh * ow * kh * kw * c_in * dtype.itemsize
-    for s, e in batch_chunks(n, per_image):
-        xp = pad_nhwc(x[s:e], padding)
-        cols = group_columns(windows_nhwc(xp, (kh, kw), stride, dilation, out_hw), g)
-        cols = cols.reshape(g, e - s, oh * ow, -1)
+    chunk = chunk_size(n, per_image)
+    buf = Columns(chunk, (h, w), c_in, padding, (kh, kw), out_hw, g, dtype, bias is not None)
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
+        cols = buf.fill(x[s:e], (kh, kw), stride, dilation, out_hw)
         for gi in range(g):
             # [c_out/g, K] @ [K, oh*ow] per image: BLAS reads the transposed columns in place
             # and writes NCHW directly, saving an NHWC -> NCHW transpose of the output.
             np.matmul(wm[gi], cols[gi].transpose(0, 2, 1), out=out[s:e, gi])
-    if bias is not None:
-        out += bias.astype(dtype, copy=False).reshape(1, g, cog, 1)
     return out.reshape(n, c_out, oh, ow)
 
 
@@ -57,9 +60,12 @@ def conv2d_weight_grad(x, grad, kernel, stride, padding, dilation, groups) -> np
     dtype = x.dtype
     acc = np.zeros((g, cog, kh * kw * cg), dtype)
     per_image = oh * ow * kh * kw * c_in * dtype.itemsize
-    for s, e in batch_chunks(n, per_image):
-        xp = pad_nhwc(x[s:e], padding)
-        cols = group_columns(windows_nhwc(xp, kernel, stride, dilation, (oh, ow)), g)
+    chunk = chunk_size(n, per_image)
+    buf = Columns(chunk, x.shape[2:], c_in, padding, kernel, (oh, ow), g, dtype)
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
+        cols = buf.fill(x[s:e], kernel, stride, dilation, (oh, ow))
+        cols = cols.reshape(g, (e - s) * oh * ow, -1)
         gr = grad[s:e].astype(dtype, copy=False).reshape(e - s, g, cog, oh, ow)
         gr = np.ascontiguousarray(gr.transpose(1, 2, 0, 3, 4)).reshape(g, cog, (e - s) * oh * ow)
         acc += np.matmul(gr, cols)  # [g, c_out/g, K]

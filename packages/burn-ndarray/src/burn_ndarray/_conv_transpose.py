@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._im2col import batch_chunks
+from ._im2col import chunk_size
 
 
 def transposed_size(size, kernel, stride, padding, padding_out, dilation) -> int:
@@ -36,11 +36,16 @@ def conv_transpose2d(x, weight, bias, stride, padding, padding_out, dilation, gr
     wm = np.ascontiguousarray(wm.transpose(0, 1, 3, 4, 2)).reshape(g, cig, kh * kw * cog)
     out = np.empty((n, c_out, oh, ow), dtype)
     per_image = h * w * kh * kw * c_out * dtype.itemsize
-    for s, e in batch_chunks(n, per_image):
+    chunk = chunk_size(n, per_image)
+    # One canvas for all chunks: re-zeroing is cheaper than faulting in fresh pages.
+    canvas_buf = np.empty((g, chunk, hc, wc, cog), dtype)
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
         b = e - s
         xs = x[s:e].reshape(b, g, cig, h, w).transpose(1, 0, 3, 4, 2).reshape(g, b * h * w, cig)
         cols = np.matmul(xs, wm).reshape(g, b, h, w, kh, kw, cog)
-        canvas = np.zeros((g, b, hc, wc, cog), dtype)
+        canvas = canvas_buf[:, :b]
+        canvas.fill(0)
         for i in range(kh):
             rows = slice(i * dh, i * dh + (h - 1) * sh + 1, sh)
             for j in range(kw):
