@@ -94,6 +94,8 @@ def environment(torch, settings: Settings) -> dict:
         "platform": platform.platform(),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
+        # Other processes compete for the cores: read timings taken at a high load with care.
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "numpy": np.__version__,
         "torch": None if torch is None else torch.__version__,
         "torch_threads": None if torch is None else torch.get_num_threads(),
@@ -253,7 +255,9 @@ def render(report: dict) -> str:
     """The suite's table and target verdicts as text."""
     env = report["environment"]
     torch_note = f"torch {env['torch']} ({env['torch_threads']} threads)" if env["torch"] else "torch: not installed"
-    lines = [f"== {report['suite']}: {report['description']} [{report['status']}; {torch_note}]"]
+    load = env.get("load_average")
+    load_note = f"; load {load[0]:.1f} on {env['cpu_count']} cpus" if load else ""
+    lines = [f"== {report['suite']}: {report['description']} [{report['status']}; {torch_note}{load_note}]"]
     header = ["case", "burn", "numpy", "torch", "burn/numpy", "burn/torch"]
     rows = []
     for r in report["results"]:
