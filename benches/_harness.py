@@ -18,9 +18,9 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 IMPLS = ("burn", "numpy", "torch")
 
@@ -64,8 +64,14 @@ class Settings:
     settle_time: float = 0.05
 
     @classmethod
-    def make(cls, quick: bool, min_time: float | None = None, repeats: int | None = None) -> Settings:
-        s = cls(quick=True, min_time=0.0005, repeats=3, warmup_time=0.0, settle_time=0.0) if quick else cls()
+    def make(
+        cls, quick: bool, min_time: float | None = None, repeats: int | None = None
+    ) -> Settings:
+        s = (
+            cls(quick=True, min_time=0.0005, repeats=3, warmup_time=0.0, settle_time=0.0)
+            if quick
+            else cls()
+        )
         if min_time is not None:
             s.min_time = min_time
         if repeats is not None:
@@ -179,8 +185,13 @@ def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
     results = []
     for case in cases:
         impls = {k: v for k, v in case.impls.items() if v is not None and (k != "torch" or torch)}
-        entry: dict = {"name": case.name, "params": case.params, "status": "ok", "times": {},
-                       "ratios": {}}
+        entry: dict = {
+            "name": case.name,
+            "params": case.params,
+            "status": "ok",
+            "times": {},
+            "ratios": {},
+        }
         for name in list(impls):
             status, msg = _probe(impls[name])
             if status != "ok":
@@ -229,11 +240,17 @@ def evaluate_targets(suite: Suite, results: list[dict]) -> list[dict]:
                 verdict = f"n/a ({tg.metric.split('/')[1]} not available)"
             else:
                 verdict = "met" if value <= tg.limit else "missed"
-            out.append({
-                "description": tg.description, "case": n, "metric": tg.metric, "limit": tg.limit,
-                "value": value, "met": None if value is None else value <= tg.limit,
-                "verdict": verdict,
-            })
+            out.append(
+                {
+                    "description": tg.description,
+                    "case": n,
+                    "metric": tg.metric,
+                    "limit": tg.limit,
+                    "value": value,
+                    "met": None if value is None else value <= tg.limit,
+                    "verdict": verdict,
+                }
+            )
     return out
 
 
@@ -254,10 +271,16 @@ def fmt_ratio(r: float | None) -> str:
 def render(report: dict) -> str:
     """The suite's table and target verdicts as text."""
     env = report["environment"]
-    torch_note = f"torch {env['torch']} ({env['torch_threads']} threads)" if env["torch"] else "torch: not installed"
+    torch_note = (
+        f"torch {env['torch']} ({env['torch_threads']} threads)"
+        if env["torch"]
+        else "torch: not installed"
+    )
     load = env.get("load_average")
     load_note = f"; load {load[0]:.1f} on {env['cpu_count']} cpus" if load else ""
-    lines = [f"== {report['suite']}: {report['description']} [{report['status']}; {torch_note}{load_note}]"]
+    lines = [
+        f"== {report['suite']}: {report['description']} [{report['status']}; {torch_note}{load_note}]"
+    ]
     header = ["case", "burn", "numpy", "torch", "burn/numpy", "burn/torch"]
     rows = []
     for r in report["results"]:
@@ -265,26 +288,38 @@ def render(report: dict) -> str:
             rows.append([r["name"], r["status"], "", "", "", ""])
             continue
         t = r["times"]
-        rows.append([
-            r["name"],
-            *(fmt_time(t[k]["median_s"]) if k in t else "-" for k in IMPLS),
-            fmt_ratio(r["ratios"].get("burn/numpy")),
-            fmt_ratio(r["ratios"].get("burn/torch")),
-        ])
+        rows.append(
+            [
+                r["name"],
+                *(fmt_time(t[k]["median_s"]) if k in t else "-" for k in IMPLS),
+                fmt_ratio(r["ratios"].get("burn/numpy")),
+                fmt_ratio(r["ratios"].get("burn/torch")),
+            ]
+        )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     sep = "  "
-    lines.append(sep.join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))))
+    lines.append(
+        sep.join(
+            h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))
+        )
+    )
     lines.append(sep.join("-" * w for w in widths))
     for row in rows:
-        lines.append(sep.join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
-                              for i, (x, w) in enumerate(zip(row, widths))))
+        lines.append(
+            sep.join(
+                str(x).ljust(w) if i == 0 else str(x).rjust(w)
+                for i, (x, w) in enumerate(zip(row, widths))
+            )
+        )
     for r in report["results"]:
         if r.get("error"):
             lines.append(f"  {r['name']}: {r['error']}")
     for tg in report["targets"]:
         v = "" if tg["value"] is None else f" = {tg['value']:.2f}x"
-        lines.append(f"  target: {tg['description']} [{tg['case']}] "
-                     f"{tg['metric']}{v} (limit {tg['limit']:g}x): {tg['verdict'].upper()}")
+        lines.append(
+            f"  target: {tg['description']} [{tg['case']}] "
+            f"{tg['metric']}{v} (limit {tg['limit']:g}x): {tg['verdict'].upper()}"
+        )
     return "\n".join(lines)
 
 

@@ -15,22 +15,33 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `benches` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benches._harness import Settings, eprint, load_torch, render, run_suite, write_json  # noqa: E402
-from benches.suites import SUITES  # noqa: E402
+from benches._harness import Settings, eprint, load_torch, render, run_suite, write_json
+from benches.suites import SUITES
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benches", description=__doc__.splitlines()[0])
-    p.add_argument("suites", nargs="*", metavar="suite",
-                   help=f"suites to run (default: all): {', '.join(SUITES)}")
-    p.add_argument("--quick", action="store_true",
-                   help="tiny sizes and a handful of iterations (smoke test, not a measurement)")
+    p.add_argument(
+        "suites",
+        nargs="*",
+        metavar="suite",
+        help=f"suites to run (default: all): {', '.join(SUITES)}",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes and a handful of iterations (smoke test, not a measurement)",
+    )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON output folder")
     p.add_argument("--no-torch", action="store_true", help="do not compare with PyTorch")
-    p.add_argument("--min-time", type=float, default=None,
-                   help="seconds one timed repeat must last at least (default 0.05)")
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=None,
+        help="seconds one timed repeat must last at least (default 0.05)",
+    )
     p.add_argument("--repeats", type=int, default=None, help="timed repeats per case (default 7)")
     p.add_argument("--list", action="store_true", help="list the suites and exit")
     return p.parse_args(argv)

@@ -8,19 +8,34 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITES = ["launch_overhead", "binary", "unary", "matmul", "conv2d", "max_pool2d", "reduce", "softmax"]
+SUITES = [
+    "launch_overhead",
+    "binary",
+    "unary",
+    "matmul",
+    "conv2d",
+    "max_pool2d",
+    "reduce",
+    "softmax",
+]
 
 
 def test_every_suite_runs_quick_and_writes_json(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "benches", "--quick", "--out", str(tmp_path), *SUITES],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for suite in SUITES:
         assert f"== {suite}:" in proc.stdout
         report = json.loads((tmp_path / f"{suite}.json").read_text())
-        assert {"suite", "description", "status", "environment", "results", "targets"} <= set(report)
+        assert {"suite", "description", "status", "environment", "results", "targets"} <= set(
+            report
+        )
         assert report["suite"] == suite
         assert report["environment"]["quick"] is True
         assert report["results"], suite
@@ -34,7 +49,9 @@ def test_every_suite_runs_quick_and_writes_json(tmp_path):
             assert {"burn", "numpy"} <= set(r["times"]) or suite == "unary"
             assert "burn" in r["times"]
             for t in r["times"].values():
-                assert t["median_s"] > 0 and t["min_s"] > 0 and t["number"] >= 1 and t["repeats"] >= 1
+                assert (
+                    t["median_s"] > 0 and t["min_s"] > 0 and t["number"] >= 1 and t["repeats"] >= 1
+                )
             for v in r["ratios"].values():
                 assert v > 0
             if "numpy" in r["times"]:
@@ -46,7 +63,11 @@ def test_every_suite_runs_quick_and_writes_json(tmp_path):
 def test_unknown_suite_is_refused(tmp_path):
     proc = subprocess.run(
         [sys.executable, "benches/run.py", "no_such_suite", "--out", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 2
     assert "unknown suite" in proc.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from burn_tensor import Tensor
 
 
@@ -19,11 +18,13 @@ def inputs(ctx: dict, *arrays: np.ndarray):
     out = []
     for a in arrays:
         a = np.ascontiguousarray(a)
-        out.append((
-            Tensor.from_data(a, dev),
-            a.copy(),
-            None if torch is None else torch.from_numpy(a.copy()),
-        ))
+        out.append(
+            (
+                Tensor.from_data(a, dev),
+                a.copy(),
+                None if torch is None else torch.from_numpy(a.copy()),
+            )
+        )
     return out
 
 

@@ -26,9 +26,16 @@ def build(ctx: dict, quick: bool) -> list[Case]:
         ("mul_scalar", lambda: a * 1.5, lambda: na * np.float32(1.5), lambda: ta * 1.5),
         ("powf", lambda: b.powf(a), lambda: np.power(nb, na), lambda: tb.pow(ta)),
     ):
-        other = list(row) if op == "add_broadcast" else "scalar" if op == "mul_scalar" else list(shape)
-        cases.append(Case(f"{op} {sn}", {"op": op, "shape": list(shape), "other": other},
-                          {"burn": fb, "numpy": fn, "torch": ft if T else None}))
+        other = (
+            list(row) if op == "add_broadcast" else "scalar" if op == "mul_scalar" else list(shape)
+        )
+        cases.append(
+            Case(
+                f"{op} {sn}",
+                {"op": op, "shape": list(shape), "other": other},
+                {"burn": fb, "numpy": fn, "torch": ft if T else None},
+            )
+        )
     return cases
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
-
 from burn_tensor import module as F
+from numpy.lib.stride_tricks import sliding_window_view
 
 from .._harness import Case, Suite, Target
 from ._common import inputs, rand
@@ -13,7 +12,7 @@ from ._common import inputs, rand
 
 def numpy_conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, padding: int) -> np.ndarray:
     """Raw-numpy reference: im2col (sliding windows) + one BLAS matmul, stride 1."""
-    n, c, h, wd = x.shape
+    n, c = x.shape[:2]
     co, _, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
     win = sliding_window_view(xp, (kh, kw), axis=(2, 3))  # [n, c, oh, ow, kh, kw]
@@ -26,6 +25,7 @@ def numpy_conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, padding: int) -> n
 def build(ctx: dict, quick: bool) -> list[Case]:
     batch, hw = (2, 8) if quick else (32, 32)
     torch = ctx.get("torch")
+    conv = None if torch is None else torch.nn.functional.conv2d
     cases = []
     for cin, cout in ((3, 64), (64, 64)):
         (x, nx, tx), (w, nw, tw), (b, nb, tb) = inputs(
@@ -33,16 +33,27 @@ def build(ctx: dict, quick: bool) -> list[Case]:
         )
         ft = None
         if torch is not None:
-            conv = torch.nn.functional.conv2d
-            ft = lambda tx=tx, tw=tw, tb=tb: conv(tx, tw, tb, 1, 1)  # noqa: E731
-        cases.append(Case(
-            f"{cin}->{cout} {batch}x{hw}x{hw}",
-            {"batch": batch, "in_channels": cin, "out_channels": cout, "kernel": [3, 3],
-             "height": hw, "width": hw, "padding": [1, 1], "stride": [1, 1]},
-            {"burn": lambda x=x, w=w, b=b: F.conv2d(x, w, b, stride=[1, 1], padding=[1, 1]),
-             "numpy": lambda nx=nx, nw=nw, nb=nb: numpy_conv2d(nx, nw, nb, 1),
-             "torch": ft},
-        ))
+            ft = lambda tx=tx, tw=tw, tb=tb: conv(tx, tw, tb, 1, 1)
+        cases.append(
+            Case(
+                f"{cin}->{cout} {batch}x{hw}x{hw}",
+                {
+                    "batch": batch,
+                    "in_channels": cin,
+                    "out_channels": cout,
+                    "kernel": [3, 3],
+                    "height": hw,
+                    "width": hw,
+                    "padding": [1, 1],
+                    "stride": [1, 1],
+                },
+                {
+                    "burn": lambda x=x, w=w, b=b: F.conv2d(x, w, b, stride=[1, 1], padding=[1, 1]),
+                    "numpy": lambda nx=nx, nw=nw, nb=nb: numpy_conv2d(nx, nw, nb, 1),
+                    "torch": ft,
+                },
+            )
+        )
     return cases
 
 

@@ -19,19 +19,40 @@ def build(ctx: dict, quick: bool) -> list[Case]:
         return fn if has_torch else None
 
     return [
-        Case("add", {"shape": [16], "op": "a + b"},
-             {"burn": lambda: a + b, "numpy": lambda: na + nb, "torch": t(lambda: ta + tb)}),
-        Case("exp", {"shape": [16], "op": "a.exp()"},
-             {"burn": lambda: a.exp(), "numpy": lambda: np.exp(na), "torch": t(lambda: ta.exp())}),
-        Case("sum", {"shape": [16], "op": "a.sum()"},
-             {"burn": lambda: a.sum(), "numpy": lambda: np_sum(na), "torch": t(lambda: ta.sum())}),
-        Case("mul_scalar", {"shape": [16], "op": "a * 2.0"},
-             {"burn": lambda: a * 2.0, "numpy": lambda: na * 2.0, "torch": t(lambda: ta * 2.0)}),
-        Case("sum_dim", {"shape": [4, 4], "op": "m.sum_dim(1)"},
-             {"burn": lambda: m.sum_dim(1), "numpy": lambda: nm.sum(axis=1, keepdims=True),
-              "torch": t(lambda: tm.sum(1, keepdim=True))}),
-        Case("matmul", {"shape": [4, 4], "op": "m @ k"},
-             {"burn": lambda: m @ k, "numpy": lambda: nm @ nk, "torch": t(lambda: tm @ tk)}),
+        Case(
+            "add",
+            {"shape": [16], "op": "a + b"},
+            {"burn": lambda: a + b, "numpy": lambda: na + nb, "torch": t(lambda: ta + tb)},
+        ),
+        Case(
+            "exp",
+            {"shape": [16], "op": "a.exp()"},
+            {"burn": lambda: a.exp(), "numpy": lambda: np.exp(na), "torch": t(lambda: ta.exp())},
+        ),
+        Case(
+            "sum",
+            {"shape": [16], "op": "a.sum()"},
+            {"burn": lambda: a.sum(), "numpy": lambda: np_sum(na), "torch": t(lambda: ta.sum())},
+        ),
+        Case(
+            "mul_scalar",
+            {"shape": [16], "op": "a * 2.0"},
+            {"burn": lambda: a * 2.0, "numpy": lambda: na * 2.0, "torch": t(lambda: ta * 2.0)},
+        ),
+        Case(
+            "sum_dim",
+            {"shape": [4, 4], "op": "m.sum_dim(1)"},
+            {
+                "burn": lambda: m.sum_dim(1),
+                "numpy": lambda: nm.sum(axis=1, keepdims=True),
+                "torch": t(lambda: tm.sum(1, keepdim=True)),
+            },
+        ),
+        Case(
+            "matmul",
+            {"shape": [4, 4], "op": "m @ k"},
+            {"burn": lambda: m @ k, "numpy": lambda: nm @ nk, "torch": t(lambda: tm @ tk)},
+        ),
     ]
 
 
@@ -39,6 +60,12 @@ SUITE = Suite(
     "launch_overhead",
     "per-op latency on 16-element float32 tensors",
     build,
-    [Target("per-op latency on 16-element tensors <= 1.5x PyTorch CPU eager", "burn/torch", 1.5,
-            ["add", "exp", "sum"])],
+    [
+        Target(
+            "per-op latency on 16-element tensors <= 1.5x PyTorch CPU eager",
+            "burn/torch",
+            1.5,
+            ["add", "exp", "sum"],
+        )
+    ],
 )

@@ -11,11 +11,17 @@ def build(ctx: dict, quick: bool) -> list[Case]:
     cases = []
     for n in sizes:
         (a, na, ta), (b, nb, tb) = inputs(ctx, rand((n, n), 1), rand((n, n), 2))
-        cases.append(Case(
-            f"{n}x{n}", {"m": n, "k": n, "n": n},
-            {"burn": lambda a=a, b=b: a @ b, "numpy": lambda na=na, nb=nb: na @ nb,
-             "torch": None if ta is None else (lambda ta=ta, tb=tb: ta @ tb)},
-        ))
+        cases.append(
+            Case(
+                f"{n}x{n}",
+                {"m": n, "k": n, "n": n},
+                {
+                    "burn": lambda a=a, b=b: a @ b,
+                    "numpy": lambda na=na, nb=nb: na @ nb,
+                    "torch": None if ta is None else (lambda ta=ta, tb=tb: ta @ tb),
+                },
+            )
+        )
     return cases
 
 

@@ -10,27 +10,50 @@ from ._common import inputs, rand, shape_name
 
 def build(ctx: dict, quick: bool) -> list[Case]:
     shape = (8, 8) if quick else (1024, 1024)
-    (a, na, ta), = inputs(ctx, rand(shape, 1))
+    ((a, na, ta),) = inputs(ctx, rand(shape, 1))
     T = ta is not None
     sn = shape_name(shape)
     ops = (
         ("sum", lambda: a.sum(), lambda: np.sum(na), lambda: ta.sum()),
         ("mean", lambda: a.mean(), lambda: np.mean(na), lambda: ta.mean()),
         ("max", lambda: a.max(), lambda: np.max(na), lambda: ta.max()),
-        ("sum_dim 0", lambda: a.sum_dim(0), lambda: na.sum(0, keepdims=True),
-         lambda: ta.sum(0, keepdim=True)),
-        ("sum_dim 1", lambda: a.sum_dim(1), lambda: na.sum(1, keepdims=True),
-         lambda: ta.sum(1, keepdim=True)),
-        ("mean_dim 1", lambda: a.mean_dim(1), lambda: na.mean(1, keepdims=True),
-         lambda: ta.mean(1, keepdim=True)),
-        ("max_dim 1", lambda: a.max_dim(1), lambda: na.max(1, keepdims=True),
-         lambda: ta.amax(1, keepdim=True)),
-        ("argmax 1", lambda: a.argmax(1), lambda: na.argmax(1, keepdims=True),
-         lambda: ta.argmax(1, keepdim=True)),
+        (
+            "sum_dim 0",
+            lambda: a.sum_dim(0),
+            lambda: na.sum(0, keepdims=True),
+            lambda: ta.sum(0, keepdim=True),
+        ),
+        (
+            "sum_dim 1",
+            lambda: a.sum_dim(1),
+            lambda: na.sum(1, keepdims=True),
+            lambda: ta.sum(1, keepdim=True),
+        ),
+        (
+            "mean_dim 1",
+            lambda: a.mean_dim(1),
+            lambda: na.mean(1, keepdims=True),
+            lambda: ta.mean(1, keepdim=True),
+        ),
+        (
+            "max_dim 1",
+            lambda: a.max_dim(1),
+            lambda: na.max(1, keepdims=True),
+            lambda: ta.amax(1, keepdim=True),
+        ),
+        (
+            "argmax 1",
+            lambda: a.argmax(1),
+            lambda: na.argmax(1, keepdims=True),
+            lambda: ta.argmax(1, keepdim=True),
+        ),
     )
     return [
-        Case(f"{op} {sn}", {"op": op, "shape": list(shape)},
-             {"burn": fb, "numpy": fn, "torch": ft if T else None})
+        Case(
+            f"{op} {sn}",
+            {"op": op, "shape": list(shape)},
+            {"burn": fb, "numpy": fn, "torch": ft if T else None},
+        )
         for op, fb, fn, ft in ops
     ]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from burn_tensor import activation
 
 from .._harness import Case, Suite
@@ -20,15 +19,21 @@ def build(ctx: dict, quick: bool) -> list[Case]:
     torch = ctx.get("torch")
     cases = []
     for shape in shapes:
-        (x, nx, tx), = inputs(ctx, rand(shape, 1, -4.0, 4.0))
+        ((x, nx, tx),) = inputs(ctx, rand(shape, 1, -4.0, 4.0))
         ft = None
         if torch is not None:
-            ft = lambda tx=tx: torch.softmax(tx, -1)  # noqa: E731
-        cases.append(Case(
-            f"{shape_name(shape)} dim -1", {"shape": list(shape), "dim": -1},
-            {"burn": lambda x=x: activation.softmax(x, -1),
-             "numpy": lambda nx=nx: numpy_softmax(nx, -1), "torch": ft},
-        ))
+            ft = lambda tx=tx: torch.softmax(tx, -1)
+        cases.append(
+            Case(
+                f"{shape_name(shape)} dim -1",
+                {"shape": list(shape), "dim": -1},
+                {
+                    "burn": lambda x=x: activation.softmax(x, -1),
+                    "numpy": lambda nx=nx: numpy_softmax(nx, -1),
+                    "torch": ft,
+                },
+            )
+        )
     return cases
 
 

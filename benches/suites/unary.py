@@ -25,8 +25,11 @@ def build(ctx: dict, quick: bool) -> list[Case]:
         ("erf", lambda: a.erf(), None, lambda: ta.erf()),  # numpy has no erf
     )
     return [
-        Case(f"{op} {sn}", {"op": op, "shape": list(shape)},
-             {"burn": fb, "numpy": fn, "torch": ft if T else None})
+        Case(
+            f"{op} {sn}",
+            {"op": op, "shape": list(shape)},
+            {"burn": fb, "numpy": fn, "torch": ft if T else None},
+        )
         for op, fb, fn, ft in ops
     ]
 
