@@ -54,8 +54,10 @@ def _binary(name: str, scalar_name: str):
             return t
         if o.kind is Bool:
             check.numeric(name, self)
+        # check.scalar_for returns a float unchanged for a Float tensor: skip the call then.
+        s = other if type(other) is float and o.kind is Float else check.scalar_for(name, self, other)
         t = _new(type(self))
-        t._p = getattr(o, scalar_name)(self._p, check.scalar_for(name, self, other))
+        t._p = getattr(o, scalar_name)(self._p, s)
         t._o = o
         t._d = self._d
         return t
