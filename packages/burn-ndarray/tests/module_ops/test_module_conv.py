@@ -225,3 +225,25 @@ def test_conv2d_burn_literal(env):
     x = _arange((1, 1, 4, 4))
     out = module.conv2d(env.t(x), env.t(np.ones((1, 1, 3, 3))), None, padding=1)
     env.close(out, [[[[10, 18, 24, 18], [27, 45, 54, 39], [51, 81, 90, 63], [42, 66, 72, 50]]]])
+
+
+@pytest.mark.parametrize("g", [1, 2])
+def test_batch_chunks_with_reused_buffers(env, rng, monkeypatch, g):
+    """Chunks of 2 images over a batch of 3: buffers are refilled and the last chunk is short."""
+    from burn_ndarray import _conv, _conv_transpose
+
+    monkeypatch.setattr(_conv, "chunk_size", lambda n, per_image: min(n, 2))
+    monkeypatch.setattr(_conv_transpose, "chunk_size", lambda n, per_image: min(n, 2))
+    x = rng.standard_normal((3, 4, 6, 5))
+    w = rng.standard_normal((6, 4 // g, 3, 2))
+    b = rng.standard_normal(6)
+    s, p, d = (2, 1), (1, 1), (1, 2)
+    out = module.conv2d(env.t(x), env.t(w), env.t(b), stride=s, padding=p, dilation=d, groups=g)
+    env.close(out, ref_conv2d(x, w, b, s, p, d, g))
+    gy = rng.standard_normal(out.shape)
+    dw = env.backend.conv2d_weight_backward(env.p(x), env.p(w), env.p(gy), ConvOptions(s, p, d, g))
+    lhs = _dot(ref_conv2d(x, w, None, s, p, d, g), gy)
+    assert _dot(w, dw) == pytest.approx(lhs, rel=env.tol * 10, abs=env.tol * 10)
+    wt = rng.standard_normal((4, 6 // g, 3, 2))
+    out_t = module.conv_transpose2d(env.t(x), env.t(wt), env.t(b), stride=s, padding=p, groups=g)
+    env.close(out_t, ref_conv_transpose2d(x, wt, b, s, p, (0, 0), (1, 1), g))
