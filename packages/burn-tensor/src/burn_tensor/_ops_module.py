@@ -20,6 +20,23 @@ def _dt(x):
     return DType.from_np(x.dtype)
 
 
+def _transposed_input_size(weight, output_grad, options, exact=True):
+    """Spatial size of a transposed conv's input, from its output (exact) or, with exact=False, the
+    number of windows a strided conv over the output yields (larger when padding_out >= stride)."""
+    size = []
+    for d in range(2):
+        span = output_grad.shape[2 + d] + 2 * options.padding[d] - 1
+        span -= options.dilation[d] * (weight.shape[2 + d] - 1)
+        if exact:
+            span -= options.padding_out[d]
+        size.append(span // options.stride[d] + 1)
+    return tuple(size)
+
+
+def _crop(shape, spatial):
+    return (slice(0, shape[0], 1), slice(0, shape[1], 1)) + tuple(slice(0, s, 1) for s in spatial)
+
+
 class ModuleOps:
     # -- 1-D through 2-D ------------------------------------------------------------------------
     def conv1d(self, x, weight, bias, options: ConvOptions):
@@ -121,7 +138,13 @@ class ModuleOps:
 
     def conv_transpose2d_x_backward(self, weight, output_grad, options: ConvTransposeOptions):
         o = ConvOptions(options.stride, options.padding, options.dilation, options.groups)
-        return self.conv2d(output_grad, weight, None, o)
+        out = self.conv2d(output_grad, weight, None, o)
+        # With padding_out >= stride (allowed when dilation > stride) the strided conv sees extra
+        # output rows/cols that no input pixel produced: crop back to the input's size.
+        size = _transposed_input_size(weight, output_grad, options)
+        if tuple(out.shape[2:]) == size:
+            return out
+        return self.float_slice(out, _crop(out.shape, size))
 
     def conv_transpose2d_weight_backward(self, x, weight, output_grad, options: ConvTransposeOptions):
         g = options.groups
@@ -130,7 +153,14 @@ class ModuleOps:
         cols = self.unfold4d(
             output_grad, (kh, kw), UnfoldOptions(options.stride, options.padding, options.dilation)
         )
-        # cols [n, c_out*kh*kw, L] with L = h_in*w_in
+        # cols [n, c_out*kh*kw, L]; keep the windows of real input pixels (see x_backward), so
+        # L = h_in*w_in.
+        h, w = x.shape[2], x.shape[3]
+        full = _transposed_input_size(weight, output_grad, options, exact=False)
+        if full != (h, w):
+            cols = self.float_reshape(cols, (n, cols.shape[1]) + full)
+            cols = self.float_slice(cols, _crop(cols.shape, (h, w)))
+            cols = self.float_reshape(cols, (n, cols.shape[1], h * w))
         length = cols.shape[2]
         cols = self.float_reshape(cols, (n, g, cout_g * kh * kw, length))
         xs = self.float_reshape(x, (n, g, c_in // g, length))
