@@ -25,14 +25,11 @@ _LAZY = ("tensor", "nn", "optim", "record", "train", "config", "module", "autodi
 def __getattr__(name: str):
     if name in _LAZY:
         return _alias.load(f"burn.{name}")
-    if name == "data":
-        from . import data
+    if name in ("data", "prelude"):
+        # import_module, not `from . import x`: the latter probes this __getattr__ again.
+        import importlib
 
-        return data
-    if name == "prelude":
-        from . import prelude
-
-        return prelude
+        return importlib.import_module(f"burn.{name}")
     raise AttributeError(f"module 'burn' has no attribute {name!r}")
 
 

@@ -23,7 +23,7 @@ ALIASES: dict[str, tuple[str, str]] = {
     "burn.data.dataset": ("burn_dataset", "dataset"),
     "burn.data.dataloader": ("burn_dataset.dataloader", "dataset"),
     "burn.train": ("burn_train", "train"),
-    "burn.config": ("burn_nn.config", "nn"),
+    "burn.config": ("burn_nn._config", "nn"),  # the module holding @config, Config, ConfigError
     "burn.module": ("burn_nn.module", "nn"),
     "burn.autodiff": ("burn_autodiff", "autodiff"),
     "burn.import_": ("burn_import", "import"),

@@ -1,0 +1,79 @@
+"""The facade maps Burn's module paths onto the implementing packages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import burn
+from burn import _alias
+
+
+def test_burn_paths_resolve_to_the_implementing_objects():
+    import burn_dataset
+    import burn_nn
+    import burn_optim
+    import burn_record
+    import burn_tensor
+    import burn_train
+    from burn.config import config
+    from burn.data.dataloader import DataLoaderBuilder
+    from burn.data.dataset.vision import DigitsDataset
+    from burn.lr_scheduler import LinearLrSchedulerConfig
+    from burn.module import Module
+    from burn.nn.conv import Conv2dConfig
+    from burn.optim import AdamConfig
+    from burn.record import CompactRecorder
+    from burn.tensor import Tensor
+    from burn.tensor.activation import relu
+    from burn.train import LearnerBuilder
+    from burn.train.metric import AccuracyMetric
+
+    assert Tensor is burn_tensor.Tensor and relu is burn_tensor.activation.relu
+    assert Conv2dConfig is burn_nn.Conv2dConfig and Module is burn_nn.Module
+    assert config is burn_nn.config and AdamConfig is burn_optim.AdamConfig
+    assert LinearLrSchedulerConfig is burn_optim.lr_scheduler.LinearLrSchedulerConfig
+    assert CompactRecorder is burn_record.CompactRecorder
+    assert DataLoaderBuilder is burn_dataset.DataLoaderBuilder
+    assert DigitsDataset is burn_dataset.vision.DigitsDataset
+    assert LearnerBuilder is burn_train.LearnerBuilder
+    assert AccuracyMetric is burn_train.metric.AccuracyMetric
+    assert burn.nn is burn_nn and burn.tensor is burn_tensor
+
+
+def test_backend_classes_are_found_lazily():
+    from burn.backend import Autodiff, NdArray
+
+    device = Autodiff(NdArray()).device()
+    assert device.inner() is NdArray().device()
+    with pytest.raises(ImportError, match=r"pip install 'burn\[cuda\]'"):
+        from burn.backend import Cuda  # noqa: F401
+
+
+def test_missing_package_names_the_extra(monkeypatch):
+    monkeypatch.setitem(_alias.ALIASES, "burn.fusion", ("burn_fusion_not_installed", "fusion"))
+    with pytest.raises(ImportError, match=r"pip install 'burn\[fusion\]'"):
+        _alias.load("burn.fusion")
+    with pytest.raises(ImportError, match="no burn facade path"):
+        _alias.load("burn.unknown")
+
+
+def test_prelude_exports_the_common_names():
+    from burn import prelude
+
+    for name in ("Tensor", "Int", "Bool", "Float", "Shape", "TensorData", "Distribution", "Module", "config"):
+        assert hasattr(prelude, name), name
+
+
+def test_python_m_burn_backend_prints_the_table():
+    out = subprocess.run(
+        [sys.executable, "-m", "burn.backend"], capture_output=True, text=True, check=True
+    ).stdout
+    lines = out.splitlines()
+    assert lines[0].split() == ["backend", "usable", "detail"]
+    ndarray = next(line for line in lines if line.startswith("ndarray"))
+    assert ndarray.split()[1] == "yes"
+    cuda = next(line for line in lines if line.startswith("cuda"))
+    assert "pip install 'burn[cuda]'" in cuda and cuda.split()[1] == "no"
