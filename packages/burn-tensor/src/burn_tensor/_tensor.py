@@ -314,7 +314,9 @@ class Tensor(LayoutMixin, MathMixin, ReduceMixin):
 
     @staticmethod
     def from_dlpack(obj, device: Device | None = None) -> Tensor:
-        return Tensor.from_data(TensorData(np.from_dlpack(obj)), device, DType.from_np(np.from_dlpack(obj).dtype))
+        """Import any DLPack producer (numpy, torch CPU, ...), keeping its dtype."""
+        arr = np.from_dlpack(obj)
+        return Tensor.from_data(TensorData(arr), device, DType.from_np(arr.dtype))
 
     def __reduce__(self):
         return (_unpickle, (self.to_data(), self._d))
