@@ -8,7 +8,7 @@ from burn_tensor import Tensor
 from burn_tensor import module as F
 
 from ._config import config
-from ._initializer import Initializer, KaimingUniform
+from ._initializer import Initializer, KaimingUniform, Zeros
 from ._module import Module
 from ._padding import PaddingConfig1d, PaddingConfig2d, pad_input, split_pads
 from ._param import Param
@@ -64,7 +64,7 @@ class Conv1dConfig:
                       padding=PaddingConfig1d.coerce(self.padding))
 
     def init_with(self, record, device=None) -> Conv1d:
-        return self.init(device).load_record(record)
+        return self.replace(initializer=Zeros()).init(device).load_record(record)
 
 
 class Conv1d(Module):
@@ -124,7 +124,7 @@ class Conv2dConfig:
                       padding=PaddingConfig2d.coerce(self.padding))
 
     def init_with(self, record, device=None) -> Conv2d:
-        return self.init(device).load_record(record)
+        return self.replace(initializer=Zeros()).init(device).load_record(record)
 
 
 class Conv2d(Module):

@@ -8,7 +8,7 @@ from burn_tensor import Tensor
 from burn_tensor import module as F
 
 from ._config import config
-from ._initializer import Initializer, KaimingUniform
+from ._initializer import Initializer, KaimingUniform, Zeros
 from ._module import Module
 from ._param import Param
 from ._util import device_or_default
@@ -49,8 +49,8 @@ class LinearConfig:
         return Linear(weight=weight, bias=bias, layout=self.layout)
 
     def init_with(self, record, device=None) -> Linear:
-        """Build and load `record` (the first book's `init_with`)."""
-        return self.init(device).load_record(record)
+        """Build and load `record` (the first book's `init_with`): no random init first."""
+        return self.replace(initializer=Zeros()).init(device).load_record(record)
 
 
 class Linear(Module):
