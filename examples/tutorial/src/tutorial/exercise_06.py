@@ -63,7 +63,8 @@ def run(device=None, seed: int = 6) -> tuple[Cnn, Tensor, Tensor]:
 
     assert logits.dims() == [4, 10], logits.dims()
     print(f"Input shape: {images.dims()}")
-    for name, stage in zip(["conv1 + relu + maxpool", "conv2 + relu + adaptive", "flatten"], stages):
+    names = ["conv1 + relu + maxpool", "conv2 + relu + adaptive", "flatten"]
+    for name, stage in zip(names, stages):
         print(f"After {name}: {stage.dims()}")
     print(f"Output shape: {logits.dims()}")
     print(f"Parameters: {model.num_params()}")

@@ -33,8 +33,9 @@ def run(device=None, seed: int = 7) -> dict[str, object]:
     device.seed(seed)
 
     logits = Tensor.random([BATCH, NUM_CLASSES], Distribution.Normal(0.0, 1.0), device)
-    # Int uniform in [0, 5): Burn's Tensor::<B, 1, Int>::random(.., Distribution::Uniform(0.0, 5.0), ..)
-    targets = Tensor.random([BATCH], Distribution.Uniform(0.0, float(NUM_CLASSES)), device, kind=Int)
+    # Int, uniform in [0, 5): Burn's Tensor::<B, 1, Int>::random([8], Uniform(0.0, 5.0), &device)
+    uniform = Distribution.Uniform(0.0, float(NUM_CLASSES))
+    targets = Tensor.random([BATCH], uniform, device, kind=Int)
 
     loss_fn = CrossEntropyLossConfig().init(device)
     builtin = float(loss_fn.forward(logits, targets).into_scalar())

@@ -64,8 +64,8 @@ def run(device=None, seed: int = 8) -> dict[str, object]:
     print(f"Dataset length: {len(dataset)}")
     print(f"Sample 0: {dataset.get(0)}")
 
-    dataloader = DataLoaderBuilder(XorBatcher(device)).batch_size(BATCH_SIZE).shuffle(seed).build(
-        dataset
+    dataloader = (
+        DataLoaderBuilder(XorBatcher(device)).batch_size(BATCH_SIZE).shuffle(seed).build(dataset)
     )
     shapes = []
     for i, batch in enumerate(dataloader.iter()):

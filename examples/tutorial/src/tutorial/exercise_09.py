@@ -43,8 +43,11 @@ def run(device=None, seed: int = 9) -> dict[str, object]:
     )
     loss_fn = CrossEntropyLossConfig().init(device)
 
-    dataloader = DataLoaderBuilder(XorBatcher(device)).batch_size(16).shuffle(seed).build(
-        make_random_xor_dataset(200, seed)
+    dataloader = (
+        DataLoaderBuilder(XorBatcher(device))
+        .batch_size(16)
+        .shuffle(seed)
+        .build(make_random_xor_dataset(200, seed))
     )
     batch = next(iter(dataloader.iter()))
     before_params = parameters(model)

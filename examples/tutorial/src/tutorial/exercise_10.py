@@ -106,7 +106,9 @@ def train(
     model = XorModelConfig(hidden=hidden).init(device)
     optim = AdamConfig().init()
     dataloader = (
-        DataLoaderBuilder(XorBatcher(device)).batch_size(batch_size).shuffle(seed)
+        DataLoaderBuilder(XorBatcher(device))
+        .batch_size(batch_size)
+        .shuffle(seed)
         .build(make_xor_dataset())
     )
     loss_fn = CrossEntropyLossConfig().init(device)
@@ -152,8 +154,10 @@ def run(hidden_sizes: tuple[int, ...] = HIDDEN_SIZES, device=None) -> dict[int, 
     print("Summary (hidden size: epochs run, final validation accuracy):")
     for hidden, result in results.items():
         status = "reached 100 %" if result.stopped_early else "did not reach 100 %"
-        print(f"  hidden {hidden:>2}: {result.epochs:>2} epochs, "
-              f"{result.accuracies[-1]:.1f} % ({status})")
+        print(
+            f"  hidden {hidden:>2}: {result.epochs:>2} epochs, "
+            f"{result.accuracies[-1]:.1f} % ({status})"
+        )
     return results
 
 
