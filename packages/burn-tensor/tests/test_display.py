@@ -47,3 +47,22 @@ def test_format(device):
     t = Tensor.from_data([2.5], device)
     assert f"{t:.2f}" == "2.50"
     assert f"{t}" == str(t)
+
+
+def test_format_precision_on_a_tensor_is_burns_display_with_n_decimals(device):
+    # Burn: println!("{:.2}", tensor) prints the whole tensor with 2 decimals.
+    t = Tensor.from_data([[1.0, 2.0], [3.0, 4.126]], device)
+    shown = f"{t:.2}"
+    assert shown.startswith("Tensor {\n  data:\n[[1.00, 2.00],\n [3.00, 4.13]],\n  shape:  [2, 2],")
+    assert shown.split("shape:")[1] == str(t).split("shape:")[1]
+    assert f"{Tensor.from_data([2.5], device):.2}" == "2.5"  # one element: the scalar, as before
+
+
+def test_tensor_data_str_is_burns_display(device):
+    # Burn: println!("{}", tensor.to_data()) prints the flat values, as Rust's `{:?}` of a slice.
+    assert str(Tensor.from_data([[1.0, -0.5], [2.5, 4.0]], device).to_data()) == (
+        "[1.0, -0.5, 2.5, 4.0]"
+    )
+    assert str(Tensor.from_data([10, 20, 30], device).to_data()) == "[10, 20, 30]"
+    assert str(Tensor.from_data([True, False], device).to_data()) == "[true, false]"
+    assert f"{Tensor.from_data([float('nan')], device).to_data()}" == "[NaN]"

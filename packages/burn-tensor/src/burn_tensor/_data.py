@@ -196,6 +196,11 @@ class TensorData:
     def __repr__(self) -> str:
         return f"TensorData({self._array.tolist()!r}, shape={list(self.shape)}, dtype={self.dtype.value})"
 
+    def __str__(self) -> str:
+        """Burn's Display: the flat values as Rust's `{:?}` of a slice, e.g. `[1.0, 2.5, -3.0]`."""
+        names = {"nan": "NaN", "True": "true", "False": "false"}
+        return "[" + ", ".join(names.get(v, v) for v in map(str, self._array.reshape(-1))) + "]"
+
     def __reduce__(self):
         return (TensorData.from_bytes, (self.bytes, list(self.shape), self.dtype.value))
 

@@ -463,9 +463,15 @@ class Tensor(LayoutMixin, MathMixin, ReduceMixin):
         )
 
     def __str__(self) -> str:
+        return self._display()
+
+    def _display(self, precision: int | None = None) -> str:
         # Rust spells booleans `true`/`false` and quotes strings with `"` in Burn's Display.
+        # `precision` is Burn's `{:.N}`: every float printed with exactly N decimals.
         data = np.array2string(
-            self.to_data().array, separator=", ", threshold=1000, edgeitems=3, precision=4,
+            self.to_data().array, separator=", ", threshold=1000, edgeitems=3,
+            precision=4 if precision is None else precision,
+            floatmode="maxprec" if precision is None else "fixed",
             formatter={"bool": lambda b: "true" if b else "false"},
         )
         dt = self.dtype
@@ -485,6 +491,10 @@ class Tensor(LayoutMixin, MathMixin, ReduceMixin):
         )
 
     def __format__(self, spec: str) -> str:
+        # A one-element tensor formats as its scalar (`f"{loss:.4f}"`); any other tensor takes
+        # Burn's `println!("{:.2}", tensor)`: the Display with that many decimals.
+        if spec and self.numel() != 1 and spec[0] == "." and spec[1:].isdigit():
+            return self._display(int(spec[1:]))
         return str(self) if not spec else format(self.into_scalar(), spec)
 
 
