@@ -108,7 +108,9 @@ def test_exercise_03_gradient_matches_the_manual_formula(capsys):
     # y_hat = 0.5 - 0.6 + 2.4 = 2.3; loss = (2.3 - 2.5)^2 = 0.04; dw = 2 * (-0.2) * [1, 2, 3].
     assert line_value(out, "y_hat = ") == "2.3000"
     assert line_value(out, "loss = ") == "0.0400"
-    assert line_value(out, "dw = ") == "[-0.4000, -0.8000, -1.2000]"
+    assert line_value(out, "w = ") == "[0.5, -0.3, 0.8]"
+    # Burn's TensorData Display: the f32 values, e.g. [-0.39999962, -0.7999992, -1.1999989].
+    np.testing.assert_allclose(numbers(line_value(out, "dw = ")), [-0.4, -0.8, -1.2], atol=1e-5)
     assert line_value(out, "manual 2 * (y_hat - y) * x = ") == "[-0.4000, -0.8000, -1.2000]"
     np.testing.assert_allclose(result["grad"], [-0.4, -0.8, -1.2], atol=1e-5)
     np.testing.assert_allclose(result["manual"], [-0.4, -0.8, -1.2], atol=1e-5)
@@ -135,6 +137,9 @@ def test_exercise_05_mlp_output_shape_and_values(capsys):
     assert line_value(out, "Parameters: ") == str(704 + 2080 + 99)
     expected = mlp_np(params_np(model), batch.tolist(), ["linear1", "linear2", "linear3"])
     np.testing.assert_allclose(output.tolist(), expected, rtol=1e-4, atol=1e-5)
+    (block,) = data_blocks(out)  # printed with 4 decimals
+    assert re.fullmatch(r"[\[\]\s,-]*(\d+\.\d{4}[\[\]\s,-]*)+", block)
+    np.testing.assert_allclose(numbers(block).reshape(16, 3), expected, atol=6e-5)
 
 
 def test_exercise_06_cnn_shapes(capsys):
@@ -260,7 +265,7 @@ def test_cli_runs_one_exercise_and_all(capsys):
     assert main(["3"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("=== Exercise 3 ===\n")
-    assert "dw = [-0.4000, -0.8000, -1.2000]" in out
+    assert "manual 2 * (y_hat - y) * x = [-0.4000, -0.8000, -1.2000]" in out
     assert main(["all"]) == 0
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if line.startswith("===")] == [

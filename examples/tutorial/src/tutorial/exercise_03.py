@@ -41,8 +41,9 @@ def run(device=None) -> dict[str, object]:
 
     print(f"y_hat = {y_hat_value:.4f}")
     print(f"loss = {float(loss.into_scalar()):.4f}")
-    print(f"w = {_fmt(w.tolist())}")
-    print(f"dw = {_fmt(w_grad.tolist())}")
+    # Burn's `println!("dx = {}", x_grad.to_data())`: TensorData prints its flat f32 values.
+    print(f"w = {w.to_data()}")
+    print(f"dw = {w_grad.to_data()}")
     print(f"manual 2 * (y_hat - y) * x = {_fmt(manual)}")
     return {
         "y_hat": y_hat_value,

@@ -57,6 +57,7 @@ def run(device=None, seed: int = 5) -> tuple[Mlp, Tensor, Tensor]:
     print(f"Input shape: {batch.dims()}")
     print(f"Output shape: {output.dims()}")
     print(f"Parameters: {model.num_params()}")
+    print(f"{output:.4}")  # Burn's println!("{:.4}", output): 4 decimals
     return model, batch, output
 
 
