@@ -53,6 +53,9 @@ class Suite:
     description: str
     build: Callable[[dict, bool], list[Case]]  # (ctx, quick) -> cases
     targets: list[Target] = field(default_factory=list)
+    # Environment variables the suite needs before torch is imported (e.g. OMP_WAIT_POLICY);
+    # `run.py` sets them (unless already set) for the selected suites.
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -105,6 +108,7 @@ def environment(torch, settings: Settings) -> dict:
         "numpy": np.__version__,
         "torch": None if torch is None else torch.__version__,
         "torch_threads": None if torch is None else torch.get_num_threads(),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "burn_backend": "NdArray()",
         "quick": settings.quick,
         "min_time_s": settings.min_time,

@@ -9,6 +9,7 @@ and ratios, the issue's targets with met/missed, and writes `<out>/<suite>.json`
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -60,12 +61,17 @@ def main(argv: list[str] | None = None) -> int:
     from burn_ndarray import NdArray
 
     settings = Settings.make(args.quick, args.min_time, args.repeats)
+    selected = args.suites or list(SUITES)
+    for name in selected:
+        # Before torch is imported: OpenMP reads OMP_* variables once, when it loads.
+        for key, value in SUITES[name].env.items():
+            os.environ.setdefault(key, value)
     torch = load_torch(not args.no_torch)
     if torch is None and not args.no_torch:
         eprint("note: torch is not importable; comparing with numpy only (see benches/README.md)")
     ctx = {"device": NdArray().device(), "torch": torch}
     failed = False
-    for name in args.suites or list(SUITES):
+    for name in selected:
         report = run_suite(SUITES[name], ctx, settings)
         path = write_json(report, args.out)
         print(render(report))

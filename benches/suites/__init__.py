@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
-from . import binary, conv2d, launch_overhead, matmul, max_pool2d, reduce, softmax, unary
+from . import (
+    binary,
+    conv2d,
+    launch_overhead,
+    matmul,
+    max_pool2d,
+    reduce,
+    softmax,
+    training_step,
+    unary,
+)
 
 SUITES = {
     m.SUITE.name: m.SUITE
-    for m in (launch_overhead, binary, unary, matmul, conv2d, max_pool2d, reduce, softmax)
+    for m in (
+        launch_overhead,
+        binary,
+        unary,
+        matmul,
+        conv2d,
+        max_pool2d,
+        reduce,
+        softmax,
+        training_step,
+    )
 }
