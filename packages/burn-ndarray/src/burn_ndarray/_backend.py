@@ -131,6 +131,28 @@ class NdArray(NdArrayModuleOps, Backend):
     def relu(self, x):
         return np.maximum(x, np.asarray(0, x.dtype))
 
+    # -- conv gradients ------------------------------------------------------------------------------
+    def conv2d_x_backward(self, x, weight, output_grad, options):
+        """dL/dx of a stride-1, dilation-1 conv is a "full" conv of the output gradient with the
+        flipped, in/out-swapped kernel: the forward conv2d path (im2col GEMMs) is about twice as
+        fast as the transposed conv's scatter-adds. Other strides/dilations use the default."""
+        kh, kw = weight.shape[2], weight.shape[3]
+        ph, pw = int(options.padding[0]), int(options.padding[1])
+        if (
+            tuple(options.stride) != (1, 1)
+            or tuple(options.dilation) != (1, 1)
+            or ph > kh - 1
+            or pw > kw - 1
+        ):
+            return super().conv2d_x_backward(x, weight, output_grad, options)
+        g = options.groups
+        c_out, cig = weight.shape[0], weight.shape[1]
+        # [c_out, c_in/g, kh, kw] -> [c_in, c_out/g, kh, kw] per group, spatially flipped.
+        wt = weight.reshape(g, c_out // g, cig, kh, kw).transpose(0, 2, 1, 3, 4)
+        wt = np.ascontiguousarray(wt[..., ::-1, ::-1]).reshape(g * cig, c_out // g, kh, kw)
+        o = type(options)((1, 1), (kh - 1 - ph, kw - 1 - pw), (1, 1), g)
+        return self.conv2d(output_grad, wt, None, o)
+
 
 def _install() -> None:
     for prefix in ("float_", "int_", "bool_"):
