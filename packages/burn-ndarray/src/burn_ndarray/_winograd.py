@@ -1,0 +1,200 @@
+"""Winograd minimal filtering F(2x2, 3x3) for stride-1, undilated, ungrouped 3x3 convolutions.
+
+Each 2x2 output tile is `A^T [(G g G^T) * (B^T d B)] A` of its 4x4 input tile d: 16 products
+per tile and channel pair instead of 36, so the GEMM work (the bulk of a many-channel conv)
+drops 2.25x. The element-wise product becomes 16 GEMMs `U[k] [c_out, c_in] @ V[k] [c_in, tiles]`.
+F(2x2, 3x3) keeps float32 accuracy: B and A hold only 0/±1 and G only 0/±1/2, so rounding
+stays at the level of the direct sum (F(4x4, 3x3) multiplies errors by its ±4/±5 entries).
+
+Layout, chosen so that every transform pass is a numpy op with long contiguous inner loops
+(short strided loops measured 2-3x slower):
+
+- the zero-bordered input is stored with rows and columns split by parity,
+  `xp[rp, cp, c, m, r, s]` = padded pixel (2r + rp, 2s + cp); tile (t, u) then reads
+  rows r in {t, t+1} and columns s in {u, u+1} of four parity planes, and "one tile further"
+  is a shift by 1 (columns) or by a row length S (rows) in a flattened (r, s) axis;
+- tiles run over a grid with one junk column (s = tw, S = tw + 1 wide) so the shifted views
+  stay flat; junk tiles cost ~6% extra GEMM columns and are dropped on output.
+
+Batch chunks bound the working set (V, M are 4x the input/output) to stay near the caches;
+the transforms of a chunk are split by channel over a small thread pool (numpy releases the GIL
+in its loops), while the GEMMs use BLAS's own threads.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+# Filter transform G of F(2x2, 3x3) (interpolation points 0, 1, -1, inf).
+_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+
+# Bytes of transformed input V plus GEMM output M per batch chunk: a few MB measured best
+# (cache resident); larger chunks spill to memory, smaller ones make the GEMMs too thin.
+CHUNK_BYTES = 4 << 20
+
+# Dispatch thresholds of `suits` (see there).
+MIN_CHANNELS = 16
+MIN_OUT_SIZE = 8
+
+_THREADS = max(1, min(4, os.cpu_count() or 1))
+_pool: ThreadPoolExecutor | None = None
+
+
+def _parallel(fn, size: int) -> None:
+    """fn(lo, hi) over `size` channels split into `_THREADS` contiguous parts."""
+    global _pool
+    parts = min(_THREADS, size)
+    if parts <= 1:
+        fn(0, size)
+        return
+    if _pool is None:
+        _pool = ThreadPoolExecutor(_THREADS, thread_name_prefix="burn-winograd")
+    bounds = [size * i // parts for i in range(parts + 1)]
+    futures = [_pool.submit(fn, lo, hi) for lo, hi in itertools.pairwise(bounds)]
+    for f in futures:
+        f.result()
+
+
+def suits(x_shape, w_shape, stride, padding, dilation, groups, out_hw) -> bool:
+    """Whether `conv2d_3x3` computes this conv and is expected to beat im2col.
+
+    The transforms cost ~(c_in + c_out) passes per pixel and save ~c_in * c_out multiply-adds,
+    so few channels (e.g. an RGB input layer) or tiny images (per-call overhead, junk-column
+    share) stay on im2col. Thresholds measured on the conv2d benchmark shapes and neighbours.
+    """
+    _, c_in, h, w = x_shape
+    c_out, _, kh, kw = w_shape
+    ph, pw = padding
+    return (
+        (kh, kw) == (3, 3)
+        and tuple(stride) == (1, 1)
+        and tuple(dilation) == (1, 1)
+        and groups == 1
+        and tuple(out_hw) == (h + 2 * ph - 2, w + 2 * pw - 2)
+        and min(out_hw) >= MIN_OUT_SIZE
+        and min(c_in, c_out) >= MIN_CHANNELS
+    )
+
+
+def filter_transform(weight: np.ndarray, dtype) -> np.ndarray:
+    """U = G g G^T per (c_out, c_in): [c_out, c_in, 3, 3] -> [16, c_out, c_in], in float64 first."""
+    co, ci = weight.shape[:2]
+    u = np.einsum("ai,ocij,bj->aboc", _G, weight.astype(np.float64, copy=False), _G)
+    return np.ascontiguousarray(u.astype(dtype)).reshape(16, co, ci)
+
+
+class _Buffers:
+    """Work arrays for chunks of m images; the zero borders of `xp` survive refills."""
+
+    def __init__(self, m, c_in, c_out, th, tw, dtype):
+        r, s = th + 1, tw + 1
+        self.xp = np.zeros((2, 2, c_in, m, r, s), dtype)
+        # Column-transformed planes: [l, rp, c, m, r*s]; zeroed so that the one never-written
+        # last element (read only by a junk tile) is finite.
+        self.cols = np.zeros((4, 2, c_in, m, r * s), dtype)
+        self.v = np.empty((16, c_in, m * th * s), dtype)
+        self.mm = np.empty((16, c_out, m * th * s), dtype)
+        self.rows = np.empty((2, 4, c_out, m, th, s), dtype)
+        self.tmp = np.empty((2, c_out, m, th, s), dtype)
+
+
+def conv2d_3x3(x, weight, bias, padding) -> np.ndarray:
+    """Cross-correlation with a 3x3 kernel, stride 1, dilation 1, groups 1.
+
+    Shapes: x [n, c_in, h, w], weight [c_out, c_in, 3, 3], bias [c_out] | None, padding (ph, pw)
+    -> [n, c_out, h + 2ph - 2, w + 2pw - 2], in x's dtype.
+    """
+    n, c_in, h, w = x.shape
+    c_out = weight.shape[0]
+    ph, pw = padding
+    oh, ow = h + 2 * ph - 2, w + 2 * pw - 2
+    th, tw = -(-oh // 2), -(-ow // 2)
+    dtype = x.dtype
+    u = filter_transform(weight, dtype)
+    b = None if bias is None else bias.astype(dtype, copy=False).reshape(c_out, 1)
+    full = np.empty((n, c_out, 2 * th, 2 * tw), dtype)
+    per_image = 16 * (c_in + c_out) * th * (tw + 1) * dtype.itemsize
+    chunk = min(n, max(1, CHUNK_BYTES // per_image))
+    bufs: dict[int, _Buffers] = {}
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
+        m = e - s
+        if m not in bufs:  # at most two sizes: the chunk and a short last one
+            bufs[m] = _Buffers(m, c_in, c_out, th, tw, dtype)
+        buf = bufs[m]
+        _parallel(
+            lambda lo, hi, xs=x[s:e], buf=buf: _input_transform(xs, buf, lo, hi, padding), c_in
+        )
+        np.matmul(u, buf.v, out=buf.mm)
+        _parallel(lambda lo, hi, o=full[s:e], buf=buf: _output_transform(buf, o, b, lo, hi), c_out)
+    if (2 * th, 2 * tw) != (oh, ow):  # odd output sizes: the last tile row/column overhangs
+        return np.ascontiguousarray(full[:, :, :oh, :ow])
+    return full
+
+
+def _input_transform(x, buf: _Buffers, lo: int, hi: int, padding) -> None:
+    """V = B^T d B of every tile, channels lo:hi: x [m, c_in, h, w] -> buf.v [16, c, m*th*S]."""
+    m = x.shape[0]
+    ph, pw = padding
+    _, _, _, _, r, s = buf.xp.shape
+    th = r - 1
+    xp = buf.xp[:, :, lo:hi]
+    src = x[:, lo:hi].transpose(1, 0, 2, 3)  # [c, m, h, w]
+    # Pixel (i, j) goes to padded (i + ph, j + pw), i.e. parity plane ((i+ph)%2, (j+pw)%2).
+    for rp in range(2):
+        i0 = (rp - ph) % 2
+        for cp in range(2):
+            j0 = (cp - pw) % 2
+            blk = src[:, :, i0::2, j0::2]
+            r0, c0 = (i0 + ph) // 2, (j0 + pw) // 2
+            xp[rp, cp, :, :, r0 : r0 + blk.shape[2], c0 : c0 + blk.shape[3]] = blk
+    # Columns: B^T = [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]] over the tile's columns
+    # (even s, odd s, even s+1, odd s+1); s+1 is a shift by one in the flattened (r, s).
+    f = xp.reshape(2, 2, hi - lo, m, r * s)
+    n_flat = r * s - 1
+    e0, e1 = f[:, 0, ..., :n_flat], f[:, 0, ..., 1:]
+    o0, o1 = f[:, 1, ..., :n_flat], f[:, 1, ..., 1:]
+    c = buf.cols[:, :, lo:hi, :, :n_flat]
+    np.subtract(e0, e1, out=c[0])
+    np.add(o0, e1, out=c[1])
+    np.subtract(e1, o0, out=c[2])
+    np.subtract(o0, o1, out=c[3])
+    # Rows: the same B^T over (even r, odd r, even r+1, odd r+1); r+1 is a shift by s.
+    k = th * s
+    c = buf.cols[:, :, lo:hi]
+    a0, a1 = c[:, 0, ..., :k], c[:, 0, ..., s : s + k]
+    b0, b1 = c[:, 1, ..., :k], c[:, 1, ..., s : s + k]
+    v = buf.v.reshape(4, 4, -1, m, k)[:, :, lo:hi]
+    np.subtract(a0, a1, out=v[0])
+    np.add(b0, a1, out=v[1])
+    np.subtract(a1, b0, out=v[2])
+    np.subtract(b0, b1, out=v[3])
+
+
+def _output_transform(buf: _Buffers, out, bias, lo: int, hi: int) -> None:
+    """Y = A^T M A, channels lo:hi, into out [m, c_out, 2th, 2tw] (+ bias)."""
+    m, _, h2, w2 = out.shape
+    th, tw = h2 // 2, w2 // 2
+    mm = buf.mm.reshape(4, 4, -1, m * th * (tw + 1))[:, :, lo:hi]
+    if bias is not None:
+        # A^T's second column is (1, 1): a constant added to M[1, 1] reaches all 4 outputs.
+        mm[1, 1] += bias[lo:hi]
+    # Rows: A^T = [[1, 1, 1, 0], [0, 1, -1, -1]] over k, all 4 l at once (contiguous).
+    rows = buf.rows[:, :, lo:hi].reshape(2, 4, hi - lo, -1)
+    np.add(mm[0], mm[1], out=rows[0])
+    rows[0] += mm[2]
+    np.subtract(mm[1], mm[2], out=rows[1])
+    rows[1] -= mm[3]
+    # Columns over l, into the interleaved output: sum into a contiguous temporary first so
+    # that the strided (stride-2) output is written once instead of read-modify-written.
+    q = buf.rows[:, :, lo:hi]  # [a, l, c, m, th, S]
+    tmp = buf.tmp[:, lo:hi]  # [a, c, m, th, S]
+    o = out[:, lo:hi].reshape(m, hi - lo, th, 2, tw, 2).transpose(3, 5, 1, 0, 2, 4)
+    np.add(q[:, 0], q[:, 1], out=tmp)
+    np.add(tmp[..., :tw], q[:, 2, ..., :tw], out=o[:, 0])
+    np.subtract(q[:, 1], q[:, 2], out=tmp)
+    np.subtract(tmp[..., :tw], q[:, 3, ..., :tw], out=o[:, 1])
