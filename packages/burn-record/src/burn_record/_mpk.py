@@ -66,14 +66,120 @@ def _bin_header(n: int) -> bytes:
 
 
 def unpack(payload: memoryview) -> Any:
-    """Decode a msgpack payload into the plain tree; malformed bytes raise RecordCorruptedError."""
+    """Decode a msgpack payload into the plain tree; malformed bytes raise RecordCorruptedError.
+
+    `msgpack.unpackb` would copy every `bin` into a new `bytes` object, and the tensor loader then
+    copies it again into a writable array: two fresh buffers per tensor, which page-faults twice
+    (the dominant cost of loading a large model on some hosts). This reader walks the same
+    msgpack in Python and returns every `bin` as a zero-copy `memoryview` slice of `payload`, so a
+    tensor's elements are copied once, into their final array. A record is a small tree of
+    containers around few large bins, so walking it in Python costs microseconds per tensor.
+    Everything msgpack allows and a record never holds (ext types, non-str keys, invalid UTF-8,
+    trailing bytes) is refused as RecordCorruptedError.
+    """
+    view = memoryview(payload)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
     try:
-        return msgpack.unpackb(payload, raw=False, strict_map_key=True, use_list=True)
-    except (ValueError, TypeError, RecursionError, msgpack.exceptions.UnpackException) as err:
+        obj, pos = _read(view, 0, 0)
+    except RecordCorruptedError:
+        raise
+    except (ValueError, RecursionError) as err:  # invalid UTF-8 is a ValueError
         raise RecordCorruptedError(f"malformed msgpack record: {err}") from None
+    if pos != len(view):
+        raise RecordCorruptedError(f"malformed msgpack record: {len(view) - pos} trailing bytes")
+    return obj
 
 
-def decode_bytes(value: Any, path: str) -> bytes:
-    if not isinstance(value, bytes):
+# A record never nests this deep (`_named.MAX_DEPTH` is lower); hostile input cannot recurse past it.
+_MAX_NESTING = 512
+_U8 = struct.Struct(">B")
+_U16 = struct.Struct(">H")
+_U32 = struct.Struct(">I")
+_U64 = struct.Struct(">Q")
+_I8 = struct.Struct(">b")
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_F32 = struct.Struct(">f")
+_F64 = struct.Struct(">d")
+_FIXED = {  # type byte -> (struct, value) for fixed-size scalars
+    0xCA: _F32, 0xCB: _F64, 0xCC: _U8, 0xCD: _U16, 0xCE: _U32, 0xCF: _U64,
+    0xD0: _I8, 0xD1: _I16, 0xD2: _I32, 0xD3: _I64,
+}
+_LEN = {  # type byte -> (length struct, kind)
+    0xC4: (_U8, "bin"), 0xC5: (_U16, "bin"), 0xC6: (_U32, "bin"),
+    0xD9: (_U8, "str"), 0xDA: (_U16, "str"), 0xDB: (_U32, "str"),
+    0xDC: (_U16, "array"), 0xDD: (_U32, "array"), 0xDE: (_U16, "map"), 0xDF: (_U32, "map"),
+}
+
+
+def _bad(msg: str) -> RecordCorruptedError:
+    return RecordCorruptedError(f"malformed msgpack record: {msg}")
+
+
+def _read(view: memoryview, pos: int, depth: int) -> tuple[Any, int]:
+    end = len(view)
+    if pos >= end:
+        raise _bad("truncated")
+    b = view[pos]
+    pos += 1
+    if b <= 0x7F:
+        return b, pos
+    if b >= 0xE0:
+        return b - 0x100, pos
+    if 0xA0 <= b <= 0xBF:
+        kind, n = "str", b & 0x1F
+    elif 0x90 <= b <= 0x9F:
+        kind, n = "array", b & 0x0F
+    elif 0x80 <= b <= 0x8F:
+        kind, n = "map", b & 0x0F
+    elif b == 0xC0:
+        return None, pos
+    elif b == 0xC2:
+        return False, pos
+    elif b == 0xC3:
+        return True, pos
+    elif b in _FIXED:
+        st = _FIXED[b]
+        if pos + st.size > end:
+            raise _bad("truncated")
+        return st.unpack_from(view, pos)[0], pos + st.size
+    elif b in _LEN:
+        st, kind = _LEN[b]
+        if pos + st.size > end:
+            raise _bad("truncated")
+        n = st.unpack_from(view, pos)[0]
+        pos += st.size
+    else:
+        raise _bad(f"unsupported msgpack type byte {b:#04x}")
+    if kind == "bin" or kind == "str":
+        if pos + n > end:
+            raise _bad("truncated")
+        chunk = view[pos : pos + n]
+        return (chunk if kind == "bin" else str(chunk, "utf-8")), pos + n
+    if depth >= _MAX_NESTING:
+        raise _bad(f"nested deeper than {_MAX_NESTING} levels")
+    # Every element takes at least one byte (two per map entry): refuse impossible counts before
+    # allocating anything for them.
+    if n * (2 if kind == "map" else 1) > end - pos:
+        raise _bad("truncated")
+    if kind == "array":
+        out = []
+        for _ in range(n):
+            value, pos = _read(view, pos, depth + 1)
+            out.append(value)
+        return out, pos
+    obj = {}
+    for _ in range(n):
+        key, pos = _read(view, pos, depth + 1)
+        if not isinstance(key, str):
+            raise _bad(f"non-str map key {key!r:.40}")
+        obj[key], pos = _read(view, pos, depth + 1)
+    return obj, pos
+
+
+def decode_bytes(value: Any, path: str) -> bytes | memoryview:
+    if not isinstance(value, bytes | memoryview):
         raise RecordCorruptedError(f"{path or '<root>'}: tensor bytes are not a msgpack bin")
     return value
