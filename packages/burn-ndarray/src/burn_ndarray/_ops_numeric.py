@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # Bound ufunc reductions: `np.sum`/`np.max`/`np.mean` add two or three Python frames
@@ -21,13 +23,30 @@ def _int_div(x, y):
     return np.where(fix, q + 1, q).astype(np.result_type(x, y), copy=False)
 
 
+def _bernoulli(rng: np.random.Generator, shape, p: float, dtype: np.dtype) -> np.ndarray:
+    """1 with probability p (to 2^-32), else 0: raw 32-bit draws against an integer threshold.
+
+    Half the generator work of `rng.random(shape) < p` (two draws per 64-bit output, no float
+    conversion): dropout masks are sampled every training step.
+    """
+    n = math.prod(shape)
+    threshold = min(round(p * 4294967296.0), 4294967295)
+    if p >= 1.0 or n == 0:
+        return np.full(shape, 1 if p >= 1.0 else 0, dtype)
+    u = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    return np.less(u, np.uint32(threshold)).astype(dtype).reshape(shape)
+
+
 def make(kind: str) -> dict:
     is_float = kind == "float"
 
     def random(self, shape, distribution, device, dtype):
-        from ._random import sample
+        from ._random import generator, sample
 
-        return sample(shape, distribution, dtype.np, device.index if device is not None else 0)
+        index = device.index if device is not None else 0
+        if distribution.kind == "bernoulli":
+            return _bernoulli(generator(index), shape, distribution.a, dtype.np)
+        return sample(shape, distribution, dtype.np, index)
 
     def cast(self, x, dtype):
         return x.astype(dtype.np)
