@@ -83,15 +83,26 @@ class Settings:
 
 
 # -- environment ---------------------------------------------------------------------------------
+def blas_threads() -> int:
+    """The thread count numpy's OpenBLAS uses: OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) if set,
+    else every core."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = os.environ.get(var, "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
 def load_torch(enabled: bool = True):
-    """`torch` set to use every core (same thread count as numpy's BLAS), or None if unavailable."""
+    """`torch` set to the thread count of numpy's BLAS (every core by default), or None if
+    unavailable."""
     if not enabled:
         return None
     try:
         import torch
     except Exception:  # noqa: BLE001 - any import failure just means "compare without torch"
         return None
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(blas_threads())
     return torch
 
 
@@ -108,6 +119,7 @@ def environment(torch, settings: Settings) -> dict:
         "numpy": np.__version__,
         "torch": None if torch is None else torch.__version__,
         "torch_threads": None if torch is None else torch.get_num_threads(),
+        "blas_threads": blas_threads(),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
         "burn_backend": "NdArray()",
         "quick": settings.quick,
