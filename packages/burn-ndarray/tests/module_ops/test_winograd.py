@@ -89,11 +89,8 @@ def test_many_channels_and_large_values(rng, dtype):
     _check(got, ref_loops(x, wt, b, (1, 1)), dtype)
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
-def test_batch_chunks_and_thread_splits(rng, monkeypatch, threads):
-    """Chunks of 2 images over a batch of 5 (buffers refilled, short last chunk), and channel
-    ranges split over 1-3 workers, some ranges of a single channel."""
-    monkeypatch.setattr(_winograd, "_THREADS", threads)
+def test_batch_chunks_with_reused_buffers(rng, monkeypatch):
+    """Chunks of 2 images over a batch of 5: buffers are refilled and the last chunk is short."""
     x = rng.standard_normal((5, 3, 6, 7))
     wt = rng.standard_normal((4, 3, 3, 3))
     b = rng.standard_normal(4)
@@ -128,13 +125,16 @@ def test_non_contiguous_input(rng):
     ],
 )
 def test_dispatch_only_for_stride1_3x3(stride, dilation, groups, kernel, expected):
-    c = _winograd.MIN_CHANNELS
+    c = max(_winograd.MIN_C_IN, _winograd.MIN_C_OUT)
     w_shape = (c, c // groups, *kernel)
     x_shape = (1, c, 32, 32)
     assert _winograd.suits(x_shape, w_shape, stride, (1, 1), dilation, groups, (32, 32)) is expected
     # Too few channels or a cropped output (transposed-conv gradient) stay on im2col.
-    assert not _winograd.suits((1, 3, 32, 32), (c, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, (32, 32))
-    assert not _winograd.suits((1, c, 32, 32), (c, c, 3, 3), (1, 1), (1, 1), (1, 1), 1, (31, 32))
+    ok = (1, 1), (1, 1), (1, 1), 1
+    assert not _winograd.suits((1, 3, 32, 32), (c, 3, 3, 3), *ok, (32, 32))
+    assert not _winograd.suits((1, c, 32, 32), (c, c, 3, 3), *ok, (31, 32))
+    # Small images stay on im2col too.
+    assert not _winograd.suits((1, c, 4, 4), (c, c, 3, 3), *ok, (4, 4))
 
 
 def _spy(monkeypatch):
@@ -151,12 +151,14 @@ def _spy(monkeypatch):
 
 def test_conv2d_dispatches_to_winograd(env, rng, monkeypatch):
     calls = _spy(monkeypatch)
-    c = _winograd.MIN_CHANNELS
-    x = rng.standard_normal((2, c, 9, 10))
-    wt = rng.standard_normal((c + 1, c, 3, 3)) * 0.2
-    b = rng.standard_normal(c + 1)
+    c = _winograd.MIN_C_IN
+    co = _winograd.MIN_C_OUT + 1
+    s = _winograd.MIN_OUT_SIZE
+    x = rng.standard_normal((2, c, s + 1, s))
+    wt = rng.standard_normal((co, c, 3, 3)) * 0.2
+    b = rng.standard_normal(co)
     out = module.conv2d(env.t(x), env.t(wt), env.t(b), padding=[1, 1])
-    assert calls == [(2, c, 9, 10)]
+    assert calls == [(2, c, s + 1, s)]
     env.close(out, ref_loops(x, wt, b, (1, 1)))
     # Same numbers as the im2col path.
     monkeypatch.setattr(_winograd, "suits", lambda *a: False)
@@ -167,11 +169,12 @@ def test_conv2d_dispatches_to_winograd(env, rng, monkeypatch):
 def test_conv2d_x_backward_through_winograd(env, rng, monkeypatch):
     """The stride-1 input gradient is a forward conv with the flipped kernel: it reaches
     Winograd too and must stay the adjoint of the forward conv."""
-    c = _winograd.MIN_CHANNELS
+    c = max(_winograd.MIN_C_IN, _winograd.MIN_C_OUT)
+    s = _winograd.MIN_OUT_SIZE
     opts = ConvOptions((1, 1), (1, 1), (1, 1), 1)
-    x = rng.standard_normal((2, c, 9, 8))
+    x = rng.standard_normal((2, c, s, s + 1))
     wt = rng.standard_normal((c, c, 3, 3)) * 0.2
-    gy = rng.standard_normal((2, c, 9, 8))
+    gy = rng.standard_normal((2, c, s, s + 1))
     calls = _spy(monkeypatch)
     dx = env.backend.conv2d_x_backward(env.p(x), env.p(wt), env.p(gy), opts)
     assert calls, "conv2d_x_backward did not use Winograd"
