@@ -15,6 +15,10 @@ half precision are credited with the bytes they represent, not the bytes they wr
 burn-record atomic write (temp file + fsync + rename); numpy and torch do not fsync, which this
 table
 does not hide. Loads read a file that the save just wrote, so all of them hit a warm page cache.
+
+A second case re-runs the compressed recorders (and `savez_compressed`) on bf16-rounded weights,
+once each: random normal f32 is nearly incompressible, so the zstd-vs-gzip comparison only means
+something on weights like these. The run ends with issue 5's targets, met or MISSED.
 """
 
 from __future__ import annotations
@@ -49,6 +53,14 @@ RECORDERS = [
     br.NamedMpkBytesRecorder,
 ]
 D_MODEL = 512
+# Recorders re-run on bf16-rounded weights, where compression has something to find.
+COMPRESSED = {
+    br.NamedMpkGzFileRecorder,
+    br.NamedMpkZstFileRecorder,
+    br.BinGzFileRecorder,
+    br.BinZstFileRecorder,
+    br.CompactRecorder,
+}
 
 
 def parse_count(text: str) -> int:
@@ -58,12 +70,17 @@ def parse_count(text: str) -> int:
     return int(float(text[:-1] if scale > 1 else text) * scale)
 
 
-def build_item(n_params: int, seed: int = 0) -> dict:
+def build_item(n_params: int, seed: int = 0, weights: str = "normal") -> dict:
     """A transformer-like module record of exactly `n_params` f32 parameters.
 
     Blocks of attention (4 x [d, d] + biases), MLP ([d, 4d], [4d, d] + biases) and two norms, plus
     an
     embedding table that absorbs the remainder, and a few constants like a real record.
+
+    `weights="normal"`: i.i.d. standard normal f32, incompressible apart from the exponent bytes (a
+    worst case for gzip/zstd). `weights="bf16"`: the same values rounded to bfloat16 and stored as
+    f32 (the low 16 mantissa bits are zero), as weights trained in bf16 and saved in f32 are; this
+    is where the compressed formats differ.
     """
     rng = np.random.default_rng(seed)
     d = D_MODEL
@@ -71,6 +88,10 @@ def build_item(n_params: int, seed: int = 0) -> dict:
 
     def param(*shape):
         data = rng.standard_normal(shape, dtype=np.float32)
+        if weights == "bf16":  # round to nearest even on the upper 16 bits
+            bits = data.view(np.uint32)
+            bits += 0x7FFF + ((bits >> 16) & 1)
+            bits &= 0xFFFF0000
         return br.ParamRecord(f"p{next(counter):08x}", br.TensorData(data))
 
     def linear(d_in, d_out):
@@ -184,6 +205,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--recorders", default="", help="comma-separated recorder names (default all)")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument(
+        "--no-bf16",
+        action="store_true",
+        help="skip the second case: the compressed recorders on bf16-rounded weights",
+    )
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results"))
     ap.add_argument("--workdir", default=None, help="where files are written (default: a temp dir)")
     args = ap.parse_args(argv)
@@ -206,6 +232,17 @@ def main(argv: list[str] | None = None) -> dict:
         rows["numpy.savez_compressed"] = bench_numpy(arrays, work, args.repeats, compressed=True)
         if torch is not None:
             rows["torch.save"] = bench_torch(torch, arrays, work, args.repeats)
+        if not args.no_bf16:
+            del item, arrays
+            gc.collect()
+            item = build_item(n, weights="bf16")
+            arrays = arrays_of(item)
+            for cls in recorders:
+                if cls in COMPRESSED:
+                    print(f"  {cls.__name__} (bf16 weights) ...", file=sys.stderr, flush=True)
+                    rows[f"{cls.__name__} [bf16]"] = bench_recorder(cls, item, work, 1)
+            # One repeat: gzip finds many matches here and runs at a few MB/s.
+            rows["numpy.savez_compressed [bf16]"] = bench_numpy(arrays, work, 1, compressed=True)
 
     results = []
     np_ref, torch_ref = rows["numpy.savez"], rows.get("torch.save")
@@ -241,12 +278,62 @@ def main(argv: list[str] | None = None) -> dict:
         },
         "results": results,
     }
+    report["targets"] = targets(rows)
     print(render(report))
+    print(render_targets(report["targets"]))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "load_record.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {out / 'load_record.json'}")
     return report
+
+
+def targets(rows: dict[str, dict]) -> list[dict]:
+    """Issue 5's targets, each with its measured value and whether it is met."""
+    out = []
+
+    def load_s(name):
+        return rows[name]["load"]["median_s"]
+
+    if "NamedMpkFileRecorder" in rows:
+        ratio = load_s("numpy.savez") / load_s("NamedMpkFileRecorder")
+        out.append(
+            {
+                "target": "NamedMpkFileRecorder load >= 50% of numpy.load throughput",
+                "measured": f"{ratio:.0%} of numpy.load",
+                "met": ratio >= 0.5,
+            }
+        )
+    for suffix in ("", " [bf16]"):
+        for zst, gz in (
+            ("NamedMpkZstFileRecorder", "NamedMpkGzFileRecorder"),
+            ("BinZstFileRecorder", "BinGzFileRecorder"),
+        ):
+            z, g = rows.get(zst + suffix), rows.get(gz + suffix)
+            if z is None or g is None:
+                continue
+            size = z["file_bytes"] / g["file_bytes"]
+            save = g["save"]["median_s"] / z["save"]["median_s"]
+            load = g["load"]["median_s"] / z["load"]["median_s"]
+            out.append(
+                {
+                    "target": f"{zst}{suffix} smaller than {gz} at >= its speed",
+                    "measured": f"size {size:.3f}x, save {save:.1f}x, load {load:.1f}x faster",
+                    "met": size < 1 and save >= 1 and load >= 1,
+                }
+            )
+    return out
+
+
+def render_targets(rows: list[dict]) -> str:
+    if not rows:
+        return ""
+    width = max(len(r["target"]) for r in rows)
+    lines = ["== targets (issue 5)"]
+    for r in rows:
+        status = "met   " if r["met"] else "MISSED"
+        lines.append(f"{r['target'].ljust(width)}  {status}  {r['measured']}")
+    return "\n".join(lines)
 
 
 def render(report: dict) -> str:
