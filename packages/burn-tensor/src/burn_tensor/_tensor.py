@@ -13,7 +13,11 @@ from ._distribution import Distribution
 from ._dtype import Bool, DType, Float, Int, TensorKind
 from ._errors import TensorCheckError
 from ._shape import Shape
+from ._tensor_autodiff import AutodiffMixin
+from ._tensor_display import DisplayMixin
+from ._tensor_index import IndexMixin
 from ._tensor_layout import LayoutMixin
+from ._tensor_logic import LogicMixin
 from ._tensor_math import MathMixin
 from ._tensor_reduce import ReduceMixin
 
@@ -32,7 +36,9 @@ class hybridmethod:
         return self.inst_fn.__get__(obj, cls)
 
 
-class Tensor(LayoutMixin, MathMixin, ReduceMixin):
+class Tensor(
+    LayoutMixin, IndexMixin, MathMixin, LogicMixin, ReduceMixin, AutodiffMixin, DisplayMixin
+):
     """An immutable n-dimensional tensor on a device of some backend.
 
     Its kind (`Float`, `Int`, `Bool`) and rank are runtime values; every op checks them and raises
@@ -394,108 +400,6 @@ class Tensor(LayoutMixin, MathMixin, ReduceMixin):
     @staticmethod
     def from_full_precision(tensor: Tensor) -> Tensor:
         return tensor.cast(tensor._d.backend.float_dtype)
-
-    # -- autodiff ------------------------------------------------------------------------------------
-    def require_grad(self) -> Tensor:
-        """Mark a Float tensor as a leaf that accumulates gradients (no-op without Autodiff)."""
-        return self.set_require_grad(True)
-
-    def set_require_grad(self, require_grad: bool) -> Tensor:
-        check.float_("set_require_grad", self)
-        return self._like(self._o.set_require_grad(self._p, bool(require_grad)))
-
-    def is_require_grad(self) -> bool:
-        return self._o.kind is Float and self._o.is_require_grad(self._p)
-
-    def detach(self) -> Tensor:
-        if self._o.kind is not Float:
-            return self
-        return self._like(self._o.detach(self._p))
-
-    def backward(self):
-        """Gradients of this tensor (summed if not a scalar) w.r.t. every tracked tensor."""
-        check.float_("backward", self)
-        return self._d.backend.backward(self._p)
-
-    def grad(self, grads):
-        """This tensor's gradient in `grads` as a tensor on the inner backend, or None."""
-        b = self._d.backend
-        if not b.is_autodiff:
-            raise TensorCheckError("grad", f"backend {b!r} has no autodiff; use Autodiff({b!r})")
-        g = b.grad(self._p, grads)
-        return None if g is None else Tensor._make(g, Float, self._d.inner())
-
-    def grad_remove(self, grads):
-        b = self._d.backend
-        if not b.is_autodiff:
-            raise TensorCheckError("grad_remove", f"backend {b!r} has no autodiff")
-        g = b.grad_remove(self._p, grads)
-        return None if g is None else Tensor._make(g, Float, self._d.inner())
-
-    def grad_replace(self, grads, grad: Tensor) -> None:
-        b = self._d.backend
-        if not b.is_autodiff:
-            raise TensorCheckError("grad_replace", f"backend {b!r} has no autodiff")
-        b.grad_replace(self._p, grads, grad._p)
-
-    def inner(self) -> Tensor:
-        """The same tensor on the inner backend, without autodiff tracking."""
-        b = self._d.backend
-        if not b.is_autodiff:
-            return self
-        return Tensor._make(b.inner_primitive(self._p, self._o.kind), self._o.kind, self._d.inner())
-
-    @staticmethod
-    def from_inner(tensor: Tensor, device: Device | None = None) -> Tensor:
-        """Lift an inner-backend tensor onto an autodiff device (not tracked)."""
-        if device is None:
-            from ._registry import autodiff_device_for
-
-            device = autodiff_device_for(tensor._d)
-        b = device.backend
-        return Tensor._make(b.from_inner_primitive(tensor._p, tensor._o.kind), tensor._o.kind, device)
-
-    # -- printing --------------------------------------------------------------------------------------
-    def __repr__(self) -> str:
-        return (
-            f"Tensor(shape={list(self._p.shape)}, kind={self._o.kind.value}, "
-            f"dtype={self.dtype.value}, device={self._d!r})"
-        )
-
-    def __str__(self) -> str:
-        return self._display()
-
-    def _display(self, precision: int | None = None) -> str:
-        # Rust spells booleans `true`/`false` and quotes strings with `"` in Burn's Display.
-        # `precision` is Burn's `{:.N}`: every float printed with exactly N decimals.
-        data = np.array2string(
-            self.to_data().array, separator=", ", threshold=1000, edgeitems=3,
-            precision=4 if precision is None else precision,
-            floatmode="maxprec" if precision is None else "fixed",
-            formatter={"bool": lambda b: "true" if b else "false"},
-        )
-        dt = self.dtype
-        short = {"float": "f", "int": "i", "uint": "u"}
-        name = "bool" if dt is DType.BOOL else next(
-            short[p] + dt.value[len(p):] for p in ("float", "uint", "int") if dt.value.startswith(p)
-        )
-        return (
-            "Tensor {\n"
-            f"  data:\n{data},\n"
-            f"  shape:  {list(self._p.shape)},\n"
-            f"  device:  {self._d!r},\n"
-            f'  backend:  "{self._d.backend.name}",\n'
-            f'  kind:  "{self._o.kind.value}",\n'
-            f'  dtype:  "{name}",\n'
-            "}"
-        )
-
-    def __format__(self, spec: str) -> str:
-        # A one-element tensor formats as its scalar (`f"{loss:.4f}"`); any other tensor takes
-        # Burn's `println!("{:.2}", tensor)`: the Display with that many decimals.
-        if spec and self.numel() != 1 and spec[0] == "." and spec[1:].isdigit():
-            return self._display(int(spec[1:]))
-        return str(self) if not spec else format(self.into_scalar(), spec)
 
 
 def _one_hot_cls(cls, index: int, num_classes: int, device=None) -> Tensor:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import _check as check
-from ._dtype import Bool, Float, Int
+from ._dtype import Bool, Int
 from ._errors import TensorCheckError
 
 _new = object.__new__

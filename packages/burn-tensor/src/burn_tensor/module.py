@@ -16,7 +16,6 @@ from . import _check as check
 from ._dtype import Float, Int
 from ._errors import TensorCheckError
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
-from ._tensor import Tensor
 
 
 def _tuple(op, name, v, n):

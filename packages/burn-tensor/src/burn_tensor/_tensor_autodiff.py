@@ -1,0 +1,81 @@
+"""Autodiff methods of `Tensor` (Burn's `AutodiffBackend` API): require_grad, backward, grad, ..."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import _check as check
+from ._dtype import Float
+from ._errors import TensorCheckError
+
+if TYPE_CHECKING:
+    from ._device import Device
+    from ._tensor import Tensor
+
+
+class AutodiffMixin:
+    __slots__ = ()
+
+    # -- autodiff ------------------------------------------------------------------------------------
+    def require_grad(self) -> Tensor:
+        """Mark a Float tensor as a leaf that accumulates gradients (no-op without Autodiff)."""
+        return self.set_require_grad(True)
+
+    def set_require_grad(self, require_grad: bool) -> Tensor:
+        check.float_("set_require_grad", self)
+        return self._like(self._o.set_require_grad(self._p, bool(require_grad)))
+
+    def is_require_grad(self) -> bool:
+        return self._o.kind is Float and self._o.is_require_grad(self._p)
+
+    def detach(self) -> Tensor:
+        if self._o.kind is not Float:
+            return self
+        return self._like(self._o.detach(self._p))
+
+    def backward(self):
+        """Gradients of this tensor (summed if not a scalar) w.r.t. every tracked tensor."""
+        check.float_("backward", self)
+        return self._d.backend.backward(self._p)
+
+    def grad(self, grads):
+        """This tensor's gradient in `grads` as a tensor on the inner backend, or None."""
+        b = self._d.backend
+        if not b.is_autodiff:
+            raise TensorCheckError("grad", f"backend {b!r} has no autodiff; use Autodiff({b!r})")
+        g = b.grad(self._p, grads)
+        return None if g is None else self._make(g, Float, self._d.inner())
+
+    def grad_remove(self, grads):
+        b = self._d.backend
+        if not b.is_autodiff:
+            raise TensorCheckError("grad_remove", f"backend {b!r} has no autodiff")
+        g = b.grad_remove(self._p, grads)
+        return None if g is None else self._make(g, Float, self._d.inner())
+
+    def grad_replace(self, grads, grad: Tensor) -> None:
+        b = self._d.backend
+        if not b.is_autodiff:
+            raise TensorCheckError("grad_replace", f"backend {b!r} has no autodiff")
+        b.grad_replace(self._p, grads, grad._p)
+
+    def inner(self) -> Tensor:
+        """The same tensor on the inner backend, without autodiff tracking."""
+        b = self._d.backend
+        if not b.is_autodiff:
+            return self
+        return self._make(b.inner_primitive(self._p, self._o.kind), self._o.kind, self._d.inner())
+
+    @staticmethod
+    def from_inner(tensor: Tensor, device: Device | None = None) -> Tensor:
+        """Lift an inner-backend tensor onto an autodiff device (not tracked)."""
+        from ._tensor import Tensor
+
+        if device is None:
+            from ._registry import autodiff_device_for
+
+            device = autodiff_device_for(tensor._d)
+        b = device.backend
+        return Tensor._make(
+            b.from_inner_primitive(tensor._p, tensor._o.kind), tensor._o.kind, device
+        )
