@@ -43,6 +43,18 @@ def test_burn_paths_resolve_to_the_implementing_objects():
     assert burn.nn is burn_nn and burn.tensor is burn_tensor
 
 
+def test_aliasing_keeps_the_real_module_intact():
+    from importlib import resources
+
+    import burn.data.dataset.vision as vision
+    import burn_dataset.vision
+
+    assert vision is burn_dataset.vision
+    assert vision.__spec__.name == "burn_dataset.vision"
+    assert vision.__spec__.submodule_search_locations  # still a package
+    assert resources.files("burn_dataset.vision").joinpath("data/digits.csv.gz").is_file()
+
+
 def test_backend_classes_are_found_lazily():
     from burn.backend import Autodiff, NdArray
 

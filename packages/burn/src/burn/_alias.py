@@ -53,13 +53,24 @@ def load(fullname: str):
 
 
 class _Loader(importlib.abc.Loader):
+    """Hands out the implementing module itself under the facade name.
+
+    The import system overwrites `__spec__` of whatever `create_module` returns with the facade's
+    spec (which is not a package spec); `exec_module` puts the module's own spec back, or the real
+    module would stop being a package (breaking `importlib.resources`, pickling, relative imports).
+    """
+
+    def __init__(self):
+        self._spec = None
+
     def create_module(self, spec):
         module = load(spec.name)
+        self._spec = module.__spec__
         sys.modules[spec.name] = module
         return module
 
     def exec_module(self, module):
-        pass
+        module.__spec__ = self._spec
 
 
 class _Finder(importlib.abc.MetaPathFinder):
