@@ -101,13 +101,42 @@ def test_resume_from_checkpoint_equals_uninterrupted_run(tmp_path):
         ).read_text()
 
 
+class _ListCheckpoints(Metric):
+    """Records the checkpoint files on disk at the first training iteration of every epoch."""
+
+    Input = None
+
+    def __init__(self, directory):
+        self.directory, self.seen = directory, {}
+
+    def update(self, item, metadata):
+        from burn_train.metric import MetricEntry
+
+        if metadata.iteration == 1:
+            files = self.directory.glob("*") if self.directory.exists() else []
+            self.seen[metadata.epoch] = sorted(p.name for p in files)
+        return MetricEntry("ListCheckpoints", "", "0,1")
+
+    def clear(self):
+        pass
+
+
+def _ckpt(*epochs):
+    return sorted(f"{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in epochs)
+
+
 def test_checkpoint_strategies_keep_last_and_best(tmp_path):
-    fit(builder(tmp_path / "last").with_checkpointing_strategy(KeepLastNCheckpoints(1)))
-    assert sorted(p.name for p in (tmp_path / "last/checkpoint").iterdir()) == [
-        "model-3.mpk",
-        "optim-3.mpk",
-        "scheduler-3.mpk",
-    ]
+    # keep last 2 over 4 epochs: real files are written, then the oldest is deleted
+    spy = _ListCheckpoints(tmp_path / "last/checkpoint")
+    b = builder(tmp_path / "last", epochs=4).metric_train(spy)
+    fit(b.with_checkpointing_strategy(KeepLastNCheckpoints(2)))
+    assert spy.seen == {1: [], 2: _ckpt(1), 3: _ckpt(1, 2), 4: _ckpt(2, 3)}
+    assert sorted(p.name for p in (tmp_path / "last/checkpoint").iterdir()) == _ckpt(3, 4)
+    log = (tmp_path / "last/experiment.log").read_text()
+    assert "Deleting checkpoint 1" in log and "Deleting checkpoint 2" in log
+    assert "Deleting checkpoint 3" not in log
+    fit(builder(tmp_path / "last1").with_checkpointing_strategy(KeepLastNCheckpoints(1)))
+    assert sorted(p.name for p in (tmp_path / "last1/checkpoint").iterdir()) == _ckpt(3)
     # default: last 2 + best validation loss
     learner, _ = fit(
         builder(tmp_path / "best", epochs=3).metric_loggers(mem := InMemoryMetricLogger())

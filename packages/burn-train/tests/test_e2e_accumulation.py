@@ -1,0 +1,146 @@
+"""Gradient accumulation with real components (burn_nn MLP on `Autodiff(NdArray(float64))`,
+burn_optim's SGD, burn_dataset loaders without shuffle): 2 x batch 16 == 1 x batch 32.
+
+Burn's semantics (and ours): `GradientsAccumulator` SUMS the gradients of the accumulated steps
+and the optimizer is stepped once with that sum and the learning rate of the last step. The loss
+is a mean over the batch, so for two halves A, B of a batch of 32:
+
+    grad(mean_A) + grad(mean_B) = 2 * grad(mean_{A+B})
+
+so `grads_accumulation(2)` over batches of 16 is exactly a batch of 32 whose loss is scaled by 2
+(equivalently, for plain SGD, a batch of 32 at twice the learning rate) -- not the plain batch-32
+run, which moves half as far.
+"""
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+from burn_autodiff import Autodiff
+from burn_dataset import DataLoaderBuilder, InMemDataset
+from burn_ndarray import NdArray
+from burn_nn import LinearConfig, Module, Relu
+from burn_nn.loss import CrossEntropyLossConfig
+from burn_optim import SgdConfig
+from burn_record import NamedMpkFileRecorder
+from burn_tensor import Tensor
+from burn_train import ClassificationOutput, LearnerBuilder, TrainOutput
+from burn_train.metric import AccuracyMetric, LossMetric
+from burn_train.renderer import CliMetricsRenderer
+
+INNER = NdArray(float_dtype="float64")
+AD = Autodiff(INNER)
+N_CLASSES, D_IN, D_HIDDEN = 3, 4, 8
+N_TRAIN, N_VALID = 96, 32
+LR, EPOCHS = 0.05, 2
+
+
+def make_items(n, seed):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[2, 0, 0, 1], [0, 2, 0, -1], [0, 0, 2, 0]], dtype=np.float64)
+    labels = rng.integers(0, N_CLASSES, n)
+    xs = centers[labels] + rng.normal(0, 1.0, (n, D_IN))
+    return [(xs[i], int(labels[i])) for i in range(n)]
+
+
+@dataclass
+class Batch:
+    inputs: Tensor
+    targets: Tensor
+
+
+class Batcher:
+    def batch(self, items, device):
+        x = np.stack([i[0] for i in items]).astype(np.float64)
+        y = np.array([i[1] for i in items], dtype=np.int64)
+        return Batch(Tensor.from_data(x, device), Tensor.from_data(y, device))
+
+
+def loaders(batch_size):
+    # no shuffle: batch 32 number k holds exactly batches 16 number 2k and 2k+1
+    train = DataLoaderBuilder(Batcher()).batch_size(batch_size).set_device(AD.device())
+    valid = DataLoaderBuilder(Batcher()).batch_size(16).set_device(INNER.device())
+    return (
+        train.build(InMemDataset(make_items(N_TRAIN, 0))),
+        valid.build(InMemDataset(make_items(N_VALID, 1))),
+    )
+
+
+class Mlp(Module):
+    linear1: Module
+    linear2: Module
+    activation: Relu = Relu()
+    loss_scale: float = 1.0
+
+    def forward(self, x):
+        return self.linear2.forward(self.activation.forward(self.linear1.forward(x)))
+
+    def forward_classification(self, batch):
+        logits = self.forward(batch.inputs)
+        loss = CrossEntropyLossConfig().init(logits.device()).forward(logits, batch.targets)
+        return ClassificationOutput(loss, logits, batch.targets)
+
+    def train_step(self, batch):
+        item = self.forward_classification(batch)
+        loss = item.loss if self.loss_scale == 1.0 else item.loss * self.loss_scale
+        return TrainOutput(self, loss.backward(), item)
+
+    def valid_step(self, batch):
+        return self.forward_classification(batch)
+
+
+def init_model(loss_scale=1.0):
+    AD.seed(0)
+    device = AD.device()
+    return Mlp(
+        linear1=LinearConfig(D_IN, D_HIDDEN).init(device),
+        linear2=LinearConfig(D_HIDDEN, N_CLASSES).init(device),
+        loss_scale=loss_scale,
+    )
+
+
+def train(path, batch_size, accumulation=None, loss_scale=1.0, lr=LR):
+    b = (
+        LearnerBuilder(path)
+        .metric_train_numeric(AccuracyMetric())
+        .metric_train_numeric(LossMetric())
+        .metric_valid_numeric(LossMetric())
+        .with_file_checkpointer(NamedMpkFileRecorder())
+        .renderer(CliMetricsRenderer(io.StringIO(), interval=0))
+        .num_epochs(EPOCHS)
+    )
+    if accumulation:
+        b = b.grads_accumulation(accumulation)
+    train_loader, valid_loader = loaders(batch_size)
+    learner = b.build(init_model(loss_scale), SgdConfig().init(), lr)
+    model = learner.fit(train_loader, valid_loader)
+    return {path: p.val().numpy().copy() for path, p in model.named_parameters()}
+
+
+def test_grads_accumulation_2x16_equals_batch_32_with_loss_scaled_by_2(tmp_path):
+    start = {path: p.val().numpy().copy() for path, p in init_model().named_parameters()}
+    assert len(start) == 4 and all(v.dtype == np.float64 for v in start.values())
+
+    accumulated = train(tmp_path / "acc", batch_size=16, accumulation=2)
+    scaled_loss = train(tmp_path / "scaled", batch_size=32, loss_scale=2.0)
+    double_lr = train(tmp_path / "lr", batch_size=32, lr=2 * LR)
+    plain = train(tmp_path / "plain", batch_size=32)
+
+    assert accumulated.keys() == scaled_loss.keys() == start.keys()
+    for key in start:
+        # it trained: 2 epochs x 3 optimizer steps moved every parameter
+        assert np.abs(accumulated[key] - start[key]).max() > 1e-3
+        # 2 x 16 (summed gradients) == 32 with the loss scaled by 2 == 32 at 2 x lr (plain SGD)
+        np.testing.assert_allclose(accumulated[key], scaled_loss[key], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(accumulated[key], double_lr[key], rtol=0, atol=1e-12)
+    # the accumulator sums, it does not average: a plain batch-32 run is NOT the same
+    assert max(np.abs(accumulated[k] - plain[k]).max() for k in start) > 1e-3
+
+    # one metric line per iteration (6 with batch 16, 3 with batch 32), one checkpoint per epoch
+    for path, n in (("acc", 6), ("scaled", 3)):
+        lines = (tmp_path / path / "train/epoch-2/Loss.log").read_text().splitlines()
+        assert len(lines) == n
+    assert sorted(p.name for p in (tmp_path / "acc/checkpoint").glob("model-*")) == [
+        "model-1.mpk",
+        "model-2.mpk",
+    ]
