@@ -8,8 +8,9 @@ is a mean over the batch, so for two halves A, B of a batch of 32:
     grad(mean_A) + grad(mean_B) = 2 * grad(mean_{A+B})
 
 so `grads_accumulation(2)` over batches of 16 is exactly a batch of 32 whose loss is scaled by 2
-(equivalently, for plain SGD, a batch of 32 at twice the learning rate) -- not the plain batch-32
-run, which moves half as far.
+(for any optimizer settings: the optimizer sees the same gradient; for SGD without weight decay
+also a batch of 32 at twice the learning rate) -- not the plain batch-32 run, which moves half as
+far.
 """
 
 import io
@@ -21,7 +22,7 @@ from burn_dataset import DataLoaderBuilder, InMemDataset
 from burn_ndarray import NdArray
 from burn_nn import LinearConfig, Module, Relu
 from burn_nn.loss import CrossEntropyLossConfig
-from burn_optim import SgdConfig
+from burn_optim import MomentumConfig, SgdConfig, WeightDecayConfig
 from burn_record import NamedMpkFileRecorder
 from burn_tensor import Tensor
 from burn_train import ClassificationOutput, LearnerBuilder, TrainOutput
@@ -99,7 +100,7 @@ def init_model(loss_scale=1.0):
     )
 
 
-def train(path, batch_size, accumulation=None, loss_scale=1.0, lr=LR):
+def train(path, batch_size, accumulation=None, loss_scale=1.0, lr=LR, optim=None):
     b = (
         LearnerBuilder(path)
         .metric_train_numeric(AccuracyMetric())
@@ -112,7 +113,7 @@ def train(path, batch_size, accumulation=None, loss_scale=1.0, lr=LR):
     if accumulation:
         b = b.grads_accumulation(accumulation)
     train_loader, valid_loader = loaders(batch_size)
-    learner = b.build(init_model(loss_scale), SgdConfig().init(), lr)
+    learner = b.build(init_model(loss_scale), (optim or SgdConfig()).init(), lr)
     model = learner.fit(train_loader, valid_loader)
     return {path: p.val().numpy().copy() for path, p in model.named_parameters()}
 
@@ -144,3 +145,14 @@ def test_grads_accumulation_2x16_equals_batch_32_with_loss_scaled_by_2(tmp_path)
         "model-1.mpk",
         "model-2.mpk",
     ]
+
+    # loss x 2 is the exact relation for any optimizer settings (the optimizer sees the same
+    # gradient): SGD with momentum and weight decay too, where 2 x lr no longer matches
+    sgd = SgdConfig().with_momentum(MomentumConfig(momentum=0.9, dampening=0.0))
+    sgd = sgd.with_weight_decay(WeightDecayConfig(penalty=0.1))
+    accumulated = train(tmp_path / "acc_m", batch_size=16, accumulation=2, optim=sgd)
+    scaled_loss = train(tmp_path / "scaled_m", batch_size=32, loss_scale=2.0, optim=sgd)
+    double_lr = train(tmp_path / "lr_m", batch_size=32, lr=2 * LR, optim=sgd)
+    for key in start:
+        np.testing.assert_allclose(accumulated[key], scaled_loss[key], rtol=0, atol=1e-12)
+    assert max(np.abs(accumulated[k] - double_lr[k]).max() for k in start) > 1e-4
