@@ -208,9 +208,15 @@ def run_backward(root: AutodiffTensor) -> Gradients:
     return grads
 
 
-def live_nodes() -> int:
-    """How many graph nodes are alive in this process (for leak tests; scans the GC heap)."""
-    return sum(1 for o in gc.get_objects() if type(o) is Node)
+def live_nodes(leaves: bool = True) -> int:
+    """How many graph nodes are alive in this process (for leak tests; scans the GC heap).
+
+    `leaves=False` counts only op nodes (recorded by tracked ops), not the leaves that
+    `require_grad()` tensors (parameters) carry for as long as they live.
+    """
+    if leaves:
+        return sum(1 for o in gc.get_objects() if type(o) is Node)
+    return sum(1 for o in gc.get_objects() if type(o) is Node and not o.leaf)
 
 
 def graph_stats(p: Any) -> dict:
