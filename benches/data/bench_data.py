@@ -1,18 +1,33 @@
 """Data-loading throughput: batches/s for MNIST-sized items (28x28 float32 + label).
 
 Compares burn_dataset's DataLoader (0 and 2 worker threads) with PyTorch's DataLoader (0 and 2
-worker processes) in the same run when torch is importable. Every loader shuffles and turns 64
-items into one stacked `[64, 28, 28]` float32 array plus a `[64]` int64 label array with the same
-numpy code; a third burn row builds burn_tensor tensors on NdArray, as a real batcher does.
+worker processes) in the same run when torch is importable. Every loader reads the same items
+(`MnistItem`s holding a 28x28 float32 numpy image and an int label), shuffles, and turns 64 items
+into one stacked, normalized `[64, 28, 28]` float32 batch plus `[64]` int64 labels:
 
-Run: `uv run python benches/data/bench_data.py [--items 10000] [--epochs 3] [--quick]`.
-Writes benches/results/data.json and prints a table.
+- burn "numpy batcher": numpy arrays out (no tensor library), the floor for the loader's overhead;
+- burn "sqlite + numpy": the same, items read from an SQLite file (msgpack-decoded per batch);
+- burn "tensor batcher": burn_tensor tensors on NdArray, as the guide's MnistBatcher produces;
+- torch "default_collate": the idiomatic PyTorch pipeline, `__getitem__` returns `(image, label)`,
+  `torch.utils.data.default_collate` stacks them into torch tensors, then the same normalization
+  in torch ops;
+- torch "numpy collate": the exact numpy code of burn's numpy batcher, then `torch.from_numpy`.
+
+Targets (issue 7): burn's tensor batcher vs torch's default_collate, per worker count, "not slower
+than PyTorch" (batches/s ratio >= 1). Note the workers differ in kind: torch's are processes
+(persistent, items and batches pickled / passed through shared memory), burn's are threads in the
+caller's process (batches handed over by reference, but sharing the GIL).
+
+Run: `uv run python benches/data/bench_data.py [--items 10000] [--epochs 5] [--quick]`; with torch
+outside the venv: `OMP_WAIT_POLICY=PASSIVE PYTHONPATH=/path/to/torch uv run --no-sync python ...`.
+Writes benches/results/data.json and prints a table and the targets.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import tempfile
 import time
@@ -82,17 +97,34 @@ def bench_burn(items, batch_size, workers, epochs, batcher, device=None, dataset
     return time_epochs(loader, epochs)
 
 
-def bench_torch(torch, items, batch_size, workers, epochs):
-    class TorchItems(torch.utils.data.Dataset):
-        def __len__(self):
-            return len(items)
+def bench_torch(torch, items, batch_size, workers, epochs, collate_name="default_collate"):
+    if collate_name == "default_collate":
+        default_collate = torch.utils.data.default_collate
 
-        def __getitem__(self, i):
-            return items[i]
+        class TorchItems(torch.utils.data.Dataset):
+            def __len__(self):
+                return len(items)
 
-    def collate(batch):
-        images, labels = numpy_batch(batch)
-        return torch.from_numpy(images), torch.from_numpy(labels)
+            def __getitem__(self, i):
+                item = items[i]
+                return item.image, item.label
+
+        def collate(batch):
+            images, labels = default_collate(batch)  # torch.stack of the images, int64 labels
+            return (images / 255.0 - 0.1307) / 0.3081, labels
+
+    else:
+
+        class TorchItems(torch.utils.data.Dataset):
+            def __len__(self):
+                return len(items)
+
+            def __getitem__(self, i):
+                return items[i]
+
+        def collate(batch):
+            images, labels = numpy_batch(batch)
+            return torch.from_numpy(images), torch.from_numpy(labels)
 
     loader = torch.utils.data.DataLoader(
         TorchItems(),
@@ -110,7 +142,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="tiny run, for CI smoke tests")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
@@ -181,14 +213,42 @@ def main() -> None:
             {"framework": "torch", "loader": "DataLoader", "skipped": "torch is not installed"}
         )
     else:
-        for workers in (0, 2):
-            record(
-                "torch",
-                "DataLoader",
+        for collate_name in ("default_collate", "numpy collate"):
+            for workers in (0, 2):
+                record(
+                    "torch",
+                    collate_name,
+                    workers,
+                    bench_torch(torch, items, args.batch_size, workers, args.epochs, collate_name),
+                    note="worker processes" if workers else "",
+                )
+
+    def rate(framework, loader_name, workers):
+        for row in rows:
+            if (row["framework"], row["loader"], row.get("num_workers")) == (
+                framework,
+                loader_name,
                 workers,
-                bench_torch(torch, items, args.batch_size, workers, args.epochs),
-                note="worker processes" if workers else "",
-            )
+            ):
+                return row["batches_per_s"]
+        return None
+
+    targets = []
+    for workers in (0, 2):
+        burn_rate = rate("burn", "tensor batcher", workers)
+        torch_rate = rate("torch", "default_collate", workers)
+        ratio = None if not (burn_rate and torch_rate) else round(burn_rate / torch_rate, 2)
+        targets.append(
+            {
+                "description": f"burn tensor batcher >= torch DataLoader, {workers} workers",
+                "num_workers": workers,
+                "metric": "burn/torch batches/s",
+                "limit": 1.0,
+                "value": ratio,
+                "met": None if ratio is None else ratio >= 1.0,
+                "verdict": "N/A" if ratio is None else ("met" if ratio >= 1.0 else "missed"),
+            }
+        )
 
     result = {
         "suite": "data",
@@ -198,13 +258,17 @@ def main() -> None:
         "epochs": args.epochs,
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "workers": "burn: threads in this process; torch: persistent worker processes",
         "results": rows,
+        "targets": targets,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
 
     print(
-        f"data loading: {args.items} items, batch {args.batch_size}, best of {args.epochs} epochs"
+        f"data loading: {args.items} items, batch {args.batch_size}, best of {args.epochs} epochs, "
+        f"{os.cpu_count()} CPUs (burn workers: threads; torch workers: processes)"
     )
     print(f"{'framework':<10}{'loader':<16}{'workers':>8}{'batches/s':>12}{'items/s':>12}")
     for row in rows:
@@ -215,6 +279,10 @@ def main() -> None:
                 f"{row['framework']:<10}{row['loader']:<16}{row['num_workers']:>8}"
                 f"{row['batches_per_s']:>12.1f}{row['items_per_s']:>12.0f}"
             )
+    print("targets (issue 7): not slower than PyTorch for the same worker count")
+    for t in targets:
+        value = "-" if t["value"] is None else f"{t['value']:.2f}x"
+        print(f"  {t['description']:<56} burn/torch {value:>7}  {t['verdict'].upper()}")
     print(f"wrote {args.out}")
 
 

@@ -27,6 +27,24 @@ def test_new_get_len():
         ds.get_many([2])
 
 
+def test_get_many_bulk_path_still_checks_every_index():
+    import numpy as np
+
+    ds = InMemDataset(list(range(10)))
+    assert ds.get_many([9, 0, 9, 3]) == [9, 0, 9, 3]
+    assert ds.get_many(np.array([2, 1])) == [2, 1]
+    assert ds.get_many([np.int64(4), 5]) == [4, 5]
+    assert ds.get_many([]) == []
+    with pytest.raises(IndexError, match="index 10 out of range for dataset of length 10"):
+        ds.get_many([0, 10])
+    with pytest.raises(IndexError, match="must be >= 0, got -1"):
+        ds.get_many([3, -1])
+    with pytest.raises(TypeError, match="got bool"):
+        ds.get_many([1, True])
+    with pytest.raises(TypeError, match="got float"):
+        ds.get_many([1, 2.0])
+
+
 def test_rejects_non_iterables_of_items():
     with pytest.raises(TypeError, match="iterable of items .* got str"):
         InMemDataset("abc")

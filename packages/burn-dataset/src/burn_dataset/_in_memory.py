@@ -45,13 +45,18 @@ class InMemDataset(Dataset[I]):
         return len(self._items)
 
     def get_many(self, indices: Sequence[int]) -> list[I]:
-        n = len(self._items)
+        items, n = self._items, len(self._items)
+        if isinstance(indices, list) and indices and set(map(type, indices)) == {int}:
+            # The data loader's case (a list of plain ints): validate the whole batch at once
+            # instead of item by item, then index in C. Any bad index takes the checked path.
+            if min(indices) >= 0 and max(indices) < n:
+                return list(map(items.__getitem__, indices))
         out = []
         for index in indices:
             index = check_index(index)
             if index >= n:
                 raise IndexError(f"index {index} out of range for dataset of length {n}")
-            out.append(self._items[index])
+            out.append(items[index])
         return out
 
     @classmethod
