@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import (
+    autodiff,
     binary,
     conv2d,
     launch_overhead,
@@ -26,5 +27,6 @@ SUITES = {
         reduce,
         softmax,
         training_step,
+        autodiff,
     )
 }
