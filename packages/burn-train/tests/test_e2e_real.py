@@ -2,7 +2,14 @@
 Adam and StepLr scheduler, burn_dataset loaders (train shuffled) and a burn_record checkpointer."""
 
 import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from burn_autodiff import Autodiff
@@ -15,6 +22,7 @@ from burn_optim.lr_scheduler import StepLrSchedulerConfig
 from burn_record import CompactRecorder, NamedMpkFileRecorder
 from burn_tensor import Tensor
 from burn_train import ClassificationOutput, LearnerBuilder, LearnerSummary, TrainOutput
+from burn_train.checkpoint import KeepLastNCheckpoints
 from burn_train.metric import AccuracyMetric, LearningRateMetric, LossMetric
 from burn_train.renderer import CliMetricsRenderer
 
@@ -171,3 +179,88 @@ def test_real_components_three_epochs_and_shuffled_resume(tmp_path):
     _, approx = fit(builder(tmp_path / "compact", epochs=3).checkpoint(2))
     for key, value in params(approx).items():
         np.testing.assert_allclose(value, p_full[key], atol=2e-3)
+
+
+SIGINT_CHILD = str(Path(__file__).with_name("sigint_child.py"))
+
+
+def test_sigint_mid_epoch_leaves_every_checkpoint_loadable(tmp_path):
+    """A real SIGINT from outside lands mid-epoch 3 of a 10-epoch run in another process: it stops
+    gracefully (exit 0), and every checkpoint file it wrote loads (model, optimizer, scheduler),
+    holds what an uninterrupted run holds at that epoch, and resumes to the uninterrupted run."""
+    run = tmp_path / "run"
+    run.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, SIGINT_CHILD, str(run)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # the signal goes to the child only
+    )
+    try:
+        log = run / "experiment.log"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if log.exists() and "Executing training step for epoch 3" in log.read_text():
+                break
+            time.sleep(0.02)
+        else:
+            raise AssertionError(f"epoch 3 never started: {proc.communicate(timeout=30)}")
+        time.sleep(0.3)  # a couple of the 6 iterations of 0.15 s
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err.decode()
+    assert (run / "returned.txt").read_text() == "completed=2 interrupted=True model=Mlp\n"
+    text = log.read_text()
+    m = re.search(r"Training interrupted at epoch 3 iteration (\d+): interrupted \(Ctrl-C\)", text)
+    assert m and 1 <= int(m.group(1)) < N_TRAIN // BATCH, text  # mid-epoch
+    assert not (run / "valid/epoch-3").exists()
+
+    # exactly the checkpoints of the completed epochs, no partial or temporary files
+    ckpt = run / "checkpoint"
+    kinds = ("model", "optim", "scheduler")
+    assert sorted(p.name for p in ckpt.iterdir()) == sorted(
+        f"{k}-{e}.mpk" for k in kinds for e in (1, 2)
+    )
+    # the uninterrupted reference (all its checkpoints kept)
+    ref = tmp_path / "ref"
+    recorder = NamedMpkFileRecorder()
+    _, full = fit(
+        builder(ref, epochs=3, recorder=recorder).with_checkpointing_strategy(
+            KeepLastNCheckpoints(3)
+        )
+    )
+    # every file written loads, each into its own kind of object
+    for path in sorted(ckpt.iterdir()):
+        kind, epoch = path.stem.split("-")
+        epoch = int(epoch)
+        if kind == "model":
+            proto = init_model(seed=1)
+            model = proto.load_record(recorder.load(path, target=proto.into_record()))
+            expected = init_model(seed=1)
+            expected = expected.load_record(
+                recorder.load(ref / f"checkpoint/model-{epoch}.mpk", target=expected.into_record())
+            )
+            got, want, before = params(model), params(expected), params(proto)
+            assert got.keys() == want.keys() and len(got) == 4
+            for key in got:
+                np.testing.assert_array_equal(got[key], want[key])
+                assert not np.array_equal(got[key], before[key])  # it did load something
+        elif kind == "optim":
+            record = recorder.load(path)
+            assert len(record) == 4  # one Adam state per parameter
+            AdamConfig().init().load_record(record)
+        else:
+            sched = StepLrSchedulerConfig(2e-2, 6).with_gamma(0.5).init()
+            sched = sched.load_record(recorder.load(path)) or sched
+            assert sched.iter_idx == epoch * N_TRAIN // BATCH - 1
+    # and the last one resumes to exactly the uninterrupted run
+    learner, resumed = fit(builder(run, epochs=3, recorder=recorder).checkpoint(2))
+    assert learner.epochs_completed == 3 and not learner.interrupted
+    p_full, p_resumed = params(full), params(resumed)
+    for key in p_full:
+        np.testing.assert_array_equal(p_resumed[key], p_full[key])
