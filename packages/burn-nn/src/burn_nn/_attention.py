@@ -15,6 +15,7 @@ from ._dropout import Dropout
 from ._initializer import Initializer, KaimingUniform
 from ._linear import Linear, LinearConfig
 from ._module import Module
+from ._util import check_initializer, check_sizes
 
 
 @dataclass
@@ -113,6 +114,8 @@ class MultiHeadAttentionConfig:
     initializer: Initializer = KaimingUniform()
 
     def init(self, device=None) -> MultiHeadAttention:
+        check_sizes("MultiHeadAttentionConfig", d_model=self.d_model, n_heads=self.n_heads)
+        check_initializer("MultiHeadAttentionConfig", self.initializer)
         if self.d_model % self.n_heads:
             raise ValueError(f"MultiHeadAttentionConfig: d_model={self.d_model} is not divisible by "
                              f"n_heads={self.n_heads}")
@@ -154,6 +157,7 @@ class MultiHeadAttention(Module):
         return x.reshape([b, s, self.n_heads, self.d_k]).swap_dims(1, 2)
 
     def forward(self, input: MhaInput) -> MhaOutput:
+        self._check_inputs(input)
         q = self._heads(self.query.forward(input.query))
         k = self._heads(self.key.forward(input.key))
         v = self._heads(self.value.forward(input.value))
@@ -166,6 +170,14 @@ class MultiHeadAttention(Module):
         k = self._heads(cache.key.forward_autoregressive(input.key, self.key.forward))
         v = self._heads(cache.value.forward_autoregressive(input.value, self.value.forward))
         return self._attend(q, k, v, input)
+
+    def _check_inputs(self, input: MhaInput) -> None:
+        d_model = self.n_heads * self.d_k
+        for name in ("query", "key", "value"):
+            dims = getattr(input, name).dims()
+            if len(dims) != 3 or dims[-1] != d_model:
+                raise ValueError(f"MultiHeadAttention: {name} must be [batch, seq, d_model={d_model}] "
+                                 f"({self.n_heads} heads x d_k={self.d_k}), got {dims}")
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, input: MhaInput) -> MhaOutput:
         scores = q.matmul(k.swap_dims(2, 3)).div_scalar(math.sqrt(self.d_k))

@@ -12,7 +12,7 @@ from ._initializer import Initializer, KaimingUniform, Zeros
 from ._module import Module
 from ._padding import PaddingConfig1d, PaddingConfig2d, pad_input, split_pads
 from ._param import Param
-from ._util import device_or_default, pair
+from ._util import check_initializer, check_sizes, device_or_default, pair
 
 
 def _check_groups(name: str, c_in: int, c_out: int, groups: int) -> None:
@@ -55,6 +55,9 @@ class Conv1dConfig:
 
     def init(self, device=None) -> Conv1d:
         device = device_or_default(device)
+        check_sizes("Conv1dConfig", channels_in=self.channels_in, channels_out=self.channels_out,
+                    kernel_size=self.kernel_size, stride=self.stride, dilation=self.dilation)
+        check_initializer("Conv1dConfig", self.initializer)
         _check_groups("Conv1dConfig", self.channels_in, self.channels_out, self.groups)
         shape = [self.channels_out, self.channels_in // self.groups, self.kernel_size]
         w, b = _conv_params(self.initializer, shape, self.channels_in, self.channels_out,
@@ -116,6 +119,9 @@ class Conv2dConfig:
         device = device_or_default(device)
         c_in, c_out = pair(self.channels, 2, "channels")
         kernel = pair(self.kernel_size, 2, "kernel_size")
+        check_sizes("Conv2dConfig", channels=[c_in, c_out], kernel_size=kernel,
+                    stride=pair(self.stride, 2, "stride"), dilation=pair(self.dilation, 2, "dilation"))
+        check_initializer("Conv2dConfig", self.initializer)
         _check_groups("Conv2dConfig", c_in, c_out, self.groups)
         shape = [c_out, c_in // self.groups, *kernel]
         w, b = _conv_params(self.initializer, shape, c_in, c_out, self.groups, kernel, self.bias, device)

@@ -11,7 +11,7 @@ from ._config import config
 from ._initializer import Initializer, KaimingUniform
 from ._module import Module
 from ._param import Param
-from ._util import device_or_default, pair
+from ._util import check_initializer, check_sizes, device_or_default, pair
 
 
 def _params(initializer, shape, c_in, c_out, groups, kernel, bias, device):
@@ -47,6 +47,9 @@ class ConvTranspose1dConfig:
     def init(self, device=None) -> ConvTranspose1d:
         device = device_or_default(device)
         c_in, c_out = pair(self.channels, 2, "channels")
+        check_sizes("ConvTranspose1dConfig", channels=[c_in, c_out], kernel_size=self.kernel_size,
+                    stride=self.stride, dilation=self.dilation)
+        check_initializer("ConvTranspose1dConfig", self.initializer)
         shape = [c_in, c_out // self.groups, self.kernel_size]
         w, b = _params(self.initializer, shape, c_in, c_out, self.groups, [self.kernel_size],
                        self.bias, device)
@@ -102,6 +105,9 @@ class ConvTranspose2dConfig:
         device = device_or_default(device)
         c_in, c_out = pair(self.channels, 2, "channels")
         kernel = pair(self.kernel_size, 2, "kernel_size")
+        check_sizes("ConvTranspose2dConfig", channels=[c_in, c_out], kernel_size=kernel,
+                    stride=pair(self.stride, 2, "stride"), dilation=pair(self.dilation, 2, "dilation"))
+        check_initializer("ConvTranspose2dConfig", self.initializer)
         shape = [c_in, c_out // self.groups, *kernel]
         w, b = _params(self.initializer, shape, c_in, c_out, self.groups, kernel, self.bias, device)
         return ConvTranspose2d(weight=w, bias=b, stride=pair(self.stride, 2, "stride"),

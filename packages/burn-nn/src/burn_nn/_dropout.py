@@ -9,7 +9,7 @@ from ._config import config
 from ._initializer import Initializer, Normal
 from ._module import Module
 from ._param import Param
-from ._util import device_or_default, is_training
+from ._util import check_initializer, check_sizes, device_or_default, is_training
 
 
 @config
@@ -61,6 +61,8 @@ class EmbeddingConfig:
 
     def init(self, device=None) -> Embedding:
         device = device_or_default(device)
+        check_sizes("EmbeddingConfig", n_embedding=self.n_embedding, d_model=self.d_model)
+        check_initializer("EmbeddingConfig", self.initializer)
         return Embedding(weight=self.initializer.init([self.n_embedding, self.d_model], device))
 
 

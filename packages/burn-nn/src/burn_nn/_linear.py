@@ -11,7 +11,7 @@ from ._config import config
 from ._initializer import Initializer, KaimingUniform, Zeros
 from ._module import Module
 from ._param import Param
-from ._util import device_or_default
+from ._util import check_enum, check_initializer, check_sizes, device_or_default
 
 
 class LinearLayout(enum.Enum):
@@ -40,13 +40,16 @@ class LinearConfig:
 
     def init(self, device=None) -> Linear:
         device = device_or_default(device)
+        check_sizes("LinearConfig", d_input=self.d_input, d_output=self.d_output)
+        check_initializer("LinearConfig", self.initializer)
+        layout = check_enum("LinearConfig", "layout", self.layout, LinearLayout)
         shape = [self.d_input, self.d_output]
-        if self.layout is LinearLayout.Col:
+        if layout is LinearLayout.Col:
             shape = shape[::-1]
         fi, fo = self.d_input, self.d_output
         weight = self.initializer.init_with(shape, fi, fo, device)
         bias = self.initializer.init_with([self.d_output], fi, fo, device) if self.bias else None
-        return Linear(weight=weight, bias=bias, layout=self.layout)
+        return Linear(weight=weight, bias=bias, layout=layout)
 
     def init_with(self, record, device=None) -> Linear:
         """Build and load `record` (the first book's `init_with`): no random init first."""

@@ -25,9 +25,19 @@ class Reduction(enum.Enum):
     Auto = "Auto"
 
 
+def _reduction(reduction: Reduction | str) -> Reduction:
+    """A `Reduction`, or its name in any case ("mean", "BatchMean"); anything else is an error."""
+    if isinstance(reduction, Reduction):
+        return reduction
+    if isinstance(reduction, str):
+        for member in Reduction:
+            if member.name.lower() == reduction.lower():
+                return member
+    raise ValueError(f"unknown reduction {reduction!r} (one of {[m.name for m in Reduction]})")
+
+
 def reduce(t: Tensor, reduction: Reduction | str = Reduction.Mean) -> Tensor:
-    r = reduction if isinstance(reduction, Reduction) else Reduction[str(reduction).capitalize()
-                                                                      if str(reduction).islower() else reduction]
+    r = _reduction(reduction)
     if r in (Reduction.Mean, Reduction.Auto):
         return t.mean()
     if r is Reduction.Sum:

@@ -11,7 +11,7 @@ from ._config import config
 from ._initializer import Ones, Zeros
 from ._module import Module
 from ._param import Param, RunningState
-from ._util import device_or_default, is_training
+from ._util import check_sizes, device_or_default, is_training
 
 
 def _channel_view(t: Tensor, rank: int) -> Tensor:
@@ -34,6 +34,7 @@ class BatchNormConfig:
 
     def init(self, device=None) -> BatchNorm:
         device = device_or_default(device)
+        check_sizes("BatchNormConfig", num_features=self.num_features)
         n = [self.num_features]
         return BatchNorm(
             gamma=Ones().init(n, device), beta=Zeros().init(n, device),
@@ -95,6 +96,7 @@ class LayerNormConfig:
 
     def init(self, device=None) -> LayerNorm:
         device = device_or_default(device)
+        check_sizes("LayerNormConfig", d_model=self.d_model)
         n = [self.d_model]
         return LayerNorm(gamma=Ones().init(n, device),
                          beta=Zeros().init(n, device) if self.bias else None, epsilon=self.epsilon)
@@ -145,6 +147,7 @@ class GroupNormConfig:
     affine: bool = True
 
     def init(self, device=None) -> GroupNorm:
+        check_sizes("GroupNormConfig", num_groups=self.num_groups, num_channels=self.num_channels)
         if self.num_channels % self.num_groups:
             raise ValueError(f"GroupNormConfig: num_channels={self.num_channels} must be divisible "
                              f"by num_groups={self.num_groups}")
@@ -182,6 +185,7 @@ class InstanceNormConfig:
     affine: bool = True
 
     def init(self, device=None) -> InstanceNorm:
+        check_sizes("InstanceNormConfig", num_channels=self.num_channels)
         device = device_or_default(device)
         n = [self.num_channels]
         gamma = Ones().init(n, device) if self.affine else None
@@ -214,6 +218,7 @@ class RmsNormConfig:
     epsilon: float = 1e-5
 
     def init(self, device=None) -> RmsNorm:
+        check_sizes("RmsNormConfig", d_model=self.d_model)
         return RmsNorm(gamma=Ones().init([self.d_model], device_or_default(device)),
                        epsilon=self.epsilon)
 

@@ -68,7 +68,8 @@ class _Padding:
             return cls.Explicit(*([value] * (cls._n_explicit // 2)))
         if isinstance(value, list | tuple):
             return cls.Explicit(*value)
-        raise TypeError(f"{cls.__name__}: cannot use {value!r} as padding")
+        raise TypeError(f"{cls.__name__}: cannot use {value!r} as padding (expected {cls.__name__}.Same, "
+                        f".Valid or .Explicit(...), \"same\"/\"valid\", an int or a tuple of ints)")
 
     def pads(self, sizes, kernel, stride, dilation) -> list[tuple[int, int]]:
         """`(before, after)` per spatial dim for inputs of `sizes` (Same puts the odd pixel after)."""

@@ -15,6 +15,7 @@ from ._config import config
 from ._initializer import Initializer, XavierNormal
 from ._linear import Linear, LinearConfig
 from ._module import Module
+from ._util import check_initializer, check_sizes
 
 
 class GateController(Module):
@@ -61,6 +62,9 @@ class LstmConfig:
     input_forget: bool = False
 
     def init(self, device=None) -> Lstm:
+        check_sizes("LstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_initializer("LstmConfig", self.initializer)
+
         def gate():
             return GateController.new(self.d_input, self.d_hidden, self.bias, self.initializer, device)
 
@@ -131,6 +135,8 @@ class BiLstmConfig:
     input_forget: bool = False
 
     def init(self, device=None) -> BiLstm:
+        check_sizes("BiLstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_initializer("BiLstmConfig", self.initializer)
         base = dict(initializer=self.initializer, batch_first=True, clip=self.clip,
                     input_forget=self.input_forget)
         return BiLstm(forward_lstm=LstmConfig(self.d_input, self.d_hidden, self.bias, **base).init(device),
@@ -177,6 +183,9 @@ class GruConfig:
     batch_first: bool = True
 
     def init(self, device=None) -> Gru:
+        check_sizes("GruConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_initializer("GruConfig", self.initializer)
+
         def gate():
             return GateController.new(self.d_input, self.d_hidden, self.bias, self.initializer, device)
 

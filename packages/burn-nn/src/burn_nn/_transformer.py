@@ -14,6 +14,7 @@ from ._initializer import Initializer, KaimingUniform
 from ._linear import Linear, LinearConfig
 from ._module import Module
 from ._norm import LayerNorm, LayerNormConfig
+from ._util import check_sizes
 
 
 @config
@@ -26,6 +27,7 @@ class PositionWiseFeedForwardConfig:
     initializer: Initializer = KaimingUniform()
 
     def init(self, device=None) -> PositionWiseFeedForward:
+        check_sizes("PositionWiseFeedForwardConfig", d_model=self.d_model, d_ff=self.d_ff)
         return PositionWiseFeedForward(
             linear_inner=LinearConfig(self.d_model, self.d_ff, initializer=self.initializer).init(device),
             linear_outer=LinearConfig(self.d_ff, self.d_model, initializer=self.initializer).init(device),
@@ -68,6 +70,11 @@ def _mha_input(q, kv, mask_pad, mask_attn) -> MhaInput:
 
 
 def _block_parts(cfg, device):
+    check_sizes(type(cfg).__name__, d_model=cfg.d_model, d_ff=cfg.d_ff, n_heads=cfg.n_heads,
+                n_layers=cfg.n_layers)
+    if cfg.d_model % cfg.n_heads:
+        raise ValueError(f"{type(cfg).__name__}: d_model={cfg.d_model} is not divisible by "
+                         f"n_heads={cfg.n_heads}")
     mha = MultiHeadAttentionConfig(cfg.d_model, cfg.n_heads, dropout=cfg.dropout,
                                    quiet_softmax=cfg.quiet_softmax, initializer=cfg.initializer)
     pwff = PositionWiseFeedForwardConfig(cfg.d_model, cfg.d_ff, dropout=cfg.dropout,
