@@ -151,25 +151,35 @@ def device_of(b, p: Any) -> Device:
 
 
 def topo_order(root: Node) -> list[Node]:
-    """Nodes reachable from `root`, parents before children (iterative DFS: no recursion limit)."""
+    """Nodes reachable from `root`, parents before children (iterative DFS: no recursion limit).
+
+    Nodes hash by identity (no __eq__/__hash__), so sets and dicts key on them directly.
+    """
     order: list[Node] = []
-    seen: set[int] = set()
+    seen: set[Node] = set()
+    add_seen = seen.add
+    push = order.append
     stack = [(root, False)]
+    pop = stack.pop
+    append = stack.append
     while stack:
-        n, done = stack.pop()
+        n, done = pop()
         if done:
-            order.append(n)
+            push(n)
             continue
-        if n.id in seen:
+        if n in seen:
             continue
-        seen.add(n.id)
-        stack.append((n, True))
+        add_seen(n)
+        append((n, True))
         for p in n.parents:
             if p is None:
                 continue
-            for q in (p if type(p) is tuple else (p,)):
-                if q is not None and q.id not in seen:
-                    stack.append((q, False))
+            if type(p) is tuple:
+                for q in p:
+                    if q is not None and q not in seen:
+                        append((q, False))
+            elif p not in seen:
+                append((p, False))
     return order
 
 
@@ -181,14 +191,17 @@ def run_backward(root: AutodiffTensor) -> Gradients:
         return grads
     b = node.b
     seed = b.float_ones(tuple(root.shape), device_of(b, root.p), DType.from_np(root.dtype))
-    pending: dict[int, Any] = {node.id: seed}
+    pending: dict[Node, Any] = {node: seed}
+    pending_pop = pending.pop
+    pending_get = pending.get
+    leaf_grads = grads._g
     add = b.float_add
     for n in reversed(topo_order(node)):
-        g = pending.pop(n.id, None)
+        g = pending_pop(n, None)
         if n.leaf:
             if g is not None:
-                prev = grads._g.get(n.id)
-                grads._g[n.id] = g if prev is None else add(prev, g)
+                prev = leaf_grads.get(n.id)
+                leaf_grads[n.id] = g if prev is None else add(prev, g)
             continue
         if g is not None and n.rule is not None:
             gs = n.rule.backward(n, g)
@@ -198,11 +211,11 @@ def run_backward(root: AutodiffTensor) -> Gradients:
                 if type(par) is tuple:
                     for q, qg in zip(par, pg):
                         if q is not None and qg is not None:
-                            prev = pending.get(q.id)
-                            pending[q.id] = qg if prev is None else add(prev, qg)
+                            prev = pending_get(q)
+                            pending[q] = qg if prev is None else add(prev, qg)
                 else:
-                    prev = pending.get(par.id)
-                    pending[par.id] = pg if prev is None else add(prev, pg)
+                    prev = pending_get(par)
+                    pending[par] = pg if prev is None else add(prev, pg)
         # Free saved state as soon as the step ran: peak memory falls during the pass.
         n.clear()
     return grads

@@ -62,6 +62,15 @@ class Meta:
         return f"Meta(shape={tuple(self.shape)}, dtype={self.dtype})"
 
 
+def meta(p: Any) -> Meta:
+    """Fast `Meta(p)` (skips `__init__`'s call frame): recorded once per unkept op input."""
+    m = _new(Meta)
+    m.shape = p.shape
+    m.dtype = p.dtype
+    m.device = getattr(p, "device", None)
+    return m
+
+
 def is_float_primitive(x: Any) -> bool:
     """Primitive contract: float primitives carry a numpy float dtype (kind 'f', or bfloat16)."""
     dt = getattr(x, "dtype", None)

@@ -14,7 +14,7 @@ from burn_tensor import Device
 
 from ._graph import new_node
 from ._rule import Rule
-from ._tensor import AutodiffTensor, Meta, is_float_primitive, wrap
+from ._tensor import AutodiffTensor, is_float_primitive, meta, wrap
 
 ADT = AutodiffTensor
 
@@ -29,7 +29,7 @@ def wrap_out(out: Any) -> Any:
 
 
 def _meta(a: Any) -> Any:
-    return [Meta(e) for e in a] if type(a) is list else Meta(a)
+    return [meta(e) for e in a] if type(a) is list else meta(a)
 
 
 def record(inner, r: Rule, balanced: bool, parents: list, ia: list, fl: list, out: Any) -> Any:
