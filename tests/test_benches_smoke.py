@@ -18,6 +18,7 @@ SUITES = [
     "reduce",
     "softmax",
     "training_step",
+    "autodiff",
 ]
 # Suites without a raw-numpy reference (burn vs torch only).
 NO_NUMPY = {"unary", "training_step"}
