@@ -14,7 +14,6 @@ far.
 """
 
 import io
-from dataclasses import dataclass
 
 import numpy as np
 from burn_autodiff import Autodiff
@@ -24,10 +23,10 @@ from burn_nn import LinearConfig, Module, Relu
 from burn_nn.loss import CrossEntropyLossConfig
 from burn_optim import MomentumConfig, SgdConfig, WeightDecayConfig
 from burn_record import NamedMpkFileRecorder
-from burn_tensor import Tensor
 from burn_train import ClassificationOutput, LearnerBuilder, TrainOutput
 from burn_train.metric import AccuracyMetric, LossMetric
 from burn_train.renderer import CliMetricsRenderer
+from real_parts import Batcher, make_items
 
 INNER = NdArray(float_dtype="float64")
 AD = Autodiff(INNER)
@@ -36,34 +35,13 @@ N_TRAIN, N_VALID = 96, 32
 LR, EPOCHS = 0.05, 2
 
 
-def make_items(n, seed):
-    rng = np.random.default_rng(seed)
-    centers = np.array([[2, 0, 0, 1], [0, 2, 0, -1], [0, 0, 2, 0]], dtype=np.float64)
-    labels = rng.integers(0, N_CLASSES, n)
-    xs = centers[labels] + rng.normal(0, 1.0, (n, D_IN))
-    return [(xs[i], int(labels[i])) for i in range(n)]
-
-
-@dataclass
-class Batch:
-    inputs: Tensor
-    targets: Tensor
-
-
-class Batcher:
-    def batch(self, items, device):
-        x = np.stack([i[0] for i in items]).astype(np.float64)
-        y = np.array([i[1] for i in items], dtype=np.int64)
-        return Batch(Tensor.from_data(x, device), Tensor.from_data(y, device))
-
-
 def loaders(batch_size):
     # no shuffle: batch 32 number k holds exactly batches 16 number 2k and 2k+1
-    train = DataLoaderBuilder(Batcher()).batch_size(batch_size).set_device(AD.device())
-    valid = DataLoaderBuilder(Batcher()).batch_size(16).set_device(INNER.device())
+    train = DataLoaderBuilder(Batcher(np.float64)).batch_size(batch_size).set_device(AD.device())
+    valid = DataLoaderBuilder(Batcher(np.float64)).batch_size(16).set_device(INNER.device())
     return (
-        train.build(InMemDataset(make_items(N_TRAIN, 0))),
-        valid.build(InMemDataset(make_items(N_VALID, 1))),
+        train.build(InMemDataset(make_items(N_TRAIN, 0, np.float64))),
+        valid.build(InMemDataset(make_items(N_VALID, 1, np.float64))),
     )
 
 

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,37 +19,16 @@ from burn_nn.loss import CrossEntropyLossConfig
 from burn_optim import AdamConfig
 from burn_optim.lr_scheduler import StepLrSchedulerConfig
 from burn_record import CompactRecorder, NamedMpkFileRecorder
-from burn_tensor import Tensor
 from burn_train import ClassificationOutput, LearnerBuilder, LearnerSummary, TrainOutput
 from burn_train.checkpoint import KeepLastNCheckpoints
 from burn_train.metric import AccuracyMetric, LearningRateMetric, LossMetric
 from burn_train.renderer import CliMetricsRenderer
+from real_parts import Batcher, make_items
 
 INNER = NdArray()
 AD = Autodiff(INNER)
 N_CLASSES, D_IN, D_HIDDEN = 3, 4, 16
 N_TRAIN, N_VALID, BATCH = 96, 48, 16
-
-
-def make_items(n, seed):
-    rng = np.random.default_rng(seed)
-    centers = np.array([[2, 0, 0, 1], [0, 2, 0, -1], [0, 0, 2, 0]], dtype=np.float32)
-    labels = rng.integers(0, N_CLASSES, n)
-    xs = centers[labels] + rng.normal(0, 1.0, (n, D_IN)).astype(np.float32)
-    return [(xs[i], int(labels[i])) for i in range(n)]
-
-
-@dataclass
-class Batch:
-    inputs: Tensor
-    targets: Tensor
-
-
-class Batcher:
-    def batch(self, items, device):
-        x = np.stack([i[0] for i in items]).astype(np.float32)
-        y = np.array([i[1] for i in items], dtype=np.int64)
-        return Batch(Tensor.from_data(x, device), Tensor.from_data(y, device))
 
 
 def loaders(seed=7):
