@@ -1,6 +1,7 @@
 """SqliteDataset / SqliteDatasetWriter / SqliteDatasetStorage on real SQLite files."""
 
 import dataclasses
+import os
 import pickle
 import sqlite3
 import subprocess
@@ -10,7 +11,12 @@ import threading
 
 import numpy as np
 import pytest
-from burn_dataset import SqliteDataset, SqliteDatasetStorage, SqliteDatasetWriter
+from burn_dataset import (
+    DataLoaderBuilder,
+    SqliteDataset,
+    SqliteDatasetStorage,
+    SqliteDatasetWriter,
+)
 
 
 @dataclasses.dataclass
@@ -230,6 +236,31 @@ def test_threaded_writer_and_concurrent_thread_readers(tmp_path):
     assert errors == []
     for idx, got in results.values():
         assert got == [expected[i] for i in idx]
+
+
+def _open_fds_to(path):
+    fd_dir = "/proc/self/fd"
+    targets = []
+    for fd in os.listdir(fd_dir):
+        try:
+            targets.append(os.readlink(f"{fd_dir}/{fd}"))
+        except OSError:
+            continue
+    return sum(t == str(path.resolve()) for t in targets)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts fds through /proc")
+def test_loader_epochs_do_not_leak_connections(tmp_path):
+    # Every epoch of a multi-worker loader runs on fresh threads, each opening its own
+    # connection: those of exited threads must be closed, not kept until the dataset dies.
+    path = tmp_path / "e.db"
+    with SqliteDatasetWriter(path) as writer:
+        writer.write_many("train", list(range(64)))
+    ds = SqliteDataset(path, "train")
+    loader = DataLoaderBuilder(lambda items, device: items).batch_size(8).num_workers(4).build(ds)
+    for _ in range(20):
+        assert sorted(x for batch in loader for x in batch) == list(range(64))
+    assert _open_fds_to(path) <= 4 + 1  # live worker threads' + the opening thread's
 
 
 _WRITE = textwrap.dedent(

@@ -62,7 +62,9 @@ class SqliteDataset(Dataset[Any]):
             raise FileNotFoundError(f"SQLite dataset file not found: {self._db_file}")
         self._item_type = item_type
         self._local = threading.local()
-        self._all_conns: list[sqlite3.Connection] = []
+        # (owning thread, connection): a data loader starts fresh worker threads every epoch, so
+        # connections of threads that have exited are closed when a new one is opened.
+        self._all_conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._conns_lock = threading.Lock()
         conn = self._connection()
         splits = list_splits(conn)
@@ -98,7 +100,11 @@ class SqliteDataset(Dataset[Any]):
             conn = _open_readonly(self._db_file)
             self._local.conn = conn
             with self._conns_lock:
-                self._all_conns.append(conn)
+                dead = [c for t, c in self._all_conns if not t.is_alive()]
+                self._all_conns = [(t, c) for t, c in self._all_conns if t.is_alive()]
+                self._all_conns.append((threading.current_thread(), conn))
+            for old in dead:
+                old.close()
         return conn
 
     def close(self) -> None:
@@ -106,7 +112,7 @@ class SqliteDataset(Dataset[Any]):
         with self._conns_lock:
             conns, self._all_conns = self._all_conns, []
             self._local = threading.local()
-        for conn in conns:
+        for _, conn in conns:
             conn.close()
 
     def __del__(self) -> None:
