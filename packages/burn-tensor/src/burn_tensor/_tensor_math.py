@@ -96,8 +96,6 @@ class MathMixin:
     def remainder_scalar(self, s):
         return self.remainder(check.scalar_for("remainder_scalar", self, s))
 
-    fmod = remainder
-
     __add__ = __radd__ = add
     __sub__ = sub
     __mul__ = __rmul__ = mul
@@ -263,6 +261,31 @@ class MathMixin:
         check.float_("hypot", self)
         check.binary("hypot", self, other)
         return self._like(self._o.hypot(self._p, other._p))
+
+    def fmod(self, other):
+        """C's `fmod` (Burn `fmod`): `x - y * trunc(x / y)`, the sign of the dividend (unlike
+        `remainder`, which takes the divisor's); a finite `x` over an infinite `y` gives `x`.
+
+        Shapes: [d...] fmod [d...] -> [d...]
+        """
+        from ._tensor import Tensor
+
+        check.float_("fmod", self)
+        if not isinstance(other, Tensor):
+            return self.fmod_scalar(other)
+        check.binary("fmod", self, other)
+        q = self.div(other).trunc()
+        # 0 * inf is NaN: a zero quotient over an infinite divisor contributes 0 (Burn).
+        prod = other.mul(q).mask_fill(q.equal_elem(0.0).bool_and(other.is_inf()), 0.0)
+        return self.sub(prod)
+
+    def fmod_scalar(self, s):
+        """`fmod` with a scalar divisor: `[5.3, -5.3].fmod_scalar(2.0) == [1.3, -1.3]`."""
+        check.float_("fmod_scalar", self)
+        s = check.scalar_for("fmod_scalar", self, s)
+        if s in (float("inf"), float("-inf")):
+            return self
+        return self.sub(self.div_scalar(s).trunc().mul_scalar(s))
 
     def deg2rad(self):
         check.float_("deg2rad", self)

@@ -260,7 +260,17 @@ def test_float_remainder_takes_divisor_sign(burn):
     x = burn.float([-7.0, -3.0, 2.0, 6.0, -7.5, 7.5])
     burn.assert_close(x.remainder_scalar(-2.5), [-2.0, -0.5, -0.5, -1.5, -0.0, -0.0])
     burn.assert_close(x.remainder_scalar(3.0), [2.0, 0.0, 2.0, 0.0, 1.5, 1.5])
-    burn.assert_close(x.fmod(burn.float([10.0] * 6)), [3.0, 7.0, 2.0, 6.0, 2.5, 7.5])
+
+
+def test_fmod_takes_dividend_sign(burn):
+    # Burn's fmod (C fmod, torch.fmod): x - y * trunc(x / y), unlike remainder.
+    x = burn.float([5.3, -5.3, 5.3, -5.3, -7.0, 7.5, 2.0])
+    y = burn.float([2.0, 2.0, -2.0, -2.0, 10.0, 3.0, float("inf")])
+    burn.assert_close(x.fmod(y), [1.3, -1.3, 1.3, -1.3, -7.0, 1.5, 2.0])
+    burn.assert_close(x.fmod_scalar(2.0), [1.3, -1.3, 1.3, -1.3, -1.0, 1.5, 0.0])
+    burn.assert_close(x.fmod_scalar(float("inf")), [5.3, -5.3, 5.3, -5.3, -7.0, 7.5, 2.0])
+    with pytest.raises(TensorCheckError, match="fmod"):
+        burn.int([1, 2]).fmod(burn.int([1, 1]))
 
 
 # -- scalar ops -------------------------------------------------------------------------------------
