@@ -79,7 +79,11 @@ def same_device(op: str, a, b) -> None:
 
 def scalar_for(op: str, t, value):
     """Convert a Python scalar for a tensor of t's kind; ints refuse non-integral floats."""
-    k = t._o.kind
+    return scalar_of_kind(op, t._o.kind, value)
+
+
+def scalar_of_kind(op: str, k, value):
+    """`scalar_for` by kind (creation ops have no tensor yet)."""
     if k is Float:
         try:
             return float(value)

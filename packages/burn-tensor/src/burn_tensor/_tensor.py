@@ -166,6 +166,8 @@ class Tensor(
         if kind is None and dtype is None:
             kind = Bool if isinstance(fill_value, bool) else Int if isinstance(fill_value, int) else Float
         device, shape, kind, dt = Tensor._create("full", shape, device, kind, dtype)
+        # An Int fill of 2.5 would truncate silently in the backend: refuse it, like int scalars.
+        fill_value = check.scalar_of_kind("full", kind, fill_value)
         p = getattr(device.backend, _PREFIX[kind] + "full")(shape, fill_value, device, dt)
         return Tensor._make(p, kind, device)
 

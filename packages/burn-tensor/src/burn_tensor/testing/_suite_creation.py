@@ -8,6 +8,7 @@ import pytest
 from .._data import TensorData
 from .._distribution import Distribution
 from .._dtype import Bool, DType, Float, Int
+from .._errors import TensorCheckError
 from .._tensor import Tensor
 
 
@@ -27,6 +28,17 @@ def test_zeros_ones_full_empty(burn, shape):
     assert e.dims() == list(shape) and e.kind is Float and e.dtype is burn.fdt
     e = Tensor.empty(shape, dev, kind=Int)
     assert e.dims() == list(shape) and e.dtype is burn.idt
+
+
+def test_int_full_refuses_a_fractional_fill(burn):
+    # np.full(..., 2.5, int64) truncates to 2; `2.5 / int_tensor` went through it.
+    dev = burn.device
+    burn.assert_equal(Tensor.full([2], 3.0, dev, kind=Int), np.full(2, 3))
+    for make in (lambda: Tensor.full([2], 2.5, dev, kind=Int),
+                 lambda: burn.int([1, 2]).full_like(2.5),
+                 lambda: 2.5 / burn.int([1, 2])):
+        with pytest.raises(TensorCheckError, match="non-integral"):
+            make()
 
 
 def test_like_constructors(burn):
