@@ -153,6 +153,17 @@ def test_auroc_and_hamming():
     assert h.value() == pytest.approx(100 * 4 / 6)
 
 
+def test_auroc_with_ties_matches_pairwise_count():
+    from burn_train.metric._auroc import auroc
+
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 7, 500).astype(np.float64) / 7  # many ties
+    labels = rng.integers(0, 2, 500)
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    assert auroc(scores, labels) == pytest.approx(wins / (len(pos) * len(neg)), abs=1e-12)
+
+
 def test_outputs_adapt_to_metric_inputs():
     out = ClassificationOutput(t([0.5]), t(OUTPUTS), t([2, 1, 0, 1]))
     acc = AccuracyMetric()

@@ -34,17 +34,12 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     n_pos, n_neg = int(labels.sum()), int((~labels).sum())
     if n_pos == 0 or n_neg == 0:
         return math.nan
-    # Average ranks handle ties exactly as the U statistic's one-half credit does.
+    # Average ranks handle ties exactly as the U statistic's one-half credit does. Vectorized:
+    # the running value re-ranks every prediction of the epoch on each batch.
     order = np.argsort(scores, kind="mergesort")
+    _, first, counts = np.unique(scores[order], return_index=True, return_counts=True)
     ranks = np.empty(len(scores), dtype=np.float64)
-    sorted_scores = scores[order]
-    i = 0
-    while i < len(scores):
-        j = i
-        while j + 1 < len(scores) and sorted_scores[j + 1] == sorted_scores[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2.0 + 1.0
-        i = j + 1
+    ranks[order] = np.repeat(first + (counts - 1) / 2.0 + 1.0, counts)
     u = ranks[labels].sum() - n_pos * (n_pos + 1) / 2.0
     return float(u / (n_pos * n_neg))
 
