@@ -110,8 +110,16 @@ class MathMixin:
 
     def __floordiv__(self, other):
         if self._o.kind is Int:
-            return self.div(other)
+            # Burn's Int div truncates (-7 / 2 == -3) but `%` is Burn's remainder (divisor sign,
+            # -7 % 2 == 1): floor so that a == (a // b) * b + a % b, as in Python and PyTorch.
+            return self.sub(self.remainder(other)).div(other)
         return self.div(other).floor()
+
+    def __rfloordiv__(self, other):
+        return self.full_like(other).__floordiv__(self)
+
+    def __rmod__(self, other):
+        return self.full_like(other).remainder(self)
 
     def __neg__(self):
         return self.neg()

@@ -253,7 +253,13 @@ def test_int_div_truncates_and_remainder_takes_divisor_sign(burn):
     burn.assert_equal(ta.remainder(tb), np.array([1, 1, -1, -1, 0, 0, 3]))
     burn.assert_equal(ta.div_scalar(-2), np.array([-3, 3, -3, 3, 0, -2, 0]))
     burn.assert_equal(ta.remainder_scalar(-3), np.array([-2, -1, -2, -1, 0, -1, -1]))
-    burn.assert_equal(ta // 2, np.array([3, -3, 3, -3, 0, 2, 0]))
+    # `//` floors like Python/PyTorch, consistent with `%`: a == (a // b) * b + a % b.
+    burn.assert_equal(ta // 2, a // 2)
+    burn.assert_equal(ta // tb, a // b)
+    burn.assert_equal(ta // -3, a // -3)
+    burn.assert_equal((ta // tb) * tb + ta % tb, a)
+    burn.assert_equal(7 // tb, 7 // b)
+    burn.assert_equal(-7 % tb, -7 % b)
 
 
 def test_float_remainder_takes_divisor_sign(burn):
