@@ -45,11 +45,17 @@ def fake_eps(monkeypatch):
 
 
 def test_not_installed_names_the_extra(fake_eps):
+    fake_eps.pop("ndarray", None)
     with pytest.raises(BackendNotInstalledError) as err:
-        get_backend("opencl")
+        get_backend("ndarray")
     msg = str(err.value)
-    assert "backend 'opencl' is not installed" in msg and "pip install 'burn[opencl]'" in msg
+    assert "backend 'ndarray' is not installed" in msg and "pip install 'burn[ndarray]'" in msg
     assert isinstance(err.value, ImportError) and isinstance(err.value, BackendError)
+    # A designed backend without a released package says so rather than naming a missing extra.
+    with pytest.raises(BackendNotInstalledError, match="burn-opencl is planned but not released"):
+        get_backend("opencl")
+    with pytest.raises(BackendNotInstalledError, match="'burn.backends' entry-point group"):
+        get_backend("no-such-backend")
 
 
 def test_failed_import_chains_the_cause(fake_eps):

@@ -48,7 +48,20 @@ class BackendSpec:
     probe: Callable[[], str | None] = lambda: None
 
 
-KNOWN_EXTRAS = {"ndarray": "ndarray", "opencl": "opencl", "cuda": "cuda"}
+# Backends with a released package and its pip extra of the `burn` facade.
+KNOWN_EXTRAS = {"ndarray": "ndarray"}
+# Backends of the design whose packages are not released yet: say so instead of naming an extra
+# that does not exist.
+PLANNED = {"opencl": "burn-opencl", "cuda": "burn-cuda"}
+
+
+def install_hint(name: str) -> str:
+    """How to get backend `name`: the pip extra, or that its package is not released yet."""
+    if name in KNOWN_EXTRAS:
+        return f"pip install 'burn[{KNOWN_EXTRAS[name]}]'"
+    if name in PLANNED:
+        return f"its package {PLANNED[name]} is planned but not released yet"
+    return "install the package that registers it in the 'burn.backends' entry-point group"
 
 
 def _entry_points():
@@ -63,9 +76,8 @@ def available_backends() -> list[str]:
 def backend_spec(name: str) -> BackendSpec:
     eps = _entry_points()
     if name not in eps:
-        extra = KNOWN_EXTRAS.get(name, name)
         raise BackendNotInstalledError(
-            f"backend '{name}' is not installed: pip install 'burn[{extra}]' "
+            f"backend '{name}' is not installed: {install_hint(name)} "
             f"(installed: {sorted(eps) or 'none'})"
         )
     try:

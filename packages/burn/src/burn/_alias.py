@@ -12,8 +12,8 @@ import importlib.abc
 import importlib.util
 import sys
 
-# facade prefix -> (implementing module, pip extra)
-ALIASES: dict[str, tuple[str, str]] = {
+# facade prefix -> (implementing module, pip extra or None while the package is not released)
+ALIASES: dict[str, tuple[str, str | None]] = {
     "burn.tensor": ("burn_tensor", "ndarray"),
     "burn.nn": ("burn_nn", "nn"),
     "burn.optim": ("burn_optim", "optim"),
@@ -26,7 +26,7 @@ ALIASES: dict[str, tuple[str, str]] = {
     "burn.config": ("burn_nn._config", "nn"),  # the module holding @config, Config, ConfigError
     "burn.module": ("burn_nn.module", "nn"),
     "burn.autodiff": ("burn_autodiff", "autodiff"),
-    "burn.import_": ("burn_import", "import"),
+    "burn.import_": ("burn_import", None),  # burn-import: planned, not released yet
 }
 
 
@@ -45,10 +45,8 @@ def load(fullname: str):
     target, extra = found
     top = target.split(".")[0]
     if importlib.util.find_spec(top) is None:
-        raise ImportError(
-            f"{fullname} needs the '{top.replace('_', '-')}' package: pip install 'burn[{extra}]'",
-            name=fullname,
-        )
+        how = f"pip install 'burn[{extra}]'" if extra else "it is planned but not released yet"
+        raise ImportError(f"{fullname} needs the '{top.replace('_', '-')}' package: {how}", name=fullname)
     return importlib.import_module(target)
 
 

@@ -24,13 +24,13 @@ from burn_tensor import (
     set_default_device,
 )
 
-# class name -> (module, pip extra)
+# class name -> (module, pip extra or None while the package is not released)
 _CLASSES = {
     "NdArray": ("burn_ndarray", "ndarray"),
     "Autodiff": ("burn_autodiff", "autodiff"),
-    "OpenCl": ("burn_opencl", "opencl"),
-    "Cuda": ("burn_cuda", "cuda"),
-    "Fusion": ("burn_fusion", "fusion"),
+    "OpenCl": ("burn_opencl", None),
+    "Cuda": ("burn_cuda", None),
+    "Fusion": ("burn_fusion", None),
 }
 
 
@@ -38,9 +38,9 @@ def __getattr__(name: str):
     if name in _CLASSES:
         module, extra = _CLASSES[name]
         if importlib.util.find_spec(module) is None:
-            raise BackendNotInstalledError(
-                f"burn.backend.{name} needs '{module.replace('_', '-')}': pip install 'burn[{extra}]'"
-            )
+            package = module.replace("_", "-")
+            how = f"pip install 'burn[{extra}]'" if extra else "it is planned but not released yet"
+            raise BackendNotInstalledError(f"burn.backend.{name} needs the '{package}' package: {how}")
         return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'burn.backend' has no attribute {name!r}")
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 from burn_tensor import backend_table
+from burn_tensor._registry import KNOWN_EXTRAS, PLANNED, install_hint
 
 from . import _CLASSES
 
@@ -12,16 +14,18 @@ from . import _CLASSES
 def main() -> int:
     rows = backend_table()
     installed = {name for name, _, _ in rows}
-    known = {"ndarray": "ndarray", "opencl": "opencl", "cuda": "cuda"}
-    for name, extra in known.items():
+    for name in [*KNOWN_EXTRAS, *PLANNED]:
         if name not in installed:
-            rows.append((name, False, f"not installed: pip install 'burn[{extra}]'"))
+            rows.append((name, False, f"not installed: {install_hint(name)}"))
     width = max(len(r[0]) for r in rows)
     print(f"{'backend':<{width}}  usable  detail")
     for name, usable, detail in sorted(rows):
         print(f"{name:<{width}}  {'yes' if usable else 'no':<6}  {detail}")
     decorators = [n for n, (m, _) in _CLASSES.items() if m in ("burn_autodiff", "burn_fusion")]
-    print(f"decorators: {', '.join(decorators)} (wrap any backend, e.g. Autodiff(NdArray()))")
+    ready = [n for n in decorators if importlib.util.find_spec(_CLASSES[n][0]) is not None]
+    planned = [n for n in decorators if n not in ready]
+    line = f"decorators: {', '.join(ready) or 'none installed'} (wrap any backend, e.g. Autodiff(NdArray()))"
+    print(line + (f"; planned: {', '.join(planned)}" if planned else ""))
     return 0 if any(u for _, u, _ in rows) else 1
 
 
