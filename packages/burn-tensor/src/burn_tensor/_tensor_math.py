@@ -134,7 +134,8 @@ class MathMixin:
         from ._tensor import Tensor
 
         if isinstance(other, Tensor):
-            return self.powf(other) if self._o.kind is Float else self.powi(other)
+            # An Int exponent is powi on either kind (x ** n with n an Int tensor).
+            return self.powf(other) if other._o.kind is Float else self.powi(other)
         if self._o.kind is Int:
             return self.powi_scalar(other)
         return self.powf_scalar(other)
@@ -199,8 +200,7 @@ class MathMixin:
             return self.powi_scalar(other)
         check.kind("powi", other, Int)
         check.broadcast_shape("powi", self._p.shape, other._p.shape)
-        if self._o.kind is Int:
-            return self._like(self._o.powi(self._p, other._p))
+        check.same_device("powi", self, other)
         return self._like(self._o.powi(self._p, other._p))
 
     def powi_scalar(self, s):

@@ -335,6 +335,8 @@ def test_float_scalar_pow_and_reflected(burn, layout):
     burn.assert_close(t.powi_scalar(3), x**3)
     burn.assert_close(t.powi(burn.int(np.full((3, 4), 2))), x**2)
     burn.assert_close(t.powf(burn.float(np.full((1, 4), 0.5))), np.sqrt(x))
+    burn.assert_close(t ** burn.int(np.full((1, 4), 2)), x**2)  # Int exponent -> powi
+    burn.assert_close(t ** burn.float(np.full((1, 4), 0.5)), np.sqrt(x))
 
 
 def test_int_pow(burn):
