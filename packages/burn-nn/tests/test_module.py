@@ -49,6 +49,14 @@ def test_param_id_string_form_round_trips():
     assert ParamId.from_str("legacy-uuid-like") == ParamId.from_str("legacy-uuid-like")
 
 
+def test_param_id_hashes_like_its_string_form():
+    # ParamId == str(ParamId), so dicts and sets must agree (optimizer records are keyed by str).
+    pid = ParamId()
+    assert pid == str(pid) and hash(pid) == hash(str(pid))
+    assert {pid: 1}.get(str(pid)) == 1 and str(pid) in {pid}
+    assert hash(ParamId.from_str(str(pid))) == hash(pid)
+
+
 def test_keyword_construction_and_errors(device):
     m = make(device)
     assert m.scale == 1.0 and isinstance(m.activation, Relu)

@@ -23,10 +23,11 @@ class ParamId:
         ('5800000000000', True)
     """
 
-    __slots__ = ("val",)
+    __slots__ = ("val", "_str")
 
     def __init__(self, val: int | None = None):
         object.__setattr__(self, "val", secrets.randbits(64) if val is None else int(val) & (2**64 - 1))
+        object.__setattr__(self, "_str", None)
 
     new = classmethod(lambda cls: cls())
 
@@ -56,7 +57,11 @@ class ParamId:
         raise AttributeError("ParamId is immutable")
 
     def __str__(self) -> str:
-        return base64.b32hexencode(self.val.to_bytes(8, "little")).decode().rstrip("=").lower()
+        text = self._str
+        if text is None:  # cached: ids are hashed on every optimizer/record dict lookup
+            text = base64.b32hexencode(self.val.to_bytes(8, "little")).decode().rstrip("=").lower()
+            object.__setattr__(self, "_str", text)
+        return text
 
     def serialize(self) -> str:
         return str(self)
@@ -72,7 +77,8 @@ class ParamId:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self.val)
+        # A ParamId equals its string form, so it must hash like it: `{pid: x}[str(pid)]` works.
+        return hash(str(self))
 
     def __reduce__(self):
         return (ParamId, (self.val,))

@@ -10,7 +10,7 @@ from burn_tensor import Device, Tensor
 
 
 def _key(id: ParamId | str | int) -> ParamId:
-    # ParamId == str compares equal but hashes differently: normalise every key to a ParamId.
+    # Accept a ParamId, its string form, an int or a Param: normalise every key to a ParamId.
     if isinstance(id, ParamId):
         return id
     if isinstance(id, Param):
