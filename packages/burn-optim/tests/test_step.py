@@ -140,3 +140,20 @@ def test_state_follows_param_to_new_device_and_dtype(ad32):
     other.step(0.1, model, GradientsParams.from_grads(loss.backward(), model))
     state = other._records[model.bias.id]["momentum"]
     assert state["time"] == 3 and state["moment_1"].dtype == model.bias.val().dtype
+
+
+def test_failed_step_keeps_state_and_names_the_parameter(ad32):
+    """A record from another model fails at the step, loses no state and says which param."""
+    model = LinearConfig(3, 2).init(ad32)
+    other = LinearConfig(4, 2).init(ad32)
+    donor = AdamConfig().init()
+    loss = other.forward(Tensor.ones([1, 4], ad32)).sum()
+    donor.step(0.1, other, GradientsParams.from_grads(loss.backward(), other))
+    rec = donor.to_record()
+    bad = {str(model.weight.id): rec[str(other.weight.id)], str(model.bias.id): rec[str(other.bias.id)]}
+    optim = AdamConfig().init().load_record(bad)
+    loss = model.forward(Tensor.ones([1, 3], ad32)).sum()
+    with pytest.raises(Exception) as info:
+        optim.step(0.1, model, GradientsParams.from_grads(loss.backward(), model))
+    assert str(model.weight.id) in "".join(getattr(info.value, "__notes__", []))
+    assert set(optim.to_record()) == set(bad)  # nothing popped by the failed step

@@ -132,12 +132,25 @@ class OptimizerAdaptor(Optimizer):
             inner = inner.to_device(device)
         if self._grad_clipping is not None:
             grad = self._grad_clipping.clip_gradient(grad)
-        state = self._records.pop(param.id, None)
-        if state is not None:
-            state = state_to_device(state, device, inner.dtype)
-        new, state = self._optim.step(lr, inner, grad, state)
+        # Read, not pop: a step that raises (e.g. a loaded record whose state does not fit this
+        # parameter) must leave the optimizer's state as it was.
+        state = self._records.get(param.id)
+        try:
+            if state is not None:
+                state = state_to_device(state, device, inner.dtype)
+            new, state = self._optim.step(lr, inner, grad, state)
+        except Exception as e:
+            if state is not None:
+                e.add_note(
+                    f"while updating parameter {param.id} of shape {inner.dims()} with its "
+                    f"optimizer state (shapes {_state_shapes(state)}); was the record loaded "
+                    "by load_record() saved for another model?"
+                )
+            raise
         if state is not None:
             self._records[param.id] = state
+        else:
+            self._records.pop(param.id, None)
         if is_autodiff:
             same = tensor.device.inner() == device
             new = Tensor.from_inner(new, tensor.device if same else None)
@@ -188,6 +201,17 @@ class _StepMapper:
 
     def map_bool(self, param: Param) -> Param:
         return param
+
+
+def _state_shapes(state: Any) -> list[list[int]]:
+    """The shapes of the tensors in one parameter's state tree (for error messages)."""
+    if isinstance(state, Tensor):
+        return [state.dims()]
+    if isinstance(state, dict):
+        state = list(state.values())
+    if isinstance(state, list | tuple):
+        return [shape for v in state for shape in _state_shapes(v)]
+    return []
 
 
 ModuleOptimizer = OptimizerAdaptor
