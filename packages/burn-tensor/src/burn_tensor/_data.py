@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import DType, Float, Int
+from ._dtype import Bool, DType, Float, Int
 from ._shape import Shape
 from ._tolerance import Tolerance
 
@@ -139,6 +139,18 @@ class TensorData:
             # Casting NaN/inf to int is undefined in numpy; say so rather than produce garbage.
             if not np.all(np.isfinite(self._array)):
                 raise ValueError(f"TensorData.convert: cannot convert non-finite floats to {dt.value}")
+        if dt.kind is Int and self.dtype.kind is not Bool and self._array.size:
+            # numpy wraps out-of-range ints (300 -> 44 in int8); Burn's element conversion panics.
+            if not np.can_cast(self._array.dtype, dt.np):
+                info = np.iinfo(dt.np)
+                lo, hi = self._array.min(), self._array.max()
+                if self.dtype.kind is Float:  # floats truncate toward zero first
+                    lo, hi = np.trunc(lo), np.trunc(hi)
+                if lo < info.min or hi > info.max:
+                    raise ValueError(
+                        f"TensorData.convert: values in [{lo}, {hi}] do not fit {dt.value} "
+                        f"[{info.min}, {info.max}]"
+                    )
         return TensorData(self._array.astype(dt.np))
 
     convert_dtype = convert

@@ -102,8 +102,8 @@ class Tensor(
             dt = backend.dtype_for(td.dtype.kind)
         kind = dt.kind
         if td.dtype is not dt:
-            if kind is Int and td.dtype.kind is Float:
-                td = td.convert(dt)
+            if kind is Int and td.dtype.kind is not Bool:
+                td = td.convert(dt)  # refuses non-finite and out-of-range values
             else:
                 td = TensorData(td.array.astype(dt.np))
         prefix = _PREFIX[kind]

@@ -41,6 +41,13 @@ def test_int_full_refuses_a_fractional_fill(burn):
             make()
 
 
+def test_from_data_refuses_ints_out_of_the_dtype_range(burn):
+    dev = burn.device
+    assert Tensor.from_data([127, -128], dev, dtype="int8").tolist() == [127, -128]
+    with pytest.raises(ValueError, match="do not fit"):
+        Tensor.from_data([300], dev, dtype="int8")  # numpy would wrap it to 44
+
+
 def test_like_constructors(burn):
     for kind in (Float, Int):
         t = burn.tensor(np.arange(6).reshape(2, 3), kind, "permuted")
