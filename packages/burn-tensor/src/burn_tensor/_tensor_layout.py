@@ -226,11 +226,10 @@ class LayoutMixin:
         d = check.dim("cat", dim, rank)
         problems = []
         for i, t in enumerate(tensors[1:], 1):
-            if t._o is not first._o:
-                if t._o.kind is not first._o.kind:
-                    problems.append(f"tensor {i} is {t._o.kind.value}, tensor 0 is {first._o.kind.value}")
-                if t._d is not first._d:
-                    problems.append(f"tensor {i} on {t._d!r}, tensor 0 on {first._d!r}")
+            if t._o.kind is not first._o.kind:
+                problems.append(f"tensor {i} is {t._o.kind.value}, tensor 0 is {first._o.kind.value}")
+            if t._d is not first._d:
+                problems.append(f"tensor {i} on {t._d!r}, tensor 0 on {first._d!r}")
             s = t._p.shape
             if len(s) != rank:
                 problems.append(f"tensor {i} has rank {len(s)}, tensor 0 has rank {rank}")

@@ -29,7 +29,8 @@ def _binary(name: str, scalar_name: str):
         o = self._o
         if type(other) is type(self):
             p, q = self._p, other._p
-            if other._o is not o or p.shape != q.shape or o.kind is Bool:
+            # Devices of one backend share `_o`, so the device is compared on its own.
+            if other._o is not o or other._d is not self._d or p.shape != q.shape or o.kind is Bool:
                 if o.kind is Bool:
                     check.numeric(name, self)
                 if other._o is not o or other._d is not self._d or not _broadcastable(p.shape, q.shape):
@@ -323,7 +324,7 @@ class MathMixin:
         Shapes: [..., m, k] @ [..., k, n] -> [..., m, n]
         """
         o = self._o
-        if type(other) is type(self) and other._o is o and o.kind is not Bool:
+        if type(other) is type(self) and other._o is o and other._d is self._d and o.kind is not Bool:
             # Fast path for the common 2-D case: exactly the checks below, without the import.
             sa, sb = self._p.shape, other._p.shape
             if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
@@ -339,11 +340,10 @@ class MathMixin:
             raise TensorCheckError("matmul", f"expected a Tensor, got {type(other).__name__}")
         sa, sb = self._p.shape, other._p.shape
         problems = []
-        if other._o is not self._o:
-            if other._o.kind is not self._o.kind:
-                problems.append(f"kinds differ: {self._o.kind.value} vs {other._o.kind.value}")
-            if other._d is not self._d:
-                problems.append(f"devices differ: {self._d!r} vs {other._d!r}")
+        if other._o.kind is not self._o.kind:
+            problems.append(f"kinds differ: {self._o.kind.value} vs {other._o.kind.value}")
+        if other._d is not self._d:
+            problems.append(f"devices differ: {self._d!r} vs {other._d!r}")
         if len(sa) != len(sb) or len(sa) < 2:
             problems.append(f"expected equal ranks >= 2, got {list(sa)} and {list(sb)}")
         elif sa[-1] != sb[-2]:
