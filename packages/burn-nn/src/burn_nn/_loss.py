@@ -14,6 +14,7 @@ from burn_tensor import activation as A
 
 from ._config import config
 from ._module import Module
+from ._util import check_enum
 
 
 class Reduction(enum.Enum):
@@ -25,19 +26,8 @@ class Reduction(enum.Enum):
     Auto = "Auto"
 
 
-def _reduction(reduction: Reduction | str) -> Reduction:
-    """A `Reduction`, or its name in any case ("mean", "BatchMean"); anything else is an error."""
-    if isinstance(reduction, Reduction):
-        return reduction
-    if isinstance(reduction, str):
-        for member in Reduction:
-            if member.name.lower() == reduction.lower():
-                return member
-    raise ValueError(f"unknown reduction {reduction!r} (one of {[m.name for m in Reduction]})")
-
-
 def reduce(t: Tensor, reduction: Reduction | str = Reduction.Mean) -> Tensor:
-    r = _reduction(reduction)
+    r = check_enum("loss", "reduction", reduction, Reduction)
     if r in (Reduction.Mean, Reduction.Auto):
         return t.mean()
     if r is Reduction.Sum:
