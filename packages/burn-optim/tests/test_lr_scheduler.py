@@ -56,6 +56,9 @@ def test_noam():
     assert max(got) == got[9]  # peak at the end of warm-up
     with pytest.raises(ValueError):
         ls.NoamLrSchedulerConfig(1.0, warmup_steps=0).init()
+    for bad in (dict(warmup_steps=-4), dict(model_size=-1)):
+        with pytest.raises(ValueError):
+            ls.NoamLrSchedulerConfig(1.0, **bad).init()
 
 
 def test_step(caplog):
@@ -64,6 +67,8 @@ def test_step(caplog):
     assert take(s, 7) == pytest.approx([1, 1, 1, 0.1, 0.1, 0.1, 0.01])
     with pytest.raises(ValueError):
         ls.StepLrSchedulerConfig(1.0, 0).init()
+    with pytest.raises(ValueError):
+        ls.StepLrSchedulerConfig(1.0, -2).init()
     ls.StepLrSchedulerConfig(1.0, 2, gamma=2.0).init()
     assert "out of range" in caplog.text
 

@@ -12,7 +12,7 @@ class NoamLrSchedulerConfig:
     """`factor * model_size^-0.5 * min(s^-0.5, s * warmup_steps^-1.5)` at step s = 1, 2, ...
 
     Linear warm-up for `warmup_steps`, then inverse square-root decay. `init()` raises ValueError
-    if `warmup_steps` or `model_size` is 0.
+    unless `warmup_steps` and `model_size` are > 0.
 
     Example:
         >>> s = NoamLrSchedulerConfig(1.0).with_warmup_steps(2).with_model_size(4).init()
@@ -25,11 +25,11 @@ class NoamLrSchedulerConfig:
     model_size: int = 512
 
     def init(self) -> NoamLrScheduler:
-        if self.warmup_steps == 0:
+        if self.warmup_steps <= 0:  # usize in Burn; negative gives a complex LR
             raise ValueError(
                 "Number of steps before exponential decay starts must be greater than 0"
             )
-        if self.model_size == 0:
+        if self.model_size <= 0:
             raise ValueError("Model size must be greater than 0")
         return NoamLrScheduler(self.warmup_steps, self.model_size, self.factor)
 

@@ -15,7 +15,7 @@ log = logging.getLogger("burn_optim")
 class StepLrSchedulerConfig:
     """`initial_lr * gamma^(i // step_size)` for i = 0, 1, ... (PyTorch's `StepLR`).
 
-    `init()` raises ValueError if `step_size` is 0; like Burn, an unusual `initial_lr` (<= 0) or
+    `init()` raises ValueError unless `step_size` > 0; like Burn, an unusual `initial_lr` (<= 0) or
     `gamma` (outside (0, 1)) only logs a warning.
 
     Example:
@@ -29,7 +29,7 @@ class StepLrSchedulerConfig:
     gamma: float = 0.1
 
     def init(self) -> StepLrScheduler:
-        if self.step_size == 0:
+        if self.step_size <= 0:  # usize in Burn; negative would grow the LR
             raise ValueError("Step size must be greater than 0")
         if self.initial_lr <= 0.0:
             log.warning(
