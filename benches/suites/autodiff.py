@@ -197,15 +197,29 @@ def build(ctx: dict, quick: bool) -> list[Case]:
     torch = ctx.get("torch")
     batch, layers = (8, (32, 16, 16, 4)) if quick else (BATCH, LAYERS)
     d = _data(batch, layers)
-    params = {"batch": batch, "layers": list(layers), "dtype": "float32", "loss": "mse",
-              "backend": "Autodiff(NdArray())"}
+    params = {
+        "batch": batch,
+        "layers": list(layers),
+        "dtype": "float32",
+        "loss": "mse",
+        "backend": "Autodiff(NdArray())",
+    }
     name = MLP_CASE if not quick else f"mlp {'-'.join(map(str, layers))} b{batch}"
     return [
-        Case(name, params,
-             {"burn": _burn_mlp(d), "numpy": _numpy_mlp(d), "torch": _torch_mlp(torch, d)}),
-        Case(f"{name} balanced", {**params, "checkpointing": "balanced"},
-             {"burn": _burn_mlp(d, BalancedCheckpointing()), "numpy": _numpy_mlp(d),
-              "torch": _torch_mlp(torch, d)}),
+        Case(
+            name,
+            params,
+            {"burn": _burn_mlp(d), "numpy": _numpy_mlp(d), "torch": _torch_mlp(torch, d)},
+        ),
+        Case(
+            f"{name} balanced",
+            {**params, "checkpointing": "balanced"},
+            {
+                "burn": _burn_mlp(d, BalancedCheckpointing()),
+                "numpy": _numpy_mlp(d),
+                "torch": _torch_mlp(torch, d),
+            },
+        ),
         *_per_op(torch),
     ]
 

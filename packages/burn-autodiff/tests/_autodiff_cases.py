@@ -20,8 +20,11 @@ CASES = [
     ("float_sub", lambda B, x, y: B.float_sub(x, y), [u(2, 1), u(1, 3)]),
     ("float_mul", lambda B, x, y: B.float_mul(x, y), [u(2, 3), u(2, 1)]),
     ("float_div", lambda B, x, y: B.float_div(x, y), [u(2, 3), u(1, 3)]),
-    ("float_remainder", lambda B, x, y: B.float_remainder(x, y),
-     [np.array([[1.3, -2.2, 0.4]]), np.array([[0.7, 0.9, -1.1]])]),
+    (
+        "float_remainder",
+        lambda B, x, y: B.float_remainder(x, y),
+        [np.array([[1.3, -2.2, 0.4]]), np.array([[0.7, 0.9, -1.1]])],
+    ),
     ("float_powf", lambda B, x, y: B.float_powf(x, y), [u(2, 3, signed=False), u(2, 3)]),
     ("float_atan2", lambda B, x, y: B.float_atan2(x, y), [u(2, 3), u(2, 3)]),
     ("float_hypot", lambda B, x, y: B.float_hypot(x, y), [u(2, 3), u(1, 3)]),
@@ -32,24 +35,44 @@ CASES = [
     ("float_sub_scalar", lambda B, x: B.float_sub_scalar(x, 2.5), [u(2, 3)]),
     ("float_mul_scalar", lambda B, x: B.float_mul_scalar(x, -1.5), [u(2, 3)]),
     ("float_div_scalar", lambda B, x: B.float_div_scalar(x, 4.0), [u(2, 3)]),
-    ("float_remainder_scalar", lambda B, x: B.float_remainder_scalar(x, 0.7),
-     [np.array([1.3, -2.2, 0.4])]),
+    (
+        "float_remainder_scalar",
+        lambda B, x: B.float_remainder_scalar(x, 0.7),
+        [np.array([1.3, -2.2, 0.4])],
+    ),
     ("float_powf_scalar", lambda B, x: B.float_powf_scalar(x, 2.5), [u(2, 3, signed=False)]),
     ("float_powi_scalar", lambda B, x: B.float_powi_scalar(x, 3), [u(2, 3)]),
     ("float_powi", lambda B, x: B.float_powi(x, ints(B, [[1, 2, 3]])), [u(2, 3)]),
     ("float_square", lambda B, x: B.float_square(x), [u(2, 3)]),
     # -- unary --
-    *[(f"float_{n}", _unary(n), [u(2, 3)])
-      for n in ["neg", "exp", "sin", "cos", "sinh", "cosh", "tanh", "atan", "asinh", "erf", "abs", "sign", "recip"]],
-    *[(f"float_{n}", _unary(n),
-       [u(2, 3, signed=False)]) for n in ["log", "log1p", "sqrt"]],
+    *[
+        (f"float_{n}", _unary(n), [u(2, 3)])
+        for n in [
+            "neg",
+            "exp",
+            "sin",
+            "cos",
+            "sinh",
+            "cosh",
+            "tanh",
+            "atan",
+            "asinh",
+            "erf",
+            "abs",
+            "sign",
+            "recip",
+        ]
+    ],
+    *[(f"float_{n}", _unary(n), [u(2, 3, signed=False)]) for n in ["log", "log1p", "sqrt"]],
     ("float_tan", lambda B, x: B.float_tan(x), [u(2, 3, lo=0.1, hi=1.0)]),
     ("float_asin", lambda B, x: B.float_asin(x), [u(2, 3, lo=0.1, hi=0.8)]),
     ("float_acos", lambda B, x: B.float_acos(x), [u(2, 3, lo=0.1, hi=0.8)]),
     ("float_atanh", lambda B, x: B.float_atanh(x), [u(2, 3, lo=0.1, hi=0.8)]),
     ("float_acosh", lambda B, x: B.float_acosh(x), [u(2, 3, lo=1.2, hi=2.0, signed=False)]),
-    *[(f"float_{n}", _unary(n),
-       [np.array([[0.3, -1.7, 2.2], [1.1, -0.4, 3.6]])]) for n in ["round", "floor", "ceil", "trunc"]],
+    *[
+        (f"float_{n}", _unary(n), [np.array([[0.3, -1.7, 2.2], [1.1, -0.4, 3.6]])])
+        for n in ["round", "floor", "ceil", "trunc"]
+    ],
     # -- layout and indexing --
     ("float_reshape", lambda B, x: B.float_reshape(x, (3, 2)), [u(2, 3)]),
     ("float_swap_dims", lambda B, x: B.float_swap_dims(x, 0, 2), [u(2, 3, 4)]),
@@ -61,18 +84,30 @@ CASES = [
     ("float_slice", lambda B, x: B.float_slice(x, S), [u(3, 4)]),
     ("float_slice", lambda B, x: B.float_slice(x, NEG), [u(3, 4)]),
     ("float_slice_assign", lambda B, x, v: B.float_slice_assign(x, S, v), [u(3, 4), u(2, 2)]),
-    ("float_gather", lambda B, x: B.float_gather(1, x, ints(B, [[0, 2, 2], [1, 0, 1]])),
-     [u(2, 3)]),
-    ("float_scatter", lambda B, x, v: B.float_scatter(1, x, ints(B, [[0, 2], [1, 1]]), v),
-     [u(2, 3), u(2, 2)]),
+    ("float_gather", lambda B, x: B.float_gather(1, x, ints(B, [[0, 2, 2], [1, 0, 1]])), [u(2, 3)]),
+    (
+        "float_scatter",
+        lambda B, x, v: B.float_scatter(1, x, ints(B, [[0, 2], [1, 1]]), v),
+        [u(2, 3), u(2, 2)],
+    ),
     ("float_select", lambda B, x: B.float_select(x, 0, ints(B, [2, 0, 2])), [u(3, 2)]),
-    ("float_select_assign", lambda B, x, v: B.float_select_assign(x, 0, ints(B, [1, 1]), v),
-     [u(3, 2), u(2, 2)]),
-    ("float_mask_where", lambda B, x, y: B.float_mask_where(x, bools(B, [[True, False, True],
-                                                                      [False, False, True]]), y),
-     [u(2, 3), u(1, 3)]),
-    ("float_mask_fill", lambda B, x: B.float_mask_fill(x, bools(B, [[True, False, True]]), 2.0),
-     [u(2, 3)]),
+    (
+        "float_select_assign",
+        lambda B, x, v: B.float_select_assign(x, 0, ints(B, [1, 1]), v),
+        [u(3, 2), u(2, 2)],
+    ),
+    (
+        "float_mask_where",
+        lambda B, x, y: B.float_mask_where(
+            x, bools(B, [[True, False, True], [False, False, True]]), y
+        ),
+        [u(2, 3), u(1, 3)],
+    ),
+    (
+        "float_mask_fill",
+        lambda B, x: B.float_mask_fill(x, bools(B, [[True, False, True]]), 2.0),
+        [u(2, 3)],
+    ),
     ("float_cat", lambda B, x, y, z: B.float_cat([x, y, z], 1), [u(2, 1), u(2, 3), u(2, 2)]),
     ("float_cast", lambda B, x: B.float_cast(x, DType.F64), [u(2, 3)]),
     ("float_to_device", lambda B, x: B.float_to_device(x, B.device()), [u(2, 3)]),
@@ -90,16 +125,25 @@ CASES = [
     ("float_cummin", lambda B, x: B.float_cummin(x, 0), [distinct(5, 2)]),
     ("float_max_dim", lambda B, x: B.float_max_dim(x, 1), [distinct(2, 4)]),
     ("float_min_dim", lambda B, x: B.float_min_dim(x, 0), [distinct(2, 4)]),
-    ("float_max_dim_with_indices", lambda B, x: B.float_max_dim_with_indices(x, 1),
-     [distinct(2, 4)]),
-    ("float_min_dim_with_indices", lambda B, x: B.float_min_dim_with_indices(x, 1),
-     [distinct(2, 4)]),
+    (
+        "float_max_dim_with_indices",
+        lambda B, x: B.float_max_dim_with_indices(x, 1),
+        [distinct(2, 4)],
+    ),
+    (
+        "float_min_dim_with_indices",
+        lambda B, x: B.float_min_dim_with_indices(x, 1),
+        [distinct(2, 4)],
+    ),
     ("float_max", lambda B, x: B.float_max(x), [distinct(2, 3)]),
     ("float_min", lambda B, x: B.float_min(x), [distinct(2, 3)]),
     ("float_max_abs", lambda B, x: B.float_max_abs(x), [distinct(2, 3)]),
     ("float_max_abs_dim", lambda B, x: B.float_max_abs_dim(x, 1), [distinct(2, 3)]),
-    ("float_sort_with_indices", lambda B, x: B.float_sort_with_indices(x, 1, True),
-     [distinct(2, 4)]),
+    (
+        "float_sort_with_indices",
+        lambda B, x: B.float_sort_with_indices(x, 1, True),
+        [distinct(2, 4)],
+    ),
     ("float_sort", lambda B, x: B.float_sort(x, 0), [distinct(3, 2)]),
     ("float_topk_with_indices", lambda B, x: B.float_topk_with_indices(x, 2, 1), [distinct(2, 4)]),
     ("float_clamp", lambda B, x: B.float_clamp(x, -1.0, 1.0), [distinct(2, 4) * 0.5 + 0.05]),
@@ -115,5 +159,3 @@ CASES = [
     ("hard_sigmoid", lambda B, x: B.hard_sigmoid(x, 0.2, 0.5), [u(2, 3)]),
     ("embedding", lambda B, w: B.embedding(w, ints(B, [[0, 2], [2, 1]])), [u(3, 2)]),
 ]
-
-

@@ -76,5 +76,3 @@ def check_grads(B, fn, inputs, eps=1e-6, tol=1e-6):
         err = 0.0 if max(na, nn) < 1e-12 else np.linalg.norm(analytic - numeric) / max(na, nn)
         assert err < tol, f"input {i}: rel err {err:.2e}\nanalytic={analytic}\nnumeric={numeric}"
     assert dev is B.device()
-
-

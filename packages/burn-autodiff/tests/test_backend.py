@@ -104,7 +104,10 @@ def test_intermediate_grads_not_kept_and_grad_replace():
     assert x.grad(grads).tolist() == [9.0, 9.0]
     with pytest.raises(TensorCheckError):
         Tensor.ones([2], NdArray().device()).grad(grads)
-    for bad in (Tensor.ones([3], NdArray().device()), Tensor.ones([2], NdArray().device(), kind=Int)):
+    for bad in (
+        Tensor.ones([3], NdArray().device()),
+        Tensor.ones([2], NdArray().device(), kind=Int),
+    ):
         with pytest.raises(TensorCheckError, match=r"(?s)grad_replace.*of shape \[2\]"):
             x.grad_replace(grads, bad)
     assert x.grad(grads).tolist() == [9.0, 9.0]

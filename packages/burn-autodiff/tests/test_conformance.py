@@ -43,10 +43,18 @@ def test_forward_equals_inner(device):
     for dev_ in (device, inner):
         assert Tensor.from_data(data, dev_).device is dev_
     ops = [
-        lambda t: t.exp().log1p(), lambda t: t.matmul(t.transpose()), lambda t: t.sum_dim(1),
-        lambda t: t.cumsum(1), lambda t: activation.softmax(t, 1), lambda t: t.clamp(-1.0, 1.0),
-        lambda t: t.powf_scalar(2.0), lambda t: t.max_dim(0), lambda t: t.sort(1),
-        lambda t: t.repeat_dim(0, 2).flip([1]), lambda t: t.mean(), lambda t: t.abs().sqrt(),
+        lambda t: t.exp().log1p(),
+        lambda t: t.matmul(t.transpose()),
+        lambda t: t.sum_dim(1),
+        lambda t: t.cumsum(1),
+        lambda t: activation.softmax(t, 1),
+        lambda t: t.clamp(-1.0, 1.0),
+        lambda t: t.powf_scalar(2.0),
+        lambda t: t.max_dim(0),
+        lambda t: t.sort(1),
+        lambda t: t.repeat_dim(0, 2).flip([1]),
+        lambda t: t.mean(),
+        lambda t: t.abs().sqrt(),
     ]
     for op in ops:
         a = op(Tensor.from_data(data, device).require_grad())

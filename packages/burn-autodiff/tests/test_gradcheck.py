@@ -17,9 +17,7 @@ from burn_autodiff import RULES, Autodiff, classify
 from burn_tensor import TensorData, op_table
 
 
-@pytest.mark.parametrize(
-    "name,fn,inputs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
-)
+@pytest.mark.parametrize("name,fn,inputs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_gradcheck(ad64, name, fn, inputs):
     check_grads(ad64, fn, [np.array(a, dtype=np.float64) for a in inputs])
 
@@ -38,6 +36,8 @@ def test_every_op_has_a_row():
 
 def test_grad_of_prod_with_zero_is_exact():
     B = Autodiff(F64)
-    x = B.float_set_require_grad(B.float_from_data(TensorData(np.array([2.0, 0.0, 3.0])), B.device()), True)
+    x = B.float_set_require_grad(
+        B.float_from_data(TensorData(np.array([2.0, 0.0, 3.0])), B.device()), True
+    )
     g = B.grad(x, B.backward(B.float_prod(x)))
     assert F64.float_into_data(g).array.tolist() == [0.0, 6.0, 0.0]

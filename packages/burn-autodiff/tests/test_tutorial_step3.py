@@ -69,5 +69,6 @@ def test_step3_exercise3_dot_product_mse(float_dtype):
     # Hand-derived: 2 (y_hat - y) x_i = 2 * (-0.2) * [1, 2, 3]
     assert w_grad == pytest.approx([-0.4, -0.8, -1.2], abs=tol)
     # and the tutorial's manual check, with the computed y_hat
-    assert w_grad == pytest.approx([2.0 * (y_hat_value - 2.5) * xi for xi in (1.0, 2.0, 3.0)],
-                                   abs=tol)
+    assert w_grad == pytest.approx(
+        [2.0 * (y_hat_value - 2.5) * xi for xi in (1.0, 2.0, 3.0)], abs=tol
+    )

@@ -35,7 +35,9 @@ def T(a, d):
 
 
 def close(t, ref, tol=1e-9):
-    np.testing.assert_allclose(np.asarray(t.numpy()).reshape(np.shape(ref)), ref, rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np.asarray(t.numpy()).reshape(np.shape(ref)), ref, rtol=tol, atol=tol
+    )
 
 
 def sigmoid(x):
@@ -87,15 +89,27 @@ def test_cross_entropy_variants(dev64, rng):
     ti = Tensor.from_ints(t, dev64)
     close(CrossEntropyLossConfig().init(dev64).forward(T(x, dev64), ti), -picked.mean())
     keep = t != 3
-    close(CrossEntropyLossConfig(pad_tokens=[3]).init(dev64).forward(T(x, dev64), ti), -(picked * keep).sum() / 5)
+    close(
+        CrossEntropyLossConfig(pad_tokens=[3]).init(dev64).forward(T(x, dev64), ti),
+        -(picked * keep).sum() / 5,
+    )
     w = np.array([1.0, 2.0, 0.5, 3.0])
-    close(CrossEntropyLossConfig(weights=list(w)).init(dev64).forward(T(x, dev64), ti),
-          -(w[t] * picked).sum() / w[t].sum())
+    close(
+        CrossEntropyLossConfig(weights=list(w)).init(dev64).forward(T(x, dev64), ti),
+        -(w[t] * picked).sum() / w[t].sum(),
+    )
     a = 0.1
     y = np.eye(4)[t] * (1 - a) + a / 4
-    close(CrossEntropyLossConfig(smoothing=a).init(dev64).forward(T(x, dev64), ti), -(y * lp).sum(1).mean())
+    close(
+        CrossEntropyLossConfig(smoothing=a).init(dev64).forward(T(x, dev64), ti),
+        -(y * lp).sum(1).mean(),
+    )
     p = np.exp(lp)
-    close(CrossEntropyLossConfig(logits=False).init(dev64).forward(T(p, dev64), ti), -picked.mean(), 1e-9)
+    close(
+        CrossEntropyLossConfig(logits=False).init(dev64).forward(T(p, dev64), ti),
+        -picked.mean(),
+        1e-9,
+    )
     with pytest.raises(ValueError):
         CrossEntropyLossConfig(smoothing=1.5).init(dev64)
 
@@ -108,20 +122,22 @@ def test_bce(dev64, rng):
     close(BinaryCrossEntropyLossConfig(logits=True).init().forward(T(x, dev64), yi), ref.mean())
     close(BinaryCrossEntropyLossConfig().init().forward(T(sigmoid(x), dev64), yi), ref.mean())
     w = np.array([1.0, 2.0, 3.0])
-    close(BinaryCrossEntropyLossConfig(logits=True, weights=list(w)).init().forward(T(x, dev64), yi),
-          (ref * w).mean())
+    close(
+        BinaryCrossEntropyLossConfig(logits=True, weights=list(w)).init().forward(T(x, dev64), yi),
+        (ref * w).mean(),
+    )
 
 
 def test_regression_losses(dev64, rng):
     p, y = rng.normal(size=(3, 4)) * 2, rng.normal(size=(3, 4))
     r = np.abs(p - y)
     P, Y = T(p, dev64), T(y, dev64)
-    close(MseLoss().forward(P, Y, Reduction.Mean), (r ** 2).mean())
-    close(MseLoss().forward(P, Y, Reduction.Sum), (r ** 2).sum())
-    close(MseLoss().forward_no_reduction(P, Y), r ** 2)
-    hub = np.where(r <= 0.7, 0.5 * r ** 2, 0.7 * (r - 0.35))
+    close(MseLoss().forward(P, Y, Reduction.Mean), (r**2).mean())
+    close(MseLoss().forward(P, Y, Reduction.Sum), (r**2).sum())
+    close(MseLoss().forward_no_reduction(P, Y), r**2)
+    hub = np.where(r <= 0.7, 0.5 * r**2, 0.7 * (r - 0.35))
     close(HuberLossConfig(0.7).init().forward(P, Y), hub.mean())
-    sl1 = np.where(r < 1.0, 0.5 * r ** 2, r - 0.5)
+    sl1 = np.where(r < 1.0, 0.5 * r**2, r - 0.5)
     close(SmoothL1LossConfig().init().forward(P, Y, Reduction.Sum), sl1.sum())
 
 
@@ -130,7 +146,14 @@ def test_kl_div(dev64, rng):
     tgt = np.exp(log_softmax(rng.normal(size=(3, 5))))
     tgt[0, 0] = 0.0
     ref = np.where(tgt > 0, tgt * (np.log(np.where(tgt > 0, tgt, 1)) - inp), 0)
-    close(KLDivLossConfig().init().forward(T(inp, dev64), T(tgt, dev64), Reduction.BatchMean), ref.sum() / 3)
+    close(
+        KLDivLossConfig().init().forward(T(inp, dev64), T(tgt, dev64), Reduction.BatchMean),
+        ref.sum() / 3,
+    )
     lt = np.log(tgt[1:])
-    close(KLDivLossConfig(log_target=True).init().forward(T(inp[1:], dev64), T(lt, dev64), Reduction.Sum),
-          (np.exp(lt) * (lt - inp[1:])).sum())
+    close(
+        KLDivLossConfig(log_target=True)
+        .init()
+        .forward(T(inp[1:], dev64), T(lt, dev64), Reduction.Sum),
+        (np.exp(lt) * (lt - inp[1:])).sum(),
+    )

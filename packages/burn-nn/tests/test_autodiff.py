@@ -9,8 +9,9 @@ from burn_nn import Module, Param, PaddingConfig2d
 
 def assert_all_grads(model, loss):
     grads = loss.backward()
-    missing = [n for n, p in model.named_parameters()
-               if p.require_grad and p.val().grad(grads) is None]
+    missing = [
+        n for n, p in model.named_parameters() if p.require_grad and p.val().grad(grads) is None
+    ]
     assert not missing, missing
     return grads
 
@@ -31,15 +32,24 @@ def test_custom_module_with_tensor_params(autodiff):
             return x.matmul(self.w.val()).add(self.b.val().unsqueeze(2))
 
     d = autodiff
-    model = Affine(w=Param.from_tensor(Tensor.ones([3, 2], d)), b=Param.from_tensor(Tensor.zeros([2], d)))
+    model = Affine(
+        w=Param.from_tensor(Tensor.ones([3, 2], d)), b=Param.from_tensor(Tensor.zeros([2], d))
+    )
     x = Tensor.from_data(np.arange(6.0).reshape(2, 3), d)
     loss = model.forward(x).sum()
     grads = loss.backward()
-    np.testing.assert_allclose(model.w.val().grad(grads).numpy(), np.tile(np.array([[3.0], [5.0], [7.0]]), 2))
+    np.testing.assert_allclose(
+        model.w.val().grad(grads).numpy(), np.tile(np.array([[3.0], [5.0], [7.0]]), 2)
+    )
     np.testing.assert_allclose(model.b.val().grad(grads).numpy(), [2.0, 2.0])
     # an "optimizer step" keeps ids
-    stepped = model.map(type("Sgd", (nn.ModuleMapper,), {
-        "map_float": lambda self, p: p.map(lambda t: (t.inner() - 0.1 * t.grad(grads)))})())
+    stepped = model.map(
+        type(
+            "Sgd",
+            (nn.ModuleMapper,),
+            {"map_float": lambda self, p: p.map(lambda t: t.inner() - 0.1 * t.grad(grads))},
+        )()
+    )
     assert [p.id for p in stepped.parameters()] == [p.id for p in model.parameters()]
 
 

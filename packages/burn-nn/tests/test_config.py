@@ -111,8 +111,11 @@ def test_book_config_example():
 
 
 def test_builtin_configs_round_trip_with_initializer_and_padding():
-    c = Conv2dConfig([1, 8], [3, 3]).with_padding(PaddingConfig2d.Explicit(1, 2)).with_initializer(
-        Initializer.XavierNormal(gain=2.0))
+    c = (
+        Conv2dConfig([1, 8], [3, 3])
+        .with_padding(PaddingConfig2d.Explicit(1, 2))
+        .with_initializer(Initializer.XavierNormal(gain=2.0))
+    )
     back = Conv2dConfig.from_json(c.to_json())
     assert back == c and back.padding == PaddingConfig2d.Explicit(1, 2, 1, 2)
     assert '"Same"' in Conv2dConfig([1, 1], [3, 3], padding=PaddingConfig2d.Same).to_json()

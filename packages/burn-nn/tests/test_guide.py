@@ -67,7 +67,9 @@ def test_guide_model_forward(device):
     model = ModelConfig(10, 512).init(device)
     out = model.forward(Tensor.random([64, 28, 28], device=device))
     assert out.dims() == [64, 10]
-    assert model.num_params() == (8 * 9 + 8) + (16 * 8 * 9 + 16) + (1024 * 512 + 512) + (512 * 10 + 10)
+    assert model.num_params() == (8 * 9 + 8) + (16 * 8 * 9 + 16) + (1024 * 512 + 512) + (
+        512 * 10 + 10
+    )
     assert "Model {" in repr(model) and "conv1: Conv2d" in repr(model)
 
 
@@ -81,7 +83,11 @@ def test_guide_training_step_and_inference_reload(autodiff, tmp_path):
         g = p.val().grad(grads)
         assert g is not None and g.dims() == p.dims(), name
     path = model.save_file(tmp_path / "model", CompactRecorder())
-    valid = ModelConfig(10, 32).init(autodiff.inner()).load_file(path, CompactRecorder(), autodiff.inner())
+    valid = (
+        ModelConfig(10, 32)
+        .init(autodiff.inner())
+        .load_file(path, CompactRecorder(), autodiff.inner())
+    )
     ref = model.valid().forward(images.inner()).numpy()
     np.testing.assert_allclose(valid.forward(images.inner()).numpy(), ref, atol=5e-2)
 

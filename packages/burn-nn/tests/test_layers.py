@@ -49,9 +49,12 @@ def ref_conv2d(x, w, b, stride, pad, dil, groups):
         g = o // per
         for i in range(ho):
             for j in range(wo):
-                patch = xp[:, g * cig:(g + 1) * cig,
-                           i * stride[0]: i * stride[0] + dil[0] * (kh - 1) + 1: dil[0],
-                           j * stride[1]: j * stride[1] + dil[1] * (kw - 1) + 1: dil[1]]
+                patch = xp[
+                    :,
+                    g * cig : (g + 1) * cig,
+                    i * stride[0] : i * stride[0] + dil[0] * (kh - 1) + 1 : dil[0],
+                    j * stride[1] : j * stride[1] + dil[1] * (kw - 1) + 1 : dil[1],
+                ]
                 out[:, o, i, j] = (patch * w[o]).sum(axis=(1, 2, 3))
     return out + (0 if b is None else b.reshape(1, -1, 1, 1))
 
@@ -66,9 +69,10 @@ def ref_conv_transpose2d(x, w, b, stride, pad, pad_out, dil):
         for j in range(wd):
             for a in range(kh):
                 for c in range(kw):
-                    out[:, :, i * stride[0] + a * dil[0], j * stride[1] + c * dil[1]] += \
-                        np.einsum("nc,co->no", x[:, :, i, j], w[:, :, a, c])
-    out = out[:, :, pad[0]: full_h - pad[0], pad[1]: full_w - pad[1]]
+                    out[:, :, i * stride[0] + a * dil[0], j * stride[1] + c * dil[1]] += np.einsum(
+                        "nc,co->no", x[:, :, i, j], w[:, :, a, c]
+                    )
+    out = out[:, :, pad[0] : full_h - pad[0], pad[1] : full_w - pad[1]]
     return out + (0 if b is None else b.reshape(1, -1, 1, 1))
 
 
@@ -79,7 +83,9 @@ def ref_pool2d(x, k, s, pad, fn, fill):
     out = np.zeros(x.shape[:2] + (ho, wo))
     for i in range(ho):
         for j in range(wo):
-            out[:, :, i, j] = fn(xp[:, :, i * s[0]: i * s[0] + k[0], j * s[1]: j * s[1] + k[1]], axis=(2, 3))
+            out[:, :, i, j] = fn(
+                xp[:, :, i * s[0] : i * s[0] + k[0], j * s[1] : j * s[1] + k[1]], axis=(2, 3)
+            )
     return out
 
 
@@ -94,13 +100,23 @@ def test_linear_numerics_and_layout(dev64, rng):
     close(col.forward(T(x, dev64)), x @ col.weight.val().numpy().T)
 
 
-@pytest.mark.parametrize("stride,pad,dil,groups", [([1, 1], [0, 0], [1, 1], 1), ([2, 1], [1, 2], [1, 2], 2)])
+@pytest.mark.parametrize(
+    "stride,pad,dil,groups", [([1, 1], [0, 0], [1, 1], 1), ([2, 1], [1, 2], [1, 2], 2)]
+)
 def test_conv2d_numerics(dev64, rng, stride, pad, dil, groups):
-    conv = Conv2dConfig([4, 6], [3, 2], stride=stride, dilation=dil, groups=groups,
-                        padding=PaddingConfig2d.Explicit(*pad)).init(dev64)
+    conv = Conv2dConfig(
+        [4, 6],
+        [3, 2],
+        stride=stride,
+        dilation=dil,
+        groups=groups,
+        padding=PaddingConfig2d.Explicit(*pad),
+    ).init(dev64)
     assert conv.weight.dims() == [6, 4 // groups, 3, 2]
     x = rng.normal(size=(2, 4, 7, 8))
-    ref = ref_conv2d(x, conv.weight.val().numpy(), conv.bias.val().numpy(), stride, pad, dil, groups)
+    ref = ref_conv2d(
+        x, conv.weight.val().numpy(), conv.bias.val().numpy(), stride, pad, dil, groups
+    )
     close(conv.forward(T(x, dev64)), ref)
 
 
@@ -111,28 +127,51 @@ def test_conv2d_same_padding_keeps_size_and_matches_asymmetric_reference(dev64, 
     even = Conv2dConfig([1, 1], [2, 2], padding=PaddingConfig2d.Same, bias=False).init(dev64)
     # total pad 1: nothing before, one row/col after (ONNX SAME_UPPER)
     xp = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))
-    close(even.forward(T(x, dev64)), ref_conv2d(xp, even.weight.val().numpy(), None, [1, 1], [0, 0], [1, 1], 1))
+    close(
+        even.forward(T(x, dev64)),
+        ref_conv2d(xp, even.weight.val().numpy(), None, [1, 1], [0, 0], [1, 1], 1),
+    )
 
 
 def test_conv1d_numerics(dev64, rng):
     conv = Conv1dConfig(3, 4, 3, stride=2, padding=PaddingConfig1d.Explicit(1)).init(dev64)
     x = rng.normal(size=(2, 3, 9))
-    ref = ref_conv2d(x[:, :, None, :], conv.weight.val().numpy()[:, :, None, :],
-                     conv.bias.val().numpy(), [1, 2], [0, 1], [1, 1], 1)[:, :, 0, :]
+    ref = ref_conv2d(
+        x[:, :, None, :],
+        conv.weight.val().numpy()[:, :, None, :],
+        conv.bias.val().numpy(),
+        [1, 2],
+        [0, 1],
+        [1, 1],
+        1,
+    )[:, :, 0, :]
     close(conv.forward(T(x, dev64)), ref)
-    assert Conv1dConfig(3, 4, 3, padding=PaddingConfig1d.Same).init(dev64).forward(T(x, dev64)).dims() == [2, 4, 9]
+    assert Conv1dConfig(3, 4, 3, padding=PaddingConfig1d.Same).init(dev64).forward(
+        T(x, dev64)
+    ).dims() == [2, 4, 9]
 
 
 def test_conv_transpose_numerics(dev64, rng):
-    ct = ConvTranspose2dConfig([3, 2], [3, 2], stride=[2, 1], padding=[1, 0], padding_out=[1, 0]).init(dev64)
+    ct = ConvTranspose2dConfig(
+        [3, 2], [3, 2], stride=[2, 1], padding=[1, 0], padding_out=[1, 0]
+    ).init(dev64)
     assert ct.weight.dims() == [3, 2, 3, 2]
     x = rng.normal(size=(2, 3, 4, 5))
-    ref = ref_conv_transpose2d(x, ct.weight.val().numpy(), ct.bias.val().numpy(), [2, 1], [1, 0], [1, 0], [1, 1])
+    ref = ref_conv_transpose2d(
+        x, ct.weight.val().numpy(), ct.bias.val().numpy(), [2, 1], [1, 0], [1, 0], [1, 1]
+    )
     close(ct.forward(T(x, dev64)), ref)
     ct1 = ConvTranspose1dConfig([3, 2], 3, stride=2).init(dev64)
     x1 = rng.normal(size=(2, 3, 5))
-    ref1 = ref_conv_transpose2d(x1[:, :, None, :], ct1.weight.val().numpy()[:, :, None, :],
-                                ct1.bias.val().numpy(), [1, 2], [0, 0], [0, 0], [1, 1])[:, :, 0, :]
+    ref1 = ref_conv_transpose2d(
+        x1[:, :, None, :],
+        ct1.weight.val().numpy()[:, :, None, :],
+        ct1.bias.val().numpy(),
+        [1, 2],
+        [0, 0],
+        [0, 0],
+        [1, 1],
+    )[:, :, 0, :]
     close(ct1.forward(T(x1, dev64)), ref1)
 
 
@@ -153,7 +192,10 @@ def test_pools_numerics(dev64, rng):
 
 def test_adaptive_pools(dev64, rng):
     x = rng.normal(size=(2, 3, 6, 9))
-    close(AdaptiveAvgPool2dConfig([2, 3]).init().forward(T(x, dev64)), x.reshape(2, 3, 2, 3, 3, 3).mean((3, 5)))
+    close(
+        AdaptiveAvgPool2dConfig([2, 3]).init().forward(T(x, dev64)),
+        x.reshape(2, 3, 2, 3, 3, 3).mean((3, 5)),
+    )
     x1 = rng.normal(size=(2, 3, 5))
     out = AdaptiveAvgPool1dConfig(2).init().forward(T(x1, dev64))
     close(out, np.stack([x1[..., 0:3].mean(-1), x1[..., 2:5].mean(-1)], -1))
@@ -177,19 +219,28 @@ def test_batch_norm_training_on_autodiff(autodiff, rng):
     # valid(): eval behaviour with the updated running stats
     v = bn.valid()
     xv = T(x, v.devices()[0])
-    close(v.forward(xv), (x - (0.2 * mean).reshape(1, 3, 1, 1)) /
-          np.sqrt((0.8 + 0.2 * var).reshape(1, 3, 1, 1) + 1e-5), 1e-8)
+    close(
+        v.forward(xv),
+        (x - (0.2 * mean).reshape(1, 3, 1, 1))
+        / np.sqrt((0.8 + 0.2 * var).reshape(1, 3, 1, 1) + 1e-5),
+        1e-8,
+    )
 
 
 def test_layer_rms_group_instance_norm(dev64, rng):
     x = rng.normal(size=(2, 4, 6))
     ln = LayerNormConfig(6).init(dev64)
-    close(ln.forward(T(x, dev64)), (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5))
+    close(
+        ln.forward(T(x, dev64)),
+        (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5),
+    )
     assert LayerNormConfig(6, bias=False).init(dev64).beta is None
     rms = RmsNormConfig(6).init(dev64)
-    close(rms.forward(T(x, dev64)), x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-5))
+    close(rms.forward(T(x, dev64)), x / np.sqrt((x**2).mean(-1, keepdims=True) + 1e-5))
     g = x.reshape(2, 2, 12)
-    ref = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(x.shape)
+    ref = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)).reshape(
+        x.shape
+    )
     close(GroupNormConfig(2, 4).init(dev64).forward(T(x, dev64)), ref)
     ref_i = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
     close(InstanceNormConfig(4).init(dev64).forward(T(x, dev64)), ref_i)

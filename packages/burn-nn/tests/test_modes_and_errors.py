@@ -27,8 +27,12 @@ class Net(Module):
 
 
 def make_net(device) -> Net:
-    return Net(linear=nn.LinearConfig(5, 3).init(device), norm=nn.BatchNormConfig(3).init(device),
-               dropout=nn.DropoutConfig(0.5).init(), head=nn.LinearConfig(3, 2).init(device))
+    return Net(
+        linear=nn.LinearConfig(5, 3).init(device),
+        norm=nn.BatchNormConfig(3).init(device),
+        dropout=nn.DropoutConfig(0.5).init(),
+        head=nn.LinearConfig(3, 2).init(device),
+    )
 
 
 def inner_device(autodiff):
@@ -36,6 +40,7 @@ def inner_device(autodiff):
 
 
 # -- valid() / no_grad() -------------------------------------------------------------------------
+
 
 def test_valid_returns_the_module_on_the_inner_backend(autodiff, rng):
     net = make_net(autodiff)
@@ -107,6 +112,7 @@ def test_no_grad_keeps_parameters_out_of_the_gradients(autodiff, rng):
 
 # -- Exercise 7 ------------------------------------------------------------------------------------
 
+
 def manual_cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
     """The tutorial's `manual_cross_entropy`: log-softmax, gather the target's log-prob, -mean."""
     batch = logits.dims()[0]
@@ -118,9 +124,12 @@ def manual_cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
 def manual_cross_entropy_select(logits: Tensor, targets: Tensor) -> Tensor:
     """The same with the tutorial's other hint: a loop of `select` + reshaping."""
     log_probs = A.log_softmax(logits, 1)
-    rows = [log_probs.select(0, Tensor.from_ints([i], logits.device))
-            .select(1, targets.select(0, Tensor.from_ints([i], logits.device)))
-            .reshape([1]) for i in range(logits.dims()[0])]
+    rows = [
+        log_probs.select(0, Tensor.from_ints([i], logits.device))
+        .select(1, targets.select(0, Tensor.from_ints([i], logits.device)))
+        .reshape([1])
+        for i in range(logits.dims()[0])
+    ]
     return Tensor.cat(rows, 0).mean().neg()
 
 
@@ -149,52 +158,127 @@ def test_exercise7_on_float32_default_backend(device, rng):
 # -- bad configs -------------------------------------------------------------------------------------
 
 ZERO_SIZES = [
-    (lambda d: nn.LinearConfig(0, 3).init(d), r"LinearConfig: d_input must be a positive int, got 0"),
-    (lambda d: nn.LinearConfig(3, 0).init(d), r"LinearConfig: d_output must be a positive int, got 0"),
-    (lambda d: nn.Conv1dConfig(0, 4, 3).init(d), r"Conv1dConfig: channels_in must be a positive int"),
-    (lambda d: nn.Conv1dConfig(2, 4, 0).init(d), r"Conv1dConfig: kernel_size must be a positive int"),
-    (lambda d: nn.Conv2dConfig([0, 4], [3, 3]).init(d),
-     r"Conv2dConfig: channels must be positive ints, got \[0, 4\]"),
-    (lambda d: nn.Conv2dConfig([2, 0], [3, 3]).init(d),
-     r"Conv2dConfig: channels must be positive ints, got \[2, 0\]"),
-    (lambda d: nn.Conv2dConfig([2, 4], [3, 3], stride=[0, 1]).init(d), r"Conv2dConfig: stride must be"),
-    (lambda d: nn.ConvTranspose1dConfig([4, 0], 3).init(d), r"ConvTranspose1dConfig: channels must be"),
-    (lambda d: nn.ConvTranspose2dConfig([0, 4], [3, 3]).init(d), r"ConvTranspose2dConfig: channels must"),
-    (lambda d: nn.BatchNormConfig(0).init(d), r"BatchNormConfig: num_features must be a positive int"),
+    (
+        lambda d: nn.LinearConfig(0, 3).init(d),
+        r"LinearConfig: d_input must be a positive int, got 0",
+    ),
+    (
+        lambda d: nn.LinearConfig(3, 0).init(d),
+        r"LinearConfig: d_output must be a positive int, got 0",
+    ),
+    (
+        lambda d: nn.Conv1dConfig(0, 4, 3).init(d),
+        r"Conv1dConfig: channels_in must be a positive int",
+    ),
+    (
+        lambda d: nn.Conv1dConfig(2, 4, 0).init(d),
+        r"Conv1dConfig: kernel_size must be a positive int",
+    ),
+    (
+        lambda d: nn.Conv2dConfig([0, 4], [3, 3]).init(d),
+        r"Conv2dConfig: channels must be positive ints, got \[0, 4\]",
+    ),
+    (
+        lambda d: nn.Conv2dConfig([2, 0], [3, 3]).init(d),
+        r"Conv2dConfig: channels must be positive ints, got \[2, 0\]",
+    ),
+    (
+        lambda d: nn.Conv2dConfig([2, 4], [3, 3], stride=[0, 1]).init(d),
+        r"Conv2dConfig: stride must be",
+    ),
+    (
+        lambda d: nn.ConvTranspose1dConfig([4, 0], 3).init(d),
+        r"ConvTranspose1dConfig: channels must be",
+    ),
+    (
+        lambda d: nn.ConvTranspose2dConfig([0, 4], [3, 3]).init(d),
+        r"ConvTranspose2dConfig: channels must",
+    ),
+    (
+        lambda d: nn.BatchNormConfig(0).init(d),
+        r"BatchNormConfig: num_features must be a positive int",
+    ),
     (lambda d: nn.LayerNormConfig(0).init(d), r"LayerNormConfig: d_model must be a positive int"),
-    (lambda d: nn.GroupNormConfig(0, 4).init(d), r"GroupNormConfig: num_groups must be a positive int"),
-    (lambda d: nn.InstanceNormConfig(0).init(d), r"InstanceNormConfig: num_channels must be a positive"),
+    (
+        lambda d: nn.GroupNormConfig(0, 4).init(d),
+        r"GroupNormConfig: num_groups must be a positive int",
+    ),
+    (
+        lambda d: nn.InstanceNormConfig(0).init(d),
+        r"InstanceNormConfig: num_channels must be a positive",
+    ),
     (lambda d: nn.RmsNormConfig(0).init(d), r"RmsNormConfig: d_model must be a positive int"),
-    (lambda d: nn.EmbeddingConfig(0, 4).init(d), r"EmbeddingConfig: n_embedding must be a positive int"),
-    (lambda d: nn.lstm.LstmConfig(0, 4, True).init(d), r"LstmConfig: d_input must be a positive int"),
-    (lambda d: nn.lstm.BiLstmConfig(4, 0, True).init(d), r"BiLstmConfig: d_hidden must be a positive"),
+    (
+        lambda d: nn.EmbeddingConfig(0, 4).init(d),
+        r"EmbeddingConfig: n_embedding must be a positive int",
+    ),
+    (
+        lambda d: nn.lstm.LstmConfig(0, 4, True).init(d),
+        r"LstmConfig: d_input must be a positive int",
+    ),
+    (
+        lambda d: nn.lstm.BiLstmConfig(4, 0, True).init(d),
+        r"BiLstmConfig: d_hidden must be a positive",
+    ),
     (lambda d: nn.gru.GruConfig(4, 0, True).init(d), r"GruConfig: d_hidden must be a positive int"),
-    (lambda d: nn.attention.MultiHeadAttentionConfig(8, 0).init(d),
-     r"MultiHeadAttentionConfig: n_heads must be a positive int, got 0"),
-    (lambda d: nn.transformer.PositionWiseFeedForwardConfig(8, 0).init(d),
-     r"PositionWiseFeedForwardConfig: d_ff must be a positive int"),
+    (
+        lambda d: nn.attention.MultiHeadAttentionConfig(8, 0).init(d),
+        r"MultiHeadAttentionConfig: n_heads must be a positive int, got 0",
+    ),
+    (
+        lambda d: nn.transformer.PositionWiseFeedForwardConfig(8, 0).init(d),
+        r"PositionWiseFeedForwardConfig: d_ff must be a positive int",
+    ),
 ]
 
 
-@pytest.mark.parametrize("build,message", ZERO_SIZES, ids=[m.split(":")[0] + f"-{i}"
-                                                          for i, (_, m) in enumerate(ZERO_SIZES)])
+@pytest.mark.parametrize(
+    "build,message",
+    ZERO_SIZES,
+    ids=[m.split(":")[0] + f"-{i}" for i, (_, m) in enumerate(ZERO_SIZES)],
+)
 def test_zero_sizes_raise_at_init_naming_the_field(device, build, message):
     with pytest.raises(ValueError, match=message):
         build(device)
 
 
-@pytest.mark.parametrize("build,op,message", [
-    (lambda d: nn.Conv2dConfig([1, 2], [5, 5]).init(d), "conv2d",
-     r"kernel \[5, 5\] \(dilation \[1, 1\]\) does not fit input \[3, 3\] with padding \[0, 0\]"),
-    (lambda d: nn.Conv1dConfig(1, 2, 5).init(d), "conv1d",
-     r"kernel \[5\] \(dilation \[1\]\) does not fit input \[3\] with padding \[0\]"),
-    (lambda d: nn.pool.MaxPool2dConfig([5, 5]).init(), "max_pool2d",
-     r"kernel \[5, 5\] larger than padded input \[3, 3\]"),
-    (lambda d: nn.pool.AvgPool2dConfig([4, 4], padding=nn.PaddingConfig2d.Explicit(0, 0)).init(),
-     "avg_pool2d", r"kernel \[4, 4\] larger than padded input \[3, 3\]"),
-    (lambda d: nn.pool.MaxPool1dConfig(5).init(), "max_pool1d", r"kernel \[5\] larger than padded input \[3\]"),
-    (lambda d: nn.pool.AvgPool1dConfig(5).init(), "avg_pool1d", r"kernel \[5\] larger than padded input \[3\]"),
-])
+@pytest.mark.parametrize(
+    "build,op,message",
+    [
+        (
+            lambda d: nn.Conv2dConfig([1, 2], [5, 5]).init(d),
+            "conv2d",
+            r"kernel \[5, 5\] \(dilation \[1, 1\]\) does not fit input \[3, 3\] with padding \[0, 0\]",
+        ),
+        (
+            lambda d: nn.Conv1dConfig(1, 2, 5).init(d),
+            "conv1d",
+            r"kernel \[5\] \(dilation \[1\]\) does not fit input \[3\] with padding \[0\]",
+        ),
+        (
+            lambda d: nn.pool.MaxPool2dConfig([5, 5]).init(),
+            "max_pool2d",
+            r"kernel \[5, 5\] larger than padded input \[3, 3\]",
+        ),
+        (
+            lambda d: nn.pool.AvgPool2dConfig(
+                [4, 4], padding=nn.PaddingConfig2d.Explicit(0, 0)
+            ).init(),
+            "avg_pool2d",
+            r"kernel \[4, 4\] larger than padded input \[3, 3\]",
+        ),
+        (
+            lambda d: nn.pool.MaxPool1dConfig(5).init(),
+            "max_pool1d",
+            r"kernel \[5\] larger than padded input \[3\]",
+        ),
+        (
+            lambda d: nn.pool.AvgPool1dConfig(5).init(),
+            "avg_pool1d",
+            r"kernel \[5\] larger than padded input \[3\]",
+        ),
+    ],
+)
 def test_kernel_larger_than_padded_input_raises_at_forward(device, build, op, message):
     from burn_tensor import TensorCheckError
 
@@ -206,50 +290,76 @@ def test_kernel_larger_than_padded_input_raises_at_forward(device, build, op, me
     assert op in str(err.value)
     # the same kernel fits once the padding makes the input large enough
     if op == "conv2d":
-        padded = nn.Conv2dConfig([1, 2], [5, 5], padding=nn.PaddingConfig2d.Explicit(1, 1)).init(device)
+        padded = nn.Conv2dConfig([1, 2], [5, 5], padding=nn.PaddingConfig2d.Explicit(1, 1)).init(
+            device
+        )
         assert padded.forward(x).dims() == [1, 2, 1, 1]
 
 
 def test_mismatched_heads_and_d_model_raise(device):
-    with pytest.raises(ValueError, match=r"MultiHeadAttentionConfig: d_model=10 is not divisible by n_heads=3"):
+    with pytest.raises(
+        ValueError, match=r"MultiHeadAttentionConfig: d_model=10 is not divisible by n_heads=3"
+    ):
         nn.attention.MultiHeadAttentionConfig(10, 3).init(device)
     for cfg in (nn.transformer.TransformerEncoderConfig, nn.transformer.TransformerDecoderConfig):
-        with pytest.raises(ValueError, match=rf"{cfg.__name__}: d_model=10 is not divisible by n_heads=4"):
+        with pytest.raises(
+            ValueError, match=rf"{cfg.__name__}: d_model=10 is not divisible by n_heads=4"
+        ):
             cfg(10, 16, 4, 1).init(device)
     mha = nn.attention.MultiHeadAttentionConfig(8, 2).init(device)
-    with pytest.raises(ValueError, match=r"query must be \[batch, seq, d_model=8\] \(2 heads x d_k=4\), "
-                                         r"got \[2, 3, 6\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"query must be \[batch, seq, d_model=8\] \(2 heads x d_k=4\), "
+        r"got \[2, 3, 6\]",
+    ):
         mha.forward(MhaInput.self_attn(Tensor.ones([2, 3, 6], device)))
     with pytest.raises(ValueError, match=r"key must be .* got \[2, 3, 5\]"):
-        mha.forward(MhaInput.new(Tensor.ones([2, 3, 8], device), Tensor.ones([2, 3, 5], device),
-                                 Tensor.ones([2, 3, 8], device)))
+        mha.forward(
+            MhaInput.new(
+                Tensor.ones([2, 3, 8], device),
+                Tensor.ones([2, 3, 5], device),
+                Tensor.ones([2, 3, 8], device),
+            )
+        )
 
 
 def test_unknown_enum_values_raise(device):
     from burn_nn import ConfigError, LinearLayout, Reduction
 
     # enum-typed config fields given something that is not one of the variants
-    with pytest.raises(ValueError, match=r"LinearConfig: unknown layout 'Diagonal' \(one of \['Row', 'Col'\]\)"):
+    with pytest.raises(
+        ValueError, match=r"LinearConfig: unknown layout 'Diagonal' \(one of \['Row', 'Col'\]\)"
+    ):
         nn.LinearConfig(2, 3, layout="Diagonal").init(device)
     assert nn.LinearConfig(2, 3, layout="Col").init(device).weight.dims() == [3, 2]  # by name: fine
     assert nn.LinearConfig(2, 3, layout=LinearLayout.Col).init(device).weight.dims() == [3, 2]
-    with pytest.raises(TypeError, match=r"Conv2dConfig: initializer must be an Initializer .*got 'Magic'"):
+    with pytest.raises(
+        TypeError, match=r"Conv2dConfig: initializer must be an Initializer .*got 'Magic'"
+    ):
         nn.Conv2dConfig([1, 2], [3, 3], initializer="Magic").init(device)
-    with pytest.raises(TypeError, match=r"LinearConfig: initializer must be an Initializer \(Constant, "):
+    with pytest.raises(
+        TypeError, match=r"LinearConfig: initializer must be an Initializer \(Constant, "
+    ):
         nn.LinearConfig(2, 3, initializer="KaimingUniform").init(device)
-    with pytest.raises(TypeError, match=r"PaddingConfig2d: cannot use 'bogus' as padding \(expected "):
+    with pytest.raises(
+        TypeError, match=r"PaddingConfig2d: cannot use 'bogus' as padding \(expected "
+    ):
         nn.Conv2dConfig([1, 2], [3, 3], padding="bogus").init(device)
     # reductions: a member or its name in any case; anything else is named
     p, y = Tensor.ones([2, 2], device), Tensor.zeros([2, 2], device)
     assert nn.MseLoss().forward(p, y, "batchmean").item() == 2.0
     for bad in ("Median", 3):
-        with pytest.raises(ValueError, match=rf"unknown reduction {bad!r} \(one of \['Mean', 'Sum', "):
+        with pytest.raises(
+            ValueError, match=rf"unknown reduction {bad!r} \(one of \['Mean', 'Sum', "
+        ):
             nn.MseLoss().forward(p, y, bad)
     with pytest.raises(ValueError, match="unknown reduction 'median'"):
         nn.KLDivLossConfig().init().forward(p, y, "median")
     assert Reduction.Sum.name == "Sum"
     # from JSON: unknown variants are named with the field
-    with pytest.raises(ConfigError, match=r"Conv2dConfig.padding: expected \"Same\", \"Valid\" .* got 'Bogus'"):
+    with pytest.raises(
+        ConfigError, match=r"Conv2dConfig.padding: expected \"Same\", \"Valid\" .* got 'Bogus'"
+    ):
         nn.Conv2dConfig.from_json('{"channels": [1, 2], "kernel_size": [3, 3], "padding": "Bogus"}')
     with pytest.raises(ConfigError, match=r"LinearConfig.layout: 'Diagonal' is not a LinearLayout"):
         nn.LinearConfig.from_json('{"d_input": 1, "d_output": 2, "layout": "Diagonal"}')

@@ -38,8 +38,10 @@ class Mlp(Module):
 
 
 def make(device):
-    return Mlp(layers=[LinearConfig(4, 8).init(device), LinearConfig(8, 8).init(device)],
-               head=LinearConfig(8, 2, bias=False).init(device))
+    return Mlp(
+        layers=[LinearConfig(4, 8).init(device), LinearConfig(8, 8).init(device)],
+        head=LinearConfig(8, 2, bias=False).init(device),
+    )
 
 
 def test_param_id_string_form_round_trips():
@@ -69,7 +71,13 @@ def test_keyword_construction_and_errors(device):
 def test_named_parameters_paths_and_num_params(device):
     m = make(device)
     names = [n for n, _ in m.named_parameters()]
-    assert names == ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias", "head.weight"]
+    assert names == [
+        "layers.0.weight",
+        "layers.0.bias",
+        "layers.1.weight",
+        "layers.1.bias",
+        "head.weight",
+    ]
     assert m.num_params() == 4 * 8 + 8 + 8 * 8 + 8 + 8 * 2 == 128
     assert m.forward(Tensor.ones([3, 4], device)).dims() == [3, 2]
     assert m(Tensor.ones([3, 4], device)).dims() == [3, 2]
@@ -97,7 +105,11 @@ def test_visitor_both_styles_and_paths(device):
 
     assert len(m.visit(Old()).ids) == 5
     ev = m.visit(New()).events
-    assert ev[:3] == [("enter", "layers", "Vec"), ("enter", "0", "Struct:Linear"), ("layers.0.weight", (4, 8))]
+    assert ev[:3] == [
+        ("enter", "layers", "Vec"),
+        ("enter", "0", "Struct:Linear"),
+        ("layers.0.weight", (4, 8)),
+    ]
 
 
 def test_mapper_keeps_ids_and_returns_new_module(device):
@@ -133,7 +145,9 @@ def test_devices_to_device_fork_no_grad_valid(device):
     assert moved.fork(device).devices() == [device]
     assert all(not p.require_grad for p in m.no_grad().parameters())
     v = m.valid()
-    assert v.devices() == [device] and [p.id for p in v.parameters()] == [p.id for p in m.parameters()]
+    assert v.devices() == [device] and [p.id for p in v.parameters()] == [
+        p.id for p in m.parameters()
+    ]
 
 
 def test_repr_tree_with_counts(device):
@@ -145,14 +159,21 @@ def test_repr_tree_with_counts(device):
 def test_record_round_trip_through_recorders(device, tmp_path):
     m = make(device)
     x = Tensor.random([2, 4], device=device)
-    for rec in (DefaultFileRecorder(), NamedMpkFileRecorder(), BinFileRecorder(),
-                PrettyJsonFileRecorder(), CompactRecorder()):
+    for rec in (
+        DefaultFileRecorder(),
+        NamedMpkFileRecorder(),
+        BinFileRecorder(),
+        PrettyJsonFileRecorder(),
+        CompactRecorder(),
+    ):
         path = m.save_file(tmp_path / f"model-{type(rec).__name__}", rec)
         fresh = make(device).load_file(path, rec, device)
         assert [p.id for p in fresh.parameters()] == [p.id for p in m.parameters()]
         tol = 1e-2 if isinstance(rec, CompactRecorder) else 1e-6
         np.testing.assert_allclose(fresh.forward(x).numpy(), m.forward(x).numpy(), atol=tol)
-        assert all(p.val().dtype == q.val().dtype for p, q in zip(fresh.parameters(), m.parameters()))
+        assert all(
+            p.val().dtype == q.val().dtype for p, q in zip(fresh.parameters(), m.parameters())
+        )
 
 
 def test_record_structure_is_burns(device):
@@ -189,8 +210,10 @@ def test_dict_and_tuple_containers(device):
         heads: dict
         pair: tuple
 
-    h = Heads(heads={"a": LinearConfig(2, 2).init(device)},
-              pair=(LinearConfig(2, 1).init(device), Dropout(prob=0.1)))
+    h = Heads(
+        heads={"a": LinearConfig(2, 2).init(device)},
+        pair=(LinearConfig(2, 1).init(device), Dropout(prob=0.1)),
+    )
     names = [n for n, _ in h.named_parameters()]
     assert names == ["heads.a.weight", "heads.a.bias", "pair.0.weight", "pair.0.bias"]
     again = h.load_record(h.into_record())
@@ -202,7 +225,9 @@ def test_plain_tensor_field_is_constant_not_recorded(device):
         table: Tensor
         weight: Param
 
-    w = WithConst(table=Tensor.ones([4], device), weight=Param.from_tensor(Tensor.ones([2], device)))
+    w = WithConst(
+        table=Tensor.ones([4], device), weight=Param.from_tensor(Tensor.ones([2], device))
+    )
     assert set(w.into_record()) == {"weight"}
     other = NdArray(float_dtype="float64").device()
     assert w.to_device(other).table.device is other

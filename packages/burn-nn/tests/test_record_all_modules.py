@@ -226,20 +226,44 @@ def test_model_covers_every_kind(original):
     model, st = original
     paths = set(st)
     # Running stats, list / dict containers, nested int/bool params are all recorded.
-    for p in ("batch_norm.running_mean", "batch_norm.running_var", "blocks.0.weight",
-              "blocks.2.gamma", "heads.cls.weight", "heads.seq.new_gate.input_transform.weight",
-              "counters.step", "counters.table", "counters.mask", "bilstm.reverse_lstm.cell_gate"
-              ".hidden_transform.bias", "decoder.layers.0.cross_attn.output.weight",
-              "encoder.layers.1.pwff.linear_outer.bias", "swiglu.linear_inner.bias", "prelu.alpha",
-              "group_norm.gamma", "instance_norm.beta", "rms_norm.gamma", "embedding.weight",
-              "conv_transpose2d.weight", "mha.query.weight"):
+    for p in (
+        "batch_norm.running_mean",
+        "batch_norm.running_var",
+        "blocks.0.weight",
+        "blocks.2.gamma",
+        "heads.cls.weight",
+        "heads.seq.new_gate.input_transform.weight",
+        "counters.step",
+        "counters.table",
+        "counters.mask",
+        "bilstm.reverse_lstm.cell_gate.hidden_transform.bias",
+        "decoder.layers.0.cross_attn.output.weight",
+        "encoder.layers.1.pwff.linear_outer.bias",
+        "swiglu.linear_inner.bias",
+        "prelu.alpha",
+        "group_norm.gamma",
+        "instance_norm.beta",
+        "rms_norm.gamma",
+        "embedding.weight",
+        "conv_transpose2d.weight",
+        "mha.query.weight",
+    ):
         assert p in paths, p
     kinds = {str(v[2]) for v in st.values()}
     assert len(kinds) == 3, kinds  # float, int, bool dtypes
     # Stateless fields are constants: no record entry under them.
     rec = model.into_record()
-    for name in ("max_pool1d", "avg_pool2d", "adaptive2d", "dropout", "relu", "gelu", "leaky",
-                 "positional", "rotary"):
+    for name in (
+        "max_pool1d",
+        "avg_pool2d",
+        "adaptive2d",
+        "dropout",
+        "relu",
+        "gelu",
+        "leaky",
+        "positional",
+        "rotary",
+    ):
         assert not flatten(rec.get(name) or {}), name
     assert len(RECORDERS) == 13, [c.__name__ for c in RECORDERS]
 
@@ -298,15 +322,19 @@ def test_round_trip_every_recorder_and_precision(rec_cls, settings, original, tm
     _check_loaded(loaded, fresh, st, settings)
 
 
-@pytest.mark.parametrize("rec_cls", [NamedMpkBytesRecorder, BinBytesRecorder],
-                         ids=lambda c: c.__name__)
+@pytest.mark.parametrize(
+    "rec_cls", [NamedMpkBytesRecorder, BinBytesRecorder], ids=lambda c: c.__name__
+)
 def test_f64_module_double_exact_full_rounded(rec_cls):
     """A float64 module keeps every bit with Double; Full rounds to float32 and loads as f64."""
     device = NdArray(float_dtype="float64").device()
     model = build(device, seed=4)
     st = state(model)
-    for settings, cast in ((DoublePrecisionSettings, np.float64), (FullPrecisionSettings, np.float32),
-                           (HalfPrecisionSettings, np.float16)):
+    for settings, cast in (
+        (DoublePrecisionSettings, np.float64),
+        (FullPrecisionSettings, np.float32),
+        (HalfPrecisionSettings, np.float16),
+    ):
         rec = rec_cls(settings)
         loaded = build(device, seed=5).load_record(rec.load(rec.record(model.into_record())))
         for path, (pid, arr, dtype) in state(loaded).items():
@@ -343,11 +371,17 @@ def test_config_init_with_draws_no_random_init(original):
     model, _ = original
     record = model.into_record()
     device = NdArray().device()
-    for cfg, name in ((LinearConfig(4, 3), "linear"), (Conv1dConfig(2, 3, 3), "conv1d"),
-                      (Conv2dConfig([2, 4], [3, 3], groups=2), "conv2d")):
+    for cfg, name in (
+        (LinearConfig(4, 3), "linear"),
+        (Conv1dConfig(2, 3, 3), "conv1d"),
+        (Conv2dConfig([2, 4], [3, 3], groups=2), "conv2d"),
+    ):
         device.seed(7)
         reference = Tensor.random([4], device=device).numpy()
         device.seed(7)
         cfg.init_with(record[name], device)
-        np.testing.assert_array_equal(Tensor.random([4], device=device).numpy(), reference,
-                                      err_msg=f"{type(cfg).__name__}.init_with drew random values")
+        np.testing.assert_array_equal(
+            Tensor.random([4], device=device).numpy(),
+            reference,
+            err_msg=f"{type(cfg).__name__}.init_with drew random values",
+        )

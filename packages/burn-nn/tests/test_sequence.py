@@ -4,7 +4,12 @@ import numpy as np
 from burn_tensor import Tensor
 
 import burn_nn as nn
-from burn_nn.attention import MhaCache, MhaInput, MultiHeadAttentionConfig, generate_autoregressive_mask
+from burn_nn.attention import (
+    MhaCache,
+    MhaInput,
+    MultiHeadAttentionConfig,
+    generate_autoregressive_mask,
+)
 from burn_nn.transformer import (
     TransformerDecoderConfig,
     TransformerDecoderInput,
@@ -94,7 +99,11 @@ def test_mha_with_masks_and_cache(dev64, rng):
     close(out.context, ref)
     close(out.weights, w)
     pad = np.array([[False, False, True], [False, False, False]])
-    out = m.forward(MhaInput.new(T(x, dev64), T(mem, dev64), T(mem, dev64)).mask_pad(Tensor.from_bool(pad, dev64)))
+    out = m.forward(
+        MhaInput.new(T(x, dev64), T(mem, dev64), T(mem, dev64)).mask_pad(
+            Tensor.from_bool(pad, dev64)
+        )
+    )
     ref, w = ref_mha(m, x, mem, mem, np.broadcast_to(pad[:, None, :], (2, 4, 3)))
     close(out.context, ref)
     assert np.allclose(out.weights.numpy()[0, :, :, 2], 0, atol=1e-6)
@@ -104,8 +113,12 @@ def test_mha_with_masks_and_cache(dev64, rng):
     close(full.context, ref)
     cache = MhaCache.autoregressive()
     for t in range(1, 5):
-        step = m.forward_cache(MhaInput.self_attn(T(x[:, :t], dev64)).mask_attn(
-            generate_autoregressive_mask(2, t, dev64)), cache)
+        step = m.forward_cache(
+            MhaInput.self_attn(T(x[:, :t], dev64)).mask_attn(
+                generate_autoregressive_mask(2, t, dev64)
+            ),
+            cache,
+        )
     close(step.context, ref)
 
 
@@ -113,13 +126,18 @@ def test_transformer_shapes_and_grads(autodiff, rng):
     d = autodiff
     enc = TransformerEncoderConfig(8, 16, 2, 2).init(d)
     x = T(rng.normal(size=(2, 5, 8)), d)
-    out = enc.forward(TransformerEncoderInput.new(x).mask_pad(Tensor.from_bool(np.zeros((2, 5), bool), d)))
+    out = enc.forward(
+        TransformerEncoderInput.new(x).mask_pad(Tensor.from_bool(np.zeros((2, 5), bool), d))
+    )
     assert out.dims() == [2, 5, 8]
     grads = out.sum().backward()
     assert all(p.val().grad(grads) is not None for _, p in enc.named_parameters())
     dec = TransformerDecoderConfig(8, 16, 2, 1, norm_first=True).init(d)
-    y = dec.forward(TransformerDecoderInput.new(x, T(rng.normal(size=(2, 3, 8)), d)).target_mask_attn(
-        generate_autoregressive_mask(2, 5, d)))
+    y = dec.forward(
+        TransformerDecoderInput.new(x, T(rng.normal(size=(2, 3, 8)), d)).target_mask_attn(
+            generate_autoregressive_mask(2, 5, d)
+        )
+    )
     assert y.dims() == [2, 5, 8]
     grads = y.sum().backward()
     assert all(p.val().grad(grads) is not None for _, p in dec.named_parameters())
@@ -149,16 +167,21 @@ def test_positional_and_rotary(dev64, rng):
     out = rope.apply(T(x[..., :4], dev64), 2).numpy()
     ang = (np.arange(2, 6)[:, None]) * (1 / 10000 ** (np.arange(0, 4, 2) / 4))[None]
     a, b = x[..., 0:4:2], x[..., 1:4:2]
-    ref = np.stack([a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang)], -1).reshape(2, 4, 4)
+    ref = np.stack(
+        [a * np.cos(ang) - b * np.sin(ang), a * np.sin(ang) + b * np.cos(ang)], -1
+    ).reshape(2, 4, 4)
     np.testing.assert_allclose(out, ref, atol=1e-9)
 
 
 def test_unfold_and_interpolate(dev64, rng):
     x = rng.normal(size=(1, 2, 3, 3))
     out = nn.Unfold4dConfig([2, 2]).init().forward(T(x, dev64)).numpy()
-    cols = [x[0, :, i:i + 2, j:j + 2].reshape(-1) for i in range(2) for j in range(2)]
+    cols = [x[0, :, i : i + 2, j : j + 2].reshape(-1) for i in range(2) for j in range(2)]
     np.testing.assert_allclose(out[0], np.stack(cols, 1))
     up = nn.Interpolate2dConfig(scale_factor=[2.0, 2.0]).init().forward(T(x, dev64))
     assert up.dims() == [1, 2, 6, 6]
     lin1 = nn.Interpolate1dConfig(output_size=5, mode=nn.InterpolateMode.Linear).init()
-    close(lin1.forward(T(np.array([[[0.0, 1.0, 2.0]]]), dev64)), np.array([[[0.0, 0.5, 1.0, 1.5, 2.0]]]))
+    close(
+        lin1.forward(T(np.array([[[0.0, 1.0, 2.0]]]), dev64)),
+        np.array([[[0.0, 0.5, 1.0, 1.5, 2.0]]]),
+    )

@@ -150,7 +150,10 @@ def test_failed_step_keeps_state_and_names_the_parameter(ad32):
     loss = other.forward(Tensor.ones([1, 4], ad32)).sum()
     donor.step(0.1, other, GradientsParams.from_grads(loss.backward(), other))
     rec = donor.to_record()
-    bad = {str(model.weight.id): rec[str(other.weight.id)], str(model.bias.id): rec[str(other.bias.id)]}
+    bad = {
+        str(model.weight.id): rec[str(other.weight.id)],
+        str(model.bias.id): rec[str(other.bias.id)],
+    }
     optim = AdamConfig().init().load_record(bad)
     loss = model.forward(Tensor.ones([1, 3], ad32)).sum()
     with pytest.raises(Exception) as info:

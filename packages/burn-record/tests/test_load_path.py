@@ -28,7 +28,9 @@ LEAVES = (
 )
 TREES = st.recursive(
     LEAVES,
-    lambda inner: st.lists(inner, max_size=20) | st.dictionaries(st.text(max_size=10), inner, max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=20) | st.dictionaries(st.text(max_size=10), inner, max_size=20)
+    ),
     max_leaves=60,
 )
 
@@ -62,9 +64,20 @@ def test_reader_bins_are_views_and_float32_is_exact():
 @pytest.mark.parametrize(
     "data",
     [
-        b"", b"\xc1", b"\xc7\x01\x00\x00", b"\xd4\x00\x00", b"\x92\x01", b"\xdd\xff\xff\xff\xff",
-        b"\xdf\xff\xff\xff\xff\x00", b"\xc6\x00\x00\x01\x00abc", b"\xa2\xff\xfe", b"\x81\x01\x02",
-        b"\x81\xc4\x01a\x02", b"\x01\x02", b"\xcb\x00", b"\x91" * 100_000,
+        b"",
+        b"\xc1",
+        b"\xc7\x01\x00\x00",
+        b"\xd4\x00\x00",
+        b"\x92\x01",
+        b"\xdd\xff\xff\xff\xff",
+        b"\xdf\xff\xff\xff\xff\x00",
+        b"\xc6\x00\x00\x01\x00abc",
+        b"\xa2\xff\xfe",
+        b"\x81\x01\x02",
+        b"\x81\xc4\x01a\x02",
+        b"\x01\x02",
+        b"\xcb\x00",
+        b"\x91" * 100_000,
     ],
 )
 def test_reader_refuses_malformed(data):
@@ -73,8 +86,15 @@ def test_reader_refuses_malformed(data):
 
 
 @pytest.mark.parametrize("use_mmap", [True, False])
-@pytest.mark.parametrize("cls", [br.NamedMpkFileRecorder, br.BinFileRecorder, br.NamedMpkZstFileRecorder,
-                                 br.PrettyJsonFileRecorder])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        br.NamedMpkFileRecorder,
+        br.BinFileRecorder,
+        br.NamedMpkZstFileRecorder,
+        br.PrettyJsonFileRecorder,
+    ],
+)
 def test_file_loads_own_writable_arrays(cls, use_mmap, tmp_path, monkeypatch):
     monkeypatch.setattr(_recorder, "MMAP_LOADS", use_mmap)
     w = np.arange(math.prod([300, 70]), dtype=np.float32).reshape(300, 70)

@@ -88,7 +88,12 @@ def test_tensor_data_convert_refuses_out_of_range_ints():
     # numpy's astype wraps (300 -> 44 in int8); a default int32 backend took 3e9 as -1294967296.
     assert TensorData(np.array([-128, 127])).convert("int8").tolist() == [-128, 127]
     assert TensorData([1.9, -1.9, 127.5]).convert("int8").tolist() == [1, -1, 127]
-    for data, dt in (([300], "int8"), ([-1], "uint8"), ([3_000_000_000], "int32"), ([3e9], "int32")):
+    for data, dt in (
+        ([300], "int8"),
+        ([-1], "uint8"),
+        ([3_000_000_000], "int32"),
+        ([3e9], "int32"),
+    ):
         with pytest.raises(ValueError, match="do not fit"):
             TensorData(data).convert(dt)
 

@@ -43,7 +43,9 @@ def _arr(shape, seed):
 
 
 @pytest.mark.parametrize("stride,padding,padding_out,dilation,groups", CASES)
-def test_conv_transpose2d_default_backwards_are_adjoints(stride, padding, padding_out, dilation, groups):
+def test_conv_transpose2d_default_backwards_are_adjoints(
+    stride, padding, padding_out, dilation, groups
+):
     opts = ConvTransposeOptions(stride, padding, padding_out, dilation, groups)
     x = _arr((2, 4, 3, 4), 0)
     w = _arr((4, 6 // groups, 3, 2), 1)
@@ -56,8 +58,12 @@ def test_conv_transpose2d_default_backwards_are_adjoints(stride, padding, paddin
     np.testing.assert_allclose(np.vdot(out, g), np.vdot(x, dx), rtol=1e-10)
     out_w = REF.conv_transpose2d(x, w + 0.0, None, opts)
     np.testing.assert_allclose(np.vdot(out_w, g), np.vdot(w, dw), rtol=1e-10)
-    np.testing.assert_allclose(dx, REF.conv_transpose2d_x_backward(w, g, opts), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(dw, REF.conv_transpose2d_weight_backward(x, w, g, opts), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        dx, REF.conv_transpose2d_x_backward(w, g, opts), rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        dw, REF.conv_transpose2d_weight_backward(x, w, g, opts), rtol=1e-9, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("stride,dilation,groups", [((1, 1), (1, 1), 1), ((2, 1), (1, 2), 2)])
@@ -76,4 +82,7 @@ def test_conv2d_default_backwards_are_adjoints(stride, dilation, groups):
 def test_defaults_backend_through_the_tensor_api():
     device = B.device()
     x = Tensor.from_data(TensorData(_arr((1, 2, 3, 3), 6)), device)
-    assert x.backend is B and type(B).conv_transpose2d_x_backward is ModuleOps.conv_transpose2d_x_backward
+    assert (
+        x.backend is B
+        and type(B).conv_transpose2d_x_backward is ModuleOps.conv_transpose2d_x_backward
+    )

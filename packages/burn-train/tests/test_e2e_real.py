@@ -115,7 +115,8 @@ def test_real_components_three_epochs_and_shuffled_resume(tmp_path):
         acc = (root / f"train/epoch-{e}/Accuracy.log").read_text().splitlines()
         assert len(acc) == N_TRAIN // BATCH and all(line.endswith(f",{BATCH}") for line in acc)
         for split, name, n in (("train", "Loss", 6), ("train", "Learning Rate", 6)) + (
-            ("valid", "Accuracy", 3), ("valid", "Loss", 3)
+            ("valid", "Accuracy", 3),
+            ("valid", "Loss", 3),
         ):
             assert len((root / f"{split}/epoch-{e}/{name}.log").read_text().splitlines()) == n
     lr_log = (root / "train/epoch-2/Learning Rate.log").read_text()

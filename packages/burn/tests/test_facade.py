@@ -75,7 +75,17 @@ def test_missing_package_names_the_extra(monkeypatch):
 def test_prelude_exports_the_common_names():
     from burn import prelude
 
-    for name in ("Tensor", "Int", "Bool", "Float", "Shape", "TensorData", "Distribution", "Module", "config"):
+    for name in (
+        "Tensor",
+        "Int",
+        "Bool",
+        "Float",
+        "Shape",
+        "TensorData",
+        "Distribution",
+        "Module",
+        "config",
+    ):
         assert hasattr(prelude, name), name
 
 

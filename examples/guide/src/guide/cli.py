@@ -29,11 +29,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("train", "infer"):
         p = sub.add_parser(name)
         p.add_argument("--artifact-dir", default="artifacts/guide")
-        p.add_argument("--backend", default="ndarray", help="backend entry-point name (ndarray, ...)")
+        p.add_argument(
+            "--backend", default="ndarray", help="backend entry-point name (ndarray, ...)"
+        )
         p.add_argument("--dataset", choices=["digits", "mnist"], default="digits")
     t = sub.choices["train"]
     t.add_argument("--epochs", type=int, default=None)
-    t.add_argument("--limit", type=int, default=None, help="use only the first N items (quick runs)")
+    t.add_argument(
+        "--limit", type=int, default=None, help="use only the first N items (quick runs)"
+    )
     sub.choices["infer"].add_argument("--count", type=int, default=10)
     args = parser.parse_args(argv)
 

@@ -15,7 +15,37 @@ from ._wrap import passthrough, tracked
 
 # Float ops with no gradient: their outputs are not float, or are fresh data (creation ops).
 NONDIFF = frozenset(
-    ["float_into_data", "float_from_data", "float_empty", "float_zeros", "float_ones", "float_full", "float_random", "float_into_int", "float_equal", "float_not_equal", "float_equal_elem", "float_not_equal_elem", "float_greater", "float_greater_elem", "float_greater_equal", "float_greater_equal_elem", "float_lower", "float_lower_elem", "float_lower_equal", "float_lower_equal_elem", "float_argmax", "float_argmin", "float_argsort", "float_is_nan", "float_is_inf", "float_any", "float_any_dim", "float_all", "float_all_dim"]
+    [
+        "float_into_data",
+        "float_from_data",
+        "float_empty",
+        "float_zeros",
+        "float_ones",
+        "float_full",
+        "float_random",
+        "float_into_int",
+        "float_equal",
+        "float_not_equal",
+        "float_equal_elem",
+        "float_not_equal_elem",
+        "float_greater",
+        "float_greater_elem",
+        "float_greater_equal",
+        "float_greater_equal_elem",
+        "float_lower",
+        "float_lower_elem",
+        "float_lower_equal",
+        "float_lower_equal_elem",
+        "float_argmax",
+        "float_argmin",
+        "float_argsort",
+        "float_is_nan",
+        "float_is_inf",
+        "float_any",
+        "float_any_dim",
+        "float_all",
+        "float_all_dim",
+    ]
 )
 # Handled by `Autodiff` itself.
 SPECIAL = frozenset({"float_detach", "float_set_require_grad", "float_is_require_grad"})
@@ -68,10 +98,14 @@ class Autodiff(Backend):
         if not isinstance(inner, Backend):
             raise TypeError(f"Autodiff: inner must be a Backend, got {type(inner).__name__}")
         if inner.is_autodiff:
-            raise ValueError(f"Autodiff: {inner!r} already has autodiff (only first order is supported)")
+            raise ValueError(
+                f"Autodiff: {inner!r} already has autodiff (only first order is supported)"
+            )
         checkpointing = NoCheckpointing() if checkpointing is None else checkpointing
         if not isinstance(checkpointing, CheckpointStrategy):
-            raise TypeError(f"Autodiff: checkpointing must be a CheckpointStrategy, got {checkpointing!r}")
+            raise TypeError(
+                f"Autodiff: checkpointing must be a CheckpointStrategy, got {checkpointing!r}"
+            )
         s = object.__setattr__
         s(self, "inner", inner)
         s(self, "checkpointing", checkpointing)
@@ -87,7 +121,11 @@ class Autodiff(Backend):
         return {"inner": self.inner, "checkpointing": self.checkpointing}
 
     def __repr__(self) -> str:
-        cp = "" if type(self.checkpointing) is NoCheckpointing else f", checkpointing={self.checkpointing!r}"
+        cp = (
+            ""
+            if type(self.checkpointing) is NoCheckpointing
+            else f", checkpointing={self.checkpointing!r}"
+        )
         return f"Autodiff({self.inner!r}{cp})"
 
     def _init_kind_ops(self) -> None:
@@ -115,7 +153,11 @@ class Autodiff(Backend):
         if not callable(inner_fn):
             return inner_fn
         r = RULES.get(name)
-        fn = tracked(r, inner_fn, inner, self.checkpointing.balanced) if r else passthrough(name, inner_fn)
+        fn = (
+            tracked(r, inner_fn, inner, self.checkpointing.balanced)
+            if r
+            else passthrough(name, inner_fn)
+        )
         object.__setattr__(self, name, fn)
         return fn
 

@@ -67,7 +67,9 @@ class CustomOp:
         self.name = name
         self.forwards = forward if isinstance(forward, dict) else {"default": forward}
         self.backward = backward
-        self.rule = Rule(self._backward, out=True, memory_bound=memory_bound, forward=self._recompute)
+        self.rule = Rule(
+            self._backward, out=True, memory_bound=memory_bound, forward=self._recompute
+        )
         self.rule.name = name
         CUSTOM_OPS[name] = self
 
@@ -91,7 +93,9 @@ class CustomOp:
         inner = backend.inner
         inner_dev = device.inner()
         prims = [t._p for t in tensors]
-        out = self.forward_for(inner)(*(Tensor._make(p.p, Float, inner_dev) for p in prims), **options)
+        out = self.forward_for(inner)(
+            *(Tensor._make(p.p, Float, inner_dev) for p in prims), **options
+        )
         parents = [p.node for p in prims]
         if all(n is None for n in parents):
             return Tensor._make(wrap(out._p, None), Float, device)
@@ -100,8 +104,15 @@ class CustomOp:
         ia = [p.p for p in prims] + [inner_dev, options]
         r = self.rule
         r.keep = tuple(range(n))
-        ad = record(inner, r, backend.checkpointing.balanced, parents + [None, None], ia,
-                    list(range(n)), out._p)
+        ad = record(
+            inner,
+            r,
+            backend.checkpointing.balanced,
+            parents + [None, None],
+            ia,
+            list(range(n)),
+            out._p,
+        )
         return Tensor._make(ad, Float, device)
 
     def _recompute(self, *args):
@@ -118,7 +129,9 @@ class CustomOp:
         ctx = CustomContext(inputs, Tensor._make(c.output(), Float, inner_dev), options, c)
         grads = self.backward(ctx, Tensor._make(g, Float, inner_dev))
         if len(grads) != n:
-            raise ValueError(f"custom op {self.name!r}: backward returned {len(grads)} grads for {n} inputs")
+            raise ValueError(
+                f"custom op {self.name!r}: backward returned {len(grads)} grads for {n} inputs"
+            )
         return tuple(None if gr is None else gr._p for gr in grads) + (None, None)
 
 

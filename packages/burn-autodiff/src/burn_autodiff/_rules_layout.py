@@ -96,7 +96,8 @@ def _cat(c, g):
         n = part.shape[dim]
         if need is not None:
             sl = tuple(
-                slice(start, start + n, 1) if d == dim else slice(0, s, 1) for d, s in enumerate(full)
+                slice(start, start + n, 1) if d == dim else slice(0, s, 1)
+                for d, s in enumerate(full)
             )
             grads.append(b.float_slice(g, sl))
         else:

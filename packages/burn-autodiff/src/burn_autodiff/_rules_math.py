@@ -158,12 +158,15 @@ _UNARY = {
     "float_log1p": (lambda b, c, g: b.float_div(g, b.float_add_scalar(c.x(0), 1.0)), (0,)),
     "float_sqrt": (lambda b, c, g: b.float_div(b.float_mul_scalar(g, 0.5), c.output()), "out"),
     "float_recip": (
-        lambda b, c, g: b.float_neg(b.float_mul(g, b.float_mul(c.output(), c.output()))), "out"
+        lambda b, c, g: b.float_neg(b.float_mul(g, b.float_mul(c.output(), c.output()))),
+        "out",
     ),
     "float_sin": (lambda b, c, g: b.float_mul(g, b.float_cos(c.x(0))), (0,)),
     "float_cos": (lambda b, c, g: b.float_neg(b.float_mul(g, b.float_sin(c.x(0)))), (0,)),
     "float_tan": (
-        lambda b, c, g: b.float_mul(g, b.float_add_scalar(b.float_mul(c.output(), c.output()), 1.0)),
+        lambda b, c, g: b.float_mul(
+            g, b.float_add_scalar(b.float_mul(c.output(), c.output()), 1.0)
+        ),
         "out",
     ),
     "float_sinh": (lambda b, c, g: b.float_mul(g, b.float_cosh(c.x(0))), (0,)),
@@ -182,21 +185,28 @@ _UNARY = {
         (0,),
     ),
     "float_acos": (
-        lambda b, c, g: b.float_neg(b.float_mul(
-            g, _inv_sqrt(b, b.float_add_scalar(b.float_neg(b.float_mul(c.x(0), c.x(0))), 1.0))
-        )),
+        lambda b, c, g: b.float_neg(
+            b.float_mul(
+                g, _inv_sqrt(b, b.float_add_scalar(b.float_neg(b.float_mul(c.x(0), c.x(0))), 1.0))
+            )
+        ),
         (0,),
     ),
     "float_acosh": (
-        lambda b, c, g: b.float_mul(g, _inv_sqrt(b, b.float_sub_scalar(b.float_mul(c.x(0), c.x(0)), 1.0))),
+        lambda b, c, g: b.float_mul(
+            g, _inv_sqrt(b, b.float_sub_scalar(b.float_mul(c.x(0), c.x(0)), 1.0))
+        ),
         (0,),
     ),
     "float_asinh": (
-        lambda b, c, g: b.float_mul(g, _inv_sqrt(b, b.float_add_scalar(b.float_mul(c.x(0), c.x(0)), 1.0))),
+        lambda b, c, g: b.float_mul(
+            g, _inv_sqrt(b, b.float_add_scalar(b.float_mul(c.x(0), c.x(0)), 1.0))
+        ),
         (0,),
     ),
     "float_atan": (
-        lambda b, c, g: b.float_div(g, b.float_add_scalar(b.float_mul(c.x(0), c.x(0)), 1.0)), (0,)
+        lambda b, c, g: b.float_div(g, b.float_add_scalar(b.float_mul(c.x(0), c.x(0)), 1.0)),
+        (0,),
     ),
     "float_atanh": (
         lambda b, c, g: b.float_div(
@@ -206,9 +216,12 @@ _UNARY = {
     ),
     # 2/sqrt(pi) * exp(-x^2)
     "float_erf": (
-        lambda b, c, g: b.float_mul(g, b.float_mul_scalar(
-            b.float_exp(b.float_neg(b.float_mul(c.x(0), c.x(0)))), _TWO_OVER_SQRT_PI
-        )),
+        lambda b, c, g: b.float_mul(
+            g,
+            b.float_mul_scalar(
+                b.float_exp(b.float_neg(b.float_mul(c.x(0), c.x(0)))), _TWO_OVER_SQRT_PI
+            ),
+        ),
         (0,),
     ),
     "float_abs": (lambda b, c, g: b.float_mul(g, b.float_sign(c.x(0))), (0,)),

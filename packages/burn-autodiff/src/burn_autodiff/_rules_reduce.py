@@ -12,13 +12,13 @@ from ._rule import RULES, reduce_to, rule, zeros
 
 def _sum(c, g):
     b, shape = c.b, c.shape(0)
-    return b.float_expand(b.float_reshape(g, (1,) * len(shape)), shape),
+    return (b.float_expand(b.float_reshape(g, (1,) * len(shape)), shape),)
 
 
 def _mean(c, g):
     b, shape = c.b, c.shape(0)
     g = b.float_div_scalar(g, float(max(1, math.prod(shape))))
-    return b.float_expand(b.float_reshape(g, (1,) * len(shape)), shape),
+    return (b.float_expand(b.float_reshape(g, (1,) * len(shape)), shape),)
 
 
 def _sum_dim(c, g):
@@ -40,7 +40,9 @@ def _exclusive_prod(b, x, dim):
             a, tuple(slice(lo, hi, 1) if d == dim else slice(0, s, 1) for d, s in enumerate(shape))
         )
 
-    one = b.float_ones(shape[:dim] + (1,) + shape[dim + 1 :], device_of(b, x), DType.from_np(x.dtype))
+    one = b.float_ones(
+        shape[:dim] + (1,) + shape[dim + 1 :], device_of(b, x), DType.from_np(x.dtype)
+    )
     left = b.float_cat([one, sl(b.float_cumprod(x, dim), 0, n - 1)], dim)
     rev = b.float_flip(b.float_cumprod(b.float_flip(x, (dim,)), dim), (dim,))
     right = b.float_cat([sl(rev, 1, n), one], dim)
@@ -52,7 +54,7 @@ def _prod(c, g):
     shape = tuple(x.shape)
     flat = b.float_reshape(x, (math.prod(shape),))
     others = b.float_reshape(_exclusive_prod(b, flat, 0), shape)
-    return b.float_mul(b.float_expand(b.float_reshape(g, (1,) * len(shape)), shape), others),
+    return (b.float_mul(b.float_expand(b.float_reshape(g, (1,) * len(shape)), shape), others),)
 
 
 def _prod_dim(c, g):
@@ -84,7 +86,9 @@ def _cum_extreme(c, g):
     dev = device_of(b, x)
     n = shape[dim]
     ar = b.int_arange(0, n, dev, b.int_dtype)
-    ar = b.int_expand(b.int_reshape(ar, tuple(n if d == dim else 1 for d in range(len(shape)))), shape)
+    ar = b.int_expand(
+        b.int_reshape(ar, tuple(n if d == dim else 1 for d in range(len(shape)))), shape
+    )
     pos = b.int_mask_where(b.int_zeros(shape, dev, b.int_dtype), b.float_equal(x, out), ar)
     idx = b.int_cummax(pos, dim)
     return b.float_scatter(dim, zeros(b, g, shape), idx, g), None

@@ -39,9 +39,13 @@ def record(inner, r: Rule, balanced: bool, parents: list, ia: list, fl: list, ou
     ia: the inner arguments (reused as the node's saved arguments). fl: float argument positions.
     """
     recompute = False
-    if balanced and r.memory_bound and all(
-        parents[i] is not None and (type(parents[i]) is not tuple or all(parents[i]))
-        for i in fl
+    if (
+        balanced
+        and r.memory_bound
+        and all(
+            parents[i] is not None and (type(parents[i]) is not tuple or all(parents[i]))
+            for i in fl
+        )
     ):
         # Balanced checkpointing: keep only metadata; backward recomputes from the parents.
         for i in fl:

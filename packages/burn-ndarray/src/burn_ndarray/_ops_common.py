@@ -86,7 +86,11 @@ def mask_where(self, x, mask, value):
 
 
 # Same-width unsigned ints of the float dtypes, for `mask_fill`'s branch-free select on bits.
-_BITS = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64, np.dtype(np.float16): np.uint16}
+_BITS = {
+    np.dtype(np.float32): np.uint32,
+    np.dtype(np.float64): np.uint64,
+    np.dtype(np.float16): np.uint16,
+}
 
 
 def mask_fill(self, x, mask, value):
@@ -118,9 +122,25 @@ def repeat_dim(self, x, dim, times):
 
 
 COMMON = {
-    "from_data": from_data, "into_data": into_data, "empty": empty, "zeros": zeros, "ones": ones,
-    "full": full, "to_device": to_device, "reshape": reshape, "swap_dims": swap_dims,
-    "permute": permute, "flip": flip, "expand": expand, "slice": slice_, "slice_assign": slice_assign,
-    "gather": gather, "select": select, "mask_where": mask_where, "mask_fill": mask_fill,
-    "equal": equal, "cat": cat, "repeat_dim": repeat_dim,
+    "from_data": from_data,
+    "into_data": into_data,
+    "empty": empty,
+    "zeros": zeros,
+    "ones": ones,
+    "full": full,
+    "to_device": to_device,
+    "reshape": reshape,
+    "swap_dims": swap_dims,
+    "permute": permute,
+    "flip": flip,
+    "expand": expand,
+    "slice": slice_,
+    "slice_assign": slice_assign,
+    "gather": gather,
+    "select": select,
+    "mask_where": mask_where,
+    "mask_fill": mask_fill,
+    "equal": equal,
+    "cat": cat,
+    "repeat_dim": repeat_dim,
 }

@@ -55,7 +55,11 @@ def make(kind: str) -> dict:
         return np.divide(x, y) if is_float else _int_div(x, y)
 
     def div_scalar(self, x, s):
-        return np.divide(x, s).astype(x.dtype, copy=False) if is_float else _int_div(x, np.asarray(s, x.dtype))
+        return (
+            np.divide(x, s).astype(x.dtype, copy=False)
+            if is_float
+            else _int_div(x, np.asarray(s, x.dtype))
+        )
 
     def sum_(self, x):
         return _add_reduce(x, None, x.dtype).reshape(1)
@@ -159,14 +163,35 @@ def make(kind: str) -> dict:
         return np.sign(x)
 
     fns = {
-        "random": random, "cast": cast, "div": div, "div_scalar": div_scalar, "sum": sum_,
-        "prod": prod, "sum_dim": sum_dim, "prod_dim": prod_dim, "mean_dim": mean_dim, "mean": mean,
-        "argmax": argmax, "argmin": argmin, "max_dim": max_dim, "min_dim": min_dim, "max": max_,
-        "min": min_, "max_dim_with_indices": max_dim_with_indices,
-        "min_dim_with_indices": min_dim_with_indices, "cumsum": cumsum, "cumprod": cumprod,
-        "cummin": cummin, "cummax": cummax, "scatter": scatter, "select_assign": select_assign,
-        "sort_with_indices": sort_with_indices, "clamp": clamp,
-        "clamp_min": clamp_min, "clamp_max": clamp_max, "sign": sign,
+        "random": random,
+        "cast": cast,
+        "div": div,
+        "div_scalar": div_scalar,
+        "sum": sum_,
+        "prod": prod,
+        "sum_dim": sum_dim,
+        "prod_dim": prod_dim,
+        "mean_dim": mean_dim,
+        "mean": mean,
+        "argmax": argmax,
+        "argmin": argmin,
+        "max_dim": max_dim,
+        "min_dim": min_dim,
+        "max": max_,
+        "min": min_,
+        "max_dim_with_indices": max_dim_with_indices,
+        "min_dim_with_indices": min_dim_with_indices,
+        "cumsum": cumsum,
+        "cumprod": cumprod,
+        "cummin": cummin,
+        "cummax": cummax,
+        "scatter": scatter,
+        "select_assign": select_assign,
+        "sort_with_indices": sort_with_indices,
+        "clamp": clamp,
+        "clamp_min": clamp_min,
+        "clamp_max": clamp_max,
+        "sign": sign,
     }
     return fns
 
@@ -174,11 +199,26 @@ def make(kind: str) -> dict:
 # Ufuncs are installed as staticmethods: the Tensor layer then calls numpy directly, with no
 # Python frame in between (the main lever on per-op latency).
 UFUNCS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "remainder": np.remainder,
-    "greater": np.greater, "greater_equal": np.greater_equal, "lower": np.less,
-    "lower_equal": np.less_equal, "equal_elem": np.equal, "greater_elem": np.greater,
-    "greater_equal_elem": np.greater_equal, "lower_elem": np.less, "lower_equal_elem": np.less_equal,
-    "not_equal": np.not_equal, "not_equal_elem": np.not_equal, "abs": np.abs, "neg": np.negative,
-    "add_scalar": np.add, "sub_scalar": np.subtract, "mul_scalar": np.multiply,
-    "remainder_scalar": np.remainder, "matmul": np.matmul,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "remainder": np.remainder,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "lower": np.less,
+    "lower_equal": np.less_equal,
+    "equal_elem": np.equal,
+    "greater_elem": np.greater,
+    "greater_equal_elem": np.greater_equal,
+    "lower_elem": np.less,
+    "lower_equal_elem": np.less_equal,
+    "not_equal": np.not_equal,
+    "not_equal_elem": np.not_equal,
+    "abs": np.abs,
+    "neg": np.negative,
+    "add_scalar": np.add,
+    "sub_scalar": np.subtract,
+    "mul_scalar": np.multiply,
+    "remainder_scalar": np.remainder,
+    "matmul": np.matmul,
 }

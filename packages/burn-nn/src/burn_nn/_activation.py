@@ -32,8 +32,15 @@ class _Stateless(Module):
 
 
 def _stateless(name: str, fn, doc: str) -> type:
-    cls = type(name, (_Stateless,), {"_fn": staticmethod(fn), "__doc__": f"{doc}\n\nShapes: any -> same.",
-                                     "__module__": __name__})
+    cls = type(
+        name,
+        (_Stateless,),
+        {
+            "_fn": staticmethod(fn),
+            "__doc__": f"{doc}\n\nShapes: any -> same.",
+            "__module__": __name__,
+        },
+    )
     return cls
 
 
@@ -149,8 +156,13 @@ class SwiGluConfig:
     layout: LinearLayout = LinearLayout.Row
 
     def init(self, device=None) -> SwiGlu:
-        lin = LinearConfig(self.d_input, self.d_output, bias=self.bias,
-                           initializer=self.initializer, layout=self.layout)
+        lin = LinearConfig(
+            self.d_input,
+            self.d_output,
+            bias=self.bias,
+            initializer=self.initializer,
+            layout=self.layout,
+        )
         return SwiGlu(linear_inner=lin.init(device), linear_outer=lin.init(device))
 
 
@@ -167,5 +179,18 @@ class SwiGlu(Module):
         return A.silu(self.linear_inner.forward(x)).mul(self.linear_outer.forward(x))
 
 
-STATELESS = [Relu, Relu6, Gelu, Sigmoid, Tanh, SiLU, Mish, HardSwish, Selu, Softsign, LogSigmoid,
-             Tanhshrink, GLU]
+STATELESS = [
+    Relu,
+    Relu6,
+    Gelu,
+    Sigmoid,
+    Tanh,
+    SiLU,
+    Mish,
+    HardSwish,
+    Selu,
+    Softsign,
+    LogSigmoid,
+    Tanhshrink,
+    GLU,
+]

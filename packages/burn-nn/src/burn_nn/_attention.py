@@ -64,7 +64,11 @@ class TensorCache:
         if done == 0 or done > seq:
             out = fn(x)
         else:
-            out = Tensor.cat([self.tensor, fn(x.narrow(1, done, seq - done))], 1) if seq > done else self.tensor
+            out = (
+                Tensor.cat([self.tensor, fn(x.narrow(1, done, seq - done))], 1)
+                if seq > done
+                else self.tensor
+            )
         self.tensor = out
         return out
 
@@ -86,11 +90,14 @@ class MhaCache:
 def generate_autoregressive_mask(batch_size: int, seq_length: int, device=None) -> Tensor:
     """Bool `[batch, seq, seq]`, True above the diagonal (future positions masked)."""
     mask = np.triu(np.ones((seq_length, seq_length), dtype=bool), 1)
-    return Tensor.from_bool(np.broadcast_to(mask, (batch_size, seq_length, seq_length)).copy(), device)
+    return Tensor.from_bool(
+        np.broadcast_to(mask, (batch_size, seq_length, seq_length)).copy(), device
+    )
 
 
-def generate_padding_mask(pad_token: int, tokens_list: list[list[int]], max_seq_length: int | None,
-                          device=None) -> tuple[Tensor, Tensor]:
+def generate_padding_mask(
+    pad_token: int, tokens_list: list[list[int]], max_seq_length: int | None, device=None
+) -> tuple[Tensor, Tensor]:
     """Pad token lists to one length: `(tokens Int [batch, seq], mask_pad Bool [batch, seq])`."""
     length = max(len(t) for t in tokens_list)
     if max_seq_length is not None:
@@ -98,7 +105,7 @@ def generate_padding_mask(pad_token: int, tokens_list: list[list[int]], max_seq_
     toks = np.full((len(tokens_list), length), pad_token, dtype=np.int64)
     for i, t in enumerate(tokens_list):
         t = t[:length]
-        toks[i, :len(t)] = t
+        toks[i, : len(t)] = t
     return Tensor.from_ints(toks, device), Tensor.from_bool(toks == pad_token, device)
 
 
@@ -117,16 +124,27 @@ class MultiHeadAttentionConfig:
         check_sizes("MultiHeadAttentionConfig", d_model=self.d_model, n_heads=self.n_heads)
         check_initializer("MultiHeadAttentionConfig", self.initializer)
         if self.d_model % self.n_heads:
-            raise ValueError(f"MultiHeadAttentionConfig: d_model={self.d_model} is not divisible by "
-                             f"n_heads={self.n_heads}")
+            raise ValueError(
+                f"MultiHeadAttentionConfig: d_model={self.d_model} is not divisible by "
+                f"n_heads={self.n_heads}"
+            )
 
         def lin():
-            return LinearConfig(self.d_model, self.d_model, initializer=self.initializer).init(device)
+            return LinearConfig(self.d_model, self.d_model, initializer=self.initializer).init(
+                device
+            )
 
-        return MultiHeadAttention(query=lin(), key=lin(), value=lin(), output=lin(),
-                                  dropout=Dropout(prob=self.dropout), n_heads=self.n_heads,
-                                  d_k=self.d_model // self.n_heads, min_float=self.min_float,
-                                  quiet_softmax=self.quiet_softmax)
+        return MultiHeadAttention(
+            query=lin(),
+            key=lin(),
+            value=lin(),
+            output=lin(),
+            dropout=Dropout(prob=self.dropout),
+            n_heads=self.n_heads,
+            d_k=self.d_model // self.n_heads,
+            min_float=self.min_float,
+            quiet_softmax=self.quiet_softmax,
+        )
 
 
 class MultiHeadAttention(Module):
@@ -176,8 +194,10 @@ class MultiHeadAttention(Module):
         for name in ("query", "key", "value"):
             dims = getattr(input, name).dims()
             if len(dims) != 3 or dims[-1] != d_model:
-                raise ValueError(f"MultiHeadAttention: {name} must be [batch, seq, d_model={d_model}] "
-                                 f"({self.n_heads} heads x d_k={self.d_k}), got {dims}")
+                raise ValueError(
+                    f"MultiHeadAttention: {name} must be [batch, seq, d_model={d_model}] "
+                    f"({self.n_heads} heads x d_k={self.d_k}), got {dims}"
+                )
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, input: MhaInput) -> MhaOutput:
         scores = q.matmul(k.swap_dims(2, 3)).div_scalar(math.sqrt(self.d_k))

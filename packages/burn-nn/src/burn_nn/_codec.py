@@ -29,7 +29,9 @@ def encode(value: Any) -> Any:
         return [encode(v) for v in value]
     if isinstance(value, dict):
         return {str(k): encode(v) for k, v in value.items()}
-    raise TypeError(f"config values must be JSON-serializable, got {type(value).__name__}: {value!r}")
+    raise TypeError(
+        f"config values must be JSON-serializable, got {type(value).__name__}: {value!r}"
+    )
 
 
 def decode(value: Any, tp: Any, where: str) -> Any:

@@ -52,7 +52,9 @@ def _make_config(cls: type) -> type:
                 value.kw_only = True
             continue
         if isinstance(value, _MUTABLE):
-            f = dataclasses.field(default_factory=functools.partial(copy.deepcopy, value), kw_only=True)
+            f = dataclasses.field(
+                default_factory=functools.partial(copy.deepcopy, value), kw_only=True
+            )
         else:
             f = dataclasses.field(default=value, kw_only=True)
         setattr(cls, name, f)
@@ -68,7 +70,14 @@ def _make_config(cls: type) -> type:
     for name in ("replace", "to_json", "to_dict", "save", "_to_json_value", "__reduce__"):
         if name not in cls.__dict__ and not hasattr(cls, name):
             setattr(cls, name, getattr(Config, name))
-    for name in ("from_json", "from_dict", "load", "load_binary", "_from_json_value", "_field_types"):
+    for name in (
+        "from_json",
+        "from_dict",
+        "load",
+        "load_binary",
+        "_from_json_value",
+        "_field_types",
+    ):
         if not hasattr(cls, name):
             setattr(cls, name, classmethod(getattr(Config, name).__func__))
     cls.__burn_config__ = True
@@ -147,8 +156,10 @@ class Config:
                 f"{', '.join(fields)}"
             )
         missing = [
-            n for n, f in fields.items()
-            if n not in data and f.default is dataclasses.MISSING
+            n
+            for n, f in fields.items()
+            if n not in data
+            and f.default is dataclasses.MISSING
             and f.default_factory is dataclasses.MISSING
         ]
         if missing:

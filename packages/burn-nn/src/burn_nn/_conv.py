@@ -17,7 +17,9 @@ from ._util import check_initializer, check_sizes, device_or_default, pair
 
 def _check_groups(name: str, c_in: int, c_out: int, groups: int) -> None:
     if groups < 1 or c_in % groups or c_out % groups:
-        raise ValueError(f"{name}: channels [{c_in}, {c_out}] must both be divisible by groups={groups}")
+        raise ValueError(
+            f"{name}: channels [{c_in}, {c_out}] must both be divisible by groups={groups}"
+        )
 
 
 def _conv_params(initializer, shape, c_in, c_out, groups, kernel, bias, device):
@@ -55,16 +57,36 @@ class Conv1dConfig:
 
     def init(self, device=None) -> Conv1d:
         device = device_or_default(device)
-        check_sizes("Conv1dConfig", channels_in=self.channels_in, channels_out=self.channels_out,
-                    kernel_size=self.kernel_size, stride=self.stride, dilation=self.dilation)
+        check_sizes(
+            "Conv1dConfig",
+            channels_in=self.channels_in,
+            channels_out=self.channels_out,
+            kernel_size=self.kernel_size,
+            stride=self.stride,
+            dilation=self.dilation,
+        )
         check_initializer("Conv1dConfig", self.initializer)
         _check_groups("Conv1dConfig", self.channels_in, self.channels_out, self.groups)
         shape = [self.channels_out, self.channels_in // self.groups, self.kernel_size]
-        w, b = _conv_params(self.initializer, shape, self.channels_in, self.channels_out,
-                            self.groups, [self.kernel_size], self.bias, device)
-        return Conv1d(weight=w, bias=b, stride=self.stride, kernel_size=self.kernel_size,
-                      dilation=self.dilation, groups=self.groups,
-                      padding=PaddingConfig1d.coerce(self.padding))
+        w, b = _conv_params(
+            self.initializer,
+            shape,
+            self.channels_in,
+            self.channels_out,
+            self.groups,
+            [self.kernel_size],
+            self.bias,
+            device,
+        )
+        return Conv1d(
+            weight=w,
+            bias=b,
+            stride=self.stride,
+            kernel_size=self.kernel_size,
+            dilation=self.dilation,
+            groups=self.groups,
+            padding=PaddingConfig1d.coerce(self.padding),
+        )
 
     def init_with(self, record, device=None) -> Conv1d:
         return self.replace(initializer=Zeros()).init(device).load_record(record)
@@ -92,8 +114,15 @@ class Conv1d(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x, sym = _padded(x, self.padding, [self.kernel_size], [self.stride], [self.dilation])
-        return F.conv1d(x, self.weight.val(), None if self.bias is None else self.bias.val(),
-                        stride=self.stride, padding=sym, dilation=self.dilation, groups=self.groups)
+        return F.conv1d(
+            x,
+            self.weight.val(),
+            None if self.bias is None else self.bias.val(),
+            stride=self.stride,
+            padding=sym,
+            dilation=self.dilation,
+            groups=self.groups,
+        )
 
 
 @config
@@ -119,15 +148,28 @@ class Conv2dConfig:
         device = device_or_default(device)
         c_in, c_out = pair(self.channels, 2, "channels")
         kernel = pair(self.kernel_size, 2, "kernel_size")
-        check_sizes("Conv2dConfig", channels=[c_in, c_out], kernel_size=kernel,
-                    stride=pair(self.stride, 2, "stride"), dilation=pair(self.dilation, 2, "dilation"))
+        check_sizes(
+            "Conv2dConfig",
+            channels=[c_in, c_out],
+            kernel_size=kernel,
+            stride=pair(self.stride, 2, "stride"),
+            dilation=pair(self.dilation, 2, "dilation"),
+        )
         check_initializer("Conv2dConfig", self.initializer)
         _check_groups("Conv2dConfig", c_in, c_out, self.groups)
         shape = [c_out, c_in // self.groups, *kernel]
-        w, b = _conv_params(self.initializer, shape, c_in, c_out, self.groups, kernel, self.bias, device)
-        return Conv2d(weight=w, bias=b, stride=pair(self.stride, 2, "stride"), kernel_size=kernel,
-                      dilation=pair(self.dilation, 2, "dilation"), groups=self.groups,
-                      padding=PaddingConfig2d.coerce(self.padding))
+        w, b = _conv_params(
+            self.initializer, shape, c_in, c_out, self.groups, kernel, self.bias, device
+        )
+        return Conv2d(
+            weight=w,
+            bias=b,
+            stride=pair(self.stride, 2, "stride"),
+            kernel_size=kernel,
+            dilation=pair(self.dilation, 2, "dilation"),
+            groups=self.groups,
+            padding=PaddingConfig2d.coerce(self.padding),
+        )
 
     def init_with(self, record, device=None) -> Conv2d:
         return self.replace(initializer=Zeros()).init(device).load_record(record)
@@ -156,5 +198,12 @@ class Conv2d(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x, sym = _padded(x, self.padding, self.kernel_size, self.stride, self.dilation)
-        return F.conv2d(x, self.weight.val(), None if self.bias is None else self.bias.val(),
-                        stride=self.stride, padding=sym, dilation=self.dilation, groups=self.groups)
+        return F.conv2d(
+            x,
+            self.weight.val(),
+            None if self.bias is None else self.bias.val(),
+            stride=self.stride,
+            padding=sym,
+            dilation=self.dilation,
+            groups=self.groups,
+        )

@@ -47,15 +47,28 @@ class ConvTranspose1dConfig:
     def init(self, device=None) -> ConvTranspose1d:
         device = device_or_default(device)
         c_in, c_out = pair(self.channels, 2, "channels")
-        check_sizes("ConvTranspose1dConfig", channels=[c_in, c_out], kernel_size=self.kernel_size,
-                    stride=self.stride, dilation=self.dilation)
+        check_sizes(
+            "ConvTranspose1dConfig",
+            channels=[c_in, c_out],
+            kernel_size=self.kernel_size,
+            stride=self.stride,
+            dilation=self.dilation,
+        )
         check_initializer("ConvTranspose1dConfig", self.initializer)
         shape = [c_in, c_out // self.groups, self.kernel_size]
-        w, b = _params(self.initializer, shape, c_in, c_out, self.groups, [self.kernel_size],
-                       self.bias, device)
-        return ConvTranspose1d(weight=w, bias=b, stride=self.stride, kernel_size=self.kernel_size,
-                               dilation=self.dilation, groups=self.groups, padding=self.padding,
-                               padding_out=self.padding_out)
+        w, b = _params(
+            self.initializer, shape, c_in, c_out, self.groups, [self.kernel_size], self.bias, device
+        )
+        return ConvTranspose1d(
+            weight=w,
+            bias=b,
+            stride=self.stride,
+            kernel_size=self.kernel_size,
+            dilation=self.dilation,
+            groups=self.groups,
+            padding=self.padding,
+            padding_out=self.padding_out,
+        )
 
 
 class ConvTranspose1d(Module):
@@ -75,10 +88,16 @@ class ConvTranspose1d(Module):
     padding_out: int = 0
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv_transpose1d(x, self.weight.val(), None if self.bias is None else self.bias.val(),
-                                  stride=self.stride, padding=self.padding,
-                                  padding_out=self.padding_out, dilation=self.dilation,
-                                  groups=self.groups)
+        return F.conv_transpose1d(
+            x,
+            self.weight.val(),
+            None if self.bias is None else self.bias.val(),
+            stride=self.stride,
+            padding=self.padding,
+            padding_out=self.padding_out,
+            dilation=self.dilation,
+            groups=self.groups,
+        )
 
 
 @config
@@ -105,15 +124,26 @@ class ConvTranspose2dConfig:
         device = device_or_default(device)
         c_in, c_out = pair(self.channels, 2, "channels")
         kernel = pair(self.kernel_size, 2, "kernel_size")
-        check_sizes("ConvTranspose2dConfig", channels=[c_in, c_out], kernel_size=kernel,
-                    stride=pair(self.stride, 2, "stride"), dilation=pair(self.dilation, 2, "dilation"))
+        check_sizes(
+            "ConvTranspose2dConfig",
+            channels=[c_in, c_out],
+            kernel_size=kernel,
+            stride=pair(self.stride, 2, "stride"),
+            dilation=pair(self.dilation, 2, "dilation"),
+        )
         check_initializer("ConvTranspose2dConfig", self.initializer)
         shape = [c_in, c_out // self.groups, *kernel]
         w, b = _params(self.initializer, shape, c_in, c_out, self.groups, kernel, self.bias, device)
-        return ConvTranspose2d(weight=w, bias=b, stride=pair(self.stride, 2, "stride"),
-                               kernel_size=kernel, dilation=pair(self.dilation, 2, "dilation"),
-                               groups=self.groups, padding=pair(self.padding, 2, "padding"),
-                               padding_out=pair(self.padding_out, 2, "padding_out"))
+        return ConvTranspose2d(
+            weight=w,
+            bias=b,
+            stride=pair(self.stride, 2, "stride"),
+            kernel_size=kernel,
+            dilation=pair(self.dilation, 2, "dilation"),
+            groups=self.groups,
+            padding=pair(self.padding, 2, "padding"),
+            padding_out=pair(self.padding_out, 2, "padding_out"),
+        )
 
 
 class ConvTranspose2d(Module):
@@ -133,7 +163,13 @@ class ConvTranspose2d(Module):
     padding_out: list[int] = [0, 0]
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.conv_transpose2d(x, self.weight.val(), None if self.bias is None else self.bias.val(),
-                                  stride=self.stride, padding=self.padding,
-                                  padding_out=self.padding_out, dilation=self.dilation,
-                                  groups=self.groups)
+        return F.conv_transpose2d(
+            x,
+            self.weight.val(),
+            None if self.bias is None else self.bias.val(),
+            stride=self.stride,
+            padding=self.padding,
+            padding_out=self.padding_out,
+            dilation=self.dilation,
+            groups=self.groups,
+        )

@@ -31,10 +31,12 @@ class PositionalEncodingConfig:
     max_timescale: int = 10000
 
     def init(self, device=None) -> PositionalEncoding:
-        s = generate_sinusoids(self.max_sequence_size, self.d_model, self.max_timescale,
-                               device_or_default(device)).unsqueeze(3)
-        return PositionalEncoding(sinusoids=s, max_sequence_size=self.max_sequence_size,
-                                  max_timescale=self.max_timescale)
+        s = generate_sinusoids(
+            self.max_sequence_size, self.d_model, self.max_timescale, device_or_default(device)
+        ).unsqueeze(3)
+        return PositionalEncoding(
+            sinusoids=s, max_sequence_size=self.max_sequence_size, max_timescale=self.max_timescale
+        )
 
 
 class PositionalEncoding(Module):
@@ -50,7 +52,9 @@ class PositionalEncoding(Module):
     def forward(self, x: Tensor) -> Tensor:
         seq = x.dims()[1]
         if seq > self.max_sequence_size:
-            raise ValueError(f"PositionalEncoding: sequence {seq} > max_sequence_size {self.max_sequence_size}")
+            raise ValueError(
+                f"PositionalEncoding: sequence {seq} > max_sequence_size {self.max_sequence_size}"
+            )
         return x.add(self.sinusoids.narrow(1, 0, seq).to_device(x.device))
 
 
@@ -66,12 +70,18 @@ class RotaryEncodingConfig:
         if self.d_model % 2:
             raise ValueError(f"RotaryEncodingConfig: d_model must be even, got {self.d_model}")
         device = device_or_default(device)
-        inv = 1.0 / np.power(self.theta, np.arange(0, self.d_model, 2, dtype=np.float64) / self.d_model)
+        inv = 1.0 / np.power(
+            self.theta, np.arange(0, self.d_model, 2, dtype=np.float64) / self.d_model
+        )
         angle = np.arange(self.max_sequence_length, dtype=np.float64)[:, None] * inv[None, :]
         cos = np.repeat(np.cos(angle), 2, axis=1)
         sin = np.repeat(np.sin(angle), 2, axis=1)
-        return RotaryEncoding(cos=Tensor.from_data(cos, device), sin=Tensor.from_data(sin, device),
-                              max_sequence_length=self.max_sequence_length, theta=self.theta)
+        return RotaryEncoding(
+            cos=Tensor.from_data(cos, device),
+            sin=Tensor.from_data(sin, device),
+            max_sequence_length=self.max_sequence_length,
+            theta=self.theta,
+        )
 
 
 class RotaryEncoding(Module):
@@ -92,7 +102,9 @@ class RotaryEncoding(Module):
         dims = x.dims()
         seq, d = dims[-2], dims[-1]
         if start + seq > self.max_sequence_length:
-            raise ValueError(f"RotaryEncoding: positions up to {start + seq} > {self.max_sequence_length}")
+            raise ValueError(
+                f"RotaryEncoding: positions up to {start + seq} > {self.max_sequence_length}"
+            )
         cos = self.cos.narrow(0, start, seq).unsqueeze(len(dims)).to_device(x.device)
         sin = self.sin.narrow(0, start, seq).unsqueeze(len(dims)).to_device(x.device)
         pairs = x.reshape(dims[:-1] + [d // 2, 2])

@@ -57,19 +57,25 @@ class Initializer:
         if isinstance(value, str):
             name, args = value, {}
         elif isinstance(value, dict) and len(value) == 1:
-            (name, args), = value.items()
+            ((name, args),) = value.items()
         else:
             raise ConfigError(f"{where}: expected an initializer, got {value!r}")
         variant = Initializer._variants.get(name)
         if variant is None or (cls is not Initializer and variant is not cls):
-            raise ConfigError(f"{where}: unknown initializer {name!r} (one of {list(Initializer._variants)})")
+            raise ConfigError(
+                f"{where}: unknown initializer {name!r} (one of {list(Initializer._variants)})"
+            )
         if not isinstance(args, dict):
             raise ConfigError(f"{where}: {name} expects an object of fields, got {args!r}")
         known = {f.name for f in dataclasses.fields(variant)}
         if set(args) - known:
             raise ConfigError(f"{where}: unknown field(s) {sorted(set(args) - known)} for {name}")
-        return variant(**{k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v
-                          for k, v in args.items()})
+        return variant(
+            **{
+                k: float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+                for k, v in args.items()
+            }
+        )
 
 
 def _numel(shape) -> int:
@@ -78,7 +84,9 @@ def _numel(shape) -> int:
 
 def _fan(name: str, fan: int | None, which: str) -> int:
     if fan is None:
-        raise ValueError(f"{name} initializer needs {which}; use init_with(shape, fan_in, fan_out, device)")
+        raise ValueError(
+            f"{name} initializer needs {which}; use init_with(shape, fan_in, fan_out, device)"
+        )
     return fan
 
 
@@ -144,8 +152,11 @@ class KaimingUniform(Initializer):
     fan_out_only: bool = False
 
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
-        fan = _fan("KaimingUniform", fan_out if self.fan_out_only else fan_in,
-                   "fan_out" if self.fan_out_only else "fan_in")
+        fan = _fan(
+            "KaimingUniform",
+            fan_out if self.fan_out_only else fan_in,
+            "fan_out" if self.fan_out_only else "fan_in",
+        )
         return _uniform(shape, math.sqrt(3.0) * self.gain / math.sqrt(fan), device)
 
 
@@ -157,8 +168,11 @@ class KaimingNormal(Initializer):
     fan_out_only: bool = False
 
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
-        fan = _fan("KaimingNormal", fan_out if self.fan_out_only else fan_in,
-                   "fan_out" if self.fan_out_only else "fan_in")
+        fan = _fan(
+            "KaimingNormal",
+            fan_out if self.fan_out_only else fan_in,
+            "fan_out" if self.fan_out_only else "fan_in",
+        )
         return _normal(shape, 0.0, self.gain / math.sqrt(fan), device)
 
 

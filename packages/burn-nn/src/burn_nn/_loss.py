@@ -58,11 +58,17 @@ class CrossEntropyLossConfig:
 
     def init(self, device=None) -> CrossEntropyLoss:
         if self.smoothing is not None and not 0.0 <= self.smoothing <= 1.0:
-            raise ValueError(f"CrossEntropyLossConfig: smoothing must be in [0, 1], got {self.smoothing}")
+            raise ValueError(
+                f"CrossEntropyLossConfig: smoothing must be in [0, 1], got {self.smoothing}"
+            )
         if self.weights is not None and any(w <= 0 for w in self.weights):
             raise ValueError("CrossEntropyLossConfig: weights must all be > 0")
-        return CrossEntropyLoss(pad_tokens=self.pad_tokens, weights=self.weights,
-                                smoothing=self.smoothing, logits=self.logits)
+        return CrossEntropyLoss(
+            pad_tokens=self.pad_tokens,
+            weights=self.weights,
+            smoothing=self.smoothing,
+            logits=self.logits,
+        )
 
 
 class CrossEntropyLoss(Module):
@@ -100,7 +106,9 @@ class CrossEntropyLoss(Module):
             onehot = targets.one_hot(c).float()
             y = onehot.mul_scalar(1.0 - self.smoothing).add_scalar(self.smoothing / c)
             if self.weights is not None:
-                w = Tensor.from_data(np.asarray(self.weights, dtype=np.float64), dev).reshape([1, c])
+                w = Tensor.from_data(np.asarray(self.weights, dtype=np.float64), dev).reshape(
+                    [1, c]
+                )
                 y = y.mul(w)
             rows = y.mul(logp).sum_dim(1)
         else:
@@ -118,8 +126,10 @@ class CrossEntropyLoss(Module):
 
 def _check_ce(logits: Tensor, targets: Tensor) -> tuple[int, int]:
     if logits.rank() != 2 or targets.rank() != 1 or logits.dims()[0] != targets.dims()[0]:
-        raise ValueError(f"CrossEntropyLoss: expected logits [batch, classes] and targets [batch], "
-                         f"got {logits.dims()} and {targets.dims()}")
+        raise ValueError(
+            f"CrossEntropyLoss: expected logits [batch, classes] and targets [batch], "
+            f"got {logits.dims()} and {targets.dims()}"
+        )
     return logits.dims()[0], logits.dims()[1]
 
 
@@ -132,7 +142,9 @@ class BinaryCrossEntropyLossConfig:
     logits: bool = False
 
     def init(self, device=None) -> BinaryCrossEntropyLoss:
-        return BinaryCrossEntropyLoss(weights=self.weights, smoothing=self.smoothing, logits=self.logits)
+        return BinaryCrossEntropyLoss(
+            weights=self.weights, smoothing=self.smoothing, logits=self.logits
+        )
 
 
 class BinaryCrossEntropyLoss(Module):
@@ -147,14 +159,20 @@ class BinaryCrossEntropyLoss(Module):
 
     def forward(self, logits: Tensor, targets: Tensor) -> Tensor:
         if logits.dims() != targets.dims():
-            raise ValueError(f"BinaryCrossEntropyLoss: shapes differ: {logits.dims()} vs {targets.dims()}")
+            raise ValueError(
+                f"BinaryCrossEntropyLoss: shapes differ: {logits.dims()} vs {targets.dims()}"
+            )
         y = targets.float()
         if self.smoothing is not None:
             y = y.mul_scalar(1.0 - self.smoothing).add_scalar(self.smoothing / 2.0)
         if self.logits:
             loss = y.neg().add_scalar(1.0).mul(logits).sub(A.log_sigmoid(logits))
         else:
-            loss = y.mul(_min_log(logits)).add(y.neg().add_scalar(1.0).mul(_min_log(logits.neg().add_scalar(1.0)))).neg()
+            loss = (
+                y.mul(_min_log(logits))
+                .add(y.neg().add_scalar(1.0).mul(_min_log(logits.neg().add_scalar(1.0))))
+                .neg()
+            )
         if self.weights is not None:
             w = Tensor.from_data(np.asarray(self.weights, dtype=np.float64), logits.device)
             loss = loss.mul(w.unsqueeze(loss.rank()))
@@ -167,7 +185,9 @@ class MseLoss(Module):
     Shapes: two equal shapes -> `[1]` (or the shape itself without reduction).
     """
 
-    def forward(self, logits: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean) -> Tensor:
+    def forward(
+        self, logits: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean
+    ) -> Tensor:
         return reduce(self.forward_no_reduction(logits, targets), reduction)
 
     def forward_no_reduction(self, logits: Tensor, targets: Tensor) -> Tensor:
@@ -192,7 +212,9 @@ class HuberLoss(Module):
 
     delta: float
 
-    def forward(self, predictions: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean) -> Tensor:
+    def forward(
+        self, predictions: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean
+    ) -> Tensor:
         return reduce(self.forward_no_reduction(predictions, targets), reduction)
 
     def forward_no_reduction(self, predictions: Tensor, targets: Tensor) -> Tensor:
@@ -217,7 +239,9 @@ class SmoothL1Loss(Module):
 
     beta: float = 1.0
 
-    def forward(self, predictions: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean) -> Tensor:
+    def forward(
+        self, predictions: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean
+    ) -> Tensor:
         return reduce(self.forward_no_reduction(predictions, targets), reduction)
 
     def forward_no_reduction(self, predictions: Tensor, targets: Tensor) -> Tensor:
@@ -244,7 +268,9 @@ class KLDivLoss(Module):
 
     log_target: bool = False
 
-    def forward(self, predictions: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean) -> Tensor:
+    def forward(
+        self, predictions: Tensor, targets: Tensor, reduction: Reduction = Reduction.Mean
+    ) -> Tensor:
         return reduce(self.forward_no_reduction(predictions, targets), reduction)
 
     def forward_no_reduction(self, predictions: Tensor, targets: Tensor) -> Tensor:

@@ -61,14 +61,18 @@ class Module:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         names = type(self).__module_fields__
         if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__}: {len(args)} positional values for {len(names)} fields")
+            raise TypeError(
+                f"{type(self).__name__}: {len(args)} positional values for {len(names)} fields"
+            )
         for name, value in zip(names, args):
             if name in kwargs:
                 raise TypeError(f"{type(self).__name__}: field {name!r} given twice")
             kwargs[name] = value
         unknown = [k for k in kwargs if k not in names]
         if unknown:
-            raise TypeError(f"{type(self).__name__}: unknown field(s) {unknown}; fields: {list(names)}")
+            raise TypeError(
+                f"{type(self).__name__}: unknown field(s) {unknown}; fields: {list(names)}"
+            )
         defaults = type(self).__module_defaults__
         missing = [n for n in names if n not in kwargs and n not in defaults]
         if missing:
@@ -121,8 +125,10 @@ class Module:
     def to_device(self, device: Device) -> Module:
         """The module on `device` (parameters stay autodiff leaves there if they required grad)."""
         return _tree.rebuild(
-            self, lambda path, p: _remake(p, p.val().detach().to_device(device)),
-            lambda t: t.to_device(device))
+            self,
+            lambda path, p: _remake(p, p.val().detach().to_device(device)),
+            lambda t: t.to_device(device),
+        )
 
     to = to_device
 
@@ -144,6 +150,7 @@ class Module:
 
     def from_inner(self, device: Device | None = None) -> Module:
         """Lift an inner-backend module onto an autodiff device (Burn's `AutodiffModule::from_inner`)."""
+
         def lift(t: Tensor) -> Tensor:
             return Tensor.from_inner(t, device) if not t.device.backend.is_autodiff else t
 
@@ -159,7 +166,9 @@ class Module:
     def _record_template(self) -> dict:
         return _tree.to_record(self, lambda p: p.val())
 
-    def load_record(self, record: Any, device: Device | None = None, *, strict: bool = True) -> Module:
+    def load_record(
+        self, record: Any, device: Device | None = None, *, strict: bool = True
+    ) -> Module:
         """A new module holding the record's tensors and ids (the module itself is not changed).
 
         Every missing, unexpected and mis-shaped key is reported at once by
@@ -192,7 +201,9 @@ class Module:
         recorder = recorder if recorder is not None else DefaultFileRecorder()
         return recorder.record(self.into_record(), path)
 
-    def load_file(self, path: str | os.PathLike, recorder: Any = None, device: Device | None = None) -> Module:
+    def load_file(
+        self, path: str | os.PathLike, recorder: Any = None, device: Device | None = None
+    ) -> Module:
         """`load_record` of a file written by `save_file` (with the same kind of recorder)."""
         recorder = recorder if recorder is not None else DefaultFileRecorder()
         record = recorder.load(path, device)
@@ -216,4 +227,3 @@ def _remake(p: Param, value: Tensor) -> Param:
 def module_fields(cls: type) -> tuple[str, ...]:
     """Declared field names of a Module subclass."""
     return cls.__module_fields__
-

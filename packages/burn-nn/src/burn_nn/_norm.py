@@ -37,10 +37,13 @@ class BatchNormConfig:
         check_sizes("BatchNormConfig", num_features=self.num_features)
         n = [self.num_features]
         return BatchNorm(
-            gamma=Ones().init(n, device), beta=Zeros().init(n, device),
+            gamma=Ones().init(n, device),
+            beta=Zeros().init(n, device),
             running_mean=RunningState(None, Tensor.zeros(n, device)),
             running_var=RunningState(None, Tensor.ones(n, device)),
-            momentum=self.momentum, epsilon=self.epsilon)
+            momentum=self.momentum,
+            epsilon=self.epsilon,
+        )
 
 
 class BatchNorm(Module):
@@ -82,8 +85,12 @@ class BatchNorm(Module):
             self.running_var.update(rv.mul_scalar(1 - m).add(var.detach().mul_scalar(m)))
         else:
             mean, var = self.running_mean.val(), self.running_var.val()
-        x = x.sub(_channel_view(mean, rank)).div(_channel_view(var.add_scalar(self.epsilon).sqrt(), rank))
-        return x.mul(_channel_view(self.gamma.val(), rank)).add(_channel_view(self.beta.val(), rank))
+        x = x.sub(_channel_view(mean, rank)).div(
+            _channel_view(var.add_scalar(self.epsilon).sqrt(), rank)
+        )
+        return x.mul(_channel_view(self.gamma.val(), rank)).add(
+            _channel_view(self.beta.val(), rank)
+        )
 
 
 @config
@@ -98,8 +105,11 @@ class LayerNormConfig:
         device = device_or_default(device)
         check_sizes("LayerNormConfig", d_model=self.d_model)
         n = [self.d_model]
-        return LayerNorm(gamma=Ones().init(n, device),
-                         beta=Zeros().init(n, device) if self.bias else None, epsilon=self.epsilon)
+        return LayerNorm(
+            gamma=Ones().init(n, device),
+            beta=Zeros().init(n, device) if self.bias else None,
+            epsilon=self.epsilon,
+        )
 
 
 class LayerNorm(Module):
@@ -121,7 +131,9 @@ class LayerNorm(Module):
     def forward(self, x: Tensor) -> Tensor:
         var, mean = x.var_mean_bias(x.rank() - 1)
         r = x.rank()
-        out = x.sub(mean).div(var.add_scalar(self.epsilon).sqrt()).mul(self.gamma.val().unsqueeze(r))
+        out = (
+            x.sub(mean).div(var.add_scalar(self.epsilon).sqrt()).mul(self.gamma.val().unsqueeze(r))
+        )
         return out if self.beta is None else out.add(self.beta.val().unsqueeze(r))
 
 
@@ -133,7 +145,9 @@ def _group_norm(x: Tensor, groups: int, gamma, beta, eps: float) -> Tensor:
     var, mean = flat.var_mean_bias(2)
     out = flat.sub(mean).div(var.add_scalar(eps).sqrt()).reshape(dims)
     if gamma is not None:
-        out = out.mul(_channel_view(gamma.val(), len(dims))).add(_channel_view(beta.val(), len(dims)))
+        out = out.mul(_channel_view(gamma.val(), len(dims))).add(
+            _channel_view(beta.val(), len(dims))
+        )
     return out
 
 
@@ -149,14 +163,22 @@ class GroupNormConfig:
     def init(self, device=None) -> GroupNorm:
         check_sizes("GroupNormConfig", num_groups=self.num_groups, num_channels=self.num_channels)
         if self.num_channels % self.num_groups:
-            raise ValueError(f"GroupNormConfig: num_channels={self.num_channels} must be divisible "
-                             f"by num_groups={self.num_groups}")
+            raise ValueError(
+                f"GroupNormConfig: num_channels={self.num_channels} must be divisible "
+                f"by num_groups={self.num_groups}"
+            )
         device = device_or_default(device)
         n = [self.num_channels]
         gamma = Ones().init(n, device) if self.affine else None
         beta = Zeros().init(n, device) if self.affine else None
-        return GroupNorm(gamma=gamma, beta=beta, num_groups=self.num_groups,
-                         num_channels=self.num_channels, epsilon=self.epsilon, affine=self.affine)
+        return GroupNorm(
+            gamma=gamma,
+            beta=beta,
+            num_groups=self.num_groups,
+            num_channels=self.num_channels,
+            epsilon=self.epsilon,
+            affine=self.affine,
+        )
 
 
 class GroupNorm(Module):
@@ -190,8 +212,13 @@ class InstanceNormConfig:
         n = [self.num_channels]
         gamma = Ones().init(n, device) if self.affine else None
         beta = Zeros().init(n, device) if self.affine else None
-        return InstanceNorm(gamma=gamma, beta=beta, num_channels=self.num_channels,
-                            epsilon=self.epsilon, affine=self.affine)
+        return InstanceNorm(
+            gamma=gamma,
+            beta=beta,
+            num_channels=self.num_channels,
+            epsilon=self.epsilon,
+            affine=self.affine,
+        )
 
 
 class InstanceNorm(Module):
@@ -219,8 +246,9 @@ class RmsNormConfig:
 
     def init(self, device=None) -> RmsNorm:
         check_sizes("RmsNormConfig", d_model=self.d_model)
-        return RmsNorm(gamma=Ones().init([self.d_model], device_or_default(device)),
-                       epsilon=self.epsilon)
+        return RmsNorm(
+            gamma=Ones().init([self.d_model], device_or_default(device)), epsilon=self.epsilon
+        )
 
 
 class RmsNorm(Module):

@@ -29,11 +29,16 @@ class _Padding:
         if len(values) == n // 2:
             values = tuple(values) * 2  # symmetric shorthand (older Burn: Explicit(h, w))
         if len(values) != n or any(int(v) < 0 for v in values):
-            raise ValueError(f"{cls.__name__}.Explicit takes {n // 2} or {n} non-negative ints, got {values}")
+            raise ValueError(
+                f"{cls.__name__}.Explicit takes {n // 2} or {n} non-negative ints, got {values}"
+            )
         return cls("Explicit", *values)
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and (self.variant, self.values) == (other.variant, other.values)
+        return type(self) is type(other) and (self.variant, self.values) == (
+            other.variant,
+            other.values,
+        )
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.variant, self.values))
@@ -55,7 +60,9 @@ class _Padding:
         if isinstance(value, dict) and list(value) == ["Explicit"]:
             vals = value["Explicit"]
             return cls.Explicit(*(vals if isinstance(vals, list) else [vals]))
-        raise ConfigError(f"{where}: expected \"Same\", \"Valid\" or {{\"Explicit\": [...]}}, got {value!r}")
+        raise ConfigError(
+            f'{where}: expected "Same", "Valid" or {{"Explicit": [...]}}, got {value!r}'
+        )
 
     @classmethod
     def coerce(cls, value: Any):
@@ -68,8 +75,10 @@ class _Padding:
             return cls.Explicit(*([value] * (cls._n_explicit // 2)))
         if isinstance(value, list | tuple):
             return cls.Explicit(*value)
-        raise TypeError(f"{cls.__name__}: cannot use {value!r} as padding (expected {cls.__name__}.Same, "
-                        f".Valid or .Explicit(...), \"same\"/\"valid\", an int or a tuple of ints)")
+        raise TypeError(
+            f"{cls.__name__}: cannot use {value!r} as padding (expected {cls.__name__}.Same, "
+            f'.Valid or .Explicit(...), "same"/"valid", an int or a tuple of ints)'
+        )
 
     def pads(self, sizes, kernel, stride, dilation) -> list[tuple[int, int]]:
         """`(before, after)` per spatial dim for inputs of `sizes` (Same puts the odd pixel after)."""

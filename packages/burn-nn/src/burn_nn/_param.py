@@ -26,7 +26,9 @@ class ParamId:
     __slots__ = ("val", "_str")
 
     def __init__(self, val: int | None = None):
-        object.__setattr__(self, "val", secrets.randbits(64) if val is None else int(val) & (2**64 - 1))
+        object.__setattr__(
+            self, "val", secrets.randbits(64) if val is None else int(val) & (2**64 - 1)
+        )
         object.__setattr__(self, "_str", None)
 
     new = classmethod(lambda cls: cls())
@@ -106,8 +108,13 @@ class Param:
     def __init__(self, id: ParamId | str | int | None, value: Tensor, require_grad: bool = True):
         if not isinstance(value, Tensor):
             raise TypeError(f"Param: expected a Tensor, got {type(value).__name__}")
-        pid = id if isinstance(id, ParamId) else ParamId() if id is None else (
-            ParamId.from_str(id) if isinstance(id, str) else ParamId(id))
+        pid = (
+            id
+            if isinstance(id, ParamId)
+            else ParamId()
+            if id is None
+            else (ParamId.from_str(id) if isinstance(id, str) else ParamId(id))
+        )
         object.__setattr__(self, "id", pid)
         object.__setattr__(self, "require_grad", bool(require_grad))
         object.__setattr__(self, "_value", _track(value, self.require_grad))
@@ -183,7 +190,9 @@ def _track(value: Tensor, require_grad: bool) -> Tensor:
     if value.kind is not Float or not value.device.backend.is_autodiff:
         return value
     if require_grad:
-        return value if value.is_require_grad() and _is_leaf(value) else value.detach().require_grad()
+        return (
+            value if value.is_require_grad() and _is_leaf(value) else value.detach().require_grad()
+        )
     return value.detach() if value.is_require_grad() else value
 
 

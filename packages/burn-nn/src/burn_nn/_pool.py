@@ -28,7 +28,9 @@ def _ceil_extra(sizes, pads, kernel, stride, dilation):
     for size, (a, b), k, s, d in zip(sizes, pads, kernel, stride, dilation):
         span = size + a + b - d * (k - 1) - 1
         out_floor, out_ceil = span // s + 1, math.ceil(span / s) + 1
-        if out_ceil > out_floor and (out_ceil - 1) * s >= size + a:  # torch: last window starts inside
+        if (
+            out_ceil > out_floor and (out_ceil - 1) * s >= size + a
+        ):  # torch: last window starts inside
             out_ceil -= 1
         extra.append(max((out_ceil - 1) * s + d * (k - 1) + 1 - (size + a + b), 0))
     return extra
@@ -76,8 +78,15 @@ class MaxPool1d(Module):
     ceil_mode: bool = False
 
     def forward(self, x: Tensor) -> Tensor:
-        x, sym = _prepare(x, PaddingConfig1d.coerce(self.padding), [self.kernel_size], [self.stride],
-                          [self.dilation], self.ceil_mode, float("-inf"))
+        x, sym = _prepare(
+            x,
+            PaddingConfig1d.coerce(self.padding),
+            [self.kernel_size],
+            [self.stride],
+            [self.dilation],
+            self.ceil_mode,
+            float("-inf"),
+        )
         return F.max_pool1d(x, self.kernel_size, self.stride, sym, self.dilation)
 
 
@@ -103,9 +112,13 @@ class MaxPool2dConfig:
         return self.with_strides(stride)
 
     def init(self, device=None) -> MaxPool2d:
-        return MaxPool2d(kernel_size=pair(self.kernel_size, 2, "kernel_size"),
-                         strides=pair(self.strides, 2, "strides"), padding=self.padding,
-                         dilation=pair(self.dilation, 2, "dilation"), ceil_mode=self.ceil_mode)
+        return MaxPool2d(
+            kernel_size=pair(self.kernel_size, 2, "kernel_size"),
+            strides=pair(self.strides, 2, "strides"),
+            padding=self.padding,
+            dilation=pair(self.dilation, 2, "dilation"),
+            ceil_mode=self.ceil_mode,
+        )
 
 
 class MaxPool2d(Module):
@@ -124,8 +137,15 @@ class MaxPool2d(Module):
     ceil_mode: bool = False
 
     def forward(self, x: Tensor) -> Tensor:
-        x, sym = _prepare(x, PaddingConfig2d.coerce(self.padding), self.kernel_size, self.strides,
-                          self.dilation, self.ceil_mode, float("-inf"))
+        x, sym = _prepare(
+            x,
+            PaddingConfig2d.coerce(self.padding),
+            self.kernel_size,
+            self.strides,
+            self.dilation,
+            self.ceil_mode,
+            float("-inf"),
+        )
         return F.max_pool2d(x, self.kernel_size, self.strides, sym, self.dilation)
 
 
@@ -162,8 +182,15 @@ class AvgPool1d(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         _avg_ceil(self.ceil_mode)
-        x, sym = _prepare(x, PaddingConfig1d.coerce(self.padding), [self.kernel_size], [self.stride],
-                          [1], False, 0.0)
+        x, sym = _prepare(
+            x,
+            PaddingConfig1d.coerce(self.padding),
+            [self.kernel_size],
+            [self.stride],
+            [1],
+            False,
+            0.0,
+        )
         return F.avg_pool1d(x, self.kernel_size, self.stride, sym, self.count_include_pad)
 
 
@@ -184,9 +211,13 @@ class AvgPool2dConfig:
         return self.with_strides(stride)
 
     def init(self, device=None) -> AvgPool2d:
-        return AvgPool2d(kernel_size=pair(self.kernel_size, 2, "kernel_size"),
-                         strides=pair(self.strides, 2, "strides"), padding=self.padding,
-                         count_include_pad=self.count_include_pad, ceil_mode=self.ceil_mode)
+        return AvgPool2d(
+            kernel_size=pair(self.kernel_size, 2, "kernel_size"),
+            strides=pair(self.strides, 2, "strides"),
+            padding=self.padding,
+            count_include_pad=self.count_include_pad,
+            ceil_mode=self.ceil_mode,
+        )
 
 
 class AvgPool2d(Module):
@@ -200,8 +231,15 @@ class AvgPool2d(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         _avg_ceil(self.ceil_mode)
-        x, sym = _prepare(x, PaddingConfig2d.coerce(self.padding), self.kernel_size, self.strides,
-                          [1, 1], False, 0.0)
+        x, sym = _prepare(
+            x,
+            PaddingConfig2d.coerce(self.padding),
+            self.kernel_size,
+            self.strides,
+            [1, 1],
+            False,
+            0.0,
+        )
         return F.avg_pool2d(x, self.kernel_size, self.strides, sym, self.count_include_pad)
 
 

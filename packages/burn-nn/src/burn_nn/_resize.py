@@ -23,8 +23,12 @@ class Unfold4dConfig:
     padding: list[int] = [0, 0]
 
     def init(self, device=None) -> Unfold4d:
-        return Unfold4d(kernel_size=pair(self.kernel_size, 2, "kernel_size"), stride=pair(self.stride, 2, "stride"),
-                        dilation=pair(self.dilation, 2, "dilation"), padding=pair(self.padding, 2, "padding"))
+        return Unfold4d(
+            kernel_size=pair(self.kernel_size, 2, "kernel_size"),
+            stride=pair(self.stride, 2, "stride"),
+            dilation=pair(self.dilation, 2, "dilation"),
+            padding=pair(self.padding, 2, "padding"),
+        )
 
 
 class Unfold4d(Module):
@@ -64,7 +68,9 @@ class Interpolate2dConfig:
     mode: InterpolateMode = InterpolateMode.Nearest
 
     def init(self, device=None) -> Interpolate2d:
-        return Interpolate2d(output_size=self.output_size, scale_factor=self.scale_factor, mode=self.mode)
+        return Interpolate2d(
+            output_size=self.output_size, scale_factor=self.scale_factor, mode=self.mode
+        )
 
 
 class Interpolate2d(Module):
@@ -88,7 +94,9 @@ class Interpolate1dConfig:
     mode: InterpolateMode = InterpolateMode.Nearest
 
     def init(self, device=None) -> Interpolate1d:
-        return Interpolate1d(output_size=self.output_size, scale_factor=self.scale_factor, mode=self.mode)
+        return Interpolate1d(
+            output_size=self.output_size, scale_factor=self.scale_factor, mode=self.mode
+        )
 
 
 class Interpolate1d(Module):
@@ -99,7 +107,10 @@ class Interpolate1d(Module):
     mode: InterpolateMode = InterpolateMode.Nearest
 
     def forward(self, x: Tensor) -> Tensor:
-        (length,) = _out_size(x.dims()[2:], None if self.output_size is None else [self.output_size],
-                              None if self.scale_factor is None else [self.scale_factor])
+        (length,) = _out_size(
+            x.dims()[2:],
+            None if self.output_size is None else [self.output_size],
+            None if self.scale_factor is None else [self.scale_factor],
+        )
         out = F.interpolate(x.unsqueeze_dim(2), [1, length], InterpolateOptions(self.mode.value))
         return out.squeeze_dim(2)

@@ -29,8 +29,14 @@ class GateController(Module):
 
     @classmethod
     def new(cls, d_input: int, d_output: int, bias: bool, initializer: Initializer, device=None):
-        return cls(input_transform=LinearConfig(d_input, d_output, bias=bias, initializer=initializer).init(device),
-                   hidden_transform=LinearConfig(d_output, d_output, bias=bias, initializer=initializer).init(device))
+        return cls(
+            input_transform=LinearConfig(
+                d_input, d_output, bias=bias, initializer=initializer
+            ).init(device),
+            hidden_transform=LinearConfig(
+                d_output, d_output, bias=bias, initializer=initializer
+            ).init(device),
+        )
 
     def gate_product(self, input: Tensor, hidden: Tensor) -> Tensor:
         return self.input_transform.forward(input).add(self.hidden_transform.forward(hidden))
@@ -66,11 +72,21 @@ class LstmConfig:
         check_initializer("LstmConfig", self.initializer)
 
         def gate():
-            return GateController.new(self.d_input, self.d_hidden, self.bias, self.initializer, device)
+            return GateController.new(
+                self.d_input, self.d_hidden, self.bias, self.initializer, device
+            )
 
-        return Lstm(input_gate=gate(), forget_gate=gate(), output_gate=gate(), cell_gate=gate(),
-                    d_hidden=self.d_hidden, batch_first=self.batch_first, reverse=self.reverse,
-                    clip=self.clip, input_forget=self.input_forget)
+        return Lstm(
+            input_gate=gate(),
+            forget_gate=gate(),
+            output_gate=gate(),
+            cell_gate=gate(),
+            d_hidden=self.d_hidden,
+            batch_first=self.batch_first,
+            reverse=self.reverse,
+            clip=self.clip,
+            input_forget=self.input_forget,
+        )
 
 
 class Lstm(Module):
@@ -110,7 +126,11 @@ class Lstm(Module):
         for t in steps:
             xt = x.narrow(1, t, 1).squeeze_dim(1)
             i = A.sigmoid(self.input_gate.gate_product(xt, h))
-            f = i.neg().add_scalar(1.0) if self.input_forget else A.sigmoid(self.forget_gate.gate_product(xt, h))
+            f = (
+                i.neg().add_scalar(1.0)
+                if self.input_forget
+                else A.sigmoid(self.forget_gate.gate_product(xt, h))
+            )
             o = A.sigmoid(self.output_gate.gate_product(xt, h))
             g = self.cell_gate.gate_product(xt, h).tanh()
             c = f.mul(c).add(i.mul(g))
@@ -137,12 +157,20 @@ class BiLstmConfig:
     def init(self, device=None) -> BiLstm:
         check_sizes("BiLstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
         check_initializer("BiLstmConfig", self.initializer)
-        base = dict(initializer=self.initializer, batch_first=True, clip=self.clip,
-                    input_forget=self.input_forget)
-        return BiLstm(forward_lstm=LstmConfig(self.d_input, self.d_hidden, self.bias, **base).init(device),
-                      reverse_lstm=LstmConfig(self.d_input, self.d_hidden, self.bias, reverse=True,
-                                              **base).init(device),
-                      d_hidden=self.d_hidden, batch_first=self.batch_first)
+        base = dict(
+            initializer=self.initializer,
+            batch_first=True,
+            clip=self.clip,
+            input_forget=self.input_forget,
+        )
+        return BiLstm(
+            forward_lstm=LstmConfig(self.d_input, self.d_hidden, self.bias, **base).init(device),
+            reverse_lstm=LstmConfig(
+                self.d_input, self.d_hidden, self.bias, reverse=True, **base
+            ).init(device),
+            d_hidden=self.d_hidden,
+            batch_first=self.batch_first,
+        )
 
 
 class BiLstm(Module):
@@ -161,12 +189,20 @@ class BiLstm(Module):
         x = _seq(x, self.batch_first)
         fs = rs = None
         if state is not None:
-            fs = LstmState(state.cell.narrow(0, 0, 1).squeeze_dim(0), state.hidden.narrow(0, 0, 1).squeeze_dim(0))
-            rs = LstmState(state.cell.narrow(0, 1, 1).squeeze_dim(0), state.hidden.narrow(0, 1, 1).squeeze_dim(0))
+            fs = LstmState(
+                state.cell.narrow(0, 0, 1).squeeze_dim(0),
+                state.hidden.narrow(0, 0, 1).squeeze_dim(0),
+            )
+            rs = LstmState(
+                state.cell.narrow(0, 1, 1).squeeze_dim(0),
+                state.hidden.narrow(0, 1, 1).squeeze_dim(0),
+            )
         fo, fst = self.forward_lstm.forward(x, fs)
         ro, rst = self.reverse_lstm.forward(x, rs)
         out = Tensor.cat([fo, ro], 2)
-        st = LstmState(Tensor.stack([fst.cell, rst.cell], 0), Tensor.stack([fst.hidden, rst.hidden], 0))
+        st = LstmState(
+            Tensor.stack([fst.cell, rst.cell], 0), Tensor.stack([fst.hidden, rst.hidden], 0)
+        )
         return _seq(out, self.batch_first), st
 
 
@@ -187,10 +223,19 @@ class GruConfig:
         check_initializer("GruConfig", self.initializer)
 
         def gate():
-            return GateController.new(self.d_input, self.d_hidden, self.bias, self.initializer, device)
+            return GateController.new(
+                self.d_input, self.d_hidden, self.bias, self.initializer, device
+            )
 
-        return Gru(update_gate=gate(), reset_gate=gate(), new_gate=gate(), d_hidden=self.d_hidden,
-                   reset_after=self.reset_after, clip=self.clip, batch_first=self.batch_first)
+        return Gru(
+            update_gate=gate(),
+            reset_gate=gate(),
+            new_gate=gate(),
+            d_hidden=self.d_hidden,
+            reset_after=self.reset_after,
+            clip=self.clip,
+            batch_first=self.batch_first,
+        )
 
 
 class Gru(Module):
@@ -211,7 +256,11 @@ class Gru(Module):
     def forward(self, x: Tensor, state: Tensor | None = None) -> Tensor:
         x = _seq(x, self.batch_first)
         batch, seq = x.dims()[0], x.dims()[1]
-        h = state if state is not None else Tensor.zeros([batch, self.d_hidden], x.device, dtype=x.dtype)
+        h = (
+            state
+            if state is not None
+            else Tensor.zeros([batch, self.d_hidden], x.device, dtype=x.dtype)
+        )
         outs = []
         ng = self.new_gate
         for t in range(seq):

@@ -29,9 +29,15 @@ class PositionWiseFeedForwardConfig:
     def init(self, device=None) -> PositionWiseFeedForward:
         check_sizes("PositionWiseFeedForwardConfig", d_model=self.d_model, d_ff=self.d_ff)
         return PositionWiseFeedForward(
-            linear_inner=LinearConfig(self.d_model, self.d_ff, initializer=self.initializer).init(device),
-            linear_outer=LinearConfig(self.d_ff, self.d_model, initializer=self.initializer).init(device),
-            dropout=Dropout(prob=self.dropout), gelu=Gelu())
+            linear_inner=LinearConfig(self.d_model, self.d_ff, initializer=self.initializer).init(
+                device
+            ),
+            linear_outer=LinearConfig(self.d_ff, self.d_model, initializer=self.initializer).init(
+                device
+            ),
+            dropout=Dropout(prob=self.dropout),
+            gelu=Gelu(),
+        )
 
 
 class PositionWiseFeedForward(Module):
@@ -43,7 +49,9 @@ class PositionWiseFeedForward(Module):
     gelu: Gelu
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.linear_outer.forward(self.dropout.forward(self.gelu.forward(self.linear_inner.forward(x))))
+        return self.linear_outer.forward(
+            self.dropout.forward(self.gelu.forward(self.linear_inner.forward(x)))
+        )
 
 
 @dataclass
@@ -70,15 +78,27 @@ def _mha_input(q, kv, mask_pad, mask_attn) -> MhaInput:
 
 
 def _block_parts(cfg, device):
-    check_sizes(type(cfg).__name__, d_model=cfg.d_model, d_ff=cfg.d_ff, n_heads=cfg.n_heads,
-                n_layers=cfg.n_layers)
+    check_sizes(
+        type(cfg).__name__,
+        d_model=cfg.d_model,
+        d_ff=cfg.d_ff,
+        n_heads=cfg.n_heads,
+        n_layers=cfg.n_layers,
+    )
     if cfg.d_model % cfg.n_heads:
-        raise ValueError(f"{type(cfg).__name__}: d_model={cfg.d_model} is not divisible by "
-                         f"n_heads={cfg.n_heads}")
-    mha = MultiHeadAttentionConfig(cfg.d_model, cfg.n_heads, dropout=cfg.dropout,
-                                   quiet_softmax=cfg.quiet_softmax, initializer=cfg.initializer)
-    pwff = PositionWiseFeedForwardConfig(cfg.d_model, cfg.d_ff, dropout=cfg.dropout,
-                                         initializer=cfg.initializer)
+        raise ValueError(
+            f"{type(cfg).__name__}: d_model={cfg.d_model} is not divisible by n_heads={cfg.n_heads}"
+        )
+    mha = MultiHeadAttentionConfig(
+        cfg.d_model,
+        cfg.n_heads,
+        dropout=cfg.dropout,
+        quiet_softmax=cfg.quiet_softmax,
+        initializer=cfg.initializer,
+    )
+    pwff = PositionWiseFeedForwardConfig(
+        cfg.d_model, cfg.d_ff, dropout=cfg.dropout, initializer=cfg.initializer
+    )
     norm = LayerNormConfig(cfg.d_model, epsilon=cfg.layer_norm_eps)
     return mha, pwff, norm
 
@@ -99,10 +119,17 @@ class TransformerEncoderConfig:
 
     def init(self, device=None) -> TransformerEncoder:
         mha, pwff, norm = _block_parts(self, device)
-        layers = [TransformerEncoderLayer(mha=mha.init(device), pwff=pwff.init(device),
-                                          norm_1=norm.init(device), norm_2=norm.init(device),
-                                          dropout=Dropout(prob=self.dropout), norm_first=self.norm_first)
-                  for _ in range(self.n_layers)]
+        layers = [
+            TransformerEncoderLayer(
+                mha=mha.init(device),
+                pwff=pwff.init(device),
+                norm_1=norm.init(device),
+                norm_2=norm.init(device),
+                dropout=Dropout(prob=self.dropout),
+                norm_first=self.norm_first,
+            )
+            for _ in range(self.n_layers)
+        ]
         return TransformerEncoder(layers=layers)
 
 
@@ -119,10 +146,19 @@ class TransformerEncoderLayer(Module):
     def forward(self, x: Tensor, mask_pad=None, mask_attn=None) -> Tensor:
         if self.norm_first:
             h = self.norm_1.forward(x)
-            x = x.add(self.dropout.forward(self.mha.forward(_mha_input(h, h, mask_pad, mask_attn)).context))
+            x = x.add(
+                self.dropout.forward(
+                    self.mha.forward(_mha_input(h, h, mask_pad, mask_attn)).context
+                )
+            )
             return x.add(self.dropout.forward(self.pwff.forward(self.norm_2.forward(x))))
-        x = self.norm_1.forward(x.add(self.dropout.forward(
-            self.mha.forward(_mha_input(x, x, mask_pad, mask_attn)).context)))
+        x = self.norm_1.forward(
+            x.add(
+                self.dropout.forward(
+                    self.mha.forward(_mha_input(x, x, mask_pad, mask_attn)).context
+                )
+            )
+        )
         return self.norm_2.forward(x.add(self.dropout.forward(self.pwff.forward(x))))
 
 
@@ -195,11 +231,19 @@ class TransformerDecoderConfig:
 
     def init(self, device=None) -> TransformerDecoder:
         mha, pwff, norm = _block_parts(self, device)
-        layers = [TransformerDecoderLayer(self_attn=mha.init(device), cross_attn=mha.init(device),
-                                          pwff=pwff.init(device), norm_1=norm.init(device),
-                                          norm_2=norm.init(device), norm_3=norm.init(device),
-                                          dropout=Dropout(prob=self.dropout), norm_first=self.norm_first)
-                  for _ in range(self.n_layers)]
+        layers = [
+            TransformerDecoderLayer(
+                self_attn=mha.init(device),
+                cross_attn=mha.init(device),
+                pwff=pwff.init(device),
+                norm_1=norm.init(device),
+                norm_2=norm.init(device),
+                norm_3=norm.init(device),
+                dropout=Dropout(prob=self.dropout),
+                norm_first=self.norm_first,
+            )
+            for _ in range(self.n_layers)
+        ]
         return TransformerDecoder(layers=layers)
 
 
@@ -219,10 +263,14 @@ class TransformerDecoderLayer(Module):
         drop = self.dropout.forward
 
         def self_part(h):
-            return self.self_attn.forward(_mha_input(h, h, i.target_mask_pad_, i.target_mask_attn_)).context
+            return self.self_attn.forward(
+                _mha_input(h, h, i.target_mask_pad_, i.target_mask_attn_)
+            ).context
 
         def cross_part(h):
-            return self.cross_attn.forward(_mha_input(h, i.memory, i.memory_mask_pad_, i.memory_mask_attn_)).context
+            return self.cross_attn.forward(
+                _mha_input(h, i.memory, i.memory_mask_pad_, i.memory_mask_attn_)
+            ).context
 
         if self.norm_first:
             x = x.add(drop(self_part(self.norm_1.forward(x))))

@@ -28,7 +28,9 @@ def _is_tree(v: Any) -> bool:
     if isinstance(v, Param) or _is_module(v):
         return True
     if isinstance(v, list | tuple):
-        return bool(v) and all(x is None or _is_tree(x) for x in v) and any(x is not None for x in v)
+        return (
+            bool(v) and all(x is None or _is_tree(x) for x in v) and any(x is not None for x in v)
+        )
     if isinstance(v, dict):
         return bool(v) and all(isinstance(k, str) and _is_tree(x) for k, x in v.items())
     return False
@@ -79,7 +81,9 @@ def field_kind(module: Any, name: str, value: Any) -> int:
 
 def fields(module: Any) -> list[tuple[str, Any, int]]:
     """`(name, value, kind)` of every public field, in declaration / assignment order."""
-    return [(k, v, field_kind(module, k, v)) for k, v in vars(module).items() if not k.startswith("_")]
+    return [
+        (k, v, field_kind(module, k, v)) for k, v in vars(module).items() if not k.startswith("_")
+    ]
 
 
 def container_type(value: Any) -> str:
@@ -99,8 +103,12 @@ def _items(value: Any) -> Iterator[tuple[str, Any]]:
         yield from ((str(i), v) for i, v in enumerate(value))
 
 
-def walk(module: Any, on_param: Callable[[list[str], Param], None], hooks: Any = None,
-         path: list[str] | None = None) -> None:
+def walk(
+    module: Any,
+    on_param: Callable[[list[str], Param], None],
+    hooks: Any = None,
+    path: list[str] | None = None,
+) -> None:
     """Call `on_param(path, param)` for every parameter; `hooks.enter_module/exit_module` around
     every module and container."""
     path = path or []
@@ -130,9 +138,13 @@ def _noop(*_a):
     return None
 
 
-def rebuild(module: Any, on_param: Callable[[list[str], Param], Param],
-            on_tensor: Callable[[Tensor], Tensor] | None = None, hooks: Any = None,
-            path: list[str] | None = None) -> Any:
+def rebuild(
+    module: Any,
+    on_param: Callable[[list[str], Param], Param],
+    on_tensor: Callable[[Tensor], Tensor] | None = None,
+    hooks: Any = None,
+    path: list[str] | None = None,
+) -> Any:
     """A shallow copy of `module` (recursively for submodules) with every Param replaced by
     `on_param(path, param)` and every plain tensor field by `on_tensor(tensor)`."""
     path = path or []
@@ -158,10 +170,13 @@ def _rebuild_value(name, value, kind, on_param, on_tensor, hooks, path):
     if kind == MODULE:
         out = rebuild(value, on_param, on_tensor, hooks, here)
     else:
+
         def one(key, item):
             if item is None:
                 return None
-            return _rebuild_value(key, item, field_kind(None, key, item), on_param, on_tensor, hooks, here)
+            return _rebuild_value(
+                key, item, field_kind(None, key, item), on_param, on_tensor, hooks, here
+            )
 
         if isinstance(value, dict):
             out = type(value)((k, one(str(k), v)) for k, v in value.items())

@@ -30,9 +30,11 @@ def check_sizes(owner: str, **sizes) -> None:
         values = value if isinstance(value, list | tuple) else [value]
         for v in values:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{owner}: {name} must be positive ints, got {value!r}"
-                                 if isinstance(value, list | tuple)
-                                 else f"{owner}: {name} must be a positive int, got {value!r}")
+                raise ValueError(
+                    f"{owner}: {name} must be positive ints, got {value!r}"
+                    if isinstance(value, list | tuple)
+                    else f"{owner}: {name} must be a positive int, got {value!r}"
+                )
 
 
 def check_initializer(owner: str, value):
@@ -41,8 +43,10 @@ def check_initializer(owner: str, value):
 
     if not isinstance(value, Initializer):
         names = ", ".join(Initializer._variants)
-        raise TypeError(f"{owner}: initializer must be an Initializer ({names}), got {value!r}; "
-                        "e.g. Initializer.KaimingUniform(...)")
+        raise TypeError(
+            f"{owner}: initializer must be an Initializer ({names}), got {value!r}; "
+            "e.g. Initializer.KaimingUniform(...)"
+        )
     return value
 
 

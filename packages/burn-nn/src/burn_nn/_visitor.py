@@ -107,5 +107,7 @@ def call_map(mapper: Any, param: Param) -> Param:
     else:
         out = param.map(lambda t: mapper(param.id, t))
     if not isinstance(out, Param):
-        raise TypeError(f"{type(mapper).__name__}.map_{kind} must return a Param, got {type(out).__name__}")
+        raise TypeError(
+            f"{type(mapper).__name__}.map_{kind} must return a Param, got {type(out).__name__}"
+        )
     return out

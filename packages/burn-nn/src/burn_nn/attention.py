@@ -10,5 +10,12 @@ from ._attention import (
     generate_padding_mask,
 )
 
-__all__ = ["MhaCache", "MhaInput", "MhaOutput", "MultiHeadAttention", "MultiHeadAttentionConfig",
-           "generate_autoregressive_mask", "generate_padding_mask"]
+__all__ = [
+    "MhaCache",
+    "MhaInput",
+    "MhaOutput",
+    "MultiHeadAttention",
+    "MultiHeadAttentionConfig",
+    "generate_autoregressive_mask",
+    "generate_padding_mask",
+]

@@ -16,6 +16,18 @@ from ._loss import (
     SmoothL1LossConfig,
 )
 
-__all__ = ["BinaryCrossEntropyLoss", "BinaryCrossEntropyLossConfig", "CrossEntropyLoss",
-           "CrossEntropyLossConfig", "HuberLoss", "HuberLossConfig", "KLDivLoss", "KLDivLossConfig",
-           "MSELoss", "MseLoss", "Reduction", "SmoothL1Loss", "SmoothL1LossConfig"]
+__all__ = [
+    "BinaryCrossEntropyLoss",
+    "BinaryCrossEntropyLossConfig",
+    "CrossEntropyLoss",
+    "CrossEntropyLossConfig",
+    "HuberLoss",
+    "HuberLossConfig",
+    "KLDivLoss",
+    "KLDivLossConfig",
+    "MSELoss",
+    "MseLoss",
+    "Reduction",
+    "SmoothL1Loss",
+    "SmoothL1LossConfig",
+]

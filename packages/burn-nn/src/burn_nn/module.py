@@ -5,4 +5,12 @@ from ._module import Module
 from ._param import Param, ParamId, RunningState
 from ._visitor import ModuleMapper, ModuleVisitor
 
-__all__ = ["Initializer", "Module", "ModuleMapper", "ModuleVisitor", "Param", "ParamId", "RunningState"]
+__all__ = [
+    "Initializer",
+    "Module",
+    "ModuleMapper",
+    "ModuleVisitor",
+    "Param",
+    "ParamId",
+    "RunningState",
+]

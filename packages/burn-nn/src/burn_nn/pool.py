@@ -15,6 +15,17 @@ from ._pool import (
     MaxPool2dConfig,
 )
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool1dConfig", "AdaptiveAvgPool2d",
-           "AdaptiveAvgPool2dConfig", "AvgPool1d", "AvgPool1dConfig", "AvgPool2d", "AvgPool2dConfig",
-           "MaxPool1d", "MaxPool1dConfig", "MaxPool2d", "MaxPool2dConfig"]
+__all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool1dConfig",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool2dConfig",
+    "AvgPool1d",
+    "AvgPool1dConfig",
+    "AvgPool2d",
+    "AvgPool2dConfig",
+    "MaxPool1d",
+    "MaxPool1dConfig",
+    "MaxPool2d",
+    "MaxPool2dConfig",
+]

@@ -13,7 +13,15 @@ from ._transformer import (
     TransformerEncoderLayer,
 )
 
-__all__ = ["PositionWiseFeedForward", "PositionWiseFeedForwardConfig", "TransformerDecoder",
-           "TransformerDecoderConfig", "TransformerDecoderInput", "TransformerDecoderLayer",
-           "TransformerEncoder", "TransformerEncoderConfig", "TransformerEncoderInput",
-           "TransformerEncoderLayer"]
+__all__ = [
+    "PositionWiseFeedForward",
+    "PositionWiseFeedForwardConfig",
+    "TransformerDecoder",
+    "TransformerDecoderConfig",
+    "TransformerDecoderInput",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderConfig",
+    "TransformerEncoderInput",
+    "TransformerEncoderLayer",
+]

@@ -104,13 +104,28 @@ _I64 = struct.Struct(">q")
 _F32 = struct.Struct(">f")
 _F64 = struct.Struct(">d")
 _FIXED = {  # type byte -> (struct, value) for fixed-size scalars
-    0xCA: _F32, 0xCB: _F64, 0xCC: _U8, 0xCD: _U16, 0xCE: _U32, 0xCF: _U64,
-    0xD0: _I8, 0xD1: _I16, 0xD2: _I32, 0xD3: _I64,
+    0xCA: _F32,
+    0xCB: _F64,
+    0xCC: _U8,
+    0xCD: _U16,
+    0xCE: _U32,
+    0xCF: _U64,
+    0xD0: _I8,
+    0xD1: _I16,
+    0xD2: _I32,
+    0xD3: _I64,
 }
 _LEN = {  # type byte -> (length struct, kind)
-    0xC4: (_U8, "bin"), 0xC5: (_U16, "bin"), 0xC6: (_U32, "bin"),
-    0xD9: (_U8, "str"), 0xDA: (_U16, "str"), 0xDB: (_U32, "str"),
-    0xDC: (_U16, "array"), 0xDD: (_U32, "array"), 0xDE: (_U16, "map"), 0xDF: (_U32, "map"),
+    0xC4: (_U8, "bin"),
+    0xC5: (_U16, "bin"),
+    0xC6: (_U32, "bin"),
+    0xD9: (_U8, "str"),
+    0xDA: (_U16, "str"),
+    0xDB: (_U32, "str"),
+    0xDC: (_U16, "array"),
+    0xDD: (_U32, "array"),
+    0xDE: (_U16, "map"),
+    0xDF: (_U32, "map"),
 }
 
 

@@ -66,9 +66,13 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
         fd = DType.from_any(float_dtype)
         idt = DType.from_any(int_dtype)
         if fd.kind is not Float:
-            raise ValueError(f"{type(self).__name__}: float_dtype must be a float dtype, got {fd.value}")
+            raise ValueError(
+                f"{type(self).__name__}: float_dtype must be a float dtype, got {fd.value}"
+            )
         if idt.kind is not Int:
-            raise ValueError(f"{type(self).__name__}: int_dtype must be an int dtype, got {idt.value}")
+            raise ValueError(
+                f"{type(self).__name__}: int_dtype must be an int dtype, got {idt.value}"
+            )
         object.__setattr__(self, "float_dtype", fd)
         object.__setattr__(self, "int_dtype", idt)
 
@@ -138,7 +142,7 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
             ns = types.SimpleNamespace(kind=kind, backend=self, dtype=self.dtype_for(kind))
             for name in dir(self):
                 if name.startswith(prefix):
-                    setattr(ns, name[len(prefix):], getattr(self, name))
+                    setattr(ns, name[len(prefix) :], getattr(self, name))
             views[kind] = ns
         object.__setattr__(self, "kind_ops", views)
 
@@ -156,7 +160,9 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     def missing_ops(cls) -> list[str]:
         """Required ops this backend class does not implement."""
         return [
-            n for n in required_ops() if getattr(getattr(cls, n), "__burn_required__", False) is True
+            n
+            for n in required_ops()
+            if getattr(getattr(cls, n), "__burn_required__", False) is True
         ]
 
     # -- autodiff hooks (the Autodiff decorator overrides these) ----------------------------------

@@ -56,7 +56,9 @@ class TensorData:
 
     # -- construction -------------------------------------------------------------------------
     @staticmethod
-    def from_bytes(data: bytes | bytearray | memoryview, shape: Sequence[int], dtype: Any) -> TensorData:
+    def from_bytes(
+        data: bytes | bytearray | memoryview, shape: Sequence[int], dtype: Any
+    ) -> TensorData:
         """Rebuild from little-endian raw bytes; the byte count must match shape x dtype size."""
         dt = DType.from_any(dtype)
         shape = Shape(shape)
@@ -138,7 +140,9 @@ class TensorData:
         if dt.kind is Int and self.dtype.kind is Float:
             # Casting NaN/inf to int is undefined in numpy; say so rather than produce garbage.
             if not np.all(np.isfinite(self._array)):
-                raise ValueError(f"TensorData.convert: cannot convert non-finite floats to {dt.value}")
+                raise ValueError(
+                    f"TensorData.convert: cannot convert non-finite floats to {dt.value}"
+                )
         if dt.kind is Int and self.dtype.kind is not Bool and self._array.size:
             # numpy wraps out-of-range ints (300 -> 44 in int8); Burn's element conversion panics.
             if not np.can_cast(self._array.dtype, dt.np):
@@ -200,7 +204,9 @@ class TensorData:
         return (
             self._array.shape == other._array.shape
             and self._array.dtype == other._array.dtype
-            and bool(np.array_equal(self._array, other._array, equal_nan=self._array.dtype.kind == "f"))
+            and bool(
+                np.array_equal(self._array, other._array, equal_nan=self._array.dtype.kind == "f")
+            )
         )
 
     __hash__ = None  # type: ignore[assignment]

@@ -67,7 +67,9 @@ class Device:
         return (Device, (self.backend, self.index))
 
     def __repr__(self) -> str:
-        return f"{self.backend.device_kind}({self.index})" if self.index else self.backend.device_kind
+        return (
+            f"{self.backend.device_kind}({self.index})" if self.index else self.backend.device_kind
+        )
 
     def __str__(self) -> str:
         return self.__repr__()

@@ -28,7 +28,9 @@ class Distribution:
     @staticmethod
     def uniform(low: float, high: float) -> Distribution:
         if not high > low:
-            raise ValueError(f"Distribution.uniform: expected low < high, got low={low}, high={high}")
+            raise ValueError(
+                f"Distribution.uniform: expected low < high, got low={low}, high={high}"
+            )
         return Distribution("uniform", float(low), float(high))
 
     @staticmethod

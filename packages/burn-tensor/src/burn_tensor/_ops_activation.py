@@ -27,7 +27,8 @@ class ActivationOps:
 
     def gelu_backward(self, x, grad):
         cdf = self.float_mul_scalar(
-            self.float_add_scalar(self.float_erf(self.float_div_scalar(x, math.sqrt(2.0))), 1.0), 0.5
+            self.float_add_scalar(self.float_erf(self.float_div_scalar(x, math.sqrt(2.0))), 1.0),
+            0.5,
         )
         pdf = self.float_mul_scalar(
             self.float_exp(self.float_mul_scalar(self.float_mul(x, x), -0.5)),
@@ -45,15 +46,21 @@ class ActivationOps:
         return self.float_mask_where(pos_val, neg, neg_val)
 
     def sigmoid_backward(self, output, grad):
-        return self.float_mul(grad, self.float_mul(output, self.float_add_scalar(self.float_neg(output), 1.0)))
+        return self.float_mul(
+            grad, self.float_mul(output, self.float_add_scalar(self.float_neg(output), 1.0))
+        )
 
     def hard_sigmoid(self, x, alpha, beta):
-        return self.float_clamp(self.float_add_scalar(self.float_mul_scalar(x, alpha), beta), 0.0, 1.0)
+        return self.float_clamp(
+            self.float_add_scalar(self.float_mul_scalar(x, alpha), beta), 0.0, 1.0
+        )
 
     def log_sigmoid(self, x):
         # -softplus(-x) = min(x, 0) - log1p(exp(-|x|)), stable for large |x|.
         m = self.float_clamp_max(x, 0.0)
-        return self.float_sub(m, self.float_log1p(self.float_exp(self.float_neg(self.float_abs(x)))))
+        return self.float_sub(
+            m, self.float_log1p(self.float_exp(self.float_neg(self.float_abs(x))))
+        )
 
     def log_sigmoid_backward(self, x, grad):
         # d/dx log(sigmoid(x)) = 1 - sigmoid(x) = sigmoid(-x)

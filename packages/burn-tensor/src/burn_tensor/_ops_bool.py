@@ -54,7 +54,9 @@ class BoolOps:
         return self.int_equal_elem(s, n)
 
     def bool_any_dim(self, x, dim):
-        return self.int_greater_elem(self.int_sum_dim(self.bool_into_int(x, self.int_dtype), dim), 0)
+        return self.int_greater_elem(
+            self.int_sum_dim(self.bool_into_int(x, self.int_dtype), dim), 0
+        )
 
     def bool_all_dim(self, x, dim):
         s = self.int_sum_dim(self.bool_into_int(x, self.int_dtype), dim)

@@ -43,7 +43,10 @@ class ModuleOps:
         x2 = self.float_reshape(x, tuple(x.shape) + (1,))
         w2 = self.float_reshape(weight, tuple(weight.shape) + (1,))
         o = ConvOptions(
-            (options.stride[0], 1), (options.padding[0], 0), (options.dilation[0], 1), options.groups
+            (options.stride[0], 1),
+            (options.padding[0], 0),
+            (options.dilation[0], 1),
+            options.groups,
         )
         out = self.conv2d(x2, w2, bias, o)
         return self.float_reshape(out, tuple(out.shape[:3]))
@@ -52,8 +55,11 @@ class ModuleOps:
         x2 = self.float_reshape(x, tuple(x.shape) + (1,))
         w2 = self.float_reshape(weight, tuple(weight.shape) + (1,))
         o = ConvTransposeOptions(
-            (options.stride[0], 1), (options.padding[0], 0), (options.padding_out[0], 0),
-            (options.dilation[0], 1), options.groups,
+            (options.stride[0], 1),
+            (options.padding[0], 0),
+            (options.padding_out[0], 0),
+            (options.dilation[0], 1),
+            options.groups,
         )
         out = self.conv_transpose2d(x2, w2, bias, o)
         return self.float_reshape(out, tuple(out.shape[:3]))
@@ -77,12 +83,16 @@ class ModuleOps:
             x2, (kernel_size, 1), (stride, 1), (padding, 0), (dilation, 1)
         )
         # 2-D flat index over (L, 1) equals the 1-D index.
-        return self.float_reshape(out, tuple(out.shape[:3])), self.int_reshape(idx, tuple(idx.shape[:3]))
+        return self.float_reshape(out, tuple(out.shape[:3])), self.int_reshape(
+            idx, tuple(idx.shape[:3])
+        )
 
     def max_pool1d(self, x, kernel_size, stride, padding, dilation):
         return self.max_pool1d_with_indices(x, kernel_size, stride, padding, dilation)[0]
 
-    def max_pool1d_with_indices_backward(self, x, kernel_size, stride, padding, dilation, grad, idx):
+    def max_pool1d_with_indices_backward(
+        self, x, kernel_size, stride, padding, dilation, grad, idx
+    ):
         x2 = self.float_reshape(x, tuple(x.shape) + (1,))
         g2 = self.float_reshape(grad, tuple(grad.shape) + (1,))
         i2 = self.int_reshape(idx, tuple(idx.shape) + (1,))
@@ -95,7 +105,9 @@ class ModuleOps:
         return self.max_pool2d_with_indices(x, kernel_size, stride, padding, dilation)[0]
 
     def adaptive_avg_pool1d(self, x, output_size):
-        out = self.adaptive_avg_pool2d(self.float_reshape(x, tuple(x.shape) + (1,)), (output_size, 1))
+        out = self.adaptive_avg_pool2d(
+            self.float_reshape(x, tuple(x.shape) + (1,)), (output_size, 1)
+        )
         return self.float_reshape(out, tuple(out.shape[:3]))
 
     def adaptive_avg_pool1d_backward(self, x, grad):
@@ -122,7 +134,9 @@ class ModuleOps:
         g = options.groups
         c_out, cin_g, kh, kw = weight.shape
         n = x.shape[0]
-        cols = self.unfold4d(x, (kh, kw), UnfoldOptions(options.stride, options.padding, options.dilation))
+        cols = self.unfold4d(
+            x, (kh, kw), UnfoldOptions(options.stride, options.padding, options.dilation)
+        )
         # cols [n, c_in*kh*kw, L]; grad [n, c_out, L]
         length = cols.shape[2]
         cols = self.float_reshape(cols, (n, g, cin_g * kh * kw, length))
@@ -146,7 +160,9 @@ class ModuleOps:
             return out
         return self.float_slice(out, _crop(out.shape, size))
 
-    def conv_transpose2d_weight_backward(self, x, weight, output_grad, options: ConvTransposeOptions):
+    def conv_transpose2d_weight_backward(
+        self, x, weight, output_grad, options: ConvTransposeOptions
+    ):
         g = options.groups
         c_in, cout_g, kh, kw = weight.shape
         n = x.shape[0]
@@ -181,7 +197,9 @@ class ModuleOps:
                 for j in range(kw):
                     eye[ci * kh * kw + i * kw + j, 0, i, j] = 1
         w = self.float_from_data(TensorData(eye), self.default_device())
-        out = self.conv2d(x, w, None, ConvOptions(options.stride, options.padding, options.dilation, c))
+        out = self.conv2d(
+            x, w, None, ConvOptions(options.stride, options.padding, options.dilation, c)
+        )
         return self.float_reshape(out, (n, c * kh * kw, out.shape[2] * out.shape[3]))
 
     # -- embedding ------------------------------------------------------------------------------
@@ -202,8 +220,15 @@ class ModuleOps:
 install_required(
     ModuleOps,
     names=(
-        "conv2d", "conv_transpose2d", "avg_pool2d", "avg_pool2d_backward",
-        "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "adaptive_avg_pool2d",
-        "adaptive_avg_pool2d_backward", "interpolate", "interpolate_backward",
+        "conv2d",
+        "conv_transpose2d",
+        "avg_pool2d",
+        "avg_pool2d_backward",
+        "max_pool2d_with_indices",
+        "max_pool2d_with_indices_backward",
+        "adaptive_avg_pool2d",
+        "adaptive_avg_pool2d_backward",
+        "interpolate",
+        "interpolate_backward",
     ),
 )

@@ -162,15 +162,37 @@ def make_numeric_defaults(k: str) -> dict:
         return op(self, "cat")(parts, dim)
 
     fns = {
-        "zeros": zeros, "ones": ones, "full": full, "neg": neg, "sign": sign,
-        "clamp_min": clamp_min, "clamp_max": clamp_max, "clamp": clamp, "transpose": transpose,
-        "repeat_dim": repeat_dim, "not_equal": not_equal, "not_equal_elem": not_equal_elem,
-        "mean": mean, "max_dim": max_dim, "min_dim": min_dim,
-        "max_dim_with_indices": max_dim_with_indices, "min_dim_with_indices": min_dim_with_indices,
-        "max": max, "min": min, "max_abs": max_abs, "max_abs_dim": max_abs_dim, "any": any,
-        "any_dim": any_dim, "all": all, "all_dim": all_dim, "powi": powi,
-        "powi_scalar": powi_scalar, "sort_with_indices": sort_with_indices, "sort": sort,
-        "argsort": argsort, "unfold": unfold,
+        "zeros": zeros,
+        "ones": ones,
+        "full": full,
+        "neg": neg,
+        "sign": sign,
+        "clamp_min": clamp_min,
+        "clamp_max": clamp_max,
+        "clamp": clamp,
+        "transpose": transpose,
+        "repeat_dim": repeat_dim,
+        "not_equal": not_equal,
+        "not_equal_elem": not_equal_elem,
+        "mean": mean,
+        "max_dim": max_dim,
+        "min_dim": min_dim,
+        "max_dim_with_indices": max_dim_with_indices,
+        "min_dim_with_indices": min_dim_with_indices,
+        "max": max,
+        "min": min,
+        "max_abs": max_abs,
+        "max_abs_dim": max_abs_dim,
+        "any": any,
+        "any_dim": any_dim,
+        "all": all,
+        "all_dim": all_dim,
+        "powi": powi,
+        "powi_scalar": powi_scalar,
+        "sort_with_indices": sort_with_indices,
+        "sort": sort,
+        "argsort": argsort,
+        "unfold": unfold,
     }
     out = {}
     for name, fn in fns.items():
@@ -205,7 +227,9 @@ def _host_sort(self, k, x, dim, descending):
 def _host_binary(self, k, x, y, fn):
     a = getattr(self, f"{k}_into_data")(x).array
     b = getattr(self, f"{k}_into_data")(y).array
-    return getattr(self, f"{k}_from_data")(TensorData(fn(a, b).astype(a.dtype)), _device_hint(self, x))
+    return getattr(self, f"{k}_from_data")(
+        TensorData(fn(a, b).astype(a.dtype)), _device_hint(self, x)
+    )
 
 
 def _device_hint(self, x):

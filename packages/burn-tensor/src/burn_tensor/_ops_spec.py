@@ -102,12 +102,24 @@ _add(
 )
 _add("bitwise_not", "(x) -> IntP")
 # Module ops (see _ops_module.py for the option types)
-_add("conv2d", "(x [n, c_in, h, w], weight [c_out, c_in/groups, kh, kw], bias [c_out] | None, options: ConvOptions) -> P")
-_add("conv_transpose2d", "(x, weight [c_in, c_out/groups, kh, kw], bias | None, options: ConvTransposeOptions) -> P")
+_add(
+    "conv2d",
+    "(x [n, c_in, h, w], weight [c_out, c_in/groups, kh, kw], bias [c_out] | None, options: ConvOptions) -> P",
+)
+_add(
+    "conv_transpose2d",
+    "(x, weight [c_in, c_out/groups, kh, kw], bias | None, options: ConvTransposeOptions) -> P",
+)
 _add("avg_pool2d", "(x, kernel_size, stride, padding, count_include_pad) -> P")
 _add("avg_pool2d_backward", "(x, grad, kernel_size, stride, padding, count_include_pad) -> P")
-_add("max_pool2d_with_indices", "(x, kernel_size, stride, padding, dilation) -> (P, IntP flat h*w index)")
-_add("max_pool2d_with_indices_backward", "(x, kernel_size, stride, padding, dilation, output_grad, indices) -> P")
+_add(
+    "max_pool2d_with_indices",
+    "(x, kernel_size, stride, padding, dilation) -> (P, IntP flat h*w index)",
+)
+_add(
+    "max_pool2d_with_indices_backward",
+    "(x, kernel_size, stride, padding, dilation, output_grad, indices) -> P",
+)
 _add("adaptive_avg_pool2d", "(x, output_size) -> P")
 _add("adaptive_avg_pool2d_backward", "(x, grad) -> P")
 _add("interpolate", "(x, output_size, options: InterpolateOptions) -> P")
@@ -127,7 +139,9 @@ def _stub(name: str, sig: str):
     return op
 
 
-def install_required(cls: type, prefixes: tuple[str, ...] = (), names: tuple[str, ...] = ()) -> type:
+def install_required(
+    cls: type, prefixes: tuple[str, ...] = (), names: tuple[str, ...] = ()
+) -> type:
     """Add a stub for every required op of this family that `cls` does not define."""
     for name, sig in REQUIRED.items():
         if (name.startswith(prefixes) if prefixes else False) or name in names:

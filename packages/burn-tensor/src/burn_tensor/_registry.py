@@ -83,7 +83,9 @@ def backend_spec(name: str) -> BackendSpec:
     try:
         spec = eps[name].load()
     except Exception as exc:
-        raise BackendImportError(f"backend '{name}' is installed but failed to import: {exc}") from exc
+        raise BackendImportError(
+            f"backend '{name}' is installed but failed to import: {exc}"
+        ) from exc
     return spec() if callable(spec) and not isinstance(spec, BackendSpec) else spec
 
 
@@ -149,5 +151,7 @@ def autodiff_device_for(device: Device) -> Device:
     try:
         from burn_autodiff import Autodiff
     except ImportError as exc:
-        raise BackendNotInstalledError("from_inner needs burn-autodiff: pip install 'burn[autodiff]'") from exc
+        raise BackendNotInstalledError(
+            "from_inner needs burn-autodiff: pip install 'burn[autodiff]'"
+        ) from exc
     return Autodiff(device.backend).device(device.index)

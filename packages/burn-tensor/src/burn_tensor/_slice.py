@@ -40,7 +40,9 @@ def normalize(op: str, items, shape) -> tuple[tuple[slice, ...], tuple[int, ...]
         fill = rank - (len(items) - 1)
         items[pos : pos + 1] = [slice(None)] * max(fill, 0)
     if len(items) > rank:
-        raise TensorCheckError(op, f"{len(items)} slice items for a rank-{rank} tensor {list(shape)}")
+        raise TensorCheckError(
+            op, f"{len(items)} slice items for a rank-{rank} tensor {list(shape)}"
+        )
     slices = []
     out = []
     for d, n in enumerate(shape):
@@ -61,8 +63,9 @@ def normalize(op: str, items, shape) -> tuple[tuple[slice, ...], tuple[int, ...]
             stop = min(max(stop, 0), n)
             if start > stop:
                 raise TensorCheckError(
-                    op, f"dim {d}: range {it.start}..{it.stop} is descending for size {n} "
-                    "(use a negative step to walk backwards)"
+                    op,
+                    f"dim {d}: range {it.start}..{it.stop} is descending for size {n} "
+                    "(use a negative step to walk backwards)",
                 )
             slices.append(slice(start, stop, step))
             out.append(len(range(start, stop, abs(step))))

@@ -113,8 +113,9 @@ class Tensor(
     @staticmethod
     def from_floats(values: Any, device: Device | None = None) -> Tensor:
         device = _device(device)
-        return Tensor.from_data(TensorData(np.asarray(values, dtype=np.float64)), device,
-                                device.backend.float_dtype)
+        return Tensor.from_data(
+            TensorData(np.asarray(values, dtype=np.float64)), device, device.backend.float_dtype
+        )
 
     @staticmethod
     def from_ints(values: Any, device: Device | None = None) -> Tensor:
@@ -164,7 +165,13 @@ class Tensor(
     def full(shape, fill_value, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
         """A tensor filled with `fill_value`; the kind follows the value (float -> Float, int -> Int)."""
         if kind is None and dtype is None:
-            kind = Bool if isinstance(fill_value, bool) else Int if isinstance(fill_value, int) else Float
+            kind = (
+                Bool
+                if isinstance(fill_value, bool)
+                else Int
+                if isinstance(fill_value, int)
+                else Float
+            )
         device, shape, kind, dt = Tensor._create("full", shape, device, kind, dtype)
         # An Int fill of 2.5 would truncate silently in the backend: refuse it, like int scalars.
         fill_value = check.scalar_of_kind("full", kind, fill_value)
@@ -184,7 +191,9 @@ class Tensor(
         return Tensor.empty(self.shape, self._d, dtype=self.dtype)
 
     @staticmethod
-    def random(shape, distribution: Distribution | None = None, device=None, kind=None, dtype=None) -> Tensor:
+    def random(
+        shape, distribution: Distribution | None = None, device=None, kind=None, dtype=None
+    ) -> Tensor:
         """Sample a Float tensor (or Int with `kind=Int`) from `distribution` (default U[0, 1))."""
         distribution = distribution or Distribution.default()
         device, shape, kind, dt = Tensor._create("random", shape, device, kind, dtype)
@@ -205,7 +214,12 @@ class Tensor(
     def arange(start, end=None, device=None, step: int = 1) -> Tensor:
         """1-D Int tensor `[start, end)`; `arange(range(5, 10), device)` also works."""
         if isinstance(start, range):
-            start, end, step, device = start.start, start.stop, start.step, end if device is None else device
+            start, end, step, device = (
+                start.start,
+                start.stop,
+                start.step,
+                end if device is None else device,
+            )
         elif end is None or isinstance(end, Device):
             start, end, device = 0, start, end if device is None else device
         return Tensor.arange_step(start, end, step, device)
@@ -213,7 +227,12 @@ class Tensor(
     @staticmethod
     def arange_step(start, end=None, step: int = 1, device=None) -> Tensor:
         if isinstance(start, range):
-            start, end, step, device = start.start, start.stop, end, step if device is None else device
+            start, end, step, device = (
+                start.start,
+                start.stop,
+                end,
+                step if device is None else device,
+            )
         if step == 0:
             raise TensorCheckError("arange_step", "step must not be 0")
         device = _device(device)
@@ -388,7 +407,9 @@ class Tensor(
         dt = DType.from_any(dtype)
         k = self._o.kind
         if dt.kind is not k:
-            raise TensorCheckError("cast", f"cannot cast a {k.value} tensor to {dt.value}; use float()/int()")
+            raise TensorCheckError(
+                "cast", f"cannot cast a {k.value} tensor to {dt.value}; use float()/int()"
+            )
         if dt is self.dtype:
             return self
         if k is Bool:

@@ -60,11 +60,19 @@ class AutodiffMixin:
         from ._tensor import Tensor
 
         # A mis-shaped gradient would be stored as is and fail (or broadcast) in the optimizer.
-        if not isinstance(grad, Tensor) or grad._o.kind is not Float or grad._p.shape != self._p.shape:
-            got = (f"{grad._o.kind.value} {list(grad._p.shape)}" if isinstance(grad, Tensor)
-                   else type(grad).__name__)
+        if (
+            not isinstance(grad, Tensor)
+            or grad._o.kind is not Float
+            or grad._p.shape != self._p.shape
+        ):
+            got = (
+                f"{grad._o.kind.value} {list(grad._p.shape)}"
+                if isinstance(grad, Tensor)
+                else type(grad).__name__
+            )
             raise TensorCheckError(
-                "grad_replace", f"expected a Float gradient of shape {list(self._p.shape)}, got {got}"
+                "grad_replace",
+                f"expected a Float gradient of shape {list(self._p.shape)}, got {got}",
             )
         b.grad_replace(self._p, grads, grad._p)
 

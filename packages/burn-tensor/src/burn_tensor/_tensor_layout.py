@@ -111,7 +111,9 @@ class LayoutMixin:
         rank = len(self._p.shape)
         ax = tuple(check.dim("permute", a, rank) for a in axes)
         if sorted(ax) != list(range(rank)):
-            raise TensorCheckError("permute", f"axes {list(axes)} are not a permutation of {rank} dims")
+            raise TensorCheckError(
+                "permute", f"axes {list(axes)} are not a permutation of {rank} dims"
+            )
         if ax == tuple(range(rank)):
             return self
         return self._like(self._o.permute(self._p, ax))
@@ -156,7 +158,9 @@ class LayoutMixin:
         old = self._p.shape
         shape = tuple(shape)
         if len(shape) < len(old):
-            raise TensorCheckError("expand", f"cannot expand {list(old)} to fewer dims {list(shape)}")
+            raise TensorCheckError(
+                "expand", f"cannot expand {list(old)} to fewer dims {list(shape)}"
+            )
         lead = len(shape) - len(old)
         out = []
         for i, d in enumerate(shape):
@@ -227,14 +231,18 @@ class LayoutMixin:
         problems = []
         for i, t in enumerate(tensors[1:], 1):
             if t._o.kind is not first._o.kind:
-                problems.append(f"tensor {i} is {t._o.kind.value}, tensor 0 is {first._o.kind.value}")
+                problems.append(
+                    f"tensor {i} is {t._o.kind.value}, tensor 0 is {first._o.kind.value}"
+                )
             if t._d is not first._d:
                 problems.append(f"tensor {i} on {t._d!r}, tensor 0 on {first._d!r}")
             s = t._p.shape
             if len(s) != rank:
                 problems.append(f"tensor {i} has rank {len(s)}, tensor 0 has rank {rank}")
             elif any(a != b for j, (a, b) in enumerate(zip(s, first._p.shape)) if j != d):
-                problems.append(f"tensor {i} shape {list(s)} differs from {list(first._p.shape)} off dim {d}")
+                problems.append(
+                    f"tensor {i} shape {list(s)} differs from {list(first._p.shape)} off dim {d}"
+                )
         if problems:
             raise TensorCheckError("cat", problems)
         if len(tensors) == 1:
@@ -250,7 +258,9 @@ class LayoutMixin:
         shape = tensors[0]._p.shape
         for i, t in enumerate(tensors):
             if t._p.shape != shape:
-                raise TensorCheckError("stack", f"tensor {i} shape {list(t._p.shape)} != {list(shape)}")
+                raise TensorCheckError(
+                    "stack", f"tensor {i} shape {list(t._p.shape)} != {list(shape)}"
+                )
         d = check.dim("stack", dim, len(shape) + 1)
         return LayoutMixin.cat([t.unsqueeze_dim(d) for t in tensors], d)
 
@@ -261,7 +271,8 @@ class LayoutMixin:
             start += shape[d]
         if start < 0 or length < 0 or start + length > shape[d]:
             raise TensorCheckError(
-                "narrow", f"start {start} + length {length} out of range for dim {d} of size {shape[d]}"
+                "narrow",
+                f"start {start} + length {length} out of range for dim {d} of size {shape[d]}",
             )
         items = [slice(None)] * len(shape)
         items[d] = slice(start, start + length)
@@ -281,12 +292,16 @@ class LayoutMixin:
             raise TensorCheckError("split", f"split_size must be > 0, got {split_size}")
         d = check.dim("split", dim, len(self._p.shape))
         n = self._p.shape[d]
-        return [self.narrow(d, s, min(split_size, n - s)) for s in range(0, n, split_size)] or [self]
+        return [self.narrow(d, s, min(split_size, n - s)) for s in range(0, n, split_size)] or [
+            self
+        ]
 
     def split_with_sizes(self, sizes, dim: int = 0) -> list:
         d = check.dim("split_with_sizes", dim, len(self._p.shape))
         if sum(sizes) != self._p.shape[d] or any(s < 0 for s in sizes):
-            raise TensorCheckError("split_with_sizes", f"sizes {list(sizes)} do not sum to {self._p.shape[d]}")
+            raise TensorCheckError(
+                "split_with_sizes", f"sizes {list(sizes)} do not sum to {self._p.shape[d]}"
+            )
         out, start = [], 0
         for s in sizes:
             out.append(self.narrow(d, start, s))
@@ -309,7 +324,9 @@ class LayoutMixin:
         check.numeric("pad", self)
         pads = list(pads)
         if len(pads) % 2 or len(pads) // 2 > self.rank():
-            raise TensorCheckError("pad", f"pads {pads} must be pairs for at most {self.rank()} dims")
+            raise TensorCheckError(
+                "pad", f"pads {pads} must be pairs for at most {self.rank()} dims"
+            )
         if any(p < 0 for p in pads):
             raise TensorCheckError("pad", f"negative padding {pads} is not supported")
         shape = list(self._p.shape)
@@ -353,7 +370,9 @@ class LayoutMixin:
         check.numeric("one_hot", self)
         vals = self.to_data().array
         if vals.size and (vals.min() < 0 or vals.max() >= num_classes):
-            raise TensorCheckError("one_hot", f"indices must be in [0, {num_classes}), got {vals.min()}..{vals.max()}")
+            raise TensorCheckError(
+                "one_hot", f"indices must be in [0, {num_classes}), got {vals.min()}..{vals.max()}"
+            )
         idx = self.int().unsqueeze_dim(-1)
         zeros = Tensor.zeros(tuple(self._p.shape) + (num_classes,), self._d, dtype=self.dtype)
         ones = Tensor.ones(tuple(self._p.shape) + (1,), self._d, dtype=self.dtype)
@@ -366,7 +385,9 @@ class LayoutMixin:
 
     def nonzero(self) -> list:
         idx = self.argwhere()
-        return [idx.slice([slice(None), slice(i, i + 1)]).reshape((-1,)) for i in range(self.rank())]
+        return [
+            idx.slice([slice(None), slice(i, i + 1)]).reshape((-1,)) for i in range(self.rank())
+        ]
 
 
 def _tri_mask(op, t, diagonal):

@@ -25,6 +25,7 @@ def _binary(name: str, scalar_name: str):
     The fast path (same kind view, same device, same shape) costs a few attribute reads; a
     broadcast of the same kind and device skips the message-building `check.binary`.
     """
+
     def method(self, other):
         o = self._o
         if type(other) is type(self):
@@ -33,7 +34,11 @@ def _binary(name: str, scalar_name: str):
             if other._o is not o or other._d is not self._d or p.shape != q.shape or o.kind is Bool:
                 if o.kind is Bool:
                     check.numeric(name, self)
-                if other._o is not o or other._d is not self._d or not _broadcastable(p.shape, q.shape):
+                if (
+                    other._o is not o
+                    or other._d is not self._d
+                    or not _broadcastable(p.shape, q.shape)
+                ):
                     check.binary(name, self, other)
             t = _new(type(self))
             t._p = getattr(o, name)(p, q)
@@ -43,7 +48,11 @@ def _binary(name: str, scalar_name: str):
         if o.kind is Bool:
             check.numeric(name, self)
         # check.scalar_for returns a float unchanged for a Float tensor: skip the call then.
-        s = other if type(other) is float and o.kind is Float else check.scalar_for(name, self, other)
+        s = (
+            other
+            if type(other) is float and o.kind is Float
+            else check.scalar_for(name, self, other)
+        )
         t = _new(type(self))
         t._p = getattr(o, scalar_name)(self._p, s)
         t._o = o
@@ -215,7 +224,9 @@ class MathMixin:
         if min > max:
             raise TensorCheckError("clamp", f"min ({min}) must be <= max ({max})")
         return self._like(
-            self._o.clamp(self._p, check.scalar_for("clamp", self, min), check.scalar_for("clamp", self, max))
+            self._o.clamp(
+                self._p, check.scalar_for("clamp", self, min), check.scalar_for("clamp", self, max)
+            )
         )
 
     def clamp_min(self, min):
@@ -324,7 +335,12 @@ class MathMixin:
         Shapes: [..., m, k] @ [..., k, n] -> [..., m, n]
         """
         o = self._o
-        if type(other) is type(self) and other._o is o and other._d is self._d and o.kind is not Bool:
+        if (
+            type(other) is type(self)
+            and other._o is o
+            and other._d is self._d
+            and o.kind is not Bool
+        ):
             # Fast path for the common 2-D case: exactly the checks below, without the import.
             sa, sb = self._p.shape, other._p.shape
             if len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0]:
@@ -347,9 +363,13 @@ class MathMixin:
         if len(sa) != len(sb) or len(sa) < 2:
             problems.append(f"expected equal ranks >= 2, got {list(sa)} and {list(sb)}")
         elif sa[-1] != sb[-2]:
-            problems.append(f"inner dims differ: lhs {list(sa)} has {sa[-1]}, rhs {list(sb)} has {sb[-2]}")
+            problems.append(
+                f"inner dims differ: lhs {list(sa)} has {sa[-1]}, rhs {list(sb)} has {sb[-2]}"
+            )
         else:
-            bad = [i for i, (x, y) in enumerate(zip(sa[:-2], sb[:-2])) if x != y and x != 1 and y != 1]
+            bad = [
+                i for i, (x, y) in enumerate(zip(sa[:-2], sb[:-2])) if x != y and x != 1 and y != 1
+            ]
             if bad:
                 problems.append(f"batch dims {bad} of {list(sa)} and {list(sb)} do not broadcast")
         if problems:
@@ -359,5 +379,7 @@ class MathMixin:
     def dot(self, other):
         """Inner product of two 1-D tensors -> shape [1]."""
         if self.rank() != 1 or other.rank() != 1:
-            raise TensorCheckError("dot", f"expected 1-D tensors, got {self.dims()} and {other.dims()}")
+            raise TensorCheckError(
+                "dot", f"expected 1-D tensors, got {self.dims()} and {other.dims()}"
+            )
         return self.mul(other).sum()

@@ -44,7 +44,9 @@ def _reduce_dim(name):
         return t
 
     method.__name__ = name
-    method.__doc__ = f"`{name}` along `dim`, keeping it with size 1. Shapes: [.., n, ..] -> [.., 1, ..]"
+    method.__doc__ = (
+        f"`{name}` along `dim`, keeping it with size 1. Shapes: [.., n, ..] -> [.., 1, ..]"
+    )
     return method
 
 
@@ -198,7 +200,9 @@ class ReduceMixin:
         check.numeric("topk", self)
         d = check.dim("topk", dim, len(self._p.shape))
         if not 0 <= k <= self._p.shape[d]:
-            raise TensorCheckError("topk", f"k={k} out of range for dim {d} of size {self._p.shape[d]}")
+            raise TensorCheckError(
+                "topk", f"k={k} out of range for dim {d} of size {self._p.shape[d]}"
+            )
         v, i = self.sort_with_indices(d, True)
         return v.narrow(d, 0, k), i.narrow(d, 0, k)
 

@@ -42,7 +42,9 @@ def prelu(t: Tensor, alpha: Tensor) -> Tensor:
     elif alpha.dims()[0] == 1:
         alpha = alpha.reshape([1] * t.rank())
     else:
-        raise TensorCheckError("prelu", f"alpha {alpha.dims()} does not match channels of {t.dims()}")
+        raise TensorCheckError(
+            "prelu", f"alpha {alpha.dims()} does not match channels of {t.dims()}"
+        )
     return t._like(t._d.backend.prelu(t._p, alpha.expand(t.dims())._p))
 
 
@@ -133,7 +135,9 @@ def elu(t: Tensor, alpha: float = 1.0) -> Tensor:
 
 def celu(t: Tensor, alpha: float = 1.0) -> Tensor:
     check.float_("celu", t)
-    return t.mask_where(t.lower_equal_elem(0.0), t.div_scalar(alpha).exp().sub_scalar(1.0).mul_scalar(alpha))
+    return t.mask_where(
+        t.lower_equal_elem(0.0), t.div_scalar(alpha).exp().sub_scalar(1.0).mul_scalar(alpha)
+    )
 
 
 def selu(t: Tensor) -> Tensor:
@@ -174,8 +178,31 @@ def glu(t: Tensor, dim: int = -1) -> Tensor:
 
 
 __all__ = [
-    "relu", "leaky_relu", "prelu", "gelu", "gelu_approximate", "sigmoid", "hard_sigmoid",
-    "log_sigmoid", "silu", "swish", "hard_swish", "tanh", "softplus", "mish", "softmax", "softmin",
-    "log_softmax", "quiet_softmax", "elu", "celu", "selu", "relu6", "hardtanh", "softsign",
-    "tanhshrink", "threshold", "glu",
+    "relu",
+    "leaky_relu",
+    "prelu",
+    "gelu",
+    "gelu_approximate",
+    "sigmoid",
+    "hard_sigmoid",
+    "log_sigmoid",
+    "silu",
+    "swish",
+    "hard_swish",
+    "tanh",
+    "softplus",
+    "mish",
+    "softmax",
+    "softmin",
+    "log_softmax",
+    "quiet_softmax",
+    "elu",
+    "celu",
+    "selu",
+    "relu6",
+    "hardtanh",
+    "softsign",
+    "tanhshrink",
+    "threshold",
+    "glu",
 ]

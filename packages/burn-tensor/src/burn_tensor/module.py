@@ -30,7 +30,9 @@ def _tuple(op, name, v, n):
 def _input(op, x, spatial):
     check.float_(op, x)
     if x.rank() != spatial + 2:
-        raise TensorCheckError(op, f"expected a rank-{spatial + 2} input [batch, channels, ...], got {x.dims()}")
+        raise TensorCheckError(
+            op, f"expected a rank-{spatial + 2} input [batch, channels, ...], got {x.dims()}"
+        )
 
 
 def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
@@ -44,11 +46,15 @@ def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
         c_in = x.dims()[1]
         if transposed:
             if weight.dims()[0] != c_in:
-                problems.append(f"weight {weight.dims()} expects {weight.dims()[0]} input channels, input has {c_in}")
+                problems.append(
+                    f"weight {weight.dims()} expects {weight.dims()[0]} input channels, input has {c_in}"
+                )
             c_out = weight.dims()[1] * groups
         else:
             if c_in % groups or weight.dims()[1] * groups != c_in:
-                problems.append(f"input channels {c_in} != weight in-channels {weight.dims()[1]} x groups {groups}")
+                problems.append(
+                    f"input channels {c_in} != weight in-channels {weight.dims()[1]} x groups {groups}"
+                )
             c_out = weight.dims()[0]
             if c_out % groups:
                 problems.append(f"out channels {c_out} not divisible by groups {groups}")
@@ -66,15 +72,20 @@ def _conv_out(op, x, weight, stride, padding, dilation, spatial):
         size = x.dims()[2 + d] + 2 * padding[d] - dilation[d] * (weight.dims()[2 + d] - 1) - 1
         if size < 0 or stride[d] < 1 or dilation[d] < 1 or padding[d] < 0:
             raise TensorCheckError(
-                op, f"kernel {weight.dims()[2:]} (dilation {list(dilation)}) does not fit input "
-                f"{x.dims()[2:]} with padding {list(padding)} / stride {list(stride)}"
+                op,
+                f"kernel {weight.dims()[2:]} (dilation {list(dilation)}) does not fit input "
+                f"{x.dims()[2:]} with padding {list(padding)} / stride {list(stride)}",
             )
 
 
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, options=None):
     """Shapes: x [n, c_in, l], weight [c_out, c_in/groups, k], bias [c_out] -> [n, c_out, l_out]."""
-    o = options or ConvOptions(_tuple("conv1d", "stride", stride, 1), _tuple("conv1d", "padding", padding, 1),
-                               _tuple("conv1d", "dilation", dilation, 1), groups)
+    o = options or ConvOptions(
+        _tuple("conv1d", "stride", stride, 1),
+        _tuple("conv1d", "padding", padding, 1),
+        _tuple("conv1d", "dilation", dilation, 1),
+        groups,
+    )
     _conv_checks("conv1d", x, weight, bias, 1, o.groups, False)
     _conv_out("conv1d", x, weight, o.stride, o.padding, o.dilation, 1)
     return x._like(x._d.backend.conv1d(x._p, weight._p, None if bias is None else bias._p, o))
@@ -82,34 +93,55 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, options=None):
     """Shapes: x [n, c_in, h, w], weight [c_out, c_in/groups, kh, kw], bias [c_out] -> [n, c_out, h', w']."""
-    o = options or ConvOptions(_tuple("conv2d", "stride", stride, 2), _tuple("conv2d", "padding", padding, 2),
-                               _tuple("conv2d", "dilation", dilation, 2), groups)
+    o = options or ConvOptions(
+        _tuple("conv2d", "stride", stride, 2),
+        _tuple("conv2d", "padding", padding, 2),
+        _tuple("conv2d", "dilation", dilation, 2),
+        groups,
+    )
     _conv_checks("conv2d", x, weight, bias, 2, o.groups, False)
     _conv_out("conv2d", x, weight, o.stride, o.padding, o.dilation, 2)
     return x._like(x._d.backend.conv2d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
-def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None):
+def conv_transpose1d(
+    x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None
+):
     """Shapes: x [n, c_in, l], weight [c_in, c_out/groups, k] -> [n, c_out, l_out]."""
     o = options or ConvTransposeOptions(
-        _tuple("conv_transpose1d", "stride", stride, 1), _tuple("conv_transpose1d", "padding", padding, 1),
+        _tuple("conv_transpose1d", "stride", stride, 1),
+        _tuple("conv_transpose1d", "padding", padding, 1),
         _tuple("conv_transpose1d", "padding_out", padding_out, 1),
-        _tuple("conv_transpose1d", "dilation", dilation, 1), groups)
+        _tuple("conv_transpose1d", "dilation", dilation, 1),
+        groups,
+    )
     _conv_checks("conv_transpose1d", x, weight, bias, 1, o.groups, True)
-    return x._like(x._d.backend.conv_transpose1d(x._p, weight._p, None if bias is None else bias._p, o))
+    return x._like(
+        x._d.backend.conv_transpose1d(x._p, weight._p, None if bias is None else bias._p, o)
+    )
 
 
-def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None):
+def conv_transpose2d(
+    x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None
+):
     """Shapes: x [n, c_in, h, w], weight [c_in, c_out/groups, kh, kw] -> [n, c_out, h', w']."""
     o = options or ConvTransposeOptions(
-        _tuple("conv_transpose2d", "stride", stride, 2), _tuple("conv_transpose2d", "padding", padding, 2),
+        _tuple("conv_transpose2d", "stride", stride, 2),
+        _tuple("conv_transpose2d", "padding", padding, 2),
         _tuple("conv_transpose2d", "padding_out", padding_out, 2),
-        _tuple("conv_transpose2d", "dilation", dilation, 2), groups)
+        _tuple("conv_transpose2d", "dilation", dilation, 2),
+        groups,
+    )
     _conv_checks("conv_transpose2d", x, weight, bias, 2, o.groups, True)
     for d in range(2):
         if o.padding_out[d] >= max(o.stride[d], o.dilation[d]):
-            raise TensorCheckError("conv_transpose2d", f"padding_out {list(o.padding_out)} must be < stride or dilation")
-    return x._like(x._d.backend.conv_transpose2d(x._p, weight._p, None if bias is None else bias._p, o))
+            raise TensorCheckError(
+                "conv_transpose2d",
+                f"padding_out {list(o.padding_out)} must be < stride or dilation",
+            )
+    return x._like(
+        x._d.backend.conv_transpose2d(x._p, weight._p, None if bias is None else bias._p, o)
+    )
 
 
 def _pool_checks(op, x, kernel, stride, padding, spatial, dilation=None):
@@ -117,11 +149,18 @@ def _pool_checks(op, x, kernel, stride, padding, spatial, dilation=None):
     dilation = dilation or (1,) * spatial
     for d in range(spatial):
         if kernel[d] < 1 or stride[d] < 1 or padding[d] < 0:
-            raise TensorCheckError(op, f"kernel {list(kernel)}, stride {list(stride)}, padding {list(padding)} must be positive")
+            raise TensorCheckError(
+                op,
+                f"kernel {list(kernel)}, stride {list(stride)}, padding {list(padding)} must be positive",
+            )
         if padding[d] * 2 > kernel[d]:
-            raise TensorCheckError(op, f"padding {list(padding)} must be at most half the kernel {list(kernel)}")
+            raise TensorCheckError(
+                op, f"padding {list(padding)} must be at most half the kernel {list(kernel)}"
+            )
         if x.dims()[2 + d] + 2 * padding[d] < dilation[d] * (kernel[d] - 1) + 1:
-            raise TensorCheckError(op, f"kernel {list(kernel)} larger than padded input {x.dims()[2:]}")
+            raise TensorCheckError(
+                op, f"kernel {list(kernel)} larger than padded input {x.dims()[2:]}"
+            )
 
 
 def avg_pool1d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
@@ -179,7 +218,9 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
 def adaptive_avg_pool1d(x, output_size: int):
     _input("adaptive_avg_pool1d", x, 1)
     if output_size < 1:
-        raise TensorCheckError("adaptive_avg_pool1d", f"output_size must be >= 1, got {output_size}")
+        raise TensorCheckError(
+            "adaptive_avg_pool1d", f"output_size must be >= 1, got {output_size}"
+        )
     return x._like(x._d.backend.adaptive_avg_pool1d(x._p, int(output_size)))
 
 
@@ -207,7 +248,10 @@ def embedding(weights, indices):
     check.float_("embedding", weights)
     check.int_indices("embedding", indices)
     if weights.rank() != 2 or indices.rank() != 2:
-        raise TensorCheckError("embedding", f"expected weights [vocab, d] and indices [batch, seq], got {weights.dims()} and {indices.dims()}")
+        raise TensorCheckError(
+            "embedding",
+            f"expected weights [vocab, d] and indices [batch, seq], got {weights.dims()} and {indices.dims()}",
+        )
     return weights._like(weights._d.backend.embedding(weights._p, indices._p))
 
 
@@ -215,8 +259,11 @@ def unfold4d(x, kernel_size, stride=1, padding=0, dilation=1):
     """im2col. Shapes: [n, c, h, w] -> [n, c * kh * kw, l] with l the number of windows."""
     _input("unfold4d", x, 2)
     k = _tuple("unfold4d", "kernel_size", kernel_size, 2)
-    opts = UnfoldOptions(_tuple("unfold4d", "stride", stride, 2), _tuple("unfold4d", "padding", padding, 2),
-                         _tuple("unfold4d", "dilation", dilation, 2))
+    opts = UnfoldOptions(
+        _tuple("unfold4d", "stride", stride, 2),
+        _tuple("unfold4d", "padding", padding, 2),
+        _tuple("unfold4d", "dilation", dilation, 2),
+    )
     return x._like(x._d.backend.unfold4d(x._p, k, opts))
 
 
@@ -224,7 +271,10 @@ def linear(x, weight, bias=None):
     """x @ weight + bias. Shapes: x [..., d_in], weight [d_in, d_out], bias [d_out] -> [..., d_out]."""
     check.float_("linear", x)
     if weight.rank() != 2 or x.dims()[-1] != weight.dims()[0]:
-        raise TensorCheckError("linear", f"input {x.dims()} and weight {weight.dims()} do not match ([.., d_in] x [d_in, d_out])")
+        raise TensorCheckError(
+            "linear",
+            f"input {x.dims()} and weight {weight.dims()} do not match ([.., d_in] x [d_in, d_out])",
+        )
     w = weight.unsqueeze(x.rank()) if x.rank() > 2 else weight
     out = x.matmul(w) if x.rank() >= 2 else x.unsqueeze().matmul(weight).squeeze_dim(0)
     if bias is not None:
@@ -233,7 +283,20 @@ def linear(x, weight, bias=None):
 
 
 __all__ = [
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "avg_pool2d",
-    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool2d_with_indices",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate", "embedding", "unfold4d", "linear",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool2d_with_indices",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "interpolate",
+    "embedding",
+    "unfold4d",
+    "linear",
 ]

@@ -18,8 +18,18 @@ _alias.install()
 
 from . import backend  # noqa: E402  (after the alias finder is installed)
 
-_LAZY = ("tensor", "nn", "optim", "record", "train", "config", "module", "autodiff", "lr_scheduler",
-         "grad_clipping")
+_LAZY = (
+    "tensor",
+    "nn",
+    "optim",
+    "record",
+    "train",
+    "config",
+    "module",
+    "autodiff",
+    "lr_scheduler",
+    "grad_clipping",
+)
 
 
 def __getattr__(name: str):

@@ -34,7 +34,7 @@ def target_for(fullname: str) -> tuple[str, str] | None:
     for prefix in sorted(ALIASES, key=len, reverse=True):
         if fullname == prefix or fullname.startswith(prefix + "."):
             module, extra = ALIASES[prefix]
-            return module + fullname[len(prefix):], extra
+            return module + fullname[len(prefix) :], extra
     return None
 
 
@@ -46,7 +46,9 @@ def load(fullname: str):
     top = target.split(".")[0]
     if importlib.util.find_spec(top) is None:
         how = f"pip install 'burn[{extra}]'" if extra else "it is planned but not released yet"
-        raise ImportError(f"{fullname} needs the '{top.replace('_', '-')}' package: {how}", name=fullname)
+        raise ImportError(
+            f"{fullname} needs the '{top.replace('_', '-')}' package: {how}", name=fullname
+        )
     return importlib.import_module(target)
 
 

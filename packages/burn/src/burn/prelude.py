@@ -2,7 +2,18 @@
 
 from burn_tensor import Bool, Device, Distribution, DType, Float, Int, Shape, Tensor, TensorData, s
 
-__all__ = ["Bool", "DType", "Device", "Distribution", "Float", "Int", "Shape", "Tensor", "TensorData", "s"]
+__all__ = [
+    "Bool",
+    "DType",
+    "Device",
+    "Distribution",
+    "Float",
+    "Int",
+    "Shape",
+    "Tensor",
+    "TensorData",
+    "s",
+]
 
 try:  # Module and Config come with burn-nn, when installed.
     from burn_nn import Module, config  # noqa: F401

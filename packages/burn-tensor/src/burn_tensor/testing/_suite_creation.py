@@ -34,9 +34,11 @@ def test_int_full_refuses_a_fractional_fill(burn):
     # np.full(..., 2.5, int64) truncates to 2; `2.5 / int_tensor` went through it.
     dev = burn.device
     burn.assert_equal(Tensor.full([2], 3.0, dev, kind=Int), np.full(2, 3))
-    for make in (lambda: Tensor.full([2], 2.5, dev, kind=Int),
-                 lambda: burn.int([1, 2]).full_like(2.5),
-                 lambda: 2.5 / burn.int([1, 2])):
+    for make in (
+        lambda: Tensor.full([2], 2.5, dev, kind=Int),
+        lambda: burn.int([1, 2]).full_like(2.5),
+        lambda: 2.5 / burn.int([1, 2]),
+    ):
         with pytest.raises(TensorCheckError, match="non-integral"):
             make()
 

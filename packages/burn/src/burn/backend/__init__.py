@@ -40,13 +40,24 @@ def __getattr__(name: str):
         if importlib.util.find_spec(module) is None:
             package = module.replace("_", "-")
             how = f"pip install 'burn[{extra}]'" if extra else "it is planned but not released yet"
-            raise BackendNotInstalledError(f"burn.backend.{name} needs the '{package}' package: {how}")
+            raise BackendNotInstalledError(
+                f"burn.backend.{name} needs the '{package}' package: {how}"
+            )
         return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'burn.backend' has no attribute {name!r}")
 
 
 __all__ = [
-    "Backend", "BackendError", "BackendImportError", "BackendNotInstalledError", "Device",
-    "NoDeviceError", "available_backends", "backend_table", "default_device", "get_backend",
-    "set_default_device", *_CLASSES,
+    "Backend",
+    "BackendError",
+    "BackendImportError",
+    "BackendNotInstalledError",
+    "Device",
+    "NoDeviceError",
+    "available_backends",
+    "backend_table",
+    "default_device",
+    "get_backend",
+    "set_default_device",
+    *_CLASSES,
 ]
