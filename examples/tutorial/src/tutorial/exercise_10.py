@@ -14,45 +14,16 @@ from dataclasses import dataclass, field
 from burn_autodiff import Autodiff
 from burn_dataset import DataLoaderBuilder, InMemDataset
 from burn_ndarray import NdArray
-from burn_nn import Linear, LinearConfig, Module, Relu, config
 from burn_nn.loss import CrossEntropyLossConfig
 from burn_optim import AdamConfig, GradientsParams
 from burn_tensor import Tensor
+from xor.model import XorModel, XorModelConfig  # the capstone's model (examples/xor)
 
 from .exercise_08 import XorBatcher, XorSample
 
 XOR_INPUTS: list[list[float]] = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
 XOR_LABELS: list[int] = [0, 1, 1, 0]
 HIDDEN_SIZES: tuple[int, ...] = (4, 16, 64)
-
-
-class XorModel(Module):
-    """`[batch, input] -> [batch, output]` logits; two hidden ReLU layers."""
-
-    fc1: Linear
-    fc2: Linear
-    fc3: Linear
-    relu: Relu
-
-    def forward(self, x: Tensor) -> Tensor:
-        x = self.relu.forward(self.fc1.forward(x))
-        x = self.relu.forward(self.fc2.forward(x))
-        return self.fc3.forward(x)
-
-
-@config
-class XorModelConfig:
-    input: int = 2
-    hidden: int = 16
-    output: int = 2
-
-    def init(self, device=None) -> XorModel:
-        return XorModel(
-            fc1=LinearConfig(self.input, self.hidden).init(device),
-            fc2=LinearConfig(self.hidden, self.hidden).init(device),
-            fc3=LinearConfig(self.hidden, self.output).init(device),
-            relu=Relu.new(),
-        )
 
 
 def make_xor_dataset(repeats: int = 200) -> InMemDataset:
