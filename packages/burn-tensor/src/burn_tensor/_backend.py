@@ -144,6 +144,9 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
                 if name.startswith(prefix):
                     setattr(ns, name[len(prefix) :], getattr(self, name))
             views[kind] = ns
+        # Comparisons of any kind produce Bool tensors: each view links to the Bool view directly.
+        for ns in views.values():
+            ns._bool = views[Bool]
         object.__setattr__(self, "kind_ops", views)
 
     # -- op table ----------------------------------------------------------------------------------

@@ -9,19 +9,6 @@ from ._tensor_math import _broadcastable
 _new = object.__new__
 
 
-# kind view -> (kind view, Bool view of its backend): `backend.kind_ops[Bool]` hashes an Enum member
-# (a Python-level __hash__), too slow for every comparison. Views live as long as their interned
-# backend, so their ids stay valid; the stored view is compared by identity anyway.
-_bool_views: dict[int, tuple] = {}
-
-
-def _bool_view(o):
-    e = _bool_views.get(id(o))
-    if e is None or e[0] is not o:
-        e = _bool_views[id(o)] = (o, o.backend.kind_ops[Bool])
-    return e[1]
-
-
 def _compare(name: str):
     numeric_only = name not in ("equal", "not_equal")
 
@@ -39,7 +26,7 @@ def _compare(name: str):
                 check.numeric(name, self)
             t = _new(type(self))
             t._p = getattr(o, name)(p, q)
-            t._o = _bool_view(o)
+            t._o = o._bool
             t._d = self._d
             return t
         if isinstance(other, LogicMixin):  # a Tensor (its only subclass) of another type object
