@@ -9,6 +9,15 @@ from ._tensor_math import _broadcastable
 _new = object.__new__
 
 
+def _bool_result(t, p):
+    """A Bool tensor on t's device (the Bool view is linked from t's view: no dict lookup)."""
+    out = _new(type(t))
+    out._p = p
+    out._o = t._o._bool
+    out._d = t._d
+    return out
+
+
 def _compare(name: str):
     numeric_only = name not in ("equal", "not_equal")
 
@@ -33,11 +42,11 @@ def _compare(name: str):
             check.binary(name, self, other)
             if o.kind is Bool and name not in ("equal", "not_equal"):
                 check.numeric(name, self)
-            return self._as(getattr(o, name)(self._p, other._p), Bool)
+            return _bool_result(self, getattr(o, name)(self._p, other._p))
         if o.kind is Bool and name not in ("equal", "not_equal"):
             check.numeric(name + "_elem", self)
-        return self._as(
-            getattr(o, name + "_elem")(self._p, check.scalar_for(name, self, other)), Bool
+        return _bool_result(
+            self, getattr(o, name + "_elem")(self._p, check.scalar_for(name, self, other))
         )
 
     method.__name__ = name
@@ -49,7 +58,9 @@ def _compare_elem(name: str):
     def method(self, scalar):
         if self._o.kind is Bool and not name.startswith(("equal", "not_equal")):
             check.numeric(name, self)
-        return self._as(getattr(self._o, name)(self._p, check.scalar_for(name, self, scalar)), Bool)
+        return _bool_result(
+            self, getattr(self._o, name)(self._p, check.scalar_for(name, self, scalar))
+        )
 
     method.__name__ = name
     return method
