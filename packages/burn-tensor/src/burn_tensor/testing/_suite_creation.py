@@ -20,6 +20,7 @@ def test_zeros_ones_full_empty(burn, shape):
     burn.assert_equal(Tensor.zeros(shape, dev, kind=Int), np.zeros(shape, np.int64))
     burn.assert_equal(Tensor.ones(shape, dev, kind=Int), np.ones(shape, np.int64))
     burn.assert_equal(Tensor.ones(shape, dev, kind=Bool), np.ones(shape, bool))
+    burn.assert_equal(Tensor.zeros(shape, dev, kind=Bool), np.zeros(shape, bool))
     burn.assert_close(Tensor.full(shape, 2.5, dev), np.full(shape, 2.5))
     burn.assert_equal(Tensor.full(shape, -3, dev), np.full(shape, -3))
     burn.assert_equal(Tensor.full(shape, True, dev), np.full(shape, True))
@@ -28,6 +29,8 @@ def test_zeros_ones_full_empty(burn, shape):
     assert e.dims() == list(shape) and e.kind is Float and e.dtype is burn.fdt
     e = Tensor.empty(shape, dev, kind=Int)
     assert e.dims() == list(shape) and e.dtype is burn.idt
+    e = Tensor.empty(shape, dev, kind=Bool)
+    assert e.dims() == list(shape) and e.kind is Bool and e.dtype is DType.BOOL
 
 
 def test_int_full_refuses_a_fractional_fill(burn):

@@ -10,7 +10,11 @@ Every test takes the `burn` fixture (see `burn_tensor.testing.plugin`), built fr
 from ._suite_activation import *
 from ._suite_book import *
 from ._suite_burn_literals import *
+
+# The completeness case: the plugin runs it after every other suite test of the session.
+from ._suite_coverage import *
 from ._suite_creation import *
+from ._suite_device import *
 from ._suite_elementwise import *
 from ._suite_layout import *
 from ._suite_reduce import *

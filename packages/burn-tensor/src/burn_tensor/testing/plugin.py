@@ -33,17 +33,31 @@ def burn_backend(request):
 
 @pytest.fixture
 def burn(burn_backend):
-    """Suite context for the backend under test (see `burn_tensor.testing.Ctx`)."""
+    """Suite context for the backend under test (see `burn_tensor.testing.Ctx`).
+
+    While the test runs, every op of the backend's table is counted (see `_coverage`), which is what
+    the completeness case and the session summary report.
+    """
+    from ._coverage import OpCoverage
     from ._ctx import Ctx
 
-    return (
-        _CTX.setdefault(burn_backend, Ctx(burn_backend))
-        if _hashable(burn_backend)
-        else Ctx(burn_backend)
-    )
+    key = burn_backend if _hashable(burn_backend) else id(burn_backend)
+    ctx = _CTX.get(key)
+    if ctx is None:
+        ctx = _CTX[key] = Ctx(burn_backend)
+        _COVERAGE[key] = OpCoverage(burn_backend)
+    cov = _COVERAGE[key]
+    _STATE["run"] += 1
+    with cov.recording():
+        yield ctx
 
 
 _CTX: dict = {}
+#: backend -> OpCoverage, filled while suite tests run
+_COVERAGE: dict = {}
+#: suite tests collected (the completeness cases excluded) and run so far in this session
+_STATE = {"collected": 0, "run": 0}
+_COMPLETENESS = "test_op_table_complete"
 
 
 def _hashable(obj) -> bool:
@@ -52,3 +66,45 @@ def _hashable(obj) -> bool:
     except TypeError:
         return False
     return True
+
+
+def coverage_of(backend):
+    """The `OpCoverage` of `backend` in this session, and whether every collected suite test ran."""
+    key = backend if _hashable(backend) else id(backend)
+    return _COVERAGE.get(key), _whole_suite()
+
+
+def _whole_suite() -> bool:
+    return "partial" not in _STATE and _STATE["run"] >= _STATE["collected"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Count the suite tests that will run and move the completeness cases last (after -k/-m)."""
+    suite, last = [], []
+    for item in items:
+        (last if getattr(item, "originalname", item.name) == _COMPLETENESS else suite).append(item)
+    _STATE["collected"] = sum(1 for i in suite if "burn" in getattr(i, "fixturenames", ()))
+    if last:
+        # Coverage is only meaningful when every suite function is in the session.
+        from . import conformance
+
+        present = {getattr(i, "originalname", i.name) for i in suite}
+        absent = sorted(set(conformance.__all__) - present - {_COMPLETENESS})
+        if absent:
+            _STATE["partial"] = f"{len(absent)} suite test function(s) not selected"
+    items[:] = suite + last
+
+
+def pytest_deselected(items):
+    if any("burn" in getattr(i, "fixturenames", ()) for i in items):
+        _STATE["partial"] = "suite tests deselected"
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _COVERAGE:
+        return
+    terminalreporter.write_sep("-", "burn conformance: op-table coverage")
+    whole = _whole_suite()
+    for cov in _COVERAGE.values():
+        terminalreporter.write_line(cov.summary(whole))

@@ -1,0 +1,82 @@
+"""Which ops of the backend contract the conformance suite actually ran, per backend.
+
+While a suite test runs, every op of `Backend.op_table()` on the backend under test is replaced by a
+counting wrapper (an instance attribute shadowing the method, then the Tensor layer's per-kind views are
+rebuilt so they dispatch through the wrappers). Between suite tests the backend is restored, so other
+tests of the same process never pay for or see the instrumentation.
+
+An op counts as covered when a suite test reached it on the backend under test: through a Tensor method,
+a `burn_tensor.module`/`activation` function, a direct call of a backward primitive, or a default
+decomposition of another op (a default calls `self.<op>`, which goes through the wrapper too).
+
+Example:
+    >>> cov = OpCoverage(backend)
+    >>> with cov.recording():
+    ...     Tensor.ones([2], backend.device()).exp()
+    >>> cov.called["float_exp"]
+    1
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections import Counter
+
+#: ops that exist in the table but are attributes no suite case can meaningfully "call" -- none today;
+#: an op listed here must say why in the comment beside it.
+NOT_CALLABLE: frozenset[str] = frozenset()
+
+
+class OpCoverage:
+    """Counts calls of each op-table entry on one backend instance while recording."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.table: list[str] = list(backend.op_table())
+        self.called: Counter[str] = Counter()
+        #: suite tests that ran on this backend / that the session collected for it
+        self.tests_run = 0
+
+    def missing(self) -> list[str]:
+        """Ops of the table no suite test reached."""
+        return [n for n in self.table if n not in self.called and n not in NOT_CALLABLE]
+
+    def summary(self, whole_suite: bool = True) -> str:
+        """One line: how many ops of the table the suite reached; the missing ones after a full run."""
+        miss = self.missing()
+        covered = len(self.table) - len(miss)
+        line = f"{self.backend!r}: {covered} of {len(self.table)} ops of the table covered"
+        if not whole_suite:
+            line += " (a subset of the suite ran)"
+        elif miss:
+            line += " (missing: " + ", ".join(miss) + ")"
+        return line
+
+    @contextlib.contextmanager
+    def recording(self):
+        """Install the counting wrappers for the duration of the block, then restore the backend."""
+        b = self.backend
+        installed = []
+        for name in self.table:
+            bound = getattr(b, name, None)
+            if bound is None or not callable(bound):
+                continue
+            object.__setattr__(b, name, _counting(bound, name, self.called))
+            installed.append(name)
+        b._init_kind_ops()
+        try:
+            yield self
+        finally:
+            for name in installed:
+                object.__delattr__(b, name)
+            b._init_kind_ops()
+
+
+def _counting(fn, name: str, counter: Counter):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        counter[name] += 1
+        return fn(*args, **kwargs)
+
+    return wrapper
