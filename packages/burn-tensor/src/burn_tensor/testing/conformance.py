@@ -13,6 +13,7 @@ from ._suite_burn_literals import *
 from ._suite_creation import *
 from ._suite_elementwise import *
 from ._suite_layout import *
+from ._suite_module_pool import *
 from ._suite_reduce import *
 
 __all__ = [n for n in list(globals()) if n.startswith("test_")]
