@@ -132,8 +132,3 @@ def adaptive_avg_pool2d_backward(x_shape, grad):
                 for q in cols:
                     dx[:, :, r, q] += share
     return dx
-
-
-def dot(a, b) -> float:
-    """<a, b> in float64: both sides of an adjoint identity."""
-    return float(np.sum(np.asarray(a, np.float64) * np.asarray(b, np.float64)))

@@ -12,20 +12,10 @@ import numpy as np
 import pytest
 
 from .. import module
-from .._dtype import Float, Int
-from .._tensor import Tensor
+from .._dtype import Int
 from . import _ref_pool as ref
 from ._ctx import sample
-
-
-def prim(burn, x, kind=Float):
-    """Backend primitive holding `x` (rounded to the backend's dtype)."""
-    return burn.tensor(x, kind).into_primitive()
-
-
-def wrap(burn, p) -> Tensor:
-    """A primitive returned by a backend op, as a Float tensor (so assert_close checks its meta)."""
-    return Tensor.from_primitive(p, Float, burn.device)
+from ._prim import adjoint, prim, wrap
 
 
 def distinct(shape, seed=0) -> np.ndarray:
@@ -37,13 +27,6 @@ def distinct(shape, seed=0) -> np.ndarray:
 def ties(shape, seed=0) -> np.ndarray:
     """Few distinct values: most windows hold several equal maxima (the first one must win)."""
     return np.random.default_rng(seed).integers(-2, 3, shape).astype(np.float64)
-
-
-def adjoint(burn, forward, dx, x, g):
-    """<forward(x), g> == <x, dx> within the dtype's accumulated-rounding tolerance."""
-    lhs, rhs = ref.dot(forward, g), ref.dot(x, dx)
-    scale = ref.dot(np.abs(forward), np.abs(g)) + 1.0
-    assert abs(lhs - rhs) <= burn.loose.relative * scale, f"<f(x), g>={lhs} != <x, f*(g)>={rhs}"
 
 
 # (id, shape, kernel, stride, padding, input layout): non-square, strides, asymmetric padding
