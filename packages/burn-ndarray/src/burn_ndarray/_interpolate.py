@@ -2,7 +2,9 @@
 
 Each mode in Burn is a product of a row-wise and a column-wise 1-D interpolation, so with the
 matrices A_h [oh, h] and A_w [ow, w]: out = A_h @ x @ A_w^T, and the exact adjoint (the backward)
-is A_h^T @ grad @ A_w. Coordinates follow Burn's burn-ndarray kernels:
+is A_h^T @ grad @ A_w. An input holding NaN or inf takes a tap-by-tap path instead, so it reaches
+only the outputs that read it (0 * inf in a product would spread NaN). Coordinates follow Burn's
+burn-ndarray kernels:
 - nearest: src = floor(dst * in / out);
 - bilinear / bicubic: align_corners=True, src = dst * (in - 1) / max(out - 1, 1);
 - bicubic: Keys' kernel with A = -0.75 on taps floor(src) - 1 .. floor(src) + 2, clamped to the
@@ -38,13 +40,13 @@ def _cubic_weights(t: np.ndarray) -> np.ndarray:
     return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=1)
 
 
-def interp_matrix(mode: str, size_in: int, size_out: int) -> np.ndarray:
-    """float64 [out, in] matrix mapping an input line to an output line."""
-    m = np.zeros((size_out, size_in))
-    rows = np.arange(size_out)
+def taps(mode: str, size_in: int, size_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """([out, T] input indices, [out, T] float64 weights) each output reads along one axis.
+
+    A bicubic tap is read even where its weight is 0 (as Burn), so a NaN there reaches the output.
+    """
     if mode == "nearest":
-        m[rows, _nearest_index(size_in, size_out)] = 1.0
-        return m
+        return _nearest_index(size_in, size_out)[:, None], np.ones((size_out, 1))
     src = _source_coord(size_in, size_out)
     i0 = np.floor(src)
     t = src - i0
@@ -52,14 +54,28 @@ def interp_matrix(mode: str, size_in: int, size_out: int) -> np.ndarray:
     if mode == "bilinear":
         # Burn clamps ceil(src) rather than floor + 1; equal except where t == 0.
         i1 = np.minimum(np.ceil(src).astype(np.int64), size_in - 1)
-        np.add.at(m, (rows, i0), 1 - t)
-        np.add.at(m, (rows, i1), t)
-        return m
-    weights = _cubic_weights(t)
-    for tap in range(4):
-        idx = np.clip(i0 + tap - 1, 0, size_in - 1)
-        np.add.at(m, (rows, idx), weights[:, tap])
+        return np.stack([i0, i1], axis=1), np.stack([1 - t, t], axis=1)
+    idx = np.clip(i0[:, None] + np.arange(-1, 3)[None, :], 0, size_in - 1)
+    return idx, _cubic_weights(t)
+
+
+def interp_matrix(mode: str, size_in: int, size_out: int) -> np.ndarray:
+    """float64 [out, in] matrix mapping an input line to an output line."""
+    idx, weights = taps(mode, size_in, size_out)
+    m = np.zeros((size_out, size_in))
+    rows = np.broadcast_to(np.arange(size_out)[:, None], idx.shape)
+    np.add.at(m, (rows, idx), weights)
     return m
+
+
+def _interpolate_taps(x, output_size, mode: str) -> np.ndarray:
+    """Tap by tap (columns, then rows): a NaN or inf reaches only the outputs that read it,
+    where the matrix product would spread it (0 * inf = NaN) over its whole row and column."""
+    idx, wts = taps(mode, x.shape[3], output_size[1])
+    tmp = sum(x[..., idx[:, k]] * wts[:, k].astype(x.dtype) for k in range(idx.shape[1]))
+    idx, wts = taps(mode, x.shape[2], output_size[0])
+    out = sum(tmp[..., idx[:, k], :] * wts[:, k, None].astype(x.dtype) for k in range(idx.shape[1]))
+    return np.ascontiguousarray(out, dtype=x.dtype)
 
 
 def interpolate(x, output_size, mode: str) -> np.ndarray:
@@ -69,6 +85,8 @@ def interpolate(x, output_size, mode: str) -> np.ndarray:
     if mode == "nearest":
         # A gather is exact and cheaper than multiplying by a 0/1 matrix.
         return x[:, :, _nearest_index(h, oh)[:, None], _nearest_index(w, ow)[None, :]]
+    if not np.isfinite(x).all():
+        return _interpolate_taps(x, output_size, mode)
     ah = interp_matrix(mode, h, oh).astype(x.dtype)
     aw = interp_matrix(mode, w, ow).astype(x.dtype)
     return np.ascontiguousarray(ah @ (x @ aw.T))

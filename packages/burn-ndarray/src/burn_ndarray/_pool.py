@@ -115,18 +115,39 @@ def max_pool2d_backward(x, grad, indices) -> np.ndarray:
     return summed.astype(x.dtype).reshape(n, c, h, w)
 
 
+def _adaptive_bounds(size_in: int, size_out: int):
+    i = np.arange(size_out)
+    return (i * size_in) // size_out, -((-(i + 1) * size_in) // size_out)
+
+
 def adaptive_matrix(size_in: int, size_out: int, dtype) -> np.ndarray:
     """[out, in] averaging matrix of windows [floor(i*in/out), ceil((i+1)*in/out))."""
-    i = np.arange(size_out)
-    start = (i * size_in) // size_out
-    end = -((-(i + 1) * size_in) // size_out)
+    start, end = _adaptive_bounds(size_in, size_out)
     cells = np.arange(size_in)
     inside = (cells[None, :] >= start[:, None]) & (cells[None, :] < end[:, None])
     return (inside / (end - start)[:, None]).astype(dtype)
 
 
+def _adaptive_windowed(x, output_size) -> np.ndarray:
+    """Window by window (rows, then columns): a NaN or inf reaches only the windows holding it,
+    where the matrix product would spread it (0 * inf = NaN) over its whole row and column."""
+    rows = [
+        x[:, :, a:b].mean(axis=2) for a, b in zip(*_adaptive_bounds(x.shape[2], output_size[0]))
+    ]
+    tmp = np.stack(rows, axis=2)
+    cols = [
+        tmp[..., a:b].mean(axis=3) for a, b in zip(*_adaptive_bounds(x.shape[3], output_size[1]))
+    ]
+    return np.ascontiguousarray(np.stack(cols, axis=3), dtype=x.dtype)
+
+
 def adaptive_avg_pool2d(x, output_size) -> np.ndarray:
-    """Separable: P_h @ x @ P_w^T. Shapes: [n, c, h, w] -> [n, c, oh, ow]."""
+    """Separable: P_h @ x @ P_w^T (window by window when x holds NaN or inf).
+
+    Shapes: [n, c, h, w] -> [n, c, oh, ow].
+    """
+    if not np.isfinite(x).all():
+        return _adaptive_windowed(x, output_size)
     ph = adaptive_matrix(x.shape[2], output_size[0], x.dtype)
     pw = adaptive_matrix(x.shape[3], output_size[1], x.dtype)
     return np.ascontiguousarray(ph @ (x @ pw.T))

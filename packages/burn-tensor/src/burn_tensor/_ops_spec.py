@@ -114,7 +114,8 @@ _add("avg_pool2d", "(x, kernel_size, stride, padding, count_include_pad) -> P")
 _add("avg_pool2d_backward", "(x, grad, kernel_size, stride, padding, count_include_pad) -> P")
 _add(
     "max_pool2d_with_indices",
-    "(x, kernel_size, stride, padding, dilation) -> (P, IntP flat h*w index)",
+    "(x, kernel_size, stride, padding, dilation) -> (P, IntP flat h*w index)"
+    "  # ties: first in kernel (row-major) order; a NaN wins its window (PyTorch)",
 )
 _add(
     "max_pool2d_with_indices_backward",

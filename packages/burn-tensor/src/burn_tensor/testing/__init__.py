@@ -33,8 +33,15 @@ Fixtures (from `burn_tensor.testing.plugin`, registered through the `pytest11` e
   (per-dtype tolerance), `burn.view_input(x, kind, layout)` -> (tensor, float64 reference input),
   `burn.assert_close` / `assert_equal` / `assert_result` (kind + dtype + shape + device + values).
 
+Module ops (pooling, interpolation, embedding) run through `burn_tensor.module`, and backward
+primitives (`avg_pool2d_backward`, `interpolate_backward`, `relu_backward`, ...) are called on the
+backend directly, as Autodiff calls them, against nested-loop references (`_ref_pool`,
+`_ref_interp`) and adjoint identities.
+
 The suite modules (`_suite_elementwise`, `_suite_layout`, `_suite_reduce`, `_suite_creation`,
-`_suite_activation`, `_suite_burn_literals`) are table driven: adding an op usually means one row.
+`_suite_activation`, `_suite_activation_backward`, `_suite_module_pool`, `_suite_module_interp`,
+`_suite_module_embedding`, `_suite_module_literals`, `_suite_burn_literals`) are table driven:
+adding an op usually means one row.
 It runs in about ten seconds per backend configuration on NdArray.
 """
 

@@ -8,6 +8,7 @@ Every test takes the `burn` fixture (see `burn_tensor.testing.plugin`), built fr
 """
 
 from ._suite_activation import *
+from ._suite_activation_backward import *
 from ._suite_book import *
 from ._suite_burn_literals import *
 
@@ -17,6 +18,10 @@ from ._suite_creation import *
 from ._suite_device import *
 from ._suite_elementwise import *
 from ._suite_layout import *
+from ._suite_module_embedding import *
+from ._suite_module_interp import *
+from ._suite_module_literals import *
+from ._suite_module_pool import *
 from ._suite_reduce import *
 
 __all__ = [n for n in list(globals()) if n.startswith("test_")]
