@@ -1,6 +1,6 @@
 """Finite-difference gradient checks of module ops, float64 (rows in _autodiff_module_cases.py).
 
-They need the NdArray module ops; until those exist the rows skip with the list of missing ops.
+One row per module op; the rows that reach NdArray's fast paths are in test_gradcheck_fastpaths.py.
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ class CustomOp:
         forward: `fn(*tensors, **options) -> Tensor`, or a dict choosing one per backend; keys are
             a backend class (matched along the MRO), a backend `name` ("ndarray") or "default".
         backward: `fn(ctx: CustomContext, grad: Tensor) -> tuple[Tensor | None, ...]`, one
-            gradient per input, each with the input's shape (see `reduce_to_shape`).
+            gradient per input, each with the input's shape (see `reduce_to_shape`) and dtype;
+            the backward pass raises `TensorCheckError` naming the op and input otherwise.
         memory_bound: under `BalancedCheckpointing`, recompute the forward in backward instead of
             keeping the output.
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from burn_tensor import Device, DType
 
+from ._check import bad_count, bad_grad
 from ._tensor import AutodiffTensor, Meta
 
 _ids = itertools.count(1)
@@ -205,15 +206,30 @@ def run_backward(root: AutodiffTensor) -> Gradients:
             continue
         if g is not None and n.rule is not None:
             gs = n.rule.backward(n, g)
-            for par, pg in zip(n.parents, gs):
+            # The one check every rule's output passes (custom ops too): each gradient must have
+            # its input's shape and dtype, or it would broadcast in the accumulation below (or
+            # fail in an optimizer) far from the rule at fault. Two comparisons, no allocation.
+            parents = n.parents
+            args = n.args
+            if len(gs) != len(parents):
+                bad_count(n, gs)
+            for i, par in enumerate(parents):
+                pg = gs[i]
                 if par is None or pg is None:
                     continue
+                a = args[i]
                 if type(par) is tuple:
-                    for q, qg in zip(par, pg):
+                    for j, q in enumerate(par):
+                        qg = pg[j]
                         if q is not None and qg is not None:
+                            e = a[j]
+                            if qg.shape != e.shape or qg.dtype != e.dtype:
+                                bad_grad(n, f"{i}[{j}]", e, qg)
                             prev = pending_get(q)
                             pending[q] = qg if prev is None else add(prev, qg)
                 else:
+                    if pg.shape != a.shape or pg.dtype != a.dtype:
+                        bad_grad(n, str(i), a, pg)
                     prev = pending_get(par)
                     pending[par] = pg if prev is None else add(prev, pg)
         # Free saved state as soon as the step ran: peak memory falls during the pass.
