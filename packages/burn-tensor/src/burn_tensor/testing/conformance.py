@@ -13,6 +13,9 @@ from ._suite_burn_literals import *
 from ._suite_creation import *
 from ._suite_elementwise import *
 from ._suite_layout import *
+from ._suite_module_conv import *
+from ._suite_module_conv_grad import *
+from ._suite_module_conv_literals import *
 from ._suite_reduce import *
 
 __all__ = [n for n in list(globals()) if n.startswith("test_")]
