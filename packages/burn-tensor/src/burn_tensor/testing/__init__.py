@@ -34,7 +34,9 @@ Fixtures (from `burn_tensor.testing.plugin`, registered through the `pytest11` e
   `burn.assert_close` / `assert_equal` / `assert_result` (kind + dtype + shape + device + values).
 
 The suite modules (`_suite_elementwise`, `_suite_layout`, `_suite_reduce`, `_suite_creation`,
-`_suite_activation`, `_suite_burn_literals`) are table driven: adding an op usually means one row.
+`_suite_activation`, `_suite_burn_literals`, `_suite_module_conv` (+ `_grad`, `_literals`, with the
+float64 references in `_ref_conv`)) are table driven: adding an op usually means one row. The
+module-op backward primitives are called on the backend directly, with primitives.
 It runs in about ten seconds per backend configuration on NdArray.
 """
 
