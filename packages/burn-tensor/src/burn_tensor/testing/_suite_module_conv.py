@@ -228,7 +228,7 @@ def test_conv_transpose1d(burn, name):
 
 
 @pytest.mark.parametrize("name", list(UNFOLD))
-def test_unfold4d(burn, name):
+def test_conv_unfold4d(burn, name):
     n, c, hw, k, s, p, d, layout = UNFOLD[name]
     x_t, x = burn.view_input(sample((n, c, *hw), "unit"), Float, layout)
     out = module.unfold4d(x_t, list(k), list(s), list(p), list(d))

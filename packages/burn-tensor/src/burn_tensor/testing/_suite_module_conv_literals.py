@@ -134,7 +134,7 @@ def test_conv2d_neighbourhood_sums(burn):
     burn.assert_close(out, expected, _T)
 
 
-def test_burn_unfold4d_ones(burn):
+def test_conv_unfold4d_burn_ones(burn):
     # Burn's unfold4d test: ones [2, 3, 4, 4], kernel 2 -> ones [2, 12, 9]
     out = module.unfold4d(burn.float(np.ones((2, 3, 4, 4))), [2, 2])
     burn.assert_close(out, np.ones((2, 12, 9)))
