@@ -103,6 +103,11 @@ CONV2D = {
     "winograd_odd_chunks": C(8, 32, 32, (15, 14), (3, 3), padding=(1, 2), layout="permuted"),
     "winograd_even_nobias": C(1, 32, 16, (14, 16), (3, 3), padding=(1, 1), bias=False),
     "winograd_empty_batch": C(0, 32, 32, (14, 14), (3, 3), padding=(1, 1)),
+    # as many channels and pixels as Winograd needs, but one property it cannot compute
+    "near_winograd_dilated": C(1, 32, 16, (16, 15), (3, 3), padding=(2, 1), dilation=(2, 1)),
+    "near_winograd_groups": C(1, 32, 32, (15, 16), (3, 3), padding=(1, 0), groups=2),
+    "near_winograd_stride": C(1, 32, 16, (16, 16), (3, 3), (1, 2), (1, 1), bias=False),
+    "near_winograd_3x2": C(1, 32, 16, (15, 16), (3, 2), padding=(1, 1)),
 }
 CONV_T2D = {
     "3x3_pad1": T(2, 3, 4, (4, 5), (3, 3), padding=(1, 1)),
