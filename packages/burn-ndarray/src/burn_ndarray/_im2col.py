@@ -70,8 +70,9 @@ class Columns:
 
 
 def chunk_size(n: int, bytes_per_image: int) -> int:
-    """Images per batch chunk so that its columns take about CHUNK_BYTES."""
-    return min(n, max(1, CHUNK_BYTES // max(1, bytes_per_image)))
+    """Images per batch chunk so that its columns take about CHUNK_BYTES; at least 1, also for
+    an empty batch (the chunk loops step by it and the buffers are sized by it)."""
+    return max(1, min(n, CHUNK_BYTES // max(1, bytes_per_image)))
 
 
 def unfold4d(x: np.ndarray, kernel, stride, padding, dilation) -> np.ndarray:

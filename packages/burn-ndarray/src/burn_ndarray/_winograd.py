@@ -104,7 +104,7 @@ def conv2d_3x3(x, weight, bias, padding) -> np.ndarray:
     b = None if bias is None else bias.astype(dtype, copy=False).reshape(c_out, 1)
     full = np.empty((n, c_out, 2 * th, 2 * tw), dtype)
     per_image = 16 * (c_in + c_out) * th * (tw + 1) * dtype.itemsize
-    chunk = min(n, max(1, CHUNK_BYTES // per_image))
+    chunk = max(1, min(n, CHUNK_BYTES // per_image))  # >= 1: an empty batch loops zero times
     bufs: dict[int, _Buffers] = {}
     for s in range(0, n, chunk):
         e = min(n, s + chunk)

@@ -184,3 +184,40 @@ def test_conv2d_x_backward_through_winograd(env, rng, monkeypatch):
     y = ref_loops(x, wt, None, (1, 1))
     lhs = float(np.sum(y * gy))
     assert float(np.sum(x * np.asarray(dx, np.float64))) == pytest.approx(lhs, rel=env.tol * 10)
+
+
+def test_conformance_cases_reach_winograd(env, monkeypatch):
+    """The conformance suite's Winograd cases must keep reaching Winograd, with several batch
+    chunks of two sizes, odd outputs, and the conv and conv-transpose input gradients: if the
+    dispatch thresholds change, update the cases in burn_tensor.testing._suite_module_conv."""
+    from burn_tensor.testing._suite_module_conv import CONV2D, CONV_T2D
+
+    calls = _spy(monkeypatch)
+    sizes = set()
+    real_buffers = _winograd._Buffers
+
+    def buffers(m, *args):
+        sizes.add(m)
+        return real_buffers(m, *args)
+
+    monkeypatch.setattr(_winograd, "_Buffers", buffers)
+    B = env.backend
+    c = CONV2D["winograd_odd_chunks"]
+    x_shape, w_shape = c.shapes
+    x, w = env.p(np.zeros(x_shape)), env.p(np.zeros(w_shape))
+    y = B.conv2d(x, w, None, c.options)
+    assert calls == [x_shape] and y.shape[2] % 2 == 1
+    assert len(sizes) == 2, f"one batch chunk size only: {sizes}"
+    B.conv2d_x_backward(x, w, y, c.options)
+    assert len(calls) == 2, "conv2d_x_backward of winograd_odd_chunks did not use Winograd"
+    for name in ("winograd_even_nobias", "winograd_empty_batch"):
+        x_shape, w_shape = CONV2D[name].shapes
+        B.conv2d(env.p(np.zeros(x_shape)), env.p(np.zeros(w_shape)), None, CONV2D[name].options)
+        assert calls[-1] == x_shape, name
+    t = CONV_T2D["winograd_x_grad"]
+    x_shape, w_shape = t.shapes
+    w = env.p(np.zeros(w_shape))
+    y = B.conv_transpose2d(env.p(np.zeros(x_shape)), w, None, t.options)
+    n = len(calls)
+    B.conv_transpose2d_x_backward(w, y, t.options)
+    assert len(calls) == n + 1, "conv_transpose2d_x_backward of winograd_x_grad skipped Winograd"

@@ -11,13 +11,14 @@ from ._suite_activation import *
 from ._suite_activation_backward import *
 from ._suite_book import *
 from ._suite_burn_literals import *
-
-# The completeness case: the plugin runs it after every other suite test of the session.
-from ._suite_coverage import *
+from ._suite_coverage import *  # the completeness case: the plugin runs it last
 from ._suite_creation import *
 from ._suite_device import *
 from ._suite_elementwise import *
 from ._suite_layout import *
+from ._suite_module_conv import *
+from ._suite_module_conv_grad import *
+from ._suite_module_conv_literals import *
 from ._suite_module_embedding import *
 from ._suite_module_interp import *
 from ._suite_module_literals import *
