@@ -13,8 +13,9 @@ bool primitives `bool` -- decorators rely on this to tell kinds apart.
 
 from __future__ import annotations
 
+import threading
 import types
-from typing import Any
+from typing import Any, ClassVar
 
 from ._device import Device
 from ._dtype import Bool, DType, Float, Int
@@ -27,20 +28,26 @@ from ._ops_spec import REQUIRED, required_ops
 
 
 class _Interned(type):
-    """Equal backends are the same object, so tensors can compare backends and devices with `is`."""
+    """Equal backends are the same object, so tensors can compare backends and devices with `is`.
+
+    Thread-safe: a backend is fully built (kind views included) before it is published, and
+    publishing happens under a lock, so two threads creating the same backend at once both get the
+    one object that won. Lookups of published backends take no lock (published objects are
+    complete and never change).
+    """
+
+    _cache: ClassVar[dict[tuple, Any]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __call__(cls, *args, **kwargs):
         obj = super().__call__(*args, **kwargs)
         key = obj._key()
-        cache = _Interned._cache
-        found = cache.get(key)
-        if found is None:
-            cache[key] = obj
-            obj._init_kind_ops()
-            found = obj
-        return found
-
-    _cache: dict[tuple, Any] = {}
+        found = _Interned._cache.get(key)
+        if found is not None:
+            return found
+        obj._init_kind_ops()
+        with _Interned._lock:
+            return _Interned._cache.setdefault(key, obj)
 
 
 class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_Interned):
