@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import _check as check
-from ._data import TensorData
+from ._data import TensorData, cast
 from ._device import Device
 from ._distribution import Distribution
 from ._dtype import Bool, DType, Float, Int, TensorKind
@@ -105,7 +105,7 @@ class Tensor(
             if kind is Int and td.dtype.kind is not Bool:
                 td = td.convert(dt)  # refuses non-finite and out-of-range values
             else:
-                td = TensorData(td.array.astype(dt.np))
+                td = TensorData(cast(td.array, dt.np))
         prefix = _PREFIX[kind]
         p = getattr(backend, prefix + "from_data")(td, device)
         return Tensor._make(p, kind, device)
