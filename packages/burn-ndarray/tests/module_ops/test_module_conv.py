@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from burn_tensor import module
-from burn_tensor._options import ConvOptions, ConvTransposeOptions
+from burn_tensor.ops import ConvOptions, ConvTransposeOptions
 
 
 def _dot(a, b) -> float:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 from burn_tensor import module
-from burn_tensor._options import InterpolateOptions
+from burn_tensor.ops import InterpolateOptions
 
 
 def _dot(a, b) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from burn_tensor import module
-from burn_tensor._options import UnfoldOptions
+from burn_tensor.ops import UnfoldOptions
 
 
 def ref_conv1d(x, w, b, s, p, d, g):

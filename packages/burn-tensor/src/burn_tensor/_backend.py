@@ -41,10 +41,12 @@ class _Interned(type):
 
     def __call__(cls, *args, **kwargs):
         obj = super().__call__(*args, **kwargs)
-        key = obj._key()
+        key = (type(obj), tuple(obj.options().items()))
         found = _Interned._cache.get(key)
         if found is not None:
             return found
+        object.__setattr__(obj, "_identity", key)  # equality and hash of backends
+        obj.setup()
         obj._init_kind_ops()
         with _Interned._lock:
             return _Interned._cache.setdefault(key, obj)
@@ -54,7 +56,9 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     """Base class of every backend and decorator.
 
     Subclasses set `name`, `device_kind`, implement the required ops (see `required_ops()`), and may
-    override any default for speed. Options are constructor arguments; `_key()` must capture them.
+    override any default for speed. Options are constructor arguments and `options()` must return
+    them all: they are the backend's identity (equality, hashing, interning, pickling). A
+    decorator builds its per-instance ops in `setup()`. See the README's "Extension surface".
 
     Example:
         >>> from burn_ndarray import NdArray
@@ -86,21 +90,26 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
 
-    def _key(self) -> tuple:
-        return (type(self), self.float_dtype, self.int_dtype)
+    def options(self) -> dict:
+        """Constructor keyword arguments that rebuild an equal backend (hashable values).
+
+        Two backends of one class with equal options are the same object. A backend with more
+        constructor options returns them too: `{**super().options(), "memory": self.memory}`.
+        """
+        return {"float_dtype": self.float_dtype, "int_dtype": self.int_dtype}
+
+    def setup(self) -> None:
+        """Called once per distinct backend, before it is published and before its kind views
+        are built: a decorator installs per-instance op functions here. Default: nothing."""
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (isinstance(other, Backend) and self._key() == other._key())
+        return self is other or (isinstance(other, Backend) and self._identity == other._identity)
 
     def __hash__(self) -> int:
-        return hash(self._key())
-
-    def _ctor_kwargs(self) -> dict:
-        """Constructor arguments that rebuild an equal backend (for pickling)."""
-        return {"float_dtype": self.float_dtype.value, "int_dtype": self.int_dtype.value}
+        return hash(self._identity)
 
     def __reduce__(self):
-        return (_rebuild_backend, (type(self), self._ctor_kwargs()))
+        return (_rebuild_backend, (type(self), self.options()))
 
     def __repr__(self) -> str:
         opts = []
