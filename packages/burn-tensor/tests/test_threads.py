@@ -82,3 +82,20 @@ def test_concurrent_device_creation_gives_one_device():
         assert all(d is results[0] for d in results), f"round {r}: threads got different devices"
         assert b.device() is results[0]
         assert results[0].backend is b and results[0].index == 0
+
+
+def test_concurrent_decorator_creation_gives_one_complete_decorator():
+    from burn_autodiff import Autodiff
+
+    for r in range(ROUNDS // 2):
+        inner = _fresh_backend_class(2000 + r)()
+
+        def make(inner=inner):
+            b = Autodiff(inner)
+            x = Tensor.ones([3], b.device()).require_grad()
+            return b, x.grad((x * x).sum().backward()).tolist()
+
+        results, errors = _race(make)
+        assert errors == [], f"round {r}: {errors[:3]}"
+        assert all(b is results[0][0] for b, _ in results), f"round {r}: different decorators"
+        assert [g for _, g in results] == [[2.0, 2.0, 2.0]] * THREADS
