@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from burn_tensor import Backend, Float, op_table
+from burn_tensor.backend import register_autodiff
 
 from . import _rules_layout, _rules_math, _rules_nn, _rules_reduce  # noqa: F401 - fill RULES
 from ._checkpoint import CheckpointStrategy, NoCheckpointing
@@ -114,10 +115,7 @@ class Autodiff(Backend):
         s(self, "float_dtype", inner.float_dtype)
         s(self, "int_dtype", inner.int_dtype)
 
-    def _key(self) -> tuple:
-        return (Autodiff, self.inner, self.checkpointing)
-
-    def _ctor_kwargs(self) -> dict:
+    def options(self) -> dict:
         return {"inner": self.inner, "checkpointing": self.checkpointing}
 
     def __repr__(self) -> str:
@@ -128,7 +126,7 @@ class Autodiff(Backend):
         )
         return f"Autodiff({self.inner!r}{cp})"
 
-    def _init_kind_ops(self) -> None:
+    def setup(self) -> None:
         # Per-instance closures bound to the inner backend's methods: one call frame per op.
         inner = self.inner
         balanced = self.checkpointing.balanced
@@ -141,7 +139,6 @@ class Autodiff(Backend):
             else:
                 continue
             object.__setattr__(self, name, fn)
-        super()._init_kind_ops()
 
     def __getattr__(self, name: str) -> Any:
         # Ops outside the table (backend extensions): tracked if a rule was registered for the
@@ -217,7 +214,7 @@ class Autodiff(Backend):
 
 def _class_level(name: str):
     # The real op is the per-instance closure; this makes the class complete for introspection
-    # (`Autodiff.missing_ops()` is empty) and serves instances built without `_init_kind_ops`.
+    # (`Autodiff.missing_ops()` is empty) and serves instances built without `setup`.
     def op(self, *args):
         fn = self.__dict__.get(name)
         if fn is None:
@@ -236,3 +233,6 @@ def _class_level(name: str):
 for _name in op_table():
     if classify(_name) in ("rule", "pass"):
         setattr(Autodiff, _name, _class_level(_name))
+
+# `Tensor.from_inner(t)` without a device lifts onto Autodiff over t's backend.
+register_autodiff(Autodiff)

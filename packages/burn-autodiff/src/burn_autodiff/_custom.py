@@ -93,13 +93,13 @@ class CustomOp:
             return self.forward_for(backend)(*tensors, **options)
         inner = backend.inner
         inner_dev = device.inner()
-        prims = [t._p for t in tensors]
+        prims = [t.into_primitive() for t in tensors]
         out = self.forward_for(inner)(
-            *(Tensor._make(p.p, Float, inner_dev) for p in prims), **options
+            *(Tensor.from_primitive(p.p, Float, inner_dev) for p in prims), **options
         )
         parents = [p.node for p in prims]
         if all(n is None for n in parents):
-            return Tensor._make(wrap(out._p, None), Float, device)
+            return Tensor.from_primitive(wrap(out.into_primitive(), None), Float, device)
         n = len(prims)
         # Inner device and options ride along as plain (non-tensor) arguments of the node.
         ia = [p.p for p in prims] + [inner_dev, options]
@@ -112,28 +112,28 @@ class CustomOp:
             parents + [None, None],
             ia,
             list(range(n)),
-            out._p,
+            out.into_primitive(),
         )
-        return Tensor._make(ad, Float, device)
+        return Tensor.from_primitive(ad, Float, device)
 
     def _recompute(self, *args):
         *prims, inner_dev, options = args
         out = self.forward_for(inner_dev.backend)(
-            *(Tensor._make(p, Float, inner_dev) for p in prims), **options
+            *(Tensor.from_primitive(p, Float, inner_dev) for p in prims), **options
         )
-        return out._p
+        return out.into_primitive()
 
     def _backward(self, c, g):
         n = len(c.args) - 2
         inner_dev, options = c.args[n], c.args[n + 1]
-        inputs = tuple(Tensor._make(c.x(i), Float, inner_dev) for i in range(n))
-        ctx = CustomContext(inputs, Tensor._make(c.output(), Float, inner_dev), options, c)
-        grads = self.backward(ctx, Tensor._make(g, Float, inner_dev))
+        inputs = tuple(Tensor.from_primitive(c.x(i), Float, inner_dev) for i in range(n))
+        ctx = CustomContext(inputs, Tensor.from_primitive(c.output(), Float, inner_dev), options, c)
+        grads = self.backward(ctx, Tensor.from_primitive(g, Float, inner_dev))
         if len(grads) != n:
             raise ValueError(
                 f"custom op {self.name!r}: backward returned {len(grads)} grads for {n} inputs"
             )
-        return tuple(None if gr is None else gr._p for gr in grads) + (None, None)
+        return tuple(None if gr is None else gr.into_primitive() for gr in grads) + (None, None)
 
 
 def custom_op(name: str, forward, backward: Callable, memory_bound: bool = False) -> CustomOp:

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-
-from burn_tensor import Backend
+from burn_tensor import Backend, op_table
 
 from . import _random
 from ._erf import erf
+from ._fp import needs_quiet, quiet
 from ._ops_common import COMMON
-from ._ops_numeric import UFUNCS, make
 from ._ops_module import NdArrayModuleOps
-
-# Tensor-framework semantics: overflow and invalid operations yield inf/nan silently (as PyTorch),
-# instead of numpy's RuntimeWarnings, which a warnings-as-errors test run would turn into failures.
-np.seterr(all="ignore")
+from ._ops_numeric import UFUNCS, make
 
 
 class NdArray(NdArrayModuleOps, Backend):
@@ -31,7 +27,8 @@ class NdArray(NdArrayModuleOps, Backend):
     device_kind = "Cpu"
 
     def seed(self, seed: int, device=None) -> None:
-        _random.seed(int(seed), 0 if device is None else device.index)
+        """Restart the random stream of `device` (default: this backend's default device)."""
+        _random.seed(int(seed), self.default_device() if device is None else device)
 
     # -- float-only ------------------------------------------------------------------------------
     float_exp = staticmethod(np.exp)
@@ -167,6 +164,24 @@ def _install() -> None:
             if prefix + name not in vars(NdArray):
                 setattr(NdArray, prefix + name, staticmethod(uf))
     NdArray.bool_equal = staticmethod(np.equal)
+    _quiet_fp_errors()
+
+
+def _quiet_fp_errors() -> None:
+    """Run every op that can overflow, divide by zero or go invalid with numpy's floating-point
+    errors ignored (inf/nan results, as Burn and PyTorch), without touching the process's numpy
+    error state. Inherited defaults are left alone: they are made of these ops."""
+    own = {}
+    for cls in reversed(NdArray.__mro__[: NdArray.__mro__.index(Backend)]):
+        own.update(vars(cls))
+    for name in op_table():
+        raw = own.get(name)
+        if raw is None or not needs_quiet(name):
+            continue
+        if isinstance(raw, staticmethod):
+            setattr(NdArray, name, staticmethod(quiet(raw.__func__)))
+        else:
+            setattr(NdArray, name, quiet(raw))
 
 
 _install()

@@ -7,9 +7,8 @@ copy first. Arrays handed out through `into_data` are read-only views.
 from __future__ import annotations
 
 import numpy as np
-
 from burn_tensor import TensorData
-from burn_tensor._slice import to_numpy
+from burn_tensor.ops import numpy_slice
 
 
 def from_data(self, data, device):
@@ -64,12 +63,12 @@ def expand(self, x, shape):
 
 
 def slice_(self, x, slices):
-    return x[tuple(to_numpy(s) for s in slices)]
+    return x[tuple(numpy_slice(s) for s in slices)]
 
 
 def slice_assign(self, x, slices, value):
     out = x.copy()
-    out[tuple(to_numpy(s) for s in slices)] = value
+    out[tuple(numpy_slice(s) for s in slices)] = value
     return out
 
 

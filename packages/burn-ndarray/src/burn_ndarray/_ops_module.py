@@ -8,7 +8,7 @@ Inputs are never written: every kernel allocates its output.
 
 from __future__ import annotations
 
-from burn_tensor._options import (
+from burn_tensor.ops import (
     ConvOptions,
     ConvTransposeOptions,
     InterpolateOptions,

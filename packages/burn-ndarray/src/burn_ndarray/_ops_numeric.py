@@ -43,10 +43,10 @@ def make(kind: str) -> dict:
     def random(self, shape, distribution, device, dtype):
         from ._random import generator, sample
 
-        index = device.index if device is not None else 0
+        device = self.default_device() if device is None else device
         if distribution.kind == "bernoulli":
-            return _bernoulli(generator(index), shape, distribution.a, dtype.np)
-        return sample(shape, distribution, dtype.np, index)
+            return _bernoulli(generator(device), shape, distribution.a, dtype.np)
+        return sample(shape, distribution, dtype.np, device)
 
     def cast(self, x, dtype):
         return x.astype(dtype.np)

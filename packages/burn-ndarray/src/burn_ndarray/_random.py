@@ -1,27 +1,38 @@
-"""Per-device random generators so `seed()` makes runs reproducible."""
+"""Random generators, one per device of each backend, so `seed()` makes runs reproducible.
+
+Keyed by `Device` (interned, bound to one backend): seeding `NdArray()` leaves the stream of
+`NdArray(float_dtype="float64")` alone, as seeding one CUDA backend would not touch another's.
+Autodiff(NdArray()) seeds and draws through its inner device, so it shares NdArray()'s stream.
+"""
 
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
-_GENERATORS: dict[int, np.random.Generator] = {}
+_GENERATORS: dict = {}  # Device -> np.random.Generator
+_LOCK = threading.Lock()
 
 
-def generator(index: int = 0) -> np.random.Generator:
-    gen = _GENERATORS.get(index)
+def generator(device) -> np.random.Generator:
+    """The generator of `device` (created unseeded, from OS entropy, on first use)."""
+    gen = _GENERATORS.get(device)
     if gen is None:
-        gen = _GENERATORS[index] = np.random.default_rng()
+        with _LOCK:
+            gen = _GENERATORS.setdefault(device, np.random.default_rng())
     return gen
 
 
-def seed(value: int, index: int = 0) -> None:
-    _GENERATORS[index] = np.random.default_rng(value)
+def seed(value: int, device) -> None:
+    """Restart `device`'s stream from `value`."""
+    with _LOCK:
+        _GENERATORS[device] = np.random.default_rng(value)
 
 
-def sample(shape, distribution, dtype: np.dtype, index: int = 0) -> np.ndarray:
-    rng = generator(index)
+def sample(shape, distribution, dtype: np.dtype, device) -> np.ndarray:
+    rng = generator(device)
     kind = distribution.kind
     if dtype.kind in "iu":
         if kind == "bernoulli":

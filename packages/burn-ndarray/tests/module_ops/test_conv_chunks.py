@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from burn_ndarray import _conv, _conv_transpose
 from burn_tensor import module
-from burn_tensor._options import ConvOptions
+from burn_tensor.ops import ConvOptions
 from burn_tensor.testing import _ref_conv as ref
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from burn_ndarray import _conv, _winograd
 from burn_tensor import module
-from burn_tensor._options import ConvOptions
+from burn_tensor.ops import ConvOptions
 
 
 def ref_loops(x, w, b, pad):

@@ -8,7 +8,7 @@ Example:
     [[3.0]]
 """
 
-from . import activation, module
+from . import activation, backend, module, ops
 from ._backend import Backend, op_table
 from ._data import TensorData
 from ._device import Device
@@ -62,11 +62,13 @@ __all__ = [
     "UnfoldOptions",
     "activation",
     "available_backends",
+    "backend",
     "backend_table",
     "default_device",
     "get_backend",
     "module",
     "op_table",
+    "ops",
     "s",
     "set_default_device",
 ]

@@ -13,8 +13,9 @@ bool primitives `bool` -- decorators rely on this to tell kinds apart.
 
 from __future__ import annotations
 
+import threading
 import types
-from typing import Any
+from typing import Any, ClassVar
 
 from ._device import Device
 from ._dtype import Bool, DType, Float, Int
@@ -27,27 +28,37 @@ from ._ops_spec import REQUIRED, required_ops
 
 
 class _Interned(type):
-    """Equal backends are the same object, so tensors can compare backends and devices with `is`."""
+    """Equal backends are the same object, so tensors can compare backends and devices with `is`.
+
+    Thread-safe: a backend is fully built (kind views included) before it is published, and
+    publishing happens under a lock, so two threads creating the same backend at once both get the
+    one object that won. Lookups of published backends take no lock (published objects are
+    complete and never change).
+    """
+
+    _cache: ClassVar[dict[tuple, Any]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __call__(cls, *args, **kwargs):
         obj = super().__call__(*args, **kwargs)
-        key = obj._key()
-        cache = _Interned._cache
-        found = cache.get(key)
-        if found is None:
-            cache[key] = obj
-            obj._init_kind_ops()
-            found = obj
-        return found
-
-    _cache: dict[tuple, Any] = {}
+        key = (type(obj), tuple(obj.options().items()))
+        found = _Interned._cache.get(key)
+        if found is not None:
+            return found
+        object.__setattr__(obj, "_identity", key)  # equality and hash of backends
+        obj.setup()
+        obj._init_kind_ops()
+        with _Interned._lock:
+            return _Interned._cache.setdefault(key, obj)
 
 
 class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_Interned):
     """Base class of every backend and decorator.
 
     Subclasses set `name`, `device_kind`, implement the required ops (see `required_ops()`), and may
-    override any default for speed. Options are constructor arguments; `_key()` must capture them.
+    override any default for speed. Options are constructor arguments and `options()` must return
+    them all: they are the backend's identity (equality, hashing, interning, pickling). A
+    decorator builds its per-instance ops in `setup()`. See the README's "Extension surface".
 
     Example:
         >>> from burn_ndarray import NdArray
@@ -79,21 +90,26 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
 
-    def _key(self) -> tuple:
-        return (type(self), self.float_dtype, self.int_dtype)
+    def options(self) -> dict:
+        """Constructor keyword arguments that rebuild an equal backend (hashable values).
+
+        Two backends of one class with equal options are the same object. A backend with more
+        constructor options returns them too: `{**super().options(), "memory": self.memory}`.
+        """
+        return {"float_dtype": self.float_dtype, "int_dtype": self.int_dtype}
+
+    def setup(self) -> None:
+        """Called once per distinct backend, before it is published and before its kind views
+        are built: a decorator installs per-instance op functions here. Default: nothing."""
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (isinstance(other, Backend) and self._key() == other._key())
+        return self is other or (isinstance(other, Backend) and self._identity == other._identity)
 
     def __hash__(self) -> int:
-        return hash(self._key())
-
-    def _ctor_kwargs(self) -> dict:
-        """Constructor arguments that rebuild an equal backend (for pickling)."""
-        return {"float_dtype": self.float_dtype.value, "int_dtype": self.int_dtype.value}
+        return hash(self._identity)
 
     def __reduce__(self):
-        return (_rebuild_backend, (type(self), self._ctor_kwargs()))
+        return (_rebuild_backend, (type(self), self.options()))
 
     def __repr__(self) -> str:
         opts = []

@@ -41,7 +41,7 @@ class TensorData:
         if dtype is not None:
             target = DType.from_any(dtype).np
             if arr.dtype != target:
-                arr = arr.astype(target)
+                arr = cast(arr, target)
         elif arr.dtype not in _SUPPORTED:
             arr = _coerce_unsupported(arr)
         if shape is not None:
@@ -155,7 +155,7 @@ class TensorData:
                         f"TensorData.convert: values in [{lo}, {hi}] do not fit {dt.value} "
                         f"[{info.min}, {info.max}]"
                     )
-        return TensorData(self._array.astype(dt.np))
+        return TensorData(cast(self._array, dt.np))
 
     convert_dtype = convert
 
@@ -234,8 +234,15 @@ def _from_python(value: Any) -> np.ndarray:
     if arr.dtype == object:
         raise TypeError(f"TensorData: ragged or non-numeric data {value!r:.80}")
     if arr.dtype.kind == "f":
-        return arr.astype(np.float32)
+        return cast(arr, np.float32)
     return arr
+
+
+def cast(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """`arr.astype(dtype)`, where floats beyond a narrower float type's range become +-inf
+    silently (IEEE rounding, like Burn's `as` casts) instead of a numpy overflow warning."""
+    with np.errstate(over="ignore"):
+        return arr.astype(dtype)
 
 
 def _coerce_unsupported(arr: np.ndarray) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from ._backend import Backend
@@ -24,19 +25,22 @@ class Device:
 
     __slots__ = ("backend", "index", "__weakref__")
 
-    _cache: dict[tuple, Device] = {}
+    _cache: ClassVar[dict[tuple, Device]] = {}
+    # Publishing takes the lock so concurrent creators agree on one object; lookups do not.
+    _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __new__(cls, backend: Backend, index: int = 0) -> Device:
         key = (backend, index)
         dev = cls._cache.get(key)
-        if dev is None:
-            if not isinstance(index, int) or index < 0:
-                raise ValueError(f"Device: index must be an int >= 0, got {index!r}")
-            dev = object.__new__(cls)
-            object.__setattr__(dev, "backend", backend)
-            object.__setattr__(dev, "index", index)
-            cls._cache[key] = dev
-        return dev
+        if dev is not None:
+            return dev
+        if not isinstance(index, int) or index < 0:
+            raise ValueError(f"Device: index must be an int >= 0, got {index!r}")
+        dev = object.__new__(cls)
+        object.__setattr__(dev, "backend", backend)
+        object.__setattr__(dev, "index", index)
+        with cls._lock:
+            return cls._cache.setdefault(key, dev)
 
     def __setattr__(self, name, value):
         raise AttributeError("Device is immutable")

@@ -3,7 +3,9 @@
 Required: conv2d, conv_transpose2d, avg_pool2d(+backward), max_pool2d_with_indices(+backward),
 adaptive_avg_pool2d(+backward), interpolate(+backward). Everything else here is a default written with
 those and the float ops: 1-D variants reshape to 2-D, conv backward passes are transposed
-convolutions or unfold + matmul, embedding is select / select_assign.
+convolutions or unfold + matmul, embedding is select / select_assign. The 1-D pools have no backward
+ops of their own: Autodiff differentiates their reshape-to-2-D default through the 2-D ones, so a
+1-D backward op would never be called.
 """
 
 from __future__ import annotations
@@ -69,14 +71,6 @@ class ModuleOps:
         out = self.avg_pool2d(x2, (kernel_size, 1), (stride, 1), (padding, 0), count_include_pad)
         return self.float_reshape(out, tuple(out.shape[:3]))
 
-    def avg_pool1d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
-        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
-        g2 = self.float_reshape(grad, tuple(grad.shape) + (1,))
-        out = self.avg_pool2d_backward(
-            x2, g2, (kernel_size, 1), (stride, 1), (padding, 0), count_include_pad
-        )
-        return self.float_reshape(out, tuple(x.shape))
-
     def max_pool1d_with_indices(self, x, kernel_size, stride, padding, dilation):
         x2 = self.float_reshape(x, tuple(x.shape) + (1,))
         out, idx = self.max_pool2d_with_indices(
@@ -90,17 +84,6 @@ class ModuleOps:
     def max_pool1d(self, x, kernel_size, stride, padding, dilation):
         return self.max_pool1d_with_indices(x, kernel_size, stride, padding, dilation)[0]
 
-    def max_pool1d_with_indices_backward(
-        self, x, kernel_size, stride, padding, dilation, grad, idx
-    ):
-        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
-        g2 = self.float_reshape(grad, tuple(grad.shape) + (1,))
-        i2 = self.int_reshape(idx, tuple(idx.shape) + (1,))
-        out = self.max_pool2d_with_indices_backward(
-            x2, (kernel_size, 1), (stride, 1), (padding, 0), (dilation, 1), g2, i2
-        )
-        return self.float_reshape(out, tuple(x.shape))
-
     def max_pool2d(self, x, kernel_size, stride, padding, dilation):
         return self.max_pool2d_with_indices(x, kernel_size, stride, padding, dilation)[0]
 
@@ -109,11 +92,6 @@ class ModuleOps:
             self.float_reshape(x, tuple(x.shape) + (1,)), (output_size, 1)
         )
         return self.float_reshape(out, tuple(out.shape[:3]))
-
-    def adaptive_avg_pool1d_backward(self, x, grad):
-        x2 = self.float_reshape(x, tuple(x.shape) + (1,))
-        g2 = self.float_reshape(grad, tuple(grad.shape) + (1,))
-        return self.float_reshape(self.adaptive_avg_pool2d_backward(x2, g2), tuple(x.shape))
 
     # -- convolution backward passes --------------------------------------------------------------
     def conv2d_x_backward(self, x, weight, output_grad, options: ConvOptions):

@@ -147,11 +147,24 @@ def set_default_device(device: Device | None) -> None:
         _DEFAULT.append(device)
 
 
+_AUTODIFF: list[Callable] = []
+
+
+def register_autodiff(decorate: Callable) -> None:
+    """Name the decorator that `Tensor.from_inner(t)` lifts tensors onto when no device is given.
+
+    `decorate(inner_backend)` returns the autodiff backend over it; burn_autodiff registers
+    `Autodiff` when imported. burn_tensor itself never imports a decorator package.
+    """
+    _AUTODIFF[:] = [decorate]
+
+
 def autodiff_device_for(device: Device) -> Device:
-    try:
-        from burn_autodiff import Autodiff
-    except ImportError as exc:
+    """The autodiff device over `device` (same index) of the registered autodiff decorator."""
+    if not _AUTODIFF:
         raise BackendNotInstalledError(
-            "from_inner needs burn-autodiff: pip install 'burn[autodiff]'"
-        ) from exc
-    return Autodiff(device.backend).device(device.index)
+            "Tensor.from_inner: no device given and no autodiff decorator is loaded: pass "
+            "device=Autodiff(backend).device(), or import burn_autodiff (pip install "
+            "'burn[autodiff]')"
+        )
+    return _AUTODIFF[0](device.backend).device(device.index)

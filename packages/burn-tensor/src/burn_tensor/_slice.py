@@ -86,7 +86,7 @@ def _int(op, v):
         raise TensorCheckError(op, f"slice bounds must be ints, got {v!r}") from None
 
 
-def to_numpy(sl: slice) -> slice:
+def numpy_slice(sl: slice) -> slice:
     """Burn slice (negative step walks [start, stop) backwards) -> numpy slice."""
     start, stop, step = sl.start, sl.stop, sl.step
     if step > 0:

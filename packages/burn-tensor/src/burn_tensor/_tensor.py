@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import _check as check
-from ._data import TensorData
+from ._data import TensorData, cast
 from ._device import Device
 from ._distribution import Distribution
 from ._dtype import Bool, DType, Float, Int, TensorKind
@@ -105,7 +105,7 @@ class Tensor(
             if kind is Int and td.dtype.kind is not Bool:
                 td = td.convert(dt)  # refuses non-finite and out-of-range values
             else:
-                td = TensorData(td.array.astype(dt.np))
+                td = TensorData(cast(td.array, dt.np))
         prefix = _PREFIX[kind]
         p = getattr(backend, prefix + "from_data")(td, device)
         return Tensor._make(p, kind, device)
@@ -291,14 +291,35 @@ class Tensor(
             raise TypeError("len() of a rank-0 tensor")
         return self._p.shape[0]
 
-    # -- primitives ----------------------------------------------------------------------------------
+    # -- primitives (the extension surface for backends and decorators) ------------------------------
     def into_primitive(self):
+        """The backend's own tensor (Burn's `into_primitive`): what its ops take and return.
+
+        A numpy array on NdArray, an `AutodiffTensor` on Autodiff. The tensor is immutable: never
+        write into the primitive.
+        """
         return self._p
 
     primitive = property(into_primitive)
 
     @staticmethod
     def from_primitive(p, kind: TensorKind, device: Device) -> Tensor:
+        """Wrap a primitive of `device.backend` (Burn's `Tensor::from_primitive`).
+
+        Args:
+            p: a primitive the backend produced, with `.shape` and a numpy `.dtype` of `kind`.
+            kind: `Float`, `Int` or `Bool`.
+            device: the device `p` lives on.
+
+        Example:
+            >>> t = Tensor.ones([2], device)
+            >>> Tensor.from_primitive(t.into_primitive(), Float, device).tolist()
+            [1.0, 1.0]
+        """
+        if not isinstance(device, Device):
+            raise TypeError(f"from_primitive: expected a Device, got {type(device).__name__}")
+        if kind not in (Float, Int, Bool):
+            raise TypeError(f"from_primitive: kind must be Float, Int or Bool, got {kind!r}")
         return Tensor._make(p, kind, device)
 
     def clone(self) -> Tensor:

@@ -23,6 +23,23 @@ class IndexMixin:
         slices, _ = normalize("slice", tuple(items), self._p.shape)
         return self._like(self._o.slice(self._p, slices))
 
+    def unfold(self, dim: int, size: int, step: int):
+        """Sliding windows of `size` elements every `step` along `dim` (Burn's `unfold`,
+        torch.Tensor.unfold): `dim` becomes the window count, the window is a new last dim.
+
+        Shapes: [.., n, ..] -> [.., (n - size) // step + 1, .., size] (0 windows if n < size).
+
+        Example:
+            >>> t = Tensor.arange(0, 5, device)  # [0, 1, 2, 3, 4]
+            >>> t.unfold(0, 2, 2).tolist()
+            [[0, 1], [2, 3]]
+        """
+        check.numeric("unfold", self)
+        d = check.dim("unfold", dim, len(self._p.shape))
+        if size < 1 or step < 1:
+            raise TensorCheckError("unfold", f"size and step must be >= 1, got {size}, {step}")
+        return self._like(self._o.unfold(self._p, d, int(size), int(step)))
+
     def __getitem__(self, items):
         from ._tensor import Tensor
 

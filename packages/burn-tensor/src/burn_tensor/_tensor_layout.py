@@ -135,10 +135,10 @@ class LayoutMixin:
         return self._like(self._o.swap_dims(self._p, a, b))
 
     def transpose(self):
-        """Swap the last two dims (Burn's `transpose`)."""
+        """Swap the last two dims (Burn's `transpose`): [..., m, n] -> [..., n, m]."""
         if len(self._p.shape) < 2:
             return self
-        return self.swap_dims(-2, -1)
+        return self._like(self._o.transpose(self._p))
 
     t = transpose
 

@@ -184,7 +184,10 @@ class MathMixin:
         return self._like(self._o.sign(self._p))
 
     def square(self):
+        """x * x, elementwise (Float through the backend's `float_square`)."""
         check.numeric("square", self)
+        if self._o.kind is Float:
+            return self._like(self._o.square(self._p))
         return self.mul(self)
 
     def powf(self, other):

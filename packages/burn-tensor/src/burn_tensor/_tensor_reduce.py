@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import _check as check
-from ._dtype import Bool, Int
+from ._dtype import Bool, Float, Int
 from ._errors import TensorCheckError
 
 _new = object.__new__
@@ -175,7 +175,9 @@ class ReduceMixin:
     # -- sorting -----------------------------------------------------------------------------------
     def sort(self, dim: int = -1, descending: bool = False):
         """Sorted values along `dim` (stable)."""
-        return self.sort_with_indices(dim, descending)[0]
+        check.numeric("sort", self)
+        d = check.dim("sort", dim, len(self._p.shape))
+        return self._like(self._o.sort(self._p, d, descending))
 
     def sort_descending(self, dim: int = -1):
         return self.sort(dim, True)
@@ -190,7 +192,10 @@ class ReduceMixin:
         return self.sort_with_indices(dim, True)
 
     def argsort(self, dim: int = -1, descending: bool = False):
-        return self.sort_with_indices(dim, descending)[1]
+        """Int indices that sort along `dim` (stable)."""
+        check.numeric("argsort", self)
+        d = check.dim("argsort", dim, len(self._p.shape))
+        return self._as(self._o.argsort(self._p, d, descending), Int)
 
     def argsort_descending(self, dim: int = -1):
         return self.argsort(dim, True)
@@ -203,6 +208,9 @@ class ReduceMixin:
             raise TensorCheckError(
                 "topk", f"k={k} out of range for dim {d} of size {self._p.shape[d]}"
             )
+        if self._o.kind is Float:
+            v, i = self._o.topk_with_indices(self._p, k, d)
+            return self._like(v), self._as(i, Int)
         v, i = self.sort_with_indices(d, True)
         return v.narrow(d, 0, k), i.narrow(d, 0, k)
 

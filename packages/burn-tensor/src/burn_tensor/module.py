@@ -180,18 +180,25 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True):
     return x._like(x._d.backend.avg_pool2d(x._p, k, s, p, count_include_pad))
 
 
-def max_pool1d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1):
+def _max_pool1d_args(x, kernel_size, stride, padding, dilation):
     k = _tuple("max_pool1d", "kernel_size", kernel_size, 1)
     s = _tuple("max_pool1d", "stride", stride if stride is not None else k, 1)
     p = _tuple("max_pool1d", "padding", padding, 1)
     dl = _tuple("max_pool1d", "dilation", dilation, 1)
     _pool_checks("max_pool1d", x, k, s, p, 1, dl)
-    out, idx = x._d.backend.max_pool1d_with_indices(x._p, k[0], s[0], p[0], dl[0])
+    return k[0], s[0], p[0], dl[0]
+
+
+def max_pool1d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1):
+    args = _max_pool1d_args(x, kernel_size, stride, padding, dilation)
+    out, idx = x._d.backend.max_pool1d_with_indices(x._p, *args)
     return x._like(out), x._as(idx, Int)
 
 
 def max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1):
-    return max_pool1d_with_indices(x, kernel_size, stride, padding, dilation)[0]
+    """Shapes: [n, c, l] -> [n, c, l']; stride defaults to the kernel size."""
+    args = _max_pool1d_args(x, kernel_size, stride, padding, dilation)
+    return x._like(x._d.backend.max_pool1d(x._p, *args))
 
 
 def max_pool2d_with_indices(x, kernel_size, stride=None, padding=0, dilation=1):

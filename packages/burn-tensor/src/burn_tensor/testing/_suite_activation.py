@@ -26,7 +26,8 @@ def _log_softmax(x, dim):
 def _quiet_softmax(x, dim):
     m = x.max(dim, keepdims=True)
     e = np.exp(x - m)
-    return e / (np.exp(-m) + e.sum(dim, keepdims=True))
+    with np.errstate(over="ignore"):  # exp(-m) = inf for m << 0: the quiet term vanishes
+        return e / (np.exp(-m) + e.sum(dim, keepdims=True))
 
 
 SOFTMAX = {

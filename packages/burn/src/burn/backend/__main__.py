@@ -5,8 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from burn_tensor import backend_table
-from burn_tensor._registry import KNOWN_EXTRAS, PLANNED, install_hint
+from burn_tensor.backend import KNOWN_EXTRAS, PLANNED, backend_table, install_hint
 
 from . import _CLASSES
 

@@ -1,0 +1,64 @@
+"""Burn's `burn::tensor::backend`: the backend base class, devices and the backend registry.
+
+For backend and decorator packages (see the README's "Extension surface"):
+- `Backend`: subclass it; `options()` returns the constructor options (the backend's identity),
+  `setup()` runs once per distinct backend before it is published.
+- `BackendSpec`: what a package registers under the `burn.backends` entry-point group
+  (`GROUP`); `backend_spec(name)` loads one, `get_backend(name)` builds it.
+- `register_autodiff(decorate)`: the decorator `Tensor.from_inner(t)` lifts onto by default.
+- Discovery and defaults: `available_backends`, `backend_table`, `default_device`,
+  `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PLANNED`, `PRIORITY`, and the three
+  errors `BackendNotInstalledError`, `BackendImportError`, `NoDeviceError` (all `BackendError`).
+
+Example:
+    >>> from burn_tensor.backend import BackendSpec
+    >>> spec = BackendSpec(name="mycpu", extra="mycpu", factory=lambda: None)
+    >>> spec.probe() is None  # usable unless probe() returns a reason
+    True
+"""
+
+from ._backend import Backend
+from ._device import Device
+from ._registry import (
+    GROUP,
+    KNOWN_EXTRAS,
+    PLANNED,
+    PRIORITY,
+    BackendError,
+    BackendImportError,
+    BackendNotInstalledError,
+    BackendSpec,
+    NoDeviceError,
+    autodiff_device_for,
+    available_backends,
+    backend_spec,
+    backend_table,
+    default_device,
+    get_backend,
+    install_hint,
+    register_autodiff,
+    set_default_device,
+)
+
+__all__ = [
+    "GROUP",
+    "KNOWN_EXTRAS",
+    "PLANNED",
+    "PRIORITY",
+    "Backend",
+    "BackendError",
+    "BackendImportError",
+    "BackendNotInstalledError",
+    "BackendSpec",
+    "Device",
+    "NoDeviceError",
+    "autodiff_device_for",
+    "available_backends",
+    "backend_spec",
+    "backend_table",
+    "default_device",
+    "get_backend",
+    "install_hint",
+    "register_autodiff",
+    "set_default_device",
+]

@@ -1,0 +1,40 @@
+"""Burn's `burn::tensor::ops`: what a backend implementation needs besides `Backend`.
+
+- Option records the module ops receive: `ConvOptions`, `ConvTransposeOptions`, `UnfoldOptions`,
+  `InterpolateOptions` (and its `INTERPOLATE_MODES`).
+- The contract: `op_table()` (every op name), `REQUIRED_OPS` (name -> signature of the ops with no
+  default), `OP_CONVENTIONS` (what the Tensor layer guarantees before it calls an op).
+- Slice helpers: `numpy_slice` turns one of the `slices` that `*_slice`/`*_slice_assign` receive
+  (Burn's semantics: a negative step walks `[start, stop)` backwards) into a numpy slice.
+
+Example:
+    >>> from burn_tensor.ops import ConvOptions, numpy_slice
+    >>> ConvOptions(stride=(1, 1), padding=(1, 1), dilation=(1, 1)).groups
+    1
+    >>> numpy_slice(slice(0, 5, -1))  # 4, 3, 2, 1, 0
+    slice(4, None, -1)
+"""
+
+from ._backend import op_table
+from ._ops_spec import REQUIRED as REQUIRED_OPS
+from ._ops_spec import __doc__ as OP_CONVENTIONS
+from ._options import (
+    INTERPOLATE_MODES,
+    ConvOptions,
+    ConvTransposeOptions,
+    InterpolateOptions,
+    UnfoldOptions,
+)
+from ._slice import numpy_slice
+
+__all__ = [
+    "INTERPOLATE_MODES",
+    "OP_CONVENTIONS",
+    "REQUIRED_OPS",
+    "ConvOptions",
+    "ConvTransposeOptions",
+    "InterpolateOptions",
+    "UnfoldOptions",
+    "numpy_slice",
+    "op_table",
+]
