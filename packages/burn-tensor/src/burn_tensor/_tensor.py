@@ -222,7 +222,13 @@ class Tensor(
             )
         elif end is None or isinstance(end, Device):
             start, end, device = 0, start, end if device is None else device
-        return Tensor.arange_step(start, end, step, device)
+        if step != 1:
+            return Tensor.arange_step(start, end, step, device)
+        # Unit steps reach the backend's own `int_arange` (Burn's `Tensor::arange`).
+        device = _device(device)
+        backend = device.backend
+        p = backend.int_arange(int(start), int(end), device, backend.int_dtype)
+        return Tensor._make(p, Int, device)
 
     @staticmethod
     def arange_step(start, end=None, step: int = 1, device=None) -> Tensor:

@@ -1,4 +1,7 @@
-"""Conformance: avg and max pooling (1-D and 2-D) and their backward primitives.
+"""Conformance: avg and max pooling (1-D and 2-D) and the 2-D backward primitives.
+
+Autodiff differentiates the 1-D pools through the 2-D backward primitives, so those are the
+contract's only pool backward ops.
 
 Forward ops go through `burn_tensor.module` (the user path, argument checks included); backward
 ops are called on the backend with primitives, as Autodiff does. Every result is compared with the
@@ -73,21 +76,13 @@ def test_avg_pool2d_backward(burn, cid, count_include_pad):
 
 @pytest.mark.parametrize("count_include_pad", [True, False], ids=["incl_pad", "excl_pad"])
 @pytest.mark.parametrize("layout", ["contiguous", "permuted", "strided"])
-def test_avg_pool1d_and_backward(burn, layout, count_include_pad):
+def test_avg_pool1d(burn, layout, count_include_pad):
     for seed, (length, k, s, p) in enumerate([(9, 3, 2, 1), (8, 4, 3, 2), (5, 2, 1, 0)]):
         t, x = burn.view_input(sample((2, 3, length), "any", seed), layout=layout)
         x4 = x[..., None]
         expected = ref.avg_pool2d(x4, (k, 1), (s, 1), (p, 0), count_include_pad)[..., 0]
         out = module.avg_pool1d(t, k, s, p, count_include_pad)
         burn.assert_close(out, expected, burn.loose)
-        g = burn.ref(sample(expected.shape, "any", seed + 10))
-        dx = burn.backend.avg_pool1d_backward(
-            prim(burn, x), prim(burn, g), k, s, p, count_include_pad
-        )
-        want = ref.avg_pool2d_backward(
-            x4.shape, g[..., None], (k, 1), (s, 1), (p, 0), count_include_pad
-        )
-        burn.assert_close(wrap(burn, dx), want[..., 0], burn.loose)
 
 
 # (id, shape, kernel, stride, padding, dilation, input layout)
@@ -138,8 +133,7 @@ def test_max_pool2d_with_indices_backward(burn, cid, values):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "flipped", "strided"])
-def test_max_pool1d_with_indices_and_backward(burn, layout):
-    b = burn.backend
+def test_max_pool1d_with_indices(burn, layout):
     for seed, (length, k, s, p, d) in enumerate(
         [(10, 3, 2, 1, 2), (7, 2, 1, 1, 1), (9, 4, 3, 2, 1)]
     ):
@@ -152,12 +146,6 @@ def test_max_pool1d_with_indices_and_backward(burn, layout):
             burn.assert_close(out, want[..., 0])
             burn.assert_equal(idx, want_idx[..., 0])
             burn.assert_close(module.max_pool1d(t, k, s, p, d), want[..., 0])
-            g = burn.ref(sample(want_idx.shape[:3], "any", seed + 20))
-            dx = b.max_pool1d_with_indices_backward(
-                prim(burn, x), k, s, p, d, prim(burn, g), prim(burn, want_idx[..., 0], Int)
-            )
-            expected = ref.max_pool2d_backward(x.shape + (1,), g[..., None], want_idx)[..., 0]
-            burn.assert_close(wrap(burn, dx), expected, burn.loose)
 
 
 def test_max_pool2d_ties_keep_first_and_nan_wins(burn):
@@ -215,15 +203,11 @@ def test_adaptive_avg_pool2d_and_backward(burn, out_hw):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided"])
-def test_adaptive_avg_pool1d_and_backward(burn, layout):
+def test_adaptive_avg_pool1d(burn, layout):
     for length, size in ((7, 3), (5, 5), (4, 6), (9, 1), (10, 4)):
         t, x = burn.view_input(sample((2, 3, length), "any", length), layout=layout)
         want = ref.adaptive_avg_pool2d(x[..., None], (size, 1))[..., 0]
         burn.assert_close(module.adaptive_avg_pool1d(t, size), want, burn.loose)
-        g = burn.ref(sample((2, 3, size), "any", size))
-        dx = burn.backend.adaptive_avg_pool1d_backward(prim(burn, x), prim(burn, g))
-        expected = ref.adaptive_avg_pool2d_backward(x.shape + (1,), g[..., None])[..., 0]
-        burn.assert_close(wrap(burn, dx), expected, burn.loose)
 
 
 def test_pools_of_an_empty_batch(burn):

@@ -24,5 +24,6 @@ from ._suite_module_interp import *
 from ._suite_module_literals import *
 from ._suite_module_pool import *
 from ._suite_reduce import *
+from ._suite_unfold import *
 
 __all__ = [n for n in list(globals()) if n.startswith("test_")]
