@@ -1,4 +1,5 @@
-"""Every command line of the workspace explains itself: each option, argument and subcommand has help.
+"""Every command line of the workspace explains itself: each option, argument and subcommand has
+help text.
 
 The command lines are found, not listed: every tracked source file (tests aside) that builds an
 `argparse.ArgumentParser` must expose it through `build_parser()`, so a new CLI cannot slip by.
