@@ -23,6 +23,11 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `python -m benches` command line."""
     p = argparse.ArgumentParser(prog="python -m benches", description=__doc__.splitlines()[0])
     p.add_argument(
         "suites",
@@ -45,7 +50,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--repeats", type=int, default=None, help="timed repeats per case (default 7)")
     p.add_argument("--list", action="store_true", help="list the suites and exit")
-    return p.parse_args(argv)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:

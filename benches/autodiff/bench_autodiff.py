@@ -36,14 +36,31 @@ def render_overhead(ov: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of `benches/autodiff/bench_autodiff.py`."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--no-torch", action="store_true")
-    ap.add_argument("--out", default=str(ROOT / "benches" / "results"))
-    ap.add_argument("--repeats", type=int)
-    ap.add_argument("--min-time", type=float)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes and a handful of iterations (smoke test, not a measurement)",
+    )
+    ap.add_argument("--no-torch", action="store_true", help="do not compare with PyTorch")
+    ap.add_argument(
+        "--out",
+        default=str(ROOT / "benches" / "results"),
+        help="folder for autodiff.json (default: benches/results)",
+    )
+    ap.add_argument("--repeats", type=int, help="timed repeats per case (default 7)")
+    ap.add_argument(
+        "--min-time",
+        type=float,
+        help="seconds one timed repeat must last at least (default 0.05)",
+    )
+    return ap
+
+
+def main() -> int:
+    args = build_parser().parse_args()
     for key, value in SUITE.env.items():  # before torch is imported
         os.environ.setdefault(key, value)
     from burn_ndarray import NdArray

@@ -138,14 +138,29 @@ def bench_torch(torch, items, batch_size, workers, epochs, collate_name="default
     return time_epochs(loader, epochs)
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of `benches/data/bench_data.py`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=10_000)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--quick", action="store_true", help="tiny run, for CI smoke tests")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    parser.add_argument(
+        "--items", type=int, default=10_000, help="items in the dataset (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=64, help="items per batch (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--epochs", type=int, default=5, help="epochs timed per loader (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny run (1000 items, 1 epoch), for CI smoke tests"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=RESULTS, help="folder for data.json (default: benches/results)"
+    )
+    return parser
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     if args.quick:
         args.items, args.epochs = 1_000, 1
 

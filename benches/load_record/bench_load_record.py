@@ -199,20 +199,34 @@ def load_torch(enabled: bool):
     return torch
 
 
-def main(argv: list[str] | None = None) -> dict:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of `benches/load_record/bench_load_record.py`."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--params", default="100M", help="parameter count, e.g. 100M, 10M, 500k")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timed saves and loads per recorder (default: %(default)s)",
+    )
     ap.add_argument("--recorders", default="", help="comma-separated recorder names (default all)")
-    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--no-torch", action="store_true", help="do not compare with torch.save/load")
     ap.add_argument(
         "--no-bf16",
         action="store_true",
         help="skip the second case: the compressed recorders on bf16-rounded weights",
     )
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results"))
+    ap.add_argument(
+        "--out",
+        default=str(Path(__file__).resolve().parents[1] / "results"),
+        help="folder for load_record.json (default: benches/results)",
+    )
     ap.add_argument("--workdir", default=None, help="where files are written (default: a temp dir)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
 
     n = parse_count(args.params)
     wanted = {s.strip() for s in args.recorders.split(",") if s.strip()}

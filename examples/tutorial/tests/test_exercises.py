@@ -71,7 +71,7 @@ def test_exercise_01_prints_identity_ints_and_mask(capsys):
     out = capsys.readouterr().out
     blocks = data_blocks(out)
     assert len(blocks) == 3
-    assert blocks[0] == "[[1., 0., 0.],\n [0., 1., 0.],\n [0., 0., 1.]]"
+    assert blocks[0] == "[[1.0, 0.0, 0.0],\n [0.0, 1.0, 0.0],\n [0.0, 0.0, 1.0]]"  # Burn: `1.0`
     assert blocks[1] == "[10, 20, 30]"
     assert blocks[2] == "[[true, false, false],\n [false, true, false],\n [false, false, true]]"
     assert [line.strip() for line in out.splitlines() if "kind:" in line] == [

@@ -6,14 +6,37 @@ import argparse
 import sys
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `custom-training-loop` command line."""
     parser = argparse.ArgumentParser(prog="custom-training-loop", description=__doc__)
-    parser.add_argument("--backend", default="ndarray", help="backend entry-point name")
-    parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--limit", type=int, default=None, help="use only the first N items")
-    parser.add_argument("--hidden-size", type=int, default=128)
-    parser.add_argument("--log-every", type=int, default=0, help="log every N iterations too")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--backend",
+        default="ndarray",
+        help="an installed backend's entry-point name, wrapped in Autodiff (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--epochs", type=int, default=None, help="number of epochs (default: the config's, 10)"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=None, help="use only the first N items of each split"
+    )
+    parser.add_argument(
+        "--hidden-size",
+        type=int,
+        default=128,
+        help="width of the model's hidden linear layer (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--log-every",
+        type=int,
+        default=0,
+        help="also log the loss every N iterations (default: 0, epoch summaries only)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     from burn_autodiff import Autodiff
     from burn_dataset import PartialDataset

@@ -23,23 +23,52 @@ def _datasets(name: str):
     return MnistDataset.train(), MnistDataset.test()
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `guide` command line: `train` and `infer` subcommands."""
     parser = argparse.ArgumentParser(prog="guide", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("train", "infer"):
-        p = sub.add_parser(name)
-        p.add_argument("--artifact-dir", default="artifacts/guide")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
+    helps = {
+        "train": "train the guide's conv net with the Learner (live dashboard on a terminal) and "
+        "save config.json and the model record in the artifact dir",
+        "infer": "load the trained model from the artifact dir and print 'Predicted X Expected Y' "
+        "for the first test items",
+    }
+    for name, text in helps.items():
+        p = sub.add_parser(name, help=text, description=text)
         p.add_argument(
-            "--backend", default="ndarray", help="backend entry-point name (ndarray, ...)"
+            "--artifact-dir",
+            default="artifacts/guide",
+            help="folder for config.json, the model record, checkpoints and logs "
+            "(default: %(default)s)",
         )
-        p.add_argument("--dataset", choices=["digits", "mnist"], default="digits")
+        p.add_argument(
+            "--backend",
+            default="ndarray",
+            help="an installed backend's entry-point name, wrapped in Autodiff (default: "
+            "%(default)s; `python -m burn.backend` lists them)",
+        )
+        p.add_argument(
+            "--dataset",
+            choices=["digits", "mnist"],
+            default="digits",
+            help="digits: the digits bundled with burn-dataset, upscaled to 28x28 (offline); mnist: MNIST, "
+            "downloaded into the cache when missing (default: %(default)s)",
+        )
     t = sub.choices["train"]
-    t.add_argument("--epochs", type=int, default=None)
+    t.add_argument(
+        "--epochs", type=int, default=None, help="number of epochs (default: the config's, 12)"
+    )
     t.add_argument(
         "--limit", type=int, default=None, help="use only the first N items (quick runs)"
     )
-    sub.choices["infer"].add_argument("--count", type=int, default=10)
-    args = parser.parse_args(argv)
+    sub.choices["infer"].add_argument(
+        "--count", type=int, default=10, help="how many test items to predict (default: 10)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     from burn_dataset.transform import PartialDataset
 

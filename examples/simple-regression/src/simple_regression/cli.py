@@ -6,18 +6,43 @@ import argparse
 import sys
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `simple-regression` command line: `train` and `infer` subcommands."""
     parser = argparse.ArgumentParser(prog="simple-regression", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("train", "infer"):
-        p = sub.add_parser(name)
-        p.add_argument("--artifact-dir", default="artifacts/simple-regression")
-        p.add_argument("--backend", default="ndarray", help="backend entry-point name")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
+    helps = {
+        "train": "train the regression model on the bundled housing data with the Learner and "
+        "save it in the artifact dir",
+        "infer": "load the trained model and print the mean squared error on test items",
+    }
+    for name, text in helps.items():
+        p = sub.add_parser(name, help=text, description=text)
+        p.add_argument(
+            "--artifact-dir",
+            default="artifacts/simple-regression",
+            help="folder for config.json, the model record and logs (default: %(default)s)",
+        )
+        p.add_argument(
+            "--backend",
+            default="ndarray",
+            help="an installed backend's entry-point name, wrapped in Autodiff "
+            "(default: %(default)s)",
+        )
     t = sub.choices["train"]
-    t.add_argument("--epochs", type=int, default=None)
-    t.add_argument("--limit", type=int, default=None, help="use only the first N items")
-    sub.choices["infer"].add_argument("--count", type=int, default=8)
-    args = parser.parse_args(argv)
+    t.add_argument(
+        "--epochs", type=int, default=None, help="number of epochs (default: the config's, 100)"
+    )
+    t.add_argument(
+        "--limit", type=int, default=None, help="use only the first N items of each split"
+    )
+    sub.choices["infer"].add_argument(
+        "--count", type=int, default=8, help="how many test items to predict (default: 8)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     from burn_autodiff import Autodiff
     from burn_dataset import PartialDataset

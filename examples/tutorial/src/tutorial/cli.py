@@ -15,9 +15,15 @@ def run_exercise(number: int):
     return module.run()
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `tutorial` command line."""
     parser = argparse.ArgumentParser(prog="tutorial", description=__doc__)
     parser.add_argument("exercise", help="an exercise number (1-11) or 'all'")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.exercise == "all":
         numbers = list(EXERCISES)

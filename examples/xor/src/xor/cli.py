@@ -13,18 +13,48 @@ def _device(backend: str):
     return Autodiff(get_backend(backend)).device()
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `xor` command line: `train` and `infer` subcommands."""
     parser = argparse.ArgumentParser(prog="xor", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("train", "infer"):
-        p = sub.add_parser(name)
-        p.add_argument("--artifact-dir", default="artifacts/xor")
-        p.add_argument("--backend", default="ndarray", help="backend entry-point name")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
+    helps = {
+        "train": "train the XOR model to 100%% accuracy, save it, print its predictions",
+        "infer": "load the saved model (a fresh process) and print its predictions and accuracy",
+    }
+    for name, text in helps.items():
+        # help is %-formatted by argparse, description is not
+        p = sub.add_parser(name, help=text, description=text.replace("%%", "%"))
+        p.add_argument(
+            "--artifact-dir",
+            default="artifacts/xor",
+            help="folder for config.json and the model record (default: %(default)s)",
+        )
+        p.add_argument(
+            "--backend",
+            default="ndarray",
+            help="an installed backend's entry-point name, wrapped in Autodiff "
+            "(default: %(default)s)",
+        )
     t = sub.choices["train"]
-    t.add_argument("--epochs", type=int, default=None)
-    t.add_argument("--seed", type=int, default=None)
-    t.add_argument("--no-early-stopping", action="store_true")
-    args = parser.parse_args(argv)
+    t.add_argument(
+        "--epochs", type=int, default=None, help="maximum number of epochs (default: 50)"
+    )
+    t.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed for parameter initialization and shuffling (default: 42)",
+    )
+    t.add_argument(
+        "--no-early-stopping",
+        action="store_true",
+        help="train every epoch instead of stopping once validation accuracy is 100%%",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     from .inference import accuracy, load_model, predict
 

@@ -9,6 +9,7 @@ from typing import Any
 from burn_record import (
     DefaultFileRecorder,
     ParamRecord,
+    Record,
     apply_dtypes,
     check_record,
     flatten,
@@ -159,8 +160,12 @@ class Module:
     train = from_inner
 
     # -- records -------------------------------------------------------------------------------------
-    def into_record(self) -> dict:
-        """The module's parameters as a nested record of `ParamRecord`s (see `burn_record`)."""
+    def into_record(self) -> Record:
+        """The module's parameters as a nested record of `ParamRecord`s (see `burn_record`).
+
+        A `burn_record.Record`: a dict whose fields also read as attributes, so the book's
+        `ConvConfig(...).init_with(record.conv1)` works as `record["conv1"]` does.
+        """
         return _tree.to_record(self, lambda p: ParamRecord(str(p.id), p.val().to_data()))
 
     def _record_template(self) -> dict:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from burn_record import Record
 from burn_tensor import Tensor
 
 from ._param import Param
@@ -188,15 +189,18 @@ def _rebuild_value(name, value, kind, on_param, on_tensor, hooks, path):
     return out
 
 
-def to_record(module: Any, leaf: Callable[[Param], Any]) -> dict:
-    """The nested record of a module: `{field: leaf(param) | sub-record | [..] | None}`."""
+def to_record(module: Any, leaf: Callable[[Param], Any]) -> Record:
+    """The nested record of a module: `{field: leaf(param) | sub-record | [..] | None}`.
+
+    A `burn_record.Record`, so fields read as attributes as in Burn (`record.conv1.weight`).
+    """
     out: dict[str, Any] = {}
     for name, value, kind in fields(module):
         if kind in (PARAM, MODULE, CONTAINER):
             out[name] = _record_value(value, leaf)
         elif kind == OPTIONAL:
             out[name] = None
-    return out
+    return Record(out)
 
 
 def _record_value(value, leaf):
@@ -207,5 +211,5 @@ def _record_value(value, leaf):
     if value is None:
         return None
     if isinstance(value, dict):
-        return {str(k): _record_value(v, leaf) for k, v in value.items()}
+        return Record({str(k): _record_value(v, leaf) for k, v in value.items()})
     return [_record_value(v, leaf) for v in value]

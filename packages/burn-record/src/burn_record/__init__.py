@@ -30,6 +30,7 @@ from ._errors import (
 )
 from ._metadata import RECORD_VERSION
 from ._param import ParamRecord
+from ._record import Record, as_record
 from ._recorder import BytesRecorder, FileRecorder, Recorder
 from ._recorders import (
     BinBytesRecorder,
@@ -79,6 +80,8 @@ __all__ = [
     "FullPrecisionSettings",
     "HalfPrecisionSettings",
     # items
+    "Record",
+    "as_record",
     "ParamRecord",
     "TensorData",
     "DType",

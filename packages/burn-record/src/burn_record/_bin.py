@@ -28,6 +28,7 @@ from ._dtypes import DTYPE_BY_CODE, DTYPE_CODE, TensorData
 from ._errors import RecordCorruptedError, RecordDTypeError, UnsupportedItemError
 from ._named import MAX_DEPTH, check_key, join, scalar
 from ._param import ParamRecord
+from ._record import Record
 from ._settings import PrecisionSettings
 from ._tensors import MAX_RANK, convert_for_save, tensor_buffer, tensor_from_buffer
 
@@ -194,7 +195,7 @@ def _read(r: _Reader, path: str, depth: int) -> Any:
         for _ in range(n):
             key = r.string(path)
             out[key] = _read(r, join(path, key), depth + 1)
-        return out
+        return Record._of(out)
     if tag == TENSOR:
         return _read_tensor(r, path)
     if tag == PARAM:

@@ -9,6 +9,7 @@ import numpy as np
 from ._dtypes import DType, TensorData
 from ._errors import RecordDTypeError, RecordMismatchError
 from ._param import ParamRecord
+from ._record import Record
 
 Shape = tuple[int, ...]
 
@@ -162,9 +163,9 @@ def apply_dtypes(item: Any, reference: Any, path: str = "") -> Any:
         return _convert(item, _dtype_of(reference), path)
     if isinstance(item, dict):
         ref = reference if isinstance(reference, dict) else {}
-        return {
-            k: apply_dtypes(v, ref.get(k), f"{path}.{k}" if path else k) for k, v in item.items()
-        }
+        return Record._of(
+            {k: apply_dtypes(v, ref.get(k), f"{path}.{k}" if path else k) for k, v in item.items()}
+        )
     if isinstance(item, list | tuple):
         ref = reference if isinstance(reference, list | tuple) else ()
         out = [

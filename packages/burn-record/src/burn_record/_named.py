@@ -19,6 +19,7 @@ import numpy as np
 from ._dtypes import DTYPE_BY_NAME, TensorData
 from ._errors import RecordCorruptedError, RecordDTypeError, UnsupportedItemError
 from ._param import ParamRecord
+from ._record import Record
 from ._settings import PrecisionSettings
 from ._tensors import check_shape, convert_for_save, tensor_buffer, tensor_from_buffer
 
@@ -143,7 +144,7 @@ def from_plain(
         if not isinstance(key, str):
             raise RecordCorruptedError(f"{path or '<root>'}: non-str key {key!r:.40} in record")
         out[key] = from_plain(value, decode_bytes, join(path, key), depth + 1)
-    return out
+    return Record._of(out)
 
 
 def _tensor_from(obj: dict, decode_bytes, path: str) -> TensorData:

@@ -10,13 +10,14 @@ Example:
 
 from . import activation, backend, module, ops
 from ._backend import Backend, op_table
-from ._data import TensorData
+from ._data import Data, TensorData
 from ._device import Device
 from ._distribution import Distribution
 from ._dtype import FLOAT_DTYPES, INT_DTYPES, Bool, DType, Float, Int, TensorKind
 from ._errors import TensorCheckError
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from ._print import PrintOptions, set_print_options
 from ._registry import (
     BackendError,
     BackendImportError,
@@ -32,6 +33,7 @@ from ._registry import (
 from ._shape import Shape
 from ._slice import s
 from ._tensor import Tensor
+from ._tensor_logic import DEFAULT_ATOL, DEFAULT_RTOL
 from ._tolerance import Tolerance
 
 __all__ = [
@@ -43,7 +45,10 @@ __all__ = [
     "Bool",
     "ConvOptions",
     "ConvTransposeOptions",
+    "DEFAULT_ATOL",
+    "DEFAULT_RTOL",
     "DType",
+    "Data",
     "Device",
     "Distribution",
     "FLOAT_DTYPES",
@@ -52,6 +57,7 @@ __all__ = [
     "Int",
     "InterpolateOptions",
     "NoDeviceError",
+    "PrintOptions",
     "REQUIRED_OPS",
     "Shape",
     "Tensor",
@@ -71,4 +77,5 @@ __all__ = [
     "ops",
     "s",
     "set_default_device",
+    "set_print_options",
 ]

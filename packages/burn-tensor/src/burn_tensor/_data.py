@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._dtype import Bool, DType, Float, Int
+from ._print import format_element
 from ._shape import Shape
 from ._tolerance import Tolerance
 
@@ -117,6 +118,18 @@ class TensorData:
     def numpy(self) -> np.ndarray:
         return self._array.copy()
 
+    @property
+    def value(self) -> list:
+        """The elements as a flat Python list, row-major (Burn's old `Data.value: Vec<E>`).
+
+        The first book reads a loss as `loss.into_data().value[0]`.
+
+        Example:
+            >>> TensorData([[1.5, 2.0], [3.0, 4.0]]).value
+            [1.5, 2.0, 3.0, 4.0]
+        """
+        return self.to_vec()
+
     def to_vec(self) -> list:
         return self._array.reshape(-1).tolist()
 
@@ -134,8 +147,15 @@ class TensorData:
         return arr.copy() if copy else arr
 
     # -- conversion ----------------------------------------------------------------------------
-    def convert(self, dtype: Any) -> TensorData:
-        """Cast elements to `dtype` (Burn's `convert::<E>()` / `convert_dtype`)."""
+    def convert(self, dtype: Any = None) -> TensorData:
+        """Cast elements to `dtype` (Burn's `convert::<E>()` / `convert_dtype`).
+
+        Without a dtype the data is returned as is: Rust infers `E` from the tensor being built,
+        and `Tensor.from_data` casts to the device's element type itself, so the books'
+        `Tensor.from_data(Data([1.0, 2.0]).convert(), device)` needs no argument.
+        """
+        if dtype is None:
+            return self
         dt = DType.from_any(dtype)
         if dt.kind is Int and self.dtype.kind is Float:
             # Casting NaN/inf to int is undefined in numpy; say so rather than produce garbage.
@@ -216,12 +236,16 @@ class TensorData:
 
     def __str__(self) -> str:
         """Burn's Display: the flat values as Rust's `{:?}` of a slice, e.g. `[1.0, 2.5, -3.0]`."""
-        names = {"nan": "NaN", "True": "true", "False": "false"}
-        return "[" + ", ".join(names.get(v, v) for v in map(str, self._array.reshape(-1))) + "]"
+        return "[" + ", ".join(format_element(v) for v in self._array.reshape(-1)) + "]"
 
     def __reduce__(self):
         return (TensorData.from_bytes, (self.bytes, list(self.shape), self.dtype.value))
 
+
+#: The first book's name (Burn <= 0.13 `burn::tensor::Data`, renamed `TensorData` in 0.14). An alias,
+#: not a separate class: old Data's fields (`value`, `shape`) and methods (`convert`, `from`,
+#: `assert_approx_eq`) all exist on TensorData, and one type keeps `isinstance` and records simple.
+Data = TensorData
 
 _SUPPORTED = {d.np for d in DType}
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
+import dataclasses
 
 from ._dtype import DType
+from ._print import format_array, print_options
 
 
 class DisplayMixin:
@@ -21,17 +22,12 @@ class DisplayMixin:
         return self._display()
 
     def _display(self, precision: int | None = None) -> str:
-        # Rust spells booleans `true`/`false` and quotes strings with `"` in Burn's Display.
-        # `precision` is Burn's `{:.N}`: every float printed with exactly N decimals.
-        data = np.array2string(
-            self.to_data().array,
-            separator=", ",
-            threshold=1000,
-            edgeitems=3,
-            precision=4 if precision is None else precision,
-            floatmode="maxprec" if precision is None else "fixed",
-            formatter={"bool": lambda b: "true" if b else "false"},
-        )
+        # Burn's Display: elements as Rust's `{:?}` (`3.0`, `true`), rows on their own lines,
+        # summarised past `PrintOptions.threshold`; `precision` is Burn's `{:.N}` (N decimals).
+        options = print_options()
+        if precision is not None:
+            options = dataclasses.replace(options, precision=precision)
+        data = format_array(self.to_data().array, options)
         dt = self.dtype
         short = {"float": "f", "int": "i", "uint": "u"}
         name = (

@@ -8,6 +8,10 @@ from ._tensor_math import _broadcastable
 
 _new = object.__new__
 
+#: Burn's defaults for `is_close` / `all_close` when a tolerance is None (burn-tensor `api/float.rs`).
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-8
+
 
 def _bool_result(t, p):
     """A Bool tensor on t's device (the Bool view is linked from t's view: no dict lookup)."""
@@ -96,17 +100,44 @@ class LogicMixin:
     __lt__ = lower
     __le__ = lower_equal
 
-    def is_close(self, other, rtol: float = 1e-5, atol: float = 1e-8):
-        """|self - other| <= atol + rtol * |other| (torch.isclose), NaN never close."""
+    def is_close(self, other, rtol: float | None = None, atol: float | None = None):
+        """Elementwise `|self - other| <= atol + rtol * |other|` (Burn's `is_close`, torch.isclose).
+
+        `None` takes Burn's defaults, `DEFAULT_RTOL` = 1e-5 and `DEFAULT_ATOL` = 1e-8, so the
+        book's `t.is_close(other, None, None)` reads as in Rust. NaN is never close; an infinity
+        is close only to the same infinity.
+
+        Shapes: [...] and [...] (same rank, broadcast over size-1 dims) -> Bool [...]
+
+        Example:
+            >>> from burn_ndarray import NdArray
+            >>> device = NdArray().device()
+            >>> a = Tensor.from_data([1.0, 2.0], device)
+            >>> a.is_close(Tensor.from_data([1.0, 2.1], device), None, None).tolist()
+            [True, False]
+        """
         check.numeric("is_close", self)
         check.binary("is_close", self, other)
+        rtol = DEFAULT_RTOL if rtol is None else rtol
+        atol = DEFAULT_ATOL if atol is None else atol
         a = self.float() if self._o.kind is Int else self
         b = other.float() if other._o.kind is Int else other
         close = a.sub(b).abs().lower_equal(b.abs().mul_scalar(rtol).add_scalar(atol))
-        # equal infinities are close (inf - inf is NaN), as torch.isclose
-        return close.bool_or(a.equal(b))
+        # The tolerance test only counts where both are finite (|1 - inf| <= inf is true, yet
+        # 1 is not close to inf); equal infinities are close (inf - inf is NaN), as in Burn.
+        finite = a.is_finite().bool_and(b.is_finite())
+        same_inf = a.is_inf().bool_and(a.equal(b))
+        return close.bool_and(finite).bool_or(same_inf)
 
-    def all_close(self, other, rtol: float = 1e-5, atol: float = 1e-8) -> bool:
+    def all_close(self, other, rtol: float | None = None, atol: float | None = None) -> bool:
+        """Whether every element `is_close` (Burn's `all_close(other, rtol, atol)`; None = default).
+
+        Example:
+            >>> from burn_ndarray import NdArray
+            >>> t = Tensor.from_data([[1.0, -2.0, 3.0]], NdArray().device())
+            >>> t.all_close(t, None, None), t.all_close(t + 1e-3, None, None)
+            (True, False)
+        """
         return bool(self.is_close(other, rtol, atol).all().into_scalar())
 
     # -- bool ops ------------------------------------------------------------------------------------

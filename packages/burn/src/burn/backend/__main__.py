@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import sys
 
@@ -10,7 +11,19 @@ from burn_tensor.backend import KNOWN_EXTRAS, PLANNED, backend_table, install_hi
 from . import _CLASSES
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: no options; `--help` says what the table shows."""
+    return argparse.ArgumentParser(
+        prog="python -m burn.backend",
+        description="List every backend burn-py knows: installed or not, usable on this machine "
+        "or not, and why (the pip extra to install, the import error, or the devices probed). "
+        "Exits with status 1 when no backend is usable.",
+        epilog="BURN_BACKEND=<name> picks the backend of burn.backend.default_device().",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    build_parser().parse_args(argv)
     rows = backend_table()
     installed = {name for name, _, _ in rows}
     for name in [*KNOWN_EXTRAS, *PLANNED]:
