@@ -26,10 +26,10 @@ def test_tensor_backend_path_holds_backend_and_autodiff_backend():
 def test_tensor_backend_path_in_a_fresh_interpreter():
     code = (
         "import burn.tensor.backend as b; import burn_tensor; "
-        "print(b.Backend is burn_tensor.Backend, sorted(b.__all__))"
+        "print(b.Backend is burn_tensor.Backend, 'AutodiffBackend' in b.__all__, 'Device' in b.__all__)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True ['AutodiffBackend', 'Backend', 'Device']"
+    assert out.stdout.strip() == "True True True"
 
 
 def test_custom_backend_trait_extends_burns_backend():

@@ -1,5 +1,8 @@
 """Burn's `burn::tensor::backend`: the backend base class, devices and the backend registry.
 
+For users: `Backend` (every backend subclasses it) and `AutodiffBackend` (what `isinstance` answers
+for backends that record gradients, Burn's `B: AutodiffBackend` bound as a runtime check).
+
 For backend and decorator packages (see the README's "Extension surface"):
 - `Backend`: subclass it; `options()` returns the constructor options (the backend's identity),
   `setup()` runs once per distinct backend before it is published.
@@ -16,6 +19,8 @@ Example:
     >>> spec.probe() is None  # usable unless probe() returns a reason
     True
 """
+
+import abc
 
 from ._backend import Backend
 from ._device import Device
@@ -40,7 +45,30 @@ from ._registry import (
     set_default_device,
 )
 
+
+
+class AutodiffBackend(abc.ABC):
+    """Burn's `AutodiffBackend` trait: true for backends whose tensors can call `backward()`.
+
+    Not instantiated and not subclassed: a backend is an `AutodiffBackend` when it is a `Backend`
+    with `is_autodiff` set (the `Autodiff` decorator, or a user backend doing its own autodiff).
+
+    Example:
+        >>> from burn_autodiff import Autodiff
+        >>> from burn_ndarray import NdArray
+        >>> isinstance(Autodiff(NdArray()), AutodiffBackend), issubclass(NdArray, AutodiffBackend)
+        (True, False)
+    """
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> bool:
+        if cls is not AutodiffBackend:
+            return NotImplemented
+        return isinstance(other, type) and issubclass(other, Backend) and bool(other.is_autodiff)
+
+
 __all__ = [
+    "AutodiffBackend",
     "GROUP",
     "KNOWN_EXTRAS",
     "PLANNED",

@@ -15,9 +15,6 @@ import sys
 # facade prefix -> (implementing module, pip extra or None while the package is not released)
 ALIASES: dict[str, tuple[str, str | None]] = {
     "burn.tensor": ("burn_tensor", "ndarray"),
-    # Burn's `burn::tensor::backend::{Backend, AutodiffBackend}`: a facade module, since burn_tensor
-    # keeps its backend contract in `_backend` (importing it also sets `burn_tensor.backend`).
-    "burn.tensor.backend": ("burn._tensor_backend", "ndarray"),
     "burn.nn": ("burn_nn", "nn"),
     "burn.optim": ("burn_optim", "optim"),
     "burn.lr_scheduler": ("burn_optim.lr_scheduler", "optim"),
