@@ -33,3 +33,18 @@ def test_recording_restores_the_backend():
     before = dict(cov.called)
     Tensor.from_data([1.0], backend.device()).exp()
     assert dict(cov.called) == before  # nothing counted outside `recording()`
+
+
+def test_recording_twice_on_a_decorator_keeps_its_own_op_functions():
+    # Autodiff installs per-instance op functions; recording must wrap and then restore them.
+    from burn_autodiff import Autodiff
+
+    backend = Autodiff(NdArray(float_dtype="float64"))
+    before = vars(backend).get("float_exp")
+    cov = OpCoverage(backend)
+    for _ in range(2):
+        with cov.recording():
+            x = Tensor.from_data([0.0, 1.0], backend.device())
+            assert x.exp().tolist() == [1.0, np.exp(1.0)]
+    assert vars(backend).get("float_exp") is before
+    assert cov.called["float_exp"] == 2

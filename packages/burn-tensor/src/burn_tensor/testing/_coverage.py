@@ -57,20 +57,29 @@ class OpCoverage:
     def recording(self):
         """Install the counting wrappers for the duration of the block, then restore the backend."""
         b = self.backend
-        installed = []
+        own = vars(b)
+        # Decorators (Autodiff) keep per-instance op functions in the instance dict: wrap those and
+        # put them back afterwards, rather than deleting what the backend installed itself.
+        saved = {}
         for name in self.table:
-            bound = getattr(b, name, None)
-            if bound is None or not callable(bound):
+            fn = own[name] if name in own else getattr(b, name, None)
+            if fn is None or not callable(fn):
                 continue
-            object.__setattr__(b, name, _counting(bound, name, self.called))
-            installed.append(name)
+            saved[name] = own.get(name, _ABSENT)
+            object.__setattr__(b, name, _counting(fn, name, self.called))
         b._init_kind_ops()
         try:
             yield self
         finally:
-            for name in installed:
-                object.__delattr__(b, name)
+            for name, previous in saved.items():
+                if previous is _ABSENT:
+                    object.__delattr__(b, name)
+                else:
+                    object.__setattr__(b, name, previous)
             b._init_kind_ops()
+
+
+_ABSENT = object()
 
 
 def _counting(fn, name: str, counter: Counter):
