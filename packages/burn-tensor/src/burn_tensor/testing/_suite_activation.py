@@ -26,7 +26,8 @@ def _log_softmax(x, dim):
 def _quiet_softmax(x, dim):
     m = x.max(dim, keepdims=True)
     e = np.exp(x - m)
-    return e / (np.exp(-m) + e.sum(dim, keepdims=True))
+    with np.errstate(over="ignore"):  # exp(-m) overflows to inf for very negative rows, as meant
+        return e / (np.exp(-m) + e.sum(dim, keepdims=True))
 
 
 SOFTMAX = {
