@@ -6,9 +6,19 @@ import importlib.util
 import sys
 
 from burn_tensor import backend_table
-from burn_tensor._registry import KNOWN_EXTRAS, PLANNED, install_hint
+from burn_tensor._registry import KNOWN_EXTRAS, PLANNED, backend_spec, install_hint
 
 from . import _CLASSES
+
+
+def _device_lines(name: str, installed: set) -> list[str]:
+    """The backend's own per-device lines (OpenCL: every platform's devices, usable or why not)."""
+    if name not in installed:
+        return []
+    try:
+        return list(backend_spec(name).devices())
+    except Exception as exc:  # a broken driver must not break the listing
+        return [f"listing devices failed: {exc}"]
 
 
 def main() -> int:
@@ -21,6 +31,8 @@ def main() -> int:
     print(f"{'backend':<{width}}  usable  detail")
     for name, usable, detail in sorted(rows):
         print(f"{name:<{width}}  {'yes' if usable else 'no':<6}  {detail}")
+        for line in _device_lines(name, installed):
+            print(f"{'':<{width}}          device {line}")
     decorators = [n for n, (m, _) in _CLASSES.items() if m in ("burn_autodiff", "burn_fusion")]
     ready = [n for n in decorators if importlib.util.find_spec(_CLASSES[n][0]) is not None]
     planned = [n for n in decorators if n not in ready]
