@@ -31,11 +31,12 @@ class ClArray:
         (3, 2)
     """
 
-    __slots__ = ("buf", "shape", "strides", "offset", "dtype", "rt", "__weakref__")
+    __slots__ = ("buf", "block", "shape", "strides", "offset", "dtype", "rt", "__weakref__")
 
-    def __init__(self, rt, buf, shape, dtype, strides=None, offset: int = 0):
+    def __init__(self, rt, block, shape, dtype, strides=None, offset: int = 0):
         self.rt = rt
-        self.buf = buf
+        self.block = block  # the pool's owner of the buffer: shared by every view
+        self.buf = block.buf
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.strides = c_strides(self.shape) if strides is None else tuple(strides)
@@ -53,8 +54,6 @@ class ClArray:
     @staticmethod
     def from_numpy(rt, arr: np.ndarray) -> ClArray:
         arr = np.ascontiguousarray(arr)
-        if arr.dtype == np.bool_:
-            arr = arr.view(np.uint8).view(np.bool_)
         return ClArray(rt, rt.upload(arr), arr.shape, arr.dtype)
 
     # -- properties --------------------------------------------------------------------------------
@@ -80,7 +79,7 @@ class ClArray:
 
     # -- views -----------------------------------------------------------------------------------
     def view(self, shape, strides, offset) -> ClArray:
-        return ClArray(self.rt, self.buf, shape, self.dtype, strides, offset)
+        return ClArray(self.rt, self.block, shape, self.dtype, strides, offset)
 
     def permute(self, axes) -> ClArray:
         return self.view(
@@ -126,7 +125,7 @@ class ClArray:
     def reshape_view(self, shape) -> ClArray | None:
         """The same elements in `shape` without a copy, or None when the layout forbids it."""
         if self.is_contiguous():
-            return ClArray(self.rt, self.buf, shape, self.dtype, None, self.offset)
+            return ClArray(self.rt, self.block, shape, self.dtype, None, self.offset)
         return None
 
 

@@ -92,6 +92,15 @@ class OpenCl(OpenClModuleOps, Backend):
     def seed(self, seed: int, device=None) -> None:
         seed_runtime(self._rt(device), int(seed))
 
+    def memory_stats(self, device=None) -> dict:
+        """Pool figures of a device: bytes_in_use (live tensors), bytes_reserved (in use plus
+        cached for reuse), allocations (driver allocations) and reuses."""
+        return self._rt(device).pool.stats()
+
+    def memory_cleanup(self, device=None) -> int:
+        """Give the device's cached (unused) buffers back to the driver; returns bytes freed."""
+        return self._rt(device).pool.trim()
+
     def sync(self, device=None) -> None:
         rts = self._runtimes() if device is None else [self._rt(device)]
         for rt in rts:

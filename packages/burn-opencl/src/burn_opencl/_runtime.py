@@ -18,6 +18,7 @@ import numpy as np
 import pyopencl as cl
 
 from ._platform import kind_name
+from ._pool import Block, Pool, size_class
 
 #: numpy dtype -> OpenCL C type
 CTYPE = {
@@ -78,7 +79,7 @@ class Runtime:
         # A kernel's arguments are state on the kernel object: hold the lock from set_args to
         # enqueue so threads (data-loader workers) cannot interleave.
         self.lock = threading.RLock()
-        self.bytes_allocated = 0
+        self.pool = Pool(self.ctx)
 
     def __repr__(self) -> str:
         return f"Runtime({self.platform_index}:{self.device_index} {self.kind} {self.name!r})"
@@ -115,17 +116,23 @@ class Runtime:
         return k
 
     # -- memory ----------------------------------------------------------------------------------
-    def alloc(self, nbytes: int):
-        """A device buffer of at least `nbytes` (OpenCL refuses size 0)."""
-        self.bytes_allocated += nbytes
-        return cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE, max(int(nbytes), 1))
+    def alloc(self, nbytes: int) -> Block:
+        """A pooled device buffer of at least `nbytes` (a `Block`; its `.buf` is the cl.Buffer)."""
+        return self.pool.alloc(nbytes)
 
-    def upload(self, arr: np.ndarray):
-        arr = np.ascontiguousarray(arr)
-        if arr.nbytes == 0:
-            return self.alloc(0)
+    def upload(self, arr: np.ndarray) -> Block:
+        """A new block holding a copy of `arr`. The copy happens now, off the queue (a queued
+        write would wait for every kernel before it), into a buffer of the pool's size class."""
+        size = size_class(arr.nbytes)
+        host = np.empty(size, np.uint8)
+        host[: arr.nbytes] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
         flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
-        return cl.Buffer(self.ctx, flags, hostbuf=arr)
+        buf = cl.Buffer(self.ctx, flags, hostbuf=host)
+        pool = self.pool
+        pool.reserved += size
+        pool.in_use += size
+        pool.allocations += 1
+        return Block(buf, size, pool)
 
     def read(self, buf, out: np.ndarray, byte_offset: int = 0) -> np.ndarray:
         if out.nbytes:
