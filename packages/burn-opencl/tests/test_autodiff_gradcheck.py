@@ -17,9 +17,9 @@ from burn_opencl import OpenCl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "burn-autodiff" / "tests"))
 
-from _autodiff_cases import CASES  # noqa: E402
-from _autodiff_module_cases import MODULE_CASES  # noqa: E402
-from _autodiff_testlib import check_grads  # noqa: E402
+from _autodiff_cases import CASES
+from _autodiff_module_cases import MODULE_CASES
+from _autodiff_testlib import check_grads
 
 ROWS = CASES + MODULE_CASES
 

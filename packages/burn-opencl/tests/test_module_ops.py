@@ -98,7 +98,13 @@ def test_conv_transpose2d_and_backward(burn_backend, xs, ws, opt):
 
 def test_conv1d_family(burn_backend):
     x, w, b = RNG.normal(size=(2, 3, 9)), RNG.normal(size=(4, 3, 3)), RNG.normal(size=4)
-    _run(burn_backend, lambda B, x, w, b: B.conv1d(x, w, b, ConvOptions((2,), (1,), (2,), 1)), x, w, b)
+    _run(
+        burn_backend,
+        lambda B, x, w, b: B.conv1d(x, w, b, ConvOptions((2,), (1,), (2,), 1)),
+        x,
+        w,
+        b,
+    )
     wt = RNG.normal(size=(3, 2, 3))
     opt = ConvTransposeOptions((2,), (1,), (1,), (1,), 1)
     _run(burn_backend, lambda B, x, w: B.conv_transpose1d(x, w, None, opt), x, wt)
@@ -174,7 +180,7 @@ def test_embedding_and_backward(burn_backend):
 def test_activation_backwards(burn_backend):
     x, g = RNG.normal(size=(3, 5)), RNG.normal(size=(3, 5))
     for name in ("gelu_backward", "log_sigmoid_backward"):
-        _run(burn_backend, lambda B, x, g: getattr(B, name)(x, g), x, g)
+        _run(burn_backend, lambda B, x, g, n=name: getattr(B, n)(x, g), x, g)
     y = np.abs(x) * np.sign(RNG.normal(size=(3, 5)))
     for name in ("relu_backward", "sigmoid_backward"):
-        _run(burn_backend, lambda B, y, g: getattr(B, name)(y, g), y, g)
+        _run(burn_backend, lambda B, y, g, n=name: getattr(B, n)(y, g), y, g)

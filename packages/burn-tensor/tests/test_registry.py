@@ -154,7 +154,10 @@ def test_default_device_ranks_gpu_above_ndarray_and_cpu_opencl_below(fake_eps):
     set_default_device(None)
     # an unusable GPU backend is skipped
     dead = BackendSpec(
-        name="opencl", extra="opencl", factory=lambda: gpu, probe=lambda: "no device",
+        name="opencl",
+        extra="opencl",
+        factory=lambda: gpu,
+        probe=lambda: "no device",
         is_gpu=lambda: True,
     )
     fake_eps["opencl"] = FakeEntryPoint("opencl", dead)

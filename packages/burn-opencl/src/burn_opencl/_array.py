@@ -31,7 +31,7 @@ class ClArray:
         (3, 2)
     """
 
-    __slots__ = ("buf", "block", "shape", "strides", "offset", "dtype", "rt", "__weakref__")
+    __slots__ = ("__weakref__", "block", "buf", "dtype", "offset", "rt", "shape", "strides")
 
     def __init__(self, rt, block, shape, dtype, strides=None, offset: int = 0):
         self.rt = rt

@@ -68,9 +68,7 @@ class OpenCl(OpenClModuleOps, Backend):
                 sel = _platform.select(self.device_type)
             except _platform.NoOpenClDevice as exc:
                 raise NoDeviceError(f"backend 'opencl' has no usable device: {exc}") from exc
-            rts = [
-                runtime_for(d, sel.platform_index, i) for i, d in enumerate(sel.devices)
-            ]
+            rts = [runtime_for(d, sel.platform_index, i) for i, d in enumerate(sel.devices)]
             _SELECTIONS[self.device_type] = rts
         return rts
 

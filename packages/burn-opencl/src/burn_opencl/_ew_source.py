@@ -52,10 +52,28 @@ def _common(numeric: bool) -> dict:
     return ops
 
 
-_FLOAT_UNARY = (
-    "exp log log1p sqrt cos sin tan cosh sinh tanh acos acosh asin asinh atan atanh floor ceil "
-    "trunc erf"
-).split()
+_FLOAT_UNARY = [
+    "exp",
+    "log",
+    "log1p",
+    "sqrt",
+    "cos",
+    "sin",
+    "tan",
+    "cosh",
+    "sinh",
+    "tanh",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "floor",
+    "ceil",
+    "trunc",
+    "erf",
+]
 
 
 def _binary(ops: dict, table: dict, scalar_too) -> None:

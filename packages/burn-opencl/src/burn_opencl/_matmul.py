@@ -5,7 +5,7 @@ of x and a BK x BN tile of y in local memory, then each work-item accumulates a 
 register block (rows ty + i*(BM/TM), cols tx + j*(BN/TN): neighbouring items touch neighbouring
 local-memory words). Operands are read with arbitrary row/column strides and broadcast batch
 strides, so transposed views and broadcast batches cost no copy. The tile shape is a parameter
-of the rendered source (`Tile`): the candidates autotune will compare.
+of the rendered source (`Tile`); autotune (`_autotune`) picks among `CANDIDATES` per problem.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass
 
 from ._array import ClArray, broadcast_shape
+from ._autotune import bucket, choose
 from ._layout import collapse
 from ._runtime import ctype
 
@@ -93,21 +94,43 @@ def _render(dt, tile: Tile) -> str:
     return head + _SRC
 
 
-def default_tile(rt) -> Tile:
-    # 16x16 work-items of 4x4 outputs; a device with small work-groups gets 8x8 items.
-    if rt.cl_device.max_work_group_size >= 256:
-        return Tile()
-    return Tile(32, 32, 16, 4, 4)
+#: autotune's candidates, default first: 16x16 items of 4x4 outputs; 16x16 items of 8x4 (taller
+#: blocks, more reuse per loaded word); 8x8 items of 4x4 (small work-groups); 16x16 of 2x2 (small
+#: matrices: more work-groups)
+CANDIDATES = (
+    Tile(64, 64, 16, 4, 4),
+    Tile(128, 64, 16, 8, 4),
+    Tile(32, 32, 16, 4, 4),
+    Tile(32, 32, 16, 2, 2),
+)
+#: problems smaller than this many multiply-adds run the default tile untuned
+TUNE_MIN_WORK = 1 << 18
+
+
+def candidates(rt, itemsize: int) -> list[Tile]:
+    """The tiles this device can run: work-group and local-memory limits."""
+    dev = rt.cl_device
+    ok = []
+    for t in CANDIDATES:
+        lx, ly = t.local
+        if lx * ly > dev.max_work_group_size:
+            continue
+        if 2 * t.bk * (t.bm + t.bn) * itemsize > rt.local_mem:
+            continue
+        ok.append(t)
+    return ok
 
 
 def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
-    """x [..., M, K] @ y [..., K, N] -> contiguous [batch..., M, N] (batch dims broadcast)."""
+    """x [..., M, K] @ y [..., K, N] -> contiguous [batch..., M, N] (batch dims broadcast).
+
+    The tile is autotuned per (dtype, bucketed M, N, K, batch) unless given.
+    """
     rt = x.rt
     if y.dtype != x.dtype:
         from ._ew import cast
 
         y = cast(y, x.dtype)
-    tile = tile or default_tile(rt)
     m, k = x.shape[-2:]
     n = y.shape[-1]
     bshape = broadcast_shape((x.shape[:-2], y.shape[:-2])) if x.ndim > 2 else ()
@@ -129,15 +152,25 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
     pad = [0] * (MAXB - len(bsh))
     vals = [m, n, k, len(bsh), *bsh, *pad, *xb, *pad, *yb, *pad]
     vals += [x.strides[-2], x.strides[-1], y.strides[-2], y.strides[-1], x.offset, y.offset]
+    args = [_MM.pack(*vals), out.buf, x.buf, y.buf]
     dt = x.dtype
-    kern = rt.kernel(("matmul", dt.str, tile), "matmul", lambda: _render(dt, tile))
-    lx, ly = tile.local
-    gx = -(-n // tile.bn) * lx
-    gy = -(-m // tile.bm) * ly
-    rt.launch(kern, (gx, gy, batch), (lx, ly, 1), [_MM.pack(*vals), out.buf, x.buf, y.buf])
+
+    def launch(t: Tile) -> None:
+        kern = rt.kernel(("matmul", dt.str, t), "matmul", lambda: _render(dt, t))
+        lx, ly = t.local
+        gx = -(-n // t.bn) * lx
+        gy = -(-m // t.bm) * ly
+        rt.launch(kern, (gx, gy, batch), (lx, ly, 1), args)
+
+    if tile is None:
+        cands = candidates(rt, dt.itemsize)
+        tile = cands[0]
+        if m * n * k * batch >= TUNE_MIN_WORK:
+            key = f"matmul|{dt.str}|" + "x".join(map(str, bucket(m, n, k, batch)))
+            tile = cands[choose(rt, key, cands, launch)]
+    launch(tile)
     return out
 
 
 def matmul_op(self, x, y):
     return matmul(x, y)
-

@@ -189,7 +189,26 @@ def render(dt, idt) -> str:
 
 
 def geo(**kw) -> bytes:
-    names = "N C H W OH OW KH KW sh sw ph pw dh dw flag xo go io".split()
+    names = [
+        "N",
+        "C",
+        "H",
+        "W",
+        "OH",
+        "OW",
+        "KH",
+        "KW",
+        "sh",
+        "sw",
+        "ph",
+        "pw",
+        "dh",
+        "dw",
+        "flag",
+        "xo",
+        "go",
+        "io",
+    ]
     return GEO.pack(*(int(kw.get(n, 0)) for n in names))
 
 

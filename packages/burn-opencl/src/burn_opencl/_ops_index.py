@@ -56,8 +56,12 @@ def _gather_into(out: ClArray, x: ClArray, dim: int, idx_strides, idx: ClArray) 
     n = out.size
     if n:
         rt = x.rt
-        lay = pack(n, out.shape, [out.strides, idx_strides, _zero(x.strides, dim)],
-                   [0, idx.offset, x.offset])
+        lay = pack(
+            n,
+            out.shape,
+            [out.strides, idx_strides, _zero(x.strides, dim)],
+            [0, idx.offset, x.offset],
+        )
         i32 = np.int32
         args = [lay, out.buf, idx.buf, x.buf, i32(x.strides[dim]), i32(x.shape[dim])]
         rt.launch1d(_kernel(rt, x.dtype, idx.dtype, "gather"), n, args)
@@ -102,8 +106,9 @@ def scatter(self, dim, x, indices, values):
     if any(indices.shape[d] != x.shape[d] for d in other):
         return _scatter_host(self, dim, x, indices, values)
     k_len = indices.shape[dim]
-    return _scatter_add(x, dim, _zero(indices.strides, dim), indices, k_len,
-                        indices.strides[dim], values)
+    return _scatter_add(
+        x, dim, _zero(indices.strides, dim), indices, k_len, indices.strides[dim], values
+    )
 
 
 def select_assign(self, x, dim, indices, values):

@@ -35,8 +35,23 @@ def im2col(x, kh, kw, stride, padding, dilation, idt):
     n, c, h, w = x.shape
     oh = _out(h, kh, stride[0], padding[0], dilation[0])
     ow = _out(w, kw, stride[1], padding[1], dilation[1])
-    g = geo(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=stride[0], sw=stride[1],
-            ph=padding[0], pw=padding[1], dh=dilation[0], dw=dilation[1], xo=x.offset)
+    g = geo(
+        N=n,
+        C=c,
+        H=h,
+        W=w,
+        OH=oh,
+        OW=ow,
+        KH=kh,
+        KW=kw,
+        sh=stride[0],
+        sw=stride[1],
+        ph=padding[0],
+        pw=padding[1],
+        dh=dilation[0],
+        dw=dilation[1],
+        xo=x.offset,
+    )
     cols = _launch("im2col", x, (n, c * kh * kw, oh * ow), g, [x.buf], idt)
     return cols, oh, ow
 
@@ -74,9 +89,23 @@ class OpenClModuleOps:
         oh = (h - 1) * o.stride[0] - 2 * o.padding[0] + o.dilation[0] * (kh - 1)
         ow = (w - 1) * o.stride[1] - 2 * o.padding[1] + o.dilation[1] * (kw - 1)
         oh, ow = oh + o.padding_out[0] + 1, ow + o.padding_out[1] + 1
-        g = geo(N=n, C=cout, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=o.stride[0],
-                sw=o.stride[1], ph=o.padding[0], pw=o.padding[1], dh=o.dilation[0],
-                dw=o.dilation[1], xo=cols.offset)
+        g = geo(
+            N=n,
+            C=cout,
+            H=h,
+            W=w,
+            OH=oh,
+            OW=ow,
+            KH=kh,
+            KW=kw,
+            sh=o.stride[0],
+            sw=o.stride[1],
+            ph=o.padding[0],
+            pw=o.padding[1],
+            dh=o.dilation[0],
+            dw=o.dilation[1],
+            xo=cols.offset,
+        )
         out = _launch("col2im", cols, (n, cout, oh, ow), g, [cols.buf], self.int_dtype.np)
         return _bias(out, bias)
 
@@ -88,21 +117,46 @@ class OpenClModuleOps:
     # -- pooling ---------------------------------------------------------------------------------
     def _pool_geo(self, x, kernel_size, stride, padding, dilation, out_hw, **kw):
         n, c, h, w = x.shape
-        return geo(N=n, C=c, H=h, W=w, OH=out_hw[0], OW=out_hw[1], KH=kernel_size[0],
-                   KW=kernel_size[1], sh=stride[0], sw=stride[1], ph=padding[0], pw=padding[1],
-                   dh=dilation[0], dw=dilation[1], xo=x.offset, **kw)
+        return geo(
+            N=n,
+            C=c,
+            H=h,
+            W=w,
+            OH=out_hw[0],
+            OW=out_hw[1],
+            KH=kernel_size[0],
+            KW=kernel_size[1],
+            sh=stride[0],
+            sw=stride[1],
+            ph=padding[0],
+            pw=padding[1],
+            dh=dilation[0],
+            dw=dilation[1],
+            xo=x.offset,
+            **kw,
+        )
 
     def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
         x = _ew.contiguous(x)
         n, c, h, w = x.shape
-        hw = tuple(_out(s, k, st, p, 1) for s, k, st, p in zip((h, w), kernel_size, stride, padding))
+        hw = tuple(
+            _out(s, k, st, p, 1) for s, k, st, p in zip((h, w), kernel_size, stride, padding)
+        )
         g = self._pool_geo(x, kernel_size, stride, padding, (1, 1), hw, flag=count_include_pad)
         return _launch("avg_pool", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
     def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
         grad = _ew.contiguous(grad)
-        g = self._pool_geo(x, kernel_size, stride, padding, (1, 1), grad.shape[2:],
-                           flag=count_include_pad, go=grad.offset)
+        g = self._pool_geo(
+            x,
+            kernel_size,
+            stride,
+            padding,
+            (1, 1),
+            grad.shape[2:],
+            flag=count_include_pad,
+            go=grad.offset,
+        )
         return _launch("avg_pool_backward", grad, tuple(x.shape), g, [grad.buf], self.int_dtype.np)
 
     def max_pool2d_with_indices(self, x, kernel_size, stride, padding, dilation):
@@ -127,8 +181,16 @@ class OpenClModuleOps:
     ):
         grad = _ew.contiguous(output_grad)
         indices = _ew.contiguous(indices)
-        g = self._pool_geo(x, kernel_size, stride, padding, dilation, grad.shape[2:],
-                           go=grad.offset, io=indices.offset)
+        g = self._pool_geo(
+            x,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            grad.shape[2:],
+            go=grad.offset,
+            io=indices.offset,
+        )
         extra = [grad.buf, indices.buf]
         return _launch("max_pool_backward", grad, tuple(x.shape), g, extra, indices.dtype)
 

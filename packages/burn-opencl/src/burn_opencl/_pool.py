@@ -6,7 +6,8 @@ kernels are still queued: the device has one in-order queue, so a kernel writing
 runs after every earlier kernel that read it.
 
 Size classes: powers of two up to 1 MiB (from 512 B), then eight classes per octave (at most
-12.5% unused). `stats()` reports bytes in use (live blocks) and reserved (in use + cached).
+12.5% unused). Cached bytes are capped (a quarter of the device's memory by default); past the
+cap a released buffer goes back to the driver. `stats()` reports bytes in use (live blocks) and reserved (in use + cached).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def size_class(nbytes: int) -> int:
 class Block:
     """Owner of one pooled buffer; returns it to the pool when garbage-collected."""
 
-    __slots__ = ("buf", "size", "pool")
+    __slots__ = ("buf", "pool", "size")
 
     def __init__(self, buf, size: int, pool: Pool):
         self.buf = buf
@@ -42,8 +43,10 @@ class Block:
 
 
 class Pool:
-    def __init__(self, ctx):
+    def __init__(self, ctx, max_cached: int):
         self.ctx = ctx
+        #: cached (free) bytes above this are given back to the driver on release
+        self.max_cached = max_cached
         self.free: dict[int, list] = {}
         self.in_use = 0
         self.reserved = 0
@@ -69,6 +72,9 @@ class Pool:
 
     def release(self, buf, size: int) -> None:
         self.in_use -= size
+        if self.reserved - self.in_use > self.max_cached:
+            self.reserved -= size  # dropping the last reference frees it in the driver
+            return
         self.free.setdefault(size, []).append(buf)
 
     def trim(self) -> int:

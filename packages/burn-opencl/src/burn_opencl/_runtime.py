@@ -79,7 +79,7 @@ class Runtime:
         # A kernel's arguments are state on the kernel object: hold the lock from set_args to
         # enqueue so threads (data-loader workers) cannot interleave.
         self.lock = threading.RLock()
-        self.pool = Pool(self.ctx)
+        self.pool = Pool(self.ctx, max_cached=cl_device.global_mem_size // 4)
 
     def __repr__(self) -> str:
         return f"Runtime({self.platform_index}:{self.device_index} {self.kind} {self.name!r})"
@@ -142,7 +142,11 @@ class Runtime:
     def copy(self, dst, src, nbytes: int, src_offset: int = 0, dst_offset: int = 0) -> None:
         if nbytes:
             cl.enqueue_copy(
-                self.queue, dst, src, byte_count=nbytes, src_offset=src_offset,
+                self.queue,
+                dst,
+                src,
+                byte_count=nbytes,
+                src_offset=src_offset,
                 dst_offset=dst_offset,
             )
 

@@ -30,6 +30,10 @@ def _devices() -> list[str]:
 
 
 SPEC = BackendSpec(
-    name="opencl", extra="opencl", factory=_factory, probe=_probe, is_gpu=_is_gpu,
+    name="opencl",
+    extra="opencl",
+    factory=_factory,
+    probe=_probe,
+    is_gpu=_is_gpu,
     devices=_devices,
 )

@@ -52,7 +52,7 @@ class BackendSpec:
     factory: Callable
     probe: Callable[[], str | None] = lambda: None
     is_gpu: Callable[[], bool] = lambda: False
-    devices: Callable[[], list[str]] = lambda: []
+    devices: Callable[[], list[str]] = list
 
 
 # Backends with a released package and its pip extra of the `burn` facade.

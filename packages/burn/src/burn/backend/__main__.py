@@ -17,7 +17,7 @@ def _device_lines(name: str, installed: set) -> list[str]:
         return []
     try:
         return list(backend_spec(name).devices())
-    except Exception as exc:  # a broken driver must not break the listing
+    except Exception as exc:  # noqa: BLE001 -- a broken driver must not break the listing
         return [f"listing devices failed: {exc}"]
 
 
