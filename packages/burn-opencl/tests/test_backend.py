@@ -147,3 +147,10 @@ def test_other_int_dtypes(dtype):
     assert (x + x).tolist() == [2, 4, 6]
     assert x.sum().tolist() == [6]
     assert x.dtype.value == dtype
+
+
+def test_float16_is_refused_with_a_clear_error():
+    with pytest.raises(TypeError, match="cannot hold float16"):
+        Tensor.from_data(np.ones(3), B.device(), dtype="float16")
+    with pytest.raises(TypeError, match="cannot hold float16"):
+        Tensor.ones([2], B.device()).cast("float16")

@@ -46,6 +46,8 @@ class ClArray:
     @staticmethod
     def empty(rt, shape, dtype) -> ClArray:
         dtype = np.dtype(dtype)
+        if dtype.kind == "f":
+            rt.check_dtype(dtype)
         n = math.prod(shape)
         if n >= 2**31:
             raise ValueError(f"OpenCl: tensors of 2^31 elements or more are not supported: {shape}")
@@ -54,6 +56,8 @@ class ClArray:
     @staticmethod
     def from_numpy(rt, arr: np.ndarray) -> ClArray:
         arr = np.ascontiguousarray(arr)
+        if arr.dtype.kind == "f":
+            rt.check_dtype(arr.dtype)
         return ClArray(rt, rt.upload(arr), arr.shape, arr.dtype)
 
     # -- properties --------------------------------------------------------------------------------

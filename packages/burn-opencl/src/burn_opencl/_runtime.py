@@ -67,6 +67,8 @@ class Runtime:
         self.queue = cl.CommandQueue(self.ctx)
         self.fp64 = "cl_khr_fp64" in cl_device.extensions
         self.fp16 = "cl_khr_fp16" in cl_device.extensions
+        #: float element types this device computes in (float16 kernels are not written yet)
+        self.floats = {np.dtype(np.float32)} | ({np.dtype(np.float64)} if self.fp64 else set())
         gpu = self.kind == "gpu"
         max_wg = cl_device.max_work_group_size
         #: local size of 1-D launches (elementwise, index ops)
@@ -85,8 +87,20 @@ class Runtime:
         return f"Runtime({self.platform_index}:{self.device_index} {self.kind} {self.name!r})"
 
     # -- programs and kernels --------------------------------------------------------------------
+    def check_dtype(self, dt: np.dtype) -> None:
+        if dt.kind == "f" and dt not in self.floats:
+            why = "" if dt != np.float64 else " (the device has no cl_khr_fp64)"
+            raise TypeError(f"OpenCl: {self.name} cannot hold {dt} tensors{why}")
+
     def program(self, key, render):
         """The built program for `key`; `render()` gives its source on first use."""
+        prg = self._programs.get(key)
+        if prg is not None:
+            return prg
+        with self.lock:  # two threads asking for one new program build it once
+            return self._build(key, render)
+
+    def _build(self, key, render):
         prg = self._programs.get(key)
         if prg is None:
             src = render()

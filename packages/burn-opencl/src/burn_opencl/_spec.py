@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from burn_tensor import BackendSpec
+from ._api import BackendSpec
 
 
 def _factory():
