@@ -42,8 +42,22 @@ def collapse(shape, strides_list):
     return sh, sts
 
 
+_PACKED: dict = {}
+
+
 def pack(n: int, shape, strides_list, offsets) -> bytes:
-    """The `Lay` bytes for `n` elements of `shape`, operands' strides and offsets."""
+    """The `Lay` bytes for `n` elements of `shape`, operands' strides and offsets (memoised:
+    a training loop launches the same layouts over and over)."""
+    key = (tuple(shape), tuple(map(tuple, strides_list)), tuple(offsets))
+    got = _PACKED.get(key)
+    if got is None:
+        if len(_PACKED) > 8192:
+            _PACKED.clear()
+        got = _PACKED[key] = _pack(n, shape, strides_list, offsets)
+    return got
+
+
+def _pack(n: int, shape, strides_list, offsets) -> bytes:
     sh, sts = collapse(shape, strides_list)
     nd = len(sh)
     if nd > MAXD:
