@@ -154,3 +154,49 @@ def test_float16_is_refused_with_a_clear_error():
         Tensor.from_data(np.ones(3), B.device(), dtype="float16")
     with pytest.raises(TypeError, match="cannot hold float16"):
         Tensor.ones([2], B.device()).cast("float16")
+
+
+@pytest.mark.parametrize(
+    "shape,dim", [((3, 5000), 1), ((300, 2), 0), ((20000,), 0), ((2, 9000, 3), 1)]
+)
+def test_long_rows_reduce_through_the_tree_kernels(shape, dim):
+    # Long rows take the work-group tree path (with a second pass over chunk partials).
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, shape)
+    t = Tensor.from_data(x, B.device())
+    xr = x.astype(np.float32).astype(np.float64)
+    kw = {"rtol": 1e-4, "atol": 1e-3}
+    np.testing.assert_allclose(t.sum_dim(dim).numpy(), xr.sum(dim, keepdims=True), **kw)
+    np.testing.assert_allclose(t.mean_dim(dim).numpy(), xr.mean(dim, keepdims=True), **kw)
+    np.testing.assert_array_equal(
+        t.max_dim(dim).numpy(), x.astype(np.float32).max(dim, keepdims=True)
+    )
+    np.testing.assert_array_equal(
+        t.min_dim(dim).numpy(), x.astype(np.float32).min(dim, keepdims=True)
+    )
+    near_one = Tensor.from_data(1 + x * 1e-4, B.device())
+    want = (1 + xr * 1e-4).astype(np.float32).astype(np.float64).prod(dim, keepdims=True)
+    # float32 products of n terms near 1 drift by up to ~n * 2^-24 whatever the order
+    np.testing.assert_allclose(near_one.prod_dim(dim).numpy(), want, rtol=2e-3)
+    np.testing.assert_allclose(t.sum().numpy(), [xr.sum()], **kw)
+    ints = Tensor.from_data(rng.integers(-5, 6, shape).astype(np.int32), B.device())
+    assert ints.sum().tolist() == [int(ints.numpy().astype(np.int64).sum())]
+    y = x.copy()
+    y.reshape(-1)[len(y.reshape(-1)) // 2] = np.nan
+    assert np.isnan(Tensor.from_data(y, B.device()).max().numpy()).all()
+
+
+@pytest.mark.parametrize("n", [2, 7, 1000, 1025])
+def test_merge_sort_long_rows_is_stable_with_nan_order(n):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 20, (3, n)).astype(np.float32)  # many ties
+    x[1, :: max(1, n // 5)] = np.nan
+    t = Tensor.from_data(x, B.device())
+    v, i = t.sort_with_indices(1)
+    want = np.argsort(x, 1, kind="stable")  # NaN last
+    np.testing.assert_array_equal(i.numpy(), want)
+    np.testing.assert_array_equal(v.numpy(), np.take_along_axis(x, want, 1))
+    vd, idesc = t.sort_descending_with_indices(1)
+    # numpy's descending order as burn-ndarray defines it: reversed ascending, ties in order
+    flipped = np.flip(np.argsort(np.flip(x, 1), 1, kind="stable"), 1)
+    np.testing.assert_array_equal(idesc.numpy(), (n - 1) - flipped)
