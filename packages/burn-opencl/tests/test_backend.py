@@ -200,3 +200,4 @@ def test_merge_sort_long_rows_is_stable_with_nan_order(n):
     # numpy's descending order as burn-ndarray defines it: reversed ascending, ties in order
     flipped = np.flip(np.argsort(np.flip(x, 1), 1, kind="stable"), 1)
     np.testing.assert_array_equal(idesc.numpy(), (n - 1) - flipped)
+    np.testing.assert_array_equal(vd.numpy(), np.take_along_axis(x, (n - 1) - flipped, 1))
