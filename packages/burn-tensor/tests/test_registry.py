@@ -52,7 +52,9 @@ def test_not_installed_names_the_extra(fake_eps):
     assert "backend 'ndarray' is not installed" in msg and "pip install 'burn[ndarray]'" in msg
     assert isinstance(err.value, ImportError) and isinstance(err.value, BackendError)
     # A designed backend without a released package says so rather than naming a missing extra.
-    with pytest.raises(BackendNotInstalledError, match="burn-opencl is planned but not released"):
+    with pytest.raises(BackendNotInstalledError, match="burn-cuda is planned but not released"):
+        get_backend("cuda")
+    with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn\[opencl\]'"):
         get_backend("opencl")
     with pytest.raises(BackendNotInstalledError, match="'burn.backends' entry-point group"):
         get_backend("no-such-backend")
@@ -130,6 +132,36 @@ def test_default_device_priority_and_env(fake_eps, monkeypatch):
         default_device()
     set_default_device(NdArray(float_dtype="float64").device())
     assert default_device().backend == NdArray(float_dtype="float64")
+
+
+def _cpu_spec(name, backend):
+    return BackendSpec(name=name, extra=name, factory=lambda: backend)
+
+
+def test_default_device_ranks_gpu_above_ndarray_and_cpu_opencl_below(fake_eps):
+    from burn_ndarray import NdArray
+
+    gpu = NdArray(float_dtype="float64")  # stands for a GPU backend: what matters is its rank
+    fake_eps["ndarray"] = FakeEntryPoint("ndarray", _ndarray_spec())
+    # an OpenCL platform whose default device is a CPU (PoCL) ranks below NdArray
+    fake_eps["opencl"] = FakeEntryPoint("opencl", _cpu_spec("opencl", gpu))
+    assert default_device() is NdArray().device()
+    set_default_device(None)
+    # the same backend on a GPU ranks above NdArray
+    on_gpu = BackendSpec(name="opencl", extra="opencl", factory=lambda: gpu, is_gpu=lambda: True)
+    fake_eps["opencl"] = FakeEntryPoint("opencl", on_gpu)
+    assert default_device() is gpu.device()
+    set_default_device(None)
+    # an unusable GPU backend is skipped
+    dead = BackendSpec(
+        name="opencl",
+        extra="opencl",
+        factory=lambda: gpu,
+        probe=lambda: "no device",
+        is_gpu=lambda: True,
+    )
+    fake_eps["opencl"] = FakeEntryPoint("opencl", dead)
+    assert default_device() is NdArray().device()
 
 
 def test_default_device_none_installed(fake_eps):

@@ -99,3 +99,8 @@ def test_python_m_burn_backend_prints_the_table():
     assert ndarray.split()[1] == "yes"
     cuda = next(line for line in lines if line.startswith("cuda"))
     assert "burn-cuda is planned but not released yet" in cuda and cuda.split()[1] == "no"
+    # OpenCL lists each device of every platform under its row (PoCL's CPU in the dev env)
+    at = next(i for i, line in enumerate(lines) if line.startswith("opencl"))
+    if lines[at].split()[1] == "yes":
+        device = lines[at + 1].split()
+        assert device[0] == "device" and device[1] == "0:0" and "usable" in lines[at + 1]

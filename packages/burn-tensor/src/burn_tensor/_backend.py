@@ -139,6 +139,12 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     def sync(self, device: Device | None = None) -> None:
         """Wait for queued work; eager CPU backends have nothing to wait for."""
 
+    def memory_stats(self, device: Device | None = None) -> dict:
+        """Memory figures of a device's pool; decorators report their inner backend's."""
+        if self.inner is not None:
+            return self.inner.memory_stats(device.inner() if device is not None else None)
+        return {}
+
     def dtype_for(self, kind) -> DType:
         if kind is Float:
             return self.float_dtype

@@ -63,6 +63,11 @@ class Device:
         """Wait for all queued work on this device."""
         self.backend.sync(self)
 
+    def memory_stats(self) -> dict:
+        """Memory figures of this device where its backend keeps a pool (e.g. `bytes_in_use`,
+        `bytes_reserved`); an empty dict where it does not."""
+        return self.backend.memory_stats(self)
+
     @property
     def kind(self) -> str:
         return self.backend.device_kind

@@ -16,7 +16,10 @@ from typing import Callable
 from ._device import Device
 
 GROUP = "burn.backends"
+#: among backends whose default device is a GPU
 PRIORITY = ("cuda", "opencl", "ndarray")
+#: among CPU backends: numpy first, then a CPU OpenCL driver (PoCL)
+CPU_PRIORITY = ("ndarray", "opencl")
 
 
 class BackendError(RuntimeError):
@@ -39,20 +42,24 @@ class NoDeviceError(BackendError):
 class BackendSpec:
     """What a backend package registers: how to build it and how to check it can run here.
 
-    `factory()` returns a Backend; `probe()` returns None when usable, else a reason string.
+    `factory()` returns a Backend; `probe()` returns None when usable, else a reason string;
+    `is_gpu()` says whether the default device is a GPU (it then ranks above CPU backends);
+    `devices()` gives one line per device the backend can see, for `python -m burn.backend`.
     """
 
     name: str
     extra: str
     factory: Callable
     probe: Callable[[], str | None] = lambda: None
+    is_gpu: Callable[[], bool] = lambda: False
+    devices: Callable[[], list[str]] = list
 
 
 # Backends with a released package and its pip extra of the `burn` facade.
-KNOWN_EXTRAS = {"ndarray": "ndarray"}
+KNOWN_EXTRAS = {"ndarray": "ndarray", "opencl": "opencl"}
 # Backends of the design whose packages are not released yet: say so instead of naming an extra
 # that does not exist.
-PLANNED = {"opencl": "burn-opencl", "cuda": "burn-cuda"}
+PLANNED = {"cuda": "burn-cuda"}
 
 
 def install_hint(name: str) -> str:
@@ -114,8 +121,26 @@ def backend_table() -> list[tuple[str, bool, str]]:
 _DEFAULT: list[Device] = []
 
 
+def _ranked(installed: list[str]) -> list[str]:
+    """Installed backends in default-device order: GPU ones by PRIORITY, then CPU ones by
+    CPU_PRIORITY (cuda > opencl on a GPU > ndarray > opencl on a CPU)."""
+    gpu, cpu = [], []
+    for name in installed:
+        try:
+            spec = backend_spec(name)
+            (gpu if spec.probe() is None and spec.is_gpu() else cpu).append(name)
+        except BackendError:
+            cpu.append(name)
+
+    def order(names, prio):
+        return [n for n in prio if n in names] + sorted(n for n in names if n not in prio)
+
+    return order(gpu, PRIORITY) + order(cpu, CPU_PRIORITY)
+
+
 def default_device() -> Device:
-    """`BURN_BACKEND` if set, else the best usable backend by priority (cuda > opencl > ndarray)."""
+    """`BURN_BACKEND` if set, else the best usable backend by priority
+    (cuda > opencl on a GPU > ndarray > opencl on a CPU)."""
     if _DEFAULT:
         return _DEFAULT[0]
     wanted = os.environ.get("BURN_BACKEND")
@@ -123,10 +148,7 @@ def default_device() -> Device:
         dev = get_backend(wanted).device()
     else:
         dev = None
-        installed = available_backends()
-        for name in PRIORITY + tuple(n for n in installed if n not in PRIORITY):
-            if name not in installed:
-                continue
+        for name in _ranked(available_backends()):
             try:
                 dev = get_backend(name).device()
                 break

@@ -28,7 +28,7 @@ from burn_tensor import (
 _CLASSES = {
     "NdArray": ("burn_ndarray", "ndarray"),
     "Autodiff": ("burn_autodiff", "autodiff"),
-    "OpenCl": ("burn_opencl", None),
+    "OpenCl": ("burn_opencl", "opencl"),
     "Cuda": ("burn_cuda", None),
     "Fusion": ("burn_fusion", None),
 }

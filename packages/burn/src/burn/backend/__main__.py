@@ -6,7 +6,7 @@ import argparse
 import importlib.util
 import sys
 
-from burn_tensor.backend import KNOWN_EXTRAS, PLANNED, backend_table, install_hint
+from burn_tensor.backend import KNOWN_EXTRAS, PLANNED, backend_spec, backend_table, install_hint
 
 from . import _CLASSES
 
@@ -22,6 +22,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
 
+def _device_lines(name: str, installed: set) -> list[str]:
+    """The backend's own per-device lines (OpenCL: every platform's devices, usable or why not)."""
+    if name not in installed:
+        return []
+    try:
+        return list(backend_spec(name).devices())
+    except Exception as exc:  # noqa: BLE001 -- a broken driver must not break the listing
+        return [f"listing devices failed: {exc}"]
+
+
 def main(argv: list[str] | None = None) -> int:
     build_parser().parse_args(argv)
     rows = backend_table()
@@ -33,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'backend':<{width}}  usable  detail")
     for name, usable, detail in sorted(rows):
         print(f"{name:<{width}}  {'yes' if usable else 'no':<6}  {detail}")
+        for line in _device_lines(name, installed):
+            print(f"{'':<{width}}          device {line}")
     decorators = [n for n, (m, _) in _CLASSES.items() if m in ("burn_autodiff", "burn_fusion")]
     ready = [n for n in decorators if importlib.util.find_spec(_CLASSES[n][0]) is not None]
     planned = [n for n in decorators if n not in ready]

@@ -1,0 +1,176 @@
+"""Batched matmul as a tiled local-memory kernel, reading both operands through their strides.
+
+A work-group computes a BM x BN block of one output matrix: per BK step it stages a BM x BK tile
+of x and a BK x BN tile of y in local memory, then each work-item accumulates a TM x TN
+register block (rows ty + i*(BM/TM), cols tx + j*(BN/TN): neighbouring items touch neighbouring
+local-memory words). Operands are read with arbitrary row/column strides and broadcast batch
+strides, so transposed views and broadcast batches cost no copy. The tile shape is a parameter
+of the rendered source (`Tile`); autotune (`_autotune`) picks among `CANDIDATES` per problem.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ._array import ClArray, broadcast_shape
+from ._autotune import bucket, choose
+from ._layout import collapse
+from ._runtime import ctype
+
+MAXB = 6
+_MM = struct.Struct(f"{4 + 3 * MAXB + 6}i")
+_MM_C = (
+    f"typedef struct {{ int M, N, K, nb; int bshape[{MAXB}]; int xb[{MAXB}]; int yb[{MAXB}]; "
+    "int xr, xc, yr, yc, xo, yo; } MM;\n"
+)
+
+
+@dataclass(frozen=True)
+class Tile:
+    bm: int = 64
+    bn: int = 64
+    bk: int = 16
+    tm: int = 4
+    tn: int = 4
+
+    @property
+    def local(self) -> tuple[int, int]:
+        return (self.bn // self.tn, self.bm // self.tm)
+
+
+_SRC = """
+__kernel void matmul(const MM P, __global T* o, __global const T* x, __global const T* y) {
+  const int NT = (BM / TM) * (BN / TN);
+  int tx = get_local_id(0), ty = get_local_id(1);
+  int tid = ty * (BN / TN) + tx;
+  int n0 = get_group_id(0) * BN, m0 = get_group_id(1) * BM;
+  int bi = get_group_id(2);
+  int r = bi, xo = P.xo, yo = P.yo;
+  for (int d = P.nb - 1; d >= 0; --d) {
+    int q = r / P.bshape[d]; int c = r - q * P.bshape[d]; r = q;
+    xo += c * P.xb[d]; yo += c * P.yb[d];
+  }
+  __local T As[BK][BM];
+  __local T Bs[BK][BN];
+  T acc[TM][TN];
+  for (int i = 0; i < TM; ++i) for (int j = 0; j < TN; ++j) acc[i][j] = (T)0;
+  for (int k0 = 0; k0 < P.K; k0 += BK) {
+    for (int l = tid; l < BM * BK; l += NT) {
+      int mm = l / BK, kk = l - mm * BK, gm = m0 + mm, gk = k0 + kk;
+      As[kk][mm] = (gm < P.M && gk < P.K) ? x[xo + gm * P.xr + gk * P.xc] : (T)0;
+    }
+    for (int l = tid; l < BK * BN; l += NT) {
+      int kk = l / BN, nn = l - kk * BN, gk = k0 + kk, gn = n0 + nn;
+      Bs[kk][nn] = (gk < P.K && gn < P.N) ? y[yo + gk * P.yr + gn * P.yc] : (T)0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int kk = 0; kk < BK; ++kk) {
+      T a[TM], b[TN];
+      for (int i = 0; i < TM; ++i) a[i] = As[kk][ty + i * (BM / TM)];
+      for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tx + j * (BN / TN)];
+      for (int i = 0; i < TM; ++i) for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  int ob = bi * P.M * P.N;
+  for (int i = 0; i < TM; ++i) {
+    int gm = m0 + ty + i * (BM / TM);
+    if (gm >= P.M) continue;
+    for (int j = 0; j < TN; ++j) {
+      int gn = n0 + tx + j * (BN / TN);
+      if (gn < P.N) o[ob + gm * P.N + gn] = acc[i][j];
+    }
+  }
+}
+"""
+
+
+def _render(dt, tile: Tile) -> str:
+    t = tile
+    head = f"typedef {ctype(dt)} T;\n" + _MM_C
+    head += f"#define BM {t.bm}\n#define BN {t.bn}\n#define BK {t.bk}\n"
+    head += f"#define TM {t.tm}\n#define TN {t.tn}\n"
+    return head + _SRC
+
+
+#: autotune's candidates, default first: 16x16 items of 4x4 outputs; 16x16 items of 8x4 (taller
+#: blocks, more reuse per loaded word); 8x8 items of 4x4 (small work-groups); 16x16 of 2x2 (small
+#: matrices: more work-groups)
+CANDIDATES = (
+    Tile(64, 64, 16, 4, 4),
+    Tile(128, 64, 16, 8, 4),
+    Tile(32, 32, 16, 4, 4),
+    Tile(32, 32, 16, 2, 2),
+)
+#: problems smaller than this many multiply-adds run the default tile untuned
+TUNE_MIN_WORK = 1 << 18
+
+
+def candidates(rt, itemsize: int) -> list[Tile]:
+    """The tiles this device can run: work-group and local-memory limits."""
+    dev = rt.cl_device
+    ok = []
+    for t in CANDIDATES:
+        lx, ly = t.local
+        if lx * ly > dev.max_work_group_size:
+            continue
+        if 2 * t.bk * (t.bm + t.bn) * itemsize > rt.local_mem:
+            continue
+        ok.append(t)
+    return ok
+
+
+def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
+    """x [..., M, K] @ y [..., K, N] -> contiguous [batch..., M, N] (batch dims broadcast).
+
+    The tile is autotuned per (dtype, bucketed M, N, K, batch) unless given.
+    """
+    rt = x.rt
+    if y.dtype != x.dtype:
+        from ._ew import cast
+
+        y = cast(y, x.dtype)
+    m, k = x.shape[-2:]
+    n = y.shape[-1]
+    bshape = broadcast_shape((x.shape[:-2], y.shape[:-2])) if x.ndim > 2 else ()
+    out = ClArray.empty(rt, tuple(bshape) + (m, n), x.dtype)
+    batch = out.size // max(m * n, 1) if m * n else 0
+    if out.size == 0:
+        return out
+
+    def bstrides(a):
+        lead = a.shape[:-2]
+        return [0 if (s == 1 and b != 1) else st for s, b, st in zip(lead, bshape, a.strides)]
+
+    if bshape:
+        bsh, (xb, yb) = collapse(bshape, [bstrides(x), bstrides(y)])
+    else:
+        bsh, xb, yb = [1], [0], [0]
+    if len(bsh) > MAXB:
+        raise NotImplementedError(f"OpenCl matmul: more than {MAXB} batch dims after merging")
+    pad = [0] * (MAXB - len(bsh))
+    vals = [m, n, k, len(bsh), *bsh, *pad, *xb, *pad, *yb, *pad]
+    vals += [x.strides[-2], x.strides[-1], y.strides[-2], y.strides[-1], x.offset, y.offset]
+    args = [_MM.pack(*vals), out.buf, x.buf, y.buf]
+    dt = x.dtype
+
+    def launch(t: Tile) -> None:
+        kern = rt.kernel(("matmul", dt.str, t), "matmul", lambda: _render(dt, t))
+        lx, ly = t.local
+        gx = -(-n // t.bn) * lx
+        gy = -(-m // t.bm) * ly
+        rt.launch(kern, (gx, gy, batch), (lx, ly, 1), args)
+
+    if tile is None:
+        cands = candidates(rt, dt.itemsize)
+        tile = cands[0]
+        if m * n * k * batch >= TUNE_MIN_WORK:
+            key = f"matmul|{dt.str}|" + "x".join(map(str, bucket(m, n, k, batch)))
+            tile = cands[choose(rt, key, cands, launch)]
+    launch(tile)
+    return out
+
+
+def matmul_op(self, x, y):
+    return matmul(x, y)

@@ -1,0 +1,217 @@
+"""OpenCL C of the module ops: im2col / col2im (convolutions around the matmul kernel), pools
+and their gradients, adaptive average pooling, and interpolation's forward pass.
+
+All inputs are contiguous NCHW blocks from element offset `xo`; every kernel is a grid-stride
+loop with one work-item per output element. Gradients are written in gather form (each input
+pixel sums the outputs that read it) so no two items write one address: deterministic, no
+atomics. The geometry travels as one `Geo` struct.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from ._runtime import ctype
+
+GEO = struct.Struct("18i")
+_GEO_C = (
+    "typedef struct { int N, C, H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw, flag, xo, go, io; }"
+    " Geo;\n"
+)
+
+_SRC = """
+#define TOTAL_OUT (G.N * G.C * G.OH * G.OW)
+#define TOTAL_IN (G.N * G.C * G.H * G.W)
+/* o = [N, C*KH*KW, OH*OW] windows of x; padding reads 0 */
+__kernel void im2col(const Geo G, __global T* o, __global const T* x) {
+  int total = G.N * G.C * G.KH * G.KW * G.OH * G.OW;
+  for (int i = get_global_id(0); i < total; i += get_global_size(0)) {
+    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
+    int kj = t % G.KW; t /= G.KW; int ki = t % G.KH; t /= G.KH;
+    int iy = oy * G.sh - G.ph + ki * G.dh, ix = ox * G.sw - G.pw + kj * G.dw;
+    o[i] = (iy >= 0 && iy < G.H && ix >= 0 && ix < G.W) ? x[G.xo + (t * G.H + iy) * G.W + ix] : (T)0;
+  }
+}
+/* transposed conv: out [N, C, OH, OW] sums cols [N, C, KH, KW, H, W] at the pixels whose
+   window position lands on each output (H, W: the transposed conv's input size) */
+__kernel void col2im(const Geo G, __global T* o, __global const T* cols) {
+  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
+    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
+    T acc = (T)0;
+    for (int ki = 0; ki < G.KH; ++ki) {
+      int ty = oy + G.ph - ki * G.dh;
+      if (ty < 0 || ty % G.sh) continue;
+      int iy = ty / G.sh; if (iy >= G.H) continue;
+      for (int kj = 0; kj < G.KW; ++kj) {
+        int tx = ox + G.pw - kj * G.dw;
+        if (tx < 0 || tx % G.sw) continue;
+        int ix = tx / G.sw; if (ix >= G.W) continue;
+        acc += cols[G.xo + ((t * G.KH + ki) * G.KW + kj) * G.H * G.W + iy * G.W + ix];
+      }
+    }
+    o[i] = acc;
+  }
+}
+int valid(int start, int k, int n) { return min(start + k, n) - max(start, 0); }
+/* flag: count_include_pad */
+__kernel void avg_pool(const Geo G, __global T* o, __global const T* x) {
+  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
+    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
+    int y0 = oy * G.sh - G.ph, x0 = ox * G.sw - G.pw;
+    T acc = (T)0;
+    for (int iy = max(y0, 0); iy < min(y0 + G.KH, G.H); ++iy)
+      for (int ix = max(x0, 0); ix < min(x0 + G.KW, G.W); ++ix)
+        acc += x[G.xo + (t * G.H + iy) * G.W + ix];
+    int cnt = G.flag ? G.KH * G.KW : valid(y0, G.KH, G.H) * valid(x0, G.KW, G.W);
+    o[i] = acc / (T)cnt;
+  }
+}
+__kernel void avg_pool_backward(const Geo G, __global T* o, __global const T* g) {
+  for (int i = get_global_id(0); i < TOTAL_IN; i += get_global_size(0)) {
+    int t = i, xx = t % G.W; t /= G.W; int yy = t % G.H; t /= G.H;
+    T acc = (T)0;
+    for (int oy = max(0, (yy + G.ph - G.KH + G.sh) / G.sh); oy <= min(G.OH - 1, (yy + G.ph) / G.sh); ++oy) {
+      int y0 = oy * G.sh - G.ph;
+      if (yy < y0 || yy >= y0 + G.KH) continue;
+      for (int ox = max(0, (xx + G.pw - G.KW + G.sw) / G.sw); ox <= min(G.OW - 1, (xx + G.pw) / G.sw); ++ox) {
+        int x0 = ox * G.sw - G.pw;
+        if (xx < x0 || xx >= x0 + G.KW) continue;
+        int cnt = G.flag ? G.KH * G.KW : valid(y0, G.KH, G.H) * valid(x0, G.KW, G.W);
+        acc += g[G.go + (t * G.OH + oy) * G.OW + ox] / (T)cnt;
+      }
+    }
+    o[i] = acc;
+  }
+}
+/* max and the flat h*w index of its first occurrence; NaN wins */
+__kernel void max_pool(const Geo G, __global T* o, __global I* oi, __global const T* x) {
+  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
+    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
+    T best = (T)0; int bi = -1;
+    for (int ki = 0; ki < G.KH; ++ki) {
+      int iy = oy * G.sh - G.ph + ki * G.dh; if (iy < 0 || iy >= G.H) continue;
+      for (int kj = 0; kj < G.KW; ++kj) {
+        int ix = ox * G.sw - G.pw + kj * G.dw; if (ix < 0 || ix >= G.W) continue;
+        T v = x[G.xo + (t * G.H + iy) * G.W + ix];
+        if (bi < 0 || ((v > best || isnan(v)) && !isnan(best))) { best = v; bi = iy * G.W + ix; }
+      }
+    }
+    o[i] = bi < 0 ? (T)(-INFINITY) : best; oi[i] = (I)max(bi, 0);
+  }
+}
+__kernel void max_pool_backward(const Geo G, __global T* o, __global const T* g,
+                                __global const I* idx) {
+  for (int i = get_global_id(0); i < TOTAL_IN; i += get_global_size(0)) {
+    int t = i, xx = t % G.W; t /= G.W; int yy = t % G.H; t /= G.H;
+    T acc = (T)0;
+    for (int ki = 0; ki < G.KH; ++ki) {
+      int ty = yy + G.ph - ki * G.dh; if (ty < 0 || ty % G.sh) continue;
+      int oy = ty / G.sh; if (oy >= G.OH) continue;
+      for (int kj = 0; kj < G.KW; ++kj) {
+        int tx = xx + G.pw - kj * G.dw; if (tx < 0 || tx % G.sw) continue;
+        int ox = tx / G.sw; if (ox >= G.OW) continue;
+        int p = (t * G.OH + oy) * G.OW + ox;
+        if ((int)idx[G.io + p] == yy * G.W + xx) acc += g[G.go + p];
+      }
+    }
+    o[i] = acc;
+  }
+}
+int a_lo(int o, int n, int on) { return (o * n) / on; }
+int a_hi(int o, int n, int on) { return ((o + 1) * n + on - 1) / on; }
+__kernel void adaptive_avg(const Geo G, __global T* o, __global const T* x) {
+  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
+    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
+    int y0 = a_lo(oy, G.H, G.OH), y1 = a_hi(oy, G.H, G.OH);
+    int x0 = a_lo(ox, G.W, G.OW), x1 = a_hi(ox, G.W, G.OW);
+    T acc = (T)0;
+    for (int iy = y0; iy < y1; ++iy) for (int ix = x0; ix < x1; ++ix)
+      acc += x[G.xo + (t * G.H + iy) * G.W + ix];
+    o[i] = acc / (T)((y1 - y0) * (x1 - x0));
+  }
+}
+__kernel void adaptive_avg_backward(const Geo G, __global T* o, __global const T* g) {
+  for (int i = get_global_id(0); i < TOTAL_IN; i += get_global_size(0)) {
+    int t = i, xx = t % G.W; t /= G.W; int yy = t % G.H; t /= G.H;
+    T acc = (T)0;
+    for (int oy = 0; oy < G.OH; ++oy) {
+      int y0 = a_lo(oy, G.H, G.OH), y1 = a_hi(oy, G.H, G.OH);
+      if (yy < y0 || yy >= y1) continue;
+      for (int ox = 0; ox < G.OW; ++ox) {
+        int x0 = a_lo(ox, G.W, G.OW), x1 = a_hi(ox, G.W, G.OW);
+        if (xx < x0 || xx >= x1) continue;
+        acc += g[G.go + (t * G.OH + oy) * G.OW + ox] / (T)((y1 - y0) * (x1 - x0));
+      }
+    }
+    o[i] = acc;
+  }
+}
+/* Keys' cubic convolution weights, A = -0.75, for taps -1, 0, 1, 2 at fraction f */
+T cub_near(T d) { return (((T)1.25 * d - (T)2.25) * d) * d + (T)1; }
+T cub_far(T d) { return (((T)-0.75 * d + (T)3.75) * d - (T)6) * d + (T)3; }
+T tap(__global const T* x, int base, int W, int y, int xx) { return x[base + y * W + xx]; }
+/* flag: 0 nearest, 1 bilinear, 2 bicubic (align_corners for the last two, as Burn) */
+__kernel void interpolate(const Geo G, __global T* o, __global const T* x) {
+  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
+    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
+    int base = G.xo + t * G.H * G.W;
+    if (G.flag == 0) { o[i] = x[base + ((oy * G.H) / G.OH) * G.W + (ox * G.W) / G.OW]; continue; }
+    T sy = (T)oy * ((T)(G.H - 1) / (T)max(G.OH - 1, 1));
+    T sx = (T)ox * ((T)(G.W - 1) / (T)max(G.OW - 1, 1));
+    int y0 = (int)floor(sy), x0 = (int)floor(sx);
+    T fy = sy - (T)y0, fx = sx - (T)x0;
+    if (G.flag == 1) {
+      int y1 = min((int)ceil(sy), G.H - 1), x1 = min((int)ceil(sx), G.W - 1);
+      T top = tap(x, base, G.W, y0, x0) * ((T)1 - fx) + tap(x, base, G.W, y0, x1) * fx;
+      T bot = tap(x, base, G.W, y1, x0) * ((T)1 - fx) + tap(x, base, G.W, y1, x1) * fx;
+      o[i] = top * ((T)1 - fy) + bot * fy;
+      continue;
+    }
+    T wy[4] = {cub_far(fy + (T)1), cub_near(fy), cub_near((T)1 - fy), cub_far((T)2 - fy)};
+    T wx[4] = {cub_far(fx + (T)1), cub_near(fx), cub_near((T)1 - fx), cub_far((T)2 - fx)};
+    T acc = (T)0;
+    for (int a = 0; a < 4; ++a) {
+      int yy = clamp(y0 + a - 1, 0, G.H - 1);
+      T row = (T)0;
+      for (int b = 0; b < 4; ++b) row += wx[b] * tap(x, base, G.W, yy, clamp(x0 + b - 1, 0, G.W - 1));
+      acc += wy[a] * row;
+    }
+    o[i] = acc;
+  }
+}
+"""
+
+
+def render(dt, idt) -> str:
+    return f"typedef {ctype(dt)} T;\ntypedef {ctype(idt)} I;\n" + _GEO_C + _SRC
+
+
+def geo(**kw) -> bytes:
+    names = [
+        "N",
+        "C",
+        "H",
+        "W",
+        "OH",
+        "OW",
+        "KH",
+        "KW",
+        "sh",
+        "sw",
+        "ph",
+        "pw",
+        "dh",
+        "dw",
+        "flag",
+        "xo",
+        "go",
+        "io",
+    ]
+    return GEO.pack(*(int(kw.get(n, 0)) for n in names))
+
+
+def kernel(rt, dt, idt, name):
+    dt, idt = np.dtype(dt), np.dtype(idt)
+    return rt.kernel(("module", dt.str, idt.str), name, lambda: render(dt, idt))

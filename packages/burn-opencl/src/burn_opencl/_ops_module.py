@@ -1,0 +1,229 @@
+"""Module ops of the contract on OpenCL: convolutions through im2col/col2im and the matmul
+kernel, pools and interpolation as direct kernels (`_module_source`).
+
+Conv backward passes stay the base class's defaults: they are written with conv2d,
+conv_transpose2d, unfold4d (im2col here) and matmul, which are this module's kernels.
+Interpolation's backward is the exact adjoint of its separable form: with the 1-D interpolation
+matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T @ grad @ A_w.
+"""
+
+from __future__ import annotations
+
+from . import _ew
+from ._array import ClArray
+from ._matmul import matmul
+from ._module_source import geo, kernel
+
+
+def _out(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _launch(name, x, out_shape, g, extra, idt):
+    """New array of `out_shape` written by module kernel `name` (program of x's dtype, idt)."""
+    rt = x.rt
+    out = ClArray.empty(rt, out_shape, x.dtype)
+    n = out.size
+    if n:
+        k = kernel(rt, x.dtype, idt, name)
+        rt.launch1d(k, n, [g, out.buf, *extra])
+    return out
+
+
+def im2col(x, kh, kw, stride, padding, dilation, idt):
+    x = _ew.contiguous(x)
+    n, c, h, w = x.shape
+    oh = _out(h, kh, stride[0], padding[0], dilation[0])
+    ow = _out(w, kw, stride[1], padding[1], dilation[1])
+    g = geo(
+        N=n,
+        C=c,
+        H=h,
+        W=w,
+        OH=oh,
+        OW=ow,
+        KH=kh,
+        KW=kw,
+        sh=stride[0],
+        sw=stride[1],
+        ph=padding[0],
+        pw=padding[1],
+        dh=dilation[0],
+        dw=dilation[1],
+        xo=x.offset,
+    )
+    cols = _launch("im2col", x, (n, c * kh * kw, oh * ow), g, [x.buf], idt)
+    return cols, oh, ow
+
+
+def _bias(out, bias):
+    if bias is None:
+        return out
+    b = _ew.contiguous(bias).reshape_view((1, bias.shape[0], 1, 1))
+    return _ew.binary("add", out, b)
+
+
+class OpenClModuleOps:
+    def conv2d(self, x, weight, bias, options):
+        o = options
+        n = x.shape[0]
+        cout, cig, kh, kw = weight.shape
+        grp = o.groups
+        cols, oh, ow = im2col(x, kh, kw, o.stride, o.padding, o.dilation, self.int_dtype.np)
+        kk = cig * kh * kw
+        cols = cols.reshape_view((n, grp, kk, oh * ow))
+        w4 = _ew.contiguous(weight).reshape_view((1, grp, cout // grp, kk))
+        out = matmul(w4, cols).reshape_view((n, cout, oh, ow))
+        return _bias(out, bias)
+
+    def conv_transpose2d(self, x, weight, bias, options):
+        o = options
+        x = _ew.contiguous(x)
+        n, cin, h, w = x.shape
+        _, cog, kh, kw = weight.shape
+        grp = o.groups
+        cig, cout = cin // grp, cog * grp
+        xg = x.reshape_view((n, grp, cig, h * w))
+        wg = _ew.contiguous(weight).reshape_view((1, grp, cig, cog * kh * kw)).swap_dims(2, 3)
+        cols = matmul(wg, xg)  # [n, g, cog*kh*kw, h*w] == [n, cout, kh, kw, h, w]
+        oh = (h - 1) * o.stride[0] - 2 * o.padding[0] + o.dilation[0] * (kh - 1)
+        ow = (w - 1) * o.stride[1] - 2 * o.padding[1] + o.dilation[1] * (kw - 1)
+        oh, ow = oh + o.padding_out[0] + 1, ow + o.padding_out[1] + 1
+        g = geo(
+            N=n,
+            C=cout,
+            H=h,
+            W=w,
+            OH=oh,
+            OW=ow,
+            KH=kh,
+            KW=kw,
+            sh=o.stride[0],
+            sw=o.stride[1],
+            ph=o.padding[0],
+            pw=o.padding[1],
+            dh=o.dilation[0],
+            dw=o.dilation[1],
+            xo=cols.offset,
+        )
+        out = _launch("col2im", cols, (n, cout, oh, ow), g, [cols.buf], self.int_dtype.np)
+        return _bias(out, bias)
+
+    def unfold4d(self, x, kernel_size, options):
+        o = options
+        idt = self.int_dtype.np
+        return im2col(x, kernel_size[0], kernel_size[1], o.stride, o.padding, o.dilation, idt)[0]
+
+    # -- pooling ---------------------------------------------------------------------------------
+    def _pool_geo(self, x, kernel_size, stride, padding, dilation, out_hw, **kw):
+        n, c, h, w = x.shape
+        return geo(
+            N=n,
+            C=c,
+            H=h,
+            W=w,
+            OH=out_hw[0],
+            OW=out_hw[1],
+            KH=kernel_size[0],
+            KW=kernel_size[1],
+            sh=stride[0],
+            sw=stride[1],
+            ph=padding[0],
+            pw=padding[1],
+            dh=dilation[0],
+            dw=dilation[1],
+            xo=x.offset,
+            **kw,
+        )
+
+    def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
+        x = _ew.contiguous(x)
+        n, c, h, w = x.shape
+        hw = tuple(
+            _out(s, k, st, p, 1) for s, k, st, p in zip((h, w), kernel_size, stride, padding)
+        )
+        g = self._pool_geo(x, kernel_size, stride, padding, (1, 1), hw, flag=count_include_pad)
+        return _launch("avg_pool", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
+
+    def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
+        grad = _ew.contiguous(grad)
+        g = self._pool_geo(
+            x,
+            kernel_size,
+            stride,
+            padding,
+            (1, 1),
+            grad.shape[2:],
+            flag=count_include_pad,
+            go=grad.offset,
+        )
+        return _launch("avg_pool_backward", grad, tuple(x.shape), g, [grad.buf], self.int_dtype.np)
+
+    def max_pool2d_with_indices(self, x, kernel_size, stride, padding, dilation):
+        x = _ew.contiguous(x)
+        n, c, h, w = x.shape
+        hw = tuple(
+            _out(s, k, st, p, d)
+            for s, k, st, p, d in zip((h, w), kernel_size, stride, padding, dilation)
+        )
+        g = self._pool_geo(x, kernel_size, stride, padding, dilation, hw)
+        rt = x.rt
+        idt = self.int_dtype.np
+        out = ClArray.empty(rt, (n, c) + hw, x.dtype)
+        idx = ClArray.empty(rt, (n, c) + hw, idt)
+        if out.size:
+            k = kernel(rt, x.dtype, idt, "max_pool")
+            rt.launch1d(k, out.size, [g, out.buf, idx.buf, x.buf])
+        return out, idx
+
+    def max_pool2d_with_indices_backward(
+        self, x, kernel_size, stride, padding, dilation, output_grad, indices
+    ):
+        grad = _ew.contiguous(output_grad)
+        indices = _ew.contiguous(indices)
+        g = self._pool_geo(
+            x,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            grad.shape[2:],
+            go=grad.offset,
+            io=indices.offset,
+        )
+        extra = [grad.buf, indices.buf]
+        return _launch("max_pool_backward", grad, tuple(x.shape), g, extra, indices.dtype)
+
+    def adaptive_avg_pool2d(self, x, output_size):
+        x = _ew.contiguous(x)
+        n, c = x.shape[:2]
+        hw = (int(output_size[0]), int(output_size[1]))
+        g = self._pool_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw)
+        return _launch("adaptive_avg", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
+
+    def adaptive_avg_pool2d_backward(self, x, grad):
+        grad = _ew.contiguous(grad)
+        g = self._pool_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), grad.shape[2:], go=grad.offset)
+        idt = self.int_dtype.np
+        return _launch("adaptive_avg_backward", grad, tuple(x.shape), g, [grad.buf], idt)
+
+    # -- interpolation -----------------------------------------------------------------------------
+    def interpolate(self, x, output_size, options):
+        x = _ew.contiguous(x)
+        n, c = x.shape[:2]
+        hw = (int(output_size[0]), int(output_size[1]))
+        flag = ("nearest", "bilinear", "bicubic").index(options.mode)
+        g = self._pool_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw, flag=flag)
+        return _launch("interpolate", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
+
+    def interpolate_backward(self, x, grad, output_size, options):
+        from ._interp_matrix import interp_matrix
+
+        rt = grad.rt
+        h, w = x.shape[2:]
+        oh, ow = int(output_size[0]), int(output_size[1])
+        ah = ClArray.from_numpy(rt, interp_matrix(options.mode, h, oh).astype(x.dtype))
+        aw = ClArray.from_numpy(rt, interp_matrix(options.mode, w, ow).astype(x.dtype))
+        ah_t = ah.reshape_view((1, 1, oh, h)).swap_dims(2, 3)  # [1, 1, h, oh]
+        aw4 = aw.reshape_view((1, 1, ow, w))
+        return matmul(ah_t, matmul(grad, aw4))

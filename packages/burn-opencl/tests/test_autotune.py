@@ -1,0 +1,84 @@
+"""Matmul tiles and their autotune: every candidate tile is correct (odd sizes, strided and
+broadcast operands), and the tuner caches winners in memory and on disk per driver version."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from burn_opencl import OpenCl, _autotune
+from burn_opencl._array import ClArray
+from burn_opencl._matmul import CANDIDATES, matmul
+
+B = OpenCl("cpu")
+RT = B._rt(None)
+
+
+def _up(a):
+    return ClArray.from_numpy(RT, np.ascontiguousarray(a, np.float32))
+
+
+def _down(p):
+    return B.float_into_data(p).array.astype(np.float64)
+
+
+@pytest.mark.parametrize("tile", CANDIDATES, ids=lambda t: f"{t.bm}x{t.bn}x{t.bk}-{t.tm}x{t.tn}")
+def test_every_candidate_tile_is_correct(tile):
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 1, 70, 33))
+    y = rng.normal(size=(1, 3, 45, 33))  # used transposed: a strided view, no copy
+    yt = _up(y).swap_dims(2, 3)
+    got = _down(matmul(_up(x), yt, tile))
+    want = x.astype(np.float32).astype(np.float64) @ np.swapaxes(y, 2, 3).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture
+def tuner(monkeypatch, tmp_path):
+    monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("BURN_AUTOTUNE", "1")
+    monkeypatch.setattr(_autotune, "_MEMORY", {})
+    return tmp_path / _autotune.FILE
+
+
+def test_autotuned_matmul_writes_the_winner_per_driver(tuner):
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=(64, 96)), rng.normal(size=(96, 64))
+    got = _down(matmul(_up(x), _up(y)))
+    np.testing.assert_allclose(got, x @ y, rtol=1e-4, atol=1e-4)
+    data = json.loads(tuner.read_text())
+    (section,) = data.values()
+    assert section["driver"] == RT.cl_device.driver_version.strip()
+    assert list(section["winners"]) == ["matmul|<f4|64x64x128x1"]
+
+
+def test_choose_benchmarks_once_then_reads_memory_and_disk(tuner):
+    runs = []
+    cands = ["a", "b", "c"]
+    first = _autotune.choose(RT, "k1", cands, runs.append, repeats=2)
+    assert len(runs) == 3 * 3  # each candidate: one warm-up + two timed runs
+    assert _autotune.choose(RT, "k1", cands, runs.append) == first and len(runs) == 9
+    # a fresh process (empty memory) reads the file; a hand-edited winner is honoured
+    data = json.loads(tuner.read_text())
+    (dev,) = data
+    data[dev]["winners"]["k1"] = 2
+    tuner.write_text(json.dumps(data))
+    _autotune._MEMORY.clear()
+    assert _autotune.choose(RT, "k1", cands, runs.append) == 2 and len(runs) == 9
+
+
+def test_a_cache_from_another_driver_is_ignored(tuner):
+    dev = f"{RT.cl_device.platform.name.strip()}|{RT.name}"
+    tuner.write_text(json.dumps({dev: {"driver": "some other version", "winners": {"k2": 1}}}))
+    runs = []
+    _autotune.choose(RT, "k2", ["a", "b"], runs.append, repeats=1)
+    assert len(runs) == 4  # re-tuned
+    assert json.loads(tuner.read_text())[dev]["driver"] == RT.cl_device.driver_version.strip()
+
+
+def test_autotune_off(tuner, monkeypatch):
+    monkeypatch.setenv("BURN_AUTOTUNE", "0")
+    runs = []
+    assert _autotune.choose(RT, "k3", ["a", "b"], runs.append) == 0
+    assert runs == [] and not tuner.exists()
