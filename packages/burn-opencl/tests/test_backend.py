@@ -4,6 +4,8 @@ trap a CPU (integer division by zero)."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from burn_opencl import OpenCl, _backend, _platform
@@ -23,6 +25,9 @@ def test_constructor_options_and_repr():
     b64 = OpenCl("cpu", float_dtype="float64")
     assert repr(b64) == "OpenCl(device_type='cpu', float_dtype='float64')"
     assert OpenCl("cpu") is OpenCl(device_type="cpu")
+    # the device type is part of the backend's identity (interning, equality, pickling)
+    assert OpenCl("cpu") is not OpenCl("all") and OpenCl("cpu") != OpenCl("all")
+    assert pickle.loads(pickle.dumps(OpenCl("cpu"))) is OpenCl("cpu")
     with pytest.raises(ValueError, match="device_type must be one of"):
         OpenCl("tpu")
     with pytest.raises(ValueError, match="float16 is not supported"):

@@ -46,11 +46,9 @@ class OpenCl(OpenClModuleOps, Backend):
             raise ValueError("OpenCl: float16 is not supported yet; use float32 or float64")
         object.__setattr__(self, "device_type", device_type)
 
-    def _key(self) -> tuple:
-        return super()._key() + (self.device_type,)
-
-    def _ctor_kwargs(self) -> dict:
-        return {**super()._ctor_kwargs(), "device_type": self.device_type}
+    def options(self) -> dict:
+        # The device type is part of the identity: OpenCl("gpu") and OpenCl("cpu") are different.
+        return {**super().options(), "device_type": self.device_type}
 
     def __repr__(self) -> str:
         base = super().__repr__()
