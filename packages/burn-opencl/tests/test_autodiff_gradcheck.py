@@ -7,6 +7,7 @@ to 1e-6 relative error.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +27,8 @@ ROWS = CASES + MODULE_CASES
 
 @pytest.fixture(scope="module", params=["none", "balanced"])
 def ad64(request):
-    inner = OpenCl("cpu", float_dtype="float64", int_dtype="int64")
+    device_type = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")  # as conftest.py
+    inner = OpenCl(device_type, float_dtype="float64", int_dtype="int64")
     if not inner._rt(None).fp64:
         pytest.skip("this OpenCL device has no float64 (cl_khr_fp64)")
     if request.param == "balanced":
