@@ -1,11 +1,12 @@
 """Property tests: random and mutated bytes make every loader return or raise a RecordError.
 
 Nothing else may escape (no IndexError, struct.error, MemoryError, RecursionError...), and nothing
-may
-hang: hypothesis' deadline fails any example that takes too long. Mutations are applied both to the
-stored bytes (mostly caught by checksums) and, re-checksummed, to the payload inside the frame, so
-the
-decoders themselves see malformed structure.
+may hang: hypothesis' deadline fails any example that takes too long. Mutations are applied both to
+the stored bytes (mostly caught by checksums) and, re-checksummed, to the payload inside the frame,
+so the decoders themselves see malformed structure.
+
+The number of examples comes from the hypothesis profile (see `conftest.py`): `ci` runs the same
+25 per test and recorder every time; `HYPOTHESIS_PROFILE=long` runs 2,000 new random ones.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zstandard
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import burn_record as br
@@ -44,12 +45,6 @@ RECORDERS = [
     br.BinBytesRecorder,
     br.NamedMpkBytesRecorder,
 ]
-FUZZ = settings(
-    max_examples=25,
-    deadline=2000,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 PREFIXES = [
     b"",
     _frame.MAGIC_MPK,
@@ -120,7 +115,6 @@ extras = st.binary(max_size=16)
 
 
 @pytest.mark.parametrize("cls", RECORDERS, ids=lambda c: c.__name__)
-@FUZZ
 @given(prefix=st.sampled_from(PREFIXES), tail=st.binary(max_size=200))
 def test_random_bytes(cls, prefix, tail):
     out = _load(cls(), prefix + tail)
@@ -128,7 +122,6 @@ def test_random_bytes(cls, prefix, tail):
 
 
 @pytest.mark.parametrize("cls", RECORDERS, ids=lambda c: c.__name__)
-@FUZZ
 @given(flips=flips, cut=cuts, extra=extras)
 def test_mutated_files(cls, flips, cut, extra):
     rec = cls()
@@ -136,7 +129,6 @@ def test_mutated_files(cls, flips, cut, extra):
 
 
 @pytest.mark.parametrize("cls", RECORDERS, ids=lambda c: c.__name__)
-@FUZZ
 @given(flips=flips, cut=cuts, extra=extras)
 def test_mutated_payloads_with_valid_checksums(cls, flips, cut, extra):
     rec = cls()

@@ -45,7 +45,8 @@ def _plain(obj):
     return obj
 
 
-@settings(max_examples=300, deadline=None)
+# 300 examples (the reader is cheap), or the profile's count when larger (`long`: 2,000).
+@settings(max_examples=max(300, settings.default.max_examples), deadline=None)
 @given(TREES, st.booleans())
 def test_reader_matches_msgpack(tree, single_float):
     data = msgpack.packb(tree, use_bin_type=True, use_single_float=single_float)

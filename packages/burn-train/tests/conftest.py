@@ -1,4 +1,5 @@
-"""Makes the toy model module importable (pytest runs in importlib mode: no sys.path entry)."""
+"""Makes the shared test helpers (`real_parts`) importable (pytest runs in importlib mode: no
+sys.path entry)."""
 
 import sys
 from pathlib import Path

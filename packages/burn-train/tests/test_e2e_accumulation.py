@@ -17,65 +17,27 @@ import io
 
 import numpy as np
 from burn_autodiff import Autodiff
-from burn_dataset import DataLoaderBuilder, InMemDataset
 from burn_ndarray import NdArray
-from burn_nn import LinearConfig, Module, Relu
-from burn_nn.loss import CrossEntropyLossConfig
 from burn_optim import MomentumConfig, SgdConfig, WeightDecayConfig
 from burn_record import NamedMpkFileRecorder
-from burn_train import ClassificationOutput, LearnerBuilder, TrainOutput
+from burn_train import LearnerBuilder
 from burn_train.metric import AccuracyMetric, LossMetric
 from burn_train.renderer import CliMetricsRenderer
-from real_parts import Batcher, make_items
+from real_parts import init_model as real_init_model
+from real_parts import loaders as real_loaders
 
-INNER = NdArray(float_dtype="float64")
-AD = Autodiff(INNER)
-N_CLASSES, D_IN, D_HIDDEN = 3, 4, 8
-N_TRAIN, N_VALID = 96, 32
+AD = Autodiff(NdArray(float_dtype="float64"))
+D_HIDDEN, N_VALID = 8, 32
 LR, EPOCHS = 0.05, 2
 
 
 def loaders(batch_size):
     # no shuffle: batch 32 number k holds exactly batches 16 number 2k and 2k+1
-    train = DataLoaderBuilder(Batcher(np.float64)).batch_size(batch_size).set_device(AD.device())
-    valid = DataLoaderBuilder(Batcher(np.float64)).batch_size(16).set_device(INNER.device())
-    return (
-        train.build(InMemDataset(make_items(N_TRAIN, 0, np.float64))),
-        valid.build(InMemDataset(make_items(N_VALID, 1, np.float64))),
-    )
-
-
-class Mlp(Module):
-    linear1: Module
-    linear2: Module
-    activation: Relu = Relu()
-    loss_scale: float = 1.0
-
-    def forward(self, x):
-        return self.linear2.forward(self.activation.forward(self.linear1.forward(x)))
-
-    def forward_classification(self, batch):
-        logits = self.forward(batch.inputs)
-        loss = CrossEntropyLossConfig().init(logits.device()).forward(logits, batch.targets)
-        return ClassificationOutput(loss, logits, batch.targets)
-
-    def train_step(self, batch):
-        item = self.forward_classification(batch)
-        loss = item.loss if self.loss_scale == 1.0 else item.loss * self.loss_scale
-        return TrainOutput(self, loss.backward(), item)
-
-    def valid_step(self, batch):
-        return self.forward_classification(batch)
+    return real_loaders(None, batch_size, AD, np.float64, n_valid=N_VALID)
 
 
 def init_model(loss_scale=1.0):
-    AD.seed(0)
-    device = AD.device()
-    return Mlp(
-        linear1=LinearConfig(D_IN, D_HIDDEN).init(device),
-        linear2=LinearConfig(D_HIDDEN, N_CLASSES).init(device),
-        loss_scale=loss_scale,
-    )
+    return real_init_model(0, AD, D_HIDDEN, loss_scale)
 
 
 def train(path, batch_size, accumulation=None, loss_scale=1.0, lr=LR, optim=None):

@@ -1,16 +1,17 @@
-"""End to end: a small classifier trained for 3 epochs through LearnerBuilder."""
+"""End to end: a small burn_nn classifier on `Autodiff(NdArray())` trained with burn_optim's Adam
+and StepLr through LearnerBuilder (artifacts, logs, summary, checkpoint strategies, early stopping,
+interruption, gradient accumulation). The parts are shared with the other tests: `real_parts`."""
 
 import io
 import os
 import signal
 import threading
 
-import burn_train_toy as toy
-import numpy as np
 import pytest
-from burn_record import NamedMpkFileRecorder
+from burn_optim import AdamConfig
 from burn_train import (
     Aggregate,
+    ClassificationOutput,
     Direction,
     LearnerBuilder,
     LearnerSummary,
@@ -20,43 +21,47 @@ from burn_train import (
 )
 from burn_train.checkpoint import KeepLastNCheckpoints
 from burn_train.logger import InMemoryMetricLogger
-from burn_train.metric import AccuracyMetric, LearningRateMetric, LossMetric, Metric
+from burn_train.metric import Metric, MetricEntry
 from burn_train.renderer import CliMetricsRenderer
+from real_parts import Mlp, adam_steps, builder, fit, init_model
 
 
-def builder(tmp_path, out=None, epochs=3):
-    return (
-        LearnerBuilder(tmp_path)
-        .metric_train_numeric(AccuracyMetric())
-        .metric_valid_numeric(AccuracyMetric())
-        .metric_train_numeric(LossMetric())
-        .metric_valid_numeric(LossMetric())
-        .metric_train(LearningRateMetric())
-        .with_file_checkpointer(NamedMpkFileRecorder())
-        .renderer(CliMetricsRenderer(out or io.StringIO(), interval=0))
-        .num_epochs(epochs)
-    )
+class _Backends(Metric):
+    """Records, for every step output it sees, whether the logits are autodiff tensors."""
 
+    Input = ClassificationOutput
 
-def fit(b, model=None, optim=None, sched=None, shuffle=None):
-    train, valid = toy.loaders(shuffle=shuffle)
-    learner = b.build(
-        model or toy.ToyClassifier.init(), optim or toy.MomentumSgd(), sched or toy.StepLr(0.5)
-    )
-    return learner, learner.fit(train, valid)
+    def __init__(self):
+        self.autodiff: list[bool] = []
+
+    def name(self):
+        return "Backends"
+
+    def update(self, item, metadata):
+        self.autodiff.append(item.output.device.backend.is_autodiff)
+        return MetricEntry("Backends", "", "0,1")
+
+    def clear(self):
+        pass
 
 
 def test_three_epochs_artifacts_logs_and_summary(tmp_path):
     out = io.StringIO()
-    learner, model = fit(builder(tmp_path, out).summary())
+    train_backends, valid_backends = _Backends(), _Backends()
+    b = builder(tmp_path, out=out).summary()
+    learner, model = fit(b.metric_train(train_backends).metric_valid(valid_backends))
+    # the model learned: the mean validation loss falls every epoch, the accuracy ends high
+    later = LearnerSummary(tmp_path, ["Accuracy", "Loss"])
+    valid = {m.name: [v for _, v in m.entries] for m in later.valid}
+    assert valid["Loss"][0] > valid["Loss"][1] > valid["Loss"][2]
+    assert valid["Accuracy"][-1] > 85.0
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     expected = ["experiment.log"]
-    expected += [
-        f"checkpoint/{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in (1, 2, 3)
-    ]
+    # default strategy: keep the last 2 + the best valid loss (epoch 3, as checked above)
+    expected += [f"checkpoint/{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in (2, 3)]
     for split, names in (
-        ("train", ["Accuracy", "Learning Rate", "Loss"]),
-        ("valid", ["Accuracy", "Loss"]),
+        ("train", ["Accuracy", "Backends", "Learning Rate", "Loss"]),
+        ("valid", ["Accuracy", "Backends", "Loss"]),
     ):
         expected += [f"{split}/epoch-{e}/{n}.log" for e in (1, 2, 3) for n in names]
     assert files == sorted(expected)
@@ -65,40 +70,24 @@ def test_three_epochs_artifacts_logs_and_summary(tmp_path):
         acc = (tmp_path / f"train/epoch-{e}/Accuracy.log").read_text().splitlines()
         assert len(acc) == 6 and all(line.endswith(",16") for line in acc)
         assert len((tmp_path / f"valid/epoch-{e}/Loss.log").read_text().splitlines()) == 3
-    lrs = [
+    lrs = lambda e: [  # noqa: E731
         float(x.split(",")[0])
-        for x in (tmp_path / "train/epoch-1/Learning Rate.log").read_text().split()
+        for x in (tmp_path / f"train/epoch-{e}/Learning Rate.log").read_text().split()
     ]
-    assert lrs == [0.5] * 4 + [0.25] * 2  # StepLr(0.5, gamma 0.5, step 4)
+    assert lrs(1) + lrs(2) + lrs(3) == [2e-2] * 6 + [1e-2] * 6 + [5e-3] * 6  # StepLr, gamma 0.5
     log = (tmp_path / "experiment.log").read_text()
     assert "Executing training step for epoch 3" in log and "Saving checkpoint 3" in log
     text = out.getvalue()
     assert "[train] epoch 3/3 iter 6 | 96/96 items (100%) | Accuracy: epoch" in text
     assert "Learner Summary" in text and "| Valid | Loss" in text
     # the summary is readable from the files later, with the same numbers
-    later = LearnerSummary(tmp_path, ["Accuracy", "Loss"])
     cells = lambda line: [c.strip() for c in line.split("|")]  # noqa: E731
-    printed = [cells(x) for x in text.splitlines() if x.startswith("| Valid | Loss")][0]
+    printed = next(cells(x) for x in text.splitlines() if x.startswith("| Valid | Loss"))
     assert later.epochs == 3 and cells(str(later).splitlines()[-1]) == printed
     assert learner.epochs_completed == 3 and not learner.interrupted
-    # the model learned: validation accuracy of the last epoch is high
-    assert later.valid[0].entries[-1][1] > 80.0
-    # validation ran on model.valid() (each optimizer step makes a new model: 1 call on the last)
-    assert isinstance(model, toy.ToyClassifier) and model.valid_calls == 1
-
-
-def test_resume_from_checkpoint_equals_uninterrupted_run(tmp_path):
-    _, full = fit(builder(tmp_path / "full"))
-    _, first = fit(builder(tmp_path / "resume", epochs=2))
-    learner, resumed = fit(builder(tmp_path / "resume", epochs=3).checkpoint(2))
-    for name in ("weight", "bias"):
-        np.testing.assert_array_equal(resumed.params()[name], full.params()[name])
-        assert not np.array_equal(first.params()[name], full.params()[name])
-    assert learner.optim.steps == 18 and learner.scheduler.iteration == 18  # 3 epochs x 6 steps
-    for e in (1, 2, 3):
-        assert (tmp_path / f"resume/train/epoch-{e}/Loss.log").read_text() == (
-            tmp_path / f"full/train/epoch-{e}/Loss.log"
-        ).read_text()
+    assert isinstance(model, Mlp) and adam_steps(learner.optim) == 18  # 3 epochs x 6 steps
+    # training ran on the autodiff model, validation on model.valid() (the inner backend)
+    assert train_backends.autodiff == [True] * 18 and valid_backends.autodiff == [False] * 9
 
 
 class _ListCheckpoints(Metric):
@@ -110,8 +99,6 @@ class _ListCheckpoints(Metric):
         self.directory, self.seen = directory, {}
 
     def update(self, item, metadata):
-        from burn_train.metric import MetricEntry
-
         if metadata.iteration == 1:
             files = self.directory.glob("*") if self.directory.exists() else []
             self.seen[metadata.epoch] = sorted(p.name for p in files)
@@ -137,16 +124,16 @@ def test_checkpoint_strategies_keep_last_and_best(tmp_path):
     assert "Deleting checkpoint 3" not in log
     fit(builder(tmp_path / "last1").with_checkpointing_strategy(KeepLastNCheckpoints(1)))
     assert sorted(p.name for p in (tmp_path / "last1/checkpoint").iterdir()) == _ckpt(3)
-    # default: last 2 + best validation loss
-    learner, _ = fit(
-        builder(tmp_path / "best", epochs=3).metric_loggers(mem := InMemoryMetricLogger())
-    )
+    # default: last 2 + best validation loss; a constant lr of 0.2 overshoots after epoch 1, so
+    # the best epoch (1) is not among the last two and its checkpoint must survive
+    b = builder(tmp_path / "best", epochs=3).metric_loggers(mem := InMemoryMetricLogger())
+    fit(b, sched=0.2)
     from burn_train.metric.store import EventStore
 
     store = EventStore([mem])
     best = store.find_epoch("Loss", Aggregate.MEAN, Direction.LOWEST, Split.VALID, range(1, 4))
     kept = {int(p.stem.split("-")[1]) for p in (tmp_path / "best/checkpoint").glob("model-*")}
-    assert kept == {2, 3} | {best}
+    assert best == 1 and kept == {1, 2, 3}
 
 
 class _FakeLoss(Metric):
@@ -161,8 +148,6 @@ class _FakeLoss(Metric):
         return "Fake"
 
     def update(self, item, metadata):
-        from burn_train.metric import MetricEntry
-
         return MetricEntry("Fake", "", f"{self.epoch_values[metadata.epoch]},1")
 
     def clear(self):
@@ -192,8 +177,6 @@ class _StopAt(Metric):
         self.at, self.action = (epoch, iteration), action
 
     def update(self, item, metadata):
-        from burn_train.metric import MetricEntry
-
         if (metadata.epoch, metadata.iteration) == self.at:
             self.action()
         return MetricEntry("StopAt", "", "0,1")
@@ -207,7 +190,7 @@ def test_graceful_interrupt_returns_model_and_keeps_checkpoints(tmp_path):
     interrupter = b.interrupter()
     learner, model = fit(b.metric_train(_StopAt(2, 3, lambda: interrupter.stop("user"))))
     assert learner.interrupted and learner.epochs_completed == 1
-    assert isinstance(model, toy.ToyClassifier) and learner.optim.steps == 9  # 6 + 3 steps
+    assert isinstance(model, Mlp) and adam_steps(learner.optim) == 9  # 6 + 3 steps
     assert len((tmp_path / "train/epoch-2/Loss.log").read_text().splitlines()) == 3
     assert not (tmp_path / "valid/epoch-2").exists()
     assert sorted(p.name for p in (tmp_path / "checkpoint").glob("model-*")) == ["model-1.mpk"]
@@ -219,13 +202,13 @@ def test_ctrl_c_stops_gracefully(tmp_path):
     kill = lambda: os.kill(os.getpid(), signal.SIGINT)  # noqa: E731
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN when pytest runs as a background job
     learner, model = fit(builder(tmp_path).metric_train(_StopAt(1, 2, kill)))
-    assert learner.interrupted and learner.optim.steps == 2 and model is not None
+    assert learner.interrupted and adam_steps(learner.optim) == 2 and isinstance(model, Mlp)
     assert signal.getsignal(signal.SIGINT) is before  # handler restored
 
 
 def test_grads_accumulation_steps_every_n(tmp_path):
     learner, _ = fit(builder(tmp_path, epochs=1).grads_accumulation(3))
-    assert learner.optim.steps == 2  # 6 iterations / 3
+    assert adam_steps(learner.optim) == 2  # 6 iterations / 3
 
 
 def test_build_rejects_non_numeric_plot_metric(tmp_path):
@@ -235,4 +218,4 @@ def test_build_rejects_non_numeric_plot_metric(tmp_path):
         .renderer(CliMetricsRenderer(io.StringIO()))
     )
     with pytest.raises(TypeError, match="not numeric"):
-        b.build(toy.ToyClassifier.init(), toy.MomentumSgd(), 0.1)
+        b.build(init_model(), AdamConfig().init(), 0.1)

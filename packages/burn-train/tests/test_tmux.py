@@ -1,6 +1,11 @@
-"""The dashboard in a real terminal: a short training runs under tmux (detached session, fixed
-110x40 window), the pane is captured (progress bar, metric values, plot), arrow keys change the
-view, `q` stops it, the process exits 0 and its checkpoints load.
+"""The dashboard in a real terminal: a short training of the real parts (`real_parts`: burn_nn MLP
+on `Autodiff(NdArray())`, Adam, StepLr) runs under tmux (detached session, fixed 110x40 window),
+the pane is captured (progress bar, metric values, plot), arrow keys change the view, `q` stops
+it, the process exits 0 and its checkpoints load.
+
+No timing assumption: the child holds at epoch 4 iteration 2 (`HoldUntilStopped`) until `q`, so
+exactly 3 epochs are complete when it stops however loaded the machine is; every wait is on the
+condition asserted next, with a generous bound that only a broken run reaches.
 
 Set BURN_TRAIN_UPDATE_CAPTURE=1 to rewrite `tests/data/dashboard_capture.txt` from this run.
 """
@@ -15,9 +20,10 @@ import time
 import uuid
 from pathlib import Path
 
-import burn_train_toy as toy
 import numpy as np
 import pytest
+import real_parts as parts
+from burn_optim import AdamConfig
 from burn_record import NamedMpkFileRecorder
 
 HERE = Path(__file__).parent
@@ -25,6 +31,7 @@ CHILD = str(HERE / "tmux_child.py")
 CAPTURE = HERE / "data" / "dashboard_capture.txt"
 BRAILLE = re.compile("[\u2801-\u28ff]")
 WIDTH, HEIGHT = 110, 40
+PATIENCE = 300.0  # seconds: a bound for every wait, reached only when something is broken
 
 TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(
@@ -65,14 +72,14 @@ class Tmux:
             text=True,
             env=env,
             check=check,
-            timeout=10,
+            timeout=PATIENCE,
         )
 
     def capture(self) -> str:
         out = self.tmux("capture-pane", "-p", "-t", self.target).stdout
         return "\n".join(line.rstrip() for line in out.splitlines()).strip("\n") + "\n"
 
-    def wait_for(self, predicate, what, timeout=20.0) -> str:
+    def wait_for(self, predicate, what, timeout=PATIENCE) -> str:
         end = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < end:
@@ -91,14 +98,26 @@ class Tmux:
             Path(self.socket_path).unlink(missing_ok=True)
 
 
-def _train_epoch(screen):
-    m = re.search(r"Train epoch (\d+)/40", screen)
+def _epoch(screen):
+    m = re.search(r"(?:Train|Valid) epoch (\d+)/40", screen)
     return int(m.group(1)) if m else 0
 
 
 def _full_frame(screen):
     # a whole frame is on the pane (not one caught mid-redraw): header to help line
     return "burn-train" in screen and "q quit (graceful)" in screen and "━ train" in screen
+
+
+def _wait_file(path, term, exit_file, what):
+    """Wait until `path` exists with content (or the child exited: fail at once)."""
+    end = time.monotonic() + PATIENCE
+    while time.monotonic() < end:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        if path != exit_file and exit_file.exists():
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"{what}; pane:\n{term.capture()}")
 
 
 @needs_tmux
@@ -110,9 +129,10 @@ def test_dashboard_under_tmux_keys_q_and_checkpoints(tmp_path):
     )
     term = Tmux(command)
     try:
-        # mid-run, from epoch 3 on (a valid curve to plot): progress, values, plot
+        # the child holds at epoch 4 iteration 2 until `q`: 3 epochs done, a curve to plot
+        _wait_file(tmp_path / "holding", term, exit_file, "training never reached epoch 4")
         screen = term.wait_for(
-            lambda s: _full_frame(s) and _train_epoch(s) >= 3 and "Plot: Accuracy (recent)" in s,
+            lambda s: _full_frame(s) and _epoch(s) >= 3 and "Plot: Accuracy (recent)" in s,
             "the dashboard at epoch >= 3",
         )
         lines = screen.splitlines()
@@ -152,40 +172,38 @@ def test_dashboard_under_tmux_keys_q_and_checkpoints(tmp_path):
         )
         assert "view: full history" in after_up
 
-        # q: graceful stop, fit returns, the process exits 0
+        # q: graceful stop, fit returns, the process exits 0 (its status is written last)
         term.send("q")
-        deadline = time.monotonic() + 20
-        while not exit_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert exit_file.exists(), f"the process did not exit; pane:\n{term.capture()}"
-        time.sleep(0.1)  # the shell's echo has finished writing
-        final = term.capture()
+        status = _wait_file(exit_file, term, exit_file, "the process did not exit")
+        final = term.wait_for(lambda s: "RETURNED completed" in s, "the returned line")
     finally:
         term.kill()
-    assert exit_file.read_text().strip() == "0", final
+    assert status == "0", final
     returned = (tmp_path / "returned.txt").read_text()
-    m = re.fullmatch(r"completed=(\d+) interrupted=True model=ToyClassifier\n", returned)
-    assert m, returned
-    completed = int(m.group(1))
-    assert 3 <= completed < 40
-    assert "RETURNED completed" in final and "| Valid | Loss" in final  # summary after the TUI
-    assert "stopped from the dashboard (q)" in (tmp_path / "experiment.log").read_text()
+    assert returned == "completed=3 interrupted=True model=Mlp\n", returned
+    assert "| Valid | Loss" in final  # summary after the TUI
+    log = (tmp_path / "experiment.log").read_text()
+    assert "Training interrupted at epoch 4 iteration 2: stopped from the dashboard (q)" in log
 
     # the checkpoint of the last completed epoch is written, and every checkpoint file loads
     ckpt = tmp_path / "checkpoint"
     names = sorted(p.name for p in ckpt.iterdir())
-    assert {f"{k}-{completed}.mpk" for k in ("model", "optim", "scheduler")} <= set(names)
+    assert {f"{k}-3.mpk" for k in ("model", "optim", "scheduler")} <= set(names)
     assert not any(n.endswith(".tmp") or n.startswith(".") for n in names)
     recorder = NamedMpkFileRecorder()
     for path in ckpt.iterdir():
         assert recorder.load(path) is not None, path
-    proto = toy.ToyClassifier.init()
-    model = proto.load_record(recorder.load(ckpt / f"model-{completed}.mpk"))
-    optim = toy.MomentumSgd().load_record(recorder.load(ckpt / f"optim-{completed}.mpk"))
-    sched = toy.StepLr(0.5).load_record(recorder.load(ckpt / f"scheduler-{completed}.mpk"))
-    assert optim.steps == 6 * completed and sched.iteration == 6 * completed
-    assert not np.array_equal(model.params()["weight"], proto.params()["weight"])
-    assert all(np.isfinite(v).all() for v in model.params().values())
+    proto = parts.init_model()
+    model = proto.load_record(recorder.load(ckpt / "model-3.mpk", target=proto.into_record()))
+    optim = AdamConfig().init().load_record(recorder.load(ckpt / "optim-3.mpk"))
+    sched = parts.scheduler()
+    sched = sched.load_record(recorder.load(ckpt / "scheduler-3.mpk")) or sched
+    # 3 epochs x 6 iterations: Adam's step count, the scheduler's index (-1 before any step)
+    assert parts.adam_steps(optim) == 18 and sched.iter_idx == 17
+    trained, initial = parts.params(model), parts.params(proto)
+    assert trained.keys() == initial.keys() and len(trained) == 4
+    for key, value in trained.items():
+        assert np.isfinite(value).all() and not np.array_equal(value, initial[key]), key
 
 
 def test_committed_capture_shows_the_dashboard():

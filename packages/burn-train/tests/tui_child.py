@@ -1,11 +1,16 @@
-"""Child process for the dashboard tests: trains the toy model with the default renderer.
+"""Child process for the dashboard tests: trains the real-parts MLP (`real_parts`: burn_nn on
+`Autodiff(NdArray())`, Adam, StepLr) with the default renderer for BURN_TRAIN_EPOCHS (30) epochs.
+Training holds at BURN_TRAIN_HOLD ("EPOCH,ITERATION", default "4,2"; empty: never) until `q` or
+Ctrl-C stops it, writing ARTIFACT_DIR/holding when it starts to wait.
 
-If BURN_TRAIN_TTY names a terminal, it becomes this process's controlling terminal and its
-stdin/stdout/stderr (so Ctrl-C typed on it sends SIGINT here, as in a real shell).
+Usage: tui_child.py ARTIFACT_DIR. If BURN_TRAIN_TTY names a terminal, it becomes this process's
+controlling terminal and its stdin/stdout/stderr (so Ctrl-C typed on it sends SIGINT here, as in a
+real shell).
 """
 
 import os
 import sys
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -18,24 +23,15 @@ if tty_path:
     sys.stdout = open(1, "w", closefd=False, buffering=1)  # noqa: SIM115
     sys.stderr = open(2, "w", closefd=False, buffering=1)  # noqa: SIM115
 
-import burn_train_toy as toy  # noqa: E402
-from burn_train import LearnerBuilder  # noqa: E402
-from burn_train.metric import AccuracyMetric, CpuUse, LossMetric  # noqa: E402
+import real_parts as parts  # noqa: E402
+from burn_optim import AdamConfig  # noqa: E402
+from burn_train.metric import CpuUse  # noqa: E402
 
+directory = Path(sys.argv[1])
 epochs = int(os.environ.get("BURN_TRAIN_EPOCHS", "30"))
-delay = float(os.environ.get("BURN_TRAIN_DELAY", "0.05"))
-train, valid = toy.loaders()
-learner = (
-    LearnerBuilder(sys.argv[1])
-    .metric_train_numeric(AccuracyMetric())
-    .metric_valid_numeric(AccuracyMetric())
-    .metric_train_numeric(LossMetric())
-    .metric_valid_numeric(LossMetric())
-    .metric_train(CpuUse())
-    .num_epochs(epochs)
-    .summary()
-    .build(toy.ToyClassifier.init(delay=delay), toy.MomentumSgd(), 0.1)
-)
+b = parts.dashboard_builder(directory, epochs, os.environ.get("BURN_TRAIN_HOLD", "4,2"))
+train, valid = parts.loaders()
+learner = b.metric_train(CpuUse()).build(parts.init_model(), AdamConfig().init(), parts.scheduler())
 model = learner.fit(train, valid)
 print(
     f"RETURNED completed={learner.epochs_completed} interrupted={learner.interrupted} "

@@ -84,6 +84,27 @@ def _make_config(cls: type) -> type:
     return cls
 
 
+# What evaluating an annotation that cannot be resolved raises: an undefined name, a missing
+# module attribute, a string that is not an expression, an operator on a string (`"A" | None`).
+_UNRESOLVABLE = (NameError, AttributeError, SyntaxError, TypeError)
+
+
+def _resolve_annotation(cls: type, owner: type, name: str, annotation: Any) -> Any:
+    """`owner`'s annotation of field `name`, evaluated in `owner`'s module and class namespaces."""
+    # One field at a time, so one bad annotation is reported, never silently untyping the others.
+    probe = type(owner.__name__, (), {"__annotations__": {name: annotation}})
+    module = sys.modules.get(owner.__module__)
+    globalns = vars(module) if module is not None else {}
+    try:
+        return typing.get_type_hints(probe, globalns, dict(vars(owner)))[name]
+    except _UNRESOLVABLE as e:
+        raise ConfigError(
+            f"{cls.__qualname__}.{name}: cannot resolve its type annotation {annotation!r} "
+            f"({type(e).__name__}: {e}); define or import the type in module {owner.__module__!r}, "
+            "at module level, so JSON values can be decoded into it"
+        ) from e
+
+
 def _hash(self) -> int:
     return hash((type(self).__qualname__, self.to_json()))
 
@@ -130,15 +151,23 @@ class Config:
 
     @classmethod
     def _field_types(cls) -> dict[str, Any]:
+        """Each field's resolved annotation (string / forward references evaluated), cached.
+
+        Raises:
+            ConfigError: naming the class, the field and the annotation, for an annotation that
+                cannot be evaluated (an undefined or misspelt name, invalid syntax).
+        """
         cached = cls.__dict__.get("__burn_field_types__")
         if cached is not None:
             return cached
-        module = sys.modules.get(cls.__module__)
-        try:
-            hints = typing.get_type_hints(cls, vars(module) if module else None)
-        except Exception:  # unresolved forward references: decode those fields untyped
-            hints = {}
-        types_ = {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls)}
+        names = {f.name for f in dataclasses.fields(cls)}
+        types_: dict[str, Any] = dict.fromkeys(names, Any)
+        # Base classes first, each in its own module's namespace (as typing.get_type_hints does),
+        # so an override in a subclass wins and a base from another module resolves its names.
+        for owner in reversed(cls.__mro__):
+            for name, annotation in owner.__dict__.get("__annotations__", {}).items():
+                if name in names:
+                    types_[name] = _resolve_annotation(cls, owner, name, annotation)
         type.__setattr__(cls, "__burn_field_types__", types_)
         return types_
 
