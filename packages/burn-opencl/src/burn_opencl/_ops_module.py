@@ -30,20 +30,18 @@ def _launch(name, x, out_shape, g, extra, idt):
     return out
 
 
-def im2col(x, kh, kw, stride, padding, dilation, idt):
-    x = _ew.contiguous(x)
+def window_geo(x, kernel_size, stride, padding, dilation, out_hw, **kw):
+    """Kernel arguments of a sliding-window op (im2col, pools) over x [n, c, h, w]."""
     n, c, h, w = x.shape
-    oh = _out(h, kh, stride[0], padding[0], dilation[0])
-    ow = _out(w, kw, stride[1], padding[1], dilation[1])
-    g = geo(
+    return geo(
         N=n,
         C=c,
         H=h,
         W=w,
-        OH=oh,
-        OW=ow,
-        KH=kh,
-        KW=kw,
+        OH=out_hw[0],
+        OW=out_hw[1],
+        KH=kernel_size[0],
+        KW=kernel_size[1],
         sh=stride[0],
         sw=stride[1],
         ph=padding[0],
@@ -51,7 +49,16 @@ def im2col(x, kh, kw, stride, padding, dilation, idt):
         dh=dilation[0],
         dw=dilation[1],
         xo=x.offset,
+        **kw,
     )
+
+
+def im2col(x, kh, kw, stride, padding, dilation, idt):
+    x = _ew.contiguous(x)
+    n, c, h, w = x.shape
+    oh = _out(h, kh, stride[0], padding[0], dilation[0])
+    ow = _out(w, kw, stride[1], padding[1], dilation[1])
+    g = window_geo(x, (kh, kw), stride, padding, dilation, (oh, ow))
     cols = _launch("im2col", x, (n, c * kh * kw, oh * ow), g, [x.buf], idt)
     return cols, oh, ow
 
@@ -115,39 +122,18 @@ class OpenClModuleOps:
         return im2col(x, kernel_size[0], kernel_size[1], o.stride, o.padding, o.dilation, idt)[0]
 
     # -- pooling ---------------------------------------------------------------------------------
-    def _pool_geo(self, x, kernel_size, stride, padding, dilation, out_hw, **kw):
-        n, c, h, w = x.shape
-        return geo(
-            N=n,
-            C=c,
-            H=h,
-            W=w,
-            OH=out_hw[0],
-            OW=out_hw[1],
-            KH=kernel_size[0],
-            KW=kernel_size[1],
-            sh=stride[0],
-            sw=stride[1],
-            ph=padding[0],
-            pw=padding[1],
-            dh=dilation[0],
-            dw=dilation[1],
-            xo=x.offset,
-            **kw,
-        )
-
     def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
         x = _ew.contiguous(x)
         n, c, h, w = x.shape
         hw = tuple(
             _out(s, k, st, p, 1) for s, k, st, p in zip((h, w), kernel_size, stride, padding)
         )
-        g = self._pool_geo(x, kernel_size, stride, padding, (1, 1), hw, flag=count_include_pad)
+        g = window_geo(x, kernel_size, stride, padding, (1, 1), hw, flag=count_include_pad)
         return _launch("avg_pool", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
     def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
         grad = _ew.contiguous(grad)
-        g = self._pool_geo(
+        g = window_geo(
             x,
             kernel_size,
             stride,
@@ -166,7 +152,7 @@ class OpenClModuleOps:
             _out(s, k, st, p, d)
             for s, k, st, p, d in zip((h, w), kernel_size, stride, padding, dilation)
         )
-        g = self._pool_geo(x, kernel_size, stride, padding, dilation, hw)
+        g = window_geo(x, kernel_size, stride, padding, dilation, hw)
         rt = x.rt
         idt = self.int_dtype.np
         out = ClArray.empty(rt, (n, c) + hw, x.dtype)
@@ -181,7 +167,7 @@ class OpenClModuleOps:
     ):
         grad = _ew.contiguous(output_grad)
         indices = _ew.contiguous(indices)
-        g = self._pool_geo(
+        g = window_geo(
             x,
             kernel_size,
             stride,
@@ -198,12 +184,12 @@ class OpenClModuleOps:
         x = _ew.contiguous(x)
         n, c = x.shape[:2]
         hw = (int(output_size[0]), int(output_size[1]))
-        g = self._pool_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw)
+        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw)
         return _launch("adaptive_avg", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
     def adaptive_avg_pool2d_backward(self, x, grad):
         grad = _ew.contiguous(grad)
-        g = self._pool_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), grad.shape[2:], go=grad.offset)
+        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), grad.shape[2:], go=grad.offset)
         idt = self.int_dtype.np
         return _launch("adaptive_avg_backward", grad, tuple(x.shape), g, [grad.buf], idt)
 
@@ -213,7 +199,7 @@ class OpenClModuleOps:
         n, c = x.shape[:2]
         hw = (int(output_size[0]), int(output_size[1]))
         flag = ("nearest", "bilinear", "bicubic").index(options.mode)
-        g = self._pool_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw, flag=flag)
+        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw, flag=flag)
         return _launch("interpolate", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
     def interpolate_backward(self, x, grad, output_size, options):
