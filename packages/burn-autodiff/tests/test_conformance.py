@@ -150,7 +150,12 @@ DTYPE_OPS = {
 @pytest.mark.parametrize("op", list(DTYPE_OPS), ids=list(DTYPE_OPS))
 def test_grads_keep_input_dtype(device, dtype, op):
     data = np.arange(1, 2 * 3 * 4 * 5 + 1).reshape(2, 3, 4, 5) / 60.0
-    x = Tensor.from_data(data, device).cast(dtype).require_grad()
+    try:
+        x = Tensor.from_data(data, device).cast(dtype).require_grad()
+    except TypeError as exc:
+        # A backend without this dtype (OpenCL has no float16 yet) must refuse it clearly.
+        assert "cannot hold" in str(exc) and dtype.value in str(exc), exc
+        return
     w = Tensor.from_data(np.full((2, 3, 3, 2), 1 / 9), device).cast(dtype).require_grad()
     grads = DTYPE_OPS[op](x, w).sum().backward()
     grad_of(x, grads)
