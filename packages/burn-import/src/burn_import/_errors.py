@@ -15,9 +15,9 @@ class RecordImportError(RecordError, ValueError):
 
     Example:
         >>> from burn_import import SafetensorsFileRecorder, RecordImportError
-        >>> import tempfile, os
-        >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
-        >>> _ = open(path, "wb").write(b"\\x10\\x00")
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "w.safetensors"
+        >>> _ = path.write_bytes(b"\\x10\\x00")
         >>> try:
         ...     SafetensorsFileRecorder().load(path)
         ... except RecordImportError as err:

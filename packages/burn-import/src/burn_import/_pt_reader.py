@@ -19,7 +19,7 @@ from typing import Any
 from burn_tensor import TensorData
 
 from ._dtypes import itemsize
-from ._errors import RecordImportError
+from ._errors import RecordImportError, UnsafePickleError
 from ._pt_refs import StorageRef, TensorRef, materialize
 from ._unpickler import safe_load_at, safe_loads
 
@@ -49,7 +49,7 @@ def read_pt(path: str | os.PathLike) -> tuple[Any, dict[str, str]]:
         raise RecordImportError(f"{path}: no such file") from None
     except RecordImportError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as err:
+    except Exception as err:  # noqa: BLE001 - zipfile reports damage through many error types
         raise RecordImportError(
             f"{path.name}: unreadable zip ({type(err).__name__}: {err})"
         ) from None
@@ -58,8 +58,6 @@ def read_pt(path: str | os.PathLike) -> tuple[Any, dict[str, str]]:
             f"{path.name}: the tar format of PyTorch < 0.1.10 is not supported; re-save the "
             "weights with a newer torch"
         )
-    if not data.startswith(b"\x80"):
-        raise RecordImportError(f"{path.name}: not a PyTorch file (neither zip nor pickle)")
     return _read_legacy(data, path.name)
 
 
@@ -111,9 +109,16 @@ def _check_size(ref: StorageRef, nbytes: int, name: str) -> None:
 
 def _read_legacy(data: bytes, name: str) -> tuple[Any, dict[str, str]]:
     where = f"{name} (legacy format)"
-    magic, pos = safe_load_at(data, 0, where)
+    try:
+        magic, pos = safe_load_at(data, 0, where)
+    except UnsafePickleError:
+        raise
+    except RecordImportError as err:
+        raise RecordImportError(
+            f"{name}: not a PyTorch file, neither a zip archive nor a legacy pickle ({err})"
+        ) from None
     if magic != LEGACY_MAGIC:
-        raise RecordImportError(f"{where}: not a PyTorch file (bad magic number)")
+        raise RecordImportError(f"{name}: not a PyTorch file (bad magic number)")
     protocol, pos = safe_load_at(data, pos, where)
     if protocol != LEGACY_PROTOCOL:
         raise RecordImportError(f"{where}: unsupported protocol version {protocol!r:.40}")

@@ -124,7 +124,7 @@ def _spec(key: str, entry: Any, name: str) -> tuple[str, tuple[int, ...], int, i
     if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
         raise RecordImportError(f"{where}: needs exactly dtype, shape and data_offsets")
     code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-    if code not in SAFETENSORS_DTYPE:
+    if not isinstance(code, str) or code not in SAFETENSORS_DTYPE:
         raise RecordImportError(f"{where}: unknown dtype {code!r:.20}")
     if (
         not isinstance(shape, list)

@@ -11,6 +11,7 @@ refused global anywhere is rejected before even its first object is built. Persi
 
 from __future__ import annotations
 
+import copyreg
 import io
 import pickle
 import pickletools
@@ -136,7 +137,8 @@ _GET_OPS = {"GET", "BINGET", "LONG_BINGET"}
 def prescan(data: bytes | memoryview, where: str, start: int = 0) -> int:
     """Check every global a pickle names, without executing anything; returns where it ends.
 
-    `GLOBAL` and `INST` carry their names as arguments. `STACK_GLOBAL` takes them from the stack,
+    `GLOBAL` and `INST` carry their names as arguments, `EXT1/2/4` name them through copyreg's
+    extension registry. `STACK_GLOBAL` takes them from the stack,
     so the stack is simulated with just enough precision to know which strings are on it (pushed
     literally or fetched from the memo); a `STACK_GLOBAL` of anything else is refused.
 
@@ -160,6 +162,10 @@ def prescan(data: bytes | memoryview, where: str, start: int = 0) -> int:
             name = op.name
             if name in ("GLOBAL", "INST"):
                 module, _, attr = str(arg).partition(" ")
+                if (module, attr) not in ALLOWED:
+                    raise _refuse(module, attr, where)
+            if name in ("EXT1", "EXT2", "EXT4"):  # copyreg's extension registry names a global
+                module, attr = copyreg._inverted_registry.get(arg, ("<unregistered>", str(arg)))
                 if (module, attr) not in ALLOWED:
                     raise _refuse(module, attr, where)
             if name == "STACK_GLOBAL":
