@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, settings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-_COMMON = dict(
-    deadline=None,  # a loaded CI machine must not fail on time; hangs would still show
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+_COMMON = {
+    "deadline": None,  # a loaded CI machine must not fail on time; hangs would still show
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+    "database": None,
+}
 settings.register_profile("burn-import-ci", max_examples=200, derandomize=True, **_COMMON)
 settings.register_profile("long", max_examples=2500, derandomize=True, **_COMMON)
 

@@ -6,9 +6,8 @@ import doctest
 import importlib
 import pkgutil
 
-import pytest
-
 import burn_import
+import pytest
 
 MODULES = ["burn_import"] + [
     f"burn_import.{m.name}" for m in pkgutil.iter_modules(burn_import.__path__)

@@ -11,7 +11,6 @@ import zipfile
 
 import numpy as np
 import pytest
-
 from burn_import import RecordImportError, load_pytorch, load_safetensors
 from burn_import._dtypes import itemsize
 from burn_import._keys import flatten_tensors
@@ -181,3 +180,32 @@ def test_missing_file(tmp_path):
         load_pytorch(tmp_path / "nope.pt")
     with pytest.raises(RecordImportError, match="no such file"):
         load_safetensors(tmp_path / "nope.safetensors")
+
+
+def test_loading_never_imports_torch(fixture_path):
+    """Even where torch is installed, burn_import does not touch it: block it and load."""
+    import subprocess
+    import sys
+
+    files = [str(fixture_path(n)) for n in PT_FIXTURES + ST_FIXTURES]
+    script = (
+        "import sys\n"
+        "class NoTorch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('torch is blocked in this test')\n"
+        "sys.meta_path.insert(0, NoTorch())\n"
+        "from burn_import import load_pytorch, load_safetensors\n"
+        "for f in sys.argv[1:]:\n"
+        "    (load_pytorch if f.endswith('.pt') else load_safetensors)(f)\n"
+        "print('torch' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *files],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"

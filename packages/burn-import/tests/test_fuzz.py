@@ -17,13 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from burn_import import PyTorchFileRecorder, RecordImportError, SafetensorsFileRecorder
+from burn_import._unpickler import safe_loads
 from burn_ndarray import NdArray
 from burn_nn import LayerNormConfig, LinearConfig, Module
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from burn_import import PyTorchFileRecorder, RecordImportError, SafetensorsFileRecorder
-from burn_import._unpickler import safe_loads
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FILES = {

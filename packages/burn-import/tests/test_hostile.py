@@ -18,7 +18,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from burn_import import PyTorchFileRecorder, RecordImportError, UnsafePickleError, load_pytorch
 from burn_import._unpickler import RestrictedUnpickler, safe_loads
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from burn_import import LoadArgs, PyTorchFileRecorder, SafetensorsFileRecorder
 from burn_nn import (
     BatchNormConfig,
     BiLstmConfig,
@@ -26,8 +27,6 @@ from burn_record import (
 )
 from burn_tensor import DType, Tensor
 from burn_tensor import activation as A
-
-from burn_import import LoadArgs, PyTorchFileRecorder, SafetensorsFileRecorder
 
 
 class Mlp(Module):

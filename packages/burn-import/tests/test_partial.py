@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from burn_nn import Conv2dConfig, LayerNorm, LayerNormConfig, LinearConfig, Module
-from burn_record import FullPrecisionSettings, RecordMismatchError, TensorData
-from burn_tensor import Tensor
-
 from burn_import import (
     LoadArgs,
     PyTorchFileRecorder,
@@ -16,6 +12,9 @@ from burn_import import (
     TensorMismatchError,
     save_safetensors,
 )
+from burn_nn import Conv2dConfig, LayerNorm, LayerNormConfig, LinearConfig, Module
+from burn_record import FullPrecisionSettings, RecordMismatchError, TensorData
+from burn_tensor import Tensor
 
 
 class Encoder(Module):
@@ -78,8 +77,10 @@ def test_shape_mismatch_names_burn_path_and_file_key(fixture_path, device):
     with pytest.raises(TensorMismatchError) as err:
         PyTorchFileRecorder().load(args, device, target=LinearConfig(3, 4).init(device))
     assert err.value.problems == [
-        "weight (from fc.weight): expected shape [3, 4], got [3, 2] after transposing torch's "
-        "[d_output, d_input]",
+        (
+            "weight (from fc.weight): expected shape [3, 4], got [3, 2] after transposing torch's "
+            "[d_output, d_input]"
+        ),
         "bias (from fc.bias): expected shape [4], got [2]",
     ]
     with pytest.raises(
@@ -115,7 +116,7 @@ def test_without_target_tensors_come_nested_as_stored(fixture_path, device, expe
         Mlp_fc(fc=LinearConfig(3, 2).init(device)).load_record(raw)
 
 
-class Mlp_fc(Module):  # noqa: N801 - named after the key it holds
+class Mlp_fc(Module):
     fc: Module
 
 

@@ -7,10 +7,6 @@ import struct
 
 import numpy as np
 import pytest
-from burn_nn import LinearConfig
-from burn_record import HalfPrecisionSettings, ParamRecord, TensorData
-from burn_tensor import DType
-
 from burn_import import (
     AdapterType,
     LoadArgs,
@@ -21,6 +17,9 @@ from burn_import import (
     safetensors_metadata,
     save_safetensors,
 )
+from burn_nn import LinearConfig
+from burn_record import HalfPrecisionSettings, ParamRecord, TensorData
+from burn_tensor import DType
 
 ARRAYS = {
     "f64": np.array([[1.5, -2.0]], np.float64),
