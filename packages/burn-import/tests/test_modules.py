@@ -196,3 +196,28 @@ def test_precision_settings_set_record_dtypes(settings, dtype, expected, fixture
     assert isinstance(leaf, ParamRecord) and leaf.dtype is dtype
     want = expected["mlp_f16.safetensors::norm.weight"]  # f16: every wider type holds it exactly
     assert np.array_equal(leaf.value.array.astype(np.float16), want)
+
+
+class TwoLayerLstm(Module):
+    rnn: list
+
+
+def test_multi_layer_lstm_through_a_remap(tmp_path, device):
+    # torch's 2-layer LSTM keys (`weight_ih_l1`, ...) onto a list of Burn Lstms, as the README says.
+    from burn_import import save_safetensors
+
+    rng = np.random.default_rng(0)
+    shapes = {"weight_ih": (20, 3), "weight_hh": (20, 5), "bias_ih": (20,), "bias_hh": (20,)}
+    tensors = {}
+    for layer, d_in in ((0, 3), (1, 5)):
+        for name, shape in shapes.items():
+            shape = (20, d_in) if name == "weight_ih" else shape
+            tensors[f"rnn.{name}_l{layer}"] = rng.standard_normal(shape).astype(np.float32)
+    path = save_safetensors(tensors, tmp_path / "lstm2.safetensors")
+    model = TwoLayerLstm(
+        rnn=[LstmConfig(3, 5, True).init(device), LstmConfig(5, 5, True).init(device)]
+    )
+    args = LoadArgs(path).with_key_remap(r"rnn\.(\w+)_l(\d+)", "rnn.$2.${1}_l0")
+    model = model.load_record(SafetensorsFileRecorder().load(args, device, target=model))
+    got = model.rnn[1].forget_gate.input_transform.weight.val().numpy()
+    assert got.tobytes() == tensors["rnn.weight_ih_l1"][5:10].T.copy().tobytes()
