@@ -125,3 +125,21 @@ def test_unknown_suite_is_refused(tmp_path):
     )
     assert proc.returncode == 2
     assert "unknown suite" in proc.stderr
+
+
+def test_load_record_safetensors_case_runs_small(tmp_path):
+    # The 100M-parameter case scaled down to 200k: it runs and writes its JSON (no timing checks).
+    proc = subprocess.run(
+        [sys.executable, "benches/load_record/bench_safetensors.py", "--params", "200k"]
+        + ["--repeats", "1", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "load_record_safetensors.json").read_text())
+    names = {r["name"] for r in report["results"]}
+    assert {"burn_import.load_safetensors", "SafetensorsFileRecorder.load"} <= names
+    assert all(r["params"]["n_params"] == 200_000 for r in report["results"])

@@ -19,6 +19,7 @@ does not hide. Loads read a file that the save just wrote, so all of them hit a 
 A second case re-runs the compressed recorders (and `savez_compressed`) on bf16-rounded weights,
 once each: random normal f32 is nearly incompressible, so the zstd-vs-gzip comparison only means
 something on weights like these. The run ends with issue 5's targets, met or MISSED.
+The safetensors case (burn-import vs `safetensors.numpy`) is `bench_safetensors.py` beside this.
 """
 
 from __future__ import annotations

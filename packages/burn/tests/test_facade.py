@@ -43,6 +43,19 @@ def test_burn_paths_resolve_to_the_implementing_objects():
     assert burn.nn is burn_nn and burn.tensor is burn_tensor
 
 
+def test_import_paths_mirror_burn_import():
+    # Burn: `use burn_import::pytorch::{LoadArgs, PyTorchFileRecorder}`; `import` is a Python
+    # keyword, so the facade path is `burn.import_`, beside the package's own `burn_import`.
+    import burn_import
+    from burn.import_.pytorch import LoadArgs, PyTorchFileRecorder
+    from burn.import_.safetensors import SafetensorsFileRecorder
+
+    assert PyTorchFileRecorder is burn_import.PyTorchFileRecorder
+    assert LoadArgs is burn_import.LoadArgs
+    assert SafetensorsFileRecorder is burn_import.SafetensorsFileRecorder
+    assert burn.import_.pytorch.PyTorchFileRecorder is PyTorchFileRecorder
+
+
 def test_aliasing_keeps_the_real_module_intact():
     from importlib import resources
 

@@ -29,6 +29,7 @@ _LAZY = (
     "autodiff",
     "lr_scheduler",
     "grad_clipping",
+    "import_",
 )
 
 

@@ -26,7 +26,7 @@ ALIASES: dict[str, tuple[str, str | None]] = {
     "burn.config": ("burn_nn._config", "nn"),  # the module holding @config, Config, ConfigError
     "burn.module": ("burn_nn.module", "nn"),
     "burn.autodiff": ("burn_autodiff", "autodiff"),
-    "burn.import_": ("burn_import", None),  # burn-import: planned, not released yet
+    "burn.import_": ("burn_import", "import"),  # `import` is a keyword: burn.import_.pytorch
 }
 
 
