@@ -45,13 +45,26 @@ def reference_loader():
     return load_file
 
 
-def main(argv: list[str] | None = None) -> dict:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--params", default="100M", help="parameter count, e.g. 100M, 1M")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results"))
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timed loads per loader (median, min and max are reported)",
+    )
+    ap.add_argument(
+        "--out",
+        default=str(Path(__file__).resolve().parents[1] / "results"),
+        help="folder for the JSON result",
+    )
     ap.add_argument("--workdir", default=None, help="where the file is written (default: temp)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
     n = parse_count(args.params)
     arrays = arrays_of(build_item(n))
     mb = n * 4 / 1e6

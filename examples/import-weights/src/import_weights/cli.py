@@ -7,10 +7,14 @@ import sys
 from pathlib import Path
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="import-weights", description=__doc__)
     parser.add_argument("--weights", default=None, help="folder with digits_net.pt/.safetensors")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     from burn_ndarray import NdArray
 
