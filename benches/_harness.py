@@ -106,7 +106,32 @@ def load_torch(enabled: bool = True):
     return torch
 
 
-def environment(torch, settings: Settings) -> dict:
+def make_context(backend: str, index: int, torch, torch_device: str = "cpu") -> dict:
+    """What the suites build on: the burn device (and its Autodiff twin), torch and its device.
+
+    `sync` maps an implementation name to what makes its queued work finish, so a timed loop
+    measures the work and not only its launch on asynchronous backends (GPU burn backends, CUDA
+    torch): burn -> `device.sync()`, torch on CUDA -> `torch.cuda.synchronize()`.
+    """
+    from burn_autodiff import Autodiff
+    from burn_tensor.backend import get_backend
+
+    inner = get_backend(backend)
+    device = inner.device(index)
+    syncs = {"burn": device.sync}
+    if torch is not None and torch_device != "cpu":
+        syncs["torch"] = torch.cuda.synchronize
+    return {
+        "backend": inner,
+        "device": device,
+        "ad_device": Autodiff(inner).device(index),
+        "torch": torch,
+        "torch_device": torch_device,
+        "sync": syncs,
+    }
+
+
+def environment(torch, settings: Settings, ctx: dict | None = None) -> dict:
     import numpy as np
 
     return {
@@ -121,7 +146,9 @@ def environment(torch, settings: Settings) -> dict:
         "torch_threads": None if torch is None else torch.get_num_threads(),
         "blas_threads": blas_threads(),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
-        "burn_backend": "NdArray()",
+        "burn_backend": repr(ctx["device"].backend) if ctx else "NdArray()",
+        "burn_device": repr(ctx["device"]) if ctx else None,
+        "torch_device": ctx.get("torch_device", "cpu") if ctx else "cpu",
         "quick": settings.quick,
         "min_time_s": settings.min_time,
         "repeats": settings.repeats,
@@ -130,27 +157,34 @@ def environment(torch, settings: Settings) -> dict:
 
 
 # -- timing --------------------------------------------------------------------------------------
-def _time(fn: Callable[[], object], number: int) -> float:
+def _time(fn: Callable[[], object], number: int, sync: Callable[[], object] | None = None) -> float:
     it = itertools.repeat(None, number)
     t0 = time.perf_counter()
     for _ in it:
         fn()
+    if sync is not None:
+        sync()  # the queued work of the loop is part of its time
     return time.perf_counter() - t0
 
 
-def _calibrate(fn: Callable[[], object], min_time: float) -> int:
+def _calibrate(fn: Callable[[], object], min_time: float, sync=None) -> int:
     """Like `timeit.Timer.autorange`: the smallest 1/2/5 x 10^k loop count lasting >= min_time."""
     i = 1
     while True:
         for j in (1, 2, 5):
             number = i * j
-            if _time(fn, number) >= min_time:
+            if _time(fn, number, sync) >= min_time:
                 return number
         i *= 10
 
 
-def measure(impls: dict[str, Callable[[], object]], settings: Settings) -> dict[str, dict]:
-    """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats}}."""
+def measure(
+    impls: dict[str, Callable[[], object]], settings: Settings, syncs: dict | None = None
+) -> dict[str, dict]:
+    """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats}}.
+
+    `syncs[name]`, when given, runs at the end of each timed loop (asynchronous backends)."""
+    syncs = syncs or {}
     numbers = {}
     samples: dict[str, list[float]] = {name: [] for name in impls}
     gc_was_enabled = gc.isenabled()
@@ -165,9 +199,12 @@ def measure(impls: dict[str, Callable[[], object]], settings: Settings) -> dict[
             fn()
             while time.perf_counter() < end:
                 fn()
-            numbers[name] = number = _calibrate(fn, settings.min_time)
+            sync = syncs.get(name)
+            if sync is not None:
+                sync()
+            numbers[name] = number = _calibrate(fn, settings.min_time, sync)
             for _ in range(settings.repeats):
-                samples[name].append(_time(fn, number) / number)
+                samples[name].append(_time(fn, number, sync) / number)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -217,7 +254,7 @@ def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
                     entry.setdefault("reference_errors", {})[name] = msg
                 del impls[name]
         if entry["status"] == "ok" and impls:
-            entry["times"] = measure(impls, settings)
+            entry["times"] = measure(impls, settings, ctx.get("sync"))
             t = entry["times"]
             for ref in ("numpy", "torch"):
                 if "burn" in t and ref in t and t[ref]["median_s"] > 0:
@@ -236,7 +273,7 @@ def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
         "suite": suite.name,
         "description": suite.description,
         "status": status,
-        "environment": environment(torch, settings),
+        "environment": environment(torch, settings, ctx if "device" in ctx else None),
         "results": results,
         "targets": evaluate_targets(suite, results),
     }

@@ -16,7 +16,15 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `benches` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benches._harness import Settings, eprint, load_torch, render, run_suite, write_json
+from benches._harness import (
+    Settings,
+    eprint,
+    load_torch,
+    make_context,
+    render,
+    run_suite,
+    write_json,
+)
 from benches.suites import SUITES
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
@@ -49,6 +57,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds one timed repeat must last at least (default 0.05)",
     )
     p.add_argument("--repeats", type=int, default=None, help="timed repeats per case (default 7)")
+    p.add_argument(
+        "--backend",
+        default="ndarray",
+        help="burn backend to time (an entry-point name from `python -m burn.backend`; "
+        "autodiff suites wrap it in Autodiff) (default: %(default)s)",
+    )
+    p.add_argument("--device", type=int, default=0, help="device index of that backend (default 0)")
+    p.add_argument(
+        "--torch-device",
+        default="cpu",
+        help="device the PyTorch comparison runs on, e.g. cpu or cuda (default: %(default)s)",
+    )
     p.add_argument("--list", action="store_true", help="list the suites and exit")
     return p
 
@@ -63,8 +83,6 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         eprint(f"unknown suite(s): {', '.join(unknown)}; known: {', '.join(SUITES)}")
         return 2
-    from burn_ndarray import NdArray
-
     settings = Settings.make(args.quick, args.min_time, args.repeats)
     selected = args.suites or list(SUITES)
     for name in selected:
@@ -74,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     torch = load_torch(not args.no_torch)
     if torch is None and not args.no_torch:
         eprint("note: torch is not importable; comparing with numpy only (see benches/README.md)")
-    ctx = {"device": NdArray().device(), "torch": torch}
+    ctx = make_context(args.backend, args.device, torch, args.torch_device)
     failed = False
     for name in selected:
         report = run_suite(SUITES[name], ctx, settings)

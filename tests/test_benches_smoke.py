@@ -114,6 +114,30 @@ def test_every_suite_runs_quick_and_writes_json(tmp_path):
             _check_target(suite, tg, by_name, torch)
 
 
+def test_suites_run_on_another_backend(tmp_path):
+    # --backend: the burn side runs on OpenCl (PoCL here), Autodiff suites on Autodiff(OpenCl()),
+    # and the JSON says so; the timed loops end with device.sync() (the queue is asynchronous).
+    suites = ["launch_overhead", "conv2d", "training_step", "autodiff"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "benches", "--quick", "--no-torch", "--backend", "opencl"]
+        + ["--out", str(tmp_path), *suites],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for suite in suites:
+        report = json.loads((tmp_path / f"{suite}.json").read_text())
+        assert report["status"] == "ok", report
+        assert report["environment"]["burn_backend"].startswith("OpenCl("), report["environment"]
+        for r in report["results"]:
+            _check_times(suite, r)
+            if "backend" in r["params"] and r["params"]["backend"]:
+                assert "OpenCl(" in r["params"]["backend"], r["params"]
+
+
 def test_unknown_suite_is_refused(tmp_path):
     proc = subprocess.run(
         [sys.executable, "benches/run.py", "no_such_suite", "--out", str(tmp_path)],

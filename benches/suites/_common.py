@@ -22,7 +22,9 @@ def inputs(ctx: dict, *arrays: np.ndarray):
             (
                 Tensor.from_data(a, dev),
                 a.copy(),
-                None if torch is None else torch.from_numpy(a.copy()),
+                None
+                if torch is None
+                else torch.from_numpy(a.copy()).to(ctx.get("torch_device", "cpu")),
             )
         )
     return out

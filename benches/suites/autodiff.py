@@ -1,7 +1,8 @@
 """autodiff: forward + backward of an MLP 784-256-256-10 (batch 128, float32), and per-op overhead.
 
-burn runs on `Autodiff(NdArray())` through the public Tensor API; PyTorch CPU eager runs the same
-computation on tensors initialised with the same data; numpy is a hand-written forward + backward.
+burn runs on `Autodiff(B)` (B from `--backend`, NdArray by default) through the public Tensor API;
+PyTorch eager (`--torch-device`) runs the same computation on tensors initialised with the same
+data; numpy is a hand-written forward + backward.
 
 - `mlp 784-256-256-10 b128`: x[128, 784] -> x @ w1 + b1 -> relu -> @ w2 + b2 -> relu -> @ w3 + b3
   -> MSE against y[128, 10]; `backward()` and the gradients of all six parameters (torch:
@@ -43,12 +44,13 @@ def _data(batch: int, layers: tuple[int, ...], seed: int = 0) -> dict[str, np.nd
     return d
 
 
-def _burn_mlp(d: dict, checkpointing=None):
+def _burn_mlp(ctx: dict, d: dict, checkpointing=None):
     from burn_autodiff import Autodiff
-    from burn_ndarray import NdArray
     from burn_tensor import Tensor, activation
 
-    device = Autodiff(NdArray(), checkpointing=checkpointing).device()
+    device = ctx["ad_device"]
+    if checkpointing is not None:
+        device = Autodiff(ctx["backend"], checkpointing=checkpointing).device(device.index)
     x, y = Tensor.from_data(d["x"], device), Tensor.from_data(d["y"], device)
     params = [Tensor.from_data(d[k], device).require_grad() for k in NAMES]
     relu = activation.relu
@@ -86,11 +88,11 @@ def _numpy_mlp(d: dict):
     return step
 
 
-def _torch_mlp(torch, d: dict):
+def _torch_mlp(torch, d: dict, dev: str = "cpu"):
     if torch is None:
         return None
-    x, y = torch.from_numpy(d["x"]), torch.from_numpy(d["y"])
-    params = [torch.from_numpy(d[k].copy()).requires_grad_() for k in NAMES]
+    x, y = torch.from_numpy(d["x"]).to(dev), torch.from_numpy(d["y"]).to(dev)
+    params = [torch.from_numpy(d[k].copy()).to(dev).requires_grad_() for k in NAMES]
     relu, grad = torch.relu, torch.autograd.grad
 
     def step():
@@ -104,21 +106,20 @@ def _torch_mlp(torch, d: dict):
     return step
 
 
-def _per_op(torch) -> list[Case]:
-    from burn_autodiff import Autodiff
-    from burn_ndarray import NdArray
+def _per_op(ctx: dict) -> list[Case]:
     from burn_tensor import Tensor
 
+    torch, dev = ctx.get("torch"), ctx.get("torch_device", "cpu")
     a0 = np.linspace(-1, 1, 16, dtype=np.float32)
     b0 = np.linspace(0.5, 0.6, 16, dtype=np.float32)
-    ad, nd = Autodiff(NdArray()).device(), NdArray().device()
+    ad, nd = ctx["ad_device"], ctx["device"]
     a, b = Tensor.from_data(a0, ad).require_grad(), Tensor.from_data(b0, ad).require_grad()
     ia, ib = Tensor.from_data(a0, nd), Tensor.from_data(b0, nd)
     ta = tb = None
     if torch is not None:
-        ta = torch.from_numpy(a0.copy()).requires_grad_()
-        tb = torch.from_numpy(b0.copy()).requires_grad_()
-        ua, ub = torch.from_numpy(a0.copy()), torch.from_numpy(b0.copy())
+        ta = torch.from_numpy(a0.copy()).to(dev).requires_grad_()
+        tb = torch.from_numpy(b0.copy()).to(dev).requires_grad_()
+        ua, ub = torch.from_numpy(a0.copy()).to(dev), torch.from_numpy(b0.copy()).to(dev)
 
     def chain(x, y):
         h = x
@@ -167,7 +168,7 @@ def _per_op(torch) -> list[Case]:
         ),
         Case(
             "op a*b untracked",
-            {"shape": [16], "op": "a * b on the inner NdArray (torch: no requires_grad)"},
+            {"shape": [16], "op": "a * b on the inner backend (torch: no requires_grad)"},
             {
                 "burn": lambda: ia * ib,
                 "numpy": lambda: a0 * b0,
@@ -176,12 +177,12 @@ def _per_op(torch) -> list[Case]:
         ),
         Case(
             f"chain {2 * CHAIN} ops fwd+bwd",
-            {**chain_params, "backend": "Autodiff(NdArray())", "backward": True},
+            {**chain_params, "backend": repr(ad.backend), "backward": True},
             {"burn": burn_fwd_bwd, "numpy": numpy_fwd_bwd, "torch": torch_fwd_bwd if t else None},
         ),
         Case(
             f"chain {2 * CHAIN} ops fwd (inner)",
-            {**chain_params, "backend": "NdArray()", "backward": False},
+            {**chain_params, "backend": repr(nd.backend), "backward": False},
             {
                 "burn": lambda: chain(ia, ib),
                 "numpy": numpy_fwd,
@@ -202,25 +203,29 @@ def build(ctx: dict, quick: bool) -> list[Case]:
         "layers": list(layers),
         "dtype": "float32",
         "loss": "mse",
-        "backend": "Autodiff(NdArray())",
+        "backend": repr(ctx["ad_device"].backend),
     }
     name = MLP_CASE if not quick else f"mlp {'-'.join(map(str, layers))} b{batch}"
     return [
         Case(
             name,
             params,
-            {"burn": _burn_mlp(d), "numpy": _numpy_mlp(d), "torch": _torch_mlp(torch, d)},
+            {
+                "burn": _burn_mlp(ctx, d),
+                "numpy": _numpy_mlp(d),
+                "torch": _torch_mlp(torch, d, ctx.get("torch_device", "cpu")),
+            },
         ),
         Case(
             f"{name} balanced",
             {**params, "checkpointing": "balanced"},
             {
-                "burn": _burn_mlp(d, BalancedCheckpointing()),
+                "burn": _burn_mlp(ctx, d, BalancedCheckpointing()),
                 "numpy": _numpy_mlp(d),
-                "torch": _torch_mlp(torch, d),
+                "torch": _torch_mlp(torch, d, ctx.get("torch_device", "cpu")),
             },
         ),
-        *_per_op(torch),
+        *_per_op(ctx),
     ]
 
 

@@ -29,15 +29,12 @@ def _data(batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return images, targets
 
 
-def _burn_step(images: np.ndarray, targets: np.ndarray):
-    from burn_autodiff import Autodiff
-    from burn_ndarray import NdArray
+def _burn_step(device, images: np.ndarray, targets: np.ndarray):
     from burn_nn import CrossEntropyLossConfig
     from burn_optim import AdamConfig, GradientsParams
     from burn_tensor import Tensor
     from guide.model import ModelConfig
 
-    device = Autodiff(NdArray()).device()
     device.seed(0)
     model = ModelConfig(NUM_CLASSES, HIDDEN).init(device)
     initial = _weights(model)
@@ -71,7 +68,9 @@ def _weights(model) -> dict[str, np.ndarray]:
     return w
 
 
-def _torch_step(torch, images: np.ndarray, targets: np.ndarray, initial: dict[str, np.ndarray]):
+def _torch_step(
+    torch, images: np.ndarray, targets: np.ndarray, initial: dict[str, np.ndarray], dev: str
+):
     nn = torch.nn
 
     class Model(nn.Module):
@@ -100,9 +99,9 @@ def _torch_step(torch, images: np.ndarray, targets: np.ndarray, initial: dict[st
         for name, p in model.named_parameters():
             assert tuple(p.shape) == initial[name].shape, (name, p.shape, initial[name].shape)
             p.copy_(torch.from_numpy(initial[name]))
-    model.train()
-    x = torch.from_numpy(images.copy())
-    y = torch.from_numpy(targets.copy())
+    model.to(dev).train()
+    x = torch.from_numpy(images.copy()).to(dev)
+    y = torch.from_numpy(targets.copy()).to(dev)
     optim = torch.optim.Adam(model.parameters(), lr=LR, eps=1e-5)
     cross_entropy = nn.functional.cross_entropy
 
@@ -120,8 +119,10 @@ def build(ctx: dict, quick: bool) -> list[Case]:
     batch = 4 if quick else 64
     torch = ctx.get("torch")
     images, targets = _data(batch)
-    burn, initial = _burn_step(images, targets)
-    ref = None if torch is None else _torch_step(torch, images, targets, initial)
+    device = ctx["ad_device"]
+    burn, initial = _burn_step(device, images, targets)
+    tdev = ctx.get("torch_device", "cpu")
+    ref = None if torch is None else _torch_step(torch, images, targets, initial, tdev)
     return [
         Case(
             f"guide model batch {batch}",
@@ -133,7 +134,8 @@ def build(ctx: dict, quick: bool) -> list[Case]:
                 "dropout": 0.5,
                 "optimizer": "adam",
                 "learning_rate": LR,
-                "backend": "Autodiff(NdArray())",
+                "backend": repr(device.backend),
+                "torch_device": tdev,
             },
             {"burn": burn, "numpy": None, "torch": ref},
         )
