@@ -122,7 +122,7 @@ class Mlp_fc(Module):
 
 def test_without_target_int_precision_is_checked(fixture_path, device):
     with pytest.raises(
-        RecordImportError, match=r"dtypes.pt: i64: int values in \[-9223372036854775808"
+        RecordImportError, match=r"dtypes.pt: i64: int tensor values in \[-9223372036854775808"
     ):
         PyTorchFileRecorder(FullPrecisionSettings).load(fixture_path("dtypes.pt"), device)
 

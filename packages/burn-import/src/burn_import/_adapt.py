@@ -32,7 +32,7 @@ from burn_nn import (
     Module,
     RmsNorm,
 )
-from burn_record import ParamRecord, PrecisionSettings
+from burn_record import ParamRecord, PrecisionSettings, RecordPrecisionError, convert_precision
 from burn_tensor import TensorData
 
 from ._errors import RecordImportError, TensorMismatchError
@@ -68,22 +68,14 @@ class LoadReport:
 
 
 def convert(data: TensorData, settings: PrecisionSettings, key: str) -> TensorData:
-    """Cast to the precision settings' float / int type (bool kept); ints must fit."""
-    dtype = data.dtype
-    target = settings.float_dtype if dtype.is_float() else settings.int_dtype
-    if dtype.is_bool() or dtype is target:
-        return data
-    arr = data.array
-    if dtype.is_int() and arr.size:
-        info = np.iinfo(target.np)
-        lo, hi = int(arr.min()), int(arr.max())
-        if lo < info.min or hi > info.max:
-            raise RecordImportError(
-                f"{key}: int values in [{lo}, {hi}] do not fit {target.value} of {settings!r}; "
-                "use DoublePrecisionSettings"
-            )
-    with np.errstate(over="ignore"):  # f64 -> f16 overflow gives inf, as a cast in Burn does
-        return TensorData(arr.astype(target.np))
+    """Cast to the precision settings' float / int type (bool kept); ints must fit.
+
+    burn_record's own conversion (the one its recorders apply when saving), with the error in
+    this package's family."""
+    try:
+        return convert_precision(data, settings, key)
+    except RecordPrecisionError as exc:
+        raise RecordImportError(str(exc)) from exc
 
 
 def _navigate(root: Any, parts: list[str]) -> Any:

@@ -55,6 +55,8 @@ from ._settings import (
     PrecisionSettings,
 )
 
+from ._tensors import convert_for_save as convert_precision
+
 __all__ = [
     # recorders
     "Recorder",
@@ -99,6 +101,7 @@ __all__ = [
     "RecordCorruptedError",
     "RecordDTypeError",
     "RecordPrecisionError",
+    "convert_precision",
     "RecordMismatchError",
     "RecordNotFoundError",
     "UnsupportedItemError",
