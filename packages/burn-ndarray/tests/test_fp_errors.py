@@ -96,12 +96,16 @@ def test_out_of_range_scalars_round_to_inf_like_the_elements():
             assert t.clamp_max(1e300).numpy().tolist() == [1.0, big]
 
 
-def test_int_division_by_zero_gives_zero_without_error():
+def test_int_division_by_zero_raises_zero_division_error():
+    # Burn panics and PyTorch on the CPU raises; numpy's integer result for x // 0 and x % 0
+    # would be a silent 0. The Tensor layer raises a TensorCheckError that is a ZeroDivisionError.
     t = Tensor.from_data([7, -7, 0], NdArray().device())
     with np.errstate(all="raise"):
-        # Burn panics here; numpy's integer result for x // 0 and x % 0 is 0.
-        assert (t / 0).tolist() == [0, 0, 0]
-        assert t.remainder(t.zeros_like()).tolist() == [0, 0, 0]
+        with pytest.raises(ZeroDivisionError, match="(?s)'div'.*division by zero"):
+            t / 0
+        with pytest.raises(ZeroDivisionError, match="(?s)'remainder'.*division by zero"):
+            t.remainder(t.zeros_like())
+        assert (t / 7).tolist() == [1, -1, 0]  # a divisor without zeros still divides
 
 
 def test_ops_left_unwrapped_raise_no_flag(device):

@@ -174,7 +174,9 @@ def test_combine_family(device, device64, f):
         Tensor.cat([f(2, 3), f(2, 4)], 0)
     with raises("cat", "tensor 1 has rank 1, tensor 0 has rank 2"):
         Tensor.cat([f(2, 3), f(3)], 0)
-    with raises("cat", "tensor 1 is Int, tensor 0 is Float", "tensor 2 on"):
+    with raises(
+        "cat", "tensor 1 is Int, tensor 0 is Float", "tensor 2 is float64 on Cpu of NdArray"
+    ):
         Tensor.cat([f(2), Tensor.from_data([1, 2], device), Tensor.ones([2], device64)], 0)
     with raises("cat", "at least one tensor"):
         Tensor.cat([], 0)
@@ -198,7 +200,7 @@ def test_index_family(device, f):
         f(2).mask_where(f(2), f(2))
     with raises("mask_fill", r"shapes \[2\] and \[3\] differ"):
         f(2).mask_fill(Tensor.from_data([True, False, True], device), 0.0)
-    with raises("one_hot", r"indices must be in \[0, 3\)"):
+    with raises("one_hot", r"class index 3 out of range for dim 1 of size 3 \(valid: 0..2\)"):
         Tensor.from_data([0, 3], device).one_hot(3)
     with raises("one_hot", "index 5 out of range for 3 classes"):
         Tensor.one_hot(5, 3, device)

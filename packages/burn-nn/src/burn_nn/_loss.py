@@ -9,8 +9,9 @@ import enum
 import math
 
 import numpy as np
-from burn_tensor import Tensor
+from burn_tensor import Int, Tensor, TensorCheckError
 from burn_tensor import activation as A
+from burn_tensor.checks import check_indices
 
 from ._config import config
 from ._module import Module
@@ -130,6 +131,14 @@ def _check_ce(logits: Tensor, targets: Tensor) -> tuple[int, int]:
             f"CrossEntropyLoss: expected logits [batch, classes] and targets [batch], "
             f"got {logits.dims()} and {targets.dims()}"
         )
+    if targets.kind is not Int:
+        raise TensorCheckError(
+            "CrossEntropyLoss",
+            f"targets must be an Int tensor of class indices, got {targets.kind}",
+        )
+    # A target of -1 would otherwise wrap (training the last class) and one >= C would fail
+    # deep in gather: name the loss, the value and the valid classes instead.
+    check_indices("CrossEntropyLoss", targets, 1, logits.dims()[1], "target class")
     return logits.dims()[0], logits.dims()[1]
 
 

@@ -80,6 +80,12 @@ class OpenCl(OpenClModuleOps, Backend):
     def device_count(self) -> int:
         return len(self._runtimes())
 
+    @property
+    def checks_force_sync(self) -> bool:
+        """On a GPU, reading an index tensor's bounds would wait for the queue: data-dependent
+        checks then run only under BURN_CHECKS=1. On a CPU (PoCL) they always run."""
+        return any(rt.kind != "cpu" for rt in self._runtimes())
+
     def device_info(self, device: Device | None = None) -> str:
         """`platform:device kind name` of a device, e.g. '0:0 cpu pthread-AMD EPYC'."""
         rt = self._rt(device)

@@ -8,8 +8,9 @@ Example:
     [[3.0]]
 """
 
-from . import activation, backend, module, ops
+from . import activation, backend, checks, module, ops
 from ._backend import Backend, op_table
+from ._check_data import TensorZeroDivisionError
 from ._data import Data, TensorData
 from ._device import Device
 from ._distribution import Distribution
@@ -62,6 +63,7 @@ __all__ = [
     "Shape",
     "Tensor",
     "TensorCheckError",
+    "TensorZeroDivisionError",
     "TensorData",
     "TensorKind",
     "Tolerance",
@@ -70,6 +72,7 @@ __all__ = [
     "available_backends",
     "backend",
     "backend_table",
+    "checks",
     "default_device",
     "get_backend",
     "module",

@@ -72,6 +72,11 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     #: the wrapped backend for decorators (Autodiff, Fusion), else None
     inner: Backend | None = None
     is_autodiff: bool = False
+    #: True where reading a tensor's values back waits for queued device work (asynchronous GPU
+    #: backends). Data-dependent checks (index bounds, integer division by zero, float -> int
+    #: casts) then run only under `BURN_CHECKS=1`; a decorator answers for its inner backend.
+    #: A class attribute, or a property when it depends on the device (OpenCl: GPU or CPU).
+    checks_force_sync: bool = False
 
     def __init__(self, float_dtype: Any = "float32", int_dtype: Any = "int32"):
         fd = DType.from_any(float_dtype)

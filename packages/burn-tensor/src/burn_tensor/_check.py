@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 
+from ._check_data import int_range
 from ._dtype import Bool, Float, Int
 from ._errors import TensorCheckError
 
@@ -45,7 +46,7 @@ def binary(op: str, a, b) -> None:
     if a._o.kind is not b._o.kind:
         problems.append(f"kinds differ: lhs is {a._o.kind.value}, rhs is {b._o.kind.value}")
     if a._d is not b._d:
-        problems.append(f"devices differ: lhs on {a._d!r}, rhs on {b._d!r}")
+        problems.append(device_mismatch(a, b))
     sa, sb = a._p.shape, b._p.shape
     if len(sa) != len(sb):
         problems.append(
@@ -74,12 +75,39 @@ def broadcast_shape(op: str, sa, sb) -> None:
 
 def same_device(op: str, a, b) -> None:
     if a._d is not b._d:
-        raise TensorCheckError(op, f"devices differ: {a._d!r} vs {b._d!r}")
+        raise TensorCheckError(op, device_mismatch(a, b))
+
+
+def describe(t) -> str:
+    """Where a tensor lives, for error messages: `float32 on Cpu of NdArray()`."""
+    return f"{t.dtype.value} on {t._d!r} of {t._d.backend!r}"
+
+
+def device_mismatch(a, b, names=("lhs", "rhs")) -> str:
+    """`devices differ: lhs is float32 on Cpu of NdArray(), rhs is float64 on ...` plus how to
+    fix it: the device repr alone ("Cpu" vs "Cpu") hides that the backends differ."""
+    ba, bb = a._d.backend, b._d.backend
+    msg = f"devices differ: {names[0]} is {describe(a)}, {names[1]} is {describe(b)}"
+    if ba.inner is bb or bb.inner is ba:
+        return msg + (
+            " (one is the autodiff backend of the other: lift with Tensor.from_inner(t) or "
+            "lower with t.inner())"
+        )
+    return msg + " (move one with .to_device(other.device))"
 
 
 def scalar_for(op: str, t, value):
-    """Convert a Python scalar for a tensor of t's kind; ints refuse non-integral floats."""
-    return scalar_of_kind(op, t._o.kind, value)
+    """Convert a Python scalar for a tensor of t's kind; ints refuse non-integral floats and
+    values outside the tensor's int dtype (numpy would raise a bare OverflowError)."""
+    k = t._o.kind
+    v = scalar_of_kind(op, k, value)
+    if k is Int:
+        lo, hi = int_range(t._p.dtype)
+        if not lo <= v <= hi:
+            raise TensorCheckError(
+                op, f"scalar {v} does not fit the tensor's {t._p.dtype} [{lo}, {hi}]"
+            )
+    return v
 
 
 def scalar_of_kind(op: str, k, value):

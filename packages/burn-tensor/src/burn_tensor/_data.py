@@ -277,6 +277,12 @@ def _coerce_unsupported(arr: np.ndarray) -> np.ndarray:
     if kind == "f":
         return arr.astype(np.float64 if arr.dtype.itemsize > 8 else np.float32)
     if kind in "iu":
+        # Python ints past int64 come in as uint64 (`[2**63]`): casting would wrap to -2**63.
+        if kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+            raise ValueError(
+                f"TensorData: values in [{int(arr.min())}, {int(arr.max())}] do not fit int64 "
+                f"[{np.iinfo(np.int64).min}, {np.iinfo(np.int64).max}]"
+            )
         return arr.astype(np.int64)
     if kind == "b":
         return arr.astype(np.bool_)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -9,7 +10,8 @@ from dataclasses import dataclass
 class Distribution:
     """A sampling distribution, as Burn's `Distribution` enum.
 
-    `Distribution.default()` is U[0, 1); `uniform(low, high)` is U[low, high); `normal(mean, std)`;
+    `Distribution.default()` (or `Distribution.Default`, with or without a call) is U[0, 1);
+    `uniform(low, high)` is U[low, high); `normal(mean, std)`;
     `bernoulli(p)` gives 1.0 with probability p.
 
     Example:
@@ -27,16 +29,19 @@ class Distribution:
 
     @staticmethod
     def uniform(low: float, high: float) -> Distribution:
-        if not high > low:
+        if not (math.isfinite(low) and math.isfinite(high) and high > low):
             raise ValueError(
-                f"Distribution.uniform: expected low < high, got low={low}, high={high}"
+                f"Distribution.uniform: expected finite low < high, got low={low}, high={high}"
             )
         return Distribution("uniform", float(low), float(high))
 
     @staticmethod
     def normal(mean: float, std: float) -> Distribution:
-        if std < 0:
-            raise ValueError(f"Distribution.normal: expected std >= 0, got {std}")
+        if not (math.isfinite(mean) and math.isfinite(std) and std >= 0):
+            raise ValueError(
+                f"Distribution.normal: expected a finite mean and a finite std >= 0, "
+                f"got mean={mean}, std={std}"
+            )
         return Distribution("normal", float(mean), float(std))
 
     @staticmethod
@@ -46,10 +51,15 @@ class Distribution:
         return Distribution("bernoulli", float(prob), 0.0)
 
     # Burn-style aliases: Distribution::Uniform(a, b), Distribution::Normal(m, s), ...
+    # `Distribution.Default` is set below to a value, as Burn's unit variant `Distribution::Default`.
     Uniform = uniform
     Normal = normal
     Bernoulli = bernoulli
-    Default = default
+
+    def __call__(self) -> Distribution:
+        """A distribution called with no arguments is itself, so both `Distribution.Default`
+        (Burn's spelling, a value) and `Distribution.Default()` work."""
+        return self
 
     def __repr__(self) -> str:
         if self.kind == "default":
@@ -57,3 +67,6 @@ class Distribution:
         if self.kind == "bernoulli":
             return f"Distribution.bernoulli({self.a})"
         return f"Distribution.{self.kind}({self.a}, {self.b})"
+
+
+Distribution.Default = Distribution("default", 0.0, 1.0)  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from . import _check as check
+from . import _check_data as check_data
 from ._data import TensorData, cast
 from ._device import Device
 from ._distribution import Distribution
@@ -94,7 +95,13 @@ class Tensor(
         device = _device(device)
         if isinstance(data, Tensor):
             data = data.to_data()
-        td = data if isinstance(data, TensorData) else TensorData(data)
+        if isinstance(data, TensorData):
+            td = data
+        else:
+            try:
+                td = TensorData(data)
+            except ValueError as e:  # out-of-range ints: the same error as a failed convert
+                raise TensorCheckError("from_data", str(e)) from None
         backend = device.backend
         if dtype is not None:
             dt = DType.from_any(dtype)
@@ -103,7 +110,10 @@ class Tensor(
         kind = dt.kind
         if td.dtype is not dt:
             if kind is Int and td.dtype.kind is not Bool:
-                td = td.convert(dt)  # refuses non-finite and out-of-range values
+                try:
+                    td = td.convert(dt)  # refuses non-finite and out-of-range values
+                except ValueError as e:
+                    raise TensorCheckError("from_data", str(e)) from None
             else:
                 td = TensorData(cast(td.array, dt.np))
         prefix = _PREFIX[kind]
@@ -133,6 +143,8 @@ class Tensor(
     def _create(op: str, shape, device, kind, dtype):
         device = _device(device)
         shape = tuple(Shape(shape))
+        if kind is not None and not isinstance(kind, TensorKind):
+            kind = _kind(op, kind)
         if dtype is not None:
             dt = DType.from_any(dtype)
             if kind is not None and dt.kind is not kind:
@@ -175,6 +187,8 @@ class Tensor(
         device, shape, kind, dt = Tensor._create("full", shape, device, kind, dtype)
         # An Int fill of 2.5 would truncate silently in the backend: refuse it, like int scalars.
         fill_value = check.scalar_of_kind("full", kind, fill_value)
+        if kind is Int:
+            check_data.int_values_fit("full", fill_value, fill_value, dt.np)
         p = getattr(device.backend, _PREFIX[kind] + "full")(shape, fill_value, device, dt)
         return Tensor._make(p, kind, device)
 
@@ -195,7 +209,7 @@ class Tensor(
         shape, distribution: Distribution | None = None, device=None, kind=None, dtype=None
     ) -> Tensor:
         """Sample a Float tensor (or Int with `kind=Int`) from `distribution` (default U[0, 1))."""
-        distribution = distribution or Distribution.default()
+        distribution = _distribution("random", distribution)
         device, shape, kind, dt = Tensor._create("random", shape, device, kind, dtype)
         if kind is Bool:
             raise TensorCheckError("random", "Bool tensors cannot be sampled; compare a Float one")
@@ -227,7 +241,10 @@ class Tensor(
         # Unit steps reach the backend's own `int_arange` (Burn's `Tensor::arange`).
         device = _device(device)
         backend = device.backend
-        p = backend.int_arange(int(start), int(end), device, backend.int_dtype)
+        start, end = int(start), int(end)
+        if end > start:  # numpy would wrap past the dtype's range: refuse it, as from_data does
+            check_data.int_values_fit("arange", start, end - 1, backend.int_dtype.np)
+        p = backend.int_arange(start, end, device, backend.int_dtype)
         return Tensor._make(p, Int, device)
 
     @staticmethod
@@ -243,7 +260,14 @@ class Tensor(
             raise TensorCheckError("arange_step", "step must not be 0")
         device = _device(device)
         backend = device.backend
-        p = backend.int_arange_step(int(start), int(end), int(step), device, backend.int_dtype)
+        start, end, step = int(start), int(end), int(step)
+        n = len(range(start, end, step))
+        if n:
+            last = start + (n - 1) * step
+            check_data.int_values_fit(
+                "arange_step", min(start, last), max(start, last), backend.int_dtype.np
+            )
+        p = backend.int_arange_step(start, end, step, device, backend.int_dtype)
         return Tensor._make(p, Int, device)
 
     @staticmethod
@@ -415,11 +439,17 @@ class Tensor(
         return self._as(fn(self._p, b.float_dtype), Float)
 
     def int(self) -> Tensor:
-        """Convert to an Int tensor (floats truncate toward zero)."""
+        """Convert to an Int tensor (floats truncate toward zero).
+
+        NaN, infinities and floats outside the int dtype's range raise `TensorCheckError`
+        (numpy and C casts give an arbitrary value, -2**31 on x86); see the README's "Checks".
+        """
         k = self._o.kind
         if k is Int:
             return self
         b = self._d.backend
+        if k is Float:
+            check_data.float_to_int("int", self, b.int_dtype.np)
         fn = b.float_into_int if k is Float else b.bool_into_int
         return self._as(fn(self._p, b.int_dtype), Int)
 
@@ -465,6 +495,35 @@ Tensor.one_hot = hybridmethod(classmethod(_one_hot_cls).__func__, LayoutMixin._o
 
 
 _PREFIX = {Float: "float_", Int: "int_", Bool: "bool_"}
+
+
+def _distribution(op: str, distribution):
+    if distribution is None:
+        return Distribution.default()
+    if isinstance(distribution, Distribution):
+        return distribution
+    raise TensorCheckError(
+        op,
+        f"expected a Distribution, got {distribution!r}: call the constructor with its "
+        "parameters, e.g. Distribution.uniform(0.0, 1.0) or Distribution.normal(0.0, 1.0)",
+    )
+
+
+def _kind(op: str, kind) -> TensorKind:
+    """A kind given by name (`"Int"`, `"float"`) or as the `Float`/`Int`/`Bool` value."""
+    if isinstance(kind, str):
+        for k in (Float, Int, Bool):
+            if kind.lower() == k.value.lower():
+                return k
+        try:
+            DType.from_any(kind)
+            hint = f"; {kind!r} is a dtype: pass dtype={kind!r}"
+        except TypeError:
+            hint = ""
+        raise TensorCheckError(op, f"kind must be Float, Int or Bool, got {kind!r}{hint}")
+    raise TensorCheckError(
+        op, f"kind must be Float, Int or Bool (or one of those names), got {kind!r}"
+    )
 
 
 def _device(device):

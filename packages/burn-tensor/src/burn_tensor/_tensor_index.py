@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check as check
+from . import _check_data as check_data
 from ._data import TensorData
 from ._dtype import Bool
 from ._errors import TensorCheckError
@@ -72,7 +73,7 @@ class IndexMixin:
                 f"values shape {list(values._p.shape)} != slice shape {list(out_shape)}"
             )
         if values._d is not self._d:
-            problems.append(f"devices differ: {self._d!r} vs {values._d!r}")
+            problems.append(check.device_mismatch(self, values, ("tensor", "values")))
         if problems:
             raise TensorCheckError("slice_assign", problems)
         return self._like(self._o.slice_assign(self._p, slices, values._p))
@@ -102,6 +103,7 @@ class IndexMixin:
         indices = self._indices("select", indices)
         if indices.rank() != 1:
             raise TensorCheckError("select", f"indices must be 1-D, got shape {indices.dims()}")
+        check_data.indices_in_range("select", indices, d, self._p.shape[d])
         return self._like(self._o.select(self._p, d, indices._p))
 
     def select_assign(self, dim: int, indices, values):
@@ -128,6 +130,7 @@ class IndexMixin:
                 f"expected 1-D indices and {self._o.kind.value} values of shape {expect}, "
                 f"got indices {indices.dims()} and values {values.dims()} ({values._o.kind.value})",
             )
+        check_data.indices_in_range("select_assign", indices, d, self._p.shape[d])
         return self._like(self._o.select_assign(self._p, d, indices._p, values._p))
 
     select_add = select_assign
@@ -141,6 +144,7 @@ class IndexMixin:
             raise TensorCheckError(
                 "gather", f"indices shape {list(si)} must match {list(ss)} except at dim {d}"
             )
+        check_data.indices_in_range("gather", indices, d, ss[d])
         return self._like(self._o.gather(d, self._p, indices._p))
 
     def scatter(self, dim: int, indices, values):
@@ -157,6 +161,7 @@ class IndexMixin:
             raise TensorCheckError(
                 "scatter", f"values are {values._o.kind.value}, tensor is {self._o.kind.value}"
             )
+        check_data.indices_in_range("scatter", indices, d, self._p.shape[d])
         return self._like(self._o.scatter(d, self._p, indices._p, values._p))
 
     def _indices(self, op, indices):

@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from . import _check as check
+from . import _check_data as check_data
 from ._data import TensorData
 from ._dtype import Bool, Int
 from ._errors import TensorCheckError
@@ -235,7 +236,7 @@ class LayoutMixin:
                     f"tensor {i} is {t._o.kind.value}, tensor 0 is {first._o.kind.value}"
                 )
             if t._d is not first._d:
-                problems.append(f"tensor {i} on {t._d!r}, tensor 0 on {first._d!r}")
+                problems.append(check.device_mismatch(t, first, (f"tensor {i}", "tensor 0")))
             s = t._p.shape
             if len(s) != rank:
                 problems.append(f"tensor {i} has rank {len(s)}, tensor 0 has rank {rank}")
@@ -368,11 +369,8 @@ class LayoutMixin:
         from ._tensor import Tensor
 
         check.numeric("one_hot", self)
-        vals = self.to_data().array
-        if vals.size and (vals.min() < 0 or vals.max() >= num_classes):
-            raise TensorCheckError(
-                "one_hot", f"indices must be in [0, {num_classes}), got {vals.min()}..{vals.max()}"
-            )
+        # The class dim of the result is the new last dim: name it so.
+        check_data.indices_in_range("one_hot", self, self.rank(), num_classes, "class index")
         idx = self.int().unsqueeze_dim(-1)
         zeros = Tensor.zeros(tuple(self._p.shape) + (num_classes,), self._d, dtype=self.dtype)
         ones = Tensor.ones(tuple(self._p.shape) + (1,), self._d, dtype=self.dtype)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import _check as check
+from . import _check_data as check_data
 from ._dtype import Bool, Float, Int
 from ._errors import TensorCheckError
 
@@ -19,17 +20,20 @@ def _broadcastable(sa, sb) -> bool:
     return True
 
 
-def _binary(name: str, scalar_name: str):
+def _binary(name: str, scalar_name: str, int_divides: bool = False):
     """Build `add`-style methods: tensor operand -> `name`, Python scalar -> `scalar_name`.
 
     The fast path (same kind view, same device, same shape) costs a few attribute reads; a
     broadcast of the same kind and device skips the message-building `check.binary`.
+    `int_divides` (div, remainder): an Int divisor holding a zero raises `TensorZeroDivisionError`.
     """
 
     def method(self, other):
         o = self._o
         if type(other) is type(self):
             p, q = self._p, other._p
+            if int_divides and o.kind is Int and other._o.kind is Int:
+                check_data.no_zero_divisor(name, other)
             # Devices of one backend share `_o`, so the device is compared on its own.
             if other._o is not o or other._d is not self._d or p.shape != q.shape or o.kind is Bool:
                 if o.kind is Bool:
@@ -53,6 +57,10 @@ def _binary(name: str, scalar_name: str):
             if type(other) is float and o.kind is Float
             else check.scalar_for(name, self, other)
         )
+        if int_divides and s == 0 and o.kind is Int:
+            raise check_data.TensorZeroDivisionError(
+                name, "integer division by zero (ZeroDivisionError)"
+            )
         t = _new(type(self))
         t._p = getattr(o, scalar_name)(self._p, s)
         t._o = o
@@ -88,8 +96,8 @@ class MathMixin:
     add = _binary("add", "add_scalar")
     sub = _binary("sub", "sub_scalar")
     mul = _binary("mul", "mul_scalar")
-    div = _binary("div", "div_scalar")
-    remainder = _binary("remainder", "remainder_scalar")
+    div = _binary("div", "div_scalar", int_divides=True)
+    remainder = _binary("remainder", "remainder_scalar", int_divides=True)
 
     def add_scalar(self, s):
         return self.add(check.scalar_for("add_scalar", self, s))
@@ -362,7 +370,7 @@ class MathMixin:
         if other._o.kind is not self._o.kind:
             problems.append(f"kinds differ: {self._o.kind.value} vs {other._o.kind.value}")
         if other._d is not self._d:
-            problems.append(f"devices differ: {self._d!r} vs {other._d!r}")
+            problems.append(check.device_mismatch(self, other))
         if len(sa) != len(sb) or len(sa) < 2:
             problems.append(f"expected equal ranks >= 2, got {list(sa)} and {list(sb)}")
         elif sa[-1] != sb[-2]:

@@ -9,12 +9,33 @@ from ._errors import TensorCheckError
 _new = object.__new__
 
 
-def _reduce_all(name):
+def _empty(op: str, shape, dim: int | None = None):
+    """An empty max/min/arg* has no value (numpy: "zero-size array"); name the op instead."""
+    if dim is None:
+        return TensorCheckError(op, f"the tensor of shape {list(shape)} is empty: no {op} value")
+    return TensorCheckError(
+        op, f"dim {dim} of shape {list(shape)} is empty: no {op} value along it"
+    )
+
+
+def _empty_result(t, op: str, dim: int | None):
+    """The result of `mean` over nothing is NaN (numpy, PyTorch; numpy also warns, which tests
+    turn into errors); Int tensors have no NaN, and max/min have no value at all: raise."""
+    if op.startswith("mean") and t._o.kind is Float:
+        shape = [1] if dim is None else [1 if i == dim else n for i, n in enumerate(t._p.shape)]
+        return type(t).full(shape, float("nan"), t._d, dtype=t.dtype)
+    raise _empty(op, t._p.shape, dim)
+
+
+def _reduce_all(name, needs_values=False):
     # Hot path (`t.sum()`): the checks and `_like` inlined, one Python frame in all.
+    # `needs_values` (max, min): an empty tensor has no result, unlike sum (0) or prod (1).
     def method(self):
         o = self._o
         if o.kind is Bool:
             check.numeric(name, self)
+        if needs_values and 0 in self._p.shape:
+            return _empty_result(self, name, None)
         t = _new(type(self))
         t._p = getattr(o, name)(self._p)
         t._o = o
@@ -26,7 +47,7 @@ def _reduce_all(name):
     return method
 
 
-def _reduce_dim(name):
+def _reduce_dim(name, needs_values=False):
     def method(self, dim: int):
         o = self._o
         if o.kind is Bool:
@@ -37,6 +58,8 @@ def _reduce_dim(name):
             d = dim + r if dim < 0 else dim
         else:
             d = check.dim(name, dim, r)
+        if needs_values and p.shape[d] == 0:
+            return _empty_result(self, name, d)
         t = _new(type(self))
         t._p = getattr(o, name)(p, d)
         t._o = o
@@ -54,6 +77,8 @@ def _arg_dim(name):
     def method(self, dim: int):
         check.numeric(name, self)
         d = check.dim(name, dim, len(self._p.shape))
+        if self._p.shape[d] == 0:
+            raise _empty(name, self._p.shape, d)
         return self._as(getattr(self._o, name)(self._p, d), Int)
 
     method.__name__ = name
@@ -76,16 +101,16 @@ class ReduceMixin:
 
     sum = _reduce_all("sum")
     prod = _reduce_all("prod")
-    mean = _reduce_all("mean")
-    max = _reduce_all("max")
-    min = _reduce_all("min")
-    max_abs = _reduce_all("max_abs")
+    mean = _reduce_all("mean", needs_values=True)
+    max = _reduce_all("max", needs_values=True)
+    min = _reduce_all("min", needs_values=True)
+    max_abs = _reduce_all("max_abs", needs_values=True)
     sum_dim = _reduce_dim("sum_dim")
     prod_dim = _reduce_dim("prod_dim")
-    mean_dim = _reduce_dim("mean_dim")
-    max_dim = _reduce_dim("max_dim")
-    min_dim = _reduce_dim("min_dim")
-    max_abs_dim = _reduce_dim("max_abs_dim")
+    mean_dim = _reduce_dim("mean_dim", needs_values=True)
+    max_dim = _reduce_dim("max_dim", needs_values=True)
+    min_dim = _reduce_dim("min_dim", needs_values=True)
+    max_abs_dim = _reduce_dim("max_abs_dim", needs_values=True)
     argmax = _arg_dim("argmax")
     argmin = _arg_dim("argmin")
     cumsum = _scan("cumsum")
@@ -120,12 +145,16 @@ class ReduceMixin:
     def max_dim_with_indices(self, dim: int):
         check.numeric("max_dim_with_indices", self)
         d = check.dim("max_dim_with_indices", dim, len(self._p.shape))
+        if self._p.shape[d] == 0:
+            raise _empty("max_dim_with_indices", self._p.shape, d)
         v, i = self._o.max_dim_with_indices(self._p, d)
         return self._like(v), self._as(i, Int)
 
     def min_dim_with_indices(self, dim: int):
         check.numeric("min_dim_with_indices", self)
         d = check.dim("min_dim_with_indices", dim, len(self._p.shape))
+        if self._p.shape[d] == 0:
+            raise _empty("min_dim_with_indices", self._p.shape, d)
         v, i = self._o.min_dim_with_indices(self._p, d)
         return self._like(v), self._as(i, Int)
 

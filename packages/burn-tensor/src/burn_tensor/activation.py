@@ -104,6 +104,8 @@ def softmax(t: Tensor, dim: int) -> Tensor:
     """exp(x - max) / sum(exp(x - max)) along `dim`."""
     check.float_("softmax", t)
     d = check.dim("softmax", dim, t.rank())
+    if t._p.shape[d] == 0:
+        return t  # nothing to normalise: the (empty) result, as PyTorch
     e = t.sub(t.max_dim(d).detach()).exp()
     return e.div(e.sum_dim(d))
 
@@ -115,6 +117,8 @@ def softmin(t: Tensor, dim: int) -> Tensor:
 def log_softmax(t: Tensor, dim: int) -> Tensor:
     check.float_("log_softmax", t)
     d = check.dim("log_softmax", dim, t.rank())
+    if t._p.shape[d] == 0:
+        return t  # nothing to normalise: the (empty) result, as PyTorch
     shifted = t.sub(t.max_dim(d).detach())
     return shifted.sub(shifted.exp().sum_dim(d).log())
 
@@ -123,6 +127,8 @@ def quiet_softmax(t: Tensor, dim: int) -> Tensor:
     """exp(x - m) / (exp(-m) + sum exp(x - m)): softmax with an extra zero logit ("off switch")."""
     check.float_("quiet_softmax", t)
     d = check.dim("quiet_softmax", dim, t.rank())
+    if t._p.shape[d] == 0:
+        return t
     m = t.max_dim(d).detach()
     e = t.sub(m).exp()
     return e.div(e.sum_dim(d).add(m.neg().exp()))

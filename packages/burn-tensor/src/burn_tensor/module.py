@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 from . import _check as check
+from . import _check_data as check_data
 from ._dtype import Float, Int
 from ._errors import TensorCheckError
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
@@ -62,7 +63,10 @@ def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
             problems.append(f"bias must be [{c_out}], got {bias.dims()}")
     for t in (weight, bias):
         if t is not None and (t._d is not x._d or t._o.kind is not Float):
-            problems.append(f"weight/bias must be Float tensors on {x._d!r}")
+            problems.append(
+                f"weight/bias must be Float tensors on the input's device; input is "
+                f"{check.describe(x)}, got {t._o.kind.value} {check.describe(t)}"
+            )
     if problems:
         raise TensorCheckError(op, problems)
 
@@ -259,6 +263,7 @@ def embedding(weights, indices):
             "embedding",
             f"expected weights [vocab, d] and indices [batch, seq], got {weights.dims()} and {indices.dims()}",
         )
+    check_data.indices_in_range("embedding", indices, 0, weights.dims()[0], "token index")
     return weights._like(weights._d.backend.embedding(weights._p, indices._p))
 
 

@@ -11,6 +11,8 @@ from ._suite_activation import *
 from ._suite_activation_backward import *
 from ._suite_book import *
 from ._suite_burn_literals import *
+from ._suite_checks_index import *
+from ._suite_checks_values import *
 from ._suite_coverage import *  # the completeness case: the plugin runs it last
 from ._suite_creation import *
 from ._suite_device import *

@@ -5,6 +5,7 @@ Fixtures:
   conftest overrides it (optionally parametrized over several dtype configurations).
 - `burn`: a `burn_tensor.testing.Ctx` for `burn_backend` (device, dtypes, tolerance, input builders
   and numpy-reference assertions). Every suite test takes it.
+- `burn_checks_on`: sets `BURN_CHECKS=1` for the test (data-dependent checks on every backend).
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ def burn(burn_backend):
     _STATE["run"] += 1
     with cov.recording():
         yield ctx
+
+
+@pytest.fixture
+def burn_checks_on(monkeypatch):
+    """`BURN_CHECKS=1` for one test: data-dependent checks (index bounds, integer division by
+    zero, float -> int casts) run on every backend, asynchronous GPU ones included."""
+    monkeypatch.setenv("BURN_CHECKS", "1")
 
 
 _CTX: dict = {}
