@@ -8,6 +8,8 @@ import numpy as np
 
 from . import _check as check
 from . import _check_data as check_data
+from ._creation_args import distribution_arg as _distribution
+from ._creation_args import kind_arg as _kind
 from ._data import TensorData, cast
 from ._device import Device
 from ._distribution import Distribution
@@ -495,35 +497,6 @@ Tensor.one_hot = hybridmethod(classmethod(_one_hot_cls).__func__, LayoutMixin._o
 
 
 _PREFIX = {Float: "float_", Int: "int_", Bool: "bool_"}
-
-
-def _distribution(op: str, distribution):
-    if distribution is None:
-        return Distribution.default()
-    if isinstance(distribution, Distribution):
-        return distribution
-    raise TensorCheckError(
-        op,
-        f"expected a Distribution, got {distribution!r}: call the constructor with its "
-        "parameters, e.g. Distribution.uniform(0.0, 1.0) or Distribution.normal(0.0, 1.0)",
-    )
-
-
-def _kind(op: str, kind) -> TensorKind:
-    """A kind given by name (`"Int"`, `"float"`) or as the `Float`/`Int`/`Bool` value."""
-    if isinstance(kind, str):
-        for k in (Float, Int, Bool):
-            if kind.lower() == k.value.lower():
-                return k
-        try:
-            DType.from_any(kind)
-            hint = f"; {kind!r} is a dtype: pass dtype={kind!r}"
-        except TypeError:
-            hint = ""
-        raise TensorCheckError(op, f"kind must be Float, Int or Bool, got {kind!r}{hint}")
-    raise TensorCheckError(
-        op, f"kind must be Float, Int or Bool (or one of those names), got {kind!r}"
-    )
 
 
 def _device(device):
