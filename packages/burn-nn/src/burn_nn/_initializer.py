@@ -78,6 +78,18 @@ class Initializer:
         )
 
 
+def _finite(owner: str, field: str, value, lo: float | None = None) -> None:
+    """Refuse NaN/inf (and values below `lo`) when the initializer is built, naming the field:
+    `Normal(0.0, nan)` would otherwise fill a model with NaNs at init."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"Initializer.{owner}: {field} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or (lo is not None and v < lo):
+        bound = "" if lo is None else f" >= {lo}"
+        raise ConfigError(f"Initializer.{owner}: {field} must be a finite number{bound}, got {v}")
+
+
 def _numel(shape) -> int:
     return math.prod(int(d) for d in shape)
 
@@ -106,6 +118,9 @@ class Constant(Initializer):
 
     value: float
 
+    def __post_init__(self) -> None:
+        _finite("Constant", "value", self.value)
+
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         return Tensor.full(list(shape), float(self.value), device)
 
@@ -129,6 +144,14 @@ class Uniform(Initializer):
     min: float
     max: float
 
+    def __post_init__(self) -> None:
+        _finite("Uniform", "min", self.min)
+        _finite("Uniform", "max", self.max)
+        if not self.min < self.max:
+            raise ConfigError(
+                f"Initializer.Uniform: min must be < max, got min={self.min}, max={self.max}"
+            )
+
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         return Tensor.random(list(shape), Distribution.uniform(self.min, self.max), device)
 
@@ -140,6 +163,10 @@ class Normal(Initializer):
     mean: float
     std: float
 
+    def __post_init__(self) -> None:
+        _finite("Normal", "mean", self.mean)
+        _finite("Normal", "std", self.std, 0.0)
+
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         return _normal(shape, self.mean, self.std, device)
 
@@ -150,6 +177,9 @@ class KaimingUniform(Initializer):
 
     gain: float = 1.0 / math.sqrt(3.0)
     fan_out_only: bool = False
+
+    def __post_init__(self) -> None:
+        _finite("KaimingUniform", "gain", self.gain, 0.0)
 
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         fan = _fan(
@@ -167,6 +197,9 @@ class KaimingNormal(Initializer):
     gain: float = 1.0 / math.sqrt(3.0)
     fan_out_only: bool = False
 
+    def __post_init__(self) -> None:
+        _finite("KaimingNormal", "gain", self.gain, 0.0)
+
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         fan = _fan(
             "KaimingNormal",
@@ -182,6 +215,9 @@ class XavierUniform(Initializer):
 
     gain: float = 1.0
 
+    def __post_init__(self) -> None:
+        _finite("XavierUniform", "gain", self.gain, 0.0)
+
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         fi, fo = _fan("XavierUniform", fan_in, "fan_in"), _fan("XavierUniform", fan_out, "fan_out")
         return _uniform(shape, math.sqrt(3.0) * self.gain * math.sqrt(2.0 / (fi + fo)), device)
@@ -192,6 +228,9 @@ class XavierNormal(Initializer):
     """N(0, gain * sqrt(2 / (fan_in + fan_out)))."""
 
     gain: float = 1.0
+
+    def __post_init__(self) -> None:
+        _finite("XavierNormal", "gain", self.gain, 0.0)
 
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         fi, fo = _fan("XavierNormal", fan_in, "fan_in"), _fan("XavierNormal", fan_out, "fan_out")
@@ -204,6 +243,9 @@ class Orthogonal(Initializer):
     sign-corrected by diag(R), times `gain`. Needs a rank >= 2 shape."""
 
     gain: float = 1.0
+
+    def __post_init__(self) -> None:
+        _finite("Orthogonal", "gain", self.gain, 0.0)
 
     def init_tensor_with(self, shape, fan_in, fan_out, device=None) -> Tensor:
         shape = [int(d) for d in shape]

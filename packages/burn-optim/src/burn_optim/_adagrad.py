@@ -10,6 +10,7 @@ from burn_tensor import Tensor
 from ._clipping import GradientClipping
 from ._decay import WeightDecayConfig
 from ._optimizer import OptimizerAdaptor, SimpleOptimizer
+from ._ranges import check
 
 
 @config
@@ -31,6 +32,10 @@ class AdaGradConfig:
     grad_clipping: GradientClipping | None = None
 
     def build(self) -> AdaGrad:
+        check("AdaGradConfig", "lr_decay", self.lr_decay, 0.0)
+        check("AdaGradConfig", "epsilon", self.epsilon, 0.0)
+        if self.weight_decay is not None:
+            self.weight_decay.validate("AdaGradConfig.weight_decay")
         return AdaGrad(self.lr_decay, self.epsilon, self.weight_decay)
 
     def init(self) -> OptimizerAdaptor:

@@ -11,6 +11,7 @@ from burn_tensor import Tensor
 from ._clipping import GradientClipping
 from ._decay import WeightDecayConfig
 from ._optimizer import OptimizerAdaptor, SimpleOptimizer
+from ._ranges import check
 
 
 @config
@@ -40,10 +41,20 @@ class AdamConfig:
     grad_clipping: GradientClipping | None = None
 
     def build(self) -> Adam:
+        _betas_eps("AdamConfig", self)
+        if self.weight_decay is not None:
+            self.weight_decay.validate("AdamConfig.weight_decay")
         return Adam(self.beta_1, self.beta_2, self.epsilon, self.amsgrad, self.weight_decay)
 
     def init(self) -> OptimizerAdaptor:
         return OptimizerAdaptor(self.build(), self.grad_clipping)
+
+
+def _betas_eps(owner: str, cfg) -> None:
+    """The moment decays must be in [0, 1) (1 never forgets, > 1 diverges) and epsilon >= 0."""
+    check(owner, "beta_1", cfg.beta_1, 0.0, 1.0, hi_open=True)
+    check(owner, "beta_2", cfg.beta_2, 0.0, 1.0, hi_open=True)
+    check(owner, "epsilon", cfg.epsilon, 0.0)
 
 
 def update_moments(

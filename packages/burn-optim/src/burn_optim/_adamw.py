@@ -7,9 +7,10 @@ from typing import Any
 from burn_nn import config
 from burn_tensor import Tensor
 
-from ._adam import update_moments
+from ._adam import _betas_eps, update_moments
 from ._clipping import GradientClipping
 from ._optimizer import OptimizerAdaptor, SimpleOptimizer
+from ._ranges import check
 
 
 @config
@@ -39,6 +40,8 @@ class AdamWConfig:
     grad_clipping: GradientClipping | None = None
 
     def build(self) -> AdamW:
+        _betas_eps("AdamWConfig", self)
+        check("AdamWConfig", "weight_decay", self.weight_decay, 0.0)
         return AdamW(
             self.beta_1,
             self.beta_2,

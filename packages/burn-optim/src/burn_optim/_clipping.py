@@ -8,6 +8,8 @@ import numpy as np
 from burn_nn import ConfigError
 from burn_tensor import Tensor
 
+from ._ranges import check
+
 _VARIANTS = ("Value", "Norm")
 
 
@@ -36,7 +38,12 @@ class GradientClipping:
                 f"{type(self).__name__}: variant must be one of {_VARIANTS}, got {variant!r}"
             )
         object.__setattr__(self, "variant", variant)
-        object.__setattr__(self, "threshold", float(threshold))
+        # NaN or a threshold <= 0 would zero or NaN every gradient.
+        object.__setattr__(
+            self,
+            "threshold",
+            check(f"GradientClipping.{variant}", "threshold", threshold, 0.0, lo_open=True),
+        )
 
     @classmethod
     def Value(cls, threshold: float):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from burn_nn import config
 from burn_tensor import Tensor
 
+from ._ranges import check
+
 
 @config
 class WeightDecayConfig:
@@ -18,6 +20,10 @@ class WeightDecayConfig:
     """
 
     penalty: float
+
+    def validate(self, where: str = "WeightDecayConfig") -> None:
+        """Raise `ConfigError` unless the penalty is finite and >= 0."""
+        check(where, "penalty", self.penalty, 0.0)
 
     def transform(self, grad: Tensor, param: Tensor) -> Tensor:
         return param * self.penalty + grad
@@ -39,6 +45,11 @@ class MomentumConfig:
     momentum: float = 0.9
     dampening: float = 0.1
     nesterov: bool = False
+
+    def validate(self, where: str = "MomentumConfig") -> None:
+        """Raise `ConfigError` unless momentum is finite and >= 0, dampening in [0, 1]."""
+        check(where, "momentum", self.momentum, 0.0)
+        check(where, "dampening", self.dampening, 0.0, 1.0)
 
     def transform(self, grad: Tensor, state: dict | None) -> tuple[Tensor, dict]:
         """`(direction, {"velocity": v})` given the previous `{"velocity": v}` or None."""

@@ -16,6 +16,7 @@ from burn_tensor import Tensor
 
 from ._clipping import GradientClipping
 from ._grads import GradientsParams
+from ._ranges import learning_rate
 from ._state import state_to_device, state_to_record
 
 
@@ -117,7 +118,7 @@ class OptimizerAdaptor(Optimizer):
                 f"step() takes GradientsParams, got {type(grads).__name__}; "
                 "use GradientsParams.from_grads(loss.backward(), module)"
             )
-        return module.map(_StepMapper(self, float(lr), grads))
+        return module.map(_StepMapper(self, learning_rate("step", lr), grads))
 
     def _step_param(self, lr: float, param: Param, grads: GradientsParams) -> Param:
         grad = grads.remove(param.id)

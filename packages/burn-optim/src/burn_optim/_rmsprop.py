@@ -10,6 +10,7 @@ from burn_tensor import Tensor
 from ._clipping import GradientClipping
 from ._decay import WeightDecayConfig
 from ._optimizer import OptimizerAdaptor, SimpleOptimizer
+from ._ranges import check
 
 
 @config
@@ -36,6 +37,11 @@ class RmsPropConfig:
     grad_clipping: GradientClipping | None = None
 
     def build(self) -> RmsProp:
+        check("RmsPropConfig", "alpha", self.alpha, 0.0, 1.0)
+        check("RmsPropConfig", "momentum", self.momentum, 0.0)
+        check("RmsPropConfig", "epsilon", self.epsilon, 0.0)
+        if self.weight_decay is not None:
+            self.weight_decay.validate("RmsPropConfig.weight_decay")
         return RmsProp(self.alpha, self.momentum, self.epsilon, self.centered, self.weight_decay)
 
     def init(self) -> OptimizerAdaptor:

@@ -41,6 +41,10 @@ class SgdConfig:
 
     def build(self) -> Sgd:
         """The per-tensor rule."""
+        if self.momentum is not None:
+            self.momentum.validate("SgdConfig.momentum")
+        if self.weight_decay is not None:
+            self.weight_decay.validate("SgdConfig.weight_decay")
         return Sgd(self.momentum, self.weight_decay)
 
     def init(self) -> OptimizerAdaptor:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._ranges import learning_rate
+
 
 class LrScheduler:
     """A learning-rate schedule: `step()` returns the LR for the next iteration.
@@ -48,7 +50,7 @@ class ConstantLr(LrScheduler):
     """
 
     def __init__(self, lr: float):
-        self.lr = float(lr)
+        self.lr = learning_rate("ConstantLr", lr)
 
     def step(self) -> float:
         return self.lr

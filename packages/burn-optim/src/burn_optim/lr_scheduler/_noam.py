@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from burn_nn import config
 
+from .._ranges import check
 from ._base import LrScheduler
 
 
@@ -25,6 +26,7 @@ class NoamLrSchedulerConfig:
     model_size: int = 512
 
     def init(self) -> NoamLrScheduler:
+        check("NoamLrSchedulerConfig", "factor", self.factor, 0.0)
         if self.warmup_steps <= 0:  # usize in Burn; negative gives a complex LR
             raise ValueError(
                 "Number of steps before exponential decay starts must be greater than 0"

@@ -6,6 +6,7 @@ import logging
 
 from burn_nn import config
 
+from .._ranges import check
 from ._base import LrScheduler
 
 log = logging.getLogger("burn_optim")
@@ -29,6 +30,9 @@ class StepLrSchedulerConfig:
     gamma: float = 0.1
 
     def init(self) -> StepLrScheduler:
+        # Burn only warns about unusual values; NaN and infinities are refused outright.
+        check("StepLrSchedulerConfig", "initial_lr", self.initial_lr)
+        check("StepLrSchedulerConfig", "gamma", self.gamma)
         if self.step_size <= 0:  # usize in Burn; negative would grow the LR
             raise ValueError("Step size must be greater than 0")
         if self.initial_lr <= 0.0:
