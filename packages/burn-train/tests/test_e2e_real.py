@@ -32,6 +32,7 @@ def test_real_components_three_epochs_and_shuffled_resume(tmp_path):
     expected = ["experiment.log"]
     kinds = ("model", "optim", "scheduler")
     expected += [f"checkpoint/{k}-{e}{ext}" for k in kinds for e in (2, 3)]
+    expected += [f"checkpoint/complete-{e}.json" for e in (2, 3)]
     for split, names in (
         ("train", ["Accuracy", "Learning Rate", "Loss"]),
         ("valid", ["Accuracy", "Loss"]),
@@ -82,8 +83,8 @@ def test_real_components_three_epochs_and_shuffled_resume(tmp_path):
     # CompactRecorder (half precision, as Burn's) resumes close to, not exactly at, the full run
     compact = tmp_path / "compact/checkpoint"
     compact.mkdir(parents=True)
-    for k in ("model", "optim", "scheduler"):
-        (compact / f"{k}-2{ext}").write_bytes((root / f"checkpoint/{k}-2{ext}").read_bytes())
+    for name in [f"{k}-2{ext}" for k in ("model", "optim", "scheduler")] + ["complete-2.json"]:
+        (compact / name).write_bytes((root / f"checkpoint/{name}").read_bytes())
     _, approx = fit(builder(tmp_path / "compact", recorder=CompactRecorder()).checkpoint(2))
     for key, value in params(approx).items():
         np.testing.assert_allclose(value, p_full[key], atol=2e-3)
@@ -130,7 +131,7 @@ def test_sigint_mid_epoch_leaves_every_checkpoint_loadable(tmp_path):
     ckpt = run / "checkpoint"
     kinds = ("model", "optim", "scheduler")
     assert sorted(p.name for p in ckpt.iterdir()) == sorted(
-        f"{k}-{e}.mpk" for k in kinds for e in (1, 2)
+        [f"{k}-{e}.mpk" for k in kinds for e in (1, 2)] + ["complete-1.json", "complete-2.json"]
     )
     # the uninterrupted reference (all its checkpoints kept)
     ref = tmp_path / "ref"
@@ -141,7 +142,7 @@ def test_sigint_mid_epoch_leaves_every_checkpoint_loadable(tmp_path):
         )
     )
     # every file written loads, each into its own kind of object
-    for path in sorted(ckpt.iterdir()):
+    for path in sorted(ckpt.glob("*.mpk")):
         kind, epoch = path.stem.split("-")
         epoch = int(epoch)
         if kind == "model":

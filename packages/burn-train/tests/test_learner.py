@@ -58,7 +58,7 @@ def test_three_epochs_artifacts_logs_and_summary(tmp_path):
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     expected = ["experiment.log"]
     # default strategy: keep the last 2 + the best valid loss (epoch 3, as checked above)
-    expected += [f"checkpoint/{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in (2, 3)]
+    expected += [f"checkpoint/{name}" for name in _ckpt(2, 3)]
     for split, names in (
         ("train", ["Accuracy", "Backends", "Learning Rate", "Loss"]),
         ("valid", ["Accuracy", "Backends", "Loss"]),
@@ -109,7 +109,11 @@ class _ListCheckpoints(Metric):
 
 
 def _ckpt(*epochs):
-    return sorted(f"{k}-{e}.mpk" for k in ("model", "optim", "scheduler") for e in epochs)
+    """The files of complete checkpoints: three records and the marker written last."""
+    kinds = ("model", "optim", "scheduler")
+    return sorted(
+        [f"{k}-{e}.mpk" for k in kinds for e in epochs] + [f"complete-{e}.json" for e in epochs]
+    )
 
 
 def test_checkpoint_strategies_keep_last_and_best(tmp_path):

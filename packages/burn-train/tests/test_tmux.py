@@ -191,7 +191,8 @@ def test_dashboard_under_tmux_keys_q_and_checkpoints(tmp_path):
     assert {f"{k}-3.mpk" for k in ("model", "optim", "scheduler")} <= set(names)
     assert not any(n.endswith(".tmp") or n.startswith(".") for n in names)
     recorder = NamedMpkFileRecorder()
-    for path in ckpt.iterdir():
+    assert "complete-3.json" in names  # the unit's marker, written last
+    for path in ckpt.glob("*.mpk"):
         assert recorder.load(path) is not None, path
     proto = parts.init_model()
     model = proto.load_record(recorder.load(ckpt / "model-3.mpk", target=proto.into_record()))

@@ -14,10 +14,12 @@ from ._strategy import (
     KeepLastNCheckpoints,
     MetricCheckpointingStrategy,
 )
+from ._unit import CheckpointUnit
 
 __all__ = [
     "CheckpointerError",
     "CheckpointingAction",
+    "CheckpointUnit",
     "CheckpointingStrategy",
     "ComposedCheckpointingStrategy",
     "FileCheckpointer",

@@ -3,6 +3,7 @@
 from ._builder import LearnerBuilder, LearnerConfig
 from ._checkpointer import LearnerCheckpointer
 from ._early_stopping import EarlyStoppingStrategy, MetricEarlyStoppingStrategy, StoppingCondition
+from ._guard import NonFiniteLossError
 from ._interrupter import Interrupter, TrainingInterrupter
 from ._learner import Learner
 from ._outputs import ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput
@@ -23,6 +24,7 @@ __all__ = [
     "MetricEarlyStoppingStrategy",
     "MetricSummary",
     "MultiLabelClassificationOutput",
+    "NonFiniteLossError",
     "RegressionOutput",
     "StoppingCondition",
     "TrainOutput",

@@ -40,12 +40,13 @@ class LearnerConfig:
     num_epochs: int = 1
     grads_accumulation: int | None = None
     checkpointer: LearnerCheckpointer | None = None
-    checkpoint: int | None = None
+    checkpoint: int | str | None = None
     early_stopping: Any = None
     interrupter: TrainingInterrupter = field(default_factory=TrainingInterrupter)
     summary: bool = False
     app_log: bool = True
     devices: list[Any] = field(default_factory=list)
+    stop_on_non_finite_loss: bool = True
 
 
 class LearnerBuilder:
@@ -79,6 +80,7 @@ class LearnerBuilder:
         self._interrupter = TrainingInterrupter()
         self._summary = False
         self._app_log = True
+        self._stop_on_non_finite_loss = True
 
     @classmethod
     def new(cls, directory: str | os.PathLike) -> LearnerBuilder:
@@ -150,6 +152,15 @@ class LearnerBuilder:
         self._early_stopping = strategy
         return self
 
+    def stop_on_non_finite_loss(self, enabled: bool = True) -> LearnerBuilder:
+        """Stop (default) or keep going when a training loss is NaN or infinite.
+
+        Stopping raises `NonFiniteLossError` naming the epoch and iteration, before the optimizer
+        step that would turn the parameters to NaN; `False` logs a warning and trains on.
+        """
+        self._stop_on_non_finite_loss = bool(enabled)
+        return self
+
     def interrupter(self) -> TrainingInterrupter:
         """The interrupter of this run: call `.stop()` on it (from anywhere) to stop gracefully."""
         return self._interrupter
@@ -170,8 +181,22 @@ class LearnerBuilder:
         return self
 
     def checkpoint(self, epoch: int) -> LearnerBuilder:
-        """Resume from the checkpoint of `epoch` (model, optimizer and scheduler)."""
+        """Resume from the checkpoint of `epoch` (model, optimizer and scheduler).
+
+        The checkpoint must be complete (all three records committed by its marker); an
+        incomplete one raises `CheckpointerError` listing the complete ones.
+        """
         self._checkpoint = int(epoch)
+        return self
+
+    def resume_latest(self) -> LearnerBuilder:
+        """Resume from the newest complete checkpoint in `checkpoint/`, if any (else start at
+        epoch 1); the log says which one, and which incomplete ones were passed over.
+
+        Example: rerunning the same script after a crash or a kill continues where the last
+        committed epoch left off.
+        """
+        self._checkpoint = "latest"
         return self
 
     # -- build ---------------------------------------------------------------------------------
@@ -216,6 +241,7 @@ class LearnerBuilder:
             summary=self._summary,
             app_log=self._app_log,
             devices=self._devices,
+            stop_on_non_finite_loss=self._stop_on_non_finite_loss,
         )
         return Learner(model, optim, as_scheduler(lr_or_scheduler), config)
 

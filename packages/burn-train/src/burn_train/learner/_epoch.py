@@ -8,6 +8,7 @@ from typing import Any
 
 from ..metric._base import MetricMetadata
 from ..metric.store import Split
+from ._guard import check_loss, check_lr
 from ._processor import MetricsProcessor
 from ._train_output import GradientsAccumulator
 
@@ -52,8 +53,13 @@ def train_epoch(
     processor: MetricsProcessor,
     interrupter: Any,
     grads_accumulation: int | None,
+    stop_on_non_finite_loss: bool = True,
 ) -> tuple[Any, Any]:
-    """Run one epoch of `train_step` + optimizer steps; returns `(model, optim)`."""
+    """Run one epoch of `train_step` + optimizer steps; returns `(model, optim)`.
+
+    Raises `NonFiniteLossError` (before the optimizer step) at the first NaN/inf loss or learning
+    rate, unless `stop_on_non_finite_loss` is False (a warning then, for the loss).
+    """
     log.info("Executing training step for epoch %d", epoch)
     iterator = _start_epoch(loader, epoch)
     accumulator = GradientsAccumulator() if grads_accumulation else None
@@ -63,7 +69,9 @@ def train_epoch(
         for batch in iterator:
             iteration += 1
             lr = scheduler.step()
+            check_lr(lr, epoch, iteration)
             output = model.train_step(batch)
+            check_loss(output.item, epoch, iteration, stop_on_non_finite_loss)
             if accumulator is not None:
                 accumulator.accumulate(model, output.grads)
                 accumulated += 1

@@ -30,6 +30,8 @@ class Learner:
         self.interrupted = False
         self.stopped_early = False
         self.summary_result: LearnerSummary | None = None
+        #: the epoch of the checkpoint this run resumed from (None: started at epoch 1)
+        self.resumed_from: int | None = None
 
     def fit(self, dataloader_train: Any, dataloader_valid: Any) -> Any:
         """Train for the configured epochs; returns the trained model.
@@ -48,22 +50,44 @@ class Learner:
             if handler is not None:
                 remove_application_logger(handler)
 
+    def _resume_epoch(self) -> int | None:
+        """The checkpoint to resume from (verified complete), logging the choice; None: none."""
+        cfg = self.config
+        if cfg.checkpoint is None:
+            return None
+        if cfg.checkpointer is None:
+            raise ValueError(
+                "checkpoint(epoch) / resume_latest() need with_file_checkpointer(recorder)"
+            )
+        unit = cfg.checkpointer.unit
+        if cfg.checkpoint != "latest":
+            cfg.checkpointer.require_complete(cfg.checkpoint)
+            log.info("Resuming from checkpoint %d", cfg.checkpoint)
+            return cfg.checkpoint
+        epoch = cfg.checkpointer.latest_complete()
+        newer = [e for e in unit.epochs_on_disk() if epoch is None or e > epoch]
+        skipped = f" (passed over incomplete: {newer})" if newer else ""
+        if epoch is None:
+            log.info("No complete checkpoint in %s: starting at epoch 1%s", unit.directory, skipped)
+        else:
+            log.info("Resuming from checkpoint %d, the newest complete one%s", epoch, skipped)
+        return epoch
+
     def _fit(self, train: Any, valid: Any) -> Any:
         cfg = self.config
         store = EventStore(cfg.processor.loggers)
         model, optim, scheduler = self.model, self.optim, self.scheduler
         start = 1
-        if cfg.checkpoint is not None:
-            if cfg.checkpointer is None:
-                raise ValueError("checkpoint(epoch) needs with_file_checkpointer(recorder)")
-            log.info("Resuming from checkpoint %d", cfg.checkpoint)
-            model = cfg.checkpointer.load_model(model, cfg.checkpoint)
-            optim = cfg.checkpointer.load_optim(optim, cfg.checkpoint)
-            scheduler = cfg.checkpointer.load_scheduler(scheduler, cfg.checkpoint)
-            start = cfg.checkpoint + 1
+        resume = self._resume_epoch()
+        if resume is not None:
+            model = cfg.checkpointer.load_model(model, resume)
+            optim = cfg.checkpointer.load_optim(optim, resume)
+            scheduler = cfg.checkpointer.load_scheduler(scheduler, resume)
+            start = resume + 1
             if cfg.early_stopping is not None and hasattr(cfg.early_stopping, "restore"):
                 cfg.early_stopping.restore(range(1, start), store)
-            self.epochs_completed = cfg.checkpoint
+            self.epochs_completed = resume
+        self.resumed_from = resume
         log.info("Fitting %s for epochs %d..%d", type(model).__name__, start, cfg.num_epochs)
         renderer = cfg.processor.renderer
         renderer.start(cfg.interrupter)
@@ -80,6 +104,7 @@ class Learner:
                         cfg.processor,
                         cfg.interrupter,
                         cfg.grads_accumulation,
+                        cfg.stop_on_non_finite_loss,
                     )
                     self.model, self.optim, self.scheduler = model, optim, scheduler
                     if cfg.interrupter.should_stop():
