@@ -8,7 +8,7 @@ from typing import Any
 
 from ..metric._base import MetricMetadata
 from ..metric.store import Split
-from ._guard import check_loss, check_lr
+from ._guard import NonFiniteLossError, check_loss, check_lr
 from ._processor import MetricsProcessor
 from ._train_output import GradientsAccumulator
 
@@ -71,7 +71,11 @@ def train_epoch(
             lr = scheduler.step()
             check_lr(lr, epoch, iteration)
             output = model.train_step(batch)
-            check_loss(output.item, epoch, iteration, stop_on_non_finite_loss)
+            try:
+                check_loss(output.item, epoch, iteration, stop_on_non_finite_loss)
+            except NonFiniteLossError as e:
+                e.model = model  # the last finite model: the bad step was not applied
+                raise
             if accumulator is not None:
                 accumulator.accumulate(model, output.grads)
                 accumulated += 1

@@ -24,12 +24,14 @@ log = logging.getLogger("burn_train")
 class NonFiniteLossError(FloatingPointError):
     """The training loss (or learning rate) became NaN or infinite.
 
-    Attributes: `epoch`, `iteration` (1-based, as in the logs), `value` (the offending value).
+    Attributes: `epoch`, `iteration` (1-based, as in the logs), `value` (the offending value),
+    `model` (for a loss: the model before the step that produced it, not yet updated; else None).
     """
 
     def __init__(self, message: str, epoch: int, iteration: int, value: float) -> None:
         super().__init__(message)
         self.epoch, self.iteration, self.value = epoch, iteration, value
+        self.model: Any = None
 
 
 def loss_of(item: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -98,7 +99,7 @@ class ConstantLr:
     """
 
     def __init__(self, lr: float) -> None:
-        self.lr = float(lr)
+        self.lr = _learning_rate(lr)
 
     def step(self) -> float:
         return self.lr
@@ -108,6 +109,14 @@ class ConstantLr:
 
     def load_record(self, record: Any) -> ConstantLr:
         return self
+
+
+def _learning_rate(lr: Any) -> float:
+    v = float(lr)
+    if not math.isfinite(v) or v < 0:
+        # NaN trains a model of NaNs without a word; negative ascends the loss.
+        raise ValueError(f"build(): the learning rate must be a finite number >= 0, got {v}")
+    return v
 
 
 def as_scheduler(lr_or_scheduler: Any) -> Any:
