@@ -10,9 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 import burn_record as br
+import numpy as np
 
 folder, mode = Path(sys.argv[1]), sys.argv[2]
 rec = br.NamedMpkFileRecorder()

@@ -15,10 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import pytest
-
 import burn_record as br
+import numpy as np
 from burn_record import _atomic
 
 CHILD = str(Path(__file__).with_name("save_child.py"))

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from burn_record import PrettyJsonFileRecorder
+from burn_record import PrettyJsonFileRecorder, RecordError
 
 from ._file import CheckpointerError, FileCheckpointer
 
@@ -112,7 +112,8 @@ class CheckpointUnit:
             listed = item["files"]
             if item.get("format") != _FORMAT or int(item["epoch"]) != epoch:
                 return f"{marker.name} is not a checkpoint marker of epoch {epoch}"
-        except Exception as e:  # a marker we cannot read commits nothing
+        except (RecordError, OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            # a marker we cannot read commits nothing
             return f"{marker.name} cannot be read: {e}"
         for kind in KINDS:
             entry = listed.get(kind) if isinstance(listed, dict) else None
