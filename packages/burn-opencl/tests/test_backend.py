@@ -9,7 +9,7 @@ import pickle
 import numpy as np
 import pytest
 from burn_opencl import OpenCl, _backend, _platform
-from burn_tensor import Distribution, NoDeviceError, Tensor
+from burn_tensor import Distribution, NoDeviceError, Tensor, TensorCheckError
 
 B = OpenCl("cpu")
 
@@ -139,11 +139,40 @@ def test_random_matches_a_numpy_philox_bit_for_bit():
     assert got2[1] == np.float32((w[0] >> 8) * 2.0**-24)
 
 
-def test_integer_division_by_zero_does_not_trap():
+def test_integer_division_by_zero_does_not_trap(monkeypatch):
     x = Tensor.from_data(np.array([7, -7, 0, -(2**31)], np.int32), B.device())
     d = Tensor.from_data(np.array([0, 0, 0, -1], np.int32), B.device())
+    # The Tensor layer refuses a zero divisor (on a CPU device the check always runs) ...
+    with pytest.raises(ZeroDivisionError, match="division by zero"):
+        x.div(d)
+    # ... and with the checks off the kernel itself must still not trap the CPU.
+    monkeypatch.setenv("BURN_CHECKS", "0")
     assert x.div(d).tolist()[:3] == [0, 0, 0]
     assert x.remainder(d).tolist() == [0, 0, 0, 0]
+
+
+def test_data_checks_run_on_a_cpu_device_without_being_asked(monkeypatch):
+    monkeypatch.delenv("BURN_CHECKS", raising=False)
+    assert B.checks_force_sync is False
+    x = Tensor.from_data(np.arange(6.0).reshape(2, 3), B.device())
+    with pytest.raises(TensorCheckError, match="(?s)'gather'.*index -1 out of range for dim 1"):
+        x.gather(1, Tensor.from_data(np.array([[0], [-1]], np.int32), B.device()))
+
+
+@pytest.mark.gpu
+def test_a_gpu_device_declares_that_checks_would_sync(monkeypatch):
+    if _platform.probe("gpu") is not None:
+        pytest.skip(f"no OpenCL GPU: {_platform.probe('gpu')}")
+    monkeypatch.delenv("BURN_CHECKS", raising=False)
+    gpu = OpenCl("gpu")
+    assert gpu.checks_force_sync is True
+    x = Tensor.from_data(np.arange(6.0).reshape(2, 3), gpu.device())
+    ok = Tensor.from_data(np.array([[2], [0]], np.int32), gpu.device())
+    assert x.gather(1, ok).tolist() == [[2.0], [3.0]]  # unchecked by default: no host read
+    monkeypatch.setenv("BURN_CHECKS", "1")
+    bad = Tensor.from_data(np.array([[0], [3]], np.int32), gpu.device())
+    with pytest.raises(TensorCheckError, match="(?s)'gather'.*index 3 out of range for dim 1"):
+        x.gather(1, bad)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int64"])

@@ -158,6 +158,8 @@ def _drive(proc, kill: bool, target_save: bool, rng: random.Random, remaining: i
             if skip == 0:
                 time.sleep(delay)
                 proc.kill()
-                return False
+                proc.wait()
+                # it may have finished during the delay (the line was its last): then it completed
+                return proc.returncode == 0 and any(x.startswith("done") for x in proc.stdout)
             skip -= 1
     return False

@@ -72,7 +72,7 @@ class CheckpointUnit:
             {"format": _FORMAT, "epoch": int(epoch), "files": listed},
             self.directory / f"{_MARKER}-{epoch}",
         )
-        self._remove_incomplete_before(epoch)
+        self.remove_incomplete(before=epoch)
 
     def delete(self, epoch: int) -> None:
         """Remove a checkpoint: its marker first, then its records."""
@@ -80,13 +80,20 @@ class CheckpointUnit:
         for c in self.files.values():
             c.delete(epoch)
 
-    def _remove_incomplete_before(self, epoch: int) -> None:
-        # Records of older epochs without a marker are leftovers of a killed save or delete; one
-        # learner writes a checkpoint directory, so nothing else is still writing them.
+    def remove_incomplete(self, before: int | None = None) -> list[int]:
+        """Delete the records of epochs without a marker (all, or those before `before`):
+        leftovers of a killed save or delete. Returns the epochs cleaned.
+
+        Only the learner that owns the directory calls this (after a commit, and when it
+        resumes): nothing else is writing those records then.
+        """
+        cleaned = []
         for e in self.epochs_on_disk():
-            if e < epoch and not self.marker_path(e).exists():
+            if (before is None or e < before) and not self.marker_path(e).exists():
                 for c in self.files.values():
                     c.delete(e)
+                cleaned.append(e)
+        return cleaned
 
     # -- reading -------------------------------------------------------------------------------
     def epochs_on_disk(self) -> list[int]:

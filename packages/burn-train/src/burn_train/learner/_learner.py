@@ -63,14 +63,20 @@ class Learner:
         if cfg.checkpoint != "latest":
             cfg.checkpointer.require_complete(cfg.checkpoint)
             log.info("Resuming from checkpoint %d", cfg.checkpoint)
-            return cfg.checkpoint
-        epoch = cfg.checkpointer.latest_complete()
-        newer = [e for e in unit.epochs_on_disk() if epoch is None or e > epoch]
-        skipped = f" (passed over incomplete: {newer})" if newer else ""
-        if epoch is None:
-            log.info("No complete checkpoint in %s: starting at epoch 1%s", unit.directory, skipped)
+            epoch = cfg.checkpoint
         else:
-            log.info("Resuming from checkpoint %d, the newest complete one%s", epoch, skipped)
+            epoch = cfg.checkpointer.latest_complete()
+            newer = [e for e in unit.epochs_on_disk() if epoch is None or e > epoch]
+            skipped = f" (passed over incomplete: {newer})" if newer else ""
+            if epoch is None:
+                log.info(
+                    "No complete checkpoint in %s: starting at epoch 1%s", unit.directory, skipped
+                )
+            else:
+                log.info("Resuming from checkpoint %d, the newest complete one%s", epoch, skipped)
+        cleaned = unit.remove_incomplete()
+        if cleaned:
+            log.info("Removed the records of incomplete checkpoint(s) %s", cleaned)
         return epoch
 
     def _fit(self, train: Any, valid: Any) -> Any:
