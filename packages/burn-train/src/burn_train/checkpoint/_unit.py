@@ -7,8 +7,8 @@ Layout (the book's file names, plus the marker):
 
 Each record is written atomically (burn_record: temp file + rename). The marker
 `complete-N.json`, written atomically after the three, lists their names, sizes and SHA-256. An
-epoch is complete when its marker exists and every file it lists is there with that size (and,
-before it is loaded, that hash). A process killed while saving leaves at most records without a
+epoch is complete when its marker exists and every file it lists is there with that size and
+hash. A process killed while saving leaves at most records without a
 marker: never offered, never loaded, overwritten when the epoch is saved again and removed once a
 later epoch is committed. Deleting removes the marker first, so a kill mid-delete leaves an
 incomplete epoch, never a marker that lies.
@@ -107,7 +107,7 @@ class CheckpointUnit:
                 found.add(int(m["epoch"]))
         return sorted(found)
 
-    def problem(self, epoch: int, verify_hashes: bool = False) -> str | None:
+    def problem(self, epoch: int, verify_hashes: bool = True) -> str | None:
         """Why epoch `epoch` is not a complete checkpoint, or None when it is."""
         marker = self.marker_path(epoch)
         if not marker.exists():
@@ -137,19 +137,20 @@ class CheckpointUnit:
         return None
 
     def complete_epochs(self) -> list[int]:
-        """The epochs whose checkpoint is complete (marker present, files of the listed sizes)."""
+        """The epochs whose checkpoint is complete: marker present, every listed file there with
+        its size and SHA-256 (reads the records once; a checkpoint folder holds a few epochs)."""
         return [e for e in self.epochs_on_disk() if self.problem(e) is None]
 
     def latest_complete(self) -> int | None:
         """The newest epoch whose checkpoint is complete, hashes verified; None if there is none."""
         for e in reversed(self.epochs_on_disk()):
-            if self.problem(e, verify_hashes=True) is None:
+            if self.problem(e) is None:
                 return e
         return None
 
     def require_complete(self, epoch: int) -> None:
         """Raise `CheckpointerError` unless epoch `epoch` is a complete checkpoint."""
-        why = self.problem(epoch, verify_hashes=True)
+        why = self.problem(epoch)
         if why is not None:
             complete = self.complete_epochs()
             raise CheckpointerError(
