@@ -79,12 +79,18 @@ def indices_in_range(op: str, indices, dim: int, size: int, what: str = "index")
     lo, hi = _min_max(indices)
     if lo >= 0 and hi < size:
         return
-    bad = int(lo) if lo < 0 else int(hi)
+    bad = _number(lo if not lo >= 0 else hi)  # `not >=`: a NaN (Float indices) is bad too
     valid = f"valid: 0..{size - 1}" if size > 0 else "no index is valid: the dim is empty"
     hint = " (negative indices are not wrapped)" if bad < 0 else ""
     raise TensorCheckError(
         op, f"{what} {bad} out of range for dim {dim} of size {size} ({valid}){hint}"
     )
+
+
+def _number(v):
+    """A numpy scalar as the Python number a user wrote: 3, -1, 2.5, nan."""
+    f = float(v)
+    return int(f) if f.is_integer() else f
 
 
 def no_zero_divisor(op: str, divisor) -> None:
