@@ -37,7 +37,7 @@ for i in threadpoolctl.threadpool_info():
 EOF
 } 2>&1 | tee "$out/env.log"
 start=$(date +%s)
-timeout 420 python3 -m benches $suites --out "$out/json" --repeats "$repeats" 2>&1 | tee "$out/benches.log"
+timeout 390 python3 -m benches $suites --out "$out/json" --repeats "$repeats" 2>&1 | tee "$out/benches.log"
 status=${PIPESTATUS[0]}
 echo "benches: exit $status after $(($(date +%s) - start)) s" | tee -a "$out/benches.log"
 echo

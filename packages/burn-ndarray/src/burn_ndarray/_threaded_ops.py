@@ -156,7 +156,7 @@ def _binary(threads, m, grain):
         def op(x, y, *args):
             token = set_(state)
             try:
-                if x.size < m and getattr(y, "size", 0) < m:
+                if x.size < m and y.size < m:
                     return fn(x, y, *args)
                 return par(fn, threads, grain, x, y, *args)
             finally:
