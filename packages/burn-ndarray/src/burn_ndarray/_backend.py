@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from burn_tensor import Backend, op_table
 
@@ -48,6 +50,9 @@ class NdArray(NdArrayModuleOps, Backend):
         object.__setattr__(self, "_parallel_min_opt", parallel_min)
         object.__setattr__(self, "num_threads", num_threads or default_threads())
         object.__setattr__(self, "parallel_min", parallel_min or default_parallel_min())
+        # A size chosen by the user (option or environment) applies to every op alike.
+        forced = parallel_min is not None or bool(os.environ.get("BURN_NDARRAY_PARALLEL_MIN"))
+        object.__setattr__(self, "parallel_min_forced", forced)
 
     def options(self) -> dict:
         return {

@@ -71,31 +71,53 @@ PLANES = {
 }
 
 
+# Elementwise ops with many cycles per element (transcendentals, powers, fmod): they gain from
+# threads on any machine. The others are memory-bound passes, split only from
+# `MEMORY_BOUND_MIN_THREADS` threads on: on a 2-vCPU machine two half-size numpy calls on two
+# threads measured 236 us for a [1024, 1024] float32 mul, one call 209 us (the vCPUs share one
+# core's memory bandwidth, and waking a worker cost 20-90 us there), while 16 cores have the
+# aggregate bandwidth (add 2^20: 513 us alone, 211 us on 8 threads).
+COMPUTE_BOUND = {
+    "exp", "log", "log1p", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acos", "acosh", "asin",
+    "asinh", "atan", "atanh", "erf", "powf", "powf_scalar", "atan2", "remainder",
+    "remainder_scalar",
+}  # fmt: skip
+MEMORY_BOUND_MIN_THREADS = 4
+
+
 def install(backend) -> None:
     """Set threaded ops as instance attributes of `backend` (before its kind views are built)."""
     threads, m = backend.num_threads, backend.parallel_min
     grain = max(1, min(m // 2, GRAIN))
     block = grain  # fixed reduction blocks: results do not depend on the thread count
+    forced = backend.parallel_min_forced
+    # Memory-bound ops keep their single numpy call (no wrapper at all) on few threads.
+    cheap = forced or threads >= MEMORY_BOUND_MIN_THREADS
     cls = type(backend)
     ops = {}
+
+    def add(name, make, short=None):
+        if cheap or (short or name) in COMPUTE_BOUND:
+            _add(ops, cls, backend, name, make)
+
     for kind in ("float_", "int_", "bool_"):
         for short in UNARY + WITH_SCALARS:
-            _add(ops, cls, backend, kind + short, _unary(threads, m, grain))
+            add(kind + short, _unary(threads, m, grain), short)
         for short in BINARY + list(MASKED):
-            _add(ops, cls, backend, kind + short, _binary(threads, m, grain))
+            add(kind + short, _binary(threads, m, grain), short)
     for short in BINARY[-3:] + [s + "_scalar" for s in BINARY[-3:]] + ["not"]:
-        name = "bitwise_" + short.removeprefix("bitwise_")
-        _add(ops, cls, backend, name, _unary(threads, m, grain))
-    _add(ops, cls, backend, "relu", _unary(threads, m, grain))
+        add("bitwise_" + short.removeprefix("bitwise_"), _unary(threads, m, grain))
+    add("relu", _unary(threads, m, grain))
     for kind in ("float_", "int_"):
         for short, uf in REDUCE_DIM.items():
-            _add(ops, cls, backend, kind + short, _reduce_dim(uf, threads, m, grain))
+            add(kind + short, _reduce_dim(uf, threads, m, grain))
         for short, uf in REDUCE_ALL.items():
-            _add(ops, cls, backend, kind + short, _reduce_all(uf, threads, m, block))
+            add(kind + short, _reduce_all(uf, threads, m, block))
         for short, fn in (("argmax", np.argmax), ("argmin", np.argmin)):
-            _add(ops, cls, backend, kind + short, _arg(fn, threads, m, grain, backend))
-    _add(ops, cls, backend, "float_mean", _mean(threads, m, block))
-    _add(ops, cls, backend, "float_mean_dim", _mean_dim(threads, m, grain))
+            add(kind + short, _arg(fn, threads, m, grain, backend))
+    add("float_mean", _mean(threads, m, block))
+    add("float_mean_dim", _mean_dim(threads, m, grain))
+    # Many cycles per element (GEMMs, windows): threaded whatever the thread count.
     _add(ops, cls, backend, "float_matmul", _matmul(threads, m))
     for name, (split, combine) in CONV.items():
         _add(ops, cls, backend, name, _conv(split, combine, threads, m))
