@@ -19,25 +19,27 @@ cd "$root"
 src=$(printf '%s:' "$root"/packages/*/src "$root"/examples/*/src)
 export PYTHONPATH="${src}${PYTHONPATH:-}" PYTHONUNBUFFERED=1
 export BURN_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
-python3 -c "import threadpoolctl" 2>/dev/null || {
-  echo "threadpoolctl is not importable: add it to the wheelhouse" \
-    "(GPU_EXTRA_WHEELS=\"zstandard pyopencl pytools platformdirs siphash24 threadpoolctl\")" >&2
-  exit 2
-}
+python3 -c "import threadpoolctl" 2>/dev/null || echo "WARNING: threadpoolctl is not" \
+  "importable: NdArray cannot set numpy's BLAS threads (add it to the wheelhouse)" >&2
 suites="launch_overhead binary unary reduce softmax max_pool2d conv2d matmul autodiff training_step"
 {
   echo "cores: $(nproc) (affinity), budget: $threads threads, repeats: $repeats"
   python3 - <<'EOF'
-import numpy, threadpoolctl
+import numpy
 from burn_ndarray import NdArray
 b = NdArray()
 print("numpy", numpy.__version__, "| NdArray threads", b.num_threads, "parallel_min", b.parallel_min)
-for i in threadpoolctl.threadpool_info():
-    print(" ", i["internal_api"], i.get("version"), i["num_threads"], "threads", i["filepath"])
+try:
+    import threadpoolctl
+    for i in threadpoolctl.threadpool_info():
+        print(" ", i["internal_api"], i.get("version"), i["num_threads"], "threads", i["filepath"])
+except ImportError:
+    pass
 EOF
 } 2>&1 | tee "$out/env.log"
 start=$(date +%s)
-timeout 390 python3 -m benches $suites --out "$out/json" --repeats "$repeats" 2>&1 | tee "$out/benches.log"
+# BENCH_ARGS: extra options of `python -m benches` (e.g. --quick for a smoke test).
+timeout 390 python3 -m benches $suites --out "$out/json" --repeats "$repeats" ${BENCH_ARGS:-} 2>&1 | tee "$out/benches.log"
 status=${PIPESTATUS[0]}
 echo "benches: exit $status after $(($(date +%s) - start)) s" | tee -a "$out/benches.log"
 echo

@@ -25,7 +25,11 @@ _current: int | None = None
 def _numpy_blas() -> list:
     """threadpoolctl controllers of the BLAS libraries numpy links (not torch's, say)."""
     import numpy as np
-    from threadpoolctl import ThreadpoolController
+
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # a broken install: BLAS keeps its own thread count
+        return []
 
     blas = ThreadpoolController().select(user_api="blas").lib_controllers
     numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
