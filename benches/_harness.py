@@ -178,14 +178,29 @@ def _calibrate(fn: Callable[[], object], min_time: float, sync=None) -> int:
         i *= 10
 
 
+def _cpu_seconds() -> float:
+    """CPU time of the whole process (every thread, user + system) so far, to the microsecond
+    (`os.times` counts 10 ms ticks)."""
+    try:
+        import resource
+    except ImportError:  # not Unix
+        t = os.times()
+        return t.user + t.system
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def measure(
     impls: dict[str, Callable[[], object]], settings: Settings, syncs: dict | None = None
 ) -> dict[str, dict]:
-    """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats}}.
+    """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats,
+    cpu_per_wall}}. `cpu_per_wall` is the process's CPU seconds per wall second over the timed
+    repeats: about the number of busy cores, spinning threads included (1.0 = one core).
 
     `syncs[name]`, when given, runs at the end of each timed loop (asynchronous backends)."""
     syncs = syncs or {}
     numbers = {}
+    cpu: dict[str, float | None] = {}
     samples: dict[str, list[float]] = {name: [] for name in impls}
     gc_was_enabled = gc.isenabled()
     gc.collect()
@@ -203,8 +218,11 @@ def measure(
             if sync is not None:
                 sync()
             numbers[name] = number = _calibrate(fn, settings.min_time, sync)
+            cpu0, wall0 = _cpu_seconds(), time.perf_counter()
             for _ in range(settings.repeats):
                 samples[name].append(_time(fn, number, sync) / number)
+            wall = time.perf_counter() - wall0
+            cpu[name] = (_cpu_seconds() - cpu0) / wall if wall > 0 else None
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -215,6 +233,7 @@ def measure(
             "max_s": max(s),
             "number": numbers[name],
             "repeats": len(s),
+            "cpu_per_wall": cpu[name],
         }
         for name, s in samples.items()
     }
@@ -321,6 +340,10 @@ def fmt_ratio(r: float | None) -> str:
     return "-" if r is None else f"{r:.2f}x"
 
 
+def _fmt_cpu(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
 def render(report: dict) -> str:
     """The suite's table and target verdicts as text."""
     env = report["environment"]
@@ -334,11 +357,11 @@ def render(report: dict) -> str:
     lines = [
         f"== {report['suite']}: {report['description']} [{report['status']}; {torch_note}{load_note}]"
     ]
-    header = ["case", "burn", "numpy", "torch", "burn/numpy", "burn/torch"]
+    header = ["case", "burn", "numpy", "torch", "burn/numpy", "burn/torch", "burn cpu/wall"]
     rows = []
     for r in report["results"]:
         if r["status"] != "ok":
-            rows.append([r["name"], r["status"], "", "", "", ""])
+            rows.append([r["name"], r["status"], "", "", "", "", ""])
             continue
         t = r["times"]
         rows.append(
@@ -347,6 +370,7 @@ def render(report: dict) -> str:
                 *(fmt_time(t[k]["median_s"]) if k in t else "-" for k in IMPLS),
                 fmt_ratio(r["ratios"].get("burn/numpy")),
                 fmt_ratio(r["ratios"].get("burn/torch")),
+                _fmt_cpu(t.get("burn", {}).get("cpu_per_wall")),
             ]
         )
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from burn_tensor import Backend, op_table
 
-from . import _random
+from . import _blas, _random, _threaded_ops
 from ._erf import erf
 from ._fp import needs_quiet, quiet
 from ._ops_common import COMMON
 from ._ops_module import NdArrayModuleOps
 from ._ops_numeric import UFUNCS, make
+from ._threads import blas_default_threads, default_parallel_min, default_threads
 
 
 class NdArray(NdArrayModuleOps, Backend):
     """CPU backend on numpy arrays. Defaults: float32 / int32; `NdArray(float_dtype="float64")`.
+
+    `num_threads`: the thread budget shared by numpy's BLAS and the backend's own worker threads
+    (default `BURN_NUM_THREADS`, else the cores this process may use). `parallel_min`: the
+    element count from which an op runs on several threads (default
+    `BURN_NDARRAY_PARALLEL_MIN`, else `_threads.PARALLEL_MIN`; 1 threads every op, for tests).
+    Both are part of the backend's identity, as the dtypes.
 
     Example:
         >>> from burn_tensor import Tensor
@@ -25,6 +34,54 @@ class NdArray(NdArrayModuleOps, Backend):
 
     name = "ndarray"
     device_kind = "Cpu"
+
+    def __init__(
+        self,
+        float_dtype="float32",
+        int_dtype="int32",
+        num_threads: int | None = None,
+        parallel_min: int | None = None,
+    ):
+        super().__init__(float_dtype, int_dtype)
+        for key, value in (("num_threads", num_threads), ("parallel_min", parallel_min)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"NdArray: {key} must be a positive int or None, got {value!r}")
+        object.__setattr__(self, "_threads_opt", num_threads)
+        object.__setattr__(self, "_parallel_min_opt", parallel_min)
+        object.__setattr__(self, "num_threads", num_threads or default_threads())
+        object.__setattr__(self, "parallel_min", parallel_min or default_parallel_min())
+        # A size chosen by the user (option or environment) applies to every op alike.
+        forced = parallel_min is not None or bool(os.environ.get("BURN_NDARRAY_PARALLEL_MIN"))
+        object.__setattr__(self, "parallel_min_forced", forced)
+
+    def options(self) -> dict:
+        return {
+            **super().options(),
+            "num_threads": self._threads_opt,
+            "parallel_min": self._parallel_min_opt,
+        }
+
+    def setup(self) -> None:
+        """Threaded ops (per instance: the budget is this backend's) when it has > 1 thread."""
+        if self.num_threads > 1:
+            _threaded_ops.install(self)
+        if self.num_threads != blas_default_threads():
+            _blas.set_threads(self.num_threads)  # BLAS alone must keep to the budget too
+
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        opts = [
+            f"{k}={v!r}"
+            for k, v in (
+                ("num_threads", self._threads_opt),
+                ("parallel_min", self._parallel_min_opt),
+            )
+            if v is not None
+        ]
+        if not opts:
+            return base
+        inner = base[base.index("(") + 1 : -1]
+        return f"{type(self).__name__}({', '.join(([inner] if inner else []) + opts)})"
 
     def seed(self, seed: int, device=None) -> None:
         """Restart the random stream of `device` (default: this backend's default device)."""

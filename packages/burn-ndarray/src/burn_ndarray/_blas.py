@@ -1,0 +1,66 @@
+"""numpy's BLAS thread count, set at run time (threadpoolctl), so BLAS and our pool share one
+thread budget.
+
+A large GEMM called on its own gets the backend's whole budget of BLAS threads; GEMMs called
+from inside a parallel region of our pool (conv chunks, batched small matmuls) run with one BLAS
+thread each, since the region already uses the budget. The count is a process-wide BLAS setting:
+it is changed only when it differs from the last value set (one ctypes call, ~1 us).
+
+Example:
+    >>> set_threads(2)
+    >>> current() in (2, None)  # None: no BLAS library found to control
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+_lock = threading.Lock()
+_controllers: list | None = None
+_current: int | None = None
+
+
+def _numpy_blas() -> list:
+    """threadpoolctl controllers of the BLAS libraries numpy links (not torch's, say)."""
+    import numpy as np
+
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # a broken install: BLAS keeps its own thread count
+        return []
+
+    blas = ThreadpoolController().select(user_api="blas").lib_controllers
+    numpy_dir = os.path.dirname(os.path.dirname(np.__file__))
+    own = [c for c in blas if c.filepath and "numpy" in os.path.relpath(c.filepath, numpy_dir)]
+    return own or [c for c in blas if "torch" not in (c.filepath or "")]
+
+
+def _ensure_loaded() -> list:
+    global _controllers, _current
+    if _controllers is None:
+        with _lock:
+            if _controllers is None:
+                found = _numpy_blas()
+                _current = found[0].get_num_threads() if found else None
+                _controllers = found
+    return _controllers
+
+
+def set_threads(n: int) -> None:
+    """Let numpy's BLAS use n threads from now on (no-op if it already does)."""
+    global _current
+    ctl = _controllers if _controllers is not None else _ensure_loaded()
+    if n == _current or not ctl:
+        return
+    with _lock:
+        for c in ctl:
+            c.set_num_threads(n)
+        _current = n
+
+
+def current() -> int | None:
+    """The BLAS thread count last set or read (None when no BLAS library was found)."""
+    _ensure_loaded()
+    return _current
