@@ -64,3 +64,22 @@ def current() -> int | None:
     """The BLAS thread count last set or read (None when no BLAS library was found)."""
     _ensure_loaded()
     return _current
+
+
+# Multiply-adds one BLAS thread is given at least. OpenBLAS threads spin (yielding) for about
+# 0.1 s after each call before they sleep, and the library reads how long only when it loads:
+# every GEMM of the guide's training step on 16 BLAS threads kept 16 cores busy all step long
+# (15.8 CPU seconds per wall second against torch's 2.3). So only GEMMs large enough to keep a
+# thread busy for ~1 ms each get more than one; smaller ones run on one (and conv parts on the
+# pool run on one each).
+GEMM_GRAIN = 1 << 24
+
+
+def gemm_threads(macs: int, budget: int) -> int:
+    """BLAS threads for a GEMM of `macs` multiply-adds within a budget of `budget` threads.
+
+    Example:
+        >>> gemm_threads(1024**3, 16), gemm_threads(64 * 1024 * 512, 16), gemm_threads(4096, 16)
+        (16, 2, 1)
+    """
+    return max(1, min(budget, macs // GEMM_GRAIN))

@@ -174,12 +174,15 @@ def _single_blas(fn, args):
     return fn(*args)
 
 
-def batch_map(fn, threads: int, split: tuple, whole: tuple = (), combine: str = "cat"):
+def batch_map(
+    fn, threads: int, split: tuple, whole: tuple = (), combine: str = "cat", parts: int = 0
+):
     """fn(*split_parts, *whole) on parts of the leading (batch) axis of the `split` arrays,
     with one BLAS thread per part; results (arrays or tuples of arrays) are concatenated along
-    axis 0 (`combine="cat"`) or added (`"sum"`, for gradients summed over the batch)."""
+    axis 0 (`combine="cat"`) or added (`"sum"`, for gradients summed over the batch). `parts`
+    (when > 0) caps the number of parts below `threads`: the caller's measure of the work."""
     n = split[0].shape[0]
-    parts = min(threads, n)
+    parts = min(threads, n, parts or threads)
     if parts < 2:
         return fn(*split, *whole)
     chunks = [(fn, tuple(s[a:b] for s in split) + tuple(whole)) for a, b in ranges(n, parts)]
@@ -210,12 +213,13 @@ SMALL_GEMM = 1 << 22
 def matmul(x, y, threads: int):
     """np.matmul with the budget: a batch of small matrices is split over the pool along its
     leading axis; otherwise one BLAS call with `threads` BLAS threads."""
-    _blas.set_threads(threads)
+    m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
+    batch = math.prod(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
+    _blas.set_threads(_blas.gemm_threads(batch * m * k * n, threads))
     if x.ndim < 3 or x.shape[0] < 2 or y.ndim not in (2, x.ndim):
         return np.matmul(x, y)
     if y.ndim == x.ndim and y.shape[0] not in (1, x.shape[0]):
         return np.matmul(x, y)
-    m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
     if m * k * n >= SMALL_GEMM and x.shape[0] < threads:
         return np.matmul(x, y)
     parts = min(threads, x.shape[0])
