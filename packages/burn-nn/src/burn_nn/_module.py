@@ -8,6 +8,7 @@ from typing import Any
 
 from burn_record import (
     DefaultFileRecorder,
+    as_recorder,
     ParamRecord,
     Record,
     apply_dtypes,
@@ -203,14 +204,14 @@ class Module:
 
     def save_file(self, path: str | os.PathLike, recorder: Any = None):
         """Record the module to `path` (+ the recorder's extension); returns the path written."""
-        recorder = recorder if recorder is not None else DefaultFileRecorder()
+        recorder = as_recorder(recorder, DefaultFileRecorder, "Module.save_file")
         return recorder.record(self.into_record(), path)
 
     def load_file(
         self, path: str | os.PathLike, recorder: Any = None, device: Device | None = None
     ) -> Module:
         """`load_record` of a file written by `save_file` (with the same kind of recorder)."""
-        recorder = recorder if recorder is not None else DefaultFileRecorder()
+        recorder = as_recorder(recorder, DefaultFileRecorder, "Module.load_file")
         record = recorder.load(path, device)
         return self.load_record(record, device)
 

@@ -31,7 +31,7 @@ from ._errors import (
 from ._metadata import RECORD_VERSION
 from ._param import ParamRecord
 from ._record import Record, as_record
-from ._recorder import BytesRecorder, FileRecorder, Recorder
+from ._recorder import BytesRecorder, FileRecorder, Recorder, as_recorder
 from ._recorders import (
     BinBytesRecorder,
     BinFileRecorder,
@@ -62,6 +62,7 @@ __all__ = [
     "Recorder",
     "FileRecorder",
     "BytesRecorder",
+    "as_recorder",
     "DefaultFileRecorder",
     "DefaultRecorder",
     "NamedMpkFileRecorder",

@@ -26,6 +26,7 @@ from typing import Any
 
 from ._dtypes import DTYPE_BY_CODE, DTYPE_CODE, TensorData
 from ._errors import RecordCorruptedError, RecordDTypeError, UnsupportedItemError
+from ._mpk import max_objects
 from ._named import MAX_DEPTH, check_key, join, scalar
 from ._param import ParamRecord
 from ._record import Record
@@ -126,6 +127,16 @@ class _Reader:
     def __init__(self, view: memoryview):
         self.view = view
         self.pos = 0
+        self.limit = self.budget = max_objects()
+
+    def spend(self, n: int, path: str) -> None:
+        """Count n more containers/elements against the record's object budget."""
+        self.budget -= n
+        if self.budget < 0:
+            raise RecordCorruptedError(
+                f"{path or '<root>'}: more than {self.limit} containers and elements; a record "
+                "of a module holds a few per tensor (BURN_RECORD_MAX_OBJECTS raises the limit)"
+            )
 
     def take(self, n: int, path: str) -> memoryview:
         end = self.pos + n
@@ -185,12 +196,14 @@ def _read(r: _Reader, path: str, depth: int) -> Any:
             raise RecordCorruptedError(
                 f"{path or '<root>'}: sequence length {n} exceeds the record"
             )
+        r.spend(n + 1, path)
         values = [_read(r, join(path, i), depth + 1) for i in range(n)]
         return tuple(values) if tag == TUPLE else values
     if tag == DICT:
         n = r.unpack(_U32, path)
         if n > len(r.view) - r.pos:
             raise RecordCorruptedError(f"{path or '<root>'}: dict length {n} exceeds the record")
+        r.spend(n + 1, path)
         out = {}
         for _ in range(n):
             key = r.string(path)

@@ -34,7 +34,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 JSON_PREFIX = b'{"burn_record": "json/'
 
-_NAMES = {
+NAMES = {
     MAGIC_MPK: "a named-msgpack record (NamedMpk* recorders)",
     MAGIC_BIN: "a positional binary record (Bin* recorders)",
 }
@@ -49,8 +49,8 @@ def describe(data: bytes | memoryview) -> str:
         return "gzip-compressed data"
     if head.startswith(ZSTD_MAGIC):
         return "zstandard-compressed data"
-    if head[:8] in _NAMES:
-        return _NAMES[head[:8]]
+    if head[:8] in NAMES:
+        return NAMES[head[:8]]
     if head.startswith(JSON_PREFIX):
         return "a JSON record (JsonGz/PrettyJson recorders)"
     if head.lstrip()[:1] in (b"{", b"["):
@@ -76,7 +76,7 @@ def unframe(data: bytes | bytearray | memoryview, magic: bytes, reader: str) -> 
         if len(view) < 8 and magic.startswith(bytes(view)) and len(view) > 0:
             raise RecordCorruptedError(f"{reader}: record truncated to {len(view)} bytes")
         raise RecordFormatError(
-            f"{reader} expects {_NAMES[magic]}, but got {describe(view)}; "
+            f"{reader} expects {NAMES[magic]}, but got {describe(view)}; "
             "load the file with the recorder that wrote it"
         )
     if len(view) < OVERHEAD:

@@ -22,6 +22,7 @@ from typing import Any
 from ._errors import RecordCorruptedError, RecordFormatError
 from ._frame import JSON_PREFIX, describe
 from ._metadata import check_version
+from ._mpk import max_objects
 
 JSON_VERSION = 1
 _HEADER = re.compile(rb'\{"burn_record": "json/(\d{1,9}) len=(\d{1,20}) crc32=([0-9a-f]{8})",\n')
@@ -78,8 +79,20 @@ def loads(data: bytes | bytearray | memoryview, reader: str) -> dict[str, Any]:
         )
     if zlib.crc32(body) != int(match.group(3), 16):
         raise RecordCorruptedError(f"{reader}: checksum mismatch, the record is corrupted")
+    # Every JSON container opens with a bracket and every further element follows a comma (base64
+    # tensor text has neither): their count bounds the objects parsing would build, checked
+    # before building any of them.
+    raw = bytes(view)
+    objects = raw.count(b"{") + raw.count(b"[") + raw.count(b",")
+    limit = max_objects()
+    if objects > limit:
+        raise RecordCorruptedError(
+            f"{reader}: JSON record holds up to {objects} containers and elements, more than "
+            f"{limit}; a record of a module holds a few per tensor (BURN_RECORD_MAX_OBJECTS "
+            "raises the limit)"
+        )
     try:
-        doc = json.loads(bytes(view).decode("utf-8"))
+        doc = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as err:
         raise RecordCorruptedError(f"{reader}: malformed JSON record: {err}") from None
     if not isinstance(doc, dict) or "burn_record" not in doc:

@@ -7,6 +7,7 @@ elements, so a 400 MB model is written without an extra 400 MB copy.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -81,7 +82,8 @@ def unpack(payload: memoryview) -> Any:
     if view.format != "B" or view.ndim != 1:
         view = view.cast("B")
     try:
-        obj, pos = _read(view, 0, 0)
+        limit = max_objects()
+        obj, pos = _read(view, 0, 0, [limit, limit])
     except RecordCorruptedError:
         raise
     except (ValueError, RecursionError) as err:  # invalid UTF-8 is a ValueError
@@ -93,6 +95,10 @@ def unpack(payload: memoryview) -> Any:
 
 # A record never nests this deep (`_named.MAX_DEPTH` is lower); hostile input cannot recurse past it.
 _MAX_NESTING = 512
+# Python objects cost ~50-100 bytes each where msgpack spends one: a 29 MiB file of 10M empty maps
+# built 3.9 GiB of dicts. A module's record holds a few containers per tensor, so 2^19 of them (at
+# most ~50 MiB of objects) is far above any real record and far below any memory worry.
+MAX_OBJECTS = 1 << 19
 _U8 = struct.Struct(">B")
 _U16 = struct.Struct(">H")
 _U32 = struct.Struct(">I")
@@ -133,7 +139,17 @@ def _bad(msg: str) -> RecordCorruptedError:
     return RecordCorruptedError(f"malformed msgpack record: {msg}")
 
 
-def _read(view: memoryview, pos: int, depth: int) -> tuple[Any, int]:
+def max_objects() -> int:
+    """How many containers and elements one record may hold (BURN_RECORD_MAX_OBJECTS)."""
+    value = os.environ.get("BURN_RECORD_MAX_OBJECTS", "").strip()
+    if not value:
+        return MAX_OBJECTS
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"BURN_RECORD_MAX_OBJECTS must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _read(view: memoryview, pos: int, depth: int, budget: list[int]) -> tuple[Any, int]:
     end = len(view)
     if pos >= end:
         raise _bad("truncated")
@@ -179,18 +195,24 @@ def _read(view: memoryview, pos: int, depth: int) -> tuple[Any, int]:
     # allocating anything for them.
     if n * (2 if kind == "map" else 1) > end - pos:
         raise _bad("truncated")
+    budget[0] -= n + 1
+    if budget[0] < 0:
+        raise _bad(
+            f"more than {budget[1]} containers and elements; a record of a "
+            "module holds a few per tensor (BURN_RECORD_MAX_OBJECTS raises the limit)"
+        )
     if kind == "array":
         out = []
         for _ in range(n):
-            value, pos = _read(view, pos, depth + 1)
+            value, pos = _read(view, pos, depth + 1, budget)
             out.append(value)
         return out, pos
     obj = {}
     for _ in range(n):
-        key, pos = _read(view, pos, depth + 1)
+        key, pos = _read(view, pos, depth + 1, budget)
         if not isinstance(key, str):
             raise _bad(f"non-str map key {key!r:.40}")
-        obj[key], pos = _read(view, pos, depth + 1)
+        obj[key], pos = _read(view, pos, depth + 1, budget)
     return obj, pos
 
 

@@ -12,8 +12,8 @@ from . import _bin, _json, _mpk
 from ._atomic import atomic_write
 from ._compress import NONE, compress, decompress, write
 from ._diff import apply_dtypes
-from ._errors import RecordCorruptedError, RecordNotFoundError
-from ._frame import MAGIC_BIN, MAGIC_MPK, frame, unframe
+from ._errors import RecordCorruptedError, RecordFormatError, RecordNotFoundError
+from ._frame import JSON_PREFIX, MAGIC_BIN, MAGIC_MPK, NAMES, describe, frame, unframe
 from ._metadata import build_metadata, check_metadata
 from ._named import from_plain, to_plain
 from ._settings import FullPrecisionSettings, PrecisionSettings, resolve_settings
@@ -91,7 +91,7 @@ class Recorder:
         if len(data) == 0:
             # An empty file is far more often an interrupted copy than a different format.
             raise RecordCorruptedError(f"{reader}: the record is empty")
-        raw = decompress(data, self._compression, reader)
+        raw = decompress(data, self._compression, reader, _head_check(self._payload, reader))
         accepted = _NAMES_BY_WIRE[(self._payload, self._compression)]  # type: ignore[index]
         if self._payload == "bin":
             meta, cursor = _bin.decode_header(unframe(raw, MAGIC_BIN, reader))
@@ -107,6 +107,25 @@ class Recorder:
             check_metadata(tree["metadata"], accepted, reader)
             item = from_plain(tree["item"], decode_bytes)
         return item if target is None else apply_dtypes(item, target)
+
+
+def _head_check(payload: str | None, reader: str):
+    """A check of a decompressed stream's first bytes: the record's magic (or JSON prefix)."""
+    if payload == "json":
+        magic, what = JSON_PREFIX, "a JSON record"
+    else:
+        magic = MAGIC_BIN if payload == "bin" else MAGIC_MPK
+        what = NAMES[magic]
+
+    def check(buf: bytearray) -> None:
+        n = min(len(buf), len(magic))
+        if bytes(buf[:n]) != magic[:n]:
+            raise RecordFormatError(
+                f"{reader} expects {what}, but got {describe(memoryview(buf)[:32])}; load the "
+                "file with the recorder that wrote it"
+            )
+
+    return check
 
 
 class FileRecorder(Recorder):
@@ -180,14 +199,13 @@ class FileRecorder(Recorder):
                 pass
 
 
-# Files are read through a read-only memory map: the page cache's pages are used as they are,
-# instead of being copied into a fresh buffer whose first touch page-faults (measured at ~0.2 s per
-# 400 MB here, a third of a whole load). Every tensor is copied out of the mapping before `load`
-# returns, so nothing keeps the mapping alive. burn-record writes files atomically (a new inode is
-# renamed over the old one), so a concurrent save never changes a mapped file; a file truncated in
-# place by another program while it is being loaded can, as with any mmap reader, end the process
-# with SIGBUS. Set `burn_record._recorder.MMAP_LOADS = False` to read into memory instead.
-MMAP_LOADS = True
+# Files are read into memory by default. A memory map (`MMAP_LOADS = True`, or
+# BURN_RECORD_MMAP=1) reuses the page cache's pages instead of copying them into a fresh buffer
+# (~0.2 s per 400 MB on some hosts), and every tensor is still copied out before `load` returns;
+# but a file truncated in place by another program while it is being loaded then ends the process
+# with SIGBUS, which no Python code can catch. burn-record's own saves never do that (they write a
+# new file and rename it), so the map is safe where only burn writes the files: an opt-in.
+MMAP_LOADS = os.environ.get("BURN_RECORD_MMAP", "").strip() == "1"
 
 
 def _map_file(f) -> mmap.mmap | None:
@@ -223,3 +241,24 @@ class BytesRecorder(Recorder):
     ) -> Any:
         """Decode bytes from `record`; `device` and `target` as in `FileRecorder.load`."""
         return self.from_bytes(data, target=target)
+
+
+def as_recorder(recorder: Any, default: type[Recorder], what: str = "recorder") -> Recorder:
+    """A recorder instance from an instance, a recorder class (Burn's `CompactRecorder::new()`
+    written as the class, `load_file(p, CompactRecorder)`) or None (`default()`).
+
+    Example:
+        >>> from burn_record import CompactRecorder, NamedMpkFileRecorder
+        >>> as_recorder(CompactRecorder, NamedMpkFileRecorder)
+        CompactRecorder(HalfPrecisionSettings)
+    """
+    if recorder is None:
+        return default()
+    if isinstance(recorder, type) and issubclass(recorder, Recorder):
+        return recorder()
+    if isinstance(recorder, Recorder):
+        return recorder
+    raise TypeError(
+        f"{what}: expected a burn_record recorder (an instance or class such as "
+        f"CompactRecorder), got {recorder!r:.80} of type {type(recorder).__name__}"
+    )

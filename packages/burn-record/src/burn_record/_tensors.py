@@ -51,12 +51,21 @@ def tensor_buffer(data: TensorData) -> memoryview:
     return memoryview(np.ascontiguousarray(arr).reshape(-1).view(np.uint8))
 
 
+# numpy's dimensions and sizes are signed 64-bit: a declared shape past this is corrupt.
+_MAX_DIM = (1 << 62) - 1
+
+
 def tensor_from_buffer(buf, shape: tuple[int, ...], dtype: DType, path: str) -> TensorData:
     """Rebuild a tensor from its raw bytes; the byte count must match shape x dtype exactly.
 
     The elements are copied so the returned array is writable and does not pin the whole file.
     """
     count = math.prod(shape)
+    if any(d > _MAX_DIM for d in shape) or count > _MAX_DIM:
+        raise RecordCorruptedError(
+            f"{path or '<root>'}: tensor shape {list(shape)} has a dimension or element count "
+            f"past {_MAX_DIM}, more than any array can hold"
+        )
     if len(buf) != count * dtype.size:
         raise RecordCorruptedError(
             f"{path or '<root>'}: tensor of shape {list(shape)} and dtype {dtype.value} needs "
