@@ -207,7 +207,20 @@ class Config:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise ConfigError(f"{cls.__name__}: invalid JSON: {e}") from None
-        return cls.from_dict(data)
+        except RecursionError:
+            raise ConfigError(f"{cls.__name__}: JSON nested too deeply to be a config") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{cls.__name__}: the JSON is not valid UTF-8 ({e})") from None
+        except ValueError as e:  # e.g. an integer of more digits than Python converts
+            raise ConfigError(f"{cls.__name__}: invalid JSON value: {e}") from None
+        try:
+            return cls.from_dict(data)
+        except ConfigError:
+            raise
+        except (TypeError, ValueError, OverflowError, RecursionError) as e:
+            # A value the field's type cannot hold (an int past float's range, a variant
+            # missing a field): name it as a config error, not a crash inside decoding.
+            raise ConfigError(f"{cls.__name__}: {type(e).__name__}: {e}") from None
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the JSON to `path` (written whole to a temp file, then renamed)."""
@@ -222,11 +235,15 @@ class Config:
         """Read a config written by `save`; errors name the file and the offending field."""
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            raw = path.read_bytes()
         except FileNotFoundError:
             raise ConfigError(f"{cls.__name__}: no config file at {path}") from None
+        except OSError as e:
+            raise ConfigError(f"{cls.__name__}: cannot read {path}: {e.strerror or e}") from None
         try:
-            return cls.from_json(text)
+            return cls.from_json(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{path}: {cls.__name__}: not UTF-8 text ({e})") from None
         except ConfigError as e:
             raise ConfigError(f"{path}: {e}") from None
 
