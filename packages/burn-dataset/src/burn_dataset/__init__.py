@@ -15,6 +15,7 @@ Example:
 
 from burn_dataset._base import Dataset, DatasetIterator
 from burn_dataset._cache import default_cache_dir
+from burn_dataset._errors import DatasetError
 from burn_dataset._in_memory import InMemDataset
 from burn_dataset._sqlite_dataset import SqliteDataset
 from burn_dataset._sqlite_storage import SqliteDatasetStorage
@@ -56,6 +57,7 @@ __all__ = [
     "Dataset",
     "DatasetIterator",
     "DigitsDataset",
+    "DatasetError",
     "DownloadError",
     "HuggingfaceDatasetLoader",
     "ImageDatasetItem",

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from burn_dataset._base import Dataset, check_index
+from burn_dataset._errors import DatasetError
 from burn_dataset._items import row_converter
+from burn_dataset._sqlite_checksum import CRC_COLUMN, layout_bytes, row_crc
 from burn_dataset._sqlite_schema import (
     BLOB,
     check_split,
@@ -18,6 +20,7 @@ from burn_dataset._sqlite_schema import (
     list_splits,
     quote,
     read_layout,
+    read_layout_text,
 )
 
 # SQLite's historical limit on bound parameters is 999; stay below it for bulk reads.
@@ -61,11 +64,23 @@ class SqliteDataset(Dataset[Any]):
         if not self._db_file.is_file():
             raise FileNotFoundError(f"SQLite dataset file not found: {self._db_file}")
         self._item_type = item_type
+        self._layout: bytes | None = None
         self._local = threading.local()
         # (owning thread, connection): a data loader starts fresh worker threads every epoch, so
         # connections of threads that have exited are closed when a new one is opened.
         self._all_conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._conns_lock = threading.Lock()
+        try:
+            self._open(split)
+        except (sqlite3.DatabaseError, ValueError, UnicodeError) as err:
+            if isinstance(err, ValueError) and str(err).startswith("split "):
+                raise
+            self.close()
+            raise DatasetError(
+                f"{self._db_file}: not a readable SQLite dataset ({type(err).__name__}: {err})"
+            ) from None
+
+    def _open(self, split: str) -> None:
         conn = self._connection()
         splits = list_splits(conn)
         if split not in splits:
@@ -74,8 +89,14 @@ class SqliteDataset(Dataset[Any]):
             )
         self._storage, self._columns = read_layout(conn, split)
         (self._len,) = conn.execute(f"SELECT COUNT(*) FROM {quote(split)}").fetchone()
-        self._convert = row_converter(item_type) if item_type is not None else None
+        self._convert = row_converter(self._item_type) if self._item_type is not None else None
+        table = [r[1] for r in conn.execute(f"PRAGMA table_info({quote(split)})").fetchall()]
+        text = read_layout_text(conn, split)
+        # Rows carry a checksum when our writer wrote them (see _sqlite_checksum).
+        self._layout = layout_bytes(*text) if CRC_COLUMN in table and text is not None else None
         names = ", ".join(quote(c) for c in self._columns)
+        if self._layout is not None:
+            names += ", " + quote(CRC_COLUMN)
         self._select_one = f"SELECT {names} FROM {quote(split)} WHERE row_id = ?"
         self._select_many = f"SELECT row_id, {names} FROM {quote(split)} WHERE row_id IN "
 
@@ -119,7 +140,27 @@ class SqliteDataset(Dataset[Any]):
         if getattr(self, "_conns_lock", None) is not None:
             self.close()
 
-    def _decode(self, values: Sequence[Any]) -> Any:
+    def _where(self, row_id: int) -> str:
+        return f"{self._db_file}, split {self._split!r}, row {row_id - 1} (row_id {row_id})"
+
+    def _decode(self, row_id: int, values: Sequence[Any]) -> Any:
+        if self._layout is not None:
+            *values, crc = values
+            if crc != row_crc(self._layout, row_id, values):
+                raise DatasetError(
+                    f"{self._where(row_id)}: checksum mismatch, the stored row is damaged"
+                )
+        try:
+            return self._build(values)
+        except DatasetError:
+            raise
+        except Exception as err:  # noqa: BLE001 - any decoding failure is damage, named
+            raise DatasetError(
+                f"{self._where(row_id)}: cannot decode the stored item "
+                f"({type(err).__name__}: {err})"
+            ) from err
+
+    def _build(self, values: Sequence[Any]) -> Any:
         if self._storage == BLOB:
             item = decode_value(values[0], "msgpack")
             if self._convert is not None and isinstance(item, dict):
@@ -133,13 +174,15 @@ class SqliteDataset(Dataset[Any]):
         index = check_index(index)
         if index >= self._len:
             return None
-        values = self._connection().execute(self._select_one, (index + 1,)).fetchone()
+        try:
+            values = self._connection().execute(self._select_one, (index + 1,)).fetchone()
+        except sqlite3.DatabaseError as err:
+            raise DatasetError(f"{self._where(index + 1)}: {type(err).__name__}: {err}") from None
         if values is None:
-            raise LookupError(
-                f"row_id {index + 1} missing from split {self._split!r} of {self._db_file}; "
-                "row ids must be 1..len without gaps"
+            raise DatasetError(
+                f"{self._where(index + 1)}: missing; row ids must be 1..len without gaps"
             )
-        return self._decode(values)
+        return self._decode(index + 1, values)
 
     def get_many(self, indices: Sequence[int]) -> list[Any]:
         """Fetch several rows with one query per 900 indices (a data loader's batch read)."""
@@ -153,12 +196,22 @@ class SqliteDataset(Dataset[Any]):
         for start in range(0, len(unique), _MAX_PARAMS):
             chunk = [i + 1 for i in unique[start : start + _MAX_PARAMS]]
             sql = self._select_many + "(" + ", ".join("?" * len(chunk)) + ")"
-            for row in conn.execute(sql, chunk):
-                by_id[row[0]] = row[1:]
-        try:
-            return [self._decode(by_id[i + 1]) for i in wanted]
-        except KeyError as err:
-            raise LookupError(f"row_id {err.args[0]} missing from split {self._split!r}") from None
+            try:
+                for row in conn.execute(sql, chunk):
+                    by_id[row[0]] = row[1:]
+            except sqlite3.DatabaseError as err:
+                raise DatasetError(
+                    f"{self._db_file}, split {self._split!r}, rows {chunk[0] - 1}..{chunk[-1] - 1}: "
+                    f"{type(err).__name__}: {err}"
+                ) from None
+        out = []
+        for i in wanted:
+            if i + 1 not in by_id:
+                raise DatasetError(
+                    f"{self._where(i + 1)}: missing; row ids must be 1..len without gaps"
+                )
+            out.append(self._decode(i + 1, by_id[i + 1]))
+        return out
 
     def __len__(self) -> int:
         return self._len

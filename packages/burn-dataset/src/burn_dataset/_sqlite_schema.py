@@ -113,11 +113,13 @@ def ensure_meta_table(conn: sqlite3.Connection) -> None:
     )
 
 
-def write_meta(conn: sqlite3.Connection, split: str, storage: str, columns: dict[str, str]) -> None:
+def write_meta(conn: sqlite3.Connection, split: str, storage: str, columns: dict[str, str]) -> str:
+    """Record a split's layout; returns the columns' JSON text as stored (rows checksum it)."""
+    text = json.dumps(columns)
     conn.execute(
-        f"INSERT OR REPLACE INTO {quote(META_TABLE)} VALUES (?, ?, ?)",
-        (split, storage, json.dumps(columns)),
+        f"INSERT OR REPLACE INTO {quote(META_TABLE)} VALUES (?, ?, ?)", (split, storage, text)
     )
+    return text
 
 
 def list_splits(conn: sqlite3.Connection) -> list[str]:
@@ -138,7 +140,10 @@ def read_layout(conn: sqlite3.Connection, split: str) -> tuple[str, dict[str, st
             f"SELECT storage, columns FROM {quote(META_TABLE)} WHERE split = ?", (split,)
         ).fetchone()
         if row is not None:
-            return row[0], json.loads(row[1])
+            columns = json.loads(row[1])
+            if row[0] not in STORAGES or not isinstance(columns, dict):
+                raise ValueError(f"split {split!r} has a damaged layout record {row!r:.120}")
+            return row[0], columns
     # A database written by something else (e.g. Burn's own importer): take columns as stored.
     info = conn.execute(f"PRAGMA table_info({quote(split)})").fetchall()
     names = [r[1] for r in info]
@@ -147,7 +152,20 @@ def read_layout(conn: sqlite3.Connection, split: str) -> tuple[str, dict[str, st
             f"table {split!r} has no 'row_id' column (columns: {names}); burn-dataset tables "
             "index rows by row_id = index + 1"
         )
-    columns = {name: "raw" for name in names if name != "row_id"}
+    columns = {name: "raw" for name in names if name not in ("row_id", "__crc32__")}
     if list(columns) == ["item"] and (info[names.index("item")][2] or "").upper() == "BLOB":
         return BLOB, {"item": "msgpack"}
     return COLUMNS, columns
+
+
+def read_layout_text(conn: sqlite3.Connection, split: str) -> tuple[str, str] | None:
+    """The split's (storage, columns JSON) exactly as stored, or None without a metadata row."""
+    has_meta = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (META_TABLE,)
+    ).fetchone()
+    if not has_meta:
+        return None
+    row = conn.execute(
+        f"SELECT storage, columns FROM {quote(META_TABLE)} WHERE split = ?", (split,)
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))

@@ -13,6 +13,7 @@ from typing import Any
 
 from burn_dataset._codec import pack
 from burn_dataset._items import item_to_row
+from burn_dataset._sqlite_checksum import CRC_COLUMN, layout_bytes, row_crc
 from burn_dataset._sqlite_schema import (
     BLOB,
     ENCODINGS,
@@ -81,6 +82,7 @@ class SqliteDatasetWriter:
         self._conn.execute("BEGIN")
         ensure_meta_table(self._conn)
         self._splits: dict[str, dict[str, str]] = {}
+        self._layouts: dict[str, bytes] = {}
         self._counts: dict[str, int] = {}
 
     @property
@@ -128,9 +130,15 @@ class SqliteDatasetWriter:
 
     def _add_table(self, split: str, columns: dict[str, str]) -> dict[str, str]:
         assert self._conn is not None
+        if CRC_COLUMN in columns:
+            raise ValueError(f"{CRC_COLUMN!r} is reserved for the row checksum; rename that field")
         defs = ", ".join(f"{quote(c)} {ENCODINGS[e]}" for c, e in columns.items())
-        self._conn.execute(f"CREATE TABLE {quote(split)} (row_id INTEGER PRIMARY KEY, {defs})")
-        write_meta(self._conn, split, self._storage, columns)
+        self._conn.execute(
+            f"CREATE TABLE {quote(split)} (row_id INTEGER PRIMARY KEY, {defs}, "
+            f"{quote(CRC_COLUMN)} INTEGER NOT NULL)"
+        )
+        text = write_meta(self._conn, split, self._storage, columns)
+        self._layouts[split] = layout_bytes(self._storage, text)
         self._splits[split] = columns
         self._counts[split] = 0
         return columns
@@ -155,9 +163,10 @@ class SqliteDatasetWriter:
             columns = self._splits.get(split) or self._create_split(split, item)
             values = self._encode(split, item, columns)
             index = self._counts[split]
-            placeholders = ", ".join("?" * (len(values) + 1))
+            crc = row_crc(self._layouts[split], index + 1, values)
+            placeholders = ", ".join("?" * (len(values) + 2))
             self._conn.execute(
-                f"INSERT INTO {quote(split)} VALUES ({placeholders})", [index + 1, *values]
+                f"INSERT INTO {quote(split)} VALUES ({placeholders})", [index + 1, *values, crc]
             )
             self._counts[split] = index + 1
             return index
