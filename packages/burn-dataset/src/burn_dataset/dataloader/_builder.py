@@ -41,6 +41,7 @@ class DataLoaderBuilder:
         self._num_workers = 0
         self._device: Any = None
         self._prefetch: int | None = None
+        self._timeout: float | None = None
 
     @classmethod
     def new(cls, batcher: Any) -> DataLoaderBuilder:
@@ -72,6 +73,12 @@ class DataLoaderBuilder:
         self._prefetch = check_positive(batches, "prefetch", minimum=1)
         return self
 
+    def timeout(self, seconds: float) -> DataLoaderBuilder:
+        """Seconds to wait for each batch from the workers; a late batch raises TimeoutError
+        naming it (needs `num_workers > 0`)."""
+        self._timeout = seconds
+        return self
+
     def build(self, dataset: Any) -> DataLoader:
         """Create the data loader over `dataset`."""
         return DataLoader(
@@ -82,4 +89,5 @@ class DataLoaderBuilder:
             self._num_workers,
             self._device,
             self._prefetch,
+            self._timeout,
         )

@@ -5,13 +5,15 @@ from __future__ import annotations
 import collections
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import numpy as np
 
 from burn_dataset._base import fetch_many
 from burn_dataset.dataloader._progress import Progress
+from burn_dataset.dataloader._workers import Workers
 
 
 class DataLoaderIterator(Iterator[Any]):
@@ -42,6 +44,7 @@ class DataLoaderIterator(Iterator[Any]):
         device: Any,
         num_workers: int,
         prefetch: int,
+        timeout: float | None = None,
     ) -> None:
         self._dataset = dataset
         self._order = order
@@ -55,12 +58,11 @@ class DataLoaderIterator(Iterator[Any]):
         self._items_processed = 0
         self._lock = threading.Lock()
         self._pending: collections.deque[Future[Any]] = collections.deque()
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: Workers | None = None
         self._prefetch = prefetch
+        self._timeout = timeout
         if num_workers > 0 and self._num_batches > 0:
-            self._executor = ThreadPoolExecutor(
-                max_workers=num_workers, thread_name_prefix="burn-dataloader"
-            )
+            self._executor = Workers(num_workers)
             self._fill()
 
     def _make_batch(self, k: int) -> Any:
@@ -100,7 +102,7 @@ class DataLoaderIterator(Iterator[Any]):
             else:
                 future = self._pending.popleft()
                 try:
-                    batch = future.result()
+                    batch = self._wait(future, k)
                 except BaseException:
                     # End the epoch: later next() calls stop instead of hanging or reordering.
                     self._next_to_yield = self._num_batches
@@ -110,6 +112,17 @@ class DataLoaderIterator(Iterator[Any]):
             self._next_to_yield = k + 1
             self._items_processed += min(self._batch_size, self._total - k * self._batch_size)
             return batch
+
+    def _wait(self, future: Future, k: int) -> Any:
+        try:
+            return future.result(self._timeout)
+        except FutureTimeout:
+            indices = self._order[k * self._batch_size : (k + 1) * self._batch_size].tolist()
+            raise TimeoutError(
+                f"DataLoader: batch {k} (dataset indices {indices[:4]}"
+                f"{' ...' if len(indices) > 4 else ''}) was not built within the "
+                f"{self._timeout} s timeout"
+            ) from None
 
     def progress(self) -> Progress:
         """Items in the batches returned so far, out of this epoch's total."""
@@ -127,7 +140,7 @@ class DataLoaderIterator(Iterator[Any]):
             for future in self._pending:
                 future.cancel()
             self._pending.clear()
-            executor.shutdown(wait=False, cancel_futures=True)
+            executor.close()
 
     def __del__(self) -> None:
         if getattr(self, "_executor", None) is not None:

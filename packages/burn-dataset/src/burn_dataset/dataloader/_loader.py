@@ -31,6 +31,9 @@ class DataLoader:
         device: passed to the batcher with every batch.
         prefetch: batches built ahead of the consumer when `num_workers > 0` (default
             `2 * num_workers`).
+        timeout: seconds to wait for each batch from the workers (None: no limit); a batch
+            not built in time raises `TimeoutError` naming it. Needs `num_workers > 0` (as in
+            PyTorch): with no workers the batch is built by the caller itself.
 
     Example:
         >>> from burn_dataset import InMemDataset
@@ -48,6 +51,7 @@ class DataLoader:
         num_workers: int = 0,
         device: Any = None,
         prefetch: int | None = None,
+        timeout: float | None = None,
         *,
         _epoch: int = 0,
     ) -> None:
@@ -63,6 +67,18 @@ class DataLoader:
         self._prefetch = check_positive(prefetch, "prefetch", minimum=0)
         if self._num_workers > 0 and self._prefetch < 1:
             raise ValueError("prefetch must be >= 1 when num_workers > 0")
+        if timeout is not None:
+            if (
+                isinstance(timeout, bool)
+                or not isinstance(timeout, int | float)
+                or not (0 < timeout < float("inf"))
+            ):
+                raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+            if self._num_workers == 0:
+                raise ValueError(
+                    "timeout needs num_workers > 0: without workers the caller builds each batch"
+                )
+        self._timeout = timeout
         self._epoch = _epoch
         self._epoch_lock = threading.Lock()
 
@@ -144,6 +160,7 @@ class DataLoader:
             self._device,
             self._num_workers,
             self._prefetch,
+            self._timeout,
         )
 
     def __iter__(self) -> DataLoaderIterator:
@@ -160,6 +177,7 @@ class DataLoader:
             self._num_workers,
             device,
             self._prefetch,
+            self._timeout,
             _epoch=self._epoch,
         )
 
