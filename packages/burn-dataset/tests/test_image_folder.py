@@ -83,3 +83,17 @@ def test_errors(tmp_path):
         ImageFolderDataset.new_classification_with_items([("x.png", "bird")], ["cat"])
     with pytest.raises(ValueError, match="class names must be unique"):
         ImageFolderDataset.new_classification_with_items([], ["a", "a"])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_undecodable_image_names_its_path(tmp_path, damage):
+    from burn_dataset import DatasetError
+
+    (tmp_path / "cat").mkdir()
+    path = tmp_path / "cat" / "a.png"
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (64, 64, 3), np.uint8)).save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2] if damage == "truncated" else b"\x89PNG\r\n" + data[40:])
+    ds = ImageFolderDataset.new_classification(tmp_path)
+    with pytest.raises(DatasetError, match=rf"{path}: cannot decode the image"):
+        ds.get(0)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from burn_dataset._base import Dataset, check_index
+from burn_dataset._errors import DatasetError
 
 SUPPORTED_EXTENSIONS = ("bmp", "gif", "jpeg", "jpg", "png", "tif", "tiff", "webp")
 
@@ -60,7 +61,20 @@ class ImageDatasetItem:
 
 
 def _decode(path: str) -> np.ndarray:
+    """The image's pixels, [h, w, c]; a file that does not decode is a DatasetError naming it."""
     Image = _require_pillow()
+    try:
+        return _pixels(Image, path)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as err:
+        # Pillow reports truncated or corrupt files as OSError/SyntaxError without the path.
+        raise DatasetError(
+            f"{path}: cannot decode the image ({type(err).__name__}: {err})"
+        ) from None
+
+
+def _pixels(Image, path: str) -> np.ndarray:
     with Image.open(path) as img:
         # Keep what the file holds where numpy has a matching dtype; palette, CMYK, 1-bit and
         # other modes become RGB, which is what a classifier expects.
