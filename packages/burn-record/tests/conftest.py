@@ -4,7 +4,8 @@ hypothesis profiles of the loader fuzzing (`test_fuzz.py`, `test_load_path.py`):
 - `ci` (default): fixed and fast, the same examples every run (derandomized), 25 per test and
   recorder, a 2 s deadline per example as the hang guard.
 - `long`: `HYPOTHESIS_PROFILE=long uv run pytest packages/burn-record/tests/test_fuzz.py`:
-  randomised (new examples every run), 2,000 examples per test and recorder, no deadline;
+  randomised (new examples every run), 4,000 examples per test and recorder (12,000 per
+  recorder over the three fuzz tests), no deadline;
   a failure prints the blob to replay it with `@reproduce_failure`.
 """
 
@@ -26,7 +27,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "long",
-    max_examples=2000,
+    max_examples=4000,
     derandomize=False,
     deadline=None,
     suppress_health_check=_SUPPRESSED,

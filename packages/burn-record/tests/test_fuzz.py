@@ -6,7 +6,7 @@ the stored bytes (mostly caught by checksums) and, re-checksummed, to the payloa
 so the decoders themselves see malformed structure.
 
 The number of examples comes from the hypothesis profile (see `conftest.py`): `ci` runs the same
-25 per test and recorder every time; `HYPOTHESIS_PROFILE=long` runs 2,000 new random ones.
+25 per test and recorder every time; `HYPOTHESIS_PROFILE=long` runs 4,000 new random ones.
 """
 
 from __future__ import annotations

@@ -92,6 +92,20 @@ class SqliteDataset(Dataset[Any]):
         self._convert = row_converter(self._item_type) if self._item_type is not None else None
         table = [r[1] for r in conn.execute(f"PRAGMA table_info({quote(split)})").fetchall()]
         text = read_layout_text(conn, split)
+        if CRC_COLUMN in table and text is None:
+            raise DatasetError(
+                f"{self._db_file}: split {split!r} has row checksums (written by burn-dataset) "
+                "but its layout record is missing or damaged"
+            )
+        if text is not None:
+            # Our writer's tables hold exactly row_id, the recorded columns and (since row
+            # checksums) __crc32__: a renamed or missing column means a damaged schema.
+            want = ["row_id", *self._columns]
+            if table not in (want, [*want, CRC_COLUMN]):
+                raise DatasetError(
+                    f"{self._db_file}: split {split!r} has columns {table}, but its layout "
+                    f"record says {want} (+ {CRC_COLUMN}): the schema is damaged"
+                )
         # Rows carry a checksum when our writer wrote them (see _sqlite_checksum).
         self._layout = layout_bytes(*text) if CRC_COLUMN in table and text is not None else None
         names = ", ".join(quote(c) for c in self._columns)
