@@ -2,11 +2,13 @@
 
 forward -> `CrossEntropyLoss` -> accuracy -> `loss.backward()` ->
 `GradientsParams.from_grads(grads, model)` -> `model = optim.step(lr, model, grads)`, and a
-validation pass with `model.valid()` after each epoch.
+validation pass with `model.valid()` after each epoch. `run_data_parallel` is the same loop on
+several devices, gradients all-reduced between them.
 """
 
 from .data import DigitsBatch, DigitsBatcher
 from .model import Model, ModelConfig
+from .parallel import run_data_parallel
 from .training import EpochMetrics, TrainingConfig, accuracy, run
 
 __all__ = [
@@ -18,4 +20,5 @@ __all__ = [
     "TrainingConfig",
     "accuracy",
     "run",
+    "run_data_parallel",
 ]

@@ -32,6 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="also log the loss every N iterations (default: 0, epoch summaries only)",
     )
+    parser.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        help="train data-parallel on N devices of the backend (NdArray: N logical CPU devices)",
+    )
     return parser
 
 
@@ -47,7 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     from .model import ModelConfig
     from .training import TrainingConfig, run
 
-    device = Autodiff(get_backend(args.backend)).device()
+    if args.devices < 1:
+        raise SystemExit("--devices must be >= 1")
+    inner = get_backend(args.backend)
+    if args.devices > 1 and args.backend == "ndarray":
+        from burn_ndarray import NdArray
+
+        inner = NdArray(num_devices=args.devices)
+    backend = Autodiff(inner)
+    if backend.device_count() < args.devices:
+        raise SystemExit(f"--devices {args.devices}: {args.backend} has {backend.device_count()}")
+    device = backend.device()
     train_set, valid_set = DigitsDataset.train(), DigitsDataset.test()
     if args.limit is not None:
         train_set = PartialDataset(train_set, 0, min(args.limit, len(train_set)))
@@ -55,7 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     config = TrainingConfig(ModelConfig(10, args.hidden_size), AdamConfig())
     if args.epochs is not None:
         config = config.with_num_epochs(args.epochs)
-    run(config, device, train_set, valid_set, log_every=args.log_every)
+    if args.devices > 1:
+        from .parallel import run_data_parallel
+
+        devices = [backend.device(i) for i in range(args.devices)]
+        run_data_parallel(config, devices, train_set, valid_set)
+    else:
+        run(config, device, train_set, valid_set, log_every=args.log_every)
     return 0
 
 

@@ -41,13 +41,17 @@ class NdArray(NdArrayModuleOps, Backend):
         int_dtype="int32",
         num_threads: int | None = None,
         parallel_min: int | None = None,
+        num_devices: int | None = None,
     ):
         super().__init__(float_dtype, int_dtype)
-        for key, value in (("num_threads", num_threads), ("parallel_min", parallel_min)):
+        pairs = (("num_threads", num_threads), ("parallel_min", parallel_min))
+        for key, value in pairs + (("num_devices", num_devices),):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"NdArray: {key} must be a positive int or None, got {value!r}")
         object.__setattr__(self, "_threads_opt", num_threads)
         object.__setattr__(self, "_parallel_min_opt", parallel_min)
+        object.__setattr__(self, "_devices_opt", num_devices)
+        object.__setattr__(self, "num_devices", num_devices or _env_devices())
         object.__setattr__(self, "num_threads", num_threads or default_threads())
         object.__setattr__(self, "parallel_min", parallel_min or default_parallel_min())
         # A size chosen by the user (option or environment) applies to every op alike.
@@ -59,7 +63,14 @@ class NdArray(NdArrayModuleOps, Backend):
             **super().options(),
             "num_threads": self._threads_opt,
             "parallel_min": self._parallel_min_opt,
+            "num_devices": self._devices_opt,
         }
+
+    def device_count(self) -> int:
+        """Logical CPU devices (`num_devices`, default `BURN_NDARRAY_DEVICES` or 1): they share
+        the host's memory and cores, and exist so that multi-device code (data-parallel
+        training, collectives) runs and is tested on one CPU."""
+        return self.num_devices
 
     def setup(self) -> None:
         """Threaded ops (per instance: the budget is this backend's) when it has > 1 thread."""
@@ -75,6 +86,7 @@ class NdArray(NdArrayModuleOps, Backend):
             for k, v in (
                 ("num_threads", self._threads_opt),
                 ("parallel_min", self._parallel_min_opt),
+                ("num_devices", self._devices_opt),
             )
             if v is not None
         ]
@@ -242,3 +254,12 @@ def _quiet_fp_errors() -> None:
 
 
 _install()
+
+
+def _env_devices() -> int:
+    value = os.environ.get("BURN_NDARRAY_DEVICES", "").strip()
+    if not value:
+        return 1
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"BURN_NDARRAY_DEVICES must be a positive integer, got {value!r}")
+    return int(value)

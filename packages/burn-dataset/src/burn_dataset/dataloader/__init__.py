@@ -14,6 +14,7 @@ from burn_dataset.dataloader._builder import DataLoaderBuilder
 from burn_dataset.dataloader._iterator import DataLoaderIterator
 from burn_dataset.dataloader._loader import DataLoader, split_dataloader
 from burn_dataset.dataloader._progress import Progress
+from burn_dataset.dataloader._shard import Shard, shares
 
 __all__ = [
     "Batcher",
@@ -21,5 +22,7 @@ __all__ = [
     "DataLoaderBuilder",
     "DataLoaderIterator",
     "Progress",
+    "Shard",
+    "shares",
     "split_dataloader",
 ]

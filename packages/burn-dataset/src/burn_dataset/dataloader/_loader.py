@@ -11,6 +11,7 @@ import numpy as np
 from burn_dataset._base import check_dataset, dataset_len
 from burn_dataset.dataloader._batcher import batch_function
 from burn_dataset.dataloader._iterator import DataLoaderIterator
+from burn_dataset.dataloader._shard import all_shards, rank_shard
 from burn_dataset.transform._partial import PartialDataset
 
 
@@ -165,6 +166,35 @@ class DataLoader:
 
     def __iter__(self) -> DataLoaderIterator:
         return self.iter()
+
+    def iter_shards(self, devices: Sequence[Any]) -> DataLoaderIterator:
+        """Start a new epoch for data-parallel training in one process: each step yields a list
+        of `Shard(batch, items, total)`, one per device, splitting the batch this loader would
+        give into contiguous shares batched on each device (see `_shard.py`)."""
+        if not devices:
+            raise ValueError("iter_shards: needs at least one device")
+        with self._epoch_lock:
+            epoch = self._epoch
+            self._epoch += 1
+        return DataLoaderIterator(
+            self._dataset,
+            self._order(epoch),
+            self._batch_size,
+            all_shards(self._batch_fn, list(devices)),
+            self._device,
+            self._num_workers,
+            self._prefetch,
+            self._timeout,
+        )
+
+    def shard(self, rank: int, world_size: int) -> DataLoader:
+        """The loader rank `rank` of `world_size` processes iterates: each step yields its
+        `Shard` of the global batch the whole loader would give (same order on every rank)."""
+        if not 0 <= rank < world_size:
+            raise ValueError(f"shard: rank {rank} is not in a world of {world_size}")
+        out = self._with(self._dataset, self._device)
+        out._batch_fn = rank_shard(self._batch_fn, rank, world_size)
+        return out
 
     # -- derived loaders -----------------------------------------------------------------------
 

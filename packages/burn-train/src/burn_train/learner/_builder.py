@@ -227,6 +227,11 @@ class LearnerBuilder:
             checkpointer = LearnerCheckpointer(
                 self._recorder, self._directory / "checkpoint", strategy
             )
+        if len(self._devices) > 1 and self._grads_accumulation:
+            raise ValueError(
+                "grads_accumulation with several devices is not supported: raise the batch "
+                "size instead (each device gets its share of every batch)"
+            )
         if self._devices:
             model = _to_device(model, self._devices)
         config = LearnerConfig(
@@ -247,8 +252,7 @@ class LearnerBuilder:
 
 
 def _to_device(model: Any, devices: list[Any]) -> Any:
-    if len(devices) > 1:
-        log.warning("multi-device training is not implemented: training on %r only", devices[0])
+    # With several devices, this is rank 0's replica; the Learner forks the others.
     for method in ("fork", "to_device"):
         fn = getattr(model, method, None)
         if callable(fn):

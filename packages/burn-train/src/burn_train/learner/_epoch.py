@@ -54,13 +54,20 @@ def train_epoch(
     interrupter: Any,
     grads_accumulation: int | None,
     stop_on_non_finite_loss: bool = True,
+    parallel: Any = None,
 ) -> tuple[Any, Any]:
     """Run one epoch of `train_step` + optimizer steps; returns `(model, optim)`.
 
     Raises `NonFiniteLossError` (before the optimizer step) at the first NaN/inf loss or learning
     rate, unless `stop_on_non_finite_loss` is False (a warning then, for the loss).
+    With `parallel` (a data-parallel driver, see `_parallel.py`) each step is its `step`.
     """
     log.info("Executing training step for epoch %d", epoch)
+    if parallel is not None:
+        return _train_epoch_parallel(
+            parallel, scheduler, loader, epoch, num_epochs, processor, interrupter,
+            stop_on_non_finite_loss,
+        )  # fmt: skip
     iterator = _start_epoch(loader, epoch)
     accumulator = GradientsAccumulator() if grads_accumulation else None
     accumulated = 0
@@ -100,6 +107,70 @@ def train_epoch(
         _close(iterator)
     processor.end_epoch(Split.TRAIN, epoch)
     return model, optim
+
+
+def _shard_iterator(parallel: Any, loader: Any, epoch: int) -> Any:
+    set_epoch = getattr(loader, "set_epoch", None)
+    if callable(set_epoch):
+        set_epoch(epoch - 1)
+    devices = getattr(parallel, "devices", None)
+    if devices is not None:  # one process, several devices
+        if not callable(getattr(loader, "iter_shards", None)):
+            raise TypeError(
+                f"training on several devices needs a burn DataLoader (iter_shards), got "
+                f"{type(loader).__name__}"
+            )
+        return loader.iter_shards(devices)
+    return iter(loader)  # one process per device: the loader is already this rank's shard
+
+
+def _train_epoch_parallel(
+    parallel, scheduler, loader, epoch, num_epochs, processor, interrupter, stop_non_finite
+) -> tuple[Any, Any]:
+    iterator = _shard_iterator(parallel, loader, epoch)
+    iteration = 0
+    try:
+        for shards in iterator:
+            iteration += 1
+            lr = scheduler.step()
+            check_lr(lr, epoch, iteration)
+
+            def check(item, iteration=iteration):
+                check_loss(item, epoch, iteration, stop_non_finite)
+
+            try:
+                items = parallel.step(lr, shards, check)
+            except NonFiniteLossError as e:
+                e.model = parallel.model
+                raise
+            meta = MetricMetadata(
+                _progress(iterator, loader, iteration), epoch, num_epochs, iteration, lr
+            )
+            for item in items:
+                processor.process(Split.TRAIN, item, meta)
+            if _stop(parallel, interrupter):
+                log.info(
+                    "Training interrupted at epoch %d iteration %d: %s",
+                    epoch,
+                    iteration,
+                    interrupter.get_message(),
+                )
+                break
+    finally:
+        _close(iterator)
+    processor.end_epoch(Split.TRAIN, epoch)
+    return parallel.model, parallel.optim
+
+
+def _stop(parallel: Any, interrupter: Any) -> bool:
+    """Whether to stop now: agreed by every process of a multi-process run."""
+    flag = interrupter.should_stop()
+    agree = getattr(parallel, "agree", None)
+    if agree is None:
+        return flag
+    if agree(flag) and not flag:
+        interrupter.stop("another rank was interrupted")
+    return interrupter.should_stop()
 
 
 def _optim_step(optim: Any, lr: float, model: Any, grads: Any) -> Any:

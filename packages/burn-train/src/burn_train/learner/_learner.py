@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from ..logger._app import install_application_logger, remove_application_logger
 from ..metric.store import EventStore
-from ._epoch import train_epoch, valid_epoch
+from ..renderer._base import MetricsRenderer
+from ._epoch import _stop, train_epoch, valid_epoch
 from ._interrupter import SigintHandler
 from ._summary import LearnerSummary
 
 log = logging.getLogger("burn_train")
+
+
+def process_rank() -> int | None:
+    """This process's rank in a multi-process run (`python -m burn_train.launch`), else None."""
+    from burn_tensor.collective import in_process_group
+
+    return int(os.environ.get("BURN_RANK", "0")) if in_process_group() else None
 
 
 class Learner:
@@ -41,6 +50,14 @@ class Learner:
             dataloader_valid: iterable of validation batches.
         """
         cfg = self.config
+        if process_rank() not in (None, 0):
+            # One process writes the artifacts: the other ranks log and render nothing (their
+            # metric files and dashboards would be the same directory and the same terminal).
+            for logger in cfg.processor.loggers:
+                logger.close()
+            cfg.processor.loggers = []
+            cfg.processor.renderer = MetricsRenderer()
+            cfg.app_log = False
         handler = (
             install_application_logger(cfg.directory / "experiment.log") if cfg.app_log else None
         )
@@ -74,10 +91,38 @@ class Learner:
                 )
             else:
                 log.info("Resuming from checkpoint %d, the newest complete one%s", epoch, skipped)
+        if process_rank() not in (None, 0):
+            return epoch  # rank 0 cleans up; every rank loads the same complete checkpoint
         cleaned = unit.remove_incomplete()
         if cleaned:
             log.info("Removed the records of incomplete checkpoint(s) %s", cleaned)
         return epoch
+
+    def _parallel(self, model: Any, optim: Any, train: Any) -> tuple[Any, Any, int | None]:
+        """The data-parallel driver, the training loader it iterates, and this process's rank
+        (None: every rank is a thread of this process, or there is one device)."""
+        from burn_tensor.collective import in_process_group, init_process_group
+
+        from ._parallel import ProcessDataParallel, ThreadedDataParallel
+
+        devices = self.config.devices
+        if len(devices) > 1:
+            log.info("Data-parallel training on %d devices of this process", len(devices))
+            return ThreadedDataParallel(model, optim, devices), train, None
+        if not in_process_group():
+            return None, train, None
+        comm = init_process_group()
+        if not callable(getattr(train, "shard", None)):
+            raise TypeError(
+                f"multi-process training needs a burn DataLoader (shard), got "
+                f"{type(train).__name__}"
+            )
+        log.info("Data-parallel training: rank %d of %d processes", comm.rank, comm.world_size)
+        return (
+            ProcessDataParallel(model, optim, comm),
+            train.shard(comm.rank, comm.world_size),
+            (comm.rank),
+        )
 
     def _fit(self, train: Any, valid: Any) -> Any:
         cfg = self.config
@@ -94,6 +139,7 @@ class Learner:
                 cfg.early_stopping.restore(range(1, start), store)
             self.epochs_completed = resume
         self.resumed_from = resume
+        parallel, train, rank = self._parallel(model, optim, train)
         log.info("Fitting %s for epochs %d..%d", type(model).__name__, start, cfg.num_epochs)
         renderer = cfg.processor.renderer
         renderer.start(cfg.interrupter)
@@ -111,15 +157,18 @@ class Learner:
                         cfg.interrupter,
                         cfg.grads_accumulation,
                         cfg.stop_on_non_finite_loss,
+                        parallel,
                     )
                     self.model, self.optim, self.scheduler = model, optim, scheduler
-                    if cfg.interrupter.should_stop():
+                    if _stop(parallel, cfg.interrupter):
                         break
                     valid_epoch(model, valid, epoch, cfg.num_epochs, cfg.processor, cfg.interrupter)
-                    if cfg.interrupter.should_stop():
+                    if _stop(parallel, cfg.interrupter):
                         break
-                    if cfg.checkpointer is not None:
+                    if cfg.checkpointer is not None and rank in (None, 0):  # one writer
                         cfg.checkpointer.checkpoint(model, optim, scheduler, epoch, store)
+                    if parallel is not None and rank is not None:
+                        parallel.comm.barrier()  # no rank runs ahead of the checkpoint
                     self.epochs_completed = epoch
                     if cfg.early_stopping is not None and cfg.early_stopping.should_stop(
                         epoch, store

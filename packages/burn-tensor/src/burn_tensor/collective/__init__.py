@@ -1,0 +1,32 @@
+"""Collectives: all-reduce, broadcast and all-gather across devices or processes.
+
+- `ThreadGroup(devices)`: devices of one process, one thread per device (`communicator(rank)`).
+- `ProcessGroup.connect(rank, world, addr, port)` / `init_process_group()`: one process per
+  device over TCP (CPU), or NCCL on GPUs (`NcclGroup`, through cupy).
+
+`all_reduce(t, comm, "sum" | "mean")`, `broadcast(t, comm, root)`, `all_gather(t, comm)` are
+called by every rank in the same order. `all_reduce` is differentiable under Autodiff: its
+backward all-reduces the gradients (see `_differentiable.py`).
+"""
+
+from ._differentiable import all_reduce
+from ._errors import CollectiveError
+from ._group import Communicator, all_gather, broadcast
+from ._init import in_process_group, init_process_group
+from ._nccl import NcclGroup
+from ._process_group import ProcessGroup
+from ._thread_group import ThreadCommunicator, ThreadGroup
+
+__all__ = [
+    "CollectiveError",
+    "Communicator",
+    "NcclGroup",
+    "ProcessGroup",
+    "ThreadCommunicator",
+    "ThreadGroup",
+    "all_gather",
+    "all_reduce",
+    "broadcast",
+    "in_process_group",
+    "init_process_group",
+]

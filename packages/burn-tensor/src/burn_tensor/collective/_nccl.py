@@ -1,0 +1,152 @@
+"""`NcclGroup`: collectives across processes on NVIDIA GPUs through NCCL (cupy's binding).
+
+One process per GPU. The NCCL unique id is made by rank 0 and handed to the others through the
+TCP `ProcessGroup` (the same rendezvous the CPU path uses), so the same code spans hosts. Tensors
+reach NCCL as cupy arrays: zero-copy through DLPack when the tensor lives on the GPU
+(`__dlpack__`), copied to and from the GPU otherwise (a host tensor still gets NCCL's sums, at the
+cost of the copies: useful to check the path, not to train on). Collectives run on cupy's current
+stream; the result is synchronized before it is returned.
+
+NVLink multicast (NVLS) stays off: `NCCL_NVLS_ENABLE=0` is set before the communicator is made
+(it must stay off on shared machines).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ._errors import CollectiveError
+from ._process_group import ProcessGroup
+
+_DTYPES = {  # numpy dtype -> name of the NCCL data type constant in cupy.cuda.nccl
+    "float32": "NCCL_FLOAT32",
+    "float64": "NCCL_FLOAT64",
+    "float16": "NCCL_FLOAT16",
+    "int32": "NCCL_INT32",
+    "int64": "NCCL_INT64",
+    "uint8": "NCCL_UINT8",
+    "int8": "NCCL_INT8",
+}
+
+
+def _cupy():
+    try:
+        import cupy
+        from cupy.cuda import nccl
+    except ImportError as err:
+        raise CollectiveError(
+            f"NcclGroup needs cupy with NCCL (pip install 'burn[cuda]'): {err}"
+        ) from None
+    return cupy, nccl
+
+
+def _uid_bytes(uid) -> np.ndarray:
+    """NCCL's unique id (bytes, or a tuple of C chars) as 128 unsigned bytes."""
+    if isinstance(uid, bytes | bytearray):
+        return np.frombuffer(bytes(uid), np.uint8).copy()
+    return np.array(uid, np.int64).astype(np.int8).view(np.uint8)
+
+
+class NcclGroup:
+    """This process's NCCL communicator, built over an existing `ProcessGroup` (rendezvous)."""
+
+    def __init__(self, store: ProcessGroup, device_id: int | None = None) -> None:
+        os.environ["NCCL_NVLS_ENABLE"] = "0"
+        cupy, nccl = _cupy()
+        self._cupy, self._nccl = cupy, nccl
+        self.rank, self.world_size = store.rank, store.world_size
+        self.store = store
+        count = max(1, cupy.cuda.runtime.getDeviceCount())
+        # One GPU per local rank; with fewer GPUs than ranks, ranks share them round-robin
+        # (NCCL itself may refuse two ranks on one GPU: its error is raised as it is).
+        self.device_id = (store.rank if device_id is None else device_id) % count
+        cupy.cuda.Device(self.device_id).use()
+        uid = np.zeros(128, np.uint8)
+        if store.rank == 0:
+            uid = _uid_bytes(nccl.get_unique_id())
+        uid = store.broadcast_array(uid, 0)
+        try:  # cupy 14 takes the id as bytes; older releases as a tuple of C chars
+            self._comm = nccl.NcclCommunicator(self.world_size, bytes(uid), self.rank)
+        except TypeError:
+            signed = tuple(int(b) for b in uid.view(np.int8))
+            self._comm = nccl.NcclCommunicator(self.world_size, signed, self.rank)
+
+    def _to_cupy(self, tensor: Any):
+        cp = self._cupy
+        if hasattr(tensor, "__dlpack__"):
+            try:
+                return cp.from_dlpack(tensor), True
+            except Exception:  # noqa: BLE001 - a host tensor's DLPack is not a GPU array
+                pass
+        return cp.asarray(np.ascontiguousarray(tensor.to_data().numpy())), False
+
+    def _back(self, tensor: Any, arr, on_gpu: bool) -> Any:
+        from burn_tensor import Tensor
+
+        if on_gpu and hasattr(Tensor, "from_dlpack"):
+            return Tensor.from_dlpack(arr, tensor.device)
+        return Tensor.from_data(self._cupy.asnumpy(arr), tensor.device, tensor.dtype)
+
+    def _dtype(self, arr) -> int:
+        name = _DTYPES.get(arr.dtype.name)
+        if name is None:
+            raise CollectiveError(f"NCCL has no data type for {arr.dtype}")
+        return getattr(self._nccl, name)
+
+    def all_reduce(self, tensor: Any, op: str = "sum") -> Any:
+        cp, nccl = self._cupy, self._nccl
+        arr, on_gpu = self._to_cupy(tensor)
+        arr = cp.ascontiguousarray(arr)
+        out = cp.empty_like(arr)
+        stream = cp.cuda.get_current_stream()
+        self._comm.allReduce(
+            arr.data.ptr, out.data.ptr, arr.size, self._dtype(arr), nccl.NCCL_SUM, stream.ptr
+        )
+        if op == "mean":
+            out /= self.world_size
+        stream.synchronize()
+        return self._back(tensor, out, on_gpu)
+
+    def all_reduce_array(self, arr, op: str = "sum"):
+        """NCCL all-reduce of a cupy array (returned as a new cupy array): the bandwidth path."""
+        cp, nccl = self._cupy, self._nccl
+        out = cp.empty_like(arr)
+        stream = cp.cuda.get_current_stream()
+        self._comm.allReduce(
+            arr.data.ptr, out.data.ptr, arr.size, self._dtype(arr), nccl.NCCL_SUM, stream.ptr
+        )
+        if op == "mean":
+            out /= self.world_size
+        return out
+
+    def broadcast(self, tensor: Any, root: int = 0) -> Any:
+        cp = self._cupy
+        arr, on_gpu = self._to_cupy(tensor)
+        arr = cp.ascontiguousarray(arr)
+        stream = cp.cuda.get_current_stream()
+        self._comm.bcast(arr.data.ptr, arr.size, self._dtype(arr), root, stream.ptr)
+        stream.synchronize()
+        return self._back(tensor, arr, on_gpu)
+
+    def all_gather(self, tensor: Any) -> list[Any]:
+        cp = self._cupy
+        arr, on_gpu = self._to_cupy(tensor)
+        arr = cp.ascontiguousarray(arr)
+        out = cp.empty((self.world_size,) + arr.shape, arr.dtype)
+        stream = cp.cuda.get_current_stream()
+        self._comm.allGather(arr.data.ptr, out.data.ptr, arr.size, self._dtype(arr), stream.ptr)
+        stream.synchronize()
+        return [self._back(tensor, out[r], on_gpu) for r in range(self.world_size)]
+
+    def barrier(self) -> None:
+        self.store.barrier()
+
+    def close(self) -> None:
+        self._comm.destroy()
+        self.store.close()
+
+    def __repr__(self) -> str:
+        return f"NcclGroup(rank={self.rank}, world_size={self.world_size}, gpu={self.device_id})"

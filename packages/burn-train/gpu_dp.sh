@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The data-parallel checks that need NVIDIA GPUs (NCCL through cupy), in one command:
+#
+#   source .whl/on-device.sh && bash packages/burn-train/gpu_dp.sh
+#
+# 1. the in-process path (2 NdArray devices) and 1 device, as the reference parameters;
+# 2. NCCL with world size 1 (one process) and with one process per GPU (or 2 processes sharing
+#    GPU 0 where there is one GPU: NCCL may refuse that; the log says what happened), each
+#    training the same 3 epochs and compared with the reference;
+# 3. all-reduce bandwidth of the collective layer beside NCCL's own call (256 MiB), on all GPUs.
+# Logs and JSON go to $OUT (default /tmp/gpu_dp); a table is printed last.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${OUT:-/tmp/gpu_dp}
+mkdir -p "$out"
+cd "$root"
+src=$(printf '%s:' "$root"/packages/*/src "$root"/examples/*/src)
+export PYTHONPATH="$root:${src}${PYTHONPATH:-}" PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+child=packages/burn-train/tests/dp_child.py
+gpus=$(python3 -c "import cupy; print(cupy.cuda.runtime.getDeviceCount())" 2>/dev/null || echo 0)
+echo "GPUs: $gpus"
+python3 "$child" "$out/ref1" 1 3 > "$out/ref1.log" 2>&1; echo "ref 1 device: exit $?"
+python3 "$child" "$out/ref2" 2 3 > "$out/ref2.log" 2>&1; echo "ref 2 devices in-process: exit $?"
+BURN_COLLECTIVE=nccl python3 -m burn_train.launch --nproc-per-node 1 "$child" "$out/nccl1" 1 3 \
+  > "$out/nccl1.log" 2>&1; echo "nccl world 1: exit $?"
+n=$(( gpus > 1 ? gpus : 2 ))
+BURN_COLLECTIVE=nccl timeout 300 python3 -m burn_train.launch --nproc-per-node "$n" "$child" \
+  "$out/nccl$n" 1 3 > "$out/nccl$n.log" 2>&1; echo "nccl $n processes on $gpus GPU(s): exit $?"
+grep -h -i "nccl\|error\|duplicate" "$out/nccl$n.log" | tail -5
+bw="skipped (needs 2 GPUs)"
+if [ "$gpus" -ge 2 ]; then
+  timeout 300 python3 -m burn_train.launch --nproc-per-node "$gpus" benches/collective/allreduce.py \
+    --mib 256 > "$out/allreduce.log" 2>&1
+  bw=$(grep '^{' "$out/allreduce.log" | tail -1)
+fi
+python3 - "$out" "$n" "$bw" <<'PY'
+import sys, numpy as np
+from pathlib import Path
+out, n, bw = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+ref = out / "ref1" / "params.npz"
+rows = []
+for name in ("ref2", "nccl1", f"nccl{n}"):
+    p = out / name / "params.npz"
+    if not (ref.exists() and p.exists()):
+        rows.append((name, "no parameters (see its log)"))
+        continue
+    a, b = np.load(ref), np.load(p)
+    rows.append((name, f"max |diff| vs 1 device = {max(float(np.abs(a[k] - b[k]).max()) for k in a):.3g}"))
+print("\n| run | result |\n|---|---|")
+for r in rows:
+    print(f"| {r[0]} | {r[1]} |")
+print(f"| all-reduce 256 MiB | {bw} |")
+PY

@@ -1,0 +1,43 @@
+"""How `burn_train.launch` runs each rank's script: `python -m burn_train._rank_main script.py
+args...`. The script runs as `__main__`; an exception escaping it is first recorded (rank, time,
+type, message) in `$BURN_LAUNCH_DIR`, then raised as usual. The launcher names the rank whose
+record is earliest: the others usually fail after it, when its connections close, yet may exit
+before it (its interpreter is still tearing down)."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+import time
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: python -m burn_train._rank_main script.py [args...]")
+    script = sys.argv[1]
+    sys.argv = sys.argv[1:]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException as err:
+        where = os.environ.get("BURN_LAUNCH_DIR")
+        if where:
+            record = {
+                "rank": int(os.environ.get("BURN_RANK", "-1")),
+                "time": time.time(),
+                "type": type(err).__name__,
+                "message": str(err)[:500],
+            }
+            path = os.path.join(where, f"rank-{record['rank']}.json")
+            with open(path + ".tmp", "w") as f:
+                json.dump(record, f)
+            os.replace(path + ".tmp", path)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Start one process per device for data-parallel training.
+
+    python -m burn_train.launch --nproc-per-node N script.py [args...]
+
+Each child runs `script.py args...` with `BURN_RANK`, `BURN_LOCAL_RANK`, `BURN_WORLD_SIZE`,
+`BURN_MASTER_ADDR` and `BURN_MASTER_PORT` set (a free port on this host unless given), and
+`NCCL_NVLS_ENABLE=0` (NVLink multicast stays off on shared machines). A `Learner` in such a
+process joins the group by itself (`burn_tensor.collective.init_process_group`).
+
+- Ctrl-C (SIGINT) or SIGTERM is forwarded to every rank; a Learner stops at the end of its
+  current step and keeps its checkpoints. Ranks still running after `--grace` seconds are killed.
+- If a rank fails, the others are stopped the same way and the launcher exits with the failed
+  rank's status, printing which rank failed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m burn_train.launch",
+        description="Run a training script as one process per device (data parallel).",
+    )
+    parser.add_argument(
+        "--nproc-per-node", type=int, required=True, help="processes (devices) on this host"
+    )
+    parser.add_argument("--nnodes", type=int, default=1, help="hosts taking part (default 1)")
+    parser.add_argument("--node-rank", type=int, default=0, help="this host's index (default 0)")
+    parser.add_argument(
+        "--master-addr", default="127.0.0.1", help="address of the host running rank 0"
+    )
+    parser.add_argument(
+        "--master-port", type=int, default=0, help="port rank 0 listens on (0: a free one)"
+    )
+    parser.add_argument(
+        "--grace", type=float, default=10.0, help="seconds ranks get to stop before they are killed"
+    )
+    parser.add_argument("script", help="the training script")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments of the script")
+    return parser
+
+
+def _free_port(addr: str) -> int:
+    with socket.socket() as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+def child_env(base: dict, rank: int, local: int, world: int, addr: str, port: int) -> dict:
+    """The environment of one rank."""
+    env = dict(base)
+    env.update(
+        BURN_RANK=str(rank),
+        BURN_LOCAL_RANK=str(local),
+        BURN_WORLD_SIZE=str(world),
+        BURN_MASTER_ADDR=addr,
+        BURN_MASTER_PORT=str(port),
+        NCCL_NVLS_ENABLE="0",
+    )
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = build_parser().parse_args(argv)
+    n = opts.nproc_per_node
+    if n < 1 or opts.nnodes < 1 or not 0 <= opts.node_rank < opts.nnodes:
+        print("launch: --nproc-per-node and --nnodes must be >= 1, 0 <= --node-rank < --nnodes",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    world = n * opts.nnodes
+    port = opts.master_port
+    if port == 0:
+        if opts.nnodes > 1:
+            print("launch: give --master-port when training on several hosts", file=sys.stderr)
+            return 2
+        port = _free_port(opts.master_addr)
+    records = tempfile.mkdtemp(prefix="burn-launch-")
+    try:
+        return _run(opts, n, world, port, records)
+    finally:
+        shutil.rmtree(records, ignore_errors=True)
+
+
+def _first_failure(records: str) -> dict | None:
+    """The earliest failure a rank recorded (see `_rank_main`), or None."""
+    found = []
+    for name in os.listdir(records):
+        if name.endswith(".json"):
+            try:
+                with open(os.path.join(records, name)) as f:
+                    found.append(json.load(f))
+            except (OSError, ValueError):
+                continue
+    return min(found, key=lambda r: r.get("time", 0.0), default=None)
+
+
+def _run(opts, n: int, world: int, port: int, records: str) -> int:
+    procs: dict[int, subprocess.Popen] = {}
+    for local in range(n):
+        rank = opts.node_rank * n + local
+        env = child_env(os.environ, rank, local, world, opts.master_addr, port)
+        env["BURN_LAUNCH_DIR"] = records
+        cmd = [sys.executable, "-m", "burn_train._rank_main", opts.script, *opts.args]
+        procs[rank] = subprocess.Popen(cmd, env=env)
+    stopping = {"signal": None}
+
+    def forward(signum, _frame):
+        stopping["signal"] = signum
+        for p in procs.values():
+            if p.poll() is None:
+                p.send_signal(signum)
+
+    # One waiter per rank records when it exited: the rank that failed first is the cause, the
+    # others fail after it (a peer's closed connection), maybe within the same poll.
+    exited: dict[int, float] = {}
+
+    def wait(rank: int, p: subprocess.Popen) -> None:
+        p.wait()
+        exited[rank] = time.monotonic()
+
+    for rank, p in procs.items():
+        threading.Thread(target=wait, args=(rank, p), daemon=True).start()
+    old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    failed: tuple[int, int] | None = None
+    deadline = None
+    try:
+        while True:
+            done = all(p.poll() is not None for p in procs.values()) and len(exited) == len(procs)
+            order = sorted(exited, key=exited.get)
+            for rank in order:
+                p = procs[rank]
+                code = p.returncode
+                if code not in (None, 0) and failed is None and stopping["signal"] is None:
+                    time.sleep(0.2)  # let a rank that raised first finish writing its record
+                    first = _first_failure(records)
+                    if first is not None and first.get("rank") in procs:
+                        rank = first["rank"]
+                        code = procs[rank].poll() or code
+                        why = f"{first.get('type')}: {first.get('message')}"
+                    else:
+                        why = f"exit status {code}"
+                    failed = (rank, code)
+                    print(f"launch: rank {rank} failed ({why}); stopping the other ranks",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                    forward(signal.SIGTERM, None)
+                    stopping["signal"] = None  # a failure, not a request to stop
+                    deadline = time.monotonic() + opts.grace
+            if stopping["signal"] is not None and deadline is None:
+                deadline = time.monotonic() + opts.grace
+            if deadline is not None and time.monotonic() > deadline:
+                for p in procs.values():
+                    if p.poll() is None:
+                        p.kill()
+            if done:  # checked before this pass: the pass has seen every exit
+                break
+            time.sleep(0.05)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if failed is not None:
+        return failed[1] if failed[1] > 0 else 128 - failed[1]
+    if stopping["signal"] is not None:
+        return 128 + stopping["signal"]
+    codes = [p.returncode for p in procs.values()]
+    return next((c for c in codes if c != 0), 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,190 @@
+"""Data-parallel training steps: one model replica per rank, gradients all-reduced, identical
+optimizer steps everywhere.
+
+Every rank runs `train_step` on its share of the global batch, weights its gradients by its
+share of the items (`items / total`), all-reduces them (sum, in rank order, so every rank gets
+bitwise the same gradient) and applies its own optimizer to its own replica. The replicas start
+equal and receive equal updates, so they stay equal without broadcasting parameters, and the
+update equals one device's on the whole batch (up to float summation order).
+
+Two drivers share `rank_step`:
+- `ThreadedDataParallel`: several devices of one process (`LearnerBuilder.devices([...])`),
+  one thread per device, a `ThreadGroup`;
+- `ProcessDataParallel`: one process per device (`python -m burn_train.launch`), over the
+  communicator `init_process_group()` returns (TCP or NCCL).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+from burn_tensor.collective import ThreadGroup
+
+from ._epoch import _optim_step
+
+
+class _FloatParams:
+    """A module visitor collecting float parameters."""
+
+    def __init__(self) -> None:
+        self.params: list[Any] = []
+
+    def visit_float(self, param: Any) -> None:
+        self.params.append(param)
+
+    def visit_int(self, param: Any) -> None:
+        pass
+
+    def visit_bool(self, param: Any) -> None:
+        pass
+
+
+def _trainable(model: Any) -> list[Any]:
+    """The float parameters that take gradients, in field order (`named_parameters`): the same
+    on every rank, whose parameter ids differ when each process built its own model."""
+    found = _FloatParams()
+    model.visit(found)
+    floats = {id(p) for p in found.params}
+    return [
+        p
+        for _, p in model.named_parameters()
+        if id(p) in floats and p.require_grad and p.val().device.backend.is_autodiff
+    ]
+
+
+class _FromRoot:
+    """A module mapper replacing every parameter by rank 0's (field order on every rank)."""
+
+    def __init__(self, comm: Any) -> None:
+        self.comm = comm
+
+    def map(self, id: Any, tensor: Any) -> Any:
+        from burn_tensor.collective import broadcast
+
+        return broadcast(tensor, self.comm, 0)
+
+
+def sync_from_root(model: Any, comm: Any) -> Any:
+    """`model` with rank 0's parameter values on every rank (each process built and
+    initialised its own; its random initialisation need not match rank 0's)."""
+    return model.map(_FromRoot(comm))
+
+
+def rank_step(
+    comm: Any, model: Any, optim: Any, lr: float, shard: Any, check: Any = None
+) -> tuple[Any, Any]:
+    """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
+    Returns (new model, metrics item or None when the rank had no items).
+
+    Every rank all-reduces one gradient per trainable parameter, in the same order: a rank with
+    no items (the last batch can be smaller than the number of ranks), or a parameter its
+    forward did not reach, contributes zeros."""
+    from burn_optim import GradientsParams
+    from burn_tensor.collective import all_reduce
+
+    grads, item = None, None
+    if shard.items:
+        output = model.train_step(shard.batch)
+        grads, item = output.grads, output.item
+        if check is not None:
+            check(item)  # before any update: a bad loss stops every rank with the model intact
+    weight = shard.items / shard.total
+    reduced = GradientsParams()
+    for p in _trainable(model):
+        g = grads.get(p.id) if grads is not None else None
+        if g is None:
+            g = p.val().inner().zeros_like()
+        elif weight != 1.0:
+            g = g * weight
+        reduced.register(p.id, all_reduce(g, comm, "sum"))
+    return _optim_step(optim, lr, model, reduced), item
+
+
+class ThreadedDataParallel:
+    """Replicas of `model` and `optim` on `devices`, stepped together by one thread each."""
+
+    def __init__(self, model: Any, optim: Any, devices: list[Any]) -> None:
+        if len(devices) < 2:
+            raise ValueError("ThreadedDataParallel needs at least two devices")
+        self.devices = list(devices)
+        self.group = ThreadGroup(self.devices)
+        self.comms = [self.group.communicator(r) for r in range(len(devices))]
+        self.set_state(model, optim)
+
+    def set_state(self, model: Any, optim: Any) -> None:
+        """(Re)place every replica from `model` and `optim` (at the start, and on resume)."""
+        self.models = [model.fork(d) for d in self.devices]
+        self.optims = [optim] + [copy.deepcopy(optim) for _ in self.devices[1:]]
+
+    @property
+    def model(self) -> Any:
+        """Rank 0's replica: what is validated, checkpointed and returned."""
+        return self.models[0]
+
+    @property
+    def optim(self) -> Any:
+        return self.optims[0]
+
+    def step(self, lr: float, shards: list[Any], check: Any = None) -> list[Any]:
+        """One step on every rank; returns the metric items of the ranks that had items."""
+        if len(shards) != len(self.devices):
+            raise ValueError(f"step: {len(shards)} shards for {len(self.devices)} devices")
+        n = len(self.devices)
+        items: list[Any] = [None] * n
+        errors: list[BaseException | None] = [None] * n
+
+        def run(r: int) -> None:
+            try:
+                self.models[r], items[r] = rank_step(
+                    self.comms[r], self.models[r], self.optims[r], lr, shards[r], check
+                )
+            except BaseException as err:  # noqa: BLE001 - re-raised by the caller below
+                errors[r] = err
+                self.group.abort(f"rank {r} failed: {type(err).__name__}: {err}")
+
+        threads = [
+            threading.Thread(target=run, args=(r,), name=f"burn-dp-{r}", daemon=True)
+            for r in range(1, n)
+        ]
+        for t in threads:
+            t.start()
+        run(0)
+        for t in threads:
+            t.join()
+        first = next((e for e in errors if e is not None and not _is_abort(e)), None)
+        first = first or next((e for e in errors if e is not None), None)
+        if first is not None:
+            raise first
+        return [i for i in items if i is not None]
+
+
+def _is_abort(err: BaseException) -> bool:
+    from burn_tensor.collective import CollectiveError
+
+    return isinstance(err, CollectiveError)
+
+
+class ProcessDataParallel:
+    """This process's replica in a multi-process group (`comm` from `init_process_group`)."""
+
+    def __init__(self, model: Any, optim: Any, comm: Any) -> None:
+        self.comm = comm
+        self.model, self.optim = sync_from_root(model, comm), optim
+
+    def set_state(self, model: Any, optim: Any) -> None:
+        self.model, self.optim = model, optim
+
+    def agree(self, flag: bool) -> bool:
+        """True on every rank if `flag` is true on any: ranks stop at the same step (a Ctrl-C
+        reaches each process at a slightly different moment), or one would wait forever in the
+        next collective."""
+        import numpy as np
+
+        store = getattr(self.comm, "store", self.comm)  # NCCL's TCP side carries small values
+        return bool(store.all_reduce_array(np.array([int(flag)], np.int64))[0])
+
+    def step(self, lr: float, shard: Any, check: Any = None) -> list[Any]:
+        self.model, item = rank_step(self.comm, self.model, self.optim, lr, shard, check)
+        return [] if item is None else [item]
