@@ -36,8 +36,22 @@ def _max_diff(a: dict, b: dict) -> float:
 
 
 @pytest.fixture(scope="module")
-def one_device(tmp_path_factory):
-    return _train(tmp_path_factory.mktemp("dp1"), 1)
+def one_device_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dp1")
+    _train(out, 1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def one_device(one_device_dir):
+    return dict(np.load(one_device_dir / "params.npz"))
+
+
+def _epoch_mean(out: Path, metric: str, epoch: int) -> float:
+    """The item-weighted epoch mean of a training metric, from the Learner's metric log."""
+    rows = [line.split(",") for line in (out / "train" / f"epoch-{epoch}" / f"{metric}.log")
+            .read_text().split()]  # fmt: skip
+    return sum(float(v) * int(n) for v, n in rows) / sum(int(n) for _, n in rows)
 
 
 @pytest.mark.parametrize("devices", [2, 4])
@@ -48,9 +62,15 @@ def test_devices_of_one_process_match_one_device(tmp_path, one_device, devices):
     assert float(np.max(np.abs(params["linear2.weight"]))) > 0
 
 
-def test_two_processes_under_the_launcher_match_one_device(tmp_path, one_device):
+def test_two_processes_under_the_launcher_match_one_device(tmp_path, one_device, one_device_dir):
     params = _train(tmp_path, 1, launch=2)
     assert _max_diff(params, one_device) < TOL
+    # Rank 0 logs every rank's items: its epoch metrics are the whole batch's.
+    lines = (tmp_path / "train" / "epoch-3" / "Loss.log").read_text().split()
+    assert len(lines) == 10  # 5 steps x 2 ranks
+    for metric in ("Loss", "Accuracy"):
+        want = _epoch_mean(one_device_dir, metric, 3)
+        assert abs(_epoch_mean(tmp_path, metric, 3) - want) < 1e-4 * max(1.0, abs(want))
 
 
 def test_resume_after_kill_mid_epoch_matches_uninterrupted(tmp_path, one_device):

@@ -186,5 +186,11 @@ class ProcessDataParallel:
         return bool(store.all_reduce_array(np.array([int(flag)], np.int64))[0])
 
     def step(self, lr: float, shard: Any, check: Any = None) -> list[Any]:
+        """One step; rank 0 gets every rank's metric item (see `_gather`), the others theirs."""
+        from ._gather import gather_items
+
         self.model, item = rank_step(self.comm, self.model, self.optim, lr, shard, check)
-        return [] if item is None else [item]
+        items = gather_items(self.comm, item)
+        if items is None:
+            items = [item]
+        return [i for i in items if i is not None]
