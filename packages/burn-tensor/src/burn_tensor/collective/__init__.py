@@ -9,7 +9,7 @@ called by every rank in the same order. `all_reduce` is differentiable under Aut
 backward all-reduces the gradients (see `_differentiable.py`).
 """
 
-from ._differentiable import all_reduce
+from ._differentiable import all_reduce, register_autodiff_all_reduce
 from ._errors import CollectiveError
 from ._group import Communicator, all_gather, broadcast
 from ._init import in_process_group, init_process_group
@@ -29,4 +29,5 @@ __all__ = [
     "broadcast",
     "in_process_group",
     "init_process_group",
+    "register_autodiff_all_reduce",
 ]
