@@ -195,15 +195,19 @@ def make(kind: str, xp=np) -> dict:
         np.add.at(out, (slice(None),) * dim + (indices.astype(np.intp, copy=False),), values)
         return out
 
+    def argsort(x, dim):
+        # cupy's argsort is always stable and takes no `kind`.
+        return np.argsort(x, axis=dim, kind="stable") if on_numpy else xp.argsort(x, axis=dim)
+
     def sort_with_indices(self, x, dim, descending=False):
         if descending:
             # Stable descending: sort the flipped rows ascending, then flip back, so equal
             # values keep their original order (a plain reversal would invert it).
             n = x.shape[dim]
-            idx = xp.flip(xp.argsort(xp.flip(x, dim), axis=dim, kind="stable"), dim)
+            idx = xp.flip(argsort(xp.flip(x, dim), dim), dim)
             idx = (n - 1) - idx
         else:
-            idx = xp.argsort(x, axis=dim, kind="stable")
+            idx = argsort(x, dim)
         return xp.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
 
     # Scalars as the tensor's own dtype: numpy 0-d arrays, numpy scalars for device namespaces.
