@@ -14,9 +14,8 @@ Example:
 
 from ._backend import Cuda
 from ._memory import CudaOutOfMemoryError
-from ._platform import INSTALL_HINT, CudaUnavailable
+from ._platform import INSTALL_HINT, CudaUnavailable, probe
 from ._platform import describe as describe_devices
-from ._platform import probe
 
 __all__ = [
     "INSTALL_HINT",

@@ -47,11 +47,13 @@ class Cuda(CudaModuleOps, Backend):
     def __init__(self, float_dtype="float32", int_dtype="int32", allow_tf32: bool = False):
         super().__init__(float_dtype, int_dtype)
         if self.float_dtype.value not in FLOAT_DTYPES:
-            raise ValueError(f"Cuda: float_dtype must be one of {FLOAT_DTYPES}, got {float_dtype!r}")
+            raise ValueError(
+                f"Cuda: float_dtype must be one of {FLOAT_DTYPES}, got {float_dtype!r}"
+            )
         if self.int_dtype.value not in INT_DTYPES:
             raise ValueError(f"Cuda: int_dtype must be one of {INT_DTYPES}, got {int_dtype!r}")
         if not isinstance(allow_tf32, bool):
-            raise ValueError(f"Cuda: allow_tf32 must be a bool, got {allow_tf32!r}")
+            raise TypeError(f"Cuda: allow_tf32 must be a bool, got {allow_tf32!r}")
         object.__setattr__(self, "allow_tf32", allow_tf32)
         try:
             cp = _platform.load_cupy()
@@ -106,7 +108,7 @@ class Cuda(CudaModuleOps, Backend):
         """Primitive sharing the memory of a DLPack producer on a CUDA device (torch, jax,
         cupy): no copy. Host producers are copied to `device`."""
         cp = _platform.load_cupy()
-        dev_type, dev_id = obj.__dlpack_device__()
+        dev_type, _ = obj.__dlpack_device__()
         if int(dev_type) == 1:  # kDLCPU
             host = np.from_dlpack(obj)
             with cp.cuda.Device(device.index if device is not None else 0):
@@ -160,8 +162,10 @@ def _install(cp) -> None:
         for name in list(own):
             if name in table or name.startswith("_") or not callable(own[name]):
                 continue
-            if name in ("float_matmul", "int_matmul") or name.startswith(("conv", "unfold")) or (
-                "pool" in name or name.startswith("interpolate")
+            if (
+                name in ("float_matmul", "int_matmul")
+                or name.startswith(("conv", "unfold"))
+                or ("pool" in name or name.startswith("interpolate"))
             ):
                 table[name] = own[name]
         for name, fn in table.items():

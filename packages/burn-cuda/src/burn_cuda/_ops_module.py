@@ -47,7 +47,7 @@ class CudaModuleOps:
     def conv2d(self, x, weight, bias, options: ConvOptions):
         cp = load_cupy()
         o = options
-        n, c_in = x.shape[:2]
+        n = x.shape[0]
         c_out, cg, kh, kw = weight.shape
         g = o.groups
         sh, sw = _pair(o.stride)
@@ -117,7 +117,7 @@ class CudaModuleOps:
 
     def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
         (kh, kw), (sh, sw), (ph, pw) = _pair(kernel_size), _pair(stride), _pair(padding)
-        n, c, h, w = x.shape
+        h, w = x.shape[2:]
         oh, ow = grad.shape[2:]
         geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw)
         g = grad.astype(x.dtype, copy=False)
