@@ -1,17 +1,31 @@
+"""Fixtures of the nn tests. `BURN_NN_TEST_BACKEND=<entry-point name>` (default `ndarray`) runs
+the tests that take these fixtures on another backend, e.g. `cuda` on the GPU machine."""
+
+import os
+
 import numpy as np
 import pytest
 from burn_ndarray import NdArray
 
 
+def _backend(**options):
+    name = os.environ.get("BURN_NN_TEST_BACKEND", "ndarray")
+    if name == "ndarray":
+        return NdArray(**options)
+    from burn_tensor.backend import get_backend
+
+    return type(get_backend(name))(**options)
+
+
 @pytest.fixture
 def device():
-    return NdArray().device()
+    return _backend().device()
 
 
 @pytest.fixture
 def dev64():
     """float64 backend: numerics compare tightly against numpy float64 references."""
-    d = NdArray(float_dtype="float64").device()
+    d = _backend(float_dtype="float64").device()
     d.seed(0)
     return d
 
@@ -21,7 +35,7 @@ def autodiff():
     """An autodiff float64 device (a missing burn_autodiff fails the tests, never skips them)."""
     from burn_autodiff import Autodiff
 
-    return Autodiff(NdArray(float_dtype="float64")).device()
+    return Autodiff(_backend(float_dtype="float64")).device()
 
 
 @pytest.fixture

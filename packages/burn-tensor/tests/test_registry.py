@@ -51,13 +51,21 @@ def test_not_installed_names_the_extra(fake_eps):
     msg = str(err.value)
     assert "backend 'ndarray' is not installed" in msg and "pip install 'burn[ndarray]'" in msg
     assert isinstance(err.value, ImportError) and isinstance(err.value, BackendError)
-    # A designed backend without a released package says so rather than naming a missing extra.
-    with pytest.raises(BackendNotInstalledError, match="burn-cuda is planned but not released"):
+    with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn\[cuda\]'"):
         get_backend("cuda")
     with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn\[opencl\]'"):
         get_backend("opencl")
     with pytest.raises(BackendNotInstalledError, match="'burn.backends' entry-point group"):
         get_backend("no-such-backend")
+
+
+def test_planned_backend_says_it_is_not_released(fake_eps, monkeypatch):
+    # A designed backend without a released package says so rather than naming a missing extra.
+    from burn_tensor.backend import PLANNED
+
+    monkeypatch.setitem(PLANNED, "fusion-gpu", "burn-fusion")
+    with pytest.raises(BackendNotInstalledError, match="burn-fusion is planned but not released"):
+        get_backend("fusion-gpu")
 
 
 def test_failed_import_chains_the_cause(fake_eps):

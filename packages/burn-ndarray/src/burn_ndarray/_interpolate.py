@@ -68,34 +68,38 @@ def interp_matrix(mode: str, size_in: int, size_out: int) -> np.ndarray:
     return m
 
 
-def _interpolate_taps(x, output_size, mode: str) -> np.ndarray:
+def _interpolate_taps(x, output_size, mode: str, xp=np) -> np.ndarray:
     """Tap by tap (columns, then rows): a NaN or inf reaches only the outputs that read it,
     where the matrix product would spread it (0 * inf = NaN) over its whole row and column."""
     idx, wts = taps(mode, x.shape[3], output_size[1])
-    tmp = sum(x[..., idx[:, k]] * wts[:, k].astype(x.dtype) for k in range(idx.shape[1]))
+    idx, wts = xp.asarray(idx), xp.asarray(wts.astype(x.dtype))
+    tmp = sum(x[..., idx[:, k]] * wts[:, k] for k in range(idx.shape[1]))
     idx, wts = taps(mode, x.shape[2], output_size[0])
-    out = sum(tmp[..., idx[:, k], :] * wts[:, k, None].astype(x.dtype) for k in range(idx.shape[1]))
-    return np.ascontiguousarray(out, dtype=x.dtype)
+    idx, wts = xp.asarray(idx), xp.asarray(wts.astype(x.dtype))
+    out = sum(tmp[..., idx[:, k], :] * wts[:, k, None] for k in range(idx.shape[1]))
+    return xp.ascontiguousarray(out, dtype=x.dtype)
 
 
-def interpolate(x, output_size, mode: str) -> np.ndarray:
-    """Shapes: [n, c, h, w] -> [n, c, oh, ow]."""
+def interpolate(x, output_size, mode: str, xp=np) -> np.ndarray:
+    """Shapes: [n, c, h, w] -> [n, c, oh, ow]. `xp` is x's array namespace (numpy; cupy from
+    burn_cuda): the small interpolation matrices are built on the host and moved there."""
     oh, ow = output_size
     h, w = x.shape[2:]
     if mode == "nearest":
         # A gather is exact and cheaper than multiplying by a 0/1 matrix.
-        return x[:, :, _nearest_index(h, oh)[:, None], _nearest_index(w, ow)[None, :]]
-    if not np.isfinite(x).all():
-        return _interpolate_taps(x, output_size, mode)
-    ah = interp_matrix(mode, h, oh).astype(x.dtype)
-    aw = interp_matrix(mode, w, ow).astype(x.dtype)
-    return np.ascontiguousarray(ah @ (x @ aw.T))
+        rows = xp.asarray(_nearest_index(h, oh)[:, None])
+        return x[:, :, rows, xp.asarray(_nearest_index(w, ow)[None, :])]
+    if not xp.isfinite(x).all():
+        return _interpolate_taps(x, output_size, mode, xp)
+    ah = xp.asarray(interp_matrix(mode, h, oh).astype(x.dtype))
+    aw = xp.asarray(interp_matrix(mode, w, ow).astype(x.dtype))
+    return xp.ascontiguousarray(ah @ (x @ aw.T))
 
 
-def interpolate_backward(x, grad, output_size, mode: str) -> np.ndarray:
+def interpolate_backward(x, grad, output_size, mode: str, xp=np) -> np.ndarray:
     """Adjoint of `interpolate`. Shapes: x [n, c, h, w], grad [n, c, oh, ow] -> [n, c, h, w]."""
     h, w = x.shape[2:]
     oh, ow = output_size
-    ah = interp_matrix(mode, h, oh).astype(x.dtype)
-    aw = interp_matrix(mode, w, ow).astype(x.dtype)
-    return np.ascontiguousarray(ah.T @ (grad.astype(x.dtype, copy=False) @ aw))
+    ah = xp.asarray(interp_matrix(mode, h, oh).astype(x.dtype))
+    aw = xp.asarray(interp_matrix(mode, w, ow).astype(x.dtype))
+    return xp.ascontiguousarray(ah.T @ (grad.astype(x.dtype, copy=False) @ aw))

@@ -1,4 +1,9 @@
-"""numpy implementations shared by the float and int families (arithmetic, reductions, sorting)."""
+"""Implementations shared by the float and int families (arithmetic, reductions, sorting).
+
+`make(kind, xp)` builds them over an array namespace: numpy for NdArray (with ufunc-reduce fast
+paths), cupy for burn_cuda, which overrides what has no cupy equivalent here (random draws,
+scatter-adds, cumulative max/min).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,21 @@ def _int_div(x, y):
     return np.where(fix, q + 1, q).astype(np.result_type(x, y), copy=False)
 
 
+def int_div_for(xp):
+    """`_int_div` over namespace `xp`; `y` is an array of `xp` or a numpy scalar (device
+    namespaces take no host arrays, so nothing here wraps operands with `np.asarray`)."""
+    if xp is np:
+        return _int_div
+
+    def int_div(x, y):
+        q = xp.floor_divide(x, y)
+        r = xp.remainder(x, y)
+        fix = (r != 0) & ((x < 0) != (y < 0))
+        return xp.where(fix, q + 1, q).astype(q.dtype, copy=False)
+
+    return int_div
+
+
 def _bernoulli(rng: np.random.Generator, shape, p: float, dtype: np.dtype) -> np.ndarray:
     """1 with probability p (to 2^-32), else 0: raw 32-bit draws against an integer threshold.
 
@@ -37,8 +57,40 @@ def _bernoulli(rng: np.random.Generator, shape, p: float, dtype: np.dtype) -> np
     return np.less(u, np.uint32(threshold)).astype(dtype).reshape(shape)
 
 
-def make(kind: str) -> dict:
+def _reducers(xp):
+    """(sum, prod, max, min) reductions with numpy's ufunc-reduce positional signature
+    `(x, axis, dtype, out, keepdims)`: numpy's bound `reduce`s (no Python frame), else the
+    namespace's functions."""
+    if xp is np:
+        return _add_reduce, _mul_reduce, _max_reduce, _min_reduce
+
+    def add(x, axis, dtype=None, out=None, keepdims=False):
+        return xp.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def mul(x, axis, dtype=None, out=None, keepdims=False):
+        return xp.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def max_(x, axis, dtype=None, out=None, keepdims=False):
+        return xp.max(x, axis=axis, keepdims=keepdims)
+
+    def min_(x, axis, dtype=None, out=None, keepdims=False):
+        return xp.min(x, axis=axis, keepdims=keepdims)
+
+    return add, mul, max_, min_
+
+
+def make(kind: str, xp=np) -> dict:
+    """The float (`kind="float"`) or int family's shared ops over array namespace `xp`.
+
+    Example:
+        >>> ops = make("float")
+        >>> ops["sum_dim"](None, np.ones((2, 3), np.float32), 1).tolist()
+        [[3.0], [3.0]]
+    """
     is_float = kind == "float"
+    on_numpy = xp is np
+    _add_reduce, _mul_reduce, _max_reduce, _min_reduce = _reducers(xp)
+    int_div = int_div_for(xp)
 
     def random(self, shape, distribution, device, dtype):
         from ._random import generator, sample
@@ -52,14 +104,12 @@ def make(kind: str) -> dict:
         return x.astype(dtype.np)
 
     def div(self, x, y):
-        return np.divide(x, y) if is_float else _int_div(x, y)
+        return xp.divide(x, y) if is_float else int_div(x, y)
 
     def div_scalar(self, x, s):
-        return (
-            np.divide(x, s).astype(x.dtype, copy=False)
-            if is_float
-            else _int_div(x, np.asarray(s, x.dtype))
-        )
+        if is_float:
+            return xp.divide(x, s).astype(x.dtype, copy=False)
+        return int_div(x, np.asarray(s, x.dtype) if on_numpy else x.dtype.type(s))
 
     def sum_(self, x):
         return _add_reduce(x, None, x.dtype).reshape(1)
@@ -77,19 +127,23 @@ def make(kind: str) -> dict:
         if is_float:
             n = x.shape[dim]
             if n == 0:  # np.mean's NaN result (and its warning) for an empty dim
-                return np.mean(x, axis=dim, keepdims=True, dtype=x.dtype)
+                return xp.mean(x, axis=dim, keepdims=True, dtype=x.dtype)
             # What np.mean does, without its Python frames: sum, then divide in place.
             s = _add_reduce(x, dim, x.dtype, None, True)
+            if not on_numpy:
+                return (s / n).astype(x.dtype, copy=False)
             return _true_divide(s, n, out=s, casting="unsafe")
         n = max(x.shape[dim], 1)
-        return _int_div(np.sum(x, axis=dim, keepdims=True, dtype=np.int64), n).astype(x.dtype)
+        total = xp.sum(x, axis=dim, keepdims=True, dtype=np.int64)
+        return int_div(total, np.int64(n)).astype(x.dtype)
 
     def mean(self, x):
         if is_float:
             if x.size == 0:
-                return np.mean(x, dtype=x.dtype).reshape(1)
-            return (_add_reduce(x, None, x.dtype) / x.size).reshape(1)
-        return _int_div(np.sum(x, dtype=np.int64), max(x.size, 1)).astype(x.dtype).reshape(1)
+                return xp.mean(x, dtype=x.dtype).reshape(1)
+            return (_add_reduce(x, None, x.dtype) / x.size).astype(x.dtype, copy=False).reshape(1)
+        total = xp.sum(x, dtype=np.int64)
+        return int_div(total, np.int64(max(x.size, 1))).astype(x.dtype).reshape(1)
 
     def argmax(self, x, dim):
         return x.argmax(axis=dim, keepdims=True).astype(self.int_dtype.np)
@@ -110,18 +164,18 @@ def make(kind: str) -> dict:
         return _min_reduce(x, None).reshape(1)
 
     def max_dim_with_indices(self, x, dim):
-        idx = np.argmax(x, axis=dim, keepdims=True)
-        return np.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
+        idx = xp.argmax(x, axis=dim, keepdims=True)
+        return xp.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
 
     def min_dim_with_indices(self, x, dim):
-        idx = np.argmin(x, axis=dim, keepdims=True)
-        return np.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
+        idx = xp.argmin(x, axis=dim, keepdims=True)
+        return xp.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
 
     def cumsum(self, x, dim):
-        return np.cumsum(x, axis=dim, dtype=x.dtype)
+        return xp.cumsum(x, axis=dim, dtype=x.dtype)
 
     def cumprod(self, x, dim):
-        return np.cumprod(x, axis=dim, dtype=x.dtype)
+        return xp.cumprod(x, axis=dim, dtype=x.dtype)
 
     def cummin(self, x, dim):
         return np.minimum.accumulate(x, axis=dim)
@@ -141,26 +195,36 @@ def make(kind: str) -> dict:
         np.add.at(out, (slice(None),) * dim + (indices.astype(np.intp, copy=False),), values)
         return out
 
+    def argsort(x, dim):
+        # cupy's argsort is always stable and takes no `kind`.
+        return np.argsort(x, axis=dim, kind="stable") if on_numpy else xp.argsort(x, axis=dim)
+
     def sort_with_indices(self, x, dim, descending=False):
         if descending:
+            # Stable descending: sort the flipped rows ascending, then flip back, so equal
+            # values keep their original order (a plain reversal would invert it).
             n = x.shape[dim]
-            idx = np.flip(np.argsort(np.flip(x, dim), axis=dim, kind="stable"), dim)
+            idx = xp.flip(argsort(xp.flip(x, dim), dim), dim)
             idx = (n - 1) - idx
         else:
-            idx = np.argsort(x, axis=dim, kind="stable")
-        return np.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
+            idx = argsort(x, dim)
+        return xp.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
+
+    # Scalars as the tensor's own dtype: numpy 0-d arrays, numpy scalars for device namespaces.
+    def scalar(v, dtype):
+        return np.asarray(v, dtype) if on_numpy else dtype.type(v)
 
     def clamp(self, x, lo, hi):
-        return np.clip(x, np.asarray(lo, x.dtype), np.asarray(hi, x.dtype))
+        return xp.clip(x, scalar(lo, x.dtype), scalar(hi, x.dtype))
 
     def clamp_min(self, x, lo):
-        return np.maximum(x, np.asarray(lo, x.dtype))
+        return xp.maximum(x, scalar(lo, x.dtype))
 
     def clamp_max(self, x, hi):
-        return np.minimum(x, np.asarray(hi, x.dtype))
+        return xp.minimum(x, scalar(hi, x.dtype))
 
     def sign(self, x):
-        return np.sign(x)
+        return xp.sign(x)
 
     fns = {
         "random": random,

@@ -128,33 +128,35 @@ def adaptive_matrix(size_in: int, size_out: int, dtype) -> np.ndarray:
     return (inside / (end - start)[:, None]).astype(dtype)
 
 
-def _adaptive_windowed(x, output_size) -> np.ndarray:
+def _adaptive_windowed(x, output_size, xp=np) -> np.ndarray:
     """Window by window (rows, then columns): a NaN or inf reaches only the windows holding it,
     where the matrix product would spread it (0 * inf = NaN) over its whole row and column."""
     rows = [
         x[:, :, a:b].mean(axis=2) for a, b in zip(*_adaptive_bounds(x.shape[2], output_size[0]))
     ]
-    tmp = np.stack(rows, axis=2)
+    tmp = xp.stack(rows, axis=2)
     cols = [
         tmp[..., a:b].mean(axis=3) for a, b in zip(*_adaptive_bounds(x.shape[3], output_size[1]))
     ]
-    return np.ascontiguousarray(np.stack(cols, axis=3), dtype=x.dtype)
+    return xp.ascontiguousarray(xp.stack(cols, axis=3), dtype=x.dtype)
 
 
-def adaptive_avg_pool2d(x, output_size) -> np.ndarray:
+def adaptive_avg_pool2d(x, output_size, xp=np) -> np.ndarray:
     """Separable: P_h @ x @ P_w^T (window by window when x holds NaN or inf).
 
+    `xp` is the array namespace of x (numpy; cupy from burn_cuda): the small averaging
+    matrices are built on the host and moved there.
     Shapes: [n, c, h, w] -> [n, c, oh, ow].
     """
-    if not np.isfinite(x).all():
-        return _adaptive_windowed(x, output_size)
-    ph = adaptive_matrix(x.shape[2], output_size[0], x.dtype)
-    pw = adaptive_matrix(x.shape[3], output_size[1], x.dtype)
-    return np.ascontiguousarray(ph @ (x @ pw.T))
+    if not xp.isfinite(x).all():
+        return _adaptive_windowed(x, output_size, xp)
+    ph = xp.asarray(adaptive_matrix(x.shape[2], output_size[0], x.dtype))
+    pw = xp.asarray(adaptive_matrix(x.shape[3], output_size[1], x.dtype))
+    return xp.ascontiguousarray(ph @ (x @ pw.T))
 
 
-def adaptive_avg_pool2d_backward(x, grad) -> np.ndarray:
+def adaptive_avg_pool2d_backward(x, grad, xp=np) -> np.ndarray:
     """Adjoint: P_h^T @ grad @ P_w. Shapes: grad [n, c, oh, ow] -> [n, c, h, w]."""
-    ph = adaptive_matrix(x.shape[2], grad.shape[2], x.dtype)
-    pw = adaptive_matrix(x.shape[3], grad.shape[3], x.dtype)
-    return np.ascontiguousarray(ph.T @ (grad.astype(x.dtype, copy=False) @ pw))
+    ph = xp.asarray(adaptive_matrix(x.shape[2], grad.shape[2], x.dtype))
+    pw = xp.asarray(adaptive_matrix(x.shape[3], grad.shape[3], x.dtype))
+    return xp.ascontiguousarray(ph.T @ (grad.astype(x.dtype, copy=False) @ pw))

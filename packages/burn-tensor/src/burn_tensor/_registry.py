@@ -56,10 +56,10 @@ class BackendSpec:
 
 
 # Backends with a released package and its pip extra of the `burn` facade.
-KNOWN_EXTRAS = {"ndarray": "ndarray", "opencl": "opencl"}
+KNOWN_EXTRAS = {"ndarray": "ndarray", "opencl": "opencl", "cuda": "cuda"}
 # Backends of the design whose packages are not released yet: say so instead of naming an extra
 # that does not exist.
-PLANNED = {"cuda": "burn-cuda"}
+PLANNED: dict[str, str] = {}
 
 
 def install_hint(name: str) -> str:

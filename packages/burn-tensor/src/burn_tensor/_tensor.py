@@ -387,14 +387,41 @@ class Tensor(
         return arr.copy() if copy is not False else arr
 
     def __dlpack__(self, *args, **kwargs):
+        # A device primitive (a cupy array on Cuda) exports its own memory: zero-copy to torch,
+        # jax or cupy on the same GPU. Host backends export through numpy.
+        p = self._p
+        if not isinstance(p, np.ndarray) and hasattr(p, "__dlpack__"):
+            return p.__dlpack__(*args, **kwargs)
         return self.numpy().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
+        p = self._p
+        if not isinstance(p, np.ndarray) and hasattr(p, "__dlpack_device__"):
+            return p.__dlpack_device__()
         return (1, 0)  # kDLCPU: data is exported through the host
 
     @staticmethod
     def from_dlpack(obj, device: Device | None = None) -> Tensor:
-        """Import any DLPack producer (numpy, torch CPU, ...), keeping its dtype."""
+        """Import any DLPack producer (numpy, torch, jax, cupy), keeping its dtype.
+
+        A backend with a `from_dlpack(obj, device)` hook (Cuda) takes the producer's memory
+        without a copy when it lives on its kind of device; other producers come through the
+        host. With no `device`, a producer on a CUDA GPU lands on that GPU of the `cuda`
+        backend when it is installed, else on the default device.
+        """
+        if device is None and hasattr(obj, "__dlpack_device__"):
+            dev_type, dev_id = obj.__dlpack_device__()
+            if int(dev_type) == 2:  # kDLCUDA
+                from ._registry import BackendError, get_backend
+
+                try:
+                    device = get_backend("cuda").device(int(dev_id))
+                except BackendError:
+                    device = None
+        hook = getattr(device.backend, "from_dlpack", None) if device is not None else None
+        if hook is not None:
+            p = hook(obj, device)
+            return Tensor._make(p, DType.from_np(p.dtype).kind, device)
         arr = np.from_dlpack(obj)
         return Tensor.from_data(TensorData(arr), device, DType.from_np(arr.dtype))
 

@@ -29,7 +29,7 @@ _CLASSES = {
     "NdArray": ("burn_ndarray", "ndarray"),
     "Autodiff": ("burn_autodiff", "autodiff"),
     "OpenCl": ("burn_opencl", "opencl"),
-    "Cuda": ("burn_cuda", None),
+    "Cuda": ("burn_cuda", "cuda"),
     "Fusion": ("burn_fusion", None),
 }
 

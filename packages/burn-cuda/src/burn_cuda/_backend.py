@@ -1,0 +1,183 @@
+"""`Cuda`: the backend on NVIDIA GPUs, on cupy arrays."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from burn_tensor import Backend, BackendNotInstalledError, NoDeviceError
+
+from . import _memory, _platform
+from ._dtypes import FLOAT_DTYPES, INT_DTYPES
+from ._ops_module import CudaModuleOps
+
+_INSTALL_LOCK = threading.Lock()
+_TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wide)
+
+
+class Cuda(CudaModuleOps, Backend):
+    """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and
+    reductions, and own CUDA kernels (im2col/col2im convolutions, pools, scans, index-adds,
+    Philox random). Work is queued on the device's stream: only reading data back
+    (`into_data`, `tolist`, printing) or `device.sync()` waits.
+
+    Args:
+        float_dtype: "float32" (default), "float64" or "float16".
+        int_dtype: "int32" (default) or "int64".
+        allow_tf32: let float32 matmuls (and convolutions, which are matmuls) run on TF32
+            tensor cores (10-bit mantissa products; PyTorch's `allow_tf32`). Default False:
+            full float32.
+
+    Raises `BackendNotInstalledError` when cupy is missing and `NoDeviceError` when there is no
+    CUDA driver or GPU (the message says which).
+
+    Example:
+        >>> from burn_tensor import Tensor
+        >>> device = Cuda().device()  # doctest: +SKIP
+        >>> Tensor.ones([2, 2], device).sum().into_scalar()  # doctest: +SKIP
+        4.0
+    """
+
+    name = "cuda"
+    device_kind = "Cuda"
+    # Reading an index tensor's bounds would wait for the queue: data-dependent checks run only
+    # under BURN_CHECKS=1 (burn_tensor's README, "Checks that read values").
+    checks_force_sync = True
+
+    def __init__(self, float_dtype="float32", int_dtype="int32", allow_tf32: bool = False):
+        super().__init__(float_dtype, int_dtype)
+        if self.float_dtype.value not in FLOAT_DTYPES:
+            raise ValueError(
+                f"Cuda: float_dtype must be one of {FLOAT_DTYPES}, got {float_dtype!r}"
+            )
+        if self.int_dtype.value not in INT_DTYPES:
+            raise ValueError(f"Cuda: int_dtype must be one of {INT_DTYPES}, got {int_dtype!r}")
+        if not isinstance(allow_tf32, bool):
+            raise TypeError(f"Cuda: allow_tf32 must be a bool, got {allow_tf32!r}")
+        object.__setattr__(self, "allow_tf32", allow_tf32)
+        try:
+            cp = _platform.load_cupy()
+        except _platform.CudaUnavailable as exc:
+            raise BackendNotInstalledError(f"backend 'cuda': {exc}") from exc
+        _install(cp)
+
+    def options(self) -> dict:
+        return {**super().options(), "allow_tf32": self.allow_tf32}
+
+    def __repr__(self) -> str:
+        base = super().__repr__()
+        if not self.allow_tf32:
+            return base
+        inner = base[len("Cuda(") : -1]
+        return f"Cuda({inner + ', ' if inner else ''}allow_tf32=True)"
+
+    # -- devices ---------------------------------------------------------------------------------
+    def device_count(self) -> int:
+        try:
+            return _platform.device_count()
+        except _platform.CudaUnavailable as exc:
+            raise NoDeviceError(f"backend 'cuda' has no usable device: {exc}") from exc
+
+    def device_info(self, device=None) -> str:
+        """`index name (compute capability, memory)` of a device."""
+        return _platform.describe()[device.index if device is not None else 0]
+
+    def seed(self, seed: int, device=None) -> None:
+        from . import _random
+
+        _random.seed(int(seed), self.default_device() if device is None else device)
+
+    def sync(self, device=None) -> None:
+        cp = _platform.load_cupy()
+        indices = range(self.device_count()) if device is None else [device.index]
+        for i in indices:
+            cp.cuda.Device(i).synchronize()
+
+    def memory_stats(self, device=None) -> dict:
+        """Pool figures of a device, in bytes: bytes_in_use (live tensors), bytes_reserved (in
+        use plus cached for reuse), bytes_cached, device_free, device_total, pool_limit (0: none).
+        """
+        return _memory.stats(device.index if device is not None else 0)
+
+    def memory_cleanup(self, device=None) -> int:
+        """Give the device's cached (unused) blocks back to the driver; returns bytes freed."""
+        return _memory.cleanup(device.index if device is not None else 0)
+
+    # -- DLPack ------------------------------------------------------------------------------------
+    def from_dlpack(self, obj, device=None):
+        """Primitive sharing the memory of a DLPack producer on a CUDA device (torch, jax,
+        cupy): no copy. Host producers are copied to `device`."""
+        cp = _platform.load_cupy()
+        dev_type, _ = obj.__dlpack_device__()
+        if int(dev_type) == 1:  # kDLCPU
+            host = np.from_dlpack(obj)
+            with cp.cuda.Device(device.index if device is not None else 0):
+                return cp.asarray(host)
+        return cp.from_dlpack(obj)
+
+    # -- matmul ------------------------------------------------------------------------------------
+    def float_matmul(self, x, y):
+        if x.dtype == np.float32 and _TF32[0] is not self.allow_tf32:
+            _set_tf32(self.allow_tf32)
+        return _CP[0].matmul(x, y)
+
+    def int_matmul(self, x, y):
+        return _CP[0].matmul(x, y)
+
+
+_CP: list = [None]
+
+
+def _set_tf32(allow: bool) -> None:
+    """Switch cupy's float32 GEMM compute type (a process-wide cupy setting, so it is set again
+    whenever a backend with the other choice runs a matmul)."""
+    from cupy._core import _routines_linalg as lin
+
+    kind = lin.COMPUTE_TYPE_TF32 if allow else lin.COMPUTE_TYPE_DEFAULT
+    lin.set_compute_type(np.float32, kind)
+    _TF32[0] = allow
+
+
+def _install(cp) -> None:
+    """Fill the op table on first construction (cupy is imported only then, so `import
+    burn_cuda` works without it). Every op is wrapped so a GPU out-of-memory error names it."""
+    if _CP[0] is not None:
+        return
+    with _INSTALL_LOCK:
+        if _CP[0] is not None:
+            return
+        from ._ops_math import elementwise_ops
+        from ._ops_tensor import common_ops, numeric_ops
+
+        table = {}
+        for prefix in ("float_", "int_", "bool_"):
+            for name, fn in common_ops(cp).items():
+                table[prefix + name] = fn
+        for prefix in ("float_", "int_"):
+            for name, fn in numeric_ops(cp, prefix[:-1]).items():
+                table[prefix + name] = fn
+        table.update(elementwise_ops(cp))
+        oom = cp.cuda.memory.OutOfMemoryError
+        own = {**vars(CudaModuleOps), **vars(Cuda)}
+        for name in list(own):
+            if name in table or name.startswith("_") or not callable(own[name]):
+                continue
+            if (
+                name in ("float_matmul", "int_matmul")
+                or name.startswith(("conv", "unfold"))
+                or ("pool" in name or name.startswith("interpolate"))
+            ):
+                table[name] = own[name]
+        for name, fn in table.items():
+            if isinstance(fn, staticmethod):
+                fn = _method(fn.__func__)
+            setattr(Cuda, name, _memory.guarded(name, fn, oom))
+        _CP[0] = cp
+
+
+def _method(uf):
+    def op(self, *args):
+        return uf(*args)
+
+    op.__name__ = getattr(uf, "__name__", "ufunc")
+    return op

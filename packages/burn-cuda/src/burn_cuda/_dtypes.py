@@ -1,0 +1,50 @@
+"""Element types on the GPU: which burn dtypes Cuda runs, and their CUDA C names for kernels.
+
+cupy arrays carry numpy dtypes, so a burn `DType` maps to the same numpy dtype as on NdArray.
+Our own kernels (pools, im2col, scans, random) are rendered per C type; float16 runs through
+float32 in them (read, compute and write back as half) so the kernels need no half intrinsics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: numpy dtype name -> CUDA C type of our kernels
+C_TYPES = {
+    "float32": "float",
+    "float64": "double",
+    "int64": "long long",
+    "int32": "int",
+    "int16": "short",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}
+
+#: float dtypes `Cuda(float_dtype=...)` accepts
+FLOAT_DTYPES = ("float32", "float64", "float16")
+#: int dtypes `Cuda(int_dtype=...)` accepts
+INT_DTYPES = ("int32", "int64")
+
+
+def c_type(dtype) -> str:
+    """CUDA C type for a numpy dtype; raises TypeError naming the dtype when a kernel has none.
+
+    Example:
+        >>> c_type(np.float32), c_type("int64")
+        ('float', 'long long')
+    """
+    name = np.dtype(dtype).name
+    try:
+        return C_TYPES[name]
+    except KeyError:
+        raise TypeError(
+            f"burn_cuda kernels: no CUDA C type for {name} (have {sorted(C_TYPES)})"
+        ) from None
+
+
+def kernel_dtype(dtype) -> np.dtype:
+    """The dtype our kernels compute in for tensors of `dtype`: float16 -> float32 (cast
+    around the kernel), every other dtype itself."""
+    dt = np.dtype(dtype)
+    return np.dtype(np.float32) if dt == np.float16 else dt

@@ -1,0 +1,169 @@
+"""Module ops on the GPU: convolutions as im2col kernel + cuBLAS GEMM (cupy 14 has no cuDNN),
+transposed convolutions as GEMM + a col2im gather kernel, pools as direct kernels, adaptive
+pooling and interpolation as burn_ndarray's separable matrix products run on cupy.
+
+The backward passes of the convolutions are burn_tensor's defaults over these ops (unfold4d and
+matmul for weights, conv_transpose2d for inputs).
+"""
+
+from __future__ import annotations
+
+from burn_ndarray import interpolation, pooling
+from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+
+from ._dtypes import kernel_dtype
+from ._kernels import i32, i64, kernel, launch
+from ._platform import load_cupy
+
+
+def _pair(v) -> tuple[int, int]:
+    return (int(v[0]), int(v[1]))
+
+
+def _out(size, k, s, p, d) -> int:
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _k(cp, x):
+    """x contiguous in the dtype our kernels compute in (float16 -> float32)."""
+    return cp.ascontiguousarray(x, dtype=kernel_dtype(x.dtype))
+
+
+def unfold(cp, x, kernel_size, stride, padding, dilation):
+    """im2col: [n, c, h, w] -> [n, c*kh*kw, oh*ow] (Burn's unfold4d layout)."""
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+    oh, ow = _out(h, kh, sh, ph, dh), _out(w, kw, sw, pw, dw)
+    xk = _k(cp, x)
+    out = cp.empty((n, c * kh * kw, oh * ow), xk.dtype)
+    total = out.size
+    geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
+    launch(kernel("unfold4d", xk.dtype), total, xk, out, i64(total), *geom)
+    return out.astype(x.dtype, copy=False)
+
+
+class CudaModuleOps:
+    # -- convolution ------------------------------------------------------------------------------
+    def conv2d(self, x, weight, bias, options: ConvOptions):
+        cp = load_cupy()
+        o = options
+        n = x.shape[0]
+        c_out, cg, kh, kw = weight.shape
+        g = o.groups
+        sh, sw = _pair(o.stride)
+        ph, pw = _pair(o.padding)
+        dh, dw = _pair(o.dilation)
+        oh = _out(x.shape[2], kh, sh, ph, dh)
+        ow = _out(x.shape[3], kw, sw, pw, dw)
+        cols = unfold(cp, x, (kh, kw), (sh, sw), (ph, pw), (dh, dw))
+        cols = cols.reshape(n, g, cg * kh * kw, oh * ow)
+        wm = weight.astype(x.dtype, copy=False).reshape(1, g, c_out // g, cg * kh * kw)
+        out = self.float_matmul(wm, cols).reshape(n, c_out, oh, ow)  # cuBLAS batched GEMM
+        if bias is not None:
+            out += bias.astype(x.dtype, copy=False).reshape(1, c_out, 1, 1)
+        return out
+
+    def conv_transpose2d(self, x, weight, bias, options: ConvTransposeOptions):
+        cp = load_cupy()
+        o = options
+        n, c_in, h, w = x.shape
+        _, cog, kh, kw = weight.shape
+        g = o.groups
+        c_out = cog * g
+        sh, sw = _pair(o.stride)
+        ph, pw = _pair(o.padding)
+        dh, dw = _pair(o.dilation)
+        oh = (h - 1) * sh - 2 * ph + dh * (kh - 1) + int(o.padding_out[0]) + 1
+        ow = (w - 1) * sw - 2 * pw + dw * (kw - 1) + int(o.padding_out[1]) + 1
+        # cols [n, g, cog*kh*kw, h*w] = W_g^T @ x_g: every product, then gathered per pixel.
+        wm = weight.astype(x.dtype, copy=False).reshape(g, c_in // g, cog * kh * kw)
+        xs = x.reshape(n, g, c_in // g, h * w)
+        cols = _k(cp, self.float_matmul(cp.swapaxes(wm, 1, 2)[None], xs))
+        out = cp.empty((n, c_out, oh, ow), cols.dtype)
+        total = out.size
+        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
+        launch(kernel("col2im", cols.dtype), total, cols, out, i64(total), *geom)
+        out = out.astype(x.dtype, copy=False)
+        if bias is not None:
+            out += bias.astype(x.dtype, copy=False).reshape(1, c_out, 1, 1)
+        return out
+
+    def unfold4d(self, x, kernel_size, options: UnfoldOptions):
+        o = options
+        return unfold(
+            load_cupy(),
+            x,
+            _pair(kernel_size),
+            _pair(o.stride),
+            _pair(o.padding),
+            _pair(o.dilation),
+        )
+
+    # -- pooling ---------------------------------------------------------------------------------
+    def _avg(self, name, src, dst_shape, geom, count_include_pad, like):
+        cp = load_cupy()
+        sk = _k(cp, src)
+        out = cp.empty(dst_shape, sk.dtype)
+        total = out.size
+        launch(kernel(name, sk.dtype), total, sk, out, i64(total), *geom, i32(count_include_pad)[0])
+        return out.astype(like.dtype, copy=False)
+
+    def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
+        (kh, kw), (sh, sw), (ph, pw) = _pair(kernel_size), _pair(stride), _pair(padding)
+        n, c, h, w = x.shape
+        oh, ow = _out(h, kh, sh, ph, 1), _out(w, kw, sw, pw, 1)
+        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw)
+        return self._avg("avg_pool2d", x, (n, c, oh, ow), geom, bool(count_include_pad), x)
+
+    def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
+        (kh, kw), (sh, sw), (ph, pw) = _pair(kernel_size), _pair(stride), _pair(padding)
+        h, w = x.shape[2:]
+        oh, ow = grad.shape[2:]
+        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw)
+        g = grad.astype(x.dtype, copy=False)
+        return self._avg("avg_pool2d_backward", g, x.shape, geom, bool(count_include_pad), x)
+
+    def max_pool2d_with_indices(self, x, kernel_size, stride, padding, dilation):
+        cp = load_cupy()
+        (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride)
+        (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
+        n, c, h, w = x.shape
+        oh, ow = _out(h, kh, sh, ph, dh), _out(w, kw, sw, pw, dw)
+        xk = _k(cp, x)
+        out = cp.empty((n, c, oh, ow), xk.dtype)
+        idx = cp.empty((n, c, oh, ow), self.int_dtype.np)
+        total = out.size
+        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
+        k = kernel("max_pool2d", xk.dtype, idx.dtype)
+        launch(k, total, xk, out, idx, i64(total), *geom)
+        return out.astype(x.dtype, copy=False), idx
+
+    def max_pool2d_with_indices_backward(
+        self, x, kernel_size, stride, padding, dilation, output_grad, indices
+    ):
+        cp = load_cupy()
+        kd = kernel_dtype(x.dtype)
+        gx = cp.zeros(x.shape, kd)
+        g = cp.ascontiguousarray(output_grad, dtype=kd)
+        idx = cp.ascontiguousarray(indices)
+        total = g.size
+        hw = x.shape[2] * x.shape[3]
+        ohw = g.shape[2] * g.shape[3]
+        k = kernel("max_pool2d_backward", kd, idx.dtype)
+        launch(k, total, g, idx, gx, i64(total), i64(ohw), i64(hw))
+        return gx.astype(x.dtype, copy=False)
+
+    def adaptive_avg_pool2d(self, x, output_size):
+        return pooling.adaptive_avg_pool2d(x, _pair(output_size), load_cupy())
+
+    def adaptive_avg_pool2d_backward(self, x, grad):
+        return pooling.adaptive_avg_pool2d_backward(x, grad, load_cupy())
+
+    # -- interpolation -----------------------------------------------------------------------------
+    def interpolate(self, x, output_size, options: InterpolateOptions):
+        return interpolation.interpolate(x, _pair(output_size), options.mode, load_cupy())
+
+    def interpolate_backward(self, x, grad, output_size, options: InterpolateOptions):
+        return interpolation.interpolate_backward(
+            x, grad, _pair(output_size), options.mode, load_cupy()
+        )

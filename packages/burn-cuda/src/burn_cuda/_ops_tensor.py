@@ -1,0 +1,142 @@
+"""Tensor ops of every kind on cupy arrays: burn_ndarray's namespace-generic ops run on cupy,
+plus what differs on a GPU (host transfers, devices, DLPack, scatter-adds, cumulative extremes).
+
+Invariant (as NdArray): no op writes into an input array; ops that assign copy first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from burn_ndarray import array_ops, make_numeric
+from burn_tensor import TensorData
+
+from ._dtypes import kernel_dtype
+from ._kernels import i64, kernel, launch
+
+
+def common_ops(cp) -> dict:
+    """float_/int_/bool_ ops of every kind (without the prefix)."""
+    ops = array_ops(cp)
+
+    def from_data(self, data, device):
+        with cp.cuda.Device(device.index if device is not None else 0):
+            return cp.asarray(data.array)
+
+    def into_data(self, x):
+        return TensorData(cp.asnumpy(x))  # waits for the queued work that produces x
+
+    def to_device(self, x, device):
+        if x.device.id == device.index:
+            return x
+        with cp.cuda.Device(device.index):
+            return cp.array(x, copy=True)  # peer copy
+
+    def mask_fill(self, x, mask, value):
+        return cp.where(mask, x.dtype.type(value), x)
+
+    def empty(self, shape, device, dtype):
+        with cp.cuda.Device(device.index if device is not None else 0):
+            return cp.empty(shape, dtype.np)
+
+    def zeros(self, shape, device, dtype):
+        with cp.cuda.Device(device.index if device is not None else 0):
+            return cp.zeros(shape, dtype.np)
+
+    def ones(self, shape, device, dtype):
+        with cp.cuda.Device(device.index if device is not None else 0):
+            return cp.ones(shape, dtype.np)
+
+    def full(self, shape, value, device, dtype):
+        with cp.cuda.Device(device.index if device is not None else 0):
+            return cp.full(shape, value, dtype.np)
+
+    ops.update(
+        from_data=from_data,
+        into_data=into_data,
+        to_device=to_device,
+        mask_fill=mask_fill,
+        empty=empty,
+        zeros=zeros,
+        ones=ones,
+        full=full,
+    )
+    return ops
+
+
+def _flat_targets(cp, out_shape, dim, index_along, shape):
+    """Flat positions in a C-contiguous `out_shape` array of every element of a `shape` block
+    whose coordinate along `dim` is `index_along` (broadcastable to `shape`)."""
+    strides = [1] * len(out_shape)
+    for d in range(len(out_shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * out_shape[d + 1]
+    flat = index_along.astype(np.int64) * strides[dim]
+    for d, size in enumerate(shape):
+        if d != dim:
+            view = [1] * len(shape)
+            view[d] = size
+            flat = flat + cp.arange(size, dtype=np.int64).reshape(view) * strides[d]
+    return cp.ascontiguousarray(cp.broadcast_to(flat, shape))
+
+
+def _index_add(cp, x, flat, values):
+    """x (copied) with `values` added at flat positions `flat` (atomics; float16 via float32)."""
+    kd = kernel_dtype(x.dtype)
+    out = x.astype(kd, copy=True, order="C")
+    vals = cp.ascontiguousarray(values, dtype=kd)
+    n = flat.size
+    launch(kernel("index_add", kd), n, vals, flat, out, i64(n), i64(out.size))
+    return out if kd == x.dtype else out.astype(x.dtype)
+
+
+def numeric_ops(cp, kind: str) -> dict:
+    """float_/int_ ops shared by both numeric kinds (without the prefix)."""
+    ops = make_numeric(kind, cp)
+
+    def scatter(self, dim, x, indices, values):
+        flat = _flat_targets(cp, x.shape, dim, indices, indices.shape)
+        return _index_add(cp, x, flat, values)
+
+    def select_assign(self, x, dim, indices, values):
+        view = [1] * x.ndim
+        view[dim] = indices.shape[0]
+        flat = _flat_targets(cp, x.shape, dim, indices.reshape(view), values.shape)
+        return _index_add(cp, x, flat, values)
+
+    def cum_extreme(op):
+        def run(self, x, dim):
+            n = x.shape[dim]
+            if x.size == 0:
+                return x.copy()
+            kd = kernel_dtype(x.dtype)
+            # dim first, contiguous: thread per column, neighbours read neighbouring addresses
+            xt = cp.ascontiguousarray(cp.moveaxis(x, dim, 0), dtype=kd)
+            out = cp.empty_like(xt)
+            cols = xt.size // n
+            launch(kernel(f"cum_{op}", kd), cols, xt, out, i64(cols), i64(n))
+            return cp.moveaxis(out, 0, dim).astype(x.dtype, copy=False)
+
+        return run
+
+    def random(self, shape, distribution, device, dtype):
+        from ._random import sample
+
+        device = self.default_device() if device is None else device
+        with cp.cuda.Device(device.index):
+            return sample(cp, tuple(shape), distribution, dtype.np, device)
+
+    def argmax(self, x, dim):
+        return cp.argmax(x, axis=dim, keepdims=True).astype(self.int_dtype.np)
+
+    def argmin(self, x, dim):
+        return cp.argmin(x, axis=dim, keepdims=True).astype(self.int_dtype.np)
+
+    ops.update(
+        scatter=scatter,
+        select_assign=select_assign,
+        cummax=cum_extreme("max"),
+        cummin=cum_extreme("min"),
+        random=random,
+        argmax=argmax,
+        argmin=argmin,
+    )
+    return ops

@@ -1,0 +1,28 @@
+"""burn-cuda runs the burn_tensor conformance suite on itself: Cuda() in f32/i32 and f64/i64.
+
+Without cupy, a CUDA driver or a GPU (CI, the development machine) every GPU test skips with the
+reason `burn_cuda.probe()` gives; `gpu_run.sh` runs them on the GPU machine.
+"""
+
+import pytest
+from burn_cuda import Cuda, probe
+
+#: why the GPU tests cannot run here (None: they can)
+REASON = probe()
+
+CONFIGS = {
+    "f32-i32": {},
+    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
+}
+
+
+@pytest.fixture(scope="session")
+def cuda_ready():
+    """Skips the test, with the reason, where no CUDA GPU is usable."""
+    if REASON is not None:
+        pytest.skip(f"no usable CUDA GPU here: {REASON}")
+
+
+@pytest.fixture(scope="session", params=list(CONFIGS), ids=list(CONFIGS))
+def burn_backend(request, cuda_ready):
+    return Cuda(**CONFIGS[request.param])

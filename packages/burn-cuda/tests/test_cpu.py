@@ -1,0 +1,126 @@
+"""What burn-cuda can show without a GPU: it imports without cupy, the registry reports why
+`cuda` is unusable, options are validated, dtypes map to CUDA C types, kernel sources render,
+and out-of-memory errors say what was asked and what was in use."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from burn_cuda import Cuda, CudaOutOfMemoryError, _dtypes, _kernel_source, _memory, probe
+from burn_tensor import BackendNotInstalledError
+from burn_tensor.backend import backend_table
+
+NO_CUPY = "import sys; sys.modules['cupy'] = None; sys.modules['cupyx'] = None\n"
+
+
+def _run(code: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", NO_CUPY + code], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_import_and_registry_without_cupy():
+    out = _run(
+        "import burn_cuda\n"
+        "from burn_tensor.backend import backend_table\n"
+        "print([r for r in backend_table() if r[0] == 'cuda'])\n"
+        "try:\n    burn_cuda.Cuda()\nexcept Exception as e:\n    print(type(e).__name__, e)\n"
+    )
+    row, err = out.strip().splitlines()
+    assert "'cuda', False" in row and "cupy is not installed" in row
+    assert "burn-cuda[cuda13]" in row and "burn-cuda[cuda12]" in row
+    assert err.startswith("BackendNotInstalledError backend 'cuda': cupy is not installed")
+
+
+def test_registry_row_matches_probe():
+    (row,) = [r for r in backend_table() if r[0] == "cuda"]
+    reason = probe()
+    assert row == ("cuda", reason is None, reason or "ok")
+
+
+def test_python_m_burn_backend_says_why_cuda_is_unusable():
+    out = _run(
+        "import runpy, sys\nsys.argv = ['x']\n"
+        "try:\n    runpy.run_module('burn.backend', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+    )
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("cuda")]
+    assert line.split()[1] == "no" and "cupy is not installed" in line
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"float_dtype": "int32"}, "float_dtype must be a float dtype"),
+        ({"int_dtype": "int8"}, "int_dtype must be one of"),
+        ({"allow_tf32": 1}, "allow_tf32 must be a bool"),
+    ],
+)
+def test_options_are_checked_before_cupy_is_needed(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        Cuda(**kwargs)
+
+
+@pytest.mark.skipif(probe() is None, reason="a GPU is usable here: Cuda() builds")
+def test_cuda_without_gpu_raises_the_reason():
+    with pytest.raises((BackendNotInstalledError, RuntimeError), match="cuda"):
+        Cuda().device()
+
+
+def test_dtype_mapping():
+    assert _dtypes.c_type(np.float32) == "float"
+    assert _dtypes.c_type("float64") == "double"
+    assert _dtypes.c_type(np.int64) == "long long"
+    assert _dtypes.c_type(np.int32) == "int"
+    assert _dtypes.kernel_dtype(np.float16) == np.float32
+    assert _dtypes.kernel_dtype(np.float64) == np.float64
+    with pytest.raises(TypeError, match="no CUDA C type for complex64"):
+        _dtypes.c_type(np.complex64)
+
+
+def _balanced(src: str) -> bool:
+    depth = 0
+    for ch in src:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0 and src.count("(") == src.count(")")
+
+
+@pytest.mark.parametrize("name", sorted(_kernel_source.SOURCES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_kernel_sources_render(name, dtype):
+    fn = _kernel_source.SOURCES[name]
+    if name == "philox_u32x2":
+        src = fn()
+    elif name in ("max_pool2d", "max_pool2d_backward"):
+        src = fn(dtype, "int64")
+        assert "typedef long long index_t;" in src
+    else:
+        src = fn(dtype)
+    if name != "philox_u32x2":
+        assert src.startswith(f"typedef {_dtypes.c_type(dtype)} scalar_t;")
+    assert re.search(rf'extern "C" __global__ void {name}\(', src)
+    assert _balanced(src)
+
+
+def test_cum_extreme_comparison_and_bad_op():
+    assert "v > acc" in _kernel_source.cum_extreme("max", "float32")
+    assert "v < acc" in _kernel_source.cum_extreme("min", "int32")
+    with pytest.raises(ValueError, match="'max' or 'min'"):
+        _kernel_source.cum_extreme("sum", "float32")
+
+
+def test_oom_message_names_op_size_and_use():
+    asked = _memory.requested_bytes("Out of memory allocating 4,294,967,296 bytes (allocated ...)")
+    assert asked == 4 * 2**30
+    err = CudaOutOfMemoryError("float_zeros", 0, asked, 3 * 2**20, 5 * 2**20, 1024, 80 * 2**30)
+    msg = str(err)
+    assert msg.startswith("float_zeros: out of GPU memory on cuda:0: asked for 4.00 GiB")
+    assert "3.00 MiB in use by tensors" in msg and "5.00 MiB reserved" in msg
+    assert "1.00 KiB free of 80.00 GiB" in msg
+    assert isinstance(err, MemoryError) and err.requested == asked and err.in_use == 3 * 2**20

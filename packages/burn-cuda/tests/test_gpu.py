@@ -1,0 +1,153 @@
+"""GPU-only behaviour of Cuda: devices, transfers, DLPack, async + sync, the memory pool and its
+out-of-memory error, seeded random streams, float16, TF32 as an option, module ops against
+NdArray float64. Skipped with the reason where no CUDA GPU is usable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn_cuda import Cuda, CudaOutOfMemoryError
+from burn_ndarray import NdArray
+from burn_tensor import Distribution, Tensor, module
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_ready")]
+
+
+def test_devices_and_transfers_to_and_from_ndarray():
+    dev = Cuda().device()
+    assert Cuda().device(0) is dev and repr(dev) == "Cuda"
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = Tensor.from_data(host, NdArray().device()).to_device(dev)
+    assert type(t.into_primitive()).__module__.startswith("cupy")
+    back = (t * 2).to_device(NdArray().device())
+    np.testing.assert_array_equal(back.numpy(), host * 2)
+    for i in range(Cuda().device_count()):
+        moved = t.to_device(Cuda().device(i))
+        assert moved.into_primitive().device.id == i
+        np.testing.assert_array_equal(moved.numpy(), host)
+
+
+def test_dlpack_zero_copy_with_cupy_both_ways():
+    import cupy as cp
+
+    dev = Cuda().device()
+    t = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], dev)
+    assert t.__dlpack_device__()[0] == 2  # kDLCUDA
+    a = cp.from_dlpack(t)
+    assert a.data.ptr == t.into_primitive().data.ptr  # the same memory
+    src = cp.arange(6, dtype=cp.float32).reshape(2, 3)
+    u = Tensor.from_dlpack(src)
+    assert u.device is dev and u.into_primitive().data.ptr == src.data.ptr
+    assert u.sum().into_scalar() == 15.0
+
+
+def test_dlpack_with_torch_when_installed():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    dev = Cuda().device()
+    t = Tensor.from_data(np.arange(8, dtype=np.float32), dev)
+    tt = torch.from_dlpack(t)
+    assert tt.is_cuda and tt.data_ptr() == t.into_primitive().data.ptr
+    back = Tensor.from_dlpack(torch.arange(5, device="cuda", dtype=torch.float64))
+    assert back.device is Cuda().device(0) and back.dtype.value == "float64"
+    assert back.sum().into_scalar() == 10.0
+
+
+def test_async_until_read_and_sync():
+    import cupy as cp
+
+    dev = Cuda().device()
+    x = Tensor.random([2048, 2048], Distribution.default(), dev)
+    for _ in range(3):
+        x = x @ x * 1e-3
+    dev.sync()
+    assert cp.cuda.get_current_stream().done
+    assert np.isfinite(x.sum().into_scalar())
+
+
+def test_memory_stats_and_oom_error_names_the_op():
+    dev = Cuda().device()
+    before = dev.memory_stats()
+    keep = Tensor.zeros([1024, 1024], dev)  # 4 MiB
+    after = dev.memory_stats()
+    assert after["bytes_in_use"] >= before["bytes_in_use"] + 4 * 2**20
+    assert after["device_total"] > 0 and after["bytes_reserved"] >= after["bytes_in_use"]
+    with pytest.raises(CudaOutOfMemoryError) as err:
+        Tensor.zeros([2**44], dev)  # 64 TiB of float32
+    e = err.value
+    assert e.op == "float_zeros" and e.requested == 2**46
+    assert "float_zeros: out of GPU memory" in str(e) and e.in_use >= 4 * 2**20
+    del keep
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_same_seed_same_numbers(dtype):
+    dev = Cuda(float_dtype=dtype).device()
+    draws = []
+    for _ in range(2):
+        dev.seed(7)
+        draws.append(
+            [
+                Tensor.random([1000], d, dev).numpy()
+                for d in (
+                    Distribution.uniform(-2, 3),
+                    Distribution.normal(1, 2),
+                    Distribution.bernoulli(0.3),
+                )
+            ]
+        )
+    for a, b in zip(*draws):
+        np.testing.assert_array_equal(a, b)
+    u, n, b = draws[0]
+    assert -2 <= u.min() and u.max() < 3 and abs(u.mean() - 0.5) < 0.2
+    assert abs(n.mean() - 1) < 0.3 and abs(n.std() - 2) < 0.3
+    assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.3) < 0.07
+
+
+def test_float16_ops_against_float64():
+    dev = Cuda(float_dtype="float16").device()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 32))
+    b = rng.standard_normal((32, 8))
+    x, y = Tensor.from_data(a, dev), Tensor.from_data(b, dev)
+    assert x.dtype.value == "float16"
+    np.testing.assert_allclose((x @ y).numpy(), a @ b, rtol=2e-2, atol=5e-2)
+    np.testing.assert_allclose(x.exp().sum_dim(1).numpy()[:, 0], np.exp(a).sum(1), rtol=2e-2)
+    from math import erf
+
+    np.testing.assert_allclose(x.erf().numpy(), np.vectorize(erf)(a), atol=2e-3)
+    np.testing.assert_allclose(x.cummax(1).numpy(), np.maximum.accumulate(a, 1), atol=2e-3)
+    img = Tensor.from_data(rng.standard_normal((2, 3, 8, 8)), dev)
+    pooled = module.max_pool2d(img, [2, 2], [2, 2], [0, 0], [1, 1])
+    ref = img.numpy().astype(np.float64).reshape(2, 3, 4, 2, 4, 2).max(axis=(3, 5))
+    np.testing.assert_allclose(pooled.numpy(), ref, atol=1e-3)
+
+
+def test_tf32_is_an_option():
+    assert Cuda(allow_tf32=True) is not Cuda() and Cuda(allow_tf32=True) is Cuda(allow_tf32=True)
+    assert repr(Cuda(allow_tf32=True)) == "Cuda(allow_tf32=True)"
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((256, 256)), rng.standard_normal((256, 256))
+    exact = Tensor.from_data(a, Cuda().device()) @ Tensor.from_data(b, Cuda().device())
+    np.testing.assert_allclose(exact.numpy(), a @ b, rtol=1e-4, atol=1e-3)
+    fast = Tensor.from_data(a, Cuda(allow_tf32=True).device())
+    fast = fast @ Tensor.from_data(b, Cuda(allow_tf32=True).device())
+    np.testing.assert_allclose(fast.numpy(), a @ b, rtol=2e-2, atol=0.5)
+
+
+def test_conv2d_against_ndarray_float64():
+    rng = np.random.default_rng(2)
+    x, w, bias = (
+        rng.standard_normal((4, 6, 13, 11)),
+        rng.standard_normal((8, 3, 3, 3)),
+        rng.standard_normal(8),
+    )
+    kw = {"stride": [2, 1], "padding": [1, 2], "dilation": [1, 2], "groups": 2}
+    ref = module.conv2d(
+        *(Tensor.from_data(a, NdArray(float_dtype="float64").device()) for a in (x, w, bias)), **kw
+    )
+    got = module.conv2d(
+        *(Tensor.from_data(a, Cuda(float_dtype="float64").device()) for a in (x, w, bias)), **kw
+    )
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-10, atol=1e-10)
