@@ -92,7 +92,7 @@ def max_pool2d(dtype, index_dtype) -> str:
       if (bi < 0 || v != v || v > best) { best = v; bi = iy * w + ix; nan = (v != v); }
     }
   }
-  out[t] = bi < 0 ? (scalar_t)(-INFINITY) : best;
+  out[t] = bi < 0 ? (scalar_t)(-__int_as_float(0x7f800000)) : best;
   idx[t] = (index_t)(bi < 0 ? 0 : bi);
 }
 """
