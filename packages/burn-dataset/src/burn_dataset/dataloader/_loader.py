@@ -150,6 +150,9 @@ class DataLoader:
 
     def iter(self) -> DataLoaderIterator:
         """Start a new epoch (Burn's `iter()`); same as `iter(loader)`."""
+        return self._epoch_iterator(self._batch_fn)
+
+    def _epoch_iterator(self, batch_fn: Any) -> DataLoaderIterator:
         with self._epoch_lock:
             epoch = self._epoch
             self._epoch += 1
@@ -157,7 +160,7 @@ class DataLoader:
             self._dataset,
             self._order(epoch),
             self._batch_size,
-            self._batch_fn,
+            batch_fn,
             self._device,
             self._num_workers,
             self._prefetch,
@@ -173,19 +176,7 @@ class DataLoader:
         give into contiguous shares batched on each device (see `_shard.py`)."""
         if not devices:
             raise ValueError("iter_shards: needs at least one device")
-        with self._epoch_lock:
-            epoch = self._epoch
-            self._epoch += 1
-        return DataLoaderIterator(
-            self._dataset,
-            self._order(epoch),
-            self._batch_size,
-            all_shards(self._batch_fn, list(devices)),
-            self._device,
-            self._num_workers,
-            self._prefetch,
-            self._timeout,
-        )
+        return self._epoch_iterator(all_shards(self._batch_fn, list(devices)))
 
     def shard(self, rank: int, world_size: int) -> DataLoader:
         """The loader rank `rank` of `world_size` processes iterates: each step yields its

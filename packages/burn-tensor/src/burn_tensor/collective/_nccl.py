@@ -97,17 +97,9 @@ class NcclGroup:
         return getattr(self._nccl, name)
 
     def all_reduce(self, tensor: Any, op: str = "sum") -> Any:
-        cp, nccl = self._cupy, self._nccl
         arr, on_gpu = self._to_cupy(tensor)
-        arr = cp.ascontiguousarray(arr)
-        out = cp.empty_like(arr)
-        stream = cp.cuda.get_current_stream()
-        self._comm.allReduce(
-            arr.data.ptr, out.data.ptr, arr.size, self._dtype(arr), nccl.NCCL_SUM, stream.ptr
-        )
-        if op == "mean":
-            out /= self.world_size
-        stream.synchronize()
+        out = self.all_reduce_array(self._cupy.ascontiguousarray(arr), op)
+        self._cupy.cuda.get_current_stream().synchronize()
         return self._back(tensor, out, on_gpu)
 
     def all_reduce_array(self, arr, op: str = "sum"):

@@ -96,12 +96,7 @@ def train_epoch(
             )
             processor.process(Split.TRAIN, output.item, meta)
             if interrupter.should_stop():
-                log.info(
-                    "Training interrupted at epoch %d iteration %d: %s",
-                    epoch,
-                    iteration,
-                    interrupter.get_message(),
-                )
+                _log_interrupt(interrupter, epoch, iteration)
                 break
     finally:
         _close(iterator)
@@ -149,12 +144,7 @@ def _train_epoch_parallel(
             for item in items:
                 processor.process(Split.TRAIN, item, meta)
             if _stop(parallel, interrupter):
-                log.info(
-                    "Training interrupted at epoch %d iteration %d: %s",
-                    epoch,
-                    iteration,
-                    interrupter.get_message(),
-                )
+                _log_interrupt(interrupter, epoch, iteration)
                 break
     finally:
         _close(iterator)
@@ -171,6 +161,15 @@ def _stop(parallel: Any, interrupter: Any) -> bool:
     if agree(flag) and not flag:
         interrupter.stop("another rank was interrupted")
     return interrupter.should_stop()
+
+
+def _log_interrupt(interrupter: Any, epoch: int, iteration: int) -> None:
+    log.info(
+        "Training interrupted at epoch %d iteration %d: %s",
+        epoch,
+        iteration,
+        interrupter.get_message(),
+    )
 
 
 def _optim_step(optim: Any, lr: float, model: Any, grads: Any) -> Any:
