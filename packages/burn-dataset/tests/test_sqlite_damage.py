@@ -107,3 +107,15 @@ def test_a_field_named_like_the_checksum_is_refused(tmp_path):
     with SqliteDatasetWriter(tmp_path / "x.db", storage="columns") as w:
         with pytest.raises(ValueError, match="reserved for the row checksum"):
             w.write("train", {"__crc32__": 1})
+
+
+def test_damaged_layout_record_names_the_file(tmp_path):
+    # Found by the long fuzz: a flipped bit in the storage name of the layout record.
+    path = tmp_path / "d.db"
+    _write(path, "blob")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE __burn_dataset_meta__ SET storage = 'bmob'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(DatasetError, match=r"d\.db: not a readable SQLite dataset.*damaged layout"):
+        SqliteDataset(path, "train")

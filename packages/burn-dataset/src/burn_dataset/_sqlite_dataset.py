@@ -73,7 +73,7 @@ class SqliteDataset(Dataset[Any]):
         try:
             self._open(split)
         except (sqlite3.DatabaseError, ValueError, UnicodeError) as err:
-            if isinstance(err, ValueError) and str(err).startswith("split "):
+            if isinstance(err, ValueError) and "not found in" in str(err):
                 raise
             self.close()
             raise DatasetError(
