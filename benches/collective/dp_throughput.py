@@ -1,0 +1,101 @@
+"""Data-parallel throughput of the guide model: items per second and validation accuracy for
+1 and N processes (one GPU each), with the Learner.
+
+    python -m burn_train.launch --nproc-per-node N benches/collective/dp_throughput.py \
+        [--backend cuda] [--batch-size 1024] [--epochs 6] [--repeat 16]
+
+The training set is the bundled digits' training split repeated `--repeat` times (so an epoch
+has enough steps to time); each process trains on `Autodiff(<backend>).device(BURN_LOCAL_RANK)`
+with its share of every global batch. Rank 0 prints one JSON line: world size, items per second
+over the epochs after the first (which compiles kernels), and the final validation accuracy on
+the digits test split. Use BURN_COLLECTIVE=nccl on GPUs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="data-parallel throughput of the guide model")
+    parser.add_argument("--backend", default="cuda", help="backend entry-point name")
+    parser.add_argument("--batch-size", type=int, default=1024, help="global batch size")
+    parser.add_argument("--epochs", type=int, default=6, help="epochs (the first is warm-up)")
+    parser.add_argument("--repeat", type=int, default=16, help="copies of the training split")
+    parser.add_argument("--lr", type=float, default=2e-3, help="learning rate (Adam)")
+    return parser
+
+
+class _Timer:
+    """A metrics renderer that records when each training epoch ends (rank 0)."""
+
+    def __init__(self) -> None:
+        self.ends: list[float] = []
+
+    def __getattr__(self, name):  # every other renderer call is a no-op
+        return lambda *a, **k: None
+
+    def end_epoch(self, split, epoch) -> None:
+        if str(split).lower().endswith("train"):
+            self.ends.append(time.perf_counter())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from burn_autodiff import Autodiff
+    from burn_dataset import DataLoaderBuilder, InMemDataset
+    from burn_dataset.vision import DigitsDataset
+    from burn_optim import AdamConfig
+    from burn_tensor import get_backend
+    from burn_train import LearnerBuilder
+    from burn_train.metric import AccuracyMetric
+    from guide.data import MnistBatcher
+    from guide.model import ModelConfig
+
+    import guide.training  # noqa: F401 - train_step / valid_step
+
+    local = int(os.environ.get("BURN_LOCAL_RANK", "0"))
+    backend = Autodiff(get_backend(args.backend))
+    device = backend.device(local % backend.device_count())  # CPU runs share the one device
+    device.seed(1)
+    base = DigitsDataset.train()
+    items = [base.get(i) for i in range(len(base))] * args.repeat
+    train = DataLoaderBuilder(MnistBatcher()).batch_size(args.batch_size).shuffle(1)
+    train = train.set_device(device).build(InMemDataset(items))
+    valid = DataLoaderBuilder(MnistBatcher()).batch_size(512).set_device(device.inner())
+    valid = valid.build(DigitsDataset.test())
+    timer = _Timer()
+    learner = (
+        LearnerBuilder(tempfile.mkdtemp(prefix="dp-throughput-"))
+        .metric_valid_numeric(AccuracyMetric())
+        .renderer(timer)
+        .with_application_logger(False)
+        .num_epochs(args.epochs)
+        .build(ModelConfig(10, 512).init(device), AdamConfig().init(), args.lr)
+    )
+    start = time.perf_counter()
+    model = learner.fit(train, valid)
+    # Validation accuracy of the trained model on the test split (rank 0's replica).
+    inner = model.valid()
+    correct = 0
+    for batch in valid:
+        pred = inner.forward(batch.images).argmax(1).flatten(0, 1)
+        correct += int(pred.equal(batch.targets).int().sum().into_scalar())
+    timed = len(timer.ends) - 1
+    per_sec = (len(items) * timed / (timer.ends[-1] - timer.ends[0])) if timed > 0 else float("nan")
+    if os.environ.get("BURN_RANK", "0") == "0":
+        world = int(os.environ.get("BURN_WORLD_SIZE", "1"))
+        print(json.dumps({
+            "world_size": world, "backend": args.backend, "batch": args.batch_size,
+            "items_per_s": round(per_sec, 1), "valid_accuracy": round(100 * correct / 360, 2),
+            "wall_s": round(time.perf_counter() - start, 1),
+        }), flush=True)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
