@@ -60,6 +60,7 @@ class ProcessGroup:
                         f"{timeout} s"
                     ) from None
                 sock.settimeout(timeout)
+                _no_delay(sock)
                 header, _ = _wire.recv(sock, "a joining rank")
                 r = header.get("rank")
                 if not isinstance(r, int) or not 0 < r < world_size or r in peers:
@@ -77,6 +78,7 @@ class ProcessGroup:
             return cls(0, world_size, peers, server)
         sock = _dial(addr, port, timeout, rank)
         sock.settimeout(timeout)
+        _no_delay(sock)
         _wire.send(sock, {"rank": rank, "world_size": world_size})
         _wire.recv(sock, "rank 0")
         return cls(rank, world_size, {0: sock}, None)
@@ -179,6 +181,12 @@ class ProcessGroup:
 
     def __repr__(self) -> str:
         return f"ProcessGroup(rank={self.rank}, world_size={self.world_size})"
+
+
+def _no_delay(sock: socket.socket) -> None:
+    # Collectives are request/response exchanges of small messages: with Nagle's algorithm each
+    # one waited for a delayed ACK (~40 ms), which made 2-GPU training 45x slower than 1 GPU.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 def _dial(addr: str, port: int, timeout: float, rank: int) -> socket.socket:
