@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benches" / "collective"))
 
-from seq_task import make_items  # noqa: E402
+from seq_task import make_items
 
 TINY = ["--backend", "ndarray", "--model", "transformer", "--items", "256", "--seq", "16",
         "--d-model", "16", "--layers", "1", "--batch-size", "64", "--epochs", "2"]  # fmt: skip
@@ -37,7 +37,9 @@ def _run(nproc: int) -> dict:
     script = str(ROOT / "benches" / "collective" / "dp_throughput.py")
     cmd = [sys.executable, "-m", "burn_train.launch", "--nproc-per-node", str(nproc), script]
     env = {**os.environ, "BURN_NUM_THREADS": "1"}
-    out = subprocess.run(cmd + TINY, capture_output=True, text=True, timeout=240, env=env)
+    out = subprocess.run(
+        cmd + TINY, check=False, capture_output=True, text=True, timeout=240, env=env
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     return json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
 

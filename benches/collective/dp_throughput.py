@@ -32,8 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--epochs", type=int, default=6, help="epochs (the first is warm-up)")
     parser.add_argument("--repeat", type=int, default=16, help="copies of the training split")
     parser.add_argument("--lr", type=float, default=2e-3, help="learning rate (Adam)")
-    parser.add_argument("--model", choices=("guide", "transformer"), default="guide",
-                        help="guide conv net (overhead-bound) or transformer encoder")
+    parser.add_argument(
+        "--model",
+        choices=("guide", "transformer"),
+        default="guide",
+        help="guide conv net (overhead-bound) or transformer encoder",
+    )
     parser.add_argument("--items", type=int, default=16384, help="transformer: training items")
     parser.add_argument("--seq", type=int, default=128, help="transformer: sequence length")
     parser.add_argument("--d-model", type=int, default=512, help="transformer: d_model")
@@ -57,11 +61,10 @@ class _Timer:
 
 def _guide_task(args, device):
     """(model, training items, batcher, validation dataset, input field) of the guide model."""
+    import guide.training  # noqa: F401 - train_step / valid_step
     from burn_dataset.vision import DigitsDataset
     from guide.data import MnistBatcher
     from guide.model import ModelConfig
-
-    import guide.training  # noqa: F401 - train_step / valid_step
 
     base = DigitsDataset.train()
     items = [base.get(i) for i in range(len(base))] * args.repeat
