@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -168,10 +169,19 @@ def _install(cp) -> None:
                 or ("pool" in name or name.startswith("interpolate"))
             ):
                 table[name] = own[name]
+        guarded = {}
         for name, fn in table.items():
             if isinstance(fn, staticmethod):
                 fn = _method(fn.__func__)
-            setattr(Cuda, name, _memory.guarded(name, fn, oom))
+            guarded[name] = _memory.guarded(name, fn, oom)
+        if os.environ.get("BURN_CUDA_FAST", "1") != "0":
+            # the hot path (own kernels, little Python) over the elementwise ops and small
+            # reductions; each falls back to the guarded entry for what it does not cover
+            from . import _fast
+
+            guarded.update(_fast.ops(cp, guarded, oom))
+        for name, fn in guarded.items():
+            setattr(Cuda, name, fn)
         _CP[0] = cp
 
 
