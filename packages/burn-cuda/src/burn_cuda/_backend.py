@@ -6,7 +6,7 @@ import os
 import threading
 
 import numpy as np
-from burn_tensor import Backend, BackendNotInstalledError, NoDeviceError
+from burn_tensor import Backend, BackendNotInstalledError, DType, NoDeviceError
 
 from . import _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
@@ -23,7 +23,8 @@ class Cuda(CudaModuleOps, Backend):
     (`into_data`, `tolist`, printing) or `device.sync()` waits.
 
     Args:
-        float_dtype: "float32" (default), "float64" or "float16".
+        float_dtype: "float32" (default), "float64", "float16" or "bfloat16" (needs
+            ml_dtypes; matmul on bf16 tensor cores, other ops through float32, see README).
         int_dtype: "int32" (default) or "int64".
         allow_tf32: let float32 matmuls (and convolutions, which are matmuls) run on TF32
             tensor cores (10-bit mantissa products; PyTorch's `allow_tf32`). Default False:
@@ -44,6 +45,7 @@ class Cuda(CudaModuleOps, Backend):
     # Reading an index tensor's bounds would wait for the queue: data-dependent checks run only
     # under BURN_CHECKS=1 (burn_tensor's README, "Checks that read values").
     checks_force_sync = True
+    supports_bf16 = True
 
     def __init__(self, float_dtype="float32", int_dtype="int32", allow_tf32: bool = False):
         super().__init__(float_dtype, int_dtype)
@@ -51,6 +53,8 @@ class Cuda(CudaModuleOps, Backend):
             raise ValueError(
                 f"Cuda: float_dtype must be one of {FLOAT_DTYPES}, got {float_dtype!r}"
             )
+        if self.float_dtype is DType.BF16:
+            DType.BF16.np  # noqa: B018 - ImportError naming the extra when ml_dtypes is missing
         if self.int_dtype.value not in INT_DTYPES:
             raise ValueError(f"Cuda: int_dtype must be one of {INT_DTYPES}, got {int_dtype!r}")
         if not isinstance(allow_tf32, bool):
@@ -64,6 +68,12 @@ class Cuda(CudaModuleOps, Backend):
 
     def options(self) -> dict:
         return {**super().options(), "allow_tf32": self.allow_tf32}
+
+    def setup(self) -> None:
+        if self.float_dtype is DType.BF16:
+            from . import _bf16
+
+            _bf16.install(self)  # the float32 detour around every op but matmul and casts
 
     def __repr__(self) -> str:
         base = super().__repr__()
@@ -158,6 +168,9 @@ def _install(cp) -> None:
             for name, fn in numeric_ops(cp, prefix[:-1]).items():
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
+        from ._bf16 import class_ops
+
+        table.update(class_ops(table))
         oom = cp.cuda.memory.OutOfMemoryError
         own = {**vars(CudaModuleOps), **vars(Cuda)}
         for name in list(own):
