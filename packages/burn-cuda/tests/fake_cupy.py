@@ -24,7 +24,13 @@ def asfake(a) -> FakeArray:
     return np.asarray(a).view(FakeArray)
 
 
-_NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+_NP_BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "relu_backward": lambda o, g: np.where(o <= 0, g.dtype.type(0), g),
+}
 _NP_UNARY = {
     "exp": np.exp,
     "log": np.log,
@@ -37,8 +43,9 @@ _NP_UNARY = {
     "neg": np.negative,
     "square": lambda x: x * x,
     "abs": np.abs,
+    "relu": lambda x: np.maximum(x, x.dtype.type(0)),
 }
-_NP_SCALAR = {k + "_scalar": v for k, v in _NP_BINARY.items()}
+_NP_SCALAR = {k + "_scalar": _NP_BINARY[k] for k in ("add", "sub", "mul", "div")}
 
 
 def _names() -> dict:
@@ -54,6 +61,7 @@ def _names() -> dict:
             out[fsrc.kernel_name(op, dt)] = ("scalar", op)
         for op in ("sum", "mean", "max"):
             out[fsrc.kernel_name(f"row_{op}", dt)] = ("row", op)
+            out[fsrc.kernel_name(f"mid_{op}", dt)] = ("mid", op)
         out[fsrc.kernel_name("sum_all", dt)] = ("sum_all", "")
     return out
 
@@ -62,6 +70,10 @@ class FakeKernel:
     def __init__(self, owner, src: str, name: str):
         self.owner, self.src, self.name = owner, src, name
         self.kind, self.op = _names()[name]
+
+    def compile(self):
+        if self.owner.fail_compile and self.kind in self.owner.fail_compile:
+            raise RuntimeError(f"fake NVRTC error in {self.name}")
 
     def __call__(self, grid, block, args):
         scalars = tuple(a for a in args if not isinstance(a, np.ndarray))
@@ -91,6 +103,11 @@ class FakeKernel:
             m = x.reshape(rows, cols).astype(np.float64)
             r = {"sum": m.sum(1), "mean": m.mean(1), "max": m.max(1)}[op]
             o.reshape(-1)[:] = r
+        elif kind == "mid":
+            x, o, total, length, inner = args
+            m = x.reshape(total // inner, length, inner).astype(np.float64)
+            r = {"sum": m.sum(1), "mean": m.mean(1), "max": m.max(1)}[op]
+            o.reshape(-1)[:] = r.reshape(-1)
         elif kind == "sum_all":
             x, o, n = args
             o[0] = x.reshape(-1).astype(np.float64).sum()
@@ -99,8 +116,9 @@ class FakeKernel:
 class FakeCupy:
     """`ndarray(shape, dtype)` and `RawKernel(src, name)`, recording every launch."""
 
-    def __init__(self, execute: bool = True):
+    def __init__(self, execute: bool = True, fail_compile=()):
         self.execute = execute
+        self.fail_compile = set(fail_compile)  # kernel kinds whose compile() raises
         self.launches: list = []
         self.compiled: list = []
 
@@ -110,9 +128,13 @@ class FakeCupy:
     def RawKernel(self, src: str, name: str):
         self.compiled.append(name)
         if not self.execute:
-            return _noop
+            return _Noop()
         return FakeKernel(self, src, name)
 
 
-def _noop(grid, block, args):
-    return None
+class _Noop:
+    def __call__(self, grid, block, args):
+        return None
+
+    def compile(self):
+        return None

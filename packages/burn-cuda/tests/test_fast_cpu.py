@@ -156,9 +156,46 @@ def test_reductions(fast):
     assert cp.launches[-1][2] == (1,) and cp.launches[-1][4] == (6, 33)  # 8 rows per block
     np.testing.assert_allclose(ops["float_sum"](None, x), [x.astype(np.float64).sum()], 1e-6)
     assert used == []
-    ops["float_sum_dim"](None, x, 0)  # not the last dim
+    y = _arr((3, 5, 4, 2), np.float64, 4, -2, 2)
+    for dim in range(4):
+        for op, fn in (("sum", np.sum), ("mean", np.mean), ("max", np.max)):
+            got = ops[f"float_{op}_dim"](None, y, dim)
+            np.testing.assert_allclose(got, fn(y, axis=dim, keepdims=True), rtol=1e-12)
+        assert cp.launches[-1][0] == ("row" if dim == 3 else "mid")
+    assert used == []
+    ops["float_sum_dim"](None, x.T, 0)  # not contiguous
     ops["float_sum"](None, _arr(_fast.SUM_ALL_MAX + 1, np.float32))  # big: cupy's reduction
-    assert used == ["float_sum_dim", "float_sum"]
+    ops["float_sum_dim"](None, _arr((4000, 2), np.float32), 0)  # two long columns
+    assert used == ["float_sum_dim", "float_sum", "float_sum_dim"]
+
+
+def test_relu_and_its_backward():
+    cp = FakeCupy()
+    table, used = _fallbacks()
+    table["relu"] = lambda self, x: np.maximum(x, x.dtype.type(0))
+    ops = _fast.ops(cp, table)
+    assert used == []
+    x = asfake(np.array([-1.0, -0.0, 0.0, 2.0, np.nan], np.float32))
+    r = ops["relu"](None, x)
+    np.testing.assert_array_equal(r, [0.0, 0.0, 0.0, 2.0, np.nan])
+    assert not np.signbit(r[1])  # as cupy.maximum(x, 0)
+    g = asfake(np.full(5, 3.0, np.float32))
+    np.testing.assert_array_equal(ops["relu_backward"](None, r, g), [0, 0, 0, 3, 3])
+    assert [k[1] for k in cp.launches] == ["relu", "relu_backward"] and used == []
+
+
+def test_a_kernel_that_does_not_compile_falls_back():
+    cp = FakeCupy(fail_compile={"binary", "row"})
+    table, used = _fallbacks()
+    ops = _fast.ops(cp, table)
+    x = _arr((4, 3), np.float32)
+    np.testing.assert_allclose(ops["float_add"](None, x, x), x + x)
+    np.testing.assert_allclose(ops["float_add"](None, x, x), x + x)
+    np.testing.assert_allclose(ops["float_sum_dim"](None, x, 1), x.sum(1, keepdims=True), 1e-6)
+    np.testing.assert_allclose(ops["float_exp"](None, x), np.exp(x), 1e-6)  # compiles
+    assert used == ["float_add", "float_add", "float_sum_dim"]
+    assert ("binary", "add", "float32") in _fast.FAILED
+    assert "fake NVRTC error" in _fast.FAILED[("binary", "add", "float32")]
 
 
 def _nvcc_sources():
@@ -170,6 +207,10 @@ def _nvcc_sources():
         out.append(_fast_source.source("scalar", "mul_scalar", dt))
     for dt in ("float32", "float64"):
         out.append(_fast_source.source("unary", "exp", dt))
+        out.append(_fast_source.source("unary", "relu", dt))
+        out.append(_fast_source.source("binary", "relu_backward", dt))
+        out.append(_fast_source.source("mid", "max", dt))
+        out.append(_fast_source.source("mid", "mean", dt))
         out.append(_fast_source.source("row", "max", dt))
         out.append(_fast_source.source("row", "mean", dt))
         out.append(_fast_source.source("sum_all", "", dt))

@@ -31,8 +31,14 @@ SUM_ALL_MAX = 1 << 16
 ROW_MAX = 1 << 15
 
 
+#: (kind, op, dtype name) -> the compiler's message, for kernels that failed to compile: their
+#: ops keep using the general implementation (`profile_dispatch.py` prints this)
+FAILED: dict = {}
+
+
 class _Kernels:
-    """(kind, op, dtype) -> compiled `cupy.RawKernel`, built on first use."""
+    """(kind, op, dtype) -> compiled `cupy.RawKernel`, built on first use; None when it does not
+    compile (the op then falls back for that dtype, and `FAILED` says why)."""
 
     def __init__(self, cp):
         self.cp = cp
@@ -40,10 +46,18 @@ class _Kernels:
 
     def get(self, kind: str, op: str, dtype):
         key = (kind, op, dtype)
-        k = self.cache.get(key)
-        if k is None:
-            src, name = fsrc.source(kind, op, dtype)
-            k = self.cache[key] = self.cp.RawKernel(src, name)
+        try:
+            return self.cache[key]
+        except KeyError:
+            pass
+        src, name = fsrc.source(kind, op, dtype)
+        k = self.cp.RawKernel(src, name)
+        try:
+            k.compile()  # NVRTC now, so a failure is seen here and not at a launch
+        except Exception as exc:  # noqa: BLE001 - any compiler error: keep the general op
+            FAILED[(kind, op, np.dtype(dtype).name)] = f"{type(exc).__name__}: {exc}"[:2000]
+            k = None
+        self.cache[key] = k
         return k
 
 
@@ -112,26 +126,31 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                 yshape = y.shape
                 n = x.size
                 if shape == yshape:
-                    try:
-                        o = cp_new(shape, dt)
-                    except oom as exc:
-                        raise alloc_error(name, exc) from exc
-                    if n:
-                        k = fn_cache.get(dt) or fn_cache.setdefault(dt, get("binary", op, dt))
-                        v = _VEC[dt] * BLOCK
-                        k(((n + v - 1) // v,), (BLOCK,), (x, y, o, n))
-                    return o
-                if len(shape) == len(yshape):
+                    k = (
+                        fn_cache[dt]
+                        if dt in fn_cache
+                        else fn_cache.setdefault(dt, get("binary", op, dt))
+                    )
+                    if k is not None:
+                        try:
+                            o = cp_new(shape, dt)
+                        except oom as exc:
+                            raise alloc_error(name, exc) from exc
+                        if n:
+                            v = _VEC[dt] * BLOCK
+                            k(((n + v - 1) // v,), (BLOCK,), (x, y, o, n))
+                        return o
+                elif len(shape) == len(yshape):
                     oshape = tuple(a if a != 1 else b for a, b in zip(shape, yshape))
                     ga, gb = _bcast(shape, oshape), _bcast(yshape, oshape)
-                    if ga is not None and gb is not None:
+                    k = get("bc", op, dt) if ga is not None and gb is not None else None
+                    if k is not None:
                         try:
                             o = cp_new(oshape, dt)
                         except oom as exc:
                             raise alloc_error(name, exc) from exc
                         total = o.size
                         if total:
-                            k = get("bc", op, dt)
                             k(
                                 ((total + BLOCK - 1) // BLOCK,),
                                 (BLOCK,),
@@ -153,16 +172,21 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
         def run(self, x):
             dt = x.dtype
             if dt in allowed and x._c_contiguous:
-                n = x.size
-                try:
-                    o = cp_new(x.shape, dt)
-                except oom as exc:
-                    raise alloc_error(name, exc) from exc
-                if n:
-                    k = fn_cache.get(dt) or fn_cache.setdefault(dt, get("unary", op, dt))
-                    v = _VEC[dt] * BLOCK
-                    k(((n + v - 1) // v,), (BLOCK,), (x, o, n))
-                return o
+                k = (
+                    fn_cache[dt]
+                    if dt in fn_cache
+                    else fn_cache.setdefault(dt, get("unary", op, dt))
+                )
+                if k is not None:
+                    n = x.size
+                    try:
+                        o = cp_new(x.shape, dt)
+                    except oom as exc:
+                        raise alloc_error(name, exc) from exc
+                    if n:
+                        v = _VEC[dt] * BLOCK
+                        k(((n + v - 1) // v,), (BLOCK,), (x, o, n))
+                    return o
             if fb_static is not None:
                 return fb_static(x)
             return fallback(self, x)
@@ -186,13 +210,19 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                         s = float(s)
                 elif st is not int or not -(2**63) <= s < 2**63:
                     return _slow(self, x, s)
+                k = (
+                    fn_cache[dt]
+                    if dt in fn_cache
+                    else fn_cache.setdefault(dt, get("scalar", op, dt))
+                )
+                if k is None:
+                    return _slow(self, x, s)
                 n = x.size
                 try:
                     o = cp_new(x.shape, dt)
                 except oom as exc:
                     raise alloc_error(name, exc) from exc
                 if n:
-                    k = fn_cache.get(dt) or fn_cache.setdefault(dt, get("scalar", op, dt))
                     v = _VEC[dt] * BLOCK
                     k(((n + v - 1) // v,), (BLOCK,), (x, o, n, s))
                 return o
@@ -222,6 +252,9 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
             name = prefix + op
             if name in table and not (prefix == "int_" and op in fsrc.FLOAT_ONLY):
                 out[name] = scalar(name, op, table[name])
+    if "relu" in table:
+        out["relu"] = unary("relu", "relu", table["relu"])
+    out["relu_backward"] = binary("relu_backward", "relu_backward", _relu_backward, True)
     out.update(reductions(cp, table, get, oom, alloc_error))
     return out
 
@@ -230,9 +263,14 @@ def _square(self, x):
     return self.float_mul(x, x)
 
 
+def _relu_backward(self, output, grad):  # burn_tensor's default, for what the kernel skips
+    return self.float_mask_fill(grad, self.float_lower_equal_elem(output, 0.0), 0.0)
+
+
 def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
-    """float_sum (small tensors: one block), float_sum_dim / mean_dim / max_dim along the last
-    dim (one warp per row); other cases fall back to the table's entries."""
+    """float_sum (small tensors: one block), float_sum_dim / mean_dim / max_dim (a warp per row
+    along the last dim, a thread per output along any other); other cases fall back to the
+    table's entries."""
     cp_new = cp.ndarray
     out: dict = {}
 
@@ -241,17 +279,31 @@ def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
             dt = x.dtype
             shape = x.shape
             nd = len(shape)
-            if dt in _FLOATS and x._c_contiguous and (dim == nd - 1 or dim == -1) and nd:
-                cols = shape[-1]
-                if 0 < cols <= ROW_MAX:
-                    rows = x.size // cols
-                    try:
-                        o = cp_new(shape[:-1] + (1,), dt)
-                    except oom as exc:
-                        raise alloc_error(name, exc) from exc
-                    if rows:
-                        get("row", op, dt)(((rows + 7) // 8,), (BLOCK,), (x, o, rows, cols))
-                    return o
+            if dt in _FLOATS and x._c_contiguous and nd and -nd <= dim < nd:
+                dim %= nd
+                length = shape[dim]
+                inner = 1
+                for d in shape[dim + 1 :]:
+                    inner *= d
+                total = x.size // length if length else 0
+                # a thread per output walks its whole column: not for a few long columns
+                few_long = inner > 1 and total < 256 and length > 1024
+                if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long:
+                    # the last dim (inner 1): a warp per row; any other: a thread per output
+                    k = get("row" if inner == 1 else "mid", op, dt)
+                    if k is not None:
+                        try:
+                            o = cp_new(shape[:dim] + (1,) + shape[dim + 1 :], dt)
+                        except oom as exc:
+                            raise alloc_error(name, exc) from exc
+                        if total == 0:
+                            return o
+                        if inner == 1:
+                            k(((total + 7) // 8,), (BLOCK,), (x, o, total, length))
+                        else:
+                            grid = ((total + BLOCK - 1) // BLOCK,)
+                            k(grid, (BLOCK,), (x, o, total, length, inner))
+                        return o
             return fallback(self, x, dim)
 
         run.__name__ = f"{op}_dim"
@@ -268,12 +320,14 @@ def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
         def float_sum(self, x):
             dt = x.dtype
             if dt in _FLOATS and x._c_contiguous and 0 < x.size <= SUM_ALL_MAX:
-                try:
-                    o = cp_new((1,), dt)
-                except oom as exc:
-                    raise alloc_error("float_sum", exc) from exc
-                get("sum_all", "", dt)((1,), (BLOCK,), (x, o, x.size))
-                return o
+                k = get("sum_all", "", dt)
+                if k is not None:
+                    try:
+                        o = cp_new((1,), dt)
+                    except oom as exc:
+                        raise alloc_error("float_sum", exc) from exc
+                    k((1,), (BLOCK,), (x, o, x.size))
+                    return o
             return fallback(self, x)
 
         out["float_sum"] = float_sum

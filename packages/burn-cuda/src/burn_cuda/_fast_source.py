@@ -18,10 +18,26 @@ BINARY = {
     "sub": "x - y",
     "mul": "x * y",
     "div": "x / y",
+    # relu_backward(output, grad): grad where output > 0, else 0 (a NaN output keeps the grad,
+    # as mask_fill(grad, output <= 0, 0) does)
+    "relu_backward": "x <= (scalar_t)0 ? (scalar_t)0 : y",
 }
 #: ops whose int version differs from the C expression (Burn's int division truncates, as C
 #: does, but cupy/numpy semantics apply through the table's own op): float only
-FLOAT_ONLY = {"div", "div_scalar", "exp", "log", "sqrt", "tanh", "sin", "cos", "recip", "log1p"}
+FLOAT_ONLY = {
+    "div",
+    "div_scalar",
+    "exp",
+    "log",
+    "sqrt",
+    "tanh",
+    "sin",
+    "cos",
+    "recip",
+    "log1p",
+    "relu",
+    "relu_backward",
+}
 #: unary ops over `x`
 UNARY = {
     "exp": "exp(x)",
@@ -35,6 +51,8 @@ UNARY = {
     "neg": "-x",
     "square": "x * x",
     "abs": "ABS(x)",
+    # cupy.maximum(x, 0) exactly: NaN stays NaN, -0.0 becomes 0.0
+    "relu": "(x > (scalar_t)0 || x != x) ? x : (scalar_t)0",
 }
 #: scalar ops over `x` and `s` (the scalar, converted to scalar_t once per thread)
 SCALAR = {
@@ -165,7 +183,7 @@ def row_reduce(op: str, dtype) -> str:
         _head(dtype)
         + f"#define NEG_INF {_neg_inf(dtype)}\n"
         + "__device__ __forceinline__ scalar_t MAXN(scalar_t a, scalar_t b) {\n"
-        "  if (a != a) return a;\n  if (b != b) return b;\n  return a >= b ? a : b;\n}\n"
+        "  if (a != a) return a;\n  if (b != b) return b;\n  return a > b ? a : b;\n}\n"
         + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
         " scalar_t* __restrict__ out, long long rows, long long cols) {\n"
         "  long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
@@ -178,6 +196,28 @@ def row_reduce(op: str, dtype) -> str:
         f"    {acc_t} a = acc, b = __shfl_down_sync(0xffffffffu, acc, off);\n"
         f"    acc = {combine};\n  }}\n"
         f"  if (lane == 0) out[row] = {result};\n}}\n"
+    )
+
+
+def mid_reduce(op: str, dtype) -> str:
+    """out[o, i] = reduce(x[o, 0:len, i]) for x [outer, len, inner] contiguous (a reduction
+    over any dim but the last): one thread per output, neighbours read neighbouring columns."""
+    acc_t, init, step, _combine, result = _REDUCE[op]
+    name = kernel_name(f"mid_{op}", dtype)
+    return (
+        _head(dtype)
+        + f"#define NEG_INF {_neg_inf(dtype)}\n"
+        + "__device__ __forceinline__ scalar_t MAXN(scalar_t a, scalar_t b) {\n"
+        "  if (a != a) return a;\n  if (b != b) return b;\n  return a > b ? a : b;\n}\n"
+        + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
+        " scalar_t* __restrict__ out, long long total, long long len, long long inner) {\n"
+        "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (t >= total) return;\n"
+        "  const long long cols = len;\n"
+        "  const scalar_t* p = x + (t / inner) * len * inner + t % inner;\n"
+        f"  {acc_t} acc = {init};\n"
+        f"  for (long long c = 0; c < len; ++c) {{ scalar_t v = p[c * inner]; acc = {step}; }}\n"
+        f"  out[t] = {result};\n}}\n"
     )
 
 
@@ -213,6 +253,8 @@ def source(kind: str, op: str, dtype) -> tuple[str, str]:
         return scalar(op, dtype), kernel_name(op, dtype)
     if kind == "row":
         return row_reduce(op, dtype), kernel_name(f"row_{op}", dtype)
+    if kind == "mid":
+        return mid_reduce(op, dtype), kernel_name(f"mid_{op}", dtype)
     if kind == "sum_all":
         return sum_all(dtype), kernel_name("sum_all", dtype)
     raise ValueError(f"unknown hot-path kernel kind {kind!r}")
