@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# burn-cuda on the GPU machine: the one command to run there (see README "On the GPU machine").
+# burn-cuda on the GPU machine: the one command to run there (see README "Tests").
 # From the repository root, after `source .whl/on-device.sh`:
-#   bash packages/burn-cuda/gpu_run.sh            # everything, benches in full
+#   bash packages/burn-cuda/gpu_run.sh            # everything (about 6-8 minutes on an H100)
 #   QUICK=1 bash packages/burn-cuda/gpu_run.sh    # benches with --quick, guide on 512 items
-# Runs on Cuda(): the conformance suite (f32/i32 and f64/i64), the GPU-only tests, burn-autodiff's
-# gradient checks, the nn tests, `guide train --backend cuda`, and the benches against torch CUDA.
-# Logs and JSON go under $OUT (or ./gpu-out); each step's failure is recorded and the script goes
-# on; a summary table comes last.
+# Steps: the dispatch profile (where a small op's time goes, the guide step's profile, cupy's
+# bfloat16 support), the benches against torch CUDA (GPU-sized cases and targets included),
+# the conformance suite on Cuda() f32/i32, f64/i64 and bf16, the GPU-only tests and the
+# hot path's CPU tests, burn-autodiff's gradient checks, the custom-cuda-kernel example's tests,
+# `guide train` on Cuda and on NdArray (wall time of each), burn-nn's tests on Cuda.
+# Logs and JSON go under $OUT (or ./gpu-out); a failing step is recorded and the script goes
+# on; a step is skipped once the time budget (BUDGET_S, default 540 s) is spent; the summary
+# table comes last.
 set -u
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -16,28 +20,53 @@ src=""
 for d in packages/*/src examples/*/src; do src="$src:$PWD/$d"; done
 export PYTHONPATH="${src#:}${PYTHONPATH:+:$PYTHONPATH}"
 PYTEST=(python3 -m pytest -p no:cacheprovider -q -o addopts="" --import-mode=importlib -W error)
+budget=${BUDGET_S:-540}
 summary=()
-step() {  # step NAME CMD...: run, log, keep pytest's closing line (or the last line)
-  local name=$1; shift
-  local t0=$SECONDS
-  timeout "${STEP_TIMEOUT:-1800}" "$@" >"$out/cuda-$name.log" 2>&1
+step() {  # step NAME TIMEOUT CMD...: run, log, keep pytest's closing line (or the last line)
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS left=$((budget - SECONDS))
+  if [ "$left" -le 10 ]; then
+    summary+=("$(printf '%-16s | skipped: time budget (%s s) spent' "$name" "$budget")")
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
+  timeout "$limit" "$@" >"$out/cuda-$name.log" 2>&1
   local rc=$?
   local last
   last=$(grep -E "[0-9]+ (passed|failed|error)" "$out/cuda-$name.log" | tail -1)
   [ -z "$last" ] && last=$(tail -1 "$out/cuda-$name.log")
-  summary+=("$(printf '%-12s | rc=%-3s | %5s s | %s' "$name" "$rc" "$((SECONDS - t0))" "${last:0:110}")")
+  [ "$rc" = 124 ] && last="TIMED OUT after $limit s; $last"
+  summary+=("$(printf '%-16s | rc=%-3s | %4s s | %s' "$name" "$rc" "$((SECONDS - t0))" "${last:0:120}")")
 }
 python3 -m burn.backend >"$out/cuda-backends.log" 2>&1
-step conformance "${PYTEST[@]}" packages/burn-cuda/tests/test_conformance.py
-step gpu-tests "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py packages/burn-cuda/tests/test_cpu.py
-step gradcheck "${PYTEST[@]}" packages/burn-cuda/tests/test_autodiff_gradcheck.py
-step nn env BURN_NN_TEST_BACKEND=cuda "${PYTEST[@]}" packages/burn-nn/tests
+python3 -c "import ml_dtypes, cupy; print('ml_dtypes', ml_dtypes.__version__, 'cupy', cupy.__version__)" \
+  >>"$out/cuda-backends.log" 2>&1
 if [ -n "${QUICK:-}" ]; then guide_args=(--epochs 1 --limit 512); bench_args=(--quick); else
   guide_args=(--epochs 2); bench_args=(); fi
-step guide python3 -m guide.cli train --backend cuda --artifact-dir "$out/guide" "${guide_args[@]}"
-step benches python3 -m benches --backend cuda --torch-device cuda --out "$out/benches" \
-  "${bench_args[@]}" ${BENCH_ARGS:-}
-cat "$out/cuda-backends.log"
-grep -h "ops of the table covered" "$out"/cuda-conformance.log || true
-grep -h "target:" "$out"/cuda-benches.log || true
+step profile 120 python3 packages/burn-cuda/profile_dispatch.py
+step benches 300 python3 -m benches --backend cuda --torch-device cuda --sizes gpu \
+  --out "$out/benches" "${bench_args[@]}" ${BENCH_ARGS:-}
+step conformance 240 "${PYTEST[@]}" packages/burn-cuda/tests/test_conformance.py
+step conformance-bf16 150 env BURN_CUDA_CONFIGS=bf16-i32 "${PYTEST[@]}" \
+  packages/burn-cuda/tests/test_conformance.py
+step gpu-tests 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py \
+  packages/burn-cuda/tests/test_bf16.py packages/burn-cuda/tests/test_cpu.py \
+  packages/burn-cuda/tests/test_fast_cpu.py
+step gradcheck 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_autodiff_gradcheck.py
+step example 90 "${PYTEST[@]}" examples/custom-cuda-kernel/tests
+step guide-cuda 120 python3 -m guide.cli train --backend cuda --artifact-dir "$out/guide-cuda" \
+  "${guide_args[@]}"
+step guide-ndarray 150 python3 -m guide.cli train --backend ndarray \
+  --artifact-dir "$out/guide-ndarray" "${guide_args[@]}"
+step nn 180 env BURN_NN_TEST_BACKEND=cuda "${PYTEST[@]}" packages/burn-nn/tests
+echo "== backends"; cat "$out/cuda-backends.log"
+echo "== dispatch profile (first lines; full log: $out/cuda-profile.log)"
+head -40 "$out/cuda-profile.log"
+echo "== conformance coverage"
+grep -h "ops of the table covered" "$out"/cuda-conformance*.log || true
+echo "== bf16 conformance: failing tests by op (first 30)"
+grep -E "^FAILED" "$out"/cuda-conformance-bf16.log | sed -E 's/ - .*//' | head -30 || true
+echo "== bench throughput and targets"
+grep -hE "TFLOP/s|GB/s|target:" "$out"/cuda-benches.log | grep -v "PyTorch CPU" || true
+echo "== summary (guide-cuda vs guide-ndarray: wall seconds of the same training run)"
 printf '%s\n' "${summary[@]}"

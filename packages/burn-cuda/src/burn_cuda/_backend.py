@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
-from burn_tensor import Backend, BackendNotInstalledError, NoDeviceError
+from burn_tensor import Backend, BackendNotInstalledError, DType, NoDeviceError
 
 from . import _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
@@ -23,7 +24,8 @@ class Cuda(CudaOptimOps, CudaModuleOps, Backend):
     (`into_data`, `tolist`, printing) or `device.sync()` waits.
 
     Args:
-        float_dtype: "float32" (default), "float64" or "float16".
+        float_dtype: "float32" (default), "float64", "float16" or "bfloat16" (needs
+            ml_dtypes; matmul on bf16 tensor cores, other ops through float32, see README).
         int_dtype: "int32" (default) or "int64".
         allow_tf32: let float32 matmuls (and convolutions, which are matmuls) run on TF32
             tensor cores (10-bit mantissa products; PyTorch's `allow_tf32`). Default False:
@@ -44,6 +46,7 @@ class Cuda(CudaOptimOps, CudaModuleOps, Backend):
     # Reading an index tensor's bounds would wait for the queue: data-dependent checks run only
     # under BURN_CHECKS=1 (burn_tensor's README, "Checks that read values").
     checks_force_sync = True
+    supports_bf16 = True
 
     def __init__(self, float_dtype="float32", int_dtype="int32", allow_tf32: bool = False):
         super().__init__(float_dtype, int_dtype)
@@ -51,6 +54,8 @@ class Cuda(CudaOptimOps, CudaModuleOps, Backend):
             raise ValueError(
                 f"Cuda: float_dtype must be one of {FLOAT_DTYPES}, got {float_dtype!r}"
             )
+        if self.float_dtype is DType.BF16:
+            DType.BF16.np  # noqa: B018 - ImportError naming the extra when ml_dtypes is missing
         if self.int_dtype.value not in INT_DTYPES:
             raise ValueError(f"Cuda: int_dtype must be one of {INT_DTYPES}, got {int_dtype!r}")
         if not isinstance(allow_tf32, bool):
@@ -64,6 +69,12 @@ class Cuda(CudaOptimOps, CudaModuleOps, Backend):
 
     def options(self) -> dict:
         return {**super().options(), "allow_tf32": self.allow_tf32}
+
+    def setup(self) -> None:
+        if self.float_dtype is DType.BF16:
+            from . import _bf16
+
+            _bf16.install(self)  # the float32 detour around every op but matmul and casts
 
     def __repr__(self) -> str:
         base = super().__repr__()
@@ -158,6 +169,9 @@ def _install(cp) -> None:
             for name, fn in numeric_ops(cp, prefix[:-1]).items():
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
+        from ._bf16 import class_ops
+
+        table.update(class_ops(table))
         oom = cp.cuda.memory.OutOfMemoryError
         own = {**vars(CudaModuleOps), **vars(Cuda)}
         for name in list(own):
@@ -169,10 +183,19 @@ def _install(cp) -> None:
                 or ("pool" in name or name.startswith("interpolate"))
             ):
                 table[name] = own[name]
+        guarded = {}
         for name, fn in table.items():
             if isinstance(fn, staticmethod):
                 fn = _method(fn.__func__)
-            setattr(Cuda, name, _memory.guarded(name, fn, oom))
+            guarded[name] = _memory.guarded(name, fn, oom)
+        if os.environ.get("BURN_CUDA_FAST", "1") != "0":
+            # the hot path (own kernels, little Python) over the elementwise ops and small
+            # reductions; each falls back to the guarded entry for what it does not cover
+            from . import _fast
+
+            guarded.update(_fast.ops(cp, guarded, oom))
+        for name, fn in guarded.items():
+            setattr(Cuda, name, fn)
         _CP[0] = cp
 
 
