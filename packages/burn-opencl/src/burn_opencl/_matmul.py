@@ -17,6 +17,8 @@ from ._array import ClArray, broadcast_shape
 from ._autotune import bucket, choose
 from ._layout import collapse
 from ._runtime import ctype
+from ._sgemm import a_mode, b_mode
+from . import _sgemm as sgemm
 
 MAXB = 6
 _MM = struct.Struct(f"{4 + 3 * MAXB + 6}i")
@@ -33,6 +35,11 @@ class Tile:
     bk: int = 16
     tm: int = 4
     tn: int = 4
+    #: the register-blocked kernel (`_sgemm`) instead of the plain one
+    rb: bool = False
+
+    def local_bytes(self, itemsize: int) -> int:
+        return 2 * self.bk * (self.bm + self.bn) * itemsize
 
     @property
     def local(self) -> tuple[int, int]:
@@ -94,14 +101,23 @@ def _render(dt, tile: Tile) -> str:
     return head + _SRC
 
 
+def _render_rb(dt, t: Tile, modes) -> str:
+    return sgemm.render(ctype(dt), _MM_C, t.bm, t.bn, t.bk, t.tm, t.tn, *modes)
+
+
 #: autotune's candidates, default first: 16x16 items of 4x4 outputs; 16x16 items of 8x4 (taller
 #: blocks, more reuse per loaded word); 8x8 items of 4x4 (small work-groups); 16x16 of 2x2 (small
-#: matrices: more work-groups)
+#: matrices: more work-groups); then the register-blocked kernel (`_sgemm`: vector loads, double
+#: buffering) with 128x128 blocks of 8x8 per item (BK 8 and 16), 64x128 of 4x8 and 64x64 of 4x4
 CANDIDATES = (
     Tile(64, 64, 16, 4, 4),
     Tile(128, 64, 16, 8, 4),
     Tile(32, 32, 16, 4, 4),
     Tile(32, 32, 16, 2, 2),
+    Tile(128, 128, 8, 8, 8, rb=True),
+    Tile(128, 128, 16, 8, 8, rb=True),
+    Tile(64, 128, 16, 4, 8, rb=True),
+    Tile(64, 64, 16, 4, 4, rb=True),
 )
 #: problems smaller than this many multiply-adds run the default tile untuned
 TUNE_MIN_WORK = 1 << 18
@@ -115,7 +131,7 @@ def candidates(rt, itemsize: int) -> list[Tile]:
         lx, ly = t.local
         if lx * ly > dev.max_work_group_size:
             continue
-        if 2 * t.bk * (t.bm + t.bn) * itemsize > rt.local_mem:
+        if t.local_bytes(itemsize) > rt.local_mem:
             continue
         ok.append(t)
     return ok
@@ -155,8 +171,18 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
     args = [_MM.pack(*vals), out.buf, x.buf, y.buf]
     dt = x.dtype
 
+    modes = (
+        a_mode(m, k, x.strides[-2], x.strides[-1], x.offset, xb),
+        b_mode(k, n, y.strides[-2], y.strides[-1], y.offset, yb),
+        n % 4 == 0,
+    )
+
     def launch(t: Tile) -> None:
-        kern = rt.kernel(("matmul", dt.str, t), "matmul", lambda: _render(dt, t))
+        if t.rb:
+            key = ("sgemm", dt.str, t, modes)
+            kern = rt.kernel(key, "sgemm", lambda: _render_rb(dt, t, modes))
+        else:
+            kern = rt.kernel(("matmul", dt.str, t), "matmul", lambda: _render(dt, t))
         lx, ly = t.local
         gx = -(-n // t.bn) * lx
         gy = -(-m // t.bm) * ly
@@ -166,7 +192,9 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
         cands = candidates(rt, dt.itemsize)
         tile = cands[0]
         if m * n * k * batch >= TUNE_MIN_WORK:
-            key = f"matmul|{dt.str}|" + "x".join(map(str, bucket(m, n, k, batch)))
+            # the operands' layout decides which register-blocked variant runs: part of the key
+            lay = f"{modes[0]}{modes[1]}{int(modes[2])}"
+            key = f"matmul|{dt.str}|{lay}|" + "x".join(map(str, bucket(m, n, k, batch)))
             tile = cands[choose(rt, key, cands, launch)]
     launch(tile)
     return out
