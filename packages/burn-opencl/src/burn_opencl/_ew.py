@@ -7,6 +7,7 @@ import numpy as np
 from ._array import ClArray, broadcast_shape, broadcast_strides
 from ._ew_source import render_cast, render_program
 from ._layout import pack
+from ._plan import Plan, own_kernel, remember
 from ._runtime import SCALAR
 
 BOOL = np.dtype(np.bool_)
@@ -18,8 +19,43 @@ def kernel(rt, dt: np.dtype, name: str):
 
 
 def run(name: str, dt, out_dtype, shape, inputs, scalars=(), rt=None) -> ClArray:
-    """New contiguous array of `shape` = kernel `name` over `inputs` broadcast to `shape`."""
+    """New contiguous array of `shape` = kernel `name` over `inputs` broadcast to `shape`.
+
+    Repeated layouts run through a cached `Plan` (see `_plan`); the first call of a layout takes
+    the general path below and records the plan.
+    """
     rt = rt or inputs[0].rt
+    key = (name, dt, out_dtype, shape, len(scalars))
+    for x in inputs:
+        key += (x.dtype, x.shape, x.strides, x.offset)
+    plan = rt.plans.get(key)
+    if plan is not None:
+        if scalars:
+            return plan.with_scalars([x.buf for x in inputs], scalars)
+        return plan(*[x.buf for x in inputs])
+    out = _run(name, dt, out_dtype, shape, inputs, scalars, rt)
+    if out.size:
+        _record(rt, key, name, dt, out, inputs, len(scalars))
+    return out
+
+
+def _record(rt, key, name, dt, out, inputs, nscalars) -> None:
+    dt = np.dtype(dt)
+    n = out.size
+    shape = out.shape
+    strides = [out.strides] + [broadcast_strides(x, shape) for x in inputs]
+    offs = [0] + [x.offset for x in inputs]
+    k = own_kernel(rt, ("ew", dt.str), "ew_" + name, lambda: render_program(dt))
+    k.set_arg(0, np.frombuffer(pack(n, shape, strides, offs), np.uint8))
+    wg = rt.wg
+    groups = min((n + wg - 1) // wg, rt.max_groups)
+    first_scalar = 2 + len(inputs)
+    plan = Plan(rt, k, shape, out.dtype, out.strides, (groups * wg,), (wg,), first_scalar,
+                SCALAR[dt] if nscalars else None)
+    remember(rt, key, plan)
+
+
+def _run(name: str, dt, out_dtype, shape, inputs, scalars, rt) -> ClArray:
     out = ClArray.empty(rt, shape, out_dtype)
     n = out.size
     if n:

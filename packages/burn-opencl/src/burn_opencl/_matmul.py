@@ -11,11 +11,14 @@ of the rendered source (`Tile`); autotune (`_autotune`) picks among `CANDIDATES`
 from __future__ import annotations
 
 import struct
+
+import numpy as np
 from dataclasses import dataclass
 
 from ._array import ClArray, broadcast_shape
 from ._autotune import bucket, choose
 from ._layout import collapse
+from ._plan import Plan, own_kernel, remember
 from ._runtime import ctype
 from ._sgemm import a_mode, b_mode
 from . import _sgemm as sgemm
@@ -143,9 +146,16 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
     The tile is autotuned per (dtype, bucketed M, N, K, batch) unless given.
     """
     rt = x.rt
+    key = None
+    if tile is None:
+        key = ("matmul", x.dtype, x.shape, x.strides, x.offset, y.dtype, y.shape, y.strides, y.offset)
+        plan = rt.plans.get(key)
+        if plan is not None:
+            return plan(x.buf, y.buf)
     if y.dtype != x.dtype:
         from ._ew import cast
 
+        key = None
         y = cast(y, x.dtype)
     m, k = x.shape[-2:]
     n = y.shape[-1]
@@ -177,16 +187,17 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
         n % 4 == 0,
     )
 
-    def launch(t: Tile) -> None:
+    def program(t: Tile):
         if t.rb:
-            key = ("sgemm", dt.str, t, modes)
-            kern = rt.kernel(key, "sgemm", lambda: _render_rb(dt, t, modes))
-        else:
-            kern = rt.kernel(("matmul", dt.str, t), "matmul", lambda: _render(dt, t))
+            return ("sgemm", dt.str, t, modes), "sgemm", lambda: _render_rb(dt, t, modes)
+        return ("matmul", dt.str, t), "matmul", lambda: _render(dt, t)
+
+    def sizes(t: Tile):
         lx, ly = t.local
-        gx = -(-n // t.bn) * lx
-        gy = -(-m // t.bm) * ly
-        rt.launch(kern, (gx, gy, batch), (lx, ly, 1), args)
+        return (-(-n // t.bn) * lx, -(-m // t.bm) * ly, batch), (lx, ly, 1)
+
+    def launch(t: Tile) -> None:
+        rt.launch(rt.kernel(*program(t)), *sizes(t), args)
 
     if tile is None:
         cands = candidates(rt, dt.itemsize)
@@ -194,9 +205,13 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
         if m * n * k * batch >= TUNE_MIN_WORK:
             # the operands' layout decides which register-blocked variant runs: part of the key
             lay = f"{modes[0]}{modes[1]}{int(modes[2])}"
-            key = f"matmul|{dt.str}|{lay}|" + "x".join(map(str, bucket(m, n, k, batch)))
-            tile = cands[choose(rt, key, cands, launch)]
+            tkey = f"matmul|{dt.str}|{lay}|" + "x".join(map(str, bucket(m, n, k, batch)))
+            tile = cands[choose(rt, tkey, cands, launch)]
     launch(tile)
+    if key is not None:
+        k = own_kernel(rt, *program(tile))
+        k.set_arg(0, np.frombuffer(args[0], np.uint8))
+        remember(rt, key, Plan(rt, k, out.shape, out.dtype, out.strides, *sizes(tile), 4))
     return out
 
 
