@@ -3,6 +3,7 @@
 # From the repository root, after `source .whl/on-device.sh` (which registers NVIDIA's OpenCL ICD):
 #   bash packages/burn-opencl/gpu_run.sh          # everything, ~8-9 minutes
 #   QUICK=1 bash packages/burn-opencl/gpu_run.sh  # smoke test: tiny sizes, guide on 512 items
+#   (DEVICE_TYPE=cpu: the same on PoCL, to try the script on a machine without a GPU)
 # Logs and JSON go under $OUT (or ./gpu-out); a summary table comes last. Every step has a
 # timeout inside one overall budget (BUDGET seconds, default 540) and the script goes on after a
 # failure.
@@ -10,7 +11,8 @@
 # 1. correctness on OpenCl("gpu"), five pytest processes at once (16 cores): the conformance suite
 #    f32/i32 and f64/i64, burn-autodiff's gradient checks, the backend/autotune tests (every
 #    matmul tile on odd, transposed, batched operands) and examples/custom-opencl-kernel's tests;
-# 2. bench_large.py: add on 2^26 vs torch's copy bandwidth, matmul 2048^2/4096^2 TFLOP/s (the
+# 2. scripts/overhead.py: our Python per op with the enqueue stubbed (this host's CPU);
+#    bench_large.py: add on 2^26 vs torch's copy bandwidth, matmul 2048^2/4096^2 TFLOP/s (the
 #    autotune pick and every tile) vs torch with TF32 off, conv2d b32 64->64 56x56;
 # 3. benches launch_overhead binary matmul conv2d training_step, --backend opencl vs torch CUDA;
 # 4. `guide train --backend opencl`: accuracy and wall time;
@@ -56,7 +58,7 @@ python3 -m burn.backend >"$out/opencl-backends.log" 2>&1
 # -- 1. correctness, in parallel -----------------------------------------------------------------
 t0=$SECONDS
 cap=$(limit 180 330)
-export BURN_OPENCL_TEST_DEVICE_TYPE=gpu
+export BURN_OPENCL_TEST_DEVICE_TYPE=${DEVICE_TYPE:-gpu}
 pids=()
 for job in "conf-f32:packages/burn-opencl/tests/test_conformance.py -k f32-i32" \
   "conf-f64:packages/burn-opencl/tests/test_conformance.py -k f64-i64" \
@@ -72,7 +74,10 @@ for p in "${pids[@]}"; do wait "${p%%:*}"; note "${p#*:}" $? "$t0"; done
 unset BURN_OPENCL_TEST_DEVICE_TYPE
 
 # -- 2.-4. timed on the GPU, one at a time -------------------------------------------------------
+step overhead 25 300 python3 packages/burn-opencl/scripts/overhead.py --device-type "${DEVICE_TYPE:-gpu}" \
+  --number 5000
 step large 80 250 python3 packages/burn-opencl/scripts/bench_large.py --json "$out/large.json" \
+  --device-type "${DEVICE_TYPE:-gpu}" \
   "${quick[@]}"
 step benches 130 150 python3 -m benches launch_overhead binary matmul conv2d training_step \
   --backend opencl --torch-device cuda --out "$out/benches" "${reps[@]}"
@@ -94,6 +99,7 @@ step ndarray 50 0 env BURN_NUM_THREADS="$(nproc)" OPENBLAS_NUM_THREADS="$(nproc)
 # -- summary -------------------------------------------------------------------------------------
 cat "$out/opencl-backends.log"
 grep -h "ops of the table covered" "$out"/opencl-conf-*.log || true
+cat "$out/opencl-overhead.log"
 echo "== large cases (OpenCl on the GPU vs torch CUDA) =="
 sed -n '/^device:/,$p' "$out/opencl-large.log"
 echo "== benches, OpenCl GPU vs torch CUDA =="

@@ -18,16 +18,18 @@ def kernel(rt, dt: np.dtype, name: str):
     return rt.kernel(("ew", dt.str), "ew_" + name, lambda: render_program(dt))
 
 
-def run(name: str, dt, out_dtype, shape, inputs, scalars=(), rt=None) -> ClArray:
+def run(name: str, dt, out_dtype, shape, inputs, scalars=(), rt=None, key=None) -> ClArray:
     """New contiguous array of `shape` = kernel `name` over `inputs` broadcast to `shape`.
 
     Repeated layouts run through a cached `Plan` (see `_plan`); the first call of a layout takes
-    the general path below and records the plan.
+    the general path below and records the plan under `key` (default: every argument that
+    decides the launch; the fast paths `unary`/`binary`/`scalar` pass shorter keys of their own).
     """
     rt = rt or inputs[0].rt
-    key = (name, dt, out_dtype, shape, len(scalars))
-    for x in inputs:
-        key += (x.dtype, x.shape, x.strides, x.offset)
+    if key is None:
+        key = (name, dt, out_dtype, shape, len(scalars))
+        for x in inputs:
+            key += (x.dtype, x.shape, x.strides, x.offset)
     plan = rt.plans.get(key)
     if plan is not None:
         if scalars:
@@ -114,18 +116,32 @@ def cast(x: ClArray, dtype) -> ClArray:
 
 
 def unary(name: str, x: ClArray, out_dtype=None) -> ClArray:
-    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x])
+    key = (name, out_dtype, x.dtype, x.shape, x.strides, x.offset)
+    plan = x.rt.plans.get(key)
+    if plan is not None:
+        return plan(x.buf)
+    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x], key=key)
 
 
 def binary(name: str, x: ClArray, y: ClArray, out_dtype=None) -> ClArray:
+    key = (name, out_dtype, x.dtype, x.shape, x.strides, x.offset, y.dtype, y.shape, y.strides,
+           y.offset)
+    plan = x.rt.plans.get(key)
+    if plan is not None:
+        return plan(x.buf, y.buf)
     if y.dtype != x.dtype:
         y = cast(y, x.dtype)
+        key = None  # the plan would be of the cast copy, not of y
     shape = x.shape if x.shape == y.shape else broadcast_shape((x.shape, y.shape))
-    return run(name, x.dtype, out_dtype or x.dtype, shape, [x, y])
+    return run(name, x.dtype, out_dtype or x.dtype, shape, [x, y], key=key)
 
 
 def scalar(name: str, x: ClArray, *s, out_dtype=None) -> ClArray:
-    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x], s)
+    key = (name, len(s), out_dtype, x.dtype, x.shape, x.strides, x.offset)
+    plan = x.rt.plans.get(key)
+    if plan is not None:
+        return plan.with_scalars((x.buf,), s)
+    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x], s, key=key)
 
 
 def full(rt, shape, value, dtype) -> ClArray:

@@ -132,17 +132,23 @@ class Plan:
         out = self.out()
         k = self.kernel
         f = self.first
-        args = [f, out.buf]
-        for i, b in enumerate(bufs):
-            args += (f + 1 + i, b)
-        packed = []
         tc = self.tchar
         num = float if tc in (b"f", b"d") else int
-        for i, s in enumerate(scalars):
-            packed += (self.scalar_at + i, tc, num(s))
+        at = self.scalar_at
+        if len(bufs) == 1 and len(scalars) == 1:
+            args = (f, out.buf, f + 1, bufs[0])
+            packed = (at, tc, num(scalars[0]))
+        else:
+            args = [f, out.buf]
+            for i, b in enumerate(bufs):
+                args += (f + 1 + i, b)
+            packed = []
+            for i, s in enumerate(scalars):
+                packed += (at + i, tc, num(s))
+            args, packed = tuple(args), tuple(packed)
         with self.lock:
-            k._set_arg_multi(tuple(args))
-            k._set_arg_buf_pack_multi(tuple(packed))
+            k._set_arg_multi(args)
+            k._set_arg_buf_pack_multi(packed)
             _ENQUEUE(self.queue, k, self.gsize, self.lsize, None, None, False, False)
         return out
 
