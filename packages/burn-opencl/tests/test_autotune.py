@@ -23,7 +23,11 @@ def _down(p):
     return B.float_into_data(p).array.astype(np.float64)
 
 
-@pytest.mark.parametrize("tile", CANDIDATES, ids=lambda t: f"{t.bm}x{t.bn}x{t.bk}-{t.tm}x{t.tn}")
+def _tile_id(t):
+    return f"{'rb' if t.rb else 'plain'}-{t.bm}x{t.bn}x{t.bk}-{t.tm}x{t.tn}"
+
+
+@pytest.mark.parametrize("tile", CANDIDATES, ids=_tile_id)
 def test_every_candidate_tile_is_correct(tile):
     rng = np.random.default_rng(3)
     x = rng.normal(size=(2, 1, 70, 33))
@@ -31,6 +35,39 @@ def test_every_candidate_tile_is_correct(tile):
     yt = _up(y).swap_dims(2, 3)
     got = _down(matmul(_up(x), yt, tile))
     want = x.astype(np.float32).astype(np.float64) @ np.swapaxes(y, 2, 3).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+#: (M, K, N, A transposed, B transposed, offset): every global-load mode of the register-blocked
+#: kernel -- A along k (1) / along m (2) / scalar (0), B along n (1) / along k (2) / scalar (0) --
+#: on sizes that are not multiples of any block, with broadcast batches and a sliced operand
+LAYOUTS = [
+    (64, 64, 64, False, False, 0),  # modes 1, 1, vector stores
+    (131, 68, 260, False, False, 0),  # 1, 1, edges everywhere
+    (132, 68, 260, True, True, 0),  # 2, 2
+    (70, 33, 45, False, True, 0),  # 0, 0 (K odd), scalar stores
+    (5, 7, 3, True, False, 0),  # 0, 0, smaller than one block
+    (36, 20, 12, False, False, 1),  # A read from element 1: misaligned, scalar
+]
+
+
+@pytest.mark.parametrize("tile", [t for t in CANDIDATES if t.rb], ids=_tile_id)
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda v: "x".join(map(str, v)))
+def test_register_blocked_tiles_on_every_layout(tile, layout):
+    m, k, n, ta, tb, off = layout
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2, 1, k, m) if ta else (2, 1, m, k))
+    y = rng.normal(size=(1, 3, n, k) if tb else (1, 3, k, n))
+    xa, ya = _up(x), _up(y)
+    if ta:
+        xa, x = xa.swap_dims(2, 3), np.swapaxes(x, 2, 3)
+    if tb:
+        ya, y = ya.swap_dims(2, 3), np.swapaxes(y, 2, 3)
+    if off:  # a view starting one element into its buffer
+        big = np.concatenate([np.zeros(off), x.reshape(-1)]).reshape(-1)
+        xa = _up(big).slice([slice(off, big.size, 1)]).reshape_view(x.shape)
+    got = _down(matmul(xa, ya, tile))
+    want = x.astype(np.float32).astype(np.float64) @ y.astype(np.float32)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
@@ -50,7 +87,7 @@ def test_autotuned_matmul_writes_the_winner_per_driver(tuner):
     data = json.loads(tuner.read_text())
     (section,) = data.values()
     assert section["driver"] == RT.cl_device.driver_version.strip()
-    assert list(section["winners"]) == ["matmul|<f4|64x64x128x1"]
+    assert list(section["winners"]) == ["matmul|<f4|111|64x64x128x1"]
 
 
 def test_choose_benchmarks_once_then_reads_memory_and_disk(tuner):

@@ -7,6 +7,7 @@ import numpy as np
 from ._array import ClArray, broadcast_shape, broadcast_strides
 from ._ew_source import render_cast, render_program
 from ._layout import pack
+from ._plan import Plan, own_kernel, remember
 from ._runtime import SCALAR
 
 BOOL = np.dtype(np.bool_)
@@ -17,9 +18,46 @@ def kernel(rt, dt: np.dtype, name: str):
     return rt.kernel(("ew", dt.str), "ew_" + name, lambda: render_program(dt))
 
 
-def run(name: str, dt, out_dtype, shape, inputs, scalars=(), rt=None) -> ClArray:
-    """New contiguous array of `shape` = kernel `name` over `inputs` broadcast to `shape`."""
+def run(name: str, dt, out_dtype, shape, inputs, scalars=(), rt=None, key=None) -> ClArray:
+    """New contiguous array of `shape` = kernel `name` over `inputs` broadcast to `shape`.
+
+    Repeated layouts run through a cached `Plan` (see `_plan`); the first call of a layout takes
+    the general path below and records the plan under `key` (default: every argument that
+    decides the launch; the fast paths `unary`/`binary`/`scalar` pass shorter keys of their own).
+    """
     rt = rt or inputs[0].rt
+    if key is None:
+        key = (name, dt, out_dtype, shape, len(scalars))
+        for x in inputs:
+            key += (x.dtype, x.shape, x.strides, x.offset)
+    plan = rt.plans.get(key)
+    if plan is not None:
+        if scalars:
+            return plan.with_scalars([x.buf for x in inputs], scalars)
+        return plan(*[x.buf for x in inputs])
+    out = _run(name, dt, out_dtype, shape, inputs, scalars, rt)
+    if out.size:
+        _record(rt, key, name, dt, out, inputs, len(scalars))
+    return out
+
+
+def _record(rt, key, name, dt, out, inputs, nscalars) -> None:
+    dt = np.dtype(dt)
+    n = out.size
+    shape = out.shape
+    strides = [out.strides] + [broadcast_strides(x, shape) for x in inputs]
+    offs = [0] + [x.offset for x in inputs]
+    k = own_kernel(rt, ("ew", dt.str), "ew_" + name, lambda: render_program(dt))
+    k.set_arg(0, np.frombuffer(pack(n, shape, strides, offs), np.uint8))
+    wg = rt.wg
+    groups = min((n + wg - 1) // wg, rt.max_groups)
+    first_scalar = 2 + len(inputs)
+    plan = Plan(rt, k, shape, out.dtype, out.strides, (groups * wg,), (wg,), first_scalar,
+                SCALAR[dt] if nscalars else None)
+    remember(rt, key, plan)
+
+
+def _run(name: str, dt, out_dtype, shape, inputs, scalars, rt) -> ClArray:
     out = ClArray.empty(rt, shape, out_dtype)
     n = out.size
     if n:
@@ -78,18 +116,32 @@ def cast(x: ClArray, dtype) -> ClArray:
 
 
 def unary(name: str, x: ClArray, out_dtype=None) -> ClArray:
-    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x])
+    key = (name, out_dtype, x.dtype, x.shape, x.strides, x.offset)
+    plan = x.rt.plans.get(key)
+    if plan is not None:
+        return plan(x.buf)
+    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x], key=key)
 
 
 def binary(name: str, x: ClArray, y: ClArray, out_dtype=None) -> ClArray:
+    key = (name, out_dtype, x.dtype, x.shape, x.strides, x.offset, y.dtype, y.shape, y.strides,
+           y.offset)
+    plan = x.rt.plans.get(key)
+    if plan is not None:
+        return plan(x.buf, y.buf)
     if y.dtype != x.dtype:
         y = cast(y, x.dtype)
+        key = None  # the plan would be of the cast copy, not of y
     shape = x.shape if x.shape == y.shape else broadcast_shape((x.shape, y.shape))
-    return run(name, x.dtype, out_dtype or x.dtype, shape, [x, y])
+    return run(name, x.dtype, out_dtype or x.dtype, shape, [x, y], key=key)
 
 
 def scalar(name: str, x: ClArray, *s, out_dtype=None) -> ClArray:
-    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x], s)
+    key = (name, len(s), out_dtype, x.dtype, x.shape, x.strides, x.offset)
+    plan = x.rt.plans.get(key)
+    if plan is not None:
+        return plan.with_scalars((x.buf,), s)
+    return run(name, x.dtype, out_dtype or x.dtype, x.shape, [x], s, key=key)
 
 
 def full(rt, shape, value, dtype) -> ClArray:

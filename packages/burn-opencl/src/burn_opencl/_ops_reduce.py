@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _ew
 from ._array import ClArray
+from ._plan import Plan, own_kernel, remember
 from ._reduce_source import render
 
 
@@ -28,9 +29,14 @@ def _kept(shape, dim):
     return tuple(1 if d == dim else s for d, s in enumerate(shape))
 
 
-def reduce_dim(x: ClArray, dim: int, op: str, div: int = 1, idt=np.int32) -> ClArray:
-    """`op` in sum/prod/max/min along `dim` (dim kept); `div` divides a sum (mean)."""
+def reduce_dim(x: ClArray, dim: int, op: str, div: int = 1, idt=np.int32, key=None) -> ClArray:
+    """`op` in sum/prod/max/min along `dim` (dim kept); `div` divides a sum (mean).
+
+    With `key`, a single-launch reduction of an already contiguous x is recorded as a plan.
+    """
     rt = x.rt
+    if key is not None and not x.is_contiguous():
+        key = None
     x, outer, n, inner = _split(x, dim)
     outs = outer * inner
     out = ClArray.empty(rt, _kept(x.shape, dim), x.dtype)
@@ -47,6 +53,9 @@ def reduce_dim(x: ClArray, dim: int, op: str, div: int = 1, idt=np.int32) -> ClA
         target = out if chunks == 1 else ClArray.empty(rt, (outs * chunks,), x.dtype)
         args = [target.buf, x.buf, i32(x.offset), i32(outer), i32(n), i32(inner)]
         rt.launch(k, (outs * chunks * wg,), (wg,), args + [i32(chunks), i32(div)])
+        if chunks == 1 and key is not None:
+            _remember(rt, key, x, out, f"{op}_tree", idt, (outs * wg,), (wg,),
+                      [x.offset, outer, n, inner, chunks, div])
         if chunks > 1:
             args = [out.buf, target.buf, i32(0), i32(outs), i32(chunks), i32(1)]
             rt.launch(k, (outs * wg,), (wg,), args + [i32(1), i32(div)])
@@ -54,7 +63,19 @@ def reduce_dim(x: ClArray, dim: int, op: str, div: int = 1, idt=np.int32) -> ClA
     k = _kernel(rt, x.dtype, idt, f"{op}_rows")
     args = [out.buf, x.buf, i32(x.offset), i32(outer), i32(n), i32(inner), i32(div)]
     rt.launch1d(k, outs, args)
+    if key is not None:
+        wg = rt.wg
+        g = min((outs + wg - 1) // wg, rt.max_groups) * wg
+        _remember(rt, key, x, out, f"{op}_rows", idt, (g,), (wg,), [x.offset, outer, n, inner, div])
     return out
+
+
+def _remember(rt, key, x, out, name, idt, gsize, lsize, ints) -> None:
+    dt, idt = x.dtype, np.dtype(idt)
+    k = own_kernel(rt, ("reduce", dt.str, idt.str, rt.wg), name, lambda: render(dt, idt, rt.wg))
+    for i, v in enumerate(ints):
+        k.set_arg(2 + i, np.int32(v))
+    remember(rt, key, Plan(rt, k, out.shape, out.dtype, out.strides, gsize, lsize, 0, first=0))
 
 
 def _flat(x: ClArray) -> ClArray:
@@ -62,11 +83,24 @@ def _flat(x: ClArray) -> ClArray:
 
 
 def _make(op: str, mean: bool = False):
+    tag = op + ("_mean" if mean else "")
+
     def dim_op(self, x, dim):
-        return reduce_dim(x, dim, op, x.shape[dim] if mean else 1)
+        key = (tag, dim, x.dtype, x.shape, x.strides, x.offset)
+        plan = x.rt.plans.get(key)
+        if plan is not None:
+            return plan(x.buf)
+        return reduce_dim(x, dim, op, x.shape[dim] if mean else 1, key=key)
 
     def full_op(self, x):
-        return reduce_dim(_flat(x), 0, op, x.size if mean else 1)
+        key = (tag, None, x.dtype, x.shape, x.strides, x.offset)
+        plan = x.rt.plans.get(key)
+        if plan is not None:
+            return plan(x.buf)
+        if not x.is_contiguous():
+            key = None
+        flat = _flat(x)
+        return reduce_dim(flat, 0, op, x.size if mean else 1, key=key)
 
     return dim_op, full_op
 

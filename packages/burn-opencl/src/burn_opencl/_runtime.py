@@ -78,6 +78,8 @@ class Runtime:
         self.local_mem = cl_device.local_mem_size
         self._programs: dict = {}
         self._kernels: dict = {}
+        #: launch plans by op and operand layouts (`_plan`)
+        self.plans: dict = {}
         # A kernel's arguments are state on the kernel object: hold the lock from set_args to
         # enqueue so threads (data-loader workers) cannot interleave.
         self.lock = threading.RLock()
