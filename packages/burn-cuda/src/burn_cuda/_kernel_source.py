@@ -46,6 +46,72 @@ extern "C" __global__ void philox_u32x2(unsigned int* out, long long total, unsi
 )
 
 
+def philox_bernoulli(dtype) -> str:
+    """1 where the first Philox word of element t is below `threshold`, else 0, written as
+    `dtype`: the numbers `philox_u32x2` + a comparison give, in one launch (dropout masks)."""
+    rounds = PHILOX.split("for (int r = 0; r < 10; ++r) {")[1].split("  out[2 * t]")[0]
+    return (
+        _typedefs(dtype)
+        + 'extern "C" __global__ void philox_bernoulli(scalar_t* out, long long total,'
+        " unsigned int k0, unsigned int k1, unsigned int c2, unsigned int c3,"
+        " unsigned int threshold) {\n  "
+        + TID
+        + "  unsigned int c0 = (unsigned int)t, c1 = (unsigned int)(t >> 32);\n"
+        + "  for (int r = 0; r < 10; ++r) {"
+        + rounds
+        + "  out[t] = c0 < threshold ? (scalar_t)1 : (scalar_t)0;\n}\n"
+    )
+
+
+def adaptive_avg_pool2d(dtype) -> str:
+    """Mean over each adaptive window [floor(i*in/out), ceil((i+1)*in/out)) of both dims; a NaN
+    or inf reaches only the windows holding it."""
+    body = (
+        'extern "C" __global__ void adaptive_avg_pool2d(const scalar_t* x, scalar_t* out,'
+        " long long total, int h, int w, int oh, int ow) {\n  "
+        + TID
+        + """  int ox = (int)(t % ow), oy = (int)((t / ow) % oh);
+  const scalar_t* plane = x + (t / ((long long)ow * oh)) * h * w;
+  int y0 = (oy * h) / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
+  int x0 = (ox * w) / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
+  scalar_t acc = (scalar_t)0;
+  for (int iy = y0; iy < y1; ++iy)
+    for (int ix = x0; ix < x1; ++ix) acc += plane[iy * w + ix];
+  out[t] = acc / (scalar_t)((y1 - y0) * (x1 - x0));
+}
+"""
+    )
+    return _typedefs(dtype) + body
+
+
+def adaptive_avg_pool2d_backward(dtype) -> str:
+    """Gather form of the adaptive average's adjoint: each input cell sums grad / window size
+    over the windows that hold it (windows of neighbouring outputs may overlap by one cell)."""
+    body = (
+        'extern "C" __global__ void adaptive_avg_pool2d_backward(const scalar_t* g,'
+        " scalar_t* gx, long long total, int h, int w, int oh, int ow) {\n  "
+        + TID
+        + """  int ix = (int)(t % w), iy = (int)((t / w) % h);
+  const scalar_t* gp = g + (t / ((long long)w * h)) * oh * ow;
+  int oy_lo = max(0, (iy * oh) / h - 1), oy_hi = min(oh - 1, ((iy + 1) * oh) / h + 1);
+  int ox_lo = max(0, (ix * ow) / w - 1), ox_hi = min(ow - 1, ((ix + 1) * ow) / w + 1);
+  scalar_t acc = (scalar_t)0;
+  for (int oy = oy_lo; oy <= oy_hi; ++oy) {
+    int y0 = (oy * h) / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
+    if (iy < y0 || iy >= y1) continue;
+    for (int ox = ox_lo; ox <= ox_hi; ++ox) {
+      int x0 = (ox * w) / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
+      if (ix < x0 || ix >= x1) continue;
+      acc += gp[oy * ow + ox] / (scalar_t)((y1 - y0) * (x1 - x0));
+    }
+  }
+  gx[t] = acc;
+}
+"""
+    )
+    return _typedefs(dtype) + body
+
+
 def cum_extreme(op: str, dtype) -> str:
     """Running max (`op="max"`) or min along axis 0 of a contiguous [n, cols] array, one thread
     per column (neighbouring threads read neighbouring addresses). A NaN propagates from its
@@ -194,20 +260,25 @@ def avg_pool2d_backward(dtype) -> str:
     return _typedefs(dtype) + body
 
 
-def unfold4d(dtype) -> str:
+def unfold4d(dtype, index: str = "long long") -> str:
     """im2col in Burn's layout: x [n, c, h, w] -> [n, c*kh*kw, oh*ow], rows ordered (c, i, j);
-    zero outside the input (padding)."""
+    zero outside the input (padding). `index="int"` does the index arithmetic in 32 bits (for
+    fewer than 2^31 elements: 64-bit divisions cost several times more)."""
+    if index not in ("int", "long long"):
+        raise ValueError(f"unfold4d: index must be 'int' or 'long long', got {index!r}")
     body = (
+        f"typedef {index} idx_t;\n"
         'extern "C" __global__ void unfold4d(const scalar_t* x, scalar_t* out, long long total,'
         f" {GEOM}, int dh, int dw) {{\n  "
         + TID
-        + """  long long r = t;
+        + """  idx_t r = (idx_t)t;
   int ox = (int)(r % ow); r /= ow;
   int oy = (int)(r % oh); r /= oh;
   int j = (int)(r % kw); r /= kw;
   int i = (int)(r % kh); r /= kh;  // r = n * c + channel: the input plane
   int iy = oy * sh - ph + i * dh, ix = ox * sw - pw + j * dw;
-  out[t] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? x[(r * h + iy) * w + ix] : (scalar_t)0;
+  out[t] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? x[((long long)r * h + iy) * w + ix]
+                                                     : (scalar_t)0;
 }
 """
     )
@@ -252,5 +323,8 @@ SOURCES = {
     "avg_pool2d": avg_pool2d,
     "avg_pool2d_backward": avg_pool2d_backward,
     "unfold4d": unfold4d,
+    "philox_bernoulli": philox_bernoulli,
+    "adaptive_avg_pool2d": adaptive_avg_pool2d,
+    "adaptive_avg_pool2d_backward": adaptive_avg_pool2d_backward,
     "col2im": col2im,
 }
