@@ -72,7 +72,9 @@ def _arr(shape, dtype, seed=0, low=0.5, high=2.0):
         ((4, 7), (4, 1)),  # x - max_dim(x)
         ((1, 7), (4, 7)),  # broadcast on the left operand
         ((4, 1), (1, 7)),  # both broadcast
-        ((2, 3, 4, 5), (1, 3, 4, 1)),  # two runs: falls back
+        ((2, 3, 4, 5), (1, 3, 4, 1)),  # kept dims in one run: per-channel form
+        ((2, 3, 4, 5), (1, 3, 1, 1)),  # conv bias
+        ((2, 3, 4, 5), (2, 1, 4, 1)),  # broadcast and kept dims interleaved: falls back
         ((2, 3, 4), (2, 1, 4)),
     ],
 )
@@ -85,7 +87,7 @@ def test_binary_routes_and_values(fast, dtype, op, sa, sb):
     )
     assert got.shape == want.shape and got.dtype == np.dtype(dtype)
     np.testing.assert_allclose(got, want, rtol=1e-6)
-    two_runs = sa == (2, 3, 4, 5)
+    two_runs = sb == (2, 1, 4, 1)
     assert (used == [f"float_{op}"]) is two_runs
     if not two_runs and 0 not in sa:
         kind = cp.launches[-1][0]
@@ -97,7 +99,10 @@ def test_broadcast_spans():
     assert _fast._bcast((1, 7), (4, 7)) == (28, 7)  # idx = t % 7
     assert _fast._bcast((4, 1), (4, 7)) == (7, 1)  # idx = t / 7
     assert _fast._bcast((2, 1, 1, 5), (2, 3, 4, 5)) == (60, 5)
-    assert _fast._bcast((1, 3, 4, 1), (2, 3, 4, 5)) is None  # two runs
+    assert _fast._bcast((1, 3, 4, 1), (2, 3, 4, 5)) == (-12, 5)  # idx = (t / 5) % 12
+    assert _fast._bcast((1, 3, 1, 1), (2, 3, 4, 5)) == (-3, 20)
+    assert _fast._bcast((1, 1, 7), (4, 1, 7)) == (28, 7)  # a size-1 dim on both sides
+    assert _fast._bcast((2, 1, 4, 1), (2, 3, 4, 5)) is None  # interleaved
     assert _fast._bcast((3, 4), (2, 3, 4)) is None  # rank differs
 
 

@@ -125,8 +125,9 @@ def binary(op: str, dtype) -> str:
 
 
 def binary_broadcast(op: str, dtype) -> str:
-    """out [outer, mid, inner] = a OP b where an operand is either full (span 0: index t) or
-    [outer, 1, inner] (index (t / span) * inner + t % inner, span = mid * inner)."""
+    """out = a OP b where each operand is full (span 0: index t), [outer, 1, inner] against
+    [outer, mid, inner] (span = mid * inner > 0: index (t / span) * inner + t % inner) or
+    [1, keep, 1] against [outer, keep, inner] (span = -keep: index (t / inner) % keep)."""
     name = kernel_name(op, dtype, "_bc")
     return (
         _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
@@ -134,8 +135,10 @@ def binary_broadcast(op: str, dtype) -> str:
         " long long a_span, long long a_inner, long long b_span, long long b_inner) {\n"
         "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
         "  if (t >= n) return;\n"
-        "  long long ia = a_span ? (t / a_span) * a_inner + t % a_inner : t;\n"
-        "  long long ib = b_span ? (t / b_span) * b_inner + t % b_inner : t;\n"
+        "  long long ia = a_span > 0 ? (t / a_span) * a_inner + t % a_inner\n"
+        "               : (a_span < 0 ? (t / a_inner) % (-a_span) : t);\n"
+        "  long long ib = b_span > 0 ? (t / b_span) * b_inner + t % b_inner\n"
+        "               : (b_span < 0 ? (t / b_inner) % (-b_span) : t);\n"
         f"  const scalar_t x = a[ia]; const scalar_t y = b[ib];\n  out[t] = {BINARY[op]};\n}}\n"
     )
 
