@@ -203,6 +203,59 @@ def index_add(dtype) -> str:
     return _typedefs(dtype) + ADD_AT + body
 
 
+# Coordinates of element t of a (padded) rank-4 index tensor [s0, s1, s2, s3], and the offset
+# in a tensor of element strides st0..st3 with the coordinate along `dim` replaced by i.
+_COORDS = """  long long r = t;
+  long long c3 = r % s3; r /= s3;
+  long long c2 = r % s2; r /= s2;
+  long long c1 = r % s1;
+  long long c0 = r / s1;
+"""
+
+
+def _offset(prefix: str) -> str:
+    return (
+        f"(dim == 0 ? i : c0) * {prefix}0 + (dim == 1 ? i : c1) * {prefix}1"
+        f" + (dim == 2 ? i : c2) * {prefix}2 + (dim == 3 ? i : c3) * {prefix}3"
+    )
+
+
+def gather_dim(dtype, index_dtype) -> str:
+    """out[c] = x[c with c[dim] = idx[c]] for a contiguous index tensor (rank <= 4, padded with
+    leading 1s) and any strided x; a negative index counts from the end (numpy's
+    take_along_axis), one outside the dim reads 0 instead of memory outside the tensor."""
+    body = (
+        'extern "C" __global__ void gather_dim(const scalar_t* x, const index_t* idx,'
+        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
+        " long long x0, long long x1, long long x2, long long x3, int dim, long long size) {\n  "
+        + TID
+        + _COORDS
+        + "  long long i = (long long)idx[t];\n"
+        + "  if (i < 0) i += size;\n"
+        + "  if (i < 0 || i >= size) { out[t] = (scalar_t)0; return; }\n"
+        + f"  out[t] = x[{_offset('x')}];\n}}\n"
+    )
+    return _typedefs(dtype, index_dtype) + body
+
+
+def scatter_add_dim(dtype, index_dtype) -> str:
+    """out[c with c[dim] = idx[c]] += v[c] over a contiguous index tensor (rank <= 4, padded) and
+    strided values, into a contiguous out (atomics); indices outside the dim add nothing."""
+    body = (
+        'extern "C" __global__ void scatter_add_dim(const scalar_t* v, const index_t* idx,'
+        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
+        " long long o0, long long o1, long long o2, long long o3,"
+        " long long v0, long long v1, long long v2, long long v3, int dim, long long size) {\n  "
+        + TID
+        + _COORDS
+        + "  long long i = (long long)idx[t];\n"
+        + "  if (i < 0 || i >= size) return;\n"
+        + "  scalar_t val = v[c0 * v0 + c1 * v1 + c2 * v2 + c3 * v3];\n"
+        + f"  add_at(out + {_offset('o')}, val);\n}}\n"
+    )
+    return _typedefs(dtype, index_dtype) + ADD_AT + body
+
+
 # The window's divisor: kh*kw with count_include_pad, else the cells inside the input.
 _AVG_DIV = """    int ry = min(y0 + kh, h) - max(y0, 0), rx = min(x0 + kw, w) - max(x0, 0);
     scalar_t div = cip ? (scalar_t)(kh * kw) : (scalar_t)(ry * rx);
@@ -324,6 +377,8 @@ SOURCES = {
     "avg_pool2d_backward": avg_pool2d_backward,
     "unfold4d": unfold4d,
     "philox_bernoulli": philox_bernoulli,
+    "gather_dim": gather_dim,
+    "scatter_add_dim": scatter_add_dim,
     "adaptive_avg_pool2d": adaptive_avg_pool2d,
     "adaptive_avg_pool2d_backward": adaptive_avg_pool2d_backward,
     "col2im": col2im,
