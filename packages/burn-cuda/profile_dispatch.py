@@ -154,6 +154,12 @@ def gpu(args) -> None:
     )
     guide_profile(dev)
     bf16_probe(cp)
+    print(
+        f"\nhot-path kernels compiled so far: {len(_fast.COMPILED)}; failed to compile: "
+        f"{len(_fast.FAILED)}"
+    )
+    for key, msg in _fast.FAILED.items():
+        print(f"  {key}: {msg[:300]}")
 
 
 def guide_profile(dev) -> None:
@@ -252,8 +258,17 @@ def bf16_probe(cp) -> None:
     except ImportError:
         print("\nbfloat16 probe: ml_dtypes is not installed")
         return
-    a = cp.asarray(np.ones((4, 4), np.float32).astype(ml_dtypes.bfloat16))
+    host = np.ones((4, 4), np.float32).astype(ml_dtypes.bfloat16)
     print(f"\nbfloat16 on cupy {cp.__version__} (ml_dtypes {ml_dtypes.__version__}):")
+    try:
+        a = cp.asarray(host)
+    except Exception as exc:  # noqa: BLE001
+        print(f"  cupy.asarray(bf16 host) FAILS: {type(exc).__name__}: {exc}; through uint16:")
+        try:
+            a = cp.asarray(host.view(np.uint16)).view(host.dtype)
+        except Exception as exc2:  # noqa: BLE001
+            print(f"  uint16 view FAILS too: {type(exc2).__name__}: {exc2}")
+            return
     for name, fn in BF16_OPS.items():
         try:
             r = fn(cp, a)

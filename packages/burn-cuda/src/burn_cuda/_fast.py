@@ -34,6 +34,8 @@ ROW_MAX = 1 << 15
 #: (kind, op, dtype name) -> the compiler's message, for kernels that failed to compile: their
 #: ops keep using the general implementation (`profile_dispatch.py` prints this)
 FAILED: dict = {}
+#: (kind, op, dtype name) of every hot-path kernel compiled in this process
+COMPILED: set = set()
 
 
 class _Kernels:
@@ -57,6 +59,8 @@ class _Kernels:
         except Exception as exc:  # noqa: BLE001 - any compiler error: keep the general op
             FAILED[(kind, op, np.dtype(dtype).name)] = f"{type(exc).__name__}: {exc}"[:2000]
             k = None
+        else:
+            COMPILED.add((kind, op, np.dtype(dtype).name))
         self.cache[key] = k
         return k
 
