@@ -235,3 +235,24 @@ def test_hot_path_sources_compile_with_nvcc(tmp_path):
         )
         assert proc.returncode == 0, (name, proc.stderr)
         assert f".entry {name}(" in (tmp_path / f"k{i}.ptx").read_text()
+
+
+def test_random_broadcasts_match_numpy():
+    # every pair of Burn-broadcastable shapes up to rank 4: the kernel's index maps (or the
+    # fallback) give numpy's broadcast result
+    cp = FakeCupy()
+    table, used = _fallbacks()
+    ops = _fast.ops(cp, table)
+    rng = np.random.default_rng(5)
+    fast = 0
+    for _ in range(300):
+        rank = int(rng.integers(1, 5))
+        out = [int(rng.integers(1, 5)) for _ in range(rank)]
+        sa = [d if rng.random() < 0.6 else 1 for d in out]
+        sb = [d if rng.random() < 0.6 else 1 for d in out]
+        a, b = _arr(tuple(sa), np.float64, 1), _arr(tuple(sb), np.float64, 2)
+        before = len(cp.launches)
+        got = ops["float_sub"](None, a, b)
+        np.testing.assert_array_equal(got, np.subtract(a, b))
+        fast += len(cp.launches) > before
+    assert fast > 200  # most patterns take a kernel
