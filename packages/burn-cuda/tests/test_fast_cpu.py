@@ -241,7 +241,7 @@ def test_random_broadcasts_match_numpy():
     # every pair of Burn-broadcastable shapes up to rank 4: the kernel's index maps (or the
     # fallback) give numpy's broadcast result
     cp = FakeCupy()
-    table, used = _fallbacks()
+    table, _ = _fallbacks()
     ops = _fast.ops(cp, table)
     rng = np.random.default_rng(5)
     fast = 0
