@@ -8,7 +8,7 @@
 # targets included), the conformance suite on Cuda() f32/i32 and f64/i64, the GPU-only tests
 # (bf16 included) and the hot path's CPU tests, burn-autodiff's gradient checks, the
 # custom-cuda-kernel example's tests, `guide train` (1 epoch) on Cuda and on NdArray (wall time
-# of each), burn-nn's tests on Cuda, the conformance suite on Cuda(float_dtype="bfloat16").
+# of each), burn-nn's tests on Cuda, the conformance suite on Cuda() in bfloat16 and float16.
 # Logs and JSON go under $OUT (or ./gpu-out); a failing step is recorded and the script goes
 # on; a step is skipped once the time budget (BUDGET_S, default 560 s) is spent; the summary
 # table comes last.
@@ -58,15 +58,18 @@ step guide-cuda 90 python3 -m guide.cli train --backend cuda --artifact-dir "$ou
 step guide-ndarray 120 python3 -m guide.cli train --backend ndarray \
   --artifact-dir "$out/guide-ndarray" "${guide_args[@]}"
 step nn 150 env BURN_NN_TEST_BACKEND=cuda "${PYTEST[@]}" packages/burn-nn/tests
-step conformance-bf16 120 env BURN_CUDA_CONFIGS=bf16-i32 "${PYTEST[@]}" \
+step conformance-half 180 env BURN_CUDA_CONFIGS=bf16-i32,f16-i32 "${PYTEST[@]}" \
   packages/burn-cuda/tests/test_conformance.py
 echo "== backends"; cat "$out/cuda-backends.log"
 echo "== dispatch profile (first lines; full log: $out/cuda-profile.log)"
-head -40 "$out/cuda-profile.log"
+head -75 "$out/cuda-profile.log"
 echo "== conformance coverage"
 grep -h "ops of the table covered" "$out"/cuda-conformance*.log || true
-echo "== bf16 conformance: failing tests by op (first 30)"
-grep -E "^FAILED" "$out"/cuda-conformance-bf16.log | sed -E 's/ - .*//' | head -30 || true
+echo "== bf16/f16 conformance: failures per config, then the first 30"
+for c in bf16-i32 f16-i32; do
+  echo "$c: $(grep -cE "^FAILED.*$c" "$out"/cuda-conformance-half.log 2>/dev/null) failed"
+done
+grep -E "^FAILED" "$out"/cuda-conformance-half.log 2>/dev/null | sed -E 's/ - .*//' | head -30
 echo "== bench throughput and targets"
 grep -hE "TFLOP/s|GB/s|target:" "$out"/cuda-benches.log | grep -v "PyTorch CPU" || true
 echo "== summary (guide-cuda vs guide-ndarray: wall seconds of the same training run)"
