@@ -49,7 +49,8 @@ step benches 270 python3 -m benches --backend cuda --torch-device cuda --sizes g
   --out "$out/benches" "${bench_args[@]}" ${BENCH_ARGS:-}
 step conformance 200 "${PYTEST[@]}" packages/burn-cuda/tests/test_conformance.py
 step gpu-tests 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py \
-  packages/burn-cuda/tests/test_bf16.py packages/burn-cuda/tests/test_cpu.py \
+  packages/burn-cuda/tests/test_fast_gpu.py packages/burn-cuda/tests/test_bf16.py \
+  packages/burn-cuda/tests/test_cpu.py \
   packages/burn-cuda/tests/test_fast_cpu.py
 step gradcheck 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_autodiff_gradcheck.py
 step example 60 "${PYTEST[@]}" examples/custom-cuda-kernel/tests
