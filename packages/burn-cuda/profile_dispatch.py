@@ -193,6 +193,7 @@ def guide_profile(dev) -> None:
         f"Python returns (queue not drained), {gpu_span:.2f} ms between GPU events (the GPU is "
         "idle whenever Python is the bottleneck)"
     )
+    op_counts(dev)
     pr = cProfile.Profile()
     pr.enable()
     for _ in range(5):
@@ -227,6 +228,49 @@ def guide_profile(dev) -> None:
     rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:25]
     for (f, line, name), (_cc, nc, tt, ct, _) in rows:
         print(f"  {tt / 5 * 1e3:7.3f} ms  {nc // 5:5d} calls  {name}  ({Path(f).name}:{line})")
+
+
+def op_counts(dev) -> None:
+    """Backend ops one guide step calls (nested defaults included), counted on a fresh Cuda
+    instance whose class methods are wrapped for the count (and restored after)."""
+    import collections
+    import inspect
+
+    from burn_autodiff import Autodiff
+    from burn_cuda import Cuda
+
+    sys.path.insert(0, str(HERE.parent.parent))
+    from benches.suites.training_step import _burn_step, _data
+
+    counts: collections.Counter = collections.Counter()
+    saved = {}
+    for name in Cuda.op_table():
+        raw = inspect.getattr_static(Cuda, name, None)
+        if raw is None or not callable(raw):
+            continue
+        saved[name] = raw
+
+        def counted(self, *a, _n=name, _f=raw, **k):
+            counts[_n] += 1
+            return _f(self, *a, **k)
+
+        setattr(Cuda, name, counted)
+    try:
+        inner = Cuda(int_dtype="int64")  # a new instance: its views take the counting methods
+        ad = Autodiff(inner).device(dev.index)
+        step, _ = _burn_step(ad, *_data(64))
+        step()
+        counts.clear()
+        step()
+        dev.sync()
+    finally:
+        for name, raw in saved.items():
+            setattr(Cuda, name, raw)
+    from burn_cuda import _fast
+
+    print(f"Backend ops per guide step: {sum(counts.values())} (nested calls included)")
+    print("  " + ", ".join(f"{n} {c}" for n, c in counts.most_common()))
+    print(f"  hot-path kernels compiled so far: {len(_fast.COMPILED)}")
 
 
 BF16_OPS = {
