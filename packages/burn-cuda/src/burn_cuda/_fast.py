@@ -314,8 +314,9 @@ def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
                 for d in shape[dim + 1 :]:
                     inner *= d
                 total = x.size // length if length else 0
-                # a thread per output walks its whole column: not for a few long columns
-                few_long = inner > 1 and total < 256 and length > 1024
+                # a thread per output walks its whole column: only with short columns or
+                # enough outputs to fill the GPU (cupy's tree reduction does the rest)
+                few_long = inner > 1 and length > 256 and total < 8192
                 if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long:
                     # the last dim (inner 1): a warp per row; any other: a thread per output
                     k = get("row" if inner == 1 else "mid", op, dt)
