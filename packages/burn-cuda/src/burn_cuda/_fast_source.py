@@ -73,7 +73,7 @@ def _head(dtype) -> str:
     return (
         f"typedef {ct} scalar_t;\n"
         "enum { VEC = 16 / sizeof(scalar_t) };\n"
-        "struct __align__(16) pack_t { scalar_t v[VEC]; };\n"
+        "struct alignas(16) pack_t { scalar_t v[VEC]; };\n"
         f"__device__ __forceinline__ scalar_t ABS(scalar_t v) {{ return {absf}; }}\n"
         "__device__ __forceinline__ bool aligned16(const void* p) {\n"
         "  return (((unsigned long long)p) & 15ULL) == 0;\n}\n"
