@@ -48,6 +48,11 @@ step profile 120 python3 packages/burn-cuda/profile_dispatch.py
 step benches 270 python3 -m benches --backend cuda --torch-device cuda --sizes gpu \
   --out "$out/benches" "${bench_args[@]}" ${BENCH_ARGS:-}
 step conformance 200 "${PYTEST[@]}" packages/burn-cuda/tests/test_conformance.py
+if grep -qE "^[0-9]+ failed|[0-9]+ failed" "$out/cuda-conformance.log"; then
+  # attribute failures: the same suite without the hot path (cupy's ops for everything)
+  step conformance-nofast 200 env BURN_CUDA_FAST=0 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py
+fi
 step gpu-tests 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py \
   packages/burn-cuda/tests/test_fast_gpu.py packages/burn-cuda/tests/test_bf16.py \
   packages/burn-cuda/tests/test_cpu.py \
