@@ -154,6 +154,12 @@ def gpu(args) -> None:
     )
     guide_profile(dev)
     bf16_probe(cp)
+    print(
+        f"\nhot-path kernels compiled so far: {len(_fast.COMPILED)}; failed to compile: "
+        f"{len(_fast.FAILED)}"
+    )
+    for key, msg in _fast.FAILED.items():
+        print(f"  {key}: {msg[:300]}")
 
 
 def guide_profile(dev) -> None:
@@ -187,6 +193,7 @@ def guide_profile(dev) -> None:
         f"Python returns (queue not drained), {gpu_span:.2f} ms between GPU events (the GPU is "
         "idle whenever Python is the bottleneck)"
     )
+    op_counts(dev)
     pr = cProfile.Profile()
     pr.enable()
     for _ in range(5):
@@ -223,6 +230,49 @@ def guide_profile(dev) -> None:
         print(f"  {tt / 5 * 1e3:7.3f} ms  {nc // 5:5d} calls  {name}  ({Path(f).name}:{line})")
 
 
+def op_counts(dev) -> None:
+    """Backend ops one guide step calls (nested defaults included), counted on a fresh Cuda
+    instance whose class methods are wrapped for the count (and restored after)."""
+    import collections
+    import inspect
+
+    from burn_autodiff import Autodiff
+    from burn_cuda import Cuda
+
+    sys.path.insert(0, str(HERE.parent.parent))
+    from benches.suites.training_step import _burn_step, _data
+
+    counts: collections.Counter = collections.Counter()
+    saved = {}
+    for name in Cuda.op_table():
+        raw = inspect.getattr_static(Cuda, name, None)
+        if raw is None or not callable(raw):
+            continue
+        saved[name] = raw
+
+        def counted(self, *a, _n=name, _f=raw, **k):
+            counts[_n] += 1
+            return _f(self, *a, **k)
+
+        setattr(Cuda, name, counted)
+    try:
+        inner = Cuda(int_dtype="int64")  # a new instance: its views take the counting methods
+        ad = Autodiff(inner).device(dev.index)
+        step, _ = _burn_step(ad, *_data(64))
+        step()
+        counts.clear()
+        step()
+        dev.sync()
+    finally:
+        for name, raw in saved.items():
+            setattr(Cuda, name, raw)
+    from burn_cuda import _fast
+
+    print(f"Backend ops per guide step: {sum(counts.values())} (nested calls included)")
+    print("  " + ", ".join(f"{n} {c}" for n, c in counts.most_common()))
+    print(f"  hot-path kernels compiled so far: {len(_fast.COMPILED)}")
+
+
 BF16_OPS = {
     "add": lambda cp, a: a + a,
     "mul": lambda cp, a: a * a,
@@ -252,8 +302,17 @@ def bf16_probe(cp) -> None:
     except ImportError:
         print("\nbfloat16 probe: ml_dtypes is not installed")
         return
-    a = cp.asarray(np.ones((4, 4), np.float32).astype(ml_dtypes.bfloat16))
+    host = np.ones((4, 4), np.float32).astype(ml_dtypes.bfloat16)
     print(f"\nbfloat16 on cupy {cp.__version__} (ml_dtypes {ml_dtypes.__version__}):")
+    try:
+        a = cp.asarray(host)
+    except Exception as exc:  # noqa: BLE001
+        print(f"  cupy.asarray(bf16 host) FAILS: {type(exc).__name__}: {exc}; through uint16:")
+        try:
+            a = cp.asarray(host.view(np.uint16)).view(host.dtype)
+        except Exception as exc2:  # noqa: BLE001
+            print(f"  uint16 view FAILS too: {type(exc2).__name__}: {exc2}")
+            return
     for name, fn in BF16_OPS.items():
         try:
             r = fn(cp, a)

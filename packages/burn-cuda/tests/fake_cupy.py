@@ -66,6 +66,14 @@ def _names() -> dict:
     return out
 
 
+def _index(t, span, inner):
+    if span > 0:
+        return (t // span) * inner + t % inner
+    if span < 0:
+        return (t // inner) % (-span)
+    return t
+
+
 class FakeKernel:
     def __init__(self, owner, src: str, name: str):
         self.owner, self.src, self.name = owner, src, name
@@ -89,8 +97,8 @@ class FakeKernel:
         elif kind == "bc":
             a, b, o, n, sa, ia, sb, ib = args
             t = np.arange(n)
-            xa = a.reshape(-1)[(t // sa) * ia + t % ia if sa else t]
-            xb = b.reshape(-1)[(t // sb) * ib + t % ib if sb else t]
+            xa = a.reshape(-1)[_index(t, sa, ia)]
+            xb = b.reshape(-1)[_index(t, sb, ib)]
             o.reshape(-1)[:] = _NP_BINARY[op](xa, xb)
         elif kind == "unary":
             a, o, n = args

@@ -72,7 +72,9 @@ def _arr(shape, dtype, seed=0, low=0.5, high=2.0):
         ((4, 7), (4, 1)),  # x - max_dim(x)
         ((1, 7), (4, 7)),  # broadcast on the left operand
         ((4, 1), (1, 7)),  # both broadcast
-        ((2, 3, 4, 5), (1, 3, 4, 1)),  # two runs: falls back
+        ((2, 3, 4, 5), (1, 3, 4, 1)),  # kept dims in one run: per-channel form
+        ((2, 3, 4, 5), (1, 3, 1, 1)),  # conv bias
+        ((2, 3, 4, 5), (2, 1, 4, 1)),  # broadcast and kept dims interleaved: falls back
         ((2, 3, 4), (2, 1, 4)),
     ],
 )
@@ -85,7 +87,7 @@ def test_binary_routes_and_values(fast, dtype, op, sa, sb):
     )
     assert got.shape == want.shape and got.dtype == np.dtype(dtype)
     np.testing.assert_allclose(got, want, rtol=1e-6)
-    two_runs = sa == (2, 3, 4, 5)
+    two_runs = sb == (2, 1, 4, 1)
     assert (used == [f"float_{op}"]) is two_runs
     if not two_runs and 0 not in sa:
         kind = cp.launches[-1][0]
@@ -97,7 +99,10 @@ def test_broadcast_spans():
     assert _fast._bcast((1, 7), (4, 7)) == (28, 7)  # idx = t % 7
     assert _fast._bcast((4, 1), (4, 7)) == (7, 1)  # idx = t / 7
     assert _fast._bcast((2, 1, 1, 5), (2, 3, 4, 5)) == (60, 5)
-    assert _fast._bcast((1, 3, 4, 1), (2, 3, 4, 5)) is None  # two runs
+    assert _fast._bcast((1, 3, 4, 1), (2, 3, 4, 5)) == (-12, 5)  # idx = (t / 5) % 12
+    assert _fast._bcast((1, 3, 1, 1), (2, 3, 4, 5)) == (-3, 20)
+    assert _fast._bcast((1, 1, 7), (4, 1, 7)) == (28, 7)  # a size-1 dim on both sides
+    assert _fast._bcast((2, 1, 4, 1), (2, 3, 4, 5)) is None  # interleaved
     assert _fast._bcast((3, 4), (2, 3, 4)) is None  # rank differs
 
 
@@ -230,3 +235,24 @@ def test_hot_path_sources_compile_with_nvcc(tmp_path):
         )
         assert proc.returncode == 0, (name, proc.stderr)
         assert f".entry {name}(" in (tmp_path / f"k{i}.ptx").read_text()
+
+
+def test_random_broadcasts_match_numpy():
+    # every pair of Burn-broadcastable shapes up to rank 4: the kernel's index maps (or the
+    # fallback) give numpy's broadcast result
+    cp = FakeCupy()
+    table, _ = _fallbacks()
+    ops = _fast.ops(cp, table)
+    rng = np.random.default_rng(5)
+    fast = 0
+    for _ in range(300):
+        rank = int(rng.integers(1, 5))
+        out = [int(rng.integers(1, 5)) for _ in range(rank)]
+        sa = [d if rng.random() < 0.6 else 1 for d in out]
+        sb = [d if rng.random() < 0.6 else 1 for d in out]
+        a, b = _arr(tuple(sa), np.float64, 1), _arr(tuple(sb), np.float64, 2)
+        before = len(cp.launches)
+        got = ops["float_sub"](None, a, b)
+        np.testing.assert_array_equal(got, np.subtract(a, b))
+        fast += len(cp.launches) > before
+    assert fast > 200  # most patterns take a kernel

@@ -34,6 +34,8 @@ ROW_MAX = 1 << 15
 #: (kind, op, dtype name) -> the compiler's message, for kernels that failed to compile: their
 #: ops keep using the general implementation (`profile_dispatch.py` prints this)
 FAILED: dict = {}
+#: (kind, op, dtype name) of every hot-path kernel compiled in this process
+COMPILED: set = set()
 
 
 class _Kernels:
@@ -57,6 +59,8 @@ class _Kernels:
         except Exception as exc:  # noqa: BLE001 - any compiler error: keep the general op
             FAILED[(kind, op, np.dtype(dtype).name)] = f"{type(exc).__name__}: {exc}"[:2000]
             k = None
+        else:
+            COMPILED.add((kind, op, np.dtype(dtype).name))
         self.cache[key] = k
         return k
 
@@ -66,29 +70,53 @@ def _dtypes_for(op: str) -> tuple:
 
 
 def _bcast(shape, out_shape):
-    """(span, inner) when `shape` is `out_shape` with one run of dims set to 1 (`[outer, 1,
-    inner]` against `[outer, mid, inner]`), (0, 0) when equal, None otherwise."""
+    """How an operand of `shape` is read for an output of `out_shape` (same rank, broadcastable):
+    (0, 0) when equal (index t); (span, inner) with span > 0 when its broadcast dims form one
+    run, `[outer, 1, inner]` (index (t / span) * inner + t % inner, span = mid * inner);
+    (-keep, inner) when its kept dims form one run, `[1, keep, 1]` against
+    `[outer, keep, inner]` (index (t / inner) % keep: a per-channel bias); None otherwise.
+    Dims of size 1 on both sides are ignored."""
     if shape == out_shape:
         return 0, 0
     if len(shape) != len(out_shape):
         return None
-    first = last = -1
+    bcast = []
+    kept = []
     for d in range(len(shape)):
-        if shape[d] != out_shape[d]:
-            if shape[d] != 1:
-                return None
-            if first < 0:
-                first = d
-            elif last != d - 1:
-                return None
-            last = d
-    inner = 1
-    for d in range(last + 1, len(out_shape)):
-        inner *= out_shape[d]
-    mid = 1
-    for d in range(first, last + 1):
-        mid *= out_shape[d]
-    return mid * inner, inner
+        o = out_shape[d]
+        if o == 1:
+            continue
+        if shape[d] == o:
+            kept.append(d)
+        elif shape[d] == 1:
+            bcast.append(d)
+        else:
+            return None
+    if not bcast:
+        return 0, 0
+    if _one_run(bcast, kept):
+        inner = 1
+        for d in range(bcast[-1] + 1, len(out_shape)):
+            inner *= out_shape[d]
+        mid = 1
+        for d in range(bcast[0], bcast[-1] + 1):
+            mid *= out_shape[d]
+        return mid * inner, inner
+    if kept and _one_run(kept, bcast):
+        inner = 1
+        for d in range(kept[-1] + 1, len(out_shape)):
+            inner *= out_shape[d]
+        keep = 1
+        for d in range(kept[0], kept[-1] + 1):
+            keep *= out_shape[d]
+        return -keep, inner
+    return None
+
+
+def _one_run(dims, others) -> bool:
+    """No dim of `others` lies between the first and last of `dims`."""
+    lo, hi = dims[0], dims[-1]
+    return not any(lo < d < hi for d in others)
 
 
 def ops(cp, table: dict, oom=MemoryError) -> dict:
@@ -286,8 +314,9 @@ def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
                 for d in shape[dim + 1 :]:
                     inner *= d
                 total = x.size // length if length else 0
-                # a thread per output walks its whole column: not for a few long columns
-                few_long = inner > 1 and total < 256 and length > 1024
+                # a thread per output walks its whole column: only with short columns or
+                # enough outputs to fill the GPU (cupy's tree reduction does the rest)
+                few_long = inner > 1 and length > 256 and total < 8192
                 if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long:
                     # the last dim (inner 1): a warp per row; any other: a thread per output
                     k = get("row" if inner == 1 else "mid", op, dt)

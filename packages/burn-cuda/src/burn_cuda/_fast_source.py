@@ -73,7 +73,7 @@ def _head(dtype) -> str:
     return (
         f"typedef {ct} scalar_t;\n"
         "enum { VEC = 16 / sizeof(scalar_t) };\n"
-        "struct __align__(16) pack_t { scalar_t v[VEC]; };\n"
+        "struct alignas(16) pack_t { scalar_t v[VEC]; };\n"
         f"__device__ __forceinline__ scalar_t ABS(scalar_t v) {{ return {absf}; }}\n"
         "__device__ __forceinline__ bool aligned16(const void* p) {\n"
         "  return (((unsigned long long)p) & 15ULL) == 0;\n}\n"
@@ -125,8 +125,9 @@ def binary(op: str, dtype) -> str:
 
 
 def binary_broadcast(op: str, dtype) -> str:
-    """out [outer, mid, inner] = a OP b where an operand is either full (span 0: index t) or
-    [outer, 1, inner] (index (t / span) * inner + t % inner, span = mid * inner)."""
+    """out = a OP b where each operand is full (span 0: index t), [outer, 1, inner] against
+    [outer, mid, inner] (span = mid * inner > 0: index (t / span) * inner + t % inner) or
+    [1, keep, 1] against [outer, keep, inner] (span = -keep: index (t / inner) % keep)."""
     name = kernel_name(op, dtype, "_bc")
     return (
         _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
@@ -134,8 +135,23 @@ def binary_broadcast(op: str, dtype) -> str:
         " long long a_span, long long a_inner, long long b_span, long long b_inner) {\n"
         "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
         "  if (t >= n) return;\n"
-        "  long long ia = a_span ? (t / a_span) * a_inner + t % a_inner : t;\n"
-        "  long long ib = b_span ? (t / b_span) * b_inner + t % b_inner : t;\n"
+        "  long long ia, ib;\n"
+        "  if (n <= 0xffffffffLL) {  // 32-bit index arithmetic: 64-bit division is emulated\n"
+        "    unsigned int u = (unsigned int)t;\n"
+        "    ia = a_span > 0 ? (long long)((u / (unsigned int)a_span) * (unsigned int)a_inner\n"
+        "                                  + u % (unsigned int)a_inner)\n"
+        "       : (a_span < 0 ? (long long)((u / (unsigned int)a_inner)"
+        " % (unsigned int)(-a_span)) : t);\n"
+        "    ib = b_span > 0 ? (long long)((u / (unsigned int)b_span) * (unsigned int)b_inner\n"
+        "                                  + u % (unsigned int)b_inner)\n"
+        "       : (b_span < 0 ? (long long)((u / (unsigned int)b_inner)"
+        " % (unsigned int)(-b_span)) : t);\n"
+        "  } else {\n"
+        "    ia = a_span > 0 ? (t / a_span) * a_inner + t % a_inner\n"
+        "       : (a_span < 0 ? (t / a_inner) % (-a_span) : t);\n"
+        "    ib = b_span > 0 ? (t / b_span) * b_inner + t % b_inner\n"
+        "       : (b_span < 0 ? (t / b_inner) % (-b_span) : t);\n"
+        "  }\n"
         f"  const scalar_t x = a[ia]; const scalar_t y = b[ib];\n  out[t] = {BINARY[op]};\n}}\n"
     )
 
