@@ -40,7 +40,7 @@ limit() {  # seconds a step may take: its own cap, within what is left of the bu
 note() {  # note NAME RC T0: one summary row from the step's log
   local log="$out/opencl-$1.log" last
   last=$(grep -E "[0-9]+ (passed|failed|error)" "$log" 2>/dev/null | tail -1)
-  [ -z "$last" ] && last=$(tail -1 "$log" 2>/dev/null)
+  [ -z "$last" ] && last=$(grep -v "^[[:space:]]*$" "$log" 2>/dev/null | tail -1)
   summary+=("$(printf '%-14s | rc=%-3s | %4s s | %s' "$1" "$2" "$((SECONDS - $3))" "${last:0:100}")")
 }
 step() {  # step NAME CAP RESERVE CMD...: run with a timeout, log, note

@@ -40,6 +40,8 @@ class Tile:
     tn: int = 4
     #: the register-blocked kernel (`_sgemm`) instead of the plain one
     rb: bool = False
+    #: the CPU kernel (`_CPU_SRC`): a work-item per column and BM rows, no local memory
+    cpu: bool = False
 
     def local_bytes(self, itemsize: int) -> int:
         return 2 * self.bk * (self.bm + self.bn) * itemsize
@@ -96,12 +98,51 @@ __kernel void matmul(const MM P, __global T* o, __global const T* x, __global co
 """
 
 
+# For CPU devices (PoCL): PoCL vectorises a work-group's loop over items along dim 0, so items
+# walking neighbouring columns n read y's row k as one vector load and x's BM values of column k
+# as broadcasts; BM accumulators per item stay in vector registers. No local memory, no barrier
+# (which would make PoCL save every private value per item).
+_CPU_SRC = """
+__kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __global const T* y) {
+  int n = get_global_id(0);
+  int m0 = get_global_id(1) * BM;
+  int bi = get_global_id(2);
+  int r = bi, xo = P.xo, yo = P.yo;
+  for (int d = P.nb - 1; d >= 0; --d) {
+    int q = r / P.bshape[d]; int c = r - q * P.bshape[d]; r = q;
+    xo += c * P.xb[d]; yo += c * P.yb[d];
+  }
+  int nn = n < P.N ? n : P.N - 1;  /* out-of-range items compute a duplicate, store nothing */
+  int rows = P.M - m0 < BM ? P.M - m0 : BM;
+  T acc[BM];
+  for (int i = 0; i < BM; ++i) acc[i] = (T)0;
+  __global const T* yp = y + yo + nn * P.yc;
+  __global const T* xp = x + xo + m0 * P.xr;
+  if (rows == BM) {
+    for (int k = 0; k < P.K; ++k) {
+      T b = yp[k * P.yr];
+      for (int i = 0; i < BM; ++i) acc[i] += xp[i * P.xr + k * P.xc] * b;
+    }
+  } else {
+    for (int k = 0; k < P.K; ++k) {
+      T b = yp[k * P.yr];
+      for (int i = 0; i < rows; ++i) acc[i] += xp[i * P.xr + k * P.xc] * b;
+    }
+  }
+  if (n < P.N) {
+    __global T* op = o + bi * P.M * P.N + m0 * P.N + n;
+    for (int i = 0; i < rows; ++i) op[i * P.N] = acc[i];
+  }
+}
+"""
+
+
 def _render(dt, tile: Tile) -> str:
     t = tile
     head = f"typedef {ctype(dt)} T;\n" + _MM_C
     head += f"#define BM {t.bm}\n#define BN {t.bn}\n#define BK {t.bk}\n"
     head += f"#define TM {t.tm}\n#define TN {t.tn}\n"
-    return head + _SRC
+    return head + (_CPU_SRC if t.cpu else _SRC)
 
 
 def _render_rb(dt, t: Tile, modes) -> str:
@@ -121,6 +162,8 @@ CANDIDATES = (
     Tile(128, 128, 16, 8, 8, rb=True),
     Tile(64, 128, 16, 4, 8, rb=True),
     Tile(64, 64, 16, 4, 4, rb=True),
+    Tile(8, 64, 1, 8, 1, cpu=True),
+    Tile(4, 128, 1, 4, 1, cpu=True),
 )
 #: problems smaller than this many multiply-adds run the default tile untuned
 TUNE_MIN_WORK = 1 << 18
@@ -135,6 +178,8 @@ def candidates(rt, itemsize: int) -> list[Tile]:
             # PoCL runs a work-group as a loop over its items, saving every private array
             # across barriers: the 8x8 register blocks spill, 10-30x slower than the plain tiles
             continue
+        if t.cpu and rt.kind != "cpu":
+            continue  # one work-item per column: no reuse through local memory on a GPU
         lx, ly = t.local
         if lx * ly > dev.max_work_group_size:
             continue
@@ -194,7 +239,8 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
     def program(t: Tile):
         if t.rb:
             return ("sgemm", dt.str, t, modes), "sgemm", lambda: _render_rb(dt, t, modes)
-        return ("matmul", dt.str, t), "matmul", lambda: _render(dt, t)
+        name = "matmul_cpu" if t.cpu else "matmul"
+        return ("matmul", dt.str, t), name, lambda: _render(dt, t)
 
     def sizes(t: Tile):
         lx, ly = t.local
