@@ -104,7 +104,7 @@ __kernel void matmul(const MM P, __global T* o, __global const T* x, __global co
 # (which would make PoCL save every private value per item).
 _CPU_SRC = """
 __kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __global const T* y) {
-  int n = get_global_id(0);
+  int n0 = get_global_id(0) * 8;
   int m0 = get_global_id(1) * BM;
   int bi = get_global_id(2);
   int r = bi, xo = P.xo, yo = P.yo;
@@ -112,26 +112,30 @@ __kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __globa
     int q = r / P.bshape[d]; int c = r - q * P.bshape[d]; r = q;
     xo += c * P.xb[d]; yo += c * P.yb[d];
   }
-  int nn = n < P.N ? n : P.N - 1;  /* out-of-range items compute a duplicate, store nothing */
+  if (n0 >= P.N || m0 >= P.M) return;
   int rows = P.M - m0 < BM ? P.M - m0 : BM;
-  T acc[BM];
-  for (int i = 0; i < BM; ++i) acc[i] = (T)0;
-  __global const T* yp = y + yo + nn * P.yc;
   __global const T* xp = x + xo + m0 * P.xr;
-  if (rows == BM) {
+  __global T* op = o + bi * P.M * P.N + m0 * P.N + n0;
+  if (P.yc == 1 && n0 + 8 <= P.N && rows == BM) {
+    /* 8 columns as one T8: a vector load of y's row k, BM broadcast FMAs per k */
+    T8 acc[BM];
+    for (int i = 0; i < BM; ++i) acc[i] = (T8)0;
+    __global const T* yp = y + yo + n0;
     for (int k = 0; k < P.K; ++k) {
-      T b = yp[k * P.yr];
+      T8 b = vload8(0, yp + k * P.yr);
       for (int i = 0; i < BM; ++i) acc[i] += xp[i * P.xr + k * P.xc] * b;
     }
+    for (int i = 0; i < BM; ++i) vstore8(acc[i], 0, op + i * P.N);
   } else {
-    for (int k = 0; k < P.K; ++k) {
-      T b = yp[k * P.yr];
-      for (int i = 0; i < rows; ++i) acc[i] += xp[i * P.xr + k * P.xc] * b;
+    int cols = P.N - n0 < 8 ? P.N - n0 : 8;
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        T acc = (T)0;
+        for (int k = 0; k < P.K; ++k)
+          acc += xp[i * P.xr + k * P.xc] * y[yo + k * P.yr + (n0 + j) * P.yc];
+        op[i * P.N + j] = acc;
+      }
     }
-  }
-  if (n < P.N) {
-    __global T* op = o + bi * P.M * P.N + m0 * P.N + n;
-    for (int i = 0; i < rows; ++i) op[i * P.N] = acc[i];
   }
 }
 """
@@ -142,7 +146,9 @@ def _render(dt, tile: Tile) -> str:
     head = f"typedef {ctype(dt)} T;\n" + _MM_C
     head += f"#define BM {t.bm}\n#define BN {t.bn}\n#define BK {t.bk}\n"
     head += f"#define TM {t.tm}\n#define TN {t.tn}\n"
-    return head + (_CPU_SRC if t.cpu else _SRC)
+    if t.cpu:
+        return head + f"typedef {ctype(dt)}8 T8;\n" + _CPU_SRC
+    return head + _SRC
 
 
 def _render_rb(dt, t: Tile, modes) -> str:
@@ -162,8 +168,8 @@ CANDIDATES = (
     Tile(128, 128, 16, 8, 8, rb=True),
     Tile(64, 128, 16, 4, 8, rb=True),
     Tile(64, 64, 16, 4, 4, rb=True),
-    Tile(8, 64, 1, 8, 1, cpu=True),
-    Tile(4, 128, 1, 4, 1, cpu=True),
+    Tile(8, 128, 1, 8, 8, cpu=True),
+    Tile(4, 128, 1, 4, 8, cpu=True),
 )
 #: problems smaller than this many multiply-adds run the default tile untuned
 TUNE_MIN_WORK = 1 << 18
