@@ -158,7 +158,8 @@ def _render_rb(dt, t: Tile, modes) -> str:
 #: autotune's candidates, default first: 16x16 items of 4x4 outputs; 16x16 items of 8x4 (taller
 #: blocks, more reuse per loaded word); 8x8 items of 4x4 (small work-groups); 16x16 of 2x2 (small
 #: matrices: more work-groups); then the register-blocked kernel (`_sgemm`: vector loads, double
-#: buffering) with 128x128 blocks of 8x8 per item (BK 8 and 16), 64x128 of 4x8 and 64x64 of 4x4
+#: buffering) with 128x128 blocks of 8x8 per item (BK 8 and 16), 64x128 of 4x8, 128x64 of 8x4
+#: and 64x64 of 4x4; last the CPU kernel (PoCL only)
 CANDIDATES = (
     Tile(64, 64, 16, 4, 4),
     Tile(128, 64, 16, 8, 4),
@@ -167,6 +168,7 @@ CANDIDATES = (
     Tile(128, 128, 8, 8, 8, rb=True),
     Tile(128, 128, 16, 8, 8, rb=True),
     Tile(64, 128, 16, 4, 8, rb=True),
+    Tile(128, 64, 16, 8, 4, rb=True),
     Tile(64, 64, 16, 4, 4, rb=True),
     Tile(8, 128, 1, 8, 8, cpu=True),
     Tile(4, 128, 1, 4, 8, cpu=True),
