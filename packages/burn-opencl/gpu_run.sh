@@ -5,7 +5,7 @@
 #   QUICK=1 bash packages/burn-opencl/gpu_run.sh  # smoke test: tiny sizes, guide on 512 items
 #   (DEVICE_TYPE=cpu: the same on PoCL, to try the script on a machine without a GPU)
 # Logs and JSON go under $OUT (or ./gpu-out); a summary table comes last. Every step has a
-# timeout inside one overall budget (BUDGET seconds, default 540) and the script goes on after a
+# timeout inside one overall budget (BUDGET seconds, default 510) and the script goes on after a
 # failure.
 #
 # 1. correctness on OpenCl("gpu"), five pytest processes at once (16 cores): the conformance suite
@@ -25,7 +25,7 @@ export PYTHONUNBUFFERED=1 BURN_CACHE_DIR="$out/cache"
 src=""
 for d in packages/*/src examples/*/src; do src="$src:$PWD/$d"; done
 export PYTHONPATH="${src#:}${PYTHONPATH:+:$PYTHONPATH}"
-deadline=$((SECONDS + ${BUDGET:-540}))
+deadline=$((SECONDS + ${BUDGET:-510}))
 PYTEST=(python3 -m pytest -p no:cacheprovider -q -o addopts="" --import-mode=importlib -W error)
 if [ -n "${QUICK:-}" ]; then
   quick=(--quick); guide_args=(--epochs 1 --limit 512); reps=(--quick)

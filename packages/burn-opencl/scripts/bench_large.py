@@ -53,7 +53,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from burn_opencl import OpenCl
-    from burn_opencl._autotune import _MEMORY
+    from burn_opencl._autotune import _MEMORY  # (device, key) -> winner
     from burn_opencl._matmul import candidates, matmul
     from burn_tensor import Tensor, module
 
@@ -108,8 +108,13 @@ def main() -> None:
         px, py = x.into_primitive(), y.into_primitive()
         per = {}
         for tile in cands:
-            dt = timeit(lambda tile=tile: matmul(px, py, tile), dev.sync, repeats=3, min_time=0.05)
-            per[repr(tile)] = flop / dt / 1e12
+            try:
+                dt = timeit(
+                    lambda tile=tile: matmul(px, py, tile), dev.sync, repeats=3, min_time=0.05
+                )
+                per[repr(tile)] = flop / dt / 1e12
+            except Exception as exc:  # noqa: BLE001 - report a tile the driver cannot run
+                per[repr(tile)] = f"failed: {exc}"[:300]
         case["per_tile_TFLOPs"] = per
         if tdev:
             t_t = timeit(lambda: tx @ ty, tsync, repeats=5, min_time=0.1)
@@ -146,7 +151,11 @@ def main() -> None:
         case = report["cases"][f"matmul_{size}"]
         print(f"matmul {size}: autotune picked {case['autotune_pick']}")
         for tile, tf in case["per_tile_TFLOPs"].items():
-            print(f"  {tile}: {tf:.2f} TFLOP/s")
+            print(f"  {tile}: {tf:.3f} TFLOP/s" if isinstance(tf, float) else f"  {tile}: {tf}")
+    from burn_opencl._autotune import FAILED
+
+    for (devid, tile), err in FAILED.items():
+        print(f"autotune skipped {tile} on {devid}: {err}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

@@ -4,6 +4,7 @@ broadcast operands), and the tuner caches winners in memory and on disk per driv
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ from burn_opencl import OpenCl, _autotune
 from burn_opencl._array import ClArray
 from burn_opencl._matmul import CANDIDATES, matmul
 
-B = OpenCl("cpu")
+# every tile on the device the package's tests run on (BURN_OPENCL_TEST_DEVICE_TYPE, as conftest)
+B = OpenCl(os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu"))
 RT = B._rt(None)
 
 
@@ -119,3 +121,14 @@ def test_autotune_off(tuner, monkeypatch):
     runs = []
     assert _autotune.choose(RT, "k3", ["a", "b"], runs.append) == 0
     assert runs == [] and not tuner.exists()
+
+
+def test_a_failing_candidate_is_skipped(tuner):
+    def run(c):
+        if c == "broken":
+            raise RuntimeError("build failed")
+
+    assert _autotune.choose(RT, "k4", ["broken", "ok"], run, repeats=1) == 1
+    assert any("build failed" in v for v in _autotune.FAILED.values())
+    with pytest.raises(RuntimeError, match="every candidate failed"):
+        _autotune.choose(RT, "k5", ["broken", "broken"], run, repeats=1)
