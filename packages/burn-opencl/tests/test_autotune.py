@@ -101,15 +101,22 @@ def test_choose_benchmarks_once_then_reads_memory_and_disk(tuner):
     # a fresh process (empty memory) reads the file; a hand-edited winner is honoured
     data = json.loads(tuner.read_text())
     (dev,) = data
-    data[dev]["winners"]["k1"] = 2
+    assert data[dev]["winners"]["k1"] == repr(cands[first])  # the winner by name
+    data[dev]["winners"]["k1"] = repr("c")
     tuner.write_text(json.dumps(data))
     _autotune._MEMORY.clear()
     assert _autotune.choose(RT, "k1", cands, runs.append) == 2 and len(runs) == 9
+    # a name that is no candidate any more (another version's list) is tuned again
+    data[dev]["winners"]["k1"] = "Tile(gone)"
+    tuner.write_text(json.dumps(data))
+    _autotune._MEMORY.clear()
+    _autotune.choose(RT, "k1", cands, runs.append, repeats=1)
+    assert len(runs) == 9 + 3 * 2
 
 
 def test_a_cache_from_another_driver_is_ignored(tuner):
     dev = f"{RT.cl_device.platform.name.strip()}|{RT.name}"
-    tuner.write_text(json.dumps({dev: {"driver": "some other version", "winners": {"k2": 1}}}))
+    tuner.write_text(json.dumps({dev: {"driver": "some other version", "winners": {"k2": "'b'"}}}))
     runs = []
     _autotune.choose(RT, "k2", ["a", "b"], runs.append, repeats=1)
     assert len(runs) == 4  # re-tuned

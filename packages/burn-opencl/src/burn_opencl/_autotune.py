@@ -56,7 +56,7 @@ def _load() -> dict:
         return {}
 
 
-def _store(rt, key: str, winner: int) -> None:
+def _store(rt, key: str, winner: str) -> None:
     path = cache_path()
     data = _load()
     section = data.get(_device_id(rt))
@@ -93,10 +93,13 @@ def choose(rt, key: str, candidates: list, run, repeats: int = 3) -> int:
     hit = _MEMORY.get(mem_key)
     if hit is not None:
         return hit
+    # the file names the winner (its repr), not its position: a candidate list that changed
+    # between versions (or a device that filters it differently) never maps to another one
     disk = _from_disk(rt, key)
-    if isinstance(disk, int) and 0 <= disk < len(candidates):
-        _MEMORY[mem_key] = disk
-        return disk
+    names = [repr(c) for c in candidates]
+    if isinstance(disk, str) and disk in names:
+        _MEMORY[mem_key] = names.index(disk)
+        return _MEMORY[mem_key]
     best, best_t = None, float("inf")
     for i, cand in enumerate(candidates):
         try:
@@ -116,5 +119,5 @@ def choose(rt, key: str, candidates: list, run, repeats: int = 3) -> int:
     if best is None:
         raise RuntimeError(f"autotune {key}: every candidate failed on {rt.name}: {FAILED}")
     _MEMORY[mem_key] = best
-    _store(rt, key, best)
+    _store(rt, key, repr(candidates[best]))
     return best
