@@ -11,17 +11,17 @@ of the rendered source (`Tile`); autotune (`_autotune`) picks among `CANDIDATES`
 from __future__ import annotations
 
 import struct
-
-import numpy as np
 from dataclasses import dataclass
 
+import numpy as np
+
+from . import _sgemm as sgemm
 from ._array import ClArray, broadcast_shape
 from ._autotune import bucket, choose
 from ._layout import collapse
 from ._plan import Plan, own_kernel, remember
 from ._runtime import ctype
 from ._sgemm import a_mode, b_mode
-from . import _sgemm as sgemm
 
 MAXB = 6
 _MM = struct.Struct(f"{4 + 3 * MAXB + 6}i")
@@ -205,7 +205,17 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
     rt = x.rt
     key = None
     if tile is None:
-        key = ("matmul", x.dtype, x.shape, x.strides, x.offset, y.dtype, y.shape, y.strides, y.offset)
+        key = (
+            "matmul",
+            x.dtype,
+            x.shape,
+            x.strides,
+            x.offset,
+            y.dtype,
+            y.shape,
+            y.strides,
+            y.offset,
+        )
         plan = rt.plans.get(key)
         if plan is not None:
             return plan(x.buf, y.buf)

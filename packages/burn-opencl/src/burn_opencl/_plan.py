@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 import pyopencl as cl
-import pyopencl._cl as _cl
+from pyopencl import _cl
 
 from ._array import ClArray
 from ._pool import Block, size_class

@@ -176,7 +176,8 @@ void sgemm(const MM P, __global T* o, __global const T* x, __global const T* y) 
 def render(ctype: str, mm_struct: str, bm, bn, bk, tm, tn, amode, bmode, outvec) -> str:
     """OpenCL C of the register-blocked kernel `sgemm` for one tile and operand layout."""
     head = f"typedef {ctype} T;\ntypedef {ctype}4 T4;\n" + mm_struct
-    defs = dict(BM=bm, BN=bn, BK=bk, TM=tm, TN=tn, AMODE=amode, BMODE=bmode, OUTVEC=int(outvec))
+    defs = {"BM": bm, "BN": bn, "BK": bk, "TM": tm, "TN": tn}
+    defs.update({"AMODE": amode, "BMODE": bmode, "OUTVEC": int(outvec)})
     head += "".join(f"#define {k} {v}\n" for k, v in defs.items())
     return head + _SRC
 
