@@ -62,7 +62,15 @@ def im2col(x, kh, kw, stride, padding, dilation, idt):
     oh = _out(h, kh, stride[0], padding[0], dilation[0])
     ow = _out(w, kw, stride[1], padding[1], dilation[1])
     g = window_geo(x, (kh, kw), stride, padding, dilation, (oh, ow))
-    cols = _launch("im2col", x, (n, c * kh * kw, oh * ow), g, [x.buf], idt)
+    shape = (n, c * kh * kw, oh * ow)
+    if x.rt.kind == "cpu":  # a work-item per output row: no per-element divisions
+        cols = ClArray.empty(x.rt, shape, x.dtype)
+        rows = n * c * kh * kw * oh
+        if rows and ow:
+            k = kernel(x.rt, x.dtype, idt, "im2col_rows")
+            x.rt.launch1d(k, rows, [g, cols.buf, x.buf])
+        return cols, oh, ow
+    cols = _launch("im2col", x, shape, g, [x.buf], idt)
     return cols, oh, ow
 
 
