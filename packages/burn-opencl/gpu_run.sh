@@ -63,7 +63,7 @@ pids=()
 for job in "conf-f32:packages/burn-opencl/tests/test_conformance.py -k f32-i32" \
   "conf-f64:packages/burn-opencl/tests/test_conformance.py -k f64-i64" \
   "gradcheck:packages/burn-opencl/tests/test_autodiff_gradcheck.py" \
-  "backend:packages/burn-opencl/tests/test_backend.py packages/burn-opencl/tests/test_autotune.py" \
+  "backend:packages/burn-opencl/tests/test_backend.py packages/burn-opencl/tests/test_autotune.py packages/burn-opencl/tests/test_plan.py" \
   "example:examples/custom-opencl-kernel/tests"; do
   name=${job%%:*}
   # shellcheck disable=SC2086
