@@ -5,7 +5,7 @@
 #   QUICK=1 bash packages/burn-opencl/gpu_run.sh  # smoke test: tiny sizes, guide on 512 items
 #   (DEVICE_TYPE=cpu: the same on PoCL, to try the script on a machine without a GPU)
 # Logs and JSON go under $OUT (or ./gpu-out); a summary table comes last. Every step has a
-# timeout inside one overall budget (BUDGET seconds, default 540) and the script goes on after a
+# timeout inside one overall budget (BUDGET seconds, default 510) and the script goes on after a
 # failure.
 #
 # 1. correctness on OpenCl("gpu"), five pytest processes at once (16 cores): the conformance suite
@@ -25,7 +25,7 @@ export PYTHONUNBUFFERED=1 BURN_CACHE_DIR="$out/cache"
 src=""
 for d in packages/*/src examples/*/src; do src="$src:$PWD/$d"; done
 export PYTHONPATH="${src#:}${PYTHONPATH:+:$PYTHONPATH}"
-deadline=$((SECONDS + ${BUDGET:-570}))
+deadline=$((SECONDS + ${BUDGET:-560}))
 PYTEST=(python3 -m pytest -p no:cacheprovider -q -o addopts="" --import-mode=importlib -W error)
 if [ -n "${QUICK:-}" ]; then
   quick=(--quick); guide_args=(--epochs 1 --limit 512); reps=(--quick)
@@ -40,7 +40,7 @@ limit() {  # seconds a step may take: its own cap, within what is left of the bu
 note() {  # note NAME RC T0: one summary row from the step's log
   local log="$out/opencl-$1.log" last
   last=$(grep -E "[0-9]+ (passed|failed|error)" "$log" 2>/dev/null | tail -1)
-  [ -z "$last" ] && last=$(tail -1 "$log" 2>/dev/null)
+  [ -z "$last" ] && last=$(grep -v "^[[:space:]]*$" "$log" 2>/dev/null | tail -1)
   summary+=("$(printf '%-14s | rc=%-3s | %4s s | %s' "$1" "$2" "$((SECONDS - $3))" "${last:0:100}")")
 }
 step() {  # step NAME CAP RESERVE CMD...: run with a timeout, log, note
@@ -63,7 +63,7 @@ pids=()
 for job in "conf-f32:packages/burn-opencl/tests/test_conformance.py -k f32-i32" \
   "conf-f64:packages/burn-opencl/tests/test_conformance.py -k f64-i64" \
   "gradcheck:packages/burn-opencl/tests/test_autodiff_gradcheck.py" \
-  "backend:packages/burn-opencl/tests/test_backend.py packages/burn-opencl/tests/test_autotune.py" \
+  "backend:packages/burn-opencl/tests/test_backend.py packages/burn-opencl/tests/test_autotune.py packages/burn-opencl/tests/test_plan.py" \
   "example:examples/custom-opencl-kernel/tests"; do
   name=${job%%:*}
   # shellcheck disable=SC2086

@@ -98,8 +98,11 @@ def test_strided_and_offset_inputs_are_made_contiguous():
 def test_gradients_match_numpy(shapes, checkpointing):
     device = Autodiff(_backend("float64"), checkpointing=checkpointing).device()
     arrs = _arrays(shapes, 3)
-    gout = np.random.default_rng(4).normal(size=np.broadcast_shapes(
-        np.matmul(np.zeros(shapes[0]), np.zeros(shapes[1])).shape, tuple(shapes[2])))
+    gout = np.random.default_rng(4).normal(
+        size=np.broadcast_shapes(
+            np.matmul(np.zeros(shapes[0]), np.zeros(shapes[1])).shape, tuple(shapes[2])
+        )
+    )
     ts = [Tensor.from_data(a, device).require_grad() for a in arrs]
     out = matmul_add_relu_custom(*ts)
     assert out.is_require_grad()

@@ -4,6 +4,7 @@ broadcast operands), and the tuner caches winners in memory and on disk per driv
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ from burn_opencl import OpenCl, _autotune
 from burn_opencl._array import ClArray
 from burn_opencl._matmul import CANDIDATES, matmul
 
-B = OpenCl("cpu")
+# every tile on the device the package's tests run on (BURN_OPENCL_TEST_DEVICE_TYPE, as conftest)
+B = OpenCl(os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu"))
 RT = B._rt(None)
 
 
@@ -99,15 +101,22 @@ def test_choose_benchmarks_once_then_reads_memory_and_disk(tuner):
     # a fresh process (empty memory) reads the file; a hand-edited winner is honoured
     data = json.loads(tuner.read_text())
     (dev,) = data
-    data[dev]["winners"]["k1"] = 2
+    assert data[dev]["winners"]["k1"] == repr(cands[first])  # the winner by name
+    data[dev]["winners"]["k1"] = repr("c")
     tuner.write_text(json.dumps(data))
     _autotune._MEMORY.clear()
     assert _autotune.choose(RT, "k1", cands, runs.append) == 2 and len(runs) == 9
+    # a name that is no candidate any more (another version's list) is tuned again
+    data[dev]["winners"]["k1"] = "Tile(gone)"
+    tuner.write_text(json.dumps(data))
+    _autotune._MEMORY.clear()
+    _autotune.choose(RT, "k1", cands, runs.append, repeats=1)
+    assert len(runs) == 9 + 3 * 2
 
 
 def test_a_cache_from_another_driver_is_ignored(tuner):
     dev = f"{RT.cl_device.platform.name.strip()}|{RT.name}"
-    tuner.write_text(json.dumps({dev: {"driver": "some other version", "winners": {"k2": 1}}}))
+    tuner.write_text(json.dumps({dev: {"driver": "some other version", "winners": {"k2": "'b'"}}}))
     runs = []
     _autotune.choose(RT, "k2", ["a", "b"], runs.append, repeats=1)
     assert len(runs) == 4  # re-tuned
@@ -119,3 +128,14 @@ def test_autotune_off(tuner, monkeypatch):
     runs = []
     assert _autotune.choose(RT, "k3", ["a", "b"], runs.append) == 0
     assert runs == [] and not tuner.exists()
+
+
+def test_a_failing_candidate_is_skipped(tuner):
+    def run(c):
+        if c == "broken":
+            raise RuntimeError("build failed")
+
+    assert _autotune.choose(RT, "k4", ["broken", "ok"], run, repeats=1) == 1
+    assert any("build failed" in v for v in _autotune.FAILED.values())
+    with pytest.raises(RuntimeError, match="every candidate failed"):
+        _autotune.choose(RT, "k5", ["broken", "broken"], run, repeats=1)

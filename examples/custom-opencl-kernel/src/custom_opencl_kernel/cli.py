@@ -1,7 +1,7 @@
 """`custom-opencl-kernel`: run the fused kernel beside the reference, forward and backward.
 
-    uv run custom-opencl-kernel                 # the first OpenCL device (a GPU if present)
-    uv run custom-opencl-kernel --device-type cpu --float64
+uv run custom-opencl-kernel                 # the first OpenCL device (a GPU if present)
+uv run custom-opencl-kernel --device-type cpu --float64
 """
 
 from __future__ import annotations

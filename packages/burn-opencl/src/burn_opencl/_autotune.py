@@ -5,7 +5,8 @@ runs once to compile and warm up, then a few timed runs with the queue synchroni
 wins. Winners live in memory and in a JSON file (`$BURN_CACHE_DIR`, else
 `$XDG_CACHE_HOME/burn` or `~/.cache/burn`: `opencl-autotune.json`), one section per device holding
 the driver version it was measured with: a section written under another driver version is
-ignored (and replaced). `BURN_AUTOTUNE=0` turns tuning off (the first candidate is used).
+ignored (and replaced). `BURN_AUTOTUNE=0` turns tuning off (the first candidate is used). A
+candidate that fails to build or run on a device is skipped and its error kept in `FAILED`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 
 FILE = "opencl-autotune.json"
 _MEMORY: dict = {}  # (device id, key) -> winner index
+#: (device id, candidate repr) -> the error of a candidate that failed to build or run
+FAILED: dict = {}
 
 
 def enabled() -> bool:
@@ -53,7 +56,7 @@ def _load() -> dict:
         return {}
 
 
-def _store(rt, key: str, winner: int) -> None:
+def _store(rt, key: str, winner: str) -> None:
     path = cache_path()
     data = _load()
     section = data.get(_device_id(rt))
@@ -90,14 +93,22 @@ def choose(rt, key: str, candidates: list, run, repeats: int = 3) -> int:
     hit = _MEMORY.get(mem_key)
     if hit is not None:
         return hit
+    # the file names the winner (its repr), not its position: a candidate list that changed
+    # between versions (or a device that filters it differently) never maps to another one
     disk = _from_disk(rt, key)
-    if isinstance(disk, int) and 0 <= disk < len(candidates):
-        _MEMORY[mem_key] = disk
-        return disk
-    best, best_t = 0, float("inf")
+    names = [repr(c) for c in candidates]
+    if isinstance(disk, str) and disk in names:
+        _MEMORY[mem_key] = names.index(disk)
+        return _MEMORY[mem_key]
+    best, best_t = None, float("inf")
     for i, cand in enumerate(candidates):
-        run(cand)  # compile + warm up
-        rt.sync()
+        try:
+            run(cand)  # compile + warm up
+            rt.sync()
+        except Exception as exc:  # noqa: BLE001 - a driver that cannot build one variant
+            # (a compiler bug, a resource limit) must not take the op down: skip it, say so
+            FAILED[(_device_id(rt), repr(cand))] = f"{type(exc).__name__}: {exc}"[:500]
+            continue
         t0 = time.perf_counter()
         for _ in range(repeats):
             run(cand)
@@ -105,6 +116,8 @@ def choose(rt, key: str, candidates: list, run, repeats: int = 3) -> int:
         dt = time.perf_counter() - t0
         if dt < best_t:
             best, best_t = i, dt
+    if best is None:
+        raise RuntimeError(f"autotune {key}: every candidate failed on {rt.name}: {FAILED}")
     _MEMORY[mem_key] = best
-    _store(rt, key, best)
+    _store(rt, key, repr(candidates[best]))
     return best

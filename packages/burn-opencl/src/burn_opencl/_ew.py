@@ -52,8 +52,17 @@ def _record(rt, key, name, dt, out, inputs, nscalars) -> None:
     wg = rt.wg
     groups = min((n + wg - 1) // wg, rt.max_groups)
     first_scalar = 2 + len(inputs)
-    plan = Plan(rt, k, shape, out.dtype, out.strides, (groups * wg,), (wg,), first_scalar,
-                SCALAR[dt] if nscalars else None)
+    plan = Plan(
+        rt,
+        k,
+        shape,
+        out.dtype,
+        out.strides,
+        (groups * wg,),
+        (wg,),
+        first_scalar,
+        SCALAR[dt] if nscalars else None,
+    )
     remember(rt, key, plan)
 
 
@@ -124,8 +133,18 @@ def unary(name: str, x: ClArray, out_dtype=None) -> ClArray:
 
 
 def binary(name: str, x: ClArray, y: ClArray, out_dtype=None) -> ClArray:
-    key = (name, out_dtype, x.dtype, x.shape, x.strides, x.offset, y.dtype, y.shape, y.strides,
-           y.offset)
+    key = (
+        name,
+        out_dtype,
+        x.dtype,
+        x.shape,
+        x.strides,
+        x.offset,
+        y.dtype,
+        y.shape,
+        y.strides,
+        y.offset,
+    )
     plan = x.rt.plans.get(key)
     if plan is not None:
         return plan(x.buf, y.buf)

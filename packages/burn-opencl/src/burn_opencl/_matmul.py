@@ -11,17 +11,17 @@ of the rendered source (`Tile`); autotune (`_autotune`) picks among `CANDIDATES`
 from __future__ import annotations
 
 import struct
-
-import numpy as np
 from dataclasses import dataclass
 
+import numpy as np
+
+from . import _sgemm as sgemm
 from ._array import ClArray, broadcast_shape
 from ._autotune import bucket, choose
 from ._layout import collapse
 from ._plan import Plan, own_kernel, remember
 from ._runtime import ctype
 from ._sgemm import a_mode, b_mode
-from . import _sgemm as sgemm
 
 MAXB = 6
 _MM = struct.Struct(f"{4 + 3 * MAXB + 6}i")
@@ -40,6 +40,8 @@ class Tile:
     tn: int = 4
     #: the register-blocked kernel (`_sgemm`) instead of the plain one
     rb: bool = False
+    #: the CPU kernel (`_CPU_SRC`): a work-item per column and BM rows, no local memory
+    cpu: bool = False
 
     def local_bytes(self, itemsize: int) -> int:
         return 2 * self.bk * (self.bm + self.bn) * itemsize
@@ -96,11 +98,56 @@ __kernel void matmul(const MM P, __global T* o, __global const T* x, __global co
 """
 
 
+# For CPU devices (PoCL): PoCL vectorises a work-group's loop over items along dim 0, so items
+# walking neighbouring columns n read y's row k as one vector load and x's BM values of column k
+# as broadcasts; BM accumulators per item stay in vector registers. No local memory, no barrier
+# (which would make PoCL save every private value per item).
+_CPU_SRC = """
+__kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __global const T* y) {
+  int n0 = get_global_id(0) * 8;
+  int m0 = get_global_id(1) * BM;
+  int bi = get_global_id(2);
+  int r = bi, xo = P.xo, yo = P.yo;
+  for (int d = P.nb - 1; d >= 0; --d) {
+    int q = r / P.bshape[d]; int c = r - q * P.bshape[d]; r = q;
+    xo += c * P.xb[d]; yo += c * P.yb[d];
+  }
+  if (n0 >= P.N || m0 >= P.M) return;
+  int rows = P.M - m0 < BM ? P.M - m0 : BM;
+  __global const T* xp = x + xo + m0 * P.xr;
+  __global T* op = o + bi * P.M * P.N + m0 * P.N + n0;
+  if (P.yc == 1 && n0 + 8 <= P.N && rows == BM) {
+    /* 8 columns as one T8: a vector load of y's row k, BM broadcast FMAs per k */
+    T8 acc[BM];
+    for (int i = 0; i < BM; ++i) acc[i] = (T8)0;
+    __global const T* yp = y + yo + n0;
+    for (int k = 0; k < P.K; ++k) {
+      T8 b = vload8(0, yp + k * P.yr);
+      for (int i = 0; i < BM; ++i) acc[i] += xp[i * P.xr + k * P.xc] * b;
+    }
+    for (int i = 0; i < BM; ++i) vstore8(acc[i], 0, op + i * P.N);
+  } else {
+    int cols = P.N - n0 < 8 ? P.N - n0 : 8;
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        T acc = (T)0;
+        for (int k = 0; k < P.K; ++k)
+          acc += xp[i * P.xr + k * P.xc] * y[yo + k * P.yr + (n0 + j) * P.yc];
+        op[i * P.N + j] = acc;
+      }
+    }
+  }
+}
+"""
+
+
 def _render(dt, tile: Tile) -> str:
     t = tile
     head = f"typedef {ctype(dt)} T;\n" + _MM_C
     head += f"#define BM {t.bm}\n#define BN {t.bn}\n#define BK {t.bk}\n"
     head += f"#define TM {t.tm}\n#define TN {t.tn}\n"
+    if t.cpu:
+        return head + f"typedef {ctype(dt)}8 T8;\n" + _CPU_SRC
     return head + _SRC
 
 
@@ -111,7 +158,8 @@ def _render_rb(dt, t: Tile, modes) -> str:
 #: autotune's candidates, default first: 16x16 items of 4x4 outputs; 16x16 items of 8x4 (taller
 #: blocks, more reuse per loaded word); 8x8 items of 4x4 (small work-groups); 16x16 of 2x2 (small
 #: matrices: more work-groups); then the register-blocked kernel (`_sgemm`: vector loads, double
-#: buffering) with 128x128 blocks of 8x8 per item (BK 8 and 16), 64x128 of 4x8 and 64x64 of 4x4
+#: buffering) with 128x128 blocks of 8x8 per item (BK 8 and 16), 64x128 of 4x8, 128x64 of 8x4
+#: and 64x64 of 4x4; last the CPU kernel (PoCL only)
 CANDIDATES = (
     Tile(64, 64, 16, 4, 4),
     Tile(128, 64, 16, 8, 4),
@@ -120,7 +168,10 @@ CANDIDATES = (
     Tile(128, 128, 8, 8, 8, rb=True),
     Tile(128, 128, 16, 8, 8, rb=True),
     Tile(64, 128, 16, 4, 8, rb=True),
+    Tile(128, 64, 16, 8, 4, rb=True),
     Tile(64, 64, 16, 4, 4, rb=True),
+    Tile(8, 128, 1, 8, 8, cpu=True),
+    Tile(4, 128, 1, 4, 8, cpu=True),
 )
 #: problems smaller than this many multiply-adds run the default tile untuned
 TUNE_MIN_WORK = 1 << 18
@@ -135,6 +186,8 @@ def candidates(rt, itemsize: int) -> list[Tile]:
             # PoCL runs a work-group as a loop over its items, saving every private array
             # across barriers: the 8x8 register blocks spill, 10-30x slower than the plain tiles
             continue
+        if t.cpu and rt.kind != "cpu":
+            continue  # one work-item per column: no reuse through local memory on a GPU
         lx, ly = t.local
         if lx * ly > dev.max_work_group_size:
             continue
@@ -152,7 +205,17 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
     rt = x.rt
     key = None
     if tile is None:
-        key = ("matmul", x.dtype, x.shape, x.strides, x.offset, y.dtype, y.shape, y.strides, y.offset)
+        key = (
+            "matmul",
+            x.dtype,
+            x.shape,
+            x.strides,
+            x.offset,
+            y.dtype,
+            y.shape,
+            y.strides,
+            y.offset,
+        )
         plan = rt.plans.get(key)
         if plan is not None:
             return plan(x.buf, y.buf)
@@ -194,7 +257,8 @@ def matmul(x: ClArray, y: ClArray, tile: Tile | None = None) -> ClArray:
     def program(t: Tile):
         if t.rb:
             return ("sgemm", dt.str, t, modes), "sgemm", lambda: _render_rb(dt, t, modes)
-        return ("matmul", dt.str, t), "matmul", lambda: _render(dt, t)
+        name = "matmul_cpu" if t.cpu else "matmul"
+        return ("matmul", dt.str, t), name, lambda: _render(dt, t)
 
     def sizes(t: Tile):
         lx, ly = t.local

@@ -34,6 +34,27 @@ __kernel void im2col(const Geo G, __global T* o, __global const T* x) {
     o[i] = (iy >= 0 && iy < G.H && ix >= 0 && ix < G.W) ? x[G.xo + (t * G.H + iy) * G.W + ix] : (T)0;
   }
 }
+/* the same, a work-item per output row (b, c, ki, kj, oy) walking ox: for CPUs (PoCL), where
+   the per-element divisions dominate and a row is one contiguous run of writes */
+__kernel void im2col_rows(const Geo G, __global T* o, __global const T* x) {
+  int rows = G.N * G.C * G.KH * G.KW * G.OH;
+  for (int r = get_global_id(0); r < rows; r += get_global_size(0)) {
+    int t = r, oy = t % G.OH; t /= G.OH;
+    int kj = t % G.KW; t /= G.KW; int ki = t % G.KH; t /= G.KH;
+    int iy = oy * G.sh - G.ph + ki * G.dh;
+    __global T* orow = o + r * G.OW;
+    if (iy < 0 || iy >= G.H) {
+      for (int ox = 0; ox < G.OW; ++ox) orow[ox] = (T)0;
+      continue;
+    }
+    __global const T* xrow = x + G.xo + (t * G.H + iy) * G.W;
+    int x0 = kj * G.dw - G.pw;
+    for (int ox = 0; ox < G.OW; ++ox) {
+      int ix = ox * G.sw + x0;
+      orow[ox] = (ix >= 0 && ix < G.W) ? xrow[ix] : (T)0;
+    }
+  }
+}
 /* transposed conv: out [N, C, OH, OW] sums cols [N, C, KH, KW, H, W] at the pixels whose
    window position lands on each output (H, W: the transposed conv's input size) */
 __kernel void col2im(const Geo G, __global T* o, __global const T* cols) {

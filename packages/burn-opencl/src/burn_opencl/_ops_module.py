@@ -9,10 +9,13 @@ matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T 
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import _ew
 from ._array import ClArray
 from ._matmul import matmul
 from ._module_source import geo, kernel
+from ._ops_reduce import _kernel as reduce_kernel
 
 
 def _out(size, k, s, p, d):
@@ -59,7 +62,15 @@ def im2col(x, kh, kw, stride, padding, dilation, idt):
     oh = _out(h, kh, stride[0], padding[0], dilation[0])
     ow = _out(w, kw, stride[1], padding[1], dilation[1])
     g = window_geo(x, (kh, kw), stride, padding, dilation, (oh, ow))
-    cols = _launch("im2col", x, (n, c * kh * kw, oh * ow), g, [x.buf], idt)
+    shape = (n, c * kh * kw, oh * ow)
+    if x.rt.kind == "cpu":  # a work-item per output row: no per-element divisions
+        cols = ClArray.empty(x.rt, shape, x.dtype)
+        rows = n * c * kh * kw * oh
+        if rows and ow:
+            k = kernel(x.rt, x.dtype, idt, "im2col_rows")
+            x.rt.launch1d(k, rows, [g, cols.buf, x.buf])
+        return cols, oh, ow
+    cols = _launch("im2col", x, shape, g, [x.buf], idt)
     return cols, oh, ow
 
 
@@ -115,6 +126,22 @@ class OpenClModuleOps:
         )
         out = _launch("col2im", cols, (n, cout, oh, ow), g, [cols.buf], self.int_dtype.np)
         return _bias(out, bias)
+
+    def conv2d_bias_backward(self, x, weight, bias, output_grad):
+        """Sum of the output gradient over batch and pixels per channel: one launch (the
+        default takes three sum_dim launches)."""
+        g = _ew.contiguous(output_grad)
+        n, c, h, w = g.shape
+        rt = g.rt
+        out = ClArray.empty(rt, (c,), g.dtype)
+        if c:
+            if n * h * w == 0:
+                return _ew.full(rt, tuple(bias.shape), 0, g.dtype)
+            k = reduce_kernel(rt, g.dtype, self.int_dtype.np, "sum_keep_mid")
+            i32 = np.int32
+            args = [out.buf, g.buf, i32(g.offset), i32(n), i32(c), i32(h * w)]
+            rt.launch(k, (c * rt.wg,), (rt.wg,), args)
+        return out.reshape_view(tuple(bias.shape))
 
     def unfold4d(self, x, kernel_size, options):
         o = options

@@ -54,8 +54,17 @@ def reduce_dim(x: ClArray, dim: int, op: str, div: int = 1, idt=np.int32, key=No
         args = [target.buf, x.buf, i32(x.offset), i32(outer), i32(n), i32(inner)]
         rt.launch(k, (outs * chunks * wg,), (wg,), args + [i32(chunks), i32(div)])
         if chunks == 1 and key is not None:
-            _remember(rt, key, x, out, f"{op}_tree", idt, (outs * wg,), (wg,),
-                      [x.offset, outer, n, inner, chunks, div])
+            _remember(
+                rt,
+                key,
+                x,
+                out,
+                f"{op}_tree",
+                idt,
+                (outs * wg,),
+                (wg,),
+                [x.offset, outer, n, inner, chunks, div],
+            )
         if chunks > 1:
             args = [out.buf, target.buf, i32(0), i32(outs), i32(chunks), i32(1)]
             rt.launch(k, (outs * wg,), (wg,), args + [i32(1), i32(div)])

@@ -19,14 +19,33 @@ import warnings
 
 import numpy as np
 import pyopencl as cl
-import pyopencl._cl as _cl
+from pyopencl import _cl
 
 from ._array import ClArray
 from ._pool import Block, size_class
 
 MAX_PLANS = 4096
-_ENQUEUE = _cl.enqueue_nd_range_kernel
 _new = object.__new__
+
+if hasattr(cl.Kernel, "_set_arg_multi") and hasattr(cl.Kernel, "_set_arg_buf_pack_multi"):
+    # pyopencl >= 2022: its own generated invokers use these and call the binding positionally
+    _ENQUEUE = _cl.enqueue_nd_range_kernel
+    _SET = cl.Kernel._set_arg_multi
+    _PACK = cl.Kernel._set_arg_buf_pack_multi
+else:  # an older pyopencl: the public calls, slower but equivalent
+
+    def _ENQUEUE(queue, kernel, gsize, lsize, *_):
+        return cl.enqueue_nd_range_kernel(queue, kernel, gsize, lsize)
+
+    def _SET(kernel, flat):
+        for i in range(0, len(flat), 2):
+            kernel.set_arg(flat[i], flat[i + 1])
+
+    def _PACK(kernel, flat):
+        import struct
+
+        for i in range(0, len(flat), 3):
+            kernel.set_arg(flat[i], struct.pack(flat[i + 1].decode(), flat[i + 2]))
 
 
 def own_kernel(rt, program_key, name: str, render) -> cl.Kernel:
@@ -117,14 +136,14 @@ class Plan:
         f = self.first
         with self.lock:
             if len(bufs) == 1:
-                k._set_arg_multi((f, out.buf, f + 1, bufs[0]))
+                _SET(k, (f, out.buf, f + 1, bufs[0]))
             elif len(bufs) == 2:
-                k._set_arg_multi((f, out.buf, f + 1, bufs[0], f + 2, bufs[1]))
+                _SET(k, (f, out.buf, f + 1, bufs[0], f + 2, bufs[1]))
             else:
                 args = [f, out.buf]
                 for i, b in enumerate(bufs):
                     args += (f + 1 + i, b)
-                k._set_arg_multi(tuple(args))
+                _SET(k, tuple(args))
             _ENQUEUE(self.queue, k, self.gsize, self.lsize, None, None, False, False)
         return out
 
@@ -147,8 +166,8 @@ class Plan:
                 packed += (at + i, tc, num(s))
             args, packed = tuple(args), tuple(packed)
         with self.lock:
-            k._set_arg_multi(args)
-            k._set_arg_buf_pack_multi(packed)
+            _SET(k, args)
+            _PACK(k, packed)
             _ENQUEUE(self.queue, k, self.gsize, self.lsize, None, None, False, False)
         return out
 

@@ -139,6 +139,30 @@ __kernel void merge_pass(__global T* ko, __global I* io, __global const T* ki,
 """
 
 
+# Sum over the outer and inner dims of [outer, n, inner], keeping n: a conv bias gradient
+# (sum over batch and pixels per channel) in one launch, a work-group per kept index.
+_SUM_KEEP_MID = """
+__kernel void sum_keep_mid(__global T* o, __global const T* x, int xo, int outer, int n,
+                           int inner) {
+  __local T part[RWG];
+  int c = get_group_id(0), lid = get_local_id(0);
+  int total = outer * inner;
+  T acc = (T)0;
+  for (int k = lid; k < total; k += RWG) {
+    int a = k / inner, b = k - a * inner;
+    acc += x[xo + (a * n + c) * inner + b];
+  }
+  part[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = RWG / 2; s > 0; s >>= 1) {
+    if (lid < s) part[lid] += part[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid == 0) o[c] = part[0];
+}
+"""
+
+
 def render(dt: np.dtype, idt: np.dtype, rwg: int) -> str:
     dt = np.dtype(dt)
     head = f"typedef {ctype(dt)} T;\ntypedef {ctype(idt)} I;\n#define RWG {rwg}\n"
@@ -155,4 +179,5 @@ def render(dt: np.dtype, idt: np.dtype, rwg: int) -> str:
     for name, comb in _SCAN.items():
         parts.append(_scan(name, comb))
     parts.append(_MERGE)
+    parts.append(_SUM_KEEP_MID)
     return "".join(parts)

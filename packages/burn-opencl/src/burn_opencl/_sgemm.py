@@ -144,17 +144,27 @@ void sgemm(const MM P, __global T* o, __global const T* x, __global const T* y) 
     cur ^= 1;
   }
   __global T* op = o + bi * P.M * P.N;
+  /* constant indices into acc only (no pointer into it): it must stay in registers */
+  #pragma unroll
   for (int g = 0; g < GM; ++g) {
+    #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      int gm = m0 + g * (BM / GM) + ty * 4 + i;
-      if (gm >= P.M) continue;
-      for (int h = 0; h < GN; ++h) {
-        int gn = n0 + h * (BN / GN) + tx * 4;
-        const T* s = &acc[4 * g + i][4 * h];
-        if (OUTVEC && gn < P.N) {
-          *(__global T4*)(op + gm * P.N + gn) = (T4)(s[0], s[1], s[2], s[3]);
-        } else {
-          for (int e = 0; e < 4; ++e) if (gn + e < P.N) op[gm * P.N + gn + e] = s[e];
+      const int gm = m0 + g * (BM / GM) + ty * 4 + i;
+      if (gm < P.M) {
+        #pragma unroll
+        for (int h = 0; h < GN; ++h) {
+          const int gn = n0 + h * (BN / GN) + tx * 4;
+          const int row = 4 * g + i, col = 4 * h;
+          T4 v = (T4)(acc[row][col], acc[row][col + 1], acc[row][col + 2], acc[row][col + 3]);
+          __global T* dst = op + gm * P.N + gn;
+          if (OUTVEC && gn < P.N) {
+            *(__global T4*)dst = v;
+          } else {
+            if (gn < P.N) dst[0] = v.x;
+            if (gn + 1 < P.N) dst[1] = v.y;
+            if (gn + 2 < P.N) dst[2] = v.z;
+            if (gn + 3 < P.N) dst[3] = v.w;
+          }
         }
       }
     }
@@ -166,7 +176,8 @@ void sgemm(const MM P, __global T* o, __global const T* x, __global const T* y) 
 def render(ctype: str, mm_struct: str, bm, bn, bk, tm, tn, amode, bmode, outvec) -> str:
     """OpenCL C of the register-blocked kernel `sgemm` for one tile and operand layout."""
     head = f"typedef {ctype} T;\ntypedef {ctype}4 T4;\n" + mm_struct
-    defs = dict(BM=bm, BN=bn, BK=bk, TM=tm, TN=tn, AMODE=amode, BMODE=bmode, OUTVEC=int(outvec))
+    defs = {"BM": bm, "BN": bn, "BK": bk, "TM": tm, "TN": tn}
+    defs.update({"AMODE": amode, "BMODE": bmode, "OUTVEC": int(outvec)})
     head += "".join(f"#define {k} {v}\n" for k, v in defs.items())
     return head + _SRC
 
