@@ -46,7 +46,8 @@ def _launch_form(rt, n, shape, strides):
     operand is contiguous in one shape (after merging dims), else `ew_`'s grid-stride loop."""
     sh, sts = collapse(shape, strides)
     if len(sh) == 1 and all(st[0] == 1 for st in sts):
-        wg = rt.wg_flat
+        # small arrays take the small group: PoCL runs every item of a group, in range or not
+        wg = rt.wg_flat if n >= rt.wg_flat else rt.wg
         return "ewc_", ((n + wg - 1) // wg * wg,), (wg,)
     wg = rt.wg
     return "ew_", (min((n + wg - 1) // wg, rt.max_groups) * wg,), (wg,)

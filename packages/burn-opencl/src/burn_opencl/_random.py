@@ -112,6 +112,6 @@ def random_op(self, shape, distribution, device, dtype):
     u32 = np.uint32
     args = [out.buf, np.int32(n), u32(seed & 0xFFFFFFFF), u32(seed >> 32)]
     args += [u32(count & 0xFFFFFFFF), u32(count >> 32), np.int32(kind), fty(a), fty(b)]
-    wg = rt.wg_flat
+    wg = rt.wg_flat if n >= rt.wg_flat else rt.wg
     rt.launch(k, ((n + wg - 1) // wg * wg,), (wg,), args)
     return out
