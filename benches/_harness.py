@@ -56,6 +56,9 @@ class Suite:
     # Environment variables the suite needs before torch is imported (e.g. OMP_WAIT_POLICY);
     # `run.py` sets them (unless already set) for the selected suites.
     env: dict[str, str] = field(default_factory=dict)
+    # Goals for GPU backends, evaluated only with GPU-sized cases (`--sizes gpu`, the default on
+    # a GPU backend). Metric "burn/torch" as above, or "burn_us": burn's median in microseconds.
+    gpu_targets: list[Target] = field(default_factory=list)
 
 
 @dataclass
@@ -106,7 +109,19 @@ def load_torch(enabled: bool = True):
     return torch
 
 
-def make_context(backend: str, index: int, torch, torch_device: str = "cpu") -> dict:
+def gpu_backend(backend: str) -> bool:
+    """Whether the named burn backend's default device is a GPU (its entry-point spec says)."""
+    from burn_tensor.backend import backend_spec
+
+    try:
+        return bool(backend_spec(backend).is_gpu())
+    except Exception:  # noqa: BLE001 - an unknown backend fails later, with its own message
+        return False
+
+
+def make_context(
+    backend: str, index: int, torch, torch_device: str = "cpu", sizes: str = "auto"
+) -> dict:
     """What the suites build on: the burn device (and its Autodiff twin), torch and its device.
 
     `sync` maps an implementation name to what makes its queued work finish, so a timed loop
@@ -119,8 +134,14 @@ def make_context(backend: str, index: int, torch, torch_device: str = "cpu") -> 
     inner = get_backend(backend)
     device = inner.device(index)
     syncs = {"burn": device.sync}
+    # float32 matmuls and convolutions use TF32 tensor cores on both sides or on neither: the
+    # backend's own setting (Cuda(allow_tf32=...); False elsewhere), copied into torch's flags
+    # (torch's default for cuDNN convolutions is True).
+    tf32 = bool(getattr(inner, "allow_tf32", False))
     if torch is not None and torch_device != "cpu":
         syncs["torch"] = torch.cuda.synchronize
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
     return {
         "backend": inner,
         "device": device,
@@ -128,6 +149,8 @@ def make_context(backend: str, index: int, torch, torch_device: str = "cpu") -> 
         "torch": torch,
         "torch_device": torch_device,
         "sync": syncs,
+        "tf32": tf32,
+        "sizes": ("gpu" if gpu_backend(backend) else "cpu") if sizes == "auto" else sizes,
     }
 
 
@@ -149,6 +172,8 @@ def environment(torch, settings: Settings, ctx: dict | None = None) -> dict:
         "burn_backend": repr(ctx["device"].backend) if ctx else "NdArray()",
         "burn_device": repr(ctx["device"]) if ctx else None,
         "torch_device": ctx.get("torch_device", "cpu") if ctx else "cpu",
+        "sizes": ctx.get("sizes", "cpu") if ctx else "cpu",
+        "tf32": ctx.get("tf32") if ctx else None,
         "quick": settings.quick,
         "min_time_s": settings.min_time,
         "repeats": settings.repeats,
@@ -254,6 +279,9 @@ def _probe(fn: Callable[[], object]) -> tuple[str, str | None]:
 def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
     torch = ctx.get("torch")
     cases = suite.build(ctx, settings.quick)
+    targets = list(suite.targets)
+    if ctx.get("sizes") == "gpu":
+        targets += suite.gpu_targets
     results = []
     for case in cases:
         impls = {k: v for k, v in case.impls.items() if v is not None and (k != "torch" or torch)}
@@ -294,18 +322,25 @@ def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
         "status": status,
         "environment": environment(torch, settings, ctx if "device" in ctx else None),
         "results": results,
-        "targets": evaluate_targets(suite, results),
+        "targets": evaluate_targets(suite, results, targets),
     }
 
 
-def evaluate_targets(suite: Suite, results: list[dict]) -> list[dict]:
+def _metric(r: dict, metric: str) -> float | None:
+    if metric == "burn_us":
+        t = r["times"].get("burn")
+        return None if t is None else t["median_s"] * 1e6
+    return r["ratios"].get(metric)
+
+
+def evaluate_targets(suite: Suite, results: list[dict], targets=None) -> list[dict]:
     out = []
     by_name = {r["name"]: r for r in results}
-    for tg in suite.targets:
+    for tg in suite.targets if targets is None else targets:
         names = tg.cases if tg.cases is not None else [r["name"] for r in results]
         for n in names:
             r = by_name.get(n)
-            value = None if r is None else r["ratios"].get(tg.metric)
+            value = None if r is None else _metric(r, tg.metric)
             if r is None or r["status"] != "ok":
                 verdict = "not implemented" if r and r["status"] == "not implemented" else "n/a"
             elif value is None:
@@ -342,6 +377,25 @@ def fmt_ratio(r: float | None) -> str:
 
 def _fmt_cpu(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}"
+
+
+def throughput(r: dict) -> str | None:
+    """'burn 2.41 TB/s, torch 2.95 TB/s (burn at 82% of torch)' for a case whose params give the
+    bytes it moves (`bytes`) or the floating-point operations it does (`flops`)."""
+    if r.get("status") != "ok":
+        return None
+    p, t = r["params"], r["times"]
+    if p.get("bytes"):
+        amount, unit, scale = p["bytes"], "GB/s", 1e9
+    elif p.get("flops"):
+        amount, unit, scale = p["flops"], "TFLOP/s", 1e12
+    else:
+        return None
+    rates = {k: amount / t[k]["median_s"] / scale for k in IMPLS if k in t}
+    parts = [f"{k} {v:.4g} {unit}" for k, v in rates.items()]
+    if "burn" in rates and "torch" in rates:
+        parts.append(f"(burn at {100 * rates['burn'] / rates['torch']:.0f}% of torch)")
+    return ", ".join(parts)
 
 
 def render(report: dict) -> str:
@@ -391,11 +445,15 @@ def render(report: dict) -> str:
     for r in report["results"]:
         if r.get("error"):
             lines.append(f"  {r['name']}: {r['error']}")
+        rate = throughput(r)
+        if rate:
+            lines.append(f"  {r['name']}: {rate}")
     for tg in report["targets"]:
-        v = "" if tg["value"] is None else f" = {tg['value']:.2f}x"
+        unit = " us" if tg["metric"] == "burn_us" else "x"
+        v = "" if tg["value"] is None else f" = {tg['value']:.2f}{unit}"
         lines.append(
             f"  target: {tg['description']} [{tg['case']}] "
-            f"{tg['metric']}{v} (limit {tg['limit']:g}x): {tg['verdict'].upper()}"
+            f"{tg['metric']}{v} (limit {tg['limit']:g}{unit}): {tg['verdict'].upper()}"
         )
     return "\n".join(lines)
 

@@ -69,6 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="cpu",
         help="device the PyTorch comparison runs on, e.g. cpu or cuda (default: %(default)s)",
     )
+    p.add_argument(
+        "--sizes",
+        choices=("auto", "cpu", "gpu"),
+        default="auto",
+        help="gpu: add the GPU-sized cases (add 2^26, matmul 4096^2 fp32 and 8192^2 bf16, "
+        "conv2d 56x56) and the GPU targets; auto: gpu when the backend runs on a GPU "
+        "(default: %(default)s)",
+    )
     p.add_argument("--list", action="store_true", help="list the suites and exit")
     return p
 
@@ -92,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     torch = load_torch(not args.no_torch)
     if torch is None and not args.no_torch:
         eprint("note: torch is not importable; comparing with numpy only (see benches/README.md)")
-    ctx = make_context(args.backend, args.device, torch, args.torch_device)
+    ctx = make_context(args.backend, args.device, torch, args.torch_device, args.sizes)
     failed = False
     for name in selected:
         report = run_suite(SUITES[name], ctx, settings)

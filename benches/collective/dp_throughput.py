@@ -1,14 +1,19 @@
-"""Data-parallel throughput of the guide model: items per second and validation accuracy for
-1 and N processes (one GPU each), with the Learner.
+"""Data-parallel throughput: items per second and validation accuracy for 1 and N processes
+(one GPU each), with the Learner.
 
     python -m burn_train.launch --nproc-per-node N benches/collective/dp_throughput.py \
-        [--backend cuda] [--batch-size 1024] [--epochs 6] [--repeat 16]
+        [--model guide|transformer] [--backend cuda] [--batch-size B] [--epochs E] ...
 
-The training set is the bundled digits' training split repeated `--repeat` times (so an epoch
-has enough steps to time); each process trains on `Autodiff(<backend>).device(BURN_LOCAL_RANK)`
-with its share of every global batch. Rank 0 prints one JSON line: world size, items per second
-over the epochs after the first (which compiles kernels), and the final validation accuracy on
-the digits test split. Use BURN_COLLECTIVE=nccl on GPUs.
+`--model guide` (default): the guide's conv net; the training set is the bundled digits'
+training split repeated `--repeat` times (so an epoch has enough steps to time); validation is
+the digits test split. `--model transformer`: the compute-bound `seq_task.SeqClassifier` (a
+burn-nn TransformerEncoder, `--d-model`, `--layers`, `--seq`) on `--items` synthetic sequences,
+validated on 2048 more (see seq_task.py for why the guide model cannot show scaling).
+
+Each process trains on `Autodiff(<backend>).device(BURN_LOCAL_RANK)` with its share of every
+global batch. Rank 0 prints one JSON line: world size, items per second over the epochs after
+the first (which compiles kernels), and the final validation accuracy. Use BURN_COLLECTIVE=nccl
+on GPUs.
 """
 
 from __future__ import annotations
@@ -27,7 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--epochs", type=int, default=6, help="epochs (the first is warm-up)")
     parser.add_argument("--repeat", type=int, default=16, help="copies of the training split")
     parser.add_argument("--lr", type=float, default=2e-3, help="learning rate (Adam)")
-    return parser
+    parser.add_argument(
+        "--model",
+        choices=("guide", "transformer"),
+        default="guide",
+        help="guide conv net (overhead-bound) or transformer encoder",
+    )
+    parser.add_argument("--items", type=int, default=16384, help="transformer: training items")
+    parser.add_argument("--seq", type=int, default=128, help="transformer: sequence length")
+    parser.add_argument("--d-model", type=int, default=512, help="transformer: d_model")
+    parser.add_argument("--layers", type=int, default=6, help="transformer: encoder layers")
+    return parser  # fmt: skip
 
 
 class _Timer:
@@ -44,30 +59,55 @@ class _Timer:
             self.ends.append(time.perf_counter())
 
 
+def _guide_task(args, device):
+    """(model, training items, batcher, validation dataset, input field) of the guide model."""
+    import guide.training  # noqa: F401 - train_step / valid_step
+    from burn_dataset.vision import DigitsDataset
+    from guide.data import MnistBatcher
+    from guide.model import ModelConfig
+
+    base = DigitsDataset.train()
+    items = [base.get(i) for i in range(len(base))] * args.repeat
+    model = ModelConfig(10, 512).init(device)
+    return model, items, MnistBatcher(), DigitsDataset.test(), "images"
+
+
+def _transformer_task(args, device):
+    """The same for the transformer encoder on synthetic sequences (seq_task.py)."""
+    import sys
+    from pathlib import Path
+
+    from burn_dataset import InMemDataset
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from seq_task import SeqBatcher, make_items, seq_classifier
+
+    vocab, classes = 64, 8
+    items = make_items(args.items, args.seq, vocab, classes, seed=1)
+    valid = InMemDataset(make_items(2048, args.seq, vocab, classes, seed=2))
+    model = seq_classifier(device, vocab, classes, args.d_model, args.layers)
+    return model, items, SeqBatcher(), valid, "tokens"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from burn_autodiff import Autodiff
     from burn_dataset import DataLoaderBuilder, InMemDataset
-    from burn_dataset.vision import DigitsDataset
     from burn_optim import AdamConfig
     from burn_tensor import get_backend
     from burn_train import LearnerBuilder
     from burn_train.metric import AccuracyMetric
-    from guide.data import MnistBatcher
-    from guide.model import ModelConfig
-
-    import guide.training  # noqa: F401 - train_step / valid_step
 
     local = int(os.environ.get("BURN_LOCAL_RANK", "0"))
     backend = Autodiff(get_backend(args.backend))
     device = backend.device(local % backend.device_count())  # CPU runs share the one device
     device.seed(1)
-    base = DigitsDataset.train()
-    items = [base.get(i) for i in range(len(base))] * args.repeat
-    train = DataLoaderBuilder(MnistBatcher()).batch_size(args.batch_size).shuffle(1)
+    task = _transformer_task if args.model == "transformer" else _guide_task
+    model, items, batcher, valid_set, field = task(args, device)
+    train = DataLoaderBuilder(batcher).batch_size(args.batch_size).shuffle(1)
     train = train.set_device(device).build(InMemDataset(items))
-    valid = DataLoaderBuilder(MnistBatcher()).batch_size(512).set_device(device.inner())
-    valid = valid.build(DigitsDataset.test())
+    valid = DataLoaderBuilder(batcher).batch_size(512).set_device(device.inner())
+    valid = valid.build(valid_set)
     timer = _Timer()
     learner = (
         LearnerBuilder(tempfile.mkdtemp(prefix="dp-throughput-"))
@@ -75,23 +115,24 @@ def main(argv: list[str] | None = None) -> int:
         .renderer(timer)
         .with_application_logger(False)
         .num_epochs(args.epochs)
-        .build(ModelConfig(10, 512).init(device), AdamConfig().init(), args.lr)
+        .build(model, AdamConfig().init(), args.lr)
     )
     start = time.perf_counter()
     model = learner.fit(train, valid)
-    # Validation accuracy of the trained model on the test split (rank 0's replica).
+    # Validation accuracy of the trained model (rank 0's replica).
     inner = model.valid()
     correct = 0
     for batch in valid:
-        pred = inner.forward(batch.images).argmax(1).flatten(0, 1)
+        pred = inner.forward(getattr(batch, field)).argmax(1).flatten(0, 1)
         correct += int(pred.equal(batch.targets).int().sum().into_scalar())
     timed = len(timer.ends) - 1
     per_sec = (len(items) * timed / (timer.ends[-1] - timer.ends[0])) if timed > 0 else float("nan")
     if os.environ.get("BURN_RANK", "0") == "0":
         world = int(os.environ.get("BURN_WORLD_SIZE", "1"))
         print(json.dumps({
-            "world_size": world, "backend": args.backend, "batch": args.batch_size,
-            "items_per_s": round(per_sec, 1), "valid_accuracy": round(100 * correct / 360, 2),
+            "world_size": world, "backend": args.backend, "model": args.model,
+            "batch": args.batch_size, "items_per_s": round(per_sec, 1),
+            "valid_accuracy": round(100 * correct / len(valid_set), 2),
             "wall_s": round(time.perf_counter() - start, 1),
         }), flush=True)  # fmt: skip
     return 0

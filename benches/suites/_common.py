@@ -32,3 +32,31 @@ def inputs(ctx: dict, *arrays: np.ndarray):
 
 def shape_name(shape) -> str:
     return "x".join(str(d) for d in shape)
+
+
+def gpu_sizes(ctx: dict) -> bool:
+    """Whether the run adds the GPU-sized cases (`--sizes gpu`, the default on a GPU backend)."""
+    return ctx.get("sizes") == "gpu"
+
+
+def bf16_inputs(ctx: dict, *arrays: np.ndarray):
+    """(burn tensors, torch tensors or None) in bfloat16, or (None, reason) where the burn
+    backend has no bfloat16 (the case then reports 'not implemented' with the reason)."""
+    torch = ctx.get("torch")
+    burn, ref = [], []
+    try:
+        for b, _, t in inputs(ctx, *arrays):
+            burn.append(b.cast("bfloat16"))
+            ref.append(None if t is None else t.to(torch.bfloat16))
+    except (TypeError, ValueError, NotImplementedError, ImportError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    return burn, ref
+
+
+def not_implemented(reason: str):
+    """A burn callable that reports the case as not implemented on this backend."""
+
+    def run():
+        raise NotImplementedError(reason)
+
+    return run

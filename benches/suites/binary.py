@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._harness import Case, Suite
-from ._common import inputs, rand, shape_name
+from .._harness import Case, Suite, Target
+from ._common import gpu_sizes, inputs, rand, shape_name
 
 
 def build(ctx: dict, quick: bool) -> list[Case]:
@@ -36,7 +36,35 @@ def build(ctx: dict, quick: bool) -> list[Case]:
                 {"burn": fb, "numpy": fn, "torch": ft if T else None},
             )
         )
+    if gpu_sizes(ctx):
+        cases.append(big_add(ctx, quick))
     return cases
 
 
-SUITE = Suite("binary", "elementwise binary ops, float32", build)
+BIG_ADD = "add 2^26"
+
+
+def big_add(ctx: dict, quick: bool) -> Case:
+    """a + b on 2^26 float32 elements (256 MiB each): memory bandwidth, reported in GB/s
+    (3 x 4 bytes moved per element: two reads, one write)."""
+    n = 2**12 if quick else 2**26
+    (a, na, ta), (b, nb, tb) = inputs(ctx, rand(n, 1), rand(n, 2))
+    return Case(
+        BIG_ADD,
+        {"op": "add", "shape": [n], "bytes": 3 * 4 * n},
+        {
+            "burn": lambda: a + b,
+            "numpy": lambda: na + nb,
+            "torch": None if ta is None else (lambda: ta + tb),
+        },
+    )
+
+
+SUITE = Suite(
+    "binary",
+    "elementwise binary ops, float32",
+    build,
+    gpu_targets=[
+        Target("add on 2^26 float32 >= 80% of torch's bandwidth", "burn/torch", 1.25, [BIG_ADD])
+    ],
+)

@@ -7,7 +7,7 @@ from burn_tensor import module as F
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .._harness import Case, Suite, Target
-from ._common import inputs, rand
+from ._common import gpu_sizes, inputs, rand
 
 
 def numpy_conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray, padding: int) -> np.ndarray:
@@ -27,7 +27,10 @@ def build(ctx: dict, quick: bool) -> list[Case]:
     torch = ctx.get("torch")
     conv = None if torch is None else torch.nn.functional.conv2d
     cases = []
-    for cin, cout in ((3, 64), (64, 64)):
+    shapes = [(3, 64, hw), (64, 64, hw)]
+    if gpu_sizes(ctx):
+        shapes.append((64, 64, 12 if quick else 56))
+    for cin, cout, hw in shapes:
         (x, nx, tx), (w, nw, tw), (b, nb, tb) = inputs(
             ctx, rand((batch, cin, hw, hw), 1), rand((cout, cin, 3, 3), 2, -0.1, 0.1), rand(cout, 3)
         )
@@ -46,10 +49,15 @@ def build(ctx: dict, quick: bool) -> list[Case]:
                     "width": hw,
                     "padding": [1, 1],
                     "stride": [1, 1],
+                    "flops": 2 * batch * cout * cin * 9 * hw * hw,
+                    "tf32": ctx.get("tf32", False),
                 },
                 {
                     "burn": lambda x=x, w=w, b=b: F.conv2d(x, w, b, stride=[1, 1], padding=[1, 1]),
-                    "numpy": lambda nx=nx, nw=nw, nb=nb: numpy_conv2d(nx, nw, nb, 1),
+                    # the GPU-sized case has no numpy side: a second per call on the host
+                    "numpy": None
+                    if (cin, cout, hw) == shapes[-1] and len(shapes) == 3
+                    else (lambda nx=nx, nw=nw, nb=nb: numpy_conv2d(nx, nw, nb, 1)),
                     "torch": ft,
                 },
             )
@@ -57,9 +65,12 @@ def build(ctx: dict, quick: bool) -> list[Case]:
     return cases
 
 
+BIG = "64->64 32x56x56"
+
 SUITE = Suite(
     "conv2d",
     "conv2d forward 3x3, padding 1, float32",
     build,
     [Target("conv2d forward within 2x of PyTorch CPU", "burn/torch", 2.0)],
+    gpu_targets=[Target("conv2d forward 56x56 <= 3x torch CUDA", "burn/torch", 3.0, [BIG])],
 )

@@ -68,4 +68,7 @@ SUITE = Suite(
             ["add", "exp", "sum"],
         )
     ],
+    gpu_targets=[
+        Target("per-op latency on 16 elements <= 10 us", "burn_us", 10.0, ["add", "exp", "sum"])
+    ],
 )

@@ -147,5 +147,6 @@ SUITE = Suite(
     "guide model: forward + cross-entropy + backward + Adam step (batch 64, 28x28, 10 classes)",
     build,
     [Target("training step within 2x of PyTorch CPU", "burn/torch", 2.0)],
+    gpu_targets=[Target("guide step <= 1.5x torch CUDA eager", "burn/torch", 1.5)],
     env={"OMP_WAIT_POLICY": "PASSIVE"},
 )

@@ -7,7 +7,10 @@
 # 2. NCCL with world size 1 (one process) and with one process per GPU (or 2 processes sharing
 #    GPU 0 where there is one GPU: NCCL may refuse that; the log says what happened), each
 #    training the same 3 epochs and compared with the reference;
-# 3. all-reduce bandwidth of the collective layer beside NCCL's own call (256 MiB), on all GPUs.
+# 3. all-reduce bandwidth of the collective layer beside NCCL's own call (256 MiB), on all GPUs;
+# 4. throughput and validation accuracy for 1 and N GPUs of the compute-bound transformer encoder
+#    (benches/collective/dp_throughput.py --model transformer, global batch 256; DP_ARGS adds or
+#    overrides its options, DP_SKIP=1 skips it).
 # Logs and JSON go to $OUT (default /tmp/gpu_dp); a table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -33,10 +36,22 @@ if [ "$gpus" -ge 2 ]; then
     --mib 256 > "$out/allreduce.log" 2>&1
   bw=$(grep '^{' "$out/allreduce.log" | tail -1)
 fi
-python3 - "$out" "$n" "$bw" <<'PY'
-import sys, numpy as np
+dp1="skipped"; dpn="skipped (needs 2 GPUs)"
+if [ -z "${DP_SKIP:-}" ]; then
+  dp=(benches/collective/dp_throughput.py --model transformer --batch-size 256 --epochs 4 ${DP_ARGS:-})
+  BURN_COLLECTIVE=nccl timeout 420 python3 -m burn_train.launch --nproc-per-node 1 "${dp[@]}" \
+    > "$out/dp1.log" 2>&1
+  dp1=$(grep '^{' "$out/dp1.log" | tail -1)
+  if [ "$gpus" -ge 2 ]; then
+    BURN_COLLECTIVE=nccl timeout 420 python3 -m burn_train.launch --nproc-per-node "$gpus" \
+      "${dp[@]}" > "$out/dp$gpus.log" 2>&1
+    dpn=$(grep '^{' "$out/dp$gpus.log" | tail -1)
+  fi
+fi
+python3 - "$out" "$n" "$bw" "$dp1" "$dpn" <<'PY'
+import json, sys, numpy as np
 from pathlib import Path
-out, n, bw = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+out, n, bw, dp1, dpn = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 ref = out / "ref1" / "params.npz"
 rows = []
 for name in ("ref2", "nccl1", f"nccl{n}"):
@@ -50,4 +65,12 @@ print("\n| run | result |\n|---|---|")
 for r in rows:
     print(f"| {r[0]} | {r[1]} |")
 print(f"| all-reduce 256 MiB | {bw} |")
+print(f"| transformer, 1 GPU | {dp1} |")
+print(f"| transformer, N GPUs | {dpn} |")
+try:
+    a, b = json.loads(dp1), json.loads(dpn)
+    print(f"| scaling | {b['items_per_s'] / a['items_per_s']:.2f}x items/s, accuracy "
+          f"{a['valid_accuracy']} vs {b['valid_accuracy']} |")
+except (ValueError, KeyError, ZeroDivisionError):
+    pass
 PY

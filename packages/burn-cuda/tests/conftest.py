@@ -4,6 +4,8 @@ Without cupy, a CUDA driver or a GPU (CI, the development machine) every GPU tes
 reason `burn_cuda.probe()` gives; `gpu_run.sh` runs them on the GPU machine.
 """
 
+import os
+
 import pytest
 from burn_cuda import Cuda, probe
 
@@ -14,6 +16,16 @@ CONFIGS = {
     "f32-i32": {},
     "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
 }
+# bfloat16 (matmul native, every other op through float32) and float16 run as their own step of
+# gpu_run.sh: BURN_CUDA_CONFIGS=bf16-i32,f16-i32 selects them (a comma-separated list of names).
+ALL_CONFIGS = {
+    **CONFIGS,
+    "bf16-i32": {"float_dtype": "bfloat16"},
+    "f16-i32": {"float_dtype": "float16"},
+}
+_chosen = os.environ.get("BURN_CUDA_CONFIGS")
+if _chosen:
+    CONFIGS = {k: ALL_CONFIGS[k] for k in _chosen.split(",")}
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ and out-of-memory errors say what was asked and what was in use."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 
@@ -97,7 +98,7 @@ def test_kernel_sources_render(name, dtype):
     fn = _kernel_source.SOURCES[name]
     if name == "philox_u32x2":
         src = fn()
-    elif name in ("max_pool2d", "max_pool2d_backward"):
+    elif name in ("max_pool2d", "max_pool2d_backward", "gather_dim", "scatter_add_dim"):
         src = fn(dtype, "int64")
         assert "typedef long long index_t;" in src
     else:
@@ -124,3 +125,27 @@ def test_oom_message_names_op_size_and_use():
     assert "3.00 MiB in use by tensors" in msg and "5.00 MiB reserved" in msg
     assert "1.00 KiB free of 80.00 GiB" in msg
     assert isinstance(err, MemoryError) and err.requested == asked and err.in_use == 3 * 2**20
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed here")
+def test_every_kernel_source_compiles_with_nvcc(tmp_path):
+    """The module-op kernels through nvcc (NVRTC on the GPU machine takes the same CUDA C)."""
+    failures = []
+    for name, fn in sorted(_kernel_source.SOURCES.items()):
+        if name == "philox_u32x2":
+            src = fn()
+        elif name in ("max_pool2d", "max_pool2d_backward", "gather_dim", "scatter_add_dim"):
+            src = fn("float32", "int32")
+        else:
+            src = fn("float32")
+        path = tmp_path / f"{name}.cu"
+        path.write_text(src)
+        proc = subprocess.run(
+            ["nvcc", "--ptx", "-arch=sm_90", "-o", str(tmp_path / f"{name}.ptx"), str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            failures.append((name, proc.stderr[-500:]))
+    assert not failures, failures

@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
-from burn_tensor import Backend, BackendNotInstalledError, NoDeviceError
+from burn_tensor import Backend, BackendNotInstalledError, DType, NoDeviceError
 
 from . import _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
 from ._ops_module import CudaModuleOps
+from ._optim import CudaOptimOps
 
 _INSTALL_LOCK = threading.Lock()
 _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wide)
 
 
-class Cuda(CudaModuleOps, Backend):
+class Cuda(CudaOptimOps, CudaModuleOps, Backend):
     """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and
     reductions, and own CUDA kernels (im2col/col2im convolutions, pools, scans, index-adds,
     Philox random). Work is queued on the device's stream: only reading data back
     (`into_data`, `tolist`, printing) or `device.sync()` waits.
 
     Args:
-        float_dtype: "float32" (default), "float64" or "float16".
+        float_dtype: "float32" (default), "float64", "float16" or "bfloat16" (needs
+            ml_dtypes; matmul on bf16 tensor cores, other ops through float32, see README).
         int_dtype: "int32" (default) or "int64".
         allow_tf32: let float32 matmuls (and convolutions, which are matmuls) run on TF32
             tensor cores (10-bit mantissa products; PyTorch's `allow_tf32`). Default False:
@@ -43,6 +46,7 @@ class Cuda(CudaModuleOps, Backend):
     # Reading an index tensor's bounds would wait for the queue: data-dependent checks run only
     # under BURN_CHECKS=1 (burn_tensor's README, "Checks that read values").
     checks_force_sync = True
+    supports_bf16 = True
 
     def __init__(self, float_dtype="float32", int_dtype="int32", allow_tf32: bool = False):
         super().__init__(float_dtype, int_dtype)
@@ -50,6 +54,8 @@ class Cuda(CudaModuleOps, Backend):
             raise ValueError(
                 f"Cuda: float_dtype must be one of {FLOAT_DTYPES}, got {float_dtype!r}"
             )
+        if self.float_dtype is DType.BF16:
+            DType.BF16.np  # noqa: B018 - ImportError naming the extra when ml_dtypes is missing
         if self.int_dtype.value not in INT_DTYPES:
             raise ValueError(f"Cuda: int_dtype must be one of {INT_DTYPES}, got {int_dtype!r}")
         if not isinstance(allow_tf32, bool):
@@ -63,6 +69,12 @@ class Cuda(CudaModuleOps, Backend):
 
     def options(self) -> dict:
         return {**super().options(), "allow_tf32": self.allow_tf32}
+
+    def setup(self) -> None:
+        if self.float_dtype is DType.BF16:
+            from . import _bf16
+
+            _bf16.install(self)  # the float32 detour around every op but matmul and casts
 
     def __repr__(self) -> str:
         base = super().__repr__()
@@ -119,13 +131,16 @@ class Cuda(CudaModuleOps, Backend):
     def float_matmul(self, x, y):
         if x.dtype == np.float32 and _TF32[0] is not self.allow_tf32:
             _set_tf32(self.allow_tf32)
-        return _CP[0].matmul(x, y)
+        return _MATMUL[0](x, y)
 
     def int_matmul(self, x, y):
-        return _CP[0].matmul(x, y)
+        return _MATMUL[0](x, y)
 
 
 _CP: list = [None]
+#: cupy's matmul core (`cupy.matmul` is a gufunc object whose fast path calls it after a few
+#: Python-level checks: a few microseconds per call saved, the same cuBLAS calls)
+_MATMUL: list = [None]
 
 
 def _set_tf32(allow: bool) -> None:
@@ -157,6 +172,9 @@ def _install(cp) -> None:
             for name, fn in numeric_ops(cp, prefix[:-1]).items():
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
+        from ._bf16 import class_ops
+
+        table.update(class_ops(table))
         oom = cp.cuda.memory.OutOfMemoryError
         own = {**vars(CudaModuleOps), **vars(Cuda)}
         for name in list(own):
@@ -168,10 +186,21 @@ def _install(cp) -> None:
                 or ("pool" in name or name.startswith("interpolate"))
             ):
                 table[name] = own[name]
+        guarded = {}
         for name, fn in table.items():
             if isinstance(fn, staticmethod):
                 fn = _method(fn.__func__)
-            setattr(Cuda, name, _memory.guarded(name, fn, oom))
+            guarded[name] = _memory.guarded(name, fn, oom)
+        if os.environ.get("BURN_CUDA_FAST", "1") != "0":
+            # the hot path (own kernels, little Python) over the elementwise ops and small
+            # reductions; each falls back to the guarded entry for what it does not cover
+            from . import _fast
+
+            guarded.update(_fast.ops(cp, guarded, oom))
+        for name, fn in guarded.items():
+            setattr(Cuda, name, fn)
+        core = getattr(cp, "_core", None)
+        _MATMUL[0] = getattr(core, "matmul", None) or cp.matmul
         _CP[0] = cp
 
 

@@ -22,7 +22,7 @@ C_TYPES = {
 }
 
 #: float dtypes `Cuda(float_dtype=...)` accepts
-FLOAT_DTYPES = ("float32", "float64", "float16")
+FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 #: int dtypes `Cuda(int_dtype=...)` accepts
 INT_DTYPES = ("int32", "int64")
 
@@ -44,7 +44,7 @@ def c_type(dtype) -> str:
 
 
 def kernel_dtype(dtype) -> np.dtype:
-    """The dtype our kernels compute in for tensors of `dtype`: float16 -> float32 (cast
-    around the kernel), every other dtype itself."""
+    """The dtype our kernels compute in for tensors of `dtype`: float16 and bfloat16 ->
+    float32 (cast around the kernel), every other dtype itself."""
     dt = np.dtype(dtype)
-    return np.dtype(np.float32) if dt == np.float16 else dt
+    return np.dtype(np.float32) if dt == np.float16 or dt.name == "bfloat16" else dt

@@ -46,6 +46,72 @@ extern "C" __global__ void philox_u32x2(unsigned int* out, long long total, unsi
 )
 
 
+def philox_bernoulli(dtype) -> str:
+    """1 where the first Philox word of element t is below `threshold`, else 0, written as
+    `dtype`: the numbers `philox_u32x2` + a comparison give, in one launch (dropout masks)."""
+    rounds = PHILOX.split("for (int r = 0; r < 10; ++r) {")[1].split("  out[2 * t]")[0]
+    return (
+        _typedefs(dtype)
+        + 'extern "C" __global__ void philox_bernoulli(scalar_t* out, long long total,'
+        " unsigned int k0, unsigned int k1, unsigned int c2, unsigned int c3,"
+        " unsigned int threshold) {\n  "
+        + TID
+        + "  unsigned int c0 = (unsigned int)t, c1 = (unsigned int)(t >> 32);\n"
+        + "  for (int r = 0; r < 10; ++r) {"
+        + rounds
+        + "  out[t] = c0 < threshold ? (scalar_t)1 : (scalar_t)0;\n}\n"
+    )
+
+
+def adaptive_avg_pool2d(dtype) -> str:
+    """Mean over each adaptive window [floor(i*in/out), ceil((i+1)*in/out)) of both dims; a NaN
+    or inf reaches only the windows holding it."""
+    body = (
+        'extern "C" __global__ void adaptive_avg_pool2d(const scalar_t* x, scalar_t* out,'
+        " long long total, int h, int w, int oh, int ow) {\n  "
+        + TID
+        + """  int ox = (int)(t % ow), oy = (int)((t / ow) % oh);
+  const scalar_t* plane = x + (t / ((long long)ow * oh)) * h * w;
+  int y0 = (oy * h) / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
+  int x0 = (ox * w) / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
+  scalar_t acc = (scalar_t)0;
+  for (int iy = y0; iy < y1; ++iy)
+    for (int ix = x0; ix < x1; ++ix) acc += plane[iy * w + ix];
+  out[t] = acc / (scalar_t)((y1 - y0) * (x1 - x0));
+}
+"""
+    )
+    return _typedefs(dtype) + body
+
+
+def adaptive_avg_pool2d_backward(dtype) -> str:
+    """Gather form of the adaptive average's adjoint: each input cell sums grad / window size
+    over the windows that hold it (windows of neighbouring outputs may overlap by one cell)."""
+    body = (
+        'extern "C" __global__ void adaptive_avg_pool2d_backward(const scalar_t* g,'
+        " scalar_t* gx, long long total, int h, int w, int oh, int ow) {\n  "
+        + TID
+        + """  int ix = (int)(t % w), iy = (int)((t / w) % h);
+  const scalar_t* gp = g + (t / ((long long)w * h)) * oh * ow;
+  int oy_lo = max(0, (iy * oh) / h - 1), oy_hi = min(oh - 1, ((iy + 1) * oh) / h + 1);
+  int ox_lo = max(0, (ix * ow) / w - 1), ox_hi = min(ow - 1, ((ix + 1) * ow) / w + 1);
+  scalar_t acc = (scalar_t)0;
+  for (int oy = oy_lo; oy <= oy_hi; ++oy) {
+    int y0 = (oy * h) / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
+    if (iy < y0 || iy >= y1) continue;
+    for (int ox = ox_lo; ox <= ox_hi; ++ox) {
+      int x0 = (ox * w) / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
+      if (ix < x0 || ix >= x1) continue;
+      acc += gp[oy * ow + ox] / (scalar_t)((y1 - y0) * (x1 - x0));
+    }
+  }
+  gx[t] = acc;
+}
+"""
+    )
+    return _typedefs(dtype) + body
+
+
 def cum_extreme(op: str, dtype) -> str:
     """Running max (`op="max"`) or min along axis 0 of a contiguous [n, cols] array, one thread
     per column (neighbouring threads read neighbouring addresses). A NaN propagates from its
@@ -137,6 +203,59 @@ def index_add(dtype) -> str:
     return _typedefs(dtype) + ADD_AT + body
 
 
+# Coordinates of element t of a (padded) rank-4 index tensor [s0, s1, s2, s3], and the offset
+# in a tensor of element strides st0..st3 with the coordinate along `dim` replaced by i.
+_COORDS = """  long long r = t;
+  long long c3 = r % s3; r /= s3;
+  long long c2 = r % s2; r /= s2;
+  long long c1 = r % s1;
+  long long c0 = r / s1;
+"""
+
+
+def _offset(prefix: str) -> str:
+    return (
+        f"(dim == 0 ? i : c0) * {prefix}0 + (dim == 1 ? i : c1) * {prefix}1"
+        f" + (dim == 2 ? i : c2) * {prefix}2 + (dim == 3 ? i : c3) * {prefix}3"
+    )
+
+
+def gather_dim(dtype, index_dtype) -> str:
+    """out[c] = x[c with c[dim] = idx[c]] for a contiguous index tensor (rank <= 4, padded with
+    leading 1s) and any strided x; a negative index counts from the end (numpy's
+    take_along_axis), one outside the dim reads 0 instead of memory outside the tensor."""
+    body = (
+        'extern "C" __global__ void gather_dim(const scalar_t* x, const index_t* idx,'
+        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
+        " long long x0, long long x1, long long x2, long long x3, int dim, long long size) {\n  "
+        + TID
+        + _COORDS
+        + "  long long i = (long long)idx[t];\n"
+        + "  if (i < 0) i += size;\n"
+        + "  if (i < 0 || i >= size) { out[t] = (scalar_t)0; return; }\n"
+        + f"  out[t] = x[{_offset('x')}];\n}}\n"
+    )
+    return _typedefs(dtype, index_dtype) + body
+
+
+def scatter_add_dim(dtype, index_dtype) -> str:
+    """out[c with c[dim] = idx[c]] += v[c] over a contiguous index tensor (rank <= 4, padded) and
+    strided values, into a contiguous out (atomics); indices outside the dim add nothing."""
+    body = (
+        'extern "C" __global__ void scatter_add_dim(const scalar_t* v, const index_t* idx,'
+        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
+        " long long o0, long long o1, long long o2, long long o3,"
+        " long long v0, long long v1, long long v2, long long v3, int dim, long long size) {\n  "
+        + TID
+        + _COORDS
+        + "  long long i = (long long)idx[t];\n"
+        + "  if (i < 0 || i >= size) return;\n"
+        + "  scalar_t val = v[c0 * v0 + c1 * v1 + c2 * v2 + c3 * v3];\n"
+        + f"  add_at(out + {_offset('o')}, val);\n}}\n"
+    )
+    return _typedefs(dtype, index_dtype) + ADD_AT + body
+
+
 # The window's divisor: kh*kw with count_include_pad, else the cells inside the input.
 _AVG_DIV = """    int ry = min(y0 + kh, h) - max(y0, 0), rx = min(x0 + kw, w) - max(x0, 0);
     scalar_t div = cip ? (scalar_t)(kh * kw) : (scalar_t)(ry * rx);
@@ -194,20 +313,25 @@ def avg_pool2d_backward(dtype) -> str:
     return _typedefs(dtype) + body
 
 
-def unfold4d(dtype) -> str:
+def unfold4d(dtype, index: str = "long long") -> str:
     """im2col in Burn's layout: x [n, c, h, w] -> [n, c*kh*kw, oh*ow], rows ordered (c, i, j);
-    zero outside the input (padding)."""
+    zero outside the input (padding). `index="int"` does the index arithmetic in 32 bits (for
+    fewer than 2^31 elements: 64-bit divisions cost several times more)."""
+    if index not in ("int", "long long"):
+        raise ValueError(f"unfold4d: index must be 'int' or 'long long', got {index!r}")
     body = (
+        f"typedef {index} idx_t;\n"
         'extern "C" __global__ void unfold4d(const scalar_t* x, scalar_t* out, long long total,'
         f" {GEOM}, int dh, int dw) {{\n  "
         + TID
-        + """  long long r = t;
+        + """  idx_t r = (idx_t)t;
   int ox = (int)(r % ow); r /= ow;
   int oy = (int)(r % oh); r /= oh;
   int j = (int)(r % kw); r /= kw;
   int i = (int)(r % kh); r /= kh;  // r = n * c + channel: the input plane
   int iy = oy * sh - ph + i * dh, ix = ox * sw - pw + j * dw;
-  out[t] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? x[(r * h + iy) * w + ix] : (scalar_t)0;
+  out[t] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? x[((long long)r * h + iy) * w + ix]
+                                                     : (scalar_t)0;
 }
 """
     )
@@ -252,5 +376,10 @@ SOURCES = {
     "avg_pool2d": avg_pool2d,
     "avg_pool2d_backward": avg_pool2d_backward,
     "unfold4d": unfold4d,
+    "philox_bernoulli": philox_bernoulli,
+    "gather_dim": gather_dim,
+    "scatter_add_dim": scatter_add_dim,
+    "adaptive_avg_pool2d": adaptive_avg_pool2d,
+    "adaptive_avg_pool2d_backward": adaptive_avg_pool2d_backward,
     "col2im": col2im,
 }

@@ -16,13 +16,14 @@ BLOCK = 256
 _CACHE: dict = {}
 
 
-def kernel(name: str, *dtypes):
-    """The compiled kernel `name` for element types `dtypes` (as `_kernel_source.SOURCES`)."""
-    key = (name, *(np.dtype(d).name for d in dtypes))
+def kernel(name: str, *dtypes, **options):
+    """The compiled kernel `name` for element types `dtypes` and source `options` (as
+    `_kernel_source.SOURCES`, e.g. `index="int"` for unfold4d)."""
+    key = (name, *(np.dtype(d).name for d in dtypes), *sorted(options.items()))
     k = _CACHE.get(key)
     if k is None:
         cp = load_cupy()
-        k = _CACHE[key] = cp.RawKernel(src.SOURCES[name](*dtypes), name)
+        k = _CACHE[key] = cp.RawKernel(src.SOURCES[name](*dtypes, **options), name)
     return k
 
 

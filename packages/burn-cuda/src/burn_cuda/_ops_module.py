@@ -1,6 +1,6 @@
 """Module ops on the GPU: convolutions as im2col kernel + cuBLAS GEMM (cupy 14 has no cuDNN),
-transposed convolutions as GEMM + a col2im gather kernel, pools as direct kernels, adaptive
-pooling and interpolation as burn_ndarray's separable matrix products run on cupy.
+transposed convolutions as GEMM + a col2im gather kernel, pools (adaptive average included) as
+direct kernels, interpolation as burn_ndarray's separable matrix products run on cupy.
 
 The backward passes of the convolutions are burn_tensor's defaults over these ops (unfold4d and
 matmul for weights, conv_transpose2d for inputs).
@@ -8,7 +8,7 @@ matmul for weights, conv_transpose2d for inputs).
 
 from __future__ import annotations
 
-from burn_ndarray import interpolation, pooling
+from burn_ndarray import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
 from ._dtypes import kernel_dtype
@@ -38,7 +38,8 @@ def unfold(cp, x, kernel_size, stride, padding, dilation):
     out = cp.empty((n, c * kh * kw, oh * ow), xk.dtype)
     total = out.size
     geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
-    launch(kernel("unfold4d", xk.dtype), total, xk, out, i64(total), *geom)
+    index = "int" if total < 2**31 else "long long"  # 32-bit divisions where they fit
+    launch(kernel("unfold4d", xk.dtype, index=index), total, xk, out, i64(total), *geom)
     return out.astype(x.dtype, copy=False)
 
 
@@ -59,9 +60,15 @@ class CudaModuleOps:
         cols = cols.reshape(n, g, cg * kh * kw, oh * ow)
         wm = weight.astype(x.dtype, copy=False).reshape(1, g, c_out // g, cg * kh * kw)
         out = self.float_matmul(wm, cols).reshape(n, c_out, oh, ow)  # cuBLAS batched GEMM
-        if bias is not None:
-            out += bias.astype(x.dtype, copy=False).reshape(1, c_out, 1, 1)
+        if bias is not None:  # the hot path's per-channel broadcast add
+            out = self.float_add(out, bias.astype(x.dtype, copy=False).reshape(1, c_out, 1, 1))
         return out
+
+    def conv2d_bias_backward(self, x, weight, bias, output_grad):
+        # one reduction over (batch, h, w), not three sum_dims
+        cp = load_cupy()
+        g = cp.sum(output_grad, axis=(0, 2, 3), dtype=output_grad.dtype)
+        return g.reshape(tuple(bias.shape))
 
     def conv_transpose2d(self, x, weight, bias, options: ConvTransposeOptions):
         cp = load_cupy()
@@ -154,10 +161,28 @@ class CudaModuleOps:
         return gx.astype(x.dtype, copy=False)
 
     def adaptive_avg_pool2d(self, x, output_size):
-        return pooling.adaptive_avg_pool2d(x, _pair(output_size), load_cupy())
+        # a direct kernel: the separable matrix form needs an isfinite check that reads the
+        # device (a sync per call) and host-built matrices copied over each time
+        cp = load_cupy()
+        oh, ow = _pair(output_size)
+        n, c, h, w = x.shape
+        xk = _k(cp, x)
+        out = cp.empty((n, c, oh, ow), xk.dtype)
+        total = out.size
+        k = kernel("adaptive_avg_pool2d", xk.dtype)
+        launch(k, total, xk, out, i64(total), *i32(h, w, oh, ow))
+        return out.astype(x.dtype, copy=False)
 
     def adaptive_avg_pool2d_backward(self, x, grad):
-        return pooling.adaptive_avg_pool2d_backward(x, grad, load_cupy())
+        cp = load_cupy()
+        n, c, h, w = x.shape
+        oh, ow = grad.shape[2:]
+        g = cp.ascontiguousarray(grad, dtype=kernel_dtype(x.dtype))
+        gx = cp.empty((n, c, h, w), g.dtype)
+        total = gx.size
+        k = kernel("adaptive_avg_pool2d_backward", g.dtype)
+        launch(k, total, g, gx, i64(total), *i32(h, w, oh, ow))
+        return gx.astype(x.dtype, copy=False)
 
     # -- interpolation -----------------------------------------------------------------------------
     def interpolate(self, x, output_size, options: InterpolateOptions):

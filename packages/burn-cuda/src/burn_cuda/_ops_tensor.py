@@ -88,13 +88,49 @@ def _index_add(cp, x, flat, values):
     return out if kd == x.dtype else out.astype(x.dtype)
 
 
+def _pad4(shape, strides, itemsize):
+    """Shape and element strides padded to rank 4 with leading size-1 dims (stride 0)."""
+    pad = 4 - len(shape)
+    return (1,) * pad + tuple(shape), (0,) * pad + tuple(st // itemsize for st in strides)
+
+
 def numeric_ops(cp, kind: str) -> dict:
     """float_/int_ ops shared by both numeric kinds (without the prefix)."""
     ops = make_numeric(kind, cp)
+    gather0 = array_ops(cp)["gather"]
 
     def scatter(self, dim, x, indices, values):
+        kd = kernel_dtype(x.dtype)
+        if 0 < x.ndim <= 4 and indices.size and kd.name in ("float32", "float64", "int32", "int64"):
+            # one kernel (rank <= 4): out = x + values added at their positions
+            idx = cp.ascontiguousarray(indices)
+            out = x.astype(kd, copy=True, order="C")
+            vals = values if values.dtype == kd else values.astype(kd)
+            s, _ = _pad4(idx.shape, idx.strides, idx.itemsize)
+            _, ost = _pad4(out.shape, out.strides, out.itemsize)
+            _, vst = _pad4(vals.shape, vals.strides, vals.itemsize)
+            d = dim + 4 - x.ndim
+            k = kernel("scatter_add_dim", kd, idx.dtype)
+            n = idx.size
+            launch(k, n, vals, idx, out, i64(n), *s[1:], *ost, *vst, np.int32(d), x.shape[dim])
+            return out if kd == x.dtype else out.astype(x.dtype)
         flat = _flat_targets(cp, x.shape, dim, indices, indices.shape)
         return _index_add(cp, x, flat, values)
+
+    def gather(self, dim, x, indices):
+        kd = x.dtype
+        if 0 < x.ndim <= 4 and kd.name in ("float32", "float64", "int32", "int64"):
+            idx = cp.ascontiguousarray(indices)
+            out = cp.empty(idx.shape, kd)
+            if out.size:
+                s, _ = _pad4(idx.shape, idx.strides, idx.itemsize)
+                _, xst = _pad4(x.shape, x.strides, x.itemsize)
+                d = dim + 4 - x.ndim
+                k = kernel("gather_dim", kd, idx.dtype)
+                n = idx.size
+                launch(k, n, x, idx, out, i64(n), *s[1:], *xst, np.int32(d), x.shape[dim])
+            return out
+        return gather0(self, dim, x, indices)
 
     def select_assign(self, x, dim, indices, values):
         view = [1] * x.ndim
@@ -132,6 +168,7 @@ def numeric_ops(cp, kind: str) -> dict:
 
     ops.update(
         scatter=scatter,
+        gather=gather,
         select_assign=select_assign,
         cummax=cum_extreme("max"),
         cummin=cum_extreme("min"),

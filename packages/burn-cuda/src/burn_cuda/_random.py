@@ -53,6 +53,28 @@ def bits(cp, n: int, device) -> object:
     return out
 
 
+def bernoulli(cp, shape, n: int, threshold: int, dtype, device):
+    """1 where the device's next call's first word of an element is below `threshold`: the
+    same numbers as `bits` + a comparison, in one kernel writing `dtype` directly."""
+    from ._dtypes import kernel_dtype
+
+    key, call = _next(device)
+    kd = kernel_dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
+    out = cp.empty(shape, kd)
+    launch(
+        kernel("philox_bernoulli", kd),
+        n,
+        out,
+        i64(n),
+        np.uint32(key & 0xFFFFFFFF),
+        np.uint32(key >> 32),
+        np.uint32(call & 0xFFFFFFFF),
+        np.uint32(call >> 32),
+        np.uint32(threshold),
+    )
+    return out if kd == np.dtype(dtype) else out.astype(dtype)
+
+
 def _unit(cp, words, precise: bool):
     """Uniform [0, 1) from the words: 24 bits as float32, or 53 bits as float64."""
     if not precise:
@@ -68,14 +90,15 @@ def sample(cp, shape, distribution, dtype: np.dtype, device):
     for uniform and rounded normals."""
     n = math.prod(shape)
     kind = distribution.kind
-    words = bits(cp, n, device)
-    is_int = dtype.kind in "iu"
-    precise = dtype == np.float64 or is_int
     if kind == "bernoulli":
         threshold = min(round(distribution.a * 4294967296.0), 4294967295)
         if distribution.a >= 1.0:
+            _next(device)  # the call still counts, as it did when it drew its words
             return cp.ones(shape, dtype)
-        return (words[:, 0] < np.uint32(threshold)).astype(dtype).reshape(shape)
+        return bernoulli(cp, shape, n, threshold, dtype, device)
+    words = bits(cp, n, device)
+    is_int = dtype.kind in "iu"
+    precise = dtype == np.float64 or is_int
     if kind == "normal":
         # Box-Muller on (0, 1] x [0, 1): u1 > 0 keeps the log finite.
         u1 = (words[:, 0].astype(np.float64) + 1.0) * (2.0**-32)

@@ -8,6 +8,7 @@ from ._matmul import matmul_op
 from ._ops_index import INDEX_OPS
 from ._ops_math import elementwise_ops
 from ._ops_module import OpenClModuleOps
+from ._optim import OpenClOptimOps
 from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
 from ._random import random_op, seed_runtime
@@ -16,7 +17,7 @@ from ._runtime import runtime_for
 _SELECTIONS: dict = {}
 
 
-class OpenCl(OpenClModuleOps, Backend):
+class OpenCl(OpenClOptimOps, OpenClModuleOps, Backend):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:

@@ -7,6 +7,7 @@ from typing import Any
 
 from burn_nn import config
 from burn_tensor import Tensor
+from burn_tensor.ops import adam_update
 
 from ._clipping import GradientClipping
 from ._decay import WeightDecayConfig
@@ -85,6 +86,23 @@ class Adam(SimpleOptimizer):
     def step(self, lr: float, tensor: Tensor, grad: Tensor, state: Any) -> tuple[Tensor, Any]:
         if self.weight_decay is not None:
             grad = self.weight_decay.transform(grad, tensor)
+        if not self.amsgrad:
+            # One backend op per parameter (one kernel on GPU backends), same formulas.
+            prev = state["momentum"] if state else None
+            t = 1 if prev is None else int(prev["time"]) + 1
+            new, m1, m2 = adam_update(
+                tensor,
+                grad,
+                None if prev is None else prev["moment_1"],
+                None if prev is None else prev["moment_2"],
+                lr=lr,
+                beta_1=self.beta_1,
+                beta_2=self.beta_2,
+                epsilon=self.epsilon,
+                time=t,
+            )
+            mom = {"time": t, "moment_1": m1, "moment_2": m2, "max_moment_2": None}
+            return new, {"momentum": mom}
         mom = update_moments(
             self.beta_1, self.beta_2, self.amsgrad, grad, state["momentum"] if state else None
         )

@@ -77,6 +77,9 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     #: casts) then run only under `BURN_CHECKS=1`; a decorator answers for its inner backend.
     #: A class attribute, or a property when it depends on the device (OpenCl: GPU or CPU).
     checks_force_sync: bool = False
+    #: Whether `float_dtype="bfloat16"` is accepted: a backend that runs bfloat16 tensors says
+    #: so; every other refuses it in the constructor with a clear error.
+    supports_bf16: bool = False
 
     def __init__(self, float_dtype: Any = "float32", int_dtype: Any = "int32"):
         fd = DType.from_any(float_dtype)
@@ -84,6 +87,11 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
         if fd.kind is not Float:
             raise ValueError(
                 f"{type(self).__name__}: float_dtype must be a float dtype, got {fd.value}"
+            )
+        if fd is DType.BF16 and not self.supports_bf16:
+            raise ValueError(
+                f"{type(self).__name__}: float_dtype bfloat16 is not supported by this backend "
+                "(Cuda(float_dtype='bfloat16') runs it)"
             )
         if idt.kind is not Int:
             raise ValueError(

@@ -190,7 +190,7 @@ class TensorData:
             problems.append(f"dtype {self.dtype.value} != {other.dtype.value}")
         if not problems:
             a, b = self._array, other._array
-            if a.dtype.kind == "f" or b.dtype.kind == "f":
+            if _is_float(a.dtype) or _is_float(b.dtype):
                 same = (a == b) | (np.isnan(a.astype(np.float64)) & np.isnan(b.astype(np.float64)))
             else:
                 same = a == b
@@ -225,7 +225,7 @@ class TensorData:
             self._array.shape == other._array.shape
             and self._array.dtype == other._array.dtype
             and bool(
-                np.array_equal(self._array, other._array, equal_nan=self._array.dtype.kind == "f")
+                np.array_equal(self._array, other._array, equal_nan=_is_float(self._array.dtype))
             )
         )
 
@@ -247,7 +247,11 @@ class TensorData:
 #: `assert_approx_eq`) all exist on TensorData, and one type keeps `isinstance` and records simple.
 Data = TensorData
 
-_SUPPORTED = {d.np for d in DType}
+_SUPPORTED = {d.np for d in DType if d is not DType.BF16}  # BF16: see _coerce_unsupported
+
+
+def _is_float(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.name == "bfloat16"
 
 
 def _from_python(value: Any) -> np.ndarray:
@@ -270,6 +274,9 @@ def cast(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def _coerce_unsupported(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.name == "bfloat16":
+        DType.from_np(arr.dtype)  # ml_dtypes' bfloat16 (registers DType.BF16), else TypeError
+        return arr
     native = arr.dtype.newbyteorder("=")
     if native in _SUPPORTED:  # e.g. big-endian int32 -> native int32, not a wider type
         return arr.astype(native)

@@ -40,6 +40,9 @@ class DType(enum.Enum):
     F64 = "float64"
     F32 = "float32"
     F16 = "float16"
+    #: bfloat16 (8-bit exponent, 7-bit mantissa); its numpy dtype is ml_dtypes', imported on
+    #: first use (`pip install 'burn-tensor[bf16]'`). Backends that cannot run it refuse it.
+    BF16 = "bfloat16"
     I64 = "int64"
     I32 = "int32"
     I16 = "int16"
@@ -56,8 +59,11 @@ class DType(enum.Enum):
 
     @property
     def np(self) -> np.dtype:
-        """The numpy dtype with the same layout."""
-        return _NP[self]
+        """The numpy dtype with the same layout (ml_dtypes' bfloat16 for BF16)."""
+        try:
+            return _NP[self]
+        except KeyError:
+            return _load_bf16()
 
     @property
     def kind(self) -> TensorKind:
@@ -66,7 +72,7 @@ class DType(enum.Enum):
     @property
     def size(self) -> int:
         """Bytes per element."""
-        return _NP[self].itemsize
+        return 2 if self is DType.BF16 else _NP[self].itemsize
 
     def is_float(self) -> bool:
         return _KIND[self] is Float
@@ -89,8 +95,8 @@ class DType(enum.Enum):
             if key.upper() in DType.__members__:
                 return DType[key.upper()]
         try:
-            return _FROM_NP[np.dtype(value)]  # type: ignore[arg-type]
-        except (TypeError, KeyError):
+            return DType.from_np(np.dtype(value))  # type: ignore[arg-type]
+        except TypeError:
             pass
         raise TypeError(
             f"unknown dtype {value!r}: expected one of {[d.value for d in DType]} or a DType"
@@ -102,17 +108,34 @@ class DType(enum.Enum):
             return _FROM_NP[dtype]
         except KeyError:
             try:
-                return _FROM_NP[np.dtype(dtype)]
-            except KeyError:
+                dt = np.dtype(dtype)
+                if dt.name == "bfloat16" and dt == _load_bf16():
+                    return DType.BF16
+                return _FROM_NP[dt]
+            except (KeyError, TypeError, ImportError):
                 raise TypeError(f"numpy dtype {dtype} has no burn DType") from None
 
 
-_NP = {d: np.dtype(d.value) for d in DType}
+def _load_bf16() -> np.dtype:
+    """ml_dtypes' bfloat16, registered in the dtype tables on first use; an ImportError naming
+    the extra to install when ml_dtypes is missing."""
+    try:
+        import ml_dtypes
+    except ImportError as exc:
+        raise ImportError(
+            "DType.BF16 needs ml_dtypes for its numpy dtype: pip install 'burn-tensor[bf16]' "
+            f"(or ml_dtypes) ({exc})"
+        ) from exc
+    dt = np.dtype(ml_dtypes.bfloat16)
+    _NP[DType.BF16] = dt
+    _FROM_NP[dt] = DType.BF16
+    return dt
+
+
+_NP = {d: np.dtype(d.value) for d in DType if d is not DType.BF16}
 _FROM_NP = {v: k for k, v in _NP.items()}
 _BY_NAME = {d.value: d for d in DType}
-_KIND = {
-    d: (Float if d.value.startswith("float") else Bool if d is DType.BOOL else Int) for d in DType
-}
+_KIND = {d: (Float if "float" in d.value else Bool if d is DType.BOOL else Int) for d in DType}
 
-FLOAT_DTYPES = (DType.F64, DType.F32, DType.F16)
+FLOAT_DTYPES = (DType.F64, DType.F32, DType.F16, DType.BF16)
 INT_DTYPES = (DType.I64, DType.I32, DType.I16, DType.I8, DType.U8)

@@ -4,6 +4,8 @@
   `InterpolateOptions` (and its `INTERPOLATE_MODES`).
 - The contract: `op_table()` (every op name), `REQUIRED_OPS` (name -> signature of the ops with no
   default), `OP_CONVENTIONS` (what the Tensor layer guarantees before it calls an op).
+- `adam_update`: one Adam step of a parameter as one backend op (`float_adam_update`), which
+  burn-optim calls so GPU backends can run the update as one kernel.
 - Slice helpers: `numpy_slice` turns one of the `slices` that `*_slice`/`*_slice_assign` receive
   (Burn's semantics: a negative step walks `[start, stop)` backwards) into a numpy slice.
 
@@ -16,6 +18,7 @@ Example:
 """
 
 from ._backend import op_table
+from ._fused_optim import adam_update
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._ops_spec import __doc__ as OP_CONVENTIONS
 from ._options import (
@@ -35,6 +38,7 @@ __all__ = [
     "ConvTransposeOptions",
     "InterpolateOptions",
     "UnfoldOptions",
+    "adam_update",
     "numpy_slice",
     "op_table",
 ]

@@ -20,11 +20,14 @@ _TOL = {
     DType.F64: Tolerance.rel_abs(1e-9, 1e-12),
     DType.F32: Tolerance.rel_abs(2e-5, 1e-6),
     DType.F16: Tolerance.rel_abs(5e-3, 1e-3),
+    # bfloat16 keeps 8 significant bits (float16: 11): ten of its ulps, as float16's 5e-3
+    DType.BF16: Tolerance.rel_abs(4e-2, 8e-3),
 }
 _LOOSE = {
     DType.F64: Tolerance.rel_abs(1e-8, 1e-10),
     DType.F32: Tolerance.rel_abs(2e-4, 1e-4),
     DType.F16: Tolerance.permissive(),
+    DType.BF16: Tolerance.rel_abs(8e-2, 8e-2),
 }
 
 

@@ -25,6 +25,7 @@ from ._suite_module_embedding import *
 from ._suite_module_interp import *
 from ._suite_module_literals import *
 from ._suite_module_pool import *
+from ._suite_optim import *
 from ._suite_reduce import *
 from ._suite_unfold import *
 

@@ -1,0 +1,198 @@
+"""bfloat16 on Cuda: `Cuda(float_dtype="bfloat16")`.
+
+Storage is bfloat16 (ml_dtypes' numpy dtype on cupy arrays, 2 bytes per element); matmul runs
+on it natively (cuBLAS bf16 GEMM on tensor cores, float32 accumulation). Every other op takes
+the float32 detour: its bfloat16 operands are widened to float32 by our own kernel, the
+float32 op runs, and its float results are rounded back to bfloat16 (round to nearest even, NaN
+kept), which is what a bf16 kernel computing in float32 does anyway. The conversions are our
+kernels on the raw 16-bit patterns (no cuda_bf16.h, no dependence on which cupy operations
+accept ml_dtypes' dtype).
+
+The detour is installed per backend instance (`install(backend)` from `Cuda.setup`), so the
+float32/float64 backends' ops carry no extra Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from burn_tensor import DType, TensorData
+
+from ._kernels import BLOCK
+from ._platform import load_cupy
+
+TO_F32 = r"""
+extern "C" __global__ void bf16_to_f32(const unsigned short* __restrict__ x,
+                                       float* __restrict__ y, long long n) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  y[t] = __uint_as_float(((unsigned int)x[t]) << 16);
+}
+"""
+
+# Round to nearest even on the dropped 16 bits; a NaN stays a (quiet) NaN instead of rounding
+# into an infinity.
+TO_BF16 = r"""
+extern "C" __global__ void f32_to_bf16(const float* __restrict__ x,
+                                       unsigned short* __restrict__ y, long long n) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  unsigned int u = __float_as_uint(x[t]);
+  if ((u & 0x7fffffffu) > 0x7f800000u) { y[t] = (unsigned short)((u >> 16) | 0x40u); return; }
+  u += 0x7fffu + ((u >> 16) & 1u);
+  y[t] = (unsigned short)(u >> 16);
+}
+"""
+
+SOURCES = {"bf16_to_f32": TO_F32, "f32_to_bf16": TO_BF16}
+_K: dict = {}
+
+
+def _kernel(name):
+    k = _K.get(name)
+    if k is None:
+        k = _K[name] = load_cupy().RawKernel(SOURCES[name], name)
+    return k
+
+
+def _bf16() -> np.dtype:
+    return DType.BF16.np
+
+
+def is_bf16(x) -> bool:
+    return getattr(x, "dtype", None) is not None and x.dtype.name == "bfloat16"
+
+
+def to_f32(x):
+    """float32 copy of a bfloat16 cupy array (any layout)."""
+    cp = load_cupy()
+    bits = cp.ascontiguousarray(x.view(np.uint16))
+    out = cp.ndarray(x.shape, np.float32)
+    n = out.size
+    if n:
+        _kernel("bf16_to_f32")(((n + BLOCK - 1) // BLOCK,), (BLOCK,), (bits, out, n))
+    return out
+
+
+def to_bf16(x):
+    """bfloat16 copy of a float cupy array (float64/float16 go through float32 first)."""
+    cp = load_cupy()
+    src = cp.ascontiguousarray(x, dtype=np.float32)
+    bits = cp.ndarray(x.shape, np.uint16)
+    n = bits.size
+    if n:
+        _kernel("f32_to_bf16")(((n + BLOCK - 1) // BLOCK,), (BLOCK,), (src, bits, n))
+    return bits.view(_bf16())
+
+
+def _widen(a):
+    if is_bf16(a):
+        return to_f32(a), True
+    if a is DType.BF16:
+        return DType.F32, True
+    if type(a) in (list, tuple) and a and any(is_bf16(v) for v in a):
+        return type(a)(to_f32(v) if is_bf16(v) else v for v in a), True
+    return a, False
+
+
+def _narrow(r):
+    if isinstance(r, load_cupy().ndarray) and r.dtype == np.float32:
+        return to_bf16(r)
+    if type(r) in (list, tuple):
+        return type(r)(_narrow(v) for v in r)
+    return r
+
+
+def detour(fn):
+    """`fn` (a bound op) with bfloat16 operands and BF16 dtype arguments widened to float32 and
+    float32 results narrowed back to bfloat16."""
+
+    def op(*args, **kwargs):
+        wide = False
+        conv = []
+        for a in args:
+            a, w = _widen(a)
+            wide |= w
+            conv.append(a)
+        for k, v in list(kwargs.items()):
+            kwargs[k], w = _widen(v)
+            wide |= w
+        res = fn(*conv, **kwargs)
+        return _narrow(res) if wide else res
+
+    op.__name__ = getattr(fn, "__name__", "op")
+    return op
+
+
+#: ops that handle bfloat16 themselves (the rest take the detour)
+NATIVE = ("float_matmul", "float_cast", "float_from_data", "float_into_data")
+
+
+def install(backend) -> None:
+    """Give the bfloat16 backend instance its detoured ops (instance attributes, picked up by
+    its kind views)."""
+    cp = load_cupy()
+    for name in backend.op_table():
+        if name in NATIVE or not callable(getattr(backend, name, None)):
+            continue
+        object.__setattr__(backend, name, detour(getattr(backend, name)))
+    float_matmul = detour(backend.float_matmul)
+
+    def matmul(x, y):
+        if is_bf16(x) and is_bf16(y):
+            try:
+                return cp.matmul(x, y)  # cuBLAS bf16 GEMM, float32 accumulation
+            except (TypeError, ValueError, NotImplementedError):
+                pass  # a layout or version cupy does not take in bf16: the float32 detour
+        return float_matmul(x, y)
+
+    def cast(x, dtype):
+        if dtype is DType.BF16:
+            return x if is_bf16(x) else to_bf16(x)
+        if is_bf16(x):
+            x = to_f32(x)
+        return x.astype(dtype.np, copy=False)
+
+    def from_data(data, device):
+        arr = data.array
+        with cp.cuda.Device(device.index if device is not None else 0):
+            if arr.dtype.name == "bfloat16":
+                return cp.asarray(np.ascontiguousarray(arr).view(np.uint16)).view(_bf16())
+            return cp.asarray(arr)
+
+    def into_data(x):
+        if is_bf16(x):
+            bits = cp.asnumpy(cp.ascontiguousarray(x.view(np.uint16)))
+            return TensorData(bits.view(_bf16()))
+        return TensorData(cp.asnumpy(x))
+
+    for name, fn in (
+        ("float_matmul", matmul),
+        ("float_cast", cast),
+        ("float_from_data", from_data),
+        ("float_into_data", into_data),
+    ):
+        object.__setattr__(backend, name, fn)
+
+
+def class_ops(table: dict) -> dict:
+    """bfloat16-aware casts and reads for every Cuda backend: `t.cast("bfloat16")` on a
+    float32 Cuda() gives a bf16 tensor whose matmul runs natively (cuBLAS), whatever cupy's own
+    casts to ml_dtypes' dtype do."""
+    cast0, into0 = table["float_cast"], table["float_into_data"]
+
+    def float_cast(self, x, dtype):
+        if dtype is DType.BF16:
+            return x if is_bf16(x) else to_bf16(x)
+        if is_bf16(x):
+            x = to_f32(x)
+            return x if dtype is DType.F32 else x.astype(dtype.np)
+        return cast0(self, x, dtype)
+
+    def float_into_data(self, x):
+        if is_bf16(x):
+            cp = load_cupy()
+            bits = cp.asnumpy(cp.ascontiguousarray(x.view(np.uint16)))
+            return TensorData(bits.view(_bf16()))
+        return into0(self, x)
+
+    return {"float_cast": float_cast, "float_into_data": float_into_data}

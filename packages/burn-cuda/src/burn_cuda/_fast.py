@@ -1,0 +1,363 @@
+"""The per-op hot path: precompiled kernels (`_fast_source.py`) launched with as little Python
+as possible, in place of cupy's ufunc dispatch (type resolution, broadcasting, argument
+packing: ~14 us per op on an H100 host, against a ~5 us kernel launch).
+
+Each op here wraps the table's general implementation (`fallback`, a cupy ufunc or function)
+and takes the fast route only for what it covers: float32/float64 (and int32/int64 where the
+C expression is Burn's semantics), C-contiguous operands of one dtype, same shapes or a
+one-span broadcast (`[outer, 1, inner]` against `[outer, mid, inner]`). Everything else goes to
+`fallback` unchanged, so results never depend on which route ran beyond float rounding of the
+same expression.
+
+`ops(cp)` returns full op names -> functions taking the backend as `self`; `_backend._install`
+puts them over the ufunc entries. The kernels are compiled on first use per (op, dtype) and
+device (cupy caches the binaries on disk too).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _fast_source as fsrc
+
+BLOCK = 256
+#: contiguous elementwise kernels handle 16 bytes per thread
+_VEC = {np.dtype(t): 16 // np.dtype(t).itemsize for t in ("float32", "float64", "int32", "int64")}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INTS = (np.dtype(np.int32), np.dtype(np.int64))
+#: a full sum of at most this many elements runs in one 256-thread block (one launch)
+SUM_ALL_MAX = 1 << 16
+#: row reductions (one warp per row) for rows up to this long
+ROW_MAX = 1 << 15
+
+
+#: (kind, op, dtype name) -> the compiler's message, for kernels that failed to compile: their
+#: ops keep using the general implementation (`profile_dispatch.py` prints this)
+FAILED: dict = {}
+#: (kind, op, dtype name) of every hot-path kernel compiled in this process
+COMPILED: set = set()
+
+
+class _Kernels:
+    """(kind, op, dtype) -> compiled `cupy.RawKernel`, built on first use; None when it does not
+    compile (the op then falls back for that dtype, and `FAILED` says why)."""
+
+    def __init__(self, cp):
+        self.cp = cp
+        self.cache: dict = {}
+
+    def get(self, kind: str, op: str, dtype):
+        key = (kind, op, dtype)
+        try:
+            return self.cache[key]
+        except KeyError:
+            pass
+        src, name = fsrc.source(kind, op, dtype)
+        k = self.cp.RawKernel(src, name)
+        try:
+            k.compile()  # NVRTC now, so a failure is seen here and not at a launch
+        except Exception as exc:  # noqa: BLE001 - any compiler error: keep the general op
+            FAILED[(kind, op, np.dtype(dtype).name)] = f"{type(exc).__name__}: {exc}"[:2000]
+            k = None
+        else:
+            COMPILED.add((kind, op, np.dtype(dtype).name))
+        self.cache[key] = k
+        return k
+
+
+def _dtypes_for(op: str) -> tuple:
+    return _FLOATS if op in fsrc.FLOAT_ONLY else _FLOATS + _INTS
+
+
+def _bcast(shape, out_shape):
+    """How an operand of `shape` is read for an output of `out_shape` (same rank, broadcastable):
+    (0, 0) when equal (index t); (span, inner) with span > 0 when its broadcast dims form one
+    run, `[outer, 1, inner]` (index (t / span) * inner + t % inner, span = mid * inner);
+    (-keep, inner) when its kept dims form one run, `[1, keep, 1]` against
+    `[outer, keep, inner]` (index (t / inner) % keep: a per-channel bias); None otherwise.
+    Dims of size 1 on both sides are ignored."""
+    if shape == out_shape:
+        return 0, 0
+    if len(shape) != len(out_shape):
+        return None
+    bcast = []
+    kept = []
+    for d in range(len(shape)):
+        o = out_shape[d]
+        if o == 1:
+            continue
+        if shape[d] == o:
+            kept.append(d)
+        elif shape[d] == 1:
+            bcast.append(d)
+        else:
+            return None
+    if not bcast:
+        return 0, 0
+    if _one_run(bcast, kept):
+        inner = 1
+        for d in range(bcast[-1] + 1, len(out_shape)):
+            inner *= out_shape[d]
+        mid = 1
+        for d in range(bcast[0], bcast[-1] + 1):
+            mid *= out_shape[d]
+        return mid * inner, inner
+    if kept and _one_run(kept, bcast):
+        inner = 1
+        for d in range(kept[-1] + 1, len(out_shape)):
+            inner *= out_shape[d]
+        keep = 1
+        for d in range(kept[0], kept[-1] + 1):
+            keep *= out_shape[d]
+        return -keep, inner
+    return None
+
+
+def _one_run(dims, others) -> bool:
+    """No dim of `others` lies between the first and last of `dims`."""
+    lo, hi = dims[0], dims[-1]
+    return not any(lo < d < hi for d in others)
+
+
+def ops(cp, table: dict, oom=MemoryError) -> dict:
+    """Fast versions of the elementwise and reduction ops found in `table` (full op names ->
+    function or staticmethod), each falling back to the table's entry. An allocation failure
+    (`oom`, cupy's OutOfMemoryError) becomes `CudaOutOfMemoryError` naming the op."""
+    from ._memory import oom_error
+
+    kernels = _Kernels(cp)
+    get = kernels.get
+    cp_new = cp.ndarray
+    out: dict = {}
+
+    def alloc_error(name, exc):
+        return oom_error(name, exc)
+
+    def plain(fn):
+        return fn.__func__ if isinstance(fn, staticmethod) else None
+
+    def binary(name, op, fallback, floats_only):
+        fb_static = plain(fallback)
+        allowed = _FLOATS if floats_only else _FLOATS + _INTS
+        fn_cache: dict = {}
+
+        def run(self, x, y):
+            dt = x.dtype
+            if (
+                y.__class__ is x.__class__
+                and y.dtype is dt
+                and dt in allowed
+                and x._c_contiguous
+                and y._c_contiguous
+            ):
+                shape = x.shape
+                yshape = y.shape
+                n = x.size
+                if shape == yshape:
+                    k = (
+                        fn_cache[dt]
+                        if dt in fn_cache
+                        else fn_cache.setdefault(dt, get("binary", op, dt))
+                    )
+                    if k is not None:
+                        try:
+                            o = cp_new(shape, dt)
+                        except oom as exc:
+                            raise alloc_error(name, exc) from exc
+                        if n:
+                            v = _VEC[dt] * BLOCK
+                            k(((n + v - 1) // v,), (BLOCK,), (x, y, o, n))
+                        return o
+                elif len(shape) == len(yshape):
+                    oshape = tuple(a if a != 1 else b for a, b in zip(shape, yshape))
+                    ga, gb = _bcast(shape, oshape), _bcast(yshape, oshape)
+                    k = get("bc", op, dt) if ga is not None and gb is not None else None
+                    if k is not None:
+                        try:
+                            o = cp_new(oshape, dt)
+                        except oom as exc:
+                            raise alloc_error(name, exc) from exc
+                        total = o.size
+                        if total:
+                            k(
+                                ((total + BLOCK - 1) // BLOCK,),
+                                (BLOCK,),
+                                (x, y, o, total, ga[0], ga[1], gb[0], gb[1]),
+                            )
+                        return o
+            if fb_static is not None:
+                return fb_static(x, y)
+            return fallback(self, x, y)
+
+        run.__name__ = op
+        return run
+
+    def unary(name, op, fallback):
+        fb_static = plain(fallback)
+        allowed = _dtypes_for(op)
+        fn_cache: dict = {}
+
+        def run(self, x):
+            dt = x.dtype
+            if dt in allowed and x._c_contiguous:
+                k = (
+                    fn_cache[dt]
+                    if dt in fn_cache
+                    else fn_cache.setdefault(dt, get("unary", op, dt))
+                )
+                if k is not None:
+                    n = x.size
+                    try:
+                        o = cp_new(x.shape, dt)
+                    except oom as exc:
+                        raise alloc_error(name, exc) from exc
+                    if n:
+                        v = _VEC[dt] * BLOCK
+                        k(((n + v - 1) // v,), (BLOCK,), (x, o, n))
+                    return o
+            if fb_static is not None:
+                return fb_static(x)
+            return fallback(self, x)
+
+        run.__name__ = op
+        return run
+
+    def scalar(name, op, fallback):
+        fb_static = plain(fallback)
+        allowed = _dtypes_for(op)
+        fn_cache: dict = {}
+
+        def run(self, x, s):
+            dt = x.dtype
+            if dt in allowed and x._c_contiguous:
+                st = type(s)
+                if dt in _FLOATS:
+                    if st is not float:
+                        if st is not int or abs(s) > 2**53:
+                            return _slow(self, x, s)
+                        s = float(s)
+                elif st is not int or not -(2**63) <= s < 2**63:
+                    return _slow(self, x, s)
+                k = (
+                    fn_cache[dt]
+                    if dt in fn_cache
+                    else fn_cache.setdefault(dt, get("scalar", op, dt))
+                )
+                if k is None:
+                    return _slow(self, x, s)
+                n = x.size
+                try:
+                    o = cp_new(x.shape, dt)
+                except oom as exc:
+                    raise alloc_error(name, exc) from exc
+                if n:
+                    v = _VEC[dt] * BLOCK
+                    k(((n + v - 1) // v,), (BLOCK,), (x, o, n, s))
+                return o
+            return _slow(self, x, s)
+
+        def _slow(self, x, s):
+            if fb_static is not None:
+                return fb_static(x, s)
+            return fallback(self, x, s)
+
+        run.__name__ = op
+        return run
+
+    for prefix in ("float_", "int_"):
+        for op in fsrc.BINARY:
+            name = prefix + op
+            if name in table and not (prefix == "int_" and op in fsrc.FLOAT_ONLY):
+                floats_only = prefix == "float_" and op in fsrc.FLOAT_ONLY
+                out[name] = binary(name, op, table[name], floats_only)
+        for op in fsrc.UNARY:
+            name = prefix + op
+            if op == "square" and prefix == "float_":
+                out[name] = unary(name, op, _square)
+            elif name in table and not (prefix == "int_" and op in fsrc.FLOAT_ONLY):
+                out[name] = unary(name, op, table[name])
+        for op in fsrc.SCALAR:
+            name = prefix + op
+            if name in table and not (prefix == "int_" and op in fsrc.FLOAT_ONLY):
+                out[name] = scalar(name, op, table[name])
+    if "relu" in table:
+        out["relu"] = unary("relu", "relu", table["relu"])
+    out["relu_backward"] = binary("relu_backward", "relu_backward", _relu_backward, True)
+    out.update(reductions(cp, table, get, oom, alloc_error))
+    return out
+
+
+def _square(self, x):
+    return self.float_mul(x, x)
+
+
+def _relu_backward(self, output, grad):  # burn_tensor's default, for what the kernel skips
+    return self.float_mask_fill(grad, self.float_lower_equal_elem(output, 0.0), 0.0)
+
+
+def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
+    """float_sum (small tensors: one block), float_sum_dim / mean_dim / max_dim (a warp per row
+    along the last dim, a thread per output along any other); other cases fall back to the
+    table's entries."""
+    cp_new = cp.ndarray
+    out: dict = {}
+
+    def row(name, op, fallback):
+        def run(self, x, dim):
+            dt = x.dtype
+            shape = x.shape
+            nd = len(shape)
+            if dt in _FLOATS and x._c_contiguous and nd and -nd <= dim < nd:
+                dim %= nd
+                length = shape[dim]
+                inner = 1
+                for d in shape[dim + 1 :]:
+                    inner *= d
+                total = x.size // length if length else 0
+                # a thread per output walks its whole column: only with short columns or
+                # enough outputs to fill the GPU (cupy's tree reduction does the rest)
+                few_long = inner > 1 and length > 256 and total < 8192
+                if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long:
+                    # the last dim (inner 1): a warp per row; any other: a thread per output
+                    k = get("row" if inner == 1 else "mid", op, dt)
+                    if k is not None:
+                        try:
+                            o = cp_new(shape[:dim] + (1,) + shape[dim + 1 :], dt)
+                        except oom as exc:
+                            raise alloc_error(name, exc) from exc
+                        if total == 0:
+                            return o
+                        if inner == 1:
+                            k(((total + 7) // 8,), (BLOCK,), (x, o, total, length))
+                        else:
+                            grid = ((total + BLOCK - 1) // BLOCK,)
+                            k(grid, (BLOCK,), (x, o, total, length, inner))
+                        return o
+            return fallback(self, x, dim)
+
+        run.__name__ = f"{op}_dim"
+        return run
+
+    for op in ("sum", "mean", "max"):
+        name = f"float_{op}_dim"
+        if name in table:
+            out[name] = row(name, op, table[name])
+
+    if "float_sum" in table:
+        fallback = table["float_sum"]
+
+        def float_sum(self, x):
+            dt = x.dtype
+            if dt in _FLOATS and x._c_contiguous and 0 < x.size <= SUM_ALL_MAX:
+                k = get("sum_all", "", dt)
+                if k is not None:
+                    try:
+                        o = cp_new((1,), dt)
+                    except oom as exc:
+                        raise alloc_error("float_sum", exc) from exc
+                    k((1,), (BLOCK,), (x, o, x.size))
+                    return o
+            return fallback(self, x)
+
+        out["float_sum"] = float_sum
+    return out

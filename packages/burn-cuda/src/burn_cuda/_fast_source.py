@@ -1,0 +1,276 @@
+"""CUDA C sources of the hot-path kernels (`_fast.py`): elementwise ops and small reductions,
+one kernel per (op, dtype), rendered here as plain strings (testable without a GPU; the CPU
+tests compile them with `nvcc --ptx` where nvcc exists).
+
+Elementwise kernels on contiguous operands move 16 bytes per thread (a vector load/store per
+operand when every pointer is 16-byte aligned, which the memory pool's blocks are) so a large
+add streams at full bandwidth; a one-span broadcast variant (`[outer, 1, inner]` against
+`[outer, mid, inner]`) serves bias adds and `x - max_dim(x)`. Reductions run one warp per row.
+"""
+
+from __future__ import annotations
+
+from ._dtypes import c_type
+
+#: C expression of each binary op over `x`, `y` (both scalar_t); float-only ones marked below
+BINARY = {
+    "add": "x + y",
+    "sub": "x - y",
+    "mul": "x * y",
+    "div": "x / y",
+    # relu_backward(output, grad): grad where output > 0, else 0 (a NaN output keeps the grad,
+    # as mask_fill(grad, output <= 0, 0) does)
+    "relu_backward": "x <= (scalar_t)0 ? (scalar_t)0 : y",
+}
+#: ops whose int version differs from the C expression (Burn's int division truncates, as C
+#: does, but cupy/numpy semantics apply through the table's own op): float only
+FLOAT_ONLY = {
+    "div",
+    "div_scalar",
+    "exp",
+    "log",
+    "sqrt",
+    "tanh",
+    "sin",
+    "cos",
+    "recip",
+    "log1p",
+    "relu",
+    "relu_backward",
+}
+#: unary ops over `x`
+UNARY = {
+    "exp": "exp(x)",
+    "log": "log(x)",
+    "log1p": "log1p(x)",
+    "sqrt": "sqrt(x)",
+    "tanh": "tanh(x)",
+    "sin": "sin(x)",
+    "cos": "cos(x)",
+    "recip": "(scalar_t)1 / x",
+    "neg": "-x",
+    "square": "x * x",
+    "abs": "ABS(x)",
+    # cupy.maximum(x, 0) exactly: NaN stays NaN, -0.0 becomes 0.0
+    "relu": "(x > (scalar_t)0 || x != x) ? x : (scalar_t)0",
+}
+#: scalar ops over `x` and `s` (the scalar, converted to scalar_t once per thread)
+SCALAR = {
+    "add_scalar": "x + s",
+    "sub_scalar": "x - s",
+    "mul_scalar": "x * s",
+    "div_scalar": "x / s",
+}
+
+
+def _is_float(dtype) -> bool:
+    return c_type(dtype) in ("float", "double")
+
+
+def _head(dtype) -> str:
+    ct = c_type(dtype)
+    absf = "fabs(v)" if ct in ("float", "double") else "(v < 0 ? -v : v)"
+    return (
+        f"typedef {ct} scalar_t;\n"
+        "enum { VEC = 16 / sizeof(scalar_t) };\n"
+        "struct alignas(16) pack_t { scalar_t v[VEC]; };\n"
+        f"__device__ __forceinline__ scalar_t ABS(scalar_t v) {{ return {absf}; }}\n"
+        "__device__ __forceinline__ bool aligned16(const void* p) {\n"
+        "  return (((unsigned long long)p) & 15ULL) == 0;\n}\n"
+    )
+
+
+def _scalar_param(dtype) -> str:
+    """The kernel parameter a Python scalar arrives in: double for floats, long long for ints."""
+    return "double s_in" if _is_float(dtype) else "long long s_in"
+
+
+def kernel_name(op: str, dtype, variant: str = "") -> str:
+    return f"burn_{op}{variant}_{c_type(dtype).replace(' ', '_')}"
+
+
+def _vec_body(n_in: int, expr: str) -> str:
+    """Body of a contiguous elementwise kernel with `n_in` inputs named a (and b)."""
+    loads = "    pack_t xa = *reinterpret_cast<const pack_t*>(a + i);\n"
+    ok = "aligned16(a) && aligned16(out)"
+    scalar = "const scalar_t x = a[i];"
+    vx = "const scalar_t x = xa.v[k];"
+    if n_in == 2:
+        loads += "    pack_t xb = *reinterpret_cast<const pack_t*>(b + i);\n"
+        ok += " && aligned16(b)"
+        scalar += " const scalar_t y = b[i];"
+        vx += " const scalar_t y = xb.v[k];"
+    return (
+        "  long long i = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * VEC;\n"
+        "  if (i >= n) return;\n"
+        f"  if (i + VEC <= n && {ok}) {{\n"
+        + loads
+        + "    pack_t r;\n#pragma unroll\n"
+        + f"    for (int k = 0; k < VEC; ++k) {{ {vx} r.v[k] = {expr}; }}\n"
+        + "    *reinterpret_cast<pack_t*>(out + i) = r;\n  } else {\n"
+        + "    long long e = i + VEC < n ? i + VEC : n;\n"
+        + f"    for (; i < e; ++i) {{ {scalar} out[i] = {expr}; }}\n  }}\n"
+    )
+
+
+def binary(op: str, dtype) -> str:
+    """out = a OP b, every operand contiguous with n elements."""
+    name = kernel_name(op, dtype)
+    return (
+        _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
+        " const scalar_t* __restrict__ b, scalar_t* __restrict__ out, long long n) {\n"
+        + _vec_body(2, BINARY[op])
+        + "}\n"
+    )
+
+
+def binary_broadcast(op: str, dtype) -> str:
+    """out = a OP b where each operand is full (span 0: index t), [outer, 1, inner] against
+    [outer, mid, inner] (span = mid * inner > 0: index (t / span) * inner + t % inner) or
+    [1, keep, 1] against [outer, keep, inner] (span = -keep: index (t / inner) % keep)."""
+    name = kernel_name(op, dtype, "_bc")
+    return (
+        _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
+        " const scalar_t* __restrict__ b, scalar_t* __restrict__ out, long long n,"
+        " long long a_span, long long a_inner, long long b_span, long long b_inner) {\n"
+        "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (t >= n) return;\n"
+        "  long long ia, ib;\n"
+        "  if (n <= 0xffffffffLL) {  // 32-bit index arithmetic: 64-bit division is emulated\n"
+        "    unsigned int u = (unsigned int)t;\n"
+        "    ia = a_span > 0 ? (long long)((u / (unsigned int)a_span) * (unsigned int)a_inner\n"
+        "                                  + u % (unsigned int)a_inner)\n"
+        "       : (a_span < 0 ? (long long)((u / (unsigned int)a_inner)"
+        " % (unsigned int)(-a_span)) : t);\n"
+        "    ib = b_span > 0 ? (long long)((u / (unsigned int)b_span) * (unsigned int)b_inner\n"
+        "                                  + u % (unsigned int)b_inner)\n"
+        "       : (b_span < 0 ? (long long)((u / (unsigned int)b_inner)"
+        " % (unsigned int)(-b_span)) : t);\n"
+        "  } else {\n"
+        "    ia = a_span > 0 ? (t / a_span) * a_inner + t % a_inner\n"
+        "       : (a_span < 0 ? (t / a_inner) % (-a_span) : t);\n"
+        "    ib = b_span > 0 ? (t / b_span) * b_inner + t % b_inner\n"
+        "       : (b_span < 0 ? (t / b_inner) % (-b_span) : t);\n"
+        "  }\n"
+        f"  const scalar_t x = a[ia]; const scalar_t y = b[ib];\n  out[t] = {BINARY[op]};\n}}\n"
+    )
+
+
+def unary(op: str, dtype) -> str:
+    name = kernel_name(op, dtype)
+    return (
+        _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
+        " scalar_t* __restrict__ out, long long n) {\n" + _vec_body(1, UNARY[op]) + "}\n"
+    )
+
+
+def scalar(op: str, dtype) -> str:
+    name = kernel_name(op, dtype)
+    body = _vec_body(1, SCALAR[op])
+    return (
+        _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
+        f" scalar_t* __restrict__ out, long long n, {_scalar_param(dtype)}) {{\n"
+        "  const scalar_t s = (scalar_t)s_in;\n" + body + "}\n"
+    )
+
+
+def _neg_inf(dtype) -> str:
+    return (
+        "__longlong_as_double(0xfff0000000000000ULL)"
+        if c_type(dtype) == "double"
+        else "__int_as_float(0xff800000)"
+    )
+
+
+# Row reductions over the last (contiguous) dim: one warp per row, 8 rows per 256-thread block.
+# `max` keeps a NaN (numpy's maximum.reduce propagates it); sums accumulate in double.
+_REDUCE = {
+    "sum": ("double", "0.0", "acc + (double)v", "a + b", "(scalar_t)acc"),
+    "mean": ("double", "0.0", "acc + (double)v", "a + b", "(scalar_t)(acc / (double)cols)"),
+    "max": ("scalar_t", "NEG_INF", "MAXN(acc, v)", "MAXN(a, b)", "acc"),
+}
+
+
+def row_reduce(op: str, dtype) -> str:
+    """out[r] = reduce(x[r, 0:cols]) for x [rows, cols] contiguous (float dtypes)."""
+    acc_t, init, step, combine, result = _REDUCE[op]
+    name = kernel_name(f"row_{op}", dtype)
+    return (
+        _head(dtype)
+        + f"#define NEG_INF {_neg_inf(dtype)}\n"
+        + "__device__ __forceinline__ scalar_t MAXN(scalar_t a, scalar_t b) {\n"
+        "  if (a != a) return a;\n  if (b != b) return b;\n  return a > b ? a : b;\n}\n"
+        + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
+        " scalar_t* __restrict__ out, long long rows, long long cols) {\n"
+        "  long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
+        "  int lane = threadIdx.x & 31;\n"
+        "  if (row >= rows) return;\n"
+        "  const scalar_t* p = x + row * cols;\n"
+        f"  {acc_t} acc = {init};\n"
+        f"  for (long long c = lane; c < cols; c += 32) {{ scalar_t v = p[c]; acc = {step}; }}\n"
+        "  for (int off = 16; off > 0; off >>= 1) {\n"
+        f"    {acc_t} a = acc, b = __shfl_down_sync(0xffffffffu, acc, off);\n"
+        f"    acc = {combine};\n  }}\n"
+        f"  if (lane == 0) out[row] = {result};\n}}\n"
+    )
+
+
+def mid_reduce(op: str, dtype) -> str:
+    """out[o, i] = reduce(x[o, 0:len, i]) for x [outer, len, inner] contiguous (a reduction
+    over any dim but the last): one thread per output, neighbours read neighbouring columns."""
+    acc_t, init, step, _combine, result = _REDUCE[op]
+    name = kernel_name(f"mid_{op}", dtype)
+    return (
+        _head(dtype)
+        + f"#define NEG_INF {_neg_inf(dtype)}\n"
+        + "__device__ __forceinline__ scalar_t MAXN(scalar_t a, scalar_t b) {\n"
+        "  if (a != a) return a;\n  if (b != b) return b;\n  return a > b ? a : b;\n}\n"
+        + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
+        " scalar_t* __restrict__ out, long long total, long long len, long long inner) {\n"
+        "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (t >= total) return;\n"
+        "  const long long cols = len;\n"
+        "  const scalar_t* p = x + (t / inner) * len * inner + t % inner;\n"
+        f"  {acc_t} acc = {init};\n"
+        f"  for (long long c = 0; c < len; ++c) {{ scalar_t v = p[c * inner]; acc = {step}; }}\n"
+        f"  out[t] = {result};\n}}\n"
+    )
+
+
+def sum_all(dtype) -> str:
+    """out[0] = sum of x[0:n] by one 256-thread block (small tensors: one launch, no memset)."""
+    name = kernel_name("sum_all", dtype)
+    return (
+        _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
+        " scalar_t* __restrict__ out, long long n) {\n"
+        "  __shared__ double sh[8];\n"
+        "  double acc = 0.0;\n"
+        "  for (long long i = threadIdx.x; i < n; i += blockDim.x) acc += (double)x[i];\n"
+        "  for (int off = 16; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off);\n"
+        "  if ((threadIdx.x & 31) == 0) sh[threadIdx.x / 32] = acc;\n"
+        "  __syncthreads();\n"
+        "  if (threadIdx.x == 0) {\n"
+        "    double t = 0.0;\n"
+        "    for (int w = 0; w < (int)(blockDim.x / 32); ++w) t += sh[w];\n"
+        "    out[0] = (scalar_t)t;\n  }\n}\n"
+    )
+
+
+def source(kind: str, op: str, dtype) -> tuple[str, str]:
+    """(source, kernel name) of hot-path kernel `kind` ("binary", "bc", "unary", "scalar",
+    "row", "sum_all") for op `op` and element type `dtype`."""
+    if kind == "binary":
+        return binary(op, dtype), kernel_name(op, dtype)
+    if kind == "bc":
+        return binary_broadcast(op, dtype), kernel_name(op, dtype, "_bc")
+    if kind == "unary":
+        return unary(op, dtype), kernel_name(op, dtype)
+    if kind == "scalar":
+        return scalar(op, dtype), kernel_name(op, dtype)
+    if kind == "row":
+        return row_reduce(op, dtype), kernel_name(f"row_{op}", dtype)
+    if kind == "mid":
+        return mid_reduce(op, dtype), kernel_name(f"mid_{op}", dtype)
+    if kind == "sum_all":
+        return sum_all(dtype), kernel_name("sum_all", dtype)
+    raise ValueError(f"unknown hot-path kernel kind {kind!r}")
