@@ -204,6 +204,10 @@ def candidates(rt, itemsize: int) -> list[Tile]:
             continue
         if t.cpu and rt.kind != "cpu":
             continue  # one work-item per column: no reuse through local memory on a GPU
+        if rt.kind == "cpu" and not t.cpu and t != CANDIDATES[0]:
+            # on PoCL the other plain tiles never beat the default or the CPU kernel, and every
+            # candidate is a program to compile (~1 s) on first use of each problem size
+            continue
         lx, ly = t.local
         if lx * ly > dev.max_work_group_size:
             continue
