@@ -19,8 +19,9 @@ from ._runtime import ctype
 _SRC = """
 uint4 philox(uint4 c, uint2 k) {
   for (int r = 0; r < 10; ++r) {
-    uint lo0 = c.x * 0xD2511F53u, hi0 = mul_hi(c.x, 0xD2511F53u);
-    uint lo1 = c.z * 0xCD9E8D57u, hi1 = mul_hi(c.z, 0xCD9E8D57u);
+    ulong p0 = (ulong)c.x * 0xD2511F53u, p1 = (ulong)c.z * 0xCD9E8D57u;  /* = mul_hi, vectorisable */
+    uint lo0 = (uint)p0, hi0 = (uint)(p0 >> 32);
+    uint lo1 = (uint)p1, hi1 = (uint)(p1 >> 32);
     c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
     k += (uint2)(0x9E3779B9u, 0xBB67AE85u);
   }
