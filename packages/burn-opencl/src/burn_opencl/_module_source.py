@@ -61,6 +61,20 @@ __kernel void col2im(const Geo G, __global T* o, __global const T* cols) {
   for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
     int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
     T acc = (T)0;
+    if (G.sh == 1 && G.sw == 1) {  /* stride 1 (a conv's input gradient): no divisions */
+      int base = G.xo + t * G.KH * G.KW * G.H * G.W;
+      for (int ki = 0; ki < G.KH; ++ki) {
+        int iy = oy + G.ph - ki * G.dh;
+        if (iy < 0 || iy >= G.H) continue;
+        for (int kj = 0; kj < G.KW; ++kj) {
+          int ix = ox + G.pw - kj * G.dw;
+          if (ix < 0 || ix >= G.W) continue;
+          acc += cols[base + (ki * G.KW + kj) * G.H * G.W + iy * G.W + ix];
+        }
+      }
+      o[i] = acc;
+      continue;
+    }
     for (int ki = 0; ki < G.KH; ++ki) {
       int ty = oy + G.ph - ki * G.dh;
       if (ty < 0 || ty % G.sh) continue;
