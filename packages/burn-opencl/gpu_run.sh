@@ -5,7 +5,7 @@
 #   QUICK=1 bash packages/burn-opencl/gpu_run.sh  # smoke test: tiny sizes, guide on 512 items
 #   (DEVICE_TYPE=cpu: the same on PoCL, to try the script on a machine without a GPU)
 # Logs and JSON go under $OUT (or ./gpu-out); a summary table comes last. Every step has a
-# timeout inside one overall budget (BUDGET seconds, default 510) and the script goes on after a
+# timeout inside one overall budget (BUDGET seconds, default 560) and the script goes on after a
 # failure.
 #
 # 1. correctness on OpenCl("gpu"), five pytest processes at once (16 cores): the conformance suite

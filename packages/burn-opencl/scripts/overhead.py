@@ -45,7 +45,11 @@ def main() -> None:
         f()
     dev.sync()
     # the driver's share: the same enqueue the plans make, on a kernel with preset arguments
-    p = next(q for q in backend._rt(None).plans.values() if q.kernel.function_name == "ew_add")
+    p = next(
+        q
+        for q in backend._rt(None).plans.values()
+        if q.kernel.function_name in ("ew_add", "ewc_add")
+    )
     out, buf = p.out(), a.into_primitive().buf
     p.kernel._set_arg_multi((1, out.buf, 2, buf, 3, buf))
     enq = plan._ENQUEUE

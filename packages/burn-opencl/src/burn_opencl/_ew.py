@@ -6,7 +6,7 @@ import numpy as np
 
 from ._array import ClArray, broadcast_shape, broadcast_strides
 from ._ew_source import render_cast, render_program
-from ._layout import pack
+from ._layout import collapse, pack
 from ._plan import Plan, own_kernel, remember
 from ._runtime import SCALAR
 
@@ -41,28 +41,30 @@ def run(name: str, dt, out_dtype, shape, inputs, scalars=(), rt=None, key=None) 
     return out
 
 
+def _launch_form(rt, n, shape, strides):
+    """(kernel prefix, global size, local size): `ewc_` over one element per item when every
+    operand is contiguous in one shape (after merging dims), else `ew_`'s grid-stride loop."""
+    sh, sts = collapse(shape, strides)
+    if len(sh) == 1 and all(st[0] == 1 for st in sts):
+        # small arrays take the small group: PoCL runs every item of a group, in range or not
+        wg = rt.wg_flat if n >= rt.wg_flat else rt.wg
+        return "ewc_", ((n + wg - 1) // wg * wg,), (wg,)
+    wg = rt.wg
+    return "ew_", (min((n + wg - 1) // wg, rt.max_groups) * wg,), (wg,)
+
+
 def _record(rt, key, name, dt, out, inputs, nscalars) -> None:
     dt = np.dtype(dt)
     n = out.size
     shape = out.shape
     strides = [out.strides] + [broadcast_strides(x, shape) for x in inputs]
     offs = [0] + [x.offset for x in inputs]
-    k = own_kernel(rt, ("ew", dt.str), "ew_" + name, lambda: render_program(dt))
+    prefix, gsize, lsize = _launch_form(rt, n, shape, strides)
+    k = own_kernel(rt, ("ew", dt.str), prefix + name, lambda: render_program(dt))
     k.set_arg(0, np.frombuffer(pack(n, shape, strides, offs), np.uint8))
-    wg = rt.wg
-    groups = min((n + wg - 1) // wg, rt.max_groups)
     first_scalar = 2 + len(inputs)
-    plan = Plan(
-        rt,
-        k,
-        shape,
-        out.dtype,
-        out.strides,
-        (groups * wg,),
-        (wg,),
-        first_scalar,
-        SCALAR[dt] if nscalars else None,
-    )
+    conv = SCALAR[dt] if nscalars else None
+    plan = Plan(rt, k, shape, out.dtype, out.strides, gsize, lsize, first_scalar, conv)
     remember(rt, key, plan)
 
 
@@ -70,13 +72,16 @@ def _run(name: str, dt, out_dtype, shape, inputs, scalars, rt) -> ClArray:
     out = ClArray.empty(rt, shape, out_dtype)
     n = out.size
     if n:
+        dt = np.dtype(dt)
         strides = [out.strides] + [broadcast_strides(x, shape) for x in inputs]
         offs = [0] + [x.offset for x in inputs]
-        conv = SCALAR[np.dtype(dt)]
+        conv = SCALAR[dt]
         args = [pack(n, shape, strides, offs), out.buf]
         args += [x.buf for x in inputs]
         args += [conv(s) for s in scalars]
-        rt.launch1d(kernel(rt, np.dtype(dt), name), n, args)
+        prefix, gsize, lsize = _launch_form(rt, n, shape, strides)
+        k = rt.kernel(("ew", dt.str), prefix + name, lambda: render_program(dt))
+        rt.launch(k, gsize, lsize, args)
     return out
 
 

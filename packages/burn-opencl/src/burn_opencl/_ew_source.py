@@ -4,7 +4,9 @@ Each op is `(inputs, scalars, output, expression)`: `inputs` spells the operands
 program's element type, "B" a bool mask), `scalars` how many by-value scalars of type T follow
 (`s0`, `s1`), `output` "T" or "B", and the expression reads the operands as `a`, `b`, `c`, the
 scalars as `s0`, `s1`, and the linear index as `i`. One program per element type holds every
-op of that type (the compiler front end then runs once per type, not once per op).
+op of that type (the compiler front end then runs once per type, not once per op), in two forms:
+`ew_<op>` reads strided/broadcast operands through the `Lay` struct in a grid-stride loop,
+`ewc_<op>` takes contiguous operands of one shape, one element per work-item.
 """
 
 from __future__ import annotations
@@ -212,6 +214,30 @@ def render_kernel(name: str, spec, types=None) -> str:
     )
 
 
+def render_contiguous(name: str, spec) -> str:
+    """The same op over contiguous operands of one shape (offsets from `L.off`): one element per
+    work-item, no index arithmetic, no loop -- what compilers vectorise (PoCL across items) and
+    what streams at full bandwidth on a GPU. Same arguments as `render_kernel`."""
+    ins, nscalar, out, expr = spec
+    ty = {"T": "T", "B": "uchar"}
+    args = ["const Lay L", f"__global {ty[out]}* o"]
+    names = "abc"
+    for k, t in enumerate(ins):
+        args.append(f"__global const {ty[t]}* g{names[k]}")
+    args += [f"const T s{k}" for k in range(nscalar)]
+    loads = "".join(
+        f"  {ty[t]} {names[k]} = g{names[k]}[L.off[{k + 1}] + i];\n" for k, t in enumerate(ins)
+    )
+    return (
+        f"__kernel void {name}({', '.join(args)}) {{\n"
+        f"  int i = get_global_id(0);\n"
+        f"  if (i >= L.n) return;\n"
+        f"{loads}"
+        f"  o[L.off[0] + i] = ({ty[out]})({expr});\n"
+        f"}}\n"
+    )
+
+
 def render_program(dt: np.dtype) -> str:
     """Every elementwise kernel of element type `dt`."""
     dt = np.dtype(dt)
@@ -222,7 +248,9 @@ def render_program(dt: np.dtype) -> str:
         signed = 1 if dt.kind == "i" else 0
         head += f"#define SIGNED {signed}\n#define BITS {dt.itemsize * 8}\n" + _INT_HELPERS
     # kernels are named ew_<op>: a bare `exp` would shadow the builtin it calls
-    return head + "".join(render_kernel("ew_" + n, s) for n, s in ops_for(dt).items())
+    ops = ops_for(dt).items()
+    strided = "".join(render_kernel("ew_" + n, s) for n, s in ops)
+    return head + strided + "".join(render_contiguous("ewc_" + n, s) for n, s in ops)
 
 
 def render_cast(src: np.dtype, dst: np.dtype) -> str:

@@ -126,6 +126,22 @@ __kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __globa
       for (int i = 0; i < BM; ++i) acc[i] += xp[i * P.xr + k * P.xc] * b;
     }
     for (int i = 0; i < BM; ++i) vstore8(acc[i], 0, op + i * P.N);
+  } else if (P.yr == 1 && P.xc == 1) {
+    /* B read transposed (a weight gradient's cols^T): rows of x and columns of y are both
+       contiguous along k, so each output is a dot product of two T8 streams */
+    int cols = P.N - n0 < 8 ? P.N - n0 : 8;
+    int k8 = P.K & ~7;
+    for (int i = 0; i < rows; ++i) {
+      __global const T* xr = xp + i * P.xr;
+      for (int j = 0; j < cols; ++j) {
+        __global const T* yr = y + yo + (n0 + j) * P.yc;
+        T8 acc8 = (T8)0;
+        for (int k = 0; k < k8; k += 8) acc8 += vload8(0, xr + k) * vload8(0, yr + k);
+        T acc = acc8.s0 + acc8.s1 + acc8.s2 + acc8.s3 + acc8.s4 + acc8.s5 + acc8.s6 + acc8.s7;
+        for (int k = k8; k < P.K; ++k) acc += xr[k] * yr[k];
+        op[i * P.N + j] = acc;
+      }
+    }
   } else {
     int cols = P.N - n0 < 8 ? P.N - n0 : 8;
     for (int i = 0; i < rows; ++i) {
@@ -188,6 +204,10 @@ def candidates(rt, itemsize: int) -> list[Tile]:
             continue
         if t.cpu and rt.kind != "cpu":
             continue  # one work-item per column: no reuse through local memory on a GPU
+        if rt.kind == "cpu" and not t.cpu and t != CANDIDATES[0]:
+            # on PoCL the other plain tiles never beat the default or the CPU kernel, and every
+            # candidate is a program to compile (~1 s) on first use of each problem size
+            continue
         lx, ly = t.local
         if lx * ly > dev.max_work_group_size:
             continue

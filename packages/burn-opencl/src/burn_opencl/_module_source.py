@@ -61,6 +61,20 @@ __kernel void col2im(const Geo G, __global T* o, __global const T* cols) {
   for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
     int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
     T acc = (T)0;
+    if (G.sh == 1 && G.sw == 1) {  /* stride 1 (a conv's input gradient): no divisions */
+      int base = G.xo + t * G.KH * G.KW * G.H * G.W;
+      for (int ki = 0; ki < G.KH; ++ki) {
+        int iy = oy + G.ph - ki * G.dh;
+        if (iy < 0 || iy >= G.H) continue;
+        for (int kj = 0; kj < G.KW; ++kj) {
+          int ix = ox + G.pw - kj * G.dw;
+          if (ix < 0 || ix >= G.W) continue;
+          acc += cols[base + (ki * G.KW + kj) * G.H * G.W + iy * G.W + ix];
+        }
+      }
+      o[i] = acc;
+      continue;
+    }
     for (int ki = 0; ki < G.KH; ++ki) {
       int ty = oy + G.ph - ki * G.dh;
       if (ty < 0 || ty % G.sh) continue;
@@ -157,10 +171,14 @@ __kernel void adaptive_avg_backward(const Geo G, __global T* o, __global const T
   for (int i = get_global_id(0); i < TOTAL_IN; i += get_global_size(0)) {
     int t = i, xx = t % G.W; t /= G.W; int yy = t % G.H; t /= G.H;
     T acc = (T)0;
-    for (int oy = 0; oy < G.OH; ++oy) {
+    /* only the windows that can hold (yy, xx): oy in [yy*OH/H, ceil((yy+1)*OH/H)) (the checks
+       below stay exact); the full loops cost O(OH*OW) per input pixel */
+    int oy_end = min(G.OH, ((yy + 1) * G.OH + G.H - 1) / G.H);
+    int ox_lo = (xx * G.OW) / G.W, ox_end = min(G.OW, ((xx + 1) * G.OW + G.W - 1) / G.W);
+    for (int oy = (yy * G.OH) / G.H; oy < oy_end; ++oy) {
       int y0 = a_lo(oy, G.H, G.OH), y1 = a_hi(oy, G.H, G.OH);
       if (yy < y0 || yy >= y1) continue;
-      for (int ox = 0; ox < G.OW; ++ox) {
+      for (int ox = ox_lo; ox < ox_end; ++ox) {
         int x0 = a_lo(ox, G.W, G.OW), x1 = a_hi(ox, G.W, G.OW);
         if (xx < x0 || xx >= x1) continue;
         acc += g[G.go + (t * G.OH + oy) * G.OW + ox] / (T)((y1 - y0) * (x1 - x0));

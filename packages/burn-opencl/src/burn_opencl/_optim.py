@@ -1,9 +1,10 @@
 """The fused optimizer update (`float_adam_update`) as one OpenCL kernel per parameter.
 
 burn-optim's Adam calls `burn_tensor.ops.adam_update` once per parameter; the default
-decomposition is 13 launches, this is one grid-stride kernel over the contiguous operands. The
-arithmetic is the default's, in its order, in the tensor's float type; an OpenCL compiler may
-contract `a * b + c` into a fused multiply-add, so results agree within rounding, not bitwise.
+decomposition is 13 launches, this is one kernel over the contiguous operands (an element per
+work-item). The arithmetic is the default's, in its order, in the tensor's float type; an
+OpenCL compiler may contract `a * b + c` into a fused multiply-add, so results agree within
+rounding, not bitwise.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ __kernel void adam_update(
     __global T* p_out, __global T* m1_out, __global T* m2_out, const long n, const int first,
     const T b1, const T c1, const T b2, const T c2, const T factor, const T denom, const T lr)
 {
-    for (long i = get_global_id(0); i < n; i += get_global_size(0)) {
+    /* one element per work-item (no grid-stride loop): PoCL vectorises across a group */
+    long i = get_global_id(0);
+    if (i < n) {
         T gi = g[i];
         T a = first ? gi * c1 : m1[i] * b1 + gi * c1;
         T v = first ? (gi * gi) * c2 : m2[i] * b2 + (gi * gi) * c2;
@@ -65,5 +68,8 @@ class OpenClOptimOps:
         k = _kernel(p.rt, "double" if double else "float")
         args = [p.buf, g.buf, m1.buf, m2.buf, *(o.buf for o in out)]
         args += [np.int64(p.size), np.int32(first), *(sc(s) for s in scalars)]
-        p.rt.launch1d(k, p.size, args)
+        rt, n = p.rt, p.size
+        if n:
+            wg = rt.wg_flat if n >= rt.wg_flat else rt.wg
+            rt.launch(k, ((n + wg - 1) // wg * wg,), (wg,), args)
         return out[0], out[1], out[2]

@@ -19,8 +19,9 @@ from ._runtime import ctype
 _SRC = """
 uint4 philox(uint4 c, uint2 k) {
   for (int r = 0; r < 10; ++r) {
-    uint lo0 = c.x * 0xD2511F53u, hi0 = mul_hi(c.x, 0xD2511F53u);
-    uint lo1 = c.z * 0xCD9E8D57u, hi1 = mul_hi(c.z, 0xCD9E8D57u);
+    ulong p0 = (ulong)c.x * 0xD2511F53u, p1 = (ulong)c.z * 0xCD9E8D57u;  /* = mul_hi, vectorisable */
+    uint lo0 = (uint)p0, hi0 = (uint)(p0 >> 32);
+    uint lo1 = (uint)p1, hi1 = (uint)(p1 >> 32);
     c = (uint4)(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
     k += (uint2)(0x9E3779B9u, 0xBB67AE85u);
   }
@@ -35,10 +36,12 @@ F unit(uint a, uint b) {
 #endif
 }
 __kernel void random(__global T* o, int n, uint s0, uint s1, uint c0, uint c1, int kind, F a, F b) {
-  for (int i = get_global_id(0); i < n; i += get_global_size(0)) {
+  /* one element per work-item (no grid-stride loop): PoCL vectorises across a group's items */
+  int i = get_global_id(0);
+  if (i < n) {
     uint4 w = philox((uint4)((uint)i, c0, c1, 0u), (uint2)(s0, s1));
     F u = unit(w.x, w.y);
-    if (kind == 3) { o[i] = (T)(u < a ? 1 : 0); continue; }
+    if (kind == 3) { o[i] = (T)(u < a ? 1 : 0); return; }
 #ifdef INT_OUT
     if (kind == 2) {
       F u2 = unit(w.z, w.w);
@@ -110,5 +113,6 @@ def random_op(self, shape, distribution, device, dtype):
     u32 = np.uint32
     args = [out.buf, np.int32(n), u32(seed & 0xFFFFFFFF), u32(seed >> 32)]
     args += [u32(count & 0xFFFFFFFF), u32(count >> 32), np.int32(kind), fty(a), fty(b)]
-    rt.launch1d(k, n, args)
+    wg = rt.wg_flat if n >= rt.wg_flat else rt.wg
+    rt.launch(k, ((n + wg - 1) // wg * wg,), (wg,), args)
     return out

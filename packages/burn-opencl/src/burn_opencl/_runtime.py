@@ -73,6 +73,9 @@ class Runtime:
         max_wg = cl_device.max_work_group_size
         #: local size of 1-D launches (elementwise, index ops)
         self.wg = min(256 if gpu else 64, max_wg)
+        #: local size of one-element-per-item launches (contiguous elementwise): large on a CPU,
+        #: where PoCL pays per work-group and vectorises across a group's items
+        self.wg_flat = min(256 if gpu else 1024, max_wg)
         #: cap on work-groups of grid-stride launches (each item loops over the rest)
         self.max_groups = cl_device.max_compute_units * (64 if gpu else 8)
         self.local_mem = cl_device.local_mem_size
