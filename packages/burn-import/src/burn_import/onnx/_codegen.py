@@ -1,0 +1,232 @@
+"""Turn a loaded ONNX model into Python source: a `Module` subclass plus the weights it needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from ._context import Gen, NodeCtx
+from ._errors import OnnxImportError, op_error
+from ._load import default_opset, to_array
+from ._registry import load_all
+from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
+
+# Ops whose result is computed at import time when every input is a constant: shape arithmetic
+# (Shape -> Gather -> Concat -> Reshape chains of exported models), never the model's tensors.
+FOLDABLE = {
+    "Constant", "Identity", "Shape", "Size", "Gather", "Concat", "Unsqueeze", "Squeeze", "Slice",
+    "Cast", "Reshape", "Add", "Sub", "Mul", "Div", "Equal", "Where", "Range", "ConstantOfShape",
+    "Expand", "ReduceProd", "Neg", "Not", "Less", "Greater", "Mod", "Max", "Min", "Abs", "Floor",
+    "Ceil", "Sqrt", "CastLike", "Flatten", "Transpose",
+}
+FOLD_LIMIT = 1 << 20
+
+
+@dataclass
+class Generated:
+    source: str
+    record: dict
+    inputs: list[tuple[str, VType]]
+    outputs: list[tuple[str, VType | None]]
+    class_name: str
+    ops_used: list[str]
+
+
+def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str = "model.onnx",
+             record_file: str | None = "model", recorder: str = "NamedMpkFileRecorder",
+             precision: str = "FullPrecisionSettings") -> Generated:
+    """Generate the module source for a model already passed through `load_model`."""
+    table = load_all()
+    gen = Gen(model, default_opset(model))
+    graph = model.graph
+    for init in graph.initializer:
+        gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
+    for vi in list(graph.value_info) + list(graph.output) + list(graph.input):
+        vt = vtype_of(vi.type)
+        if vt is not None:
+            gen.types[vi.name] = vt
+    inputs: list[tuple[str, VType]] = []
+    for vi in graph.input:
+        if vi.name in gen.consts:
+            continue
+        vt = gen.types.get(vi.name)
+        if vt is None:
+            raise OnnxImportError(f"graph input {vi.name!r}: only tensor inputs are supported")
+        if vt.elem not in DTYPES:
+            raise OnnxImportError(
+                f"graph input {vi.name!r}: element type {type_name(vt.elem)} is not supported"
+            )
+        gen.vars[vi.name] = gen.fresh(vi.name)
+        inputs.append((vi.name, vt))
+    used: list[str] = []
+    for node in graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            raise op_error(node.op_type, node.name, gen.opset, f"domain {node.domain!r}")
+        spec = table.get(node.op_type)
+        name = node.name or node.output[0]
+        if spec is None:
+            raise op_error(node.op_type, name, gen.opset, "no converter for this op")
+        if not spec.since <= gen.opset <= spec.until:
+            raise op_error(node.op_type, name, gen.opset,
+                           f"converter supports opsets {spec.since}..{spec.until}")
+        for a in node.attribute:
+            if a.name not in spec.attrs:
+                raise op_error(node.op_type, name, gen.opset, f"attribute {a.name!r} is not supported")
+        if node.op_type not in used:
+            used.append(node.op_type)
+        if _try_fold(gen, node):
+            continue
+        ctx = NodeCtx(gen, node)
+        ins = ", ".join(i or "-" for i in node.input)
+        outs = ", ".join(node.output)
+        gen.lines.append(f"# {node.op_type} {name!r}: ({ins}) -> ({outs})")
+        spec.fn(ctx)
+        for out in node.output:
+            if out and out not in gen.consts:
+                vt = gen.types.get(out)
+                if vt is not None and vt.elem not in DTYPES:
+                    raise op_error(node.op_type, name, gen.opset,
+                                   f"output element type {type_name(vt.elem)} is not supported")
+    outputs: list[tuple[str, VType | None]] = []
+    ret = []
+    for vi in graph.output:
+        if vi.name not in gen.vars and vi.name in gen.consts:
+            gen.lines.append(f"# graph output {vi.name!r} is a constant")
+            gen.materialize(vi.name)
+        ret.append(gen.vars[vi.name])
+        outputs.append((vi.name, gen.types.get(vi.name)))
+    source = _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, recorder,
+                       precision)
+    record = {f.name: f.record for f in gen.fields}
+    return Generated(source, record, inputs, outputs, class_name, used)
+
+
+def _try_fold(gen: Gen, node: onnx.NodeProto) -> bool:
+    if node.op_type == "Shape":
+        vt = gen.types.get(node.input[0])
+        src = gen.consts.get(node.input[0])
+        shape = list(src.shape) if src is not None else (vt.shape if vt is not None else None)
+        if shape is None or not all(isinstance(d, int) for d in shape):
+            return False
+        attrs = {a.name: a.i for a in node.attribute}
+        r = len(shape)
+        start, end = attrs.get("start", 0), attrs.get("end", r)
+        start, end = (max(0, min(r, s + r if s < 0 else s)) for s in (start, end))
+        _set_const(gen, node.output[0], np.array(shape[start:end], dtype=np.int64))
+        return True
+    if node.op_type == "Size":
+        vt = gen.types.get(node.input[0])
+        if vt is None or not vt.static:
+            return False
+        _set_const(gen, node.output[0], np.array(int(np.prod(vt.shape)), dtype=np.int64))
+        return True
+    if node.op_type not in FOLDABLE or any(i and i not in gen.consts for i in node.input):
+        return False
+    if node.op_type != "Constant" and not node.input:
+        return False
+    if any(gen.consts[i].size > FOLD_LIMIT for i in node.input if i):
+        return False
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        feeds = {i: gen.consts[i] for i in node.input if i}
+        graph = onnx.helper.make_graph(
+            [node], "fold",
+            [onnx.helper.make_tensor_value_info(i, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+             for i, a in feeds.items()],
+            [onnx.helper.make_tensor_value_info(o, 0, None) for o in node.output],
+        )
+        m = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", gen.opset)])
+        outs = ReferenceEvaluator(m).run(None, feeds)
+    except Exception:
+        return False
+    for name, val in zip(node.output, outs):
+        val = np.asarray(val)
+        if val.size > FOLD_LIMIT or elem_of_np(val.dtype) is None:
+            return False
+    for name, val in zip(node.output, outs):
+        _set_const(gen, name, np.asarray(val))
+    return True
+
+
+def _set_const(gen: Gen, name: str, val: np.ndarray) -> None:
+    gen.consts[name] = val
+    gen.types[name] = VType(elem_of_np(val.dtype) or 0, list(val.shape))
+
+
+def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, recorder, precision):
+    producer = gen.model.producer_name or "unknown producer"
+    doc_in = ", ".join(f"{n!r} {type_name(vt.elem)}{vt.shape}" for n, vt in inputs)
+    doc_out = ", ".join(
+        f"{n!r} {type_name(vt.elem) if vt else '?'}{vt.shape if vt else ''}" for n, vt in outputs
+    )
+    out = [
+        f'"""{class_name}: generated by burn_import from {source_name} ({producer}, ONNX opset '
+        f'{gen.opset}).',
+        "",
+        "Ordinary burn-py code: edit, train (under Autodiff) or run it on any backend.",
+        f"Inputs: {doc_in or 'none'}.",
+        f"Outputs: {doc_out}.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import pathlib",
+        "",
+        "from burn_tensor import DType, Tensor, activation, default_device",
+        "from burn_tensor import module as F",
+        "from burn_nn import Module, Param",
+        "from burn_nn import BatchNorm, BatchNormConfig, Conv1d, Conv1dConfig, Conv2d, Conv2dConfig",
+        "from burn_nn import Linear, LinearConfig, PaddingConfig1d, PaddingConfig2d",
+        f"from burn_record import {recorder}, {precision}",
+        "",
+        "from burn_import.onnx import ops",
+        "",
+    ]
+    if record_file:
+        out += [f"RECORD = pathlib.Path(__file__).with_name({record_file!r})", ""]
+    else:
+        out += ["RECORD = None", ""]
+    out += ["", f"class {class_name}(Module):"]
+    for f in gen.fields:
+        out.append(f"    {f.name}: {f.annotation}  # {f.comment}")
+    if gen.fields:
+        out.append("")
+    out += [
+        "    @classmethod",
+        f"    def init(cls, device=None) -> {class_name}:",
+        '        """The model with fresh weights (load a record to get the ONNX ones)."""',
+        "        device = device or default_device()",
+    ]
+    if gen.fields:
+        out.append("        return cls(")
+        for f in gen.fields:
+            out.append(f"            {f.name}={f.init_code},")
+        out.append("        )")
+    else:
+        out.append("        return cls()")
+    out += [
+        "",
+        "    @classmethod",
+        f"    def from_file(cls, path=RECORD, device=None) -> {class_name}:",
+        '        """The model with the weights of the record written by ModelGen."""',
+        "        device = device or default_device()",
+        f"        recorder = {recorder}({precision})",
+        "        return cls.init(device).load_file(path, recorder, device)",
+        "",
+    ]
+    args = ", ".join(f"{gen.vars[n]}: Tensor" for n, _ in inputs)
+    out.append(f"    def forward(self{', ' if args else ''}{args}):")
+    if inputs:
+        out.append(f"        device = {gen.vars[inputs[0][0]]}.device")
+    elif gen.fields:
+        out.append(f"        device = self.{gen.fields[0].name}.devices()[0]" if False else
+                   "        device = self.devices()[0]")
+    else:
+        out.append("        device = default_device()")
+    for line in gen.lines:
+        out.append("        " + line)
+    out.append(f"        return {', '.join(ret)}" + ("," if len(ret) == 1 and False else ""))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,212 @@
+"""Convolution, pooling and normalization ops (NCHW). Constant weights become burn_nn layers."""
+
+from __future__ import annotations
+
+from ._registry import op
+from ._types import FLOATS
+
+CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+
+
+def _pads(ctx, spatial: int, kernel, strides, dilations):
+    """ONNX pads `[b1, b2, ..., e1, e2, ...]` (auto_pad resolved from static input dims)."""
+    auto = ctx.attr("auto_pad", "NOTSET")
+    pads = list(ctx.attr("pads", [0] * (2 * spatial)))
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        dims = ctx.shape(0)[2:]
+        if any(d is None for d in dims):
+            ctx.fail("auto_pad SAME needs static spatial input dims")
+        pads = [0] * (2 * spatial)
+        for i, d in enumerate(dims):
+            out = -(-d // strides[i])
+            total = max((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - d, 0)
+            small, big = total // 2, total - total // 2
+            pads[i], pads[i + spatial] = (small, big) if auto == "SAME_UPPER" else (big, small)
+    elif auto == "VALID":
+        pads = [0] * (2 * spatial)
+    elif auto != "NOTSET":
+        ctx.fail(f"auto_pad={auto!r}")
+    return pads
+
+
+@op("Conv", attrs=CONV_ATTRS)
+def conv(ctx):
+    rank = ctx.rank(0)
+    spatial = rank - 2
+    if spatial not in (1, 2):
+        ctx.fail(f"only 1D and 2D convolutions are supported (input rank {rank})")
+    if ctx.elem(0) not in FLOATS:
+        ctx.fail("only float inputs are supported")
+    wshape = ctx.shape(1)
+    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    dil = list(ctx.attr("dilations", [1] * spatial))
+    group = ctx.attr("group", 1)
+    pads = _pads(ctx, spatial, kernel, strides, dil)
+    w, b = ctx.const(1), ctx.const(2) if ctx.has(2) else None
+    if w is not None and (not ctx.has(2) or b is not None):
+        c_in, c_out = wshape[1] * group, wshape[0]
+        rec = {"weight": w} | ({"bias": b} if b is not None else {})
+        if spatial == 2:
+            pad = f"PaddingConfig2d.Explicit({pads[0]}, {pads[1]}, {pads[2]}, {pads[3]})"
+            init = (f"Conv2dConfig([{c_in}, {c_out}], {kernel}, stride={strides}, dilation={dil}, "
+                    f"groups={group}, padding={pad}, bias={b is not None}).init(device)")
+            name = ctx.add_field("conv2d", "Conv2d", init, rec)
+        else:
+            x = ctx.x(0)
+            if pads[0] != pads[1]:
+                ctx.fail("asymmetric 1D padding with constant weights")
+            pad = f"PaddingConfig1d.Explicit({pads[0]})"
+            init = (f"Conv1dConfig({c_in}, {c_out}, {kernel[0]}, stride={strides[0]}, "
+                    f"dilation={dil[0]}, groups={group}, padding={pad}, bias={b is not None})"
+                    ".init(device)")
+            name = ctx.add_field("conv1d", "Conv1d", init, rec)
+        ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
+    bias = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(0, f"ops.conv({ctx.x(0)}, {ctx.x(1)}, {bias}, {strides}, {pads}, {dil}, {group})")
+
+
+@op("ConvTranspose", attrs=CONV_ATTRS + ("output_padding", "output_shape"))
+def conv_transpose(ctx):
+    rank = ctx.rank(0)
+    spatial = rank - 2
+    if spatial not in (1, 2):
+        ctx.fail(f"only 1D and 2D transposed convolutions are supported (input rank {rank})")
+    wshape = ctx.shape(1)
+    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    dil = list(ctx.attr("dilations", [1] * spatial))
+    group = ctx.attr("group", 1)
+    out_pad = list(ctx.attr("output_padding", [0] * spatial))
+    auto = ctx.attr("auto_pad", "NOTSET")
+    pads = list(ctx.attr("pads", [0] * (2 * spatial)))
+    dims = ctx.shape(0)[2:]
+    if "output_shape" in ctx.attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
+        if any(d is None for d in dims):
+            ctx.fail("output_shape/auto_pad need static input dims")
+        target = list(ctx.attr("output_shape", [d * s for d, s in zip(dims, strides)]))[-spatial:]
+        for i in range(spatial):
+            full = strides[i] * (dims[i] - 1) + out_pad[i] + ((kernel[i] - 1) * dil[i] + 1)
+            total = max(full - target[i], 0)
+            small, big = total // 2, total - total // 2
+            upper = auto != "SAME_LOWER"
+            pads[i], pads[i + spatial] = (small, big) if upper else (big, small)
+    elif auto == "VALID":
+        pads = [0] * (2 * spatial)
+    bias = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(0, f"ops.conv_transpose({ctx.x(0)}, {ctx.x(1)}, {bias}, {strides}, {pads}, {dil}, "
+               f"{group}, {out_pad})")
+
+
+POOL_ATTRS = ("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides",
+              "storage_order", "count_include_pad")
+
+
+@op("MaxPool", "AveragePool", attrs=POOL_ATTRS)
+def pool(ctx):
+    rank = ctx.rank(0)
+    spatial = rank - 2
+    if spatial not in (1, 2):
+        ctx.fail(f"only 1D and 2D pooling is supported (input rank {rank})")
+    if ctx.elem(0) not in FLOATS:
+        ctx.fail("only float inputs are supported")
+    if ctx.has_out(1):
+        ctx.fail("the Indices output is not supported")
+    kernel = list(ctx.attr("kernel_shape"))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    dil = list(ctx.attr("dilations", [1] * spatial))
+    pads = _pads(ctx, spatial, kernel, strides, dil)
+    ceil = ctx.attr("ceil_mode", 0)
+    if ceil:
+        dims = ctx.shape(0)[2:]
+        if any(d is None for d in dims):
+            ctx.fail("ceil_mode needs static spatial input dims")
+        for i, d in enumerate(dims):
+            span = d + pads[i] + pads[i + spatial] - ((kernel[i] - 1) * dil[i] + 1)
+            n_floor, n_ceil = span // strides[i] + 1, -(-span // strides[i]) + 1
+            if (n_ceil - 1) * strides[i] >= d + pads[i]:
+                n_ceil -= 1  # the last window must start inside the input or left padding
+            pads[i + spatial] += (n_ceil - n_floor) * strides[i]
+        if ctx.op_type == "AveragePool":
+            ctx.fail("ceil_mode with AveragePool is not supported")
+    if ctx.op_type == "MaxPool":
+        ctx.set(0, f"ops.max_pool({ctx.x(0)}, {kernel}, {strides}, {pads}, {dil})")
+    else:
+        if dil != [1] * spatial:
+            ctx.fail("dilated AveragePool is not supported")
+        inc = bool(ctx.attr("count_include_pad", 0))
+        ctx.set(0, f"ops.avg_pool({ctx.x(0)}, {kernel}, {strides}, {pads}, {inc})")
+
+
+@op("GlobalAveragePool", "GlobalMaxPool")
+def global_pool(ctx):
+    rank = ctx.rank(0)
+    fn = "mean_dim" if ctx.op_type == "GlobalAveragePool" else "max_dim"
+    x = ctx.x(0)
+    for d in range(2, rank):
+        x = f"{x}.{fn}({d})"
+    ctx.set(0, x)
+
+
+@op("BatchNormalization", attrs=("epsilon", "momentum", "training_mode"))
+def batch_norm(ctx):
+    if ctx.attr("training_mode", 0) or ctx.n_out > 1:
+        ctx.fail("training_mode is not supported (inference statistics only)")
+    eps = ctx.attr("epsilon", 1e-5)
+    consts = [ctx.const(i) for i in range(1, 5)]
+    if all(c is not None for c in consts) and ctx.elem(0) == 1 and ctx.rank(0) >= 2:
+        scale, bias, mean, var = consts
+        n = scale.shape[0]
+        mom = 1 - ctx.attr("momentum", 0.9)
+        init = f"BatchNormConfig({n}, epsilon={eps!r}, momentum={mom!r}).init(device)"
+        rec = {"gamma": scale, "beta": bias, "running_mean": mean, "running_var": var}
+        name = ctx.add_field("batchnorm", "BatchNorm", init, rec)
+        ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
+    xs = ", ".join(ctx.x(i) for i in range(5))
+    ctx.set(0, f"ops.batch_norm({xs}, {eps!r})")
+
+
+@op("InstanceNormalization", attrs=("epsilon",))
+def instance_norm(ctx):
+    eps = ctx.attr("epsilon", 1e-5)
+    ctx.set(0, f"ops.instance_norm({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {eps!r})")
+
+
+@op("LayerNormalization", attrs=("axis", "epsilon", "stash_type"))
+def layer_norm(ctx):
+    if ctx.n_out > 1 and any(ctx.has_out(i) for i in (1, 2)):
+        mean, inv = (ctx.out(i) if ctx.has_out(i) else "_" for i in (1, 2))
+        target = f"{ctx.out(0)}, {mean}, {inv}"
+    else:
+        target = f"{ctx.out(0)}, _, _"
+    axis = ctx.attr("axis", -1) % ctx.rank(0)
+    eps = ctx.attr("epsilon", 1e-5)
+    bias = ctx.x(2) if ctx.has(2) else "None"
+    ctx.emit(f"{target} = ops.layer_norm({ctx.x(0)}, {ctx.x(1)}, {bias}, {axis}, {eps!r})")
+
+
+@op("GroupNormalization", attrs=("epsilon", "num_groups", "stash_type"))
+def group_norm(ctx):
+    eps = ctx.attr("epsilon", 1e-5)
+    g = ctx.attr("num_groups")
+    ctx.set(0, f"ops.group_norm({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {g}, {eps!r})")
+
+
+@op("LRN", attrs=("alpha", "beta", "bias", "size"))
+def lrn(ctx):
+    a, b, k = ctx.attr("alpha", 1e-4), ctx.attr("beta", 0.75), ctx.attr("bias", 1.0)
+    ctx.set(0, f"ops.lrn({ctx.x(0)}, {ctx.attr('size')}, {a!r}, {b!r}, {k!r})")
+
+
+@op("LpNormalization", attrs=("axis", "p"))
+def lp_norm(ctx):
+    axis = ctx.attr("axis", -1) % ctx.rank(0)
+    ctx.set(0, f"ops.lp_normalize({ctx.x(0)}, {axis}, {ctx.attr('p', 2)})")
+
+
+@op("MeanVarianceNormalization", attrs=("axes",))
+def mvn(ctx):
+    axes = list(ctx.attr("axes", [0, 2, 3]))
+    ctx.set(0, f"ops.mean_variance_norm({ctx.x(0)}, {axes})")

@@ -1,0 +1,169 @@
+"""Run-time helpers for indexing ops (gathers, scatters, one-hot, top-k, depth/space)."""
+
+from __future__ import annotations
+
+import numpy as np
+from burn_tensor import DType, Tensor
+
+from ._rt_basic import ints
+
+
+def _wrap(idx: Tensor, n: int) -> Tensor:
+    return idx.mask_where(idx.lower_elem(0), idx.add_scalar(n))
+
+
+def gather_elements(x, idx, axis):
+    return x.gather(axis, _wrap(idx, x.dims()[axis]).cast(DType.I64))
+
+
+def scatter_elements(x, idx, updates, axis, reduction):
+    idx = _wrap(idx, x.dims()[axis])
+    if reduction == "add":
+        return x.scatter(axis, idx, updates)
+    if reduction != "none":
+        raise ValueError(f"ScatterElements reduction {reduction!r} is not supported")
+    # scatter adds (Burn), so clear the targets first: x - x*mask + scatter(updates)
+    mask = x.zeros_like().scatter(axis, idx, updates.ones_like())
+    return x.mask_fill(mask.not_equal_elem(0), 0).scatter(axis, idx, updates)
+
+
+def one_hot(indices, depth, values, axis, rank):
+    d = int(np.asarray(depth.numpy()).reshape(-1)[0])
+    idx = indices if indices.kind.__name__ == "Int" or str(indices.kind) == "Int" else indices
+    idx = idx.int() if idx.dtype in (DType.F32, DType.F64, DType.F16) else idx
+    idx = _wrap(idx, d)
+    out_rank = rank + 1
+    axis %= out_rank
+    shape = [1] * out_rank
+    shape[axis] = d
+    ar = Tensor.arange(0, d, idx.device).cast(idx.dtype).reshape(shape)
+    dims = list(idx.dims()) if rank else []
+    dims.insert(axis, 1)
+    hot = idx.reshape(dims).equal(ar.expand([d if i == axis else dims[i] for i in range(out_rank)])
+                                  if False else ar) if False else _eq_bcast(idx.reshape(dims), ar)
+    off, on = values.slice(slice(0, 1)), values.slice(slice(1, 2))
+    base = off.reshape([1] * out_rank).expand(hot.dims())
+    return base.mask_where(hot, on.reshape([1] * out_rank).expand(hot.dims()))
+
+
+def _eq_bcast(a, b):
+    from ._rt_basic import broadcast_shape, expand
+
+    target = broadcast_shape(a.dims(), b.dims())
+    return expand(a, target).equal(expand(b, target))
+
+
+def topk(x, k, axis, largest):
+    k = ints(k)[0]
+    if not largest:
+        v, i = (-x).topk_with_indices(k, axis) if x.kind.__name__ != "x" else None
+        return -v, i.cast(DType.I64)
+    v, i = x.topk_with_indices(k, axis)
+    return v, i.cast(DType.I64)
+
+
+def nonzero(x):
+    arr = np.asarray(x.numpy())
+    return Tensor.from_data(np.array(np.nonzero(arr), dtype=np.int64).reshape(arr.ndim, -1),
+                            x.device, DType.I64)
+
+
+def gather_nd(x, idx, batch_dims):
+    data, ind = np.asarray(x.numpy()), np.asarray(idx.numpy())
+    # index arithmetic on the host, the gather itself on the device (select over a flat view)
+    shape = data.shape
+    b = batch_dims
+    m = ind.shape[-1]
+    batch = int(np.prod(shape[:b])) if b else 1
+    inner = shape[b:]
+    lead = ind.reshape(batch, -1, m)
+    strides = np.array([int(np.prod(inner[i + 1:m])) for i in range(m)], dtype=np.int64)
+    lead = np.where(lead < 0, lead + np.array(inner[:m]), lead)
+    flat = (lead * strides).sum(-1) + (np.arange(batch) * int(np.prod(inner[:m])))[:, None]
+    rest = list(inner[m:])
+    src = x.reshape([batch * int(np.prod(inner[:m]))] + (rest or [1]))
+    out = src.select(0, Tensor.from_data(flat.reshape(-1), x.device, DType.I64))
+    new = list(ind.shape[:-1]) + rest
+    return out.reshape(new or [1])
+
+
+def scatter_nd(x, idx, updates, reduction):
+    if reduction not in ("none", "add"):
+        raise ValueError(f"ScatterND reduction {reduction!r} is not supported")
+    shape = x.dims()
+    ind = np.asarray(idx.numpy())
+    m = ind.shape[-1]
+    strides = np.array([int(np.prod(shape[i + 1:m])) for i in range(m)], dtype=np.int64)
+    flat = (ind.reshape(-1, m) * strides).sum(-1)
+    rest = shape[m:]
+    n = int(np.prod(shape[:m]))
+    src = x.reshape([n] + (rest or [1]))
+    upd = updates.reshape([len(flat)] + (rest or [1]))
+    t = Tensor.from_data(flat, x.device, DType.I64)
+    if reduction == "none":
+        keep = np.ones(n, bool)
+        keep[flat] = False
+        mask = Tensor.from_data(keep.reshape([n] + [1] * max(len(rest), 1)), x.device)
+        src = src.mask_fill(mask.bool_not().expand(src.dims()), 0)
+    return src.select_add(0, t, upd).reshape(shape)
+
+
+def depth_to_space(x, b, mode):
+    n, c, h, w = x.dims()
+    if mode == "DCR":
+        y = x.reshape([n, b, b, c // (b * b), h, w]).permute([0, 3, 4, 1, 5, 2])
+    else:
+        y = x.reshape([n, c // (b * b), b, b, h, w]).permute([0, 1, 4, 2, 5, 3])
+    return y.reshape([n, c // (b * b), h * b, w * b])
+
+
+def space_to_depth(x, b):
+    n, c, h, w = x.dims()
+    y = x.reshape([n, c, h // b, b, w // b, b]).permute([0, 3, 5, 1, 2, 4])
+    return y.reshape([n, c * b * b, h // b, w // b])
+
+
+def eye_like(x, k, dtype):
+    r, c = x.dims()
+    return Tensor.from_data(np.eye(r, c, k), x.device, dtype)
+
+
+def pad(x, pads, mode, value, axes):
+    pads = ints(pads)
+    rank = x.rank()
+    axes = [a % rank for a in ints(axes)] if axes is not None else list(range(rank))
+    n = len(axes)
+    for i, a in enumerate(axes):
+        before, after = pads[i], pads[i + n]
+        if before < 0:
+            x = x.narrow(a, -before, x.dims()[a] + before)
+            before = 0
+        if after < 0:
+            x = x.narrow(a, 0, x.dims()[a] + after)
+            after = 0
+        if not before and not after:
+            continue
+        d = x.dims()[a]
+        if mode == "constant":
+            parts = []
+            dims = x.dims()
+            if before:
+                parts.append(Tensor.full(dims[:a] + [before] + dims[a + 1:], value, x.device,
+                                         dtype=x.dtype))
+            parts.append(x)
+            if after:
+                parts.append(Tensor.full(dims[:a] + [after] + dims[a + 1:], value, x.device,
+                                         dtype=x.dtype))
+            x = Tensor.cat(parts, a)
+            continue
+        if mode == "edge":
+            idx = np.clip(np.arange(-before, d + after), 0, d - 1)
+        elif mode == "reflect":
+            idx = np.arange(-before, d + after)
+            period = 2 * (d - 1) if d > 1 else 1
+            idx = np.abs(idx) % period if d > 1 else np.zeros_like(idx)
+            idx = np.where(idx >= d, period - idx, idx)
+        else:  # wrap
+            idx = np.arange(-before, d + after) % d
+        x = x.select(a, Tensor.from_data(idx.astype(np.int64), x.device, DType.I64))
+    return x

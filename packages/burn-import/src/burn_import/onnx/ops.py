@@ -1,0 +1,10 @@
+"""`burn_import.onnx.ops`: the run-time helpers that generated models call as `ops.<name>`.
+
+Each helper is ONNX semantics written with the public Tensor API (so it runs on any backend and
+is differentiable under Autodiff) for ops that are more than one Tensor method. A few index
+computations (NonZero, GatherND/ScatterND index arithmetic) are done on the host with numpy.
+"""
+
+from ._rt_basic import *  # noqa: F403
+from ._rt_index import *  # noqa: F403
+from ._rt_nn import *  # noqa: F403
