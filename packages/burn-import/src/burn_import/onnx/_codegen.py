@@ -78,6 +78,8 @@ def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str
             used.append(node.op_type)
         if _try_fold(gen, node):
             continue
+        if any(o and (gen.types.get(o) is None or gen.types[o].shape is None) for o in node.output):
+            _infer_node(gen, node)
         ctx = NodeCtx(gen, node)
         ins = ", ".join(i or "-" for i in node.input)
         outs = ", ".join(node.output)
@@ -149,6 +151,36 @@ def _try_fold(gen: Gen, node: onnx.NodeProto) -> bool:
     for name, val in zip(node.output, outs):
         _set_const(gen, name, np.asarray(val))
     return True
+
+
+def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
+    """Types of a node's outputs that the whole-model inference left unknown (function bodies
+    expanded into the graph lose them), inferred from the types the importer knows now."""
+    helper = onnx.helper
+    inputs, inits = [], []
+    for i in node.input:
+        if not i:
+            continue
+        if i in gen.consts:
+            inits.append(onnx.numpy_helper.from_array(gen.consts[i], i))
+            continue
+        vt = gen.types.get(i)
+        if vt is None:
+            return
+        inputs.append(helper.make_tensor_value_info(i, vt.elem, vt.shape))
+    graph = helper.make_graph([node], "infer", inputs,
+                              [helper.make_tensor_value_info(o, 0, None) for o in node.output if o],
+                              initializer=inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", gen.opset)])
+    try:
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
+    except Exception:
+        return
+    for vi in list(m.graph.value_info) + list(m.graph.output):
+        vt = vtype_of(vi.type)
+        old = gen.types.get(vi.name)
+        if vt is not None and vt.elem and (old is None or old.shape is None):
+            gen.types[vi.name] = vt
 
 
 def _set_const(gen: Gen, name: str, val: np.ndarray) -> None:

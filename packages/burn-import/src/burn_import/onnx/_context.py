@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
-from ._errors import op_error
+from ._errors import OnnxImportError, op_error
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
 
 INLINE_LIMIT = 64  # constants up to this many elements are written into the code
@@ -70,11 +70,13 @@ class Gen:
             return self.vars[name]
         arr = self.consts[name]
         elem = elem_of_np(arr.dtype)
+        if elem is None:
+            raise OnnxImportError(f"constant {name!r}: element type {arr.dtype} is not supported")
         shape = list(arr.shape) or [1]
         var = self.fresh(name)
         if arr.size <= INLINE_LIMIT:
             self.lines.append(
-                f"{var} = ops.const({arr.reshape(-1).tolist()!r}, {shape}, {dtype_code(elem)}, device)"
+                f"{var} = ops.const({literal(arr)}, {shape}, {dtype_code(elem)}, device)"
             )
         else:
             trainable = elem in FLOATS
@@ -86,6 +88,15 @@ class Gen:
             self.lines.append(f"{var} = self.{fname}.val()")
         self.vars[name] = var
         return var
+
+
+def literal(arr: np.ndarray) -> str:
+    """A flat Python list literal of `arr` (non-finite floats spelled so that they parse)."""
+    vals = arr.reshape(-1).tolist()
+    text = repr(vals)
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        text = "[" + ", ".join(repr(v) if np.isfinite(v) else f'float("{v}")' for v in vals) + "]"
+    return text
 
 
 class NodeCtx:

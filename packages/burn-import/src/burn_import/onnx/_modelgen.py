@@ -135,6 +135,8 @@ def _tensors(tree, device):
 
     if isinstance(tree, dict):
         return {k: _tensors(v, device) for k, v in tree.items()}
+    if tree is None:
+        return None
     arr = np.asarray(tree)
     return Tensor.from_data(arr, device, _dtype_of(arr))
 

@@ -46,7 +46,7 @@ def conv(ctx):
     w, b = ctx.const(1), ctx.const(2) if ctx.has(2) else None
     if w is not None and (not ctx.has(2) or b is not None):
         c_in, c_out = wshape[1] * group, wshape[0]
-        rec = {"weight": w} | ({"bias": b} if b is not None else {})
+        rec = {"weight": w, "bias": b}
         if spatial == 2:
             pad = f"PaddingConfig2d.Explicit({pads[0]}, {pads[1]}, {pads[2]}, {pads[3]})"
             init = (f"Conv2dConfig([{c_in}, {c_out}], {kernel}, stride={strides}, dilation={dil}, "
@@ -118,6 +118,7 @@ def pool(ctx):
     dil = list(ctx.attr("dilations", [1] * spatial))
     pads = _pads(ctx, spatial, kernel, strides, dil)
     ceil = ctx.attr("ceil_mode", 0)
+    ceil_extra = [0] * spatial
     if ceil:
         dims = ctx.shape(0)[2:]
         if any(d is None for d in dims):
@@ -127,16 +128,16 @@ def pool(ctx):
             n_floor, n_ceil = span // strides[i] + 1, -(-span // strides[i]) + 1
             if (n_ceil - 1) * strides[i] >= d + pads[i]:
                 n_ceil -= 1  # the last window must start inside the input or left padding
-            pads[i + spatial] += (n_ceil - n_floor) * strides[i]
-        if ctx.op_type == "AveragePool":
-            ctx.fail("ceil_mode with AveragePool is not supported")
+            ceil_extra[i] = (n_ceil - n_floor) * strides[i]
     if ctx.op_type == "MaxPool":
-        ctx.set(0, f"ops.max_pool({ctx.x(0)}, {kernel}, {strides}, {pads}, {dil})")
+        mp = [p + (ceil_extra[i % spatial] if i >= spatial else 0) for i, p in enumerate(pads)]
+        ctx.set(0, f"ops.max_pool({ctx.x(0)}, {kernel}, {strides}, {mp}, {dil})")
     else:
         if dil != [1] * spatial:
             ctx.fail("dilated AveragePool is not supported")
         inc = bool(ctx.attr("count_include_pad", 0))
-        ctx.set(0, f"ops.avg_pool({ctx.x(0)}, {kernel}, {strides}, {pads}, {inc})")
+        extra = f", {ceil_extra}" if any(ceil_extra) else ""
+        ctx.set(0, f"ops.avg_pool({ctx.x(0)}, {kernel}, {strides}, {pads}, {inc}{extra})")
 
 
 @op("GlobalAveragePool", "GlobalMaxPool")

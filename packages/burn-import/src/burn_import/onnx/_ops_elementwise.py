@@ -73,9 +73,11 @@ def mod(ctx):
 
 @op("Pow")
 def pow_(ctx):
-    if ctx.elem(0) not in FLOATS:
-        ctx.fail("only a float base is supported")
     a, b = _broadcast(ctx)
+    if ctx.elem(0) not in FLOATS:  # integer power: computed in f64, truncated like numpy's
+        ctx.set(0, f"ops.cast(ops.cast({a}, DType.F64).powf(ops.cast({b}, DType.F64)), "
+                   f"{ctx.dtype(ctx.elem(0))})")
+        return
     if ctx.elem(1) != ctx.elem(0):
         b = f"ops.cast({b}, {ctx.dtype(ctx.elem(0))})"
     ctx.set(0, f"{a}.powf({b})")

@@ -27,12 +27,16 @@ def gather_nd(ctx):
 def scatter_elements(ctx):
     axis = ctx.attr("axis", 0) % ctx.rank(0)
     red = ctx.attr("reduction", "none")
+    if red not in ("none", "add"):
+        ctx.fail(f"reduction {red!r} is not supported")
     ctx.set(0, f"ops.scatter_elements({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {axis}, {red!r})")
 
 
 @op("ScatterND", attrs=("reduction",))
 def scatter_nd(ctx):
     red = ctx.attr("reduction", "none")
+    if red not in ("none", "add"):
+        ctx.fail(f"reduction {red!r} is not supported")
     ctx.set(0, f"ops.scatter_nd({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {red!r})")
 
 

@@ -12,7 +12,7 @@ def matmul(ctx):
     w = ctx.const(1)
     if w is not None and rb == 2 and ra >= 2 and ctx.elem(1) == 1:
         init = f"LinearConfig({w.shape[0]}, {w.shape[1]}, bias=False).init(device)"
-        name = ctx.add_field("linear", "Linear", init, {"weight": w})
+        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": None})
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
         return
     ctx.set(0, f"ops.matmul({ctx.x(0)}, {ctx.x(1)}, {ra}, {rb})")
@@ -29,7 +29,7 @@ def gemm(ctx):
     if w is not None and alpha == 1.0 and beta == 1.0 and not ta and ctx.elem(1) == 1 and (
             not ctx.has(2) or linear_bias):
         weight = w.T if tb else w
-        rec = {"weight": weight} | ({"bias": c} if ctx.has(2) else {})
+        rec = {"weight": weight, "bias": c if ctx.has(2) else None}
         init = f"LinearConfig({weight.shape[0]}, {weight.shape[1]}, bias={ctx.has(2)}).init(device)"
         name = ctx.add_field("linear", "Linear", init, rec)
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
@@ -88,9 +88,11 @@ def prelu(ctx):
 
 @op("CumSum", attrs=("exclusive", "reverse"))
 def cumsum(ctx):
-    axis = ctx.need_const(1, "axis").reshape(-1)[0]
+    c = ctx.const(1)
+    axis = int(c.reshape(-1)[0]) % ctx.rank(0) if c is not None else (
+        f"int(ops.scalar({ctx.x(1)})) % {ctx.rank(0)}")
     ex, rev = ctx.attr("exclusive", 0), ctx.attr("reverse", 0)
-    ctx.set(0, f"ops.cumsum({ctx.x(0)}, {int(axis) % ctx.rank(0)}, {bool(ex)}, {bool(rev)})")
+    ctx.set(0, f"ops.cumsum({ctx.x(0)}, {axis}, {bool(ex)}, {bool(rev)})")
 
 
 @op("Trilu", attrs=("upper",))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 # Newest opset the converters were checked against (onnx 1.23's node tests go up to here).
-MAX_OPSET = 25
+MAX_OPSET = 28
 
 
 @dataclass(frozen=True)

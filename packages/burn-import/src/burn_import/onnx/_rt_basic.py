@@ -89,7 +89,6 @@ def unsqueeze(x: Tensor, axes, rank: int) -> Tensor:
 
 def flatten(x: Tensor, axis: int) -> Tensor:
     dims = x.dims()
-    axis %= len(dims) + 1 if axis < 0 else len(dims) + 1
     outer = int(np.prod(dims[:axis])) if axis else 1
     return x.reshape([outer, int(np.prod(dims[axis:]))])
 

@@ -56,7 +56,7 @@ def _eq_bcast(a, b):
 def topk(x, k, axis, largest):
     k = ints(k)[0]
     if not largest:
-        v, i = (-x).topk_with_indices(k, axis) if x.kind.__name__ != "x" else None
+        v, i = (-x).topk_with_indices(k, axis)
         return -v, i.cast(DType.I64)
     v, i = x.topk_with_indices(k, axis)
     return v, i.cast(DType.I64)

@@ -72,8 +72,16 @@ def _pad_dim(x: Tensor, dim: int, before: int, after: int, value=0.0) -> Tensor:
     return Tensor.cat(parts, dim) if len(parts) > 1 else x
 
 
+def _too_wide(sym, kernel) -> bool:
+    return any(p > k // 2 for p, k in zip(sym, kernel))
+
+
 def max_pool(x, kernel, strides, pads, dilations):
     sym, extra = _split_pads(pads)
+    if _too_wide(sym, kernel):  # burn pools pad at most half a kernel: pad by hand
+        n = len(kernel)
+        x = _pad_spatial(x, [(pads[i], pads[i + n]) for i in range(n)], -math.inf)
+        sym, extra = [0] * n, None
     if extra:
         x = _pad_spatial(x, extra, -math.inf)
     if x.rank() == 3:
@@ -81,15 +89,31 @@ def max_pool(x, kernel, strides, pads, dilations):
     return F.max_pool2d(x, kernel, strides, sym, dilations)
 
 
-def avg_pool(x, kernel, strides, pads, count_include_pad):
+def avg_pool(x, kernel, strides, pads, count_include_pad, ceil_extra=None):
+    """ONNX AveragePool; padding that must not be counted is divided out with a pooled mask."""
     sym, extra = _split_pads(pads)
-    if extra:
-        if not count_include_pad:
-            raise ValueError("asymmetric AveragePool padding without count_include_pad")
-        x = _pad_spatial(x, extra, 0.0)
+    if not extra and not ceil_extra and (count_include_pad or not any(sym)) and not _too_wide(
+            sym, kernel):
+        if x.rank() == 3:
+            return F.avg_pool1d(x, kernel[0], strides[0], sym[0], True)
+        return F.avg_pool2d(x, kernel, strides, sym, True)
+    n = len(kernel)
+    ceil_extra = ceil_extra or [0] * n
+    full = [(pads[i], pads[i + n] + ceil_extra[i]) for i in range(n)]
+    xp = _pad_spatial(x, full, 0.0)
+    ones = Tensor.ones([1, 1] + x.dims()[2:], x.device, dtype=x.dtype)
+    if count_include_pad:
+        mask = _pad_spatial(_pad_spatial(ones, [(pads[i], pads[i + n]) for i in range(n)], 1.0),
+                            [(0, e) for e in ceil_extra], 0.0)
+    else:
+        mask = _pad_spatial(ones, full, 0.0)
     if x.rank() == 3:
-        return F.avg_pool1d(x, kernel[0], strides[0], sym[0], count_include_pad)
-    return F.avg_pool2d(x, kernel, strides, sym, count_include_pad)
+        num = F.avg_pool1d(xp, kernel[0], strides[0], 0, True)
+        den = F.avg_pool1d(mask, kernel[0], strides[0], 0, True)
+    else:
+        num = F.avg_pool2d(xp, kernel, strides, [0] * n, True)
+        den = F.avg_pool2d(mask, kernel, strides, [0] * n, True)
+    return num / den
 
 
 def _channel(t: Tensor, rank: int) -> Tensor:
@@ -156,7 +180,8 @@ def lrn(x, size, alpha, beta, bias):
 
 def lp_normalize(x, axis, p):
     norm = x.abs().sum_dim(axis) if p == 1 else (x * x).sum_dim(axis).sqrt()
-    return x / norm
+    zero = norm.equal_elem(0)
+    return (x / norm.mask_fill(zero, 1.0)).mask_fill(zero.expand(x.dims()), 0.0)
 
 
 def mean_variance_norm(x, axes):
@@ -212,6 +237,8 @@ def reduce(x: Tensor, kind: str, axes, keepdims: bool, rank: int, noop: bool) ->
             return x
         axes = list(range(rank))
     axes = sorted({a % max(rank, 1) for a in axes})
+    if x.dtype == DType.BOOL:
+        return reduce(x.int(), kind, axes, keepdims, rank, noop).bool()
     if kind == "l1":
         x, kind = x.abs(), "sum"
     elif kind in ("l2", "sumsquare"):
