@@ -65,10 +65,12 @@ def div(ctx):
 @op("Mod", attrs=("fmod",))
 def mod(ctx):
     a, b = _broadcast(ctx)
-    if ctx.attr("fmod", 0) or ctx.elem(0) in FLOATS:
+    if not ctx.attr("fmod", 0):
+        ctx.set(0, f"{a}.remainder({b})")  # the divisor's sign, as numpy's mod
+    elif ctx.elem(0) in FLOATS:
         ctx.set(0, f"{a}.fmod({b})")
-    else:
-        ctx.set(0, f"{a}.remainder({b})")
+    else:  # C fmod on integers: the dividend's sign (Burn's int division truncates)
+        ctx.set(0, f"{a} - {a}.div({b}) * {b}")
 
 
 @op("Pow")

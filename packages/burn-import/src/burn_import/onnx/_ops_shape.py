@@ -43,7 +43,7 @@ def reshape(ctx):
 @op("Flatten", attrs=("axis",))
 def flatten(ctx):
     axis = ctx.attr("axis", 1)
-    ctx.set(0, f"ops.flatten({ctx.x(0)}, {axis % (ctx.rank(0) + 1)})")
+    ctx.set(0, f"ops.flatten({ctx.x(0)}, {axis + ctx.rank(0) if axis < 0 else axis})")
 
 
 @op("Transpose", attrs=("perm",))

@@ -29,8 +29,7 @@ def scatter_elements(x, idx, updates, axis, reduction):
 
 def one_hot(indices, depth, values, axis, rank):
     d = int(np.asarray(depth.numpy()).reshape(-1)[0])
-    idx = indices if indices.kind.__name__ == "Int" or str(indices.kind) == "Int" else indices
-    idx = idx.int() if idx.dtype in (DType.F32, DType.F64, DType.F16) else idx
+    idx = indices.int() if indices.dtype in (DType.F32, DType.F64, DType.F16) else indices
     idx = _wrap(idx, d)
     out_rank = rank + 1
     axis %= out_rank

@@ -360,3 +360,32 @@ def cumsum(x, axis, exclusive, reverse):
     if exclusive:
         y = y - x
     return y.flip([axis]) if reverse else y
+
+
+def nll_loss(logp, target, weight, reduction, ignore_index):
+    """ONNX NegativeLogLikelihoodLoss on `[N, C, d...]` log-probabilities and `[N, d...]` targets."""
+    t = target
+    if ignore_index is not None:
+        ign = t.equal_elem(ignore_index)
+        t = t.mask_fill(ign, 0)
+    picked = logp.gather(1, t.unsqueeze_dim(1).cast(DType.I64)).squeeze_dim(1)
+    w = None
+    if weight is not None:
+        w = weight.select(0, t.reshape([-1]).cast(DType.I64)).reshape(t.dims())
+    if ignore_index is not None:
+        keep = ign.bool_not().float().cast(logp.dtype)
+        w = keep if w is None else w * keep
+    loss = -picked if w is None else -picked * w
+    if reduction == "none":
+        return loss
+    total = loss.sum()
+    if reduction == "sum":
+        return total
+    return total / (w.sum() if w is not None else float(loss.numel()))
+
+
+def rms_norm(x, scale, axis, eps):
+    ms = x * x
+    for d in range(axis, x.rank()):
+        ms = ms.mean_dim(d)
+    return x / (ms + eps).sqrt() * scale

@@ -8,3 +8,4 @@ computations (NonZero, GatherND/ScatterND index arithmetic) are done on the host
 from ._rt_basic import *  # noqa: F403
 from ._rt_index import *  # noqa: F403
 from ._rt_nn import *  # noqa: F403
+from ._rt_resize import resize  # noqa: F401
