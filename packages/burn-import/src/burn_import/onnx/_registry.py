@@ -49,6 +49,7 @@ def op(*op_types: str, attrs: tuple[str, ...] = (), since: int = 1, until: int =
 def load_all() -> dict[str, OpSpec]:
     """Import every op family (their decorators fill `OPS`)."""
     from . import (  # noqa: F401
+        _ops_attention,
         _ops_conv,
         _ops_elementwise,
         _ops_index,
