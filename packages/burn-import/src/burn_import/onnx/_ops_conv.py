@@ -103,16 +103,16 @@ POOL_ATTRS = ("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "str
               "storage_order", "count_include_pad")
 
 
-@op("MaxPool", "AveragePool", attrs=POOL_ATTRS)
+@op("MaxPool", "AveragePool", "LpPool", attrs=POOL_ATTRS + ("p",))
 def pool(ctx):
     rank = ctx.rank(0)
     spatial = rank - 2
-    if spatial not in (1, 2):
-        ctx.fail(f"only 1D and 2D pooling is supported (input rank {rank})")
-    if ctx.elem(0) not in FLOATS:
-        ctx.fail("only float inputs are supported")
+    if spatial < 1:
+        ctx.fail(f"input rank {rank}")
     if ctx.has_out(1):
         ctx.fail("the Indices output is not supported")
+    if "p" in ctx.attrs and ctx.op_type != "LpPool":
+        ctx.fail("attribute 'p' is not supported")
     kernel = list(ctx.attr("kernel_shape"))
     strides = list(ctx.attr("strides", [1] * spatial))
     dil = list(ctx.attr("dilations", [1] * spatial))
@@ -129,15 +129,30 @@ def pool(ctx):
             if (n_ceil - 1) * strides[i] >= d + pads[i]:
                 n_ceil -= 1  # the last window must start inside the input or left padding
             ceil_extra[i] = (n_ceil - n_floor) * strides[i]
-    if ctx.op_type == "MaxPool":
+    x = ctx.x(0)
+    is_float = ctx.elem(0) in FLOATS
+    if not is_float and ctx.op_type != "MaxPool":
+        ctx.fail("only float inputs are supported")
+    if not is_float:
+        x = f"ops.cast({x}, DType.F64)"
+    if ctx.op_type == "LpPool":
+        expr = f"ops.pool_nd({x}, 'lp', {kernel}, {strides}, {pads}, {dil}, p={ctx.attr('p', 2)})"
+    elif ctx.op_type == "MaxPool" and spatial <= 2:
         mp = [p + (ceil_extra[i % spatial] if i >= spatial else 0) for i, p in enumerate(pads)]
-        ctx.set(0, f"ops.max_pool({ctx.x(0)}, {kernel}, {strides}, {mp}, {dil})")
+        expr = f"ops.max_pool({x}, {kernel}, {strides}, {mp}, {dil})"
+    elif ctx.op_type == "MaxPool":
+        expr = f"ops.pool_nd({x}, 'max', {kernel}, {strides}, {pads}, {dil}, ceil_extra={ceil_extra})"
     else:
-        if dil != [1] * spatial:
-            ctx.fail("dilated AveragePool is not supported")
         inc = bool(ctx.attr("count_include_pad", 0))
-        extra = f", {ceil_extra}" if any(ceil_extra) else ""
-        ctx.set(0, f"ops.avg_pool({ctx.x(0)}, {kernel}, {strides}, {pads}, {inc}{extra})")
+        if spatial <= 2 and dil == [1] * spatial:
+            extra = f", {ceil_extra}" if any(ceil_extra) else ""
+            expr = f"ops.avg_pool({x}, {kernel}, {strides}, {pads}, {inc}{extra})"
+        else:
+            expr = (f"ops.pool_nd({x}, 'avg', {kernel}, {strides}, {pads}, {dil}, {inc}, "
+                    f"{ceil_extra})")
+    if not is_float:
+        expr = f"ops.cast({expr}, {ctx.dtype(ctx.elem(0))})"
+    ctx.set(0, expr)
 
 
 @op("GlobalAveragePool", "GlobalMaxPool")

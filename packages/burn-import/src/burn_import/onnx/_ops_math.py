@@ -86,13 +86,14 @@ def prelu(ctx):
     ctx.set(0, f"ops.where({x}.lower_elem(0), {x} * {s}, {x})")
 
 
-@op("CumSum", attrs=("exclusive", "reverse"))
+@op("CumSum", "CumProd", attrs=("exclusive", "reverse"))
 def cumsum(ctx):
     c = ctx.const(1)
     axis = int(c.reshape(-1)[0]) % ctx.rank(0) if c is not None else (
         f"int(ops.scalar({ctx.x(1)})) % {ctx.rank(0)}")
     ex, rev = ctx.attr("exclusive", 0), ctx.attr("reverse", 0)
-    ctx.set(0, f"ops.cumsum({ctx.x(0)}, {axis}, {bool(ex)}, {bool(rev)})")
+    fn = "cumsum" if ctx.op_type == "CumSum" else "cumprod"
+    ctx.set(0, f"ops.{fn}({ctx.x(0)}, {axis}, {bool(ex)}, {bool(rev)})")
 
 
 @op("Trilu", attrs=("upper",))

@@ -123,3 +123,39 @@ def attention(q, k, v, mask=None, past_k=None, past_v=None, nonpad=None, *, scal
         bb, h, sq, d = y.dims()
         y = y.swap_dims(1, 2).reshape([bb, sq, h * d])
     return y, present_k, present_v, out_qk
+
+
+def rotary_embedding(x, cos, sin, pos, interleaved, num_heads, rot_dim):
+    """ONNX RotaryEmbedding on `[b, h, s, d]` or `[b, s, h*d]` inputs."""
+    shape0 = x.dims()
+    if x.rank() == 4:
+        x = x.swap_dims(1, 2)
+    b, s = x.dims()[0], x.dims()[1]
+    if x.rank() == 3:
+        x = x.reshape([b, s, num_heads, -1])
+    d = x.dims()[3]
+    rd = rot_dim or d
+    xr, rest = x.narrow(3, 0, rd), (x.narrow(3, rd, d - rd) if rd < d else None)
+    if pos is not None:
+        flat = pos.reshape([-1]).cast(DType.I64)
+        cos = cos.select(0, flat).reshape(pos.dims() + [rd // 2])
+        sin = sin.select(0, flat).reshape(pos.dims() + [rd // 2])
+    cos = cos.unsqueeze_dim(cos.rank() - 1)
+    sin = sin.unsqueeze_dim(sin.rank() - 1)
+    cos, sin = cos.unsqueeze(4), sin.unsqueeze(4)
+    if interleaved:
+        pairs = xr.reshape([b, s, xr.dims()[2], rd // 2, 2])
+        x1 = pairs.narrow(4, 0, 1).squeeze_dim(4)
+        x2 = pairs.narrow(4, 1, 1).squeeze_dim(4)
+    else:
+        x1, x2 = xr.narrow(3, 0, rd // 2), xr.narrow(3, rd // 2, rd // 2)
+    real = cos * x1 - sin * x2
+    imag = sin * x1 + cos * x2
+    if interleaved:
+        xr = Tensor.stack([real, imag], 4).reshape(xr.dims())
+    else:
+        xr = Tensor.cat([real, imag], 3)
+    out = xr if rest is None else Tensor.cat([xr, rest], 3)
+    if len(shape0) == 3:
+        return out.reshape(shape0)
+    return out.swap_dims(1, 2)

@@ -389,3 +389,14 @@ def rms_norm(x, scale, axis, eps):
     for d in range(axis, x.rank()):
         ms = ms.mean_dim(d)
     return x / (ms + eps).sqrt() * scale
+
+
+def cumprod(x, axis, exclusive, reverse):
+    if reverse:
+        x = x.flip([axis])
+    if exclusive:  # shift right by one, filling with the product's identity
+        n = x.dims()[axis]
+        one = x.narrow(axis, 0, 1).ones_like()
+        x = Tensor.cat([one, x.narrow(axis, 0, n - 1)], axis) if n > 1 else one
+    y = x.cumprod(axis)
+    return y.flip([axis]) if reverse else y
