@@ -156,9 +156,32 @@ def depth_to_space(ctx):
     ctx.set(0, f"ops.depth_to_space({ctx.x(0)}, {b}, {mode!r})")
 
 
-@op("SpaceToDepth", attrs=("blocksize",))
+@op("SpaceToDepth", attrs=("blocksize", "mode"))
 def space_to_depth(ctx):
-    ctx.set(0, f"ops.space_to_depth({ctx.x(0)}, {ctx.attr('blocksize')})")
+    mode = ctx.attr("mode", "DCR")
+    ctx.set(0, f"ops.space_to_depth({ctx.x(0)}, {ctx.attr('blocksize')}, {mode!r})")
+
+
+@op("CenterCropPad", attrs=("axes",))
+def center_crop_pad(ctx):
+    rank = ctx.rank(0)
+    axes = [a % rank for a in ctx.attr("axes", list(range(rank)))]
+    ctx.set(0, f"ops.center_crop_pad({ctx.x(0)}, {ints_arg(ctx, 1)}, {axes})")
+
+
+@op("Compress", attrs=("axis",))
+def compress(ctx):
+    axis = ctx.attr("axis")
+    axis = None if axis is None else axis % ctx.rank(0)
+    ctx.set(0, f"ops.compress({ctx.x(0)}, {ctx.x(1)}, {axis})")
+
+
+@op("HannWindow", "HammingWindow", "BlackmanWindow", attrs=("output_datatype", "periodic"))
+def window(ctx):
+    elem = ctx.attr("output_datatype", 1)
+    per = bool(ctx.attr("periodic", 1))
+    kind = ctx.op_type[: -len("Window")].lower()
+    ctx.set(0, f"ops.window({kind!r}, {ints_arg(ctx, 0)}, {per}, {ctx.dtype(elem)}, device)")
 
 
 @op("EyeLike", attrs=("dtype", "k"))

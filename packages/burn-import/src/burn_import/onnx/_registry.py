@@ -55,6 +55,7 @@ def load_all() -> dict[str, OpSpec]:
         _ops_index,
         _ops_math,
         _ops_nn,
+        _ops_quant,
         _ops_reduce,
         _ops_shape,
     )

@@ -116,10 +116,44 @@ def depth_to_space(x, b, mode):
     return y.reshape([n, c // (b * b), h * b, w * b])
 
 
-def space_to_depth(x, b):
+def space_to_depth(x, b, mode="DCR"):
     n, c, h, w = x.dims()
-    y = x.reshape([n, c, h // b, b, w // b, b]).permute([0, 3, 5, 1, 2, 4])
+    y = x.reshape([n, c, h // b, b, w // b, b])
+    y = y.permute([0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4])
     return y.reshape([n, c * b * b, h // b, w // b])
+
+
+def center_crop_pad(x, shape, axes):
+    for a, target in zip(axes, ints(shape)):
+        d = x.dims()[a]
+        if target < d:
+            x = x.narrow(a, (d - target) // 2, target)
+        elif target > d:
+            before = (target - d) // 2
+            x = pad(x, [before, target - d - before], "constant", 0, [a])
+    return x
+
+
+def compress(x, cond, axis):
+    keep = np.nonzero(np.asarray(cond.numpy()).reshape(-1))[0].astype(np.int64)
+    if axis is None:
+        x, axis = x.reshape([-1]), 0
+    keep = keep[keep < x.dims()[axis]]
+    return x.select(axis, Tensor.from_data(keep, x.device, DType.I64))
+
+
+def window(kind, size, periodic, dtype, device):
+    n = ints(size)[0]
+    denom = n if periodic else n - 1
+    k = np.arange(n, dtype=np.float64)
+    if kind == "hann":
+        w = 0.5 - 0.5 * np.cos(2 * np.pi * k / denom)
+    elif kind == "hamming":
+        w = 25 / 46 - 21 / 46 * np.cos(2 * np.pi * k / denom)
+    else:
+        w = 0.42 - 0.5 * np.cos(2 * np.pi * k / denom) + 0.08 * np.cos(4 * np.pi * k / denom)
+    return Tensor.from_data(w.astype({DType.F64: np.float64, DType.F16: np.float16}.get(
+        dtype, np.float32)), device, dtype)
 
 
 def eye_like(x, k, dtype):
@@ -166,3 +200,50 @@ def pad(x, pads, mode, value, axes):
             idx = np.arange(-before, d + after) % d
         x = x.select(a, Tensor.from_data(idx.astype(np.int64), x.device, DType.I64))
     return x
+
+
+def _per_axis(t, axis, block, rank, like):
+    """A scale/zero point as a tensor that broadcasts over `like` (per tensor, axis or block)."""
+    rank = max(rank, 1)
+    if t.numel() == 1:
+        return t.reshape([1] * rank)
+    if t.rank() == 1 and not block:
+        shape = [1] * rank
+        shape[axis] = t.dims()[0]
+        return t.reshape(shape)
+    d = like.dims()[axis]
+    idx = Tensor.from_data(np.arange(d, dtype=np.int64) // block, t.device, DType.I64)
+    return t.select(axis, idx)
+
+
+_RANGE = {DType.I8: (-128, 127), DType.U8: (0, 255), DType.I16: (-32768, 32767),
+          DType.I32: (-(2**31), 2**31 - 1)}
+
+
+def dequantize(x, scale, zp, axis, block, rank, dtype):
+    s = _per_axis(scale, axis, block, rank, x)
+    xf = x.float().cast(DType.F64)
+    if zp is not None:
+        xf = xf - _per_axis(zp, axis, block, rank, x).float().cast(DType.F64)
+    return (xf * s.cast(DType.F64)).cast(dtype)
+
+
+def quantize(x, scale, zp, axis, block, rank, dtype):
+    s = _per_axis(scale, axis, block, rank, x).cast(DType.F64)
+    y = (x.float().cast(DType.F64) / s).round()
+    if zp is not None:
+        y = y + _per_axis(zp, axis, block, rank, x).float().cast(DType.F64)
+    lo, hi = _RANGE.get(dtype, (-(2**63), 2**63 - 1))
+    return y.clamp(float(lo), float(hi)).int().cast(dtype)
+
+
+def dynamic_quantize(x):
+    lo = min(float(np.asarray(x.min().numpy()).reshape(-1)[0]), 0.0)
+    hi = max(float(np.asarray(x.max().numpy()).reshape(-1)[0]), 0.0)
+    scale = np.float32((hi - lo) / 255.0)
+    zp = np.clip(np.round(np.float32(0 - lo) / scale), 0, 255) if scale else np.float32(0)
+    y = (x / float(scale) if scale else x * 0).round() + float(zp)
+    y = y.clamp(0.0, 255.0).int().cast(DType.U8)
+    s = Tensor.from_data(np.array([scale], np.float32), x.device, DType.F32)
+    z = Tensor.from_data(np.array([zp], np.uint8), x.device, DType.U8)
+    return y, s, z

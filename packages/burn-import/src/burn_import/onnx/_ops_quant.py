@@ -1,0 +1,40 @@
+"""Quantization ops: QuantizeLinear, DequantizeLinear (per-tensor, per-axis and blocked)."""
+
+from __future__ import annotations
+
+from ._registry import op
+from ._types import FLOATS, INTS
+
+
+@op("DequantizeLinear", attrs=("axis", "block_size", "output_dtype"))
+def dequantize(ctx):
+    if ctx.elem(0) not in INTS:
+        ctx.fail("only 8/16/32-bit integer inputs are supported")
+    rank = ctx.rank(0)
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    bs = ctx.attr("block_size", 0)
+    out = ctx.out_elem(0)
+    zp = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(0, f"ops.dequantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, "
+               f"{ctx.dtype(out)})")
+
+
+@op("QuantizeLinear", attrs=("axis", "block_size", "output_dtype", "saturate", "precision"))
+def quantize(ctx):
+    if ctx.elem(0) not in FLOATS | {6}:
+        ctx.fail("only float and int32 inputs are supported")
+    rank = ctx.rank(0)
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    bs = ctx.attr("block_size", 0)
+    out = ctx.out_elem(0)
+    if out not in INTS:
+        ctx.fail("only 8/16/32-bit integer outputs are supported")
+    zp = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(0, f"ops.quantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, "
+               f"{ctx.dtype(out)})")
+
+
+@op("DynamicQuantizeLinear")
+def dynamic_quantize(ctx):
+    outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
+    ctx.emit(f"{outs} = ops.dynamic_quantize({ctx.x(0)})")
