@@ -16,9 +16,15 @@ DTYPES: dict[int, tuple[str, np.dtype, str]] = {
     TensorProto.INT8: ("I8", np.dtype(np.int8), "Int"),
     TensorProto.UINT8: ("U8", np.dtype(np.uint8), "Int"),
     TensorProto.BOOL: ("BOOL", np.dtype(np.bool_), "Bool"),
+    # burn has no u16/u32/u64: their values are held in the next wider signed type (u64 beyond
+    # 2^63 is out of range) and converted back to the declared type at the graph's outputs.
+    TensorProto.UINT16: ("I32", np.dtype(np.uint16), "Int"),
+    TensorProto.UINT32: ("I64", np.dtype(np.uint32), "Int"),
+    TensorProto.UINT64: ("I64", np.dtype(np.uint64), "Int"),
 }
 FLOATS = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16}
-INTS = {TensorProto.INT64, TensorProto.INT32, TensorProto.INT16, TensorProto.INT8, TensorProto.UINT8}
+INTS = {TensorProto.INT64, TensorProto.INT32, TensorProto.INT16, TensorProto.INT8, TensorProto.UINT8,
+        TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64}
 
 
 def type_name(elem: int) -> str:

@@ -73,6 +73,8 @@ class BurnBackendRep(BackendRep):
             if arr.dtype != want:
                 raise TypeError(f"input {name!r}: expected {want}, got {arr.dtype}")
             data = arr.reshape(arr.shape or (1,))
+            if data.dtype.kind == "u" and data.dtype.itemsize > 1:  # held in a wider signed type
+                data = data.astype(np.int32 if data.dtype.itemsize == 2 else np.int64)
             args.append(Tensor.from_data(np.ascontiguousarray(data), self.device, _dtype_of(arr)))
         out = self.module.forward(*args)
         outs = out if isinstance(out, tuple) else (out,)
@@ -81,6 +83,8 @@ class BurnBackendRep(BackendRep):
             arr = np.asarray(t.numpy())
             if vt is not None and vt.rank == 0:
                 arr = arr.reshape(())
+            if vt is not None and arr.dtype != np_dtype(vt.elem):
+                arr = arr.astype(np_dtype(vt.elem))
             result.append(arr)
         return tuple(result)
 
