@@ -57,6 +57,7 @@ def load_all() -> dict[str, OpSpec]:
         _ops_nn,
         _ops_quant,
         _ops_reduce,
+        _ops_rnn,
         _ops_shape,
     )
 
