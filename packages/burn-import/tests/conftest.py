@@ -8,6 +8,7 @@ per property, so CI is deterministic) and `long` (2,500 per property). Select on
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from burn_ndarray import NdArray
 from hypothesis import HealthCheck, settings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the _onnx_helpers test module
 
 _COMMON = {
     "deadline": None,  # a loaded CI machine must not fail on time; hangs would still show

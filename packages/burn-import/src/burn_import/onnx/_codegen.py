@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,6 +189,22 @@ def _set_const(gen: Gen, name: str, val: np.ndarray) -> None:
     gen.types[name] = VType(elem_of_np(val.dtype) or 0, list(val.shape))
 
 
+def _imports(gen: Gen) -> list[str]:
+    """Only the names the generated code uses, so the header reads as what the model needs."""
+    body = "\n".join(gen.lines) + "\n".join(f.init_code + f.annotation for f in gen.fields)
+    tensor = ["DType", "Tensor", "activation", "default_device"]
+    tensor = [n for n in tensor if n in ("Tensor", "default_device") or f"{n}." in body]
+    lines = [f"from burn_tensor import {', '.join(tensor)}"]
+    if "F." in body:
+        lines.append("from burn_tensor import module as F")
+    nn = ["Module"] + [n for n in ("Param", "BatchNorm", "BatchNormConfig", "Conv1d",
+                                   "Conv1dConfig", "Conv2d", "Conv2dConfig", "Linear",
+                                   "LinearConfig", "PaddingConfig1d", "PaddingConfig2d")
+                       if re.search(rf"\b{n}\b", body)]
+    lines.append(f"from burn_nn import {', '.join(nn)}")
+    return lines
+
+
 def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, recorder, precision):
     producer = gen.model.producer_name or "unknown producer"
     doc_in = ", ".join(f"{n!r} {type_name(vt.elem)}{vt.shape}" for n, vt in inputs)
@@ -207,14 +224,11 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
         "",
         "import pathlib",
         "",
-        "from burn_tensor import DType, Tensor, activation, default_device",
-        "from burn_tensor import module as F",
-        "from burn_nn import Module, Param",
-        "from burn_nn import BatchNorm, BatchNormConfig, Conv1d, Conv1dConfig, Conv2d, Conv2dConfig",
-        "from burn_nn import Linear, LinearConfig, PaddingConfig1d, PaddingConfig2d",
+        *_imports(gen),
         f"from burn_record import {recorder}, {precision}",
         "",
-        "from burn_import.onnx import ops",
+        "from burn_import.onnx import ops" + ("" if "ops." in "\n".join(gen.lines) + "".join(
+            f.init_code for f in gen.fields) else "  # noqa: F401"),
         "",
     ]
     if record_file:

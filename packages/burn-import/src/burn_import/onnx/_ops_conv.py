@@ -139,7 +139,11 @@ def pool(ctx):
         expr = f"ops.pool_nd({x}, 'lp', {kernel}, {strides}, {pads}, {dil}, p={ctx.attr('p', 2)})"
     elif ctx.op_type == "MaxPool" and spatial <= 2:
         mp = [p + (ceil_extra[i % spatial] if i >= spatial else 0) for i, p in enumerate(pads)]
-        expr = f"ops.max_pool({x}, {kernel}, {strides}, {mp}, {dil})"
+        sym = mp[:spatial] == mp[spatial:] and all(p <= k // 2 for p, k in zip(mp, kernel))
+        if sym and spatial == 2:  # burn's own op when the padding is one it can express
+            expr = f"F.max_pool2d({x}, {kernel}, {strides}, {mp[:2]}, {dil})"
+        else:
+            expr = f"ops.max_pool({x}, {kernel}, {strides}, {mp}, {dil})"
     elif ctx.op_type == "MaxPool":
         expr = f"ops.pool_nd({x}, 'max', {kernel}, {strides}, {pads}, {dil}, ceil_extra={ceil_extra})"
     else:

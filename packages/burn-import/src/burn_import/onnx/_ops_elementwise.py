@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._registry import op
-from ._types import FLOATS, INTS
+from ._types import FLOATS, INTS, type_name
 
 UNARY = {
     "Abs": "{x}.abs()", "Neg": "{x}.neg()", "Exp": "{x}.exp()", "Log": "{x}.log()",
@@ -31,8 +31,12 @@ def _unary(ctx):
 op(*UNARY)(_unary)
 
 
-def _broadcast(ctx, n=None):
+def _broadcast(ctx, n=None, same_type=True):
     n = ctx.n_in if n is None else n
+    elems = {ctx.elem(i) for i in range(n)}
+    if same_type and len(elems) > 1:
+        ctx.fail("inputs of different element types: "
+                 + ", ".join(type_name(ctx.elem(i)) for i in range(n)))
     rank = max(max(ctx.rank(i), 1) for i in range(n))
     return [ctx.xr(i, rank) for i in range(n)]
 
@@ -75,7 +79,7 @@ def mod(ctx):
 
 @op("Pow")
 def pow_(ctx):
-    a, b = _broadcast(ctx)
+    a, b = _broadcast(ctx, same_type=False)
     if ctx.elem(0) not in FLOATS:  # integer power: computed in f64, truncated like numpy's
         ctx.set(0, f"ops.cast(ops.cast({a}, DType.F64).powf(ops.cast({b}, DType.F64)), "
                    f"{ctx.dtype(ctx.elem(0))})")

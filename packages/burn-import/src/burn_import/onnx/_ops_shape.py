@@ -43,7 +43,11 @@ def reshape(ctx):
 @op("Flatten", attrs=("axis",))
 def flatten(ctx):
     axis = ctx.attr("axis", 1)
-    ctx.set(0, f"ops.flatten({ctx.x(0)}, {axis + ctx.rank(0) if axis < 0 else axis})")
+    axis = axis + ctx.rank(0) if axis < 0 else axis
+    if axis == 1 and ctx.rank(0) >= 2:
+        ctx.set(0, f"{ctx.x(0)}.flatten(1, -1)")
+    else:
+        ctx.set(0, f"ops.flatten({ctx.x(0)}, {axis})")
 
 
 @op("Transpose", attrs=("perm",))
