@@ -52,3 +52,15 @@ def fixture_path():
         return FIXTURES / ("pt" if name.endswith(".pt") else "safetensors") / name
 
     return path
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The ONNX suite's summary (node pass rate, light models, OpenCL) at the end of the session."""
+    mod = sys.modules.get("test_onnx_suite")
+    if mod is None:
+        mod = next((m for n, m in sys.modules.items() if n.endswith("test_onnx_suite")), None)
+    lines = getattr(mod, "SUMMARY", None)
+    if lines:
+        terminalreporter.section("ONNX backend suite")
+        for line in lines:
+            terminalreporter.write_line(line)
