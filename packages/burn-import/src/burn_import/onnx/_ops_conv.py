@@ -230,3 +230,22 @@ def lp_norm(ctx):
 def mvn(ctx):
     axes = list(ctx.attr("axes", [0, 2, 3]))
     ctx.set(0, f"ops.mean_variance_norm({ctx.x(0)}, {axes})")
+
+
+@op("GridSample", attrs=("align_corners", "mode", "padding_mode"))
+def grid_sample(ctx):
+    mode = ctx.attr("mode", "linear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    pad = ctx.attr("padding_mode", "zeros")
+    if mode not in ("nearest", "linear", "cubic") or pad not in ("zeros", "border", "reflection"):
+        ctx.fail(f"mode {mode!r} / padding_mode {pad!r}")
+    align = bool(ctx.attr("align_corners", 0))
+    ctx.set(0, f"ops.grid_sample({ctx.x(0)}, {ctx.x(1)}, {mode!r}, {pad!r}, {align})")
+
+
+@op("AffineGrid", attrs=("align_corners",))
+def affine_grid(ctx):
+    size = ctx.const(1)
+    size = [int(v) for v in size] if size is not None else f"ops.ints({ctx.x(1)})"
+    align = bool(ctx.attr("align_corners", 0))
+    ctx.set(0, f"ops.affine_grid({ctx.x(0)}, {size}, {align})")
