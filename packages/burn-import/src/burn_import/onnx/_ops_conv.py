@@ -249,3 +249,28 @@ def affine_grid(ctx):
     size = [int(v) for v in size] if size is not None else f"ops.ints({ctx.x(1)})"
     align = bool(ctx.attr("align_corners", 0))
     ctx.set(0, f"ops.affine_grid({ctx.x(0)}, {size}, {align})")
+
+
+@op("DFT", attrs=("axis", "inverse", "onesided"))
+def dft(ctx):
+    rank = ctx.rank(0)
+    if "axis" in ctx.attrs:
+        axis = ctx.attr("axis")
+    elif ctx.has(2) and ctx.const(2) is not None:
+        axis = int(ctx.const(2).reshape(-1)[0])
+    elif ctx.has(2):
+        axis = f"int(ops.scalar({ctx.x(2)})) % {rank}"
+    else:
+        axis = 1 if ctx.opset < 20 else -2
+    if isinstance(axis, int):
+        axis %= rank
+        if axis == rank - 1:
+            ctx.fail("the transform axis cannot be the complex (last) dim")
+    inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
+    if inverse and onesided:
+        ctx.fail("inverse with onesided (irfft) is not supported")
+    length = None
+    if ctx.has(1):
+        c = ctx.const(1)
+        length = int(c.reshape(-1)[0]) if c is not None else f"int(ops.scalar({ctx.x(1)}))"
+    ctx.set(0, f"ops.dft({ctx.x(0)}, {length}, {axis}, {inverse}, {onesided})")

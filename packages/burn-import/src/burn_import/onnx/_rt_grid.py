@@ -109,3 +109,41 @@ def affine_grid(theta: Tensor, size, align: bool) -> Tensor:
     k = len(sp)
     out = bt.unsqueeze(3).expand([n] + list(base.shape)).matmul(theta.swap_dims(1, 2))
     return out.reshape([n] + list(sp) + [k])
+
+
+def dft(x: Tensor, length, axis: int, inverse: bool, onesided: bool) -> Tensor:
+    """ONNX DFT as two matmuls with cos/sin matrices built from the length alone (in f64)."""
+    dt = x.dtype
+    x = x.cast(DType.F64)
+    r = x.rank()
+    comp = x.dims()[-1]
+    xr = x.narrow(r - 1, 0, 1).squeeze_dim(r - 1).movedim(axis, r - 2)
+    xi = x.narrow(r - 1, 1, 1).squeeze_dim(r - 1).movedim(axis, r - 2) if comp == 2 else None
+    n = xr.dims()[-1]
+    length = n if length is None else int(length)
+
+    def fit(t):
+        if length < n:
+            return t.narrow(r - 2, 0, length)
+        if length > n:
+            dims = t.dims()
+            zeros = Tensor.zeros(dims[:-1] + [length - n], t.device, dtype=t.dtype)
+            return Tensor.cat([t, zeros], r - 2)
+        return t
+
+    xr = fit(xr)
+    xi = fit(xi) if xi is not None else None
+    n_out = length // 2 + 1 if onesided and not inverse else length
+    k = np.arange(n_out)[None, :]
+    t = np.arange(length)[:, None]
+    theta = 2 * np.pi * (t * k % length) / length  # [length, n_out]
+    cos = Tensor.from_data(np.cos(theta), x.device, DType.F64).unsqueeze(r - 1)
+    sin = Tensor.from_data(np.sin(theta), x.device, DType.F64).unsqueeze(r - 1)
+    if not inverse:
+        yr = xr.matmul(cos) + (xi.matmul(sin) if xi is not None else 0.0)
+        yi = (xi.matmul(cos) if xi is not None else 0.0) - xr.matmul(sin)
+    else:
+        yr = (xr.matmul(cos) - (xi.matmul(sin) if xi is not None else 0.0)) / length
+        yi = ((xi.matmul(cos) if xi is not None else 0.0) + xr.matmul(sin)) / length
+    yr, yi = yr.movedim(r - 2, axis), yi.movedim(r - 2, axis)
+    return Tensor.stack([yr, yi], r - 1).cast(dt)

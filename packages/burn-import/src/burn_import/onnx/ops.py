@@ -11,5 +11,5 @@ from ._rt_nn import *  # noqa: F403
 from ._rt_resize import resize  # noqa: F401
 from ._rt_pool import pool_nd  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
-from ._rt_grid import affine_grid, grid_sample  # noqa: F401
+from ._rt_grid import affine_grid, dft, grid_sample  # noqa: F401
 from ._rt_attention import attention, rotary_embedding  # noqa: F401
