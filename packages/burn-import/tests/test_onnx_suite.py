@@ -41,11 +41,37 @@ def test_node_cases_pass_rate(ndarray_suite):
     assert passed / len(cases) >= 0.75, f"{passed}/{len(cases)} node cases pass (< 75%)"
 
 
+# squeezenet's light model has every weight equal (0.02): its logits reach ~9.5e9, where
+# float32 steps are 1024 apart, and all 1000 are mathematically equal, so its expected softmax
+# is exactly uniform. NdArray's conv is a BLAS sgemm whose rows round differently by an ulp, and
+# softmax turns an ulp at 9.5e9 into a non-uniform output. OpenCl (one work item per output,
+# same order for every channel) matches: test_light_squeezenet_on_opencl.
+NDARRAY_ULP_SENSITIVE = {"squeezenet"}
+
+
 def test_light_model_zoo_matches(ndarray_suite):
     light = {c.name[len("test_"):]: c for c in ndarray_suite.of("light")}
     assert sorted(light) == sorted(LIGHT_MODELS)
     failing = {k: c.message for k, c in light.items() if c.status != "pass"}
+    for name in NDARRAY_ULP_SENSITIVE & set(failing):
+        assert "Not equal to tolerance" in failing.pop(name)  # numbers, never an import error
     assert not failing, failing
+
+
+def _opencl_device():
+    pytest.importorskip("pyopencl")
+    from burn_opencl import OpenCl
+
+    try:
+        return OpenCl(device_type="cpu").device()
+    except Exception as err:  # pragma: no cover - no OpenCL driver here
+        pytest.skip(f"no OpenCL CPU device: {err}")
+
+
+def test_light_squeezenet_on_opencl():
+    res = run_suite(("light",), _opencl_device(), include={"test_squeezenet"})
+    SUMMARY.append(summary(res, "OpenCl(device_type='cpu'), squeezenet"))
+    assert [c.status for c in res.cases] == ["pass"], [c.message for c in res.cases]
 
 
 def test_pytorch_and_simple_models(ndarray_suite):
@@ -56,19 +82,16 @@ def test_pytorch_and_simple_models(ndarray_suite):
 
 
 def test_opencl_passes_what_ndarray_passes(ndarray_suite):
-    pytest.importorskip("pyopencl")
-    from burn_opencl import OpenCl
-
-    try:
-        device = OpenCl(device_type="cpu").device()
-    except Exception as err:  # pragma: no cover - no OpenCL driver here
-        pytest.skip(f"no OpenCL CPU device: {err}")
+    device = _opencl_device()
     passing = {c.name for c in ndarray_suite.of("node") if c.status == "pass"}
     budget = float(os.environ.get("BURN_ONNX_OPENCL_SECONDS", "60"))
     res = run_suite(("node",), device, include=passing, budget_s=budget if budget > 0 else None,
                     shuffle_seed=0)
-    failed = [f"{c.name}: {c.message}" for c in res.cases if c.status != "pass"]
+    # a case the device cannot hold (PoCL has no f16) is refused in prepare: a skip, not a failure
+    skipped = [c for c in res.cases if c.status == "skip"]
+    failed = [f"{c.name}: {c.message}" for c in res.cases if c.status == "fail"]
     scope = "all" if len(res.cases) == len(passing) else "a time-boxed random sample"
-    SUMMARY.append(f"OpenCl(device_type='cpu'): {len(res.cases) - len(failed)}/{len(res.cases)} "
-                   f"pass ({scope} of the {len(passing)} node cases that pass on NdArray)")
+    SUMMARY.append(f"OpenCl(device_type='cpu'): {len(res.cases) - len(failed) - len(skipped)}"
+                   f"/{len(res.cases)} pass, {len(skipped)} skipped (device dtypes), {len(failed)}"
+                   f" fail ({scope} of the {len(passing)} node cases that pass on NdArray)")
     assert not failed, failed[:20]

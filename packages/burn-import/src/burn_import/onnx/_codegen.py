@@ -33,6 +33,7 @@ class Generated:
     outputs: list[tuple[str, VType | None]]
     class_name: str
     ops_used: list[str]
+    types: dict
 
 
 def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str = "model.onnx",
@@ -103,7 +104,10 @@ def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str
     source = _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, recorder,
                        precision)
     record = {f.name: f.record for f in gen.fields}
-    return Generated(source, record, inputs, outputs, class_name, used)
+    types = {k: v for k, v in gen.types.items()}
+    types.update({k: VType(elem_of_np(a.dtype) or 0, list(a.shape)) for k, a in gen.consts.items()
+                  if k in gen.vars})
+    return Generated(source, record, inputs, outputs, class_name, used, types)
 
 
 def _try_fold(gen: Gen, node: onnx.NodeProto) -> bool:

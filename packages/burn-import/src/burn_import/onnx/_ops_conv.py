@@ -171,9 +171,15 @@ def global_pool(ctx):
 
 @op("BatchNormalization", attrs=("epsilon", "momentum", "training_mode"))
 def batch_norm(ctx):
-    if ctx.attr("training_mode", 0) or ctx.n_out > 1:
-        ctx.fail("training_mode is not supported (inference statistics only)")
     eps = ctx.attr("epsilon", 1e-5)
+    if ctx.attr("training_mode", 0):
+        mom = ctx.attr("momentum", 0.9)
+        xs = ", ".join(ctx.x(i) for i in range(5))
+        outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
+        ctx.emit(f"{outs} = ops.batch_norm_training({xs}, {eps!r}, {mom!r})")
+        return
+    if ctx.n_out > 1:
+        ctx.fail("running statistics outputs need training_mode=1")
     consts = [ctx.const(i) for i in range(1, 5)]
     if all(c is not None for c in consts) and ctx.elem(0) == 1 and ctx.rank(0) >= 2:
         scale, bias, mean, var = consts

@@ -132,7 +132,9 @@ def identity(ctx):
 def dropout(ctx):
     # Inference semantics: ONNX's Dropout is the identity unless `training_mode` is true.
     tm = ctx.const(2) if ctx.has(2) else None
-    if ctx.has(2) and (tm is None or bool(tm.reshape(-1)[0])):
+    ratio = ctx.const(1) if ctx.has(1) else None
+    zero_ratio = ratio is not None and float(ratio.reshape(-1)[0]) == 0.0
+    if ctx.has(2) and (tm is None or bool(tm.reshape(-1)[0])) and not zero_ratio:
         ctx.fail("training_mode=true is not supported (inference only)")
     ctx.alias(0, 0)
     if ctx.has_out(1):

@@ -57,3 +57,9 @@ def topk(ctx):
 @op("NonZero")
 def nonzero(ctx):
     ctx.set(0, f"ops.nonzero({ctx.x(0)})")
+
+
+@op("ReverseSequence", attrs=("batch_axis", "time_axis"))
+def reverse_sequence(ctx):
+    ba, ta = ctx.attr("batch_axis", 1), ctx.attr("time_axis", 0)
+    ctx.set(0, f"ops.reverse_sequence({ctx.x(0)}, {ctx.x(1)}, {ba}, {ta})")

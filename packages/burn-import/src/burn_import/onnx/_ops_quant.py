@@ -38,3 +38,29 @@ def quantize(ctx):
 def dynamic_quantize(ctx):
     outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
     ctx.emit(f"{outs} = ops.dynamic_quantize({ctx.x(0)})")
+
+
+@op("MatMulInteger")
+def matmul_integer(ctx):
+    a, b = ctx.x(0), ctx.x(1)
+    za = ctx.x(2) if ctx.has(2) else "None"
+    zb = ctx.x(3) if ctx.has(3) else "None"
+    ctx.set(0, f"ops.matmul_integer({a}, {b}, {za}, {zb}, {ctx.rank(0)}, {ctx.rank(1)})")
+
+
+@op("ConvInteger", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
+def conv_integer(ctx):
+    from ._ops_conv import _pads
+
+    spatial = ctx.rank(0) - 2
+    if spatial not in (1, 2):
+        ctx.fail(f"only 1D and 2D convolutions are supported (input rank {ctx.rank(0)})")
+    wshape = ctx.shape(1)
+    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    dil = list(ctx.attr("dilations", [1] * spatial))
+    pads = _pads(ctx, spatial, kernel, strides, dil)
+    zx = ctx.x(2) if ctx.has(2) else "None"
+    zw = ctx.x(3) if ctx.has(3) else "None"
+    ctx.set(0, f"ops.conv_integer({ctx.x(0)}, {ctx.x(1)}, {zx}, {zw}, {strides}, {pads}, {dil}, "
+               f"{ctx.attr('group', 1)})")

@@ -247,3 +247,47 @@ def dynamic_quantize(x):
     s = Tensor.from_data(np.array([scale], np.float32), x.device, DType.F32)
     z = Tensor.from_data(np.array([zp], np.uint8), x.device, DType.U8)
     return y, s, z
+
+
+def _centered(t, zp):
+    """Integers minus their zero point, in f64 (exact for 8-bit products summed below 2^53)."""
+    t = t.float().cast(DType.F64)
+    return t if zp is None else t - zp.float().cast(DType.F64).reshape([-1]).unsqueeze(t.rank())
+
+
+def matmul_integer(a, b, za, zb, ra, rb):
+    from ._rt_nn import matmul
+
+    a = _centered(a, za)
+    b = b.float().cast(DType.F64)
+    if zb is not None:  # per-column zero point of B: [N] over the last dim
+        b = b - zb.float().cast(DType.F64).reshape([-1]).unsqueeze(b.rank())
+    return matmul(a, b, ra, rb).int().cast(DType.I32)
+
+
+def conv_integer(x, w, zx, zw, strides, pads, dil, group):
+    from ._rt_nn import conv
+
+    xf = x.float().cast(DType.F64)
+    if zx is not None:
+        xf = xf - zx.float().cast(DType.F64).reshape([1] * x.rank())
+    wf = w.float().cast(DType.F64)
+    if zw is not None:
+        z = zw.float().cast(DType.F64).reshape([-1])
+        wf = wf - z.reshape([z.dims()[0]] + [1] * (w.rank() - 1))
+    return conv(xf, wf, None, strides, pads, dil, group).round().int().cast(DType.I32)
+
+
+def reverse_sequence(x, lens, batch_axis, time_axis):
+    lens = np.asarray(lens.numpy()).reshape(-1)
+    dims = x.dims()
+    t_len = dims[time_axis]
+    idx = np.tile(np.arange(t_len), (len(lens), 1))
+    for b, n in enumerate(lens):
+        idx[b, :n] = idx[b, :n][::-1]
+    shape = [1] * len(dims)
+    shape[batch_axis], shape[time_axis] = dims[batch_axis], t_len
+    order = np.argsort([batch_axis, time_axis])
+    idx = idx.transpose(order).reshape(shape)
+    it = Tensor.from_data(idx.astype(np.int64), x.device, DType.I64).expand(dims)
+    return x.gather(time_axis, it)

@@ -400,3 +400,19 @@ def cumprod(x, axis, exclusive, reverse):
         x = Tensor.cat([one, x.narrow(axis, 0, n - 1)], axis) if n > 1 else one
     y = x.cumprod(axis)
     return y.flip([axis]) if reverse else y
+
+
+def batch_norm_training(x, scale, bias, mean, var, eps, momentum):
+    """BatchNormalization with training_mode=1: batch statistics, updated running ones."""
+    r = x.rank()
+    dims = [0] + list(range(2, r))
+    m = x
+    for d in dims:
+        m = m.mean_dim(d)
+    c = x - m
+    v = c * c
+    for d in dims:
+        v = v.mean_dim(d)
+    y = c / (v + eps).sqrt() * _channel(scale, r) + _channel(bias, r)
+    bm, bv = m.reshape([-1]), v.reshape([-1])
+    return y, mean * momentum + bm * (1 - momentum), var * momentum + bv * (1 - momentum)

@@ -32,7 +32,8 @@ from onnx.backend.base import Backend, BackendRep
 from ._codegen import generate
 from ._load import load_model
 from ._modelgen import _dtype_of, build_module
-from ._types import np_dtype
+from ._errors import OnnxImportError
+from ._types import DTYPES, np_dtype, type_name
 
 _DEVICE = None
 
@@ -49,6 +50,22 @@ def _exec_source(source: str, class_name: str):
     mod.__file__ = f"<{name}>"
     exec(compile(source, f"<generated {name}>", "exec"), mod.__dict__)
     return getattr(mod, class_name)
+
+
+class DeviceDtypeError(OnnxImportError):
+    """The chosen device cannot hold an element type the model uses (e.g. f16 without fp16)."""
+
+
+def _check_device_dtypes(gen, device) -> None:
+    from burn_tensor import DType, Tensor
+
+    elems = {vt.elem for vt in gen.types.values() if vt is not None and vt.elem in DTYPES}
+    for elem in sorted(elems):
+        dtype = getattr(DType, DTYPES[elem][0])
+        try:
+            Tensor.zeros([1], device, dtype=dtype)
+        except (TypeError, ValueError) as err:
+            raise DeviceDtypeError(f"the device cannot hold {type_name(elem)} tensors: {err}") from None
 
 
 class BurnBackendRep(BackendRep):
@@ -118,6 +135,7 @@ class BurnBackend(Backend):
         gen = generate(model, "Model", (model.graph.name or "model") + ".onnx", None)
         klass = _exec_source(gen.source, gen.class_name)
         dev = cls._device()
+        _check_device_dtypes(gen, dev)
         return BurnBackendRep(build_module(gen, klass, dev), gen, dev)
 
     @classmethod
