@@ -36,8 +36,13 @@ def train_guide(artifact_dir: str, hidden: int, epochs: int) -> None:
     from guide.training import TrainingConfig, train
 
     config = TrainingConfig(ModelConfig(10, hidden), AdamConfig()).with_num_epochs(epochs)
-    train(artifact_dir, config, Autodiff(NdArray()).device(), DigitsDataset.train(),
-          DigitsDataset.test())
+    train(
+        artifact_dir,
+        config,
+        Autodiff(NdArray()).device(),
+        DigitsDataset.train(),
+        DigitsDataset.test(),
+    )
 
 
 def to_onnx(model) -> onnx.ModelProto:
@@ -53,30 +58,65 @@ def to_onnx(model) -> onnx.ModelProto:
     inits.append(nh.from_array(np.array([1], np.int64), "channel_axis"))
     nodes += [
         h.make_node("Unsqueeze", ["images", "channel_axis"], ["x0"], name="add_channel"),
-        h.make_node("Conv", ["x0", weight("conv1.weight", p["conv1.weight"]),
-                             weight("conv1.bias", p["conv1.bias"])], ["x1"], name="conv1"),
+        h.make_node(
+            "Conv",
+            [
+                "x0",
+                weight("conv1.weight", p["conv1.weight"]),
+                weight("conv1.bias", p["conv1.bias"]),
+            ],
+            ["x1"],
+            name="conv1",
+        ),
         h.make_node("Dropout", ["x1"], ["x2"], name="dropout1"),
-        h.make_node("Conv", ["x2", weight("conv2.weight", p["conv2.weight"]),
-                             weight("conv2.bias", p["conv2.bias"])], ["x3"], name="conv2"),
+        h.make_node(
+            "Conv",
+            [
+                "x2",
+                weight("conv2.weight", p["conv2.weight"]),
+                weight("conv2.bias", p["conv2.bias"]),
+            ],
+            ["x3"],
+            name="conv2",
+        ),
         h.make_node("Dropout", ["x3"], ["x4"], name="dropout2"),
         h.make_node("Relu", ["x4"], ["x5"], name="relu1"),
         # AdaptiveAvgPool2d([8, 8]) of a 24x24 map is a 3x3 average pool with stride 3
-        h.make_node("AveragePool", ["x5"], ["x6"], name="pool", kernel_shape=[3, 3],
-                    strides=[3, 3]),
+        h.make_node(
+            "AveragePool", ["x5"], ["x6"], name="pool", kernel_shape=[3, 3], strides=[3, 3]
+        ),
         h.make_node("Flatten", ["x6"], ["x7"], name="flatten", axis=1),
         # burn's Linear weight is [d_in, d_out]: Gemm without transB
-        h.make_node("Gemm", ["x7", weight("linear1.weight", p["linear1.weight"]),
-                             weight("linear1.bias", p["linear1.bias"])], ["x8"], name="linear1"),
+        h.make_node(
+            "Gemm",
+            [
+                "x7",
+                weight("linear1.weight", p["linear1.weight"]),
+                weight("linear1.bias", p["linear1.bias"]),
+            ],
+            ["x8"],
+            name="linear1",
+        ),
         h.make_node("Dropout", ["x8"], ["x9"], name="dropout3"),
         h.make_node("Relu", ["x9"], ["x10"], name="relu2"),
-        h.make_node("Gemm", ["x10", weight("linear2.weight", p["linear2.weight"]),
-                             weight("linear2.bias", p["linear2.bias"])], ["logits"],
-                    name="linear2"),
+        h.make_node(
+            "Gemm",
+            [
+                "x10",
+                weight("linear2.weight", p["linear2.weight"]),
+                weight("linear2.bias", p["linear2.bias"]),
+            ],
+            ["logits"],
+            name="linear2",
+        ),
     ]
-    graph = h.make_graph(nodes, "guide_digits",
-                         [h.make_tensor_value_info("images", T.FLOAT, ["batch", 28, 28])],
-                         [h.make_tensor_value_info("logits", T.FLOAT, ["batch", 10])],
-                         initializer=inits)
+    graph = h.make_graph(
+        nodes,
+        "guide_digits",
+        [h.make_tensor_value_info("images", T.FLOAT, ["batch", 28, 28])],
+        [h.make_tensor_value_info("logits", T.FLOAT, ["batch", 10])],
+        initializer=inits,
+    )
     m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], producer_name="burn-py guide")
     onnx.checker.check_model(m)
     return m
@@ -92,13 +132,19 @@ def guide_accuracy(model, device) -> dict:
     pred = model.forward(batch.images).argmax(1).numpy().reshape(-1)
     labels = np.array([it.label for it in items])
     correct = int((pred == labels).sum())
-    return {"correct": correct, "total": len(items), "accuracy": 100.0 * correct / len(items),
-            "predictions": pred.tolist()}
+    return {
+        "correct": correct,
+        "total": len(items),
+        "accuracy": 100.0 * correct / len(items),
+        "predictions": pred.tolist(),
+    }
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--artifact-dir", help="a trained guide artifact dir (config.json, model.mpk.gz)")
+    ap.add_argument(
+        "--artifact-dir", help="a trained guide artifact dir (config.json, model.mpk.gz)"
+    )
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--epochs", type=int, default=12)
     args = ap.parse_args(argv)
@@ -116,8 +162,10 @@ def main(argv=None) -> int:
     result = guide_accuracy(model, device)
     (OUT / "guide_accuracy.json").write_text(json.dumps(result, indent=1) + "\n")
     size = (OUT / "guide_digits.onnx").stat().st_size
-    print(f"wrote {OUT / 'guide_digits.onnx'} ({size} bytes); guide accuracy "
-          f"{result['correct']}/{result['total']} = {result['accuracy']:.2f}%")
+    print(
+        f"wrote {OUT / 'guide_digits.onnx'} ({size} bytes); guide accuracy "
+        f"{result['correct']}/{result['total']} = {result['accuracy']:.2f}%"
+    )
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from burn_ndarray import NdArray
-
 from onnx_inference import MODEL_DIR, classify, guide_result
 
 

@@ -24,11 +24,16 @@ def tiny_cnn(opset: int = 13, seed: int = 0) -> onnx.ModelProto:
         h.make_node("Gemm", ["f", "L", "LB"], ["y"], name="fc", transB=1),
     ]
     g = h.make_graph(
-        nodes, "tiny",
+        nodes,
+        "tiny",
         [h.make_tensor_value_info("x", T.FLOAT, ["N", 3, 12, 12])],
         [h.make_tensor_value_info("y", T.FLOAT, ["N", 10])],
-        initializer=[nh.from_array(w, "W"), nh.from_array(b, "B"), nh.from_array(lw, "L"),
-                     nh.from_array(lb, "LB")],
+        initializer=[
+            nh.from_array(w, "W"),
+            nh.from_array(b, "B"),
+            nh.from_array(lw, "L"),
+            nh.from_array(lb, "LB"),
+        ],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
 
@@ -42,8 +47,18 @@ def reference(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
 
 def one_node(op: str, inputs, outputs, opset: int = 17, inits=(), **attrs) -> onnx.ModelProto:
     """A one-node model; `inputs`/`outputs` are (name, elem type, shape) triples."""
-    node = h.make_node(op, [i[0] for i in inputs] + [i.name for i in inits],
-                       [o[0] for o in outputs], name="n0", **attrs)
-    g = h.make_graph([node], "g", [h.make_tensor_value_info(*i) for i in inputs],
-                     [h.make_tensor_value_info(*o) for o in outputs], initializer=list(inits))
+    node = h.make_node(
+        op,
+        [i[0] for i in inputs] + [i.name for i in inits],
+        [o[0] for o in outputs],
+        name="n0",
+        **attrs,
+    )
+    g = h.make_graph(
+        [node],
+        "g",
+        [h.make_tensor_value_info(*i) for i in inputs],
+        [h.make_tensor_value_info(*o) for o in outputs],
+        initializer=list(inits),
+    )
     return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])

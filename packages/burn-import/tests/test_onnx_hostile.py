@@ -5,14 +5,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import onnx
 import pytest
 from _onnx_helpers import one_node, tiny_cnn
+from burn_import.onnx import ModelGen, OnnxImportError, backend, load_model
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
-
-from burn_import.onnx import ModelGen, OnnxImportError, backend, load_model
 
 
 def _refused(source, match: str):
@@ -49,10 +47,16 @@ def test_wrong_types_are_refused():
 
 
 def test_cycle_is_refused():
-    nodes = [h.make_node("Relu", ["b"], ["a"], name="first"),
-             h.make_node("Relu", ["a"], ["b"], name="second")]
-    g = h.make_graph(nodes, "cyc", [h.make_tensor_value_info("x", T.FLOAT, [2])],
-                     [h.make_tensor_value_info("a", T.FLOAT, [2])])
+    nodes = [
+        h.make_node("Relu", ["b"], ["a"], name="first"),
+        h.make_node("Relu", ["a"], ["b"], name="second"),
+    ]
+    g = h.make_graph(
+        nodes,
+        "cyc",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("a", T.FLOAT, [2])],
+    )
     _refused(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), "cycle")
 
 
@@ -90,21 +94,36 @@ def test_negative_dims_are_refused():
 
 
 def test_duplicate_output_names_are_refused():
-    nodes = [h.make_node("Relu", ["x"], ["y"], name="a"), h.make_node("Relu", ["x"], ["y"], name="b")]
-    g = h.make_graph(nodes, "dup", [h.make_tensor_value_info("x", T.FLOAT, [2])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [2])])
+    nodes = [
+        h.make_node("Relu", ["x"], ["y"], name="a"),
+        h.make_node("Relu", ["x"], ["y"], name="b"),
+    ]
+    g = h.make_graph(
+        nodes,
+        "dup",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2])],
+    )
     _refused(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), "produced twice")
 
 
 def test_graph_output_nobody_produces():
-    g = h.make_graph([], "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
-                     [h.make_tensor_value_info("ghost", T.FLOAT, [2])])
+    g = h.make_graph(
+        [],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("ghost", T.FLOAT, [2])],
+    )
     _refused(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), "ghost")
 
 
 def test_no_default_opset():
-    g = h.make_graph([], "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
-                     [h.make_tensor_value_info("x", T.FLOAT, [2])])
+    g = h.make_graph(
+        [],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+    )
     m = h.make_model(g, opset_imports=[h.make_opsetid("ai.onnx.ml", 3)])
     _refused(m, "no opset for the default ONNX domain")
 

@@ -13,14 +13,13 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from _onnx_helpers import one_node, reference, tiny_cnn
+from burn_import.onnx import ModelGen, OnnxImportError, RecordType, backend, supported_ops
+from burn_import.onnx.__main__ import main as cli_main
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
 from onnx import TensorProto as T
 from onnx import helper as h
-from _onnx_helpers import one_node, reference, tiny_cnn
-
-from burn_import.onnx import ModelGen, OnnxImportError, RecordType, backend, supported_ops
-from burn_import.onnx.__main__ import main as cli_main
 
 
 def _load(py, name="Model"):
@@ -51,7 +50,7 @@ def test_modelgen_writes_readable_module_and_record(tiny, tmp_path, x):
     ast.parse(src)
     # one field per weighted node, the forward in graph order with the ONNX names in comments
     assert "conv2d1: Conv2d  # Conv 'conv1'" in src and "linear1: Linear  # Gemm 'fc'" in src
-    fwd = src[src.index("def forward"):]
+    fwd = src[src.index("def forward") :]
     assert fwd.index("# Conv 'conv1'") < fwd.index("# Relu 'relu1'") < fwd.index("# Gemm 'fc'")
     device = NdArray().device()
     model = _load(py).from_file(device=device)
@@ -61,8 +60,13 @@ def test_modelgen_writes_readable_module_and_record(tiny, tmp_path, x):
 
 @pytest.mark.parametrize(
     ("record_type", "ext"),
-    [(RecordType.NamedMpk, ".mpk"), (RecordType.NamedMpkGz, ".mpk.gz"),
-     (RecordType.Bincode, ".bin"), (RecordType.PrettyJson, ".json"), (RecordType.Json, ".json.gz")],
+    [
+        (RecordType.NamedMpk, ".mpk"),
+        (RecordType.NamedMpkGz, ".mpk.gz"),
+        (RecordType.Bincode, ".bin"),
+        (RecordType.PrettyJson, ".json"),
+        (RecordType.Json, ".json.gz"),
+    ],
 )
 def test_record_types(tiny, tmp_path, x, record_type, ext):
     [py] = ModelGen().input(tiny).out_dir(tmp_path).record_type(record_type).run()
@@ -139,9 +143,14 @@ def test_unsupported_op_raises_at_import_naming_op_node_opset():
 
 
 def test_unsupported_attribute_value_raises_at_import():
-    m = one_node("Resize", [("x", T.FLOAT, [1, 1, 2, 2]), ("roi", T.FLOAT, [0]),
-                            ("scales", T.FLOAT, [4])],
-                 [("y", T.FLOAT, [1, 1, 4, 4])], opset=19, mode="nearest", antialias=1)
+    m = one_node(
+        "Resize",
+        [("x", T.FLOAT, [1, 1, 2, 2]), ("roi", T.FLOAT, [0]), ("scales", T.FLOAT, [4])],
+        [("y", T.FLOAT, [1, 1, 4, 4])],
+        opset=19,
+        mode="nearest",
+        antialias=1,
+    )
     with pytest.raises(OnnxImportError, match=r"'Resize' \(node 'n0', opset 19\): antialias"):
         backend.prepare(m)
 
@@ -178,7 +187,7 @@ def test_runs_on_opencl(tiny, tmp_path, x):
 
     try:
         device = OpenCl(device_type="cpu").device()
-    except Exception as err:  # pragma: no cover - no OpenCL driver on this machine
+    except Exception as err:  # noqa: BLE001  # pragma: no cover - no OpenCL driver here
         pytest.skip(f"no OpenCL CPU device: {err}")
     [py] = ModelGen().input(tiny).out_dir(tmp_path).run()
     model = _load(py).from_file(device=device)
@@ -189,5 +198,6 @@ def test_runs_on_opencl(tiny, tmp_path, x):
 def test_supported_ops_table_lists_families():
     ops = supported_ops()
     assert {"Conv", "Gemm", "Attention", "Resize", "LSTM"} <= set(ops)
-    assert ops["Conv"][2] == sorted(["auto_pad", "dilations", "group", "kernel_shape", "pads",
-                                      "strides"])
+    assert ops["Conv"][2] == sorted(
+        ["auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"]
+    )

@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from burn_import.onnx.suite import LIGHT_MODELS, report_markdown, run_suite, summary
 
 SUMMARY: list[str] = []  # printed by conftest's pytest_terminal_summary
@@ -25,8 +24,10 @@ def ndarray_suite(tmp_path_factory):
     from burn_ndarray import NdArray
 
     res = run_suite(device=NdArray().device())
-    report = Path(os.environ.get("BURN_ONNX_REPORT") or
-                  tmp_path_factory.getbasetemp() / "onnx_suite_report.md")
+    report = Path(
+        os.environ.get("BURN_ONNX_REPORT")
+        or tmp_path_factory.getbasetemp() / "onnx_suite_report.md"
+    )
     report.write_text(report_markdown(res, "NdArray"))
     SUMMARY.append(summary(res, "NdArray"))
     SUMMARY.append("failing node op types: " + ", ".join(res.failing_ops("node")))
@@ -50,7 +51,7 @@ NDARRAY_ULP_SENSITIVE = {"squeezenet"}
 
 
 def test_light_model_zoo_matches(ndarray_suite):
-    light = {c.name[len("test_"):]: c for c in ndarray_suite.of("light")}
+    light = {c.name[len("test_") :]: c for c in ndarray_suite.of("light")}
     assert sorted(light) == sorted(LIGHT_MODELS)
     failing = {k: c.message for k, c in light.items() if c.status != "pass"}
     for name in NDARRAY_ULP_SENSITIVE & set(failing):
@@ -64,7 +65,7 @@ def _opencl_device():
 
     try:
         return OpenCl(device_type="cpu").device()
-    except Exception as err:  # pragma: no cover - no OpenCL driver here
+    except Exception as err:  # noqa: BLE001  # pragma: no cover - no OpenCL driver here
         pytest.skip(f"no OpenCL CPU device: {err}")
 
 
@@ -85,13 +86,16 @@ def test_opencl_passes_what_ndarray_passes(ndarray_suite):
     device = _opencl_device()
     passing = {c.name for c in ndarray_suite.of("node") if c.status == "pass"}
     budget = float(os.environ.get("BURN_ONNX_OPENCL_SECONDS", "60"))
-    res = run_suite(("node",), device, include=passing, budget_s=budget if budget > 0 else None,
-                    shuffle_seed=0)
+    res = run_suite(
+        ("node",), device, include=passing, budget_s=budget if budget > 0 else None, shuffle_seed=0
+    )
     # a case the device cannot hold (PoCL has no f16) is refused in prepare: a skip, not a failure
     skipped = [c for c in res.cases if c.status == "skip"]
     failed = [f"{c.name}: {c.message}" for c in res.cases if c.status == "fail"]
     scope = "all" if len(res.cases) == len(passing) else "a time-boxed random sample"
-    SUMMARY.append(f"OpenCl(device_type='cpu'): {len(res.cases) - len(failed) - len(skipped)}"
-                   f"/{len(res.cases)} pass, {len(skipped)} skipped (device dtypes), {len(failed)}"
-                   f" fail ({scope} of the {len(passing)} node cases that pass on NdArray)")
+    SUMMARY.append(
+        f"OpenCl(device_type='cpu'): {len(res.cases) - len(failed) - len(skipped)}"
+        f"/{len(res.cases)} pass, {len(skipped)} skipped (device dtypes), {len(failed)}"
+        f" fail ({scope} of the {len(passing)} node cases that pass on NdArray)"
+    )
     assert not failed, failed[:20]

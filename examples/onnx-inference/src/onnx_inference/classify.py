@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 from burn_dataset.vision import DigitsDataset
-from burn_tensor import Tensor
-
 from burn_import.onnx import ModelGen
+from burn_tensor import Tensor
 
 MODEL_DIR = Path(__file__).resolve().parents[2] / "model"
 ONNX_FILE = MODEL_DIR / "guide_digits.onnx"

@@ -10,8 +10,10 @@ from ._modelgen import ModelGen, RecordType
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m burn_import.onnx",
-                                 description="Generate a burn-py module and record from ONNX files.")
+    ap = argparse.ArgumentParser(
+        prog="python -m burn_import.onnx",
+        description="Generate a burn-py module and record from ONNX files.",
+    )
     ap.add_argument("inputs", nargs="+", help="ONNX files")
     ap.add_argument("out_dir", help="output directory")
     ap.add_argument("--record-type", default="NamedMpk", choices=[r.name for r in RecordType])
@@ -19,9 +21,14 @@ def main(argv=None) -> int:
     ap.add_argument("--class-name", default="Model")
     ap.add_argument("--development", action="store_true", help="also write the upgraded graph")
     args = ap.parse_args(argv)
-    gen = (ModelGen().out_dir(args.out_dir).record_type(RecordType[args.record_type])
-           .half_precision(args.half_precision).class_name(args.class_name)
-           .development(args.development))
+    gen = (
+        ModelGen()
+        .out_dir(args.out_dir)
+        .record_type(RecordType[args.record_type])
+        .half_precision(args.half_precision)
+        .class_name(args.class_name)
+        .development(args.development)
+    )
     for path in args.inputs:
         gen.input(path)
     try:

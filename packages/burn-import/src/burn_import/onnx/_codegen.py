@@ -17,10 +17,41 @@ from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
 # Ops whose result is computed at import time when every input is a constant: shape arithmetic
 # (Shape -> Gather -> Concat -> Reshape chains of exported models), never the model's tensors.
 FOLDABLE = {
-    "Constant", "Identity", "Shape", "Size", "Gather", "Concat", "Unsqueeze", "Squeeze", "Slice",
-    "Cast", "Reshape", "Add", "Sub", "Mul", "Div", "Equal", "Where", "Range", "ConstantOfShape",
-    "Expand", "ReduceProd", "Neg", "Not", "Less", "Greater", "Mod", "Max", "Min", "Abs", "Floor",
-    "Ceil", "Sqrt", "CastLike", "Flatten", "Transpose",
+    "Constant",
+    "Identity",
+    "Shape",
+    "Size",
+    "Gather",
+    "Concat",
+    "Unsqueeze",
+    "Squeeze",
+    "Slice",
+    "Cast",
+    "Reshape",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Equal",
+    "Where",
+    "Range",
+    "ConstantOfShape",
+    "Expand",
+    "ReduceProd",
+    "Neg",
+    "Not",
+    "Less",
+    "Greater",
+    "Mod",
+    "Max",
+    "Min",
+    "Abs",
+    "Floor",
+    "Ceil",
+    "Sqrt",
+    "CastLike",
+    "Flatten",
+    "Transpose",
 }
 FOLD_LIMIT = 1 << 20
 
@@ -36,9 +67,14 @@ class Generated:
     types: dict
 
 
-def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str = "model.onnx",
-             record_file: str | None = "model", recorder: str = "NamedMpkFileRecorder",
-             precision: str = "FullPrecisionSettings") -> Generated:
+def generate(
+    model: onnx.ModelProto,
+    class_name: str = "Model",
+    source_name: str = "model.onnx",
+    record_file: str | None = "model",
+    recorder: str = "NamedMpkFileRecorder",
+    precision: str = "FullPrecisionSettings",
+) -> Generated:
     """Generate the module source for a model already passed through `load_model`."""
     table = load_all()
     gen = Gen(model, default_opset(model))
@@ -71,11 +107,17 @@ def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str
         if spec is None:
             raise op_error(node.op_type, name, gen.opset, "no converter for this op")
         if not spec.since <= gen.opset <= spec.until:
-            raise op_error(node.op_type, name, gen.opset,
-                           f"converter supports opsets {spec.since}..{spec.until}")
+            raise op_error(
+                node.op_type,
+                name,
+                gen.opset,
+                f"converter supports opsets {spec.since}..{spec.until}",
+            )
         for a in node.attribute:
             if a.name not in spec.attrs:
-                raise op_error(node.op_type, name, gen.opset, f"attribute {a.name!r} is not supported")
+                raise op_error(
+                    node.op_type, name, gen.opset, f"attribute {a.name!r} is not supported"
+                )
         if node.op_type not in used:
             used.append(node.op_type)
         if _try_fold(gen, node):
@@ -91,8 +133,12 @@ def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str
             if out and out not in gen.consts:
                 vt = gen.types.get(out)
                 if vt is not None and vt.elem not in DTYPES:
-                    raise op_error(node.op_type, name, gen.opset,
-                                   f"output element type {type_name(vt.elem)} is not supported")
+                    raise op_error(
+                        node.op_type,
+                        name,
+                        gen.opset,
+                        f"output element type {type_name(vt.elem)} is not supported",
+                    )
     outputs: list[tuple[str, VType | None]] = []
     ret = []
     for vi in graph.output:
@@ -101,12 +147,18 @@ def generate(model: onnx.ModelProto, class_name: str = "Model", source_name: str
             gen.materialize(vi.name)
         ret.append(gen.vars[vi.name])
         outputs.append((vi.name, gen.types.get(vi.name)))
-    source = _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, recorder,
-                       precision)
+    source = _assemble(
+        gen, class_name, source_name, inputs, outputs, ret, record_file, recorder, precision
+    )
     record = {f.name: f.record for f in gen.fields}
     types = {k: v for k, v in gen.types.items()}
-    types.update({k: VType(elem_of_np(a.dtype) or 0, list(a.shape)) for k, a in gen.consts.items()
-                  if k in gen.vars})
+    types.update(
+        {
+            k: VType(elem_of_np(a.dtype) or 0, list(a.shape))
+            for k, a in gen.consts.items()
+            if k in gen.vars
+        }
+    )
     return Generated(source, record, inputs, outputs, class_name, used, types)
 
 
@@ -140,14 +192,19 @@ def _try_fold(gen: Gen, node: onnx.NodeProto) -> bool:
     try:
         feeds = {i: gen.consts[i] for i in node.input if i}
         graph = onnx.helper.make_graph(
-            [node], "fold",
-            [onnx.helper.make_tensor_value_info(i, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-             for i, a in feeds.items()],
+            [node],
+            "fold",
+            [
+                onnx.helper.make_tensor_value_info(
+                    i, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape
+                )
+                for i, a in feeds.items()
+            ],
             [onnx.helper.make_tensor_value_info(o, 0, None) for o in node.output],
         )
         m = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", gen.opset)])
         outs = ReferenceEvaluator(m).run(None, feeds)
-    except Exception:
+    except Exception:  # noqa: BLE001 - onnx/protobuf raise many types
         return False
     for name, val in zip(node.output, outs):
         val = np.asarray(val)
@@ -173,13 +230,17 @@ def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
         if vt is None:
             return
         inputs.append(helper.make_tensor_value_info(i, vt.elem, vt.shape))
-    graph = helper.make_graph([node], "infer", inputs,
-                              [helper.make_tensor_value_info(o, 0, None) for o in node.output if o],
-                              initializer=inits)
+    graph = helper.make_graph(
+        [node],
+        "infer",
+        inputs,
+        [helper.make_tensor_value_info(o, 0, None) for o in node.output if o],
+        initializer=inits,
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", gen.opset)])
     try:
         m = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
-    except Exception:
+    except Exception:  # noqa: BLE001 - onnx/protobuf raise many types
         return
     for vi in list(m.graph.value_info) + list(m.graph.output):
         vt = vtype_of(vi.type)
@@ -201,10 +262,23 @@ def _imports(gen: Gen) -> list[str]:
     lines = [f"from burn_tensor import {', '.join(tensor)}"]
     if "F." in body:
         lines.append("from burn_tensor import module as F")
-    nn = ["Module"] + [n for n in ("Param", "BatchNorm", "BatchNormConfig", "Conv1d",
-                                   "Conv1dConfig", "Conv2d", "Conv2dConfig", "Linear",
-                                   "LinearConfig", "PaddingConfig1d", "PaddingConfig2d")
-                       if re.search(rf"\b{n}\b", body)]
+    nn = ["Module"] + [
+        n
+        for n in (
+            "Param",
+            "BatchNorm",
+            "BatchNormConfig",
+            "Conv1d",
+            "Conv1dConfig",
+            "Conv2d",
+            "Conv2dConfig",
+            "Linear",
+            "LinearConfig",
+            "PaddingConfig1d",
+            "PaddingConfig2d",
+        )
+        if re.search(rf"\b{n}\b", body)
+    ]
     lines.append(f"from burn_nn import {', '.join(nn)}")
     return lines
 
@@ -216,8 +290,10 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
         f"{n!r} {type_name(vt.elem) if vt else '?'}{vt.shape if vt else ''}" for n, vt in outputs
     )
     out = [
-        f'"""{class_name}: generated by burn_import from {source_name} ({producer}, ONNX opset '
-        f'{gen.opset}).',
+        (
+            f'"""{class_name}: generated by burn_import from {source_name} ({producer}, ONNX opset '
+            f"{gen.opset})."
+        ),
         "",
         "Ordinary burn-py code: edit, train (under Autodiff) or run it on any backend.",
         f"Inputs: {doc_in or 'none'}.",
@@ -231,8 +307,12 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
         *_imports(gen),
         f"from burn_record import {recorder}, {precision}",
         "",
-        "from burn_import.onnx import ops" + ("" if "ops." in "\n".join(gen.lines) + "".join(
-            f.init_code for f in gen.fields) else "  # noqa: F401"),
+        "from burn_import.onnx import ops"
+        + (
+            ""
+            if "ops." in "\n".join(gen.lines) + "".join(f.init_code for f in gen.fields)
+            else "  # noqa: F401"
+        ),
         "",
     ]
     if record_file:
@@ -272,8 +352,11 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
     if inputs:
         out.append(f"        device = {gen.vars[inputs[0][0]]}.device")
     elif gen.fields:
-        out.append(f"        device = self.{gen.fields[0].name}.devices()[0]" if False else
-                   "        device = self.devices()[0]")
+        out.append(
+            f"        device = self.{gen.fields[0].name}.devices()[0]"
+            if False
+            else "        device = self.devices()[0]"
+        )
     else:
         out.append("        device = default_device()")
     for line in gen.lines:

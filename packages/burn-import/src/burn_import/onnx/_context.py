@@ -81,9 +81,11 @@ class Gen:
         else:
             trainable = elem in FLOATS
             fname = self.add_field(
-                "constant", "Param",
+                "constant",
+                "Param",
                 f"ops.param({shape}, {dtype_code(elem)}, device, trainable={trainable})",
-                arr.reshape(shape), f"initializer {name!r}",
+                arr.reshape(shape),
+                f"initializer {name!r}",
             )
             self.lines.append(f"{var} = self.{fname}.val()")
         self.vars[name] = var
@@ -228,7 +230,9 @@ class NodeCtx:
 
     # -- fields ----------------------------------------------------------------------------------
     def add_field(self, kind, annotation, init_code, record, comment="") -> str:
-        return self.gen.add_field(kind, annotation, init_code, record, comment or f"{self.op_type} {self.name!r}")
+        return self.gen.add_field(
+            kind, annotation, init_code, record, comment or f"{self.op_type} {self.name!r}"
+        )
 
     def dtype(self, elem: int) -> str:
         if elem not in DTYPES:

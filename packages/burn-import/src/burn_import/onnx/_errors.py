@@ -23,8 +23,13 @@ class OnnxImportError(RecordImportError):
         not a valid ONNX model
     """
 
-    def __init__(self, message: str, op_type: str | None = None, node: str | None = None,
-                 opset: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        op_type: str | None = None,
+        node: str | None = None,
+        opset: int | None = None,
+    ):
         self.op_type, self.node, self.opset = op_type, node, opset
         super().__init__(message)
 
@@ -36,5 +41,7 @@ def op_error(op_type: str, node: str, opset: int, why: str) -> OnnxImportError:
     """The error for a node that cannot be converted: names the op, the node and the opset."""
     return OnnxImportError(
         f"unsupported ONNX op {op_type!r} (node {node!r}, opset {opset}): {why}",
-        op_type, node, opset,
+        op_type,
+        node,
+        opset,
     )

@@ -41,7 +41,7 @@ def read_model(source) -> onnx.ModelProto:
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
-    except Exception as err:  # protobuf raises DecodeError and friends
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types  # protobuf raises DecodeError and friends
         raise OnnxImportError(f"not a valid ONNX model: {where}: {err}") from None
     if not model.HasField("graph") or len(data) == 0:
         raise OnnxImportError(f"not a valid ONNX model: {where}: no graph (truncated or not ONNX)")
@@ -143,7 +143,7 @@ def _check_tensor_proto(t: TensorProto, what: str) -> None:
     if t.HasField("raw_data") or t.raw_data:
         try:
             size = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
-        except Exception:
+        except Exception:  # noqa: BLE001 - onnx/protobuf raise many types
             raise OnnxImportError(f"{what}: unknown data type {t.data_type}") from None
         if t.data_type not in (TensorProto.STRING,) and len(t.raw_data) != n * size:
             raise OnnxImportError(
@@ -157,7 +157,7 @@ def to_array(t: TensorProto, what: str) -> np.ndarray:
     _check_tensor_proto(t, what)
     try:
         return numpy_helper.to_array(t)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
         raise OnnxImportError(f"{what}: cannot read tensor data: {err}") from None
 
 
@@ -170,7 +170,7 @@ def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
 
     try:
         return version_converter.convert_version(model, TARGET_OPSET)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
         raise OnnxImportError(
             f"cannot upgrade opset {opset} to {TARGET_OPSET} with onnx.version_converter: {err}"
         ) from None
@@ -187,11 +187,11 @@ def load_model(source) -> onnx.ModelProto:
     check_graph(model)
     try:
         onnx.checker.check_model(model)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
         raise OnnxImportError(f"invalid ONNX model: {str(err).splitlines()[0]}") from None
     model = upgrade(model)
     try:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
         raise OnnxImportError(f"ONNX shape inference failed: {str(err).splitlines()[0]}") from None
     return model

@@ -145,9 +145,18 @@ def _dtype_of(arr):
     from burn_tensor import DType
 
     return {
-        "float64": DType.F64, "float32": DType.F32, "float16": DType.F16, "int64": DType.I64,
-        "int32": DType.I32, "int16": DType.I16, "int8": DType.I8, "uint8": DType.U8,
-        "bool": DType.BOOL, "uint16": DType.I32, "uint32": DType.I64, "uint64": DType.I64,
+        "float64": DType.F64,
+        "float32": DType.F32,
+        "float16": DType.F16,
+        "int64": DType.I64,
+        "int32": DType.I32,
+        "int16": DType.I16,
+        "int8": DType.I8,
+        "uint8": DType.U8,
+        "bool": DType.BOOL,
+        "uint16": DType.I32,
+        "uint32": DType.I64,
+        "uint64": DType.I64,
     }[arr.dtype.name]
 
 

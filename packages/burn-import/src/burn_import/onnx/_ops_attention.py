@@ -6,9 +6,21 @@ from ._registry import op
 from ._types import FLOATS
 
 
-@op("Attention", attrs=("is_causal", "kv_num_heads", "q_num_heads", "qk_matmul_output_mode",
-                        "scale", "softcap", "softmax_precision", "left_window_size",
-                        "right_window_size"), since=23)
+@op(
+    "Attention",
+    attrs=(
+        "is_causal",
+        "kv_num_heads",
+        "q_num_heads",
+        "qk_matmul_output_mode",
+        "scale",
+        "softcap",
+        "softmax_precision",
+        "left_window_size",
+        "right_window_size",
+    ),
+    since=23,
+)
 def attention(ctx):
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
@@ -17,10 +29,14 @@ def attention(ctx):
         args.append(ctx.x(i) if ctx.has(i) else "None")
     sp = ctx.attr("softmax_precision")
     kw = {
-        "scale": ctx.attr("scale"), "is_causal": bool(ctx.attr("is_causal", 0)),
-        "q_heads": ctx.attr("q_num_heads"), "kv_heads": ctx.attr("kv_num_heads"),
-        "softcap": ctx.attr("softcap", 0.0), "mode": ctx.attr("qk_matmul_output_mode", 0),
-        "lw": ctx.attr("left_window_size", -1), "rw": ctx.attr("right_window_size", -1),
+        "scale": ctx.attr("scale"),
+        "is_causal": bool(ctx.attr("is_causal", 0)),
+        "q_heads": ctx.attr("q_num_heads"),
+        "kv_heads": ctx.attr("kv_num_heads"),
+        "softcap": ctx.attr("softcap", 0.0),
+        "mode": ctx.attr("qk_matmul_output_mode", 0),
+        "lw": ctx.attr("left_window_size", -1),
+        "rw": ctx.attr("right_window_size", -1),
     }
     kws = ", ".join(f"{k}={v!r}" for k, v in kw.items())
     if sp is not None:

@@ -49,17 +49,20 @@ def conv(ctx):
         rec = {"weight": w, "bias": b}
         if spatial == 2:
             pad = f"PaddingConfig2d.Explicit({pads[0]}, {pads[1]}, {pads[2]}, {pads[3]})"
-            init = (f"Conv2dConfig([{c_in}, {c_out}], {kernel}, stride={strides}, dilation={dil}, "
-                    f"groups={group}, padding={pad}, bias={b is not None}).init(device)")
+            init = (
+                f"Conv2dConfig([{c_in}, {c_out}], {kernel}, stride={strides}, dilation={dil}, "
+                f"groups={group}, padding={pad}, bias={b is not None}).init(device)"
+            )
             name = ctx.add_field("conv2d", "Conv2d", init, rec)
         else:
-            x = ctx.x(0)
             if pads[0] != pads[1]:
                 ctx.fail("asymmetric 1D padding with constant weights")
             pad = f"PaddingConfig1d.Explicit({pads[0]})"
-            init = (f"Conv1dConfig({c_in}, {c_out}, {kernel[0]}, stride={strides[0]}, "
-                    f"dilation={dil[0]}, groups={group}, padding={pad}, bias={b is not None})"
-                    ".init(device)")
+            init = (
+                f"Conv1dConfig({c_in}, {c_out}, {kernel[0]}, stride={strides[0]}, "
+                f"dilation={dil[0]}, groups={group}, padding={pad}, bias={b is not None})"
+                ".init(device)"
+            )
             name = ctx.add_field("conv1d", "Conv1d", init, rec)
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
         return
@@ -95,12 +98,23 @@ def conv_transpose(ctx):
     elif auto == "VALID":
         pads = [0] * (2 * spatial)
     bias = ctx.x(2) if ctx.has(2) else "None"
-    ctx.set(0, f"ops.conv_transpose({ctx.x(0)}, {ctx.x(1)}, {bias}, {strides}, {pads}, {dil}, "
-               f"{group}, {out_pad})")
+    ctx.set(
+        0,
+        f"ops.conv_transpose({ctx.x(0)}, {ctx.x(1)}, {bias}, {strides}, {pads}, {dil}, "
+        f"{group}, {out_pad})",
+    )
 
 
-POOL_ATTRS = ("auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides",
-              "storage_order", "count_include_pad")
+POOL_ATTRS = (
+    "auto_pad",
+    "ceil_mode",
+    "dilations",
+    "kernel_shape",
+    "pads",
+    "strides",
+    "storage_order",
+    "count_include_pad",
+)
 
 
 @op("MaxPool", "AveragePool", "LpPool", attrs=POOL_ATTRS + ("p",))
@@ -145,15 +159,18 @@ def pool(ctx):
         else:
             expr = f"ops.max_pool({x}, {kernel}, {strides}, {mp}, {dil})"
     elif ctx.op_type == "MaxPool":
-        expr = f"ops.pool_nd({x}, 'max', {kernel}, {strides}, {pads}, {dil}, ceil_extra={ceil_extra})"
+        expr = (
+            f"ops.pool_nd({x}, 'max', {kernel}, {strides}, {pads}, {dil}, ceil_extra={ceil_extra})"
+        )
     else:
         inc = bool(ctx.attr("count_include_pad", 0))
         if spatial <= 2 and dil == [1] * spatial:
             extra = f", {ceil_extra}" if any(ceil_extra) else ""
             expr = f"ops.avg_pool({x}, {kernel}, {strides}, {pads}, {inc}{extra})"
         else:
-            expr = (f"ops.pool_nd({x}, 'avg', {kernel}, {strides}, {pads}, {dil}, {inc}, "
-                    f"{ceil_extra})")
+            expr = (
+                f"ops.pool_nd({x}, 'avg', {kernel}, {strides}, {pads}, {dil}, {inc}, {ceil_extra})"
+            )
     if not is_float:
         expr = f"ops.cast({expr}, {ctx.dtype(ctx.elem(0))})"
     ctx.set(0, expr)

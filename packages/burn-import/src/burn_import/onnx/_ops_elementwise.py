@@ -6,20 +6,64 @@ from ._registry import op
 from ._types import FLOATS, INTS, type_name
 
 UNARY = {
-    "Abs": "{x}.abs()", "Neg": "{x}.neg()", "Exp": "{x}.exp()", "Log": "{x}.log()",
-    "Sqrt": "{x}.sqrt()", "Reciprocal": "{x}.recip()", "Floor": "{x}.floor()",
-    "Ceil": "{x}.ceil()", "Round": "{x}.round()", "Sign": "{x}.sign()", "Sin": "{x}.sin()",
-    "Cos": "{x}.cos()", "Tan": "{x}.tan()", "Asin": "{x}.asin()", "Acos": "{x}.acos()",
-    "Atan": "{x}.atan()", "Sinh": "{x}.sinh()", "Cosh": "{x}.cosh()", "Asinh": "{x}.asinh()",
-    "Acosh": "{x}.acosh()", "Atanh": "{x}.atanh()", "Tanh": "{x}.tanh()", "Erf": "{x}.erf()",
-    "Relu": "activation.relu({x})", "Sigmoid": "activation.sigmoid({x})",
-    "Softsign": "activation.softsign({x})", "Mish": "activation.mish({x})",
-    "Not": "{x}.bool_not()", "IsNaN": "{x}.is_nan()", "BitwiseNot": "{x}.bitwise_not()",
+    "Abs": "{x}.abs()",
+    "Neg": "{x}.neg()",
+    "Exp": "{x}.exp()",
+    "Log": "{x}.log()",
+    "Sqrt": "{x}.sqrt()",
+    "Reciprocal": "{x}.recip()",
+    "Floor": "{x}.floor()",
+    "Ceil": "{x}.ceil()",
+    "Round": "{x}.round()",
+    "Sign": "{x}.sign()",
+    "Sin": "{x}.sin()",
+    "Cos": "{x}.cos()",
+    "Tan": "{x}.tan()",
+    "Asin": "{x}.asin()",
+    "Acos": "{x}.acos()",
+    "Atan": "{x}.atan()",
+    "Sinh": "{x}.sinh()",
+    "Cosh": "{x}.cosh()",
+    "Asinh": "{x}.asinh()",
+    "Acosh": "{x}.acosh()",
+    "Atanh": "{x}.atanh()",
+    "Tanh": "{x}.tanh()",
+    "Erf": "{x}.erf()",
+    "Relu": "activation.relu({x})",
+    "Sigmoid": "activation.sigmoid({x})",
+    "Softsign": "activation.softsign({x})",
+    "Mish": "activation.mish({x})",
+    "Not": "{x}.bool_not()",
+    "IsNaN": "{x}.is_nan()",
+    "BitwiseNot": "{x}.bitwise_not()",
     "Softplus": "ops.softplus({x})",
 }
-FLOAT_ONLY = {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan",
-              "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Tanh", "Erf",
-              "Sigmoid", "Softsign", "Mish", "Softplus"}
+FLOAT_ONLY = {
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Reciprocal",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sin",
+    "Cos",
+    "Tan",
+    "Asin",
+    "Acos",
+    "Atan",
+    "Sinh",
+    "Cosh",
+    "Asinh",
+    "Acosh",
+    "Atanh",
+    "Tanh",
+    "Erf",
+    "Sigmoid",
+    "Softsign",
+    "Mish",
+    "Softplus",
+}
 
 
 def _unary(ctx):
@@ -35,18 +79,28 @@ def _broadcast(ctx, n=None, same_type=True):
     n = ctx.n_in if n is None else n
     elems = {ctx.elem(i) for i in range(n)}
     if same_type and len(elems) > 1:
-        ctx.fail("inputs of different element types: "
-                 + ", ".join(type_name(ctx.elem(i)) for i in range(n)))
+        ctx.fail(
+            "inputs of different element types: "
+            + ", ".join(type_name(ctx.elem(i)) for i in range(n))
+        )
     rank = max(max(ctx.rank(i), 1) for i in range(n))
     return [ctx.xr(i, rank) for i in range(n)]
 
 
 BINARY = {
-    "Add": "{a} + {b}", "Sub": "{a} - {b}", "Mul": "{a} * {b}",
-    "Equal": "{a}.equal({b})", "Less": "{a}.lower({b})", "Greater": "{a}.greater({b})",
-    "LessOrEqual": "{a}.lower_equal({b})", "GreaterOrEqual": "{a}.greater_equal({b})",
-    "And": "{a}.bool_and({b})", "Or": "{a}.bool_or({b})", "Xor": "{a}.bool_xor({b})",
-    "BitwiseAnd": "{a}.bitwise_and({b})", "BitwiseOr": "{a}.bitwise_or({b})",
+    "Add": "{a} + {b}",
+    "Sub": "{a} - {b}",
+    "Mul": "{a} * {b}",
+    "Equal": "{a}.equal({b})",
+    "Less": "{a}.lower({b})",
+    "Greater": "{a}.greater({b})",
+    "LessOrEqual": "{a}.lower_equal({b})",
+    "GreaterOrEqual": "{a}.greater_equal({b})",
+    "And": "{a}.bool_and({b})",
+    "Or": "{a}.bool_or({b})",
+    "Xor": "{a}.bool_xor({b})",
+    "BitwiseAnd": "{a}.bitwise_and({b})",
+    "BitwiseOr": "{a}.bitwise_or({b})",
     "BitwiseXor": "{a}.bitwise_xor({b})",
 }
 
@@ -81,8 +135,11 @@ def mod(ctx):
 def pow_(ctx):
     a, b = _broadcast(ctx, same_type=False)
     if ctx.elem(0) not in FLOATS:  # integer power: computed in f64, truncated like numpy's
-        ctx.set(0, f"ops.cast(ops.cast({a}, DType.F64).powf(ops.cast({b}, DType.F64)), "
-                   f"{ctx.dtype(ctx.elem(0))})")
+        ctx.set(
+            0,
+            f"ops.cast(ops.cast({a}, DType.F64).powf(ops.cast({b}, DType.F64)), "
+            f"{ctx.dtype(ctx.elem(0))})",
+        )
         return
     if ctx.elem(1) != ctx.elem(0):
         b = f"ops.cast({b}, {ctx.dtype(ctx.elem(0))})"

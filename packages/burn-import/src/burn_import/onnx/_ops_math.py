@@ -24,10 +24,20 @@ def gemm(ctx):
     ta, tb = ctx.attr("transA", 0), ctx.attr("transB", 0)
     w = ctx.const(1)
     c = ctx.const(2) if ctx.has(2) else None
-    linear_bias = c is not None and c.ndim == 1 and w is not None and c.shape[0] == (
-        w.shape[0] if tb else w.shape[1])
-    if w is not None and alpha == 1.0 and beta == 1.0 and not ta and ctx.elem(1) == 1 and (
-            not ctx.has(2) or linear_bias):
+    linear_bias = (
+        c is not None
+        and c.ndim == 1
+        and w is not None
+        and c.shape[0] == (w.shape[0] if tb else w.shape[1])
+    )
+    if (
+        w is not None
+        and alpha == 1.0
+        and beta == 1.0
+        and not ta
+        and ctx.elem(1) == 1
+        and (not ctx.has(2) or linear_bias)
+    ):
         weight = w.T if tb else w
         rec = {"weight": weight, "bias": c if ctx.has(2) else None}
         init = f"LinearConfig({weight.shape[0]}, {weight.shape[1]}, bias={ctx.has(2)}).init(device)"
@@ -43,19 +53,27 @@ def softmax(ctx):
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
     axis = ctx.attr("axis", -1) % max(ctx.rank(0), 1)
-    fn = {"Softmax": "activation.softmax", "LogSoftmax": "activation.log_softmax",
-          "Hardmax": "ops.hardmax"}[ctx.op_type]
+    fn = {
+        "Softmax": "activation.softmax",
+        "LogSoftmax": "activation.log_softmax",
+        "Hardmax": "ops.hardmax",
+    }[ctx.op_type]
     ctx.set(0, f"{fn}({ctx.x(0)}, {axis})")
 
 
 ACT = {
     "Elu": ("ops.elu({x}, {alpha!r})", {"alpha": 1.0}),
     "Celu": ("ops.celu({x}, {alpha!r})", {"alpha": 1.0}),
-    "Selu": ("ops.selu({x}, {alpha!r}, {gamma!r})",
-             {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875}),
+    "Selu": (
+        "ops.selu({x}, {alpha!r}, {gamma!r})",
+        {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875},
+    ),
     "LeakyRelu": ("activation.leaky_relu({x}, {alpha!r})", {"alpha": 0.01}),
     "HardSigmoid": ("ops.hard_sigmoid({x}, {alpha!r}, {beta!r})", {"alpha": 0.2, "beta": 0.5}),
-    "HardSwish": ("ops.hard_sigmoid({x}, {alpha!r}, {beta!r}) * {x}", {"alpha": 1 / 6, "beta": 0.5}),
+    "HardSwish": (
+        "ops.hard_sigmoid({x}, {alpha!r}, {beta!r}) * {x}",
+        {"alpha": 1 / 6, "beta": 0.5},
+    ),
     "ThresholdedRelu": ("ops.thresholded_relu({x}, {alpha!r})", {"alpha": 1.0}),
     "Shrink": ("ops.shrink({x}, {bias!r}, {lambd!r})", {"bias": 0.0, "lambd": 0.5}),
     "Gelu": ("ops.gelu({x}, {approximate!r})", {"approximate": "none"}),
@@ -89,8 +107,11 @@ def prelu(ctx):
 @op("CumSum", "CumProd", attrs=("exclusive", "reverse"))
 def cumsum(ctx):
     c = ctx.const(1)
-    axis = int(c.reshape(-1)[0]) % ctx.rank(0) if c is not None else (
-        f"int(ops.scalar({ctx.x(1)})) % {ctx.rank(0)}")
+    axis = (
+        int(c.reshape(-1)[0]) % ctx.rank(0)
+        if c is not None
+        else (f"int(ops.scalar({ctx.x(1)})) % {ctx.rank(0)}")
+    )
     ex, rev = ctx.attr("exclusive", 0), ctx.attr("reverse", 0)
     fn = "cumsum" if ctx.op_type == "CumSum" else "cumprod"
     ctx.set(0, f"ops.{fn}({ctx.x(0)}, {axis}, {bool(ex)}, {bool(rev)})")

@@ -6,15 +6,27 @@ from ._ops_shape import ints_arg
 from ._registry import op
 from ._types import FLOATS
 
-RESIZE_ATTRS = ("antialias", "axes", "coordinate_transformation_mode", "cubic_coeff_a",
-                "exclude_outside", "extrapolation_value", "keep_aspect_ratio_policy", "mode",
-                "nearest_mode")
+RESIZE_ATTRS = (
+    "antialias",
+    "axes",
+    "coordinate_transformation_mode",
+    "cubic_coeff_a",
+    "exclude_outside",
+    "extrapolation_value",
+    "keep_aspect_ratio_policy",
+    "mode",
+    "nearest_mode",
+)
 
 
 def _floats_arg(ctx, i):
     c = ctx.const(i) if ctx.has(i) else None
     if ctx.has(i) and c is None:
-        return f"ops.ints({ctx.x(i)})" if False else f"[float(v) for v in {ctx.x(i)}.numpy().reshape(-1)]"
+        return (
+            f"ops.ints({ctx.x(i)})"
+            if False
+            else f"[float(v) for v in {ctx.x(i)}.numpy().reshape(-1)]"
+        )
     return None if c is None or c.size == 0 else [float(v) for v in c.reshape(-1)]
 
 
@@ -36,8 +48,11 @@ def resize(ctx):
     ev = ctx.attr("extrapolation_value", 0.0)
     pol = ctx.attr("keep_aspect_ratio_policy", "stretch")
     aa = bool(ctx.attr("antialias", 0))
-    ctx.set(0, f"ops.resize({ctx.x(0)}, {sizes}, {scales}, {axes}, {mode!r}, {ctm!r}, {nm!r}, "
-               f"{a!r}, {ex}, {roi}, {ev!r}, {pol!r}, {aa})")
+    ctx.set(
+        0,
+        f"ops.resize({ctx.x(0)}, {sizes}, {scales}, {axes}, {mode!r}, {ctm!r}, {nm!r}, "
+        f"{a!r}, {ex}, {roi}, {ev!r}, {pol!r}, {aa})",
+    )
 
 
 @op("Upsample", attrs=("mode",), until=9)

@@ -15,8 +15,9 @@ def dequantize(ctx):
     bs = ctx.attr("block_size", 0)
     out = ctx.out_elem(0)
     zp = ctx.x(2) if ctx.has(2) else "None"
-    ctx.set(0, f"ops.dequantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, "
-               f"{ctx.dtype(out)})")
+    ctx.set(
+        0, f"ops.dequantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"
+    )
 
 
 @op("QuantizeLinear", attrs=("axis", "block_size", "output_dtype", "saturate", "precision"))
@@ -30,8 +31,9 @@ def quantize(ctx):
     if out not in INTS:
         ctx.fail("only 8/16/32-bit integer outputs are supported")
     zp = ctx.x(2) if ctx.has(2) else "None"
-    ctx.set(0, f"ops.quantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, "
-               f"{ctx.dtype(out)})")
+    ctx.set(
+        0, f"ops.quantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"
+    )
 
 
 @op("DynamicQuantizeLinear")
@@ -62,5 +64,8 @@ def conv_integer(ctx):
     pads = _pads(ctx, spatial, kernel, strides, dil)
     zx = ctx.x(2) if ctx.has(2) else "None"
     zw = ctx.x(3) if ctx.has(3) else "None"
-    ctx.set(0, f"ops.conv_integer({ctx.x(0)}, {ctx.x(1)}, {zx}, {zw}, {strides}, {pads}, {dil}, "
-               f"{ctx.attr('group', 1)})")
+    ctx.set(
+        0,
+        f"ops.conv_integer({ctx.x(0)}, {ctx.x(1)}, {zx}, {zw}, {strides}, {pads}, {dil}, "
+        f"{ctx.attr('group', 1)})",
+    )

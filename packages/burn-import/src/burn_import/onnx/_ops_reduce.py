@@ -6,8 +6,18 @@ from ._ops_shape import ints_arg
 from ._registry import op
 from ._types import FLOATS
 
-REDUCE = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-          "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]
+REDUCE = [
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
+]
 FLOAT_ONLY = {"ReduceMean", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"}
 
 
@@ -24,7 +34,7 @@ def reduce(ctx):
         axes = []
     keep = ctx.attr("keepdims", 1)
     noop = ctx.attr("noop_with_empty_axes", 0)
-    kind = ctx.op_type[len("Reduce"):].lower()
+    kind = ctx.op_type[len("Reduce") :].lower()
     ctx.set(0, f"ops.reduce({ctx.x(0)}, {kind!r}, {axes}, {bool(keep)}, {rank}, {bool(noop)})")
 
 

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from ._registry import op
 
-RNN_ATTRS = ("activation_alpha", "activation_beta", "activations", "clip", "direction",
-             "hidden_size", "layout", "linear_before_reset", "input_forget")
+RNN_ATTRS = (
+    "activation_alpha",
+    "activation_beta",
+    "activations",
+    "clip",
+    "direction",
+    "hidden_size",
+    "layout",
+    "linear_before_reset",
+    "input_forget",
+)
 
 
 @op("RNN", "GRU", "LSTM", attrs=RNN_ATTRS)
@@ -28,15 +37,18 @@ def rnn(ctx):
         if name != "_" and ctx.has(i):
             kw.append(f"{name}={ctx.x(i)}")
     opts = {
-        "direction": ctx.attr("direction", "forward"), "activations": acts,
-        "clip": ctx.attr("clip"), "layout": ctx.attr("layout", 0),
+        "direction": ctx.attr("direction", "forward"),
+        "activations": acts,
+        "clip": ctx.attr("clip"),
+        "layout": ctx.attr("layout", 0),
         "linear_before_reset": ctx.attr("linear_before_reset", 0),
         "input_forget": ctx.attr("input_forget", 0),
     }
     kw += [f"{k}={v!r}" for k, v in opts.items()]
     outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
-    ctx.emit(f"{outs} = ops.rnn({ctx.op_type!r}, {ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, "
-             f"{', '.join(kw)})")
+    ctx.emit(
+        f"{outs} = ops.rnn({ctx.op_type!r}, {ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {', '.join(kw)})"
+    )
 
 
 @op("Einsum", attrs=("equation",))

@@ -16,8 +16,19 @@ def ints_arg(ctx, i: int):
     return f"ops.ints({ctx.x(i)})"
 
 
-@op("Constant", attrs=("value", "value_float", "value_floats", "value_int", "value_ints",
-                       "sparse_value", "value_string", "value_strings"))
+@op(
+    "Constant",
+    attrs=(
+        "value",
+        "value_float",
+        "value_floats",
+        "value_int",
+        "value_ints",
+        "sparse_value",
+        "value_string",
+        "value_strings",
+    ),
+)
 def constant(ctx):
     a = ctx.node.attribute[0]
     if a.name == "value":
@@ -130,8 +141,11 @@ def constant_of_shape(ctx):
     v = ctx.attrs.get("value")
     arr = numpy_helper.to_array(v) if v is not None else np.zeros(1, np.float32)
     elem = ctx.out_elem(0)
-    ctx.set(0, f"ops.constant_of_shape({ints_arg(ctx, 0)}, {arr.reshape(-1)[0].item()!r}, "
-               f"{ctx.dtype(elem)}, device)")
+    ctx.set(
+        0,
+        f"ops.constant_of_shape({ints_arg(ctx, 0)}, {arr.reshape(-1)[0].item()!r}, "
+        f"{ctx.dtype(elem)}, device)",
+    )
 
 
 @op("Range")

@@ -39,12 +39,29 @@ def _to4(t: Tensor) -> Tensor:
     return t.unsqueeze(4) if t.rank() < 4 else t
 
 
-def attention(q, k, v, mask=None, past_k=None, past_v=None, nonpad=None, *, scale=None,
-              is_causal=False, q_heads=None, kv_heads=None, softcap=0.0, mode=0,
-              softmax_dtype=None, lw=-1, rw=-1):
+def attention(
+    q,
+    k,
+    v,
+    mask=None,
+    past_k=None,
+    past_v=None,
+    nonpad=None,
+    *,
+    scale=None,
+    is_causal=False,
+    q_heads=None,
+    kv_heads=None,
+    softcap=0.0,
+    mode=0,
+    softmax_dtype=None,
+    lw=-1,
+    rw=-1,
+):
     r3 = q.rank() == 3
     b = q.dims()[0]
     if r3:
+
         def heads(t, n):
             bb, s, h = t.dims()
             return t.reshape([bb, s, n, h // n]).swap_dims(1, 2)
@@ -64,8 +81,12 @@ def attention(q, k, v, mask=None, past_k=None, past_v=None, nonpad=None, *, scal
         pad = kl - mask.dims()[-1]
         if pad > 0:
             dims = mask.dims()
-            fill = Tensor.full(dims[:-1] + [pad], False if mask.dtype == DType.BOOL else -math.inf,
-                               mask.device, dtype=mask.dtype)
+            fill = Tensor.full(
+                dims[:-1] + [pad],
+                False if mask.dtype == DType.BOOL else -math.inf,
+                mask.device,
+                dtype=mask.dtype,
+            )
             mask = Tensor.cat([mask, fill], mask.rank() - 1)
         if mask.dtype == DType.BOOL:
             zero = Tensor.zeros(mask.dims(), mask.device, dtype=dt)
@@ -91,8 +112,11 @@ def attention(q, k, v, mask=None, past_k=None, past_v=None, nonpad=None, *, scal
 
         def rep(t):
             bb, h, sq, d = t.dims()
-            return t.reshape([bb, h, 1, sq, d]).expand([bb, h, reps, sq, d]).reshape(
-                [bb, h * reps, sq, d])
+            return (
+                t.reshape([bb, h, 1, sq, d])
+                .expand([bb, h, reps, sq, d])
+                .reshape([bb, h * reps, sq, d])
+            )
 
         k, v = rep(k), rep(v)
     qk = (q * s).matmul(k.swap_dims(2, 3) * s)

@@ -11,8 +11,14 @@ from burn_tensor import Bool, DType, Float, Int, Tensor
 
 _FLOAT = {DType.F64, DType.F32, DType.F16}
 _NP = {
-    DType.F64: np.float64, DType.F32: np.float32, DType.F16: np.float16, DType.I64: np.int64,
-    DType.I32: np.int32, DType.I16: np.int16, DType.I8: np.int8, DType.U8: np.uint8,
+    DType.F64: np.float64,
+    DType.F32: np.float32,
+    DType.F16: np.float16,
+    DType.I64: np.int64,
+    DType.I32: np.int32,
+    DType.I16: np.int16,
+    DType.I8: np.int8,
+    DType.U8: np.uint8,
     DType.BOOL: np.bool_,
 }
 
@@ -71,7 +77,11 @@ def reshape(x: Tensor, shape, allowzero: int = 0) -> Tensor:
 def squeeze(x: Tensor, axes, rank: int) -> Tensor:
     """ONNX Squeeze (`axes` None: every size-1 dim); a rank-0 result is held as `[1]`."""
     dims = x.dims()
-    axes = [a % rank for a in ints(axes)] if axes is not None else [i for i, d in enumerate(dims) if d == 1]
+    axes = (
+        [a % rank for a in ints(axes)]
+        if axes is not None
+        else [i for i, d in enumerate(dims) if d == 1]
+    )
     keep = [d for i, d in enumerate(dims) if i not in axes]
     return x.reshape(keep or [1])
 
@@ -171,13 +181,15 @@ def gather(x: Tensor, indices: Tensor, axis: int, idx_rank: int) -> Tensor:
     flat = flat.mask_where(flat.lower_elem(0), flat.add_scalar(dims[axis]))
     out = x.select(axis, flat)
     idx_dims = indices.dims() if idx_rank else []
-    new = dims[:axis] + idx_dims + dims[axis + 1:]
+    new = dims[:axis] + idx_dims + dims[axis + 1 :]
     return out.reshape(new or [1])
 
 
 def range_(start, limit, delta, dtype, device) -> Tensor:
-    s, lim, d = (float(np.asarray(v.numpy()).reshape(-1)[0]) if isinstance(v, Tensor) else v
-                 for v in (start, limit, delta))
+    s, lim, d = (
+        float(np.asarray(v.numpy()).reshape(-1)[0]) if isinstance(v, Tensor) else v
+        for v in (start, limit, delta)
+    )
     n = max(int(np.ceil((lim - s) / d)), 0)
     arr = (s + d * np.arange(n)).astype(_NP[dtype])
     return Tensor.from_data(arr, device, dtype)

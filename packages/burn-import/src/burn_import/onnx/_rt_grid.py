@@ -75,7 +75,7 @@ def grid_sample(x: Tensor, grid: Tensor, mode: str, padding: str, align: bool) -
                 idx_c = _reflect(idx, lo, hi).trunc().clamp(0.0, length - 1.0)
             taps.append((idx_c.int().cast(DType.I64), w))
         taps_per_dim.append(taps)
-    strides = [int(np.prod(sp[i + 1:])) for i in range(k)]
+    strides = [int(np.prod(sp[i + 1 :])) for i in range(k)]
     flat = x.reshape([n, c, int(np.prod(sp))])
     out = None
     for combo in itertools.product(*taps_per_dim):

@@ -38,8 +38,13 @@ def one_hot(indices, depth, values, axis, rank):
     ar = Tensor.arange(0, d, idx.device).cast(idx.dtype).reshape(shape)
     dims = list(idx.dims()) if rank else []
     dims.insert(axis, 1)
-    hot = idx.reshape(dims).equal(ar.expand([d if i == axis else dims[i] for i in range(out_rank)])
-                                  if False else ar) if False else _eq_bcast(idx.reshape(dims), ar)
+    hot = (
+        idx.reshape(dims).equal(
+            ar.expand([d if i == axis else dims[i] for i in range(out_rank)]) if False else ar
+        )
+        if False
+        else _eq_bcast(idx.reshape(dims), ar)
+    )
     off, on = values.slice(slice(0, 1)), values.slice(slice(1, 2))
     base = off.reshape([1] * out_rank).expand(hot.dims())
     return base.mask_where(hot, on.reshape([1] * out_rank).expand(hot.dims()))
@@ -63,8 +68,9 @@ def topk(x, k, axis, largest):
 
 def nonzero(x):
     arr = np.asarray(x.numpy())
-    return Tensor.from_data(np.array(np.nonzero(arr), dtype=np.int64).reshape(arr.ndim, -1),
-                            x.device, DType.I64)
+    return Tensor.from_data(
+        np.array(np.nonzero(arr), dtype=np.int64).reshape(arr.ndim, -1), x.device, DType.I64
+    )
 
 
 def gather_nd(x, idx, batch_dims):
@@ -76,7 +82,7 @@ def gather_nd(x, idx, batch_dims):
     batch = int(np.prod(shape[:b])) if b else 1
     inner = shape[b:]
     lead = ind.reshape(batch, -1, m)
-    strides = np.array([int(np.prod(inner[i + 1:m])) for i in range(m)], dtype=np.int64)
+    strides = np.array([int(np.prod(inner[i + 1 : m])) for i in range(m)], dtype=np.int64)
     lead = np.where(lead < 0, lead + np.array(inner[:m]), lead)
     flat = (lead * strides).sum(-1) + (np.arange(batch) * int(np.prod(inner[:m])))[:, None]
     rest = list(inner[m:])
@@ -92,7 +98,7 @@ def scatter_nd(x, idx, updates, reduction):
     shape = x.dims()
     ind = np.asarray(idx.numpy())
     m = ind.shape[-1]
-    strides = np.array([int(np.prod(shape[i + 1:m])) for i in range(m)], dtype=np.int64)
+    strides = np.array([int(np.prod(shape[i + 1 : m])) for i in range(m)], dtype=np.int64)
     flat = (ind.reshape(-1, m) * strides).sum(-1)
     rest = shape[m:]
     n = int(np.prod(shape[:m]))
@@ -152,8 +158,11 @@ def window(kind, size, periodic, dtype, device):
         w = 25 / 46 - 21 / 46 * np.cos(2 * np.pi * k / denom)
     else:
         w = 0.42 - 0.5 * np.cos(2 * np.pi * k / denom) + 0.08 * np.cos(4 * np.pi * k / denom)
-    return Tensor.from_data(w.astype({DType.F64: np.float64, DType.F16: np.float16}.get(
-        dtype, np.float32)), device, dtype)
+    return Tensor.from_data(
+        w.astype({DType.F64: np.float64, DType.F16: np.float16}.get(dtype, np.float32)),
+        device,
+        dtype,
+    )
 
 
 def eye_like(x, k, dtype):
@@ -181,12 +190,14 @@ def pad(x, pads, mode, value, axes):
             parts = []
             dims = x.dims()
             if before:
-                parts.append(Tensor.full(dims[:a] + [before] + dims[a + 1:], value, x.device,
-                                         dtype=x.dtype))
+                parts.append(
+                    Tensor.full(dims[:a] + [before] + dims[a + 1 :], value, x.device, dtype=x.dtype)
+                )
             parts.append(x)
             if after:
-                parts.append(Tensor.full(dims[:a] + [after] + dims[a + 1:], value, x.device,
-                                         dtype=x.dtype))
+                parts.append(
+                    Tensor.full(dims[:a] + [after] + dims[a + 1 :], value, x.device, dtype=x.dtype)
+                )
             x = Tensor.cat(parts, a)
             continue
         if mode == "edge":
@@ -216,8 +227,12 @@ def _per_axis(t, axis, block, rank, like):
     return t.select(axis, idx)
 
 
-_RANGE = {DType.I8: (-128, 127), DType.U8: (0, 255), DType.I16: (-32768, 32767),
-          DType.I32: (-(2**31), 2**31 - 1)}
+_RANGE = {
+    DType.I8: (-128, 127),
+    DType.U8: (0, 255),
+    DType.I16: (-32768, 32767),
+    DType.I32: (-(2**31), 2**31 - 1),
+}
 
 
 def dequantize(x, scale, zp, axis, block, rank, dtype):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from burn_tensor import DType, Tensor, activation
+from burn_tensor import DType, Tensor
 from burn_tensor import module as F
 
 from ._rt_basic import expand, ints
@@ -42,8 +41,13 @@ def conv_transpose(x, w, b, strides, pads, dilations, group, out_pad):
     n = len(strides)
     begin, end = pads[:n], pads[n:]
     fn = F.conv_transpose1d if n == 1 else F.conv_transpose2d
-    args = dict(stride=strides, padding=[0] * n, padding_out=[0] * n, dilation=dilations,
-                groups=group)
+    args = {
+        "stride": strides,
+        "padding": [0] * n,
+        "padding_out": [0] * n,
+        "dilation": dilations,
+        "groups": group,
+    }
     if n == 1:
         args = {k: (v[0] if isinstance(v, list) else v) for k, v in args.items()}
     y = fn(x, w, b, **args)
@@ -51,10 +55,7 @@ def conv_transpose(x, w, b, strides, pads, dilations, group, out_pad):
     for i in range(n):
         full = dims[2 + i] + out_pad[i]
         if out_pad[i]:
-            pad = [0] * (2 * (y.rank()))
             y = _pad_dim(y, 2 + i, 0, out_pad[i])
-            if b is not None:
-                pass
         y = y.narrow(2 + i, begin[i], full - begin[i] - end[i])
     return y
 
@@ -63,12 +64,14 @@ def _pad_dim(x: Tensor, dim: int, before: int, after: int, value=0.0) -> Tensor:
     dims = x.dims()
     parts = []
     if before:
-        parts.append(Tensor.full(dims[:dim] + [before] + dims[dim + 1:], value, x.device,
-                                 dtype=x.dtype))
+        parts.append(
+            Tensor.full(dims[:dim] + [before] + dims[dim + 1 :], value, x.device, dtype=x.dtype)
+        )
     parts.append(x)
     if after:
-        parts.append(Tensor.full(dims[:dim] + [after] + dims[dim + 1:], value, x.device,
-                                 dtype=x.dtype))
+        parts.append(
+            Tensor.full(dims[:dim] + [after] + dims[dim + 1 :], value, x.device, dtype=x.dtype)
+        )
     return Tensor.cat(parts, dim) if len(parts) > 1 else x
 
 
@@ -92,8 +95,12 @@ def max_pool(x, kernel, strides, pads, dilations):
 def avg_pool(x, kernel, strides, pads, count_include_pad, ceil_extra=None):
     """ONNX AveragePool; padding that must not be counted is divided out with a pooled mask."""
     sym, extra = _split_pads(pads)
-    if not extra and not ceil_extra and (count_include_pad or not any(sym)) and not _too_wide(
-            sym, kernel):
+    if (
+        not extra
+        and not ceil_extra
+        and (count_include_pad or not any(sym))
+        and not _too_wide(sym, kernel)
+    ):
         if x.rank() == 3:
             return F.avg_pool1d(x, kernel[0], strides[0], sym[0], True)
         return F.avg_pool2d(x, kernel, strides, sym, True)
@@ -103,8 +110,11 @@ def avg_pool(x, kernel, strides, pads, count_include_pad, ceil_extra=None):
     xp = _pad_spatial(x, full, 0.0)
     ones = Tensor.ones([1, 1] + x.dims()[2:], x.device, dtype=x.dtype)
     if count_include_pad:
-        mask = _pad_spatial(_pad_spatial(ones, [(pads[i], pads[i + n]) for i in range(n)], 1.0),
-                            [(0, e) for e in ceil_extra], 0.0)
+        mask = _pad_spatial(
+            _pad_spatial(ones, [(pads[i], pads[i + n]) for i in range(n)], 1.0),
+            [(0, e) for e in ceil_extra],
+            0.0,
+        )
     else:
         mask = _pad_spatial(ones, full, 0.0)
     if x.rank() == 3:
@@ -158,7 +168,7 @@ def layer_norm(x, scale, bias, axis, eps):
 
 def group_norm(x, scale, bias, groups, eps):
     dims = x.dims()
-    n, c = dims[0], dims[1]
+    n = dims[0]
     g = x.reshape([n, groups, -1])
     mean = g.mean_dim(2)
     cen = g - mean
@@ -253,8 +263,15 @@ def reduce(x: Tensor, kind: str, axes, keepdims: bool, rank: int, noop: bool) ->
             s = s.sum_dim(a)
         y = s.log() + m
         return _finish(y, axes, keepdims)
-    fn = {"sum": "sum_dim", "mean": "mean_dim", "max": "max_dim", "min": "min_dim",
-          "prod": "prod_dim", "l2": "sum_dim", "logsum": "sum_dim"}[kind]
+    fn = {
+        "sum": "sum_dim",
+        "mean": "mean_dim",
+        "max": "max_dim",
+        "min": "min_dim",
+        "prod": "prod_dim",
+        "l2": "sum_dim",
+        "logsum": "sum_dim",
+    }[kind]
     if x.numel() == 0 and kind in ("max", "min"):
         dims = [1 if i in axes else d for i, d in enumerate(x.dims())]
         val = -math.inf if kind == "max" else math.inf
@@ -286,119 +303,12 @@ def arg_reduce(x: Tensor, fn: str, axis: int, keepdims: bool, last: bool) -> Ten
     return _finish(y, [axis], keepdims)
 
 
-def hardmax(x: Tensor, axis: int) -> Tensor:
-    idx = x.argmax(axis)
-    n = x.dims()[axis]
-    ar = Tensor.arange(0, n, x.device).reshape([n if i == axis else 1 for i in range(x.rank())])
-    return ar.cast(idx.dtype).equal(idx.expand(idx.dims()) if False else idx).float().cast(x.dtype)
-
-
-def softplus(x):
-    return (x.exp() + 1.0).log()
-
-
-def elu(x, alpha):
-    return x.mask_where(x.lower_elem(0), (x.exp() - 1.0) * alpha)
-
-
-def celu(x, alpha):
-    return x.clamp_min(0.0) + ((x / alpha).exp() - 1.0).clamp_max(0.0) * alpha
-
-
-def selu(x, alpha, gamma):
-    return elu(x, alpha) * gamma
-
-
-def hard_sigmoid(x, alpha, beta):
-    return (x * alpha + beta).clamp(0.0, 1.0)
-
-
-def thresholded_relu(x, alpha):
-    return x.mask_fill(x.lower_equal_elem(alpha), 0.0)
-
-
-def shrink(x, bias, lambd):
-    y = x.zeros_like()
-    y = y.mask_where(x.lower_elem(-lambd), x + bias)
-    return y.mask_where(x.greater_elem(lambd), x - bias)
-
-
-def gelu(x, approximate):
-    return activation.gelu_approximate(x) if approximate == "tanh" else activation.gelu(x)
-
-
-def max_pair(a, b):
-    return a.max_pair(b)
-
-
-def min_pair(a, b):
-    return a.min_pair(b)
-
-
-def is_inf(x, neg, pos):
-    if neg and pos:
-        return x.is_inf()
-    if pos:
-        return x.equal_elem(math.inf)
-    if neg:
-        return x.equal_elem(-math.inf)
-    return x.is_inf().bool_and(x.is_nan())
-
-
-def ones_bool(x):
-    return Tensor.from_data(np.ones(x.dims(), bool), x.device)
-
-
-def scalar(x):
-    return np.asarray(x.numpy()).reshape(-1)[0].item()
-
-
 def cumsum(x, axis, exclusive, reverse):
     if reverse:
         x = x.flip([axis])
     y = x.cumsum(axis)
     if exclusive:
         y = y - x
-    return y.flip([axis]) if reverse else y
-
-
-def nll_loss(logp, target, weight, reduction, ignore_index):
-    """ONNX NegativeLogLikelihoodLoss on `[N, C, d...]` log-probabilities and `[N, d...]` targets."""
-    t = target
-    if ignore_index is not None:
-        ign = t.equal_elem(ignore_index)
-        t = t.mask_fill(ign, 0)
-    picked = logp.gather(1, t.unsqueeze_dim(1).cast(DType.I64)).squeeze_dim(1)
-    w = None
-    if weight is not None:
-        w = weight.select(0, t.reshape([-1]).cast(DType.I64)).reshape(t.dims())
-    if ignore_index is not None:
-        keep = ign.bool_not().float().cast(logp.dtype)
-        w = keep if w is None else w * keep
-    loss = -picked if w is None else -picked * w
-    if reduction == "none":
-        return loss
-    total = loss.sum()
-    if reduction == "sum":
-        return total
-    return total / (w.sum() if w is not None else float(loss.numel()))
-
-
-def rms_norm(x, scale, axis, eps):
-    ms = x * x
-    for d in range(axis, x.rank()):
-        ms = ms.mean_dim(d)
-    return x / (ms + eps).sqrt() * scale
-
-
-def cumprod(x, axis, exclusive, reverse):
-    if reverse:
-        x = x.flip([axis])
-    if exclusive:  # shift right by one, filling with the product's identity
-        n = x.dims()[axis]
-        one = x.narrow(axis, 0, 1).ones_like()
-        x = Tensor.cat([one, x.narrow(axis, 0, n - 1)], axis) if n > 1 else one
-    y = x.cumprod(axis)
     return y.flip([axis]) if reverse else y
 
 

@@ -22,12 +22,14 @@ def _padded(x: Tensor, pads, value: float) -> Tensor:
             dims = x.dims()
             parts = []
             if b:
-                parts.append(Tensor.full(dims[:2 + i] + [b] + dims[3 + i:], value, x.device,
-                                         dtype=x.dtype))
+                parts.append(
+                    Tensor.full(dims[: 2 + i] + [b] + dims[3 + i :], value, x.device, dtype=x.dtype)
+                )
             parts.append(x)
             if e:
-                parts.append(Tensor.full(dims[:2 + i] + [e] + dims[3 + i:], value, x.device,
-                                         dtype=x.dtype))
+                parts.append(
+                    Tensor.full(dims[: 2 + i] + [e] + dims[3 + i :], value, x.device, dtype=x.dtype)
+                )
             x = Tensor.cat(parts, 2 + i)
     return x
 
@@ -42,8 +44,9 @@ def _windows(xp: Tensor, kernel, strides, dil):
         yield slice_(xp, starts, ends, list(range(2, 2 + n)), list(strides))
 
 
-def pool_nd(x: Tensor, kind: str, kernel, strides, pads, dil, count_include_pad=False,
-            ceil_extra=None, p=2):
+def pool_nd(
+    x: Tensor, kind: str, kernel, strides, pads, dil, count_include_pad=False, ceil_extra=None, p=2
+):
     """`kind`: "max", "avg" or "lp" (LpPool's `p`-norm of each window)."""
     n = len(kernel)
     ceil_extra = ceil_extra or [0] * n

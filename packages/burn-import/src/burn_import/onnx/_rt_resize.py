@@ -23,12 +23,14 @@ def _nearest(r, mode):
 
 
 def _cubic(r, a):
-    return np.array([
-        ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
-        ((a + 2) * r - (a + 3)) * r * r + 1,
-        ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1,
-        ((a * ((1 - r) + 1) - 5 * a) * ((1 - r) + 1) + 8 * a) * ((1 - r) + 1) - 4 * a,
-    ])
+    return np.array(
+        [
+            ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a,
+            ((a + 2) * r - (a + 3)) * r * r + 1,
+            ((a + 2) * (1 - r) - (a + 3)) * (1 - r) * (1 - r) + 1,
+            ((a * ((1 - r) + 1) - 5 * a) * ((1 - r) + 1) + 8 * a) * ((1 - r) + 1) - 4 * a,
+        ]
+    )
 
 
 def _cubic_aa(r, scale, a):
@@ -63,8 +65,11 @@ def axis_taps(n_in, n_out, scale, mode, ctm, nearest_mode, a, exclude, roi, anti
         x = y / scale
     elif ctm == "tf_crop_and_resize":
         lo, hi = roi
-        x = (np.full(n_out, (hi - lo) * (n_in - 1) / 2) if width == 1
-             else y * (hi - lo) * (n_in - 1) / (width - 1))
+        x = (
+            np.full(n_out, (hi - lo) * (n_in - 1) / 2)
+            if width == 1
+            else y * (hi - lo) * (n_in - 1) / (width - 1)
+        )
         x = x + lo * (n_in - 1)
         extra = (x < 0) | (x > n_in - 1)
     elif ctm == "pytorch_half_pixel":
@@ -104,8 +109,21 @@ def axis_taps(n_in, n_out, scale, mode, ctm, nearest_mode, a, exclude, roi, anti
     return np.clip(idx, 0, n_in - 1), w, extra
 
 
-def resize(x: Tensor, sizes, scales, axes, mode, ctm, nearest_mode, a, exclude, roi, extrap,
-           policy, antialias) -> Tensor:
+def resize(
+    x: Tensor,
+    sizes,
+    scales,
+    axes,
+    mode,
+    ctm,
+    nearest_mode,
+    a,
+    exclude,
+    roi,
+    extrap,
+    policy,
+    antialias,
+) -> Tensor:
     dims = x.dims()
     r = len(dims)
     axes = list(range(r)) if axes is None else [ax % r for ax in axes]
@@ -132,11 +150,15 @@ def resize(x: Tensor, sizes, scales, axes, mode, ctm, nearest_mode, a, exclude, 
     y = x if x.dtype in (DType.F32, DType.F64, DType.F16) else x.float()
     for d in axes:
         ax_roi = None if roi_full is None else (roi_full[d], roi_full[d + r])
-        if math.isclose(sc[d], 1.0) and out[d] == dims[d] and (
-                ax_roi is None or (math.isclose(ax_roi[0], 0.0) and math.isclose(ax_roi[1], 1.0))):
+        if (
+            math.isclose(sc[d], 1.0)
+            and out[d] == dims[d]
+            and (ax_roi is None or (math.isclose(ax_roi[0], 0.0) and math.isclose(ax_roi[1], 1.0)))
+        ):
             continue
-        idx, w, extra = axis_taps(dims[d], out[d], sc[d], mode, ctm, nearest_mode, a, exclude,
-                                  ax_roi, antialias)
+        idx, w, extra = axis_taps(
+            dims[d], out[d], sc[d], mode, ctm, nearest_mode, a, exclude, ax_roi, antialias
+        )
         shape = [1] * r
         shape[d] = out[d]
         acc = None
@@ -163,6 +185,11 @@ def _np(dtype):
 
 
 def _info(dtype):
-    npd = {DType.I64: np.int64, DType.I32: np.int32, DType.I16: np.int16, DType.I8: np.int8,
-           DType.U8: np.uint8}[dtype]
+    npd = {
+        DType.I64: np.int64,
+        DType.I32: np.int32,
+        DType.I16: np.int16,
+        DType.I8: np.int8,
+        DType.U8: np.uint8,
+    }[dtype]
     return float(np.iinfo(npd).min), float(np.iinfo(npd).max)

@@ -5,7 +5,9 @@ from __future__ import annotations
 from burn_tensor import Tensor, activation
 
 _ACT = {
-    "sigmoid": activation.sigmoid, "tanh": lambda t: t.tanh(), "relu": activation.relu,
+    "sigmoid": activation.sigmoid,
+    "tanh": lambda t: t.tanh(),
+    "relu": activation.relu,
 }
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _DEFAULT = {"RNN": ["tanh"], "GRU": ["sigmoid", "tanh"], "LSTM": ["sigmoid", "tanh", "tanh"]}
@@ -16,8 +18,24 @@ def _split(t: Tensor, n: int, dim: int):
     return [t.narrow(dim, i * size, size) for i in range(n)]
 
 
-def rnn(kind, x, w, r, b=None, h0=None, c0=None, p=None, *, direction="forward", hidden=None,
-        activations=None, clip=None, layout=0, linear_before_reset=0, input_forget=0):
+def rnn(
+    kind,
+    x,
+    w,
+    r,
+    b=None,
+    h0=None,
+    c0=None,
+    p=None,
+    *,
+    direction="forward",
+    hidden=None,
+    activations=None,
+    clip=None,
+    layout=0,
+    linear_before_reset=0,
+    input_forget=0,
+):
     """Returns (Y, Y_h, Y_c); Y_c is None except for LSTM."""
     if layout:
         x = x.swap_dims(0, 1)
@@ -38,12 +56,18 @@ def rnn(kind, x, w, r, b=None, h0=None, c0=None, p=None, *, direction="forward",
             wb, rb = bd.narrow(0, 0, g * hsize), bd.narrow(0, g * hsize, g * hsize)
         else:
             wb = rb = Tensor.zeros([g * hsize], x.device, dtype=x.dtype)
-        h = h0.narrow(0, d, 1).squeeze_dim(0) if h0 is not None else Tensor.zeros(
-            [batch, hsize], x.device, dtype=x.dtype)
-        c = c0.narrow(0, d, 1).squeeze_dim(0) if c0 is not None else Tensor.zeros(
-            [batch, hsize], x.device, dtype=x.dtype)
+        h = (
+            h0.narrow(0, d, 1).squeeze_dim(0)
+            if h0 is not None
+            else Tensor.zeros([batch, hsize], x.device, dtype=x.dtype)
+        )
+        c = (
+            c0.narrow(0, d, 1).squeeze_dim(0)
+            if c0 is not None
+            else Tensor.zeros([batch, hsize], x.device, dtype=x.dtype)
+        )
         pd = p.narrow(0, d, 1).squeeze_dim(0) if p is not None else None
-        f = [_ACT[a] for a in acts[d * len(_DEFAULT[kind]):(d + 1) * len(_DEFAULT[kind])]]
+        f = [_ACT[a] for a in acts[d * len(_DEFAULT[kind]) : (d + 1) * len(_DEFAULT[kind])]]
         reverse = direction == "reverse" or d == 1
         steps = range(seq - 1, -1, -1) if reverse else range(seq)
         out = [None] * seq
@@ -155,7 +179,7 @@ def _diagonal(x, t):
         t2[j], t2[-1] = t2[-1], t2[j]
         # take x[..., k (at i), ..., k (last)] for every k
         x = x.movedim(i, len(t) - 2) if i != len(t) - 2 else x
-        t3 = t2[:i] + t2[i + 1:-1] + [t2[i]] + [t2[-1]]
+        t3 = t2[:i] + t2[i + 1 : -1] + [t2[i]] + [t2[-1]]
         x = x * Tensor.eye(n, x.device).cast(x.dtype).reshape([1] * (len(t) - 2) + [n, n])
         x = x.sum_dim(len(t) - 1).squeeze_dim(len(t) - 1)
         t = "".join(t3[:-1])

@@ -23,8 +23,16 @@ DTYPES: dict[int, tuple[str, np.dtype, str]] = {
     TensorProto.UINT64: ("I64", np.dtype(np.uint64), "Int"),
 }
 FLOATS = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16}
-INTS = {TensorProto.INT64, TensorProto.INT32, TensorProto.INT16, TensorProto.INT8, TensorProto.UINT8,
-        TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64}
+INTS = {
+    TensorProto.INT64,
+    TensorProto.INT32,
+    TensorProto.INT16,
+    TensorProto.INT8,
+    TensorProto.UINT8,
+    TensorProto.UINT16,
+    TensorProto.UINT32,
+    TensorProto.UINT64,
+}
 
 
 def type_name(elem: int) -> str:

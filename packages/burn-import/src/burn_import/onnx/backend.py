@@ -21,18 +21,16 @@ to that device) or `set_device(...)`; the default is `burn_tensor.default_device
 
 from __future__ import annotations
 
-import sys
 import types
 import uuid
 
 import numpy as np
-import onnx
 from onnx.backend.base import Backend, BackendRep
 
 from ._codegen import generate
+from ._errors import OnnxImportError
 from ._load import load_model
 from ._modelgen import _dtype_of, build_module
-from ._errors import OnnxImportError
 from ._types import DTYPES, np_dtype, type_name
 
 _DEVICE = None
@@ -48,7 +46,8 @@ def _exec_source(source: str, class_name: str):
     name = f"_burn_onnx_gen_{uuid.uuid4().hex[:10]}"
     mod = types.ModuleType(name)
     mod.__file__ = f"<{name}>"
-    exec(compile(source, f"<generated {name}>", "exec"), mod.__dict__)
+    # the source is the importer's own output (names sanitized, values as literals)
+    exec(compile(source, f"<generated {name}>", "exec"), mod.__dict__)  # noqa: S102
     return getattr(mod, class_name)
 
 
@@ -65,7 +64,9 @@ def _check_device_dtypes(gen, device) -> None:
         try:
             Tensor.zeros([1], device, dtype=dtype)
         except (TypeError, ValueError) as err:
-            raise DeviceDtypeError(f"the device cannot hold {type_name(elem)} tensors: {err}") from None
+            raise DeviceDtypeError(
+                f"the device cannot hold {type_name(elem)} tensors: {err}"
+            ) from None
 
 
 class BurnBackendRep(BackendRep):

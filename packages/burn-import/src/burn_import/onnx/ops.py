@@ -5,11 +5,12 @@ is differentiable under Autodiff) for ops that are more than one Tensor method. 
 computations (NonZero, GatherND/ScatterND index arithmetic) are done on the host with numpy.
 """
 
-from ._rt_basic import *  # noqa: F403
-from ._rt_index import *  # noqa: F403
-from ._rt_nn import *  # noqa: F403
-from ._rt_resize import resize  # noqa: F401
-from ._rt_pool import pool_nd  # noqa: F401
-from ._rt_rnn import einsum, rnn  # noqa: F401
-from ._rt_grid import affine_grid, dft, grid_sample  # noqa: F401
+from ._rt_act import *
 from ._rt_attention import attention, rotary_embedding  # noqa: F401
+from ._rt_basic import *
+from ._rt_grid import affine_grid, dft, grid_sample  # noqa: F401
+from ._rt_index import *
+from ._rt_nn import *
+from ._rt_pool import pool_nd  # noqa: F401
+from ._rt_resize import resize  # noqa: F401
+from ._rt_rnn import einsum, rnn  # noqa: F401

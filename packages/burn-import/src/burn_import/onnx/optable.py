@@ -56,8 +56,12 @@ def main(argv=None) -> int:
     if START not in text:
         print(f"{path}: no {START} marker", file=sys.stderr)
         return 1
-    new = re.sub(re.escape(START) + ".*?" + re.escape(END),
-                 lambda _: f"{START}\n{table(results)}\n{END}", text, flags=re.S)
+    new = re.sub(
+        re.escape(START) + ".*?" + re.escape(END),
+        lambda _: f"{START}\n{table(results)}\n{END}",
+        text,
+        flags=re.DOTALL,
+    )
     path.write_text(new)
     return 0
 
