@@ -52,7 +52,11 @@ def default_opset(model: onnx.ModelProto) -> int:
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):
             return int(imp.version)
-    raise OnnxImportError("not a valid ONNX model: no opset for the default ONNX domain")
+    domains = sorted({imp.domain for imp in model.opset_import})
+    raise OnnxImportError(
+        "not a valid ONNX model: no opset for the default ONNX domain"
+        + (f" (it imports only {domains}; only the default domain is supported)" if domains else "")
+    )
 
 
 def check_graph(model: onnx.ModelProto) -> None:
