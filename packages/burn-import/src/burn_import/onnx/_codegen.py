@@ -100,45 +100,7 @@ def generate(
         inputs.append((vi.name, vt))
     used: list[str] = []
     for node in graph.node:
-        if node.domain not in ("", "ai.onnx"):
-            raise op_error(node.op_type, node.name, gen.opset, f"domain {node.domain!r}")
-        spec = table.get(node.op_type)
-        name = node.name or node.output[0]
-        if spec is None:
-            raise op_error(node.op_type, name, gen.opset, "no converter for this op")
-        if not spec.since <= gen.opset <= spec.until:
-            raise op_error(
-                node.op_type,
-                name,
-                gen.opset,
-                f"converter supports opsets {spec.since}..{spec.until}",
-            )
-        for a in node.attribute:
-            if a.name not in spec.attrs:
-                raise op_error(
-                    node.op_type, name, gen.opset, f"attribute {a.name!r} is not supported"
-                )
-        if node.op_type not in used:
-            used.append(node.op_type)
-        if _try_fold(gen, node):
-            continue
-        if any(o and (gen.types.get(o) is None or gen.types[o].shape is None) for o in node.output):
-            _infer_node(gen, node)
-        ctx = NodeCtx(gen, node)
-        ins = ", ".join(i or "-" for i in node.input)
-        outs = ", ".join(node.output)
-        gen.lines.append(f"# {node.op_type} {name!r}: ({ins}) -> ({outs})")
-        spec.fn(ctx)
-        for out in node.output:
-            if out and out not in gen.consts:
-                vt = gen.types.get(out)
-                if vt is not None and vt.elem not in DTYPES:
-                    raise op_error(
-                        node.op_type,
-                        name,
-                        gen.opset,
-                        f"output element type {type_name(vt.elem)} is not supported",
-                    )
+        _convert(gen, table, node, used)
     outputs: list[tuple[str, VType | None]] = []
     ret = []
     for vi in graph.output:
@@ -160,6 +122,77 @@ def generate(
         }
     )
     return Generated(source, record, inputs, outputs, class_name, used, types)
+
+
+def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
+    """Write one node's code (or fold it, or inline the taken branch of a constant `If`)."""
+    if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+        _inline_if(gen, table, node, used)
+        return
+    if node.domain not in ("", "ai.onnx"):
+        raise op_error(node.op_type, node.name, gen.opset, f"domain {node.domain!r}")
+    spec = table.get(node.op_type)
+    name = node.name or node.output[0]
+    if spec is None:
+        raise op_error(node.op_type, name, gen.opset, "no converter for this op")
+    if not spec.since <= gen.opset <= spec.until:
+        raise op_error(
+            node.op_type,
+            name,
+            gen.opset,
+            f"converter supports opsets {spec.since}..{spec.until}",
+        )
+    for a in node.attribute:
+        if a.name not in spec.attrs:
+            raise op_error(node.op_type, name, gen.opset, f"attribute {a.name!r} is not supported")
+    if node.op_type not in used:
+        used.append(node.op_type)
+    if _try_fold(gen, node):
+        return
+    if any(o and (gen.types.get(o) is None or gen.types[o].shape is None) for o in node.output):
+        _infer_node(gen, node)
+    ctx = NodeCtx(gen, node)
+    ins = ", ".join(i or "-" for i in node.input)
+    outs = ", ".join(node.output)
+    gen.lines.append(f"# {node.op_type} {name!r}: ({ins}) -> ({outs})")
+    spec.fn(ctx)
+    for out in node.output:
+        if out and out not in gen.consts:
+            vt = gen.types.get(out)
+            if vt is not None and vt.elem not in DTYPES:
+                raise op_error(
+                    node.op_type,
+                    name,
+                    gen.opset,
+                    f"output element type {type_name(vt.elem)} is not supported",
+                )
+
+
+def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
+    """`If` whose condition is known at import time (shape checks of expanded functions): the
+    taken branch's nodes are converted in place; a run-time condition is refused."""
+    name = node.name or node.output[0]
+    cond = gen.consts.get(node.input[0])
+    if cond is None:
+        raise op_error("If", name, gen.opset, "the condition must be known at import time")
+    attrs = {a.name: a.g for a in node.attribute}
+    branch = attrs["then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"]
+    gen.lines.append(f"# If {name!r}: condition known at import time, branch inlined")
+    for init in branch.initializer:
+        gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
+    for vi in list(branch.value_info) + list(branch.output):
+        vt = vtype_of(vi.type)
+        if vt is not None and vi.name not in gen.types:
+            gen.types[vi.name] = vt
+    for sub in branch.node:
+        _convert(gen, table, sub, used)
+    for out, src in zip(node.output, branch.output):
+        if src.name in gen.consts and src.name not in gen.vars:
+            _set_const(gen, out, gen.consts[src.name])
+        else:
+            gen.vars[out] = gen.vars[src.name]
+            if src.name in gen.types:
+                gen.types[out] = gen.types[src.name]
 
 
 def _try_fold(gen: Gen, node: onnx.NodeProto) -> bool:
