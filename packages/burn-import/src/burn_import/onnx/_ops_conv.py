@@ -297,3 +297,12 @@ def dft(ctx):
         c = ctx.const(1)
         length = int(c.reshape(-1)[0]) if c is not None else f"int(ops.scalar({ctx.x(1)}))"
     ctx.set(0, f"ops.dft({ctx.x(0)}, {length}, {axis}, {inverse}, {onesided})")
+
+
+@op("Col2Im", attrs=("dilations", "pads", "strides"))
+def col2im(ctx):
+    from ._ops_shape import ints_arg
+
+    image, block = ints_arg(ctx, 1), ints_arg(ctx, 2)
+    dil, pads, st = (list(ctx.attr(a, [])) for a in ("dilations", "pads", "strides"))
+    ctx.set(0, f"ops.col2im({ctx.x(0)}, {image}, {block}, {dil}, {pads}, {st})")

@@ -71,3 +71,33 @@ def pool_nd(
     for w in _windows(mask, kernel, strides, dil):
         count = w if count is None else count + w
     return total / count
+
+
+def col2im(x: Tensor, image_shape, block_shape, dilations, pads, strides) -> Tensor:
+    """ONNX Col2Im: sums the columns `[N, C*prod(block), L]` back into `[N, C, *image]`."""
+    import numpy as np
+    from burn_tensor import DType
+
+    image, block = [int(v) for v in image_shape], [int(v) for v in block_shape]
+    k = len(image)
+    dil = list(dilations) or [1] * k
+    st = list(strides) or [1] * k
+    pad = list(pads) or [0] * (2 * k)
+    n, ck, length = x.dims()
+    kprod = int(np.prod(block))
+    c = ck // kprod
+    padded = [image[i] + pad[i] + pad[i + k] for i in range(k)]
+    outs = [(padded[i] - ((block[i] - 1) * dil[i] + 1)) // st[i] + 1 for i in range(k)]
+    pos = np.stack(np.meshgrid(*[np.arange(o) for o in outs], indexing="ij"), -1).reshape(-1, k)
+    strides_flat = [int(np.prod(padded[i + 1 :])) for i in range(k)]
+    out = Tensor.zeros([n, c, int(np.prod(padded))], x.device, dtype=x.dtype)
+    cols = x.reshape([n, c, kprod, length])
+    for j, offs in enumerate(itertools.product(*[range(b) for b in block])):
+        coords = pos * np.array(st) + np.array(offs) * np.array(dil)
+        flat = (coords * np.array(strides_flat)).sum(-1).astype(np.int64)
+        vals = cols.narrow(2, j, 1).squeeze_dim(2)
+        out = out.select_add(2, Tensor.from_data(flat, x.device, DType.I64), vals)
+    out = out.reshape([n, c] + padded)
+    for i in range(k):
+        out = out.narrow(2 + i, pad[i], image[i])
+    return out

@@ -11,6 +11,6 @@ from ._rt_basic import *
 from ._rt_grid import affine_grid, dft, grid_sample  # noqa: F401
 from ._rt_index import *
 from ._rt_nn import *
-from ._rt_pool import pool_nd  # noqa: F401
+from ._rt_pool import col2im, pool_nd  # noqa: F401
 from ._rt_resize import resize  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
