@@ -382,17 +382,15 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
     ]
     args = ", ".join(f"{gen.vars[n]}: Tensor" for n, _ in inputs)
     out.append(f"    def forward(self{', ' if args else ''}{args}):")
-    if inputs:
+    if not any(re.search(r"\bdevice\b", line) for line in gen.lines):
+        pass  # no constant is created in forward: the inputs carry the device
+    elif inputs:
         out.append(f"        device = {gen.vars[inputs[0][0]]}.device")
     elif gen.fields:
-        out.append(
-            f"        device = self.{gen.fields[0].name}.devices()[0]"
-            if False
-            else "        device = self.devices()[0]"
-        )
+        out.append("        device = self.devices()[0]")
     else:
         out.append("        device = default_device()")
     for line in gen.lines:
         out.append("        " + line)
-    out.append(f"        return {', '.join(ret)}" + ("," if len(ret) == 1 and False else ""))
+    out.append(f"        return {', '.join(ret)}")
     return "\n".join(out) + "\n"

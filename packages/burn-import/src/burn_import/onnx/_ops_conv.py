@@ -164,7 +164,16 @@ def pool(ctx):
         )
     else:
         inc = bool(ctx.attr("count_include_pad", 0))
-        if spatial <= 2 and dil == [1] * spatial:
+        sym = pads[:spatial] == pads[spatial:] and all(p <= k // 2 for p, k in zip(pads, kernel))
+        if (
+            spatial == 2
+            and dil == [1, 1]
+            and not any(ceil_extra)
+            and sym
+            and (inc or not any(pads))
+        ):  # burn's own op when it computes exactly ONNX's average
+            expr = f"F.avg_pool2d({x}, {kernel}, {strides}, {pads[:2]}, True)"
+        elif spatial <= 2 and dil == [1] * spatial:
             extra = f", {ceil_extra}" if any(ceil_extra) else ""
             expr = f"ops.avg_pool({x}, {kernel}, {strides}, {pads}, {inc}{extra})"
         else:
