@@ -123,8 +123,8 @@ def pool(ctx):
     spatial = rank - 2
     if spatial < 1:
         ctx.fail(f"input rank {rank}")
-    if ctx.has_out(1):
-        ctx.fail("the Indices output is not supported")
+    if ctx.has_out(1) and (ctx.op_type != "MaxPool" or spatial != 2):
+        ctx.fail("the Indices output is supported for 2-D MaxPool only")
     if "p" in ctx.attrs and ctx.op_type != "LpPool":
         ctx.fail("attribute 'p' is not supported")
     kernel = list(ctx.attr("kernel_shape"))
@@ -151,6 +151,18 @@ def pool(ctx):
         x = f"ops.cast({x}, DType.F64)"
     if ctx.op_type == "LpPool":
         expr = f"ops.pool_nd({x}, 'lp', {kernel}, {strides}, {pads}, {dil}, p={ctx.attr('p', 2)})"
+    elif ctx.op_type == "MaxPool" and ctx.has_out(1):
+        mp = [p + (ceil_extra[i % spatial] if i >= spatial else 0) for i, p in enumerate(pads)]
+        if not is_float:
+            ctx.fail("Indices of a non-float input")
+        if mp[:2] != mp[2:] or any(p > k // 2 for p, k in zip(mp, kernel)):
+            ctx.fail("Indices with asymmetric padding or padding over half the kernel")
+        order = ctx.attr("storage_order", 0)
+        ctx.emit(
+            f"{ctx.out(0)}, {ctx.out(1)} = ops.max_pool_indices({x}, {kernel}, {strides}, "
+            f"{mp[:2]}, {dil}, {order})"
+        )
+        return
     elif ctx.op_type == "MaxPool" and spatial <= 2:
         mp = [p + (ceil_extra[i % spatial] if i >= spatial else 0) for i, p in enumerate(pads)]
         sym = mp[:spatial] == mp[spatial:] and all(p <= k // 2 for p, k in zip(mp, kernel))

@@ -92,6 +92,18 @@ def max_pool(x, kernel, strides, pads, dilations):
     return F.max_pool2d(x, kernel, strides, sym, dilations)
 
 
+def max_pool_indices(x, kernel, strides, padding, dilations, storage_order=0):
+    """2-D MaxPool and ONNX's Indices: flat positions in the whole `[N, C, H, W]` input
+    (row major, or column major within each plane with `storage_order=1`)."""
+    n, c, h, w = x.dims()
+    y, idx = F.max_pool2d_with_indices(x, kernel, strides, padding, dilations)
+    idx = idx.cast(DType.I64)
+    if storage_order:
+        idx = idx.remainder_scalar(w) * h + idx.div_scalar(w)
+    base = Tensor.arange(0, n * c, x.device).cast(DType.I64).reshape([n, c, 1, 1]) * (h * w)
+    return y, idx + base
+
+
 def avg_pool(x, kernel, strides, pads, count_include_pad, ceil_extra=None):
     """ONNX AveragePool; padding that must not be counted is divided out with a pooled mask."""
     sym, extra = _split_pads(pads)
