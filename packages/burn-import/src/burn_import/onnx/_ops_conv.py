@@ -327,3 +327,23 @@ def col2im(ctx):
     image, block = ints_arg(ctx, 1), ints_arg(ctx, 2)
     dil, pads, st = (list(ctx.attr(a, [])) for a in ("dilations", "pads", "strides"))
     ctx.set(0, f"ops.col2im({ctx.x(0)}, {image}, {block}, {dil}, {pads}, {st})")
+
+
+@op("MaxUnpool", attrs=("kernel_shape", "pads", "strides"))
+def max_unpool(ctx):
+    from ._ops_shape import ints_arg
+
+    spatial = ctx.rank(0) - 2
+    kernel = list(ctx.attr("kernel_shape"))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    pads = list(ctx.attr("pads", [0] * (2 * spatial)))
+    dims = ctx.shape(0)
+    if any(d is None for d in dims):
+        ctx.fail("MaxUnpool needs static input dims")
+    # the indices address the shape MaxPool's input had; output_shape may pad it at the end
+    inferred = dims[:2] + [
+        (dims[2 + i] - 1) * strides[i] - pads[i] - pads[i + spatial] + kernel[i]
+        for i in range(spatial)
+    ]
+    shape = ints_arg(ctx, 2) if ctx.has(2) else inferred
+    ctx.set(0, f"ops.max_unpool({ctx.x(0)}, {ctx.x(1)}, {inferred}, {shape})")

@@ -338,3 +338,18 @@ def batch_norm_training(x, scale, bias, mean, var, eps, momentum):
     y = c / (v + eps).sqrt() * _channel(scale, r) + _channel(bias, r)
     bm, bv = m.reshape([-1]), v.reshape([-1])
     return y, mean * momentum + bm * (1 - momentum), var * momentum + bv * (1 - momentum)
+
+
+def max_unpool(x, indices, inferred, shape):
+    """ONNX MaxUnpool: each value goes to its flat index in a zero tensor of the pooled input's
+    shape (`inferred`), which is then zero-padded at the end to `shape`."""
+    total = 1
+    for d in inferred:
+        total *= d
+    out = Tensor.zeros([total], x.device, dtype=x.dtype)
+    out = out.select_add(0, indices.reshape([-1]).cast(DType.I64), x.reshape([-1]))
+    out = out.reshape(list(inferred))
+    for i, (have, want) in enumerate(zip(inferred, ints(shape))):
+        if want > have:
+            out = _pad_dim(out, i, 0, want - have)
+    return out
