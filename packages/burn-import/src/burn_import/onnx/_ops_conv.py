@@ -347,3 +347,23 @@ def max_unpool(ctx):
     ]
     shape = ints_arg(ctx, 2) if ctx.has(2) else inferred
     ctx.set(0, f"ops.max_unpool({ctx.x(0)}, {ctx.x(1)}, {inferred}, {shape})")
+
+
+@op("Det")
+def det(ctx):
+    ctx.set(0, f"ops.det({ctx.x(0)})")
+
+
+@op("STFT", attrs=("onesided",))
+def stft(ctx):
+    from ._ops_shape import ints_arg
+
+    step = ints_arg(ctx, 1)
+    step = step[0] if isinstance(step, list) else f"{step}[0]"
+    window = ctx.x(2) if ctx.has(2) else "None"
+    length = ints_arg(ctx, 3) if ctx.has(3) else None
+    length = length[0] if isinstance(length, list) else (f"{length}[0]" if length else None)
+    if not ctx.has(2) and length is None:
+        ctx.fail("needs a window or a frame_length")
+    onesided = bool(ctx.attr("onesided", 1))
+    ctx.set(0, f"ops.stft({ctx.x(0)}, {step}, {window}, {length}, {onesided})")

@@ -147,3 +147,49 @@ def dft(x: Tensor, length, axis: int, inverse: bool, onesided: bool) -> Tensor:
         yi = ((xi.matmul(cos) if xi is not None else 0.0) + xr.matmul(sin)) / length
     yr, yi = yr.movedim(r - 2, axis), yi.movedim(r - 2, axis)
     return Tensor.stack([yr, yi], r - 1).cast(dt)
+
+
+def det(a: Tensor) -> Tensor:
+    """Determinant of `[..., n, n]` by Gaussian elimination with partial pivoting (in f64)."""
+    dt = a.dtype
+    a = a.cast(DType.F64)
+    dims = a.dims()
+    n = dims[-1]
+    r = len(dims)
+    batch = dims[:-2]
+    rows = Tensor.arange(0, n, a.device).reshape([1] * len(batch) + [n, 1])
+    eye = Tensor.eye(n, a.device).cast(DType.F64).reshape([1] * len(batch) + [n, n])
+    sign = Tensor.ones(batch + [1, 1] if batch else [1, 1], a.device, dtype=DType.F64)
+    for k in range(n):
+        col = a.narrow(r - 1, k, 1).abs()  # [..., n, 1]
+        col = col.mask_fill(rows.lower_elem(k).expand(col.dims()), -1.0)
+        p = col.argmax(r - 2).cast(DType.I64)  # [..., 1, 1]
+        ek = rows.equal_elem(k).float().cast(DType.F64)  # [.., n, 1]
+        ep = rows.cast(DType.I64).equal(p).float().cast(DType.F64)  # [..., n, 1]
+        perm = eye - ek * ek.swap_dims(r - 2, r - 1) - ep * ep.swap_dims(r - 2, r - 1)
+        perm = perm + ek * ep.swap_dims(r - 2, r - 1) + ep * ek.swap_dims(r - 2, r - 1)
+        same = p.equal_elem(k).float().cast(DType.F64)
+        perm = perm * (1 - same) + eye * same
+        sign = sign * (same * 2 - 1)
+        a = perm.matmul(a)
+        pivot_row = a.narrow(r - 2, k, 1)  # [..., 1, n]
+        pivot = pivot_row.narrow(r - 1, k, 1)  # [..., 1, 1]
+        f = a.narrow(r - 1, k, 1) / pivot.mask_fill(pivot.equal_elem(0), 1.0)
+        f = f.mask_fill(rows.lower_equal_elem(k).expand(f.dims()), 0.0)
+        a = a - f * pivot_row
+    diag = (a * eye).sum_dim(r - 1)  # [..., n, 1]
+    out = diag.prod_dim(r - 2) * sign  # [..., 1, 1]
+    return out.reshape(batch or [1]).cast(dt)
+
+
+def stft(signal: Tensor, step: int, window, length, onesided: bool) -> Tensor:
+    """ONNX STFT: frames of `signal [batch, len, 1|2]`, windowed, then a DFT per frame."""
+    b, n, comp = signal.dims()
+    fl = int(length) if length is not None else window.dims()[0]
+    frames = 1 + (n - fl) // step
+    idx = (np.arange(frames)[:, None] * step + np.arange(fl)[None, :]).reshape(-1)
+    x = signal.select(1, Tensor.from_data(idx.astype(np.int64), signal.device, DType.I64))
+    x = x.reshape([b, frames, fl, comp])
+    if window is not None:
+        x = x * window.cast(x.dtype).reshape([1, 1, fl, 1])
+    return dft(x, fl, 2, False, onesided)

@@ -8,7 +8,7 @@ computations (NonZero, GatherND/ScatterND index arithmetic) are done on the host
 from ._rt_act import *
 from ._rt_attention import attention, rotary_embedding  # noqa: F401
 from ._rt_basic import *
-from ._rt_grid import affine_grid, dft, grid_sample  # noqa: F401
+from ._rt_grid import affine_grid, det, dft, grid_sample, stft  # noqa: F401
 from ._rt_index import *
 from ._rt_nn import *
 from ._rt_pool import col2im, pool_nd  # noqa: F401
