@@ -1,4 +1,4 @@
-"""Resampling (Resize, Upsample), losses and RMS normalization."""
+"""Resampling (Resize; opset-9 Upsample arrives here upgraded), losses and RMS normalization."""
 
 from __future__ import annotations
 
@@ -53,11 +53,6 @@ def resize(ctx):
         f"ops.resize({ctx.x(0)}, {sizes}, {scales}, {axes}, {mode!r}, {ctm!r}, {nm!r}, "
         f"{a!r}, {ex}, {roi}, {ev!r}, {pol!r}, {aa})",
     )
-
-
-@op("Upsample", attrs=("mode",), until=9)
-def upsample(ctx):
-    ctx.fail("Upsample is upgraded to Resize by the version converter")
 
 
 @op("NegativeLogLikelihoodLoss", attrs=("ignore_index", "reduction"))
