@@ -8,6 +8,7 @@ per property, so CI is deterministic) and `long` (2,500 per property). Select on
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from burn_ndarray import NdArray
 from hypothesis import HealthCheck, settings
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the _onnx_helpers test module
 
 _COMMON = {
     "deadline": None,  # a loaded CI machine must not fail on time; hangs would still show
@@ -50,3 +52,15 @@ def fixture_path():
         return FIXTURES / ("pt" if name.endswith(".pt") else "safetensors") / name
 
     return path
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The ONNX suite's summary (node pass rate, light models, OpenCL) at the end of the session."""
+    mod = sys.modules.get("test_onnx_suite")
+    if mod is None:
+        mod = next((m for n, m in sys.modules.items() if n.endswith("test_onnx_suite")), None)
+    lines = getattr(mod, "SUMMARY", None)
+    if lines:
+        terminalreporter.section("ONNX backend suite")
+        for line in lines:
+            terminalreporter.write_line(line)

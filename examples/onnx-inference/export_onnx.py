@@ -1,0 +1,173 @@
+"""Write `model/guide_digits.onnx` from the guide's trained record, with `onnx.helper`.
+
+    uv run python examples/onnx-inference/export_onnx.py                    # train, then export
+    uv run python examples/onnx-inference/export_onnx.py --artifact-dir artifacts/guide  # a record
+
+Without `--artifact-dir` it trains the guide's model (the guide's own `train()`, on the bundled
+digits, `hidden_size` 256 so that the file stays under 1 MB) into a temporary artifact directory.
+The record is the guide's `CompactRecorder` one (half precision), so the ONNX initializers are
+stored as float16 and cast to float32 in the graph: the same numbers the guide's model runs with.
+It also writes `model/guide_accuracy.json`: the guide model's own predictions and accuracy on the
+360 test digits, which the example must reproduce through the importer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+OUT = Path(__file__).resolve().parent / "model"
+
+
+def train_guide(artifact_dir: str, hidden: int, epochs: int) -> None:
+    from burn_autodiff import Autodiff
+    from burn_dataset.vision import DigitsDataset
+    from burn_ndarray import NdArray
+    from burn_optim import AdamConfig
+    from guide.model import ModelConfig
+    from guide.training import TrainingConfig, train
+
+    config = TrainingConfig(ModelConfig(10, hidden), AdamConfig()).with_num_epochs(epochs)
+    train(
+        artifact_dir,
+        config,
+        Autodiff(NdArray()).device(),
+        DigitsDataset.train(),
+        DigitsDataset.test(),
+    )
+
+
+def to_onnx(model) -> onnx.ModelProto:
+    """The guide's forward as an ONNX graph (inference: Dropout is the identity)."""
+    p = {name: np.asarray(param.val().numpy()) for name, param in model.named_parameters()}
+    inits, nodes = [], []
+
+    def weight(name: str, arr: np.ndarray) -> str:
+        inits.append(nh.from_array(arr.astype(np.float16), f"{name}_f16"))
+        nodes.append(h.make_node("Cast", [f"{name}_f16"], [name], name=f"{name}_cast", to=T.FLOAT))
+        return name
+
+    inits.append(nh.from_array(np.array([1], np.int64), "channel_axis"))
+    nodes += [
+        h.make_node("Unsqueeze", ["images", "channel_axis"], ["x0"], name="add_channel"),
+        h.make_node(
+            "Conv",
+            [
+                "x0",
+                weight("conv1.weight", p["conv1.weight"]),
+                weight("conv1.bias", p["conv1.bias"]),
+            ],
+            ["x1"],
+            name="conv1",
+        ),
+        h.make_node("Dropout", ["x1"], ["x2"], name="dropout1"),
+        h.make_node(
+            "Conv",
+            [
+                "x2",
+                weight("conv2.weight", p["conv2.weight"]),
+                weight("conv2.bias", p["conv2.bias"]),
+            ],
+            ["x3"],
+            name="conv2",
+        ),
+        h.make_node("Dropout", ["x3"], ["x4"], name="dropout2"),
+        h.make_node("Relu", ["x4"], ["x5"], name="relu1"),
+        # AdaptiveAvgPool2d([8, 8]) of a 24x24 map is a 3x3 average pool with stride 3
+        h.make_node(
+            "AveragePool", ["x5"], ["x6"], name="pool", kernel_shape=[3, 3], strides=[3, 3]
+        ),
+        h.make_node("Flatten", ["x6"], ["x7"], name="flatten", axis=1),
+        # burn's Linear weight is [d_in, d_out]: Gemm without transB
+        h.make_node(
+            "Gemm",
+            [
+                "x7",
+                weight("linear1.weight", p["linear1.weight"]),
+                weight("linear1.bias", p["linear1.bias"]),
+            ],
+            ["x8"],
+            name="linear1",
+        ),
+        h.make_node("Dropout", ["x8"], ["x9"], name="dropout3"),
+        h.make_node("Relu", ["x9"], ["x10"], name="relu2"),
+        h.make_node(
+            "Gemm",
+            [
+                "x10",
+                weight("linear2.weight", p["linear2.weight"]),
+                weight("linear2.bias", p["linear2.bias"]),
+            ],
+            ["logits"],
+            name="linear2",
+        ),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "guide_digits",
+        [h.make_tensor_value_info("images", T.FLOAT, ["batch", 28, 28])],
+        [h.make_tensor_value_info("logits", T.FLOAT, ["batch", 10])],
+        initializer=inits,
+    )
+    m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], producer_name="burn-py guide")
+    onnx.checker.check_model(m)
+    return m
+
+
+def guide_accuracy(model, device) -> dict:
+    from burn_dataset.vision import DigitsDataset
+    from guide.data import MnistBatcher
+
+    test = DigitsDataset.test()
+    items = [test.get(i) for i in range(len(test))]
+    batch = MnistBatcher(device).batch(items)
+    pred = model.forward(batch.images).argmax(1).numpy().reshape(-1)
+    labels = np.array([it.label for it in items])
+    correct = int((pred == labels).sum())
+    return {
+        "correct": correct,
+        "total": len(items),
+        "accuracy": 100.0 * correct / len(items),
+        "predictions": pred.tolist(),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--artifact-dir", help="a trained guide artifact dir (config.json, model.mpk.gz)"
+    )
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--epochs", type=int, default=12)
+    args = ap.parse_args(argv)
+    from burn_ndarray import NdArray
+    from guide.inference import load_model
+
+    artifact = args.artifact_dir
+    if artifact is None:
+        artifact = tempfile.mkdtemp(prefix="guide_")
+        train_guide(artifact, args.hidden, args.epochs)
+    device = NdArray().device()
+    model = load_model(artifact, device)
+    OUT.mkdir(exist_ok=True)
+    onnx.save(to_onnx(model), OUT / "guide_digits.onnx")
+    result = guide_accuracy(model, device)
+    (OUT / "guide_accuracy.json").write_text(json.dumps(result, indent=1) + "\n")
+    size = (OUT / "guide_digits.onnx").stat().st_size
+    print(
+        f"wrote {OUT / 'guide_digits.onnx'} ({size} bytes); guide accuracy "
+        f"{result['correct']}/{result['total']} = {result['accuracy']:.2f}%"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

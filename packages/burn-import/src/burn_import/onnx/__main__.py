@@ -1,0 +1,44 @@
+"""`python -m burn_import.onnx model.onnx out/`: Burn's ModelGen from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._errors import OnnxImportError
+from ._modelgen import ModelGen, RecordType
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m burn_import.onnx",
+        description="Generate a burn-py module and record from ONNX files.",
+    )
+    ap.add_argument("inputs", nargs="+", help="ONNX files")
+    ap.add_argument("out_dir", help="output directory")
+    ap.add_argument("--record-type", default="NamedMpk", choices=[r.name for r in RecordType])
+    ap.add_argument("--half-precision", action="store_true", help="store the weights as f16")
+    ap.add_argument("--class-name", default="Model")
+    ap.add_argument("--development", action="store_true", help="also write the upgraded graph")
+    args = ap.parse_args(argv)
+    gen = (
+        ModelGen()
+        .out_dir(args.out_dir)
+        .record_type(RecordType[args.record_type])
+        .half_precision(args.half_precision)
+        .class_name(args.class_name)
+        .development(args.development)
+    )
+    for path in args.inputs:
+        gen.input(path)
+    try:
+        for py in gen.run():
+            print(py)
+    except OnnxImportError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

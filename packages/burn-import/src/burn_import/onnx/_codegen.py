@@ -1,0 +1,396 @@
+"""Turn a loaded ONNX model into Python source: a `Module` subclass plus the weights it needs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from ._context import Gen, NodeCtx
+from ._errors import OnnxImportError, op_error
+from ._load import default_opset, to_array
+from ._registry import load_all
+from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
+
+# Ops whose result is computed at import time when every input is a constant: shape arithmetic
+# (Shape -> Gather -> Concat -> Reshape chains of exported models), never the model's tensors.
+FOLDABLE = {
+    "Constant",
+    "Identity",
+    "Shape",
+    "Size",
+    "Gather",
+    "Concat",
+    "Unsqueeze",
+    "Squeeze",
+    "Slice",
+    "Cast",
+    "Reshape",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Equal",
+    "Where",
+    "Range",
+    "ConstantOfShape",
+    "Expand",
+    "ReduceProd",
+    "Neg",
+    "Not",
+    "Less",
+    "Greater",
+    "Mod",
+    "Max",
+    "Min",
+    "Abs",
+    "Floor",
+    "Ceil",
+    "Sqrt",
+    "CastLike",
+    "Flatten",
+    "Transpose",
+}
+FOLD_LIMIT = 1 << 20
+
+
+@dataclass
+class Generated:
+    source: str
+    record: dict
+    inputs: list[tuple[str, VType]]
+    outputs: list[tuple[str, VType | None]]
+    class_name: str
+    ops_used: list[str]
+    types: dict
+
+
+def generate(
+    model: onnx.ModelProto,
+    class_name: str = "Model",
+    source_name: str = "model.onnx",
+    record_file: str | None = "model",
+    recorder: str = "NamedMpkFileRecorder",
+    precision: str = "FullPrecisionSettings",
+) -> Generated:
+    """Generate the module source for a model already passed through `load_model`."""
+    table = load_all()
+    gen = Gen(model, default_opset(model))
+    graph = model.graph
+    for init in graph.initializer:
+        gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
+    for vi in list(graph.value_info) + list(graph.output) + list(graph.input):
+        vt = vtype_of(vi.type)
+        if vt is not None:
+            gen.types[vi.name] = vt
+    inputs: list[tuple[str, VType]] = []
+    for vi in graph.input:
+        if vi.name in gen.consts:
+            continue
+        vt = gen.types.get(vi.name)
+        if vt is None:
+            raise OnnxImportError(f"graph input {vi.name!r}: only tensor inputs are supported")
+        if vt.elem not in DTYPES:
+            raise OnnxImportError(
+                f"graph input {vi.name!r}: element type {type_name(vt.elem)} is not supported"
+            )
+        gen.vars[vi.name] = gen.fresh(vi.name)
+        inputs.append((vi.name, vt))
+    used: list[str] = []
+    for node in graph.node:
+        _convert(gen, table, node, used)
+    outputs: list[tuple[str, VType | None]] = []
+    ret = []
+    for vi in graph.output:
+        if vi.name not in gen.vars and vi.name in gen.consts:
+            gen.lines.append(f"# graph output {vi.name!r} is a constant")
+            gen.materialize(vi.name)
+        ret.append(gen.vars[vi.name])
+        outputs.append((vi.name, gen.types.get(vi.name)))
+    source = _assemble(
+        gen, class_name, source_name, inputs, outputs, ret, record_file, recorder, precision
+    )
+    record = {f.name: f.record for f in gen.fields}
+    types = {k: v for k, v in gen.types.items()}
+    types.update(
+        {
+            k: VType(elem_of_np(a.dtype) or 0, list(a.shape))
+            for k, a in gen.consts.items()
+            if k in gen.vars
+        }
+    )
+    return Generated(source, record, inputs, outputs, class_name, used, types)
+
+
+def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
+    """Write one node's code (or fold it, or inline the taken branch of a constant `If`)."""
+    if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+        _inline_if(gen, table, node, used)
+        return
+    if node.domain not in ("", "ai.onnx"):
+        raise op_error(node.op_type, node.name, gen.opset, f"domain {node.domain!r}")
+    spec = table.get(node.op_type)
+    name = node.name or node.output[0]
+    if spec is None:
+        raise op_error(node.op_type, name, gen.opset, "no converter for this op")
+    if not spec.since <= gen.opset <= spec.until:
+        raise op_error(
+            node.op_type,
+            name,
+            gen.opset,
+            f"converter supports opsets {spec.since}..{spec.until}",
+        )
+    for a in node.attribute:
+        if a.name not in spec.attrs:
+            raise op_error(node.op_type, name, gen.opset, f"attribute {a.name!r} is not supported")
+    if node.op_type not in used:
+        used.append(node.op_type)
+    if _try_fold(gen, node):
+        return
+    if any(o and (gen.types.get(o) is None or gen.types[o].shape is None) for o in node.output):
+        _infer_node(gen, node)
+    ctx = NodeCtx(gen, node)
+    ins = ", ".join(i or "-" for i in node.input)
+    outs = ", ".join(node.output)
+    gen.lines.append(f"# {node.op_type} {name!r}: ({ins}) -> ({outs})")
+    spec.fn(ctx)
+    for out in node.output:
+        if out and out not in gen.consts:
+            vt = gen.types.get(out)
+            if vt is not None and vt.elem not in DTYPES:
+                raise op_error(
+                    node.op_type,
+                    name,
+                    gen.opset,
+                    f"output element type {type_name(vt.elem)} is not supported",
+                )
+
+
+def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
+    """`If` whose condition is known at import time (shape checks of expanded functions): the
+    taken branch's nodes are converted in place; a run-time condition is refused."""
+    name = node.name or node.output[0]
+    cond = gen.consts.get(node.input[0])
+    if cond is None:
+        raise op_error("If", name, gen.opset, "the condition must be known at import time")
+    attrs = {a.name: a.g for a in node.attribute}
+    branch = attrs["then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"]
+    gen.lines.append(f"# If {name!r}: condition known at import time, branch inlined")
+    for init in branch.initializer:
+        gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
+    for vi in list(branch.value_info) + list(branch.output):
+        vt = vtype_of(vi.type)
+        if vt is not None and vi.name not in gen.types:
+            gen.types[vi.name] = vt
+    for sub in branch.node:
+        _convert(gen, table, sub, used)
+    for out, src in zip(node.output, branch.output):
+        if src.name in gen.consts and src.name not in gen.vars:
+            _set_const(gen, out, gen.consts[src.name])
+        else:
+            gen.vars[out] = gen.vars[src.name]
+            if src.name in gen.types:
+                gen.types[out] = gen.types[src.name]
+
+
+def _try_fold(gen: Gen, node: onnx.NodeProto) -> bool:
+    if node.op_type == "Shape":
+        vt = gen.types.get(node.input[0])
+        src = gen.consts.get(node.input[0])
+        shape = list(src.shape) if src is not None else (vt.shape if vt is not None else None)
+        if shape is None or not all(isinstance(d, int) for d in shape):
+            return False
+        attrs = {a.name: a.i for a in node.attribute}
+        r = len(shape)
+        start, end = attrs.get("start", 0), attrs.get("end", r)
+        start, end = (max(0, min(r, s + r if s < 0 else s)) for s in (start, end))
+        _set_const(gen, node.output[0], np.array(shape[start:end], dtype=np.int64))
+        return True
+    if node.op_type == "Size":
+        vt = gen.types.get(node.input[0])
+        if vt is None or not vt.static:
+            return False
+        _set_const(gen, node.output[0], np.array(int(np.prod(vt.shape)), dtype=np.int64))
+        return True
+    if node.op_type not in FOLDABLE or any(i and i not in gen.consts for i in node.input):
+        return False
+    if node.op_type != "Constant" and not node.input:
+        return False
+    if any(gen.consts[i].size > FOLD_LIMIT for i in node.input if i):
+        return False
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        feeds = {i: gen.consts[i] for i in node.input if i}
+        graph = onnx.helper.make_graph(
+            [node],
+            "fold",
+            [
+                onnx.helper.make_tensor_value_info(
+                    i, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape
+                )
+                for i, a in feeds.items()
+            ],
+            [onnx.helper.make_tensor_value_info(o, 0, None) for o in node.output],
+        )
+        m = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", gen.opset)])
+        outs = ReferenceEvaluator(m).run(None, feeds)
+    except Exception:  # noqa: BLE001 - onnx/protobuf raise many types
+        return False
+    for name, val in zip(node.output, outs):
+        val = np.asarray(val)
+        if val.size > FOLD_LIMIT or elem_of_np(val.dtype) is None:
+            return False
+    for name, val in zip(node.output, outs):
+        _set_const(gen, name, np.asarray(val))
+    return True
+
+
+def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
+    """Types of a node's outputs that the whole-model inference left unknown (function bodies
+    expanded into the graph lose them), inferred from the types the importer knows now."""
+    helper = onnx.helper
+    inputs, inits = [], []
+    for i in node.input:
+        if not i:
+            continue
+        if i in gen.consts:
+            inits.append(onnx.numpy_helper.from_array(gen.consts[i], i))
+            continue
+        vt = gen.types.get(i)
+        if vt is None:
+            return
+        inputs.append(helper.make_tensor_value_info(i, vt.elem, vt.shape))
+    graph = helper.make_graph(
+        [node],
+        "infer",
+        inputs,
+        [helper.make_tensor_value_info(o, 0, None) for o in node.output if o],
+        initializer=inits,
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", gen.opset)])
+    try:
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=False, data_prop=True)
+    except Exception:  # noqa: BLE001 - onnx/protobuf raise many types
+        return
+    for vi in list(m.graph.value_info) + list(m.graph.output):
+        vt = vtype_of(vi.type)
+        old = gen.types.get(vi.name)
+        if vt is not None and vt.elem and (old is None or old.shape is None):
+            gen.types[vi.name] = vt
+
+
+def _set_const(gen: Gen, name: str, val: np.ndarray) -> None:
+    gen.consts[name] = val
+    gen.types[name] = VType(elem_of_np(val.dtype) or 0, list(val.shape))
+
+
+def _imports(gen: Gen) -> list[str]:
+    """Only the names the generated code uses, so the header reads as what the model needs."""
+    body = "\n".join(gen.lines) + "\n".join(f.init_code + f.annotation for f in gen.fields)
+    tensor = ["DType", "Tensor", "activation", "default_device"]
+    tensor = [n for n in tensor if n in ("Tensor", "default_device") or f"{n}." in body]
+    lines = [f"from burn_tensor import {', '.join(tensor)}"]
+    if "F." in body:
+        lines.append("from burn_tensor import module as F")
+    nn = ["Module"] + [
+        n
+        for n in (
+            "Param",
+            "BatchNorm",
+            "BatchNormConfig",
+            "Conv1d",
+            "Conv1dConfig",
+            "Conv2d",
+            "Conv2dConfig",
+            "Linear",
+            "LinearConfig",
+            "PaddingConfig1d",
+            "PaddingConfig2d",
+        )
+        if re.search(rf"\b{n}\b", body)
+    ]
+    lines.append(f"from burn_nn import {', '.join(nn)}")
+    return lines
+
+
+def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, recorder, precision):
+    producer = gen.model.producer_name or "unknown producer"
+    doc_in = ", ".join(f"{n!r} {type_name(vt.elem)}{vt.shape}" for n, vt in inputs)
+    doc_out = ", ".join(
+        f"{n!r} {type_name(vt.elem) if vt else '?'}{vt.shape if vt else ''}" for n, vt in outputs
+    )
+    out = [
+        (
+            f'"""{class_name}: generated by burn_import from {source_name} ({producer}, ONNX opset '
+            f"{gen.opset})."
+        ),
+        "",
+        "Ordinary burn-py code: edit, train (under Autodiff) or run it on any backend.",
+        f"Inputs: {doc_in or 'none'}.",
+        f"Outputs: {doc_out}.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import pathlib",
+        "",
+        *_imports(gen),
+        f"from burn_record import {recorder}, {precision}",
+        "",
+        "from burn_import.onnx import ops"
+        + (
+            ""
+            if "ops." in "\n".join(gen.lines) + "".join(f.init_code for f in gen.fields)
+            else "  # noqa: F401"
+        ),
+        "",
+    ]
+    if record_file:
+        out += [f"RECORD = pathlib.Path(__file__).with_name({record_file!r})", ""]
+    else:
+        out += ["RECORD = None", ""]
+    out += ["", f"class {class_name}(Module):"]
+    for f in gen.fields:
+        out.append(f"    {f.name}: {f.annotation}  # {f.comment}")
+    if gen.fields:
+        out.append("")
+    out += [
+        "    @classmethod",
+        f"    def init(cls, device=None) -> {class_name}:",
+        '        """The model with fresh weights (load a record to get the ONNX ones)."""',
+        "        device = device or default_device()",
+    ]
+    if gen.fields:
+        out.append("        return cls(")
+        for f in gen.fields:
+            out.append(f"            {f.name}={f.init_code},")
+        out.append("        )")
+    else:
+        out.append("        return cls()")
+    out += [
+        "",
+        "    @classmethod",
+        f"    def from_file(cls, path=RECORD, device=None) -> {class_name}:",
+        '        """The model with the weights of the record written by ModelGen."""',
+        "        device = device or default_device()",
+        f"        recorder = {recorder}({precision})",
+        "        return cls.init(device).load_file(path, recorder, device)",
+        "",
+    ]
+    args = ", ".join(f"{gen.vars[n]}: Tensor" for n, _ in inputs)
+    out.append(f"    def forward(self{', ' if args else ''}{args}):")
+    if not any(re.search(r"\bdevice\b", line) for line in gen.lines):
+        pass  # no constant is created in forward: the inputs carry the device
+    elif inputs:
+        out.append(f"        device = {gen.vars[inputs[0][0]]}.device")
+    elif gen.fields:
+        out.append("        device = self.devices()[0]")
+    else:
+        out.append("        device = default_device()")
+    for line in gen.lines:
+        out.append("        " + line)
+    out.append(f"        return {', '.join(ret)}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,243 @@
+"""The code generator's state (`Gen`) and the per-node view a converter works with (`NodeCtx`)."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+
+from ._errors import OnnxImportError, op_error
+from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
+
+INLINE_LIMIT = 64  # constants up to this many elements are written into the code
+
+
+@dataclass
+class Field:
+    """One field of the generated Module: a layer or a parameter."""
+
+    name: str
+    annotation: str
+    init_code: str  # an expression using `device`
+    record: object  # numpy array or {sub-field: numpy array}
+    comment: str = ""
+
+
+@dataclass
+class Gen:
+    model: onnx.ModelProto
+    opset: int
+    types: dict[str, VType] = field(default_factory=dict)
+    consts: dict[str, np.ndarray] = field(default_factory=dict)
+    vars: dict[str, str] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+    lines: list[str] = field(default_factory=list)
+    fields: list[Field] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=dict)
+    imports: set[str] = field(default_factory=set)
+
+    def fresh(self, base: str) -> str:
+        name = re.sub(r"\W", "_", base).strip("_") or "v"
+        if name[0].isdigit():
+            name = "v_" + name
+        if keyword.iskeyword(name) or name in {"self", "device", "Tensor", "DType", "np", "F"}:
+            name += "_"
+        cand, k = name, 1
+        while cand in self.names:
+            k += 1
+            cand = f"{name}_{k}"
+        self.names.add(cand)
+        return cand
+
+    def field_name(self, kind: str) -> str:
+        n = self.counters.get(kind, 0) + 1
+        self.counters[kind] = n
+        name = f"{kind}{n}"
+        self.names.add(name)
+        return name
+
+    def add_field(self, kind: str, annotation: str, init_code: str, record, comment: str) -> str:
+        name = self.field_name(kind)
+        self.fields.append(Field(name, annotation, init_code, record, comment))
+        return name
+
+    def materialize(self, name: str) -> str:
+        """The Python expression of a constant value, written once (inline or as a Param)."""
+        if name in self.vars:
+            return self.vars[name]
+        arr = self.consts[name]
+        elem = elem_of_np(arr.dtype)
+        if elem is None:
+            raise OnnxImportError(f"constant {name!r}: element type {arr.dtype} is not supported")
+        shape = list(arr.shape) or [1]
+        var = self.fresh(name)
+        if arr.size <= INLINE_LIMIT:
+            self.lines.append(
+                f"{var} = ops.const({literal(arr)}, {shape}, {dtype_code(elem)}, device)"
+            )
+        else:
+            trainable = elem in FLOATS
+            fname = self.add_field(
+                "constant",
+                "Param",
+                f"ops.param({shape}, {dtype_code(elem)}, device, trainable={trainable})",
+                arr.reshape(shape),
+                f"initializer {name!r}",
+            )
+            self.lines.append(f"{var} = self.{fname}.val()")
+        self.vars[name] = var
+        return var
+
+
+def literal(arr: np.ndarray) -> str:
+    """A flat Python list literal of `arr` (non-finite floats spelled so that they parse)."""
+    vals = arr.reshape(-1).tolist()
+    text = repr(vals)
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        text = "[" + ", ".join(repr(v) if np.isfinite(v) else f'float("{v}")' for v in vals) + "]"
+    return text
+
+
+class NodeCtx:
+    """What a converter sees of one node; it writes code through `set`/`emit`."""
+
+    def __init__(self, gen: Gen, node: onnx.NodeProto):
+        self.gen, self.node = gen, node
+        self.op_type, self.name, self.opset = node.op_type, node.name or node.output[0], gen.opset
+        self.attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+    # -- errors ----------------------------------------------------------------------------------
+    def fail(self, why: str):
+        raise op_error(self.op_type, self.name, self.opset, why)
+
+    # -- attributes --------------------------------------------------------------------------------
+    def attr(self, name: str, default=None):
+        v = self.attrs.get(name, default)
+        if isinstance(v, bytes):
+            v = v.decode()
+        return v
+
+    # -- inputs ----------------------------------------------------------------------------------
+    @property
+    def n_in(self) -> int:
+        return len(self.node.input)
+
+    def has(self, i: int) -> bool:
+        return i < len(self.node.input) and self.node.input[i] != ""
+
+    def const(self, i: int) -> np.ndarray | None:
+        return self.gen.consts.get(self.node.input[i]) if self.has(i) else None
+
+    def need_const(self, i: int, what: str) -> np.ndarray:
+        c = self.const(i)
+        if c is None:
+            self.fail(f"input {i} ({what}) must be a constant known at import time")
+        return c
+
+    def vt(self, i: int) -> VType:
+        name = self.node.input[i]
+        if name in self.gen.consts:
+            arr = self.gen.consts[name]
+            return VType(elem_of_np(arr.dtype) or 0, list(arr.shape))
+        vt = self.gen.types.get(name)
+        if vt is None:
+            self.fail(f"the type of input {name!r} is unknown (shape inference gave none)")
+        return vt
+
+    def elem(self, i: int) -> int:
+        return self.vt(i).elem
+
+    def rank(self, i: int) -> int:
+        """The ONNX rank of input i (raises when unknown)."""
+        r = self.vt(i).rank
+        if r is None:
+            self.fail(f"the rank of input {self.node.input[i]!r} is unknown")
+        return r
+
+    def shape(self, i: int) -> list[int | None]:
+        self.rank(i)
+        return list(self.vt(i).shape)
+
+    def x(self, i: int) -> str:
+        """The Python expression for input i (a constant is materialized on first use)."""
+        name = self.node.input[i]
+        if name in self.gen.vars:
+            return self.gen.vars[name]
+        if name in self.gen.consts:
+            return self.gen.materialize(name)
+        self.fail(f"input {name!r} has no value")
+
+    def xr(self, i: int, rank: int) -> str:
+        """Input i unsqueezed (leading dims) to `rank`: numpy's rank promotion, made explicit."""
+        r = max(self.rank(i), 1)
+        return self.x(i) if r >= rank else f"{self.x(i)}.unsqueeze({rank})"
+
+    # -- outputs ---------------------------------------------------------------------------------
+    @property
+    def n_out(self) -> int:
+        return len(self.node.output)
+
+    def has_out(self, i: int) -> bool:
+        return i < len(self.node.output) and self.node.output[i] != ""
+
+    def out_vt(self, i: int = 0) -> VType:
+        vt = self.gen.types.get(self.node.output[i])
+        if vt is None:
+            self.fail(f"the type of output {self.node.output[i]!r} is unknown")
+        return vt
+
+    def out_elem(self, i: int = 0) -> int:
+        return self.out_vt(i).elem
+
+    def out_rank(self, i: int = 0) -> int:
+        r = self.out_vt(i).rank
+        if r is None:
+            self.fail(f"the rank of output {self.node.output[i]!r} is unknown")
+        return r
+
+    def out(self, i: int = 0) -> str:
+        name = self.node.output[i]
+        if name not in self.gen.vars:
+            self.gen.vars[name] = self.gen.fresh(name)
+        return self.gen.vars[name]
+
+    def set(self, i: int, expr: str) -> str:
+        """Write `out_i = expr`."""
+        var = self.out(i)
+        self.emit(f"{var} = {expr}")
+        return var
+
+    def alias(self, i: int, in_i: int) -> None:
+        """Output i is input `in_i` itself (Identity, Dropout in inference)."""
+        src = self.node.input[in_i]
+        if src in self.gen.consts and src not in self.gen.vars:
+            self.fold(i, self.gen.consts[src])
+            return
+        self.set(i, self.x(in_i))
+
+    def fold(self, i: int, value: np.ndarray) -> None:
+        """Output i is a constant computed at import time (no code is written for it)."""
+        name = self.node.output[i]
+        self.gen.consts[name] = np.asarray(value)
+        elem = elem_of_np(np.asarray(value).dtype)
+        self.gen.types[name] = VType(elem or 0, list(np.asarray(value).shape))
+
+    def emit(self, line: str) -> None:
+        self.gen.lines.append(line)
+
+    # -- fields ----------------------------------------------------------------------------------
+    def add_field(self, kind, annotation, init_code, record, comment="") -> str:
+        return self.gen.add_field(
+            kind, annotation, init_code, record, comment or f"{self.op_type} {self.name!r}"
+        )
+
+    def dtype(self, elem: int) -> str:
+        if elem not in DTYPES:
+            self.fail(f"element type {type_name(elem)} is not supported by burn tensors")
+        return dtype_code(elem)
+
+    def np_dtype(self, elem: int):
+        return np_dtype(elem)

@@ -1,0 +1,201 @@
+"""Read an ONNX file defensively: parse, validate, upgrade the opset, infer shapes.
+
+Every failure is an `OnnxImportError` that says what is wrong (truncated bytes, a cycle, a missing
+initializer, a declared shape too large to allocate), so a hostile file never hangs or crashes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+from ._errors import OnnxImportError
+
+# The opset the importer upgrades older models to; its converters are written against it.
+TARGET_OPSET = 13
+MAX_FILE_BYTES = 2 * 1024**3  # protobuf's own limit for one message
+MAX_TENSOR_ELEMENTS = 2**31  # a declared shape beyond this is refused before anything is allocated
+
+
+def read_model(source) -> onnx.ModelProto:
+    """Parse a path, bytes or ModelProto into a ModelProto (no validation yet)."""
+    if isinstance(source, onnx.ModelProto):
+        model = onnx.ModelProto()
+        model.CopyFrom(source)
+        return model
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        where = "<bytes>"
+    else:
+        path = Path(os.fspath(source))
+        if not path.is_file():
+            raise OnnxImportError(f"ONNX file not found: {path}")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise OnnxImportError(f"{path}: larger than 2 GiB (external data is not supported)")
+        data = path.read_bytes()
+        where = str(path)
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types  # protobuf raises DecodeError and friends
+        raise OnnxImportError(f"not a valid ONNX model: {where}: {err}") from None
+    if not model.HasField("graph") or len(data) == 0:
+        raise OnnxImportError(f"not a valid ONNX model: {where}: no graph (truncated or not ONNX)")
+    return model
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    domains = sorted({imp.domain for imp in model.opset_import})
+    raise OnnxImportError(
+        "not a valid ONNX model: no opset for the default ONNX domain"
+        + (f" (it imports only {domains}; only the default domain is supported)" if domains else "")
+    )
+
+
+def check_graph(model: onnx.ModelProto) -> None:
+    """Structural checks done before onnx's own checker: names, cycles, initializers, shapes."""
+    graph = model.graph
+    for imp in model.opset_import:
+        if imp.domain not in ("", "ai.onnx"):
+            used = [n for n in graph.node if n.domain == imp.domain]
+            if used:
+                raise OnnxImportError(
+                    f"unsupported ONNX op {used[0].op_type!r} (node {used[0].name!r}, "
+                    f"domain {imp.domain!r} opset {imp.version}): only the default domain is supported"
+                )
+    for init in graph.initializer:
+        _check_tensor_proto(init, f"initializer {init.name!r}")
+        if init.data_location == TensorProto.EXTERNAL:
+            raise OnnxImportError(f"initializer {init.name!r}: external data is not supported")
+    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+        _check_declared_shape(vi)
+    known = {i.name for i in graph.input} | {i.name for i in graph.initializer} | {""}
+    produced: dict[str, int] = {}
+    for idx, node in enumerate(graph.node):
+        for out in node.output:
+            if out and (out in produced or out in known and out != ""):
+                raise OnnxImportError(
+                    f"value {out!r} is produced twice (node {node.name!r}, {node.op_type})"
+                )
+            if out:
+                produced[out] = idx
+    # A node may only read values defined before it once the graph is sorted: find cycles and
+    # inputs nobody defines (a missing initializer) in one topological pass.
+    order, pending = [], list(range(len(graph.node)))
+    ready = set(known)
+    while pending:
+        rest = []
+        for idx in pending:
+            node = graph.node[idx]
+            if all(i in ready for i in node.input):
+                order.append(idx)
+                ready.update(node.output)
+            else:
+                rest.append(idx)
+        if len(rest) == len(pending):
+            node = graph.node[rest[0]]
+            missing = [i for i in node.input if i not in ready]
+            if any(m in produced for m in missing):
+                raise OnnxImportError(
+                    f"the graph has a cycle: node {node.name!r} ({node.op_type}) reads "
+                    f"{missing[0]!r}, which depends on the node's own output"
+                )
+            raise OnnxImportError(
+                f"node {node.name!r} ({node.op_type}) reads {missing[0]!r}, which is neither a "
+                "graph input, an initializer nor a node output (missing initializer?)"
+            )
+        pending = rest
+    if order != list(range(len(graph.node))):
+        sorted_nodes = [graph.node[i] for i in order]
+        del graph.node[:]
+        graph.node.extend(sorted_nodes)
+    for out in graph.output:
+        if out.name not in ready:
+            raise OnnxImportError(f"graph output {out.name!r} is produced by no node")
+
+
+def _check_declared_shape(vi) -> None:
+    if not vi.type.HasField("tensor_type"):
+        return
+    dims = [d.dim_value for d in vi.type.tensor_type.shape.dim if d.HasField("dim_value")]
+    if any(d < 0 for d in dims):
+        raise OnnxImportError(f"value {vi.name!r}: negative dimension in declared shape {dims}")
+    if dims and int(np.prod([max(d, 1) for d in dims], dtype=object)) > MAX_TENSOR_ELEMENTS:
+        raise OnnxImportError(
+            f"value {vi.name!r}: declared shape {dims} has more than {MAX_TENSOR_ELEMENTS} elements"
+        )
+
+
+def _check_tensor_proto(t: TensorProto, what: str) -> None:
+    dims = list(t.dims)
+    if any(d < 0 for d in dims):
+        raise OnnxImportError(f"{what}: negative dimension in shape {dims}")
+    n = int(np.prod(dims, dtype=object)) if dims else 1
+    if n > MAX_TENSOR_ELEMENTS:
+        raise OnnxImportError(f"{what}: declared shape {dims} has more than 2^31 elements")
+    if t.data_location == TensorProto.EXTERNAL:
+        return
+    if t.data_type == TensorProto.UNDEFINED:
+        raise OnnxImportError(f"{what}: no data type")
+    if t.HasField("raw_data") or t.raw_data:
+        try:
+            size = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+        except Exception:  # noqa: BLE001 - onnx/protobuf raise many types
+            raise OnnxImportError(f"{what}: unknown data type {t.data_type}") from None
+        if t.data_type not in (TensorProto.STRING,) and len(t.raw_data) != n * size:
+            raise OnnxImportError(
+                f"{what}: {len(t.raw_data)} bytes of data for shape {dims} "
+                f"({n * size} expected; truncated?)"
+            )
+
+
+def to_array(t: TensorProto, what: str) -> np.ndarray:
+    """A TensorProto as numpy, with a clear error when its data does not match its shape."""
+    _check_tensor_proto(t, what)
+    try:
+        return numpy_helper.to_array(t)
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
+        raise OnnxImportError(f"{what}: cannot read tensor data: {err}") from None
+
+
+def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Older opsets are upgraded to `TARGET_OPSET` with `onnx.version_converter`, not refused."""
+    opset = default_opset(model)
+    if opset >= TARGET_OPSET:
+        return model
+    from onnx import version_converter
+
+    try:
+        return version_converter.convert_version(model, TARGET_OPSET)
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
+        raise OnnxImportError(
+            f"cannot upgrade opset {opset} to {TARGET_OPSET} with onnx.version_converter: {err}"
+        ) from None
+
+
+def load_model(source) -> onnx.ModelProto:
+    """Parse, check, upgrade and shape-infer an ONNX model (path, bytes or ModelProto).
+
+    Raises:
+        OnnxImportError: the file is not a usable ONNX model; the message says why.
+    """
+    model = read_model(source)
+    default_opset(model)
+    check_graph(model)
+    try:
+        onnx.checker.check_model(model)
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
+        raise OnnxImportError(f"invalid ONNX model: {str(err).splitlines()[0]}") from None
+    model = upgrade(model)
+    try:
+        model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
+        raise OnnxImportError(f"ONNX shape inference failed: {str(err).splitlines()[0]}") from None
+    return model

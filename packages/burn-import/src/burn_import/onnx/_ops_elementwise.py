@@ -1,0 +1,232 @@
+"""Elementwise ops: arithmetic, comparisons, logic, unary math (numpy broadcasting made explicit)."""
+
+from __future__ import annotations
+
+from ._registry import op
+from ._types import FLOATS, INTS, type_name
+
+UNARY = {
+    "Abs": "{x}.abs()",
+    "Neg": "{x}.neg()",
+    "Exp": "{x}.exp()",
+    "Log": "{x}.log()",
+    "Sqrt": "{x}.sqrt()",
+    "Reciprocal": "{x}.recip()",
+    "Floor": "{x}.floor()",
+    "Ceil": "{x}.ceil()",
+    "Round": "{x}.round()",
+    "Sign": "{x}.sign()",
+    "Sin": "{x}.sin()",
+    "Cos": "{x}.cos()",
+    "Tan": "{x}.tan()",
+    "Asin": "{x}.asin()",
+    "Acos": "{x}.acos()",
+    "Atan": "{x}.atan()",
+    "Sinh": "{x}.sinh()",
+    "Cosh": "{x}.cosh()",
+    "Asinh": "{x}.asinh()",
+    "Acosh": "{x}.acosh()",
+    "Atanh": "{x}.atanh()",
+    "Tanh": "{x}.tanh()",
+    "Erf": "{x}.erf()",
+    "Relu": "activation.relu({x})",
+    "Sigmoid": "activation.sigmoid({x})",
+    "Softsign": "activation.softsign({x})",
+    "Mish": "activation.mish({x})",
+    "Not": "{x}.bool_not()",
+    "IsNaN": "{x}.is_nan()",
+    "BitwiseNot": "{x}.bitwise_not()",
+    "Softplus": "ops.softplus({x})",
+}
+FLOAT_ONLY = {
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Reciprocal",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sin",
+    "Cos",
+    "Tan",
+    "Asin",
+    "Acos",
+    "Atan",
+    "Sinh",
+    "Cosh",
+    "Asinh",
+    "Acosh",
+    "Atanh",
+    "Tanh",
+    "Erf",
+    "Sigmoid",
+    "Softsign",
+    "Mish",
+    "Softplus",
+}
+
+
+def _unary(ctx):
+    if ctx.op_type in FLOAT_ONLY and ctx.elem(0) not in FLOATS:
+        ctx.fail("only float inputs are supported")
+    ctx.set(0, UNARY[ctx.op_type].format(x=ctx.x(0)))
+
+
+op(*UNARY)(_unary)
+
+
+def _broadcast(ctx, n=None, same_type=True):
+    n = ctx.n_in if n is None else n
+    elems = {ctx.elem(i) for i in range(n)}
+    if same_type and len(elems) > 1:
+        ctx.fail(
+            "inputs of different element types: "
+            + ", ".join(type_name(ctx.elem(i)) for i in range(n))
+        )
+    rank = max(max(ctx.rank(i), 1) for i in range(n))
+    return [ctx.xr(i, rank) for i in range(n)]
+
+
+BINARY = {
+    "Add": "{a} + {b}",
+    "Sub": "{a} - {b}",
+    "Mul": "{a} * {b}",
+    "Equal": "{a}.equal({b})",
+    "Less": "{a}.lower({b})",
+    "Greater": "{a}.greater({b})",
+    "LessOrEqual": "{a}.lower_equal({b})",
+    "GreaterOrEqual": "{a}.greater_equal({b})",
+    "And": "{a}.bool_and({b})",
+    "Or": "{a}.bool_or({b})",
+    "Xor": "{a}.bool_xor({b})",
+    "BitwiseAnd": "{a}.bitwise_and({b})",
+    "BitwiseOr": "{a}.bitwise_or({b})",
+    "BitwiseXor": "{a}.bitwise_xor({b})",
+}
+
+
+@op(*BINARY)
+def binary(ctx):
+    a, b = _broadcast(ctx)
+    if ctx.op_type == "Equal" and ctx.elem(0) == 9:
+        ctx.set(0, f"{a}.bool_xor({b}).bool_not()")
+        return
+    ctx.set(0, BINARY[ctx.op_type].format(a=a, b=b))
+
+
+@op("Div")
+def div(ctx):
+    a, b = _broadcast(ctx)
+    ctx.set(0, f"{a}.div({b})")
+
+
+@op("Mod", attrs=("fmod",))
+def mod(ctx):
+    a, b = _broadcast(ctx)
+    if not ctx.attr("fmod", 0):
+        ctx.set(0, f"{a}.remainder({b})")  # the divisor's sign, as numpy's mod
+    elif ctx.elem(0) in FLOATS:
+        ctx.set(0, f"{a}.fmod({b})")
+    else:  # C fmod on integers: the dividend's sign (Burn's int division truncates)
+        ctx.set(0, f"{a} - {a}.div({b}) * {b}")
+
+
+@op("Pow")
+def pow_(ctx):
+    a, b = _broadcast(ctx, same_type=False)
+    if ctx.elem(0) not in FLOATS:  # integer power: computed in f64, truncated like numpy's
+        ctx.set(
+            0,
+            f"ops.cast(ops.cast({a}, DType.F64).powf(ops.cast({b}, DType.F64)), "
+            f"{ctx.dtype(ctx.elem(0))})",
+        )
+        return
+    if ctx.elem(1) != ctx.elem(0):
+        b = f"ops.cast({b}, {ctx.dtype(ctx.elem(0))})"
+    ctx.set(0, f"{a}.powf({b})")
+
+
+@op("BitShift", attrs=("direction",))
+def bitshift(ctx):
+    a, b = _broadcast(ctx)
+    fn = "bitwise_left_shift" if ctx.attr("direction") == "LEFT" else "bitwise_right_shift"
+    ctx.set(0, f"{a}.{fn}({b})")
+
+
+@op("Max", "Min", "Sum", "Mean")
+def variadic(ctx):
+    xs = _broadcast(ctx)
+    acc = xs[0]
+    for x in xs[1:]:
+        if ctx.op_type == "Max":
+            acc = f"ops.max_pair({acc}, {x})"
+        elif ctx.op_type == "Min":
+            acc = f"ops.min_pair({acc}, {x})"
+        else:
+            acc = f"{acc} + {x}"
+    if ctx.op_type == "Mean" and len(xs) > 1:
+        acc = f"({acc}) / {len(xs)}"
+    ctx.set(0, acc)
+
+
+@op("Where")
+def where(ctx):
+    ctx.set(0, f"ops.where({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)})")
+
+
+@op("IsInf", attrs=("detect_negative", "detect_positive"))
+def isinf(ctx):
+    neg, pos = ctx.attr("detect_negative", 1), ctx.attr("detect_positive", 1)
+    ctx.set(0, f"ops.is_inf({ctx.x(0)}, {bool(neg)}, {bool(pos)})")
+
+
+@op("Identity")
+def identity(ctx):
+    ctx.alias(0, 0)
+
+
+@op("Dropout", attrs=("seed", "ratio"))
+def dropout(ctx):
+    # Inference semantics: ONNX's Dropout is the identity unless `training_mode` is true.
+    tm = ctx.const(2) if ctx.has(2) else None
+    ratio = ctx.const(1) if ctx.has(1) else None
+    zero_ratio = ratio is not None and float(ratio.reshape(-1)[0]) == 0.0
+    if ctx.has(2) and (tm is None or bool(tm.reshape(-1)[0])) and not zero_ratio:
+        ctx.fail("training_mode=true is not supported (inference only)")
+    ctx.alias(0, 0)
+    if ctx.has_out(1):
+        ctx.set(1, f"ops.ones_bool({ctx.x(0)})")
+
+
+@op("Cast", attrs=("to", "saturate", "round_mode"))
+def cast(ctx):
+    to = ctx.attr("to")
+    if ctx.elem(0) not in INTS | FLOATS | {9}:
+        ctx.fail("input element type is not supported")
+    ctx.set(0, f"ops.cast({ctx.x(0)}, {ctx.dtype(to)})")
+
+
+@op("CastLike", attrs=("saturate", "round_mode"))
+def castlike(ctx):
+    ctx.set(0, f"ops.cast({ctx.x(0)}, {ctx.dtype(ctx.elem(1))})")
+
+
+@op("Clip", attrs=("min", "max"))
+def clip(ctx):
+    x = ctx.x(0)
+    lo = ctx.attr("min")
+    hi = ctx.attr("max")
+    if ctx.has(1):
+        c = ctx.const(1)
+        lo = float(c.reshape(-1)[0]) if c is not None else f"ops.scalar({ctx.x(1)})"
+    if ctx.has(2):
+        c = ctx.const(2)
+        hi = float(c.reshape(-1)[0]) if c is not None else f"ops.scalar({ctx.x(2)})"
+    if ctx.elem(0) in INTS:
+        lo = lo if lo is None or isinstance(lo, str) else int(lo)
+        hi = hi if hi is None or isinstance(hi, str) else int(hi)
+    if lo is not None:
+        x = f"{x}.clamp_min({lo})"
+    if hi is not None:
+        x = f"{x}.clamp_max({hi})"
+    ctx.set(0, x)

@@ -1,0 +1,65 @@
+"""Indexing ops: gathers, scatters, one-hot, top-k, non-zero."""
+
+from __future__ import annotations
+
+from ._ops_shape import ints_arg
+from ._registry import op
+
+
+@op("Gather", attrs=("axis",))
+def gather(ctx):
+    axis = ctx.attr("axis", 0) % ctx.rank(0)
+    ctx.set(0, f"ops.gather({ctx.x(0)}, {ctx.x(1)}, {axis}, {ctx.rank(1)})")
+
+
+@op("GatherElements", attrs=("axis",))
+def gather_elements(ctx):
+    axis = ctx.attr("axis", 0) % ctx.rank(0)
+    ctx.set(0, f"ops.gather_elements({ctx.x(0)}, {ctx.x(1)}, {axis})")
+
+
+@op("GatherND", attrs=("batch_dims",))
+def gather_nd(ctx):
+    ctx.set(0, f"ops.gather_nd({ctx.x(0)}, {ctx.x(1)}, {ctx.attr('batch_dims', 0)})")
+
+
+@op("ScatterElements", "Scatter", attrs=("axis", "reduction"))
+def scatter_elements(ctx):
+    axis = ctx.attr("axis", 0) % ctx.rank(0)
+    red = ctx.attr("reduction", "none")
+    if red not in ("none", "add"):
+        ctx.fail(f"reduction {red!r} is not supported")
+    ctx.set(0, f"ops.scatter_elements({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {axis}, {red!r})")
+
+
+@op("ScatterND", attrs=("reduction",))
+def scatter_nd(ctx):
+    red = ctx.attr("reduction", "none")
+    if red not in ("none", "add"):
+        ctx.fail(f"reduction {red!r} is not supported")
+    ctx.set(0, f"ops.scatter_nd({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {red!r})")
+
+
+@op("OneHot", attrs=("axis",))
+def one_hot(ctx):
+    axis = ctx.attr("axis", -1)
+    ctx.set(0, f"ops.one_hot({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {axis}, {ctx.rank(0)})")
+
+
+@op("TopK", attrs=("axis", "largest", "sorted"))
+def topk(ctx):
+    axis = ctx.attr("axis", -1) % ctx.rank(0)
+    k = ints_arg(ctx, 1)
+    largest = bool(ctx.attr("largest", 1))
+    ctx.emit(f"{ctx.out(0)}, {ctx.out(1)} = ops.topk({ctx.x(0)}, {k}, {axis}, {largest})")
+
+
+@op("NonZero")
+def nonzero(ctx):
+    ctx.set(0, f"ops.nonzero({ctx.x(0)})")
+
+
+@op("ReverseSequence", attrs=("batch_axis", "time_axis"))
+def reverse_sequence(ctx):
+    ba, ta = ctx.attr("batch_axis", 1), ctx.attr("time_axis", 0)
+    ctx.set(0, f"ops.reverse_sequence({ctx.x(0)}, {ctx.x(1)}, {ba}, {ta})")

@@ -1,0 +1,127 @@
+"""Matrix products and softmax-like ops."""
+
+from __future__ import annotations
+
+from ._registry import op
+from ._types import FLOATS
+
+
+@op("MatMul")
+def matmul(ctx):
+    ra, rb = ctx.rank(0), ctx.rank(1)
+    w = ctx.const(1)
+    if w is not None and rb == 2 and ra >= 2 and ctx.elem(1) == 1:
+        init = f"LinearConfig({w.shape[0]}, {w.shape[1]}, bias=False).init(device)"
+        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": None})
+        ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
+    ctx.set(0, f"ops.matmul({ctx.x(0)}, {ctx.x(1)}, {ra}, {rb})")
+
+
+@op("Gemm", attrs=("alpha", "beta", "transA", "transB"))
+def gemm(ctx):
+    alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
+    ta, tb = ctx.attr("transA", 0), ctx.attr("transB", 0)
+    w = ctx.const(1)
+    c = ctx.const(2) if ctx.has(2) else None
+    linear_bias = (
+        c is not None
+        and c.ndim == 1
+        and w is not None
+        and c.shape[0] == (w.shape[0] if tb else w.shape[1])
+    )
+    if (
+        w is not None
+        and alpha == 1.0
+        and beta == 1.0
+        and not ta
+        and ctx.elem(1) == 1
+        and (not ctx.has(2) or linear_bias)
+    ):
+        weight = w.T if tb else w
+        rec = {"weight": weight, "bias": c if ctx.has(2) else None}
+        init = f"LinearConfig({weight.shape[0]}, {weight.shape[1]}, bias={ctx.has(2)}).init(device)"
+        name = ctx.add_field("linear", "Linear", init, rec)
+        ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
+    cc = ctx.xr(2, 2) if ctx.has(2) else "None"
+    ctx.set(0, f"ops.gemm({ctx.x(0)}, {ctx.x(1)}, {cc}, {alpha!r}, {beta!r}, {ta}, {tb})")
+
+
+@op("Softmax", "LogSoftmax", "Hardmax", attrs=("axis",))
+def softmax(ctx):
+    if ctx.elem(0) not in FLOATS:
+        ctx.fail("only float inputs are supported")
+    axis = ctx.attr("axis", -1) % max(ctx.rank(0), 1)
+    fn = {
+        "Softmax": "activation.softmax",
+        "LogSoftmax": "activation.log_softmax",
+        "Hardmax": "ops.hardmax",
+    }[ctx.op_type]
+    ctx.set(0, f"{fn}({ctx.x(0)}, {axis})")
+
+
+ACT = {
+    "Elu": ("ops.elu({x}, {alpha!r})", {"alpha": 1.0}),
+    "Celu": ("ops.celu({x}, {alpha!r})", {"alpha": 1.0}),
+    "Selu": (
+        "ops.selu({x}, {alpha!r}, {gamma!r})",
+        {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875},
+    ),
+    "LeakyRelu": ("activation.leaky_relu({x}, {alpha!r})", {"alpha": 0.01}),
+    "HardSigmoid": ("ops.hard_sigmoid({x}, {alpha!r}, {beta!r})", {"alpha": 0.2, "beta": 0.5}),
+    "HardSwish": (
+        "ops.hard_sigmoid({x}, {alpha!r}, {beta!r}) * {x}",
+        {"alpha": 1 / 6, "beta": 0.5},
+    ),
+    "ThresholdedRelu": ("ops.thresholded_relu({x}, {alpha!r})", {"alpha": 1.0}),
+    "Shrink": ("ops.shrink({x}, {bias!r}, {lambd!r})", {"bias": 0.0, "lambd": 0.5}),
+    "Gelu": ("ops.gelu({x}, {approximate!r})", {"approximate": "none"}),
+    "Swish": ("{x} * activation.sigmoid({x} * {alpha!r})", {"alpha": 1.0}),
+}
+
+
+def _act(ctx):
+    code, defaults = ACT[ctx.op_type]
+    if ctx.elem(0) not in FLOATS:
+        ctx.fail("only float inputs are supported")
+    if ctx.op_type == "HardSwish":
+        defaults = {"alpha": 1 / 6, "beta": 0.5}
+        vals = defaults
+    else:
+        vals = {k: ctx.attr(k, v) for k, v in defaults.items()}
+    ctx.set(0, code.format(x=ctx.x(0), **vals))
+
+
+for _name, (_code, _defaults) in ACT.items():
+    op(_name, attrs=tuple(_defaults) if _name != "HardSwish" else ())(_act)
+
+
+@op("PRelu")
+def prelu(ctx):
+    rank = max(ctx.rank(0), ctx.rank(1), 1)
+    x, s = ctx.xr(0, rank), ctx.xr(1, rank)
+    ctx.set(0, f"ops.where({x}.lower_elem(0), {x} * {s}, {x})")
+
+
+@op("CumSum", "CumProd", attrs=("exclusive", "reverse"))
+def cumsum(ctx):
+    c = ctx.const(1)
+    axis = (
+        int(c.reshape(-1)[0]) % ctx.rank(0)
+        if c is not None
+        else (f"int(ops.scalar({ctx.x(1)})) % {ctx.rank(0)}")
+    )
+    ex, rev = ctx.attr("exclusive", 0), ctx.attr("reverse", 0)
+    fn = "cumsum" if ctx.op_type == "CumSum" else "cumprod"
+    ctx.set(0, f"ops.{fn}({ctx.x(0)}, {axis}, {bool(ex)}, {bool(rev)})")
+
+
+@op("Trilu", attrs=("upper",))
+def trilu(ctx):
+    k = int(ctx.const(1).reshape(-1)[0]) if ctx.has(1) and ctx.const(1) is not None else None
+    if ctx.has(1) and k is None:
+        k = f"int(ops.scalar({ctx.x(1)}))"
+    k = 0 if k is None else k
+    fn = "triu" if ctx.attr("upper", 1) else "tril"
+    ctx.set(0, f"{ctx.x(0)}.{fn}({k})")

@@ -1,0 +1,71 @@
+"""Quantization ops: QuantizeLinear, DequantizeLinear (per-tensor, per-axis and blocked)."""
+
+from __future__ import annotations
+
+from ._registry import op
+from ._types import FLOATS, INTS
+
+
+@op("DequantizeLinear", attrs=("axis", "block_size", "output_dtype"))
+def dequantize(ctx):
+    if ctx.elem(0) not in INTS:
+        ctx.fail("only 8/16/32-bit integer inputs are supported")
+    rank = ctx.rank(0)
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    bs = ctx.attr("block_size", 0)
+    out = ctx.out_elem(0)
+    zp = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(
+        0, f"ops.dequantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"
+    )
+
+
+@op("QuantizeLinear", attrs=("axis", "block_size", "output_dtype", "saturate", "precision"))
+def quantize(ctx):
+    if ctx.elem(0) not in FLOATS | {6}:
+        ctx.fail("only float and int32 inputs are supported")
+    rank = ctx.rank(0)
+    axis = ctx.attr("axis", 1) % max(rank, 1)
+    bs = ctx.attr("block_size", 0)
+    out = ctx.out_elem(0)
+    if out not in INTS:
+        ctx.fail("only 8/16/32-bit integer outputs are supported")
+    zp = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(
+        0, f"ops.quantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"
+    )
+
+
+@op("DynamicQuantizeLinear")
+def dynamic_quantize(ctx):
+    outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
+    ctx.emit(f"{outs} = ops.dynamic_quantize({ctx.x(0)})")
+
+
+@op("MatMulInteger")
+def matmul_integer(ctx):
+    a, b = ctx.x(0), ctx.x(1)
+    za = ctx.x(2) if ctx.has(2) else "None"
+    zb = ctx.x(3) if ctx.has(3) else "None"
+    ctx.set(0, f"ops.matmul_integer({a}, {b}, {za}, {zb}, {ctx.rank(0)}, {ctx.rank(1)})")
+
+
+@op("ConvInteger", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
+def conv_integer(ctx):
+    from ._ops_conv import _pads
+
+    spatial = ctx.rank(0) - 2
+    if spatial not in (1, 2):
+        ctx.fail(f"only 1D and 2D convolutions are supported (input rank {ctx.rank(0)})")
+    wshape = ctx.shape(1)
+    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    dil = list(ctx.attr("dilations", [1] * spatial))
+    pads = _pads(ctx, spatial, kernel, strides, dil)
+    zx = ctx.x(2) if ctx.has(2) else "None"
+    zw = ctx.x(3) if ctx.has(3) else "None"
+    ctx.set(
+        0,
+        f"ops.conv_integer({ctx.x(0)}, {ctx.x(1)}, {zx}, {zw}, {strides}, {pads}, {dil}, "
+        f"{ctx.attr('group', 1)})",
+    )

@@ -1,0 +1,208 @@
+"""Layout ops: reshape, transpose, squeeze, concat, split, slice, pad, constants of a shape."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import numpy_helper
+
+from ._registry import op
+
+
+def ints_arg(ctx, i: int):
+    """Input i as a Python list literal when constant, else a run-time `ops.ints(...)`."""
+    c = ctx.const(i)
+    if c is not None:
+        return [int(v) for v in c.reshape(-1)]
+    return f"ops.ints({ctx.x(i)})"
+
+
+@op(
+    "Constant",
+    attrs=(
+        "value",
+        "value_float",
+        "value_floats",
+        "value_int",
+        "value_ints",
+        "sparse_value",
+        "value_string",
+        "value_strings",
+    ),
+)
+def constant(ctx):
+    a = ctx.node.attribute[0]
+    if a.name == "value":
+        arr = numpy_helper.to_array(a.t)
+    elif a.name == "value_float":
+        arr = np.array(a.f, np.float32)
+    elif a.name == "value_floats":
+        arr = np.array(list(a.floats), np.float32)
+    elif a.name == "value_int":
+        arr = np.array(a.i, np.int64)
+    elif a.name == "value_ints":
+        arr = np.array(list(a.ints), np.int64)
+    else:
+        ctx.fail(f"attribute {a.name!r} is not supported")
+    ctx.fold(0, arr)
+
+
+@op("Reshape", attrs=("allowzero",))
+def reshape(ctx):
+    ctx.set(0, f"ops.reshape({ctx.x(0)}, {ints_arg(ctx, 1)}, {ctx.attr('allowzero', 0)})")
+
+
+@op("Flatten", attrs=("axis",))
+def flatten(ctx):
+    axis = ctx.attr("axis", 1)
+    axis = axis + ctx.rank(0) if axis < 0 else axis
+    if axis == 1 and ctx.rank(0) >= 2:
+        ctx.set(0, f"{ctx.x(0)}.flatten(1, -1)")
+    else:
+        ctx.set(0, f"ops.flatten({ctx.x(0)}, {axis})")
+
+
+@op("Transpose", attrs=("perm",))
+def transpose(ctx):
+    rank = ctx.rank(0)
+    perm = list(ctx.attr("perm", list(range(rank))[::-1]))
+    if rank <= 1:
+        ctx.alias(0, 0)
+        return
+    ctx.set(0, f"{ctx.x(0)}.permute({perm})")
+
+
+@op("Squeeze", attrs=("axes",))
+def squeeze(ctx):
+    axes = ints_arg(ctx, 1) if ctx.has(1) else None
+    ctx.set(0, f"ops.squeeze({ctx.x(0)}, {axes}, {ctx.rank(0)})")
+
+
+@op("Unsqueeze", attrs=("axes",))
+def unsqueeze(ctx):
+    ctx.set(0, f"ops.unsqueeze({ctx.x(0)}, {ints_arg(ctx, 1)}, {ctx.rank(0)})")
+
+
+@op("Concat", attrs=("axis",))
+def concat(ctx):
+    rank = ctx.rank(0)
+    axis = ctx.attr("axis") % max(rank, 1)
+    xs = ", ".join(ctx.x(i) for i in range(ctx.n_in))
+    ctx.set(0, f"ops.concat([{xs}], {axis})")
+
+
+@op("Split", attrs=("axis", "num_outputs"))
+def split(ctx):
+    rank = ctx.rank(0)
+    axis = ctx.attr("axis", 0) % rank
+    dim = ctx.shape(0)[axis]
+    if ctx.has(1):
+        sizes = ints_arg(ctx, 1)
+    else:
+        if dim is None:
+            ctx.fail("splitting a dynamic dim needs the `split` input")
+        n = ctx.attr("num_outputs", ctx.n_out)
+        chunk = -(-dim // n)
+        sizes = [min(chunk, dim - i * chunk) for i in range(n)]
+    outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(ctx.n_out))
+    ctx.emit(f"{outs}, = ops.split({ctx.x(0)}, {axis}, {sizes})")
+
+
+@op("Slice")
+def slice_(ctx):
+    args = [ints_arg(ctx, i) if ctx.has(i) else None for i in range(1, 5)]
+    ctx.set(0, f"ops.slice_({ctx.x(0)}, {args[0]}, {args[1]}, {args[2]}, {args[3]})")
+
+
+@op("Expand")
+def expand(ctx):
+    ctx.set(0, f"ops.expand({ctx.x(0)}, {ints_arg(ctx, 1)})")
+
+
+@op("Tile")
+def tile(ctx):
+    ctx.set(0, f"{ctx.x(0)}.repeat({ints_arg(ctx, 1)})")
+
+
+@op("Pad", attrs=("mode",))
+def pad(ctx):
+    mode = ctx.attr("mode", "constant")
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        ctx.fail(f"mode {mode!r}")
+    value = "0"
+    if ctx.has(2):
+        c = ctx.const(2)
+        value = repr(c.reshape(-1)[0].item()) if c is not None else f"ops.scalar({ctx.x(2)})"
+    axes = ints_arg(ctx, 3) if ctx.has(3) else None
+    ctx.set(0, f"ops.pad({ctx.x(0)}, {ints_arg(ctx, 1)}, {mode!r}, {value}, {axes})")
+
+
+@op("ConstantOfShape", attrs=("value",))
+def constant_of_shape(ctx):
+    v = ctx.attrs.get("value")
+    arr = numpy_helper.to_array(v) if v is not None else np.zeros(1, np.float32)
+    elem = ctx.out_elem(0)
+    ctx.set(
+        0,
+        f"ops.constant_of_shape({ints_arg(ctx, 0)}, {arr.reshape(-1)[0].item()!r}, "
+        f"{ctx.dtype(elem)}, device)",
+    )
+
+
+@op("Range")
+def range_(ctx):
+    args = []
+    for i in range(3):
+        c = ctx.const(i)
+        args.append(repr(c.reshape(-1)[0].item()) if c is not None else ctx.x(i))
+    ctx.set(0, f"ops.range_({', '.join(args)}, {ctx.dtype(ctx.out_elem(0))}, device)")
+
+
+@op("Shape", attrs=("start", "end"))
+def shape(ctx):
+    start, end = ctx.attr("start", 0), ctx.attr("end")
+    ctx.set(0, f"ops.shape({ctx.x(0)}, {start}, {end})")
+
+
+@op("Size")
+def size(ctx):
+    ctx.set(0, f"ops.const([{ctx.x(0)}.numel()], [1], DType.I64, device)")
+
+
+@op("DepthToSpace", attrs=("blocksize", "mode"))
+def depth_to_space(ctx):
+    b, mode = ctx.attr("blocksize"), ctx.attr("mode", "DCR")
+    ctx.set(0, f"ops.depth_to_space({ctx.x(0)}, {b}, {mode!r})")
+
+
+@op("SpaceToDepth", attrs=("blocksize", "mode"))
+def space_to_depth(ctx):
+    mode = ctx.attr("mode", "DCR")
+    ctx.set(0, f"ops.space_to_depth({ctx.x(0)}, {ctx.attr('blocksize')}, {mode!r})")
+
+
+@op("CenterCropPad", attrs=("axes",))
+def center_crop_pad(ctx):
+    rank = ctx.rank(0)
+    axes = [a % rank for a in ctx.attr("axes", list(range(rank)))]
+    ctx.set(0, f"ops.center_crop_pad({ctx.x(0)}, {ints_arg(ctx, 1)}, {axes})")
+
+
+@op("Compress", attrs=("axis",))
+def compress(ctx):
+    axis = ctx.attr("axis")
+    axis = None if axis is None else axis % ctx.rank(0)
+    ctx.set(0, f"ops.compress({ctx.x(0)}, {ctx.x(1)}, {axis})")
+
+
+@op("HannWindow", "HammingWindow", "BlackmanWindow", attrs=("output_datatype", "periodic"))
+def window(ctx):
+    elem = ctx.attr("output_datatype", 1)
+    per = bool(ctx.attr("periodic", 1))
+    kind = ctx.op_type[: -len("Window")].lower()
+    ctx.set(0, f"ops.window({kind!r}, {ints_arg(ctx, 0)}, {per}, {ctx.dtype(elem)}, device)")
+
+
+@op("EyeLike", attrs=("dtype", "k"))
+def eye_like(ctx):
+    elem = ctx.attr("dtype", ctx.elem(0))
+    ctx.set(0, f"ops.eye_like({ctx.x(0)}, {ctx.attr('k', 0)}, {ctx.dtype(elem)})")

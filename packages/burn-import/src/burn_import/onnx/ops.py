@@ -1,0 +1,16 @@
+"""`burn_import.onnx.ops`: the run-time helpers that generated models call as `ops.<name>`.
+
+Each helper is ONNX semantics written with the public Tensor API (so it runs on any backend and
+is differentiable under Autodiff) for ops that are more than one Tensor method. A few index
+computations (NonZero, GatherND/ScatterND index arithmetic) are done on the host with numpy.
+"""
+
+from ._rt_act import *
+from ._rt_attention import attention, rotary_embedding  # noqa: F401
+from ._rt_basic import *
+from ._rt_grid import affine_grid, det, dft, grid_sample, stft  # noqa: F401
+from ._rt_index import *
+from ._rt_nn import *
+from ._rt_pool import col2im, pool_nd  # noqa: F401
+from ._rt_resize import resize  # noqa: F401
+from ._rt_rnn import einsum, rnn  # noqa: F401

@@ -1,0 +1,285 @@
+"""Run ONNX's official backend suite (`onnx.backend.test.BackendTest`) through `backend`.
+
+    python -m burn_import.onnx.suite                      # node, light, simple, pytorch on NdArray
+    python -m burn_import.onnx.suite --device opencl      # the same on OpenCl(device_type="cpu")
+    python -m burn_import.onnx.suite --report onnx_suite_report.md --json results.json
+    python -m burn_import.onnx.suite --only-passing results.json --device opencl
+
+Each test case of the suite is run by the suite's own test function (it calls `prepare`/`run`
+and compares with `assert_similar_outputs`); this module only collects pass/fail per case and
+per op type and writes the report. The `real` model-zoo tests that need a download are left out
+(no network); the 9 `light` models shipped in the wheel are run (kind "light").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+import unittest
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+KINDS = {
+    "node": "NodeModel",
+    "light": "RealModel",
+    "simple": "SimpleModel",
+    "pytorch-converted": "PyTorchConvertedModel",
+    "pytorch-operator": "PyTorchOperatorModel",
+}
+LIGHT_MODELS = [
+    "bvlc_alexnet",
+    "densenet121",
+    "inception_v1",
+    "inception_v2",
+    "resnet50",
+    "shufflenet",
+    "squeezenet",
+    "vgg19",
+    "zfnet512",
+]
+
+
+@dataclass
+class CaseResult:
+    name: str
+    kind: str
+    op: str
+    status: str  # "pass" | "fail" | "skip"
+    message: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class SuiteResult:
+    cases: list[CaseResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def of(self, kind: str) -> list[CaseResult]:
+        return [c for c in self.cases if c.kind == kind]
+
+    def passed(self, kind: str) -> int:
+        return sum(c.status == "pass" for c in self.of(kind))
+
+    def failing_ops(self, kind: str = "node") -> list[str]:
+        """Op types with at least one failing case (a skip, e.g. a dtype the device lacks, is not
+        a failure)."""
+        return sorted({c.op for c in self.of(kind) if c.status == "fail"})
+
+    def to_json(self) -> dict:
+        return {"seconds": self.seconds, "cases": [c.__dict__ for c in self.cases]}
+
+
+def _op_of(model, name: str, singles: dict[str, str]) -> str:
+    """The op a node test is about: its one node, or for an `_expanded` test the original's."""
+    if model is None:
+        return "?"
+    ops = [n.op_type for n in model.graph.node]
+    if len(set(ops)) == 1:
+        return ops[0]
+    base = re.sub(r"_expanded(_ver\d+)?$", "", name)
+    return singles.get(base, "+".join(sorted(set(ops))[:3]))
+
+
+_BT = None  # the BackendTest (building it generates every node case: seconds), built once
+
+
+class _SuiteBackend:
+    """Filled in by `_backend()`: a BurnBackend subclass whose device each run sets."""
+
+
+def _items():
+    global _BT, _SuiteBackend
+    if _BT is None:
+        import onnx.backend.test
+
+        from .backend import BurnBackend
+
+        _SuiteBackend = type("BurnSuiteBackend", (BurnBackend,), {})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _BT = onnx.backend.test.BackendTest(_SuiteBackend, __name__)
+    # {category: {name: TestItem}}; onnx's own coverage report reads it the same way
+    return _BT._test_items
+
+
+def run_suite(
+    kinds=("node", "light", "simple", "pytorch-converted", "pytorch-operator"),
+    device=None,
+    include: set[str] | None = None,
+    pattern: str | None = None,
+    progress: bool = False,
+    budget_s: float | None = None,
+    shuffle_seed: int | None = None,
+) -> SuiteResult:
+    """Run the chosen kinds of the official suite; `include` restricts to those case names.
+
+    `budget_s` stops starting new cases once that many seconds have passed (`shuffle_seed`
+    then makes the cases that do run a random sample).
+    """
+    os.environ.setdefault("ONNX_HOME", os.path.join(tempfile.gettempdir(), "burn_onnx_home"))
+    from .backend import DeviceDtypeError
+
+    start = time.perf_counter()
+    items = _items()
+    _SuiteBackend.burn_device = device
+
+    result = SuiteResult()
+    singles: dict[str, str] = {}
+    work = []
+    for kind in kinds:
+        for name, item in items.get(KINDS[kind], {}).items():
+            if not name.endswith("_cpu"):
+                continue
+            case = name[: -len("_cpu")]
+            if kind == "light" and case[len("test_") :] not in LIGHT_MODELS:
+                continue  # the other real models need a download
+            if include is not None and case not in include:
+                continue
+            if pattern and not re.search(pattern, case):
+                continue
+            work.append((kind, case, item))
+    if shuffle_seed is not None:
+        import random
+
+        random.Random(shuffle_seed).shuffle(work)
+    for kind, case, item in work:
+        if budget_s is not None and time.perf_counter() - start > budget_s:
+            break
+        t0 = time.perf_counter()
+        status, msg = "pass", ""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                item.func(None)
+        except unittest.SkipTest as err:
+            status, msg = "skip", str(err)
+        except DeviceDtypeError as err:  # the device, not the importer: reported as a skip
+            status, msg = "skip", f"{type(err).__name__}: {err}"
+        except (Exception, AssertionError) as err:  # noqa: BLE001 - the report records every failure
+            status, msg = (
+                "fail",
+                f"{type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}",
+            )
+        model = item.proto[0] if item.proto else None
+        op = case[len("test_") :] if kind != "node" else _op_of(model, case, singles)
+        if kind == "node" and model is not None and len({n.op_type for n in model.graph.node}) == 1:
+            singles[case] = op
+        result.cases.append(CaseResult(case, kind, op, status, msg[:300], time.perf_counter() - t0))
+        if progress:
+            print(f"{status:4} {kind:17} {case} {msg[:100]}", file=sys.stderr)
+    # expanded cases seen before their base case: resolve their op now
+    for c in result.cases:
+        if c.kind == "node" and "+" in c.op:
+            base = re.sub(r"_expanded(_ver\d+)?$", "", c.name)
+            c.op = singles.get(base, c.op)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def summary(res: SuiteResult, device_name: str = "NdArray") -> str:
+    lines = [f"ONNX backend suite on {device_name} ({res.seconds:.0f} s):"]
+    for kind in KINDS:
+        cases = res.of(kind)
+        if cases:
+            p = res.passed(kind)
+            skipped = sum(c.status == "skip" for c in cases)
+            lines.append(
+                f"  {kind:18} {p:5d} / {len(cases):5d} passed ({100 * p / len(cases):.1f}%)"
+                + (f", {skipped} skipped" if skipped else "")
+            )
+    light = res.of("light")
+    if light:
+        bad = [c.name for c in light if c.status != "pass"]
+        lines.append(
+            f"  light models: {len(light) - len(bad)}/{len(light)} match"
+            + (f" (failing: {', '.join(bad)})" if bad else "")
+        )
+    return "\n".join(lines)
+
+
+def report_markdown(res: SuiteResult, device_name: str = "NdArray") -> str:
+    out = [
+        "# ONNX backend suite report",
+        "",
+        "Generated by `python -m burn_import.onnx.suite --report <file>`: ONNX's own",
+        "`BackendTest` cases run through `burn_import.onnx.backend`.",
+        "",
+        "```",
+        summary(res, device_name),
+        "```",
+        "",
+        "## Node tests per op type",
+        "",
+        "| op | passed | cases | first failure |",
+        "|---|---|---|---|",
+    ]
+    per: dict[str, list[CaseResult]] = defaultdict(list)
+    for c in res.of("node"):
+        per[c.op].append(c)
+    for op_name in sorted(per):
+        cs = per[op_name]
+        p = sum(c.status == "pass" for c in cs)
+        first = next((c for c in cs if c.status != "pass"), None)
+        why = f"`{first.name}`: {first.message[:120]}".replace("|", "\\|") if first else ""
+        out.append(f"| {op_name} | {p} | {len(cs)} | {why} |")
+    for kind in ("light", "simple", "pytorch-converted", "pytorch-operator"):
+        cs = res.of(kind)
+        if not cs:
+            continue
+        out += ["", f"## {kind}", "", "| case | result | message |", "|---|---|---|"]
+        for c in cs:
+            out.append(f"| {c.name} | {c.status} | {c.message[:120]} |".replace("\n", " "))
+    return "\n".join(out) + "\n"
+
+
+def _device(name: str):
+    if name == "ndarray":
+        from burn_ndarray import NdArray
+
+        return NdArray().device(), "NdArray"
+    if name == "opencl":
+        from burn_opencl import OpenCl
+
+        return OpenCl(device_type="cpu").device(), "OpenCl(device_type='cpu')"
+    raise SystemExit(f"unknown device {name!r}: ndarray or opencl")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m burn_import.onnx.suite",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--device", default="ndarray", choices=["ndarray", "opencl"])
+    ap.add_argument("--kinds", default="node,light,simple,pytorch-converted,pytorch-operator")
+    ap.add_argument("--report", help="write the markdown report here")
+    ap.add_argument("--json", help="write per-case results as JSON here")
+    ap.add_argument("--only-passing", help="run only the cases that passed in this JSON file")
+    ap.add_argument("-k", dest="pattern", help="regex on case names")
+    ap.add_argument("-v", action="store_true", help="one line per case")
+    args = ap.parse_args(argv)
+    include = None
+    if args.only_passing:
+        with open(args.only_passing) as f:
+            include = {c["name"] for c in json.load(f)["cases"] if c["status"] == "pass"}
+    device, dname = _device(args.device)
+    res = run_suite(tuple(args.kinds.split(",")), device, include, args.pattern, args.v)
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write(report_markdown(res, dname))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res.to_json(), f)
+    print(summary(res, dname))
+    print("failing node op types:", ", ".join(res.failing_ops("node")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
