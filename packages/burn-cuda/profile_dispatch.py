@@ -322,10 +322,14 @@ def bf16_probe(cp) -> None:
             print(f"  {name:22s} FAILS: {type(exc).__name__}: {str(exc)[:90]}")
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fake", action="store_true", help="no GPU: time the hot path's Python")
-    args = p.parse_args()
+    return p
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     if args.fake:
         fake()
     else:

@@ -11,6 +11,11 @@ def _unary(n):
     return lambda B, x: getattr(B, f"float_{n}")(x)
 
 
+def _sum3(B, outs):
+    a, b, c = outs
+    return B.float_add(B.float_add(a, b), c)
+
+
 S = (slice(0, 2, 1), slice(1, 4, 2))
 NEG = (slice(0, 3, -1), slice(0, 4, 1))
 
@@ -29,6 +34,12 @@ CASES = [
     ("float_atan2", lambda B, x, y: B.float_atan2(x, y), [u(2, 3), u(2, 3)]),
     ("float_hypot", lambda B, x, y: B.float_hypot(x, y), [u(2, 3), u(1, 3)]),
     ("float_matmul", lambda B, x, y: B.float_matmul(x, y), [u(2, 3), u(3, 4)]),
+    # The fused Adam step (burn-optim's update): every output depends on param, grad and moments.
+    (
+        "float_adam_update",
+        lambda B, p, g, m1, m2: _sum3(B, B.float_adam_update(p, g, m1, m2, 0.1, 0.9, 0.99, 1e-3, 3)),
+        [u(2, 3), u(2, 3), u(2, 3), u(2, 3, signed=False)],
+    ),
     ("float_matmul", lambda B, x, y: B.float_matmul(x, y), [u(2, 1, 2, 3), u(1, 3, 3, 2)]),
     # -- with a scalar --
     ("float_add_scalar", lambda B, x: B.float_add_scalar(x, 2.5), [u(2, 3)]),

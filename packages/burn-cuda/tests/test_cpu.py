@@ -149,3 +149,19 @@ def test_every_kernel_source_compiles_with_nvcc(tmp_path):
         if proc.returncode != 0:
             failures.append((name, proc.stderr[-500:]))
     assert not failures, failures
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed here")
+def test_adam_kernel_source_compiles_with_nvcc(tmp_path):
+    """The fused Adam step's RawKernel (float and double) through nvcc."""
+    from burn_cuda._optim import RAW_SOURCE
+
+    path = tmp_path / "adam.cu"
+    path.write_text(RAW_SOURCE.format(F="float") + RAW_SOURCE.format(F="double"))
+    proc = subprocess.run(
+        ["nvcc", "--ptx", "-arch=sm_90", "-o", str(tmp_path / "adam.ptx"), str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-1000:]

@@ -45,12 +45,16 @@ def timeit(fn, sync, repeats=5, min_time=0.2) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--json", default=None)
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--json", default=None, help="also write the results to this JSON file")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke test on PoCL)")
-    ap.add_argument("--device-type", default="gpu")
-    args = ap.parse_args()
+    ap.add_argument("--device-type", default="gpu", help="OpenCL device type (default: gpu)")
+    return ap
+
+
+def main() -> None:
+    args = build_parser().parse_args()
 
     from burn_opencl import OpenCl
     from burn_opencl._autotune import _MEMORY  # (device, key) -> winner

@@ -16,11 +16,15 @@ import gc
 import time
 
 
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--device-type", default="cpu", help="OpenCL device type (default: cpu)")
+    ap.add_argument("--number", type=int, default=20000, help="calls timed per op")
+    return ap
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--device-type", default="cpu")
-    ap.add_argument("--number", type=int, default=20000)
-    args = ap.parse_args()
+    args = build_parser().parse_args()
 
     import burn_opencl._plan as plan
     import burn_opencl._runtime as runtime

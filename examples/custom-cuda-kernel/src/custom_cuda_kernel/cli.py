@@ -20,11 +20,15 @@ def _timed(fn, sync, n=50) -> float:
     return (time.perf_counter() - t0) / n * 1e3
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="custom-cuda-kernel", description=__doc__.splitlines()[0])
-    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--batch", type=int, default=8, help="batch items (default: %(default)s)")
     p.add_argument("--size", type=int, default=256, help="m = k = n (default: %(default)s)")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
 
     from burn_autodiff import Autodiff
     from burn_cuda import Cuda, probe

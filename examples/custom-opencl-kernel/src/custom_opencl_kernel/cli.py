@@ -22,12 +22,19 @@ def _inputs(device, shapes, seed):
     return [Tensor.random(s, Distribution.normal(0, 1), device).require_grad() for s in shapes]
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--device-type", default="all", choices=["all", "gpu", "cpu"])
-    p.add_argument("--float64", action="store_true")
+    p.add_argument(
+        "--device-type", default="all", choices=["all", "gpu", "cpu"],
+        help="OpenCL device type to run on (default: %(default)s)",
+    )  # fmt: skip
+    p.add_argument("--float64", action="store_true", help="run in float64 instead of float32")
     p.add_argument("--size", type=int, default=64, help="m = k = n of each batch item")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     backend = OpenCl(args.device_type, float_dtype="float64" if args.float64 else "float32")
     device = Autodiff(backend).device()
     n = args.size

@@ -24,6 +24,36 @@ _BODY = """
 """
 _KERNELS: dict[str, object] = {}
 
+#: the contiguous path: a grid-stride RawKernel (~7 us to launch from Python) instead of the
+#: ElementwiseKernel above (~70 us of argument processing per call for 11 arguments, measured on
+#: the H100 host); the ElementwiseKernel stays for strided operands and float16
+RAW_SOURCE = """
+extern "C" __global__ void burn_adam_raw_{F}(
+    const {F}* p, const {F}* g, const {F}* m1, const {F}* m2, {F}* po, {F}* m1o, {F}* m2o,
+    long long n, int first, {F} b1, {F} c1, {F} b2, {F} c2, {F} factor, {F} denom, {F} lr)
+{{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)blockDim.x * gridDim.x) {{
+        {F} gi = g[i];
+        {F} a = first ? gi * c1 : m1[i] * b1 + gi * c1;
+        {F} v = first ? (gi * gi) * c2 : m2[i] * b2 + (gi * gi) * c2;
+        m1o[i] = a;
+        m2o[i] = v;
+        po[i] = p[i] - ((a * factor) / (sqrt(v) + denom)) * lr;
+    }}
+}}
+"""
+_RAW: dict[str, object] = {}
+BLOCK = 256
+
+
+def _raw(ctype: str):
+    k = _RAW.get(ctype)
+    if k is None:
+        cp = _platform.load_cupy()
+        k = _RAW[ctype] = cp.RawKernel(RAW_SOURCE.format(F=ctype), f"burn_adam_raw_{ctype}")
+    return k
+
 
 def _kernel(double: bool):
     key = "f64" if double else "f32"
@@ -47,11 +77,34 @@ class CudaOptimOps:
 
     def float_adam_update(self, param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, time):
         cp = _platform.load_cupy()
+        bc2 = math.sqrt(1.0 - beta_2**time)
+        factor = bc2 / (1.0 - beta_1**time)
+        dt = param.dtype
+        if (
+            dt in (np.float32, np.float64)
+            and param.flags.c_contiguous
+            and grad.flags.c_contiguous
+            and grad.dtype == dt
+            and (moment_1 is None or (moment_1.flags.c_contiguous and moment_2.flags.c_contiguous))
+        ):
+            sc = dt.type
+            first = moment_1 is None
+            m1 = param if first else moment_1  # unread on the first step
+            m2 = param if first else moment_2
+            out = [cp.empty(param.shape, dt) for _ in range(3)]
+            n = param.size
+            if n:
+                grid = min((n + BLOCK - 1) // BLOCK, 4096)
+                _raw("double" if dt == np.float64 else "float")(
+                    (grid,), (BLOCK,),
+                    (param, grad, m1, m2, out[0], out[1], out[2], np.int64(n), np.int32(first),
+                     sc(beta_1), sc(1.0 - beta_1), sc(beta_2), sc(1.0 - beta_2), sc(factor),
+                     sc(epsilon * bc2), sc(lr)),
+                )  # fmt: skip
+            return out[0], out[1], out[2]
         if moment_1 is None:  # first step: moments start at zero
             moment_1 = cp.zeros_like(param)
             moment_2 = moment_1
-        bc2 = math.sqrt(1.0 - beta_2**time)
-        factor = bc2 / (1.0 - beta_1**time)
         double = param.dtype == np.float64
         sc = np.float64 if double else np.float32
         p, m1, m2 = _kernel(double)(
