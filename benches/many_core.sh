@@ -24,9 +24,13 @@ python3 -c "import threadpoolctl" 2>/dev/null || echo "WARNING: threadpoolctl is
 suites="launch_overhead binary unary reduce softmax max_pool2d conv2d matmul autodiff training_step"
 {
   echo "cores: $(nproc) (affinity), budget: $threads threads, repeats: $repeats"
+  echo "C compiler: $(command -v "${CC:-cc}" || command -v gcc || echo 'none: NdArray uses its numpy paths')"
   python3 - <<'EOF'
+import time
 import numpy
-from burn_ndarray import NdArray
+from burn_ndarray import NdArray, _native
+t = time.perf_counter()
+print("NdArray kernels:", _native.status(), f"({time.perf_counter() - t:.1f} s to build or load)")
 b = NdArray()
 print("numpy", numpy.__version__, "| NdArray threads", b.num_threads, "parallel_min", b.parallel_min)
 try:

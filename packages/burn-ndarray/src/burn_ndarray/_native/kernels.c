@@ -1,0 +1,302 @@
+/* burn-ndarray native kernels: OpenMP-parallel loops over contiguous float32/float64 data.
+ *
+ * Compiled at run time by burn_ndarray._native (cc -O3 -fopenmp -fno-math-errno ...), loaded
+ * through ctypes (which releases the GIL for the call). Every parallel loop runs over FIXED
+ * blocks of BLK elements (or over whole rows): a block is computed by the same code, at the same
+ * addresses, whatever the thread count, so elementwise results are bitwise identical for every
+ * thread count and reductions add in an order that does not depend on it either.
+ *
+ * `nt` is the number of OpenMP threads for the call (the Python side derives it from the
+ * backend's one thread budget and the size of the work).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <omp.h>
+
+/* glibc's libmvec: SIMD variants of the math functions, used when the vectorizer sees these
+ * declarations (glibc's own header only declares them under -ffast-math). */
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(BURN_NO_MVEC)
+#define SIMD __attribute__((__simd__("notinbranch")))
+SIMD float expf(float); SIMD double exp(double);
+SIMD float logf(float); SIMD double log(double);
+SIMD float sinf(float); SIMD double sin(double);
+SIMD float cosf(float); SIMD double cos(double);
+SIMD float powf(float, float); SIMD double pow(double, double);
+#if __GLIBC_PREREQ(2, 35)
+SIMD float tanhf(float); SIMD double tanh(double);
+SIMD float erff(float); SIMD double erf(double);
+SIMD float log1pf(float); SIMD double log1p(double);
+SIMD float tanf(float); SIMD double tan(double);
+SIMD float sinhf(float); SIMD double sinh(double);
+SIMD float coshf(float); SIMD double cosh(double);
+SIMD float atanf(float); SIMD double atan(double);
+SIMD float asinf(float); SIMD double asin(double);
+SIMD float acosf(float); SIMD double acos(double);
+SIMD float atan2f(float, float); SIMD double atan2(double, double);
+#endif
+#endif
+
+#define BLK 4096L          /* elements per elementwise block */
+#define RBLK 16384L        /* elements per block of a whole-tensor reduction */
+
+int burn_native_version(void) { return 1; }
+int burn_max_threads(void) { return omp_get_max_threads(); }
+void burn_set_threads(int n) { omp_set_num_threads(n); }
+
+/* ---------------------------------------------------------------- unary ------------------- */
+#define UNARY(NAME, T, EXPR)                                                                  \
+  static void NAME##_blk(const T *restrict x, T *restrict o, long n) {                       \
+    _Pragma("omp simd")                                                                       \
+    for (long i = 0; i < n; i++) { T v = x[i]; o[i] = (EXPR); }                              \
+  }                                                                                           \
+  void NAME(const T *x, T *o, long n, int nt) {                                               \
+    long nb = (n + BLK - 1) / BLK;                                                            \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long b = 0; b < nb; b++) {                                                           \
+      long a = b * BLK, e = a + BLK < n ? a + BLK : n;                                        \
+      NAME##_blk(x + a, o + a, e - a);                                                        \
+    }                                                                                         \
+  }
+
+#define UNARY_BOTH(NAME, EF, ED)                                                              \
+  UNARY(un_##NAME##_f32, float, EF)                                                           \
+  UNARY(un_##NAME##_f64, double, ED)
+
+UNARY_BOTH(exp, expf(v), exp(v))
+UNARY_BOTH(log, logf(v), log(v))
+UNARY_BOTH(log1p, log1pf(v), log1p(v))
+UNARY_BOTH(sqrt, sqrtf(v), sqrt(v))
+UNARY_BOTH(sin, sinf(v), sin(v))
+UNARY_BOTH(cos, cosf(v), cos(v))
+UNARY_BOTH(tan, tanf(v), tan(v))
+UNARY_BOTH(tanh, tanhf(v), tanh(v))
+UNARY_BOTH(sinh, sinhf(v), sinh(v))
+UNARY_BOTH(cosh, coshf(v), cosh(v))
+UNARY_BOTH(atan, atanf(v), atan(v))
+UNARY_BOTH(asin, asinf(v), asin(v))
+UNARY_BOTH(acos, acosf(v), acos(v))
+UNARY_BOTH(erf, erff(v), erf(v))
+UNARY_BOTH(abs, fabsf(v), fabs(v))
+UNARY_BOTH(neg, -v, -v)
+UNARY_BOTH(recip, 1.0f / v, 1.0 / v)
+UNARY_BOTH(relu, v > 0.0f ? v : (v != v ? v : 0.0f), v > 0.0 ? v : (v != v ? v : 0.0))
+
+/* ---------------------------------------------------------------- binary ------------------ */
+/* out[i, j] = a[i*ra + j*ca] OP b[i*rb + j*cb] for an [m, n] iteration space, column strides
+ * 0 or 1 (elements): same-shape (m = 1), row / column broadcast, scalar (strides 0). */
+#define BINARY(NAME, T, EXPR)                                                                 \
+  static void NAME##_vv(const T *restrict a, const T *restrict b, T *restrict o, long n) {   \
+    _Pragma("omp simd") for (long j = 0; j < n; j++) { T x = a[j], y = b[j]; o[j] = (EXPR); } \
+  }                                                                                           \
+  static void NAME##_vs(const T *restrict a, T y, T *restrict o, long n) {                   \
+    _Pragma("omp simd") for (long j = 0; j < n; j++) { T x = a[j]; o[j] = (EXPR); }          \
+  }                                                                                           \
+  static void NAME##_sv(T x, const T *restrict b, T *restrict o, long n) {                   \
+    _Pragma("omp simd") for (long j = 0; j < n; j++) { T y = b[j]; o[j] = (EXPR); }          \
+  }                                                                                           \
+  void NAME(const T *a, const T *b, T *o, long m, long n, long ra, long ca, long rb, long cb, \
+            int nt) {                                                                         \
+    long per = (n + BLK - 1) / BLK, tasks = m * per;                                          \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long i = t / per, j0 = (t % per) * BLK, j1 = j0 + BLK < n ? j0 + BLK : n;               \
+      const T *pa = a + i * ra + j0 * ca, *pb = b + i * rb + j0 * cb;                         \
+      T *po = o + i * n + j0;                                                                 \
+      if (ca && cb) NAME##_vv(pa, pb, po, j1 - j0);                                           \
+      else if (ca) NAME##_vs(pa, *pb, po, j1 - j0);                                           \
+      else if (cb) NAME##_sv(*pa, pb, po, j1 - j0);                                           \
+      else { T x = *pa, y = *pb; T r = (EXPR); for (long j = 0; j < j1 - j0; j++) po[j] = r; } \
+    }                                                                                         \
+  }
+
+#define BINARY_BOTH(NAME, EXPR)                                                               \
+  BINARY(bin_##NAME##_f32, float, EXPR)                                                       \
+  BINARY(bin_##NAME##_f64, double, EXPR)
+
+BINARY_BOTH(add, x + y)
+BINARY_BOTH(sub, x - y)
+BINARY_BOTH(mul, x * y)
+BINARY_BOTH(div, x / y)
+BINARY(bin_pow_f32, float, powf(x, y))
+BINARY(bin_pow_f64, double, pow(x, y))
+BINARY(bin_atan2_f32, float, atan2f(x, y))
+BINARY(bin_atan2_f64, double, atan2(x, y))
+/* max/min that propagate NaN (as np.maximum / np.minimum) */
+BINARY_BOTH(maximum, (x > y || x != x) ? x : y)
+BINARY_BOTH(minimum, (x < y || x != x) ? x : y)
+
+/* clamp(x, lo, hi) as np.clip: NaN stays NaN */
+#define CLAMP(NAME, T)                                                                        \
+  static void NAME##_blk(const T *restrict x, T *restrict o, long n, T lo, T hi) {           \
+    _Pragma("omp simd") for (long i = 0; i < n; i++) {                                        \
+      T v = x[i]; v = v < lo ? lo : v; v = v > hi ? hi : v; o[i] = v; }                       \
+  }                                                                                           \
+  void NAME(const T *x, T *o, long n, T lo, T hi, int nt) {                                   \
+    long nb = (n + BLK - 1) / BLK;                                                            \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long b = 0; b < nb; b++) {                                                           \
+      long a = b * BLK, e = a + BLK < n ? a + BLK : n;                                        \
+      NAME##_blk(x + a, o + a, e - a, lo, hi);                                                \
+    }                                                                                         \
+  }
+CLAMP(clamp_f32, float)
+CLAMP(clamp_f64, double)
+
+/* ---------------------------------------------------------------- reductions -------------- */
+/* Lane accumulators: LANES independent partial results, combined in a fixed order. The lane
+ * loop vectorizes without reassociating any addition, so the result is exactly defined by the
+ * data, the block size and LANES: never by the thread count. float32 sums accumulate in
+ * double. */
+#define LANES 16
+#define ADD_OP(acc, v) acc += v
+#define MAX_OP(acc, v) acc = ((v) > acc || (v) != (v)) ? (v) : acc
+#define MIN_OP(acc, v) acc = ((v) < acc || (v) != (v)) ? (v) : acc
+#define ADD_JOIN(acc, v) acc += v
+#define MAX_JOIN(acc, v) MAX_OP(acc, v)
+#define MIN_JOIN(acc, v) MIN_OP(acc, v)
+
+/* reduce n contiguous elements of x into one value of type A */
+#define SEQ_REDUCE(NAME, T, A, INIT, OP)                                                      \
+  static A NAME##_seq(const T *restrict x, long n) {                                          \
+    A acc[LANES];                                                                             \
+    for (int l = 0; l < LANES; l++) acc[l] = INIT;                                            \
+    long full = n - n % LANES;                                                                \
+    for (long i = 0; i < full; i += LANES)                                                    \
+      _Pragma("omp simd") for (int l = 0; l < LANES; l++) { A v = (A)x[i + l]; OP(acc[l], v); } \
+    for (long i = full; i < n; i++) { A v = (A)x[i]; OP(acc[i - full], v); }                  \
+    A r = acc[0];                                                                             \
+    for (int l = 1; l < LANES; l++) OP(r, acc[l]);                                            \
+    return r;                                                                                 \
+  }
+
+/* whole tensor: fixed blocks of RBLK, partials combined in block order */
+#define RED_ALL(NAME, T, A, INIT, OP)                                                         \
+  SEQ_REDUCE(NAME, T, A, INIT, OP)                                                            \
+  void NAME(const T *x, long n, A *partials, T *out, int nt) {                                \
+    long nb = (n + RBLK - 1) / RBLK;                                                          \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long b = 0; b < nb; b++) {                                                           \
+      long a = b * RBLK, e = a + RBLK < n ? a + RBLK : n;                                     \
+      partials[b] = NAME##_seq(x + a, e - a);                                                 \
+    }                                                                                         \
+    A r = INIT;                                                                               \
+    for (long b = 0; b < nb; b++) OP(r, partials[b]);                                         \
+    *out = (T)r;                                                                              \
+  }
+
+RED_ALL(red_sum_f32, float, double, 0.0, ADD_OP)
+RED_ALL(red_sum_f64, double, double, 0.0, ADD_OP)
+RED_ALL(red_max_f32, float, float, -INFINITY, MAX_OP)
+RED_ALL(red_max_f64, double, double, -INFINITY, MAX_OP)
+RED_ALL(red_min_f32, float, float, INFINITY, MIN_OP)
+RED_ALL(red_min_f64, double, double, INFINITY, MIN_OP)
+
+/* along a dim of a contiguous [outer, r, inner] array -> [outer, inner]; `scale` multiplies
+ * sums (1/r for mean, 1 otherwise). inner == 1: each row reduced with the lane code; else
+ * rows of `inner` accumulated in order, split over (outer, column block). */
+#define RED_DIM(NAME, T, A, INIT, OP, SCALED)                                                 \
+  SEQ_REDUCE(NAME, T, A, INIT, OP)                                                            \
+  void NAME(const T *x, T *o, long outer, long r, long inner, double scale, int nt) {         \
+    if (inner == 1) {                                                                         \
+      _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                \
+      for (long i = 0; i < outer; i++) {                                                      \
+        A v = NAME##_seq(x + i * r, r);                                                       \
+        o[i] = SCALED ? (T)(v * (A)scale) : (T)v;                                             \
+      }                                                                                       \
+      return;                                                                                 \
+    }                                                                                         \
+    long per = (inner + 1023) / 1024, tasks = outer * per;                                    \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long i = t / per, j0 = (t % per) * 1024, j1 = j0 + 1024 < inner ? j0 + 1024 : inner;    \
+      A acc[1024];                                                                            \
+      long w = j1 - j0;                                                                       \
+      for (long j = 0; j < w; j++) acc[j] = INIT;                                             \
+      for (long k = 0; k < r; k++) {                                                          \
+        const T *row = x + (i * r + k) * inner + j0;                                          \
+        _Pragma("omp simd") for (long j = 0; j < w; j++) { A v = (A)row[j]; OP(acc[j], v); }  \
+      }                                                                                       \
+      T *po = o + i * inner + j0;                                                             \
+      for (long j = 0; j < w; j++) po[j] = SCALED ? (T)(acc[j] * (A)scale) : (T)acc[j];       \
+    }                                                                                         \
+  }
+
+RED_DIM(rdim_sum_f32, float, double, 0.0, ADD_OP, 1)
+/* (the column case accumulates in A too) */
+RED_DIM(rdim_sum_f64, double, double, 0.0, ADD_OP, 1)
+RED_DIM(rdim_max_f32, float, float, -INFINITY, MAX_OP, 0)
+RED_DIM(rdim_max_f64, double, double, -INFINITY, MAX_OP, 0)
+RED_DIM(rdim_min_f32, float, float, INFINITY, MIN_OP, 0)
+RED_DIM(rdim_min_f64, double, double, INFINITY, MIN_OP, 0)
+
+/* argmax / argmin along a dim of [outer, r, inner] -> int64 [outer, inner]: first index of the
+ * extreme, first NaN wins (as numpy). Rows (inner == 1): the extreme by the lane code, then the
+ * first index holding it; columns: running best and index per column, vectorized with blends. */
+#define ARG_ROW(NAME, T, CMP)                                                                 \
+  static int64_t NAME##_row(const T *restrict p, long r) {                                    \
+    T best[LANES]; int64_t idx[LANES];                                                        \
+    long full = r - r % LANES;                                                                \
+    if (full == 0) {                                                                          \
+      T b = p[0]; long bi = 0;                                                                \
+      for (long k = 1; k < r; k++) {                                                          \
+        T v = p[k];                                                                           \
+        if ((v CMP b) | ((v != v) & (b == b))) { b = v; bi = k; }                             \
+      }                                                                                       \
+      return bi;                                                                              \
+    }                                                                                         \
+    for (int l = 0; l < LANES; l++) { best[l] = p[l]; idx[l] = l; }                           \
+    for (long k = LANES; k < full; k += LANES)                                                \
+      _Pragma("omp simd") for (int l = 0; l < LANES; l++) {                                   \
+        T v = p[k + l], b = best[l];                                                          \
+        int up = (v CMP b) | ((v != v) & (b == b));                                           \
+        best[l] = up ? v : b; idx[l] = up ? k + l : idx[l];                                   \
+      }                                                                                       \
+    T b = best[0]; int64_t bi = idx[0];                                                       \
+    for (int l = 1; l < LANES; l++) {                                                         \
+      T v = best[l];                                                                          \
+      int bn = b != b, vn = v != v;                                                           \
+      int take = bn ? (vn && idx[l] < bi) : (vn || (v CMP b) || (v == b && idx[l] < bi));     \
+      if (take) { b = v; bi = idx[l]; }                                                       \
+    }                                                                                         \
+    for (long k = full; k < r; k++) {                                                         \
+      T v = p[k];                                                                             \
+      if ((v CMP b) | ((v != v) & (b == b))) { b = v; bi = k; }                               \
+    }                                                                                         \
+    return bi;                                                                                \
+  }
+ARG_ROW(arg_max_f32, float, >)
+ARG_ROW(arg_max_f64, double, >)
+ARG_ROW(arg_min_f32, float, <)
+ARG_ROW(arg_min_f64, double, <)
+
+#define ARG_DIM(NAME, T, CMP)                                                            \
+  void NAME(const T *x, int64_t *o, long outer, long r, long inner, int nt) {                 \
+    if (inner == 1) {                                                                         \
+      _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                \
+      for (long i = 0; i < outer; i++) o[i] = NAME##_row(x + i * r, r);                       \
+      return;                                                                                 \
+    }                                                                                         \
+    long per = (inner + 1023) / 1024, tasks = outer * per;                                    \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long i = t / per, j0 = (t % per) * 1024, j1 = j0 + 1024 < inner ? j0 + 1024 : inner;    \
+      long w = j1 - j0;                                                                       \
+      T best[1024]; int64_t idx[1024];                                                        \
+      const T *p = x + i * r * inner + j0;                                                    \
+      for (long j = 0; j < w; j++) { best[j] = p[j]; idx[j] = 0; }                            \
+      for (long k = 1; k < r; k++) {                                                          \
+        const T *row = p + k * inner;                                                         \
+        _Pragma("omp simd") for (long j = 0; j < w; j++) {                                    \
+          T v = row[j], b = best[j];                                                          \
+          int up = (v CMP b) | ((v != v) & (b == b));                                         \
+          best[j] = up ? v : b; idx[j] = up ? k : idx[j];                                     \
+        }                                                                                     \
+      }                                                                                       \
+      for (long j = 0; j < w; j++) o[i * inner + j0 + j] = idx[j];                            \
+    }                                                                                         \
+  }
+ARG_DIM(arg_max_f32, float, >)
+ARG_DIM(arg_max_f64, double, >)
+ARG_DIM(arg_min_f32, float, <)
+ARG_DIM(arg_min_f64, double, <)

@@ -1,0 +1,353 @@
+"""NdArray ops on the native kernels (`_native`): one ctypes call per op, OpenMP inside.
+
+Installed per backend instance (after the threaded ops, which stay the fallback) when the
+native library loads. Each op keeps the previous implementation for what it does not cover:
+tensors under `native_min` elements (default `NATIVE_MIN`; the 16-element latency path is one
+size check longer), dtypes other than float32/float64, operands whose layout does not collapse
+to a contiguous [m, n] with row/column/scalar broadcasting.
+
+Which implementation runs depends only on sizes, dtypes and layouts, never on the thread count,
+and the kernels split fixed blocks: results are bitwise identical for every `num_threads`.
+(Transcendentals are glibc's libmvec, not numpy's SIMD code: they differ from numpy in the last
+bits, within a few ulp.)
+
+Threads per call: `min(num_threads, elements // grain)`, `grain` = `GRAIN_COMPUTE` for
+transcendentals, `GRAIN_MEMORY` for memory-bound passes (add, neg, sums, ...); memory-bound ops
+run on one thread below `_threaded_ops.MEMORY_BOUND_MIN_THREADS` threads (2 vCPUs share one
+core's memory bandwidth).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import _native
+from ._threaded_ops import COMPUTE_BOUND, MEMORY_BOUND_MIN_THREADS
+
+NATIVE_MIN = 1 << 14
+GRAIN_MEMORY = 1 << 15
+GRAIN_COMPUTE = 1 << 12
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+SUFFIX = {F32: "f32", F64: "f64"}
+
+# backend op (without "float_") -> kernel name in kernels.c
+UNARY = {
+    "exp": "exp", "log": "log", "log1p": "log1p", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+    "tan": "tan", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "atan": "atan", "asin": "asin",
+    "acos": "acos", "erf": "erf", "abs": "abs", "neg": "neg", "recip": "recip",
+}  # fmt: skip
+BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "powf": "pow"}
+SCALAR = {
+    "add_scalar": "add", "sub_scalar": "sub", "mul_scalar": "mul", "div_scalar": "div",
+    "powf_scalar": "pow",
+}  # fmt: skip
+REDUCE_ALL = ("sum", "max", "min")
+REDUCE_DIM = ("sum", "max", "min")
+
+
+def default_native_min() -> int:
+    value = os.environ.get("BURN_NDARRAY_NATIVE_MIN", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else NATIVE_MIN
+
+
+def install(backend) -> bool:
+    """Native variants of the covered float ops as instance attributes of `backend`."""
+    lib = _native.lib()
+    if lib is None:
+        return False
+    budget = backend.num_threads
+    forced = backend.parallel_min_forced
+    m = backend.parallel_min if forced else default_native_min()
+    memory_ok = forced or budget >= MEMORY_BOUND_MIN_THREADS
+
+    def threads_for(short):
+        if short in COMPUTE_BOUND or short in ("pow",):
+            return budget, GRAIN_COMPUTE, True
+        return budget, GRAIN_MEMORY, False
+
+    def prev(name):
+        return getattr(backend, name)
+
+    ops = {}
+
+    def wanted(short):
+        # Memory-bound ops on few threads keep numpy's single call (as `_threaded_ops`); they
+        # are exact (add, neg, ...) or reductions, compared within tolerance across budgets.
+        return memory_ok or short in COMPUTE_BOUND or short == "pow"
+
+    for short, k in UNARY.items():
+        if wanted(short):
+            ops["float_" + short] = _unary(lib, k, prev("float_" + short), m, *threads_for(short))
+    if wanted("relu"):
+        ops["relu"] = _unary(lib, "relu", prev("relu"), m, *threads_for("relu"))
+    for short, k in BINARY.items():
+        if wanted(short):
+            ops["float_" + short] = _binary(lib, k, prev("float_" + short), m, *threads_for(short))
+    for short, k in SCALAR.items():
+        if wanted(short):
+            ops["float_" + short] = _scalar(lib, k, prev("float_" + short), m, *threads_for(short))
+    if wanted("clamp"):
+        t, g, _ = threads_for("clamp")
+        ops["float_clamp"] = _clamp(lib, prev("float_clamp"), m, t, g, 2)
+        ops["float_clamp_min"] = _clamp(lib, prev("float_clamp_min"), m, t, g, 0)
+        ops["float_clamp_max"] = _clamp(lib, prev("float_clamp_max"), m, t, g, 1)
+    if wanted("sum"):
+        t, g, _ = threads_for("sum")
+        for short in REDUCE_ALL:
+            name = "float_" + short
+            ops[name] = _reduce_all(lib, short, prev(name), m, t, g, False)
+        ops["float_mean"] = _reduce_all(lib, "sum", prev("float_mean"), m, t, g, True)
+        for short in REDUCE_DIM:
+            name = f"float_{short}_dim"
+            ops[name] = _reduce_dim(lib, short, prev(name), m, t, g, False)
+        ops["float_mean_dim"] = _reduce_dim(lib, "sum", prev("float_mean_dim"), m, t, g, True)
+        int_dtype = backend.int_dtype.np
+        for short in ("max", "min"):
+            name = f"float_arg{short}"
+            ops[name] = _arg(lib, short, prev(name), m, t, g, int_dtype)
+    for name, fn in ops.items():
+        object.__setattr__(backend, name, fn)
+    return True
+
+
+def _kernels(lib, name):
+    return {F32: getattr(lib, f"{name}_f32"), F64: getattr(lib, f"{name}_f64")}
+
+
+def _unary(lib, kname, prev, m, threads, grain, compute):
+    ks = _kernels(lib, "un_" + kname)
+    get = ks.get
+
+    def op(x, *args):
+        if x.size < m or args:
+            return prev(x, *args)
+        k = get(x.dtype)
+        if k is None:
+            return prev(x)
+        if not x.flags.c_contiguous:
+            if not compute:  # exact ops: numpy's strided loop gives the same bits
+                return prev(x)
+            x = np.ascontiguousarray(x)  # the same bits as for a contiguous input
+        out = np.empty(x.shape, x.dtype)
+        n = x.size
+        k(x.ctypes.data, out.ctypes.data, n, min(threads, n // grain) or 1)
+        return out
+
+    return op
+
+
+def _strides2d(shape, x, y):
+    """(m, n, ra, ca, rb, cb): the broadcast of x and y over `shape` as a C-contiguous [m, n]
+    iteration with column strides 0 or 1 element, or None."""
+    nd = len(shape)
+    groups = []  # [size, stride_x, stride_y] per merged dim, outermost first
+    for i in range(nd):
+        s = shape[i]
+        if s == 1:
+            continue
+        st = []
+        for a in (x, y):
+            j = i - (nd - a.ndim)
+            st.append(0 if j < 0 or a.shape[j] == 1 else a.strides[j] // a.itemsize)
+        if groups:
+            g = groups[-1]
+            if g[1] == st[0] * s and g[2] == st[1] * s:
+                g[0] *= s
+                g[1], g[2] = st
+                continue
+        groups.append([s, st[0], st[1]])
+    if not groups:
+        return 1, 1, 0, 0, 0, 0
+    if len(groups) > 2:
+        return None
+    n, ca, cb = groups[-1]
+    if ca not in (0, 1) or cb not in (0, 1):
+        return None
+    if len(groups) == 1:
+        return 1, n, 0, ca, 0, cb
+    mm, ra, rb = groups[0]
+    return mm, n, ra, ca, rb, cb
+
+
+def _binary(lib, kname, prev, m, threads, grain, compute):
+    ks = _kernels(lib, "bin_" + kname)
+    get = ks.get
+
+    def op(x, y):
+        if x.size < m and y.size < m:
+            return prev(x, y)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or y.dtype != dt:
+            return prev(x, y)
+        if x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous:
+            out = np.empty(x.shape, dt)
+            n = x.size
+            if n == 0:
+                return out
+            k(x.ctypes.data, y.ctypes.data, out.ctypes.data, 1, n, 0, 1, 0, 1,
+              min(threads, n // grain) or 1)  # fmt: skip
+            return out
+        try:
+            shape = np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            return prev(x, y)
+        plan = _strides2d(shape, x, y)
+        if plan is None:
+            if not compute:  # exact ops: numpy's loops give the same bits
+                return prev(x, y)
+            x = np.ascontiguousarray(np.broadcast_to(x, shape))
+            y = np.ascontiguousarray(np.broadcast_to(y, shape))
+            plan = 1, x.size, 0, 1, 0, 1
+        out = np.empty(shape, dt)
+        n = out.size
+        if n == 0:
+            return out
+        mm, nn, ra, ca, rb, cb = plan
+        k(x.ctypes.data, y.ctypes.data, out.ctypes.data, mm, nn, ra, ca, rb, cb,
+          min(threads, n // grain) or 1)  # fmt: skip
+        return out
+
+    return op
+
+
+def _scalar(lib, kname, prev, m, threads, grain, compute):
+    ks = _kernels(lib, "bin_" + kname)
+    get = ks.get
+
+    def op(x, s):
+        if x.size < m:
+            return prev(x, s)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or isinstance(s, np.ndarray):
+            return prev(x, s)
+        if not x.flags.c_contiguous:
+            if not compute:
+                return prev(x, s)
+            x = np.ascontiguousarray(x)
+        with np.errstate(all="ignore"):  # a Python float beyond float32 becomes inf, quietly
+            sv = np.array([s], dt)
+        out = np.empty(x.shape, dt)
+        n = x.size
+        k(x.ctypes.data, sv.ctypes.data, out.ctypes.data, 1, n, 0, 1, 0, 0,
+          min(threads, n // grain) or 1)  # fmt: skip
+        return out
+
+    return op
+
+
+def _clamp(lib, prev, m, threads, grain, which):
+    ks = _kernels(lib, "clamp")
+    get = ks.get
+
+    def op(x, *bounds):
+        if x.size < m:
+            return prev(x, *bounds)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or not x.flags.c_contiguous:
+            return prev(x, *bounds)
+        with np.errstate(all="ignore"):
+            if which == 2:
+                lo, hi = (float(v) for v in np.array(bounds, dt))
+            elif which == 0:
+                lo, hi = float(np.array(bounds[0], dt)), float("inf")
+            else:
+                lo, hi = float("-inf"), float(np.array(bounds[0], dt))
+        out = np.empty(x.shape, dt)
+        n = x.size
+        k(x.ctypes.data, out.ctypes.data, n, lo, hi, min(threads, n // grain) or 1)
+        return out
+
+    return op
+
+
+RBLK = 16384
+
+
+def _reduce_all(lib, kname, prev, m, threads, grain, mean):
+    ks = _kernels(lib, "red_" + kname)
+    get = ks.get
+    acc_f64 = kname == "sum"
+
+    def op(x):
+        n = x.size
+        if n < m or n == 0:
+            return prev(x)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or not x.flags.c_contiguous:
+            return prev(x)
+        partials = np.empty((n + RBLK - 1) // RBLK, F64 if acc_f64 else dt)
+        out = np.empty(1, dt)
+        k(x.ctypes.data, n, partials.ctypes.data, out.ctypes.data, min(threads, n // grain) or 1)
+        if mean:
+            # the sum in float64, divided, then rounded once
+            return np.asarray(_sum64(partials) / n, dt).reshape(1)
+        return out
+
+    return op
+
+
+def _sum64(partials):
+    total = 0.0
+    for v in partials.tolist():
+        total += v
+    return total
+
+
+def _collapse(x, dim):
+    shape = x.shape
+    outer = 1
+    for s in shape[:dim]:
+        outer *= s
+    inner = 1
+    for s in shape[dim + 1 :]:
+        inner *= s
+    return outer, shape[dim], inner
+
+
+def _reduce_dim(lib, kname, prev, m, threads, grain, mean):
+    ks = _kernels(lib, "rdim_" + kname)
+    get = ks.get
+
+    def op(x, dim):
+        if x.size < m:
+            return prev(x, dim)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or not x.flags.c_contiguous or x.shape[dim] == 0:
+            return prev(x, dim)
+        outer, r, inner = _collapse(x, dim)
+        shape = list(x.shape)
+        shape[dim] = 1
+        out = np.empty(shape, dt)
+        k(x.ctypes.data, out.ctypes.data, outer, r, inner, 1.0 / r if mean else 1.0,
+          min(threads, x.size // grain) or 1)  # fmt: skip
+        return out
+
+    return op
+
+
+def _arg(lib, kname, prev, m, threads, grain, int_dtype):
+    ks = _kernels(lib, "arg_" + kname)
+    get = ks.get
+
+    def op(x, dim):
+        if x.size < m:
+            return prev(x, dim)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or not x.flags.c_contiguous or x.shape[dim] == 0:
+            return prev(x, dim)
+        outer, r, inner = _collapse(x, dim)
+        shape = list(x.shape)
+        shape[dim] = 1
+        out = np.empty(shape, np.int64)
+        k(x.ctypes.data, out.ctypes.data, outer, r, inner, min(threads, x.size // grain) or 1)
+        return out.astype(int_dtype, copy=False)
+
+    return op
