@@ -268,3 +268,17 @@ def test_libmvec_vector_math_is_called_when_available():
     if dis.returncode != 0 or "libmvec" not in Path("/proc/self/maps").read_text():
         pytest.skip("objdump or libmvec unavailable")
     assert "_ZGV" in dis.stdout and "expf" in dis.stdout
+
+
+@needs_native
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_forked_child_runs_kernels_without_hanging():
+    # libgomp's pool does not survive fork: the child must not start a parallel region.
+    code = (
+        "import os, numpy as np; from burn_ndarray import NdArray; b = NdArray(num_threads=4);"
+        "x = np.ones(1 << 20, np.float32); b.float_exp(x); pid = os.fork()\n"
+        "if pid == 0:\n print(b.float_exp(x)[0], b.float_sum(x)[0], flush=True); os._exit(0)\n"
+        "os.waitpid(pid, 0)"
+    )
+    out = _run(code, dict(os.environ), timeout=120)
+    assert out.stdout.split() == [str(np.float32(math.e)), "1048576.0"], out.stdout + out.stderr

@@ -112,6 +112,26 @@ def install(backend) -> bool:
     return True
 
 
+# libgomp's thread pool does not survive fork(): a child that starts a parallel region hangs.
+# Forked children (data-loader workers) run the kernels on their calling thread.
+_FORKED = [False]
+
+
+def _after_fork() -> None:
+    _FORKED[0] = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def _nt(threads: int, n: int, grain: int) -> int:
+    """OpenMP threads for n elements: one per `grain`, up to the budget (1 in a forked child)."""
+    if _FORKED[0]:
+        return 1
+    return max(1, min(threads, n // grain))
+
+
 def _kernels(lib, name):
     return {F32: getattr(lib, f"{name}_f32"), F64: getattr(lib, f"{name}_f64")}
 
@@ -132,7 +152,7 @@ def _unary(lib, kname, prev, m, threads, grain, compute):
             x = np.ascontiguousarray(x)  # the same bits as for a contiguous input
         out = np.empty(x.shape, x.dtype)
         n = x.size
-        k(x.ctypes.data, out.ctypes.data, n, min(threads, n // grain) or 1)
+        k(x.ctypes.data, out.ctypes.data, n, _nt(threads, n, grain))
         return out
 
     return op
@@ -188,7 +208,7 @@ def _binary(lib, kname, prev, m, threads, grain, compute):
             if n == 0:
                 return out
             k(x.ctypes.data, y.ctypes.data, out.ctypes.data, 1, n, 0, 1, 0, 1,
-              min(threads, n // grain) or 1)  # fmt: skip
+              _nt(threads, n, grain))  # fmt: skip
             return out
         try:
             shape = np.broadcast_shapes(x.shape, y.shape)
@@ -207,7 +227,7 @@ def _binary(lib, kname, prev, m, threads, grain, compute):
             return out
         mm, nn, ra, ca, rb, cb = plan
         k(x.ctypes.data, y.ctypes.data, out.ctypes.data, mm, nn, ra, ca, rb, cb,
-          min(threads, n // grain) or 1)  # fmt: skip
+          _nt(threads, n, grain))  # fmt: skip
         return out
 
     return op
@@ -233,7 +253,7 @@ def _scalar(lib, kname, prev, m, threads, grain, compute):
         out = np.empty(x.shape, dt)
         n = x.size
         k(x.ctypes.data, sv.ctypes.data, out.ctypes.data, 1, n, 0, 1, 0, 0,
-          min(threads, n // grain) or 1)  # fmt: skip
+          _nt(threads, n, grain))  # fmt: skip
         return out
 
     return op
@@ -259,7 +279,7 @@ def _clamp(lib, prev, m, threads, grain, which):
                 lo, hi = float("-inf"), float(np.array(bounds[0], dt))
         out = np.empty(x.shape, dt)
         n = x.size
-        k(x.ctypes.data, out.ctypes.data, n, lo, hi, min(threads, n // grain) or 1)
+        k(x.ctypes.data, out.ctypes.data, n, lo, hi, _nt(threads, n, grain))
         return out
 
     return op
@@ -283,7 +303,7 @@ def _reduce_all(lib, kname, prev, m, threads, grain, mean):
             return prev(x)
         partials = np.empty((n + RBLK - 1) // RBLK, F64 if acc_f64 else dt)
         out = np.empty(1, dt)
-        k(x.ctypes.data, n, partials.ctypes.data, out.ctypes.data, min(threads, n // grain) or 1)
+        k(x.ctypes.data, n, partials.ctypes.data, out.ctypes.data, _nt(threads, n, grain))
         if mean:
             # the sum in float64, divided, then rounded once
             return np.asarray(_sum64(partials) / n, dt).reshape(1)
@@ -326,7 +346,7 @@ def _reduce_dim(lib, kname, prev, m, threads, grain, mean):
         shape[dim] = 1
         out = np.empty(shape, dt)
         k(x.ctypes.data, out.ctypes.data, outer, r, inner, 1.0 / r if mean else 1.0,
-          min(threads, x.size // grain) or 1)  # fmt: skip
+          _nt(threads, x.size, grain))  # fmt: skip
         return out
 
     return op
@@ -347,7 +367,7 @@ def _arg(lib, kname, prev, m, threads, grain, int_dtype):
         shape = list(x.shape)
         shape[dim] = 1
         out = np.empty(shape, np.int64)
-        k(x.ctypes.data, out.ctypes.data, outer, r, inner, min(threads, x.size // grain) or 1)
+        k(x.ctypes.data, out.ctypes.data, outer, r, inner, _nt(threads, x.size, grain))
         return out.astype(int_dtype, copy=False)
 
     return op
