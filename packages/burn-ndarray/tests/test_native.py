@@ -277,8 +277,8 @@ def test_forked_child_runs_kernels_without_hanging():
     code = (
         "import os, numpy as np; from burn_ndarray import NdArray; b = NdArray(num_threads=4);"
         "x = np.ones(1 << 20, np.float32); b.float_exp(x); pid = os.fork()\n"
-        "if pid == 0:\n print(b.float_exp(x)[0], b.float_sum(x)[0], flush=True); os._exit(0)\n"
+        "if pid == 0:\n print(float(b.float_exp(x)[0]), float(b.float_sum(x)[0]), flush=True); os._exit(0)\n"
         "os.waitpid(pid, 0)"
     )
     out = _run(code, dict(os.environ), timeout=120)
-    assert out.stdout.split() == [str(np.float32(math.e)), "1048576.0"], out.stdout + out.stderr
+    assert out.stdout.split() == [str(float(np.float32(math.e))), "1048576.0"], out.stdout + out.stderr
