@@ -285,3 +285,43 @@ def test_forked_child_runs_kernels_without_hanging():
     assert len(got) == 2 and abs(got[0] - math.e) < 1e-6 and got[1] == 2.0**20, (
         out.stdout + out.stderr
     )
+
+
+POOLS = [  # kernel, stride, padding, dilation
+    ((2, 2), (2, 2), (0, 0), (1, 1)),
+    ((3, 3), (1, 1), (1, 1), (1, 1)),
+    ((3, 2), (2, 1), (1, 0), (1, 1)),
+    ((3, 3), (2, 3), (1, 1), (2, 1)),
+    ((1, 5), (1, 2), (0, 2), (1, 1)),
+]
+
+
+@needs_native
+@pytest.mark.parametrize("pool", POOLS, ids=str)
+def test_pools_are_the_numpy_passes_bit_for_bit(pool):
+    from burn_ndarray import _pool
+
+    k, s, p, d = pool
+    for b in (BACKENDS[3], B64):
+        dt, it = b.float_dtype.np, b.int_dtype.np
+        x = RNG.uniform(-1, 1, (3, 5, 23, 1100)).astype(dt)
+        x[0, 0, 3, 4:9] = np.nan
+        x[1, 2, :, 7] = 0.5  # ties
+        x[2, 1, 5, :] = -np.inf
+        v, i = b.max_pool2d_with_indices(x, k, s, p, d)
+        rv, ri = _pool.max_pool2d_with_indices(x, k, s, p, d, it)
+        np.testing.assert_array_equal(v, rv)
+        np.testing.assert_array_equal(i, ri)
+        assert v.dtype == dt and i.dtype == it
+        g = RNG.uniform(-1, 1, v.shape).astype(dt)
+        np.testing.assert_allclose(
+            b.max_pool2d_with_indices_backward(x, k, s, p, d, g, i),
+            _pool.max_pool2d_backward(x, g, ri),
+            rtol=1e-6,
+            atol=1e-6,
+        )
+        if d == (1, 1):
+            for inc in (True, False):
+                np.testing.assert_array_equal(
+                    b.avg_pool2d(x, k, s, p, inc), _pool.avg_pool2d(x, k, s, p, inc)
+                )

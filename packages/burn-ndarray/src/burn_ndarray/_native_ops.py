@@ -107,6 +107,9 @@ def install(backend) -> bool:
         for short in ("max", "min"):
             name = f"float_arg{short}"
             ops[name] = _arg(lib, short, prev(name), m, t, g, int_dtype)
+    from . import _native_pool  # imports this module's helpers
+
+    _native_pool.install(backend, lib, m, ops)
     for name, fn in ops.items():
         object.__setattr__(backend, name, fn)
     return True

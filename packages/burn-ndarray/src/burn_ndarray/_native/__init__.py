@@ -35,7 +35,7 @@ from pathlib import Path
 log = logging.getLogger("burn_ndarray.native")
 
 SOURCE = Path(__file__).with_name("kernels.c")
-VERSION = 1  # burn_native_version() of kernels.c
+VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",
     "-fopenmp",
@@ -198,6 +198,9 @@ def _declare(lib) -> None:
         for op in ("max", "min"):
             _sig(lib, f"arg_{op}_{t}", (p, p, L, L, L, i))
     lib.burn_max_threads.restype = i
+    from .._native_pool import declare
+
+    declare(lib)
 
 
 def _sig(lib, name, argtypes) -> None:

@@ -300,3 +300,131 @@ ARG_DIM(arg_max_f32, float, >)
 ARG_DIM(arg_max_f64, double, >)
 ARG_DIM(arg_min_f32, float, <)
 ARG_DIM(arg_min_f64, double, <)
+
+/* ---------------------------------------------------------------- pooling ----------------- */
+/* Planes of [planes, h, w] (n * c), outputs [planes, oh, ow]. One task per (plane, output row);
+ * each output row is computed for all its columns at once, kernel offset by kernel offset
+ * (row-major), with the columns whose input lies inside the plane vectorized and the others
+ * reading the padding value. Max: the first offset holding the max wins, NaN wins (the first
+ * NaN), padding reads -inf: exactly the numpy passes of _pool.max_pool2d_with_indices. */
+#define OWB 512L
+static inline void col_range(long ow, long sw, long off, long w, long *lo, long *hi) {
+  /* columns ox with 0 <= ox*sw + off < w */
+  long a = off >= 0 ? 0 : (-off + sw - 1) / sw;
+  long b = w - off <= 0 ? 0 : (w - off + sw - 1) / sw;
+  if (b > ow) b = ow;
+  if (a > b) a = b;
+  *lo = a; *hi = b;
+}
+
+#define MAXPOOL(NAME, T, I)                                                                   \
+  void NAME(const T *x, T *out, I *idx, long planes, long h, long w, long oh, long ow,        \
+            long kh, long kw, long sh, long sw, long ph, long pw, long dh, long dw, int nt) {  \
+    long tasks = planes * oh;                                                                 \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long pl = t / oh, oy = t % oh;                                                          \
+      const T *xp = x + pl * h * w;                                                           \
+      for (long c0 = 0; c0 < ow; c0 += OWB) {                                                 \
+        long cw = ow - c0 < OWB ? ow - c0 : OWB;                                              \
+        T best[OWB]; I bi[OWB];                                                               \
+        int first = 1;                                                                        \
+        for (long i = 0; i < kh; i++) {                                                       \
+          long iy = oy * sh - ph + i * dh;                                                    \
+          int rowok = iy >= 0 && iy < h;                                                      \
+          for (long j = 0; j < kw; j++) {                                                     \
+            long off = c0 * sw - pw + j * dw; /* input column of output column c0 */          \
+            long lo = 0, hi = 0;                                                              \
+            if (rowok) col_range(cw, sw, off, w, &lo, &hi);                                   \
+            const T *row = xp + iy * w + off;                                                 \
+            I fbase = (I)(iy * w + off);                                                      \
+            if (first) {                                                                      \
+              for (long c = 0; c < lo; c++) { best[c] = -INFINITY; bi[c] = fbase + c * sw; }  \
+              _Pragma("omp simd") for (long c = lo; c < hi; c++) {                            \
+                best[c] = row[c * sw]; bi[c] = fbase + (I)(c * sw); }                         \
+              for (long c = hi; c < cw; c++) { best[c] = -INFINITY; bi[c] = fbase + c * sw; } \
+              first = 0;                                                                      \
+              continue;                                                                       \
+            }                                                                                 \
+            _Pragma("omp simd") for (long c = lo; c < hi; c++) {                              \
+              T v = row[c * sw], b = best[c];                                                 \
+              int up = (v > b) | ((v != v) & (b == b));                                       \
+              best[c] = up ? v : b; bi[c] = up ? fbase + (I)(c * sw) : bi[c];                 \
+            }                                                                                 \
+          }                                                                                   \
+        }                                                                                     \
+        T *po = out + (pl * oh + oy) * ow + c0;                                               \
+        I *pi = idx + (pl * oh + oy) * ow + c0;                                               \
+        for (long c = 0; c < cw; c++) { po[c] = best[c]; pi[c] = bi[c]; }                     \
+      }                                                                                       \
+    }                                                                                         \
+  }
+MAXPOOL(maxpool_f32_i32, float, int32_t)
+MAXPOOL(maxpool_f32_i64, float, int64_t)
+MAXPOOL(maxpool_f64_i32, double, int32_t)
+MAXPOOL(maxpool_f64_i64, double, int64_t)
+
+/* dL/dx of max pooling: each output gradient added at its index, plane by plane, outputs in
+ * order (a plane is one task: deterministic). Indices outside the plane (a window entirely in
+ * the padding) are skipped. gin must be zeroed. */
+#define MAXPOOL_BWD(NAME, T, I)                                                               \
+  void NAME(const T *g, const I *idx, T *gin, long planes, long plane_in, long plane_out,     \
+            int nt) {                                                                         \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long pl = 0; pl < planes; pl++) {                                                    \
+      const T *pg = g + pl * plane_out; const I *pi = idx + pl * plane_out;                   \
+      T *po = gin + pl * plane_in;                                                            \
+      for (long k = 0; k < plane_out; k++) {                                                  \
+        I q = pi[k];                                                                          \
+        if (q >= 0 && q < plane_in) po[q] += pg[k];                                           \
+      }                                                                                       \
+    }                                                                                         \
+  }
+MAXPOOL_BWD(maxpool_bwd_f32_i32, float, int32_t)
+MAXPOOL_BWD(maxpool_bwd_f32_i64, float, int64_t)
+MAXPOOL_BWD(maxpool_bwd_f64_i32, double, int32_t)
+MAXPOOL_BWD(maxpool_bwd_f64_i64, double, int64_t)
+
+/* Average pooling: the window's sum over kernel offsets in row-major order (padding adds
+ * nothing), divided by kh*kw or by the number of cells inside the plane: the order of
+ * _pool.avg_pool2d's passes. */
+#define AVGPOOL(NAME, T)                                                                      \
+  void NAME(const T *x, T *out, long planes, long h, long w, long oh, long ow, long kh,       \
+            long kw, long sh, long sw, long ph, long pw, int include_pad, int nt) {           \
+    long tasks = planes * oh;                                                                 \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long pl = t / oh, oy = t % oh;                                                          \
+      const T *xp = x + pl * h * w;                                                           \
+      long y0 = oy * sh - ph;                                                                 \
+      long ry = (y0 + kh < h ? y0 + kh : h) - (y0 > 0 ? y0 : 0);                              \
+      for (long c0 = 0; c0 < ow; c0 += OWB) {                                                 \
+        long cw = ow - c0 < OWB ? ow - c0 : OWB;                                              \
+        T acc[OWB];                                                                           \
+        for (long c = 0; c < cw; c++) acc[c] = 0;                                             \
+        for (long i = 0; i < kh; i++) {                                                       \
+          long iy = y0 + i;                                                                   \
+          if (iy < 0 || iy >= h) continue;                                                    \
+          for (long j = 0; j < kw; j++) {                                                     \
+            long off = c0 * sw - pw + j, lo, hi;                                              \
+            col_range(cw, sw, off, w, &lo, &hi);                                              \
+            const T *row = xp + iy * w + off;                                                 \
+            _Pragma("omp simd") for (long c = lo; c < hi; c++) acc[c] += row[c * sw];         \
+          }                                                                                   \
+        }                                                                                     \
+        T *po = out + (pl * oh + oy) * ow + c0;                                               \
+        for (long c = 0; c < cw; c++) {                                                       \
+          T div;                                                                              \
+          if (include_pad) div = (T)(kh * kw);                                                \
+          else {                                                                              \
+            long x0 = (c0 + c) * sw - pw;                                                     \
+            long rx = (x0 + kw < w ? x0 + kw : w) - (x0 > 0 ? x0 : 0);                        \
+            div = (T)(ry * rx);                                                               \
+          }                                                                                   \
+          po[c] = acc[c] / div;                                                               \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }
+AVGPOOL(avgpool_f32, float)
+AVGPOOL(avgpool_f64, double)
