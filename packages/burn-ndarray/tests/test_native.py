@@ -325,3 +325,34 @@ def test_pools_are_the_numpy_passes_bit_for_bit(pool):
                 np.testing.assert_array_equal(
                     b.avg_pool2d(x, k, s, p, inc), _pool.avg_pool2d(x, k, s, p, inc)
                 )
+
+
+CONVS = [  # x shape, weight shape, stride, padding, dilation
+    ((3, 3, 17, 23), (8, 3, 3, 3), (1, 1), (1, 1), (1, 1)),
+    ((2, 5, 16, 16), (4, 5, 3, 2), (2, 1), (0, 2), (1, 1)),
+    ((2, 4, 19, 15), (6, 4, 3, 3), (1, 2), (2, 1), (2, 3)),
+    ((2, 40, 16, 16), (16, 40, 3, 3), (1, 1), (1, 1), (1, 1)),  # a Winograd shape
+    ((1, 2, 9, 9), (3, 2, 1, 1), (1, 1), (0, 0), (1, 1)),
+]
+
+
+@needs_native
+@pytest.mark.parametrize("conv", CONVS, ids=str)
+def test_conv2d_against_float64(conv, monkeypatch):
+    from burn_ndarray import _conv, _native_conv
+    from burn_tensor.ops import ConvOptions
+
+    monkeypatch.setattr(_native_conv, "WINOGRAD_MAX_THREADS", 1)  # im2col for every shape
+    xs, ws, s, p, d = conv
+    opt = ConvOptions(s, p, d, 1)
+    for b, tol in ((NdArray(num_threads=2, parallel_min=1), 2e-5), (B64, 1e-12)):
+        dt = b.float_dtype.np
+        x = RNG.uniform(-1, 1, xs).astype(dt)
+        w = RNG.uniform(-1, 1, ws).astype(dt)
+        bias = RNG.uniform(-1, 1, ws[0]).astype(dt)
+        want = _conv.conv2d(x.astype(np.float64), w.astype(np.float64), bias, s, p, d, 1)
+        for bb in (bias, None):
+            got = b.conv2d(x, w, bb, opt)
+            assert got.dtype == dt and got.shape == want.shape
+            ref = want if bb is not None else want - bias.reshape(1, -1, 1, 1)
+            np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * ws[1] * ws[2] * ws[3])

@@ -107,9 +107,10 @@ def install(backend) -> bool:
         for short in ("max", "min"):
             name = f"float_arg{short}"
             ops[name] = _arg(lib, short, prev(name), m, t, g, int_dtype)
-    from . import _native_pool  # imports this module's helpers
+    from . import _native_conv, _native_pool  # they import this module's helpers
 
     _native_pool.install(backend, lib, m, ops)
+    _native_conv.install(backend, lib, m, ops)
     for name, fn in ops.items():
         object.__setattr__(backend, name, fn)
     return True

@@ -198,9 +198,10 @@ def _declare(lib) -> None:
         for op in ("max", "min"):
             _sig(lib, f"arg_{op}_{t}", (p, p, L, L, L, i))
     lib.burn_max_threads.restype = i
-    from .._native_pool import declare
+    from .. import _native_conv, _native_pool
 
-    declare(lib)
+    _native_pool.declare(lib)
+    _native_conv.declare(lib)
 
 
 def _sig(lib, name, argtypes) -> None:

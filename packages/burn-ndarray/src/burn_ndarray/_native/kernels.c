@@ -428,3 +428,76 @@ MAXPOOL_BWD(maxpool_bwd_f64_i64, double, int64_t)
   }
 AVGPOOL(avgpool_f32, float)
 AVGPOOL(avgpool_f64, double)
+
+/* ---------------------------------------------------------------- convolution ------------- */
+/* im2col through a zero-bordered channels-last copy (as _im2col.Columns): x [n, c, h, w] ->
+ * xp [n, h + 2ph, w + 2pw, c] (one task per (image, padded row)), then cols
+ * [n * oh * ow, kh * kw * c], columns ordered (i, j, c): one window row is kw * c contiguous
+ * values of xp when undilated (one task per (image, output row)). */
+#define TO_NHWC_PAD(NAME, T)                                                                  \
+  void NAME(const T *x, T *xp, long n, long c, long h, long w, long ph, long pw, int nt) {    \
+    long hp = h + 2 * ph, wp = w + 2 * pw, tasks = n * hp;                                    \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long img = t / hp, r = t % hp, iy = r - ph;                                             \
+      T *d = xp + t * wp * c;                                                                 \
+      if (iy < 0 || iy >= h) { memset(d, 0, sizeof(T) * wp * c); continue; }                  \
+      memset(d, 0, sizeof(T) * pw * c);                                                       \
+      memset(d + (pw + w) * c, 0, sizeof(T) * pw * c);                                        \
+      const T *src = x + img * c * h * w + iy * w;                                            \
+      T *dd = d + pw * c;                                                                     \
+      for (long x0 = 0; x0 < w; x0 += 16) {                                                   \
+        long x1 = x0 + 16 < w ? x0 + 16 : w;                                                  \
+        for (long ch = 0; ch < c; ch++) {                                                     \
+          const T *sp = src + ch * h * w;                                                     \
+          for (long q = x0; q < x1; q++) dd[q * c + ch] = sp[q];                              \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }
+TO_NHWC_PAD(to_nhwc_pad_f32, float)
+TO_NHWC_PAD(to_nhwc_pad_f64, double)
+
+#define IM2COL(NAME, T)                                                                       \
+  void NAME(const T *xp, T *cols, long n, long c, long hp, long wp, long kh, long kw,         \
+            long sh, long sw, long dh, long dw, long oh, long ow, int nt) {                   \
+    long K = kh * kw * c, tasks = n * oh;                                                     \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long img = t / oh, oy = t % oh;                                                         \
+      T *dst = cols + t * ow * K;                                                             \
+      const T *base = xp + img * hp * wp * c;                                                 \
+      for (long ox = 0; ox < ow; ox++, dst += K) {                                            \
+        T *d = dst;                                                                           \
+        for (long i = 0; i < kh; i++) {                                                       \
+          const T *row = base + ((oy * sh + i * dh) * wp + ox * sw) * c;                      \
+          if (dw == 1) { memcpy(d, row, sizeof(T) * kw * c); d += kw * c; }                   \
+          else for (long j = 0; j < kw; j++, d += c) memcpy(d, row + j * dw * c, sizeof(T) * c); \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }
+IM2COL(im2col_f32, float)
+IM2COL(im2col_f64, double)
+
+/* [n, p, co] (the GEMM's channels-last output) -> [n, co, p] plus bias[co] (NULL: none),
+ * 32x32 tiles, one task per (image, tile of p). */
+#define TO_NCHW(NAME, T)                                                                      \
+  void NAME(const T *src, T *dst, const T *bias, long n, long p, long co, int nt) {           \
+    long pt = (p + 31) / 32, tasks = n * pt;                                                  \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long img = t / pt, p0 = (t % pt) * 32, p1 = p0 + 32 < p ? p0 + 32 : p;                  \
+      const T *s = src + img * p * co;                                                        \
+      T *d = dst + img * co * p;                                                              \
+      for (long c0 = 0; c0 < co; c0 += 32) {                                                  \
+        long c1 = c0 + 32 < co ? c0 + 32 : co;                                                \
+        for (long cc = c0; cc < c1; cc++) {                                                   \
+          T b = bias ? bias[cc] : (T)0;                                                       \
+          for (long q = p0; q < p1; q++) d[cc * p + q] = s[q * co + cc] + b;                  \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+  }
+TO_NCHW(to_nchw_f32, float)
+TO_NCHW(to_nchw_f64, double)
