@@ -48,4 +48,7 @@ status=${PIPESTATUS[0]}
 echo "benches: exit $status after $(($(date +%s) - start)) s" | tee -a "$out/benches.log"
 echo
 python3 -m benches.summary "$out/json" "${suites// /,}" | tee "$out/table.txt"
+echo
+# Per-op dispatch at several sizes: NdArray (native kernels), the Python pool, numpy, torch.
+timeout 120 python3 benches/threads_micro.py "$threads" 2>&1 | tee "$out/threads_micro.txt"
 exit "$status"

@@ -73,7 +73,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
         out = np.empty((n, co, oh, ow), dt)
         img_in, img_out = c * h * w * dt.itemsize, co * p * dt.itemsize
         nt = _nt(threads, chunk * p * kk, GRAIN)
-        _blas.set_threads(_blas.gemm_threads(chunk * p * kk * co, threads))
+        # conv GEMMs are thin (K = 27 for an RGB input): a thread per 2^22 multiply-adds
+        _blas.set_threads(_blas.gemm_threads(4 * chunk * p * kk * co, threads))
         bptr = None if b is None else b.ctypes.data
         xp, op = x.ctypes.data, out.ctypes.data
         for s in range(0, n, chunk):

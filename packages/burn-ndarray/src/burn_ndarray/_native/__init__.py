@@ -15,8 +15,8 @@ rebuilt.
 OpenMP threads spin `GOMP_SPINCOUNT` iterations after a parallel region before sleeping; the
 libgomp default (300,000, ~10 ms on a Xeon) keeps idle cores busy between ops. Unless the
 environment sets `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY`, it is set to `SPINCOUNT` before libgomp
-loads (a few hundred microseconds of spinning: a burst of ops finds its threads awake, an idle
-process uses no CPU).
+loads (tens of microseconds of spinning, a few hundred at most: a burst of ops finds its threads
+awake, and they leave the cores to BLAS's threads and other processes soon after).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ FLAGS = [
     "-march=native",
 ]
 LIBS = ["-lmvec", "-lm"]
-SPINCOUNT = "10000"
+SPINCOUNT = "2000"
 
 _LOCK = threading.Lock()
 _STATE: dict = {}

@@ -192,6 +192,16 @@ RED_ALL(red_max_f64, double, double, -INFINITY, MAX_OP)
 RED_ALL(red_min_f32, float, float, INFINITY, MIN_OP)
 RED_ALL(red_min_f64, double, double, INFINITY, MIN_OP)
 
+/* Columns per task when reducing along a dim with `inner` > 1 columns: enough tasks for the
+ * threads (each column is still accumulated over the rows in order: the width changes no
+ * result), at most 1024 (the task's accumulators live on its stack). */
+static long col_width(long outer, long inner, int nt) {
+  long want = (long)nt * 4, per = (want + outer - 1) / outer;
+  long w = (inner + per - 1) / per;
+  w = (w + 15) / 16 * 16;
+  return w < 16 ? 16 : (w > 1024 ? 1024 : w);
+}
+
 /* along a dim of a contiguous [outer, r, inner] array -> [outer, inner]; `scale` multiplies
  * sums (1/r for mean, 1 otherwise). inner == 1: each row reduced with the lane code; else
  * rows of `inner` accumulated in order, split over (outer, column block). */
@@ -206,10 +216,10 @@ RED_ALL(red_min_f64, double, double, INFINITY, MIN_OP)
       }                                                                                       \
       return;                                                                                 \
     }                                                                                         \
-    long per = (inner + 1023) / 1024, tasks = outer * per;                                    \
+    long cw = col_width(outer, inner, nt), per = (inner + cw - 1) / cw, tasks = outer * per;  \
     _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
     for (long t = 0; t < tasks; t++) {                                                        \
-      long i = t / per, j0 = (t % per) * 1024, j1 = j0 + 1024 < inner ? j0 + 1024 : inner;    \
+      long i = t / per, j0 = (t % per) * cw, j1 = j0 + cw < inner ? j0 + cw : inner;          \
       A acc[1024];                                                                            \
       long w = j1 - j0;                                                                       \
       for (long j = 0; j < w; j++) acc[j] = INIT;                                             \
@@ -277,10 +287,10 @@ ARG_ROW(arg_min_f64, double, <)
       for (long i = 0; i < outer; i++) o[i] = NAME##_row(x + i * r, r);                       \
       return;                                                                                 \
     }                                                                                         \
-    long per = (inner + 1023) / 1024, tasks = outer * per;                                    \
+    long cw = col_width(outer, inner, nt), per = (inner + cw - 1) / cw, tasks = outer * per;  \
     _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
     for (long t = 0; t < tasks; t++) {                                                        \
-      long i = t / per, j0 = (t % per) * 1024, j1 = j0 + 1024 < inner ? j0 + 1024 : inner;    \
+      long i = t / per, j0 = (t % per) * cw, j1 = j0 + cw < inner ? j0 + cw : inner;          \
       long w = j1 - j0;                                                                       \
       T best[1024]; int64_t idx[1024];                                                        \
       const T *p = x + i * r * inner + j0;                                                    \
