@@ -356,3 +356,10 @@ def test_conv2d_against_float64(conv, monkeypatch):
             assert got.dtype == dt and got.shape == want.shape
             ref = want if bb is not None else want - bias.reshape(1, -1, 1, 1)
             np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * ws[1] * ws[2] * ws[3])
+
+
+def test_burn_backend_listing_says_which_kernels_run():
+    from burn_ndarray._spec import SPEC
+
+    (line,) = SPEC.devices()
+    assert "kernels: " in line and _native.status() in line

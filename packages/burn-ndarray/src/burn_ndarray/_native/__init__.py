@@ -139,7 +139,12 @@ def build(cc: str | None = None, directory: Path | None = None):
     if cc is None:
         raise OSError("no C compiler (cc, gcc or $CC) on PATH")
     source = SOURCE.read_bytes()
-    path = (directory or cache_dir()) / f"kernels-{_key(cc, source, FLAGS)}.so"
+    directory = directory or cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only home: a per-user temporary directory
+        directory = Path(tempfile.gettempdir()) / f"burn-{os.getuid()}" / "ndarray-native"
+    path = directory / f"kernels-{_key(cc, source, FLAGS)}.so"
     if path.exists():
         try:
             return _load(path), path
