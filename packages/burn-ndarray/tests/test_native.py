@@ -236,12 +236,16 @@ def test_two_processes_build_at_once_and_a_corrupted_file_is_rebuilt(tmp_path):
     ]
     outs = [p.communicate(timeout=600)[0] for p in procs]
     assert all(o.startswith("native kernels") for o in outs), outs
-    files = list((tmp_path / "ndarray-native").iterdir())
-    assert len(files) == 1 and files[0].suffix == ".so", files  # no temporaries left
-    files[0].write_bytes(b"not an ELF file")
+    files = sorted((tmp_path / "ndarray-native").iterdir())
+    assert not [f for f in files if ".tmp" in f.name], files  # no temporaries left
+    kernels = [f for f in files if f.name.startswith("kernels-")]
+    assert len(kernels) == 1 and kernels[0].suffix == ".so", files
+    for f in files:  # the kernels and the addr helper
+        f.write_bytes(b"not an ELF file")
     out = _run(STATUS, env)
     assert out.stdout.startswith("native kernels"), out.stdout + out.stderr
-    assert files[0].stat().st_size > 1000
+    assert all(f.stat().st_size > 1000 for f in files)
+    assert ("through ctypes" in out.stdout) == ("through ctypes" in _native.status())
 
 
 def test_fallback_without_a_compiler(tmp_path):
@@ -363,3 +367,26 @@ def test_burn_backend_listing_says_which_kernels_run():
 
     (line,) = SPEC.devices()
     assert "kernels: " in line and _native.status() in line
+
+
+@needs_native
+def test_ctypes_addresses_when_the_helper_is_missing(monkeypatch):
+    from burn_ndarray import _native_ops
+
+    monkeypatch.setattr(_native_ops, "_ptr", _native._ctypes_addr)
+    monkeypatch.setattr(_native_ops, "_cptr", _native._ctypes_caddr)
+    b = BACKENDS[2]
+    x = RNG.uniform(-1, 1, (300, 200)).astype(np.float32)
+    np.testing.assert_array_equal(b.float_add(x, x[:1]), x + x[:1])
+    np.testing.assert_array_equal(b.float_mul(x, x), x * x)
+    np.testing.assert_array_equal(b.float_exp(x.T), b.float_exp(np.ascontiguousarray(x.T)))
+    np.testing.assert_array_equal(b.float_neg(x[:, ::2]), -x[:, ::2])
+
+
+@needs_native
+def test_scalars_beyond_float32_stay_quiet_under_raise():
+    b = BACKENDS[2]
+    x = np.ones(50_000, np.float32)
+    with np.errstate(all="raise"):
+        assert np.isinf(b.float_add_scalar(x, 1e300)).all()
+        assert (b.float_mul_scalar(x, 2) == 2).all()

@@ -18,6 +18,7 @@ import ctypes
 import numpy as np
 
 from . import _blas, _winograd
+from . import _native_ops as _ops
 from ._im2col import out_size
 from ._native_ops import F32, F64, _nt
 
@@ -75,16 +76,16 @@ def install(backend, lib, m: int, ops: dict) -> None:
         nt = _nt(threads, chunk * p * kk, GRAIN)
         # conv GEMMs are thin (K = 27 for an RGB input): a thread per 2^22 multiply-adds
         _blas.set_threads(_blas.gemm_threads(4 * chunk * p * kk * co, threads))
-        bptr = None if b is None else b.ctypes.data
-        xp, op = x.ctypes.data, out.ctypes.data
+        bptr = None if b is None else _ops._ptr(b)
+        xp, op = _ops._ptr(x), _ops._ptr(out)
         for s in range(0, n, chunk):
             e = min(n, s + chunk)
             rows = (e - s) * p
-            to_nhwc[dt](xp + s * img_in, xpad.ctypes.data, e - s, c, h, w, *padding, nt)
-            k(xpad.ctypes.data, cols.ctypes.data, e - s, c, hp, wp, kh, kw, *stride, *dilation,
+            to_nhwc[dt](xp + s * img_in, _ops._ptr(xpad), e - s, c, h, w, *padding, nt)
+            k(_ops._ptr(xpad), _ops._ptr(cols), e - s, c, hp, wp, kh, kw, *stride, *dilation,
               oh, ow, nt)  # fmt: skip
             np.matmul(cols[:rows], wt, out=tmp[:rows])
-            to_nchw[dt](tmp.ctypes.data, op + s * img_out, bptr, e - s, p, co, nt)
+            to_nchw[dt](_ops._ptr(tmp), op + s * img_out, bptr, e - s, p, co, nt)
         _blas.set_threads(threads)  # the budget back to BLAS, as after a threaded region
         return out
 

@@ -52,11 +52,18 @@ def default_native_min() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else NATIVE_MIN
 
 
+# ndarray -> its data address handed to the kernels; _cptr: 0 unless C-contiguous
+# (`_native.addr_fns`: a compiled field read, else through `arr.ctypes` / `arr.flags`).
+_ptr, _cptr = _native._ctypes_addr, _native._ctypes_caddr
+
+
 def install(backend) -> bool:
     """Native variants of the covered float ops as instance attributes of `backend`."""
+    global _ptr, _cptr
     lib = _native.lib()
     if lib is None:
         return False
+    _ptr, _cptr = _native.addr_fns()
     budget = backend.num_threads
     forced = backend.parallel_min_forced
     m = backend.parallel_min if forced else default_native_min()
@@ -150,13 +157,15 @@ def _unary(lib, kname, prev, m, threads, grain, compute):
         k = get(x.dtype)
         if k is None:
             return prev(x)
-        if not x.flags.c_contiguous:
+        px = _cptr(x)
+        if not px:
             if not compute:  # exact ops: numpy's strided loop gives the same bits
                 return prev(x)
             x = np.ascontiguousarray(x)  # the same bits as for a contiguous input
+            px = _ptr(x)
         out = np.empty(x.shape, x.dtype)
         n = x.size
-        k(x.ctypes.data, out.ctypes.data, n, _nt(threads, n, grain))
+        k(px, _ptr(out), n, _nt(threads, n, grain))
         return out
 
     return op
@@ -206,14 +215,13 @@ def _binary(lib, kname, prev, m, threads, grain, compute):
         k = get(dt)
         if k is None or y.dtype != dt:
             return prev(x, y)
-        if x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous:
-            out = np.empty(x.shape, dt)
-            n = x.size
-            if n == 0:
+        if x.shape == y.shape:
+            px, py = _cptr(x), _cptr(y)
+            if px and py:
+                out = np.empty(x.shape, dt)
+                n = x.size
+                k(px, py, _ptr(out), 1, n, 0, 1, 0, 1, _nt(threads, n, grain))
                 return out
-            k(x.ctypes.data, y.ctypes.data, out.ctypes.data, 1, n, 0, 1, 0, 1,
-              _nt(threads, n, grain))  # fmt: skip
-            return out
         try:
             shape = np.broadcast_shapes(x.shape, y.shape)
         except ValueError:
@@ -230,16 +238,20 @@ def _binary(lib, kname, prev, m, threads, grain, compute):
         if n == 0:
             return out
         mm, nn, ra, ca, rb, cb = plan
-        k(x.ctypes.data, y.ctypes.data, out.ctypes.data, mm, nn, ra, ca, rb, cb,
+        k(_ptr(x), _ptr(y), _ptr(out), mm, nn, ra, ca, rb, cb,
           _nt(threads, n, grain))  # fmt: skip
         return out
 
     return op
 
 
+INF = float("inf")
+
+
 def _scalar(lib, kname, prev, m, threads, grain, compute):
     ks = _kernels(lib, "bin_" + kname)
     get = ks.get
+    limit = {F32: float(np.finfo(np.float32).max), F64: float(np.finfo(np.float64).max)}
 
     def op(x, s):
         if x.size < m:
@@ -248,16 +260,22 @@ def _scalar(lib, kname, prev, m, threads, grain, compute):
         k = get(dt)
         if k is None or isinstance(s, np.ndarray):
             return prev(x, s)
-        if not x.flags.c_contiguous:
+        px = _cptr(x)
+        if not px:
             if not compute:
                 return prev(x, s)
             x = np.ascontiguousarray(x)
-        with np.errstate(all="ignore"):  # a Python float beyond float32 becomes inf, quietly
-            sv = np.array([s], dt)
+            px = _ptr(x)
+        try:
+            big = abs(s) > limit[dt] and abs(s) != INF
+        except TypeError:
+            return prev(x, s)
+        if big:  # the cast to the dtype overflows: numpy's path, with its quiet flags
+            return prev(x, s)
+        sv = np.array([s], dt)
         out = np.empty(x.shape, dt)
         n = x.size
-        k(x.ctypes.data, sv.ctypes.data, out.ctypes.data, 1, n, 0, 1, 0, 0,
-          _nt(threads, n, grain))  # fmt: skip
+        k(px, _ptr(sv), _ptr(out), 1, n, 0, 1, 0, 0, _nt(threads, n, grain))
         return out
 
     return op
@@ -272,7 +290,8 @@ def _clamp(lib, prev, m, threads, grain, which):
             return prev(x, *bounds)
         dt = x.dtype
         k = get(dt)
-        if k is None or not x.flags.c_contiguous:
+        px = _cptr(x)
+        if k is None or not px:
             return prev(x, *bounds)
         with np.errstate(all="ignore"):
             if which == 2:
@@ -283,7 +302,7 @@ def _clamp(lib, prev, m, threads, grain, which):
                 lo, hi = float("-inf"), float(np.array(bounds[0], dt))
         out = np.empty(x.shape, dt)
         n = x.size
-        k(x.ctypes.data, out.ctypes.data, n, lo, hi, _nt(threads, n, grain))
+        k(px, _ptr(out), n, lo, hi, _nt(threads, n, grain))
         return out
 
     return op
@@ -303,11 +322,11 @@ def _reduce_all(lib, kname, prev, m, threads, grain, mean):
             return prev(x)
         dt = x.dtype
         k = get(dt)
-        if k is None or not x.flags.c_contiguous:
+        if k is None or not _cptr(x):
             return prev(x)
         partials = np.empty((n + RBLK - 1) // RBLK, F64 if acc_f64 else dt)
         out = np.empty(1, dt)
-        k(x.ctypes.data, n, partials.ctypes.data, out.ctypes.data, _nt(threads, n, grain))
+        k(_ptr(x), n, _ptr(partials), _ptr(out), _nt(threads, n, grain))
         if mean:
             # the sum in float64, divided, then rounded once
             return np.asarray(_sum64(partials) / n, dt).reshape(1)
@@ -344,7 +363,7 @@ def _reduce_dim(lib, kname, prev, m, threads, grain, mean):
             return prev(x, dim)
         dt = x.dtype
         k = get(dt)
-        if k is None or not x.flags.c_contiguous or x.shape[dim] == 0:
+        if k is None or x.shape[dim] == 0 or not _cptr(x):
             return prev(x, dim)
         outer, r, inner = _collapse(x, dim)
         shape = list(x.shape)
@@ -352,7 +371,7 @@ def _reduce_dim(lib, kname, prev, m, threads, grain, mean):
         if outer == 1 and inner == 1:  # one long row: the whole-tensor kernel's fixed blocks
             return whole(x).reshape(shape)
         out = np.empty(shape, dt)
-        k(x.ctypes.data, out.ctypes.data, outer, r, inner, 1.0 / r if mean else 1.0,
+        k(_ptr(x), _ptr(out), outer, r, inner, 1.0 / r if mean else 1.0,
           _nt(threads, x.size, grain))  # fmt: skip
         return out
 
@@ -368,13 +387,13 @@ def _arg(lib, kname, prev, m, threads, grain, int_dtype):
             return prev(x, dim)
         dt = x.dtype
         k = get(dt)
-        if k is None or not x.flags.c_contiguous or x.shape[dim] == 0:
+        if k is None or x.shape[dim] == 0 or not _cptr(x):
             return prev(x, dim)
         outer, r, inner = _collapse(x, dim)
         shape = list(x.shape)
         shape[dim] = 1
         out = np.empty(shape, np.int64)
-        k(x.ctypes.data, out.ctypes.data, outer, r, inner, _nt(threads, x.size, grain))
+        k(_ptr(x), _ptr(out), outer, r, inner, _nt(threads, x.size, grain))
         return out.astype(int_dtype, copy=False)
 
     return op

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _native_ops as _ops
 from ._im2col import out_size
 from ._native_ops import F32, F64, _nt
 
@@ -53,7 +54,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         x = np.ascontiguousarray(x)
         out = np.empty((n, c, oh, ow), x.dtype)
         idx = np.empty((n, c, oh, ow), idx_dt)
-        k(x.ctypes.data, out.ctypes.data, idx.ctypes.data, n * c, h, w, oh, ow,
+        k(_ops._ptr(x), _ops._ptr(out), _ops._ptr(idx), n * c, h, w, oh, ow,
           kh, kw, sh, sw, ph, pw, dh, dw, _nt(threads, x.size, GRAIN))  # fmt: skip
         return out, idx
 
@@ -76,7 +77,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         indices = np.ascontiguousarray(indices)
         gin = np.zeros(x.shape, x.dtype)
         plane_out = g.shape[2] * g.shape[3]
-        k(g.ctypes.data, indices.ctypes.data, gin.ctypes.data, n * c, h * w, plane_out,
+        k(_ops._ptr(g), _ops._ptr(indices), _ops._ptr(gin), n * c, h * w, plane_out,
           _nt(threads, x.size, GRAIN))  # fmt: skip
         return gin
 
@@ -91,7 +92,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
             return prev_avg(x, kernel_size, stride, padding, count_include_pad)
         x = np.ascontiguousarray(x)
         out = np.empty((n, c, oh, ow), x.dtype)
-        k(x.ctypes.data, out.ctypes.data, n * c, h, w, oh, ow, kh, kw, sh, sw, ph, pw,
+        k(_ops._ptr(x), _ops._ptr(out), n * c, h, w, oh, ow, kh, kw, sh, sw, ph, pw,
           int(bool(count_include_pad)), _nt(threads, x.size, GRAIN))  # fmt: skip
         return out
 

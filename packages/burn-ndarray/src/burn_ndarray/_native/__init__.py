@@ -158,6 +158,74 @@ def build(cc: str | None = None, directory: Path | None = None):
     return _load(path), path
 
 
+def _build_addr(cc: str, directory: Path):
+    """The `addr` helper extension (addr.c), or None without Python/numpy headers."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+    import sysconfig
+
+    import numpy as np
+
+    src = SOURCE.with_name("addr.c")
+    inc = [sysconfig.get_paths()["include"], np.get_include()]
+    if not all(Path(i).exists() for i in inc):
+        return None
+    flags = ["-O2", "-fPIC", "-shared", *(f"-I{i}" for i in inc)]
+    h = hashlib.sha256(src.read_bytes())
+    for part in (cc, _compiler_version(cc), " ".join(flags), sys.version, np.__version__):
+        h.update(part.encode() + b"\0")
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    path = directory / f"burn_native_addr-{h.hexdigest()[:20]}{suffix}"
+
+    def load(p):
+        loader = importlib.machinery.ExtensionFileLoader("burn_native_addr", str(p))
+        spec = importlib.util.spec_from_file_location("burn_native_addr", p, loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+        mod.set_type(np.ndarray)
+        x = np.arange(6.0)
+        if mod.addr(x) != x.ctypes.data or mod.caddr(x) != x.ctypes.data or mod.caddr(x[::2]):
+            raise OSError("addr helper: wrong address")
+        return mod
+
+    if path.exists():
+        try:
+            return load(path)
+        except (OSError, ImportError):
+            path.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="burn_native_addr.", suffix=".tmp.so", dir=directory)
+    os.close(fd)
+    try:
+        cmd = [cc, *flags, "-o", tmp, str(src)]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if res.returncode != 0:
+            raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-1000:]}")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return load(path)
+
+
+def _ctypes_addr(a) -> int:
+    return a.ctypes.data
+
+
+def _ctypes_caddr(a) -> int:
+    return a.ctypes.data if a.flags.c_contiguous else 0
+
+
+def addr_fns():
+    """(addr, caddr): ndarray -> its data address; caddr gives 0 for an array that is not
+    C-contiguous. The compiled helper (addr.c), else through `arr.ctypes`."""
+    lib()
+    mod = _STATE.get("addr")
+    if mod is None:
+        return _ctypes_addr, _ctypes_caddr
+    return mod.addr, mod.caddr
+
+
 def lib():
     """The native library, built on first call; None when off or unavailable (see status())."""
     if "lib" in _STATE:
@@ -175,6 +243,12 @@ def lib():
                 result, path = build()
                 _declare(result)
                 why = f"native kernels {path}"
+                try:
+                    _STATE["addr"] = _build_addr(find_compiler(), path.parent)
+                except Exception as e:  # noqa: BLE001 - arr.ctypes.data then
+                    log.debug("burn-ndarray native: no addr helper (%s)", e)
+                if _STATE.get("addr") is None:
+                    why += " (array addresses through ctypes)"
             except Exception as e:  # noqa: BLE001 - any failure means the numpy paths
                 result, why = None, f"numpy fallback: {e}"
                 log.debug("burn-ndarray native kernels unavailable, using numpy: %s", e)
