@@ -6,7 +6,11 @@ part, with numpy im2col copies / Winograd transforms per part: on 16 cores its d
 single-threaded transform passes left conv2d 10-13x behind torch. Here the copies run as OpenMP
 loops and the GEMM [n*oh*ow, K] @ [K, c_out] is large enough for every BLAS thread.
 
-Winograd F(2x2, 3x3) needs 2.25x fewer multiply-adds, so shapes it suits keep it below
+Installed from `MIN_THREADS` threads on (or with a forced `parallel_min`, for tests): on the
+2-core development machine the numpy path (batch halves on two threads, the GEMM writing NCHW
+directly) measured faster, 3->64 [32, 3, 32, 32] 9 ms against 26 ms here (min of 3 runs, the
+machine shared and loaded), and the guide's training step 130 ms against 169 ms. Winograd
+F(2x2, 3x3) needs 2.25x fewer multiply-adds, so shapes it suits keep it below
 `WINOGRAD_MAX_THREADS` threads (where its transforms are not the bottleneck); grouped convs keep
 the numpy path.
 """
@@ -24,6 +28,7 @@ from ._native_ops import F32, F64, _nt
 
 CHUNK_BYTES = 16 << 20  # im2col columns materialised at once (as _im2col.CHUNK_BYTES)
 WINOGRAD_MAX_THREADS = 8
+MIN_THREADS = 8
 GRAIN = 1 << 14
 
 
@@ -33,6 +38,8 @@ def _pair(v) -> tuple[int, int]:
 
 def install(backend, lib, m: int, ops: dict) -> None:
     threads = backend.num_threads
+    if threads < MIN_THREADS and not backend.parallel_min_forced:
+        return
     im2col = {F32: lib.im2col_f32, F64: lib.im2col_f64}
     to_nhwc = {F32: lib.to_nhwc_pad_f32, F64: lib.to_nhwc_pad_f64}
     to_nchw = {F32: lib.to_nchw_f32, F64: lib.to_nchw_f64}
