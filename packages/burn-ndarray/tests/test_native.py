@@ -72,7 +72,8 @@ def test_erf_float32_accuracy_against_math_erf():
     x = np.linspace(-6, 6, 200_001).astype(np.float32)
     got = BACKENDS[2].float_erf(x).astype(np.float64)
     want = np.array([math.erf(v) for v in x.astype(np.float64)])
-    assert np.abs(got - want).max() < 2e-7
+    # glibc >= 2.35: its erff (~1e-7); older glibc: A-S 7.1.26 in float32 (~5e-7)
+    assert np.abs(got - want).max() < 6e-7
 
 
 BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
