@@ -137,6 +137,19 @@ def test_scalar_ops_and_clamp_are_numpys_bits():
         np.testing.assert_array_equal(b.float_clamp(x, -1.0, 2.5), np.clip(x, -1.0, 2.5))
         np.testing.assert_array_equal(b.float_clamp_min(x, 0.5), np.maximum(x, np.float32(0.5)))
         np.testing.assert_array_equal(b.float_clamp_max(x, 0.5), np.minimum(x, np.float32(0.5)))
+        z = np.zeros(50_000, np.float32)
+        z[::3] = -0.0
+        z[1::7] = np.nan
+        for lo in (0.0, -0.0, np.nan):
+            for got, want in (
+                (b.float_clamp_min(z, lo), np.maximum(z, np.float32(lo))),
+                (b.float_clamp_max(z, lo), np.minimum(z, np.float32(lo))),
+                (b.relu(z), np.maximum(z, np.float32(0))),
+            ):
+                np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+        np.testing.assert_array_equal(
+            b.float_clamp(z, -0.0, 0.0).view(np.uint32), np.clip(z, -0.0, 0.0).view(np.uint32)
+        )
     _close(
         b.float_powf_scalar(np.abs(x), 1.7), np.abs(x).astype(np.float64) ** 1.7, np.float32, 1e-5
     )

@@ -97,9 +97,10 @@ def install(backend) -> bool:
             ops["float_" + short] = _scalar(lib, k, prev("float_" + short), m, *threads_for(short))
     if wanted("clamp"):
         t, g, _ = threads_for("clamp")
-        ops["float_clamp"] = _clamp(lib, prev("float_clamp"), m, t, g, 2)
-        ops["float_clamp_min"] = _clamp(lib, prev("float_clamp_min"), m, t, g, 0)
-        ops["float_clamp_max"] = _clamp(lib, prev("float_clamp_max"), m, t, g, 1)
+        ops["float_clamp"] = _clamp(lib, prev("float_clamp"), m, t, g)
+        # np.maximum / np.minimum with a scalar, bit for bit (signed zeros, NaN)
+        ops["float_clamp_min"] = _scalar(lib, "maximum", prev("float_clamp_min"), m, t, g, False)
+        ops["float_clamp_max"] = _scalar(lib, "minimum", prev("float_clamp_max"), m, t, g, False)
     if wanted("sum"):
         t, g, _ = threads_for("sum")
         for short in REDUCE_ALL:
@@ -281,7 +282,8 @@ def _scalar(lib, kname, prev, m, threads, grain, compute):
     return op
 
 
-def _clamp(lib, prev, m, threads, grain, which):
+def _clamp(lib, prev, m, threads, grain):
+    """np.clip(x, lo, hi) bit for bit: x < lo -> lo, x > hi -> hi, NaN stays."""
     ks = _kernels(lib, "clamp")
     get = ks.get
 
@@ -294,12 +296,7 @@ def _clamp(lib, prev, m, threads, grain, which):
         if k is None or not px:
             return prev(x, *bounds)
         with np.errstate(all="ignore"):
-            if which == 2:
-                lo, hi = (float(v) for v in np.array(bounds, dt))
-            elif which == 0:
-                lo, hi = float(np.array(bounds[0], dt)), float("inf")
-            else:
-                lo, hi = float("-inf"), float(np.array(bounds[0], dt))
+            lo, hi = (float(v) for v in np.array(bounds, dt))
         out = np.empty(x.shape, dt)
         n = x.size
         k(px, _ptr(out), n, lo, hi, _nt(threads, n, grain))

@@ -96,6 +96,7 @@ UNARY_BOTH(erf, burn_erff(v), erf(v))
 UNARY_BOTH(abs, fabsf(v), fabs(v))
 UNARY_BOTH(neg, -v, -v)
 UNARY_BOTH(recip, 1.0f / v, 1.0 / v)
+/* relu as np.maximum(x, 0): +0.0 for -0.0, NaN stays */
 UNARY_BOTH(relu, v > 0.0f ? v : (v != v ? v : 0.0f), v > 0.0 ? v : (v != v ? v : 0.0))
 
 /* ---------------------------------------------------------------- binary ------------------ */
