@@ -9,6 +9,8 @@
 # reads it). The tree's package sources come first on PYTHONPATH, so stale wheels do not matter
 # (the wheels still bring the third-party dependencies, threadpoolctl included). JSON and the log
 # go to $OUT (default benches/results/many_core). About 3-4 minutes on 16 cores.
+# NdArray compiles its native kernels with the C compiler found here (printed below, with the
+# kernels' status); BURN_NDARRAY_NATIVE=0 runs the numpy paths instead, for a before/after.
 set -uo pipefail
 threads=${1:-16}
 repeats=${2:-5}
@@ -24,7 +26,8 @@ python3 -c "import threadpoolctl" 2>/dev/null || echo "WARNING: threadpoolctl is
 suites="launch_overhead binary unary reduce softmax max_pool2d conv2d matmul autodiff training_step"
 {
   echo "cores: $(nproc) (affinity), budget: $threads threads, repeats: $repeats"
-  echo "C compiler: $(command -v "${CC:-cc}" || command -v gcc || echo 'none: NdArray uses its numpy paths')"
+  echo "C compiler: $(command -v "${CC:-cc}" || command -v gcc || echo 'none: NdArray uses its numpy paths')"\
+    "| $(getconf GNU_LIBC_VERSION 2>/dev/null) (libmvec's erff/tanhf need 2.35)"
   python3 - <<'EOF'
 import time
 import numpy
