@@ -23,7 +23,8 @@ import os
 
 import numpy as np
 
-from . import _native
+from . import _fp, _native
+from ._fp import needs_quiet
 from ._threaded_ops import COMPUTE_BOUND, MEMORY_BOUND_MIN_THREADS
 
 NATIVE_MIN = 1 << 14
@@ -86,21 +87,29 @@ def install(backend) -> bool:
 
     for short, k in UNARY.items():
         if wanted(short):
-            ops["float_" + short] = _unary(lib, k, prev("float_" + short), m, *threads_for(short))
+            name = "float_" + short
+            p = prev(name)
+            ops[name] = _unary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
     if wanted("relu"):
-        ops["relu"] = _unary(lib, "relu", prev("relu"), m, *threads_for("relu"))
+        p = prev("relu")
+        ops["relu"] = _unary(lib, "relu", p, m, *threads_for("relu"), _small(backend, "relu", p))
     for short, k in BINARY.items():
         if wanted(short):
-            ops["float_" + short] = _binary(lib, k, prev("float_" + short), m, *threads_for(short))
+            name = "float_" + short
+            p = prev(name)
+            ops[name] = _binary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
     for short, k in SCALAR.items():
         if wanted(short):
-            ops["float_" + short] = _scalar(lib, k, prev("float_" + short), m, *threads_for(short))
+            name = "float_" + short
+            p = prev(name)
+            ops[name] = _scalar(lib, k, p, m, *threads_for(short), _small(backend, name, p))
     if wanted("clamp"):
         t, g, _ = threads_for("clamp")
         ops["float_clamp"] = _clamp(lib, prev("float_clamp"), m, t, g)
         # np.maximum / np.minimum with a scalar, bit for bit (signed zeros, NaN)
-        ops["float_clamp_min"] = _scalar(lib, "maximum", prev("float_clamp_min"), m, t, g, False)
-        ops["float_clamp_max"] = _scalar(lib, "minimum", prev("float_clamp_max"), m, t, g, False)
+        for name, k in (("float_clamp_min", "maximum"), ("float_clamp_max", "minimum")):
+            p = prev(name)
+            ops[name] = _scalar(lib, k, p, m, t, g, False, _small(backend, name, p))
     if wanted("sum"):
         t, g, _ = threads_for("sum")
         for short in REDUCE_ALL:
@@ -144,16 +153,54 @@ def _nt(threads: int, n: int, grain: int) -> int:
     return max(1, min(threads, n // grain))
 
 
+def _raw(backend, name):
+    """(numpy function, whether it runs quiet) of op `name` as the class defines it: the small
+    path calls it in the wrapper's own frame, as `_threaded_ops` does, so wrapping adds no
+    Python frame to the 16-element latency path."""
+    cls = type(backend)
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            raw = klass.__dict__[name]
+            break
+    else:
+        return None, False
+    fn = raw.__func__ if isinstance(raw, staticmethod) else raw
+    fn = getattr(fn, "__wrapped__", fn)  # the numpy function under `_fp.quiet`
+    if not isinstance(raw, staticmethod):
+        fn = fn.__get__(backend)
+    return fn, needs_quiet(name) and _fp._STATE is not None
+
+
+def _small(backend, name, prev):
+    """The small-size path of op `name`: (fn, set, reset, state); quiet state only if needed."""
+    fn, quiet = _raw(backend, name)
+    if fn is None:
+        return prev, None, None, None
+    if quiet:
+        var, state = _fp._STATE
+        return fn, var.set, var.reset, state
+    return fn, None, None, None
+
+
 def _kernels(lib, name):
     return {F32: getattr(lib, f"{name}_f32"), F64: getattr(lib, f"{name}_f64")}
 
 
-def _unary(lib, kname, prev, m, threads, grain, compute):
+def _unary(lib, kname, prev, m, threads, grain, compute, small):
     ks = _kernels(lib, "un_" + kname)
     get = ks.get
+    fn, set_, reset, state = small
 
     def op(x, *args):
-        if x.size < m or args:
+        if x.size < m:
+            if set_ is None:
+                return fn(x, *args)
+            token = set_(state)
+            try:
+                return fn(x, *args)
+            finally:
+                reset(token)
+        if args:
             return prev(x, *args)
         k = get(x.dtype)
         if k is None:
@@ -205,13 +252,20 @@ def _strides2d(shape, x, y):
     return mm, n, ra, ca, rb, cb
 
 
-def _binary(lib, kname, prev, m, threads, grain, compute):
+def _binary(lib, kname, prev, m, threads, grain, compute, small):
     ks = _kernels(lib, "bin_" + kname)
     get = ks.get
+    fn, set_, reset, state = small
 
     def op(x, y):
         if x.size < m and y.size < m:
-            return prev(x, y)
+            if set_ is None:
+                return fn(x, y)
+            token = set_(state)
+            try:
+                return fn(x, y)
+            finally:
+                reset(token)
         dt = x.dtype
         k = get(dt)
         if k is None or y.dtype != dt:
@@ -249,14 +303,21 @@ def _binary(lib, kname, prev, m, threads, grain, compute):
 INF = float("inf")
 
 
-def _scalar(lib, kname, prev, m, threads, grain, compute):
+def _scalar(lib, kname, prev, m, threads, grain, compute, small):
     ks = _kernels(lib, "bin_" + kname)
     get = ks.get
     limit = {F32: float(np.finfo(np.float32).max), F64: float(np.finfo(np.float64).max)}
+    fn, set_, reset, state = small
 
     def op(x, s):
         if x.size < m:
-            return prev(x, s)
+            if set_ is None:
+                return fn(x, s)
+            token = set_(state)
+            try:
+                return fn(x, s)
+            finally:
+                reset(token)
         dt = x.dtype
         k = get(dt)
         if k is None or isinstance(s, np.ndarray):
