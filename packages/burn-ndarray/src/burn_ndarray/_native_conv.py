@@ -12,12 +12,13 @@ directly) measured faster, 3->64 [32, 3, 32, 32] 9 ms against 26 ms here (min of
 machine shared and loaded), and the guide's training step 130 ms against 169 ms. Winograd
 F(2x2, 3x3) needs 2.25x fewer multiply-adds, so shapes it suits keep it below
 `WINOGRAD_MAX_THREADS` threads (where its transforms are not the bottleneck); grouped convs keep
-the numpy path.
+the numpy path. `BURN_NDARRAY_NATIVE_CONV=0` keeps the numpy conv path alone.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 
 import numpy as np
 
@@ -40,6 +41,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
     threads = backend.num_threads
     if threads < MIN_THREADS and not backend.parallel_min_forced:
         return
+    if os.environ.get("BURN_NDARRAY_NATIVE_CONV", "1").strip() == "0":
+        return  # the numpy conv path with the other kernels native (for comparisons)
     im2col = {F32: lib.im2col_f32, F64: lib.im2col_f64}
     to_nhwc = {F32: lib.to_nhwc_pad_f32, F64: lib.to_nhwc_pad_f64}
     to_nchw = {F32: lib.to_nchw_f32, F64: lib.to_nchw_f64}
