@@ -111,6 +111,8 @@ def install(backend) -> bool:
             p = prev(name)
             ops[name] = _scalar(lib, k, p, m, t, g, False, _small(backend, name, p))
     if wanted("sum"):
+        from ._native_reduce import _arg, _reduce_all, _reduce_dim
+
         t, g, _ = threads_for("sum")
         for short in REDUCE_ALL:
             name = "float_" + short
@@ -362,96 +364,5 @@ def _clamp(lib, prev, m, threads, grain):
         n = x.size
         k(px, _ptr(out), n, lo, hi, _nt(threads, n, grain))
         return out
-
-    return op
-
-
-RBLK = 16384
-
-
-def _reduce_all(lib, kname, prev, m, threads, grain, mean):
-    ks = _kernels(lib, "red_" + kname)
-    get = ks.get
-    acc_f64 = kname == "sum"
-
-    def op(x):
-        n = x.size
-        if n < m or n == 0:
-            return prev(x)
-        dt = x.dtype
-        k = get(dt)
-        if k is None or not _cptr(x):
-            return prev(x)
-        partials = np.empty((n + RBLK - 1) // RBLK, F64 if acc_f64 else dt)
-        out = np.empty(1, dt)
-        k(_ptr(x), n, _ptr(partials), _ptr(out), _nt(threads, n, grain))
-        if mean:
-            # the sum in float64, divided, then rounded once
-            return np.asarray(_sum64(partials) / n, dt).reshape(1)
-        return out
-
-    return op
-
-
-def _sum64(partials):
-    total = 0.0
-    for v in partials.tolist():
-        total += v
-    return total
-
-
-def _collapse(x, dim):
-    shape = x.shape
-    outer = 1
-    for s in shape[:dim]:
-        outer *= s
-    inner = 1
-    for s in shape[dim + 1 :]:
-        inner *= s
-    return outer, shape[dim], inner
-
-
-def _reduce_dim(lib, kname, prev, m, threads, grain, mean):
-    ks = _kernels(lib, "rdim_" + kname)
-    get = ks.get
-    whole = _reduce_all(lib, kname, prev, 1, threads, grain, mean)
-
-    def op(x, dim):
-        if x.size < m:
-            return prev(x, dim)
-        dt = x.dtype
-        k = get(dt)
-        if k is None or x.shape[dim] == 0 or not _cptr(x):
-            return prev(x, dim)
-        outer, r, inner = _collapse(x, dim)
-        shape = list(x.shape)
-        shape[dim] = 1
-        if outer == 1 and inner == 1:  # one long row: the whole-tensor kernel's fixed blocks
-            return whole(x).reshape(shape)
-        out = np.empty(shape, dt)
-        k(_ptr(x), _ptr(out), outer, r, inner, 1.0 / r if mean else 1.0,
-          _nt(threads, x.size, grain))  # fmt: skip
-        return out
-
-    return op
-
-
-def _arg(lib, kname, prev, m, threads, grain, int_dtype):
-    ks = _kernels(lib, "arg_" + kname)
-    get = ks.get
-
-    def op(x, dim):
-        if x.size < m:
-            return prev(x, dim)
-        dt = x.dtype
-        k = get(dt)
-        if k is None or x.shape[dim] == 0 or not _cptr(x):
-            return prev(x, dim)
-        outer, r, inner = _collapse(x, dim)
-        shape = list(x.shape)
-        shape[dim] = 1
-        out = np.empty(shape, np.int64)
-        k(_ptr(x), _ptr(out), outer, r, inner, _nt(threads, x.size, grain))
-        return out.astype(int_dtype, copy=False)
 
     return op
