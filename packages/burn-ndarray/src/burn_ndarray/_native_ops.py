@@ -116,16 +116,23 @@ def install(backend) -> bool:
         t, g, _ = threads_for("sum")
         for short in REDUCE_ALL:
             name = "float_" + short
-            ops[name] = _reduce_all(lib, short, prev(name), m, t, g, False)
-        ops["float_mean"] = _reduce_all(lib, "sum", prev("float_mean"), m, t, g, True)
+            p = prev(name)
+            ops[name] = _reduce_all(lib, short, p, m, t, g, False, _small(backend, name, p))
+        p = prev("float_mean")
+        small = _small(backend, "float_mean", p)
+        ops["float_mean"] = _reduce_all(lib, "sum", p, m, t, g, True, small)
         for short in REDUCE_DIM:
             name = f"float_{short}_dim"
-            ops[name] = _reduce_dim(lib, short, prev(name), m, t, g, False)
-        ops["float_mean_dim"] = _reduce_dim(lib, "sum", prev("float_mean_dim"), m, t, g, True)
+            p = prev(name)
+            ops[name] = _reduce_dim(lib, short, p, m, t, g, False, _small(backend, name, p))
+        p = prev("float_mean_dim")
+        small = _small(backend, "float_mean_dim", p)
+        ops["float_mean_dim"] = _reduce_dim(lib, "sum", p, m, t, g, True, small)
         int_dtype = backend.int_dtype.np
         for short in ("max", "min"):
             name = f"float_arg{short}"
-            ops[name] = _arg(lib, short, prev(name), m, t, g, int_dtype)
+            p = prev(name)
+            ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
     from . import _native_conv, _native_pool  # they import this module's helpers
 
     _native_pool.install(backend, lib, m, ops)

@@ -18,15 +18,22 @@ from ._native_ops import F64
 RBLK = 16384
 
 
-def _reduce_all(lib, kname, prev, m, threads, grain, mean):
+def _reduce_all(lib, kname, prev, m, threads, grain, mean, small=None):
     ks = _ops._kernels(lib, "red_" + kname)
     get = ks.get
     acc_f64 = kname == "sum"
+    fn, set_, reset, state = small or (prev, None, None, None)
 
     def op(x):
         n = x.size
         if n < m or n == 0:
-            return prev(x)
+            if set_ is None:
+                return fn(x)
+            token = set_(state)
+            try:
+                return fn(x)
+            finally:
+                reset(token)
         dt = x.dtype
         k = get(dt)
         if k is None or not _ops._cptr(x):
@@ -60,14 +67,21 @@ def _collapse(x, dim):
     return outer, shape[dim], inner
 
 
-def _reduce_dim(lib, kname, prev, m, threads, grain, mean):
+def _reduce_dim(lib, kname, prev, m, threads, grain, mean, small):
     ks = _ops._kernels(lib, "rdim_" + kname)
     get = ks.get
     whole = _reduce_all(lib, kname, prev, 1, threads, grain, mean)
+    fn, set_, reset, state = small
 
     def op(x, dim):
         if x.size < m:
-            return prev(x, dim)
+            if set_ is None:
+                return fn(x, dim)
+            token = set_(state)
+            try:
+                return fn(x, dim)
+            finally:
+                reset(token)
         dt = x.dtype
         k = get(dt)
         if k is None or x.shape[dim] == 0 or not _ops._cptr(x):
@@ -85,13 +99,20 @@ def _reduce_dim(lib, kname, prev, m, threads, grain, mean):
     return op
 
 
-def _arg(lib, kname, prev, m, threads, grain, int_dtype):
+def _arg(lib, kname, prev, m, threads, grain, int_dtype, small):
     ks = _ops._kernels(lib, "arg_" + kname)
     get = ks.get
+    fn, set_, reset, state = small
 
     def op(x, dim):
         if x.size < m:
-            return prev(x, dim)
+            if set_ is None:
+                return fn(x, dim)
+            token = set_(state)
+            try:
+                return fn(x, dim)
+            finally:
+                reset(token)
         dt = x.dtype
         k = get(dt)
         if k is None or x.shape[dim] == 0 or not _ops._cptr(x):
