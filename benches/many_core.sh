@@ -9,6 +9,8 @@
 # reads it). The tree's package sources come first on PYTHONPATH, so stale wheels do not matter
 # (the wheels still bring the third-party dependencies, threadpoolctl included). JSON and the log
 # go to $OUT (default benches/results/many_core). About 3-4 minutes on 16 cores.
+# NdArray compiles its native kernels with the C compiler found here (printed below, with the
+# kernels' status); BURN_NDARRAY_NATIVE=0 runs the numpy paths instead, for a before/after.
 set -uo pipefail
 threads=${1:-16}
 repeats=${2:-5}
@@ -24,9 +26,14 @@ python3 -c "import threadpoolctl" 2>/dev/null || echo "WARNING: threadpoolctl is
 suites="launch_overhead binary unary reduce softmax max_pool2d conv2d matmul autodiff training_step"
 {
   echo "cores: $(nproc) (affinity), budget: $threads threads, repeats: $repeats"
+  echo "C compiler: $(command -v "${CC:-cc}" || command -v gcc || echo 'none: NdArray uses its numpy paths')"\
+    "| $(getconf GNU_LIBC_VERSION 2>/dev/null) (libmvec's erff/tanhf need 2.35)"
   python3 - <<'EOF'
+import time
 import numpy
-from burn_ndarray import NdArray
+from burn_ndarray import NdArray, _native
+t = time.perf_counter()
+print("NdArray kernels:", _native.status(), f"({time.perf_counter() - t:.1f} s to build or load)")
 b = NdArray()
 print("numpy", numpy.__version__, "| NdArray threads", b.num_threads, "parallel_min", b.parallel_min)
 try:
@@ -44,4 +51,7 @@ status=${PIPESTATUS[0]}
 echo "benches: exit $status after $(($(date +%s) - start)) s" | tee -a "$out/benches.log"
 echo
 python3 -m benches.summary "$out/json" "${suites// /,}" | tee "$out/table.txt"
+echo
+# Per-op dispatch at several sizes: NdArray (native kernels), the Python pool, numpy, torch.
+timeout 120 python3 benches/threads_micro.py "$threads" 2>&1 | tee "$out/threads_micro.txt"
 exit "$status"

@@ -39,8 +39,8 @@ def best(fn, budget=0.3, reps=7):
 def main() -> None:
     threads = int(sys.argv[1]) if len(sys.argv) > 1 else len(os.sched_getaffinity(0))
     os.environ["BURN_NUM_THREADS"] = str(threads)
-    from burn_ndarray import NdArray
-    from burn_ndarray._threads import run_chunks
+    from burn_ndarray import NdArray, _native, _parallel
+    from burn_ndarray._threads import GRAIN, run_chunks
 
     b = NdArray(num_threads=threads)
     try:
@@ -67,7 +67,8 @@ def main() -> None:
         for f in futs:
             f.result()
 
-    print(f"threads {threads}; times in us (best of 7)")
+    print(f"threads {threads}; times in us (best of 7); NdArray: {_native.status()}")
+    print("'ours' is NdArray's op (native kernels when built), 'pool' the Python pool over numpy")
     print(
         "dispatch of one region, no-op chunks:",
         f"{best(lambda: run_chunks(len, [((),)] * threads)):.1f}",
@@ -80,9 +81,12 @@ def main() -> None:
         r = {"n": n}
         r["add np"] = best(lambda: np.add(x, y))
         r["add ours"] = best(lambda: b.float_add(x, y))
+        r["add pool"] = best(lambda: _parallel.elementwise(np.add, threads, GRAIN, x, y))
         r["add tpe"] = best(lambda: tpe(np.add, x, y, out))
         r["exp np"] = best(lambda: np.exp(x))
         r["exp ours"] = best(lambda: b.float_exp(x))
+        r["exp pool"] = best(lambda: _parallel.elementwise(np.exp, threads, GRAIN, x))
+        r["erf ours"] = best(lambda: b.float_erf(x))
         r["sum np"] = best(lambda: np.add.reduce(x))
         r["sum ours"] = best(lambda: b.float_sum(x))
         if ne is not None:
@@ -93,6 +97,7 @@ def main() -> None:
             r["add torch"] = best(lambda: tx + ty)
             r["exp torch"] = best(lambda: tx.exp())
             r["sum torch"] = best(lambda: tx.sum())
+            r["erf torch"] = best(lambda: tx.erf())
         rows.append(r)
     keys = list(rows[0])
     for r in rows[1:]:

@@ -7,7 +7,7 @@ import os
 import numpy as np
 from burn_tensor import Backend, op_table
 
-from . import _blas, _random, _threaded_ops
+from . import _blas, _native_ops, _random, _threaded_ops
 from ._erf import erf
 from ._fp import needs_quiet, quiet
 from ._ops_common import COMMON
@@ -73,9 +73,12 @@ class NdArray(NdArrayModuleOps, Backend):
         return self.num_devices
 
     def setup(self) -> None:
-        """Threaded ops (per instance: the budget is this backend's) when it has > 1 thread."""
+        """Threaded ops (per instance: the budget is this backend's) when it has > 1 thread;
+        native kernels over them when a C compiler built them (`_native_ops`), whatever the
+        thread count (which implementation runs never depends on it)."""
         if self.num_threads > 1:
             _threaded_ops.install(self)
+        _native_ops.install(self)
         if self.num_threads != blas_default_threads():
             _blas.set_threads(self.num_threads)  # BLAS alone must keep to the budget too
 

@@ -11,4 +11,13 @@ def _factory():
     return NdArray()
 
 
-SPEC = BackendSpec(name="ndarray", extra="ndarray", factory=_factory)
+def _devices() -> list[str]:
+    """For `python -m burn.backend`: the CPU's thread budget and which kernels run (native C
+    kernels built here, or the numpy fallback and why)."""
+    from . import _native
+    from ._threads import default_threads
+
+    return [f"Cpu: {default_threads()} threads; kernels: {_native.status()}"]
+
+
+SPEC = BackendSpec(name="ndarray", extra="ndarray", factory=_factory, devices=_devices)

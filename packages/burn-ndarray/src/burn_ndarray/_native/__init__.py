@@ -1,0 +1,296 @@
+"""Native kernels: `kernels.c`, compiled on first use with the system C compiler, loaded by ctypes.
+
+`lib()` returns the loaded library (a `ctypes.CDLL`) or None when native kernels are off
+(`BURN_NDARRAY_NATIVE=0`), no compiler is found (`$CC`, else `cc`, else `gcc`) or the build
+fails; callers then keep the numpy paths. `status()` says which and why.
+
+The shared object is cached per (source, compiler, its version, flags, CPU model and flags) in
+`$BURN_CACHE_DIR/ndarray-native`, else `$XDG_CACHE_HOME/burn/ndarray-native`, else
+`~/.cache/burn/ndarray-native`. It is compiled for the running CPU (`-march=native`: the CPU's
+flags are in the cache key, so a shared home directory on another CPU builds its own), written
+to a temporary file in the same directory and renamed into place, so a concurrent process sees
+either no file or a whole one. A cached file that does not load or answers the wrong version is
+rebuilt.
+
+OpenMP threads spin `GOMP_SPINCOUNT` iterations after a parallel region before sleeping; the
+libgomp default (300,000, ~10 ms on a Xeon) keeps idle cores busy between ops. Unless the
+environment sets `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY`, it is set to `SPINCOUNT` before libgomp
+loads (tens of microseconds of spinning, a few hundred at most: a burst of ops finds its threads
+awake, and they leave the cores to BLAS's threads and other processes soon after).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+log = logging.getLogger("burn_ndarray.native")
+
+SOURCE = Path(__file__).with_name("kernels.c")
+VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
+FLAGS = [
+    "-O3",
+    "-fopenmp",
+    "-fno-math-errno",  # lets the vectorizer call libmvec's SIMD expf/logf/...
+    "-fPIC",
+    "-shared",
+    "-march=native",
+]
+LIBS = ["-lmvec", "-lm"]
+SPINCOUNT = "2000"
+
+_LOCK = threading.Lock()
+_STATE: dict = {}
+
+
+def enabled_by_env() -> bool:
+    return os.environ.get("BURN_NDARRAY_NATIVE", "1").strip().lower() not in (
+        "0",
+        "false",
+        "off",
+        "no",
+    )
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("BURN_CACHE_DIR")
+    if base:
+        return Path(base) / "ndarray-native"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = Path(xdg) if xdg else Path.home() / ".cache"
+    return root / "burn" / "ndarray-native"
+
+
+def find_compiler() -> str | None:
+    cc = os.environ.get("CC", "").strip()
+    if cc:
+        return shutil.which(cc.split()[0])
+    return shutil.which("cc") or shutil.which("gcc")
+
+
+def _cpu_key() -> str:
+    """CPU model and feature flags (what -march=native compiles for)."""
+    parts = [platform.machine()]
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("model name", "flags", "Features", "CPU part")):
+                    parts.append(line.strip())
+                if len(parts) >= 3:
+                    break
+    except OSError:
+        pass
+    return "\n".join(parts)
+
+
+def _compiler_version(cc: str) -> str:
+    out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else cc
+
+
+def _key(cc: str, source: bytes, flags: list[str]) -> str:
+    h = hashlib.sha256()
+    for part in (source, cc.encode(), _compiler_version(cc).encode(), " ".join(flags).encode()):
+        h.update(part)
+        h.update(b"\0")
+    h.update(_cpu_key().encode())
+    h.update(" ".join(platform.libc_ver()).encode())
+    return h.hexdigest()[:20]
+
+
+def _load(path: Path):
+    lib = ctypes.CDLL(str(path))
+    lib.burn_native_version.restype = ctypes.c_int
+    if lib.burn_native_version() != VERSION:
+        raise OSError(f"{path}: wrong version")
+    return lib
+
+
+def _compile(cc: str, out: Path, flags: list[str]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=out.stem + ".", suffix=".tmp.so", dir=out.parent)
+    os.close(fd)
+    try:
+        cmd = [cc, *flags, "-o", tmp, str(SOURCE), *LIBS]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if res.returncode != 0 and "-lmvec" in cmd:  # a libc without libmvec: scalar math
+            cmd = [cc, *flags, "-DBURN_NO_MVEC", "-o", tmp, str(SOURCE), "-lm"]
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if res.returncode != 0:
+            raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")
+        _load(Path(tmp))  # never publish a file that does not load
+        os.replace(tmp, out)  # atomic: other processes see no file or a whole one
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def build(cc: str | None = None, directory: Path | None = None):
+    """Compile (or find in the cache) and load the kernels: (library, path). Raises on failure."""
+    cc = cc or find_compiler()
+    if cc is None:
+        raise OSError("no C compiler (cc, gcc or $CC) on PATH")
+    source = SOURCE.read_bytes()
+    directory = directory or cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only home: a per-user temporary directory
+        directory = Path(tempfile.gettempdir()) / f"burn-{os.getuid()}" / "ndarray-native"
+    path = directory / f"kernels-{_key(cc, source, FLAGS)}.so"
+    if path.exists():
+        try:
+            return _load(path), path
+        except OSError as e:  # truncated, corrupted, or from an incompatible build
+            log.debug("burn-ndarray native: cached %s unusable (%s), rebuilding", path, e)
+            try:
+                path.unlink()
+            except OSError:
+                pass
+    _compile(cc, path, FLAGS)
+    return _load(path), path
+
+
+def _build_addr(cc: str, directory: Path):
+    """The `addr` helper extension (addr.c), or None without Python/numpy headers."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+    import sysconfig
+
+    import numpy as np
+
+    src = SOURCE.with_name("addr.c")
+    inc = [sysconfig.get_paths()["include"], np.get_include()]
+    if not all(Path(i).exists() for i in inc):
+        return None
+    flags = ["-O2", "-fPIC", "-shared", *(f"-I{i}" for i in inc)]
+    h = hashlib.sha256(src.read_bytes())
+    for part in (cc, _compiler_version(cc), " ".join(flags), sys.version, np.__version__):
+        h.update(part.encode() + b"\0")
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    path = directory / f"burn_native_addr-{h.hexdigest()[:20]}{suffix}"
+
+    def load(p):
+        loader = importlib.machinery.ExtensionFileLoader("burn_native_addr", str(p))
+        spec = importlib.util.spec_from_file_location("burn_native_addr", p, loader=loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+        mod.set_type(np.ndarray)
+        x = np.arange(6.0)
+        if mod.addr(x) != x.ctypes.data or mod.caddr(x) != x.ctypes.data or mod.caddr(x[::2]):
+            raise OSError("addr helper: wrong address")
+        return mod
+
+    if path.exists():
+        try:
+            return load(path)
+        except (OSError, ImportError):
+            path.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="burn_native_addr.", suffix=".tmp.so", dir=directory)
+    os.close(fd)
+    try:
+        cmd = [cc, *flags, "-o", tmp, str(src)]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if res.returncode != 0:
+            raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-1000:]}")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return load(path)
+
+
+def _ctypes_addr(a) -> int:
+    return a.ctypes.data
+
+
+def _ctypes_caddr(a) -> int:
+    return a.ctypes.data if a.flags.c_contiguous else 0
+
+
+def addr_fns():
+    """(addr, caddr): ndarray -> its data address; caddr gives 0 for an array that is not
+    C-contiguous. The compiled helper (addr.c), else through `arr.ctypes`."""
+    lib()
+    mod = _STATE.get("addr")
+    if mod is None:
+        return _ctypes_addr, _ctypes_caddr
+    return mod.addr, mod.caddr
+
+
+def lib():
+    """The native library, built on first call; None when off or unavailable (see status())."""
+    if "lib" in _STATE:
+        return _STATE["lib"]
+    with _LOCK:
+        if "lib" in _STATE:
+            return _STATE["lib"]
+        result, why, path = None, "", None
+        if not enabled_by_env():
+            why = "off (BURN_NDARRAY_NATIVE=0)"
+        else:
+            if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+                os.environ["GOMP_SPINCOUNT"] = SPINCOUNT  # read once, when libgomp loads
+            try:
+                result, path = build()
+                _declare(result)
+                why = f"native kernels {path}"
+                try:
+                    _STATE["addr"] = _build_addr(find_compiler(), path.parent)
+                except Exception as e:  # noqa: BLE001 - arr.ctypes.data then
+                    log.debug("burn-ndarray native: no addr helper (%s)", e)
+                if _STATE.get("addr") is None:
+                    why += " (array addresses through ctypes)"
+            except Exception as e:  # noqa: BLE001 - any failure means the numpy paths
+                result, why = None, f"numpy fallback: {e}"
+                log.debug("burn-ndarray native kernels unavailable, using numpy: %s", e)
+        _STATE.update(lib=result, why=why, path=path)
+        return result
+
+
+def status() -> str:
+    """One line: which elementwise/reduction path NdArray uses, and why."""
+    lib()
+    return _STATE["why"]
+
+
+def _declare(lib) -> None:
+    """Argument types of every kernel (pointers are passed as ints: arr.ctypes.data)."""
+    p, L, i, d = ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_double
+    for t, ct in (("f32", ctypes.c_float), ("f64", ctypes.c_double)):
+        for op in UNARY:
+            _sig(lib, f"un_{op}_{t}", (p, p, L, i))
+        for op in BINARY:
+            _sig(lib, f"bin_{op}_{t}", (p, p, p, L, L, L, L, L, L, i))
+        _sig(lib, f"clamp_{t}", (p, p, L, ct, ct, i))
+        for op in ("sum", "max", "min"):
+            _sig(lib, f"red_{op}_{t}", (p, L, p, p, i))
+            _sig(lib, f"rdim_{op}_{t}", (p, p, L, L, L, d, i))
+        for op in ("max", "min"):
+            _sig(lib, f"arg_{op}_{t}", (p, p, L, L, L, i))
+    lib.burn_max_threads.restype = i
+    from .. import _native_conv, _native_pool
+
+    _native_pool.declare(lib)
+    _native_conv.declare(lib)
+
+
+def _sig(lib, name, argtypes) -> None:
+    fn = getattr(lib, name)
+    fn.argtypes = argtypes
+    fn.restype = None
+
+
+# fmt: off
+UNARY = ("exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh", "atan",
+         "asin", "acos", "erf", "abs", "neg", "recip", "relu")
+BINARY = ("add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum")
+# fmt: on

@@ -1,0 +1,375 @@
+"""NdArray ops on the native kernels (`_native`): one ctypes call per op, OpenMP inside.
+
+Installed per backend instance (after the threaded ops, which stay the fallback) when the
+native library loads. Each op keeps the previous implementation for what it does not cover:
+tensors under `native_min` elements (default `NATIVE_MIN`; the 16-element latency path is one
+size check longer), dtypes other than float32/float64, operands whose layout does not collapse
+to a contiguous [m, n] with row/column/scalar broadcasting.
+
+Which implementation runs depends only on sizes, dtypes and layouts, never on the thread count,
+and the kernels split fixed blocks: results are bitwise identical for every `num_threads`.
+(Transcendentals are glibc's libmvec, not numpy's SIMD code: they differ from numpy in the last
+bits, within a few ulp.)
+
+Threads per call: `min(num_threads, elements // grain)`, `grain` = `GRAIN_COMPUTE` for
+transcendentals, `GRAIN_MEMORY` for memory-bound passes (add, neg, sums, ...); memory-bound ops
+run on one thread below `_threaded_ops.MEMORY_BOUND_MIN_THREADS` threads (2 vCPUs share one
+core's memory bandwidth).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import _fp, _native
+from ._fp import needs_quiet
+from ._threaded_ops import COMPUTE_BOUND, MEMORY_BOUND_MIN_THREADS
+
+NATIVE_MIN = 1 << 14
+GRAIN_MEMORY = 1 << 15
+GRAIN_COMPUTE = 1 << 12
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+SUFFIX = {F32: "f32", F64: "f64"}
+
+# backend op (without "float_") -> kernel name in kernels.c
+UNARY = {
+    "exp": "exp", "log": "log", "log1p": "log1p", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+    "tan": "tan", "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "atan": "atan", "asin": "asin",
+    "acos": "acos", "erf": "erf", "abs": "abs", "neg": "neg", "recip": "recip",
+}  # fmt: skip
+BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "powf": "pow"}
+SCALAR = {
+    "add_scalar": "add", "sub_scalar": "sub", "mul_scalar": "mul", "div_scalar": "div",
+    "powf_scalar": "pow",
+}  # fmt: skip
+REDUCE_ALL = ("sum", "max", "min")
+REDUCE_DIM = ("sum", "max", "min")
+
+
+def default_native_min() -> int:
+    value = os.environ.get("BURN_NDARRAY_NATIVE_MIN", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else NATIVE_MIN
+
+
+# ndarray -> its data address handed to the kernels; _cptr: 0 unless C-contiguous
+# (`_native.addr_fns`: a compiled field read, else through `arr.ctypes` / `arr.flags`).
+_ptr, _cptr = _native._ctypes_addr, _native._ctypes_caddr
+
+
+def install(backend) -> bool:
+    """Native variants of the covered float ops as instance attributes of `backend`."""
+    global _ptr, _cptr
+    lib = _native.lib()
+    if lib is None:
+        return False
+    _ptr, _cptr = _native.addr_fns()
+    budget = backend.num_threads
+    forced = backend.parallel_min_forced
+    m = backend.parallel_min if forced else default_native_min()
+    memory_ok = forced or budget >= MEMORY_BOUND_MIN_THREADS
+
+    def threads_for(short):
+        if short in COMPUTE_BOUND or short in ("pow",):
+            return budget, GRAIN_COMPUTE, True
+        return budget, GRAIN_MEMORY, False
+
+    def prev(name):
+        return getattr(backend, name)
+
+    ops = {}
+
+    def wanted(short):
+        # Memory-bound ops on few threads keep numpy's single call (as `_threaded_ops`); they
+        # are exact (add, neg, ...) or reductions, compared within tolerance across budgets.
+        return memory_ok or short in COMPUTE_BOUND or short == "pow"
+
+    for short, k in UNARY.items():
+        if wanted(short):
+            name = "float_" + short
+            p = prev(name)
+            ops[name] = _unary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
+    if wanted("relu"):
+        p = prev("relu")
+        ops["relu"] = _unary(lib, "relu", p, m, *threads_for("relu"), _small(backend, "relu", p))
+    for short, k in BINARY.items():
+        if wanted(short):
+            name = "float_" + short
+            p = prev(name)
+            ops[name] = _binary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
+    for short, k in SCALAR.items():
+        if wanted(short):
+            name = "float_" + short
+            p = prev(name)
+            ops[name] = _scalar(lib, k, p, m, *threads_for(short), _small(backend, name, p))
+    if wanted("clamp"):
+        t, g, _ = threads_for("clamp")
+        ops["float_clamp"] = _clamp(lib, prev("float_clamp"), m, t, g)
+        # np.maximum / np.minimum with a scalar, bit for bit (signed zeros, NaN)
+        for name, k in (("float_clamp_min", "maximum"), ("float_clamp_max", "minimum")):
+            p = prev(name)
+            ops[name] = _scalar(lib, k, p, m, t, g, False, _small(backend, name, p))
+    if wanted("sum"):
+        from ._native_reduce import _arg, _reduce_all, _reduce_dim
+
+        t, g, _ = threads_for("sum")
+        for short in REDUCE_ALL:
+            name = "float_" + short
+            p = prev(name)
+            ops[name] = _reduce_all(lib, short, p, m, t, g, False, _small(backend, name, p))
+        p = prev("float_mean")
+        small = _small(backend, "float_mean", p)
+        ops["float_mean"] = _reduce_all(lib, "sum", p, m, t, g, True, small)
+        for short in REDUCE_DIM:
+            name = f"float_{short}_dim"
+            p = prev(name)
+            ops[name] = _reduce_dim(lib, short, p, m, t, g, False, _small(backend, name, p))
+        p = prev("float_mean_dim")
+        small = _small(backend, "float_mean_dim", p)
+        ops["float_mean_dim"] = _reduce_dim(lib, "sum", p, m, t, g, True, small)
+        int_dtype = backend.int_dtype.np
+        for short in ("max", "min"):
+            name = f"float_arg{short}"
+            p = prev(name)
+            ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
+    from . import _native_conv, _native_pool  # they import this module's helpers
+
+    _native_pool.install(backend, lib, m, ops)
+    _native_conv.install(backend, lib, m, ops)
+    for name, fn in ops.items():
+        object.__setattr__(backend, name, fn)
+    return True
+
+
+# libgomp's thread pool does not survive fork(): a child that starts a parallel region hangs.
+# Forked children (data-loader workers) run the kernels on their calling thread.
+_FORKED = [False]
+
+
+def _after_fork() -> None:
+    _FORKED[0] = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def _nt(threads: int, n: int, grain: int) -> int:
+    """OpenMP threads for n elements: one per `grain`, up to the budget (1 in a forked child)."""
+    if _FORKED[0]:
+        return 1
+    return max(1, min(threads, n // grain))
+
+
+def _raw(backend, name):
+    """(numpy function, whether it runs quiet) of op `name` as the class defines it: the small
+    path calls it in the wrapper's own frame, as `_threaded_ops` does, so wrapping adds no
+    Python frame to the 16-element latency path."""
+    cls = type(backend)
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            raw = klass.__dict__[name]
+            break
+    else:
+        return None, False
+    fn = raw.__func__ if isinstance(raw, staticmethod) else raw
+    fn = getattr(fn, "__wrapped__", fn)  # the numpy function under `_fp.quiet`
+    if not isinstance(raw, staticmethod):
+        fn = fn.__get__(backend)
+    return fn, needs_quiet(name) and _fp._STATE is not None
+
+
+def _small(backend, name, prev):
+    """The small-size path of op `name`: (fn, set, reset, state); quiet state only if needed."""
+    fn, quiet = _raw(backend, name)
+    if fn is None:
+        return prev, None, None, None
+    if quiet:
+        var, state = _fp._STATE
+        return fn, var.set, var.reset, state
+    return fn, None, None, None
+
+
+def _kernels(lib, name):
+    return {F32: getattr(lib, f"{name}_f32"), F64: getattr(lib, f"{name}_f64")}
+
+
+def _unary(lib, kname, prev, m, threads, grain, compute, small):
+    ks = _kernels(lib, "un_" + kname)
+    get = ks.get
+    fn, set_, reset, state = small
+
+    def op(x, *args):
+        if x.size < m:
+            if set_ is None:
+                return fn(x, *args)
+            token = set_(state)
+            try:
+                return fn(x, *args)
+            finally:
+                reset(token)
+        if args:
+            return prev(x, *args)
+        k = get(x.dtype)
+        if k is None:
+            return prev(x)
+        px = _cptr(x)
+        if not px:
+            if not compute:  # exact ops: numpy's strided loop gives the same bits
+                return prev(x)
+            x = np.ascontiguousarray(x)  # the same bits as for a contiguous input
+            px = _ptr(x)
+        out = np.empty(x.shape, x.dtype)
+        n = x.size
+        k(px, _ptr(out), n, _nt(threads, n, grain))
+        return out
+
+    return op
+
+
+def _strides2d(shape, x, y):
+    """(m, n, ra, ca, rb, cb): the broadcast of x and y over `shape` as a C-contiguous [m, n]
+    iteration with column strides 0 or 1 element, or None."""
+    nd = len(shape)
+    groups = []  # [size, stride_x, stride_y] per merged dim, outermost first
+    for i in range(nd):
+        s = shape[i]
+        if s == 1:
+            continue
+        st = []
+        for a in (x, y):
+            j = i - (nd - a.ndim)
+            st.append(0 if j < 0 or a.shape[j] == 1 else a.strides[j] // a.itemsize)
+        if groups:
+            g = groups[-1]
+            if g[1] == st[0] * s and g[2] == st[1] * s:
+                g[0] *= s
+                g[1], g[2] = st
+                continue
+        groups.append([s, st[0], st[1]])
+    if not groups:
+        return 1, 1, 0, 0, 0, 0
+    if len(groups) > 2:
+        return None
+    n, ca, cb = groups[-1]
+    if ca not in (0, 1) or cb not in (0, 1):
+        return None
+    if len(groups) == 1:
+        return 1, n, 0, ca, 0, cb
+    mm, ra, rb = groups[0]
+    return mm, n, ra, ca, rb, cb
+
+
+def _binary(lib, kname, prev, m, threads, grain, compute, small):
+    ks = _kernels(lib, "bin_" + kname)
+    get = ks.get
+    fn, set_, reset, state = small
+
+    def op(x, y):
+        if x.size < m and y.size < m:
+            if set_ is None:
+                return fn(x, y)
+            token = set_(state)
+            try:
+                return fn(x, y)
+            finally:
+                reset(token)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or y.dtype != dt:
+            return prev(x, y)
+        if x.shape == y.shape:
+            px, py = _cptr(x), _cptr(y)
+            if px and py:
+                out = np.empty(x.shape, dt)
+                n = x.size
+                k(px, py, _ptr(out), 1, n, 0, 1, 0, 1, _nt(threads, n, grain))
+                return out
+        try:
+            shape = np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            return prev(x, y)
+        plan = _strides2d(shape, x, y)
+        if plan is None:
+            if not compute:  # exact ops: numpy's loops give the same bits
+                return prev(x, y)
+            x = np.ascontiguousarray(np.broadcast_to(x, shape))
+            y = np.ascontiguousarray(np.broadcast_to(y, shape))
+            plan = 1, x.size, 0, 1, 0, 1
+        out = np.empty(shape, dt)
+        n = out.size
+        if n == 0:
+            return out
+        mm, nn, ra, ca, rb, cb = plan
+        k(_ptr(x), _ptr(y), _ptr(out), mm, nn, ra, ca, rb, cb,
+          _nt(threads, n, grain))  # fmt: skip
+        return out
+
+    return op
+
+
+INF = float("inf")
+
+
+def _scalar(lib, kname, prev, m, threads, grain, compute, small):
+    ks = _kernels(lib, "bin_" + kname)
+    get = ks.get
+    limit = {F32: float(np.finfo(np.float32).max), F64: float(np.finfo(np.float64).max)}
+    fn, set_, reset, state = small
+
+    def op(x, s):
+        if x.size < m:
+            if set_ is None:
+                return fn(x, s)
+            token = set_(state)
+            try:
+                return fn(x, s)
+            finally:
+                reset(token)
+        dt = x.dtype
+        k = get(dt)
+        if k is None or isinstance(s, np.ndarray):
+            return prev(x, s)
+        px = _cptr(x)
+        if not px:
+            if not compute:
+                return prev(x, s)
+            x = np.ascontiguousarray(x)
+            px = _ptr(x)
+        try:
+            big = abs(s) > limit[dt] and abs(s) != INF
+        except TypeError:
+            return prev(x, s)
+        if big:  # the cast to the dtype overflows: numpy's path, with its quiet flags
+            return prev(x, s)
+        sv = np.array([s], dt)
+        out = np.empty(x.shape, dt)
+        n = x.size
+        k(px, _ptr(sv), _ptr(out), 1, n, 0, 1, 0, 0, _nt(threads, n, grain))
+        return out
+
+    return op
+
+
+def _clamp(lib, prev, m, threads, grain):
+    """np.clip(x, lo, hi) bit for bit: x < lo -> lo, x > hi -> hi, NaN stays."""
+    ks = _kernels(lib, "clamp")
+    get = ks.get
+
+    def op(x, *bounds):
+        if x.size < m:
+            return prev(x, *bounds)
+        dt = x.dtype
+        k = get(dt)
+        px = _cptr(x)
+        if k is None or not px:
+            return prev(x, *bounds)
+        with np.errstate(all="ignore"):
+            lo, hi = (float(v) for v in np.array(bounds, dt))
+        out = np.empty(x.shape, dt)
+        n = x.size
+        k(px, _ptr(out), n, lo, hi, _nt(threads, n, grain))
+        return out
+
+    return op
