@@ -1,0 +1,254 @@
+"""The lazy stream of one device: ops are recorded into a plan, and a flush compiles (or finds in
+the plan cache) one kernel for the whole plan and launches it.
+
+A plan holds elementwise ops whose results all have one shape; its inputs (already materialised
+inner primitives) broadcast to that shape. A flush happens when a value is read (`into_data`, an
+unfused op taking a pending tensor), on `device.sync()`, when an op cannot join the plan (another
+output shape) or when the plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
+
+At flush: results no one holds any more are not written (dead-code elimination keeps only the
+ops the live results need), and a result may be written into an input buffer the plan alone
+still holds (the handle was dropped, the buffer is a fused kernel's own and never left Fusion).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+from burn_tensor import DType
+
+from ._ops import OPS
+from ._render import FUSABLE_DTYPES, Node, Program, render
+from ._tensor import FusionTensor, pending
+
+#: ops per plan; past this the plan is flushed (bounds compile time and register pressure)
+MAX_OPS = 64
+#: distinct inputs per plan
+MAX_INPUTS = 16
+_BOOL = np.dtype(np.bool_)
+_MAX_N = 2**31 - 1
+
+STAT_NAMES = (
+    "ops_recorded",
+    "ops_unfused",
+    "flushes",
+    "kernels_launched",
+    "kernels_compiled",
+    "kernels_from_disk",
+    "plan_cache_hits",
+    "results_in_place",
+    "plans_run_unfused",
+)
+
+
+def _contiguous_strides(shape) -> tuple:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+class Stream:
+    """Pending plan, plan cache and counters of one device of one `Fusion(B)`."""
+
+    def __init__(self, runtime, inner=None):
+        self.rt = runtime
+        self.inner = inner  # the inner backend: runs one-op plans with its own kernel  # the inner backend's fusion runtime for this device (_fusion_hooks)
+        self.dialect = runtime.dialect
+        self.lock = threading.RLock()
+        self.plans: dict[Program, object] = {}
+        self.stats = dict.fromkeys(STAT_NAMES, 0)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.shape = None
+        self.nodes: list = []  # [op, refs, dtype name, out name, scalars, weakref of result]
+        self.inputs: list = []  # inner primitives
+        self.in_ids: dict[int, int] = {}
+        self.in_owner: list = []  # weakref of an owned input's handle (in-place candidate)
+
+    # -- recording ------------------------------------------------------------------------------
+    def record(self, op: str, tensors, scalars, out_dtype) -> FusionTensor | None:
+        """Record `op` over handles `tensors`; None when it cannot be fused (the caller then runs
+        it unfused)."""
+        spec = OPS[op]
+        x = tensors[0]
+        shape = x.shape
+        for t in tensors[1:]:
+            if t.shape != shape:
+                shape = tuple(max(a, b) if 0 not in (a, b) else 0 for a, b in zip(shape, t.shape))
+        n = 1
+        for d in shape:
+            n *= d
+        if n == 0 or n > _MAX_N:
+            return None
+        if out_dtype is None:
+            out_dtype = x.dtype if spec.out == "T" else _BOOL
+        if out_dtype.name not in FUSABLE_DTYPES:
+            return None
+        for t in tensors:
+            if t.dtype.name not in FUSABLE_DTYPES:
+                return None
+        with self.lock:
+            new_inputs = sum(1 for t in tensors if t.prim is not None)
+            if self.nodes and (
+                shape != self.shape
+                or len(self.nodes) >= MAX_OPS
+                or len(self.inputs) + new_inputs > MAX_INPUTS
+            ):
+                self.flush()
+            refs = []
+            for t in tensors:
+                if t.prim is None and t.stream is not self:
+                    t.stream.flush()
+                if t.prim is None:
+                    refs.append(t.node)
+                else:
+                    refs.append(-self._input(t) - 1)
+            if not self.nodes:
+                self.shape = shape
+            j = len(self.nodes)
+            out = pending(shape, out_dtype, self, j)
+            self.nodes.append(
+                (op, tuple(refs), x.dtype.name, out_dtype.name, scalars, weakref.ref(out))
+            )
+            self.stats["ops_recorded"] += 1
+            return out
+
+    def _input(self, t: FusionTensor) -> int:
+        key = id(t.prim)
+        k = self.in_ids.get(key)
+        if k is None:
+            k = self.in_ids[key] = len(self.inputs)
+            self.inputs.append(t.prim)
+            self.in_owner.append(weakref.ref(t) if t.owned else None)
+        return k
+
+    def escape(self, t: FusionTensor) -> None:
+        """`t`'s buffer was handed to an inner op (which may keep a view of it): never write it
+        in place."""
+        t.owned = False
+        with self.lock:
+            k = self.in_ids.get(id(t.prim))
+            if k is not None:
+                self.in_owner[k] = None
+
+    # -- execution ------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Compile (or reuse) and launch the kernel of the pending plan."""
+        with self.lock:
+            if not self.nodes:
+                return
+            nodes, inputs, owners, shape = self.nodes, self.inputs, self.in_owner, self.shape
+            self._reset()
+            self.stats["flushes"] += 1
+            results = [(j, nd[5]()) for j, nd in enumerate(nodes)]
+            results = [(j, t) for j, t in results if t is not None]
+            if not results:
+                return
+            self._run(nodes, inputs, owners, shape, results)
+
+    def _run_one(self, node, inputs, t) -> None:
+        """A plan of one op gains nothing from a generated kernel: the inner backend's own
+        (already compiled) kernel runs it."""
+        op, refs, _, out, scalars, _ = node
+        args = [inputs[-r - 1] for r in refs]
+        if OPS[op].out == "D":
+            args.append(DType.from_any(out))
+        else:
+            args += scalars
+        t.prim = getattr(self.inner, op)(*args)
+        t.node = None
+        self.stats["kernels_launched"] += 1
+        self.stats["plans_run_unfused"] += 1
+
+    def _run(self, nodes, inputs, owners, shape, results) -> None:
+        rt = self.rt
+        need = [False] * len(nodes)
+        for j, _ in results:
+            need[j] = True
+        for j in range(len(nodes) - 1, -1, -1):
+            if need[j]:
+                for r in nodes[j][1]:
+                    if r >= 0:
+                        need[r] = True
+        remap, used_inputs = {}, {}
+        for j, nd in enumerate(nodes):
+            if need[j]:
+                remap[j] = len(remap)
+                for r in nd[1]:
+                    if r < 0 and r not in used_inputs:
+                        used_inputs[r] = len(used_inputs)
+        if len(remap) == 1 and self.inner is not None:
+            self._run_one(nodes[next(iter(remap))], inputs, results[0][1])
+            return
+        rank = len(shape)
+        contiguous = _contiguous_strides(shape)
+        in_desc, ins, ints_strided, strided_any = [], [], [], False
+        plain = []  # inputs read at the element's own index (in-place candidates)
+        for r, k_new in sorted(used_inputs.items(), key=lambda e: e[1]):
+            prim = inputs[-r - 1]
+            strides, offset = rt.layout(prim)
+            strided = not (prim.shape == shape and offset == 0 and tuple(strides) == contiguous)
+            if strided:
+                strided_any = True
+                st = [
+                    0 if (n == 1 and shape[d] != 1) else s
+                    for d, (n, s) in enumerate(zip(prim.shape, strides))
+                ]
+                ints_strided += st + [offset]
+            else:
+                owner = owners[-r - 1]
+                if owner is not None and owner() is None:
+                    plain.append(k_new)
+            in_desc.append((prim.dtype.name, strided))
+            ins.append(prim)
+        prog_nodes, scalars = [], []
+        for j, nd in enumerate(nodes):
+            if need[j]:
+                op, refs, dt, out, sc, _ = nd
+                refs = tuple(remap[r] if r >= 0 else -used_inputs[r] - 1 for r in refs)
+                prog_nodes.append(Node(op, refs, dt, out))
+                scalars += [(v, dt) for v in sc]
+        outputs, out_prims, taken = [], [], set()
+        for j, t in results:
+            k_in = -1
+            for k in plain:
+                if k not in taken and in_desc[k][0] == nodes[j][3]:
+                    k_in = k
+                    taken.add(k)
+                    self.stats["results_in_place"] += 1
+                    break
+            outputs.append((remap[j], k_in))
+        prog = Program(
+            tuple(in_desc), rank if strided_any else 0, tuple(prog_nodes), tuple(outputs)
+        )
+        kernel = self.plans.get(prog)
+        if kernel is None:
+            src, name = render(prog, self.dialect)
+            kernel, how = rt.compile(src, name)
+            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
+            self.plans[prog] = kernel
+        else:
+            self.stats["plan_cache_hits"] += 1
+        n = 1
+        for d in shape:
+            n *= d
+        ints = (list(shape) + ints_strided) if strided_any else []
+        outs = []
+        for (j, t), (_, k_in) in zip(results, outputs):
+            if k_in >= 0:
+                out_prims.append(ins[k_in])
+            else:
+                o = rt.empty(shape, t.dtype)
+                outs.append(o)
+                out_prims.append(o)
+        rt.launch(kernel, n, ints, outs, ins, scalars)
+        self.stats["kernels_launched"] += 1
+        for (_, t), prim in zip(results, out_prims):
+            t.prim = prim
+            t.node = None
+            t.owned = True
