@@ -27,6 +27,7 @@ def test_ten_op_chain_launches_one_kernel():
     a = np.linspace(-2.0, 2.0, 4096, dtype=np.float32).reshape(64, 64)
     b = np.linspace(0.5, 1.5, 4096, dtype=np.float32).reshape(64, 64)
     x, y = Tensor.from_data(a, device), Tensor.from_data(b, device)
+    device.sync()  # nothing left pending from earlier tests
     before = device.fusion_stats()
     z = ((x * y + 1.0).exp() / y - x).tanh().abs().sqrt() * 2.0 - 0.5
     got = z.numpy()
@@ -46,6 +47,7 @@ def test_custom_gelu_launches_one_kernel_forward():
     device = _device()
     a = np.linspace(-4.0, 4.0, 1 << 16, dtype=np.float32)
     x = Tensor.from_data(a, device)
+    device.sync()  # nothing left pending from earlier tests
     before = device.fusion_stats()
     got = custom_gelu(x).numpy()
     d = _delta(device, before)
@@ -77,6 +79,7 @@ def test_second_training_step_compiles_nothing():
         for s in ((16, 32), (1, 32), (32, 4), (1, 4))
     ]
     loss0, params = _mlp_step(device, params, x, y)
+    device.sync()  # nothing left pending from earlier tests
     before = device.fusion_stats()
     loss1, params = _mlp_step(device, params, x, y)
     d = _delta(device, before)

@@ -49,8 +49,11 @@ class Runtime:
         self.index = device.index
         self.dev = cp.cuda.Device(self.index)
         sms = self.dev.attributes["MultiProcessorCount"]
-        #: cap on blocks of a grid-stride launch (enough resident blocks to fill every SM)
-        self.max_blocks = sms * 16
+        #: cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
+        #: resident threads per SM, so no thread loops much and the last wave's tail is short
+        self.max_groups = sms * 32
+        #: block size of fused reductions (a power of two: their tree reduction halves it)
+        self.reduce_local = BLOCK
         self._kernels: dict = {}
 
     def compile(self, source: str, name: str):
@@ -76,12 +79,14 @@ class Runtime:
         size = x.itemsize
         return tuple(s // size for s in x.strides), 0
 
-    def launch(self, kernel, n: int, ints, outs, ins, scalars) -> None:
+    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None) -> None:
+        """Elementwise: a grid-stride launch over `n` items. Reductions (`groups` given):
+        `groups` blocks of `reduce_local` threads."""
         args = [_I32(n)]
         args += [_I32(v) for v in ints]
         args += outs
         args += ins
         args += [_SCALAR[dt](v) for v, dt in scalars]
-        grid = min((n + BLOCK - 1) // BLOCK, self.max_blocks)
+        grid = min((n + BLOCK - 1) // BLOCK, self.max_groups) if groups is None else groups
         with self.dev:
             kernel((grid,), (BLOCK,), tuple(args))

@@ -16,7 +16,7 @@ from burn_tensor import Device
 
 from ._backend import Fusion
 from ._ops import OPS
-from ._render import CTYPES, Node, Program, render
+from ._render import CTYPES, Node, Program, Reduction, render, render_reduction
 from ._stream import MAX_INPUTS, MAX_OPS, STAT_NAMES, Stream
 from ._tensor import FusionTensor
 
@@ -67,8 +67,10 @@ __all__ = [
     "FusionTensor",
     "Node",
     "Program",
+    "Reduction",
     "Stream",
     "fusion_stats",
     "render",
+    "render_reduction",
     "reset_fusion_stats",
 ]

@@ -97,7 +97,9 @@ class Fusion(Backend):
     def setup(self) -> None:
         inner = self.inner
         for name in op_table():
-            if name in OPS:
+            if name in REDUCTIONS:
+                fn = reduction(name, delegate(self, name, getattr(inner, name)))
+            elif name in OPS:
                 fallback = (
                     getattr(inner, name)
                     if _overrides(inner, name)
@@ -249,6 +251,31 @@ def lazy(fusion: Fusion, name: str, fallback):
         else:
             out = x.stream.record(name, tensors, args[nin:], None)
         return fallback(*args) if out is None else out
+
+    op.__name__ = name
+    return op
+
+
+#: reductions that take the pending ops of their input as a fused prologue: name -> (mean, dim)
+REDUCTIONS = {
+    "float_sum": (False, False),
+    "float_mean": (True, False),
+    "float_sum_dim": (False, True),
+    "float_mean_dim": (True, True),
+}
+
+
+def reduction(name: str, fallback):
+    """`name` as one fused kernel (two for a whole-tensor reduction) when its input is pending:
+    the ops that make the input run inside the reduction and the input is never written."""
+    mean, has_dim = REDUCTIONS[name]
+
+    def op(x, *rest):
+        if type(x) is FT and x.prim is None:
+            out = x.stream.reduce(x, rest[0] if has_dim else None, mean)
+            if out is not None:
+                return out
+        return fallback(x, *rest)
 
     op.__name__ = name
     return op

@@ -37,7 +37,28 @@ _CMP = {
     "lower": "<",
     "lower_equal": "<=",
 }
-_FLOAT_FN = ["exp", "log", "log1p", "sqrt", "cos", "sin", "tan", "cosh", "sinh", "tanh", "acos", "acosh", "asin", "asinh", "atan", "atanh", "floor", "ceil", "trunc", "erf"]
+_FLOAT_FN = [
+    "exp",
+    "log",
+    "log1p",
+    "sqrt",
+    "cos",
+    "sin",
+    "tan",
+    "cosh",
+    "sinh",
+    "tanh",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "floor",
+    "ceil",
+    "trunc",
+    "erf",
+]
 
 
 def _fill() -> None:

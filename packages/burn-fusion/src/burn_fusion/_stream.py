@@ -1,8 +1,10 @@
 """The lazy stream of one device: ops are recorded into a plan, and a flush compiles (or finds in
 the plan cache) one kernel for the whole plan and launches it.
 
-A plan holds elementwise ops whose results all have one shape; its inputs (already materialised
-inner primitives) broadcast to that shape. A flush happens when a value is read (`into_data`, an
+A plan holds elementwise ops whose result shapes all broadcast to one plan shape (equal rank,
+dims equal or 1: a [batch, 1] statistic and the [batch, n] ops that use it join one plan); its
+inputs (already materialised inner primitives) broadcast to it too. A smaller result is computed
+at every item of the plan and written once, by the items at index 0 of its broadcast dims. A flush happens when a value is read (`into_data`, an
 unfused op taking a pending tensor), on `device.sync()`, when an op cannot join the plan (another
 output shape) or when the plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
 
@@ -20,8 +22,8 @@ import numpy as np
 from burn_tensor import DType
 
 from ._ops import OPS
-from ._render import FUSABLE_DTYPES, Node, Program, render
-from ._tensor import FusionTensor, pending
+from ._render import FUSABLE_DTYPES, Node, Program, Reduction, render, render_reduction
+from ._tensor import FusionTensor, pending, ready
 
 #: ops per plan; past this the plan is flushed (bounds compile time and register pressure)
 MAX_OPS = 64
@@ -40,7 +42,25 @@ STAT_NAMES = (
     "plan_cache_hits",
     "results_in_place",
     "plans_run_unfused",
+    "reductions_fused",
 )
+
+
+def _merge(a: tuple, b: tuple) -> tuple | None:
+    """The shape both broadcast to (equal rank, dims equal or 1), or None."""
+    if a == b:
+        return a
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
 
 
 def _contiguous_strides(shape) -> tuple:
@@ -61,11 +81,14 @@ class Stream:
         self.lock = threading.RLock()
         self.plans: dict[Program, object] = {}
         self.stats = dict.fromkeys(STAT_NAMES, 0)
+        #: the Program of the last fused launch (introspection, tests)
+        self.last_program: Program | None = None
         self._reset()
 
     def _reset(self) -> None:
         self.shape = None
-        self.nodes: list = []  # [op, refs, dtype name, out name, scalars, weakref of result]
+        # (op, refs, dtype name, out name, scalars, weakref of the result, result shape)
+        self.nodes: list = []
         self.inputs: list = []  # inner primitives
         self.in_ids: dict[int, int] = {}
         self.in_owner: list = []  # weakref of an owned input's handle (in-place candidate)
@@ -94,12 +117,16 @@ class Stream:
                 return None
         with self.lock:
             new_inputs = sum(1 for t in tensors if t.prim is not None)
-            if self.nodes and (
-                shape != self.shape
-                or len(self.nodes) >= MAX_OPS
-                or len(self.inputs) + new_inputs > MAX_INPUTS
-            ):
-                self.flush()
+            if self.nodes:
+                merged = _merge(self.shape, shape)
+                if (
+                    merged is None
+                    or len(self.nodes) >= MAX_OPS
+                    or len(self.inputs) + new_inputs > MAX_INPUTS
+                ):
+                    self.flush()
+                else:
+                    self.shape = merged
             refs = []
             for t in tensors:
                 if t.prim is None and t.stream is not self:
@@ -113,7 +140,7 @@ class Stream:
             j = len(self.nodes)
             out = pending(shape, out_dtype, self, j)
             self.nodes.append(
-                (op, tuple(refs), x.dtype.name, out_dtype.name, scalars, weakref.ref(out))
+                (op, tuple(refs), x.dtype.name, out_dtype.name, scalars, weakref.ref(out), shape)
             )
             self.stats["ops_recorded"] += 1
             return out
@@ -154,7 +181,7 @@ class Stream:
     def _run_one(self, node, inputs, t) -> None:
         """A plan of one op gains nothing from a generated kernel: the inner backend's own
         (already compiled) kernel runs it."""
-        op, refs, _, out, scalars, _ = node
+        op, refs, _, out, scalars = node[:5]
         args = [inputs[-r - 1] for r in refs]
         if OPS[op].out == "D":
             args.append(DType.from_any(out))
@@ -165,10 +192,12 @@ class Stream:
         self.stats["kernels_launched"] += 1
         self.stats["plans_run_unfused"] += 1
 
-    def _run(self, nodes, inputs, owners, shape, results) -> None:
-        rt = self.rt
+    def _gather(self, nodes, inputs, owners, roots):
+        """The ops `roots` need (dead-code elimination), renumbered, and their inputs' layouts
+        relative to the kept ops' common shape. Returns a dict of what `_run`/`reduce` build
+        the Program from."""
         need = [False] * len(nodes)
-        for j, _ in results:
+        for j in roots:
             need[j] = True
         for j in range(len(nodes) - 1, -1, -1):
             if need[j]:
@@ -182,50 +211,82 @@ class Stream:
                 for r in nd[1]:
                     if r < 0 and r not in used_inputs:
                         used_inputs[r] = len(used_inputs)
-        if len(remap) == 1 and self.inner is not None:
-            self._run_one(nodes[next(iter(remap))], inputs, results[0][1])
-            return
-        rank = len(shape)
+        shape = None  # the kept ops' common shape (dead ops may have widened the plan's)
+        for j in remap:
+            shape = nodes[j][6] if shape is None else _merge(shape, nodes[j][6])
         contiguous = _contiguous_strides(shape)
-        in_desc, ins, ints_strided, strided_any = [], [], [], False
-        plain = []  # inputs read at the element's own index (in-place candidates)
-        for r, k_new in sorted(used_inputs.items(), key=lambda e: e[1]):
+        # inputs: read at the item's own index, or through strides (views, broadcasts)
+        in_desc, ins, ints_in, plain = [], [], [], []
+        for r, k in sorted(used_inputs.items(), key=lambda e: e[1]):
             prim = inputs[-r - 1]
-            strides, offset = rt.layout(prim)
+            strides, offset = self.rt.layout(prim)
             strided = not (prim.shape == shape and offset == 0 and tuple(strides) == contiguous)
             if strided:
-                strided_any = True
-                st = [
-                    0 if (n == 1 and shape[d] != 1) else s
-                    for d, (n, s) in enumerate(zip(prim.shape, strides))
+                ints_in += [
+                    0 if n < shape[d] else st for d, (n, st) in enumerate(zip(prim.shape, strides))
                 ]
-                ints_strided += st + [offset]
+                ints_in.append(offset)
             else:
-                owner = owners[-r - 1]
+                owner = owners[-r - 1] if owners is not None else None
                 if owner is not None and owner() is None:
-                    plain.append(k_new)
+                    plain.append(k)  # dropped by its owner: may be written in place
             in_desc.append((prim.dtype.name, strided))
             ins.append(prim)
         prog_nodes, scalars = [], []
         for j, nd in enumerate(nodes):
             if need[j]:
-                op, refs, dt, out, sc, _ = nd
+                op, refs, dt, out, sc = nd[:5]
                 refs = tuple(remap[r] if r >= 0 else -used_inputs[r] - 1 for r in refs)
                 prog_nodes.append(Node(op, refs, dt, out))
                 scalars += [(v, dt) for v in sc]
-        outputs, out_prims, taken = [], [], set()
-        for j, t in results:
-            k_in = -1
-            for k in plain:
-                if k not in taken and in_desc[k][0] == nodes[j][3]:
-                    k_in = k
-                    taken.add(k)
-                    self.stats["results_in_place"] += 1
-                    break
-            outputs.append((remap[j], k_in))
-        prog = Program(
-            tuple(in_desc), rank if strided_any else 0, tuple(prog_nodes), tuple(outputs)
+        return {
+            "remap": remap,
+            "shape": shape,
+            "in_desc": in_desc,
+            "ins": ins,
+            "ints_in": ints_in,
+            "plain": plain,
+            "nodes": prog_nodes,
+            "scalars": scalars,
+        }
+
+    def _run(self, nodes, inputs, owners, shape, results) -> None:
+        rt = self.rt
+        g = self._gather(nodes, inputs, owners, [j for j, _ in results])
+        remap = g["remap"]
+        if len(remap) == 1 and self.inner is not None:
+            self._run_one(nodes[next(iter(remap))], inputs, results[0][1])
+            return
+        shape, in_desc, ins, ints_in, plain = (
+            g["shape"],
+            g["in_desc"],
+            g["ins"],
+            g["ints_in"],
+            g["plain"],
         )
+        prog_nodes, scalars = g["nodes"], g["scalars"]
+        rank = len(shape)
+
+        # outputs: new buffers, an input's buffer, or (smaller, broadcast results) written by
+        # the items at index 0 of the broadcast dims
+        outputs, ints_out, taken = [], [], set()
+        for j, t in results:
+            k_in, bdims = -1, ()
+            if t.shape != shape:
+                bdims = tuple(d for d in range(rank) if t.shape[d] != shape[d])
+                st = _contiguous_strides(t.shape)
+                ints_out += [0 if d in bdims else st[d] for d in range(rank)]
+            else:
+                for k in plain:
+                    if k not in taken and in_desc[k][0] == nodes[j][3]:
+                        k_in = k
+                        taken.add(k)
+                        self.stats["results_in_place"] += 1
+                        break
+            outputs.append((remap[j], k_in, bdims))
+        indexed = bool(ints_in or ints_out)
+        prog = Program(tuple(in_desc), rank if indexed else 0, tuple(prog_nodes), tuple(outputs))
+        self.last_program = prog
         kernel = self.plans.get(prog)
         if kernel is None:
             src, name = render(prog, self.dialect)
@@ -234,16 +295,17 @@ class Stream:
             self.plans[prog] = kernel
         else:
             self.stats["plan_cache_hits"] += 1
+
         n = 1
         for d in shape:
             n *= d
-        ints = (list(shape) + ints_strided) if strided_any else []
-        outs = []
-        for (j, t), (_, k_in) in zip(results, outputs):
+        ints = (list(shape) + ints_in + ints_out) if indexed else []
+        outs, out_prims = [], []
+        for (_, t), (_, k_in, _) in zip(results, outputs):
             if k_in >= 0:
                 out_prims.append(ins[k_in])
             else:
-                o = rt.empty(shape, t.dtype)
+                o = rt.empty(t.shape, t.dtype)
                 outs.append(o)
                 out_prims.append(o)
         rt.launch(kernel, n, ints, outs, ins, scalars)
@@ -252,3 +314,71 @@ class Stream:
             t.prim = prim
             t.node = None
             t.owned = True
+
+    # -- fused reductions -----------------------------------------------------------------------
+    def reduce(self, t: FusionTensor, dim: int | None, mean: bool) -> FusionTensor | None:
+        """Sum (or mean) of pending `t` along `dim` (None: every element, shape (1,)), with the
+        ops that make `t` as the kernel's prologue: `t` is never written, and the plan stays
+        pending (the ops that consume the result can still join it). None when `t` is not a
+        full-size result of this stream's plan (the caller then runs the inner reduction)."""
+        with self.lock:
+            if t.prim is not None or t.stream is not self or t.shape != self.shape:
+                return None
+            if t.dtype.kind != "f":
+                return None
+            rt = self.rt
+            g = self._gather(self.nodes, self.inputs, None, [t.node])
+            if g["shape"] != t.shape:
+                return None
+            shape = t.shape
+            n = 1
+            for d in shape:
+                n *= d
+            indexed = bool(g["ints_in"])
+            prog = Program(tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), ())
+            layout = (list(shape) + g["ints_in"]) if indexed else []
+            L = rt.reduce_local
+            if dim is not None:
+                red = shape[dim]
+                inner = 1
+                for d in shape[dim + 1 :]:
+                    inner *= d
+                rows = n // red
+                out_shape = tuple(1 if d == dim else s for d, s in enumerate(shape))
+                geom = [rows, red, inner, red if mean else 1]
+                stages = [(prog, geom + layout, g["ins"], g["scalars"], out_shape)]
+            else:
+                groups = min(-(-n // (L * 8)), 1024)
+                chunk = -(-n // groups)
+                stages = [(prog, [groups, chunk, 1, 1] + layout, g["ins"], g["scalars"], (groups,))]
+            ref = g["remap"][t.node]
+            ((p, ints, ins, scalars, out_shape),) = stages
+            out = self._reduce_launch(
+                Reduction(p, ref, L), n, ints, ins, scalars, out_shape, t.dtype
+            )
+            if dim is None:  # stage 2: the partial sums, divided by n for a mean
+                parts = out.shape[0]
+                p2 = Program(((t.dtype.name, False),), 0, (), ())
+                ints = [1, parts, 1, n if mean else 1]
+                out = self._reduce_launch(
+                    Reduction(p2, -1, L), parts, ints, [out], [], (1,), t.dtype
+                )
+            res = ready(out, owned=True)
+            res.stream = self
+            return res
+
+    def _reduce_launch(self, red: Reduction, n: int, ints, ins, scalars, out_shape, dtype):
+        rt = self.rt
+        kernel = self.plans.get(red)
+        if kernel is None:
+            src, name = render_reduction(red, self.dialect)
+            kernel, how = rt.compile(src, name)
+            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
+            self.plans[red] = kernel
+        else:
+            self.stats["plan_cache_hits"] += 1
+        out = rt.empty(out_shape, dtype)
+        rt.launch(kernel, n, ints, [out], ins, scalars, groups=min(ints[0], rt.max_groups))
+        self.stats["kernels_launched"] += 1
+        self.stats["reductions_fused"] += 1
+        return out

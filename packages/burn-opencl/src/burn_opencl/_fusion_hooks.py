@@ -53,8 +53,12 @@ class Runtime:
     dialect = DIALECT
 
     def __init__(self, backend, device):
-        self.rt = backend._rt(device)
+        self.rt = rt = backend._rt(device)
         self._kernels: dict = {}
+        #: work-group size of fused reductions (a power of two: their tree reduction halves it)
+        self.reduce_local = 1 << (rt.wg.bit_length() - 1)
+        #: cap on work-groups of a launch (grid-stride over items or rows)
+        self.max_groups = rt.max_groups
         self.disk = cache_dir() / _driver_id(self.rt)
 
     def compile(self, source: str, name: str):
@@ -104,10 +108,16 @@ class Runtime:
         """(strides, offset) in elements, relative to the buffer the launch passes."""
         return x.strides, x.offset
 
-    def launch(self, kernel, n: int, ints, outs, ins, scalars) -> None:
+    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None) -> None:
+        """Elementwise: a grid-stride launch over `n` items. Reductions (`groups` given):
+        `groups` work-groups of `reduce_local` items."""
         args = [_I32(n)]
         args += [_I32(v) for v in ints]
         args += [o.buf for o in outs]
         args += [x.buf for x in ins]
         args += [SCALAR[np.dtype(dt)](v) for v, dt in scalars]
-        self.rt.launch1d(kernel, n, args)
+        if groups is None:
+            self.rt.launch1d(kernel, n, args)
+        else:
+            L = self.reduce_local
+            self.rt.launch(kernel, (groups * L,), (L,), args)
