@@ -264,3 +264,22 @@ def test_entry_points_name_the_fusion_backends():
     from burn_tensor import available_backends
 
     assert {"fusion-opencl", "fusion-cuda"} <= set(available_backends())
+
+
+def test_a_failed_flush_leaves_tensors_that_say_so(device, monkeypatch):
+    st = stream(device)
+    x = Tensor.from_data(f32(9), device)
+    y = (x * 7.0).cosh().asinh()  # a plan no earlier test compiled
+
+    def broken(src, name):
+        raise RuntimeError("compiler exploded")
+
+    monkeypatch.setattr(st.rt, "compile", broken)
+    with pytest.raises(RuntimeError, match="compiler exploded"):
+        y.numpy()
+    monkeypatch.undo()
+    with pytest.raises(RuntimeError, match="failed"):
+        y.numpy()
+    with pytest.raises(RuntimeError, match="failed"):
+        (y + 1.0).numpy()
+    np.testing.assert_allclose((x * 1.0).exp().numpy(), np.exp(x.numpy()), rtol=1e-6)

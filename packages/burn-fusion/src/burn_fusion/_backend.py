@@ -185,6 +185,11 @@ class Fusion(Backend):
 def _unwrap(a):
     if a.prim is None:
         a.stream.flush()
+        if a.prim is None:  # its plan was taken by a flush that raised
+            raise RuntimeError(
+                "burn_fusion: the fused kernel computing this tensor failed (see the first "
+                "error raised by that flush); the tensor has no value"
+            )
     if a.owned:
         a.stream.escape(a)
     return a.prim

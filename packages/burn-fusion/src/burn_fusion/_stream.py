@@ -140,6 +140,11 @@ class Stream:
                     self.shape = merged
             refs = []
             for t in tensors:
+                if t.prim is None and t.node is None:
+                    raise RuntimeError(
+                        "burn_fusion: the fused kernel computing an input failed (see the "
+                        "first error raised by that flush); the tensor has no value"
+                    )
                 if t.prim is None and t.stream is not self:
                     t.stream.flush()
                 if t.prim is None:
@@ -195,7 +200,13 @@ class Stream:
             results = [(j, t) for j, t in results if t is not None]
             if not results:
                 return
-            self._run(nodes, inputs, owners, shape, results)
+            try:
+                self._run(nodes, inputs, owners, shape, results)
+            except BaseException:
+                for _, t in results:  # no value will come: mark them, so a use raises clearly
+                    if t.prim is None:
+                        t.node = None
+                raise
 
     def _run_one(self, node, inputs, t) -> None:
         """A plan of one op gains nothing from a generated kernel: the inner backend's own
