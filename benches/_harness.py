@@ -303,8 +303,8 @@ def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
         if entry["status"] == "ok" and impls:
             entry["times"] = measure(impls, settings, ctx.get("sync"))
             t = entry["times"]
-            for ref in ("numpy", "torch"):
-                if "burn" in t and ref in t and t[ref]["median_s"] > 0:
+            for ref in t:  # numpy, torch, and any suite-specific reference (e.g. "unfused")
+                if ref != "burn" and "burn" in t and t[ref]["median_s"] > 0:
                     entry["ratios"][f"burn/{ref}"] = t["burn"]["median_s"] / t[ref]["median_s"]
         results.append(entry)
     statuses = {r["status"] for r in results}

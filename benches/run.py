@@ -60,8 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--backend",
         default="ndarray",
-        help="burn backend to time (an entry-point name from `python -m burn.backend`; "
-        "autodiff suites wrap it in Autodiff) (default: %(default)s)",
+        help="burn backend to time (an entry-point name from `python -m burn.backend`, e.g. "
+        "ndarray, opencl, cuda, fusion-opencl, fusion-cuda; autodiff suites wrap it in "
+        "Autodiff) (default: %(default)s)",
     )
     p.add_argument("--device", type=int, default=0, help="device index of that backend (default 0)")
     p.add_argument(

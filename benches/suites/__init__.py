@@ -6,6 +6,7 @@ from . import (
     autodiff,
     binary,
     conv2d,
+    custom_gelu,
     launch_overhead,
     matmul,
     max_pool2d,
@@ -28,5 +29,6 @@ SUITES = {
         softmax,
         training_step,
         autodiff,
+        custom_gelu,
     )
 }

@@ -78,8 +78,10 @@ def test_backend_classes_are_found_lazily():
     from burn_cuda import Cuda as CudaClass
 
     assert Cuda is CudaClass  # importable without cupy: cupy is needed only to build it
-    with pytest.raises(ImportError, match="burn-fusion' package: it is planned but not released"):
-        from burn.backend import Fusion  # noqa: F401
+    from burn.backend import Fusion
+    from burn_fusion import Fusion as FusionClass
+
+    assert Fusion is FusionClass
 
 
 def test_missing_package_names_the_extra(monkeypatch):

@@ -30,7 +30,7 @@ _CLASSES = {
     "Autodiff": ("burn_autodiff", "autodiff"),
     "OpenCl": ("burn_opencl", "opencl"),
     "Cuda": ("burn_cuda", "cuda"),
-    "Fusion": ("burn_fusion", None),
+    "Fusion": ("burn_fusion", "fusion"),
 }
 
 

@@ -1,0 +1,92 @@
+"""What `burn_fusion` needs from this backend to run a fused kernel: compile a CUDA C source it
+rendered (NVRTC through `cupy.RawModule`), allocate outputs, describe an input's layout, launch.
+
+burn_fusion finds this module by name (`<backend package>._fusion_hooks`); burn_cuda does not
+import burn_fusion. Compiled kernels are kept in memory per device; on disk, cupy caches each
+compiled module per source, GPU architecture and CUDA version (`$CUPY_CACHE_DIR`, default
+`~/.cupy/kernel_cache`), which is the per-driver disk cache of fused kernels on CUDA.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._platform import load_cupy
+
+DIALECT = "cuda"
+BLOCK = 256
+_I32 = np.int32
+_SCALAR = {
+    "float64": np.float64,
+    "float32": np.float32,
+    "int64": np.int64,
+    "int32": np.int32,
+    "int16": np.int16,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "bool": np.uint8,
+}
+_NDARRAY: list = []
+
+
+def is_primitive(x) -> bool:
+    if not _NDARRAY:
+        _NDARRAY.append(load_cupy().ndarray)
+    return isinstance(x, _NDARRAY[0])
+
+
+def device_index(x) -> int:
+    return x.device.id
+
+
+class Runtime:
+    """Fused-kernel services of one CUDA device for `Fusion(Cuda(...))`."""
+
+    dialect = DIALECT
+
+    def __init__(self, backend, device):
+        self.cp = cp = load_cupy()
+        self.index = device.index
+        self.dev = cp.cuda.Device(self.index)
+        sms = self.dev.attributes["MultiProcessorCount"]
+        #: cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
+        #: resident threads per SM, so no thread loops much and the last wave's tail is short
+        self.max_groups = sms * 32
+        #: block size of fused reductions (a power of two: their tree reduction halves it)
+        self.reduce_local = BLOCK
+        self._kernels: dict = {}
+
+    def compile(self, source: str, name: str):
+        """(kernel, how): how is "memory" or "compiled" (cupy may serve it from its disk
+        cache)."""
+        k = self._kernels.get(source)
+        if k is not None:
+            return k, "memory"
+        with self.dev:
+            mod = self.cp.RawModule(code=source, options=("--std=c++14",))
+            k = mod.get_function(name)
+        self._kernels[source] = k
+        return k, "compiled"
+
+    def empty(self, shape, dtype):
+        with self.dev:
+            return self.cp.empty(shape, dtype)
+
+    @staticmethod
+    def layout(x):
+        """(strides, offset) in elements, relative to the pointer the launch passes (cupy's data
+        pointer is the view's first element, so the offset is 0)."""
+        size = x.itemsize
+        return tuple(s // size for s in x.strides), 0
+
+    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None) -> None:
+        """Elementwise: a grid-stride launch over `n` items. Reductions (`groups` given):
+        `groups` blocks of `reduce_local` threads."""
+        args = [_I32(n)]
+        args += [_I32(v) for v in ints]
+        args += outs
+        args += ins
+        args += [_SCALAR[dt](v) for v, dt in scalars]
+        grid = min((n + BLOCK - 1) // BLOCK, self.max_groups) if groups is None else groups
+        with self.dev:
+            kernel((grid,), (BLOCK,), tuple(args))

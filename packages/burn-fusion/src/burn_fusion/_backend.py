@@ -1,0 +1,303 @@
+"""`Fusion(inner)`: the backend decorator that records elementwise ops lazily and runs each chain
+of them as one generated kernel.
+
+The whole op table is wrapped generically (as Autodiff does): an op of `_ops.OPS` is recorded on
+the device's stream; any other op the inner backend implements flushes the pending plan where it
+reads a pending tensor and runs on the inner backend (`delegate`); an op with a default
+decomposition the inner backend does not override runs that default on Fusion, so its parts
+fuse.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any
+
+from burn_tensor import Backend, Device, op_table
+from burn_tensor.ops import REQUIRED_OPS
+
+from ._ops import OPS
+from ._stream import STAT_NAMES, Stream
+from ._tensor import FusionTensor, ready
+
+FT = FusionTensor
+_LOCK = threading.Lock()
+
+
+def _hooks_for(inner: Backend):
+    """The inner backend package's `_fusion_hooks` module (compile + launch of fused kernels)."""
+    package = type(inner).__module__.split(".")[0]
+    try:
+        return importlib.import_module(f"{package}._fusion_hooks")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{package}._fusion_hooks":
+            raise
+        raise TypeError(
+            f"Fusion: {inner!r} compiles no kernels, so there is nothing to fuse into; "
+            "use Fusion(OpenCl()) or Fusion(Cuda()) for fused kernels, or use "
+            f"{inner!r} directly (it runs each op eagerly)"
+        ) from None
+
+
+def _overrides(inner: Backend, name: str) -> bool:
+    """Whether the inner backend implements `name` itself (a required op or a faster default)."""
+    return name in REQUIRED_OPS or getattr(type(inner), name, None) is not getattr(
+        Backend, name, None
+    )
+
+
+class Fusion(Backend):
+    """Backend decorator fusing chains of elementwise ops into one generated kernel.
+
+    Ops are recorded on a lazy stream per device; reading data, `device.sync()`, an op that
+    cannot join the current plan or the plan's size limit runs the plan as one kernel, compiled
+    once per graph shape (`device.fusion_stats()` counts recorded ops, launches, compiles and
+    plan-cache hits). Compose with autodiff as `Autodiff(Fusion(B))`.
+
+    Args:
+        inner: a backend that compiles kernels: `OpenCl(...)` or `Cuda(...)`.
+
+    Example:
+        >>> from burn_opencl import OpenCl
+        >>> from burn_tensor import Tensor
+        >>> device = Fusion(OpenCl()).device()
+        >>> x = Tensor.from_data([0.0, 1.0, 2.0], device)
+        >>> y = (x * 0.5 + 1.0).exp()          # recorded, not run
+        >>> [round(v, 4) for v in y.tolist()]  # read: one fused kernel runs
+        [2.7183, 4.4817, 7.3891]
+    """
+
+    def __init__(self, inner: Backend):
+        if not isinstance(inner, Backend):
+            raise TypeError(f"Fusion: inner must be a Backend, got {type(inner).__name__}")
+        if inner.is_autodiff:
+            raise ValueError(
+                f"Fusion: {inner!r} is an autodiff backend; put Autodiff outside: "
+                f"Autodiff(Fusion({inner.inner!r}))"
+            )
+        if isinstance(inner, Fusion):
+            raise TypeError(f"Fusion: {inner!r} is already fused")
+        hooks = _hooks_for(inner)
+        s = object.__setattr__
+        s(self, "inner", inner)
+        s(self, "name", f"fusion<{inner.name}>")
+        s(self, "device_kind", inner.device_kind)
+        s(self, "float_dtype", inner.float_dtype)
+        s(self, "int_dtype", inner.int_dtype)
+        s(self, "_hooks", hooks)
+        s(self, "_streams", {})
+
+    def options(self) -> dict:
+        return {"inner": self.inner}
+
+    def __repr__(self) -> str:
+        return f"Fusion({self.inner!r})"
+
+    def setup(self) -> None:
+        inner = self.inner
+        for name in op_table():
+            if name in REDUCTIONS:
+                fn = reduction(name, delegate(self, name, getattr(inner, name)))
+            elif name in OPS:
+                fallback = (
+                    getattr(inner, name)
+                    if _overrides(inner, name)
+                    else getattr(Backend, name).__get__(self)
+                )
+                fn = lazy(self, name, delegate(self, name, fallback))
+            elif _overrides(inner, name):
+                fn = delegate(self, name, getattr(inner, name))
+            else:
+                continue  # the base default, run on Fusion
+            object.__setattr__(self, name, fn)
+
+    def __getattr__(self, name: str) -> Any:
+        # Ops outside the table (backend extensions, device_info, ...): run on the inner backend.
+        if name.startswith("_") or "inner" not in self.__dict__:
+            raise AttributeError(name)
+        inner_fn = getattr(self.__dict__["inner"], name)
+        if not callable(inner_fn):
+            return inner_fn
+        fn = delegate(self, name, inner_fn)
+        object.__setattr__(self, name, fn)
+        return fn
+
+    # -- streams --------------------------------------------------------------------------------
+    def stream(self, index: int = 0) -> Stream:
+        """The lazy stream of device `index`."""
+        st = self._streams.get(index)
+        if st is None:
+            with _LOCK:
+                st = self._streams.get(index)
+                if st is None:
+                    rt = self._hooks.Runtime(self.inner, Device(self.inner, index))
+                    st = self._streams[index] = Stream(rt, self.inner)
+        return st
+
+    def wrap(self, prim) -> FusionTensor:
+        t = ready(prim)
+        t.stream = self.stream(self._hooks.device_index(prim))
+        return t
+
+    def flush(self, device: Device | None = None) -> None:
+        """Run every pending plan (of `device`, or of every device)."""
+        streams = (
+            list(self._streams.values())
+            if device is None
+            else [self._streams[device.index]]
+            if device.index in self._streams
+            else []
+        )
+        for st in streams:
+            st.flush()
+
+    def fusion_stats(self, device: Device | None = None) -> dict:
+        """Counters of a device's stream: ops_recorded (lazy ops), ops_unfused (ops run on the
+        inner backend), flushes, kernels_launched (fused kernels), kernels_compiled,
+        kernels_from_disk (compiled kernels loaded from the disk cache), plan_cache_hits,
+        results_in_place, plans_run_unfused (one-op plans run by the inner backend's kernel)."""
+        index = 0 if device is None else device.index
+        st = self._streams.get(index)
+        return dict(st.stats) if st is not None else dict.fromkeys(STAT_NAMES, 0)
+
+    def reset_fusion_stats(self, device: Device | None = None) -> None:
+        st = self.stream(0 if device is None else device.index)
+        for k in st.stats:
+            st.stats[k] = 0
+
+    # -- devices --------------------------------------------------------------------------------
+    @property
+    def checks_force_sync(self) -> bool:
+        return self.inner.checks_force_sync
+
+    def device_count(self) -> int:
+        return self.inner.device_count()
+
+    def seed(self, seed: int, device=None) -> None:
+        self.inner.seed(seed, None if device is None else device.inner())
+
+    def sync(self, device=None) -> None:
+        self.flush(device)
+        self.inner.sync(None if device is None else device.inner())
+
+
+def _unwrap(a):
+    if a.prim is None:
+        a.stream.flush()
+        if a.prim is None:  # its plan was taken by a flush that raised
+            raise RuntimeError(
+                "burn_fusion: the fused kernel computing this tensor failed (see the first "
+                "error raised by that flush); the tensor has no value"
+            )
+    if a.owned:
+        a.stream.escape(a)
+    return a.prim
+
+
+def delegate(fusion: Fusion, name: str, inner_fn):
+    """`name` run unfused: pending inputs are materialised, the inner op runs, results are
+    wrapped as ready handles."""
+    is_prim = fusion._hooks.is_primitive
+    wrap = fusion.wrap
+
+    def out(o):
+        if is_prim(o):
+            return wrap(o)
+        if type(o) is tuple:
+            return tuple(out(e) for e in o)
+        return o
+
+    def op(*args):
+        ia = args
+        counted = None
+        for i, a in enumerate(args):
+            t = type(a)
+            if t is FT:
+                if ia is args:
+                    ia = list(args)
+                ia[i] = _unwrap(a)
+                counted = a.stream
+            elif t is list and a and type(a[0]) is FT:
+                if ia is args:
+                    ia = list(args)
+                ia[i] = [_unwrap(e) for e in a]
+                counted = a[0].stream
+            elif t is Device and a.backend is fusion:
+                if ia is args:
+                    ia = list(args)
+                ia[i] = a.inner()
+        if counted is not None:
+            counted.stats["ops_unfused"] += 1
+        return out(inner_fn(*ia))
+
+    op.__name__ = name
+    return op
+
+
+def lazy(fusion: Fusion, name: str, fallback):
+    """`name` recorded on the stream of its first operand (the Tensor layer puts every operand
+    on one device); `fallback` runs it unfused when it cannot be fused (dtype, size)."""
+    spec = OPS[name]
+    nin = len(spec.inputs)
+    has_dtype = spec.out == "D"
+
+    def op(*args):
+        tensors = args[:nin]
+        for t in tensors:
+            if type(t) is not FT:
+                return fallback(*args)
+        x = tensors[0]
+        if has_dtype:
+            dt = args[nin].np
+            if dt == x.dtype:
+                return x
+            out = x.stream.record(name, tensors, (), dt)
+        else:
+            out = x.stream.record(name, tensors, args[nin:], None)
+        return fallback(*args) if out is None else out
+
+    op.__name__ = name
+    return op
+
+
+#: reductions that take the pending ops of their input as a fused prologue: name -> (mean, dim)
+REDUCTIONS = {
+    "float_sum": (False, False),
+    "float_mean": (True, False),
+    "float_sum_dim": (False, True),
+    "float_mean_dim": (True, True),
+}
+
+
+def reduction(name: str, fallback):
+    """`name` as one fused kernel (two for a whole-tensor reduction) when its input is pending:
+    the ops that make the input run inside the reduction and the input is never written."""
+    mean, has_dim = REDUCTIONS[name]
+
+    def op(x, *rest):
+        if type(x) is FT and x.prim is None:
+            out = x.stream.reduce(x, rest[0] if has_dim else None, mean)
+            if out is not None:
+                return out
+        return fallback(x, *rest)
+
+    op.__name__ = name
+    return op
+
+
+def _class_level(name: str):
+    # The real op is the per-instance closure installed by `setup`; this makes the class complete
+    # for introspection (`Fusion.missing_ops()` is empty).
+    def op(self, *args):
+        fn = self.__dict__.get(name)
+        if fn is None:
+            raise NotImplementedError(f"Fusion.{name}: backend not set up")
+        return fn(*args)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+for _name in REQUIRED_OPS:
+    setattr(Fusion, _name, _class_level(_name))

@@ -1,0 +1,414 @@
+"""The lazy stream of one device: ops are recorded into a plan, and a flush compiles (or finds in
+the plan cache) one kernel for the whole plan and launches it.
+
+A plan holds elementwise ops whose result shapes all broadcast to one plan shape (equal rank,
+dims equal or 1: a [batch, 1] statistic and the [batch, n] ops that use it join one plan); its
+inputs (already materialised inner primitives) broadcast to it too. A smaller result is computed
+at every item of the plan and written once, by the items at index 0 of its broadcast dims. A flush happens when a value is read (`into_data`, an
+unfused op taking a pending tensor), on `device.sync()`, when an op cannot join the plan (another
+output shape) or when the plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
+
+At flush: results no one holds any more are not written (dead-code elimination keeps only the
+ops the live results need), and a result may be written into an input buffer the plan alone
+still holds (the handle was dropped, the buffer is a fused kernel's own and never left Fusion).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+from burn_tensor import DType
+
+from ._ops import OPS
+from ._render import FUSABLE_DTYPES, Node, Program, Reduction, render, render_reduction
+from ._tensor import FusionTensor, pending, ready
+
+#: ops per plan; past this the plan is flushed (bounds compile time and register pressure)
+MAX_OPS = 64
+#: distinct inputs per plan
+MAX_INPUTS = 16
+_BOOL = np.dtype(np.bool_)
+_MAX_N = 2**31 - 1
+
+STAT_NAMES = (
+    "ops_recorded",
+    "ops_unfused",
+    "flushes",
+    "kernels_launched",
+    "kernels_compiled",
+    "kernels_from_disk",
+    "plan_cache_hits",
+    "results_in_place",
+    "plans_run_unfused",
+    "reductions_fused",
+)
+
+
+_NAMES: dict = {}
+
+
+def _name(dt) -> str:
+    """`dt.name`, memoised: numpy computes the name on every access (~5 us)."""
+    n = _NAMES.get(dt)
+    if n is None:
+        n = _NAMES[dt] = dt.name
+    return n
+
+
+def _merge(a: tuple, b: tuple) -> tuple | None:
+    """The shape both broadcast to (equal rank, dims equal or 1), or None."""
+    if a == b:
+        return a
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
+def _contiguous_strides(shape) -> tuple:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+class Stream:
+    """Pending plan, plan cache and counters of one device of one `Fusion(B)`."""
+
+    def __init__(self, runtime, inner=None):
+        self.rt = runtime
+        self.inner = inner  # the inner backend: runs one-op plans with its own kernel  # the inner backend's fusion runtime for this device (_fusion_hooks)
+        self.dialect = runtime.dialect
+        self.lock = threading.RLock()
+        self.plans: dict[Program, object] = {}
+        self.stats = dict.fromkeys(STAT_NAMES, 0)
+        #: the Program of the last fused launch (introspection, tests)
+        self.last_program: Program | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.shape = None
+        # (op, refs, dtype name, out name, scalars, weakref of the result, result shape)
+        self.nodes: list = []
+        self.inputs: list = []  # inner primitives
+        self.in_ids: dict[int, int] = {}
+        self.in_owner: list = []  # weakref of an owned input's handle (in-place candidate)
+
+    # -- recording ------------------------------------------------------------------------------
+    def record(self, op: str, tensors, scalars, out_dtype) -> FusionTensor | None:
+        """Record `op` over handles `tensors`; None when it cannot be fused (the caller then runs
+        it unfused)."""
+        spec = OPS[op]
+        x = tensors[0]
+        shape = x.shape
+        for t in tensors[1:]:
+            if t.shape != shape:
+                shape = tuple(max(a, b) if 0 not in (a, b) else 0 for a, b in zip(shape, t.shape))
+        n = 1
+        for d in shape:
+            n *= d
+        if n == 0 or n > _MAX_N:
+            return None
+        if out_dtype is None:
+            out_dtype = x.dtype if spec.out == "T" else _BOOL
+        if _name(out_dtype) not in FUSABLE_DTYPES:
+            return None
+        for t in tensors:
+            if _name(t.dtype) not in FUSABLE_DTYPES:
+                return None
+        with self.lock:
+            new_inputs = sum(1 for t in tensors if t.prim is not None)
+            if self.nodes:
+                merged = _merge(self.shape, shape)
+                if (
+                    merged is None
+                    or len(self.nodes) >= MAX_OPS
+                    or len(self.inputs) + new_inputs > MAX_INPUTS
+                ):
+                    self.flush()
+                else:
+                    self.shape = merged
+            refs = []
+            for t in tensors:
+                if t.prim is None and t.node is None:
+                    raise RuntimeError(
+                        "burn_fusion: the fused kernel computing an input failed (see the "
+                        "first error raised by that flush); the tensor has no value"
+                    )
+                if t.prim is None and t.stream is not self:
+                    t.stream.flush()
+                if t.prim is None:
+                    refs.append(t.node)
+                else:
+                    refs.append(-self._input(t) - 1)
+            if not self.nodes:
+                self.shape = shape
+            j = len(self.nodes)
+            out = pending(shape, out_dtype, self, j)
+            self.nodes.append(
+                (
+                    op,
+                    tuple(refs),
+                    _name(x.dtype),
+                    _name(out_dtype),
+                    scalars,
+                    weakref.ref(out),
+                    shape,
+                )
+            )
+            self.stats["ops_recorded"] += 1
+            return out
+
+    def _input(self, t: FusionTensor) -> int:
+        key = id(t.prim)
+        k = self.in_ids.get(key)
+        if k is None:
+            k = self.in_ids[key] = len(self.inputs)
+            self.inputs.append(t.prim)
+            self.in_owner.append(weakref.ref(t) if t.owned else None)
+        return k
+
+    def escape(self, t: FusionTensor) -> None:
+        """`t`'s buffer was handed to an inner op (which may keep a view of it): never write it
+        in place."""
+        t.owned = False
+        with self.lock:
+            k = self.in_ids.get(id(t.prim))
+            if k is not None:
+                self.in_owner[k] = None
+
+    # -- execution ------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Compile (or reuse) and launch the kernel of the pending plan."""
+        with self.lock:
+            if not self.nodes:
+                return
+            nodes, inputs, owners, shape = self.nodes, self.inputs, self.in_owner, self.shape
+            self._reset()
+            self.stats["flushes"] += 1
+            results = [(j, nd[5]()) for j, nd in enumerate(nodes)]
+            results = [(j, t) for j, t in results if t is not None]
+            if not results:
+                return
+            try:
+                self._run(nodes, inputs, owners, shape, results)
+            except BaseException:
+                for _, t in results:  # no value will come: mark them, so a use raises clearly
+                    if t.prim is None:
+                        t.node = None
+                raise
+
+    def _run_one(self, node, inputs, t) -> None:
+        """A plan of one op gains nothing from a generated kernel: the inner backend's own
+        (already compiled) kernel runs it."""
+        op, refs, _, out, scalars = node[:5]
+        args = [inputs[-r - 1] for r in refs]
+        if OPS[op].out == "D":
+            args.append(DType.from_any(out))
+        else:
+            args += scalars
+        t.prim = getattr(self.inner, op)(*args)
+        t.node = None
+        self.stats["kernels_launched"] += 1
+        self.stats["plans_run_unfused"] += 1
+
+    def _gather(self, nodes, inputs, owners, roots):
+        """The ops `roots` need (dead-code elimination), renumbered, and their inputs' layouts
+        relative to the kept ops' common shape. Returns a dict of what `_run`/`reduce` build
+        the Program from."""
+        need = [False] * len(nodes)
+        for j in roots:
+            need[j] = True
+        for j in range(len(nodes) - 1, -1, -1):
+            if need[j]:
+                for r in nodes[j][1]:
+                    if r >= 0:
+                        need[r] = True
+        remap, used_inputs = {}, {}
+        for j, nd in enumerate(nodes):
+            if need[j]:
+                remap[j] = len(remap)
+                for r in nd[1]:
+                    if r < 0 and r not in used_inputs:
+                        used_inputs[r] = len(used_inputs)
+        shape = None  # the kept ops' common shape (dead ops may have widened the plan's)
+        for j in remap:
+            shape = nodes[j][6] if shape is None else _merge(shape, nodes[j][6])
+        contiguous = _contiguous_strides(shape)
+        # inputs: read at the item's own index, or through strides (views, broadcasts)
+        in_desc, ins, ints_in, plain = [], [], [], []
+        for r, k in sorted(used_inputs.items(), key=lambda e: e[1]):
+            prim = inputs[-r - 1]
+            strides, offset = self.rt.layout(prim)
+            strided = not (prim.shape == shape and offset == 0 and tuple(strides) == contiguous)
+            if strided:
+                ints_in += [
+                    0 if n < shape[d] else st for d, (n, st) in enumerate(zip(prim.shape, strides))
+                ]
+                ints_in.append(offset)
+            else:
+                owner = owners[-r - 1] if owners is not None else None
+                if owner is not None and owner() is None:
+                    plain.append(k)  # dropped by its owner: may be written in place
+            in_desc.append((_name(prim.dtype), strided))
+            ins.append(prim)
+        prog_nodes, scalars = [], []
+        for j, nd in enumerate(nodes):
+            if need[j]:
+                op, refs, dt, out, sc = nd[:5]
+                refs = tuple(remap[r] if r >= 0 else -used_inputs[r] - 1 for r in refs)
+                prog_nodes.append(Node(op, refs, dt, out))
+                scalars += [(v, dt) for v in sc]
+        return {
+            "remap": remap,
+            "shape": shape,
+            "in_desc": in_desc,
+            "ins": ins,
+            "ints_in": ints_in,
+            "plain": plain,
+            "nodes": prog_nodes,
+            "scalars": scalars,
+        }
+
+    def _run(self, nodes, inputs, owners, shape, results) -> None:
+        rt = self.rt
+        g = self._gather(nodes, inputs, owners, [j for j, _ in results])
+        remap = g["remap"]
+        if len(remap) == 1 and self.inner is not None:
+            self._run_one(nodes[next(iter(remap))], inputs, results[0][1])
+            return
+        shape, in_desc, ins, ints_in, plain = (
+            g["shape"],
+            g["in_desc"],
+            g["ins"],
+            g["ints_in"],
+            g["plain"],
+        )
+        prog_nodes, scalars = g["nodes"], g["scalars"]
+        rank = len(shape)
+
+        # outputs: new buffers, an input's buffer, or (smaller, broadcast results) written by
+        # the items at index 0 of the broadcast dims
+        outputs, ints_out, taken = [], [], set()
+        for j, t in results:
+            k_in, bdims = -1, ()
+            if t.shape != shape:
+                bdims = tuple(d for d in range(rank) if t.shape[d] != shape[d])
+                st = _contiguous_strides(t.shape)
+                ints_out += [0 if d in bdims else st[d] for d in range(rank)]
+            else:
+                for k in plain:
+                    if k not in taken and in_desc[k][0] == nodes[j][3]:
+                        k_in = k
+                        taken.add(k)
+                        self.stats["results_in_place"] += 1
+                        break
+            outputs.append((remap[j], k_in, bdims))
+        indexed = bool(ints_in or ints_out)
+        prog = Program(tuple(in_desc), rank if indexed else 0, tuple(prog_nodes), tuple(outputs))
+        self.last_program = prog
+        kernel = self.plans.get(prog)
+        if kernel is None:
+            src, name = render(prog, self.dialect)
+            kernel, how = rt.compile(src, name)
+            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
+            self.plans[prog] = kernel
+        else:
+            self.stats["plan_cache_hits"] += 1
+
+        n = 1
+        for d in shape:
+            n *= d
+        ints = (list(shape) + ints_in + ints_out) if indexed else []
+        outs, out_prims = [], []
+        for (_, t), (_, k_in, _) in zip(results, outputs):
+            if k_in >= 0:
+                out_prims.append(ins[k_in])
+            else:
+                o = rt.empty(t.shape, t.dtype)
+                outs.append(o)
+                out_prims.append(o)
+        rt.launch(kernel, n, ints, outs, ins, scalars)
+        self.stats["kernels_launched"] += 1
+        for (_, t), prim in zip(results, out_prims):
+            t.prim = prim
+            t.node = None
+            t.owned = True
+
+    # -- fused reductions -----------------------------------------------------------------------
+    def reduce(self, t: FusionTensor, dim: int | None, mean: bool) -> FusionTensor | None:
+        """Sum (or mean) of pending `t` along `dim` (None: every element, shape (1,)), with the
+        ops that make `t` as the kernel's prologue: `t` is never written, and the plan stays
+        pending (the ops that consume the result can still join it). None when `t` is not a
+        full-size result of this stream's plan (the caller then runs the inner reduction)."""
+        with self.lock:
+            if t.prim is not None or t.stream is not self or t.shape != self.shape:
+                return None
+            if t.dtype.kind != "f":
+                return None
+            rt = self.rt
+            g = self._gather(self.nodes, self.inputs, None, [t.node])
+            if g["shape"] != t.shape:
+                return None
+            shape = t.shape
+            n = 1
+            for d in shape:
+                n *= d
+            indexed = bool(g["ints_in"])
+            prog = Program(tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), ())
+            layout = (list(shape) + g["ints_in"]) if indexed else []
+            L = rt.reduce_local
+            if dim is not None:
+                red = shape[dim]
+                inner = 1
+                for d in shape[dim + 1 :]:
+                    inner *= d
+                rows = n // red
+                out_shape = tuple(1 if d == dim else s for d, s in enumerate(shape))
+                geom = [rows, red, inner, red if mean else 1]
+                stages = [(prog, geom + layout, g["ins"], g["scalars"], out_shape)]
+            else:
+                groups = min(-(-n // (L * 8)), 1024)
+                chunk = -(-n // groups)
+                stages = [(prog, [groups, chunk, 1, 1] + layout, g["ins"], g["scalars"], (groups,))]
+            ref = g["remap"][t.node]
+            ((p, ints, ins, scalars, out_shape),) = stages
+            out = self._reduce_launch(
+                Reduction(p, ref, L), n, ints, ins, scalars, out_shape, t.dtype
+            )
+            if dim is None:  # stage 2: the partial sums, divided by n for a mean
+                parts = out.shape[0]
+                p2 = Program(((_name(t.dtype), False),), 0, (), ())
+                ints = [1, parts, 1, n if mean else 1]
+                out = self._reduce_launch(
+                    Reduction(p2, -1, L), parts, ints, [out], [], (1,), t.dtype
+                )
+            res = ready(out, owned=True)
+            res.stream = self
+            return res
+
+    def _reduce_launch(self, red: Reduction, n: int, ints, ins, scalars, out_shape, dtype):
+        rt = self.rt
+        kernel = self.plans.get(red)
+        if kernel is None:
+            src, name = render_reduction(red, self.dialect)
+            kernel, how = rt.compile(src, name)
+            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
+            self.plans[red] = kernel
+        else:
+            self.stats["plan_cache_hits"] += 1
+        out = rt.empty(out_shape, dtype)
+        rt.launch(kernel, n, ints, [out], ins, scalars, groups=min(ints[0], rt.max_groups))
+        self.stats["kernels_launched"] += 1
+        self.stats["reductions_fused"] += 1
+        return out

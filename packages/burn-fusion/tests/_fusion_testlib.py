@@ -1,0 +1,41 @@
+"""Helpers shared by the burn-fusion tests (imported by name: conftest puts this dir on sys.path).
+
+`BURN_FUSION_TEST_INNER=cuda` runs the tests on Fusion(Cuda()) instead of Fusion(OpenCl()), and
+`BURN_OPENCL_TEST_DEVICE_TYPE=gpu` on Fusion(OpenCl("gpu")) (the GPU machine: gpu_run.sh).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+INNER = os.environ.get("BURN_FUSION_TEST_INNER", "opencl")
+DEVICE_TYPE = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")
+
+CONFIGS = {
+    "f32-i32": {},
+    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
+}
+
+
+def inner_backend(config: str = "f32-i32"):
+    """The inner backend under test for a dtype configuration (skips where it cannot run)."""
+    opts = CONFIGS[config]
+    if INNER == "cuda":
+        from burn_tensor import BackendError
+
+        try:
+            from burn_cuda import Cuda
+
+            backend = Cuda(**opts)
+            backend.device()
+        except BackendError as exc:
+            pytest.skip(f"Cuda is not usable here: {exc}")
+        return backend
+    from burn_opencl import OpenCl
+
+    backend = OpenCl(DEVICE_TYPE, **opts)
+    if config == "f64-i64" and not backend._rt(None).fp64:
+        pytest.skip("this OpenCL device has no float64 (cl_khr_fp64)")
+    return backend

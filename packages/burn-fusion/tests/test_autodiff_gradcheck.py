@@ -1,0 +1,38 @@
+"""burn-autodiff's finite-difference gradient checks (float64), run over Autodiff(Fusion(B)).
+
+The rows (one per differentiable op, module ops included) live in burn-autodiff's tests; the
+analytic gradient of Autodiff(Fusion(B)) -- whose backward graph fuses like any other code --
+must match central differences computed on Fusion(B) itself to 1e-6 relative error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _fusion_testlib import inner_backend
+from burn_autodiff import Autodiff, BalancedCheckpointing
+from burn_fusion import Fusion
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "burn-autodiff" / "tests"))
+
+from _autodiff_cases import CASES
+from _autodiff_module_cases import MODULE_CASES
+from _autodiff_testlib import check_grads
+
+ROWS = CASES + MODULE_CASES
+
+
+@pytest.fixture(scope="module", params=["none", "balanced"])
+def ad64(request):
+    inner = Fusion(inner_backend("f64-i64"))
+    if request.param == "balanced":
+        return Autodiff(inner, checkpointing=BalancedCheckpointing())
+    return Autodiff(inner)
+
+
+@pytest.mark.parametrize("name,fn,inputs", ROWS, ids=[f"{c[0]}-{i}" for i, c in enumerate(ROWS)])
+def test_gradcheck(ad64, name, fn, inputs):
+    check_grads(ad64, fn, [np.array(a, dtype=np.float64) for a in inputs])

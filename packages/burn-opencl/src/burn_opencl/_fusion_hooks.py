@@ -1,0 +1,123 @@
+"""What `burn_fusion` needs from this backend to run a fused kernel: compile an OpenCL C source
+it rendered, allocate outputs, describe an input's layout, launch.
+
+burn_fusion finds this module by name (`<backend package>._fusion_hooks`); burn_opencl does not
+import burn_fusion. Compiled programs are kept in memory per device and their binaries on disk,
+per driver: `$BURN_CACHE_DIR/fusion/opencl/<driver>/<sha256 of the source>.bin` (else
+`$XDG_CACHE_HOME/burn` or `~/.cache/burn`); a binary the driver refuses is rebuilt from source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pyopencl as cl
+
+from ._array import ClArray
+from ._runtime import SCALAR
+
+DIALECT = "opencl"
+_I32 = np.int32
+
+
+def is_primitive(x) -> bool:
+    return type(x) is ClArray
+
+
+def device_index(x: ClArray) -> int:
+    return x.rt.device_index
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("BURN_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(xdg, "burn")
+    return Path(base) / "fusion" / "opencl"
+
+
+def _driver_id(rt) -> str:
+    d = rt.cl_device
+    raw = f"{d.platform.name}-{d.platform.version}-{d.name}-{d.driver_version}"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)[:120]
+
+
+class Runtime:
+    """Fused-kernel services of one OpenCL device for `Fusion(OpenCl(...))`."""
+
+    dialect = DIALECT
+
+    def __init__(self, backend, device):
+        self.rt = rt = backend._rt(device)
+        self._kernels: dict = {}
+        #: work-group size of fused reductions (a power of two: their tree reduction halves it)
+        self.reduce_local = 1 << (rt.wg.bit_length() - 1)
+        #: cap on work-groups of a launch (grid-stride over items or rows)
+        self.max_groups = rt.max_groups
+        self.disk = cache_dir() / _driver_id(self.rt)
+
+    def compile(self, source: str, name: str):
+        """(kernel, how): how is "memory", "disk" (a cached binary) or "compiled"."""
+        k = self._kernels.get(source)
+        if k is not None:
+            return k, "memory"
+        rt = self.rt
+        path = self.disk / (hashlib.sha256(source.encode()).hexdigest() + ".bin")
+        with rt.lock, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PoCL prints build notes; pytest makes them errors
+            prg, how = None, "disk"
+            if path.exists():
+                try:
+                    prg = cl.Program(rt.ctx, [rt.cl_device], [path.read_bytes()]).build()
+                except (cl.Error, OSError):
+                    prg = None
+            if prg is None:
+                how = "compiled"
+                try:
+                    prg = cl.Program(rt.ctx, source).build()
+                except cl.RuntimeError as exc:
+                    raise RuntimeError(
+                        f"burn_fusion: building fused kernel {name} failed on {rt.name}:\n{exc}\n"
+                        f"{source}"
+                    ) from exc
+                self._store(path, prg)
+            k = cl.Kernel(prg, name)
+        self._kernels[source] = k
+        return k, how
+
+    def _store(self, path: Path, prg) -> None:
+        try:
+            binary = prg.get_info(cl.program_info.BINARIES)[0]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(bytes(binary))
+            os.replace(tmp, path)
+        except (cl.Error, OSError):
+            pass  # the disk cache is an optimisation only
+
+    def empty(self, shape, dtype) -> ClArray:
+        return ClArray.empty(self.rt, shape, dtype)
+
+    @staticmethod
+    def layout(x: ClArray):
+        """(strides, offset) in elements, relative to the buffer the launch passes."""
+        return x.strides, x.offset
+
+    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None) -> None:
+        """Elementwise: a grid-stride launch over `n` items. Reductions (`groups` given):
+        `groups` work-groups of `reduce_local` items."""
+        args = [_I32(n)]
+        args += [_I32(v) for v in ints]
+        args += [o.buf for o in outs]
+        args += [x.buf for x in ins]
+        args += [SCALAR[np.dtype(dt)](v) for v, dt in scalars]
+        if groups is None:
+            self.rt.launch1d(kernel, n, args)
+        else:
+            L = self.reduce_local
+            self.rt.launch(kernel, (groups * L,), (L,), args)
