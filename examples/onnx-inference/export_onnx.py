@@ -140,14 +140,20 @@ def guide_accuracy(model, device) -> dict:
     }
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--artifact-dir", help="a trained guide artifact dir (config.json, model.mpk.gz)"
     )
-    ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--epochs", type=int, default=12)
-    args = ap.parse_args(argv)
+    ap.add_argument("--hidden", type=int, default=256, help="hidden size of the exported model")
+    ap.add_argument(
+        "--epochs", type=int, default=12, help="guide training epochs when no --artifact-dir"
+    )
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     from burn_ndarray import NdArray
     from guide.inference import load_model
 

@@ -7,10 +7,16 @@ import argparse
 from .classify import classify, guide_result
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="onnx-inference", description=__doc__)
-    ap.add_argument("--backend", default="ndarray", choices=["ndarray", "opencl"])
-    args = ap.parse_args(argv)
+    ap.add_argument(
+        "--backend", default="ndarray", choices=["ndarray", "opencl"], help="backend to run on"
+    )
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     if args.backend == "opencl":
         from burn_opencl import OpenCl
 

@@ -9,18 +9,27 @@ from ._errors import OnnxImportError
 from ._modelgen import ModelGen, RecordType
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m burn_import.onnx",
         description="Generate a burn-py module and record from ONNX files.",
     )
     ap.add_argument("inputs", nargs="+", help="ONNX files")
     ap.add_argument("out_dir", help="output directory")
-    ap.add_argument("--record-type", default="NamedMpk", choices=[r.name for r in RecordType])
+    ap.add_argument(
+        "--record-type",
+        default="NamedMpk",
+        choices=[r.name for r in RecordType],
+        help="record format of the weights (default: NamedMpk)",
+    )
     ap.add_argument("--half-precision", action="store_true", help="store the weights as f16")
-    ap.add_argument("--class-name", default="Model")
+    ap.add_argument("--class-name", default="Model", help="name of the generated Module class")
     ap.add_argument("--development", action="store_true", help="also write the upgraded graph")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     gen = (
         ModelGen()
         .out_dir(args.out_dir)

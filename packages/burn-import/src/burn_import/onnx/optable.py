@@ -45,11 +45,18 @@ def table(results: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m burn_import.onnx.optable",
+        description="Regenerate the supported-ops table in a README.",
+    )
+    ap.add_argument("readme", help="the README whose ops table is rewritten")
+    ap.add_argument("--results", help="suite results JSON (pass counts per op)")
+    return ap
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m burn_import.onnx.optable")
-    ap.add_argument("readme")
-    ap.add_argument("--results")
-    args = ap.parse_args(argv)
+    args = build_parser().parse_args(argv)
     results = json.loads(Path(args.results).read_text()) if args.results else None
     path = Path(args.readme)
     text = path.read_text()

@@ -250,20 +250,30 @@ def _device(name: str):
     raise SystemExit(f"unknown device {name!r}: ndarray or opencl")
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m burn_import.onnx.suite",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("--device", default="ndarray", choices=["ndarray", "opencl"])
-    ap.add_argument("--kinds", default="node,light,simple,pytorch-converted,pytorch-operator")
+    ap.add_argument(
+        "--device", default="ndarray", choices=["ndarray", "opencl"], help="backend to run on"
+    )
+    ap.add_argument(
+        "--kinds",
+        default="node,light,simple,pytorch-converted,pytorch-operator",
+        help="comma-separated kinds of ONNX test cases",
+    )
     ap.add_argument("--report", help="write the markdown report here")
     ap.add_argument("--json", help="write per-case results as JSON here")
     ap.add_argument("--only-passing", help="run only the cases that passed in this JSON file")
     ap.add_argument("-k", dest="pattern", help="regex on case names")
     ap.add_argument("-v", action="store_true", help="one line per case")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     include = None
     if args.only_passing:
         with open(args.only_passing) as f:
