@@ -151,7 +151,7 @@ def batch_norm(x, scale, bias, mean, var, eps):
 
 def _moments(x, dims):
     """(mean, x - mean, biased variance) over `dims`, kept as size-1 dims: the statistics that
-    instance, layer and mean-variance normalization share."""
+    batch (training), instance, layer and mean-variance normalization share."""
     mean = x
     for d in dims:
         mean = mean.mean_dim(d)
@@ -321,14 +321,7 @@ def cumsum(x, axis, exclusive, reverse):
 def batch_norm_training(x, scale, bias, mean, var, eps, momentum):
     """BatchNormalization with training_mode=1: batch statistics, updated running ones."""
     r = x.rank()
-    dims = [0] + list(range(2, r))
-    m = x
-    for d in dims:
-        m = m.mean_dim(d)
-    c = x - m
-    v = c * c
-    for d in dims:
-        v = v.mean_dim(d)
+    m, c, v = _moments(x, [0] + list(range(2, r)))
     y = c / (v + eps).sqrt() * _channel(scale, r) + _channel(bias, r)
     bm, bv = m.reshape([-1]), v.reshape([-1])
     return y, mean * momentum + bm * (1 - momentum), var * momentum + bv * (1 - momentum)
