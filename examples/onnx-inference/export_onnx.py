@@ -55,30 +55,18 @@ def to_onnx(model) -> onnx.ModelProto:
         nodes.append(h.make_node("Cast", [f"{name}_f16"], [name], name=f"{name}_cast", to=T.FLOAT))
         return name
 
+    def layer(op: str, name: str, x: str, y: str):
+        """Layer `name` as one `op` node (Conv or Gemm): input `x`, its weight and bias."""
+        w = weight(f"{name}.weight", p[f"{name}.weight"])
+        b = weight(f"{name}.bias", p[f"{name}.bias"])
+        return h.make_node(op, [x, w, b], [y], name=name)
+
     inits.append(nh.from_array(np.array([1], np.int64), "channel_axis"))
     nodes += [
         h.make_node("Unsqueeze", ["images", "channel_axis"], ["x0"], name="add_channel"),
-        h.make_node(
-            "Conv",
-            [
-                "x0",
-                weight("conv1.weight", p["conv1.weight"]),
-                weight("conv1.bias", p["conv1.bias"]),
-            ],
-            ["x1"],
-            name="conv1",
-        ),
+        layer("Conv", "conv1", "x0", "x1"),
         h.make_node("Dropout", ["x1"], ["x2"], name="dropout1"),
-        h.make_node(
-            "Conv",
-            [
-                "x2",
-                weight("conv2.weight", p["conv2.weight"]),
-                weight("conv2.bias", p["conv2.bias"]),
-            ],
-            ["x3"],
-            name="conv2",
-        ),
+        layer("Conv", "conv2", "x2", "x3"),
         h.make_node("Dropout", ["x3"], ["x4"], name="dropout2"),
         h.make_node("Relu", ["x4"], ["x5"], name="relu1"),
         # AdaptiveAvgPool2d([8, 8]) of a 24x24 map is a 3x3 average pool with stride 3
@@ -87,28 +75,10 @@ def to_onnx(model) -> onnx.ModelProto:
         ),
         h.make_node("Flatten", ["x6"], ["x7"], name="flatten", axis=1),
         # burn's Linear weight is [d_in, d_out]: Gemm without transB
-        h.make_node(
-            "Gemm",
-            [
-                "x7",
-                weight("linear1.weight", p["linear1.weight"]),
-                weight("linear1.bias", p["linear1.bias"]),
-            ],
-            ["x8"],
-            name="linear1",
-        ),
+        layer("Gemm", "linear1", "x7", "x8"),
         h.make_node("Dropout", ["x8"], ["x9"], name="dropout3"),
         h.make_node("Relu", ["x9"], ["x10"], name="relu2"),
-        h.make_node(
-            "Gemm",
-            [
-                "x10",
-                weight("linear2.weight", p["linear2.weight"]),
-                weight("linear2.bias", p["linear2.bias"]),
-            ],
-            ["logits"],
-            name="linear2",
-        ),
+        layer("Gemm", "linear2", "x10", "logits"),
     ]
     graph = h.make_graph(
         nodes,

@@ -5,6 +5,8 @@ reason `burn_cuda.probe()` gives; `gpu_run.sh` runs them on the GPU machine.
 """
 
 import os
+import shutil
+import subprocess
 
 import pytest
 from burn_cuda import Cuda, probe
@@ -33,6 +35,29 @@ def cuda_ready():
     """Skips the test, with the reason, where no CUDA GPU is usable."""
     if REASON is not None:
         pytest.skip(f"no usable CUDA GPU here: {REASON}")
+
+
+@pytest.fixture
+def nvcc_ptx(tmp_path):
+    """compile(stem, source) -> (nvcc's CompletedProcess, the .ptx path): CUDA C through
+    `nvcc --ptx` for sm_90, which checks the sources NVRTC compiles on the GPU machine without a
+    GPU here. Skips the test where nvcc is not installed."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed here")
+
+    def compile_(stem: str, source: str):
+        src = tmp_path / f"{stem}.cu"
+        src.write_text(source)
+        ptx = tmp_path / f"{stem}.ptx"
+        proc = subprocess.run(
+            ["nvcc", "--ptx", "-arch=sm_90", "-o", str(ptx), str(src)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return proc, ptx
+
+    return compile_
 
 
 @pytest.fixture(scope="session", params=list(CONFIGS), ids=list(CONFIGS))

@@ -5,9 +5,6 @@ runs on the GPU machine."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 from burn_cuda import _bf16
@@ -21,18 +18,9 @@ def _r(x) -> np.ndarray:
     return np.asarray(x, np.float64).astype(BF16).astype(np.float64)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed here")
 @pytest.mark.parametrize("name", sorted(_bf16.SOURCES))
-def test_conversion_kernels_compile(tmp_path, name):
-    src = tmp_path / f"{name}.cu"
-    src.write_text(_bf16.SOURCES[name])
-    ptx = tmp_path / f"{name}.ptx"
-    proc = subprocess.run(
-        ["nvcc", "--ptx", "-arch=sm_90", "-o", str(ptx), str(src)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def test_conversion_kernels_compile(nvcc_ptx, name):
+    proc, ptx = nvcc_ptx(name, _bf16.SOURCES[name])
     assert proc.returncode == 0, proc.stderr
     assert f".entry {name}(" in ptx.read_text()
 

@@ -5,7 +5,6 @@ and out-of-memory errors say what was asked and what was in use."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 
@@ -127,8 +126,7 @@ def test_oom_message_names_op_size_and_use():
     assert isinstance(err, MemoryError) and err.requested == asked and err.in_use == 3 * 2**20
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed here")
-def test_every_kernel_source_compiles_with_nvcc(tmp_path):
+def test_every_kernel_source_compiles_with_nvcc(nvcc_ptx):
     """The module-op kernels through nvcc (NVRTC on the GPU machine takes the same CUDA C)."""
     failures = []
     for name, fn in sorted(_kernel_source.SOURCES.items()):
@@ -138,30 +136,15 @@ def test_every_kernel_source_compiles_with_nvcc(tmp_path):
             src = fn("float32", "int32")
         else:
             src = fn("float32")
-        path = tmp_path / f"{name}.cu"
-        path.write_text(src)
-        proc = subprocess.run(
-            ["nvcc", "--ptx", "-arch=sm_90", "-o", str(tmp_path / f"{name}.ptx"), str(path)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        proc, _ = nvcc_ptx(name, src)
         if proc.returncode != 0:
             failures.append((name, proc.stderr[-500:]))
     assert not failures, failures
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed here")
-def test_adam_kernel_source_compiles_with_nvcc(tmp_path):
+def test_adam_kernel_source_compiles_with_nvcc(nvcc_ptx):
     """The fused Adam step's RawKernel (float and double) through nvcc."""
     from burn_cuda._optim import RAW_SOURCE
 
-    path = tmp_path / "adam.cu"
-    path.write_text(RAW_SOURCE.format(F="float") + RAW_SOURCE.format(F="double"))
-    proc = subprocess.run(
-        ["nvcc", "--ptx", "-arch=sm_90", "-o", str(tmp_path / "adam.ptx"), str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc, _ = nvcc_ptx("adam", RAW_SOURCE.format(F="float") + RAW_SOURCE.format(F="double"))
     assert proc.returncode == 0, proc.stderr[-1000:]

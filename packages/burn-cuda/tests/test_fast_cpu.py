@@ -4,8 +4,6 @@ numpy float64, and its CUDA sources compiled by nvcc where nvcc is installed."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -222,19 +220,11 @@ def _nvcc_sources():
     return out
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed here")
-def test_hot_path_sources_compile_with_nvcc(tmp_path):
+def test_hot_path_sources_compile_with_nvcc(nvcc_ptx):
     for i, (src, name) in enumerate(_nvcc_sources()):
-        path = tmp_path / f"k{i}.cu"
-        path.write_text(src)
-        proc = subprocess.run(
-            ["nvcc", "--ptx", "-arch=sm_90", "-o", str(tmp_path / f"k{i}.ptx"), str(path)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        proc, ptx = nvcc_ptx(f"k{i}", src)
         assert proc.returncode == 0, (name, proc.stderr)
-        assert f".entry {name}(" in (tmp_path / f"k{i}.ptx").read_text()
+        assert f".entry {name}(" in ptx.read_text()
 
 
 def test_random_broadcasts_match_numpy():

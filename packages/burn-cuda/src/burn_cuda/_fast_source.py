@@ -191,15 +191,22 @@ _REDUCE = {
 }
 
 
-def row_reduce(op: str, dtype) -> str:
-    """out[r] = reduce(x[r, 0:cols]) for x [rows, cols] contiguous (float dtypes)."""
-    acc_t, init, step, combine, result = _REDUCE[op]
-    name = kernel_name(f"row_{op}", dtype)
+def _reduce_head(dtype) -> str:
+    """The prelude both reduction kernels share: NEG_INF and a NaN-keeping max for `_REDUCE`."""
     return (
         _head(dtype)
         + f"#define NEG_INF {_neg_inf(dtype)}\n"
         + "__device__ __forceinline__ scalar_t MAXN(scalar_t a, scalar_t b) {\n"
         "  if (a != a) return a;\n  if (b != b) return b;\n  return a > b ? a : b;\n}\n"
+    )
+
+
+def row_reduce(op: str, dtype) -> str:
+    """out[r] = reduce(x[r, 0:cols]) for x [rows, cols] contiguous (float dtypes)."""
+    acc_t, init, step, combine, result = _REDUCE[op]
+    name = kernel_name(f"row_{op}", dtype)
+    return (
+        _reduce_head(dtype)
         + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
         " scalar_t* __restrict__ out, long long rows, long long cols) {\n"
         "  long long row = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;\n"
@@ -221,10 +228,7 @@ def mid_reduce(op: str, dtype) -> str:
     acc_t, init, step, _combine, result = _REDUCE[op]
     name = kernel_name(f"mid_{op}", dtype)
     return (
-        _head(dtype)
-        + f"#define NEG_INF {_neg_inf(dtype)}\n"
-        + "__device__ __forceinline__ scalar_t MAXN(scalar_t a, scalar_t b) {\n"
-        "  if (a != a) return a;\n  if (b != b) return b;\n  return a > b ? a : b;\n}\n"
+        _reduce_head(dtype)
         + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
         " scalar_t* __restrict__ out, long long total, long long len, long long inner) {\n"
         "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"

@@ -36,19 +36,28 @@ def _next(device) -> tuple[int, int]:
         return st[0], call
 
 
+def _words(device) -> tuple:
+    """The Philox key and counter words of the device's next call, as the kernels take them:
+    (key low, key high, call low, call high) uint32 arguments."""
+    key, call = _next(device)
+    return (
+        np.uint32(key & 0xFFFFFFFF),
+        np.uint32(key >> 32),
+        np.uint32(call & 0xFFFFFFFF),
+        np.uint32(call >> 32),
+    )
+
+
 def bits(cp, n: int, device) -> object:
     """[n, 2] uint32 words of the device's next call."""
-    key, call = _next(device)
+    words = _words(device)  # drawn first: the call counts even if the allocation fails
     out = cp.empty((n, 2), np.uint32)
     launch(
         kernel("philox_u32x2"),
         n,
         out,
         i64(n),
-        np.uint32(key & 0xFFFFFFFF),
-        np.uint32(key >> 32),
-        np.uint32(call & 0xFFFFFFFF),
-        np.uint32(call >> 32),
+        *words,
     )
     return out
 
@@ -58,7 +67,7 @@ def bernoulli(cp, shape, n: int, threshold: int, dtype, device):
     same numbers as `bits` + a comparison, in one kernel writing `dtype` directly."""
     from ._dtypes import kernel_dtype
 
-    key, call = _next(device)
+    words = _words(device)
     kd = kernel_dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
     out = cp.empty(shape, kd)
     launch(
@@ -66,10 +75,7 @@ def bernoulli(cp, shape, n: int, threshold: int, dtype, device):
         n,
         out,
         i64(n),
-        np.uint32(key & 0xFFFFFFFF),
-        np.uint32(key >> 32),
-        np.uint32(call & 0xFFFFFFFF),
-        np.uint32(call >> 32),
+        *words,
         np.uint32(threshold),
     )
     return out if kd == np.dtype(dtype) else out.astype(dtype)

@@ -8,6 +8,20 @@ from ._types import FLOATS
 CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 
 
+def _geometry(ctx, what: str = "convolutions"):
+    """(spatial, weight shape, kernel, strides, dilations) of a Conv-like node: 1D or 2D only,
+    the kernel from the weight's shape unless given, strides and dilations 1 by default."""
+    rank = ctx.rank(0)
+    spatial = rank - 2
+    if spatial not in (1, 2):
+        ctx.fail(f"only 1D and 2D {what} are supported (input rank {rank})")
+    wshape = ctx.shape(1)
+    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
+    strides = list(ctx.attr("strides", [1] * spatial))
+    dil = list(ctx.attr("dilations", [1] * spatial))
+    return spatial, wshape, kernel, strides, dil
+
+
 def _pads(ctx, spatial: int, kernel, strides, dilations):
     """ONNX pads `[b1, b2, ..., e1, e2, ...]` (auto_pad resolved from static input dims)."""
     auto = ctx.attr("auto_pad", "NOTSET")
@@ -31,16 +45,9 @@ def _pads(ctx, spatial: int, kernel, strides, dilations):
 
 @op("Conv", attrs=CONV_ATTRS)
 def conv(ctx):
-    rank = ctx.rank(0)
-    spatial = rank - 2
-    if spatial not in (1, 2):
-        ctx.fail(f"only 1D and 2D convolutions are supported (input rank {rank})")
+    spatial, wshape, kernel, strides, dil = _geometry(ctx)
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
-    wshape = ctx.shape(1)
-    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
-    strides = list(ctx.attr("strides", [1] * spatial))
-    dil = list(ctx.attr("dilations", [1] * spatial))
     group = ctx.attr("group", 1)
     pads = _pads(ctx, spatial, kernel, strides, dil)
     w, b = ctx.const(1), ctx.const(2) if ctx.has(2) else None
@@ -72,14 +79,7 @@ def conv(ctx):
 
 @op("ConvTranspose", attrs=CONV_ATTRS + ("output_padding", "output_shape"))
 def conv_transpose(ctx):
-    rank = ctx.rank(0)
-    spatial = rank - 2
-    if spatial not in (1, 2):
-        ctx.fail(f"only 1D and 2D transposed convolutions are supported (input rank {rank})")
-    wshape = ctx.shape(1)
-    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
-    strides = list(ctx.attr("strides", [1] * spatial))
-    dil = list(ctx.attr("dilations", [1] * spatial))
+    spatial, _, kernel, strides, dil = _geometry(ctx, "transposed convolutions")
     group = ctx.attr("group", 1)
     out_pad = list(ctx.attr("output_padding", [0] * spatial))
     auto = ctx.attr("auto_pad", "NOTSET")

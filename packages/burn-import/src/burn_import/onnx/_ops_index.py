@@ -23,20 +23,24 @@ def gather_nd(ctx):
     ctx.set(0, f"ops.gather_nd({ctx.x(0)}, {ctx.x(1)}, {ctx.attr('batch_dims', 0)})")
 
 
-@op("ScatterElements", "Scatter", attrs=("axis", "reduction"))
-def scatter_elements(ctx):
-    axis = ctx.attr("axis", 0) % ctx.rank(0)
+def _reduction(ctx) -> str:
+    """The scatter's `reduction` attribute: the runtime's scatters do "none" and "add"."""
     red = ctx.attr("reduction", "none")
     if red not in ("none", "add"):
         ctx.fail(f"reduction {red!r} is not supported")
+    return red
+
+
+@op("ScatterElements", "Scatter", attrs=("axis", "reduction"))
+def scatter_elements(ctx):
+    axis = ctx.attr("axis", 0) % ctx.rank(0)
+    red = _reduction(ctx)
     ctx.set(0, f"ops.scatter_elements({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {axis}, {red!r})")
 
 
 @op("ScatterND", attrs=("reduction",))
 def scatter_nd(ctx):
-    red = ctx.attr("reduction", "none")
-    if red not in ("none", "add"):
-        ctx.fail(f"reduction {red!r} is not supported")
+    red = _reduction(ctx)
     ctx.set(0, f"ops.scatter_nd({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {red!r})")
 
 

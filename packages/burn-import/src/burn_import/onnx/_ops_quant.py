@@ -52,15 +52,9 @@ def matmul_integer(ctx):
 
 @op("ConvInteger", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
 def conv_integer(ctx):
-    from ._ops_conv import _pads
+    from ._ops_conv import _geometry, _pads
 
-    spatial = ctx.rank(0) - 2
-    if spatial not in (1, 2):
-        ctx.fail(f"only 1D and 2D convolutions are supported (input rank {ctx.rank(0)})")
-    wshape = ctx.shape(1)
-    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
-    strides = list(ctx.attr("strides", [1] * spatial))
-    dil = list(ctx.attr("dilations", [1] * spatial))
+    spatial, _, kernel, strides, dil = _geometry(ctx)
     pads = _pads(ctx, spatial, kernel, strides, dil)
     zx = ctx.x(2) if ctx.has(2) else "None"
     zw = ctx.x(3) if ctx.has(3) else "None"

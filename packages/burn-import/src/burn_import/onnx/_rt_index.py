@@ -6,6 +6,7 @@ import numpy as np
 from burn_tensor import DType, Tensor
 
 from ._rt_basic import ints
+from ._rt_nn import _pad_dim
 
 
 def _wrap(idx: Tensor, n: int) -> Tensor:
@@ -187,18 +188,7 @@ def pad(x, pads, mode, value, axes):
             continue
         d = x.dims()[a]
         if mode == "constant":
-            parts = []
-            dims = x.dims()
-            if before:
-                parts.append(
-                    Tensor.full(dims[:a] + [before] + dims[a + 1 :], value, x.device, dtype=x.dtype)
-                )
-            parts.append(x)
-            if after:
-                parts.append(
-                    Tensor.full(dims[:a] + [after] + dims[a + 1 :], value, x.device, dtype=x.dtype)
-                )
-            x = Tensor.cat(parts, a)
+            x = _pad_dim(x, a, before, after, value)
             continue
         if mode == "edge":
             idx = np.clip(np.arange(-before, d + after), 0, d - 1)

@@ -149,9 +149,9 @@ def batch_norm(x, scale, bias, mean, var, eps):
     return (x - _channel(mean, r)) * inv * _channel(scale, r) + _channel(bias, r)
 
 
-def instance_norm(x, scale, bias, eps):
-    r = x.rank()
-    dims = list(range(2, r))
+def _moments(x, dims):
+    """(mean, x - mean, biased variance) over `dims`, kept as size-1 dims: the statistics that
+    batch (training), instance, layer and mean-variance normalization share."""
     mean = x
     for d in dims:
         mean = mean.mean_dim(d)
@@ -159,18 +159,18 @@ def instance_norm(x, scale, bias, eps):
     var = c * c
     for d in dims:
         var = var.mean_dim(d)
+    return mean, c, var
+
+
+def instance_norm(x, scale, bias, eps):
+    r = x.rank()
+    _, c, var = _moments(x, range(2, r))
     return c / (var + eps).sqrt() * _channel(scale, r) + _channel(bias, r)
 
 
 def layer_norm(x, scale, bias, axis, eps):
     r = x.rank()
-    mean = x
-    for d in range(axis, r):
-        mean = mean.mean_dim(d)
-    c = x - mean
-    var = c * c
-    for d in range(axis, r):
-        var = var.mean_dim(d)
+    mean, c, var = _moments(x, range(axis, r))
     inv = (var + eps).sqrt().recip()
     y = c * inv * scale.unsqueeze(r)
     if bias is not None:
@@ -207,13 +207,7 @@ def lp_normalize(x, axis, p):
 
 
 def mean_variance_norm(x, axes):
-    mean = x
-    for a in axes:
-        mean = mean.mean_dim(a)
-    c = x - mean
-    var = c * c
-    for a in axes:
-        var = var.mean_dim(a)
+    _, c, var = _moments(x, axes)
     return c / (var.sqrt() + 1e-9)
 
 
@@ -327,14 +321,7 @@ def cumsum(x, axis, exclusive, reverse):
 def batch_norm_training(x, scale, bias, mean, var, eps, momentum):
     """BatchNormalization with training_mode=1: batch statistics, updated running ones."""
     r = x.rank()
-    dims = [0] + list(range(2, r))
-    m = x
-    for d in dims:
-        m = m.mean_dim(d)
-    c = x - m
-    v = c * c
-    for d in dims:
-        v = v.mean_dim(d)
+    m, c, v = _moments(x, [0] + list(range(2, r)))
     y = c / (v + eps).sqrt() * _channel(scale, r) + _channel(bias, r)
     bm, bv = m.reshape([-1]), v.reshape([-1])
     return y, mean * momentum + bm * (1 - momentum), var * momentum + bv * (1 - momentum)
