@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _fast_source as fsrc
+from . import _launch
 
 BLOCK = 256
 #: contiguous elementwise kernels handle 16 bytes per thread
@@ -127,6 +128,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
 
     kernels = _Kernels(cp)
     get = kernels.get
+    go = _launch.launcher(cp, BLOCK)
     cp_new = cp.ndarray
     out: dict = {}
 
@@ -166,7 +168,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                             raise alloc_error(name, exc) from exc
                         if n:
                             v = _VEC[dt] * BLOCK
-                            k(((n + v - 1) // v,), (BLOCK,), (x, y, o, n))
+                            go.p3i(k, (n + v - 1) // v, x, y, o, n)
                         return o
                 elif len(shape) == len(yshape):
                     oshape = tuple(a if a != 1 else b for a, b in zip(shape, yshape))
@@ -213,7 +215,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                         raise alloc_error(name, exc) from exc
                     if n:
                         v = _VEC[dt] * BLOCK
-                        k(((n + v - 1) // v,), (BLOCK,), (x, o, n))
+                        go.p2i(k, (n + v - 1) // v, x, o, n)
                     return o
             if fb_static is not None:
                 return fb_static(x)
@@ -252,7 +254,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                     raise alloc_error(name, exc) from exc
                 if n:
                     v = _VEC[dt] * BLOCK
-                    k(((n + v - 1) // v,), (BLOCK,), (x, o, n, s))
+                    go.p2is(k, (n + v - 1) // v, x, o, n, s, dt in _FLOATS)
                 return o
             return _slow(self, x, s)
 
