@@ -79,6 +79,16 @@ class DriverLauncher:
         s[2] = n
         self._launch(self._fn(k), grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
 
+    def p2ii(self, k, grid: int, block: int, a, o, n: int, m: int) -> None:
+        """k(a*, out*, long long n, long long m) on `grid` blocks of `block` threads."""
+        tls = self._tls
+        s = tls.ints
+        s[0] = a.data.ptr
+        s[1] = o.data.ptr
+        s[2] = n
+        s[3] = m
+        self._launch(self._fn(k), grid, 1, 1, block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+
     def p2is(self, k, grid: int, a, o, n: int, scalar, is_float: bool) -> None:
         """k(a*, out*, long long n, double|long long s)."""
         tls = self._tls
@@ -104,6 +114,9 @@ class RawLauncher:
 
     def p2i(self, k, grid, a, o, n):
         k((grid,), self.block, (a, o, n))
+
+    def p2ii(self, k, grid, block, a, o, n, m):
+        k((grid,), (block,), (a, o, n, m))
 
     def p2is(self, k, grid, a, o, n, scalar, is_float):
         k((grid,), self.block, (a, o, n, scalar))
