@@ -83,3 +83,35 @@ def gemm_threads(macs: int, budget: int) -> int:
         (16, 2, 1)
     """
     return max(1, min(budget, macs // GEMM_GRAIN))
+
+
+# cblas GEMM symbols of numpy's BLAS, most specific first: numpy >= 2 bundles scipy-openblas
+# (ILP64, `scipy_` prefix, `64_` suffix), numpy 1.22-1.26 openblas64_ (`64_` suffix); a system
+# BLAS exports plain `cblas_sgemm`.
+_GEMM_NAMES = (
+    ("scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_"),
+    ("cblas_sgemm64_", "cblas_dgemm64_"),
+    ("scipy_cblas_sgemm", "scipy_cblas_dgemm"),
+    ("cblas_sgemm", "cblas_dgemm"),
+)
+
+
+def cblas_gemm() -> tuple[int, int] | None:
+    """Addresses of numpy's BLAS `cblas_sgemm` and `cblas_dgemm` (any of `_GEMM_NAMES`), for C
+    code to call directly; None when no controllable BLAS or no such symbols were found (the
+    caller then keeps going through numpy). The library is the one numpy already loaded, found
+    through threadpoolctl; dlopen of a loaded file returns that same copy."""
+    import ctypes
+
+    for c in _ensure_loaded():
+        try:
+            lib = ctypes.CDLL(c.filepath)
+        except OSError:
+            continue
+        for s, d in _GEMM_NAMES:
+            try:
+                fs, fd = getattr(lib, s), getattr(lib, d)
+            except AttributeError:
+                continue
+            return ctypes.cast(fs, ctypes.c_void_p).value, ctypes.cast(fd, ctypes.c_void_p).value
+    return None
