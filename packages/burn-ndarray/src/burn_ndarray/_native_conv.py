@@ -163,6 +163,15 @@ def _weight_grad(lib, threads, x, grad, kernel, stride, padding, dilation) -> np
     return dw
 
 
+def _check_channels(op: str, x, weight, groups: int) -> None:
+    """A clear error for mismatched channels (the GEMM would otherwise fail on K)."""
+    if x.ndim == 4 and weight.ndim == 4 and x.shape[1] != weight.shape[1] * groups:
+        raise ValueError(
+            f"{op}: input {list(x.shape)} has {x.shape[1]} channels, weight {list(weight.shape)}"
+            f" expects {weight.shape[1]} x groups {groups}"
+        )
+
+
 def _covered(x, weight, options, m: int) -> bool:
     """Whether the native conv takes these operands: 4-D float32/float64 of one dtype, groups
     1, at least `m` input elements; anything else (and bad input, for its error) goes on."""
@@ -194,6 +203,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
     prev = backend.conv2d
 
     def conv2d(x, weight, bias, options):
+        _check_channels("conv2d", x, weight, options.groups)
         if not _covered(x, weight, options, m) or (bias is not None and bias.dtype != x.dtype):
             return prev(x, weight, bias, options)
         stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
@@ -220,11 +230,15 @@ def install(backend, lib, m: int, ops: dict) -> None:
 
     def conv2d_weight_backward(x, weight, output_grad, options):
         g = output_grad
+        _check_channels("conv2d_weight_backward", x, weight, options.groups)
+        if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
+            raise ValueError(
+                f"conv2d_weight_backward: output_grad {list(g.shape)} is not [batch "
+                f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
+            )
         if (
             not _covered(x, weight, options, m)
             or g.dtype != x.dtype
-            or g.ndim != 4
-            or g.shape[:2] != (x.shape[0], weight.shape[0])
             or g.shape[2] <= 0
             or g.shape[3] <= 0
         ):
