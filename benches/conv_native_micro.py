@@ -3,7 +3,8 @@ weight gradient of 3x3 padding-1 float32 convs, batch 32, 32x32 (the conv2d suit
 
     python benches/conv_native_micro.py [THREADS] [REPEATS]
 
-Paths (`BURN_NDARRAY_NATIVE_CONV` when each backend is built): `numpy` (=0: im2col / Winograd
+Each path runs in its own process (`BURN_NDARRAY_NATIVE_CONV` is read when the backend is
+built, and backends are interned by their options): `numpy` (=0: im2col / Winograd
 over the Python pool), `chunked` (one big im2col and multi-threaded BLAS GEMM per 16 MB chunk,
 the native path before the task path), `tasks` (default: per-thread im2col + one-thread GEMM
 tasks in one OpenMP region). Prints the best of REPEATS (default 5) runs of the median of a few
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -42,22 +44,18 @@ def timeit(fn, repeats: int, calls: int = 5) -> tuple[float, float]:
 
 
 def burn_cases(threads: int, x, w, b, g):
+    """The NdArray backend of this process (its conv path was fixed by the environment when
+    the process built it: backends are interned by their options, so one path per process)."""
     from burn_ndarray import NdArray
     from burn_tensor.ops import ConvOptions
 
     opt = ConvOptions((1, 1), (1, 1), (1, 1), 1)
-    for name, env in PATHS.items():
-        os.environ["BURN_NDARRAY_NATIVE_CONV"] = env  # read when the backend installs its ops
-        be = NdArray(num_threads=threads)
-        yield (
-            name,
-            {
-                "fwd": lambda be=be: be.conv2d(x, w, b, opt),
-                "x-grad": lambda be=be: be.conv2d_x_backward(x, w, g, opt),
-                "w-grad": lambda be=be: be.conv2d_weight_backward(x, w, g, opt),
-            },
-        )
-    os.environ.pop("BURN_NDARRAY_NATIVE_CONV")
+    be = NdArray(num_threads=threads)
+    yield {
+        "fwd": lambda: be.conv2d(x, w, b, opt),
+        "x-grad": lambda: be.conv2d_x_backward(x, w, g, opt),
+        "w-grad": lambda: be.conv2d_weight_backward(x, w, g, opt),
+    }
 
 
 def torch_cases(threads: int, x, w, b, g):
@@ -78,31 +76,46 @@ def torch_cases(threads: int, x, w, b, g):
     )
 
 
-def main() -> None:
-    threads = int(sys.argv[1]) if len(sys.argv) > 1 else None
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    if threads is None:
-        threads = int(os.environ.get("BURN_NUM_THREADS", len(os.sched_getaffinity(0))))
-    from burn_ndarray import _native
-
-    print(f"threads {threads}, repeats {repeats}; {_native.status()}")
+def rows(path: str, threads: int, repeats: int) -> None:
+    """Time one path (`PATHS` or "torch") in this process and print its rows."""
     rng = np.random.default_rng(0)
-    print(f"{'case':<18}{'path':<9}{'fwd ms':>9}{'cpu/s':>7}{'x-grad':>9}{'cpu/s':>7}"
-          f"{'w-grad':>9}{'cpu/s':>7}{'fwd TFLOP/s':>13}")  # fmt: skip
     for n, ci, co, hw in SHAPES:
         x = rng.uniform(-1, 1, (n, ci, hw, hw)).astype(np.float32)
         w = rng.uniform(-0.1, 0.1, (co, ci, 3, 3)).astype(np.float32)
         b = rng.uniform(-1, 1, co).astype(np.float32)
         g = rng.uniform(-1, 1, (n, co, hw, hw)).astype(np.float32)
         flops = 2 * n * co * ci * 9 * hw * hw
-        for name, fns in [*burn_cases(threads, x, w, b, g), *torch_cases(threads, x, w, b, g)]:
-            row = f"{ci}->{co} {n}x{hw}x{hw}"[:17].ljust(18) + name.ljust(9)
+        cases = torch_cases if path == "torch" else burn_cases
+        for fns in cases(threads, x, w, b, g):
+            row = f"{ci}->{co} {n}x{hw}x{hw}".ljust(18) + path.ljust(9)
             fwd = None
             for op in ("fwd", "x-grad", "w-grad"):
                 ms, load = timeit(fns[op], repeats)
                 fwd = ms if op == "fwd" else fwd
                 row += f"{ms:9.2f}{load:7.1f}"
             print(row + f"{flops / fwd / 1e9:13.3f}", flush=True)
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args and args[0] == "--path":  # a child: one path
+        rows(args[1], int(args[2]), int(args[3]))
+        return
+    threads = int(args[0]) if args else None
+    repeats = int(args[1]) if len(args) > 1 else 5
+    if threads is None:
+        threads = int(os.environ.get("BURN_NUM_THREADS", len(os.sched_getaffinity(0))))
+    from burn_ndarray import _native
+
+    print(f"threads {threads}, repeats {repeats}; {_native.status()}")
+    print(f"{'case':<18}{'path':<9}{'fwd ms':>9}{'cpu/s':>7}{'x-grad':>9}{'cpu/s':>7}"
+          f"{'w-grad':>9}{'cpu/s':>7}{'fwd TFLOP/s':>13}", flush=True)  # fmt: skip
+    for path, env in [*PATHS.items(), ("torch", None)]:
+        child = {**os.environ, "BURN_NUM_THREADS": str(threads)}
+        if env is not None:
+            child["BURN_NDARRAY_NATIVE_CONV"] = env
+        cmd = [sys.executable, __file__, "--path", path, str(threads), str(repeats)]
+        subprocess.run(cmd, env=child, check=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The native conv2d task path (`_native_conv`, `_native/conv.c`) against float64 references.
 
-Forward, input gradient (stride 1: a conv of the output gradient, through the same path) and
-weight gradient; odd shapes, strides, paddings, dilations, batch 1 and many, float32/float64;
+Forward, input gradient (col2im, or for stride 1 a flipped-kernel conv of the output gradient
+through the forward path) and weight gradient; odd shapes, strides, paddings, dilations, batch 1 and many, float32/float64;
 bitwise-identical results for 1, 2 and 4 threads; shapes the path leaves to the numpy convs
 (groups, Winograd below 8 threads); the chunked fallback; clear errors.
 """
@@ -120,9 +120,21 @@ def test_forward_and_gradients_against_float64(case, dtype):
     close(b.conv2d_x_backward(x, w, g, opt), ref_x_grad(x.shape, w, g, s, p, d), dtype, k)
 
 
+@pytest.mark.parametrize("ratio", [10**9, 0], ids=["flipped-conv", "col2im"])
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_x_gradient_both_routes(case, ratio, monkeypatch):
+    """dx by col2im (forced for every shape) and by the flipped-kernel conv where it applies."""
+    monkeypatch.setattr(_native_conv, "COL2IM_CHANNEL_RATIO", ratio)
+    for dtype in (np.float32, np.float64):
+        x, w, _, g, opt = inputs(case, dtype)
+        got = backend(dtype, 2).conv2d_x_backward(x, w, g, opt)
+        close(got, ref_x_grad(x.shape, w, g, *case[2:]), dtype, w[0].size)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
-def test_bitwise_identical_for_1_2_4_threads(dtype):
-    for case in (CASES[0], CASES[4], CASES[5]):
+def test_bitwise_identical_for_1_2_4_threads(dtype, monkeypatch):
+    monkeypatch.setattr(_native_conv, "COL2IM_CHANNEL_RATIO", 0)  # dx by col2im too
+    for case in (CASES[0], CASES[4], CASES[5], CASES[2]):
         x, w, bias, g, opt = inputs(case, dtype)
         results = []
         for t in (1, 2, 4):
@@ -142,6 +154,7 @@ def test_task_path_is_the_one_running():
     b = backend(np.float32, 2)
     assert b.conv2d.__qualname__.startswith("install.")
     assert b.conv2d_weight_backward.__qualname__.startswith("install.")
+    assert b.conv2d_x_backward.__qualname__.startswith("install.")
 
 
 def test_non_contiguous_inputs():
@@ -174,11 +187,17 @@ def test_shapes_left_to_the_numpy_convs(monkeypatch):
     )
 
 
-def test_chunked_fallback(monkeypatch):
-    monkeypatch.setenv("BURN_NDARRAY_NATIVE_CONV", "chunked")
-    x, w, bias, _, opt = inputs(CASES[2], np.float32)
-    got = backend(np.float32, 2).conv2d(x, w, bias, opt)
-    close(got, ref_conv(x, w, bias, *CASES[2][2:]), np.float32, w[0].size)
+def test_chunked_fallback():
+    """The path without a cblas GEMM (called directly: backends are interned by options, so an
+    environment change would not rebuild one)."""
+    from burn_ndarray import _native_conv_chunked
+
+    x, w, bias, _, _ = inputs(CASES[2], np.float32)
+    s, p, d = CASES[2][2:]
+    got = _native_conv_chunked.conv2d(
+        _native.lib(), 2, x, w, bias, s, p, d, out_hw(x.shape, w.shape, s, p, d)
+    )
+    close(got, ref_conv(x, w, bias, s, p, d), np.float32, w[0].size)
 
 
 def test_block_pixels_depends_on_shapes_only():

@@ -40,6 +40,10 @@ MIN_BLOCK = 64
 # Weight-gradient partials [co, K] per slot of images: at most MAX_SLOTS slots and PART_BYTES.
 MAX_SLOTS = 64
 PART_BYTES = 64 << 20
+# GEMM rows (input channels x kernel window) per x-gradient task.
+XGRAD_ROWS = 128
+# col2im for dx when c_in * COL2IM_CHANNEL_RATIO < c_out (see `_col2im_suits`).
+COL2IM_CHANNEL_RATIO = 1
 # Multiply-adds per OpenMP thread at least (~10-40 us of GEMM), so tiny convs wake few threads.
 MAC_GRAIN = 1 << 20
 # Winograd (2.25x fewer multiply-adds, numpy transforms on the Python pool) keeps its shapes
@@ -172,6 +176,37 @@ def _check_channels(op: str, x, weight, groups: int) -> None:
         )
 
 
+def channel_block(c: int, khw: int) -> int:
+    """Input channels per x-gradient task: about XGRAD_ROWS GEMM rows (c_b * kh * kw), blocks
+    made even. Depends on the shapes only.
+
+    Example:
+        >>> channel_block(3, 9), channel_block(64, 9), channel_block(512, 1)
+        (3, 13, 128)
+    """
+    cb = min(c, max(1, XGRAD_ROWS // khw))
+    return -(-c // -(-c // cb))
+
+
+def _x_grad(lib, threads, x_shape, weight, grad, stride, padding, dilation) -> np.ndarray:
+    """Shapes: weight [co, c, kh, kw], grad [n, co, oh, ow] -> dx of x_shape [n, c, h, w]."""
+    dt = grad.dtype
+    fn = lib.conv2d_xgrad_f32 if dt == F32 else lib.conv2d_xgrad_f64
+    w, g = np.ascontiguousarray(weight), np.ascontiguousarray(grad)
+    n, c = x_shape[:2]
+    co, oh, ow = g.shape[1:]
+    khw = w.shape[2] * w.shape[3]
+    cb = channel_block(c, khw)
+    pb = block_pixels(oh * ow, cb * khw, dt.itemsize)
+    dx = np.empty(x_shape, dt)
+    geom = _geom(x_shape, w.shape, stride, padding, dilation, (oh, ow))
+    tasks = n * -(-c // cb)
+    nt = min(tasks, _nt(threads, n * oh * ow * c * khw * co, MAC_GRAIN))
+    ptr = _ops._ptr
+    _run(fn, ptr(g), ptr(w), ptr(dx), ptr(geom), pb, cb, nt)
+    return dx
+
+
 def _covered(x, weight, options, m: int) -> bool:
     """Whether the native conv takes these operands: 4-D float32/float64 of one dtype, groups
     1, at least `m` input elements; anything else (and bad input, for its error) goes on."""
@@ -250,6 +285,47 @@ def install(backend, lib, m: int, ops: dict) -> None:
         return _weight_grad(lib, threads, x, g, kernel, stride, padding, dilation)
 
     ops["conv2d_weight_backward"] = conv2d_weight_backward
+    prev_xgrad = backend.conv2d_x_backward
+
+    def conv2d_x_backward(x, weight, output_grad, options):
+        g = output_grad
+        _check_channels("conv2d_x_backward", x, weight, options.groups)
+        if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
+            raise ValueError(
+                f"conv2d_x_backward: output_grad {list(g.shape)} is not [batch "
+                f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
+            )
+        stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
+        if (
+            not _covered(x, weight, options, m)
+            or g.dtype != weight.dtype
+            or g.shape[2] <= 0
+            or g.shape[3] <= 0
+            or min(stride) <= 0
+            or min(dilation) <= 0
+            or min(padding) < 0
+            or not _col2im_suits(x.shape, weight.shape, stride, padding, dilation)
+        ):
+            return prev_xgrad(x, weight, output_grad, options)
+        return _x_grad(lib, threads, x.shape, weight, g, stride, padding, dilation)
+
+    ops["conv2d_x_backward"] = conv2d_x_backward
+
+
+def _col2im_suits(x_shape, w_shape, stride, padding, dilation) -> bool:
+    """Whether dx takes col2im (GEMM + scatter-add) over the backend's flipped-kernel conv of
+    the gradient (forward task path): always where that conv does not apply (stride or
+    dilation > 1, padding > k - 1), else when input channels are fewer than output channels
+    (col2im then moves c_in * kh * kw values per pixel where the flipped conv's im2col moves
+    c_out * kh * kw, and its GEMMs have c_in * kh * kw rows instead of c_in)."""
+    co, c, kh, kw = w_shape
+    return (
+        stride != (1, 1)
+        or dilation != (1, 1)
+        or padding[0] > kh - 1
+        or padding[1] > kw - 1
+        or c * COL2IM_CHANNEL_RATIO < co
+    )
 
 
 def declare(lib) -> None:
@@ -260,4 +336,6 @@ def declare(lib) -> None:
         fn.argtypes, fn.restype = (p, p, p, p, p, L, i), i
         fn = getattr(lib, f"conv2d_wgrad_{t}")
         fn.argtypes, fn.restype = (p, p, p, p, p, L, L, i), i
+        fn = getattr(lib, f"conv2d_xgrad_{t}")
+        fn.argtypes, fn.restype = (p, p, p, p, L, L, i), i
     _native_conv_chunked.declare(lib)

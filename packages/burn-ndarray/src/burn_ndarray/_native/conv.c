@@ -101,6 +101,41 @@ static void valid_cols(const conv_geom *g, long j, long *lo, long *hi) {
 IM2COL_BLOCK(cols_f32, float)
 IM2COL_BLOCK(cols_f64, double)
 
+/* col2im, the adjoint of IM2COL_BLOCK for channels [c0, c1): adds cols[(c1 - c0) * kh * kw,
+ * p1 - p0] (rows ordered (c, i, j)) into the windows of image img of dx [n, c, h, w]; window
+ * parts outside the input are dropped. Adds in (c, i, j, pixel) order: deterministic. */
+#define COL2IM_BLOCK(NAME, T)                                                                 \
+  static void NAME(const conv_geom *g, const T *cols, long img, long c0, long c1, long p0,   \
+                   long p1, T *dx) {                                                          \
+    long pb = p1 - p0;                                                                        \
+    for (long ci = c0; ci < c1; ci++) {                                                       \
+      T *xc = dx + (img * g->c + ci) * g->h * g->w;                                           \
+      for (long i = 0; i < g->kh; i++)                                                        \
+        for (long j = 0; j < g->kw; j++) {                                                    \
+          const T *d = cols + (((ci - c0) * g->kh + i) * g->kw + j) * pb;                     \
+          long lo, hi;                                                                        \
+          valid_cols(g, j, &lo, &hi);                                                         \
+          for (long p = p0; p < p1;) {                                                        \
+            long oy = p / g->ow, ox0 = p % g->ow;                                             \
+            long ox1 = ox0 + (p1 - p) < g->ow ? ox0 + (p1 - p) : g->ow;                       \
+            long iy = oy * g->sh + i * g->dh - g->ph;                                         \
+            const T *dd = d + (p - p0) - ox0;                                                 \
+            long a = lo > ox0 ? lo : ox0, b = hi < ox1 ? hi : ox1;                            \
+            if (iy >= 0 && iy < g->h && a < b) {                                              \
+              T *row = xc + iy * g->w + j * g->dw - g->pw;                                    \
+              if (g->sw == 1)                                                                 \
+                for (long ox = a; ox < b; ox++) row[ox] += dd[ox];                            \
+              else                                                                            \
+                for (long ox = a; ox < b; ox++) row[ox * g->sw] += dd[ox];                    \
+            }                                                                                 \
+            p += ox1 - ox0;                                                                   \
+          }                                                                                   \
+        }                                                                                     \
+    }                                                                                         \
+  }
+COL2IM_BLOCK(col2im_f32, float)
+COL2IM_BLOCK(col2im_f64, double)
+
 /* Task buffers are 64-byte aligned so that every task sees the same alignment whatever thread
  * runs it (BLAS kernels may take different paths for different alignments). */
 static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
@@ -185,3 +220,39 @@ CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm)
   }
 CONV_WGRAD(conv2d_wgrad_f32, float, cols_f32, gemm_f32, g_sgemm)
 CONV_WGRAD(conv2d_wgrad_f64, double, cols_f64, gemm_f64, g_dgemm)
+
+/* dx[n, c, h, w] of conv2d: per (image, block of `cblk` input channels) task, for each block
+ * of `pblk` output pixels, cols = w[:, channels]^T [cb * kh * kw, co] @ grad[img][co, pixels]
+ * (one GEMM), then col2im into dx. Tasks own disjoint dx planes and add in a fixed order, so
+ * any stride, padding and dilation works and results do not depend on the thread count. */
+#define CONV_XGRAD(NAME, T, COL2IM, GEMM, FN)                                                 \
+  int NAME(const T *grad, const T *wt, T *dx, const long *geom, long pblk, long cblk,        \
+           int nt) {                                                                          \
+    conv_geom g;                                                                              \
+    memcpy(&g, geom, sizeof g);                                                               \
+    if (!FN || pblk <= 0 || cblk <= 0) return -1;                                             \
+    long p = g.oh * g.ow, khw = g.kh * g.kw, K = g.c * khw;                                   \
+    long nc = (g.c + cblk - 1) / cblk, tasks = g.n * nc;                                      \
+    int failed = 0;                                                                           \
+    _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
+    {                                                                                         \
+      T *cols = buffer(sizeof(T) * cblk * khw * pblk);                                        \
+      if (!cols) failed = 1;                                                                  \
+      _Pragma("omp for schedule(dynamic, 1)")                                                 \
+      for (long t = 0; t < tasks; t++) {                                                      \
+        if (!cols) continue;                                                                  \
+        long img = t / nc, c0 = (t % nc) * cblk, c1 = c0 + cblk < g.c ? c0 + cblk : g.c;      \
+        memset(dx + (img * g.c + c0) * g.h * g.w, 0, sizeof(T) * (c1 - c0) * g.h * g.w);      \
+        for (long p0 = 0; p0 < p; p0 += pblk) {                                               \
+          long p1 = p0 + pblk < p ? p0 + pblk : p;                                            \
+          GEMM(1, 0, (c1 - c0) * khw, p1 - p0, g.co, wt + c0 * khw, K,                        \
+               grad + img * g.co * p + p0, p, 0, cols, p1 - p0);                              \
+          COL2IM(&g, cols, img, c0, c1, p0, p1, dx);                                          \
+        }                                                                                     \
+      }                                                                                       \
+      free(cols);                                                                             \
+    }                                                                                         \
+    return failed ? -1 : 0;                                                                   \
+  }
+CONV_XGRAD(conv2d_xgrad_f32, float, col2im_f32, gemm_f32, g_sgemm)
+CONV_XGRAD(conv2d_xgrad_f64, double, col2im_f64, gemm_f64, g_dgemm)
