@@ -1,4 +1,4 @@
-"""conv2d forward and weight gradient on the native kernels (`_native/conv.c`), groups 1.
+"""conv2d forward, input and weight gradients on the native kernels (`_native/conv.c`), groups 1.
 
 One OpenMP region over fixed (image, block of output pixels) tasks: each thread writes the
 task's im2col columns [K, pixels] into its own cache-sized buffer (`TASK_BYTES`) and runs the
@@ -6,7 +6,11 @@ GEMM `weight [co, K] @ columns` itself, through numpy's own OpenBLAS set to one 
 call, straight into the NCHW output with the bias added. No column matrix streams through
 memory, no transpose pass, and OpenBLAS's thread pool (whose threads spin ~0.1 s after each
 call) never wakes: all cores are used by the OpenMP threads alone. The weight gradient runs the
-same tasks with `grad [co, pixels] @ columns^T`, summed per fixed slot of images.
+same tasks with `grad [co, pixels] @ columns^T`, summed per fixed slot of images; the input
+gradient runs `weight^T @ grad` per (image, input-channel block) task and scatter-adds the
+columns back (col2im) for any stride and dilation and where c_in < c_out, else it stays the
+backend's flipped-kernel conv of the gradient (`_backend.conv2d_x_backward`), i.e. the forward
+task path.
 
 The chunked path this replaced (`_native_conv_chunked`: one big im2col, one multi-threaded BLAS
 GEMM per 16 MB, a transpose back) stays the fallback when numpy's BLAS exposes no cblas GEMM,

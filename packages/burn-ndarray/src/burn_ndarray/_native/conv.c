@@ -1,4 +1,4 @@
-/* burn-ndarray native conv2d (groups 1): one OpenMP region over fixed (image, pixel block)
+/* burn-ndarray native conv2d (groups 1), forward and both gradients: one OpenMP region over fixed (image, pixel block)
  * tasks; each thread builds the task's im2col columns in its own cache-sized buffer and calls
  * numpy's BLAS GEMM on one thread, writing the NCHW output (bias added) in place.
  *
@@ -12,7 +12,8 @@
  * Determinism: the task split (pblk output pixels per task, chosen by the caller from the
  * shapes only) does not depend on the thread count, every task runs the same GEMM on the same
  * data at the same 64-byte buffer alignment, so outputs are bitwise identical for every `nt`.
- * The weight gradient sums over images in fixed slots, then adds the slots in slot order.
+ * The weight gradient sums over images in fixed slots, then adds the slots in slot order; the
+ * input gradient (GEMM + col2im) gives each task its own dx planes.
  *
  * GEMM: the caller resolves numpy's cblas_?gemm (by dlsym through ctypes) and hands it over
  * with conv_set_gemm. The pointers are called with 64-bit integer arguments: an ILP64 build
