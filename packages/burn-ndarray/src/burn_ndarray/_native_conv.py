@@ -119,16 +119,14 @@ def _windows(x, kh, kw):
     return v
 
 
-def _run(fn, *args) -> None:
+def _run(fn, threads: int, *args) -> None:
     """Call a conv kernel with numpy's BLAS on one thread (each OpenMP thread runs its GEMMs
-    itself), and give BLAS back the thread count it had."""
-    before = _blas.current()
+    itself), then give BLAS the backend's budget back (as after any threaded region)."""
     _blas.set_threads(1)
     try:
         rc = fn(*args)
     finally:
-        if before is not None:
-            _blas.set_threads(before)
+        _blas.set_threads(threads)
     if rc != 0:
         raise MemoryError("burn-ndarray native conv: could not allocate its column buffers")
 
@@ -147,7 +145,7 @@ def _forward(lib, threads, x, weight, bias, stride, padding, dilation, out_hw) -
     tasks = n * -(-p // pb)
     nt = min(tasks, _nt(threads, n * p * k * co, MAC_GRAIN))
     bp = None if b is None else _ops._ptr(b)
-    _run(fn, _ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), pb, nt)
+    _run(fn, threads, _ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), pb, nt)
     return out
 
 
@@ -167,7 +165,7 @@ def _weight_grad(lib, threads, x, grad, kernel, stride, padding, dilation) -> np
     pb = block_pixels(oh * ow, k, dt.itemsize)
     nt = min(slots, _nt(threads, n * oh * ow * k * co, MAC_GRAIN))
     ptr = _ops._ptr
-    _run(fn, ptr(x), ptr(g), ptr(dw), ptr(part), ptr(geom), pb, slots, nt)
+    _run(fn, threads, ptr(x), ptr(g), ptr(dw), ptr(part), ptr(geom), pb, slots, nt)
     return dw
 
 
@@ -207,7 +205,7 @@ def _x_grad(lib, threads, x_shape, weight, grad, stride, padding, dilation) -> n
     tasks = n * -(-c // cb)
     nt = min(tasks, _nt(threads, n * oh * ow * c * khw * co, MAC_GRAIN))
     ptr = _ops._ptr
-    _run(fn, ptr(g), ptr(w), ptr(dx), ptr(geom), pb, cb, nt)
+    _run(fn, threads, ptr(g), ptr(w), ptr(dx), ptr(geom), pb, cb, nt)
     return dx
 
 
