@@ -8,6 +8,10 @@ bitwise-identical results for 1, 2 and 4 threads; shapes the path leaves to the 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from burn_ndarray import NdArray, _native, _native_conv
@@ -155,6 +159,23 @@ def test_task_path_is_the_one_running():
     assert b.conv2d.__qualname__.startswith("install.")
     assert b.conv2d_weight_backward.__qualname__.startswith("install.")
     assert b.conv2d_x_backward.__qualname__.startswith("install.")
+
+
+def test_first_use_leaves_numpys_blas_threads_alone():
+    """The GEMM probe at install runs with BLAS on one thread; a fresh process must find
+    numpy's BLAS thread count as before afterwards (matmuls would run on one thread)."""
+    code = (
+        "import numpy, threadpoolctl as t; before = t.threadpool_info()[0]['num_threads']; "
+        "from burn_ndarray import NdArray, _native_conv; b = NdArray(); "
+        "assert _native_conv._Gemm.ok is not None; "
+        "print(before, t.threadpool_info()[0]['num_threads'], b.num_threads)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BURN_")}
+    cmd = [sys.executable, "-c", code]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    before, after, budget = map(int, out.stdout.split())
+    assert after == (before if budget == before else budget)
 
 
 def test_non_contiguous_inputs():

@@ -93,7 +93,10 @@ class _Gemm:
     def ready(cls, lib) -> bool:
         if cls.ok is None:
             ptrs = _blas.cblas_gemm()
+            before = _blas.current()  # the probe leaves BLAS on 1 thread: restore the count
             cls.ok = bool(ptrs) and lib.conv_set_gemm(*ptrs) == 1 and _probe(lib)
+            if before is not None:
+                _blas.set_threads(before)
             if not cls.ok:
                 lib.conv_set_gemm(None, None)
                 log.debug("burn-ndarray native conv: no usable cblas GEMM, chunked path")
