@@ -178,6 +178,23 @@ def test_first_use_leaves_numpys_blas_threads_alone():
     assert after == (before if budget == before else budget)
 
 
+def test_concurrent_calls_from_python_threads():
+    """Convs from several Python threads at once (one per logical device, say): the same bits
+    as one at a time, and BLAS back on the budget once all are done."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from burn_ndarray import _blas
+
+    b = backend(np.float32, 2)
+    args = [inputs(case, np.float32) for case in CASES[:6]]
+    want = [b.conv2d_weight_backward(x, w, g, o) for x, w, _, g, o in args]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda a: b.conv2d_weight_backward(a[0], a[1], a[3], a[4]), args * 3))
+    for i, dw in enumerate(got):
+        np.testing.assert_array_equal(dw, want[i % len(want)])
+    assert _blas.current() in (2, None)
+
+
 def test_non_contiguous_inputs():
     x, w, bias, _, opt = inputs(CASES[2], np.float32)
     b = backend(np.float32, 2)

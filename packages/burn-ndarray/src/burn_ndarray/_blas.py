@@ -96,22 +96,29 @@ _GEMM_NAMES = (
 )
 
 
-def cblas_gemm() -> tuple[int, int] | None:
-    """Addresses of numpy's BLAS `cblas_sgemm` and `cblas_dgemm` (any of `_GEMM_NAMES`), for C
-    code to call directly; None when no controllable BLAS or no such symbols were found (the
-    caller then keeps going through numpy). The library is the one numpy already loaded, found
-    through threadpoolctl; dlopen of a loaded file returns that same copy."""
+def cblas_gemm() -> tuple[int, int, int | None] | None:
+    """Addresses of numpy's BLAS `cblas_sgemm`, `cblas_dgemm` (any of `_GEMM_NAMES`) and, when
+    exported, OpenBLAS's `openblas_set_num_threads_local` (None otherwise), for C code to call
+    directly; None when no controllable BLAS or no GEMM symbols were found (the caller then
+    keeps going through numpy). The library is the one numpy already loaded, found through
+    threadpoolctl; dlopen of a loaded file returns that same copy."""
     import ctypes
+
+    def addr(lib, name):
+        try:
+            return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+        except AttributeError:
+            return None
 
     for c in _ensure_loaded():
         try:
             lib = ctypes.CDLL(c.filepath)
         except OSError:
             continue
+        local = addr(lib, "openblas_set_num_threads_local")
+        local = local or addr(lib, "scipy_openblas_set_num_threads_local64_")
         for s, d in _GEMM_NAMES:
-            try:
-                fs, fd = getattr(lib, s), getattr(lib, d)
-            except AttributeError:
-                continue
-            return ctypes.cast(fs, ctypes.c_void_p).value, ctypes.cast(fd, ctypes.c_void_p).value
+            fs, fd = addr(lib, s), addr(lib, d)
+            if fs and fd:
+                return fs, fd, local
     return None

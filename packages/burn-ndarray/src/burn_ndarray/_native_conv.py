@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import threading
 
 import numpy as np
 
@@ -98,7 +99,7 @@ class _Gemm:
             if before is not None:
                 _blas.set_threads(before)
             if not cls.ok:
-                lib.conv_set_gemm(None, None)
+                lib.conv_set_gemm(None, None, None)
                 log.debug("burn-ndarray native conv: no usable cblas GEMM, chunked path")
         return cls.ok
 
@@ -122,14 +123,25 @@ def _windows(x, kh, kw):
     return v
 
 
+# Conv calls in flight (several Python threads, e.g. one per logical device): BLAS goes back
+# to a budget only when the last one ends, so no GEMM inside a region runs multi-threaded.
+_active = [0]
+_active_lock = threading.Lock()
+
+
 def _run(fn, threads: int, *args) -> None:
     """Call a conv kernel with numpy's BLAS on one thread (each OpenMP thread runs its GEMMs
     itself), then give BLAS the backend's budget back (as after any threaded region)."""
-    _blas.set_threads(1)
+    with _active_lock:
+        _active[0] += 1
+        _blas.set_threads(1)
     try:
         rc = fn(*args)
     finally:
-        _blas.set_threads(threads)
+        with _active_lock:
+            _active[0] -= 1
+            if _active[0] == 0:
+                _blas.set_threads(threads)
     if rc != 0:
         raise MemoryError("burn-ndarray native conv: could not allocate its column buffers")
 
@@ -335,7 +347,7 @@ def _col2im_suits(x_shape, w_shape, stride, padding, dilation) -> bool:
 
 def declare(lib) -> None:
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
-    lib.conv_set_gemm.argtypes, lib.conv_set_gemm.restype = (p, p), i
+    lib.conv_set_gemm.argtypes, lib.conv_set_gemm.restype = (p, p, p), i
     for t in ("f32", "f64"):
         fn = getattr(lib, f"conv2d_fwd_{t}")
         fn.argtypes, fn.restype = (p, p, p, p, p, L, i), i

@@ -31,14 +31,28 @@ typedef void (*sgemm_fn)(long, long, long, long, long, long, float, const float 
 typedef void (*dgemm_fn)(long, long, long, long, long, long, double, const double *, long,
                          const double *, long, double, double *, long);
 
+typedef int (*set_local_fn)(int);
+
 static sgemm_fn g_sgemm;
 static dgemm_fn g_dgemm;
+static set_local_fn g_set_local;
 
-/* Returns 1 when both pointers are set (NULL clears them: the chunked fallback then runs). */
-int conv_set_gemm(void *sgemm, void *dgemm) {
+/* Returns 1 when both GEMM pointers are set (NULL clears them: the chunked fallback then runs).
+ * set_local: OpenBLAS's openblas_set_num_threads_local, or NULL. */
+int conv_set_gemm(void *sgemm, void *dgemm, void *set_local) {
   g_sgemm = (sgemm_fn)sgemm;
   g_dgemm = (dgemm_fn)dgemm;
+  g_set_local = (set_local_fn)set_local;
   return g_sgemm != NULL && g_dgemm != NULL;
+}
+
+/* OpenBLAS keeps a per-thread thread count beside the global one that the caller sets to 1:
+ * measured, the OpenMP team of a non-main Python thread ran its GEMMs multi-threaded (other
+ * bits, and nested BLAS threads) although the global count was 1. Each team thread sets its
+ * own count to 1 for the region and restores it after. */
+static int blas_local_begin(void) { return g_set_local ? g_set_local(1) : 0; }
+static void blas_local_end(int prev) {
+  if (g_set_local) g_set_local(prev);
 }
 
 /* C[m, n] (ldc) = beta * C + A[m, k] (lda, transposed when ta) @ B (ldb, transposed when tb). */
@@ -155,6 +169,7 @@ static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 *
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
+      int blas_prev = blas_local_begin();                                                     \
       T *cols = buffer(sizeof(T) * K * pblk);                                                 \
       if (!cols) failed = 1;                                                                  \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
@@ -169,6 +184,7 @@ static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 *
         GEMM(0, 0, g.co, p1 - p0, K, wt, K, cols, p1 - p0, bias ? 1 : 0, o, p);               \
       }                                                                                       \
       free(cols);                                                                             \
+      blas_local_end(blas_prev);                                                              \
     }                                                                                         \
     return failed ? -1 : 0;                                                                   \
   }
@@ -190,6 +206,7 @@ CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm)
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
+      int blas_prev = blas_local_begin();                                                     \
       T *cols = buffer(sizeof(T) * K * pblk);                                                 \
       if (!cols) failed = 1;                                                                  \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
@@ -207,6 +224,7 @@ CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm)
         if (first) memset(acc, 0, sizeof(T) * size); /* an empty slot */                      \
       }                                                                                       \
       free(cols);                                                                             \
+      blas_local_end(blas_prev);                                                              \
       _Pragma("omp for schedule(static)")                                                     \
       for (long e0 = 0; e0 < size; e0 += 4096) {                                              \
         long e1 = e0 + 4096 < size ? e0 + 4096 : size;                                        \
@@ -237,6 +255,7 @@ CONV_WGRAD(conv2d_wgrad_f64, double, cols_f64, gemm_f64, g_dgemm)
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
+      int blas_prev = blas_local_begin();                                                     \
       T *cols = buffer(sizeof(T) * cblk * khw * pblk);                                        \
       if (!cols) failed = 1;                                                                  \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
@@ -252,6 +271,7 @@ CONV_WGRAD(conv2d_wgrad_f64, double, cols_f64, gemm_f64, g_dgemm)
         }                                                                                     \
       }                                                                                       \
       free(cols);                                                                             \
+      blas_local_end(blas_prev);                                                              \
     }                                                                                         \
     return failed ? -1 : 0;                                                                   \
   }
