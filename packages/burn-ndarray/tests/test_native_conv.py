@@ -195,6 +195,28 @@ def test_concurrent_calls_from_python_threads():
     assert _blas.current() in (2, None)
 
 
+def test_without_the_per_thread_blas_count(monkeypatch):
+    """An OpenBLAS without openblas_set_num_threads_local: the process-wide count is 1 for the
+    call instead; same bits, and the budget back afterwards."""
+    from burn_ndarray import _blas
+
+    lib, ptrs = _native.lib(), _blas.cblas_gemm()
+    if not ptrs or not ptrs[2] or not _native_conv._Gemm.ready(lib):
+        pytest.skip("no per-thread OpenBLAS count here")
+    b = backend(np.float32, 2)
+    x, w, bias, g, opt = inputs(CASES[4], np.float32)
+    want = b.conv2d(x, w, bias, opt), b.conv2d_weight_backward(x, w, g, opt)
+    monkeypatch.setattr(_native_conv._Gemm, "local", False)
+    lib.conv_set_gemm(ptrs[0], ptrs[1], None)
+    try:
+        got = b.conv2d(x, w, bias, opt), b.conv2d_weight_backward(x, w, g, opt)
+    finally:
+        lib.conv_set_gemm(*ptrs)
+    for a, c in zip(want, got):
+        np.testing.assert_array_equal(a, c)
+    assert _blas.current() in (2, None)
+
+
 def test_non_contiguous_inputs():
     x, w, bias, _, opt = inputs(CASES[2], np.float32)
     b = backend(np.float32, 2)

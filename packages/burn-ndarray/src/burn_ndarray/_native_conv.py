@@ -86,15 +86,19 @@ def _geom(x_shape, w_shape, stride, padding, dilation, out_hw) -> np.ndarray:
 
 
 class _Gemm:
-    """numpy's cblas GEMMs handed to conv.c once per process (None: not available)."""
+    """numpy's cblas GEMMs handed to conv.c once per process. `ok`: usable (None: not yet
+    looked up); `local`: OpenBLAS's per-thread count can be set from C, so the process-wide
+    one need not change."""
 
     ok: bool | None = None
+    local = False
 
     @classmethod
     def ready(cls, lib) -> bool:
         if cls.ok is None:
             ptrs = _blas.cblas_gemm()
             before = _blas.current()  # the probe leaves BLAS on 1 thread: restore the count
+            cls.local = bool(ptrs and ptrs[2])
             cls.ok = bool(ptrs) and lib.conv_set_gemm(*ptrs) == 1 and _probe(lib)
             if before is not None:
                 _blas.set_threads(before)
@@ -123,25 +127,36 @@ def _windows(x, kh, kw):
     return v
 
 
-# Conv calls in flight (several Python threads, e.g. one per logical device): BLAS goes back
-# to a budget only when the last one ends, so no GEMM inside a region runs multi-threaded.
+# Conv calls in flight (several Python threads, e.g. one per logical device): without the
+# per-thread setting, BLAS goes back to a budget only when the last one ends, so no GEMM inside
+# a region runs multi-threaded.
 _active = [0]
 _active_lock = threading.Lock()
 
 
 def _run(fn, threads: int, *args) -> None:
-    """Call a conv kernel with numpy's BLAS on one thread (each OpenMP thread runs its GEMMs
-    itself), then give BLAS the backend's budget back (as after any threaded region)."""
-    with _active_lock:
-        _active[0] += 1
-        _blas.set_threads(1)
-    try:
-        rc = fn(*args)
-    finally:
+    """Call a conv kernel with every GEMM on its calling OpenMP thread, then leave numpy's BLAS
+    on the backend's budget (as after any threaded region).
+
+    With `openblas_set_num_threads_local` each team thread sets its own OpenBLAS count to 1 in
+    C and the process-wide count is left alone (a threadpoolctl set-and-restore pair costs
+    ~14 us); without it the process-wide count is 1 for the call."""
+    if _Gemm.local:
+        try:
+            rc = fn(*args)
+        finally:
+            _blas.set_threads(threads)  # no call into BLAS when it already is the budget
+    else:
         with _active_lock:
-            _active[0] -= 1
-            if _active[0] == 0:
-                _blas.set_threads(threads)
+            _active[0] += 1
+            _blas.set_threads(1)
+        try:
+            rc = fn(*args)
+        finally:
+            with _active_lock:
+                _active[0] -= 1
+                if _active[0] == 0:
+                    _blas.set_threads(threads)
     if rc != 0:
         raise MemoryError("burn-ndarray native conv: could not allocate its column buffers")
 
