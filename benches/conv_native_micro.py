@@ -7,7 +7,7 @@ Each path runs in its own process (`BURN_NDARRAY_NATIVE_CONV` is read when the b
 built, and backends are interned by their options): `numpy` (=0: im2col / Winograd
 over the Python pool), `chunked` (one big im2col and multi-threaded BLAS GEMM per 16 MB chunk,
 the native path before the task path), `tasks` (default: per-thread im2col + one-thread GEMM
-tasks in one OpenMP region). Prints the best of REPEATS (default 5) runs of the median of a few
+tasks in one OpenMP region; `tasks1M` with 1 MB instead of 256 KB of columns per task). Prints the best of REPEATS (default 5) runs of the median of a few
 calls, in ms, and CPU seconds per wall second over the timed calls (threads busy without work
 show up there). THREADS defaults to BURN_NUM_THREADS, else the cores this process may use.
 """
@@ -23,7 +23,8 @@ import time
 import numpy as np
 
 SHAPES = [(32, 3, 64, 32), (32, 64, 64, 32)]  # batch, c_in, c_out, height = width
-PATHS = {"numpy": "0", "chunked": "chunked", "tasks": "1"}
+# path -> BURN_NDARRAY_NATIVE_CONV; "tasks1M": the task path with 1 MB of columns per task
+PATHS = {"numpy": "0", "chunked": "chunked", "tasks": "1", "tasks1M": "1"}
 
 
 def timeit(fn, repeats: int, calls: int = 5) -> tuple[float, float]:
@@ -86,6 +87,10 @@ def rows(path: str, threads: int, repeats: int) -> None:
         g = rng.uniform(-1, 1, (n, co, hw, hw)).astype(np.float32)
         flops = 2 * n * co * ci * 9 * hw * hw
         cases = torch_cases if path == "torch" else burn_cases
+        if path == "tasks1M":  # read at call time
+            from burn_ndarray import _native_conv
+
+            _native_conv.TASK_BYTES = 1 << 20
         for fns in cases(threads, x, w, b, g):
             row = f"{ci}->{co} {n}x{hw}x{hw}".ljust(18) + path.ljust(9)
             fwd = None
