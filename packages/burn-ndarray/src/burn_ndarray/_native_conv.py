@@ -65,7 +65,7 @@ def _pair(v) -> tuple[int, int]:
 def block_pixels(p: int, k: int, itemsize: int) -> int:
     """Output pixels per task for p pixels per image and K = c*kh*kw: about TASK_BYTES of
     columns, at least MIN_BLOCK, blocks of one image made even and rounded up to 16 pixels
-    (64-byte aligned output rows for float32). Depends on the shapes only, never on threads.
+    (vector-width multiples for the GEMM's N). Depends on the shapes only, never on threads.
 
     Example:
         >>> block_pixels(1024, 27, 4), block_pixels(1024, 576, 4), block_pixels(49, 4608, 4)
@@ -92,20 +92,26 @@ class _Gemm:
 
     ok: bool | None = None
     local = False
+    lock = threading.Lock()
 
     @classmethod
     def ready(cls, lib) -> bool:
-        if cls.ok is None:
-            ptrs = _blas.cblas_gemm()
-            before = _blas.current()  # the probe leaves BLAS on 1 thread: restore the count
-            cls.local = bool(ptrs and ptrs[2])
-            cls.ok = bool(ptrs) and lib.conv_set_gemm(*ptrs) == 1 and _probe(lib)
-            if before is not None:
-                _blas.set_threads(before)
-            if not cls.ok:
-                lib.conv_set_gemm(None, None, None)
-                log.debug("burn-ndarray native conv: no usable cblas GEMM, chunked path")
+        with cls.lock:
+            if cls.ok is None:
+                cls._look_up(lib)
         return cls.ok
+
+    @classmethod
+    def _look_up(cls, lib) -> None:
+        ptrs = _blas.cblas_gemm()
+        before = _blas.current()  # the probe leaves BLAS on 1 thread: restore the count
+        cls.local = bool(ptrs and ptrs[2])
+        cls.ok = bool(ptrs) and lib.conv_set_gemm(*ptrs) == 1 and _probe(lib)
+        if before is not None:
+            _blas.set_threads(before)
+        if not cls.ok:
+            lib.conv_set_gemm(None, None, None)
+            log.debug("burn-ndarray native conv: no usable cblas GEMM, chunked path")
 
 
 def _probe(lib) -> bool:
@@ -123,8 +129,7 @@ def _probe(lib) -> bool:
 
 def _windows(x, kh, kw):
     """[n, c, h, w] -> float64 windows [n, c, oh, ow, kh, kw] (stride 1, no padding)."""
-    v = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (kh, kw), axis=(2, 3))
-    return v
+    return np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (kh, kw), axis=(2, 3))
 
 
 # Conv calls in flight (several Python threads, e.g. one per logical device): without the
