@@ -79,6 +79,7 @@ CASES = [  # x shape, weight shape, stride, padding, dilation
     ((2, 64, 13, 11), (5, 64, 5, 5), (3, 2), (2, 0), (1, 1)),  # blocks over partial rows
     ((2, 3, 4, 5), (7, 3, 5, 5), (1, 1), (3, 3), (1, 1)),  # kernel larger than the input
     ((1, 1, 1, 1), (2, 1, 1, 1), (1, 1), (0, 0), (1, 1)),
+    ((1, 48, 30, 29), (8, 48, 3, 3), (1, 1), (1, 1), (1, 1)),  # batch 1 over several blocks
 ]
 TOL = {np.float32: 3e-6, np.float64: 1e-13}
 
@@ -138,7 +139,7 @@ def test_x_gradient_both_routes(case, ratio, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_bitwise_identical_for_1_2_4_threads(dtype, monkeypatch):
     monkeypatch.setattr(_native_conv, "COL2IM_CHANNEL_RATIO", 0)  # dx by col2im too
-    for case in (CASES[0], CASES[4], CASES[5], CASES[2]):
+    for case in (CASES[0], CASES[4], CASES[5], CASES[2], CASES[8]):
         x, w, bias, g, opt = inputs(case, dtype)
         results = []
         for t in (1, 2, 4):

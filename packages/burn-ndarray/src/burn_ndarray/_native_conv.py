@@ -42,8 +42,9 @@ log = logging.getLogger("burn_ndarray.native")
 TASK_BYTES = 256 << 10
 # Fewest output pixels per task (unless the image has fewer): narrower GEMMs lose efficiency.
 MIN_BLOCK = 64
-# Weight-gradient partials [co, K] per slot of images: at most MAX_SLOTS slots and PART_BYTES.
-MAX_SLOTS = 64
+# Weight-gradient partials [co, K] per slot of (image, pixel block) tasks: at most MAX_SLOTS
+# slots (the threads that can share the work) and PART_BYTES.
+MAX_SLOTS = 32
 PART_BYTES = 64 << 20
 # GEMM rows (input channels x kernel window) per x-gradient task.
 XGRAD_ROWS = 128
@@ -193,11 +194,12 @@ def _weight_grad(lib, threads, x, grad, kernel, stride, padding, dilation) -> np
     n, c = x.shape[:2]
     co, oh, ow = g.shape[1:]
     k = c * kernel[0] * kernel[1]
-    slots = max(1, min(n, MAX_SLOTS, PART_BYTES // (co * k * dt.itemsize)))
+    pb = block_pixels(oh * ow, k, dt.itemsize)
+    tasks = n * -(-(oh * ow) // pb)
+    slots = max(1, min(tasks, MAX_SLOTS, PART_BYTES // (co * k * dt.itemsize)))
     part = np.empty((slots, co, k), dt)
     dw = np.empty((co, c, *kernel), dt)
     geom = _geom(x.shape, (co, c, *kernel), stride, padding, dilation, (oh, ow))
-    pb = block_pixels(oh * ow, k, dt.itemsize)
     nt = min(slots, _nt(threads, n * oh * ow * k * co, MAC_GRAIN))
     ptr = _ops._ptr
     _run(fn, threads, ptr(x), ptr(g), ptr(dw), ptr(part), ptr(geom), pb, slots, nt)

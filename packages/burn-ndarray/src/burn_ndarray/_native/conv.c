@@ -191,10 +191,11 @@ static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 *
 CONV_FWD(conv2d_fwd_f32, float, cols_f32, gemm_f32, g_sgemm)
 CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm)
 
-/* dw[co, c, kh, kw] = sum over images and pixels of grad[n, co, oh, ow] x window. Images are
- * split into `slots` fixed consecutive groups; a slot's images and pixel blocks are summed in
- * order into its own partial [co, K] (part: slots * co * K elements, caller-provided), then the
- * partials are added in slot order: the same sums in the same order for every thread count. */
+/* dw[co, c, kh, kw] = sum over images and pixels of grad[n, co, oh, ow] x window. The
+ * (image, pixel block) tasks are split into `slots` fixed consecutive runs (so a batch of one
+ * image still spreads over threads); a slot's tasks are summed in order into its own partial
+ * [co, K] (part: slots * co * K elements, caller-provided), then the partials are added in slot
+ * order: the same sums in the same order for every thread count. */
 #define CONV_WGRAD(NAME, T, COLS, GEMM, FN)                                                   \
   int NAME(const T *x, const T *grad, T *dw, T *part, const long *geom, long pblk,           \
            long slots, int nt) {                                                              \
@@ -202,7 +203,7 @@ CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm)
     memcpy(&g, geom, sizeof g);                                                               \
     if (!FN || pblk <= 0 || slots <= 0) return -1;                                            \
     long p = g.oh * g.ow, K = g.c * g.kh * g.kw, nb = (p + pblk - 1) / pblk;                  \
-    long per = (g.n + slots - 1) / slots, size = g.co * K;                                    \
+    long tasks = g.n * nb, per = (tasks + slots - 1) / slots, size = g.co * K;                \
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
@@ -213,14 +214,13 @@ CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm)
       for (long s = 0; s < slots; s++) {                                                      \
         T *acc = part + s * size;                                                             \
         long first = 1;                                                                       \
-        for (long img = s * per; cols && img < g.n && img < (s + 1) * per; img++)             \
-          for (long b = 0; b < nb; b++, first = 0) {                                          \
-            long p0 = b * pblk, p1 = p0 + pblk < p ? p0 + pblk : p;                           \
-            COLS(&g, x, img, p0, p1, cols);                                                   \
-            /* acc[co, K] (+)= grad[img][co, p0:p1] @ cols[K, p0:p1]^T */                     \
-            GEMM(0, 1, g.co, K, p1 - p0, grad + img * g.co * p + p0, p, cols, p1 - p0,        \
-                 first ? 0 : 1, acc, K);                                                      \
-          }                                                                                   \
+        for (long t = s * per; cols && t < tasks && t < (s + 1) * per; t++, first = 0) {      \
+          long img = t / nb, p0 = (t % nb) * pblk, p1 = p0 + pblk < p ? p0 + pblk : p;        \
+          COLS(&g, x, img, p0, p1, cols);                                                     \
+          /* acc[co, K] (+)= grad[img][co, p0:p1] @ cols[K, p0:p1]^T */                       \
+          GEMM(0, 1, g.co, K, p1 - p0, grad + img * g.co * p + p0, p, cols, p1 - p0,          \
+               first ? 0 : 1, acc, K);                                                        \
+        }                                                                                     \
         if (first) memset(acc, 0, sizeof(T) * size); /* an empty slot */                      \
       }                                                                                       \
       free(cols);                                                                             \
