@@ -1,4 +1,5 @@
-"""Native kernels: `kernels.c`, compiled on first use with the system C compiler, loaded by ctypes.
+"""Native kernels: `kernels.c` and `conv.c`, compiled on first use with the system C compiler
+into one library, loaded by ctypes.
 
 `lib()` returns the loaded library (a `ctypes.CDLL`) or None when native kernels are off
 (`BURN_NDARRAY_NATIVE=0`), no compiler is found (`$CC`, else `cc`, else `gcc`) or the build
