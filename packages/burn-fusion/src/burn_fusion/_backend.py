@@ -261,23 +261,31 @@ def lazy(fusion: Fusion, name: str, fallback):
     return op
 
 
-#: reductions that take the pending ops of their input as a fused prologue: name -> (mean, dim)
+#: reductions fused with the ops around them: name -> (kind, along a dim)
 REDUCTIONS = {
-    "float_sum": (False, False),
-    "float_mean": (True, False),
-    "float_sum_dim": (False, True),
-    "float_mean_dim": (True, True),
+    "float_sum": ("sum", False),
+    "float_mean": ("mean", False),
+    "float_sum_dim": ("sum", True),
+    "float_mean_dim": ("mean", True),
+    "float_max_dim": ("max", True),
+    "float_min_dim": ("min", True),
 }
 
 
 def reduction(name: str, fallback):
-    """`name` as one fused kernel (two for a whole-tensor reduction) when its input is pending:
-    the ops that make the input run inside the reduction and the input is never written."""
-    mean, has_dim = REDUCTIONS[name]
+    """`name` fused: along a dim, a pending node of the plan (its input's ops run inside the
+    reduction, its consumers in the same row kernel); of the whole tensor of a pending input,
+    partial sums with the input's ops inside, then their sum (two kernels)."""
+    kind, has_dim = REDUCTIONS[name]
 
     def op(x, *rest):
-        if type(x) is FT and x.prim is None:
-            out = x.stream.reduce(x, rest[0] if has_dim else None, mean)
+        if type(x) is FT and x.stream is not None:
+            if has_dim:
+                out = x.stream.reduce_dim(x, rest[0], kind)
+            elif x.prim is None:
+                out = x.stream.reduce_all(x, kind == "mean")
+            else:
+                out = None
             if out is not None:
                 return out
         return fallback(x, *rest)
