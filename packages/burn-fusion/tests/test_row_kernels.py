@@ -187,3 +187,26 @@ def test_a_ready_input_does_not_flush_an_unrelated_plan():
     assert device.fusion_stats()["flushes"] == flushes
     np.testing.assert_allclose(m.numpy(), a.max(0, keepdims=True), rtol=1e-6)
     np.testing.assert_allclose(z.numpy(), np.exp(b * 2.0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["softmax_backward", "log_softmax_backward"])
+def test_softmax_backward_defaults_are_one_row_kernel(op):
+    """The backward ops' defaults run on Fusion (OpenCl does not override them): the sum along
+    the dim and the epilogue that reads it are one row kernel."""
+    device = _device("f32-i32")
+    y64 = RNG.random((11, 37)) + 0.1
+    g64 = RNG.standard_normal((11, 37))
+    y, g = (Tensor.from_data(v.astype(np.float32), device) for v in (y64, g64))
+    device.sync()
+    before = device.fusion_stats()
+    out = getattr(device.backend, op)(y.into_primitive(), g.into_primitive(), 1)
+    got = y._like(out).numpy()
+    after = device.fusion_stats()
+    assert after["kernels_launched"] - before["kernels_launched"] == 1
+    assert after["ops_unfused"] - before["ops_unfused"] == 1  # the read
+    y64, g64 = y64.astype(np.float32).astype(np.float64), g64.astype(np.float32).astype(np.float64)
+    if op == "softmax_backward":
+        ref = y64 * (g64 - (g64 * y64).sum(1, keepdims=True))
+    else:
+        ref = g64 - np.exp(y64) * g64.sum(1, keepdims=True)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)

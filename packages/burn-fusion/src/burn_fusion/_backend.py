@@ -26,18 +26,21 @@ _LOCK = threading.Lock()
 
 
 def _hooks_for(inner: Backend):
-    """The inner backend package's `_fusion_hooks` module (compile + launch of fused kernels)."""
-    package = type(inner).__module__.split(".")[0]
-    try:
-        return importlib.import_module(f"{package}._fusion_hooks")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{package}._fusion_hooks":
-            raise
-        raise TypeError(
-            f"Fusion: {inner!r} compiles no kernels, so there is nothing to fuse into; "
-            "use Fusion(OpenCl()) or Fusion(Cuda()) for fused kernels, or use "
-            f"{inner!r} directly (it runs each op eagerly)"
-        ) from None
+    """The inner backend package's `_fusion_hooks` module (compile + launch of fused kernels),
+    looked up along its class's bases, so a subclass of `OpenCl` (say, one overriding an op)
+    defined elsewhere fuses as `OpenCl` does."""
+    for cls in type(inner).__mro__:
+        package = cls.__module__.split(".")[0]
+        try:
+            return importlib.import_module(f"{package}._fusion_hooks")
+        except ModuleNotFoundError as exc:
+            if exc.name not in (f"{package}._fusion_hooks", package):
+                raise
+    raise TypeError(
+        f"Fusion: {inner!r} compiles no kernels, so there is nothing to fuse into; "
+        "use Fusion(OpenCl()) or Fusion(Cuda()) for fused kernels, or use "
+        f"{inner!r} directly (it runs each op eagerly)"
+    )
 
 
 def _overrides(inner: Backend, name: str) -> bool:
