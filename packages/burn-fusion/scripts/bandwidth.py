@@ -18,6 +18,7 @@ import argparse
 import math
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 
@@ -40,6 +41,23 @@ def _timed(fn, sync, reps: int, rounds: int = 5) -> float:
         sync()
         out.append((time.perf_counter() - t0) / reps)
     return statistics.median(out)
+
+
+def _last_launch(rt, call):
+    """The (args, kwargs) of the launch `call()` makes."""
+    seen = {}
+    real = rt.launch
+
+    def record(*la, **kw):
+        seen["args"] = (la, kw)
+        return real(*la, **kw)
+
+    rt.launch = record
+    try:
+        call()
+    finally:
+        del rt.launch  # back to the class's method
+    return seen["args"]
 
 
 def _backend(name: str, device_type: str):
@@ -107,24 +125,16 @@ def main() -> None:
         assert stream.last_program.vec == width, (stream.last_program.vec, width)
         rows.append((label, "call", default_cap, _timed(call, sync, args.reps)))
         # the kernel alone, relaunched with the arguments of the last launch
-        seen = {}
-        real = rt.launch
-
-        def record(*la, **kw):
-            seen["args"] = (la, kw)
-            return real(*la, **kw)
-
-        rt.launch = record
-        call()
-        rt.launch = real
-        la, kw = seen["args"]
+        la, kw = _last_launch(rt, call)
         # the grid cap is the hooks' own on CUDA; OpenCL's elementwise grid is burn_opencl's
         caps = [default_cap]
         if args.backend == "cuda":
             caps = sorted({default_cap, default_cap // 8, default_cap // 4, default_cap * 4})
         for cap in caps:
             rt.max_groups = cap
-            rows.append((label, "kernel", cap, _timed(lambda: real(*la, **kw), sync, args.reps)))
+            rows.append(
+                (label, "kernel", cap, _timed(partial(rt.launch, *la, **kw), sync, args.reps))
+            )
         rt.max_groups = default_cap
     stream.vector_width = 4
 
@@ -134,11 +144,11 @@ def main() -> None:
     for label, what, cap, sec in rows:
         bw = nbytes / sec / 1e9
         pct = "" if copy_bw is None else f"{100 * bw / copy_bw:6.1f}%"
-        print(f"{label:<10} {what:<7} {cap:>8} {sec * 1e3:8.3f} {bw:8.0f} {pct:>7}")
+        print(f"{label:<10} {what:<7} {cap:>8} {sec * 1e3:8.3f} {bw:8.1f} {pct:>7}")
     if torch_t is not None:
-        print(f"{'torch':<10} {'clone':<7} {'':>8} {torch_t[0] * 1e3:8.3f} {copy_bw:8.0f}  100.0%")
+        print(f"{'torch':<10} {'clone':<7} {'':>8} {torch_t[0] * 1e3:8.3f} {copy_bw:8.1f}  100.0%")
         gbw = nbytes / torch_t[1] / 1e9
-        print(f"{'torch':<10} {'gelu':<7} {'':>8} {torch_t[1] * 1e3:8.3f} {gbw:8.0f}")
+        print(f"{'torch':<10} {'gelu':<7} {'':>8} {torch_t[1] * 1e3:8.3f} {gbw:8.1f}")
     else:
         print("torch CUDA not available: no copy baseline")
 

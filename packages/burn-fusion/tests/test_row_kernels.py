@@ -100,9 +100,12 @@ def test_at_most_two_kernels_and_numpy_values(name, shape, dim, config):
     unfused = after["ops_unfused"] - before["ops_unfused"] - 1  # the read itself
     assert kernels <= 2 and unfused == 0, (kernels, unfused)
     # the inputs as the device holds them (f32 rounding), the arithmetic in float64
-    ref = _reference(name, a.astype(dt).astype(np.float64), dim, {
-        k: v.astype(dt).astype(np.float64) for k, v in p64.items()
-    })
+    ref = _reference(
+        name,
+        a.astype(dt).astype(np.float64),
+        dim,
+        {k: v.astype(dt).astype(np.float64) for k, v in p64.items()},
+    )
     np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
 
 

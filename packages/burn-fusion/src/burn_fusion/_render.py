@@ -93,7 +93,9 @@ class Frame(NamedTuple):
 
 def frame(dialect: str) -> Frame:
     cuda = dialect == "cuda"
-    return Frame(CTYPES[dialect], cuda, "" if cuda else "__global ", " __restrict__" if cuda else "")
+    return Frame(
+        CTYPES[dialect], cuda, "" if cuda else "__global ", " __restrict__" if cuda else ""
+    )
 
 
 def value_dtype(prog: Program, ref: int) -> str:

@@ -155,8 +155,10 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
         "    sm[lid] = acc;",
         f"    {barrier}",
         f"    for (int s = {L // 2}; s > 0; s >>= 1) {{",
-        f"      if (lid < s) {{ {T} a = sm[lid]; const {T} b = sm[lid + s]; "
-        f"{_combine(kind, 'a', 'b')} sm[lid] = a; }}",
+        (
+            f"      if (lid < s) {{ {T} a = sm[lid]; const {T} b = sm[lid + s]; "
+            f"{_combine(kind, 'a', 'b')} sm[lid] = a; }}"
+        ),
         f"      {barrier}",
         "    }",
         f"    const {T} stat = sm[0]" + (f" / ({T})div;" if kind == "mean" else ";"),

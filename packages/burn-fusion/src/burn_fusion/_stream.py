@@ -26,7 +26,7 @@ from ._ops import OPS
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import render_reduction
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
-from ._tensor import FusionTensor, pending, ready
+from ._tensor import FusionTensor, pending
 
 #: ops per plan; past this the plan is flushed (bounds compile time and register pressure)
 MAX_OPS = 64
@@ -202,8 +202,7 @@ class Stream(ReduceMixin):
         with self.lock:
             if not self.nodes:
                 return
-            nodes, inputs, owners, shape = self.nodes, self.inputs, self.in_owner, self.shape
-            red = self.red
+            nodes, inputs, owners, red = self.nodes, self.inputs, self.in_owner, self.red
             self._reset()
             self.stats["flushes"] += 1
             results = [(j, nd[5]()) for j, nd in enumerate(nodes)]

@@ -56,6 +56,9 @@ class ReduceMixin:
         if t.dtype.kind != "f" or name not in FUSABLE_DTYPES:
             return None
         shape = t.shape
+        if not -len(shape) <= dim < len(shape):
+            raise IndexError(f"burn_fusion: dim {dim} out of range for a tensor of shape {shape}")
+        dim %= len(shape)
         n = 1
         for d in shape:
             n *= d
@@ -159,7 +162,7 @@ class ReduceMixin:
             g = self._gather(self.nodes, self.inputs, None, [t.node])
             if g["shape"] != t.shape:
                 return None
-            rt, dt, L = self.rt, _name(t.dtype), self.rt.reduce_local
+            dt, L = _name(t.dtype), self.rt.reduce_local
             n = 1
             for d in t.shape:
                 n *= d
@@ -186,7 +189,9 @@ class ReduceMixin:
         rt = self.rt
         kernel = self.kernel(Reduction(prog, rt.reduce_local))
         out = rt.empty(out_shape, like.dtype)
-        rt.launch(kernel, n, ints, [out], g["ins"], g["scalars"], groups=min(ints[0], rt.max_groups))
+        rt.launch(
+            kernel, n, ints, [out], g["ins"], g["scalars"], groups=min(ints[0], rt.max_groups)
+        )
         self.stats["kernels_launched"] += 1
         self.stats["reductions_fused"] += 1
         return out
