@@ -83,6 +83,8 @@ def _vector(prog: Program) -> Program:
 # vector variants: every dtype's 16-byte (or narrower) accesses, in place and mixed dtypes
 for _key in ("f32", "f64", "i32", "i64", "bool"):
     PROGRAMS[f"{_key}-vec"] = _vector(PROGRAMS[_key])
+for _key in ("f32", "f64", "bool"):
+    PROGRAMS[f"{_key}-vec8"] = PROGRAMS[_key]._replace(vec=8)
 PROGRAMS["mixed-vec"] = Program(
     (("float32", False), ("float64", False), ("int8", False)),
     0,
@@ -167,8 +169,13 @@ def test_vector_variant_is_another_kernel():
     assert "vload4(i, in0)" in src_cl and "vstore4(" in src_cl
     src64, _ = render(_vector(PROGRAMS["f64"]), "cuda")  # two 16-byte halves per item
     assert "reinterpret_cast<const double2*>(in0)[2 * i + 1]" in src64
+    src8, _ = render(PROGRAMS["f32-vec8"], "cuda")  # two float4 per item
+    assert "reinterpret_cast<const float4*>(in0)[2 * i + 1]" in src8
+    assert "vload8(i, in0)" in render(PROGRAMS["f32-vec8"], "opencl")[0]
     with pytest.raises(ValueError, match="vector kernel"):
         render(_vector(PROGRAMS["f32-strided"]), "cuda")
+    with pytest.raises(ValueError, match="vector kernel"):
+        render(PROGRAMS["f32"]._replace(vec=2), "opencl")
 
 
 def test_every_op_is_rendered():
@@ -224,7 +231,7 @@ def test_opencl_source_builds_on_the_device_under_test(key):
     from _fusion_testlib import inner_backend
 
     f64 = ("f64", "i64", "chain-in-place", "sum-partials", "max-row", "mixed-vec")
-    config = "f64-i64" if key.removesuffix("-vec") in f64 else "f32-i32"
+    config = "f64-i64" if key.split("-vec")[0] in f64 else "f32-i32"
     rt = inner_backend(config)._rt(None)
     src, name = _source(key, "opencl")
     import warnings

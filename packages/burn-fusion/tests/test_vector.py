@@ -34,12 +34,14 @@ def _gelu_ref(a):
     return a * 0.5 * (1.0 + erf(a / math.sqrt(2.0)))
 
 
-@pytest.mark.parametrize("n", [1, 3, 4, 5, 1027, 4096 + 3])
-def test_contiguous_chain_runs_the_vector_kernel_with_its_tail(device, n):
+@pytest.mark.parametrize("width", [4, 8])
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 9, 1027, 4096 + 3])
+def test_contiguous_chain_runs_the_vector_kernel_with_its_tail(device, n, width, monkeypatch):
     a = RNG.standard_normal(n).astype(np.float32)
     x = Tensor.from_data(a, device)
+    monkeypatch.setattr(_stream(device), "vector_width", width)
     got = _gelu(x).numpy()
-    assert _stream(device).last_program.vec == 4
+    assert _stream(device).last_program.vec == width
     np.testing.assert_allclose(got, _gelu_ref(a.astype(np.float64)), rtol=1e-5, atol=1e-6)
 
 
@@ -89,6 +91,14 @@ def test_a_misaligned_input_or_vectors_off_run_the_scalar_kernel(device, monkeyp
     got = _gelu(x).numpy()
     assert stream.last_program.vec == 0
     np.testing.assert_allclose(got, _gelu_ref(a.astype(np.float64)), rtol=1e-5, atol=1e-6)
+
+
+def test_the_width_setting_is_checked(monkeypatch):
+    from burn_fusion import Stream
+
+    monkeypatch.setenv("BURN_FUSION_VECTOR", "3")
+    with pytest.raises(ValueError, match="BURN_FUSION_VECTOR must be 0, 4 or 8"):
+        Stream(_stream(Fusion(inner_backend()).device()).rt)
 
 
 def test_vector_result_written_in_place(device):

@@ -11,9 +11,9 @@ strides and its offset (elements; stride 0 along broadcast dims), then for each 
 its `rank` strides (0 along its broadcast dims); the results not written in place; every input
 (an input a result is written into is not const); the scalars of every node, in node order.
 Scalar kernels: one item per element, grid-stride `for (i = first; i < n; i += step)`. Vector
-kernels (`vec == 4`, only with `rank == 0`): item `i` moves elements `4i .. 4i+3` of every
-operand with one or two 16-byte (or narrower, for 1- and 2-byte types) accesses, for
-`i < n / 4`, then the `n % 4` tail elements one per item (`_render_vec.py`).
+kernels (`vec` 4 or 8, only with `rank == 0`): item `i` moves elements `vec*i .. vec*i+vec-1` of
+every operand with 16-byte (or narrower, for 1- and 2-byte types) accesses, for `i < n / vec`,
+then the `n % vec` tail elements one per item (`_render_vec.py`).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class Program(NamedTuple):
     #: per materialised result: (node index, input index written in place or -1, the dims along
     #: which the result has size 1 while the plan does not -- () for a full-size result)
     outputs: tuple
-    #: elements per item moved as vectors (4), or 0: one scalar element per item
+    #: elements per item moved as vectors (4 or 8), or 0: one scalar element per item
     vec: int = 0
 
     def name(self) -> str:

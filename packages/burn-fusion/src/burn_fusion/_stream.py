@@ -25,6 +25,7 @@ from burn_tensor import DType
 from ._ops import OPS
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import render_reduction
+from ._render_vec import WIDTHS
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
 from ._tensor import FusionTensor, pending
 
@@ -77,6 +78,15 @@ def _merge(a: tuple, b: tuple) -> tuple | None:
     return tuple(out)
 
 
+def _vector_width(text: str) -> int:
+    """`BURN_FUSION_VECTOR`'s value: 0 (scalar kernels only) or one of `WIDTHS`."""
+    if text == "0":
+        return 0
+    if text not in {str(w) for w in WIDTHS}:
+        raise ValueError(f"BURN_FUSION_VECTOR must be 0, 4 or 8, got {text!r}")
+    return int(text)
+
+
 def _contiguous_strides(shape) -> tuple:
     out, acc = [], 1
     for d in reversed(shape):
@@ -97,9 +107,9 @@ class Stream(ReduceMixin):
         self.stats = dict.fromkeys(STAT_NAMES, 0)
         #: the Program of the last fused launch (introspection, tests)
         self.last_program: Program | None = None
-        #: elements per item of vector kernels (4), or 0 for scalar kernels only
-        #: (`BURN_FUSION_VECTOR=0`; the bandwidth script compares both)
-        self.vector_width = 0 if os.environ.get("BURN_FUSION_VECTOR", "1") == "0" else 4
+        #: elements per item of vector kernels (4 or 8), or 0 for scalar kernels only
+        #: (`BURN_FUSION_VECTOR=0|4|8`, default 4; the bandwidth script compares them)
+        self.vector_width = _vector_width(os.environ.get("BURN_FUSION_VECTOR", "4"))
         self._reset()
 
     def _reset(self) -> None:
@@ -312,9 +322,10 @@ class Stream(ReduceMixin):
         for d in shape:
             n *= d
         items = n
-        if not indexed and self._vector_ok(ins, outputs):
-            prog = prog._replace(vec=4)
-            items = max(1, (n + 3) // 4)
+        if not indexed and self._vector_ok(ins):
+            width = self.vector_width
+            prog = prog._replace(vec=width)
+            items = max(1, (n + width - 1) // width)
         self.last_program = prog
         kernel = self.kernel(prog)
         ints = (list(shape) + g["ints_in"] + ints_out) if indexed else []
@@ -323,10 +334,10 @@ class Stream(ReduceMixin):
         self.stats["kernels_launched"] += 1
         self._settle(results, out_prims)
 
-    def _vector_ok(self, ins, outputs) -> bool:
+    def _vector_ok(self, ins) -> bool:
         """Whether the vector kernel may run: enabled, and every input (so every buffer written
         in place) starts 16-byte aligned; new outputs come aligned from the allocator."""
-        if self.vector_width != 4:
+        if self.vector_width not in WIDTHS:
             return False
         aligned = self.rt.aligned
         return all(aligned(x) for x in ins)
