@@ -166,6 +166,8 @@ def test_vector_variant_is_another_kernel():
     src_cl, _ = render(q, "opencl")
     assert "reinterpret_cast<const float4*>(in0)[i]" in src_cu
     assert "reinterpret_cast<const double2*>" not in src_cu
+    assert "reinterpret_cast<float4*>(o12)[i] = w; }" in src_cu  # no make_float4: types only
+    assert "make_" not in src_cu
     assert "vload4(i, in0)" in src_cl and "vstore4(" in src_cl
     src64, _ = render(_vector(PROGRAMS["f64"]), "cuda")  # two 16-byte halves per item
     assert "reinterpret_cast<const double2*>(in0)[2 * i + 1]" in src64

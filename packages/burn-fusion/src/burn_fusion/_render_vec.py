@@ -53,12 +53,15 @@ def _cuda_loads(k: int, dt: str, lanes: int) -> list:
 
 
 def _cuda_store(dst: str, dt: str, j: int, lanes: int) -> list:
+    # components set one by one: needs only the vector types, not make_<type>()
     vt, per = _CUDA_VEC[dt]
     lines = []
     for a in range(lanes // per):
         idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
-        vals = ", ".join(f"v{j}_{a * per + c}" for c in range(per))
-        lines.append(f"    reinterpret_cast<{vt}*>({dst})[{idx}] = make_{vt}({vals});")
+        lines.append(f"    {{ {vt} w;")
+        for c in range(per):
+            lines.append(f"      w.{_XYZW[c]} = v{j}_{a * per + c};")
+        lines.append(f"      reinterpret_cast<{vt}*>({dst})[{idx}] = w; }}")
     return lines
 
 
