@@ -4,13 +4,16 @@ the plan cache) one kernel for the whole plan and launches it.
 A plan holds elementwise ops whose result shapes all broadcast to one plan shape (equal rank,
 dims equal or 1: a [batch, 1] statistic and the [batch, n] ops that use it join one plan); its
 inputs (already materialised inner primitives) broadcast to it too. A smaller result is computed
-at every item of the plan and written once, by the items at index 0 of its broadcast dims. A flush happens when a value is read (`into_data`, an
-unfused op taking a pending tensor), on `device.sync()`, when an op cannot join the plan (another
-output shape) or when the plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
+at every item of the plan and written once, by the items at index 0 of its broadcast dims. A
+plan may also hold one reduction along a dim (`_stream_reduce.py`); it then runs as a row
+kernel. A flush happens when a value is read (`into_data`, an unfused op taking a pending
+tensor), on `device.sync()`, when an op cannot join the plan (another output shape) or when the
+plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
 
 At flush: results no one holds any more are not written (dead-code elimination keeps only the
-ops the live results need), and a result may be written into an input buffer the plan alone
-still holds (the handle was dropped, the buffer is a fused kernel's own and never left Fusion).
+ops the live results need), a result may be written into an input buffer the plan alone
+still holds (the handle was dropped, the buffer is a fused kernel's own and never left Fusion),
+and a plan whose operands are all contiguous and aligned runs the vector kernel.
 """
 
 from __future__ import annotations
