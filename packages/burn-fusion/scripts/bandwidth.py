@@ -5,7 +5,9 @@ once, as a copy does, so its bandwidth is comparable with `x.clone()`'s: bytes m
 2 * n * itemsize. For each variant the script times
 - `call`: the whole Python call (record 5 ops, flush: plan-cache hit, launch), back to back;
 - `kernel`: the compiled kernel relaunched with the same arguments (no Python planning), at
-  several grid caps (blocks of the grid-stride launch; CUDA's default is 32 per SM).
+  several grid caps (blocks of the grid-stride launch; CUDA's default is 32 per SM);
+- `host`: the Python side of a call alone (launch stubbed out): when it exceeds the kernel's
+  time, `call` measures the host rather than the GPU.
 
 Usage (on the GPU machine, from the repo root, package src dirs on PYTHONPATH):
     python packages/burn-fusion/scripts/bandwidth.py --backend cuda --log2n 26
@@ -136,12 +138,23 @@ def main() -> None:
                 (label, "kernel", cap, _timed(partial(rt.launch, *la, **kw), sync, args.reps))
             )
         rt.max_groups = default_cap
+        # the Python side of a call alone (launch stubbed): if it exceeds the kernel's time,
+        # the `call` row measures the host, not the GPU
+        rt.launch = lambda *la, **kw: None
+        try:
+            host = _timed(call, lambda: None, args.reps)
+        finally:
+            del rt.launch
+        rows.append((label, "host", 0, host))
     stream.vector_width = 4
 
     torch_t = _torch_copy(n, args.reps) if args.backend == "cuda" else None
     copy_bw = None if torch_t is None else nbytes / torch_t[0] / 1e9
     print(f"{'variant':<10} {'timed':<7} {'grid cap':>8} {'ms':>8} {'GB/s':>8} {'% copy':>7}")
     for label, what, cap, sec in rows:
+        if what == "host":  # no bytes move: Python time per call only
+            print(f"{label:<10} {what:<7} {'':>8} {sec * 1e3:8.3f} {'-':>8} {'':>7}")
+            continue
         bw = nbytes / sec / 1e9
         pct = "" if copy_bw is None else f"{100 * bw / copy_bw:6.1f}%"
         print(f"{label:<10} {what:<7} {cap:>8} {sec * 1e3:8.3f} {bw:8.1f} {pct:>7}")
