@@ -39,3 +39,12 @@ def inner_backend(config: str = "f32-i32"):
     if config == "f64-i64" and not backend._rt(None).fp64:
         pytest.skip("this OpenCL device has no float64 (cl_khr_fp64)")
     return backend
+
+
+def inner_overrides(device, op: str) -> bool:
+    """Whether the inner backend of Fusion `device` has its own `op` (Cuda's one-kernel softmax
+    family) rather than burn_tensor's default decomposition: Fusion then delegates the op (one
+    inner kernel, counted in `ops_unfused`) instead of fusing the default's parts."""
+    from burn_tensor._ops_activation import ActivationOps
+
+    return getattr(type(device.backend.inner), op) is not getattr(ActivationOps, op)
