@@ -124,6 +124,35 @@ def test_binary_strided_and_transposed_operands():
     )
 
 
+
+@needs_native
+@pytest.mark.parametrize("threads", [1, 2, 16])
+def test_memory_bound_ops_native_at_every_budget(threads):
+    """Default sizes: add, abs, row broadcasts and sums run the kernels whatever the budget
+    (one OpenMP thread below 4), so the implementation never depends on the thread count."""
+    b = NdArray(num_threads=threads)
+    for name in ("float_add", "float_abs", "float_neg", "float_sqrt", "float_mul_scalar",
+                 "float_sum_dim", "float_sum", "float_max_dim"):  # fmt: skip
+        assert getattr(b, name).__module__.startswith("burn_ndarray._native"), name
+    x = RNG.uniform(-1, 1, (1024, 1024)).astype(np.float32)
+    r = RNG.uniform(-1, 1, (1, 1024)).astype(np.float32)
+    np.testing.assert_array_equal(b.float_add(x, r), x + r)
+    np.testing.assert_array_equal(b.float_abs(x), np.abs(x))
+
+
+@needs_native
+def test_broadcast_plan_cache_keys_on_strides():
+    """The same shapes with other strides (a transposed view) must not reuse a cached plan."""
+    b = NdArray(num_threads=2, parallel_min=1)
+    x = RNG.uniform(-1, 1, (300, 300)).astype(np.float32)
+    c = RNG.uniform(-1, 1, (300, 1)).astype(np.float32)
+    for _ in range(2):  # the second call hits the cache
+        np.testing.assert_array_equal(b.float_sub(x, c), x - c)
+        np.testing.assert_array_equal(b.float_sub(x.T, c), x.T - c)
+        np.testing.assert_array_equal(b.float_sub(c.T, x), c.T - x)
+    with pytest.raises(ValueError):
+        b.float_add(x, np.ones((299, 1), np.float32))
+
 @needs_native
 def test_scalar_ops_and_clamp_are_numpys_bits():
     b = BACKENDS[3]
