@@ -126,10 +126,11 @@ def install(backend) -> bool:
         name = f"float_arg{short}"
         p = prev(name)
         ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
-    from . import _native_conv, _native_pool  # they import this module's helpers
+    from . import _native_conv, _native_pool, _native_softmax  # they import this module
 
     _native_pool.install(backend, lib, m, ops)
     _native_conv.install(backend, lib, m, ops)
+    _native_softmax.install(backend, lib, m, ops)
     for name, fn in ops.items():
         object.__setattr__(backend, name, fn)
     return True

@@ -528,3 +528,136 @@ IM2COL(im2col_f64, double)
   }
 TO_NCHW(to_nchw_f32, float)
 TO_NCHW(to_nchw_f64, double)
+
+/* ---------------------------------------------------------------- softmax ----------------- */
+/* softmax, log_softmax and their gradients along the middle axis of a contiguous
+ * [outer, n, inner] array. inner == 1: one task per row (the max with the reductions' lane code,
+ * then one pass that sums exp(x - max) into a double while writing it, then one scaling pass
+ * over the row, still in L1/L2); inner > 1: one task per (outer index, block of SMW columns),
+ * the columns' statistics in stack arrays, rows read in order. A row or column is computed by
+ * the same code whatever the thread count: results are bitwise identical for every nt.
+ * float32 statistics (sum of exp, sum of grad * y) accumulate in double: the row sum of a
+ * 2^20-wide softmax stays exact to ~1e-16 relative, and the float32 outputs are rounded once
+ * from double expressions. NaN anywhere in a row makes the row NaN; a row of -inf gives NaN
+ * (-inf - -inf), as exp(x - max) / sum does in numpy and torch. */
+#define SMW 64L
+
+#define SOFTMAX(SUF, T, EXP, LOG)                                                             \
+  static void sm_row_##SUF(const T *restrict x, T *restrict o, long n, int log_out) {        \
+    /* exp in a loop of its own (mixing it with the double sum keeps gcc from libmvec), the  \
+     * sum with the reductions' 16 lanes, then one pass over the row (in L1/L2 by then) */    \
+    T m = red_max_##SUF##_seq(x, n);                                                          \
+    _Pragma("omp simd") for (long i = 0; i < n; i++) o[i] = EXP(x[i] - m);                   \
+    double s = red_sum_##SUF##_seq(o, n);                                                     \
+    if (log_out) {                                                                            \
+      T l = (T)log(s);                                                                        \
+      _Pragma("omp simd") for (long i = 0; i < n; i++) o[i] = (x[i] - m) - l;                 \
+      return;                                                                                 \
+    }                                                                                         \
+    double inv = 1.0 / s;                                                                     \
+    _Pragma("omp simd") for (long i = 0; i < n; i++) o[i] = (T)((double)o[i] * inv);          \
+  }                                                                                           \
+  static void sm_cols_##SUF(const T *restrict x, T *restrict o, long n, long inner, long w,   \
+                            int log_out) {                                                    \
+    T mx[SMW]; double s[SMW];                                                                 \
+    for (long c = 0; c < w; c++) { mx[c] = -INFINITY; s[c] = 0.0; }                           \
+    for (long r = 0; r < n; r++) {                                                            \
+      const T *xr = x + r * inner;                                                            \
+      _Pragma("omp simd") for (long c = 0; c < w; c++) MAX_OP(mx[c], xr[c]);                  \
+    }                                                                                         \
+    for (long r = 0; r < n; r++) {                                                            \
+      const T *xr = x + r * inner; T *or_ = o + r * inner;                                    \
+      if (log_out) {                                                                          \
+        _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)EXP(xr[c] - mx[c]);  \
+      } else {                                                                                \
+        _Pragma("omp simd") for (long c = 0; c < w; c++) {                                    \
+          T e = EXP(xr[c] - mx[c]); or_[c] = e; s[c] += (double)e; }                          \
+      }                                                                                       \
+    }                                                                                         \
+    if (log_out) {                                                                            \
+      T l[SMW];                                                                               \
+      for (long c = 0; c < w; c++) l[c] = (T)log(s[c]);                                       \
+      for (long r = 0; r < n; r++) {                                                          \
+        const T *xr = x + r * inner; T *or_ = o + r * inner;                                  \
+        _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = (xr[c] - mx[c]) - l[c];     \
+      }                                                                                       \
+      return;                                                                                 \
+    }                                                                                         \
+    for (long c = 0; c < w; c++) s[c] = 1.0 / s[c];                                           \
+    for (long r = 0; r < n; r++) {                                                            \
+      T *or_ = o + r * inner;                                                                 \
+      _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = (T)((double)or_[c] * s[c]);   \
+    }                                                                                         \
+  }                                                                                           \
+  void softmax_##SUF(const T *x, T *o, long outer, long n, long inner, int log_out, int nt) { \
+    long per = inner == 1 ? 1 : (inner + SMW - 1) / SMW, tasks = outer * per;                 \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long i = t / per;                                                                       \
+      if (inner == 1) { sm_row_##SUF(x + i * n, o + i * n, n, log_out); continue; }           \
+      long c0 = (t % per) * SMW, w = inner - c0 < SMW ? inner - c0 : SMW;                     \
+      long off = i * n * inner + c0;                                                          \
+      sm_cols_##SUF(x + off, o + off, n, inner, w, log_out);                                  \
+    }                                                                                         \
+  }
+SOFTMAX(f32, float, expf, log)
+SOFTMAX(f64, double, exp, log)
+
+/* Gradients, from the forward output y and the output gradient g (same [outer, n, inner]):
+ *   softmax:     dx = y * (g - sum(g * y))        (log_in = 0)
+ *   log_softmax: dx = g - exp(y) * sum(g)         (log_in = 1)
+ * one pass for the row / column sums (double), one for the output, in double, rounded once. */
+#define SOFTMAX_BWD(SUF, T, EXP)                                                              \
+  static void smb_row_##SUF(const T *restrict y, const T *restrict g, T *restrict o, long n,  \
+                            int log_in) {                                                     \
+    double s = 0.0;                                                                           \
+    if (log_in) {                                                                             \
+      s = red_sum_##SUF##_seq(g, n);                                                          \
+      _Pragma("omp simd") for (long i = 0; i < n; i++) o[i] = EXP(y[i]); /* libmvec */        \
+      _Pragma("omp simd") for (long i = 0; i < n; i++)                                        \
+        o[i] = (T)((double)g[i] - (double)o[i] * s);                                          \
+      return;                                                                                 \
+    }                                                                                         \
+    _Pragma("omp simd reduction(+:s)")                                                        \
+    for (long i = 0; i < n; i++) s += (double)g[i] * (double)y[i];                            \
+    _Pragma("omp simd") for (long i = 0; i < n; i++)                                          \
+      o[i] = (T)((double)y[i] * ((double)g[i] - s));                                          \
+  }                                                                                           \
+  static void smb_cols_##SUF(const T *restrict y, const T *restrict g, T *restrict o, long n, \
+                             long inner, long w, int log_in) {                                \
+    double s[SMW];                                                                            \
+    for (long c = 0; c < w; c++) s[c] = 0.0;                                                  \
+    for (long r = 0; r < n; r++) {                                                            \
+      const T *yr = y + r * inner, *gr = g + r * inner;                                       \
+      if (log_in) {                                                                           \
+        _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)gr[c];               \
+      } else {                                                                                \
+        _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)gr[c] * (double)yr[c]; \
+      }                                                                                       \
+    }                                                                                         \
+    for (long r = 0; r < n; r++) {                                                            \
+      const T *yr = y + r * inner, *gr = g + r * inner; T *or_ = o + r * inner;               \
+      if (log_in) {                                                                           \
+        _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = EXP(yr[c]);                 \
+        _Pragma("omp simd") for (long c = 0; c < w; c++)                                      \
+          or_[c] = (T)((double)gr[c] - (double)or_[c] * s[c]);                                \
+      } else {                                                                                \
+        _Pragma("omp simd") for (long c = 0; c < w; c++)                                      \
+          or_[c] = (T)((double)yr[c] * ((double)gr[c] - s[c]));                               \
+      }                                                                                       \
+    }                                                                                         \
+  }                                                                                           \
+  void softmax_bwd_##SUF(const T *y, const T *g, T *o, long outer, long n, long inner,        \
+                         int log_in, int nt) {                                                \
+    long per = inner == 1 ? 1 : (inner + SMW - 1) / SMW, tasks = outer * per;                 \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long i = t / per;                                                                       \
+      if (inner == 1) { smb_row_##SUF(y + i * n, g + i * n, o + i * n, n, log_in); continue; } \
+      long c0 = (t % per) * SMW, w = inner - c0 < SMW ? inner - c0 : SMW;                     \
+      long off = i * n * inner + c0;                                                          \
+      smb_cols_##SUF(y + off, g + off, o + off, n, inner, w, log_in);                         \
+    }                                                                                         \
+  }
+SOFTMAX_BWD(f32, float, expf)
+SOFTMAX_BWD(f64, double, exp)
