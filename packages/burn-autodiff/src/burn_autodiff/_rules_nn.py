@@ -21,6 +21,16 @@ RULES["log_sigmoid"] = rule(
     lambda c, g: (c.b.log_sigmoid_backward(c.x(0), g),), keep=(0,), memory_bound=True
 )
 
+# softmax family: the backward ops read the output (y) and the dim; no input is kept.
+RULES["softmax"] = rule(
+    lambda c, g: (c.b.softmax_backward(c.output(), g, c.arg(1)), None), out=True, memory_bound=True
+)
+RULES["log_softmax"] = rule(
+    lambda c, g: (c.b.log_softmax_backward(c.output(), g, c.arg(1)), None),
+    out=True,
+    memory_bound=True,
+)
+
 
 # -- convolutions ----------------------------------------------------------------------------------------
 def _conv2d(c, g):

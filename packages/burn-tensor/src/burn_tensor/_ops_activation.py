@@ -65,3 +65,28 @@ class ActivationOps:
     def log_sigmoid_backward(self, x, grad):
         # d/dx log(sigmoid(x)) = 1 - sigmoid(x) = sigmoid(-x)
         return self.float_mul(grad, self.sigmoid(self.float_neg(x)))
+
+    # -- softmax family: one op each so a backend can run a row in one pass (NdArray's native
+    # kernel, one CUDA/OpenCL kernel) instead of five ops over the whole tensor. `dim` is a
+    # validated non-negative int; the Tensor layer returns empty reductions before calling these.
+    def softmax(self, x, dim):
+        # exp(x - max) / sum(exp(x - max)): the shift keeps exp from overflowing.
+        e = self.float_exp(self.float_sub(x, self.float_max_dim(x, dim)))
+        return self.float_div(e, self.float_sum_dim(e, dim))
+
+    def log_softmax(self, x, dim):
+        # (x - max) - log(sum(exp(x - max)))
+        shifted = self.float_sub(x, self.float_max_dim(x, dim))
+        return self.float_sub(
+            shifted, self.float_log(self.float_sum_dim(self.float_exp(shifted), dim))
+        )
+
+    def softmax_backward(self, output, grad, dim):
+        # dL/dx = y * (g - sum(g * y)) along dim, from the softmax output y.
+        dot = self.float_sum_dim(self.float_mul(grad, output), dim)
+        return self.float_mul(output, self.float_sub(grad, dot))
+
+    def log_softmax_backward(self, output, grad, dim):
+        # dL/dx = g - exp(y) * sum(g) along dim, from the log-softmax output y.
+        total = self.float_sum_dim(grad, dim)
+        return self.float_sub(grad, self.float_mul(self.float_exp(output), total))

@@ -101,13 +101,21 @@ def mish(t: Tensor) -> Tensor:
 
 
 def softmax(t: Tensor, dim: int) -> Tensor:
-    """exp(x - max) / sum(exp(x - max)) along `dim`."""
+    """exp(x - max) / sum(exp(x - max)) along `dim` (the backend's `softmax` op: one pass per
+    row where the backend has a kernel, the composition of float ops otherwise).
+
+    Shapes: `[d...] -> [d...]`.
+
+    Example:
+        >>> from burn_tensor import Tensor, activation
+        >>> [round(v, 4) for v in activation.softmax(Tensor.from_data([0.0, 1.0]), 0).tolist()]
+        [0.2689, 0.7311]
+    """
     check.float_("softmax", t)
     d = check.dim("softmax", dim, t.rank())
     if t._p.shape[d] == 0:
         return t  # nothing to normalise: the (empty) result, as PyTorch
-    e = t.sub(t.max_dim(d).detach()).exp()
-    return e.div(e.sum_dim(d))
+    return t._like(t._d.backend.softmax(t._p, d))
 
 
 def softmin(t: Tensor, dim: int) -> Tensor:
@@ -115,12 +123,15 @@ def softmin(t: Tensor, dim: int) -> Tensor:
 
 
 def log_softmax(t: Tensor, dim: int) -> Tensor:
+    """(x - max) - log(sum(exp(x - max))) along `dim` (the backend's `log_softmax` op).
+
+    Shapes: `[d...] -> [d...]`.
+    """
     check.float_("log_softmax", t)
     d = check.dim("log_softmax", dim, t.rank())
     if t._p.shape[d] == 0:
         return t  # nothing to normalise: the (empty) result, as PyTorch
-    shifted = t.sub(t.max_dim(d).detach())
-    return shifted.sub(shifted.exp().sum_dim(d).log())
+    return t._like(t._d.backend.log_softmax(t._p, d))
 
 
 def quiet_softmax(t: Tensor, dim: int) -> Tensor:

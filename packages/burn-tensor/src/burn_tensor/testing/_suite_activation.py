@@ -48,6 +48,26 @@ def test_softmax_family(burn, name, layout):
 
 
 @pytest.mark.parametrize("name", list(SOFTMAX))
+def test_softmax_family_shapes(burn, name):
+    # rows of length 1, a size-1 dim, odd lengths, and one large enough for bulk/native paths
+    op, ref = SOFTMAX[name]
+    for seed, shape in enumerate([(1,), (5, 1), (1, 7), (2, 1, 3), (33, 257), (4, 4100)]):
+        t, x = burn.view_input(sample(shape, "any", seed) * 8)
+        for dim in range(len(shape)):
+            burn.assert_close(op(t, dim), ref(x, dim), burn.loose)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_family_special_values(burn, name):
+    # -inf logits get probability 0 (log: -inf); a row with +inf or nan is nan, as in PyTorch
+    op, ref = SOFTMAX[name]
+    x = np.array([[0.0, -np.inf, 1.0], [np.nan, 0.0, 1.0], [np.inf, 0.0, 1.0], [-1e30, 1e30, 0.0]])
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        expected = ref(burn.ref(x), 1)
+    burn.assert_close(op(burn.float(x), 1), expected, burn.loose)
+
+
+@pytest.mark.parametrize("name", list(SOFTMAX))
 def test_softmax_family_large_logits(burn, name):
     op, ref = SOFTMAX[name]
     x = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -1002.0], [0.0, 80.0, -80.0]])

@@ -3,7 +3,8 @@ parametrized ones (leaky_relu slopes, hard_sigmoid alpha/beta, prelu alpha shape
 
 Backward ops are called on the backend with primitives (as Autodiff does), with inputs also fed
 as non-contiguous views; references are the hand-derived derivatives in float64:
-relu' = [out > 0], gelu' = Phi(x) + x phi(x), sigmoid' = s (1 - s), log_sigmoid' = sigmoid(-x).
+relu' = [out > 0], gelu' = Phi(x) + x phi(x), sigmoid' = s (1 - s), log_sigmoid' = sigmoid(-x);
+softmax' (from y = softmax(x)) = y (g - sum(g y)), log_softmax' (from y) = g - exp(y) sum(g), along dim.
 """
 
 from __future__ import annotations
@@ -115,3 +116,43 @@ def test_prelu_alpha_shapes(burn):
     # rank 1: a single alpha only
     v, vr = burn.view_input(np.array([-2.0, 0.0, 3.0, -0.5]))
     burn.assert_close(act.prelu(v, burn.float([0.5])), np.where(vr < 0, 0.5 * vr, vr))
+
+
+def _softmax_ref(x, dim):
+    e = np.exp(x - x.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+def _softmax_backward(burn, x, g, dim, layout):
+    y = _softmax_ref(burn.ref(x), dim)
+    yt, yr = burn.view_input(y, layout=layout)
+    gt, gr = burn.view_input(g, layout=layout)
+    got = burn.backend.softmax_backward(yt.into_primitive(), gt.into_primitive(), dim)
+    return got, yr * (gr - (gr * yr).sum(dim, keepdims=True))
+
+
+def _log_softmax_backward(burn, x, g, dim, layout):
+    y = np.log(_softmax_ref(burn.ref(x), dim))
+    yt, yr = burn.view_input(y, layout=layout)
+    gt, gr = burn.view_input(g, layout=layout)
+    got = burn.backend.log_softmax_backward(yt.into_primitive(), gt.into_primitive(), dim)
+    return got, gr - np.exp(yr) * gr.sum(dim, keepdims=True)
+
+
+SOFTMAX_BACKWARD = {
+    "softmax_backward": _softmax_backward,
+    "log_softmax_backward": _log_softmax_backward,
+}
+# rows of 1, odd lengths, and one large enough (> 2^14 elements) for NdArray's native kernels
+SOFTMAX_SHAPES = [(1, 1), (3, 4, 5), (7, 1, 9), (64, 300)]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "permuted", "flipped", "strided"])
+@pytest.mark.parametrize("name", list(SOFTMAX_BACKWARD))
+def test_softmax_backward(burn, name, layout):
+    for seed, shape in enumerate(SOFTMAX_SHAPES):
+        x = sample(shape, "any", seed) * 4
+        g = sample(shape, "any", seed + 40)
+        for dim in range(len(shape)):
+            got, expected = SOFTMAX_BACKWARD[name](burn, x, g, dim, layout)
+            burn.assert_close(wrap(burn, got), expected, burn.loose)
