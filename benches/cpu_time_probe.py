@@ -7,9 +7,11 @@ Each setting runs in a fresh subprocess (OpenMP and OpenBLAS read their environm
 they load) that builds `benches/suites/training_step.py`'s burn step on `Autodiff(NdArray())`,
 warms it up, then runs steps for S seconds. Per thread it reads utime + stime from
 `/proc/self/task/*/stat` before and after; a thread is "blas" if it existed right after
-`import numpy` (OpenBLAS starts its pool when it loads), "omp" if it appeared during one native
-parallel region run right after (libgomp starts its pool at the first region), "other" if it
-appeared later (the Python pool of `_threads.py`, torch's threads), "main" the calling thread.
+`import numpy` (OpenBLAS starts its pool when it loads), "omp" if it appeared during one
+[2^20] exp run right after (libgomp starts its pool at its first parallel region; with
+BURN_NDARRAY_NATIVE=0 these are the Python pool's threads, and for torch its OpenMP pool), "other"
+if it appeared later (e.g. the Python pool where only some ops are native), "main" the calling
+thread.
 The table comes last. Settings (default: all but torch when torch is missing):
 
   default     the library's own choice (GOMP_SPINCOUNT=2000 unless OMP_* is set)

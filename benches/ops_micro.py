@@ -135,7 +135,11 @@ def main() -> None:
             lambda v=xn: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(v - v.max(-1, keepdims=True))),
             T and (lambda t=xt: torch.softmax(t, -1)),
         ))  # fmt: skip
-    print(f"threads={args.threads} native={_native.status()}")
+    knobs = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT")
+    # OMP_WAIT_POLICY=PASSIVE (as `python -m benches` sets for every suite of a run that
+    # includes autodiff or training_step) makes each parallel region wake sleeping threads.
+    env = " ".join(f"{k}={os.environ[k]}" for k in knobs if k in os.environ) or "none set"
+    print(f"threads={args.threads} native={_native.status()} | {env}")
     print(f"{'op':24s} {'impl':9s} {'burn':>8s} {'kernel':>8s} {'numpy':>8s} {'torch':>8s}")
     for label, name, fb, fk, fn, ft in rows:
         cols = [best(f, args.reps) if f else float("nan") for f in (fb, fk, fn, ft)]
