@@ -16,14 +16,16 @@ The table comes last. Settings (default: all but torch when torch is missing):
 
   default     the library's own choice (GOMP_SPINCOUNT=2000 unless OMP_* is set)
   spin0       GOMP_SPINCOUNT=0: OpenMP threads sleep at once after each region
+  spin200     GOMP_SPINCOUNT=200: a tenth of the library's spin
   spin300k    GOMP_SPINCOUNT=300000: libgomp's default spin
   passive     OMP_WAIT_POLICY=PASSIVE (what `python -m benches` sets for the training suites)
   blas_nowait OPENBLAS_THREAD_TIMEOUT=4: OpenBLAS threads sleep after 2^4 cycles, not 2^28
   nonative    BURN_NDARRAY_NATIVE=0: the numpy paths and the Python pool
   noconv      BURN_NDARRAY_NATIVE_CONV=0: native kernels except conv2d
   torch       PyTorch CPU eager on the same step (torch.set_num_threads(N))
+  torch_passive  the same with OMP_WAIT_POLICY=PASSIVE (as `python -m benches` runs it)
 
-About 7 s per setting (import, build, 2 s warm-up, S = 4 s measured): ~60 s for all eight.
+About 7 s per setting (import, build, 2 s warm-up, S = 4 s measured): ~70 s for all ten.
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ from pathlib import Path
 SETTINGS = {
     "default": {},
     "spin0": {"GOMP_SPINCOUNT": "0"},
+    "spin200": {"GOMP_SPINCOUNT": "200"},
     "spin300k": {"GOMP_SPINCOUNT": "300000"},
     "passive": {"OMP_WAIT_POLICY": "PASSIVE"},
     "blas_nowait": {"OPENBLAS_THREAD_TIMEOUT": "4"},
     "nonative": {"BURN_NDARRAY_NATIVE": "0"},
     "noconv": {"BURN_NDARRAY_NATIVE_CONV": "0"},
     "torch": {},
+    "torch_passive": {"OMP_WAIT_POLICY": "PASSIVE"},
 }
 # variables a setting may change: cleared in every child so only its own apply
 KNOBS = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY", "OPENBLAS_THREAD_TIMEOUT", "BURN_NDARRAY_NATIVE",
@@ -71,7 +75,7 @@ def child(setting: str, threads: int, seconds: float) -> dict:
     import numpy as np
 
     blas = set(thread_ticks()) - {os.getpid()}
-    if setting == "torch":
+    if setting.startswith("torch"):
         import torch
 
         torch.set_num_threads(threads)
@@ -120,7 +124,7 @@ def child(setting: str, threads: int, seconds: float) -> dict:
         )  # fmt: skip
         kinds[kind] += (t - k0.get(tid, 0)) / hz / wall
         counts[kind] += 1
-    native = "" if setting == "torch" else _native.status()
+    native = "" if setting.startswith("torch") else _native.status()
     return {
         "setting": setting,
         "steps": steps,
@@ -149,7 +153,8 @@ def parent(args) -> int:
         env["BURN_NUM_THREADS"] = str(args.threads)
         cmd = [sys.executable, __file__, "--child", name, "--threads", str(args.threads),
                "--seconds", str(args.seconds)]  # fmt: skip
-        res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300,
+                             check=False)  # fmt: skip
         line = res.stdout.strip().splitlines()[-1] if res.stdout.strip() else ""
         if res.returncode != 0 or not line.startswith("{"):
             err = (res.stderr.strip().splitlines() or ["no output"])[-1]
@@ -177,12 +182,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--seconds", type=float, default=4.0)
-    default = [s for s in SETTINGS if s != "torch"]
+    default = [s for s in SETTINGS if not s.startswith("torch")]
     try:
         import importlib.util
 
         if importlib.util.find_spec("torch") is not None:
-            default.append("torch")
+            default += ["torch", "torch_passive"]
     except (ImportError, ValueError):
         pass
     ap.add_argument("--settings", default=",".join(default))

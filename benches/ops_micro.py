@@ -11,7 +11,6 @@ Not a suite of `python -m benches`; the inputs are those of `benches/suites/unar
 `binary.py` and `softmax.py`.
 """
 
-# ruff: noqa: B023 - each lambda is timed at once, inside its loop iteration
 from __future__ import annotations
 
 import argparse
@@ -37,6 +36,11 @@ def rand(shape, seed, low=-1.0, high=1.0) -> np.ndarray:
     return np.random.default_rng(seed).uniform(low, high, size=shape).astype(np.float32)
 
 
+def numpy_softmax(v: np.ndarray) -> np.ndarray:
+    e = np.exp(v - v.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
 def kind(backend, name: str) -> str:
     fn = getattr(backend, name, None)
     mod = getattr(fn, "__module__", "") or ""
@@ -53,6 +57,11 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--no-torch", action="store_true")
     args = ap.parse_args()
+    knobs = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT")
+    # As given, before the kernels load (they set GOMP_SPINCOUNT when neither is set).
+    # OMP_WAIT_POLICY=PASSIVE (as `python -m benches` sets for every suite of a run that
+    # includes autodiff or training_step) makes each parallel region wake sleeping threads.
+    env = " ".join(f"{k}={os.environ[k]}" for k in knobs if k in os.environ) or "none set"
     os.environ["BURN_NUM_THREADS"] = str(args.threads)
     from burn_ndarray import NdArray, _native
     from burn_tensor import Tensor, activation
@@ -123,7 +132,7 @@ def main() -> None:
         rows.append((
             op, "float_" + op, lambda x=x, op=op: getattr(x, op)(), kern(op, nx),
             npf and (lambda f=npf, v=nx: f(v)),
-            T and (lambda t=tt.get(tx), m=tname: getattr(t, m)()),
+            T and (lambda t=tt[tx], m=tname: getattr(t, m)()),
         ))  # fmt: skip
     for shp in ((64, 1000), (1024, 1024), (32, 8, 128, 128)):
         x = Tensor.from_data(rand(shp, 1, -4.0, 4.0), dev)
@@ -132,13 +141,9 @@ def main() -> None:
         name = "softmax " + "x".join(map(str, shp))
         rows.append((
             name, "softmax", lambda x=x: activation.softmax(x, -1), None,
-            lambda v=xn: (lambda e: e / e.sum(-1, keepdims=True))(np.exp(v - v.max(-1, keepdims=True))),
+            lambda v=xn: numpy_softmax(v),
             T and (lambda t=xt: torch.softmax(t, -1)),
         ))  # fmt: skip
-    knobs = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT")
-    # OMP_WAIT_POLICY=PASSIVE (as `python -m benches` sets for every suite of a run that
-    # includes autodiff or training_step) makes each parallel region wake sleeping threads.
-    env = " ".join(f"{k}={os.environ[k]}" for k in knobs if k in os.environ) or "none set"
     print(f"threads={args.threads} native={_native.status()} | {env}")
     print(f"{'op':24s} {'impl':9s} {'burn':>8s} {'kernel':>8s} {'numpy':>8s} {'torch':>8s}")
     for label, name, fb, fk, fn, ft in rows:

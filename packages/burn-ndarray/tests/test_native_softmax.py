@@ -39,7 +39,7 @@ def ref_log_softmax_backward(y, g, d):
 
 
 def tol(dtype):
-    return dict(rtol=2e-5, atol=2e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    return {"rtol": 2e-5, "atol": 2e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
 
 
 def _check_native(b, name):
