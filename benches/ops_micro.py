@@ -4,8 +4,9 @@ native kernel, numpy, torch.
 `python benches/ops_micro.py [THREADS] [--reps N]` prints, per op, the minimum over many calls
 (us) of: the burn Tensor op (dispatch + output allocation + kernel), the native kernel alone
 (preallocated output, one ctypes call: what the op costs without Python), numpy, and torch with
-THREADS threads when installed; and which implementation NdArray installed for the op
-(`native`, `threaded`, `numpy`). A Tensor-op time far above its kernel time means dispatch or
+THREADS threads when installed; which implementation NdArray installed for the op (`native`,
+`threaded`, `numpy`); CPU seconds per wall second of the burn and torch loops; and first the
+cost of one OpenMP region (one 4096-element block per thread). A Tensor-op time far above its kernel time means dispatch or
 allocation overhead; a kernel time far above sqrt's (per element) means the loop itself.
 Not a suite of `python -m benches`; the inputs are those of `benches/suites/unary.py`,
 `binary.py` and `softmax.py`.
@@ -22,14 +23,22 @@ import numpy as np
 
 def best(fn, reps: int) -> float:
     """Minimum wall time of `reps` calls (after 3 warm-up calls), in microseconds."""
+    return timed(fn, reps)[0]
+
+
+def timed(fn, reps: int) -> tuple[float, float]:
+    """(minimum wall time of `reps` calls in us, process CPU seconds per wall second over them):
+    the second shows threads that burn CPU without work (spinning) between calls."""
     for _ in range(3):
         fn()
     t = float("inf")
+    w0, c0 = time.perf_counter(), time.process_time()
     for _ in range(reps):
         t0 = time.perf_counter()
         fn()
         t = min(t, time.perf_counter() - t0)
-    return t * 1e6
+    cpu = (time.process_time() - c0) / max(1e-9, time.perf_counter() - w0)
+    return t * 1e6, cpu
 
 
 def rand(shape, seed, low=-1.0, high=1.0) -> np.ndarray:
@@ -145,10 +154,25 @@ def main() -> None:
             T and (lambda t=xt: torch.softmax(t, -1)),
         ))  # fmt: skip
     print(f"threads={args.threads} native={_native.status()} | {env}")
-    print(f"{'op':24s} {'impl':9s} {'burn':>8s} {'kernel':>8s} {'numpy':>8s} {'torch':>8s}")
+    if lib is not None:
+        # One OpenMP region with one 4096-element block per thread: the fork/join cost (tiny
+        # against a wake from futex sleep under OMP_WAIT_POLICY=PASSIVE).
+        m = 4096 * args.threads
+        xs, os_ = np.ones(m, np.float32), np.empty(m, np.float32)
+        one = best(lambda: lib.un_abs_f32(addr(xs), addr(os_), m, 1), args.reps)
+        par = best(lambda: lib.un_abs_f32(addr(xs), addr(os_), m, args.threads), args.reps)
+        print(f"region: abs of {m} elements on 1 thread {one:.1f} us, on {args.threads}: "
+              f"{par:.1f} us")  # fmt: skip
+    print(f"{'op':24s} {'impl':9s} {'burn':>8s} {'cpu/s':>6s} {'kernel':>8s} {'numpy':>8s} "
+          f"{'torch':>8s} {'cpu/s':>6s}")  # fmt: skip
+    nan = (float("nan"), float("nan"))
     for label, name, fb, fk, fn, ft in rows:
-        cols = [best(f, args.reps) if f else float("nan") for f in (fb, fk, fn, ft)]
-        print(f"{label:24s} {kind(b, name):9s} " + " ".join(f"{c:8.1f}" for c in cols))
+        (tb, cb), (tk, _), (tn, _), (tt_, ct) = (
+            timed(f, args.reps) if f else nan for f in (fb, fk, fn, ft)
+        )
+        print(f"{label:24s} {kind(b, name):9s} {tb:8.1f} {cb:6.1f} {tk:8.1f} {tn:8.1f} "
+              f"{tt_:8.1f} {ct:6.1f}")  # fmt: skip
+    print("(us, min over calls; cpu/s: process CPU seconds per wall second over the timed calls)")
 
 
 if __name__ == "__main__":
