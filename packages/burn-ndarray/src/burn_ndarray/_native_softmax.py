@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _native_ops as _ops
 from ._native_ops import F32, F64, GRAIN_COMPUTE, GRAIN_MEMORY, _nt
+from ._native_reduce import _collapse
 from ._threaded_ops import MEMORY_BOUND_MIN_THREADS
 
 FORWARD = ("softmax", "log_softmax")
@@ -46,14 +47,7 @@ def _axis(x, dim: int) -> tuple[int, int, int]:
     d = dim + nd if dim < 0 else dim
     if not 0 <= d < nd:
         raise IndexError(f"softmax: dim {dim} out of range for a tensor of rank {nd}")
-    shape = x.shape
-    outer = 1
-    for s in shape[:d]:
-        outer *= s
-    inner = 1
-    for s in shape[d + 1 :]:
-        inner *= s
-    return outer, shape[d], inner
+    return _collapse(x, d)
 
 
 def install(backend, lib, m: int, ops: dict) -> None:
