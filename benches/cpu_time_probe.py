@@ -25,7 +25,7 @@ The table comes last. Settings (default: all but torch when torch is missing):
   torch       PyTorch CPU eager on the same step (torch.set_num_threads(N))
   torch_passive  the same with OMP_WAIT_POLICY=PASSIVE (as `python -m benches` runs it)
 
-About 7 s per setting (import, build, 2 s warm-up, S = 4 s measured): ~70 s for all ten.
+About 6-7 s per setting (import, build, 1.5 s warm-up, S = 3 s measured): ~65 s for all ten.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def child(setting: str, threads: int, seconds: float) -> dict:
 
         images, targets = ts._data(64)
         step, _ = ts._burn_step(Autodiff(backend).device(), images, targets)
-    t_end = time.perf_counter() + 2.0
+    t_end = time.perf_counter() + 1.5
     while time.perf_counter() < t_end:  # warm-up: caches, pools, BLAS threads started
         step()
     t0, c0, k0 = time.perf_counter(), time.process_time(), thread_ticks()
@@ -181,7 +181,7 @@ def parent(args) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
-    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--seconds", type=float, default=3.0)
     default = [s for s in SETTINGS if not s.startswith("torch")]
     try:
         import importlib.util
