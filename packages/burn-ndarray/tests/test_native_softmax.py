@@ -166,3 +166,9 @@ def test_default_sizes_and_fallbacks():
     big = RNG.uniform(-1, 1, (128, 1024)).astype(np.float32)
     np.testing.assert_allclose(b.softmax(big, 1), ref_softmax(big.astype(np.float64), 1),
                                rtol=2e-5, atol=2e-6)  # fmt: skip
+    # float16: no kernel, the decomposition (in float16)
+    h = NdArray(float_dtype="float16", num_threads=2, parallel_min=1)
+    x16 = big.astype(np.float16)
+    got = h.softmax(x16, 1)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got, ref_softmax(x16.astype(np.float64), 1), rtol=2e-3, atol=2e-4)
