@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import math
 import os
+import platform
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -433,3 +436,34 @@ def test_scalars_beyond_float32_stay_quiet_under_raise():
     with np.errstate(all="raise"):
         assert np.isinf(b.float_add_scalar(x, 1e300)).all()
         assert (b.float_mul_scalar(x, 2) == 2).all()
+
+
+@needs_native
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or shutil.which("objdump") is None,
+    reason="libmvec's SIMD names are x86_64's; needs objdump",
+)
+def test_transcendental_loops_call_libmvec():
+    """The kernels' loops must reach libmvec's SIMD variants (`_ZGV<isa>N<lanes>v_<fn>`): a
+    scalar call per element is 4-8x slower and no other test would notice (an exp mixed into a
+    float64 sum kept gcc from them once)."""
+    path = _native._STATE["path"]
+    dis = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(path)],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    if "_ZGV" not in dis:
+        pytest.skip("built without libmvec (BURN_NO_MVEC)")
+    blocks = {}
+    for block in dis.split("\n\n"):
+        m = re.search(r"<([\w.]+)>:\n", block)
+        if m:
+            blocks[m.group(1)] = block
+    glibc = tuple(int(v) for v in (platform.libc_ver()[1] or "0.0").split(".")[:2])
+    want = {"un_exp_f32": "expf", "un_log_f32": "logf", "un_sin_f32": "sinf",
+            "un_exp_f64": "exp", "softmax_f32": "expf", "softmax_bwd_f32": "expf"}  # fmt: skip
+    if glibc >= (2, 35):  # vectorized tanhf / erff since 2.35
+        want.update({"un_tanh_f32": "tanhf", "un_erf_f32": "erff"})
+    for fn, math_fn in want.items():
+        text = "".join(v for k, v in blocks.items() if k == fn or k.startswith(fn + "._omp_fn"))
+        assert re.search(rf"_ZGV\w+v_{math_fn}@", text), f"{fn}: no SIMD {math_fn}"
