@@ -467,3 +467,25 @@ def test_transcendental_loops_call_libmvec():
     for fn, math_fn in want.items():
         text = "".join(v for k, v in blocks.items() if k == fn or k.startswith(fn + "._omp_fn"))
         assert re.search(rf"_ZGV\w+v_{math_fn}@", text), f"{fn}: no SIMD {math_fn}"
+
+
+@needs_native
+def test_relu_backward_is_the_defaults_bits():
+    """One pass for mask_fill(grad, output <= 0, 0): +0.0 where output <= 0 (-0.0 too), the
+    gradient elsewhere (NaN or inf output included); every thread count alike."""
+    from burn_tensor._ops_activation import ActivationOps
+
+    for dtype, bs in ((np.float32, list(BACKENDS.values())), (np.float64, [B64])):
+        out = special(100_003, dtype)
+        out[10:20] = -0.0
+        grad = RNG.uniform(-1, 1, out.shape).astype(dtype)
+        grad[30] = np.nan
+        want = ActivationOps.relu_backward(bs[0], out, grad)
+        for b in bs:
+            assert b.relu_backward.__module__ == "burn_ndarray._native_ops"
+            got = b.relu_backward(out, grad)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    b = BACKENDS[2]
+    x = RNG.uniform(-1, 1, (300, 200)).astype(np.float32)
+    np.testing.assert_array_equal(b.relu_backward(x.T, x.T), np.where(x.T <= 0, 0, x.T))

@@ -142,6 +142,9 @@ BINARY(bin_atan2_f64, double, atan2(x, y))
 /* max/min that propagate NaN (as np.maximum / np.minimum) */
 BINARY_BOTH(maximum, (x > y || x != x) ? x : y)
 BINARY_BOTH(minimum, (x < y || x != x) ? x : y)
+/* relu's gradient from its output x and the output gradient y: 0 where x <= 0 (+0.0, as
+ * mask_fill(grad, output <= 0, 0)), y elsewhere (a NaN output passes the gradient) */
+BINARY_BOTH(relu_bwd, x <= 0 ? 0 : y)
 
 /* clamp(x, lo, hi) as np.clip: NaN stays NaN */
 #define CLAMP(NAME, T)                                                                        \
