@@ -482,7 +482,7 @@ def test_relu_backward_is_the_defaults_bits():
         grad[30] = np.nan
         want = ActivationOps.relu_backward(bs[0], out, grad)
         for b in bs:
-            assert b.relu_backward.__module__ == "burn_ndarray._native_ops"
+            assert b.relu_backward.__module__ == "burn_ndarray._native_activation"
             got = b.relu_backward(out, grad)
             assert got.dtype == dtype
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

@@ -90,8 +90,11 @@ def install(backend) -> bool:
         ops[name] = _unary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
     p = prev("relu")
     ops["relu"] = _unary(lib, "relu", p, m, *threads_for("relu"), _small(backend, "relu", p))
+    from . import _native_activation  # it imports this module's helpers
+
     t, g, _ = threads_for("relu_backward")
-    ops["relu_backward"] = _same_shape(lib, "relu_bwd", prev("relu_backward"), m, t, g)
+    p = prev("relu_backward")
+    ops["relu_backward"] = _native_activation.same_shape(lib, "relu_bwd", p, m, t, g)
     for short, k in BINARY.items():
         name = "float_" + short
         p = prev(name)
@@ -321,30 +324,6 @@ def _binary(lib, kname, prev, m, threads, grain, compute, small):
         mm, nn, ra, ca, rb, cb = plan
         k(_ptr(x), _ptr(y), _ptr(out), mm, nn, ra, ca, rb, cb,
           _nt(threads, n, grain))  # fmt: skip
-        return out
-
-    return op
-
-
-def _same_shape(lib, kname, prev, m, threads, grain):
-    """A binary kernel on two same-shape, same-dtype, C-contiguous operands (e.g. relu's
-    gradient, whose default is two ops: a compare and a mask_fill); else `prev`."""
-    ks = _kernels(lib, "bin_" + kname)
-    for k in ks.values():  # not in `_native._declare`'s list: its signature here
-        k.argtypes, k.restype = _kernels(lib, "bin_add")[F32].argtypes, None
-    get = ks.get
-
-    def op(x, y):
-        dt = x.dtype
-        k = get(dt)
-        if k is None or x.size < m or y.dtype != dt or x.shape != y.shape:
-            return prev(x, y)
-        px, py = _cptr(x), _cptr(y)
-        if not (px and py):
-            return prev(x, y)
-        out = np.empty(x.shape, dt)
-        n = x.size
-        k(px, py, _ptr(out), 1, n, 0, 1, 0, 1, _nt(threads, n, grain))
         return out
 
     return op
