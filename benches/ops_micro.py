@@ -166,10 +166,15 @@ def main() -> None:
     print(f"{'op':24s} {'impl':9s} {'burn':>8s} {'cpu/s':>6s} {'kernel':>8s} {'numpy':>8s} "
           f"{'torch':>8s} {'cpu/s':>6s}")  # fmt: skip
     nan = (float("nan"), float("nan"))
+
+    def settled(f):
+        # torch's OpenMP threads spin up to ~20 ms after its calls (libgomp's default, read
+        # before our kernels set GOMP_SPINCOUNT): let them sleep before timing the next side
+        time.sleep(0.05)
+        return timed(f, args.reps)
+
     for label, name, fb, fk, fn, ft in rows:
-        (tb, cb), (tk, _), (tn, _), (tt_, ct) = (
-            timed(f, args.reps) if f else nan for f in (fb, fk, fn, ft)
-        )
+        (tb, cb), (tk, _), (tn, _), (tt_, ct) = (settled(f) if f else nan for f in (fb, fk, fn, ft))
         print(f"{label:24s} {kind(b, name):9s} {tb:8.1f} {cb:6.1f} {tk:8.1f} {tn:8.1f} "
               f"{tt_:8.1f} {ct:6.1f}")  # fmt: skip
     print("(us, min over calls; cpu/s: process CPU seconds per wall second over the timed calls)")
