@@ -22,10 +22,11 @@ The table comes last. Settings (default: all but torch when torch is missing):
   blas_nowait OPENBLAS_THREAD_TIMEOUT=4: OpenBLAS threads sleep after 2^4 cycles, not 2^28
   nonative    BURN_NDARRAY_NATIVE=0: the numpy paths and the Python pool
   noconv      BURN_NDARRAY_NATIVE_CONV=0: native kernels except conv2d
+  conv_chunked  BURN_NDARRAY_NATIVE_CONV=chunked: the previous native conv (BLAS threads per GEMM)
   torch       PyTorch CPU eager on the same step (torch.set_num_threads(N))
   torch_passive  the same with OMP_WAIT_POLICY=PASSIVE (as `python -m benches` runs it)
 
-About 6-7 s per setting (import, build, 1.5 s warm-up, S = 3 s measured): ~65 s for all ten.
+About 6-7 s per setting (import, build, 1.5 s warm-up, S = 3 s measured): ~70 s for all eleven.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ SETTINGS = {
     "blas_nowait": {"OPENBLAS_THREAD_TIMEOUT": "4"},
     "nonative": {"BURN_NDARRAY_NATIVE": "0"},
     "noconv": {"BURN_NDARRAY_NATIVE_CONV": "0"},
+    "conv_chunked": {"BURN_NDARRAY_NATIVE_CONV": "chunked"},
     "torch": {},
     "torch_passive": {"OMP_WAIT_POLICY": "PASSIVE"},
 }

@@ -105,6 +105,17 @@ def main():
     except Exception as exc:  # noqa: BLE001
         rows.append((f"torch: {exc!r}"[:90], float("nan")))
 
+    # the hot path's own call shapes: Python int n, numpy dtype objects, cached Function
+    dt = np.dtype(np.float32)
+    rows.append(("cp.ndarray((16,), np.dtype) alloc", per_call(lambda: cp.ndarray((16,), dt), sync=sync)))
+    rows.append(("RawKernel call, Python int n", per_call(lambda: k((1,), (256,), (x, y, out, 16)), sync=sync)))
+    fn = k.kernel
+    rows.append(("cached Function call, Python int n", per_call(lambda: fn((1,), (256,), (x, y, out, 16)), sync=sync)))
+    rows.append(("cached Function call, np.int64 n", per_call(lambda: fn((1,), (256,), (x, y, out, np.int64(16))), sync=sync)))
+    rows.append(("RawKernel.kernel property", per_call(lambda: k.kernel, n=20000)))
+    rows.append(("cupy.cuda.runtime.getDevice()", per_call(cp.cuda.runtime.getDevice, n=20000)))
+    rows.append(("get_current_stream()", per_call(cp.cuda.get_current_stream, n=20000)))
+
     print(f"{'16-element float32 add, pieces':58s} us/call")
     for name, us in rows:
         print(f"  {name:56s} {us:7.2f}")
@@ -134,7 +145,7 @@ def gemm(cp, sync):
         torch = None
     _backend.Cuda()  # installs _MATMUL
     mm = _backend._MATMUL[0]
-    print(f"{'M x K @ K x N':22s} {'cupy mm':>9s} {'cp busy':>9s} {'sgemm':>9s} {'torch':>9s}  us/call host, best of 5x200")
+    print(f"{'M x K @ K x N':22s} {'cupy mm':>9s} {'cp busy':>9s} {'sgemm':>9s} {'sg busy':>9s} {'torch':>9s}  us/call host, best of 5x200")
     for m, kk, n in shapes:
         a = cp.random.rand(m, kk, dtype=cp.float32)
         b = cp.random.rand(kk, n, dtype=cp.float32)
@@ -163,6 +174,17 @@ def gemm(cp, sync):
 
         direct()
         sync()
+
+        def busy_direct():
+            for _ in range(20):
+                big * 2.0
+            t = time.perf_counter()
+            for _ in range(50):
+                direct()
+            return (time.perf_counter() - t) / 50 * 1e6
+
+        t_busy_dir = min(busy_direct() for _ in range(3))
+        sync()
         err = float(abs(c - a @ b).max())
         t_dir = per_call(direct, n=200, sync=sync)
         t_t = float("nan")
@@ -170,7 +192,7 @@ def gemm(cp, sync):
             ta = torch.rand(m, kk, device="cuda")
             tb = torch.rand(kk, n, device="cuda")
             t_t = per_call(lambda: torch.mm(ta, tb), n=200, sync=torch.cuda.synchronize)
-        print(f"{m:6d}x{kk:5d} @ {kk:5d}x{n:5d} {t_cp:9.1f} {t_busy:9.1f} {t_dir:9.1f} {t_t:9.1f}  (sgemm err {err:.1e})")
+        print(f"{m:6d}x{kk:5d} @ {kk:5d}x{n:5d} {t_cp:9.1f} {t_busy:9.1f} {t_dir:9.1f} {t_busy_dir:9.1f} {t_t:9.1f}  (sgemm err {err:.1e})")
 
 
 if __name__ == "__main__":

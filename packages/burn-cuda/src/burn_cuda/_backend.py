@@ -8,7 +8,7 @@ import threading
 import numpy as np
 from burn_tensor import Backend, BackendNotInstalledError, DType, NoDeviceError
 
-from . import _memory, _platform
+from . import _gemm, _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
 from ._ops_module import CudaModuleOps
 from ._optim import CudaOptimOps
@@ -130,6 +130,10 @@ class Cuda(CudaSoftmaxOps, CudaOptimOps, CudaModuleOps, Backend):
 
     # -- matmul ------------------------------------------------------------------------------------
     def float_matmul(self, x, y):
+        if _DIRECT_GEMM and not (self.allow_tf32 and x.dtype == np.float32):
+            out = _gemm.matmul(x, y)
+            if out is not None:
+                return out
         if x.dtype == np.float32 and _TF32[0] is not self.allow_tf32:
             _set_tf32(self.allow_tf32)
         return _MATMUL[0](x, y)
@@ -139,6 +143,11 @@ class Cuda(CudaSoftmaxOps, CudaOptimOps, CudaModuleOps, Backend):
 
 
 _CP: list = [None]
+#: float32 (without TF32) / float64 GEMMs call cuBLAS directly (`_gemm.py`); off with the hot
+#: path (BURN_CUDA_FAST=0) or alone (BURN_CUDA_DIRECT_GEMM=0)
+_DIRECT_GEMM = os.environ.get("BURN_CUDA_FAST", "1") != "0" and (
+    os.environ.get("BURN_CUDA_DIRECT_GEMM", "1") != "0"
+)
 #: cupy's matmul core (`cupy.matmul` is a gufunc object whose fast path calls it after a few
 #: Python-level checks: a few microseconds per call saved, the same cuBLAS calls)
 _MATMUL: list = [None]

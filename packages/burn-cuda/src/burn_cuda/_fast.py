@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _fast_source as fsrc
+from . import _launch
 
 BLOCK = 256
 #: contiguous elementwise kernels handle 16 bytes per thread
@@ -127,6 +128,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
 
     kernels = _Kernels(cp)
     get = kernels.get
+    go = _launch.launcher(cp, BLOCK)
     cp_new = cp.ndarray
     out: dict = {}
 
@@ -166,7 +168,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                             raise alloc_error(name, exc) from exc
                         if n:
                             v = _VEC[dt] * BLOCK
-                            k(((n + v - 1) // v,), (BLOCK,), (x, y, o, n))
+                            go.p3i(k, (n + v - 1) // v, x, y, o, n)
                         return o
                 elif len(shape) == len(yshape):
                     oshape = tuple(a if a != 1 else b for a, b in zip(shape, yshape))
@@ -213,7 +215,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                         raise alloc_error(name, exc) from exc
                     if n:
                         v = _VEC[dt] * BLOCK
-                        k(((n + v - 1) // v,), (BLOCK,), (x, o, n))
+                        go.p2i(k, (n + v - 1) // v, x, o, n)
                     return o
             if fb_static is not None:
                 return fb_static(x)
@@ -252,7 +254,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                     raise alloc_error(name, exc) from exc
                 if n:
                     v = _VEC[dt] * BLOCK
-                    k(((n + v - 1) // v,), (BLOCK,), (x, o, n, s))
+                    go.p2is(k, (n + v - 1) // v, x, o, n, s, dt in _FLOATS)
                 return o
             return _slow(self, x, s)
 
@@ -283,7 +285,7 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
     if "relu" in table:
         out["relu"] = unary("relu", "relu", table["relu"])
     out["relu_backward"] = binary("relu_backward", "relu_backward", _relu_backward, True)
-    out.update(reductions(cp, table, get, oom, alloc_error))
+    out.update(reductions(cp, table, get, oom, alloc_error, go))
     return out
 
 
@@ -295,7 +297,7 @@ def _relu_backward(self, output, grad):  # burn_tensor's default, for what the k
     return self.float_mask_fill(grad, self.float_lower_equal_elem(output, 0.0), 0.0)
 
 
-def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
+def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
     """float_sum (small tensors: one block), float_sum_dim / mean_dim / max_dim (a warp per row
     along the last dim, a thread per output along any other); other cases fall back to the
     table's entries."""
@@ -328,7 +330,7 @@ def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
                         if total == 0:
                             return o
                         if inner == 1:
-                            k(((total + 7) // 8,), (BLOCK,), (x, o, total, length))
+                            go.p2ii(k, (total + 7) // 8, BLOCK, x, o, total, length)
                         else:
                             grid = ((total + BLOCK - 1) // BLOCK,)
                             k(grid, (BLOCK,), (x, o, total, length, inner))
@@ -355,7 +357,7 @@ def reductions(cp, table: dict, get, oom, alloc_error) -> dict:
                         o = cp_new((1,), dt)
                     except oom as exc:
                         raise alloc_error("float_sum", exc) from exc
-                    k((1,), (BLOCK,), (x, o, x.size))
+                    go.p2i(k, 1, x, o, x.size)
                     return o
             return fallback(self, x)
 

@@ -35,7 +35,7 @@ def unfold(cp, x, kernel_size, stride, padding, dilation):
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
     oh, ow = _out(h, kh, sh, ph, dh), _out(w, kw, sw, pw, dw)
     xk = _k(cp, x)
-    out = cp.empty((n, c * kh * kw, oh * ow), xk.dtype)
+    out = cp.ndarray((n, c * kh * kw, oh * ow), xk.dtype)
     total = out.size
     geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
     index = "int" if total < 2**31 else "long long"  # 32-bit divisions where they fit
@@ -86,7 +86,7 @@ class CudaModuleOps:
         wm = weight.astype(x.dtype, copy=False).reshape(g, c_in // g, cog * kh * kw)
         xs = x.reshape(n, g, c_in // g, h * w)
         cols = _k(cp, self.float_matmul(cp.swapaxes(wm, 1, 2)[None], xs))
-        out = cp.empty((n, c_out, oh, ow), cols.dtype)
+        out = cp.ndarray((n, c_out, oh, ow), cols.dtype)
         total = out.size
         geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
         launch(kernel("col2im", cols.dtype), total, cols, out, i64(total), *geom)
@@ -110,7 +110,7 @@ class CudaModuleOps:
     def _avg(self, name, src, dst_shape, geom, count_include_pad, like):
         cp = load_cupy()
         sk = _k(cp, src)
-        out = cp.empty(dst_shape, sk.dtype)
+        out = cp.ndarray(dst_shape, sk.dtype)
         total = out.size
         launch(kernel(name, sk.dtype), total, sk, out, i64(total), *geom, i32(count_include_pad)[0])
         return out.astype(like.dtype, copy=False)
@@ -137,8 +137,8 @@ class CudaModuleOps:
         n, c, h, w = x.shape
         oh, ow = _out(h, kh, sh, ph, dh), _out(w, kw, sw, pw, dw)
         xk = _k(cp, x)
-        out = cp.empty((n, c, oh, ow), xk.dtype)
-        idx = cp.empty((n, c, oh, ow), self.int_dtype.np)
+        out = cp.ndarray((n, c, oh, ow), xk.dtype)
+        idx = cp.ndarray((n, c, oh, ow), self.int_dtype.np)
         total = out.size
         geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
         k = kernel("max_pool2d", xk.dtype, idx.dtype)
@@ -167,7 +167,7 @@ class CudaModuleOps:
         oh, ow = _pair(output_size)
         n, c, h, w = x.shape
         xk = _k(cp, x)
-        out = cp.empty((n, c, oh, ow), xk.dtype)
+        out = cp.ndarray((n, c, oh, ow), xk.dtype)
         total = out.size
         k = kernel("adaptive_avg_pool2d", xk.dtype)
         launch(k, total, xk, out, i64(total), *i32(h, w, oh, ow))
@@ -178,7 +178,7 @@ class CudaModuleOps:
         n, c, h, w = x.shape
         oh, ow = grad.shape[2:]
         g = cp.ascontiguousarray(grad, dtype=kernel_dtype(x.dtype))
-        gx = cp.empty((n, c, h, w), g.dtype)
+        gx = cp.ndarray((n, c, h, w), g.dtype)
         total = gx.size
         k = kernel("adaptive_avg_pool2d_backward", g.dtype)
         launch(k, total, g, gx, i64(total), *i32(h, w, oh, ow))

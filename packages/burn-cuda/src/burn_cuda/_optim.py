@@ -91,7 +91,7 @@ class CudaOptimOps:
             first = moment_1 is None
             m1 = param if first else moment_1  # unread on the first step
             m2 = param if first else moment_2
-            out = [cp.empty(param.shape, dt) for _ in range(3)]
+            out = [cp.ndarray(param.shape, dt) for _ in range(3)]
             n = param.size
             if n:
                 grid = min((n + BLOCK - 1) // BLOCK, 4096)

@@ -51,7 +51,7 @@ def _words(device) -> tuple:
 def bits(cp, n: int, device) -> object:
     """[n, 2] uint32 words of the device's next call."""
     words = _words(device)  # drawn first: the call counts even if the allocation fails
-    out = cp.empty((n, 2), np.uint32)
+    out = cp.ndarray((n, 2), np.uint32)
     launch(
         kernel("philox_u32x2"),
         n,
@@ -69,7 +69,7 @@ def bernoulli(cp, shape, n: int, threshold: int, dtype, device):
 
     words = _words(device)
     kd = kernel_dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
-    out = cp.empty(shape, kd)
+    out = cp.ndarray(shape, kd)
     launch(
         kernel("philox_bernoulli", kd),
         n,

@@ -175,7 +175,7 @@ def _launch(kind, arrays, shape, dim, log_mode):
     """Run the `kind` ('' forward, 'bwd_' backward) kernel over contiguous `arrays` -> output."""
     cp = _platform.load_cupy()
     a0 = arrays[0]
-    out = cp.empty(shape, a0.dtype)
+    out = cp.ndarray(shape, a0.dtype)
     if a0.size == 0:
         return out
     ctype = _CTYPE[a0.dtype]

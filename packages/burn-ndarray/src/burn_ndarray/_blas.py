@@ -83,3 +83,42 @@ def gemm_threads(macs: int, budget: int) -> int:
         (16, 2, 1)
     """
     return max(1, min(budget, macs // GEMM_GRAIN))
+
+
+# cblas GEMM symbols of numpy's BLAS, most specific first: numpy >= 2 bundles scipy-openblas
+# (ILP64, `scipy_` prefix, `64_` suffix), numpy 1.22-1.26 openblas64_ (`64_` suffix); a system
+# BLAS exports plain `cblas_sgemm`.
+_GEMM_NAMES = (
+    ("scipy_cblas_sgemm64_", "scipy_cblas_dgemm64_"),
+    ("cblas_sgemm64_", "cblas_dgemm64_"),
+    ("scipy_cblas_sgemm", "scipy_cblas_dgemm"),
+    ("cblas_sgemm", "cblas_dgemm"),
+)
+
+
+def cblas_gemm() -> tuple[int, int, int | None] | None:
+    """Addresses of numpy's BLAS `cblas_sgemm`, `cblas_dgemm` (any of `_GEMM_NAMES`) and, when
+    exported, OpenBLAS's `openblas_set_num_threads_local` (None otherwise), for C code to call
+    directly; None when no controllable BLAS or no GEMM symbols were found (the caller then
+    keeps going through numpy). The library is the one numpy already loaded, found through
+    threadpoolctl; dlopen of a loaded file returns that same copy."""
+    import ctypes
+
+    def addr(lib, name):
+        try:
+            return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value
+        except AttributeError:
+            return None
+
+    for c in _ensure_loaded():
+        try:
+            lib = ctypes.CDLL(c.filepath)
+        except OSError:
+            continue
+        local = addr(lib, "openblas_set_num_threads_local")
+        local = local or addr(lib, "scipy_openblas_set_num_threads_local64_")
+        for s, d in _GEMM_NAMES:
+            fs, fd = addr(lib, s), addr(lib, d)
+            if fs and fd:
+                return fs, fd, local
+    return None

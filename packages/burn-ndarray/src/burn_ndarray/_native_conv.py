@@ -1,113 +1,380 @@
-"""conv2d forward on the native kernels: parallel C im2col, one BLAS GEMM per batch chunk with
-the budget's BLAS threads, a parallel C transpose back to NCHW with the bias added.
+"""conv2d forward, input and weight gradients on the native kernels (`_native/conv.c`), groups 1.
 
-The numpy path (`_conv`, `_winograd`) splits the batch over the Python pool, one BLAS thread per
-part, with numpy im2col copies / Winograd transforms per part: on 16 cores its dispatch and its
-single-threaded transform passes left conv2d 10-13x behind torch. Here the copies run as OpenMP
-loops and the GEMM [n*oh*ow, K] @ [K, c_out] is large enough for every BLAS thread.
+One OpenMP region over fixed (image, block of output pixels) tasks: each thread writes the
+task's im2col columns [K, pixels] into its own cache-sized buffer (`TASK_BYTES`) and runs the
+GEMM `weight [co, K] @ columns` itself, through numpy's own OpenBLAS set to one thread for the
+call, straight into the NCHW output with the bias added. No column matrix streams through
+memory, no transpose pass, and OpenBLAS's thread pool (whose threads spin ~0.1 s after each
+call) never wakes: all cores are used by the OpenMP threads alone. The weight gradient runs the
+same tasks with `grad [co, pixels] @ columns^T`, summed per fixed slot of images; the input
+gradient runs `weight^T @ grad` per (image, input-channel block) task and scatter-adds the
+columns back (col2im) for any stride and dilation and where c_in < c_out, else it stays the
+backend's flipped-kernel conv of the gradient (`_backend.conv2d_x_backward`), i.e. the forward
+task path.
 
-Installed from `MIN_THREADS` threads on (or with a forced `parallel_min`, for tests): on the
-2-core development machine the numpy path (batch halves on two threads, the GEMM writing NCHW
-directly) measured faster, 3->64 [32, 3, 32, 32] 9 ms against 26 ms here (min of 3 runs, the
-machine shared and loaded), and the guide's training step 130 ms against 169 ms. Winograd
-F(2x2, 3x3) needs 2.25x fewer multiply-adds, so shapes it suits keep it below
-`WINOGRAD_MAX_THREADS` threads (where its transforms are not the bottleneck); grouped convs keep
-the numpy path. `BURN_NDARRAY_NATIVE_CONV=0` keeps the numpy conv path alone.
+The chunked path this replaced (`_native_conv_chunked`: one big im2col, one multi-threaded BLAS
+GEMM per 16 MB, a transpose back) stays the fallback when numpy's BLAS exposes no cblas GEMM,
+and `BURN_NDARRAY_NATIVE_CONV=chunked` selects it; `BURN_NDARRAY_NATIVE_CONV=0` keeps the numpy
+conv path (`_conv`, `_winograd`, split over the batch by the Python pool).
+
+Results do not depend on the thread count: the task split comes from the shapes only. Which
+path runs does for Winograd shapes (below `WINOGRAD_MAX_THREADS` threads, see `install`).
 """
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
+import threading
 
 import numpy as np
 
-from . import _blas, _winograd
+from . import _blas, _native_conv_chunked, _winograd
 from . import _native_ops as _ops
 from ._im2col import out_size
 from ._native_ops import F32, F64, _nt
 
-CHUNK_BYTES = 16 << 20  # im2col columns materialised at once (as _im2col.CHUNK_BYTES)
+log = logging.getLogger("burn_ndarray.native")
+
+# im2col columns per task: fits in L2 (1 MB on Skylake-SP, 512 KB on Zen) beside the GEMM's
+# packed panels, so the copy and the GEMM's read of it stay in cache.
+TASK_BYTES = 256 << 10
+# Fewest output pixels per task (unless the image has fewer): narrower GEMMs lose efficiency.
+MIN_BLOCK = 64
+# Weight-gradient partials [co, K] per slot of (image, pixel block) tasks: at most MAX_SLOTS
+# slots (the threads that can share the work) and PART_BYTES.
+MAX_SLOTS = 32
+PART_BYTES = 64 << 20
+# GEMM rows (input channels x kernel window) per x-gradient task.
+XGRAD_ROWS = 128
+# col2im for dx when c_in * COL2IM_CHANNEL_RATIO < c_out (see `_col2im_suits`).
+COL2IM_CHANNEL_RATIO = 1
+# Multiply-adds per OpenMP thread at least (~10-40 us of GEMM), so tiny convs wake few threads.
+MAC_GRAIN = 1 << 20
+# Winograd (2.25x fewer multiply-adds, numpy transforms on the Python pool) keeps its shapes
+# below this many threads; see README "Native kernels" for the measurements behind it.
 WINOGRAD_MAX_THREADS = 8
-MIN_THREADS = 8
-GRAIN = 1 << 14
+# The chunked fallback only from this many threads (on 2 cores the numpy path measured faster).
+CHUNKED_MIN_THREADS = 8
 
 
 def _pair(v) -> tuple[int, int]:
     return (int(v[0]), int(v[1]))
 
 
+def block_pixels(p: int, k: int, itemsize: int) -> int:
+    """Output pixels per task for p pixels per image and K = c*kh*kw: about TASK_BYTES of
+    columns, at least MIN_BLOCK, blocks of one image made even and rounded up to 16 pixels
+    (vector-width multiples for the GEMM's N). Depends on the shapes only, never on threads.
+
+    Example:
+        >>> block_pixels(1024, 27, 4), block_pixels(1024, 576, 4), block_pixels(49, 4608, 4)
+        (1024, 112, 49)
+    """
+    pb = max(MIN_BLOCK, TASK_BYTES // max(1, k * itemsize))
+    if pb >= p:
+        return p
+    nb = -(-p // pb)
+    return min(p, (-(-p // nb) + 15) // 16 * 16)
+
+
+def _geom(x_shape, w_shape, stride, padding, dilation, out_hw) -> np.ndarray:
+    """The conv_geom struct of conv.c: n c h w co kh kw sh sw ph pw dh dw oh ow (int64)."""
+    n, c, h, w = x_shape
+    co, _, kh, kw = w_shape
+    return np.array([n, c, h, w, co, kh, kw, *stride, *padding, *dilation, *out_hw], np.int64)
+
+
+class _Gemm:
+    """numpy's cblas GEMMs handed to conv.c once per process. `ok`: usable (None: not yet
+    looked up); `local`: OpenBLAS's per-thread count can be set from C, so the process-wide
+    one need not change."""
+
+    ok: bool | None = None
+    local = False
+    lock = threading.Lock()
+
+    @classmethod
+    def ready(cls, lib) -> bool:
+        with cls.lock:
+            if cls.ok is None:
+                cls._look_up(lib)
+        return cls.ok
+
+    @classmethod
+    def _look_up(cls, lib) -> None:
+        ptrs = _blas.cblas_gemm()
+        before = _blas.current()  # the probe leaves BLAS on 1 thread: restore the count
+        cls.local = bool(ptrs and ptrs[2])
+        cls.ok = bool(ptrs) and lib.conv_set_gemm(*ptrs) == 1 and _probe(lib)
+        if before is not None:
+            _blas.set_threads(before)
+        if not cls.ok:
+            lib.conv_set_gemm(None, None, None)
+            log.debug("burn-ndarray native conv: no usable cblas GEMM, chunked path")
+
+
+def _probe(lib) -> bool:
+    """One tiny conv per dtype against einsum: guards against a GEMM symbol with another ABI."""
+    rng = np.random.default_rng(0)
+    for dt in (F32, F64):
+        x = rng.uniform(-1, 1, (2, 3, 5, 6)).astype(dt)
+        w = rng.uniform(-1, 1, (4, 3, 2, 3)).astype(dt)
+        want = np.einsum("nchwij,ocij->nohw", _windows(x, 2, 3), w.astype(np.float64))
+        got = _forward(lib, 1, x, w, None, (1, 1), (0, 0), (1, 1), want.shape[2:])
+        if not np.allclose(got, want, rtol=1e-4, atol=1e-4):
+            return False
+    return True
+
+
+def _windows(x, kh, kw):
+    """[n, c, h, w] -> float64 windows [n, c, oh, ow, kh, kw] (stride 1, no padding)."""
+    return np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (kh, kw), axis=(2, 3))
+
+
+# Conv calls in flight (several Python threads, e.g. one per logical device): without the
+# per-thread setting, BLAS goes back to a budget only when the last one ends, so no GEMM inside
+# a region runs multi-threaded.
+_active = [0]
+_active_lock = threading.Lock()
+
+
+def _run(fn, threads: int, *args) -> None:
+    """Call a conv kernel with every GEMM on its calling OpenMP thread, then leave numpy's BLAS
+    on the backend's budget (as after any threaded region).
+
+    With `openblas_set_num_threads_local` each team thread sets its own OpenBLAS count to 1 in
+    C and the process-wide count is left alone (a threadpoolctl set-and-restore pair costs
+    ~14 us); without it the process-wide count is 1 for the call."""
+    if _Gemm.local:
+        try:
+            rc = fn(*args)
+        finally:
+            _blas.set_threads(threads)  # no call into BLAS when it already is the budget
+    else:
+        with _active_lock:
+            _active[0] += 1
+            _blas.set_threads(1)
+        try:
+            rc = fn(*args)
+        finally:
+            with _active_lock:
+                _active[0] -= 1
+                if _active[0] == 0:
+                    _blas.set_threads(threads)
+    if rc != 0:
+        raise MemoryError("burn-ndarray native conv: could not allocate its column buffers")
+
+
+def _forward(lib, threads, x, weight, bias, stride, padding, dilation, out_hw) -> np.ndarray:
+    """Shapes: x [n, c, h, w], weight [co, c, kh, kw], bias [co] | None -> [n, co, oh, ow]."""
+    dt = x.dtype
+    fn = lib.conv2d_fwd_f32 if dt == F32 else lib.conv2d_fwd_f64
+    x, w = np.ascontiguousarray(x), np.ascontiguousarray(weight)
+    b = None if bias is None else np.ascontiguousarray(bias)
+    n, co = x.shape[0], w.shape[0]
+    p, k = out_hw[0] * out_hw[1], w[0].size
+    out = np.empty((n, co, *out_hw), dt)
+    geom = _geom(x.shape, w.shape, stride, padding, dilation, out_hw)
+    pb = block_pixels(p, k, dt.itemsize)
+    tasks = n * -(-p // pb)
+    nt = min(tasks, _nt(threads, n * p * k * co, MAC_GRAIN))
+    bp = None if b is None else _ops._ptr(b)
+    _run(fn, threads, _ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), pb, nt)
+    return out
+
+
+def _weight_grad(lib, threads, x, grad, kernel, stride, padding, dilation) -> np.ndarray:
+    """Shapes: x [n, c, h, w], grad [n, co, oh, ow] -> [co, c, kh, kw] (only the windows that
+    grad covers are read)."""
+    dt = x.dtype
+    fn = lib.conv2d_wgrad_f32 if dt == F32 else lib.conv2d_wgrad_f64
+    x, g = np.ascontiguousarray(x), np.ascontiguousarray(grad)
+    n, c = x.shape[:2]
+    co, oh, ow = g.shape[1:]
+    k = c * kernel[0] * kernel[1]
+    pb = block_pixels(oh * ow, k, dt.itemsize)
+    tasks = n * -(-(oh * ow) // pb)
+    slots = max(1, min(tasks, MAX_SLOTS, PART_BYTES // (co * k * dt.itemsize)))
+    part = np.empty((slots, co, k), dt)
+    dw = np.empty((co, c, *kernel), dt)
+    geom = _geom(x.shape, (co, c, *kernel), stride, padding, dilation, (oh, ow))
+    nt = min(slots, _nt(threads, n * oh * ow * k * co, MAC_GRAIN))
+    ptr = _ops._ptr
+    _run(fn, threads, ptr(x), ptr(g), ptr(dw), ptr(part), ptr(geom), pb, slots, nt)
+    return dw
+
+
+def _check_channels(op: str, x, weight, groups: int) -> None:
+    """A clear error for mismatched channels (the GEMM would otherwise fail on K)."""
+    if x.ndim == 4 and weight.ndim == 4 and x.shape[1] != weight.shape[1] * groups:
+        raise ValueError(
+            f"{op}: input {list(x.shape)} has {x.shape[1]} channels, weight {list(weight.shape)}"
+            f" expects {weight.shape[1]} x groups {groups}"
+        )
+
+
+def channel_block(c: int, khw: int) -> int:
+    """Input channels per x-gradient task: about XGRAD_ROWS GEMM rows (c_b * kh * kw), blocks
+    made even. Depends on the shapes only.
+
+    Example:
+        >>> channel_block(3, 9), channel_block(64, 9), channel_block(512, 1)
+        (3, 13, 128)
+    """
+    cb = min(c, max(1, XGRAD_ROWS // khw))
+    return -(-c // -(-c // cb))
+
+
+def _x_grad(lib, threads, x_shape, weight, grad, stride, padding, dilation) -> np.ndarray:
+    """Shapes: weight [co, c, kh, kw], grad [n, co, oh, ow] -> dx of x_shape [n, c, h, w]."""
+    dt = grad.dtype
+    fn = lib.conv2d_xgrad_f32 if dt == F32 else lib.conv2d_xgrad_f64
+    w, g = np.ascontiguousarray(weight), np.ascontiguousarray(grad)
+    n, c = x_shape[:2]
+    co, oh, ow = g.shape[1:]
+    khw = w.shape[2] * w.shape[3]
+    cb = channel_block(c, khw)
+    pb = block_pixels(oh * ow, cb * khw, dt.itemsize)
+    dx = np.empty(x_shape, dt)
+    geom = _geom(x_shape, w.shape, stride, padding, dilation, (oh, ow))
+    tasks = n * -(-c // cb)
+    nt = min(tasks, _nt(threads, n * oh * ow * c * khw * co, MAC_GRAIN))
+    ptr = _ops._ptr
+    _run(fn, threads, ptr(g), ptr(w), ptr(dx), ptr(geom), pb, cb, nt)
+    return dx
+
+
+def _covered(x, weight, options, m: int) -> bool:
+    """Whether the native conv takes these operands: 4-D float32/float64 of one dtype, groups
+    1, at least `m` input elements; anything else (and bad input, for its error) goes on."""
+    return (
+        x.dtype in (F32, F64)
+        and x.ndim == 4
+        and weight.ndim == 4
+        and weight.dtype == x.dtype
+        and options.groups == 1
+        and x.size >= m
+        and weight.shape[1] == x.shape[1]
+        and x.shape[0] > 0
+        and weight.shape[0] > 0
+    )
+
+
 def install(backend, lib, m: int, ops: dict) -> None:
+    """conv2d (and conv2d_weight_backward on the task path) as native ops in `ops`."""
     threads = backend.num_threads
-    if threads < MIN_THREADS and not backend.parallel_min_forced:
-        return
-    if os.environ.get("BURN_NDARRAY_NATIVE_CONV", "1").strip() == "0":
+    mode = os.environ.get("BURN_NDARRAY_NATIVE_CONV", "1").strip().lower()
+    if mode == "0":
         return  # the numpy conv path with the other kernels native (for comparisons)
-    im2col = {F32: lib.im2col_f32, F64: lib.im2col_f64}
-    to_nhwc = {F32: lib.to_nhwc_pad_f32, F64: lib.to_nhwc_pad_f64}
-    to_nchw = {F32: lib.to_nchw_f32, F64: lib.to_nchw_f64}
+    tasks = mode != "chunked" and _Gemm.ready(lib)
+    if not tasks and mode != "chunked":
+        # no cblas GEMM: the chunked path where it measured faster than numpy's (many threads)
+        if threads < CHUNKED_MIN_THREADS and not backend.parallel_min_forced:
+            return
+        log.debug("burn-ndarray native conv: chunked path (no cblas GEMM from numpy's BLAS)")
     prev = backend.conv2d
 
     def conv2d(x, weight, bias, options):
-        k = im2col.get(x.dtype)
-        if (
-            k is None
-            or x.size < m
-            or options.groups != 1
-            or x.ndim != 4
-            or weight.dtype != x.dtype
-            or (bias is not None and bias.dtype != x.dtype)
-        ):
+        _check_channels("conv2d", x, weight, options.groups)
+        if not _covered(x, weight, options, m) or (bias is not None and bias.dtype != x.dtype):
             return prev(x, weight, bias, options)
         stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
-        n, c, h, w = x.shape
-        co, _, kh, kw = weight.shape
+        _, _, h, w = x.shape
+        kh, kw = weight.shape[2:]
         oh = out_size(h, kh, stride[0], padding[0], dilation[0])
         ow = out_size(w, kw, stride[1], padding[1], dilation[1])
-        if oh <= 0 or ow <= 0 or n == 0 or co == 0:
+        if oh <= 0 or ow <= 0 or min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
             return prev(x, weight, bias, options)
         if threads < WINOGRAD_MAX_THREADS and _winograd.suits(
             x.shape, weight.shape, stride, padding, dilation, 1, (oh, ow)
         ):
             return prev(x, weight, bias, options)
-        dt = x.dtype
-        p, kk = oh * ow, c * kh * kw
-        x = np.ascontiguousarray(x)
-        # [K, c_out], K ordered (i, j, c) as the columns
-        wt = np.ascontiguousarray(weight.transpose(2, 3, 1, 0)).reshape(kk, co)
-        b = None if bias is None else np.ascontiguousarray(bias)
-        chunk = max(1, min(n, CHUNK_BYTES // max(1, p * kk * dt.itemsize)))
-        hp, wp = h + 2 * padding[0], w + 2 * padding[1]
-        xpad = np.empty((chunk, hp, wp, c), dt)
-        cols = np.empty((chunk * p, kk), dt)
-        tmp = np.empty((chunk * p, co), dt)
-        out = np.empty((n, co, oh, ow), dt)
-        img_in, img_out = c * h * w * dt.itemsize, co * p * dt.itemsize
-        nt = _nt(threads, chunk * p * kk, GRAIN)
-        # conv GEMMs are thin (K = 27 for an RGB input): a thread per 2^22 multiply-adds
-        _blas.set_threads(_blas.gemm_threads(4 * chunk * p * kk * co, threads))
-        bptr = None if b is None else _ops._ptr(b)
-        xp, op = _ops._ptr(x), _ops._ptr(out)
-        for s in range(0, n, chunk):
-            e = min(n, s + chunk)
-            rows = (e - s) * p
-            to_nhwc[dt](xp + s * img_in, _ops._ptr(xpad), e - s, c, h, w, *padding, nt)
-            k(_ops._ptr(xpad), _ops._ptr(cols), e - s, c, hp, wp, kh, kw, *stride, *dilation,
-              oh, ow, nt)  # fmt: skip
-            np.matmul(cols[:rows], wt, out=tmp[:rows])
-            to_nchw[dt](_ops._ptr(tmp), op + s * img_out, bptr, e - s, p, co, nt)
-        _blas.set_threads(threads)  # the budget back to BLAS, as after a threaded region
-        return out
+        if tasks:
+            return _forward(lib, threads, x, weight, bias, stride, padding, dilation, (oh, ow))
+        return _native_conv_chunked.conv2d(
+            lib, threads, x, weight, bias, stride, padding, dilation, (oh, ow)
+        )
 
     ops["conv2d"] = conv2d
+    if not tasks:
+        return
+    prev_wgrad = backend.conv2d_weight_backward
+
+    def conv2d_weight_backward(x, weight, output_grad, options):
+        g = output_grad
+        _check_channels("conv2d_weight_backward", x, weight, options.groups)
+        if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
+            raise ValueError(
+                f"conv2d_weight_backward: output_grad {list(g.shape)} is not [batch "
+                f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
+            )
+        if (
+            not _covered(x, weight, options, m)
+            or g.dtype != x.dtype
+            or g.shape[2] <= 0
+            or g.shape[3] <= 0
+        ):
+            return prev_wgrad(x, weight, output_grad, options)
+        stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
+        if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
+            return prev_wgrad(x, weight, output_grad, options)
+        kernel = tuple(weight.shape[2:])
+        return _weight_grad(lib, threads, x, g, kernel, stride, padding, dilation)
+
+    ops["conv2d_weight_backward"] = conv2d_weight_backward
+    prev_xgrad = backend.conv2d_x_backward
+
+    def conv2d_x_backward(x, weight, output_grad, options):
+        g = output_grad
+        _check_channels("conv2d_x_backward", x, weight, options.groups)
+        if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
+            raise ValueError(
+                f"conv2d_x_backward: output_grad {list(g.shape)} is not [batch "
+                f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
+            )
+        stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
+        if (
+            not _covered(x, weight, options, m)
+            or g.dtype != weight.dtype
+            or g.shape[2] <= 0
+            or g.shape[3] <= 0
+            or min(stride) <= 0
+            or min(dilation) <= 0
+            or min(padding) < 0
+            or not _col2im_suits(x.shape, weight.shape, stride, padding, dilation)
+        ):
+            return prev_xgrad(x, weight, output_grad, options)
+        return _x_grad(lib, threads, x.shape, weight, g, stride, padding, dilation)
+
+    ops["conv2d_x_backward"] = conv2d_x_backward
+
+
+def _col2im_suits(x_shape, w_shape, stride, padding, dilation) -> bool:
+    """Whether dx takes col2im (GEMM + scatter-add) over the backend's flipped-kernel conv of
+    the gradient (forward task path): always where that conv does not apply (stride or
+    dilation > 1, padding > k - 1), else when input channels are fewer than output channels
+    (col2im then moves c_in * kh * kw values per pixel where the flipped conv's im2col moves
+    c_out * kh * kw, and its GEMMs have c_in * kh * kw rows instead of c_in)."""
+    co, c, kh, kw = w_shape
+    return (
+        stride != (1, 1)
+        or dilation != (1, 1)
+        or padding[0] > kh - 1
+        or padding[1] > kw - 1
+        or c * COL2IM_CHANNEL_RATIO < co
+    )
 
 
 def declare(lib) -> None:
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
+    lib.conv_set_gemm.argtypes, lib.conv_set_gemm.restype = (p, p, p), i
     for t in ("f32", "f64"):
-        fn = getattr(lib, f"im2col_{t}")
-        fn.argtypes, fn.restype = (p, p) + (L,) * 12 + (i,), None
-        fn = getattr(lib, f"to_nhwc_pad_{t}")
-        fn.argtypes, fn.restype = (p, p) + (L,) * 6 + (i,), None
-        fn = getattr(lib, f"to_nchw_{t}")
-        fn.argtypes, fn.restype = (p, p, p, L, L, L, i), None
+        fn = getattr(lib, f"conv2d_fwd_{t}")
+        fn.argtypes, fn.restype = (p, p, p, p, p, L, i), i
+        fn = getattr(lib, f"conv2d_wgrad_{t}")
+        fn.argtypes, fn.restype = (p, p, p, p, p, L, L, i), i
+        fn = getattr(lib, f"conv2d_xgrad_{t}")
+        fn.argtypes, fn.restype = (p, p, p, p, L, L, i), i
+    _native_conv_chunked.declare(lib)

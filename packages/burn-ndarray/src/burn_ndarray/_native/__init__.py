@@ -1,4 +1,5 @@
-"""Native kernels: `kernels.c`, compiled on first use with the system C compiler, loaded by ctypes.
+"""Native kernels: `kernels.c` and `conv.c`, compiled on first use with the system C compiler
+into one library, loaded by ctypes.
 
 `lib()` returns the loaded library (a `ctypes.CDLL`) or None when native kernels are off
 (`BURN_NDARRAY_NATIVE=0`), no compiler is found (`$CC`, else `cc`, else `gcc`) or the build
@@ -35,6 +36,8 @@ from pathlib import Path
 log = logging.getLogger("burn_ndarray.native")
 
 SOURCE = Path(__file__).with_name("kernels.c")
+# Compiled together into one library; the cache key holds every source's hash.
+SOURCES = (SOURCE, SOURCE.with_name("conv.c"))
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",
@@ -119,10 +122,11 @@ def _compile(cc: str, out: Path, flags: list[str]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=out.stem + ".", suffix=".tmp.so", dir=out.parent)
     os.close(fd)
     try:
-        cmd = [cc, *flags, "-o", tmp, str(SOURCE), *LIBS]
+        srcs = [str(s) for s in SOURCES]
+        cmd = [cc, *flags, "-o", tmp, *srcs, *LIBS]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         if res.returncode != 0 and "-lmvec" in cmd:  # a libc without libmvec: scalar math
-            cmd = [cc, *flags, "-DBURN_NO_MVEC", "-o", tmp, str(SOURCE), "-lm"]
+            cmd = [cc, *flags, "-DBURN_NO_MVEC", "-o", tmp, *srcs, "-lm"]
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         if res.returncode != 0:
             raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")
@@ -138,7 +142,7 @@ def build(cc: str | None = None, directory: Path | None = None):
     cc = cc or find_compiler()
     if cc is None:
         raise OSError("no C compiler (cc, gcc or $CC) on PATH")
-    source = SOURCE.read_bytes()
+    source = b"".join(hashlib.sha256(s.read_bytes()).digest() for s in SOURCES)
     directory = directory or cache_dir()
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,130 @@
+"""float32/float64 matmul as one direct cuBLAS call (`sgemm`/`dgemm`, strided-batched for
+batches), instead of cupy's matmul.
+
+Why: on the H100 host, cupy's matmul spent 29-43 us of host time per call on the guide model's
+GEMM shapes where calling cuBLAS directly took 21-27 us, torch's `mm` 20-27 us
+(`probe_launch.py`): its Python-level shape/stride handling and copies of transposed operands.
+A training step of the guide issues 11 GEMMs.
+
+Covered (everything else returns None and the caller uses cupy's matmul): float32 without TF32
+and float64, both operands of one dtype, rank 2, or rank >= 3 with equal batch dims (or one
+side's batch all 1, read with stride 0), each operand's last two dims either row-major
+(C-contiguous) or a transposed view of a row-major matrix (what `swap_dims` of the last two
+dims gives, as in every linear layer's backward): cuBLAS reads those with its transpose flags,
+without a copy. Results match cupy's matmul bitwise for the same cuBLAS algorithm and within
+float rounding otherwise.
+
+cuBLAS is column-major: a row-major `C[m, n] = A[m, k] B[k, n]` is computed as the
+column-major `C^T = B^T A^T`, i.e. `gemm(opB, opA, n, m, k, B, A, C)`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ONE = {np.dtype(np.float32): np.array(1.0, np.float32), np.dtype(np.float64): np.array(1.0)}
+_ZERO = {np.dtype(np.float32): np.array(0.0, np.float32), np.dtype(np.float64): np.array(0.0)}
+_STATE: dict = {}
+
+
+def _libs():
+    s = _STATE.get("libs")
+    if s is None:
+        import cupy as cp
+        from cupy_backends.cuda.libs import cublas
+
+        fns = {
+            np.dtype(np.float32): (cublas.sgemm, cublas.sgemmStridedBatched),
+            np.dtype(np.float64): (cublas.dgemm, cublas.dgemmStridedBatched),
+        }
+        s = _STATE["libs"] = (cp, cublas, fns)
+    return s
+
+
+def _layout(a, rows: int, cols: int):
+    """(transposed?, leading dim in elements, batch stride in elements) of `a`'s last two dims
+    [rows, cols] as stored, or None when cuBLAS cannot read them in place."""
+    isz = a.itemsize
+    s = a.strides
+    r, c = s[-2] // isz, s[-1] // isz
+    if s[-2] % isz or s[-1] % isz:
+        return None
+    # row-major [rows, cols] (a dim of size 1 may have any stride)
+    if (c == 1 or cols == 1) and (r == cols or rows == 1):
+        ld = max(cols, 1)
+        trans = False
+    # transposed view of a row-major [cols, rows]
+    elif (r == 1 or rows == 1) and (c == rows or cols == 1):
+        ld = max(rows, 1)
+        trans = True
+    else:
+        return None
+    return trans, ld
+
+
+def _batch_stride(a, batch_shape, mat_elems: int):
+    """Element stride between the matrices of `a` when its leading dims are one contiguous run
+    of `batch_shape` matrices (0 when they are all 1), else None."""
+    lead = a.shape[:-2]
+    if all(d == 1 for d in lead):
+        return 0
+    if tuple(lead) != tuple(batch_shape):
+        return None
+    isz = a.itemsize
+    expect = mat_elems * isz
+    for d, st in zip(reversed(lead), reversed(a.strides[:-2])):
+        if d != 1 and st != expect:
+            return None
+        expect *= d
+    return mat_elems
+
+
+def matmul(x, y):
+    """`x @ y` through cuBLAS directly, or None when not covered (see the module docstring).
+
+    Shapes: `x [..., m, k]`, `y [..., k, n]` -> `[..., m, n]`.
+    """
+    dt = x.dtype
+    if dt not in _ONE or y.dtype != dt or x.ndim < 2 or x.ndim != y.ndim:
+        return None
+    m, k = x.shape[-2], x.shape[-1]
+    n = y.shape[-1]
+    if y.shape[-2] != k or m == 0 or n == 0 or k == 0 or max(m, n, k) >= 2**31:
+        return None
+    la = _layout(x, m, k)
+    lb = _layout(y, k, n)
+    if la is None or lb is None:
+        return None
+    cp, cublas, fns = _libs()
+    if x.ndim == 2:
+        batch_shape: tuple = ()
+        count = 1
+    else:
+        bx, by = x.shape[:-2], y.shape[:-2]
+        if all(d == 1 for d in bx):
+            batch_shape = by
+        elif all(d == 1 for d in by) or bx == by:
+            batch_shape = bx
+        else:
+            return None  # a partial broadcast: cupy's matmul handles it
+        count = int(np.prod(batch_shape, dtype=np.int64))
+        if count == 0 or count >= 2**31:
+            return None
+    sx = _batch_stride(x, batch_shape, m * k) if count > 1 else 0
+    sy = _batch_stride(y, batch_shape, k * n) if count > 1 else 0
+    if sx is None or sy is None:
+        return None
+    out = cp.ndarray(batch_shape + (m, n), dt)
+    handle = cp.cuda.device.get_cublas_handle()
+    cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+    (ta, lda), (tb, ldb) = la, lb
+    one, zero = _ONE[dt].ctypes.data, _ZERO[dt].ctypes.data
+    gemm, batched = fns[dt]
+    # column-major C^T[n, m] = op(B)^T-side first: gemm(opB, opA, n, m, k, B, ldb, A, lda, C, n)
+    if count == 1:
+        gemm(handle, int(tb), int(ta), n, m, k, one, y.data.ptr, ldb, x.data.ptr, lda, zero,
+             out.data.ptr, n)  # fmt: skip
+    else:
+        batched(handle, int(tb), int(ta), n, m, k, one, y.data.ptr, ldb, sy, x.data.ptr, lda, sx,
+                zero, out.data.ptr, n, m * n, count)  # fmt: skip
+    return out

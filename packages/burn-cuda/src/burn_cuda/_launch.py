@@ -1,0 +1,132 @@
+"""Kernel launches straight through the driver (`cuLaunchKernel`) for the hot path.
+
+Why: a cupy `RawKernel` call packs its arguments in Cython on every launch (a pointer object
+per array, a type dispatch per scalar) and looks up the kernel for the current device: 6.3-8.4
+us per launch on the H100 host, where `cupy.cuda.driver.launchKernel` with a prepared
+parameter block took 5.1-5.7 us including the stores of the three array addresses
+(`probe_launch.py`). The hot path's kernels take only 8-byte parameters (pointers, `long long`,
+`double`), so one block of 8-byte slots serves them all: `params[i]` points at `slots[i]`, and
+a launch stores the values and passes `params`.
+
+The block is per thread (the driver reads the parameters during the call, which cupy runs
+without the GIL: another thread must not rewrite them meanwhile). Kernel handles are cached per
+(kernel, device). `BURN_CUDA_DRIVER_LAUNCH=0`, or a cupy without `driver.launchKernel`, gives the
+`RawKernel` call instead.
+
+Example (what `_fast` does for `out = a + b` on n contiguous elements):
+    >>> go = launcher(cp)
+    >>> go.p3i(kernel, grid, a, b, out, n)   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+SLOTS = 8
+
+
+class _Block(threading.local):
+    """This thread's parameter block: `ints`/`floats` alias the same 8-byte slots."""
+
+    def __init__(self):
+        self.ints = (ctypes.c_int64 * SLOTS)()
+        self.floats = (ctypes.c_double * SLOTS).from_buffer(self.ints)
+        base = ctypes.addressof(self.ints)
+        self.params = (ctypes.c_void_p * SLOTS)(*(base + 8 * i for i in range(SLOTS)))
+        self.addr = ctypes.addressof(self.params)
+
+
+class DriverLauncher:
+    """Launches cupy RawKernels of 8-byte parameters with `cuLaunchKernel`, block size 256."""
+
+    def __init__(self, cp, block: int = 256):
+        self.cp = cp
+        self.block = block
+        self._launch = cp.cuda.driver.launchKernel
+        self._device = cp.cuda.runtime.getDevice
+        self._stream = cp.cuda.get_current_stream
+        self._tls = _Block()
+        self._handles: dict = {}
+
+    def _fn(self, k):
+        key = (k, self._device())
+        f = self._handles.get(key)
+        if f is None:
+            # RawKernel.kernel compiles (or loads) for the current device; keep it alive with
+            # the handle so the module is not unloaded under us
+            fn = k.kernel
+            f = self._handles[key] = (fn.ptr, fn)
+        return f[0]
+
+    def p3i(self, k, grid: int, a, b, o, n: int) -> None:
+        """k(a*, b*, out*, long long n) on `grid` blocks."""
+        tls = self._tls
+        s = tls.ints
+        s[0] = a.data.ptr
+        s[1] = b.data.ptr
+        s[2] = o.data.ptr
+        s[3] = n
+        self._launch(self._fn(k), grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+
+    def p2i(self, k, grid: int, a, o, n: int) -> None:
+        """k(a*, out*, long long n)."""
+        tls = self._tls
+        s = tls.ints
+        s[0] = a.data.ptr
+        s[1] = o.data.ptr
+        s[2] = n
+        self._launch(self._fn(k), grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+
+    def p2ii(self, k, grid: int, block: int, a, o, n: int, m: int) -> None:
+        """k(a*, out*, long long n, long long m) on `grid` blocks of `block` threads."""
+        tls = self._tls
+        s = tls.ints
+        s[0] = a.data.ptr
+        s[1] = o.data.ptr
+        s[2] = n
+        s[3] = m
+        self._launch(self._fn(k), grid, 1, 1, block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+
+    def p2is(self, k, grid: int, a, o, n: int, scalar, is_float: bool) -> None:
+        """k(a*, out*, long long n, double|long long s)."""
+        tls = self._tls
+        s = tls.ints
+        s[0] = a.data.ptr
+        s[1] = o.data.ptr
+        s[2] = n
+        if is_float:
+            tls.floats[3] = scalar
+        else:
+            s[3] = scalar
+        self._launch(self._fn(k), grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+
+
+class RawLauncher:
+    """The same calls through cupy's `RawKernel.__call__` (the fallback, and for A/B runs)."""
+
+    def __init__(self, cp, block: int = 256):
+        self.block = (block,)
+
+    def p3i(self, k, grid, a, b, o, n):
+        k((grid,), self.block, (a, b, o, n))
+
+    def p2i(self, k, grid, a, o, n):
+        k((grid,), self.block, (a, o, n))
+
+    def p2ii(self, k, grid, block, a, o, n, m):
+        k((grid,), (block,), (a, o, n, m))
+
+    def p2is(self, k, grid, a, o, n, scalar, is_float):
+        k((grid,), self.block, (a, o, n, scalar))
+
+
+def launcher(cp, block: int = 256):
+    """The driver launcher where cupy exposes `driver.launchKernel` (unless
+    BURN_CUDA_DRIVER_LAUNCH=0), else cupy's RawKernel call."""
+    if os.environ.get("BURN_CUDA_DRIVER_LAUNCH", "1") != "0" and hasattr(
+        getattr(getattr(cp, "cuda", None), "driver", None), "launchKernel"
+    ):
+        return DriverLauncher(cp, block)
+    return RawLauncher(cp, block)
