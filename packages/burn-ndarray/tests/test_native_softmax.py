@@ -121,7 +121,10 @@ def test_large_and_infinite_values():
 
 
 def test_thread_counts_bitwise_equal():
-    for shape, d in (((37, 4099), 1), ((37, 4099), 0), ((3, 257, 70), 1), ((64, 1000), -1)):
+    # rows; slabs of > 32 rows (chunked statistics); slabs of <= 32 rows (column blocks)
+    cases = (((37, 4099), 1), ((37, 4099), 0), ((3, 257, 70), 1), ((64, 1000), -1),
+             ((4, 16, 300), 1), ((2, 32, 513), 1), ((33, 600), 0))  # fmt: skip
+    for shape, d in cases:
         x = RNG.uniform(-8, 8, shape).astype(np.float32)
         g = RNG.uniform(-1, 1, shape).astype(np.float32)
         outs = []

@@ -3,16 +3,18 @@
 NdArray's overrides of the ActivationOps `softmax(x, dim)`, `log_softmax(x, dim)`,
 `softmax_backward(y, grad, dim)` (grad_x = y * (grad - sum(grad * y, dim))) and
 `log_softmax_backward(y, grad, dim)` (grad_x = grad - exp(y) * sum(grad, dim)): one ctypes call
-each, the tensor viewed as [outer, n, inner] around `dim` (any dim, no transpose), rows or column
-blocks split over OpenMP threads. Against the default decomposition (max_dim, sub, exp, sum_dim,
-div: five passes and four temporaries) it reads the input twice and writes once (softmax: plus
-one pass over each row while it is in cache).
+each, the tensor viewed as [outer, n, inner] around `dim` (any dim, no transpose), split over
+OpenMP threads by rows (inner 1) or by chunks of 32 rows of each [n, inner] slab (`kernels.c`).
+Against the default decomposition (max_dim, sub, exp, sum_dim, div: five passes and four
+temporaries) it reads the input twice and writes once (plus one pass over each row or chunk
+while it is in cache).
 
 Falls back to the previous op (the default decomposition) below `native_min` elements, for
-dtypes other than float32/float64, and for operands of different shapes (an empty tensor gives
-an empty result of its shape); non-contiguous inputs
-are copied first (a row's result does not depend on its layout). Results do not depend on the
-thread count (a row is one task); float32 statistics accumulate in float64.
+dtypes other than float32/float64, for operands of different shapes, and when the kernel cannot
+allocate its per-chunk statistics; an empty tensor gives an empty result of its shape.
+Non-contiguous inputs are copied first (a row's result does not depend on its layout). Results
+do not depend on the thread count (rows and chunks are fixed by the shape); float32 statistics
+accumulate in float64.
 
 Shapes: x, y, grad [d0, ..., dk]; dim in [-k-1, k]; every result has x's shape.
 """
@@ -37,8 +39,9 @@ def declare(lib) -> None:
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
     for t in ("f32", "f64"):
         fwd, bwd = getattr(lib, f"softmax_{t}"), getattr(lib, f"softmax_bwd_{t}")
-        fwd.argtypes, fwd.restype = (p, p, L, L, L, i, i), None
-        bwd.argtypes, bwd.restype = (p, p, p, L, L, L, i, i), None
+        # 0, or 1 when the kernel could not allocate its per-chunk statistics
+        fwd.argtypes, fwd.restype = (p, p, L, L, L, i, i), i
+        bwd.argtypes, bwd.restype = (p, p, p, L, L, L, i, i), i
 
 
 def _axis(x, dim: int) -> tuple[int, int, int]:
@@ -84,7 +87,9 @@ def _forward(kernels, prev, m, threads, log):
             return np.empty(x.shape, x.dtype)
         x = np.ascontiguousarray(x)
         out = np.empty(x.shape, x.dtype)
-        k(_ops._ptr(x), _ops._ptr(out), outer, n, inner, log, _nt(threads, x.size, GRAIN_COMPUTE))
+        nt = _nt(threads, x.size, GRAIN_COMPUTE)
+        if k(_ops._ptr(x), _ops._ptr(out), outer, n, inner, log, nt):
+            return prev(x, dim)  # out of memory for the statistics: the decomposition
         return out
 
     return op
@@ -102,8 +107,9 @@ def _backward(kernels, prev, m, threads, grain, log):
             return np.empty(y.shape, y.dtype)
         y, grad = np.ascontiguousarray(y), np.ascontiguousarray(grad)
         out = np.empty(y.shape, y.dtype)
-        k(_ops._ptr(y), _ops._ptr(grad), _ops._ptr(out), outer, n, inner, log,
-          _nt(threads, y.size, grain))  # fmt: skip
+        nt = _nt(threads, y.size, grain)
+        if k(_ops._ptr(y), _ops._ptr(grad), _ops._ptr(out), outer, n, inner, log, nt):
+            return prev(y, grad, dim)
         return out
 
     return op

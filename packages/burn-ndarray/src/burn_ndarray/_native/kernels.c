@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
@@ -534,25 +535,32 @@ TO_NCHW(to_nchw_f64, double)
 
 /* ---------------------------------------------------------------- softmax ----------------- */
 /* softmax, log_softmax and their gradients along the middle axis of a contiguous
- * [outer, n, inner] array. inner == 1: one task per row (the max with the reductions' lane code,
- * then one pass that sums exp(x - max) into a double while writing it, then one scaling pass
- * over the row, still in L1/L2); inner > 1: one task per (outer index, block of SMW columns),
- * the columns' statistics in stack arrays, rows read in order. A row or column is computed by
- * the same code whatever the thread count: results are bitwise identical for every nt.
- * float32 statistics (sum of exp, sum of grad * y) accumulate in double: the row sum of a
- * 2^20-wide softmax stays exact to ~1e-16 relative, and the float32 outputs are rounded once
- * from double expressions. NaN anywhere in a row makes the row NaN; a row of -inf gives NaN
- * (-inf - -inf), as exp(x - max) / sum does in numpy and torch. */
-/* Columns per task when inner > 1: a fixed width (results never depend on the thread count).
- * Rows of a block are `inner` apart: 64 columns (256 bytes per 4 KB row of a [1024, 1024]
- * softmax along dim 0) thrashed the caches' sets, 3.3 ms against 2.0 ms with 256 and 1.8 ms
- * with 1024 on one core; 256 keeps 4 tasks for such a tensor. */
-#define SMW 256L
+ * [outer, n, inner] array. Return 0, or 1 when scratch memory could not be allocated (the
+ * caller then takes another path).
+ *
+ * inner == 1: one task per row: the max with the reductions' lane code, exp into the output in
+ * a loop of its own (mixed with the double sum, gcc did not call libmvec), the sum with the
+ * lanes, then one pass over the row while it is in L1/L2.
+ * inner > 1 (a "slab" [n, inner] per outer index): every pass reads whole rows, contiguous.
+ * Statistics per fixed chunk of SMR rows (tasks over (outer index, chunk)), combined per column
+ * in chunk order (tasks over (outer index, SMC columns)), then the output pass over the chunks:
+ * one OpenMP region, a barrier between phases. Column blocks of 64 read 256-byte row pieces
+ * 4 KB apart along dim 0 of a [1024, 1024] tensor and thrashed the caches' sets (3.3 ms on one
+ * core; this layout splits an [n, inner] slab over threads as well). A slab of at most SMR rows
+ * is split in blocks of SMW columns instead, one task each, its statistics on the stack: the
+ * block stays in L1 ([32, 8, 128, 128] along dim 1: 6.5 ms on one core, 12.3 as chunks).
+ *
+ * Nothing depends on the thread count: chunks, column blocks and every loop's range are fixed
+ * by the shape, so results are bitwise identical for every nt. float32 statistics (sum of exp,
+ * sum of grad * y) accumulate in double and outputs are rounded once from double expressions.
+ * NaN anywhere in a row makes the row NaN; a row of -inf gives NaN (-inf - -inf), as
+ * exp(x - max) / sum does in numpy and torch. */
+#define SMR 32L   /* rows per statistics chunk */
+#define SMC 1024L /* columns per combining task */
+#define SMW 256L  /* columns per task of a slab of at most SMR rows */
 
-#define SOFTMAX(SUF, T, EXP, LOG)                                                             \
+#define SOFTMAX(SUF, T, EXP)                                                                  \
   static void sm_row_##SUF(const T *restrict x, T *restrict o, long n, int log_out) {        \
-    /* exp in a loop of its own (mixing it with the double sum keeps gcc from libmvec), the  \
-     * sum with the reductions' 16 lanes, then one pass over the row (in L1/L2 by then) */    \
     T m = red_max_##SUF##_seq(x, n);                                                          \
     _Pragma("omp simd") for (long i = 0; i < n; i++) o[i] = EXP(x[i] - m);                   \
     double s = red_sum_##SUF##_seq(o, n);                                                     \
@@ -593,7 +601,81 @@ TO_NCHW(to_nchw_f64, double)
       _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = (T)((double)or_[c] * s[c]);   \
     }                                                                                         \
   }                                                                                           \
-  void softmax_##SUF(const T *x, T *o, long outer, long n, long inner, int log_out, int nt) { \
+  static int sm_slabs_##SUF(const T *x, T *o, long outer, long n, long inner, int log_out,    \
+                            int nt) {                                                         \
+    long nc = (n + SMR - 1) / SMR, tasks = outer * nc;                                        \
+    long cpb = (inner + SMC - 1) / SMC, ctasks = outer * cpb;                                 \
+    T *pm = malloc(sizeof(T) * tasks * inner), *m = malloc(sizeof(T) * outer * inner);        \
+    double *ps = malloc(sizeof(double) * tasks * inner);                                      \
+    double *s = malloc(sizeof(double) * outer * inner);                                       \
+    if (!pm || !m || !ps || !s) { free(pm); free(m); free(ps); free(s); return 1; }           \
+    _Pragma("omp parallel num_threads(nt) if(nt > 1)")                                        \
+    {                                                                                         \
+      _Pragma("omp for schedule(static)") /* each chunk's column maxima */                   \
+      for (long t = 0; t < tasks; t++) {                                                      \
+        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
+        T *pt = pm + t * inner;                                                               \
+        for (long c = 0; c < inner; c++) pt[c] = -INFINITY;                                   \
+        for (long r = r0; r < r1; r++) {                                                      \
+          const T *xr = x + (i * n + r) * inner;                                              \
+          _Pragma("omp simd") for (long c = 0; c < inner; c++) MAX_OP(pt[c], xr[c]);          \
+        }                                                                                     \
+      }                                                                                       \
+      _Pragma("omp for schedule(static)") /* column maxima: the chunks' in order */          \
+      for (long t = 0; t < ctasks; t++) {                                                     \
+        long i = t / cpb, c0 = (t % cpb) * SMC, c1 = c0 + SMC < inner ? c0 + SMC : inner;     \
+        T *mi = m + i * inner;                                                                \
+        for (long c = c0; c < c1; c++) mi[c] = -INFINITY;                                     \
+        for (long k = 0; k < nc; k++) {                                                       \
+          const T *pk = pm + (i * nc + k) * inner;                                            \
+          _Pragma("omp simd") for (long c = c0; c < c1; c++) MAX_OP(mi[c], pk[c]);            \
+        }                                                                                     \
+      }                                                                                       \
+      _Pragma("omp for schedule(static)") /* exp into the output, each chunk's sums */       \
+      for (long t = 0; t < tasks; t++) {                                                      \
+        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
+        const T *mi = m + i * inner;                                                          \
+        double *pt = ps + t * inner;                                                          \
+        for (long c = 0; c < inner; c++) pt[c] = 0.0;                                         \
+        for (long r = r0; r < r1; r++) {                                                      \
+          const T *xr = x + (i * n + r) * inner; T *or_ = o + (i * n + r) * inner;            \
+          _Pragma("omp simd") for (long c = 0; c < inner; c++) or_[c] = EXP(xr[c] - mi[c]);   \
+          _Pragma("omp simd") for (long c = 0; c < inner; c++) pt[c] += (double)or_[c];       \
+        }                                                                                     \
+      }                                                                                       \
+      _Pragma("omp for schedule(static)") /* column sums in chunk order: 1 / sum, log(sum) */ \
+      for (long t = 0; t < ctasks; t++) {                                                     \
+        long i = t / cpb, c0 = (t % cpb) * SMC, c1 = c0 + SMC < inner ? c0 + SMC : inner;     \
+        double *si = s + i * inner;                                                           \
+        for (long c = c0; c < c1; c++) si[c] = 0.0;                                           \
+        for (long k = 0; k < nc; k++) {                                                       \
+          const double *pk = ps + (i * nc + k) * inner;                                       \
+          _Pragma("omp simd") for (long c = c0; c < c1; c++) si[c] += pk[c];                  \
+        }                                                                                     \
+        if (log_out) { for (long c = c0; c < c1; c++) si[c] = (double)(T)log(si[c]); }        \
+        else { for (long c = c0; c < c1; c++) si[c] = 1.0 / si[c]; }                          \
+      }                                                                                       \
+      _Pragma("omp for schedule(static)") /* the output */                                   \
+      for (long t = 0; t < tasks; t++) {                                                      \
+        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
+        const T *mi = m + i * inner; const double *si = s + i * inner;                        \
+        for (long r = r0; r < r1; r++) {                                                      \
+          const T *xr = x + (i * n + r) * inner; T *or_ = o + (i * n + r) * inner;            \
+          if (log_out) {                                                                      \
+            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
+              or_[c] = (xr[c] - mi[c]) - (T)si[c];                                            \
+          } else {                                                                            \
+            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
+              or_[c] = (T)((double)or_[c] * si[c]);                                           \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+    free(pm); free(m); free(ps); free(s);                                                     \
+    return 0;                                                                                 \
+  }                                                                                           \
+  int softmax_##SUF(const T *x, T *o, long outer, long n, long inner, int log_out, int nt) {  \
+    if (inner > 1 && n > SMR) return sm_slabs_##SUF(x, o, outer, n, inner, log_out, nt);      \
     long per = inner == 1 ? 1 : (inner + SMW - 1) / SMW, tasks = outer * per;                 \
     _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
     for (long t = 0; t < tasks; t++) {                                                        \
@@ -603,14 +685,16 @@ TO_NCHW(to_nchw_f64, double)
       long off = i * n * inner + c0;                                                          \
       sm_cols_##SUF(x + off, o + off, n, inner, w, log_out);                                  \
     }                                                                                         \
+    return 0;                                                                                 \
   }
-SOFTMAX(f32, float, expf, log)
-SOFTMAX(f64, double, exp, log)
+SOFTMAX(f32, float, expf)
+SOFTMAX(f64, double, exp)
 
 /* Gradients, from the forward output y and the output gradient g (same [outer, n, inner]):
  *   softmax:     dx = y * (g - sum(g * y))        (log_in = 0)
  *   log_softmax: dx = g - exp(y) * sum(g)         (log_in = 1)
- * one pass for the row / column sums (double), one for the output, in double, rounded once. */
+ * one pass for the row / column sums (double; slabs: per chunk, combined in chunk order), one
+ * for the output, in double, rounded once. */
 #define SOFTMAX_BWD(SUF, T, EXP)                                                              \
   static void smb_row_##SUF(const T *restrict y, const T *restrict g, T *restrict o, long n,  \
                             int log_in) {                                                     \
@@ -651,8 +735,64 @@ SOFTMAX(f64, double, exp, log)
       }                                                                                       \
     }                                                                                         \
   }                                                                                           \
-  void softmax_bwd_##SUF(const T *y, const T *g, T *o, long outer, long n, long inner,        \
-                         int log_in, int nt) {                                                \
+  static int smb_slabs_##SUF(const T *y, const T *g, T *o, long outer, long n, long inner,    \
+                             int log_in, int nt) {                                            \
+    long nc = (n + SMR - 1) / SMR, tasks = outer * nc;                                        \
+    long cpb = (inner + SMC - 1) / SMC, ctasks = outer * cpb;                                 \
+    double *ps = malloc(sizeof(double) * tasks * inner);                                      \
+    double *s = malloc(sizeof(double) * outer * inner);                                       \
+    if (!ps || !s) { free(ps); free(s); return 1; }                                           \
+    _Pragma("omp parallel num_threads(nt) if(nt > 1)")                                        \
+    {                                                                                         \
+      _Pragma("omp for schedule(static)") /* each chunk's column sums */                     \
+      for (long t = 0; t < tasks; t++) {                                                      \
+        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
+        double *pt = ps + t * inner;                                                          \
+        for (long c = 0; c < inner; c++) pt[c] = 0.0;                                         \
+        for (long r = r0; r < r1; r++) {                                                      \
+          const T *yr = y + (i * n + r) * inner, *gr = g + (i * n + r) * inner;               \
+          if (log_in) {                                                                       \
+            _Pragma("omp simd") for (long c = 0; c < inner; c++) pt[c] += (double)gr[c];      \
+          } else {                                                                            \
+            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
+              pt[c] += (double)gr[c] * (double)yr[c];                                         \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+      _Pragma("omp for schedule(static)") /* column sums in chunk order */                   \
+      for (long t = 0; t < ctasks; t++) {                                                     \
+        long i = t / cpb, c0 = (t % cpb) * SMC, c1 = c0 + SMC < inner ? c0 + SMC : inner;     \
+        double *si = s + i * inner;                                                           \
+        for (long c = c0; c < c1; c++) si[c] = 0.0;                                           \
+        for (long k = 0; k < nc; k++) {                                                       \
+          const double *pk = ps + (i * nc + k) * inner;                                       \
+          _Pragma("omp simd") for (long c = c0; c < c1; c++) si[c] += pk[c];                  \
+        }                                                                                     \
+      }                                                                                       \
+      _Pragma("omp for schedule(static)") /* the output */                                   \
+      for (long t = 0; t < tasks; t++) {                                                      \
+        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
+        const double *si = s + i * inner;                                                     \
+        for (long r = r0; r < r1; r++) {                                                      \
+          const T *yr = y + (i * n + r) * inner, *gr = g + (i * n + r) * inner;               \
+          T *or_ = o + (i * n + r) * inner;                                                   \
+          if (log_in) {                                                                       \
+            _Pragma("omp simd") for (long c = 0; c < inner; c++) or_[c] = EXP(yr[c]);         \
+            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
+              or_[c] = (T)((double)gr[c] - (double)or_[c] * si[c]);                           \
+          } else {                                                                            \
+            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
+              or_[c] = (T)((double)yr[c] * ((double)gr[c] - si[c]));                          \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+    }                                                                                         \
+    free(ps); free(s);                                                                        \
+    return 0;                                                                                 \
+  }                                                                                           \
+  int softmax_bwd_##SUF(const T *y, const T *g, T *o, long outer, long n, long inner,         \
+                        int log_in, int nt) {                                                 \
+    if (inner > 1 && n > SMR) return smb_slabs_##SUF(y, g, o, outer, n, inner, log_in, nt);   \
     long per = inner == 1 ? 1 : (inner + SMW - 1) / SMW, tasks = outer * per;                 \
     _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
     for (long t = 0; t < tasks; t++) {                                                        \
@@ -662,6 +802,7 @@ SOFTMAX(f64, double, exp, log)
       long off = i * n * inner + c0;                                                          \
       smb_cols_##SUF(y + off, g + off, o + off, n, inner, w, log_in);                         \
     }                                                                                         \
+    return 0;                                                                                 \
   }
 SOFTMAX_BWD(f32, float, expf)
 SOFTMAX_BWD(f64, double, exp)
