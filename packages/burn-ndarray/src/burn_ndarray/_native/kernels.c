@@ -559,6 +559,77 @@ TO_NCHW(to_nchw_f64, double)
 #define SMC 1024L /* columns per combining task */
 #define SMW 256L  /* columns per task of a slab of at most SMR rows */
 
+/* w doubles of p added into s (combining per-chunk sums, in chunk order) */
+static void sm_addd(const double *restrict p, double *restrict s, long w) {
+  _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += p[c];
+}
+
+/* Pieces of w columns: the statistics of a row (mx, s per column) and its output. exp has a
+ * loop of its own: mixed with the double sum, gcc did not call libmvec. */
+#define SM_PIECES(SUF, T, EXP)                                                                \
+  static void sm_max_##SUF(const T *restrict xr, T *restrict mx, long w) {                    \
+    _Pragma("omp simd") for (long c = 0; c < w; c++) MAX_OP(mx[c], xr[c]);                    \
+  }                                                                                           \
+  static void sm_exp_##SUF(const T *restrict xr, const T *restrict mx, T *restrict or_,      \
+                           double *restrict s, long w) {                                      \
+    _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = EXP(xr[c] - mx[c]);            \
+    _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)or_[c];                  \
+  }                                                                                           \
+  /* the sums -> log(sum) rounded to T (log_softmax) or 1 / sum (softmax) */                 \
+  static void sm_fin_##SUF(double *s, long w, int log_out) {                                  \
+    if (log_out) { for (long c = 0; c < w; c++) s[c] = (double)(T)log(s[c]); }                \
+    else { for (long c = 0; c < w; c++) s[c] = 1.0 / s[c]; }                                  \
+  }                                                                                           \
+  static void sm_out_##SUF(const T *restrict xr, const T *restrict mx, T *restrict or_,      \
+                           const double *restrict s, long w, int log_out) {                   \
+    if (log_out) {                                                                            \
+      _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = (xr[c] - mx[c]) - (T)s[c];   \
+    } else {                                                                                  \
+      _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = (T)((double)or_[c] * s[c]);  \
+    }                                                                                         \
+  }                                                                                           \
+  /* gradients: s += g (log_softmax) or g * y (softmax); then the output */                  \
+  static void smb_acc_##SUF(const T *restrict yr, const T *restrict gr, double *restrict s,   \
+                            long w, int log_in) {                                             \
+    if (log_in) {                                                                             \
+      _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)gr[c];                 \
+    } else {                                                                                  \
+      _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)gr[c] * (double)yr[c]; \
+    }                                                                                         \
+  }                                                                                           \
+  static void smb_out_##SUF(const T *restrict yr, const T *restrict gr, T *restrict or_,     \
+                            const double *restrict s, long w, int log_in) {                   \
+    if (log_in) {                                                                             \
+      _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = EXP(yr[c]);                   \
+      _Pragma("omp simd") for (long c = 0; c < w; c++)                                        \
+        or_[c] = (T)((double)gr[c] - (double)or_[c] * s[c]);                                  \
+    } else {                                                                                  \
+      _Pragma("omp simd") for (long c = 0; c < w; c++)                                        \
+        or_[c] = (T)((double)yr[c] * ((double)gr[c] - s[c]));                                \
+    }                                                                                         \
+  }
+SM_PIECES(f32, float, expf)
+SM_PIECES(f64, double, exp)
+
+/* Task layouts shared by the forward and backward kernels: a slab of > SMR rows in chunks
+ * (CHUNK: rows r0..r1 of outer index i for task t), combined per SMC columns (CBLOCK). */
+#define CHUNK(t) long i = (t) / nc, r0 = ((t) % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n
+#define CBLOCK(t) long i = (t) / cpb, c0 = ((t) % cpb) * SMC, c1 = c0 + SMC < inner ? c0 + SMC : inner
+#define ROW(p, r) ((p) + (i * n + (r)) * inner)
+/* inner == 1: one task per row (ROWCALL, row i); else per (outer index i, SMW columns from
+ * offset `off`, `w` of them) (BLOCKCALL) */
+#define ROWS_OR_BLOCKS(ROWCALL, BLOCKCALL)                                                    \
+  long per = inner == 1 ? 1 : (inner + SMW - 1) / SMW, tasks = outer * per;                   \
+  _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                    \
+  for (long t = 0; t < tasks; t++) {                                                          \
+    long i = t / per;                                                                         \
+    if (inner == 1) { ROWCALL; continue; }                                                    \
+    long c0 = (t % per) * SMW, w = inner - c0 < SMW ? inner - c0 : SMW;                       \
+    long off = i * n * inner + c0;                                                            \
+    BLOCKCALL;                                                                                \
+  }                                                                                           \
+  return 0
+
 #define SOFTMAX(SUF, T, EXP)                                                                  \
   static void sm_row_##SUF(const T *restrict x, T *restrict o, long n, int log_out) {        \
     T m = red_max_##SUF##_seq(x, n);                                                          \
@@ -572,34 +643,14 @@ TO_NCHW(to_nchw_f64, double)
     double inv = 1.0 / s;                                                                     \
     _Pragma("omp simd") for (long i = 0; i < n; i++) o[i] = (T)((double)o[i] * inv);          \
   }                                                                                           \
-  static void sm_cols_##SUF(const T *restrict x, T *restrict o, long n, long inner, long w,   \
-                            int log_out) {                                                    \
+  /* w <= SMW columns of a slab of n <= SMR rows (x, o at the block's first column) */        \
+  static void sm_cols_##SUF(const T *x, T *o, long n, long inner, long w, int log_out) {     \
     T mx[SMW]; double s[SMW];                                                                 \
     for (long c = 0; c < w; c++) { mx[c] = -INFINITY; s[c] = 0.0; }                           \
-    for (long r = 0; r < n; r++) {                                                            \
-      const T *xr = x + r * inner;                                                            \
-      _Pragma("omp simd") for (long c = 0; c < w; c++) MAX_OP(mx[c], xr[c]);                  \
-    }                                                                                         \
-    for (long r = 0; r < n; r++) {                                                            \
-      const T *xr = x + r * inner; T *or_ = o + r * inner;                                    \
-      /* exp alone in its loop (libmvec), then the double sums: as the row kernel */          \
-      _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = EXP(xr[c] - mx[c]);          \
-      _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)or_[c];                \
-    }                                                                                         \
-    if (log_out) {                                                                            \
-      T l[SMW];                                                                               \
-      for (long c = 0; c < w; c++) l[c] = (T)log(s[c]);                                       \
-      for (long r = 0; r < n; r++) {                                                          \
-        const T *xr = x + r * inner; T *or_ = o + r * inner;                                  \
-        _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = (xr[c] - mx[c]) - l[c];     \
-      }                                                                                       \
-      return;                                                                                 \
-    }                                                                                         \
-    for (long c = 0; c < w; c++) s[c] = 1.0 / s[c];                                           \
-    for (long r = 0; r < n; r++) {                                                            \
-      T *or_ = o + r * inner;                                                                 \
-      _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = (T)((double)or_[c] * s[c]);   \
-    }                                                                                         \
+    for (long r = 0; r < n; r++) sm_max_##SUF(x + r * inner, mx, w);                          \
+    for (long r = 0; r < n; r++) sm_exp_##SUF(x + r * inner, mx, o + r * inner, s, w);        \
+    sm_fin_##SUF(s, w, log_out);                                                              \
+    for (long r = 0; r < n; r++) sm_out_##SUF(x + r * inner, mx, o + r * inner, s, w, log_out); \
   }                                                                                           \
   static int sm_slabs_##SUF(const T *x, T *o, long outer, long n, long inner, int log_out,    \
                             int nt) {                                                         \
@@ -613,62 +664,37 @@ TO_NCHW(to_nchw_f64, double)
     {                                                                                         \
       _Pragma("omp for schedule(static)") /* each chunk's column maxima */                   \
       for (long t = 0; t < tasks; t++) {                                                      \
-        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
-        T *pt = pm + t * inner;                                                               \
-        for (long c = 0; c < inner; c++) pt[c] = -INFINITY;                                   \
-        for (long r = r0; r < r1; r++) {                                                      \
-          const T *xr = x + (i * n + r) * inner;                                              \
-          _Pragma("omp simd") for (long c = 0; c < inner; c++) MAX_OP(pt[c], xr[c]);          \
-        }                                                                                     \
+        CHUNK(t);                                                                             \
+        for (long c = 0; c < inner; c++) pm[t * inner + c] = -INFINITY;                       \
+        for (long r = r0; r < r1; r++) sm_max_##SUF(ROW(x, r), pm + t * inner, inner);        \
       }                                                                                       \
       _Pragma("omp for schedule(static)") /* column maxima: the chunks' in order */          \
       for (long t = 0; t < ctasks; t++) {                                                     \
-        long i = t / cpb, c0 = (t % cpb) * SMC, c1 = c0 + SMC < inner ? c0 + SMC : inner;     \
-        T *mi = m + i * inner;                                                                \
-        for (long c = c0; c < c1; c++) mi[c] = -INFINITY;                                     \
-        for (long k = 0; k < nc; k++) {                                                       \
-          const T *pk = pm + (i * nc + k) * inner;                                            \
-          _Pragma("omp simd") for (long c = c0; c < c1; c++) MAX_OP(mi[c], pk[c]);            \
-        }                                                                                     \
+        CBLOCK(t);                                                                            \
+        for (long c = c0; c < c1; c++) m[i * inner + c] = -INFINITY;                          \
+        for (long k = 0; k < nc; k++)                                                         \
+          sm_max_##SUF(pm + (i * nc + k) * inner + c0, m + i * inner + c0, c1 - c0);          \
       }                                                                                       \
       _Pragma("omp for schedule(static)") /* exp into the output, each chunk's sums */       \
       for (long t = 0; t < tasks; t++) {                                                      \
-        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
-        const T *mi = m + i * inner;                                                          \
-        double *pt = ps + t * inner;                                                          \
-        for (long c = 0; c < inner; c++) pt[c] = 0.0;                                         \
-        for (long r = r0; r < r1; r++) {                                                      \
-          const T *xr = x + (i * n + r) * inner; T *or_ = o + (i * n + r) * inner;            \
-          _Pragma("omp simd") for (long c = 0; c < inner; c++) or_[c] = EXP(xr[c] - mi[c]);   \
-          _Pragma("omp simd") for (long c = 0; c < inner; c++) pt[c] += (double)or_[c];       \
-        }                                                                                     \
+        CHUNK(t);                                                                             \
+        for (long c = 0; c < inner; c++) ps[t * inner + c] = 0.0;                             \
+        for (long r = r0; r < r1; r++)                                                        \
+          sm_exp_##SUF(ROW(x, r), m + i * inner, ROW(o, r), ps + t * inner, inner);           \
       }                                                                                       \
-      _Pragma("omp for schedule(static)") /* column sums in chunk order: 1 / sum, log(sum) */ \
+      _Pragma("omp for schedule(static)") /* column sums in chunk order */                   \
       for (long t = 0; t < ctasks; t++) {                                                     \
-        long i = t / cpb, c0 = (t % cpb) * SMC, c1 = c0 + SMC < inner ? c0 + SMC : inner;     \
-        double *si = s + i * inner;                                                           \
-        for (long c = c0; c < c1; c++) si[c] = 0.0;                                           \
-        for (long k = 0; k < nc; k++) {                                                       \
-          const double *pk = ps + (i * nc + k) * inner;                                       \
-          _Pragma("omp simd") for (long c = c0; c < c1; c++) si[c] += pk[c];                  \
-        }                                                                                     \
-        if (log_out) { for (long c = c0; c < c1; c++) si[c] = (double)(T)log(si[c]); }        \
-        else { for (long c = c0; c < c1; c++) si[c] = 1.0 / si[c]; }                          \
+        CBLOCK(t);                                                                            \
+        for (long c = c0; c < c1; c++) s[i * inner + c] = 0.0;                               \
+        for (long k = 0; k < nc; k++)                                                         \
+          sm_addd(ps + (i * nc + k) * inner + c0, s + i * inner + c0, c1 - c0);               \
+        sm_fin_##SUF(s + i * inner + c0, c1 - c0, log_out);                                   \
       }                                                                                       \
       _Pragma("omp for schedule(static)") /* the output */                                   \
       for (long t = 0; t < tasks; t++) {                                                      \
-        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
-        const T *mi = m + i * inner; const double *si = s + i * inner;                        \
-        for (long r = r0; r < r1; r++) {                                                      \
-          const T *xr = x + (i * n + r) * inner; T *or_ = o + (i * n + r) * inner;            \
-          if (log_out) {                                                                      \
-            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
-              or_[c] = (xr[c] - mi[c]) - (T)si[c];                                            \
-          } else {                                                                            \
-            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
-              or_[c] = (T)((double)or_[c] * si[c]);                                           \
-          }                                                                                   \
-        }                                                                                     \
+        CHUNK(t);                                                                             \
+        for (long r = r0; r < r1; r++)                                                        \
+          sm_out_##SUF(ROW(x, r), m + i * inner, ROW(o, r), s + i * inner, inner, log_out);   \
       }                                                                                       \
     }                                                                                         \
     free(pm); free(m); free(ps); free(s);                                                     \
@@ -676,16 +702,8 @@ TO_NCHW(to_nchw_f64, double)
   }                                                                                           \
   int softmax_##SUF(const T *x, T *o, long outer, long n, long inner, int log_out, int nt) {  \
     if (inner > 1 && n > SMR) return sm_slabs_##SUF(x, o, outer, n, inner, log_out, nt);      \
-    long per = inner == 1 ? 1 : (inner + SMW - 1) / SMW, tasks = outer * per;                 \
-    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
-    for (long t = 0; t < tasks; t++) {                                                        \
-      long i = t / per;                                                                       \
-      if (inner == 1) { sm_row_##SUF(x + i * n, o + i * n, n, log_out); continue; }           \
-      long c0 = (t % per) * SMW, w = inner - c0 < SMW ? inner - c0 : SMW;                     \
-      long off = i * n * inner + c0;                                                          \
-      sm_cols_##SUF(x + off, o + off, n, inner, w, log_out);                                  \
-    }                                                                                         \
-    return 0;                                                                                 \
+    ROWS_OR_BLOCKS(sm_row_##SUF(x + i * n, o + i * n, n, log_out),                            \
+                   sm_cols_##SUF(x + off, o + off, n, inner, w, log_out));                    \
   }
 SOFTMAX(f32, float, expf)
 SOFTMAX(f64, double, exp)
@@ -694,7 +712,7 @@ SOFTMAX(f64, double, exp)
  *   softmax:     dx = y * (g - sum(g * y))        (log_in = 0)
  *   log_softmax: dx = g - exp(y) * sum(g)         (log_in = 1)
  * one pass for the row / column sums (double; slabs: per chunk, combined in chunk order), one
- * for the output, in double, rounded once. */
+ * for the output, in double, rounded once. Same task layouts as the forward kernels. */
 #define SOFTMAX_BWD(SUF, T, EXP)                                                              \
   static void smb_row_##SUF(const T *restrict y, const T *restrict g, T *restrict o, long n,  \
                             int log_in) {                                                     \
@@ -711,29 +729,13 @@ SOFTMAX(f64, double, exp)
     _Pragma("omp simd") for (long i = 0; i < n; i++)                                          \
       o[i] = (T)((double)y[i] * ((double)g[i] - s));                                          \
   }                                                                                           \
-  static void smb_cols_##SUF(const T *restrict y, const T *restrict g, T *restrict o, long n, \
-                             long inner, long w, int log_in) {                                \
+  static void smb_cols_##SUF(const T *y, const T *g, T *o, long n, long inner, long w,        \
+                             int log_in) {                                                    \
     double s[SMW];                                                                            \
     for (long c = 0; c < w; c++) s[c] = 0.0;                                                  \
-    for (long r = 0; r < n; r++) {                                                            \
-      const T *yr = y + r * inner, *gr = g + r * inner;                                       \
-      if (log_in) {                                                                           \
-        _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)gr[c];               \
-      } else {                                                                                \
-        _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += (double)gr[c] * (double)yr[c]; \
-      }                                                                                       \
-    }                                                                                         \
-    for (long r = 0; r < n; r++) {                                                            \
-      const T *yr = y + r * inner, *gr = g + r * inner; T *or_ = o + r * inner;               \
-      if (log_in) {                                                                           \
-        _Pragma("omp simd") for (long c = 0; c < w; c++) or_[c] = EXP(yr[c]);                 \
-        _Pragma("omp simd") for (long c = 0; c < w; c++)                                      \
-          or_[c] = (T)((double)gr[c] - (double)or_[c] * s[c]);                                \
-      } else {                                                                                \
-        _Pragma("omp simd") for (long c = 0; c < w; c++)                                      \
-          or_[c] = (T)((double)yr[c] * ((double)gr[c] - s[c]));                               \
-      }                                                                                       \
-    }                                                                                         \
+    for (long r = 0; r < n; r++) smb_acc_##SUF(y + r * inner, g + r * inner, s, w, log_in);   \
+    for (long r = 0; r < n; r++)                                                              \
+      smb_out_##SUF(y + r * inner, g + r * inner, o + r * inner, s, w, log_in);               \
   }                                                                                           \
   static int smb_slabs_##SUF(const T *y, const T *g, T *o, long outer, long n, long inner,    \
                              int log_in, int nt) {                                            \
@@ -746,45 +748,23 @@ SOFTMAX(f64, double, exp)
     {                                                                                         \
       _Pragma("omp for schedule(static)") /* each chunk's column sums */                     \
       for (long t = 0; t < tasks; t++) {                                                      \
-        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
-        double *pt = ps + t * inner;                                                          \
-        for (long c = 0; c < inner; c++) pt[c] = 0.0;                                         \
-        for (long r = r0; r < r1; r++) {                                                      \
-          const T *yr = y + (i * n + r) * inner, *gr = g + (i * n + r) * inner;               \
-          if (log_in) {                                                                       \
-            _Pragma("omp simd") for (long c = 0; c < inner; c++) pt[c] += (double)gr[c];      \
-          } else {                                                                            \
-            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
-              pt[c] += (double)gr[c] * (double)yr[c];                                         \
-          }                                                                                   \
-        }                                                                                     \
+        CHUNK(t);                                                                             \
+        for (long c = 0; c < inner; c++) ps[t * inner + c] = 0.0;                             \
+        for (long r = r0; r < r1; r++)                                                        \
+          smb_acc_##SUF(ROW(y, r), ROW(g, r), ps + t * inner, inner, log_in);                 \
       }                                                                                       \
       _Pragma("omp for schedule(static)") /* column sums in chunk order */                   \
       for (long t = 0; t < ctasks; t++) {                                                     \
-        long i = t / cpb, c0 = (t % cpb) * SMC, c1 = c0 + SMC < inner ? c0 + SMC : inner;     \
-        double *si = s + i * inner;                                                           \
-        for (long c = c0; c < c1; c++) si[c] = 0.0;                                           \
-        for (long k = 0; k < nc; k++) {                                                       \
-          const double *pk = ps + (i * nc + k) * inner;                                       \
-          _Pragma("omp simd") for (long c = c0; c < c1; c++) si[c] += pk[c];                  \
-        }                                                                                     \
+        CBLOCK(t);                                                                            \
+        for (long c = c0; c < c1; c++) s[i * inner + c] = 0.0;                               \
+        for (long k = 0; k < nc; k++)                                                         \
+          sm_addd(ps + (i * nc + k) * inner + c0, s + i * inner + c0, c1 - c0);               \
       }                                                                                       \
       _Pragma("omp for schedule(static)") /* the output */                                   \
       for (long t = 0; t < tasks; t++) {                                                      \
-        long i = t / nc, r0 = (t % nc) * SMR, r1 = r0 + SMR < n ? r0 + SMR : n;               \
-        const double *si = s + i * inner;                                                     \
-        for (long r = r0; r < r1; r++) {                                                      \
-          const T *yr = y + (i * n + r) * inner, *gr = g + (i * n + r) * inner;               \
-          T *or_ = o + (i * n + r) * inner;                                                   \
-          if (log_in) {                                                                       \
-            _Pragma("omp simd") for (long c = 0; c < inner; c++) or_[c] = EXP(yr[c]);         \
-            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
-              or_[c] = (T)((double)gr[c] - (double)or_[c] * si[c]);                           \
-          } else {                                                                            \
-            _Pragma("omp simd") for (long c = 0; c < inner; c++)                              \
-              or_[c] = (T)((double)yr[c] * ((double)gr[c] - si[c]));                          \
-          }                                                                                   \
-        }                                                                                     \
+        CHUNK(t);                                                                             \
+        for (long r = r0; r < r1; r++)                                                        \
+          smb_out_##SUF(ROW(y, r), ROW(g, r), ROW(o, r), s + i * inner, inner, log_in);       \
       }                                                                                       \
     }                                                                                         \
     free(ps); free(s);                                                                        \
@@ -793,16 +773,8 @@ SOFTMAX(f64, double, exp)
   int softmax_bwd_##SUF(const T *y, const T *g, T *o, long outer, long n, long inner,         \
                         int log_in, int nt) {                                                 \
     if (inner > 1 && n > SMR) return smb_slabs_##SUF(y, g, o, outer, n, inner, log_in, nt);   \
-    long per = inner == 1 ? 1 : (inner + SMW - 1) / SMW, tasks = outer * per;                 \
-    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
-    for (long t = 0; t < tasks; t++) {                                                        \
-      long i = t / per;                                                                       \
-      if (inner == 1) { smb_row_##SUF(y + i * n, g + i * n, o + i * n, n, log_in); continue; } \
-      long c0 = (t % per) * SMW, w = inner - c0 < SMW ? inner - c0 : SMW;                     \
-      long off = i * n * inner + c0;                                                          \
-      smb_cols_##SUF(y + off, g + off, o + off, n, inner, w, log_in);                         \
-    }                                                                                         \
-    return 0;                                                                                 \
+    ROWS_OR_BLOCKS(smb_row_##SUF(y + i * n, g + i * n, o + i * n, n, log_in),                 \
+                   smb_cols_##SUF(y + off, g + off, o + off, n, inner, w, log_in));           \
   }
 SOFTMAX_BWD(f32, float, expf)
 SOFTMAX_BWD(f64, double, exp)
