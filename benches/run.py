@@ -94,6 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     settings = Settings.make(args.quick, args.min_time, args.repeats)
     selected = args.suites or list(SUITES)
+    groups = env_groups(selected)
+    if len(groups) > 1:
+        # OpenMP (ours and torch's) reads OMP_* once, when it loads: suites that want other
+        # settings (the training suites' OMP_WAIT_POLICY=PASSIVE) must not impose them on the
+        # others, so each group runs in its own process, one after the other.
+        return run_groups(groups, args)
     for name in selected:
         # Before torch is imported: OpenMP reads OMP_* variables once, when it loads.
         for key, value in SUITES[name].env.items():
@@ -109,6 +115,37 @@ def main(argv: list[str] | None = None) -> int:
         print(render(report))
         print(f"  -> {path}\n", flush=True)
         failed |= report["status"] == "error"
+    return 1 if failed else 0
+
+
+def env_groups(selected: list[str]) -> list[tuple[dict, list[str]]]:
+    """The selected suites grouped by the environment they ask for, in first-seen order."""
+    groups: dict[tuple, list[str]] = {}
+    for name in selected:
+        groups.setdefault(tuple(sorted(SUITES[name].env.items())), []).append(name)
+    return [(dict(key), names) for key, names in groups.items()]
+
+
+def run_groups(groups: list[tuple[dict, list[str]]], args: argparse.Namespace) -> int:
+    """Run each group of suites in a child process with its environment; 1 if any failed."""
+    import subprocess
+
+    common = ["--out", str(args.out), "--backend", args.backend, "--device", str(args.device)]
+    common += ["--torch-device", args.torch_device, "--sizes", args.sizes]
+    common += ["--quick"] * args.quick + ["--no-torch"] * args.no_torch
+    if args.min_time is not None:
+        common += ["--min-time", str(args.min_time)]
+    if args.repeats is not None:
+        common += ["--repeats", str(args.repeats)]
+    failed = False
+    for env, names in groups:
+        child = dict(os.environ)
+        for key, value in env.items():
+            child.setdefault(key, value)
+        shown = " ".join(f"{k}={v}" for k, v in env.items()) or "no extra settings"
+        print(f"== suites {', '.join(names)}: own process ({shown})", flush=True)
+        cmd = [sys.executable, str(Path(__file__).resolve()), *names, *common]
+        failed |= subprocess.run(cmd, env=child).returncode != 0
     return 1 if failed else 0
 
 

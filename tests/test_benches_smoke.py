@@ -167,3 +167,20 @@ def test_load_record_safetensors_case_runs_small(tmp_path):
     names = {r["name"] for r in report["results"]}
     assert {"burn_import.load_safetensors", "SafetensorsFileRecorder.load"} <= names
     assert all(r["params"]["n_params"] == 200_000 for r in report["results"])
+
+
+def test_suites_with_other_openmp_settings_run_in_their_own_process():
+    # The training suites ask for OMP_WAIT_POLICY=PASSIVE; OpenMP reads it once per process, so
+    # `python -m benches unary training_step` must not run unary under it.
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benches.run import env_groups
+    finally:
+        sys.path.remove(str(ROOT))
+
+    groups = env_groups(["unary", "training_step", "binary", "autodiff"])
+    assert groups == [
+        ({}, ["unary", "binary"]),
+        ({"OMP_WAIT_POLICY": "PASSIVE"}, ["training_step", "autodiff"]),
+    ]
+    assert env_groups(["unary", "binary"]) == [({}, ["unary", "binary"])]

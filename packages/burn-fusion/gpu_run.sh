@@ -45,15 +45,17 @@ python3 -m burn.backend >"$out/fusion-backends.log" 2>&1
 # Fusion(Cuda())
 step cuda-conformance env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" $T/test_conformance.py
 step cuda-kernels env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" $T/test_kernel_counts.py \
-  $T/test_reductions.py $T/test_fusion.py $T/test_render.py
+  $T/test_reductions.py $T/test_row_kernels.py $T/test_vector.py $T/test_fusion.py $T/test_render.py
 step cuda-gradcheck env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" $T/test_autodiff_gradcheck.py
 # Fusion(OpenCl("gpu")) on NVIDIA's OpenCL driver
 step opencl-conformance env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" $T/test_conformance.py
 step opencl-kernels env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" $T/test_kernel_counts.py \
-  $T/test_reductions.py $T/test_fusion.py
+  $T/test_reductions.py $T/test_row_kernels.py $T/test_vector.py $T/test_fusion.py
 # (without checkpointing: the balanced run re-checks the same rules; it ran on Fusion(Cuda()))
 step opencl-gradcheck env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" \
   $T/test_autodiff_gradcheck.py -k "not balanced"
+# Fused GELU bandwidth: scalar vs vector kernel, grid caps, beside torch's copy
+step bandwidth python3 packages/burn-fusion/scripts/bandwidth.py --backend cuda --log2n 26
 # Benches: the same suites on Cuda() and Fusion(Cuda()), each beside torch CUDA
 bench_args=()
 [ -n "${QUICK:-}" ] && bench_args=(--quick)
@@ -95,4 +97,5 @@ if copy and "torch" in copy["times"]:
     print(f"torch copy 2^26: {tc*1e3:.3f} ms ({8 * n / tc / 1e12:.2f} TB/s); fused GELU reaches "
           f"{100 * tc / tb:.0f}% of it")
 EOF
+cat "$out/fusion-bandwidth.log"
 printf '%s\n' "${summary[@]}"

@@ -76,19 +76,79 @@ PROGRAMS = {
 }
 
 
+def _vector(prog: Program) -> Program:
+    return prog._replace(vec=4)
+
+
+# vector variants: every dtype's 16-byte (or narrower) accesses, in place and mixed dtypes
+for _key in ("f32", "f64", "i32", "i64", "bool"):
+    PROGRAMS[f"{_key}-vec"] = _vector(PROGRAMS[_key])
+for _key in ("f32", "f64", "bool"):
+    PROGRAMS[f"{_key}-vec8"] = PROGRAMS[_key]._replace(vec=8)
+PROGRAMS["mixed-vec"] = Program(
+    (("float32", False), ("float64", False), ("int8", False)),
+    0,
+    (
+        Node("float_add", (-1, -2), "float32", "float32"),
+        Node("float_cast", (0,), "float32", "float64"),
+        Node("int_cast", (-3,), "int8", "int16"),
+        Node("float_greater_elem", (0,), "float32", "bool"),
+    ),
+    ((0, 0, ()), (1, -1, ()), (2, -1, ()), (3, -1, ())),
+    4,
+)
+
+
+def _row(nodes, inputs, outputs, rank=0, local=256) -> Reduction:
+    return Reduction(Program(tuple(inputs), rank, tuple(nodes), tuple(outputs)), local)
+
+
 REDUCTIONS = {
     # mean of a product with a strided input (f32), and the plain partial-sums stage (f64)
-    "sum-prologue": Reduction(
-        Program(
-            (("float32", False), ("float32", True)),
-            2,
-            (Node("float_mul", (-1, -2), "float32", "float32"),),
-            (),
+    "sum-prologue": _row(
+        (
+            Node("float_mul", (-1, -2), "float32", "float32"),
+            Node("reduce_sum", (0,), "float32", "float32"),
         ),
-        0,
-        256,
+        (("float32", False), ("float32", True)),
+        ((1, -1, ()),),
+        rank=2,
     ),
-    "sum-partials": Reduction(Program((("float64", False),), 0, (), ()), -1, 64),
+    "sum-partials": _row(
+        (Node("reduce_mean", (-1,), "float64", "float64"),),
+        (("float64", False),),
+        ((0, -1, ()),),
+        local=64,
+    ),
+    # softmax's row kernel: exp(x - max) summed, then divided, max a [rows, 1] input
+    "softmax-row": _row(
+        (
+            Node("float_sub", (-1, -2), "float32", "float32"),
+            Node("float_exp", (0,), "float32", "float32"),
+            Node("reduce_sum", (1,), "float32", "float32"),
+            Node("float_div", (1, 2), "float32", "float32"),
+        ),
+        (("float32", False), ("float32", True)),
+        ((3, -1, ()),),
+        rank=2,
+    ),
+    # max and min of a chain, written with a broadcast [rows, 1] epilogue result (f64)
+    "max-row": _row(
+        (
+            Node("float_exp", (-1,), "float64", "float64"),
+            Node("reduce_max", (0,), "float64", "float64"),
+            Node("float_add_scalar", (1,), "float64", "float64"),
+            Node("float_sub", (0, 2), "float64", "float64"),
+        ),
+        (("float64", False),),
+        ((1, -1, ()), (2, -1, (1,)), (3, 0, ())),
+        rank=2,
+    ),
+    "min-row": _row(
+        (Node("reduce_min", (-1,), "float32", "float32"),),
+        (("float32", False),),
+        ((0, -1, ()),),
+    ),
 }
 
 
@@ -96,6 +156,28 @@ def _source(key: str, dialect: str):
     if key in REDUCTIONS:
         return render_reduction(REDUCTIONS[key], dialect)
     return render(PROGRAMS[key], dialect)
+
+
+def test_vector_variant_is_another_kernel():
+    p = PROGRAMS["f32"]
+    q = _vector(p)
+    assert p != q and p.name() != q.name()
+    src_cu, _ = render(q, "cuda")
+    src_cl, _ = render(q, "opencl")
+    assert "reinterpret_cast<const float4*>(in0)[i]" in src_cu
+    assert "reinterpret_cast<const double2*>" not in src_cu
+    assert "reinterpret_cast<float4*>(o12)[i] = w; }" in src_cu  # no make_float4: types only
+    assert "make_" not in src_cu
+    assert "vload4(i, in0)" in src_cl and "vstore4(" in src_cl
+    src64, _ = render(_vector(PROGRAMS["f64"]), "cuda")  # two 16-byte halves per item
+    assert "reinterpret_cast<const double2*>(in0)[2 * i + 1]" in src64
+    src8, _ = render(PROGRAMS["f32-vec8"], "cuda")  # two float4 per item
+    assert "reinterpret_cast<const float4*>(in0)[2 * i + 1]" in src8
+    assert "vload8(i, in0)" in render(PROGRAMS["f32-vec8"], "opencl")[0]
+    with pytest.raises(ValueError, match="vector kernel"):
+        render(_vector(PROGRAMS["f32-strided"]), "cuda")
+    with pytest.raises(ValueError, match="vector kernel"):
+        render(PROGRAMS["f32"]._replace(vec=2), "opencl")
 
 
 def test_every_op_is_rendered():
@@ -150,7 +232,8 @@ def test_opencl_source_builds_on_the_device_under_test(key):
     import pyopencl as cl
     from _fusion_testlib import inner_backend
 
-    config = "f64-i64" if key in ("f64", "i64", "chain-in-place", "sum-partials") else "f32-i32"
+    f64 = ("f64", "i64", "chain-in-place", "sum-partials", "max-row", "mixed-vec")
+    config = "f64-i64" if key.split("-vec")[0] in f64 else "f32-i32"
     rt = inner_backend(config)._rt(None)
     src, name = _source(key, "opencl")
     import warnings

@@ -79,14 +79,25 @@ class Runtime:
         size = x.itemsize
         return tuple(s // size for s in x.strides), 0
 
-    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None) -> None:
-        """Elementwise: a grid-stride launch over `n` items. Reductions (`groups` given):
-        `groups` blocks of `reduce_local` threads."""
+    @staticmethod
+    def aligned(x) -> bool:
+        """Whether `x`'s data pointer is 16-byte aligned: a vector kernel's float4 / double2
+        accesses need it (cupy's allocations are 256-byte aligned; a view may not be)."""
+        return x.data.ptr % 16 == 0
+
+    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None, items=None) -> None:
+        """Elementwise: a grid-stride launch over `items` threads (default `n`; a vector
+        kernel's threads each take 4 elements), at most `max_groups` blocks. Reductions
+        (`groups` given): `groups` blocks of `reduce_local` threads."""
         args = [_I32(n)]
         args += [_I32(v) for v in ints]
         args += outs
         args += ins
         args += [_SCALAR[dt](v) for v, dt in scalars]
-        grid = min((n + BLOCK - 1) // BLOCK, self.max_groups) if groups is None else groups
+        if groups is None:
+            work = n if items is None else items
+            grid = min((work + BLOCK - 1) // BLOCK, self.max_groups)
+        else:
+            grid = groups
         with self.dev:
             kernel((grid,), (BLOCK,), tuple(args))

@@ -16,7 +16,8 @@ from burn_tensor import Device
 
 from ._backend import Fusion
 from ._ops import OPS
-from ._render import CTYPES, Node, Program, Reduction, render, render_reduction
+from ._render import CTYPES, Node, Program, render
+from ._render_row import Reduction, render_reduction
 from ._stream import MAX_INPUTS, MAX_OPS, STAT_NAMES, Stream
 from ._tensor import FusionTensor
 

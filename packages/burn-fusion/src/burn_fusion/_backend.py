@@ -26,18 +26,21 @@ _LOCK = threading.Lock()
 
 
 def _hooks_for(inner: Backend):
-    """The inner backend package's `_fusion_hooks` module (compile + launch of fused kernels)."""
-    package = type(inner).__module__.split(".")[0]
-    try:
-        return importlib.import_module(f"{package}._fusion_hooks")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{package}._fusion_hooks":
-            raise
-        raise TypeError(
-            f"Fusion: {inner!r} compiles no kernels, so there is nothing to fuse into; "
-            "use Fusion(OpenCl()) or Fusion(Cuda()) for fused kernels, or use "
-            f"{inner!r} directly (it runs each op eagerly)"
-        ) from None
+    """The inner backend package's `_fusion_hooks` module (compile + launch of fused kernels),
+    looked up along its class's bases, so a subclass of `OpenCl` (say, one overriding an op)
+    defined elsewhere fuses as `OpenCl` does."""
+    for cls in type(inner).__mro__:
+        package = cls.__module__.split(".")[0]
+        try:
+            return importlib.import_module(f"{package}._fusion_hooks")
+        except ModuleNotFoundError as exc:
+            if exc.name not in (f"{package}._fusion_hooks", package):
+                raise
+    raise TypeError(
+        f"Fusion: {inner!r} compiles no kernels, so there is nothing to fuse into; "
+        "use Fusion(OpenCl()) or Fusion(Cuda()) for fused kernels, or use "
+        f"{inner!r} directly (it runs each op eagerly)"
+    )
 
 
 def _overrides(inner: Backend, name: str) -> bool:
@@ -261,23 +264,31 @@ def lazy(fusion: Fusion, name: str, fallback):
     return op
 
 
-#: reductions that take the pending ops of their input as a fused prologue: name -> (mean, dim)
+#: reductions fused with the ops around them: name -> (kind, along a dim)
 REDUCTIONS = {
-    "float_sum": (False, False),
-    "float_mean": (True, False),
-    "float_sum_dim": (False, True),
-    "float_mean_dim": (True, True),
+    "float_sum": ("sum", False),
+    "float_mean": ("mean", False),
+    "float_sum_dim": ("sum", True),
+    "float_mean_dim": ("mean", True),
+    "float_max_dim": ("max", True),
+    "float_min_dim": ("min", True),
 }
 
 
 def reduction(name: str, fallback):
-    """`name` as one fused kernel (two for a whole-tensor reduction) when its input is pending:
-    the ops that make the input run inside the reduction and the input is never written."""
-    mean, has_dim = REDUCTIONS[name]
+    """`name` fused: along a dim, a pending node of the plan (its input's ops run inside the
+    reduction, its consumers in the same row kernel); of the whole tensor of a pending input,
+    partial sums with the input's ops inside, then their sum (two kernels)."""
+    kind, has_dim = REDUCTIONS[name]
 
     def op(x, *rest):
-        if type(x) is FT and x.prim is None:
-            out = x.stream.reduce(x, rest[0] if has_dim else None, mean)
+        if type(x) is FT and x.stream is not None:
+            if has_dim:
+                out = x.stream.reduce_dim(x, rest[0], kind)
+            elif x.prim is None:
+                out = x.stream.reduce_all(x, kind == "mean")
+            else:
+                out = None
             if out is not None:
                 return out
         return fallback(x, *rest)

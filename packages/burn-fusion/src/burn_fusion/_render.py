@@ -1,16 +1,19 @@
 """One renderer, two dialects: a fused elementwise `Program` as OpenCL C or CUDA C source.
 
 A `Program` is the dialect-free description of one fused kernel, and it is also the plan-cache
-key: it names ops, dtypes, which operand feeds which op, and how each input is read, but no
-tensor id, size or scalar value. Those arrive as kernel arguments, so one compiled kernel serves
-every size and every scalar value of the same graph.
+key: it names ops, dtypes, which operand feeds which op, how each input is read and whether the
+kernel moves 16-byte vectors, but no tensor id, size or scalar value. Those arrive as kernel
+arguments, so one compiled kernel serves every size and every scalar value of the same graph.
 
 Kernel arguments, in this order (the backends' `_fusion_hooks.launch` pass them so):
 `int n`; when `rank > 0`: the plan's `rank` dims, then for each strided input its `rank`
 strides and its offset (elements; stride 0 along broadcast dims), then for each broadcast result
 its `rank` strides (0 along its broadcast dims); the results not written in place; every input
 (an input a result is written into is not const); the scalars of every node, in node order.
-One work item per element, grid-stride: `for (i = first; i < n; i += step)`.
+Scalar kernels: one item per element, grid-stride `for (i = first; i < n; i += step)`. Vector
+kernels (`vec` 4 or 8, only with `rank == 0`): item `i` moves elements `vec*i .. vec*i+vec-1` of
+every operand with 16-byte (or narrower, for 1- and 2-byte types) accesses, for `i < n / vec`,
+then the `n % vec` tail elements one per item (`_render_vec.py`).
 """
 
 from __future__ import annotations
@@ -18,11 +21,7 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
-import numpy as np
-
 from ._ops import OPS
-
-_B = np.dtype(np.bool_)
 
 CTYPES = {
     "opencl": {
@@ -48,6 +47,8 @@ CTYPES = {
 }
 #: dtypes a fused kernel can hold (float16/bfloat16 tensors run unfused)
 FUSABLE_DTYPES = frozenset(CTYPES["cuda"])
+#: the reduction nodes of a row kernel (`_render_row.py`): op name -> how rows are combined
+REDUCE_OPS = {"reduce_sum": "sum", "reduce_mean": "mean", "reduce_max": "max", "reduce_min": "min"}
 
 
 class Node(NamedTuple):
@@ -66,6 +67,8 @@ class Program(NamedTuple):
     #: per materialised result: (node index, input index written in place or -1, the dims along
     #: which the result has size 1 while the plan does not -- () for a full-size result)
     outputs: tuple
+    #: elements per item moved as vectors (4 or 8), or 0: one scalar element per item
+    vec: int = 0
 
     def name(self) -> str:
         return "fused_" + hashlib.sha1(repr(self).encode()).hexdigest()[:16]
@@ -79,125 +82,183 @@ _REM = """{dev}{T} {name}({T} a, {T} b) {{
 """
 
 
-class Reduction(NamedTuple):
-    """A sum (or mean: the same kernel, another divisor) of one value of a `Program` (`ref`:
-    node `k >= 0` or input `-k - 1`) along one axis, with the program as its prologue: the
-    reduced tensor is never written. `local` is the work-group size (a compile-time constant).
+class Frame(NamedTuple):
+    """What differs between the dialects, around the shared expressions."""
 
-    Kernel arguments: `int n, int rows, int red, int inner, int div`, then the program's
-    layout ints, the output (one value per row), the inputs, the scalars. Row `r` reduces the
-    `red` elements `base + k * inner` (`base = (r / inner) * red * inner + r % inner`), those
-    `< n`; the result is the sum divided by `div`.
-    """
-
-    prog: Program
-    ref: int
-    local: int
-
-    def name(self) -> str:
-        return "fused_sum_" + hashlib.sha1(repr(self).encode()).hexdigest()[:16]
+    ct: dict  # dtype name -> C type
+    cuda: bool
+    gptr: str  # pointer qualifier
+    restrict: str
 
 
-def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
-    """(source, kernel name) of a fused reduction in `dialect`."""
-    return render(red.prog, dialect, red)
-
-
-def render(prog: Program, dialect: str, reduction: Reduction | None = None) -> tuple[str, str]:
-    """(source, kernel name) of `prog` in `dialect` ("opencl" or "cuda")."""
-    ct = CTYPES[dialect]
+def frame(dialect: str) -> Frame:
     cuda = dialect == "cuda"
-    name = prog.name() if reduction is None else reduction.name()
-    gptr = "" if cuda else "__global "
-    restrict = " __restrict__" if cuda else ""
-    inplace = {k for _, k, _ in prog.outputs if k >= 0}
-    strided = [k for k, (_, s) in enumerate(prog.inputs) if s]
+    return Frame(
+        CTYPES[dialect], cuda, "" if cuda else "__global ", " __restrict__" if cuda else ""
+    )
 
-    bcast = [m for m, (_, _, b) in enumerate(prog.outputs) if b]
-    params = ["const int n"]
-    if reduction is not None:
-        params += ["const int rows", "const int red", "const int inner", "const int div"]
-    if prog.rank:
-        params += [f"const int d{d}" for d in range(prog.rank)]
-        for k in strided:
-            params += [f"const int st{k}_{d}" for d in range(prog.rank)]
-            params.append(f"const int off{k}")
-        for m in bcast:
-            params += [f"const int ost{m}_{d}" for d in range(prog.rank)]
-    if reduction is not None:
-        ref = reduction.ref
-        acc_dt = prog.nodes[ref].out if ref >= 0 else prog.inputs[-ref - 1][0]
-        acc_t = ct[acc_dt]
-        params.append(f"{gptr}{acc_t}*{restrict} ro")
+
+def value_dtype(prog: Program, ref: int) -> str:
+    """The dtype of operand `ref` (a node or an input)."""
+    return prog.nodes[ref].out if ref >= 0 else prog.inputs[-ref - 1][0]
+
+
+def scalar_params(prog: Program, fr: Frame) -> tuple[list, dict]:
+    """(parameters, node index -> its scalars' names): every node's scalars, in node order."""
+    params, names, count = [], {}, 0
+    for j, node in enumerate(prog.nodes):
+        if node.op in REDUCE_OPS:
+            continue
+        k = OPS[node.op].scalars
+        names[j] = [f"s{count + s}" for s in range(k)]
+        params += [f"const {fr.ct[node.dtype]} s{count + s}" for s in range(k)]
+        count += k
+    return params, names
+
+
+def buffer_params(prog: Program, fr: Frame) -> list:
+    """The results not written in place, then every input (const unless written in place)."""
+    inplace = {k for _, k, _ in prog.outputs if k >= 0}
+    params = []
     for m, (j, k, _) in enumerate(prog.outputs):
         if k < 0:
-            params.append(f"{gptr}{ct[prog.nodes[j].out]}*{restrict} o{m}")
+            params.append(f"{fr.gptr}{fr.ct[prog.nodes[j].out]}*{fr.restrict} o{m}")
     for k, (dt, _) in enumerate(prog.inputs):
         const = "" if k in inplace else "const "
-        params.append(f"{gptr}{const}{ct[dt]}*{restrict} in{k}")
+        params.append(f"{fr.gptr}{const}{fr.ct[dt]}*{fr.restrict} in{k}")
+    return params
 
-    helpers: dict[str, str] = {}
-    body: list[str] = []
-    if prog.rank:  # the item's coordinates, then each strided operand's element offset
-        body.append("    int q = i;")
-        for d in range(prog.rank - 1, 0, -1):
-            body.append(f"    const int c{d} = q % d{d}; q /= d{d};")
-        body.append("    const int c0 = q;")
-        for k in strided:
+
+def layout_params(prog: Program) -> list:
+    """Dims, strided inputs' strides and offsets, broadcast results' strides (rank > 0)."""
+    if not prog.rank:
+        return []
+    params = [f"const int d{d}" for d in range(prog.rank)]
+    for k, (_, s) in enumerate(prog.inputs):
+        if s:
+            params += [f"const int st{k}_{d}" for d in range(prog.rank)]
+            params.append(f"const int off{k}")
+    for m, (_, _, b) in enumerate(prog.outputs):
+        if b:
+            params += [f"const int ost{m}_{d}" for d in range(prog.rank)]
+    return params
+
+
+def coordinate_lines(prog: Program, inputs) -> list:
+    """The item's coordinates from flat index `i`, then strided `inputs`' element offsets."""
+    if not prog.rank:
+        return []
+    lines = ["    int q = i;"]
+    for d in range(prog.rank - 1, 0, -1):
+        lines.append(f"    const int c{d} = q % d{d}; q /= d{d};")
+    lines.append("    const int c0 = q;")
+    for k in inputs:
+        if prog.inputs[k][1]:
             terms = " + ".join(f"c{d} * st{k}_{d}" for d in range(prog.rank))
-            body.append(f"    const int p{k} = off{k} + {terms};")
-    for k, (dt, s) in enumerate(prog.inputs):
-        body.append(f"    {ct[dt]} x{k} = in{k}[{f'p{k}' if s else 'i'}];")
+            lines.append(f"    const int p{k} = off{k} + {terms};")
+    return lines
 
-    nscalar = 0
-    for j, node in enumerate(prog.nodes):
+
+def load_lines(prog: Program, fr: Frame, inputs) -> list:
+    """Scalar loads of `inputs` at item `i` (strided ones at their offset `p{k}`)."""
+    return [
+        f"    {fr.ct[dt]} x{k} = in{k}[{f'p{k}' if s else 'i'}];"
+        for k, (dt, s) in ((k, prog.inputs[k]) for k in inputs)
+    ]
+
+
+def op_lines(prog, fr, snames, helpers, keep, lane="", stat=None) -> list:
+    """One line per kept node: `v{j}{lane} = <its C expression>`; operands are `v{ref}{lane}` or
+    `x{k}{lane}`. A reduction node's value is `stat` (the row kernel's reduced value)."""
+    lines = []
+    for j in keep:
+        node = prog.nodes[j]
+        O = fr.ct[node.out]
+        if node.op in REDUCE_OPS:
+            lines.append(f"    const {O} v{j}{lane} = {stat};")
+            continue
         spec = OPS[node.op]
-        T = ct[node.dtype]
+        T = fr.ct[node.dtype]
         operands = {}
         for letter, kind, ref in zip("abc", spec.inputs, node.refs):
-            var = f"v{ref}" if ref >= 0 else f"x{-ref - 1}"
-            src_dt = prog.nodes[ref].out if ref >= 0 else prog.inputs[-ref - 1][0]
-            if kind == "T" and src_dt != node.dtype:
+            var = f"v{ref}{lane}" if ref >= 0 else f"x{-ref - 1}{lane}"
+            if kind == "T" and value_dtype(prog, ref) != node.dtype:
                 var = f"(({T}){var})"
             operands[letter] = var
-        for s in range(spec.scalars):
-            operands[f"s{s}"] = f"s{nscalar + s}"
-            params.append(f"const {T} s{nscalar + s}")
-        nscalar += spec.scalars
+        for s, name in enumerate(snames.get(j, ())):
+            operands[f"s{s}"] = name
         rem = ""
         if "{rem}" in spec.expr:
             rem = "_rem_" + T
-            helpers[rem] = _REM.format(dev="__device__ " if cuda else "", T=T, name=rem)
-        expr = spec.expr.format(T=T, D=ct[node.out], rem=rem, **operands)
-        O = ct[node.out]
-        body.append(f"    {O} v{j} = ({O})({expr});")
-    for m, (j, k, b) in enumerate(prog.outputs):
-        if b:  # a broadcast result: one writer per element, at index 0 of its broadcast dims
+            helpers[rem] = _REM.format(dev="__device__ " if fr.cuda else "", T=T, name=rem)
+        expr = spec.expr.format(T=T, D=O, rem=rem, **operands)
+        lines.append(f"    const {O} v{j}{lane} = ({O})({expr});")
+    return lines
+
+
+def store_lines(prog: Program, outputs) -> list:
+    """Scalar stores at item `i` of the outputs numbered `outputs`; a broadcast result is
+    written once, by the items at index 0 of its broadcast dims."""
+    lines = []
+    for m in outputs:
+        j, k, b = prog.outputs[m]
+        if b:
             cond = " && ".join(f"c{d} == 0" for d in b)
             idx = " + ".join(f"c{d} * ost{m}_{d}" for d in range(prog.rank))
-            body.append(f"    if ({cond}) o{m}[{idx}] = v{j};")
+            lines.append(f"    if ({cond}) o{m}[{idx}] = v{j};")
         else:
-            dst = f"in{k}" if k >= 0 else f"o{m}"
-            body.append(f"    {dst}[i] = v{j};")
+            lines.append(f"    {f'in{k}' if k >= 0 else f'o{m}'}[i] = v{j};")
+    return lines
 
-    if reduction is not None:
-        return _reduce_source(reduction, cuda, name, params, helpers, body, acc_t), name
-    if cuda:
-        head = f'extern "C" __global__ void {name}('
+
+def preamble(prog: Program, fr: Frame, helpers: dict) -> str:
+    pre = ""
+    if not fr.cuda and any(dt == "float64" for dt in dtypes(prog)):
+        pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    return pre + "".join(helpers.values())
+
+
+def dtypes(prog: Program):
+    yield from (dt for dt, _ in prog.inputs)
+    for node in prog.nodes:
+        yield node.dtype
+        yield node.out
+
+
+def kernel_head(fr: Frame, name: str, attrs: str = "") -> str:
+    if fr.cuda:
+        return f'extern "C" __global__ void {name}('
+    return f"__kernel {attrs}void {name}("
+
+
+def render(prog: Program, dialect: str) -> tuple[str, str]:
+    """(source, kernel name) of elementwise `prog` in `dialect` ("opencl" or "cuda")."""
+    if prog.vec:
+        from ._render_vec import render_vector
+
+        return render_vector(prog, dialect)
+    fr = frame(dialect)
+    name = prog.name()
+    helpers: dict[str, str] = {}
+    sparams, snames = scalar_params(prog, fr)
+    params = ["const int n", *layout_params(prog), *buffer_params(prog, fr), *sparams]
+    everything = range(len(prog.inputs))
+    body = [
+        *coordinate_lines(prog, everything),
+        *load_lines(prog, fr, everything),
+        *op_lines(prog, fr, snames, helpers, range(len(prog.nodes))),
+        *store_lines(prog, range(len(prog.outputs))),
+    ]
+    if fr.cuda:
         loop = (
             "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;"
             " i += blockDim.x * gridDim.x) {"
         )
     else:
-        head = f"__kernel void {name}("
         loop = "  for (int i = get_global_id(0); i < n; i += get_global_size(0)) {"
-    pre = ""
-    if not cuda and any(dt == "float64" for dt in _dtypes(prog)):
-        pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
     src = (
-        pre
-        + "".join(helpers.values())
-        + head
+        preamble(prog, fr, helpers)
+        + kernel_head(fr, name)
         + ", ".join(params)
         + ") {\n"
         + loop
@@ -206,59 +267,3 @@ def render(prog: Program, dialect: str, reduction: Reduction | None = None) -> t
         + "\n  }\n}\n"
     )
     return src, name
-
-
-def _dtypes(prog: Program):
-    yield from (dt for dt, _ in prog.inputs)
-    for node in prog.nodes:
-        yield node.dtype
-        yield node.out
-
-
-def _reduce_source(red: Reduction, cuda: bool, name, params, helpers, body, acc_t) -> str:
-    L = red.local
-    value = f"v{red.ref}" if red.ref >= 0 else f"x{-red.ref - 1}"
-    if cuda:
-        head = f'extern "C" __global__ void {name}('
-        lid, group, groups = "threadIdx.x", "blockIdx.x", "gridDim.x"
-        shared = f"  __shared__ {acc_t} sm[{L}];"
-        barrier = "__syncthreads();"
-    else:
-        head = f"__kernel __attribute__((reqd_work_group_size({L}, 1, 1))) void {name}("
-        lid, group, groups = "get_local_id(0)", "get_group_id(0)", "get_num_groups(0)"
-        shared = f"  __local {acc_t} sm[{L}];"
-        barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
-    lines = [
-        shared,
-        f"  const int lid = {lid};",
-        f"  for (int r = {group}; r < rows; r += {groups}) {{",
-        f"    {acc_t} acc = ({acc_t})0;",
-        "    const int base = (r / inner) * red * inner + r % inner;",
-        f"    for (int k = lid; k < red; k += {L}) {{",
-        "    const int i = base + k * inner;",
-        "    if (i >= n) break;",
-        *body,
-        f"    acc += {value};",
-        "    }",
-        "    sm[lid] = acc;",
-        f"    {barrier}",
-        f"    for (int s = {L // 2}; s > 0; s >>= 1) {{",
-        "      if (lid < s) sm[lid] += sm[lid + s];",
-        f"      {barrier}",
-        "    }",
-        f"    if (lid == 0) ro[r] = sm[0] / ({acc_t})div;",
-        f"    {barrier}",
-        "  }",
-    ]
-    pre = ""
-    if not cuda and any(dt == "float64" for dt in _dtypes(red.prog)):
-        pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    return (
-        pre
-        + "".join(helpers.values())
-        + head
-        + ", ".join(params)
-        + ") {\n"
-        + "\n".join(lines)
-        + "\n}\n"
-    )

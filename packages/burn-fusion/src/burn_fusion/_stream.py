@@ -4,17 +4,21 @@ the plan cache) one kernel for the whole plan and launches it.
 A plan holds elementwise ops whose result shapes all broadcast to one plan shape (equal rank,
 dims equal or 1: a [batch, 1] statistic and the [batch, n] ops that use it join one plan); its
 inputs (already materialised inner primitives) broadcast to it too. A smaller result is computed
-at every item of the plan and written once, by the items at index 0 of its broadcast dims. A flush happens when a value is read (`into_data`, an
-unfused op taking a pending tensor), on `device.sync()`, when an op cannot join the plan (another
-output shape) or when the plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
+at every item of the plan and written once, by the items at index 0 of its broadcast dims. A
+plan may also hold one reduction along a dim (`_stream_reduce.py`); it then runs as a row
+kernel. A flush happens when a value is read (`into_data`, an unfused op taking a pending
+tensor), on `device.sync()`, when an op cannot join the plan (another output shape) or when the
+plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
 
 At flush: results no one holds any more are not written (dead-code elimination keeps only the
-ops the live results need), and a result may be written into an input buffer the plan alone
-still holds (the handle was dropped, the buffer is a fused kernel's own and never left Fusion).
+ops the live results need), a result may be written into an input buffer the plan alone
+still holds (the handle was dropped, the buffer is a fused kernel's own and never left Fusion),
+and a plan whose operands are all contiguous and aligned runs the vector kernel.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 
@@ -22,8 +26,11 @@ import numpy as np
 from burn_tensor import DType
 
 from ._ops import OPS
-from ._render import FUSABLE_DTYPES, Node, Program, Reduction, render, render_reduction
-from ._tensor import FusionTensor, pending, ready
+from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
+from ._render_row import render_reduction
+from ._render_vec import WIDTHS
+from ._stream_reduce import INNER_REDUCE, ReduceMixin
+from ._tensor import FusionTensor, pending
 
 #: ops per plan; past this the plan is flushed (bounds compile time and register pressure)
 MAX_OPS = 64
@@ -74,6 +81,15 @@ def _merge(a: tuple, b: tuple) -> tuple | None:
     return tuple(out)
 
 
+def _vector_width(text: str) -> int:
+    """`BURN_FUSION_VECTOR`'s value: 0 (scalar kernels only) or one of `WIDTHS`."""
+    if text == "0":
+        return 0
+    if text not in {str(w) for w in WIDTHS}:
+        raise ValueError(f"BURN_FUSION_VECTOR must be 0, 4 or 8, got {text!r}")
+    return int(text)
+
+
 def _contiguous_strides(shape) -> tuple:
     out, acc = [], 1
     for d in reversed(shape):
@@ -82,18 +98,21 @@ def _contiguous_strides(shape) -> tuple:
     return tuple(reversed(out))
 
 
-class Stream:
+class Stream(ReduceMixin):
     """Pending plan, plan cache and counters of one device of one `Fusion(B)`."""
 
     def __init__(self, runtime, inner=None):
         self.rt = runtime
-        self.inner = inner  # the inner backend: runs one-op plans with its own kernel  # the inner backend's fusion runtime for this device (_fusion_hooks)
+        self.inner = inner  # the inner backend: runs one-op plans with its own kernel
         self.dialect = runtime.dialect
         self.lock = threading.RLock()
         self.plans: dict[Program, object] = {}
         self.stats = dict.fromkeys(STAT_NAMES, 0)
         #: the Program of the last fused launch (introspection, tests)
         self.last_program: Program | None = None
+        #: elements per item of vector kernels (4 or 8), or 0 for scalar kernels only
+        #: (`BURN_FUSION_VECTOR=0|4|8`, default 4; the bandwidth script compares them)
+        self.vector_width = _vector_width(os.environ.get("BURN_FUSION_VECTOR", "4"))
         self._reset()
 
     def _reset(self) -> None:
@@ -103,6 +122,8 @@ class Stream:
         self.inputs: list = []  # inner primitives
         self.in_ids: dict[int, int] = {}
         self.in_owner: list = []  # weakref of an owned input's handle (in-place candidate)
+        #: (node index, dim) of the plan's pending reduction (at most one per plan)
+        self.red: tuple | None = None
 
     # -- recording ------------------------------------------------------------------------------
     def record(self, op: str, tensors, scalars, out_dtype) -> FusionTensor | None:
@@ -132,6 +153,7 @@ class Stream:
                 merged = _merge(self.shape, shape)
                 if (
                     merged is None
+                    or (self.red is not None and merged != self.shape)
                     or len(self.nodes) >= MAX_OPS
                     or len(self.inputs) + new_inputs > MAX_INPUTS
                 ):
@@ -193,7 +215,7 @@ class Stream:
         with self.lock:
             if not self.nodes:
                 return
-            nodes, inputs, owners, shape = self.nodes, self.inputs, self.in_owner, self.shape
+            nodes, inputs, owners, red = self.nodes, self.inputs, self.in_owner, self.red
             self._reset()
             self.stats["flushes"] += 1
             results = [(j, nd[5]()) for j, nd in enumerate(nodes)]
@@ -201,7 +223,7 @@ class Stream:
             if not results:
                 return
             try:
-                self._run(nodes, inputs, owners, shape, results)
+                self._run(nodes, inputs, owners, results, red)
             except BaseException:
                 for _, t in results:  # no value will come: mark them, so a use raises clearly
                     if t.prim is None:
@@ -213,7 +235,10 @@ class Stream:
         (already compiled) kernel runs it."""
         op, refs, _, out, scalars = node[:5]
         args = [inputs[-r - 1] for r in refs]
-        if OPS[op].out == "D":
+        if op in REDUCE_OPS:  # a reduction of a materialised input alone: (x, dim)
+            op = INNER_REDUCE[op]
+            args += scalars
+        elif OPS[op].out == "D":
             args.append(DType.from_any(out))
         else:
             args += scalars
@@ -268,7 +293,8 @@ class Stream:
                 op, refs, dt, out, sc = nd[:5]
                 refs = tuple(remap[r] if r >= 0 else -used_inputs[r] - 1 for r in refs)
                 prog_nodes.append(Node(op, refs, dt, out))
-                scalars += [(v, dt) for v in sc]
+                if op not in REDUCE_OPS:  # a reduction's "scalar" is its dim: geometry
+                    scalars += [(v, dt) for v in sc]
         return {
             "remap": remap,
             "shape": shape,
@@ -280,29 +306,72 @@ class Stream:
             "scalars": scalars,
         }
 
-    def _run(self, nodes, inputs, owners, shape, results) -> None:
-        rt = self.rt
+    def _run(self, nodes, inputs, owners, results, red) -> None:
         g = self._gather(nodes, inputs, owners, [j for j, _ in results])
         remap = g["remap"]
         if len(remap) == 1 and self.inner is not None:
             self._run_one(nodes[next(iter(remap))], inputs, results[0][1])
             return
-        shape, in_desc, ins, ints_in, plain = (
-            g["shape"],
-            g["in_desc"],
-            g["ins"],
-            g["ints_in"],
-            g["plain"],
+        if red is not None and red[0] in remap:  # the plan reads its reduction: a row kernel
+            self.run_rows(g, nodes, results, red)
+            return
+        outputs, ints_out = self._outputs(g, nodes, results, -1)
+        shape, ins = g["shape"], g["ins"]
+        indexed = bool(g["ints_in"] or ints_out)
+        prog = Program(
+            tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), tuple(outputs)
         )
-        prog_nodes, scalars = g["nodes"], g["scalars"]
-        rank = len(shape)
+        n = 1
+        for d in shape:
+            n *= d
+        items = n
+        if not indexed and self._vector_ok(ins):
+            width = self.vector_width
+            prog = prog._replace(vec=width)
+            items = max(1, (n + width - 1) // width)
+        self.last_program = prog
+        kernel = self.kernel(prog)
+        ints = (list(shape) + g["ints_in"] + ints_out) if indexed else []
+        outs, out_prims = self._buffers(results, outputs, ins)
+        self.rt.launch(kernel, n, ints, outs, ins, g["scalars"], items=items)
+        self.stats["kernels_launched"] += 1
+        self._settle(results, out_prims)
 
-        # outputs: new buffers, an input's buffer, or (smaller, broadcast results) written by
-        # the items at index 0 of the broadcast dims
+    def _vector_ok(self, ins) -> bool:
+        """Whether the vector kernel may run: enabled, and every input (so every buffer written
+        in place) starts 16-byte aligned; new outputs come aligned from the allocator."""
+        if self.vector_width not in WIDTHS:
+            return False
+        aligned = self.rt.aligned
+        return all(aligned(x) for x in ins)
+
+    def kernel(self, key):
+        """The compiled kernel of `key` (a Program or a Reduction), from the plan cache."""
+        kernel = self.plans.get(key)
+        if kernel is None:
+            if isinstance(key, Program):
+                src, name = render(key, self.dialect)
+            else:
+                src, name = render_reduction(key, self.dialect)
+            kernel, how = self.rt.compile(src, name)
+            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
+            self.plans[key] = kernel
+        else:
+            self.stats["plan_cache_hits"] += 1
+        return kernel
+
+    def _outputs(self, g, nodes, results, red_j):
+        """(Program outputs, their layout ints): new buffers, an input's buffer (in place), or
+        -- smaller, broadcast results -- written by the items at index 0 of the broadcast dims.
+        Node `red_j` (a row kernel's reduction) is written once per row instead."""
+        shape, remap, in_desc, plain = g["shape"], g["remap"], g["in_desc"], g["plain"]
+        rank = len(shape)
         outputs, ints_out, taken = [], [], set()
         for j, t in results:
             k_in, bdims = -1, ()
-            if t.shape != shape:
+            if j == red_j:
+                pass
+            elif t.shape != shape:
                 bdims = tuple(d for d in range(rank) if t.shape[d] != shape[d])
                 st = _contiguous_strides(t.shape)
                 ints_out += [0 if d in bdims else st[d] for d in range(rank)]
@@ -314,101 +383,23 @@ class Stream:
                         self.stats["results_in_place"] += 1
                         break
             outputs.append((remap[j], k_in, bdims))
-        indexed = bool(ints_in or ints_out)
-        prog = Program(tuple(in_desc), rank if indexed else 0, tuple(prog_nodes), tuple(outputs))
-        self.last_program = prog
-        kernel = self.plans.get(prog)
-        if kernel is None:
-            src, name = render(prog, self.dialect)
-            kernel, how = rt.compile(src, name)
-            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
-            self.plans[prog] = kernel
-        else:
-            self.stats["plan_cache_hits"] += 1
+        return outputs, ints_out
 
-        n = 1
-        for d in shape:
-            n *= d
-        ints = (list(shape) + ints_in + ints_out) if indexed else []
+    def _buffers(self, results, outputs, ins):
+        """(new output buffers in kernel-argument order, every result's buffer)."""
         outs, out_prims = [], []
         for (_, t), (_, k_in, _) in zip(results, outputs):
             if k_in >= 0:
                 out_prims.append(ins[k_in])
             else:
-                o = rt.empty(t.shape, t.dtype)
+                o = self.rt.empty(t.shape, t.dtype)
                 outs.append(o)
                 out_prims.append(o)
-        rt.launch(kernel, n, ints, outs, ins, scalars)
-        self.stats["kernels_launched"] += 1
+        return outs, out_prims
+
+    @staticmethod
+    def _settle(results, out_prims) -> None:
         for (_, t), prim in zip(results, out_prims):
             t.prim = prim
             t.node = None
             t.owned = True
-
-    # -- fused reductions -----------------------------------------------------------------------
-    def reduce(self, t: FusionTensor, dim: int | None, mean: bool) -> FusionTensor | None:
-        """Sum (or mean) of pending `t` along `dim` (None: every element, shape (1,)), with the
-        ops that make `t` as the kernel's prologue: `t` is never written, and the plan stays
-        pending (the ops that consume the result can still join it). None when `t` is not a
-        full-size result of this stream's plan (the caller then runs the inner reduction)."""
-        with self.lock:
-            if t.prim is not None or t.stream is not self or t.shape != self.shape:
-                return None
-            if t.dtype.kind != "f":
-                return None
-            rt = self.rt
-            g = self._gather(self.nodes, self.inputs, None, [t.node])
-            if g["shape"] != t.shape:
-                return None
-            shape = t.shape
-            n = 1
-            for d in shape:
-                n *= d
-            indexed = bool(g["ints_in"])
-            prog = Program(tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), ())
-            layout = (list(shape) + g["ints_in"]) if indexed else []
-            L = rt.reduce_local
-            if dim is not None:
-                red = shape[dim]
-                inner = 1
-                for d in shape[dim + 1 :]:
-                    inner *= d
-                rows = n // red
-                out_shape = tuple(1 if d == dim else s for d, s in enumerate(shape))
-                geom = [rows, red, inner, red if mean else 1]
-                stages = [(prog, geom + layout, g["ins"], g["scalars"], out_shape)]
-            else:
-                groups = min(-(-n // (L * 8)), 1024)
-                chunk = -(-n // groups)
-                stages = [(prog, [groups, chunk, 1, 1] + layout, g["ins"], g["scalars"], (groups,))]
-            ref = g["remap"][t.node]
-            ((p, ints, ins, scalars, out_shape),) = stages
-            out = self._reduce_launch(
-                Reduction(p, ref, L), n, ints, ins, scalars, out_shape, t.dtype
-            )
-            if dim is None:  # stage 2: the partial sums, divided by n for a mean
-                parts = out.shape[0]
-                p2 = Program(((_name(t.dtype), False),), 0, (), ())
-                ints = [1, parts, 1, n if mean else 1]
-                out = self._reduce_launch(
-                    Reduction(p2, -1, L), parts, ints, [out], [], (1,), t.dtype
-                )
-            res = ready(out, owned=True)
-            res.stream = self
-            return res
-
-    def _reduce_launch(self, red: Reduction, n: int, ints, ins, scalars, out_shape, dtype):
-        rt = self.rt
-        kernel = self.plans.get(red)
-        if kernel is None:
-            src, name = render_reduction(red, self.dialect)
-            kernel, how = rt.compile(src, name)
-            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
-            self.plans[red] = kernel
-        else:
-            self.stats["plan_cache_hits"] += 1
-        out = rt.empty(out_shape, dtype)
-        rt.launch(kernel, n, ints, [out], ins, scalars, groups=min(ints[0], rt.max_groups))
-        self.stats["kernels_launched"] += 1
-        self.stats["reductions_fused"] += 1
-        return out

@@ -108,16 +108,24 @@ class Runtime:
         """(strides, offset) in elements, relative to the buffer the launch passes."""
         return x.strides, x.offset
 
-    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None) -> None:
-        """Elementwise: a grid-stride launch over `n` items. Reductions (`groups` given):
-        `groups` work-groups of `reduce_local` items."""
+    @staticmethod
+    def aligned(x: ClArray) -> bool:
+        """Whether `x`'s first element is 16-byte aligned (vector kernels): buffers are, and
+        a view at an offset is read through strides anyway; `vload4` needs only element
+        alignment, so this is the contiguity the stream already checked."""
+        return x.offset == 0
+
+    def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None, items=None) -> None:
+        """Elementwise: a grid-stride launch over `items` work-items (default `n`; a vector
+        kernel's items each take 4 elements). Reductions (`groups` given): `groups`
+        work-groups of `reduce_local` items."""
         args = [_I32(n)]
         args += [_I32(v) for v in ints]
         args += [o.buf for o in outs]
         args += [x.buf for x in ins]
         args += [SCALAR[np.dtype(dt)](v) for v, dt in scalars]
         if groups is None:
-            self.rt.launch1d(kernel, n, args)
+            self.rt.launch1d(kernel, n if items is None else items, args)
         else:
             L = self.reduce_local
             self.rt.launch(kernel, (groups * L,), (L,), args)

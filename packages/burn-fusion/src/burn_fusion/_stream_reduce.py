@@ -1,0 +1,207 @@
+"""Fused reductions on the lazy stream: a reduction along a dim is a *node* of the plan, so the
+elementwise ops that consume its [rows, 1] result join the same plan and the flush runs one row
+kernel (`_render_row.py`): reduce the row, then the epilogue over the row.
+
+A plan holds at most one pending reduction, over the plan's whole shape `S`: recording a second
+one first runs the pending one alone (`force_reduction`), whose result then becomes an input of
+the plan. So softmax (`e = (x - x.max_dim(d)).exp(); e / e.sum_dim(d)`) is the max kernel, then
+one row kernel for the sum and the division; layer norm is the mean kernel, then the variance
+and the normalisation in one row kernel; RMS norm is a single row kernel.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ._render import FUSABLE_DTYPES, Node, Program
+from ._render_row import Reduction
+from ._tensor import FusionTensor, pending, ready
+
+#: a row kernel's reduction node -> the inner backend's op that runs it alone on an input
+INNER_REDUCE = {
+    "reduce_sum": "float_sum_dim",
+    "reduce_mean": "float_mean_dim",
+    "reduce_max": "float_max_dim",
+    "reduce_min": "float_min_dim",
+}
+_MAX_N = 2**31 - 1
+
+
+def _dead():
+    return None
+
+
+def _geometry(shape: tuple, dim: int) -> tuple[int, int, int]:
+    """(rows, elements per row, distance between a row's elements) of reducing `shape` along
+    `dim`: row `r` starts at `(r / inner) * red * inner + r % inner`."""
+    red, inner, n = shape[dim], 1, 1
+    for d in shape[dim + 1 :]:
+        inner *= d
+    for d in shape:
+        n *= d
+    return n // red, red, inner
+
+
+class ReduceMixin:
+    """The reduction half of `Stream` (its attributes: nodes, inputs, red, shape, rt, ...)."""
+
+    def reduce_dim(self, t: FusionTensor, dim: int, kind: str) -> FusionTensor | None:
+        """Record `kind` ("sum", "mean", "max", "min") of `t` along `dim` (kept, size 1) as a
+        pending node of this stream's plan. None when it runs on the inner backend instead:
+        not a float dtype a kernel can hold, empty or too large, or a ready `t` that does not
+        fit the current plan (recording it would flush that plan for nothing)."""
+        from ._stream import MAX_INPUTS, MAX_OPS, _merge, _name
+
+        name = _name(t.dtype)
+        if t.dtype.kind != "f" or name not in FUSABLE_DTYPES:
+            return None
+        shape = t.shape
+        if not -len(shape) <= dim < len(shape):
+            raise IndexError(f"burn_fusion: dim {dim} out of range for a tensor of shape {shape}")
+        dim %= len(shape)
+        n = 1
+        for d in shape:
+            n *= d
+        if n == 0 or n > _MAX_N:
+            return None
+        with self.lock:
+            if self.nodes:
+                fits = (
+                    _merge(self.shape, shape) == shape
+                    and len(self.nodes) < MAX_OPS
+                    and len(self.inputs) < MAX_INPUTS
+                )
+                if t.prim is not None and (not fits or self.red is not None):
+                    return None
+                if not fits:
+                    self.flush()  # a pending `t` is materialised by it (the caller holds it)
+                elif self.red is not None:
+                    self.force_reduction()
+            if t.prim is None and t.node is None:
+                raise RuntimeError(
+                    "burn_fusion: the fused kernel computing an input failed (see the first "
+                    "error raised by that flush); the tensor has no value"
+                )
+            ref = t.node if t.prim is None else -self._input(t) - 1
+            self.shape = shape
+            j = len(self.nodes)
+            out_shape = tuple(1 if d == dim else s for d, s in enumerate(shape))
+            out = pending(out_shape, t.dtype, self, j)
+            node = ("reduce_" + kind, (ref,), name, name, (dim,), weakref.ref(out), shape)
+            self.nodes.append(node)
+            self.red = (j, dim)
+            self.stats["ops_recorded"] += 1
+            return out
+
+    def force_reduction(self) -> None:
+        """Run the plan's pending reduction alone now; its result becomes an input of the plan
+        (the ops that read it stay pending)."""
+        j, dim = self.red
+        self.red = None
+        nodes = self.nodes
+        op, refs, dt, _, _, wref, shape = nodes[j]
+        t = wref()
+        g = self._gather(nodes, self.inputs, None, [j])
+        if len(g["remap"]) == 1 and self.inner is not None:  # of an input: the inner kernel
+            prim = getattr(self.inner, INNER_REDUCE[op])(self.inputs[-refs[0] - 1], dim)
+            self.stats["kernels_launched"] += 1
+            self.stats["plans_run_unfused"] += 1
+        else:
+            out_shape = tuple(1 if d == dim else s for d, s in enumerate(shape))
+            (prim,) = self.run_rows(g, nodes, [(j, _Shape(out_shape, t, dt))], (j, dim))
+        if t is not None:
+            t.prim, t.node = prim, None
+        k = len(self.inputs)
+        self.in_ids[id(prim)] = k
+        self.inputs.append(prim)
+        self.in_owner.append(None)
+        for q in range(j + 1, len(nodes)):
+            nd = nodes[q]
+            if j in nd[1]:
+                nodes[q] = (nd[0], tuple(-k - 1 if r == j else r for r in nd[1]), *nd[2:])
+        nodes[j] = (*nodes[j][:5], _dead, shape)
+
+    def run_rows(self, g, nodes, results, red) -> list:
+        """Launch the row kernel of gathered plan `g` whose reduction is `red` = (node, dim),
+        writing `results` [(node, handle)]; returns their buffers (handles settled)."""
+        j_red, dim = red
+        rt = self.rt
+        outputs, ints_out = self._outputs(g, nodes, results, j_red)
+        shape, ins = g["shape"], g["ins"]
+        indexed = bool(g["ints_in"] or ints_out)
+        prog = Program(
+            tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), tuple(outputs)
+        )
+        self.last_program = prog
+        kernel = self.kernel(Reduction(prog, rt.reduce_local))
+        rows, red_n, inner = _geometry(shape, dim)
+        ints = [rows, red_n, inner, red_n]
+        if indexed:
+            ints += list(shape) + g["ints_in"] + ints_out
+        outs, out_prims = self._buffers(results, outputs, ins)
+        n = rows * red_n
+        rt.launch(kernel, n, ints, outs, ins, g["scalars"], groups=min(rows, rt.max_groups))
+        self.stats["kernels_launched"] += 1
+        self.stats["reductions_fused"] += 1
+        self._settle([r for r in results if isinstance(r[1], FusionTensor)], out_prims)
+        return out_prims
+
+    def reduce_all(self, t: FusionTensor, mean: bool) -> FusionTensor | None:
+        """Sum (or mean) of every element of pending `t`, shape (1,): partial sums with the ops
+        that make `t` inside (`t` is never written, the plan stays pending), then their sum.
+        None when `t` is not a full-size float result of this stream's plan."""
+        from ._stream import _name
+
+        with self.lock:
+            if t.prim is not None or t.stream is not self or t.shape != self.shape:
+                return None
+            if t.dtype.kind != "f":
+                return None
+            if self.red is not None:
+                self.force_reduction()
+            g = self._gather(self.nodes, self.inputs, None, [t.node])
+            if g["shape"] != t.shape:
+                return None
+            dt, L = _name(t.dtype), self.rt.reduce_local
+            n = 1
+            for d in t.shape:
+                n *= d
+            groups = min(-(-n // (L * 8)), 1024)
+            chunk = -(-n // groups)
+            j = len(g["nodes"])
+            prog = Program(
+                tuple(g["in_desc"]),
+                len(t.shape) if g["ints_in"] else 0,
+                (*g["nodes"], Node("reduce_sum", (g["remap"][t.node],), dt, dt)),
+                ((j, -1, ()),),
+            )
+            layout = (list(t.shape) + g["ints_in"]) if g["ints_in"] else []
+            parts = self._launch_stage(prog, n, [groups, chunk, 1, 1] + layout, g, (groups,), t)
+            kind = "reduce_mean" if mean else "reduce_sum"
+            p2 = Program(((dt, False),), 0, (Node(kind, (-1,), dt, dt),), ((0, -1, ()),))
+            g2 = {"ins": [parts], "scalars": []}
+            out = self._launch_stage(p2, groups, [1, groups, 1, n], g2, (1,), t)
+            res = ready(out, owned=True)
+            res.stream = self
+            return res
+
+    def _launch_stage(self, prog, n, ints, g, out_shape, like):
+        rt = self.rt
+        kernel = self.kernel(Reduction(prog, rt.reduce_local))
+        out = rt.empty(out_shape, like.dtype)
+        rt.launch(
+            kernel, n, ints, [out], g["ins"], g["scalars"], groups=min(ints[0], rt.max_groups)
+        )
+        self.stats["kernels_launched"] += 1
+        self.stats["reductions_fused"] += 1
+        return out
+
+
+class _Shape:
+    """Shape and dtype of a forced reduction's result whose handle may already be dead."""
+
+    def __init__(self, shape, t, dt):
+        import numpy as np
+
+        self.shape = shape
+        self.dtype = t.dtype if t is not None else np.dtype(dt)
