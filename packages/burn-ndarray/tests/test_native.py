@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import math
 import os
+import platform
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +125,35 @@ def test_binary_strided_and_transposed_operands():
     np.testing.assert_array_equal(
         b.float_exp(x[:, ::3]), b.float_exp(np.ascontiguousarray(x[:, ::3]))
     )
+
+
+@needs_native
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_memory_bound_ops_native_at_every_budget(threads):
+    """Default sizes: add, abs, row broadcasts and sums run the kernels whatever the budget
+    (one OpenMP thread below 4), so the implementation never depends on the thread count."""
+    b = NdArray(num_threads=threads)
+    for name in ("float_add", "float_abs", "float_neg", "float_sqrt", "float_mul_scalar",
+                 "float_sum_dim", "float_sum", "float_max_dim"):  # fmt: skip
+        assert getattr(b, name).__module__.startswith("burn_ndarray._native"), name
+    x = RNG.uniform(-1, 1, (1024, 1024)).astype(np.float32)
+    r = RNG.uniform(-1, 1, (1, 1024)).astype(np.float32)
+    np.testing.assert_array_equal(b.float_add(x, r), x + r)
+    np.testing.assert_array_equal(b.float_abs(x), np.abs(x))
+
+
+@needs_native
+def test_broadcast_plan_cache_keys_on_strides():
+    """The same shapes with other strides (a transposed view) must not reuse a cached plan."""
+    b = NdArray(num_threads=2, parallel_min=1)
+    x = RNG.uniform(-1, 1, (300, 300)).astype(np.float32)
+    c = RNG.uniform(-1, 1, (300, 1)).astype(np.float32)
+    for _ in range(2):  # the second call hits the cache
+        np.testing.assert_array_equal(b.float_sub(x, c), x - c)
+        np.testing.assert_array_equal(b.float_sub(x.T, c), x.T - c)
+        np.testing.assert_array_equal(b.float_sub(c.T, x), c.T - x)
+    with pytest.raises(ValueError):
+        b.float_add(x, np.ones((299, 1), np.float32))
 
 
 @needs_native
@@ -404,3 +436,56 @@ def test_scalars_beyond_float32_stay_quiet_under_raise():
     with np.errstate(all="raise"):
         assert np.isinf(b.float_add_scalar(x, 1e300)).all()
         assert (b.float_mul_scalar(x, 2) == 2).all()
+
+
+@needs_native
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or shutil.which("objdump") is None,
+    reason="libmvec's SIMD names are x86_64's; needs objdump",
+)
+def test_transcendental_loops_call_libmvec():
+    """The kernels' loops must reach libmvec's SIMD variants (`_ZGV<isa>N<lanes>v_<fn>`): a
+    scalar call per element is 4-8x slower and no other test would notice (an exp mixed into a
+    float64 sum kept gcc from them once)."""
+    path = _native._STATE["path"]
+    dis = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(path)],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    if "_ZGV" not in dis:
+        pytest.skip("built without libmvec (BURN_NO_MVEC)")
+    blocks = {}
+    for block in dis.split("\n\n"):
+        m = re.search(r"<([\w.]+)>:\n", block)
+        if m:
+            blocks[m.group(1)] = block
+    glibc = tuple(int(v) for v in (platform.libc_ver()[1] or "0.0").split(".")[:2])
+    want = {"un_exp_f32": "expf", "un_log_f32": "logf", "un_sin_f32": "sinf",
+            "un_exp_f64": "exp", "softmax_f32": "expf", "softmax_bwd_f32": "expf"}  # fmt: skip
+    if glibc >= (2, 35):  # vectorized tanhf / erff since 2.35
+        want.update({"un_tanh_f32": "tanhf", "un_erf_f32": "erff"})
+    for fn, math_fn in want.items():
+        text = "".join(v for k, v in blocks.items() if k == fn or k.startswith(fn + "._omp_fn"))
+        assert re.search(rf"_ZGV\w+v_{math_fn}@", text), f"{fn}: no SIMD {math_fn}"
+
+
+@needs_native
+def test_relu_backward_is_the_defaults_bits():
+    """One pass for mask_fill(grad, output <= 0, 0): +0.0 where output <= 0 (-0.0 too), the
+    gradient elsewhere (NaN or inf output included); every thread count alike."""
+    from burn_tensor._ops_activation import ActivationOps
+
+    for dtype, bs in ((np.float32, list(BACKENDS.values())), (np.float64, [B64])):
+        out = special(100_003, dtype)
+        out[10:20] = -0.0
+        grad = RNG.uniform(-1, 1, out.shape).astype(dtype)
+        grad[30] = np.nan
+        want = ActivationOps.relu_backward(bs[0], out, grad)
+        for b in bs:
+            assert b.relu_backward.__module__ == "burn_ndarray._native_activation"
+            got = b.relu_backward(out, grad)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    b = BACKENDS[2]
+    x = RNG.uniform(-1, 1, (300, 200)).astype(np.float32)
+    np.testing.assert_array_equal(b.relu_backward(x.T, x.T), np.where(x.T <= 0, 0, x.T))

@@ -68,75 +68,74 @@ def install(backend) -> bool:
     budget = backend.num_threads
     forced = backend.parallel_min_forced
     m = backend.parallel_min if forced else default_native_min()
-    memory_ok = forced or budget >= MEMORY_BOUND_MIN_THREADS
+    # Memory-bound passes get one OpenMP thread below MEMORY_BOUND_MIN_THREADS (2 vCPUs share
+    # one core's memory bandwidth) but still run native: on one thread the kernels match
+    # numpy's same-shape loops and beat its broadcast, sqrt, reciprocal and sum-along-a-dim
+    # loops 1.6-2x (README), and every budget then runs the same implementation.
+    memory_threads = budget if forced or budget >= MEMORY_BOUND_MIN_THREADS else 1
 
     def threads_for(short):
         if short in COMPUTE_BOUND or short in ("pow",):
             return budget, GRAIN_COMPUTE, True
-        return budget, GRAIN_MEMORY, False
+        return memory_threads, GRAIN_MEMORY, False
 
     def prev(name):
         return getattr(backend, name)
 
     ops = {}
 
-    def wanted(short):
-        # Memory-bound ops on few threads keep numpy's single call (as `_threaded_ops`); they
-        # are exact (add, neg, ...) or reductions, compared within tolerance across budgets.
-        return memory_ok or short in COMPUTE_BOUND or short == "pow"
-
     for short, k in UNARY.items():
-        if wanted(short):
-            name = "float_" + short
-            p = prev(name)
-            ops[name] = _unary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
-    if wanted("relu"):
-        p = prev("relu")
-        ops["relu"] = _unary(lib, "relu", p, m, *threads_for("relu"), _small(backend, "relu", p))
-    for short, k in BINARY.items():
-        if wanted(short):
-            name = "float_" + short
-            p = prev(name)
-            ops[name] = _binary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
-    for short, k in SCALAR.items():
-        if wanted(short):
-            name = "float_" + short
-            p = prev(name)
-            ops[name] = _scalar(lib, k, p, m, *threads_for(short), _small(backend, name, p))
-    if wanted("clamp"):
-        t, g, _ = threads_for("clamp")
-        ops["float_clamp"] = _clamp(lib, prev("float_clamp"), m, t, g)
-        # np.maximum / np.minimum with a scalar, bit for bit (signed zeros, NaN)
-        for name, k in (("float_clamp_min", "maximum"), ("float_clamp_max", "minimum")):
-            p = prev(name)
-            ops[name] = _scalar(lib, k, p, m, t, g, False, _small(backend, name, p))
-    if wanted("sum"):
-        from ._native_reduce import _arg, _reduce_all, _reduce_dim
+        name = "float_" + short
+        p = prev(name)
+        ops[name] = _unary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
+    p = prev("relu")
+    ops["relu"] = _unary(lib, "relu", p, m, *threads_for("relu"), _small(backend, "relu", p))
+    from . import _native_activation  # it imports this module's helpers
 
-        t, g, _ = threads_for("sum")
-        for short in REDUCE_ALL:
-            name = "float_" + short
-            p = prev(name)
-            ops[name] = _reduce_all(lib, short, p, m, t, g, False, _small(backend, name, p))
-        p = prev("float_mean")
-        small = _small(backend, "float_mean", p)
-        ops["float_mean"] = _reduce_all(lib, "sum", p, m, t, g, True, small)
-        for short in REDUCE_DIM:
-            name = f"float_{short}_dim"
-            p = prev(name)
-            ops[name] = _reduce_dim(lib, short, p, m, t, g, False, _small(backend, name, p))
-        p = prev("float_mean_dim")
-        small = _small(backend, "float_mean_dim", p)
-        ops["float_mean_dim"] = _reduce_dim(lib, "sum", p, m, t, g, True, small)
-        int_dtype = backend.int_dtype.np
-        for short in ("max", "min"):
-            name = f"float_arg{short}"
-            p = prev(name)
-            ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
-    from . import _native_conv, _native_pool  # they import this module's helpers
+    t, g, _ = threads_for("relu_backward")
+    p = prev("relu_backward")
+    ops["relu_backward"] = _native_activation.same_shape(lib, "relu_bwd", p, m, t, g)
+    for short, k in BINARY.items():
+        name = "float_" + short
+        p = prev(name)
+        ops[name] = _binary(lib, k, p, m, *threads_for(short), _small(backend, name, p))
+    for short, k in SCALAR.items():
+        name = "float_" + short
+        p = prev(name)
+        ops[name] = _scalar(lib, k, p, m, *threads_for(short), _small(backend, name, p))
+    t, g, _ = threads_for("clamp")
+    ops["float_clamp"] = _clamp(lib, prev("float_clamp"), m, t, g)
+    # np.maximum / np.minimum with a scalar, bit for bit (signed zeros, NaN)
+    for name, k in (("float_clamp_min", "maximum"), ("float_clamp_max", "minimum")):
+        p = prev(name)
+        ops[name] = _scalar(lib, k, p, m, t, g, False, _small(backend, name, p))
+    from ._native_reduce import _arg, _reduce_all, _reduce_dim
+
+    t, g, _ = threads_for("sum")
+    for short in REDUCE_ALL:
+        name = "float_" + short
+        p = prev(name)
+        ops[name] = _reduce_all(lib, short, p, m, t, g, False, _small(backend, name, p))
+    p = prev("float_mean")
+    small = _small(backend, "float_mean", p)
+    ops["float_mean"] = _reduce_all(lib, "sum", p, m, t, g, True, small)
+    for short in REDUCE_DIM:
+        name = f"float_{short}_dim"
+        p = prev(name)
+        ops[name] = _reduce_dim(lib, short, p, m, t, g, False, _small(backend, name, p))
+    p = prev("float_mean_dim")
+    small = _small(backend, "float_mean_dim", p)
+    ops["float_mean_dim"] = _reduce_dim(lib, "sum", p, m, t, g, True, small)
+    int_dtype = backend.int_dtype.np
+    for short in ("max", "min"):
+        name = f"float_arg{short}"
+        p = prev(name)
+        ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
+    from . import _native_conv, _native_pool, _native_softmax  # they import this module
 
     _native_pool.install(backend, lib, m, ops)
     _native_conv.install(backend, lib, m, ops)
+    _native_softmax.install(backend, lib, m, ops)
     for name, fn in ops.items():
         object.__setattr__(backend, name, fn)
     return True
@@ -261,10 +260,26 @@ def _strides2d(shape, x, y):
     return mm, n, ra, ca, rb, cb
 
 
+PLAN_CACHE = 256  # broadcast plans kept per op (a model uses a handful of shape pairs)
+
+
+def _plan(x, y):
+    """(broadcast shape, `_strides2d` plan or None), or (None, None) if they do not broadcast."""
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return None, None
+    return shape, _strides2d(shape, x, y)
+
+
 def _binary(lib, kname, prev, m, threads, grain, compute, small):
     ks = _kernels(lib, "bin_" + kname)
     get = ks.get
     fn, set_, reset, state = small
+    # (shapes, strides, dtype) -> (shape, plan): np.broadcast_shapes and the stride walk are
+    # ~10 us of Python per call, as much as a row-broadcast add of 2^20 elements on 16 cores.
+    plans: dict = {}
+    plans_get = plans.get
 
     def op(x, y):
         if x.size < m and y.size < m:
@@ -286,11 +301,16 @@ def _binary(lib, kname, prev, m, threads, grain, compute, small):
                 n = x.size
                 k(px, py, _ptr(out), 1, n, 0, 1, 0, 1, _nt(threads, n, grain))
                 return out
-        try:
-            shape = np.broadcast_shapes(x.shape, y.shape)
-        except ValueError:
+        key = (x.shape, x.strides, y.shape, y.strides, dt)
+        hit = plans_get(key)
+        if hit is None:
+            hit = _plan(x, y)
+            if len(plans) >= PLAN_CACHE:
+                plans.clear()
+            plans[key] = hit
+        shape, plan = hit
+        if shape is None:  # shapes that do not broadcast: the previous op raises
             return prev(x, y)
-        plan = _strides2d(shape, x, y)
         if plan is None:
             if not compute:  # exact ops: numpy's loops give the same bits
                 return prev(x, y)
