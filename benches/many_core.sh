@@ -53,5 +53,8 @@ echo
 python3 -m benches.summary "$out/json" "${suites// /,}" | tee "$out/table.txt"
 echo
 # Per-op dispatch at several sizes: NdArray (native kernels), the Python pool, numpy, torch.
-timeout 120 python3 benches/threads_micro.py "$threads" 2>&1 | tee "$out/threads_micro.txt"
+# MICRO=0 skips it (the suites above are the measurement; this is the per-op breakdown).
+if [ "${MICRO:-1}" != 0 ]; then
+  timeout 120 python3 benches/threads_micro.py "$threads" 2>&1 | tee "$out/threads_micro.txt"
+fi
 exit "$status"
