@@ -192,7 +192,9 @@ def make(kind: str, xp=np) -> dict:
         return xp.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
 
     def cumsum(self, x, dim):
-        return xp.cumsum(x, axis=dim, dtype=x.dtype)
+        acc = sum_dtype(x.dtype)  # float16: float32 running sums, each rounded once
+        out = xp.cumsum(x, axis=dim, dtype=acc)
+        return out if acc == x.dtype else out.astype(x.dtype)
 
     def cumprod(self, x, dim):
         return xp.cumprod(x, axis=dim, dtype=x.dtype)
@@ -203,17 +205,19 @@ def make(kind: str, xp=np) -> dict:
     def cummax(self, x, dim):
         return np.maximum.accumulate(x, axis=dim)
 
+    # Scatter-adds copy x into the sum dtype (float16 -> float32, as Cuda's kernels do) so
+    # duplicate indices accumulate there and the result is rounded to float16 once.
     def scatter(self, dim, x, indices, values):
-        out = x.copy()
+        out = x.astype(sum_dtype(x.dtype), order="C")  # a C-ordered copy, as x.copy()
         idx = list(np.indices(indices.shape, sparse=True))
         idx[dim] = indices.astype(np.intp, copy=False)
         np.add.at(out, tuple(idx), values)
-        return out
+        return out if out.dtype == x.dtype else out.astype(x.dtype)
 
     def select_assign(self, x, dim, indices, values):
-        out = x.copy()
+        out = x.astype(sum_dtype(x.dtype), order="C")  # a C-ordered copy, as x.copy()
         np.add.at(out, (slice(None),) * dim + (indices.astype(np.intp, copy=False),), values)
-        return out
+        return out if out.dtype == x.dtype else out.astype(x.dtype)
 
     def argsort(x, dim):
         # cupy's argsort is always stable and takes no `kind`.
