@@ -51,7 +51,8 @@ def test_unseeded_backends_draw_different_values():
 def test_float16_uniform_draws_stay_below_high():
     # Rounding a float64 draw to float16 sends every draw within 2^-12 of 1.0 to 1.0 itself
     # (about 1 in 8000 of U[0, 1)); 200k draws would all but surely hit it without the clip.
-    # Hand-derived bounds: float16's largest value below 1 is 1 - 2^-11; below 3, 3 - 2^-9 (its spacing in [2, 4)).
+    # Hand-derived bounds: float16's largest value below 1 is 1 - 2^-11; below 3, 3 - 2^-9
+    # (its spacing in [2, 4)).
     f16 = NdArray(float_dtype="float16")
     f16.seed(0)
     d = Tensor.random([200_000], Distribution.default(), f16.device()).numpy()

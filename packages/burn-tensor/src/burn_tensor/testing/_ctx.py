@@ -74,6 +74,19 @@ class Ctx:
             return arr.astype(np.int64)
         return arr.astype(np.bool_)
 
+    def literal_tol(self, tol: Tolerance) -> Tolerance:
+        """The tolerance for a literal expected value written for float32 (Burn's own tests).
+
+        `tol` itself where the backend's float type keeps float32's 24 significant bits or more;
+        in float16 / bfloat16 (11 / 8 bits) the wider of `tol` and the type's own tolerance
+        (`self.tol`, about five of its ulps): the result alone rounds by up to 2^-11 / 2^-8 of
+        itself (2185 is 2184 in float16, 635 is 636 in bfloat16), and literal inputs such as
+        0.2641, or an arange past 2^11 / 2^8, round before the op sees them.
+        """
+        if self.fdt.size >= 4:
+            return tol
+        return Tolerance(max(tol.relative, self.tol.relative), max(tol.absolute, self.tol.absolute))
+
     # -- tensors -----------------------------------------------------------------------------------
     def tensor(self, x, kind=Float, layout: str = "contiguous") -> Tensor:
         """Tensor of `x`'s values built through `layout` (see `LAYOUTS`).
