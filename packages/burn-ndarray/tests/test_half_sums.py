@@ -69,3 +69,25 @@ def test_float16_scatter_adds_and_cumsum_round_once(name):
     want = np.cumsum(long16.astype(np.float64))
     got = Tensor.from_data(long16, dev).cumsum(0).numpy().astype(np.float64)
     assert np.all(np.abs(got - want) <= _ulp(want))
+
+
+def test_float16_sums_through_another_array_namespace():
+    # burn_cuda runs these same ops on cupy (`make_numeric("float", cupy)`): there the sum goes
+    # through `xp.sum(..., dtype=...)`. A numpy stand-in that is not numpy itself takes that path;
+    # asked for float16, numpy's sum over axis 0 would round every partial sum.
+    import types
+
+    from burn_ndarray import make_numeric
+
+    xp = types.SimpleNamespace(**{n: getattr(np, n) for n in dir(np) if not n.startswith("__")})
+    ops = make_numeric("float", xp)
+    x16 = np.random.default_rng(0).normal(0.0, 2.0, (64, 300)).astype(np.float16)
+    want = x16.astype(np.float64).sum(0, keepdims=True)
+    for name, scale in (("sum_dim", 1.0), ("mean_dim", 1 / 64)):
+        got = ops[name](None, x16, 0)
+        assert got.dtype == np.float16
+        assert np.all(np.abs(got.astype(np.float64) - want * scale) <= _ulp(want * scale)), name
+    got = ops["cumsum"](None, x16, 0)
+    assert got.dtype == np.float16
+    want = np.cumsum(x16.astype(np.float64), 0)
+    assert np.all(np.abs(got.astype(np.float64) - want) <= _ulp(want))
