@@ -67,6 +67,12 @@ class Distribution:
         in [low, high), because rounding is monotonic and both bounds are values of `dtype`.
         Only for `default()` / `uniform()`.
 
+        Args:
+            dtype: a numpy float dtype (ml_dtypes' bfloat16 included).
+
+        Returns:
+            (lo, hi) as Python floats, both exactly values of `dtype`.
+
         Example:
             >>> Distribution.default().bounds_in(np.float16)
             (0.0, 0.99951171875)
