@@ -148,3 +148,27 @@ def test_adam_kernel_source_compiles_with_nvcc(nvcc_ptx):
 
     proc, _ = nvcc_ptx("adam", RAW_SOURCE.format(F="float") + RAW_SOURCE.format(F="double"))
     assert proc.returncode == 0, proc.stderr[-1000:]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "within"),
+    [("float16", None), ("float32", None), ("float32", "bfloat16")],
+)
+def test_uniform_draws_at_the_top_stay_below_high(monkeypatch, dtype, within):
+    """The largest Philox draw (all word bits set: u = 1 - 2^-24 in float32) used to round onto
+    `high` in float16 and, through the bfloat16 detour, in bfloat16: sample() on numpy (the cupy
+    calls it makes exist there) with the words forced to their extremes."""
+    from burn_cuda import _random
+    from burn_tensor import DType, Distribution
+
+    words = np.array([[0xFFFFFFFF, 0xFFFFFFFF], [0, 0]], np.uint32)
+    monkeypatch.setattr(_random, "bits", lambda cp, n, device: words[:n])
+    bound = np.dtype(dtype) if within is None else DType.BF16.np
+    for dist in (Distribution.default(), Distribution.uniform(-2, 3)):
+        out = _random.sample(np, (2,), dist, np.dtype(dtype), "dev", within=bound)
+        top = out.astype(bound).astype(np.float64)  # what the bfloat16 caller rounds to
+        hi = dist.bounds_in(bound)[1]
+        assert top[0] < dist.b and top[0] <= hi
+        if bound.itemsize == 2:  # the half types: the draw rounded onto `high`, clipped to hi
+            assert top[0] == hi
+        assert top[1] == dist.a  # the smallest draw (u = 0) is `low` itself

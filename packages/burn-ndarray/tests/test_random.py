@@ -46,3 +46,33 @@ def test_seeding_one_backend_leaves_the_others_stream_alone(seeded, other):
 def test_unseeded_backends_draw_different_values():
     a, b = NdArray(int_dtype="int64"), NdArray(int_dtype="int16")
     assert not np.array_equal(_draw(a, 32), _draw(b, 32))
+
+
+def test_float16_uniform_draws_stay_below_high():
+    # Rounding a float64 draw to float16 sends every draw within 2^-12 of 1.0 to 1.0 itself
+    # (about 1 in 8000 of U[0, 1)); 200k draws would all but surely hit it without the clip.
+    # Hand-derived bounds: float16's largest value below 1 is 1 - 2^-11; below 3, 3 - 2^-9
+    # (its spacing in [2, 4)).
+    f16 = NdArray(float_dtype="float16")
+    f16.seed(0)
+    d = Tensor.random([200_000], Distribution.default(), f16.device()).numpy()
+    assert d.dtype == np.float16 and d.min() >= 0.0 and d.max() == np.float16(1 - 2**-11)
+    u = Tensor.random([200_000], Distribution.uniform(-2, 3), f16.device()).numpy()
+    assert u.min() >= -2.0 and u.max() == np.float16(3 - 2**-9)
+    # The clip only moves draws that rounded onto `high`: the mean stays that of U[-2, 3).
+    assert abs(u.astype(np.float64).mean() - 0.5) < 0.02
+
+
+def test_uniform_bounds_of_each_float_dtype():
+    import ml_dtypes
+
+    assert Distribution.default().bounds_in(np.float16) == (0.0, 1 - 2**-11)
+    assert Distribution.default().bounds_in(ml_dtypes.bfloat16) == (0.0, 1 - 2**-8)
+    assert Distribution.uniform(-2, 3).bounds_in(np.float32) == (-2.0, 3 - 2**-22)
+    assert Distribution.default().bounds_in(np.float64) == (0.0, 1 - 2**-53)
+    # bounds that are not values of the dtype: the nearest values inside [low, high)
+    lo, hi = Distribution.uniform(0.1, 0.3).bounds_in(np.float16)
+    assert lo == float(np.float16(0.1)) + 2**-14 and lo >= 0.1 > lo - 2**-14
+    assert hi < 0.3 and np.nextafter(np.float16(hi), np.float16(1)) >= 0.3
+    with pytest.raises(ValueError, match="only uniform"):
+        Distribution.normal(0, 1).bounds_in(np.float16)

@@ -69,3 +69,22 @@ def test_missing_ml_dtypes_is_a_clear_import_error():
     ).stdout.splitlines()
     assert out[0] == "Float 2"
     assert out[1].startswith("DType.BF16 needs ml_dtypes") and "burn-tensor[bf16]" in out[1]
+
+
+def test_to_full_precision_widens_both_half_types_to_float32():
+    # Burn's FullPrecision of f16 and bf16 is f32; a bf16 tensor (a cast on NdArray, which
+    # stores it through ml_dtypes) used to come back unchanged. float32/float64 stay as they are.
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+
+    dev = NdArray().device()
+    base = Tensor.from_data([1.5, -2.25, 0.1], dev)
+    for half in (DType.F16, DType.BF16):
+        full = base.cast(half).to_full_precision()
+        assert full.dtype is DType.F32
+        # the values are the half-rounded ones, widened exactly
+        want = np.array([1.5, -2.25, 0.1]).astype(half.np).astype(np.float64)
+        assert full.numpy().astype(np.float64).tolist() == want.tolist()
+    assert base.to_full_precision().dtype is DType.F32
+    f64 = Tensor.from_data(np.array([1.0]), NdArray(float_dtype="float64").device())
+    assert f64.to_full_precision().dtype is DType.F64

@@ -165,7 +165,22 @@ def install(backend) -> None:
             return TensorData(bits.view(_bf16()))
         return TensorData(cp.asnumpy(x))
 
+    float_random = getattr(backend, "float_random")  # the detoured op
+
+    def random(shape, distribution, device, dtype):
+        # The detour draws float32 and rounds it to bfloat16, which sends uniform draws within
+        # 2^-9 of `high` onto `high`: draw float32 clipped to bfloat16's bounds, then round.
+        if dtype is not DType.BF16 or distribution.kind not in ("default", "uniform"):
+            return float_random(shape, distribution, device, dtype)
+        from ._random import sample
+
+        device = backend.default_device() if device is None else device
+        with cp.cuda.Device(device.index):
+            wide = sample(cp, tuple(shape), distribution, np.dtype(np.float32), device, _bf16())
+            return to_bf16(wide)
+
     for name, fn in (
+        ("float_random", random),
         ("float_matmul", matmul),
         ("float_cast", cast),
         ("float_from_data", from_data),

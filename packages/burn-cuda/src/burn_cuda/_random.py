@@ -90,10 +90,11 @@ def _unit(cp, words, precise: bool):
     return (hi * 67108864.0 + lo) * (2.0**-53)
 
 
-def sample(cp, shape, distribution, dtype: np.dtype, device):
+def sample(cp, shape, distribution, dtype: np.dtype, device, within=None):
     """A [shape] array of `dtype` drawn from `distribution` (default / uniform / normal /
     bernoulli), as NdArray's distributions: Int tensors get integers in [ceil(low), ceil(high))
-    for uniform and rounded normals."""
+    for uniform and rounded normals. `within`: the narrower float dtype the caller will round a
+    float result to (bfloat16 drawn as float32), whose [low, high) bounds uniform draws keep."""
     n = math.prod(shape)
     kind = distribution.kind
     if kind == "bernoulli":
@@ -121,4 +122,8 @@ def sample(cp, shape, distribution, dtype: np.dtype, device):
     if kind == "uniform":
         a, b = distribution.a, distribution.b
         u = a + (b - a) * u
-    return u.astype(dtype).reshape(shape)
+    # A float32 draw rounded to float16 (or bfloat16 by the caller) can land on `high`: 1.0
+    # from U[0, 1) for every draw above 1 - 2^-12 in float16. Clip to the last values of the
+    # target dtype inside [low, high) first; rounding keeps them (they are values of it).
+    lo, hi = distribution.bounds_in(np.dtype(dtype) if within is None else within)
+    return cp.clip(u, lo, hi).astype(dtype).reshape(shape)

@@ -18,6 +18,19 @@ _mul_reduce = np.multiply.reduce
 _max_reduce = np.maximum.reduce
 _min_reduce = np.minimum.reduce
 _true_divide = np.true_divide
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+
+
+def sum_dtype(dtype) -> np.dtype:
+    """The dtype a sum (or mean) of `dtype` elements accumulates in: float32 for float16, rounded
+    to float16 once at the end (as torch's and cupy's own half sums do), else `dtype` itself.
+
+    numpy reduces a float16 array over any axis but the last by adding whole rows into a
+    float16 buffer, so every partial sum is rounded to 11 bits: summing 64 rows of N(0, 2)
+    values came out 0.015 off where float32 accumulation is within float16's last bit.
+    """
+    return _F32 if dtype == _F16 else dtype
 
 
 def _int_div(x, y):
@@ -112,12 +125,16 @@ def make(kind: str, xp=np) -> dict:
         return int_div(x, np.asarray(s, x.dtype) if on_numpy else x.dtype.type(s))
 
     def sum_(self, x):
+        if x.dtype == _F16:  # float32 accumulation (see sum_dtype)
+            return _add_reduce(x, None, _F32).astype(_F16).reshape(1)
         return _add_reduce(x, None, x.dtype).reshape(1)
 
     def prod(self, x):
         return _mul_reduce(x, None, x.dtype).reshape(1)
 
     def sum_dim(self, x, dim):
+        if x.dtype == _F16:  # float32 accumulation (see sum_dtype)
+            return _add_reduce(x, dim, _F32, None, True).astype(_F16)
         return _add_reduce(x, dim, x.dtype, None, True)
 
     def prod_dim(self, x, dim):
@@ -128,11 +145,13 @@ def make(kind: str, xp=np) -> dict:
             n = x.shape[dim]
             if n == 0:  # np.mean's NaN result (and its warning) for an empty dim
                 return xp.mean(x, axis=dim, keepdims=True, dtype=x.dtype)
-            # What np.mean does, without its Python frames: sum, then divide in place.
-            s = _add_reduce(x, dim, x.dtype, None, True)
+            # What np.mean does, without its Python frames: sum, then divide in place
+            # (float16 accumulates in float32, see sum_dtype).
+            s = _add_reduce(x, dim, sum_dtype(x.dtype), None, True)
             if not on_numpy:
                 return (s / n).astype(x.dtype, copy=False)
-            return _true_divide(s, n, out=s, casting="unsafe")
+            s = _true_divide(s, n, out=s, casting="unsafe")
+            return s if s.dtype == x.dtype else s.astype(x.dtype)
         n = max(x.shape[dim], 1)
         total = xp.sum(x, axis=dim, keepdims=True, dtype=np.int64)
         return int_div(total, np.int64(n)).astype(x.dtype)
@@ -141,7 +160,8 @@ def make(kind: str, xp=np) -> dict:
         if is_float:
             if x.size == 0:
                 return xp.mean(x, dtype=x.dtype).reshape(1)
-            return (_add_reduce(x, None, x.dtype) / x.size).astype(x.dtype, copy=False).reshape(1)
+            total = _add_reduce(x, None, sum_dtype(x.dtype))
+            return (total / x.size).astype(x.dtype, copy=False).reshape(1)
         total = xp.sum(x, dtype=np.int64)
         return int_div(total, np.int64(max(x.size, 1))).astype(x.dtype).reshape(1)
 
@@ -172,7 +192,9 @@ def make(kind: str, xp=np) -> dict:
         return xp.take_along_axis(x, idx, axis=dim), idx.astype(self.int_dtype.np)
 
     def cumsum(self, x, dim):
-        return xp.cumsum(x, axis=dim, dtype=x.dtype)
+        acc = sum_dtype(x.dtype)  # float16: float32 running sums, each rounded once
+        out = xp.cumsum(x, axis=dim, dtype=acc)
+        return out if acc == x.dtype else out.astype(x.dtype)
 
     def cumprod(self, x, dim):
         return xp.cumprod(x, axis=dim, dtype=x.dtype)
@@ -183,17 +205,19 @@ def make(kind: str, xp=np) -> dict:
     def cummax(self, x, dim):
         return np.maximum.accumulate(x, axis=dim)
 
+    # Scatter-adds copy x into the sum dtype (float16 -> float32, as Cuda's kernels do) so
+    # duplicate indices accumulate there and the result is rounded to float16 once.
     def scatter(self, dim, x, indices, values):
-        out = x.copy()
+        out = x.astype(sum_dtype(x.dtype), order="C")  # a C-ordered copy, as x.copy()
         idx = list(np.indices(indices.shape, sparse=True))
         idx[dim] = indices.astype(np.intp, copy=False)
         np.add.at(out, tuple(idx), values)
-        return out
+        return out if out.dtype == x.dtype else out.astype(x.dtype)
 
     def select_assign(self, x, dim, indices, values):
-        out = x.copy()
+        out = x.astype(sum_dtype(x.dtype), order="C")  # a C-ordered copy, as x.copy()
         np.add.at(out, (slice(None),) * dim + (indices.astype(np.intp, copy=False),), values)
-        return out
+        return out if out.dtype == x.dtype else out.astype(x.dtype)
 
     def argsort(x, dim):
         # cupy's argsort is always stable and takes no `kind`.

@@ -49,5 +49,10 @@ def sample(shape, distribution, dtype: np.dtype, device) -> np.ndarray:
     if kind == "normal":
         return rng.normal(distribution.a, distribution.b, shape).astype(dtype)
     if kind == "uniform":
-        return rng.uniform(distribution.a, distribution.b, shape).astype(dtype)
-    return rng.random(shape, dtype=np.float64).astype(dtype)
+        u = rng.uniform(distribution.a, distribution.b, shape)
+    else:
+        u = rng.random(shape, dtype=np.float64)
+    # The float64 draw rounded to a narrower dtype can land on `high` (1.0 from U[0, 1) in
+    # float16): clip to the dtype's last values inside [low, high) first.
+    lo, hi = distribution.bounds_in(dtype)
+    return np.clip(u, lo, hi, out=u).astype(dtype)

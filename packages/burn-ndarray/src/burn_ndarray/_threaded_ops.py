@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _blas, _fp, _parallel
 from ._fp import needs_quiet
+from ._ops_numeric import sum_dtype
 from ._threads import GRAIN
 
 # fmt: off
@@ -198,8 +199,9 @@ def _reduce_dim(ufunc, threads, m, grain):
             try:
                 if x.size < m:
                     return fn(x, dim)
-                dt = x.dtype if ufunc is np.add else None
-                return _parallel.reduce_dim(ufunc, x, dim, threads, grain, dt)
+                dt = sum_dtype(x.dtype) if ufunc is np.add else None
+                out = _parallel.reduce_dim(ufunc, x, dim, threads, grain, dt)
+                return out if out.dtype == x.dtype else out.astype(x.dtype)
             finally:
                 reset(token)
 
@@ -217,8 +219,9 @@ def _reduce_all(ufunc, threads, m, block):
             try:
                 if x.size < m:
                     return fn(x)
-                dt = x.dtype if ufunc is np.add else None
-                return np.asarray(_parallel.reduce_all(ufunc, x, threads, block, dt)).reshape(1)
+                dt = sum_dtype(x.dtype) if ufunc is np.add else None
+                out = _parallel.reduce_all(ufunc, x, threads, block, dt)
+                return np.asarray(out, x.dtype).reshape(1)
             finally:
                 reset(token)
 
@@ -236,7 +239,7 @@ def _mean(threads, m, block):
             try:
                 if x.size < m:
                     return fn(x)
-                s = _parallel.reduce_all(np.add, x, threads, block, x.dtype)
+                s = _parallel.reduce_all(np.add, x, threads, block, sum_dtype(x.dtype))
                 return np.asarray(s / x.size, x.dtype).reshape(1)
             finally:
                 reset(token)
@@ -255,8 +258,9 @@ def _mean_dim(threads, m, grain):
             try:
                 if x.size < m or x.shape[dim] == 0:
                     return fn(x, dim)
-                s = _parallel.reduce_dim(np.add, x, dim, threads, grain, x.dtype)
-                return np.true_divide(s, x.shape[dim], out=s, casting="unsafe")
+                s = _parallel.reduce_dim(np.add, x, dim, threads, grain, sum_dtype(x.dtype))
+                s = np.true_divide(s, x.shape[dim], out=s, casting="unsafe")
+                return s if s.dtype == x.dtype else s.astype(x.dtype)
             finally:
                 reset(token)
 

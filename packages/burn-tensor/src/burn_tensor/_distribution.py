@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Distribution:
@@ -55,6 +57,36 @@ class Distribution:
     Uniform = uniform
     Normal = normal
     Bernoulli = bernoulli
+
+    def bounds_in(self, dtype) -> tuple[float, float]:
+        """(lo, hi): the smallest value of the float `dtype` >= low and the largest < high.
+
+        A uniform draw made in a wider precision and then rounded to `dtype` can land on
+        `high` (in float16 every draw of U[0, 1) above 1 - 2^-12 rounds to 1.0; in bfloat16
+        above 1 - 2^-9): clipping the wide draw to these bounds before rounding keeps the sample
+        in [low, high), because rounding is monotonic and both bounds are values of `dtype`.
+        Only for `default()` / `uniform()`.
+
+        Args:
+            dtype: a numpy float dtype (ml_dtypes' bfloat16 included).
+
+        Returns:
+            (lo, hi) as Python floats, both exactly values of `dtype`.
+
+        Example:
+            >>> Distribution.default().bounds_in(np.float16)
+            (0.0, 0.99951171875)
+        """
+        if self.kind not in ("default", "uniform"):
+            raise ValueError(f"bounds_in: only uniform distributions have bounds, not {self!r}")
+        t = np.dtype(dtype).type
+        with np.errstate(over="ignore"):
+            lo, hi = t(self.a), t(self.b)
+        if float(lo) < self.a:
+            lo = np.nextafter(lo, t(np.inf))
+        if float(hi) >= self.b:
+            hi = np.nextafter(hi, t(-np.inf))
+        return float(lo), float(hi)
 
     def __call__(self) -> Distribution:
         """A distribution called with no arguments is itself, so both `Distribution.Default`

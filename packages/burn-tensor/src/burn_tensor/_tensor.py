@@ -504,7 +504,8 @@ class Tensor(
 
     def to_full_precision(self) -> Tensor:
         check.float_("to_full_precision", self)
-        return self.cast(DType.F32) if self.dtype is DType.F16 else self
+        # Burn's FullPrecision element of both half types is f32 (bf16 was left as it was)
+        return self.cast(DType.F32) if self.dtype in (DType.F16, DType.BF16) else self
 
     @staticmethod
     def from_full_precision(tensor: Tensor) -> Tensor:
