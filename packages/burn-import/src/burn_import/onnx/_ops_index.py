@@ -24,9 +24,9 @@ def gather_nd(ctx):
 
 
 def _reduction(ctx) -> str:
-    """The scatter's `reduction` attribute: the runtime's scatters do "none" and "add"."""
+    """The scatter's `reduction` attribute: all of ONNX's (`_rt_scatter.REDUCTIONS`)."""
     red = ctx.attr("reduction", "none")
-    if red not in ("none", "add"):
+    if red not in ("none", "add", "mul", "max", "min"):
         ctx.fail(f"reduction {red!r} is not supported")
     return red
 

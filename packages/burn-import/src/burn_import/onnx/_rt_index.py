@@ -7,6 +7,7 @@ from burn_tensor import DType, Tensor
 
 from ._rt_basic import ints
 from ._rt_nn import _pad_dim
+from ._rt_scatter import element_targets, scatter_rows
 
 
 def _wrap(idx: Tensor, n: int) -> Tensor:
@@ -18,6 +19,11 @@ def gather_elements(x, idx, axis):
 
 
 def scatter_elements(x, idx, updates, axis, reduction):
+    if reduction in ("mul", "max", "min"):  # on rows of a flat view, indices read on the host
+        shape = x.dims()
+        flat = element_targets(shape, np.asarray(idx.numpy()), axis)
+        out = scatter_rows(x.reshape([-1, 1]), flat, updates.reshape([-1, 1]), reduction)
+        return out.reshape(shape)
     idx = _wrap(idx, x.dims()[axis])
     if reduction == "add":
         return x.scatter(axis, idx, updates)
@@ -94,24 +100,17 @@ def gather_nd(x, idx, batch_dims):
 
 
 def scatter_nd(x, idx, updates, reduction):
-    if reduction not in ("none", "add"):
-        raise ValueError(f"ScatterND reduction {reduction!r} is not supported")
     shape = x.dims()
     ind = np.asarray(idx.numpy())
     m = ind.shape[-1]
+    ind = np.where(ind < 0, ind + np.array(shape[:m]), ind)
     strides = np.array([int(np.prod(shape[i + 1 : m])) for i in range(m)], dtype=np.int64)
     flat = (ind.reshape(-1, m) * strides).sum(-1)
     rest = shape[m:]
     n = int(np.prod(shape[:m]))
     src = x.reshape([n] + (rest or [1]))
     upd = updates.reshape([len(flat)] + (rest or [1]))
-    t = Tensor.from_data(flat, x.device, DType.I64)
-    if reduction == "none":
-        keep = np.ones(n, bool)
-        keep[flat] = False
-        mask = Tensor.from_data(keep.reshape([n] + [1] * max(len(rest), 1)), x.device)
-        src = src.mask_fill(mask.bool_not().expand(src.dims()), 0)
-    return src.select_add(0, t, upd).reshape(shape)
+    return scatter_rows(src, flat, upd, reduction).reshape(shape)
 
 
 def depth_to_space(x, b, mode):
