@@ -71,7 +71,21 @@ def reshape(x: Tensor, shape, allowzero: int = 0) -> Tensor:
     if -1 in shape:
         known = int(np.prod([s for s in shape if s != -1]))
         shape[shape.index(-1)] = (int(np.prod(dims)) // known) if known else 0
+    if 0 in shape:
+        # Burn's reshape reads 0 as "keep this dim"; a literal 0 (allowzero, or a copied empty
+        # dim) means an empty result, whose shape says everything.
+        if x.numel() != 0:
+            raise ValueError(f"Reshape: {dims} has {x.numel()} elements, {shape} has none")
+        return Tensor.full(shape, 0, x.device, dtype=x.dtype)
     return x.reshape(shape or [1])
+
+
+def trilu(x: Tensor, k: int, upper: bool) -> Tensor:
+    """ONNX Trilu: keep the upper (or lower) triangle from diagonal k. An empty matrix is its own
+    result (burn's triangle masks cannot be shaped to a zero-sized dim)."""
+    if x.numel() == 0:
+        return x
+    return x.triu(k) if upper else x.tril(k)
 
 
 def squeeze(x: Tensor, axes, rank: int) -> Tensor:
