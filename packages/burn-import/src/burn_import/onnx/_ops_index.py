@@ -67,3 +67,11 @@ def nonzero(ctx):
 def reverse_sequence(ctx):
     ba, ta = ctx.attr("batch_axis", 1), ctx.attr("time_axis", 0)
     ctx.set(0, f"ops.reverse_sequence({ctx.x(0)}, {ctx.x(1)}, {ba}, {ta})")
+
+
+@op("Unique", attrs=("axis", "sorted"))
+def unique(ctx):
+    axis = ctx.attr("axis")
+    sorted_ = bool(ctx.attr("sorted", 1))
+    outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(4))
+    ctx.emit(f"{outs} = ops.unique({ctx.x(0)}, {axis}, {sorted_})")

@@ -2,7 +2,7 @@
 
 Each helper is ONNX semantics written with the public Tensor API (so it runs on any backend and
 is differentiable under Autodiff) for ops that are more than one Tensor method. A few index
-computations (NonZero, GatherND/ScatterND index arithmetic) are done on the host with numpy.
+computations (NonZero, Unique, GatherND/ScatterND index arithmetic) are done on the host with numpy.
 """
 
 from ._rt_act import *
@@ -14,3 +14,5 @@ from ._rt_nn import *
 from ._rt_pool import col2im, pool_nd  # noqa: F401
 from ._rt_resize import resize  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
+from ._rt_scatter import scatter_rows  # noqa: F401
+from ._rt_unique import unique  # noqa: F401
