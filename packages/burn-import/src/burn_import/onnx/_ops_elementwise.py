@@ -206,6 +206,17 @@ def cast(ctx):
     ctx.set(0, f"ops.cast({ctx.x(0)}, {ctx.dtype(to)})")
 
 
+@op("BitCast", attrs=("to",))
+def bitcast(ctx):
+    src, to = ctx.elem(0), ctx.attr("to")
+    held = ctx.dtype(to)  # refuses the types burn cannot hold
+    ctx.dtype(src)
+    a, b = ctx.np_dtype(src), ctx.np_dtype(to)
+    if a.itemsize != b.itemsize:
+        ctx.fail(f"{a.name} and {b.name} differ in width")
+    ctx.set(0, f"ops.bitcast({ctx.x(0)}, {a.name!r}, {b.name!r}, {held})")
+
+
 @op("CastLike", attrs=("saturate", "round_mode"))
 def castlike(ctx):
     ctx.set(0, f"ops.cast({ctx.x(0)}, {ctx.dtype(ctx.elem(1))})")

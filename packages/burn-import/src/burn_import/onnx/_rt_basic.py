@@ -216,3 +216,14 @@ def constant_of_shape(shape, value, dtype, device) -> Tensor:
 
 def transpose(x: Tensor, perm) -> Tensor:
     return x.permute(list(perm))
+
+
+def bitcast(x: Tensor, src: str, dst: str, held) -> Tensor:
+    """ONNX BitCast: the bits of each element read as another type of the same width.
+
+    burn has no reinterpreting op, so the bits are read on the host. `src`/`dst` are the
+    declared ONNX types as numpy names: a uint16/uint32 value is held in a wider signed type
+    and is narrowed back to its own bits first; the result is stored in `held`.
+    """
+    bits = np.ascontiguousarray(np.asarray(x.numpy()).astype(src)).view(dst)
+    return Tensor.from_data(bits, x.device, held)
