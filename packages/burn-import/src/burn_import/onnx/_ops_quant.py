@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._registry import op
 from ._types import FLOATS, INTS
 
@@ -31,9 +33,14 @@ def quantize(ctx):
     if out not in INTS:
         ctx.fail("only 8/16/32-bit integer outputs are supported")
     zp = ctx.x(2) if ctx.has(2) else "None"
-    ctx.set(
-        0, f"ops.quantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"
-    )
+    prec = ctx.attr("precision", 0)
+    if prec and prec not in FLOATS:
+        ctx.fail(f"precision {prec} is not a float type burn tensors hold")
+    prec = ctx.dtype(prec) if prec else "None"
+    x, s, dt = ctx.x(0), ctx.x(1), ctx.dtype(out)
+    info = np.iinfo(ctx.np_dtype(out))
+    bounds = (int(info.min), int(info.max))
+    ctx.set(0, f"ops.quantize({x}, {s}, {zp}, {axis}, {bs}, {rank}, {dt}, {prec}, {bounds})")
 
 
 @op("DynamicQuantizeLinear")

@@ -216,14 +216,6 @@ def _per_axis(t, axis, block, rank, like):
     return t.select(axis, idx)
 
 
-_RANGE = {
-    DType.I8: (-128, 127),
-    DType.U8: (0, 255),
-    DType.I16: (-32768, 32767),
-    DType.I32: (-(2**31), 2**31 - 1),
-}
-
-
 def dequantize(x, scale, zp, axis, block, rank, dtype):
     s = _per_axis(scale, axis, block, rank, x)
     xf = x.float().cast(DType.F64)
@@ -232,12 +224,23 @@ def dequantize(x, scale, zp, axis, block, rank, dtype):
     return (xf * s.cast(DType.F64)).cast(dtype)
 
 
-def quantize(x, scale, zp, axis, block, rank, dtype):
-    s = _per_axis(scale, axis, block, rank, x).cast(DType.F64)
-    y = (x.float().cast(DType.F64) / s).round()
+def quantize(x, scale, zp, axis, block, rank, dtype, precision, bounds):
+    """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point).
+
+    `bounds` is the declared output type's range: uint16 is held in int32 and must still
+    saturate at 65535.
+
+    The division is done in `precision` if given, else in the type numpy promotes x and the
+    scale to (float32 / float32 stays float32, as in ONNX's reference and onnxruntime): in
+    float64, 0.5 / float32(5/255) is 25.4999996 and rounds to 25, in float32 it is 25.5 -> 26.
+    """
+    work = precision or DType.from_np(np.result_type(x.dtype.np, scale.dtype.np))
+    s = _per_axis(scale, axis, block, rank, x).cast(work)
+    xw = (x if x.dtype.is_float() else x.float()).cast(work)
+    y = (xw / s).round().cast(DType.F64)
     if zp is not None:
         y = y + _per_axis(zp, axis, block, rank, x).float().cast(DType.F64)
-    lo, hi = _RANGE.get(dtype, (-(2**63), 2**63 - 1))
+    lo, hi = bounds
     return y.clamp(float(lo), float(hi)).int().cast(dtype)
 
 
