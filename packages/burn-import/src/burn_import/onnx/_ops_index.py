@@ -75,3 +75,15 @@ def unique(ctx):
     sorted_ = bool(ctx.attr("sorted", 1))
     outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(4))
     ctx.emit(f"{outs} = ops.unique({ctx.x(0)}, {axis}, {sorted_})")
+
+
+@op("TensorScatter", attrs=("axis", "mode"))
+def tensor_scatter(ctx):
+    axis = ctx.attr("axis", -2) % ctx.rank(0)
+    if axis == 0:
+        ctx.fail("axis 0 is the batch axis")
+    mode = ctx.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        ctx.fail(f"mode {mode!r} is not supported")
+    w = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(0, f"ops.tensor_scatter({ctx.x(0)}, {ctx.x(1)}, {w}, {mode!r}, {axis})")

@@ -98,3 +98,27 @@ def element_targets(shape, idx: np.ndarray, axis: int) -> np.ndarray:
     coords = list(np.indices(idx.shape, sparse=False))
     coords[axis] = idx
     return np.ravel_multi_index(tuple(coords), shape).reshape(-1)
+
+
+def tensor_scatter(cache: Tensor, update: Tensor, write_indices, mode: str, axis: int) -> Tensor:
+    """ONNX TensorScatter (a KV-cache write): batch b's update goes to positions
+    `write_indices[b] + i` along `axis` (modulo the cache length in "circular" mode).
+
+    Shapes: cache [B, ..., max_len, ...], update [B, ..., len, ...], write_indices [B] or None
+    (zeros) -> cache's shape.
+    """
+    from ._rt_index import scatter_elements
+
+    shape = cache.dims()
+    rank = len(shape)
+    axis %= rank
+    b, seq, cap = shape[0], update.dims()[axis], shape[axis]
+    w = np.zeros(b, np.int64) if write_indices is None else np.asarray(write_indices.numpy())
+    pos = w.reshape(b, 1).astype(np.int64) + np.arange(seq, dtype=np.int64)
+    if mode == "circular":
+        pos %= cap
+    elif pos.size and (pos.min() < 0 or pos.max() >= cap):
+        raise ValueError(f"TensorScatter: writes at {pos.min()}..{pos.max()} outside [0, {cap})")
+    view = [b] + [1] * (axis - 1) + [seq] + [1] * (rank - axis - 1)
+    idx = np.broadcast_to(pos.reshape(view), update.dims())
+    return scatter_elements(cache, _ids(idx, cache.device), update, axis, "none")

@@ -14,5 +14,5 @@ from ._rt_nn import *
 from ._rt_pool import col2im, pool_nd  # noqa: F401
 from ._rt_resize import resize  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
-from ._rt_scatter import scatter_rows  # noqa: F401
+from ._rt_scatter import scatter_rows, tensor_scatter  # noqa: F401
 from ._rt_unique import unique  # noqa: F401
