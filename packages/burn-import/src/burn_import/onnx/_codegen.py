@@ -10,6 +10,7 @@ import onnx
 
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
+from ._expand import origin
 from ._load import default_opset, to_array
 from ._registry import load_all
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
@@ -126,6 +127,21 @@ def generate(
 
 def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     """Write one node's code (or fold it, or inline the taken branch of a constant `If`)."""
+    try:
+        _convert_node(gen, table, node, used)
+    except OnnxImportError as err:
+        op = origin(node)
+        if op is None or err.op_type is None:
+            raise
+        raise OnnxImportError(
+            f"{err} (in the ONNX function body of {op!r}, which has no converter)",
+            err.op_type,
+            err.node,
+            err.opset,
+        ) from None
+
+
+def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         _inline_if(gen, table, node, used)
         return
