@@ -15,6 +15,7 @@ from onnx import TensorProto, numpy_helper
 
 from ._errors import OnnxImportError
 from ._expand import expand_functions
+from ._legacy import prelu_channel_slopes
 from ._registry import load_all
 
 # The opset the importer upgrades older models to; its converters are written against it.
@@ -177,6 +178,8 @@ def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
     if opset >= TARGET_OPSET:
         return model
     from onnx import version_converter
+
+    model = prelu_channel_slopes(model, opset)
 
     try:
         return version_converter.convert_version(model, TARGET_OPSET)
