@@ -8,13 +8,15 @@ from ._types import FLOATS
 CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 
 
-def _geometry(ctx, what: str = "convolutions"):
-    """(spatial, weight shape, kernel, strides, dilations) of a Conv-like node: 1D or 2D only,
-    the kernel from the weight's shape unless given, strides and dilations 1 by default."""
+def _geometry(ctx, what: str = "convolutions", dims: tuple[int, ...] = (1, 2)):
+    """(spatial, weight shape, kernel, strides, dilations) of a Conv-like node with `dims`
+    spatial dims, the kernel from the weight's shape unless given, strides and dilations 1 by
+    default."""
     rank = ctx.rank(0)
     spatial = rank - 2
-    if spatial not in (1, 2):
-        ctx.fail(f"only 1D and 2D {what} are supported (input rank {rank})")
+    if spatial not in dims:
+        names = " and ".join(f"{d}D" for d in dims)
+        ctx.fail(f"only {names} {what} are supported (input rank {rank})")
     wshape = ctx.shape(1)
     kernel = list(ctx.attr("kernel_shape", wshape[2:]))
     strides = list(ctx.attr("strides", [1] * spatial))
@@ -45,11 +47,16 @@ def _pads(ctx, spatial: int, kernel, strides, dilations):
 
 @op("Conv", attrs=CONV_ATTRS)
 def conv(ctx):
-    spatial, wshape, kernel, strides, dil = _geometry(ctx)
+    spatial, wshape, kernel, strides, dil = _geometry(ctx, dims=(1, 2, 3))
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
     group = ctx.attr("group", 1)
     pads = _pads(ctx, spatial, kernel, strides, dil)
+    if spatial == 3:  # no burn layer: 2-D convs per depth tap (`_rt_conv3d`)
+        bias = ctx.x(2) if ctx.has(2) else "None"
+        x, w = ctx.x(0), ctx.x(1)
+        ctx.set(0, f"ops.conv3d({x}, {w}, {bias}, {strides}, {pads}, {dil}, {group})")
+        return
     w, b = ctx.const(1), ctx.const(2) if ctx.has(2) else None
     if w is not None and (not ctx.has(2) or b is not None):
         c_in, c_out = wshape[1] * group, wshape[0]

@@ -8,6 +8,7 @@ computations (NonZero, Unique, GatherND/ScatterND index arithmetic) are done on 
 from ._rt_act import *
 from ._rt_attention import attention, rotary_embedding  # noqa: F401
 from ._rt_basic import *
+from ._rt_conv3d import conv3d  # noqa: F401
 from ._rt_grid import affine_grid, det, dft, grid_sample, stft  # noqa: F401
 from ._rt_index import *
 from ._rt_nn import *
