@@ -92,7 +92,23 @@ def conv_transpose(ctx):
     auto = ctx.attr("auto_pad", "NOTSET")
     pads = list(ctx.attr("pads", [0] * (2 * spatial)))
     dims = ctx.shape(0)[2:]
-    if "output_shape" in ctx.attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
+    if "output_shape" in ctx.attrs and auto in ("NOTSET", "VALID"):
+        # The given pads (none for VALID) stay, and the result is cropped or zero-extended at
+        # the end to output_shape, as ONNX's reference (and torch's output_size) do; the
+        # spec's formula that derives pads from output_shape is for SAME_* (below).
+        if any(d is None for d in dims):
+            ctx.fail("output_shape needs static input dims")
+        if auto == "VALID":
+            pads = [0] * (2 * spatial)
+        target = list(ctx.attr("output_shape"))[-spatial:]
+        for i in range(spatial):
+            full = strides[i] * (dims[i] - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1
+            diff = target[i] - (full - pads[i] - pads[i + spatial])
+            if diff >= 0:
+                out_pad[i] += diff
+            else:
+                pads[i + spatial] -= diff
+    elif "output_shape" in ctx.attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
         if any(d is None for d in dims):
             ctx.fail("output_shape/auto_pad need static input dims")
         target = list(ctx.attr("output_shape", [d * s for d, s in zip(dims, strides)]))[-spatial:]
