@@ -70,3 +70,21 @@ def conv_integer(ctx):
         f"ops.conv_integer({ctx.x(0)}, {ctx.x(1)}, {zx}, {zw}, {strides}, {pads}, {dil}, "
         f"{ctx.attr('group', 1)})",
     )
+
+
+@op("QLinearMatMul")
+def qlinear_matmul(ctx):
+    for i in (1, 2, 4, 5, 6, 7):  # per-tensor quantization only
+        shape = ctx.shape(i) if ctx.has(i) else [1]
+        if shape is None or any(d is None for d in shape) or int(np.prod(shape)) != 1:
+            ctx.fail("only per-tensor (one-element) scales and zero points are supported")
+    out = ctx.out_elem(0)
+    if out not in INTS:
+        ctx.fail("only integer outputs are supported")
+    info = np.iinfo(ctx.np_dtype(out))
+    args = ", ".join(ctx.x(i) if ctx.has(i) else "None" for i in range(8))
+    ctx.set(
+        0,
+        f"ops.qlinear_matmul({args}, {ctx.rank(0)}, {ctx.rank(3)}, {ctx.dtype(out)}, "
+        f"{(int(info.min), int(info.max))})",
+    )
