@@ -88,3 +88,23 @@ def qlinear_matmul(ctx):
         f"ops.qlinear_matmul({args}, {ctx.rank(0)}, {ctx.rank(3)}, {ctx.dtype(out)}, "
         f"{(int(info.min), int(info.max))})",
     )
+
+
+@op("QLinearConv", attrs=("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"))
+def qlinear_conv(ctx):
+    from ._ops_conv import _geometry, _pads
+
+    spatial, _, kernel, strides, dil = _geometry(ctx)
+    pads = _pads(ctx, spatial, kernel, strides, dil)
+    for i, what in ((1, "x_scale"), (2, "x_zero_point"), (6, "y_scale"), (7, "y_zero_point")):
+        shape = ctx.shape(i) if ctx.has(i) else [1]
+        if shape is None or any(d is None for d in shape) or int(np.prod(shape)) != 1:
+            ctx.fail(f"{what} must have one element")
+    out = ctx.out_elem(0)
+    info = np.iinfo(ctx.np_dtype(out))
+    args = ", ".join(ctx.x(i) if ctx.has(i) else "None" for i in range(9))
+    geometry = (strides, pads, dil, ctx.attr("group", 1))
+    ctx.set(
+        0,
+        f"ops.qlinear_conv({args}, {geometry}, {ctx.dtype(out)}, {(int(info.min), int(info.max))})",
+    )

@@ -30,3 +30,24 @@ def qlinear_matmul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, ra, rb, dt
         d = d + y_zp.float().cast(DType.F64).reshape([1] * c.rank())
     lo, hi = bounds
     return d.clamp(float(lo), float(hi)).int().cast(dtype)
+
+
+def qlinear_conv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias, geometry, dtype, bounds):
+    """ONNX QLinearConv: ConvInteger of the centered inputs plus the int32 bias, requantized
+    with x_scale * w_scale / y_scale (w_scale per tensor or per output channel) as above.
+
+    `geometry` is (strides, pads, dilations, group) of the convolution.
+    """
+    from ._rt_index import conv_integer
+
+    strides, pads, dil, group = geometry
+    c = conv_integer(x, w, x_zp, w_zp, strides, pads, dil, group).float().cast(DType.F64)
+    shape = [1, -1] + [1] * (c.rank() - 2)
+    if bias is not None:
+        c = c + bias.float().cast(DType.F64).reshape(shape)
+    mult = (x_scale.reshape([1]) * w_scale.reshape([-1]) / y_scale.reshape([1])).cast(DType.F64)
+    d = (c * mult.reshape(shape)).round()
+    if y_zp is not None:
+        d = d + y_zp.float().cast(DType.F64).reshape([1] * c.rank())
+    lo, hi = bounds
+    return d.clamp(float(lo), float(hi)).int().cast(dtype)

@@ -13,7 +13,7 @@ from ._rt_grid import affine_grid, det, dft, grid_sample, stft  # noqa: F401
 from ._rt_index import *
 from ._rt_nn import *
 from ._rt_pool import col2im, pool_nd  # noqa: F401
-from ._rt_qlinear import qlinear_matmul  # noqa: F401
+from ._rt_qlinear import qlinear_conv, qlinear_matmul  # noqa: F401
 from ._rt_resize import resize  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
 from ._rt_scatter import scatter_rows, tensor_scatter  # noqa: F401
