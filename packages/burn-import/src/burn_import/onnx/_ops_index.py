@@ -87,3 +87,10 @@ def tensor_scatter(ctx):
         ctx.fail(f"mode {mode!r} is not supported")
     w = ctx.x(2) if ctx.has(2) else "None"
     ctx.set(0, f"ops.tensor_scatter({ctx.x(0)}, {ctx.x(1)}, {w}, {mode!r}, {axis})")
+
+
+@op("NonMaxSuppression", attrs=("center_point_box",))
+def non_max_suppression(ctx):
+    args = ", ".join(ctx.x(i) if ctx.has(i) else "None" for i in range(5))
+    center = bool(ctx.attr("center_point_box", 0))
+    ctx.set(0, f"ops.non_max_suppression({args}, {center})")

@@ -2,7 +2,7 @@
 
 Each helper is ONNX semantics written with the public Tensor API (so it runs on any backend and
 is differentiable under Autodiff) for ops that are more than one Tensor method. A few index
-computations (NonZero, Unique, GatherND/ScatterND index arithmetic) are done on the host with numpy.
+computations (NonZero, Unique, NonMaxSuppression, GatherND/ScatterND index arithmetic) are done on the host with numpy.
 """
 
 from ._rt_act import *
@@ -11,6 +11,7 @@ from ._rt_basic import *
 from ._rt_conv3d import conv3d  # noqa: F401
 from ._rt_grid import affine_grid, det, dft, grid_sample, stft  # noqa: F401
 from ._rt_index import *
+from ._rt_nms import non_max_suppression  # noqa: F401
 from ._rt_nn import *
 from ._rt_pool import col2im, pool_nd  # noqa: F401
 from ._rt_qlinear import qlinear_conv, qlinear_matmul  # noqa: F401
