@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
 from ._expand import origin
@@ -144,6 +145,11 @@ def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
 def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         _inline_if(gen, table, node, used)
+        return
+    if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
+        if "Scan" not in used:
+            used.append("Scan")
+        convert_scan(gen, lambda g, sub: _convert(g, table, sub, used), node)
         return
     if node.domain not in ("", "ai.onnx"):
         raise op_error(node.op_type, node.name, gen.opset, f"domain {node.domain!r}")

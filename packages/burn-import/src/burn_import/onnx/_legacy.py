@@ -5,6 +5,10 @@ shared across different channels". Opset 7 made the slope numpy-broadcast agains
 right, and the converter leaves the node as it is, so a [C] slope of a [N, C, L] input would be
 read as the last axis. Before the conversion, such a slope is reshaped to [C, 1, ..., 1]
 (PyTorch's exported PReLU with num_parameters=C, for one, relies on this).
+
+Scan before opset 9 has a batch axis in front of the scan axis and a sequence_lens input; the
+converter only drops the (empty) sequence_lens, so the batch axis would be scanned over. Such
+a Scan is refused with a clear error instead.
 """
 
 from __future__ import annotations
@@ -12,7 +16,25 @@ from __future__ import annotations
 import onnx
 from onnx import helper, numpy_helper
 
+from ._errors import op_error
+
 PRELU_BROADCAST_SINCE = 7
+SCAN_WITHOUT_BATCH_SINCE = 9
+
+
+def refuse_batched_scan(model: onnx.ModelProto, opset: int) -> None:
+    """Raise OnnxImportError for a Scan of opset 8 (batch-axis semantics)."""
+    if opset >= SCAN_WITHOUT_BATCH_SINCE:
+        return
+    for node in model.graph.node:
+        if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
+            raise op_error(
+                "Scan",
+                node.name or node.output[0],
+                opset,
+                "opset-8 Scan (a batch axis before the scan axis) is not supported: "
+                "onnx.version_converter does not carry its batch semantics to opset 9",
+            )
 
 
 def prelu_channel_slopes(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:

@@ -15,7 +15,7 @@ from onnx import TensorProto, numpy_helper
 
 from ._errors import OnnxImportError
 from ._expand import expand_functions
-from ._legacy import prelu_channel_slopes
+from ._legacy import prelu_channel_slopes, refuse_batched_scan
 from ._registry import load_all
 
 # The opset the importer upgrades older models to; its converters are written against it.
@@ -179,6 +179,7 @@ def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
     from onnx import version_converter
 
+    refuse_batched_scan(model, opset)
     model = prelu_channel_slopes(model, opset)
 
     try:
