@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from ._codegen_loop import convert_loop
 from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
@@ -126,6 +127,9 @@ def generate(
     return Generated(source, record, inputs, outputs, class_name, used, types)
 
 
+LOOPS = {"Scan": convert_scan, "Loop": convert_loop}  # control flow written as Python loops
+
+
 def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     """Write one node's code (or fold it, or inline the taken branch of a constant `If`)."""
     try:
@@ -146,10 +150,10 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         _inline_if(gen, table, node, used)
         return
-    if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
-        if "Scan" not in used:
-            used.append("Scan")
-        convert_scan(gen, lambda g, sub: _convert(g, table, sub, used), node)
+    if node.op_type in LOOPS and node.domain in ("", "ai.onnx"):
+        if node.op_type not in used:
+            used.append(node.op_type)
+        LOOPS[node.op_type](gen, lambda g, sub: _convert(g, table, sub, used), node)
         return
     if node.domain not in ("", "ai.onnx"):
         raise op_error(node.op_type, node.name, gen.opset, f"domain {node.domain!r}")
