@@ -69,3 +69,61 @@ def test_loop(with_trip, limit, want):
     acc, each = backend.prepare(_model(with_trip, limit)).run([np.zeros(1, np.float32)])
     assert each.reshape(-1).tolist() == want
     assert acc.tolist() == [want[-1]]
+
+
+def test_if_on_a_run_time_condition():
+    then = h.make_graph(
+        [h.make_node("Mul", ["x", "two"], ["y_then"])],
+        "then",
+        [],
+        [h.make_tensor_value_info("y_then", T.FLOAT, [3])],
+        initializer=[nh.from_array(np.array([2.0], np.float32), "two")],
+    )
+    other = h.make_graph(
+        [h.make_node("Sub", ["x", "one"], ["y_else"])],
+        "else",
+        [],
+        [h.make_tensor_value_info("y_else", T.FLOAT, [3])],
+        initializer=[nh.from_array(np.array([1.0], np.float32), "one")],
+    )
+    g = h.make_graph(
+        [h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+        "g",
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [3])],
+    )
+    rep = backend.prepare(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
+    x = np.array([1.0, -2.0, 3.5], np.float32)
+    np.testing.assert_array_equal(rep.run([np.array(True), x])[0], x * 2)
+    np.testing.assert_array_equal(rep.run([np.array(False), x])[0], x - 1)
+
+
+def test_constant_first_used_in_a_branch_is_written_again_outside():
+    """`k` is first used inside the then-branch; the Add after the If needs it too, also when
+    the else-branch ran."""
+    then = h.make_graph(
+        [h.make_node("Mul", ["x", "k"], ["y_then"])],
+        "then",
+        [],
+        [h.make_tensor_value_info("y_then", T.FLOAT, [3])],
+    )
+    other = h.make_graph(
+        [h.make_node("Neg", ["x"], ["y_else"])],
+        "else",
+        [],
+        [h.make_tensor_value_info("y_else", T.FLOAT, [3])],
+    )
+    g = h.make_graph(
+        [
+            h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other),
+            h.make_node("Add", ["y", "k"], ["z"]),
+        ],
+        "g",
+        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [3])],
+        [h.make_tensor_value_info("z", T.FLOAT, [3])],
+        initializer=[nh.from_array(np.array([3.0], np.float32), "k")],
+    )
+    rep = backend.prepare(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_array_equal(rep.run([np.array(True), x])[0], x * 3 + 3)
+    np.testing.assert_array_equal(rep.run([np.array(False), x])[0], -x + 3)

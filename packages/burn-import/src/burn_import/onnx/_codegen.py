@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from ._codegen_loop import convert_loop
+from ._codegen_loop import convert_if, convert_loop
 from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
@@ -196,11 +196,13 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
 
 def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     """`If` whose condition is known at import time (shape checks of expanded functions): the
-    taken branch's nodes are converted in place; a run-time condition is refused."""
+    taken branch's nodes are converted in place; a run-time condition gives a Python if/else
+    (`_codegen_loop.convert_if`)."""
     name = node.name or node.output[0]
     cond = gen.consts.get(node.input[0])
     if cond is None:
-        raise op_error("If", name, gen.opset, "the condition must be known at import time")
+        convert_if(gen, lambda g, sub: _convert(g, table, sub, used), node)
+        return
     attrs = {a.name: a.g for a in node.attribute}
     branch = attrs["then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"]
     gen.lines.append(f"# If {name!r}: condition known at import time, branch inlined")

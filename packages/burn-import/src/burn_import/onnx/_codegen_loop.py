@@ -1,4 +1,5 @@
-"""ONNX Loop written out as a Python `while` loop, its body converted inline (as Scan's).
+"""ONNX Loop written out as a Python `while` loop, its body converted inline (as Scan's), and
+an If on a run-time condition as a Python if/else.
 
 Loop runs its body while the iteration count is below the trip count M (if given) and the
 condition is true (if given), carrying N values and collecting K per-iteration outputs,
@@ -27,9 +28,19 @@ import onnx
 from onnx import TensorProto
 
 from ._errors import op_error
-from ._types import VType
+from ._load import to_array
+from ._types import VType, vtype_of
 
 INDENT = "    "
+
+
+def forget_block_consts(gen, before: set[str]) -> None:
+    """Constants first materialized inside a loop body or branch are assigned only there: a
+    later use outside (or in the other branch) must write them again, not read a variable that
+    a skipped block never set."""
+    for name in set(gen.vars) - before:
+        if name in gen.consts:
+            del gen.vars[name]
 
 
 def convert_loop(gen, convert, node: onnx.NodeProto) -> None:
@@ -58,7 +69,7 @@ def convert_loop(gen, convert, node: onnx.NodeProto) -> None:
         gen.lines.append(f"{p} = []")
     gen.lines.append(f"{i} = 0")
     gen.lines.append(f"while ({trip} is None or {i} < {trip}) and {go}:")
-    start = len(gen.lines)
+    start, before = len(gen.lines), set(gen.vars)
     it_in, cond_in = body.input[0].name, body.input[1].name
     it_v, cond_v = gen.fresh(it_in), gen.fresh(cond_in)
     gen.lines.append(f"{it_v}, {cond_v} = ops.loop_counter({i}, {go}, device)")
@@ -76,6 +87,7 @@ def convert_loop(gen, convert, node: onnx.NodeProto) -> None:
         gen.lines.append(f"{p}.append({var(out.name)})")
     gen.lines.append(f"{i} += 1")
     gen.lines[start:] = [INDENT + line for line in gen.lines[start:]]
+    forget_block_consts(gen, before)
     for s, out, res in zip(state, body.output[1 : 1 + n], node.output[:n]):
         if res:
             gen.vars[res] = s
@@ -92,3 +104,40 @@ def convert_loop(gen, convert, node: onnx.NodeProto) -> None:
         gen.lines.append(f"{v} = ops.scan_stack({p}, 0, False, {vt.rank})")
         gen.vars[res] = v
         gen.types[res] = VType(vt.elem, None if vt.shape is None else [None] + vt.shape)
+
+
+def convert_if(gen, convert, node: onnx.NodeProto) -> None:
+    """`If` on a run-time condition: both branches converted inline under a Python if/else,
+    each assigning the node's outputs (whose types are the then-branch's)."""
+    name = node.name or node.output[0]
+    branches = {a.name: a.g for a in node.attribute}
+    outs = [gen.fresh(o) if o else "_" for o in node.output]
+    cond = gen.vars.get(node.input[0])
+    if cond is None:
+        raise op_error("If", name, gen.opset, f"condition {node.input[0]!r} has no value")
+    gen.lines.append(f"# If {name!r}: a run-time condition")
+    for key, head in (("then_branch", f"if ops.truth({cond}):"), ("else_branch", "else:")):
+        branch = branches[key]
+        gen.lines.append(head)
+        start, before = len(gen.lines), set(gen.vars)
+        for init in branch.initializer:
+            gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
+        for vi in list(branch.value_info) + list(branch.output):
+            vt = vtype_of(vi.type)
+            if vt is not None and vt.elem and vi.name not in gen.types:
+                gen.types[vi.name] = vt
+        for sub in branch.node:
+            convert(gen, sub)
+        for v, out in zip(outs, branch.output):
+            src = out.name
+            expr = gen.vars[src] if src in gen.vars else gen.materialize(src)
+            gen.lines.append(f"{v} = {expr}")
+        if len(gen.lines) == start:
+            gen.lines.append("pass")
+        gen.lines[start:] = [INDENT + line for line in gen.lines[start:]]
+        forget_block_consts(gen, before)
+    then = branches["then_branch"]
+    for v, res, out in zip(outs, node.output, then.output):
+        if res:
+            gen.vars[res] = v
+            gen.types[res] = gen.types.get(out.name) or VType(0, None)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import onnx
 
+from ._codegen_loop import forget_block_consts
 from ._errors import op_error
 from ._types import VType
 
@@ -70,7 +71,7 @@ def convert_scan(gen, convert, node: onnx.NodeProto) -> None:
         gen.lines.append(f"{p} = []")
     step = gen.fresh(f"{name}_t")
     gen.lines.append(f"for {step} in range({length}):")
-    start = len(gen.lines)
+    start, before = len(gen.lines), set(gen.vars)
     for j, (src, axis, rev) in enumerate(zip(node.input[n_state:], in_axes, in_dirs)):
         inp = body.input[n_state + j]
         v = gen.fresh(inp.name)
@@ -89,6 +90,7 @@ def convert_scan(gen, convert, node: onnx.NodeProto) -> None:
     for p, out in zip(parts, body.output[n_state:]):
         gen.lines.append(f"{p}.append({var(out.name)})")
     gen.lines[start:] = [INDENT + line for line in gen.lines[start:]]
+    forget_block_consts(gen, before)
     for s, out, res in zip(state, body.output[:n_state], node.output[:n_state]):
         if res:
             gen.vars[res] = s
