@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._ops_shape import ints_arg
 from ._registry import op
+from ._rt_tfidf import ngram_table
 
 
 @op("Gather", attrs=("axis",))
@@ -94,3 +95,34 @@ def non_max_suppression(ctx):
     args = ", ".join(ctx.x(i) if ctx.has(i) else "None" for i in range(5))
     center = bool(ctx.attr("center_point_box", 0))
     ctx.set(0, f"ops.non_max_suppression({args}, {center})")
+
+
+@op(
+    "TfIdfVectorizer",
+    attrs=(
+        "max_gram_length",
+        "max_skip_count",
+        "min_gram_length",
+        "mode",
+        "ngram_counts",
+        "ngram_indexes",
+        "pool_int64s",
+        "pool_strings",
+        "weights",
+    ),
+)
+def tfidf_vectorizer(ctx):
+    if "pool_strings" in ctx.attrs or "pool_int64s" not in ctx.attrs:
+        ctx.fail("only integer tokens (pool_int64s) are supported")
+    mode = ctx.attr("mode")
+    if mode not in ("TF", "IDF", "TFIDF"):
+        ctx.fail(f"mode {mode!r}")
+    indexes = list(ctx.attr("ngram_indexes"))
+    table = ngram_table(list(ctx.attr("pool_int64s")), list(ctx.attr("ngram_counts")), indexes)
+    weights = [float(w) for w in ctx.attr("weights", [])]
+    size = max(indexes) + 1 if indexes else 0
+    lo, hi, skip = (ctx.attr(a) for a in ("min_gram_length", "max_gram_length", "max_skip_count"))
+    ctx.set(
+        0,
+        f"ops.tfidf({ctx.x(0)}, {table!r}, {lo}, {hi}, {skip}, {mode!r}, {weights!r}, {size})",
+    )

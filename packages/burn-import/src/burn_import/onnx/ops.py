@@ -19,4 +19,5 @@ from ._rt_resize import resize  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
 from ._rt_scan import loop_counter, loop_limits, scan_slice, scan_stack, truth  # noqa: F401
 from ._rt_scatter import scatter_rows, tensor_scatter  # noqa: F401
+from ._rt_tfidf import tfidf  # noqa: F401
 from ._rt_unique import unique  # noqa: F401
