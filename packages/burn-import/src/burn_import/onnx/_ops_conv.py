@@ -334,8 +334,6 @@ def dft(ctx):
         if axis == rank - 1:
             ctx.fail("the transform axis cannot be the complex (last) dim")
     inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
-    if inverse and onesided:
-        ctx.fail("inverse with onesided (irfft) is not supported")
     length = None
     if ctx.has(1):
         c = ctx.const(1)
