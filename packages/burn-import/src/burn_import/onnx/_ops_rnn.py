@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import string
+
 from ._registry import op
 
 RNN_ATTRS = (
@@ -51,12 +53,39 @@ def rnn(ctx):
     )
 
 
+def expand_ellipsis(eq: str, ranks: list[int]) -> str:
+    """An einsum equation with `...` replaced by letters of its own, from the operands' ranks.
+
+    The broadcast dims align from the right (as numpy's), so an operand with fewer of them takes
+    the last letters; an implicit output lists them first, then the letters used once, sorted.
+
+    Example:
+        >>> expand_ellipsis("...ii->...i", [4])
+        'ABii->ABi'
+        >>> expand_ellipsis("i...,...->", [2, 0])
+        'iA,->'
+    """
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    free = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in eq]
+    widths = [r - len(t.replace("...", "")) for t, r in zip(terms, ranks)]
+    e = max((w for t, w in zip(terms, widths) if "..." in t), default=0)
+    fresh = "".join(free[:e])
+    terms = [t.replace("...", fresh[e - w :]) if "..." in t else t for t, w in zip(terms, widths)]
+    if arrow:
+        out = out.replace("...", fresh)
+    else:
+        once = sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1)
+        out = fresh + "".join(once)
+    return ",".join(terms) + "->" + out
+
+
 @op("Einsum", attrs=("equation",))
 def einsum(ctx):
     eq = ctx.attr("equation").replace(" ", "")
-    if "..." in eq:
-        ctx.fail("ellipsis in the equation is not supported")
     ranks = [ctx.rank(i) for i in range(ctx.n_in)]
+    if "..." in eq:
+        eq = expand_ellipsis(eq, ranks)
     xs = ", ".join(ctx.x(i) for i in range(ctx.n_in))
     ctx.set(0, f"ops.einsum({eq!r}, [{xs}], {ranks})")
 
