@@ -86,7 +86,7 @@ def conv(ctx):
 
 @op("ConvTranspose", attrs=CONV_ATTRS + ("output_padding", "output_shape"))
 def conv_transpose(ctx):
-    spatial, _, kernel, strides, dil = _geometry(ctx, "transposed convolutions")
+    spatial, _, kernel, strides, dil = _geometry(ctx, "transposed convolutions", (1, 2, 3))
     group = ctx.attr("group", 1)
     out_pad = list(ctx.attr("output_padding", [0] * spatial))
     auto = ctx.attr("auto_pad", "NOTSET")

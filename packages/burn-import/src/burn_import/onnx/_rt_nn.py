@@ -40,6 +40,10 @@ def conv(x, w, b, strides, pads, dilations, group):
 
 def conv_transpose(x, w, b, strides, pads, dilations, group, out_pad):
     n = len(strides)
+    if n == 3:  # no burn op: 2-D transposed convs per depth tap
+        from ._rt_conv3d import conv_transpose3d
+
+        return conv_transpose3d(x, w, b, strides, pads, dilations, group, out_pad)
     begin, end = pads[:n], pads[n:]
     fn = F.conv_transpose1d if n == 1 else F.conv_transpose2d
     args = {
