@@ -28,11 +28,14 @@ def rnn(ctx):
         acts = [a.decode() if isinstance(a, bytes) else a for a in acts]
         if any(a.lower() not in ("sigmoid", "tanh", "relu") for a in acts):
             ctx.fail(f"activations {acts}")
+    lens_arg = []
     if ctx.has(4):
         lens = ctx.const(4)
         seq = ctx.shape(0)[1 if ctx.attr("layout", 0) else 0]
-        if lens is None or seq is None or (lens != seq).any():
+        if lens is not None and seq is not None and (lens != seq).any():
             ctx.fail("sequence_lens shorter than the sequence is not supported")
+        if lens is None or seq is None:  # known only at run time: checked there
+            lens_arg = [f"seq_lens={ctx.x(4)}"]
     names = {"RNN": ["b", "_", "h0"], "GRU": ["b", "_", "h0"], "LSTM": ["b", "_", "h0", "c0", "p"]}
     kw = []
     for i, name in enumerate(names[ctx.op_type], start=3):
@@ -46,7 +49,7 @@ def rnn(ctx):
         "linear_before_reset": ctx.attr("linear_before_reset", 0),
         "input_forget": ctx.attr("input_forget", 0),
     }
-    kw += [f"{k}={v!r}" for k, v in opts.items()]
+    kw += [f"{k}={v!r}" for k, v in opts.items()] + lens_arg
     outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
     ctx.emit(
         f"{outs} = ops.rnn({ctx.op_type!r}, {ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {', '.join(kw)})"
