@@ -388,3 +388,29 @@ def stft(ctx):
         ctx.fail("needs a window or a frame_length")
     onesided = bool(ctx.attr("onesided", 1))
     ctx.set(0, f"ops.stft({ctx.x(0)}, {step}, {window}, {length}, {onesided})")
+
+
+@op(
+    "RoiAlign",
+    attrs=(
+        "coordinate_transformation_mode",
+        "mode",
+        "output_height",
+        "output_width",
+        "sampling_ratio",
+        "spatial_scale",
+    ),
+)
+def roi_align(ctx):
+    legacy = "output_half_pixel" if ctx.opset < 16 else "half_pixel"
+    ctm = ctx.attr("coordinate_transformation_mode", legacy)
+    mode = ctx.attr("mode", "avg")
+    if ctm not in ("half_pixel", "output_half_pixel") or mode not in ("avg", "max"):
+        ctx.fail(f"coordinate_transformation_mode {ctm!r}, mode {mode!r}")
+    out_hw = (ctx.attr("output_height", 1), ctx.attr("output_width", 1))
+    ratio, scale = ctx.attr("sampling_ratio", 0), float(ctx.attr("spatial_scale", 1.0))
+    ctx.set(
+        0,
+        f"ops.roi_align({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {mode!r}, {out_hw}, {ratio}, "
+        f"{scale!r}, {ctm == 'half_pixel'})",
+    )

@@ -17,6 +17,7 @@ from ._rt_pool import col2im, pool_nd  # noqa: F401
 from ._rt_qlinear import qlinear_conv, qlinear_matmul  # noqa: F401
 from ._rt_resize import resize  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
+from ._rt_roi_align import roi_align  # noqa: F401
 from ._rt_scan import loop_counter, loop_limits, scan_slice, scan_stack, truth  # noqa: F401
 from ._rt_scatter import scatter_rows, tensor_scatter  # noqa: F401
 from ._rt_tfidf import tfidf  # noqa: F401
