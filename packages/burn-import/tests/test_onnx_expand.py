@@ -98,3 +98,11 @@ def test_callers_model_is_not_modified():
     before = m.SerializeToString()
     backend.prepare(m)
     assert m.SerializeToString() == before
+
+
+def test_models_without_function_ops_are_returned_as_they_are():
+    from burn_import.onnx._expand import expand_functions
+    from burn_import.onnx._registry import load_all
+
+    m = one_node("Relu", [("x", T.FLOAT, [2])], [("y", T.FLOAT, [2])], opset=17)
+    assert expand_functions(m, load_all()) is m

@@ -40,12 +40,19 @@ def expand_functions(model: onnx.ModelProto, converters: dict) -> onnx.ModelProt
         `model` itself when nothing needs expanding, else an inlined copy.
     """
     for _ in range(MAX_ROUNDS):
-        types = _input_types(model)
         opsets = {_domain(o.domain): int(o.version) for o in model.opset_import}
+        todo = [
+            i
+            for i, node in enumerate(model.graph.node)
+            if not (_domain(node.domain) == "" and node.op_type in converters)
+            and _schema(node, opsets) is not None
+        ]
+        if not todo and not model.functions:
+            return model  # the common case: no whole-model pass at all
+        types = _input_types(model) if todo else {}
         bodies = {}
-        for i, node in enumerate(model.graph.node):
-            if _domain(node.domain) == "" and node.op_type in converters:
-                continue
+        for i in todo:
+            node = model.graph.node[i]
             call = onnx.NodeProto()
             call.CopyFrom(node)
             fp = _function_of(call, opsets, types)
@@ -78,9 +85,8 @@ def _domain(d: str) -> str:
     return "" if d == "ai.onnx" else d
 
 
-def _function_of(node, opsets, types) -> FunctionProto | None:
-    """The node's function body, or None (no schema, not a function, or input types unknown).
-    The op's attribute defaults are written onto `node` (a copy)."""
+def _schema(node, opsets):
+    """The node's schema if ONNX defines the op as a function at the model's opset, else None."""
     version = opsets.get(_domain(node.domain))
     if version is None:
         return None
@@ -88,10 +94,19 @@ def _function_of(node, opsets, types) -> FunctionProto | None:
         schema = defs.get_schema(node.op_type, version, _domain(node.domain))
     except defs.SchemaError:
         return None
+    versions = schema.function_opset_versions + schema.context_dependent_function_opset_versions
+    return schema if any(v <= version for v in versions) else None
+
+
+def _function_of(node, opsets, types) -> FunctionProto | None:
+    """The node's function body, or None (no schema, not a function, or input types unknown).
+    The op's attribute defaults are written onto `node` (a copy)."""
+    schema = _schema(node, opsets)
+    if schema is None:
+        return None
+    version = opsets[_domain(node.domain)]
     plain = [v for v in schema.function_opset_versions if v <= version]
     ctx = [v for v in schema.context_dependent_function_opset_versions if v <= version]
-    if not plain and not ctx:
-        return None
     given = {a.name for a in node.attribute}
     for name, attr in schema.attributes.items():
         if name not in given and attr.default_value.type:  # the op's default, not the body's
