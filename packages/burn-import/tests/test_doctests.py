@@ -7,11 +7,14 @@ import importlib
 import pkgutil
 
 import burn_import
+import burn_import.onnx
 import pytest
 
-MODULES = ["burn_import"] + [
-    f"burn_import.{m.name}" for m in pkgutil.iter_modules(burn_import.__path__)
-]
+MODULES = (
+    ["burn_import"]
+    + [f"burn_import.{m.name}" for m in pkgutil.iter_modules(burn_import.__path__)]
+    + [f"burn_import.onnx.{m.name}" for m in pkgutil.iter_modules(burn_import.onnx.__path__)]
+)
 
 
 @pytest.mark.parametrize("name", MODULES)

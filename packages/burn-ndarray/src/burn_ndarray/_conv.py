@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _winograd
+from ._filter_classes import filter_classes
 from ._im2col import Columns, chunk_size, out_size
 
 
@@ -29,6 +30,13 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
             out_size(w, kw, stride[1], padding[1], dilation[1]),
         )
     oh, ow = out_hw
+    if g == 1 and (classes := filter_classes(weight, bias)) is not None:
+        # Equal filters must give equal channels, which one GEMM does not guarantee
+        # (`_filter_classes`): compute each distinct filter once and copy its channel.
+        keep, inverse = classes
+        b = None if bias is None else bias[keep]
+        out = conv2d(x, weight[keep], b, stride, padding, dilation, 1, out_hw)
+        return np.take(out, inverse, axis=1)
     if _winograd.suits(x.shape, weight.shape, stride, padding, dilation, groups, out_hw):
         return _winograd.conv2d_3x3(x, weight, bias, padding)
     dtype = x.dtype
@@ -39,6 +47,8 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
     if bias is not None:
         wm = np.concatenate([wm, bias.astype(dtype, copy=False).reshape(g, cog, 1)], axis=2)
     wm = np.ascontiguousarray(wm)
+    # Grouped: equal filters within a group (the bias is wm's last column) are computed once.
+    classes = [filter_classes(wm[gi]) if g > 1 else None for gi in range(g)]
     out = np.empty((n, g, cog, oh * ow), dtype)
     per_image = oh * ow * kh * kw * c_in * dtype.itemsize
     chunk = chunk_size(n, per_image)
@@ -49,7 +59,12 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
         for gi in range(g):
             # [c_out/g, K] @ [K, oh*ow] per image: BLAS reads the transposed columns in place
             # and writes NCHW directly, saving an NHWC -> NCHW transpose of the output.
-            np.matmul(wm[gi], cols[gi].transpose(0, 2, 1), out=out[s:e, gi])
+            if classes[gi] is None:
+                np.matmul(wm[gi], cols[gi].transpose(0, 2, 1), out=out[s:e, gi])
+            else:
+                keep, inverse = classes[gi]
+                part = np.matmul(wm[gi, keep], cols[gi].transpose(0, 2, 1))
+                out[s:e, gi] = np.take(part, inverse, axis=1)
     return out.reshape(n, c_out, oh, ow)
 
 

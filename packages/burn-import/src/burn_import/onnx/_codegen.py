@@ -8,8 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from ._codegen_loop import convert_if, convert_loop
+from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
+from ._expand import origin
 from ._load import default_opset, to_array
 from ._registry import load_all
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
@@ -124,10 +127,33 @@ def generate(
     return Generated(source, record, inputs, outputs, class_name, used, types)
 
 
+LOOPS = {"Scan": convert_scan, "Loop": convert_loop}  # control flow written as Python loops
+
+
 def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     """Write one node's code (or fold it, or inline the taken branch of a constant `If`)."""
+    try:
+        _convert_node(gen, table, node, used)
+    except OnnxImportError as err:
+        op = origin(node)
+        if op is None or err.op_type is None:
+            raise
+        raise OnnxImportError(
+            f"{err} (in the ONNX function body of {op!r}, which has no converter)",
+            err.op_type,
+            err.node,
+            err.opset,
+        ) from None
+
+
+def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         _inline_if(gen, table, node, used)
+        return
+    if node.op_type in LOOPS and node.domain in ("", "ai.onnx"):
+        if node.op_type not in used:
+            used.append(node.op_type)
+        LOOPS[node.op_type](gen, lambda g, sub: _convert(g, table, sub, used), node)
         return
     if node.domain not in ("", "ai.onnx"):
         raise op_error(node.op_type, node.name, gen.opset, f"domain {node.domain!r}")
@@ -170,11 +196,13 @@ def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
 
 def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     """`If` whose condition is known at import time (shape checks of expanded functions): the
-    taken branch's nodes are converted in place; a run-time condition is refused."""
+    taken branch's nodes are converted in place; a run-time condition gives a Python if/else
+    (`_codegen_loop.convert_if`)."""
     name = node.name or node.output[0]
     cond = gen.consts.get(node.input[0])
     if cond is None:
-        raise op_error("If", name, gen.opset, "the condition must be known at import time")
+        convert_if(gen, lambda g, sub: _convert(g, table, sub, used), node)
+        return
     attrs = {a.name: a.g for a in node.attribute}
     branch = attrs["then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"]
     gen.lines.append(f"# If {name!r}: condition known at import time, branch inlined")

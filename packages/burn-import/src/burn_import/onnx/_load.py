@@ -14,6 +14,9 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from ._errors import OnnxImportError
+from ._expand import expand_functions
+from ._legacy import prelu_channel_slopes, refuse_batched_scan
+from ._registry import load_all
 
 # The opset the importer upgrades older models to; its converters are written against it.
 TARGET_OPSET = 13
@@ -62,14 +65,6 @@ def default_opset(model: onnx.ModelProto) -> int:
 def check_graph(model: onnx.ModelProto) -> None:
     """Structural checks done before onnx's own checker: names, cycles, initializers, shapes."""
     graph = model.graph
-    for imp in model.opset_import:
-        if imp.domain not in ("", "ai.onnx"):
-            used = [n for n in graph.node if n.domain == imp.domain]
-            if used:
-                raise OnnxImportError(
-                    f"unsupported ONNX op {used[0].op_type!r} (node {used[0].name!r}, "
-                    f"domain {imp.domain!r} opset {imp.version}): only the default domain is supported"
-                )
     for init in graph.initializer:
         _check_tensor_proto(init, f"initializer {init.name!r}")
         if init.data_location == TensorProto.EXTERNAL:
@@ -156,6 +151,18 @@ def _check_tensor_proto(t: TensorProto, what: str) -> None:
             )
 
 
+def check_domains(model: onnx.ModelProto) -> None:
+    """Only default-domain nodes are converted (others were expanded if ONNX defines them)."""
+    for imp in model.opset_import:
+        if imp.domain not in ("", "ai.onnx"):
+            used = [n for n in model.graph.node if n.domain == imp.domain]
+            if used:
+                raise OnnxImportError(
+                    f"unsupported ONNX op {used[0].op_type!r} (node {used[0].name!r}, "
+                    f"domain {imp.domain!r} opset {imp.version}): only the default domain is supported"
+                )
+
+
 def to_array(t: TensorProto, what: str) -> np.ndarray:
     """A TensorProto as numpy, with a clear error when its data does not match its shape."""
     _check_tensor_proto(t, what)
@@ -171,6 +178,9 @@ def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
     if opset >= TARGET_OPSET:
         return model
     from onnx import version_converter
+
+    refuse_batched_scan(model, opset)
+    model = prelu_channel_slopes(model, opset)
 
     try:
         return version_converter.convert_version(model, TARGET_OPSET)
@@ -193,6 +203,11 @@ def load_model(source) -> onnx.ModelProto:
         onnx.checker.check_model(model)
     except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
         raise OnnxImportError(f"invalid ONNX model: {str(err).splitlines()[0]}") from None
+    try:
+        model = expand_functions(model, load_all())
+    except Exception as err:  # noqa: BLE001 - onnx's inliner raises many types
+        raise OnnxImportError(f"cannot expand ONNX functions: {str(err).splitlines()[0]}") from None
+    check_domains(model)
     model = upgrade(model)
     try:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)

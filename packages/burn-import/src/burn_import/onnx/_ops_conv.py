@@ -8,13 +8,15 @@ from ._types import FLOATS
 CONV_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
 
 
-def _geometry(ctx, what: str = "convolutions"):
-    """(spatial, weight shape, kernel, strides, dilations) of a Conv-like node: 1D or 2D only,
-    the kernel from the weight's shape unless given, strides and dilations 1 by default."""
+def _geometry(ctx, what: str = "convolutions", dims: tuple[int, ...] = (1, 2)):
+    """(spatial, weight shape, kernel, strides, dilations) of a Conv-like node with `dims`
+    spatial dims, the kernel from the weight's shape unless given, strides and dilations 1 by
+    default."""
     rank = ctx.rank(0)
     spatial = rank - 2
-    if spatial not in (1, 2):
-        ctx.fail(f"only 1D and 2D {what} are supported (input rank {rank})")
+    if spatial not in dims:
+        names = " and ".join(f"{d}D" for d in dims)
+        ctx.fail(f"only {names} {what} are supported (input rank {rank})")
     wshape = ctx.shape(1)
     kernel = list(ctx.attr("kernel_shape", wshape[2:]))
     strides = list(ctx.attr("strides", [1] * spatial))
@@ -45,11 +47,16 @@ def _pads(ctx, spatial: int, kernel, strides, dilations):
 
 @op("Conv", attrs=CONV_ATTRS)
 def conv(ctx):
-    spatial, wshape, kernel, strides, dil = _geometry(ctx)
+    spatial, wshape, kernel, strides, dil = _geometry(ctx, dims=(1, 2, 3))
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
     group = ctx.attr("group", 1)
     pads = _pads(ctx, spatial, kernel, strides, dil)
+    if spatial == 3:  # no burn layer: 2-D convs per depth tap (`_rt_conv3d`)
+        bias = ctx.x(2) if ctx.has(2) else "None"
+        x, w = ctx.x(0), ctx.x(1)
+        ctx.set(0, f"ops.conv3d({x}, {w}, {bias}, {strides}, {pads}, {dil}, {group})")
+        return
     w, b = ctx.const(1), ctx.const(2) if ctx.has(2) else None
     if w is not None and (not ctx.has(2) or b is not None):
         c_in, c_out = wshape[1] * group, wshape[0]
@@ -79,13 +86,29 @@ def conv(ctx):
 
 @op("ConvTranspose", attrs=CONV_ATTRS + ("output_padding", "output_shape"))
 def conv_transpose(ctx):
-    spatial, _, kernel, strides, dil = _geometry(ctx, "transposed convolutions")
+    spatial, _, kernel, strides, dil = _geometry(ctx, "transposed convolutions", (1, 2, 3))
     group = ctx.attr("group", 1)
     out_pad = list(ctx.attr("output_padding", [0] * spatial))
     auto = ctx.attr("auto_pad", "NOTSET")
     pads = list(ctx.attr("pads", [0] * (2 * spatial)))
     dims = ctx.shape(0)[2:]
-    if "output_shape" in ctx.attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
+    if "output_shape" in ctx.attrs and auto in ("NOTSET", "VALID"):
+        # The given pads (none for VALID) stay, and the result is cropped or zero-extended at
+        # the end to output_shape, as ONNX's reference (and torch's output_size) do; the
+        # spec's formula that derives pads from output_shape is for SAME_* (below).
+        if any(d is None for d in dims):
+            ctx.fail("output_shape needs static input dims")
+        if auto == "VALID":
+            pads = [0] * (2 * spatial)
+        target = list(ctx.attr("output_shape"))[-spatial:]
+        for i in range(spatial):
+            full = strides[i] * (dims[i] - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1
+            diff = target[i] - (full - pads[i] - pads[i + spatial])
+            if diff >= 0:
+                out_pad[i] += diff
+            else:
+                pads[i + spatial] -= diff
+    elif "output_shape" in ctx.attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
         if any(d is None for d in dims):
             ctx.fail("output_shape/auto_pad need static input dims")
         target = list(ctx.attr("output_shape", [d * s for d, s in zip(dims, strides)]))[-spatial:]
@@ -311,8 +334,6 @@ def dft(ctx):
         if axis == rank - 1:
             ctx.fail("the transform axis cannot be the complex (last) dim")
     inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
-    if inverse and onesided:
-        ctx.fail("inverse with onesided (irfft) is not supported")
     length = None
     if ctx.has(1):
         c = ctx.const(1)
@@ -367,3 +388,29 @@ def stft(ctx):
         ctx.fail("needs a window or a frame_length")
     onesided = bool(ctx.attr("onesided", 1))
     ctx.set(0, f"ops.stft({ctx.x(0)}, {step}, {window}, {length}, {onesided})")
+
+
+@op(
+    "RoiAlign",
+    attrs=(
+        "coordinate_transformation_mode",
+        "mode",
+        "output_height",
+        "output_width",
+        "sampling_ratio",
+        "spatial_scale",
+    ),
+)
+def roi_align(ctx):
+    legacy = "output_half_pixel" if ctx.opset < 16 else "half_pixel"
+    ctm = ctx.attr("coordinate_transformation_mode", legacy)
+    mode = ctx.attr("mode", "avg")
+    if ctm not in ("half_pixel", "output_half_pixel") or mode not in ("avg", "max"):
+        ctx.fail(f"coordinate_transformation_mode {ctm!r}, mode {mode!r}")
+    out_hw = (ctx.attr("output_height", 1), ctx.attr("output_width", 1))
+    ratio, scale = ctx.attr("sampling_ratio", 0), float(ctx.attr("spatial_scale", 1.0))
+    ctx.set(
+        0,
+        f"ops.roi_align({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {mode!r}, {out_hw}, {ratio}, "
+        f"{scale!r}, {ctm == 'half_pixel'})",
+    )

@@ -187,15 +187,18 @@ def identity(ctx):
 
 @op("Dropout", attrs=("seed", "ratio"))
 def dropout(ctx):
-    # Inference semantics: ONNX's Dropout is the identity unless `training_mode` is true.
+    # ONNX's Dropout is the identity unless `training_mode` is true (or a run-time value).
     tm = ctx.const(2) if ctx.has(2) else None
-    ratio = ctx.const(1) if ctx.has(1) else None
-    zero_ratio = ratio is not None and float(ratio.reshape(-1)[0]) == 0.0
-    if ctx.has(2) and (tm is None or bool(tm.reshape(-1)[0])) and not zero_ratio:
-        ctx.fail("training_mode=true is not supported (inference only)")
-    ctx.alias(0, 0)
-    if ctx.has_out(1):
-        ctx.set(1, f"ops.ones_bool({ctx.x(0)})")
+    if not ctx.has(2) or (tm is not None and not bool(tm.reshape(-1)[0])):
+        ctx.alias(0, 0)
+        if ctx.has_out(1):
+            ctx.set(1, f"ops.ones_bool({ctx.x(0)})")
+        return
+    if ctx.elem(0) not in FLOATS:
+        ctx.fail("training mode needs a float input")
+    ratio = ctx.x(1) if ctx.has(1) else "None"
+    mask = ctx.out(1) if ctx.has_out(1) else "_"
+    ctx.emit(f"{ctx.out(0)}, {mask} = ops.dropout({ctx.x(0)}, {ratio}, {ctx.x(2)})")
 
 
 @op("Cast", attrs=("to", "saturate", "round_mode"))
@@ -204,6 +207,17 @@ def cast(ctx):
     if ctx.elem(0) not in INTS | FLOATS | {9}:
         ctx.fail("input element type is not supported")
     ctx.set(0, f"ops.cast({ctx.x(0)}, {ctx.dtype(to)})")
+
+
+@op("BitCast", attrs=("to",))
+def bitcast(ctx):
+    src, to = ctx.elem(0), ctx.attr("to")
+    held = ctx.dtype(to)  # refuses the types burn cannot hold
+    ctx.dtype(src)
+    a, b = ctx.np_dtype(src), ctx.np_dtype(to)
+    if a.itemsize != b.itemsize:
+        ctx.fail(f"{a.name} and {b.name} differ in width")
+    ctx.set(0, f"ops.bitcast({ctx.x(0)}, {a.name!r}, {b.name!r}, {held})")
 
 
 @op("CastLike", attrs=("saturate", "round_mode"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._ops_shape import ints_arg
 from ._registry import op
+from ._rt_tfidf import ngram_table
 
 
 @op("Gather", attrs=("axis",))
@@ -24,9 +25,9 @@ def gather_nd(ctx):
 
 
 def _reduction(ctx) -> str:
-    """The scatter's `reduction` attribute: the runtime's scatters do "none" and "add"."""
+    """The scatter's `reduction` attribute: all of ONNX's (`_rt_scatter.REDUCTIONS`)."""
     red = ctx.attr("reduction", "none")
-    if red not in ("none", "add"):
+    if red not in ("none", "add", "mul", "max", "min"):
         ctx.fail(f"reduction {red!r} is not supported")
     return red
 
@@ -67,3 +68,61 @@ def nonzero(ctx):
 def reverse_sequence(ctx):
     ba, ta = ctx.attr("batch_axis", 1), ctx.attr("time_axis", 0)
     ctx.set(0, f"ops.reverse_sequence({ctx.x(0)}, {ctx.x(1)}, {ba}, {ta})")
+
+
+@op("Unique", attrs=("axis", "sorted"))
+def unique(ctx):
+    axis = ctx.attr("axis")
+    sorted_ = bool(ctx.attr("sorted", 1))
+    outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(4))
+    ctx.emit(f"{outs} = ops.unique({ctx.x(0)}, {axis}, {sorted_})")
+
+
+@op("TensorScatter", attrs=("axis", "mode"))
+def tensor_scatter(ctx):
+    axis = ctx.attr("axis", -2) % ctx.rank(0)
+    if axis == 0:
+        ctx.fail("axis 0 is the batch axis")
+    mode = ctx.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        ctx.fail(f"mode {mode!r} is not supported")
+    w = ctx.x(2) if ctx.has(2) else "None"
+    ctx.set(0, f"ops.tensor_scatter({ctx.x(0)}, {ctx.x(1)}, {w}, {mode!r}, {axis})")
+
+
+@op("NonMaxSuppression", attrs=("center_point_box",))
+def non_max_suppression(ctx):
+    args = ", ".join(ctx.x(i) if ctx.has(i) else "None" for i in range(5))
+    center = bool(ctx.attr("center_point_box", 0))
+    ctx.set(0, f"ops.non_max_suppression({args}, {center})")
+
+
+@op(
+    "TfIdfVectorizer",
+    attrs=(
+        "max_gram_length",
+        "max_skip_count",
+        "min_gram_length",
+        "mode",
+        "ngram_counts",
+        "ngram_indexes",
+        "pool_int64s",
+        "pool_strings",
+        "weights",
+    ),
+)
+def tfidf_vectorizer(ctx):
+    if "pool_strings" in ctx.attrs or "pool_int64s" not in ctx.attrs:
+        ctx.fail("only integer tokens (pool_int64s) are supported")
+    mode = ctx.attr("mode")
+    if mode not in ("TF", "IDF", "TFIDF"):
+        ctx.fail(f"mode {mode!r}")
+    indexes = list(ctx.attr("ngram_indexes"))
+    table = ngram_table(list(ctx.attr("pool_int64s")), list(ctx.attr("ngram_counts")), indexes)
+    weights = [float(w) for w in ctx.attr("weights", [])]
+    size = max(indexes) + 1 if indexes else 0
+    lo, hi, skip = (ctx.attr(a) for a in ("min_gram_length", "max_gram_length", "max_skip_count"))
+    ctx.set(
+        0,
+        f"ops.tfidf({ctx.x(0)}, {table!r}, {lo}, {hi}, {skip}, {mode!r}, {weights!r}, {size})",
+    )

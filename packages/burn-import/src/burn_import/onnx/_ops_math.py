@@ -123,5 +123,4 @@ def trilu(ctx):
     if ctx.has(1) and k is None:
         k = f"int(ops.scalar({ctx.x(1)}))"
     k = 0 if k is None else k
-    fn = "triu" if ctx.attr("upper", 1) else "tril"
-    ctx.set(0, f"{ctx.x(0)}.{fn}({k})")
+    ctx.set(0, f"ops.trilu({ctx.x(0)}, {k}, {bool(ctx.attr('upper', 1))})")

@@ -113,3 +113,22 @@ def cumprod(x, axis, exclusive, reverse):
         x = Tensor.cat([one, x.narrow(axis, 0, n - 1)], axis) if n > 1 else one
     y = x.cumprod(axis)
     return y.flip([axis]) if reverse else y
+
+
+def dropout(x: Tensor, ratio, training):
+    """ONNX Dropout in training mode (`training` true): each element is kept with probability
+    1 - ratio and scaled by 1 / (1 - ratio); returns (output, mask of the kept elements).
+
+    The mask comes from the backend's generator (its `seed`), not ONNX's `seed` attribute,
+    whose random stream no other runtime reproduces either. With ratio 0, or outside training,
+    the output is x and the mask all true.
+    """
+    from burn_tensor import Distribution
+
+    r = 0.5 if ratio is None else float(scalar(ratio))
+    if (training is not None and not bool(scalar(training))) or r == 0.0:
+        return x, ones_bool(x)
+    if r >= 1.0:
+        return x.zeros_like(), ones_bool(x).bool_not()
+    keep = x.random_like(Distribution.default()).greater_equal_elem(r)  # P(u >= r) = 1 - r
+    return x.mask_fill(keep.bool_not(), 0) * (1.0 / (1.0 - r)), keep

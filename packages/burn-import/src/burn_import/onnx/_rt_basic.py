@@ -71,7 +71,21 @@ def reshape(x: Tensor, shape, allowzero: int = 0) -> Tensor:
     if -1 in shape:
         known = int(np.prod([s for s in shape if s != -1]))
         shape[shape.index(-1)] = (int(np.prod(dims)) // known) if known else 0
+    if 0 in shape:
+        # Burn's reshape reads 0 as "keep this dim"; a literal 0 (allowzero, or a copied empty
+        # dim) means an empty result, whose shape says everything.
+        if x.numel() != 0:
+            raise ValueError(f"Reshape: {dims} has {x.numel()} elements, {shape} has none")
+        return Tensor.full(shape, 0, x.device, dtype=x.dtype)
     return x.reshape(shape or [1])
+
+
+def trilu(x: Tensor, k: int, upper: bool) -> Tensor:
+    """ONNX Trilu: keep the upper (or lower) triangle from diagonal k. An empty matrix is its own
+    result (burn's triangle masks cannot be shaped to a zero-sized dim)."""
+    if x.numel() == 0:
+        return x
+    return x.triu(k) if upper else x.tril(k)
 
 
 def squeeze(x: Tensor, axes, rank: int) -> Tensor:
@@ -202,3 +216,14 @@ def constant_of_shape(shape, value, dtype, device) -> Tensor:
 
 def transpose(x: Tensor, perm) -> Tensor:
     return x.permute(list(perm))
+
+
+def bitcast(x: Tensor, src: str, dst: str, held) -> Tensor:
+    """ONNX BitCast: the bits of each element read as another type of the same width.
+
+    burn has no reinterpreting op, so the bits are read on the host. `src`/`dst` are the
+    declared ONNX types as numpy names: a uint16/uint32 value is held in a wider signed type
+    and is narrowed back to its own bits first; the result is stored in `held`.
+    """
+    bits = np.ascontiguousarray(np.asarray(x.numpy()).astype(src)).view(dst)
+    return Tensor.from_data(bits, x.device, held)

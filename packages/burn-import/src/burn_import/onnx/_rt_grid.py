@@ -120,19 +120,12 @@ def dft(x: Tensor, length, axis: int, inverse: bool, onesided: bool) -> Tensor:
     xr = x.narrow(r - 1, 0, 1).squeeze_dim(r - 1).movedim(axis, r - 2)
     xi = x.narrow(r - 1, 1, 1).squeeze_dim(r - 1).movedim(axis, r - 2) if comp == 2 else None
     n = xr.dims()[-1]
+    if inverse and onesided:  # irfft: n bins of a Hermitian spectrum -> a real signal
+        length = 2 * (n - 1) if length is None else int(length)
+        return _irfft(_fit(xr, length // 2 + 1), _fit(xi, length // 2 + 1), length, axis).cast(dt)
     length = n if length is None else int(length)
-
-    def fit(t):
-        if length < n:
-            return t.narrow(r - 2, 0, length)
-        if length > n:
-            dims = t.dims()
-            zeros = Tensor.zeros(dims[:-1] + [length - n], t.device, dtype=t.dtype)
-            return Tensor.cat([t, zeros], r - 2)
-        return t
-
-    xr = fit(xr)
-    xi = fit(xi) if xi is not None else None
+    xr = _fit(xr, length)
+    xi = _fit(xi, length)
     n_out = length // 2 + 1 if onesided and not inverse else length
     k = np.arange(n_out)[None, :]
     t = np.arange(length)[:, None]
@@ -147,6 +140,41 @@ def dft(x: Tensor, length, axis: int, inverse: bool, onesided: bool) -> Tensor:
         yi = ((xi.matmul(cos) if xi is not None else 0.0) + xr.matmul(sin)) / length
     yr, yi = yr.movedim(r - 2, axis), yi.movedim(r - 2, axis)
     return Tensor.stack([yr, yi], r - 1).cast(dt)
+
+
+def _fit(t: Tensor | None, size: int) -> Tensor | None:
+    """The last dim cut or zero-padded to `size`."""
+    if t is None:
+        return None
+    dims = t.dims()
+    n = dims[-1]
+    if size < n:
+        return t.narrow(len(dims) - 1, 0, size)
+    if size > n:
+        zeros = Tensor.zeros(dims[:-1] + [size - n], t.device, dtype=t.dtype)
+        return Tensor.cat([t, zeros], len(dims) - 1)
+    return t
+
+
+def _irfft(xr: Tensor, xi: Tensor | None, length: int, axis: int) -> Tensor:
+    """Inverse DFT of the first length // 2 + 1 bins of a Hermitian spectrum (last dim), real
+    result moved back to `axis`, with a last dim of 1.
+
+    y[t] = (1 / L) sum_k w_k (Re X_k cos(2 pi k t / L) - Im X_k sin(2 pi k t / L)), where
+    w_k = 2 counts bin k and its mirror L - k, and w_k = 1 for the bins that are their own
+    mirror (0, and L / 2 for even L), whose imaginary parts then meet sin = 0.
+    """
+    r = xr.rank() + 1
+    m = length // 2 + 1
+    k = np.arange(m)[:, None]
+    theta = 2 * np.pi * (k * np.arange(length)[None, :] % length) / length  # [m, L]
+    w = np.where((k == 0) | (2 * k == length), 1.0, 2.0) / length
+    cos = Tensor.from_data(w * np.cos(theta), xr.device, DType.F64)
+    y = xr.matmul(cos.unsqueeze(r - 1))
+    if xi is not None:
+        sin = Tensor.from_data(w * np.sin(theta), xr.device, DType.F64)
+        y = y - xi.matmul(sin.unsqueeze(r - 1))
+    return y.movedim(r - 2, axis).unsqueeze_dim(r - 1)
 
 
 def det(a: Tensor) -> Tensor:

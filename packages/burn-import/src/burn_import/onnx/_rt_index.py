@@ -7,6 +7,7 @@ from burn_tensor import DType, Tensor
 
 from ._rt_basic import ints
 from ._rt_nn import _pad_dim
+from ._rt_scatter import element_targets, scatter_rows
 
 
 def _wrap(idx: Tensor, n: int) -> Tensor:
@@ -18,6 +19,11 @@ def gather_elements(x, idx, axis):
 
 
 def scatter_elements(x, idx, updates, axis, reduction):
+    if reduction in ("mul", "max", "min"):  # on rows of a flat view, indices read on the host
+        shape = x.dims()
+        flat = element_targets(shape, np.asarray(idx.numpy()), axis)
+        out = scatter_rows(x.reshape([-1, 1]), flat, updates.reshape([-1, 1]), reduction)
+        return out.reshape(shape)
     idx = _wrap(idx, x.dims()[axis])
     if reduction == "add":
         return x.scatter(axis, idx, updates)
@@ -94,24 +100,17 @@ def gather_nd(x, idx, batch_dims):
 
 
 def scatter_nd(x, idx, updates, reduction):
-    if reduction not in ("none", "add"):
-        raise ValueError(f"ScatterND reduction {reduction!r} is not supported")
     shape = x.dims()
     ind = np.asarray(idx.numpy())
     m = ind.shape[-1]
+    ind = np.where(ind < 0, ind + np.array(shape[:m]), ind)
     strides = np.array([int(np.prod(shape[i + 1 : m])) for i in range(m)], dtype=np.int64)
     flat = (ind.reshape(-1, m) * strides).sum(-1)
     rest = shape[m:]
     n = int(np.prod(shape[:m]))
     src = x.reshape([n] + (rest or [1]))
     upd = updates.reshape([len(flat)] + (rest or [1]))
-    t = Tensor.from_data(flat, x.device, DType.I64)
-    if reduction == "none":
-        keep = np.ones(n, bool)
-        keep[flat] = False
-        mask = Tensor.from_data(keep.reshape([n] + [1] * max(len(rest), 1)), x.device)
-        src = src.mask_fill(mask.bool_not().expand(src.dims()), 0)
-    return src.select_add(0, t, upd).reshape(shape)
+    return scatter_rows(src, flat, upd, reduction).reshape(shape)
 
 
 def depth_to_space(x, b, mode):
@@ -217,14 +216,6 @@ def _per_axis(t, axis, block, rank, like):
     return t.select(axis, idx)
 
 
-_RANGE = {
-    DType.I8: (-128, 127),
-    DType.U8: (0, 255),
-    DType.I16: (-32768, 32767),
-    DType.I32: (-(2**31), 2**31 - 1),
-}
-
-
 def dequantize(x, scale, zp, axis, block, rank, dtype):
     s = _per_axis(scale, axis, block, rank, x)
     xf = x.float().cast(DType.F64)
@@ -233,12 +224,23 @@ def dequantize(x, scale, zp, axis, block, rank, dtype):
     return (xf * s.cast(DType.F64)).cast(dtype)
 
 
-def quantize(x, scale, zp, axis, block, rank, dtype):
-    s = _per_axis(scale, axis, block, rank, x).cast(DType.F64)
-    y = (x.float().cast(DType.F64) / s).round()
+def quantize(x, scale, zp, axis, block, rank, dtype, precision, bounds):
+    """ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point).
+
+    `bounds` is the declared output type's range: uint16 is held in int32 and must still
+    saturate at 65535.
+
+    The division is done in `precision` if given, else in the type numpy promotes x and the
+    scale to (float32 / float32 stays float32, as in ONNX's reference and onnxruntime): in
+    float64, 0.5 / float32(5/255) is 25.4999996 and rounds to 25, in float32 it is 25.5 -> 26.
+    """
+    work = precision or DType.from_np(np.result_type(x.dtype.np, scale.dtype.np))
+    s = _per_axis(scale, axis, block, rank, x).cast(work)
+    xw = (x if x.dtype.is_float() else x.float()).cast(work)
+    y = (xw / s).round().cast(DType.F64)
     if zp is not None:
         y = y + _per_axis(zp, axis, block, rank, x).float().cast(DType.F64)
-    lo, hi = _RANGE.get(dtype, (-(2**63), 2**63 - 1))
+    lo, hi = bounds
     return y.clamp(float(lo), float(hi)).int().cast(dtype)
 
 

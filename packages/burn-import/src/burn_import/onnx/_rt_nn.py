@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from burn_tensor import DType, Tensor
 from burn_tensor import module as F
 
@@ -39,6 +40,10 @@ def conv(x, w, b, strides, pads, dilations, group):
 
 def conv_transpose(x, w, b, strides, pads, dilations, group, out_pad):
     n = len(strides)
+    if n == 3:  # no burn op: 2-D transposed convs per depth tap
+        from ._rt_conv3d import conv_transpose3d
+
+        return conv_transpose3d(x, w, b, strides, pads, dilations, group, out_pad)
     begin, end = pads[:n], pads[n:]
     fn = F.conv_transpose1d if n == 1 else F.conv_transpose2d
     args = {
@@ -253,6 +258,8 @@ def reduce(x: Tensor, kind: str, axes, keepdims: bool, rank: int, noop: bool) ->
             return x
         axes = list(range(rank))
     axes = sorted({a % max(rank, 1) for a in axes})
+    if x.numel() == 0 and kind in ("max", "min", "logsumexp"):
+        return _empty_reduce(x, kind, axes, keepdims)
     if x.dtype == DType.BOOL:
         return reduce(x.int(), kind, axes, keepdims, rank, noop).bool()
     if kind == "l1":
@@ -278,11 +285,6 @@ def reduce(x: Tensor, kind: str, axes, keepdims: bool, rank: int, noop: bool) ->
         "l2": "sum_dim",
         "logsum": "sum_dim",
     }[kind]
-    if x.numel() == 0 and kind in ("max", "min"):
-        dims = [1 if i in axes else d for i, d in enumerate(x.dims())]
-        val = -math.inf if kind == "max" else math.inf
-        y = Tensor.full(dims, val, x.device, dtype=x.dtype)
-        return _finish(y, axes, keepdims)
     y = x
     for a in axes:
         y = getattr(y, fn)(a)
@@ -291,6 +293,21 @@ def reduce(x: Tensor, kind: str, axes, keepdims: bool, rank: int, noop: bool) ->
     elif kind == "logsum":
         y = y.log()
     return _finish(y, axes, keepdims)
+
+
+def _empty_reduce(x: Tensor, kind: str, axes, keepdims: bool) -> Tensor:
+    """ONNX's value for a max, min or log-sum-exp over an empty set: the identity of the
+    reduction in x's type (False/True for bool, the int type's lowest/highest, -inf/inf;
+    log-sum-exp: log 0 = -inf)."""
+    dims = [1 if i in axes else d for i, d in enumerate(x.dims())]
+    if x.dtype == DType.BOOL:
+        val = kind == "min"
+    elif x.dtype.is_float():
+        val = math.inf if kind == "min" else -math.inf
+    else:
+        info = np.iinfo(x.dtype.np)
+        val = int(info.max if kind == "min" else info.min)
+    return _finish(Tensor.full(dims, val, x.device, dtype=x.dtype), axes, keepdims)
 
 
 def _finish(y: Tensor, axes, keepdims: bool) -> Tensor:

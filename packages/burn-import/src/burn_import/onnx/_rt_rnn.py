@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from burn_tensor import Tensor, activation
 
 _ACT = {
@@ -35,11 +36,19 @@ def rnn(
     layout=0,
     linear_before_reset=0,
     input_forget=0,
+    seq_lens=None,
 ):
-    """Returns (Y, Y_h, Y_c); Y_c is None except for LSTM."""
+    """Returns (Y, Y_h, Y_c); Y_c is None except for LSTM.
+
+    `seq_lens` (a run-time sequence_lens) must give every batch entry the whole sequence.
+    """
     if layout:
         x = x.swap_dims(0, 1)
     seq, batch, _ = x.dims()
+    if seq_lens is not None:
+        lens = np.asarray(seq_lens.numpy()).reshape(-1)
+        if (lens != seq).any():
+            raise ValueError(f"{kind}: sequence_lens {lens.tolist()} shorter than {seq} steps")
     dirs = 2 if direction == "bidirectional" else 1
     hsize = r.dims()[-1]
     g = _GATES[kind]
