@@ -277,3 +277,24 @@ def test_clear_errors_on_bad_input():
         b.conv2d(x, w, None, opt)
     with pytest.raises(ValueError, match="output_grad"):
         b.conv2d_weight_backward(x, w[:, :3], np.ones((2, 5, 8, 8), np.float32), opt)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_equal_filters_give_equal_channels_on_the_task_path(threads):
+    # a GEMM rounds rows of one tile differently (`_filter_classes`); ONNX's light squeezenet
+    # (every weight 0.02) needs equal filters to give bit-identical channels
+    x = RNG.uniform(-1, 1, (2, 32, 27, 27)).astype(np.float32)
+    w = np.full((128, 32, 1, 1), 0.02, np.float32)
+    w[5] = 0.03  # one distinct filter among the equal ones
+    bias = np.zeros(128, np.float32)
+    out = backend(np.float32, threads).conv2d(x, w, bias, ConvOptions((1, 1), (0, 0), (1, 1), 1))
+    same = np.delete(out, 5, axis=1)
+    assert (same == same[:, :1]).all()
+    want = np.einsum("nchw->nhw", x.astype(np.float64))[:, None] * 0.02
+    np.testing.assert_allclose(out[:, :1], want.astype(np.float32), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        out[:, 5],
+        np.einsum("nchw->nhw", x.astype(np.float64)) * np.float32(0.03),
+        rtol=1e-5,
+        atol=1e-6,
+    )

@@ -32,6 +32,7 @@ import numpy as np
 
 from . import _blas, _native_conv_chunked, _winograd
 from . import _native_ops as _ops
+from ._filter_classes import filter_classes
 from ._im2col import out_size
 from ._native_ops import F32, F64, _nt
 
@@ -302,6 +303,12 @@ def install(backend, lib, m: int, ops: dict) -> None:
             x.shape, weight.shape, stride, padding, dilation, 1, (oh, ow)
         ):
             return prev(x, weight, bias, options)
+        if (classes := filter_classes(weight, bias)) is not None:
+            # equal filters must give equal channels, which one GEMM does not guarantee
+            # (`_filter_classes`): each distinct filter once, its channel copied
+            keep, inverse = classes
+            b = None if bias is None else bias[keep]
+            return np.take(conv2d(x, weight[keep], b, options), inverse, axis=1)
         if tasks:
             return _forward(lib, threads, x, weight, bias, stride, padding, dilation, (oh, ow))
         return _native_conv_chunked.conv2d(
