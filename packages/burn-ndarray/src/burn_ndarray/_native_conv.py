@@ -207,6 +207,16 @@ def _weight_grad(lib, threads, x, grad, kernel, stride, padding, dilation) -> np
     return dw
 
 
+def _check_grad(op: str, x, weight, g, groups: int) -> None:
+    """The gradients' operands: channels as the forward's, `g` [batch, out channels, oh, ow]."""
+    _check_channels(op, x, weight, groups)
+    if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
+        raise ValueError(
+            f"{op}: output_grad {list(g.shape)} is not [batch "
+            f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
+        )
+
+
 def _check_channels(op: str, x, weight, groups: int) -> None:
     """A clear error for mismatched channels (the GEMM would otherwise fail on K)."""
     if x.ndim == 4 and weight.ndim == 4 and x.shape[1] != weight.shape[1] * groups:
@@ -322,12 +332,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
 
     def conv2d_weight_backward(x, weight, output_grad, options):
         g = output_grad
-        _check_channels("conv2d_weight_backward", x, weight, options.groups)
-        if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
-            raise ValueError(
-                f"conv2d_weight_backward: output_grad {list(g.shape)} is not [batch "
-                f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
-            )
+        _check_grad("conv2d_weight_backward", x, weight, g, options.groups)
         if (
             not _covered(x, weight, options, m)
             or g.dtype != x.dtype
@@ -346,12 +351,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
 
     def conv2d_x_backward(x, weight, output_grad, options):
         g = output_grad
-        _check_channels("conv2d_x_backward", x, weight, options.groups)
-        if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
-            raise ValueError(
-                f"conv2d_x_backward: output_grad {list(g.shape)} is not [batch "
-                f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
-            )
+        _check_grad("conv2d_x_backward", x, weight, g, options.groups)
         stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
         if (
             not _covered(x, weight, options, m)
