@@ -67,14 +67,11 @@ def torch_cases(threads: int, x, w, b, g):
     torch.set_num_threads(threads)
     tx, tw, tb, tg = (torch.from_numpy(a) for a in (x, w, b, g))
     F = torch.nn.functional
-    yield (
-        "torch",
-        {
-            "fwd": lambda: F.conv2d(tx, tw, tb, 1, 1),
-            "x-grad": lambda: torch.nn.grad.conv2d_input(tx.shape, tw, tg, 1, 1),
-            "w-grad": lambda: torch.nn.grad.conv2d_weight(tx, tw.shape, tg, 1, 1),
-        },
-    )
+    yield {
+        "fwd": lambda: F.conv2d(tx, tw, tb, 1, 1),
+        "x-grad": lambda: torch.nn.grad.conv2d_input(tx.shape, tw, tg, 1, 1),
+        "w-grad": lambda: torch.nn.grad.conv2d_weight(tx, tw.shape, tg, 1, 1),
+    }
 
 
 def rows(path: str, threads: int, repeats: int) -> None:
