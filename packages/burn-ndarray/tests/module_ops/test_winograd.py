@@ -202,9 +202,12 @@ def test_conformance_cases_reach_winograd(env, monkeypatch):
 
     monkeypatch.setattr(_winograd, "_Buffers", buffers)
     B = env.backend
+    # distinct filters: a conv whose filters are all equal computes one (`_filter_classes`)
+    rng = np.random.default_rng(0)
+    filters = lambda shape: env.p(rng.standard_normal(shape))  # noqa: E731
     c = CONV2D["winograd_odd_chunks"]
     x_shape, w_shape = c.shapes
-    x, w = env.p(np.zeros(x_shape)), env.p(np.zeros(w_shape))
+    x, w = env.p(np.zeros(x_shape)), filters(w_shape)
     y = B.conv2d(x, w, None, c.options)
     assert calls == [x_shape] and y.shape[2] % 2 == 1
     assert len(sizes) == 2, f"one batch chunk size only: {sizes}"
@@ -212,11 +215,11 @@ def test_conformance_cases_reach_winograd(env, monkeypatch):
     assert len(calls) == 2, "conv2d_x_backward of winograd_odd_chunks did not use Winograd"
     for name in ("winograd_even_nobias", "winograd_empty_batch"):
         x_shape, w_shape = CONV2D[name].shapes
-        B.conv2d(env.p(np.zeros(x_shape)), env.p(np.zeros(w_shape)), None, CONV2D[name].options)
+        B.conv2d(env.p(np.zeros(x_shape)), filters(w_shape), None, CONV2D[name].options)
         assert calls[-1] == x_shape, name
     t = CONV_T2D["winograd_x_grad"]
     x_shape, w_shape = t.shapes
-    w = env.p(np.zeros(w_shape))
+    w = filters(w_shape)
     y = B.conv_transpose2d(env.p(np.zeros(x_shape)), w, None, t.options)
     n = len(calls)
     B.conv_transpose2d_x_backward(w, y, t.options)
