@@ -180,10 +180,18 @@ def parent(args) -> int:
     return 0
 
 
-def main() -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (every option with its help)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
-    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="BURN_NUM_THREADS / torch threads of each run (default: the usable cores)",
+    )
+    ap.add_argument(
+        "--seconds", type=float, default=3.0, help="measured seconds per setting (default 3)"
+    )
     default = [s for s in SETTINGS if not s.startswith("torch")]
     try:
         import importlib.util
@@ -192,8 +200,20 @@ def main() -> int:
             default += ["torch", "torch_passive"]
     except (ImportError, ValueError):
         pass
-    ap.add_argument("--settings", default=",".join(default))
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--settings",
+        default=",".join(default),
+        help=f"comma-separated settings to run, of: {', '.join(SETTINGS)} (default: all"
+        " available)",
+    )
+    ap.add_argument(
+        "--child", default=None, help="internal: run one setting in this process and print JSON"
+    )
+    return ap
+
+
+def main() -> int:
+    ap = build_parser()
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.threads, args.seconds)), flush=True)

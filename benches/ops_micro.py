@@ -60,12 +60,23 @@ def kind(backend, name: str) -> str:
     return "numpy"
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (every option with its help)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("threads", nargs="?", type=int, default=len(os.sched_getaffinity(0)))
-    ap.add_argument("--reps", type=int, default=200)
-    ap.add_argument("--no-torch", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument(
+        "threads",
+        nargs="?",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="threads of NdArray and torch (default: the usable cores)",
+    )
+    ap.add_argument("--reps", type=int, default=200, help="timed calls per op (default 200)")
+    ap.add_argument("--no-torch", action="store_true", help="skip the torch column")
+    return ap
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     knobs = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT")
     # As given, before the kernels load (they set GOMP_SPINCOUNT when neither is set).
     # OMP_WAIT_POLICY=PASSIVE (as `python -m benches` sets for every suite of a run that

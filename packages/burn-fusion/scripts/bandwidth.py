@@ -87,13 +87,25 @@ def _torch_copy(n: int, reps: int):
     return _timed(lambda: x.clone(), sync, reps), _timed(lambda: gelu(x), sync, reps)
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (every option with its help)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--backend", choices=("cuda", "opencl"), default="cuda")
+    ap.add_argument(
+        "--backend",
+        choices=("cuda", "opencl"),
+        default="cuda",
+        help="inner backend of Fusion (default: cuda)",
+    )
     ap.add_argument("--device-type", default="gpu", help="OpenCL device type (gpu, cpu, all)")
-    ap.add_argument("--log2n", type=int, default=26)
-    ap.add_argument("--reps", type=int, default=50)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--log2n", type=int, default=26, help="log2 of the element count (default 26)"
+    )
+    ap.add_argument("--reps", type=int, default=50, help="timed calls per variant (default 50)")
+    return ap
+
+
+def main() -> None:
+    args = build_parser().parse_args()
 
     from burn_tensor import Tensor
 
