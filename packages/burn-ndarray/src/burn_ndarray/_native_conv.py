@@ -141,6 +141,9 @@ _active = [0]
 _active_lock = threading.Lock()
 
 
+_RUN_LOCK = threading.Lock()
+
+
 def _run(fn, threads: int, *args) -> None:
     """Call a conv kernel with every GEMM on its calling OpenMP thread, then leave numpy's BLAS
     on the backend's budget (as after any threaded region).
@@ -149,10 +152,14 @@ def _run(fn, threads: int, *args) -> None:
     C and the process-wide count is left alone (a threadpoolctl set-and-restore pair costs
     ~14 us); without it the process-wide count is 1 for the call."""
     if _Gemm.local:
-        try:
-            rc = fn(*args)
-        finally:
-            _blas.set_threads(threads)  # no call into BLAS when it already is the budget
+        # One conv at a time: each already uses every core, and a concurrent call's
+        # `set_threads` of the budget (below) made an in-flight GEMM of another Python thread
+        # run multi-threaded, with other bits (seen in CI, 1 run in 2: test_concurrent_calls).
+        with _RUN_LOCK:
+            try:
+                rc = fn(*args)
+            finally:
+                _blas.set_threads(threads)  # no call into BLAS when it already is the budget
     else:
         with _active_lock:
             _active[0] += 1
