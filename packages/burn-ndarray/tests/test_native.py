@@ -130,16 +130,30 @@ def test_binary_strided_and_transposed_operands():
 @needs_native
 @pytest.mark.parametrize("threads", [1, 2, 4])
 def test_memory_bound_ops_native_at_every_budget(threads):
-    """Default sizes: add, abs, row broadcasts and sums run the kernels whatever the budget
-    (one OpenMP thread below 4), so the implementation never depends on the thread count."""
+    """Default sizes: row broadcasts, sums and sqrt run the kernels whatever the budget (one
+    OpenMP thread below 4); the exact ops numpy runs as fast on one thread (NUMPY_ON_ONE_THREAD,
+    same-shape add) keep numpy there. Either way the bits do not depend on the thread count."""
+    from burn_ndarray._native_ops import NUMPY_ON_ONE_THREAD
+
     b = NdArray(num_threads=threads)
-    for name in ("float_add", "float_abs", "float_neg", "float_sqrt", "float_mul_scalar",
-                 "float_sum_dim", "float_sum", "float_max_dim"):  # fmt: skip
+    for name in ("float_add", "float_sqrt", "float_recip", "float_sum_dim", "float_sum",
+                 "float_mean_dim"):  # fmt: skip
         assert getattr(b, name).__module__.startswith("burn_ndarray._native"), name
+    for name in sorted(NUMPY_ON_ONE_THREAD):
+        native = getattr(b, name).__module__.startswith("burn_ndarray._native")
+        assert native == (threads >= 4), name
     x = RNG.uniform(-1, 1, (1024, 1024)).astype(np.float32)
+    x[3, 5], x[700, 2] = np.nan, -0.0
     r = RNG.uniform(-1, 1, (1, 1024)).astype(np.float32)
     np.testing.assert_array_equal(b.float_add(x, r), x + r)
+    np.testing.assert_array_equal(b.float_add(x, x), x + x)
     np.testing.assert_array_equal(b.float_abs(x), np.abs(x))
+    ref = NdArray(num_threads=4)  # the kernels: the same bits as numpy's loops
+    for name, args in (("float_max_dim", (x, 1)), ("float_min_dim", (x, 0)),
+                       ("float_argmax", (x, 1)), ("float_argmin", (x, 0)), ("float_max", (x,)),
+                       ("float_mul_scalar", (x, 3.0)), ("float_neg", (x,)),
+                       ("float_sum_dim", (x, 0)), ("float_clamp", (x, -0.5, 0.5))):  # fmt: skip
+        np.testing.assert_array_equal(getattr(b, name)(*args), getattr(ref, name)(*args), name)
 
 
 @needs_native

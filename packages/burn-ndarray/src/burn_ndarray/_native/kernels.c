@@ -217,7 +217,8 @@ RED_ALL(red_min_f64, double, double, INFINITY, MIN_OP)
  * threads (each column is still accumulated over the rows in order: the width changes no
  * result), at most 1024 (the task's accumulators live on its stack). */
 static long col_width(long outer, long inner, int nt) {
-  long want = (long)nt * 4, per = (want + outer - 1) / outer;
+  /* one thread: the widest strips (narrow strips re-walk the rows with a stride, 1.7x slower) */
+  long want = nt > 1 ? (long)nt * 4 : 1, per = (want + outer - 1) / outer;
   long w = (inner + per - 1) / per;
   w = (w + 15) / 16 * 16;
   return w < 16 ? 16 : (w > 1024 ? 1024 : w);
@@ -244,7 +245,15 @@ static long col_width(long outer, long inner, int nt) {
       A acc[1024];                                                                            \
       long w = j1 - j0;                                                                       \
       for (long j = 0; j < w; j++) acc[j] = INIT;                                             \
-      for (long k = 0; k < r; k++) {                                                          \
+      long k = 0;                                                                             \
+      if (SCALED) /* sums: 4 rows per pass over the accumulators (a fixed tree, half the */   \
+        for (; k + 4 <= r; k += 4) { /* accumulator traffic: 1.7x faster on one core) */      \
+          const T *r0 = x + (i * r + k) * inner + j0, *r1 = r0 + inner, *r2 = r1 + inner;      \
+          const T *r3 = r2 + inner;                                                           \
+          _Pragma("omp simd") for (long j = 0; j < w; j++)                                    \
+            acc[j] += ((A)r0[j] + (A)r1[j]) + ((A)r2[j] + (A)r3[j]);                          \
+        }                                                                                     \
+      for (; k < r; k++) {                                                                    \
         const T *row = x + (i * r + k) * inner + j0;                                          \
         _Pragma("omp simd") for (long j = 0; j < w; j++) { A v = (A)row[j]; OP(acc[j], v); }  \
       }                                                                                       \
