@@ -71,3 +71,48 @@ def test_threads_launch_concurrently_without_mixing_parameters():
     for th in threads:
         th.join()
     assert not errors
+
+
+MIXED = r"""
+extern "C" __global__ void mixed(const float* a, double* out, long long n, int k, float f,
+                                 double d, unsigned int u, long long neg, int neg32) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  out[t] = (double)a[t] * k + (double)f + d + (double)u + (double)neg + (double)neg32;
+}
+"""
+
+
+def test_args_packs_every_parameter_kind_as_the_raw_call():
+    """`args` (every kernel of `_kernels.launch`, Adam, broadcasts): C int from Python and numpy
+    ints, float from numpy float32, double from a Python float, unsigned int above 2^31,
+    negative long long and int, on odd sizes; the driver and cupy's RawKernel call agree."""
+    import cupy as cp
+
+    k = cp.RawKernel(MIXED, "mixed")
+    drv, raw = _launch.DriverLauncher(cp), _launch.RawLauncher(cp)
+    rng = np.random.default_rng(1)
+    for n in (1, 257, 10_001):
+        a = cp.asarray(rng.standard_normal(n).astype(np.float32))
+        args_sets = [
+            (np.int64(n), np.int32(3), np.float32(0.25), -1.5, np.uint32(3_000_000_000),
+             np.int64(-7), np.int32(-9)),
+            (n, 3, np.float32(0.25), np.float64(-1.5), np.uint32(3_000_000_000), -7, -9),
+        ]  # fmt: skip
+        want = a.get().astype(np.float64) * 3 + 0.25 - 1.5 + 3e9 - 7 - 9
+        for go in (drv, raw):
+            for scalars in args_sets[: 2 if go is drv else 1]:
+                out = cp.zeros(n, cp.float64)
+                go.args(k, (n + 255) // 256, 256, (a, out, *scalars))
+                np.testing.assert_array_equal(out.get(), want)
+
+
+def test_args_falls_back_to_the_raw_call_for_other_arguments():
+    """A numpy bool (no `__index__`) or more than SLOTS arguments: cupy's RawKernel call."""
+    import cupy as cp
+
+    src = r"""extern "C" __global__ void flag(bool b, float* o) { o[0] = b ? 1.f : 2.f; }"""
+    k = cp.RawKernel(src, "flag")
+    out = cp.zeros(1, cp.float32)
+    _launch.DriverLauncher(cp).args(k, 1, 1, (np.bool_(True), out))
+    assert out.get()[0] == 1.0

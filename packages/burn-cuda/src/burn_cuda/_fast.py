@@ -181,9 +181,10 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
                             raise alloc_error(name, exc) from exc
                         total = o.size
                         if total:
-                            k(
-                                ((total + BLOCK - 1) // BLOCK,),
-                                (BLOCK,),
+                            go.args(
+                                k,
+                                (total + BLOCK - 1) // BLOCK,
+                                BLOCK,
                                 (x, y, o, total, ga[0], ga[1], gb[0], gb[1]),
                             )
                         return o
@@ -332,8 +333,8 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
                         if inner == 1:
                             go.p2ii(k, (total + 7) // 8, BLOCK, x, o, total, length)
                         else:
-                            grid = ((total + BLOCK - 1) // BLOCK,)
-                            k(grid, (BLOCK,), (x, o, total, length, inner))
+                            grid = (total + BLOCK - 1) // BLOCK
+                            go.args(k, grid, BLOCK, (x, o, total, length, inner))
                         return o
             return fallback(self, x, dim)
 

@@ -313,6 +313,39 @@ def avg_pool2d_backward(dtype) -> str:
     return _typedefs(dtype) + body
 
 
+#: threads per block of `bias_grad` (a power of two: the shared-memory tree halves it)
+BIAS_BLOCK = 512
+
+
+def bias_grad(dtype) -> str:
+    """A conv's per-channel bias gradient: out[ch] = the sum of g[b, ch, i] over the batch b
+    and the pixels i of a contiguous [n, c, hw] gradient. One block of BIAS_BLOCK threads per
+    channel, float64 accumulation (float32 too), partials combined by a fixed tree in shared
+    memory: the same bits on every run."""
+    return (
+        _typedefs(dtype)
+        + f"""
+extern "C" __global__ void bias_grad(const scalar_t* g, scalar_t* out, long long n,
+                                     long long c, long long hw) {{
+  const long long ch = blockIdx.x, per = n * hw;
+  double acc = 0.0;
+  for (long long j = threadIdx.x; j < per; j += blockDim.x) {{
+    long long b = j / hw;
+    acc += (double)g[(b * c + ch) * hw + (j - b * hw)];
+  }}
+  __shared__ double part[{BIAS_BLOCK}];
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int k = {BIAS_BLOCK // 2}; k > 0; k >>= 1) {{
+    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+    __syncthreads();
+  }}
+  if (threadIdx.x == 0) out[ch] = (scalar_t)part[0];
+}}
+"""
+    )
+
+
 def unfold4d(dtype, index: str = "long long") -> str:
     """im2col in Burn's layout: x [n, c, h, w] -> [n, c*kh*kw, oh*ow], rows ordered (c, i, j);
     zero outside the input (padding). `index="int"` does the index arithmetic in 32 bits (for
@@ -382,4 +415,5 @@ SOURCES = {
     "adaptive_avg_pool2d": adaptive_avg_pool2d,
     "adaptive_avg_pool2d_backward": adaptive_avg_pool2d_backward,
     "col2im": col2im,
+    "bias_grad": bias_grad,
 }

@@ -4,9 +4,11 @@ Why: a cupy `RawKernel` call packs its arguments in Cython on every launch (a po
 per array, a type dispatch per scalar) and looks up the kernel for the current device: 6.3-8.4
 us per launch on the H100 host, where `cupy.cuda.driver.launchKernel` with a prepared
 parameter block took 5.1-5.7 us including the stores of the three array addresses
-(`probe_launch.py`). The hot path's kernels take only 8-byte parameters (pointers, `long long`,
-`double`), so one block of 8-byte slots serves them all: `params[i]` points at `slots[i]`, and
-a launch stores the values and passes `params`.
+(`probe_launch.py`). One block of 8-byte slots serves every kernel: `params[i]` points at
+`slots[i]`, and a launch stores the values and passes `params`. A pointer, `long long` or
+`double` fills its slot; a C `int`/`unsigned int` reads the low 4 bytes of an integer stored
+in the slot as 64 bits (little-endian x86-64/aarch64 hosts, two's complement); a `float` is
+stored through a 4-byte view of the slot's first half (`args`: numpy float32 scalars).
 
 The block is per thread (the driver reads the parameters during the call, which cupy runs
 without the GIL: another thread must not rewrite them meanwhile). Kernel handles are cached per
@@ -24,7 +26,7 @@ import ctypes
 import os
 import threading
 
-SLOTS = 8
+SLOTS = 32  # the most parameters a kernel launched here takes (scatter_add_dim: 20)
 
 
 class _Block(threading.local):
@@ -33,6 +35,7 @@ class _Block(threading.local):
     def __init__(self):
         self.ints = (ctypes.c_int64 * SLOTS)()
         self.floats = (ctypes.c_double * SLOTS).from_buffer(self.ints)
+        self.f32 = (ctypes.c_float * (2 * SLOTS)).from_buffer(self.ints)  # slot i = [2 * i]
         base = ctypes.addressof(self.ints)
         self.params = (ctypes.c_void_p * SLOTS)(*(base + 8 * i for i in range(SLOTS)))
         self.addr = ctypes.addressof(self.params)
@@ -42,8 +45,13 @@ class DriverLauncher:
     """Launches cupy RawKernels of 8-byte parameters with `cuLaunchKernel`, block size 256."""
 
     def __init__(self, cp, block: int = 256):
+        import numpy as np
+
         self.cp = cp
         self.block = block
+        self._nd = cp.ndarray
+        self._f32 = np.float32
+        self._f64 = np.float64
         self._launch = cp.cuda.driver.launchKernel
         self._device = cp.cuda.runtime.getDevice
         self._stream = cp.cuda.get_current_stream
@@ -102,6 +110,33 @@ class DriverLauncher:
             s[3] = scalar
         self._launch(self._fn(k), grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
 
+    def args(self, k, grid: int, block: int, args) -> None:
+        """k(*args) on `grid` blocks of `block` threads, for any kernel of up to SLOTS
+        parameters: cupy arrays pass their device address, Python and numpy ints fill an 8-byte
+        slot (a C `int` parameter reads its low half), numpy float32 a `float`, Python floats and
+        float64 a `double`. Other arguments (or too many) take cupy's RawKernel call."""
+        if len(args) > SLOTS:
+            k((grid,), (block,), args)
+            return
+        tls = self._tls
+        s = tls.ints
+        nd, f32, f64 = self._nd, self._f32, self._f64
+        try:
+            for i, a in enumerate(args):
+                c = a.__class__
+                if c is nd:
+                    s[i] = a.data.ptr
+                elif c is f32:
+                    tls.f32[2 * i] = a
+                elif c is float or c is f64:
+                    tls.floats[i] = a
+                else:
+                    s[i] = a.__index__()  # ints, numpy ints, numpy bools
+        except (AttributeError, TypeError):
+            k((grid,), (block,), args)
+            return
+        self._launch(self._fn(k), grid, 1, 1, block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+
 
 class RawLauncher:
     """The same calls through cupy's `RawKernel.__call__` (the fallback, and for A/B runs)."""
@@ -120,6 +155,9 @@ class RawLauncher:
 
     def p2is(self, k, grid, a, o, n, scalar, is_float):
         k((grid,), self.block, (a, o, n, scalar))
+
+    def args(self, k, grid, block, args):
+        k((grid,), (block,), args)
 
 
 def launcher(cp, block: int = 256):
