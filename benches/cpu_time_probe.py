@@ -14,9 +14,9 @@ if it appeared later (e.g. the Python pool where only some ops are native), "mai
 thread.
 The table comes last. Settings (default: all but torch when torch is missing):
 
-  default     the library's own choice (GOMP_SPINCOUNT=2000 unless OMP_* is set)
+  default     the library's own choice (GOMP_SPINCOUNT=30000 unless OMP_* is set)
   spin0       GOMP_SPINCOUNT=0: OpenMP threads sleep at once after each region
-  spin200     GOMP_SPINCOUNT=200: a tenth of the library's spin
+  spin200     GOMP_SPINCOUNT=200: a short spin
   spin300k    GOMP_SPINCOUNT=300000: libgomp's default spin
   passive     OMP_WAIT_POLICY=PASSIVE (what `python -m benches` sets for the training suites)
   blas_nowait OPENBLAS_THREAD_TIMEOUT=4: OpenBLAS threads sleep after 2^4 cycles, not 2^28
