@@ -1,4 +1,4 @@
-"""Gradient-check rows of module ops (conv, pools, interpolate, unfold)."""
+"""Gradient-check rows of module ops (linear, conv, pools, interpolate, unfold)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ C1 = ConvOptions((2,), (1,), (1,), 1)
 CT1 = ConvTransposeOptions((2,), (1,), (1,), (1,), 1)
 
 MODULE_CASES = [
+    ("linear", lambda B, x, w, b: B.linear(x, w, b), [u(3, 4), u(4, 2), u(2)]),
+    ("linear", lambda B, x, w, b: B.linear(x, w, b), [u(2, 3, 4), u(4, 5), u(5)]),
+    ("linear", lambda B, x, w: B.linear(x, w, None), [u(4), u(4, 3)]),
     ("conv2d", lambda B, x, w, b: B.conv2d(x, w, b, C2), [u(2, 2, 5, 4), u(3, 2, 3, 2), u(3)]),
     ("conv2d", lambda B, x, w: B.conv2d(x, w, None, C2G), [u(1, 4, 5, 4), u(2, 2, 2, 2)]),
     (

@@ -1,4 +1,4 @@
-"""Gradient rules of activations and module ops (conv, pools, interpolate, embedding).
+"""Gradient rules of activations and module ops (linear, conv, pools, interpolate, embedding).
 
 They call the backward primitives of the op table on the inner backend (`relu_backward`,
 `conv2d_x_backward`, `max_pool2d_with_indices_backward`, ...), so a backend with fast kernels for
@@ -30,6 +30,18 @@ RULES["log_softmax"] = rule(
     out=True,
     memory_bound=True,
 )
+
+
+# -- linear ---------------------------------------------------------------------------------------------
+def _linear(c, g):
+    b = c.b
+    gx = b.linear_x_backward(c.x(1), g) if c.need(0) else None
+    gw = b.linear_weight_backward(c.x(0), g) if c.need(1) else None
+    gb = b.linear_bias_backward(g) if c.need(2) else None
+    return gx, gw, gb
+
+
+RULES["linear"] = rule(_linear, keep=(0, 1))
 
 
 # -- convolutions ----------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""Module ops (convolution, pooling, interpolation, embedding) and their backward primitives.
+"""Module ops (linear, convolution, pooling, interpolation, embedding) and their backward primitives.
 
 Required: conv2d, conv_transpose2d, avg_pool2d(+backward), max_pool2d_with_indices(+backward),
 adaptive_avg_pool2d(+backward), interpolate(+backward). Everything else here is a default written with
-those and the float ops: 1-D variants reshape to 2-D, conv backward passes are transposed
+those and the float ops: linear is a matmul and a broadcast add over the flattened leading dims
+(its backward primitives matmuls with a transposed operand and a sum), 1-D variants reshape to 2-D, conv backward passes are transposed
 convolutions or unfold + matmul, embedding is select / select_assign. The 1-D pools have no backward
 ops of their own: Autodiff differentiates their reshape-to-2-D default through the 2-D ones, so a
 1-D backward op would never be called.
@@ -35,11 +36,59 @@ def _transposed_input_size(weight, output_grad, options, exact=True):
     return tuple(size)
 
 
+def _linear_dims(x, weight, grad: bool = False):
+    """(leading shape, d_in, d_out, rows) of `linear`'s input (or, with grad, its output
+    gradient) against weight [d_in, d_out]."""
+    d_in, d_out = weight.shape
+    lead = tuple(x.shape[:-1])
+    return lead, d_in, d_out, int(np.prod(lead, dtype=np.int64))
+
+
 def _crop(shape, spatial):
     return (slice(0, shape[0], 1), slice(0, shape[1], 1)) + tuple(slice(0, s, 1) for s in spatial)
 
 
 class ModuleOps:
+    # -- linear ----------------------------------------------------------------------------------
+    # One op and three backward primitives (as the convolutions), so a training step's linear
+    # layer is one recorded node instead of unsqueeze + matmul + add (and transposes, a reduction
+    # and reshapes in its backward), and a backend can run it as GEMMs reading transposed
+    # operands in place. Defaults: the same ops a composition would run.
+    def linear(self, x, weight, bias):
+        """x [..., d_in] @ weight [d_in, d_out] (+ bias [d_out]; None: none) -> [..., d_out],
+        as one matmul over the flattened leading dims and a broadcast add."""
+        lead, d_in, d_out, m = _linear_dims(x, weight)
+        out = self.float_matmul(self._rows(x, m, d_in), weight)
+        if bias is not None:
+            out = self.float_add(out, self.float_reshape(bias, (1, d_out)))
+        return out if len(lead) == 1 else self.float_reshape(out, lead + (d_out,))
+
+    def linear_x_backward(self, weight, output_grad):
+        """Gradient of `linear` for x: output_grad [..., d_out] @ weight^T -> [..., d_in]."""
+        lead, d_in, d_out, m = _linear_dims(output_grad, weight, grad=True)
+        g = self._rows(output_grad, m, d_out)
+        dx = self.float_matmul(g, self.float_swap_dims(weight, 0, 1))
+        return dx if len(lead) == 1 else self.float_reshape(dx, lead + (d_in,))
+
+    def linear_weight_backward(self, x, output_grad):
+        """Gradient of `linear` for weight: x^T @ output_grad over the flattened leading dims
+        -> [d_in, d_out]."""
+        d_in, d_out = x.shape[-1], output_grad.shape[-1]
+        m = int(np.prod(x.shape[:-1], dtype=np.int64))
+        x2 = self._rows(x, m, d_in)
+        return self.float_matmul(self.float_swap_dims(x2, 0, 1), self._rows(output_grad, m, d_out))
+
+    def linear_bias_backward(self, output_grad):
+        """Gradient of `linear` for bias: output_grad summed over every leading dim -> [d_out]."""
+        d_out = output_grad.shape[-1]
+        m = int(np.prod(output_grad.shape[:-1], dtype=np.int64))
+        g = self._rows(output_grad, m, d_out)
+        return self.float_reshape(self.float_sum_dim(g, 0), (d_out,))
+
+    def _rows(self, x, m, d):
+        """x as [m, d] (itself when it already is one)."""
+        return x if len(x.shape) == 2 else self.float_reshape(x, (m, d))
+
     # -- 1-D through 2-D ------------------------------------------------------------------------
     def conv1d(self, x, weight, bias, options: ConvOptions):
         x2 = self.float_reshape(x, tuple(x.shape) + (1,))

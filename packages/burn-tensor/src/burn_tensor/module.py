@@ -280,18 +280,31 @@ def unfold4d(x, kernel_size, stride=1, padding=0, dilation=1):
 
 
 def linear(x, weight, bias=None):
-    """x @ weight + bias. Shapes: x [..., d_in], weight [d_in, d_out], bias [d_out] -> [..., d_out]."""
+    """x @ weight + bias, one backend op (`linear`; one autodiff node).
+
+    Shapes: x [..., d_in] (rank >= 1), weight [d_in, d_out], bias [d_out] -> [..., d_out].
+
+    Example:
+        >>> y = linear(x, w, b)  # x [64, 1024], w [1024, 512], b [512] -> [64, 512]  # doctest: +SKIP
+    """
     check.float_("linear", x)
-    if weight.rank() != 2 or x.dims()[-1] != weight.dims()[0]:
-        raise TensorCheckError(
-            "linear",
-            f"input {x.dims()} and weight {weight.dims()} do not match ([.., d_in] x [d_in, d_out])",
+    problems = []
+    if weight.rank() != 2 or x.rank() < 1 or x.dims()[-1] != weight.dims()[0]:
+        problems.append(
+            f"input {x.dims()} and weight {weight.dims()} do not match ([.., d_in] x [d_in, d_out])"
         )
-    w = weight.unsqueeze(x.rank()) if x.rank() > 2 else weight
-    out = x.matmul(w) if x.rank() >= 2 else x.unsqueeze().matmul(weight).squeeze_dim(0)
-    if bias is not None:
-        out = out.add(bias.unsqueeze(out.rank()))
-    return out
+    elif bias is not None and bias.dims() != [weight.dims()[1]]:
+        problems.append(f"bias must be [d_out] = [{weight.dims()[1]}], got {bias.dims()}")
+    for t in (weight, bias):
+        if t is not None and (t._d is not x._d or t._o.kind is not Float):
+            problems.append(
+                f"weight/bias must be Float tensors on the input's device; input is "
+                f"{check.describe(x)}, got {t._o.kind.value} {check.describe(t)}"
+            )
+    if problems:
+        raise TensorCheckError("linear", problems)
+    p = x._d.backend.linear(x._p, weight._p, None if bias is None else bias._p)
+    return x._like(p)
 
 
 __all__ = [
