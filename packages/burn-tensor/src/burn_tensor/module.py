@@ -30,7 +30,7 @@ def _tuple(op, name, v, n):
 
 def _input(op, x, spatial):
     check.float_(op, x)
-    if x.rank() != spatial + 2:
+    if len(x._p.shape) != spatial + 2:
         raise TensorCheckError(
             op, f"expected a rank-{spatial + 2} input [batch, channels, ...], got {x.dims()}"
         )
@@ -39,27 +39,29 @@ def _input(op, x, spatial):
 def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
     _input(op, x, spatial)
     problems = []
-    if weight.rank() != spatial + 2:
-        problems.append(f"weight must have rank {spatial + 2}, got {weight.dims()}")
+    # Shapes read once as tuples (not `dims()` lists): these checks run on every conv call.
+    ws = weight._p.shape
+    if len(ws) != spatial + 2:
+        problems.append(f"weight must have rank {spatial + 2}, got {list(ws)}")
     elif groups < 1:
         problems.append(f"groups must be >= 1, got {groups}")
     else:
-        c_in = x.dims()[1]
+        c_in = x._p.shape[1]
         if transposed:
-            if weight.dims()[0] != c_in:
+            if ws[0] != c_in:
                 problems.append(
-                    f"weight {weight.dims()} expects {weight.dims()[0]} input channels, input has {c_in}"
+                    f"weight {list(ws)} expects {ws[0]} input channels, input has {c_in}"
                 )
-            c_out = weight.dims()[1] * groups
+            c_out = ws[1] * groups
         else:
-            if c_in % groups or weight.dims()[1] * groups != c_in:
+            if c_in % groups or ws[1] * groups != c_in:
                 problems.append(
-                    f"input channels {c_in} != weight in-channels {weight.dims()[1]} x groups {groups}"
+                    f"input channels {c_in} != weight in-channels {ws[1]} x groups {groups}"
                 )
-            c_out = weight.dims()[0]
+            c_out = ws[0]
             if c_out % groups:
                 problems.append(f"out channels {c_out} not divisible by groups {groups}")
-        if bias is not None and bias.dims() != [c_out]:
+        if bias is not None and tuple(bias._p.shape) != (c_out,):
             problems.append(f"bias must be [{c_out}], got {bias.dims()}")
     for t in (weight, bias):
         if t is not None and (t._d is not x._d or t._o.kind is not Float):
@@ -72,13 +74,14 @@ def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
 
 
 def _conv_out(op, x, weight, stride, padding, dilation, spatial):
+    xs, ws = x._p.shape, weight._p.shape
     for d in range(spatial):
-        size = x.dims()[2 + d] + 2 * padding[d] - dilation[d] * (weight.dims()[2 + d] - 1) - 1
+        size = xs[2 + d] + 2 * padding[d] - dilation[d] * (ws[2 + d] - 1) - 1
         if size < 0 or stride[d] < 1 or dilation[d] < 1 or padding[d] < 0:
             raise TensorCheckError(
                 op,
-                f"kernel {weight.dims()[2:]} (dilation {list(dilation)}) does not fit input "
-                f"{x.dims()[2:]} with padding {list(padding)} / stride {list(stride)}",
+                f"kernel {list(ws[2:])} (dilation {list(dilation)}) does not fit input "
+                f"{list(xs[2:])} with padding {list(padding)} / stride {list(stride)}",
             )
 
 
@@ -282,15 +285,17 @@ def unfold4d(x, kernel_size, stride=1, padding=0, dilation=1):
 def linear(x, weight, bias=None):
     """x @ weight + bias. Shapes: x [..., d_in], weight [d_in, d_out], bias [d_out] -> [..., d_out]."""
     check.float_("linear", x)
-    if weight.rank() != 2 or x.dims()[-1] != weight.dims()[0]:
+    xs, ws = x._p.shape, weight._p.shape
+    if len(ws) != 2 or xs[-1] != ws[0]:
         raise TensorCheckError(
             "linear",
             f"input {x.dims()} and weight {weight.dims()} do not match ([.., d_in] x [d_in, d_out])",
         )
-    w = weight.unsqueeze(x.rank()) if x.rank() > 2 else weight
-    out = x.matmul(w) if x.rank() >= 2 else x.unsqueeze().matmul(weight).squeeze_dim(0)
+    rank = len(xs)
+    w = weight.unsqueeze(rank) if rank > 2 else weight
+    out = x.matmul(w) if rank >= 2 else x.unsqueeze().matmul(weight).squeeze_dim(0)
     if bias is not None:
-        out = out.add(bias.unsqueeze(out.rank()))
+        out = out.add(bias.unsqueeze(len(out._p.shape)))
     return out
 
 
