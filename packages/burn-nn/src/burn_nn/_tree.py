@@ -115,9 +115,13 @@ def field_kind(module: Any, name: str, value: Any) -> int:
 
 def fields(module: Any) -> list[tuple[str, Any, int]]:
     """`(name, value, kind)` of every public field, in declaration / assignment order."""
-    return [
-        (k, v, field_kind(module, k, v)) for k, v in vars(module).items() if not k.startswith("_")
-    ]
+    out = []
+    cached = _KIND_OF_TYPE.get  # the per-type cache inline: most fields hit it
+    for k, v in vars(module).items():
+        if not k.startswith("_"):
+            kind = cached(type(v))
+            out.append((k, v, field_kind(module, k, v) if kind is None else kind))
+    return out
 
 
 def container_type(value: Any) -> str:
