@@ -97,14 +97,10 @@ def _step(batch: int, hidden: int):
 
 def time_steps(step, steps: int, repeats: int) -> dict:
     """Per-step ms over `repeats` blocks of `steps` steps (after a warm-up block)."""
-    for _ in range(max(5, steps // 5)):
-        step()
-    blocks = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        blocks.append((time.perf_counter() - t0) / steps * 1e3)
+    from benches._harness import _time  # after _use_sources put the tree on sys.path
+
+    _time(step, max(5, steps // 5))
+    blocks = [_time(step, steps) / steps * 1e3 for _ in range(repeats)]
     return {"median_ms": statistics.median(blocks), "min_ms": min(blocks), "blocks_ms": blocks}
 
 
@@ -199,12 +195,10 @@ def worker(args) -> None:
     step = _step(args.batch, args.hidden)
     time_steps(step, args.steps, 1)  # warm-up
     print("ready", flush=True)
+    from benches._harness import _time
+
     for line in sys.stdin:
-        n = int(line)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            step()
-        print(time.perf_counter() - t0, flush=True)
+        print(_time(step, int(line)), flush=True)
 
 
 def compare(args) -> dict:
