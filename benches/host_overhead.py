@@ -66,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="checkout timed against this tree, block by block on one core",
     )
-    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--worker",
+        action="store_true",
+        help="internal (started by --compare): read step counts on stdin, print their seconds",
+    )
     ap.add_argument(
         "--out",
         type=Path,
