@@ -23,7 +23,9 @@ def wrap_out(out: Any) -> Any:
     """Wrap float outputs as untracked autodiff primitives; int/bool/data pass unchanged."""
     if type(out) is tuple:
         return tuple(wrap_out(o) for o in out)
-    if is_float_primitive(out):
+    # Most outputs are float arrays: test the dtype's kind inline before the general check.
+    dt = getattr(out, "dtype", None)
+    if dt is not None and (getattr(dt, "kind", None) == "f" or is_float_primitive(out)):
         return wrap(out, None)
     return out
 
@@ -56,7 +58,8 @@ def record(inner, r: Rule, balanced: bool, parents: list, ia: list, fl: list, ou
         keep = r.keep
         for i in fl:
             if i not in keep:
-                ia[i] = _meta(ia[i])
+                a = ia[i]
+                ia[i] = [meta(e) for e in a] if type(a) is list else meta(a)
         # Under balanced checkpointing every non-recomputable node keeps its output, so
         # recomputation of a child always stops here.
         saved_out = out if (r.out or balanced) else None

@@ -6,6 +6,8 @@ faster than reducing a 6-D window view whose innermost axes are only kh and kw l
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._im2col import out_size
@@ -120,12 +122,20 @@ def _adaptive_bounds(size_in: int, size_out: int):
     return (i * size_in) // size_out, -((-(i + 1) * size_in) // size_out)
 
 
+@functools.lru_cache(maxsize=64)
 def adaptive_matrix(size_in: int, size_out: int, dtype) -> np.ndarray:
-    """[out, in] averaging matrix of windows [floor(i*in/out), ceil((i+1)*in/out))."""
+    """[out, in] averaging matrix of windows [floor(i*in/out), ceil((i+1)*in/out)).
+
+    Cached (read-only): a pooling layer asks for the same two matrices in every forward and
+    backward pass, and building one costs ~6 numpy calls, more than the pooling itself at
+    small sizes.
+    """
     start, end = _adaptive_bounds(size_in, size_out)
     cells = np.arange(size_in)
     inside = (cells[None, :] >= start[:, None]) & (cells[None, :] < end[:, None])
-    return (inside / (end - start)[:, None]).astype(dtype)
+    out = (inside / (end - start)[:, None]).astype(dtype)
+    out.flags.writeable = False
+    return out
 
 
 def _adaptive_windowed(x, output_size, xp=np) -> np.ndarray:

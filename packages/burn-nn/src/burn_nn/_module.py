@@ -226,6 +226,9 @@ class Module:
         return module_repr(self)
 
 
+_tree.register_module_class(Module)
+
+
 def _remake(p: Param, value: Tensor) -> Param:
     return type(p)(p.id, value, p.require_grad)
 

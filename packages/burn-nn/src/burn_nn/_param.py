@@ -80,7 +80,10 @@ class ParamId:
 
     def __hash__(self) -> int:
         # A ParamId equals its string form, so it must hash like it: `{pid: x}[str(pid)]` works.
-        return hash(str(self))
+        # The cached string skips `__str__`'s call: ids are hashed several times per parameter
+        # per optimizer step.
+        text = self._str
+        return hash(text if text is not None else str(self))
 
     def __reduce__(self):
         return (ParamId, (self.val,))
@@ -190,9 +193,11 @@ def _track(value: Tensor, require_grad: bool) -> Tensor:
     if value.kind is not Float or not value.device.backend.is_autodiff:
         return value
     if require_grad:
-        return (
-            value if value.is_require_grad() and _is_leaf(value) else value.detach().require_grad()
-        )
+        if not value.is_require_grad():
+            # Untracked (e.g. an optimizer's result lifted onto the autodiff device): detach()
+            # would return an equal handle, so mark it directly.
+            return value.require_grad()
+        return value if _is_leaf(value) else value.detach().require_grad()
     return value.detach() if value.is_require_grad() else value
 
 

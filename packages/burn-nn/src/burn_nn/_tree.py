@@ -18,16 +18,56 @@ from ._param import Param
 
 PARAM, MODULE, CONTAINER, TENSOR, OPTIONAL, CONST = range(6)
 
+# `Module` is defined in `_module.py`, which imports this module; it registers its class here
+# (`register_module_class`) so the checks below need no function-local import per call.
+_Module: type = type(None)
+
+
+def register_module_class(cls: type) -> None:
+    """Called once by `_module.py` with `Module` (a top-level import would be circular)."""
+    global _Module
+    _Module = cls
+
+
+# Why a cache: the optimizer step, `GradientsParams.from_grads` and every `map`/`visit` classify
+# each field of each module (config lists of ints, floats and enums included) on every training
+# step. A field's kind depends only on its value's type, except for containers (their kind depends
+# on their items) and None (on the annotation), which are never cached. Bounded so classes built
+# on the fly (tests) cannot pile up.
+_KIND_OF_TYPE: dict[type, int] = {}
+_KIND_CACHE_MAX = 4096
+
+
+def _type_kind(value: Any) -> int | None:
+    """PARAM, MODULE, TENSOR or CONST from the value's type; None for containers and None."""
+    tp = type(value)
+    kind = _KIND_OF_TYPE.get(tp)
+    if kind is not None:
+        return kind
+    if value is None or isinstance(value, list | tuple | dict):
+        return None
+    if isinstance(value, Param):
+        kind = PARAM
+    elif isinstance(value, _Module):
+        kind = MODULE
+    elif isinstance(value, Tensor):
+        kind = TENSOR
+    else:
+        kind = CONST
+    if len(_KIND_OF_TYPE) >= _KIND_CACHE_MAX:
+        _KIND_OF_TYPE.clear()
+    _KIND_OF_TYPE[tp] = kind
+    return kind
+
 
 def _is_module(v: Any) -> bool:
-    from ._module import Module
-
-    return isinstance(v, Module)
+    return isinstance(v, _Module)
 
 
 def _is_tree(v: Any) -> bool:
-    if isinstance(v, Param) or _is_module(v):
-        return True
+    kind = _type_kind(v)
+    if kind is not None:
+        return kind == PARAM or kind == MODULE
     if isinstance(v, list | tuple):
         return (
             bool(v) and all(x is None or _is_tree(x) for x in v) and any(x is not None for x in v)
@@ -55,11 +95,9 @@ def _optional_module_field(cls: type, name: str) -> bool:
         text = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
         text = text if isinstance(ann, str) else repr(ann)
         glb = vars(sys.modules.get(cls.__module__, sys))
-        from ._module import Module
-
         for tok in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
             obj = glb.get(tok)
-            if tok == "Param" or (isinstance(obj, type) and issubclass(obj, Module | Param)):
+            if tok == "Param" or (isinstance(obj, type) and issubclass(obj, _Module | Param)):
                 result = True
                 break
     cache[name] = result
@@ -67,24 +105,23 @@ def _optional_module_field(cls: type, name: str) -> bool:
 
 
 def field_kind(module: Any, name: str, value: Any) -> int:
-    if isinstance(value, Param):
-        return PARAM
-    if _is_module(value):
-        return MODULE
-    if isinstance(value, list | tuple | dict) and _is_tree(value):
-        return CONTAINER
-    if isinstance(value, Tensor):
-        return TENSOR
-    if value is None and _optional_module_field(type(module), name):
-        return OPTIONAL
-    return CONST
+    kind = _type_kind(value)
+    if kind is not None:
+        return kind
+    if value is None:
+        return OPTIONAL if _optional_module_field(type(module), name) else CONST
+    return CONTAINER if _is_tree(value) else CONST
 
 
 def fields(module: Any) -> list[tuple[str, Any, int]]:
     """`(name, value, kind)` of every public field, in declaration / assignment order."""
-    return [
-        (k, v, field_kind(module, k, v)) for k, v in vars(module).items() if not k.startswith("_")
-    ]
+    out = []
+    cached = _KIND_OF_TYPE.get  # the per-type cache inline: most fields hit it
+    for k, v in vars(module).items():
+        if not k.startswith("_"):
+            kind = cached(type(v))
+            out.append((k, v, field_kind(module, k, v) if kind is None else kind))
+    return out
 
 
 def container_type(value: Any) -> str:
@@ -122,21 +159,33 @@ def _walk_value(name, value, kind, on_param, hooks, path):
     if kind == PARAM:
         on_param(here, value)
     elif kind in (MODULE, CONTAINER):
-        ctype = container_type(value)
-        if hooks is not None:
-            getattr(hooks, "enter_module", _noop)(name, ctype)
+        leave = _enter(hooks, name, value)
         if kind == MODULE:
             walk(value, on_param, hooks, here)
         else:
             for key, item in _items(value):
                 if item is not None:
                     _walk_value(key, item, field_kind(None, key, item), on_param, hooks, here)
-        if hooks is not None:
-            getattr(hooks, "exit_module", _noop)(name, ctype)
+        if leave is not None:
+            leave[0](name, leave[1])
 
 
-def _noop(*_a):
-    return None
+def _enter(hooks: Any, name: str, value: Any) -> tuple[Callable, str] | None:
+    """Call `hooks.enter_module(name, container_type)`; return `(exit_module, container_type)`.
+
+    The container type is built only for hooks that have either method: the optimizer's mapper
+    and `GradientsParams`' visitor have neither, and they run every training step.
+    """
+    if hooks is None:
+        return None
+    enter = getattr(hooks, "enter_module", None)
+    leave = getattr(hooks, "exit_module", None)
+    if enter is None and leave is None:
+        return None
+    ctype = container_type(value)
+    if enter is not None:
+        enter(name, ctype)
+    return None if leave is None else (leave, ctype)
 
 
 def rebuild(
@@ -165,9 +214,7 @@ def _rebuild_value(name, value, kind, on_param, on_tensor, hooks, path):
         return on_tensor(value) if on_tensor is not None else value
     if kind not in (MODULE, CONTAINER):
         return value
-    ctype = container_type(value)
-    if hooks is not None:
-        getattr(hooks, "enter_module", _noop)(name, ctype)
+    leave = _enter(hooks, name, value)
     if kind == MODULE:
         out = rebuild(value, on_param, on_tensor, hooks, here)
     else:
@@ -184,8 +231,8 @@ def _rebuild_value(name, value, kind, on_param, on_tensor, hooks, path):
         else:
             items = [one(str(i), v) for i, v in enumerate(value)]
             out = items if isinstance(value, list) else tuple(items)
-    if hooks is not None:
-        getattr(hooks, "exit_module", _noop)(name, ctype)
+    if leave is not None:
+        leave[0](name, leave[1])
     return out
 
 

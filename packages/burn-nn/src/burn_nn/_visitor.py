@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from burn_tensor import Bool, Float, Int
+
 from ._param import Param, ParamId
 
 
@@ -85,21 +87,30 @@ def _noop(*_args: Any) -> None:
     return None
 
 
+# Hook names per tensor kind, built once: call_visit/call_map run for every parameter of every
+# `visit`/`map`, i.e. on each training step (optimizer step, `GradientsParams.from_grads`).
+_NAMES = {
+    k: (f"visit_{k.value.lower()}", f"visit_{k.value.lower()}_with_path", f"map_{k.value.lower()}")
+    for k in (Float, Int, Bool)
+}
+
+
 def call_visit(visitor: Any, param: Param, path: list[str]) -> None:
-    kind = param.val().kind.value.lower()
-    fn = getattr(visitor, f"visit_{kind}", None)
+    value = param.val()
+    visit_name, path_name, _ = _NAMES[value.kind]
+    fn = getattr(visitor, visit_name, None)
     if fn is not None:
         fn(param)
     elif hasattr(visitor, "visit"):
-        visitor.visit(param.id, param.val())
+        visitor.visit(param.id, value)
     elif callable(visitor):
-        visitor(param.id, param.val())
-    getattr(visitor, f"visit_{kind}_with_path", _noop)(path, param.id, param.val())
+        visitor(param.id, value)
+    getattr(visitor, path_name, _noop)(path, param.id, value)
 
 
 def call_map(mapper: Any, param: Param) -> Param:
-    kind = param.val().kind.value.lower()
-    fn = getattr(mapper, f"map_{kind}", None)
+    map_name = _NAMES[param.val().kind][2]
+    fn = getattr(mapper, map_name, None)
     if fn is not None:
         out = fn(param)
     elif hasattr(mapper, "map"):
@@ -108,6 +119,6 @@ def call_map(mapper: Any, param: Param) -> Param:
         out = param.map(lambda t: mapper(param.id, t))
     if not isinstance(out, Param):
         raise TypeError(
-            f"{type(mapper).__name__}.map_{kind} must return a Param, got {type(out).__name__}"
+            f"{type(mapper).__name__}.{map_name} must return a Param, got {type(out).__name__}"
         )
     return out

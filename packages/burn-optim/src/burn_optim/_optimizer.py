@@ -126,7 +126,7 @@ class OptimizerAdaptor(Optimizer):
         if grad is None or not param.require_grad:
             return param
         tensor = param.val()
-        is_autodiff = tensor.device.backend.is_autodiff
+        tensor_device = tensor.device
         inner = tensor.inner()
         device = grad.device
         if inner.device != device:  # Burn moves the parameter to where its gradient is
@@ -152,9 +152,9 @@ class OptimizerAdaptor(Optimizer):
             self._records[param.id] = state
         else:
             self._records.pop(param.id, None)
-        if is_autodiff:
-            same = tensor.device.inner() == device
-            new = Tensor.from_inner(new, tensor.device if same else None)
+        if tensor_device.backend.is_autodiff:
+            same = tensor_device.inner() == device
+            new = Tensor.from_inner(new, tensor_device if same else None)
         return type(param)(param.id, new, param.require_grad)
 
     # -- records -----------------------------------------------------------------------------------

@@ -24,6 +24,13 @@ def state_to_device(state: Any, device: Device, dtype: DType | None = None) -> A
         >>> s["time"], s["m"].tolist()
         (2, [1.0, 2.0])
     """
+    # Exact-type tests first: the optimizer moves each parameter's state tree on every step, and
+    # its leaves are plain dicts, Tensors, ints and None.
+    tp = type(state)
+    if tp is dict:
+        return {k: state_to_device(v, device, dtype) for k, v in state.items()}
+    if tp is int or state is None:
+        return state
     if isinstance(state, Tensor):
         t = state if state.device == device else state.to_device(device)
         return t if dtype is None or t.dtype is dtype else t.cast(dtype)

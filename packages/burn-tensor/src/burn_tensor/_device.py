@@ -23,7 +23,7 @@ class Device:
         True
     """
 
-    __slots__ = ("backend", "index", "__weakref__")
+    __slots__ = ("backend", "index", "_inner", "__weakref__")
 
     _cache: ClassVar[dict[tuple, Device]] = {}
     # Publishing takes the lock so concurrent creators agree on one object; lookups do not.
@@ -39,6 +39,7 @@ class Device:
         dev = object.__new__(cls)
         object.__setattr__(dev, "backend", backend)
         object.__setattr__(dev, "index", index)
+        object.__setattr__(dev, "_inner", None)
         with cls._lock:
             return cls._cache.setdefault(key, dev)
 
@@ -50,10 +51,14 @@ class Device:
 
     def inner(self) -> Device:
         """The same physical device on the wrapped backend (for decorators like Autodiff)."""
-        inner = self.backend.inner
-        if inner is None:
-            return self
-        return Device(inner, self.index)
+        # Cached: autodiff and optimizer code asks for it several times per op and parameter,
+        # and building it hashes the backend's options. Devices are interned, so it never changes.
+        dev = self._inner
+        if dev is None:
+            inner = self.backend.inner
+            dev = self if inner is None else Device(inner, self.index)
+            object.__setattr__(self, "_inner", dev)
+        return dev
 
     def seed(self, seed: int) -> None:
         """Make random ops on this device's backend deterministic."""

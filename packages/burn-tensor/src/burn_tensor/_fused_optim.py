@@ -33,6 +33,41 @@ def adam_update(param, grad, moment_1, moment_2, *, lr, beta_1, beta_2, epsilon,
         >>> [round(v, 4) for v in new.tolist()], [round(v, 4) for v in m1.tolist()]
         ([0.9, 2.1], [0.05, -0.05])
     """
+    if not _plain_args(param, grad, moment_1, moment_2, time):
+        _check_args(param, grad, moment_1, moment_2, time)
+    new, m1, m2 = param._o.adam_update(
+        param._p,
+        grad._p,
+        None if moment_1 is None else moment_1._p,
+        None if moment_2 is None else moment_2._p,
+        float(lr),
+        float(beta_1),
+        float(beta_2),
+        float(epsilon),
+        time,
+    )
+    return param._like(new), param._like(m1), param._like(m2)
+
+
+def _plain_args(param, grad, moment_1, moment_2, time) -> bool:
+    """The common case, checked without building anything: Float tensors of one kind view,
+    device and shape, both moments or neither, a valid step count. The optimizer calls this
+    once per parameter per step; anything else goes to `_check_args` for the messages."""
+    o = getattr(param, "_o", None)
+    if o is None or o.kind is not Float or type(time) is not int or time < 1:
+        return False
+    d, shape = param._d, param._p.shape
+    tensors = (grad,) if moment_1 is None else (grad, moment_1, moment_2)
+    if moment_1 is None and moment_2 is not None:
+        return False
+    for t in tensors:
+        if getattr(t, "_o", None) is not o or t._d is not d or t._p.shape != shape:
+            return False
+    return True
+
+
+def _check_args(param, grad, moment_1, moment_2, time) -> None:
+    """Raise `TensorCheckError` naming every problem of `adam_update`'s arguments."""
     op = "adam_update"
     named = {"param": param, "grad": grad}
     if (moment_1 is None) != (moment_2 is None):
@@ -53,15 +88,3 @@ def adam_update(param, grad, moment_1, moment_2, *, lr, beta_1, beta_2, epsilon,
         problems.append(f"time must be an int >= 1, got {time!r}")
     if problems:
         raise TensorCheckError(op, problems)
-    new, m1, m2 = param._o.adam_update(
-        param._p,
-        grad._p,
-        None if moment_1 is None else moment_1._p,
-        None if moment_2 is None else moment_2._p,
-        float(lr),
-        float(beta_1),
-        float(beta_2),
-        float(epsilon),
-        time,
-    )
-    return param._like(new), param._like(m1), param._like(m2)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
+
+_INTS = (int, np.integer)
+
 
 class Shape(tuple):
     """Tensor dimensions, a tuple of ints with Burn's helpers.
@@ -20,11 +24,18 @@ class Shape(tuple):
     __slots__ = ()
 
     def __new__(cls, *dims: int | Iterable[int]) -> Shape:
-        if len(dims) == 1 and not isinstance(dims[0], int | _np_int()):
+        if len(dims) == 1 and not isinstance(dims[0], _INTS):
             dims = tuple(dims[0])  # type: ignore[arg-type]
+        # Fast path: plain non-negative Python ints (every shape a primitive reports); `t.shape`
+        # builds a Shape on each read.
+        for d in dims:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return super().__new__(cls, dims)
         out = []
         for d in dims:
-            if isinstance(d, bool) or not isinstance(d, int | _np_int()):
+            if isinstance(d, bool) or not isinstance(d, _INTS):
                 raise TypeError(f"Shape: dims must be ints, got {d!r} in {dims!r}")
             if d < 0:
                 raise ValueError(f"Shape: dims must be >= 0, got {d} in {tuple(dims)!r}")
@@ -54,9 +65,3 @@ class Shape(tuple):
 
     def __str__(self) -> str:
         return str(list(self))
-
-
-def _np_int():
-    import numpy as np
-
-    return np.integer

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from . import _check as check
 from ._dtype import Float
 from ._errors import TensorCheckError
+from ._registry import autodiff_device_for
 
 if TYPE_CHECKING:
     from ._device import Device
@@ -86,13 +87,7 @@ class AutodiffMixin:
     @staticmethod
     def from_inner(tensor: Tensor, device: Device | None = None) -> Tensor:
         """Lift an inner-backend tensor onto an autodiff device (not tracked)."""
-        from ._tensor import Tensor
-
         if device is None:
-            from ._registry import autodiff_device_for
-
             device = autodiff_device_for(tensor._d)
-        b = device.backend
-        return Tensor._make(
-            b.from_inner_primitive(tensor._p, tensor._o.kind), tensor._o.kind, device
-        )
+        kind = tensor._o.kind
+        return tensor._make(device.backend.from_inner_primitive(tensor._p, kind), kind, device)

@@ -23,32 +23,9 @@ class LayoutMixin:
         if isinstance(shape, int):
             shape = (shape,)
         old = self._p.shape
-        dims = []
-        infer = None
-        for i, d in enumerate(shape):
-            d = operator.index(d)
-            if d == -1:
-                if infer is not None:
-                    raise TensorCheckError("reshape", f"only one -1 allowed in {list(shape)}")
-                infer = i
-                dims.append(1)
-            elif d == 0 and i < len(old):
-                dims.append(old[i])
-            elif d < 0:
-                raise TensorCheckError("reshape", f"invalid dim {d} in {list(shape)}")
-            else:
-                dims.append(d)
-        n = math.prod(old)
-        if infer is not None:
-            rest = math.prod(dims)
-            if rest == 0 or n % rest:
-                raise TensorCheckError("reshape", f"cannot infer -1: {list(old)} -> {list(shape)}")
-            dims[infer] = n // rest
-        if math.prod(dims) != n:
-            raise TensorCheckError(
-                "reshape", f"{list(old)} has {n} elements, {list(shape)} needs {math.prod(dims)}"
-            )
-        dims = tuple(dims)
+        dims = _positive_dims(shape)
+        if dims is None or math.prod(dims) != math.prod(old):
+            dims = _reshape_dims(shape, old)
         if dims == old:
             return self
         return self._like(self._o.reshape(self._p, dims))
@@ -409,3 +386,44 @@ def _mask_tensor(shape, device, pred):
     j = np.arange(cols)[None, :]
     m = np.broadcast_to(pred(i, j), shape)
     return Tensor.from_data(TensorData(np.ascontiguousarray(m)), device)
+
+
+def _positive_dims(shape) -> tuple | None:
+    """`shape` as a tuple when every dim is a plain int > 0 (no -1 or 0 to resolve), else None:
+    the common reshape skips `_reshape_dims`' per-dim `operator.index` and special cases."""
+    if not isinstance(shape, tuple | list):
+        return None
+    for d in shape:
+        if type(d) is not int or d <= 0:
+            return None
+    return tuple(shape)
+
+
+def _reshape_dims(shape, old: tuple) -> tuple:
+    """The dims `reshape(shape)` gives a tensor of shape `old` (-1 inferred, 0 kept), or raise."""
+    dims = []
+    infer = None
+    for i, d in enumerate(shape):
+        d = operator.index(d)
+        if d == -1:
+            if infer is not None:
+                raise TensorCheckError("reshape", f"only one -1 allowed in {list(shape)}")
+            infer = i
+            dims.append(1)
+        elif d == 0 and i < len(old):
+            dims.append(old[i])
+        elif d < 0:
+            raise TensorCheckError("reshape", f"invalid dim {d} in {list(shape)}")
+        else:
+            dims.append(d)
+    n = math.prod(old)
+    if infer is not None:
+        rest = math.prod(dims)
+        if rest == 0 or n % rest:
+            raise TensorCheckError("reshape", f"cannot infer -1: {list(old)} -> {list(shape)}")
+        dims[infer] = n // rest
+    if math.prod(dims) != n:
+        raise TensorCheckError(
+            "reshape", f"{list(old)} has {n} elements, {list(shape)} needs {math.prod(dims)}"
+        )
+    return tuple(dims)

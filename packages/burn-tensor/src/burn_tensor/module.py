@@ -30,7 +30,7 @@ def _tuple(op, name, v, n):
 
 def _input(op, x, spatial):
     check.float_(op, x)
-    if x.rank() != spatial + 2:
+    if len(x._p.shape) != spatial + 2:
         raise TensorCheckError(
             op, f"expected a rank-{spatial + 2} input [batch, channels, ...], got {x.dims()}"
         )
@@ -39,27 +39,29 @@ def _input(op, x, spatial):
 def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
     _input(op, x, spatial)
     problems = []
-    if weight.rank() != spatial + 2:
-        problems.append(f"weight must have rank {spatial + 2}, got {weight.dims()}")
+    # Shapes read once as tuples (not `dims()` lists): these checks run on every conv call.
+    ws = weight._p.shape
+    if len(ws) != spatial + 2:
+        problems.append(f"weight must have rank {spatial + 2}, got {list(ws)}")
     elif groups < 1:
         problems.append(f"groups must be >= 1, got {groups}")
     else:
-        c_in = x.dims()[1]
+        c_in = x._p.shape[1]
         if transposed:
-            if weight.dims()[0] != c_in:
+            if ws[0] != c_in:
                 problems.append(
-                    f"weight {weight.dims()} expects {weight.dims()[0]} input channels, input has {c_in}"
+                    f"weight {list(ws)} expects {ws[0]} input channels, input has {c_in}"
                 )
-            c_out = weight.dims()[1] * groups
+            c_out = ws[1] * groups
         else:
-            if c_in % groups or weight.dims()[1] * groups != c_in:
+            if c_in % groups or ws[1] * groups != c_in:
                 problems.append(
-                    f"input channels {c_in} != weight in-channels {weight.dims()[1]} x groups {groups}"
+                    f"input channels {c_in} != weight in-channels {ws[1]} x groups {groups}"
                 )
-            c_out = weight.dims()[0]
+            c_out = ws[0]
             if c_out % groups:
                 problems.append(f"out channels {c_out} not divisible by groups {groups}")
-        if bias is not None and bias.dims() != [c_out]:
+        if bias is not None and tuple(bias._p.shape) != (c_out,):
             problems.append(f"bias must be [{c_out}], got {bias.dims()}")
     for t in (weight, bias):
         if t is not None and (t._d is not x._d or t._o.kind is not Float):
@@ -72,13 +74,14 @@ def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
 
 
 def _conv_out(op, x, weight, stride, padding, dilation, spatial):
+    xs, ws = x._p.shape, weight._p.shape
     for d in range(spatial):
-        size = x.dims()[2 + d] + 2 * padding[d] - dilation[d] * (weight.dims()[2 + d] - 1) - 1
+        size = xs[2 + d] + 2 * padding[d] - dilation[d] * (ws[2 + d] - 1) - 1
         if size < 0 or stride[d] < 1 or dilation[d] < 1 or padding[d] < 0:
             raise TensorCheckError(
                 op,
-                f"kernel {weight.dims()[2:]} (dilation {list(dilation)}) does not fit input "
-                f"{x.dims()[2:]} with padding {list(padding)} / stride {list(stride)}",
+                f"kernel {list(ws[2:])} (dilation {list(dilation)}) does not fit input "
+                f"{list(xs[2:])} with padding {list(padding)} / stride {list(stride)}",
             )
 
 
@@ -288,13 +291,14 @@ def linear(x, weight, bias=None):
         >>> y = linear(x, w, b)  # x [64, 1024], w [1024, 512], b [512] -> [64, 512]  # doctest: +SKIP
     """
     check.float_("linear", x)
+    xs, ws = x._p.shape, weight._p.shape  # read once: dims() builds a list per call
     problems = []
-    if weight.rank() != 2 or x.rank() < 1 or x.dims()[-1] != weight.dims()[0]:
+    if len(ws) != 2 or len(xs) < 1 or xs[-1] != ws[0]:
         problems.append(
             f"input {x.dims()} and weight {weight.dims()} do not match ([.., d_in] x [d_in, d_out])"
         )
-    elif bias is not None and bias.dims() != [weight.dims()[1]]:
-        problems.append(f"bias must be [d_out] = [{weight.dims()[1]}], got {bias.dims()}")
+    elif bias is not None and tuple(bias._p.shape) != (ws[1],):
+        problems.append(f"bias must be [d_out] = [{ws[1]}], got {bias.dims()}")
     for t in (weight, bias):
         if t is not None and (t._d is not x._d or t._o.kind is not Float):
             problems.append(
