@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -504,43 +503,3 @@ def test_relu_backward_is_the_defaults_bits():
     b = BACKENDS[2]
     x = RNG.uniform(-1, 1, (300, 200)).astype(np.float32)
     np.testing.assert_array_equal(b.relu_backward(x.T, x.T), np.where(x.T <= 0, 0, x.T))
-
-
-@needs_native
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning needs 2 CPUs to pin onto")
-def test_pin_threads_pins_workers_and_leaves_the_caller_free():
-    """BURN_NDARRAY_PIN_THREADS=1: each OpenMP worker thread gets one CPU of the process's
-    affinity (not the first), the calling thread and threads created later keep them all, and
-    results are the same bits."""
-    code = textwrap.dedent(
-        """
-        import glob, os, threading
-        import numpy as np
-        from burn_ndarray import NdArray, _native
-        cpus = sorted(os.sched_getaffinity(0))
-        b = NdArray(num_threads=len(cpus), parallel_min=1)
-        x = np.linspace(-3, 3, 200_001).astype(np.float32)
-        y = b.float_exp(x)
-        later = []
-        t = threading.Thread(target=lambda: later.append(sorted(os.sched_getaffinity(0))))
-        t.start(); t.join()
-        own = sorted(os.sched_getaffinity(0))
-        single = []
-        for path in glob.glob("/proc/self/task/*/status"):
-            with open(path) as f:
-                fields = dict(l.split(":\\t", 1) for l in f.read().splitlines() if ":\\t" in l)
-            allowed = fields["Cpus_allowed_list"].strip()
-            if allowed.isdigit():
-                single.append(int(allowed))
-        print(_native.status())
-        print(own == cpus, later[0] == cpus, sorted(single) == cpus[1:], y.tobytes().hex()[:64])
-        """
-    )
-    env = dict(os.environ, BURN_NDARRAY_PIN_THREADS="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300, check=True).stdout.splitlines()  # fmt: skip
-    assert "OpenMP workers pinned" in out[0], out
-    flags = out[1].split()
-    assert flags[:3] == ["True", "True", "True"], out
-    x = np.linspace(-3, 3, 200_001).astype(np.float32)
-    assert flags[3] == NdArray(num_threads=2, parallel_min=1).float_exp(x).tobytes().hex()[:64]

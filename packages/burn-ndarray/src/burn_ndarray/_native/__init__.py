@@ -252,8 +252,6 @@ def lib():
                 result, path = build()
                 _declare(result)
                 why = f"native kernels {path}"
-                if os.environ.get("BURN_NDARRAY_PIN_THREADS", "").strip() == "1":
-                    why += f" ({pin_workers(result)} OpenMP workers pinned)"
                 try:
                     _STATE["addr"] = _build_addr(find_compiler(), path.parent)
                 except Exception as e:  # noqa: BLE001 - arr.ctypes.data then
@@ -265,18 +263,6 @@ def lib():
                 log.debug("burn-ndarray native kernels unavailable, using numpy: %s", e)
         _STATE.update(lib=result, why=why, path=path)
         return result
-
-
-def pin_workers(lib) -> int:
-    """Pin the OpenMP worker threads one per CPU this process may use (the first CPU left to
-    the calling thread); returns how many were pinned. Opt-in through
-    BURN_NDARRAY_PIN_THREADS=1 (see the README: stable per-op times on many cores, but two
-    processes on one machine would pin onto the same CPUs)."""
-    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if len(cpus) < 2:
-        return 0
-    arr = (ctypes.c_int * len(cpus))(*cpus)
-    return int(lib.burn_pin_workers(len(cpus), arr, len(cpus)))
 
 
 def status() -> str:
@@ -300,8 +286,6 @@ def _declare(lib) -> None:
         for op in ("max", "min"):
             _sig(lib, f"arg_{op}_{t}", (p, p, L, L, L, i))
     lib.burn_max_threads.restype = i
-    _sig(lib, "burn_pin_workers", (i, p, i))
-    lib.burn_pin_workers.restype = i
     from .. import _native_conv, _native_pool
 
     _native_pool.declare(lib)

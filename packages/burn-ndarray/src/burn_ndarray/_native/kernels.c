@@ -9,16 +9,11 @@
  * `nt` is the number of OpenMP threads for the call (the Python side derives it from the
  * backend's one thread budget and the size of the work).
  */
-#define _GNU_SOURCE /* sched_setaffinity's CPU_SET, pthread_setaffinity_np */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
-#if defined(__linux__)
-#include <pthread.h>
-#include <sched.h>
-#endif
 
 /* glibc's libmvec: SIMD variants of the math functions, used when the vectorizer sees these
  * declarations (glibc's own header only declares them under -ffast-math). */
@@ -65,28 +60,6 @@ static inline float burn_erff(float x) {
 int burn_native_version(void) { return 1; }
 int burn_max_threads(void) { return omp_get_max_threads(); }
 void burn_set_threads(int n) { omp_set_num_threads(n); }
-
-/* Opt-in (BURN_NDARRAY_PIN_THREADS=1): pin the OpenMP pool's worker threads, team slots
- * 1..nt-1, one per CPU (slot t on cpus[t % n]), so the blocks a slot computes stay in one core's
- * cache from op to op; the calling thread (slot 0) keeps its affinity (threads Python creates
- * later inherit it). libgomp hands team slot t to the same pool thread in every region. Returns
- * the number of threads pinned. */
-int burn_pin_workers(int nt, const int *cpus, int n) {
-  int pinned = 0;
-#if defined(__linux__)
-  _Pragma("omp parallel num_threads(nt) reduction(+ : pinned)")
-  {
-    int t = omp_get_thread_num();
-    if (t > 0 && n > 0) {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpus[t % n], &set);
-      if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0) pinned += 1;
-    }
-  }
-#endif
-  return pinned;
-}
 
 /* ---------------------------------------------------------------- unary ------------------- */
 #define UNARY(NAME, T, EXPR)                                                                  \
