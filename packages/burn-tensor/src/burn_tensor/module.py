@@ -36,6 +36,16 @@ def _input(op, x, spatial):
         )
 
 
+def _params_on_input(x, weight, bias, problems) -> None:
+    """Weight and bias (if any) must be Float tensors on the input's device."""
+    for t in (weight, bias):
+        if t is not None and (t._d is not x._d or t._o.kind is not Float):
+            problems.append(
+                f"weight/bias must be Float tensors on the input's device; input is "
+                f"{check.describe(x)}, got {t._o.kind.value} {check.describe(t)}"
+            )
+
+
 def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
     _input(op, x, spatial)
     problems = []
@@ -63,12 +73,7 @@ def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
                 problems.append(f"out channels {c_out} not divisible by groups {groups}")
         if bias is not None and tuple(bias._p.shape) != (c_out,):
             problems.append(f"bias must be [{c_out}], got {bias.dims()}")
-    for t in (weight, bias):
-        if t is not None and (t._d is not x._d or t._o.kind is not Float):
-            problems.append(
-                f"weight/bias must be Float tensors on the input's device; input is "
-                f"{check.describe(x)}, got {t._o.kind.value} {check.describe(t)}"
-            )
+    _params_on_input(x, weight, bias, problems)
     if problems:
         raise TensorCheckError(op, problems)
 
@@ -299,12 +304,7 @@ def linear(x, weight, bias=None):
         )
     elif bias is not None and tuple(bias._p.shape) != (ws[1],):
         problems.append(f"bias must be [d_out] = [{ws[1]}], got {bias.dims()}")
-    for t in (weight, bias):
-        if t is not None and (t._d is not x._d or t._o.kind is not Float):
-            problems.append(
-                f"weight/bias must be Float tensors on the input's device; input is "
-                f"{check.describe(x)}, got {t._o.kind.value} {check.describe(t)}"
-            )
+    _params_on_input(x, weight, bias, problems)
     if problems:
         raise TensorCheckError("linear", problems)
     p = x._d.backend.linear(x._p, weight._p, None if bias is None else bias._p)
