@@ -478,8 +478,18 @@ def test_transcendental_loops_call_libmvec():
             "un_exp_f64": "exp", "softmax_f32": "expf", "softmax_bwd_f32": "expf"}  # fmt: skip
     if glibc >= (2, 35):  # vectorized tanhf / erff since 2.35
         want.update({"un_tanh_f32": "tanhf", "un_erf_f32": "erff"})
+    # the row helpers the softmax kernels call, when gcc keeps them out of line (it does with
+    # -mprefer-vector-width=512 on AVX-512 CPUs)
+    helpers = {"softmax_f32": ("sm_", "_f32"), "softmax_bwd_f32": ("smb_", "_f32")}
     for fn, math_fn in want.items():
-        text = "".join(v for k, v in blocks.items() if k == fn or k.startswith(fn + "._omp_fn"))
+        pre, suf = helpers.get(fn, (None, None))
+        text = "".join(
+            v
+            for k, v in blocks.items()
+            if k == fn
+            or k.startswith(fn + "._omp_fn")
+            or (pre is not None and k.startswith(pre) and suf in k)
+        )
         assert re.search(rf"_ZGV\w+v_{math_fn}@", text), f"{fn}: no SIMD {math_fn}"
 
 
@@ -503,3 +513,18 @@ def test_relu_backward_is_the_defaults_bits():
     b = BACKENDS[2]
     x = RNG.uniform(-1, 1, (300, 200)).astype(np.float32)
     np.testing.assert_array_equal(b.relu_backward(x.T, x.T), np.where(x.T <= 0, 0, x.T))
+
+
+def test_wide_vectors_only_where_avx512_exists():
+    """-mprefer-vector-width=512 (libmvec's 16-wide transcendentals) is added for CPUs whose flags
+    list avx512f, never for AVX2-only ones (this 2-core box) or other architectures."""
+    from burn_ndarray import _native
+
+    avx2 = "x86_64\nmodel name\t: Some CPU\nflags\t\t: fpu sse2 avx avx2 fma"
+    avx512 = avx2 + " avx512f avx512dq avx512bw"
+    assert not _native._has_avx512(avx2)
+    assert _native._has_avx512(avx512)
+    assert not _native._has_avx512("aarch64\nFeatures\t: fp asimd sve")
+    assert not _native._has_avx512(avx2 + " avx512fp16")  # another flag with that prefix
+    want = _native._has_avx512(_native._cpu_key())
+    assert (_native.WIDE_FLAGS[0] in _native.flags()) == want
