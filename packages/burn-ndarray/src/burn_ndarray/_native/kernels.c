@@ -573,6 +573,15 @@ static void sm_addd(const double *restrict p, double *restrict s, long w) {
   _Pragma("omp simd") for (long c = 0; c < w; c++) s[c] += p[c];
 }
 
+/* s[i, c0:c1] = the chunk partials ps[i, k, c0:c1] summed over the nc chunks in order (the
+ * column-sum step shared by softmax and its backward: the order fixes the bits) */
+static void sm_chunk_sums(const double *ps, double *s, long i, long nc, long inner, long c0,
+                          long c1) {
+  for (long c = c0; c < c1; c++) s[i * inner + c] = 0.0;
+  for (long k = 0; k < nc; k++)
+    sm_addd(ps + (i * nc + k) * inner + c0, s + i * inner + c0, c1 - c0);
+}
+
 /* Pieces of w columns: the statistics of a row (mx, s per column) and its output. exp has a
  * loop of its own: mixed with the double sum, gcc did not call libmvec. */
 #define SM_PIECES(SUF, T, EXP)                                                                \
@@ -694,9 +703,7 @@ SM_PIECES(f64, double, exp)
       _Pragma("omp for schedule(static)") /* column sums in chunk order */                   \
       for (long t = 0; t < ctasks; t++) {                                                     \
         CBLOCK(t);                                                                            \
-        for (long c = c0; c < c1; c++) s[i * inner + c] = 0.0;                               \
-        for (long k = 0; k < nc; k++)                                                         \
-          sm_addd(ps + (i * nc + k) * inner + c0, s + i * inner + c0, c1 - c0);               \
+        sm_chunk_sums(ps, s, i, nc, inner, c0, c1);                                           \
         sm_fin_##SUF(s + i * inner + c0, c1 - c0, log_out);                                   \
       }                                                                                       \
       _Pragma("omp for schedule(static)") /* the output */                                   \
@@ -765,9 +772,7 @@ SOFTMAX(f64, double, exp)
       _Pragma("omp for schedule(static)") /* column sums in chunk order */                   \
       for (long t = 0; t < ctasks; t++) {                                                     \
         CBLOCK(t);                                                                            \
-        for (long c = c0; c < c1; c++) s[i * inner + c] = 0.0;                               \
-        for (long k = 0; k < nc; k++)                                                         \
-          sm_addd(ps + (i * nc + k) * inner + c0, s + i * inner + c0, c1 - c0);               \
+        sm_chunk_sums(ps, s, i, nc, inner, c0, c1);                                           \
       }                                                                                       \
       _Pragma("omp for schedule(static)") /* the output */                                   \
       for (long t = 0; t < tasks; t++) {                                                      \
