@@ -45,11 +45,15 @@ def reference(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
     return ReferenceEvaluator(model).run(None, feeds)
 
 
-def one_node(op: str, inputs, outputs, opset: int = 17, inits=(), **attrs) -> onnx.ModelProto:
-    """A one-node model; `inputs`/`outputs` are (name, elem type, shape) triples."""
+def one_node(
+    op: str, inputs, outputs, opset: int = 17, inits=(), init_inputs: bool = True, **attrs
+) -> onnx.ModelProto:
+    """A one-node model; `inputs`/`outputs` are (name, elem type, shape) triples. `inits` are
+    graph initializers, also the node's last inputs unless `init_inputs=False` (outer-scope
+    values a subgraph attribute reads by name, as Scan/Loop bodies do)."""
     node = h.make_node(
         op,
-        [i[0] for i in inputs] + [i.name for i in inits],
+        [i[0] for i in inputs] + ([i.name for i in inits] if init_inputs else []),
         [o[0] for o in outputs],
         name="n0",
         **attrs,

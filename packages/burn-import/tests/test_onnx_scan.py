@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _onnx_helpers import one_node
 from burn_import.onnx import OnnxImportError, backend
 from onnx import TensorProto as T
 from onnx import helper as h
@@ -13,17 +14,7 @@ F = T.FLOAT
 
 
 def _scan_model(body, inputs, outputs, opset=17, inits=(), **attrs):
-    node = h.make_node(
-        "Scan", [i[0] for i in inputs], [o[0] for o in outputs], name="scan", body=body, **attrs
-    )
-    g = h.make_graph(
-        [node],
-        "g",
-        [h.make_tensor_value_info(*i) for i in inputs],
-        [h.make_tensor_value_info(*o) for o in outputs],
-        initializer=list(inits),
-    )
-    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    return one_node("Scan", inputs, outputs, opset, inits, init_inputs=False, body=body, **attrs)
 
 
 def _running_sum_body(scale=None):
