@@ -34,6 +34,31 @@ from ._types import VType, vtype_of
 INDENT = "    "
 
 
+def bind_state_results(gen, state, body_outs, results) -> None:
+    """A Loop/Scan's final state values: result name -> the loop's state variable."""
+    for s, out, res in zip(state, body_outs, results):
+        if res:
+            gen.vars[res] = s
+            gen.types[res] = gen.types.get(out.name) or VType(0, None)
+
+
+def stack_results(gen, op, name, parts, body_outs, results, axes, reverses) -> None:
+    """A Loop/Scan's per-iteration outputs: each list of parts stacked along its axis (in
+    reverse order where asked) into its result."""
+    for p, out, res, axis, rev in zip(parts, body_outs, results, axes, reverses):
+        if not res:
+            continue
+        vt = gen.types.get(out.name)
+        if vt is None or vt.rank is None:
+            raise op_error(op, name, gen.opset, f"the rank of body output {out.name!r} is unknown")
+        axis %= vt.rank + 1
+        v = gen.fresh(res)
+        gen.lines.append(f"{v} = ops.scan_stack({p}, {axis}, {bool(rev)}, {vt.rank})")
+        gen.vars[res] = v
+        shape = None if vt.shape is None else vt.shape[:axis] + [None] + vt.shape[axis:]
+        gen.types[res] = VType(vt.elem, shape)
+
+
 def forget_block_consts(gen, before: set[str]) -> None:
     """Constants first materialized inside a loop body or branch are assigned only there: a
     later use outside (or in the other branch) must write them again, not read a variable that
@@ -88,22 +113,9 @@ def convert_loop(gen, convert, node: onnx.NodeProto) -> None:
     gen.lines.append(f"{i} += 1")
     gen.lines[start:] = [INDENT + line for line in gen.lines[start:]]
     forget_block_consts(gen, before)
-    for s, out, res in zip(state, body.output[1 : 1 + n], node.output[:n]):
-        if res:
-            gen.vars[res] = s
-            gen.types[res] = gen.types.get(out.name) or VType(0, None)
-    for p, out, res in zip(parts, body.output[1 + n :], node.output[n:]):
-        if not res:
-            continue
-        vt = gen.types.get(out.name)
-        if vt is None or vt.rank is None:
-            raise op_error(
-                "Loop", name, gen.opset, f"the rank of body output {out.name!r} is unknown"
-            )
-        v = gen.fresh(res)
-        gen.lines.append(f"{v} = ops.scan_stack({p}, 0, False, {vt.rank})")
-        gen.vars[res] = v
-        gen.types[res] = VType(vt.elem, None if vt.shape is None else [None] + vt.shape)
+    bind_state_results(gen, state, body.output[1 : 1 + n], node.output[:n])
+    k = len(parts)
+    stack_results(gen, "Loop", name, parts, body.output[1 + n :], node.output[n:], [0] * k, [0] * k)
 
 
 def convert_if(gen, convert, node: onnx.NodeProto) -> None:

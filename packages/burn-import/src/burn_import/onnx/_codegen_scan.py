@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import onnx
 
-from ._codegen_loop import forget_block_consts
+from ._codegen_loop import bind_state_results, forget_block_consts, stack_results
 from ._errors import op_error
 from ._types import VType
 
@@ -91,23 +91,7 @@ def convert_scan(gen, convert, node: onnx.NodeProto) -> None:
         gen.lines.append(f"{p}.append({var(out.name)})")
     gen.lines[start:] = [INDENT + line for line in gen.lines[start:]]
     forget_block_consts(gen, before)
-    for s, out, res in zip(state, body.output[:n_state], node.output[:n_state]):
-        if res:
-            gen.vars[res] = s
-            gen.types[res] = gen.types.get(out.name) or VType(0, None)
-    for p, out, res, axis, rev in zip(
-        parts, body.output[n_state:], node.output[n_state:], out_axes, out_dirs
-    ):
-        if not res:
-            continue
-        vt = gen.types.get(out.name)
-        if vt is None or vt.rank is None:
-            raise op_error(
-                "Scan", name, gen.opset, f"the rank of body output {out.name!r} is unknown"
-            )
-        axis %= vt.rank + 1
-        v = gen.fresh(res)
-        gen.lines.append(f"{v} = ops.scan_stack({p}, {axis}, {bool(rev)}, {vt.rank})")
-        gen.vars[res] = v
-        shape = None if vt.shape is None else vt.shape[:axis] + [None] + vt.shape[axis:]
-        gen.types[res] = VType(vt.elem, shape)
+    bind_state_results(gen, state, body.output[:n_state], node.output[:n_state])
+    stack_results(
+        gen, "Scan", name, parts, body.output[n_state:], node.output[n_state:], out_axes, out_dirs
+    )
