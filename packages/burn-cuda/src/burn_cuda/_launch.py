@@ -42,7 +42,8 @@ class _Block(threading.local):
 
 
 class DriverLauncher:
-    """Launches cupy RawKernels of 8-byte parameters with `cuLaunchKernel`, block size 256."""
+    """Launches cupy RawKernels with `cuLaunchKernel` from this thread's parameter slots
+    (`p3i`/`p2i`/`p2ii`/`p2is` for the hot path's fixed signatures, `args` for any other)."""
 
     def __init__(self, cp, block: int = 256):
         import numpy as np
@@ -131,7 +132,7 @@ class DriverLauncher:
                 elif c is float or c is f64:
                     tls.floats[i] = a
                 else:
-                    s[i] = a.__index__()  # ints, numpy ints, numpy bools
+                    s[i] = a.__index__()  # ints, numpy ints (a numpy bool has none)
         except (AttributeError, TypeError):
             k((grid,), (block,), args)
             return
