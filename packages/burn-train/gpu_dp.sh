@@ -9,8 +9,9 @@
 #    training the same 3 epochs and compared with the reference;
 # 3. all-reduce bandwidth of the collective layer beside NCCL's own call (256 MiB), on all GPUs;
 # 4. throughput and validation accuracy for 1 and N GPUs of the compute-bound transformer encoder
-#    (benches/collective/dp_throughput.py --model transformer, global batch 256; DP_ARGS adds or
-#    overrides its options, DP_SKIP=1 skips it).
+#    (benches/collective/dp_throughput.py --model transformer, global batch 256) on each backend of
+#    DP_BACKENDS (default "cuda fusion-cuda": Autodiff(Cuda()) and Autodiff(Fusion(Cuda())));
+#    DP_ARGS adds or overrides its options, DP_TIMEOUT limits each run (s), DP_SKIP=1 skips it.
 # Logs and JSON go to $OUT (default /tmp/gpu_dp); a table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -36,22 +37,28 @@ if [ "$gpus" -ge 2 ]; then
     --mib 256 > "$out/allreduce.log" 2>&1
   bw=$(grep '^{' "$out/allreduce.log" | tail -1)
 fi
-dp1="skipped"; dpn="skipped (needs 2 GPUs)"
+# Throughput for 1 and N GPUs on each backend of DP_BACKENDS (Autodiff(<backend>) per rank).
+rows=()
 if [ -z "${DP_SKIP:-}" ]; then
-  dp=(benches/collective/dp_throughput.py --model transformer --batch-size 256 --epochs 4 ${DP_ARGS:-})
-  BURN_COLLECTIVE=nccl timeout 420 python3 -m burn_train.launch --nproc-per-node 1 "${dp[@]}" \
-    > "$out/dp1.log" 2>&1
-  dp1=$(grep '^{' "$out/dp1.log" | tail -1)
-  if [ "$gpus" -ge 2 ]; then
-    BURN_COLLECTIVE=nccl timeout 420 python3 -m burn_train.launch --nproc-per-node "$gpus" \
-      "${dp[@]}" > "$out/dp$gpus.log" 2>&1
-    dpn=$(grep '^{' "$out/dp$gpus.log" | tail -1)
-  fi
+  for b in ${DP_BACKENDS:-cuda fusion-cuda}; do
+    dp=(benches/collective/dp_throughput.py --backend "$b" --model transformer --batch-size 256
+        --epochs 4 ${DP_ARGS:-})
+    for w in 1 $(( gpus >= 2 ? gpus : 0 )); do
+      [ "$w" -eq 0 ] && { rows+=("$b|2|skipped (needs 2 GPUs)"); continue; }
+      BURN_COLLECTIVE=nccl timeout "${DP_TIMEOUT:-420}" python3 -m burn_train.launch \
+        --nproc-per-node "$w" "${dp[@]}" > "$out/dp-$b-$w.log" 2>&1
+      rc=$?
+      line=$(grep '^{' "$out/dp-$b-$w.log" | tail -1)
+      rows+=("$b|$w|${line:-exit $rc (see dp-$b-$w.log)}")
+      echo "transformer on $b, $w GPU(s): ${line:-exit $rc}"
+    done
+  done
 fi
-python3 - "$out" "$n" "$bw" "$dp1" "$dpn" <<'PY'
+printf '%s\n' "${rows[@]}" > "$out/dp_rows.txt"
+python3 - "$out" "$n" "$bw" <<'PY'
 import json, sys, numpy as np
 from pathlib import Path
-out, n, bw, dp1, dpn = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+out, n, bw = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 ref = out / "ref1" / "params.npz"
 rows = []
 for name in ("ref2", "nccl1", f"nccl{n}"):
@@ -65,12 +72,23 @@ print("\n| run | result |\n|---|---|")
 for r in rows:
     print(f"| {r[0]} | {r[1]} |")
 print(f"| all-reduce 256 MiB | {bw} |")
-print(f"| transformer, 1 GPU | {dp1} |")
-print(f"| transformer, N GPUs | {dpn} |")
-try:
-    a, b = json.loads(dp1), json.loads(dpn)
-    print(f"| scaling | {b['items_per_s'] / a['items_per_s']:.2f}x items/s, accuracy "
-          f"{a['valid_accuracy']} vs {b['valid_accuracy']} |")
-except (ValueError, KeyError, ZeroDivisionError):
-    pass
+runs = {}
+for line in (out / "dp_rows.txt").read_text().splitlines():
+    if not line:
+        continue
+    backend, world, result = line.split("|", 2)
+    print(f"| transformer, {backend}, {world} GPU(s) | {result} |")
+    try:
+        runs.setdefault(backend, {})[world] = json.loads(result)
+    except ValueError:
+        pass
+for backend, by_world in runs.items():
+    one = by_world.get("1")
+    for world, r in by_world.items():
+        if world == "1" or one is None:
+            continue
+        print(f"| scaling {backend}, {world} vs 1 GPU | "
+              f"{r['items_per_s'] / one['items_per_s']:.2f}x items/s; accuracy "
+              f"{one['valid_accuracy']} vs {r['valid_accuracy']} "
+              f"(diff {abs(one['valid_accuracy'] - r['valid_accuracy']):.2f} points) |")
 PY

@@ -41,6 +41,24 @@ def test_dlpack_zero_copy_with_cupy_both_ways():
     assert u.sum().into_scalar() == 15.0
 
 
+def test_dlpack_zero_copy_through_autodiff_and_fusion():
+    # The decorators export their inner cupy array (a pending Fusion plan runs first), so NCCL
+    # and torch read gradients in place.
+    import cupy as cp
+    from burn_autodiff import Autodiff
+    from burn_fusion import Fusion
+
+    for backend in (Autodiff(Cuda()), Fusion(Cuda()), Autodiff(Fusion(Cuda()))):
+        dev = backend.device()
+        t = (Tensor.from_data(np.arange(6, dtype=np.float32), dev) * 2.0).exp()
+        assert t.__dlpack_device__()[0] == 2, backend  # kDLCUDA
+        a = cp.from_dlpack(t)
+        np.testing.assert_allclose(cp.asnumpy(a), np.exp(2.0 * np.arange(6)), rtol=1e-6)
+        assert a.data.ptr == cp.from_dlpack(t).data.ptr  # the same buffer, not a new copy
+        back = Tensor.from_dlpack(a, dev)
+        assert back.device == dev and back.sum().into_scalar() == pytest.approx(float(a.sum()))
+
+
 def test_dlpack_with_torch_when_installed():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():

@@ -126,6 +126,16 @@ def test_a_dropped_owned_input_is_written_in_place(device):
     np.testing.assert_allclose(z.numpy(), np.sqrt(np.exp(a * 3.0) + 1.0), rtol=1e-5)
 
 
+def test_dlpack_export_runs_the_plan_and_the_buffer_is_never_reused(device):
+    # What DLPack exports may be read in place later (NCCL, torch): no fused kernel may write it.
+    a = f32(256)
+    y = (Tensor.from_data(a, device) * 3.0).exp()
+    assert y.into_primitive().prim is None
+    np.testing.assert_allclose(np.from_dlpack(y), np.exp(a * 3.0), rtol=1e-5)
+    handle = y.into_primitive()
+    assert handle.prim is not None and not handle.owned
+
+
 def test_a_buffer_seen_by_an_inner_op_is_never_written_in_place(device):
     a = f32(4, 8)
     x = Tensor.from_data(a, device)

@@ -141,7 +141,8 @@ def test_launcher_sets_rank_variables_and_keeps_nvls_off(tmp_path):
         "import os\n"
         "keys = ['BURN_RANK', 'BURN_LOCAL_RANK', 'BURN_WORLD_SIZE', 'BURN_MASTER_ADDR',\n"
         "        'NCCL_NVLS_ENABLE']\n"
-        "print(' '.join(os.environ[k] for k in keys), flush=True)\n"
+        # one write per rank: print's text and newline can interleave between ranks
+        "os.write(1, (' '.join(os.environ[k] for k in keys) + '\\n').encode())\n"
     )
     env = {**os.environ, "NCCL_NVLS_ENABLE": "1"}  # the launcher overrides it
     run = subprocess.run(

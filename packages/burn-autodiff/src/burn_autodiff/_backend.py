@@ -158,6 +158,14 @@ class Autodiff(Backend):
         object.__setattr__(self, name, fn)
         return fn
 
+    def dlpack_primitive(self, x: Any) -> Any:
+        """The array DLPack exports for primitive `x` (its memory, no copy): the inner
+        backend's, so `torch.from_dlpack` of an `Autodiff(Cuda())` tensor shares the GPU
+        buffer. Int/bool primitives are the inner backend's already."""
+        p = x.p if type(x) is AutodiffTensor else x
+        hook = getattr(self.inner, "dlpack_primitive", None)
+        return p if hook is None else hook(p)
+
     # -- devices ------------------------------------------------------------------------------------
     def device_count(self) -> int:
         return self.inner.device_count()

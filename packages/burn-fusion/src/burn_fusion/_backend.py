@@ -126,6 +126,13 @@ class Fusion(Backend):
         object.__setattr__(self, name, fn)
         return fn
 
+    def dlpack_primitive(self, x: Any) -> Any:
+        """The inner primitive behind handle `x`, its pending plan run first: what DLPack
+        exports (zero-copy on Cuda), and marked escaped so no fused kernel reuses its buffer."""
+        p = _unwrap(x) if type(x) is FT else x
+        hook = getattr(self.inner, "dlpack_primitive", None)
+        return p if hook is None else hook(p)
+
     # -- streams --------------------------------------------------------------------------------
     def stream(self, index: int = 0) -> Stream:
         """The lazy stream of device `index`."""

@@ -386,16 +386,22 @@ class Tensor(
             arr = arr.astype(dtype)
         return arr.copy() if copy is not False else arr
 
+    def _exported(self):
+        # The array that shares this tensor's memory: the primitive itself, or what a decorator
+        # backend (Fusion) holds inside its handle, after running what is pending on it.
+        hook = getattr(self._d.backend, "dlpack_primitive", None)
+        return self._p if hook is None else hook(self._p)
+
     def __dlpack__(self, *args, **kwargs):
         # A device primitive (a cupy array on Cuda) exports its own memory: zero-copy to torch,
         # jax or cupy on the same GPU. Host backends export through numpy.
-        p = self._p
+        p = self._exported()
         if not isinstance(p, np.ndarray) and hasattr(p, "__dlpack__"):
             return p.__dlpack__(*args, **kwargs)
         return self.numpy().__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        p = self._p
+        p = self._exported()
         if not isinstance(p, np.ndarray) and hasattr(p, "__dlpack_device__"):
             return p.__dlpack_device__()
         return (1, 0)  # kDLCPU: data is exported through the host

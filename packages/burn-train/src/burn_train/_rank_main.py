@@ -13,9 +13,33 @@ import sys
 import time
 
 
+def bind_gpu() -> int | None:
+    """Make GPU `BURN_LOCAL_RANK % count` cupy's current device in this rank (torchrun's
+    `torch.cuda.set_device(local_rank)`, done for the script). cupy runs a kernel on the current
+    device, so without this rank 1's model, built on `Cuda().device(1)`, would be computed by
+    GPU 0 reading GPU 1's memory. Returns the GPU index, or None where cupy or a GPU is
+    missing (CPU backends need nothing)."""
+    import importlib.util
+
+    if importlib.util.find_spec("cupy") is None:
+        return None
+    try:
+        import cupy
+
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001 - no driver or no device: nothing to bind
+        return None
+    if count < 1:
+        return None
+    index = int(os.environ.get("BURN_LOCAL_RANK", "0")) % count
+    cupy.cuda.Device(index).use()
+    return index
+
+
 def main() -> None:
     if len(sys.argv) < 2:
         raise SystemExit("usage: python -m burn_train._rank_main script.py [args...]")
+    bind_gpu()
     script = sys.argv[1]
     sys.argv = sys.argv[1:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))

@@ -78,11 +78,10 @@ def rank_step(
     """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
     Returns (new model, metrics item or None when the rank had no items).
 
-    Every rank all-reduces one gradient per trainable parameter, in the same order: a rank with
-    no items (the last batch can be smaller than the number of ranks), or a parameter its
-    forward did not reach, contributes zeros."""
+    Every rank all-reduces one gradient per trainable parameter (batched by `all_reduce_flat`),
+    in the same order: a rank with no items (the last batch can be smaller than the number of
+    ranks), or a parameter its forward did not reach, contributes zeros."""
     from burn_optim import GradientsParams
-    from burn_tensor.collective import all_reduce
 
     grads, item = None, None
     if shard.items:
@@ -91,15 +90,47 @@ def rank_step(
         if check is not None:
             check(item)  # before any update: a bad loss stops every rank with the model intact
     weight = shard.items / shard.total
-    reduced = GradientsParams()
-    for p in _trainable(model):
+    params = _trainable(model)
+    local = []
+    for p in params:
         g = grads.get(p.id) if grads is not None else None
         if g is None:
             g = p.val().inner().zeros_like()
         elif weight != 1.0:
             g = g * weight
-        reduced.register(p.id, all_reduce(g, comm, "sum"))
+        local.append(g)
+    reduced = GradientsParams()
+    for p, g in zip(params, all_reduce_flat(local, comm), strict=True):
+        reduced.register(p.id, g)
     return _optim_step(optim, lr, model, reduced), item
+
+
+def all_reduce_flat(tensors: list[Any], comm: Any) -> list[Any]:
+    """Sum of every tensor over the ranks, as one all-reduce per dtype (not one per tensor).
+
+    Shapes: each tensor keeps its own. The tensors of a dtype are flattened and concatenated,
+    reduced together and split back: a model's ~100 gradients cost one NCCL call (and one
+    TCP round) instead of ~100, each with its launch and stream synchronisation. Elementwise
+    the sums are the same as one call per tensor, so every rank still gets the same bits.
+
+    Example: `a, b = all_reduce_flat([ga, gb], comm)`."""
+    from burn_tensor import Tensor
+    from burn_tensor.collective import all_reduce
+
+    out: list[Any] = [None] * len(tensors)
+    groups: dict[Any, list[int]] = {}
+    for i, t in enumerate(tensors):
+        groups.setdefault(t.dtype, []).append(i)
+    for idx in groups.values():
+        if len(idx) == 1:
+            out[idx[0]] = all_reduce(tensors[idx[0]], comm, "sum")
+            continue
+        sizes = [tensors[i].numel() for i in idx]
+        flat = Tensor.cat([tensors[i].reshape([-1]) for i in idx], 0)
+        parts = all_reduce(flat, comm, "sum").split_with_sizes(sizes, 0)
+        for i, part in zip(idx, parts, strict=True):
+            out[i] = part.reshape(tensors[i].dims())
+    return out
 
 
 class ThreadedDataParallel:
