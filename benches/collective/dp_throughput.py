@@ -32,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=int, default=1024, help="global batch size")
     parser.add_argument("--epochs", type=int, default=6, help="epochs (the first is warm-up)")
     parser.add_argument("--repeat", type=int, default=16, help="copies of the training split")
-    parser.add_argument("--lr", type=float, default=2e-3, help="learning rate (Adam)")
+    parser.add_argument(
+        "--lr", type=float, default=None, help="Adam's learning rate (guide 2e-3, transformer 5e-4)"
+    )
     parser.add_argument(
         "--model",
         choices=("guide", "transformer"),
@@ -43,6 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seq", type=int, default=128, help="transformer: sequence length")
     parser.add_argument("--d-model", type=int, default=512, help="transformer: d_model")
     parser.add_argument("--layers", type=int, default=6, help="transformer: encoder layers")
+    parser.add_argument(
+        "--post-norm", action="store_true", help="transformer: post-norm layers (default pre-norm)"
+    )
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="N",
+        help="print the N functions with most own time over the timed epochs (rank 0)",
+    )  # fmt: skip
     return parser  # fmt: skip
 
 
@@ -51,10 +60,15 @@ class _Timer:
     (rank 0), the device synchronised at both marks: validation and the first step (batching
     and, in epoch 1, kernel compilation) stay out of the measured span."""
 
-    def __init__(self, device) -> None:
+    def __init__(self, device, profile: int = 0) -> None:
         self.device = device
         self.spans: list[float] = []
         self._start: float | None = None
+        self.profiler = None
+        if profile:  # cProfile over the timed spans (epochs 2..): where a step's time goes
+            import cProfile
+
+            self.profiler = cProfile.Profile()
 
     def __getattr__(self, name):  # every other renderer call is a no-op
         return lambda *a, **k: None
@@ -63,12 +77,26 @@ class _Timer:
         if item.iteration == 1:
             self.device.sync()
             self._start = time.perf_counter()
+            if self.profiler is not None and item.epoch > 1:
+                self.profiler.enable()
 
     def end_epoch(self, split, epoch) -> None:
         if str(split).lower().endswith("train") and self._start is not None:
             self.device.sync()
             self.spans.append(time.perf_counter() - self._start)
             self._start = None
+            if self.profiler is not None:
+                self.profiler.disable()
+
+    def report(self, top: int) -> None:
+        """The `top` functions by own time, to stderr (the spans' GPU waits show as the
+        synchronising calls' own time)."""
+        import pstats
+        import sys
+
+        if self.profiler is not None:
+            stats = pstats.Stats(self.profiler, stream=sys.stderr)
+            stats.sort_stats("tottime").print_stats(top)
 
 
 def _guide_task(args, device):
@@ -97,7 +125,7 @@ def _transformer_task(args, device):
     vocab, classes = 64, 8
     items = make_items(args.items, args.seq, vocab, classes, seed=1)
     valid = InMemDataset(make_items(2048, args.seq, vocab, classes, seed=2))
-    model = seq_classifier(device, vocab, classes, args.d_model, args.layers)
+    model = seq_classifier(device, vocab, classes, args.d_model, args.layers, not args.post_norm)
     return model, items, SeqBatcher(), valid, "tokens"
 
 
@@ -120,14 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     train = train.set_device(device).build(InMemDataset(items))
     valid = DataLoaderBuilder(batcher).batch_size(512).set_device(device.inner())
     valid = valid.build(valid_set)
-    timer = _Timer(device)
+    lr = args.lr if args.lr is not None else (5e-4 if args.model == "transformer" else 2e-3)
+    timer = _Timer(device, args.profile)
     learner = (
         LearnerBuilder(tempfile.mkdtemp(prefix="dp-throughput-"))
         .metric_valid_numeric(AccuracyMetric())
         .renderer(timer)
         .with_application_logger(False)
         .num_epochs(args.epochs)
-        .build(model, AdamConfig().init(), args.lr)
+        .build(model, AdamConfig().init(), lr)
     )
     start = time.perf_counter()
     model = learner.fit(train, valid)
@@ -142,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     spans = timer.spans[1:]
     timed_items = (len(items) - args.batch_size) * len(spans)
     per_sec = timed_items / sum(spans) if spans and timed_items > 0 else float("nan")
+    if args.profile:
+        timer.report(args.profile)
     if os.environ.get("BURN_RANK", "0") == "0":
         world = int(os.environ.get("BURN_WORLD_SIZE", "1"))
         print(json.dumps({

@@ -27,6 +27,43 @@ def test_devices_and_transfers_to_and_from_ndarray():
         np.testing.assert_array_equal(moved.numpy(), host)
 
 
+@pytest.mark.parametrize("fused", [False, True])
+def test_training_on_the_second_gpu_stays_on_it(fused):
+    # A data-parallel rank trains on Cuda().device(1) with GPU 0 still cupy's current device
+    # in this test: autodiff's and the default ops' helper tensors (the backward seed, zeros
+    # for gather/embedding gradients) are made beside their inputs, so nothing is computed
+    # across GPUs (cupy warns when an array is read from another GPU).
+    import warnings
+
+    import cupy as cp
+    from burn_autodiff import Autodiff
+    from burn_fusion import Fusion
+
+    if Cuda().device_count() < 2:
+        pytest.skip("needs 2 GPUs (the nvidia-h100-x2 machine)")
+    backend = Autodiff(Fusion(Cuda()) if fused else Cuda())
+    dev = backend.device(1)
+    w = Tensor.from_data(np.arange(12, dtype=np.float32).reshape(4, 3), dev).require_grad()
+    idx = Tensor.from_data(np.array([[0, 3], [3, 1]]), dev)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cp._util.PerformanceWarning)
+        emb = module.embedding(w, idx)  # [2, 2, 3]
+        picked = emb.gather(2, Tensor.from_data(np.zeros((2, 2, 1), np.int64), dev))
+        loss = (emb.exp() * 1e-3).sum() + picked.sum()
+        grads = loss.backward()
+        g = w.grad(grads)
+        assert g.device.index == 1
+        arr = cp.from_dlpack(g)
+        assert arr.device.id == 1
+        got = cp.asnumpy(arr)
+    wn = np.arange(12, dtype=np.float64).reshape(4, 3)
+    want = np.zeros((4, 3))
+    for i in (0, 3, 3, 1):
+        want[i] += np.exp(wn[i]) * 1e-3
+        want[i, 0] += 1.0
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
 def test_dlpack_zero_copy_with_cupy_both_ways():
     import cupy as cp
 

@@ -126,6 +126,17 @@ def test_a_dropped_owned_input_is_written_in_place(device):
     np.testing.assert_allclose(z.numpy(), np.sqrt(np.exp(a * 3.0) + 1.0), rtol=1e-5)
 
 
+def test_device_of_a_handle_pending_or_ready_without_running_it(device):
+    # Default ops and autodiff create helper tensors on `device_of(x)`: it must not flush.
+    y = (Tensor.from_data(f32(8), device) * 2.0).exp()
+    handle = y.into_primitive()
+    assert handle.prim is None
+    assert device.backend.device_of(handle) == device
+    assert handle.prim is None  # still pending
+    device.sync()
+    assert device.backend.device_of(handle) == device
+
+
 def test_dlpack_export_runs_the_plan_and_the_buffer_is_never_reused(device):
     # What DLPack exports may be read in place later (NCCL, torch): no fused kernel may write it.
     a = f32(256)

@@ -167,6 +167,10 @@ class Autodiff(Backend):
         return p if hook is None else hook(p)
 
     # -- devices ------------------------------------------------------------------------------------
+    def device_of(self, x: Any) -> Any:
+        p = x.p if type(x) is AutodiffTensor else x
+        return self.device(self.inner.device_of(p).index)
+
     def device_count(self) -> int:
         return self.inner.device_count()
 

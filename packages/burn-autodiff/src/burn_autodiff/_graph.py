@@ -136,19 +136,20 @@ class Gradients:
         return f"Gradients({len(self._g)} tensor(s))"
 
 
-_DEFAULT_DEVICE: dict[int, Device] = {}
+_DEVICE_OF: dict[int, Any] = {}
 
 
 def device_of(b, p: Any) -> Device:
-    """The device a primitive lives on, when it says so; else the backend's default device."""
+    """The device primitive `p` of inner backend `b` lives on (`b.device_of`): a gradient's
+    zeros on a second GPU are made on that GPU."""
     d = getattr(p, "device", None)
     if isinstance(d, Device):
         return d
     # Backends are interned (never freed), so id() is a stable key; it skips hashing the backend.
-    d = _DEFAULT_DEVICE.get(id(b))
-    if d is None:
-        d = _DEFAULT_DEVICE[id(b)] = b.default_device()
-    return d
+    f = _DEVICE_OF.get(id(b))
+    if f is None:
+        f = _DEVICE_OF[id(b)] = b.device_of
+    return f(p)
 
 
 def topo_order(root: Node) -> list[Node]:

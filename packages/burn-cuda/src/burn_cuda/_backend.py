@@ -6,7 +6,7 @@ import os
 import threading
 
 import numpy as np
-from burn_tensor import Backend, BackendNotInstalledError, DType, NoDeviceError
+from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
@@ -117,6 +117,11 @@ class Cuda(CudaSoftmaxOps, CudaOptimOps, CudaModuleOps, Backend):
         return _memory.cleanup(device.index if device is not None else 0)
 
     # -- DLPack ------------------------------------------------------------------------------------
+    def device_of(self, x):
+        """The device of a cupy array (its GPU), so default ops and autodiff create their
+        helper tensors beside it on a second GPU, not on GPU 0."""
+        return Device(self, x.device.id)  # the array is there: no range check needed
+
     def from_dlpack(self, obj, device=None):
         """Primitive sharing the memory of a DLPack producer on a CUDA device (torch, jax,
         cupy): no copy. Host producers are copied to `device`."""

@@ -126,6 +126,14 @@ class Fusion(Backend):
         object.__setattr__(self, name, fn)
         return fn
 
+    def device_of(self, x: Any) -> Device:
+        """A handle's device, pending or not: its stream's, or its inner primitive's."""
+        if type(x) is FT:
+            if x.prim is None:
+                return self.device(x.stream.index)
+            x = x.prim
+        return self.device(self.inner.device_of(x).index)
+
     def dlpack_primitive(self, x: Any) -> Any:
         """The inner primitive behind handle `x`, its pending plan run first: what DLPack
         exports (zero-copy on Cuda), and marked escaped so no fused kernel reuses its buffer."""
@@ -143,6 +151,7 @@ class Fusion(Backend):
                 if st is None:
                     rt = self._hooks.Runtime(self.inner, Device(self.inner, index))
                     st = self._streams[index] = Stream(rt, self.inner)
+                    st.index = index
         return st
 
     def wrap(self, prim) -> FusionTensor:

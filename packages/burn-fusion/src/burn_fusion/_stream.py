@@ -104,6 +104,7 @@ class Stream(ReduceMixin):
     def __init__(self, runtime, inner=None):
         self.rt = runtime
         self.inner = inner  # the inner backend: runs one-op plans with its own kernel
+        self.index = 0  # the device's index (set by Fusion.stream): pending handles' device
         self.dialect = runtime.dialect
         self.lock = threading.RLock()
         self.plans: dict[Program, object] = {}

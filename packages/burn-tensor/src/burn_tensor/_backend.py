@@ -143,6 +143,14 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
     def default_device(self) -> Device:
         return Device(self, 0)
 
+    def device_of(self, x: Any) -> Device:
+        """The device primitive `x` lives on: what default ops create their helper tensors on
+        (zeros, index tensors), so they never land on another GPU. A primitive that carries a
+        burn `Device` says so; backends of several devices whose arrays carry their own (cupy's)
+        override this; otherwise the default device."""
+        d = getattr(x, "device", None)
+        return d if isinstance(d, Device) else self.default_device()
+
     def device_count(self) -> int:
         return 1
 

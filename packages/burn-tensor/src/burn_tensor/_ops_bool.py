@@ -66,7 +66,7 @@ class BoolOps:
         """Indices [n, rank] of true elements (host round trip: the output size is data-dependent)."""
         arr = self.bool_into_data(x).array
         idx = np.argwhere(arr).astype(self.int_dtype.np).reshape(-1, arr.ndim)
-        return self.int_from_data(TensorData(idx), self.default_device())
+        return self.int_from_data(TensorData(idx), self.device_of(x))
 
 
 install_required(BoolOps, prefixes=("bool_",))

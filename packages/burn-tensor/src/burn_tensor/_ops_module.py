@@ -223,7 +223,7 @@ class ModuleOps:
             for i in range(kh):
                 for j in range(kw):
                     eye[ci * kh * kw + i * kw + j, 0, i, j] = 1
-        w = self.float_from_data(TensorData(eye), self.default_device())
+        w = self.float_from_data(TensorData(eye), self.device_of(x))
         out = self.conv2d(
             x, w, None, ConvOptions(options.stride, options.padding, options.dilation, c)
         )
@@ -240,7 +240,7 @@ class ModuleOps:
         count = int(np.prod(indices.shape))
         flat = self.int_reshape(indices, (count,))
         grad = self.float_reshape(output_grad, (count, weights.shape[1]))
-        zeros = self.float_zeros(tuple(weights.shape), self.default_device(), _dt(weights))
+        zeros = self.float_zeros(tuple(weights.shape), self.device_of(weights), _dt(weights))
         return self.float_select_assign(zeros, 0, flat, grad)
 
 

@@ -233,7 +233,4 @@ def _host_binary(self, k, x, y, fn):
 
 
 def _device_hint(self, x):
-    dev = getattr(x, "device", None)
-    from ._device import Device
-
-    return dev if isinstance(dev, Device) else self.default_device()
+    return self.device_of(x)

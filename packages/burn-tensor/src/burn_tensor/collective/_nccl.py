@@ -5,7 +5,8 @@ TCP `ProcessGroup` (the same rendezvous the CPU path uses), so the same code spa
 reach NCCL as cupy arrays: zero-copy through DLPack when the tensor lives on the GPU
 (`__dlpack__`), copied to and from the GPU otherwise (a host tensor still gets NCCL's sums, at the
 cost of the copies: useful to check the path, not to train on). Collectives run on cupy's current
-stream; the result is synchronized before it is returned.
+stream, the one burn's Cuda ops run on: a GPU result is returned still queued (the next op on
+the stream waits for it, the host does not); broadcast and all_gather wait before returning.
 
 NVLink multicast (NVLS) stays off: `NCCL_NVLS_ENABLE=0` is set before the communicator is made
 (it must stay off on shared machines).
@@ -99,7 +100,8 @@ class NcclGroup:
     def all_reduce(self, tensor: Any, op: str = "sum") -> Any:
         arr, on_gpu = self._to_cupy(tensor)
         out = self.all_reduce_array(self._cupy.ascontiguousarray(arr), op)
-        self._cupy.cuda.get_current_stream().synchronize()
+        # A GPU result stays queued on the stream the next ops run on: no wait. Host tensors
+        # are read back by `_back` (a copy that waits).
         return self._back(tensor, out, on_gpu)
 
     def all_reduce_array(self, arr, op: str = "sum"):

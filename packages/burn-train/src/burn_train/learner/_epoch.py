@@ -134,7 +134,9 @@ def _train_epoch_parallel(
                 check_loss(item, epoch, iteration, stop_non_finite)
 
             try:
-                items = parallel.step(lr, shards, check)
+                # Items cross processes only for training metrics (each gather waits for the
+                # GPU); with none registered rank 0 renders its own item's progress.
+                items = parallel.step(lr, shards, check, gather=bool(processor.train))
             except NonFiniteLossError as e:
                 e.model = parallel.model
                 raise

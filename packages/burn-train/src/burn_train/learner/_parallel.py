@@ -158,8 +158,11 @@ class ThreadedDataParallel:
     def optim(self) -> Any:
         return self.optims[0]
 
-    def step(self, lr: float, shards: list[Any], check: Any = None) -> list[Any]:
-        """One step on every rank; returns the metric items of the ranks that had items."""
+    def step(
+        self, lr: float, shards: list[Any], check: Any = None, gather: bool = True
+    ) -> list[Any]:
+        """One step on every rank; returns the metric items of the ranks that had items (all
+        in this process already, so `gather` changes nothing here)."""
         if len(shards) != len(self.devices):
             raise ValueError(f"step: {len(shards)} shards for {len(self.devices)} devices")
         n = len(self.devices)
@@ -216,11 +219,14 @@ class ProcessDataParallel:
         store = getattr(self.comm, "store", self.comm)  # NCCL's TCP side carries small values
         return bool(store.all_reduce_array(np.array([int(flag)], np.int64))[0])
 
-    def step(self, lr: float, shard: Any, check: Any = None) -> list[Any]:
-        """One step; rank 0 gets every rank's metric item (see `_gather`), the others theirs."""
+    def step(self, lr: float, shard: Any, check: Any = None, gather: bool = True) -> list[Any]:
+        """One step; with `gather`, rank 0 gets every rank's metric item (see `_gather`), the
+        others theirs; without, every rank keeps its own."""
         from ._gather import gather_items
 
         self.model, item = rank_step(self.comm, self.model, self.optim, lr, shard, check)
+        if not gather:
+            return [item] if item is not None else []
         items = gather_items(self.comm, item)
         if items is None:
             items = [item]
