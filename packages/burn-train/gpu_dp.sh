@@ -10,8 +10,9 @@
 # 3. all-reduce bandwidth of the collective layer beside NCCL's own call (256 MiB), on all GPUs;
 # 4. throughput and validation accuracy for 1 and N GPUs of the compute-bound transformer encoder
 #    (benches/collective/dp_throughput.py --model transformer, global batch 256) on each backend of
-#    DP_BACKENDS (default "cuda fusion-cuda": Autodiff(Cuda()) and Autodiff(Fusion(Cuda())));
-#    DP_ARGS adds or overrides its options, DP_TIMEOUT limits each run (s), DP_SKIP=1 skips it.
+#    DP_BACKENDS (default "cuda fusion-cuda": Autodiff(Cuda()) and Autodiff(Fusion(Cuda()))), for
+#    each option set of DP_CONFIGS (default d_model 512 and 1024); DP_ARGS adds options to every
+#    run, DP_TIMEOUT limits each run (s), DP_SKIP=1 skips this part, DP_ONLY=1 runs only it.
 # Logs and JSON go to $OUT (default /tmp/gpu_dp); a table is printed last.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -23,34 +24,45 @@ export PYTHONPATH="$root:${src}${PYTHONPATH:-}" PYTHONUNBUFFERED=1 NCCL_NVLS_ENA
 child=packages/burn-train/tests/dp_child.py
 gpus=$(python3 -c "import cupy; print(cupy.cuda.runtime.getDeviceCount())" 2>/dev/null || echo 0)
 echo "GPUs: $gpus"
+n=$(( gpus > 1 ? gpus : 2 ))
+bw="skipped (needs 2 GPUs)"
+if [ -z "${DP_ONLY:-}" ]; then
 python3 "$child" "$out/ref1" 1 3 > "$out/ref1.log" 2>&1; echo "ref 1 device: exit $?"
 python3 "$child" "$out/ref2" 2 3 > "$out/ref2.log" 2>&1; echo "ref 2 devices in-process: exit $?"
 BURN_COLLECTIVE=nccl python3 -m burn_train.launch --nproc-per-node 1 "$child" "$out/nccl1" 1 3 \
   > "$out/nccl1.log" 2>&1; echo "nccl world 1: exit $?"
-n=$(( gpus > 1 ? gpus : 2 ))
 BURN_COLLECTIVE=nccl timeout 300 python3 -m burn_train.launch --nproc-per-node "$n" "$child" \
   "$out/nccl$n" 1 3 > "$out/nccl$n.log" 2>&1; echo "nccl $n processes on $gpus GPU(s): exit $?"
 grep -h -i "nccl\|error\|duplicate" "$out/nccl$n.log" | tail -5
-bw="skipped (needs 2 GPUs)"
 if [ "$gpus" -ge 2 ]; then
   timeout 300 python3 -m burn_train.launch --nproc-per-node "$gpus" benches/collective/allreduce.py \
     --mib 256 > "$out/allreduce.log" 2>&1
   bw=$(grep '^{' "$out/allreduce.log" | tail -1)
 fi
+fi  # DP_ONLY
 # Throughput for 1 and N GPUs on each backend of DP_BACKENDS (Autodiff(<backend>) per rank).
+# Each config of DP_CONFIGS (';'-separated option sets) on each backend: d_model 512 (host
+# overhead per op still shows at 128 items per GPU) and d_model 1024 (compute-bound).
 rows=()
+configs=${DP_CONFIGS:-"--d-model 512 --items 16384 --epochs 4;--d-model 1024 --items 6144 --epochs 3"}
 if [ -z "${DP_SKIP:-}" ]; then
-  for b in ${DP_BACKENDS:-cuda fusion-cuda}; do
-    dp=(benches/collective/dp_throughput.py --backend "$b" --model transformer --batch-size 256
-        --epochs 4 ${DP_ARGS:-})
-    for w in 1 $(( gpus >= 2 ? gpus : 0 )); do
-      [ "$w" -eq 0 ] && { rows+=("$b|2|skipped (needs 2 GPUs)"); continue; }
-      BURN_COLLECTIVE=nccl timeout "${DP_TIMEOUT:-420}" python3 -m burn_train.launch \
-        --nproc-per-node "$w" "${dp[@]}" > "$out/dp-$b-$w.log" 2>&1
-      rc=$?
-      line=$(grep '^{' "$out/dp-$b-$w.log" | tail -1)
-      rows+=("$b|$w|${line:-exit $rc (see dp-$b-$w.log)}")
-      echo "transformer on $b, $w GPU(s): ${line:-exit $rc}"
+  IFS=';' read -ra cfgs <<< "$configs"
+  for c in "${cfgs[@]}"; do
+    tag=d$(sed -n 's/.*--d-model \([0-9]*\).*/\1/p' <<< "$c"); tag=${tag:-d512}
+    for b in ${DP_BACKENDS:-cuda fusion-cuda}; do
+      # shellcheck disable=SC2206 - the option sets split on spaces
+      dp=(benches/collective/dp_throughput.py --backend "$b" --model transformer --batch-size 256
+          $c ${DP_ARGS:-})
+      for w in 1 $(( gpus >= 2 ? gpus : 0 )); do
+        [ "$w" -eq 0 ] && { rows+=("$tag $b|2|skipped (needs 2 GPUs)"); continue; }
+        log="$out/dp-$tag-$b-$w.log"
+        BURN_COLLECTIVE=nccl timeout "${DP_TIMEOUT:-420}" python3 -m burn_train.launch \
+          --nproc-per-node "$w" "${dp[@]}" > "$log" 2>&1
+        rc=$?
+        line=$(grep '^{' "$log" | tail -1)
+        rows+=("$tag $b|$w|${line:-exit $rc (see $(basename "$log"))}")
+        echo "transformer $tag on $b, $w GPU(s): ${line:-exit $rc}"
+      done
     done
   done
 fi
@@ -77,7 +89,7 @@ for line in (out / "dp_rows.txt").read_text().splitlines():
     if not line:
         continue
     backend, world, result = line.split("|", 2)
-    print(f"| transformer, {backend}, {world} GPU(s) | {result} |")
+    print(f"| transformer {backend}, {world} GPU(s) | {result} |")
     try:
         runs.setdefault(backend, {})[world] = json.loads(result)
     except ValueError:

@@ -29,10 +29,10 @@ def test_devices_and_transfers_to_and_from_ndarray():
 
 @pytest.mark.parametrize("fused", [False, True])
 def test_training_on_the_second_gpu_stays_on_it(fused):
-    # A data-parallel rank trains on Cuda().device(1) with GPU 0 still cupy's current device
-    # in this test: autodiff's and the default ops' helper tensors (the backward seed, zeros
-    # for gather/embedding gradients) are made beside their inputs, so nothing is computed
-    # across GPUs (cupy warns when an array is read from another GPU).
+    # A data-parallel rank on GPU 1 (cupy's current device there, as bind_gpu sets it) trains
+    # on Cuda().device(1): autodiff's and the default ops' helper tensors (the backward seed,
+    # zeros for gather/embedding gradients) are made beside their inputs, not on GPU 0, so no
+    # op reads another GPU's memory (cupy warns when one does).
     import warnings
 
     import cupy as cp
@@ -43,10 +43,10 @@ def test_training_on_the_second_gpu_stays_on_it(fused):
         pytest.skip("needs 2 GPUs (the nvidia-h100-x2 machine)")
     backend = Autodiff(Fusion(Cuda()) if fused else Cuda())
     dev = backend.device(1)
-    w = Tensor.from_data(np.arange(12, dtype=np.float32).reshape(4, 3), dev).require_grad()
-    idx = Tensor.from_data(np.array([[0, 3], [3, 1]]), dev)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), cp.cuda.Device(1):
         warnings.simplefilter("error", cp._util.PerformanceWarning)
+        w = Tensor.from_data(np.arange(12, dtype=np.float32).reshape(4, 3), dev).require_grad()
+        idx = Tensor.from_data(np.array([[0, 3], [3, 1]]), dev)
         emb = module.embedding(w, idx)  # [2, 2, 3]
         picked = emb.gather(2, Tensor.from_data(np.zeros((2, 2, 1), np.int64), dev))
         loss = (emb.exp() * 1e-3).sum() + picked.sum()

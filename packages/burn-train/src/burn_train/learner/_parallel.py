@@ -87,8 +87,6 @@ def rank_step(
     if shard.items:
         output = model.train_step(shard.batch)
         grads, item = output.grads, output.item
-        if check is not None:
-            check(item)  # before any update: a bad loss stops every rank with the model intact
     weight = shard.items / shard.total
     params = _trainable(model)
     local = []
@@ -99,8 +97,13 @@ def rank_step(
         elif weight != 1.0:
             g = g * weight
         local.append(g)
+    summed = all_reduce_flat(local, comm)
+    if check is not None and item is not None:
+        # Before any update, so a bad loss leaves the model intact; after the all-reduce is
+        # queued, so the GPU has it to run while the host waits here for the loss.
+        check(item)
     reduced = GradientsParams()
-    for p, g in zip(params, all_reduce_flat(local, comm), strict=True):
+    for p, g in zip(params, summed, strict=True):
         reduced.register(p.id, g)
     return _optim_step(optim, lr, model, reduced), item
 
