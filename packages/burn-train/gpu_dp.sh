@@ -44,7 +44,7 @@ fi  # DP_ONLY
 # Each config of DP_CONFIGS (';'-separated option sets) on each backend: d_model 512 (host
 # overhead per op still shows at 128 items per GPU) and d_model 1024 (compute-bound).
 rows=()
-configs=${DP_CONFIGS:-"--d-model 512 --items 16384 --epochs 4;--d-model 1024 --items 6144 --epochs 3"}
+configs=${DP_CONFIGS:-"--d-model 512 --items 16384 --epochs 4;--d-model 1024 --items 8192 --epochs 4"}
 if [ -z "${DP_SKIP:-}" ]; then
   IFS=';' read -ra cfgs <<< "$configs"
   for c in "${cfgs[@]}"; do
