@@ -3,11 +3,8 @@ in threads of one process), values against numpy, errors, and the autodiff rule.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
-
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
 from burn_tensor.collective import (
@@ -18,29 +15,9 @@ from burn_tensor.collective import (
     all_reduce,
     broadcast,
 )
+from burn_tensor.testing import run_ranks
 
 RNG = np.random.default_rng(0)
-
-
-def _run(n, fn):
-    """fn(rank) on n threads; returns the results, re-raising the first error."""
-    out, errs = [None] * n, [None] * n
-
-    def go(r):
-        try:
-            out[r] = fn(r)
-        except BaseException as e:  # noqa: BLE001
-            errs[r] = e
-
-    ts = [threading.Thread(target=go, args=(r,)) for r in range(n)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(60)
-    for e in errs:
-        if e is not None:
-            raise e
-    return out
 
 
 def _process_comms(n):
@@ -50,7 +27,7 @@ def _process_comms(n):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    return _run(n, lambda r: ProcessGroup.connect(r, n, "127.0.0.1", port, timeout=30))
+    return run_ranks(n, lambda r: ProcessGroup.connect(r, n, "127.0.0.1", port, timeout=30))
 
 
 def _groups(n):
@@ -78,7 +55,7 @@ def test_all_reduce_broadcast_all_gather_against_numpy(n):
             assert s.device == devices[r] and b.device == devices[r]
             return s.numpy(), m.numpy(), b.numpy(), [x.numpy() for x in g]
 
-        results = _run(n, work)
+        results = run_ranks(n, work)
         want = np.sum(np.stack(xs).astype(np.float64), axis=0)
         for r, (s, m, b, g) in enumerate(results):
             np.testing.assert_allclose(s, want, rtol=1e-6, atol=1e-6, err_msg=kind)
@@ -98,7 +75,7 @@ def test_shape_mismatch_names_both_ranks():
             return all_reduce(Tensor.zeros(list(shapes[r]), devices[r]), comms[r])
 
         with pytest.raises(CollectiveError, match=r"rank 0 gave float32 \[2\], rank 1 gave"):
-            _run(2, work)
+            run_ranks(2, work)
 
 
 def test_a_failing_rank_releases_the_others():
@@ -112,7 +89,7 @@ def test_a_failing_rank_releases_the_others():
         return all_reduce(Tensor.ones([2], backend.device(0)), g.communicator(0))
 
     with pytest.raises((CollectiveError, RuntimeError)):
-        _run(2, work)
+        run_ranks(2, work)
     with pytest.raises(CollectiveError, match="rank 1 failed: boom"):
         all_reduce(Tensor.ones([2], backend.device(0)), g.communicator(0))
 
@@ -143,7 +120,7 @@ def test_all_reduce_is_differentiable():
         grads = y.sum().backward()
         return y.numpy(), w.grad(grads).numpy()
 
-    results = _run(n, work)
+    results = run_ranks(n, work)
     for r, (y, gw) in enumerate(results):
         np.testing.assert_allclose(y, xs[0] + xs[1], rtol=1e-6)
         np.testing.assert_allclose(gw, n * xs[r], rtol=1e-6)

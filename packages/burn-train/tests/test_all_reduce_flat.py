@@ -3,37 +3,15 @@ as one call per tensor, in their own shapes, on every rank (checked against nump
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 from burn_ndarray import NdArray
 from burn_tensor import DType, Tensor
 from burn_tensor.collective import ThreadGroup
+from burn_tensor.testing import run_ranks
 from burn_train.learner._parallel import all_reduce_flat
 
 SHAPES = [(3, 4), (1,), (2, 3, 5), (7,), (1, 1)]
-
-
-def _run_ranks(n, work):
-    results: list = [None] * n
-    errors: list = [None] * n
-
-    def run(r):
-        try:
-            results[r] = work(r)
-        except BaseException as err:  # noqa: BLE001 - reported below
-            errors[r] = err
-
-    threads = [threading.Thread(target=run, args=(r,)) for r in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    for err in errors:
-        if err is not None:
-            raise err
-    return results
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -55,7 +33,7 @@ def test_mixed_shapes_and_dtypes_sum_like_numpy(n):
         assert all(t.device == devices[r] for t in out)
         return [t.numpy() for t in out]
 
-    results = _run_ranks(n, work)
+    results = run_ranks(n, work)
     want = [np.sum([f[i].astype(np.float64) for f in floats], 0) for i in range(len(SHAPES))]
     want.insert(2, np.sum(ints, 0))
     for got in results:
@@ -84,6 +62,6 @@ def test_same_bits_as_one_call_per_tensor():
         each = [all_reduce(t, comms[r], "sum").numpy() for t in tensors]
         return flat, each
 
-    for flat, each in _run_ranks(2, work):
+    for flat, each in run_ranks(2, work):
         for a, b in zip(flat, each, strict=True):
             assert a.tobytes() == b.tobytes()

@@ -44,10 +44,13 @@ The suite modules (`_suite_elementwise`, `_suite_layout`, `_suite_reduce`, `_sui
 (+ `_grad`, `_literals`, with the float64 references in `_ref_conv`), `_suite_device`) are table
 driven: adding an op usually means one row. `_suite_coverage` holds the completeness case: the plugin
 counts every op of the table that suite tests reach on the backend under test, runs that case last,
-and prints "N of 294 ops of the table covered" per backend at the end of the session.
+and prints "N of 298 ops of the table covered" per backend at the end of the session.
 It runs in about ten seconds per backend configuration on NdArray.
+
+`run_ranks(n, fn)` runs a collective test's ranks on threads (`burn_tensor.collective`).
 """
 
 from ._ctx import LAYOUTS, SPECIAL, Ctx, sample
+from ._ranks import run_ranks
 
-__all__ = ["LAYOUTS", "SPECIAL", "Ctx", "sample"]
+__all__ = ["LAYOUTS", "SPECIAL", "Ctx", "run_ranks", "sample"]
