@@ -13,8 +13,8 @@ bits, within a few ulp.)
 
 Threads per call: `min(num_threads, elements // grain)`, `grain` = `GRAIN_COMPUTE` for
 transcendentals, `GRAIN_MEMORY` for memory-bound passes (add, neg, sums, ...); memory-bound ops
-run on one thread below `_threaded_ops.MEMORY_BOUND_MIN_THREADS` threads (2 vCPUs share one
-core's memory bandwidth).
+use the whole budget from `NATIVE_MEMORY_MIN_THREADS` (2) threads on, as torch does; argmax and
+argmin keep numpy's loop below `ARG_NUMPY_BELOW` (4) threads.
 """
 
 from __future__ import annotations
@@ -25,9 +25,19 @@ import numpy as np
 
 from . import _fp, _native
 from ._fp import needs_quiet
-from ._threaded_ops import COMPUTE_BOUND, MEMORY_BOUND_MIN_THREADS
+from ._threaded_ops import COMPUTE_BOUND
 
 NATIVE_MIN = 1 << 14
+# Memory-bound kernels take every thread of the budget from this many on. On the 2-core EPYC
+# box ([1024, 1024] float32, quiet, 3 processes, us) two threads beat one thread / numpy's loop:
+# add 110-127 vs 174-188, mul 71-90 vs 130-154, sqrt 112-122 vs 218-227, sum 60-77 vs 107-116,
+# clamp 114-123 vs 183-284 (torch on 2 threads: 80-90, 70-83, 338-440, 48-52, 73-75). The
+# inputs fit its 32 MB L3, whose bandwidth grows with cores. (An earlier box, measured loaded,
+# had shown the opposite; the README's "Native kernels", Sizes, has both.)
+NATIVE_MEMORY_MIN_THREADS = 2
+# argmax/argmin along a dim: numpy's loop beat two threads of the kernel there (105-143 vs
+# 175-204 us), so it stays below this many threads.
+ARG_NUMPY_BELOW = 4
 GRAIN_MEMORY = 1 << 15
 GRAIN_COMPUTE = 1 << 12
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -46,17 +56,18 @@ SCALAR = {
 }  # fmt: skip
 REDUCE_ALL = ("sum", "max", "min")
 REDUCE_DIM = ("sum", "max", "min")
-# Exact memory-bound ops that keep numpy's own loop when memory-bound passes get one thread
-# (below MEMORY_BOUND_MIN_THREADS): there numpy's loops are as fast or faster than one thread of
-# the kernels (2-core AVX2 box, [1024, 1024] float32, native / numpy: argmax 2.4x, max 1.45x,
-# max_dim 1.3x, neg and mul_scalar 1.1x, same-shape add 1.1x), and both give the same bits
-# (IEEE add/sub/mul/div, comparisons), so results still never depend on the thread count.
+# Exact memory-bound ops that keep numpy's own loop on one thread (a budget of 1, or argmax /
+# argmin below ARG_NUMPY_BELOW threads): there numpy's loops are as fast or faster than one
+# thread of the kernels (2-core AVX2 box, [1024, 1024] float32, native / numpy: argmax 2.4x,
+# max 1.45x, max_dim 1.3x, neg and mul_scalar 1.1x, same-shape add 1.1x), and both give the same
+# bits (IEEE add/sub/mul/div, comparisons), so results still never depend on the thread count.
 # Broadcasts, sums, sqrt and recip stay native there: one thread of the kernels beats numpy.
 NUMPY_ON_ONE_THREAD = frozenset(
     {"float_neg", "float_abs", "float_max", "float_min", "float_max_dim", "float_min_dim",
      "float_argmax", "float_argmin", "float_clamp", "float_clamp_min", "float_clamp_max"}
     | {f"float_{s}_scalar" for s in ("add", "sub", "mul", "div")}
 )  # fmt: skip
+ARG_OPS = frozenset({"float_argmax", "float_argmin"})
 #: same-shape operands of these binary ops take numpy's loop on one thread (see above)
 SAME_SHAPE_NUMPY_ON_ONE_THREAD = frozenset({"add", "sub", "mul", "div"})
 
@@ -81,12 +92,13 @@ def install(backend) -> bool:
     budget = backend.num_threads
     forced = backend.parallel_min_forced
     m = backend.parallel_min if forced else default_native_min()
-    # Memory-bound passes get one OpenMP thread below MEMORY_BOUND_MIN_THREADS (2 vCPUs share
-    # one core's memory bandwidth) but still run native: on one thread the kernels match
-    # numpy's same-shape loops and beat its broadcast, sqrt, reciprocal and sum-along-a-dim
-    # loops 1.6-2x (README), and every budget then runs the same implementation.
-    memory_threads = budget if forced or budget >= MEMORY_BOUND_MIN_THREADS else 1
-    numpy_low = not forced and budget < MEMORY_BOUND_MIN_THREADS  # NUMPY_ON_ONE_THREAD applies
+    # Memory-bound passes take the budget from NATIVE_MEMORY_MIN_THREADS threads on. On one
+    # thread they still run native where the kernels beat numpy's broadcast, sqrt, reciprocal
+    # and sum-along-a-dim loops 1.6-2x (README); NUMPY_ON_ONE_THREAD keeps numpy's loop where
+    # they do not.
+    memory_threads = budget if forced or budget >= NATIVE_MEMORY_MIN_THREADS else 1
+    numpy_low = not forced and budget < NATIVE_MEMORY_MIN_THREADS  # NUMPY_ON_ONE_THREAD applies
+    numpy_arg = not forced and budget < ARG_NUMPY_BELOW
 
     def threads_for(short):
         if short in COMPUTE_BOUND or short in ("pow",):
@@ -152,9 +164,8 @@ def install(backend) -> bool:
     _native_pool.install(backend, lib, m, ops)
     _native_conv.install(backend, lib, m, ops)
     _native_softmax.install(backend, lib, m, ops)
-    if numpy_low:
-        for name in NUMPY_ON_ONE_THREAD:
-            ops.pop(name, None)
+    for name in NUMPY_ON_ONE_THREAD if numpy_low else ARG_OPS if numpy_arg else ():
+        ops.pop(name, None)
     for name, fn in ops.items():
         object.__setattr__(backend, name, fn)
     return True

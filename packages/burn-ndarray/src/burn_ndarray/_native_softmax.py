@@ -26,9 +26,8 @@ import ctypes
 import numpy as np
 
 from . import _native_ops as _ops
-from ._native_ops import F32, F64, GRAIN_COMPUTE, GRAIN_MEMORY, _nt
+from ._native_ops import F32, F64, GRAIN_COMPUTE, GRAIN_MEMORY, NATIVE_MEMORY_MIN_THREADS, _nt
 from ._native_reduce import _collapse
-from ._threaded_ops import MEMORY_BOUND_MIN_THREADS
 
 FORWARD = ("softmax", "log_softmax")
 BACKWARD = ("softmax_backward", "log_softmax_backward")
@@ -57,9 +56,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
     """Set the four ops in `ops` where the backend has them (ActivationOps defaults)."""
     declare(lib)
     threads = backend.num_threads
-    # softmax's gradient is memory-bound: one thread below MEMORY_BOUND_MIN_THREADS (_native_ops)
+    # softmax's gradient is memory-bound: one thread below NATIVE_MEMORY_MIN_THREADS (_native_ops)
     memory_threads = threads
-    if not backend.parallel_min_forced and threads < MEMORY_BOUND_MIN_THREADS:
+    if not backend.parallel_min_forced and threads < NATIVE_MEMORY_MIN_THREADS:
         memory_threads = 1
     fwd = {F32: lib.softmax_f32, F64: lib.softmax_f64}
     bwd = {F32: lib.softmax_bwd_f32, F64: lib.softmax_bwd_f64}
