@@ -159,8 +159,9 @@ def install(backend) -> bool:
         name = f"float_arg{short}"
         p = prev(name)
         ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
-    from . import _native_conv, _native_pool, _native_softmax  # they import this module
+    from . import _native_conv, _native_optim, _native_pool, _native_softmax  # they import this
 
+    _native_optim.install(backend, lib, memory_threads, ops)
     _native_pool.install(backend, lib, m, ops)
     _native_conv.install(backend, lib, m, ops)
     _native_softmax.install(backend, lib, m, ops)

@@ -147,6 +147,45 @@ BINARY_BOTH(minimum, (x < y || x != x) ? x : y)
  * mask_fill(grad, output <= 0, 0)), y elsewhere (a NaN output passes the gradient) */
 BINARY_BOTH(relu_bwd, x <= 0 ? 0 : y)
 
+/* ---------------------------------------------------------------- Adam --------------------- */
+/* One Adam step in one pass: the default float_adam_update's 13 ops (burn_tensor._ops_float), in
+ * their order, each result rounded to T, so the bits are the composition's. No FMA contraction
+ * (gcc would fuse moment * beta + m otherwise, which rounds once). Scalars arrive as T, as the
+ * composition's scalar ops cast them. has_m = 0 on the first step (moments start at zero).
+ * Writes param', moment_1', moment_2'. Fixed blocks: the same bits for every nt. */
+#define ADAM(SUF, T, SQRT)                                                                    \
+  __attribute__((optimize("fp-contract=off"))) void adam_##SUF(                              \
+      const T *restrict p, const T *restrict g, const T *restrict m1, const T *restrict m2,  \
+      T *restrict op, T *restrict om1, T *restrict om2, long n, int has_m, T c1, T c2, T b1,  \
+      T b2, T fac, T epsb, T lr, int nt) {                                                    \
+    long tasks = (n + BLK - 1) / BLK;                                                         \
+    _Pragma("omp parallel for schedule(static) num_threads(nt) if(nt > 1)")                  \
+    for (long t = 0; t < tasks; t++) {                                                        \
+      long j0 = t * BLK, j1 = j0 + BLK < n ? j0 + BLK : n;                                    \
+      _Pragma("omp simd") for (long j = j0; j < j1; j++) {                                    \
+        T gv = g[j];                                                                          \
+        T a = gv * c1;                                                                        \
+        T sq = gv * gv;                                                                       \
+        T b = sq * c2;                                                                        \
+        if (has_m) {                                                                          \
+          T t1 = m1[j] * b1;                                                                  \
+          a = t1 + a;                                                                         \
+          T t2 = m2[j] * b2;                                                                  \
+          b = t2 + b;                                                                         \
+        }                                                                                     \
+        T u1 = a * fac;                                                                       \
+        T d = SQRT(b) + epsb;                                                                 \
+        T u = u1 / d;                                                                         \
+        T ul = u * lr;                                                                        \
+        op[j] = p[j] - ul;                                                                    \
+        om1[j] = a;                                                                           \
+        om2[j] = b;                                                                           \
+      }                                                                                       \
+    }                                                                                         \
+  }
+ADAM(f32, float, sqrtf)
+ADAM(f64, double, sqrt)
+
 /* clamp(x, lo, hi) as np.clip: NaN stays NaN */
 #define CLAMP(NAME, T)                                                                        \
   static void NAME##_blk(const T *restrict x, T *restrict o, long n, T lo, T hi) {           \
