@@ -86,9 +86,13 @@ def interpolate(x, output_size, mode: str, xp=np) -> np.ndarray:
     oh, ow = output_size
     h, w = x.shape[2:]
     if mode == "nearest":
-        # A gather is exact and cheaper than multiplying by a 0/1 matrix.
-        rows = xp.asarray(_nearest_index(h, oh)[:, None])
-        return x[:, :, rows, xp.asarray(_nearest_index(w, ow)[None, :])]
+        # A gather is exact and cheaper than multiplying by a 0/1 matrix. On numpy, two
+        # one-axis takes (columns, then rows) beat one 2-D fancy index 8x: [32, 64, 32, 32] ->
+        # 64x64 took 68 ms that way and 8.4 ms this way, the same values.
+        rows, cols = _nearest_index(h, oh), _nearest_index(w, ow)
+        if xp is np:
+            return x.take(cols, axis=3).take(rows, axis=2)
+        return x[:, :, xp.asarray(rows[:, None]), xp.asarray(cols[None, :])]
     if not xp.isfinite(x).all():
         return _interpolate_taps(x, output_size, mode, xp)
     ah = xp.asarray(interp_matrix(mode, h, oh).astype(x.dtype))
