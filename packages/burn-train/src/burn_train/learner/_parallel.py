@@ -112,9 +112,9 @@ def all_reduce_flat(tensors: list[Any], comm: Any) -> list[Any]:
     """Sum of every tensor over the ranks, as one all-reduce per dtype (not one per tensor).
 
     Shapes: each tensor keeps its own. The tensors of a dtype are flattened and concatenated,
-    reduced together and split back: a model's ~100 gradients cost one NCCL call (and one
-    TCP round) instead of ~100, each with its launch and stream synchronisation. Elementwise
-    the sums are the same as one call per tensor, so every rank still gets the same bits.
+    reduced together and split back: a model's ~100 gradients cost one NCCL call (or one TCP
+    round) instead of ~100, each with its own launch (or round trip). Elementwise the sums are
+    the same as one call per tensor, so every rank still gets the same bits.
 
     Example: `a, b = all_reduce_flat([ga, gb], comm)`."""
     from burn_tensor import Tensor
