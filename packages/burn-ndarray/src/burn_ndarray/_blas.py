@@ -73,15 +73,26 @@ def current() -> int | None:
 # thread busy for ~1 ms each get more than one; smaller ones run on one (and conv parts on the
 # pool run on one each).
 GEMM_GRAIN = 1 << 24
+# ... and none below this size: a GEMM of 2^25 multiply-adds (the guide's [64, 1024] @ [1024, 512]
+# linear layer) on 2 BLAS threads left OpenBLAS's worker spinning between steps, a whole core
+# (0.93-0.98 CPU s per wall s): on 2 cores the guide's training step took 42-58 ms by default
+# against 20-21 with OPENBLAS_THREAD_TIMEOUT=4, and 21 ms with this floor, spin included
+# (`benches/cpu_time_probe.py`). Above it a GEMM runs for milliseconds, which the spin after it
+# does not dominate.
+GEMM_MIN_THREADED = 1 << 27
 
 
 def gemm_threads(macs: int, budget: int) -> int:
     """BLAS threads for a GEMM of `macs` multiply-adds within a budget of `budget` threads.
 
     Example:
-        >>> gemm_threads(1024**3, 16), gemm_threads(64 * 1024 * 512, 16), gemm_threads(4096, 16)
-        (16, 2, 1)
+        >>> gemm_threads(1024**3, 16), gemm_threads(256 * 1024 * 512, 16), gemm_threads(4096, 16)
+        (16, 8, 1)
+        >>> gemm_threads(64 * 1024 * 512, 16)  # under GEMM_MIN_THREADED
+        1
     """
+    if macs < GEMM_MIN_THREADED:
+        return 1
     return max(1, min(budget, macs // GEMM_GRAIN))
 
 
