@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from burn_tensor import Backend, Float, op_table
+from burn_tensor import Backend, Device, Float, op_table
 from burn_tensor.backend import register_autodiff
 
 from . import _rules_layout, _rules_math, _rules_nn, _rules_reduce  # noqa: F401 - fill RULES
@@ -169,7 +169,7 @@ class Autodiff(Backend):
     # -- devices ------------------------------------------------------------------------------------
     def device_of(self, x: Any) -> Any:
         p = x.p if type(x) is AutodiffTensor else x
-        return self.device(self.inner.device_of(p).index)
+        return Device(self, self.inner.device_of(p).index)  # no device-count call, as Fusion's
 
     def device_count(self) -> int:
         return self.inner.device_count()

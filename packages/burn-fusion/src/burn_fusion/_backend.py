@@ -127,12 +127,14 @@ class Fusion(Backend):
         return fn
 
     def device_of(self, x: Any) -> Device:
-        """A handle's device, pending or not: its stream's, or its inner primitive's."""
+        """A handle's device, pending or not: its stream's, or its inner primitive's. (Device()
+        directly: `self.device(i)` would ask the inner backend for its device count, a CUDA
+        call, on every gradient autodiff seeds or zero-fills.)"""
         if type(x) is FT:
             if x.prim is None:
-                return self.device(x.stream.index)
+                return Device(self, x.stream.index)
             x = x.prim
-        return self.device(self.inner.device_of(x).index)
+        return Device(self, self.inner.device_of(x).index)
 
     def dlpack_primitive(self, x: Any) -> Any:
         """The inner primitive behind handle `x`, its pending plan run first: what DLPack

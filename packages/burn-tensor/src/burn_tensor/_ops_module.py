@@ -36,9 +36,9 @@ def _transposed_input_size(weight, output_grad, options, exact=True):
     return tuple(size)
 
 
-def _linear_dims(x, weight, grad: bool = False):
-    """(leading shape, d_in, d_out, rows) of `linear`'s input (or, with grad, its output
-    gradient) against weight [d_in, d_out]."""
+def _linear_dims(x, weight):
+    """(leading shape, d_in, d_out, rows) of `linear`'s input or output gradient `x` against
+    weight [d_in, d_out]."""
     d_in, d_out = weight.shape
     lead = tuple(x.shape[:-1])
     return lead, d_in, d_out, int(np.prod(lead, dtype=np.int64))
@@ -65,7 +65,7 @@ class ModuleOps:
 
     def linear_x_backward(self, weight, output_grad):
         """Gradient of `linear` for x: output_grad [..., d_out] @ weight^T -> [..., d_in]."""
-        lead, d_in, d_out, m = _linear_dims(output_grad, weight, grad=True)
+        lead, d_in, d_out, m = _linear_dims(output_grad, weight)
         g = self._rows(output_grad, m, d_out)
         dx = self.float_matmul(g, self.float_swap_dims(weight, 0, 1))
         return dx if len(lead) == 1 else self.float_reshape(dx, lead + (d_in,))
