@@ -10,6 +10,7 @@ from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDevi
 
 from . import _gemm, _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
+from ._ops_linear import CudaLinearOps
 from ._ops_module import CudaModuleOps
 from ._optim import CudaOptimOps
 from ._softmax import CudaSoftmaxOps
@@ -18,7 +19,7 @@ _INSTALL_LOCK = threading.Lock()
 _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wide)
 
 
-class Cuda(CudaSoftmaxOps, CudaOptimOps, CudaModuleOps, Backend):
+class Cuda(CudaSoftmaxOps, CudaOptimOps, CudaLinearOps, CudaModuleOps, Backend):
     """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and
     reductions, and own CUDA kernels (im2col/col2im convolutions, pools, scans, index-adds,
     Philox random). Work is queued on the device's stream: only reading data back
@@ -148,11 +149,8 @@ class Cuda(CudaSoftmaxOps, CudaOptimOps, CudaModuleOps, Backend):
 
 
 _CP: list = [None]
-#: float32 (without TF32) / float64 GEMMs call cuBLAS directly (`_gemm.py`); off with the hot
-#: path (BURN_CUDA_FAST=0) or alone (BURN_CUDA_DIRECT_GEMM=0)
-_DIRECT_GEMM = os.environ.get("BURN_CUDA_FAST", "1") != "0" and (
-    os.environ.get("BURN_CUDA_DIRECT_GEMM", "1") != "0"
-)
+#: float32 (without TF32) / float64 GEMMs call cuBLAS directly (`_gemm.py`; `_gemm.ENABLED`)
+_DIRECT_GEMM = _gemm.ENABLED
 #: cupy's matmul core (`cupy.matmul` is a gufunc object whose fast path calls it after a few
 #: Python-level checks: a few microseconds per call saved, the same cuBLAS calls)
 _MATMUL: list = [None]
@@ -191,13 +189,13 @@ def _install(cp) -> None:
 
         table.update(class_ops(table))
         oom = cp.cuda.memory.OutOfMemoryError
-        own = {**vars(CudaModuleOps), **vars(Cuda)}
+        own = {**vars(CudaModuleOps), **vars(CudaLinearOps), **vars(Cuda)}
         for name in list(own):
             if name in table or name.startswith("_") or not callable(own[name]):
                 continue
             if (
                 name in ("float_matmul", "int_matmul")
-                or name.startswith(("conv", "unfold"))
+                or name.startswith(("conv", "unfold", "linear"))
                 or ("pool" in name or name.startswith("interpolate"))
             ):
                 table[name] = own[name]

@@ -20,7 +20,13 @@ column-major `C^T = B^T A^T`, i.e. `gemm(opB, opA, n, m, k, B, A, C)`.
 
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
+
+from ._kernel_source import BIAS_BLOCK
+from ._kernels import kernel, launch_grid
 
 _ONE = {np.dtype(np.float32): np.array(1.0, np.float32), np.dtype(np.float64): np.array(1.0)}
 _ZERO = {np.dtype(np.float32): np.array(0.0, np.float32), np.dtype(np.float64): np.array(0.0)}
@@ -28,6 +34,11 @@ _ZERO = {np.dtype(np.float32): np.array(0.0, np.float32), np.dtype(np.float64): 
 #: per access: ~3 us of every GEMM's host time for the two)
 _SCALARS = {dt: (_ONE[dt].ctypes.data, _ZERO[dt].ctypes.data) for dt in _ONE}
 _STATE: dict = {}
+#: the direct calls are on unless the hot path (BURN_CUDA_FAST=0) or they alone
+#: (BURN_CUDA_DIRECT_GEMM=0) are turned off
+ENABLED = os.environ.get("BURN_CUDA_FAST", "1") != "0" and (
+    os.environ.get("BURN_CUDA_DIRECT_GEMM", "1") != "0"
+)
 
 
 def _libs():
@@ -110,7 +121,7 @@ def matmul(x, y):
             batch_shape = bx
         else:
             return None  # a partial broadcast: cupy's matmul handles it
-        count = int(np.prod(batch_shape, dtype=np.int64))
+        count = math.prod(batch_shape)  # np.prod took ~3 us per call
         if count == 0 or count >= 2**31:
             return None
     sx = _batch_stride(x, batch_shape, m * k) if count > 1 else 0
@@ -131,3 +142,38 @@ def matmul(x, y):
         batched(handle, int(tb), int(ta), n, m, k, one, y.data.ptr, ldb, sy, x.data.ptr, lda, sx,
                 zero, out.data.ptr, n, m * n, count)  # fmt: skip
     return out
+
+
+_ONES: dict = {}
+
+
+#: column sums of at most this many elements take the `bias_grad` kernel (one bare launch,
+#: ~6 us of host time); larger ones one GEMM (~15-20 us of host time in cuBLAS, but coalesced
+#: reads: the kernel's block per column reads a column with the row stride)
+SMALL_SUM = 1 << 18
+
+
+def sum_rows(a):
+    """The column sums of a contiguous 2-D float32/float64 `a` [rows, cols] -> [cols] (a bias
+    gradient, a conv weight gradient's sum over the batch): the `bias_grad` kernel (float64
+    accumulation) for small `a`, else one GEMM `ones[1, rows] @ a` (float32 accumulation in
+    cuBLAS). None when neither covers it (the caller takes its default).
+
+    Example:
+        >>> sum_rows(cp.ones((64, 10), np.float32))   # doctest: +SKIP
+        array([64., 64., ...], dtype=float32)
+    """
+    rows, cols = a.shape
+    cp = _libs()[0]
+    if a.size <= SMALL_SUM and rows:
+        out = cp.ndarray((cols,), a.dtype)
+        launch_grid(kernel("bias_grad", a.dtype), cols, BIAS_BLOCK, a, out, rows, cols, 1)
+        return out
+    key = (rows, a.dtype, cp.cuda.runtime.getDevice())
+    ones = _ONES.get(key)
+    if ones is None:  # one ones-vector per (rows, dtype, GPU); bounded for varying sizes
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        ones = _ONES[key] = cp.ones((1, rows), a.dtype)
+    out = matmul(ones, a)
+    return None if out is None else out.reshape(cols)

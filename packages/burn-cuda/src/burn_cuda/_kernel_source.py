@@ -398,6 +398,37 @@ def col2im(dtype) -> str:
     return _typedefs(dtype) + body
 
 
+def bias_add(dtype, index: str = "long long") -> str:
+    """In place: out[t] += bias[(t / inner) % c] over a contiguous [outer, c, inner] array (a
+    linear layer's [m, d_out] with inner = 1, a conv's [n, c_out, oh*ow]). `index="int"` for
+    fewer than 2^31 elements (32-bit divisions, as unfold4d)."""
+    if index not in ("int", "long long"):
+        raise ValueError(f"bias_add: index must be 'int' or 'long long', got {index!r}")
+    return (
+        _typedefs(dtype)
+        + f"typedef {index} idx_t;\n"
+        + 'extern "C" __global__ void bias_add(scalar_t* out, const scalar_t* bias, '
+        "long long total, long long c, long long inner) {\n  "
+        + TID
+        + """  idx_t i = (idx_t)t;
+  out[t] += bias[(inner == 1 ? i : i / (idx_t)inner) % (idx_t)c];
+}
+"""
+    )
+
+
+def fill(dtype) -> str:
+    """out[t] = value for every element of a contiguous array (cupy's `fill` of a non-zero value
+    took an elementwise-kernel call, ~10 us of host time; this is one bare launch). `value`
+    arrives as a double and is rounded to the element type, as numpy's `full` rounds it."""
+    return (
+        _typedefs(dtype)
+        + 'extern "C" __global__ void fill(scalar_t* out, long long total, double value) {\n  '
+        + TID
+        + "  out[t] = (scalar_t)value;\n}\n"
+    )
+
+
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
     "philox_u32x2": lambda: PHILOX,
@@ -416,4 +447,6 @@ SOURCES = {
     "adaptive_avg_pool2d_backward": adaptive_avg_pool2d_backward,
     "col2im": col2im,
     "bias_grad": bias_grad,
+    "bias_add": bias_add,
+    "fill": fill,
 }

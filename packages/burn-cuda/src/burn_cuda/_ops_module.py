@@ -2,8 +2,11 @@
 transposed convolutions as GEMM + a col2im gather kernel, pools (adaptive average included) as
 direct kernels, interpolation as burn_ndarray's separable matrix products run on cupy.
 
-The backward passes of the convolutions are burn_tensor's defaults over these ops (unfold4d and
-matmul for weights, conv_transpose2d for inputs).
+conv2d's input and weight gradients (float32 without TF32, float64, one group) run the same
+kernels as burn_tensor's defaults, called directly: the input gradient one GEMM + col2im, the
+weight gradient im2col + one batched GEMM + one GEMM summing over the batch (`_gemm.sum_rows`),
+where the defaults went through 5-7 backend ops (~100 us of host time each on the H100 host).
+Other cases take the defaults (unfold4d and matmul for weights, conv_transpose2d for inputs).
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import numpy as np
 from burn_ndarray import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
+from . import _gemm
 from ._dtypes import kernel_dtype
 from ._kernel_source import BIAS_BLOCK
 from ._kernels import i32, i64, kernel, launch, launch_grid
+from ._ops_linear import add_bias, direct
 from ._platform import load_cupy
 
 _BIAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -30,7 +35,14 @@ def _out(size, k, s, p, d) -> int:
 
 def _k(cp, x):
     """x contiguous in the dtype our kernels compute in (float16 -> float32)."""
+    if x._c_contiguous and x.dtype in _BIAS_DTYPES:  # the common case, without cupy's checks
+        return x
     return cp.ascontiguousarray(x, dtype=kernel_dtype(x.dtype))
+
+
+def _as(a, dtype):
+    """a in `dtype` (itself when it already is: cupy's astype(copy=False) costs a call)."""
+    return a if a.dtype == dtype else a.astype(dtype)
 
 
 def unfold(cp, x, kernel_size, stride, padding, dilation):
@@ -44,7 +56,18 @@ def unfold(cp, x, kernel_size, stride, padding, dilation):
     geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
     index = "int" if total < 2**31 else "long long"  # 32-bit divisions where they fit
     launch(kernel("unfold4d", xk.dtype, index=index), total, xk, out, i64(total), *geom)
-    return out.astype(x.dtype, copy=False)
+    return _as(out, x.dtype)
+
+
+def _col2im(cp, cols, n, c_out, h, w, oh, ow, kernel_size, stride, padding, dilation):
+    """The transposed-conv gather: cols [n, c_out*kh*kw, h*w] (contiguous, a kernel dtype) ->
+    [n, c_out, oh, ow]."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+    out = cp.ndarray((n, c_out, oh, ow), cols.dtype)
+    total = out.size
+    geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
+    launch(kernel("col2im", cols.dtype), total, cols, out, i64(total), *geom)
+    return out
 
 
 class CudaModuleOps:
@@ -62,11 +85,51 @@ class CudaModuleOps:
         ow = _out(x.shape[3], kw, sw, pw, dw)
         cols = unfold(cp, x, (kh, kw), (sh, sw), (ph, pw), (dh, dw))
         cols = cols.reshape(n, g, cg * kh * kw, oh * ow)
-        wm = weight.astype(x.dtype, copy=False).reshape(1, g, c_out // g, cg * kh * kw)
+        wm = _as(weight, x.dtype).reshape(1, g, c_out // g, cg * kh * kw)
         out = self.float_matmul(wm, cols).reshape(n, c_out, oh, ow)  # cuBLAS batched GEMM
-        if bias is not None:  # the hot path's per-channel broadcast add
-            out = self.float_add(out, bias.astype(x.dtype, copy=False).reshape(1, c_out, 1, 1))
+        if bias is not None:
+            b = _as(bias, x.dtype)
+            # in place on the fresh GEMM output: one bare launch (a [1, c, 1, 1] broadcast has
+            # two broadcast runs, which the hot path's add does not cover: cupy's ufunc)
+            fresh = out._c_contiguous and out.dtype in _BIAS_DTYPES
+            if not (fresh and add_bias(out, b, c_out, oh * ow)):
+                out = self.float_add(out, b.reshape(1, c_out, 1, 1))
         return out
+
+    def conv2d_x_backward(self, x, weight, output_grad, options: ConvOptions):
+        g = output_grad
+        if options.groups == 1 and direct(self, x, weight, g) and weight._c_contiguous:
+            n, c_out, h, w = g.shape
+            _, c_in, kh, kw = weight.shape
+            # cols [n, c_in*kh*kw, h*w] = W^T [c_in*kh*kw, c_out] @ g [n, c_out, h*w]
+            wt = weight.reshape(1, c_out, c_in * kh * kw).swapaxes(1, 2)
+            cols = _gemm.matmul(wt, g.reshape(n, c_out, h * w))
+            if cols is not None:
+                return _col2im(
+                    load_cupy(), cols, n, c_in, h, w, x.shape[2], x.shape[3], (kh, kw),
+                    _pair(options.stride), _pair(options.padding), _pair(options.dilation),
+                )  # fmt: skip
+        return super().conv2d_x_backward(x, weight, output_grad, options)
+
+    def conv2d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
+        g = output_grad
+        if options.groups == 1 and direct(self, x, weight, g):
+            c_out, c_in, kh, kw = weight.shape
+            n = x.shape[0]
+            cols = unfold(
+                load_cupy(), x, (kh, kw), _pair(options.stride), _pair(options.padding),
+                _pair(options.dilation),
+            )  # fmt: skip
+            length = cols.shape[2]
+            # per image: g[b] [c_out, L] @ cols[b]^T [L, c_in*kh*kw] (transposed in place)
+            prod = _gemm.matmul(g.reshape(n, c_out, length), cols.swapaxes(1, 2))
+            if prod is not None:
+                if n == 1:
+                    return prod.reshape(weight.shape)
+                dw = _gemm.sum_rows(prod.reshape(n, c_out * c_in * kh * kw))
+                if dw is not None:
+                    return dw.reshape(weight.shape)
+        return super().conv2d_weight_backward(x, weight, output_grad, options)
 
     def conv2d_bias_backward(self, x, weight, bias, output_grad):
         # one reduction over (batch, h, w), not three sum_dims; float32/float64 contiguous: our
@@ -99,16 +162,16 @@ class CudaModuleOps:
         oh = (h - 1) * sh - 2 * ph + dh * (kh - 1) + int(o.padding_out[0]) + 1
         ow = (w - 1) * sw - 2 * pw + dw * (kw - 1) + int(o.padding_out[1]) + 1
         # cols [n, g, cog*kh*kw, h*w] = W_g^T @ x_g: every product, then gathered per pixel.
-        wm = weight.astype(x.dtype, copy=False).reshape(g, c_in // g, cog * kh * kw)
+        wm = _as(weight, x.dtype).reshape(g, c_in // g, cog * kh * kw)
         xs = x.reshape(n, g, c_in // g, h * w)
         cols = _k(cp, self.float_matmul(cp.swapaxes(wm, 1, 2)[None], xs))
-        out = cp.ndarray((n, c_out, oh, ow), cols.dtype)
-        total = out.size
-        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
-        launch(kernel("col2im", cols.dtype), total, cols, out, i64(total), *geom)
-        out = out.astype(x.dtype, copy=False)
+        out = _col2im(
+            cp, cols.reshape(n, c_out * kh * kw, h * w), n, c_out, h, w, oh, ow, (kh, kw),
+            (sh, sw), (ph, pw), (dh, dw),
+        )  # fmt: skip
+        out = _as(out, x.dtype)
         if bias is not None:
-            out += bias.astype(x.dtype, copy=False).reshape(1, c_out, 1, 1)
+            out += _as(bias, x.dtype).reshape(1, c_out, 1, 1)
         return out
 
     def unfold4d(self, x, kernel_size, options: UnfoldOptions):

@@ -6,12 +6,48 @@ Invariant (as NdArray): no op writes into an input array; ops that assign copy f
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from burn_ndarray import array_ops, make_numeric
 from burn_tensor import TensorData
 
 from ._dtypes import kernel_dtype
 from ._kernels import i64, kernel, launch
+
+#: dtypes the gather/scatter kernels take directly
+_INDEXED = frozenset(np.dtype(d) for d in ("float32", "float64", "int32", "int64"))
+_FILLED = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes of our fill kernel
+
+
+def _creator(cp):
+    """`make(shape, dtype, device, value)`: a new array on `device`, filled with `value` (None:
+    uninitialised). Skips cupy's device context when the device is already current, zeroes
+    with a memset and fills floats with one bare launch: `cp.ones` took ~30 us of host time
+    (a guide step's backward seed), the context alone a few."""
+    current = cp.cuda.runtime.getDevice
+
+    def here(shape, dt, value):
+        out = cp.ndarray(shape, dt)
+        n = out.size
+        if value is None or n == 0:
+            return out
+        if value == 0 and math.copysign(1.0, value) > 0:  # not -0.0
+            out.data.memset_async(0, out.nbytes)  # all-zero bits: 0, +0.0, False
+        elif dt in _FILLED:
+            launch(kernel("fill", dt), n, out, i64(n), float(value))
+        else:
+            out.fill(value)
+        return out
+
+    def make(shape, dt, device, value):
+        i = 0 if device is None else device.index
+        if current() == i:
+            return here(shape, dt, value)
+        with cp.cuda.Device(i):
+            return here(shape, dt, value)
+
+    return make
 
 
 def common_ops(cp) -> dict:
@@ -34,21 +70,19 @@ def common_ops(cp) -> dict:
     def mask_fill(self, x, mask, value):
         return cp.where(mask, x.dtype.type(value), x)
 
+    make = _creator(cp)
+
     def empty(self, shape, device, dtype):
-        with cp.cuda.Device(device.index if device is not None else 0):
-            return cp.empty(shape, dtype.np)
+        return make(shape, dtype.np, device, None)
 
     def zeros(self, shape, device, dtype):
-        with cp.cuda.Device(device.index if device is not None else 0):
-            return cp.zeros(shape, dtype.np)
+        return make(shape, dtype.np, device, 0)
 
     def ones(self, shape, device, dtype):
-        with cp.cuda.Device(device.index if device is not None else 0):
-            return cp.ones(shape, dtype.np)
+        return make(shape, dtype.np, device, 1)
 
     def full(self, shape, value, device, dtype):
-        with cp.cuda.Device(device.index if device is not None else 0):
-            return cp.full(shape, value, dtype.np)
+        return make(shape, dtype.np, device, value)
 
     ops.update(
         from_data=from_data,
@@ -98,10 +132,11 @@ def numeric_ops(cp, kind: str) -> dict:
     """float_/int_ ops shared by both numeric kinds (without the prefix)."""
     ops = make_numeric(kind, cp)
     gather0 = array_ops(cp)["gather"]
+    current = cp.cuda.runtime.getDevice
 
     def scatter(self, dim, x, indices, values):
         kd = kernel_dtype(x.dtype)
-        if 0 < x.ndim <= 4 and indices.size and kd.name in ("float32", "float64", "int32", "int64"):
+        if 0 < x.ndim <= 4 and indices.size and kd in _INDEXED:
             # one kernel (rank <= 4): out = x + values added at their positions
             idx = cp.ascontiguousarray(indices)
             out = x.astype(kd, copy=True, order="C")
@@ -119,7 +154,7 @@ def numeric_ops(cp, kind: str) -> dict:
 
     def gather(self, dim, x, indices):
         kd = x.dtype
-        if 0 < x.ndim <= 4 and kd.name in ("float32", "float64", "int32", "int64"):
+        if 0 < x.ndim <= 4 and kd in _INDEXED:
             idx = cp.ascontiguousarray(indices)
             out = cp.empty(idx.shape, kd)
             if out.size:
@@ -157,6 +192,8 @@ def numeric_ops(cp, kind: str) -> dict:
         from ._random import sample
 
         device = self.default_device() if device is None else device
+        if current() == device.index:
+            return sample(cp, tuple(shape), distribution, dtype.np, device)
         with cp.cuda.Device(device.index):
             return sample(cp, tuple(shape), distribution, dtype.np, device)
 

@@ -45,7 +45,27 @@ extern "C" __global__ void burn_adam_raw_{F}(
 }}
 """
 _RAW: dict[str, object] = {}
+_RAW_DTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 BLOCK = 256
+_SCALARS: dict = {}
+
+
+def _scalars(dt, lr, beta_1, beta_2, epsilon, time) -> tuple:
+    """The kernel's 7 scalar arguments in the parameters' dtype (float32 scalars fill a C
+    `float`): b1, 1 - b1, b2, 1 - b2, the bias-correction factor, epsilon * sqrt(1 - b2^t), lr.
+    Cached on the step's hyper-parameters: every parameter of a step uses the same."""
+    key = (dt, lr, beta_1, beta_2, epsilon, time)
+    v = _SCALARS.get(key)
+    if v is None:
+        bc2 = math.sqrt(1.0 - beta_2**time)
+        factor = bc2 / (1.0 - beta_1**time)
+        sc = dt.type
+        v = (sc(beta_1), sc(1.0 - beta_1), sc(beta_2), sc(1.0 - beta_2), sc(factor),
+             sc(epsilon * bc2), sc(lr))  # fmt: skip
+        if len(_SCALARS) > 64:  # one entry per step count and learning rate: keep it small
+            _SCALARS.clear()
+        _SCALARS[key] = v
+    return v
 
 
 def _raw(ctype: str):
@@ -78,33 +98,35 @@ class CudaOptimOps:
 
     def float_adam_update(self, param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, time):
         cp = _platform.load_cupy()
-        bc2 = math.sqrt(1.0 - beta_2**time)
-        factor = bc2 / (1.0 - beta_1**time)
         dt = param.dtype
+        first = moment_1 is None
+        # `_c_contiguous` and dtype-object membership: `flags.c_contiguous` built a flags object
+        # and `dtype in (np.float32, ...)` converted the types, ~1 us each, for every parameter
         if (
-            dt in (np.float32, np.float64)
-            and param.flags.c_contiguous
-            and grad.flags.c_contiguous
+            dt in _RAW_DTYPES
+            and param._c_contiguous
+            and grad._c_contiguous
             and grad.dtype == dt
-            and (moment_1 is None or (moment_1.flags.c_contiguous and moment_2.flags.c_contiguous))
+            and (first or (moment_1._c_contiguous and moment_2._c_contiguous))
         ):
-            sc = dt.type
-            first = moment_1 is None
             m1 = param if first else moment_1  # unread on the first step
             m2 = param if first else moment_2
-            out = [cp.ndarray(param.shape, dt) for _ in range(3)]
+            nd, shape = cp.ndarray, param.shape
+            out = (nd(shape, dt), nd(shape, dt), nd(shape, dt))
             n = param.size
             if n:
                 grid = min((n + BLOCK - 1) // BLOCK, 4096)
                 # the driver launcher: cupy's RawKernel call packed these 16 arguments
-                # (7 numpy scalars) in ~20 us of host time
+                # (7 numpy scalars) in ~20 us of host time; the scalars are shared by every
+                # parameter of a step (cached)
+                scalars = _scalars(dt, lr, beta_1, beta_2, epsilon, time)
                 launch_grid(
-                    _raw("double" if dt == np.float64 else "float"), grid, BLOCK,
-                    param, grad, m1, m2, out[0], out[1], out[2], np.int64(n), np.int32(first),
-                    sc(beta_1), sc(1.0 - beta_1), sc(beta_2), sc(1.0 - beta_2), sc(factor),
-                    sc(epsilon * bc2), sc(lr),
+                    _raw(_RAW_DTYPES[dt]), grid, BLOCK, param, grad, m1, m2, out[0], out[1],
+                    out[2], np.int64(n), np.int32(first), *scalars,
                 )  # fmt: skip
-            return out[0], out[1], out[2]
+            return out
+        bc2 = math.sqrt(1.0 - beta_2**time)
+        factor = bc2 / (1.0 - beta_1**time)
         if moment_1 is None:  # first step: moments start at zero
             moment_1 = cp.zeros_like(param)
             moment_2 = moment_1

@@ -15,6 +15,8 @@ NaN/inf follow the decomposition: a row holding NaN or +inf gives NaN, -inf give
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _platform
@@ -166,8 +168,8 @@ def _row_block(n: int) -> int:
 
 
 def _split(shape, dim):
-    outer = int(np.prod(shape[:dim], dtype=np.int64))
-    inner = int(np.prod(shape[dim + 1 :], dtype=np.int64))
+    outer = math.prod(shape[:dim])
+    inner = math.prod(shape[dim + 1 :])
     return outer, int(shape[dim]), inner
 
 

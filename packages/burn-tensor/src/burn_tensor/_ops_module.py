@@ -11,12 +11,14 @@ ops of their own: Autodiff differentiates their reshape-to-2-D default through t
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._data import TensorData
 from ._dtype import DType
-from ._options import ConvOptions, ConvTransposeOptions, UnfoldOptions
 from ._ops_spec import install_required
+from ._options import ConvOptions, ConvTransposeOptions, UnfoldOptions
 
 
 def _dt(x):
@@ -41,7 +43,7 @@ def _linear_dims(x, weight):
     weight [d_in, d_out]."""
     d_in, d_out = weight.shape
     lead = tuple(x.shape[:-1])
-    return lead, d_in, d_out, int(np.prod(lead, dtype=np.int64))
+    return lead, d_in, d_out, math.prod(lead)
 
 
 def _crop(shape, spatial):
@@ -74,14 +76,14 @@ class ModuleOps:
         """Gradient of `linear` for weight: x^T @ output_grad over the flattened leading dims
         -> [d_in, d_out]."""
         d_in, d_out = x.shape[-1], output_grad.shape[-1]
-        m = int(np.prod(x.shape[:-1], dtype=np.int64))
+        m = math.prod(x.shape[:-1])
         x2 = self._rows(x, m, d_in)
         return self.float_matmul(self.float_swap_dims(x2, 0, 1), self._rows(output_grad, m, d_out))
 
     def linear_bias_backward(self, output_grad):
         """Gradient of `linear` for bias: output_grad summed over every leading dim -> [d_out]."""
         d_out = output_grad.shape[-1]
-        m = int(np.prod(output_grad.shape[:-1], dtype=np.int64))
+        m = math.prod(output_grad.shape[:-1])
         g = self._rows(output_grad, m, d_out)
         return self.float_reshape(self.float_sum_dim(g, 0), (d_out,))
 
@@ -232,12 +234,12 @@ class ModuleOps:
     # -- embedding ------------------------------------------------------------------------------
     def embedding(self, weights, indices):
         shape = tuple(indices.shape)
-        flat = self.int_reshape(indices, (int(np.prod(shape)),))
+        flat = self.int_reshape(indices, (math.prod(shape),))
         out = self.float_select(weights, 0, flat)
         return self.float_reshape(out, shape + (weights.shape[1],))
 
     def embedding_backward(self, weights, output_grad, indices):
-        count = int(np.prod(indices.shape))
+        count = math.prod(indices.shape)
         flat = self.int_reshape(indices, (count,))
         grad = self.float_reshape(output_grad, (count, weights.shape[1]))
         zeros = self.float_zeros(tuple(weights.shape), self.device_of(weights), _dt(weights))

@@ -1,0 +1,96 @@
+"""`linear` and its three backward primitives as direct cuBLAS calls (float32 without TF32 and
+float64), and the in-place bias kernel shared with conv2d.
+
+Why: burn_tensor's defaults compose each of them from 2-4 backend ops (reshape, swap_dims,
+matmul, a broadcast add or sum_dim), each a trip through the op table; on the guide model's
+training step (2 linear layers) those layers of Python were 26-48 us of host time per call on
+the H100 host where the GEMM itself is one cuBLAS call. Here: the forward is one GEMM and one
+bias kernel, the input and weight gradients one GEMM each reading the transposed operand in
+place (cuBLAS's transpose flags), the bias gradient one column-sum kernel (one GEMM against a
+ones vector for large gradients, `_gemm.sum_rows`). Anything else (half types, TF32, empty
+operands, layouts cuBLAS cannot read) takes the defaults, which run the same cuBLAS calls
+through `float_matmul` or cupy.
+
+The results equal the defaults' bit for bit except the bias gradient, whose column sums are
+accumulated in float64 (or by cuBLAS for large gradients) instead of the column-reduction
+kernel's float32 order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _gemm
+from ._kernels import i64, kernel, launch
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def direct(backend, *arrays) -> bool:
+    """Whether the direct cuBLAS paths apply: every array float32 (TF32 off) or every one
+    float64, with the direct GEMM enabled (BURN_CUDA_DIRECT_GEMM / BURN_CUDA_FAST)."""
+    dt = arrays[0].dtype
+    if not _gemm.ENABLED or dt not in _FLOATS or (backend.allow_tf32 and dt == _FLOATS[0]):
+        return False
+    return all(a.dtype == dt for a in arrays)
+
+
+def add_bias(out, bias, channels: int, inner: int) -> bool:
+    """In place: out [outer, channels, inner] (C-contiguous, fresh) += bias [channels] broadcast;
+    False (nothing done) when the bias is not a contiguous array of out's dtype."""
+    if bias.dtype != out.dtype or not bias._c_contiguous or bias.size != channels:
+        return False
+    total = out.size
+    index = "int" if total < 2**31 else "long long"
+    launch(kernel("bias_add", out.dtype, index=index), total, out, bias, i64(total),
+           i64(channels), i64(inner))  # fmt: skip
+    return True
+
+
+def _rows(x, d: int):
+    """x [..., d] as a 2-D [m, d] (a view when x is contiguous)."""
+    return x if x.ndim == 2 else x.reshape(math.prod(x.shape[:-1]), d)
+
+
+class CudaLinearOps:
+    """Mixin of `Cuda`: linear layers as direct GEMMs (see the module docstring)."""
+
+    def linear(self, x, weight, bias):
+        if not (direct(self, x, weight) and (bias is None or bias.dtype == x.dtype)):
+            return super().linear(x, weight, bias)
+        d_in, d_out = weight.shape
+        out = _gemm.matmul(_rows(x, d_in), weight)
+        if out is None:
+            return super().linear(x, weight, bias)
+        if bias is not None and not add_bias(out, bias, d_out, 1):
+            out += bias.reshape(1, d_out)
+        return out if x.ndim == 2 else out.reshape(x.shape[:-1] + (d_out,))
+
+    def linear_x_backward(self, weight, output_grad):
+        g = output_grad
+        if direct(self, weight, g):
+            d_in, d_out = weight.shape
+            dx = _gemm.matmul(_rows(g, d_out), weight.T)
+            if dx is not None:
+                return dx if g.ndim == 2 else dx.reshape(g.shape[:-1] + (d_in,))
+        return super().linear_x_backward(weight, output_grad)
+
+    def linear_weight_backward(self, x, output_grad):
+        g = output_grad
+        if direct(self, x, g):
+            dw = _gemm.matmul(_rows(x, x.shape[-1]).T, _rows(g, g.shape[-1]))
+            if dw is not None:
+                return dw
+        return super().linear_weight_backward(x, output_grad)
+
+    def linear_bias_backward(self, output_grad):
+        g = output_grad
+        if direct(self, g):
+            rows = _rows(g, g.shape[-1])
+            if rows._c_contiguous:
+                db = _gemm.sum_rows(rows)
+                if db is not None:
+                    return db
+        return super().linear_bias_backward(output_grad)
