@@ -18,6 +18,10 @@ class TensorKind(enum.Enum):
     INT = "Int"
     BOOL = "Bool"
 
+    # Identity hash (members are singletons compared by identity): Enum's own __hash__ is a
+    # Python function, run on every dict lookup keyed by a kind or dtype (op tables, dtype maps).
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return self.value
 
@@ -49,6 +53,8 @@ class DType(enum.Enum):
     I8 = "int8"
     U8 = "uint8"
     BOOL = "bool"
+
+    __hash__ = object.__hash__  # as TensorKind's
 
     # Values are also callable so `tensor.dtype()` reads like Burn while `tensor.dtype` reads like torch.
     def __call__(self) -> DType:
