@@ -28,7 +28,21 @@ def state_to_device(state: Any, device: Device, dtype: DType | None = None) -> A
     # its leaves are plain dicts, Tensors, ints and None.
     tp = type(state)
     if tp is dict:
-        return {k: state_to_device(v, device, dtype) for k, v in state.items()}
+        # The usual case (every step, every parameter): nothing moves. Leaves are checked inline
+        # and the dict itself is returned when none changed; a copy only when one did.
+        new = None
+        for k, v in state.items():
+            t = type(v)
+            if v is None or t is int:
+                continue
+            if t is Tensor and v.device == device and (dtype is None or v.dtype is dtype):
+                continue
+            moved = state_to_device(v, device, dtype)
+            if moved is not v:
+                if new is None:
+                    new = dict(state)
+                new[k] = moved
+        return state if new is None else new
     if tp is int or state is None:
         return state
     if isinstance(state, Tensor):
