@@ -112,6 +112,17 @@ def _flat_targets(cp, out_shape, dim, index_along, shape):
     return cp.ascontiguousarray(cp.broadcast_to(flat, shape))
 
 
+def _copy(cp, x, dtype):
+    """A C-contiguous copy of x in `dtype`: one device-to-device memcpy when x already is one
+    (cupy's astype copy was an elementwise-kernel call, ~10 us of host time)."""
+    if x.dtype != dtype or not x._c_contiguous:
+        return x.astype(dtype, copy=True, order="C")
+    out = cp.ndarray(x.shape, dtype)
+    if x.nbytes:
+        out.data.copy_from_device_async(x.data, x.nbytes)
+    return out
+
+
 def _index_add(cp, x, flat, values):
     """x (copied) with `values` added at flat positions `flat` (atomics; float16 via float32)."""
     kd = kernel_dtype(x.dtype)
@@ -138,8 +149,8 @@ def numeric_ops(cp, kind: str) -> dict:
         kd = kernel_dtype(x.dtype)
         if 0 < x.ndim <= 4 and indices.size and kd in _INDEXED:
             # one kernel (rank <= 4): out = x + values added at their positions
-            idx = cp.ascontiguousarray(indices)
-            out = x.astype(kd, copy=True, order="C")
+            idx = indices if indices._c_contiguous else cp.ascontiguousarray(indices)
+            out = _copy(cp, x, kd)
             vals = values if values.dtype == kd else values.astype(kd)
             s, _ = _pad4(idx.shape, idx.strides, idx.itemsize)
             _, ost = _pad4(out.shape, out.strides, out.itemsize)
