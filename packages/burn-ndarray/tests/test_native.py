@@ -475,11 +475,11 @@ def test_transcendental_loops_call_libmvec():
         if m:
             blocks[m.group(1)] = block
     glibc = tuple(int(v) for v in (platform.libc_ver()[1] or "0.0").split(".")[:2])
-    # float32 exp / tanh and the softmax kernels inline our own (test_native_expf.py)
+    # float32 exp and the softmax kernels inline our own (test_native_expf.py)
     want = {"un_log_f32": "logf", "un_sin_f32": "sinf", "un_exp_f64": "exp",
             "softmax_f64": "exp", "softmax_bwd_f64": "exp"}  # fmt: skip
-    if glibc >= (2, 35):  # vectorized tanhf / erff since 2.35
-        want.update({"un_tanh_f64": "tanh", "un_erf_f32": "erff"})
+    if glibc >= (2, 35):  # vectorized tanhf / erff since 2.35 (float32 tanh takes it there)
+        want.update({"un_tanh_f64": "tanh", "un_erf_f32": "erff", "un_tanh_f32": "tanhf"})
     # the row helpers the softmax kernels call, when gcc keeps them out of line (it does with
     # -mprefer-vector-width=512 on AVX-512 CPUs)
     helpers = {"softmax_f64": ("sm_", "_f64"), "softmax_bwd_f64": ("smb_", "_f64")}
