@@ -193,6 +193,10 @@ def guide_profile(dev) -> None:
         f"Python returns (queue not drained), {gpu_span:.2f} ms between GPU events (the GPU is "
         "idle whenever Python is the bottleneck)"
     )
+    print(
+        f"GPU work alone: {gpu_only(step, dev.sync):.3f} ms per step (the kernels back to back; "
+        "well below the wall time: the host is the bottleneck)"
+    )
     op_counts(dev)
     pr = cProfile.Profile()
     pr.enable()
@@ -228,6 +232,31 @@ def guide_profile(dev) -> None:
     rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:25]
     for (f, line, name), (_cc, nc, tt, ct, _) in rows:
         print(f"  {tt / 5 * 1e3:7.3f} ms  {nc // 5:5d} calls  {name}  ({Path(f).name}:{line})")
+
+
+def gpu_only(step, sync, n: int = 10) -> float:
+    """Milliseconds of GPU work per call of `step`, without the host's gaps: a spin kernel holds
+    the GPU (~0.2 s) while the host queues `n` steps behind it, so CUDA events around the steps
+    time their kernels back to back. Valid while the host queues the n steps faster than the
+    spin lasts and no step waits for the GPU (a read of a value would)."""
+    import cupy as cp
+
+    spin = cp.RawKernel(
+        'extern "C" __global__ void spin(long long cycles) {\n'
+        "  long long t0 = clock64(); while (clock64() - t0 < cycles) {}\n}",
+        "spin",
+    )
+    for _ in range(3):
+        step()
+    sync()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    spin((1,), (1,), (np.int64(400_000_000),))
+    start.record()
+    for _ in range(n):
+        step()
+    end.record()
+    end.synchronize()
+    return cp.cuda.get_elapsed_time(start, end) / n
 
 
 def op_counts(dev) -> None:
