@@ -26,7 +26,7 @@ import os
 import numpy as np
 
 from ._kernel_source import BIAS_BLOCK
-from ._kernels import kernel, launch_grid
+from ._kernels import i64, kernel, launch_grid
 
 _ONE = {np.dtype(np.float32): np.array(1.0, np.float32), np.dtype(np.float64): np.array(1.0)}
 _ZERO = {np.dtype(np.float32): np.array(0.0, np.float32), np.dtype(np.float64): np.array(0.0)}
@@ -167,7 +167,9 @@ def sum_rows(a):
     cp = _libs()[0]
     if a.size <= SMALL_SUM and rows:
         out = cp.ndarray((cols,), a.dtype)
-        launch_grid(kernel("bias_grad", a.dtype), cols, BIAS_BLOCK, a, out, rows, cols, 1)
+        launch_grid(
+            kernel("bias_grad", a.dtype), cols, BIAS_BLOCK, a, out, i64(rows), i64(cols), i64(1)
+        )
         return out
     key = (rows, a.dtype, cp.cuda.runtime.getDevice())
     ones = _ONES.get(key)
