@@ -119,8 +119,17 @@ def fields(module: Any) -> list[tuple[str, Any, int]]:
     cached = _KIND_OF_TYPE.get  # the per-type cache inline: most fields hit it
     for k, v in vars(module).items():
         if not k.startswith("_"):
-            kind = cached(type(v))
-            out.append((k, v, field_kind(module, k, v) if kind is None else kind))
+            tv = type(v)
+            kind = cached(tv)
+            if kind is None:
+                # A list/tuple whose first item is a plain constant (a conv's stride, a pool's
+                # output size) is a constant: `_is_tree` needs every item to be a tree and would
+                # stop at that one. Decided here without its calls: they ran on every walk.
+                if (tv is list or tv is tuple) and v and cached(type(v[0])) == CONST:
+                    kind = CONST
+                else:
+                    kind = field_kind(module, k, v)
+            out.append((k, v, kind))
     return out
 
 
@@ -155,6 +164,8 @@ def walk(
 
 
 def _walk_value(name, value, kind, on_param, hooks, path):
+    if kind != PARAM and kind != MODULE and kind != CONTAINER:
+        return  # constants and plain tensors: nothing to visit (and no path to build)
     here = path + [name]
     if kind == PARAM:
         on_param(here, value)
@@ -207,13 +218,13 @@ def rebuild(
 
 
 def _rebuild_value(name, value, kind, on_param, on_tensor, hooks, path):
+    if kind == TENSOR:
+        return on_tensor(value) if on_tensor is not None else value
+    if kind != PARAM and kind != MODULE and kind != CONTAINER:
+        return value  # constants are shared (no path built for them)
     here = path + [name]
     if kind == PARAM:
         return on_param(here, value)
-    if kind == TENSOR:
-        return on_tensor(value) if on_tensor is not None else value
-    if kind not in (MODULE, CONTAINER):
-        return value
     leave = _enter(hooks, name, value)
     if kind == MODULE:
         out = rebuild(value, on_param, on_tensor, hooks, here)
