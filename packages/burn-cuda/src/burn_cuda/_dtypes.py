@@ -21,6 +21,9 @@ C_TYPES = {
     "bool": "bool",
 }
 
+#: the dtypes our float kernels take directly (half types go through float32 around them)
+KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
 #: float dtypes `Cuda(float_dtype=...)` accepts
 FLOAT_DTYPES = ("float32", "float64", "float16", "bfloat16")
 #: int dtypes `Cuda(int_dtype=...)` accepts

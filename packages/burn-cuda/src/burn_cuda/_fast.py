@@ -20,11 +20,12 @@ import numpy as np
 
 from . import _fast_source as fsrc
 from . import _launch
+from ._dtypes import KERNEL_FLOATS
 
 BLOCK = 256
 #: contiguous elementwise kernels handle 16 bytes per thread
 _VEC = {np.dtype(t): 16 // np.dtype(t).itemsize for t in ("float32", "float64", "int32", "int64")}
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOATS = KERNEL_FLOATS
 _INTS = (np.dtype(np.int32), np.dtype(np.int64))
 #: a full sum of at most this many elements runs in one 256-thread block (one launch)
 SUM_ALL_MAX = 1 << 16

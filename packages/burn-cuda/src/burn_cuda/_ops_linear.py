@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from . import _gemm
+from ._dtypes import KERNEL_FLOATS
 from ._kernels import i64, kernel, launch
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOATS = KERNEL_FLOATS
 
 
 def direct(backend, *arrays) -> bool:

@@ -4,25 +4,24 @@ direct kernels, interpolation as burn_ndarray's separable matrix products run on
 
 conv2d's input and weight gradients (float32 without TF32, float64, one group) run the same
 kernels as burn_tensor's defaults, called directly: the input gradient one GEMM + col2im, the
-weight gradient im2col + one batched GEMM + one GEMM summing over the batch (`_gemm.sum_rows`),
+weight gradient im2col + one batched GEMM + the column sum over the batch (`_gemm.sum_rows`),
 where the defaults went through 5-7 backend ops (~100 us of host time each on the H100 host).
 Other cases take the defaults (unfold4d and matmul for weights, conv_transpose2d for inputs).
 """
 
 from __future__ import annotations
 
-import numpy as np
 from burn_ndarray import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
 from . import _gemm
-from ._dtypes import kernel_dtype
+from ._dtypes import KERNEL_FLOATS, kernel_dtype
 from ._kernel_source import BIAS_BLOCK
 from ._kernels import i32, i64, kernel, launch, launch_grid
 from ._ops_linear import add_bias, direct
 from ._platform import load_cupy
 
-_BIAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_BIAS_DTYPES = KERNEL_FLOATS
 
 
 def _pair(v) -> tuple[int, int]:

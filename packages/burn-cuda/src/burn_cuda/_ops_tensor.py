@@ -12,20 +12,33 @@ import numpy as np
 from burn_ndarray import array_ops, make_numeric
 from burn_tensor import TensorData
 
-from ._dtypes import kernel_dtype
+from ._dtypes import KERNEL_FLOATS, kernel_dtype
 from ._kernels import i64, kernel, launch
 
 #: dtypes the gather/scatter kernels take directly
 _INDEXED = frozenset(np.dtype(d) for d in ("float32", "float64", "int32", "int64"))
-_FILLED = (np.dtype(np.float32), np.dtype(np.float64))  # dtypes of our fill kernel
+_FILLED = KERNEL_FLOATS  # dtypes of our fill kernel
+
+
+def _on_device(cp):
+    """`run(index, fn, *args)`: `fn(*args)` with GPU `index` current, entering cupy's device
+    context only when another GPU is current (the context costs a few us per op)."""
+    current = cp.cuda.runtime.getDevice
+
+    def run(index, fn, *args):
+        if current() == index:
+            return fn(*args)
+        with cp.cuda.Device(index):
+            return fn(*args)
+
+    return run
 
 
 def _creator(cp):
     """`make(shape, dtype, device, value)`: a new array on `device`, filled with `value` (None:
-    uninitialised). Skips cupy's device context when the device is already current, zeroes
-    with a memset and fills floats with one bare launch: `cp.ones` took ~30 us of host time
-    (a guide step's backward seed), the context alone a few."""
-    current = cp.cuda.runtime.getDevice
+    uninitialised); zeroes with a memset and fills floats with one bare launch: `cp.ones` took
+    ~30 us of host time (a guide step's backward seed)."""
+    run = _on_device(cp)
 
     def here(shape, dt, value):
         out = cp.ndarray(shape, dt)
@@ -41,11 +54,7 @@ def _creator(cp):
         return out
 
     def make(shape, dt, device, value):
-        i = 0 if device is None else device.index
-        if current() == i:
-            return here(shape, dt, value)
-        with cp.cuda.Device(i):
-            return here(shape, dt, value)
+        return run(0 if device is None else device.index, here, shape, dt, value)
 
     return make
 
@@ -143,7 +152,7 @@ def numeric_ops(cp, kind: str) -> dict:
     """float_/int_ ops shared by both numeric kinds (without the prefix)."""
     ops = make_numeric(kind, cp)
     gather0 = array_ops(cp)["gather"]
-    current = cp.cuda.runtime.getDevice
+    on_device = _on_device(cp)
 
     def scatter(self, dim, x, indices, values):
         kd = kernel_dtype(x.dtype)
@@ -203,10 +212,7 @@ def numeric_ops(cp, kind: str) -> dict:
         from ._random import sample
 
         device = self.default_device() if device is None else device
-        if current() == device.index:
-            return sample(cp, tuple(shape), distribution, dtype.np, device)
-        with cp.cuda.Device(device.index):
-            return sample(cp, tuple(shape), distribution, dtype.np, device)
+        return on_device(device.index, sample, cp, tuple(shape), distribution, dtype.np, device)
 
     def argmax(self, x, dim):
         return cp.argmax(x, axis=dim, keepdims=True).astype(self.int_dtype.np)
