@@ -207,3 +207,45 @@ def test_a_special_value_in_a_block_changes_no_other_result():
         y[4097] = v
         got = B[1].float_exp(y)
         np.testing.assert_array_equal(np.delete(got, 4097), np.delete(clean, 4097))
+
+
+@pytest.fixture(scope="module")
+def own_tanh_lib(tmp_path_factory):
+    """The kernels built with -DBURN_OWN_TANH: burn_tanhf is what older glibc (no vector tanhf)
+    runs, so it is checked here on every machine, not only where it is the default."""
+    cc = _native.find_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("own_tanh") / "kernels.so"
+    _native._compile(cc, out, [*_native.flags(), "-DBURN_OWN_TANH"])
+    return _native._load(out)
+
+
+def _own_tanh(lib, x: np.ndarray, threads: int = 1) -> np.ndarray:
+    import ctypes
+
+    x = np.ascontiguousarray(x, np.float32)
+    o = np.empty_like(x)
+    lib.un_tanh_f32(ctypes.c_void_p(x.ctypes.data), ctypes.c_void_p(o.ctypes.data),
+                    ctypes.c_long(x.size), ctypes.c_int(threads))  # fmt: skip
+    return o
+
+
+def test_own_tanh_within_one_ulp_and_its_special_values(own_tanh_lib):
+    x = np.concatenate([
+        bits_between(0.0, 10.0, 997), bits_between(-0.0, -10.0, 997),
+        np.linspace(-1e-3, 1e-3, 1 << 18, dtype=np.float32),
+        np.linspace(0.55, 0.7, 1 << 18, dtype=np.float32),  # the switch at 0.625
+    ])  # fmt: skip
+    got = _own_tanh(own_tanh_lib, x)
+    u = ulps(got, np.tanh(x.astype(np.float64)))
+    i = int(u.argmax())
+    assert u[i] <= 1, f"burn_tanhf({x[i]!r}) = {got[i]!r}: {u[i]} ulp"
+    tiny = np.float32(2.0**-149)
+    s = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny, 50.0, -1e30], np.float32)
+    got = _own_tanh(own_tanh_lib, s)
+    assert np.isnan(got[0])
+    np.testing.assert_array_equal(got[1:], np.array([1, -1, 0, 0, tiny, -tiny, 1, -1], np.float32))
+    assert np.signbit(got[4]) and not np.signbit(got[3])
+    big = RNG.uniform(-9, 9, 3 * 4096 + 7).astype(np.float32)  # several blocks, 1 vs 2 threads
+    np.testing.assert_array_equal(_own_tanh(own_tanh_lib, big, 2), _own_tanh(own_tanh_lib, big))
