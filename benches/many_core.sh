@@ -34,6 +34,7 @@ import numpy
 from burn_ndarray import NdArray, _native
 t = time.perf_counter()
 print("NdArray kernels:", _native.status(), f"({time.perf_counter() - t:.1f} s to build or load)")
+print("NdArray memory:", _native.hugepage.state())
 b = NdArray()
 print("numpy", numpy.__version__, "| NdArray threads", b.num_threads, "parallel_min", b.parallel_min)
 try:

@@ -23,6 +23,10 @@ medians of 300 back-to-back [1024, 1024] float32 ops / the guide's training step
 - 30,000 (this value): exp 268 us, abs 181, add 96; training step 30.7 ms at 4.1.
 - 300,000 (libgomp's own default, ~10 ms): exp 264, abs 93, add 117, but the training step took
   182 ms at 14.3: threads spinning after each op starve OpenBLAS's threads of the cores.
+
+Loading the library also turns numpy's transparent-huge-page advice off for the process
+(`hugepage.py`: buffers left in 4 KB pages inside huge-page-advised mappings were read 3x slower
+by the threaded kernels), unless `NUMPY_MADVISE_HUGEPAGE` or `BURN_NDARRAY_HUGEPAGE=1` is set.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
+
+from . import hugepage
 
 log = logging.getLogger("burn_ndarray.native")
 
@@ -278,6 +284,8 @@ def lib():
         else:
             if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
                 os.environ["GOMP_SPINCOUNT"] = SPINCOUNT  # read once, when libgomp loads
+            # before NdArray allocates its tensors: see hugepage.py (3x slower threaded reads)
+            hugepage.disable()
             try:
                 result, path = build()
                 _declare(result)
