@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from burn_tensor import Tensor
 
@@ -12,21 +14,30 @@ def rand(shape, seed: int = 0, low: float = -1.0, high: float = 1.0) -> np.ndarr
 
 
 def inputs(ctx: dict, *arrays: np.ndarray):
-    """For each numpy array: (burn tensor, numpy array, torch tensor or None), all with equal data."""
+    """For each numpy array: (burn tensor, numpy array, torch tensor or None), all with equal data.
+
+    Where the burn tensor's data is a numpy array (NdArray), numpy and CPU torch read that same
+    buffer (`torch.from_numpy` shares it; no suite writes its inputs): on the GPU machine's
+    16-core VM one buffer of a process could read 2-3x slower than another for every library
+    (torch's own abs/neg went from ~20 to 46-61 us reading NdArray's buffer), so separate copies
+    compared memory placement as much as kernels (benches/README.md, "Shared inputs").
+    `BENCH_SHARED_INPUTS=0` gives each library its own copy, as before.
+    """
     torch = ctx.get("torch")
     dev = ctx["device"]
+    shared = os.environ.get("BENCH_SHARED_INPUTS", "1") != "0"
     out = []
     for a in arrays:
         a = np.ascontiguousarray(a)
-        out.append(
-            (
-                Tensor.from_data(a, dev),
-                a.copy(),
-                None
-                if torch is None
-                else torch.from_numpy(a.copy()).to(ctx.get("torch_device", "cpu")),
-            )
-        )
+        b = Tensor.from_data(a, dev)
+        prim = getattr(b, "_p", None)
+        if not (shared and type(prim) is np.ndarray and prim.flags.c_contiguous):
+            prim = None
+        t = None
+        if torch is not None:
+            src = a.copy() if prim is None else prim
+            t = torch.from_numpy(src).to(ctx.get("torch_device", "cpu"))
+        out.append((b, a.copy() if prim is None else prim, t))
     return out
 
 
