@@ -261,3 +261,21 @@ def test_dropout_only_on_autodiff(dev64, autodiff):
     assert set(np.unique(out)) <= {0.0, 2.0}
     assert abs((out == 0).mean() - 0.5) < 0.03
     assert DropoutConfig(0.0).init().forward(T(x, autodiff)).inner().numpy().min() == 1.0
+
+
+def test_dropout_values_and_gradient(autodiff):
+    # Burn's x * mask * (1 / keep): each kept value is x times 1 / keep in one rounding, and the
+    # gradient of a sum is the scaled mask (hand-derived: d(x m s)/dx = m s)
+    keep = 0.7
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.5, 2.0, (64, 40))  # no zeros, so a zero output means dropped
+    autodiff.seed(2)
+    xt = T(x, autodiff).require_grad()
+    out = DropoutConfig(1.0 - keep).init().forward(xt)
+    o = out.inner().numpy()
+    kept = o != 0.0
+    assert abs(kept.mean() - keep) < 0.03
+    np.testing.assert_array_equal(o[kept], x[kept] * (1.0 / keep))
+    g = out.sum().backward()
+    grad = xt.grad(g).numpy()
+    np.testing.assert_array_equal(grad, np.where(kept, 1.0 / keep, 0.0))

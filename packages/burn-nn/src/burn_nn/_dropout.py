@@ -48,7 +48,11 @@ class Dropout(Module):
             return x.zeros_like()
         keep = 1.0 - self.prob
         mask = Tensor.random(x.dims(), Distribution.bernoulli(keep), x.device)
-        return x.mul(mask).div_scalar(keep)
+        # Burn's `x * mask * (1 / keep)`, with the scale put on the mask first: the mask is not
+        # tracked, so autodiff records one op (not two) and backward runs one multiply; the
+        # mask's values are 0 or 1 / keep exactly, so each output is the same single rounding
+        # of x * (1 / keep)
+        return x.mul(mask.mul_scalar(1.0 / keep))
 
 
 @config
