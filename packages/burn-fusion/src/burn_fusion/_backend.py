@@ -227,6 +227,8 @@ def delegate(fusion: Fusion, name: str, inner_fn):
             return wrap(o)
         if type(o) is tuple:
             return tuple(out(e) for e in o)
+        if type(o) is list:  # ops over lists of tensors (float_adam_update_many)
+            return [out(e) for e in o]
         return o
 
     def op(*args):

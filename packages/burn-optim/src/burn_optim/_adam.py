@@ -7,7 +7,7 @@ from typing import Any
 
 from burn_nn import config
 from burn_tensor import Tensor
-from burn_tensor.ops import adam_update
+from burn_tensor.ops import adam_update, adam_update_many
 
 from ._clipping import GradientClipping
 from ._decay import WeightDecayConfig
@@ -112,3 +112,60 @@ class Adam(SimpleOptimizer):
         v = mom["max_moment_2"] if self.amsgrad else mom["moment_2"]
         update = (mom["moment_1"] * factor) / (v.sqrt() + self.epsilon * bias_correction2_sqrt)
         return tensor - update * lr, {"momentum": mom}
+
+    def step_many(self, lr, tensors, grads, states):
+        """All parameters of a step: one `adam_update_many` per (step count, first step or not,
+        dtype, device) group, i.e. usually one for the whole model (one kernel launch on CUDA).
+        Results equal `step` per parameter. AMSGrad, and a group whose batched call refuses its
+        operands, take the per-parameter path (which names the parameter in its error)."""
+        if self.amsgrad:
+            return super().step_many(lr, tensors, grads, states)
+        raw_grads = grads  # the per-parameter fallback applies the weight decay itself
+        if self.weight_decay is not None:
+            grads = [self.weight_decay.transform(g, t) for g, t in zip(grads, tensors, strict=True)]
+        groups: dict = {}
+        for i, (tensor, state) in enumerate(zip(tensors, states, strict=True)):
+            prev = state["momentum"] if state else None
+            t = 1 if prev is None else int(prev["time"]) + 1
+            groups.setdefault((t, prev is None, tensor.dtype, tensor.device), []).append(i)
+        news: list = [None] * len(tensors)
+        out: list = [None] * len(tensors)
+        for (t, first, _, _), idx in groups.items():
+            ps = [tensors[i] for i in idx]
+            gs = [grads[i] for i in idx]
+            moms = None if first else [states[i]["momentum"] for i in idx]
+            try:
+                new, m1, m2 = adam_update_many(
+                    ps,
+                    gs,
+                    None if first else [m["moment_1"] for m in moms],
+                    None if first else [m["moment_2"] for m in moms],
+                    lr=lr,
+                    beta_1=self.beta_1,
+                    beta_2=self.beta_2,
+                    epsilon=self.epsilon,
+                    time=t,
+                )
+            except Exception:  # noqa: BLE001 - re-run one by one: raises for the parameter at fault
+                sub = [states[i] for i in idx]
+                raw = [raw_grads[i] for i in idx]
+                try:
+                    new, sts = SimpleOptimizer.step_many(self, lr, ps, raw, sub)
+                except Exception as e:
+                    if getattr(e, "burn_param_index", None) is not None:
+                        e.burn_param_index = idx[e.burn_param_index]
+                    raise
+                for k, i in enumerate(idx):
+                    news[i], out[i] = new[k], sts[k]
+                continue
+            for k, i in enumerate(idx):
+                news[i] = new[k]
+                out[i] = {
+                    "momentum": {
+                        "time": t,
+                        "moment_1": m1[k],
+                        "moment_2": m2[k],
+                        "max_moment_2": None,
+                    }
+                }
+        return news, out

@@ -1,10 +1,12 @@
 """`OptimizerAdaptor`: runs a per-tensor rule over every parameter of a module (Burn's adaptor).
 
-Flow of `step(lr, module, grads)` (as Burn's `SimpleOptimizerMapper`): map over the module's float
-parameters; for each one that requires grad and has a gradient in `grads`: clip the gradient (if
-configured), bring the parameter's state to the gradient's device, run the rule on the inner
-(non-autodiff) tensors, store the new state under the `ParamId`, and lift the result back onto the
-autodiff device as a fresh leaf that requires grad. Parameters without gradients are untouched.
+Flow of `step(lr, module, grads)` (Burn's `SimpleOptimizerMapper`, in two passes): visit the
+module's float parameters; for each one that requires grad and has a gradient in `grads`: clip the
+gradient (if configured) and bring the parameter and its state to the gradient's device. Then the
+rule updates all of them in one `step_many` call on the inner (non-autodiff) tensors (Adam: one
+kernel launch on CUDA), the new states are stored under their `ParamId`s, and a `map` puts each
+result back, lifted onto the autodiff device as a fresh leaf that requires grad. Parameters without
+gradients are untouched; a step that raises changes no state.
 """
 
 from __future__ import annotations
@@ -36,6 +38,28 @@ class SimpleOptimizer:
 
     def step(self, lr: float, tensor: Tensor, grad: Tensor, state: Any) -> tuple[Tensor, Any]:
         raise NotImplementedError
+
+    def step_many(
+        self, lr: float, tensors: list[Tensor], grads: list[Tensor], states: list[Any]
+    ) -> tuple[list[Tensor], list[Any]]:
+        """Every parameter of one optimizer step at once -> `(tensors, states)` lists.
+
+        The adaptor calls this once per step with the parameters that have gradients, in module
+        order. This default runs `step` on each; a rule overrides it to batch the update (Adam:
+        one `adam_update_many` per dtype/device/step count, one kernel launch on CUDA). An
+        exception from parameter `i` carries `i` as its `burn_param_index` attribute, so the
+        adaptor can name the parameter.
+        """
+        news, out = [], []
+        for i, (tensor, grad, state) in enumerate(zip(tensors, grads, states, strict=True)):
+            try:
+                new, st = self.step(lr, tensor, grad, state)
+            except Exception as e:
+                e.burn_param_index = i
+                raise
+            news.append(new)
+            out.append(st)
+        return news, out
 
     def __repr__(self) -> str:
         fields = (
@@ -118,44 +142,39 @@ class OptimizerAdaptor(Optimizer):
                 f"step() takes GradientsParams, got {type(grads).__name__}; "
                 "use GradientsParams.from_grads(loss.backward(), module)"
             )
-        return module.map(_StepMapper(self, learning_rate("step", lr), grads))
-
-    def _step_param(self, lr: float, param: Param, grads: GradientsParams) -> Param:
-        grad = grads.remove(param.id)
-        # no_grad() params (and running states) are frozen even if a gradient was registered.
-        if grad is None or not param.require_grad:
-            return param
-        tensor = param.val()
-        tensor_device = tensor.device
-        inner = tensor.inner()
-        device = grad.device
-        if inner.device != device:  # Burn moves the parameter to where its gradient is
-            inner = inner.to_device(device)
-        if self._grad_clipping is not None:
-            grad = self._grad_clipping.clip_gradient(grad)
-        # Read, not pop: a step that raises (e.g. a loaded record whose state does not fit this
-        # parameter) must leave the optimizer's state as it was.
-        state = self._records.get(param.id)
+        lr = learning_rate("step", lr)
+        pick = _Pick(self, grads)
+        module.visit(pick)
+        if not pick.params:
+            return module
         try:
-            if state is not None:
-                state = state_to_device(state, device, inner.dtype)
-            new, state = self._optim.step(lr, inner, grad, state)
+            news, states = self._optim.step_many(lr, pick.inners, pick.grad_list, pick.states)
         except Exception as e:
-            if state is not None:
+            i = getattr(e, "burn_param_index", None)
+            if i is not None and pick.states[i] is not None:
+                param = pick.params[i]
                 e.add_note(
-                    f"while updating parameter {param.id} of shape {inner.dims()} with its "
-                    f"optimizer state (shapes {_state_shapes(state)}); was the record loaded "
-                    "by load_record() saved for another model?"
+                    f"while updating parameter {param.id} of shape {pick.inners[i].dims()} "
+                    f"with its optimizer state (shapes {_state_shapes(pick.states[i])}); was "
+                    "the record loaded by load_record() saved for another model?"
                 )
             raise
-        if state is not None:
-            self._records[param.id] = state
-        else:
-            self._records.pop(param.id, None)
-        if tensor_device.backend.is_autodiff:
-            same = tensor_device.inner() == device
-            new = Tensor.from_inner(new, tensor_device if same else None)
-        return type(param)(param.id, new, param.require_grad)
+        # Only now, with every update computed, the state changes: a step that raises leaves
+        # the optimizer as it was.
+        records = self._records
+        new_params = {}
+        for param, tensor_device, device, new, state in zip(
+            pick.params, pick.tensor_devices, pick.devices, news, states, strict=True
+        ):
+            if state is not None:
+                records[param.id] = state
+            else:
+                records.pop(param.id, None)
+            if tensor_device.backend.is_autodiff:
+                same = tensor_device.inner() == device
+                new = Tensor.from_inner(new, tensor_device if same else None)
+            new_params[param.id] = type(param)(param.id, new, param.require_grad)
+        return module.map(_Replace(new_params))
 
     # -- records -----------------------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
@@ -188,14 +207,59 @@ class OptimizerAdaptor(Optimizer):
         return f"OptimizerAdaptor({self._optim!r}{clip}, {len(self._records)} state(s))"
 
 
-class _StepMapper:
-    """The ModuleMapper that applies one optimizer step to each float parameter."""
+class _Pick:
+    """The visitor that gathers one step's work: each float parameter that requires grad and has
+    a gradient (consumed from `grads`), with its inner tensor on the gradient's device (Burn moves
+    the parameter to where its gradient is), the clipped gradient and its state there."""
 
-    def __init__(self, adaptor: OptimizerAdaptor, lr: float, grads: GradientsParams):
-        self.adaptor, self.lr, self.grads = adaptor, lr, grads
+    def __init__(self, adaptor: OptimizerAdaptor, grads: GradientsParams):
+        self.adaptor, self.grads = adaptor, grads
+        self.params: list[Param] = []
+        self.tensor_devices: list = []
+        self.devices: list = []
+        self.inners: list[Tensor] = []
+        self.grad_list: list[Tensor] = []
+        self.states: list[Any] = []
+
+    def visit_float(self, param: Param) -> None:
+        grad = self.grads.remove(param.id)
+        # no_grad() params (and running states) are frozen even if a gradient was registered.
+        if grad is None or not param.require_grad:
+            return
+        adaptor = self.adaptor
+        tensor = param.val()
+        inner = tensor.inner()
+        device = grad.device
+        if inner.device != device:
+            inner = inner.to_device(device)
+        if adaptor._grad_clipping is not None:
+            grad = adaptor._grad_clipping.clip_gradient(grad)
+        state = adaptor._records.get(param.id)
+        if state is not None:
+            state = state_to_device(state, device, inner.dtype)
+        self.params.append(param)
+        self.tensor_devices.append(tensor.device)
+        self.devices.append(device)
+        self.inners.append(inner)
+        self.grad_list.append(grad)
+        self.states.append(state)
+
+    def visit_int(self, param: Param) -> None:
+        pass
+
+    def visit_bool(self, param: Param) -> None:
+        pass
+
+
+class _Replace:
+    """The ModuleMapper that puts the step's new Params in place (by id, so a parameter that
+    appears twice in the tree gets the same update everywhere)."""
+
+    def __init__(self, new_params: dict):
+        self.new_params = new_params
 
     def map_float(self, param: Param) -> Param:
-        return self.adaptor._step_param(self.lr, param, self.grads)
+        return self.new_params.get(param.id, param)
 
     def map_int(self, param: Param) -> Param:
         return param

@@ -49,6 +49,83 @@ def adam_update(param, grad, moment_1, moment_2, *, lr, beta_1, beta_2, epsilon,
     return param._like(new), param._like(m1), param._like(m2)
 
 
+def adam_update_many(params, grads, moments_1, moments_2, *, lr, beta_1, beta_2, epsilon, time):
+    """`adam_update` on a list of parameters at once -> `(params', moments_1', moments_2')`.
+
+    The parameters share one dtype, device, set of hyper-parameters and step count `time`
+    (`float_adam_update_many`: one kernel launch for the whole list on GPU backends, as torch's
+    multi-tensor Adam). `moments_1`/`moments_2`: lists matching `params`, or None when every
+    parameter takes its first step. Results equal `adam_update` on each parameter.
+
+    Shapes: `params[i]`, `grads[i]` and the moments `[d_i...]`, one shape per i.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> from burn_tensor import Tensor
+        >>> d = NdArray().device()
+        >>> ps = [Tensor.from_data([1.0, 2.0], d), Tensor.from_data([[3.0]], d)]
+        >>> gs = [Tensor.from_data([0.5, -0.5], d), Tensor.from_data([[1.0]], d)]
+        >>> new, m1, m2 = adam_update_many(ps, gs, None, None, lr=0.1, beta_1=0.9,
+        ...                                beta_2=0.999, epsilon=1e-8, time=1)
+        >>> [round(v, 4) for v in new[0].tolist()], new[1].tolist()
+        ([0.9, 2.1], [[2.9000000953674316]])
+    """
+    _check_many(params, grads, moments_1, moments_2, time)
+    p0 = params[0]
+    first = moments_1 is None
+    new, m1, m2 = p0._o.adam_update_many(
+        [p._p for p in params],
+        [g._p for g in grads],
+        None if first else [m._p for m in moments_1],
+        None if first else [m._p for m in moments_2],
+        float(lr),
+        float(beta_1),
+        float(beta_2),
+        float(epsilon),
+        time,
+    )
+    like = p0._like
+    return [like(x) for x in new], [like(x) for x in m1], [like(x) for x in m2]
+
+
+def _check_many(params, grads, moments_1, moments_2, time) -> None:
+    """Raise `TensorCheckError` naming what is wrong with `adam_update_many`'s arguments."""
+    op = "adam_update_many"
+    if not isinstance(params, list | tuple) or not isinstance(grads, list | tuple):
+        raise TensorCheckError(op, "params and grads must be lists of tensors")
+    if not params:
+        raise TensorCheckError(op, "params is empty: expected at least one parameter")
+    n = len(params)
+    if len(grads) != n:
+        raise TensorCheckError(op, f"{len(grads)} grads for {n} params")
+    if (moments_1 is None) != (moments_2 is None):
+        raise TensorCheckError(op, "moments_1 and moments_2 must both be lists or both None")
+    if moments_1 is not None and (len(moments_1) != n or len(moments_2) != n):
+        raise TensorCheckError(
+            op, f"{len(moments_1)} moments_1 and {len(moments_2)} moments_2 for {n} params"
+        )
+    p0 = params[0]
+    o = getattr(p0, "_o", None)
+    for i in range(n):
+        m1 = None if moments_1 is None else moments_1[i]
+        m2 = None if moments_2 is None else moments_2[i]
+        p = params[i]
+        if getattr(p, "_o", None) is not o or (o is not None and p._d is not p0._d):
+            what = type(p).__name__ if getattr(p, "_o", None) is None else p.dtype.value
+            where = "" if getattr(p, "_o", None) is None else f" on {p._d!r}"
+            raise TensorCheckError(
+                op,
+                f"params[{i}] is {what}{where}; every parameter must have params[0]'s kind, "
+                f"dtype and device ({'none' if o is None else p0.dtype.value} on "
+                f"{getattr(p0, '_d', None)!r})",
+            )
+        if not _plain_args(p, grads[i], m1, m2, time):
+            try:
+                _check_args(p, grads[i], m1, m2, time)
+            except TensorCheckError as e:
+                raise TensorCheckError(op, [f"parameter {i}: {v}" for v in e.violations]) from None
+
+
 def _plain_args(param, grad, moment_1, moment_2, time) -> bool:
     """The common case, checked without building anything: Float tensors of one kind view,
     device and shape, both moments or neither, a valid step count. The optimizer calls this

@@ -54,6 +54,27 @@ class FloatOps:
         )
         return self.float_sub(param, self.float_mul_scalar(update, lr)), m1, m2
 
+    def float_adam_update_many(
+        self, params, grads, moments_1, moments_2, lr, beta_1, beta_2, epsilon, time
+    ):
+        """`float_adam_update` over lists of parameters of one dtype and device that share the
+        step's hyper-parameters and `time` -> `(params', moments_1', moments_2')` (lists).
+
+        `moments_1`/`moments_2` are lists like `params`, or None when every parameter takes its
+        first step. One op so a GPU backend can update a whole model in one launch (torch's
+        multi-tensor "foreach" Adam); this default is `float_adam_update` per parameter, so
+        results are those of the single-tensor op wherever a backend does not override it.
+        """
+        news, m1s, m2s = [], [], []
+        for i, (p, g) in enumerate(zip(params, grads)):
+            m1 = None if moments_1 is None else moments_1[i]
+            m2 = None if moments_2 is None else moments_2[i]
+            n, a, b = self.float_adam_update(p, g, m1, m2, lr, beta_1, beta_2, epsilon, time)
+            news.append(n)
+            m1s.append(a)
+            m2s.append(b)
+        return news, m1s, m2s
+
     def float_topk_with_indices(self, x, k, dim):
         vals, idx = self.float_sort_with_indices(x, dim, True)
         sl = tuple(slice(0, k if d == dim else s, 1) for d, s in enumerate(x.shape))

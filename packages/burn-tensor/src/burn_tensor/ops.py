@@ -5,7 +5,8 @@
 - The contract: `op_table()` (every op name), `REQUIRED_OPS` (name -> signature of the ops with no
   default), `OP_CONVENTIONS` (what the Tensor layer guarantees before it calls an op).
 - `adam_update`: one Adam step of a parameter as one backend op (`float_adam_update`), which
-  burn-optim calls so GPU backends can run the update as one kernel.
+  burn-optim calls so GPU backends can run the update as one kernel; `adam_update_many`: the
+  same for a list of parameters (`float_adam_update_many`, one launch per model on CUDA).
 - Slice helpers: `numpy_slice` turns one of the `slices` that `*_slice`/`*_slice_assign` receive
   (Burn's semantics: a negative step walks `[start, stop)` backwards) into a numpy slice.
 
@@ -18,7 +19,7 @@ Example:
 """
 
 from ._backend import op_table
-from ._fused_optim import adam_update
+from ._fused_optim import adam_update, adam_update_many
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._ops_spec import __doc__ as OP_CONVENTIONS
 from ._options import (
@@ -39,6 +40,7 @@ __all__ = [
     "InterpolateOptions",
     "UnfoldOptions",
     "adam_update",
+    "adam_update_many",
     "numpy_slice",
     "op_table",
 ]
