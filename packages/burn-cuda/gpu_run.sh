@@ -53,8 +53,10 @@ if grep -qE "^[0-9]+ failed|[0-9]+ failed" "$out/cuda-conformance.log"; then
   step conformance-nofast 200 env BURN_CUDA_FAST=0 "${PYTEST[@]}" \
     packages/burn-cuda/tests/test_conformance.py
 fi
-step gpu-tests 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py \
+step gpu-tests 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py \
   packages/burn-cuda/tests/test_fast_gpu.py packages/burn-cuda/tests/test_bf16.py \
+  packages/burn-cuda/tests/test_direct_ops_gpu.py packages/burn-cuda/tests/test_optim_many_gpu.py \
+  packages/burn-cuda/tests/test_gemm_gpu.py packages/burn-cuda/tests/test_launch_gpu.py \
   packages/burn-cuda/tests/test_cpu.py \
   packages/burn-cuda/tests/test_fast_cpu.py
 step gradcheck 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_autodiff_gradcheck.py

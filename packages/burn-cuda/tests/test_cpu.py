@@ -150,6 +150,24 @@ def test_adam_kernel_source_compiles_with_nvcc(nvcc_ptx):
     assert proc.returncode == 0, proc.stderr[-1000:]
 
 
+def test_multi_tensor_adam_kernel_compiles_and_takes_its_table_by_value(nvcc_ptx):
+    """`float_adam_update_many`'s kernel through nvcc: its first parameter is the 2 KB table (8
+    arrays of MAX_TENSORS 8-byte entries) that `_optim_many._Block` fills, byte for byte."""
+    import re
+
+    from burn_cuda._optim_many import MAX_TENSORS, _Block, source
+
+    proc, ptx = nvcc_ptx("adam_many", source("float") + source("double"))
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    text = ptx.read_text()
+    for ctype in ("float", "double"):
+        sizes = re.findall(rf"burn_adam_many_{ctype}_param_0\[(\d+)\]", text)
+        assert sizes == [str(8 * 8 * MAX_TENSORS)], sizes
+    block = _Block()
+    assert len(block.table) * 8 == 8 * 8 * MAX_TENSORS
+    assert len(block.params) == 9  # the table, `first`, 7 scalars
+
+
 @pytest.mark.parametrize(
     ("dtype", "within"),
     [("float16", None), ("float32", None), ("float32", "bfloat16")],

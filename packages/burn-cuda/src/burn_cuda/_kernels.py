@@ -49,10 +49,19 @@ def launch_grid(k, grid: int, block: int, *args) -> None:
     """Run `k(*args)` on `grid` blocks of `block` threads (argument rules as `launch`)."""
     go = _GO[0]
     if go is None:
+        go = process_launcher()
+    go.args(k, grid, block, args)
+
+
+def process_launcher():
+    """The process's kernel launcher (`_launch.launcher`: the driver's, or cupy's RawKernel
+    call where `driver.launchKernel` is missing or BURN_CUDA_DRIVER_LAUNCH=0), made once."""
+    go = _GO[0]
+    if go is None:
         from ._launch import launcher
 
         go = _GO[0] = launcher(load_cupy(), BLOCK)
-    go.args(k, grid, block, args)
+    return go
 
 
 def i32(*values) -> tuple:

@@ -111,6 +111,15 @@ class DriverLauncher:
             s[3] = scalar
         self._launch(self._fn(k), grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
 
+    def with_params(self, k, grid_x: int, grid_y: int, block: int, params_addr: int) -> None:
+        """k on a (grid_x, grid_y) grid of `block` threads with a parameter block the caller
+        built: `params_addr` is the address of an array of pointers, one per kernel parameter,
+        each to that parameter's bytes (a struct passed by value included; the driver copies
+        them during the call)."""
+        self._launch(
+            self._fn(k), grid_x, grid_y, 1, block, 1, 1, 0, self._stream().ptr, params_addr, 0
+        )
+
     def args(self, k, grid: int, block: int, args) -> None:
         """k(*args) on `grid` blocks of `block` threads, for any kernel of up to SLOTS
         parameters: cupy arrays pass their device address, Python and numpy ints fill an 8-byte

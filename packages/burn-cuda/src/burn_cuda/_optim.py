@@ -28,22 +28,29 @@ _KERNELS: dict[str, object] = {}
 #: the contiguous path: a grid-stride RawKernel (~7 us to launch from Python) instead of the
 #: ElementwiseKernel above (~70 us of argument processing per call for 11 arguments, measured on
 #: the H100 host); the ElementwiseKernel stays for strided operands and float16
-RAW_SOURCE = """
-extern "C" __global__ void burn_adam_raw_{F}(
-    const {F}* p, const {F}* g, const {F}* m1, const {F}* m2, {F}* po, {F}* m1o, {F}* m2o,
-    long long n, int first, {F} b1, {F} c1, {F} b2, {F} c2, {F} factor, {F} denom, {F} lr)
-{{
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)blockDim.x * gridDim.x) {{
+#: one element of the update, shared by the one-tensor and the multi-tensor kernel
+#: (`_optim_many.py`) so both compute the same bits
+STEP = """
         {F} gi = g[i];
         {F} a = first ? gi * c1 : m1[i] * b1 + gi * c1;
         {F} v = first ? (gi * gi) * c2 : m2[i] * b2 + (gi * gi) * c2;
         m1o[i] = a;
         m2o[i] = v;
         po[i] = p[i] - ((a * factor) / (sqrt(v) + denom)) * lr;
-    }}
+"""
+RAW_SOURCE = (
+    """
+extern "C" __global__ void burn_adam_raw_{F}(
+    const {F}* p, const {F}* g, const {F}* m1, const {F}* m2, {F}* po, {F}* m1o, {F}* m2o,
+    long long n, int first, {F} b1, {F} c1, {F} b2, {F} c2, {F} factor, {F} denom, {F} lr)
+{{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)blockDim.x * gridDim.x) {{"""
+    + STEP
+    + """    }}
 }}
 """
+)
 _RAW: dict[str, object] = {}
 _RAW_DTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 BLOCK = 256
