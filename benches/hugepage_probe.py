@@ -16,6 +16,7 @@ import argparse
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 CHILD = r"""
 import os, statistics, sys, time
@@ -51,13 +52,28 @@ print(f"{tag:28s} {_native.hugepage.state()}")
 """
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (every option with its help)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--processes", type=int, default=3)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="NdArray threads of each child process (default: the CPU count)",
+    )
+    ap.add_argument(
+        "--processes",
+        type=int,
+        default=3,
+        help="fresh processes per setting, alternating advice kept / off (default 3)",
+    )
+    return ap
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     try:
-        thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read().strip()
+        thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip()
     except OSError:
         thp = "unknown (no /sys/kernel/mm/transparent_hugepage)"
     print(f"THP: {thp}; {args.threads} threads; min / median us")

@@ -16,6 +16,18 @@ def _sum3(B, outs):
     return B.float_add(B.float_add(a, b), c)
 
 
+def _adam_many(B, p, g, m1, m2, q, h, n1, n2):
+    """Every output of a two-parameter `float_adam_update_many` (shapes differ), summed."""
+    news, a, b = B.float_adam_update_many(
+        [p, q], [g, h], [m1, n1], [m2, n2], 0.1, 0.9, 0.99, 1e-3, 3
+    )
+    total = None
+    for out in (*news, *a, *b):
+        s = B.float_sum(out)
+        total = s if total is None else B.float_add(total, s)
+    return total
+
+
 S = (slice(0, 2, 1), slice(1, 4, 2))
 NEG = (slice(0, 3, -1), slice(0, 4, 1))
 
@@ -39,6 +51,11 @@ CASES = [
         "float_adam_update",
         lambda B, p, g, m1, m2: _sum3(B, B.float_adam_update(p, g, m1, m2, 0.1, 0.9, 0.99, 1e-3, 3)),
         [u(2, 3), u(2, 3), u(2, 3), u(2, 3, signed=False)],
+    ),
+    (
+        "float_adam_update_many",
+        _adam_many,
+        [u(2, 3), u(2, 3), u(2, 3), u(2, 3, signed=False), u(4), u(4), u(4), u(4, signed=False)],
     ),
     ("float_matmul", lambda B, x, y: B.float_matmul(x, y), [u(2, 1, 2, 3), u(1, 3, 3, 2)]),
     # -- with a scalar --
