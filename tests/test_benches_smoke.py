@@ -184,3 +184,34 @@ def test_suites_with_other_openmp_settings_run_in_their_own_process():
         ({"OMP_WAIT_POLICY": "PASSIVE"}, ["training_step", "autodiff"]),
     ]
     assert env_groups(["unary", "binary"]) == [({}, ["unary", "binary"])]
+
+
+@pytest.mark.parametrize("shared", ["1", "0"])
+def test_inputs_share_ndarrays_buffer_unless_told(monkeypatch, shared):
+    """`suites/_common.inputs`: on NdArray the numpy reference (and CPU torch, when importable)
+    reads the burn tensor's own buffer; `BENCH_SHARED_INPUTS=0` gives each its own copy. The
+    values are equal either way."""
+    import numpy as np
+    from burn_ndarray import NdArray
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benches.suites._common import inputs, rand
+    finally:
+        sys.path.remove(str(ROOT))
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    monkeypatch.setenv("BENCH_SHARED_INPUTS", shared)
+    src = rand((8, 16), 1)
+    ctx = {"device": NdArray().device(), "torch": torch}
+    ((b, n, t),) = inputs(ctx, src)
+    prim = b.into_primitive()
+    np.testing.assert_array_equal(prim, src)
+    np.testing.assert_array_equal(n, src)
+    assert np.shares_memory(n, prim) == (shared == "1")
+    assert not np.shares_memory(prim, src)  # burn's from_data copies the caller's array
+    if torch is not None:
+        np.testing.assert_array_equal(t.numpy(), src)
+        assert np.shares_memory(t.numpy(), prim) == (shared == "1")

@@ -30,7 +30,7 @@ def inputs(ctx: dict, *arrays: np.ndarray):
     for a in arrays:
         a = np.ascontiguousarray(a)
         b = Tensor.from_data(a, dev)
-        prim = getattr(b, "_p", None)
+        prim = b.into_primitive()
         if not (shared and type(prim) is np.ndarray and prim.flags.c_contiguous):
             prim = None
         t = None

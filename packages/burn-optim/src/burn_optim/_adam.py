@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from burn_nn import config
-from burn_tensor import Tensor
+from burn_tensor import Tensor, TensorCheckError
 from burn_tensor.ops import adam_update, adam_update_many
 
 from ._clipping import GradientClipping
@@ -88,8 +88,7 @@ class Adam(SimpleOptimizer):
             grad = self.weight_decay.transform(grad, tensor)
         if not self.amsgrad:
             # One backend op per parameter (one kernel on GPU backends), same formulas.
-            prev = state["momentum"] if state else None
-            t = 1 if prev is None else int(prev["time"]) + 1
+            prev, t = _previous(state)
             new, m1, m2 = adam_update(
                 tensor,
                 grad,
@@ -101,8 +100,7 @@ class Adam(SimpleOptimizer):
                 epsilon=self.epsilon,
                 time=t,
             )
-            mom = {"time": t, "moment_1": m1, "moment_2": m2, "max_moment_2": None}
-            return new, {"momentum": mom}
+            return new, _state(t, m1, m2)
         mom = update_moments(
             self.beta_1, self.beta_2, self.amsgrad, grad, state["momentum"] if state else None
         )
@@ -125,8 +123,7 @@ class Adam(SimpleOptimizer):
             grads = [self.weight_decay.transform(g, t) for g, t in zip(grads, tensors, strict=True)]
         groups: dict = {}
         for i, (tensor, state) in enumerate(zip(tensors, states, strict=True)):
-            prev = state["momentum"] if state else None
-            t = 1 if prev is None else int(prev["time"]) + 1
+            prev, t = _previous(state)
             groups.setdefault((t, prev is None, tensor.dtype, tensor.device), []).append(i)
         news: list = [None] * len(tensors)
         out: list = [None] * len(tensors)
@@ -146,7 +143,7 @@ class Adam(SimpleOptimizer):
                     epsilon=self.epsilon,
                     time=t,
                 )
-            except Exception:  # noqa: BLE001 - re-run one by one: raises for the parameter at fault
+            except TensorCheckError:  # operands it refuses: one by one, which names the parameter
                 sub = [states[i] for i in idx]
                 raw = [raw_grads[i] for i in idx]
                 try:
@@ -160,12 +157,16 @@ class Adam(SimpleOptimizer):
                 continue
             for k, i in enumerate(idx):
                 news[i] = new[k]
-                out[i] = {
-                    "momentum": {
-                        "time": t,
-                        "moment_1": m1[k],
-                        "moment_2": m2[k],
-                        "max_moment_2": None,
-                    }
-                }
+                out[i] = _state(t, m1[k], m2[k])
         return news, out
+
+
+def _previous(state: dict | None) -> tuple[dict | None, int]:
+    """(the momentum state before this step or None, this step's count)."""
+    prev = state["momentum"] if state else None
+    return prev, 1 if prev is None else int(prev["time"]) + 1
+
+
+def _state(t: int, m1: Tensor, m2: Tensor) -> dict:
+    """Adam's state after step `t` (no AMSGrad maximum)."""
+    return {"momentum": {"time": t, "moment_1": m1, "moment_2": m2, "max_moment_2": None}}
