@@ -100,6 +100,24 @@ def _kernel(double: bool):
     return k
 
 
+def raw_fits(dt, param, grad, moment_1, moment_2) -> bool:
+    """Whether the raw kernels (this one-tensor kernel and `_optim_many`'s) take a parameter's
+    operands: all of dtype `dt` (float32/float64, checked by the caller) and C-contiguous; the
+    moments are None on a first step. `_c_contiguous` and dtype-object comparisons because
+    `flags.c_contiguous` built a flags object and `dtype in (np.float32, ...)` converted the
+    types, ~1 us each, for every parameter."""
+    if param.dtype != dt or grad.dtype != dt or not (param._c_contiguous and grad._c_contiguous):
+        return False
+    if moment_1 is None:
+        return True
+    return (
+        moment_1.dtype == dt
+        and moment_2.dtype == dt
+        and moment_1._c_contiguous
+        and moment_2._c_contiguous
+    )
+
+
 class CudaOptimOps:
     """Mixin of `Cuda`: optimizer updates as single kernels."""
 
@@ -107,15 +125,7 @@ class CudaOptimOps:
         cp = _platform.load_cupy()
         dt = param.dtype
         first = moment_1 is None
-        # `_c_contiguous` and dtype-object membership: `flags.c_contiguous` built a flags object
-        # and `dtype in (np.float32, ...)` converted the types, ~1 us each, for every parameter
-        if (
-            dt in _RAW_DTYPES
-            and param._c_contiguous
-            and grad._c_contiguous
-            and grad.dtype == dt
-            and (first or (moment_1._c_contiguous and moment_2._c_contiguous))
-        ):
+        if dt in _RAW_DTYPES and raw_fits(dt, param, grad, moment_1, moment_2):
             m1 = param if first else moment_1  # unread on the first step
             m2 = param if first else moment_2
             nd, shape = cp.ndarray, param.shape

@@ -20,7 +20,7 @@ import threading
 
 from . import _platform
 from ._kernels import process_launcher
-from ._optim import _RAW_DTYPES, BLOCK, STEP, _scalars
+from ._optim import _RAW_DTYPES, BLOCK, STEP, _scalars, raw_fits
 
 #: tensors per launch (the table is 8 arrays of this many 8-byte entries: 2 KB of the 4 KB a
 #: kernel's parameters may take); longer lists take several launches
@@ -93,14 +93,11 @@ def _fits(params, grads, moments_1, moments_2) -> bool:
     dt = params[0].dtype
     if dt not in _RAW_DTYPES:
         return False
-    for i, p in enumerate(params):
-        g = grads[i]
-        if p.dtype != dt or g.dtype != dt or not (p._c_contiguous and g._c_contiguous):
+    for i, (p, g) in enumerate(zip(params, grads)):
+        m1 = None if moments_1 is None else moments_1[i]
+        m2 = None if moments_2 is None else moments_2[i]
+        if not raw_fits(dt, p, g, m1, m2):
             return False
-        if moments_1 is not None:
-            a, b = moments_1[i], moments_2[i]
-            if a.dtype != dt or b.dtype != dt or not (a._c_contiguous and b._c_contiguous):
-                return False
     return True
 
 
@@ -139,32 +136,24 @@ class CudaOptimManyOps:
                 tls.f64[j + 1] = v
         table = tls.table
         T = MAX_TENSORS
-        rows = 0
-        longest = 0
-        for i, p in enumerate(params):
-            n = p.size
-            if not n:
-                continue
-            # moments are unread on a first step: the parameter's address stands in for them
-            m1 = p if first else moments_1[i]
-            m2 = p if first else moments_2[i]
-            table[rows] = p.data.ptr
-            table[T + rows] = grads[i].data.ptr
-            table[2 * T + rows] = m1.data.ptr
-            table[3 * T + rows] = m2.data.ptr
-            table[4 * T + rows] = news[i].data.ptr
-            table[5 * T + rows] = m1s[i].data.ptr
-            table[6 * T + rows] = m2s[i].data.ptr
-            table[7 * T + rows] = n
-            rows += 1
-            longest = max(longest, n)
-            if rows == T:
-                go.with_params(
-                    k, min((longest + BLOCK - 1) // BLOCK, MAX_GRID_X), rows, BLOCK, tls.addr
-                )
-                rows = longest = 0
-        if rows:
-            go.with_params(
-                k, min((longest + BLOCK - 1) // BLOCK, MAX_GRID_X), rows, BLOCK, tls.addr
-            )
+        rows = [i for i, p in enumerate(params) if p.size]  # empty tensors need no launch
+        for start in range(0, len(rows), T):
+            chunk = rows[start : start + T]
+            longest = 0
+            for r, i in enumerate(chunk):
+                p = params[i]
+                # moments are unread on a first step: the parameter's address stands in for them
+                m1 = p if first else moments_1[i]
+                m2 = p if first else moments_2[i]
+                table[r] = p.data.ptr
+                table[T + r] = grads[i].data.ptr
+                table[2 * T + r] = m1.data.ptr
+                table[3 * T + r] = m2.data.ptr
+                table[4 * T + r] = news[i].data.ptr
+                table[5 * T + r] = m1s[i].data.ptr
+                table[6 * T + r] = m2s[i].data.ptr
+                table[7 * T + r] = n = p.size
+                longest = max(longest, n)
+            grid_x = min((longest + BLOCK - 1) // BLOCK, MAX_GRID_X)
+            go.with_params(k, grid_x, len(chunk), BLOCK, tls.addr)
         return news, m1s, m2s
