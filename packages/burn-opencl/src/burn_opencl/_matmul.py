@@ -101,10 +101,11 @@ __kernel void matmul(const MM P, __global T* o, __global const T* x, __global co
 # For CPU devices (PoCL): PoCL vectorises a work-group's loop over items along dim 0, so items
 # walking neighbouring columns n read y's row k as one vector load and x's BM values of column k
 # as broadcasts; BM accumulators per item stay in vector registers. No local memory, no barrier
-# (which would make PoCL save every private value per item).
+# (which would make PoCL save every private value per item). Each item owns TN columns, held as
+# one vector TV of TN lanes (`_render` defines TV, VLOAD, VSTORE and VSUM for the tile's TN).
 _CPU_SRC = """
 __kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __global const T* y) {
-  int n0 = get_global_id(0) * 8;
+  int n0 = get_global_id(0) * TN;
   int m0 = get_global_id(1) * BM;
   int bi = get_global_id(2);
   int r = bi, xo = P.xo, yo = P.yo;
@@ -116,34 +117,34 @@ __kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __globa
   int rows = P.M - m0 < BM ? P.M - m0 : BM;
   __global const T* xp = x + xo + m0 * P.xr;
   __global T* op = o + bi * P.M * P.N + m0 * P.N + n0;
-  if (P.yc == 1 && n0 + 8 <= P.N && rows == BM) {
-    /* 8 columns as one T8: a vector load of y's row k, BM broadcast FMAs per k */
-    T8 acc[BM];
-    for (int i = 0; i < BM; ++i) acc[i] = (T8)0;
+  if (P.yc == 1 && n0 + TN <= P.N && rows == BM) {
+    /* TN columns as one TV: a vector load of y's row k, BM broadcast FMAs per k */
+    TV acc[BM];
+    for (int i = 0; i < BM; ++i) acc[i] = (TV)0;
     __global const T* yp = y + yo + n0;
     for (int k = 0; k < P.K; ++k) {
-      T8 b = vload8(0, yp + k * P.yr);
+      TV b = VLOAD(0, yp + k * P.yr);
       for (int i = 0; i < BM; ++i) acc[i] += xp[i * P.xr + k * P.xc] * b;
     }
-    for (int i = 0; i < BM; ++i) vstore8(acc[i], 0, op + i * P.N);
+    for (int i = 0; i < BM; ++i) VSTORE(acc[i], 0, op + i * P.N);
   } else if (P.yr == 1 && P.xc == 1) {
     /* B read transposed (a weight gradient's cols^T): rows of x and columns of y are both
-       contiguous along k, so each output is a dot product of two T8 streams */
-    int cols = P.N - n0 < 8 ? P.N - n0 : 8;
-    int k8 = P.K & ~7;
+       contiguous along k, so each output is a dot product of two TV streams */
+    int cols = P.N - n0 < TN ? P.N - n0 : TN;
+    int kv = P.K - P.K % TN;
     for (int i = 0; i < rows; ++i) {
       __global const T* xr = xp + i * P.xr;
       for (int j = 0; j < cols; ++j) {
         __global const T* yr = y + yo + (n0 + j) * P.yc;
-        T8 acc8 = (T8)0;
-        for (int k = 0; k < k8; k += 8) acc8 += vload8(0, xr + k) * vload8(0, yr + k);
-        T acc = acc8.s0 + acc8.s1 + acc8.s2 + acc8.s3 + acc8.s4 + acc8.s5 + acc8.s6 + acc8.s7;
-        for (int k = k8; k < P.K; ++k) acc += xr[k] * yr[k];
+        TV accv = (TV)0;
+        for (int k = 0; k < kv; k += TN) accv += VLOAD(0, xr + k) * VLOAD(0, yr + k);
+        T acc = VSUM(accv);
+        for (int k = kv; k < P.K; ++k) acc += xr[k] * yr[k];
         op[i * P.N + j] = acc;
       }
     }
   } else {
-    int cols = P.N - n0 < 8 ? P.N - n0 : 8;
+    int cols = P.N - n0 < TN ? P.N - n0 : TN;
     for (int i = 0; i < rows; ++i) {
       for (int j = 0; j < cols; ++j) {
         T acc = (T)0;
@@ -156,6 +157,12 @@ __kernel void matmul_cpu(const MM P, __global T* o, __global const T* x, __globa
 }
 """
 
+#: the lane sum of a TN-lane vector, per supported TN
+_VSUM = {
+    4: "(v).s0 + (v).s1 + (v).s2 + (v).s3",
+    8: "(v).s0 + (v).s1 + (v).s2 + (v).s3 + (v).s4 + (v).s5 + (v).s6 + (v).s7",
+}
+
 
 def _render(dt, tile: Tile) -> str:
     t = tile
@@ -163,7 +170,8 @@ def _render(dt, tile: Tile) -> str:
     head += f"#define BM {t.bm}\n#define BN {t.bn}\n#define BK {t.bk}\n"
     head += f"#define TM {t.tm}\n#define TN {t.tn}\n"
     if t.cpu:
-        return head + f"typedef {ctype(dt)}8 T8;\n" + _CPU_SRC
+        vec = f"typedef {ctype(dt)}{t.tn} TV;\n#define VLOAD vload{t.tn}\n#define VSTORE vstore{t.tn}\n"
+        return head + vec + f"#define VSUM(v) ({_VSUM[t.tn]})\n" + _CPU_SRC
     return head + _SRC
 
 
@@ -175,7 +183,8 @@ def _render_rb(dt, t: Tile, modes) -> str:
 #: blocks, more reuse per loaded word); 8x8 items of 4x4 (small work-groups); 16x16 of 2x2 (small
 #: matrices: more work-groups); then the register-blocked kernel (`_sgemm`: vector loads, double
 #: buffering) with 128x128 blocks of 8x8 per item (BK 8 and 16), 64x128 of 4x8, 128x64 of 8x4
-#: and 64x64 of 4x4; last the CPU kernel (PoCL only)
+#: and 64x64 of 4x4; last the CPU kernel (PoCL only): 8 columns per item for float32 (one 256-bit
+#: float8), 4 for float64 (one 256-bit double4; see `CPU_VECTOR_BYTES`)
 CANDIDATES = (
     Tile(64, 64, 16, 4, 4),
     Tile(128, 64, 16, 8, 4),
@@ -188,7 +197,13 @@ CANDIDATES = (
     Tile(64, 64, 16, 4, 4, rb=True),
     Tile(8, 128, 1, 8, 8, cpu=True),
     Tile(4, 128, 1, 4, 8, cpu=True),
+    Tile(8, 64, 1, 8, 4, cpu=True),
+    Tile(4, 64, 1, 4, 4, cpu=True),
 )
+#: widest vector the CPU kernel may use: PoCL 3.0's LLVM dies with SIGSEGV while compiling the
+#: kernel with 512-bit double8 lanes on AVX-512 CPUs (in `DAGCombiner::visitEXTRACT_VECTOR_ELT`,
+#: at the first launch, so Python cannot catch it); 256-bit vectors (float8, double4) compile
+CPU_VECTOR_BYTES = 32
 #: problems smaller than this many multiply-adds run the default tile untuned
 TUNE_MIN_WORK = 1 << 18
 
@@ -204,6 +219,8 @@ def candidates(rt, itemsize: int) -> list[Tile]:
             continue
         if t.cpu and rt.kind != "cpu":
             continue  # one work-item per column: no reuse through local memory on a GPU
+        if t.cpu and t.tn * itemsize != CPU_VECTOR_BYTES:
+            continue  # wider crashes PoCL's compiler; narrower is the other dtype's tile
         if rt.kind == "cpu" and not t.cpu and t != CANDIDATES[0]:
             # on PoCL the other plain tiles never beat the default or the CPU kernel, and every
             # candidate is a program to compile (~1 s) on first use of each problem size
