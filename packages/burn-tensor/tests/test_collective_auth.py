@@ -303,3 +303,10 @@ def test_one_process_needs_no_token(monkeypatch):
     g = ProcessGroup.connect(0, 1, ADDR, 0, timeout=1)
     np.testing.assert_array_equal(g.all_reduce_array(np.array([2.0])), [2.0])
     g.close()
+
+
+@pytest.mark.parametrize(("rank", "port"), [(0, 70000), (1, -1), (1, 0)])
+def test_a_port_out_of_range_is_a_collective_error(rank, port):
+    """Not socket's raw OverflowError."""
+    with pytest.raises(CollectiveError, match=f"master port {port} is not a TCP port"):
+        ProcessGroup.connect(rank, 2, ADDR, port, timeout=1)

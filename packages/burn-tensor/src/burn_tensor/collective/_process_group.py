@@ -72,6 +72,11 @@ class ProcessGroup:
         """
         if world_size < 1 or not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is not in a group of {world_size} processes")
+        if type(port) is not int or not (0 <= port <= 65535) or (port == 0 and rank != 0):
+            raise CollectiveError(
+                f"rank {rank}: master port {port!r} is not a TCP port (1..65535; 0 lets rank 0 "
+                "pick one)"
+            )
         secret = job_token(token, world_size, rank)
         handshake = min(_rendezvous.HANDSHAKE_TIMEOUT, timeout)
         if handshake_timeout is not None:

@@ -110,7 +110,9 @@ class _Server:
         except BlockingIOError:
             return
         except OSError as err:  # out of file descriptors, ...: the listener itself is fine
+            self.drops += 1  # counted, so a storm of these is logged at debug level
             self._log(f"could not accept a connection: {err}")
+            time.sleep(0.05)  # the cause (fds) outlasts one poll: do not spin on it
             return
         conn = _Conn(sock, f"{addr[0]}:{addr[1]}", time.monotonic() + handshake, new_nonce())
         if len(self.pending) >= MAX_PENDING:
@@ -326,7 +328,7 @@ def _dial(addr: str, port: int, deadline: float, rank: int) -> socket.socket:
         except OSError as err:
             if time.monotonic() + delay >= deadline:
                 raise CollectiveError(
-                    f"rank {rank}: could not reach rank 0 at {addr}:{port} ({err})"
+                    f"rank {rank}: could not reach rank 0 at {addr}:{port} in time ({err})"
                 ) from None
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
