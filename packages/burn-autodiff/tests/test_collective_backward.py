@@ -91,7 +91,7 @@ def test_mean_backward_is_the_sum_divided_by_the_world_size():
     devices = [backend.device(i) for i in range(n)]
     group = ThreadGroup(devices)
     a = [np.full(2, r + 1.0, np.float32) for r in range(n)]
-    c = [np.full(2, 10.0 ** r, np.float32) for r in range(n)]
+    c = [np.full(2, 10.0**r, np.float32) for r in range(n)]
 
     def work(r):
         out = {}

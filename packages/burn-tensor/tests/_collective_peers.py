@@ -103,4 +103,3 @@ class Rank:
         self.thread.join(timeout)
         assert not self.thread.is_alive(), "the rank is still in its rendezvous"
         return self
-

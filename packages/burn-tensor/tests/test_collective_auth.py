@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _collective_peers import (  # noqa: E402
+from _collective_peers import (
     ADDR,
     TOKEN,
     Rank,
@@ -29,7 +29,7 @@ from _collective_peers import (  # noqa: E402
     read_all,
     read_frame,
 )
-from burn_tensor.collective import CollectiveError, ProcessGroup  # noqa: E402
+from burn_tensor.collective import CollectiveError, ProcessGroup
 
 LOGGER = "burn_tensor.collective"
 

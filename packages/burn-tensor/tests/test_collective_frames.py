@@ -23,8 +23,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _collective_peers import TOKEN, Rank, dial, free_port, raw_frame, read_frame  # noqa: E402
-from burn_tensor.collective import CollectiveError  # noqa: E402
+from _collective_peers import TOKEN, Rank, dial, free_port, raw_frame, read_frame
+from burn_tensor.collective import CollectiveError
 
 MIB = 1 << 20
 F4 = {"op": "all_reduce", "dtype": "<f4"}

@@ -74,9 +74,11 @@ def test_int_reduction_truncates_toward_zero_like_burn(kind, op):
     try:
         results = run_ranks(
             2,
-            lambda r: all_reduce(Tensor.from_data(xs[r], devices[r], DType.I64), comms[r], op)
-            .to_data()
-            .numpy(),
+            lambda r: (
+                all_reduce(Tensor.from_data(xs[r], devices[r], DType.I64), comms[r], op)
+                .to_data()
+                .numpy()
+            ),
         )
     finally:
         _close(comms)

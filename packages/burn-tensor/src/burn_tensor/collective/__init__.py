@@ -23,13 +23,13 @@ from ._process_group import ProcessGroup
 from ._thread_group import ThreadCommunicator, ThreadGroup
 
 __all__ = [
+    "TOKEN_ENV",
     "CollectiveError",
     "Communicator",
     "NcclGroup",
     "ProcessGroup",
     "ThreadCommunicator",
     "ThreadGroup",
-    "TOKEN_ENV",
     "all_gather",
     "all_reduce",
     "broadcast",

@@ -61,7 +61,9 @@ def job_token(token: str | None, world_size: int, rank: int) -> bytes | None:
     return token.encode()
 
 
-def proof(token: bytes, role: str, server_nonce: str, client_nonce: str, rank: int, world: int) -> str:
+def proof(
+    token: bytes, role: str, server_nonce: str, client_nonce: str, rank: int, world: int
+) -> str:
     """HMAC-SHA256 (hex) binding the role ("join" or "accept") to both nonces and the claim."""
     msg = b"|".join(
         [_PROTOCOL, role.encode(), server_nonce.encode(), client_nonce.encode(),

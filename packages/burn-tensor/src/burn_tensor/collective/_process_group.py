@@ -152,7 +152,9 @@ class ProcessGroup:
 
     def _guard(self, op: str) -> None:
         if self._broken is not None:
-            raise CollectiveError(f"{op} on rank {self.rank}: the group failed earlier: {self._broken}")
+            raise CollectiveError(
+                f"{op} on rank {self.rank}: the group failed earlier: {self._broken}"
+            )
         if not self._peers and self.world_size > 1:
             raise CollectiveError(f"{op} on rank {self.rank}: the group is closed")
 
@@ -217,7 +219,9 @@ class ProcessGroup:
 
     def broadcast_array(self, a: np.ndarray, root: int = 0) -> np.ndarray:
         if not 0 <= root < self.world_size:
-            raise ValueError(f"broadcast: root {root} is not a rank of a group of {self.world_size}")
+            raise ValueError(
+                f"broadcast: root {root} is not a rank of a group of {self.world_size}"
+            )
         a = np.asarray(a)
 
         def work():

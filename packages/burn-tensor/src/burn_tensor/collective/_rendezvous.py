@@ -179,7 +179,9 @@ class _Server:
             and type(rank) is int
             and type(world) is int
             and is_hex(nonce, NONCE_HEX)
-            and check_proof(proof(self.token, "join", conn.nonce, nonce, rank, world), msg.get("mac"))
+            and check_proof(
+                proof(self.token, "join", conn.nonce, nonce, rank, world), msg.get("mac")
+            )
         )
         if not proven:  # a stranger, or a process of another job: it learns nothing more
             self._reply(conn, {"error": f"authentication failed: wrong or no {TOKEN_ENV}"})
@@ -263,7 +265,8 @@ def join(
     while True:
         sock = _dial(addr, port, deadline, rank)
         try:
-            _handshake(sock, addr, port, rank, world, token, min(deadline, time.monotonic() + handshake))
+            end = min(deadline, time.monotonic() + handshake)
+            _handshake(sock, addr, port, rank, world, token, end)
             ready, m = _wire.recv_header(sock, "rank 0", deadline, HANDSHAKE_HEADER)
             if m or ready.get("ready") is not True:
                 raise CollectiveError(f"rank {rank}: rank 0 sent {ready!r:.100} instead of ready")
@@ -275,7 +278,8 @@ def join(
                     f"rank {rank}: could not join rank 0 at {addr}:{port} within {timeout} s "
                     f"({why})"
                 ) from None
-            log.info("rank %d: rank 0 at %s:%d did not answer (%s); retrying", rank, addr, port, why)
+            log.info("rank %d: rank 0 at %s:%d did not answer (%s); retrying",
+                     rank, addr, port, why)  # fmt: skip
             time.sleep(delay)
             delay = min(delay * 2, 1.0)
         except BaseException:
@@ -306,7 +310,9 @@ def _handshake(
     except CollectiveError as err:
         raise _Retry(str(err)) from None
     if "error" in verdict:
-        raise CollectiveError(f"rank {rank}: rank 0 at {where} refused it: {verdict['error']!s:.200}")
+        raise CollectiveError(
+            f"rank {rank}: rank 0 at {where} refused it: {verdict['error']!s:.200}"
+        )
     accept = proof(token, "accept", server_nonce, nonce, rank, world)
     if m or not check_proof(accept, verdict.get("mac")):
         raise CollectiveError(
