@@ -187,7 +187,7 @@ def test_a_trickling_stranger_does_not_hold_rank_0():
     threading.Thread(target=trickle, daemon=True).start()
     time.sleep(0.3)
     r1 = _completes(r0, port, timeout=3)
-    assert r1.seconds < 2.0
+    assert r1.seconds < 2.5
     s.close()
 
 
