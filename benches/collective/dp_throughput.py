@@ -12,16 +12,19 @@ validated on 2048 more (see seq_task.py for why the guide model cannot show scal
 
 Each process trains on `Autodiff(<backend>).device(BURN_LOCAL_RANK)` with its share of every
 global batch. Rank 0 prints one JSON line: world size, items per second of training over the
-epochs after the first (which compiles kernels; validation is not timed), and the final
-validation accuracy. Use BURN_COLLECTIVE=nccl
-on GPUs.
+epochs after the first (which compiles kernels; validation is not timed), the final
+validation accuracy and a digest of its parameters; every other rank prints
+`rank R params_sha256 DIGEST` (not JSON), so a run can check that the replicas stayed equal.
+Use BURN_COLLECTIVE=nccl on GPUs.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import sys
 import tempfile
 import time
 
@@ -92,11 +95,22 @@ class _Timer:
         """The `top` functions by own time, to stderr (the spans' GPU waits show as the
         synchronising calls' own time)."""
         import pstats
-        import sys
 
         if self.profiler is not None:
             stats = pstats.Stats(self.profiler, stream=sys.stderr)
             stats.sort_stats("tottime").print_stats(top)
+
+
+def params_digest(model) -> str:
+    """SHA-256 (16 hex digits) of the parameters' bytes in field order: equal on two ranks
+    exactly when their replicas are (gradients all-reduced keep them bitwise equal)."""
+    import numpy as np
+
+    h = hashlib.sha256()
+    for name, p in model.named_parameters():
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(p.val().to_data().numpy()).tobytes())
+    return h.hexdigest()[:16]
 
 
 def _guide_task(args, device):
@@ -114,7 +128,6 @@ def _guide_task(args, device):
 
 def _transformer_task(args, device):
     """The same for the transformer encoder on synthetic sequences (seq_task.py)."""
-    import sys
     from pathlib import Path
 
     from burn_dataset import InMemDataset
@@ -173,14 +186,21 @@ def main(argv: list[str] | None = None) -> int:
     per_sec = timed_items / sum(spans) if spans and timed_items > 0 else float("nan")
     if args.profile:
         timer.report(args.profile)
-    if os.environ.get("BURN_RANK", "0") == "0":
+    digest = params_digest(model)
+    rank = os.environ.get("BURN_RANK", "0")
+    if rank == "0":
         world = int(os.environ.get("BURN_WORLD_SIZE", "1"))
-        print(json.dumps({
+        line = json.dumps({
             "world_size": world, "backend": args.backend, "model": args.model,
             "batch": args.batch_size, "items_per_s": round(per_sec, 1),
             "valid_accuracy": round(100 * correct / len(valid_set), 2),
-            "wall_s": round(time.perf_counter() - start, 1),
-        }), flush=True)  # fmt: skip
+            "wall_s": round(time.perf_counter() - start, 1), "params_sha256": digest,
+        })  # fmt: skip
+    else:
+        line = f"rank {rank} params_sha256 {digest}"
+    sys.stdout.flush()
+    # One write per line: print's text and newline can interleave with another rank's.
+    os.write(sys.stdout.fileno(), (line + "\n").encode())
     return 0
 
 

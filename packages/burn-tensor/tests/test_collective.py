@@ -3,6 +3,8 @@ in threads of one process), values against numpy, errors, and the autodiff rule.
 
 from __future__ import annotations
 
+import secrets
+
 import numpy as np
 import pytest
 from burn_ndarray import NdArray
@@ -27,7 +29,10 @@ def _process_comms(n):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    return run_ranks(n, lambda r: ProcessGroup.connect(r, n, "127.0.0.1", port, timeout=30))
+    token = secrets.token_hex(16)
+    return run_ranks(
+        n, lambda r: ProcessGroup.connect(r, n, "127.0.0.1", port, timeout=30, token=token)
+    )
 
 
 def _groups(n):

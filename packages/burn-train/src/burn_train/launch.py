@@ -3,9 +3,15 @@
     python -m burn_train.launch --nproc-per-node N script.py [args...]
 
 Each child runs `script.py args...` with `BURN_RANK`, `BURN_LOCAL_RANK`, `BURN_WORLD_SIZE`,
-`BURN_MASTER_ADDR` and `BURN_MASTER_PORT` set (a free port on this host unless given), and
+`BURN_MASTER_ADDR` and `BURN_MASTER_PORT` set (a free port on this host unless given),
+`BURN_COLLECTIVE_TOKEN` (the job's secret: only processes holding it can join the group) and
 `NCCL_NVLS_ENABLE=0` (NVLink multicast stays off on shared machines). A `Learner` in such a
 process joins the group by itself (`burn_tensor.collective.init_process_group`).
+
+- The token: on one host, a fresh random one per launch, unless `BURN_COLLECTIVE_TOKEN` is
+  already set (then that one is passed on). With `--nnodes > 1` every host's launcher must pass
+  the same one, so it must be set (the launcher refuses to start otherwise). It is never
+  printed; it reaches the ranks only through their environment.
 
 - Ctrl-C (SIGINT) or SIGTERM is forwarded to every rank; a Learner stops at the end of its
   current step and keeps its checkpoints. Ranks still running after `--grace` seconds are killed.
@@ -58,9 +64,24 @@ def _free_port(addr: str) -> int:
         return s.getsockname()[1]
 
 
-def child_env(base: dict, rank: int, local: int, world: int, addr: str, port: int) -> dict:
+def job_token(nnodes: int) -> str | None:
+    """The job's collective secret: `$BURN_COLLECTIVE_TOKEN`, else (one host) a fresh one;
+    None when several hosts need one that was not given."""
+    from burn_tensor.collective import TOKEN_ENV, new_token
+
+    given = os.environ.get(TOKEN_ENV)
+    if given:
+        return given
+    return new_token() if nnodes == 1 else None
+
+
+def child_env(
+    base: dict, rank: int, local: int, world: int, addr: str, port: int, token: str | None = None
+) -> dict:
     """The environment of one rank."""
     env = dict(base)
+    if token is not None:
+        env["BURN_COLLECTIVE_TOKEN"] = token
     env.update(
         BURN_RANK=str(rank),
         BURN_LOCAL_RANK=str(local),
@@ -80,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     world = n * opts.nnodes
+    token = job_token(opts.nnodes)
+    if token is None:
+        print("launch: with --nnodes > 1, set BURN_COLLECTIVE_TOKEN to the same secret on every "
+              "host, e.g. export BURN_COLLECTIVE_TOKEN=$(python -c 'import secrets; "
+              "print(secrets.token_hex(32))')", file=sys.stderr)  # fmt: skip
+        return 2
     port = opts.master_port
     if port == 0:
         if opts.nnodes > 1:
@@ -88,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         port = _free_port(opts.master_addr)
     records = tempfile.mkdtemp(prefix="burn-launch-")
     try:
-        return _run(opts, n, world, port, records)
+        return _run(opts, n, world, port, records, token)
     finally:
         shutil.rmtree(records, ignore_errors=True)
 
@@ -106,11 +133,11 @@ def _first_failure(records: str) -> dict | None:
     return min(found, key=lambda r: r.get("time", 0.0), default=None)
 
 
-def _run(opts, n: int, world: int, port: int, records: str) -> int:
+def _run(opts, n: int, world: int, port: int, records: str, token: str) -> int:
     procs: dict[int, subprocess.Popen] = {}
     for local in range(n):
         rank = opts.node_rank * n + local
-        env = child_env(os.environ, rank, local, world, opts.master_addr, port)
+        env = child_env(os.environ, rank, local, world, opts.master_addr, port, token)
         env["BURN_LAUNCH_DIR"] = records
         cmd = [sys.executable, "-m", "burn_train._rank_main", opts.script, *opts.args]
         procs[rank] = subprocess.Popen(cmd, env=env)

@@ -4,11 +4,16 @@
 - `ProcessGroup.connect(rank, world, addr, port)` / `init_process_group()`: one process per
   device over TCP (CPU), or NCCL on GPUs (`NcclGroup`, through cupy).
 
+A group of several processes admits only processes that hold the job's secret,
+`BURN_COLLECTIVE_TOKEN` (`TOKEN_ENV`; the launcher makes one per job with `new_token()`), each
+side of every connection proving it by HMAC (`_auth.py`, `_rendezvous.py`).
+
 `all_reduce(t, comm, "sum" | "mean")`, `broadcast(t, comm, root)`, `all_gather(t, comm)` are
 called by every rank in the same order. `all_reduce` is differentiable under Autodiff: its
 backward all-reduces the gradients (see `_differentiable.py`).
 """
 
+from ._auth import TOKEN_ENV, new_token
 from ._differentiable import all_reduce, register_autodiff_all_reduce
 from ._errors import CollectiveError
 from ._group import Communicator, all_gather, broadcast
@@ -18,6 +23,7 @@ from ._process_group import ProcessGroup
 from ._thread_group import ThreadCommunicator, ThreadGroup
 
 __all__ = [
+    "TOKEN_ENV",
     "CollectiveError",
     "Communicator",
     "NcclGroup",
@@ -29,5 +35,6 @@ __all__ = [
     "broadcast",
     "in_process_group",
     "init_process_group",
+    "new_token",
     "register_autodiff_all_reduce",
 ]

@@ -1,8 +1,9 @@
 """`init_process_group()`: this process's communicator from the launcher's environment.
 
 `python -m burn_train.launch` (or any launcher) sets `BURN_RANK`, `BURN_WORLD_SIZE`,
-`BURN_MASTER_ADDR` and `BURN_MASTER_PORT` for each process; `BURN_COLLECTIVE` chooses the
-transport (`tcp`, or `nccl` for GPUs; default `tcp`).
+`BURN_MASTER_ADDR`, `BURN_MASTER_PORT` and `BURN_COLLECTIVE_TOKEN` (the job's shared secret,
+see `_auth.py`) for each process; `BURN_COLLECTIVE` chooses the transport (`tcp`, or `nccl` for
+GPUs; default `tcp`). Ranks started by hand need the same variables, the same token on all.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._errors import CollectiveError
+from ._group import check_op
 from ._process_group import ProcessGroup
 
 _DTYPES = {  # numpy dtype -> name of the NCCL data type constant in cupy.cuda.nccl
@@ -106,6 +107,7 @@ class NcclGroup:
 
     def all_reduce_array(self, arr, op: str = "sum"):
         """NCCL all-reduce of a cupy array (returned as a new cupy array): the bandwidth path."""
+        check_op(op)
         cp, nccl = self._cupy, self._nccl
         out = cp.empty_like(arr)
         stream = cp.cuda.get_current_stream()

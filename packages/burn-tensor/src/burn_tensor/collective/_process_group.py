@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _wire
+from . import _rendezvous, _wire
+from ._auth import job_token
 from ._errors import CollectiveError
+from ._group import check_op
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -32,130 +34,217 @@ DEFAULT_TIMEOUT = 600.0
 class ProcessGroup:
     """This process's communicator: rank `rank` of `world_size` processes."""
 
-    def __init__(self, rank: int, world_size: int, peers: dict[int, socket.socket], server):
+    def __init__(
+        self,
+        rank: int,
+        world_size: int,
+        peers: dict[int, socket.socket],
+        port: int = -1,
+        timeout: float = DEFAULT_TIMEOUT,
+    ):
         self.rank = rank
         self.world_size = world_size
         self._peers = peers  # rank 0: every other rank's socket; others: {0: socket}
-        self._server = server
+        self._port = port
+        self._timeout = timeout  # per message
+        self._broken: str | None = None  # why the group failed; a failed group stays failed
 
     @classmethod
     def connect(
-        cls, rank: int, world_size: int, addr: str, port: int, timeout: float = DEFAULT_TIMEOUT
+        cls,
+        rank: int,
+        world_size: int,
+        addr: str,
+        port: int,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        token: str | None = None,
+        handshake_timeout: float | None = None,
     ) -> ProcessGroup:
-        """Join the group: rank 0 listens (port 0: any free port), the others connect."""
+        """Join the group: rank 0 listens (port 0: any free port), the others connect.
+
+        Args:
+            timeout: seconds the rendezvous may take, and each later message.
+            token: the job's shared secret (default `$BURN_COLLECTIVE_TOKEN`); every rank must
+                hold the same one. Required when `world_size > 1`.
+            handshake_timeout: seconds one connection has to prove the token (default
+                min(10, timeout)); a slower one is dropped and rank 0 keeps accepting.
+        """
         if world_size < 1 or not 0 <= rank < world_size:
             raise ValueError(f"rank {rank} is not in a group of {world_size} processes")
-        if rank == 0:
+        if type(port) is not int or not (0 <= port <= 65535) or (port == 0 and rank != 0):
+            raise CollectiveError(
+                f"rank {rank}: master port {port!r} is not a TCP port (1..65535; 0 lets rank 0 "
+                "pick one)"
+            )
+        secret = job_token(token, world_size, rank)
+        handshake = min(_rendezvous.HANDSHAKE_TIMEOUT, timeout)
+        if handshake_timeout is not None:
+            handshake = handshake_timeout
+        if rank != 0:
+            assert secret is not None
+            sock = _rendezvous.join(addr, port, rank, world_size, secret, timeout, handshake)
+            return cls(rank, world_size, {0: sock}, -1, timeout)
+        try:
             server = socket.create_server((addr, port), reuse_port=False)
-            server.settimeout(timeout)
-            peers: dict[int, socket.socket] = {}
-            while len(peers) < world_size - 1:
-                try:
-                    sock, _ = server.accept()
-                except TimeoutError:
-                    missing = sorted(set(range(1, world_size)) - set(peers))
-                    server.close()
-                    raise CollectiveError(
-                        f"rendezvous at {addr}:{port}: ranks {missing} did not join within "
-                        f"{timeout} s"
-                    ) from None
-                sock.settimeout(timeout)
-                _no_delay(sock)
-                header, _ = _wire.recv(sock, "a joining rank")
-                r = header.get("rank")
-                if not isinstance(r, int) or not 0 < r < world_size or r in peers:
-                    sock.close()
-                    raise CollectiveError(f"rendezvous: a peer claimed rank {r!r}")
-                if header.get("world_size") != world_size:
-                    sock.close()
-                    raise CollectiveError(
-                        f"rendezvous: rank {r} says world size {header.get('world_size')}, "
-                        f"rank 0 says {world_size}"
-                    )
-                peers[r] = sock
-            for sock in peers.values():
-                _wire.send(sock, {"ready": True})
-            return cls(0, world_size, peers, server)
-        sock = _dial(addr, port, timeout, rank)
-        sock.settimeout(timeout)
-        _no_delay(sock)
-        _wire.send(sock, {"rank": rank, "world_size": world_size})
-        _wire.recv(sock, "rank 0")
-        return cls(rank, world_size, {0: sock}, None)
+        except OSError as err:
+            raise CollectiveError(
+                f"rank 0 could not listen on {addr}:{port} ({err}): another process holds the "
+                "port, or the address is not this host's"
+            ) from None
+        try:
+            where = f"{addr}:{server.getsockname()[1]}"
+            peers = _rendezvous.serve(server, world_size, secret, timeout, handshake, where)
+            bound = server.getsockname()[1]
+        finally:
+            # Nobody joins after the rendezvous: stop listening, so nothing can queue up.
+            server.close()
+        for sock in peers.values():
+            _rendezvous.no_delay(sock)
+        return cls(0, world_size, peers, bound, timeout)
 
     @property
     def port(self) -> int:
-        """The port rank 0 listens on (useful with port 0)."""
-        return self._server.getsockname()[1] if self._server is not None else -1
+        """The port rank 0 listened on (useful with port 0); -1 on other ranks."""
+        return self._port
 
-    # -- collectives on numpy arrays ------------------------------------------------------------
+    # -- framing with checks ---------------------------------------------------------------------
 
-    def _gather0(self, a: np.ndarray | None, op: str) -> list[np.ndarray] | None:
-        """Rank 0: every rank's array in rank order; others send theirs and get None."""
-        if self.rank != 0:
-            if a is not None:
-                _wire.send(self._peers[0], {"op": op, **_wire.array_header(a)}, _bytes(a))
-            return None
-        parts = [a]
-        for r in range(1, self.world_size):
-            header, payload = _wire.recv(self._peers[r], f"rank {r}")
-            if header.get("op") != op:
-                raise CollectiveError(
-                    f"{op} on rank 0: rank {r} called {header.get('op')!r} instead; every rank "
-                    "must call the same collectives in the same order"
-                )
-            parts.append(_wire.to_array(header, payload, f"rank {r}"))
-        return parts
+    def _deadline(self) -> float:
+        return time.monotonic() + self._timeout
 
-    def _scatter0(self, a: np.ndarray | None, op: str) -> np.ndarray:
-        """Rank 0 sends `a` to every rank; the others receive it."""
-        if self.rank == 0:
-            assert a is not None
-            for r in range(1, self.world_size):
-                _wire.send(self._peers[r], {"op": op, **_wire.array_header(a)}, _bytes(a))
-            return a
-        header, payload = _wire.recv(self._peers[0], "rank 0")
-        if "error" in header:
-            raise CollectiveError(f"{op}: {header['error']}")
-        return _wire.to_array(header, payload, "rank 0")
+    def _send(self, r: int, header: dict, a: np.ndarray | None = None) -> None:
+        payload = _bytes(a) if a is not None else b""
+        header = {**header, **_wire.array_header(a)} if a is not None else header
+        _wire.send(self._peers[r], header, payload, f"rank {r}", self._deadline())
+
+    def _recv(self, r: int, op: str, like: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """The array rank `r` sends for `op`, which must be `like` `shape` (what the ranks
+        agreed on): its header is checked and its length compared before anything is
+        allocated. Any problem is a CollectiveError naming the rank."""
+        peer = f"rank {r}"
+        deadline = self._deadline()
+        header, m = _wire.recv_header(self._peers[r], peer, deadline)
+        if r == 0 and "error" in header:
+            raise CollectiveError(f"{op} on rank {self.rank}: {header['error']!s:.1000}")
+        if header.get("op") != op:
+            raise CollectiveError(
+                f"{op} on rank {self.rank}: rank {r} called {header.get('op')!r:.40} instead; "
+                "every rank must call the same collectives in the same order"
+            )
+        dtype, got = _wire.array_spec(header, peer)
+        if dtype != like or got != shape:
+            mine = _wire.describe(like, shape)
+            theirs = _wire.describe(dtype, got)
+            if self.rank == 0:  # r gave what it holds
+                why = f"rank 0 gave {mine}, rank {r} gave {theirs}"
+            else:  # rank 0 sent a result
+                why = f"rank {self.rank} expected {mine} from rank 0, which sent {theirs}"
+            raise CollectiveError(f"{op}: {why}; every rank must pass the same shape and dtype")
+        size = _wire.nbytes(dtype, got)
+        if m != size:
+            raise CollectiveError(
+                f"{op}: rank {r} announced {m} bytes for {_wire.describe(dtype, got)} "
+                f"({size} bytes)"
+            )
+        payload = _wire.exact(self._peers[r], m, peer, deadline)
+        return np.frombuffer(payload, dtype).reshape(got)
+
+    def _guard(self, op: str) -> None:
+        if self._broken is not None:
+            raise CollectiveError(
+                f"{op} on rank {self.rank}: the group failed earlier: {self._broken}"
+            )
+        if not self._peers and self.world_size > 1:
+            raise CollectiveError(f"{op} on rank {self.rank}: the group is closed")
 
     def _fail(self, message: str) -> None:
         """Rank 0: tell every rank why the collective failed, then raise."""
+        self._broken = message
+        end = time.monotonic() + min(self._timeout, 5.0)
         for r in range(1, self.world_size):
             try:
-                _wire.send(self._peers[r], {"error": message})
-            except OSError:
-                pass
+                _wire.send(self._peers[r], {"error": message}, peer=f"rank {r}", deadline=end)
+            except CollectiveError:
+                pass  # that rank is gone; the others are still told
         raise CollectiveError(message)
 
+    def _run(self, op: str, work):
+        """`work()` on this rank; a failure on rank 0 is told to every rank (`_fail`), and on
+        any rank leaves the group failed (its streams are out of step)."""
+        self._guard(op)
+        try:
+            return work()
+        except CollectiveError as err:
+            if self.rank == 0 and self._broken is None:
+                self._fail(str(err))
+            self._broken = self._broken or str(err)
+            raise
+
+    # -- collectives on numpy arrays ------------------------------------------------------------
+
+    def _gather0(self, a: np.ndarray, op: str) -> list[np.ndarray] | None:
+        """Rank 0: every rank's array in rank order, each checked against rank 0's shape and
+        dtype; others send theirs and get None."""
+        if self.rank != 0:
+            self._send(0, {"op": op}, a)
+            return None
+        return [a] + [self._recv(r, op, a.dtype, a.shape) for r in range(1, self.world_size)]
+
+    def _scatter0(self, out: np.ndarray | None, op: str, like: np.dtype, shape) -> np.ndarray:
+        """Rank 0 sends `out` to every rank; the others receive it (`like` `shape`)."""
+        if self.rank == 0:
+            assert out is not None
+            for r in range(1, self.world_size):
+                self._send(r, {"op": op}, out)
+            return out
+        return self._recv(0, op, like, tuple(shape))
+
     def all_reduce_array(self, a: np.ndarray, op: str = "sum") -> np.ndarray:
-        parts = self._gather0(a, "all_reduce")
-        out = None
-        if parts is not None:
-            _same(parts, "all_reduce", self)
-            out = parts[0].copy()
-            for p in parts[1:]:
-                out += p
-            if op == "mean":
-                out = (out / self.world_size).astype(a.dtype, copy=False)
-        return self._scatter0(out, "all_reduce")
+        check_op(op)
+        a = np.asarray(a)
+
+        def work():
+            parts = self._gather0(a, "all_reduce")
+            out = None
+            if parts is not None:
+                out = parts[0].copy()
+                for p in parts[1:]:
+                    out += p
+                if op == "mean":
+                    out = (out / self.world_size).astype(a.dtype, copy=False)
+            return self._scatter0(out, "all_reduce", a.dtype, a.shape)
+
+        return self._run("all_reduce", work)
 
     def broadcast_array(self, a: np.ndarray, root: int = 0) -> np.ndarray:
-        if root != 0:  # through rank 0: the star has no other edges
-            if self.rank == root:
-                _wire.send(self._peers[0], {"op": "broadcast", **_wire.array_header(a)}, _bytes(a))
-            elif self.rank == 0:
-                header, payload = _wire.recv(self._peers[root], f"rank {root}")
-                a = _wire.to_array(header, payload, f"rank {root}")
-        return self._scatter0(a if self.rank == 0 else None, "broadcast")
+        if not 0 <= root < self.world_size:
+            raise ValueError(
+                f"broadcast: root {root} is not a rank of a group of {self.world_size}"
+            )
+        a = np.asarray(a)
+
+        def work():
+            b = a
+            if root != 0:  # through rank 0: the star has no other edges
+                if self.rank == root:
+                    self._send(0, {"op": "broadcast"}, a)
+                elif self.rank == 0:
+                    b = self._recv(root, "broadcast", a.dtype, a.shape)
+            return self._scatter0(b if self.rank == 0 else None, "broadcast", a.dtype, a.shape)
+
+        return self._run("broadcast", work)
 
     def all_gather_arrays(self, a: np.ndarray) -> list[np.ndarray]:
-        parts = self._gather0(a, "all_gather")
-        stacked = None
-        if parts is not None:
-            _same(parts, "all_gather", self)
-            stacked = np.stack(parts)
-        return list(self._scatter0(stacked, "all_gather"))
+        a = np.asarray(a)
+
+        def work():
+            parts = self._gather0(a, "all_gather")
+            stacked = np.stack(parts) if parts is not None else None
+            shape = (self.world_size, *a.shape)
+            return list(self._scatter0(stacked, "all_gather", a.dtype, shape))
+
+        return self._run("all_gather", work)
 
     # -- on tensors -----------------------------------------------------------------------------
 
@@ -175,34 +264,9 @@ class ProcessGroup:
         for sock in self._peers.values():
             sock.close()
         self._peers = {}
-        if self._server is not None:
-            self._server.close()
-            self._server = None
 
     def __repr__(self) -> str:
         return f"ProcessGroup(rank={self.rank}, world_size={self.world_size})"
-
-
-def _no_delay(sock: socket.socket) -> None:
-    # Collectives are request/response exchanges of small messages: with Nagle's algorithm each
-    # one waited for a delayed ACK (~40 ms), which made 2-GPU training 45x slower than 1 GPU.
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-
-def _dial(addr: str, port: int, timeout: float, rank: int) -> socket.socket:
-    deadline = time.monotonic() + timeout
-    delay = 0.05
-    while True:
-        try:
-            return socket.create_connection((addr, port), timeout=min(timeout, 10.0))
-        except OSError as err:
-            if time.monotonic() > deadline:
-                raise CollectiveError(
-                    f"rank {rank}: could not reach rank 0 at {addr}:{port} within {timeout} s "
-                    f"({err})"
-                ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
 
 
 def _bytes(a: np.ndarray) -> memoryview:
@@ -217,13 +281,3 @@ def _like(tensor: Any, a: np.ndarray) -> Any:
     from burn_tensor import Tensor
 
     return Tensor.from_data(np.array(a), tensor.device, tensor.dtype)
-
-
-def _same(parts: list[np.ndarray], op: str, comm: ProcessGroup) -> None:
-    first = parts[0]
-    for r, p in enumerate(parts[1:], 1):
-        if p.shape != first.shape or p.dtype != first.dtype:
-            comm._fail(
-                f"{op}: rank 0 gave {first.dtype} {list(first.shape)}, rank {r} gave {p.dtype} "
-                f"{list(p.shape)}; every rank must pass the same shape and dtype"
-            )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._errors import CollectiveError
+from ._group import check_op
 
 # Seconds a rank waits for the others at one collective before it gives up.
 DEFAULT_TIMEOUT = 600.0
@@ -81,6 +82,7 @@ class ThreadCommunicator:
         self.group._wait(self.rank, op)  # nobody overwrites a slot another rank still reads
 
     def all_reduce(self, tensor: Any, op: str = "sum") -> Any:
+        check_op(op)  # before the exchange: an unknown op must not be summed silently
         parts = self._exchange(tensor, "all_reduce")
         here = tensor.device  # the caller's device (its rank's, or that device's inner one)
         total = parts[0].to_device(here)
