@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 import pytest
 from _onnx_helpers import one_node, reference, tiny_cnn
+from _opencl_device import opencl_cpu_device
 from burn_import.onnx import ModelGen, OnnxImportError, RecordType, backend, supported_ops
 from burn_import.onnx.__main__ import main as cli_main
 from burn_ndarray import NdArray
@@ -182,13 +183,7 @@ def test_numpy_rank_promotion_is_explicit_unsqueeze():
 
 
 def test_runs_on_opencl(tiny, tmp_path, x):
-    pytest.importorskip("pyopencl")
-    from burn_opencl import OpenCl
-
-    try:
-        device = OpenCl(device_type="cpu").device()
-    except Exception as err:  # noqa: BLE001  # pragma: no cover - no OpenCL driver here
-        pytest.skip(f"no OpenCL CPU device: {err}")
+    device = opencl_cpu_device()  # skips only when there is no OpenCL at all
     [py] = ModelGen().input(tiny).out_dir(tmp_path).run()
     model = _load(py).from_file(device=device)
     y = model.forward(Tensor.from_data(x, device)).numpy()

@@ -57,7 +57,7 @@ def test_valid_returns_the_module_on_the_inner_backend(autodiff, rng):
     assert out.dims() == [2, 4, 2] and not out.device.backend.is_autodiff
 
 
-def test_valid_dropout_is_the_identity(autodiff):
+def test_valid_dropout_is_the_identity(autodiff, rng):
     drop = nn.DropoutConfig(0.5).init()
     x = np.arange(1.0, 2001.0).reshape(40, 50)
     autodiff.seed(3)
@@ -66,10 +66,29 @@ def test_valid_dropout_is_the_identity(autodiff):
     v = drop.valid()
     out = v.forward(Tensor.from_data(x, inner_device(autodiff)))
     np.testing.assert_array_equal(out.numpy(), x)
-    # inside a whole model: valid() forward is deterministic and equals the dropout-free path
-    net = make_net(autodiff).valid()
-    xi = Tensor.from_data(np.ones((2, 4, 5)), net.devices()[0])
-    np.testing.assert_array_equal(net.forward(xi).numpy(), net.forward(xi).numpy())
+    # inside a whole model: valid() forward equals a numpy float64 forward written here with no
+    # dropout and BatchNorm on its running stats (moved off 0/1 by one training step first, so
+    # a valid() that used the batch stats or kept dropout's 1/keep scale would differ)
+    net = make_net(autodiff)
+    net.forward(Tensor.from_data(rng.normal(size=(8, 4, 5)) * 2 + 1, autodiff))
+    net = net.valid()
+    x = rng.normal(size=(2, 4, 5))
+    out = net.forward(Tensor.from_data(x, net.devices()[0])).numpy()
+    np.testing.assert_allclose(out, net_reference(net, x), rtol=1e-9, atol=1e-12)
+
+
+def net_reference(net: Net, x: np.ndarray) -> np.ndarray:
+    """`Net.forward` in numpy float64 in eval mode: linear, BatchNorm with the running stats over
+    the 3 features (the last axis here), no dropout, linear."""
+
+    def val(p):
+        return p.val().numpy().astype(np.float64)
+
+    h = x @ val(net.linear.weight) + val(net.linear.bias)
+    rm, rv = val(net.norm.running_mean), val(net.norm.running_var)
+    assert not np.allclose(rm, 0.0) and not np.allclose(rv, 1.0)  # the training step moved them
+    h = (h - rm) / np.sqrt(rv + net.norm.epsilon) * val(net.norm.gamma) + val(net.norm.beta)
+    return h @ val(net.head.weight) + val(net.head.bias)
 
 
 def test_valid_batchnorm_uses_running_stats(autodiff, rng):

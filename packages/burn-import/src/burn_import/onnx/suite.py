@@ -4,10 +4,14 @@
     python -m burn_import.onnx.suite --device opencl      # the same on OpenCl(device_type="cpu")
     python -m burn_import.onnx.suite --report onnx_suite_report.md --json results.json
     python -m burn_import.onnx.suite --only-passing results.json --device opencl
+    python -m burn_import.onnx.suite --device opencl --workers 2 --expected LIST
+    python -m burn_import.onnx.suite --device opencl --workers 2 --write-expected LIST
 
-Each test case of the suite is run by the suite's own test function (it calls `prepare`/`run`
-and compares with `assert_similar_outputs`); this module only collects pass/fail per case and
-per op type and writes the report. The `real` model-zoo tests that need a download are left out
+`--expected` exits 1 naming each case of an expected-pass list (`_suite_expected`) that no
+longer passes; `--write-expected` rewrites the list from a full run. Each test case of the
+suite is run by the suite's own test function (it calls `prepare`/`run` and compares with
+`assert_similar_outputs`); this module only collects pass/fail per case and per op type and
+writes the report. The `real` model-zoo tests that need a download are left out
 (no network); the 9 `light` models shipped in the wheel are run (kind "light").
 """
 
@@ -24,6 +28,15 @@ import unittest
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
+
+from ._suite_expected import (  # ExpectedListError, Verdict: re-exported for callers
+    ExpectedListError,  # noqa: F401
+    Verdict,  # noqa: F401
+    check_expected,
+    format_expected,
+    read_expected,
+    regenerate_command,
+)
 
 KINDS = {
     "node": "NodeModel",
@@ -116,11 +129,13 @@ def run_suite(
     progress: bool = False,
     budget_s: float | None = None,
     shuffle_seed: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> SuiteResult:
     """Run the chosen kinds of the official suite; `include` restricts to those case names.
 
     `budget_s` stops starting new cases once that many seconds have passed (`shuffle_seed`
-    then makes the cases that do run a random sample).
+    then makes the cases that do run a random sample). `shard=(i, n)` runs every n-th case from
+    the i-th: n processes with i = 0..n-1 run each case exactly once (`run_parallel`).
     """
     os.environ.setdefault("ONNX_HOME", os.path.join(tempfile.gettempdir(), "burn_onnx_home"))
     from .backend import DeviceDtypeError
@@ -144,6 +159,9 @@ def run_suite(
             if pattern and not re.search(pattern, case):
                 continue
             work.append((kind, case, item))
+    if shard is not None:
+        i, n = shard
+        work = work[i::n]
     if shuffle_seed is not None:
         import random
 
@@ -173,13 +191,20 @@ def run_suite(
         result.cases.append(CaseResult(case, kind, op, status, msg[:300], time.perf_counter() - t0))
         if progress:
             print(f"{status:4} {kind:17} {case} {msg[:100]}", file=sys.stderr)
-    # expanded cases seen before their base case: resolve their op now
-    for c in result.cases:
+    resolve_expanded_ops(result.cases, singles)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def resolve_expanded_ops(cases: list[CaseResult], singles: dict[str, str] | None = None) -> None:
+    """Label an `_expanded` node case seen before its base case (or in another shard) with the
+    base case's op; `singles` maps single-op case names to their op (default: from `cases`)."""
+    if singles is None:
+        singles = {c.name: c.op for c in cases if c.kind == "node" and "+" not in c.op}
+    for c in cases:
         if c.kind == "node" and "+" in c.op:
             base = re.sub(r"_expanded(_ver\d+)?$", "", c.name)
             c.op = singles.get(base, c.op)
-    result.seconds = time.perf_counter() - start
-    return result
 
 
 def summary(res: SuiteResult, device_name: str = "NdArray") -> str:
@@ -238,16 +263,29 @@ def report_markdown(res: SuiteResult, device_name: str = "NdArray") -> str:
     return "\n".join(out) + "\n"
 
 
+_NAMES = {"ndarray": "NdArray", "opencl": "OpenCl(device_type='cpu')"}
+
+
 def _device(name: str):
     if name == "ndarray":
         from burn_ndarray import NdArray
 
-        return NdArray().device(), "NdArray"
+        return NdArray().device(), _NAMES[name]
     if name == "opencl":
         from burn_opencl import OpenCl
 
-        return OpenCl(device_type="cpu").device(), "OpenCl(device_type='cpu')"
+        return OpenCl(device_type="cpu").device(), _NAMES[name]
     raise SystemExit(f"unknown device {name!r}: ndarray or opencl")
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N (two integers), got {text!r}") from None
+    if not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"shard {text!r}: need 0 <= I < N")
+    return i, n
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -267,28 +305,92 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--report", help="write the markdown report here")
     ap.add_argument("--json", help="write per-case results as JSON here")
     ap.add_argument("--only-passing", help="run only the cases that passed in this JSON file")
+    ap.add_argument(
+        "--expected",
+        help="an expected-pass list: exit 1 naming every listed case that no longer passes",
+    )
+    ap.add_argument(
+        "--write-expected",
+        help="write the cases that pass as the expected-pass list (a full run only: no -k)",
+    )
     ap.add_argument("-k", dest="pattern", help="regex on case names")
+    ap.add_argument(
+        "--shard", type=_shard, help="I/N: run every N-th case from the I-th (0 <= I < N)"
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="run the cases in this many worker processes (shards), results merged",
+    )
     ap.add_argument("-v", action="store_true", help="one line per case")
     return ap
 
 
 def main(argv=None) -> int:
+    from burn_record._atomic import atomic_write
+
     args = build_parser().parse_args(argv)
+    kinds = tuple(args.kinds.split(","))
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise SystemExit(f"unknown kinds {unknown}: choose from {list(KINDS)}")
+    partial = args.pattern or args.only_passing or args.shard or set(kinds) != set(KINDS)
+    if args.write_expected and partial:
+        # a list written from part of the suite would silently drop every case left out
+        raise SystemExit("--write-expected needs a full run: no -k/--only-passing/--shard/--kinds")
+    if args.workers < 1 or (args.workers > 1 and (args.shard or args.only_passing or args.v)):
+        raise SystemExit("--workers N needs N >= 1 and no --shard / --only-passing / -v")
     include = None
     if args.only_passing:
         with open(args.only_passing) as f:
             include = {c["name"] for c in json.load(f)["cases"] if c["status"] == "pass"}
-    device, dname = _device(args.device)
-    res = run_suite(tuple(args.kinds.split(",")), device, include, args.pattern, args.v)
+    if args.workers > 1:
+        from ._suite_parallel import run_parallel
+
+        dname = _NAMES[args.device]
+        res = run_parallel(kinds, args.device, args.workers, args.pattern)
+    else:
+        device, dname = _device(args.device)
+        res = run_suite(kinds, device, include, args.pattern, args.v, shard=args.shard)
     if args.report:
         with open(args.report, "w") as f:
             f.write(report_markdown(res, dname))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res.to_json(), f)
+    if args.write_expected:
+        header = [
+            f"ONNX backend suite: the cases expected to pass on {dname}, kinds {','.join(kinds)}",
+            f"(onnx {_onnx_version()}). Regenerate after a change that makes cases pass:",
+            regenerate_command(args.device),
+        ]
+        text = format_expected(res.cases, header).encode()
+        # atomic: an interrupted run never leaves a half list (which would read as regressions)
+        atomic_write(args.write_expected, lambda f: f.write(text))
     print(summary(res, dname))
     print("failing node op types:", ", ".join(res.failing_ops("node")))
+    if args.expected:
+        expected = read_expected(args.expected, KINDS)
+        if args.pattern or include is not None:  # check only the listed cases this run chose
+            expected = {
+                n: k
+                for n, k in expected.items()
+                if (not args.pattern or re.search(args.pattern, n))
+                and (include is None or n in include)
+            }
+        verdict = check_expected(res.cases, expected, kinds)
+        print("\n".join(verdict.report(dname, regenerate_command(args.device))))
+        for line in verdict.regressions:
+            print("REGRESSION", line)
+        return 1 if verdict.regressions else 0
     return 0
+
+
+def _onnx_version() -> str:
+    import onnx
+
+    return onnx.__version__
 
 
 if __name__ == "__main__":
