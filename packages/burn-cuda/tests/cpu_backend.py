@@ -20,6 +20,7 @@ import types
 
 import numpy as np
 from burn_tensor import _backend as _tensor_backend
+from burn_tensor._device import Device
 
 from burn_cuda import (
     _backend,
@@ -76,12 +77,18 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
 
     class_before = dict(vars(_backend.Cuda))
     original = _platform.load_cupy
+    # equal backends are one object (interned) and devices are cached per backend: a Cuda() or
+    # device made on another cupy (the real one, or an earlier stand-in) must not be handed out
     interned = _tensor_backend._Interned._cache
     cuda_keys = {k: v for k, v in interned.items() if k[0] is _backend.Cuda}
+    devices = Device._cache
+    cuda_devices = {k: v for k, v in devices.items() if isinstance(k[0], _backend.Cuda)}
     modules = {k: sys.modules.get(k) for k in _cupyx()}
     try:
-        for k in cuda_keys:  # a Cuda() made on the real cupy must not be handed out here
+        for k in cuda_keys:
             del interned[k]
+        for k in cuda_devices:
+            del devices[k]
         sys.modules.update(_cupyx())
         for mod in list(sys.modules.values()):
             if getattr(mod, "__name__", "").startswith("burn_cuda") and (
@@ -98,6 +105,9 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
         for k in [k for k in interned if k[0] is _backend.Cuda]:
             del interned[k]
         interned.update(cuda_keys)
+        for k in [k for k in devices if isinstance(k[0], _backend.Cuda)]:
+            del devices[k]
+        devices.update(cuda_devices)
         for k, v in modules.items():
             if v is None:
                 sys.modules.pop(k, None)
