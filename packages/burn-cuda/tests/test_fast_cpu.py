@@ -1,6 +1,7 @@
-"""The hot path (`_fast.py`) without a GPU: its routing on a numpy stand-in for cupy (which
-cases launch which kernel with which broadcast geometry, what falls back), results against
-numpy float64, and its CUDA sources compiled by nvcc where nvcc is installed."""
+"""The hot path (`_fast.py`) without a GPU: its routing on the cupy stand-in (`fake_cupy.py`,
+where the real kernel text runs on the CPU over the launcher's grid): which cases launch which
+kernel with which broadcast geometry, what falls back, results against numpy float64, and its
+CUDA sources compiled by nvcc where nvcc is installed."""
 
 from __future__ import annotations
 

@@ -1,0 +1,123 @@
+"""`Cuda()` on the CPU: burn_cuda's own code (op table, launch geometry, driver launcher, kernel
+sources) over `fake_cupy.FakeCupy`, for the CPU tests of the kernels.
+
+`cuda_on_cpu_backend(**options)` is a context manager: it points every burn_cuda module's cupy
+at a fresh FakeCupy, empties the kernel and launcher caches, installs the op table on `Cuda`,
+yields `(Cuda(**options), fake)` and on exit restores the class, the caches and the modules as
+they were (so a GPU run of the same pytest process is untouched).
+
+cuBLAS is not emulated: the direct GEMM paths are switched off (`_gemm.ENABLED`), so matmuls
+take numpy's through the fake, and the kernels around them (im2col, col2im, bias add, column
+sums) still run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+import types
+
+import numpy as np
+from burn_tensor import _backend as _tensor_backend
+from burn_tensor._device import Device
+
+from burn_cuda import (
+    _backend,
+    _bf16,
+    _fast,
+    _gemm,
+    _kernels,
+    _optim,
+    _optim_many,
+    _platform,
+    _softmax,
+)
+from fake_cupy import FakeArray, FakeCupy
+
+#: module attributes that cache cupy objects (kernels, launchers, the installed table)
+_CACHES = [
+    (_kernels, "_CACHE", dict),
+    (_kernels, "_FAST", dict),
+    (_kernels, "_GO", lambda: [None]),
+    (_softmax, "_MODULES", dict),
+    (_softmax, "_FUNCS", dict),
+    (_bf16, "_K", dict),
+    (_optim, "_RAW", dict),
+    (_optim, "_KERNELS", dict),
+    (_optim_many, "_KERNELS", dict),
+    (_backend, "_CP", lambda: [None]),
+    (_backend, "_MATMUL", lambda: [None]),
+    (_backend, "_TF32", lambda: [False]),  # cupy's compute-type switch is not emulated
+    (_gemm, "_ONES", dict),
+]
+
+
+def _cupyx() -> dict:
+    """sys.modules entries for the `cupyx.scipy.special.erf` that `_ops_math` imports."""
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    special = types.ModuleType("cupyx.scipy.special")
+    special.erf = lambda x: erf(x).astype(x.dtype).view(FakeArray)
+    scipy = types.ModuleType("cupyx.scipy")
+    scipy.special = special
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scipy = scipy
+    return {"cupyx": cupyx, "cupyx.scipy": scipy, "cupyx.scipy.special": special}
+
+
+@contextlib.contextmanager
+def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
+    """Yields (Cuda(**options) on the fake, the fake); see the module docstring."""
+    fake = FakeCupy() if fake is None else fake
+    saved = []
+
+    def put(obj, name, value):
+        saved.append((obj, name, getattr(obj, name)))
+        setattr(obj, name, value)
+
+    class_before = dict(vars(_backend.Cuda))
+    original = _platform.load_cupy
+    # equal backends are one object (interned) and devices are cached per backend: a Cuda() or
+    # device made on another cupy (the real one, or an earlier stand-in) must not be handed out
+    interned = _tensor_backend._Interned._cache
+    cuda_keys = {k: v for k, v in interned.items() if k[0] is _backend.Cuda}
+    devices = Device._cache
+    cuda_devices = {k: v for k, v in devices.items() if isinstance(k[0], _backend.Cuda)}
+    modules = {k: sys.modules.get(k) for k in _cupyx()}
+    try:
+        for k in cuda_keys:
+            del interned[k]
+        for k in cuda_devices:
+            del devices[k]
+        sys.modules.update(_cupyx())
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__name__", "").startswith("burn_cuda") and (
+                getattr(mod, "load_cupy", None) is original
+            ):
+                put(mod, "load_cupy", lambda: fake)
+        for mod, name, make in _CACHES:
+            put(mod, name, make())
+        put(_gemm, "ENABLED", False)  # cuBLAS is not emulated
+        put(_backend, "_DIRECT_GEMM", False)
+        put(_fast, "FAILED", {})
+        yield _backend.Cuda(**options), fake
+    finally:
+        for k in [k for k in interned if k[0] is _backend.Cuda]:
+            del interned[k]
+        interned.update(cuda_keys)
+        for k in [k for k in devices if isinstance(k[0], _backend.Cuda)]:
+            del devices[k]
+        devices.update(cuda_devices)
+        for k, v in modules.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+        for obj, name, value in reversed(saved):
+            setattr(obj, name, value)
+        for name in list(vars(_backend.Cuda)):
+            if name not in class_before:
+                delattr(_backend.Cuda, name)
+        for name, value in class_before.items():
+            if vars(_backend.Cuda).get(name) is not value:
+                setattr(_backend.Cuda, name, value)

@@ -1,0 +1,101 @@
+"""The CPU kernel runner itself (`cuda_on_cpu.py`, `fake_cupy.py`): the checks the kernel tests
+rely on must fire (a write past a buffer, a launch the GPU rejects, a barrier deadlock, a
+scalar of the wrong width) and barriers must order the threads of a block."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cuda_on_cpu
+from fake_cupy import FakeCupy, KernelWroteOutside
+
+pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+
+COPY = """
+extern "C" __global__ void copy_le(const float* x, float* y, long long n) {
+  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t > n) return;  // off by one: thread n writes y[n]
+  y[t] = t < n ? x[t] : 0.0f;
+}
+"""
+
+BLOCK_SUM = """
+extern "C" __global__ void block_sum(const double* x, double* out, int n) {
+  __shared__ double part[256];
+  double acc = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) acc += x[blockIdx.x * n + i];
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+    __syncthreads();
+  }
+  double w = part[0];
+  for (int o = 16; o > 0; o >>= 1) w += __shfl_down_sync(0xffffffffu, 0.0, o);
+  if (threadIdx.x == 0) out[blockIdx.x] = w;
+}
+"""
+
+DIVERGENT = """
+extern "C" __global__ void divergent(float* y) {
+  float v = 1.0f;
+  if (threadIdx.x < 16) v = __shfl_down_sync(0xffffffffu, v, 1);  // half a warp shuffles
+  else __syncthreads();                                              // the rest wait here
+  y[threadIdx.x] = v;
+}
+"""
+
+WIDE = """
+extern "C" __global__ void wide(long long* y, long long v) { y[0] = v; }
+"""
+
+
+def test_a_write_past_the_buffer_raises():
+    cp = FakeCupy()
+    x, y = cp.ndarray((300,), np.float32), cp.ndarray((300,), np.float32)
+    with pytest.raises(KernelWroteOutside, match="copy_le"):
+        cp.RawKernel(COPY, "copy_le")((2,), (256,), (x, y, np.int64(300)))
+
+
+def test_launches_the_gpu_rejects_raise():
+    cp = FakeCupy()
+    k = cp.RawKernel(COPY, "copy_le")
+    x = cp.ndarray((4,), np.float32)
+    with pytest.raises(cuda_on_cpu.CpuKernelError, match="invalid configuration"):
+        k((0,), (256,), (x, x, np.int64(0)))
+    with pytest.raises(cuda_on_cpu.CpuKernelError, match="1024 threads"):
+        k((1,), (2048,), (x, x, np.int64(0)))
+
+
+def test_barriers_order_the_threads_of_a_block():
+    cp = FakeCupy()
+    x = np.random.default_rng(0).uniform(size=(3, 1000))
+    xs = cp.asarray(x)
+    out = cp.ndarray((3,), np.float64)
+    cp.RawKernel(BLOCK_SUM, "block_sum")((3,), (256,), (xs, out, np.int32(1000)))
+    np.testing.assert_allclose(np.asarray(out), x.sum(1), rtol=1e-12)
+
+
+def test_threads_split_between_a_shuffle_and_a_barrier_deadlock():
+    cp = FakeCupy()
+    y = cp.ndarray((64,), np.float32)
+    with pytest.raises(cuda_on_cpu.CpuKernelError, match="deadlock"):
+        cp.RawKernel(DIVERGENT, "divergent")((1,), (64,), (y,))
+
+
+def test_raw_kernel_scalars_pass_their_own_width():
+    # cupy's RawKernel passes a numpy scalar's own bytes: an int32 for a `long long` parameter
+    # reads 4 bytes beyond it (garbage) on the GPU, and here
+    cp = FakeCupy(driver=False)
+    y = cp.ndarray((1,), np.int64)
+    k = cp.RawKernel(WIDE, "wide")
+    k((1,), (1,), (y, np.int64(7)))
+    assert int(y[0]) == 7
+    k((1,), (1,), (y, np.int32(7)))
+    assert int(y[0]) != 7

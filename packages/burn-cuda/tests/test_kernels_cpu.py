@@ -1,0 +1,342 @@
+"""Every own CUDA kernel of burn_cuda, run on the CPU through `Cuda()`'s own ops
+(`cpu_backend.py`): the real kernel text, the grid, block and parameter slots the launch code
+computes. Sizes span several blocks with a partial last block (and a grid-stride tail where a
+kernel caps its grid), so a launch one block short, a swapped stride or a wrong bound fails.
+References: numpy float64 (NdArray(float64) for the module ops) or hand-derived values.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cuda_on_cpu
+from burn_cuda import _bf16, _kernel_source, _random
+from burn_ndarray import NdArray
+from burn_tensor import Distribution
+from burn_tensor.ops import ConvOptions, ConvTransposeOptions
+from cpu_backend import cuda_on_cpu_backend
+from fake_cupy import FakeCupy, asfake
+
+pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+
+REF = NdArray(float_dtype="float64", int_dtype="int64")
+#: kernel names launched by this module's tests (the last test checks the full list)
+LAUNCHED: set = set()
+def _env(**options):
+    # one stand-in per test: the op table is installed on the Cuda class, so two may not overlap
+    with cuda_on_cpu_backend(FakeCupy(), **options) as (backend, cp):
+        yield backend, cp
+        LAUNCHED.update(launch.name for launch in cp.launches)
+
+
+@pytest.fixture
+def env():
+    yield from _env()
+
+
+@pytest.fixture
+def env64():
+    yield from _env(float_dtype="float64", int_dtype="int64")
+
+
+def _rand(shape, seed, dtype=np.float32, low=-2.0, high=2.0):
+    return np.random.default_rng(seed).uniform(low, high, size=shape).astype(dtype)
+
+
+def _close(got, want, rtol=1e-5, atol=1e-5):
+    got = np.asarray(got, np.float64)
+    assert got.shape == np.shape(want), (got.shape, np.shape(want))
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+def _last(cp, name):
+    """The last launch of kernel `name` (asserts there was one)."""
+    for launch in reversed(cp.launches):
+        if launch.name == name:
+            return launch
+    raise AssertionError(f"{name} was not launched")
+
+
+# -- creation, bias add, im2col, col2im, bias gradient ------------------------------------------
+def test_fill_covers_every_element(env):
+    B, cp = env
+    for n in (1, 255, 256, 257, 1000):
+        out = B.float_full((n,), 2.5, B.device(), B.float_dtype)
+        assert np.array_equal(np.asarray(out), np.full(n, 2.5, np.float32)), n
+    assert _last(cp, "fill")[2] == (4,)  # 1000 elements -> 4 blocks of 256
+
+
+CONV = [
+    # (x shape, w shape, stride, padding, dilation)
+    ((2, 3, 9, 11), (4, 3, 3, 3), (2, 1), (1, 2), (1, 2)),
+    ((1, 2, 17, 13), (3, 2, 2, 4), (1, 3), (0, 1), (2, 1)),
+]
+
+
+@pytest.mark.parametrize("case", CONV, ids=["strided", "dilated"])
+def test_conv2d_im2col_and_bias(env, case):
+    B, cp = env
+    xs, ws, stride, pad, dil = case
+    x, w, b = _rand(xs, 1), _rand(ws, 2), _rand(ws[:1], 3)
+    opts = ConvOptions(stride, pad, dil, 1)
+    got = B.conv2d(asfake(x), asfake(w), asfake(b), opts)
+    want = REF.conv2d(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), opts)
+    _close(got, want)
+    assert _last(cp, "unfold4d") and _last(cp, "bias_add")
+
+
+def test_conv_transpose2d_col2im(env):
+    B, cp = env
+    x, w, b = _rand((2, 3, 7, 6), 4), _rand((3, 4, 3, 2), 5), _rand((4,), 6)
+    opts = ConvTransposeOptions((2, 3), (1, 0), (1, 2), (1, 2), 1)
+    got = B.conv_transpose2d(asfake(x), asfake(w), asfake(b), opts)
+    want = REF.conv_transpose2d(*(a.astype(np.float64) for a in (x, w, b)), opts)
+    _close(got, want)
+    assert _last(cp, "col2im")[2][0] > 1  # several blocks
+
+
+def test_conv2d_bias_backward_grid_stride(env):
+    B, cp = env
+    g = _rand((3, 5, 14, 15), 7)  # 630 values per channel: more than the 512-thread block
+    got = B.conv2d_bias_backward(None, None, np.zeros(5, np.float32), asfake(g))
+    _close(got, g.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-6)
+    assert _last(cp, "bias_grad")[2:4] == ((5,), (512,))
+
+
+# -- pools -------------------------------------------------------------------------------------
+def test_max_pool2d_and_backward(env):
+    B, cp = env
+    x = _rand((2, 3, 13, 12), 8)
+    x[0, 0, 1, 1] = np.nan
+    args = ((3, 2), (2, 1), (1, 1), (1, 2))
+    out, idx = B.max_pool2d_with_indices(asfake(x), *args)
+    want, widx = REF.max_pool2d_with_indices(x.astype(np.float64), *args)
+    np.testing.assert_array_equal(np.asarray(out, np.float64), want)
+    np.testing.assert_array_equal(np.asarray(idx), widx)
+    g = _rand(want.shape, 9)
+    got = B.max_pool2d_with_indices_backward(asfake(x), *args, asfake(g), idx)
+    ref = REF.max_pool2d_with_indices_backward(x, *args, g.astype(np.float64), widx)
+    _close(got, ref)
+
+
+@pytest.mark.parametrize("cip", [True, False])
+def test_avg_pool2d_and_backward(env, cip):
+    B, _ = env
+    x = _rand((2, 3, 11, 14), 10)
+    args = ((3, 4), (2, 3), (1, 2))
+    got = B.avg_pool2d(asfake(x), *args, cip)
+    want = REF.avg_pool2d(x.astype(np.float64), *args, cip)
+    _close(got, want)
+    g = _rand(want.shape, 11)
+    _close(
+        B.avg_pool2d_backward(asfake(x), asfake(g), *args, cip),
+        REF.avg_pool2d_backward(x.astype(np.float64), g.astype(np.float64), *args, cip),
+    )
+
+
+def test_adaptive_avg_pool2d_and_backward(env):
+    B, _ = env
+    x = _rand((2, 5, 13, 11), 12)
+    got = B.adaptive_avg_pool2d(asfake(x), (5, 4))
+    want = REF.adaptive_avg_pool2d(x.astype(np.float64), (5, 4))
+    _close(got, want)
+    g = _rand(want.shape, 13)
+    _close(
+        B.adaptive_avg_pool2d_backward(asfake(x), asfake(g)),
+        REF.adaptive_avg_pool2d_backward(x.astype(np.float64), g.astype(np.float64)),
+    )
+
+
+# -- indexing, scans ---------------------------------------------------------------------------
+def test_gather_and_scatter_on_strided_operands(env):
+    B, cp = env
+    rng = np.random.default_rng(14)
+    x = asfake(_rand((7, 5, 13), 15)).transpose(2, 0, 1)  # strided [13, 7, 5]
+    idx = asfake(rng.integers(0, 7, size=(13, 9, 5)).astype(np.int32))
+    got = B.float_gather(1, x, idx)
+    want = np.take_along_axis(np.asarray(x, np.float64), np.asarray(idx, np.int64), 1)
+    _close(got, want)
+    vals = asfake(_rand((9, 5, 13), 16)).transpose(2, 0, 1)  # strided values too
+    got = B.float_scatter(1, x, idx, vals)
+    ref = np.asarray(x, np.float64).copy()
+    np.add.at(ref, (np.arange(13)[:, None, None], np.asarray(idx), np.arange(5)), np.asarray(vals))
+    _close(got, ref)
+    assert _last(cp, "gather_dim")[2] == (3,) and _last(cp, "scatter_add_dim")[2] == (3,)
+
+
+def test_select_assign_index_add(env):
+    B, cp = env
+    x = _rand((300, 3), 17)
+    idx = asfake(np.array([5, 299, 5, 0], np.int32))
+    v = _rand((4, 3), 18)
+    got = B.float_select_assign(asfake(x), 0, idx, asfake(v))
+    ref = x.astype(np.float64).copy()
+    np.add.at(ref, np.array([5, 299, 5, 0]), v)
+    _close(got, ref)
+    assert _last(cp, "index_add")
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cumulative_extremes(env, op):
+    B, _ = env
+    x = _rand((6, 300), 19)
+    x[2, 7] = np.nan
+    got = getattr(B, f"float_{op}")(asfake(x), 0)
+    acc = np.maximum if op == "cummax" else np.minimum
+    want = acc.accumulate(x.astype(np.float64), axis=0)
+    np.testing.assert_array_equal(np.asarray(got, np.float64), want)
+
+
+# -- random ------------------------------------------------------------------------------------
+def _philox(n: int, key: int, call: int) -> np.ndarray:
+    """Philox4x32-10 words (c0, c1) of elements 0..n-1, counter (t, call), in numpy."""
+    m = np.uint64(0xFFFFFFFF)
+    t = np.arange(n, dtype=np.uint64)
+    c0, c1 = t & m, t >> np.uint64(32)
+    c2 = np.full(n, call & 0xFFFFFFFF, np.uint64)
+    c3 = np.full(n, call >> 32, np.uint64)
+    k0, k1 = np.uint64(key & 0xFFFFFFFF), np.uint64(key >> 32)
+    for _ in range(10):
+        p0, p1 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = (p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & m, (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & m
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & m, (k1 + np.uint64(0xBB67AE85)) & m
+    return np.stack([c0, c1], 1).astype(np.uint32)
+
+
+def test_philox_bits_and_bernoulli(env):
+    B, cp = env
+    dev = B.device()
+    B.seed(1234, dev)
+    got = _random.bits(cp, 700, dev)
+    np.testing.assert_array_equal(np.asarray(got), _philox(700, 1234, 0))
+    mask = B.float_random((35, 20), Distribution.bernoulli(0.3), dev, B.float_dtype)
+    want = _philox(700, 1234, 1)[:, 0] < round(0.3 * 2**32)
+    np.testing.assert_array_equal(np.asarray(mask).reshape(-1), want.astype(np.float32))
+
+
+# -- softmax -----------------------------------------------------------------------------------
+def _softmax(x, dim):
+    e = np.exp(x - x.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+@pytest.mark.parametrize("shape,dim", [((5, 700), 1), ((3, 5, 100), 1), ((2, 40), 1)])
+def test_softmax_family(env, shape, dim):
+    B, cp = env
+    x = _rand(shape, 20, low=-4, high=4)
+    x64 = x.astype(np.float64)
+    s = _softmax(x64, dim)
+    _close(B.softmax(asfake(x), dim), s)
+    _close(B.log_softmax(asfake(x), dim), np.log(s))
+    g = _rand(shape, 21)
+    _close(
+        B.softmax_backward(asfake(s.astype(np.float32)), asfake(g), dim),
+        s * (g - (g * s).sum(dim, keepdims=True)),
+    )
+    _close(
+        B.log_softmax_backward(asfake(np.log(s).astype(np.float32)), asfake(g), dim),
+        g - s * g.sum(dim, keepdims=True),
+    )
+
+
+# -- bfloat16 ----------------------------------------------------------------------------------
+def test_bf16_round_trip_kernels(env):
+    _, cp = env
+    x = _rand(700, 22, low=-100, high=100)
+    x[:4] = [np.nan, np.inf, -0.0, 3.3895314e38]
+    bits = _bf16.to_bf16(asfake(x))
+    want = x.astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(np.asarray(bits).view(np.uint16)[4:], want.view(np.uint16)[4:])
+    assert np.isnan(np.asarray(bits, np.float32)[0])
+    back = _bf16.to_f32(bits)
+    np.testing.assert_array_equal(np.asarray(back)[1:], want.astype(np.float32)[1:])
+
+
+# -- optimizer ---------------------------------------------------------------------------------
+def _adam(p, g, m1, m2, lr, b1, b2, eps, t):
+    m1 = b1 * m1 + (1 - b1) * g
+    m2 = b2 * m2 + (1 - b2) * g * g
+    bc2 = np.sqrt(1 - b2**t)
+    return p - (m1 * (bc2 / (1 - b1**t)) / (np.sqrt(m2) + eps * bc2)) * lr, m1, m2
+
+
+def test_adam_one_tensor_grid_stride_tail(env):
+    B, cp = env
+    n = 4096 * 256 + 300  # the grid is capped at 4096 blocks: the loop covers the rest
+    p, g, m1 = _rand(n, 23), _rand(n, 24), _rand(n, 25)
+    m2 = _rand(n, 26, low=0.0, high=1.0)
+    hp = (1e-2, 0.9, 0.999, 1e-8, 3)
+    got = B.float_adam_update(asfake(p), asfake(g), asfake(m1), asfake(m2), *hp)
+    want = _adam(*(a.astype(np.float64) for a in (p, g, m1, m2)), *hp)
+    for a, w in zip(got, want):
+        _close(a, w, rtol=1e-4, atol=1e-6)
+    assert _last(cp, "burn_adam_raw_float")[2] == (4096,)
+
+
+def test_adam_many_tensors(env64):
+    B, cp = env64
+    sizes = [1, 300, 0, 5, 777] + [3] * 33  # 37 non-empty: two launches of <= 32 rows
+    ps = [_rand(s, 30 + i, np.float64) for i, s in enumerate(sizes)]
+    gs = [_rand(s, 80 + i, np.float64) for i, s in enumerate(sizes)]
+    hp = (1e-2, 0.9, 0.999, 1e-8, 1)
+    news, m1s, m2s = B.float_adam_update_many(
+        [asfake(p) for p in ps], [asfake(g) for g in gs], None, None, *hp
+    )
+    for p, g, a, b, c in zip(ps, gs, news, m1s, m2s):
+        want = _adam(p, g, np.zeros_like(p), np.zeros_like(p), *hp)
+        for got, w in zip((a, b, c), want):
+            _close(got, w, rtol=1e-12, atol=1e-12)
+    many = [x for x in cp.launches if x.name == "burn_adam_many_double"]
+    assert [x[2] for x in many[-2:]] == [(4, 32), (1, 5)]
+
+
+# -- hot path: several blocks and grid tails ---------------------------------------------------
+def test_hot_path_multi_block(env):
+    B, cp = env
+    x, y = _rand((13, 301), 40), _rand((13, 301), 41)
+    _close(B.float_add(asfake(x), asfake(y)), x.astype(np.float64) + y)
+    _close(B.float_sub(asfake(x), asfake(y[:1])), x.astype(np.float64) - y[:1])
+    _close(B.float_exp(asfake(x)), np.exp(x.astype(np.float64)))
+    _close(B.float_mul_scalar(asfake(x), 1.5), x.astype(np.float64) * 1.5)
+    _close(B.float_sum_dim(asfake(x), 1), x.astype(np.float64).sum(1, keepdims=True))
+    _close(B.float_max_dim(asfake(x), 0), x.astype(np.float64).max(0, keepdims=True))
+    _close(B.float_sum(asfake(x)), [x.astype(np.float64).sum()], rtol=1e-6)
+    assert _last(cp, "burn_row_sum_float")[2] == (2,)  # 13 rows, 8 per block
+
+
+def test_hot_path_unaligned_views(env):
+    # a contiguous view one element in: not 16-byte aligned, so every thread takes the scalar
+    # loop over its 4 elements (the vector load needs alignment)
+    B, cp = env
+    x, y = _rand(2 * 1024 + 7, 42), _rand(2 * 1024 + 7, 43)
+    xs, ys = asfake(x)[1:], asfake(y)[1:]
+    assert xs.data.ptr % 16 and xs._c_contiguous
+    _close(B.float_add(xs, ys), x[1:].astype(np.float64) + y[1:])
+    _close(B.float_exp(xs), np.exp(x[1:].astype(np.float64)))
+    assert _last(cp, "burn_exp_float")[2] == (3,)  # 2054 elements, 1024 per block
+
+
+# -- coverage: every kernel of burn_cuda ran -----------------------------------------------------
+#: kernels outside `_kernel_source.SOURCES`, by their launched name (float32 where typed)
+OTHER_KERNELS = {
+    "burn_softmax_rows_float", "burn_softmax_cols_float",
+    "burn_softmax_bwd_rows_float", "burn_softmax_bwd_cols_float",
+    "bf16_to_f32", "f32_to_bf16", "burn_adam_raw_float", "burn_adam_many_double",
+    "burn_add_float", "burn_sub_bc_float", "burn_exp_float", "burn_mul_scalar_float",
+    "burn_row_sum_float", "burn_mid_max_float", "burn_sum_all_float",
+}  # fmt: skip
+
+
+def test_every_kernel_ran_on_the_cpu():
+    """Runs last in this module: every own kernel was launched by the tests above (run alone,
+    with -k, it reports what the selection left out)."""
+    want = set(_kernel_source.SOURCES) | OTHER_KERNELS
+    missing = sorted(want - LAUNCHED)
+    assert not missing, f"kernels no CPU test launched: {missing}"
