@@ -72,6 +72,29 @@ def function_lines(path: Path, names: list[str]) -> list[tuple[int, int]]:
     return [found[n] for n in names]
 
 
+def annotation_spans(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions (line, column) of the type annotations in `path`: with
+    `from __future__ import annotations` they are strings that never run, so a mutant there
+    (`int | None` -> `int & None`) is equivalent by construction and is not generated."""
+    spans = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        notes = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            notes.append(node.returns)
+        elif isinstance(node, ast.arg):
+            notes.append(node.annotation)
+        elif isinstance(node, ast.AnnAssign):
+            notes.append(node.annotation)
+        for n in notes:
+            if n is not None:
+                spans.append(((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)))
+    return spans
+
+
+def in_spans(pos: tuple[int, int], spans) -> bool:
+    return any(lo <= tuple(pos) < hi for lo, hi in spans)
+
+
 def work_items(spec: dict, operator_patterns: list[str]):
     """cosmic-ray work items: one per (operator, occurrence) whose node starts on a line of a
     configured function. The occurrence counts over the whole module, as cosmic-ray's own
@@ -87,6 +110,7 @@ def work_items(spec: dict, operator_patterns: list[str]):
     for rel, names in spec["functions"].items():
         path = ROOT / rel
         ranges = function_lines(path, names)
+        notes = annotation_spans(path)
         tree = get_ast_from_path(path)
         for name in operators:
             operator = cosmic_ray.plugins.get_operator(name)()
@@ -97,7 +121,7 @@ def work_items(spec: dict, operator_patterns: list[str]):
                 # NumberReplacer lists each literal twice (+1, then -1): keep the -1 only
                 if name.endswith("/NumberReplacer") and occurrence % 2 == 0:
                     continue
-                if any(lo <= start[0] <= hi for lo, hi in ranges):
+                if any(lo <= start[0] <= hi for lo, hi in ranges) and not in_spans(start, notes):
                     yield WorkItem.single(
                         job_id=uuid.uuid4().hex,
                         mutation=MutationSpec(
@@ -195,13 +219,16 @@ def report(packages: list[str]) -> str:
             continue
         with sqlite3.connect(db_path) as con:
             found = con.execute(
-                "SELECT m.module_path, m.operator_name, m.start_pos_row, r.worker_outcome,"
-                " r.test_outcome, r.output, r.diff FROM mutation_specs m"
+                "SELECT m.module_path, m.operator_name, m.start_pos_row, m.start_pos_col,"
+                " r.worker_outcome, r.test_outcome, r.output, r.diff FROM mutation_specs m"
                 " LEFT JOIN work_results r ON r.job_id = m.job_id ORDER BY m.module_path,"
                 " m.start_pos_row, m.operator_name"
             ).fetchall()
         c = dict.fromkeys(totals, 0)
-        for module, operator, line, worker, outcome, output, diff in found:
+        notes = {m: annotation_spans(Path(m)) for m in {f[0] for f in found}}
+        for module, operator, line, column, worker, outcome, output, diff in found:
+            if in_spans((line, column), notes[module]):
+                continue  # an annotation: not generated any more (a session made before)
             c["total"] += 1
             if worker is None:
                 c["total"] -= 1  # not run yet
