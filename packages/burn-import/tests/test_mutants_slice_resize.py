@@ -96,3 +96,32 @@ def test_resize_half_pixel_symmetric_with_a_fractional_width(n_in, scale):
     (want,) = reference(m, {"x": x})
     (got,) = backend.prepare(m).run([x])
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_resize_align_corners_to_one_pixel_takes_the_first():
+    # width 1: no corners to align, ONNX samples position 0 (not 0 / 0)
+    x = np.array([[[3.0, 5.0, 8.0, 13.0]]])
+    m = _resize_model(4, 1, mode="linear", coordinate_transformation_mode="align_corners")
+    (want,) = reference(m, {"x": x})
+    (got,) = backend.prepare(m).run([x])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got.ravel(), [3.0])
+
+
+def test_resize_exclude_outside_far_outside_the_roi_is_the_extrapolation_value():
+    # crop positions so far outside the input that every cubic tap is excluded: the row of
+    # weights sums to 0 and must not be divided by it (0 / 0), the extrapolation value shows
+    x = (np.arange(6, dtype=np.float64) ** 2).reshape(1, 1, 6)
+    m = _resize_model(
+        6,
+        4,
+        roi=[0, 0, -3.0, 1, 1, 2.0],
+        mode="cubic",
+        exclude_outside=1,
+        extrapolation_value=-7.0,
+        coordinate_transformation_mode="tf_crop_and_resize",
+    )
+    (want,) = reference(m, {"x": x})
+    with np.errstate(all="raise"):
+        (got,) = backend.prepare(m).run([x])
+    np.testing.assert_allclose(got, want, rtol=1e-6)  # the reference's cubic taps are float32
