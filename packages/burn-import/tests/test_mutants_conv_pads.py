@@ -69,7 +69,12 @@ def max_pool_ref(x, kernel, strides, auto_pad):
 
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
-def test_max_pool_auto_pad_against_numpy(auto_pad):
+@pytest.mark.parametrize(
+    "kernel,strides",
+    [((2, 3), (2, 2)), ((1, 2), (3, 4))],  # the second: windows smaller than the stride, SAME
+    ids=["overlap", "gaps"],  # needs no padding at all (a negative total is 0, not a crop)
+)
+def test_max_pool_auto_pad_against_numpy(auto_pad, kernel, strides):
     # (ONNX's reference implementation gives 3 columns, not ceil(7 / 2) = 4, for SAME_LOWER
     # here; the spec and its shape inference say 4, so the reference is written in the test)
     m = one_node(
@@ -77,11 +82,11 @@ def test_max_pool_auto_pad_against_numpy(auto_pad):
         [("x", T.FLOAT, list(X.shape))],
         [("y", T.FLOAT, [None] * 4)],
         opset=17,
-        kernel_shape=[2, 3],
-        strides=[2, 2],
+        kernel_shape=list(kernel),
+        strides=list(strides),
         auto_pad=auto_pad,
     )
     (got,) = backend.prepare(m).run([X])
-    want = max_pool_ref(X, (2, 3), (2, 2), auto_pad)
+    want = max_pool_ref(X, kernel, strides, auto_pad)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want.astype(np.float32))
