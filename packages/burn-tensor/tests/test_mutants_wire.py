@@ -1,6 +1,6 @@
-"""Tests written for mutants of the collectives' framing that the suite let survive
-(tools/mutation): the header cap is inclusive, and a deadline already passed is a
-CollectiveError before any socket call."""
+"""Tests written for mutants of the collectives that the suite let survive (tools/mutation):
+the header and dtype-name caps are inclusive, a deadline already passed is a CollectiveError
+before any socket call, and a broadcast root must be a rank."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import json
 import socket
 import time
 
+import numpy as np
 import pytest
-from burn_tensor.collective import CollectiveError
-from burn_tensor.collective._wire import exact, frame, recv_header
+from burn_tensor.collective import CollectiveError, ProcessGroup
+from burn_tensor.collective._wire import array_spec, exact, frame, recv_header
 
 
 def test_a_header_of_exactly_the_cap_is_accepted_one_byte_more_is_not():
@@ -40,3 +41,19 @@ def test_a_deadline_already_passed_times_out_as_a_collective_error():
     finally:
         a.close()
         b.close()
+
+
+def test_a_dtype_name_of_sixteen_characters_is_parsed_seventeen_are_refused():
+    assert array_spec({"dtype": "timedelta64[10s]", "shape": [2]}, "rank 1")[1] == (2,)
+    with pytest.raises(CollectiveError, match="malformed dtype"):
+        array_spec({"dtype": "timedelta64[100s]", "shape": [2]}, "rank 1")
+
+
+def test_process_group_broadcast_root_must_be_a_rank():
+    group = ProcessGroup.connect(0, 1, "127.0.0.1", 0)
+    try:
+        with pytest.raises(ValueError, match="root 1 is not a rank of a group of 1"):
+            group.broadcast_array(np.zeros(2), root=1)
+        np.testing.assert_array_equal(group.broadcast_array(np.ones(2), root=0), np.ones(2))
+    finally:
+        group.close()
