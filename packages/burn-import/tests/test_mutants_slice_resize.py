@@ -125,3 +125,28 @@ def test_resize_exclude_outside_far_outside_the_roi_is_the_extrapolation_value()
     with np.errstate(all="raise"):
         (got,) = backend.prepare(m).run([x])
     np.testing.assert_allclose(got, want, rtol=1e-6)  # the reference's cubic taps are float32
+
+
+@pytest.mark.parametrize(
+    "roi,n_out", [([-0.1, 1.0], 12), ([0.0, 1.0], 11)], ids=["starts-outside", "edges"]
+)
+def test_resize_extrapolates_outside_the_input_only(roi, n_out):
+    # positions step by 0.5: from -0.5 (outside [0, n_in - 1]: the extrapolation value) then 0,
+    # or from exactly 0 to exactly n_in - 1 = 5 (both ends inside: the end samples)
+    x = (np.arange(6, dtype=np.float64) ** 2).reshape(1, 1, 6)
+    m = _resize_model(
+        6,
+        n_out,
+        roi=[0, 0, roi[0], 1, 1, roi[1]],
+        mode="linear",
+        extrapolation_value=-7.0,
+        coordinate_transformation_mode="tf_crop_and_resize",
+    )
+    (want,) = reference(m, {"x": x})
+    (got,) = backend.prepare(m).run([x])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    got = got.ravel()
+    if roi[0] < 0:
+        assert got[0] == -7.0 and got[1] == 0.0
+    else:
+        assert got[0] == 0.0 and got[-1] == 25.0 and (got != -7.0).all()

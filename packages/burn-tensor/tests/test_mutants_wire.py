@@ -57,3 +57,15 @@ def test_process_group_broadcast_root_must_be_a_rank():
         np.testing.assert_array_equal(group.broadcast_array(np.ones(2), root=0), np.ones(2))
     finally:
         group.close()
+
+
+@pytest.mark.parametrize("name", ["f4,f4", "(2,)f4"], ids=["structured", "subarray"])
+def test_structured_and_subarray_dtypes_are_refused(name):
+    with pytest.raises(CollectiveError, match="only plain numeric arrays travel"):
+        array_spec({"dtype": name, "shape": [2]}, "rank 1")
+
+
+def test_a_shape_of_sixty_four_dims_is_accepted_and_a_negative_dim_refused():
+    assert array_spec({"dtype": "<f4", "shape": [1] * 64}, "rank 1")[1] == (1,) * 64
+    with pytest.raises(CollectiveError, match="a dimension is negative"):
+        array_spec({"dtype": "<f4", "shape": [2, -1]}, "rank 1")
