@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import time
 
 import numpy as np
@@ -69,3 +70,21 @@ def test_a_shape_of_sixty_four_dims_is_accepted_and_a_negative_dim_refused():
     assert array_spec({"dtype": "<f4", "shape": [1] * 64}, "rank 1")[1] == (1,) * 64
     with pytest.raises(CollectiveError, match="a dimension is negative"):
         array_spec({"dtype": "<f4", "shape": [2, -1]}, "rank 1")
+
+
+def test_a_reset_connection_is_a_collective_error_naming_the_peer():
+    # the peer process dies mid-message: its kernel resets the TCP connection (RST), and
+    # recv raises ConnectionResetError, which must surface as a CollectiveError
+    server = socket.create_server(("127.0.0.1", 0))
+    try:
+        client = socket.create_connection(server.getsockname())
+        peer, _ = server.accept()
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        peer.sendall(b"\x00\x00")  # half of the 4 bytes expected
+        peer.close()
+        time.sleep(0.05)
+        with pytest.raises(CollectiveError, match="lost the connection to rank 1"):
+            exact(client, 4, "rank 1", time.monotonic() + 5.0)
+        client.close()
+    finally:
+        server.close()
