@@ -53,6 +53,14 @@ def test_cross_entropy_new_pads_the_given_index_only(dev64, rng):
     np.testing.assert_allclose(plain.numpy(), [-picked.mean()], rtol=1e-12)
 
 
+@pytest.mark.parametrize("value", [-0.1, 1.5])
+def test_smoothing_and_dropout_outside_zero_one_are_refused(value):
+    with pytest.raises(ValueError, match="smoothing must be in"):
+        CrossEntropyLossConfig(smoothing=value).init()
+    with pytest.raises(ValueError, match="prob must be in"):
+        nn.DropoutConfig(value).init()
+
+
 def test_cross_entropy_weights_must_be_positive_zero_included():
     with pytest.raises(ValueError, match="weights must all be > 0"):
         CrossEntropyLossConfig(weights=[1.0, 0.0, 2.0]).init()
@@ -65,8 +73,38 @@ def test_cross_entropy_targets_are_checked_against_the_class_count_not_the_batch
     np.testing.assert_allclose(
         loss.numpy(), [-log_softmax(x)[[0, 1], [4, 3]].mean()], rtol=1e-12
     )
-    with pytest.raises(Exception, match="target class"):
+    with pytest.raises(Exception, match="target class 5 out of range for dim 1 of size 5"):
         CrossEntropyLossConfig().init(dev64).forward(T(x, dev64), Tensor.from_ints([5, 0], dev64))
+
+
+@pytest.mark.parametrize(
+    "logits,targets",
+    [((2, 3, 4), [0, 1]), ((2, 3), [[0], [1]]), ((2, 3), [0, 1, 2])],
+    ids=["logits-rank-3", "targets-rank-2", "batch-differs"],
+)
+def test_cross_entropy_refuses_each_shape_mismatch(dev64, logits, targets):
+    with pytest.raises(ValueError, match=r"expected logits \[batch, classes\]"):
+        CrossEntropyLossConfig().init(dev64).forward(
+            Tensor.zeros(list(logits), dev64), Tensor.from_ints(targets, dev64)
+        )
+
+
+def test_cross_entropy_with_smoothing_weights_and_padding_against_numpy(dev64, rng):
+    # every option at once: smoothed targets weighted per class, padded rows dropped, the sum
+    # divided by the weights of the targets (Burn's weighted cross entropy)
+    a, c = 0.1, 4
+    x = rng.normal(size=(5, c))
+    t = np.array([0, 3, 1, 2, 3])
+    w = np.array([1.0, 2.0, 0.5, 3.0])
+    y = (np.eye(c)[t] * (1 - a) + a / c) * w
+    rows = (y * log_softmax(x)).sum(1) * (t != 2)
+    cfg = CrossEntropyLossConfig(smoothing=a, weights=list(w), pad_tokens=[2])
+    got = cfg.init(dev64).forward(T(x, dev64), Tensor.from_ints(t, dev64))
+    np.testing.assert_allclose(got.numpy(), [-rows.sum() / w[t].sum()], rtol=1e-12)
+    unweighted = CrossEntropyLossConfig(smoothing=a, pad_tokens=[2]).init(dev64)
+    rows = ((np.eye(c)[t] * (1 - a) + a / c) * log_softmax(x)).sum(1) * (t != 2)
+    got = unweighted.forward(T(x, dev64), Tensor.from_ints(t, dev64))
+    np.testing.assert_allclose(got.numpy(), [-rows.sum() / 5], rtol=1e-12)
 
 
 @pytest.mark.parametrize("logits", [False, True])

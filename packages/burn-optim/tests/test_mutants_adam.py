@@ -22,9 +22,11 @@ class RefusingNdArray(NdArray):
 
 
 @pytest.mark.parametrize(
-    "field,value", [("beta_1", -0.1), ("beta_2", -0.1), ("epsilon", -1e-8)]
+    "field,value",
+    [("beta_1", -0.1), ("beta_2", -0.1), ("epsilon", -1e-8), ("beta_1", 1.0), ("beta_2", 1.0)],
 )
-def test_adam_refuses_negative_betas_and_epsilon(field, value):
+def test_adam_refuses_betas_outside_zero_one_and_negative_epsilon(field, value):
+    # a beta of 1 never forgets (the moments never move from 0): [0, 1) like Burn
     with pytest.raises(ValueError, match=field):
         AdamConfig(**{field: value}).init()
 
