@@ -195,7 +195,8 @@ def run_package(package: str, spec: dict, cfg: dict, mode: str) -> None:
 def equivalent_keys() -> set[tuple[str, str, str]]:
     """(file name, operator, mutated line) of each survivor EQUIVALENT.md explains; its
     bullets start with "- `FILE:LINE OPERATOR | MUTATED LINE`" (the line number is for the
-    reader: it moves when the file changes, the key does not)."""
+    reader: it moves when the file changes, the key does not). "- `FILE:LINE * | LINE`" (any
+    operator) covers every mutant of that original line, e.g. a line that never runs."""
     keys = set()
     path = HERE / "EQUIVALENT.md"
     if path.exists():
@@ -204,9 +205,15 @@ def equivalent_keys() -> set[tuple[str, str, str]]:
     return keys
 
 
-def survivor_key(module: str, operator: str, line: int, diff: str) -> tuple[str, str, str, int]:
-    plus = [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
-    return Path(module).name, operator.split("/")[-1], plus[0] if plus else "", line
+def survivor_key(module: str, operator: str, diff: str) -> tuple[str, str, str, str]:
+    """(file name, operator, mutated line, original line) of a mutant, from its diff."""
+
+    def first(sign):
+        lines = diff.splitlines()
+        found = [ln[1:].strip() for ln in lines if ln[:1] == sign and ln[:3] != sign * 3]
+        return found[0] if found else ""
+
+    return Path(module).name, operator.split("/")[-1], first("+"), first("-")
 
 
 def report(packages: list[str]) -> str:
@@ -237,8 +244,8 @@ def report(packages: list[str]) -> str:
             elif outcome == "KILLED":
                 c["timeout" if output == "timeout" else "killed"] += 1
             else:
-                file, op, text, _ = survivor_key(module, operator, line, diff or "")
-                equiv = (file, op, text) in known
+                file, op, text, original = survivor_key(module, operator, diff or "")
+                equiv = (file, op, text) in known or (file, "*", original) in known
                 c["equivalent" if equiv else "survived"] += 1
                 rel = Path(module).resolve().relative_to(ROOT)
                 tag = " (equivalent: EQUIVALENT.md)" if equiv else ""

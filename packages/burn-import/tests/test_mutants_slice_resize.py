@@ -44,6 +44,23 @@ def test_slice_of_one_axis_keeps_the_others():
     )
 
 
+@pytest.mark.parametrize("step", [1, -1])
+def test_slice_empty_on_one_axis_still_slices_the_next(step):
+    d = NdArray(float_dtype="float64").device()
+    x = np.arange(24.0).reshape(2, 3, 4)
+    t = Tensor.from_data(x, d)
+    s, e = (1, 1) if step == 1 else (0, 0)  # empty on axis 0 either way
+    got = ops.slice_(t, [s, 1], [e, 3], [0, 2], [step, 1]).numpy()
+    np.testing.assert_array_equal(got, x[s:e:step, :, 1:3])
+    assert got.shape == (0, 3, 2)
+
+
+def test_resize_to_zero_pixels_is_empty():
+    x = np.ones((1, 1, 4))
+    (got,) = backend.prepare(_resize_model(4, 0, mode="linear")).run([x])
+    assert got.shape == (1, 1, 0)
+
+
 def _resize_model(n_in: int, n_out: int, roi=None, scales=None, **attrs):
     inits = [nh.from_array(np.array(roi if roi is not None else [], np.float64), "roi")]
     if scales is not None:

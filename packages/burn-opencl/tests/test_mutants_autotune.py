@@ -86,3 +86,14 @@ def test_conv_bias_gradient_of_an_empty_output_gradient_is_zeros(shape):
     x, weight, bias = up(np.ones((n, 2, h, w))), up(np.ones((c, 2, 1, 1))), up(np.ones(c))
     got = B.conv2d_bias_backward(x, weight, bias, up(np.ones(shape)))
     np.testing.assert_array_equal(B.float_into_data(got).array, np.zeros(c, np.float32))
+
+
+def test_a_failed_candidate_keeps_the_first_500_characters_of_its_error(cache, clock):
+    def run(cand):
+        if cand == "long":
+            raise RuntimeError("x" * 2000)
+        clock.run(1.0)
+
+    assert _autotune.choose(RT, "long-error", ["long", "ok"], run) == 1
+    (msg,) = [v for (_, c), v in _autotune.FAILED.items() if c == repr("long")]
+    assert len(msg) == 500 and msg.startswith("RuntimeError: xxx")
