@@ -8,10 +8,12 @@ import json
 import socket
 import struct
 import time
+import types
 
 import numpy as np
 import pytest
 from burn_tensor.collective import CollectiveError, ProcessGroup
+from burn_tensor.collective import _wire
 from burn_tensor.collective._wire import array_spec, exact, frame, recv_header
 
 
@@ -53,9 +55,10 @@ def test_a_dtype_name_of_sixteen_characters_is_parsed_seventeen_are_refused():
 def test_process_group_broadcast_root_must_be_a_rank():
     group = ProcessGroup.connect(0, 1, "127.0.0.1", 0)
     try:
-        with pytest.raises(ValueError, match="root 1 is not a rank of a group of 1"):
-            group.broadcast_array(np.zeros(2), root=1)
-        np.testing.assert_array_equal(group.broadcast_array(np.ones(2), root=0), np.ones(2))
+        for root in (1, -1):
+            with pytest.raises(ValueError, match=f"root {root} is not a rank of a group of 1"):
+                group.broadcast_array(np.zeros(2), root=root)
+        np.testing.assert_array_equal(group.broadcast_array(np.ones(2)), np.ones(2))  # root 0
     finally:
         group.close()
 
@@ -88,3 +91,23 @@ def test_a_reset_connection_is_a_collective_error_naming_the_peer():
         client.close()
     finally:
         server.close()
+
+
+def test_a_deadline_reached_exactly_is_a_timeout(monkeypatch):
+    # no time left (0.0, not just below it) is a timeout, not a non-blocking read
+    now = 1000.0
+    monkeypatch.setattr(_wire, "time", types.SimpleNamespace(monotonic=lambda: now))
+    a, b = socket.socketpair()
+    try:
+        a.sendall(b"\x00" * 4)
+        with pytest.raises(CollectiveError, match="timed out waiting for rank 1"):
+            exact(b, 4, "rank 1", now)
+    finally:
+        a.close()
+        b.close()
+
+
+@pytest.mark.parametrize("name", [None, 5, ["<f4"], {"names": ["a"], "formats": ["<f4"]}])
+def test_a_dtype_that_is_not_a_string_is_malformed(name):
+    with pytest.raises(CollectiveError, match="malformed dtype"):
+        array_spec({"dtype": name, "shape": [2]}, "rank 1")
