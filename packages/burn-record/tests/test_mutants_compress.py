@@ -47,3 +47,11 @@ def test_the_head_is_checked_once_after_the_first_step(compression):
     out = decompress(packed, compression, "test", head=lambda buf: seen.append(len(buf)))
     assert bytes(out) == data
     assert len(seen) == 1 and 32 <= seen[0] <= STEP
+
+
+def test_a_gzip_stream_shorter_than_its_trailer_is_truncated():
+    # 12 bytes: a header and no trailer yet (a gzip stream has at least 18): nothing can be
+    # stated about its size, it is simply cut short
+    cut = gzip.compress(DATA)[:12]
+    with pytest.raises(RecordCorruptedError, match="gzip data is truncated"):
+        decompress(cut, GZIP, "test")
