@@ -257,17 +257,23 @@ def report(packages: list[str]) -> str:
             totals[k] += c[k]
         rows.append((package, c))
     rows.append(("all", totals))
+    # caught: of every mutant cosmic-ray could run; score: of those that are not equivalent
+    # (the usual mutation score: an equivalent mutant is no bug for a test to catch)
     lines = [
-        "| package | mutants | killed | timeout | survived | equivalent | error | caught |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| package | mutants | killed | timeout | survived | equivalent | error | caught | score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+
+    def pct(a, b):
+        return f"{100 * a / b:.1f}%" if b else "-"
+
     for name, c in rows:
         judged = c["total"] - c["error"]
         caught = c["killed"] + c["timeout"]
-        score = f"{100 * caught / judged:.1f}%" if judged else "-"
         lines.append(
             f"| {name} | {c['total']} | {c['killed']} | {c['timeout']} | {c['survived']} | "
-            f"{c['equivalent']} | {c['error']} | {score} |"
+            f"{c['equivalent']} | {c['error']} | {pct(caught, judged)} | "
+            f"{pct(caught, judged - c['equivalent'])} |"
         )
     table = "\n".join(lines)
     text = "# Mutation run\n\n" + table + "\n\n## Survivors\n\n" + "\n".join(details)
