@@ -52,12 +52,30 @@ def test_the_head_is_checked_once_after_the_first_step(compression):
     assert len(seen) == 1 and 32 <= seen[0] <= STEP
 
 
-def test_a_gzip_stream_shorter_than_its_trailer_is_truncated():
-    # 12 bytes: a header and no trailer yet (a gzip stream has at least 18): nothing can be
-    # stated about its size, it is simply cut short
-    cut = gzip.compress(DATA)[:12]
+@pytest.mark.parametrize(
+    "data,n", [(DATA, 12), (bytes(range(256)) * 8, 18)], ids=["12-bytes", "18-bytes"]
+)
+def test_a_gzip_stream_cut_before_its_trailer_is_truncated(data, n):
+    # a header and a little deflate data, no trailer: the stream is cut short. (The 18-byte
+    # cut already decodes to some bytes. Below 18 bytes such a cut is refused as holding "more
+    # than the 0 bytes its container states", a misleading message: see the mutation report.)
+    cut = gzip.compress(data, mtime=0)[:n]
     with pytest.raises(RecordCorruptedError, match="gzip data is truncated"):
         decompress(cut, GZIP, "test")
+
+
+def test_short_data_that_is_not_the_magic_is_another_format():
+    with pytest.raises(RecordFormatError, match="expects zstandard-compressed data"):
+        decompress(b"ab", ZSTD, "test")
+
+
+@pytest.mark.parametrize("size", [31, 32, 33])
+def test_a_record_of_about_32_bytes_has_its_head_checked_once(size):
+    data = bytes(range(size))
+    for compression, packed in ((GZIP, gzip.compress(data)), (ZSTD, zstandard.compress(data))):
+        seen = []
+        out = decompress(packed, compression, "test", head=lambda buf: seen.append(bytes(buf)))
+        assert bytes(out) == data and seen == [data], (compression, seen)
 
 
 def _gzip_of_size(n: int) -> bytes:
@@ -70,6 +88,13 @@ def _gzip_of_size(n: int) -> bytes:
             return gz
         k += n - len(gz)
     raise AssertionError(f"no gzip stream of {n} bytes")
+
+
+def test_the_last_gzip_size_whose_trailer_is_trusted():
+    # 4,161,789 compressed bytes: 1032 * n + 1024 < 2**32, so the trailer's size is the cap
+    gz = _forge_isize(_gzip_of_size(4_161_789), 1000)
+    with pytest.raises(RecordCorruptedError, match="more than the 1000 bytes its container states"):
+        decompress(gz, GZIP, "test")
 
 
 def test_a_gzip_stream_too_large_for_its_trailer_is_capped_by_the_ratio():

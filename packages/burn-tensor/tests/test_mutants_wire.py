@@ -71,6 +71,7 @@ def test_structured_and_subarray_dtypes_are_refused(name):
 
 def test_a_shape_of_sixty_four_dims_is_accepted_and_a_negative_dim_refused():
     assert array_spec({"dtype": "<f4", "shape": [1] * 64}, "rank 1")[1] == (1,) * 64
+    assert array_spec({"dtype": "<f4", "shape": [0, 3]}, "rank 1")[1] == (0, 3)  # empty: fine
     with pytest.raises(CollectiveError, match="a dimension is negative"):
         array_spec({"dtype": "<f4", "shape": [2, -1]}, "rank 1")
 
