@@ -161,7 +161,9 @@ def _load_cached(path: Path):
         return None
 
 
-def _compile(cc: str, out: Path, flags: list[str]) -> None:
+def _compile(cc: str, out: Path, flags: list[str]):
+    """Build the library into `out`; returns it loaded (from its temporary name: glibc hands
+    back an already-loaded library by path, so `out` itself may still name a rejected one)."""
     tmp = str(cache.temp_file(out, ".tmp.so"))
     try:
         srcs = [str(s) for s in SOURCES]
@@ -172,8 +174,9 @@ def _compile(cc: str, out: Path, flags: list[str]) -> None:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         if res.returncode != 0:
             raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")
-        _load(Path(tmp))  # never publish a file that does not load
+        lib = _load(Path(tmp))  # never publish a file that does not load
         cache.publish(Path(tmp), out)  # fsync, rename, then the size/sha256 sidecar
+        return lib
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -192,7 +195,7 @@ def build(cc: str | None = None, directory: Path | None = None):
     if lib is not None:
         return lib, path
     try:
-        _compile(cc, path, fl)
+        return _compile(cc, path, fl), path
     except OSError:
         if fl == FLAGS:
             raise
@@ -202,8 +205,7 @@ def build(cc: str | None = None, directory: Path | None = None):
         lib = _load_cached(path)
         if lib is not None:
             return lib, path
-        _compile(cc, path, FLAGS)
-    return _load(path), path
+        return _compile(cc, path, FLAGS), path
 
 
 def _build_addr(cc: str, directory: Path):
@@ -242,17 +244,18 @@ def _build_addr(cc: str, directory: Path):
             return load(path)
         except Exception:  # noqa: BLE001 - any failure: rebuild it
             cache.discard(path)
-    tmp = str(cache.temp_file(path, ".tmp.so"))
+    tmp = str(cache.temp_file(path, ".tmp" + suffix))
     try:
         cmd = [cc, *flags, "-o", tmp, str(src)]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         if res.returncode != 0:
             raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-1000:]}")
+        mod = load(Path(tmp))  # from its fresh name, as `_compile`; never publish a bad one
         cache.publish(Path(tmp), path)
+        return mod
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return load(path)
 
 
 def _ctypes_addr(a) -> int:
