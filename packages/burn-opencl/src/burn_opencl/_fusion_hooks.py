@@ -3,27 +3,17 @@ it rendered, allocate outputs, describe an input's layout, launch.
 
 burn_fusion finds this module by name (`<backend package>._fusion_hooks`); burn_opencl does not
 import burn_fusion. Compiled programs are kept in memory per device and their binaries on disk,
-per driver: `burn_tensor.cache.cache_dir("fusion", "opencl", <driver>)/<sha256 of the source and
-build options>.bin` (`$BURN_CACHE_DIR`, else `$XDG_CACHE_HOME/burn` or `~/.cache/burn`; not used
-when that folder is not safe), each with a `.sum` sidecar of its size and sha256. A binary is
-handed to the driver only when its size and hash match, and kept only when the program built
-from it holds the kernel asked for; anything else is deleted and rebuilt from source.
-
-PoCL 3.0 (LLVM 14) on a CPU with AVX-512 that LLVM 14 names without it (Zen 4 reads as
-znver3) compiles a kernel for the CPU name and links the AVX-512 built-in library; when the
-kernel passes a 512-bit vector (`double8`, `long8`, `float16`) to a built-in (`vstore8`,
-`sqrt`, ...), the `program.bc` PoCL writes to its own cache cannot be read back ("Invalid
-record"), and every later build of that source in any process returns a program with no
-kernels. `_build_source` notices the missing kernel and builds once more with a per-process
-`-D` option, which PoCL's cache key includes, so that build is a cache miss; such a program's
-binary is not stored (it would not load either).
+per driver: `burn_tensor.cache.cache_dir("fusion", "opencl", <driver>)/<sha256 of the
+source>.bin` (`$BURN_CACHE_DIR`, else `$XDG_CACHE_HOME/burn` or `~/.cache/burn`; not used when
+that folder is not safe), each with a `.sum` sidecar of its size and sha256. A binary is handed
+to the driver only when its size and hash match, and kept only when the program built from it
+holds the kernel asked for; anything else is deleted and rebuilt from source.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 import warnings
 from pathlib import Path
 
@@ -51,9 +41,6 @@ def cache_dir() -> Path:
     return cache.cache_root() / "fusion" / "opencl"
 
 
-#: a build option PoCL's cache has never seen: bypasses an entry it cannot read back
-_UNCACHED = f"-DBURN_POCL_UNCACHED={secrets.token_hex(8)}"
-
 
 def _driver_id(rt) -> str:
     d = rt.cl_device
@@ -76,22 +63,21 @@ class Runtime:
         #: the trusted binary cache folder of this driver, or None (memory only)
         self.disk = cache.cache_dir("fusion", "opencl", _driver_id(self.rt))
 
-    def compile(self, source: str, name: str, options: tuple[str, ...] = ()):
+    def compile(self, source: str, name: str):
         """(kernel, how): how is "memory", "disk" (a cached binary) or "compiled"."""
-        k = self._kernels.get((source, options))
+        k = self._kernels.get(source)
         if k is not None:
             return k, "memory"
         rt = self.rt
         path = None
         if self.disk is not None:
-            h = hashlib.sha256("\0".join([source, *options]).encode()).hexdigest()
-            path = self.disk / (h + ".bin")
+            path = self.disk / (hashlib.sha256(source.encode()).hexdigest() + ".bin")
         with rt.lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PoCL prints build notes; pytest makes them errors
             k, how = self._from_disk(path, name), "disk"
             if k is None:
-                k, how = self._build_source(source, name, options, path), "compiled"
-        self._kernels[(source, options)] = k
+                k, how = self._build_source(source, name, path), "compiled"
+        self._kernels[source] = k
         return k, how
 
     def _from_disk(self, path: Path | None, name: str):
@@ -106,19 +92,11 @@ class Runtime:
             cache.discard(path)
             return None
 
-    def _build_source(self, source: str, name: str, options: tuple[str, ...], path):
+    def _build_source(self, source: str, name: str, path: Path | None):
         rt = self.rt
         try:
-            prg = cl.Program(rt.ctx, source).build(options=list(options))
-            try:
-                k = cl.Kernel(prg, name)
-            except cl.LogicError:
-                if prg.get_info(cl.program_info.NUM_KERNELS) != 0:
-                    raise
-                # built, yet no kernel: the driver's own cache returned an entry it cannot
-                # read back (PoCL: see the module docstring); miss that cache once
-                prg = cl.Program(rt.ctx, source).build(options=[*options, _UNCACHED])
-                return cl.Kernel(prg, name)
+            prg = cl.Program(rt.ctx, source).build()
+            k = cl.Kernel(prg, name)
         except cl.Error as exc:
             raise RuntimeError(
                 f"burn_fusion: building fused kernel {name} failed on {rt.name}:\n{exc}\n"
