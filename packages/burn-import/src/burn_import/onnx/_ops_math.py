@@ -52,7 +52,7 @@ def gemm(ctx):
 def softmax(ctx):
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
-    axis = ctx.attr("axis", -1) % max(ctx.rank(0), 1)
+    axis = ctx.axis("axis", -1, ctx.rank(0))
     fn = {
         "Softmax": "activation.softmax",
         "LogSoftmax": "activation.log_softmax",
