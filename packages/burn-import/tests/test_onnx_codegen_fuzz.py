@@ -92,6 +92,8 @@ class Fuzz:
             self.problem("untyped", i, case, traceback.format_exception_only(err)[-1].strip())
             return
         self.counts["imported"] += 1
+        if not py.read_bytes().isascii():  # model text reaches source only through safe_text
+            self.problem("non-ASCII source", i, case, str(py))
         feeds = list(case.feeds.values())
         if i % 4 == 0:
             self._backend(i, case, feeds, want)
@@ -148,7 +150,7 @@ class Fuzz:
             f"ONNX codegen fuzz: {c['models']} models ({c['imported']} imported, "
             f"{c['refused']} refused with OnnxImportError), {canaries} canaries, "
             f"{c['crashes']} crashes, {c['untyped']} untyped errors, {c['run error']} run "
-            f"errors, {c['wrong result']} wrong results"
+            f"errors, {c['wrong result']} wrong results, {c['non-ASCII source']} non-ASCII sources"
         )
 
 
@@ -163,4 +165,6 @@ def test_hostile_models_never_run_their_text(tmp_path):
     c = fuzz.counts
     assert c["models"] == _count() and c["imported"] > c["models"] // 4, line
     assert c["canaries"] == 0 and c["crashes"] == 0 and c["untyped"] == 0, line
-    assert c["run error"] == 0 and c["wrong result"] == 0, line + "\n" + "\n".join(fuzz.problems)
+    assert c["run error"] == 0 and c["wrong result"] == 0 and c["non-ASCII source"] == 0, (
+        line + "\n" + "\n".join(fuzz.problems)
+    )

@@ -352,3 +352,79 @@ def test_f20_if_with_empty_constant_condition():
 def test_f20_source_that_does_not_compile_is_a_typed_error():
     with pytest.raises(OnnxImportError, match="does not compile"):
         backend._exec_source("class Model(:\n", "Model")
+
+
+# -- found by the fuzz -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eq", ["file__", "_file_", "conv1/Relu:0Fmatch", "ab,cd->e"])
+def test_bad_einsum_equation_is_refused_before_shape_inference(eq):
+    """onnx 1.23's shape inference never returns on `file__` for a rank-4 input."""
+    m = _model(
+        [h.make_node("Einsum", ["x"], ["y"], name="ein", equation=eq)],
+        [("x", T.FLOAT, [1, 2, 4, 4])],
+        [("y", T.FLOAT, [None] * 4)],
+        opset=20,
+    )
+    with pytest.raises(OnnxImportError, match=r"'Einsum' \(node 'ein'.*equation"):
+        backend.prepare(m)
+
+
+def test_einsum_term_longer_than_its_operand_is_refused():
+    m = _model(
+        [h.make_node("Einsum", ["x"], ["y"], name="ein", equation="abcde->a")],
+        [("x", T.FLOAT, [1, 2, 4, 4])],
+        [("y", T.FLOAT, [None])],
+        opset=20,
+    )
+    with pytest.raises(OnnxImportError, match=r"'Einsum' \(node 'ein'.*rank 4"):
+        backend.prepare(m)
+
+
+def test_nan_attribute_is_a_literal_not_a_name():
+    m = _model(
+        [h.make_node("LeakyRelu", ["x"], ["y"], alpha=float("nan"))],
+        [("x", T.FLOAT, [2])],
+        [("y", T.FLOAT, [2])],
+    )
+    rep = backend.prepare(m)
+    assert "float('nan')" in rep.gen.source
+    out = rep.run([np.array([-1.0, 1.0], np.float32)])[0]
+    assert np.isnan(out[0]) and out[1] == 1.0
+
+
+# -- the last check on generated source ---------------------------------------------------------
+
+
+GOOD = generate(load_model(_model([h.make_node("Relu", ["x"], ["y"])], [("x", T.FLOAT, [2])],
+                                  [("y", T.FLOAT, [2])]))).source
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("y = __import__('os')", "unknown name '__import__'"),
+        ("y = x.__class__", "attribute '__class__'"),
+        ("y = x.numpy().tofile('p')", "attribute 'tofile'"),
+        ("y = ops.np", "ops.np"),
+        ("y = (lambda: x)()", "Lambda"),
+        ("y = f'{x}'", "JoinedStr"),
+        ("import os", "an import"),
+        ("y = open('p')", "unknown name 'open'"),
+    ],
+)
+def test_verifier_refuses_code_outside_the_generators_shape(line, why):
+    from burn_import.onnx._verify import verify_source
+
+    verify_source(GOOD, "Model")
+    bad = GOOD.replace("        return y\n", f"        {line}\n        return y\n")
+    assert bad != GOOD
+    with pytest.raises(OnnxImportError, match=why):
+        verify_source(bad, "Model")
+
+
+def test_verifier_refuses_extra_module_level_code():
+    from burn_import.onnx._verify import verify_source
+
+    with pytest.raises(OnnxImportError, match="module-level Expr"):
+        verify_source(GOOD + "print(1)\n", "Model")

@@ -74,9 +74,16 @@ def test_plain_class_name_is_used(tmp_path):
 def test_failed_import_leaves_nothing_on_disk(tmp_path):
     onnx.save(_bad_groups(), tmp_path / "bad.onnx")
     out = tmp_path / "out"
-    with pytest.raises(OnnxImportError, match="bad"):
+    with pytest.raises(OnnxImportError, match="cannot be built"):
         ModelGen().input(tmp_path / "bad.onnx").out_dir(out).development().run()
     assert sorted(p.name for p in out.rglob("*")) == []
+
+
+def test_module_that_cannot_be_built_is_a_typed_error_in_prepare():
+    from burn_import.onnx import backend
+
+    with pytest.raises(OnnxImportError, match="cannot be built"):
+        backend.prepare(_bad_groups())
 
 
 def test_failed_record_write_leaves_no_module(tmp_path):

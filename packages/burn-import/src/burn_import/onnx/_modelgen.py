@@ -148,12 +148,18 @@ def exec_source(source: str, class_name: str, filename: str | None = None, regis
 
 
 def build_module(gen: Generated, cls, device):
-    """An instance of the generated class holding the ONNX weights (no file involved)."""
-    model = cls.init(device)
-    if not gen.record:
-        return model
-    record = _tensors(gen.record, device)
-    return model.load_record(record)
+    """An instance of the generated class holding the ONNX weights (no file involved); a layer
+    that cannot be built from the model's values (e.g. channels not divisible by the groups)
+    is an `OnnxImportError`."""
+    try:
+        model = cls.init(device)
+        if not gen.record:
+            return model
+        return model.load_record(_tensors(gen.record, device))
+    except OnnxImportError:
+        raise
+    except Exception as err:
+        raise OnnxImportError(f"the generated module cannot be built: {err}") from err
 
 
 def _tensors(tree, device):
@@ -197,10 +203,6 @@ def write_record(gen: Generated, py: Path, base: Path, recorder: str, precision:
     cls = exec_source(gen.source, gen.class_name, str(py), register=True)
     try:
         model = build_module(gen, cls, device)
-    except OnnxImportError:
-        raise
-    except Exception as err:
-        raise OnnxImportError(f"generated code of {py} cannot be built: {err}") from err
     finally:
         sys.modules.pop(cls.__module__, None)
     rec = getattr(burn_record, recorder)(getattr(burn_record, precision))
