@@ -336,9 +336,8 @@ def test_f20_input_named_with_triple_quotes():
 
 
 def test_f20_if_with_empty_constant_condition():
-    branch = h.make_graph(
-        [h.make_node("Identity", ["x"], ["o"])], "b", [], [h.make_tensor_value_info("o", T.FLOAT, [2])]
-    )
+    out = h.make_tensor_value_info("o", T.FLOAT, [2])
+    branch = h.make_graph([h.make_node("Identity", ["x"], ["o"])], "b", [], [out])
     m = _model(
         [h.make_node("If", ["c"], ["y"], name="if0", then_branch=branch, else_branch=branch)],
         [("x", T.FLOAT, [2])],

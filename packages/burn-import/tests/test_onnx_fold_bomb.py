@@ -24,6 +24,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 BOUND = 64 * 1024 * 1024
+ONE = np.ones(1, np.float32)
 CAP = 4 * 1024**3
 
 CHILD = r"""
@@ -70,8 +71,10 @@ def expand(n, m):
 
 def constant_of_shape(n, m):
     return _model(
-        [h.make_node("ConstantOfShape", ["shape"], ["c"], value=nh.from_array(np.ones(1, np.float32))),
-         h.make_node("Relu", ["c"], ["y"])],
+        [
+            h.make_node("ConstantOfShape", ["shape"], ["c"], value=nh.from_array(ONE)),
+            h.make_node("Relu", ["c"], ["y"]),
+        ],
         inits=[_i64("shape", [n, m])],
     )
 
@@ -80,7 +83,10 @@ def range_(n, _m):
     return _model(
         [h.make_node("Range", ["a", "b", "d"], ["r"]), h.make_node("Relu", ["r"], ["y"])],
         out_shape=[None],
-        inits=[nh.from_array(np.array(v, np.float32), k) for k, v in (("a", 0), ("b", n * _m), ("d", 1))],
+        inits=[
+            nh.from_array(np.array(v, np.float32), k)
+            for k, v in (("a", 0), ("b", n * _m), ("d", 1))
+        ],
     )
 
 
@@ -158,7 +164,8 @@ def test_bombs_stay_within_memory_bound(tmp_path):
 
 def test_small_folds_still_fold_and_compute():
     """Below the limit, the same ops are folded at import and give ONNX's values."""
-    ops = {expand: "Expand", constant_of_shape: "ConstantOfShape", tile: "Tile", broadcast_add: "Add"}
+    ops = {expand: "Expand", constant_of_shape: "ConstantOfShape", tile: "Tile"}
+    ops[broadcast_add] = "Add"
     for build, op in ops.items():
         rep = backend.prepare(build(2, 3))
         assert f"# {op} " not in rep.gen.source  # a node written as code gets a comment line

@@ -90,9 +90,10 @@ def check_model_list_sizes(model: onnx.ModelProto, opset: int) -> None:
             check_list_sizes(node, opset)
             if node.op_type == "Einsum":
                 eq = next((a.s for a in node.attribute if a.name == "equation"), b"")
-                if not einsum_grammar_ok(eq.decode("utf-8", "replace")):
+                text = eq.decode("utf-8", "replace")
+                if not einsum_grammar_ok(text):
                     name = node.name or (node.output[0] if node.output else "")
-                    why = f"attribute 'equation' = {eq.decode('utf-8', 'replace')!r} is not an einsum"
+                    why = f"attribute 'equation' = {text!r} is not an einsum"
                     raise op_error(node.op_type, name, opset, why)
             for a in node.attribute:
                 if a.type == AttributeProto.GRAPH:
