@@ -117,8 +117,10 @@ def chain(rng, canary) -> Case:
     three, the producer and the Param's name are the two halves of review F2's docstring
     escape."""
     nm = Names(rng, canary)
-    x, a, b, c, s, y, w1, w2 = (nm() for _ in range(8))
     docstring_escape = rng.random() < 1 / 3
+    if docstring_escape:
+        nm.used.add(f"c''',{payload(canary)}):#")
+    x, a, b, c, s, y, w1, w2 = (nm() for _ in range(8))
     if docstring_escape:
         w2 = f"c''',{payload(canary)}):#"
     nodes = [

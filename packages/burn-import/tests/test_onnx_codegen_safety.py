@@ -427,3 +427,26 @@ def test_verifier_refuses_extra_module_level_code():
 
     with pytest.raises(OnnxImportError, match="module-level Expr"):
         verify_source(GOOD + "print(1)\n", "Model")
+
+
+def test_depth_to_space_block_must_divide_the_channels():
+    """Found by the long fuzz: blocksize 7 on 3 channels failed only at run time."""
+    m = _model(
+        [h.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=7)],
+        [("x", T.FLOAT, [1, 3, 4, 4])],
+        [("y", T.FLOAT, [None] * 4)],
+    )
+    with pytest.raises(OnnxImportError, match=r"'DepthToSpace' \(node 'd2s'.*multiple of 49"):
+        backend.prepare(m)
+
+
+def test_gelu_approximate_must_be_none_or_tanh():
+    """Found by the long fuzz: any other string was passed on and meant the exact GELU."""
+    m = _model(
+        [h.make_node("Gelu", ["x"], ["y"], name="g", approximate="fast")],
+        [("x", T.FLOAT, [2])],
+        [("y", T.FLOAT, [2])],
+        opset=20,
+    )
+    with pytest.raises(OnnxImportError, match=r"'Gelu' \(node 'g'.*'approximate' = 'fast'"):
+        backend.prepare(m)

@@ -130,7 +130,7 @@ def lit(value) -> str:
         f = float(value)
         return repr(f) if math.isfinite(f) else f"float({str(f)!r})"
     if isinstance(value, str):
-        return repr(value)
+        return ascii(value)  # the generated source stays ASCII
     if isinstance(value, list):
         return "[" + ", ".join(lit(v) for v in value) + "]"
     if isinstance(value, tuple):

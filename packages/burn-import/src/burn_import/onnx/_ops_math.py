@@ -90,6 +90,8 @@ def _act(ctx):
         vals = defaults
     else:
         vals = {k: ctx.attr(k, v) for k, v in defaults.items()}
+    if vals.get("approximate", "none") not in ("none", "tanh"):
+        ctx.fail(f"attribute 'approximate' = {vals['approximate']!r}: 'none' or 'tanh' expected")
     ctx.set(0, code.format(x=ctx.x(0), **vals))
 
 

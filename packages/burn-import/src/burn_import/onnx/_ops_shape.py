@@ -183,19 +183,32 @@ def size(ctx):
     ctx.set(0, f"ops.const([{ctx.x(0)}.numel()], [1], DType.I64, device)")
 
 
-@op("DepthToSpace", attrs=("blocksize", "mode"))
-def depth_to_space(ctx):
+def _block(ctx, multiples) -> tuple[int, str]:
+    """DepthToSpace/SpaceToDepth's blocksize and mode, checked on a rank-4 input whose static
+    dims must be multiples of `multiples(b)` ({dim index: multiple})."""
     b, mode = ctx.attr("blocksize"), ctx.attr("mode", "DCR")
     if b < 1:
         ctx.fail(f"attribute 'blocksize' = {b} must be >= 1")
+    if mode not in ("DCR", "CRD"):
+        ctx.fail(f"attribute 'mode' = {mode!r}: DCR or CRD expected")
+    if ctx.rank(0) != 4:
+        ctx.fail(f"input rank {ctx.rank(0)}: 4 expected")
+    dims = ctx.shape(0)
+    for i, k in multiples(b).items():
+        if dims[i] is not None and dims[i] % k:
+            ctx.fail(f"input dim {i} ({dims[i]}) is not a multiple of {k} (blocksize {b})")
+    return b, mode
+
+
+@op("DepthToSpace", attrs=("blocksize", "mode"))
+def depth_to_space(ctx):
+    b, mode = _block(ctx, lambda b: {1: b * b})
     ctx.set(0, f"ops.depth_to_space({ctx.x(0)}, {b}, {mode!r})")
 
 
 @op("SpaceToDepth", attrs=("blocksize", "mode"))
 def space_to_depth(ctx):
-    mode, b = ctx.attr("mode", "DCR"), ctx.attr("blocksize")
-    if b < 1:
-        ctx.fail(f"attribute 'blocksize' = {b} must be >= 1")
+    b, mode = _block(ctx, lambda b: {2: b, 3: b})
     ctx.set(0, f"ops.space_to_depth({ctx.x(0)}, {b}, {mode!r})")
 
 
