@@ -29,6 +29,7 @@ from ._errors import (
     UnsupportedItemError,
 )
 from ._metadata import RECORD_VERSION
+from ._mpk import max_objects
 from ._param import ParamRecord
 from ._record import Record, as_record
 from ._recorder import BytesRecorder, FileRecorder, Recorder, as_recorder
@@ -89,6 +90,7 @@ __all__ = [
     "TensorData",
     "DType",
     "RECORD_VERSION",
+    "max_objects",
     # module helpers
     "RecordDiff",
     "record_diff",
