@@ -25,6 +25,7 @@ from ._errors import (
     RecordMismatchError,
     RecordNotFoundError,
     RecordPrecisionError,
+    RecordReadError,
     RecordVersionError,
     UnsupportedItemError,
 )
@@ -107,5 +108,6 @@ __all__ = [
     "convert_precision",
     "RecordMismatchError",
     "RecordNotFoundError",
+    "RecordReadError",
     "UnsupportedItemError",
 ]
