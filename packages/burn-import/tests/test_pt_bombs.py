@@ -4,27 +4,17 @@ its peak RSS growing by at most 64 MiB + 2 x the file's size (the bound the load
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from _pt_craft import laughs, memo_bomb, state_dict, tensor, write_zip
+from bomb_child import launch
 
-CHILD = Path(__file__).with_name("bomb_child.py")
 
 
 def load_in_child(loader: str, path: Path) -> dict:
-    run = subprocess.run(
-        [sys.executable, str(CHILD), loader, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return launch(loader, str(path))
 
 
 def assert_refused(out: dict, path: Path, *phrases: str) -> None:

@@ -7,19 +7,16 @@ trailer wraps to 4) grew until MemoryError."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from _record_bombs import forge_content_size, gzip_bomb, zstd_bomb
+from load_child import launch
 
 import burn_record as br
 from burn_record._frame import JSON_PREFIX, MAGIC_BIN, MAGIC_MPK
 
-CHILD = Path(__file__).with_name("load_child.py")
 FRAME_HEAD = b"\x01\x00\x00\x00"  # frame version 1, no flags
 HEADS = {
     "mpk": MAGIC_MPK + FRAME_HEAD,
@@ -30,12 +27,7 @@ ZEROS = 256 << 20
 
 
 def load_in_child(recorder: str, path: Path) -> dict:
-    run = subprocess.run(
-        [sys.executable, str(CHILD), recorder, str(path)], capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return launch(recorder, str(path))
 
 
 def assert_refused(out: dict, path: Path, phrase: str) -> None:

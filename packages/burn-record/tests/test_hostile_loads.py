@@ -4,7 +4,6 @@ is measured: a loader must refuse the file, and its memory must stay near what i
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import struct
@@ -20,9 +19,9 @@ import zstandard
 
 import burn_record as br
 from _record_bombs import forge_content_size
+from load_child import launch
 from burn_record._frame import MAGIC_BIN, MAGIC_MPK, frame
 
-CHILD = Path(__file__).with_name("load_child.py")
 ZEROS = 256 << 20  # bytes each bomb expands to
 STEP = 1 << 20
 # A refused file may cost the loader this much over its imports: one decompression step and
@@ -31,10 +30,7 @@ SLACK_MIB = 48
 
 
 def _load(recorder: str, path: Path, mmap: str | None = None) -> dict:
-    args = [sys.executable, str(CHILD), recorder, str(path)] + ([mmap] if mmap else [])
-    run = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return launch(recorder, str(path), *([mmap] if mmap else []))
 
 
 def _zeros(n: int):
