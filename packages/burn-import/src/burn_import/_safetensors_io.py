@@ -14,12 +14,12 @@ import json
 import math
 import mmap
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from burn_record import atomic_write
 from burn_tensor import DType, TensorData
 
 from ._dtypes import RAW, SAFETENSORS_CODE, SAFETENSORS_DTYPE, check_supported, itemsize, to_burn
@@ -202,7 +202,8 @@ def write_safetensors(
     path: str | os.PathLike,
     metadata: Mapping[str, str] | None = None,
 ) -> Path:
-    """Write `tensors` as a safetensors file, atomically (temp file + rename); returns the path.
+    """Write `tensors` as a safetensors file, atomically (`burn_record.atomic_write`: a random
+    O_EXCL temp file, then a rename); returns the path.
 
     Tensors are laid out by decreasing element size, then by name, after a header padded with
     spaces to a multiple of 8 bytes, so every tensor is aligned to its element size.
@@ -238,20 +239,12 @@ def write_safetensors(
         offset += arr.nbytes
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(len(text).to_bytes(8, "little"))
-            f.write(text)
-            for key in order:
-                arr = arrays[key]
-                f.write(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+
+    def write(f: Any) -> None:
+        f.write(len(text).to_bytes(8, "little"))
+        f.write(text)
+        for key in order:
+            arr = arrays[key]
+            f.write(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).data)
+
+    return atomic_write(Path(path), write)

@@ -15,6 +15,7 @@ Example:
     DType.F32
 """
 
+from ._atomic import atomic_write
 from ._diff import RecordDiff, apply_dtypes, check_record, flatten, record_diff
 from ._dtypes import DType, TensorData
 from ._errors import (
@@ -65,6 +66,7 @@ __all__ = [
     "FileRecorder",
     "BytesRecorder",
     "as_recorder",
+    "atomic_write",
     "DefaultFileRecorder",
     "DefaultRecorder",
     "NamedMpkFileRecorder",
