@@ -5,9 +5,10 @@
 LOADER is `pt` (`PyTorchFileRecorder().load`), `safetensors` (`SafetensorsFileRecorder().load`)
 or `pickle` (`safe_loads` of the file's bytes). The report holds the error's type and message
 (or "ok"), the peak RSS in MiB (`ru_maxrss`, and the kernel's VmHWM) after the imports and after
-the load, and the seconds it took. Tests start it with `launch`, never directly (see there). As a safety net for the shared test machine, the address space is capped at
-CAP_MIB (default 3072) past what the imports mapped: an unbounded loader then fails with
-MemoryError well before the host swaps, and the test still sees its peak RSS.
+the load, and the seconds it took. Tests start it with `launch`, never directly (see there).
+As a safety net for the shared test machine, the address space is capped at CAP_MIB (default
+3072) past what the imports mapped: an unbounded loader then fails with MemoryError well before
+the host swaps, and the test still sees its peak RSS.
 """
 
 import json

@@ -4,8 +4,9 @@
 
 Reports the error's type and message (or "ok"), the peak RSS in MiB (`ru_maxrss`, and the
 kernel's VmHWM) before and after the load, and the seconds it took. Tests start it with
-`launch`, never directly (see there). The address space is capped (RLIMIT_AS, 4 GiB past the imports), so a
-loader that does not bound its memory fails here with MemoryError instead of swapping the host.
+`launch`, never directly (see there). The address space is capped (RLIMIT_AS, 4 GiB past the
+imports), so a loader that does not bound its memory fails here with MemoryError instead of
+swapping the host.
 """
 
 import json
