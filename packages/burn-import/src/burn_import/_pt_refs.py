@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ._dtypes import STORAGE_DTYPE, check_supported, raw_dtype, to_burn
+from ._dtypes import STORAGE_DTYPE, check_supported, itemsize, raw_dtype, to_burn
 from ._errors import RecordImportError
 from ._limits import Budget, empty
 
@@ -146,6 +146,12 @@ def rebuild_from_type_v2(func, new_type, args, state) -> TensorRef:
     return func(*args)
 
 
+def _copy_itemsize(name: str) -> int:
+    """Bytes per element of the array `to_burn` makes from torch dtype `name` (bf16 widens to
+    f32, unsigned 16/32/64-bit ints to i64)."""
+    return {"bfloat16": 4, "uint16": 8, "uint32": 8, "uint64": 8}.get(name, itemsize(name))
+
+
 def materialize(
     ref: TensorRef, buffer: Any, big_endian: bool, key: str, budget: Budget | None = None
 ) -> np.ndarray:
@@ -156,8 +162,8 @@ def materialize(
         buffer: the bytes of the whole storage `ref.storage.key`.
         big_endian: whether the file says its storages are big-endian.
         key: the tensor's name, for error messages.
-        budget: charged with the tensor's bytes (elements x stored element size) before they are
-            copied; None charges nothing.
+        budget: charged with the bytes of the copy (elements x the Burn dtype's size) before it
+            is made; None charges nothing.
 
     Example:
         >>> s = StorageRef("0", "float32", 6)
@@ -194,8 +200,8 @@ def materialize(
             f"{key}: tensor of size {list(size)} has {count} elements from a storage of "
             f"{available}; broadcast views above {BROADCAST_LIMIT} elements are refused"
         )
-    if budget is not None:
-        budget.charge(count * dt.itemsize, f"{key} (size {list(size)})")
+    if budget is not None:  # charged as copied: bf16 and unsigned ints widen (`to_burn`)
+        budget.charge(count * _copy_itemsize(ref.dtype), f"{key} (size {list(size)})")
     strided = as_strided(
         flat[offset:], shape=size, strides=[s * dt.itemsize for s in stride], writeable=False
     )
