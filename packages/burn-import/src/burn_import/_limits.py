@@ -15,7 +15,6 @@ instance one storage viewed by many overlapping tensors.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -67,17 +66,20 @@ class Budget:
         self.spent = 0
         self.what = what
 
-    def charge(self, nbytes: int, where: str | Callable[[], str]) -> None:
+    def charge(self, nbytes: int, where: str) -> None:
         """Spend `nbytes`, or raise `RecordImportError` naming `where` (the file and the thing
-        charged; a callable is only called then, as hot loops charge every opcode)."""
+        charged) if that exceeds the budget."""
         self.spent += nbytes
         if self.spent > self.limit:
-            where = where if isinstance(where, str) else where()
-            raise RecordImportError(
-                f"{where}: the {self.what} would take more than {self.limit} bytes "
-                f"({FLOOR >> 20} MiB + {self.ratio} x the {self.file_size}-byte file); a file "
-                f"cannot honestly expand that much (set {ENV} to allow a larger ratio)"
-            )
+            self.refuse(where)
+
+    def refuse(self, where: str) -> None:
+        """Raise the error of an exceeded budget (for hot loops that add to `spent` themselves)."""
+        raise RecordImportError(
+            f"{where}: the {self.what} would take more than {self.limit} bytes "
+            f"({FLOOR >> 20} MiB + {self.ratio} x the {self.file_size}-byte file); a file "
+            f"cannot honestly expand that much (set {ENV} to allow a larger ratio)"
+        )
 
 
 def empty(shape: tuple[int, ...], dtype: Any, key: str) -> np.ndarray:

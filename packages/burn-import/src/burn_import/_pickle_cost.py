@@ -9,6 +9,7 @@ objects plus the pointer that holds each one; they need only be right within a s
 
 from __future__ import annotations
 
+import pickletools
 from typing import Any
 
 SLOT = 8  # the pointer that holds any object (stack, container, memo)
@@ -91,6 +92,16 @@ def opcode_cost(name: str, arg: Any, items_since_mark: int) -> int:
     elif name in ("LONG", "LONG1", "LONG4", "INT") and isinstance(arg, int):
         cost += arg.bit_length() // 8
     return cost
+
+
+_VARIABLE = _LENGTH_ARG | set(_PER_ITEM) | {"LONG", "LONG1", "LONG4", "INT"}
+# The cost of every opcode whose cost does not depend on its argument or on the stack: looked up
+# first, as `prescan` charges every opcode of a pickle.
+FIXED_COST = {
+    op.name: opcode_cost(op.name, None, 0)
+    for op in pickletools.opcodes
+    if op.name not in _VARIABLE
+}
 
 
 def memo_cost(index: int, high_water: int) -> int:

@@ -22,7 +22,7 @@ from . import _pt_refs as refs
 from ._dtypes import RAW, STORAGE_DTYPE, UNSUPPORTED
 from ._errors import RecordImportError, UnsafePickleError
 from ._limits import Budget
-from ._pickle_cost import memo_cost, opcode_cost
+from ._pickle_cost import FIXED_COST, memo_cost, opcode_cost
 
 
 class OrderedState(dict):
@@ -167,6 +167,8 @@ def prescan(
     if budget is None:
         budget = Budget(len(data) - start, "objects the pickle builds")
     count = memo_high = 0
+    # The budget is kept in locals here (this loop runs once per opcode) and written back after.
+    spent, limit = budget.spent, budget.limit
     try:
         stream = io.BytesIO(data)
         stream.seek(start)
@@ -180,11 +182,15 @@ def prescan(
                         f"{where}: memo index {index} at byte {pos} is past the {count} opcodes "
                         "read so far (a memo-table bomb, or a damaged pickle)"
                     )
-                at = lambda: f"{where}: memo index {index} at byte {pos}"  # noqa: E731
-                budget.charge(memo_cost(index, memo_high), at)
+                spent += memo_cost(index, memo_high)
                 memo_high = max(memo_high, index + 1)
-            above = len(stack) - marks[-1] if marks else len(stack)
-            budget.charge(opcode_cost(name, arg, above), lambda: f"{where}: {name} at byte {pos}")
+            cost = FIXED_COST.get(name)
+            if cost is None:
+                cost = opcode_cost(name, arg, len(stack) - marks[-1] if marks else len(stack))
+            spent += cost
+            if spent > limit:
+                budget.spent = spent
+                budget.refuse(f"{where}: {name} at byte {pos}")
             if name in ("GLOBAL", "INST"):
                 module, _, attr = str(arg).partition(" ")
                 if (module, attr) not in ALLOWED:
@@ -210,6 +216,7 @@ def prescan(
         raise RecordImportError(
             f"{where}: malformed pickle ({type(err).__name__}: {err})"
         ) from None
+    budget.spent = spent
     if end is None:
         raise RecordImportError(f"{where}: the pickle has no STOP opcode (truncated)")
     return end
