@@ -112,3 +112,12 @@ def test_large_and_tied_tensors_still_load(tmp_path):
     loaded = load_pytorch(path)
     for key in ("big", "tied"):
         np.testing.assert_array_equal(loaded[key].array.reshape(-1), values)
+
+
+def test_a_50_mb_safetensors_file_still_loads(tmp_path):
+    from burn_import import load_safetensors, save_safetensors
+
+    values = np.random.default_rng(1).random((2500, 5000), dtype=np.float32)
+    path = save_safetensors({"w": values}, tmp_path / "w.safetensors")
+    assert path.stat().st_size > 50_000_000
+    np.testing.assert_array_equal(load_safetensors(path)["w"].array, values)
