@@ -18,7 +18,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
     `path`.
 
     The temporary file lives in the same directory so `os.replace` is a same-filesystem atomic
-    rename.
+    rename. Its name is random and it is created with `O_EXCL`, so a file or symlink someone
+    planted there is never written through: the create fails instead (and `os.replace` replaces
+    a symlink at `path` itself, never its target).
     If `write` (or anything up to the rename) raises, the temporary file is removed and `path` is
     untouched. Parent directories are created, as Burn's file recorders do.
 
