@@ -121,3 +121,9 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
         for name, value in class_before.items():
             if vars(_backend.Cuda).get(name) is not value:
                 setattr(_backend.Cuda, name, value)
+        # an instance made outside may have rebuilt its kind views (bound methods) while the
+        # class held the stand-in's ops: burn_tensor's coverage plugin does, for a backend it
+        # saw first on the GPU. Rebuilt now, they bind the restored ops again (else a GPU test
+        # after the CPU ones ran the CPU kernel runner on device pointers: SIGSEGV)
+        for backend in cuda_keys.values():
+            backend._init_kind_ops()
