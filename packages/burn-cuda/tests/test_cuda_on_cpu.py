@@ -109,6 +109,7 @@ def test_a_backend_made_outside_the_stand_in_keeps_its_own_ops(monkeypatch):
     from burn_tensor import Tensor
     from burn_tensor import _backend as tensor_backend
     from burn_tensor._device import Device
+    from burn_tensor.testing import plugin
     from cpu_backend import _cupyx, cuda_on_cpu_backend
 
     outside = FakeCupy()
@@ -127,10 +128,20 @@ def test_a_backend_made_outside_the_stand_in_keeps_its_own_ops(monkeypatch):
             return next(c.cp for c in cells if isinstance(c, _launch.DriverLauncher))
 
         assert cupy_of_add(mine) is outside
-        with cuda_on_cpu_backend(FakeCupy()) as (_inner, fake):
+        # the conformance plugin keys its suite context by backend, and backends of equal
+        # options are equal: the stand-in's suite tests must not run on (and rebuild) `mine`
+        monkeypatch.setitem(plugin._CTX, mine, "the outside backend's suite context")
+        with cuda_on_cpu_backend(FakeCupy(), float_dtype="float64") as (inner, fake):
+            assert inner == mine and inner is not mine
+            assert inner not in plugin._CTX
+            plugin._CTX[inner] = "the stand-in's suite context"
             mine._init_kind_ops()  # what the coverage plugin's recording() does
             assert cupy_of_add(mine) is fake
         assert cupy_of_add(mine) is outside
+        assert plugin._CTX[mine] == "the outside backend's suite context"
+        with cuda_on_cpu_backend(FakeCupy(), float_dtype="float64") as (inner, fake):  # kept for its next use
+            assert plugin._CTX[inner] == "the stand-in's suite context"
+            plugin._CTX.pop(inner)
     finally:
         for name in [n for n in vars(_backend.Cuda) if n not in before]:
             delattr(_backend.Cuda, name)
