@@ -88,7 +88,7 @@ def publish(tmp: Path, path: Path) -> None:
         _unlink(tmp)
         raise
     write_atomic(sidecar(path), f"{MAGIC} {path.name} {size} {sha}\n".encode())
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_verified(path: Path, data: bytes) -> None:
@@ -170,8 +170,9 @@ def _unlink(path: Path) -> None:
         pass
 
 
-def _fsync_dir(directory: Path) -> None:
-    # persists the renames; best effort (not every platform can open a directory)
+def fsync_dir(directory: Path) -> None:
+    """Persist the renames in `directory` (after `os.replace`); best effort, as not every
+    platform can open a directory (Windows)."""
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

@@ -33,6 +33,7 @@ from ._cache_json import read_json, write_json
 from ._cache_store import (
     check,
     discard,
+    fsync_dir,
     publish,
     read_verified,
     sidecar,
@@ -49,6 +50,7 @@ __all__ = [
     "cache_root",
     "check",
     "discard",
+    "fsync_dir",
     "process_dir",
     "publish",
     "read_json",
