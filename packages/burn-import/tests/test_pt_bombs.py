@@ -52,9 +52,8 @@ def test_billion_laughs_is_refused_by_its_expanded_size(tmp_path):
 # F10: each stride-0 tensor (16 MiB from one float) is below the per-tensor broadcast limit, but
 # sixteen of them from a 3 KB file would take 256 MiB: the total is what is bounded.
 def test_total_of_broadcasts_is_bounded(tmp_path):
-    # each from its own element: sixteen different tensors (the same view twice is one array)
-    entries = {f"t{k}": tensor("0", 16, (2048, 2048), (0, 0), offset=k) for k in range(16)}
-    path = write_zip(tmp_path / "broadcast.pt", state_dict(entries), {"0": bytes(4 * 16)})
+    entries = {f"t{k}": tensor("0", 1, (2048, 2048), (0, 0)) for k in range(16)}
+    path = write_zip(tmp_path / "broadcast.pt", state_dict(entries), {"0": bytes(4)})
     out = load_in_child("pt", path)
     assert_refused(out, path, "materialized tensors", "size [2048, 2048]")
 
@@ -62,33 +61,19 @@ def test_total_of_broadcasts_is_bounded(tmp_path):
 # F10: 64 full views of one 8 MiB storage took 563 MiB: each view is its own copy.
 def test_total_of_shared_storage_views_is_bounded(tmp_path):
     n = 2 << 20
-    entries = {f"v{k}": tensor("0", n, (n - 64,), (1,), offset=k) for k in range(64)}
+    entries = {f"v{k}": tensor("0", n, (n,), (1,)) for k in range(64)}
     path = write_zip(tmp_path / "views.pt", state_dict(entries), {"0": bytes(4 * n)})
     out = load_in_child("pt", path)
     assert_refused(out, path, "materialized tensors")
 
 
-# The same view reached under many names (tied weights, or a hostile file repeating one view)
-# is one array, charged once: it loads, and costs one copy, not one per name.
-def test_the_same_view_under_many_names_is_one_array(tmp_path):
-    n = 2 << 20
-    entries = {f"v{k}": tensor("0", n, (n,), (1,)) for k in range(64)}
-    path = write_zip(tmp_path / "same.pt", state_dict(entries), {"0": bytes(4 * n)})
-    out = load_in_child("pt", path)
-    assert out["error"] is None, out
-    assert out["rss_after"] - out["rss_before"] <= 64 + 2 * path.stat().st_size / 2**20, out
-
-
-# Found beside F9: the tree of shared references can end in a tensor, reached by 4096 paths; it
-# was materialized once per path (4 GiB from a 1 MB file). Now it is one array for all paths.
+# Found beside F9: the tree of shared references can end in a tensor, materialized once per path.
 def test_shared_tensor_leaf_is_bounded(tmp_path):
     leaf = tensor("0", 1 << 18, (1 << 18,), (1,))  # 1 MiB
     blob = laughs(12, 2).replace(b"]K\x00aq\x00", b"]" + leaf + b"aq\x00", 1)
     path = write_zip(tmp_path / "leaf.pt", blob, {"0": bytes(1 << 20)})
     out = load_in_child("pt", path)
-    bound = 64 + 2 * path.stat().st_size / 2**20
-    assert out["error"] in (None, "RecordImportError"), out
-    assert out["rss_after"] - out["rss_before"] <= bound, out
+    assert_refused(out, path, "materialized tensors")
 
 
 # Beyond the findings: one-byte opcodes that each build a 216-byte set (or a 64-byte dict).
@@ -112,7 +97,7 @@ def test_header_of_many_tiny_tensors_is_bounded(tmp_path):
 
 
 # Honest files still load: a 50 MB float32 tensor, and a weight tied under two names (one
-# storage, one array for both names, as torch shares it).
+# storage, materialized twice, 2x the file).
 def test_large_and_tied_tensors_still_load(tmp_path):
     from burn_import import load_pytorch
 
@@ -127,25 +112,6 @@ def test_large_and_tied_tensors_still_load(tmp_path):
     loaded = load_pytorch(path)
     for key in ("big", "tied"):
         np.testing.assert_array_equal(loaded[key].array.reshape(-1), values)
-    assert loaded["big"].array is loaded["tied"].array
-
-
-def test_a_tied_bfloat16_weight_loads_at_the_default_ratio(tmp_path):
-    # bf16 widens to f32 (2x the file): a tied copy charged twice would need 4x, and every
-    # half-precision checkpoint with tied embeddings over 16 MiB was refused
-    from burn_import import load_pytorch
-
-    bits = np.random.default_rng(2).integers(0, 1 << 15, 12_500_000, dtype=np.uint16)
-    n = bits.size
-    entries = {
-        "emb": tensor("0", n, (2500, 5000), (5000, 1), storage="BFloat16Storage"),
-        "head": tensor("0", n, (2500, 5000), (5000, 1), storage="BFloat16Storage"),
-    }
-    path = write_zip(tmp_path / "tied16.pt", state_dict(entries), {"0": bits.tobytes()})
-    loaded = load_pytorch(path)
-    want = (bits.astype(np.uint32) << 16).view(np.float32)
-    np.testing.assert_array_equal(loaded["emb"].array.reshape(-1).astype(np.float32), want)
-    assert loaded["emb"].array is loaded["head"].array
 
 
 def test_a_50_mb_safetensors_file_still_loads(tmp_path):

@@ -196,9 +196,6 @@ def _resolve(
     limit = max_objects()
     nodes = [0]
     tensors = Budget(size, "materialized tensors")
-    # the same view of the same storage reached from two paths (tied weights: a decoder's
-    # weight that is the embedding's) is one array, read and charged once, as torch shares it
-    made: dict[tuple, Any] = {}
 
     def walk(x: Any, path: str, depth: int) -> Any:
         if depth > MAX_DEPTH:
@@ -213,11 +210,7 @@ def _resolve(
         if isinstance(x, TensorRef):
             key = path or "<root>"
             dtypes[key] = x.dtype
-            same = (x.storage.key, x.storage.view, x.offset, tuple(x.size), tuple(x.stride), x.dtype)
-            array = made.get(same)
-            if array is None:
-                array = materialize(x, buffer(x.storage), big_endian, f"{name}: {key}", tensors)
-                made[same] = array
+            array = materialize(x, buffer(x.storage), big_endian, f"{name}: {key}", tensors)
             return TensorData(array)
         if isinstance(x, StorageRef):
             raise RecordImportError(f"{name}: {path or '<root>'} is a bare storage, not a tensor")
