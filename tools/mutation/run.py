@@ -282,15 +282,21 @@ def report(packages: list[str]) -> str:
     return table
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("packages", nargs="*", help="packages to run (default: all in config.toml)")
-    ap.add_argument("--test", metavar="PACKAGE", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--test", metavar="PACKAGE", help="run PACKAGE's judging tests once (cosmic-ray calls this)"
+    )
     ap.add_argument("--list", action="store_true", help="count the mutants per package, run none")
     ap.add_argument("--resume", action="store_true", help="run only the pending mutants")
     ap.add_argument("--rerun-survivors", action="store_true", help="re-run the survivors only")
     ap.add_argument("--report", action="store_true", help="only print the last run's table")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     if args.test:
         return run_tests(args.test)
     cfg = load_config()

@@ -63,3 +63,29 @@ def nvcc_ptx(tmp_path):
 @pytest.fixture(scope="session", params=list(CONFIGS), ids=list(CONFIGS))
 def burn_backend(request, cuda_ready):
     return Cuda(**CONFIGS[request.param])
+
+
+#: the test files that run burn_cuda on the CPU stand-in (`cpu_backend.py`, `fake_cupy.py`)
+_STAND_IN_FILES = {
+    "test_conformance_cpu.py",
+    "test_kernels_cpu.py",
+    "test_cuda_on_cpu.py",
+    "test_fast_cpu.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """On a machine with a usable GPU, the stand-in's tests run after every other test.
+
+    The stand-in swaps cupy under burn_cuda's modules and restores them, but on the H200 a GPU
+    test run after the stand-in tests of one process still reached a stand-in op once
+    (test_fast_gpu, SIGSEGV: the CPU runner given device pointers), while each group passes in
+    its own process; the leak is not found yet (see the README). Running every GPU test first
+    keeps the GPU results clean; without a GPU (CI) nothing is reordered.
+    """
+    if REASON is not None:
+        return
+    stand_in = [item for item in items if item.path.name in _STAND_IN_FILES]
+    if stand_in:
+        keep = set(map(id, stand_in))
+        items[:] = [item for item in items if id(item) not in keep] + stand_in

@@ -21,6 +21,7 @@ import types
 import numpy as np
 from burn_tensor import _backend as _tensor_backend
 from burn_tensor._device import Device
+from burn_tensor.testing import plugin as _suite_plugin
 
 from burn_cuda import (
     _backend,
@@ -51,6 +52,21 @@ _CACHES = [
     (_backend, "_TF32", lambda: [False]),  # cupy's compute-type switch is not emulated
     (_gemm, "_ONES", dict),
 ]
+
+#: the conformance plugin's per-backend state (suite context, op coverage) of the stand-in's
+#: backends, kept between its uses: backends compare equal by their options, so a stand-in
+#: Cuda() and a GPU Cuda() of the same options would otherwise share one suite context
+_STAND_IN_SUITE: dict = {"_CTX": {}, "_COVERAGE": {}}
+
+
+def _swap_suite_state(keep: dict, put: dict) -> None:
+    """Move the plugin's Cuda-keyed entries into `keep` and those of `put` into the plugin."""
+    for name in ("_CTX", "_COVERAGE"):
+        table = getattr(_suite_plugin, name)
+        for key in [k for k in table if isinstance(k, _backend.Cuda)]:
+            keep[name][key] = table.pop(key)
+        table.update(put[name])
+        put[name].clear()
 
 
 def _cupyx() -> dict:
@@ -84,7 +100,9 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
     devices = Device._cache
     cuda_devices = {k: v for k, v in devices.items() if isinstance(k[0], _backend.Cuda)}
     modules = {k: sys.modules.get(k) for k in _cupyx()}
+    outside_suite: dict = {"_CTX": {}, "_COVERAGE": {}}
     try:
+        _swap_suite_state(outside_suite, _STAND_IN_SUITE)
         for k in cuda_keys:
             del interned[k]
         for k in cuda_devices:
@@ -102,6 +120,7 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
         put(_fast, "FAILED", {})
         yield _backend.Cuda(**options), fake
     finally:
+        _swap_suite_state(_STAND_IN_SUITE, outside_suite)
         for k in [k for k in interned if k[0] is _backend.Cuda]:
             del interned[k]
         interned.update(cuda_keys)
@@ -121,3 +140,9 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
         for name, value in class_before.items():
             if vars(_backend.Cuda).get(name) is not value:
                 setattr(_backend.Cuda, name, value)
+        # an instance made outside may have rebuilt its kind views (bound methods) while the
+        # class held the stand-in's ops: burn_tensor's coverage plugin does, for a backend it
+        # saw first on the GPU. Rebuilt now, they bind the restored ops again (else a GPU test
+        # after the CPU ones ran the CPU kernel runner on device pointers: SIGSEGV)
+        for backend in cuda_keys.values():
+            backend._init_kind_ops()

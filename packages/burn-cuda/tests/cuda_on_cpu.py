@@ -44,13 +44,21 @@ def available() -> bool:
     return shutil.which("g++") is not None
 
 
+_PROCESS_DIR: list[Path] = []
+
+
 def _cache_dir() -> Path:
-    d = os.environ.get("BURN_CUDA_CPU_CACHE") or os.path.join(
-        tempfile.gettempdir(), f"burn_cuda_cpu_kernels_{os.getuid()}"
-    )
-    p = Path(d)
-    p.mkdir(parents=True, exist_ok=True)
-    return p
+    """$BURN_CUDA_CPU_CACHE when set, else a private folder of this process (mkdtemp, 0700):
+    never a predictable shared /tmp path, whose planted .so another local user could have us
+    load (the security review's F4)."""
+    d = os.environ.get("BURN_CUDA_CPU_CACHE")
+    if d:
+        p = Path(d)
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+    if not _PROCESS_DIR:
+        _PROCESS_DIR.append(Path(tempfile.mkdtemp(prefix="burn_cuda_cpu_kernels_")))
+    return _PROCESS_DIR[0]
 
 
 def _entry_points(source: str, names: list[str]) -> str:

@@ -99,3 +99,55 @@ def test_raw_kernel_scalars_pass_their_own_width():
     assert int(y[0]) == 7
     k((1,), (1,), (y, np.int32(7)))
     assert int(y[0]) != 7
+
+
+def test_a_backend_made_outside_the_stand_in_keeps_its_own_ops(monkeypatch):
+    """A Cuda() made before the stand-in (on the GPU machine: the real cupy; here another
+    FakeCupy plays it) whose kind views are rebuilt while the stand-in's ops are on the class
+    (burn_tensor's coverage plugin does that) must dispatch to its own ops afterwards."""
+    from burn_cuda import _backend, _launch, _platform
+    from burn_tensor import Tensor
+    from burn_tensor import _backend as tensor_backend
+    from burn_tensor._device import Device
+    from burn_tensor.testing import plugin
+    from cpu_backend import _cupyx, cuda_on_cpu_backend
+
+    outside = FakeCupy()
+    monkeypatch.setattr(_platform, "load_cupy", lambda: outside)
+    for name, module in _cupyx().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    for key in ("_CP", "_MATMUL"):
+        monkeypatch.setattr(_backend, key, [None])
+    before = dict(vars(_backend.Cuda))
+    try:
+        mine = _backend.Cuda(float_dtype="float64")
+
+        def cupy_of_add(backend):
+            fn = backend.kind_ops[Tensor.from_data([1.0], backend.device())._o.kind].add.__func__
+            cells = [c.cell_contents for c in fn.__closure__ or ()]
+            return next(c.cp for c in cells if isinstance(c, _launch.DriverLauncher))
+
+        assert cupy_of_add(mine) is outside
+        # the conformance plugin keys its suite context by backend, and backends of equal
+        # options are equal: the stand-in's suite tests must not run on (and rebuild) `mine`
+        monkeypatch.setitem(plugin._CTX, mine, "the outside backend's suite context")
+        with cuda_on_cpu_backend(FakeCupy(), float_dtype="float64") as (inner, fake):
+            assert inner == mine and inner is not mine
+            assert inner not in plugin._CTX
+            plugin._CTX[inner] = "the stand-in's suite context"
+            mine._init_kind_ops()  # what the coverage plugin's recording() does
+            assert cupy_of_add(mine) is fake
+        assert cupy_of_add(mine) is outside
+        assert plugin._CTX[mine] == "the outside backend's suite context"
+        with cuda_on_cpu_backend(FakeCupy(), float_dtype="float64") as (inner, fake):  # kept for its next use
+            assert plugin._CTX[inner] == "the stand-in's suite context"
+            plugin._CTX.pop(inner)
+    finally:
+        for name in [n for n in vars(_backend.Cuda) if n not in before]:
+            delattr(_backend.Cuda, name)
+        for name, value in before.items():
+            setattr(_backend.Cuda, name, value)
+        key = (_backend.Cuda, tuple(mine.options().items()))
+        tensor_backend._Interned._cache.pop(key, None)
+        for k in [k for k in Device._cache if k[0] is mine]:
+            del Device._cache[k]

@@ -162,13 +162,48 @@ def test_a_buffer_seen_by_an_inner_op_is_never_written_in_place(device):
     np.testing.assert_allclose(view.numpy(), (a * 3.0).reshape(8, 4), rtol=1e-6)
 
 
-def test_a_live_input_is_not_written_in_place(device):
-    a = f32(32)
-    y = Tensor.from_data(a, device) * 2.0
+def _owned(device, a):
+    """`exp(3 a)` computed by a fused kernel and never seen by an inner op: a buffer the
+    reuse path may write into once its handle is dropped."""
+    y = (Tensor.from_data(a, device) * 3.0).exp()
     device.sync()
-    z = y.exp()
-    z.numpy()
-    np.testing.assert_allclose(y.numpy(), a * 2.0, rtol=1e-6)
+    assert y.into_primitive().owned
+    return y
+
+
+@pytest.mark.parametrize("held", ["tensor", "clone"])
+def test_a_live_input_is_not_written_in_place(device, held):
+    """`z = (y + 1.0).sqrt()` over a `y` whose buffer the reuse path could take (owned, dense,
+    z's shape and dtype): only the user's reference to `y` -- the tensor itself or a clone,
+    which shares its handle -- keeps z out of y's buffer. The same chain with `y` dropped IS
+    written in place, so this test reaches the reuse decision instead of passing because
+    reuse never happens (a one-op plan would run on the inner backend and never get there)."""
+    a = f32(256)
+    want_z = np.sqrt(np.exp(a * 3.0) + 1.0)
+    # dead input: reused
+    y = _owned(device, a)
+    buf = y.into_primitive().prim
+    before = device.fusion_stats()
+    z = (y + 1.0).sqrt()
+    del y
+    gc.collect()
+    device.sync()
+    assert delta(device, before)["results_in_place"] == 1
+    assert z.into_primitive().prim is buf
+    np.testing.assert_allclose(z.numpy(), want_z, rtol=1e-5)
+    # live input: a new buffer, y intact
+    y = _owned(device, a)
+    buf = y.into_primitive().prim
+    keep = y if held == "tensor" else y.clone()
+    del y
+    gc.collect()
+    before = device.fusion_stats()
+    z = (keep + 1.0).sqrt()
+    device.sync()
+    assert delta(device, before)["results_in_place"] == 0
+    assert z.into_primitive().prim is not buf
+    np.testing.assert_allclose(keep.numpy(), np.exp(a * 3.0), rtol=1e-6)
+    np.testing.assert_allclose(z.numpy(), want_z, rtol=1e-5)
 
 
 # -- plan cache -----------------------------------------------------------------------------------

@@ -174,6 +174,11 @@ def test_vector_variant_is_another_kernel():
     src8, _ = render(PROGRAMS["f32-vec8"], "cuda")  # two float4 per item
     assert "reinterpret_cast<const float4*>(in0)[2 * i + 1]" in src8
     assert "vload8(i, in0)" in render(PROGRAMS["f32-vec8"], "opencl")[0]
+    # no 64-byte OpenCL vectors: 8 doubles are two double4 (test_vec8_twice.py says why)
+    src_cl8, _ = render(PROGRAMS["f64-vec8"], "opencl")
+    assert "double8" not in src_cl8 and "long8" not in src_cl8
+    assert "vload4(2 * i + 1, in0)" in src_cl8 and "vstore4(" in src_cl8
+    assert "double8" not in render(PROGRAMS["f32-vec8"], "opencl")[0]  # its float64 cast
     with pytest.raises(ValueError, match="vector kernel"):
         render(_vector(PROGRAMS["f32-strided"]), "cuda")
     with pytest.raises(ValueError, match="vector kernel"):

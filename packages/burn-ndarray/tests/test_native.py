@@ -289,7 +289,7 @@ STATUS = "from burn_ndarray import _native as n; print(n.status())"
 
 
 @needs_native
-def test_two_processes_build_at_once_and_a_corrupted_file_is_rebuilt(tmp_path):
+def test_two_processes_build_at_once_and_a_truncated_or_corrupted_file_is_rebuilt(tmp_path):
     env = {**os.environ, "BURN_CACHE_DIR": str(tmp_path)}
     procs = [
         subprocess.Popen([sys.executable, "-c", STATUS], env=env, stdout=subprocess.PIPE, text=True)
@@ -299,13 +299,22 @@ def test_two_processes_build_at_once_and_a_corrupted_file_is_rebuilt(tmp_path):
     assert all(o.startswith("native kernels") for o in outs), outs
     files = sorted((tmp_path / "ndarray-native").iterdir())
     assert not [f for f in files if ".tmp" in f.name], files  # no temporaries left
-    kernels = [f for f in files if f.name.startswith("kernels-")]
-    assert len(kernels) == 1 and kernels[0].suffix == ".so", files
-    for f in files:  # the kernels and the addr helper
-        f.write_bytes(b"not an ELF file")
+    libs = [f for f in files if f.suffix == ".so"]  # each with its .so.sum (size, sha256)
+    assert sorted(f.name for f in files) == sorted([*(f.name for f in libs),
+                                                    *(f.name + ".sum" for f in libs)])
+    kernels = [f for f in libs if f.name.startswith("kernels-")]
+    assert len(kernels) == 1, files
+    whole = kernels[0].stat().st_size
+    # truncated as a crash before fsync leaves it: dlopen of it died with SIGBUS on every start
+    # (security review F13), so it must never reach the loader; the addr helper: not an ELF
+    os.truncate(kernels[0], min(146_732, whole // 2))
+    for f in libs:
+        if f != kernels[0]:
+            f.write_bytes(b"not an ELF file")
     out = _run(STATUS, env)
-    assert out.stdout.startswith("native kernels"), out.stdout + out.stderr
-    assert all(f.stat().st_size > 1000 for f in files)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.startswith(f"native kernels {kernels[0]}"), out.stdout + out.stderr
+    assert all(f.stat().st_size > 1000 for f in libs) and kernels[0].stat().st_size > whole // 2
     assert ("through ctypes" in out.stdout) == ("through ctypes" in _native.status())
 
 

@@ -235,3 +235,20 @@ def test_merge_sort_long_rows_is_stable_with_nan_order(n):
     flipped = np.flip(np.argsort(np.flip(x, 1), 1, kind="stable"), 1)
     np.testing.assert_array_equal(idesc.numpy(), (n - 1) - flipped)
     np.testing.assert_array_equal(vd.numpy(), np.take_along_axis(x, (n - 1) - flipped, 1))
+
+
+@pytest.mark.parametrize(
+    "x_dtype,v_dtype,values",
+    [("F64", "F32", [0.5, 0.25]), ("I32", "I64", [5, 7])],
+)
+def test_slice_assign_converts_values_of_another_dtype(x_dtype, v_dtype, values):
+    # found by burn-fusion's differential fuzzer: the copy kernel wrote the values' raw bytes
+    # (f32 0.5 into an f64 tensor read back as 1.19e-07), NdArray converts them
+    from burn_tensor import DType
+
+    dev = B.device()
+    np_dt = np.float32 if x_dtype.startswith("F") else np.int32
+    x = Tensor.from_data(np.zeros(3, np_dt), dev).cast(getattr(DType, x_dtype))
+    v = Tensor.from_data(np.array(values, np_dt), dev).cast(getattr(DType, v_dtype))
+    got = x.slice_assign([slice(0, 2)], v).numpy()
+    np.testing.assert_array_equal(got, np.array(values + [0], np.float64))

@@ -84,3 +84,17 @@ def test_overwrite_and_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_symlink_planted_at_the_temp_name_is_never_written_through(tmp_path, monkeypatch):
+    # Even a writer who guesses the random part cannot redirect the write: O_EXCL refuses to
+    # create the temp file over anything, a symlink included, and the target stays as it was.
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    monkeypatch.setattr(_atomic.secrets, "token_hex", lambda n: "ab" * n)
+    name = f".m.bin.{_atomic._HOST}-{os.getpid()}-{'ab' * 6}.tmp"
+    (tmp_path / name).symlink_to(victim)
+    with pytest.raises(FileExistsError):
+        _atomic.atomic_write(tmp_path / "m.bin", lambda f: f.write(b"new"))
+    assert victim.read_bytes() == b"precious" and not (tmp_path / "m.bin").exists()

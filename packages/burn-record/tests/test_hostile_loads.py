@@ -4,7 +4,6 @@ is measured: a loader must refuse the file, and its memory must stay near what i
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import struct
@@ -19,9 +18,10 @@ import pytest
 import zstandard
 
 import burn_record as br
+from _record_bombs import forge_content_size
+from load_child import launch
 from burn_record._frame import MAGIC_BIN, MAGIC_MPK, frame
 
-CHILD = Path(__file__).with_name("load_child.py")
 ZEROS = 256 << 20  # bytes each bomb expands to
 STEP = 1 << 20
 # A refused file may cost the loader this much over its imports: one decompression step and
@@ -30,10 +30,7 @@ SLACK_MIB = 48
 
 
 def _load(recorder: str, path: Path, mmap: str | None = None) -> dict:
-    args = [sys.executable, str(CHILD), recorder, str(path)] + ([mmap] if mmap else [])
-    run = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return launch(recorder, str(path), *([mmap] if mmap else []))
 
 
 def _zeros(n: int):
@@ -91,21 +88,11 @@ def test_zstd_frame_holding_more_than_it_states_is_refused(tmp_path):
     real = zstandard.ZstdCompressor(level=3).compress(MAGIC_MPK + bytes(ZEROS))
     assert zstandard.frame_content_size(real) == ZEROS + 8
     path = tmp_path / "liar.mpk.zst"
-    path.write_bytes(_forge_content_size(real, 4 << 20))
+    path.write_bytes(forge_content_size(real, 4 << 20))
     out = _load("NamedMpkZstFileRecorder", path)
     assert out["error"] == "RecordCorruptedError", out
     assert "4194304 bytes its container states" in out["message"], out
     assert out["rss_after"] - out["rss_before"] < SLACK_MIB + 8, out
-
-
-def _forge_content_size(frame_bytes: bytes, size: int) -> bytes:
-    """The same zstandard frame with its content-size field rewritten (8-byte field here)."""
-    fhd = frame_bytes[4]
-    assert fhd >> 6 in (2, 3), "expected a 4- or 8-byte content size field"
-    single = (fhd >> 5) & 1
-    at = 5 + (0 if single else 1) + (0, 1, 2, 4)[fhd & 3]
-    width = 4 if fhd >> 6 == 2 else 8
-    return frame_bytes[:at] + size.to_bytes(width, "little") + frame_bytes[at + width :]
 
 
 def test_flood_of_empty_maps_is_refused_fast(tmp_path):

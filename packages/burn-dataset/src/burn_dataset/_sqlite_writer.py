@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
@@ -62,25 +63,38 @@ class SqliteDatasetWriter:
             raise FileExistsError(
                 f"dataset file {self._db_file} already exists; pass overwrite=True to replace it"
             )
-        # A unique temporary name: two processes importing the same dataset at once must not
-        # write into one file; whichever completes last atomically replaces the other's result.
-        self._tmp_file = self._db_file.with_name(
-            f"{self._db_file.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-        )
+        # The database is built in a private folder beside the target: `mkdtemp` makes it with a
+        # random name, atomically and mode 0700, so no other user can plant a file or symlink
+        # at the name SQLite then opens (it has no O_EXCL), and two processes importing the same
+        # dataset never share one; whichever completes last atomically replaces the other's.
+        # (burn-dataset does not depend on burn-record, whose `atomic_write` streams one file
+        # through a Python file object; SQLite needs a path to open itself.)
         self._db_file.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp_dir = Path(
+            tempfile.mkdtemp(
+                prefix=f".{self._db_file.name}.", suffix=".tmp", dir=self._db_file.parent
+            )
+        )
+        self._tmp_file = self._tmp_dir / "dataset.db"
         self._storage = storage
         self._lock = threading.Lock()
         # check_same_thread=False: several producer threads may share this writer; the lock
         # serializes them, which is what SQLite needs for a single connection anyway.
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            self._tmp_file, check_same_thread=False, isolation_level=None
-        )
-        self._conn.execute(
-            "PRAGMA journal_mode = OFF"
-        )  # a fresh temp file: nothing to roll back to
-        self._conn.execute("PRAGMA synchronous = OFF")  # durability comes from the final rename
-        self._conn.execute("BEGIN")
-        ensure_meta_table(self._conn)
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self._conn = sqlite3.connect(
+                self._tmp_file, check_same_thread=False, isolation_level=None
+            )
+            # A fresh temp file: nothing to roll back to; durability comes from the final rename.
+            self._conn.execute("PRAGMA journal_mode = OFF")
+            self._conn.execute("PRAGMA synchronous = OFF")
+            self._conn.execute("BEGIN")
+            ensure_meta_table(self._conn)
+        except BaseException:
+            if self._conn is not None:
+                self._conn.close()
+            self._remove_tmp_dir()
+            raise
         self._splits: dict[str, dict[str, str]] = {}
         self._layouts: dict[str, bytes] = {}
         self._counts: dict[str, int] = {}
@@ -188,6 +202,7 @@ class SqliteDatasetWriter:
             self._conn.close()
             self._conn = None
             os.replace(self._tmp_file, self._db_file)
+            self._remove_tmp_dir()
         return self._db_file
 
     def abort(self) -> None:
@@ -196,7 +211,11 @@ class SqliteDatasetWriter:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-            self._tmp_file.unlink(missing_ok=True)
+            self._remove_tmp_dir()
+
+    def _remove_tmp_dir(self) -> None:
+        # What SQLite may leave beside the database (a journal) goes with the folder.
+        shutil.rmtree(self._tmp_dir, ignore_errors=True)
 
     def __enter__(self) -> SqliteDatasetWriter:
         return self

@@ -4,6 +4,13 @@ types; uchar4, char4, short4 for the narrow ones), as many accesses as `vec` lan
 computes the lanes as independent scalar chains (more loads in flight per thread, no index
 arithmetic per element), and stores them the same way.
 
+OpenCL: `vloadN`/`vstoreN` of at most 32 bytes (float8, double4, ...): an 8-wide item of an
+8-byte type takes two 4-wide halves. A 64-byte vector (double8, long8) passed to a built-in
+crashes PoCL 3.0 (LLVM 14) on AVX-512 CPUs that LLVM 14 names without AVX-512 (Zen 4 reads as
+znver3): the kernel is compiled for the CPU name while the built-in library is the AVX-512 one,
+so the two disagree on how a 512-bit vector is passed -- SIGSEGV at launch, and a `program.bc`
+in PoCL's cache that cannot be read back (every later build of the source has no kernels).
+
 Only for a `Program` with `rank == 0` (every operand contiguous with the plan's shape: no
 strided or broadcast reads, no broadcast results) -- the stream checks that, and that every base
 pointer is 16-byte aligned, at launch (`Stream._vector_ok`). Items `i < n / vec` take the
@@ -38,6 +45,34 @@ _CUDA_VEC = {
     "bool": ("uchar4", 4),
 }
 _XYZW = "xyzw"
+#: OpenCL: widest vector access in bytes (see the module docstring: no 512-bit vectors)
+_CL_MAX_BYTES = 32
+_CL_BYTES = {"float32": 4, "int32": 4, "float64": 8, "int64": 8, "int16": 2, "int8": 1}
+
+
+def _cl_lanes(dt: str, lanes: int) -> int:
+    """Lanes per OpenCL access of `dt`: all `lanes` up to `_CL_MAX_BYTES`, else fewer."""
+    return min(lanes, _CL_MAX_BYTES // _CL_BYTES.get(dt, 1))
+
+
+def _cl_loads(k: int, ctype: str, dt: str, lanes: int) -> list:
+    per = _cl_lanes(dt, lanes)
+    lines = []
+    for a in range(lanes // per):
+        idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
+        lines.append(f"    const {ctype}{per} x{k}v{a} = vload{per}({idx}, in{k});")
+        lines += [f"    const {ctype} x{k}_{a * per + c} = x{k}v{a}.s{c:x};" for c in range(per)]
+    return lines
+
+
+def _cl_store(dst: str, ctype: str, dt: str, j: int, lanes: int) -> list:
+    per = _cl_lanes(dt, lanes)
+    lines = []
+    for a in range(lanes // per):
+        idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
+        vals = ", ".join(f"v{j}_{a * per + c}" for c in range(per))
+        lines.append(f"    vstore{per}(({ctype}{per})({vals}), {idx}, {dst});")
+    return lines
 
 
 def _cuda_loads(k: int, dt: str, lanes: int) -> list:
@@ -82,8 +117,7 @@ def render_vector(prog: Program, dialect: str) -> tuple[str, str]:
         if fr.cuda:
             body += _cuda_loads(k, dt, lanes)
         else:
-            body.append(f"    const {ct[dt]}{lanes} x{k}v = vload{lanes}(i, in{k});")
-            body += [f"    const {ct[dt]} x{k}_{c} = x{k}v.s{c};" for c in range(lanes)]
+            body += _cl_loads(k, ct[dt], dt, lanes)
     for c in range(lanes):
         body += op_lines(prog, fr, snames, helpers, every, lane=f"_{c}")
     for m, (j, k, _) in enumerate(prog.outputs):
@@ -92,8 +126,7 @@ def render_vector(prog: Program, dialect: str) -> tuple[str, str]:
         if fr.cuda:
             body += _cuda_store(dst, dt, j, lanes)
         else:
-            vals = ", ".join(f"v{j}_{c}" for c in range(lanes))
-            body.append(f"    vstore{lanes}(({ct[dt]}{lanes})({vals}), i, {dst});")
+            body += _cl_store(dst, ct[dt], dt, j, lanes)
     tail = [
         *load_lines(prog, fr, range(len(prog.inputs))),
         *op_lines(prog, fr, snames, helpers, every),

@@ -7,6 +7,10 @@ Legacy format (`torch.save(..., _use_new_zipfile_serialization=False)`): five pi
 key an int64 element count and the storage's raw little-endian bytes.
 
 Both end in the same object tree, whose `TensorRef`s are then materialized into `TensorData`.
+
+What a file may cost is bounded by its size (`_limits`): the objects its pickles build, the
+nodes of the tree once shared references are expanded into paths, and the bytes of the tensors
+materialized from its storages are each charged to a budget of `FLOOR + ratio x file size`.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from burn_record import max_objects
 from burn_tensor import TensorData
 
 from ._dtypes import itemsize
 from ._errors import RecordImportError, UnsafePickleError
+from ._limits import Budget
 from ._pt_refs import StorageRef, TensorRef, materialize
 from ._unpickler import safe_load_at, safe_loads
 
@@ -39,29 +45,38 @@ def read_pt(path: str | os.PathLike) -> tuple[Any, dict[str, str]]:
     """
     path = Path(path)
     try:
-        with open(path, "rb") as f:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise RecordImportError(f"{path}: no such file") from None
+    except OSError as err:  # a directory, no permission, ...
+        raise RecordImportError(f"{path}: cannot open ({err.strerror or err})") from None
+    kind = "file"
+    with f:
+        try:
+            size = os.fstat(f.fileno()).st_size
             head = f.read(4)
             f.seek(0)
             if head[:2] == b"PK":
-                return _read_zip(f, path.name)
+                kind = "zip"
+                return _read_zip(f, path.name, size)
             data = f.read()
-    except FileNotFoundError:
-        raise RecordImportError(f"{path}: no such file") from None
-    except RecordImportError:
-        raise
-    except Exception as err:  # noqa: BLE001 - zipfile reports damage through many error types
-        raise RecordImportError(
-            f"{path.name}: unreadable zip ({type(err).__name__}: {err})"
-        ) from None
-    if len(data) >= 262 and data[257:262] == b"ustar":
-        raise RecordImportError(
-            f"{path.name}: the tar format of PyTorch < 0.1.10 is not supported; re-save the "
-            "weights with a newer torch"
-        )
-    return _read_legacy(data, path.name)
+            if len(data) >= 262 and data[257:262] == b"ustar":
+                raise RecordImportError(
+                    f"{path.name}: the tar format of PyTorch < 0.1.10 is not supported; re-save "
+                    "the weights with a newer torch"
+                )
+            return _read_legacy(data, path.name)
+        except RecordImportError:
+            raise
+        except OSError as err:
+            raise RecordImportError(f"{path}: cannot read ({err.strerror or err})") from None
+        except Exception as err:  # noqa: BLE001 - zipfile reports damage through many types
+            raise RecordImportError(
+                f"{path.name}: unreadable {kind} ({type(err).__name__}: {err})"
+            ) from None
 
 
-def _read_zip(f: Any, name: str) -> tuple[Any, dict[str, str]]:
+def _read_zip(f: Any, name: str, size: int) -> tuple[Any, dict[str, str]]:
     with zipfile.ZipFile(f) as zf:
         infos = {i.filename: i for i in zf.infolist()}
         pickles = [n for n in infos if n.endswith("/data.pkl") and n.count("/") == 1]
@@ -85,7 +100,8 @@ def _read_zip(f: Any, name: str) -> tuple[Any, dict[str, str]]:
         if order not in (b"little", b"big"):
             raise RecordImportError(f"{name}: unknown byteorder {order[:20]!r}")
         storages: dict[str, StorageRef] = {}
-        obj = safe_loads(member("data.pkl"), f"{name}: data.pkl", storages)
+        where = f"{name}: data.pkl"
+        obj = safe_loads(member("data.pkl"), where, storages, _objects_budget(size))
         buffers: dict[str, bytes] = {}
 
         def buffer(ref: StorageRef) -> bytes:
@@ -95,7 +111,7 @@ def _read_zip(f: Any, name: str) -> tuple[Any, dict[str, str]]:
                 buffers[ref.key] = data
             return buffers[ref.key]
 
-        return _resolve(obj, buffer, order == b"big", name)
+        return _resolve(obj, buffer, order == b"big", name, size)
 
 
 def _check_size(ref: StorageRef, nbytes: int, name: str) -> None:
@@ -109,8 +125,9 @@ def _check_size(ref: StorageRef, nbytes: int, name: str) -> None:
 
 def _read_legacy(data: bytes, name: str) -> tuple[Any, dict[str, str]]:
     where = f"{name} (legacy format)"
+    budget = _objects_budget(len(data))  # one for the file's five pickles
     try:
-        magic, pos = safe_load_at(data, 0, where)
+        magic, pos = safe_load_at(data, 0, where, None, budget)
     except UnsafePickleError:
         raise
     except RecordImportError as err:
@@ -119,15 +136,15 @@ def _read_legacy(data: bytes, name: str) -> tuple[Any, dict[str, str]]:
         ) from None
     if magic != LEGACY_MAGIC:
         raise RecordImportError(f"{name}: not a PyTorch file (bad magic number)")
-    protocol, pos = safe_load_at(data, pos, where)
+    protocol, pos = safe_load_at(data, pos, where, None, budget)
     if protocol != LEGACY_PROTOCOL:
         raise RecordImportError(f"{where}: unsupported protocol version {protocol!r:.40}")
-    sys_info, pos = safe_load_at(data, pos, where)
+    sys_info, pos = safe_load_at(data, pos, where, None, budget)
     if not isinstance(sys_info, dict):
         raise RecordImportError(f"{where}: malformed system info")
     storages: dict[str, StorageRef] = {}
-    obj, pos = safe_load_at(data, pos, where, storages)
-    keys, pos = safe_load_at(data, pos, where)
+    obj, pos = safe_load_at(data, pos, where, storages, budget)
+    keys, pos = safe_load_at(data, pos, where, None, budget)
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise RecordImportError(f"{where}: malformed storage key list")
     view = memoryview(data)
@@ -156,20 +173,44 @@ def _read_legacy(data: bytes, name: str) -> tuple[Any, dict[str, str]]:
         return buffers[ref.key]
 
     # The legacy writer always stores little-endian data, whatever the saving machine was.
-    return _resolve(obj, buffer, False, where)
+    return _resolve(obj, buffer, False, where, len(data))
 
 
-def _resolve(obj: Any, buffer: Any, big_endian: bool, name: str) -> tuple[Any, dict[str, str]]:
-    """Replace every `TensorRef` by its `TensorData`; containers become plain dict/list/tuple."""
+def _objects_budget(size: int) -> Budget:
+    return Budget(size, "objects its pickle builds")
+
+
+def _resolve(
+    obj: Any, buffer: Any, big_endian: bool, name: str, size: int
+) -> tuple[Any, dict[str, str]]:
+    """Replace every `TensorRef` by its `TensorData`; containers become plain dict/list/tuple.
+
+    The pickle may reach one container from many places (its memo makes shared references); the
+    result is a tree, one copy per path, as the keys of a state dict are paths. Every node of
+    that tree counts against `max_objects()` (so 30 levels of lists holding one shared list
+    twice, 2^30 paths in a few hundred bytes, are refused after 2^19), and every tensor's
+    bytes against a `Budget` of the file's size (so are zero-stride broadcasts and views that
+    read one storage many times).
+    """
     dtypes: dict[str, str] = {}
+    limit = max_objects()
+    nodes = [0]
+    tensors = Budget(size, "materialized tensors")
 
     def walk(x: Any, path: str, depth: int) -> Any:
         if depth > MAX_DEPTH:
             raise RecordImportError(f"{name}: the saved object nests deeper than {MAX_DEPTH}")
+        nodes[0] += 1
+        if nodes[0] > limit:
+            raise RecordImportError(
+                f"{name}: the saved object expands to more than {limit} containers and values "
+                f"(at {path or '<root>'}); shared references make a small file a huge tree "
+                "(BURN_RECORD_MAX_OBJECTS raises the limit)"
+            )
         if isinstance(x, TensorRef):
             key = path or "<root>"
             dtypes[key] = x.dtype
-            array = materialize(x, buffer(x.storage), big_endian, f"{name}: {key}")
+            array = materialize(x, buffer(x.storage), big_endian, f"{name}: {key}", tensors)
             return TensorData(array)
         if isinstance(x, StorageRef):
             raise RecordImportError(f"{name}: {path or '<root>'} is a bare storage, not a tensor")

@@ -6,7 +6,8 @@ callables below only record those arguments (validated) in a `TensorRef`; the by
 unpickling (in the legacy format they even come after the pickle), by `materialize`, which slices
 the storage with numpy's `as_strided` (offset, sizes, strides in elements) and copies the result.
 Tensors that share a storage therefore come out as independent copies, as `torch.load` +
-`.clone()` would give.
+`.clone()` would give. Each copy is charged to the file's `Budget` first, so broadcasts and views
+that read one storage many times cannot together ask for more than the file can honestly hold.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ._dtypes import STORAGE_DTYPE, check_supported, raw_dtype, to_burn
+from ._dtypes import STORAGE_DTYPE, check_supported, itemsize, raw_dtype, to_burn
 from ._errors import RecordImportError
+from ._limits import Budget, empty
 
 # A tensor may have more elements than its storage only through zero strides (an `expand`ed
 # tensor). Such broadcasts are allowed up to this many elements; beyond it, a tiny file could ask
@@ -144,7 +146,15 @@ def rebuild_from_type_v2(func, new_type, args, state) -> TensorRef:
     return func(*args)
 
 
-def materialize(ref: TensorRef, buffer: Any, big_endian: bool, key: str) -> np.ndarray:
+def _copy_itemsize(name: str) -> int:
+    """Bytes per element of the array `to_burn` makes from torch dtype `name` (bf16 widens to
+    f32, unsigned 16/32/64-bit ints to i64)."""
+    return {"bfloat16": 4, "uint16": 8, "uint32": 8, "uint64": 8}.get(name, itemsize(name))
+
+
+def materialize(
+    ref: TensorRef, buffer: Any, big_endian: bool, key: str, budget: Budget | None = None
+) -> np.ndarray:
     """The tensor `ref` as a new C-contiguous numpy array of a Burn dtype.
 
     Args:
@@ -152,6 +162,8 @@ def materialize(ref: TensorRef, buffer: Any, big_endian: bool, key: str) -> np.n
         buffer: the bytes of the whole storage `ref.storage.key`.
         big_endian: whether the file says its storages are big-endian.
         key: the tensor's name, for error messages.
+        budget: charged with the bytes of the copy (elements x the Burn dtype's size) before it
+            is made; None charges nothing.
 
     Example:
         >>> s = StorageRef("0", "float32", 6)
@@ -176,7 +188,7 @@ def materialize(ref: TensorRef, buffer: Any, big_endian: bool, key: str) -> np.n
     size, stride, offset = ref.size, ref.stride, ref.offset
     count = math.prod(size)
     if count == 0:
-        return to_burn(np.empty(size, dt), ref.dtype, key)
+        return to_burn(empty(size, dt, key), ref.dtype, key)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= available:
         raise RecordImportError(
@@ -188,6 +200,8 @@ def materialize(ref: TensorRef, buffer: Any, big_endian: bool, key: str) -> np.n
             f"{key}: tensor of size {list(size)} has {count} elements from a storage of "
             f"{available}; broadcast views above {BROADCAST_LIMIT} elements are refused"
         )
+    if budget is not None:  # charged as copied: bf16 and unsigned ints widen (`to_burn`)
+        budget.charge(count * _copy_itemsize(ref.dtype), f"{key} (size {list(size)})")
     strided = as_strided(
         flat[offset:], shape=size, strides=[s * dt.itemsize for s in stride], writeable=False
     )

@@ -21,6 +21,8 @@ from typing import Any
 from . import _pt_refs as refs
 from ._dtypes import RAW, STORAGE_DTYPE, UNSUPPORTED
 from ._errors import RecordImportError, UnsafePickleError
+from ._limits import Budget
+from ._pickle_cost import FIXED_COST, memo_cost, opcode_cost
 
 
 class OrderedState(dict):
@@ -134,8 +136,15 @@ _PUT_OPS = {"PUT", "BINPUT", "LONG_BINPUT"}
 _GET_OPS = {"GET", "BINGET", "LONG_BINGET"}
 
 
-def prescan(data: bytes | memoryview, where: str, start: int = 0) -> int:
+def prescan(
+    data: bytes | memoryview, where: str, start: int = 0, budget: Budget | None = None
+) -> int:
     """Check every global a pickle names, without executing anything; returns where it ends.
+
+    It also charges `budget` (by default one for this pickle alone) with an estimate of the
+    memory each opcode will make the unpickler hold (`_pickle_cost`), and refuses a memo index
+    past the number of opcodes read so far: a pickler numbers its memo slots as it goes, and a
+    9-byte pickle setting slot 2^28 would make the C unpickler allocate a 4 GiB memo table.
 
     `GLOBAL` and `INST` carry their names as arguments, `EXT1/2/4` name them through copyreg's
     extension registry. `STACK_GLOBAL` takes them from the stack,
@@ -155,11 +164,33 @@ def prescan(data: bytes | memoryview, where: str, start: int = 0) -> int:
     marks: list[int] = []
     memo: dict[int, Any] = {}
     end = None
+    if budget is None:
+        budget = Budget(len(data) - start, "objects the pickle builds")
+    count = memo_high = 0
+    # The budget is kept in locals here (this loop runs once per opcode) and written back after.
+    spent, limit = budget.spent, budget.limit
     try:
         stream = io.BytesIO(data)
         stream.seek(start)
         for op, arg, pos in pickletools.genops(stream):
             name = op.name
+            count += 1
+            if name in _PUT_OPS or name == "MEMOIZE":
+                index = len(memo) if name == "MEMOIZE" else arg
+                if index >= count:
+                    raise RecordImportError(
+                        f"{where}: memo index {index} at byte {pos} is past the {count} opcodes "
+                        "read so far (a memo-table bomb, or a damaged pickle)"
+                    )
+                spent += memo_cost(index, memo_high)
+                memo_high = max(memo_high, index + 1)
+            cost = FIXED_COST.get(name)
+            if cost is None:
+                cost = opcode_cost(name, arg, len(stack) - marks[-1] if marks else len(stack))
+            spent += cost
+            if spent > limit:
+                budget.spent = spent
+                budget.refuse(f"{where}: {name} at byte {pos}")
             if name in ("GLOBAL", "INST"):
                 module, _, attr = str(arg).partition(" ")
                 if (module, attr) not in ALLOWED:
@@ -185,6 +216,7 @@ def prescan(data: bytes | memoryview, where: str, start: int = 0) -> int:
         raise RecordImportError(
             f"{where}: malformed pickle ({type(err).__name__}: {err})"
         ) from None
+    budget.spent = spent
     if end is None:
         raise RecordImportError(f"{where}: the pickle has no STOP opcode (truncated)")
     return end
@@ -220,6 +252,7 @@ def safe_loads(
     data: bytes | memoryview,
     where: str = "pickle",
     storages: dict[str, refs.StorageRef] | None = None,
+    budget: Budget | None = None,
 ) -> Any:
     """Unpickle `data`, one whole pickle, with the allowlist; tensors come back as `TensorRef`s.
 
@@ -227,12 +260,14 @@ def safe_loads(
         data: one pickle.
         where: names the pickle in error messages (e.g. `"model.pt: data.pkl"`).
         storages: collects the storages named by persistent ids; None forbids persistent ids.
+        budget: what the objects it builds may cost (see `prescan`); by default
+            `FLOOR + ratio x len(data)` bytes.
 
     Example:
         >>> safe_loads(pickle.dumps({"epoch": 3, "lr": [0.1, 0.01]}, protocol=2))
         {'epoch': 3, 'lr': [0.1, 0.01]}
     """
-    obj, end = safe_load_at(data, 0, where, storages)
+    obj, end = safe_load_at(data, 0, where, storages, budget)
     if end != len(data):
         raise RecordImportError(f"{where}: {len(data) - end} bytes after the pickle's STOP")
     return obj
@@ -243,9 +278,10 @@ def safe_load_at(
     start: int,
     where: str,
     storages: dict[str, refs.StorageRef] | None = None,
+    budget: Budget | None = None,
 ) -> tuple[Any, int]:
     """Unpickle the pickle starting at `data[start]` (`prescan` first); returns it and its end."""
-    end = prescan(data, where, start)
+    end = prescan(data, where, start, budget)
     file = io.BytesIO(memoryview(data)[start:end])
     try:
         obj = RestrictedUnpickler(file, where, storages).load()

@@ -12,6 +12,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from burn_record import atomic_write
+
 from ._codec import ConfigError, decode, encode
 
 _MUTABLE = (list, dict, set)
@@ -223,12 +225,11 @@ class Config:
             raise ConfigError(f"{cls.__name__}: {type(e).__name__}: {e}") from None
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the JSON to `path` (written whole to a temp file, then renamed)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.to_json() + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        """Write the JSON to `path` atomically (`burn_record.atomic_write`: a temp file of a
+        random name created with O_EXCL, so a symlink planted beside `path` is never followed,
+        and two processes saving at once never share one; then renamed over `path`)."""
+        data = (self.to_json() + "\n").encode("utf-8")
+        return atomic_write(Path(path), lambda f: f.write(data))
 
     @classmethod
     def load(cls, path: str | os.PathLike):

@@ -3,20 +3,23 @@ it rendered, allocate outputs, describe an input's layout, launch.
 
 burn_fusion finds this module by name (`<backend package>._fusion_hooks`); burn_opencl does not
 import burn_fusion. Compiled programs are kept in memory per device and their binaries on disk,
-per driver: `$BURN_CACHE_DIR/fusion/opencl/<driver>/<sha256 of the source>.bin` (else
-`$XDG_CACHE_HOME/burn` or `~/.cache/burn`); a binary the driver refuses is rebuilt from source.
+per driver: `burn_tensor.cache.cache_dir("fusion", "opencl", <driver>)/<sha256 of the
+source>.bin` (`$BURN_CACHE_DIR`, else `$XDG_CACHE_HOME/burn` or `~/.cache/burn`; not used when
+that folder is not safe), each with a `.sum` sidecar of its size and sha256. A binary is handed
+to the driver only when its size and hash match, and kept only when the program built from it
+holds the kernel asked for; anything else is deleted and rebuilt from source.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pyopencl as cl
+from burn_tensor import cache
 
 from ._array import ClArray
 from ._runtime import SCALAR
@@ -34,11 +37,9 @@ def device_index(x: ClArray) -> int:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("BURN_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(xdg, "burn")
-    return Path(base) / "fusion" / "opencl"
+    """Where the fused kernels' binaries would go (not checked: see `Runtime.disk`)."""
+    return cache.cache_root() / "fusion" / "opencl"
+
 
 
 def _driver_id(rt) -> str:
@@ -59,7 +60,8 @@ class Runtime:
         self.reduce_local = 1 << (rt.wg.bit_length() - 1)
         #: cap on work-groups of a launch (grid-stride over items or rows)
         self.max_groups = rt.max_groups
-        self.disk = cache_dir() / _driver_id(self.rt)
+        #: the trusted binary cache folder of this driver, or None (memory only)
+        self.disk = cache.cache_dir("fusion", "opencl", _driver_id(self.rt))
 
     def compile(self, source: str, name: str):
         """(kernel, how): how is "memory", "disk" (a cached binary) or "compiled"."""
@@ -67,36 +69,48 @@ class Runtime:
         if k is not None:
             return k, "memory"
         rt = self.rt
-        path = self.disk / (hashlib.sha256(source.encode()).hexdigest() + ".bin")
+        path = None
+        if self.disk is not None:
+            path = self.disk / (hashlib.sha256(source.encode()).hexdigest() + ".bin")
         with rt.lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PoCL prints build notes; pytest makes them errors
-            prg, how = None, "disk"
-            if path.exists():
-                try:
-                    prg = cl.Program(rt.ctx, [rt.cl_device], [path.read_bytes()]).build()
-                except (cl.Error, OSError):
-                    prg = None
-            if prg is None:
-                how = "compiled"
-                try:
-                    prg = cl.Program(rt.ctx, source).build()
-                except cl.RuntimeError as exc:
-                    raise RuntimeError(
-                        f"burn_fusion: building fused kernel {name} failed on {rt.name}:\n{exc}\n"
-                        f"{source}"
-                    ) from exc
-                self._store(path, prg)
-            k = cl.Kernel(prg, name)
+            k, how = self._from_disk(path, name), "disk"
+            if k is None:
+                k, how = self._build_source(source, name, path), "compiled"
         self._kernels[source] = k
         return k, how
 
-    def _store(self, path: Path, prg) -> None:
+    def _from_disk(self, path: Path | None, name: str):
+        """The kernel from the verified cached binary at `path`, or None (a bad one deleted)."""
+        binary = cache.read_verified(path) if path is not None else None
+        if binary is None:  # missing, or size/sha256 differ: never handed to the driver
+            return None
+        try:
+            prg = cl.Program(self.rt.ctx, [self.rt.cl_device], [binary]).build()
+            return cl.Kernel(prg, name)
+        except Exception:  # noqa: BLE001 - refused, another entry's binary, no such kernel
+            cache.discard(path)
+            return None
+
+    def _build_source(self, source: str, name: str, path: Path | None):
+        rt = self.rt
+        try:
+            prg = cl.Program(rt.ctx, source).build()
+            k = cl.Kernel(prg, name)
+        except cl.Error as exc:
+            raise RuntimeError(
+                f"burn_fusion: building fused kernel {name} failed on {rt.name}:\n{exc}\n"
+                f"{source}"
+            ) from exc
+        if path is not None:
+            self._store(path, prg)
+        return k
+
+    @staticmethod
+    def _store(path: Path, prg) -> None:
         try:
             binary = prg.get_info(cl.program_info.BINARIES)[0]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(bytes(binary))
-            os.replace(tmp, path)
+            cache.write_verified(path, bytes(binary))
         except (cl.Error, OSError):
             pass  # the disk cache is an optimisation only
 

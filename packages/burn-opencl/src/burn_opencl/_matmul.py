@@ -200,9 +200,11 @@ CANDIDATES = (
     Tile(8, 64, 1, 8, 4, cpu=True),
     Tile(4, 64, 1, 4, 4, cpu=True),
 )
-#: widest vector the CPU kernel may use: PoCL 3.0's LLVM dies with SIGSEGV while compiling the
-#: kernel with 512-bit double8 lanes on AVX-512 CPUs (in `DAGCombiner::visitEXTRACT_VECTOR_ELT`,
-#: at the first launch, so Python cannot catch it); 256-bit vectors (float8, double4) compile
+#: widest vector the CPU kernel may use: PoCL 3.0's LLVM 14 compiles kernels for an AVX-512 AMD
+#: CPU as `znver3` (no AVX-512) but links its AVX-512 built-ins, and the two disagree on passing
+#: 512-bit vectors: `vload8` of double8 dies with SIGSEGV in the compiler at the kernel's first
+#: launch (`DAGCombiner::visitEXTRACT_VECTOR_ELT`), where Python cannot catch it. 256-bit vectors
+#: (float8, double4) are safe; burn-fusion's renderer keeps the same bound.
 CPU_VECTOR_BYTES = 32
 #: problems smaller than this many multiply-adds run the default tile untuned
 TUNE_MIN_WORK = 1 << 18

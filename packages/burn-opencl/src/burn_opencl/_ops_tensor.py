@@ -84,6 +84,8 @@ def slice_(self, x, slices):
 
 
 def slice_assign(self, x, slices, value):
+    if value.dtype != x.dtype:  # converted, as NdArray does: the copy kernel moves raw elements
+        value = _ew.cast(value, x.dtype)
     out = _ew.run("copy", x.dtype, x.dtype, x.shape, [x])
     _ew.write(out.slice(slices), value)
     return out

@@ -15,6 +15,7 @@ Example:
     DType.F32
 """
 
+from ._atomic import atomic_write
 from ._diff import RecordDiff, apply_dtypes, check_record, flatten, record_diff
 from ._dtypes import DType, TensorData
 from ._errors import (
@@ -25,10 +26,12 @@ from ._errors import (
     RecordMismatchError,
     RecordNotFoundError,
     RecordPrecisionError,
+    RecordReadError,
     RecordVersionError,
     UnsupportedItemError,
 )
 from ._metadata import RECORD_VERSION
+from ._mpk import max_objects
 from ._param import ParamRecord
 from ._record import Record, as_record
 from ._recorder import BytesRecorder, FileRecorder, Recorder, as_recorder
@@ -63,6 +66,7 @@ __all__ = [
     "FileRecorder",
     "BytesRecorder",
     "as_recorder",
+    "atomic_write",
     "DefaultFileRecorder",
     "DefaultRecorder",
     "NamedMpkFileRecorder",
@@ -89,6 +93,7 @@ __all__ = [
     "TensorData",
     "DType",
     "RECORD_VERSION",
+    "max_objects",
     # module helpers
     "RecordDiff",
     "record_diff",
@@ -105,5 +110,6 @@ __all__ = [
     "convert_precision",
     "RecordMismatchError",
     "RecordNotFoundError",
+    "RecordReadError",
     "UnsupportedItemError",
 ]

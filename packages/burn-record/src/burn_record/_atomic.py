@@ -12,13 +12,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from burn_tensor.cache import fsync_dir
+
 
 def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> Path:
     """Call `write(fileobj)` on a temporary file beside `path`, fsync it, then rename it over
     `path`.
 
     The temporary file lives in the same directory so `os.replace` is a same-filesystem atomic
-    rename.
+    rename. Its name is random and it is created with `O_EXCL`, so a file or symlink someone
+    planted there is never written through: the create fails instead (and `os.replace` replaces
+    a symlink at `path` itself, never its target).
     If `write` (or anything up to the rename) raises, the temporary file is removed and `path` is
     untouched. Parent directories are created, as Burn's file recorders do.
 
@@ -48,7 +52,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> 
         except FileNotFoundError:
             pass
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     return path
 
 
@@ -121,17 +125,3 @@ def _alive(pid: int) -> bool:
 
 
 _PROCESS_START = time.time()
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Persist the rename itself; not possible on every platform (Windows), so best effort.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -51,6 +51,10 @@ class RecordNotFoundError(RecordError, FileNotFoundError):
     """The record file does not exist."""
 
 
+class RecordReadError(RecordError, OSError):
+    """The record file exists but cannot be read (a directory, no permission, an I/O error)."""
+
+
 class RecordMismatchError(RecordError, ValueError):
     """A loaded record does not fit the expected structure.
 

@@ -140,7 +140,13 @@ def _bad(msg: str) -> RecordCorruptedError:
 
 
 def max_objects() -> int:
-    """How many containers and elements one record may hold (BURN_RECORD_MAX_OBJECTS)."""
+    """How many containers and elements one record may hold (BURN_RECORD_MAX_OBJECTS, default
+    2^19). burn_import bounds the tree of a `.pt` file by the same number.
+
+    Example:
+        >>> max_objects() >= 1
+        True
+    """
     value = os.environ.get("BURN_RECORD_MAX_OBJECTS", "").strip()
     if not value:
         return MAX_OBJECTS

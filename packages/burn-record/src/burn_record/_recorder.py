@@ -12,7 +12,13 @@ from . import _bin, _json, _mpk
 from ._atomic import atomic_write
 from ._compress import NONE, compress, decompress, write
 from ._diff import apply_dtypes
-from ._errors import RecordCorruptedError, RecordFormatError, RecordNotFoundError
+from ._errors import (
+    RecordCorruptedError,
+    RecordError,
+    RecordFormatError,
+    RecordNotFoundError,
+    RecordReadError,
+)
 from ._frame import JSON_PREFIX, MAGIC_BIN, MAGIC_MPK, NAMES, describe, frame, unframe
 from ._metadata import build_metadata, check_metadata
 from ._named import from_plain, to_plain
@@ -87,8 +93,14 @@ class Recorder:
         """Decode bytes produced by `to_bytes` (or a file's contents); see `load` for `target`."""
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"expected bytes, got {type(data).__name__}")
+        return self._decode(data, target)
+
+    def _decode(self, data: Any, target: Any) -> Any:
+        """`from_bytes` of bytes, or of a binary file open at them (compressed records only:
+        they are decompressed a step at a time straight from the file)."""
         reader = type(self).__name__
-        if len(data) == 0:
+        size = os.fstat(data.fileno()).st_size if hasattr(data, "fileno") else len(data)
+        if size == 0:
             # An empty file is far more often an interrupted copy than a different format.
             raise RecordCorruptedError(f"{reader}: the record is empty")
         raw = decompress(data, self._compression, reader, _head_check(self._payload, reader))
@@ -182,12 +194,33 @@ class FileRecorder(Recorder):
             f = open(file, "rb")
         except FileNotFoundError:
             raise RecordNotFoundError(f"{type(self).__name__}: no record file at {file}") from None
-        with f:
-            mapped = _map_file(f) if MMAP_LOADS else None
-            if mapped is None:
-                data = bytearray(os.fstat(f.fileno()).st_size)
-                n = f.readinto(data)
-                return self.from_bytes(memoryview(data)[:n], target=target)
+        except OSError as err:  # a directory, no permission, ...
+            raise RecordReadError(
+                f"{type(self).__name__}: cannot open {file} ({err.strerror or err})"
+            ) from None
+        try:
+            with f:
+                return self._load_open(f, target)
+        except RecordError as err:
+            # Name the file in every error (the decoders only know the recorder).
+            if err.args and isinstance(err.args[0], str) and str(file) not in err.args[0]:
+                err.args = (f"{err.args[0]} [file: {file}]", *err.args[1:])
+            raise
+        except OSError as err:
+            raise RecordReadError(
+                f"{type(self).__name__}: cannot read {file} ({err.strerror or err})"
+            ) from None
+
+    def _load_open(self, f: Any, target: Any) -> Any:
+        if self._compression != NONE:
+            # Decompressed straight from the file: the compressed bytes are never all in memory,
+            # so a refused bomb costs its decompression bound and nothing more.
+            return self._decode(f, target)
+        mapped = _map_file(f) if MMAP_LOADS else None
+        if mapped is None:
+            data = bytearray(os.fstat(f.fileno()).st_size)
+            n = f.readinto(data)
+            return self.from_bytes(memoryview(data)[:n], target=target)
         view = memoryview(mapped)
         try:
             return self.from_bytes(view, target=target)

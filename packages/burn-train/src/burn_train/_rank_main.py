@@ -56,10 +56,13 @@ def main() -> None:
                 "type": type(err).__name__,
                 "message": str(err)[:500],
             }
+            # Atomic, through a random O_EXCL temp name: never a fixed `.tmp` that a symlink
+            # planted in the folder could redirect.
+            from burn_record import atomic_write
+
+            data = json.dumps(record).encode("utf-8")
             path = os.path.join(where, f"rank-{record['rank']}.json")
-            with open(path + ".tmp", "w") as f:
-                json.dump(record, f)
-            os.replace(path + ".tmp", path)
+            atomic_write(path, lambda f: f.write(data))
         raise
 
 

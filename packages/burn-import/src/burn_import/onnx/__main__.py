@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._errors import OnnxImportError
 from ._modelgen import ModelGen, RecordType
 
 
@@ -30,20 +29,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    gen = (
-        ModelGen()
-        .out_dir(args.out_dir)
-        .record_type(RecordType[args.record_type])
-        .half_precision(args.half_precision)
-        .class_name(args.class_name)
-        .development(args.development)
-    )
-    for path in args.inputs:
-        gen.input(path)
     try:
+        gen = (
+            ModelGen()
+            .out_dir(args.out_dir)
+            .record_type(RecordType[args.record_type])
+            .half_precision(args.half_precision)
+            .class_name(args.class_name)
+            .development(args.development)
+        )
+        for path in args.inputs:
+            gen.input(path)
         for py in gen.run():
             print(py)
-    except OnnxImportError as err:
+    except ValueError as err:  # OnnxImportError, a refused class name or colliding outputs
         print(f"error: {err}", file=sys.stderr)
         return 1
     return 0

@@ -8,55 +8,18 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from ._attrs import check_attributes
 from ._codegen_loop import convert_if, convert_loop
 from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
 from ._expand import origin
+from ._fold import set_const, try_fold
 from ._load import default_opset, to_array
+from ._names import RESERVED, check_class_name, label, safe_text
 from ._registry import load_all
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
-
-# Ops whose result is computed at import time when every input is a constant: shape arithmetic
-# (Shape -> Gather -> Concat -> Reshape chains of exported models), never the model's tensors.
-FOLDABLE = {
-    "Constant",
-    "Identity",
-    "Shape",
-    "Size",
-    "Gather",
-    "Concat",
-    "Unsqueeze",
-    "Squeeze",
-    "Slice",
-    "Cast",
-    "Reshape",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Equal",
-    "Where",
-    "Range",
-    "ConstantOfShape",
-    "Expand",
-    "ReduceProd",
-    "Neg",
-    "Not",
-    "Less",
-    "Greater",
-    "Mod",
-    "Max",
-    "Min",
-    "Abs",
-    "Floor",
-    "Ceil",
-    "Sqrt",
-    "CastLike",
-    "Flatten",
-    "Transpose",
-}
-FOLD_LIMIT = 1 << 20
+from ._verify import verify_source
 
 
 @dataclass
@@ -80,7 +43,8 @@ def generate(
 ) -> Generated:
     """Generate the module source for a model already passed through `load_model`."""
     table = load_all()
-    gen = Gen(model, default_opset(model))
+    check_class_name(class_name)
+    gen = Gen(model, default_opset(model), reserved=RESERVED | {class_name})
     graph = model.graph
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
@@ -108,13 +72,14 @@ def generate(
     ret = []
     for vi in graph.output:
         if vi.name not in gen.vars and vi.name in gen.consts:
-            gen.lines.append(f"# graph output {vi.name!r} is a constant")
+            gen.lines.append(f"# graph output {label(vi.name)} is a constant")
             gen.materialize(vi.name)
         ret.append(gen.vars[vi.name])
         outputs.append((vi.name, gen.types.get(vi.name)))
     source = _assemble(
         gen, class_name, source_name, inputs, outputs, ret, record_file, recorder, precision
     )
+    verify_source(source, class_name)
     record = {f.name: f.record for f in gen.fields}
     types = {k: v for k, v in gen.types.items()}
     types.update(
@@ -128,12 +93,21 @@ def generate(
 
 
 LOOPS = {"Scan": convert_scan, "Loop": convert_loop}  # control flow written as Python loops
+RAW_ERRORS = (ArithmeticError, LookupError, ValueError, TypeError, AttributeError, RecursionError)
 
 
 def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     """Write one node's code (or fold it, or inline the taken branch of a constant `If`)."""
     try:
-        _convert_node(gen, table, node, used)
+        try:
+            _convert_node(gen, table, node, used)
+        except OnnxImportError:
+            raise
+        except RAW_ERRORS as err:
+            # A converter meeting input it did not foresee: still the node's typed error.
+            name = node.name or (node.output[0] if node.output else "")
+            why = f"cannot convert: {type(err).__name__}: {err}"
+            raise op_error(node.op_type, name, gen.opset, why) from err
     except OnnxImportError as err:
         op = origin(node)
         if op is None or err.op_type is None:
@@ -147,6 +121,8 @@ def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
 
 
 def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
+    if node.domain in ("", "ai.onnx"):
+        check_attributes(node, gen.opset)
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         _inline_if(gen, table, node, used)
         return
@@ -173,15 +149,17 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
             raise op_error(node.op_type, name, gen.opset, f"attribute {a.name!r} is not supported")
     if node.op_type not in used:
         used.append(node.op_type)
-    if _try_fold(gen, node):
+    if try_fold(gen, node):
         return
     if any(o and (gen.types.get(o) is None or gen.types[o].shape is None) for o in node.output):
         _infer_node(gen, node)
     ctx = NodeCtx(gen, node)
-    ins = ", ".join(i or "-" for i in node.input)
-    outs = ", ".join(node.output)
-    gen.lines.append(f"# {node.op_type} {name!r}: ({ins}) -> ({outs})")
+    start = len(gen.lines)
     spec.fn(ctx)
+    # The comment names the Python variables (model text only through `label`/`safe_text`).
+    ins = ", ".join(_var_text(gen, i) for i in node.input)
+    outs = ", ".join(_var_text(gen, o) for o in node.output)
+    gen.lines.insert(start, f"# {node.op_type} {label(name)}: ({ins}) -> ({outs})")
     for out in node.output:
         if out and out not in gen.consts:
             vt = gen.types.get(out)
@@ -194,6 +172,11 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
                 )
 
 
+def _var_text(gen: Gen, name: str) -> str:
+    """How a comment names a value: its variable, else its sanitized ONNX name."""
+    return gen.vars.get(name) or (safe_text(name) if name else "-")
+
+
 def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     """`If` whose condition is known at import time (shape checks of expanded functions): the
     taken branch's nodes are converted in place; a run-time condition gives a Python if/else
@@ -203,9 +186,12 @@ def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     if cond is None:
         convert_if(gen, lambda g, sub: _convert(g, table, sub, used), node)
         return
+    if np.asarray(cond).size != 1:
+        why = f"the condition is a constant of shape {list(np.shape(cond))}; one value expected"
+        raise op_error("If", name, gen.opset, why)
     attrs = {a.name: a.g for a in node.attribute}
     branch = attrs["then_branch" if bool(np.asarray(cond).reshape(-1)[0]) else "else_branch"]
-    gen.lines.append(f"# If {name!r}: condition known at import time, branch inlined")
+    gen.lines.append(f"# If {label(name)}: condition known at import time, branch inlined")
     for init in branch.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
     for vi in list(branch.value_info) + list(branch.output):
@@ -216,64 +202,11 @@ def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
         _convert(gen, table, sub, used)
     for out, src in zip(node.output, branch.output):
         if src.name in gen.consts and src.name not in gen.vars:
-            _set_const(gen, out, gen.consts[src.name])
+            set_const(gen, out, gen.consts[src.name])
         else:
             gen.vars[out] = gen.vars[src.name]
             if src.name in gen.types:
                 gen.types[out] = gen.types[src.name]
-
-
-def _try_fold(gen: Gen, node: onnx.NodeProto) -> bool:
-    if node.op_type == "Shape":
-        vt = gen.types.get(node.input[0])
-        src = gen.consts.get(node.input[0])
-        shape = list(src.shape) if src is not None else (vt.shape if vt is not None else None)
-        if shape is None or not all(isinstance(d, int) for d in shape):
-            return False
-        attrs = {a.name: a.i for a in node.attribute}
-        r = len(shape)
-        start, end = attrs.get("start", 0), attrs.get("end", r)
-        start, end = (max(0, min(r, s + r if s < 0 else s)) for s in (start, end))
-        _set_const(gen, node.output[0], np.array(shape[start:end], dtype=np.int64))
-        return True
-    if node.op_type == "Size":
-        vt = gen.types.get(node.input[0])
-        if vt is None or not vt.static:
-            return False
-        _set_const(gen, node.output[0], np.array(int(np.prod(vt.shape)), dtype=np.int64))
-        return True
-    if node.op_type not in FOLDABLE or any(i and i not in gen.consts for i in node.input):
-        return False
-    if node.op_type != "Constant" and not node.input:
-        return False
-    if any(gen.consts[i].size > FOLD_LIMIT for i in node.input if i):
-        return False
-    from onnx.reference import ReferenceEvaluator
-
-    try:
-        feeds = {i: gen.consts[i] for i in node.input if i}
-        graph = onnx.helper.make_graph(
-            [node],
-            "fold",
-            [
-                onnx.helper.make_tensor_value_info(
-                    i, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape
-                )
-                for i, a in feeds.items()
-            ],
-            [onnx.helper.make_tensor_value_info(o, 0, None) for o in node.output],
-        )
-        m = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", gen.opset)])
-        outs = ReferenceEvaluator(m).run(None, feeds)
-    except Exception:  # noqa: BLE001 - onnx/protobuf raise many types
-        return False
-    for name, val in zip(node.output, outs):
-        val = np.asarray(val)
-        if val.size > FOLD_LIMIT or elem_of_np(val.dtype) is None:
-            return False
-    for name, val in zip(node.output, outs):
-        _set_const(gen, name, np.asarray(val))
-    return True
 
 
 def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
@@ -310,11 +243,6 @@ def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
             gen.types[vi.name] = vt
 
 
-def _set_const(gen: Gen, name: str, val: np.ndarray) -> None:
-    gen.consts[name] = val
-    gen.types[name] = VType(elem_of_np(val.dtype) or 0, list(val.shape))
-
-
 def _imports(gen: Gen) -> list[str]:
     """Only the names the generated code uses, so the header reads as what the model needs."""
     body = "\n".join(gen.lines) + "\n".join(f.init_code + f.annotation for f in gen.fields)
@@ -345,15 +273,17 @@ def _imports(gen: Gen) -> list[str]:
 
 
 def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, recorder, precision):
-    producer = gen.model.producer_name or "unknown producer"
-    doc_in = ", ".join(f"{n!r} {type_name(vt.elem)}{vt.shape}" for n, vt in inputs)
+    # The docstring holds no model text but `safe_text`'s, and the variables' names.
+    producer = safe_text(gen.model.producer_name or "unknown producer")
+    doc_in = ", ".join(f"{gen.vars[n]} {type_name(vt.elem)}{vt.shape}" for n, vt in inputs)
     doc_out = ", ".join(
-        f"{n!r} {type_name(vt.elem) if vt else '?'}{vt.shape if vt else ''}" for n, vt in outputs
+        f"{v} {type_name(vt.elem) if vt else '?'}{vt.shape if vt else ''}"
+        for v, (_, vt) in zip(ret, outputs)
     )
     out = [
         (
-            f'"""{class_name}: generated by burn_import from {source_name} ({producer}, ONNX opset '
-            f"{gen.opset})."
+            f'"""{class_name}: generated by burn_import from {safe_text(source_name)} '
+            f"({producer}, ONNX opset {gen.opset})."
         ),
         "",
         "Ordinary burn-py code: edit, train (under Autodiff) or run it on any backend.",
@@ -382,7 +312,7 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
         out += ["RECORD = None", ""]
     out += ["", f"class {class_name}(Module):"]
     for f in gen.fields:
-        out.append(f"    {f.name}: {f.annotation}  # {f.comment}")
+        out.append(f"    {f.name}: {f.annotation}  # {f.comment}")  # comment: label()s only
     if gen.fields:
         out.append("")
     out += [

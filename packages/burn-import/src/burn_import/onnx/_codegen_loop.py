@@ -29,6 +29,7 @@ from onnx import TensorProto
 
 from ._errors import op_error
 from ._load import to_array
+from ._names import label
 from ._types import VType, vtype_of
 
 INDENT = "    "
@@ -79,7 +80,7 @@ def convert_loop(gen, convert, node: onnx.NodeProto) -> None:
     def var(onnx_name: str) -> str:
         return gen.vars[onnx_name] if onnx_name in gen.vars else gen.materialize(onnx_name)
 
-    gen.lines.append(f"# Loop {name!r}: a while loop, the body inline")
+    gen.lines.append(f"# Loop {label(name)}: a while loop, the body inline")
     trip, go, i = (gen.fresh(f"{name}_{s}") for s in ("trip", "go", "i"))
     m = var(node.input[0]) if node.input[0] else "None"
     c = var(node.input[1]) if len(node.input) > 1 and node.input[1] else "None"
@@ -127,7 +128,7 @@ def convert_if(gen, convert, node: onnx.NodeProto) -> None:
     cond = gen.vars.get(node.input[0])
     if cond is None:
         raise op_error("If", name, gen.opset, f"condition {node.input[0]!r} has no value")
-    gen.lines.append(f"# If {name!r}: a run-time condition")
+    gen.lines.append(f"# If {label(name)}: a run-time condition")
     for key, head in (("then_branch", f"if ops.truth({cond}):"), ("else_branch", "else:")):
         branch = branches[key]
         gen.lines.append(head)

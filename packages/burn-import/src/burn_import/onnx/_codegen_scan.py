@@ -24,6 +24,7 @@ import onnx
 
 from ._codegen_loop import bind_state_results, forget_block_consts, stack_results
 from ._errors import op_error
+from ._names import label
 from ._types import VType
 
 INDENT = "    "
@@ -59,7 +60,7 @@ def convert_scan(gen, convert, node: onnx.NodeProto) -> None:
     def var(onnx_name: str) -> str:
         return gen.vars[onnx_name] if onnx_name in gen.vars else gen.materialize(onnx_name)
 
-    gen.lines.append(f"# Scan {name!r}: a loop over the scan axis, the body inline")
+    gen.lines.append(f"# Scan {label(name)}: a loop over the scan axis, the body inline")
     first = var(node.input[n_state])
     length = gen.fresh(f"{name}_length")
     gen.lines.append(f"{length} = {first}.dims()[{in_axes[0]}]")

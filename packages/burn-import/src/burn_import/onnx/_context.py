@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import keyword
-import re
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 
 from ._errors import OnnxImportError, op_error
+from ._names import RESERVED, identifier, label
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
 
 INLINE_LIMIT = 64  # constants up to this many elements are written into the code
+MAX_CONSTANT = 2**31  # as `_load.MAX_TENSOR_ELEMENTS`: a folded constant cannot be larger
 
 
 @dataclass
@@ -38,17 +39,19 @@ class Gen:
     fields: list[Field] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
     imports: set[str] = field(default_factory=set)
+    reserved: frozenset[str] = RESERVED
+    suffix: dict[str, int] = field(default_factory=dict)  # last number `fresh` gave each name
 
     def fresh(self, base: str) -> str:
-        name = re.sub(r"\W", "_", base).strip("_") or "v"
-        if name[0].isdigit():
-            name = "v_" + name
-        if keyword.iskeyword(name) or name in {"self", "device", "Tensor", "DType", "np", "F"}:
-            name += "_"
-        cand, k = name, 1
+        """A new local variable for the model value `base`: an ASCII identifier by `identifier`,
+        unique among every name given so far (Python sees identifiers NFKC-normalized, so
+        uniqueness is checked on the identifier, never on the model's text)."""
+        name = identifier(base, self.reserved)
+        cand, k = name, self.suffix.get(name, 1)
         while cand in self.names:
             k += 1
             cand = f"{name}_{k}"
+        self.suffix[name] = k
         self.names.add(cand)
         return cand
 
@@ -72,6 +75,10 @@ class Gen:
         elem = elem_of_np(arr.dtype)
         if elem is None:
             raise OnnxImportError(f"constant {name!r}: element type {arr.dtype} is not supported")
+        if arr.size > MAX_CONSTANT:
+            raise OnnxImportError(
+                f"constant {name!r}: {arr.size} elements (at most {MAX_CONSTANT} in one tensor)"
+            )
         shape = list(arr.shape) or [1]
         var = self.fresh(name)
         if arr.size <= INLINE_LIMIT:
@@ -85,7 +92,7 @@ class Gen:
                 "Param",
                 f"ops.param({shape}, {dtype_code(elem)}, device, trainable={trainable})",
                 arr.reshape(shape),
-                f"initializer {name!r}",
+                f"initializer {label(name)}",
             )
             self.lines.append(f"{var} = self.{fname}.val()")
         self.vars[name] = var
@@ -94,11 +101,53 @@ class Gen:
 
 def literal(arr: np.ndarray) -> str:
     """A flat Python list literal of `arr` (non-finite floats spelled so that they parse)."""
-    vals = arr.reshape(-1).tolist()
-    text = repr(vals)
-    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-        text = "[" + ", ".join(repr(v) if np.isfinite(v) else f'float("{v}")' for v in vals) + "]"
-    return text
+    return lit(arr.reshape(-1).tolist())
+
+
+class FloatLit(float):
+    """A float attribute whose `repr` is always a Python expression (`float('nan')`, not
+    `nan`), so `{value!r}` in a converter's f-string stays a literal."""
+
+    def __repr__(self) -> str:
+        return lit(float(self))
+
+    __str__ = __repr__
+
+
+def lit(value) -> str:
+    """The Python literal of a plain value: bool, int, float (non-finite spelled
+    `float('inf')`), str (through `repr`), None, and lists/tuples of them.
+
+    Example:
+        >>> print(lit([1, 2.5, float("-inf"), "a'b", None, (True,)]))
+        [1, 2.5, float('-inf'), "a'b", None, (True,)]
+    """
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return repr(None if value is None else bool(value))
+    if isinstance(value, (int, np.integer)):
+        return repr(int(value))
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return repr(f) if math.isfinite(f) else f"float({str(f)!r})"
+    if isinstance(value, str):
+        return ascii(value)  # the generated source stays ASCII
+    if isinstance(value, list):
+        return "[" + ", ".join(lit(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(lit(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    raise TypeError(f"no literal for {type(value).__name__}")
+
+
+def _coerce(value):
+    """An attribute value as the plain Python types converters write into code."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, float):
+        return FloatLit(value)
+    if isinstance(value, list):
+        return [_coerce(v) for v in value]
+    return value
 
 
 class NodeCtx:
@@ -115,10 +164,36 @@ class NodeCtx:
 
     # -- attributes --------------------------------------------------------------------------------
     def attr(self, name: str, default=None):
-        v = self.attrs.get(name, default)
-        if isinstance(v, bytes):
-            v = v.decode()
-        return v
+        """The attribute's value (its type was checked against the op's schema in
+        `_attrs.check_attributes`): int, float (a `FloatLit`), str, or lists of them."""
+        if name not in self.attrs:
+            return default
+        try:
+            return _coerce(self.attrs[name])
+        except UnicodeDecodeError:
+            self.fail(f"attribute {name!r} is not UTF-8 text")
+
+    def ints(self, name: str, default, length: int | None = None, minimum: int | None = None):
+        """A list-of-ints attribute with `length` values (e.g. one per spatial dim), each at
+        least `minimum`; anything else raises naming the attribute."""
+        vals = list(self.attr(name, default))
+        shown = vals if len(vals) <= 8 else vals[:8] + ["..."]
+        if length is not None and len(vals) != length:
+            self.fail(
+                f"attribute {name!r} has {len(vals)} values; {length} expected "
+                f"(input rank {self.rank(0)})"
+            )
+        if minimum is not None and any(v < minimum for v in vals):
+            self.fail(f"attribute {name!r} = {shown}: every value must be >= {minimum}")
+        return vals
+
+    def axis(self, name: str, default, rank: int) -> int:
+        """An axis attribute checked against `rank` (ONNX: -rank <= axis < rank), normalized."""
+        a = self.attr(name, default)
+        r = max(rank, 1)
+        if not -r <= a < r:
+            self.fail(f"attribute {name!r} = {a} is outside [{-r}, {r - 1}] for input rank {rank}")
+        return a % r
 
     # -- inputs ----------------------------------------------------------------------------------
     @property
@@ -231,7 +306,7 @@ class NodeCtx:
     # -- fields ----------------------------------------------------------------------------------
     def add_field(self, kind, annotation, init_code, record, comment="") -> str:
         return self.gen.add_field(
-            kind, annotation, init_code, record, comment or f"{self.op_type} {self.name!r}"
+            kind, annotation, init_code, record, comment or f"{self.op_type} {label(self.name)}"
         )
 
     def dtype(self, elem: int) -> str:

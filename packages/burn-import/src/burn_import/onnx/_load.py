@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
+from ._attrs import check_graph_attributes, check_model_list_sizes
 from ._errors import OnnxImportError
 from ._expand import expand_functions
 from ._legacy import prelu_channel_slopes, refuse_batched_scan
@@ -197,16 +198,27 @@ def load_model(source) -> onnx.ModelProto:
         OnnxImportError: the file is not a usable ONNX model; the message says why.
     """
     model = read_model(source)
-    default_opset(model)
+    opset = default_opset(model)
     check_graph(model)
+    check_model_list_sizes(model, opset)
     try:
         onnx.checker.check_model(model)
     except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
         raise OnnxImportError(f"invalid ONNX model: {str(err).splitlines()[0]}") from None
     try:
-        model = expand_functions(model, load_all())
+        expanded = expand_functions(model, load_all())
     except Exception as err:  # noqa: BLE001 - onnx's inliner raises many types
         raise OnnxImportError(f"cannot expand ONNX functions: {str(err).splitlines()[0]}") from None
+    if expanded is not model:
+        # Inlined bodies take their attributes from the call sites, which the checker above saw
+        # only as the function's (untyped) attributes: check every node again.
+        check_graph_attributes(expanded.graph, default_opset(expanded))
+        try:
+            onnx.checker.check_model(expanded)
+        except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types
+            first = str(err).splitlines()[0]
+            raise OnnxImportError(f"invalid ONNX model after inlining functions: {first}") from None
+        model = expanded
     check_domains(model)
     model = upgrade(model)
     try:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import enum
-import importlib.util
 import os
 import sys
+import types
 import uuid
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import numpy as np
 from ._codegen import Generated, generate
 from ._errors import OnnxImportError
 from ._load import load_model
+from ._names import check_class_name, module_stem
 
 
 class RecordType(enum.Enum):
@@ -66,9 +67,9 @@ class ModelGen:
         return self
 
     def class_name(self, name: str) -> ModelGen:
-        if not name.isidentifier():
-            raise ValueError(f"class_name: {name!r} is not a Python identifier")
-        self._class_name = name
+        """The generated class's name: a plain ASCII identifier that is no keyword, builtin or
+        name the generated module uses itself (`ops`, `Module`, `Tensor`, ...)."""
+        self._class_name = check_class_name(name)
         return self
 
     def development(self, dev: bool = True) -> ModelGen:
@@ -77,57 +78,88 @@ class ModelGen:
         return self
 
     def run(self) -> list[Path]:
-        """Generate every input; returns the paths of the written `.py` files."""
+        """Generate every input; returns the paths of the written `.py` files.
+
+        Output names come from the input stems (`_names.module_stem`); two inputs whose stems
+        give the same module name are refused before anything is written. A module is written
+        only after it imported and its record was written, so a failed input leaves nothing.
+        """
         if not self._inputs:
             raise ValueError("ModelGen: no input; call .input('model.onnx')")
         if self._out_dir is None:
             raise ValueError("ModelGen: no output directory; call .out_dir('model/')")
+        stems: dict[str, Path] = {}
+        for p in self._inputs:
+            stem = module_stem(p.stem)
+            if stem in stems:
+                raise ValueError(
+                    f"ModelGen: inputs {str(stems[stem])!r} and {str(p)!r} would both be written "
+                    f"as module {stem!r}; rename one"
+                )
+            stems[stem] = p
         self._out_dir.mkdir(parents=True, exist_ok=True)
-        return [self._one(p) for p in self._inputs]
+        return [self._one(p, stem) for stem, p in stems.items()]
 
     run_from_script = run
     run_from_cli = run
 
-    def _one(self, src: Path) -> Path:
+    def _one(self, src: Path, stem: str) -> Path:
+        from burn_record._atomic import atomic_write
+
         model = load_model(src)
-        stem = _module_name(src.stem)
         precision = "HalfPrecisionSettings" if self._half else "FullPrecisionSettings"
         gen = generate(model, self._class_name, src.name, stem, self._record_type.value, precision)
         py = self._out_dir / f"{stem}.py"
-        tmp = py.with_suffix(f".py.tmp{uuid.uuid4().hex[:8]}")
-        tmp.write_text(gen.source)
-        os.replace(tmp, py)
-        write_record(gen, py, self._out_dir / stem, self._record_type.value, precision)
-        if self._development:
-            (self._out_dir / f"{stem}.graph.txt").write_text(str(model.graph))
+        record = write_record(gen, py, self._out_dir / stem, self._record_type.value, precision)
+        graph_txt = self._out_dir / f"{stem}.graph.txt"
+        try:
+            if self._development:
+                graph = str(model.graph).encode("utf-8", "replace")
+                atomic_write(graph_txt, lambda f: f.write(graph))
+            atomic_write(py, lambda f: f.write(gen.source.encode("utf-8")))
+        except BaseException:
+            for path in (record, graph_txt):
+                path.unlink(missing_ok=True)
+            raise
         return py
 
 
-def _module_name(stem: str) -> str:
-    name = "".join(c if c.isalnum() else "_" for c in stem).lower() or "model"
-    return ("m_" + name) if name[0].isdigit() else name
-
-
-def import_source(py: Path, class_name: str = "Model"):
-    """Import a generated module file and return its model class."""
-    name = f"_burn_onnx_{py.stem}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(name, py)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
+def exec_source(source: str, class_name: str, filename: str | None = None, register=False):
+    """Run generated source as a fresh module and return its class; any failure (it does not
+    compile, or raises while running) is an `OnnxImportError`. `filename` is the module's
+    `__file__` (the record is found beside it); `register` puts it in `sys.modules` (burn_nn
+    resolves field annotations there) until the caller pops it."""
+    name = f"_burn_onnx_gen_{uuid.uuid4().hex[:10]}"
+    where = filename or f"<generated {name}>"
     try:
-        spec.loader.exec_module(mod)
+        code = compile(source, where, "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
+        raise OnnxImportError(f"generated code of {where} does not compile: {err}") from None
+    mod = types.ModuleType(name)
+    mod.__file__ = where
+    if register:
+        sys.modules[name] = mod
+    try:
+        exec(code, mod.__dict__)  # noqa: S102 - checked by _verify; no model text is code
+        return mod.__dict__[class_name]
     except Exception as err:
-        raise OnnxImportError(f"generated code of {py} does not import: {err}") from err
-    return getattr(mod, class_name)
+        sys.modules.pop(name, None)
+        raise OnnxImportError(f"generated code of {where} does not import: {err}") from err
 
 
 def build_module(gen: Generated, cls, device):
-    """An instance of the generated class holding the ONNX weights (no file involved)."""
-    model = cls.init(device)
-    if not gen.record:
-        return model
-    record = _tensors(gen.record, device)
-    return model.load_record(record)
+    """An instance of the generated class holding the ONNX weights (no file involved); a layer
+    that cannot be built from the model's values (e.g. channels not divisible by the groups)
+    is an `OnnxImportError`."""
+    try:
+        model = cls.init(device)
+        if not gen.record:
+            return model
+        return model.load_record(_tensors(gen.record, device))
+    except OnnxImportError:
+        raise
+    except Exception as err:
+        raise OnnxImportError(f"the generated module cannot be built: {err}") from err
 
 
 def _tensors(tree, device):
@@ -160,12 +192,18 @@ def _dtype_of(arr):
     }[arr.dtype.name]
 
 
-def write_record(gen: Generated, py: Path, base: Path, recorder: str, precision: str) -> None:
+def write_record(gen: Generated, py: Path, base: Path, recorder: str, precision: str) -> Path:
+    """Import the generated source (as the module `py` will be) and write its record at `base`
+    (the recorder adds its extension); returns the record's path. Nothing is written when the
+    module does not import or its weights do not fit it."""
     import burn_record
     from burn_tensor import default_device
 
     device = default_device()
-    cls = import_source(py, gen.class_name)
-    model = build_module(gen, cls, device)
+    cls = exec_source(gen.source, gen.class_name, str(py), register=True)
+    try:
+        model = build_module(gen, cls, device)
+    finally:
+        sys.modules.pop(cls.__module__, None)
     rec = getattr(burn_record, recorder)(getattr(burn_record, precision))
-    model.save_file(base, rec)
+    return Path(model.save_file(base, rec))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._context import lit
 from ._registry import op
 from ._types import FLOATS
 
@@ -18,16 +19,19 @@ def _geometry(ctx, what: str = "convolutions", dims: tuple[int, ...] = (1, 2)):
         names = " and ".join(f"{d}D" for d in dims)
         ctx.fail(f"only {names} {what} are supported (input rank {rank})")
     wshape = ctx.shape(1)
-    kernel = list(ctx.attr("kernel_shape", wshape[2:]))
-    strides = list(ctx.attr("strides", [1] * spatial))
-    dil = list(ctx.attr("dilations", [1] * spatial))
+    if "kernel_shape" in ctx.attrs:
+        kernel = ctx.ints("kernel_shape", None, spatial, 1)
+    else:
+        kernel = list(wshape[2:])
+    strides = ctx.ints("strides", [1] * spatial, spatial, 1)
+    dil = ctx.ints("dilations", [1] * spatial, spatial, 1)
     return spatial, wshape, kernel, strides, dil
 
 
 def _pads(ctx, spatial: int, kernel, strides, dilations):
     """ONNX pads `[b1, b2, ..., e1, e2, ...]` (auto_pad resolved from static input dims)."""
     auto = ctx.attr("auto_pad", "NOTSET")
-    pads = list(ctx.attr("pads", [0] * (2 * spatial)))
+    pads = ctx.ints("pads", [0] * (2 * spatial), 2 * spatial, 0)
     if auto in ("SAME_UPPER", "SAME_LOWER"):
         dims = ctx.shape(0)[2:]
         if any(d is None for d in dims):
@@ -88,9 +92,11 @@ def conv(ctx):
 def conv_transpose(ctx):
     spatial, _, kernel, strides, dil = _geometry(ctx, "transposed convolutions", (1, 2, 3))
     group = ctx.attr("group", 1)
-    out_pad = list(ctx.attr("output_padding", [0] * spatial))
+    out_pad = ctx.ints("output_padding", [0] * spatial, spatial, 0)
     auto = ctx.attr("auto_pad", "NOTSET")
-    pads = list(ctx.attr("pads", [0] * (2 * spatial)))
+    pads = ctx.ints("pads", [0] * (2 * spatial), 2 * spatial, 0)
+    if len(ctx.attr("output_shape", [0] * spatial)) not in (spatial, spatial + 2):
+        ctx.fail(f"attribute 'output_shape' needs {spatial} values (input rank {spatial + 2})")
     dims = ctx.shape(0)[2:]
     if "output_shape" in ctx.attrs and auto in ("NOTSET", "VALID"):
         # The given pads (none for VALID) stay, and the result is cropped or zero-extended at
@@ -150,9 +156,9 @@ def pool(ctx):
         ctx.fail("the Indices output is supported for 2-D MaxPool only")
     if "p" in ctx.attrs and ctx.op_type != "LpPool":
         ctx.fail("attribute 'p' is not supported")
-    kernel = list(ctx.attr("kernel_shape"))
-    strides = list(ctx.attr("strides", [1] * spatial))
-    dil = list(ctx.attr("dilations", [1] * spatial))
+    kernel = ctx.ints("kernel_shape", None, spatial, 1)
+    strides = ctx.ints("strides", [1] * spatial, spatial, 1)
+    dil = ctx.ints("dilations", [1] * spatial, spatial, 1)
     pads = _pads(ctx, spatial, kernel, strides, dil)
     ceil = ctx.attr("ceil_mode", 0)
     ceil_extra = [0] * spatial
@@ -245,8 +251,8 @@ def batch_norm(ctx):
     if all(c is not None for c in consts) and ctx.elem(0) == 1 and ctx.rank(0) >= 2:
         scale, bias, mean, var = consts
         n = scale.shape[0]
-        mom = 1 - ctx.attr("momentum", 0.9)
-        init = f"BatchNormConfig({n}, epsilon={eps!r}, momentum={mom!r}).init(device)"
+        mom = lit(1 - ctx.attr("momentum", 0.9))
+        init = f"BatchNormConfig({n}, epsilon={eps!r}, momentum={mom}).init(device)"
         rec = {"gamma": scale, "beta": bias, "running_mean": mean, "running_var": var}
         name = ctx.add_field("batchnorm", "BatchNorm", init, rec)
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
@@ -268,7 +274,7 @@ def layer_norm(ctx):
         target = f"{ctx.out(0)}, {mean}, {inv}"
     else:
         target = f"{ctx.out(0)}, _, _"
-    axis = ctx.attr("axis", -1) % ctx.rank(0)
+    axis = ctx.axis("axis", -1, ctx.rank(0))
     eps = ctx.attr("epsilon", 1e-5)
     bias = ctx.x(2) if ctx.has(2) else "None"
     ctx.emit(f"{target} = ops.layer_norm({ctx.x(0)}, {ctx.x(1)}, {bias}, {axis}, {eps!r})")
@@ -284,18 +290,23 @@ def group_norm(ctx):
 @op("LRN", attrs=("alpha", "beta", "bias", "size"))
 def lrn(ctx):
     a, b, k = ctx.attr("alpha", 1e-4), ctx.attr("beta", 0.75), ctx.attr("bias", 1.0)
-    ctx.set(0, f"ops.lrn({ctx.x(0)}, {ctx.attr('size')}, {a!r}, {b!r}, {k!r})")
+    size = ctx.attr("size")
+    if size < 1:
+        ctx.fail(f"attribute 'size' = {size} must be >= 1")
+    ctx.set(0, f"ops.lrn({ctx.x(0)}, {size}, {a!r}, {b!r}, {k!r})")
 
 
 @op("LpNormalization", attrs=("axis", "p"))
 def lp_norm(ctx):
-    axis = ctx.attr("axis", -1) % ctx.rank(0)
+    axis = ctx.axis("axis", -1, ctx.rank(0))
     ctx.set(0, f"ops.lp_normalize({ctx.x(0)}, {axis}, {ctx.attr('p', 2)})")
 
 
 @op("MeanVarianceNormalization", attrs=("axes",))
 def mvn(ctx):
-    axes = list(ctx.attr("axes", [0, 2, 3]))
+    axes, rank = ctx.ints("axes", [0, 2, 3]), ctx.rank(0)
+    if any(not -rank <= a < rank for a in axes):
+        ctx.fail(f"attribute 'axes' = {axes}: every axis must be in [{-rank}, {rank - 1}]")
     ctx.set(0, f"ops.mean_variance_norm({ctx.x(0)}, {axes})")
 
 
@@ -330,6 +341,8 @@ def dft(ctx):
     else:
         axis = 1 if ctx.opset < 20 else -2
     if isinstance(axis, int):
+        if not -rank <= axis < rank:
+            ctx.fail(f"axis {axis} is outside [{-rank}, {rank - 1}] for input rank {rank}")
         axis %= rank
         if axis == rank - 1:
             ctx.fail("the transform axis cannot be the complex (last) dim")
@@ -355,9 +368,9 @@ def max_unpool(ctx):
     from ._ops_shape import ints_arg
 
     spatial = ctx.rank(0) - 2
-    kernel = list(ctx.attr("kernel_shape"))
-    strides = list(ctx.attr("strides", [1] * spatial))
-    pads = list(ctx.attr("pads", [0] * (2 * spatial)))
+    kernel = ctx.ints("kernel_shape", None, spatial, 1)
+    strides = ctx.ints("strides", [1] * spatial, spatial, 1)
+    pads = ctx.ints("pads", [0] * (2 * spatial), 2 * spatial, 0)
     dims = ctx.shape(0)
     if any(d is None for d in dims):
         ctx.fail("MaxUnpool needs static input dims")

@@ -9,13 +9,13 @@ from ._rt_tfidf import ngram_table
 
 @op("Gather", attrs=("axis",))
 def gather(ctx):
-    axis = ctx.attr("axis", 0) % ctx.rank(0)
+    axis = ctx.axis("axis", 0, ctx.rank(0))
     ctx.set(0, f"ops.gather({ctx.x(0)}, {ctx.x(1)}, {axis}, {ctx.rank(1)})")
 
 
 @op("GatherElements", attrs=("axis",))
 def gather_elements(ctx):
-    axis = ctx.attr("axis", 0) % ctx.rank(0)
+    axis = ctx.axis("axis", 0, ctx.rank(0))
     ctx.set(0, f"ops.gather_elements({ctx.x(0)}, {ctx.x(1)}, {axis})")
 
 
@@ -34,7 +34,7 @@ def _reduction(ctx) -> str:
 
 @op("ScatterElements", "Scatter", attrs=("axis", "reduction"))
 def scatter_elements(ctx):
-    axis = ctx.attr("axis", 0) % ctx.rank(0)
+    axis = ctx.axis("axis", 0, ctx.rank(0))
     red = _reduction(ctx)
     ctx.set(0, f"ops.scatter_elements({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {axis}, {red!r})")
 
@@ -53,7 +53,7 @@ def one_hot(ctx):
 
 @op("TopK", attrs=("axis", "largest", "sorted"))
 def topk(ctx):
-    axis = ctx.attr("axis", -1) % ctx.rank(0)
+    axis = ctx.axis("axis", -1, ctx.rank(0))
     k = ints_arg(ctx, 1)
     largest = bool(ctx.attr("largest", 1))
     ctx.emit(f"{ctx.out(0)}, {ctx.out(1)} = ops.topk({ctx.x(0)}, {k}, {axis}, {largest})")
@@ -80,7 +80,7 @@ def unique(ctx):
 
 @op("TensorScatter", attrs=("axis", "mode"))
 def tensor_scatter(ctx):
-    axis = ctx.attr("axis", -2) % ctx.rank(0)
+    axis = ctx.axis("axis", -2, ctx.rank(0))
     if axis == 0:
         ctx.fail("axis 0 is the batch axis")
     mode = ctx.attr("mode", "linear")

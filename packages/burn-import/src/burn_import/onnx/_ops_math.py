@@ -52,7 +52,7 @@ def gemm(ctx):
 def softmax(ctx):
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
-    axis = ctx.attr("axis", -1) % max(ctx.rank(0), 1)
+    axis = ctx.axis("axis", -1, ctx.rank(0))
     fn = {
         "Softmax": "activation.softmax",
         "LogSoftmax": "activation.log_softmax",
@@ -90,6 +90,8 @@ def _act(ctx):
         vals = defaults
     else:
         vals = {k: ctx.attr(k, v) for k, v in defaults.items()}
+    if vals.get("approximate", "none") not in ("none", "tanh"):
+        ctx.fail(f"attribute 'approximate' = {vals['approximate']!r}: 'none' or 'tanh' expected")
     ctx.set(0, code.format(x=ctx.x(0), **vals))
 
 

@@ -77,7 +77,7 @@ def sce(ctx):
 
 @op("RMSNormalization", attrs=("axis", "epsilon", "stash_type"))
 def rms_norm(ctx):
-    axis = ctx.attr("axis", -1) % ctx.rank(0)
+    axis = ctx.axis("axis", -1, ctx.rank(0))
     eps = ctx.attr("epsilon", 1e-5)
     r = ctx.rank(0)
     ctx.set(0, f"ops.rms_norm({ctx.x(0)}, {ctx.xr(1, r)}, {axis}, {eps!r})")

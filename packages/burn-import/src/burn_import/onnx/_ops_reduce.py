@@ -41,7 +41,7 @@ def reduce(ctx):
 @op("ArgMax", "ArgMin", attrs=("axis", "keepdims", "select_last_index"))
 def argmax(ctx):
     rank = ctx.rank(0)
-    axis = ctx.attr("axis", 0) % rank
+    axis = ctx.axis("axis", 0, rank)
     keep, last = ctx.attr("keepdims", 1), ctx.attr("select_last_index", 0)
     fn = ctx.op_type.lower()
     ctx.set(0, f"ops.arg_reduce({ctx.x(0)}, {fn!r}, {axis}, {bool(keep)}, {bool(last)})")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import string
 
+from ._attrs import einsum_grammar_ok
 from ._registry import op
 
 RNN_ATTRS = (
@@ -87,8 +88,16 @@ def expand_ellipsis(eq: str, ranks: list[int]) -> str:
 def einsum(ctx):
     eq = ctx.attr("equation").replace(" ", "")
     ranks = [ctx.rank(i) for i in range(ctx.n_in)]
+    if not einsum_grammar_ok(eq) or len(eq.partition("->")[0].split(",")) != ctx.n_in:
+        ctx.fail(f"attribute 'equation' = {eq!r} is not an einsum of {ctx.n_in} operands")
     if "..." in eq:
         eq = expand_ellipsis(eq, ranks)
+    lhs, arrow, out = eq.partition("->")
+    for term, rank in zip(lhs.split(","), ranks):
+        if len(term) != rank:
+            ctx.fail(f"equation term {term!r} has {len(term)} letters for an input of rank {rank}")
+    if arrow and (len(set(out)) != len(out) or not set(out) <= set(lhs)):
+        ctx.fail(f"equation output {out!r}: letters must be distinct and appear in the inputs")
     xs = ", ".join(ctx.x(i) for i in range(ctx.n_in))
     ctx.set(0, f"ops.einsum({eq!r}, [{xs}], {ranks})")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import numpy_helper
 
+from ._context import lit
 from ._registry import op
 
 
@@ -53,8 +54,10 @@ def reshape(ctx):
 
 @op("Flatten", attrs=("axis",))
 def flatten(ctx):
-    axis = ctx.attr("axis", 1)
-    axis = axis + ctx.rank(0) if axis < 0 else axis
+    axis, rank = ctx.attr("axis", 1), ctx.rank(0)
+    if not -rank <= axis <= rank:  # Flatten's axis may equal the rank
+        ctx.fail(f"attribute 'axis' = {axis} is outside [{-rank}, {rank}] for input rank {rank}")
+    axis = axis + rank if axis < 0 else axis
     if axis == 1 and ctx.rank(0) >= 2:
         ctx.set(0, f"{ctx.x(0)}.flatten(1, -1)")
     else:
@@ -64,7 +67,9 @@ def flatten(ctx):
 @op("Transpose", attrs=("perm",))
 def transpose(ctx):
     rank = ctx.rank(0)
-    perm = list(ctx.attr("perm", list(range(rank))[::-1]))
+    perm = ctx.ints("perm", list(range(rank))[::-1])
+    if sorted(perm) != list(range(rank)):
+        ctx.fail(f"attribute 'perm' = {perm} is not a permutation of the {rank} input dims")
     if rank <= 1:
         ctx.alias(0, 0)
         return
@@ -85,7 +90,7 @@ def unsqueeze(ctx):
 @op("Concat", attrs=("axis",))
 def concat(ctx):
     rank = ctx.rank(0)
-    axis = ctx.attr("axis") % max(rank, 1)
+    axis = ctx.axis("axis", None, rank)
     xs = ", ".join(ctx.x(i) for i in range(ctx.n_in))
     ctx.set(0, f"ops.concat([{xs}], {axis})")
 
@@ -93,7 +98,7 @@ def concat(ctx):
 @op("Split", attrs=("axis", "num_outputs"))
 def split(ctx):
     rank = ctx.rank(0)
-    axis = ctx.attr("axis", 0) % rank
+    axis = ctx.axis("axis", 0, rank)
     dim = ctx.shape(0)[axis]
     if ctx.has(1):
         sizes = ints_arg(ctx, 1)
@@ -110,6 +115,16 @@ def split(ctx):
 @op("Slice")
 def slice_(ctx):
     args = [ints_arg(ctx, i) if ctx.has(i) else None for i in range(1, 5)]
+    starts, _, axes, steps = args
+    rank = ctx.rank(0)
+    if isinstance(axes, list):
+        if any(not -rank <= a < rank for a in axes) or len({a % rank for a in axes}) < len(axes):
+            ctx.fail(f"input 'axes' = {axes}: axes must be distinct and in [{-rank}, {rank - 1}]")
+    if isinstance(steps, list) and 0 in steps:
+        ctx.fail(f"input 'steps' = {steps}: a step cannot be 0")
+    lengths = {len(a) for a in args if isinstance(a, list)}
+    if len(lengths) > 1:
+        ctx.fail(f"starts, ends, axes and steps have different lengths {sorted(lengths)}")
     ctx.set(0, f"ops.slice_({ctx.x(0)}, {args[0]}, {args[1]}, {args[2]}, {args[3]})")
 
 
@@ -131,7 +146,7 @@ def pad(ctx):
     value = "0"
     if ctx.has(2):
         c = ctx.const(2)
-        value = repr(c.reshape(-1)[0].item()) if c is not None else f"ops.scalar({ctx.x(2)})"
+        value = lit(c.reshape(-1)[0].item()) if c is not None else f"ops.scalar({ctx.x(2)})"
     axes = ints_arg(ctx, 3) if ctx.has(3) else None
     ctx.set(0, f"ops.pad({ctx.x(0)}, {ints_arg(ctx, 1)}, {mode!r}, {value}, {axes})")
 
@@ -143,7 +158,7 @@ def constant_of_shape(ctx):
     elem = ctx.out_elem(0)
     ctx.set(
         0,
-        f"ops.constant_of_shape({ints_arg(ctx, 0)}, {arr.reshape(-1)[0].item()!r}, "
+        f"ops.constant_of_shape({ints_arg(ctx, 0)}, {lit(arr.reshape(-1)[0].item())}, "
         f"{ctx.dtype(elem)}, device)",
     )
 
@@ -153,7 +168,7 @@ def range_(ctx):
     args = []
     for i in range(3):
         c = ctx.const(i)
-        args.append(repr(c.reshape(-1)[0].item()) if c is not None else ctx.x(i))
+        args.append(lit(c.reshape(-1)[0].item()) if c is not None else ctx.x(i))
     ctx.set(0, f"ops.range_({', '.join(args)}, {ctx.dtype(ctx.out_elem(0))}, device)")
 
 
@@ -168,29 +183,48 @@ def size(ctx):
     ctx.set(0, f"ops.const([{ctx.x(0)}.numel()], [1], DType.I64, device)")
 
 
+def _block(ctx, multiples) -> tuple[int, str]:
+    """DepthToSpace/SpaceToDepth's blocksize and mode, checked on a rank-4 input whose static
+    dims must be multiples of `multiples(b)` ({dim index: multiple})."""
+    b, mode = ctx.attr("blocksize"), ctx.attr("mode", "DCR")
+    if b < 1:
+        ctx.fail(f"attribute 'blocksize' = {b} must be >= 1")
+    if mode not in ("DCR", "CRD"):
+        ctx.fail(f"attribute 'mode' = {mode!r}: DCR or CRD expected")
+    if ctx.rank(0) != 4:
+        ctx.fail(f"input rank {ctx.rank(0)}: 4 expected")
+    dims = ctx.shape(0)
+    for i, k in multiples(b).items():
+        if dims[i] is not None and dims[i] % k:
+            ctx.fail(f"input dim {i} ({dims[i]}) is not a multiple of {k} (blocksize {b})")
+    return b, mode
+
+
 @op("DepthToSpace", attrs=("blocksize", "mode"))
 def depth_to_space(ctx):
-    b, mode = ctx.attr("blocksize"), ctx.attr("mode", "DCR")
+    b, mode = _block(ctx, lambda b: {1: b * b})
     ctx.set(0, f"ops.depth_to_space({ctx.x(0)}, {b}, {mode!r})")
 
 
 @op("SpaceToDepth", attrs=("blocksize", "mode"))
 def space_to_depth(ctx):
-    mode = ctx.attr("mode", "DCR")
-    ctx.set(0, f"ops.space_to_depth({ctx.x(0)}, {ctx.attr('blocksize')}, {mode!r})")
+    b, mode = _block(ctx, lambda b: {2: b, 3: b})
+    ctx.set(0, f"ops.space_to_depth({ctx.x(0)}, {b}, {mode!r})")
 
 
 @op("CenterCropPad", attrs=("axes",))
 def center_crop_pad(ctx):
     rank = ctx.rank(0)
-    axes = [a % rank for a in ctx.attr("axes", list(range(rank)))]
+    axes = ctx.ints("axes", list(range(rank)))
+    if any(not -rank <= a < rank for a in axes):
+        ctx.fail(f"attribute 'axes' = {axes}: every axis must be in [{-rank}, {rank - 1}]")
+    axes = [a % rank for a in axes]
     ctx.set(0, f"ops.center_crop_pad({ctx.x(0)}, {ints_arg(ctx, 1)}, {axes})")
 
 
 @op("Compress", attrs=("axis",))
 def compress(ctx):
-    axis = ctx.attr("axis")
-    axis = None if axis is None else axis % ctx.rank(0)
+    axis = ctx.axis("axis", None, ctx.rank(0)) if "axis" in ctx.attrs else None
     ctx.set(0, f"ops.compress({ctx.x(0)}, {ctx.x(1)}, {axis})")
 
 

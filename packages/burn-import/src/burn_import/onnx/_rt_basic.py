@@ -153,6 +153,8 @@ def slice_(x: Tensor, starts, ends, axes=None, steps=None) -> Tensor:
     axes = ints(axes) if axes is not None else list(range(len(starts)))
     steps = ints(steps) if steps is not None else [1] * len(starts)
     for s, e, a, st in zip(starts, ends, axes, steps):
+        if st == 0 or not -len(dims) <= a < len(dims):  # values known only at run time
+            raise ValueError(f"Slice: step {st} / axis {a} on a rank-{len(dims)} tensor")
         a %= len(dims)
         n = dims[a]
         if st > 0:

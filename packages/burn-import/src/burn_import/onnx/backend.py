@@ -21,16 +21,13 @@ to that device) or `set_device(...)`; the default is `burn_tensor.default_device
 
 from __future__ import annotations
 
-import types
-import uuid
-
 import numpy as np
 from onnx.backend.base import Backend, BackendRep
 
 from ._codegen import generate
 from ._errors import OnnxImportError
 from ._load import load_model
-from ._modelgen import _dtype_of, build_module
+from ._modelgen import _dtype_of, build_module, exec_source
 from ._types import DTYPES, np_dtype, type_name
 
 _DEVICE = None
@@ -43,12 +40,8 @@ def set_device(device) -> None:
 
 
 def _exec_source(source: str, class_name: str):
-    name = f"_burn_onnx_gen_{uuid.uuid4().hex[:10]}"
-    mod = types.ModuleType(name)
-    mod.__file__ = f"<{name}>"
-    # the source is the importer's own output (names sanitized, values as literals)
-    exec(compile(source, f"<generated {name}>", "exec"), mod.__dict__)  # noqa: S102
-    return getattr(mod, class_name)
+    """The generated module's class (the source passed `_verify`; no model text is code)."""
+    return exec_source(source, class_name)
 
 
 class DeviceDtypeError(OnnxImportError):

@@ -137,7 +137,10 @@ def run_suite(
     then makes the cases that do run a random sample). `shard=(i, n)` runs every n-th case from
     the i-th: n processes with i = 0..n-1 run each case exactly once (`run_parallel`).
     """
-    os.environ.setdefault("ONNX_HOME", os.path.join(tempfile.gettempdir(), "burn_onnx_home"))
+    if "ONNX_HOME" not in os.environ:
+        # onnx's runner keeps downloaded models there: a private folder of this process, never a
+        # predictable shared /tmp path whose planted models the suite would load
+        os.environ["ONNX_HOME"] = tempfile.mkdtemp(prefix="burn_onnx_home_")
     from .backend import DeviceDtypeError
 
     start = time.perf_counter()

@@ -6,12 +6,15 @@ into one library, loaded by ctypes.
 fails; callers then keep the numpy paths. `status()` says which and why.
 
 The shared object is cached per (source, compiler, its version, flags, CPU model and flags) in
-`$BURN_CACHE_DIR/ndarray-native`, else `$XDG_CACHE_HOME/burn/ndarray-native`, else
-`~/.cache/burn/ndarray-native`. It is compiled for the running CPU (`-march=native`: the CPU's
-flags are in the cache key, so a shared home directory on another CPU builds its own), written
-to a temporary file in the same directory and renamed into place, so a concurrent process sees
-either no file or a whole one. A cached file that does not load or answers the wrong version is
-rebuilt.
+`burn_tensor.cache.cache_dir("ndarray-native")`: `$BURN_CACHE_DIR/ndarray-native`, else
+`$XDG_CACHE_HOME/burn/ndarray-native`, else `~/.cache/burn/ndarray-native`, each folder 0700,
+owned by this user and writable by nobody else -- or not used at all: then the library is built
+into a fresh private folder of this process (`tempfile.mkdtemp`), never a shared predictable one.
+It is compiled for the running CPU (`-march=native`: the CPU's flags are in the cache key, so a
+shared home directory on another CPU builds its own) into a random-named temporary file in the
+same folder, fsync'd and renamed into place with a `.sum` sidecar holding its size and sha256.
+A cached file is loaded only after its size and hash match; one that does not match, does not
+load, answers the wrong version or lacks a kernel symbol is deleted and rebuilt.
 
 OpenMP threads spin `GOMP_SPINCOUNT` iterations after a parallel region before sleeping. Unless
 the environment sets `GOMP_SPINCOUNT` or `OMP_WAIT_POLICY`, it is set to `SPINCOUNT` before
@@ -38,9 +41,10 @@ import os
 import platform
 import shutil
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
+
+from burn_tensor import cache
 
 from . import hugepage
 
@@ -81,12 +85,8 @@ def enabled_by_env() -> bool:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("BURN_CACHE_DIR")
-    if base:
-        return Path(base) / "ndarray-native"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    root = Path(xdg) if xdg else Path.home() / ".cache"
-    return root / "burn" / "ndarray-native"
+    """The trusted cache folder of the kernels, else this process's private build folder."""
+    return cache.cache_dir("ndarray-native") or cache.process_dir("ndarray-native")
 
 
 def find_compiler() -> str | None:
@@ -140,17 +140,31 @@ def _key(cc: str, source: bytes, flags: list[str]) -> str:
 
 
 def _load(path: Path):
+    """Load the library at `path` and declare every kernel; raises on anything missing."""
     lib = ctypes.CDLL(str(path))
     lib.burn_native_version.restype = ctypes.c_int
     if lib.burn_native_version() != VERSION:
         raise OSError(f"{path}: wrong version")
+    _declare(lib)  # a foreign library lacks the symbols: AttributeError, never a half-declared one
     return lib
 
 
-def _compile(cc: str, out: Path, flags: list[str]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out.stem + ".", suffix=".tmp.so", dir=out.parent)
-    os.close(fd)
+def _load_cached(path: Path):
+    """The verified cached library at `path`, or None (a bad one is deleted for a rebuild)."""
+    if not cache.check(path):  # missing, or its size/sha256 differ: never handed to dlopen
+        return None
+    try:
+        return _load(path)
+    except Exception as e:  # noqa: BLE001 - any failure to load or declare: rebuild it
+        log.debug("burn-ndarray native: cached %s unusable (%s), rebuilding", path, e)
+        cache.discard(path)
+        return None
+
+
+def _compile(cc: str, out: Path, flags: list[str]):
+    """Build the library into `out`; returns it loaded (from its temporary name: glibc hands
+    back an already-loaded library by path, so `out` itself may still name a rejected one)."""
+    tmp = str(cache.temp_file(out, ".tmp.so"))
     try:
         srcs = [str(s) for s in SOURCES]
         cmd = [cc, *flags, "-o", tmp, *srcs, *LIBS]
@@ -160,8 +174,9 @@ def _compile(cc: str, out: Path, flags: list[str]) -> None:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         if res.returncode != 0:
             raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")
-        _load(Path(tmp))  # never publish a file that does not load
-        os.replace(tmp, out)  # atomic: other processes see no file or a whole one
+        lib = _load(Path(tmp))  # never publish a file that does not load
+        cache.publish(Path(tmp), out)  # fsync, rename, then the size/sha256 sidecar
+        return lib
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -174,33 +189,23 @@ def build(cc: str | None = None, directory: Path | None = None):
         raise OSError("no C compiler (cc, gcc or $CC) on PATH")
     source = b"".join(hashlib.sha256(s.read_bytes()).digest() for s in SOURCES)
     directory = directory or cache_dir()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError:  # a read-only home: a per-user temporary directory
-        directory = Path(tempfile.gettempdir()) / f"burn-{os.getuid()}" / "ndarray-native"
     fl = flags()
     path = directory / f"kernels-{_key(cc, source, fl)}.so"
-    if path.exists():
-        try:
-            return _load(path), path
-        except OSError as e:  # truncated, corrupted, or from an incompatible build
-            log.debug("burn-ndarray native: cached %s unusable (%s), rebuilding", path, e)
-            try:
-                path.unlink()
-            except OSError:
-                pass
+    lib = _load_cached(path)
+    if lib is not None:
+        return lib, path
     try:
-        _compile(cc, path, fl)
+        return _compile(cc, path, fl), path
     except OSError:
         if fl == FLAGS:
             raise
         # a compiler without -mprefer-vector-width: the default vector width
         log.debug("burn-ndarray native: %s rejected, building without it", WIDE_FLAGS)
         path = directory / f"kernels-{_key(cc, source, FLAGS)}.so"
-        if path.exists():
-            return _load(path), path
-        _compile(cc, path, FLAGS)
-    return _load(path), path
+        lib = _load_cached(path)
+        if lib is not None:
+            return lib, path
+        return _compile(cc, path, FLAGS), path
 
 
 def _build_addr(cc: str, directory: Path):
@@ -234,23 +239,23 @@ def _build_addr(cc: str, directory: Path):
             raise OSError("addr helper: wrong address")
         return mod
 
-    if path.exists():
+    if cache.check(path):  # size and sha256 match: safe to hand to the loader
         try:
             return load(path)
-        except (OSError, ImportError):
-            path.unlink(missing_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="burn_native_addr.", suffix=".tmp.so", dir=directory)
-    os.close(fd)
+        except Exception:  # noqa: BLE001 - any failure: rebuild it
+            cache.discard(path)
+    tmp = str(cache.temp_file(path, ".tmp" + suffix))
     try:
         cmd = [cc, *flags, "-o", tmp, str(src)]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         if res.returncode != 0:
             raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-1000:]}")
-        os.replace(tmp, path)
+        mod = load(Path(tmp))  # from its fresh name, as `_compile`; never publish a bad one
+        cache.publish(Path(tmp), path)
+        return mod
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return load(path)
 
 
 def _ctypes_addr(a) -> int:
@@ -287,8 +292,7 @@ def lib():
             # before NdArray allocates its tensors: see hugepage.py (3x slower threaded reads)
             hugepage.disable()
             try:
-                result, path = build()
-                _declare(result)
+                result, path = build()  # declared: a library lacking a kernel is never returned
                 why = f"native kernels {path}"
                 try:
                     _STATE["addr"] = _build_addr(find_compiler(), path.parent)
