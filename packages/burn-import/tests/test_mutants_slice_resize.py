@@ -167,3 +167,10 @@ def test_resize_extrapolates_outside_the_input_only(roi, n_out):
         assert got[0] == -7.0 and got[1] == 0.0
     else:
         assert got[0] == 0.0 and got[-1] == 25.0 and (got != -7.0).all()
+
+
+def test_slice_step_zero_is_refused():
+    # ONNX forbids step 0 (it would never reach the end); it used to give an empty tensor
+    t = Tensor.from_data(np.arange(5.0), NdArray(float_dtype="float64").device())
+    with pytest.raises(ValueError, match="step 0"):
+        ops.slice_(t, [1], [4], [0], [0])
