@@ -174,3 +174,10 @@ def test_slice_step_zero_is_refused():
     t = Tensor.from_data(np.arange(5.0), NdArray(float_dtype="float64").device())
     with pytest.raises(ValueError, match="step 0"):
         ops.slice_(t, [1], [4], [0], [0])
+
+
+@pytest.mark.parametrize("axis", [1, -2])
+def test_slice_axis_outside_the_rank_is_refused(axis):
+    t = Tensor.from_data(np.arange(5.0), NdArray(float_dtype="float64").device())
+    with pytest.raises(ValueError, match=f"axis {axis} on a rank-1 tensor"):
+        ops.slice_(t, [0], [2], [axis], [1])
