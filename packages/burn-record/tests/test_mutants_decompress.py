@@ -1,6 +1,7 @@
 """Tests written for mutants of the bounded decompression (`_decompress.py`) that the suite let
 survive (tools/mutation): what each refusal says (the compression's name, a record cut inside
-its magic, a gzip trailer stating more than the cap), and the head checked exactly once."""
+its magic, a gzip trailer stating more than the cap), the cap checked at every step, and the
+head checked exactly once."""
 
 from __future__ import annotations
 
@@ -74,3 +75,17 @@ def test_a_record_of_about_32_bytes_has_its_head_checked_once(compression, size)
     seen = []
     out = decompress(_pack(compression, data), compression, "t", head=lambda b: seen.append(bytes(b)))
     assert bytes(out) == data and seen == [data[:32]]
+
+
+def test_a_gzip_stream_past_the_cap_is_refused_at_the_step_that_passes_it():
+    # 34 MiB of zeros against a cap of 32 MiB + 3 x the compressed size, the trailer forged
+    # small so that only the cap can stop it: refused at the step that passes the cap, not
+    # decompressed to the end (where only the length check would catch the lie)
+    from burn_record._decompress import STEP, max_output
+
+    gz = gzip.compress(bytes(34 * STEP), mtime=0)  # refused at step 33 of 34
+    cap = max_output(len(gz), "test")
+    assert 32 * STEP < cap < 33 * STEP
+    liar = gz[:-4] + (1000).to_bytes(4, "little")
+    with pytest.raises(RecordCorruptedError, match=f"more than the {cap} bytes that"):
+        decompress(liar, GZIP, "test")
