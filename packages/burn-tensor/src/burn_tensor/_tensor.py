@@ -287,7 +287,16 @@ class Tensor(
     def dims(self) -> list[int]:
         return list(self._p.shape)
 
-    size = dims
+    def size(self, dim: int | None = None):
+        """The dims as a list (Burn's `dims()`), or one dim's size: `size(1)` (PyTorch's form).
+
+        Example:
+            >>> Tensor.zeros([2, 3], device).size(), Tensor.zeros([2, 3], device).size(-1)
+            ([2, 3], 3)
+        """
+        if dim is None:
+            return list(self._p.shape)
+        return self._p.shape[check.dim("size", dim, len(self._p.shape))]
 
     def rank(self) -> int:
         return len(self._p.shape)

@@ -52,7 +52,35 @@ class IndexMixin:
                 )
             check.int_indices("__getitem__", items)
             return self.select(0, items)
-        return self.slice(items if isinstance(items, tuple) else (items,))
+        items = items if isinstance(items, tuple) else (items,)
+        if any(it is None for it in items):
+            return self._getitem_newaxis(items)
+        return self.slice(items)
+
+    def _getitem_newaxis(self, items):
+        """`t[None]`, `t[:, None]`, `t[..., None]`: each `None` inserts a size-1 dim where it
+        stands, as in numpy and PyTorch; the other items slice with Burn's rules (an int keeps
+        its dim with size 1)."""
+        real = [it for it in items if it is not None]
+        if sum(it is Ellipsis for it in real) > 1:
+            raise TensorCheckError("__getitem__", "at most one `...` in an index")
+        if any(it is Ellipsis for it in real):
+            # `...` stands for the dims no other item names, so it expands before the `None`s
+            # are placed: t[..., None] on [a, b] -> [a, b, 1].
+            fill = max(self.rank() - (len(real) - 1), 0)
+            pos = next(i for i, it in enumerate(items) if it is Ellipsis)
+            items = items[:pos] + (slice(None),) * fill + items[pos + 1 :]
+            real = [it for it in items if it is not None]
+        out = self.slice(tuple(real)) if real else self
+        sliced = out.dims()
+        shape, k = [], 0
+        for it in items:
+            if it is None:
+                shape.append(1)
+            else:
+                shape.append(sliced[k])
+                k += 1
+        return out.reshape(shape + sliced[k:])
 
     def slice_assign(self, items, values):
         """New tensor with `values` written over the slice (self is not modified)."""

@@ -18,9 +18,18 @@ class LayoutMixin:
     __slots__ = ()
 
     # -- reshaping -----------------------------------------------------------------------------------
-    def reshape(self, shape):
-        """New shape with the same element count; `-1` infers one dim, `0` keeps the input dim."""
-        if isinstance(shape, int):
+    def reshape(self, shape, *more):
+        """New shape with the same element count; `-1` infers one dim, `0` keeps the input dim.
+
+        `reshape([3, 2])` (Burn) and `reshape(3, 2)` (PyTorch) are the same call.
+
+        Example:
+            >>> Tensor.arange(0, 6, device).reshape(3, 2).dims()
+            [3, 2]
+        """
+        if more:
+            shape = (shape, *more)
+        elif isinstance(shape, int):
             shape = (shape,)
         old = self._p.shape
         dims = _positive_dims(shape)
@@ -64,12 +73,21 @@ class LayoutMixin:
         return self.reshape(tuple(s for i, s in enumerate(shape) if i not in ds))
 
     def unsqueeze(self, rank: int | None = None):
-        """Add leading size-1 dims: one (rank=None), or up to `rank` dims (Burn's `unsqueeze::<D2>`)."""
+        """Add leading size-1 dims: one (rank=None), or up to `rank` dims (Burn's `unsqueeze::<D2>`).
+
+        The argument is the target RANK, as in Burn, not PyTorch's insert position: that is
+        `unsqueeze_dim(dim)`. A rank below the current one is refused, naming `unsqueeze_dim`.
+        """
         shape = self._p.shape
         if rank is None:
             return self.reshape((1,) + shape)
         if rank < len(shape):
-            raise TensorCheckError("unsqueeze", f"target rank {rank} < current rank {len(shape)}")
+            raise TensorCheckError(
+                "unsqueeze",
+                f"target rank {rank} < current rank {len(shape)}: `unsqueeze(rank)` pads leading "
+                f"dims up to `rank` (Burn); to insert a size-1 dim at position {rank} as torch's "
+                f"`unsqueeze({rank})` does, use `unsqueeze_dim({rank})`",
+            )
         return self.reshape((1,) * (rank - len(shape)) + shape)
 
     def unsqueeze_dim(self, dim: int):
@@ -85,7 +103,10 @@ class LayoutMixin:
             shape.insert(d, 1)
         return self.reshape(tuple(shape))
 
-    def permute(self, axes):
+    def permute(self, axes, *more):
+        """Reorder the dims: `permute([2, 0, 1])` (Burn) or `permute(2, 0, 1)` (PyTorch)."""
+        if more or isinstance(axes, int):
+            axes = (axes, *more)
         rank = len(self._p.shape)
         ax = tuple(check.dim("permute", a, rank) for a in axes)
         if sorted(ax) != list(range(rank)):
@@ -112,8 +133,19 @@ class LayoutMixin:
             return self
         return self._like(self._o.swap_dims(self._p, a, b))
 
-    def transpose(self):
-        """Swap the last two dims (Burn's `transpose`): [..., m, n] -> [..., n, m]."""
+    def transpose(self, dim0: int | None = None, dim1: int | None = None):
+        """Swap the last two dims (Burn's `transpose`): [..., m, n] -> [..., n, m].
+
+        With two dims, `transpose(0, 1)` swaps those (PyTorch's form, Burn's `swap_dims`).
+        """
+        if dim0 is not None or dim1 is not None:
+            if dim0 is None or dim1 is None:
+                raise TensorCheckError(
+                    "transpose",
+                    f"got one dim ({dim0 if dim1 is None else dim1}): `transpose()` swaps the last "
+                    "two dims; `transpose(dim0, dim1)` / `swap_dims(dim0, dim1)` swap two given dims",
+                )
+            return self.swap_dims(dim0, dim1)
         if len(self._p.shape) < 2:
             return self
         return self._like(self._o.transpose(self._p))

@@ -27,10 +27,25 @@ def _empty_result(t, op: str, dim: int | None):
     raise _empty(op, t._p.shape, dim)
 
 
+def _torch_dim_habit(name: str, args, kwargs) -> TensorCheckError:
+    """`t.sum(1)` is PyTorch's reduction along dim 1 with the dim dropped; Burn's `sum` takes no
+    dim and `sum_dim` keeps it, so guessing would give a tensor of the wrong rank: name the
+    Burn methods instead."""
+    given = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    return TensorCheckError(
+        name,
+        f"`{name}()` reduces every element and takes no dim (got {name}({given})): use "
+        f"`{name}_dim(dim)` (keeps the dim with size 1, as Burn) or "
+        f"`{name}_dim(dim).squeeze_dim(dim)` (drops it, as torch's `{name}(dim)`)",
+    )
+
+
 def _reduce_all(name, needs_values=False):
     # Hot path (`t.sum()`): the checks and `_like` inlined, one Python frame in all.
     # `needs_values` (max, min): an empty tensor has no result, unlike sum (0) or prod (1).
-    def method(self):
+    def method(self, *args, **kwargs):
+        if args or kwargs:
+            raise _torch_dim_habit(name, args, kwargs)
         o = self._o
         if o.kind is Bool:
             check.numeric(name, self)
