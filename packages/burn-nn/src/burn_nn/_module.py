@@ -18,6 +18,7 @@ from burn_record import (
 from burn_tensor import Device, Tensor
 
 from . import _tree
+from ._fieldcheck import check_fields
 from ._param import Param
 from ._visitor import call_map, call_visit
 
@@ -79,6 +80,7 @@ class Module:
         missing = [n for n in names if n not in kwargs and n not in defaults]
         if missing:
             raise TypeError(f"{type(self).__name__}: missing field(s) {missing}")
+        check_fields(self, kwargs)  # defaults are the class's own: only given values are checked
         for name in names:
             value = kwargs[name] if name in kwargs else copy.copy(defaults[name])
             object.__setattr__(self, name, value)
