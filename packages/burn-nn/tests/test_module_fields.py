@@ -63,3 +63,15 @@ class _Loose(Module):
 
 def test_unreadable_annotations_are_not_judged():
     assert _Loose(anything=object()).param is None
+
+
+def test_a_class_made_by_exec_is_built(device):
+    # ONNX codegen execs module source under a module name that is not in sys.modules
+    ns: dict = {"Module": Module, "Param": Param}
+    exec(
+        "class Gen(Module):\n    w: Param\n    k: int = 1\n",
+        {"__name__": "_burn_onnx_gen_not_imported", **ns},
+        ns,
+    )
+    lin = LinearConfig(1, 1).init(device)
+    assert ns["Gen"](w=lin.weight, k=2).k == 2

@@ -46,3 +46,15 @@ def bad_count(node: Any, grads: Any) -> None:
         f"{_what(node)} '{name}' returned {got} gradient entries; expected "
         f"{len(node.parents)} (one per op argument, None where no gradient flows)",
     )
+
+
+def consumed_graph(is_root: bool) -> None:
+    """Raise for a backward pass through a graph an earlier `backward()` consumed (PyTorch's
+    "backward through the graph a second time"): Burn frees the graph as it walks it."""
+    where = "this tensor's graph" if is_root else "part of this tensor's graph"
+    raise RuntimeError(
+        f"backward: {where} was already used by an earlier backward(), which frees the graph "
+        "(as in Burn; there is no retain_graph). Take every gradient you need from the one "
+        "Gradients that backward() returned (several losses: backward() their sum), or run the "
+        "forward pass again"
+    )

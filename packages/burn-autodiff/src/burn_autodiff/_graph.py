@@ -15,7 +15,7 @@ from typing import Any
 
 from burn_tensor import Backend, Device, DType
 
-from ._check import bad_count, bad_grad
+from ._check import bad_count, bad_grad, consumed_graph
 from ._tensor import AutodiffTensor, Meta
 
 _ids = itertools.count(1)
@@ -202,7 +202,14 @@ def run_backward(root: AutodiffTensor) -> Gradients:
     pending_get = pending.get
     leaf_grads = grads._g
     add = b.float_add
-    for n in reversed(topo_order(node)):
+    order = topo_order(node)
+    # A node an earlier backward() cleared has no rule left: walking through it would silently
+    # give no gradient to anything behind it. Checked before any node is cleared, so a refused
+    # pass leaves the graph as it was.
+    for n in order:
+        if n.rule is None and not n.leaf:
+            consumed_graph(n is node)
+    for n in reversed(order):
         g = pending_pop(n, None)
         if n.leaf:
             if g is not None:

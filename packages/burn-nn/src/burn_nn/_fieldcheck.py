@@ -34,7 +34,10 @@ def field_types(cls: type) -> dict[str, Any]:
         return cached
     out: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
-        ns = vars(sys.modules.get(klass.__module__, None) or object())
+        # a class made by exec (ONNX codegen) has no module to read names from: its string
+        # annotations then do not resolve and are not judged
+        mod = sys.modules.get(klass.__module__)
+        ns = vars(mod) if mod is not None else {}
         for name, ann in klass.__dict__.get("__annotations__", {}).items():
             out[name] = _resolve(ann, ns)
     type.__setattr__(cls, "__module_field_types__", out)

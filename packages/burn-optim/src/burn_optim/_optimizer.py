@@ -11,6 +11,8 @@ gradients are untouched; a step that raises changes no state.
 
 from __future__ import annotations
 
+import weakref
+
 from typing import Any
 
 from burn_nn import Param, ParamId
@@ -108,6 +110,10 @@ class OptimizerAdaptor(Optimizer):
     def __init__(self, optim: SimpleOptimizer, grad_clipping: GradientClipping | None = None):
         self._optim = optim
         self._records: dict[ParamId, Any] = {}
+        # Each updated parameter's input tensor of the last step (weakly: no parameter is kept
+        # alive by it): a later step given that same tensor again means the module the step
+        # returned was dropped (`optim.step(lr, model, grads)` without `model = ...`).
+        self._stepped: dict[ParamId, weakref.ref] = {}
         self._grad_clipping = grad_clipping.init() if grad_clipping is not None else None
 
     # -- Burn's accessors --------------------------------------------------------------------------
@@ -143,9 +149,17 @@ class OptimizerAdaptor(Optimizer):
                 "use GradientsParams.from_grads(loss.backward(), module)"
             )
         lr = learning_rate("step", lr)
+        given = len(grads)
         pick = _Pick(self, grads)
         module.visit(pick)
         if not pick.params:
+            if given and not pick.matched:
+                raise ValueError(
+                    f"optim.step: none of the {given} gradients belongs to a parameter of the "
+                    "module given, so nothing would be updated; were they computed for another "
+                    "model (GradientsParams.from_grads(loss.backward(), model) with the model "
+                    "whose forward gave the loss)?"
+                )
             return module
         try:
             news, states = self._optim.step_many(lr, pick.inners, pick.grad_list, pick.states)
@@ -162,6 +176,7 @@ class OptimizerAdaptor(Optimizer):
         # Only now, with every update computed, the state changes: a step that raises leaves
         # the optimizer as it was.
         records = self._records
+        stepped = self._stepped
         new_params = {}
         for param, tensor_device, device, new, state in zip(
             pick.params, pick.tensor_devices, pick.devices, news, states, strict=True
@@ -170,6 +185,7 @@ class OptimizerAdaptor(Optimizer):
                 records[param.id] = state
             else:
                 records.pop(param.id, None)
+            stepped[param.id] = weakref.ref(param.val())
             if tensor_device.backend.is_autodiff:
                 same = tensor_device.inner() == device
                 new = Tensor.from_inner(new, tensor_device if same else None)
@@ -220,14 +236,25 @@ class _Pick:
         self.inners: list[Tensor] = []
         self.grad_list: list[Tensor] = []
         self.states: list[Any] = []
+        self.matched = 0  # gradients that found their parameter (frozen ones included)
 
     def visit_float(self, param: Param) -> None:
         grad = self.grads.remove(param.id)
         # no_grad() params (and running states) are frozen even if a gradient was registered.
-        if grad is None or not param.require_grad:
+        if grad is None:
+            return
+        self.matched += 1
+        if not param.require_grad:
             return
         adaptor = self.adaptor
         tensor = param.val()
+        ref = adaptor._stepped.get(param.id)
+        if ref is not None and ref() is tensor:
+            raise ValueError(
+                f"optim.step: parameter {param.id} of shape {tensor.dims()} is the same tensor "
+                "the previous step already updated: the module that step returned was dropped. "
+                "Modules are values: write `model = optim.step(lr, model, grads)`"
+            )
         inner = tensor.inner()
         device = grad.device
         if inner.device != device:
