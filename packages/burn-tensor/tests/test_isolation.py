@@ -10,6 +10,7 @@ from importlib import metadata
 def test_import_does_not_pull_a_backend():
     code = (
         "import sys, burn_tensor, burn_tensor.activation, burn_tensor.module\n"
+        "import burn_tensor.array_api\n"
         "bad = [m for m in ('burn_ndarray', 'burn_autodiff', 'pyopencl', 'cupy', 'pytest')"
         " if m in sys.modules]\n"
         "assert not bad, bad\n"

@@ -1,13 +1,12 @@
-"""Implementations shared by the float and int families (arithmetic, reductions, sorting).
+"""Implementations shared by the float and int families (casts, division, reductions, sorting,
+clamps).
 
-`make(kind, xp)` builds them over an array namespace: numpy for NdArray (with ufunc-reduce fast
-paths), cupy for burn_cuda, which overrides what has no cupy equivalent here (random draws,
-scatter-adds, cumulative max/min).
+`make_numeric(kind, xp)` builds them over an array namespace: numpy for NdArray (with
+ufunc-reduce fast paths), cupy for burn_cuda, which overrides what has no cupy equivalent here
+(scatter-adds, cumulative max/min). Random draws are each backend's own (its generators).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -56,20 +55,6 @@ def int_div_for(xp):
     return int_div
 
 
-def _bernoulli(rng: np.random.Generator, shape, p: float, dtype: np.dtype) -> np.ndarray:
-    """1 with probability p (to 2^-32), else 0: raw 32-bit draws against an integer threshold.
-
-    Half the generator work of `rng.random(shape) < p` (two draws per 64-bit output, no float
-    conversion): dropout masks are sampled every training step.
-    """
-    n = math.prod(shape)
-    threshold = min(round(p * 4294967296.0), 4294967295)
-    if p >= 1.0 or n == 0:
-        return np.full(shape, 1 if p >= 1.0 else 0, dtype)
-    u = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
-    return np.less(u, np.uint32(threshold)).astype(dtype).reshape(shape)
-
-
 def _reducers(xp):
     """(sum, prod, max, min) reductions with numpy's ufunc-reduce positional signature
     `(x, axis, dtype, out, keepdims)`: numpy's bound `reduce`s (no Python frame), else the
@@ -92,11 +77,11 @@ def _reducers(xp):
     return add, mul, max_, min_
 
 
-def make(kind: str, xp=np) -> dict:
+def make_numeric(kind: str, xp=np) -> dict:
     """The float (`kind="float"`) or int family's shared ops over array namespace `xp`.
 
     Example:
-        >>> ops = make("float")
+        >>> ops = make_numeric("float")
         >>> ops["sum_dim"](None, np.ones((2, 3), np.float32), 1).tolist()
         [[3.0], [3.0]]
     """
@@ -104,14 +89,6 @@ def make(kind: str, xp=np) -> dict:
     on_numpy = xp is np
     _add_reduce, _mul_reduce, _max_reduce, _min_reduce = _reducers(xp)
     int_div = int_div_for(xp)
-
-    def random(self, shape, distribution, device, dtype):
-        from ._random import generator, sample
-
-        device = self.default_device() if device is None else device
-        if distribution.kind == "bernoulli":
-            return _bernoulli(generator(device), shape, distribution.a, dtype.np)
-        return sample(shape, distribution, dtype.np, device)
 
     def cast(self, x, dtype):
         return x.astype(dtype.np)
@@ -251,7 +228,6 @@ def make(kind: str, xp=np) -> dict:
         return xp.sign(x)
 
     fns = {
-        "random": random,
         "cast": cast,
         "div": div,
         "div_scalar": div_scalar,
@@ -282,31 +258,3 @@ def make(kind: str, xp=np) -> dict:
         "sign": sign,
     }
     return fns
-
-
-# Ufuncs are installed as staticmethods: the Tensor layer then calls numpy directly, with no
-# Python frame in between (the main lever on per-op latency).
-UFUNCS = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "remainder": np.remainder,
-    "greater": np.greater,
-    "greater_equal": np.greater_equal,
-    "lower": np.less,
-    "lower_equal": np.less_equal,
-    "equal_elem": np.equal,
-    "greater_elem": np.greater,
-    "greater_equal_elem": np.greater_equal,
-    "lower_elem": np.less,
-    "lower_equal_elem": np.less_equal,
-    "not_equal": np.not_equal,
-    "not_equal_elem": np.not_equal,
-    "abs": np.abs,
-    "neg": np.negative,
-    "add_scalar": np.add,
-    "sub_scalar": np.subtract,
-    "mul_scalar": np.multiply,
-    "remainder_scalar": np.remainder,
-    "matmul": np.matmul,
-}

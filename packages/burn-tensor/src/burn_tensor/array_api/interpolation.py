@@ -1,4 +1,5 @@
-"""Resizing (nearest, bilinear, bicubic) as separable 1-D interpolation matrices.
+"""Resizing (nearest, bilinear, bicubic) as separable 1-D interpolation matrices, over an array
+namespace `xp` (numpy for NdArray, cupy for Cuda).
 
 Each mode in Burn is a product of a row-wise and a column-wise 1-D interpolation, so with the
 matrices A_h [oh, h] and A_w [ow, w]: out = A_h @ x @ A_w^T, and the exact adjoint (the backward)
