@@ -1,9 +1,9 @@
 """The conformance suite's op counter: counts what ran, and leaves the backend as it found it."""
 
 import numpy as np
+from burn_backend_tests import OpCoverage
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
-from burn_backend_tests import OpCoverage
 
 
 def test_counts_ops_reached_through_tensor_methods_and_defaults():

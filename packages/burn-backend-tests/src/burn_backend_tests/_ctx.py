@@ -7,7 +7,6 @@ rounded to the backend's element type, so the suite checks the op, not the input
 from __future__ import annotations
 
 import numpy as np
-
 from burn_tensor import Bool, DType, Float, Int, Tensor, TensorData, Tolerance
 
 #: how an input tensor is produced: directly, or through a view op that leaves it non-contiguous

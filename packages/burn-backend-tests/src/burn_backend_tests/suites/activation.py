@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-
 from burn_tensor import activation as act
+
 from .._ctx import LAYOUTS, sample
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

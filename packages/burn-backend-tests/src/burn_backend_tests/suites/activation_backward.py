@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 import pytest
-
 from burn_tensor import activation as act
+
 from .._ctx import sample
 from .._prim import wrap
 

@@ -6,7 +6,6 @@ exists is an API check of burn_tensor's own tests (`tests/test_book_api.py`), no
 from __future__ import annotations
 
 import numpy as np
-
 from burn_tensor import DType, Float, Int, Shape, Tensor
 
 BOOK_METHODS = [

@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import numpy as np
-
-from burn_tensor import activation as act
 from burn_tensor import Int, Tensor, Tolerance
+from burn_tensor import activation as act
 
 # Burn's expectations are printed with 4-5 significant digits (float32; `burn.literal_tol`
 # widens it to a half type's own tolerance)

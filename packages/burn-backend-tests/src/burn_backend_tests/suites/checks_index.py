@@ -13,7 +13,6 @@ import re
 
 import numpy as np
 import pytest
-
 from burn_tensor import TensorCheckError, module
 
 

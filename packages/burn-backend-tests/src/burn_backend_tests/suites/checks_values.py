@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Distribution, Float, Int, Tensor, TensorCheckError, activation
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from burn_tensor import Bool, DType, Distribution, Float, Int, Tensor, TensorCheckError, TensorData
+from burn_tensor import Bool, Distribution, DType, Float, Int, Tensor, TensorCheckError, TensorData
 
 
 @pytest.mark.parametrize("shape", [(2, 3), (0,), (1, 0, 2), (4,)])

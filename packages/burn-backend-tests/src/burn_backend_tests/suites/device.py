@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Bool, Float, Int, Tensor
+
 from .._ctx import LAYOUTS, sample
 
 _KINDS = {Float: "float", Int: "int", Bool: "bool"}

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-
-from burn_tensor import activation as act
 from burn_tensor import Bool, Float, Int, Tensor, TensorCheckError
+from burn_tensor import activation as act
+
 from .._ctx import LAYOUTS, SPECIAL, sample
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Bool, Float, Int, Tensor, s
+
 from .._ctx import LAYOUTS, sample
 
 KINDS = [Float, Int, Bool]

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-
 from burn_tensor import ConvOptions, ConvTransposeOptions, Float, module
-from ..reference import conv as ref
+
 from .._ctx import sample
+from ..reference import conv as ref
 
 
 @dataclass(frozen=True)

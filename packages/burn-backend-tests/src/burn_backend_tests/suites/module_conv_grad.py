@@ -12,10 +12,10 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
 from burn_tensor import Float, Tensor
-from ..reference import conv as ref
+
 from .._ctx import sample
+from ..reference import conv as ref
 from .module_conv import (
     CONV2D,
     CONV_T2D,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Tolerance, module
 
 _T = Tolerance.rel_abs(1e-5, 1e-3)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Int, module
+
 from .._ctx import sample
 from .._prim import prim, wrap
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import InterpolateOptions, module
-from ..reference import interp as ref
+
 from .._ctx import sample
 from .._prim import adjoint, prim, wrap
+from ..reference import interp as ref
 
 # (id, input shape, output size, input layout): up/down-sampling, non-square, size 1 both ways
 SIZES = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Float, Tensor, module
+
 from .._ctx import sample
 from .module_conv import assert_close_scaled, assert_unchanged
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from burn_tensor import Tolerance, module
 
 # Burn's expectations are printed with 4 decimals

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Int, module
-from ..reference import pool as ref
+
 from .._ctx import sample
 from .._prim import adjoint, prim, wrap
+from ..reference import pool as ref
 
 
 def distinct(shape, seed=0) -> np.ndarray:

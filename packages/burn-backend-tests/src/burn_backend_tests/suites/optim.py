@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-
 from burn_tensor import TensorCheckError
 from burn_tensor.ops import adam_update, adam_update_many
+
 from .._ctx import LAYOUTS, sample
 
 B1, B2, EPS, LR = 0.9, 0.999, 1e-5, 0.01

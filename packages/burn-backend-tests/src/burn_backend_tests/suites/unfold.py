@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from burn_tensor import Float, Int, TensorCheckError
+
 from .._ctx import LAYOUTS, sample
 
 
