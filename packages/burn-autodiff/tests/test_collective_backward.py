@@ -26,7 +26,7 @@ from burn_autodiff import Autodiff
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
 from burn_tensor.collective import ProcessGroup, ThreadGroup, all_reduce
-from burn_tensor.testing import run_ranks
+from burn_backend_tests import run_ranks
 
 
 def _group(kind: str, n: int):

@@ -1,11 +1,11 @@
-"""The whole burn_tensor conformance suite on Autodiff(NdArray()): every op of the table must behave
-on the decorator exactly as on the backend it wraps (forward values, kinds, dtypes, devices), module
-ops and backward primitives included. Gradients are checked by test_gradcheck*.py."""
+"""The whole conformance suite (burn-backend-tests) on Autodiff(NdArray()): every op of the
+table must behave on the decorator exactly as on the backend it wraps (forward values, kinds,
+dtypes, devices), module ops and backward primitives included. Gradients are checked by test_gradcheck*.py."""
 
 import pytest
 from burn_autodiff import Autodiff
 from burn_ndarray import NdArray
-from burn_tensor.testing.conformance import *  # noqa: F403
+from burn_backend_tests.conformance import *  # noqa: F403
 
 CONFIGS = {
     "ad-f32-i32": {},

@@ -21,7 +21,7 @@ import types
 import numpy as np
 from burn_tensor import _backend as _tensor_backend
 from burn_tensor._device import Device
-from burn_tensor.testing import plugin as _suite_plugin
+from burn_backend_tests import plugin as _suite_plugin
 
 from burn_cuda import (
     _backend,

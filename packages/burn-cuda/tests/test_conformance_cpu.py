@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
-from burn_tensor.testing.conformance import *  # noqa: F403
+from burn_backend_tests.conformance import *  # noqa: F403
 from cpu_backend import cuda_on_cpu_backend
 
 _ALL = {"f32-i32": {}, "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"}}

@@ -109,7 +109,7 @@ def test_a_backend_made_outside_the_stand_in_keeps_its_own_ops(monkeypatch):
     from burn_tensor import Tensor
     from burn_tensor import _backend as tensor_backend
     from burn_tensor._device import Device
-    from burn_tensor.testing import plugin
+    from burn_backend_tests import plugin
     from cpu_backend import _cupyx, cuda_on_cpu_backend
 
     outside = FakeCupy()

@@ -45,6 +45,6 @@ def inner_overrides(device, op: str) -> bool:
     """Whether the inner backend of Fusion `device` has its own `op` (Cuda's one-kernel softmax
     family) rather than burn_tensor's default decomposition: Fusion then delegates the op (one
     inner kernel, counted in `ops_unfused`) instead of fusing the default's parts."""
-    from burn_tensor._ops_activation import ActivationOps
+    from burn_tensor import Backend  # its ops are the defaults
 
-    return getattr(type(device.backend.inner), op) is not getattr(ActivationOps, op)
+    return getattr(type(device.backend.inner), op) is not getattr(Backend, op)

@@ -11,8 +11,8 @@ from _fusion_testlib import CONFIGS, inner_backend
 from burn_fusion import Fusion
 from burn_opencl import OpenCl
 from burn_tensor import Backend, Tensor, activation
-from burn_tensor.testing._suite_activation import *
-from burn_tensor.testing._suite_activation_backward import *
+from burn_backend_tests.suites.activation import *
+from burn_backend_tests.suites.activation_backward import *
 
 
 class OpenClWithSoftmax(OpenCl):

@@ -1,4 +1,4 @@
-"""burn-ndarray runs the burn_tensor conformance suite on itself, over its dtype matrix."""
+"""burn-ndarray runs the conformance suite (burn-backend-tests) on itself, over its dtype matrix."""
 
 import os
 

@@ -1,3 +1,3 @@
-"""The backend conformance suite of burn_tensor, run on NdArray (f32/i32 and f64/i64)."""
+"""The backend conformance suite (burn-backend-tests), run on NdArray (f32/i32 and f64/i64)."""
 
-from burn_tensor.testing.conformance import *
+from burn_backend_tests.conformance import *

@@ -77,7 +77,7 @@ def test_float16_sums_through_another_array_namespace():
     # asked for float16, numpy's sum over axis 0 would round every partial sum.
     import types
 
-    from burn_ndarray import make_numeric
+    from burn_tensor.array_api import make_numeric
 
     xp = types.SimpleNamespace(**{n: getattr(np, n) for n in dir(np) if not n.startswith("__")})
     ops = make_numeric("float", xp)

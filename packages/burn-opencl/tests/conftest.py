@@ -1,5 +1,5 @@
-"""burn-opencl runs the burn_tensor conformance suite on itself: OpenCl on the first OpenCL CPU
-device (PoCL here), f32/i32 and, where the device has cl_khr_fp64, f64/i64.
+"""burn-opencl runs the conformance suite (burn-backend-tests) on itself: OpenCl on the first
+OpenCL CPU device (PoCL here), f32/i32 and, where the device has cl_khr_fp64, f64/i64.
 
 `BURN_OPENCL_TEST_DEVICE_TYPE=gpu` runs the suite and the gradient checks on the first OpenCL GPU
 instead (NVIDIA's driver on the GPU machine: see the README's "On a GPU").

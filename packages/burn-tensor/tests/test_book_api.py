@@ -5,7 +5,7 @@ An API check of burn_tensor itself, backend-independent; the conformance suite c
 
 import pytest
 from burn_tensor import Tensor, activation
-from burn_tensor.testing._suite_book import BOOK_ACTIVATIONS, BOOK_METHODS
+from burn_backend_tests.suites.book import BOOK_ACTIVATIONS, BOOK_METHODS
 
 
 @pytest.mark.parametrize("name", BOOK_METHODS)

@@ -17,7 +17,7 @@ from burn_tensor.collective import (
     all_reduce,
     broadcast,
 )
-from burn_tensor.testing import run_ranks
+from burn_backend_tests import run_ranks
 
 RNG = np.random.default_rng(0)
 

@@ -13,7 +13,7 @@ from burn_ndarray import NdArray
 from burn_tensor import DType, Tensor
 from burn_tensor.collective import ProcessGroup, ThreadGroup, all_reduce
 from burn_tensor.collective._group import OPS
-from burn_tensor.testing import run_ranks
+from burn_backend_tests import run_ranks
 
 
 def _comms(kind: str, n: int):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from burn_ndarray import NdArray
 from burn_tensor._ops_module import ModuleOps
-from burn_tensor.testing._suite_module_conv import test_conv_unfold4d  # noqa: F401
-from burn_tensor.testing._suite_module_conv_grad import *
+from burn_backend_tests.suites.module_conv import test_conv_unfold4d  # noqa: F401
+from burn_backend_tests.suites.module_conv_grad import *
 
 
 class DefaultsNdArray(NdArray):

@@ -1,5 +1,5 @@
 """Backend, decorator and user packages use only burn_tensor's public API (its `__init__`,
-`burn_tensor.ops`, `burn_tensor.backend`, `activation`, `module`, `testing`), so burn_tensor's
+`burn_tensor.ops`, `burn_tensor.backend`, `activation`, `module`), so burn_tensor's
 private modules and Tensor/Backend internals can change without breaking them.
 
 The check parses the other workspace packages' sources (no import, so it is cheap and sees every
@@ -83,7 +83,7 @@ def test_the_checker_catches_each_kind_of_use():
 import burn_tensor._slice
 from burn_tensor._options import ConvOptions
 from burn_tensor import _check
-from burn_tensor.testing._ctx import x
+from burn_tensor.collective._group import x
 importlib.import_module("burn_tensor._registry")
 p = t._p
 u = Tensor._make(p, Float, d)

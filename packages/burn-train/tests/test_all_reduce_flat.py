@@ -8,7 +8,7 @@ import pytest
 from burn_ndarray import NdArray
 from burn_tensor import DType, Tensor
 from burn_tensor.collective import ThreadGroup
-from burn_tensor.testing import run_ranks
+from burn_backend_tests import run_ranks
 from burn_train.learner._parallel import all_reduce_flat
 
 SHAPES = [(3, 4), (1,), (2, 3, 5), (7,), (1, 1)]

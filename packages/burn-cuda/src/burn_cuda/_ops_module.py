@@ -11,7 +11,7 @@ Other cases take the defaults (unfold4d and matmul for weights, conv_transpose2d
 
 from __future__ import annotations
 
-from burn_ndarray import interpolation
+from burn_tensor.array_api import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
 from . import _gemm

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_ndarray import array_ops, make_numeric
 from burn_tensor import TensorData
+from burn_tensor.array_api import array_ops, make_numeric
 
 from ._dtypes import KERNEL_FLOATS, kernel_dtype
 from ._kernels import i64, kernel, launch

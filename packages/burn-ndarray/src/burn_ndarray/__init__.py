@@ -1,7 +1,7 @@
 """burn_ndarray: the CPU backend of burn-py, on numpy.
 
-`array_ops(xp)` and `make_numeric(kind, xp)` are the op implementations written once for any
-numpy-compatible array namespace; burn_cuda runs them on cupy.
+The op implementations written once for any numpy-compatible array namespace (which burn_cuda
+runs on cupy) are not here but in `burn_tensor.array_api`; NdArray installs them over numpy.
 
 Example:
     >>> from burn_ndarray import NdArray
@@ -9,10 +9,7 @@ Example:
     Cpu
 """
 
-from . import _interpolate as interpolation
 from . import _pool as pooling
 from ._backend import NdArray
-from ._ops_common import array_ops
-from ._ops_numeric import make as make_numeric
 
-__all__ = ["NdArray", "array_ops", "interpolation", "make_numeric", "pooling"]
+__all__ = ["NdArray", "pooling"]

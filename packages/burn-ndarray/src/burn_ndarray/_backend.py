@@ -6,13 +6,13 @@ import os
 
 import numpy as np
 from burn_tensor import Backend, op_table
+from burn_tensor.array_api import make_numeric
 
 from . import _blas, _native_ops, _random, _threaded_ops
 from ._erf import erf
 from ._fp import needs_quiet, quiet
-from ._ops_common import COMMON
+from ._ops_common import COMMON, UFUNCS
 from ._ops_module import NdArrayModuleOps
-from ._ops_numeric import UFUNCS, make
 from ._threads import blas_default_threads, default_parallel_min, default_threads
 
 
@@ -229,7 +229,7 @@ def _install() -> None:
             if prefix + name not in vars(NdArray):
                 setattr(NdArray, prefix + name, fn)
     for prefix in ("float_", "int_"):
-        for name, fn in make(prefix[:-1]).items():
+        for name, fn in {**make_numeric(prefix[:-1]), "random": _random.random_op}.items():
             if prefix + name not in vars(NdArray):
                 setattr(NdArray, prefix + name, fn)
         for name, uf in UFUNCS.items():

@@ -1,8 +1,9 @@
 """Kind-agnostic array implementations, installed as float_*/int_*/bool_* ops.
 
-`array_ops(xp)` holds the ops whose code is right for any numpy-compatible namespace (numpy here,
-cupy in burn_cuda, which imports it); the rest of `COMMON` is numpy-only (host copies, read-only
-views, a bit-level select).
+`COMMON` is `burn_tensor.array_api.array_ops(np)` (the ops whose code is right for any
+numpy-compatible namespace, shared with burn_cuda) plus the numpy-only ones here: host copies,
+read-only views, a bit-level select. `UFUNCS` are numpy's ufuncs installed as the arithmetic and
+comparison ops of both numeric kinds.
 
 Invariant: no op ever writes into an input array (tensors are immutable values); ops that assign
 copy first. Arrays handed out through `into_data` are read-only views.
@@ -12,93 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from burn_tensor import TensorData
-from burn_tensor.ops import numpy_slice
-
-
-def array_ops(xp) -> dict:
-    """Creation, layout, slicing, gather/select, where, cat and repeat over namespace `xp`.
-
-    Closures over `xp` cost no more per call than module globals (one cell load), so NdArray's
-    small-tensor path is unchanged.
-
-    Example:
-        >>> ops = array_ops(np)
-        >>> ops["permute"](None, np.zeros((2, 3)), (1, 0)).shape
-        (3, 2)
-    """
-
-    def empty(self, shape, device, dtype):
-        return xp.empty(shape, dtype.np)
-
-    def zeros(self, shape, device, dtype):
-        return xp.zeros(shape, dtype.np)
-
-    def ones(self, shape, device, dtype):
-        return xp.ones(shape, dtype.np)
-
-    def full(self, shape, value, device, dtype):
-        return xp.full(shape, value, dtype.np)
-
-    def reshape(self, x, shape):
-        return x.reshape(shape)
-
-    def swap_dims(self, x, a, b):
-        return x.swapaxes(a, b)
-
-    def permute(self, x, axes):
-        return x.transpose(axes)
-
-    def flip(self, x, axes):
-        return xp.flip(x, axes)
-
-    def expand(self, x, shape):
-        return xp.broadcast_to(x, shape)
-
-    def slice_(self, x, slices):
-        return x[tuple(numpy_slice(s) for s in slices)]
-
-    def slice_assign(self, x, slices, value):
-        out = x.copy()
-        out[tuple(numpy_slice(s) for s in slices)] = value
-        return out
-
-    def gather(self, dim, x, indices):
-        return xp.take_along_axis(x, indices.astype(np.intp, copy=False), axis=dim)
-
-    def select(self, x, dim, indices):
-        return xp.take(x, indices.astype(np.intp, copy=False), axis=dim)
-
-    def mask_where(self, x, mask, value):
-        return xp.where(mask, value, x)
-
-    def equal(self, x, y):
-        return xp.equal(x, y)
-
-    def cat(self, tensors, dim):
-        return xp.concatenate(tensors, axis=dim)
-
-    def repeat_dim(self, x, dim, times):
-        return xp.tile(x, tuple(times if d == dim else 1 for d in range(x.ndim)))
-
-    return {
-        "empty": empty,
-        "zeros": zeros,
-        "ones": ones,
-        "full": full,
-        "reshape": reshape,
-        "swap_dims": swap_dims,
-        "permute": permute,
-        "flip": flip,
-        "expand": expand,
-        "slice": slice_,
-        "slice_assign": slice_assign,
-        "gather": gather,
-        "select": select,
-        "mask_where": mask_where,
-        "equal": equal,
-        "cat": cat,
-        "repeat_dim": repeat_dim,
-    }
+from burn_tensor.array_api import array_ops
 
 
 def from_data(self, data, device):
@@ -146,4 +61,32 @@ COMMON = {
     "into_data": into_data,
     "to_device": to_device,
     "mask_fill": mask_fill,
+}
+
+
+# Ufuncs are installed as staticmethods: the Tensor layer then calls numpy directly, with no
+# Python frame in between (the main lever on per-op latency).
+UFUNCS = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "remainder": np.remainder,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "lower": np.less,
+    "lower_equal": np.less_equal,
+    "equal_elem": np.equal,
+    "greater_elem": np.greater,
+    "greater_equal_elem": np.greater_equal,
+    "lower_elem": np.less,
+    "lower_equal_elem": np.less_equal,
+    "not_equal": np.not_equal,
+    "not_equal_elem": np.not_equal,
+    "abs": np.abs,
+    "neg": np.negative,
+    "add_scalar": np.add,
+    "sub_scalar": np.subtract,
+    "mul_scalar": np.multiply,
+    "remainder_scalar": np.remainder,
+    "matmul": np.matmul,
 }

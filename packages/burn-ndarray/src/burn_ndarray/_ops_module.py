@@ -1,13 +1,14 @@
 """Module ops (conv, pools, interpolate) of the NdArray backend: thin adapters onto numpy kernels.
 
-The kernels live in `_conv`, `_conv_transpose`, `_pool`, `_interpolate` and `_im2col`, and take
-plain tuples; this mixin unpacks Burn's option records. Overrides of base-class defaults
+The kernels live in `_conv`, `_conv_transpose`, `_pool` and `_im2col` (interpolation in
+`burn_tensor.array_api.interpolation`, shared with burn_cuda), and take plain tuples; this mixin unpacks Burn's option records. Overrides of base-class defaults
 (conv gradients, unfold4d) exist because the defaults build them from slower generic ops.
 Inputs are never written: every kernel allocates its output.
 """
 
 from __future__ import annotations
 
+from burn_tensor.array_api import interpolation
 from burn_tensor.ops import (
     ConvOptions,
     ConvTransposeOptions,
@@ -15,7 +16,7 @@ from burn_tensor.ops import (
     UnfoldOptions,
 )
 
-from . import _conv, _conv_transpose, _im2col, _interpolate, _pool
+from . import _conv, _conv_transpose, _im2col, _pool
 
 
 def _pair(v) -> tuple[int, int]:
@@ -126,7 +127,7 @@ class NdArrayModuleOps:
 
     # -- interpolation -----------------------------------------------------------------------------
     def interpolate(self, x, output_size, options: InterpolateOptions):
-        return _interpolate.interpolate(x, _pair(output_size), options.mode)
+        return interpolation.interpolate(x, _pair(output_size), options.mode)
 
     def interpolate_backward(self, x, grad, output_size, options: InterpolateOptions):
-        return _interpolate.interpolate_backward(x, grad, _pair(output_size), options.mode)
+        return interpolation.interpolate_backward(x, grad, _pair(output_size), options.mode)

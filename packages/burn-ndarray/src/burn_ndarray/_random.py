@@ -56,3 +56,25 @@ def sample(shape, distribution, dtype: np.dtype, device) -> np.ndarray:
     # float16): clip to the dtype's last values inside [low, high) first.
     lo, hi = distribution.bounds_in(dtype)
     return np.clip(u, lo, hi, out=u).astype(dtype)
+
+
+def random_op(self, shape, distribution, device, dtype):
+    """NdArray's `float_random` / `int_random`: a draw from the device's own generator."""
+    device = self.default_device() if device is None else device
+    if distribution.kind == "bernoulli":
+        return _bernoulli(generator(device), shape, distribution.a, dtype.np)
+    return sample(shape, distribution, dtype.np, device)
+
+
+def _bernoulli(rng: np.random.Generator, shape, p: float, dtype: np.dtype) -> np.ndarray:
+    """1 with probability p (to 2^-32), else 0: raw 32-bit draws against an integer threshold.
+
+    Half the generator work of `rng.random(shape) < p` (two draws per 64-bit output, no float
+    conversion): dropout masks are sampled every training step.
+    """
+    n = math.prod(shape)
+    threshold = min(round(p * 4294967296.0), 4294967295)
+    if p >= 1.0 or n == 0:
+        return np.full(shape, 1 if p >= 1.0 else 0, dtype)
+    u = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    return np.less(u, np.uint32(threshold)).astype(dtype).reshape(shape)

@@ -23,10 +23,10 @@ Example:
 from __future__ import annotations
 
 import numpy as np
+from burn_tensor.array_api import sum_dtype
 
 from . import _blas, _fp, _parallel
 from ._fp import needs_quiet
-from ._ops_numeric import sum_dtype
 from ._threads import GRAIN
 
 # fmt: off

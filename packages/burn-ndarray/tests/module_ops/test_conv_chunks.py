@@ -3,7 +3,7 @@
 The im2col and transposed-conv kernels process the batch in chunks of about 16 MB of columns,
 reusing one set of buffers; real shapes reach several chunks only at sizes too large for a unit
 test, so the chunk size is patched down here. The numbers are checked against the float64
-references of the conformance suite (`burn_tensor.testing._ref_conv`).
+references of the conformance suite (`burn_backend_tests.reference.conv`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from burn_ndarray import _conv, _conv_transpose
 from burn_tensor import module
 from burn_tensor.ops import ConvOptions
-from burn_tensor.testing import _ref_conv as ref
+from burn_backend_tests.reference import conv as ref
 
 
 @pytest.mark.parametrize("g", [1, 2])

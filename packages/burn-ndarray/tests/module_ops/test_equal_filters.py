@@ -12,7 +12,7 @@ import pytest
 from burn_ndarray import _winograd
 from burn_ndarray._filter_classes import filter_classes
 from burn_tensor import module
-from burn_tensor.testing import _ref_conv as ref
+from burn_backend_tests.reference import conv as ref
 
 
 def _distinct_channels(out: np.ndarray, channels) -> int:

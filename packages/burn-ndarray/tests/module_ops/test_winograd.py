@@ -189,8 +189,8 @@ def test_conv2d_x_backward_through_winograd(env, rng, monkeypatch):
 def test_conformance_cases_reach_winograd(env, monkeypatch):
     """The conformance suite's Winograd cases must keep reaching Winograd, with several batch
     chunks of two sizes, odd outputs, and the conv and conv-transpose input gradients: if the
-    dispatch thresholds change, update the cases in burn_tensor.testing._suite_module_conv."""
-    from burn_tensor.testing._suite_module_conv import CONV2D, CONV_T2D
+    dispatch thresholds change, update the cases in burn_backend_tests.suites.module_conv."""
+    from burn_backend_tests.suites.module_conv import CONV2D, CONV_T2D
 
     calls = _spy(monkeypatch)
     sizes = set()

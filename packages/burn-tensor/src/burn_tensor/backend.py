@@ -9,6 +9,8 @@ For backend and decorator packages (see the README's "Extension surface"):
 - `BackendSpec`: what a package registers under the `burn.backends` entry-point group
   (`GROUP`); `backend_spec(name)` loads one, `get_backend(name)` builds it.
 - `register_autodiff(decorate)`: the decorator `Tensor.from_inner(t)` lifts onto by default.
+- `rebuild_kind_views(backend)`: after ops were replaced on a backend instance (instrumentation,
+  such as the conformance suite's op counter), make the Tensor layer dispatch to the new ones.
 - Discovery and defaults: `available_backends`, `backend_table`, `default_device`,
   `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PLANNED`, `PRIORITY`, and the three
   errors `BackendNotInstalledError`, `BackendImportError`, `NoDeviceError` (all `BackendError`).
@@ -45,6 +47,28 @@ from ._registry import (
     set_default_device,
 )
 
+
+def rebuild_kind_views(backend: Backend) -> None:
+    """Make the Tensor layer dispatch to the op attributes `backend` has now.
+
+    Tensors reach a backend's ops through per-kind views built once, when the backend is made
+    (`t.exp()` calls the view's `exp`, bound to `float_exp` then). An op replaced later on the
+    instance (`object.__setattr__(b, "float_exp", counting(b.float_exp))`, as the conformance
+    suite's op counter does, or on its class) is reached only after this rebuilds the views.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> from burn_tensor import Tensor
+        >>> b = NdArray(float_dtype="float64")
+        >>> object.__setattr__(b, "float_exp", lambda x: x * 0 + 7)
+        >>> rebuild_kind_views(b)
+        >>> Tensor.from_data([1.0], b.device()).exp().tolist()
+        [7.0]
+        >>> object.__delattr__(b, "float_exp"); rebuild_kind_views(b)
+        >>> Tensor.from_data([1.0], b.device()).exp().tolist()[0] > 2.7
+        True
+    """
+    backend._init_kind_ops()
 
 
 class AutodiffBackend(abc.ABC):
@@ -87,6 +111,7 @@ __all__ = [
     "default_device",
     "get_backend",
     "install_hint",
+    "rebuild_kind_views",
     "register_autodiff",
     "set_default_device",
 ]

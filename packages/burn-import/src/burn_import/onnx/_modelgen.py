@@ -104,7 +104,7 @@ class ModelGen:
     run_from_cli = run
 
     def _one(self, src: Path, stem: str) -> Path:
-        from burn_record._atomic import atomic_write
+        from burn_record import atomic_write
 
         model = load_model(src)
         precision = "HalfPrecisionSettings" if self._half else "FullPrecisionSettings"

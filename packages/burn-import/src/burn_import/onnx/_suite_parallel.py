@@ -26,7 +26,7 @@ class SuiteWorkerError(RuntimeError):
 def run_parallel(
     kinds, device: str, workers: int, pattern: str | None = None, timeout_s: float = 1800.0
 ) -> SuiteResult:
-    """The suite's `kinds` on `device` ("ndarray" or "opencl") in `workers` processes.
+    """The suite's `kinds` on `device` (a backend's registry name) in `workers` processes.
 
     Every shard's cases come back in one `SuiteResult`, in shard order; `seconds` is the wall
     time of the whole run.

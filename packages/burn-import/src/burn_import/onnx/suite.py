@@ -2,6 +2,7 @@
 
     python -m burn_import.onnx.suite                      # node, light, simple, pytorch on NdArray
     python -m burn_import.onnx.suite --device opencl      # the same on OpenCl(device_type="cpu")
+    python -m burn_import.onnx.suite --device cuda        # any backend of the registry
     python -m burn_import.onnx.suite --report onnx_suite_report.md --json results.json
     python -m burn_import.onnx.suite --only-passing results.json --device opencl
     python -m burn_import.onnx.suite --device opencl --workers 2 --expected LIST
@@ -266,19 +267,34 @@ def report_markdown(res: SuiteResult, device_name: str = "NdArray") -> str:
     return "\n".join(out) + "\n"
 
 
-_NAMES = {"ndarray": "NdArray", "opencl": "OpenCl(device_type='cpu')"}
+# Options the suite builds a backend with, beyond the registry's defaults: the committed OpenCL
+# list is PoCL's, so `opencl` runs on the CPU device type (the same cases on a GPU machine).
+SUITE_OPTIONS: dict[str, dict] = {"opencl": {"device_type": "cpu"}}
+
+
+def suite_backend(name: str):
+    """The backend registered as `name` (`burn_tensor.get_backend`), with `SUITE_OPTIONS`.
+
+    Raises SystemExit naming the installed backends when `name` is not one of them, or why the
+    backend cannot run here.
+    """
+    from burn_tensor import BackendError, available_backends, get_backend
+
+    try:
+        backend = get_backend(name)
+    except BackendError as err:
+        raise SystemExit(
+            f"--device {name}: {err} (installed backends: {', '.join(available_backends())})"
+        ) from None
+    options = SUITE_OPTIONS.get(name)
+    if options:
+        backend = type(backend)(**{**backend.options(), **options})
+    return backend
 
 
 def _device(name: str):
-    if name == "ndarray":
-        from burn_ndarray import NdArray
-
-        return NdArray().device(), _NAMES[name]
-    if name == "opencl":
-        from burn_opencl import OpenCl
-
-        return OpenCl(device_type="cpu").device(), _NAMES[name]
-    raise SystemExit(f"unknown device {name!r}: ndarray or opencl")
+    backend = suite_backend(name)
+    return backend.device(), repr(backend)
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -298,7 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument(
-        "--device", default="ndarray", choices=["ndarray", "opencl"], help="backend to run on"
+        "--device",
+        default="ndarray",
+        help="registry name of the backend to run on (`python -m burn.backend` lists them)",
     )
     ap.add_argument(
         "--kinds",
@@ -331,7 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from burn_record._atomic import atomic_write
+    from burn_record import atomic_write
 
     args = build_parser().parse_args(argv)
     kinds = tuple(args.kinds.split(","))
@@ -351,7 +369,7 @@ def main(argv=None) -> int:
     if args.workers > 1:
         from ._suite_parallel import run_parallel
 
-        dname = _NAMES[args.device]
+        dname = repr(suite_backend(args.device))
         res = run_parallel(kinds, args.device, args.workers, args.pattern)
     else:
         device, dname = _device(args.device)

@@ -1,0 +1,33 @@
+"""The backend conformance suite: import it into a backend package's test module.
+
+    # tests/test_conformance.py
+    from burn_backend_tests.conformance import *  # noqa: F401,F403
+
+Every test takes the `burn` fixture (see `burn_backend_tests.plugin`), built from the
+`burn_backend` fixture that the package's conftest provides.
+"""
+
+from .suites.activation import *
+from .suites.activation_backward import *
+from .suites.book import *
+from .suites.burn_literals import *
+from .suites.checks_index import *
+from .suites.checks_values import *
+from .suites.coverage import *  # the completeness case: the plugin runs it last
+from .suites.creation import *
+from .suites.device import *
+from .suites.elementwise import *
+from .suites.layout import *
+from .suites.module_conv import *
+from .suites.module_conv_grad import *
+from .suites.module_conv_literals import *
+from .suites.module_embedding import *
+from .suites.module_interp import *
+from .suites.module_linear import *
+from .suites.module_literals import *
+from .suites.module_pool import *
+from .suites.optim import *
+from .suites.reduce import *
+from .suites.unfold import *
+
+__all__ = [n for n in list(globals()) if n.startswith("test_")]

@@ -1,0 +1,3 @@
+"""float64 references of the module ops, written as nested loops over the definitions (never by a
+backend): `conv` (convolutions, transposed ones, their gradients, unfold), `pool` (max/avg/adaptive
+pools and their backward passes), `interp` (nearest/bilinear/bicubic interpolation)."""
