@@ -64,8 +64,9 @@ class LoadArgs:
 
     def with_key_remap(self, pattern: str, replacement: str) -> LoadArgs:
         """Rename keys: the first match of regex `pattern` is replaced by `replacement`, which
-        uses Rust's syntax as in Burn (`$1`, `${1}`, `$name`, `$$` for a dollar). Remaps apply in
-        the order given, each to the result of the previous one."""
+        uses Rust's syntax as in Burn (`$1`, `${1}`, `$name`, `$$` for a dollar) or Python's
+        (`\\1`, `\\g<name>`). Remaps apply in the order given, each to the result of the
+        previous one."""
         compile_remap(pattern, replacement)  # fail here, not at load time
         return self._with(key_remap=(*self.key_remap, (pattern, replacement)))
 
@@ -133,6 +134,14 @@ def _parse_replacement(text: str) -> list[tuple[str, int | str | None]]:
     i = 0
     while i < len(text):
         ch = text[i]
+        # Python's `\1` and `\g<name>` (re.sub's syntax) also name groups: a PyTorch user's
+        # habit, and a backslash before a digit is never wanted literally in a key.
+        py = re.match(r"\\(?:g<([A-Za-z0-9_]+)>|([0-9]+))", text[i:])
+        if py is not None:
+            name = py.group(1) or py.group(2)
+            parts.append(("", int(name) if name.isdigit() else name))
+            i += py.end()
+            continue
         if ch != "$":
             parts.append((ch, None))
             i += 1

@@ -73,6 +73,7 @@ class RecordMismatchError(RecordError, ValueError):
         record does not match the expected structure:
           missing (1): fc.bias
           mis-shaped (1): fc.weight: expected [2, 3], got [3, 2]
+          hint: fc.weight holds the transpose of the expected shape, as a PyTorch Linear weight ([out, in]) read without its module: load the file with `target=model` (e.g. `PyTorchFileRecorder().load(args, device, target=model)`), which adapts it to Burn's [in, out]
     """
 
     def __init__(
@@ -95,10 +96,30 @@ class RecordMismatchError(RecordError, ValueError):
         if self.mis_shaped:
             parts = [f"{p}: expected {_fmt(e)}, got {_fmt(g)}" for p, e, g in self.mis_shaped]
             lines.append(f"  mis-shaped ({len(parts)}): " + "; ".join(parts))
+            flipped = [p for p, e, g in self.mis_shaped if _transposed(e, g)]
+            if flipped:
+                lines.append(
+                    f"  hint: {', '.join(flipped)} "
+                    f"{'holds' if len(flipped) == 1 else 'hold'} the transpose of the expected "
+                    "shape, as a PyTorch Linear weight ([out, in]) read without its module: load "
+                    "the file with `target=model` (e.g. `PyTorchFileRecorder().load(args, "
+                    "device, target=model)`), which adapts it to Burn's [in, out]"
+                )
         return "\n".join(lines)
 
     def __reduce__(self):
         return (type(self), (self.missing, self.unexpected, self.mis_shaped))
+
+
+def _transposed(expected, got) -> bool:
+    """A 2-D tensor whose shape is the expected one reversed (and not square)."""
+    return (
+        expected is not None
+        and got is not None
+        and len(expected) == 2
+        and tuple(got) == tuple(expected)[::-1]
+        and expected[0] != expected[1]
+    )
 
 
 def _fmt(shape: tuple[int, ...] | None) -> str:
