@@ -11,8 +11,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="custom-training-loop", description=__doc__)
     parser.add_argument(
         "--backend",
-        default="ndarray",
-        help="an installed backend's entry-point name, wrapped in Autodiff (default: %(default)s)",
+        default=None,
+        help="an installed backend's entry-point name, wrapped in Autodiff (default: "
+        "$BURN_BACKEND, else the best installed)",
     )
     parser.add_argument(
         "--epochs", type=int, default=None, help="number of epochs (default: the config's, 10)"
@@ -42,27 +43,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Train; a backend error is one line on stderr and exit 2."""
     args = build_parser().parse_args(argv)
+    from burn_tensor import BackendError
 
+    try:
+        return _run(args)
+    except BackendError as e:
+        print(f"custom-training-loop: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
     from burn_autodiff import Autodiff
     from burn_dataset import PartialDataset
     from burn_dataset.vision import DigitsDataset
     from burn_optim import AdamConfig
-    from burn_tensor import get_backend
+    from burn_tensor import resolve_backend
 
     from .model import ModelConfig
     from .training import TrainingConfig, run
 
     if args.devices < 1:
         raise SystemExit("--devices must be >= 1")
-    inner = get_backend(args.backend)
-    if args.devices > 1 and args.backend == "ndarray":
+    name, inner, line = resolve_backend(args.backend)
+    print(line, flush=True)
+    if args.devices > 1 and name == "ndarray":
         from burn_ndarray import NdArray
 
         inner = NdArray(num_devices=args.devices)
     backend = Autodiff(inner)
     if backend.device_count() < args.devices:
-        raise SystemExit(f"--devices {args.devices}: {args.backend} has {backend.device_count()}")
+        raise SystemExit(f"--devices {args.devices}: {name} has {backend.device_count()}")
     device = backend.device()
     train_set, valid_set = DigitsDataset.train(), DigitsDataset.test()
     if args.limit is not None:

@@ -6,11 +6,17 @@ import argparse
 import sys
 
 
-def _device(backend: str):
+def _device(backend: str | None):
+    """The Autodiff device over the chosen backend; prints which backend and device run."""
     from burn_autodiff import Autodiff
-    from burn_tensor import get_backend
+    from burn_tensor import resolve_backend
 
-    return Autodiff(get_backend(backend)).device()
+    _, inner, line = resolve_backend(backend)
+    print(line, flush=True)
+    return Autodiff(inner).device()
+
+
+QUICK_SUFFIX = "-quick"
 
 
 def _datasets(name: str):
@@ -43,9 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument(
             "--backend",
-            default="ndarray",
+            default=None,
             help="an installed backend's entry-point name, wrapped in Autodiff (default: "
-            "%(default)s; `python -m burn.backend` lists them)",
+            "$BURN_BACKEND, else the best installed; `python -m burn.backend` lists them)",
         )
         p.add_argument(
             "--dataset",
@@ -59,7 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--epochs", type=int, default=None, help="number of epochs (default: the config's, 12)"
     )
     t.add_argument(
-        "--limit", type=int, default=None, help="use only the first N items (quick runs)"
+        "--limit",
+        type=int,
+        default=None,
+        help="use only the first N items (a quick run: with --limit or --epochs and no "
+        f"--artifact-dir, it writes to <artifact-dir>{QUICK_SUFFIX}, not over the trained model)",
     )
     sub.choices["infer"].add_argument(
         "--count", type=int, default=10, help="how many test items to predict (default: 10)"
@@ -68,12 +78,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run a command; a user error (backend, missing model) is one line on stderr and exit 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from burn_tensor import BackendError
+
+    try:
+        return _run(parser, args, argv)
+    except (BackendError, _NotTrained) as e:
+        print(f"guide: error: {e}", file=sys.stderr)
+        return 2
+
+
+class _NotTrained(Exception):
+    pass
+
+
+def _run(parser, args, argv) -> int:
+    from pathlib import Path
 
     from burn_dataset.transform import PartialDataset
 
     from .training import TrainingConfig
 
+    given = sys.argv[1:] if argv is None else argv
+    explicit_dir = any(a == "--artifact-dir" or a.startswith("--artifact-dir=") for a in given)
+    if args.command == "train" and not explicit_dir and (args.limit or args.epochs):
+        args.artifact_dir += QUICK_SUFFIX
+    if args.command == "infer" and not (Path(args.artifact_dir) / "config.json").exists():
+        raise _NotTrained(
+            f"no trained model in {args.artifact_dir}: run `guide train` first "
+            "(or pass the --artifact-dir a training run wrote)"
+        )
     device = _device(args.backend)
     train_set, test_set = _datasets(args.dataset)
     if args.command == "train":
@@ -89,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             train_set = PartialDataset(train_set, 0, min(args.limit, len(train_set)))
             test_set = PartialDataset(test_set, 0, min(args.limit, len(test_set)))
         train(args.artifact_dir, config, device, train_set, test_set)
+        print(f"model, config and logs saved in {args.artifact_dir}")
         return 0
 
     from .inference import infer, load_model

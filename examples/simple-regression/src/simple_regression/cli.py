@@ -24,9 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument(
             "--backend",
-            default="ndarray",
+            default=None,
             help="an installed backend's entry-point name, wrapped in Autodiff "
-            "(default: %(default)s)",
+            "(default: $BURN_BACKEND, else the best installed)",
         )
     t = sub.choices["train"]
     t.add_argument(
@@ -42,15 +42,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; a backend error is one line on stderr and exit 2."""
     args = build_parser().parse_args(argv)
+    from burn_tensor import BackendError
 
+    try:
+        return _run(args)
+    except BackendError as e:
+        print(f"simple-regression: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
     from burn_autodiff import Autodiff
     from burn_dataset import PartialDataset
-    from burn_tensor import get_backend
+    from burn_tensor import resolve_backend
 
     from .dataset import HousingDataset
 
-    device = Autodiff(get_backend(args.backend)).device()
+    _, inner, line = resolve_backend(args.backend)
+    print(line, flush=True)
+    device = Autodiff(inner).device()
     if args.command == "train":
         from burn_optim import AdamConfig
 

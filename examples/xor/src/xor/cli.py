@@ -6,11 +6,14 @@ import argparse
 import sys
 
 
-def _device(backend: str):
+def _device(backend: str | None):
+    """The Autodiff device over the chosen backend; prints which backend and device run."""
     from burn_autodiff import Autodiff
-    from burn_tensor import get_backend
+    from burn_tensor import resolve_backend
 
-    return Autodiff(get_backend(backend)).device()
+    _, inner, line = resolve_backend(backend)
+    print(line, flush=True)
+    return Autodiff(inner).device()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,9 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.add_argument(
             "--backend",
-            default="ndarray",
+            default=None,
             help="an installed backend's entry-point name, wrapped in Autodiff "
-            "(default: %(default)s)",
+            "(default: $BURN_BACKEND, else the best installed)",
         )
     t = sub.choices["train"]
     t.add_argument(
@@ -54,8 +57,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; a backend error is one line on stderr and exit 2."""
     args = build_parser().parse_args(argv)
+    from burn_tensor import BackendError
 
+    try:
+        return _run(args)
+    except BackendError as e:
+        print(f"xor: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
     from .inference import accuracy, load_model, predict
 
     device = _device(args.backend)

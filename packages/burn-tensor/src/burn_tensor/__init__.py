@@ -27,8 +27,10 @@ from ._registry import (
     NoDeviceError,
     available_backends,
     backend_table,
+    default_backend_name,
     default_device,
     get_backend,
+    resolve_backend,
     set_default_device,
 )
 from ._shape import Shape
@@ -73,8 +75,10 @@ __all__ = [
     "backend",
     "backend_table",
     "checks",
+    "default_backend_name",
     "default_device",
     "get_backend",
+    "resolve_backend",
     "module",
     "op_table",
     "ops",

@@ -8,6 +8,7 @@ backends never imports pyopencl or cupy. Three distinct errors:
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from importlib import metadata
@@ -83,9 +84,16 @@ def available_backends() -> list[str]:
 def backend_spec(name: str) -> BackendSpec:
     eps = _entry_points()
     if name not in eps:
+        known = sorted(set(eps) | set(KNOWN_EXTRAS))
+        close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.6)
+        if close and close[0] != name:
+            raise BackendNotInstalledError(
+                f"no backend is named '{name}': did you mean '{close[0]}'? "
+                f"(installed: {', '.join(sorted(eps)) or 'none'})"
+            )
         raise BackendNotInstalledError(
             f"backend '{name}' is not installed: {install_hint(name)} "
-            f"(installed: {sorted(eps) or 'none'})"
+            f"(installed: {', '.join(sorted(eps)) or 'none'})"
         )
     try:
         spec = eps[name].load()
@@ -136,6 +144,49 @@ def _ranked(installed: list[str]) -> list[str]:
         return [n for n in prio if n in names] + sorted(n for n in names if n not in prio)
 
     return order(gpu, PRIORITY) + order(cpu, CPU_PRIORITY)
+
+
+def default_backend_name() -> str:
+    """The backend `default_device()` uses: `BURN_BACKEND` if set, else the best usable one
+    (cuda > opencl on a GPU > ndarray > opencl on a CPU). The example CLIs default to it.
+
+    Example:
+        >>> default_backend_name() in available_backends()
+        True
+    """
+    wanted = os.environ.get("BURN_BACKEND")
+    if wanted:
+        backend_spec(wanted)  # an unknown or misspelled name fails here, naming the closest
+        return wanted
+    for name in _ranked(available_backends()):
+        try:
+            if backend_spec(name).probe() is None:
+                return name
+        except BackendError:
+            continue
+    raise BackendNotInstalledError(
+        "no usable backend is installed: pip install 'burn[ndarray]' for the CPU backend"
+    )
+
+
+def resolve_backend(name: str | None = None) -> tuple[str, object, str]:
+    """`(name, backend, description)` for a command line's `--backend` value: the named backend,
+    or with None the registry's choice (`default_backend_name()`). The description is one line
+    naming the backend and its first device, which the example CLIs print before they run.
+
+    Example:
+        >>> name, backend, line = resolve_backend("ndarray")
+        >>> name, line.startswith("backend: ndarray")
+        ('ndarray', True)
+    """
+    name = name or default_backend_name()
+    backend = get_backend(name)
+    try:
+        devices = backend_spec(name).devices()
+    except Exception:  # a description must never stop a run
+        devices = []
+    where = devices[0] if devices else str(backend.device())
+    return name, backend, f"backend: {name} (device {where})"
 
 
 def default_device() -> Device:

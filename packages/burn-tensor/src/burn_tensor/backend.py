@@ -11,7 +11,8 @@ For backend and decorator packages (see the README's "Extension surface"):
 - `register_autodiff(decorate)`: the decorator `Tensor.from_inner(t)` lifts onto by default.
 - `rebuild_kind_views(backend)`: after ops were replaced on a backend instance (instrumentation,
   such as the conformance suite's op counter), make the Tensor layer dispatch to the new ones.
-- Discovery and defaults: `available_backends`, `backend_table`, `default_device`,
+- Discovery and defaults: `available_backends`, `backend_table`, `default_backend_name`,
+  `default_device`,
   `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PLANNED`, `PRIORITY`, and the three
   errors `BackendNotInstalledError`, `BackendImportError`, `NoDeviceError` (all `BackendError`).
 
@@ -40,8 +41,10 @@ from ._registry import (
     available_backends,
     backend_spec,
     backend_table,
+    default_backend_name,
     default_device,
     get_backend,
+    resolve_backend,
     install_hint,
     register_autodiff,
     set_default_device,
@@ -108,8 +111,10 @@ __all__ = [
     "available_backends",
     "backend_spec",
     "backend_table",
+    "default_backend_name",
     "default_device",
     "get_backend",
+    "resolve_backend",
     "install_hint",
     "rebuild_kind_views",
     "register_autodiff",
