@@ -1,7 +1,10 @@
 """Write `model/guide_digits.onnx` from the guide's trained record, with `onnx.helper`.
 
-    uv run python examples/onnx-inference/export_onnx.py                    # train, then export
-    uv run python examples/onnx-inference/export_onnx.py --artifact-dir artifacts/guide  # a record
+    uv run python examples/onnx-inference/export_onnx.py --out /tmp/m       # train, then export
+    uv run python examples/onnx-inference/export_onnx.py --artifact-dir artifacts/guide --out /tmp/m
+
+The files go to `--out` (a folder, created if missing). The example's own `model/` folder is
+tracked: to regenerate it on purpose, pass `--out examples/onnx-inference/model`.
 
 Without `--artifact-dir` it trains the guide's model (the guide's own `train()`, on the bundled
 digits, `hidden_size` 256 so that the file stays under 1 MB) into a temporary artifact directory.
@@ -24,7 +27,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-OUT = Path(__file__).resolve().parent / "model"
+#: the tracked model of the example (regenerated only when --out names it)
+MODEL_DIR = Path(__file__).resolve().parent / "model"
 
 
 def train_guide(artifact_dir: str, hidden: int, epochs: int) -> None:
@@ -115,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--artifact-dir", help="a trained guide artifact dir (config.json, model.mpk.gz)"
     )
+    ap.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help=f"folder to write guide_digits.onnx and guide_accuracy.json to (the example's "
+        f"tracked copy is {MODEL_DIR})",
+    )
     ap.add_argument("--hidden", type=int, default=256, help="hidden size of the exported model")
     ap.add_argument(
         "--epochs", type=int, default=12, help="guide training epochs when no --artifact-dir"
@@ -133,13 +144,14 @@ def main(argv=None) -> int:
         train_guide(artifact, args.hidden, args.epochs)
     device = NdArray().device()
     model = load_model(artifact, device)
-    OUT.mkdir(exist_ok=True)
-    onnx.save(to_onnx(model), OUT / "guide_digits.onnx")
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    onnx.save(to_onnx(model), out / "guide_digits.onnx")
     result = guide_accuracy(model, device)
-    (OUT / "guide_accuracy.json").write_text(json.dumps(result, indent=1) + "\n")
-    size = (OUT / "guide_digits.onnx").stat().st_size
+    (out / "guide_accuracy.json").write_text(json.dumps(result, indent=1) + "\n")
+    size = (out / "guide_digits.onnx").stat().st_size
     print(
-        f"wrote {OUT / 'guide_digits.onnx'} ({size} bytes); guide accuracy "
+        f"wrote {out / 'guide_digits.onnx'} ({size} bytes); guide accuracy "
         f"{result['correct']}/{result['total']} = {result['accuracy']:.2f}%"
     )
     return 0
