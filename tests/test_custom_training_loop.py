@@ -59,8 +59,9 @@ def test_console_script_in_subprocess():
         check=True,
     )
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("[Train - Epoch 1] Loss")
-    assert lines[1].startswith("[Valid - Epoch 1] Loss")
+    assert lines[0].startswith("backend: ")  # every run says what it runs on
+    assert lines[1].startswith("[Train - Epoch 1] Loss")
+    assert lines[2].startswith("[Valid - Epoch 1] Loss")
 
 
 def test_data_parallel_variant_matches_one_device():

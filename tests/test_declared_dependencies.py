@@ -41,11 +41,11 @@ _NOT_INSTALLED = {
 # Declared dependencies that src/ reaches at run time without an import statement, and why.
 _FALLBACK = "the CPU backend the CLI's registry default falls back to: the example runs as installed"
 _RUNTIME_ONLY = {
-    "guide": {"burn-ndarray": _FALLBACK},
-    "xor": {"burn-ndarray": _FALLBACK},
-    "simple-regression": {"burn-ndarray": _FALLBACK},
-    "custom-training-loop": {"burn-ndarray": _FALLBACK},
-    "onnx-inference": {
+    "burn-example-guide": {"burn-ndarray": _FALLBACK},
+    "burn-example-xor": {"burn-ndarray": _FALLBACK},
+    "burn-example-simple-regression": {"burn-ndarray": _FALLBACK},
+    "burn-example-custom-training-loop": {"burn-ndarray": _FALLBACK},
+    "burn-example-onnx-inference": {
         "burn-nn": "the module ModelGen writes at first run (generated/guide_digits.py) imports it",
         "burn-record": "the generated module loads its record with burn_record's recorders",
     },

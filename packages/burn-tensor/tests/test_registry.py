@@ -49,7 +49,7 @@ def test_not_installed_names_the_extra(fake_eps):
     with pytest.raises(BackendNotInstalledError) as err:
         get_backend("ndarray")
     msg = str(err.value)
-    assert "backend 'ndarray' is not installed" in msg and "pip install 'burn[ndarray]'" in msg
+    assert "backend 'ndarray' is not installed" in msg and "pip install 'burn-py[ndarray]'" in msg
     assert isinstance(err.value, ImportError) and isinstance(err.value, BackendError)
     with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn\[cuda\]'"):
         get_backend("cuda")

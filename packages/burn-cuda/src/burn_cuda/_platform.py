@@ -10,7 +10,7 @@ from __future__ import annotations
 
 INSTALL_HINT = (
     "pip install 'burn-cuda[cuda13]' (CUDA 13 driver) or 'burn-cuda[cuda12]' (CUDA 12 driver); "
-    "'burn[cuda]' is the cuda13 one"
+    "'burn-py[cuda]' is the cuda13 one"
 )
 
 

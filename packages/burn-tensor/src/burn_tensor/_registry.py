@@ -66,7 +66,7 @@ PLANNED: dict[str, str] = {}
 def install_hint(name: str) -> str:
     """How to get backend `name`: the pip extra, or that its package is not released yet."""
     if name in KNOWN_EXTRAS:
-        return f"pip install 'burn[{KNOWN_EXTRAS[name]}]'"
+        return f"pip install 'burn-py[{KNOWN_EXTRAS[name]}]'"
     if name in PLANNED:
         return f"its package {PLANNED[name]} is planned but not released yet"
     return "install the package that registers it in the 'burn.backends' entry-point group"
@@ -165,7 +165,7 @@ def default_backend_name() -> str:
         except BackendError:
             continue
     raise BackendNotInstalledError(
-        "no usable backend is installed: pip install 'burn[ndarray]' for the CPU backend"
+        "no usable backend is installed: pip install 'burn-py[ndarray]' for the CPU backend"
     )
 
 
@@ -207,7 +207,7 @@ def default_device() -> Device:
                 continue
         if dev is None:
             raise BackendNotInstalledError(
-                "no usable backend is installed: pip install 'burn[ndarray]' for the CPU backend"
+                "no usable backend is installed: pip install 'burn-py[ndarray]' for the CPU backend"
             )
     _DEFAULT.append(dev)
     return dev
@@ -238,6 +238,6 @@ def autodiff_device_for(device: Device) -> Device:
         raise BackendNotInstalledError(
             "Tensor.from_inner: no device given and no autodiff decorator is loaded: pass "
             "device=Autodiff(backend).device(), or import burn_autodiff (pip install "
-            "'burn[autodiff]')"
+            "'burn-py[autodiff]')"
         )
     return _AUTODIFF[0](device.backend).device(device.index)

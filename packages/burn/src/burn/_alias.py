@@ -45,7 +45,7 @@ def load(fullname: str):
     target, extra = found
     top = target.split(".")[0]
     if importlib.util.find_spec(top) is None:
-        how = f"pip install 'burn[{extra}]'" if extra else "it is planned but not released yet"
+        how = f"pip install 'burn-py[{extra}]'" if extra else "it is planned but not released yet"
         raise ImportError(
             f"{fullname} needs the '{top.replace('_', '-')}' package: {how}", name=fullname
         )

@@ -40,7 +40,7 @@ def _cupy():
         from cupy.cuda import nccl
     except ImportError as err:
         raise CollectiveError(
-            f"NcclGroup needs cupy with NCCL (pip install 'burn[cuda]'): {err}"
+            f"NcclGroup needs cupy with NCCL (pip install 'burn-py[cuda]'): {err}"
         ) from None
     return cupy, nccl
 

@@ -39,7 +39,7 @@ def __getattr__(name: str):
         module, extra = _CLASSES[name]
         if importlib.util.find_spec(module) is None:
             package = module.replace("_", "-")
-            how = f"pip install 'burn[{extra}]'" if extra else "it is planned but not released yet"
+            how = f"pip install 'burn-py[{extra}]'" if extra else "it is planned but not released yet"
             raise BackendNotInstalledError(
                 f"burn.backend.{name} needs the '{package}' package: {how}"
             )
