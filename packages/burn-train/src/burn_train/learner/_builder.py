@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from burn_optim.lr_scheduler import as_lr_scheduler
+
 from ..checkpoint._strategy import (
     CheckpointingStrategy,
     ComposedCheckpointingStrategy,
@@ -21,7 +23,7 @@ from ._checkpointer import LearnerCheckpointer
 from ._interrupter import TrainingInterrupter
 from ._learner import Learner
 from ._processor import MetricsProcessor
-from ._train_output import as_scheduler
+from ._protocols import Optimizer, TrainStep
 
 log = logging.getLogger("burn_train")
 
@@ -208,9 +210,10 @@ class LearnerBuilder:
             )
         return ComposedCheckpointingStrategy(strategies)
 
-    def build(self, model: Any, optim: Any, lr_or_scheduler: Any) -> Learner:
-        """Create the `Learner` from a model, an optimizer and a learning rate or scheduler."""
-        if not callable(getattr(model, "train_step", None)):
+    def build(self, model: TrainStep, optim: Optimizer, lr_or_scheduler: Any) -> Learner:
+        """Create the `Learner` from a model, an optimizer and a learning rate (a float, made a
+        `burn_optim` `ConstantLr`) or an `LrScheduler`."""
+        if not isinstance(model, TrainStep):
             raise TypeError(f"{type(model).__name__} needs train_step(batch) -> TrainOutput")
         if not callable(getattr(optim, "step", None)):
             raise TypeError(f"{type(optim).__name__} needs step(lr, module, grads) -> module")
@@ -248,7 +251,7 @@ class LearnerBuilder:
             devices=self._devices,
             stop_on_non_finite_loss=self._stop_on_non_finite_loss,
         )
-        return Learner(model, optim, as_scheduler(lr_or_scheduler), config)
+        return Learner(model, optim, as_lr_scheduler(lr_or_scheduler), config)
 
 
 def _to_device(model: Any, devices: list[Any]) -> Any:
