@@ -49,6 +49,9 @@ class LearnerConfig:
     app_log: bool = True
     devices: list[Any] = field(default_factory=list)
     stop_on_non_finite_loss: bool = True
+    #: steps whose values are read back from the device together (None: 1 on a synchronous
+    #: backend, `_readback.DEFAULT_EVERY_ASYNC` on a GPU)
+    read_every: int | None = None
 
 
 class LearnerBuilder:
@@ -83,6 +86,7 @@ class LearnerBuilder:
         self._summary = False
         self._app_log = True
         self._stop_on_non_finite_loss = True
+        self._read_every: int | None = None
 
     @classmethod
     def new(cls, directory: str | os.PathLike) -> LearnerBuilder:
@@ -161,6 +165,20 @@ class LearnerBuilder:
         step that would turn the parameters to NaN; `False` logs a warning and trains on.
         """
         self._stop_on_non_finite_loss = bool(enabled)
+        return self
+
+    def read_every(self, steps: int) -> LearnerBuilder:
+        """Read the steps' losses and metric values back from the device `steps` at a time.
+
+        Each read waits for the device to finish its queued work, so reading every step makes a
+        GPU idle while Python handles the metrics. With `steps` > 1, the values of `steps` steps
+        cross in one read per dtype, the same numbers reach the metrics and logs, a NaN loss is
+        found at the end of the batch of steps, and the dashboard refreshes once per batch.
+        Default: 1 on a synchronous backend (NdArray), 16 on a GPU backend.
+        """
+        if int(steps) != steps or steps < 1:
+            raise ValueError(f"read_every must be an integer >= 1, got {steps!r}")
+        self._read_every = int(steps)
         return self
 
     def interrupter(self) -> TrainingInterrupter:
@@ -250,6 +268,7 @@ class LearnerBuilder:
             app_log=self._app_log,
             devices=self._devices,
             stop_on_non_finite_loss=self._stop_on_non_finite_loss,
+            read_every=self._read_every,
         )
         return Learner(model, optim, as_lr_scheduler(lr_or_scheduler), config)
 

@@ -12,6 +12,7 @@ from ..renderer._base import MetricsRenderer
 from ._interrupter import SigintHandler
 from ._loop import TrainLoop
 from ._protocols import LrScheduler, Optimizer, TrainStep
+from ._readback import default_every
 from ._strategy import SingleDevice, Strategy
 from ._summary import LearnerSummary
 
@@ -147,7 +148,8 @@ class Learner:
             self.epochs_completed = resume
         self.resumed_from = resume
         strategy, train = self._strategy(model, optim, train)
-        loop = TrainLoop(cfg, strategy)
+        every = cfg.read_every if cfg.read_every is not None else default_every(model)
+        loop = TrainLoop(cfg, strategy, every)
         log.info("Fitting %s for epochs %d..%d", type(model).__name__, start, cfg.num_epochs)
         renderer = cfg.processor.renderer
         renderer.start(cfg.interrupter)

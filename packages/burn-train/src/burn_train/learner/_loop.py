@@ -1,13 +1,15 @@
 """`TrainLoop`: one training epoch and one validation epoch, written once for every `Strategy`.
 
-It takes the `LearnerConfig` whole (metrics processor, interrupter, non-finite policy) and a
-strategy (`SingleDevice`, `ThreadedDataParallel` or `ProcessDataParallel`) whose `step()` runs
-one batch.
+It takes the `LearnerConfig` whole (metrics processor, interrupter, non-finite policy, reads per
+batch) and a strategy (`SingleDevice`, `ThreadedDataParallel` or `ProcessDataParallel`) whose
+`step()` runs one batch; the step outputs go through a `Readback`, which reads their values from
+the device every `read_every` steps (see `_readback.py`).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,6 +18,7 @@ from ..metric._base import MetricMetadata
 from ..metric.store import Split
 from ._guard import NonFiniteLossError, check_loss, check_lr
 from ._protocols import LrScheduler
+from ._readback import Readback
 from ._strategy import Strategy, start_epoch
 
 if TYPE_CHECKING:
@@ -55,10 +58,17 @@ class TrainLoop:
     Args:
         config: the `LearnerConfig` of the run.
         strategy: how a step runs (one device, threads, processes); holds the model and optimizer.
+        read_every: steps whose values are read back together (1: each step, before its
+            optimizer step is applied).
     """
 
-    def __init__(self, config: LearnerConfig, strategy: Strategy) -> None:
-        self.config, self.strategy = config, strategy
+    def __init__(self, config: LearnerConfig, strategy: Strategy, read_every: int) -> None:
+        self.config, self.strategy, self.read_every = config, strategy, read_every
+        # the loss is checked inside the step (before its optimizer step) when values are read
+        # each step, or when the strategy must (data-parallel ranks stop together)
+        self.eager_check = read_every == 1 or strategy.needs_eager_check
+        # the model before the first unread step: what a deferred non-finite loss reports
+        self._last_checked: Any = None
 
     @property
     def model(self) -> Any:
@@ -84,6 +94,11 @@ class TrainLoop:
             e.model = model  # a finite model: the bad step's update is not in it
             raise
 
+    def _handle_train(self, item: Any, meta: MetricMetadata) -> None:
+        if not self.eager_check:
+            self._check(item, meta.epoch, meta.iteration, self._last_checked)
+        self.config.processor.process(Split.TRAIN, item, meta)
+
     def train_epoch(self, scheduler: LrScheduler, loader: Any, epoch: int) -> None:
         """One pass of `strategy.step` over `loader`, stopping early when interrupted.
 
@@ -92,6 +107,7 @@ class TrainLoop:
         """
         log.info("Executing training step for epoch %d", epoch)
         cfg, strategy = self.config, self.strategy
+        readback = Readback(self.read_every, self._handle_train)
         iterator: Iterator[Any] = strategy.batches(loader, epoch)
         iteration = 0
         try:
@@ -99,21 +115,30 @@ class TrainLoop:
                 iteration += 1
                 lr = scheduler.step()
                 check_lr(lr, epoch, iteration)
+                if not readback.pending:
+                    self._last_checked = strategy.model
+                check = None
+                if self.eager_check:
 
-                def check(item: Any, it: int = iteration, model: Any = strategy.model) -> None:
-                    self._check(item, epoch, it, model)
+                    def check(item: Any, it: int = iteration, model: Any = strategy.model) -> None:
+                        self._check(item, epoch, it, model)
 
                 items = strategy.step(lr, batch, check)
                 meta = MetricMetadata(
-                    _progress(iterator, loader, iteration), epoch, cfg.num_epochs, iteration, lr
-                )
+                    _progress(iterator, loader, iteration), epoch, cfg.num_epochs, iteration, lr,
+                    time.perf_counter(),
+                )  # fmt: skip
                 for item in items:
-                    cfg.processor.process(Split.TRAIN, item, meta)
+                    readback.push(item, meta)
                 if self.should_stop():
+                    readback.flush()
                     self._log_interrupt(epoch, iteration)
                     break
+            else:
+                readback.flush()
         finally:
             _close(iterator)
+        self._last_checked = None
         cfg.processor.end_epoch(Split.TRAIN, epoch)
 
     def _log_interrupt(self, epoch: int, iteration: int) -> None:
@@ -131,6 +156,9 @@ class TrainLoop:
         cfg = self.config
         model = self.strategy.model
         valid_model = model.valid() if callable(getattr(model, "valid", None)) else model
+        readback = Readback(
+            self.read_every, lambda item, meta: cfg.processor.process(Split.VALID, item, meta)
+        )
         iterator = start_epoch(loader, epoch)
         iteration = 0
         try:
@@ -138,12 +166,16 @@ class TrainLoop:
                 iteration += 1
                 item = valid_model.valid_step(batch)
                 meta = MetricMetadata(
-                    _progress(iterator, loader, iteration), epoch, cfg.num_epochs, iteration, None
-                )
-                cfg.processor.process(Split.VALID, item, meta)
+                    _progress(iterator, loader, iteration), epoch, cfg.num_epochs, iteration, None,
+                    time.perf_counter(),
+                )  # fmt: skip
+                readback.push(item, meta)
                 if cfg.interrupter.should_stop():
+                    readback.flush()
                     log.info("Validation interrupted at epoch %d iteration %d", epoch, iteration)
                     break
+            else:
+                readback.flush()
         finally:
             _close(iterator)
         cfg.processor.end_epoch(Split.VALID, epoch)
