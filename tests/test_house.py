@@ -26,7 +26,6 @@ OVER_400 = {
     "benches/load_record/bench_load_record.py": 404,
     "packages/burn-cuda/src/burn_cuda/_kernel_source.py": 452,
     "packages/burn-fusion/src/burn_fusion/_stream.py": 406,
-    "packages/burn-import/src/burn_import/onnx/_ops_conv.py": 429,
     "packages/burn-ndarray/src/burn_ndarray/_native/kernels.c": 957,
     "packages/burn-ndarray/src/burn_ndarray/_native_conv.py": 405,
     "packages/burn-ndarray/src/burn_ndarray/_native_ops.py": 451,
