@@ -180,3 +180,26 @@ def test_iteration_speed_uses_the_time_each_step_ran(tmp_path):
 def test_read_every_refuses_zero(tmp_path):
     with pytest.raises(ValueError, match="read_every must be an integer >= 1, got 0"):
         LearnerBuilder(tmp_path).read_every(0)
+
+
+def test_a_pending_item_keeps_its_values_not_the_autodiff_graph():
+    """Steps waiting to be read hold inner-backend tensors (no graph: the forward's activations
+    are freed as without batching); the values read are the autodiff tensors' values."""
+    from burn_train import ClassificationOutput
+    from burn_train.learner._readback import Readback
+
+    device = AD.device()
+    logits = parts.Tensor.from_data(np.array([[0.5, 1.5]], np.float32), device).require_grad()
+    loss = (logits * 2.0).sum()
+    targets = parts.Tensor.from_data(np.array([1], np.int64), device)
+    handled = []
+    readback = Readback(2, lambda item, meta: handled.append(item))
+    readback.push(ClassificationOutput(loss, logits * 1.0, targets), None)
+    pending = readback.pending[0][0]
+    assert not any(
+        t.device.backend.is_autodiff for t in (pending.loss, pending.output, pending.targets)
+    )
+    readback.flush()
+    (item,) = handled
+    assert float(item.loss.reshape(-1)[0]) == 4.0 and item.output.tolist() == [[0.5, 1.5]]
+    assert item.targets.tolist() == [1]

@@ -60,6 +60,15 @@ def _tensor_fields(item: Any) -> list[tuple[str, Any]]:
     ]
 
 
+def detach(item: Any) -> Any:
+    """`item` with its autodiff tensor fields replaced by their inner tensors: a pending item
+    keeps its values, not the autodiff graph (the forward pass's saved activations) behind them."""
+    inner = {
+        name: t.inner() for name, t in _tensor_fields(item) if t.device.backend.is_autodiff
+    }
+    return dataclasses.replace(item, **inner) if inner else item
+
+
 def read_items(items: list[Any]) -> list[Any]:
     """`items` with every tensor field replaced by its values as a numpy array, read with one
     host read per (device, dtype) of all the items' tensors together."""
@@ -102,7 +111,7 @@ class Readback:
 
     def push(self, item: Any, meta: Any) -> bool:
         """Queue a step's output; True when this call read and handled the pending steps."""
-        self.pending.append((item, meta))
+        self.pending.append((detach(item) if self.every > 1 else item, meta))
         if len(self.pending) < self.every:
             return False
         self.flush()
