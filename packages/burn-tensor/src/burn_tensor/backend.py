@@ -10,7 +10,7 @@ For backend and decorator packages (see the README's "Extension surface"):
   (`GROUP`); `backend_spec(name)` loads one, `get_backend(name)` builds it.
 - `register_autodiff(decorate)`: the decorator `Tensor.from_inner(t)` lifts onto by default.
 - Discovery and defaults: `available_backends`, `backend_table`, `default_device`,
-  `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PLANNED`, `PRIORITY`, and the three
+  `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PRIORITY`, and the three
   errors `BackendNotInstalledError`, `BackendImportError`, `NoDeviceError` (all `BackendError`).
 
 Example:
@@ -27,7 +27,6 @@ from ._device import Device
 from ._registry import (
     GROUP,
     KNOWN_EXTRAS,
-    PLANNED,
     PRIORITY,
     BackendError,
     BackendImportError,
@@ -71,7 +70,6 @@ __all__ = [
     "AutodiffBackend",
     "GROUP",
     "KNOWN_EXTRAS",
-    "PLANNED",
     "PRIORITY",
     "Backend",
     "BackendError",
