@@ -56,6 +56,6 @@ echo
 # Per-op dispatch at several sizes: NdArray (native kernels), the Python pool, numpy, torch.
 # MICRO=0 skips it (the suites above are the measurement; this is the per-op breakdown).
 if [ "${MICRO:-1}" != 0 ]; then
-  timeout 120 python3 benches/threads_micro.py "$threads" 2>&1 | tee "$out/threads_micro.txt"
+  timeout 120 python3 benches/probes/threads_micro.py "$threads" 2>&1 | tee "$out/threads_micro.txt"
 fi
 exit "$status"

@@ -51,18 +51,7 @@ _RUNTIME_ONLY = {
     },
 }
 
-# The one known exception, on purpose: burn-train is being rewritten on another branch (issue 33,
-# item 3: it is to use burn_optim directly instead of copies of burn-optim's code, and to drop the
-# declared-but-unused burn-nn and burn-dataset). Its pyproject is left as it is; the test still
-# fails on any other mistake in it. Remove these lines with that change.
-KNOWN_EXCEPTIONS = {
-    "burn-train": {
-        "burn-train: src imports cupy (burn_train/_rank_main.py) but pyproject.toml does not "
-        "declare cupy-cuda12x or cupy-cuda13x",
-        "burn-train: pyproject.toml declares burn-dataset but src never imports it",
-        "burn-train: pyproject.toml declares burn-nn but src never imports it",
-    },
-}
+KNOWN_EXCEPTIONS: dict[str, set[str]] = {}  # none: every package declares what it imports
 
 
 def _norm(name: str) -> str:

@@ -59,15 +59,6 @@ def test_not_installed_names_the_extra(fake_eps):
         get_backend("no-such-backend")
 
 
-def test_planned_backend_says_it_is_not_released(fake_eps, monkeypatch):
-    # A designed backend without a released package says so rather than naming a missing extra.
-    from burn_tensor.backend import PLANNED
-
-    monkeypatch.setitem(PLANNED, "fusion-gpu", "burn-fusion")
-    with pytest.raises(BackendNotInstalledError, match="burn-fusion is planned but not released"):
-        get_backend("fusion-gpu")
-
-
 def test_failed_import_chains_the_cause(fake_eps):
     cause = ImportError("No module named 'pyopencl'")
     fake_eps["opencl"] = FakeEntryPoint("opencl", error=cause)

@@ -10,7 +10,7 @@ from burn_train.checkpoint import (
     KeepLastNCheckpoints,
     MetricCheckpointingStrategy,
 )
-from burn_train.learner import GradientsAccumulator, TrainingInterrupter
+from burn_train.learner import TrainingInterrupter
 from burn_train.logger import FileMetricLogger, InMemoryMetricLogger
 from burn_train.metric import LossMetric, MetricEntry, NumericEntry
 from burn_train.metric.store import EventStore
@@ -75,13 +75,6 @@ def test_event_store_weighted_mean_and_file_roundtrip(tmp_path):
     assert EventStore([log]).find_metric("Accuracy", 1, Aggregate.MEAN, Split.TRAIN) is None
     assert log.epochs(Split.TRAIN) == 2 and log.metric_names(Split.TRAIN) == ["Accuracy"]
     assert NumericEntry.deserialize("nan") is None and NumericEntry.deserialize("x,y") is None
-
-
-def test_gradient_accumulator_fallback_sums():
-    acc = GradientsAccumulator()
-    acc.accumulate(None, {"w": 1.0})
-    acc.accumulate(None, {"w": 2.0})
-    assert acc.grads() == {"w": 3.0} and acc.grads() is None
 
 
 def test_interrupter_and_keys_and_plot():

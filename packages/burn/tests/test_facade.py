@@ -126,3 +126,16 @@ def test_python_m_burn_backend_prints_the_table():
     if lines[at].split()[1] == "yes":
         device = lines[at + 1].split()
         assert device[0] == "device" and device[1] == "0:0" and "usable" in lines[at + 1]
+
+
+def test_a_missing_decorator_is_named_with_its_extra_not_as_planned():
+    # Every decorator package is released: one that is not installed (burn-fusion taken off
+    # sys.path in a real child interpreter) is named with the extra that installs it.
+    code = (
+        "import sys; sys.path = [p for p in sys.path if 'burn-fusion' not in p]; "
+        "from burn.backend.__main__ import main; main()"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    line = next(line for line in out.splitlines() if line.startswith("decorators:"))
+    assert "not installed: Fusion (pip install 'burn-py[fusion]')" in line, line
+    assert "planned" not in line and "Autodiff" in line

@@ -233,8 +233,3 @@ _tree.register_module_class(Module)
 
 def _remake(p: Param, value: Tensor) -> Param:
     return type(p)(p.id, value, p.require_grad)
-
-
-def module_fields(cls: type) -> tuple[str, ...]:
-    """Declared field names of a Module subclass."""
-    return cls.__module_fields__

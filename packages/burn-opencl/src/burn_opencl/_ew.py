@@ -100,14 +100,6 @@ def write(dst: ClArray, src: ClArray) -> None:
     rt.launch1d(kernel(rt, dst.dtype, "copy"), n, [lay, dst.buf, src.buf])
 
 
-def fill_view(dst: ClArray, value) -> None:
-    n = dst.size
-    if n:
-        lay = pack(n, dst.shape, [dst.strides], [dst.offset])
-        conv = SCALAR[dst.dtype]
-        dst.rt.launch1d(kernel(dst.rt, dst.dtype, "fill"), n, [lay, dst.buf, conv(value)])
-
-
 def contiguous(x: ClArray) -> ClArray:
     """x itself when C-contiguous, else a contiguous copy."""
     if x.is_contiguous():

@@ -58,17 +58,12 @@ class BackendSpec:
 
 # Backends with a released package and its pip extra of the `burn` facade.
 KNOWN_EXTRAS = {"ndarray": "ndarray", "opencl": "opencl", "cuda": "cuda"}
-# Backends of the design whose packages are not released yet: say so instead of naming an extra
-# that does not exist.
-PLANNED: dict[str, str] = {}
 
 
 def install_hint(name: str) -> str:
-    """How to get backend `name`: the pip extra, or that its package is not released yet."""
+    """How to get backend `name`: its pip extra, or the entry-point group that registers it."""
     if name in KNOWN_EXTRAS:
         return f"pip install 'burn-py[{KNOWN_EXTRAS[name]}]'"
-    if name in PLANNED:
-        return f"its package {PLANNED[name]} is planned but not released yet"
     return "install the package that registers it in the 'burn.backends' entry-point group"
 
 

@@ -13,7 +13,7 @@ For backend and decorator packages (see the README's "Extension surface"):
   such as the conformance suite's op counter), make the Tensor layer dispatch to the new ones.
 - Discovery and defaults: `available_backends`, `backend_table`, `default_backend_name`,
   `default_device`,
-  `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PLANNED`, `PRIORITY`, and the three
+  `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PRIORITY`, and the three
   errors `BackendNotInstalledError`, `BackendImportError`, `NoDeviceError` (all `BackendError`).
 
 Example:
@@ -30,7 +30,6 @@ from ._device import Device
 from ._registry import (
     GROUP,
     KNOWN_EXTRAS,
-    PLANNED,
     PRIORITY,
     BackendError,
     BackendImportError,
@@ -98,7 +97,6 @@ __all__ = [
     "AutodiffBackend",
     "GROUP",
     "KNOWN_EXTRAS",
-    "PLANNED",
     "PRIORITY",
     "Backend",
     "BackendError",

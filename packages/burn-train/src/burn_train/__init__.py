@@ -17,9 +17,7 @@ Example:
 from . import checkpoint, logger, metric, renderer
 from .learner import (
     ClassificationOutput,
-    ConstantLr,
     EarlyStoppingStrategy,
-    GradientsAccumulator,
     Interrupter,
     Learner,
     LearnerBuilder,
@@ -31,17 +29,18 @@ from .learner import (
     RegressionOutput,
     StoppingCondition,
     TrainingInterrupter,
+    TrainLoop,
     TrainOutput,
+    TrainStep,
+    ValidStep,
 )
 from .metric.store import Aggregate, Direction, Split
 
 __all__ = [
     "Aggregate",
     "ClassificationOutput",
-    "ConstantLr",
     "Direction",
     "EarlyStoppingStrategy",
-    "GradientsAccumulator",
     "Interrupter",
     "Learner",
     "LearnerBuilder",
@@ -53,7 +52,10 @@ __all__ = [
     "RegressionOutput",
     "Split",
     "StoppingCondition",
+    "TrainLoop",
     "TrainOutput",
+    "TrainStep",
+    "ValidStep",
     "TrainingInterrupter",
     "checkpoint",
     "logger",

@@ -12,8 +12,8 @@ import importlib.abc
 import importlib.util
 import sys
 
-# facade prefix -> (implementing module, pip extra or None while the package is not released)
-ALIASES: dict[str, tuple[str, str | None]] = {
+# facade prefix -> (implementing module, the pip extra that installs it)
+ALIASES: dict[str, tuple[str, str]] = {
     "burn.tensor": ("burn_tensor", "ndarray"),
     "burn.nn": ("burn_nn", "nn"),
     "burn.optim": ("burn_optim", "optim"),
@@ -45,9 +45,9 @@ def load(fullname: str):
     target, extra = found
     top = target.split(".")[0]
     if importlib.util.find_spec(top) is None:
-        how = f"pip install 'burn-py[{extra}]'" if extra else "it is planned but not released yet"
         raise ImportError(
-            f"{fullname} needs the '{top.replace('_', '-')}' package: {how}", name=fullname
+            f"{fullname} needs the '{top.replace('_', '-')}' package: pip install 'burn-py[{extra}]'",
+            name=fullname,
         )
     return importlib.import_module(target)
 

@@ -206,12 +206,6 @@ class NodeCtx:
     def const(self, i: int) -> np.ndarray | None:
         return self.gen.consts.get(self.node.input[i]) if self.has(i) else None
 
-    def need_const(self, i: int, what: str) -> np.ndarray:
-        c = self.const(i)
-        if c is None:
-            self.fail(f"input {i} ({what}) must be a constant known at import time")
-        return c
-
     def vt(self, i: int) -> VType:
         name = self.node.input[i]
         if name in self.gen.consts:

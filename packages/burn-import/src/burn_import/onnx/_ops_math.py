@@ -1,4 +1,4 @@
-"""Matrix products and softmax-like ops."""
+"""Matrix products, the determinant and softmax-like ops."""
 
 from __future__ import annotations
 
@@ -126,3 +126,8 @@ def trilu(ctx):
         k = f"int(ops.scalar({ctx.x(1)}))"
     k = 0 if k is None else k
     ctx.set(0, f"ops.trilu({ctx.x(0)}, {k}, {bool(ctx.attr('upper', 1))})")
+
+
+@op("Det")
+def det(ctx):
+    ctx.set(0, f"ops.det({ctx.x(0)})")

@@ -55,10 +55,14 @@ def load_all() -> dict[str, OpSpec]:
         _ops_index,
         _ops_math,
         _ops_nn,
+        _ops_norm,
+        _ops_pool,
         _ops_quant,
         _ops_reduce,
         _ops_rnn,
         _ops_shape,
+        _ops_signal,
+        _ops_spatial,
     )
 
     return OPS

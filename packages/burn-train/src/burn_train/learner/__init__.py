@@ -6,27 +6,38 @@ from ._early_stopping import EarlyStoppingStrategy, MetricEarlyStoppingStrategy,
 from ._guard import NonFiniteLossError
 from ._interrupter import Interrupter, TrainingInterrupter
 from ._learner import Learner
+from ._loop import TrainLoop
 from ._outputs import ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput
 from ._summary import LearnerSummary, MetricSummary
-from ._train_output import ConstantLr, GradientsAccumulator, TrainOutput
+from ._parallel import ProcessDataParallel, ThreadedDataParallel
+from ._protocols import LrScheduler, Optimizer, TrainStep, ValidStep
+from ._strategy import SingleDevice, Strategy
+from ._train_output import TrainOutput
 
 __all__ = [
     "ClassificationOutput",
-    "ConstantLr",
     "EarlyStoppingStrategy",
-    "GradientsAccumulator",
     "Interrupter",
     "Learner",
     "LearnerBuilder",
     "LearnerCheckpointer",
     "LearnerConfig",
     "LearnerSummary",
+    "LrScheduler",
     "MetricEarlyStoppingStrategy",
     "MetricSummary",
     "MultiLabelClassificationOutput",
     "NonFiniteLossError",
+    "Optimizer",
+    "ProcessDataParallel",
     "RegressionOutput",
+    "SingleDevice",
     "StoppingCondition",
+    "Strategy",
+    "ThreadedDataParallel",
+    "TrainLoop",
     "TrainOutput",
+    "TrainStep",
     "TrainingInterrupter",
+    "ValidStep",
 ]

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..logger._app import install_application_logger, remove_application_logger
 from ..metric.store import EventStore
 from ..renderer._base import MetricsRenderer
-from ._epoch import _stop, train_epoch, valid_epoch
 from ._interrupter import SigintHandler
+from ._loop import TrainLoop
+from ._protocols import LrScheduler, Optimizer, TrainStep
+from ._readback import default_every
+from ._strategy import SingleDevice, Strategy
 from ._summary import LearnerSummary
+
+if TYPE_CHECKING:
+    from ._builder import LearnerConfig
 
 log = logging.getLogger("burn_train")
 
@@ -30,7 +36,9 @@ class Learner:
     `interrupted` (stopped by the interrupter), `stopped_early`, `summary_result`.
     """
 
-    def __init__(self, model: Any, optim: Any, scheduler: Any, config: Any) -> None:
+    def __init__(
+        self, model: TrainStep, optim: Optimizer, scheduler: LrScheduler, config: LearnerConfig
+    ) -> None:
         self.model = model
         self.optim = optim
         self.scheduler = scheduler
@@ -98,19 +106,20 @@ class Learner:
             log.info("Removed the records of incomplete checkpoint(s) %s", cleaned)
         return epoch
 
-    def _parallel(self, model: Any, optim: Any, train: Any) -> tuple[Any, Any, int | None]:
-        """The data-parallel driver, the training loader it iterates, and this process's rank
-        (None: every rank is a thread of this process, or there is one device)."""
+    def _strategy(self, model: Any, optim: Any, train: Any) -> tuple[Strategy, Any]:
+        """How each step runs, and the training loader it iterates (this rank's shard in a
+        multi-process run)."""
         from burn_tensor.collective import in_process_group, init_process_group
 
         from ._parallel import ProcessDataParallel, ThreadedDataParallel
 
-        devices = self.config.devices
+        cfg = self.config
+        devices = cfg.devices
         if len(devices) > 1:
             log.info("Data-parallel training on %d devices of this process", len(devices))
-            return ThreadedDataParallel(model, optim, devices), train, None
+            return ThreadedDataParallel(model, optim, devices), train
         if not in_process_group():
-            return None, train, None
+            return SingleDevice(model, optim, cfg.grads_accumulation), train
         comm = init_process_group()
         if not callable(getattr(train, "shard", None)):
             raise TypeError(
@@ -118,11 +127,10 @@ class Learner:
                 f"{type(train).__name__}"
             )
         log.info("Data-parallel training: rank %d of %d processes", comm.rank, comm.world_size)
-        return (
-            ProcessDataParallel(model, optim, comm),
-            train.shard(comm.rank, comm.world_size),
-            (comm.rank),
-        )
+        # Items cross processes only for training metrics (each gather waits for the device);
+        # with none registered rank 0 renders its own item's progress.
+        strategy = ProcessDataParallel(model, optim, comm, gather=bool(cfg.processor.train))
+        return strategy, train.shard(comm.rank, comm.world_size)
 
     def _fit(self, train: Any, valid: Any) -> Any:
         cfg = self.config
@@ -139,36 +147,26 @@ class Learner:
                 cfg.early_stopping.restore(range(1, start), store)
             self.epochs_completed = resume
         self.resumed_from = resume
-        parallel, train, rank = self._parallel(model, optim, train)
+        strategy, train = self._strategy(model, optim, train)
+        every = cfg.read_every if cfg.read_every is not None else default_every(model)
+        loop = TrainLoop(cfg, strategy, every)
         log.info("Fitting %s for epochs %d..%d", type(model).__name__, start, cfg.num_epochs)
         renderer = cfg.processor.renderer
         renderer.start(cfg.interrupter)
         try:
             with SigintHandler(cfg.interrupter):
                 for epoch in range(start, cfg.num_epochs + 1):
-                    model, optim = train_epoch(
-                        model,
-                        optim,
-                        scheduler,
-                        train,
-                        epoch,
-                        cfg.num_epochs,
-                        cfg.processor,
-                        cfg.interrupter,
-                        cfg.grads_accumulation,
-                        cfg.stop_on_non_finite_loss,
-                        parallel,
-                    )
-                    self.model, self.optim, self.scheduler = model, optim, scheduler
-                    if _stop(parallel, cfg.interrupter):
+                    loop.train_epoch(scheduler, train, epoch)
+                    model = loop.model
+                    self.model, self.optim, self.scheduler = model, loop.optim, scheduler
+                    if loop.should_stop():
                         break
-                    valid_epoch(model, valid, epoch, cfg.num_epochs, cfg.processor, cfg.interrupter)
-                    if _stop(parallel, cfg.interrupter):
+                    loop.valid_epoch(valid, epoch)
+                    if loop.should_stop():
                         break
-                    if cfg.checkpointer is not None and rank in (None, 0):  # one writer
-                        cfg.checkpointer.checkpoint(model, optim, scheduler, epoch, store)
-                    if parallel is not None and rank is not None:
-                        parallel.comm.barrier()  # no rank runs ahead of the checkpoint
+                    if cfg.checkpointer is not None and strategy.rank in (None, 0):  # one writer
+                        cfg.checkpointer.checkpoint(model, loop.optim, scheduler, epoch, store)
+                    strategy.barrier()  # no rank runs ahead of the checkpoint
                     self.epochs_completed = epoch
                     if cfg.early_stopping is not None and cfg.early_stopping.should_stop(
                         epoch, store

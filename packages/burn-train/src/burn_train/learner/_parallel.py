@@ -7,7 +7,7 @@ bitwise the same gradient) and applies its own optimizer to its own replica. The
 equal and receive equal updates, so they stay equal without broadcasting parameters, and the
 update equals one device's on the whole batch (up to float summation order).
 
-Two drivers share `rank_step`:
+Two `Strategy`s (see `_strategy.py`) share `rank_step`:
 - `ThreadedDataParallel`: several devices of one process (`LearnerBuilder.devices([...])`),
   one thread per device, a `ThreadGroup`;
 - `ProcessDataParallel`: one process per device (`python -m burn_train.launch`), over the
@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterator
 from typing import Any
 
+from burn_optim import GradientsParams
 from burn_tensor.collective import ThreadGroup
 
-from ._epoch import _optim_step
+from ._protocols import Optimizer
+from ._strategy import LossCheck, optim_step, start_epoch
 
 
 class _FloatParams:
@@ -73,7 +76,7 @@ def sync_from_root(model: Any, comm: Any) -> Any:
 
 
 def rank_step(
-    comm: Any, model: Any, optim: Any, lr: float, shard: Any, check: Any = None
+    comm: Any, model: Any, optim: Optimizer, lr: float, shard: Any, check: LossCheck | None = None
 ) -> tuple[Any, Any]:
     """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
     Returns (new model, metrics item or None when the rank had no items).
@@ -81,8 +84,6 @@ def rank_step(
     Every rank all-reduces one gradient per trainable parameter (batched by `all_reduce_flat`),
     in the same order: a rank with no items (the last batch can be smaller than the number of
     ranks), or a parameter its forward did not reach, contributes zeros."""
-    from burn_optim import GradientsParams
-
     grads, item = None, None
     if shard.items:
         output = model.train_step(shard.batch)
@@ -105,7 +106,7 @@ def rank_step(
     reduced = GradientsParams()
     for p, g in zip(params, summed, strict=True):
         reduced.register(p.id, g)
-    return _optim_step(optim, lr, model, reduced), item
+    return optim_step(optim, lr, model, reduced), item
 
 
 def all_reduce_flat(tensors: list[Any], comm: Any) -> list[Any]:
@@ -139,7 +140,10 @@ def all_reduce_flat(tensors: list[Any], comm: Any) -> list[Any]:
 class ThreadedDataParallel:
     """Replicas of `model` and `optim` on `devices`, stepped together by one thread each."""
 
-    def __init__(self, model: Any, optim: Any, devices: list[Any]) -> None:
+    needs_eager_check = True  # every rank checks before the collective update
+    rank = None  # every rank is a thread of this process
+
+    def __init__(self, model: Any, optim: Optimizer, devices: list[Any]) -> None:
         if len(devices) < 2:
             raise ValueError("ThreadedDataParallel needs at least two devices")
         self.devices = list(devices)
@@ -161,11 +165,26 @@ class ThreadedDataParallel:
     def optim(self) -> Any:
         return self.optims[0]
 
-    def step(
-        self, lr: float, shards: list[Any], check: Any = None, gather: bool = True
-    ) -> list[Any]:
-        """One step on every rank; returns the metric items of the ranks that had items (all
-        in this process already, so `gather` changes nothing here)."""
+    def batches(self, loader: Any, epoch: int) -> Iterator[list[Any]]:
+        """Each batch split into one shard per device (a burn DataLoader's `iter_shards`)."""
+        set_epoch = getattr(loader, "set_epoch", None)
+        if callable(set_epoch):
+            set_epoch(epoch - 1)
+        if not callable(getattr(loader, "iter_shards", None)):
+            raise TypeError(
+                f"training on several devices needs a burn DataLoader (iter_shards), got "
+                f"{type(loader).__name__}"
+            )
+        return loader.iter_shards(self.devices)
+
+    def agree(self, flag: bool) -> bool:
+        return flag  # one process: its interrupter is every rank's
+
+    def barrier(self) -> None:
+        pass
+
+    def step(self, lr: float, shards: list[Any], check: LossCheck | None = None) -> list[Any]:
+        """One step on every rank; returns the metric items of the ranks that had items."""
         if len(shards) != len(self.devices):
             raise ValueError(f"step: {len(shards)} shards for {len(self.devices)} devices")
         n = len(self.devices)
@@ -204,11 +223,23 @@ def _is_abort(err: BaseException) -> bool:
 
 
 class ProcessDataParallel:
-    """This process's replica in a multi-process group (`comm` from `init_process_group`)."""
+    """This process's replica in a multi-process group (`comm` from `init_process_group`).
 
-    def __init__(self, model: Any, optim: Any, comm: Any) -> None:
-        self.comm = comm
+    With `gather`, rank 0 gets every rank's metric item each step (see `_gather`), the others
+    theirs; without (no training metric registered: each gather waits for the device), every
+    rank keeps its own."""
+
+    needs_eager_check = True  # every rank checks before the collective update
+
+    def __init__(self, model: Any, optim: Optimizer, comm: Any, gather: bool = True) -> None:
+        self.comm, self.rank, self.gather = comm, comm.rank, gather
         self.model, self.optim = sync_from_root(model, comm), optim
+
+    def batches(self, loader: Any, epoch: int) -> Iterator[Any]:
+        return start_epoch(loader, epoch)  # the loader is already this rank's shard
+
+    def barrier(self) -> None:
+        self.comm.barrier()
 
     def set_state(self, model: Any, optim: Any) -> None:
         self.model, self.optim = model, optim
@@ -222,13 +253,12 @@ class ProcessDataParallel:
         store = getattr(self.comm, "store", self.comm)  # NCCL's TCP side carries small values
         return bool(store.all_reduce_array(np.array([int(flag)], np.int64))[0])
 
-    def step(self, lr: float, shard: Any, check: Any = None, gather: bool = True) -> list[Any]:
-        """One step; with `gather`, rank 0 gets every rank's metric item (see `_gather`), the
-        others theirs; without, every rank keeps its own."""
+    def step(self, lr: float, shard: Any, check: LossCheck | None = None) -> list[Any]:
+        """One step; returns the metric items this rank renders."""
         from ._gather import gather_items
 
         self.model, item = rank_step(self.comm, self.model, self.optim, lr, shard, check)
-        if not gather:
+        if not self.gather:
             return [item] if item is not None else []
         items = gather_items(self.comm, item)
         if items is None:

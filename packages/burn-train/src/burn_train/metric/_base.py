@@ -169,6 +169,9 @@ class MetricMetadata:
         epoch: 1-based current epoch; `epoch_total` the number of epochs.
         iteration: 1-based iteration within the epoch.
         lr: learning rate used for this step (None in validation).
+        time: `time.perf_counter()` when the step ran (None: unknown). The learner may hand a
+            step to the metrics several steps later (values are read back in batches), so
+            time-based metrics use this rather than the clock at `update`.
     """
 
     progress: Any
@@ -176,6 +179,7 @@ class MetricMetadata:
     epoch_total: int
     iteration: int
     lr: float | None = None
+    time: float | None = None
 
     @classmethod
     def fake(cls) -> MetricMetadata:

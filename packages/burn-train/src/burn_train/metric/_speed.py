@@ -49,7 +49,8 @@ class IterationSpeedMetric(Metric, Numeric):
     """Iterations per second since the first update of the epoch.
 
     Args:
-        clock: time source in seconds (tests inject a fake clock).
+        clock: time source in seconds, for updates whose metadata has no `time` (tests inject a
+            fake clock).
 
     Example:
         >>> t = iter([0.0, 0.5, 1.0])
@@ -75,7 +76,8 @@ class IterationSpeedMetric(Metric, Numeric):
         return "Iteration Speed"
 
     def update(self, item: None, metadata: MetricMetadata) -> MetricEntry:
-        now = self.clock()
+        # when the step ran, not when its values were read back (a batch of steps arrives at once)
+        now = metadata.time if metadata.time is not None else self.clock()
         if self.start is None:
             self.start = now
         self.iterations += 1

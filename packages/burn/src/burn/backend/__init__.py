@@ -24,7 +24,7 @@ from burn_tensor import (
     set_default_device,
 )
 
-# class name -> (module, pip extra or None while the package is not released)
+# class name -> (module, the pip extra that installs it)
 _CLASSES = {
     "NdArray": ("burn_ndarray", "ndarray"),
     "Autodiff": ("burn_autodiff", "autodiff"),
@@ -39,9 +39,8 @@ def __getattr__(name: str):
         module, extra = _CLASSES[name]
         if importlib.util.find_spec(module) is None:
             package = module.replace("_", "-")
-            how = f"pip install 'burn-py[{extra}]'" if extra else "it is planned but not released yet"
             raise BackendNotInstalledError(
-                f"burn.backend.{name} needs the '{package}' package: {how}"
+                f"burn.backend.{name} needs the '{package}' package: pip install 'burn-py[{extra}]'"
             )
         return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module 'burn.backend' has no attribute {name!r}")

@@ -6,7 +6,7 @@ import argparse
 import importlib.util
 import sys
 
-from burn_tensor.backend import KNOWN_EXTRAS, PLANNED, backend_spec, backend_table, install_hint
+from burn_tensor.backend import KNOWN_EXTRAS, backend_spec, backend_table, install_hint
 
 from . import _CLASSES
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     build_parser().parse_args(argv)
     rows = backend_table()
     installed = {name for name, _, _ in rows}
-    for name in [*KNOWN_EXTRAS, *PLANNED]:
+    for name in KNOWN_EXTRAS:
         if name not in installed:
             rows.append((name, False, f"not installed: {install_hint(name)}"))
     width = max(len(r[0]) for r in rows)
@@ -47,9 +47,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'':<{width}}          device {line}")
     decorators = [n for n, (m, _) in _CLASSES.items() if m in ("burn_autodiff", "burn_fusion")]
     ready = [n for n in decorators if importlib.util.find_spec(_CLASSES[n][0]) is not None]
-    planned = [n for n in decorators if n not in ready]
+    missing = [f"{n} (pip install 'burn-py[{_CLASSES[n][1]}]')" for n in decorators if n not in ready]
     line = f"decorators: {', '.join(ready) or 'none installed'} (wrap any backend, e.g. Autodiff(NdArray()))"
-    print(line + (f"; planned: {', '.join(planned)}" if planned else ""))
+    print(line + (f"; not installed: {', '.join(missing)}" if missing else ""))
     return 0 if any(u for _, u, _ in rows) else 1
 
 

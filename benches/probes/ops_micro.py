@@ -1,7 +1,7 @@
 """Per-op times of issue #18's NdArray ops on [1024, 1024] float32: the Tensor op, its bare
 native kernel, numpy, torch.
 
-`python benches/ops_micro.py [THREADS] [--reps N]` prints, per op, the minimum over many calls
+`python benches/probes/ops_micro.py [THREADS] [--reps N]` prints, per op, the minimum over many calls
 (us) of: the burn Tensor op (dispatch + output allocation + kernel), the native kernel alone
 (preallocated output, one ctypes call: what the op costs without Python), numpy, and torch with
 THREADS threads when installed; which implementation NdArray installed for the op (`native`,

@@ -1,7 +1,7 @@
 """Where the time of a small op goes on Cuda: Python layers vs kernel launch vs GPU work.
 
-    python packages/burn-cuda/profile_dispatch.py            # on the GPU machine
-    python packages/burn-cuda/profile_dispatch.py --fake     # here: Python of the hot path only
+    python tools/burn-cuda/profile_dispatch.py            # on the GPU machine
+    python tools/burn-cuda/profile_dispatch.py --fake     # here: Python of the hot path only
 
 On a GPU it prints, per op on 16 float32 elements, the microseconds per call of each layer
 (allocation alone, a bare kernel launch, the hot-path op, the backend op, the Tensor method,
@@ -44,7 +44,7 @@ def per_call(fn, n=N, sync=None) -> float:
 
 
 def fake() -> None:
-    sys.path.insert(0, str(HERE / "tests"))
+    sys.path.insert(0, str(HERE.parent.parent / "packages" / "burn-cuda" / "tests"))
     from burn_cuda import _fast
     from burn_ndarray import NdArray
     from burn_tensor import Tensor

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # burn-opencl on the GPU machine: NVIDIA's OpenCL driver on the H100, and PoCL on its 16 cores.
 # From the repository root, after `source .whl/on-device.sh` (which registers NVIDIA's OpenCL ICD):
-#   bash packages/burn-opencl/gpu_run.sh          # everything, ~8-9 minutes
-#   QUICK=1 bash packages/burn-opencl/gpu_run.sh  # smoke test: tiny sizes, guide on 512 items
+#   bash tools/burn-opencl/gpu_run.sh          # everything, ~8-9 minutes
+#   QUICK=1 bash tools/burn-opencl/gpu_run.sh  # smoke test: tiny sizes, guide on 512 items
 #   (DEVICE_TYPE=cpu: the same on PoCL, to try the script on a machine without a GPU)
 # Logs and JSON go under $OUT (or ./gpu-out); a summary table comes last. Every step has a
 # timeout inside one overall budget (BUDGET seconds, default 560) and the script goes on after a
@@ -11,7 +11,7 @@
 # 1. correctness on OpenCl("gpu"), five pytest processes at once (16 cores): the conformance suite
 #    f32/i32 and f64/i64, burn-autodiff's gradient checks, the backend/autotune tests (every
 #    matmul tile on odd, transposed, batched operands) and examples/custom-opencl-kernel's tests;
-# 2. scripts/overhead.py: our Python per op with the enqueue stubbed (this host's CPU);
+# 2. overhead.py: our Python per op with the enqueue stubbed (this host's CPU);
 #    bench_large.py: add on 2^26 vs torch's copy bandwidth, matmul 2048^2/4096^2 TFLOP/s (the
 #    autotune pick and every tile) vs torch with TF32 off, conv2d b32 64->64 56x56;
 # 3. benches launch_overhead binary matmul conv2d training_step, --backend opencl vs torch CUDA;
@@ -74,9 +74,9 @@ for p in "${pids[@]}"; do wait "${p%%:*}"; note "${p#*:}" $? "$t0"; done
 unset BURN_OPENCL_TEST_DEVICE_TYPE
 
 # -- 2.-4. timed on the GPU, one at a time -------------------------------------------------------
-step overhead 25 300 python3 packages/burn-opencl/scripts/overhead.py --device-type "${DEVICE_TYPE:-gpu}" \
+step overhead 25 300 python3 tools/burn-opencl/overhead.py --device-type "${DEVICE_TYPE:-gpu}" \
   --number 5000
-step large 80 250 python3 packages/burn-opencl/scripts/bench_large.py --json "$out/large.json" \
+step large 80 250 python3 tools/burn-opencl/bench_large.py --json "$out/large.json" \
   --device-type "${DEVICE_TYPE:-gpu}" \
   "${quick[@]}"
 step benches 130 150 python3 -m benches launch_overhead binary matmul conv2d training_step \

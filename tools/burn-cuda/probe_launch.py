@@ -1,6 +1,6 @@
 """Where the host time of a small op and of the guide's GEMMs goes, on the GPU machine.
 
-    source .whl/on-device.sh && python3 packages/burn-cuda/probe_launch.py
+    source .whl/on-device.sh && python3 tools/burn-cuda/probe_launch.py
 
 Prints microseconds per call (host time, best of 5 rounds of N calls, the stream synchronised
 after each round) for the pieces of a 16-element float32 add and for the guide model's GEMM

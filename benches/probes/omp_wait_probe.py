@@ -1,10 +1,10 @@
 """Per-call time distribution of NdArray's [1024, 1024] float32 ops, back to back: min / median /
 p90 us, page faults per call, CPU seconds per wall second.
 
-    python benches/omp_wait_probe.py notorch          # NdArray alone
-    python benches/omp_wait_probe.py torch            # after torch's OpenMP ran (same libgomp)
-    GOMP_SPINCOUNT=30000 python benches/omp_wait_probe.py notorch
-    python benches/omp_wait_probe.py offsets          # bare kernels: input/output page offsets
+    python benches/probes/omp_wait_probe.py notorch          # NdArray alone
+    python benches/probes/omp_wait_probe.py torch            # after torch's OpenMP ran (same libgomp)
+    GOMP_SPINCOUNT=30000 python benches/probes/omp_wait_probe.py notorch
+    python benches/probes/omp_wait_probe.py offsets          # bare kernels: input/output page offsets
 
 Why: on 16 cores the suites' medians of these ops were 3-4x the kernels' best times; the
 distributions show whether the OpenMP team sleeps between calls (the spin setting) rather than
@@ -13,7 +13,7 @@ preallocated buffers at 0-2048-byte offsets from a page boundary (4K aliasing be
 and the output would show as offset-dependent times).
 """
 import os, resource, statistics, sys, time
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
 import numpy as np
 mode = sys.argv[1]
 if mode == "offsets":

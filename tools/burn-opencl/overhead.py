@@ -1,6 +1,6 @@
 """Python overhead of OpenCl ops on 16-element tensors, with the driver's enqueue stubbed out.
 
-    python3 packages/burn-opencl/scripts/overhead.py [--device-type cpu|gpu|all]
+    python3 tools/burn-opencl/overhead.py [--device-type cpu|gpu|all]
 
 Issue #13 asks for <= 20 us per op where NVIDIA's raw enqueue takes ~12 us (PoCL's ~40 us), so
 what our Python adds from `Tensor.__add__` down to `enqueue_nd_range_kernel` is measured alone:

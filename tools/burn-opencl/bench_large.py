@@ -1,6 +1,6 @@
 """Issue #13's large GPU cases on OpenCl beside torch CUDA: one table, one JSON.
 
-    python3 packages/burn-opencl/scripts/bench_large.py [--json FILE] [--quick]
+    python3 tools/burn-opencl/bench_large.py [--json FILE] [--quick]
 
 - add on 2^26 float32: burn's effective bandwidth (2 reads + 1 write) against the copy bandwidth
   torch reaches on the same bytes (`dst.copy_(src)`: 1 read + 1 write); target >= 70%;

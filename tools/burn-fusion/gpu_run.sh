@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # burn-fusion on the GPU machine: the one command to run there (see README "On the GPU machine").
 # From the repository root, after `source .whl/on-device.sh`:
-#   bash packages/burn-fusion/gpu_run.sh            # everything (~6-8 min on an H100)
-#   QUICK=1 bash packages/burn-fusion/gpu_run.sh    # benches with --quick
+#   bash tools/burn-fusion/gpu_run.sh            # everything (~6-8 min on an H100)
+#   QUICK=1 bash tools/burn-fusion/gpu_run.sh    # benches with --quick
 # Runs the conformance suite, the kernel-count tests and burn-autodiff's gradient checks on
 # Fusion(Cuda()) and on Fusion(OpenCl("gpu")) (NVIDIA's OpenCL driver), then the benches
 # custom_gelu, training_step and autodiff with --backend fusion-cuda beside --backend cuda, each
@@ -55,7 +55,7 @@ step opencl-kernels env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" $T/test_
 step opencl-gradcheck env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" \
   $T/test_autodiff_gradcheck.py -k "not balanced"
 # Fused GELU bandwidth: scalar vs vector kernel, grid caps, beside torch's copy
-step bandwidth python3 packages/burn-fusion/scripts/bandwidth.py --backend cuda --log2n 26
+step bandwidth python3 tools/burn-fusion/bandwidth.py --backend cuda --log2n 26
 # Benches: the same suites on Cuda() and Fusion(Cuda()), each beside torch CUDA
 bench_args=()
 [ -n "${QUICK:-}" ] && bench_args=(--quick)

@@ -1,6 +1,6 @@
 """How to thread NdArray: numpy alone vs our pool vs numexpr vs a ThreadPoolExecutor vs torch.
 
-`python benches/threads_micro.py [THREADS]` prints the best-of-N time per call (us) of a few ops
+`python benches/probes/threads_micro.py [THREADS]` prints the best-of-N time per call (us) of a few ops
 at a few sizes, and the bare dispatch cost of a parallel region. Used for burn-ndarray's README
 (threading choice and the `PARALLEL_MIN` threshold); not a suite of `python -m benches`.
 """

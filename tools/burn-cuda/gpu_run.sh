@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # burn-cuda on the GPU machine: the one command to run there (see README "Tests").
 # From the repository root, after `source .whl/on-device.sh`:
-#   bash packages/burn-cuda/gpu_run.sh            # everything (about 6-8 minutes on an H100)
-#   QUICK=1 bash packages/burn-cuda/gpu_run.sh    # benches with --quick, guide on 512 items
+#   bash tools/burn-cuda/gpu_run.sh            # everything (about 6-8 minutes on an H100)
+#   QUICK=1 bash tools/burn-cuda/gpu_run.sh    # benches with --quick, guide on 512 items
 # Steps, most important first: the dispatch profile (where a small op's time goes, the guide
 # step's profile, cupy's bfloat16 support), the benches against torch CUDA (GPU-sized cases and
 # targets included), the conformance suite on Cuda() f32/i32 and f64/i64, the GPU-only tests
@@ -44,7 +44,7 @@ python3 -c "import ml_dtypes, cupy; print('ml_dtypes', ml_dtypes.__version__, 'c
   >>"$out/cuda-backends.log" 2>&1
 if [ -n "${QUICK:-}" ]; then guide_args=(--epochs 1 --limit 512); bench_args=(--quick); else
   guide_args=(--epochs 1); bench_args=(--repeats 5 --min-time 0.03); fi
-step profile 120 python3 packages/burn-cuda/profile_dispatch.py
+step profile 120 python3 tools/burn-cuda/profile_dispatch.py
 step benches 270 python3 -m benches --backend cuda --torch-device cuda --sizes gpu \
   --out "$out/benches" "${bench_args[@]}" ${BENCH_ARGS:-}
 step conformance 200 "${PYTEST[@]}" packages/burn-cuda/tests/test_conformance.py

@@ -1,6 +1,6 @@
 """Python host overhead of a training step: the guide model's step at tiny sizes on NdArray.
 
-    python benches/host_overhead.py [--batch 1] [--hidden 8] [--profile] [--src ROOT]
+    python benches/probes/host_overhead.py [--batch 1] [--hidden 8] [--profile] [--src ROOT]
 
 With hidden size 8 and batch 1 every numpy call costs ~1-3 us, so the step time is nearly all
 Python in the frontend layers (burn_tensor dispatch, burn_autodiff recording and backward,
@@ -21,7 +21,7 @@ pinned to the same core, run blocks of steps alternately (so both see the same l
 paired per-block ratios are reported (`speedup` = ROOT's time / this tree's).
 
     git archive main | tar -x -C /tmp/main_src
-    python benches/host_overhead.py --compare /tmp/main_src
+    python benches/probes/host_overhead.py --compare /tmp/main_src
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("burn_autodiff", "burn_tensor", "burn_nn", "burn_optim", "burn_ndarray", "numpy")
 
 

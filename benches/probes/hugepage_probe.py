@@ -3,7 +3,7 @@ Tensor op (exp, abs, add of [1024, 1024] float32) against the same native kernel
 buffer numpy made before NdArray loaded, with numpy's advice kept (`BURN_NDARRAY_HUGEPAGE=1`)
 and with NdArray's default (advice off), processes alternating; min / median of 300 calls, us.
 
-    python benches/hugepage_probe.py [--threads 16] [--processes 3]
+    python benches/probes/hugepage_probe.py [--threads 16] [--processes 3]
 
 Prints one line per (process, op) and the transparent-huge-page mode; the kernel on the early
 buffer is the reference: the Tensor op should be within a few us of it. See

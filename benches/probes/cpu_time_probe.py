@@ -1,7 +1,7 @@
 """Where the CPU time of NdArray's guide training step goes: wall time and CPU seconds per wall
 second under a few thread/spin settings, split by thread kind (main, OpenBLAS, OpenMP, other).
 
-    python benches/cpu_time_probe.py [--threads N] [--seconds S] [--settings a,b,...]
+    python benches/probes/cpu_time_probe.py [--threads N] [--seconds S] [--settings a,b,...]
 
 Each setting runs in a fresh subprocess (OpenMP and OpenBLAS read their environment once, when
 they load) that builds `benches/suites/training_step.py`'s burn step on `Autodiff(NdArray())`,
@@ -72,7 +72,7 @@ def thread_ticks() -> dict[int, int]:
 
 def child(setting: str, threads: int, seconds: float) -> dict:
     """Run one setting in this process; the result as a dict."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root))
     import numpy as np
 

@@ -1,7 +1,7 @@
 """NdArray conv2d paths side by side, with torch CPU when installed: forward, input gradient and
 weight gradient of 3x3 padding-1 float32 convs, batch 32, 32x32 (the conv2d suite's shapes).
 
-    python benches/conv_native_micro.py [THREADS] [REPEATS]
+    python benches/probes/conv_native_micro.py [THREADS] [REPEATS]
 
 Each path runs in its own process (`BURN_NDARRAY_NATIVE_CONV` is read when the backend is
 built, and backends are interned by their options): `numpy` (=0: im2col / Winograd

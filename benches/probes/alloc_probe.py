@@ -1,6 +1,6 @@
 """Is NdArray's memory-bound [1024, 1024] add slow because of its fresh output buffer?
 
-    BURN_NUM_THREADS=16 python benches/alloc_probe.py [TAG]
+    BURN_NUM_THREADS=16 python benches/probes/alloc_probe.py [TAG]
 
 In one process, twice each: burn's `x + x` (Tensor); the same native kernel into one reused
 output, into two alternating outputs and into a fresh `np.empty`; numpy's add; torch's `x + x`

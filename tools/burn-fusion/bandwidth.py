@@ -10,8 +10,8 @@ once, as a copy does, so its bandwidth is comparable with `x.clone()`'s: bytes m
   time, `call` measures the host rather than the GPU.
 
 Usage (on the GPU machine, from the repo root, package src dirs on PYTHONPATH):
-    python packages/burn-fusion/scripts/bandwidth.py --backend cuda --log2n 26
-    python packages/burn-fusion/scripts/bandwidth.py --backend opencl --device-type cpu --log2n 20
+    python tools/burn-fusion/bandwidth.py --backend cuda --log2n 26
+    python tools/burn-fusion/bandwidth.py --backend opencl --device-type cpu --log2n 20
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """NdArray's native float32 exp (and abs) on [1024, 1024] into a reused output, at 1/4/8/16
 threads, beside torch's `exp(out=)` at the same thread counts: min / median of 200 calls, us.
 
-    python benches/exp_probe.py
+    python benches/probes/exp_probe.py
 
 Separates the kernel's per-thread speed from what a Tensor op adds (allocation, dispatch): see
 burn-ndarray's README, "Measured on 16 cores". Needs the native kernels; torch is optional.

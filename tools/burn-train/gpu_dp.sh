@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The data-parallel checks that need NVIDIA GPUs (NCCL through cupy), in one command:
 #
-#   source .whl/on-device.sh && bash packages/burn-train/gpu_dp.sh
+#   source .whl/on-device.sh && bash tools/burn-train/gpu_dp.sh
 #
 # 1. the in-process path (2 NdArray devices) and 1 device, as the reference parameters;
 # 2. NCCL with world size 1 (one process) and with one process per GPU (or 2 processes sharing

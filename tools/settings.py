@@ -1,0 +1,114 @@
+"""The table of every `BURN_*` environment variable: `docs/settings.md` is generated from here.
+
+    python tools/settings.py           # rewrite docs/settings.md
+    python tools/settings.py --check   # exit 1 when it is stale or a variable read in src is missing
+
+A variable is "read in src" when its name is a string literal in a `packages/*/src/**/*.py` file
+(`os.environ.get("BURN_X")`, `ENV = "BURN_X"`). `tests/test_house.py` runs the check, so adding a
+variable without a row here fails the suite.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "settings.md"
+LITERAL = re.compile(r"""["'](BURN_[A-Z0-9_]+)["']""")
+
+# name -> (default, meaning). Grouped by the package that reads it; keep each to one sentence.
+SETTINGS: dict[str, tuple[str, str]] = {
+    # burn-tensor: backend choice, checks, caches, process groups
+    "BURN_BACKEND": ("unset: the best usable backend", "The backend `default_device()` uses (an entry-point name: `ndarray`, `opencl`, `cuda`, ...)."),
+    "BURN_CHECKS": ("unset: checks where reads do not wait (NdArray, OpenCl on a CPU)", "Data-dependent checks (index bounds, integer division by zero, float -> int casts): `1` on every backend, `0` never."),
+    "BURN_CACHE_DIR": ("`$XDG_CACHE_HOME/burn`, else `~/.cache/burn`", "Root of the on-disk caches (native kernels, OpenCL binaries, autotune winners); used only when owned by this user and private."),
+    "BURN_COLLECTIVE": ("`tcp`", "The communicator `init_process_group()` builds: `tcp` or `nccl`."),
+    "BURN_COLLECTIVE_TOKEN": ("set by the launcher, one per job", "Shared secret every rank presents when joining a process group (a stranger on the port is refused)."),
+    "BURN_RANK": ("set by the launcher", "This process's rank in a multi-process run."),
+    "BURN_LOCAL_RANK": ("the rank", "This process's rank on its node (picks its GPU)."),
+    "BURN_WORLD_SIZE": ("set by the launcher", "Number of processes in the run; with `BURN_MASTER_PORT` it marks a process as part of a group."),
+    "BURN_MASTER_ADDR": ("set by the launcher", "Host of rank 0's rendezvous store."),
+    "BURN_MASTER_PORT": ("set by the launcher", "Port of rank 0's rendezvous store."),
+    # burn-train
+    "BURN_LAUNCH_DIR": ("set by the launcher", "Folder where each rank records the exception that ended it, so the launcher names the first failing rank."),
+    # burn-ndarray
+    "BURN_NUM_THREADS": ("the CPUs this process may run on", "Threads of NdArray's pool (`NdArray(num_threads=)` overrides)."),
+    "BURN_NDARRAY_DEVICES": ("1", "Number of logical NdArray devices (`NdArray(num_devices=)` overrides)."),
+    "BURN_NDARRAY_PARALLEL_MIN": ("2^18 elements", "Size from which an elementwise op is split across the pool's threads (`1` sends every op through the pool, for tests)."),
+    "BURN_NDARRAY_NATIVE": ("`1`", "`0` turns NdArray's native C kernels off (numpy paths only)."),
+    "BURN_NDARRAY_NATIVE_CONV": ("`1`", "Native conv path: `0` keeps numpy's conv with the other kernels native, `chunked` forces the chunked forward."),
+    "BURN_NDARRAY_NATIVE_MIN": ("2^14 elements", "Size from which an op takes the native kernel rather than numpy."),
+    "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
+    # burn-opencl
+    "BURN_OPENCL_DEVICE": ("unset: the first platform with a GPU, else any", "`p:d` makes device `d` of platform `p` device 0."),
+    "BURN_AUTOTUNE": ("`1`", "`0` skips autotuning: the first candidate kernel runs."),
+    # burn-cuda
+    "BURN_CUDA_FAST": ("`1`", "`0` turns off the hot path (own kernels with little Python) for elementwise ops and small reductions."),
+    "BURN_CUDA_DIRECT_GEMM": ("`1`", "`0` sends matmuls through `cupy.matmul` instead of the direct cuBLAS call."),
+    "BURN_CUDA_DRIVER_LAUNCH": ("`1`", "`0` launches kernels through cupy's RawKernel call instead of the driver API."),
+    # burn-fusion
+    "BURN_FUSION_VECTOR": ("`4`", "Elements per work item of fused vector kernels: `0` (scalar only), `4` or `8`."),
+    # burn-record
+    "BURN_RECORD_MAX_RATIO": ("3", "A compressed record may decompress to at most this many times its size (plus a floor); more is refused."),
+    "BURN_RECORD_MAX_OBJECTS": ("2^19", "Most containers and values one record (or a `.pt` file's object tree) may hold."),
+    "BURN_RECORD_MMAP": ("unset: off", "`1` memory-maps record files when loading instead of reading them (a file truncated meanwhile then ends the process with SIGBUS)."),
+    # burn-import
+    "BURN_IMPORT_MAX_RATIO": ("2", "Bytes of tensors an imported weights file may expand to, per byte of file."),
+    # burn-dataset
+    "BURN_DATASET_CACHE_DIR": ("`burn-dataset` in the XDG cache folder", "Where downloaded data sets (MNIST, Hugging Face) are cached."),
+    "BURN_MNIST_URL": ("Burn's MNIST mirror", "Base URL the MNIST files are downloaded from."),
+}
+
+
+def read_in_src() -> dict[str, list[str]]:
+    """Every BURN_* name that is a string literal in a package's src, with the packages."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(ROOT.glob("packages/*/src/**/*.py")):
+        for name in LITERAL.findall(path.read_text()):
+            found.setdefault(name, set()).add(path.relative_to(ROOT).parts[1])
+    return {name: sorted(pkgs) for name, pkgs in sorted(found.items())}
+
+
+def render() -> str:
+    """`docs/settings.md`: one row per variable, in package order, then alphabetically."""
+    used = read_in_src()
+    missing = sorted(set(used) - set(SETTINGS))
+    if missing:
+        raise SystemExit(f"tools/settings.py: no row for {', '.join(missing)} (read in src)")
+    lines = [
+        "# Settings: every `BURN_*` environment variable",
+        "",
+        "Generated by `python tools/settings.py` from its `SETTINGS` table; `tests/test_house.py`",
+        "fails when a `BURN_*` variable read in a package's `src/` has no row, or this file is stale.",
+        "Constructor arguments (`NdArray(num_threads=...)`, `OpenCl(device_type=...)`) win over",
+        "these where both exist. Names that are not environment variables are not listed: the C",
+        "macros `BURN_NO_MVEC`, `BURN_OWN_ERF`, `BURN_OWN_TANH` of NdArray's kernels are compile",
+        "flags. Switches read only by tests and benches (`BURN_KILL9_FULL`, `BURN_ONNX_WORKERS`,",
+        "...) are documented where they are used (the package READMEs, CONTRIBUTING.md).",
+        "",
+        "| variable | read by | default | meaning |",
+        "|---|---|---|---|",
+    ]
+    for name in sorted(SETTINGS, key=lambda n: (used.get(n, ["~"])[0], n)):
+        default, meaning = SETTINGS[name]
+        where = ", ".join(used.get(name, [])) or "(no longer read)"
+        lines.append(f"| `{name}` | {where} | {default} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if not DOC.exists() or DOC.read_text() != text:
+            print("docs/settings.md is stale: run `python tools/settings.py`", file=sys.stderr)
+            return 1
+        return 0
+    DOC.parent.mkdir(exist_ok=True)
+    DOC.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
