@@ -89,3 +89,34 @@ def test_a_gzip_stream_past_the_cap_is_refused_at_the_step_that_passes_it():
     liar = gz[:-4] + (1000).to_bytes(4, "little")
     with pytest.raises(RecordCorruptedError, match=f"more than the {cap} bytes that"):
         decompress(liar, GZIP, "test")
+
+
+def test_a_gzip_record_of_exactly_the_cap_loads():
+    # the cap is inclusive: FLOOR + ratio x size bytes may come out of `size` bytes
+    from burn_record._decompress import FLOOR, max_output
+
+    n = FLOOR
+    for _ in range(5):  # a fixed point: the output is the cap of its own compressed size
+        packed = gzip.compress(bytes(n), 6, mtime=0)
+        n = max_output(len(packed), "t")
+    packed = gzip.compress(bytes(n), 6, mtime=0)
+    assert max_output(len(packed), "t") == n
+    assert len(decompress(packed, GZIP, "t")) == n
+
+
+def test_gzip_trailer_is_read_from_18_bytes_on():
+    # 40 zeros: their deflate is short, so a 17- or an 18-byte cut already decodes 40 bytes.
+    # 17 bytes cannot hold header + trailer: truncated. From 18 the last 4 bytes are read as
+    # the stated size (ISIZE), here over the cap, which is refused before decoding on.
+    packed = gzip.compress(bytes(40), mtime=0)
+    with pytest.raises(RecordCorruptedError, match="gzip data is truncated"):
+        decompress(packed[:17], GZIP, "t")
+    with pytest.raises(RecordCorruptedError, match="the gzip data states that it decompresses"):
+        decompress(packed[:18], GZIP, "t")
+
+
+def test_wrong_recorder_description_reads_32_bytes():
+    # 31 spaces then JSON: the description looks at the first 32 bytes, as `describe` does
+    data = b" " * 31 + b'{"a": 1}'
+    with pytest.raises(RecordFormatError, match="JSON text that is not a burn record"):
+        decompress(data, GZIP, "t")
