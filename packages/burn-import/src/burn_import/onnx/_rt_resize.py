@@ -97,10 +97,9 @@ def axis_taps(n_in, n_out, scale, mode, ctm, nearest_mode, a, exclude, roi, anti
     xp = x + pad
     pp = np.floor(xp).astype(np.int64)
     frac = xp - pp
-    if n % 2 == 0:
-        off = np.where(frac == 0, -(n // 2), -(n // 2) + 1)
-    else:
-        off = np.where(frac <= 0.5, -((n - 1) // 2), -((n - 1) // 2) + 1)
+    # Every kernel has an even tap count (nearest and linear 2, cubic 4, the antialiased ones
+    # 2 - 2 * start), so the window starts half its width before the position.
+    off = np.where(frac == 0, -(n // 2), -(n // 2) + 1)
     idx = (pp + off)[:, None] + np.arange(n)[None, :] - pad
     if exclude:
         w = np.where((idx < 0) | (idx >= n_in), 0.0, w)
