@@ -29,7 +29,7 @@ def test_real_components_three_epochs_and_shuffled_resume(tmp_path):
     root = tmp_path / "full"
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
     ext = CompactRecorder().file_path("x").name[1:]  # ".mpk.gz"
-    expected = ["experiment.log"]
+    expected = ["curves.csv", "curves.png", "experiment.log"]  # curves: _curves.py
     kinds = ("model", "optim", "scheduler")
     expected += [f"checkpoint/{k}-{e}{ext}" for k in kinds for e in (2, 3)]
     expected += [f"checkpoint/complete-{e}.json" for e in (2, 3)]

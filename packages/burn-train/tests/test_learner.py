@@ -56,7 +56,7 @@ def test_three_epochs_artifacts_logs_and_summary(tmp_path):
     assert valid["Loss"][0] > valid["Loss"][1] > valid["Loss"][2]
     assert valid["Accuracy"][-1] > 85.0
     files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
-    expected = ["experiment.log"]
+    expected = ["curves.csv", "curves.png", "experiment.log"]  # curves: _curves.py
     # default strategy: keep the last 2 + the best valid loss (epoch 3, as checked above)
     expected += [f"checkpoint/{name}" for name in _ckpt(2, 3)]
     for split, names in (

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..logger._app import install_application_logger, remove_application_logger
 from ..metric.store import EventStore
 from ..renderer._base import MetricsRenderer
+from ._curves import write_curves
 from ._interrupter import SigintHandler
 from ._loop import TrainLoop
 from ._protocols import LrScheduler, Optimizer, TrainStep
@@ -179,6 +180,9 @@ class Learner:
         finally:
             for logger in cfg.processor.loggers:
                 logger.close()
+            if cfg.processor.loggers and any(cfg.directory.glob("*/epoch-*/*.log")):
+                csv_path, png = write_curves(cfg.directory)  # rank 0 only, as the logs
+                log.info("Training curves: %s", ", ".join(str(p) for p in (csv_path, png) if p))
             summary = None
             if cfg.summary:
                 names = cfg.processor.names_all()
