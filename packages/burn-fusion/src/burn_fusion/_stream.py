@@ -30,13 +30,14 @@ from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import render_reduction
 from ._render_vec import WIDTHS
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
-from ._tensor import FusionTensor, pending
+from ._tensor import FusionTensor
 
 #: ops per plan; past this the plan is flushed (bounds compile time and register pressure)
 MAX_OPS = 64
 #: distinct inputs per plan
 MAX_INPUTS = 16
 _BOOL = np.dtype(np.bool_)
+_new_handle = object.__new__
 #: one-op plans of a key before its op passes through unrecorded (`Stream._learn`)
 PASS_AFTER = 2
 #: bound on the learned keys (a model with ever-new shapes must not grow the set forever)
@@ -194,9 +195,12 @@ class Stream(ReduceMixin):
                     self.stats["ops_passed_through"] += 1
                     return None
         with self.lock:
-            new_inputs = sum(1 for t in tensors if t.prim is not None)
+            new_inputs = 0
+            for t in tensors:
+                if t.prim is not None:
+                    new_inputs += 1
             if self.nodes:
-                merged = _merge(self.shape, shape)
+                merged = shape if shape == self.shape else _merge(self.shape, shape)
                 if (
                     merged is None
                     or (self.red is not None and merged != self.shape)
@@ -222,7 +226,13 @@ class Stream(ReduceMixin):
             if not self.nodes:
                 self.shape = shape
             j = len(self.nodes)
-            out = pending(shape, out_dtype, self, j)
+            out = _new_handle(FusionTensor)  # `pending(...)`, inline: once per recorded op
+            out.shape = shape
+            out.dtype = out_dtype
+            out.prim = None
+            out.node = j
+            out.stream = self
+            out.owned = False
             self.nodes.append(
                 (op, tuple(refs), xname, oname, scalars, weakref.ref(out), shape)
             )
