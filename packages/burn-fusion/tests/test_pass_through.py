@@ -84,3 +84,22 @@ def test_pass_through_off_records_every_op_with_the_same_results(monkeypatch):
     assert d["ops_passed_through"] == 0 and d["ops_recorded"] == 4, d
     for p, q in zip(on, off):
         np.testing.assert_array_equal(p, q)
+
+
+def test_a_lone_reduction_of_a_ready_tensor_passes_through():
+    """The bias gradients of a backward pass: `sum_dim` of a ready tensor, read at once by a
+    delegated op, is a one-node plan each time; from the third time it runs on the inner
+    backend directly."""
+    device = _device()
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((16, 8)).astype(np.float32)
+    wv = rng.standard_normal((8, 4)).astype(np.float32)
+    x, w = Tensor.from_data(a, device), Tensor.from_data(wv, device)
+    (x * 1.0).numpy()  # the context of the first reduction: a multiply, whatever ran before
+    before = device.fusion_stats()
+    got = [x.sum_dim(0).matmul(w).numpy() for _ in range(5)]
+    d = _delta(device, before)
+    assert d["ops_passed_through"] == 2, d  # 1st: after mul; 2nd, 3rd teach; 4th, 5th pass
+    ref = a.astype(np.float64).sum(0, keepdims=True) @ wv
+    for g in got:
+        np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-5)
