@@ -3,9 +3,10 @@
 Rows (issue 35): guide batch 64, guide batch 1024, transformer f32 (d_model 512, 8 heads,
 6 pre-norm layers, batch 32 x 128; `--size small` keeps 6 layers but d_model 64, batch 4 x 16,
 so the op count, hence the host cost, is the full step's while the kernels are cheap on a CPU),
-guide inference batch 1. Columns: each `--backends` entry wrapped in `Autodiff`, its captured
-step (`burn.capture`) with `--capture`, and torch eager / torch.compile / torch's CUDA-graph step
-when torch imports (the graph only on CUDA). Each cell: median of `--steps` steps after
+guide inference batch 1. Columns: each `--backends` entry wrapped in `Autodiff` (inference: the
+backend itself), and torch eager / torch.compile / torch's CUDA-graph step when torch imports
+(the graph only on CUDA; float32 matmuls and convolutions with the TF32 setting of the first
+backend, `allow_tf32`, as the harness does). Each cell: median of `--steps` steps after
 `--warmup`, every step followed by the device's sync. `--count` adds the ops per step (every op
 call of the Autodiff backend, counted in a separate run by wrapping its op closures) and the
 per-op host microseconds (step time / ops). JSON to `--out`.
@@ -36,7 +37,6 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--steps", type=int, default=20, help="timed steps per cell (default 20)")
     ap.add_argument("--warmup", type=int, default=5, help="untimed steps first (default 5)")
     ap.add_argument("--count", action="store_true", help="count ops per step, per-op us")
-    ap.add_argument("--capture", action="store_true", help="add the burn.capture column")
     ap.add_argument("--no-torch", action="store_true", help="skip the torch columns")
     ap.add_argument("--torch-device", default=None, help="cpu or cuda (default: cuda if usable)")
     ap.add_argument("--profile", type=int, default=0, help="print a cProfile top-N per cell")
@@ -132,6 +132,11 @@ def main(argv=None) -> int:
             torch = None
     tdev = args.torch_device or ("cuda" if torch is not None and torch.cuda.is_available() else "cpu")
     rows = [r for r in args.rows.split(",") if r]
+    if torch is not None:
+        first = get_backend(args.backends.split(",")[0])
+        tf32 = bool(getattr(first, "allow_tf32", getattr(getattr(first, "inner", None), "allow_tf32", False)))
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
     results = []
     for kind in rows:
         cells = {}
@@ -152,13 +157,6 @@ def main(argv=None) -> int:
             if args.profile:
                 print(f"== profile {kind} {name}")
                 profile(row.step, args.profile)
-            if args.capture and not inference:
-                from burn import capture
-
-                cap = capture(row.step)
-                cells[f"captured Autodiff({name})"] = time_steps(cap, device.sync, args.steps,
-                                                                 args.warmup)
-                cells[f"captured Autodiff({name})"]["stats"] = dict(cap.stats)
         if torch is not None:
             cells.update(_torch_cells(torch, kind, args, tdev))
         results.append({"row": kind, "params": params, "cells": cells})

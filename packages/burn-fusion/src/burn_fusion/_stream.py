@@ -195,37 +195,45 @@ class Stream(ReduceMixin):
                     self.stats["ops_passed_through"] += 1
                     return None
         with self.lock:
-            new_inputs = 0
-            for t in tensors:
-                if t.prim is not None:
-                    new_inputs += 1
-            if self.nodes:
+            nodes = self.nodes
+            if nodes:
+                new_inputs = 0
+                for t in tensors:
+                    if t.prim is not None:
+                        new_inputs += 1
                 merged = shape if shape == self.shape else _merge(self.shape, shape)
                 if (
                     merged is None
                     or (self.red is not None and merged != self.shape)
-                    or len(self.nodes) >= MAX_OPS
+                    or len(nodes) >= MAX_OPS
                     or len(self.inputs) + new_inputs > MAX_INPUTS
                 ):
                     self.flush()
+                    nodes = self.nodes
                 else:
                     self.shape = merged
-            refs = []
+            refs = ()
             for t in tensors:
-                if t.prim is None and t.node is None:
-                    raise RuntimeError(
-                        "burn_fusion: the fused kernel computing an input failed (see the "
-                        "first error raised by that flush); the tensor has no value"
-                    )
-                if t.prim is None and t.stream is not self:
-                    t.stream.flush()
                 if t.prim is None:
-                    refs.append(t.node)
-                else:
-                    refs.append(-self._input(t) - 1)
-            if not self.nodes:
+                    if t.node is None:
+                        raise RuntimeError(
+                            "burn_fusion: the fused kernel computing an input failed (see the "
+                            "first error raised by that flush); the tensor has no value"
+                        )
+                    if t.stream is not self:
+                        t.stream.flush()
+                if t.prim is None:
+                    refs += (t.node,)
+                else:  # `-self._input(t) - 1`, inline
+                    k = self.in_ids.get(id(t.prim))
+                    if k is None:
+                        k = self._input(t)
+                    refs += (-k - 1,)
+            j = len(nodes)
+            if not j:
                 self.shape = shape
-            j = len(self.nodes)
+                # what the pass-through learns from, should this op run alone
+                self.first = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
             out = _new_handle(FusionTensor)  # `pending(...)`, inline: once per recorded op
             out.shape = shape
             out.dtype = out_dtype
@@ -233,11 +241,7 @@ class Stream(ReduceMixin):
             out.node = j
             out.stream = self
             out.owned = False
-            self.nodes.append(
-                (op, tuple(refs), xname, oname, scalars, weakref.ref(out), shape)
-            )
-            if j == 0:  # what the pass-through learns from, should this op run alone
-                self.first = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
+            nodes.append((op, refs, xname, oname, scalars, weakref.ref(out), shape))
             self.last_op = op
             self.stats["ops_recorded"] += 1
             return out
