@@ -50,6 +50,11 @@ def main(argv=None) -> int:
     ap.add_argument("--size", default="full", choices=("full", "small"))
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("hash_probe.json"))
+    ap.add_argument("--gc-threshold", type=int, default=0,
+                    help="gen-0 threshold to set (0: keep Python's); with --heap, reproduces on "
+                    "a CPU the collections a GC-tracked GPU primitive (cupy's) causes")
+    ap.add_argument("--heap", type=int, default=0,
+                    help="long-lived objects to add first (torch + cupy make a large heap)")
     args = ap.parse_args(argv)
     from burn_autodiff import Autodiff
     from burn_nn._param import ParamId
@@ -63,12 +68,17 @@ def main(argv=None) -> int:
         row.step()
     device.sync()
 
+    heap = [[i] for i in range(args.heap)]  # noqa: F841 - kept alive on purpose
+    if args.gc_threshold:
+        gc.set_threshold(args.gc_threshold, 1, 1)
+
     def run(n=args.steps):
         for _ in range(n):
             row.step()
         device.sync()
 
     out = {"python": sys.version.split()[0], "backend": args.backend, "size": args.size,
+           "heap": args.heap,
            "steps": args.steps, "gc_threshold": gc.get_threshold(),
            "gc_objects": len(gc.get_objects()),
            "threads": [t.name for t in threading.enumerate()],
