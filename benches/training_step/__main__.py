@@ -39,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--count", action="store_true", help="count ops per step, per-op us")
     ap.add_argument("--no-torch", action="store_true", help="skip the torch columns")
     ap.add_argument("--torch-device", default=None, help="cpu or cuda (default: cuda if usable)")
+    ap.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="gc.freeze() after each row is built: full collections skip the long-lived heap",
+    )
     ap.add_argument("--profile", type=int, default=0, help="print a cProfile top-N per cell")
     ap.add_argument(
         "--out", type=Path, default=ROOT / "benches" / "results" / "training_step_rows.json"
@@ -147,6 +152,10 @@ def main(argv=None) -> int:
             inference = kind == "infer1"
             row = make_row(kind, device if not inference else get_backend(name).device(), args.size)
             params = row.params
+            if args.gc_freeze:
+                import gc
+
+                gc.freeze()
             cell = time_steps(row.step, device.sync, args.steps, args.warmup)
             if args.count:
                 ops = count_ops(get_backend(name), row.step)
