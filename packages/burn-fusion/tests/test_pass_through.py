@@ -103,24 +103,3 @@ def test_a_lone_reduction_of_a_ready_tensor_passes_through():
     ref = a.astype(np.float64).sum(0, keepdims=True) @ wv
     for g in got:
         np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-5)
-
-
-def test_a_two_op_plan_passes_through_op_by_op():
-    """`relu(x @ w + b)` read by the next matmul: a plan of two ops (PASS_MAX_OPS) teaches its
-    first op to pass through; the relu then runs alone and learns it too."""
-    device = _device()
-    rng = np.random.default_rng(3)
-    a = rng.standard_normal((8, 8)).astype(np.float32)
-    wv = rng.standard_normal((8, 8)).astype(np.float32)
-    bv = rng.standard_normal((1, 8)).astype(np.float32)
-    x, w, b = (Tensor.from_data(v, device) for v in (a, wv, bv))
-    device.sync()
-    before = device.fusion_stats()
-    got = [(x.matmul(w) + b).clamp_min(0.0).matmul(w).numpy() for _ in range(6)]
-    d = _delta(device, before)
-    # 1: [add, clamp] after whatever ran before; 2, 3: the same after clamp (learned);
-    # 4: add passes, clamp alone after add; 5: the same (learned); 6: both pass
-    assert d["ops_passed_through"] == 4, d
-    ref = np.maximum(a.astype(np.float64) @ wv + bv, 0.0) @ wv
-    for g in got:
-        np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-5)

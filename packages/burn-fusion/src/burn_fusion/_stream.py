@@ -40,11 +40,6 @@ _BOOL = np.dtype(np.bool_)
 _new_handle = object.__new__
 #: one-op plans of a key before its op passes through unrecorded (`Stream._learn`)
 PASS_AFTER = 2
-#: plans of at most this many ops teach their first op to pass through, as one-op plans do: the
-#: host cost of recording k ops and planning their kernel (~3 us per op + ~20 us per plan, PoCL
-#: and CPython 3.11 here) exceeds the k - 1 launches it saves (5-8 us each) for k <= 2; the ops
-#: after the first then start plans of their own, and keep fusing if those are longer
-PASS_MAX_OPS = int(os.environ.get("BURN_FUSION_PASS_MAX_OPS", "2"))
 #: bound on the learned keys (a model with ever-new shapes must not grow the set forever)
 MAX_SOLO = 4096
 #: `BURN_FUSION_PASS_THROUGH=0` records every fusable op (the pass-through off)
@@ -291,8 +286,6 @@ class Stream(ReduceMixin):
                     t.node = None
                     raise
                 return
-            if len(nodes) <= PASS_MAX_OPS and first is not None and first[1] == nodes[0][0]:
-                self._learn(first)  # too short a plan to pay for its planning: see PASS_MAX_OPS
             results = [(j, nd[5]()) for j, nd in enumerate(nodes)]
             results = [(j, t) for j, t in results if t is not None]
             if not results:
