@@ -177,7 +177,9 @@ class Fusion(Backend):
         """Counters of a device's stream: ops_recorded (lazy ops), ops_unfused (ops run on the
         inner backend), flushes, kernels_launched (fused kernels), kernels_compiled,
         kernels_from_disk (compiled kernels loaded from the disk cache), plan_cache_hits,
-        results_in_place, plans_run_unfused (one-op plans run by the inner backend's kernel)."""
+        results_in_place, plans_run_unfused (one-op plans run by the inner backend's kernel),
+        reductions_fused, ops_passed_through (fusable ops run unrecorded: they kept running
+        alone, see the README)."""
         index = 0 if device is None else device.index
         st = self._streams.get(index)
         return dict(st.stats) if st is not None else dict.fromkeys(STAT_NAMES, 0)
