@@ -30,13 +30,20 @@ from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import render_reduction
 from ._render_vec import WIDTHS
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
-from ._tensor import FusionTensor, pending
+from ._tensor import FusionTensor
 
 #: ops per plan; past this the plan is flushed (bounds compile time and register pressure)
 MAX_OPS = 64
 #: distinct inputs per plan
 MAX_INPUTS = 16
 _BOOL = np.dtype(np.bool_)
+_new_handle = object.__new__
+#: one-op plans of a key before its op passes through unrecorded (`Stream._learn`)
+PASS_AFTER = 2
+#: bound on the learned keys (a model with ever-new shapes must not grow the set forever)
+MAX_SOLO = 4096
+#: `BURN_FUSION_PASS_THROUGH=0` records every fusable op (the pass-through off)
+PASS_THROUGH = os.environ.get("BURN_FUSION_PASS_THROUGH", "1") != "0"
 _MAX_N = 2**31 - 1
 
 STAT_NAMES = (
@@ -50,6 +57,7 @@ STAT_NAMES = (
     "results_in_place",
     "plans_run_unfused",
     "reductions_fused",
+    "ops_passed_through",
 )
 
 
@@ -114,7 +122,28 @@ class Stream(ReduceMixin):
         #: elements per item of vector kernels (4 or 8), or 0 for scalar kernels only
         #: (`BURN_FUSION_VECTOR=0|4|8`, default 4; the bandwidth script compares them)
         self.vector_width = _vector_width(os.environ.get("BURN_FUSION_VECTOR", "4"))
+        #: pass-through keys (previous op, op, input shapes, dtype names): ops seen running
+        #: alone as a one-op plan `PASS_AFTER` times in that context (`_learn`)
+        self.solo: set = set()
+        self.seen_alone: dict = {}
+        self.last_op = None  # the op recorded (or passed through) last: the context of a key
         self._reset()
+
+    def _learn(self, key) -> None:
+        """A plan of one op ran: after `PASS_AFTER` such plans with the same key, the op passes
+        through (a training step repeats its op sequence, so the first steps teach the rest)."""
+        if not PASS_THROUGH:
+            return
+        n = self.seen_alone.get(key, 0) + 1
+        if n >= PASS_AFTER:
+            if len(self.solo) >= MAX_SOLO:
+                self.solo.clear()
+            self.solo.add(key)
+            self.seen_alone.pop(key, None)
+        else:
+            if len(self.seen_alone) >= MAX_SOLO:
+                self.seen_alone.clear()
+            self.seen_alone[key] = n
 
     def _reset(self) -> None:
         self.shape = None
@@ -125,6 +154,7 @@ class Stream(ReduceMixin):
         self.in_owner: list = []  # weakref of an owned input's handle (in-place candidate)
         #: (node index, dim) of the plan's pending reduction (at most one per plan)
         self.red: tuple | None = None
+        self.first = None  # the pass-through key of the plan's first recorded op
 
     # -- recording ------------------------------------------------------------------------------
     def record(self, op: str, tensors, scalars, out_dtype) -> FusionTensor | None:
@@ -143,52 +173,76 @@ class Stream(ReduceMixin):
             return None
         if out_dtype is None:
             out_dtype = x.dtype if spec.out == "T" else _BOOL
-        if _name(out_dtype) not in FUSABLE_DTYPES:
+        names = _NAMES
+        xname = names.get(x.dtype) or _name(x.dtype)
+        oname = names.get(out_dtype) or _name(out_dtype)
+        if oname not in FUSABLE_DTYPES or xname not in FUSABLE_DTYPES:
             return None
         for t in tensors:
-            if _name(t.dtype) not in FUSABLE_DTYPES:
+            if t.dtype is not x.dtype and _name(t.dtype) not in FUSABLE_DTYPES:
                 return None
+        solo = self.solo
+        if solo and not self.nodes:
+            # An op that ran alone the last time it came after the same op, with the same
+            # shapes: record + plan + flush would only end in the inner op, so run that now.
+            for t in tensors:
+                if t.prim is None:
+                    break
+            else:
+                key = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
+                if key in solo:
+                    self.last_op = op
+                    self.stats["ops_passed_through"] += 1
+                    return None
         with self.lock:
-            new_inputs = sum(1 for t in tensors if t.prim is not None)
-            if self.nodes:
-                merged = _merge(self.shape, shape)
+            nodes = self.nodes
+            if nodes:
+                new_inputs = 0
+                for t in tensors:
+                    if t.prim is not None:
+                        new_inputs += 1
+                merged = shape if shape == self.shape else _merge(self.shape, shape)
                 if (
                     merged is None
                     or (self.red is not None and merged != self.shape)
-                    or len(self.nodes) >= MAX_OPS
+                    or len(nodes) >= MAX_OPS
                     or len(self.inputs) + new_inputs > MAX_INPUTS
                 ):
                     self.flush()
+                    nodes = self.nodes
                 else:
                     self.shape = merged
-            refs = []
+            refs = ()
             for t in tensors:
-                if t.prim is None and t.node is None:
-                    raise RuntimeError(
-                        "burn_fusion: the fused kernel computing an input failed (see the "
-                        "first error raised by that flush); the tensor has no value"
-                    )
-                if t.prim is None and t.stream is not self:
-                    t.stream.flush()
                 if t.prim is None:
-                    refs.append(t.node)
-                else:
-                    refs.append(-self._input(t) - 1)
-            if not self.nodes:
+                    if t.node is None:
+                        raise RuntimeError(
+                            "burn_fusion: the fused kernel computing an input failed (see the "
+                            "first error raised by that flush); the tensor has no value"
+                        )
+                    if t.stream is not self:
+                        t.stream.flush()
+                if t.prim is None:
+                    refs += (t.node,)
+                else:  # `-self._input(t) - 1`, inline
+                    k = self.in_ids.get(id(t.prim))
+                    if k is None:
+                        k = self._input(t)
+                    refs += (-k - 1,)
+            j = len(nodes)
+            if not j:
                 self.shape = shape
-            j = len(self.nodes)
-            out = pending(shape, out_dtype, self, j)
-            self.nodes.append(
-                (
-                    op,
-                    tuple(refs),
-                    _name(x.dtype),
-                    _name(out_dtype),
-                    scalars,
-                    weakref.ref(out),
-                    shape,
-                )
-            )
+                # what the pass-through learns from, should this op run alone
+                self.first = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
+            out = _new_handle(FusionTensor)  # `pending(...)`, inline: once per recorded op
+            out.shape = shape
+            out.dtype = out_dtype
+            out.prim = None
+            out.node = j
+            out.stream = self
+            out.owned = False
+            nodes.append((op, refs, xname, oname, scalars, weakref.ref(out), shape))
+            self.last_op = op
             self.stats["ops_recorded"] += 1
             return out
 
@@ -217,8 +271,21 @@ class Stream(ReduceMixin):
             if not self.nodes:
                 return
             nodes, inputs, owners, red = self.nodes, self.inputs, self.in_owner, self.red
+            first = self.first
             self._reset()
             self.stats["flushes"] += 1
+            if len(nodes) == 1 and self.inner is not None:
+                t = nodes[0][5]()
+                if t is None:
+                    return
+                if first is not None and first[1] == nodes[0][0]:
+                    self._learn(first)
+                try:
+                    self._run_one(nodes[0], inputs, t)
+                except BaseException:
+                    t.node = None
+                    raise
+                return
             results = [(j, nd[5]()) for j, nd in enumerate(nodes)]
             results = [(j, t) for j, t in results if t is not None]
             if not results:
