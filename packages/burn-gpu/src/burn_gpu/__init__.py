@@ -1,0 +1,59 @@
+"""burn_gpu: the kernel layer of burn-py's GPU backends -- every GPU kernel written once, as a
+template rendered into OpenCL C or CUDA C, and the runtime contract the backends implement.
+
+- `OPS` / `KERNELS` (`_expr.py`): the one expression table of the elementwise ops;
+- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C;
+- `Program` / `render` and `Reduction` / `render_reduction`: the fused-kernel renderer Fusion
+  uses (one node is an eager op);
+- `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
+- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
+
+Example:
+    >>> from burn_gpu import Node, Program, render
+    >>> prog = Program((("float32", False),), 0, (Node("float_exp", (-1,), "float32", "float32"),),
+    ...                ((0, -1, ()),))
+    >>> src, name = render(prog, "cuda")
+    >>> "exp(x0)" in src
+    True
+"""
+
+from ._dialect import CTYPES, DIALECTS, Frame, frame
+from ._eager import cast_program, eager_ops, eager_program
+from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._layout import LAY_C, MAXD, collapse, index_code, pack
+from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
+from ._render_row import Reduction, render_reduction
+from ._render_vec import WIDTHS
+from ._runtime import GpuBackend, Runtime, runtime_of
+
+__all__ = [
+    "CTYPES",
+    "DIALECTS",
+    "FUSABLE_DTYPES",
+    "FLOAT_FN",
+    "FUSED",
+    "KERNELS",
+    "LAY_C",
+    "MAXD",
+    "OPS",
+    "REDUCE_OPS",
+    "WIDTHS",
+    "Frame",
+    "GpuBackend",
+    "Node",
+    "Op",
+    "Program",
+    "Reduction",
+    "Runtime",
+    "cast_program",
+    "collapse",
+    "eager_ops",
+    "eager_program",
+    "frame",
+    "index_code",
+    "kind_of",
+    "pack",
+    "render",
+    "render_reduction",
+    "runtime_of",
+]
