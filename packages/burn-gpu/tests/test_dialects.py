@@ -116,3 +116,33 @@ def test_every_kernel_of_the_table_is_rendered_somewhere():
         1 for k in KERNELS for n, op in KERNELS[k].items() if op.out == "D"
     ) == len(eager)
     assert set(CTYPES["opencl"]) == set(CTYPES["cuda"])
+
+
+def test_cuda_renderings_compile_with_nvcc(tmp_path):
+    """The CUDA text of every eager program, a cast and the Philox kernel through `nvcc --ptx`
+    (NVRTC on the GPU takes the same CUDA C); skipped where nvcc is missing."""
+    import shutil
+    import subprocess
+
+    from burn_gpu import random_program
+
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed here")
+    sources = {dt: eager_program(dt, "cuda") for dt in ("float32", "float64", "int64", "bool")}
+    sources["cast"] = cast_program("float32", "bool", "cuda")
+    sources["random_f32"] = random_program("float32", "cuda")
+    sources["random_i64"] = random_program("int64", "cuda", f64=True)
+    failures = []
+    for name, src in sources.items():
+        cu = tmp_path / f"{name}.cu"
+        cu.write_text(src)
+        proc = subprocess.run(
+            [nvcc, "--ptx", "-o", str(tmp_path / f"{name}.ptx"), str(cu)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if proc.returncode != 0:
+            failures.append((name, proc.stderr[-800:]))
+    assert not failures, failures

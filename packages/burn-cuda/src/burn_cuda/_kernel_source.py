@@ -8,6 +8,9 @@ machines without a GPU; `_kernels.py` compiles and caches them.
 
 from __future__ import annotations
 
+import numpy as np
+from burn_gpu import random_program
+
 from ._dtypes import c_type
 
 #: first statements of every kernel: the element this thread computes, or return
@@ -21,46 +24,6 @@ def _typedefs(dtype, index_dtype=None) -> str:
     if index_dtype is not None:
         out += f"typedef {c_type(index_dtype)} index_t;\n"
     return out
-
-
-# Philox4x32-10 (Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3"): counter-
-# based, so element t of call c under key k is the same number on every run and every device.
-PHILOX = (
-    """
-extern "C" __global__ void philox_u32x2(unsigned int* out, long long total, unsigned int k0,
-                                        unsigned int k1, unsigned int c2, unsigned int c3) {
-  """
-    + TID
-    + """  unsigned int c0 = (unsigned int)t, c1 = (unsigned int)(t >> 32);
-  for (int r = 0; r < 10; ++r) {
-    unsigned int hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
-    unsigned int hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
-    unsigned int n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
-    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
-  }
-  out[2 * t] = c0;
-  out[2 * t + 1] = c1;
-}
-"""
-)
-
-
-def philox_bernoulli(dtype) -> str:
-    """1 where the first Philox word of element t is below `threshold`, else 0, written as
-    `dtype`: the numbers `philox_u32x2` + a comparison give, in one launch (dropout masks)."""
-    rounds = PHILOX.split("for (int r = 0; r < 10; ++r) {")[1].split("  out[2 * t]")[0]
-    return (
-        _typedefs(dtype)
-        + 'extern "C" __global__ void philox_bernoulli(scalar_t* out, long long total,'
-        " unsigned int k0, unsigned int k1, unsigned int c2, unsigned int c3,"
-        " unsigned int threshold) {\n  "
-        + TID
-        + "  unsigned int c0 = (unsigned int)t, c1 = (unsigned int)(t >> 32);\n"
-        + "  for (int r = 0; r < 10; ++r) {"
-        + rounds
-        + "  out[t] = c0 < threshold ? (scalar_t)1 : (scalar_t)0;\n}\n"
-    )
 
 
 def adaptive_avg_pool2d(dtype) -> str:
@@ -431,7 +394,8 @@ def fill(dtype) -> str:
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
-    "philox_u32x2": lambda: PHILOX,
+    # ints compute in double (53-bit scaling), as OpenCl on a device with doubles
+    "philox_random": lambda dt: random_program(np.dtype(dt).name, "cuda", np.dtype(dt).kind in "iu"),
     "cum_max": lambda dt: cum_extreme("max", dt),
     "cum_min": lambda dt: cum_extreme("min", dt),
     "max_pool2d": max_pool2d,
@@ -440,7 +404,6 @@ SOURCES = {
     "avg_pool2d": avg_pool2d,
     "avg_pool2d_backward": avg_pool2d_backward,
     "unfold4d": unfold4d,
-    "philox_bernoulli": philox_bernoulli,
     "gather_dim": gather_dim,
     "scatter_add_dim": scatter_add_dim,
     "adaptive_avg_pool2d": adaptive_avg_pool2d,

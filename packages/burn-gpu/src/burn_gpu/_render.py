@@ -5,7 +5,7 @@ key: it names ops, dtypes, which operand feeds which op, how each input is read 
 kernel moves 16-byte vectors, but no tensor id, size or scalar value. Those arrive as kernel
 arguments, so one compiled kernel serves every size and every scalar value of the same graph.
 
-Kernel arguments, in this order (the backends' `_fusion_hooks.launch` pass them so):
+Kernel arguments, in this order (`burn_gpu.Runtime.launch` passes them so):
 `int n`; when `rank > 0`: the plan's `rank` dims, then for each strided input its `rank`
 strides and its offset (elements; stride 0 along broadcast dims), then for each broadcast result
 its `rank` strides (0 along its broadcast dims); the results not written in place; every input
