@@ -47,8 +47,8 @@ def to_cuda(src: str) -> str:
     src = re.sub(r"\b(uchar|long|char)\b", lambda m: _TYPES[m.group(1)], src)
     src = re.sub(r"\(float\)INFINITY", "__int_as_float(0x7f800000)", src)
     src = re.sub(r"\(double\)INFINITY", "__longlong_as_double(0x7ff0000000000000LL)", src)
-    # helpers: CUDA marks them __device__ and names them after the CUDA type
-    src = re.sub(r"^(\w[\w ]* _(rem|div|pow|shl|shr)_)", r"__device__ \1", src, flags=re.M)
+    # helper functions (a definition at column 0 that is not a kernel): CUDA marks them
+    src = re.sub(r"^(?!__kernel|typedef|extern)(\w[\w ]*\b\w+\([^()]*\) \{)", r"__device__ \1", src, flags=re.M)
     return src
 
 
@@ -108,6 +108,15 @@ def test_row_kernels_render_in_both_dialects(kind, dt):
     _same_but_dialect(cl, cu)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64"])
+def test_reduce_program_differs_only_by_dialect(dt):
+    from burn_gpu import reduce_program
+
+    cl, cu = reduce_program(dt, "int64", 64, "opencl"), reduce_program(dt, "int64", 64, "cuda")
+    assert len(re.findall(r"__global__ void (\w+)\(", cu)) == 16
+    _same_but_dialect(cl, cu)
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -124,7 +133,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     import shutil
     import subprocess
 
-    from burn_gpu import random_program
+    from burn_gpu import random_program, reduce_program
 
     nvcc = shutil.which("nvcc")
     if nvcc is None:
@@ -133,6 +142,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["cast"] = cast_program("float32", "bool", "cuda")
     sources["random_f32"] = random_program("float32", "cuda")
     sources["random_i64"] = random_program("int64", "cuda", f64=True)
+    sources["reduce_f64"] = reduce_program("float64", "int64", 256, "cuda")
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

@@ -11,7 +11,7 @@ add streams at full bandwidth; a one-span broadcast variant (`[outer, 1, inner]`
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import KERNELS, kind_of
+from burn_gpu import KERNELS, kind_of, reduce_program
 
 from ._dtypes import c_type
 
@@ -42,6 +42,10 @@ def expr(op: str, dtype) -> str:
     """The C expression of hot-path op `op` over `x` (`y`, scalar `s`) of type scalar_t."""
     spec = KERNELS[kind_of(np.dtype(dtype).name)][op]
     return spec.expr.format(a="x", b="y", s0="s", T="scalar_t")
+
+
+#: work-group size the shared reduction program is rendered for (its tree kernels' RWG)
+BLOCK_MID = 256
 
 
 def _is_float(dtype) -> bool:
@@ -200,23 +204,10 @@ def row_reduce(op: str, dtype) -> str:
     )
 
 
-def mid_reduce(op: str, dtype) -> str:
-    """out[o, i] = reduce(x[o, 0:len, i]) for x [outer, len, inner] contiguous (a reduction
-    over any dim but the last): one thread per output, neighbours read neighbouring columns."""
-    acc_t, init, step, _combine, result = _REDUCE[op]
-    name = kernel_name(f"mid_{op}", dtype)
-    return (
-        _reduce_head(dtype)
-        + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
-        " scalar_t* __restrict__ out, long long total, long long len, long long inner) {\n"
-        "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-        "  if (t >= total) return;\n"
-        "  const long long cols = len;\n"
-        "  const scalar_t* p = x + (t / inner) * len * inner + t % inner;\n"
-        f"  {acc_t} acc = {init};\n"
-        f"  for (long long c = 0; c < len; ++c) {{ scalar_t v = p[c * inner]; acc = {step}; }}\n"
-        f"  out[t] = {result};\n}}\n"
-    )
+def mid_kernel(op: str) -> str:
+    """The name of burn_gpu's thread-per-output reduction (`reduce_program`) that runs `op`
+    along a dim other than the last: a mean is the sum kernel with `div` = the dim's length."""
+    return ("sum" if op == "mean" else op) + "_rows"
 
 
 def sum_all(dtype) -> str:
@@ -251,8 +242,8 @@ def source(kind: str, op: str, dtype) -> tuple[str, str]:
         return scalar(op, dtype), kernel_name(op, dtype)
     if kind == "row":
         return row_reduce(op, dtype), kernel_name(f"row_{op}", dtype)
-    if kind == "mid":
-        return mid_reduce(op, dtype), kernel_name(f"mid_{op}", dtype)
+    if kind == "mid":  # burn_gpu's kernels (the ones OpenCl runs), int32 indices
+        return reduce_program(np.dtype(dtype).name, "int32", BLOCK_MID, "cuda"), mid_kernel(op)
     if kind == "sum_all":
         return sum_all(dtype), kernel_name("sum_all", dtype)
     raise ValueError(f"unknown hot-path kernel kind {kind!r}")

@@ -6,6 +6,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `Program` / `render` and `Reduction` / `render_reduction`: the fused-kernel renderer Fusion
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
+- `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
@@ -25,6 +26,7 @@ from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
 from ._random import KINDS, random_program
+from ._reduce import reduce_program
 from ._render_vec import WIDTHS
 from ._runtime import GpuBackend, Runtime, runtime_of
 
@@ -57,6 +59,7 @@ __all__ = [
     "kind_of",
     "pack",
     "random_program",
+    "reduce_program",
     "render",
     "render_reduction",
     "runtime_of",
