@@ -9,7 +9,7 @@ machines without a GPU; `_kernels.py` compiles and caches them.
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import random_program
+from burn_gpu import random_program, reduce_program
 
 from ._dtypes import c_type
 
@@ -70,30 +70,6 @@ def adaptive_avg_pool2d_backward(dtype) -> str:
   }
   gx[t] = acc;
 }
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-def cum_extreme(op: str, dtype) -> str:
-    """Running max (`op="max"`) or min along axis 0 of a contiguous [n, cols] array, one thread
-    per column (neighbouring threads read neighbouring addresses). A NaN propagates from its
-    position on, as numpy's `maximum.accumulate`."""
-    if op not in ("max", "min"):
-        raise ValueError(f"cum_extreme: op must be 'max' or 'min', got {op!r}")
-    cmp = ">" if op == "max" else "<"
-    body = (
-        f'extern "C" __global__ void cum_{op}(const scalar_t* x, scalar_t* y, long long total,'
-        " long long n) {\n  "
-        + TID
-        + f"""  scalar_t acc = x[t];
-  y[t] = acc;
-  for (long long i = 1; i < n; ++i) {{
-    scalar_t v = x[i * total + t];
-    if (!(acc != acc) && (v != v || v {cmp} acc)) acc = v;
-    y[i * total + t] = acc;
-  }}
-}}
 """
     )
     return _typedefs(dtype) + body
@@ -396,8 +372,9 @@ def fill(dtype) -> str:
 SOURCES = {
     # ints compute in double (53-bit scaling), as OpenCl on a device with doubles
     "philox_random": lambda dt: random_program(np.dtype(dt).name, "cuda", np.dtype(dt).kind in "iu"),
-    "cum_max": lambda dt: cum_extreme("max", dt),
-    "cum_min": lambda dt: cum_extreme("min", dt),
+    # burn_gpu's scans (the ones OpenCl runs): one program, a kernel per name
+    "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
+    "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "max_pool2d": max_pool2d,
     "max_pool2d_backward": max_pool2d_backward,
     "index_add": index_add,
