@@ -117,6 +117,15 @@ def test_reduce_program_differs_only_by_dialect(dt):
     _same_but_dialect(cl, cu)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_pool_program_differs_only_by_dialect(dt):
+    from burn_gpu import pool_program
+
+    cl, cu = pool_program(dt, "int64", "opencl"), pool_program(dt, "int64", "cuda")
+    assert len(re.findall(r"__global__ void (\w+)\(", cu)) == 6
+    _same_but_dialect(cl, cu)
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -133,7 +142,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     import shutil
     import subprocess
 
-    from burn_gpu import random_program, reduce_program
+    from burn_gpu import pool_program, random_program, reduce_program
 
     nvcc = shutil.which("nvcc")
     if nvcc is None:
@@ -143,6 +152,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["random_f32"] = random_program("float32", "cuda")
     sources["random_i64"] = random_program("int64", "cuda", f64=True)
     sources["reduce_f64"] = reduce_program("float64", "int64", 256, "cuda")
+    sources["pool_f32"] = pool_program("float32", "int32", "cuda")
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

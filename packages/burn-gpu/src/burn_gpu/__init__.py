@@ -7,6 +7,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
 - `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
+- `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
@@ -25,6 +26,7 @@ from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
+from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render_vec import WIDTHS
@@ -36,6 +38,7 @@ __all__ = [
     "FUSABLE_DTYPES",
     "FLOAT_FN",
     "FUSED",
+    "GEO_FIELDS",
     "KERNELS",
     "KINDS",
     "LAY_C",
@@ -55,9 +58,11 @@ __all__ = [
     "eager_ops",
     "eager_program",
     "frame",
+    "geo_args",
     "index_code",
     "kind_of",
     "pack",
+    "pool_program",
     "random_program",
     "reduce_program",
     "render",

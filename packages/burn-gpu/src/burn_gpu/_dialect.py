@@ -7,6 +7,7 @@ and the grid-stride step, local/shared memory and its barrier, and the infinitie
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 DIALECTS = ("opencl", "cuda")
@@ -107,6 +108,28 @@ def frame(dialect: str) -> Frame:
     if dialect not in DIALECTS:
         raise ValueError(f"burn_gpu: dialect must be one of {DIALECTS}, got {dialect!r}")
     return _CUDA if dialect == "cuda" else _OPENCL
+
+
+def fill(src: str, fr: Frame) -> str:
+    """`src` written over dialect tokens (`@KERNEL@name(`, `@G@` before a buffer's type,
+    `@GID@`, `@GSIZE@`, `@GROUP@`, `@LID@`, `@LOCAL@`, `@BARRIER@`, `@DEV@` before a helper
+    function) in dialect `fr`; buffers get the dialect's restrict (no kernel of a template
+    reads what it writes through another pointer)."""
+    src = re.sub(
+        r"@G@((?:const )?\w+)\* ", lambda m: f"{fr.gptr}{m.group(1)}*{fr.restrict} ", src
+    )
+    for token, value in (
+        ("@KERNEL@", fr.head("")[:-1]),
+        ("@GID@", fr.gid),
+        ("@GSIZE@", fr.gsize),
+        ("@GROUP@", fr.group),
+        ("@LID@", fr.lid),
+        ("@LOCAL@", fr.local),
+        ("@BARRIER@", fr.barrier),
+        ("@DEV@", fr.dev),
+    ):
+        src = src.replace(token, value)
+    return src
 
 
 def kernel_head(fr: Frame, name: str, attrs: str = "") -> str:

@@ -17,9 +17,7 @@ empty mean stays 0). The sources below are written over dialect tokens (`@KERNEL
 
 from __future__ import annotations
 
-import re
-
-from ._dialect import frame
+from ._dialect import fill, frame
 
 # (identity, combine(acc, v)) per reduction
 _RED = {
@@ -188,21 +186,4 @@ def reduce_program(dtype: str, index_dtype: str, rwg: int, dialect: str) -> str:
         parts.append(_scan(name, comb))
     parts.append(_MERGE)
     parts.append(_SUM_KEEP_MID)
-    # buffers: the dialect's qualifier and restrict (no kernel reads what it writes)
-    src = re.sub(
-        r"@G@((?:const )?\w+)\* ",
-        lambda m: f"{fr.gptr}{m.group(1)}*{fr.restrict} ",
-        "".join(parts),
-    )
-    for token, value in (
-        ("@KERNEL@", fr.head("")[:-1]),
-        ("@GID@", fr.gid),
-        ("@GSIZE@", fr.gsize),
-        ("@GROUP@", fr.group),
-        ("@LID@", fr.lid),
-        ("@LOCAL@", fr.local),
-        ("@BARRIER@", fr.barrier),
-        ("@DEV@", fr.dev),
-    ):
-        src = src.replace(token, value)
-    return src
+    return fill("".join(parts), fr)
