@@ -169,7 +169,7 @@ def test_uniform_draws_at_the_top_stay_below_high(monkeypatch, dtype, within):
     `high` in float16 and, through the bfloat16 detour, in bfloat16: sample() on numpy (the cupy
     calls it makes exist there) with the kernel's float32 results at the two extremes."""
     from burn_cuda import _random
-    from burn_tensor import DType, Distribution
+    from burn_tensor import Distribution, DType
 
     def extremes(k, n, out, n32, s0, s1, c0, c1, kind, a, b):  # the kernel's top and bottom
         top = np.float32(a + (b - a) * (1 - 2.0**-24))

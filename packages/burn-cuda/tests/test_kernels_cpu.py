@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
-from burn_cuda import _bf16, _kernel_source, _random
+from burn_cuda import _bf16, _kernel_source
 from burn_ndarray import NdArray
 from burn_tensor import Distribution
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions

@@ -149,8 +149,11 @@ def int_refs(bits: int) -> dict:
 
 
 def bool_refs() -> dict:
-    ref = {k: v for k, v in _common().items() if k.split("_elem")[0] in (
-        "copy", "fill", "mask_where", "mask_fill", "equal", "not_equal")}
+    ref = {
+        k: v
+        for k, v in _common().items()
+        if k.split("_elem")[0] in ("copy", "fill", "mask_where", "mask_fill", "equal", "not_equal")
+    }
     ref.update(
         {
             "not": lambda a, b, c, s0, s1, i: ~a.astype(bool),

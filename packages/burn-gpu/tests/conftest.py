@@ -12,10 +12,7 @@ def cl_queue():
         import pyopencl as cl
 
         devices = [
-            d
-            for p in cl.get_platforms()
-            for d in p.get_devices()
-            if d.type & cl.device_type.CPU
+            d for p in cl.get_platforms() for d in p.get_devices() if d.type & cl.device_type.CPU
         ]
     except Exception as exc:  # noqa: BLE001 - no pyopencl, no ICD loader, no platform
         pytest.skip(f"no OpenCL CPU device here: {exc}")

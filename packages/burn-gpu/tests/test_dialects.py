@@ -48,7 +48,12 @@ def to_cuda(src: str) -> str:
     src = re.sub(r"\(float\)INFINITY", "__int_as_float(0x7f800000)", src)
     src = re.sub(r"\(double\)INFINITY", "__longlong_as_double(0x7ff0000000000000LL)", src)
     # helper functions (a definition at column 0 that is not a kernel): CUDA marks them
-    src = re.sub(r"^(?!__kernel|typedef|extern)(\w[\w ]*\b\w+\([^()]*\) \{)", r"__device__ \1", src, flags=re.M)
+    src = re.sub(
+        r"^(?!__kernel|typedef|extern)(\w[\w ]*\b\w+\([^()]*\) \{)",
+        r"__device__ \1",
+        src,
+        flags=re.MULTILINE,
+    )
     return src
 
 
@@ -162,6 +167,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
             capture_output=True,
             text=True,
             timeout=300,
+            check=False,
         )
         if proc.returncode != 0:
             failures.append((name, proc.stderr[-800:]))

@@ -16,7 +16,9 @@ import pytest
 from burn_gpu import cast_program, eager_ops, eager_program, pack
 
 cl = pytest.importorskip("pyopencl")
-_spec = importlib.util.spec_from_file_location("_numpy_ref", Path(__file__).with_name("_numpy_ref.py"))
+_spec = importlib.util.spec_from_file_location(
+    "_numpy_ref", Path(__file__).with_name("_numpy_ref.py")
+)
 ref = importlib.util.module_from_spec(_spec)
 sys.modules["_numpy_ref"] = ref
 _spec.loader.exec_module(ref)

@@ -90,8 +90,15 @@ def test_opencl_random_matches_numpy_philox(cl_queue, dt, kind, a, b):
     u32 = np.uint32
     k = cl.Kernel(prg, "philox_random")
     k.set_args(
-        buf, np.int32(n), u32(SEED & 0xFFFFFFFF), u32(SEED >> 32),
-        u32(CALL & 0xFFFFFFFF), u32(CALL >> 32), np.int32(KINDS[kind]), F(a), F(b),
+        buf,
+        np.int32(n),
+        u32(SEED & 0xFFFFFFFF),
+        u32(SEED >> 32),
+        u32(CALL & 0xFFFFFFFF),
+        u32(CALL >> 32),
+        np.int32(KINDS[kind]),
+        F(a),
+        F(b),
     )
     cl.enqueue_nd_range_kernel(queue, k, (n,), None)
     cl.enqueue_copy(queue, out, buf)

@@ -17,7 +17,6 @@ from burn_gpu import FUSED as OPS
 from burn_tensor import Device
 
 from ._backend import Fusion
-
 from ._stream import MAX_INPUTS, MAX_OPS, STAT_NAMES, Stream
 from ._tensor import FusionTensor
 

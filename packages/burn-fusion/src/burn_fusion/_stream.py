@@ -26,6 +26,7 @@ import numpy as np
 from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Node, Program, render, render_reduction
 from burn_gpu import FUSED as OPS
 from burn_tensor import DType
+
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
 from ._tensor import FusionTensor, pending
 

@@ -24,19 +24,19 @@ from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
-from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
-from ._render_row import Reduction, render_reduction
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
+from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
+from ._render_row import Reduction, render_reduction
 from ._render_vec import WIDTHS
 from ._runtime import GpuBackend, Runtime, runtime_of
 
 __all__ = [
     "CTYPES",
     "DIALECTS",
-    "FUSABLE_DTYPES",
     "FLOAT_FN",
+    "FUSABLE_DTYPES",
     "FUSED",
     "GEO_FIELDS",
     "KERNELS",

@@ -115,9 +115,7 @@ def fill(src: str, fr: Frame) -> str:
     `@GID@`, `@GSIZE@`, `@GROUP@`, `@LID@`, `@LOCAL@`, `@BARRIER@`, `@DEV@` before a helper
     function) in dialect `fr`; buffers get the dialect's restrict (no kernel of a template
     reads what it writes through another pointer)."""
-    src = re.sub(
-        r"@G@((?:const )?\w+)\* ", lambda m: f"{fr.gptr}{m.group(1)}*{fr.restrict} ", src
-    )
+    src = re.sub(r"@G@((?:const )?\w+)\* ", lambda m: f"{fr.gptr}{m.group(1)}*{fr.restrict} ", src)
     for token, value in (
         ("@KERNEL@", fr.head("")[:-1]),
         ("@GID@", fr.gid),

@@ -26,9 +26,7 @@ _NAMES = "abc"
 def _signature(fr: Frame, name: str, op: Op, T: str, out: str) -> str:
     ty = {"T": "T", "B": fr.ct["bool"], "D": "D"}
     args = ["const Lay L", f"{fr.gptr}{ty[out]}*{fr.restrict} o"]
-    args += [
-        f"{fr.gptr}const {ty[t]}*{fr.restrict} g{_NAMES[k]}" for k, t in enumerate(op.inputs)
-    ]
+    args += [f"{fr.gptr}const {ty[t]}*{fr.restrict} g{_NAMES[k]}" for k, t in enumerate(op.inputs)]
     args += [f"const T s{k}" for k in range(op.scalars)]
     return fr.head(name) + ", ".join(args) + ") {\n"
 

@@ -9,9 +9,9 @@ from ._matmul import matmul_op
 from ._ops_index import INDEX_OPS
 from ._ops_math import elementwise_ops
 from ._ops_module import OpenClModuleOps
-from ._optim import OpenClOptimOps
 from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
+from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
 from ._runtime import runtime_for
 

@@ -52,7 +52,7 @@ def _pool(name, src, out_shape, g, extra, idt):
 
 def pool_kernel(rt, dt, idt, name):
     dt, idt = np.dtype(dt), np.dtype(idt)
-    render = lambda: pool_program(dt.name, idt.name, "opencl")  # noqa: E731
+    render = lambda: pool_program(dt.name, idt.name, "opencl")
     return rt.kernel(("pool", dt.str, idt.str), name, render)
 
 
