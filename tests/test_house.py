@@ -24,7 +24,6 @@ SOURCE_SUFFIXES = {".py", ".c", ".h", ".cl", ".cu"}
 OVER_400 = {
     "benches/_harness.py": 471,
     "benches/load_record/bench_load_record.py": 404,
-    "packages/burn-cuda/src/burn_cuda/_kernel_source.py": 452,
     "packages/burn-fusion/src/burn_fusion/_stream.py": 406,
     "packages/burn-ndarray/src/burn_ndarray/_native/kernels.c": 957,
     "packages/burn-ndarray/src/burn_ndarray/_native_conv.py": 405,

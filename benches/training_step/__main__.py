@@ -46,7 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--profile", type=int, default=0, help="print a cProfile top-N per cell")
     ap.add_argument(
-        "--out", type=Path, default=ROOT / "benches" / "results" / "training_step_rows.json"
+        "--out",
+        type=Path,
+        default=ROOT / "benches" / "results" / "training_step_rows.json",
+        help="JSON file for the rows (default: %(default)s)",
     )
     return ap
 

@@ -44,18 +44,26 @@ def _hash_row(prof) -> dict:
     return {"calls": 0}
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="cuda")
-    ap.add_argument("--size", default="full", choices=("full", "small"))
-    ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--out", type=Path, default=Path("hash_probe.json"))
+    ap.add_argument("--backend", default="cuda", help="registry name (default: %(default)s)")
+    ap.add_argument(
+        "--size", default="full", choices=("full", "small"), help="transformer size"
+    )
+    ap.add_argument("--steps", type=int, default=3, help="profiled steps (default: 3)")
+    ap.add_argument(
+        "--out", type=Path, default=Path("hash_probe.json"), help="JSON file of the columns"
+    )
     ap.add_argument("--gc-threshold", type=int, default=0,
                     help="gen-0 threshold to set (0: keep Python's); with --heap, reproduces on "
                     "a CPU the collections a GC-tracked GPU primitive (cupy's) causes")
     ap.add_argument("--heap", type=int, default=0,
                     help="long-lived objects to add first (torch + cupy make a large heap)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     from burn_autodiff import Autodiff
     from burn_nn._param import ParamId
     from burn_tensor.backend import get_backend

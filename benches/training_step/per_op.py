@@ -39,13 +39,19 @@ def chain_us(device, chain: int, reps: int, grad: bool) -> float:
     return 1e6 * best / chain
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="ndarray,opencl,fusion-opencl")
-    ap.add_argument("--chain", type=int, default=32)
-    ap.add_argument("--reps", type=int, default=200)
-    ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args(argv)
+    ap.add_argument(
+        "--backends", default="ndarray,opencl,fusion-opencl", help="comma list of registry names"
+    )
+    ap.add_argument("--chain", type=int, default=32, help="ops per chain (default: 32)")
+    ap.add_argument("--reps", type=int, default=200, help="chains timed (the minimum is kept)")
+    ap.add_argument("--out", type=Path, default=None, help="JSON file (default: none)")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     from burn_autodiff import Autodiff
     from burn_tensor.backend import get_backend
 

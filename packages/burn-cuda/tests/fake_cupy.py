@@ -177,7 +177,7 @@ def _hot_names() -> dict:
             out[fsrc.kernel_name(op, dt)] = ("scalar", op)
         for op in ("sum", "mean", "max"):
             out[fsrc.kernel_name(f"row_{op}", dt)] = ("row", op)
-            out[fsrc.kernel_name(f"mid_{op}", dt)] = ("mid", op)
+            out[fsrc.mid_kernel(op)] = ("mid", "sum" if op == "mean" else op)
         out[fsrc.kernel_name("sum_all", dt)] = ("sum_all", "")
     return out
 

@@ -95,24 +95,18 @@ def _balanced(src: str) -> bool:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_kernel_sources_render(name, dtype):
     fn = _kernel_source.SOURCES[name]
-    if name == "philox_u32x2":
-        src = fn()
-    elif name in ("max_pool2d", "max_pool2d_backward", "gather_dim", "scatter_add_dim"):
+    if name in ("gather_dim", "scatter_add_dim"):
         src = fn(dtype, "int64")
         assert "typedef long long index_t;" in src
+    elif name in _kernel_source.POOLS:  # burn_gpu's pool program
+        src = fn(dtype, "int64")
+        assert "typedef long long I;" in src
     else:
         src = fn(dtype)
-    if name != "philox_u32x2":
+    if name not in ("philox_random", "cummax", "cummin", *_kernel_source.POOLS):  # burn_gpu's
         assert src.startswith(f"typedef {_dtypes.c_type(dtype)} scalar_t;")
     assert re.search(rf'extern "C" __global__ void {name}\(', src)
     assert _balanced(src)
-
-
-def test_cum_extreme_comparison_and_bad_op():
-    assert "v > acc" in _kernel_source.cum_extreme("max", "float32")
-    assert "v < acc" in _kernel_source.cum_extreme("min", "int32")
-    with pytest.raises(ValueError, match="'max' or 'min'"):
-        _kernel_source.cum_extreme("sum", "float32")
 
 
 def test_oom_message_names_op_size_and_use():
@@ -130,9 +124,7 @@ def test_every_kernel_source_compiles_with_nvcc(nvcc_ptx):
     """The module-op kernels through nvcc (NVRTC on the GPU machine takes the same CUDA C)."""
     failures = []
     for name, fn in sorted(_kernel_source.SOURCES.items()):
-        if name == "philox_u32x2":
-            src = fn()
-        elif name in ("max_pool2d", "max_pool2d_backward", "gather_dim", "scatter_add_dim"):
+        if name in ("gather_dim", "scatter_add_dim", *_kernel_source.POOLS):
             src = fn("float32", "int32")
         else:
             src = fn("float32")
@@ -175,12 +167,16 @@ def test_multi_tensor_adam_kernel_compiles_and_takes_its_table_by_value(nvcc_ptx
 def test_uniform_draws_at_the_top_stay_below_high(monkeypatch, dtype, within):
     """The largest Philox draw (all word bits set: u = 1 - 2^-24 in float32) used to round onto
     `high` in float16 and, through the bfloat16 detour, in bfloat16: sample() on numpy (the cupy
-    calls it makes exist there) with the words forced to their extremes."""
+    calls it makes exist there) with the kernel's float32 results at the two extremes."""
     from burn_cuda import _random
-    from burn_tensor import DType, Distribution
+    from burn_tensor import Distribution, DType
 
-    words = np.array([[0xFFFFFFFF, 0xFFFFFFFF], [0, 0]], np.uint32)
-    monkeypatch.setattr(_random, "bits", lambda cp, n, device: words[:n])
+    def extremes(k, n, out, n32, s0, s1, c0, c1, kind, a, b):  # the kernel's top and bottom
+        top = np.float32(a + (b - a) * (1 - 2.0**-24))
+        out[:2] = [top if top < b else np.nextafter(np.float32(b), np.float32(a)), a]
+
+    monkeypatch.setattr(_random, "kernel", lambda name, dt: None)
+    monkeypatch.setattr(_random, "launch", extremes)
     bound = np.dtype(dtype) if within is None else DType.BF16.np
     for dist in (Distribution.default(), Distribution.uniform(-2, 3)):
         out = _random.sample(np, (2,), dist, np.dtype(dtype), "dev", within=bound)

@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
-from burn_cuda import _bf16, _kernel_source, _random
+from burn_cuda import _bf16, _kernel_source
 from burn_ndarray import NdArray
 from burn_tensor import Distribution
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions
@@ -196,12 +196,13 @@ def test_cumulative_extremes(env, op):
 
 # -- random ------------------------------------------------------------------------------------
 def _philox(n: int, key: int, call: int) -> np.ndarray:
-    """Philox4x32-10 words (c0, c1) of elements 0..n-1, counter (t, call), in numpy."""
+    """Philox4x32-10 words (w0, w1) of elements 0..n-1, counter (i, call_lo, call_hi, 0): the
+    semantics of burn_gpu's kernel (the same as OpenCl's), in numpy."""
     m = np.uint64(0xFFFFFFFF)
-    t = np.arange(n, dtype=np.uint64)
-    c0, c1 = t & m, t >> np.uint64(32)
-    c2 = np.full(n, call & 0xFFFFFFFF, np.uint64)
-    c3 = np.full(n, call >> 32, np.uint64)
+    c0 = np.arange(n, dtype=np.uint64)
+    c1 = np.full(n, call & 0xFFFFFFFF, np.uint64)
+    c2 = np.full(n, call >> 32, np.uint64)
+    c3 = np.zeros(n, np.uint64)
     k0, k1 = np.uint64(key & 0xFFFFFFFF), np.uint64(key >> 32)
     for _ in range(10):
         p0, p1 = np.uint64(0xD2511F53) * c0, np.uint64(0xCD9E8D57) * c2
@@ -210,15 +211,18 @@ def _philox(n: int, key: int, call: int) -> np.ndarray:
     return np.stack([c0, c1], 1).astype(np.uint32)
 
 
-def test_philox_bits_and_bernoulli(env):
+def test_philox_uniform_and_bernoulli_are_burn_gpus_semantics(env):
+    """The shared `random` kernel through the CUDA launcher: a default draw is 24 bits of word 0
+    scaled exactly, a bernoulli mask is `u < p` of the next call's words."""
     B, cp = env
     dev = B.device()
     B.seed(1234, dev)
-    got = _random.bits(cp, 700, dev)
-    np.testing.assert_array_equal(np.asarray(got), _philox(700, 1234, 0))
+    got = B.float_random((35, 20), Distribution.default(), dev, B.float_dtype)
+    want = (_philox(700, 1234, 0)[:, 0] >> 8).astype(np.float64) * 2.0**-24
+    np.testing.assert_array_equal(np.asarray(got).reshape(-1), want.astype(np.float32))
     mask = B.float_random((35, 20), Distribution.bernoulli(0.3), dev, B.float_dtype)
-    want = _philox(700, 1234, 1)[:, 0] < round(0.3 * 2**32)
-    np.testing.assert_array_equal(np.asarray(mask).reshape(-1), want.astype(np.float32))
+    u = (_philox(700, 1234, 1)[:, 0] >> 8).astype(np.float64) * 2.0**-24
+    np.testing.assert_array_equal(np.asarray(mask).reshape(-1), (u < 0.3).astype(np.float32))
 
 
 # -- softmax -----------------------------------------------------------------------------------
@@ -330,7 +334,7 @@ OTHER_KERNELS = {
     "burn_softmax_bwd_rows_float", "burn_softmax_bwd_cols_float",
     "bf16_to_f32", "f32_to_bf16", "burn_adam_raw_float", "burn_adam_many_double",
     "burn_add_float", "burn_sub_bc_float", "burn_exp_float", "burn_mul_scalar_float",
-    "burn_row_sum_float", "burn_mid_max_float", "burn_sum_all_float",
+    "burn_row_sum_float", "max_rows", "burn_sum_all_float",
 }  # fmt: skip
 
 

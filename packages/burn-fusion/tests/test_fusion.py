@@ -224,7 +224,6 @@ def test_the_plan_cache_ignores_sizes_and_scalar_values(device):
 def test_the_disk_cache_serves_a_new_runtime(tmp_path, monkeypatch, inner):
     if INNER != "opencl":
         pytest.skip("cupy keeps the CUDA disk cache")
-    import burn_opencl._fusion_hooks as hooks
     from burn_fusion import Node, Program, render
 
     monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path))
@@ -233,9 +232,9 @@ def test_the_disk_cache_serves_a_new_runtime(tmp_path, monkeypatch, inner):
     )
     src, name = render(prog, "opencl")
     src += f"/* {tmp_path.name} */\n"  # a source no earlier test compiled
-    assert hooks.Runtime(inner, inner.device()).compile(src, name)[1] == "compiled"
+    assert inner.runtime(inner.device()).compile(src, name)[1] == "compiled"
     assert list(tmp_path.rglob("*.bin"))
-    assert hooks.Runtime(inner, inner.device()).compile(src, name)[1] == "disk"
+    assert inner.runtime(inner.device()).compile(src, name)[1] == "disk"
 
 
 # -- equality with the unfused backend ------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The fused-kernel binary cache (`_fusion_hooks.Runtime.compile`, security review F14): a cached
+"""The fused-kernel binary cache (`OpenClRuntime.compile`, what `OpenCl.runtime(device)` returns, security review F14): a cached
 binary reaches the driver only when its size and sha256 match its sidecar and is kept only when
 it holds the kernel asked for, so a truncated binary (SIGSEGV inside PoCL), a bit-flipped one or
 two swapped ones (INVALID_KERNEL_NAME on every run) are rebuilt; an unsafe cache folder is not
@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from burn_opencl import OpenCl, _fusion_hooks
+from burn_opencl import OpenCl
 from burn_opencl._array import ClArray
 from burn_tensor import _cache_dir, cache
 from burn_tensor.cache import CacheWarning
@@ -32,7 +32,7 @@ def _source(tag: str, add: int) -> tuple[str, str]:
     )  # fmt: skip
 
 
-def _run_kernel(rt: _fusion_hooks.Runtime, kernel) -> np.ndarray:
+def _run_kernel(rt, kernel) -> np.ndarray:
     x = np.arange(37, dtype=np.float32)
     out = rt.empty((37,), np.float32)
     rt.launch(kernel, 37, [], [out], [ClArray.from_numpy(rt.rt, x)], [])
@@ -43,7 +43,7 @@ def _run_kernel(rt: _fusion_hooks.Runtime, kernel) -> np.ndarray:
 def disk(tmp_path, monkeypatch):
     monkeypatch.setenv("BURN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(_cache_dir, "_WARNED", set())
-    rt = _fusion_hooks.Runtime(B, B.device())
+    rt = B.runtime(B.device())
     srcs = {"a": _source(f"a_{tmp_path.name}", 1), "b": _source(f"b_{tmp_path.name}", 2)}
     for src, name in srcs.values():
         assert rt.compile(src, name)[1] == "compiled"
@@ -59,7 +59,7 @@ def _hash(src: str) -> str:
 
 
 def _fresh():
-    return _fusion_hooks.Runtime(B, B.device())  # empty memory: the disk is asked
+    return B.runtime(B.device())  # empty memory: the disk is asked
 
 
 def test_a_verified_binary_serves_a_new_runtime(disk, tmp_path):
@@ -106,9 +106,9 @@ def test_a_bit_flipped_binary_is_rebuilt(disk):
 
 CHILD = """
 import sys
-from burn_opencl import OpenCl, _fusion_hooks
+from burn_opencl import OpenCl
 b = OpenCl(sys.argv[1])
-rt = _fusion_hooks.Runtime(b, b.device())
+rt = b.runtime(b.device())
 print(rt.compile(sys.stdin.read(), sys.argv[2])[1])
 """
 

@@ -120,6 +120,23 @@ class Cuda(
         """Give the device's cached (unused) blocks back to the driver; returns bytes freed."""
         return _memory.cleanup(device.index if device is not None else 0)
 
+    # -- the kernel layer's runtime contract (burn_gpu.GpuBackend) -------------------------------
+    def runtime(self, device=None):
+        """A new `burn_gpu.Runtime` of `device` (default: device 0): what Fusion compiles and
+        launches its kernels through."""
+        from ._gpu_runtime import CudaRuntime
+
+        return CudaRuntime(self, device if device is not None else self.default_device())
+
+    def is_primitive(self, x) -> bool:
+        """Whether `x` is a tensor primitive of this backend (a cupy array)."""
+        return isinstance(x, _CP[0].ndarray)  # set by the constructor (`_install`)
+
+    @staticmethod
+    def device_index(x) -> int:
+        """The GPU a cupy array lives on."""
+        return x.device.id
+
     # -- DLPack ------------------------------------------------------------------------------------
     def device_of(self, x):
         """The device of a cupy array (its GPU), so default ops and autodiff create their

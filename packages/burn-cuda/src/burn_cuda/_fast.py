@@ -31,6 +31,7 @@ _INTS = (np.dtype(np.int32), np.dtype(np.int64))
 SUM_ALL_MAX = 1 << 16
 #: row reductions (one warp per row) for rows up to this long
 ROW_MAX = 1 << 15
+_INT_MAX = 2**31 - 1
 
 
 #: (kind, op, dtype name) -> the compiler's message, for kernels that failed to compile: their
@@ -301,8 +302,8 @@ def _relu_backward(self, output, grad):  # burn_tensor's default, for what the k
 
 def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
     """float_sum (small tensors: one block), float_sum_dim / mean_dim / max_dim (a warp per row
-    along the last dim, a thread per output along any other); other cases fall back to the
-    table's entries."""
+    along the last dim; a thread per output along any other: burn_gpu's `{op}_rows`, the kernel
+    OpenCl runs); other cases fall back to the table's entries."""
     cp_new = cp.ndarray
     out: dict = {}
 
@@ -321,7 +322,9 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
                 # a thread per output walks its whole column: only with short columns or
                 # enough outputs to fill the GPU (cupy's tree reduction does the rest)
                 few_long = inner > 1 and length > 256 and total < 8192
-                if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long:
+                # the shared thread-per-output kernels index with ints
+                fits = inner == 1 or x.size <= _INT_MAX
+                if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long and fits:
                     # the last dim (inner 1): a warp per row; any other: a thread per output
                     k = get("row" if inner == 1 else "mid", op, dt)
                     if k is not None:
@@ -334,8 +337,11 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
                         if inner == 1:
                             go.p2ii(k, (total + 7) // 8, BLOCK, x, o, total, length)
                         else:
+                            # burn_gpu's `{op}_rows(o, x, xo, outer, n, inner, div)`
                             grid = (total + BLOCK - 1) // BLOCK
-                            go.args(k, grid, BLOCK, (x, o, total, length, inner))
+                            div = length if op == "mean" else 1
+                            ints = (0, total // inner, length, inner, div)
+                            go.args(k, grid, BLOCK, (o, x, *map(np.int32, ints)))
                         return o
             return fallback(self, x, dim)
 

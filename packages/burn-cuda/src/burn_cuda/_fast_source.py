@@ -10,20 +10,18 @@ add streams at full bandwidth; a one-span broadcast variant (`[outer, 1, inner]`
 
 from __future__ import annotations
 
+import numpy as np
+from burn_gpu import KERNELS, kind_of, reduce_program
+
 from ._dtypes import c_type
 
-#: C expression of each binary op over `x`, `y` (both scalar_t); float-only ones marked below
-BINARY = {
-    "add": "x + y",
-    "sub": "x - y",
-    "mul": "x * y",
-    "div": "x / y",
-    # relu_backward(output, grad): grad where output > 0, else 0 (a NaN output keeps the grad,
-    # as mask_fill(grad, output <= 0, 0) does)
-    "relu_backward": "x <= (scalar_t)0 ? (scalar_t)0 : y",
-}
-#: ops whose int version differs from the C expression (Burn's int division truncates, as C
-#: does, but cupy/numpy semantics apply through the table's own op): float only
+#: the hot-path ops by operand form; their C expressions are burn_gpu's expression table's
+#: (`burn_gpu.KERNELS`), the ones Fusion's kernels and OpenCl's eager kernels compute
+BINARY = ("add", "sub", "mul", "div", "relu_backward")
+UNARY = ("exp", "log", "log1p", "sqrt", "tanh", "sin", "cos", "recip", "neg", "square", "abs", "relu")
+SCALAR = ("add_scalar", "sub_scalar", "mul_scalar", "div_scalar")
+#: ops whose int version is not the C expression (Burn's int division is numpy's, through the
+#: table's own op; the rest have no int kind): float only
 FLOAT_ONLY = {
     "div",
     "div_scalar",
@@ -38,29 +36,16 @@ FLOAT_ONLY = {
     "relu",
     "relu_backward",
 }
-#: unary ops over `x`
-UNARY = {
-    "exp": "exp(x)",
-    "log": "log(x)",
-    "log1p": "log1p(x)",
-    "sqrt": "sqrt(x)",
-    "tanh": "tanh(x)",
-    "sin": "sin(x)",
-    "cos": "cos(x)",
-    "recip": "(scalar_t)1 / x",
-    "neg": "-x",
-    "square": "x * x",
-    "abs": "ABS(x)",
-    # cupy.maximum(x, 0) exactly: NaN stays NaN, -0.0 becomes 0.0
-    "relu": "(x > (scalar_t)0 || x != x) ? x : (scalar_t)0",
-}
-#: scalar ops over `x` and `s` (the scalar, converted to scalar_t once per thread)
-SCALAR = {
-    "add_scalar": "x + s",
-    "sub_scalar": "x - s",
-    "mul_scalar": "x * s",
-    "div_scalar": "x / s",
-}
+
+
+def expr(op: str, dtype) -> str:
+    """The C expression of hot-path op `op` over `x` (`y`, scalar `s`) of type scalar_t."""
+    spec = KERNELS[kind_of(np.dtype(dtype).name)][op]
+    return spec.expr.format(a="x", b="y", s0="s", T="scalar_t")
+
+
+#: work-group size the shared reduction program is rendered for (its tree kernels' RWG)
+BLOCK_MID = 256
 
 
 def _is_float(dtype) -> bool:
@@ -68,13 +53,10 @@ def _is_float(dtype) -> bool:
 
 
 def _head(dtype) -> str:
-    ct = c_type(dtype)
-    absf = "fabs(v)" if ct in ("float", "double") else "(v < 0 ? -v : v)"
     return (
-        f"typedef {ct} scalar_t;\n"
+        f"typedef {c_type(dtype)} scalar_t;\n"
         "enum { VEC = 16 / sizeof(scalar_t) };\n"
         "struct alignas(16) pack_t { scalar_t v[VEC]; };\n"
-        f"__device__ __forceinline__ scalar_t ABS(scalar_t v) {{ return {absf}; }}\n"
         "__device__ __forceinline__ bool aligned16(const void* p) {\n"
         "  return (((unsigned long long)p) & 15ULL) == 0;\n}\n"
     )
@@ -119,7 +101,7 @@ def binary(op: str, dtype) -> str:
     return (
         _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
         " const scalar_t* __restrict__ b, scalar_t* __restrict__ out, long long n) {\n"
-        + _vec_body(2, BINARY[op])
+        + _vec_body(2, expr(op, dtype))
         + "}\n"
     )
 
@@ -152,7 +134,7 @@ def binary_broadcast(op: str, dtype) -> str:
         "    ib = b_span > 0 ? (t / b_span) * b_inner + t % b_inner\n"
         "       : (b_span < 0 ? (t / b_inner) % (-b_span) : t);\n"
         "  }\n"
-        f"  const scalar_t x = a[ia]; const scalar_t y = b[ib];\n  out[t] = {BINARY[op]};\n}}\n"
+        f"  const scalar_t x = a[ia]; const scalar_t y = b[ib];\n  out[t] = {expr(op, dtype)};\n}}\n"
     )
 
 
@@ -160,13 +142,13 @@ def unary(op: str, dtype) -> str:
     name = kernel_name(op, dtype)
     return (
         _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
-        " scalar_t* __restrict__ out, long long n) {\n" + _vec_body(1, UNARY[op]) + "}\n"
+        " scalar_t* __restrict__ out, long long n) {\n" + _vec_body(1, expr(op, dtype)) + "}\n"
     )
 
 
 def scalar(op: str, dtype) -> str:
     name = kernel_name(op, dtype)
-    body = _vec_body(1, SCALAR[op])
+    body = _vec_body(1, expr(op, dtype))
     return (
         _head(dtype) + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ a,'
         f" scalar_t* __restrict__ out, long long n, {_scalar_param(dtype)}) {{\n"
@@ -222,23 +204,10 @@ def row_reduce(op: str, dtype) -> str:
     )
 
 
-def mid_reduce(op: str, dtype) -> str:
-    """out[o, i] = reduce(x[o, 0:len, i]) for x [outer, len, inner] contiguous (a reduction
-    over any dim but the last): one thread per output, neighbours read neighbouring columns."""
-    acc_t, init, step, _combine, result = _REDUCE[op]
-    name = kernel_name(f"mid_{op}", dtype)
-    return (
-        _reduce_head(dtype)
-        + f'extern "C" __global__ void {name}(const scalar_t* __restrict__ x,'
-        " scalar_t* __restrict__ out, long long total, long long len, long long inner) {\n"
-        "  long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-        "  if (t >= total) return;\n"
-        "  const long long cols = len;\n"
-        "  const scalar_t* p = x + (t / inner) * len * inner + t % inner;\n"
-        f"  {acc_t} acc = {init};\n"
-        f"  for (long long c = 0; c < len; ++c) {{ scalar_t v = p[c * inner]; acc = {step}; }}\n"
-        f"  out[t] = {result};\n}}\n"
-    )
+def mid_kernel(op: str) -> str:
+    """The name of burn_gpu's thread-per-output reduction (`reduce_program`) that runs `op`
+    along a dim other than the last: a mean is the sum kernel with `div` = the dim's length."""
+    return ("sum" if op == "mean" else op) + "_rows"
 
 
 def sum_all(dtype) -> str:
@@ -273,8 +242,8 @@ def source(kind: str, op: str, dtype) -> tuple[str, str]:
         return scalar(op, dtype), kernel_name(op, dtype)
     if kind == "row":
         return row_reduce(op, dtype), kernel_name(f"row_{op}", dtype)
-    if kind == "mid":
-        return mid_reduce(op, dtype), kernel_name(f"mid_{op}", dtype)
+    if kind == "mid":  # burn_gpu's kernels (the ones OpenCl runs), int32 indices
+        return reduce_program(np.dtype(dtype).name, "int32", BLOCK_MID, "cuda"), mid_kernel(op)
     if kind == "sum_all":
         return sum_all(dtype), kernel_name("sum_all", dtype)
     raise ValueError(f"unknown hot-path kernel kind {kind!r}")

@@ -8,12 +8,26 @@ machines without a GPU; `_kernels.py` compiles and caches them.
 
 from __future__ import annotations
 
+import numpy as np
+from burn_gpu import pool_program, random_program, reduce_program
+
 from ._dtypes import c_type
 
 #: first statements of every kernel: the element this thread computes, or return
 TID = "long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (t >= total) return;\n"
 #: pooling/im2col geometry arguments, in this order everywhere
 GEOM = "int h, int w, int oh, int ow, int kh, int kw, int sh, int sw, int ph, int pw"
+
+
+#: burn_gpu's pool kernels Cuda launches (`_ops_module`)
+POOLS = (
+    "avg_pool",
+    "avg_pool_backward",
+    "max_pool",
+    "max_pool_backward",
+    "adaptive_avg",
+    "adaptive_avg_backward",
+)
 
 
 def _typedefs(dtype, index_dtype=None) -> str:
@@ -23,151 +37,6 @@ def _typedefs(dtype, index_dtype=None) -> str:
     return out
 
 
-# Philox4x32-10 (Salmon et al. 2011, "Parallel random numbers: as easy as 1, 2, 3"): counter-
-# based, so element t of call c under key k is the same number on every run and every device.
-PHILOX = (
-    """
-extern "C" __global__ void philox_u32x2(unsigned int* out, long long total, unsigned int k0,
-                                        unsigned int k1, unsigned int c2, unsigned int c3) {
-  """
-    + TID
-    + """  unsigned int c0 = (unsigned int)t, c1 = (unsigned int)(t >> 32);
-  for (int r = 0; r < 10; ++r) {
-    unsigned int hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
-    unsigned int hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
-    unsigned int n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0; c1 = lo1; c2 = n2; c3 = lo0;
-    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
-  }
-  out[2 * t] = c0;
-  out[2 * t + 1] = c1;
-}
-"""
-)
-
-
-def philox_bernoulli(dtype) -> str:
-    """1 where the first Philox word of element t is below `threshold`, else 0, written as
-    `dtype`: the numbers `philox_u32x2` + a comparison give, in one launch (dropout masks)."""
-    rounds = PHILOX.split("for (int r = 0; r < 10; ++r) {")[1].split("  out[2 * t]")[0]
-    return (
-        _typedefs(dtype)
-        + 'extern "C" __global__ void philox_bernoulli(scalar_t* out, long long total,'
-        " unsigned int k0, unsigned int k1, unsigned int c2, unsigned int c3,"
-        " unsigned int threshold) {\n  "
-        + TID
-        + "  unsigned int c0 = (unsigned int)t, c1 = (unsigned int)(t >> 32);\n"
-        + "  for (int r = 0; r < 10; ++r) {"
-        + rounds
-        + "  out[t] = c0 < threshold ? (scalar_t)1 : (scalar_t)0;\n}\n"
-    )
-
-
-def adaptive_avg_pool2d(dtype) -> str:
-    """Mean over each adaptive window [floor(i*in/out), ceil((i+1)*in/out)) of both dims; a NaN
-    or inf reaches only the windows holding it."""
-    body = (
-        'extern "C" __global__ void adaptive_avg_pool2d(const scalar_t* x, scalar_t* out,'
-        " long long total, int h, int w, int oh, int ow) {\n  "
-        + TID
-        + """  int ox = (int)(t % ow), oy = (int)((t / ow) % oh);
-  const scalar_t* plane = x + (t / ((long long)ow * oh)) * h * w;
-  int y0 = (oy * h) / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
-  int x0 = (ox * w) / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
-  scalar_t acc = (scalar_t)0;
-  for (int iy = y0; iy < y1; ++iy)
-    for (int ix = x0; ix < x1; ++ix) acc += plane[iy * w + ix];
-  out[t] = acc / (scalar_t)((y1 - y0) * (x1 - x0));
-}
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-def adaptive_avg_pool2d_backward(dtype) -> str:
-    """Gather form of the adaptive average's adjoint: each input cell sums grad / window size
-    over the windows that hold it (windows of neighbouring outputs may overlap by one cell)."""
-    body = (
-        'extern "C" __global__ void adaptive_avg_pool2d_backward(const scalar_t* g,'
-        " scalar_t* gx, long long total, int h, int w, int oh, int ow) {\n  "
-        + TID
-        + """  int ix = (int)(t % w), iy = (int)((t / w) % h);
-  const scalar_t* gp = g + (t / ((long long)w * h)) * oh * ow;
-  int oy_lo = max(0, (iy * oh) / h - 1), oy_hi = min(oh - 1, ((iy + 1) * oh) / h + 1);
-  int ox_lo = max(0, (ix * ow) / w - 1), ox_hi = min(ow - 1, ((ix + 1) * ow) / w + 1);
-  scalar_t acc = (scalar_t)0;
-  for (int oy = oy_lo; oy <= oy_hi; ++oy) {
-    int y0 = (oy * h) / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
-    if (iy < y0 || iy >= y1) continue;
-    for (int ox = ox_lo; ox <= ox_hi; ++ox) {
-      int x0 = (ox * w) / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
-      if (ix < x0 || ix >= x1) continue;
-      acc += gp[oy * ow + ox] / (scalar_t)((y1 - y0) * (x1 - x0));
-    }
-  }
-  gx[t] = acc;
-}
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-def cum_extreme(op: str, dtype) -> str:
-    """Running max (`op="max"`) or min along axis 0 of a contiguous [n, cols] array, one thread
-    per column (neighbouring threads read neighbouring addresses). A NaN propagates from its
-    position on, as numpy's `maximum.accumulate`."""
-    if op not in ("max", "min"):
-        raise ValueError(f"cum_extreme: op must be 'max' or 'min', got {op!r}")
-    cmp = ">" if op == "max" else "<"
-    body = (
-        f'extern "C" __global__ void cum_{op}(const scalar_t* x, scalar_t* y, long long total,'
-        " long long n) {\n  "
-        + TID
-        + f"""  scalar_t acc = x[t];
-  y[t] = acc;
-  for (long long i = 1; i < n; ++i) {{
-    scalar_t v = x[i * total + t];
-    if (!(acc != acc) && (v != v || v {cmp} acc)) acc = v;
-    y[i * total + t] = acc;
-  }}
-}}
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-def max_pool2d(dtype, index_dtype) -> str:
-    """Max over each window and its flat h*w index; ties keep the first (row-major) position,
-    a NaN wins its window (the first NaN), padding never wins (PyTorch's semantics)."""
-    body = (
-        'extern "C" __global__ void max_pool2d(const scalar_t* x, scalar_t* out, index_t* idx,'
-        f" long long total, {GEOM}, int dh, int dw) {{\n  "
-        + TID
-        + """  int ox = (int)(t % ow), oy = (int)((t / ow) % oh);
-  const scalar_t* plane = x + (t / ((long long)ow * oh)) * h * w;
-  scalar_t best = (scalar_t)0;
-  int bi = -1;
-  bool nan = false;
-  for (int i = 0; i < kh && !nan; ++i) {
-    int iy = oy * sh - ph + i * dh;
-    if (iy < 0 || iy >= h) continue;
-    for (int j = 0; j < kw && !nan; ++j) {
-      int ix = ox * sw - pw + j * dw;
-      if (ix < 0 || ix >= w) continue;
-      scalar_t v = plane[iy * w + ix];
-      if (bi < 0 || v != v || v > best) { best = v; bi = iy * w + ix; nan = (v != v); }
-    }
-  }
-  out[t] = bi < 0 ? (scalar_t)(-__int_as_float(0x7f800000)) : best;
-  idx[t] = (index_t)(bi < 0 ? 0 : bi);
-}
-"""
-    )
-    return _typedefs(dtype, index_dtype) + body
-
-
-# atomicAdd for each element type an index-add meets; int64 adds through the unsigned
-# overload (two's complement: the same bits).
 ADD_AT = """
 __device__ __forceinline__ void add_at(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void add_at(double* p, double v) { atomicAdd(p, v); }
@@ -176,18 +45,6 @@ __device__ __forceinline__ void add_at(long long* p, long long v) {
   atomicAdd((unsigned long long*)p, (unsigned long long)v);
 }
 """
-
-
-def max_pool2d_backward(dtype, index_dtype) -> str:
-    """Adds each output gradient at its window's max position (atomics: windows overlap)."""
-    body = (
-        'extern "C" __global__ void max_pool2d_backward(const scalar_t* g, const index_t* idx,'
-        " scalar_t* gx, long long total, long long ohw, long long hw) {\n  "
-        + TID
-        + "  long long i = (long long)idx[t];\n"
-        + "  if (i >= 0 && i < hw) add_at(gx + (t / ohw) * hw + i, g[t]);\n}\n"
-    )
-    return _typedefs(dtype, index_dtype) + ADD_AT + body
 
 
 def index_add(dtype) -> str:
@@ -257,63 +114,6 @@ def scatter_add_dim(dtype, index_dtype) -> str:
 
 
 # The window's divisor: kh*kw with count_include_pad, else the cells inside the input.
-_AVG_DIV = """    int ry = min(y0 + kh, h) - max(y0, 0), rx = min(x0 + kw, w) - max(x0, 0);
-    scalar_t div = cip ? (scalar_t)(kh * kw) : (scalar_t)(ry * rx);
-"""
-
-
-def avg_pool2d(dtype) -> str:
-    """Mean over each window; padding counts as zeros, and in the divisor only with
-    `count_include_pad`."""
-    body = (
-        'extern "C" __global__ void avg_pool2d(const scalar_t* x, scalar_t* out, long long total,'
-        f" {GEOM}, int cip) {{\n  "
-        + TID
-        + """  int ox = (int)(t % ow), oy = (int)((t / ow) % oh);
-  const scalar_t* plane = x + (t / ((long long)ow * oh)) * h * w;
-  int y0 = oy * sh - ph, x0 = ox * sw - pw;
-  scalar_t acc = (scalar_t)0;
-  for (int iy = max(y0, 0); iy < min(y0 + kh, h); ++iy)
-    for (int ix = max(x0, 0); ix < min(x0 + kw, w); ++ix) acc += plane[iy * w + ix];
-  {
-"""
-        + _AVG_DIV
-        + """    out[t] = acc / div;
-  }
-}
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-def avg_pool2d_backward(dtype) -> str:
-    """Gather form of avg_pool2d's adjoint: each input cell sums grad / divisor over the
-    windows covering it (no atomics: the same result every run)."""
-    body = (
-        'extern "C" __global__ void avg_pool2d_backward(const scalar_t* g, scalar_t* gx,'
-        f" long long total, {GEOM}, int cip) {{\n  "
-        + TID
-        + """  int ix = (int)(t % w), iy = (int)((t / w) % h);
-  const scalar_t* gp = g + (t / ((long long)w * h)) * oh * ow;
-  int ly = iy + ph - kh + 1, lx = ix + pw - kw + 1;
-  int oy0 = ly <= 0 ? 0 : (ly + sh - 1) / sh, ox0 = lx <= 0 ? 0 : (lx + sw - 1) / sw;
-  int oy1 = min(oh - 1, (iy + ph) / sh), ox1 = min(ow - 1, (ix + pw) / sw);
-  scalar_t acc = (scalar_t)0;
-  for (int oy = oy0; oy <= oy1; ++oy)
-    for (int ox = ox0; ox <= ox1; ++ox) {
-      int y0 = oy * sh - ph, x0 = ox * sw - pw;
-"""
-        + _AVG_DIV
-        + """      acc += gp[oy * ow + ox] / div;
-    }
-  gx[t] = acc;
-}
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-#: threads per block of `bias_grad` (a power of two: the shared-memory tree halves it)
 BIAS_BLOCK = 512
 
 
@@ -431,20 +231,20 @@ def fill(dtype) -> str:
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
-    "philox_u32x2": lambda: PHILOX,
-    "cum_max": lambda dt: cum_extreme("max", dt),
-    "cum_min": lambda dt: cum_extreme("min", dt),
-    "max_pool2d": max_pool2d,
-    "max_pool2d_backward": max_pool2d_backward,
+    # burn_gpu's pools (the ones OpenCl runs): one program, a kernel per name
+    **{
+        name: lambda dt, idt: pool_program(np.dtype(dt).name, np.dtype(idt).name, "cuda")
+        for name in POOLS
+    },
+    # ints compute in double (53-bit scaling), as OpenCl on a device with doubles
+    "philox_random": lambda dt: random_program(np.dtype(dt).name, "cuda", np.dtype(dt).kind in "iu"),
+    # burn_gpu's scans (the ones OpenCl runs): one program, a kernel per name
+    "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
+    "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "index_add": index_add,
-    "avg_pool2d": avg_pool2d,
-    "avg_pool2d_backward": avg_pool2d_backward,
     "unfold4d": unfold4d,
-    "philox_bernoulli": philox_bernoulli,
     "gather_dim": gather_dim,
     "scatter_add_dim": scatter_add_dim,
-    "adaptive_avg_pool2d": adaptive_avg_pool2d,
-    "adaptive_avg_pool2d_backward": adaptive_avg_pool2d_backward,
     "col2im": col2im,
     "bias_grad": bias_grad,
     "bias_add": bias_add,

@@ -11,6 +11,8 @@ Other cases take the defaults (unfold4d and matmul for weights, conv_transpose2d
 
 from __future__ import annotations
 
+import numpy as np
+from burn_gpu import geo_args
 from burn_tensor.array_api import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
@@ -20,6 +22,8 @@ from ._kernel_source import BIAS_BLOCK
 from ._kernels import i32, i64, kernel, launch, launch_grid
 from ._ops_linear import add_bias, direct
 from ._platform import load_cupy
+
+_INT_MAX = 2**31 - 1
 
 _BIAS_DTYPES = KERNEL_FLOATS
 
@@ -184,29 +188,43 @@ class CudaModuleOps:
             _pair(o.dilation),
         )
 
-    # -- pooling ---------------------------------------------------------------------------------
-    def _avg(self, name, src, dst_shape, geom, count_include_pad, like):
+    # -- pooling: burn_gpu's pool kernels (`pool_program`, the ones OpenCl runs) -------------------
+    def _pool(self, name, out_shape, bufs, idt, like, **geo):
+        """A new array of `out_shape` in the kernel dtype of `bufs[-1]` (the data read), cast
+        to `like`'s dtype, written by burn_gpu's pool kernel `name`; its arguments: the new
+        array, `bufs`, the geometry `geo` (`burn_gpu.GEO_FIELDS`)."""
         cp = load_cupy()
-        sk = _k(cp, src)
-        out = cp.ndarray(dst_shape, sk.dtype)
+        src = bufs[-1]
+        out = cp.ndarray(out_shape, src.dtype)
         total = out.size
-        launch(kernel(name, sk.dtype), total, sk, out, i64(total), *geom, i32(count_include_pad)[0])
+        if max(total, *(b.size for b in bufs)) > _INT_MAX:
+            raise ValueError(
+                f"{name}: more than {_INT_MAX} elements; the pool kernels index with 32-bit ints"
+            )
+        if total:
+            k = kernel(name, src.dtype, idt)
+            launch(k, total, out, *bufs, *(np.int32(v) for v in geo_args(**geo)))
         return out.astype(like.dtype, copy=False)
 
     def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
         (kh, kw), (sh, sw), (ph, pw) = _pair(kernel_size), _pair(stride), _pair(padding)
         n, c, h, w = x.shape
         oh, ow = _out(h, kh, sh, ph, 1), _out(w, kw, sw, pw, 1)
-        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw)
-        return self._avg("avg_pool2d", x, (n, c, oh, ow), geom, bool(count_include_pad), x)
+        xk = _k(load_cupy(), x)
+        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
+        idt = self.int_dtype.np
+        return self._pool("avg_pool", (n, c, oh, ow), [xk], idt, x, **geo,
+                          dh=1, dw=1, flag=int(bool(count_include_pad)))  # fmt: skip
 
     def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
         (kh, kw), (sh, sw), (ph, pw) = _pair(kernel_size), _pair(stride), _pair(padding)
-        h, w = x.shape[2:]
+        n, c, h, w = x.shape
         oh, ow = grad.shape[2:]
-        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw)
-        g = grad.astype(x.dtype, copy=False)
-        return self._avg("avg_pool2d_backward", g, x.shape, geom, bool(count_include_pad), x)
+        g = load_cupy().ascontiguousarray(grad, dtype=kernel_dtype(x.dtype))
+        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
+        idt = self.int_dtype.np
+        return self._pool("avg_pool_backward", x.shape, [g], idt, x, **geo,
+                          dh=1, dw=1, flag=int(bool(count_include_pad)))  # fmt: skip
 
     def max_pool2d_with_indices(self, x, kernel_size, stride, padding, dilation):
         cp = load_cupy()
@@ -214,53 +232,50 @@ class CudaModuleOps:
         (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
         n, c, h, w = x.shape
         oh, ow = _out(h, kh, sh, ph, dh), _out(w, kw, sw, pw, dw)
-        xk = _k(cp, x)
-        out = cp.ndarray((n, c, oh, ow), xk.dtype)
         idx = cp.ndarray((n, c, oh, ow), self.int_dtype.np)
-        total = out.size
-        geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
-        k = kernel("max_pool2d", xk.dtype, idx.dtype)
-        launch(k, total, xk, out, idx, i64(total), *geom)
-        return out.astype(x.dtype, copy=False), idx
+        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
+        out = self._pool("max_pool", (n, c, oh, ow), [idx, _k(cp, x)], idx.dtype, x, **geo,
+                         dh=dh, dw=dw)  # fmt: skip
+        return out, idx
 
     def max_pool2d_with_indices_backward(
         self, x, kernel_size, stride, padding, dilation, output_grad, indices
     ):
         cp = load_cupy()
-        kd = kernel_dtype(x.dtype)
-        gx = cp.zeros(x.shape, kd)
-        g = cp.ascontiguousarray(output_grad, dtype=kd)
+        (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride)
+        (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
+        n, c, h, w = x.shape
+        oh, ow = output_grad.shape[2:]
         idx = cp.ascontiguousarray(indices)
-        total = g.size
-        hw = x.shape[2] * x.shape[3]
-        ohw = g.shape[2] * g.shape[3]
-        k = kernel("max_pool2d_backward", kd, idx.dtype)
-        launch(k, total, g, idx, gx, i64(total), i64(ohw), i64(hw))
-        return gx.astype(x.dtype, copy=False)
+        g = cp.ascontiguousarray(output_grad, dtype=kernel_dtype(x.dtype))
+        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
+        # gather form: each input pixel sums the outputs whose index names it (no atomics)
+        out = cp.ndarray(x.shape, g.dtype)
+        if max(out.size, g.size) > _INT_MAX:
+            raise ValueError(f"max_pool_backward: more than {_INT_MAX} elements (32-bit ints)")
+        if out.size:
+            geo.update(dh=dh, dw=dw)
+            k = kernel("max_pool_backward", g.dtype, idx.dtype)
+            launch(k, out.size, out, g, idx, *(np.int32(v) for v in geo_args(**geo)))
+        return out.astype(x.dtype, copy=False)
 
     def adaptive_avg_pool2d(self, x, output_size):
         # a direct kernel: the separable matrix form needs an isfinite check that reads the
         # device (a sync per call) and host-built matrices copied over each time
-        cp = load_cupy()
         oh, ow = _pair(output_size)
         n, c, h, w = x.shape
-        xk = _k(cp, x)
-        out = cp.ndarray((n, c, oh, ow), xk.dtype)
-        total = out.size
-        k = kernel("adaptive_avg_pool2d", xk.dtype)
-        launch(k, total, xk, out, i64(total), *i32(h, w, oh, ow))
-        return out.astype(x.dtype, copy=False)
+        xk = _k(load_cupy(), x)
+        idt = self.int_dtype.np
+        return self._pool("adaptive_avg", (n, c, oh, ow), [xk], idt, x,
+                          N=n, C=c, H=h, W=w, OH=oh, OW=ow)  # fmt: skip
 
     def adaptive_avg_pool2d_backward(self, x, grad):
-        cp = load_cupy()
         n, c, h, w = x.shape
         oh, ow = grad.shape[2:]
-        g = cp.ascontiguousarray(grad, dtype=kernel_dtype(x.dtype))
-        gx = cp.ndarray((n, c, h, w), g.dtype)
-        total = gx.size
-        k = kernel("adaptive_avg_pool2d_backward", g.dtype)
-        launch(k, total, g, gx, i64(total), *i32(h, w, oh, ow))
-        return gx.astype(x.dtype, copy=False)
+        g = load_cupy().ascontiguousarray(grad, dtype=kernel_dtype(x.dtype))
+        idt = self.int_dtype.np
+        return self._pool("adaptive_avg_backward", x.shape, [g], idt, x,
+                          N=n, C=c, H=h, W=w, OH=oh, OW=ow)  # fmt: skip
 
     # -- interpolation -----------------------------------------------------------------------------
     def interpolate(self, x, output_size, options: InterpolateOptions):

@@ -15,6 +15,8 @@ from burn_tensor.array_api import array_ops, make_numeric
 from ._dtypes import KERNEL_FLOATS, kernel_dtype
 from ._kernels import i64, kernel, launch
 
+_INT_MAX = 2**31 - 1
+
 #: dtypes the gather/scatter kernels take directly
 _INDEXED = frozenset(np.dtype(d) for d in ("float32", "float64", "int32", "int64"))
 _FILLED = KERNEL_FLOATS  # dtypes of our fill kernel
@@ -195,16 +197,30 @@ def numeric_ops(cp, kind: str) -> dict:
 
     def cum_extreme(op):
         def run(self, x, dim):
-            n = x.shape[dim]
             if x.size == 0:
                 return x.copy()
             kd = kernel_dtype(x.dtype)
-            # dim first, contiguous: thread per column, neighbours read neighbouring addresses
-            xt = cp.ascontiguousarray(cp.moveaxis(x, dim, 0), dtype=kd)
-            out = cp.empty_like(xt)
-            cols = xt.size // n
-            launch(kernel(f"cum_{op}", kd), cols, xt, out, i64(cols), i64(n))
-            return cp.moveaxis(out, 0, dim).astype(x.dtype, copy=False)
+            # burn_gpu's scan (the one OpenCl runs): a thread per [outer, inner] line of the
+            # contiguous [outer, n, inner] block, neighbours reading neighbouring addresses
+            xc = cp.ascontiguousarray(x, dtype=kd)
+            n = x.shape[dim]
+            inner = math.prod(x.shape[dim + 1 :])
+            outer = x.size // (n * inner)
+            line = n * inner
+            if line > _INT_MAX:
+                raise ValueError(
+                    f"cum{op}: {line} elements along and after dim {dim} of shape {x.shape}; "
+                    f"at most {_INT_MAX} (the scan indexes with 32-bit ints)"
+                )
+            out = cp.empty_like(xc)
+            k = kernel(f"cum{op}", kd)
+            step = max(1, _INT_MAX // line)  # outer slices per launch: int indices
+            flat_x, flat_o = xc.reshape(outer, line), out.reshape(outer, line)
+            for a in range(0, outer, step):
+                rows = min(step, outer - a)
+                ints = (0, rows, n, inner)
+                launch(k, rows * inner, flat_o[a:], flat_x[a:], *map(np.int32, ints))
+            return out.astype(x.dtype, copy=False)
 
         return run
 

@@ -1,8 +1,10 @@
-"""Random tensors from a counter-based generator (Philox4x32-10, `_kernel_source.PHILOX`).
+"""Random tensors from burn_gpu's Philox kernel (`burn_gpu.random_program`: one set of semantics
+for every runtime -- element i of the c-th call on a device is Philox((i, c), seed), the same
+numbers OpenCl draws), rendered in the CUDA dialect; this file keeps each device's
+(seed, call) state and launches it.
 
-Element t of the c-th random call on a device is Philox(counter = (t, c), key = seed): the same
-seed gives the same numbers on every run, every GPU, and whatever else ran in between on other
-devices. Each call takes two 32-bit words per element and transforms them on the device.
+Float16 and bfloat16 tensors are drawn as float32 and rounded; uniform draws are first clipped
+to the last values of the target type inside [low, high), so rounding cannot reach `high`.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ import os
 import threading
 
 import numpy as np
+from burn_gpu import KINDS
 
-from ._kernels import i64, kernel, launch
+from ._kernels import kernel, launch
 
 _STATE: dict = {}  # Device -> [seed, calls so far]
 _LOCK = threading.Lock()
+#: element indices of one call are 32-bit (the kernel's `n` is an int)
+MAX_ELEMENTS = 2**31 - 1
 
 
 def seed(value: int, device) -> None:
@@ -37,93 +42,38 @@ def _next(device) -> tuple[int, int]:
 
 
 def _words(device) -> tuple:
-    """The Philox key and counter words of the device's next call, as the kernels take them:
+    """The Philox key and counter words of the device's next call, as the kernel takes them:
     (key low, key high, call low, call high) uint32 arguments."""
     key, call = _next(device)
-    return (
-        np.uint32(key & 0xFFFFFFFF),
-        np.uint32(key >> 32),
-        np.uint32(call & 0xFFFFFFFF),
-        np.uint32(call >> 32),
-    )
-
-
-def bits(cp, n: int, device) -> object:
-    """[n, 2] uint32 words of the device's next call."""
-    words = _words(device)  # drawn first: the call counts even if the allocation fails
-    out = cp.ndarray((n, 2), np.uint32)
-    launch(
-        kernel("philox_u32x2"),
-        n,
-        out,
-        i64(n),
-        *words,
-    )
-    return out
-
-
-def bernoulli(cp, shape, n: int, threshold: int, dtype, device):
-    """1 where the device's next call's first word of an element is below `threshold`: the
-    same numbers as `bits` + a comparison, in one kernel writing `dtype` directly."""
-    from ._dtypes import kernel_dtype
-
-    words = _words(device)
-    kd = kernel_dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
-    out = cp.ndarray(shape, kd)
-    launch(
-        kernel("philox_bernoulli", kd),
-        n,
-        out,
-        i64(n),
-        *words,
-        np.uint32(threshold),
-    )
-    return out if kd == np.dtype(dtype) else out.astype(dtype)
-
-
-def _unit(cp, words, precise: bool):
-    """Uniform [0, 1) from the words: 24 bits as float32, or 53 bits as float64."""
-    if not precise:
-        return (words[:, 0] >> 8).astype(np.float32) * np.float32(2.0**-24)
-    hi = (words[:, 0] >> 5).astype(np.float64)
-    lo = (words[:, 1] >> 6).astype(np.float64)
-    return (hi * 67108864.0 + lo) * (2.0**-53)
+    u32 = np.uint32
+    return (u32(key & 0xFFFFFFFF), u32(key >> 32), u32(call & 0xFFFFFFFF), u32(call >> 32))
 
 
 def sample(cp, shape, distribution, dtype: np.dtype, device, within=None):
     """A [shape] array of `dtype` drawn from `distribution` (default / uniform / normal /
-    bernoulli), as NdArray's distributions: Int tensors get integers in [ceil(low), ceil(high))
-    for uniform and rounded normals. `within`: the narrower float dtype the caller will round a
-    float result to (bfloat16 drawn as float32), whose [low, high) bounds uniform draws keep."""
+    bernoulli): Int tensors get integers in [ceil(low), ceil(high)) for uniform and rounded
+    normals. `within`: the narrower float dtype the caller will round a float result to
+    (bfloat16 drawn as float32), whose [low, high) bounds uniform draws keep."""
     n = math.prod(shape)
-    kind = distribution.kind
-    if kind == "bernoulli":
-        threshold = min(round(distribution.a * 4294967296.0), 4294967295)
-        if distribution.a >= 1.0:
-            _next(device)  # the call still counts, as it did when it drew its words
-            return cp.ones(shape, dtype)
-        return bernoulli(cp, shape, n, threshold, dtype, device)
-    words = bits(cp, n, device)
+    if n > MAX_ELEMENTS:
+        raise ValueError(
+            f"random: {n} elements in one call; at most {MAX_ELEMENTS} (draw in parts)"
+        )
+    kind = KINDS[distribution.kind]
+    a, b = distribution.a, distribution.b
     is_int = dtype.kind in "iu"
-    precise = dtype == np.float64 or is_int
-    if kind == "normal":
-        # Box-Muller on (0, 1] x [0, 1): u1 > 0 keeps the log finite.
-        u1 = (words[:, 0].astype(np.float64) + 1.0) * (2.0**-32)
-        u2 = words[:, 1].astype(np.float64) * (2.0**-32)
-        z = cp.sqrt(-2.0 * cp.log(u1)) * cp.cos((2.0 * math.pi) * u2)
-        out = distribution.a + distribution.b * z
-        return (cp.rint(out) if is_int else out).astype(dtype).reshape(shape)
-    u = _unit(cp, words, precise)
-    if is_int:
-        lo, hi = math.ceil(distribution.a), math.ceil(distribution.b)
-        if hi <= lo:
+    if is_int and kind in (0, 1):
+        a, b = math.ceil(a), math.ceil(b)
+        if b <= a:
             raise ValueError(f"int_random: no integer in [{distribution.a}, {distribution.b})")
-        return (lo + cp.floor(u * (hi - lo))).astype(dtype).reshape(shape)
-    if kind == "uniform":
-        a, b = distribution.a, distribution.b
-        u = a + (b - a) * u
-    # A float32 draw rounded to float16 (or bfloat16 by the caller) can land on `high`: 1.0
-    # from U[0, 1) for every draw above 1 - 2^-12 in float16. Clip to the last values of the
-    # target dtype inside [low, high) first; rounding keeps them (they are values of it).
-    lo, hi = distribution.bounds_in(np.dtype(dtype) if within is None else within)
-    return cp.clip(u, lo, hi).astype(dtype).reshape(shape)
+    kd = dtype if is_int or dtype.itemsize >= 4 else np.dtype(np.float32)
+    words = _words(device)  # drawn first: the call counts even if the allocation fails
+    out = cp.ndarray(shape, kd)
+    F = np.float32 if kd == np.float32 else np.float64  # the kernel's F (`random_program`)
+    launch(kernel("philox_random", kd), n, out, np.int32(n), *words, np.int32(kind), F(a), F(b))
+    if kind in (0, 1) and not is_int and (kd != dtype or within is not None):
+        # a draw just below `high` may round onto it in the narrower type: keep the last
+        # values of that type inside [low, high) (rounding keeps them: they are its values)
+        lo, hi = distribution.bounds_in(np.dtype(dtype) if within is None else within)
+        out = cp.clip(out, lo, hi)
+    return out if kd == dtype else out.astype(dtype)

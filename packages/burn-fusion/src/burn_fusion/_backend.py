@@ -1,46 +1,29 @@
 """`Fusion(inner)`: the backend decorator that records elementwise ops lazily and runs each chain
 of them as one generated kernel.
 
-The whole op table is wrapped generically (as Autodiff does): an op of `_ops.OPS` is recorded on
-the device's stream; any other op the inner backend implements flushes the pending plan where it
-reads a pending tensor and runs on the inner backend (`delegate`); an op with a default
-decomposition the inner backend does not override runs that default on Fusion, so its parts
-fuse.
+The whole op table is wrapped generically (as Autodiff does): an op of `burn_gpu.FUSED` (the
+expression table's fusable ops) is recorded on the device's stream; any other op the inner
+backend implements flushes the pending plan where it reads a pending tensor and runs on the
+inner backend (`delegate`); an op with a default decomposition the inner backend does not
+override runs that default on Fusion, so its parts fuse. Kernels compile and launch through the
+inner backend's `burn_gpu.Runtime` (`inner.runtime(device)`).
 """
 
 from __future__ import annotations
 
-import importlib
 import threading
 from typing import Any
 
+from burn_gpu import FUSED as OPS
+from burn_gpu import GpuBackend, runtime_of
 from burn_tensor import Backend, Device, op_table
 from burn_tensor.ops import REQUIRED_OPS
 
-from ._ops import OPS
 from ._stream import STAT_NAMES, Stream
 from ._tensor import FusionTensor, ready
 
 FT = FusionTensor
 _LOCK = threading.Lock()
-
-
-def _hooks_for(inner: Backend):
-    """The inner backend package's `_fusion_hooks` module (compile + launch of fused kernels),
-    looked up along its class's bases, so a subclass of `OpenCl` (say, one overriding an op)
-    defined elsewhere fuses as `OpenCl` does."""
-    for cls in type(inner).__mro__:
-        package = cls.__module__.split(".")[0]
-        try:
-            return importlib.import_module(f"{package}._fusion_hooks")
-        except ModuleNotFoundError as exc:
-            if exc.name not in (f"{package}._fusion_hooks", package):
-                raise
-    raise TypeError(
-        f"Fusion: {inner!r} compiles no kernels, so there is nothing to fuse into; "
-        "use Fusion(OpenCl()) or Fusion(Cuda()) for fused kernels, or use "
-        f"{inner!r} directly (it runs each op eagerly)"
-    )
 
 
 def _overrides(inner: Backend, name: str) -> bool:
@@ -59,7 +42,8 @@ class Fusion(Backend):
     plan-cache hits). Compose with autodiff as `Autodiff(Fusion(B))`.
 
     Args:
-        inner: a backend that compiles kernels: `OpenCl(...)` or `Cuda(...)`.
+        inner: a backend that compiles kernels (a `burn_gpu.GpuBackend`: `OpenCl(...)` or
+            `Cuda(...)`); Fusion runs its kernels through `inner.runtime(device)`.
 
     Example:
         >>> from burn_opencl import OpenCl
@@ -81,14 +65,18 @@ class Fusion(Backend):
             )
         if isinstance(inner, Fusion):
             raise TypeError(f"Fusion: {inner!r} is already fused")
-        hooks = _hooks_for(inner)
+        if not isinstance(inner, GpuBackend):
+            raise TypeError(
+                f"Fusion: {inner!r} compiles no kernels, so there is nothing to fuse into; "
+                "use Fusion(OpenCl()) or Fusion(Cuda()) for fused kernels, or use "
+                f"{inner!r} directly (it runs each op eagerly)"
+            )
         s = object.__setattr__
         s(self, "inner", inner)
         s(self, "name", f"fusion<{inner.name}>")
         s(self, "device_kind", inner.device_kind)
         s(self, "float_dtype", inner.float_dtype)
         s(self, "int_dtype", inner.int_dtype)
-        s(self, "_hooks", hooks)
         s(self, "_streams", {})
 
     def options(self) -> dict:
@@ -151,14 +139,14 @@ class Fusion(Backend):
             with _LOCK:
                 st = self._streams.get(index)
                 if st is None:
-                    rt = self._hooks.Runtime(self.inner, Device(self.inner, index))
+                    rt = runtime_of(self.inner, Device(self.inner, index))
                     st = self._streams[index] = Stream(rt, self.inner)
                     st.index = index
         return st
 
     def wrap(self, prim) -> FusionTensor:
         t = ready(prim)
-        t.stream = self.stream(self._hooks.device_index(prim))
+        t.stream = self.stream(self.inner.device_index(prim))
         return t
 
     def flush(self, device: Device | None = None) -> None:
@@ -227,8 +215,8 @@ def delegate(fusion: Fusion, name: str, inner_fn):
     without `_unwrap`, and a single primitive result of a type already seen is wrapped without
     `is_primitive`/`wrap`/`ready` calls (each Python call costs ~0.1 us bare, ~1.5 us under
     cProfile, where the step's profile had 7 per delegated op)."""
-    is_prim = fusion._hooks.is_primitive
-    device_index = fusion._hooks.device_index
+    is_prim = fusion.inner.is_primitive
+    device_index = fusion.inner.device_index
     streams = fusion._streams
     prim_types: set = set()  # types is_primitive said yes to (a primitive's type never changes)
     wrap = fusion.wrap

@@ -23,12 +23,10 @@ import threading
 import weakref
 
 import numpy as np
+from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Node, Program, render, render_reduction
+from burn_gpu import FUSED as OPS
 from burn_tensor import DType
 
-from ._ops import OPS
-from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
-from ._render_row import render_reduction
-from ._render_vec import WIDTHS
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
 from ._tensor import FusionTensor
 

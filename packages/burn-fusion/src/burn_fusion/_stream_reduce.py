@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import weakref
 
-from ._render import FUSABLE_DTYPES, Node, Program
-from ._render_row import Reduction
+from burn_gpu import FUSABLE_DTYPES, Node, Program, Reduction
+
 from ._tensor import FusionTensor, pending, ready
 
 #: a row kernel's reduction node -> the inner backend's op that runs it alone on an input

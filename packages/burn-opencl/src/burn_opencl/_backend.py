@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from . import _platform
 from ._api import Backend, Device, NoDeviceError
+from ._array import ClArray
 from ._matmul import matmul_op
 from ._ops_index import INDEX_OPS
 from ._ops_math import elementwise_ops
 from ._ops_module import OpenClModuleOps
-from ._optim import OpenClOptimOps
 from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
+from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
 from ._runtime import runtime_for
 
@@ -91,6 +92,24 @@ class OpenCl(OpenClOptimOps, OpenClModuleOps, Backend):
         """`platform:device kind name` of a device, e.g. '0:0 cpu pthread-AMD EPYC'."""
         rt = self._rt(device)
         return f"{rt.platform_index}:{rt.device_index} {rt.kind} {rt.name}"
+
+    # -- the kernel layer's runtime contract (burn_gpu.GpuBackend) ------------------------------
+    def runtime(self, device=None):
+        """A new `burn_gpu.Runtime` of `device` (default: device 0): what Fusion compiles and
+        launches its kernels through."""
+        from ._gpu_runtime import OpenClRuntime
+
+        return OpenClRuntime(self, device if device is not None else self.default_device())
+
+    @staticmethod
+    def is_primitive(x) -> bool:
+        """Whether `x` is a tensor primitive of this backend (a `ClArray`)."""
+        return type(x) is ClArray
+
+    @staticmethod
+    def device_index(x) -> int:
+        """The index of the device a `ClArray` lives on."""
+        return x.rt.device_index
 
     def seed(self, seed: int, device=None) -> None:
         seed_runtime(self._rt(device), int(seed))

@@ -1,16 +1,22 @@
-"""Launching elementwise kernels: broadcasting, output allocation, writes into strided views."""
+"""Launching elementwise kernels: broadcasting, output allocation, writes into strided views.
+
+The kernels are burn_gpu's eager elementwise program of the element type (`eager_program`,
+one per dtype, rendered from the one expression table in the OpenCL dialect)."""
 
 from __future__ import annotations
 
 import numpy as np
+from burn_gpu import cast_program, collapse, eager_program, pack
 
 from ._array import ClArray, broadcast_shape, broadcast_strides
-from ._ew_source import render_cast, render_program
-from ._layout import collapse, pack
 from ._plan import Plan, own_kernel, remember
 from ._runtime import SCALAR
 
 BOOL = np.dtype(np.bool_)
+
+
+def render_program(dt: np.dtype) -> str:
+    return eager_program(np.dtype(dt).name, "opencl")
 
 
 def kernel(rt, dt: np.dtype, name: str):
@@ -115,7 +121,7 @@ def cast(x: ClArray, dtype) -> ClArray:
     out = ClArray.empty(rt, x.shape, dtype)
     n = out.size
     if n:
-        k = rt.kernel(("cast", x.dtype.str, dtype.str), "cast", lambda: render_cast(x.dtype, dtype))
+        k = rt.kernel(("cast", x.dtype.str, dtype.str), "cast", lambda: cast_program(x.dtype.name, dtype.name, "opencl"))
         lay = pack(n, x.shape, [out.strides, x.strides], [0, x.offset])
         rt.launch1d(k, n, [lay, out.buf, x.buf])
     return out

@@ -14,11 +14,11 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
+from burn_gpu import collapse
 
 from . import _sgemm as sgemm
 from ._array import ClArray, broadcast_shape
 from ._autotune import bucket, choose
-from ._layout import collapse
 from ._plan import Plan, own_kernel, remember
 from ._runtime import ctype
 from ._sgemm import a_mode, b_mode

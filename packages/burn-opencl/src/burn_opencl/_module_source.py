@@ -1,5 +1,5 @@
-"""OpenCL C of the module ops: im2col / col2im (convolutions around the matmul kernel), pools
-and their gradients, adaptive average pooling, and interpolation's forward pass.
+"""OpenCL C of the module ops: im2col / col2im (convolutions around the matmul kernel) and
+interpolation's forward pass (the pools are burn_gpu's `pool_program`).
 
 All inputs are contiguous NCHW blocks from element offset `xo`; every kernel is a grid-stride
 loop with one work-item per output element. Gradients are written in gather form (each input
@@ -23,7 +23,6 @@ _GEO_C = (
 
 _SRC = """
 #define TOTAL_OUT (G.N * G.C * G.OH * G.OW)
-#define TOTAL_IN (G.N * G.C * G.H * G.W)
 /* o = [N, C*KH*KW, OH*OW] windows of x; padding reads 0 */
 __kernel void im2col(const Geo G, __global T* o, __global const T* x) {
   int total = G.N * G.C * G.KH * G.KW * G.OH * G.OW;
@@ -84,104 +83,6 @@ __kernel void col2im(const Geo G, __global T* o, __global const T* cols) {
         if (tx < 0 || tx % G.sw) continue;
         int ix = tx / G.sw; if (ix >= G.W) continue;
         acc += cols[G.xo + ((t * G.KH + ki) * G.KW + kj) * G.H * G.W + iy * G.W + ix];
-      }
-    }
-    o[i] = acc;
-  }
-}
-int valid(int start, int k, int n) { return min(start + k, n) - max(start, 0); }
-/* flag: count_include_pad */
-__kernel void avg_pool(const Geo G, __global T* o, __global const T* x) {
-  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
-    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
-    int y0 = oy * G.sh - G.ph, x0 = ox * G.sw - G.pw;
-    T acc = (T)0;
-    for (int iy = max(y0, 0); iy < min(y0 + G.KH, G.H); ++iy)
-      for (int ix = max(x0, 0); ix < min(x0 + G.KW, G.W); ++ix)
-        acc += x[G.xo + (t * G.H + iy) * G.W + ix];
-    int cnt = G.flag ? G.KH * G.KW : valid(y0, G.KH, G.H) * valid(x0, G.KW, G.W);
-    o[i] = acc / (T)cnt;
-  }
-}
-__kernel void avg_pool_backward(const Geo G, __global T* o, __global const T* g) {
-  for (int i = get_global_id(0); i < TOTAL_IN; i += get_global_size(0)) {
-    int t = i, xx = t % G.W; t /= G.W; int yy = t % G.H; t /= G.H;
-    T acc = (T)0;
-    for (int oy = max(0, (yy + G.ph - G.KH + G.sh) / G.sh); oy <= min(G.OH - 1, (yy + G.ph) / G.sh); ++oy) {
-      int y0 = oy * G.sh - G.ph;
-      if (yy < y0 || yy >= y0 + G.KH) continue;
-      for (int ox = max(0, (xx + G.pw - G.KW + G.sw) / G.sw); ox <= min(G.OW - 1, (xx + G.pw) / G.sw); ++ox) {
-        int x0 = ox * G.sw - G.pw;
-        if (xx < x0 || xx >= x0 + G.KW) continue;
-        int cnt = G.flag ? G.KH * G.KW : valid(y0, G.KH, G.H) * valid(x0, G.KW, G.W);
-        acc += g[G.go + (t * G.OH + oy) * G.OW + ox] / (T)cnt;
-      }
-    }
-    o[i] = acc;
-  }
-}
-/* max and the flat h*w index of its first occurrence; NaN wins */
-__kernel void max_pool(const Geo G, __global T* o, __global I* oi, __global const T* x) {
-  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
-    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
-    T best = (T)0; int bi = -1;
-    for (int ki = 0; ki < G.KH; ++ki) {
-      int iy = oy * G.sh - G.ph + ki * G.dh; if (iy < 0 || iy >= G.H) continue;
-      for (int kj = 0; kj < G.KW; ++kj) {
-        int ix = ox * G.sw - G.pw + kj * G.dw; if (ix < 0 || ix >= G.W) continue;
-        T v = x[G.xo + (t * G.H + iy) * G.W + ix];
-        if (bi < 0 || ((v > best || isnan(v)) && !isnan(best))) { best = v; bi = iy * G.W + ix; }
-      }
-    }
-    o[i] = bi < 0 ? (T)(-INFINITY) : best; oi[i] = (I)max(bi, 0);
-  }
-}
-__kernel void max_pool_backward(const Geo G, __global T* o, __global const T* g,
-                                __global const I* idx) {
-  for (int i = get_global_id(0); i < TOTAL_IN; i += get_global_size(0)) {
-    int t = i, xx = t % G.W; t /= G.W; int yy = t % G.H; t /= G.H;
-    T acc = (T)0;
-    for (int ki = 0; ki < G.KH; ++ki) {
-      int ty = yy + G.ph - ki * G.dh; if (ty < 0 || ty % G.sh) continue;
-      int oy = ty / G.sh; if (oy >= G.OH) continue;
-      for (int kj = 0; kj < G.KW; ++kj) {
-        int tx = xx + G.pw - kj * G.dw; if (tx < 0 || tx % G.sw) continue;
-        int ox = tx / G.sw; if (ox >= G.OW) continue;
-        int p = (t * G.OH + oy) * G.OW + ox;
-        if ((int)idx[G.io + p] == yy * G.W + xx) acc += g[G.go + p];
-      }
-    }
-    o[i] = acc;
-  }
-}
-int a_lo(int o, int n, int on) { return (o * n) / on; }
-int a_hi(int o, int n, int on) { return ((o + 1) * n + on - 1) / on; }
-__kernel void adaptive_avg(const Geo G, __global T* o, __global const T* x) {
-  for (int i = get_global_id(0); i < TOTAL_OUT; i += get_global_size(0)) {
-    int t = i, ox = t % G.OW; t /= G.OW; int oy = t % G.OH; t /= G.OH;
-    int y0 = a_lo(oy, G.H, G.OH), y1 = a_hi(oy, G.H, G.OH);
-    int x0 = a_lo(ox, G.W, G.OW), x1 = a_hi(ox, G.W, G.OW);
-    T acc = (T)0;
-    for (int iy = y0; iy < y1; ++iy) for (int ix = x0; ix < x1; ++ix)
-      acc += x[G.xo + (t * G.H + iy) * G.W + ix];
-    o[i] = acc / (T)((y1 - y0) * (x1 - x0));
-  }
-}
-__kernel void adaptive_avg_backward(const Geo G, __global T* o, __global const T* g) {
-  for (int i = get_global_id(0); i < TOTAL_IN; i += get_global_size(0)) {
-    int t = i, xx = t % G.W; t /= G.W; int yy = t % G.H; t /= G.H;
-    T acc = (T)0;
-    /* only the windows that can hold (yy, xx): oy in [yy*OH/H, ceil((yy+1)*OH/H)) (the checks
-       below stay exact); the full loops cost O(OH*OW) per input pixel */
-    int oy_end = min(G.OH, ((yy + 1) * G.OH + G.H - 1) / G.H);
-    int ox_lo = (xx * G.OW) / G.W, ox_end = min(G.OW, ((xx + 1) * G.OW + G.W - 1) / G.W);
-    for (int oy = (yy * G.OH) / G.H; oy < oy_end; ++oy) {
-      int y0 = a_lo(oy, G.H, G.OH), y1 = a_hi(oy, G.H, G.OH);
-      if (yy < y0 || yy >= y1) continue;
-      for (int ox = ox_lo; ox < ox_end; ++ox) {
-        int x0 = a_lo(ox, G.W, G.OW), x1 = a_hi(ox, G.W, G.OW);
-        if (xx < x0 || xx >= x1) continue;
-        acc += g[G.go + (t * G.OH + oy) * G.OW + ox] / (T)((y1 - y0) * (x1 - x0));
       }
     }
     o[i] = acc;

@@ -10,10 +10,10 @@ bad input must not crash the device.
 from __future__ import annotations
 
 import numpy as np
+from burn_gpu import LAY_C, index_code, pack
 
 from . import _ew
 from ._array import ClArray
-from ._layout import LAY_C, index_code, pack
 from ._runtime import ctype
 
 _SRC = """

@@ -6,8 +6,9 @@ the first operand picks the program.
 
 from __future__ import annotations
 
+from burn_gpu import FLOAT_FN
+
 from . import _ew
-from ._ew_source import _FLOAT_UNARY
 
 BOOL = _ew.BOOL
 
@@ -70,7 +71,7 @@ def _int_arange_step(self, start, end, step, device, dtype):
 
 def elementwise_ops() -> dict:
     ops = {**_numeric("float_"), **_numeric("int_")}
-    for n in _FLOAT_UNARY + ["recip", "round", "square"]:
+    for n in FLOAT_FN + ["recip", "round", "square"]:
         ops[f"float_{n}"] = _unary(n)
     ops["float_is_nan"] = _unary("is_nan", True)
     ops["float_is_inf"] = _unary("is_inf", True)

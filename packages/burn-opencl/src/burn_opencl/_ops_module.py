@@ -1,5 +1,6 @@
 """Module ops of the contract on OpenCL: convolutions through im2col/col2im and the matmul
-kernel, pools and interpolation as direct kernels (`_module_source`).
+kernel and interpolation as direct kernels (`_module_source`), pools as burn_gpu's kernels
+(`burn_gpu.pool_program`, the ones Cuda runs).
 
 Conv backward passes stay the base class's defaults: they are written with conv2d,
 conv_transpose2d, unfold4d (im2col here) and matmul, which are this module's kernels.
@@ -10,6 +11,7 @@ matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T 
 from __future__ import annotations
 
 import numpy as np
+from burn_gpu import geo_args, pool_program
 
 from . import _ew
 from ._array import ClArray
@@ -33,10 +35,32 @@ def _launch(name, x, out_shape, g, extra, idt):
     return out
 
 
-def window_geo(x, kernel_size, stride, padding, dilation, out_hw, **kw):
-    """Kernel arguments of a sliding-window op (im2col, pools) over x [n, c, h, w]."""
+def _pool_args(**kw) -> list:
+    return [np.int32(v) for v in geo_args(**kw)]
+
+
+def _pool(name, src, out_shape, g, extra, idt):
+    """New array of `out_shape` written by burn_gpu's pool kernel `name` (buffers, then the
+    geometry ints `g`)."""
+    rt = src.rt
+    out = ClArray.empty(rt, out_shape, src.dtype)
+    if out.size:
+        k = pool_kernel(rt, src.dtype, idt, name)
+        rt.launch1d(k, out.size, [out.buf, *extra, *g])
+    return out
+
+
+def pool_kernel(rt, dt, idt, name):
+    dt, idt = np.dtype(dt), np.dtype(idt)
+    render = lambda: pool_program(dt.name, idt.name, "opencl")
+    return rt.kernel(("pool", dt.str, idt.str), name, render)
+
+
+def window_geo(x, kernel_size, stride, padding, dilation, out_hw, pack=geo, **kw):
+    """Kernel arguments of a sliding-window op (im2col, pools) over x [n, c, h, w]: the `Geo`
+    bytes (`pack=geo`) or burn_gpu's pool ints (`pack=_pool_args`)."""
     n, c, h, w = x.shape
-    return geo(
+    return pack(
         N=n,
         C=c,
         H=h,
@@ -155,8 +179,10 @@ class OpenClModuleOps:
         hw = tuple(
             _out(s, k, st, p, 1) for s, k, st, p in zip((h, w), kernel_size, stride, padding)
         )
-        g = window_geo(x, kernel_size, stride, padding, (1, 1), hw, flag=count_include_pad)
-        return _launch("avg_pool", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
+        g = window_geo(
+            x, kernel_size, stride, padding, (1, 1), hw, _pool_args, flag=count_include_pad
+        )
+        return _pool("avg_pool", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
     def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
         grad = _ew.contiguous(grad)
@@ -167,10 +193,11 @@ class OpenClModuleOps:
             padding,
             (1, 1),
             grad.shape[2:],
+            _pool_args,
             flag=count_include_pad,
             go=grad.offset,
         )
-        return _launch("avg_pool_backward", grad, tuple(x.shape), g, [grad.buf], self.int_dtype.np)
+        return _pool("avg_pool_backward", grad, tuple(x.shape), g, [grad.buf], self.int_dtype.np)
 
     def max_pool2d_with_indices(self, x, kernel_size, stride, padding, dilation):
         x = _ew.contiguous(x)
@@ -179,14 +206,14 @@ class OpenClModuleOps:
             _out(s, k, st, p, d)
             for s, k, st, p, d in zip((h, w), kernel_size, stride, padding, dilation)
         )
-        g = window_geo(x, kernel_size, stride, padding, dilation, hw)
+        g = window_geo(x, kernel_size, stride, padding, dilation, hw, _pool_args)
         rt = x.rt
         idt = self.int_dtype.np
         out = ClArray.empty(rt, (n, c) + hw, x.dtype)
         idx = ClArray.empty(rt, (n, c) + hw, idt)
         if out.size:
-            k = kernel(rt, x.dtype, idt, "max_pool")
-            rt.launch1d(k, out.size, [g, out.buf, idx.buf, x.buf])
+            k = pool_kernel(rt, x.dtype, idt, "max_pool")
+            rt.launch1d(k, out.size, [out.buf, idx.buf, x.buf, *g])
         return out, idx
 
     def max_pool2d_with_indices_backward(
@@ -201,24 +228,27 @@ class OpenClModuleOps:
             padding,
             dilation,
             grad.shape[2:],
+            _pool_args,
             go=grad.offset,
             io=indices.offset,
         )
         extra = [grad.buf, indices.buf]
-        return _launch("max_pool_backward", grad, tuple(x.shape), g, extra, indices.dtype)
+        return _pool("max_pool_backward", grad, tuple(x.shape), g, extra, indices.dtype)
 
     def adaptive_avg_pool2d(self, x, output_size):
         x = _ew.contiguous(x)
         n, c = x.shape[:2]
         hw = (int(output_size[0]), int(output_size[1]))
-        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw)
-        return _launch("adaptive_avg", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
+        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw, _pool_args)
+        return _pool("adaptive_avg", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
     def adaptive_avg_pool2d_backward(self, x, grad):
         grad = _ew.contiguous(grad)
-        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), grad.shape[2:], go=grad.offset)
+        g = window_geo(
+            x, (1, 1), (1, 1), (0, 0), (1, 1), grad.shape[2:], _pool_args, go=grad.offset
+        )
         idt = self.int_dtype.np
-        return _launch("adaptive_avg_backward", grad, tuple(x.shape), g, [grad.buf], idt)
+        return _pool("adaptive_avg_backward", grad, tuple(x.shape), g, [grad.buf], idt)
 
     # -- interpolation -----------------------------------------------------------------------------
     def interpolate(self, x, output_size, options):

@@ -1,21 +1,26 @@
-"""Reductions, arg ops, scans and sorting: launchers over `_reduce_source`'s kernels."""
+"""Reductions, arg ops, scans and sorting: launchers over burn_gpu's reduction kernels
+(`burn_gpu.reduce_program`, rendered in the OpenCL dialect)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from burn_gpu import reduce_program
 
 from . import _ew
 from ._array import ClArray
 from ._plan import Plan, own_kernel, remember
-from ._reduce_source import render
 
 
 def _kernel(rt, dt, idt, name):
     dt, idt = np.dtype(dt), np.dtype(idt)
     key = ("reduce", dt.str, idt.str, rt.wg)
     return rt.kernel(key, name, lambda: render(dt, idt, rt.wg))
+
+
+def render(dt: np.dtype, idt: np.dtype, rwg: int) -> str:
+    return reduce_program(np.dtype(dt).name, np.dtype(idt).name, rwg, "opencl")
 
 
 def _split(x: ClArray, dim: int):

@@ -166,6 +166,22 @@ class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_In
             return self.inner.memory_stats(device.inner() if device is not None else None)
         return {}
 
+    def fusion_stats(self, device: Device | None = None) -> dict:
+        """Counters of a device's fusion stream: `burn_fusion.Fusion` answers; decorators ask
+        their inner backend; any other backend has no stream (TypeError)."""
+        if self.inner is not None:
+            return self.inner.fusion_stats(device.inner() if device is not None else None)
+        raise TypeError(
+            f"fusion_stats: {self!r} is not a Fusion backend (nor wraps one); use a device of "
+            "Fusion(OpenCl()) or Fusion(Cuda())"
+        )
+
+    def reset_fusion_stats(self, device: Device | None = None) -> None:
+        """Zero the counters of a device's fusion stream (see `fusion_stats`)."""
+        if self.inner is not None:
+            return self.inner.reset_fusion_stats(device.inner() if device is not None else None)
+        raise TypeError(f"reset_fusion_stats: {self!r} is not a Fusion backend (nor wraps one)")
+
     def dtype_for(self, kind) -> DType:
         if kind is Float:
             return self.float_dtype

@@ -73,6 +73,15 @@ class Device:
         `bytes_reserved`); an empty dict where it does not."""
         return self.backend.memory_stats(self)
 
+    def fusion_stats(self) -> dict:
+        """Counters of this device's fusion stream (a device of `Fusion(B)` or of a decorator
+        over it); a TypeError on any other backend."""
+        return self.backend.fusion_stats(self)
+
+    def reset_fusion_stats(self) -> None:
+        """Set every counter of this device's fusion stream to 0."""
+        self.backend.reset_fusion_stats(self)
+
     @property
     def kind(self) -> str:
         return self.backend.device_kind

@@ -1,4 +1,5 @@
-"""OpenCL C of reductions, scans and the merge sort; one program per (element, index) type.
+"""Reductions, scans and the merge sort, written once for both dialects; one program per
+(element, index) type.
 
 Every kernel sees its input as a contiguous `[outer, n, inner]` block starting at `xo` and reduces
 or scans along `n`:
@@ -6,15 +7,17 @@ or scans along `n`:
 - `*_tree`: one work-group per (output, chunk of `n`), a local-memory tree inside the group; with
   several chunks a second launch reduces the per-chunk partials (few outputs, long rows);
 - `cum*`: one work-item per `[outer, inner]` line;
-- `merge_pass`: one pass of a stable bottom-up merge sort of rows (log2 n passes in all).
-NaN propagates through max/min like numpy; argmax/argmin return the first max (or first NaN).
+- `merge_pass`: one pass of a stable bottom-up merge sort of rows (log2 n passes in all);
+- `sum_keep_mid`: the sum over outer and inner dims keeping `n` (a conv bias gradient).
+NaN propagates through max/min like numpy; argmax/argmin return the first max (or first NaN);
+sums accumulate in the element type; a mean is the sum divided by `div` (integers truncate, an
+empty mean stays 0). The sources below are written over dialect tokens (`@KERNEL@`, `@G@`,
+`@GID@`, ...) that `reduce_program` fills from `frame(dialect)`.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from ._runtime import ctype
+from ._dialect import fill, frame
 
 # (identity, combine(acc, v)) per reduction
 _RED = {
@@ -34,10 +37,10 @@ _SCAN = {
 def _rows(name: str, init: str, comb: str) -> str:
     fin = "MEANDIV(acc, div)" if name == "sum" else "acc"
     return f"""
-__kernel void {name}_rows(__global T* o, __global const T* x, int xo, int outer, int n,
+@KERNEL@{name}_rows(@G@T* o, @G@const T* x, int xo, int outer, int n,
                           int inner, int div) {{
   int outs = outer * inner;
-  for (int i = get_global_id(0); i < outs; i += get_global_size(0)) {{
+  for (int i = @GID@; i < outs; i += @GSIZE@) {{
     int a = i / inner, b = i - a * inner;
     int base = xo + a * n * inner + b;
     T acc = {init};
@@ -53,10 +56,10 @@ def _tree(name: str, init: str, comb: str) -> str:
     fin = "MEANDIV(acc, div)" if name == "sum" else "acc"
     first = "x[base + lo * inner]" if init.startswith("n > 0") else init
     return f"""
-__kernel void {name}_tree(__global T* o, __global const T* x, int xo, int outer, int n,
+@KERNEL@{name}_tree(@G@T* o, @G@const T* x, int xo, int outer, int n,
                           int inner, int chunks, int div) {{
-  __local T part[RWG];
-  int g = get_group_id(0), lid = get_local_id(0);
+  @LOCAL@T part[RWG];
+  int g = @GROUP@, lid = @LID@;
   int oi = g / chunks, c = g - oi * chunks;
   int a = oi / inner, b = oi - a * inner;
   int base = xo + a * n * inner + b;
@@ -64,10 +67,10 @@ __kernel void {name}_tree(__global T* o, __global const T* x, int xo, int outer,
   T acc = {first};
   for (int k = lo + lid; k < hi; k += RWG) {{ T v = x[base + k * inner]; acc = {comb}; }}
   part[lid] = acc;
-  barrier(CLK_LOCAL_MEM_FENCE);
+  @BARRIER@
   for (int s = RWG / 2; s > 0; s >>= 1) {{
     if (lid < s) {{ T v = part[lid + s]; acc = part[lid]; part[lid] = {comb}; }}
-    barrier(CLK_LOCAL_MEM_FENCE);
+    @BARRIER@
   }}
   if (lid == 0) {{ acc = part[0]; o[g] = chunks > 1 ? acc : {fin}; }}
 }}
@@ -76,10 +79,10 @@ __kernel void {name}_tree(__global T* o, __global const T* x, int xo, int outer,
 
 def _arg(name: str, better: str) -> str:
     return f"""
-__kernel void {name}_rows(__global I* o, __global const T* x, int xo, int outer, int n,
+@KERNEL@{name}_rows(@G@I* o, @G@const T* x, int xo, int outer, int n,
                           int inner) {{
   int outs = outer * inner;
-  for (int i = get_global_id(0); i < outs; i += get_global_size(0)) {{
+  for (int i = @GID@; i < outs; i += @GSIZE@) {{
     int a = i / inner, b = i - a * inner;
     int base = xo + a * n * inner + b;
     T best = x[base]; int bi = 0;
@@ -95,9 +98,9 @@ __kernel void {name}_rows(__global I* o, __global const T* x, int xo, int outer,
 
 def _scan(name: str, comb: str) -> str:
     return f"""
-__kernel void {name}(__global T* o, __global const T* x, int xo, int outer, int n, int inner) {{
+@KERNEL@{name}(@G@T* o, @G@const T* x, int xo, int outer, int n, int inner) {{
   int lines = outer * inner;
-  for (int i = get_global_id(0); i < lines; i += get_global_size(0)) {{
+  for (int i = @GID@; i < lines; i += @GSIZE@) {{
     int a = i / inner, b = i - a * inner;
     int base = a * n * inner + b;
     T acc = x[xo + base];
@@ -110,13 +113,13 @@ __kernel void {name}(__global T* o, __global const T* x, int xo, int outer, int 
 
 _MERGE = """
 /* a strictly before b: ascending puts NaN last, descending puts NaN first (numpy's order) */
-int before(T a, T b, int desc) {
+@DEV@int before(T a, T b, int desc) {
   if (desc) return a > b || (IS_NAN(a) && !IS_NAN(b));
   return a < b || (IS_NAN(b) && !IS_NAN(a));
 }
-__kernel void merge_pass(__global T* ko, __global I* io, __global const T* ki,
-                         __global const I* ii, int total, int n, int width, int desc, int init) {
-  for (int g = get_global_id(0); g < total; g += get_global_size(0)) {
+@KERNEL@merge_pass(@G@T* ko, @G@I* io, @G@const T* ki,
+                         @G@const I* ii, int total, int n, int width, int desc, int init) {
+  for (int g = @GID@; g < total; g += @GSIZE@) {
     int row = g / n, i = g - row * n;
     int rb = row * n;
     int bs = (i / (2 * width)) * 2 * width;
@@ -142,10 +145,10 @@ __kernel void merge_pass(__global T* ko, __global I* io, __global const T* ki,
 # Sum over the outer and inner dims of [outer, n, inner], keeping n: a conv bias gradient
 # (sum over batch and pixels per channel) in one launch, a work-group per kept index.
 _SUM_KEEP_MID = """
-__kernel void sum_keep_mid(__global T* o, __global const T* x, int xo, int outer, int n,
+@KERNEL@sum_keep_mid(@G@T* o, @G@const T* x, int xo, int outer, int n,
                            int inner) {
-  __local T part[RWG];
-  int c = get_group_id(0), lid = get_local_id(0);
+  @LOCAL@T part[RWG];
+  int c = @GROUP@, lid = @LID@;
   int total = outer * inner;
   T acc = (T)0;
   for (int k = lid; k < total; k += RWG) {
@@ -153,20 +156,23 @@ __kernel void sum_keep_mid(__global T* o, __global const T* x, int xo, int outer
     acc += x[xo + (a * n + c) * inner + b];
   }
   part[lid] = acc;
-  barrier(CLK_LOCAL_MEM_FENCE);
+  @BARRIER@
   for (int s = RWG / 2; s > 0; s >>= 1) {
     if (lid < s) part[lid] += part[lid + s];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    @BARRIER@
   }
   if (lid == 0) o[c] = part[0];
 }
 """
 
 
-def render(dt: np.dtype, idt: np.dtype, rwg: int) -> str:
-    dt = np.dtype(dt)
-    head = f"typedef {ctype(dt)} T;\ntypedef {ctype(idt)} I;\n#define RWG {rwg}\n"
-    if dt.kind == "f":
+def reduce_program(dtype: str, index_dtype: str, rwg: int, dialect: str) -> str:
+    """Every reduction kernel of element type `dtype` (index outputs `index_dtype`, dtype names)
+    with work-groups of `rwg` items (a power of two) for the tree kernels, in `dialect`."""
+    fr = frame(dialect)
+    head = fr.pragma([dtype])
+    head += f"typedef {fr.ct[dtype]} T;\ntypedef {fr.ct[index_dtype]} I;\n#define RWG {rwg}\n"
+    if dtype.startswith("float"):
         head += "#define IS_NAN(x) isnan(x)\n#define MEANDIV(a, d) (d == 1 ? a : a / (T)d)\n"
     else:  # integer mean truncates; an empty mean (d == 0) stays 0 instead of trapping
         head += "#define IS_NAN(x) 0\n#define MEANDIV(a, d) (d <= 1 ? a : (T)(a / d))\n"
@@ -180,4 +186,4 @@ def render(dt: np.dtype, idt: np.dtype, rwg: int) -> str:
         parts.append(_scan(name, comb))
     parts.append(_MERGE)
     parts.append(_SUM_KEEP_MID)
-    return "".join(parts)
+    return fill("".join(parts), fr)

@@ -1,10 +1,9 @@
-"""What `burn_fusion` needs from this backend to run a fused kernel: compile a CUDA C source it
-rendered (NVRTC through `cupy.RawModule`), allocate outputs, describe an input's layout, launch.
+"""`CudaRuntime`: this backend's `burn_gpu.Runtime` -- compile a CUDA C source (NVRTC through
+`cupy.RawModule`), allocate, describe a layout, launch. `Cuda.runtime(device)` returns one.
 
-burn_fusion finds this module by name (`<backend package>._fusion_hooks`); burn_cuda does not
-import burn_fusion. Compiled kernels are kept in memory per device; on disk, cupy caches each
-compiled module per source, GPU architecture and CUDA version (`$CUPY_CACHE_DIR`, default
-`~/.cupy/kernel_cache`), which is the per-driver disk cache of fused kernels on CUDA.
+Compiled kernels are kept in memory per runtime; on disk, cupy caches each compiled module per
+source, GPU architecture and CUDA version (`$CUPY_CACHE_DIR`, default `~/.cupy/kernel_cache`),
+which is the per-driver disk cache of fused kernels on CUDA.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import numpy as np
 
 from ._platform import load_cupy
 
-DIALECT = "cuda"
 BLOCK = 256
 _I32 = np.int32
 _SCALAR = {
@@ -26,28 +24,18 @@ _SCALAR = {
     "uint8": np.uint8,
     "bool": np.uint8,
 }
-_NDARRAY: list = []
 
 
-def is_primitive(x) -> bool:
-    if not _NDARRAY:
-        _NDARRAY.append(load_cupy().ndarray)
-    return isinstance(x, _NDARRAY[0])
+class CudaRuntime:
+    """Kernel services of one CUDA device (a `burn_gpu.Runtime`)."""
 
-
-def device_index(x) -> int:
-    return x.device.id
-
-
-class Runtime:
-    """Fused-kernel services of one CUDA device for `Fusion(Cuda(...))`."""
-
-    dialect = DIALECT
+    dialect = "cuda"
 
     def __init__(self, backend, device):
         self.cp = cp = load_cupy()
         self.index = device.index
         self.dev = cp.cuda.Device(self.index)
+        self.device_name = f"cuda:{self.index}"
         sms = self.dev.attributes["MultiProcessorCount"]
         #: cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
         #: resident threads per SM, so no thread loops much and the last wave's tail is short

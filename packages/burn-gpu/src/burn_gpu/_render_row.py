@@ -29,7 +29,6 @@ from ._render import (
     buffer_params,
     coordinate_lines,
     frame,
-    kernel_head,
     layout_params,
     load_lines,
     op_lines,
@@ -81,18 +80,10 @@ def _combine(kind: str, acc: str, v: str) -> str:
     return f"{acc} += {v};"
 
 
-def _init(kind: str, T: str, cuda: bool) -> str:
+def _init(kind: str, T: str, fr) -> str:
     if kind in ("sum", "mean"):
         return f"({T})0"
-    if cuda:
-        inf = (
-            "__longlong_as_double(0x7ff0000000000000LL)"
-            if T == "double"
-            else "__int_as_float(0x7f800000)"
-        )
-    else:
-        inf = f"({T})INFINITY"
-    return f"-{inf}" if kind == "max" else inf
+    return f"-{fr.inf(T)}" if kind == "max" else fr.inf(T)
 
 
 def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
@@ -127,14 +118,9 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
     ins2 = _inputs_of(prog, [j for j in keep2 if j != j_red])
     own = [m for m, (j, _, _) in enumerate(prog.outputs) if j == j_red]
 
-    if fr.cuda:
-        lid, group, groups = "threadIdx.x", "blockIdx.x", "gridDim.x"
-        shared, barrier = f"  __shared__ {T} sm[{L}];", "__syncthreads();"
-        attrs = ""
-    else:
-        lid, group, groups = "get_local_id(0)", "get_group_id(0)", "get_num_groups(0)"
-        shared, barrier = f"  __local {T} sm[{L}];", "barrier(CLK_LOCAL_MEM_FENCE);"
-        attrs = f"__attribute__((reqd_work_group_size({L}, 1, 1))) "
+    lid, group, groups, barrier = fr.lid, fr.group, fr.groups, fr.barrier
+    shared = f"  {fr.local}{T} sm[{L}];"
+    attrs = "" if fr.cuda else f"__attribute__((reqd_work_group_size({L}, 1, 1))) "
     walk = [
         f"    for (int k = lid; k < red; k += {L}) {{",
         "    const int i = base + k * inner;",
@@ -145,7 +131,7 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
         f"  const int lid = {lid};",
         f"  for (int r = {group}; r < rows; r += {groups}) {{",
         "    const int base = (r / inner) * red * inner + r % inner;",
-        f"    {T} acc = {_init(kind, T, fr.cuda)};",
+        f"    {T} acc = {_init(kind, T, fr)};",
         *walk,
         *coordinate_lines(prog, ins1),
         *load_lines(prog, fr, ins1),
@@ -177,7 +163,7 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
     lines.append("  }")
     return (
         preamble(prog, fr, helpers)
-        + kernel_head(fr, name, attrs)
+        + fr.head(name, attrs)
         + ", ".join(params)
         + ") {\n"
         + "\n".join(lines)

@@ -1,13 +1,13 @@
-"""What `burn_fusion` needs from this backend to run a fused kernel: compile an OpenCL C source
-it rendered, allocate outputs, describe an input's layout, launch.
+"""`OpenClRuntime`: this backend's `burn_gpu.Runtime` -- compile an OpenCL C source (a fused
+kernel Fusion rendered, or any kernel of burn_gpu), allocate, describe a layout, launch.
+`OpenCl.runtime(device)` returns one.
 
-burn_fusion finds this module by name (`<backend package>._fusion_hooks`); burn_opencl does not
-import burn_fusion. Compiled programs are kept in memory per device and their binaries on disk,
-per driver: `burn_tensor.cache.cache_dir("fusion", "opencl", <driver>)/<sha256 of the
-source>.bin` (`$BURN_CACHE_DIR`, else `$XDG_CACHE_HOME/burn` or `~/.cache/burn`; not used when
-that folder is not safe), each with a `.sum` sidecar of its size and sha256. A binary is handed
-to the driver only when its size and hash match, and kept only when the program built from it
-holds the kernel asked for; anything else is deleted and rebuilt from source.
+Compiled programs are kept in memory per runtime and their binaries on disk, per driver:
+`burn_tensor.cache.cache_dir("fusion", "opencl", <driver>)/<sha256 of the source>.bin`
+(`$BURN_CACHE_DIR`, else `$XDG_CACHE_HOME/burn` or `~/.cache/burn`; not used when that folder is
+not safe), each with a `.sum` sidecar of its size and sha256. A binary is handed to the driver
+only when its size and hash match, and kept only when the program built from it holds the kernel
+asked for; anything else is deleted and rebuilt from source.
 """
 
 from __future__ import annotations
@@ -24,22 +24,7 @@ from burn_tensor import cache
 from ._array import ClArray
 from ._runtime import SCALAR
 
-DIALECT = "opencl"
 _I32 = np.int32
-
-
-def is_primitive(x) -> bool:
-    return type(x) is ClArray
-
-
-def device_index(x: ClArray) -> int:
-    return x.rt.device_index
-
-
-def cache_dir() -> Path:
-    """Where the fused kernels' binaries would go (not checked: see `Runtime.disk`)."""
-    return cache.cache_root() / "fusion" / "opencl"
-
 
 
 def _driver_id(rt) -> str:
@@ -48,13 +33,14 @@ def _driver_id(rt) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)[:120]
 
 
-class Runtime:
-    """Fused-kernel services of one OpenCL device for `Fusion(OpenCl(...))`."""
+class OpenClRuntime:
+    """Kernel services of one OpenCL device (a `burn_gpu.Runtime`)."""
 
-    dialect = DIALECT
+    dialect = "opencl"
 
     def __init__(self, backend, device):
         self.rt = rt = backend._rt(device)
+        self.device_name = rt.name
         self._kernels: dict = {}
         #: work-group size of fused reductions (a power of two: their tree reduction halves it)
         self.reduce_local = 1 << (rt.wg.bit_length() - 1)

@@ -1,5 +1,5 @@
-"""The `Lay` struct every strided kernel takes by value: element count, rank, shape, and the
-offset and strides of up to four operands (operand 0 is the output).
+"""The `Lay` struct every strided eager kernel takes by value (both dialects: plain C): element
+count, rank, shape, and the offset and strides of up to four operands (operand 0 is the output).
 
 Before packing, dims are collapsed: size-1 dims dropped, and neighbours merged wherever every
 operand walks them as one (outer stride == inner stride * inner size). A contiguous op thus runs
@@ -13,7 +13,7 @@ import struct
 MAXD = 8
 MAXOPS = 4
 
-#: OpenCL C declaration matching `pack`
+#: the C declaration matching `pack`
 LAY_C = (
     f"typedef struct {{ int n; int nd; int shape[{MAXD}]; int off[{MAXOPS}]; "
     f"int st[{MAXOPS}][{MAXD}]; }} Lay;\n"
@@ -62,7 +62,7 @@ def _pack(n: int, shape, strides_list, offsets) -> bytes:
     nd = len(sh)
     if nd > MAXD:
         raise NotImplementedError(
-            f"OpenCl: strided layouts of rank > {MAXD} after merging dims are not supported "
+            f"burn_gpu: strided layouts of rank > {MAXD} after merging dims are not supported "
             f"(shape {list(shape)}); make the tensor contiguous first"
         )
     vals = [n, nd, *sh, *_ZD[nd:]]
@@ -78,7 +78,7 @@ def _pack(n: int, shape, strides_list, offsets) -> bytes:
 
 
 def index_code(nops: int) -> str:
-    """OpenCL C computing `p0..p{nops-1}` (element offsets) from linear index `i` under `L`."""
+    """C computing `p0..p{nops-1}` (element offsets) from linear index `i` under `L`."""
     ps = range(nops)
     decl = " ".join(f"int p{k} = L.off[{k}];" for k in ps)
     step = " ".join(f"p{k} += c * L.st[{k}][d];" for k in ps)

@@ -5,7 +5,7 @@ key: it names ops, dtypes, which operand feeds which op, how each input is read 
 kernel moves 16-byte vectors, but no tensor id, size or scalar value. Those arrive as kernel
 arguments, so one compiled kernel serves every size and every scalar value of the same graph.
 
-Kernel arguments, in this order (the backends' `_fusion_hooks.launch` pass them so):
+Kernel arguments, in this order (`burn_gpu.Runtime.launch` passes them so):
 `int n`; when `rank > 0`: the plan's `rank` dims, then for each strided input its `rank`
 strides and its offset (elements; stride 0 along broadcast dims), then for each broadcast result
 its `rank` strides (0 along its broadcast dims); the results not written in place; every input
@@ -21,30 +21,10 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple
 
-from ._ops import OPS
+from . import _helpers
+from ._dialect import CTYPES, Frame, frame
+from ._expr import OPS
 
-CTYPES = {
-    "opencl": {
-        "float64": "double",
-        "float32": "float",
-        "int64": "long",
-        "int32": "int",
-        "int16": "short",
-        "int8": "char",
-        "uint8": "uchar",
-        "bool": "uchar",
-    },
-    "cuda": {
-        "float64": "double",
-        "float32": "float",
-        "int64": "long long",
-        "int32": "int",
-        "int16": "short",
-        "int8": "signed char",
-        "uint8": "unsigned char",
-        "bool": "unsigned char",
-    },
-}
 #: dtypes a fused kernel can hold (float16/bfloat16 tensors run unfused)
 FUSABLE_DTYPES = frozenset(CTYPES["cuda"])
 #: the reduction nodes of a row kernel (`_render_row.py`): op name -> how rows are combined
@@ -72,30 +52,6 @@ class Program(NamedTuple):
 
     def name(self) -> str:
         return "fused_" + hashlib.sha1(repr(self).encode()).hexdigest()[:16]
-
-
-_REM = """{dev}{T} {name}({T} a, {T} b) {{
-  {T} r = fmod(a, b);  /* the divisor's sign, as numpy and the inner backends */
-  if (r != ({T})0) {{ if ((b < ({T})0) != (r < ({T})0)) r += b; }} else {{ r = copysign(({T})0, b); }}
-  return r;
-}}
-"""
-
-
-class Frame(NamedTuple):
-    """What differs between the dialects, around the shared expressions."""
-
-    ct: dict  # dtype name -> C type
-    cuda: bool
-    gptr: str  # pointer qualifier
-    restrict: str
-
-
-def frame(dialect: str) -> Frame:
-    cuda = dialect == "cuda"
-    return Frame(
-        CTYPES[dialect], cuda, "" if cuda else "__global ", " __restrict__" if cuda else ""
-    )
 
 
 def value_dtype(prog: Program, ref: int) -> str:
@@ -187,11 +143,8 @@ def op_lines(prog, fr, snames, helpers, keep, lane="", stat=None) -> list:
             operands[letter] = var
         for s, name in enumerate(snames.get(j, ())):
             operands[f"s{s}"] = name
-        rem = ""
-        if "{rem}" in spec.expr:
-            rem = "_rem_" + T
-            helpers[rem] = _REM.format(dev="__device__ " if fr.cuda else "", T=T, name=rem)
-        expr = spec.expr.format(T=T, D=O, rem=rem, **operands)
+        calls = helper_names(fr, node.dtype, spec.expr, helpers)
+        expr = spec.expr.format(T=T, D=O, i="i", **operands, **calls)
         lines.append(f"    const {O} v{j}{lane} = ({O})({expr});")
     return lines
 
@@ -211,11 +164,19 @@ def store_lines(prog: Program, outputs) -> list:
     return lines
 
 
+def helper_names(fr: Frame, dtype: str, expr: str, helpers: dict) -> dict:
+    """Helper placeholder -> function name for the helpers `expr` calls (their sources are
+    added to `helpers`, once per name)."""
+    names = {}
+    for which in _helpers.used(expr):
+        name, src = _helpers.helper(which, dtype, fr.ct[dtype], fr.cuda)
+        helpers[name] = src
+        names[which] = name
+    return names
+
+
 def preamble(prog: Program, fr: Frame, helpers: dict) -> str:
-    pre = ""
-    if not fr.cuda and any(dt == "float64" for dt in dtypes(prog)):
-        pre = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    return pre + "".join(helpers.values())
+    return fr.pragma(dtypes(prog)) + "".join(helpers.values())
 
 
 def dtypes(prog: Program):
@@ -223,12 +184,6 @@ def dtypes(prog: Program):
     for node in prog.nodes:
         yield node.dtype
         yield node.out
-
-
-def kernel_head(fr: Frame, name: str, attrs: str = "") -> str:
-    if fr.cuda:
-        return f'extern "C" __global__ void {name}('
-    return f"__kernel {attrs}void {name}("
 
 
 def render(prog: Program, dialect: str) -> tuple[str, str]:
@@ -249,16 +204,10 @@ def render(prog: Program, dialect: str) -> tuple[str, str]:
         *op_lines(prog, fr, snames, helpers, range(len(prog.nodes))),
         *store_lines(prog, range(len(prog.outputs))),
     ]
-    if fr.cuda:
-        loop = (
-            "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;"
-            " i += blockDim.x * gridDim.x) {"
-        )
-    else:
-        loop = "  for (int i = get_global_id(0); i < n; i += get_global_size(0)) {"
+    loop = f"  for (int i = {fr.gid}; i < n; i += {fr.gsize}) {{"
     src = (
         preamble(prog, fr, helpers)
-        + kernel_head(fr, name)
+        + fr.head(name)
         + ", ".join(params)
         + ") {\n"
         + loop

@@ -23,7 +23,6 @@ from ._render import (
     Program,
     buffer_params,
     frame,
-    kernel_head,
     load_lines,
     op_lines,
     preamble,
@@ -132,13 +131,10 @@ def render_vector(prog: Program, dialect: str) -> tuple[str, str]:
         *op_lines(prog, fr, snames, helpers, every),
         *store_lines(prog, range(len(prog.outputs))),
     ]
-    if fr.cuda:
-        first, step = "blockIdx.x * blockDim.x + threadIdx.x", "blockDim.x * gridDim.x"
-    else:
-        first, step = "get_global_id(0)", "get_global_size(0)"
+    first, step = fr.gid, fr.gsize
     src = (
         preamble(prog, fr, helpers)
-        + kernel_head(fr, name)
+        + fr.head(name)
         + ", ".join(params)
         + ") {\n"
         + f"  const int nv = n / {lanes};\n"

@@ -1,0 +1,71 @@
+"""burn_gpu: the kernel layer of burn-py's GPU backends -- every GPU kernel written once, as a
+template rendered into OpenCL C or CUDA C, and the runtime contract the backends implement.
+
+- `OPS` / `KERNELS` (`_expr.py`): the one expression table of the elementwise ops;
+- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C;
+- `Program` / `render` and `Reduction` / `render_reduction`: the fused-kernel renderer Fusion
+  uses (one node is an eager op);
+- `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
+- `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
+- `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
+- `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
+- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
+
+Example:
+    >>> from burn_gpu import Node, Program, render
+    >>> prog = Program((("float32", False),), 0, (Node("float_exp", (-1,), "float32", "float32"),),
+    ...                ((0, -1, ()),))
+    >>> src, name = render(prog, "cuda")
+    >>> "exp(x0)" in src
+    True
+"""
+
+from ._dialect import CTYPES, DIALECTS, Frame, frame
+from ._eager import cast_program, eager_ops, eager_program
+from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._layout import LAY_C, MAXD, collapse, index_code, pack
+from ._pool import GEO_FIELDS, geo_args, pool_program
+from ._random import KINDS, random_program
+from ._reduce import reduce_program
+from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
+from ._render_row import Reduction, render_reduction
+from ._render_vec import WIDTHS
+from ._runtime import GpuBackend, Runtime, runtime_of
+
+__all__ = [
+    "CTYPES",
+    "DIALECTS",
+    "FLOAT_FN",
+    "FUSABLE_DTYPES",
+    "FUSED",
+    "GEO_FIELDS",
+    "KERNELS",
+    "KINDS",
+    "LAY_C",
+    "MAXD",
+    "OPS",
+    "REDUCE_OPS",
+    "WIDTHS",
+    "Frame",
+    "GpuBackend",
+    "Node",
+    "Op",
+    "Program",
+    "Reduction",
+    "Runtime",
+    "cast_program",
+    "collapse",
+    "eager_ops",
+    "eager_program",
+    "frame",
+    "geo_args",
+    "index_code",
+    "kind_of",
+    "pack",
+    "pool_program",
+    "random_program",
+    "reduce_program",
+    "render",
+    "render_reduction",
+    "runtime_of",
+]

@@ -1,0 +1,85 @@
+"""The runtime contract: what a GPU backend gives the kernel layer and Fusion.
+
+A backend that compiles kernels (`OpenCl`, `Cuda`) is a `GpuBackend`: `runtime(device)` returns
+a `Runtime` for one of its devices -- allocation, compile with a cache, launch, the dialect its
+compiler reads and the launch limits -- and two questions about its primitives. Fusion asks
+these and nothing else (no module found by naming convention), so a new runtime (HIP, Metal) is
+one class implementing `Runtime` and three methods on its backend.
+
+Kernel arguments, in this order, for `launch`: `int n`, then `ints` (each an int32), the output
+buffers, the input buffers, then `scalars` as `(value, dtype name)` pairs, each converted to that
+dtype. `groups=None` is a grid-stride launch over `items` work-items (default `n`); `groups=G`
+launches `G` groups of `reduce_local` items (reductions).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Runtime(Protocol):
+    """Kernel services of one device of a GPU backend."""
+
+    #: the C dialect its compiler reads: "opencl" or "cuda" (`burn_gpu.frame(dialect)`)
+    dialect: str
+    #: cap on groups of a grid-stride launch
+    max_groups: int
+    #: work-group size of reductions (a power of two: their tree reduction halves it)
+    reduce_local: int
+    #: a human-readable name of the device ("NVIDIA H200", "pthread-AMD EPYC ...")
+    device_name: str
+
+    def compile(self, source: str, name: str) -> tuple[Any, str]:
+        """(kernel `name` of `source`, how): how is "memory", "disk" or "compiled"."""
+        ...
+
+    def empty(self, shape: tuple, dtype: Any) -> Any:
+        """A new uninitialised contiguous array of the backend (its primitive)."""
+        ...
+
+    def layout(self, x: Any) -> tuple[tuple, int]:
+        """(strides, offset) of primitive `x` in elements, relative to the buffer `launch`
+        passes for it."""
+        ...
+
+    def aligned(self, x: Any) -> bool:
+        """Whether `x`'s first element may be read with 16-byte vector accesses."""
+        ...
+
+    def launch(
+        self, kernel: Any, n: int, ints, outs, ins, scalars, groups=None, items=None
+    ) -> None:
+        """Run `kernel` (see the module docstring for the argument order and the grid)."""
+        ...
+
+
+@runtime_checkable
+class GpuBackend(Protocol):
+    """A backend whose ops run kernels compiled from C source: what Fusion fuses into."""
+
+    def runtime(self, device: Any) -> Runtime:
+        """A new `Runtime` for `device` (a `Device` of this backend), with its own kernel
+        cache in memory (compiled binaries may be shared on disk)."""
+        ...
+
+    def is_primitive(self, x: Any) -> bool:
+        """Whether `x` is one of this backend's tensor primitives."""
+        ...
+
+    def device_index(self, x: Any) -> int:
+        """The index of the device primitive `x` lives on (cheap: once per op in Fusion)."""
+        ...
+
+
+def runtime_of(backend: Any, device: Any) -> Runtime:
+    """`backend.runtime(device)`, checked: a clear error where `backend` compiles no kernels."""
+    if not isinstance(backend, GpuBackend):
+        raise TypeError(
+            f"{backend!r} compiles no kernels (it is not a burn_gpu.GpuBackend: no "
+            "runtime(device), is_primitive(x), device_index(x))"
+        )
+    rt = backend.runtime(device)
+    if not isinstance(rt, Runtime):
+        raise TypeError(f"{backend!r}.runtime() returned {type(rt).__name__}, not a Runtime")
+    return rt
