@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from ._device import Device
 from ._dtype import Bool, DType, Float, Int
 from ._ops_activation import ActivationOps
+from ._ops_attention import AttentionOps
 from ._ops_bool import BoolOps
 from ._ops_float import FloatOps
 from ._ops_int import IntOps
@@ -52,7 +53,9 @@ class _Interned(type):
             return _Interned._cache.setdefault(key, obj)
 
 
-class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_Interned):
+class Backend(
+    FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, ActivationOps, metaclass=_Interned
+):
     """Base class of every backend and decorator.
 
     Subclasses set `name`, `device_kind`, implement the required ops (see `required_ops()`), and may
@@ -224,6 +227,6 @@ def _rebuild_backend(cls, kwargs):
 
 def op_table() -> list[str]:
     names = set(REQUIRED)
-    for base in (FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps):
+    for base in (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, ActivationOps):
         names.update(n for n in vars(base) if not n.startswith("_"))
     return sorted(names)
