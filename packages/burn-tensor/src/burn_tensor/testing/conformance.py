@@ -18,6 +18,7 @@ from ._suite_creation import *
 from ._suite_device import *
 from ._suite_elementwise import *
 from ._suite_layout import *
+from ._suite_module_attention import *
 from ._suite_module_conv import *
 from ._suite_module_conv_grad import *
 from ._suite_module_conv_literals import *
