@@ -118,3 +118,19 @@ def _attention(c, g):
 
 
 RULES["attention"] = rule(_attention, keep=(0, 1, 2))
+
+
+# -- layer norm ---------------------------------------------------------------------------------------
+def _layer_norm(c, g):
+    x, gamma = c.x(0), c.x(1)
+    dx, dgamma, dbeta = c.b.layer_norm_backward(x, gamma, g, c.arg(3))
+    return (
+        dx if c.need(0) else None,
+        dgamma if c.need(1) else None,
+        dbeta if c.arg(2) is not None and c.need(2) else None,
+        None,
+    )
+
+
+# The statistics are recomputed from x in backward: x and gamma are kept, never the output.
+RULES["layer_norm"] = rule(_layer_norm, keep=(0, 1))

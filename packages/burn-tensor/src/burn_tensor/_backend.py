@@ -25,6 +25,7 @@ from ._ops_bool import BoolOps
 from ._ops_float import FloatOps
 from ._ops_int import IntOps
 from ._ops_module import ModuleOps
+from ._ops_norm import NormOps
 from ._ops_spec import REQUIRED, required_ops
 
 
@@ -54,7 +55,7 @@ class _Interned(type):
 
 
 class Backend(
-    FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, ActivationOps, metaclass=_Interned
+    FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps, metaclass=_Interned
 ):
     """Base class of every backend and decorator.
 
@@ -227,6 +228,6 @@ def _rebuild_backend(cls, kwargs):
 
 def op_table() -> list[str]:
     names = set(REQUIRED)
-    for base in (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, ActivationOps):
+    for base in (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps):
         names.update(n for n in vars(base) if not n.startswith("_"))
     return sorted(names)

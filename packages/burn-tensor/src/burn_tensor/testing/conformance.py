@@ -24,6 +24,7 @@ from ._suite_module_conv_grad import *
 from ._suite_module_conv_literals import *
 from ._suite_module_embedding import *
 from ._suite_module_interp import *
+from ._suite_module_layer_norm import *
 from ._suite_module_linear import *
 from ._suite_module_literals import *
 from ._suite_module_pool import *
