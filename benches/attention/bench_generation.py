@@ -21,15 +21,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tokens", type=int, default=256)
-    p.add_argument("--prompt", type=int, default=8)
-    p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--d-model", type=int, default=256)
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--heads", type=int, default=8)
-    p.add_argument("--vocab", type=int, default=1000)
-    p.add_argument("--backend", default="ndarray")
-    p.add_argument("--out", type=Path, default=ROOT / "benches" / "results")
+    p.add_argument("--tokens", type=int, default=256, help="tokens to generate (default 256)")
+    p.add_argument("--prompt", type=int, default=8, help="prompt length (default 8)")
+    p.add_argument("--batch", type=int, default=4, help="sequences at once (default 4)")
+    p.add_argument("--d-model", type=int, default=256, help="model width (default 256)")
+    p.add_argument("--layers", type=int, default=4, help="encoder layers (default 4)")
+    p.add_argument("--heads", type=int, default=8, help="attention heads (default 8)")
+    p.add_argument("--vocab", type=int, default=1000, help="vocabulary size (default 1000)")
+    p.add_argument("--backend", default="ndarray", help="burn backend entry point (default ndarray)")
+    p.add_argument(
+        "--out", type=Path, default=ROOT / "benches" / "results", help="folder of generation.json"
+    )
     return p
 
 
