@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--layers", type=int, default=4, help="encoder layers (default 4)")
     p.add_argument("--heads", type=int, default=8, help="attention heads (default 8)")
     p.add_argument("--vocab", type=int, default=1000, help="vocabulary size (default 1000)")
-    p.add_argument("--backend", default="ndarray", help="burn backend entry point (default ndarray)")
+    p.add_argument("--backend", default="ndarray", help="burn backend name (default ndarray)")
     p.add_argument(
         "--out", type=Path, default=ROOT / "benches" / "results", help="folder of generation.json"
     )

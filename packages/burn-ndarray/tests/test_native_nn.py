@@ -9,7 +9,9 @@ import pytest
 from burn_ndarray import NdArray, _native
 from burn_tensor import Backend
 
-pytestmark = pytest.mark.skipif(_native.lib() is None, reason=f"no native kernels: {_native.status()}")
+pytestmark = pytest.mark.skipif(
+    _native.lib() is None, reason=f"no native kernels: {_native.status()}"
+)
 
 
 def _data(shape, dt, seed=0):

@@ -119,7 +119,8 @@ def test_cross_attention_errors(dev64):
     with pytest.raises(ValueError, match=r"context must be \[batch, seq_k, d_context=5\]"):
         ca.forward(T(np.ones((1, 2, 8)), dev64), T(np.ones((1, 2, 4)), dev64))
     with pytest.raises(ValueError, match=r"mask must be \[batch, seq_k\] = \[1, 2\]"):
-        ca.forward(T(np.ones((1, 2, 8)), dev64), T(np.ones((1, 2, 5)), dev64), B([[0, 0, 1]], dev64))
+        q, c = T(np.ones((1, 2, 8)), dev64), T(np.ones((1, 2, 5)), dev64)
+        ca.forward(q, c, B([[0, 0, 1]], dev64))
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -173,7 +174,9 @@ def test_mha_cache_weights_and_restart(dev64, rng):
     cache = MhaCache.autoregressive()
     for t in range(1, 5):
         step = m.forward_cache(
-            MhaInput.self_attn(x.narrow(1, 0, t)).mask_attn(generate_autoregressive_mask(1, t, dev64)),
+            MhaInput.self_attn(x.narrow(1, 0, t)).mask_attn(
+                generate_autoregressive_mask(1, t, dev64)
+            ),
             cache,
         )
     np.testing.assert_allclose(step.context.numpy(), full.context.numpy(), rtol=1e-9, atol=1e-9)

@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-size", type=int, default=4000, help="generated training sentences")
     p.add_argument("--test-size", type=int, default=1000, help="generated test sentences")
     p.add_argument("--ag-news", action="store_true",
-                   help="train on AG News instead (needs network + the datasets package)")  # fmt: skip
+                   help="train on AG News instead (needs network + datasets)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="seed of data, weights and batches")
     p.add_argument("--json", default=None, help="write the run's report to this file")
     return p

@@ -50,7 +50,8 @@ def train(train_set, test_set, n_classes, backend, epochs=3, batch=32, lr=1e-3, 
             losses.append(float(loss.into_scalar()))
         valid = model.valid()
         acc = accuracy(valid, tids, tmask, test_labels, valid.head.weight.val().device)
-        report["epochs"].append({"epoch": epoch, "loss": float(np.mean(losses)), "test_accuracy": acc})
+        mean_loss = float(np.mean(losses))
+        report["epochs"].append({"epoch": epoch, "loss": mean_loss, "test_accuracy": acc})
         log(f"epoch {epoch}  loss {np.mean(losses):.4f}  test accuracy {acc:.3f}  "
             f"({time.perf_counter() - start:.1f} s)")  # fmt: skip
     report["test_accuracy"] = report["epochs"][-1]["test_accuracy"]

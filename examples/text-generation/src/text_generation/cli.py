@@ -24,7 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sentences", type=int, default=4000,
                    help="sentences of the generated corpus (default 4000)")  # fmt: skip
     p.add_argument("--hf-dataset", default=None,
-                   help="train on a Hugging Face dataset instead (needs network + datasets)")  # fmt: skip
+                   help="train on a Hugging Face dataset (needs network + datasets)")  # fmt: skip
     p.add_argument("--hf-column", default="text", help="its text column (default text)")
     p.add_argument("--prompt", default="alice ", help="prompt of the generated sample")
     p.add_argument("--generate", type=int, default=60, help="characters to generate (default 60)")

@@ -21,7 +21,8 @@ def synthetic_corpus(n_sentences: int, seed: int = 0) -> str:
     out = []
     for _ in range(n_sentences):
         det = "the" if rng.random() < 0.5 else "a"
-        words = (rng.choice(NAMES), rng.choice(VERBS), det, rng.choice(ADJECTIVES), rng.choice(NOUNS))
+        adj, noun = rng.choice(ADJECTIVES), rng.choice(NOUNS)
+        words = (rng.choice(NAMES), rng.choice(VERBS), det, adj, noun)
         out.append(" ".join(words) + ".")
     return " ".join(out)
 

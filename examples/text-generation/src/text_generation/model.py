@@ -59,7 +59,7 @@ class TextGenerationModel(Module):
     def _input(self, tokens: Tensor) -> TransformerEncoderInput:
         b, s = tokens.dims()
         if s > self.max_seq_len:
-            raise ValueError(f"sequence of {s} tokens is longer than max_seq_len={self.max_seq_len}")
+            raise ValueError(f"{s} tokens: longer than max_seq_len={self.max_seq_len}")
         pos = Tensor.arange(0, s, tokens.device).reshape([1, s]).expand([b, s])
         x = self.tokens.forward(tokens).add(self.positions.forward(pos))
         return TransformerEncoderInput.new(x).mask_attn(

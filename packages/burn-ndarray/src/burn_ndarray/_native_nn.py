@@ -40,7 +40,8 @@ def declare(lib) -> None:
 
 def install(backend, lib, m: int, ops: dict) -> None:
     threads = backend.num_threads
-    k = {name: _ops._kernels(lib, name) for name in ("gelu", "gelu_bwd", "layer_norm", "layer_norm_bwd")}
+    names = ("gelu", "gelu_bwd", "layer_norm", "layer_norm_bwd")
+    k = {name: _ops._kernels(lib, name) for name in names}
     ops["gelu"] = _gelu(k["gelu"], backend.gelu, m, threads)
     ops["gelu_backward"] = _gelu_bwd(k["gelu_bwd"], backend.gelu_backward, m, threads)
     ops["layer_norm"] = _layer_norm(k["layer_norm"], backend.layer_norm, m, threads)

@@ -33,7 +33,8 @@ class Sampler:
         problems = []
         if not isinstance(temperature, (int, float)) or not temperature >= 0.0:
             problems.append(f"temperature must be >= 0, got {temperature!r}")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        bad_k = isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1
+        if top_k is not None and bad_k:
             problems.append(f"top_k must be a positive int or None, got {top_k!r}")
         if top_p is not None and not (isinstance(top_p, (int, float)) and 0.0 < top_p <= 1.0):
             problems.append(f"top_p must be in (0, 1] or None, got {top_p!r}")
@@ -97,13 +98,15 @@ def generate(
     sequence has. Returns Int [batch, seq + generated].
 
     Example:
-        >>> tokens = generate(lambda t: model_logits(t), prompt, 32, Sampler(0.8, top_k=40, seed=1))  # doctest: +SKIP
+        >>> s = Sampler(0.8, top_k=40, seed=1)
+        >>> tokens = generate(model_logits, prompt, 32, s)  # doctest: +SKIP
     """
     if prompt.kind is not Int or prompt.rank() != 2:
         raise ValueError(
             f"generate: prompt must be Int [batch, seq], got {prompt.kind.value} {prompt.dims()}"
         )
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+    n = max_new_tokens
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"generate: max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
     sampler = sampler or Sampler()
     device = prompt.device

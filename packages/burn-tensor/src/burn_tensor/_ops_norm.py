@@ -37,7 +37,8 @@ class NormOps:
         n = math.prod(x.shape[:-1])
         gx = self.float_reshape(self.float_mul(output_grad, xhat), (n, d))
         dgamma = self.float_reshape(self.float_sum_dim(gx, 0), (d,))
-        dbeta = self.float_reshape(self.float_sum_dim(self.float_reshape(output_grad, (n, d)), 0), (d,))
+        g2 = self.float_reshape(output_grad, (n, d))
+        dbeta = self.float_reshape(self.float_sum_dim(g2, 0), (d,))
         return dx, dgamma, dbeta
 
     def _layer_norm_xhat(self, x, epsilon):
