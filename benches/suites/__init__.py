@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import (
+    attention,
     autodiff,
     binary,
     conv2d,
@@ -13,6 +14,7 @@ from . import (
     reduce,
     softmax,
     training_step,
+    transformer_encoder,
     unary,
 )
 
@@ -30,5 +32,7 @@ SUITES = {
         training_step,
         autodiff,
         custom_gelu,
+        attention,
+        transformer_encoder,
     )
 }

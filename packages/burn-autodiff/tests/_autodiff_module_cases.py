@@ -68,4 +68,9 @@ MODULE_CASES = [
         lambda B, x: B.unfold4d(x, (2, 2), UnfoldOptions((1, 1), (1, 0), (1, 1))),
         [u(1, 2, 3, 3)],
     ),
+    # attention: one node, backward = attention_backward (softmax recomputed); more rows and a
+    # numpy float64 reference in test_gradcheck_attention.py
+    ("attention", lambda B, q, k, v: B.attention(q, k, v, None, True, 0.6),
+     [u(2, 1, 3, 4), u(2, 1, 5, 4), u(2, 1, 5, 3)]),  # fmt: skip
+    ("layer_norm", lambda B, x, g, b: B.layer_norm(x, g, b, 1e-5), [u(3, 5), u(5), u(5)]),
 ]

@@ -97,3 +97,40 @@ RULES["max_pool2d_with_indices"] = rule(_max_pool2d_with_indices, keep=(0,), out
 RULES["adaptive_avg_pool2d"] = rule(_adaptive_avg_pool2d, keep=(0,))
 RULES["interpolate"] = rule(_interpolate, keep=(0,))
 RULES["embedding"] = rule(_embedding, keep=(0,))
+
+
+# -- attention ----------------------------------------------------------------------------------------
+def _attention(c, g):
+    # One backward primitive for the three gradients: it recomputes the softmax from Q and K
+    # (flash-attention style), so the node keeps Q, K, V and the mask, never the
+    # [seq_q, seq_k] probabilities.
+    q, k, v = c.x(0), c.x(1), c.x(2)
+    _, _, _, mask, causal, scale = c.args
+    dq, dk, dv = c.b.attention_backward(q, k, v, mask, g, causal, scale)
+    return (
+        dq if c.need(0) else None,
+        dk if c.need(1) else None,
+        dv if c.need(2) else None,
+        None,
+        None,
+        None,
+    )
+
+
+RULES["attention"] = rule(_attention, keep=(0, 1, 2))
+
+
+# -- layer norm ---------------------------------------------------------------------------------------
+def _layer_norm(c, g):
+    x, gamma = c.x(0), c.x(1)
+    dx, dgamma, dbeta = c.b.layer_norm_backward(x, gamma, g, c.arg(3))
+    return (
+        dx if c.need(0) else None,
+        dgamma if c.need(1) else None,
+        dbeta if c.arg(2) is not None and c.need(2) else None,
+        None,
+    )
+
+
+# The statistics are recomputed from x in backward: x and gamma are kept, never the output.
+RULES["layer_norm"] = rule(_layer_norm, keep=(0, 1))

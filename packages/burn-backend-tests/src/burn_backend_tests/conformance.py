@@ -18,11 +18,13 @@ from .suites.creation import *
 from .suites.device import *
 from .suites.elementwise import *
 from .suites.layout import *
+from .suites.module_attention import *
 from .suites.module_conv import *
 from .suites.module_conv_grad import *
 from .suites.module_conv_literals import *
 from .suites.module_embedding import *
 from .suites.module_interp import *
+from .suites.module_layer_norm import *
 from .suites.module_linear import *
 from .suites.module_literals import *
 from .suites.module_pool import *

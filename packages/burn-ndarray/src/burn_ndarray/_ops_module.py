@@ -16,7 +16,12 @@ from burn_tensor.ops import (
     UnfoldOptions,
 )
 
-from . import _conv, _conv_transpose, _im2col, _pool
+from . import _attention, _conv, _conv_transpose, _im2col, _pool
+
+
+def _attention_kernel(q, k, v) -> bool:
+    """Whether the blocked kernel takes these operands (one float dtype it has)."""
+    return q.dtype in _attention.KERNEL_DTYPES and k.dtype == q.dtype and v.dtype == q.dtype
 
 
 def _pair(v) -> tuple[int, int]:
@@ -24,6 +29,19 @@ def _pair(v) -> tuple[int, int]:
 
 
 class NdArrayModuleOps:
+    # -- attention: the blocked kernel (`_attention`) for float32/float64 ------------------------
+    def attention(self, query, key, value, mask, causal, scale):
+        if not _attention_kernel(query, key, value):
+            return super().attention(query, key, value, mask, causal, scale)
+        return _attention.forward(query, key, value, mask, causal, scale, self.num_threads)
+
+    def attention_backward(self, query, key, value, mask, output_grad, causal, scale):
+        if not _attention_kernel(query, key, value):
+            return super().attention_backward(query, key, value, mask, output_grad, causal, scale)
+        return _attention.backward(
+            query, key, value, mask, output_grad, causal, scale, self.num_threads
+        )
+
     # -- convolution ------------------------------------------------------------------------------
     def conv2d(self, x, weight, bias, options: ConvOptions):
         o = options

@@ -212,21 +212,46 @@ SMALL_GEMM = 1 << 22
 
 def matmul(x, y, threads: int):
     """np.matmul with the budget: a batch of small matrices is split over the pool along its
-    leading axis; otherwise one BLAS call with `threads` BLAS threads."""
+    (flattened) batch dims, one BLAS thread per part; otherwise one BLAS call with `threads`
+    BLAS threads. The batch is every leading dim, not only the first: attention's
+    [batch, heads, seq, dim] products with a small batch and many heads split over the heads
+    too (a single call would run each head's small GEMM on all BLAS threads in turn)."""
     m, k, n = x.shape[-2], x.shape[-1], y.shape[-1]
-    batch = math.prod(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
+    batch_shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    batch = math.prod(batch_shape)
     _blas.set_threads(_blas.gemm_threads(batch * m * k * n, threads))
+    if batch < 2 or (m * k * n >= SMALL_GEMM and batch < threads):
+        return np.matmul(x, y)
+    xb, yb = _batch_view(x, batch_shape, batch), _batch_view(y, batch_shape, batch)
+    if xb is None or yb is None:  # a partial broadcast, or a view that would need a copy
+        return _matmul_first_axis(x, y, threads)
+    probe = np.matmul(xb[:1, :1], yb[:1, :, :1])
+    out = np.empty(batch_shape + (m, n), probe.dtype)
+    ob = out.reshape(batch, m, n)
+    chunks = [
+        (xb[a:b] if xb.shape[0] > 1 else xb, yb[a:b] if yb.shape[0] > 1 else yb, ob[a:b])
+        for a, b in ranges(batch, min(threads, batch))
+    ]
+    _blas.set_threads(1)
+    try:
+        run_chunks(_matmul_chunk, chunks)
+    finally:
+        _blas.set_threads(threads)
+    return out
+
+
+def _matmul_first_axis(x, y, threads: int):
+    """np.matmul split along the first axis only (operands whose batch dims do not flatten to
+    a view, or broadcast in part); one call when that axis cannot be split."""
     if x.ndim < 3 or x.shape[0] < 2 or y.ndim not in (2, x.ndim):
         return np.matmul(x, y)
     if y.ndim == x.ndim and y.shape[0] not in (1, x.shape[0]):
         return np.matmul(x, y)
-    if m * k * n >= SMALL_GEMM and x.shape[0] < threads:
-        return np.matmul(x, y)
-    parts = min(threads, x.shape[0])
     ys = y.ndim == x.ndim and y.shape[0] != 1
     probe = np.matmul(x[:1, ..., :1, :], y[:1, ..., :1] if ys else y[..., :1])
-    shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (m, n)
+    shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2]) + (x.shape[-2], y.shape[-1])
     out = np.empty(shape, probe.dtype)
+    parts = min(threads, x.shape[0])
     chunks = [(x[a:b], y[a:b] if ys else y, out[a:b]) for a, b in ranges(x.shape[0], parts)]
     _blas.set_threads(1)
     try:
@@ -234,6 +259,22 @@ def matmul(x, y, threads: int):
     finally:
         _blas.set_threads(threads)
     return out
+
+
+def _batch_view(a, batch_shape, batch: int):
+    """`a` [..., r, c] as a [batch or 1, r, c] view (1: broadcast over the batch), or None
+    when that needs a copy or the batch dims broadcast only in part."""
+    lead = a.shape[:-2]
+    if lead == tuple(batch_shape):
+        size = batch
+    elif math.prod(lead) == 1:
+        size = 1
+    else:
+        return None
+    try:
+        return np.reshape(a, (size,) + a.shape[-2:], copy=False)
+    except ValueError:  # not expressible as a view of these strides
+        return None
 
 
 def _copy(dst, src):

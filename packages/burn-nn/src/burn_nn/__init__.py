@@ -105,6 +105,8 @@ from ._pool import (
     MaxPool2d,
     MaxPool2dConfig,
 )
+from ._cross_attention import CrossAttention, CrossAttentionCache, CrossAttentionConfig
+from ._generation import Sampler, generate
 from ._attention import (
     MhaCache,
     MhaInput,
@@ -131,6 +133,10 @@ from ._resize import (
     Unfold4dConfig,
 )
 from ._rnn import BiLstm, BiLstmConfig, GateController, Gru, GruConfig, Lstm, LstmConfig, LstmState
+from ._transformer_cache import (
+    TransformerDecoderAutoregressiveCache,
+    TransformerEncoderAutoregressiveCache,
+)
 from ._transformer import (
     PositionWiseFeedForward,
     PositionWiseFeedForwardConfig,
@@ -265,7 +271,14 @@ __all__ = [
     "Lstm",
     "LstmConfig",
     "LstmState",
+    "CrossAttention",
+    "CrossAttentionCache",
+    "CrossAttentionConfig",
     "MhaCache",
+    "Sampler",
+    "TransformerDecoderAutoregressiveCache",
+    "TransformerEncoderAutoregressiveCache",
+    "generate",
     "MhaInput",
     "MhaOutput",
     "MultiHeadAttention",

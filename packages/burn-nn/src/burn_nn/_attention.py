@@ -1,15 +1,17 @@
 """`MultiHeadAttention` with padding/attention masks and an autoregressive inference cache
-(Burn's `nn::attention`)."""
+(Burn's `nn::attention`). The attention itself is the fused `burn_tensor.module.attention` op
+(`_attend`); the cache is in `_attention_cache`."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from burn_tensor import Tensor
-from burn_tensor import activation as A
 
+from ._attend import attend, combine_masks
+from ._attention_cache import MhaCache, append
 from ._config import config
 from ._dropout import Dropout
 from ._initializer import Initializer, KaimingUniform
@@ -44,47 +46,32 @@ class MhaInput:
         return MhaInput(self.query, self.key, self.value, self.mask_pad_, mask)
 
 
-@dataclass
 class MhaOutput:
-    """`context [batch, seq_q, d_model]` and attention `weights [batch, n_heads, seq_q, seq_k]`."""
+    """`context [batch, seq_q, d_model]` and attention `weights [batch, n_heads, seq_q, seq_k]`.
 
-    context: Tensor
-    weights: Tensor
+    The layers run the fused attention op, which never holds the weights: `weights` computes
+    them on first access (and keeps them), so a model that only reads `context` never pays for
+    the [seq_q, seq_k] matrix.
+    """
 
+    __slots__ = ("_weights", "_weights_fn", "context")
 
-@dataclass
-class TensorCache:
-    """Projections computed on earlier autoregressive steps; only new positions are projected."""
+    def __init__(self, context: Tensor, weights: Tensor | None = None, *, weights_fn=None):
+        if weights is None and weights_fn is None:
+            raise ValueError("MhaOutput: give weights or weights_fn")
+        self.context = context
+        self._weights = weights
+        self._weights_fn = weights_fn
 
-    tensor: Tensor | None = None
+    @property
+    def weights(self) -> Tensor:
+        if self._weights is None:
+            self._weights = self._weights_fn()
+            self._weights_fn = None
+        return self._weights
 
-    def forward_autoregressive(self, x: Tensor, fn) -> Tensor:
-        seq = x.dims()[1]
-        done = 0 if self.tensor is None else self.tensor.dims()[1]
-        if done == 0 or done > seq:
-            out = fn(x)
-        else:
-            out = (
-                Tensor.cat([self.tensor, fn(x.narrow(1, done, seq - done))], 1)
-                if seq > done
-                else self.tensor
-            )
-        self.tensor = out
-        return out
-
-
-@dataclass
-class MhaCache:
-    """Autoregressive cache of `MultiHeadAttention.forward_cache` (`MhaCache.autoregressive()`)."""
-
-    query: TensorCache = field(default_factory=TensorCache)
-    key: TensorCache = field(default_factory=TensorCache)
-    value: TensorCache = field(default_factory=TensorCache)
-    output: TensorCache = field(default_factory=TensorCache)
-
-    @classmethod
-    def autoregressive(cls) -> MhaCache:
-        return cls()
+    def __repr__(self) -> str:
+        return f"MhaOutput(context={self.context.dims()})"
 
 
 def generate_autoregressive_mask(batch_size: int, seq_length: int, device=None) -> Tensor:
@@ -179,15 +166,63 @@ class MultiHeadAttention(Module):
         q = self._heads(self.query.forward(input.query))
         k = self._heads(self.key.forward(input.key))
         v = self._heads(self.value.forward(input.value))
-        return self._attend(q, k, v, input)
+        return self._attend(q, k, v, input.mask_pad_, input.mask_attn_)
 
     def forward_cache(self, input: MhaInput, cache: MhaCache) -> MhaOutput:
-        """As `forward`, for autoregressive decoding where inputs grow one step at a time: the
-        projections of positions seen before are reused from `cache`."""
-        q = self._heads(cache.query.forward_autoregressive(input.query, self.query.forward))
-        k = self._heads(cache.key.forward_autoregressive(input.key, self.key.forward))
-        v = self._heads(cache.value.forward_autoregressive(input.value, self.value.forward))
-        return self._attend(q, k, v, input)
+        """As `forward`, for autoregressive inference: `input` holds the whole sequence so far
+        (and its masks), `cache` the previous step's; only the new positions are projected and
+        attend (to every key), the earlier outputs come from the cache. The result is the whole
+        sequence's, equal to `forward`'s when position i never attends past i (a causal mask).
+        """
+        self._check_inputs(input)
+        seq = input.query.dims()[1]
+        if seq < cache.rows:
+            cache.reset()
+        done = cache.rows
+        if seq > done:
+            key, value = input.key, input.value
+            if not cache.cross:
+                seen = cache.keys_seen()
+                key = key.narrow(1, seen, key.dims()[1] - seen)
+                value = value.narrow(1, seen, value.dims()[1] - seen)
+            mask_attn = input.mask_attn_
+            if mask_attn is not None:
+                mask_attn = mask_attn.narrow(1, done, seq - done)
+            rows = input.query.narrow(1, done, seq - done)
+            out = self.forward_rows(rows, key, value, input.mask_pad_, mask_attn, cache)
+            cache.output = append(cache.output, out.context, 1)
+        return MhaOutput(cache.output, weights_fn=lambda: self._cached_weights(input, cache))
+
+    def forward_rows(self, query, key, value, mask_pad, mask_attn, cache: MhaCache) -> MhaOutput:
+        """One autoregressive step on new positions only (what the transformers' caches call).
+
+        Shapes: query [b, new, d_model] (the new positions), key/value [b, new_k, d_model] (the
+        new key positions; for a cross-attention cache the whole memory, used on the first step
+        only), mask_pad Bool [b, seq_k] (every key), mask_attn Bool [b, new, seq_k] (the new
+        rows) -> context [b, new, d_model].
+        """
+        q = self._heads(self.query.forward(query))
+        if cache.cross and cache.key is not None:
+            k, v = cache.key, cache.value
+        else:
+            old_k, old_v = (None, None) if cache.cross else (cache.key, cache.value)
+            k = append(old_k, self._heads(self.key.forward(key)), 2)
+            v = append(old_v, self._heads(self.value.forward(value)), 2)
+            cache.key, cache.value = k, v
+        cache.query = append(cache.query, q, 2)
+        cache.rows += query.dims()[1]
+        return self._attend(q, k, v, mask_pad, mask_attn)
+
+    def _cached_weights(self, input: MhaInput, cache: MhaCache) -> Tensor:
+        """Weights [b, heads, rows, seq_k] of every cached position (computed on demand)."""
+        b = cache.query.dims()[0]
+        mask = combine_masks(
+            input.mask_pad_, input.mask_attn_, b, cache.rows, cache.keys_seen()
+        )
+        return attend(
+            cache.query, cache.key, cache.value, mask, self._scale(), self.min_float,
+            self.quiet_softmax, self.dropout,
+        )[1]()  # fmt: skip
 
     def _check_inputs(self, input: MhaInput) -> None:
         d_model = self.n_heads * self.d_k
@@ -199,16 +234,14 @@ class MultiHeadAttention(Module):
                     f"({self.n_heads} heads x d_k={self.d_k}), got {dims}"
                 )
 
-    def _attend(self, q: Tensor, k: Tensor, v: Tensor, input: MhaInput) -> MhaOutput:
-        scores = q.matmul(k.swap_dims(2, 3)).div_scalar(math.sqrt(self.d_k))
-        b, h, sq, sk = scores.dims()
-        if input.mask_pad_ is not None:
-            mask = input.mask_pad_.reshape([b, 1, 1, sk]).expand([b, h, sq, sk])
-            scores = scores.mask_fill(mask, self.min_float)
-        if input.mask_attn_ is not None:
-            mask = input.mask_attn_.reshape([b, 1, sq, sk]).expand([b, h, sq, sk])
-            scores = scores.mask_fill(mask, self.min_float)
-        weights = (A.quiet_softmax if self.quiet_softmax else A.softmax)(scores, 3)
-        context = self.dropout.forward(weights).matmul(v)
-        context = context.swap_dims(1, 2).reshape([b, sq, h * self.d_k])
-        return MhaOutput(self.output.forward(context), weights)
+    def _scale(self) -> float:
+        return 1.0 / math.sqrt(self.d_k)
+
+    def _attend(self, q: Tensor, k: Tensor, v: Tensor, mask_pad, mask_attn) -> MhaOutput:
+        b, h, sq, _ = q.dims()
+        mask = combine_masks(mask_pad, mask_attn, b, sq, k.dims()[2])
+        ctx, weights = attend(
+            q, k, v, mask, self._scale(), self.min_float, self.quiet_softmax, self.dropout
+        )
+        context = ctx.swap_dims(1, 2).reshape([b, sq, h * self.d_k])
+        return MhaOutput(self.output.forward(context), weights_fn=weights)

@@ -6,6 +6,7 @@ Affine parameters are `gamma` (ones) and `beta` (zeros), as Burn names them.
 from __future__ import annotations
 
 from burn_tensor import Tensor
+from burn_tensor import module as F
 
 from ._config import config
 from ._initializer import Ones, Zeros
@@ -129,12 +130,9 @@ class LayerNorm(Module):
     epsilon: float = 1e-5
 
     def forward(self, x: Tensor) -> Tensor:
-        var, mean = x.var_mean_bias(x.rank() - 1)
-        r = x.rank()
-        out = (
-            x.sub(mean).div(var.add_scalar(self.epsilon).sqrt()).mul(self.gamma.val().unsqueeze(r))
-        )
-        return out if self.beta is None else out.add(self.beta.val().unsqueeze(r))
+        # One backend op (one autodiff node; NdArray runs a row in one pass).
+        beta = None if self.beta is None else self.beta.val()
+        return F.layer_norm(x, self.gamma.val(), beta, self.epsilon)
 
 
 def _group_norm(x: Tensor, groups: int, gamma, beta, eps: float) -> Tensor:

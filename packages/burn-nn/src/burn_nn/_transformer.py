@@ -8,6 +8,10 @@ from burn_tensor import Tensor
 
 from ._activation import Gelu
 from ._attention import MhaInput, MultiHeadAttention, MultiHeadAttentionConfig
+from ._transformer_cache import (
+    TransformerDecoderAutoregressiveCache,
+    TransformerEncoderAutoregressiveCache,
+)
 from ._config import config
 from ._dropout import Dropout
 from ._initializer import Initializer, KaimingUniform
@@ -144,21 +148,22 @@ class TransformerEncoderLayer(Module):
     norm_first: bool = False
 
     def forward(self, x: Tensor, mask_pad=None, mask_attn=None) -> Tensor:
-        if self.norm_first:
-            h = self.norm_1.forward(x)
-            x = x.add(
-                self.dropout.forward(
-                    self.mha.forward(_mha_input(h, h, mask_pad, mask_attn)).context
-                )
-            )
-            return x.add(self.dropout.forward(self.pwff.forward(self.norm_2.forward(x))))
-        x = self.norm_1.forward(
-            x.add(
-                self.dropout.forward(
-                    self.mha.forward(_mha_input(x, x, mask_pad, mask_attn)).context
-                )
-            )
+        return self._run(
+            x, lambda h: self.mha.forward(_mha_input(h, h, mask_pad, mask_attn)).context
         )
+
+    def forward_rows(self, x: Tensor, mask_pad, mask_attn, cache) -> Tensor:
+        """`forward` on the new positions x [b, new, d_model] of an autoregressive step;
+        mask_attn holds the new rows [b, new, seq] (see `MultiHeadAttention.forward_rows`)."""
+        return self._run(
+            x, lambda h: self.mha.forward_rows(h, h, h, mask_pad, mask_attn, cache.mha).context
+        )
+
+    def _run(self, x: Tensor, attn) -> Tensor:
+        if self.norm_first:
+            x = x.add(self.dropout.forward(attn(self.norm_1.forward(x))))
+            return x.add(self.dropout.forward(self.pwff.forward(self.norm_2.forward(x))))
+        x = self.norm_1.forward(x.add(self.dropout.forward(attn(x))))
         return self.norm_2.forward(x.add(self.dropout.forward(self.pwff.forward(x))))
 
 
@@ -180,6 +185,34 @@ class TransformerEncoder(Module):
         for layer in self.layers:
             x = layer.forward(x, input.mask_pad_, input.mask_attn_)
         return x
+
+    def new_autoregressive_cache(self) -> TransformerEncoderAutoregressiveCache:
+        """An empty cache for `forward_autoregressive_inference`, one entry per layer."""
+        return TransformerEncoderAutoregressiveCache.empty(len(self.layers))
+
+    def forward_autoregressive_inference(
+        self, input: TransformerEncoderInput, cache: TransformerEncoderAutoregressiveCache
+    ) -> Tensor:
+        """`forward` for a sequence that grows one step at a time: `input` holds the whole
+        sequence so far (and its masks, e.g. `generate_autoregressive_mask`); only the new
+        positions run through the layers, attending to the keys and values every layer kept
+        in `cache`. Returns the whole sequence's output [b, seq, d_model], equal to `forward`'s
+        under a causal mask. A shorter sequence than the cached one starts over."""
+        return cache.step(
+            input.tensor,
+            input.mask_attn_,
+            lambda x, attn_rows: _rows_through(
+                self.layers, cache.layers, x, lambda layer, y, c: layer.forward_rows(
+                    y, input.mask_pad_, attn_rows, c
+                ),
+            ),
+        )  # fmt: skip
+
+
+def _rows_through(layers, caches, x, call):
+    for layer, c in zip(layers, caches):
+        x = call(layer, x, c)
+    return x
 
 
 @dataclass
@@ -260,18 +293,31 @@ class TransformerDecoderLayer(Module):
     norm_first: bool = False
 
     def forward(self, i: TransformerDecoderInput, x: Tensor) -> Tensor:
-        drop = self.dropout.forward
-
-        def self_part(h):
-            return self.self_attn.forward(
+        return self._run(
+            x,
+            lambda h: self.self_attn.forward(
                 _mha_input(h, h, i.target_mask_pad_, i.target_mask_attn_)
-            ).context
-
-        def cross_part(h):
-            return self.cross_attn.forward(
+            ).context,
+            lambda h: self.cross_attn.forward(
                 _mha_input(h, i.memory, i.memory_mask_pad_, i.memory_mask_attn_)
-            ).context
+            ).context,
+        )
 
+    def forward_rows(self, i: TransformerDecoderInput, x, target_attn, memory_attn, cache):
+        """`forward` on the new target positions x [b, new, d_model] of an autoregressive
+        step; target_attn / memory_attn hold the masks' new rows."""
+        return self._run(
+            x,
+            lambda h: self.self_attn.forward_rows(
+                h, h, h, i.target_mask_pad_, target_attn, cache.self_attn
+            ).context,
+            lambda h: self.cross_attn.forward_rows(
+                h, i.memory, i.memory, i.memory_mask_pad_, memory_attn, cache.cross_attn
+            ).context,
+        )
+
+    def _run(self, x: Tensor, self_part, cross_part) -> Tensor:
+        drop = self.dropout.forward
         if self.norm_first:
             x = x.add(drop(self_part(self.norm_1.forward(x))))
             x = x.add(drop(cross_part(self.norm_2.forward(x))))
@@ -291,3 +337,25 @@ class TransformerDecoder(Module):
         for layer in self.layers:
             x = layer.forward(input, x)
         return x
+
+    def new_autoregressive_cache(self) -> TransformerDecoderAutoregressiveCache:
+        """An empty cache for `forward_autoregressive_inference`, one entry per layer."""
+        return TransformerDecoderAutoregressiveCache.empty(len(self.layers))
+
+    def forward_autoregressive_inference(
+        self, input: TransformerDecoderInput, cache: TransformerDecoderAutoregressiveCache
+    ) -> Tensor:
+        """`forward` for a target that grows one step at a time (see the encoder's): only the
+        new target positions run; each layer keeps its self-attention keys/values and projects
+        the memory once. Returns the whole target's output [b, seq_t, d_model]."""
+        memory_attn = input.memory_mask_attn_
+
+        def rows(x, target_attn):
+            done = cache.rows
+            m = None if memory_attn is None else memory_attn.narrow(1, done, x.dims()[1])
+            return _rows_through(
+                self.layers, cache.layers, x,
+                lambda layer, y, c: layer.forward_rows(input, y, target_attn, m, c),
+            )  # fmt: skip
+
+        return cache.step(input.target, input.target_mask_attn_, rows)

@@ -1,5 +1,6 @@
 """`burn_nn.attention`: Burn's `burn::nn::attention` path."""
 
+from ._cross_attention import CrossAttention, CrossAttentionCache, CrossAttentionConfig
 from ._attention import (
     MhaCache,
     MhaInput,
@@ -11,6 +12,9 @@ from ._attention import (
 )
 
 __all__ = [
+    "CrossAttention",
+    "CrossAttentionCache",
+    "CrossAttentionConfig",
     "MhaCache",
     "MhaInput",
     "MhaOutput",

@@ -12,8 +12,14 @@ from ._transformer import (
     TransformerEncoderInput,
     TransformerEncoderLayer,
 )
+from ._transformer_cache import (
+    TransformerDecoderAutoregressiveCache,
+    TransformerEncoderAutoregressiveCache,
+)
 
 __all__ = [
+    "TransformerDecoderAutoregressiveCache",
+    "TransformerEncoderAutoregressiveCache",
     "PositionWiseFeedForward",
     "PositionWiseFeedForwardConfig",
     "TransformerDecoder",

@@ -20,10 +20,12 @@ from typing import Any, ClassVar
 from ._device import Device
 from ._dtype import Bool, DType, Float, Int
 from ._ops_activation import ActivationOps
+from ._ops_attention import AttentionOps
 from ._ops_bool import BoolOps
 from ._ops_float import FloatOps
 from ._ops_int import IntOps
 from ._ops_module import ModuleOps
+from ._ops_norm import NormOps
 from ._ops_spec import REQUIRED, required_ops
 
 
@@ -52,7 +54,9 @@ class _Interned(type):
             return _Interned._cache.setdefault(key, obj)
 
 
-class Backend(FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps, metaclass=_Interned):
+class Backend(
+    FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps, metaclass=_Interned
+):
     """Base class of every backend and decorator.
 
     Subclasses set `name`, `device_kind`, implement the required ops (see `required_ops()`), and may
@@ -240,6 +244,6 @@ def _rebuild_backend(cls, kwargs):
 
 def op_table() -> list[str]:
     names = set(REQUIRED)
-    for base in (FloatOps, IntOps, BoolOps, ModuleOps, ActivationOps):
+    for base in (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps):
         names.update(n for n in vars(base) if not n.startswith("_"))
     return sorted(names)

@@ -16,6 +16,8 @@ from . import _check as check
 from . import _check_data as check_data
 from ._dtype import Float, Int
 from ._errors import TensorCheckError
+from ._module_attention import attention
+from ._module_norm import layer_norm
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
 
@@ -312,6 +314,8 @@ def linear(x, weight, bias=None):
 
 
 __all__ = [
+    "attention",
+    "layer_norm",
     "conv1d",
     "conv2d",
     "conv_transpose1d",

@@ -1,4 +1,4 @@
-"""Native kernels: `kernels.c` and `conv.c`, compiled on first use with the system C compiler
+"""Native kernels: `kernels.c`, `conv.c` and `nn.c`, compiled on first use with the system C compiler
 into one library, loaded by ctypes.
 
 `lib()` returns the loaded library (a `ctypes.CDLL`) or None when native kernels are off
@@ -52,7 +52,7 @@ log = logging.getLogger("burn_ndarray.native")
 
 SOURCE = Path(__file__).with_name("kernels.c")
 # Compiled together into one library; the cache key holds every source's hash.
-SOURCES = (SOURCE, SOURCE.with_name("conv.c"))
+SOURCES = (SOURCE, SOURCE.with_name("conv.c"), SOURCE.with_name("nn.c"))
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",
@@ -328,10 +328,11 @@ def _declare(lib) -> None:
         for op in ("max", "min"):
             _sig(lib, f"arg_{op}_{t}", (p, p, L, L, L, i))
     lib.burn_max_threads.restype = i
-    from .. import _native_conv, _native_pool
+    from .. import _native_conv, _native_nn, _native_pool
 
     _native_pool.declare(lib)
     _native_conv.declare(lib)
+    _native_nn.declare(lib)
 
 
 def _sig(lib, name, argtypes) -> None:

@@ -1,0 +1,87 @@
+"""Scaled dot-product attention, forward + backward: `burn_tensor.module.attention` on
+`Autodiff(backend)` beside torch's `scaled_dot_product_attention` (float32).
+
+Shapes: batch 32, 8 heads, head dim 64, sequence 128 and 1024, causal and not (the issue's); the
+forward alone as well. Each call builds the graph, runs backward with a fixed output gradient and
+drops the gradients. There is no raw-numpy reference.
+"""
+
+from __future__ import annotations
+
+from .._harness import Case, Suite, Target
+from ._common import rand
+
+BATCH, HEADS, HEAD_DIM = 32, 8, 64
+
+
+def _burn(ctx, arrays, causal: bool, backward: bool):
+    from burn_tensor import Tensor, module
+
+    dev = ctx["ad_device"] if backward else ctx["device"]
+    q, k, v, g = (Tensor.from_data(a, dev) for a in arrays)
+    if backward:
+        q, k, v = (t.require_grad() for t in (q, k, v))
+
+    def run():
+        out = module.attention(q, k, v, causal=causal)
+        if not backward:
+            return out
+        grads = (out * g).sum().backward()
+        return q.grad(grads)
+
+    return run
+
+
+def _torch(ctx, arrays, causal: bool, backward: bool):
+    torch = ctx.get("torch")
+    if torch is None:
+        return None
+    dev = ctx.get("torch_device", "cpu")
+    q, k, v, g = (torch.from_numpy(a.copy()).to(dev) for a in arrays)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    if not backward:
+        return lambda: sdpa(q, k, v, is_causal=causal)
+    q, k, v = (t.requires_grad_(True) for t in (q, k, v))
+
+    def run():
+        q.grad = k.grad = v.grad = None
+        out = sdpa(q, k, v, is_causal=causal)
+        out.backward(g)
+        return q.grad
+
+    return run
+
+
+def build(ctx: dict, quick: bool) -> list[Case]:
+    b, h, d = (2, 2, 8) if quick else (BATCH, HEADS, HEAD_DIM)
+    seqs = (16, 64) if quick else (128, 1024)
+    cases = []
+    for seq in seqs:
+        arrays = [rand((b, h, seq, d), i) for i in range(4)]
+        for causal in (False, True):
+            for backward in (True, False):
+                kind = "fwd+bwd" if backward else "fwd"
+                name = f"{kind} b{b} h{h} s{seq} d{d}" + (" causal" if causal else "")
+                cases.append(
+                    Case(
+                        name,
+                        {"batch": b, "heads": h, "seq": seq, "head_dim": d, "causal": causal,
+                         "backward": backward},  # fmt: skip
+                        {
+                            "burn": _burn(ctx, arrays, causal, backward),
+                            "numpy": None,
+                            "torch": _torch(ctx, arrays, causal, backward),
+                        },
+                    )
+                )
+    return cases
+
+
+SUITE = Suite(
+    "attention",
+    "scaled dot-product attention forward(+backward), f32, [32, 8, seq, 64], seq 128/1024",
+    build,
+    [],
+    gpu_targets=[Target("attention fwd+bwd <= 1.2x torch SDPA", "burn/torch", 1.2)],
+    env={"OMP_WAIT_POLICY": "PASSIVE"},
+)
