@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import _check as check
 from . import _check_data as check_data
 from ._dtype import Bool, Float, Int
+from ._autocast import half_op
 from ._errors import TensorCheckError
 
 _new = object.__new__
@@ -340,6 +341,7 @@ class MathMixin:
     def contains_nan(self) -> bool:
         return bool(self.is_nan().any().into_scalar())
 
+    @half_op  # autocast: runs in half inside `autocast(...)` (see _autocast.py)
     def matmul(self, other):
         """Matrix product over the last two dims; leading (batch) dims broadcast (same rank).
 

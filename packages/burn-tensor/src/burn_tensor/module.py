@@ -15,6 +15,7 @@ from __future__ import annotations
 from . import _check as check
 from . import _check_data as check_data
 from ._dtype import Float, Int
+from ._autocast import half_op
 from ._errors import TensorCheckError
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
@@ -90,6 +91,7 @@ def _conv_out(op, x, weight, stride, padding, dilation, spatial):
             )
 
 
+@half_op
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, options=None):
     """Shapes: x [n, c_in, l], weight [c_out, c_in/groups, k], bias [c_out] -> [n, c_out, l_out]."""
     o = options or ConvOptions(
@@ -103,6 +105,7 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     return x._like(x._d.backend.conv1d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
+@half_op
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, options=None):
     """Shapes: x [n, c_in, h, w], weight [c_out, c_in/groups, kh, kw], bias [c_out] -> [n, c_out, h', w']."""
     o = options or ConvOptions(
@@ -116,6 +119,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     return x._like(x._d.backend.conv2d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
+@half_op
 def conv_transpose1d(
     x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None
 ):
@@ -133,6 +137,7 @@ def conv_transpose1d(
     )
 
 
+@half_op
 def conv_transpose2d(
     x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None
 ):
@@ -287,6 +292,7 @@ def unfold4d(x, kernel_size, stride=1, padding=0, dilation=1):
     return x._like(x._d.backend.unfold4d(x._p, k, opts))
 
 
+@half_op
 def linear(x, weight, bias=None):
     """x @ weight + bias, one backend op (`linear`; one autodiff node).
 
