@@ -24,6 +24,7 @@ from ._adamw import AdamW, AdamWConfig
 from ._clipping import GradientClipping, GradientClippingConfig
 from ._decay import MomentumConfig, WeightDecayConfig
 from ._grads import GradientsParams
+from ._loss_scale import DynamicLossScaler
 from ._optimizer import ModuleOptimizer, Optimizer, OptimizerAdaptor, SimpleOptimizer
 from ._rmsprop import RmsProp, RmsPropConfig
 from ._sgd import Sgd, SgdConfig
@@ -31,6 +32,7 @@ from ._sgd import Sgd, SgdConfig
 LearningRate = float
 
 __all__ = [
+    "DynamicLossScaler",
     "AdaGrad",
     "AdaGradConfig",
     "Adam",

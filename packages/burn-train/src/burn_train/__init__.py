@@ -15,6 +15,7 @@ Example:
 """
 
 from . import checkpoint, logger, metric, renderer
+from ._precision import MixedPrecision
 from .learner import (
     ClassificationOutput,
     EarlyStoppingStrategy,
@@ -37,6 +38,7 @@ from .learner import (
 from .metric.store import Aggregate, Direction, Split
 
 __all__ = [
+    "MixedPrecision",
     "Aggregate",
     "ClassificationOutput",
     "Direction",
