@@ -13,6 +13,7 @@ from . import (
     reduce,
     softmax,
     training_step,
+    transformer_precision,
     unary,
 )
 
@@ -30,5 +31,6 @@ SUITES = {
         training_step,
         autodiff,
         custom_gelu,
+        transformer_precision,
     )
 }
