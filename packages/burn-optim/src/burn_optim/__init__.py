@@ -25,6 +25,7 @@ from ._clipping import GradientClipping, GradientClippingConfig
 from ._decay import MomentumConfig, WeightDecayConfig
 from ._grads import GradientsParams
 from ._loss_scale import DynamicLossScaler
+from ._mixed_precision import MixedPrecision
 from ._optimizer import ModuleOptimizer, Optimizer, OptimizerAdaptor, SimpleOptimizer
 from ._rmsprop import RmsProp, RmsPropConfig
 from ._sgd import Sgd, SgdConfig
@@ -33,6 +34,7 @@ LearningRate = float
 
 __all__ = [
     "DynamicLossScaler",
+    "MixedPrecision",
     "AdaGrad",
     "AdaGradConfig",
     "Adam",

@@ -14,8 +14,9 @@ Example:
     ...     .num_epochs(10).summary())
 """
 
+from burn_optim import MixedPrecision  # re-exported: the Learner's mixed_precision policy
+
 from . import checkpoint, logger, metric, renderer
-from ._precision import MixedPrecision
 from .learner import (
     ClassificationOutput,
     EarlyStoppingStrategy,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from burn_optim import MixedPrecision
 from burn_optim.lr_scheduler import as_lr_scheduler
 
 from ..checkpoint._strategy import (
@@ -192,8 +193,6 @@ class LearnerBuilder:
         overflowing step is skipped, the scale lowered and a warning logged). Validation runs
         in full precision. One device only. Accepts "bf16"/"f16" as a shorthand.
         """
-        from .._precision import MixedPrecision
-
         if isinstance(policy, str):
             policy = MixedPrecision(policy)
         if not isinstance(policy, MixedPrecision):

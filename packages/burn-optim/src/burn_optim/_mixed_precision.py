@@ -9,8 +9,9 @@ The policy has two parts, as torch's autocast + GradScaler:
   (the scale halves; it doubles after `growth_interval` good steps). bfloat16 has f32's exponent
   range and needs no scaling (default: none).
 
-The Learner uses it through `LearnerBuilder.mixed_precision(MixedPrecision("bf16"))`; a custom
-loop uses `autocast()`, `backward()` and `step()` (see examples/custom-training-loop).
+Lives in burn-optim (it needs only the tensor API and the optimizer step), re-exported by
+burn_train. The Learner uses it through `LearnerBuilder.mixed_precision(MixedPrecision("bf16"))`;
+a custom loop uses `autocast()`, `backward()` and `step()` (see examples/custom-training-loop).
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ import logging
 from contextlib import AbstractContextManager
 from typing import Any
 
-from burn_optim import DynamicLossScaler, GradientsParams
 from burn_tensor import DType, autocast, half_dtype
 
+from ._grads import GradientsParams
+from ._loss_scale import DynamicLossScaler
+
+# the Learner's logger: a skipped step lands in its experiment.log
 log = logging.getLogger("burn_train")
 
 
