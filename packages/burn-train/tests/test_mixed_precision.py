@@ -214,3 +214,27 @@ def test_seq_task_mixed_precision_reaches_f32_accuracy(tmp_path):
     assert f32 > 90, f32  # the task was learnt (chance: 12.5)
     assert bf16 >= f32 - 0.5 and f16 >= f32 - 0.5, (f32, bf16, f16)
     assert mp16.skipped_steps <= 2  # the first scale (2**16) may overflow once or twice
+
+
+def test_learner_logs_and_counts_skipped_f16_steps(tmp_path):
+    """A first scale far too large for float16 overflows the first steps: each is skipped (a
+    warning in experiment.log), the scale halves until the gradients fit, then training runs."""
+    device = B.device()
+    device.seed(1)
+    model = seq_classifier(device, VOCAB, CLASSES, d_model=16, layers=1)
+    before = {n: p.val().numpy().copy() for n, p in model.named_parameters()}
+    train = DataLoaderBuilder(SeqBatcher()).batch_size(32).set_device(device)
+    train = train.build(InMemDataset(make_items(256, SEQ, VOCAB, CLASSES, seed=1)))
+    mp = MixedPrecision("f16", DynamicLossScaler(init_scale=2.0**22, growth_interval=1000))
+    learner = (
+        LearnerBuilder(tmp_path).metric_loggers().num_epochs(1).mixed_precision(mp)
+        .build(model, AdamConfig().init(), 1e-2)
+    )  # fmt: skip
+    valid = DataLoaderBuilder(SeqBatcher()).batch_size(32).set_device(device.inner())
+    model = learner.fit(train, valid.build(InMemDataset(make_items(32, SEQ, VOCAB, CLASSES, 2))))
+    assert 1 <= mp.skipped_steps < 8, mp.skipped_steps  # 8 steps: some must have run
+    assert mp.scale == 2.0**22 * 0.5**mp.skipped_steps
+    log = (tmp_path / "experiment.log").read_text()
+    assert log.count("step skipped") == mp.skipped_steps
+    after = {n: p.val().numpy() for n, p in model.named_parameters()}
+    assert any(not np.array_equal(before[n], after[n]) for n in before)

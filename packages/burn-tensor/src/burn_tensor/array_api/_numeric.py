@@ -103,16 +103,16 @@ def make_numeric(kind: str, xp=np) -> dict:
         return int_div(x, np.asarray(s, x.dtype) if on_numpy else x.dtype.type(s))
 
     def sum_(self, x):
-        if x.dtype == _F16:  # float32 accumulation (see sum_dtype)
-            return _add_reduce(x, None, _F32).astype(_F16).reshape(1)
+        if x.dtype == _F16 or x.dtype.kind == "V":  # f32 accumulation, bf16 too (sum_dtype)
+            return _add_reduce(x, None, _F32).astype(x.dtype).reshape(1)
         return _add_reduce(x, None, x.dtype).reshape(1)
 
     def prod(self, x):
         return _mul_reduce(x, None, x.dtype).reshape(1)
 
     def sum_dim(self, x, dim):
-        if x.dtype == _F16:  # float32 accumulation (see sum_dtype)
-            return _add_reduce(x, dim, _F32, None, True).astype(_F16)
+        if x.dtype == _F16 or x.dtype.kind == "V":  # f32 accumulation, bf16 too (sum_dtype)
+            return _add_reduce(x, dim, _F32, None, True).astype(x.dtype)
         return _add_reduce(x, dim, x.dtype, None, True)
 
     def prod_dim(self, x, dim):
