@@ -238,3 +238,17 @@ def test_learner_logs_and_counts_skipped_f16_steps(tmp_path):
     assert log.count("step skipped") == mp.skipped_steps
     after = {n: p.val().numpy() for n, p in model.named_parameters()}
     assert any(not np.array_equal(before[n], after[n]) for n in before)
+
+
+def test_mixed_precision_on_several_devices_is_refused(tmp_path):
+    backend = Autodiff(NdArray(num_devices=2))
+    devices = [backend.device(0), backend.device(1)]
+    model = seq_classifier(devices[0], VOCAB, CLASSES, d_model=16, layers=1)
+    train = DataLoaderBuilder(SeqBatcher()).batch_size(32).set_device(devices[0])
+    train = train.build(InMemDataset(make_items(64, SEQ, VOCAB, CLASSES, seed=1)))
+    learner = (
+        LearnerBuilder(tmp_path).metric_loggers().devices(devices).mixed_precision("bf16")
+        .build(model, AdamConfig().init(), 1e-2)
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="mixed_precision is supported on one device only"):
+        learner.fit(train, train)
