@@ -131,6 +131,23 @@ def _torch_step(torch, size: dict, tokens, targets, dev: str, mode: str):
     return step
 
 
+def _half_refused(device):
+    """A callable raising NotImplementedError when `device` cannot hold bfloat16 tensors
+    (the mixed step casts to it), else None."""
+    from burn_tensor import Tensor
+
+    try:
+        Tensor.ones([1], device).cast("bfloat16")
+    except TypeError as e:
+        msg = f"{device.backend!r} cannot hold bfloat16 tensors: {e}"
+
+        def refused():
+            raise NotImplementedError(msg)
+
+        return refused
+    return None
+
+
 def _burn_case(ctx: dict, size: dict, tokens, targets, mode: str):
     from burn_autodiff import Autodiff
 
@@ -158,6 +175,10 @@ def _burn_case(ctx: dict, size: dict, tokens, targets, mode: str):
             syncs["burn"] = both
     else:
         device = ctx["ad_device"]
+        if mode == "bf16 mixed":
+            refused = _half_refused(ctx["device"])
+            if refused is not None:
+                return refused
     return _burn_step(device, size, tokens, targets, mixed=mode == "bf16 mixed")
 
 
