@@ -23,7 +23,7 @@ from burn_nn import CrossEntropyLossConfig, LinearConfig
 from burn_optim import AdamConfig, DynamicLossScaler, GradientsParams
 from burn_tensor import DType, Tensor, TensorData, autocast
 from burn_train import LearnerBuilder, MixedPrecision
-from burn_train.metric import AccuracyMetric
+from burn_train.metric import AccuracyMetric, LossScaleMetric, SkippedStepsMetric
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benches" / "collective"))
@@ -227,7 +227,8 @@ def test_learner_logs_and_counts_skipped_f16_steps(tmp_path):
     train = train.build(InMemDataset(make_items(256, SEQ, VOCAB, CLASSES, seed=1)))
     mp = MixedPrecision("f16", DynamicLossScaler(init_scale=2.0**22, growth_interval=1000))
     learner = (
-        LearnerBuilder(tmp_path).metric_loggers().num_epochs(1).mixed_precision(mp)
+        LearnerBuilder(tmp_path).num_epochs(1).mixed_precision(mp)
+        .metric_train_numeric(SkippedStepsMetric(mp)).metric_train_numeric(LossScaleMetric(mp))
         .build(model, AdamConfig().init(), 1e-2)
     )  # fmt: skip
     valid = DataLoaderBuilder(SeqBatcher()).batch_size(32).set_device(device.inner())
@@ -236,6 +237,12 @@ def test_learner_logs_and_counts_skipped_f16_steps(tmp_path):
     assert mp.scale == 2.0**22 * 0.5**mp.skipped_steps
     log = (tmp_path / "experiment.log").read_text()
     assert log.count("step skipped") == mp.skipped_steps
+    # the metrics log the running count and scale per step: the last line is the final state
+    logged = {p.name: p.read_text().split() for p in (tmp_path / "train" / "epoch-1").iterdir()}
+    skipped = [float(line.split(",")[0]) for line in next(v for k, v in logged.items() if "Skipped" in k)]
+    scales = [float(line.split(",")[0]) for line in next(v for k, v in logged.items() if "Scale" in k)]
+    assert len(skipped) == 8 and skipped[-1] == mp.skipped_steps and skipped == sorted(skipped)
+    assert scales[-1] == mp.scale
     after = {n: p.val().numpy() for n, p in model.named_parameters()}
     assert any(not np.array_equal(before[n], after[n]) for n in before)
 
