@@ -259,3 +259,12 @@ def test_mixed_precision_on_several_devices_is_refused(tmp_path):
     )  # fmt: skip
     with pytest.raises(ValueError, match="mixed_precision is supported on one device only"):
         learner.fit(train, train)
+
+
+def test_autocast_leaves_int_matmul_and_bad_inputs_to_the_op():
+    device = NdArray().device()
+    i = Tensor.from_data([[1, 2], [3, 4]], device)
+    with autocast("bf16"):
+        assert (i @ i).tolist() == [[7, 10], [15, 22]]  # Int: no cast, no recursion
+        with pytest.raises(Exception, match="matmul"):
+            Tensor.ones([2, 3], device) @ Tensor.ones([2, 3], device)  # the op's own check

@@ -60,6 +60,10 @@ def half_dtype(dtype: Any) -> DType:
     return dt
 
 
+#: the policy's getter, for the hot paths that inline the check (`matmul`, `linear`)
+current_policy = _POLICY.get
+
+
 def autocast_policy() -> AutocastPolicy | None:
     """The policy in effect in this context, or None outside `autocast`."""
     return _POLICY.get()
@@ -116,23 +120,31 @@ def half_op(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         policy = _POLICY.get()
-        if policy is None or not args or not _is_float(args[0]):
+        if policy is None:
             return fn(*args, **kwargs)
-        floats = [a for a in (*args, *kwargs.values()) if _is_float(a)]
-        out_dtype = _widest(floats)
+        return run_half(policy, fn, args, kwargs)
+
+    return wrapper
+
+
+def run_half(policy: AutocastPolicy, fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """`fn(*args, **kwargs)` with its float tensors cast to `policy.dtype` and autocast off
+    inside; the float result is cast back to the widest input dtype. A call whose first
+    argument is not a float tensor runs unchanged (the op's own checks then speak)."""
+    token = _POLICY.set(None)  # off inside: `fn` may be the op that called us
+    try:
+        if not args or not _is_float(args[0]):
+            return fn(*args, **kwargs)
+        out_dtype = _widest([a for a in (*args, *kwargs.values()) if _is_float(a)])
         h = policy.dtype
 
         def down(a: Any) -> Any:
             return a.cast(h) if _is_float(a) and a.dtype is not h else a
 
-        token = _POLICY.set(None)
-        try:
-            out = fn(*[down(a) for a in args], **{k: down(v) for k, v in kwargs.items()})
-        finally:
-            _POLICY.reset(token)
-        return out.cast(out_dtype) if _is_float(out) and out.dtype is not out_dtype else out
-
-    return wrapper
+        out = fn(*[down(a) for a in args], **{k: down(v) for k, v in kwargs.items()})
+    finally:
+        _POLICY.reset(token)
+    return out.cast(out_dtype) if _is_float(out) and out.dtype is not out_dtype else out
 
 
 def scaled_for_backward(loss: Any) -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import _check as check
 from . import _check_data as check_data
 from ._dtype import Float, Int
-from ._autocast import half_op
+from ._autocast import current_policy, half_op, run_half
 from ._errors import TensorCheckError
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
@@ -292,7 +292,6 @@ def unfold4d(x, kernel_size, stride=1, padding=0, dilation=1):
     return x._like(x._d.backend.unfold4d(x._p, k, opts))
 
 
-@half_op
 def linear(x, weight, bias=None):
     """x @ weight + bias, one backend op (`linear`; one autodiff node).
 
@@ -301,6 +300,9 @@ def linear(x, weight, bias=None):
     Example:
         >>> y = linear(x, w, b)  # x [64, 1024], w [1024, 512], b [512] -> [64, 512]  # doctest: +SKIP
     """
+    policy = current_policy()
+    if policy is not None:  # inside `autocast(...)`: runs in half (see _autocast.py)
+        return run_half(policy, linear, (x, weight, bias), {})
     check.float_("linear", x)
     xs, ws = x._p.shape, weight._p.shape  # read once: dims() builds a list per call
     problems = []
