@@ -44,7 +44,7 @@ class MixedPrecision:
         >>> # grads = mp.backward(loss, model)           # scaled backward, f32 grads
         >>> # model = mp.step(optim, lr, model, grads)   # unscale; skipped on overflow
         >>> mp.dtype, mp.scale
-        (<DType.F16: 'float16'>, 65536.0)
+        (DType.F16, 65536.0)
     """
 
     def __init__(self, dtype: Any = "bf16", loss_scaler: Any = "auto") -> None:

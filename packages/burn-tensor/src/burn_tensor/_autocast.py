@@ -87,7 +87,7 @@ def autocast(
         >>> with autocast("float16"):
         ...     y = x @ x.transpose()
         >>> y.dtype  # computed in float16, handed back in the inputs' dtype
-        <DType.F32: 'float32'>
+        DType.F32
     """
     if loss_scale is not None and not loss_scale > 0:
         raise ValueError(f"autocast: loss_scale must be > 0, got {loss_scale!r}")
