@@ -78,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
         "conv2d 56x56) and the GPU targets; auto: gpu when the backend runs on a GPU "
         "(default: %(default)s)",
     )
+    p.add_argument(
+        "--small",
+        dest="sizes",
+        action="store_const",
+        const="cpu",
+        help="the CPU sizes even on a GPU backend (same as --sizes cpu)",
+    )
     p.add_argument("--list", action="store_true", help="list the suites and exit")
     return p
 

@@ -26,6 +26,7 @@ SUITES = [
     "autodiff",
     "attention",
     "transformer_encoder",
+    "transformer_precision",
 ]
 # Cases without a raw-numpy reference (burn vs torch only): every case of a suite, or the cases
 # whose name starts with one of the listed operations.
@@ -34,6 +35,7 @@ NO_NUMPY = {
     "unary": ("erf ",),
     "attention": None,
     "transformer_encoder": None,
+    "transformer_precision": None,
 }  # numpy has no erf
 
 

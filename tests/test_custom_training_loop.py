@@ -96,3 +96,28 @@ def test_cli_trains_on_two_devices():
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     assert "[Valid - Epoch 1] Loss" in result.stdout
+
+
+def test_mixed_precision_flag_trains_with_f32_parameters():
+    """`--mixed-precision f16`: conv/linear in float16, loss scaling, float32 parameters."""
+    from burn_optim import MixedPrecision
+    from burn_tensor import DType
+
+    device = Autodiff(NdArray()).device()
+    train_set = PartialDataset(DigitsDataset.train(), 0, 384)
+    valid_set = PartialDataset(DigitsDataset.test(), 0, 128)
+    config = TrainingConfig(ModelConfig(10, 64), AdamConfig(), num_epochs=3, batch_size=32)
+    lines: list[str] = []
+    mp = MixedPrecision("f16")
+    model, history = run(config, device, train_set, valid_set, log=lines.append, precision=mp)
+    valid = [m for m in history if m.split == "Valid"]
+    assert valid[-1].accuracy > 50.0  # chance is 10 %
+    assert all(p.val().dtype is DType.F32 for _, p in model.named_parameters())
+    assert lines[-1] == f"[Mixed precision - Epoch 3] loss scale {mp.scale:g} | skipped steps {mp.skipped_steps}"
+    proc = subprocess.run(
+        [sys.executable, "-m", "custom_training_loop", "--limit", "64", "--epochs", "1",
+         "--hidden-size", "32", "--mixed-precision", "bf16"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "[Valid - Epoch 1] Loss" in proc.stdout

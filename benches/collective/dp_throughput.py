@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--post-norm", action="store_true", help="transformer: post-norm layers (default pre-norm)"
     )
     parser.add_argument(
+        "--mixed-precision", choices=("bf16", "f16"), default=None,
+        help="train with burn_optim.MixedPrecision (one process only; default: full precision)",
+    )  # fmt: skip
+    parser.add_argument(
         "--profile", type=int, default=0, metavar="N",
         help="print the N functions with most own time over the timed epochs (rank 0)",
     )  # fmt: skip
@@ -163,14 +167,16 @@ def main(argv: list[str] | None = None) -> int:
     valid = valid.build(valid_set)
     lr = args.lr if args.lr is not None else (5e-4 if args.model == "transformer" else 2e-3)
     timer = _Timer(device, args.profile)
-    learner = (
+    builder = (
         LearnerBuilder(tempfile.mkdtemp(prefix="dp-throughput-"))
         .metric_valid_numeric(AccuracyMetric())
         .renderer(timer)
         .with_application_logger(False)
         .num_epochs(args.epochs)
-        .build(model, AdamConfig().init(), lr)
     )
+    if args.mixed_precision:
+        builder = builder.mixed_precision(args.mixed_precision)
+    learner = builder.build(model, AdamConfig().init(), lr)
     start = time.perf_counter()
     model = learner.fit(train, valid)
     # Validation accuracy of the trained model (rank 0's replica).
@@ -192,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         world = int(os.environ.get("BURN_WORLD_SIZE", "1"))
         line = json.dumps({
             "world_size": world, "backend": args.backend, "model": args.model,
+            "mixed_precision": args.mixed_precision,
             "batch": args.batch_size, "items_per_s": round(per_sec, 1),
             "valid_accuracy": round(100 * correct / len(valid_set), 2),
             "wall_s": round(time.perf_counter() - start, 1), "params_sha256": digest,

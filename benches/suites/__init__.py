@@ -15,6 +15,7 @@ from . import (
     softmax,
     training_step,
     transformer_encoder,
+    transformer_precision,
     unary,
 )
 
@@ -34,5 +35,6 @@ SUITES = {
         custom_gelu,
         attention,
         transformer_encoder,
+        transformer_precision,
     )
 }

@@ -13,6 +13,8 @@ CONFIGS = {
     # float16 (numpy's half; sums, means, scatter-adds and cumsum accumulate in float32): the
     # suite's references and tolerances follow the dtype, ~35 s more on a 2-core machine.
     "f16-i32": {"float_dtype": "float16"},
+    # bfloat16 (ml_dtypes' dtype; sums, means and matmuls accumulate in float32 and round once)
+    "bf16-i32": {"float_dtype": "bfloat16"},
 }
 # BURN_NDARRAY_CONFIGS=f16-i32 (a comma-separated list of names) runs only those configs, as
 # burn-cuda's BURN_CUDA_CONFIGS does.

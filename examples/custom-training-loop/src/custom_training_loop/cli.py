@@ -39,6 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="train data-parallel on N devices of the backend (NdArray: N logical CPU devices)",
     )
+    parser.add_argument(
+        "--mixed-precision",
+        choices=("bf16", "f16"),
+        default=None,
+        help="train with half-precision matmuls and float32 parameters and optimizer state "
+        "(f16: with dynamic loss scaling; default: full precision)",
+    )
     return parser
 
 
@@ -66,6 +73,8 @@ def _run(args) -> int:
 
     if args.devices < 1:
         raise SystemExit("--devices must be >= 1")
+    if args.devices > 1 and args.mixed_precision:
+        raise SystemExit("--mixed-precision runs on one device (--devices 1)")
     name, inner, line = resolve_backend(args.backend)
     print(line, flush=True)
     if args.devices > 1 and name == "ndarray":
@@ -89,7 +98,12 @@ def _run(args) -> int:
         devices = [backend.device(i) for i in range(args.devices)]
         run_data_parallel(config, devices, train_set, valid_set)
     else:
-        run(config, device, train_set, valid_set, log_every=args.log_every)
+        precision = None
+        if args.mixed_precision is not None:
+            from burn_optim import MixedPrecision
+
+            precision = MixedPrecision(args.mixed_precision)
+        run(config, device, train_set, valid_set, log_every=args.log_every, precision=precision)
     return 0
 
 

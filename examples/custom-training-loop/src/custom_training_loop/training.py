@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from burn_dataset import DataLoaderBuilder
 from burn_nn import CrossEntropyLoss, CrossEntropyLossConfig, config
-from burn_optim import AdamConfig, GradientsParams
+from burn_optim import AdamConfig, GradientsParams, MixedPrecision
 from burn_tensor import Tensor
 
 from .data import DigitsBatcher
@@ -67,13 +67,23 @@ def _step(model: Model, loss_fn: CrossEntropyLoss, batch) -> tuple[Tensor, float
 
 
 def run(
-    config: TrainingConfig, device, train_set, valid_set, log=print, log_every: int = 0
+    config: TrainingConfig,
+    device,
+    train_set,
+    valid_set,
+    log=print,
+    log_every: int = 0,
+    precision: MixedPrecision | None = None,
 ) -> tuple[Model, list[EpochMetrics]]:
     """Train with the book's loop on `device` (an autodiff device).
 
     Args:
         log: called with each printed line.
         log_every: also log every N training iterations (0: epoch summaries only).
+        precision: train mixed-precision (`MixedPrecision("bf16")` or `("f16")`): the forward
+            under `precision.autocast()`, `precision.backward` (scaled for f16) and
+            `precision.step` (skips a step whose gradients overflow); the parameters and Adam's
+            state stay float32.
 
     Returns:
         The trained model (on `device`) and the per-epoch train and valid metrics.
@@ -104,13 +114,22 @@ def run(
     for epoch in range(1, config.num_epochs + 1):
         train_mean = _Mean()
         for iteration, batch in enumerate(dataloader_train):
-            loss, acc = _step(model, loss_fn, batch)
+            if precision is None:
+                loss, acc = _step(model, loss_fn, batch)
+            else:  # matmuls in half inside the context; the loss comes out float32
+                with precision.autocast():
+                    loss, acc = _step(model, loss_fn, batch)
             train_mean.add(float(loss.into_scalar()), acc, batch.targets.dims()[0])
             if log_every and iteration % log_every == 0:
                 log(
                     f"[Train - Epoch {epoch} - Iteration {iteration}] "
                     f"Loss {float(loss.into_scalar()):.3f} | Accuracy {acc:.3f} %"
                 )
+            if precision is not None:
+                # Scaled backward (f16), unscaled f32 gradients, the step skipped on overflow.
+                grads = precision.backward(loss, model)
+                model = precision.step(optim, config.lr, model, grads)
+                continue
             # Gradients for the current backward pass, linked to each parameter of the model.
             grads = GradientsParams.from_grads(loss.backward(), model)
             # Update the model using the optimizer (no zero_grad: the grads are consumed).
@@ -126,4 +145,7 @@ def run(
         for metrics in (train_mean.result(epoch, "Train"), valid_mean.result(epoch, "Valid")):
             history.append(metrics)
             log(str(metrics))
+        if precision is not None and precision.scaler is not None:
+            log(f"[Mixed precision - Epoch {epoch}] loss scale {precision.scale:g} | "
+                f"skipped steps {precision.skipped_steps}")  # fmt: skip
     return model, history

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from burn_tensor import BackendSpec
+from burn_tensor import BackendSpec, HalfSupport
 
 
 def _factory():
@@ -27,6 +27,13 @@ def _devices() -> list[str]:
     return _platform.describe()
 
 
+def _half_types() -> list[HalfSupport]:
+    from ._backend import Cuda
+
+    dtypes = ("float16",) + (("bfloat16",) if Cuda.supports_bf16 else ())
+    return [HalfSupport("every CUDA device", dtypes)]
+
+
 SPEC = BackendSpec(
     name="cuda",
     extra="cuda",
@@ -34,4 +41,5 @@ SPEC = BackendSpec(
     probe=_probe,
     is_gpu=_is_gpu,
     devices=_devices,
+    half_types=_half_types,
 )

@@ -8,7 +8,7 @@ import numpy as np
 from burn_tensor import Backend, op_table
 from burn_tensor.array_api import make_numeric
 
-from . import _blas, _native_ops, _random, _threaded_ops
+from . import _bf16, _blas, _native_ops, _random, _threaded_ops
 from ._erf import erf
 from ._fp import needs_quiet, quiet
 from ._ops_common import COMMON, UFUNCS
@@ -34,6 +34,8 @@ class NdArray(NdArrayModuleOps, Backend):
 
     name = "ndarray"
     device_kind = "Cpu"
+    # bfloat16 is ml_dtypes' numpy dtype (burn-tensor[bf16]); sums and matmuls accumulate in f32
+    supports_bf16 = True
 
     def __init__(
         self,
@@ -79,6 +81,8 @@ class NdArray(NdArrayModuleOps, Backend):
         if self.num_threads > 1:
             _threaded_ops.install(self)
         _native_ops.install(self)
+        if self.float_dtype.value == "bfloat16":
+            _bf16.install(self)  # results of bfloat16 inputs stay bfloat16 (numpy promotes)
         if self.num_threads != blas_default_threads():
             _blas.set_threads(self.num_threads)  # BLAS alone must keep to the budget too
 

@@ -88,5 +88,12 @@ UFUNCS = {
     "sub_scalar": np.subtract,
     "mul_scalar": np.multiply,
     "remainder_scalar": np.remainder,
-    "matmul": np.matmul,
+    "matmul": lambda x, y: keep_dtype(np.matmul(x, y), x, y),
 }
+
+
+def keep_dtype(r, x, y):
+    """A matmul result in its inputs' dtype: ml_dtypes' bfloat16 matmul returns float32 (it
+    accumulates in f32), so it is rounded once back to bfloat16, as a GPU GEMM with f32
+    accumulation does."""
+    return r.astype(x.dtype) if x.dtype == y.dtype and r.dtype != x.dtype else r

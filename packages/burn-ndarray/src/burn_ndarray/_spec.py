@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from burn_tensor import BackendSpec
+from burn_tensor import BackendSpec, HalfSupport
 
 
 def _factory():
@@ -20,4 +20,15 @@ def _devices() -> list[str]:
     return [f"Cpu: {default_threads()} threads; kernels: {_native.status()}"]
 
 
-SPEC = BackendSpec(name="ndarray", extra="ndarray", factory=_factory, devices=_devices)
+def _half_types() -> list[HalfSupport]:
+    """numpy's float16; bfloat16 through ml_dtypes (burn-tensor[bf16]) when it is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("ml_dtypes") is None:
+        return [HalfSupport("Cpu", ("float16",), "bfloat16 needs pip install 'burn-tensor[bf16]'")]
+    return [HalfSupport("Cpu", ("float16", "bfloat16"))]
+
+
+SPEC = BackendSpec(
+    name="ndarray", extra="ndarray", factory=_factory, devices=_devices, half_types=_half_types
+)

@@ -27,6 +27,7 @@ from burn_tensor.array_api import sum_dtype
 
 from . import _blas, _fp, _parallel
 from ._fp import needs_quiet
+from ._ops_common import keep_dtype
 from ._threads import GRAIN
 
 # fmt: off
@@ -296,7 +297,7 @@ def _matmul(threads, m):
             try:
                 if x.size < m and y.size < m:
                     return fn(x, y)
-                return _parallel.matmul(x, y, threads)
+                return keep_dtype(_parallel.matmul(x, y, threads), x, y)
             finally:
                 reset(token)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from burn_tensor import (
     Backend,
     BackendSpec,
+    HalfSupport,
     ConvOptions,
     ConvTransposeOptions,
     Device,
@@ -22,6 +23,7 @@ from burn_tensor import (
 __all__ = [
     "Backend",
     "BackendSpec",
+    "HalfSupport",
     "ConvOptions",
     "ConvTransposeOptions",
     "DType",

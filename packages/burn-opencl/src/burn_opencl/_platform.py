@@ -131,6 +131,33 @@ def describe() -> list[str]:
     return lines or ["no OpenCL device on any platform"]
 
 
+def half_types(supports_f16: bool, supports_bf16: bool, row) -> list:
+    """`row(label, dtypes, note)` per OpenCL device: float16 where the backend has float16
+    kernels and the device reports cl_khr_fp16; bfloat16 (storage, f32 compute) where the
+    backend has it (OpenCL C has no bfloat16 type, any device can store it)."""
+    try:
+        plats = _platforms()
+    except NoOpenClDevice as exc:
+        return [row("none", (), str(exc))]
+    rows = []
+    for p, plat in enumerate(plats):
+        for d, dev in enumerate(plat.get_devices()):
+            fp16 = "cl_khr_fp16" in dev.extensions
+            dtypes, notes = [], []
+            if fp16 and supports_f16:
+                dtypes.append("float16")
+            elif not fp16:
+                notes.append("float16: the device lacks cl_khr_fp16")
+            else:
+                notes.append("float16: device has cl_khr_fp16, OpenCl has no float16 kernels yet")
+            if supports_bf16:
+                dtypes.append("bfloat16")
+            else:
+                notes.append("bfloat16: not supported by OpenCl yet")
+            rows.append(row(f"{p}:{d} {dev.name.strip()}", tuple(dtypes), "; ".join(notes)))
+    return rows
+
+
 def probe(device_type: str = "all") -> str | None:
     """None when `OpenCl(device_type)` has a usable device 0, else the reason."""
     try:

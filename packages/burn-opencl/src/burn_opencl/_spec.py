@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._api import BackendSpec
+from ._api import BackendSpec, HalfSupport
 
 
 def _factory():
@@ -29,6 +29,13 @@ def _devices() -> list[str]:
     return _platform.describe()
 
 
+def _half_types() -> list[HalfSupport]:
+    from . import _platform
+    from ._backend import OpenCl
+
+    return _platform.half_types(OpenCl.supports_f16, OpenCl.supports_bf16, HalfSupport)
+
+
 SPEC = BackendSpec(
     name="opencl",
     extra="opencl",
@@ -36,4 +43,5 @@ SPEC = BackendSpec(
     probe=_probe,
     is_gpu=_is_gpu,
     devices=_devices,
+    half_types=_half_types,
 )

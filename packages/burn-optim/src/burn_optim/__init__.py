@@ -24,6 +24,8 @@ from ._adamw import AdamW, AdamWConfig
 from ._clipping import GradientClipping, GradientClippingConfig
 from ._decay import MomentumConfig, WeightDecayConfig
 from ._grads import GradientsParams
+from ._loss_scale import DynamicLossScaler
+from ._mixed_precision import MixedPrecision
 from ._optimizer import ModuleOptimizer, Optimizer, OptimizerAdaptor, SimpleOptimizer
 from ._rmsprop import RmsProp, RmsPropConfig
 from ._sgd import Sgd, SgdConfig
@@ -31,6 +33,8 @@ from ._sgd import Sgd, SgdConfig
 LearningRate = float
 
 __all__ = [
+    "DynamicLossScaler",
+    "MixedPrecision",
     "AdaGrad",
     "AdaGradConfig",
     "Adam",

@@ -9,6 +9,7 @@ Example:
 """
 
 from . import activation, backend, checks, module, ops
+from ._autocast import AutocastPolicy, autocast, autocast_policy, half_dtype
 from ._backend import Backend, op_table
 from ._check_data import TensorZeroDivisionError
 from ._data import Data, TensorData
@@ -24,6 +25,7 @@ from ._registry import (
     BackendImportError,
     BackendNotInstalledError,
     BackendSpec,
+    HalfSupport,
     NoDeviceError,
     available_backends,
     backend_table,
@@ -40,11 +42,16 @@ from ._tensor_logic import DEFAULT_ATOL, DEFAULT_RTOL
 from ._tolerance import Tolerance
 
 __all__ = [
+    "AutocastPolicy",
+    "autocast",
+    "autocast_policy",
+    "half_dtype",
     "Backend",
     "BackendError",
     "BackendImportError",
     "BackendNotInstalledError",
     "BackendSpec",
+    "HalfSupport",
     "Bool",
     "ConvOptions",
     "ConvTransposeOptions",

@@ -84,6 +84,9 @@ class Backend(
     #: Whether `float_dtype="bfloat16"` is accepted: a backend that runs bfloat16 tensors says
     #: so; every other refuses it in the constructor with a clear error.
     supports_bf16: bool = False
+    #: Whether the backend runs float16 tensors (a backend without float16 kernels says False
+    #: and refuses `float_dtype="float16"` itself); read by the backend specs' `half_types`.
+    supports_f16: bool = True
 
     def __init__(self, float_dtype: Any = "float32", int_dtype: Any = "int32"):
         fd = DType.from_any(float_dtype)

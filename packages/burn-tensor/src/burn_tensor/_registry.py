@@ -45,7 +45,9 @@ class BackendSpec:
 
     `factory()` returns a Backend; `probe()` returns None when usable, else a reason string;
     `is_gpu()` says whether the default device is a GPU (it then ranks above CPU backends);
-    `devices()` gives one line per device the backend can see, for `python -m burn.backend`.
+    `devices()` gives one line per device the backend can see, for `python -m burn.backend`;
+    `half_types()` says, per device, which half float types (`"float16"`, `"bfloat16"`) it
+    runs, with a note on what is missing and why (`HalfSupport` rows; none: not declared).
     """
 
     name: str
@@ -54,6 +56,27 @@ class BackendSpec:
     probe: Callable[[], str | None] = lambda: None
     is_gpu: Callable[[], bool] = lambda: False
     devices: Callable[[], list[str]] = list
+    half_types: Callable[[], list[HalfSupport]] = list
+
+
+@dataclass(frozen=True)
+class HalfSupport:
+    """One device's half float types, for `python -m burn.backend`.
+
+    Args:
+        device: the device's label (as in `devices()`).
+        dtypes: the half types it runs as `float_dtype` / `cast` targets: "float16", "bfloat16".
+        note: what is missing and why ("" when nothing is).
+    """
+
+    device: str
+    dtypes: tuple[str, ...]
+    note: str = ""
+
+    def line(self) -> str:
+        """`half: float16, bfloat16` (+ the note)."""
+        listed = ", ".join(self.dtypes) or "none"
+        return f"half: {listed}" + (f" ({self.note})" if self.note else "")
 
 
 # Backends with a released package and its pip extra of the `burn` facade.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import _check as check
+from ._autocast import scaled_for_backward
 from ._dtype import Float
 from ._errors import TensorCheckError
 from ._registry import autodiff_device_for
@@ -37,7 +38,8 @@ class AutodiffMixin:
     def backward(self):
         """Gradients of this tensor (summed if not a scalar) w.r.t. every tracked tensor."""
         check.float_("backward", self)
-        return self._d.backend.backward(self._p)
+        # inside `autocast(..., loss_scale=s)` (a loss scaler's step): backpropagate loss * s
+        return self._d.backend.backward(scaled_for_backward(self)._p)
 
     def grad(self, grads):
         """This tensor's gradient in `grads` as a tensor on the inner backend, or None."""

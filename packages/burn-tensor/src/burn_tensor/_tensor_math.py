@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import _check as check
 from . import _check_data as check_data
 from ._dtype import Bool, Float, Int
+from ._autocast import current_policy, run_half
 from ._errors import TensorCheckError
 
 _new = object.__new__
@@ -345,6 +346,9 @@ class MathMixin:
 
         Shapes: [..., m, k] @ [..., k, n] -> [..., m, n]
         """
+        policy = current_policy()
+        if policy is not None:  # inside `autocast(...)`: runs in half (see _autocast.py)
+            return run_half(policy, MathMixin.matmul, (self, other), {})
         o = self._o
         if (
             type(other) is type(self)

@@ -14,6 +14,8 @@ Example:
     ...     .num_epochs(10).summary())
 """
 
+from burn_optim import MixedPrecision  # re-exported: the Learner's mixed_precision policy
+
 from . import checkpoint, logger, metric, renderer
 from .learner import (
     ClassificationOutput,
@@ -37,6 +39,7 @@ from .learner import (
 from .metric.store import Aggregate, Direction, Split
 
 __all__ = [
+    "MixedPrecision",
     "Aggregate",
     "ClassificationOutput",
     "Direction",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from burn_optim import MixedPrecision
 from burn_optim.lr_scheduler import as_lr_scheduler
 
 from ..checkpoint._strategy import (
@@ -52,6 +53,8 @@ class LearnerConfig:
     #: steps whose values are read back from the device together (None: 1 on a synchronous
     #: backend, `_readback.DEFAULT_EVERY_ASYNC` on a GPU)
     read_every: int | None = None
+    #: `MixedPrecision` policy of the training steps (None: full precision)
+    mixed_precision: Any = None
 
 
 class LearnerBuilder:
@@ -87,6 +90,7 @@ class LearnerBuilder:
         self._app_log = True
         self._stop_on_non_finite_loss = True
         self._read_every: int | None = None
+        self._mixed_precision: Any = None
 
     @classmethod
     def new(cls, directory: str | os.PathLike) -> LearnerBuilder:
@@ -181,6 +185,23 @@ class LearnerBuilder:
         self._read_every = int(steps)
         return self
 
+    def mixed_precision(self, policy: Any) -> LearnerBuilder:
+        """Train with half-precision compute and f32 parameters (`MixedPrecision("bf16")`).
+
+        Each `train_step` runs inside `policy.autocast()` (matmul/linear/conv in half, the rest
+        f32); the optimizer step goes through `policy.step` (with float16's loss scaler: an
+        overflowing step is skipped, the scale lowered and a warning logged). Validation runs
+        in full precision. One device only. Accepts "bf16"/"f16" as a shorthand.
+        """
+        if isinstance(policy, str):
+            policy = MixedPrecision(policy)
+        if not isinstance(policy, MixedPrecision):
+            raise TypeError(
+                f"mixed_precision expects a MixedPrecision, got {type(policy).__name__}"
+            )
+        self._mixed_precision = policy
+        return self
+
     def interrupter(self) -> TrainingInterrupter:
         """The interrupter of this run: call `.stop()` on it (from anywhere) to stop gracefully."""
         return self._interrupter
@@ -269,6 +290,7 @@ class LearnerBuilder:
             devices=self._devices,
             stop_on_non_finite_loss=self._stop_on_non_finite_loss,
             read_every=self._read_every,
+            mixed_precision=self._mixed_precision,
         )
         return Learner(model, optim, as_lr_scheduler(lr_or_scheduler), config)
 

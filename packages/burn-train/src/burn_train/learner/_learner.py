@@ -116,11 +116,17 @@ class Learner:
 
         cfg = self.config
         devices = cfg.devices
+        mp = cfg.mixed_precision
+        if mp is not None and (len(devices) > 1 or in_process_group()):
+            raise ValueError(
+                "mixed_precision is supported on one device only for now (not with several "
+                "devices or processes): train on one device, or in full precision"
+            )
         if len(devices) > 1:
             log.info("Data-parallel training on %d devices of this process", len(devices))
             return ThreadedDataParallel(model, optim, devices), train
         if not in_process_group():
-            return SingleDevice(model, optim, cfg.grads_accumulation), train
+            return SingleDevice(model, optim, cfg.grads_accumulation, mp), train
         comm = init_process_group()
         if not callable(getattr(train, "shard", None)):
             raise TypeError(

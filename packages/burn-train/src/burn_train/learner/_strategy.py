@@ -65,8 +65,16 @@ class SingleDevice:
     needs_eager_check = False
     rank = None
 
-    def __init__(self, model: TrainStep, optim: Optimizer, grads_accumulation: int | None):
+    def __init__(
+        self,
+        model: TrainStep,
+        optim: Optimizer,
+        grads_accumulation: int | None,
+        precision: Any = None,
+    ):
         self.model, self.optim = model, optim
+        # a `MixedPrecision`: train_step under its autocast, the optimizer step through it
+        self.precision = precision
         self.every = grads_accumulation or 1
         self.accumulator = GradientsAccumulator() if self.every > 1 else None
         self.accumulated = 0
@@ -76,17 +84,27 @@ class SingleDevice:
             self.accumulator, self.accumulated = GradientsAccumulator(), 0
         return start_epoch(loader, epoch)
 
+    def _apply(self, lr: float, grads: Any) -> Any:
+        if self.precision is None:
+            return optim_step(self.optim, lr, self.model, grads)
+        # accumulated gradients share one loss scale: the scale changes only here
+        return self.precision.step(self.optim, lr, self.model, grads)
+
     def step(self, lr: float, batch: Any, check: LossCheck | None) -> list[Any]:
-        output = self.model.train_step(batch)
+        if self.precision is None:
+            output = self.model.train_step(batch)
+        else:
+            with self.precision.autocast():
+                output = self.model.train_step(batch)
         if check is not None:
             check(output.item)
         if self.accumulator is None:
-            self.model = optim_step(self.optim, lr, self.model, output.grads)
+            self.model = self._apply(lr, output.grads)
             return [output.item]
         self.accumulator.accumulate(self.model, output.grads)
         self.accumulated += 1
         if self.accumulated >= self.every:
-            self.model = optim_step(self.optim, lr, self.model, self.accumulator.grads())
+            self.model = self._apply(lr, self.accumulator.grads())
             self.accumulated = 0
         return [output.item]
 

@@ -37,11 +37,14 @@ from ._confusion import (
 )
 from ._gpu import CudaMetric, GpuTemperature
 from ._loss import LossInput, LossMetric
+from ._precision import LossScaleMetric, SkippedStepsMetric
 from ._speed import IterationSpeedMetric, LearningRateMetric
 from ._state import FormatOptions, NumericMetricState
 from ._system import CpuMemory, CpuTemperature, CpuUse
 
 __all__ = [
+    "LossScaleMetric",
+    "SkippedStepsMetric",
     "AccuracyInput",
     "AccuracyMetric",
     "Adaptor",

@@ -32,6 +32,16 @@ def _device_lines(name: str, installed: set) -> list[str]:
         return [f"listing devices failed: {exc}"]
 
 
+def _half_lines(name: str, installed: set) -> list[str]:
+    """The backend spec's half float types per device (`BackendSpec.half_types`)."""
+    if name not in installed:
+        return []
+    try:
+        return [f"{row.device}: {row.line()}" for row in backend_spec(name).half_types()]
+    except Exception as exc:  # noqa: BLE001 -- a broken driver must not break the listing
+        return [f"listing half types failed: {exc}"]
+
+
 def main(argv: list[str] | None = None) -> int:
     build_parser().parse_args(argv)
     rows = backend_table()
@@ -45,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<{width}}  {'yes' if usable else 'no':<6}  {detail}")
         for line in _device_lines(name, installed):
             print(f"{'':<{width}}          device {line}")
+        for line in _half_lines(name, installed):
+            print(f"{'':<{width}}          {line}")
     decorators = [n for n, (m, _) in _CLASSES.items() if m in ("burn_autodiff", "burn_fusion")]
     ready = [n for n in decorators if importlib.util.find_spec(_CLASSES[n][0]) is not None]
     missing = [f"{n} (pip install 'burn-py[{_CLASSES[n][1]}]')" for n in decorators if n not in ready]
