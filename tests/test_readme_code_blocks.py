@@ -1,0 +1,60 @@
+"""Every ```python block of every README runs (issue 32, item 7), so none can go stale.
+
+All READMEs run in one child process (`tests/readme_blocks.py`: imports paid once, a fresh
+namespace and working directory per README); a block that is not meant to run says so on the line
+before its fence, `<!-- no-run: reason -->`. The counts (ran / marked) are printed.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import importlib.util
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Loaded by path: pytest's importlib mode puts no test folder on sys.path.
+_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tests" / "readme_blocks.py")
+_mod = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_mod)
+blocks = _mod.blocks
+READMES = sorted(
+    [ROOT / "README.md", *ROOT.glob("packages/*/README.md"), *ROOT.glob("examples/*/README.md")]
+)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("readmes") / "results.json"
+    files = [str(p) for p in READMES]
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "readme_blocks.py"), str(out), *files],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("readme", READMES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_readme_python_blocks_run(readme, results):
+    got = results[str(readme)]
+    if got["error"] is not None:
+        pytest.fail(f"{readme.relative_to(ROOT)}: {got['error']}", pytrace=False)
+
+
+def test_readme_block_counts(results, request):
+    ran = sum(r["ran"] for r in results.values())
+    marked = [(f, line, why) for f, r in results.items() for line, why in r["marked"]]
+    total = sum(1 for p in READMES for _ in blocks(p))
+    assert ran + len(marked) == total
+    assert ran > 0
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    line = f"README python blocks: {ran} ran, {len(marked)} marked no-run, of {total}"
+    if reporter is not None:
+        reporter.write_line(line)
+    print(line)
