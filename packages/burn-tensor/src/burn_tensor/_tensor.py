@@ -276,8 +276,11 @@ class Tensor(
 
     @staticmethod
     def arange_step(start, end=None, step: int = 1, device=None) -> Tensor:
-        """Int tensor from `start` up to `end` (exclusive) by `step`: `arange_step(range(0, 9), 3)` or
-        `arange_step(0, 9, 3, device)` (Burn's `arange_step(0..9, 3, &device)`)."""
+        """Int tensor from `start` up to `end` (exclusive) by `step`.
+
+        `arange_step(range(0, 9), 3, device)` or `arange_step(0, 9, 3, device)` (Burn's
+        `arange_step(0..9, 3, &device)`).
+        """
         if isinstance(start, range):
             start, end, step, device = (
                 start.start,
