@@ -1,6 +1,6 @@
 """Every ```python block of every README runs (issue 32, item 7), so none can go stale.
 
-All READMEs run in one child process (`tests/readme_blocks.py`: imports paid once, a fresh
+All READMEs run in one child process (`tools/code_blocks.py`: imports paid once, a fresh
 namespace and working directory per README); a block that is not meant to run says so on the line
 before its fence, `<!-- no-run: reason -->`. The counts (ran / marked) are printed.
 """
@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Loaded by path: pytest's importlib mode puts no test folder on sys.path.
-_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tests" / "readme_blocks.py")
+_spec = importlib.util.spec_from_file_location("code_blocks", ROOT / "tools" / "code_blocks.py")
 _mod = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_mod)
 blocks = _mod.blocks
@@ -30,7 +30,7 @@ def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("readmes") / "results.json"
     files = [str(p) for p in READMES]
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "readme_blocks.py"), str(out), *files],
+        [sys.executable, str(ROOT / "tools" / "code_blocks.py"), str(out), *files],
         capture_output=True,
         text=True,
         timeout=600,

@@ -1,11 +1,13 @@
-"""Extract the ```python blocks of the workspace's READMEs, and run them (issue 32, item 7).
+"""The ```python blocks of a markdown file: found, and run (issue 32, items 7 and 8).
 
 A block runs unless the line before its fence is `<!-- no-run: reason -->` (the reason is
-required). The blocks of one README run in order in one namespace, as a reader runs them one after
-the other; each README gets a fresh namespace and a fresh working directory.
+required). The blocks of one file run in order in one namespace, as a reader runs them one after
+the other; each file gets a fresh namespace and a fresh working directory.
 
-`python tests/readme_blocks.py OUT.json FILE...` runs the given READMEs in this process (imports
-are paid once) and writes, per file, the blocks that ran, the ones marked, and the first error.
+Used by `tests/test_readme_code_blocks.py` (every README) and by the docs site's build hook
+(`docs/hooks/run_blocks.py`: every page of the book). `python tools/code_blocks.py OUT.json
+FILE...` runs the given files in this process (imports are paid once) and writes, per file, the
+blocks that ran, the ones marked, and the first error.
 """
 
 import json
@@ -22,7 +24,12 @@ NO_RUN = re.compile(r"^<!--\s*no-run:\s*(\S.*?)\s*-->$")
 
 def blocks(path: Path):
     """Yield (line number of the fence, source, no-run reason or None) for each ```python block."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    yield from blocks_in(path.read_text(encoding="utf-8"), str(path))
+
+
+def blocks_in(text: str, where: str):
+    """`blocks` for markdown text; `where` names it in errors."""
+    lines = text.splitlines()
     i = 0
     while i < len(lines):
         if FENCE.match(lines[i]):
@@ -31,7 +38,7 @@ def blocks(path: Path):
             while j < len(lines) and lines[j].strip() != "```":
                 j += 1
             if j == len(lines):
-                raise ValueError(f"{path}:{start + 1}: ```python block is never closed")
+                raise ValueError(f"{where}:{start + 1}: ```python block is never closed")
             prev = next((lines[k].strip() for k in range(start - 1, -1, -1) if lines[k].strip()), "")
             marked = NO_RUN.match(prev)
             yield start + 1, "\n".join(lines[start + 1 : j]) + "\n", marked.group(1) if marked else None
