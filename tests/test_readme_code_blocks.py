@@ -58,3 +58,31 @@ def test_readme_block_counts(results, request):
     if reporter is not None:
         reporter.write_line(line)
     print(line)
+
+
+def test_no_run_marker_needs_a_reason_and_applies_to_the_next_block_only(tmp_path):
+    md = tmp_path / "x.md"
+    md.write_text(
+        "<!-- no-run: needs a GPU -->\n```python\nraise SystemExit(1)\n```\n\n"
+        "<!-- no-run: -->\n```python\nx = 1\n```\n```python\nprint(x + 1)\n```\n",
+        encoding="utf-8",
+    )
+    found = list(blocks(md))
+    assert [(line, reason) for line, _, reason in found] == [(2, "needs a GPU"), (7, None), (10, None)]
+    result = _mod.run_file(md)
+    assert result == {"ran": 2, "marked": [[2, "needs a GPU"]], "error": None}
+
+
+def test_a_failing_block_is_reported_with_its_line(tmp_path):
+    md = tmp_path / "bad.md"
+    md.write_text("text\n\n```python\nimport math\nmath.sqrt(-1)\n```\n", encoding="utf-8")
+    result = _mod.run_file(md)
+    assert result["ran"] == 0
+    assert "block at line 3" in result["error"] and "ValueError: math domain error" in result["error"]
+
+
+def test_an_unclosed_block_is_an_error(tmp_path):
+    md = tmp_path / "open.md"
+    md.write_text("```python\nx = 1\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="open.md:1: ```python block is never closed"):
+        list(blocks(md))
