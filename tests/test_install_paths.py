@@ -52,12 +52,13 @@ def _bare_venv(tmp: Path, env: dict, seed_pip: bool) -> Path:
     return venv / "bin" / "python"
 
 
-def _train(python: Path, env: dict, tmp: Path) -> None:
-    # Run from tmp, not the checkout: `import burn` must come from the venv, not from a source dir.
+def _train(python: Path, env: dict, tmp: Path, home: Path | None = None) -> None:
+    """Train two steps with `python`; `burn` must be imported from `home` (default: the venv)."""
+    # Run from tmp, not the checkout: `import burn` must come from the install, not the cwd.
     proc = _run([str(python), str(SCRIPT)], env, tmp)
     assert proc.stdout.strip().endswith("trained"), proc.stdout
     where = _run([str(python), "-c", "import burn, burn_nn; print(burn.__file__)"], env, tmp)
-    assert str(python.parents[1]) in where.stdout, where.stdout  # the venv's copy, not the checkout
+    assert str(home or python.parents[1]) in where.stdout, where.stdout
 
 
 @pytest.mark.skipif(UV is None, reason="uv is not on PATH")
@@ -89,3 +90,28 @@ def test_install_from_wheelhouse_with_pip(tmp_path):
     spec = f"burn-py[{EXTRAS}]"
     _run([str(python), "-m", "pip", "install", "--find-links", str(dist), spec], env, tmp_path)
     _train(python, env, tmp_path)
+
+
+@pytest.mark.skipif(UV is None, reason="uv is not on PATH")
+def test_another_project_with_a_path_dependency(tmp_path):
+    """README "From another project": `[tool.uv.sources] burn-py = { path = ... }`."""
+    env = _env(tmp_path)
+    project = tmp_path / "myproject"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        "[project]\n"
+        'name = "myproject"\n'
+        'version = "0.1.0"\n'
+        'requires-python = ">=3.11"\n'
+        f'dependencies = ["burn-py[{EXTRAS}]"]\n\n'
+        "[tool.uv.sources]\n"
+        f'burn-py = {{ path = "{ROOT / "packages" / "burn"}", editable = true }}\n',
+        encoding="utf-8",
+    )
+    env["UV_PYTHON"] = sys.executable
+    _run([UV, "sync"], env, project)
+    # The other burn-* packages came from the checkout (the workspace's sources), not an index.
+    lock = (project / "uv.lock").read_text(encoding="utf-8")
+    assert 'name = "burn-tensor"' in lock and "packages/burn-tensor" in lock
+    # Editable: `import burn` is the checkout's source.
+    _train(project / ".venv" / "bin" / "python", env, project, home=ROOT / "packages" / "burn")
