@@ -324,6 +324,8 @@ class Tensor(
         """The dims as a list (Burn's `dims()`), or one dim's size: `size(1)` (PyTorch's form).
 
         Example:
+            >>> from burn_ndarray import NdArray
+            >>> device = NdArray().device()
             >>> Tensor.zeros([2, 3], device).size(), Tensor.zeros([2, 3], device).size(-1)
             ([2, 3], 3)
         """
@@ -397,6 +399,8 @@ class Tensor(
             device: the device `p` lives on.
 
         Example:
+            >>> from burn_ndarray import NdArray
+            >>> device = NdArray().device()
             >>> t = Tensor.ones([2], device)
             >>> Tensor.from_primitive(t.into_primitive(), Float, device).tolist()
             [1.0, 1.0]
