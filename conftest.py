@@ -8,3 +8,17 @@ run starts above it, as `uv run pytest` does), so the backend packages' suites g
 """
 
 pytest_plugins = ["burn_backend_tests.plugin"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Leave `install`-marked tests out unless `-m` names them (`.ci/run` runs them as a step).
+
+    They build wheels and download dependencies into bare venvs (a minute or more each), which
+    the default `uv run pytest` must not pay for.
+    """
+    if "install" in (config.getoption("markexpr") or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("install") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept

@@ -15,7 +15,9 @@ FORBIDDEN = {
     r"\.\./shared": "a folder outside the repository",
     r"(?<![\w.])/work/": "a path of one machine",
     r"(?<![\w.])/opt/": "a path of one machine",
-    r"PIP_FIND_LINKS|--find-links": "a local wheel folder",
+    # The README's wheelhouse is `dist`, built from the checkout (`uv build --all-packages -o dist`);
+    # any other folder would be one machine's.
+    r"PIP_FIND_LINKS|--find-links(?! dist\b)": "a local wheel folder",
     r"DESIGN(\.md| §)": "a design document outside the repository (see README's design section)",
     r"burn-inventory": "a reference file outside the repository",
     r"this machine has": "a statement about one machine",

@@ -74,23 +74,28 @@ class TensorData:
 
     @staticmethod
     def zeros(shape: Sequence[int], dtype: Any = DType.F32) -> TensorData:
+        """TensorData of `shape` filled with 0 in `dtype` (Burn's `TensorData::zeros`)."""
         return TensorData(np.zeros(tuple(Shape(shape)), DType.from_any(dtype).np))
 
     @staticmethod
     def ones(shape: Sequence[int], dtype: Any = DType.F32) -> TensorData:
+        """TensorData of `shape` filled with 1 in `dtype` (Burn's `TensorData::ones`)."""
         return TensorData(np.ones(tuple(Shape(shape)), DType.from_any(dtype).np))
 
     @staticmethod
     def full(shape: Sequence[int], value: Any, dtype: Any = DType.F32) -> TensorData:
+        """TensorData of `shape` filled with `value` in `dtype` (Burn's `TensorData::full`)."""
         return TensorData(np.full(tuple(Shape(shape)), value, DType.from_any(dtype).np))
 
     # -- properties ----------------------------------------------------------------------------
     @property
     def shape(self) -> Shape:
+        """The shape, a `Shape` (Burn's `TensorData::shape`)."""
         return Shape(self._array.shape)
 
     @property
     def dtype(self) -> DType:
+        """The element type, a `DType` (Burn's `TensorData::dtype`)."""
         return DType.from_np(self._array.dtype)
 
     @property
@@ -102,12 +107,16 @@ class TensorData:
         return arr.tobytes()
 
     def as_bytes(self) -> bytes:
+        """The elements as little-endian bytes, row-major (Burn's `as_bytes`); the same as `bytes`.
+        """
         return self.bytes
 
     def rank(self) -> int:
+        """The number of dims (Burn's `rank`)."""
         return self._array.ndim
 
     def num_elements(self) -> int:
+        """The number of elements, the product of the shape (Burn's `num_elements`)."""
         return int(self._array.size)
 
     @property
@@ -116,6 +125,7 @@ class TensorData:
         return self._array
 
     def numpy(self) -> np.ndarray:
+        """A copy of the elements as a numpy array of `shape` and `dtype`."""
         return self._array.copy()
 
     @property
@@ -131,15 +141,19 @@ class TensorData:
         return self.to_vec()
 
     def to_vec(self) -> list:
+        """The elements as a flat Python list, row-major (Burn's `to_vec`; `into_vec`, `as_slice`).
+        """
         return self._array.reshape(-1).tolist()
 
     into_vec = to_vec
     as_slice = to_vec
 
     def tolist(self) -> Any:
+        """The elements as nested Python lists of `shape` (numpy's `tolist`)."""
         return self._array.tolist()
 
     def iter(self):
+        """An iterator over the elements as Python numbers, row-major (Burn's `iter::<E>()`)."""
         return iter(self._array.reshape(-1).tolist())
 
     def __array__(self, dtype=None, copy=None):
@@ -213,6 +227,9 @@ class TensorData:
             raise AssertionError("Tensors are not approx equal:\n  " + "\n  ".join(lines))
 
     def assert_within_range(self, low: float, high: float) -> None:
+        """Raises AssertionError if any element is outside [low, high) (Burn's
+        `assert_within_range`).
+        """
         arr = self._array
         bad = (arr < low) | (arr >= high)
         if np.any(bad):

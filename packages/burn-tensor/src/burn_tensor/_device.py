@@ -84,6 +84,7 @@ class Device:
 
     @property
     def kind(self) -> str:
+        """The backend's `device_kind` (`Cpu` for NdArray), as the device's printed name says."""
         return self.backend.device_kind
 
     def __reduce__(self):

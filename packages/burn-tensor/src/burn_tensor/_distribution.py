@@ -27,10 +27,14 @@ class Distribution:
 
     @staticmethod
     def default() -> Distribution:
+        """Burn's `Distribution::Default`: uniform on [0, 1)."""
         return Distribution("default", 0.0, 1.0)
 
     @staticmethod
     def uniform(low: float, high: float) -> Distribution:
+        """Uniform on [low, high) (Burn's `Distribution::Uniform(low, high)`); needs finite low <
+        high.
+        """
         if not (math.isfinite(low) and math.isfinite(high) and high > low):
             raise ValueError(
                 f"Distribution.uniform: expected finite low < high, got low={low}, high={high}"
@@ -39,6 +43,9 @@ class Distribution:
 
     @staticmethod
     def normal(mean: float, std: float) -> Distribution:
+        """Normal with `mean` and standard deviation `std` (Burn's `Distribution::Normal`); std >=
+        0.
+        """
         if not (math.isfinite(mean) and math.isfinite(std) and std >= 0):
             raise ValueError(
                 f"Distribution.normal: expected a finite mean and a finite std >= 0, "
@@ -48,6 +55,7 @@ class Distribution:
 
     @staticmethod
     def bernoulli(prob: float) -> Distribution:
+        """1 with probability `prob`, else 0 (Burn's `Distribution::Bernoulli(prob)`)."""
         if not 0.0 <= prob <= 1.0:
             raise ValueError(f"Distribution.bernoulli: expected 0 <= p <= 1, got {prob}")
         return Distribution("bernoulli", float(prob), 0.0)

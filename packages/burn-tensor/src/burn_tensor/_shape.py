@@ -47,17 +47,21 @@ class Shape(tuple):
 
     @property
     def dims(self) -> list[int]:
+        """The dims as a list of ints (Burn's `Shape::dims`)."""
         return list(self)
 
     def num_dims(self) -> int:
+        """The number of dims (Burn's `num_dims`; `rank` is the same)."""
         return len(self)
 
     rank = num_dims
 
     def num_elements(self) -> int:
+        """The number of elements, the product of the dims (Burn's `num_elements`)."""
         return math.prod(self)
 
     def to_vec(self) -> list[int]:
+        """The dims as a new list of ints (Burn's `to_vec`)."""
         return list(self)
 
     def __repr__(self) -> str:

@@ -124,6 +124,7 @@ class Tensor(
 
     @staticmethod
     def from_floats(values: Any, device: Device | None = None) -> Tensor:
+        """A Float tensor from nested lists / a numpy array of numbers (Burn's `from_floats`)."""
         device = _device(device)
         return Tensor.from_data(
             TensorData(np.asarray(values, dtype=np.float64)), device, device.backend.float_dtype
@@ -131,6 +132,7 @@ class Tensor(
 
     @staticmethod
     def from_ints(values: Any, device: Device | None = None) -> Tensor:
+        """An Int tensor from nested lists / a numpy array of integers (Burn's `from_ints`)."""
         device = _device(device)
         arr = np.asarray(values)
         if arr.dtype.kind not in "iu":
@@ -139,6 +141,9 @@ class Tensor(
 
     @staticmethod
     def from_bool(values: Any, device: Device | None = None) -> Tensor:
+        """A Bool tensor from nested lists / a numpy array of bools (Burn's `Tensor::<B, D,
+        Bool>::from_bool`).
+        """
         return Tensor.from_data(TensorData(np.asarray(values, dtype=np.bool_)), device, DType.BOOL)
 
     @staticmethod
@@ -159,18 +164,27 @@ class Tensor(
 
     @staticmethod
     def empty(shape, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
+        """A tensor of `shape` whose contents are unspecified (Burn's `Tensor::empty`); Float unless
+        `kind` says otherwise.
+        """
         device, shape, kind, dt = Tensor._create("empty", shape, device, kind, dtype)
         p = getattr(device.backend, _PREFIX[kind] + "empty")(shape, device, dt)
         return Tensor._make(p, kind, device)
 
     @staticmethod
     def zeros(shape, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
+        """A tensor of `shape` filled with 0 (Burn's `Tensor::zeros`); Float unless `kind` says
+        otherwise.
+        """
         device, shape, kind, dt = Tensor._create("zeros", shape, device, kind, dtype)
         p = getattr(device.backend, _PREFIX[kind] + "zeros")(shape, device, dt)
         return Tensor._make(p, kind, device)
 
     @staticmethod
     def ones(shape, device=None, kind: TensorKind | None = None, dtype=None) -> Tensor:
+        """A tensor of `shape` filled with 1 (Burn's `Tensor::ones`); Float unless `kind` says
+        otherwise.
+        """
         device, shape, kind, dt = Tensor._create("ones", shape, device, kind, dtype)
         p = getattr(device.backend, _PREFIX[kind] + "ones")(shape, device, dt)
         return Tensor._make(p, kind, device)
@@ -195,15 +209,23 @@ class Tensor(
         return Tensor._make(p, kind, device)
 
     def zeros_like(self) -> Tensor:
+        """A tensor of 0s with this tensor's shape, kind, dtype and device (Burn's `zeros_like`)."""
         return Tensor.zeros(self.shape, self._d, dtype=self.dtype)
 
     def ones_like(self) -> Tensor:
+        """A tensor of 1s with this tensor's shape, kind, dtype and device (Burn's `ones_like`)."""
         return Tensor.ones(self.shape, self._d, dtype=self.dtype)
 
     def full_like(self, fill_value) -> Tensor:
+        """A tensor of this tensor's shape, kind, dtype and device filled with `fill_value` (Burn's
+        `full_like`).
+        """
         return Tensor.full(self.shape, fill_value, self._d, dtype=self.dtype)
 
     def empty_like(self) -> Tensor:
+        """An uninitialised tensor with this tensor's shape, kind, dtype and device (Burn's
+        `empty_like`).
+        """
         return Tensor.empty(self.shape, self._d, dtype=self.dtype)
 
     @staticmethod
@@ -219,6 +241,9 @@ class Tensor(
         return Tensor._make(p, kind, device)
 
     def random_like(self, distribution: Distribution | None = None) -> Tensor:
+        """A tensor with this tensor's shape and device drawn from `distribution` (default
+        Uniform(0, 1)) (Burn's `random_like`).
+        """
         return Tensor.random(self.shape, distribution, self._d, dtype=self.dtype)
 
     @staticmethod
@@ -251,6 +276,11 @@ class Tensor(
 
     @staticmethod
     def arange_step(start, end=None, step: int = 1, device=None) -> Tensor:
+        """Int tensor from `start` up to `end` (exclusive) by `step`.
+
+        `arange_step(range(0, 9), 3, device)` or `arange_step(0, 9, 3, device)` (Burn's
+        `arange_step(0..9, 3, &device)`).
+        """
         if isinstance(start, range):
             start, end, step, device = (
                 start.start,
@@ -285,12 +315,17 @@ class Tensor(
         return Shape(self._p.shape)
 
     def dims(self) -> list[int]:
+        """The shape as a list of ints (Burn's `dims()`): `Tensor.zeros([2, 3], d).dims() == [2,
+        3]`.
+        """
         return list(self._p.shape)
 
     def size(self, dim: int | None = None):
         """The dims as a list (Burn's `dims()`), or one dim's size: `size(1)` (PyTorch's form).
 
         Example:
+            >>> from burn_ndarray import NdArray
+            >>> device = NdArray().device()
             >>> Tensor.zeros([2, 3], device).size(), Tensor.zeros([2, 3], device).size(-1)
             ([2, 3], 3)
         """
@@ -299,13 +334,16 @@ class Tensor(
         return self._p.shape[check.dim("size", dim, len(self._p.shape))]
 
     def rank(self) -> int:
+        """The number of dims (Burn's `D` const parameter, a runtime value here)."""
         return len(self._p.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of dims (numpy's name; the same as `rank()`)."""
         return len(self._p.shape)
 
     def numel(self) -> int:
+        """The number of elements, the product of the dims (Burn's `shape().num_elements()`)."""
         n = 1
         for d in self._p.shape:
             n *= d
@@ -313,18 +351,26 @@ class Tensor(
 
     @property
     def kind(self) -> TensorKind:
+        """The tensor kind: `Float`, `Int` or `Bool` (Burn's `K` type parameter, a runtime value
+        here).
+        """
         return self._o.kind
 
     @property
     def dtype(self) -> DType:
+        """The element type, a `DType` (Burn's `dtype()`): F32 by default for Float, I32 for Int on
+        NdArray.
+        """
         return DType.from_np(self._p.dtype)
 
     @property
     def device(self) -> Device:
+        """The `Device` holding this tensor (Burn's `device()`)."""
         return self._d
 
     @property
     def backend(self):
+        """The backend this tensor's device belongs to (Burn's `B`), e.g. `NdArray()`."""
         return self._o.backend
 
     def __len__(self) -> int:
@@ -353,6 +399,8 @@ class Tensor(
             device: the device `p` lives on.
 
         Example:
+            >>> from burn_ndarray import NdArray
+            >>> device = NdArray().device()
             >>> t = Tensor.ones([2], device)
             >>> Tensor.from_primitive(t.into_primitive(), Float, device).tolist()
             [1.0, 1.0]
@@ -369,14 +417,19 @@ class Tensor(
 
     # -- data out ------------------------------------------------------------------------------------
     def to_data(self) -> TensorData:
+        """The elements as a `TensorData` (Burn's `to_data()` / `into_data()`), read from the
+        device.
+        """
         return self._o.into_data(self._p)
 
     into_data = to_data
 
     def numpy(self) -> np.ndarray:
+        """The elements as a numpy array (a copy, read from the device), in the tensor's dtype."""
         return self.to_data().numpy()
 
     def tolist(self):
+        """The elements as nested Python lists (numpy's `tolist`)."""
         return self.to_data().tolist()
 
     def into_scalar(self):
@@ -464,6 +517,7 @@ class Tensor(
 
     # -- device and kind conversion ------------------------------------------------------------------
     def to_device(self, device: Device) -> Tensor:
+        """This tensor moved to `device` (Burn's `to_device`); `to` is the same method."""
         if device is self._d:
             return self
         if device.backend is self._d.backend:
@@ -518,12 +572,18 @@ class Tensor(
         return self._like(self._o.cast(self._p, dt))
 
     def to_full_precision(self) -> Tensor:
+        """This tensor on the backend's full precision (Float32/64) variant (Burn's
+        `to_full_precision`).
+        """
         check.float_("to_full_precision", self)
         # Burn's FullPrecision element of both half types is f32 (bf16 was left as it was)
         return self.cast(DType.F32) if self.dtype in (DType.F16, DType.BF16) else self
 
     @staticmethod
     def from_full_precision(tensor: Tensor) -> Tensor:
+        """Back from `to_full_precision`: the tensor on its original backend (Burn's
+        `from_full_precision`).
+        """
         return tensor.cast(tensor._d.backend.float_dtype)
 
 

@@ -24,13 +24,22 @@ class AutodiffMixin:
         return self.set_require_grad(True)
 
     def set_require_grad(self, require_grad: bool) -> Tensor:
+        """A tensor tracked (or not) by autodiff as a leaf that wants a gradient (Burn's
+        `set_require_grad`).
+        """
         check.float_("set_require_grad", self)
         return self._like(self._o.set_require_grad(self._p, bool(require_grad)))
 
     def is_require_grad(self) -> bool:
+        """Whether autodiff tracks this tensor as a leaf that wants a gradient (Burn's
+        `is_require_grad`).
+        """
         return self._o.kind is Float and self._o.is_require_grad(self._p)
 
     def detach(self) -> Tensor:
+        """The same values cut from the autodiff graph: no gradient flows through the result (Burn's
+        `detach`).
+        """
         if self._o.kind is not Float:
             return self
         return self._like(self._o.detach(self._p))
@@ -50,6 +59,8 @@ class AutodiffMixin:
         return None if g is None else self._make(g, Float, self._d.inner())
 
     def grad_remove(self, grads):
+        """This tensor's gradient taken out of `grads` (None if it has none) (Burn's `grad_remove`).
+        """
         b = self._d.backend
         if not b.is_autodiff:
             raise TensorCheckError("grad_remove", f"backend {b!r} has no autodiff")
@@ -57,6 +68,7 @@ class AutodiffMixin:
         return None if g is None else self._make(g, Float, self._d.inner())
 
     def grad_replace(self, grads, grad: Tensor) -> None:
+        """Sets this tensor's gradient in `grads` to `grad` (Burn's `grad_replace`)."""
         b = self._d.backend
         if not b.is_autodiff:
             raise TensorCheckError("grad_replace", f"backend {b!r} has no autodiff")

@@ -107,6 +107,9 @@ class IndexMixin:
         return self._like(self._o.slice_assign(self._p, slices, values._p))
 
     def slice_fill(self, items, value):
+        """A copy with the region `items` (slices per dim, as `slice`) set to `value` (Burn's
+        `slice_fill`).
+        """
         from ._tensor import Tensor
 
         slices, out_shape = normalize(
@@ -210,6 +213,9 @@ class IndexMixin:
         return self._like(self._o.mask_where(self._p, mask._p, values._p))
 
     def mask_fill(self, mask, value):
+        """`value` where the Bool `mask` is true, self elsewhere (Burn's `mask_fill`); the mask has
+        self's shape.
+        """
         check.mask("mask_fill", self, mask)
         return self._like(
             self._o.mask_fill(self._p, mask._p, check.scalar_for("mask_fill", self, value))

@@ -42,6 +42,9 @@ class LayoutMixin:
     view = reshape
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1):
+        """Merges dims `start_dim..=end_dim` into one (Burn's `flatten(start, end)`): [2, 3, 4] ->
+        flatten(1, 2) -> [2, 12].
+        """
         shape = self._p.shape
         if not shape:
             return self.reshape((1,))
@@ -58,6 +61,7 @@ class LayoutMixin:
         return self.squeeze_dim(dim)
 
     def squeeze_dim(self, dim: int):
+        """Removes `dim`, which must have size 1 (Burn's `squeeze_dim`): [2, 1, 3] -> [2, 3]."""
         shape = self._p.shape
         d = check.dim("squeeze_dim", dim, len(shape))
         if shape[d] != 1:
@@ -65,6 +69,7 @@ class LayoutMixin:
         return self.reshape(shape[:d] + shape[d + 1 :])
 
     def squeeze_dims(self, dims):
+        """Removes every dim in `dims`, each of which must have size 1 (Burn's `squeeze_dims`)."""
         shape = self._p.shape
         ds = {check.dim("squeeze_dims", d, len(shape)) for d in dims}
         for d in ds:
@@ -91,11 +96,17 @@ class LayoutMixin:
         return self.reshape((1,) * (rank - len(shape)) + shape)
 
     def unsqueeze_dim(self, dim: int):
+        """Inserts a dim of size 1 at `dim` (Burn's `unsqueeze_dim`; torch's `unsqueeze`): [2,
+        3].unsqueeze_dim(0) -> [1, 2, 3].
+        """
         shape = self._p.shape
         d = check.dim("unsqueeze_dim", dim, len(shape) + 1)
         return self.reshape(shape[:d] + (1,) + shape[d:])
 
     def unsqueeze_dims(self, dims):
+        """Inserts dims of size 1 at each position of `dims` (negative counts from the end) (Burn's
+        `unsqueeze_dims`).
+        """
         shape = list(self._p.shape)
         out_rank = len(shape) + len(dims)
         ds = sorted(check.dim("unsqueeze_dims", d, out_rank) for d in dims)
@@ -118,6 +129,9 @@ class LayoutMixin:
         return self._like(self._o.permute(self._p, ax))
 
     def movedim(self, src, dst):
+        """Moves dim(s) `src` to position(s) `dst`, the others keeping their order (Burn's
+        `movedim`).
+        """
         rank = len(self._p.shape)
         s = check.dim("movedim", src, rank)
         d = check.dim("movedim", dst, rank)
@@ -126,6 +140,9 @@ class LayoutMixin:
         return self.permute(order)
 
     def swap_dims(self, dim1: int, dim2: int):
+        """Exchanges dims `dim1` and `dim2` (Burn's `swap_dims`; torch's `transpose(d0, d1)`): [2,
+        3, 4].swap_dims(0, 2) -> [4, 3, 2].
+        """
         rank = len(self._p.shape)
         a = check.dim("swap_dims", dim1, rank)
         b = check.dim("swap_dims", dim2, rank)
@@ -154,9 +171,15 @@ class LayoutMixin:
 
     @property
     def T(self):
+        """The transpose of the last two dims (Burn's `t.transpose()` as a property, like numpy's
+        `.T`).
+        """
         return self.transpose()
 
     def flip(self, axes):
+        """Reverses the order of elements along each dim in `axes` (Burn's `flip`); the shape is
+        kept.
+        """
         rank = len(self._p.shape)
         ax = tuple(check.dim("flip", a, rank) for a in axes)
         if len(set(ax)) != len(ax):
@@ -190,6 +213,9 @@ class LayoutMixin:
     broadcast_to = expand
 
     def repeat_dim(self, dim: int, times: int):
+        """Repeats the whole tensor `times` times along `dim` (Burn's `repeat_dim`): [2,
+        3].repeat_dim(0, 2) -> [4, 3].
+        """
         d = check.dim("repeat_dim", dim, len(self._p.shape))
         if times < 0:
             raise TensorCheckError("repeat_dim", f"times must be >= 0, got {times}")
@@ -211,6 +237,7 @@ class LayoutMixin:
         return out
 
     def roll_dim(self, shift: int, dim: int):
+        """Rolls elements by `shift` along one `dim`, wrapping around (Burn's `roll_dim`)."""
         d = check.dim("roll_dim", dim, len(self._p.shape))
         n = self._p.shape[d]
         if n == 0:
@@ -223,6 +250,9 @@ class LayoutMixin:
         return type(self).cat([a, b], d)
 
     def roll(self, shifts, dims):
+        """Rolls elements by `shifts[i]` along `dims[i]`, wrapping around (Burn's `roll`); the shape
+        is kept.
+        """
         out = self
         for s, d in zip(shifts, dims):
             out = out.roll_dim(s, d)
@@ -275,6 +305,9 @@ class LayoutMixin:
         return LayoutMixin.cat([t.unsqueeze_dim(d) for t in tensors], d)
 
     def narrow(self, dim: int, start: int, length: int):
+        """The `length` elements from `start` along `dim` (Burn's `narrow`): [5, 3].narrow(0, 1, 2)
+        -> [2, 3].
+        """
         shape = self._p.shape
         d = check.dim("narrow", dim, len(shape))
         if start < 0:
@@ -298,6 +331,9 @@ class LayoutMixin:
         return self.split(size, d)
 
     def split(self, split_size: int, dim: int = 0) -> list:
+        """Splits along `dim` into chunks of `split_size` (the last may be smaller) (Burn's
+        `split`).
+        """
         if split_size <= 0:
             raise TensorCheckError("split", f"split_size must be > 0, got {split_size}")
         d = check.dim("split", dim, len(self._p.shape))
@@ -307,6 +343,9 @@ class LayoutMixin:
         ]
 
     def split_with_sizes(self, sizes, dim: int = 0) -> list:
+        """Splits along `dim` into chunks of the given `sizes`, which must sum to the dim (Burn's
+        `split_with_sizes`).
+        """
         d = check.dim("split_with_sizes", dim, len(self._p.shape))
         if sum(sizes) != self._p.shape[d] or any(s < 0 for s in sizes):
             raise TensorCheckError(
@@ -351,10 +390,16 @@ class LayoutMixin:
 
     # -- triangular ------------------------------------------------------------------------------------
     def tril(self, diagonal: int = 0):
+        """Keeps the lower triangle of the last two dims (at and below `diagonal`), zeroes the rest
+        (Burn's `tril`).
+        """
         check.numeric("tril", self)
         return self.mask_fill(_tri_mask("tril", self, diagonal), 0)
 
     def triu(self, diagonal: int = 0):
+        """Keeps the upper triangle of the last two dims (at and above `diagonal`), zeroes the rest
+        (Burn's `triu`).
+        """
         check.numeric("triu", self)
         return self.mask_fill(_tri_mask("triu", self, diagonal), 0)
 
@@ -391,6 +436,9 @@ class LayoutMixin:
         return self._as(self._d.backend.bool_argwhere(self._p), Int)
 
     def nonzero(self) -> list:
+        """For a Bool tensor: one Int tensor [n] per dim, the indices of its n true elements
+        (Burn's `nonzero`).
+        """
         idx = self.argwhere()
         return [
             idx.slice([slice(None), slice(i, i + 1)]).reshape((-1,)) for i in range(self.rank())

@@ -58,6 +58,16 @@ def _compare(name: str):
     return method
 
 
+_SYMBOLS = {
+    "equal_elem": "==",
+    "not_equal_elem": "!=",
+    "greater_elem": ">",
+    "greater_equal_elem": ">=",
+    "lower_elem": "<",
+    "lower_equal_elem": "<=",
+}
+
+
 def _compare_elem(name: str):
     def method(self, scalar):
         if self._o.kind is Bool and not name.startswith(("equal", "not_equal")):
@@ -67,6 +77,11 @@ def _compare_elem(name: str):
         )
 
     method.__name__ = name
+    symbol = _SYMBOLS[name]
+    method.__doc__ = (
+        f"Bool tensor, true where `x {symbol} scalar` (Burn's `{name}`; "
+        f"the `*_scalar` name is an alias)."
+    )
     return method
 
 
@@ -142,20 +157,24 @@ class LogicMixin:
 
     # -- bool ops ------------------------------------------------------------------------------------
     def bool_not(self):
+        """Logical not of a Bool tensor (Burn's `bool_not`); `~t` and `logical_not` are the same."""
         check.kind("bool_not", self, Bool)
         return self._like(self._d.backend.bool_not(self._p))
 
     def bool_and(self, other):
+        """Logical and of two Bool tensors of the same shape (Burn's `bool_and`); `a & b`."""
         check.kind("bool_and", self, Bool)
         check.binary("bool_and", self, other)
         return self._like(self._d.backend.bool_and(self._p, other._p))
 
     def bool_or(self, other):
+        """Logical or of two Bool tensors of the same shape (Burn's `bool_or`); `a | b`."""
         check.kind("bool_or", self, Bool)
         check.binary("bool_or", self, other)
         return self._like(self._d.backend.bool_or(self._p, other._p))
 
     def bool_xor(self, other):
+        """Logical xor of two Bool tensors of the same shape (Burn's `bool_xor`); `a ^ b`."""
         check.kind("bool_xor", self, Bool)
         check.binary("bool_xor", self, other)
         return self._like(self._d.backend.bool_xor(self._p, other._p))
@@ -176,21 +195,29 @@ class LogicMixin:
         )
 
     def bitwise_and(self, other):
+        """self & other, bit by bit, with a tensor or an int (Burn's `bitwise_and` /
+        `bitwise_and_scalar`); Int only.
+        """
         return self._bitwise("bitwise_and", other)
 
     def bitwise_or(self, other):
+        """self | other, bit by bit, with a tensor or an int (Burn's `bitwise_or`); Int only."""
         return self._bitwise("bitwise_or", other)
 
     def bitwise_xor(self, other):
+        """self ^ other, bit by bit, with a tensor or an int (Burn's `bitwise_xor`); Int only."""
         return self._bitwise("bitwise_xor", other)
 
     def bitwise_left_shift(self, other):
+        """self << other, with a tensor or an int (Burn's `bitwise_left_shift`); Int only."""
         return self._bitwise("bitwise_left_shift", other)
 
     def bitwise_right_shift(self, other):
+        """self >> other, with a tensor or an int (Burn's `bitwise_right_shift`); Int only."""
         return self._bitwise("bitwise_right_shift", other)
 
     def bitwise_not(self):
+        """~self, bit by bit (Burn's `bitwise_not`); Int only."""
         check.kind("bitwise_not", self, Int)
         return self._like(self._d.backend.bitwise_not(self._p))
 

@@ -101,18 +101,27 @@ class MathMixin:
     remainder = _binary("remainder", "remainder_scalar", int_divides=True)
 
     def add_scalar(self, s):
+        """self + s, elementwise (Burn's `add_scalar`); `t + 2.0` calls it."""
         return self.add(check.scalar_for("add_scalar", self, s))
 
     def sub_scalar(self, s):
+        """self - s, elementwise (Burn's `sub_scalar`); `t - 2.0` calls it."""
         return self.sub(check.scalar_for("sub_scalar", self, s))
 
     def mul_scalar(self, s):
+        """self * s, elementwise (Burn's `mul_scalar`); `t * 2.0` calls it."""
         return self.mul(check.scalar_for("mul_scalar", self, s))
 
     def div_scalar(self, s):
+        """self / s, elementwise (Burn's `div_scalar`; Int divides with truncation as Burn does); `t
+        / 2.0` calls it.
+        """
         return self.div(check.scalar_for("div_scalar", self, s))
 
     def remainder_scalar(self, s):
+        """self mod s, elementwise, with the sign of `s` as Python's `%` (Burn's
+        `remainder_scalar`).
+        """
         return self.remainder(check.scalar_for("remainder_scalar", self, s))
 
     __add__ = __radd__ = add
@@ -181,14 +190,17 @@ class MathMixin:
 
     # -- numeric unary -------------------------------------------------------------------------------
     def neg(self):
+        """-self, elementwise (Burn's `neg`); `-t` calls it."""
         check.numeric("neg", self)
         return self._like(self._o.neg(self._p))
 
     def abs(self):
+        """|x|, elementwise (Burn's `abs`); Float or Int."""
         check.numeric("abs", self)
         return self._like(self._o.abs(self._p))
 
     def sign(self):
+        """-1, 0 or 1 by the sign of each element (Burn's `sign`), in the tensor's kind."""
         check.numeric("sign", self)
         return self._like(self._o.sign(self._p))
 
@@ -210,6 +222,7 @@ class MathMixin:
         return self._like(self._o.powf(self._p, other._p))
 
     def powf_scalar(self, s):
+        """self ** s for a float exponent, elementwise (Burn's `powf_scalar`)."""
         check.float_("powf_scalar", self)
         return self._like(self._o.powf_scalar(self._p, float(s)))
 
@@ -226,12 +239,15 @@ class MathMixin:
         return self._like(self._o.powi(self._p, other._p))
 
     def powi_scalar(self, s):
+        """self ** s for an integer exponent, elementwise (Burn's `powi_scalar`)."""
         check.numeric("powi_scalar", self)
         if isinstance(s, float) and not s.is_integer():
             raise TensorCheckError("powi_scalar", f"exponent must be an integer, got {s}")
         return self._like(self._o.powi_scalar(self._p, int(s)))
 
     def clamp(self, min, max):
+        """Each element limited to [min, max] (Burn's `clamp`); `min > max` raises TensorCheckError.
+        """
         check.numeric("clamp", self)
         if min > max:
             raise TensorCheckError("clamp", f"min ({min}) must be <= max ({max})")
@@ -242,10 +258,12 @@ class MathMixin:
         )
 
     def clamp_min(self, min):
+        """Each element limited to at least `min` (Burn's `clamp_min`)."""
         check.numeric("clamp_min", self)
         return self._like(self._o.clamp_min(self._p, check.scalar_for("clamp_min", self, min)))
 
     def clamp_max(self, max):
+        """Each element limited to at most `max` (Burn's `clamp_max`)."""
         check.numeric("clamp_max", self)
         return self._like(self._o.clamp_max(self._p, check.scalar_for("clamp_max", self, max)))
 
@@ -256,6 +274,7 @@ class MathMixin:
         return self.mask_where(self.lower(other), other)
 
     def min_pair(self, other):
+        """The elementwise minimum of two tensors of the same shape (Burn's `min_pair`)."""
         check.binary("min_pair", self, other)
         check.numeric("min_pair", self)
         return self.mask_where(self.greater(other), other)
@@ -285,11 +304,15 @@ class MathMixin:
     erf = _float_unary("erf")
 
     def atan2(self, other):
+        """The angle of (other, self), i.e. atan(self / other) in the right quadrant, elementwise
+        (Burn's `atan2`); Float, same shape.
+        """
         check.float_("atan2", self)
         check.binary("atan2", self, other)
         return self._like(self._o.atan2(self._p, other._p))
 
     def hypot(self, other):
+        """sqrt(self**2 + other**2), elementwise (Burn's `hypot`); Float, same shape."""
         check.float_("hypot", self)
         check.binary("hypot", self, other)
         return self._like(self._o.hypot(self._p, other._p))
@@ -320,25 +343,31 @@ class MathMixin:
         return self.sub(self.div_scalar(s).trunc().mul_scalar(s))
 
     def deg2rad(self):
+        """Degrees to radians, elementwise (Burn's `deg2rad`); Float."""
         check.float_("deg2rad", self)
         return self.mul_scalar(3.141592653589793 / 180.0)
 
     def rad2deg(self):
+        """Radians to degrees, elementwise (Burn's `rad2deg`); Float."""
         check.float_("rad2deg", self)
         return self.mul_scalar(180.0 / 3.141592653589793)
 
     def is_nan(self):
+        """Bool tensor: true where the element is NaN (Burn's `is_nan`); Float only."""
         check.float_("is_nan", self)
         return self._as(self._o.is_nan(self._p), Bool)
 
     def is_inf(self):
+        """Bool tensor: true where the element is +inf or -inf (Burn's `is_inf`); Float only."""
         check.float_("is_inf", self)
         return self._as(self._o.is_inf(self._p), Bool)
 
     def is_finite(self):
+        """Bool tensor: true where the element is neither NaN nor infinite (Burn's `is_finite`)."""
         return self.is_nan().bool_or(self.is_inf()).bool_not()
 
     def contains_nan(self) -> bool:
+        """Whether any element is NaN (Burn's `contains_nan`, as a Python bool); Float only."""
         return bool(self.is_nan().any().into_scalar())
 
     def matmul(self, other):

@@ -97,6 +97,10 @@ def _arg_dim(name):
         return self._as(getattr(self._o, name)(self._p, d), Int)
 
     method.__name__ = name
+    method.__doc__ = (
+        f"Int tensor: the index of the {name[3:]}imum along `dim`, `dim` kept with size 1 "
+        f"(Burn's `{name}`)."
+    )
     return method
 
 
@@ -140,24 +144,37 @@ class ReduceMixin:
         return out
 
     def sum_dims(self, dims):
+        """The sum over every dim in `dims`, each kept with size 1 (Burn's `sum_dims`): [2, 3,
+        4].sum_dims([0, 2]) -> [1, 3, 1].
+        """
         return self._dims("sum_dims", type(self).sum_dim, dims)
 
     def mean_dims(self, dims):
+        """The mean over every dim in `dims`, each kept with size 1 (Burn's `mean_dims`)."""
         return self._dims("mean_dims", type(self).mean_dim, dims)
 
     def prod_dims(self, dims):
+        """The product over every dim in `dims`, each kept with size 1 (Burn's `prod_dims`)."""
         return self._dims("prod_dims", type(self).prod_dim, dims)
 
     def max_dims(self, dims):
+        """The maximum over every dim in `dims`, each kept with size 1 (Burn's `max_dims`)."""
         return self._dims("max_dims", type(self).max_dim, dims)
 
     def min_dims(self, dims):
+        """The minimum over every dim in `dims`, each kept with size 1 (Burn's `min_dims`)."""
         return self._dims("min_dims", type(self).min_dim, dims)
 
     def sum_dims_squeeze(self, dims):
+        """The sum over every dim in `dims`, those dims removed (Burn's `sum_dims_squeeze`): [2, 3,
+        4] -> [3] for dims [0, 2].
+        """
         return self.sum_dims(dims).squeeze_dims(dims)
 
     def max_dim_with_indices(self, dim: int):
+        """(values, Int indices) of the maximum along `dim`, `dim` kept with size 1 (Burn's
+        `max_dim_with_indices`).
+        """
         check.numeric("max_dim_with_indices", self)
         d = check.dim("max_dim_with_indices", dim, len(self._p.shape))
         if self._p.shape[d] == 0:
@@ -166,6 +183,9 @@ class ReduceMixin:
         return self._like(v), self._as(i, Int)
 
     def min_dim_with_indices(self, dim: int):
+        """(values, Int indices) of the minimum along `dim`, `dim` kept with size 1 (Burn's
+        `min_dim_with_indices`).
+        """
         check.numeric("min_dim_with_indices", self)
         d = check.dim("min_dim_with_indices", dim, len(self._p.shape))
         if self._p.shape[d] == 0:
@@ -179,13 +199,20 @@ class ReduceMixin:
         return self._as(self._o.any(self._p), Bool)
 
     def all(self):
+        """Bool tensor [1]: whether every element is true / nonzero (Burn's `all`)."""
         return self._as(self._o.all(self._p), Bool)
 
     def any_dim(self, dim: int):
+        """Bool tensor: whether any element along `dim` is true / nonzero, `dim` kept with size 1
+        (Burn's `any_dim`).
+        """
         d = check.dim("any_dim", dim, len(self._p.shape))
         return self._as(self._o.any_dim(self._p, d), Bool)
 
     def all_dim(self, dim: int):
+        """Bool tensor: whether every element along `dim` is true / nonzero, `dim` kept with size 1
+        (Burn's `all_dim`).
+        """
         d = check.dim("all_dim", dim, len(self._p.shape))
         return self._as(self._o.all_dim(self._p, d), Bool)
 
@@ -199,9 +226,15 @@ class ReduceMixin:
         return self.var_mean_bias(dim)[0]
 
     def var_mean(self, dim: int):
+        """(variance, mean) along `dim` with Bessel's correction (n - 1), `dim` kept with size 1
+        (Burn's `var_mean`).
+        """
         return self._var_mean("var_mean", dim, 1)
 
     def var_mean_bias(self, dim: int):
+        """(variance, mean) along `dim`, biased (divides by n), `dim` kept with size 1 (Burn's
+        `var_mean_bias`).
+        """
         return self._var_mean("var_mean_bias", dim, 0)
 
     def _var_mean(self, op, dim, correction):
@@ -224,15 +257,22 @@ class ReduceMixin:
         return self._like(self._o.sort(self._p, d, descending))
 
     def sort_descending(self, dim: int = -1):
+        """The values sorted along `dim`, largest first (Burn's `sort_descending`); same shape."""
         return self.sort(dim, True)
 
     def sort_with_indices(self, dim: int = -1, descending: bool = False):
+        """(values, Int indices) sorted along `dim`, ascending unless `descending` (Burn's
+        `sort_with_indices`).
+        """
         check.numeric("sort_with_indices", self)
         d = check.dim("sort_with_indices", dim, len(self._p.shape))
         v, i = self._o.sort_with_indices(self._p, d, descending)
         return self._like(v), self._as(i, Int)
 
     def sort_descending_with_indices(self, dim: int = -1):
+        """(values, Int indices) sorted along `dim`, largest first (Burn's
+        `sort_descending_with_indices`).
+        """
         return self.sort_with_indices(dim, True)
 
     def argsort(self, dim: int = -1, descending: bool = False):
@@ -242,6 +282,9 @@ class ReduceMixin:
         return self._as(self._o.argsort(self._p, d, descending), Int)
 
     def argsort_descending(self, dim: int = -1):
+        """Int indices that sort along `dim`, largest first (Burn's `argsort_descending`); same
+        shape.
+        """
         return self.argsort(dim, True)
 
     def topk_with_indices(self, k: int, dim: int = -1):
@@ -259,9 +302,13 @@ class ReduceMixin:
         return v.narrow(d, 0, k), i.narrow(d, 0, k)
 
     def topk(self, k: int, dim: int = -1):
+        """The `k` largest values along `dim`, largest first (Burn's `topk`); `dim` becomes `k`."""
         return self.topk_with_indices(k, dim)[0]
 
     def argtopk(self, k: int, dim: int = -1):
+        """Int indices of the `k` largest elements along `dim`, largest first (Burn's `argtopk`);
+        `dim` becomes `k`.
+        """
         return self.topk_with_indices(k, dim)[1]
 
     def median(self, dim: int):
@@ -269,6 +316,9 @@ class ReduceMixin:
         return self.median_with_indices(dim)[0]
 
     def median_with_indices(self, dim: int):
+        """(values, Int indices) of the median along `dim` (the lower one for an even count), `dim`
+        kept with size 1 (Burn's `median_with_indices`).
+        """
         check.numeric("median", self)
         d = check.dim("median", dim, len(self._p.shape))
         n = self._p.shape[d]
