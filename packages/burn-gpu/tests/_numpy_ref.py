@@ -127,6 +127,7 @@ def int_refs(bits: int) -> dict:
     ref.update(
         {
             "abs": lambda a, b, c, s0, s1, i: np.abs(a),
+            "square": lambda a, b, c, s0, s1, i: a * a,
             "sign": lambda a, b, c, s0, s1, i: np.sign(a),
             "bitwise_not": lambda a, b, c, s0, s1, i: ~a.astype(np.int64),
             "div": lambda a, b, c, s0, s1, i: _int_div(a, b).reshape(a.shape),
