@@ -109,22 +109,51 @@ def _is_float(a: Any) -> bool:
     return hasattr(a, "_o") and a._o.kind is Float
 
 
-def half_op(fn: Callable) -> Callable:
+def half_op(fn: Callable | None = None, *, bias_axis: int | None = None) -> Callable:
     """Make `fn` (an op whose float Tensor arguments may be cast) follow the autocast policy.
 
     Outside autocast this costs one context-variable read. Inside, float tensor arguments are
     cast to the half dtype, `fn` runs with autocast off (no nested casts), and its float output
-    is cast back to the widest input dtype.
+    is cast back to the widest input dtype. With `bias_axis` (the op's third argument or
+    `bias=` is a bias over that output axis), the bias is left out of the half op and added to
+    its widened output: only the product runs in half, the addition and its gradient in the
+    input dtype (a backend whose half type is storage for GEMMs only, as Cuda's bfloat16 on a
+    float32 backend, then never sees a half elementwise op).
     """
+    if fn is None:
+        return lambda f: half_op(f, bias_axis=bias_axis)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         policy = _POLICY.get()
         if policy is None:
             return fn(*args, **kwargs)
+        if bias_axis is not None:
+            return run_half_biased(policy, fn, args, kwargs, bias_axis)
         return run_half(policy, fn, args, kwargs)
 
     return wrapper
+
+
+def run_half_biased(
+    policy: AutocastPolicy, fn: Callable, args: tuple, kwargs: dict, axis: int
+) -> Any:
+    """`run_half` of `fn` without its bias (third argument or `bias=`), then `+ bias` in the
+    widened dtype, broadcast over every axis but `axis` of the output."""
+    args, kwargs = list(args), dict(kwargs)
+    if len(args) > 2:
+        bias, args[2] = args[2], None
+    else:
+        bias = kwargs.pop("bias", None)
+    out = run_half(policy, fn, tuple(args), kwargs)
+    if bias is None:
+        return out
+    rank = out.rank()
+    shape = [1] * rank
+    shape[axis % rank] = bias.dims()[0]
+    if bias.dtype is not out.dtype:
+        bias = bias.cast(out.dtype)
+    return out + bias.reshape(shape)
 
 
 def run_half(policy: AutocastPolicy, fn: Callable, args: tuple, kwargs: dict) -> Any:

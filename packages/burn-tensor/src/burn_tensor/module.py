@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import _check as check
 from . import _check_data as check_data
 from ._dtype import Float, Int
-from ._autocast import current_policy, half_op, run_half
+from ._autocast import current_policy, half_op, run_half_biased
 from ._errors import TensorCheckError
 from ._module_attention import attention
 from ._module_norm import layer_norm
@@ -93,7 +93,7 @@ def _conv_out(op, x, weight, stride, padding, dilation, spatial):
             )
 
 
-@half_op
+@half_op(bias_axis=1)
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, options=None):
     """Shapes: x [n, c_in, l], weight [c_out, c_in/groups, k], bias [c_out] -> [n, c_out, l_out]."""
     o = options or ConvOptions(
@@ -107,7 +107,7 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     return x._like(x._d.backend.conv1d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
-@half_op
+@half_op(bias_axis=1)
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, options=None):
     """Shapes: x [n, c_in, h, w], weight [c_out, c_in/groups, kh, kw], bias [c_out] -> [n, c_out, h', w']."""
     o = options or ConvOptions(
@@ -121,7 +121,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     return x._like(x._d.backend.conv2d(x._p, weight._p, None if bias is None else bias._p, o))
 
 
-@half_op
+@half_op(bias_axis=1)
 def conv_transpose1d(
     x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None
 ):
@@ -139,7 +139,7 @@ def conv_transpose1d(
     )
 
 
-@half_op
+@half_op(bias_axis=1)
 def conv_transpose2d(
     x, weight, bias=None, stride=1, padding=0, padding_out=0, dilation=1, groups=1, *, options=None
 ):
@@ -304,7 +304,7 @@ def linear(x, weight, bias=None):
     """
     policy = current_policy()
     if policy is not None:  # inside `autocast(...)`: runs in half (see _autocast.py)
-        return run_half(policy, linear, (x, weight, bias), {})
+        return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
     check.float_("linear", x)
     xs, ws = x._p.shape, weight._p.shape  # read once: dims() builds a list per call
     problems = []
