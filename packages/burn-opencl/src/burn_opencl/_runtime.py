@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pyopencl as cl
 
+from ._first_build import announce
 from ._platform import kind_name
 from ._pool import Block, Pool, size_class
 
@@ -108,6 +109,7 @@ class Runtime:
     def _build(self, key, render):
         prg = self._programs.get(key)
         if prg is None:
+            announce(self.name)
             src = render()
             if self.fp64 and "double" in src:
                 src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + src
