@@ -32,7 +32,6 @@ from burn_cuda import (
     _optim,
     _optim_many,
     _platform,
-    _softmax,
 )
 from fake_cupy import FakeArray, FakeCupy
 
@@ -41,8 +40,6 @@ _CACHES = [
     (_kernels, "_CACHE", dict),
     (_kernels, "_FAST", dict),
     (_kernels, "_GO", lambda: [None]),
-    (_softmax, "_MODULES", dict),
-    (_softmax, "_FUNCS", dict),
     (_bf16, "_K", dict),
     (_optim, "_RAW", dict),
     (_optim, "_KERNELS", dict),

@@ -330,8 +330,6 @@ def test_hot_path_unaligned_views(env):
 # -- coverage: every kernel of burn_cuda ran -----------------------------------------------------
 #: kernels outside `_kernel_source.SOURCES`, by their launched name (float32 where typed)
 OTHER_KERNELS = {
-    "burn_softmax_rows_float", "burn_softmax_cols_float",
-    "burn_softmax_bwd_rows_float", "burn_softmax_bwd_cols_float",
     "bf16_to_f32", "f32_to_bf16", "burn_adam_raw_float", "burn_adam_many_double",
     "burn_add_float", "burn_sub_bc_float", "burn_exp_float", "burn_mul_scalar_float",
     "burn_row_sum_float", "max_rows", "burn_sum_all_float",

@@ -131,6 +131,18 @@ def test_pool_program_differs_only_by_dialect(dt):
     _same_but_dialect(cl, cu)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_softmax_program_differs_only_by_dialect(dt):
+    """The four kernels are one text; only the group reduction helper is per dialect."""
+    from burn_gpu import softmax_program
+
+    cl, cu = softmax_program(dt, "opencl"), softmax_program(dt, "cuda")
+    assert len(re.findall(r"__global__ void (\w+)\(", cu)) == 4
+    assert "__shfl_xor_sync" in cu and "__local T* red" in cl
+    body = lambda src: src.split("#define RED_SIZE")[1].split("\n", 1)[1]
+    _same_but_dialect(body(cl), body(cu))
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -147,7 +159,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     import shutil
     import subprocess
 
-    from burn_gpu import pool_program, random_program, reduce_program
+    from burn_gpu import pool_program, random_program, reduce_program, softmax_program
 
     nvcc = shutil.which("nvcc")
     if nvcc is None:
@@ -158,6 +170,8 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["random_i64"] = random_program("int64", "cuda", f64=True)
     sources["reduce_f64"] = reduce_program("float64", "int64", 256, "cuda")
     sources["pool_f32"] = pool_program("float32", "int32", "cuda")
+    sources["softmax_f32"] = softmax_program("float32", "cuda")
+    sources["softmax_f64"] = softmax_program("float64", "cuda")
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

@@ -9,7 +9,7 @@ machines without a GPU; `_kernels.py` compiles and caches them.
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import pool_program, random_program, reduce_program
+from burn_gpu import pool_program, random_program, reduce_program, softmax_program
 
 from ._dtypes import c_type
 
@@ -241,6 +241,11 @@ SOURCES = {
     # burn_gpu's scans (the ones OpenCl runs): one program, a kernel per name
     "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
+    # burn_gpu's softmax family (the kernels OpenCl runs)
+    **{
+        f"softmax{kind}": lambda dt: softmax_program(np.dtype(dt).name, "cuda")
+        for kind in ("_rows", "_cols", "_bwd_rows", "_bwd_cols")
+    },
     "index_add": index_add,
     "unfold4d": unfold4d,
     "gather_dim": gather_dim,

@@ -9,6 +9,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
+- `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
 Example:
@@ -31,8 +32,10 @@ from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
 from ._render_vec import WIDTHS
 from ._runtime import GpuBackend, Runtime, runtime_of
+from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
+    "COL_GROUP",
     "CTYPES",
     "DIALECTS",
     "FLOAT_FN",
@@ -53,6 +56,7 @@ __all__ = [
     "Program",
     "Reduction",
     "Runtime",
+    "SoftmaxOps",
     "cast_program",
     "collapse",
     "eager_ops",
@@ -67,5 +71,8 @@ __all__ = [
     "reduce_program",
     "render",
     "render_reduction",
+    "row_group",
     "runtime_of",
+    "softmax_program",
+    "split_dim",
 ]
