@@ -29,7 +29,6 @@ from burn_cuda import (
     _fast,
     _gemm,
     _kernels,
-    _optim,
     _optim_many,
     _platform,
 )
@@ -41,8 +40,6 @@ _CACHES = [
     (_kernels, "_FAST", dict),
     (_kernels, "_GO", lambda: [None]),
     (_bf16, "_K", dict),
-    (_optim, "_RAW", dict),
-    (_optim, "_KERNELS", dict),
     (_optim_many, "_KERNELS", dict),
     (_backend, "_CP", lambda: [None]),
     (_backend, "_MATMUL", lambda: [None]),

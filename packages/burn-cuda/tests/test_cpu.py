@@ -104,7 +104,7 @@ def test_kernel_sources_render(name, dtype):
     else:
         src = fn(dtype)
     burn_gpu = ("philox_random", "cummax", "cummin", *_kernel_source.POOLS)
-    if name not in burn_gpu and not name.startswith("softmax"):  # burn_gpu's own typedefs
+    if name not in burn_gpu and not name.startswith(("softmax", "adam")):  # burn_gpu's own typedefs
         assert src.startswith(f"typedef {_dtypes.c_type(dtype)} scalar_t;")
     assert re.search(rf'extern "C" __global__ void {name}\(', src)
     assert _balanced(src)
@@ -136,11 +136,12 @@ def test_every_kernel_source_compiles_with_nvcc(nvcc_ptx):
 
 
 def test_adam_kernel_source_compiles_with_nvcc(nvcc_ptx):
-    """The fused Adam step's RawKernel (float and double) through nvcc."""
-    from burn_cuda._optim import RAW_SOURCE
+    """The fused Adam step's kernel (burn_gpu's, float and double) through nvcc."""
+    from burn_gpu import adam_program
 
-    proc, _ = nvcc_ptx("adam", RAW_SOURCE.format(F="float") + RAW_SOURCE.format(F="double"))
-    assert proc.returncode == 0, proc.stderr[-1000:]
+    for dt in ("float32", "float64"):
+        proc, _ = nvcc_ptx(f"adam_{dt}", adam_program(dt, "cuda"))
+        assert proc.returncode == 0, proc.stderr[-1000:]
 
 
 def test_multi_tensor_adam_kernel_compiles_and_takes_its_table_by_value(nvcc_ptx):
@@ -148,13 +149,13 @@ def test_multi_tensor_adam_kernel_compiles_and_takes_its_table_by_value(nvcc_ptx
     arrays of MAX_TENSORS 8-byte entries) that `_optim_many._Block` fills, byte for byte."""
     import re
 
-    from burn_cuda._optim_many import MAX_TENSORS, _Block, source
+    from burn_cuda._optim_many import MAX_TENSORS, _Block
+    from burn_gpu import adam_many_program
 
-    proc, ptx = nvcc_ptx("adam_many", source("float") + source("double"))
-    assert proc.returncode == 0, proc.stderr[-1000:]
-    text = ptx.read_text()
-    for ctype in ("float", "double"):
-        sizes = re.findall(rf"burn_adam_many_{ctype}_param_0\[(\d+)\]", text)
+    for dt in ("float32", "float64"):
+        proc, ptx = nvcc_ptx(f"adam_many_{dt}", adam_many_program(dt, MAX_TENSORS))
+        assert proc.returncode == 0, proc.stderr[-1000:]
+        sizes = re.findall(r"adam_many_param_0\[(\d+)\]", ptx.read_text())
         assert sizes == [str(8 * 8 * MAX_TENSORS)], sizes
     block = _Block()
     assert len(block.table) * 8 == 8 * 8 * MAX_TENSORS

@@ -281,7 +281,27 @@ def test_adam_one_tensor_grid_stride_tail(env):
     want = _adam(*(a.astype(np.float64) for a in (p, g, m1, m2)), *hp)
     for a, w in zip(got, want):
         _close(a, w, rtol=1e-4, atol=1e-6)
-    assert _last(cp, "burn_adam_raw_float")[2] == (4096,)
+    assert _last(cp, "adam_update")[2] == (4096,)
+
+
+def test_adam_strided_and_float16_take_the_same_kernel(env):
+    """Strided operands are copied contiguous and float16 runs in float32 around burn_gpu's
+    kernel (the ElementwiseKernel copy of the update is gone)."""
+    B, cp = env
+    p, g, m1 = _rand((40, 30), 50), _rand((40, 30), 51), _rand((40, 30), 52)
+    m2 = _rand((40, 30), 53, low=0.0, high=1.0)
+    hp = (1e-2, 0.9, 0.999, 1e-8, 2)
+    want = _adam(*(a.astype(np.float64).T for a in (p, g, m1, m2)), *hp)
+    got = B.float_adam_update(*(asfake(a).T for a in (p, g, m1, m2)), *hp)
+    for a, w in zip(got, want):
+        _close(a, w, rtol=1e-4, atol=1e-6)
+    h = [a.astype(np.float16) for a in (p, g, m1, m2)]
+    want = _adam(*(a.astype(np.float64) for a in h), *hp)
+    got = B.float_adam_update(*(asfake(a) for a in h), *hp)
+    for a, w in zip(got, want):
+        assert a.dtype == np.float16
+        _close(a, w, rtol=2e-3, atol=2e-3)
+    assert _last(cp, "adam_update") is not None
 
 
 def test_adam_many_tensors(env64):
@@ -297,7 +317,7 @@ def test_adam_many_tensors(env64):
         want = _adam(p, g, np.zeros_like(p), np.zeros_like(p), *hp)
         for got, w in zip((a, b, c), want):
             _close(got, w, rtol=1e-12, atol=1e-12)
-    many = [x for x in cp.launches if x.name == "burn_adam_many_double"]
+    many = [x for x in cp.launches if x.name == "adam_many"]
     assert [x[2] for x in many[-2:]] == [(4, 32), (1, 5)]
 
 
@@ -330,7 +350,7 @@ def test_hot_path_unaligned_views(env):
 # -- coverage: every kernel of burn_cuda ran -----------------------------------------------------
 #: kernels outside `_kernel_source.SOURCES`, by their launched name (float32 where typed)
 OTHER_KERNELS = {
-    "bf16_to_f32", "f32_to_bf16", "burn_adam_raw_float", "burn_adam_many_double",
+    "bf16_to_f32", "f32_to_bf16", "adam_many",
     "burn_add_float", "burn_sub_bc_float", "burn_exp_float", "burn_mul_scalar_float",
     "burn_row_sum_float", "max_rows", "burn_sum_all_float",
 }  # fmt: skip

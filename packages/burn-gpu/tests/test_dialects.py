@@ -143,6 +143,18 @@ def test_softmax_program_differs_only_by_dialect(dt):
     _same_but_dialect(body(cl), body(cu))
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_adam_program_differs_only_by_dialect(dt):
+    from burn_gpu import adam_many_program, adam_program
+
+    cl, cu = adam_program(dt, "opencl"), adam_program(dt, "cuda")
+    assert re.findall(r"__global__ void (\w+)\(", cu) == ["adam_update"]
+    _same_but_dialect(cl, cu)
+    # the multi-tensor kernel (CUDA only) computes an element with the same text
+    step = cu.split("{", 2)[2].rsplit("}", 2)[0]
+    assert step in adam_many_program(dt, 32)
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -159,7 +171,14 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     import shutil
     import subprocess
 
-    from burn_gpu import pool_program, random_program, reduce_program, softmax_program
+    from burn_gpu import (
+        adam_many_program,
+        adam_program,
+        pool_program,
+        random_program,
+        reduce_program,
+        softmax_program,
+    )
 
     nvcc = shutil.which("nvcc")
     if nvcc is None:
@@ -172,6 +191,8 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["pool_f32"] = pool_program("float32", "int32", "cuda")
     sources["softmax_f32"] = softmax_program("float32", "cuda")
     sources["softmax_f64"] = softmax_program("float64", "cuda")
+    sources["adam_f32"] = adam_program("float32", "cuda")
+    sources["adam_many_f64"] = adam_many_program("float64", 32)
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

@@ -9,7 +9,7 @@ machines without a GPU; `_kernels.py` compiles and caches them.
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import pool_program, random_program, reduce_program, softmax_program
+from burn_gpu import adam_program, pool_program, random_program, reduce_program, softmax_program
 
 from ._dtypes import c_type
 
@@ -246,6 +246,7 @@ SOURCES = {
         f"softmax{kind}": lambda dt: softmax_program(np.dtype(dt).name, "cuda")
         for kind in ("_rows", "_cols", "_bwd_rows", "_bwd_cols")
     },
+    "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
     "index_add": index_add,
     "unfold4d": unfold4d,
     "gather_dim": gather_dim,

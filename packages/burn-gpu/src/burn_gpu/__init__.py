@@ -10,6 +10,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
+- `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
 Example:
@@ -21,6 +22,7 @@ Example:
     True
 """
 
+from ._adam import adam_many_program, adam_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
@@ -57,6 +59,8 @@ __all__ = [
     "Reduction",
     "Runtime",
     "SoftmaxOps",
+    "adam_many_program",
+    "adam_program",
     "cast_program",
     "collapse",
     "eager_ops",
