@@ -95,15 +95,12 @@ def _balanced(src: str) -> bool:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_kernel_sources_render(name, dtype):
     fn = _kernel_source.SOURCES[name]
-    if name in ("gather_dim", "scatter_add_dim"):
-        src = fn(dtype, "int64")
-        assert "typedef long long index_t;" in src
-    elif name in _kernel_source.POOLS:  # burn_gpu's pool program
+    if name in ("gather", "scatter_add", *_kernel_source.POOLS):  # burn_gpu's, with an index type
         src = fn(dtype, "int64")
         assert "typedef long long I;" in src
     else:
         src = fn(dtype)
-    burn_gpu = ("philox_random", "cummax", "cummin", *_kernel_source.POOLS)
+    burn_gpu = ("philox_random", "cummax", "cummin", "gather", "scatter_add", *_kernel_source.POOLS)
     if name not in burn_gpu and not name.startswith(("softmax", "adam")):  # burn_gpu's own typedefs
         assert src.startswith(f"typedef {_dtypes.c_type(dtype)} scalar_t;")
     assert re.search(rf'extern "C" __global__ void {name}\(', src)
@@ -125,7 +122,7 @@ def test_every_kernel_source_compiles_with_nvcc(nvcc_ptx):
     """The module-op kernels through nvcc (NVRTC on the GPU machine takes the same CUDA C)."""
     failures = []
     for name, fn in sorted(_kernel_source.SOURCES.items()):
-        if name in ("gather_dim", "scatter_add_dim", *_kernel_source.POOLS):
+        if name in ("gather", "scatter_add", *_kernel_source.POOLS):
             src = fn("float32", "int32")
         else:
             src = fn("float32")

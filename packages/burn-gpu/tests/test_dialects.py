@@ -155,6 +155,21 @@ def test_adam_program_differs_only_by_dialect(dt):
     assert step in adam_many_program(dt, 32)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64"])
+def test_index_program_differs_only_by_dialect(dt):
+    """gather / scatter_sum / scatter_add are one text; only `add_at` is per dialect."""
+    from burn_gpu import index_program
+
+    cl, cu = index_program(dt, "int32", "opencl", True), index_program(dt, "int32", "cuda", True)
+    names = re.findall(r"__global__ void (\w+)\(", cu)
+    assert names == ["gather", "scatter_sum", "scatter_add"]
+    # drop the pragmas before the typedefs and each dialect's add_at definition
+    cl_body = re.sub(r"(?s)void add_at\(.*?\n}\n", "", cl[cl.index("typedef") :])
+    cu_body = re.sub(r"__device__ __forceinline__ void add_at\(.*?\n", "", cu)
+    _same_but_dialect(cl_body, cu_body)
+    assert "atomicAdd" in cu and ("atomic" in cl or "atom_" in cl)
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -174,6 +189,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     from burn_gpu import (
         adam_many_program,
         adam_program,
+        index_program,
         pool_program,
         random_program,
         reduce_program,
@@ -192,6 +208,8 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["softmax_f32"] = softmax_program("float32", "cuda")
     sources["softmax_f64"] = softmax_program("float64", "cuda")
     sources["adam_f32"] = adam_program("float32", "cuda")
+    sources["index_i64"] = index_program("int64", "int32", "cuda", atomic=True)
+    sources["index_f64"] = index_program("float64", "int64", "cuda", atomic=True)
     sources["adam_many_f64"] = adam_many_program("float64", 32)
     failures = []
     for name, src in sources.items():

@@ -1,15 +1,21 @@
 """CUDA C sources of burn_cuda's own kernels, rendered per element type (no cupy needed here).
 
-Each source starts with `typedef <C type> scalar_t;` (and `index_t` for index outputs), so one
-body serves every dtype. One thread per output element, 64-bit element indices; the launcher
-sizes the grid from the element count. Sources are plain strings, readable and testable on
+Each source starts with `typedef <C type> scalar_t;`, so one body serves every dtype. One
+thread per output element, 64-bit element indices; the launcher sizes the grid from the element count. Sources are plain strings, readable and testable on
 machines without a GPU; `_kernels.py` compiles and caches them.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import adam_program, pool_program, random_program, reduce_program, softmax_program
+from burn_gpu import (
+    adam_program,
+    index_program,
+    pool_program,
+    random_program,
+    reduce_program,
+    softmax_program,
+)
 
 from ._dtypes import c_type
 
@@ -30,87 +36,8 @@ POOLS = (
 )
 
 
-def _typedefs(dtype, index_dtype=None) -> str:
-    out = f"typedef {c_type(dtype)} scalar_t;\n"
-    if index_dtype is not None:
-        out += f"typedef {c_type(index_dtype)} index_t;\n"
-    return out
-
-
-ADD_AT = """
-__device__ __forceinline__ void add_at(float* p, float v) { atomicAdd(p, v); }
-__device__ __forceinline__ void add_at(double* p, double v) { atomicAdd(p, v); }
-__device__ __forceinline__ void add_at(int* p, int v) { atomicAdd(p, v); }
-__device__ __forceinline__ void add_at(long long* p, long long v) {
-  atomicAdd((unsigned long long*)p, (unsigned long long)v);
-}
-"""
-
-
-def index_add(dtype) -> str:
-    """out[flat[t]] += v[t] for every t (scatter and select_assign); positions outside
-    [0, size) are skipped, so an unchecked bad index cannot write outside the tensor."""
-    body = (
-        'extern "C" __global__ void index_add(const scalar_t* v, const long long* flat,'
-        " scalar_t* out, long long total, long long size) {\n  "
-        + TID
-        + "  long long i = flat[t];\n"
-        + "  if (i >= 0 && i < size) add_at(out + i, v[t]);\n}\n"
-    )
-    return _typedefs(dtype) + ADD_AT + body
-
-
-# Coordinates of element t of a (padded) rank-4 index tensor [s0, s1, s2, s3], and the offset
-# in a tensor of element strides st0..st3 with the coordinate along `dim` replaced by i.
-_COORDS = """  long long r = t;
-  long long c3 = r % s3; r /= s3;
-  long long c2 = r % s2; r /= s2;
-  long long c1 = r % s1;
-  long long c0 = r / s1;
-"""
-
-
-def _offset(prefix: str) -> str:
-    return (
-        f"(dim == 0 ? i : c0) * {prefix}0 + (dim == 1 ? i : c1) * {prefix}1"
-        f" + (dim == 2 ? i : c2) * {prefix}2 + (dim == 3 ? i : c3) * {prefix}3"
-    )
-
-
-def gather_dim(dtype, index_dtype) -> str:
-    """out[c] = x[c with c[dim] = idx[c]] for a contiguous index tensor (rank <= 4, padded with
-    leading 1s) and any strided x; a negative index counts from the end (numpy's
-    take_along_axis), one outside the dim reads 0 instead of memory outside the tensor."""
-    body = (
-        'extern "C" __global__ void gather_dim(const scalar_t* x, const index_t* idx,'
-        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
-        " long long x0, long long x1, long long x2, long long x3, int dim, long long size) {\n  "
-        + TID
-        + _COORDS
-        + "  long long i = (long long)idx[t];\n"
-        + "  if (i < 0) i += size;\n"
-        + "  if (i < 0 || i >= size) { out[t] = (scalar_t)0; return; }\n"
-        + f"  out[t] = x[{_offset('x')}];\n}}\n"
-    )
-    return _typedefs(dtype, index_dtype) + body
-
-
-def scatter_add_dim(dtype, index_dtype) -> str:
-    """out[c with c[dim] = idx[c]] += v[c] over a contiguous index tensor (rank <= 4, padded) and
-    strided values, into a contiguous out (atomics); indices outside the dim add nothing."""
-    body = (
-        'extern "C" __global__ void scatter_add_dim(const scalar_t* v, const index_t* idx,'
-        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
-        " long long o0, long long o1, long long o2, long long o3,"
-        " long long v0, long long v1, long long v2, long long v3, int dim, long long size) {\n  "
-        + TID
-        + _COORDS
-        + "  long long i = (long long)idx[t];\n"
-        + "  if (i < 0 || i >= size) return;\n"
-        + "  scalar_t val = v[c0 * v0 + c1 * v1 + c2 * v2 + c3 * v3];\n"
-        + f"  add_at(out + {_offset('o')}, val);\n}}\n"
-    )
-    return _typedefs(dtype, index_dtype) + ADD_AT + body
+def _typedefs(dtype) -> str:
+    return f"typedef {c_type(dtype)} scalar_t;\n"
 
 
 # The window's divisor: kh*kw with count_include_pad, else the cells inside the input.
@@ -247,10 +174,12 @@ SOURCES = {
         for kind in ("_rows", "_cols", "_bwd_rows", "_bwd_cols")
     },
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
-    "index_add": index_add,
+    # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add
+    "gather": lambda dt, idt: index_program(np.dtype(dt).name, np.dtype(idt).name, "cuda"),
+    "scatter_add": lambda dt, idt: index_program(
+        np.dtype(dt).name, np.dtype(idt).name, "cuda", atomic=True
+    ),
     "unfold4d": unfold4d,
-    "gather_dim": gather_dim,
-    "scatter_add_dim": scatter_add_dim,
     "col2im": col2im,
     "bias_grad": bias_grad,
     "bias_add": bias_add,

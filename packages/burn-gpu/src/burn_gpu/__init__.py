@@ -7,6 +7,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
 - `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
+- `index_program(dtype, index_dtype, dialect)` (`_index.py`): gather/select, scatter adds;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
@@ -26,6 +27,7 @@ from ._adam import adam_many_program, adam_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._index import RANK, index_layout, index_program
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
@@ -49,6 +51,7 @@ __all__ = [
     "LAY_C",
     "MAXD",
     "OPS",
+    "RANK",
     "REDUCE_OPS",
     "WIDTHS",
     "Frame",
@@ -68,6 +71,8 @@ __all__ = [
     "frame",
     "geo_args",
     "index_code",
+    "index_layout",
+    "index_program",
     "kind_of",
     "pack",
     "pool_program",
