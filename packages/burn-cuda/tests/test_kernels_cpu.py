@@ -89,7 +89,7 @@ def test_conv2d_im2col_and_bias(env, case):
     got = B.conv2d(asfake(x), asfake(w), asfake(b), opts)
     want = REF.conv2d(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), opts)
     _close(got, want)
-    assert _last(cp, "unfold4d") and _last(cp, "bias_add")
+    assert _last(cp, "im2col") and _last(cp, "bias_add")
 
 
 def test_conv_transpose2d_col2im(env):

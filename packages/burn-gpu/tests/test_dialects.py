@@ -170,6 +170,16 @@ def test_index_program_differs_only_by_dialect(dt):
     assert "atomicAdd" in cu and ("atomic" in cl or "atom_" in cl)
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_conv_program_differs_only_by_dialect(wide):
+    from burn_gpu import conv_program
+
+    cl, cu = conv_program("float64", "opencl", wide), conv_program("float64", "cuda", wide)
+    names = re.findall(r"__global__ void (\w+)\(", cu)
+    assert names == ["im2col", "im2col_rows", "col2im", "interpolate"]
+    _same_but_dialect(cl, cu)
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -189,6 +199,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     from burn_gpu import (
         adam_many_program,
         adam_program,
+        conv_program,
         index_program,
         pool_program,
         random_program,
@@ -208,6 +219,8 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["softmax_f32"] = softmax_program("float32", "cuda")
     sources["softmax_f64"] = softmax_program("float64", "cuda")
     sources["adam_f32"] = adam_program("float32", "cuda")
+    sources["conv_f32"] = conv_program("float32", "cuda")
+    sources["conv_f64_wide"] = conv_program("float64", "cuda", wide=True)
     sources["index_i64"] = index_program("int64", "int32", "cuda", atomic=True)
     sources["index_f64"] = index_program("float64", "int64", "cuda", atomic=True)
     sources["adam_many_f64"] = adam_many_program("float64", 32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from burn_gpu import (
     adam_program,
+    conv_program,
     index_program,
     pool_program,
     random_program,
@@ -21,8 +22,6 @@ from ._dtypes import c_type
 
 #: first statements of every kernel: the element this thread computes, or return
 TID = "long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (t >= total) return;\n"
-#: pooling/im2col geometry arguments, in this order everywhere
-GEOM = "int h, int w, int oh, int ow, int kh, int kw, int sh, int sw, int ph, int pw"
 
 
 #: burn_gpu's pool kernels Cuda launches (`_ops_module`)
@@ -40,7 +39,6 @@ def _typedefs(dtype) -> str:
     return f"typedef {c_type(dtype)} scalar_t;\n"
 
 
-# The window's divisor: kh*kw with count_include_pad, else the cells inside the input.
 BIAS_BLOCK = 512
 
 
@@ -71,58 +69,6 @@ extern "C" __global__ void bias_grad(const scalar_t* g, scalar_t* out, long long
 }}
 """
     )
-
-
-def unfold4d(dtype, index: str = "long long") -> str:
-    """im2col in Burn's layout: x [n, c, h, w] -> [n, c*kh*kw, oh*ow], rows ordered (c, i, j);
-    zero outside the input (padding). `index="int"` does the index arithmetic in 32 bits (for
-    fewer than 2^31 elements: 64-bit divisions cost several times more)."""
-    if index not in ("int", "long long"):
-        raise ValueError(f"unfold4d: index must be 'int' or 'long long', got {index!r}")
-    body = (
-        f"typedef {index} idx_t;\n"
-        'extern "C" __global__ void unfold4d(const scalar_t* x, scalar_t* out, long long total,'
-        f" {GEOM}, int dh, int dw) {{\n  "
-        + TID
-        + """  idx_t r = (idx_t)t;
-  int ox = (int)(r % ow); r /= ow;
-  int oy = (int)(r % oh); r /= oh;
-  int j = (int)(r % kw); r /= kw;
-  int i = (int)(r % kh); r /= kh;  // r = n * c + channel: the input plane
-  int iy = oy * sh - ph + i * dh, ix = ox * sw - pw + j * dw;
-  out[t] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? x[((long long)r * h + iy) * w + ix]
-                                                     : (scalar_t)0;
-}
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-def col2im(dtype) -> str:
-    """Transposed-conv scatter in gather form: out [n, co, oh, ow] sums cols
-    [n, co, kh, kw, h, w] over the kernel taps that land on each output pixel (deterministic)."""
-    body = (
-        'extern "C" __global__ void col2im(const scalar_t* cols, scalar_t* out, long long total,'
-        f" {GEOM}, int dh, int dw) {{\n  "
-        + TID
-        + """  long long r = t;
-  int ox = (int)(r % ow); r /= ow;
-  int oy = (int)(r % oh); r /= oh;  // r = n * co + channel
-  scalar_t acc = (scalar_t)0;
-  for (int i = 0; i < kh; ++i) {
-    int ty = oy + ph - i * dh;
-    if (ty < 0 || ty % sh != 0 || ty / sh >= h) continue;
-    for (int j = 0; j < kw; ++j) {
-      int tx = ox + pw - j * dw;
-      if (tx < 0 || tx % sw != 0 || tx / sw >= w) continue;
-      acc += cols[(((r * kh + i) * kw + j) * h + ty / sh) * w + tx / sw];
-    }
-  }
-  out[t] = acc;
-}
-"""
-    )
-    return _typedefs(dtype) + body
 
 
 def bias_add(dtype, index: str = "long long") -> str:
@@ -179,8 +125,11 @@ SOURCES = {
     "scatter_add": lambda dt, idt: index_program(
         np.dtype(dt).name, np.dtype(idt).name, "cuda", atomic=True
     ),
-    "unfold4d": unfold4d,
-    "col2im": col2im,
+    # burn_gpu's im2col / col2im (the ones OpenCl runs); wide: 64-bit flat indices
+    **{
+        name: lambda dt, wide=False: conv_program(np.dtype(dt).name, "cuda", wide)
+        for name in ("im2col", "col2im")
+    },
     "bias_grad": bias_grad,
     "bias_add": bias_add,
     "fill": fill,

@@ -56,9 +56,10 @@ def unfold(cp, x, kernel_size, stride, padding, dilation):
     xk = _k(cp, x)
     out = cp.ndarray((n, c * kh * kw, oh * ow), xk.dtype)
     total = out.size
-    geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
-    index = "int" if total < 2**31 else "long long"  # 32-bit divisions where they fit
-    launch(kernel("unfold4d", xk.dtype, index=index), total, xk, out, i64(total), *geom)
+    geo = geo_args(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw,
+                   dh=dh, dw=dw)  # fmt: skip
+    wide = max(total, xk.size) >= 2**31  # 32-bit divisions where they fit
+    launch(kernel("im2col", xk.dtype, wide=wide), total, out, xk, *i32(*geo))
     return _as(out, x.dtype)
 
 
@@ -68,8 +69,10 @@ def _col2im(cp, cols, n, c_out, h, w, oh, ow, kernel_size, stride, padding, dila
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
     out = cp.ndarray((n, c_out, oh, ow), cols.dtype)
     total = out.size
-    geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
-    launch(kernel("col2im", cols.dtype), total, cols, out, i64(total), *geom)
+    geo = geo_args(N=n, C=c_out, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph,
+                   pw=pw, dh=dh, dw=dw)  # fmt: skip
+    wide = max(total, cols.size) >= 2**31
+    launch(kernel("col2im", cols.dtype, wide=wide), total, out, cols, *i32(*geo))
     return out
 
 

@@ -8,6 +8,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
 - `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
 - `index_program(dtype, index_dtype, dialect)` (`_index.py`): gather/select, scatter adds;
+- `conv_program(dtype, dialect)` (`_conv.py`): im2col, col2im, interpolation;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
@@ -24,6 +25,7 @@ Example:
 """
 
 from ._adam import adam_many_program, adam_program
+from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
@@ -66,6 +68,7 @@ __all__ = [
     "adam_program",
     "cast_program",
     "collapse",
+    "conv_program",
     "eager_ops",
     "eager_program",
     "frame",
