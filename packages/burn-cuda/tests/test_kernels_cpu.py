@@ -107,7 +107,7 @@ def test_conv2d_bias_backward_grid_stride(env):
     g = _rand((3, 5, 14, 15), 7)  # 630 values per channel: more than the 512-thread block
     got = B.conv2d_bias_backward(None, None, np.zeros(5, np.float32), asfake(g))
     _close(got, g.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-6)
-    assert _last(cp, "bias_grad")[2:4] == ((5,), (512,))
+    assert _last(cp, "sum_keep_mid")[2:4] == ((5,), (512,))
 
 
 # -- pools -------------------------------------------------------------------------------------

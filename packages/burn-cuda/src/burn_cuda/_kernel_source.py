@@ -39,36 +39,8 @@ def _typedefs(dtype) -> str:
     return f"typedef {c_type(dtype)} scalar_t;\n"
 
 
+#: threads of a block of the conv bias gradient (burn_gpu's `sum_keep_mid`, a block per channel)
 BIAS_BLOCK = 512
-
-
-def bias_grad(dtype) -> str:
-    """A conv's per-channel bias gradient: out[ch] = the sum of g[b, ch, i] over the batch b
-    and the pixels i of a contiguous [n, c, hw] gradient. One block of BIAS_BLOCK threads per
-    channel, float64 accumulation (float32 too), partials combined by a fixed tree in shared
-    memory: the same bits on every run."""
-    return (
-        _typedefs(dtype)
-        + f"""
-extern "C" __global__ void bias_grad(const scalar_t* g, scalar_t* out, long long n,
-                                     long long c, long long hw) {{
-  const long long ch = blockIdx.x, per = n * hw;
-  double acc = 0.0;
-  for (long long j = threadIdx.x; j < per; j += blockDim.x) {{
-    long long b = j / hw;
-    acc += (double)g[(b * c + ch) * hw + (j - b * hw)];
-  }}
-  __shared__ double part[{BIAS_BLOCK}];
-  part[threadIdx.x] = acc;
-  __syncthreads();
-  for (int k = {BIAS_BLOCK // 2}; k > 0; k >>= 1) {{
-    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
-    __syncthreads();
-  }}
-  if (threadIdx.x == 0) out[ch] = (scalar_t)part[0];
-}}
-"""
-    )
 
 
 def bias_add(dtype, index: str = "long long") -> str:
@@ -130,7 +102,10 @@ SOURCES = {
         name: lambda dt, wide=False: conv_program(np.dtype(dt).name, "cuda", wide)
         for name in ("im2col", "col2im")
     },
-    "bias_grad": bias_grad,
+    # burn_gpu's bias-gradient sum (the one OpenCl runs), in float64 with 64-bit indices
+    "sum_keep_mid": lambda dt: reduce_program(
+        np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True
+    ),
     "bias_add": bias_add,
     "fill": fill,
 }

@@ -148,8 +148,9 @@ class CudaModuleOps:
                 out = cp.zeros((c,), g.dtype)
             else:
                 out = cp.ndarray((c,), g.dtype)
-                k = kernel("bias_grad", g.dtype)
-                launch_grid(k, c, BIAS_BLOCK, g, out, i64(n), i64(c), i64(h * w))
+                # burn_gpu's sum_keep_mid (float64 accumulation, a fixed tree: same bits every run)
+                k = kernel("sum_keep_mid", g.dtype)
+                launch_grid(k, c, BIAS_BLOCK, out, g, i64(0), i64(n), i64(c), i64(h * w))
         else:
             out = cp.sum(g, axis=(0, 2, 3), dtype=g.dtype)
         shape = tuple(bias.shape)
