@@ -178,6 +178,25 @@ def test_gather_and_scatter_on_strided_operands(env):
     assert not got[:, 3].any()
 
 
+def test_index_kernels_past_their_rank(env):
+    """Rank 8 (> burn_gpu.RANK): the operands are made contiguous and merge down."""
+    B, cp = env
+    rng = np.random.default_rng(31)
+    shape = (2, 3, 2, 2, 3, 2, 2, 3)
+    x = _rand(shape, 32)
+    xv = asfake(x).transpose(7, 6, 5, 4, 3, 2, 1, 0)  # strided: no two dims merge
+    xs = x.transpose(7, 6, 5, 4, 3, 2, 1, 0).astype(np.float64)
+    shape = xs.shape
+    idx = rng.integers(0, shape[4], shape).astype(np.int64)
+    _close(B.float_gather(4, xv, asfake(idx)), np.take_along_axis(xs, idx, 4))
+    v = _rand(shape, 33)
+    ref = xs.copy()
+    pos = list(np.indices(shape, sparse=True))
+    pos[4] = idx
+    np.add.at(ref, tuple(pos), v)
+    _close(B.float_scatter(4, xv, asfake(idx), asfake(v)), ref)
+
+
 def test_select_assign_index_add(env):
     B, cp = env
     x = _rand((300, 3), 17)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_gpu import CTYPES, index_layout
+from burn_gpu import CTYPES, RANK, index_layout
 from burn_tensor import TensorData
 from burn_tensor.array_api import array_ops, make_numeric
 
@@ -131,6 +131,9 @@ def _index_add(cp, x, dim, walk_shape, idx, idx_strides, values):
     out = _copy(cp, x, kd)
     vals = values if values.dtype == kd else values.astype(kd)
     vals = vals[tuple(slice(0, n) for n in walk_shape)]  # torch-style: values may be larger
+    if x.ndim > RANK:  # contiguous operands merge down to the kernels' rank
+        vals, idx = cp.ascontiguousarray(vals), cp.ascontiguousarray(idx)
+        idx_strides = _el(idx) if idx.ndim == x.ndim else idx_strides
     n = math.prod(walk_shape)
     if n:
         st = [_el(out), _el(vals), idx_strides]
@@ -144,6 +147,9 @@ def _gather(cp, x, dim, out_shape, idx, idx_strides):
     """burn_gpu's `gather`: out[c] = x[c with c[dim] = idx seen at c with `idx_strides`]."""
     out = cp.empty(out_shape, x.dtype)
     n = out.size
+    if x.ndim > RANK:  # contiguous operands merge down to the kernels' rank
+        x, idx = cp.ascontiguousarray(x), cp.ascontiguousarray(idx)
+        idx_strides = _el(idx) if idx.ndim == x.ndim else idx_strides
     if n:
         sizes, (xt, it), (xs, _) = index_layout(out_shape, dim, [_el(x), idx_strides], 1)
         k = kernel("gather", x.dtype, idx.dtype)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_gpu import index_layout, index_program
+from burn_gpu import RANK, index_layout, index_program
 
 from . import _ew
 from ._array import ClArray
@@ -36,12 +36,20 @@ def _gather_into(out: ClArray, x: ClArray, dim: int, idx_strides, idx: ClArray) 
     return out
 
 
+def _fit(x, *arrays):
+    """The arrays contiguous when x has more dims than the kernels walk (contiguous operands
+    merge down to their rank), else as they are."""
+    return [_ew.contiguous(a) for a in arrays] if x.ndim > RANK else list(arrays)
+
+
 def gather(self, dim, x, indices):
+    x, indices = _fit(x, x, indices)
     out = ClArray.empty(x.rt, indices.shape, x.dtype)
     return _gather_into(out, x, dim, indices.strides, indices)
 
 
 def select(self, x, dim, indices):
+    (x,) = _fit(x, x)
     shape = list(x.shape)
     shape[dim] = indices.shape[0]
     out = ClArray.empty(x.rt, tuple(shape), x.dtype)
@@ -72,10 +80,12 @@ def scatter(self, dim, x, indices, values):
     other = [d for d in range(x.ndim) if d != dim]
     if any(indices.shape[d] != x.shape[d] for d in other):
         return _scatter_host(self, dim, x, indices, values)
+    x, indices, values = _fit(x, x, indices, values)
     return _scatter_sum(x, dim, indices.strides, indices, indices.shape[dim], values)
 
 
 def select_assign(self, x, dim, indices, values):
+    x, values = _fit(x, x, values)
     st = [0] * x.ndim
     st[dim] = indices.strides[0]
     return _scatter_sum(x, dim, st, indices, indices.shape[0], values)
