@@ -29,10 +29,8 @@ from burn_cuda import (
     _fast,
     _gemm,
     _kernels,
-    _optim,
     _optim_many,
     _platform,
-    _softmax,
 )
 from fake_cupy import FakeArray, FakeCupy
 
@@ -41,11 +39,7 @@ _CACHES = [
     (_kernels, "_CACHE", dict),
     (_kernels, "_FAST", dict),
     (_kernels, "_GO", lambda: [None]),
-    (_softmax, "_MODULES", dict),
-    (_softmax, "_FUNCS", dict),
     (_bf16, "_K", dict),
-    (_optim, "_RAW", dict),
-    (_optim, "_KERNELS", dict),
     (_optim_many, "_KERNELS", dict),
     (_backend, "_CP", lambda: [None]),
     (_backend, "_MATMUL", lambda: [None]),

@@ -95,15 +95,14 @@ def _balanced(src: str) -> bool:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_kernel_sources_render(name, dtype):
     fn = _kernel_source.SOURCES[name]
-    if name in ("gather_dim", "scatter_add_dim"):
-        src = fn(dtype, "int64")
-        assert "typedef long long index_t;" in src
-    elif name in _kernel_source.POOLS:  # burn_gpu's pool program
+    if name in ("gather", "scatter_add", *_kernel_source.POOLS):  # burn_gpu's, with an index type
         src = fn(dtype, "int64")
         assert "typedef long long I;" in src
     else:
         src = fn(dtype)
-    if name not in ("philox_random", "cummax", "cummin", *_kernel_source.POOLS):  # burn_gpu's
+    burn_gpu = ("philox_random", "cummax", "cummin", "gather", "scatter_add", "im2col", "col2im",
+                "sum_keep_mid", *_kernel_source.POOLS)  # fmt: skip
+    if name not in burn_gpu and not name.startswith(("softmax", "adam")):  # burn_gpu's own typedefs
         assert src.startswith(f"typedef {_dtypes.c_type(dtype)} scalar_t;")
     assert re.search(rf'extern "C" __global__ void {name}\(', src)
     assert _balanced(src)
@@ -124,7 +123,7 @@ def test_every_kernel_source_compiles_with_nvcc(nvcc_ptx):
     """The module-op kernels through nvcc (NVRTC on the GPU machine takes the same CUDA C)."""
     failures = []
     for name, fn in sorted(_kernel_source.SOURCES.items()):
-        if name in ("gather_dim", "scatter_add_dim", *_kernel_source.POOLS):
+        if name in ("gather", "scatter_add", *_kernel_source.POOLS):
             src = fn("float32", "int32")
         else:
             src = fn("float32")
@@ -135,11 +134,12 @@ def test_every_kernel_source_compiles_with_nvcc(nvcc_ptx):
 
 
 def test_adam_kernel_source_compiles_with_nvcc(nvcc_ptx):
-    """The fused Adam step's RawKernel (float and double) through nvcc."""
-    from burn_cuda._optim import RAW_SOURCE
+    """The fused Adam step's kernel (burn_gpu's, float and double) through nvcc."""
+    from burn_gpu import adam_program
 
-    proc, _ = nvcc_ptx("adam", RAW_SOURCE.format(F="float") + RAW_SOURCE.format(F="double"))
-    assert proc.returncode == 0, proc.stderr[-1000:]
+    for dt in ("float32", "float64"):
+        proc, _ = nvcc_ptx(f"adam_{dt}", adam_program(dt, "cuda"))
+        assert proc.returncode == 0, proc.stderr[-1000:]
 
 
 def test_multi_tensor_adam_kernel_compiles_and_takes_its_table_by_value(nvcc_ptx):
@@ -147,13 +147,13 @@ def test_multi_tensor_adam_kernel_compiles_and_takes_its_table_by_value(nvcc_ptx
     arrays of MAX_TENSORS 8-byte entries) that `_optim_many._Block` fills, byte for byte."""
     import re
 
-    from burn_cuda._optim_many import MAX_TENSORS, _Block, source
+    from burn_cuda._optim_many import MAX_TENSORS, _Block
+    from burn_gpu import adam_many_program
 
-    proc, ptx = nvcc_ptx("adam_many", source("float") + source("double"))
-    assert proc.returncode == 0, proc.stderr[-1000:]
-    text = ptx.read_text()
-    for ctype in ("float", "double"):
-        sizes = re.findall(rf"burn_adam_many_{ctype}_param_0\[(\d+)\]", text)
+    for dt in ("float32", "float64"):
+        proc, ptx = nvcc_ptx(f"adam_many_{dt}", adam_many_program(dt, MAX_TENSORS))
+        assert proc.returncode == 0, proc.stderr[-1000:]
+        sizes = re.findall(r"adam_many_param_0\[(\d+)\]", ptx.read_text())
         assert sizes == [str(8 * 8 * MAX_TENSORS)], sizes
     block = _Block()
     assert len(block.table) * 8 == 8 * 8 * MAX_TENSORS

@@ -26,7 +26,7 @@ def _backend(dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows, cols", [(1, 1), (64, 10), (3, 700), (2048, 257), (1 << 16, 8)])
 def test_sum_rows_both_paths(dtype, rows, cols):
-    """The bias_grad kernel (<= SMALL_SUM elements) and the ones-GEMM (above) both sum columns."""
+    """The sum_keep_mid kernel (<= SMALL_SUM elements) and the ones-GEMM (above) both sum columns."""
     import cupy as cp
 
     a = np.random.default_rng(1).standard_normal((rows, cols)).astype(dtype)

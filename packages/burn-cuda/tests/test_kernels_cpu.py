@@ -89,7 +89,7 @@ def test_conv2d_im2col_and_bias(env, case):
     got = B.conv2d(asfake(x), asfake(w), asfake(b), opts)
     want = REF.conv2d(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), opts)
     _close(got, want)
-    assert _last(cp, "unfold4d") and _last(cp, "bias_add")
+    assert _last(cp, "im2col") and _last(cp, "bias_add")
 
 
 def test_conv_transpose2d_col2im(env):
@@ -107,7 +107,7 @@ def test_conv2d_bias_backward_grid_stride(env):
     g = _rand((3, 5, 14, 15), 7)  # 630 values per channel: more than the 512-thread block
     got = B.conv2d_bias_backward(None, None, np.zeros(5, np.float32), asfake(g))
     _close(got, g.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-6)
-    assert _last(cp, "bias_grad")[2:4] == ((5,), (512,))
+    assert _last(cp, "sum_keep_mid")[2:4] == ((5,), (512,))
 
 
 # -- pools -------------------------------------------------------------------------------------
@@ -168,7 +168,33 @@ def test_gather_and_scatter_on_strided_operands(env):
     ref = np.asarray(x, np.float64).copy()
     np.add.at(ref, (np.arange(13)[:, None, None], np.asarray(idx), np.arange(5)), np.asarray(vals))
     _close(got, ref)
-    assert _last(cp, "gather_dim")[2] == (3,) and _last(cp, "scatter_add_dim")[2] == (3,)
+    assert _last(cp, "gather")[2] == (3,) and _last(cp, "scatter_add")[2] == (3,)
+    # select: the gather kernel over a 1-D index seen along every other dim; a negative index
+    # counts from the end (as NdArray), one outside the dim reads 0
+    sel = asfake(np.array([6, -1, 0, 9], np.int64))
+    got = np.asarray(B.float_select(x, 1, sel), np.float64)
+    xs = np.asarray(x, np.float64)
+    _close(got[:, :3], xs[:, [6, 6, 0]])
+    assert not got[:, 3].any()
+
+
+def test_index_kernels_past_their_rank(env):
+    """Rank 8 (> burn_gpu.RANK): the operands are made contiguous and merge down."""
+    B, cp = env
+    rng = np.random.default_rng(31)
+    shape = (2, 3, 2, 2, 3, 2, 2, 3)
+    x = _rand(shape, 32)
+    xv = asfake(x).transpose(7, 6, 5, 4, 3, 2, 1, 0)  # strided: no two dims merge
+    xs = x.transpose(7, 6, 5, 4, 3, 2, 1, 0).astype(np.float64)
+    shape = xs.shape
+    idx = rng.integers(0, shape[4], shape).astype(np.int64)
+    _close(B.float_gather(4, xv, asfake(idx)), np.take_along_axis(xs, idx, 4))
+    v = _rand(shape, 33)
+    ref = xs.copy()
+    pos = list(np.indices(shape, sparse=True))
+    pos[4] = idx
+    np.add.at(ref, tuple(pos), v)
+    _close(B.float_scatter(4, xv, asfake(idx), asfake(v)), ref)
 
 
 def test_select_assign_index_add(env):
@@ -180,7 +206,7 @@ def test_select_assign_index_add(env):
     ref = x.astype(np.float64).copy()
     np.add.at(ref, np.array([5, 299, 5, 0]), v)
     _close(got, ref)
-    assert _last(cp, "index_add")
+    assert _last(cp, "scatter_add")
 
 
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
@@ -281,7 +307,27 @@ def test_adam_one_tensor_grid_stride_tail(env):
     want = _adam(*(a.astype(np.float64) for a in (p, g, m1, m2)), *hp)
     for a, w in zip(got, want):
         _close(a, w, rtol=1e-4, atol=1e-6)
-    assert _last(cp, "burn_adam_raw_float")[2] == (4096,)
+    assert _last(cp, "adam_update")[2] == (4096,)
+
+
+def test_adam_strided_and_float16_take_the_same_kernel(env):
+    """Strided operands are copied contiguous and float16 runs in float32 around burn_gpu's
+    kernel (the ElementwiseKernel copy of the update is gone)."""
+    B, cp = env
+    p, g, m1 = _rand((40, 30), 50), _rand((40, 30), 51), _rand((40, 30), 52)
+    m2 = _rand((40, 30), 53, low=0.0, high=1.0)
+    hp = (1e-2, 0.9, 0.999, 1e-8, 2)
+    want = _adam(*(a.astype(np.float64).T for a in (p, g, m1, m2)), *hp)
+    got = B.float_adam_update(*(asfake(a).T for a in (p, g, m1, m2)), *hp)
+    for a, w in zip(got, want):
+        _close(a, w, rtol=1e-4, atol=1e-6)
+    h = [a.astype(np.float16) for a in (p, g, m1, m2)]
+    want = _adam(*(a.astype(np.float64) for a in h), *hp)
+    got = B.float_adam_update(*(asfake(a) for a in h), *hp)
+    for a, w in zip(got, want):
+        assert a.dtype == np.float16
+        _close(a, w, rtol=2e-3, atol=2e-3)
+    assert _last(cp, "adam_update") is not None
 
 
 def test_adam_many_tensors(env64):
@@ -297,7 +343,7 @@ def test_adam_many_tensors(env64):
         want = _adam(p, g, np.zeros_like(p), np.zeros_like(p), *hp)
         for got, w in zip((a, b, c), want):
             _close(got, w, rtol=1e-12, atol=1e-12)
-    many = [x for x in cp.launches if x.name == "burn_adam_many_double"]
+    many = [x for x in cp.launches if x.name == "adam_many"]
     assert [x[2] for x in many[-2:]] == [(4, 32), (1, 5)]
 
 
@@ -330,9 +376,7 @@ def test_hot_path_unaligned_views(env):
 # -- coverage: every kernel of burn_cuda ran -----------------------------------------------------
 #: kernels outside `_kernel_source.SOURCES`, by their launched name (float32 where typed)
 OTHER_KERNELS = {
-    "burn_softmax_rows_float", "burn_softmax_cols_float",
-    "burn_softmax_bwd_rows_float", "burn_softmax_bwd_cols_float",
-    "bf16_to_f32", "f32_to_bf16", "burn_adam_raw_float", "burn_adam_many_double",
+    "bf16_to_f32", "f32_to_bf16", "adam_many",
     "burn_add_float", "burn_sub_bc_float", "burn_exp_float", "burn_mul_scalar_float",
     "burn_row_sum_float", "max_rows", "burn_sum_all_float",
 }  # fmt: skip

@@ -131,6 +131,55 @@ def test_pool_program_differs_only_by_dialect(dt):
     _same_but_dialect(cl, cu)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_softmax_program_differs_only_by_dialect(dt):
+    """The four kernels are one text; only the group reduction helper is per dialect."""
+    from burn_gpu import softmax_program
+
+    cl, cu = softmax_program(dt, "opencl"), softmax_program(dt, "cuda")
+    assert len(re.findall(r"__global__ void (\w+)\(", cu)) == 4
+    assert "__shfl_xor_sync" in cu and "__local T* red" in cl
+    body = lambda src: src.split("#define RED_SIZE")[1].split("\n", 1)[1]
+    _same_but_dialect(body(cl), body(cu))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_adam_program_differs_only_by_dialect(dt):
+    from burn_gpu import adam_many_program, adam_program
+
+    cl, cu = adam_program(dt, "opencl"), adam_program(dt, "cuda")
+    assert re.findall(r"__global__ void (\w+)\(", cu) == ["adam_update"]
+    _same_but_dialect(cl, cu)
+    # the multi-tensor kernel (CUDA only) computes an element with the same text
+    step = cu.split("{", 2)[2].rsplit("}", 2)[0]
+    assert step in adam_many_program(dt, 32)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64"])
+def test_index_program_differs_only_by_dialect(dt):
+    """gather / scatter_sum / scatter_add are one text; only `add_at` is per dialect."""
+    from burn_gpu import index_program
+
+    cl, cu = index_program(dt, "int32", "opencl", True), index_program(dt, "int32", "cuda", True)
+    names = re.findall(r"__global__ void (\w+)\(", cu)
+    assert names == ["gather", "scatter_sum", "scatter_add"]
+    # drop the pragmas before the typedefs and each dialect's add_at definition
+    cl_body = re.sub(r"(?s)void add_at\(.*?\n}\n", "", cl[cl.index("typedef") :])
+    cu_body = re.sub(r"__device__ __forceinline__ void add_at\(.*?\n", "", cu)
+    _same_but_dialect(cl_body, cu_body)
+    assert "atomicAdd" in cu and ("atomic" in cl or "atom_" in cl)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_conv_program_differs_only_by_dialect(wide):
+    from burn_gpu import conv_program
+
+    cl, cu = conv_program("float64", "opencl", wide), conv_program("float64", "cuda", wide)
+    names = re.findall(r"__global__ void (\w+)\(", cu)
+    assert names == ["im2col", "im2col_rows", "col2im", "interpolate"]
+    _same_but_dialect(cl, cu)
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -147,7 +196,16 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     import shutil
     import subprocess
 
-    from burn_gpu import pool_program, random_program, reduce_program
+    from burn_gpu import (
+        adam_many_program,
+        adam_program,
+        conv_program,
+        index_program,
+        pool_program,
+        random_program,
+        reduce_program,
+        softmax_program,
+    )
 
     nvcc = shutil.which("nvcc")
     if nvcc is None:
@@ -158,6 +216,14 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["random_i64"] = random_program("int64", "cuda", f64=True)
     sources["reduce_f64"] = reduce_program("float64", "int64", 256, "cuda")
     sources["pool_f32"] = pool_program("float32", "int32", "cuda")
+    sources["softmax_f32"] = softmax_program("float32", "cuda")
+    sources["softmax_f64"] = softmax_program("float64", "cuda")
+    sources["adam_f32"] = adam_program("float32", "cuda")
+    sources["conv_f32"] = conv_program("float32", "cuda")
+    sources["conv_f64_wide"] = conv_program("float64", "cuda", wide=True)
+    sources["index_i64"] = index_program("int64", "int32", "cuda", atomic=True)
+    sources["index_f64"] = index_program("float64", "int64", "cuda", atomic=True)
+    sources["adam_many_f64"] = adam_many_program("float64", 32)
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

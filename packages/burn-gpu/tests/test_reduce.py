@@ -90,3 +90,27 @@ def test_every_reduction_kernel_matches_numpy_float64(cl_queue, dt):
     np.testing.assert_allclose(got, _numpy("sum_keep_mid", x), rtol=1e-4, err_msg="keep_mid")
     print(f"{dt}: {len(ran)} reduction kernels run against numpy float64")
     assert len(ran) == 4 * 2 + 1 + 2 + 3 + 1
+
+
+def test_sum_keep_mid_in_float64_with_wide_indices(cl_queue):
+    """Cuda's bias-gradient variant (`bias_acc="float64"`, `wide=True`): float32 data summed in
+    float64 equals numpy's float64 sum rounded once to float32."""
+    cl = pytest.importorskip("pyopencl")
+    ctx, queue, device = cl_queue
+    if "cl_khr_fp64" not in device.extensions:
+        pytest.skip("no cl_khr_fp64 on this device")
+    src = reduce_program("float32", "int32", 64, "opencl", bias_acc="float64", wide=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prg = cl.Program(ctx, src).build()
+    x = (np.random.default_rng(9).standard_normal((3, 5, 1000)) * 1e4).astype(np.float32)
+    mf = cl.mem_flags
+    xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+    out = np.empty(5, np.float32)
+    ob = cl.Buffer(ctx, mf.READ_WRITE, out.nbytes)
+    k = cl.Kernel(prg, "sum_keep_mid")
+    k.set_args(ob, xb, *map(np.int64, (0, 3, 5, 1000)))
+    cl.enqueue_nd_range_kernel(queue, k, (5 * 64,), (64,))
+    cl.enqueue_copy(queue, out, ob)
+    queue.finish()
+    np.testing.assert_array_equal(out, x.astype(np.float64).sum((0, 2)).astype(np.float32))

@@ -147,7 +147,7 @@ def matmul(x, y):
 _ONES: dict = {}
 
 
-#: column sums of at most this many elements take the `bias_grad` kernel (one bare launch,
+#: column sums of at most this many elements take the `sum_keep_mid` kernel (one bare launch,
 #: ~6 us of host time); larger ones one GEMM (~15-20 us of host time in cuBLAS, but coalesced
 #: reads: the kernel's block per column reads a column with the row stride)
 SMALL_SUM = 1 << 18
@@ -155,7 +155,7 @@ SMALL_SUM = 1 << 18
 
 def sum_rows(a):
     """The column sums of a contiguous 2-D float32/float64 `a` [rows, cols] -> [cols] (a bias
-    gradient, a conv weight gradient's sum over the batch): the `bias_grad` kernel (float64
+    gradient, a conv weight gradient's sum over the batch): burn_gpu's `sum_keep_mid` (float64
     accumulation) for small `a`, else one GEMM `ones[1, rows] @ a` (float32 accumulation in
     cuBLAS). None when neither covers it (the caller takes its default).
 
@@ -167,9 +167,8 @@ def sum_rows(a):
     cp = _libs()[0]
     if a.size <= SMALL_SUM and rows:
         out = cp.ndarray((cols,), a.dtype)
-        launch_grid(
-            kernel("bias_grad", a.dtype), cols, BIAS_BLOCK, a, out, i64(rows), i64(cols), i64(1)
-        )
+        k = kernel("sum_keep_mid", a.dtype)
+        launch_grid(k, cols, BIAS_BLOCK, out, a, i64(0), i64(rows), i64(cols), i64(1))
         return out
     key = (rows, a.dtype, cp.cuda.runtime.getDevice())
     ones = _ONES.get(key)

@@ -1,22 +1,27 @@
 """CUDA C sources of burn_cuda's own kernels, rendered per element type (no cupy needed here).
 
-Each source starts with `typedef <C type> scalar_t;` (and `index_t` for index outputs), so one
-body serves every dtype. One thread per output element, 64-bit element indices; the launcher
-sizes the grid from the element count. Sources are plain strings, readable and testable on
+Each source starts with `typedef <C type> scalar_t;`, so one body serves every dtype. One
+thread per output element, 64-bit element indices; the launcher sizes the grid from the element count. Sources are plain strings, readable and testable on
 machines without a GPU; `_kernels.py` compiles and caches them.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import pool_program, random_program, reduce_program
+from burn_gpu import (
+    adam_program,
+    conv_program,
+    index_program,
+    pool_program,
+    random_program,
+    reduce_program,
+    softmax_program,
+)
 
 from ._dtypes import c_type
 
 #: first statements of every kernel: the element this thread computes, or return
 TID = "long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (t >= total) return;\n"
-#: pooling/im2col geometry arguments, in this order everywhere
-GEOM = "int h, int w, int oh, int ow, int kh, int kw, int sh, int sw, int ph, int pw"
 
 
 #: burn_gpu's pool kernels Cuda launches (`_ops_module`)
@@ -30,172 +35,12 @@ POOLS = (
 )
 
 
-def _typedefs(dtype, index_dtype=None) -> str:
-    out = f"typedef {c_type(dtype)} scalar_t;\n"
-    if index_dtype is not None:
-        out += f"typedef {c_type(index_dtype)} index_t;\n"
-    return out
+def _typedefs(dtype) -> str:
+    return f"typedef {c_type(dtype)} scalar_t;\n"
 
 
-ADD_AT = """
-__device__ __forceinline__ void add_at(float* p, float v) { atomicAdd(p, v); }
-__device__ __forceinline__ void add_at(double* p, double v) { atomicAdd(p, v); }
-__device__ __forceinline__ void add_at(int* p, int v) { atomicAdd(p, v); }
-__device__ __forceinline__ void add_at(long long* p, long long v) {
-  atomicAdd((unsigned long long*)p, (unsigned long long)v);
-}
-"""
-
-
-def index_add(dtype) -> str:
-    """out[flat[t]] += v[t] for every t (scatter and select_assign); positions outside
-    [0, size) are skipped, so an unchecked bad index cannot write outside the tensor."""
-    body = (
-        'extern "C" __global__ void index_add(const scalar_t* v, const long long* flat,'
-        " scalar_t* out, long long total, long long size) {\n  "
-        + TID
-        + "  long long i = flat[t];\n"
-        + "  if (i >= 0 && i < size) add_at(out + i, v[t]);\n}\n"
-    )
-    return _typedefs(dtype) + ADD_AT + body
-
-
-# Coordinates of element t of a (padded) rank-4 index tensor [s0, s1, s2, s3], and the offset
-# in a tensor of element strides st0..st3 with the coordinate along `dim` replaced by i.
-_COORDS = """  long long r = t;
-  long long c3 = r % s3; r /= s3;
-  long long c2 = r % s2; r /= s2;
-  long long c1 = r % s1;
-  long long c0 = r / s1;
-"""
-
-
-def _offset(prefix: str) -> str:
-    return (
-        f"(dim == 0 ? i : c0) * {prefix}0 + (dim == 1 ? i : c1) * {prefix}1"
-        f" + (dim == 2 ? i : c2) * {prefix}2 + (dim == 3 ? i : c3) * {prefix}3"
-    )
-
-
-def gather_dim(dtype, index_dtype) -> str:
-    """out[c] = x[c with c[dim] = idx[c]] for a contiguous index tensor (rank <= 4, padded with
-    leading 1s) and any strided x; a negative index counts from the end (numpy's
-    take_along_axis), one outside the dim reads 0 instead of memory outside the tensor."""
-    body = (
-        'extern "C" __global__ void gather_dim(const scalar_t* x, const index_t* idx,'
-        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
-        " long long x0, long long x1, long long x2, long long x3, int dim, long long size) {\n  "
-        + TID
-        + _COORDS
-        + "  long long i = (long long)idx[t];\n"
-        + "  if (i < 0) i += size;\n"
-        + "  if (i < 0 || i >= size) { out[t] = (scalar_t)0; return; }\n"
-        + f"  out[t] = x[{_offset('x')}];\n}}\n"
-    )
-    return _typedefs(dtype, index_dtype) + body
-
-
-def scatter_add_dim(dtype, index_dtype) -> str:
-    """out[c with c[dim] = idx[c]] += v[c] over a contiguous index tensor (rank <= 4, padded) and
-    strided values, into a contiguous out (atomics); indices outside the dim add nothing."""
-    body = (
-        'extern "C" __global__ void scatter_add_dim(const scalar_t* v, const index_t* idx,'
-        " scalar_t* out, long long total, long long s1, long long s2, long long s3,"
-        " long long o0, long long o1, long long o2, long long o3,"
-        " long long v0, long long v1, long long v2, long long v3, int dim, long long size) {\n  "
-        + TID
-        + _COORDS
-        + "  long long i = (long long)idx[t];\n"
-        + "  if (i < 0 || i >= size) return;\n"
-        + "  scalar_t val = v[c0 * v0 + c1 * v1 + c2 * v2 + c3 * v3];\n"
-        + f"  add_at(out + {_offset('o')}, val);\n}}\n"
-    )
-    return _typedefs(dtype, index_dtype) + ADD_AT + body
-
-
-# The window's divisor: kh*kw with count_include_pad, else the cells inside the input.
+#: threads of a block of the conv bias gradient (burn_gpu's `sum_keep_mid`, a block per channel)
 BIAS_BLOCK = 512
-
-
-def bias_grad(dtype) -> str:
-    """A conv's per-channel bias gradient: out[ch] = the sum of g[b, ch, i] over the batch b
-    and the pixels i of a contiguous [n, c, hw] gradient. One block of BIAS_BLOCK threads per
-    channel, float64 accumulation (float32 too), partials combined by a fixed tree in shared
-    memory: the same bits on every run."""
-    return (
-        _typedefs(dtype)
-        + f"""
-extern "C" __global__ void bias_grad(const scalar_t* g, scalar_t* out, long long n,
-                                     long long c, long long hw) {{
-  const long long ch = blockIdx.x, per = n * hw;
-  double acc = 0.0;
-  for (long long j = threadIdx.x; j < per; j += blockDim.x) {{
-    long long b = j / hw;
-    acc += (double)g[(b * c + ch) * hw + (j - b * hw)];
-  }}
-  __shared__ double part[{BIAS_BLOCK}];
-  part[threadIdx.x] = acc;
-  __syncthreads();
-  for (int k = {BIAS_BLOCK // 2}; k > 0; k >>= 1) {{
-    if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
-    __syncthreads();
-  }}
-  if (threadIdx.x == 0) out[ch] = (scalar_t)part[0];
-}}
-"""
-    )
-
-
-def unfold4d(dtype, index: str = "long long") -> str:
-    """im2col in Burn's layout: x [n, c, h, w] -> [n, c*kh*kw, oh*ow], rows ordered (c, i, j);
-    zero outside the input (padding). `index="int"` does the index arithmetic in 32 bits (for
-    fewer than 2^31 elements: 64-bit divisions cost several times more)."""
-    if index not in ("int", "long long"):
-        raise ValueError(f"unfold4d: index must be 'int' or 'long long', got {index!r}")
-    body = (
-        f"typedef {index} idx_t;\n"
-        'extern "C" __global__ void unfold4d(const scalar_t* x, scalar_t* out, long long total,'
-        f" {GEOM}, int dh, int dw) {{\n  "
-        + TID
-        + """  idx_t r = (idx_t)t;
-  int ox = (int)(r % ow); r /= ow;
-  int oy = (int)(r % oh); r /= oh;
-  int j = (int)(r % kw); r /= kw;
-  int i = (int)(r % kh); r /= kh;  // r = n * c + channel: the input plane
-  int iy = oy * sh - ph + i * dh, ix = ox * sw - pw + j * dw;
-  out[t] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? x[((long long)r * h + iy) * w + ix]
-                                                     : (scalar_t)0;
-}
-"""
-    )
-    return _typedefs(dtype) + body
-
-
-def col2im(dtype) -> str:
-    """Transposed-conv scatter in gather form: out [n, co, oh, ow] sums cols
-    [n, co, kh, kw, h, w] over the kernel taps that land on each output pixel (deterministic)."""
-    body = (
-        'extern "C" __global__ void col2im(const scalar_t* cols, scalar_t* out, long long total,'
-        f" {GEOM}, int dh, int dw) {{\n  "
-        + TID
-        + """  long long r = t;
-  int ox = (int)(r % ow); r /= ow;
-  int oy = (int)(r % oh); r /= oh;  // r = n * co + channel
-  scalar_t acc = (scalar_t)0;
-  for (int i = 0; i < kh; ++i) {
-    int ty = oy + ph - i * dh;
-    if (ty < 0 || ty % sh != 0 || ty / sh >= h) continue;
-    for (int j = 0; j < kw; ++j) {
-      int tx = ox + pw - j * dw;
-      if (tx < 0 || tx % sw != 0 || tx / sw >= w) continue;
-      acc += cols[(((r * kh + i) * kw + j) * h + ty / sh) * w + tx / sw];
-    }
-  }
-  out[t] = acc;
-}
-"""
-    )
-    return _typedefs(dtype) + body
 
 
 def bias_add(dtype, index: str = "long long") -> str:
@@ -241,12 +86,26 @@ SOURCES = {
     # burn_gpu's scans (the ones OpenCl runs): one program, a kernel per name
     "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
-    "index_add": index_add,
-    "unfold4d": unfold4d,
-    "gather_dim": gather_dim,
-    "scatter_add_dim": scatter_add_dim,
-    "col2im": col2im,
-    "bias_grad": bias_grad,
+    # burn_gpu's softmax family (the kernels OpenCl runs)
+    **{
+        f"softmax{kind}": lambda dt: softmax_program(np.dtype(dt).name, "cuda")
+        for kind in ("_rows", "_cols", "_bwd_rows", "_bwd_cols")
+    },
+    "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
+    # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add
+    "gather": lambda dt, idt: index_program(np.dtype(dt).name, np.dtype(idt).name, "cuda"),
+    "scatter_add": lambda dt, idt: index_program(
+        np.dtype(dt).name, np.dtype(idt).name, "cuda", atomic=True
+    ),
+    # burn_gpu's im2col / col2im (the ones OpenCl runs); wide: 64-bit flat indices
+    **{
+        name: lambda dt, wide=False: conv_program(np.dtype(dt).name, "cuda", wide)
+        for name in ("im2col", "col2im")
+    },
+    # burn_gpu's bias-gradient sum (the one OpenCl runs), in float64 with 64-bit indices
+    "sum_keep_mid": lambda dt: reduce_program(
+        np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True
+    ),
     "bias_add": bias_add,
     "fill": fill,
 }

@@ -56,9 +56,10 @@ def unfold(cp, x, kernel_size, stride, padding, dilation):
     xk = _k(cp, x)
     out = cp.ndarray((n, c * kh * kw, oh * ow), xk.dtype)
     total = out.size
-    geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
-    index = "int" if total < 2**31 else "long long"  # 32-bit divisions where they fit
-    launch(kernel("unfold4d", xk.dtype, index=index), total, xk, out, i64(total), *geom)
+    geo = geo_args(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw,
+                   dh=dh, dw=dw)  # fmt: skip
+    wide = max(total, xk.size) >= 2**31  # 32-bit divisions where they fit
+    launch(kernel("im2col", xk.dtype, wide=wide), total, out, xk, *i32(*geo))
     return _as(out, x.dtype)
 
 
@@ -68,8 +69,10 @@ def _col2im(cp, cols, n, c_out, h, w, oh, ow, kernel_size, stride, padding, dila
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
     out = cp.ndarray((n, c_out, oh, ow), cols.dtype)
     total = out.size
-    geom = i32(h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw)
-    launch(kernel("col2im", cols.dtype), total, cols, out, i64(total), *geom)
+    geo = geo_args(N=n, C=c_out, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph,
+                   pw=pw, dh=dh, dw=dw)  # fmt: skip
+    wide = max(total, cols.size) >= 2**31
+    launch(kernel("col2im", cols.dtype, wide=wide), total, out, cols, *i32(*geo))
     return out
 
 
@@ -145,8 +148,9 @@ class CudaModuleOps:
                 out = cp.zeros((c,), g.dtype)
             else:
                 out = cp.ndarray((c,), g.dtype)
-                k = kernel("bias_grad", g.dtype)
-                launch_grid(k, c, BIAS_BLOCK, g, out, i64(n), i64(c), i64(h * w))
+                # burn_gpu's sum_keep_mid (float64 accumulation, a fixed tree: same bits every run)
+                k = kernel("sum_keep_mid", g.dtype)
+                launch_grid(k, c, BIAS_BLOCK, out, g, i64(0), i64(n), i64(c), i64(h * w))
         else:
             out = cp.sum(g, axis=(0, 2, 3), dtype=g.dtype)
         shape = tuple(bias.shape)

@@ -1,5 +1,5 @@
 """Tensor ops of every kind on cupy arrays: burn_ndarray's namespace-generic ops run on cupy,
-plus what differs on a GPU (host transfers, devices, DLPack, scatter-adds, cumulative extremes).
+plus what differs on a GPU (host transfers, devices, DLPack, index kernels, cumulative extremes).
 
 Invariant (as NdArray): no op writes into an input array; ops that assign copy first.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from burn_gpu import CTYPES, RANK, index_layout
 from burn_tensor import TensorData
 from burn_tensor.array_api import array_ops, make_numeric
 
@@ -17,8 +18,6 @@ from ._kernels import i64, kernel, launch
 
 _INT_MAX = 2**31 - 1
 
-#: dtypes the gather/scatter kernels take directly
-_INDEXED = frozenset(np.dtype(d) for d in ("float32", "float64", "int32", "int64"))
 _FILLED = KERNEL_FLOATS  # dtypes of our fill kernel
 
 
@@ -108,21 +107,6 @@ def common_ops(cp) -> dict:
     return ops
 
 
-def _flat_targets(cp, out_shape, dim, index_along, shape):
-    """Flat positions in a C-contiguous `out_shape` array of every element of a `shape` block
-    whose coordinate along `dim` is `index_along` (broadcastable to `shape`)."""
-    strides = [1] * len(out_shape)
-    for d in range(len(out_shape) - 2, -1, -1):
-        strides[d] = strides[d + 1] * out_shape[d + 1]
-    flat = index_along.astype(np.int64) * strides[dim]
-    for d, size in enumerate(shape):
-        if d != dim:
-            view = [1] * len(shape)
-            view[d] = size
-            flat = flat + cp.arange(size, dtype=np.int64).reshape(view) * strides[d]
-    return cp.ascontiguousarray(cp.broadcast_to(flat, shape))
-
-
 def _copy(cp, x, dtype):
     """A C-contiguous copy of x in `dtype`: one device-to-device memcpy when x already is one
     (cupy's astype copy was an elementwise-kernel call, ~10 us of host time)."""
@@ -134,66 +118,74 @@ def _copy(cp, x, dtype):
     return out
 
 
-def _index_add(cp, x, flat, values):
-    """x (copied) with `values` added at flat positions `flat` (atomics; float16 via float32)."""
+def _el(a):
+    """Element strides of cupy array `a` (the kernels get its data pointer, so no offset)."""
+    return [st // a.itemsize for st in a.strides]
+
+
+def _index_add(cp, x, dim, walk_shape, idx, idx_strides, values):
+    """x (copied) with `values` (of `walk_shape`) added at their positions with the coordinate
+    along `dim` taken from `idx` (seen with `idx_strides`): burn_gpu's atomic `scatter_add`
+    (the order of adds follows thread timing; float16/bfloat16 through float32)."""
     kd = kernel_dtype(x.dtype)
-    out = x.astype(kd, copy=True, order="C")
-    vals = cp.ascontiguousarray(values, dtype=kd)
-    n = flat.size
-    launch(kernel("index_add", kd), n, vals, flat, out, i64(n), i64(out.size))
+    out = _copy(cp, x, kd)
+    vals = values if values.dtype == kd else values.astype(kd)
+    vals = vals[tuple(slice(0, n) for n in walk_shape)]  # torch-style: values may be larger
+    if x.ndim > RANK:  # contiguous operands merge down to the kernels' rank
+        vals, idx = cp.ascontiguousarray(vals), cp.ascontiguousarray(idx)
+        idx_strides = _el(idx) if idx.ndim == x.ndim else idx_strides
+    n = math.prod(walk_shape)
+    if n:
+        st = [_el(out), _el(vals), idx_strides]
+        sizes, (ot, vt, it), (os, _, _) = index_layout(walk_shape, dim, st, 1)
+        k = kernel("scatter_add", kd, idx.dtype)
+        launch(k, n, out, vals, idx, n, *sizes, *ot, *vt, *it, os, x.shape[dim], 0, 0)
     return out if kd == x.dtype else out.astype(x.dtype)
 
 
-def _pad4(shape, strides, itemsize):
-    """Shape and element strides padded to rank 4 with leading size-1 dims (stride 0)."""
-    pad = 4 - len(shape)
-    return (1,) * pad + tuple(shape), (0,) * pad + tuple(st // itemsize for st in strides)
+def _gather(cp, x, dim, out_shape, idx, idx_strides):
+    """burn_gpu's `gather`: out[c] = x[c with c[dim] = idx seen at c with `idx_strides`]."""
+    out = cp.empty(out_shape, x.dtype)
+    n = out.size
+    if x.ndim > RANK:  # contiguous operands merge down to the kernels' rank
+        x, idx = cp.ascontiguousarray(x), cp.ascontiguousarray(idx)
+        idx_strides = _el(idx) if idx.ndim == x.ndim else idx_strides
+    if n:
+        sizes, (xt, it), (xs, _) = index_layout(out_shape, dim, [_el(x), idx_strides], 1)
+        k = kernel("gather", x.dtype, idx.dtype)
+        launch(k, n, out, x, idx, n, *sizes, *xt, *it, xs, x.shape[dim], 0, 0)
+    return out
 
 
 def numeric_ops(cp, kind: str) -> dict:
     """float_/int_ ops shared by both numeric kinds (without the prefix)."""
     ops = make_numeric(kind, cp)
-    gather0 = array_ops(cp)["gather"]
+    gather0, select0 = array_ops(cp)["gather"], array_ops(cp)["select"]
     on_device = _on_device(cp)
 
     def scatter(self, dim, x, indices, values):
-        kd = kernel_dtype(x.dtype)
-        if 0 < x.ndim <= 4 and indices.size and kd in _INDEXED:
-            # one kernel (rank <= 4): out = x + values added at their positions
-            idx = indices if indices._c_contiguous else cp.ascontiguousarray(indices)
-            out = _copy(cp, x, kd)
-            vals = values if values.dtype == kd else values.astype(kd)
-            s, _ = _pad4(idx.shape, idx.strides, idx.itemsize)
-            _, ost = _pad4(out.shape, out.strides, out.itemsize)
-            _, vst = _pad4(vals.shape, vals.strides, vals.itemsize)
-            d = dim + 4 - x.ndim
-            k = kernel("scatter_add_dim", kd, idx.dtype)
-            n = idx.size
-            launch(k, n, vals, idx, out, i64(n), *s[1:], *ost, *vst, np.int32(d), x.shape[dim])
-            return out if kd == x.dtype else out.astype(x.dtype)
-        flat = _flat_targets(cp, x.shape, dim, indices, indices.shape)
-        return _index_add(cp, x, flat, values)
+        return _index_add(cp, x, dim, indices.shape, indices, _el(indices), values)
 
     def gather(self, dim, x, indices):
-        kd = x.dtype
-        if 0 < x.ndim <= 4 and kd in _INDEXED:
-            idx = cp.ascontiguousarray(indices)
-            out = cp.empty(idx.shape, kd)
-            if out.size:
-                s, _ = _pad4(idx.shape, idx.strides, idx.itemsize)
-                _, xst = _pad4(x.shape, x.strides, x.itemsize)
-                d = dim + 4 - x.ndim
-                k = kernel("gather_dim", kd, idx.dtype)
-                n = idx.size
-                launch(k, n, x, idx, out, i64(n), *s[1:], *xst, np.int32(d), x.shape[dim])
-            return out
-        return gather0(self, dim, x, indices)
+        if x.dtype.name not in CTYPES["cuda"]:  # float16 / bfloat16 storage
+            return gather0(self, dim, x, indices)
+        return _gather(cp, x, dim, indices.shape, indices, _el(indices))
+
+    def select(self, x, dim, indices):
+        if x.dtype.name not in CTYPES["cuda"]:
+            return select0(self, x, dim, indices)
+        shape = list(x.shape)
+        shape[dim] = indices.shape[0]
+        st = [0] * x.ndim  # the 1-D index seen along every other dim with stride 0
+        st[dim] = _el(indices)[0]
+        return _gather(cp, x, dim, tuple(shape), indices, st)
 
     def select_assign(self, x, dim, indices, values):
-        view = [1] * x.ndim
-        view[dim] = indices.shape[0]
-        flat = _flat_targets(cp, x.shape, dim, indices.reshape(view), values.shape)
-        return _index_add(cp, x, flat, values)
+        shape = list(x.shape)
+        shape[dim] = indices.shape[0]
+        st = [0] * x.ndim
+        st[dim] = _el(indices)[0]
+        return _index_add(cp, x, dim, tuple(shape), indices, st, values)
 
     def cum_extreme(op):
         def run(self, x, dim):
@@ -239,6 +231,7 @@ def numeric_ops(cp, kind: str) -> dict:
     ops.update(
         scatter=scatter,
         gather=gather,
+        select=select,
         select_assign=select_assign,
         cummax=cum_extreme("max"),
         cummin=cum_extreme("min"),

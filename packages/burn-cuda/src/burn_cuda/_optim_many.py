@@ -6,7 +6,7 @@ a dtype, device and step count. A launch costs ~7-10 us of host time on the H100
 guide's model has 8 parameters: one launch instead of 8. The kernel reads a table of up to
 `MAX_TENSORS` tensors (7 addresses and a length each), passed by value as one 2 KB struct
 parameter, and runs block row `blockIdx.y` over tensor `y` with the one-tensor kernel's
-arithmetic (`_optim.STEP`, the same source): results are the bits `float_adam_update` gives.
+arithmetic (burn_gpu's `adam_many_program`, the same `STEP`): results are the bits `float_adam_update` gives.
 
 Float32/float64 C-contiguous operands through the driver launcher; anything else (float16,
 bfloat16's detour, strided moments, cupy's RawKernel launcher) runs `float_adam_update` per
@@ -18,9 +18,12 @@ from __future__ import annotations
 import ctypes
 import threading
 
+import numpy as np
+from burn_gpu import adam_many_program
+
 from . import _platform
 from ._kernels import process_launcher
-from ._optim import _RAW_DTYPES, BLOCK, STEP, _scalars, raw_fits
+from ._optim import BLOCK, _scalars, raw_fits
 
 #: tensors per launch (the table is 8 arrays of this many 8-byte entries: 2 KB of the 4 KB a
 #: kernel's parameters may take); longer lists take several launches
@@ -28,45 +31,15 @@ MAX_TENSORS = 32
 #: most block columns per tensor: the grid-stride loop covers the rest
 MAX_GRID_X = 4096
 
-SOURCE = (
-    """
-struct burn_adam_table_{F} {{
-    const {F}* p[{T}]; const {F}* g[{T}]; const {F}* m1[{T}]; const {F}* m2[{T}];
-    {F}* po[{T}]; {F}* m1o[{T}]; {F}* m2o[{T}]; long long n[{T}];
-}};
-extern "C" __global__ void burn_adam_many_{F}(
-    const burn_adam_table_{F} t, int first,
-    {F} b1, {F} c1, {F} b2, {F} c2, {F} factor, {F} denom, {F} lr)
-{{
-    const int k = blockIdx.y;
-    const long long n = t.n[k];
-    const {F}* p = t.p[k];
-    const {F}* g = t.g[k];
-    const {F}* m1 = t.m1[k];
-    const {F}* m2 = t.m2[k];
-    {F}* po = t.po[k];
-    {F}* m1o = t.m1o[k];
-    {F}* m2o = t.m2o[k];
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (long long)blockDim.x * gridDim.x) {{"""
-    + STEP
-    + """    }}
-}}
-"""
-)
 _KERNELS: dict = {}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def source(ctype: str) -> str:
-    """The kernel's CUDA source for `float` or `double`."""
-    return SOURCE.format(F=ctype, T=MAX_TENSORS)
-
-
-def _kernel(ctype: str):
-    k = _KERNELS.get(ctype)
+def _kernel(dt):
+    k = _KERNELS.get(dt)
     if k is None:
         cp = _platform.load_cupy()
-        k = _KERNELS[ctype] = cp.RawKernel(source(ctype), f"burn_adam_many_{ctype}")
+        k = _KERNELS[dt] = cp.RawKernel(adam_many_program(dt.name, MAX_TENSORS), "adam_many")
     return k
 
 
@@ -91,7 +64,7 @@ _TLS = _Block()
 def _fits(params, grads, moments_1, moments_2) -> bool:
     """Whether the one-launch path takes these operands (else the per-parameter default)."""
     dt = params[0].dtype
-    if dt not in _RAW_DTYPES:
+    if dt not in _FLOATS:
         return False
     for i, (p, g) in enumerate(zip(params, grads)):
         m1 = None if moments_1 is None else moments_1[i]
@@ -114,8 +87,7 @@ class CudaOptimManyOps:
             )
         cp = _platform.load_cupy()
         dt = params[0].dtype
-        ctype = _RAW_DTYPES[dt]
-        k = _kernel(ctype)
+        k = _kernel(dt)
         first = moments_1 is None
         nd = cp.ndarray
         news, m1s, m2s = [], [], []
@@ -128,7 +100,7 @@ class CudaOptimManyOps:
         sl = tls.slots
         sl[0] = int(first)
         scalars = _scalars(dt, lr, beta_1, beta_2, epsilon, time)
-        if ctype == "float":
+        if dt == np.float32:
             for j, v in enumerate(scalars):
                 tls.f32[2 * (j + 1)] = v
         else:

@@ -7,8 +7,12 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
 - `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
+- `index_program(dtype, index_dtype, dialect)` (`_index.py`): gather/select, scatter adds;
+- `conv_program(dtype, dialect)` (`_conv.py`): im2col, col2im, interpolation;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
+- `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
+- `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
 Example:
@@ -20,9 +24,12 @@ Example:
     True
 """
 
+from ._adam import adam_many_program, adam_program
+from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._index import RANK, index_layout, index_program
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
@@ -31,8 +38,10 @@ from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
 from ._render_vec import WIDTHS
 from ._runtime import GpuBackend, Runtime, runtime_of
+from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
+    "COL_GROUP",
     "CTYPES",
     "DIALECTS",
     "FLOAT_FN",
@@ -44,6 +53,7 @@ __all__ = [
     "LAY_C",
     "MAXD",
     "OPS",
+    "RANK",
     "REDUCE_OPS",
     "WIDTHS",
     "Frame",
@@ -53,13 +63,19 @@ __all__ = [
     "Program",
     "Reduction",
     "Runtime",
+    "SoftmaxOps",
+    "adam_many_program",
+    "adam_program",
     "cast_program",
     "collapse",
+    "conv_program",
     "eager_ops",
     "eager_program",
     "frame",
     "geo_args",
     "index_code",
+    "index_layout",
+    "index_program",
     "kind_of",
     "pack",
     "pool_program",
@@ -67,5 +83,8 @@ __all__ = [
     "reduce_program",
     "render",
     "render_reduction",
+    "row_group",
     "runtime_of",
+    "softmax_program",
+    "split_dim",
 ]

@@ -8,7 +8,8 @@ or scans along `n`:
   several chunks a second launch reduces the per-chunk partials (few outputs, long rows);
 - `cum*`: one work-item per `[outer, inner]` line;
 - `merge_pass`: one pass of a stable bottom-up merge sort of rows (log2 n passes in all);
-- `sum_keep_mid`: the sum over outer and inner dims keeping `n` (a conv bias gradient).
+- `sum_keep_mid`: the sum over outer and inner dims keeping `n` (a conv bias gradient; Cuda
+  accumulates it in float64 with 64-bit indices, `bias_acc` / `wide`).
 NaN propagates through max/min like numpy; argmax/argmin return the first max (or first NaN);
 sums accumulate in the element type; a mean is the sum divided by `div` (integers truncate, an
 empty mean stays 0). The sources below are written over dialect tokens (`@KERNEL@`, `@G@`,
@@ -145,15 +146,16 @@ _MERGE = """
 # Sum over the outer and inner dims of [outer, n, inner], keeping n: a conv bias gradient
 # (sum over batch and pixels per channel) in one launch, a work-group per kept index.
 _SUM_KEEP_MID = """
-@KERNEL@sum_keep_mid(@G@T* o, @G@const T* x, int xo, int outer, int n,
-                           int inner) {
-  @LOCAL@T part[RWG];
-  int c = @GROUP@, lid = @LID@;
-  int total = outer * inner;
-  T acc = (T)0;
-  for (int k = lid; k < total; k += RWG) {
-    int a = k / inner, b = k - a * inner;
-    acc += x[xo + (a * n + c) * inner + b];
+@KERNEL@sum_keep_mid(@G@T* o, @G@const T* x, const KX xo, const KX outer, const KX n,
+                     const KX inner) {
+  @LOCAL@KA part[RWG];
+  const KX c = @GROUP@;
+  const int lid = @LID@;
+  const KX total = outer * inner;
+  KA acc = (KA)0;
+  for (KX k = lid; k < total; k += RWG) {
+    KX a = k / inner, b = k - a * inner;
+    acc += (KA)x[xo + (a * n + c) * inner + b];
   }
   part[lid] = acc;
   @BARRIER@
@@ -161,17 +163,22 @@ _SUM_KEEP_MID = """
     if (lid < s) part[lid] += part[lid + s];
     @BARRIER@
   }
-  if (lid == 0) o[c] = part[0];
+  if (lid == 0) o[c] = (T)part[0];
 }
 """
 
 
-def reduce_program(dtype: str, index_dtype: str, rwg: int, dialect: str) -> str:
+def reduce_program(
+    dtype: str, index_dtype: str, rwg: int, dialect: str, bias_acc: str = "", wide: bool = False
+) -> str:
     """Every reduction kernel of element type `dtype` (index outputs `index_dtype`, dtype names)
-    with work-groups of `rwg` items (a power of two) for the tree kernels, in `dialect`."""
+    with work-groups of `rwg` items (a power of two) for the tree kernels, in `dialect`.
+    `sum_keep_mid` accumulates in `bias_acc` (a dtype name; default `dtype`) and indexes in
+    64 bits with `wide` (its geometry arguments are then 64-bit too)."""
     fr = frame(dialect)
-    head = fr.pragma([dtype])
+    head = fr.pragma([dtype, bias_acc or dtype])
     head += f"typedef {fr.ct[dtype]} T;\ntypedef {fr.ct[index_dtype]} I;\n#define RWG {rwg}\n"
+    head += f"typedef {fr.ct[bias_acc or dtype]} KA;\ntypedef {fr.ct['int64'] if wide else 'int'} KX;\n"
     if dtype.startswith("float"):
         head += "#define IS_NAN(x) isnan(x)\n#define MEANDIV(a, d) (d == 1 ? a : a / (T)d)\n"
     else:  # integer mean truncates; an empty mean (d == 0) stays 0 instead of trapping

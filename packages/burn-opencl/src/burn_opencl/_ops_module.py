@@ -1,6 +1,6 @@
 """Module ops of the contract on OpenCL: convolutions through im2col/col2im and the matmul
-kernel and interpolation as direct kernels (`_module_source`), pools as burn_gpu's kernels
-(`burn_gpu.pool_program`, the ones Cuda runs).
+kernel, interpolation as direct kernels (`burn_gpu.conv_program`: im2col and col2im are the
+ones Cuda runs), pools as burn_gpu's kernels (`burn_gpu.pool_program`, the ones Cuda runs).
 
 Conv backward passes stay the base class's defaults: they are written with conv2d,
 conv_transpose2d, unfold4d (im2col here) and matmul, which are this module's kernels.
@@ -11,12 +11,11 @@ matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import geo_args, pool_program
+from burn_gpu import conv_program, geo_args, pool_program
 
 from . import _ew
 from ._array import ClArray
 from ._matmul import matmul
-from ._module_source import geo, kernel
 from ._ops_reduce import _kernel as reduce_kernel
 
 
@@ -24,15 +23,23 @@ def _out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
-def _launch(name, x, out_shape, g, extra, idt):
-    """New array of `out_shape` written by module kernel `name` (program of x's dtype, idt)."""
+def _launch(name, x, out_shape, g, extra):
+    """New array of `out_shape` written by burn_gpu's conv kernel `name` (buffers, then the
+    geometry ints `g`)."""
     rt = x.rt
     out = ClArray.empty(rt, out_shape, x.dtype)
     n = out.size
     if n:
-        k = kernel(rt, x.dtype, idt, name)
-        rt.launch1d(k, n, [g, out.buf, *extra])
+        k = conv_kernel(rt, x.dtype, name, max(n, x.size))
+        rt.launch1d(k, n, [out.buf, *extra, *g])
     return out
+
+
+def conv_kernel(rt, dt, name, size):
+    """Kernel `name` of burn_gpu's `conv_program`, 64-bit flat indices from 2^31 elements."""
+    dt, wide = np.dtype(dt), size >= 2**31
+    render = lambda: conv_program(dt.name, "opencl", wide)
+    return rt.kernel(("conv", dt.str, wide), name, render)
 
 
 def _pool_args(**kw) -> list:
@@ -56,11 +63,11 @@ def pool_kernel(rt, dt, idt, name):
     return rt.kernel(("pool", dt.str, idt.str), name, render)
 
 
-def window_geo(x, kernel_size, stride, padding, dilation, out_hw, pack=geo, **kw):
-    """Kernel arguments of a sliding-window op (im2col, pools) over x [n, c, h, w]: the `Geo`
-    bytes (`pack=geo`) or burn_gpu's pool ints (`pack=_pool_args`)."""
+def window_geo(x, kernel_size, stride, padding, dilation, out_hw, **kw):
+    """Geometry ints (`burn_gpu.GEO_FIELDS`) of a sliding-window op (im2col, pools,
+    interpolation) over x [n, c, h, w]."""
     n, c, h, w = x.shape
-    return pack(
+    return _pool_args(
         N=n,
         C=c,
         H=h,
@@ -80,7 +87,7 @@ def window_geo(x, kernel_size, stride, padding, dilation, out_hw, pack=geo, **kw
     )
 
 
-def im2col(x, kh, kw, stride, padding, dilation, idt):
+def im2col(x, kh, kw, stride, padding, dilation):
     x = _ew.contiguous(x)
     n, c, h, w = x.shape
     oh = _out(h, kh, stride[0], padding[0], dilation[0])
@@ -91,10 +98,10 @@ def im2col(x, kh, kw, stride, padding, dilation, idt):
         cols = ClArray.empty(x.rt, shape, x.dtype)
         rows = n * c * kh * kw * oh
         if rows and ow:
-            k = kernel(x.rt, x.dtype, idt, "im2col_rows")
-            x.rt.launch1d(k, rows, [g, cols.buf, x.buf])
+            k = conv_kernel(x.rt, x.dtype, "im2col_rows", max(cols.size, x.size))
+            x.rt.launch1d(k, rows, [cols.buf, x.buf, *g])
         return cols, oh, ow
-    cols = _launch("im2col", x, shape, g, [x.buf], idt)
+    cols = _launch("im2col", x, shape, g, [x.buf])
     return cols, oh, ow
 
 
@@ -111,7 +118,7 @@ class OpenClModuleOps:
         n = x.shape[0]
         cout, cig, kh, kw = weight.shape
         grp = o.groups
-        cols, oh, ow = im2col(x, kh, kw, o.stride, o.padding, o.dilation, self.int_dtype.np)
+        cols, oh, ow = im2col(x, kh, kw, o.stride, o.padding, o.dilation)
         kk = cig * kh * kw
         cols = cols.reshape_view((n, grp, kk, oh * ow))
         w4 = _ew.contiguous(weight).reshape_view((1, grp, cout // grp, kk))
@@ -131,7 +138,7 @@ class OpenClModuleOps:
         oh = (h - 1) * o.stride[0] - 2 * o.padding[0] + o.dilation[0] * (kh - 1)
         ow = (w - 1) * o.stride[1] - 2 * o.padding[1] + o.dilation[1] * (kw - 1)
         oh, ow = oh + o.padding_out[0] + 1, ow + o.padding_out[1] + 1
-        g = geo(
+        g = _pool_args(
             N=n,
             C=cout,
             H=h,
@@ -148,7 +155,7 @@ class OpenClModuleOps:
             dw=o.dilation[1],
             xo=cols.offset,
         )
-        out = _launch("col2im", cols, (n, cout, oh, ow), g, [cols.buf], self.int_dtype.np)
+        out = _launch("col2im", cols, (n, cout, oh, ow), g, [cols.buf])
         return _bias(out, bias)
 
     def conv2d_bias_backward(self, x, weight, bias, output_grad):
@@ -169,8 +176,7 @@ class OpenClModuleOps:
 
     def unfold4d(self, x, kernel_size, options):
         o = options
-        idt = self.int_dtype.np
-        return im2col(x, kernel_size[0], kernel_size[1], o.stride, o.padding, o.dilation, idt)[0]
+        return im2col(x, kernel_size[0], kernel_size[1], o.stride, o.padding, o.dilation)[0]
 
     # -- pooling ---------------------------------------------------------------------------------
     def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
@@ -180,7 +186,7 @@ class OpenClModuleOps:
             _out(s, k, st, p, 1) for s, k, st, p in zip((h, w), kernel_size, stride, padding)
         )
         g = window_geo(
-            x, kernel_size, stride, padding, (1, 1), hw, _pool_args, flag=count_include_pad
+            x, kernel_size, stride, padding, (1, 1), hw, flag=count_include_pad
         )
         return _pool("avg_pool", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
@@ -193,7 +199,6 @@ class OpenClModuleOps:
             padding,
             (1, 1),
             grad.shape[2:],
-            _pool_args,
             flag=count_include_pad,
             go=grad.offset,
         )
@@ -206,7 +211,7 @@ class OpenClModuleOps:
             _out(s, k, st, p, d)
             for s, k, st, p, d in zip((h, w), kernel_size, stride, padding, dilation)
         )
-        g = window_geo(x, kernel_size, stride, padding, dilation, hw, _pool_args)
+        g = window_geo(x, kernel_size, stride, padding, dilation, hw)
         rt = x.rt
         idt = self.int_dtype.np
         out = ClArray.empty(rt, (n, c) + hw, x.dtype)
@@ -228,7 +233,6 @@ class OpenClModuleOps:
             padding,
             dilation,
             grad.shape[2:],
-            _pool_args,
             go=grad.offset,
             io=indices.offset,
         )
@@ -239,13 +243,13 @@ class OpenClModuleOps:
         x = _ew.contiguous(x)
         n, c = x.shape[:2]
         hw = (int(output_size[0]), int(output_size[1]))
-        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw, _pool_args)
+        g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw)
         return _pool("adaptive_avg", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
 
     def adaptive_avg_pool2d_backward(self, x, grad):
         grad = _ew.contiguous(grad)
         g = window_geo(
-            x, (1, 1), (1, 1), (0, 0), (1, 1), grad.shape[2:], _pool_args, go=grad.offset
+            x, (1, 1), (1, 1), (0, 0), (1, 1), grad.shape[2:], go=grad.offset
         )
         idt = self.int_dtype.np
         return _pool("adaptive_avg_backward", grad, tuple(x.shape), g, [grad.buf], idt)
@@ -257,7 +261,7 @@ class OpenClModuleOps:
         hw = (int(output_size[0]), int(output_size[1]))
         flag = ("nearest", "bilinear", "bicubic").index(options.mode)
         g = window_geo(x, (1, 1), (1, 1), (0, 0), (1, 1), hw, flag=flag)
-        return _launch("interpolate", x, (n, c) + hw, g, [x.buf], self.int_dtype.np)
+        return _launch("interpolate", x, (n, c) + hw, g, [x.buf])
 
     def interpolate_backward(self, x, grad, output_size, options):
         from ._interp_matrix import interp_matrix

@@ -1,0 +1,194 @@
+"""softmax / log_softmax and their backward ops, one kernel each, written once for both dialects.
+
+The default decomposition is five launches over the whole tensor (max_dim, sub, exp, sum_dim,
+div); here one kernel does a row: reduce, reduce again, write. The tensor is read as
+`[outer, n, inner]` (`n` the softmax dim) from element offsets `xo` (input / output y) and `go`
+(gradient). `inner == 1` (the last dim): `*_rows`, one work-group per row, a power-of-two group
+of 32..256 items (`row_group(n)`) reducing through the dialect's group reduction (CUDA: warp
+shuffles; OpenCL: a tree over local memory). Otherwise `*_cols`: one item per `(outer, inner)`
+column walking `n` with stride `inner` (neighbouring items read neighbouring addresses).
+`log_mode` picks log_softmax. Backward from the output y: softmax dx = y (g - sum(g y)),
+log_softmax dx = g - exp(y) sum(g).
+
+NaN/inf follow the decomposition: a row holding NaN or +inf gives NaN, -inf gives 0 (log: -inf).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._dialect import fill, frame
+
+#: items of a column-kernel work-group
+COL_GROUP = 256
+
+# Group-wide sum/max of `v` over local array `red`, per dialect (every item gets the result).
+# The leading barrier keeps a previous reduction's readers of red[0] ahead of this one's writers.
+_GROUP_CUDA = """
+__device__ __forceinline__ T nan_max(T m, T v) { return (v != v || v > m) ? v : m; }
+__device__ __forceinline__ T warp_red(T v, int mx) {
+  for (int o = 16; o > 0; o >>= 1) {
+    T w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = mx ? nan_max(v, w) : v + w;
+  }
+  return v;
+}
+/* blockDim.x a multiple of 32, at most 1024 */
+__device__ T group_red(T v, T* red, int mx) {
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  v = warp_red(v, mx);
+  __syncthreads();
+  if (lane == 0) red[w] = v;
+  __syncthreads();
+  if (w == 0) {
+    v = lane < nw ? red[lane] : (mx ? NEG_INF : (T)0);
+    v = warp_red(v, mx);
+    if (lane == 0) red[0] = v;
+  }
+  __syncthreads();
+  return red[0];
+}
+#define LSIZE ((int)blockDim.x)
+#define RED_SIZE 32
+"""
+_GROUP_OPENCL = """
+T nan_max(T m, T v) { return (v != v || v > m) ? v : m; }
+/* get_local_size(0) a power of two, at most RED_SIZE */
+T group_red(T v, __local T* red, int mx) {
+  int l = get_local_id(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  red[l] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = get_local_size(0) >> 1; s > 0; s >>= 1) {
+    if (l < s) red[l] = mx ? nan_max(red[l], red[l + s]) : red[l] + red[l + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return red[0];
+}
+#define LSIZE ((int)get_local_size(0))
+#define RED_SIZE 256
+"""
+_SRC = """
+@KERNEL@softmax_rows(@G@T* out, @G@const T* x, const int n, const int log_mode, const L xo) {
+  @LOCAL@T red[RED_SIZE];
+  const L row = (L)@GROUP@ * n;
+  @G@const T* xr = x + xo + row;
+  @G@T* o = out + row;
+  const int lid = @LID@, step = LSIZE;
+  T m = NEG_INF;
+  for (int i = lid; i < n; i += step) m = nan_max(m, xr[i]);
+  m = group_red(m, red, 1);
+  T s = (T)0;
+  for (int i = lid; i < n; i += step) s += exp(xr[i] - m);
+  s = group_red(s, red, 0);
+  if (log_mode) {
+    T ls = log(s);
+    for (int i = lid; i < n; i += step) o[i] = (xr[i] - m) - ls;
+  } else {
+    for (int i = lid; i < n; i += step) o[i] = exp(xr[i] - m) / s;
+  }
+}
+@KERNEL@softmax_cols(@G@T* out, @G@const T* x, const L cols, const int n, const L inner,
+                     const int log_mode, const L xo) {
+  const L c = (L)@GID@;
+  if (c >= cols) return;
+  const L base = (c / inner) * n * inner + c % inner;
+  T m = NEG_INF;
+  for (int k = 0; k < n; ++k) m = nan_max(m, x[xo + base + k * inner]);
+  T s = (T)0;
+  for (int k = 0; k < n; ++k) s += exp(x[xo + base + k * inner] - m);
+  T ls = log(s);
+  for (int k = 0; k < n; ++k) {
+    T v = x[xo + base + k * inner] - m;
+    out[base + k * inner] = log_mode ? v - ls : exp(v) / s;
+  }
+}
+@KERNEL@softmax_bwd_rows(@G@T* out, @G@const T* y, @G@const T* g, const int n,
+                         const int log_mode, const L xo, const L go) {
+  @LOCAL@T red[RED_SIZE];
+  const L off = (L)@GROUP@ * n;
+  const int lid = @LID@, step = LSIZE;
+  T s = (T)0;
+  for (int i = lid; i < n; i += step)
+    s += log_mode ? g[go + off + i] : g[go + off + i] * y[xo + off + i];
+  s = group_red(s, red, 0);
+  for (int i = lid; i < n; i += step) {
+    T gi = g[go + off + i], yi = y[xo + off + i];
+    out[off + i] = log_mode ? gi - exp(yi) * s : yi * (gi - s);
+  }
+}
+@KERNEL@softmax_bwd_cols(@G@T* out, @G@const T* y, @G@const T* g, const L cols, const int n,
+                         const L inner, const int log_mode, const L xo, const L go) {
+  const L c = (L)@GID@;
+  if (c >= cols) return;
+  const L base = (c / inner) * n * inner + c % inner;
+  T s = (T)0;
+  for (int k = 0; k < n; ++k) {
+    L i = base + k * inner;
+    s += log_mode ? g[go + i] : g[go + i] * y[xo + i];
+  }
+  for (int k = 0; k < n; ++k) {
+    L i = base + k * inner;
+    out[i] = log_mode ? g[go + i] - exp(y[xo + i]) * s : y[xo + i] * (g[go + i] - s);
+  }
+}
+"""
+
+
+def row_group(n: int) -> int:
+    """Items of a `*_rows` work-group for rows of `n`: a warp for short rows (the guide's
+    [64, 10] logits), up to 256 for long ones."""
+    b = 32
+    while b < n and b < 256:
+        b *= 2
+    return b
+
+
+def softmax_program(dtype: str, dialect: str) -> str:
+    """The four softmax kernels for element type `dtype` ("float32" / "float64") in `dialect`."""
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"softmax_program: dtype must be float32 or float64, got {dtype!r}")
+    fr = frame(dialect)
+    T, L = fr.ct[dtype], fr.ct["int64"]
+    head = fr.pragma([dtype]) + f"typedef {T} T;\ntypedef {L} L;\n"
+    head += f"#define NEG_INF (-{fr.inf(T)})\n"
+    return head + (_GROUP_CUDA if fr.cuda else _GROUP_OPENCL) + fill(_SRC, fr)
+
+
+def split_dim(shape, dim) -> tuple[int, int, int]:
+    """(outer, n, inner): the `[outer, n, inner]` view of `shape` along `dim`."""
+    return math.prod(shape[:dim]), int(shape[dim]), math.prod(shape[dim + 1 :])
+
+
+class SoftmaxOps:
+    """Mixin of a GPU backend: the softmax family as these kernels for float32/float64 (other
+    dtypes take the decomposition of the class after it). The backend defines
+    `_softmax_run(kind, arrays, dim, log_mode)`: kind 'softmax' or 'softmax_bwd', arrays its
+    primitives (x, or the output y and the gradient), returning the new array."""
+
+    def softmax(self, x, dim):
+        if not _eligible(x):
+            return super().softmax(x, dim)
+        return self._softmax_run("softmax", (x,), dim, False)
+
+    def log_softmax(self, x, dim):
+        if not _eligible(x):
+            return super().log_softmax(x, dim)
+        return self._softmax_run("softmax", (x,), dim, True)
+
+    def softmax_backward(self, output, grad, dim):
+        if not _eligible(output, grad):
+            return super().softmax_backward(output, grad, dim)
+        return self._softmax_run("softmax_bwd", (output, grad), dim, False)
+
+    def log_softmax_backward(self, output, grad, dim):
+        if not _eligible(output, grad):
+            return super().log_softmax_backward(output, grad, dim)
+        return self._softmax_run("softmax_bwd", (output, grad), dim, True)
+
+
+def _eligible(*arrays) -> bool:
+    dt = str(arrays[0].dtype)
+    # n and the row count are 32-bit kernel arguments / group counts
+    same = all(str(a.dtype) == dt for a in arrays)
+    return dt in ("float32", "float64") and same and arrays[0].size < 2**31

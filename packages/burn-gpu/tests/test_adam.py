@@ -1,0 +1,64 @@
+"""The Adam template (`burn_gpu.adam_program`) run on PoCL in the OpenCL dialect against numpy
+float64 (burn-tensor's default decomposition written out), first step and a later one, with a
+launch of fewer items than elements (the grid-stride loop covers the rest)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from burn_gpu import adam_program
+
+
+def _adam(p, g, m1, m2, lr, b1, b2, eps, t):
+    m1 = b1 * m1 + (1 - b1) * g
+    m2 = b2 * m2 + (1 - b2) * g * g
+    bc2 = np.sqrt(1 - b2**t)
+    return p - (m1 * (bc2 / (1 - b1**t)) / (np.sqrt(m2) + eps * bc2)) * lr, m1, m2
+
+
+@pytest.fixture(scope="module")
+def run(cl_queue):
+    cl = pytest.importorskip("pyopencl")
+    ctx, queue, device = cl_queue
+    if "cl_khr_fp64" not in device.extensions:
+        pytest.skip("no cl_khr_fp64 on this device")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prg = cl.Program(ctx, adam_program("float64", "opencl")).build()
+    mf = cl.mem_flags
+
+    def launch(p, g, m1, m2, hp, items):
+        lr, b1, b2, eps, t = hp
+        bc2 = math.sqrt(1 - b2**t)
+        first = m1 is None
+        ins = [p, g, p if first else m1, p if first else m2]
+        bufs = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a) for a in ins]
+        outs = [np.empty_like(p) for _ in range(3)]
+        obufs = [cl.Buffer(ctx, mf.READ_WRITE, p.nbytes) for _ in range(3)]
+        scalars = (b1, 1 - b1, b2, 1 - b2, bc2 / (1 - b1**t), eps * bc2, lr)
+        k = cl.Kernel(prg, "adam_update")
+        k.set_args(*bufs, *obufs, np.int64(p.size), np.int32(first), *map(np.float64, scalars))
+        cl.enqueue_nd_range_kernel(queue, k, (items,), None)
+        for o, b in zip(outs, obufs):
+            cl.enqueue_copy(queue, o, b)
+        queue.finish()
+        return outs
+
+    return launch
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("items", [1000, 64])
+def test_adam_update_matches_the_decomposition(run, first, items):
+    rng = np.random.default_rng(7)
+    p, g = rng.standard_normal(1000), rng.standard_normal(1000)
+    m1 = None if first else rng.standard_normal(1000)
+    m2 = None if first else rng.uniform(0, 1, 1000)
+    hp = (1e-2, 0.9, 0.999, 1e-8, 1 if first else 5)
+    z = np.zeros(1000)
+    want = _adam(p, g, z if first else m1, z if first else m2, *hp)
+    for got, w in zip(run(p, g, m1, m2, hp, items), want):
+        np.testing.assert_allclose(got, w, rtol=1e-13, atol=1e-15)
