@@ -205,9 +205,6 @@ def _install(cp) -> None:
             for name, fn in numeric_ops(cp, prefix[:-1]).items():
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
-        from ._bf16 import class_ops
-
-        table.update(class_ops(table))
         oom = cp.cuda.memory.OutOfMemoryError
         own = {**vars(CudaModuleOps), **vars(CudaLinearOps), **vars(Cuda)}
         for name in list(own):
@@ -219,6 +216,9 @@ def _install(cp) -> None:
                 or ("pool" in name or name.startswith("interpolate"))
             ):
                 table[name] = own[name]
+        from ._bf16 import class_ops
+
+        table.update(class_ops(table))  # after matmul joined the table: it wraps it
         guarded = {}
         for name, fn in table.items():
             if isinstance(fn, staticmethod):

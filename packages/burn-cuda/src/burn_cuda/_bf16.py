@@ -193,7 +193,20 @@ def class_ops(table: dict) -> dict:
     """bfloat16-aware casts and reads for every Cuda backend: `t.cast("bfloat16")` on a
     float32 Cuda() gives a bf16 tensor whose matmul runs natively (cuBLAS), whatever cupy's own
     casts to ml_dtypes' dtype do."""
-    cast0, into0 = table["float_cast"], table["float_into_data"]
+    cast0, into0, mm0 = table["float_cast"], table["float_into_data"], table["float_matmul"]
+
+    def float_matmul(self, x, y):
+        # autocast hands a float32 backend bfloat16 operands; cupy's batched matmul has no
+        # bfloat16 (it takes ml_dtypes' dtype for an integer: "data type 'E' not understood")
+        if is_bf16(x) or is_bf16(y):
+            if is_bf16(x) and is_bf16(y):
+                try:
+                    return load_cupy().matmul(x, y)  # cuBLAS bf16 GEMM where cupy takes it
+                except (TypeError, ValueError, NotImplementedError):
+                    pass
+            wide = mm0(self, to_f32(x) if is_bf16(x) else x, to_f32(y) if is_bf16(y) else y)
+            return to_bf16(wide)  # the product of the bf16 values, rounded once
+        return mm0(self, x, y)
 
     def float_cast(self, x, dtype):
         if dtype is DType.BF16:
@@ -210,4 +223,4 @@ def class_ops(table: dict) -> dict:
             return TensorData(bits.view(_bf16()))
         return into0(self, x)
 
-    return {"float_cast": float_cast, "float_into_data": float_into_data}
+    return {"float_cast": float_cast, "float_into_data": float_into_data, "float_matmul": float_matmul}
