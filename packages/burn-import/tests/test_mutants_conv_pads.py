@@ -90,3 +90,20 @@ def test_max_pool_auto_pad_against_numpy(auto_pad, kernel, strides):
     want = max_pool_ref(X, kernel, strides, auto_pad)
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def test_negative_conv_pads_are_refused():
+    # ONNX pads are >= 0 (cropping is Slice's job); a negative one is a malformed model
+    from burn_import.onnx import OnnxImportError
+
+    m = one_node(
+        "Conv",
+        [("x", T.FLOAT, list(X.shape))],
+        [("y", T.FLOAT, [None] * 4)],
+        opset=17,
+        inits=[nh.from_array(W, "w"), nh.from_array(B, "b")],
+        kernel_shape=[3, 3],
+        pads=[-1, 0, 0, 0],
+    )
+    with pytest.raises(OnnxImportError, match="pads"):
+        backend.prepare(m).run([X])

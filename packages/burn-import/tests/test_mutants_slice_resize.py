@@ -181,3 +181,12 @@ def test_slice_axis_outside_the_rank_is_refused(axis):
     t = Tensor.from_data(np.arange(5.0), NdArray(float_dtype="float64").device())
     with pytest.raises(ValueError, match=f"axis {axis} on a rank-1 tensor"):
         ops.slice_(t, [0], [2], [axis], [1])
+
+
+def test_slice_axis_minus_rank_is_the_first_axis():
+    # ONNX axes lie in [-rank, rank): -rank names axis 0
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = Tensor.from_data(x, NdArray().device())
+    np.testing.assert_array_equal(ops.slice_(t, [1], [2], [-3], None).numpy(), x[1:2])
+    with pytest.raises(ValueError, match="axis -4 on a rank-3 tensor"):
+        ops.slice_(t, [0], [1], [-4], None)
