@@ -5,6 +5,7 @@ runs at once; ops that fuse keep fusing; results are the same either way."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from _fusion_testlib import inner_backend
 from burn_fusion import Fusion, _stream
 from burn_tensor import Tensor
@@ -103,3 +104,42 @@ def test_a_lone_reduction_of_a_ready_tensor_passes_through():
     ref = a.astype(np.float64).sum(0, keepdims=True) @ wv
     for g in got:
         np.testing.assert_allclose(g, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_a_one_op_plan_runs_the_inner_op_without_a_generated_kernel():
+    # (mutation run) one recorded op is run by the inner backend's own kernel: no compile
+    device = Fusion(inner_backend()).device()
+    a = np.arange(8, dtype=np.float32)
+    x = Tensor.from_data(a, device)
+    device.sync()
+    before = device.fusion_stats()
+    y = x * 2.0
+    np.testing.assert_allclose(y.numpy(), a * 2.0)
+    d = _delta(device, before)
+    assert d["plans_run_unfused"] == 1 and d["kernels_compiled"] == 0, d
+
+
+def test_a_failing_one_op_plan_leaves_a_result_that_says_so():
+    # (mutation run) the inner op of a one-op plan raises: the error reaches the caller, and the
+    # pending result is marked, so reading it raises clearly instead of running the op again
+    device = Fusion(inner_backend()).device()
+    x = Tensor.from_data(np.arange(8, dtype=np.float32), device)
+    device.sync()
+    inner = device.backend.inner
+    calls = []
+
+    def broken(*args):
+        calls.append(args)
+        raise RuntimeError("inner op failed")
+
+    y = x * 2.0
+    object.__setattr__(inner, "float_mul_scalar", broken)  # backends are immutable objects
+    try:
+        with pytest.raises(RuntimeError, match="inner op failed"):
+            y.numpy()
+    finally:
+        object.__delattr__(inner, "float_mul_scalar")
+    with pytest.raises(Exception) as again:
+        y.numpy()
+    assert "inner op failed" not in str(again.value)
+    assert len(calls) == 1
