@@ -143,3 +143,23 @@ def test_a_failing_one_op_plan_leaves_a_result_that_says_so():
         y.numpy()
     assert "inner op failed" not in str(again.value)
     assert len(calls) == 1
+
+
+def test_lone_ops_after_a_different_op_learn_to_pass_through():
+    # (mutation run) the key's context is the previous op, here another kind of op: an add after
+    # a mul and a mul after an add each run alone twice, then pass through
+    device = _device()
+    rng = np.random.default_rng(1)
+    a, wv = (rng.standard_normal((8, 8)).astype(np.float32) for _ in range(2))
+    x, w = (Tensor.from_data(v, device) for v in (a, wv))
+    device.sync()
+    before = device.fusion_stats()
+    got = []
+    for _ in range(5):
+        h = x.matmul(w) + 1.0  # a lone add (the matmul reads it at once)
+        got.append((h.matmul(w) * 2.0).matmul(w).numpy())  # a lone mul after the add
+    d = _delta(device, before)
+    assert d["ops_passed_through"] >= 4, d
+    ref = (((a @ wv + 1.0) @ wv) * 2.0) @ wv
+    for g in got:
+        np.testing.assert_allclose(g, ref, rtol=1e-4, atol=1e-4)
