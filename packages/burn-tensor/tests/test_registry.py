@@ -51,9 +51,9 @@ def test_not_installed_names_the_extra(fake_eps):
     msg = str(err.value)
     assert "backend 'ndarray' is not installed" in msg and "pip install 'burn-py[ndarray]'" in msg
     assert isinstance(err.value, ImportError) and isinstance(err.value, BackendError)
-    with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn\[cuda\]'"):
+    with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn-py\[cuda\]'"):
         get_backend("cuda")
-    with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn\[opencl\]'"):
+    with pytest.raises(BackendNotInstalledError, match=r"pip install 'burn-py\[opencl\]'"):
         get_backend("opencl")
     with pytest.raises(BackendNotInstalledError, match="'burn.backends' entry-point group"):
         get_backend("no-such-backend")
@@ -164,5 +164,5 @@ def test_default_device_ranks_gpu_above_ndarray_and_cpu_opencl_below(fake_eps):
 
 
 def test_default_device_none_installed(fake_eps):
-    with pytest.raises(BackendNotInstalledError, match=r"burn\[ndarray\]"):
+    with pytest.raises(BackendNotInstalledError, match=r"burn-py\[ndarray\]"):
         default_device()

@@ -118,4 +118,9 @@ def test_a_stranger_on_the_master_port_cannot_join_a_launched_job(tmp_path):
     t.join(10)
     assert run.returncode == 0, run.stderr[-3000:]
     assert _ranks(tmp_path) == [(token, "[3.0, 4.0]"), (token, "[3.0, 4.0]")]
-    assert got and b"authentication failed" in got[0] and b"ready" not in got[0]
+    assert got and b"ready" not in got[0]  # never admitted
+    # Served before the real rank 1, the stranger is told why; on a loaded machine the real rank
+    # 1 can win the race, and the stranger's connection then closes unanswered (b"") when the
+    # job's rendezvous is done. Both keep the job correct (asserted above); the refusal message
+    # itself is pinned by burn-tensor's test_collective_auth.py.
+    assert got[0] == b"" or b"authentication failed" in got[0], got[0][:200]

@@ -86,7 +86,7 @@ def test_backend_classes_are_found_lazily():
 
 def test_missing_package_names_the_extra(monkeypatch):
     monkeypatch.setitem(_alias.ALIASES, "burn.fusion", ("burn_fusion_not_installed", "fusion"))
-    with pytest.raises(ImportError, match=r"pip install 'burn\[fusion\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'burn-py\[fusion\]'"):
         _alias.load("burn.fusion")
     with pytest.raises(ImportError, match="no burn facade path"):
         _alias.load("burn.unknown")
