@@ -17,6 +17,7 @@ from burn_gpu import FUSED as OPS
 from burn_tensor import Device
 
 from ._backend import Fusion
+from ._capture import CapturedStep, CaptureWarning, capture
 from ._stream import MAX_INPUTS, MAX_OPS, STAT_NAMES, Stream
 from ._tensor import FusionTensor
 
@@ -40,6 +41,8 @@ def reset_fusion_stats(device: Device) -> None:
 
 __all__ = [
     "CTYPES",
+    "CaptureWarning",
+    "CapturedStep",
     "MAX_INPUTS",
     "MAX_OPS",
     "OPS",
@@ -50,6 +53,7 @@ __all__ = [
     "Program",
     "Reduction",
     "Stream",
+    "capture",
     "fusion_stats",
     "render",
     "render_reduction",

@@ -1,0 +1,313 @@
+"""One recording of a captured step: run it once on private copies of its inputs while the
+device's tape records, then replay that tape for later calls.
+
+Recording: the inputs' tensors are copied into buffers the recording owns ("static inputs"),
+the step runs eagerly on them under the runtime's tape (`rt.tape()`), pending plans are
+flushed, and the results are classified. A replay copies the new inputs into the static
+inputs (a tensor that is already one is not copied), replays the tape (dynamic ops called
+anew with the bound learning rate, step count and the device's random counter) and returns the
+recorded results: tensors of returned modules and optimizer state are the recorded ones
+(their buffers hold the new values); loose result tensors (a loss, logits) are fresh copies.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from burn_tensor import Tensor
+
+from . import _capture_hooks as hooks
+from ._capture_tree import Tree, flatten, unflatten
+
+
+class Refused(Exception):
+    """This step cannot be captured; the message says why."""
+
+
+def fusion_of(tree: Tree):
+    """(Fusion backend, device index) of the tensors in `tree`; raises `Refused`."""
+    from ._backend import Fusion
+
+    found = None
+    for leaf, kind in zip(tree.leaves, tree.kinds):
+        if kind != "T":
+            continue
+        b = leaf._d.backend
+        f = b.inner if b.is_autodiff else b
+        if not isinstance(f, Fusion):
+            raise Refused(f"its tensors are on {b!r}, not a Fusion backend")
+        where = (f, leaf._d.index)
+        if found is None:
+            found = where
+        elif where != found:
+            raise Refused(f"its tensors are on two devices ({found[0]!r} {found[1]}, {b!r} "
+                          f"{leaf._d.index}): a capture covers one device")
+    if found is None:
+        raise Refused("none of its arguments is a tensor or holds one")
+    return found
+
+
+def handle_of(t: Tensor):
+    """The Fusion handle under tensor `t` (an autodiff tensor's inner handle)."""
+    b = t._d.backend
+    return b.inner_primitive(t._p, t._o.kind) if b.is_autodiff else t._p
+
+
+def prim_of(t: Tensor):
+    """The materialised inner primitive under `t` (its pending plan run)."""
+    h = handle_of(t)
+    if h.prim is None:
+        h.stream.flush()
+        if h.prim is None:
+            raise RuntimeError("burn capture: a tensor's fused kernel failed; it has no value")
+    return h.prim
+
+
+def lift(like: Tensor, prim, fusion) -> Tensor:
+    """A tensor of `like`'s kind, device and require-grad flag over inner primitive `prim`."""
+    h = fusion.wrap(prim)
+    d = like._d
+    if not d.backend.is_autodiff:
+        return like._like(h)
+    kind = like._o.kind
+    t = Tensor.from_inner(Tensor._make(h, kind, d.inner()), d)
+    return t.require_grad() if like.is_require_grad() else t
+
+
+class Recording:
+    """The tape of one call and what a replay needs to bind and return."""
+
+    def __init__(self, fusion, index: int, tree: Tree):
+        self.fusion = fusion
+        self.stream = fusion.stream(index)
+        self.rt = self.stream.rt
+        self.in_tree = tree
+        self.tape = None
+        self.calls: list = []  # per dynamic call: {"lr": float leaf or None, "time": int}
+
+    # -- recording ------------------------------------------------------------------------------
+    def run(self, fn) -> Any:
+        """Call `fn` on static copies of the inputs while the tape records; returns its result.
+        `self.refused` says why the tape cannot be replayed (None: it can)."""
+        tree, rt, fusion = self.in_tree, self.rt, self.fusion
+        fusion.flush()
+        statics, leaves = [], []
+        for leaf, kind in zip(tree.leaves, tree.kinds):
+            if kind == "T":
+                s = rt.static_copy(prim_of(leaf))
+                statics.append(s)
+                leaves.append(lift(leaf, s, fusion))
+            else:
+                statics.append(None)
+                leaves.append(leaf)
+        self.statics = statics
+        self.static_leaves = leaves
+        args = unflatten(tree.spec, iter(leaves), iter(tree.templates), restore=True)
+        self.in_states = self._states(tree.templates)
+        self.in_counters = _counters(self.in_states)
+        tape = self.tape = rt.tape()
+        if hooks.ACTIVE is not None:
+            raise Refused("another captured step is recording (captures do not nest)")
+        hooks.ACTIVE = self
+        env = os.environ.get("BURN_CHECKS")
+        if env is None or env.strip() == "":
+            # data-dependent checks read values on the host: skipped while recording, as on
+            # the GPU (`BURN_CHECKS=1` keeps them, and the step then runs eagerly)
+            os.environ["BURN_CHECKS"] = "0"
+        tape.start()
+        try:
+            result = fn(*args)
+            fusion.flush()
+        finally:
+            tape.stop()
+            hooks.ACTIVE = None
+            if env is None:
+                os.environ.pop("BURN_CHECKS", None)
+            elif env.strip() == "":
+                os.environ["BURN_CHECKS"] = env
+        self.refused = tape.refused
+        self.result = result
+        self.out_tree = flatten(result)
+        self.out_states = self._states(tree.templates)
+        self.out_counters = _counters(self.out_states)
+        if self.refused is None:
+            self._settle()
+        return result
+
+    def _states(self, templates) -> list:
+        """(object, flattened state) of each stateful object among `templates`."""
+        return [
+            (obj, flatten(obj.capture_state(), state=True))
+            for obj in templates
+            if callable(getattr(obj, "capture_state", None))
+            and callable(getattr(obj, "capture_restore", None))
+        ]
+
+    def dynamic(self, name: str, fn, args, kwargs):
+        """The hook of `_capture_hooks.dynamic`: note how the op's host scalars are bound."""
+        roles = hooks.DYNAMIC_OPS[name]
+        bind = {"name": name}
+        if kwargs:
+            self.tape.refused = self.tape.refused or f"{name} was called with keywords"
+        if "lr" in roles:
+            lr = args[roles["lr"]]
+            hits = [
+                i
+                for i, (v, k) in enumerate(zip(self.in_tree.leaves, self.in_tree.kinds))
+                if k == "F" and float(v) == lr
+            ]
+            bind["lr"] = hits[0] if len(hits) == 1 else None
+            bind["lr_value"] = lr
+        if "time" in roles:
+            bind["time"] = args[roles["time"]]
+        self.calls.append(bind)
+        return self.tape.dynamic(fn, args, kwargs)
+
+    def _settle(self) -> None:
+        """Classify the results and check the counters; sets `self.refused` when a replay
+        could not reproduce this call."""
+        tape = self.tape
+        key = _key
+        self.in_keys = {key(s): i for i, s in enumerate(self.statics) if s is not None}
+        out = self.out_tree
+        self.out_prims = []
+        for leaf, kind in zip(out.leaves, out.kinds):
+            self.out_prims.append(prim_of(leaf) if kind == "T" else None)
+        if [t.spec for _, t in self.in_states] != [t.spec for _, t in self.out_states]:
+            self.refused = "the optimizer state changed shape during the call (a first step)"
+            return
+        self.steps = [b - a for a, b in zip(self.in_counters, self.out_counters)]
+        moving = {d for d in self.steps if d}
+        if len(moving) > 1:
+            self.refused = "its step counters advance by different amounts"
+            return
+        self.step = moving.pop() if moving else 0
+        if any("time" in c for c in self.calls) and not self.step:
+            self.refused = (
+                "the optimizer's step count is not an input: pass the optimizer to the "
+                "captured function (step(model, optim, batch, lr)) so its state is carried"
+            )
+            return
+        for c in self.calls:
+            if "lr" in c and c["lr"] is None:
+                c["lr_fixed"] = True  # not an input: guarded by the recorded value
+        self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
+        self.fixed_floats = [
+            (i, v)
+            for i, (v, k) in enumerate(zip(self.in_tree.leaves, self.in_tree.kinds))
+            if k == "F" and i not in self.bound
+        ]
+        tape.call_dynamic = self._call_dynamic
+        tape.finish()
+
+    def signature(self) -> tuple:
+        """What this call did, with buffers as roles: equal for calls that did the same work."""
+        in_keys = self.in_keys
+
+        def role(k):
+            i = in_keys.get(k)
+            return "t" if i is None else i
+
+        calls = []
+        for (fn, args, _, _), c in zip(self.tape.calls, self.calls):
+            sig = [c["name"]]
+            for j, a in enumerate(args):
+                if c.get("lr") is not None and j == hooks.DYNAMIC_OPS[c["name"]].get("lr"):
+                    sig.append("lr")
+                elif "time" in c and j == hooks.DYNAMIC_OPS[c["name"]].get("time"):
+                    sig.append("time")
+                else:
+                    sig.append(_canon(a, role))
+            calls.append(tuple(sig))
+        return (self.tape.signature(role), tuple(calls), tuple(self.steps))
+
+    # -- replay ---------------------------------------------------------------------------------
+    def check(self, tree: Tree) -> str | None:
+        """None if `tree` (the new call's inputs, same spec) can replay this recording, else
+        what differs (a guard miss)."""
+        for i, v in self.fixed_floats:
+            if tree.leaves[i] != v:
+                return f"float argument {i} changed from {v} to {tree.leaves[i]}"
+        counters = _counters(self._states(tree.templates))
+        k = None
+        for now, rec, d in zip(counters, self.in_counters, self.steps):
+            diff = now - rec
+            if d == 0:
+                if diff:
+                    return "a step counter that did not advance changed"
+                continue
+            if diff % d or diff // d < 1 or (k is not None and diff // d != k):
+                return "the optimizer's step counts are not those of later steps"
+            k = diff // d
+        self.k = k or 0
+        return None
+
+    def _call_dynamic(self, index: int):
+        fn, args, kwargs, _ = self.tape.calls[index]
+        c = self.calls[index]
+        roles = hooks.DYNAMIC_OPS[c["name"]]
+        if "lr" in roles or "time" in roles:
+            args = list(args)
+            if c.get("lr") is not None:
+                args[roles["lr"]] = float(self.floats[c["lr"]])
+            if "time" in c:
+                args[roles["time"]] = c["time"] + self.k * self.step
+        return fn(*args, **kwargs)
+
+    def replay(self, tree: Tree) -> Any:
+        """Bind `tree`'s inputs, replay, and return this call's results."""
+        rt, fusion = self.rt, self.fusion
+        fusion.flush()  # pending plans may read the buffers the replay writes
+        copy_into = rt.copy_into
+        for leaf, kind, s in zip(tree.leaves, tree.kinds, self.statics):
+            if kind == "T":
+                p = prim_of(leaf)
+                if p is not s:
+                    copy_into(s, p)
+        self.floats = tree.leaves
+        self.tape.replay()
+        return self._results()
+
+    def _results(self) -> Any:
+        counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
+        for obj, st in self.out_states:  # the optimizer's state after this step
+            leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
+            obj.capture_restore(unflatten(st.spec, iter(leaves), iter(st.templates)))
+        out = self.out_tree
+        leaves = []
+        for leaf, kind, carried, prim in zip(out.leaves, out.kinds, out.carried, self.out_prims):
+            if kind == "T" and not carried:
+                fresh = self.rt.static_copy(prim)
+                leaves.append(lift(leaf, fresh, self.fusion))
+            else:
+                leaves.append(leaf)
+        return unflatten(out.spec, iter(leaves), iter(out.templates), restore=False, same=True)
+
+    def release(self) -> None:
+        if self.tape is not None:
+            self.tape.release()
+            self.tape = None
+
+
+def _counters(states) -> list:
+    """The int leaves (step counts) of flattened states, in order."""
+    return [v for _, t in states for v, k in zip(t.leaves, t.kinds) if k == "I"]
+
+
+def _key(prim) -> int:
+    buf = getattr(prim, "buf", None)
+    if buf is not None:
+        return buf.int_ptr
+    return prim.data.ptr  # a cupy array
+
+
+def _canon(a, role):
+    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, type):
+        try:
+            return ("P", role(_key(a)), tuple(a.shape), str(a.dtype))
+        except AttributeError:
+            pass
+    if isinstance(a, list | tuple):
+        return tuple(_canon(e, role) for e in a)
+    return repr(a)
