@@ -133,6 +133,8 @@ class Recording:
         self.out_counters = _counters(self.out_states)
         if self.refused is None:
             self._settle()
+        if self.refused is None:  # a replay writes the recorded buffers again
+            result = self._loose_copies()
         return result
 
     def _states(self, templates) -> list:
@@ -170,10 +172,9 @@ class Recording:
         tape = self.tape
         key = _key
         self.in_keys = {key(s): i for i, s in enumerate(self.statics) if s is not None}
-        out = self.out_tree
-        self.out_prims = []
-        for leaf, kind in zip(out.leaves, out.kinds):
-            self.out_prims.append(prim_of(leaf) if kind == "T" else None)
+        for leaf, kind in zip(self.out_tree.leaves, self.out_tree.kinds):
+            if kind == "T":
+                prim_of(leaf)  # materialised (flushed above: a check)
         if [t.spec for _, t in self.in_states] != [t.spec for _, t in self.out_states]:
             self.refused = "the optimizer state changed shape during the call (a first step)"
             return
@@ -199,7 +200,22 @@ class Recording:
             if k == "F" and i not in self.bound
         ]
         tape.call_dynamic = self._call_dynamic
+        tape.on_swap = self._swap
         tape.finish()
+        self.cur = list(self.statics)  # what each input slot's buffer is now
+        self.bound_keys = {_key(s) for s in self.statics if s is not None}
+        # the handles a swapped dynamic result must reach: results and optimizer state
+        by_key: dict = {}
+        leaves = list(self.out_tree.leaves)
+        for _, st in self.out_states:
+            leaves += [v for v, k in zip(st.leaves, st.kinds) if k == "T"]
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                h = handle_of(leaf)
+                by_key.setdefault(_key(h.prim), []).append(h)
+        self.swaps = {
+            id(r): by_key.get(_key(r), []) for _, _, _, results in tape.calls for r in results
+        }
 
     def signature(self) -> tuple:
         """What this call did, with buffers as roles: equal for calls that did the same work."""
@@ -257,28 +273,65 @@ class Recording:
 
     def replay(self, tree: Tree) -> Any:
         """Bind `tree`'s inputs, replay, and return this call's results."""
-        rt, fusion = self.rt, self.fusion
-        fusion.flush()  # pending plans may read the buffers the replay writes
-        copy_into = rt.copy_into
-        for leaf, kind, s in zip(tree.leaves, tree.kinds, self.statics):
+        self.fusion.flush()  # pending plans may read the buffers the replay writes
+        bind = self._bind
+        for j, (leaf, kind) in enumerate(zip(tree.leaves, tree.kinds)):
             if kind == "T":
                 p = prim_of(leaf)
-                if p is not s:
-                    copy_into(s, p)
+                if p is not self.cur[j]:
+                    bind(j, p)
         self.floats = tree.leaves
         self.tape.replay()
         return self._results()
+
+    def _bind(self, j: int, p) -> None:
+        """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
+        runtime allows it (an OpenCL tape) and `p` is a contiguous array the tape does not
+        write; otherwise `p` is copied into the slot's own buffer."""
+        tape, static, cur = self.tape, self.statics[j], self.cur[j]
+        rebind = getattr(tape, "rebind", None)
+        k = _key(p)
+        if (
+            rebind is not None
+            and p.shape == static.shape
+            and p.dtype == static.dtype
+            and self.rt.layout(p) == self.rt.layout(static)
+            and k not in tape.bufs
+            and k not in self.bound_keys
+        ):
+            rebind(_key(cur), p)
+            self.bound_keys.discard(_key(cur))
+            self.bound_keys.add(k)
+            self.cur[j] = p
+            return
+        if cur is not static:
+            rebind(_key(cur), static)
+            self.bound_keys.discard(_key(cur))
+            self.bound_keys.add(_key(static))
+            self.cur[j] = static
+        self.rt.copy_into(static, p)
+
+    def _swap(self, old, new) -> None:
+        """A dynamic op's new result `new` replaces the recorded `old` in the results."""
+        for h in self.swaps.get(id(old), ()):
+            h.prim = new
+            h.owned = False
 
     def _results(self) -> Any:
         counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
         for obj, st in self.out_states:  # the optimizer's state after this step
             leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
             obj.capture_restore(unflatten(st.spec, iter(leaves), iter(st.templates)))
+        return self._loose_copies()
+
+    def _loose_copies(self) -> Any:
+        """The results, each loose tensor (not in a module or a state) a fresh copy: a caller
+        may keep a loss to read later, after more replays."""
         out = self.out_tree
         leaves = []
-        for leaf, kind, carried, prim in zip(out.leaves, out.kinds, out.carried, self.out_prims):
+        for leaf, kind, carried in zip(out.leaves, out.kinds, out.carried):
             if kind == "T" and not carried:
-                fresh = self.rt.static_copy(prim)
+                fresh = self.rt.static_copy(prim_of(leaf))
                 leaves.append(lift(leaf, fresh, self.fusion))
             else:
                 leaves.append(leaf)

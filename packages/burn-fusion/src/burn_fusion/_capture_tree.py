@@ -46,7 +46,7 @@ def is_stateful(x: Any) -> bool:
 def tensor_spec(t: Tensor) -> tuple:
     p = t._p
     grad = t._o.kind is Float and t._d.backend.is_autodiff and t.is_require_grad()
-    return ("T", t._o.kind.value, str(p.dtype), tuple(p.shape), t._d, grad)
+    return ("T", t._o.kind.value, p.dtype, tuple(p.shape), t._d, grad)
 
 
 class _Flat:

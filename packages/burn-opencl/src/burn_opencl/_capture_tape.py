@@ -114,6 +114,9 @@ class ClTape:
         self._saved = None
         #: set by the caller before `replay`: index -> new results of dynamic op `index`
         self.call_dynamic = None
+        #: set by the caller: (recorded result, new result) of a dynamic op no later step
+        #: reads: the new one takes the recorded one's place in the results
+        self.on_swap = None
 
     # -- recording ------------------------------------------------------------------------------
     def _mine(self) -> bool:
@@ -244,7 +247,8 @@ class ClTape:
         return tuple(out)
 
     def finish(self) -> None:
-        """Pin the buffers and build the replay list."""
+        """Pin the buffers and build the replay list (argument lists kept mutable, so `rebind`
+        can point an input at another buffer)."""
         keys = list(self.bufs)
         Pins.of(self.rt.pool).pin(keys)
         self.pinned = keys
@@ -255,16 +259,16 @@ class ClTape:
         for op in self.ops:
             tag = op[0]
             if tag == "L":
-                steps.append((Runtime.launch, (rt, *op[1:])))
+                steps.append((Runtime.launch, [rt, *op[1:]]))
             elif tag == "1":
-                steps.append((Runtime.launch1d, (rt, *op[1:])))
+                steps.append((Runtime.launch1d, [rt, *op[1:]]))
             elif tag == "C":
-                steps.append((Runtime.copy, (rt, *op[1:])))
+                steps.append((Runtime.copy, [rt, *op[1:]]))
             elif tag == "W":
                 if op[2].nbytes:
-                    steps.append((_write, (queue, op[1], op[2])))
-            elif tag == "S":
-                steps.append((set_, op[1:]))
+                    steps.append((_write, [queue, op[1], op[2]]))
+            elif tag == "S":  # the setter takes a tuple; the list stays rebindable
+                steps.append((lambda k, flat, set_=set_: set_(k, tuple(flat)), [op[1], list(op[2])]))
             elif tag == "P":
                 steps.append((pack, op[1:]))
             elif tag == "E":
@@ -272,14 +276,60 @@ class ClTape:
             else:
                 steps.append((self._call, (op[1],)))
         self.steps = steps
+        self.calls = [(fn, _mutable(args), kwargs, res) for fn, args, kwargs, res in self.calls]
+        # where each buffer is referenced: (list, index) of a cl.Buffer or of a ClArray
+        self.refs: dict[int, list] = {}
+        last_use: dict[int, int] = {}  # buffer key -> last step referencing it
+        call_step = []
+        for i, (fn, args) in enumerate(steps):
+            if fn == self._call:
+                call_step.append(i)
+                args = self.calls[args[0]][1]
+            if isinstance(args, list):
+                for key in self._index(args):
+                    last_use[key] = i
+        #: per dynamic call, per result: copied into the recorded buffer (a later step reads
+        #: it) or handed to `on_swap` to take the recorded one's place in the results
+        self.copy_back = [
+            [last_use.get(r.buf.int_ptr, -1) > call_step[c] for r in results]
+            for c, (_, _, _, results) in enumerate(self.calls)
+        ]
+
+    def _index(self, args: list) -> list:
+        """Note where `args` (nested lists) reference buffers; returns their keys."""
+        keys = []
+        for j, a in enumerate(args):
+            if isinstance(a, _MEM):
+                key = a.int_ptr
+            elif type(a) is ClArray:
+                key = a.buf.int_ptr
+            elif isinstance(a, list):
+                keys += self._index(a)
+                continue
+            else:
+                continue
+            self.refs.setdefault(key, []).append((args, j))
+            keys.append(key)
+        return keys
+
+    def rebind(self, old: int, prim: ClArray) -> None:
+        """Point every reference to buffer `old` (an input's) at contiguous array `prim`."""
+        buf = prim.buf
+        refs = self.refs.pop(old, [])
+        for args, j in refs:
+            args[j] = prim if type(args[j]) is ClArray else buf
+        self.refs.setdefault(buf.int_ptr, []).extend(refs)
 
     def _call(self, index: int) -> None:
         new = _prims(self.call_dynamic(index))
         old = self.calls[index][3]
         if len(new) != len(old):
             raise RuntimeError("burn capture: a dynamic op returned another number of results")
-        for n, o in zip(new, old):
-            copy_into(o, n)
+        for n, o, copy in zip(new, old, self.copy_back[index]):
+            if copy:
+                copy_into(o, n)
+            else:
+                self.on_swap(o, n)
 
     def replay(self) -> None:
         """Enqueue the recorded work again (dynamic ops called anew)."""
@@ -291,6 +341,13 @@ class ClTape:
         if self.pinned:
             Pins.of(self.rt.pool).unpin(self.pinned)
             self.pinned = []
+
+
+def _mutable(x):
+    """Tuples of (nested) arguments as lists, so references can be rebound in place."""
+    if isinstance(x, list | tuple):
+        return [_mutable(e) for e in x]
+    return x
 
 
 def _write(queue, buf, host) -> None:
