@@ -124,20 +124,20 @@ class CapturedStep:
             self._stats["guard_misses"] += 1
             guard.state, guard.tries = "record", 0
             guard.drop()
-        return self._record(guard, tree)
+        return self._record(guard, tree, args)
 
-    def _record(self, guard: _Guard, tree) -> Any:
+    def _record(self, guard: _Guard, tree, args) -> Any:
         fusion, index = fusion_of(tree)
         rec = Recording(fusion, index, tree)
         self._stats["recordings"] += 1
         try:
-            result = rec.run(self.fn)
+            result = rec.run(self.fn, args)
         except BaseException:
             rec.release()
             raise
         guard.tries += 1
         if rec.refused is not None:
-            host_read = rec.tape.refused is not None
+            host_read = rec.tape.refused is not None  # refused for good, not a first step
             rec.release()
             if host_read or guard.tries >= MAX_RECORDINGS:
                 self._give_up(guard, rec.refused)

@@ -87,10 +87,12 @@ class Recording:
         self.calls: list = []  # per dynamic call: {"lr": float leaf or None, "time": int}
 
     # -- recording ------------------------------------------------------------------------------
-    def run(self, fn) -> Any:
+    def run(self, fn, in_args) -> Any:
         """Call `fn` on static copies of the inputs while the tape records; returns its result.
-        `self.refused` says why the tape cannot be replayed (None: it can)."""
+        `self.refused` says why the tape cannot be replayed (None: it can). `in_args` are the
+        call's own arguments (for an eager run when the runtime refuses to record)."""
         tree, rt, fusion = self.in_tree, self.rt, self.fusion
+        self.in_args = in_args
         fusion.flush()
         statics, leaves = [], []
         for leaf, kind in zip(tree.leaves, tree.kinds):
@@ -116,9 +118,15 @@ class Recording:
             # the GPU (`BURN_CHECKS=1` keeps them, and the step then runs eagerly)
             os.environ["BURN_CHECKS"] = "0"
         tape.start()
+        explained = False
         try:
             result = fn(*args)
             fusion.flush()
+        except Exception as exc:
+            explains = getattr(tape, "explains", None)
+            explained = explains is not None and explains(exc)
+            if not explained:
+                raise
         finally:
             tape.stop()
             hooks.ACTIVE = None
@@ -127,6 +135,8 @@ class Recording:
             elif env.strip() == "":
                 os.environ["BURN_CHECKS"] = env
         self.refused = tape.refused
+        if explained:  # the runtime refused to record it (a CUDA host read): run it eagerly
+            return fn(*self.in_args)
         self.result = result
         self.out_tree = flatten(result)
         self.out_states = self._states(tree.templates)
@@ -164,7 +174,9 @@ class Recording:
         if "time" in roles:
             bind["time"] = args[roles["time"]]
         self.calls.append(bind)
-        return self.tape.dynamic(fn, args, kwargs)
+        out = self.tape.dynamic(fn, args, kwargs)
+        bind["work"] = _work(self.stream)  # device work so far (is there any after this op?)
+        return out
 
     def _settle(self) -> None:
         """Classify the results and check the counters; sets `self.refused` when a replay
@@ -184,6 +196,12 @@ class Recording:
             self.refused = "its step counters advance by different amounts"
             return
         self.step = moving.pop() if moving else 0
+        if self.step and not any("time" in c for c in self.calls):
+            self.refused = (
+                "its optimizer's step count advances but reaches no update as an input (it is "
+                "baked into kernels: only Adam's fused update takes it as an input)"
+            )
+            return
         if any("time" in c for c in self.calls) and not self.step:
             self.refused = (
                 "the optimizer's step count is not an input: pass the optimizer to the "
@@ -201,7 +219,8 @@ class Recording:
         ]
         tape.call_dynamic = self._call_dynamic
         tape.on_swap = self._swap
-        tape.finish()
+        end = _work(self.stream)
+        tape.finish([c["work"] != end for c in self.calls])
         self.cur = list(self.statics)  # what each input slot's buffer is now
         self.bound_keys = {_key(s) for s in self.statics if s is not None}
         # the handles a swapped dynamic result must reach: results and optimizer state
@@ -341,6 +360,12 @@ class Recording:
         if self.tape is not None:
             self.tape.release()
             self.tape = None
+
+
+def _work(stream) -> int:
+    """A count that grows with every op Fusion runs or records on `stream`."""
+    st = stream.stats
+    return st["ops_recorded"] + st["ops_unfused"] + st["ops_passed_through"] + st["flushes"]
 
 
 def _counters(states) -> list:

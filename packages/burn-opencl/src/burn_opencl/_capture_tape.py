@@ -246,9 +246,10 @@ class ClTape:
                 out.append(op)
         return tuple(out)
 
-    def finish(self) -> None:
+    def finish(self, work_after=None) -> None:
         """Pin the buffers and build the replay list (argument lists kept mutable, so `rebind`
-        can point an input at another buffer)."""
+        can point an input at another buffer). `work_after` is not needed here: the list says
+        which steps read a dynamic op's results."""
         keys = list(self.bufs)
         Pins.of(self.rt.pool).pin(keys)
         self.pinned = keys
