@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 
 import numpy as np
 import pyopencl as cl
@@ -251,8 +252,11 @@ class ClTape:
         can point an input at another buffer). `work_after` is not needed here: the list says
         which steps read a dynamic op's results."""
         keys = list(self.bufs)
-        Pins.of(self.rt.pool).pin(keys)
+        pins = Pins.of(self.rt.pool)
+        pins.pin(keys)
         self.pinned = keys
+        # a tape dropped without release() still gives its buffers back
+        self._unpin = weakref.finalize(self, pins.unpin, keys)
         rt = self.rt
         queue = rt.queue
         set_, pack, enqueue = _plan._SET, _plan._PACK, _plan._ENQUEUE
@@ -339,9 +343,11 @@ class ClTape:
                 fn(*args)
 
     def release(self) -> None:
+        """Unpin the buffers (once); the tape cannot replay after this."""
         if self.pinned:
-            Pins.of(self.rt.pool).unpin(self.pinned)
+            self._unpin()
             self.pinned = []
+            self.steps = []
 
 
 def _mutable(x):
