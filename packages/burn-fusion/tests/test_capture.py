@@ -64,14 +64,15 @@ def _batch(i, rows=32):
     return Tensor.from_data(x, DEV), Tensor.from_data(y, DEV)
 
 
-def _run(step, shapes, optim_cfg=None):
-    """Params (numpy) and losses after each step of `step` over batches of `shapes` rows."""
+def _run(step, shapes, optim_cfg=None, lr=lambda i: 1e-2 * (1.0 + 0.1 * i)):
+    """Params (numpy) and losses after each step of `step` over batches of `shapes` rows, with
+    learning rate `lr(i)` at step i."""
     model = _net()
     optim = (optim_cfg or AdamConfig()).init()
     params, losses = [], []
     for i, rows in enumerate(shapes):
         x, y = _batch(i, rows)
-        model, loss = step(model, optim, x, y, 1e-2 * (1.0 + 0.1 * i))
+        model, loss = step(model, optim, x, y, lr(i))
         losses.append(loss.into_scalar())
         params.append([p.val().numpy() for _, p in model.named_parameters()])
     return params, losses
@@ -188,3 +189,34 @@ def test_not_a_fusion_backend_runs_eagerly_and_says_why():
     with pytest.warns(CaptureWarning, match="not a Fusion backend"):
         out = step(Tensor.from_data([1.0, 2.0], dev))
     assert out.tolist() == [2.0, 4.0]
+
+
+def test_learning_rate_also_baked_elsewhere_is_guarded_not_bound():
+    # the lr reaches Adam's update (an input) and, scaled by nothing, a kernel constant: a
+    # replay would run that constant stale, so the lr is guarded by value instead
+    def scaled(model, optim, x, y, lr):
+        model, loss = train_step(model, optim, x, y, lr)
+        return model, loss * lr
+
+    def rate(i):  # the same for the recordings and the first replays, then new
+        return 1e-2 if i < 6 else 2e-2
+
+    eager = _run(scaled, [32] * 8, lr=rate)
+    step = capture(scaled)
+    got = _run(step, [32] * 8, lr=rate)
+    _assert_bitwise(eager, got)
+    s = step.stats()
+    assert s["replays"] == 2 and s["guard_misses"] == 2, s  # the new rate: recorded again
+
+
+def test_a_captured_step_inside_another_recording_runs_eagerly():
+    inner = capture(train_step)
+
+    def outer(model, optim, x, y, lr):
+        return inner(model, optim, x, y, lr)
+
+    eager = _run(train_step, [32] * 6)
+    step = capture(outer)
+    got = _run(step, [32] * 6)
+    _assert_bitwise(eager, got)
+    assert step.stats()["replays"] == 2 and inner.stats()["replays"] == 0

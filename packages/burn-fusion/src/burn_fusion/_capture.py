@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from . import _capture_hooks as hooks
 from ._capture_run import Recording, Refused, fusion_of
 from ._capture_tree import flatten
 
@@ -94,6 +95,8 @@ class CapturedStep:
 
     def __call__(self, *args: Any) -> Any:
         self._stats["calls"] += 1
+        if hooks.ACTIVE is not None:  # inside another step's recording: part of its work
+            return self._eager(args)
         tree = flatten(args)
         key = tree.spec
         guard = self._guards.get(key)
@@ -175,10 +178,11 @@ def capture(fn=None, *, name: str | None = None):
     replay exactly as the eager step would.
 
     Results: tensors of returned modules and of the optimizer's state are the recording's own
-    (each replay writes the new values into them, so a model returned by an earlier call
-    changes too: keep one with `burn_fusion.snapshot(model)`...); loose tensors (loss, logits)
-    are fresh copies each call, so they may be read later. Python numbers a step returns are
-    those of its recording.
+    (a replay may write the new values into their buffers, so a model returned by an earlier
+    call is not kept: copy what you keep, e.g. `model.into_record()`); loose tensors (loss,
+    logits) are fresh copies each call, so they may be read later. Python numbers a step
+    returns are those of its recording. Called while another captured step records, a
+    captured step runs eagerly (the outer recording takes in its work).
 
     Args:
         fn: the step, e.g. `train_step(model, optim, batch, lr) -> (model, loss)`.

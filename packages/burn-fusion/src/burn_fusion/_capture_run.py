@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from burn_tensor import Tensor
 
 from . import _capture_hooks as hooks
@@ -109,8 +111,6 @@ class Recording:
         self.in_states = self._states(tree.templates)
         self.in_counters = _counters(self.in_states)
         tape = self.tape = rt.tape()
-        if hooks.ACTIVE is not None:
-            raise Refused("another captured step is recording (captures do not nest)")
         hooks.ACTIVE = self
         env = os.environ.get("BURN_CHECKS")
         if env is None or env.strip() == "":
@@ -211,6 +211,11 @@ class Recording:
         for c in self.calls:
             if "lr" in c and c["lr"] is None:
                 c["lr_fixed"] = True  # not an input: guarded by the recorded value
+        baked = _scalars(tape.signature(lambda k: None))
+        for c in self.calls:  # an lr also baked into a kernel is not an input: guarded
+            lr = c.get("lr_value")
+            if c.get("lr") is not None and _is_baked(lr, baked):
+                c["lr"] = None
         self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
         self.fixed_floats = [
             (i, v)
@@ -360,6 +365,28 @@ class Recording:
         if self.tape is not None:
             self.tape.release()
             self.tape = None
+
+
+def _scalars(sig) -> set:
+    """Every number and byte string in a tape's signature (the recorded scalar arguments)."""
+    out: set = set()
+    stack = [sig]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple | list):
+            stack.extend(x)
+        elif isinstance(x, bytes | float | int) and not isinstance(x, bool):
+            out.add(x)
+    return out
+
+
+def _is_baked(value: float, scalars: set) -> bool:
+    """Whether `value` is among recorded scalar arguments (as a number or float32/64 bytes)."""
+    return (
+        value in scalars
+        or np.float32(value).tobytes() in scalars
+        or np.float64(value).tobytes() in scalars
+    )
 
 
 def _work(stream) -> int:
