@@ -273,7 +273,7 @@ class ClTape:
                 if op[2].nbytes:
                     steps.append((_write, [queue, op[1], op[2]]))
             elif tag == "S":  # the setter takes a tuple; the list stays rebindable
-                steps.append((lambda k, flat, set_=set_: set_(k, tuple(flat)), [op[1], list(op[2])]))
+                steps.append((_tupled(set_), [op[1], list(op[2])]))
             elif tag == "P":
                 steps.append((pack, op[1:]))
             elif tag == "E":
@@ -348,6 +348,15 @@ class ClTape:
             self._unpin()
             self.pinned = []
             self.steps = []
+
+
+def _tupled(setter):
+    """`setter(kernel, flat)` given the flat arguments as a (rebindable) list."""
+
+    def set_list(kernel, flat):
+        setter(kernel, tuple(flat))
+
+    return set_list
 
 
 def _mutable(x):
