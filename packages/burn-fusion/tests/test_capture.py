@@ -220,3 +220,19 @@ def test_a_captured_step_inside_another_recording_runs_eagerly():
     got = _run(step, [32] * 6)
     _assert_bitwise(eager, got)
     assert step.stats()["replays"] == 2 and inner.stats()["replays"] == 0
+
+
+def test_results_that_are_inputs_show_this_calls_input():
+    # the targets come back as they went in (a Learner's ClassificationOutput does this), also
+    # when the replay read them from the caller's own buffer
+    def with_targets(model, optim, x, y, lr):
+        model, loss = train_step(model, optim, x, y, lr)
+        return model, loss, y, y.reshape([1, -1])
+
+    step = capture(with_targets)
+    model, optim = _net(), AdamConfig().init()
+    for i in range(7):
+        x, y = _batch(i)
+        model, _, back, view = step(model, optim, x, y, 1e-2)
+        assert back.tolist() == y.tolist() and view.tolist() == [y.tolist()], i
+    assert step.stats()["replays"] == 3

@@ -13,7 +13,7 @@ from burn_fusion import Fusion
 from burn_opencl import OpenCl
 from burn_optim import AdamConfig
 from burn_train import LearnerBuilder
-from burn_train.metric import LossMetric
+from burn_train.metric import AccuracyMetric, LossMetric
 from burn_train.renderer import CliMetricsRenderer
 from real_parts import init_model, loaders
 
@@ -24,6 +24,7 @@ def _fit(path, capture: bool):
     b = (
         LearnerBuilder(path)
         .metric_train_numeric(LossMetric())
+        .metric_train_numeric(AccuracyMetric())
         .renderer(CliMetricsRenderer(io.StringIO(), interval=0))
         .num_epochs(2)
         .read_every(4)
@@ -33,7 +34,13 @@ def _fit(path, capture: bool):
     train, valid = loaders(None, backend=AD)
     learner = b.build(init_model(0, AD), AdamConfig().init(), 1e-2)
     model = learner.fit(train, valid)
-    losses = (path / "train" / "epoch-2" / "Loss.log").read_text()
+    # the targets in each step's ClassificationOutput are an input of the step: the accuracy
+    # shows whether they are this step's
+    losses = "".join(
+        (path / "train" / f"epoch-{e}" / f"{m}.log").read_text()
+        for e in (1, 2)
+        for m in ("Loss", "Accuracy")
+    )
     params = {p: v.val().numpy() for p, v in model.named_parameters()}
     return params, losses, learner
 
@@ -41,7 +48,7 @@ def _fit(path, capture: bool):
 def test_captured_learner_trains_the_eager_model_bit_for_bit(tmp_path):
     eager, eager_losses, _ = _fit(tmp_path / "eager", False)
     got, got_losses, learner = _fit(tmp_path / "captured", True)
-    assert got_losses == eager_losses  # deferred reads saw each step's own loss
+    assert got_losses == eager_losses  # deferred reads saw each step's own loss and targets
     assert len(set(got_losses.split())) > 3
     for k in eager:
         assert got[k].tobytes() == eager[k].tobytes(), k

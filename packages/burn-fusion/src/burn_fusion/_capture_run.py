@@ -240,6 +240,11 @@ class Recording:
         self.swaps = {
             id(r): by_key.get(_key(r), []) for _, _, _, results in tape.calls for r in results
         }
+        # results that are inputs (or views of them): after a rebind they must show the
+        # input the replay read, not the recording's copy
+        self.aliases = [
+            (h, self.in_keys[k], h.prim) for k, hs in by_key.items() if k in self.in_keys for h in hs
+        ]
 
     def signature(self) -> tuple:
         """What this call did, with buffers as roles: equal for calls that did the same work."""
@@ -306,6 +311,9 @@ class Recording:
                     bind(j, p)
         self.floats = tree.leaves
         self.tape.replay()
+        for h, j, view in self.aliases:
+            cur = self.cur[j]
+            h.prim = view if cur is self.statics[j] else self.rt.rebased(view, cur)
         return self._results()
 
     def _bind(self, j: int, p) -> None:

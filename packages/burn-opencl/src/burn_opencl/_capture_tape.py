@@ -318,11 +318,13 @@ class ClTape:
         return keys
 
     def rebind(self, old: int, prim: ClArray) -> None:
-        """Point every reference to buffer `old` (an input's) at contiguous array `prim`."""
+        """Point every reference to buffer `old` (an input's) at contiguous array `prim`: its
+        buffer, or for an array argument (a dynamic op's) the same view of `prim`'s buffer."""
         buf = prim.buf
         refs = self.refs.pop(old, [])
         for args, j in refs:
-            args[j] = prim if type(args[j]) is ClArray else buf
+            a = args[j]
+            args[j] = rebased(a, prim) if type(a) is ClArray else buf
         self.refs.setdefault(buf.int_ptr, []).extend(refs)
 
     def _call(self, index: int) -> None:
@@ -348,6 +350,13 @@ class ClTape:
             self._unpin()
             self.pinned = []
             self.steps = []
+
+
+def rebased(view: ClArray, base: ClArray) -> ClArray:
+    """`view`'s shape, strides and offset over `base`'s buffer (`base` contiguous from 0)."""
+    if view.shape == base.shape and view.strides == base.strides and view.offset == 0:
+        return base
+    return ClArray(base.rt, base.block, view.shape, view.dtype, view.strides, view.offset)
 
 
 def _tupled(setter):

@@ -145,6 +145,13 @@ class OpenClRuntime:
         copy_into(dst, src)
 
     @staticmethod
+    def rebased(view: ClArray, base: ClArray) -> ClArray:
+        """`view`'s layout over contiguous `base`'s buffer (an input rebound by a tape)."""
+        from ._capture_tape import rebased
+
+        return rebased(view, base)
+
+    @staticmethod
     def static_copy(src: ClArray) -> ClArray:
         """A new contiguous array with `src`'s values (queued copy)."""
         from ._capture_tape import static_copy
