@@ -47,6 +47,9 @@ def fusion_of(tree: Tree):
                           f"{leaf._d.index}): a capture covers one device")
     if found is None:
         raise Refused("none of its arguments is a tensor or holds one")
+    rt = found[0].stream(found[1]).rt
+    if not callable(getattr(rt, "tape", None)):
+        raise Refused(f"{type(rt).__name__} cannot record a step (its runtime has no tape())")
     return found
 
 
