@@ -277,7 +277,9 @@ class Recording:
         for i, v in self.fixed_floats:
             if tree.leaves[i] != v:
                 return f"float argument {i} changed from {v} to {tree.leaves[i]}"
-        counters = _counters(self._states(tree.templates))
+        # the step counts: the int leaves of the stateful objects' states, in the order
+        # `_states` lists them (the same walk)
+        counters = [v for v, k in zip(tree.leaves, tree.kinds) if k == "I"]
         k = None
         for now, rec, d in zip(counters, self.in_counters, self.steps):
             diff = now - rec
