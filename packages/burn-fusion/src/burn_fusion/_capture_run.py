@@ -229,7 +229,8 @@ class Recording:
         tape.on_swap = self._swap
         end = _work(self.stream)
         tape.finish([c["work"] != end for c in self.calls])
-        self.cur = list(self.statics)  # what each input slot's buffer is now
+        self.cur = list(self.statics)  # the array each input slot was bound to last
+        self.rebinds = callable(getattr(tape, "rebind", None))
         self.bound_keys = {_key(s) for s in self.statics if s is not None}
         # the handles a swapped dynamic result must reach: results and optimizer state
         by_key: dict = {}
@@ -318,31 +319,37 @@ class Recording:
         self.tape.replay()
         for h, j, view in self.aliases:
             cur = self.cur[j]
-            h.prim = view if cur is self.statics[j] else self.rt.rebased(view, cur)
+            if self.rebinds and cur is not self.statics[j]:  # the tape read `cur` itself
+                h.prim = self.rt.rebased(view, cur)
+            else:
+                h.prim = view
         return self._results()
 
     def _bind(self, j: int, p) -> None:
         """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
         runtime allows it (an OpenCL tape) and `p` is a contiguous array the tape does not
-        write; otherwise `p` is copied into the slot's own buffer."""
+        write; otherwise `p` is copied into the slot's own buffer. (Tensors are immutable and
+        a tape never writes its inputs: the same `p` again needs nothing.)"""
         tape, static, cur = self.tape, self.statics[j], self.cur[j]
-        rebind = getattr(tape, "rebind", None)
+        if not self.rebinds:  # fixed addresses (a CUDA graph)
+            self.rt.copy_into(static, p)
+            self.cur[j] = p
+            return
         k = _key(p)
         if (
-            rebind is not None
-            and p.shape == static.shape
+            p.shape == static.shape
             and p.dtype == static.dtype
             and self.rt.layout(p) == self.rt.layout(static)
             and k not in tape.bufs
             and k not in self.bound_keys
         ):
-            rebind(_key(cur), p)
+            tape.rebind(_key(cur), p)
             self.bound_keys.discard(_key(cur))
             self.bound_keys.add(k)
             self.cur[j] = p
             return
         if cur is not static:
-            rebind(_key(cur), static)
+            tape.rebind(_key(cur), static)
             self.bound_keys.discard(_key(cur))
             self.bound_keys.add(_key(static))
             self.cur[j] = static
