@@ -20,7 +20,8 @@ import warnings
 from typing import Any
 
 from . import _capture_hooks as hooks
-from ._capture_run import Recording, Refused, fusion_of
+from ._capture_run import Recording
+from ._capture_util import Refused, fusion_of
 from ._capture_tree import flatten
 
 #: recordings of one guard before the step is declared uncapturable (runs eagerly)

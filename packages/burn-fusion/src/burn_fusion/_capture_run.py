@@ -15,69 +15,22 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
-
 from burn_tensor import Tensor
 
 from . import _capture_hooks as hooks
 from ._capture_tree import Tree, flatten, unflatten
-
-
-class Refused(Exception):
-    """This step cannot be captured; the message says why."""
-
-
-def fusion_of(tree: Tree):
-    """(Fusion backend, device index) of the tensors in `tree`; raises `Refused`."""
-    from ._backend import Fusion
-
-    found = None
-    for leaf, kind in zip(tree.leaves, tree.kinds):
-        if kind != "T":
-            continue
-        b = leaf._d.backend
-        f = b.inner if b.is_autodiff else b
-        if not isinstance(f, Fusion):
-            raise Refused(f"its tensors are on {b!r}, not a Fusion backend")
-        where = (f, leaf._d.index)
-        if found is None:
-            found = where
-        elif where != found:
-            raise Refused(f"its tensors are on two devices ({found[0]!r} {found[1]}, {b!r} "
-                          f"{leaf._d.index}): a capture covers one device")
-    if found is None:
-        raise Refused("none of its arguments is a tensor or holds one")
-    rt = found[0].stream(found[1]).rt
-    if not callable(getattr(rt, "tape", None)):
-        raise Refused(f"{type(rt).__name__} cannot record a step (its runtime has no tape())")
-    return found
-
-
-def handle_of(t: Tensor):
-    """The Fusion handle under tensor `t` (an autodiff tensor's inner handle)."""
-    b = t._d.backend
-    return b.inner_primitive(t._p, t._o.kind) if b.is_autodiff else t._p
-
-
-def prim_of(t: Tensor):
-    """The materialised inner primitive under `t` (its pending plan run)."""
-    h = handle_of(t)
-    if h.prim is None:
-        h.stream.flush()
-        if h.prim is None:
-            raise RuntimeError("burn capture: a tensor's fused kernel failed; it has no value")
-    return h.prim
-
-
-def lift(like: Tensor, prim, fusion) -> Tensor:
-    """A tensor of `like`'s kind, device and require-grad flag over inner primitive `prim`."""
-    h = fusion.wrap(prim)
-    d = like._d
-    if not d.backend.is_autodiff:
-        return like._like(h)
-    kind = like._o.kind
-    t = Tensor.from_inner(Tensor._make(h, kind, d.inner()), d)
-    return t.require_grad() if like.is_require_grad() else t
+from ._capture_util import (
+    Refused,
+    canon,
+    counters,
+    handle_of,
+    is_baked,
+    key,
+    lift,
+    prim_of,
+    scalars,
+    work,
+)
 
 
 class Recording:
@@ -112,7 +65,7 @@ class Recording:
         self.static_leaves = leaves
         args = unflatten(tree.spec, iter(leaves), iter(tree.templates), restore=True)
         self.in_states = self._states(tree.templates)
-        self.in_counters = _counters(self.in_states)
+        self.in_counters = counters(self.in_states)
         tape = self.tape = rt.tape()
         hooks.ACTIVE = self
         env = os.environ.get("BURN_CHECKS")
@@ -143,7 +96,7 @@ class Recording:
         self.result = result
         self.out_tree = flatten(result)
         self.out_states = self._states(tree.templates)
-        self.out_counters = _counters(self.out_states)
+        self.out_counters = counters(self.out_states)
         if self.refused is None:
             self._settle()
         if self.refused is None:  # a replay writes the recorded buffers again
@@ -178,14 +131,13 @@ class Recording:
             bind["time"] = args[roles["time"]]
         self.calls.append(bind)
         out = self.tape.dynamic(fn, args, kwargs)
-        bind["work"] = _work(self.stream)  # device work so far (is there any after this op?)
+        bind["work"] = work(self.stream)  # device work so far (is there any after this op?)
         return out
 
     def _settle(self) -> None:
         """Classify the results and check the counters; sets `self.refused` when a replay
         could not reproduce this call."""
         tape = self.tape
-        key = _key
         self.in_keys = {key(s): i for i, s in enumerate(self.statics) if s is not None}
         for leaf, kind in zip(self.out_tree.leaves, self.out_tree.kinds):
             if kind == "T":
@@ -214,10 +166,10 @@ class Recording:
         for c in self.calls:
             if "lr" in c and c["lr"] is None:
                 c["lr_fixed"] = True  # not an input: guarded by the recorded value
-        baked = _scalars(tape.signature(lambda k: None))
+        baked = scalars(tape.signature(lambda k: None))
         for c in self.calls:  # an lr also baked into a kernel is not an input: guarded
             lr = c.get("lr_value")
-            if c.get("lr") is not None and _is_baked(lr, baked):
+            if c.get("lr") is not None and is_baked(lr, baked):
                 c["lr"] = None
         self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
         self.fixed_floats = [
@@ -227,11 +179,11 @@ class Recording:
         ]
         tape.call_dynamic = self._call_dynamic
         tape.on_swap = self._swap
-        end = _work(self.stream)
+        end = work(self.stream)
         tape.finish([c["work"] != end for c in self.calls])
         self.cur = list(self.statics)  # the array each input slot was bound to last
         self.rebinds = callable(getattr(tape, "rebind", None))
-        self.bound_keys = {_key(s) for s in self.statics if s is not None}
+        self.bound_keys = {key(s) for s in self.statics if s is not None}
         # the handles a swapped dynamic result must reach: results and optimizer state
         by_key: dict = {}
         leaves = list(self.out_tree.leaves)
@@ -240,14 +192,17 @@ class Recording:
         for leaf in leaves:
             if isinstance(leaf, Tensor):
                 h = handle_of(leaf)
-                by_key.setdefault(_key(h.prim), []).append(h)
+                by_key.setdefault(key(h.prim), []).append(h)
         self.swaps = {
-            id(r): by_key.get(_key(r), []) for _, _, _, results in tape.calls for r in results
+            id(r): by_key.get(key(r), []) for _, _, _, results in tape.calls for r in results
         }
         # results that are inputs (or views of them): after a rebind they must show the
         # input the replay read, not the recording's copy
         self.aliases = [
-            (h, self.in_keys[k], h.prim) for k, hs in by_key.items() if k in self.in_keys for h in hs
+            (h, self.in_keys[k], h.prim)
+            for k, hs in by_key.items()
+            if k in self.in_keys
+            for h in hs
         ]
 
     def signature(self) -> tuple:
@@ -267,7 +222,7 @@ class Recording:
                 elif "time" in c and j == hooks.DYNAMIC_OPS[c["name"]].get("time"):
                     sig.append("time")
                 else:
-                    sig.append(_canon(a, role))
+                    sig.append(canon(a, role))
             calls.append(tuple(sig))
         return (self.tape.signature(role), tuple(calls), tuple(self.steps))
 
@@ -335,7 +290,7 @@ class Recording:
             self.rt.copy_into(static, p)
             self.cur[j] = p
             return
-        k = _key(p)
+        k = key(p)
         if (
             p.shape == static.shape
             and p.dtype == static.dtype
@@ -343,15 +298,15 @@ class Recording:
             and k not in tape.bufs
             and k not in self.bound_keys
         ):
-            tape.rebind(_key(cur), p)
-            self.bound_keys.discard(_key(cur))
+            tape.rebind(key(cur), p)
+            self.bound_keys.discard(key(cur))
             self.bound_keys.add(k)
             self.cur[j] = p
             return
         if cur is not static:
-            tape.rebind(_key(cur), static)
-            self.bound_keys.discard(_key(cur))
-            self.bound_keys.add(_key(static))
+            tape.rebind(key(cur), static)
+            self.bound_keys.discard(key(cur))
+            self.bound_keys.add(key(static))
             self.cur[j] = static
         self.rt.copy_into(static, p)
 
@@ -385,54 +340,3 @@ class Recording:
         if self.tape is not None:
             self.tape.release()
             self.tape = None
-
-
-def _scalars(sig) -> set:
-    """Every number and byte string in a tape's signature (the recorded scalar arguments)."""
-    out: set = set()
-    stack = [sig]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, tuple | list):
-            stack.extend(x)
-        elif isinstance(x, bytes | float | int) and not isinstance(x, bool):
-            out.add(x)
-    return out
-
-
-def _is_baked(value: float, scalars: set) -> bool:
-    """Whether `value` is among recorded scalar arguments (as a number or float32/64 bytes)."""
-    return (
-        value in scalars
-        or np.float32(value).tobytes() in scalars
-        or np.float64(value).tobytes() in scalars
-    )
-
-
-def _work(stream) -> int:
-    """A count that grows with every op Fusion runs or records on `stream`."""
-    st = stream.stats
-    return st["ops_recorded"] + st["ops_unfused"] + st["ops_passed_through"] + st["flushes"]
-
-
-def _counters(states) -> list:
-    """The int leaves (step counts) of flattened states, in order."""
-    return [v for _, t in states for v, k in zip(t.leaves, t.kinds) if k == "I"]
-
-
-def _key(prim) -> int:
-    buf = getattr(prim, "buf", None)
-    if buf is not None:
-        return buf.int_ptr
-    return prim.data.ptr  # a cupy array
-
-
-def _canon(a, role):
-    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, type):
-        try:
-            return ("P", role(_key(a)), tuple(a.shape), str(a.dtype))
-        except AttributeError:
-            pass
-    if isinstance(a, list | tuple):
-        return tuple(_canon(e, role) for e in a)
-    return repr(a)
