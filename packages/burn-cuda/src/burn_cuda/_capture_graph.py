@@ -15,8 +15,8 @@ long as the tape. Inputs are bound by copying into the recording's own input buf
 graph's addresses are fixed). The stream is ordered after the caller's stream with events
 before each replay, and the caller's stream after it.
 
-A host read (or a sync) inside the step is refused by CUDA while capturing; the error is
-recognised (`explains`) and the step runs eagerly instead.
+A host read, a sync or an upload from (pageable) host memory inside the step is refused by
+CUDA while capturing; the error is recognised (`explains`) and the step runs eagerly instead.
 """
 
 from __future__ import annotations
@@ -120,8 +120,9 @@ class CudaTape:
     @staticmethod
     def _why(exc) -> str:
         return (
-            "a host read or a sync inside the step (into_data, item, a Python bool of a tensor, "
-            f"device.sync()): CUDA refused it while capturing ({type(exc).__name__}: {exc})"
+            "a host read, a sync or an upload inside the step (into_data, item, a Python bool of "
+            "a tensor, device.sync(), Tensor.from_data: make constants outside the step and "
+            f"pass them in): CUDA refused it while capturing ({type(exc).__name__}: {exc})"
         )
 
     def dynamic(self, fn, args, kwargs):
