@@ -10,6 +10,9 @@ Example:
     [1.0, 5.0, 5.0]
     >>> device.fusion_stats()["kernels_launched"]
     1
+
+`capture(train_step)` (also `burn.capture`) records a whole training step once and replays
+its device work for later calls (an OpenCL enqueue list, CUDA graphs): see the README.
 """
 
 from burn_gpu import CTYPES, Node, Program, Reduction, render, render_reduction

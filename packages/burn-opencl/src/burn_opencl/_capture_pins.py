@@ -57,3 +57,6 @@ class Pins:
             held = self.held.pop(k, None)
             if held is not None:  # its block is gone: the buffer goes back to the driver
                 self.pool.reserved -= held[1]
+        if not self.count:  # no tape left: releases take the pool's own path again
+            self.pool.__dict__.pop("release", None)
+            self.pool.capture_pins = None
