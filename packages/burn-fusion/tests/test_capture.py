@@ -18,7 +18,7 @@ from burn_fusion import CaptureWarning, Fusion, capture
 from burn_nn import DropoutConfig, Linear, LinearConfig, Module
 from burn_nn.loss import CrossEntropyLossConfig
 from _fusion_testlib import INNER, inner_backend
-from burn_optim import AdamConfig, GradientsParams, SgdConfig
+from burn_optim import AdamConfig, AdamWConfig, GradientsParams, SgdConfig
 from burn_tensor import Tensor
 from burn_tensor.activation import relu
 
@@ -265,3 +265,33 @@ def test_strided_inputs_are_copied_into_the_recorded_buffers():
     # pass-through may still be learning at the first recording, which the next one then
     # supersedes)
     assert step.stats()["replays"] >= 1, step.stats()
+
+
+def test_a_step_count_baked_into_kernels_refuses_capture():
+    # AdamW computes its bias corrections in Python from the step count: a replay could not
+    # advance them, so the step runs eagerly and says why
+    cfg = AdamWConfig()
+    eager = _run(train_step, [32] * 7, cfg, lr=lambda i: 1e-2)
+    step = capture(train_step)
+    with pytest.warns(CaptureWarning, match="step count advances but reaches no update"):
+        got = _run(step, [32] * 7, cfg, lr=lambda i: 1e-2)
+    _assert_bitwise(eager, got)
+    assert step.stats()["replays"] == 0
+
+
+def test_replays_hold_flat_memory():
+    inner = B.inner.inner  # the backend owning the device memory (OpenCl, or Cuda)
+    if not callable(getattr(inner, "memory_stats", None)):
+        pytest.skip(f"{inner!r} reports no memory figures")
+    step = capture(train_step)
+    model, optim = _net(), AdamConfig().init()
+    x, y = _batch(0)
+    used = []
+    for i in range(16):
+        model, loss = step(model, optim, x, y, 1e-2)
+        del loss
+        DEV.sync()
+        used.append(inner.memory_stats()["bytes_in_use"])
+    assert step.stats()["replays"] == 12
+    assert used[-1] == used[6], used  # replays 3..12 allocate nothing that stays
+    step.release()
