@@ -19,7 +19,7 @@ from burn_nn import DropoutConfig, Linear, LinearConfig, Module
 from burn_nn.loss import CrossEntropyLossConfig
 from _fusion_testlib import INNER, inner_backend
 from burn_optim import AdamConfig, AdamWConfig, GradientsParams, SgdConfig
-from burn_tensor import Tensor
+from burn_tensor import Distribution, Tensor
 from burn_tensor.activation import relu
 
 try:
@@ -295,3 +295,23 @@ def test_replays_hold_flat_memory():
     assert step.stats()["replays"] == 12
     assert used[-1] == used[6], used  # replays 3..12 allocate nothing that stays
     step.release()
+
+
+def test_random_draws_of_another_thread_during_a_recording_are_not_recorded():
+    # a data loader drawing on the device from its own thread while a step records: its draws
+    # run as usual and never become part of the step
+    import threading
+
+    def noisy(model, optim, x, y, lr):
+        t = threading.Thread(target=lambda: Tensor.random([4], Distribution.uniform(0, 1), DEV))
+        t.start()
+        t.join()
+        return train_step(model, optim, x, y, lr)
+
+    step = capture(noisy)
+    model, optim = _net(), AdamConfig().init()
+    for i in range(6):
+        x, y = _batch(i)
+        model, loss = step(model, optim, x, y, 1e-2)
+    s = step.stats()
+    assert s["replays"] == 2 and s["eager_reasons"] == [], s

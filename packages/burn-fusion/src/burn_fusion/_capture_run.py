@@ -13,6 +13,7 @@ recorded results: tensors of returned modules and optimizer state are the record
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from burn_tensor import Tensor
@@ -113,7 +114,11 @@ class Recording:
         ]
 
     def dynamic(self, name: str, fn, args, kwargs):
-        """The hook of `_capture_hooks.dynamic`: note how the op's host scalars are bound."""
+        """The hook of `_capture_hooks.dynamic`: note how the op's host scalars are bound.
+        Another thread's op (a data loader's), or one inside a dynamic op, just runs."""
+        tape = self.tape
+        if tape.depth or threading.get_ident() != tape.tid:
+            return fn(*args, **kwargs)
         roles = hooks.DYNAMIC_OPS[name]
         bind = {"name": name}
         if kwargs:
