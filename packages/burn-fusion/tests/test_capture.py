@@ -297,9 +297,10 @@ def test_replays_hold_flat_memory():
     step.release()
 
 
-def test_random_draws_of_another_thread_during_a_recording_are_not_recorded():
-    # a data loader drawing on the device from its own thread while a step records: its draws
-    # run as usual and never become part of the step
+def test_device_work_of_another_thread_during_recordings_is_never_replayed():
+    # a thread launching on the device while the step records (Fusion's stream is per device:
+    # its flush could run ops of the step) makes that recording untrusted: the step records
+    # again, and gives up, eagerly, when every recording saw such work
     import threading
 
     def noisy(model, optim, x, y, lr):
@@ -310,8 +311,8 @@ def test_random_draws_of_another_thread_during_a_recording_are_not_recorded():
 
     step = capture(noisy)
     model, optim = _net(), AdamConfig().init()
-    for i in range(6):
-        x, y = _batch(i)
-        model, loss = step(model, optim, x, y, 1e-2)
-    s = step.stats()
-    assert s["replays"] == 2 and s["eager_reasons"] == [], s
+    with pytest.warns(CaptureWarning, match="another thread ran device work"):
+        for i in range(8):
+            x, y = _batch(i)
+            model, loss = step(model, optim, x, y, 1e-2)
+    assert step.stats()["replays"] == 0

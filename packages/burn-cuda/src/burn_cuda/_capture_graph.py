@@ -41,6 +41,7 @@ class CudaTape:
         self.log: list = []  # fused launches: (kernel id, n, ints, scalars)
         self.bufs: dict = {}  # data pointers the graphs may write (inputs never rebind here)
         self.refused: str | None = None
+        self.foreign = False  # another thread launched fused kernels while recording
         self.depth = 0
         self.tid = threading.get_ident()
         self.capturing = False
@@ -85,7 +86,11 @@ class CudaTape:
         rt, tape = self.rt, self
 
         def launch(kernel, n, ints, outs, ins, scalars, groups=None, items=None):
-            if tape._mine():
+            if threading.get_ident() != tape.tid:
+                # another thread's fused kernel may hold ops of the recorded step (Fusion's
+                # stream is per device), launched outside the capture: not to be trusted
+                tape.foreign = True
+            elif tape._mine():
                 tape.log.append((id(kernel), n, tuple(ints), tuple(scalars), groups, items))
             type(rt).launch(rt, kernel, n, ints, outs, ins, scalars, groups, items)
 

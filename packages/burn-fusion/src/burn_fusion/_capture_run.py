@@ -92,6 +92,8 @@ class Recording:
             elif env.strip() == "":
                 os.environ["BURN_CHECKS"] = env
         self.refused = tape.refused
+        if self.refused is None and getattr(tape, "foreign", False):
+            self.refused = "another thread ran device work while it recorded (tried again)"
         if explained:  # the runtime refused to record it (a CUDA host read): run it eagerly
             return fn(*self.in_args)
         self.result = result

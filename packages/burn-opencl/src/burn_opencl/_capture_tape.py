@@ -61,6 +61,7 @@ class ClTape:
         self.bufs: dict[int, object] = {}  # int_ptr -> cl.Buffer the ops reference
         self.calls: list = []  # (fn, args, kwargs, results) of dynamic ops, in order
         self.refused: str | None = None
+        self.foreign = False  # another thread enqueued work while recording
         self.depth = 0
         self.tid = threading.get_ident()
         self.pinned: list = []
@@ -73,7 +74,12 @@ class ClTape:
 
     # -- recording ------------------------------------------------------------------------------
     def _mine(self) -> bool:
-        return self.depth == 0 and threading.get_ident() == self.tid
+        if threading.get_ident() != self.tid:
+            # another thread's kernel may have run ops of the recorded step (Fusion's stream
+            # is per device): this recording cannot be trusted
+            self.foreign = True
+            return False
+        return self.depth == 0
 
     def _note(self, *objs) -> None:
         for a in objs:
@@ -107,7 +113,8 @@ class ClTape:
             Runtime.copy(rt, dst, src, nbytes, src_offset, dst_offset)
 
         def read(buf, out, byte_offset=0):
-            if tape._mine() and tape.refused is None:
+            mine = threading.get_ident() == tape.tid and tape.depth == 0
+            if mine and tape.refused is None:
                 tape.refused = (
                     f"a host read of {out.nbytes} bytes inside the step (into_data, tolist, "
                     f"item or a tensor's bool/float) at {_where()}"
@@ -116,7 +123,7 @@ class ClTape:
 
         def upload(arr):
             block = Runtime.upload(rt, arr)
-            if tape._mine():
+            if threading.get_ident() == tape.tid and tape.depth == 0:  # others' are harmless
                 host = np.ascontiguousarray(arr).reshape(-1).view(np.uint8).copy()
                 tape._note(block.buf)
                 tape.ops.append(("W", block.buf, host))
