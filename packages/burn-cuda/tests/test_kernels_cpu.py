@@ -20,7 +20,7 @@ import cuda_on_cpu
 from burn_cuda import _bf16, _kernel_source
 from burn_ndarray import NdArray
 from burn_tensor import Distribution
-from burn_tensor.ops import ConvOptions, ConvTransposeOptions
+from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy, asfake
 
@@ -151,6 +151,26 @@ def test_adaptive_avg_pool2d_and_backward(env):
     _close(
         B.adaptive_avg_pool2d_backward(asfake(x), asfake(g)),
         REF.adaptive_avg_pool2d_backward(x.astype(np.float64), g.astype(np.float64)),
+    )
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_interpolate_forward_and_backward(env, mode):
+    """burn_gpu's interpolate kernel (Cuda ran the array-API matrices before), the output
+    several blocks long, a float16 input computed in float32; backward: the matrices."""
+    B, cp = env
+    opts = InterpolateOptions(mode)
+    x = _rand((2, 3, 9, 7), 15)
+    want = REF.interpolate(x.astype(np.float64), (23, 17), opts)
+    _close(B.interpolate(asfake(x), (23, 17), opts), want)
+    assert _last(cp, "interpolate")[2] == (-(-2 * 3 * 23 * 17 // 256),)
+    half = B.interpolate(asfake(x.astype(np.float16)), (23, 17), opts)
+    assert half.dtype == np.float16
+    _close(half, want, rtol=2e-3, atol=2e-3)
+    g = _rand(want.shape, 16)
+    _close(
+        B.interpolate_backward(asfake(x), asfake(g), (23, 17), opts),
+        REF.interpolate_backward(x.astype(np.float64), g.astype(np.float64), (23, 17), opts),
     )
 
 
@@ -379,6 +399,9 @@ OTHER_KERNELS = {
     "bf16_to_f32", "f32_to_bf16", "adam_many",
     "burn_add_float", "burn_sub_bc_float", "burn_exp_float", "burn_mul_scalar_float",
     "burn_row_sum_float", "max_rows", "burn_sum_all_float",
+    # burn_gpu's module ops (`GpuModuleOps`, `unfold`, `col2im`), launched by their name
+    "avg_pool", "avg_pool_backward", "max_pool", "max_pool_backward", "adaptive_avg",
+    "adaptive_avg_backward", "im2col", "col2im", "interpolate",
 }  # fmt: skip
 
 

@@ -6,10 +6,12 @@ import os
 import threading
 
 import numpy as np
+from burn_gpu import GpuModuleOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
+from ._gpu_runtime import CudaRuntime, kernels_of
 from ._ops_linear import CudaLinearOps
 from ._ops_module import CudaModuleOps
 from ._optim import CudaOptimOps
@@ -124,9 +126,12 @@ class Cuda(
     def runtime(self, device=None):
         """A new `burn_gpu.Runtime` of `device` (default: device 0): what Fusion compiles and
         launches its kernels through."""
-        from ._gpu_runtime import CudaRuntime
+        return CudaRuntime((device if device is not None else self.default_device()).index)
 
-        return CudaRuntime(self, device if device is not None else self.default_device())
+    @staticmethod
+    def kernels_of(x):
+        """The `burn_gpu.Runtime` of the GPU a cupy array lives on (kept per device)."""
+        return kernels_of(x)
 
     def is_primitive(self, x) -> bool:
         """Whether `x` is a tensor primitive of this backend (a cupy array)."""
@@ -206,7 +211,7 @@ def _install(cp) -> None:
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
         oom = cp.cuda.memory.OutOfMemoryError
-        own = {**vars(CudaModuleOps), **vars(CudaLinearOps), **vars(Cuda)}
+        own = {**vars(GpuModuleOps), **vars(CudaModuleOps), **vars(CudaLinearOps), **vars(Cuda)}
         for name in list(own):
             if name in table or name.startswith("_") or not callable(own[name]):
                 continue

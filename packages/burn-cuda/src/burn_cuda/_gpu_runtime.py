@@ -8,8 +8,12 @@ which is the per-driver disk cache of fused kernels on CUDA.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from ._dtypes import kernel_dtype
+from ._kernels import launch_grid
 from ._platform import load_cupy
 
 BLOCK = 256
@@ -30,19 +34,23 @@ class CudaRuntime:
     """Kernel services of one CUDA device (a `burn_gpu.Runtime`)."""
 
     dialect = "cuda"
+    cpu = False
+    #: block size of fused reductions (a power of two: their tree reduction halves it)
+    reduce_local = BLOCK
 
-    def __init__(self, backend, device):
+    def __init__(self, index: int):
         self.cp = cp = load_cupy()
-        self.index = device.index
-        self.dev = cp.cuda.Device(self.index)
-        self.device_name = f"cuda:{self.index}"
-        sms = self.dev.attributes["MultiProcessorCount"]
-        #: cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
-        #: resident threads per SM, so no thread loops much and the last wave's tail is short
-        self.max_groups = sms * 32
-        #: block size of fused reductions (a power of two: their tree reduction halves it)
-        self.reduce_local = BLOCK
+        self.index = index
+        self.dev = cp.cuda.Device(index)
+        self.device_name = f"cuda:{index}"
         self._kernels: dict = {}
+        self._eager: dict = {}
+
+    @functools.cached_property
+    def max_groups(self) -> int:
+        """Cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
+        resident threads per SM, so no thread loops much and the last wave's tail is short."""
+        return self.dev.attributes["MultiProcessorCount"] * 32
 
     def compile(self, source: str, name: str):
         """(kernel, how): how is "memory" or "compiled" (cupy may serve it from its disk
@@ -89,3 +97,42 @@ class CudaRuntime:
             grid = groups
         with self.dev:
             kernel((grid,), (BLOCK,), tuple(args))
+
+    # -- eager ops written once in burn_gpu (through the driver launcher, as `_kernels`) -------
+    def kernel(self, key, name: str, render):
+        """Kernel `name` of program `key` (a cupy RawKernel, compiled on first launch)."""
+        k = self._eager.get((key, name))
+        if k is None:
+            k = self._eager[(key, name)] = self.cp.RawKernel(render(), name)
+        return k
+
+    @staticmethod
+    def call(kernel, items: int, args, group=None) -> None:
+        """`kernel(*args)` on ceil(items / block) blocks (uncapped: a thread per item, as
+        burn_cuda's own launches); arrays pass their pointer, `(value, dtype)` a scalar."""
+        if items > 0:
+            block = group or BLOCK
+            a = [_SCALAR[x[1]](x[0]) if x.__class__ is tuple else x for x in args]
+            launch_grid(kernel, -(-items // block), block, *a)
+
+    def contiguous(self, x, compute: bool = False):
+        kd = kernel_dtype(x.dtype) if compute else x.dtype
+        if x._c_contiguous and x.dtype == kd:  # the common case, without cupy's checks
+            return x
+        return self.cp.ascontiguousarray(x, dtype=kd)
+
+    @staticmethod
+    def astype(x, dtype):
+        return x if x.dtype == dtype else x.astype(dtype)
+
+
+_EAGER: dict = {}
+
+
+def kernels_of(x) -> CudaRuntime:
+    """The runtime of the GPU `x` lives on, one per device (`Cuda.kernels_of`)."""
+    index = x.device.id
+    rt = _EAGER.get(index)
+    if rt is None:
+        rt = _EAGER[index] = CudaRuntime(index)
+    return rt

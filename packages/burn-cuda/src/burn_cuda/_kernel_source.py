@@ -10,9 +10,7 @@ from __future__ import annotations
 import numpy as np
 from burn_gpu import (
     adam_program,
-    conv_program,
     index_program,
-    pool_program,
     random_program,
     reduce_program,
     softmax_program,
@@ -22,17 +20,6 @@ from ._dtypes import c_type
 
 #: first statements of every kernel: the element this thread computes, or return
 TID = "long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (t >= total) return;\n"
-
-
-#: burn_gpu's pool kernels Cuda launches (`_ops_module`)
-POOLS = (
-    "avg_pool",
-    "avg_pool_backward",
-    "max_pool",
-    "max_pool_backward",
-    "adaptive_avg",
-    "adaptive_avg_backward",
-)
 
 
 def _typedefs(dtype) -> str:
@@ -76,11 +63,6 @@ def fill(dtype) -> str:
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
-    # burn_gpu's pools (the ones OpenCl runs): one program, a kernel per name
-    **{
-        name: lambda dt, idt: pool_program(np.dtype(dt).name, np.dtype(idt).name, "cuda")
-        for name in POOLS
-    },
     # ints compute in double (53-bit scaling), as OpenCl on a device with doubles
     "philox_random": lambda dt: random_program(np.dtype(dt).name, "cuda", np.dtype(dt).kind in "iu"),
     # burn_gpu's scans (the ones OpenCl runs): one program, a kernel per name
@@ -97,11 +79,6 @@ SOURCES = {
     "scatter_add": lambda dt, idt: index_program(
         np.dtype(dt).name, np.dtype(idt).name, "cuda", atomic=True
     ),
-    # burn_gpu's im2col / col2im (the ones OpenCl runs); wide: 64-bit flat indices
-    **{
-        name: lambda dt, wide=False: conv_program(np.dtype(dt).name, "cuda", wide)
-        for name in ("im2col", "col2im")
-    },
     # burn_gpu's bias-gradient sum (the one OpenCl runs), in float64 with 64-bit indices
     "sum_keep_mid": lambda dt: reduce_program(
         np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True

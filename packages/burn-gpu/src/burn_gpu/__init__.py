@@ -13,7 +13,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
-- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
+- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
+- `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`): module ops written once over `Runtime`.
 
 Example:
     >>> from burn_gpu import Node, Program, render
@@ -30,6 +31,7 @@ from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._index import RANK, index_layout, index_program
+from ._ops_module import GpuModuleOps, col2im, out_size, unfold
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
@@ -37,7 +39,7 @@ from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
 from ._render_vec import WIDTHS
-from ._runtime import GpuBackend, Runtime, runtime_of
+from ._runtime import Arg, GpuBackend, Runtime, ints, runtime_of
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
@@ -56,8 +58,10 @@ __all__ = [
     "RANK",
     "REDUCE_OPS",
     "WIDTHS",
+    "Arg",
     "Frame",
     "GpuBackend",
+    "GpuModuleOps",
     "Node",
     "Op",
     "Program",
@@ -67,6 +71,7 @@ __all__ = [
     "adam_many_program",
     "adam_program",
     "cast_program",
+    "col2im",
     "collapse",
     "conv_program",
     "eager_ops",
@@ -76,7 +81,9 @@ __all__ = [
     "index_code",
     "index_layout",
     "index_program",
+    "ints",
     "kind_of",
+    "out_size",
     "pack",
     "pool_program",
     "random_program",
@@ -87,4 +94,5 @@ __all__ = [
     "runtime_of",
     "softmax_program",
     "split_dim",
+    "unfold",
 ]

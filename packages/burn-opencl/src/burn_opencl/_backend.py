@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import _platform
 from ._api import Backend, Device, NoDeviceError
 from ._array import ClArray
+from ._gpu_runtime import OpenClRuntime, kernels_of
 from ._matmul import matmul_op
 from ._ops_index import INDEX_OPS
 from ._ops_math import elementwise_ops
@@ -101,9 +102,12 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     def runtime(self, device=None):
         """A new `burn_gpu.Runtime` of `device` (default: device 0): what Fusion compiles and
         launches its kernels through."""
-        from ._gpu_runtime import OpenClRuntime
+        return OpenClRuntime(self._rt(device if device is not None else self.default_device()))
 
-        return OpenClRuntime(self, device if device is not None else self.default_device())
+    @staticmethod
+    def kernels_of(x):
+        """The `burn_gpu.Runtime` of the device a `ClArray` lives on (kept per device)."""
+        return kernels_of(x)
 
     @staticmethod
     def is_primitive(x) -> bool:

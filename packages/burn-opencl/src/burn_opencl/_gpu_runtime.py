@@ -21,10 +21,12 @@ import numpy as np
 import pyopencl as cl
 from burn_tensor import cache
 
+from . import _ew
 from ._array import ClArray
 from ._runtime import SCALAR
 
 _I32 = np.int32
+_SCALAR = {dt.name: t for dt, t in SCALAR.items()}
 
 
 def _driver_id(rt) -> str:
@@ -38,9 +40,10 @@ class OpenClRuntime:
 
     dialect = "opencl"
 
-    def __init__(self, backend, device):
-        self.rt = rt = backend._rt(device)
+    def __init__(self, rt):
+        self.rt = rt
         self.device_name = rt.name
+        self.cpu = rt.kind == "cpu"
         self._kernels: dict = {}
         #: work-group size of fused reductions (a power of two: their tree reduction halves it)
         self.reduce_local = 1 << (rt.wg.bit_length() - 1)
@@ -129,3 +132,33 @@ class OpenClRuntime:
         else:
             L = self.reduce_local
             self.rt.launch(kernel, (groups * L,), (L,), args)
+
+    # -- eager ops written once in burn_gpu ----------------------------------------------------
+    def kernel(self, key, name: str, render):
+        """The device's kept kernel `name` of program `key` (built once per device)."""
+        return self.rt.kernel(key, name, render)
+
+    def call(self, kernel, items: int, args, group=None) -> None:
+        """`kernel(*args)`: arrays pass their buffer, `(value, dtype name)` pairs a scalar."""
+        a = [x.buf if x.__class__ is ClArray else _SCALAR[x[1]](x[0]) for x in args]
+        if group is None:
+            self.rt.launch1d(kernel, items, a)
+        elif items > 0:
+            self.rt.launch(kernel, (-(-items // group) * group,), (group,), a)
+
+    @staticmethod
+    def contiguous(x: ClArray, compute: bool = False) -> ClArray:
+        return _ew.contiguous(x)  # no float16 kernels to compute in float32 around
+
+    @staticmethod
+    def astype(x: ClArray, dtype) -> ClArray:
+        return x if x.dtype == dtype else _ew.cast(x, np.dtype(dtype))
+
+
+def kernels_of(x: ClArray) -> OpenClRuntime:
+    """The runtime of the device `x` lives on, kept on its device (`OpenCl.kernels_of`)."""
+    rt = x.rt
+    k = rt.eager
+    if k is None:
+        k = rt.eager = OpenClRuntime(rt)
+    return k

@@ -84,6 +84,8 @@ class Runtime:
         self._kernels: dict = {}
         #: launch plans by op and operand layouts (`_plan`)
         self.plans: dict = {}
+        #: this device's `burn_gpu.Runtime` for eager ops (`_gpu_runtime.kernels_of`)
+        self.eager = None
         # A kernel's arguments are state on the kernel object: hold the lock from set_args to
         # enqueue so threads (data-loader workers) cannot interleave.
         self.lock = threading.RLock()
