@@ -156,17 +156,13 @@ def test_adaptive_avg_pool2d_and_backward(env):
 
 @pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
 def test_interpolate_forward_and_backward(env, mode):
-    """burn_gpu's interpolate kernel (Cuda ran the array-API matrices before), the output
-    several blocks long, a float16 input computed in float32; backward: the matrices."""
-    B, cp = env
+    """burn_gpu's `GpuModuleOps` leaves interpolation to Cuda's own (burn_tensor's matrices):
+    forward and backward against NdArray float64."""
+    B, _ = env
     opts = InterpolateOptions(mode)
     x = _rand((2, 3, 9, 7), 15)
     want = REF.interpolate(x.astype(np.float64), (23, 17), opts)
     _close(B.interpolate(asfake(x), (23, 17), opts), want)
-    assert _last(cp, "interpolate")[2] == (-(-2 * 3 * 23 * 17 // 256),)
-    half = B.interpolate(asfake(x.astype(np.float16)), (23, 17), opts)
-    assert half.dtype == np.float16
-    _close(half, want, rtol=2e-3, atol=2e-3)
     g = _rand(want.shape, 16)
     _close(
         B.interpolate_backward(asfake(x), asfake(g), (23, 17), opts),
@@ -401,7 +397,8 @@ OTHER_KERNELS = {
     "burn_row_sum_float", "max_rows", "burn_sum_all_float",
     # burn_gpu's module ops (`GpuModuleOps`, `unfold`, `col2im`), launched by their name
     "avg_pool", "avg_pool_backward", "max_pool", "max_pool_backward", "adaptive_avg",
-    "adaptive_avg_backward", "im2col", "col2im", "interpolate",
+    "adaptive_avg_backward", "im2col", "col2im", "philox_random",
+    "softmax_rows", "softmax_cols", "softmax_bwd_rows", "softmax_bwd_cols",
 }  # fmt: skip
 
 

@@ -6,7 +6,7 @@ import os
 import threading
 
 import numpy as np
-from burn_gpu import GpuModuleOps
+from burn_gpu import GpuModuleOps, GpuSoftmaxOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
@@ -16,14 +16,13 @@ from ._ops_linear import CudaLinearOps
 from ._ops_module import CudaModuleOps
 from ._optim import CudaOptimOps
 from ._optim_many import CudaOptimManyOps
-from ._softmax import CudaSoftmaxOps
 
 _INSTALL_LOCK = threading.Lock()
 _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wide)
 
 
 class Cuda(
-    CudaSoftmaxOps, CudaOptimOps, CudaOptimManyOps, CudaLinearOps, CudaModuleOps, Backend
+    GpuSoftmaxOps, CudaOptimOps, CudaOptimManyOps, CudaLinearOps, CudaModuleOps, Backend
 ):
     """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and
     reductions, and own CUDA kernels (im2col/col2im convolutions, pools, scans, index-adds,

@@ -27,6 +27,7 @@ _SCALAR = {
     "int8": np.int8,
     "uint8": np.uint8,
     "bool": np.uint8,
+    "uint32": np.uint32,
 }
 
 
@@ -35,6 +36,8 @@ class CudaRuntime:
 
     dialect = "cuda"
     cpu = False
+    fp64 = True
+    max_group = 1024
     #: block size of fused reductions (a power of two: their tree reduction halves it)
     reduce_local = BLOCK
 
@@ -107,9 +110,10 @@ class CudaRuntime:
         return k
 
     @staticmethod
-    def call(kernel, items: int, args, group=None) -> None:
-        """`kernel(*args)` on ceil(items / block) blocks (uncapped: a thread per item, as
-        burn_cuda's own launches); arrays pass their pointer, `(value, dtype)` a scalar."""
+    def call(kernel, items: int, args, group=None, flat=False) -> None:
+        """`kernel(*args)` on ceil(items / block) blocks (uncapped, flat or not: a thread per
+        item, as burn_cuda's own launches); arrays pass their pointer, `(value, dtype)` a
+        scalar."""
         if items > 0:
             block = group or BLOCK
             a = [_SCALAR[x[1]](x[0]) if x.__class__ is tuple else x for x in args]
@@ -129,10 +133,14 @@ class CudaRuntime:
 _EAGER: dict = {}
 
 
-def kernels_of(x) -> CudaRuntime:
-    """The runtime of the GPU `x` lives on, one per device (`Cuda.kernels_of`)."""
-    index = x.device.id
+def runtime_at(index: int) -> CudaRuntime:
+    """The eager ops' runtime of GPU `index`, one per device."""
     rt = _EAGER.get(index)
     if rt is None:
         rt = _EAGER[index] = CudaRuntime(index)
     return rt
+
+
+def kernels_of(x) -> CudaRuntime:
+    """The runtime of the GPU `x` lives on (`Cuda.kernels_of`)."""
+    return runtime_at(x.device.id)

@@ -11,9 +11,7 @@ import numpy as np
 from burn_gpu import (
     adam_program,
     index_program,
-    random_program,
     reduce_program,
-    softmax_program,
 )
 
 from ._dtypes import c_type
@@ -63,16 +61,9 @@ def fill(dtype) -> str:
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
-    # ints compute in double (53-bit scaling), as OpenCl on a device with doubles
-    "philox_random": lambda dt: random_program(np.dtype(dt).name, "cuda", np.dtype(dt).kind in "iu"),
     # burn_gpu's scans (the ones OpenCl runs): one program, a kernel per name
     "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
-    # burn_gpu's softmax family (the kernels OpenCl runs)
-    **{
-        f"softmax{kind}": lambda dt: softmax_program(np.dtype(dt).name, "cuda")
-        for kind in ("_rows", "_cols", "_bwd_rows", "_bwd_cols")
-    },
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
     # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add
     "gather": lambda dt, idt: index_program(np.dtype(dt).name, np.dtype(idt).name, "cuda"),

@@ -1,7 +1,7 @@
 """Module ops on the GPU: convolutions as burn_gpu's im2col kernel + cuBLAS GEMM (cupy 14 has
-no cuDNN), transposed convolutions as GEMM + burn_gpu's col2im gather; pools, unfold4d and
-interpolation's forward are burn_gpu's `GpuModuleOps` (the code OpenCl runs); interpolation's
-backward is burn_tensor's separable matrix products run on cupy.
+no cuDNN), transposed convolutions as GEMM + burn_gpu's col2im gather; pools and unfold4d are
+burn_gpu's `GpuModuleOps` (the code OpenCl runs); interpolation is burn_tensor's separable
+matrix products run on cupy.
 
 conv2d's input and weight gradients (float32 without TF32, float64, one group) run the same
 kernels as burn_tensor's defaults, called directly: the input gradient one GEMM + col2im, the
@@ -135,7 +135,12 @@ class CudaModuleOps(GpuModuleOps):
             out += _as(bias, x.dtype).reshape(1, c_out, 1, 1)
         return out
 
-    # -- pools, unfold4d and interpolate: burn_gpu's `GpuModuleOps` (the code OpenCl runs) ---
+    # -- pools and unfold4d: burn_gpu's `GpuModuleOps` (the code OpenCl runs) --------------------
+    def interpolate(self, x, output_size, options: InterpolateOptions):
+        # burn_tensor's matrices (weights in float64): burn_gpu's kernel computes bicubic
+        # weights in float32, 2.4e-4 off Burn's literals without FMA contraction (OpenCl's 2e-4)
+        return interpolation.interpolate(x, _pair(output_size), options.mode, load_cupy())
+
     def interpolate_backward(self, x, grad, output_size, options: InterpolateOptions):
         return interpolation.interpolate_backward(
             x, grad, _pair(output_size), options.mode, load_cupy()

@@ -14,7 +14,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
-- `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`): module ops written once over `Runtime`.
+- ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
+  `GpuSoftmaxOps` (`_ops_softmax.py`), `draw` (`_ops_random.py`).
 
 Example:
     >>> from burn_gpu import Node, Program, render
@@ -32,6 +33,8 @@ from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._index import RANK, index_layout, index_program
 from ._ops_module import GpuModuleOps, col2im, out_size, unfold
+from ._ops_random import MAX_ELEMENTS, draw
+from ._ops_softmax import GpuSoftmaxOps
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
@@ -62,6 +65,8 @@ __all__ = [
     "Frame",
     "GpuBackend",
     "GpuModuleOps",
+    "GpuSoftmaxOps",
+    "MAX_ELEMENTS",
     "Node",
     "Op",
     "Program",
@@ -73,6 +78,7 @@ __all__ = [
     "cast_program",
     "col2im",
     "collapse",
+    "draw",
     "conv_program",
     "eager_ops",
     "eager_program",

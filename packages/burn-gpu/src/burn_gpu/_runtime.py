@@ -45,6 +45,10 @@ class Runtime(Protocol):
     device_name: str
     #: whether the device is a CPU (PoCL): templates with a CPU form (`im2col_rows`) pick it
     cpu: bool
+    #: whether the device computes in double (integer random draws scale with 53 bits then)
+    fp64: bool
+    #: the largest power-of-two work-group a `call(..., group=g)` may ask for
+    max_group: int
 
     def compile(self, source: str, name: str) -> tuple[Any, str]:
         """(kernel `name` of `source`, how): how is "memory", "disk" or "compiled"."""
@@ -75,11 +79,14 @@ class Runtime(Protocol):
         dialect), rendered and compiled once per `key` on this device."""
         ...
 
-    def call(self, kernel: Any, items: int, args: Sequence, group: int | None = None) -> None:
+    def call(
+        self, kernel: Any, items: int, args: Sequence, group: int | None = None, flat=False
+    ) -> None:
         """Run `kernel(*args)`: each arg a primitive (passed as its buffer: a kernel reads a
         primitive from its first element, or from the offset `layout` gives) or an `Arg`.
         `group=None`: a grid-stride launch of about `items` work-items (the runtime picks the
-        group size and may cap the groups: such kernels loop); `group=g`: exactly
+        group size and may cap the groups: such kernels loop); `flat=True`: at least `items`
+        work-items, never capped (kernels without a loop); `group=g`: exactly
         ceil(items / g) groups of `g` work-items. Nothing runs when `items` is 0."""
         ...
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from burn_gpu import GpuSoftmaxOps
+from burn_tensor import Backend, Device, NoDeviceError
+
 from . import _platform
-from ._api import Backend, Device, NoDeviceError
 from ._array import ClArray
 from ._gpu_runtime import OpenClRuntime, kernels_of
 from ._matmul import matmul_op
@@ -14,13 +16,12 @@ from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
 from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
-from ._softmax import OpenClSoftmaxOps
 from ._runtime import runtime_for
 
 _SELECTIONS: dict = {}
 
 
-class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
+class OpenCl(GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:

@@ -26,7 +26,7 @@ from ._array import ClArray
 from ._runtime import SCALAR
 
 _I32 = np.int32
-_SCALAR = {dt.name: t for dt, t in SCALAR.items()}
+_SCALAR = {dt.name: t for dt, t in SCALAR.items()} | {"uint32": np.uint32}
 
 
 def _driver_id(rt) -> str:
@@ -44,6 +44,8 @@ class OpenClRuntime:
         self.rt = rt
         self.device_name = rt.name
         self.cpu = rt.kind == "cpu"
+        self.fp64 = rt.fp64
+        self.max_group = 1 << (rt.cl_device.max_work_group_size.bit_length() - 1)
         self._kernels: dict = {}
         #: work-group size of fused reductions (a power of two: their tree reduction halves it)
         self.reduce_local = 1 << (rt.wg.bit_length() - 1)
@@ -138,13 +140,17 @@ class OpenClRuntime:
         """The device's kept kernel `name` of program `key` (built once per device)."""
         return self.rt.kernel(key, name, render)
 
-    def call(self, kernel, items: int, args, group=None) -> None:
-        """`kernel(*args)`: arrays pass their buffer, `(value, dtype name)` pairs a scalar."""
+    def call(self, kernel, items: int, args, group=None, flat=False) -> None:
+        """`kernel(*args)`: arrays pass their buffer, `(value, dtype name)` pairs a scalar.
+        `flat`: groups of `wg_flat` items from that many on (PoCL vectorises across them)."""
         a = [x.buf if x.__class__ is ClArray else _SCALAR[x[1]](x[0]) for x in args]
+        rt = self.rt
+        if flat:
+            group = rt.wg_flat if items >= rt.wg_flat else rt.wg
         if group is None:
-            self.rt.launch1d(kernel, items, a)
+            rt.launch1d(kernel, items, a)
         elif items > 0:
-            self.rt.launch(kernel, (-(-items // group) * group,), (group,), a)
+            rt.launch(kernel, (-(-items // group) * group,), (group,), a)
 
     @staticmethod
     def contiguous(x: ClArray, compute: bool = False) -> ClArray:
@@ -155,10 +161,14 @@ class OpenClRuntime:
         return x if x.dtype == dtype else _ew.cast(x, np.dtype(dtype))
 
 
-def kernels_of(x: ClArray) -> OpenClRuntime:
-    """The runtime of the device `x` lives on, kept on its device (`OpenCl.kernels_of`)."""
-    rt = x.rt
+def eager(rt) -> OpenClRuntime:
+    """The eager ops' `OpenClRuntime` of device runtime `rt`, kept on it."""
     k = rt.eager
     if k is None:
         k = rt.eager = OpenClRuntime(rt)
     return k
+
+
+def kernels_of(x: ClArray) -> OpenClRuntime:
+    """The runtime of the device `x` lives on (`OpenCl.kernels_of`)."""
+    return eager(x.rt)

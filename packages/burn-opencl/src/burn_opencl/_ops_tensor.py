@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
+from burn_tensor import TensorData
+
 from . import _ew
-from ._api import TensorData
 from ._array import ClArray, broadcast_shape
 
 
