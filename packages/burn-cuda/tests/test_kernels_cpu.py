@@ -408,3 +408,28 @@ def test_every_kernel_ran_on_the_cpu():
     want = set(_kernel_source.SOURCES) | OTHER_KERNELS
     missing = sorted(want - LAUNCHED)
     assert not missing, f"kernels no CPU test launched: {missing}"
+
+
+def test_burn_gpu_ops_through_cupys_rawkernel_call():
+    """burn_gpu's ops written once (`CudaRuntime.call`) where the driver launcher is missing:
+    cupy's RawKernel call packs each scalar by its numpy type, so an `int` geometry argument
+    or a `float` bound passed as the wrong width shifts every later parameter. Pools (int32
+    geometry), gather (int64), random (uint32 words, float bounds), softmax (mixed)."""
+    with cuda_on_cpu_backend(FakeCupy(driver=False)) as (B, cp):
+        x = _rand((2, 3, 9, 8), 21)
+        got, idx = B.max_pool2d_with_indices(asfake(x), (3, 2), (2, 2), (1, 0), (1, 1))
+        want, want_idx = REF.max_pool2d_with_indices(
+            x.astype(np.float64), (3, 2), (2, 2), (1, 0), (1, 1)
+        )
+        _close(got, want)
+        np.testing.assert_array_equal(np.asarray(idx), np.asarray(want_idx))
+        i = np.random.default_rng(22).integers(0, 9, size=(2, 3, 4, 8)).astype(np.int32)
+        _close(B.float_gather(2, asfake(x), asfake(i)), np.take_along_axis(x, i, 2))
+        r = np.asarray(B.float_random((4096,), Distribution.uniform(-3.0, 5.0), None, B.float_dtype))
+        assert r.min() >= -3.0 and r.max() < 5.0 and abs(r.mean() - 1.0) < 0.15
+        s = _softmax(x.astype(np.float64), 3)
+        _close(B.softmax(asfake(x), 3), s)
+        assert {"max_pool", "gather", "philox_random", "softmax_rows"} <= {
+            launch.name for launch in cp.launches
+        }
+        assert not hasattr(cp.cuda, "driver") or not hasattr(cp.cuda.driver, "launchKernel")

@@ -13,11 +13,13 @@ import functools
 import numpy as np
 
 from ._dtypes import kernel_dtype
-from ._kernels import launch_grid
+from ._kernels import process_launcher
+from ._launch import DriverLauncher
 from ._platform import load_cupy
 
 BLOCK = 256
 _I32 = np.int32
+_F32 = np.float32
 _SCALAR = {
     "float64": np.float64,
     "float32": np.float32,
@@ -113,11 +115,18 @@ class CudaRuntime:
     def call(kernel, items: int, args, group=None, flat=False) -> None:
         """`kernel(*args)` on ceil(items / block) blocks (uncapped, flat or not: a thread per
         item, as burn_cuda's own launches); arrays pass their pointer, `(value, dtype)` a
-        scalar."""
-        if items > 0:
-            block = group or BLOCK
+        scalar: as the Python value into the driver launcher's 8-byte slot (a C `int` reads
+        its low half) but for float32, as the exact numpy type into cupy's RawKernel call."""
+        if items <= 0:
+            return
+        go = process_launcher()
+        if go.__class__ is DriverLauncher:
+            a = [x if x.__class__ is not tuple else _F32(x[0]) if x[1] == "float32" else x[0]
+                 for x in args]  # fmt: skip
+        else:
             a = [_SCALAR[x[1]](x[0]) if x.__class__ is tuple else x for x in args]
-            launch_grid(kernel, -(-items // block), block, *a)
+        block = group or BLOCK
+        go.args(kernel, -(-items // block), block, a)
 
     def contiguous(self, x, compute: bool = False):
         kd = kernel_dtype(x.dtype) if compute else x.dtype

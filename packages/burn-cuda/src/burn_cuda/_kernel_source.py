@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 from burn_gpu import (
     adam_program,
-    index_program,
     reduce_program,
 )
 
@@ -65,11 +64,6 @@ SOURCES = {
     "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
-    # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add
-    "gather": lambda dt, idt: index_program(np.dtype(dt).name, np.dtype(idt).name, "cuda"),
-    "scatter_add": lambda dt, idt: index_program(
-        np.dtype(dt).name, np.dtype(idt).name, "cuda", atomic=True
-    ),
     # burn_gpu's bias-gradient sum (the one OpenCl runs), in float64 with 64-bit indices
     "sum_keep_mid": lambda dt: reduce_program(
         np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True

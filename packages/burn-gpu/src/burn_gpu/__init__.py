@@ -15,7 +15,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
 - ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
-  `GpuSoftmaxOps` (`_ops_softmax.py`), `draw` (`_ops_random.py`).
+  `GpuSoftmaxOps` (`_ops_softmax.py`), `draw` (`_ops_random.py`), `gather` / `select`
+  (`_ops_index.py`).
 
 Example:
     >>> from burn_gpu import Node, Program, render
@@ -32,6 +33,7 @@ from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._index import RANK, index_layout, index_program
+from ._ops_index import gather, gather_into, index_kernel, select
 from ._ops_module import GpuModuleOps, col2im, out_size, unfold
 from ._ops_random import MAX_ELEMENTS, draw
 from ._ops_softmax import GpuSoftmaxOps
@@ -83,8 +85,11 @@ __all__ = [
     "eager_ops",
     "eager_program",
     "frame",
+    "gather",
+    "gather_into",
     "geo_args",
     "index_code",
+    "index_kernel",
     "index_layout",
     "index_program",
     "ints",
@@ -97,6 +102,7 @@ __all__ = [
     "render",
     "render_reduction",
     "row_group",
+    "select",
     "runtime_of",
     "softmax_program",
     "split_dim",
