@@ -6,7 +6,6 @@ allocated, so no other tensor sees a write.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -143,10 +142,6 @@ def repeat_dim(self, x, dim, times):
     y = y.expand(tuple(shape[:dim] + [times] + shape[dim:]))
     out = _ew.contiguous(y)
     return out.reshape_view(tuple(shape[:dim] + [times * shape[dim]] + shape[dim + 1 :]))
-
-
-def _numel(x) -> int:
-    return math.prod(x.shape)
 
 
 COMMON = {
