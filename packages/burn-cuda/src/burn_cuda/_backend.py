@@ -6,7 +6,7 @@ import os
 import threading
 
 import numpy as np
-from burn_gpu import GpuModuleOps, GpuSoftmaxOps
+from burn_gpu import GpuSoftmaxOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
@@ -172,6 +172,16 @@ class Cuda(
         return _MATMUL[0](x, y)
 
 
+#: the ops defined on the class (its methods and mixins: burn_gpu's `GpuModuleOps`, the linear
+#: and module ops) that go into the table with the rest: wrapped by the out-of-memory guard
+#: and the bfloat16 detour (`_bf16.class_ops`)
+CLASS_OPS = (
+    "float_matmul", "int_matmul", "linear", "linear_x_backward", "linear_weight_backward",
+    "linear_bias_backward", "conv2d", "conv2d_x_backward", "conv2d_weight_backward",
+    "conv2d_bias_backward", "conv_transpose2d", "unfold4d", "avg_pool2d", "avg_pool2d_backward",
+    "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "adaptive_avg_pool2d",
+    "adaptive_avg_pool2d_backward", "interpolate", "interpolate_backward",
+)  # fmt: skip
 _CP: list = [None]
 #: float32 (without TF32) / float64 GEMMs call cuBLAS directly (`_gemm.py`; `_gemm.ENABLED`)
 _DIRECT_GEMM = _gemm.ENABLED
@@ -210,16 +220,8 @@ def _install(cp) -> None:
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
         oom = cp.cuda.memory.OutOfMemoryError
-        own = {**vars(GpuModuleOps), **vars(CudaModuleOps), **vars(CudaLinearOps), **vars(Cuda)}
-        for name in list(own):
-            if name in table or name.startswith("_") or not callable(own[name]):
-                continue
-            if (
-                name in ("float_matmul", "int_matmul")
-                or name.startswith(("conv", "unfold", "linear"))
-                or ("pool" in name or name.startswith("interpolate"))
-            ):
-                table[name] = own[name]
+        for name in CLASS_OPS:  # the class's own ops (its mixins'): by name, not by pattern
+            table[name] = getattr(Cuda, name)
         from ._bf16 import class_ops
 
         table.update(class_ops(table))  # after matmul joined the table: it wraps it
