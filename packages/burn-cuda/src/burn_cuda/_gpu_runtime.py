@@ -70,8 +70,11 @@ class CudaRuntime:
         return k, "compiled"
 
     def empty(self, shape, dtype):
+        cp = self.cp
+        if cp.cuda.runtime.getDevice() == self.index:  # eager ops: no device context (~us)
+            return cp.ndarray(shape, dtype)
         with self.dev:
-            return self.cp.empty(shape, dtype)
+            return cp.ndarray(shape, dtype)
 
     @staticmethod
     def layout(x):
