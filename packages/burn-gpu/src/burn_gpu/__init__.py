@@ -33,11 +33,11 @@ from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._index import RANK, index_layout, index_program
+from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._ops_index import gather, gather_into, index_kernel, select
 from ._ops_module import GpuModuleOps, col2im, out_size, unfold
 from ._ops_random import MAX_ELEMENTS, draw
 from ._ops_softmax import GpuSoftmaxOps
-from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
@@ -59,6 +59,7 @@ __all__ = [
     "KINDS",
     "LAY_C",
     "MAXD",
+    "MAX_ELEMENTS",
     "OPS",
     "RANK",
     "REDUCE_OPS",
@@ -68,7 +69,6 @@ __all__ = [
     "GpuBackend",
     "GpuModuleOps",
     "GpuSoftmaxOps",
-    "MAX_ELEMENTS",
     "Node",
     "Op",
     "Program",
@@ -80,8 +80,8 @@ __all__ = [
     "cast_program",
     "col2im",
     "collapse",
-    "draw",
     "conv_program",
+    "draw",
     "eager_ops",
     "eager_program",
     "frame",
@@ -102,8 +102,8 @@ __all__ = [
     "render",
     "render_reduction",
     "row_group",
-    "select",
     "runtime_of",
+    "select",
     "softmax_program",
     "split_dim",
     "unfold",

@@ -14,7 +14,7 @@ from ._runtime import Runtime, ints
 def index_kernel(rt: Runtime, dtype, index_dtype, name: str, atomic: bool = False):
     """Kernel `name` of `index_program` for these dtypes on `rt`."""
     dt, idt = dtype.name, index_dtype.name
-    render = lambda: index_program(dt, idt, rt.dialect, atomic)  # noqa: E731
+    render = lambda: index_program(dt, idt, rt.dialect, atomic)
     return rt.kernel(("index", dt, idt, atomic), name, render)
 
 

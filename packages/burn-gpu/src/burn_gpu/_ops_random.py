@@ -22,7 +22,9 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple[
     the allocation (the call counts even if that fails)."""
     n = math.prod(shape)
     if n > MAX_ELEMENTS:
-        raise ValueError(f"random: {n} elements in one call; at most {MAX_ELEMENTS} (draw in parts)")
+        raise ValueError(
+            f"random: {n} elements in one call; at most {MAX_ELEMENTS} (draw in parts)"
+        )
     kind = KINDS[distribution.kind]
     a, b = distribution.a, distribution.b
     is_int = not dtype.name.startswith("float")
@@ -34,7 +36,7 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple[
     out = rt.empty(tuple(shape), dtype)
     if n:
         f64 = dtype.name == "float64" or (is_int and rt.fp64)
-        render = lambda: random_program(dtype.name, rt.dialect, f64)  # noqa: E731
+        render = lambda: random_program(dtype.name, rt.dialect, f64)
         k = rt.kernel(("random", dtype.name, f64), "philox_random", render)
         words = [(seed & _W, "uint32"), (seed >> 32, "uint32")]
         words += [(call & _W, "uint32"), (call >> 32, "uint32")]

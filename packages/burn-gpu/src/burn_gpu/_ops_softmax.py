@@ -20,7 +20,7 @@ class GpuSoftmaxOps(SoftmaxOps):
         if outer * n * inner == 0:
             return out
         tail = [(int(log_mode), "int32"), *((rt.layout(a)[1], "int64") for a in arrays)]
-        render = lambda: softmax_program(dt.name, rt.dialect)  # noqa: E731
+        render = lambda: softmax_program(dt.name, rt.dialect)
         if inner == 1:
             k = rt.kernel(("softmax", dt.name), kind + "_rows", render)
             g = min(row_group(n), rt.max_group)  # a power of two: the kernel's tree halves it

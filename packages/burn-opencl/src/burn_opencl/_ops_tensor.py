@@ -6,9 +6,7 @@ allocated, so no other tensor sees a write.
 
 from __future__ import annotations
 
-
 import numpy as np
-
 from burn_tensor import TensorData
 
 from . import _ew
