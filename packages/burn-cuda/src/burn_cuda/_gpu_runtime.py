@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from ._dtypes import kernel_dtype
-from ._kernels import process_launcher
+from ._kernels import MAX_BLOCKS, process_launcher
 from ._launch import DriverLauncher
 from ._platform import load_cupy
 
@@ -116,8 +116,8 @@ class CudaRuntime:
 
     @staticmethod
     def call(kernel, items: int, args, group=None, flat=False) -> None:
-        """`kernel(*args)` on ceil(items / block) blocks (uncapped, flat or not: a thread per
-        item, as burn_cuda's own launches); arrays pass their pointer, `(value, dtype)` a
+        """`kernel(*args)` on ceil(items / block) blocks (a thread per item, as burn_cuda's own
+        launches; grid-stride ones at most `MAX_BLOCKS`); arrays pass their pointer, `(value, dtype)` a
         scalar: as the Python value into the driver launcher's 8-byte slot (a C `int` reads
         its low half) but for float32, as the exact numpy type into cupy's RawKernel call."""
         if items <= 0:
@@ -129,7 +129,8 @@ class CudaRuntime:
         else:
             a = [_SCALAR[x[1]](x[0]) if x.__class__ is tuple else x for x in args]
         block = group or BLOCK
-        go.args(kernel, -(-items // block), block, a)
+        grid = -(-items // block)
+        go.args(kernel, grid if group or flat else min(grid, MAX_BLOCKS), block, a)
 
     def contiguous(self, x, compute: bool = False):
         kd = kernel_dtype(x.dtype) if compute else x.dtype

@@ -1,61 +1,23 @@
-"""CUDA C sources of burn_cuda's own kernels, rendered per element type (no cupy needed here).
-
-Each source starts with `typedef <C type> scalar_t;`, so one body serves every dtype. One
-thread per output element, 64-bit element indices; the launcher sizes the grid from the element count. Sources are plain strings, readable and testable on
-machines without a GPU; `_kernels.py` compiles and caches them.
+"""The kernels burn_cuda launches through `_kernels.kernel` (its per-dtype cache on the hot
+paths: creation, linear/conv bias, Adam, scans): every one is burn_gpu's template rendered in
+the CUDA dialect, named here with the options Cuda renders it with. Plain strings, testable
+without a GPU; `_kernels.py` compiles and caches them.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import (
-    adam_program,
-    reduce_program,
-)
-
-from ._dtypes import c_type
-
-#: first statements of every kernel: the element this thread computes, or return
-TID = "long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n  if (t >= total) return;\n"
+from burn_gpu import adam_program, fill_program, reduce_program
 
 
-def _typedefs(dtype) -> str:
-    return f"typedef {c_type(dtype)} scalar_t;\n"
+def _wide(index: str) -> bool:
+    if index not in ("int", "long long"):
+        raise ValueError(f"bias_add: index must be 'int' or 'long long', got {index!r}")
+    return index == "long long"
 
 
 #: threads of a block of the conv bias gradient (burn_gpu's `sum_keep_mid`, a block per channel)
 BIAS_BLOCK = 512
-
-
-def bias_add(dtype, index: str = "long long") -> str:
-    """In place: out[t] += bias[(t / inner) % c] over a contiguous [outer, c, inner] array (a
-    linear layer's [m, d_out] with inner = 1, a conv's [n, c_out, oh*ow]). `index="int"` for
-    fewer than 2^31 elements (32-bit divisions, as unfold4d)."""
-    if index not in ("int", "long long"):
-        raise ValueError(f"bias_add: index must be 'int' or 'long long', got {index!r}")
-    return (
-        _typedefs(dtype)
-        + f"typedef {index} idx_t;\n"
-        + 'extern "C" __global__ void bias_add(scalar_t* out, const scalar_t* bias, '
-        "long long total, long long c, long long inner) {\n  "
-        + TID
-        + """  idx_t i = (idx_t)t;
-  out[t] += bias[(inner == 1 ? i : i / (idx_t)inner) % (idx_t)c];
-}
-"""
-    )
-
-
-def fill(dtype) -> str:
-    """out[t] = value for every element of a contiguous array (cupy's `fill` of a non-zero value
-    took an elementwise-kernel call, ~10 us of host time; this is one bare launch). `value`
-    arrives as a double and is rounded to the element type, as numpy's `full` rounds it."""
-    return (
-        _typedefs(dtype)
-        + 'extern "C" __global__ void fill(scalar_t* out, long long total, double value) {\n  '
-        + TID
-        + "  out[t] = (scalar_t)value;\n}\n"
-    )
 
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
@@ -68,6 +30,9 @@ SOURCES = {
     "sum_keep_mid": lambda dt: reduce_program(
         np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True
     ),
-    "bias_add": bias_add,
-    "fill": fill,
+    # burn_gpu's fill and in-place bias add; index="int" below 2^31 elements (32-bit divisions)
+    "bias_add": lambda dt, index="long long": fill_program(
+        np.dtype(dt).name, "cuda", _wide(index)
+    ),
+    "fill": lambda dt: fill_program(np.dtype(dt).name, "cuda"),
 }
