@@ -410,6 +410,16 @@ def test_every_kernel_ran_on_the_cpu():
     assert not missing, f"kernels no CPU test launched: {missing}"
 
 
+@pytest.mark.parametrize("launcher", ["driver", "raw"])
+def test_int_random_takes_its_bounds_as_doubles(launcher):
+    """burn_gpu's `draw` hands int bounds as (int, "float64") pairs: the driver launcher must
+    store them as doubles (an int in the slot read as a double made `b - a` 0: SIGFPE)."""
+    with cuda_on_cpu_backend(FakeCupy(driver=launcher == "driver")) as (B, _):
+        r = np.asarray(B.int_random((2000,), Distribution.uniform(-3, 7), None, B.int_dtype))
+        assert r.dtype == np.int32 and r.min() == -3 and r.max() == 6
+        assert len(np.unique(r)) == 10
+
+
 def test_burn_gpu_ops_through_cupys_rawkernel_call():
     """burn_gpu's ops written once (`CudaRuntime.call`) where the driver launcher is missing:
     cupy's RawKernel call packs each scalar by its numpy type, so an `int` geometry argument

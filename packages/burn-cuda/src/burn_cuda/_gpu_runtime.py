@@ -118,14 +118,15 @@ class CudaRuntime:
     def call(kernel, items: int, args, group=None, flat=False) -> None:
         """`kernel(*args)` on ceil(items / block) blocks (a thread per item, as burn_cuda's own
         launches; grid-stride ones at most `MAX_BLOCKS`); arrays pass their pointer, `(value, dtype)` a
-        scalar: as the Python value into the driver launcher's 8-byte slot (a C `int` reads
-        its low half) but for float32, as the exact numpy type into cupy's RawKernel call."""
+        scalar: into the driver launcher's 8-byte slot as a Python int (a C `int` reads its low
+        half), a Python float (`double`: an int value converted first) or a numpy float32;
+        into cupy's RawKernel call as the exact numpy type."""
         if items <= 0:
             return
         go = process_launcher()
         if go.__class__ is DriverLauncher:
-            a = [x if x.__class__ is not tuple else _F32(x[0]) if x[1] == "float32" else x[0]
-                 for x in args]  # fmt: skip
+            a = [x if x.__class__ is not tuple else _F32(x[0]) if x[1] == "float32"
+                 else float(x[0]) if x[1] == "float64" else x[0] for x in args]  # fmt: skip
         else:
             a = [_SCALAR[x[1]](x[0]) if x.__class__ is tuple else x for x in args]
         block = group or BLOCK
