@@ -28,6 +28,7 @@ from burn_cuda import (
     _bf16,
     _fast,
     _gemm,
+    _gpu_runtime,
     _kernels,
     _optim_many,
     _platform,
@@ -41,6 +42,7 @@ _CACHES = [
     (_kernels, "_GO", lambda: [None]),
     (_bf16, "_K", dict),
     (_optim_many, "_KERNELS", dict),
+    (_gpu_runtime, "_EAGER", dict),
     (_backend, "_CP", lambda: [None]),
     (_backend, "_MATMUL", lambda: [None]),
     (_backend, "_TF32", lambda: [False]),  # cupy's compute-type switch is not emulated

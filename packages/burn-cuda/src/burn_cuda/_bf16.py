@@ -165,7 +165,7 @@ def install(backend) -> None:
             return TensorData(bits.view(_bf16()))
         return TensorData(cp.asnumpy(x))
 
-    float_random = getattr(backend, "float_random")  # the detoured op
+    float_random = backend.float_random  # the detoured op
 
     def random(shape, distribution, device, dtype):
         # The detour draws float32 and rounds it to bfloat16, which sends uniform draws within

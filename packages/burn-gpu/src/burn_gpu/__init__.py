@@ -12,8 +12,12 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
+- `fill_program(dtype, dialect, wide)` (`_fill.py`): `fill` and the in-place `bias_add`;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
-- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
+- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
+- ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
+  `GpuSoftmaxOps` (`_ops_softmax.py`), `draw` (`_ops_random.py`), `gather` / `select`
+  (`_ops_index.py`).
 
 Example:
     >>> from burn_gpu import Node, Program, render
@@ -29,15 +33,20 @@ from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._fill import fill_program
 from ._index import RANK, index_layout, index_program
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
+from ._ops_index import gather, gather_into, index_kernel, select
+from ._ops_module import GpuModuleOps, col2im, out_size, unfold
+from ._ops_random import MAX_ELEMENTS, draw
+from ._ops_softmax import GpuSoftmaxOps
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
 from ._render_vec import WIDTHS
-from ._runtime import GpuBackend, Runtime, runtime_of
+from ._runtime import Arg, GpuBackend, Runtime, ints, runtime_of
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
@@ -52,12 +61,16 @@ __all__ = [
     "KINDS",
     "LAY_C",
     "MAXD",
+    "MAX_ELEMENTS",
     "OPS",
     "RANK",
     "REDUCE_OPS",
     "WIDTHS",
+    "Arg",
     "Frame",
     "GpuBackend",
+    "GpuModuleOps",
+    "GpuSoftmaxOps",
     "Node",
     "Op",
     "Program",
@@ -67,16 +80,24 @@ __all__ = [
     "adam_many_program",
     "adam_program",
     "cast_program",
+    "col2im",
     "collapse",
     "conv_program",
+    "draw",
     "eager_ops",
     "eager_program",
+    "fill_program",
     "frame",
+    "gather",
+    "gather_into",
     "geo_args",
     "index_code",
+    "index_kernel",
     "index_layout",
     "index_program",
+    "ints",
     "kind_of",
+    "out_size",
     "pack",
     "pool_program",
     "random_program",
@@ -85,6 +106,8 @@ __all__ = [
     "render_reduction",
     "row_group",
     "runtime_of",
+    "select",
     "softmax_program",
     "split_dim",
+    "unfold",
 ]

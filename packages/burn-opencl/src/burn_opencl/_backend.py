@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from burn_gpu import GpuSoftmaxOps
+from burn_tensor import Backend, Device, NoDeviceError
+
 from . import _platform
-from ._api import Backend, Device, NoDeviceError
 from ._array import ClArray
+from ._gpu_runtime import OpenClRuntime, kernels_of
 from ._matmul import matmul_op
 from ._ops_index import INDEX_OPS
 from ._ops_math import elementwise_ops
@@ -13,13 +16,12 @@ from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
 from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
-from ._softmax import OpenClSoftmaxOps
 from ._runtime import runtime_for
 
 _SELECTIONS: dict = {}
 
 
-class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
+class OpenCl(GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:
@@ -101,9 +103,12 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     def runtime(self, device=None):
         """A new `burn_gpu.Runtime` of `device` (default: device 0): what Fusion compiles and
         launches its kernels through."""
-        from ._gpu_runtime import OpenClRuntime
+        return OpenClRuntime(self._rt(device if device is not None else self.default_device()))
 
-        return OpenClRuntime(self, device if device is not None else self.default_device())
+    @staticmethod
+    def kernels_of(x):
+        """The `burn_gpu.Runtime` of the device a `ClArray` lives on (kept per device)."""
+        return kernels_of(x)
 
     @staticmethod
     def is_primitive(x) -> bool:

@@ -16,23 +16,12 @@ import warnings
 
 import numpy as np
 import pyopencl as cl
+from burn_gpu import CTYPES
 
 from ._first_build import announce
 from ._platform import kind_name
 from ._pool import Block, Pool, size_class
 
-#: numpy dtype -> OpenCL C type
-CTYPE = {
-    np.dtype(np.float64): "double",
-    np.dtype(np.float32): "float",
-    np.dtype(np.float16): "half",
-    np.dtype(np.int64): "long",
-    np.dtype(np.int32): "int",
-    np.dtype(np.int16): "short",
-    np.dtype(np.int8): "char",
-    np.dtype(np.uint8): "uchar",
-    np.dtype(np.bool_): "uchar",
-}
 #: by-value scalar argument types
 SCALAR = {
     np.dtype(np.float64): np.float64,
@@ -49,7 +38,7 @@ SCALAR = {
 
 def ctype(dt) -> str:
     try:
-        return CTYPE[np.dtype(dt)]
+        return CTYPES["opencl"][np.dtype(dt).name]
     except KeyError:
         raise TypeError(f"OpenCl: element type {np.dtype(dt)} is not supported") from None
 
@@ -84,6 +73,8 @@ class Runtime:
         self._kernels: dict = {}
         #: launch plans by op and operand layouts (`_plan`)
         self.plans: dict = {}
+        #: this device's `burn_gpu.Runtime` for eager ops (`_gpu_runtime.kernels_of`)
+        self.eager = None
         # A kernel's arguments are state on the kernel object: hold the lock from set_args to
         # enqueue so threads (data-loader workers) cannot interleave.
         self.lock = threading.RLock()
