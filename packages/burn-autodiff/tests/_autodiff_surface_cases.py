@@ -10,9 +10,40 @@ import math
 
 import numpy as np
 from _autodiff_testlib import u
+from burn_tensor import GridSampleOptions, TensorData
 
 # a matrix whose pivots stay put under the finite-difference steps (LU's pivot choice is piecewise)
 _LU = np.array([[1.0, 2.0, 0.5], [4.0, -1.0, 2.0], [2.0, 6.0, -3.0]])
+
+_GRID_RNG = np.random.default_rng(38)
+
+
+def _grid():
+    """Grid positions reaching past the edges, away from pixel-coordinate kinks."""
+    return _GRID_RNG.uniform(-1.7, 1.7, (2, 3, 4, 2))
+
+
+def _gs(mode, padding, align):
+    opts = GridSampleOptions(mode, padding, align)
+    return lambda B, x, g: B.float_grid_sample_2d(x, g, opts)
+
+
+def _gs_fixed_grid(mode, padding, align):
+    """Nearest sampling: no gradient reaches the grid (rounding), so only the input is checked."""
+    opts = GridSampleOptions(mode, padding, align)
+    g = _grid()
+
+    def fn(B, x):
+        gp = B.float_from_data(TensorData(g), B.device())
+        return B.float_grid_sample_2d(x, gp, opts)
+
+    return fn
+
+
+def _meshgrid(B, a, b):
+    xs = B.float_meshgrid([a, b], True, True)
+    return B.float_add(B.float_mul(xs[0], xs[0]), xs[1])
+
 
 SURFACE_CASES = [
     ("float_vector_norm", lambda B, x: B.float_vector_norm(x, 1.0, 1), [u(3, 4)]),
@@ -34,4 +65,15 @@ SURFACE_CASES = [
     ("float_outer", lambda B, x, y: B.float_outer(x, y, 1), [u(2, 3), u(2, 4)]),
     ("float_matvec", lambda B, m, v: B.float_matvec(m, v), [u(2, 3, 4), u(1, 4)]),
     ("float_lu_decomposition", lambda B, x: B.float_lu_decomposition(x), [_LU]),
+    ("float_meshgrid", _meshgrid, [u(3), u(2)]),
+    ("float_affine_grid_2d", lambda B, t: B.float_affine_grid_2d(t, (2, 1, 3, 4)), [u(2, 2, 3)]),
+    *[
+        ("float_grid_sample_2d", _gs("bilinear", p, a), [u(2, 2, 4, 5), _grid()])
+        for p in ("zeros", "border", "reflection")
+        for a in (False, True)
+    ],
+    *[
+        ("float_grid_sample_2d", _gs_fixed_grid("nearest", p, False), [u(2, 2, 4, 5)])
+        for p in ("zeros", "border", "reflection")
+    ],
 ]

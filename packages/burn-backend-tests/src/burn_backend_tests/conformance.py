@@ -17,6 +17,7 @@ from .suites.coverage import *  # the completeness case: the plugin runs it last
 from .suites.creation import *
 from .suites.device import *
 from .suites.elementwise import *
+from .suites.grid import *
 from .suites.layout import *
 from .suites.linalg import *
 from .suites.module_attention import *

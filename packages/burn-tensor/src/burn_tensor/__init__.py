@@ -8,7 +8,7 @@ Example:
     [[3.0]]
 """
 
-from . import activation, backend, checks, linalg, module, ops
+from . import activation, backend, checks, grid, linalg, module, ops
 from ._autocast import AutocastPolicy, autocast, autocast_policy, half_dtype
 from ._backend import Backend, op_table
 from ._check_data import TensorZeroDivisionError
@@ -19,6 +19,7 @@ from ._dtype import FLOAT_DTYPES, INT_DTYPES, Bool, DType, Float, Int, TensorKin
 from ._errors import TensorCheckError
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from ._options_grid import GridSampleOptions, GridSamplePaddingMode
 from ._print import PrintOptions, set_print_options
 from ._registry import (
     BackendError,
@@ -65,6 +66,8 @@ __all__ = [
     "Float",
     "INT_DTYPES",
     "Int",
+    "GridSampleOptions",
+    "GridSamplePaddingMode",
     "InterpolateOptions",
     "NoDeviceError",
     "PrintOptions",
@@ -86,6 +89,7 @@ __all__ = [
     "default_device",
     "get_backend",
     "resolve_backend",
+    "grid",
     "linalg",
     "module",
     "op_table",

@@ -23,6 +23,7 @@ from ._ops_activation import ActivationOps
 from ._ops_attention import AttentionOps
 from ._ops_bool import BoolOps
 from ._ops_float import FloatOps
+from ._ops_grid import GridOps
 from ._ops_int import IntOps
 from ._ops_linalg import LinalgOps
 from ._ops_module import ModuleOps
@@ -64,6 +65,7 @@ class Backend(
     NormOps,
     ActivationOps,
     LinalgOps,
+    GridOps,
     metaclass=_Interned,
 ):
     """Base class of every backend and decorator.
@@ -256,8 +258,7 @@ def _rebuild_backend(cls, kwargs):
 
 def op_table() -> list[str]:
     names = set(REQUIRED)
-    for base in (
-        FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps, LinalgOps
-    ):
+    families = (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
+    for base in (*families, LinalgOps, GridOps):
         names.update(n for n in vars(base) if not n.startswith("_"))
     return sorted(names)

@@ -19,6 +19,7 @@ from ._shape import Shape
 from ._tensor_autodiff import AutodiffMixin
 from ._tensor_display import DisplayMixin
 from ._tensor_index import IndexMixin
+from ._tensor_grid import GridMixin
 from ._tensor_layout import LayoutMixin
 from ._tensor_linalg import LinalgMixin
 from ._tensor_logic import LogicMixin
@@ -49,6 +50,7 @@ class Tensor(
     AutodiffMixin,
     DisplayMixin,
     LinalgMixin,
+    GridMixin,
 ):
     """An immutable n-dimensional tensor on a device of some backend.
 

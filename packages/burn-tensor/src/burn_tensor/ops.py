@@ -29,6 +29,7 @@ from ._options import (
     InterpolateOptions,
     UnfoldOptions,
 )
+from ._options_grid import GridSampleOptions
 from ._slice import numpy_slice
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "REQUIRED_OPS",
     "ConvOptions",
     "ConvTransposeOptions",
+    "GridSampleOptions",
     "InterpolateOptions",
     "UnfoldOptions",
     "adam_update",
