@@ -40,6 +40,15 @@ def _gs_fixed_grid(mode, padding, align):
     return fn
 
 
+def _pad(pads, mode, value):
+    return lambda B, x: B.float_pad(x, pads, mode, value)
+
+
+def _take(B, x):
+    idx = B.int_from_data(TensorData(np.array([[2, 0], [1, 2]], dtype=B.int_dtype.np)), B.device())
+    return B.float_take(x, 1, idx)
+
+
 def _meshgrid(B, a, b):
     xs = B.float_meshgrid([a, b], True, True)
     return B.float_add(B.float_mul(xs[0], xs[0]), xs[1])
@@ -76,4 +85,8 @@ SURFACE_CASES = [
         ("float_grid_sample_2d", _gs_fixed_grid("nearest", p, False), [u(2, 2, 4, 5)])
         for p in ("zeros", "border", "reflection")
     ],
+    ("float_pad", _pad(((0, 0), (1, 2), (2, 1)), "constant", 0.5), [u(2, 3, 4)]),
+    ("float_pad", _pad(((0, 0), (2, 1), (1, 2)), "reflect", 0.0), [u(2, 3, 4)]),
+    ("float_pad", _pad(((1, 0), (2, 1), (0, 3)), "edge", 0.0), [u(2, 3, 4)]),
+    ("float_take", _take, [u(2, 3, 2)]),
 ]

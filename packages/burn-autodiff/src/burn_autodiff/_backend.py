@@ -46,6 +46,8 @@ NONDIFF = frozenset(
         "float_any_dim",
         "float_all",
         "float_all_dim",
+        # one-hot of class indices: the indices are truncated to ints, nothing to differentiate
+        "float_one_hot_fill",
     ]
 )
 # Handled by `Autodiff` itself.

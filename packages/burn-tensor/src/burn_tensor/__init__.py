@@ -20,6 +20,7 @@ from ._errors import TensorCheckError
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 from ._options_grid import GridSampleOptions, GridSamplePaddingMode
+from ._pad_mode import PadMode
 from ._print import PrintOptions, set_print_options
 from ._registry import (
     BackendError,
@@ -70,6 +71,7 @@ __all__ = [
     "GridSamplePaddingMode",
     "InterpolateOptions",
     "NoDeviceError",
+    "PadMode",
     "PrintOptions",
     "REQUIRED_OPS",
     "Shape",

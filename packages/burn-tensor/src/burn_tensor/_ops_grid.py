@@ -56,7 +56,7 @@ class GridOps:
     bool_meshgrid = _make_meshgrid("bool")
 
     def int_cartesian_grid(self, shape, device):
-        """Index coordinates of every element of `shape`: out[i0, .., i_{d-1}] = (i0, .., i_{d-1})."""
+        """Index coordinates of every element: out[i0, .., i_{d-1}] = (i0, .., i_{d-1})."""
         shape = tuple(shape)
         d = len(shape)
         parts = []

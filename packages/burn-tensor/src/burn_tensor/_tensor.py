@@ -19,6 +19,7 @@ from ._shape import Shape
 from ._tensor_autodiff import AutodiffMixin
 from ._tensor_display import DisplayMixin
 from ._tensor_index import IndexMixin
+from ._tensor_extra import ExtraMixin
 from ._tensor_grid import GridMixin
 from ._tensor_layout import LayoutMixin
 from ._tensor_linalg import LinalgMixin
@@ -51,6 +52,7 @@ class Tensor(
     DisplayMixin,
     LinalgMixin,
     GridMixin,
+    ExtraMixin,
 ):
     """An immutable n-dimensional tensor on a device of some backend.
 

@@ -45,7 +45,8 @@ class LinalgMixin:
 
         Centers along `dim`, swaps `dim` to the front and returns `c^T @ c / (n -
         correction_factor)` over the last two dims: for a [variables, observations] matrix and
-        `dim=1`, the [variables, variables] covariance (numpy's `np.cov(x, ddof=correction_factor)`).
+        `dim=1`, the [variables, variables] covariance (numpy's
+        `np.cov(x, ddof=correction_factor)`).
 
         Example:
             >>> from burn_ndarray import NdArray

@@ -279,7 +279,8 @@ def outer(x, y):
         >>> from burn_ndarray import NdArray
         >>> from burn_tensor import Tensor
         >>> dev = NdArray().device()
-        >>> outer(Tensor.from_data([1.0, 2.0], dev), Tensor.from_data([3.0, 4.0, 5.0], dev)).tolist()
+        >>> a, b = Tensor.from_data([1.0, 2.0], dev), Tensor.from_data([3.0, 4.0, 5.0], dev)
+        >>> outer(a, b).tolist()
         [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]
     """
     return outer_dim(x, y, -1)
@@ -326,7 +327,8 @@ def lu_decomposition(x):
     Example:
         >>> from burn_ndarray import NdArray
         >>> from burn_tensor import Tensor
-        >>> lu, perm = lu_decomposition(Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], NdArray().device()))
+        >>> x = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], NdArray().device())
+        >>> lu, perm = lu_decomposition(x)
         >>> perm.tolist(), [[round(v, 4) for v in r] for r in lu.tolist()]
         ([1, 0], [[3.0, 4.0], [0.3333, 0.6667]])
     """
