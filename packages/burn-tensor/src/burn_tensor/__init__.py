@@ -21,6 +21,7 @@ from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 from ._options_grid import GridSampleOptions, GridSamplePaddingMode
 from ._pad_mode import PadMode
+from ._transaction import Transaction
 from ._print import PrintOptions, set_print_options
 from ._registry import (
     BackendError,
@@ -80,6 +81,7 @@ __all__ = [
     "TensorZeroDivisionError",
     "TensorData",
     "TensorKind",
+    "Transaction",
     "Tolerance",
     "UnfoldOptions",
     "activation",

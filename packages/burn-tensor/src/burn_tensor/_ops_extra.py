@@ -8,6 +8,7 @@ Conventions (guaranteed by the Tensor layer):
   empty); `value` is the constant, already of x's kind.
 - `{k}_take(x, dim, indices)`: Int indices of any rank, values in [0, size of dim); the result
   is x.shape[:dim] + indices.shape + x.shape[dim + 1:] (numpy's `take`).
+- `tr_execute(floats, ints, bools)`: three lists of primitives -> three lists of `TensorData`.
 - `{k}_one_hot_fill(x, num_classes, on_value, off_value, axis)`: x holds class indices in
   [-num_classes, num_classes) (negatives count from the end); the new dim of size num_classes
   is inserted at `axis` (0..rank); on_value where the index matches, off_value elsewhere.
@@ -97,7 +98,20 @@ def make_extra_defaults(k: str) -> dict:
 
 
 class ExtraOps:
-    """pad / take / one_hot_fill (see the module docstring); `bool_take` as well."""
+    """pad / take / one_hot_fill (see the module docstring); `bool_take`; `tr_execute`."""
+
+    def tr_execute(self, floats, ints, bools):
+        """Read several tensors in one go (Burn's `TransactionOps::tr_execute`): lists of float,
+        int and bool primitives -> `(float datas, int datas, bool datas)`, each list in order.
+
+        This default reads each tensor by itself; a GPU backend overrides it to wait once and
+        copy everything to the host in one transfer (`burn_opencl`, `burn_cuda`).
+        """
+        return (
+            [self.float_into_data(x) for x in floats],
+            [self.int_into_data(x) for x in ints],
+            [self.bool_into_data(x) for x in bools],
+        )
 
     def bool_take(self, x, dim, indices):
         ishape = tuple(indices.shape)

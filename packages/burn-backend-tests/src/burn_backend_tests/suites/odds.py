@@ -107,3 +107,23 @@ def test_one_hot_fill_refusals(burn, burn_checks_on):
         t.one_hot_fill(3, 1, 0)
     with pytest.raises(TensorCheckError, match="axis 3 out of range"):
         t.one_hot_fill(4, 1, 0, 3)
+
+
+def test_transaction(burn):
+    from burn_tensor import Transaction
+
+    f, fr = burn.view_input(sample((3, 4), "any", 5), layout="permuted")
+    i, ir = burn.view_input(sample((5,), "int", 6), Int, layout="flipped")
+    b = burn.bool(sample((2, 3), "any", 7) > 0)
+    g, gr = burn.view_input(sample((2, 1, 3), "any", 8), layout="strided")
+    e = burn.float(np.zeros((0, 3)))
+    datas = Transaction().register(f).register(i).register(b).register(e).register(g).execute()
+    assert len(datas) == 5
+    want = [fr, ir, sample((2, 3), "any", 7) > 0, np.zeros((0, 3)), gr]
+    for d, w in zip(datas, want):
+        assert tuple(d.array.shape) == w.shape
+        np.testing.assert_array_equal(np.asarray(d.array).astype(w.dtype), w)
+    assert datas[0].dtype is burn.fdt and datas[1].dtype is burn.idt
+    # the same reads as one by one
+    assert datas[4].array.tolist() == g.to_data().array.tolist()
+    assert Transaction().execute() == []
