@@ -70,3 +70,15 @@ def test_one_hot_fill_burn_example_and_checks():
         t([-4.0]).one_hot_fill(3, 1.0, 0.0)
     with pytest.raises(TensorCheckError, match="non-integral"):
         x.int().one_hot_fill(3, 1.5, 0)
+
+
+def test_unsigned_dtypes_exist_and_check_their_range():
+    from burn_tensor import INT_DTYPES, DType
+
+    for name, size in (("U16", 2), ("U32", 4), ("U64", 8)):
+        dt = DType.from_any(name.lower())
+        assert dt is DType[name] and dt.is_int() and dt.size == size and dt in INT_DTYPES
+    with pytest.raises(TensorCheckError, match="from_data"):
+        Tensor.from_data([-1, 2], DEV, DType.U32)
+    big = Tensor.from_data([2**64 - 1], DEV, DType.U64)
+    assert big.tolist() == [2**64 - 1]

@@ -18,6 +18,9 @@ C_TYPES = {
     "int16": "short",
     "int8": "signed char",
     "uint8": "unsigned char",
+    "uint16": "unsigned short",
+    "uint32": "unsigned int",
+    "uint64": "unsigned long long",
     "bool": "bool",
 }
 

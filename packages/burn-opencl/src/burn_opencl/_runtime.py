@@ -31,6 +31,9 @@ CTYPE = {
     np.dtype(np.int16): "short",
     np.dtype(np.int8): "char",
     np.dtype(np.uint8): "uchar",
+    np.dtype(np.uint16): "ushort",
+    np.dtype(np.uint32): "uint",
+    np.dtype(np.uint64): "ulong",
     np.dtype(np.bool_): "uchar",
 }
 #: by-value scalar argument types
@@ -43,6 +46,9 @@ SCALAR = {
     np.dtype(np.int16): np.int16,
     np.dtype(np.int8): np.int8,
     np.dtype(np.uint8): np.uint8,
+    np.dtype(np.uint16): np.uint16,
+    np.dtype(np.uint32): np.uint32,
+    np.dtype(np.uint64): np.uint64,
     np.dtype(np.bool_): np.uint8,
 }
 

@@ -127,3 +127,28 @@ def test_transaction(burn):
     # the same reads as one by one
     assert datas[4].array.tolist() == g.to_data().array.tolist()
     assert Transaction().execute() == []
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
+def test_unsigned_int_dtypes(burn, dtype):
+    from burn_tensor import DType, Tensor
+
+    dt = DType.from_any(dtype)
+    big = {"uint8": 250, "uint16": 65000, "uint32": 4_000_000_000, "uint64": 2**63 + 5}[dtype]
+    x = np.array([[0, 3, 7], [12, 1, 5]], dtype=dt.np)
+    t = Tensor.from_data(x, burn.device, dt)
+    assert t.dtype is dt and t.kind is Int
+    np.testing.assert_array_equal(t.to_data().array, x)
+    np.testing.assert_array_equal((t + 2).to_data().array, x + 2)
+    np.testing.assert_array_equal((t * t).to_data().array, x * x)
+    np.testing.assert_array_equal(t.sum_dim(1).to_data().array, x.sum(1, keepdims=True))
+    np.testing.assert_array_equal(t.max_dim(0).to_data().array, x.max(0, keepdims=True))
+    np.testing.assert_array_equal(t.greater_elem(4).to_data().array, x > 4)
+    # values past the signed range of the same width survive a round trip
+    hi = Tensor.from_data(np.array([big, 1], dtype=dt.np), burn.device, dt)
+    assert hi.to_data().array.tolist() == [big, 1]
+    # casts between the backend's int dtype and the unsigned one keep in-range values
+    back = t.cast(burn.idt)
+    burn.assert_equal(back, x.astype(np.int64), Int)
+    np.testing.assert_array_equal(back.cast(dt).to_data().array, x)
+    burn.assert_close(t.float(), x.astype(np.float64))
