@@ -20,6 +20,7 @@ from ._errors import TensorCheckError
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 from ._options_grid import GridSampleOptions, GridSamplePaddingMode
+from ._named import NamedDim, NamedTensor
 from ._pad_mode import PadMode
 from ._transaction import Transaction
 from ._print import PrintOptions, set_print_options
@@ -71,6 +72,8 @@ __all__ = [
     "GridSampleOptions",
     "GridSamplePaddingMode",
     "InterpolateOptions",
+    "NamedDim",
+    "NamedTensor",
     "NoDeviceError",
     "PadMode",
     "PrintOptions",
