@@ -76,7 +76,14 @@ from ._loss import (
     SmoothL1Loss,
     SmoothL1LossConfig,
 )
+from ._loss_extra import (
+    CosineEmbeddingLoss,
+    CosineEmbeddingLossConfig,
+    PoissonNllLoss,
+    PoissonNllLossConfig,
+)
 from ._module import Module
+from ._noise import GaussianNoise, GaussianNoiseConfig
 from ._norm import (
     BatchNorm,
     BatchNormConfig,
@@ -180,6 +187,12 @@ __all__ = [
     "LinearLayout",
     "Dropout",
     "DropoutConfig",
+    "GaussianNoise",
+    "GaussianNoiseConfig",
+    "CosineEmbeddingLoss",
+    "CosineEmbeddingLossConfig",
+    "PoissonNllLoss",
+    "PoissonNllLossConfig",
     "Embedding",
     "EmbeddingConfig",
     "PaddingConfig1d",

@@ -15,10 +15,20 @@ from ._loss import (
     SmoothL1Loss,
     SmoothL1LossConfig,
 )
+from ._loss_extra import (
+    CosineEmbeddingLoss,
+    CosineEmbeddingLossConfig,
+    PoissonNllLoss,
+    PoissonNllLossConfig,
+)
 
 __all__ = [
     "BinaryCrossEntropyLoss",
     "BinaryCrossEntropyLossConfig",
+    "CosineEmbeddingLoss",
+    "CosineEmbeddingLossConfig",
+    "PoissonNllLoss",
+    "PoissonNllLossConfig",
     "CrossEntropyLoss",
     "CrossEntropyLossConfig",
     "HuberLoss",
