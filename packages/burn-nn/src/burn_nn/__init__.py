@@ -84,6 +84,7 @@ from ._loss_extra import (
 )
 from ._module import Module
 from ._noise import GaussianNoise, GaussianNoiseConfig
+from ._wrappers import Activation, ActivationConfig, Normalization, NormalizationConfig
 from ._norm import (
     BatchNorm,
     BatchNormConfig,
@@ -188,6 +189,10 @@ __all__ = [
     "Dropout",
     "DropoutConfig",
     "GaussianNoise",
+    "Activation",
+    "ActivationConfig",
+    "Normalization",
+    "NormalizationConfig",
     "GaussianNoiseConfig",
     "CosineEmbeddingLoss",
     "CosineEmbeddingLossConfig",
