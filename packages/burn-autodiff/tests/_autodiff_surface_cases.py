@@ -49,6 +49,16 @@ def _take(B, x):
     return B.float_take(x, 1, idx)
 
 
+def _ctc(B, x):
+    """CTC NLL of raw scores (any real log_probs): ragged lengths, a repeat, an empty target."""
+
+    def ints(a):
+        return B.int_from_data(TensorData(np.asarray(a, dtype=B.int_dtype.np)), B.device())
+
+    tg, il, tl = ints([[1, 1, 2], [2, 0, 0], [1, 0, 0]]), ints([5, 4, 3]), ints([3, 1, 0])
+    return B.ctc_loss(x, tg, il, tl, 0)
+
+
 def _meshgrid(B, a, b):
     xs = B.float_meshgrid([a, b], True, True)
     return B.float_add(B.float_mul(xs[0], xs[0]), xs[1])
@@ -89,4 +99,5 @@ SURFACE_CASES = [
     ("float_pad", _pad(((0, 0), (2, 1), (1, 2)), "reflect", 0.0), [u(2, 3, 4)]),
     ("float_pad", _pad(((1, 0), (2, 1), (0, 3)), "edge", 0.0), [u(2, 3, 4)]),
     ("float_take", _take, [u(2, 3, 2)]),
+    ("ctc_loss", _ctc, [u(5, 3, 3)]),
 ]

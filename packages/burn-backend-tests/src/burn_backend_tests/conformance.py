@@ -15,6 +15,7 @@ from .suites.checks_index import *
 from .suites.checks_values import *
 from .suites.coverage import *  # the completeness case: the plugin runs it last
 from .suites.creation import *
+from .suites.ctc import *
 from .suites.device import *
 from .suites.elementwise import *
 from .suites.grid import *

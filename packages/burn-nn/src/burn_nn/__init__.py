@@ -78,6 +78,10 @@ from ._loss import (
 )
 from ._loss_extra import (
     CosineEmbeddingLoss,
+    CTCLoss,
+    CTCLossConfig,
+    CtcLoss,
+    CtcLossConfig,
     CosineEmbeddingLossConfig,
     PoissonNllLoss,
     PoissonNllLossConfig,
@@ -195,6 +199,10 @@ __all__ = [
     "NormalizationConfig",
     "GaussianNoiseConfig",
     "CosineEmbeddingLoss",
+    "CTCLoss",
+    "CTCLossConfig",
+    "CtcLoss",
+    "CtcLossConfig",
     "CosineEmbeddingLossConfig",
     "PoissonNllLoss",
     "PoissonNllLossConfig",

@@ -17,6 +17,10 @@ from ._loss import (
 )
 from ._loss_extra import (
     CosineEmbeddingLoss,
+    CTCLoss,
+    CTCLossConfig,
+    CtcLoss,
+    CtcLossConfig,
     CosineEmbeddingLossConfig,
     PoissonNllLoss,
     PoissonNllLossConfig,
@@ -26,6 +30,10 @@ __all__ = [
     "BinaryCrossEntropyLoss",
     "BinaryCrossEntropyLossConfig",
     "CosineEmbeddingLoss",
+    "CTCLoss",
+    "CTCLossConfig",
+    "CtcLoss",
+    "CtcLossConfig",
     "CosineEmbeddingLossConfig",
     "PoissonNllLoss",
     "PoissonNllLossConfig",

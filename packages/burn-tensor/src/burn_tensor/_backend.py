@@ -22,6 +22,7 @@ from ._dtype import Bool, DType, Float, Int
 from ._ops_activation import ActivationOps
 from ._ops_attention import AttentionOps
 from ._ops_bool import BoolOps
+from ._ops_ctc import CtcOps
 from ._ops_extra import ExtraOps
 from ._ops_float import FloatOps
 from ._ops_grid import GridOps
@@ -68,6 +69,7 @@ class Backend(
     LinalgOps,
     GridOps,
     ExtraOps,
+    CtcOps,
     metaclass=_Interned,
 ):
     """Base class of every backend and decorator.
@@ -261,6 +263,6 @@ def _rebuild_backend(cls, kwargs):
 def op_table() -> list[str]:
     names = set(REQUIRED)
     families = (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
-    for base in (*families, LinalgOps, GridOps, ExtraOps):
+    for base in (*families, LinalgOps, GridOps, ExtraOps, CtcOps):
         names.update(n for n in vars(base) if not n.startswith("_"))
     return sorted(names)
