@@ -47,6 +47,7 @@ from ._conv_transpose import (
     ConvTranspose2dConfig,
 )
 from ._dropout import Dropout, DropoutConfig, Embedding, EmbeddingConfig
+from ._initializer import lazy_init
 from ._initializer import (
     Constant,
     Initializer,
@@ -177,6 +178,7 @@ __all__ = [
     # initializers
     "Constant",
     "Initializer",
+    "lazy_init",
     "KaimingNormal",
     "KaimingUniform",
     "Normal",
