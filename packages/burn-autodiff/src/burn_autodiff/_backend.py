@@ -46,6 +46,10 @@ NONDIFF = frozenset(
         "float_any_dim",
         "float_all",
         "float_all_dim",
+        # one-hot of class indices: the indices are truncated to ints, nothing to differentiate
+        "float_one_hot_fill",
+        # reads data: the inner backend's own (one-transfer) read of the inner primitives
+        "tr_execute",
     ]
 )
 # Handled by `Autodiff` itself.

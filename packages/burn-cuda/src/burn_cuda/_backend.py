@@ -219,6 +219,9 @@ def _install(cp) -> None:
             for name, fn in numeric_ops(cp, prefix[:-1]).items():
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
+        from ._transaction import make_tr_execute
+
+        table["tr_execute"] = make_tr_execute(cp)
         oom = cp.cuda.memory.OutOfMemoryError
         for name in CLASS_OPS:  # the class's own ops (its mixins'): by name, not by pattern
             table[name] = getattr(Cuda, name)

@@ -28,6 +28,9 @@ _SCALAR = {
     "int16": np.int16,
     "int8": np.int8,
     "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
     "bool": np.uint8,
     "uint32": np.uint32,
 }

@@ -20,6 +20,9 @@ CTYPES = {
         "int16": "short",
         "int8": "char",
         "uint8": "uchar",
+        "uint16": "ushort",
+        "uint32": "uint",
+        "uint64": "ulong",
         "bool": "uchar",
     },
     "cuda": {
@@ -30,6 +33,9 @@ CTYPES = {
         "int16": "short",
         "int8": "signed char",
         "uint8": "unsigned char",
+        "uint16": "unsigned short",
+        "uint32": "unsigned int",
+        "uint64": "unsigned long long",
         "bool": "unsigned char",
     },
 }

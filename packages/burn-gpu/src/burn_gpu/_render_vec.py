@@ -41,12 +41,25 @@ _CUDA_VEC = {
     "int16": ("short4", 4),
     "int8": ("char4", 4),
     "uint8": ("uchar4", 4),
+    "uint16": ("ushort4", 4),
+    "uint32": ("uint4", 4),
+    "uint64": ("ulonglong2", 2),
     "bool": ("uchar4", 4),
 }
 _XYZW = "xyzw"
 #: OpenCL: widest vector access in bytes (see the module docstring: no 512-bit vectors)
 _CL_MAX_BYTES = 32
-_CL_BYTES = {"float32": 4, "int32": 4, "float64": 8, "int64": 8, "int16": 2, "int8": 1}
+_CL_BYTES = {
+    "float32": 4,
+    "int32": 4,
+    "float64": 8,
+    "int64": 8,
+    "int16": 2,
+    "int8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+}
 
 
 def _cl_lanes(dt: str, lanes: int) -> int:

@@ -14,6 +14,7 @@ from ._ops_math import elementwise_ops
 from ._ops_module import OpenClModuleOps
 from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
+from ._transaction import tr_execute
 from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
 from ._runtime import runtime_for
@@ -150,6 +151,7 @@ def _install() -> None:
     table["int_random"] = random_op
     table["float_matmul"] = matmul_op
     table["int_matmul"] = matmul_op
+    table["tr_execute"] = tr_execute
     for name, fn in table.items():
         if name not in vars(OpenCl):
             setattr(OpenCl, name, fn)

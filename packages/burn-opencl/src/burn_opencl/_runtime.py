@@ -32,6 +32,9 @@ SCALAR = {
     np.dtype(np.int16): np.int16,
     np.dtype(np.int8): np.int8,
     np.dtype(np.uint8): np.uint8,
+    np.dtype(np.uint16): np.uint16,
+    np.dtype(np.uint32): np.uint32,
+    np.dtype(np.uint64): np.uint64,
     np.dtype(np.bool_): np.uint8,
 }
 
