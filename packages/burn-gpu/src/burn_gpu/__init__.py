@@ -12,6 +12,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
+- `attention_program(dtype, head_dim, value_dim, dialect)` (`_attention.py`): flash attention
+  forward and backward;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
@@ -25,6 +27,9 @@ Example:
 """
 
 from ._adam import adam_many_program, adam_program
+from ._attention import ROWS as ATTENTION_ROWS
+from ._attention import attention_groups, attention_program
+from ._attention import scale2 as attention_scale2
 from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
@@ -41,6 +46,7 @@ from ._runtime import GpuBackend, Runtime, runtime_of
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
+    "ATTENTION_ROWS",
     "COL_GROUP",
     "CTYPES",
     "DIALECTS",
@@ -66,6 +72,9 @@ __all__ = [
     "SoftmaxOps",
     "adam_many_program",
     "adam_program",
+    "attention_groups",
+    "attention_program",
+    "attention_scale2",
     "cast_program",
     "collapse",
     "conv_program",

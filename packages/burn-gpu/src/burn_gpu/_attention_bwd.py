@@ -1,0 +1,185 @@
+"""Flash attention, backward (FlashAttention-2's recomputation), written once for both dialects.
+
+Rendered by `_attention.attention_program` after the forward's typedefs. With P = 2^(S2 - lse2)
+recomputed from Q, K and the forward's saved lse (S2 = Q Kᵗ * scale * log2 e, as the forward),
+delta_i = rowsum(dO_i * O_i), dP = dO Vᵗ and dS = P * (dP - delta):
+
+- `attn_bwd_dq`: one query row per item (blocks of `ROWS` per group), K/V tiles in group-shared
+  memory; writes delta (for the second kernel) and dQ = scale * dS K.
+- `attn_bwd_dkv`: one key row per item, Q/dO/lse/delta tiles in group-shared memory; writes
+  dV = Pᵗ dO and dK = scale * dSᵗ Q.
+
+Two kernels instead of atomic adds into dQ: every gradient is written once by one item (the same
+bits on every run, no float atomics on OpenCL), for the price of recomputing S and dP once more.
+Left-out entries (mask, causal, past the end) get P = 0, never exp2 of a -inf lse.
+"""
+
+from __future__ import annotations
+
+BWD = """
+@KERNEL@attn_bwd_dq(@G@E* dq, @G@A* delta, @G@const E* q, @G@const E* k, @G@const E* v,
+                    @G@const E* o, @G@const E* dout, @G@const A* lse, @G@const MB* mask,
+                    const int heads, const int sq, const int sk, const int causal,
+                    const int has_mask, const A scale2, const A scale,
+                    const L qo, const L qb, const L qh, const L qs,
+                    const L ko, const L kb, const L kh, const L ks,
+                    const L vo, const L vb, const L vh, const L vs,
+                    const L oo, const L ob, const L oh, const L os,
+                    const L go, const L gb, const L gh, const L gs,
+                    const L mo, const L mb, const L mh, const L mq, const L mk) {
+  @LOCAL@A kt[TILE * D];
+  @LOCAL@A vt[TILE * DV];
+  const int lid = @LID@;
+  const int nqb = (sq + ROWS - 1) / ROWS;
+  const int g = (int)@GROUP@;
+  const int bh = g / nqb, blk = g - bh * nqb;
+  const int bi = bh / heads, hi = bh - bi * heads;
+  const int i = blk * ROWS + lid;
+  const int valid = i < sq;
+  const int off = sk - sq;
+  const int ir = valid ? i : 0;
+  @G@const E* qrow = q + qo + bi * qb + hi * qh + (L)ir * qs;
+  @G@const E* orow = o + oo + bi * ob + hi * oh + (L)ir * os;
+  @G@const E* grow = dout + go + bi * gb + hi * gh + (L)ir * gs;
+  @G@const E* kbase = k + ko + bi * kb + hi * kh;
+  @G@const E* vbase = v + vo + bi * vb + hi * vh;
+  @G@const MB* mrow = mask + mo + bi * mb + hi * mh + (L)ir * mq;
+  const L r = (L)bh * sq + ir;
+  A qr[D];
+  A gr[DV];
+  A acc[D];
+  A dl = (A)0;
+#pragma unroll
+  for (int c = 0; c < D; ++c) {
+    qr[c] = valid ? LD(qrow[c]) * scale2 : (A)0;
+    acc[c] = (A)0;
+  }
+#pragma unroll
+  for (int c = 0; c < DV; ++c) {
+    gr[c] = valid ? LD(grow[c]) : (A)0;
+    dl += valid ? gr[c] * LD(orow[c]) : (A)0;
+  }
+  const A lr = valid ? lse[r] : (A)0;
+  if (valid) delta[r] = dl;
+  int kend = sk;
+  if (causal) {
+    int last = min(sq - 1, blk * ROWS + ROWS - 1);
+    kend = min(sk, max(0, last + off + 1));
+  }
+  for (int k0 = 0; k0 < kend; k0 += TILE) {
+    @BARRIER@
+    for (int t = lid; t < TILE * D; t += ROWS) {
+      int rr = t / D, j = k0 + rr;
+      kt[t] = j < sk ? LD(kbase[(L)j * ks + (t - rr * D)]) : (A)0;
+    }
+    for (int t = lid; t < TILE * DV; t += ROWS) {
+      int rr = t / DV, j = k0 + rr;
+      vt[t] = j < sk ? LD(vbase[(L)j * vs + (t - rr * DV)]) : (A)0;
+    }
+    @BARRIER@
+    if (valid) {
+      for (int jj = 0; jj < TILE; ++jj) {
+        int j = k0 + jj;
+        int hid = j >= sk || (causal && j > i + off) || (has_mask && mrow[(L)j * mk]);
+        A s = (A)0, dp = (A)0;
+#pragma unroll
+        for (int c = 0; c < D; ++c) s += qr[c] * kt[jj * D + c];
+#pragma unroll
+        for (int c = 0; c < DV; ++c) dp += gr[c] * vt[jj * DV + c];
+        A p = hid ? (A)0 : EXP2(s - lr);
+        A ds = p * (dp - dl);
+#pragma unroll
+        for (int c = 0; c < D; ++c) acc[c] += ds * kt[jj * D + c];
+      }
+    }
+  }
+  if (!valid) return;
+  for (int c = 0; c < D; ++c) dq[r * D + c] = ST(acc[c] * scale);
+}
+
+@KERNEL@attn_bwd_dkv(@G@E* dk, @G@E* dv, @G@const E* q, @G@const E* k, @G@const E* v,
+                     @G@const E* dout, @G@const A* lse, @G@const A* delta, @G@const MB* mask,
+                     const int heads, const int sq, const int sk, const int causal,
+                     const int has_mask, const A scale2, const A scale,
+                     const L qo, const L qb, const L qh, const L qs,
+                     const L ko, const L kb, const L kh, const L ks,
+                     const L vo, const L vb, const L vh, const L vs,
+                     const L go, const L gb, const L gh, const L gs,
+                     const L mo, const L mb, const L mh, const L mq, const L mk) {
+  @LOCAL@A qt[TILE * D];
+  @LOCAL@A gt[TILE * DV];
+  @LOCAL@A lt[TILE];
+  @LOCAL@A dt[TILE];
+  const int lid = @LID@;
+  const int nkb = (sk + ROWS - 1) / ROWS;
+  const int g = (int)@GROUP@;
+  const int bh = g / nkb, blk = g - bh * nkb;
+  const int bi = bh / heads, hi = bh - bi * heads;
+  const int j = blk * ROWS + lid;
+  const int valid = j < sk;
+  const int off = sk - sq;
+  const int jr = valid ? j : 0;
+  @G@const E* krow = k + ko + bi * kb + hi * kh + (L)jr * ks;
+  @G@const E* vrow = v + vo + bi * vb + hi * vh + (L)jr * vs;
+  @G@const E* qbase = q + qo + bi * qb + hi * qh;
+  @G@const E* gbase = dout + go + bi * gb + hi * gh;
+  @G@const MB* mcol = mask + mo + bi * mb + hi * mh + (L)jr * mk;
+  const L rq = (L)bh * sq;
+  A kr[D];
+  A vr[DV];
+  A dka[D];
+  A dva[DV];
+#pragma unroll
+  for (int c = 0; c < D; ++c) {
+    kr[c] = valid ? LD(krow[c]) * scale2 : (A)0;
+    dka[c] = (A)0;
+  }
+#pragma unroll
+  for (int c = 0; c < DV; ++c) {
+    vr[c] = valid ? LD(vrow[c]) : (A)0;
+    dva[c] = (A)0;
+  }
+  int ibeg = 0;
+  if (causal) ibeg = max(0, blk * ROWS - off);  /* queries before it see none of these keys */
+  for (int i0 = ibeg - ibeg % TILE; i0 < sq; i0 += TILE) {
+    @BARRIER@
+    for (int t = lid; t < TILE * D; t += ROWS) {
+      int rr = t / D, i = i0 + rr;
+      qt[t] = i < sq ? LD(qbase[(L)i * qs + (t - rr * D)]) : (A)0;
+    }
+    for (int t = lid; t < TILE * DV; t += ROWS) {
+      int rr = t / DV, i = i0 + rr;
+      gt[t] = i < sq ? LD(gbase[(L)i * gs + (t - rr * DV)]) : (A)0;
+    }
+    for (int t = lid; t < TILE; t += ROWS) {
+      int i = i0 + t;
+      lt[t] = i < sq ? lse[rq + i] : (A)0;
+      dt[t] = i < sq ? delta[rq + i] : (A)0;
+    }
+    @BARRIER@
+    if (valid) {
+      for (int ii = 0; ii < TILE; ++ii) {
+        int i = i0 + ii;
+        int hid = i >= sq || (causal && j > i + off) || (has_mask && mcol[(L)i * mq]);
+        A s = (A)0, dp = (A)0;
+#pragma unroll
+        for (int c = 0; c < D; ++c) s += kr[c] * qt[ii * D + c];
+        A p = hid ? (A)0 : EXP2(s - lt[ii]);
+#pragma unroll
+        for (int c = 0; c < DV; ++c) {
+          A gc = gt[ii * DV + c];
+          dva[c] += p * gc;
+          dp += vr[c] * gc;
+        }
+        A ds = p * (dp - dt[ii]);
+#pragma unroll
+        for (int c = 0; c < D; ++c) dka[c] += ds * qt[ii * D + c];
+      }
+    }
+  }
+  if (!valid) return;
+  const L r = (L)bh * sk + j;
+  for (int c = 0; c < D; ++c) dk[r * D + c] = ST(dka[c] * scale);
+  for (int c = 0; c < DV; ++c) dv[r * DV + c] = ST(dva[c]);
+}
+"""

@@ -1,0 +1,182 @@
+"""The flash-attention template (`burn_gpu.attention_program`) run on PoCL in the OpenCL dialect
+against numpy float64: forward output and log-sum-exp, and the backward's dQ, dK, dV, for
+sequences that are not a multiple of the tiles, causal (seq_q < seq_k too), broadcast Bool
+masks with fully masked rows, non-contiguous inputs, head dims 16/64/128 and a value dim that
+differs from the head dim."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from burn_gpu import ATTENTION_ROWS, attention_groups, attention_program, attention_scale2
+
+
+def reference(q, k, v, mask, causal, scale, g):
+    """(out, lse, dq, dk, dv) in float64; masked = left out, fully masked rows give 0."""
+    s = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    sq, sk = s.shape[2], s.shape[3]
+    hidden = np.zeros(s.shape, bool)
+    if mask is not None:
+        hidden |= np.broadcast_to(mask, s.shape)
+    if causal:
+        hidden |= np.arange(sk)[None, :] > np.arange(sq)[:, None] + (sk - sq)
+    s = np.where(hidden, -np.inf, s)
+    top = s.max(-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(s - top)
+    tot = e.sum(-1, keepdims=True)
+    p = e / np.where(tot > 0, tot, 1.0)
+    lse = np.where(tot[..., 0] > 0, np.log(np.where(tot > 0, tot, 1.0))[..., 0] + top[..., 0], -np.inf)
+    out = p @ v
+    dv = np.swapaxes(p, 2, 3) @ g
+    dp = g @ np.swapaxes(v, 2, 3)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scale
+    return out, lse, ds @ k, np.swapaxes(ds, 2, 3) @ q, dv
+
+
+def _args(a, off=0):
+    """(offset, batch, head, row) strides in elements of a [b, h, s, d] view."""
+    st = [x // a.itemsize for x in a.strides]
+    assert st[3] == 1
+    return [np.int64(off), np.int64(st[0]), np.int64(st[1]), np.int64(st[2])]
+
+
+def _mask_args(mask, shape):
+    if mask is None:
+        return [np.int64(0)] * 5
+    m = np.broadcast_to(mask, shape)
+    return [np.int64(0)] + [np.int64(s // m.itemsize) for s in m.strides]
+
+
+@pytest.fixture(scope="module")
+def run(cl_queue):
+    cl = pytest.importorskip("pyopencl")
+    ctx, queue, device = cl_queue
+    mf = cl.mem_flags
+    programs = {}
+
+    def buf(a):
+        return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
+
+    def attention(q, k, v, mask, causal, scale, g, dtype="float32"):
+        """The three kernels over [b, h, s, d] arrays (views allowed: strides are passed)."""
+        b, h, sq, d = q.shape
+        sk, dvd = k.shape[2], v.shape[3]
+        key = (dtype, d, dvd)
+        if key not in programs:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                programs[key] = cl.Program(ctx, attention_program(dtype, d, dvd, "opencl")).build()
+        prg = programs[key]
+        A = np.float64 if dtype == "float64" else np.float32
+        # each array's whole memory in one buffer, read through the view's own strides
+        def base(a):
+            root = a if a.base is None else a.base
+            assert root.flags.c_contiguous and root.ctypes.data == a.ctypes.data
+            return buf(root), a
+
+        (qb, qv), (kb, kv), (vb, vv), (gb, gv) = (base(x) for x in (q, k, v, g))
+        mb = buf(np.ascontiguousarray(np.zeros(1, np.uint8) if mask is None else mask).astype(np.uint8))
+        full = (b, h, sq, sk)
+        margs = _mask_args(mask, full)
+        head = [np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None)]
+        out = np.empty((b, h, sq, dvd), q.dtype)
+        lse = np.empty(b * h * sq, A)
+        ob = cl.Buffer(ctx, mf.READ_WRITE, out.nbytes)
+        lb = cl.Buffer(ctx, mf.READ_WRITE, lse.nbytes)
+        s2 = A(attention_scale2(scale))
+        fwd = cl.Kernel(prg, "attn_fwd")
+        fwd.set_args(ob, lb, qb, kb, vb, mb, *head, s2, *_args(qv), *_args(kv), *_args(vv), *margs)
+        R = ATTENTION_ROWS
+        cl.enqueue_nd_range_kernel(queue, fwd, (attention_groups(b * h, sq) * R,), (R,))
+        cl.enqueue_copy(queue, out, ob)
+        cl.enqueue_copy(queue, lse, lb)
+        dq = np.empty((b, h, sq, d), q.dtype)
+        dk = np.empty((b, h, sk, d), q.dtype)
+        dv = np.empty((b, h, sk, dvd), q.dtype)
+        delta = cl.Buffer(ctx, mf.READ_WRITE, lse.nbytes)
+        dqb, dkb, dvb = (cl.Buffer(ctx, mf.READ_WRITE, a.nbytes) for a in (dq, dk, dv))
+        oargs = [np.int64(0), np.int64(h * sq * dvd), np.int64(sq * dvd), np.int64(dvd)]
+        k1 = cl.Kernel(prg, "attn_bwd_dq")
+        k1.set_args(dqb, delta, qb, kb, vb, ob, gb, lb, mb, *head, s2, A(scale), *_args(qv),
+                    *_args(kv), *_args(vv), *oargs, *_args(gv), *margs)  # fmt: skip
+        cl.enqueue_nd_range_kernel(queue, k1, (attention_groups(b * h, sq) * R,), (R,))
+        k2 = cl.Kernel(prg, "attn_bwd_dkv")
+        k2.set_args(dkb, dvb, qb, kb, vb, gb, lb, delta, mb, *head, s2, A(scale), *_args(qv),
+                    *_args(kv), *_args(vv), *_args(gv), *margs)  # fmt: skip
+        cl.enqueue_nd_range_kernel(queue, k2, (attention_groups(b * h, sk) * R,), (R,))
+        for a, bb in ((dq, dqb), (dk, dkb), (dv, dvb)):
+            cl.enqueue_copy(queue, a, bb)
+        queue.finish()
+        return out, (lse * math.log(2.0)).reshape(b, h, sq), dq, dk, dv
+
+    return attention
+
+
+def _rand(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+CASES = [
+    # (b, h, sq, sk, d, dv, causal, mask shape or None)
+    (2, 3, 70, 70, 16, 16, False, None),  # seq not a multiple of ROWS or TILE
+    (1, 2, 70, 70, 16, 16, True, None),
+    (1, 2, 33, 100, 16, 24, True, None),  # seq_q < seq_k: bottom-right causal, dv != d
+    (2, 2, 45, 37, 16, 16, False, (2, 1, 45, 37)),  # broadcast over heads, fully masked rows
+    (1, 2, 40, 65, 16, 16, True, (1, 1, 1, 65)),  # key padding mask and causal
+    (1, 1, 130, 90, 64, 64, False, None),
+    (1, 1, 20, 50, 128, 128, True, (1, 1, 20, 50)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_forward_and_backward_match_float64(run, case):
+    b, h, sq, sk, d, dvd, causal, mshape = case
+    q, k, v = _rand((b, h, sq, d), 1), _rand((b, h, sk, d), 2), _rand((b, h, sk, dvd), 3)
+    g = _rand((b, h, sq, dvd), 4)
+    mask = None
+    if mshape is not None:
+        mask = np.random.default_rng(5).uniform(size=mshape) < 0.3
+        mask[..., : min(3, mshape[2]), :] = True  # whole rows left out (when seq_q is there)
+    scale = 1.0 / math.sqrt(d)
+    got = run(q, k, v, mask, causal, scale, g)
+    want = reference(*(x.astype(np.float64) for x in (q, k, v)), mask, causal, scale, g.astype(np.float64))
+    for name, a, w in zip(("out", "lse", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=2e-4, atol=2e-4, err_msg=name)
+    if mask is not None and mshape[2] > 1:
+        assert np.all(got[0][:, :, :3] == 0) and np.all(np.isneginf(got[1][:, :, :3]))
+
+
+def test_strided_views_are_read_through_their_strides(run):
+    """Q/K/V as [b, s, h, d] buffers viewed as [b, h, s, d] (what a multi-head projection
+    hands over): no copy, the strides go to the kernel."""
+    b, h, s, d = 2, 3, 50, 16
+    raw = [_rand((b, s, h, d), i) for i in range(4)]
+    q, k, v, g = (np.swapaxes(a, 1, 2) for a in raw)
+    got = run(q, k, v, None, True, 0.3, g)
+    want = reference(*(x.astype(np.float64) for x in (q, k, v)), None, True, 0.3, g.astype(np.float64))
+    for a, w in zip(got, want):
+        np.testing.assert_allclose(a, w, rtol=2e-4, atol=2e-4)
+
+
+def test_bfloat16_storage_accumulates_in_float32(run):
+    ml = pytest.importorskip("ml_dtypes")
+    b, h, s, d = 1, 2, 40, 16
+    q, k, v, g = (_rand((b, h, s, d), i).astype(ml.bfloat16) for i in range(4))
+    got = run(*(x.view(np.uint16) for x in (q, k, v)), None, False, 0.25, g.view(np.uint16), dtype="bfloat16")
+    want = reference(*(x.astype(np.float64) for x in (q, k, v)), None, False, 0.25, g.astype(np.float64))
+    for name, a, w in zip(("out", "lse", "dq", "dk", "dv"), got, want):
+        a = a.view(ml.bfloat16).astype(np.float64) if a.dtype == np.uint16 else a
+        np.testing.assert_allclose(a, w, rtol=2e-2, atol=2e-2, err_msg=name)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="head_dim must be an int in 1..128, got 129"):
+        attention_program("float32", 129, 64, "opencl")
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        attention_program("int32", 64, 64, "cuda")
+    with pytest.raises(ValueError, match="dialect"):
+        attention_program("float32", 64, 64, "metal")
