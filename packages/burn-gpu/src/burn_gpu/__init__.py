@@ -13,7 +13,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
 - `attention_program(dtype, head_dim, value_dim, dialect)` (`_attention.py`): flash attention
-  forward and backward;
+  forward and backward; `FlashAttentionOps` (`_attention_ops.py`): the backends' dispatch;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
@@ -30,6 +30,8 @@ from ._adam import adam_many_program, adam_program
 from ._attention import ROWS as ATTENTION_ROWS
 from ._attention import attention_groups, attention_program
 from ._attention import scale2 as attention_scale2
+from ._attention_ops import FlashAttentionOps, mask_args
+from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
@@ -62,6 +64,7 @@ __all__ = [
     "RANK",
     "REDUCE_OPS",
     "WIDTHS",
+    "FlashAttentionOps",
     "Frame",
     "GpuBackend",
     "Node",
@@ -75,6 +78,7 @@ __all__ = [
     "attention_groups",
     "attention_program",
     "attention_scale2",
+    "attention_view_args",
     "cast_program",
     "collapse",
     "conv_program",
@@ -86,6 +90,7 @@ __all__ = [
     "index_layout",
     "index_program",
     "kind_of",
+    "mask_args",
     "pack",
     "pool_program",
     "random_program",

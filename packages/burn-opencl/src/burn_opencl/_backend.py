@@ -13,13 +13,14 @@ from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
 from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
+from ._attention import OpenClAttentionOps
 from ._softmax import OpenClSoftmaxOps
 from ._runtime import runtime_for
 
 _SELECTIONS: dict = {}
 
 
-class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
+class OpenCl(OpenClAttentionOps, OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:
