@@ -2,7 +2,9 @@
 `burn_tensor.module.attention` on `Autodiff(OpenCl())`: the kernels run (forward once, the
 fused backward once, never the decomposition), Autodiff hands the backward the forward's saved
 statistic, and the values match numpy float64 for sequences off the tiles, causal, broadcast
-masks, head dims 16/64/128 and non-contiguous inputs."""
+masks, head dims 16/64 and non-contiguous inputs (head dim 128 and a value dim other than
+the head dim: burn-gpu's `tests/test_attention.py`, on the same kernels; the renderings here
+are the ones it builds, so PoCL compiles each once)."""
 
 from __future__ import annotations
 
@@ -82,8 +84,8 @@ def _run(B, q, k, v, g, mask=None, causal=False, scale=None, view=None):
 CASES = [
     # (b, h, sq, sk, d, dv, causal, mask shape)
     (2, 2, 70, 70, 16, 16, True, None),
-    (1, 3, 33, 97, 64, 32, False, (1, 1, 1, 97)),
-    (2, 1, 41, 41, 128, 128, True, (2, 1, 41, 41)),
+    (1, 3, 33, 97, 64, 64, False, (1, 1, 1, 97)),
+    (2, 1, 41, 41, 16, 16, True, (2, 1, 41, 41)),
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from burn_gpu import (
     adam_program,
+    attention_program,
     conv_program,
     index_program,
     pool_program,
@@ -92,6 +93,11 @@ SOURCES = {
         for kind in ("_rows", "_cols", "_bwd_rows", "_bwd_cols")
     },
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
+    # burn_gpu's flash attention (the kernels OpenCl runs), per head dim d and value dim dv
+    **{
+        name: lambda dt, d, dv: attention_program(np.dtype(dt).name, d, dv, "cuda")
+        for name in ("attn_fwd", "attn_bwd_dq", "attn_bwd_dkv")
+    },
     # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add
     "gather": lambda dt, idt: index_program(np.dtype(dt).name, np.dtype(idt).name, "cuda"),
     "scatter_add": lambda dt, idt: index_program(
