@@ -59,8 +59,8 @@ _FWD = """
                  const L ko, const L kb, const L kh, const L ks,
                  const L vo, const L vb, const L vh, const L vs,
                  const L mo, const L mb, const L mh, const L mq, const L mk) {
-  @LOCAL@A kt[TILE * D];
-  @LOCAL@A vt[TILE * DV];
+  SHARED16 A kt[TILE * D] ALIGN16;
+  SHARED16 A vt[TILE * DV] ALIGN16;
   @LOCAL@A st[ROWS * (TILE + 1)];
   const int lid = @LID@;
   const int nqb = (sq + ROWS - 1) / ROWS;
@@ -175,6 +175,10 @@ def _head(dtype: str, head_dim: int, value_dim: int, fr) -> str:
         f"#define INF_A {fr.inf(A)}",
         f"#define EXP2(x) {'exp2f' if fast else 'exp2'}(x)",
         f"#define LOG2(x) {'log2f' if fast else 'log2'}(x)",
+        # 16-byte aligned tiles: the unrolled loops over a row then load 4 floats at once
+        # (ld.shared.v4: a quarter of the shared-memory instructions of scalar loads)
+        f"#define SHARED16 {fr.local.strip()}{' __align__(16)' if fr.cuda else ''}",
+        f"#define ALIGN16{'' if fr.cuda else ' __attribute__((aligned(16)))'}",
         f"#define D {head_dim}",
         f"#define DV {value_dim}",
         f"#define ROWS {ROWS}",

@@ -27,8 +27,8 @@ BWD = """
                     const L oo, const L ob, const L oh, const L os,
                     const L go, const L gb, const L gh, const L gs,
                     const L mo, const L mb, const L mh, const L mq, const L mk) {
-  @LOCAL@A kt[TILE * D];
-  @LOCAL@A vt[TILE * DV];
+  SHARED16 A kt[TILE * D] ALIGN16;
+  SHARED16 A vt[TILE * DV] ALIGN16;
   const int lid = @LID@;
   const int nqb = (sq + ROWS - 1) / ROWS;
   const int g = (int)@GROUP@;
@@ -106,8 +106,8 @@ BWD = """
                      const L vo, const L vb, const L vh, const L vs,
                      const L go, const L gb, const L gh, const L gs,
                      const L mo, const L mb, const L mh, const L mq, const L mk) {
-  @LOCAL@A qt[TILE * D];
-  @LOCAL@A gt[TILE * DV];
+  SHARED16 A qt[TILE * D] ALIGN16;
+  SHARED16 A gt[TILE * DV] ALIGN16;
   @LOCAL@A lt[TILE];
   @LOCAL@A dt[TILE];
   const int lid = @LID@;
