@@ -1,5 +1,6 @@
 """The flash-attention template (`burn_gpu.attention_program`) run on PoCL in the OpenCL dialect
-against numpy float64: forward output and log-sum-exp, and the backward's dQ, dK, dV, for
+against numpy float64: forward output and log-sum-exp, and the backward's dQ, dK, dV (the
+joint key-side kernel and the split dK / dV pair, which must agree bit for bit), for
 sequences that are not a multiple of the tiles, causal (seq_q < seq_k too), broadcast Bool
 masks with fully masked rows, non-contiguous inputs, head dims 16/64/128 and a value dim that
 differs from the head dim."""
@@ -104,13 +105,21 @@ def run(cl_queue):
         k1.set_args(dqb, delta, qb, kb, vb, ob, gb, lb, mb, *head, s2, A(scale), *_args(qv),
                     *_args(kv), *_args(vv), *oargs, *_args(gv), *margs)  # fmt: skip
         cl.enqueue_nd_range_kernel(queue, k1, (attention_groups(b * h, sq) * R,), (R,))
-        k2 = cl.Kernel(prg, "attn_bwd_dkv")
-        k2.set_args(dkb, dvb, qb, kb, vb, gb, lb, delta, mb, *head, s2, A(scale), *_args(qv),
-                    *_args(kv), *_args(vv), *_args(gv), *margs)  # fmt: skip
-        cl.enqueue_nd_range_kernel(queue, k2, (attention_groups(b * h, sk) * R,), (R,))
-        for a, bb in ((dq, dqb), (dk, dkb), (dv, dvb)):
+        # the joint key-side kernel, then the split pair into a second pair of buffers
+        dk2, dv2 = np.empty_like(dk), np.empty_like(dv)
+        dk2b, dv2b = (cl.Buffer(ctx, mf.READ_WRITE, a.nbytes) for a in (dk2, dv2))
+        for names, (kk, vv_) in ((("attn_bwd_dkv",), (dkb, dvb)), (("attn_bwd_dk", "attn_bwd_dv"), (dk2b, dv2b))):
+            for name in names:
+                k2 = cl.Kernel(prg, name)
+                k2.set_args(kk, vv_, qb, kb, vb, gb, lb, delta, mb, *head, s2, A(scale), *_args(qv),
+                            *_args(kv), *_args(vv), *_args(gv), *margs)  # fmt: skip
+                cl.enqueue_nd_range_kernel(queue, k2, (attention_groups(b * h, sk) * R,), (R,))
+        for a, bb in ((dq, dqb), (dk, dkb), (dv, dvb), (dk2, dk2b), (dv2, dv2b)):
             cl.enqueue_copy(queue, a, bb)
         queue.finish()
+        # the split kernels do the joint kernel's arithmetic in the same order: the same bits
+        np.testing.assert_array_equal(dk2, dk)
+        np.testing.assert_array_equal(dv2, dv)
         return out, (lse * math.log(2.0)).reshape(b, h, sq), dq, dk, dv
 
     return attention

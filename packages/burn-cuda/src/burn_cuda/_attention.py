@@ -15,6 +15,7 @@ from burn_gpu import (
     FlashAttentionOps,
     attention_groups,
     attention_scale2,
+    attention_split_dkv,
     attention_view_args,
     mask_args,
 )
@@ -102,5 +103,7 @@ class CudaAttentionOps(FlashAttentionOps):
         args = (dq, delta, q, k, v, o, g, lse, c["mask"], *common, *qa, *ka, *va, *oa, *ga)
         launch_grid(c["kernel"]("attn_bwd_dq"), attention_groups(b * h, sq), R, *args, *c["margs"])
         args = (dk, dvv, q, k, v, g, lse, delta, c["mask"], *common, *qa, *ka, *va, *ga)
-        launch_grid(c["kernel"]("attn_bwd_dkv"), attention_groups(b * h, sk), R, *args, *c["margs"])
+        names = ("attn_bwd_dk", "attn_bwd_dv") if attention_split_dkv(d, dv) else ("attn_bwd_dkv",)
+        for name in names:
+            launch_grid(c["kernel"](name), attention_groups(b * h, sk), R, *args, *c["margs"])
         return dq, dk, dvv

@@ -30,6 +30,7 @@ from ._adam import adam_many_program, adam_program
 from ._attention import ROWS as ATTENTION_ROWS
 from ._attention import attention_groups, attention_program
 from ._attention import scale2 as attention_scale2
+from ._attention_bwd import split_dkv as attention_split_dkv
 from ._attention_ops import FlashAttentionOps, mask_args
 from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
@@ -78,6 +79,7 @@ __all__ = [
     "attention_groups",
     "attention_program",
     "attention_scale2",
+    "attention_split_dkv",
     "attention_view_args",
     "cast_program",
     "collapse",

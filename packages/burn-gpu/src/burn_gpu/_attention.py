@@ -1,15 +1,16 @@
 """Flash attention, forward: one kernel text for both dialects (Burn's `attention` module op).
 
-`attention_program(dtype, head_dim, value_dim, dialect)` renders three kernels (the two of the
-backward are in `_attention_bwd.py`):
+`attention_program(dtype, head_dim, value_dim, dialect)` renders the forward and the backward's
+kernels (those are in `_attention_bwd.py`):
 
 - `attn_fwd`: softmax(Q Kᵗ * scale, masked) V for a block of `ROWS` queries of one (batch,
   head) per work-group, one query row per item. The keys stream through group-shared tiles of
   `TILE` rows (K and V); each item keeps its query row, its output row and its running max and
   sum in registers and rescales the output when the max grows (online softmax), so no
   [seq_q, seq_k] matrix exists anywhere. It writes the output and the log-sum-exp of each row.
-- `attn_bwd_dq`, `attn_bwd_dkv` (FlashAttention-2's backward, `_attention_bwd.py`): the
-  probabilities are recomputed from Q, K and the saved log-sum-exp.
+- `attn_bwd_dq`, then `attn_bwd_dkv` or (`split_dkv`) `attn_bwd_dk` + `attn_bwd_dv`
+  (FlashAttention-2's backward, `_attention_bwd.py`): the probabilities are recomputed from Q,
+  K and the saved log-sum-exp.
 
 Scores are kept in base 2 (the query is pre-multiplied by scale * log2(e), `exp2` of the
 difference is the probability), so the saved "lse" is log2 of the row's sum of 2^s; only these
@@ -101,9 +102,10 @@ _FWD = """
       A mt = m;
       for (int jj = 0; jj < TILE; ++jj) {
         int j = k0 + jj;
-        A s = (A)0;
+        A sp[4] = {(A)0, (A)0, (A)0, (A)0};  /* 4 chains: the FMAs overlap */
 #pragma unroll
-        for (int c = 0; c < D; ++c) s += qr[c] * kt[jj * D + c];
+        for (int c = 0; c < D; ++c) sp[c & 3] += qr[c] * kt[jj * D + c];
+        A s = (sp[0] + sp[1]) + (sp[2] + sp[3]);
         int hid = j >= sk || (causal && j > i + off) || (has_mask && mrow[(L)j * mk]);
         s = hid ? -INF_A : s;
         st[lid * (TILE + 1) + jj] = s;
@@ -191,14 +193,15 @@ def _head(dtype: str, head_dim: int, value_dim: int, fr) -> str:
 
 
 def attention_program(dtype: str, head_dim: int, value_dim: int, dialect: str) -> str:
-    """The three attention kernels (`attn_fwd`, `attn_bwd_dq`, `attn_bwd_dkv`) for storage
+    """The attention kernels (`attn_fwd`, `attn_bwd_dq`, `attn_bwd_dkv`, `attn_bwd_dk`,
+    `attn_bwd_dv`) for storage
     `dtype` ("float32", "float64", "bfloat16"), query/key head dim `head_dim` and value dim
     `value_dim` (each 1..128, compile-time constants) in `dialect`."""
-    from ._attention_bwd import BWD
+    from ._attention_bwd import DQ, key_kernels
 
     _check(dtype, head_dim, value_dim, dialect)
     fr = frame(dialect)
-    return _head(dtype, head_dim, value_dim, fr) + fill(_FWD, fr) + fill(BWD, fr)
+    return _head(dtype, head_dim, value_dim, fr) + fill(_FWD, fr) + fill(DQ + key_kernels(), fr)
 
 
 def attention_groups(rows: int, seq: int) -> int:

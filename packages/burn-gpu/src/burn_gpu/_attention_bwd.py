@@ -7,16 +7,17 @@ delta_i = rowsum(dO_i * O_i), dP = dO Vᵗ and dS = P * (dP - delta):
 - `attn_bwd_dq`: one query row per item (blocks of `ROWS` per group), K/V tiles in group-shared
   memory; writes delta (for the second kernel) and dQ = scale * dS K.
 - `attn_bwd_dkv`: one key row per item, Q/dO/lse/delta tiles in group-shared memory; writes
-  dV = Pᵗ dO and dK = scale * dSᵗ Q.
+  dV = Pᵗ dO and dK = scale * dSᵗ Q. For larger head dims (`split_dkv`) the same text renders
+  as `attn_bwd_dk` and `attn_bwd_dv`, one gradient each (no register spills).
 
-Two kernels instead of atomic adds into dQ: every gradient is written once by one item (the same
+Kernels apart instead of atomic adds into dQ: every gradient is written once by one item (the same
 bits on every run, no float atomics on OpenCL), for the price of recomputing S and dP once more.
 Left-out entries (mask, causal, past the end) get P = 0, never exp2 of a -inf lse.
 """
 
 from __future__ import annotations
 
-BWD = """
+DQ = """
 @KERNEL@attn_bwd_dq(@G@E* dq, @G@A* delta, @G@const E* q, @G@const E* k, @G@const E* v,
                     @G@const E* o, @G@const E* dout, @G@const A* lse, @G@const MB* mask,
                     const int heads, const int sq, const int sk, const int causal,
@@ -81,11 +82,12 @@ BWD = """
       for (int jj = 0; jj < TILE; ++jj) {
         int j = k0 + jj;
         int hid = j >= sk || (causal && j > i + off) || (has_mask && mrow[(L)j * mk]);
-        A s = (A)0, dp = (A)0;
+        A sp[4] = {(A)0, (A)0, (A)0, (A)0}, dpp[4] = {(A)0, (A)0, (A)0, (A)0};
 #pragma unroll
-        for (int c = 0; c < D; ++c) s += qr[c] * kt[jj * D + c];
+        for (int c = 0; c < D; ++c) sp[c & 3] += qr[c] * kt[jj * D + c];
 #pragma unroll
-        for (int c = 0; c < DV; ++c) dp += gr[c] * vt[jj * DV + c];
+        for (int c = 0; c < DV; ++c) dpp[c & 3] += gr[c] * vt[jj * DV + c];
+        A s = (sp[0] + sp[1]) + (sp[2] + sp[3]), dp = (dpp[0] + dpp[1]) + (dpp[2] + dpp[3]);
         A p = hid ? (A)0 : EXP2(s - lr);
         A ds = p * (dp - dl);
 #pragma unroll
@@ -97,7 +99,14 @@ BWD = """
   for (int c = 0; c < D; ++c) dq[r * D + c] = ST(acc[c] * scale);
 }
 
-@KERNEL@attn_bwd_dkv(@G@E* dk, @G@E* dv, @G@const E* q, @G@const E* k, @G@const E* v,
+"""
+
+#: the key-side kernel, rendered three times: both gradients (`attn_bwd_dkv`, small head dims),
+#: or dK and dV apart (`attn_bwd_dk`, `attn_bwd_dv`): at head dim 64 the four register rows of
+#: the joint kernel (K, V, dK, dV: 256 floats) spill (ptxas, sm_90: 255 registers and 512 bytes
+#: of spill stores); apart they are 192 and 128 floats, for one more pass over S.
+DKV = """
+@KERNEL@@NAME@(@G@E* dk, @G@E* dv, @G@const E* q, @G@const E* k, @G@const E* v,
                      @G@const E* dout, @G@const A* lse, @G@const A* delta, @G@const MB* mask,
                      const int heads, const int sq, const int sk, const int causal,
                      const int has_mask, const A scale2, const A scale,
@@ -126,19 +135,21 @@ BWD = """
   @G@const MB* mcol = mask + mo + bi * mb + hi * mh + (L)jr * mk;
   const L rq = (L)bh * sq;
   A kr[D];
+#pragma unroll
+  for (int c = 0; c < D; ++c) kr[c] = valid ? LD(krow[c]) * scale2 : (A)0;
+#if WANT_DK
   A vr[DV];
   A dka[D];
+#pragma unroll
+  for (int c = 0; c < D; ++c) dka[c] = (A)0;
+#pragma unroll
+  for (int c = 0; c < DV; ++c) vr[c] = valid ? LD(vrow[c]) : (A)0;
+#endif
+#if WANT_DV
   A dva[DV];
 #pragma unroll
-  for (int c = 0; c < D; ++c) {
-    kr[c] = valid ? LD(krow[c]) * scale2 : (A)0;
-    dka[c] = (A)0;
-  }
-#pragma unroll
-  for (int c = 0; c < DV; ++c) {
-    vr[c] = valid ? LD(vrow[c]) : (A)0;
-    dva[c] = (A)0;
-  }
+  for (int c = 0; c < DV; ++c) dva[c] = (A)0;
+#endif
   int ibeg = 0;
   if (causal) ibeg = max(0, blk * ROWS - off);  /* queries before it see none of these keys */
   for (int i0 = ibeg - ibeg % TILE; i0 < sq; i0 += TILE) {
@@ -161,25 +172,63 @@ BWD = """
       for (int ii = 0; ii < TILE; ++ii) {
         int i = i0 + ii;
         int hid = i >= sq || (causal && j > i + off) || (has_mask && mcol[(L)i * mq]);
-        A s = (A)0, dp = (A)0;
+        A sp[4] = {(A)0, (A)0, (A)0, (A)0};
 #pragma unroll
-        for (int c = 0; c < D; ++c) s += kr[c] * qt[ii * D + c];
+        for (int c = 0; c < D; ++c) sp[c & 3] += kr[c] * qt[ii * D + c];
+        A s = (sp[0] + sp[1]) + (sp[2] + sp[3]);
         A p = hid ? (A)0 : EXP2(s - lt[ii]);
+#if WANT_DK && WANT_DV
+        A dpp[4] = {(A)0, (A)0, (A)0, (A)0};
 #pragma unroll
         for (int c = 0; c < DV; ++c) {
           A gc = gt[ii * DV + c];
           dva[c] += p * gc;
-          dp += vr[c] * gc;
+          dpp[c & 3] += vr[c] * gc;
         }
+        A dp = (dpp[0] + dpp[1]) + (dpp[2] + dpp[3]);
+#elif WANT_DV
+#pragma unroll
+        for (int c = 0; c < DV; ++c) dva[c] += p * gt[ii * DV + c];
+#else
+        A dpp[4] = {(A)0, (A)0, (A)0, (A)0};
+#pragma unroll
+        for (int c = 0; c < DV; ++c) dpp[c & 3] += vr[c] * gt[ii * DV + c];
+        A dp = (dpp[0] + dpp[1]) + (dpp[2] + dpp[3]);
+#endif
+#if WANT_DK
         A ds = p * (dp - dt[ii]);
 #pragma unroll
         for (int c = 0; c < D; ++c) dka[c] += ds * qt[ii * D + c];
+#endif
       }
     }
   }
   if (!valid) return;
   const L r = (L)bh * sk + j;
+#if WANT_DK
   for (int c = 0; c < D; ++c) dk[r * D + c] = ST(dka[c] * scale);
+#endif
+#if WANT_DV
   for (int c = 0; c < DV; ++c) dv[r * DV + c] = ST(dva[c]);
+#endif
 }
 """
+
+
+def key_kernels() -> str:
+    """The three renderings of the key-side kernel (macros WANT_DK / WANT_DV pick the parts)."""
+    out = []
+    for name, dk, dv in (("attn_bwd_dkv", 1, 1), ("attn_bwd_dk", 1, 0), ("attn_bwd_dv", 0, 1)):
+        out.append(f"#define WANT_DK {dk}\n#define WANT_DV {dv}\n")
+        out.append(DKV.replace("@NAME@", name))
+        out.append("#undef WANT_DK\n#undef WANT_DV\n")
+    return "".join(out)
+
+
+#: key-side kernels are joint while the four register rows stay within this many floats
+JOINT_DKV_FLOATS = 160
+
+
+def split_dkv(head_dim: int, value_dim: int) -> bool:
+    """Whether the backward runs dK and dV as two kernels (`attn_bwd_dk`, `attn_bwd_dv`)."""
+    return 2 * (head_dim + value_dim) > JOINT_DKV_FLOATS

@@ -12,6 +12,7 @@ from burn_gpu import (
     attention_groups,
     attention_program,
     attention_scale2,
+    attention_split_dkv,
     attention_view_args,
     mask_args,
 )
@@ -84,7 +85,9 @@ class OpenClAttentionOps(FlashAttentionOps):
         rt.launch(c["kernel"]("attn_bwd_dq"), (attention_groups(b * h, sq) * R,), (R,), args)
         args = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"], *common]
         args += qa + ka + va + ga + c["margs"]
-        rt.launch(c["kernel"]("attn_bwd_dkv"), (attention_groups(b * h, sk) * R,), (R,), args)
+        names = ("attn_bwd_dk", "attn_bwd_dv") if attention_split_dkv(d, dv) else ("attn_bwd_dkv",)
+        for name in names:
+            rt.launch(c["kernel"](name), (attention_groups(b * h, sk) * R,), (R,), args)
         return dq, dk, dvv
 
 
