@@ -124,3 +124,21 @@ def test_head_dim_past_the_kernels_takes_the_decomposition(backend):
     want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, False, 0.05, g)
     for a, w in zip(got, want):
         np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
+
+
+def test_fusion_passes_the_kernels_and_the_saved_state_through(calls):
+    """`Autodiff(Fusion(OpenCl()))`: Fusion forwards the extension ops to OpenCl, so the node
+    keeps the lse and the fused backward runs (one forward, one backward)."""
+    from burn_fusion import Fusion
+
+    try:
+        B = Autodiff(Fusion(OpenCl(device_type="cpu")))
+    except Exception as exc:  # noqa: BLE001 - no OpenCL CPU device here
+        pytest.skip(f"no OpenCL CPU device: {exc}")
+    rng = np.random.default_rng(9)
+    q, k, v, g = (rng.standard_normal((1, 2, 37, 16)).astype(np.float32) for _ in range(4))
+    got = _run(B, q, k, v, g, causal=True)
+    assert calls == {"fwd": 1, "bwd": 1}
+    want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, True, 0.25, g)
+    for a, w in zip(got, want):
+        np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
