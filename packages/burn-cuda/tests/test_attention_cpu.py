@@ -18,19 +18,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
 from burn_autodiff import Autodiff
-from burn_gpu import attention_program, attention_split_dkv
+from burn_gpu import attention_forward_kernel, attention_program, attention_split_dkv
 from burn_tensor import Tensor, module
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy
 
 pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
-KERNELS = ("attn_fwd", "attn_bwd_dq", "attn_bwd_dkv", "attn_bwd_dk", "attn_bwd_dv")
+KERNELS = ("attn_fwd", "attn_fwd_tiled", "attn_bwd_dq", "attn_bwd_dkv", "attn_bwd_dk", "attn_bwd_dv")
 
 
-def expected(d, dv):
-    """The launches of one forward + backward: the key side joint or split by head dims."""
+def expected(d, dv, dtype="float32"):
+    """The launches of one forward + backward: the forward tiled or by rows, the key side
+    joint or split, by head dims."""
     keys = ["attn_bwd_dk", "attn_bwd_dv"] if attention_split_dkv(d, dv) else ["attn_bwd_dkv"]
-    return ["attn_fwd", "attn_bwd_dq", *keys]
+    return [attention_forward_kernel(dtype, d, dv)[0], "attn_bwd_dq", *keys]
 
 
 def reference(q, k, v, mask, causal, scale, g):
@@ -68,6 +69,7 @@ def _run(B, arrays, mask, causal, dtype=None):
 CASES = [
     # (b, h, sq, sk, d, dv, causal, mask shape)
     (1, 2, 70, 70, 16, 16, True, None),  # two query blocks, a partial tile
+    (1, 1, 30, 30, 80, 72, False, None),  # past the tiled forward's dims: the row kernel
     (2, 1, 9, 37, 16, 8, False, (2, 1, 1, 37)),  # cross attention, key padding mask
     (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row, dK/dV split
 ]
@@ -102,7 +104,7 @@ def test_bfloat16_storage_runs_the_kernels_natively():
     with cuda_on_cpu_backend(FakeCupy(), float_dtype="bfloat16") as (B, cp):
         got = _run(B, arrays, None, True, "bfloat16")
         names = [launch.name for launch in cp.launches if launch.name in KERNELS]
-    assert names == expected(16, 16)
+    assert names == expected(16, 16, "bfloat16")
     r = [a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in arrays]  # what bf16 holds
     want = reference(*r[:3], None, True, 0.25, r[3])
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
@@ -114,4 +116,5 @@ def test_attention_text_compiles_with_nvcc(nvcc_ptx, dtype, d):
     proc, ptx = nvcc_ptx(f"attention_{dtype}_{d}", attention_program(dtype, d, d, "cuda"))
     assert proc.returncode == 0, proc.stderr
     text = ptx.read_text()
-    assert all(f".entry {name}(" in text for name in KERNELS)
+    tiled = attention_forward_kernel(dtype, d, d)[0] == "attn_fwd_tiled"
+    assert all(f".entry {name}(" in text for name in KERNELS if tiled or name != "attn_fwd_tiled")

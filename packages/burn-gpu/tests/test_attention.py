@@ -12,7 +12,13 @@ import warnings
 
 import numpy as np
 import pytest
-from burn_gpu import ATTENTION_ROWS, attention_groups, attention_program, attention_scale2
+from burn_gpu import (
+    ATTENTION_ROWS,
+    attention_forward_kernel,
+    attention_groups,
+    attention_program,
+    attention_scale2,
+)
 
 
 def reference(q, k, v, mask, causal, scale, g):
@@ -89,12 +95,26 @@ def run(cl_queue):
         ob = cl.Buffer(ctx, mf.READ_WRITE, out.nbytes)
         lb = cl.Buffer(ctx, mf.READ_WRITE, lse.nbytes)
         s2 = A(attention_scale2(scale))
-        fwd = cl.Kernel(prg, "attn_fwd")
-        fwd.set_args(ob, lb, qb, kb, vb, mb, *head, s2, *_args(qv), *_args(kv), *_args(vv), *margs)
         R = ATTENTION_ROWS
-        cl.enqueue_nd_range_kernel(queue, fwd, (attention_groups(b * h, sq) * R,), (R,))
+        name, items = attention_forward_kernel(dtype, d, dvd)
+        if name != "attn_fwd":  # the row kernel too: the two forwards agree
+            fwd = cl.Kernel(prg, "attn_fwd")
+            fwd.set_args(ob, lb, qb, kb, vb, mb, *head, s2, *_args(qv), *_args(kv), *_args(vv), *margs)
+            cl.enqueue_nd_range_kernel(queue, fwd, (attention_groups(b * h, sq) * R,), (R,))
+            cl.enqueue_copy(queue, out, ob)
+            cl.enqueue_copy(queue, lse, lb)
+            rows = (out.copy(), lse.copy())
+        fwd = cl.Kernel(prg, name)
+        fwd.set_args(ob, lb, qb, kb, vb, mb, *head, s2, *_args(qv), *_args(kv), *_args(vv), *margs)
+        cl.enqueue_nd_range_kernel(queue, fwd, (attention_groups(b * h, sq) * items,), (items,))
         cl.enqueue_copy(queue, out, ob)
         cl.enqueue_copy(queue, lse, lb)
+        queue.finish()
+        if name != "attn_fwd":
+            tol = 2e-2 if dtype == "bfloat16" else 1e-5
+            f = (lambda a: a.view(np.dtype("bfloat16")).astype(np.float64)) if dtype == "bfloat16" else (lambda a: a)
+            np.testing.assert_allclose(f(out), f(rows[0]), rtol=tol, atol=tol, err_msg="tiled vs row forward")
+            np.testing.assert_allclose(lse, rows[1], rtol=1e-5, atol=1e-5, err_msg="tiled vs row lse")
         dq = np.empty((b, h, sq, d), q.dtype)
         dk = np.empty((b, h, sk, d), q.dtype)
         dv = np.empty((b, h, sk, dvd), q.dtype)

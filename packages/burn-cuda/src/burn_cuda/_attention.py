@@ -13,6 +13,7 @@ import numpy as np
 from burn_gpu import (
     ATTENTION_ROWS,
     FlashAttentionOps,
+    attention_forward_kernel,
     attention_groups,
     attention_scale2,
     attention_split_dkv,
@@ -85,7 +86,8 @@ class CudaAttentionOps(FlashAttentionOps):
         out = _empty((b, h, sq, dv), c["dt"])
         lse = _empty((b, h, sq), np.dtype(c["acc"]))
         args = (out, lse, q, k, v, c["mask"], *c["head"], c["s2"], *qa, *ka, *va, *c["margs"])
-        launch_grid(c["kernel"]("attn_fwd"), attention_groups(b * h, sq), ATTENTION_ROWS, *args)
+        name, items = attention_forward_kernel(c["dt"].name, d, dv)
+        launch_grid(c["kernel"](name), attention_groups(b * h, sq), items, *args)
         return out, lse
 
     def _attention_bwd(self, query, key, value, out, lse, mask, output_grad, causal, scale):

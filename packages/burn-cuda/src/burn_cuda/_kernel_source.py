@@ -96,7 +96,14 @@ SOURCES = {
     # burn_gpu's flash attention (the kernels OpenCl runs), per head dim d and value dim dv
     **{
         name: lambda dt, d, dv: attention_program(np.dtype(dt).name, d, dv, "cuda")
-        for name in ("attn_fwd", "attn_bwd_dq", "attn_bwd_dkv", "attn_bwd_dk", "attn_bwd_dv")
+        for name in (
+            "attn_fwd",
+            "attn_fwd_tiled",
+            "attn_bwd_dq",
+            "attn_bwd_dkv",
+            "attn_bwd_dk",
+            "attn_bwd_dv",
+        )
     },
     # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add
     "gather": lambda dt, idt: index_program(np.dtype(dt).name, np.dtype(idt).name, "cuda"),

@@ -194,14 +194,29 @@ def _head(dtype: str, head_dim: int, value_dim: int, fr) -> str:
 
 def attention_program(dtype: str, head_dim: int, value_dim: int, dialect: str) -> str:
     """The attention kernels (`attn_fwd`, `attn_bwd_dq`, `attn_bwd_dkv`, `attn_bwd_dk`,
-    `attn_bwd_dv`) for storage
+    `attn_bwd_dv`, and `attn_fwd_tiled` where `forward_kernel` picks it) for storage
     `dtype` ("float32", "float64", "bfloat16"), query/key head dim `head_dim` and value dim
     `value_dim` (each 1..128, compile-time constants) in `dialect`."""
     from ._attention_bwd import DQ, key_kernels
+    from ._attention_tiled import TILED_FWD, tiled_forward
 
     _check(dtype, head_dim, value_dim, dialect)
     fr = frame(dialect)
-    return _head(dtype, head_dim, value_dim, fr) + fill(_FWD, fr) + fill(DQ + key_kernels(), fr)
+    text = _head(dtype, head_dim, value_dim, fr) + fill(_FWD, fr) + fill(DQ + key_kernels(), fr)
+    if tiled_forward(dtype, head_dim, value_dim):
+        text += fill(TILED_FWD, fr)
+    return text
+
+
+def forward_kernel(dtype: str, head_dim: int, value_dim: int) -> tuple[str, int]:
+    """(kernel name, items per work-group) of the forward for these storage dtype and dims:
+    the register-blocked `attn_fwd_tiled` (128 items) where it applies, else `attn_fwd` (64).
+    Both take the same arguments and cover `ROWS` queries per group."""
+    from ._attention_tiled import THREADS, tiled_forward
+
+    if tiled_forward(dtype, head_dim, value_dim):
+        return "attn_fwd_tiled", THREADS
+    return "attn_fwd", ROWS
 
 
 def attention_groups(rows: int, seq: int) -> int:

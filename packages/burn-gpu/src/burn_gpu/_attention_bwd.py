@@ -118,7 +118,9 @@ DKV = """
   SHARED16 A qt[TILE * D] ALIGN16;
   SHARED16 A gt[TILE * DV] ALIGN16;
   @LOCAL@A lt[TILE];
+#if WANT_DK
   @LOCAL@A dt[TILE];
+#endif
   const int lid = @LID@;
   const int nkb = (sk + ROWS - 1) / ROWS;
   const int g = (int)@GROUP@;
@@ -129,7 +131,9 @@ DKV = """
   const int off = sk - sq;
   const int jr = valid ? j : 0;
   @G@const E* krow = k + ko + bi * kb + hi * kh + (L)jr * ks;
+#if WANT_DK
   @G@const E* vrow = v + vo + bi * vb + hi * vh + (L)jr * vs;
+#endif
   @G@const E* qbase = q + qo + bi * qb + hi * qh;
   @G@const E* gbase = dout + go + bi * gb + hi * gh;
   @G@const MB* mcol = mask + mo + bi * mb + hi * mh + (L)jr * mk;
@@ -165,7 +169,9 @@ DKV = """
     for (int t = lid; t < TILE; t += ROWS) {
       int i = i0 + t;
       lt[t] = i < sq ? lse[rq + i] : (A)0;
+#if WANT_DK
       dt[t] = i < sq ? delta[rq + i] : (A)0;
+#endif
     }
     @BARRIER@
     if (valid) {

@@ -9,6 +9,7 @@ import numpy as np
 from burn_gpu import (
     ATTENTION_ROWS,
     FlashAttentionOps,
+    attention_forward_kernel,
     attention_groups,
     attention_program,
     attention_scale2,
@@ -63,8 +64,8 @@ class OpenClAttentionOps(FlashAttentionOps):
         lse = ClArray.empty(rt, (b, h, sq), c["acc"])
         args = [out.buf, lse.buf, q.buf, k.buf, v.buf, c["mbuf"], *c["head"], c["s2"]]
         args += qa + ka + va + c["margs"]
-        R = ATTENTION_ROWS
-        rt.launch(c["kernel"]("attn_fwd"), (attention_groups(b * h, sq) * R,), (R,), args)
+        name, items = attention_forward_kernel(c["dt"].name, d, dv)
+        rt.launch(c["kernel"](name), (attention_groups(b * h, sq) * items,), (items,), args)
         return out, lse
 
     def _attention_bwd(self, query, key, value, out, lse, mask, output_grad, causal, scale):
