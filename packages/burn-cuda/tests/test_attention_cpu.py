@@ -18,20 +18,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
 from burn_autodiff import Autodiff
-from burn_gpu import attention_forward_kernel, attention_program, attention_split_dkv
+from burn_gpu import attention_backward_kernels, attention_forward_kernel, attention_program
 from burn_tensor import Tensor, module
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy
 
 pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
-KERNELS = ("attn_fwd", "attn_fwd_tiled", "attn_bwd_dq", "attn_bwd_dkv", "attn_bwd_dk", "attn_bwd_dv")
+KERNELS = (
+    "attn_fwd",
+    "attn_fwd_tiled",
+    "attn_bwd_dq",
+    "attn_bwd_dkv",
+    "attn_bwd_dk",
+    "attn_bwd_dv",
+    "attn_bwd_dq_tiled",
+    "attn_bwd_dkv_tiled",
+)
 
 
 def expected(d, dv, dtype="float32"):
-    """The launches of one forward + backward: the forward tiled or by rows, the key side
-    joint or split, by head dims."""
-    keys = ["attn_bwd_dk", "attn_bwd_dv"] if attention_split_dkv(d, dv) else ["attn_bwd_dkv"]
-    return [attention_forward_kernel(dtype, d, dv)[0], "attn_bwd_dq", *keys]
+    """The launches of one forward + backward: tiled or row kernels by dtype and head dims."""
+    bwd = [name for name, *_ in attention_backward_kernels(dtype, d, dv)]
+    return [attention_forward_kernel(dtype, d, dv)[0], *bwd]
 
 
 def reference(q, k, v, mask, causal, scale, g):
@@ -69,7 +77,8 @@ def _run(B, arrays, mask, causal, dtype=None):
 CASES = [
     # (b, h, sq, sk, d, dv, causal, mask shape)
     (1, 2, 70, 70, 16, 16, True, None),  # two query blocks, a partial tile
-    (1, 1, 30, 30, 80, 72, False, None),  # past the tiled forward's dims: the row kernel
+    (1, 1, 30, 30, 80, 72, False, None),  # past the tiled kernels' dims: the row kernels
+    (1, 1, 20, 20, 20, 12, False, None),  # tiled forward, row backward (dims not multiples of 8)
     (2, 1, 9, 37, 16, 8, False, (2, 1, 1, 37)),  # cross attention, key padding mask
     (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row, dK/dV split
 ]
@@ -116,5 +125,4 @@ def test_attention_text_compiles_with_nvcc(nvcc_ptx, dtype, d):
     proc, ptx = nvcc_ptx(f"attention_{dtype}_{d}", attention_program(dtype, d, d, "cuda"))
     assert proc.returncode == 0, proc.stderr
     text = ptx.read_text()
-    tiled = attention_forward_kernel(dtype, d, d)[0] == "attn_fwd_tiled"
-    assert all(f".entry {name}(" in text for name in KERNELS if tiled or name != "attn_fwd_tiled")
+    assert all(f".entry {name}(" in text for name in KERNELS if (d <= 64 or "tiled" not in name))

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from burn_gpu import (
     ATTENTION_ROWS,
+    attention_backward_kernels,
     attention_forward_kernel,
     attention_groups,
     attention_program,
@@ -140,6 +141,27 @@ def run(cl_queue):
         # the split kernels do the joint kernel's arithmetic in the same order: the same bits
         np.testing.assert_array_equal(dk2, dk)
         np.testing.assert_array_equal(dv2, dv)
+        plan = attention_backward_kernels(dtype, d, dvd)
+        if plan[0][0].endswith("_tiled"):  # the register-blocked pair: the same gradients
+            (n1, _, r1, t1), (n2, _, r2, t2) = plan
+            tq, tk, tv = np.empty_like(dq), np.empty_like(dk), np.empty_like(dv)
+            tqb, tkb, tvb = (cl.Buffer(ctx, mf.READ_WRITE, a.nbytes) for a in (tq, tk, tv))
+            delta2 = cl.Buffer(ctx, mf.READ_WRITE, lse.nbytes)
+            k1 = cl.Kernel(prg, n1)
+            k1.set_args(tqb, delta2, qb, kb, vb, ob, gb, lb, mb, *head, s2, A(scale), *_args(qv),
+                        *_args(kv), *_args(vv), *oargs, *_args(gv), *margs)  # fmt: skip
+            cl.enqueue_nd_range_kernel(queue, k1, (attention_groups(b * h, sq, r1) * t1,), (t1,))
+            k2 = cl.Kernel(prg, n2)
+            k2.set_args(tkb, tvb, qb, kb, vb, gb, lb, delta2, mb, *head, s2, A(scale), *_args(qv),
+                        *_args(kv), *_args(vv), *_args(gv), *margs)  # fmt: skip
+            cl.enqueue_nd_range_kernel(queue, k2, (attention_groups(b * h, sk, r2) * t2,), (t2,))
+            for a, bb in ((tq, tqb), (tk, tkb), (tv, tvb)):
+                cl.enqueue_copy(queue, a, bb)
+            queue.finish()
+            tol = 2e-2 if dtype == "bfloat16" else 2e-5
+            f = (lambda a: a.view(np.dtype("bfloat16")).astype(np.float64)) if dtype == "bfloat16" else (lambda a: a)
+            for name, x, y in (("dq", tq, dq), ("dk", tk, dk), ("dv", tv, dv)):
+                np.testing.assert_allclose(f(x), f(y), rtol=tol, atol=tol, err_msg=f"tiled {name}")
         return out, (lse * math.log(2.0)).reshape(b, h, sq), dq, dk, dv
 
     return attention

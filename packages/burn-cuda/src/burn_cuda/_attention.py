@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 from burn_gpu import (
-    ATTENTION_ROWS,
     FlashAttentionOps,
+    attention_backward_kernels,
     attention_forward_kernel,
     attention_groups,
     attention_scale2,
-    attention_split_dkv,
     attention_view_args,
     mask_args,
 )
@@ -101,11 +100,10 @@ class CudaAttentionOps(FlashAttentionOps):
         dq, dk, dvv = _empty((b, h, sq, d), dt), _empty((b, h, sk, d), dt), _empty((b, h, sk, dv), dt)
         delta = _empty((b, h, sq), acc)
         common = (*c["head"], c["s2"], c["acc"](scale))
-        R = ATTENTION_ROWS
-        args = (dq, delta, q, k, v, o, g, lse, c["mask"], *common, *qa, *ka, *va, *oa, *ga)
-        launch_grid(c["kernel"]("attn_bwd_dq"), attention_groups(b * h, sq), R, *args, *c["margs"])
-        args = (dk, dvv, q, k, v, g, lse, delta, c["mask"], *common, *qa, *ka, *va, *ga)
-        names = ("attn_bwd_dk", "attn_bwd_dv") if attention_split_dkv(d, dv) else ("attn_bwd_dkv",)
-        for name in names:
-            launch_grid(c["kernel"](name), attention_groups(b * h, sk), R, *args, *c["margs"])
+        qside = (dq, delta, q, k, v, o, g, lse, c["mask"], *common, *qa, *ka, *va, *oa, *ga)
+        kside = (dk, dvv, q, k, v, g, lse, delta, c["mask"], *common, *qa, *ka, *va, *ga)
+        for name, side, rows, items in attention_backward_kernels(dt.name, d, dv):
+            groups = attention_groups(b * h, sq if side == "q" else sk, rows)
+            args = qside if side == "q" else kside
+            launch_grid(c["kernel"](name), groups, items, *args, *c["margs"])
         return dq, dk, dvv

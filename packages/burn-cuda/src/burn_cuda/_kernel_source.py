@@ -103,6 +103,8 @@ SOURCES = {
             "attn_bwd_dkv",
             "attn_bwd_dk",
             "attn_bwd_dv",
+            "attn_bwd_dq_tiled",
+            "attn_bwd_dkv_tiled",
         )
     },
     # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add

@@ -29,6 +29,7 @@ Example:
 from ._adam import adam_many_program, adam_program
 from ._attention import ROWS as ATTENTION_ROWS
 from ._attention import attention_groups, attention_program
+from ._attention import backward_kernels as attention_backward_kernels
 from ._attention import forward_kernel as attention_forward_kernel
 from ._attention import scale2 as attention_scale2
 from ._attention_bwd import split_dkv as attention_split_dkv
@@ -77,6 +78,7 @@ __all__ = [
     "SoftmaxOps",
     "adam_many_program",
     "adam_program",
+    "attention_backward_kernels",
     "attention_forward_kernel",
     "attention_groups",
     "attention_program",

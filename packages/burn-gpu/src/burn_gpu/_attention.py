@@ -194,18 +194,38 @@ def _head(dtype: str, head_dim: int, value_dim: int, fr) -> str:
 
 def attention_program(dtype: str, head_dim: int, value_dim: int, dialect: str) -> str:
     """The attention kernels (`attn_fwd`, `attn_bwd_dq`, `attn_bwd_dkv`, `attn_bwd_dk`,
-    `attn_bwd_dv`, and `attn_fwd_tiled` where `forward_kernel` picks it) for storage
+    `attn_bwd_dv`, and the tiled ones where `forward_kernel` / `backward_kernels` pick them) for
+    storage
     `dtype` ("float32", "float64", "bfloat16"), query/key head dim `head_dim` and value dim
     `value_dim` (each 1..128, compile-time constants) in `dialect`."""
     from ._attention_bwd import DQ, key_kernels
     from ._attention_tiled import TILED_FWD, tiled_forward
+    from ._attention_tiled_bwd import TILED_BWD, tiled_backward
 
     _check(dtype, head_dim, value_dim, dialect)
     fr = frame(dialect)
     text = _head(dtype, head_dim, value_dim, fr) + fill(_FWD, fr) + fill(DQ + key_kernels(), fr)
     if tiled_forward(dtype, head_dim, value_dim):
         text += fill(TILED_FWD, fr)
+    if tiled_backward(dtype, head_dim, value_dim):
+        text += fill(TILED_BWD, fr)
     return text
+
+
+def backward_kernels(dtype: str, head_dim: int, value_dim: int) -> list[tuple[str, str, int, int]]:
+    """The backward's launches in order, each (kernel name, side, rows per group, items per
+    group): side "q" launches ceil(seq_q / rows) groups per (batch, head), "k" ceil(seq_k /
+    rows). The query-side kernel takes (dq, delta, q, k, v, o, dO, lse, mask, ...), the key-side
+    ones (dk, dv, q, k, v, dO, lse, delta, mask, ...), as `_attention_bwd.py` lists them."""
+    from ._attention_bwd import split_dkv
+    from ._attention_tiled_bwd import ROWS as TROWS
+    from ._attention_tiled_bwd import THREADS as TTHREADS
+    from ._attention_tiled_bwd import tiled_backward
+
+    if tiled_backward(dtype, head_dim, value_dim):
+        return [("attn_bwd_dq_tiled", "q", TROWS, TTHREADS), ("attn_bwd_dkv_tiled", "k", TROWS, TTHREADS)]
+    keys = ("attn_bwd_dk", "attn_bwd_dv") if split_dkv(head_dim, value_dim) else ("attn_bwd_dkv",)
+    return [("attn_bwd_dq", "q", ROWS, ROWS)] + [(n, "k", ROWS, ROWS) for n in keys]
 
 
 def forward_kernel(dtype: str, head_dim: int, value_dim: int) -> tuple[str, int]:
@@ -219,9 +239,9 @@ def forward_kernel(dtype: str, head_dim: int, value_dim: int) -> tuple[str, int]
     return "attn_fwd", ROWS
 
 
-def attention_groups(rows: int, seq: int) -> int:
-    """Work-groups of a launch: ceil(seq / ROWS) per (batch, head) row block, `rows` = b * h."""
-    return rows * -(-seq // ROWS)
+def attention_groups(rows: int, seq: int, per_group: int = ROWS) -> int:
+    """Work-groups of a launch: ceil(seq / per_group) per (batch, head), `rows` = b * h."""
+    return rows * -(-seq // per_group)
 
 
 def scale2(scale: float) -> float:

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 from burn_gpu import (
-    ATTENTION_ROWS,
     FlashAttentionOps,
+    attention_backward_kernels,
     attention_forward_kernel,
     attention_groups,
     attention_program,
     attention_scale2,
-    attention_split_dkv,
     attention_view_args,
     mask_args,
 )
@@ -80,15 +79,14 @@ class OpenClAttentionOps(FlashAttentionOps):
         dvv = ClArray.empty(rt, (b, h, sk, dv), dt)
         delta = ClArray.empty(rt, (b, h, sq), acc)
         common = [*c["head"], c["s2"], acc(scale)]
-        R = ATTENTION_ROWS
-        args = [dq.buf, delta.buf, q.buf, k.buf, v.buf, o.buf, g.buf, lse.buf, c["mbuf"], *common]
-        args += qa + ka + va + oa + ga + c["margs"]
-        rt.launch(c["kernel"]("attn_bwd_dq"), (attention_groups(b * h, sq) * R,), (R,), args)
-        args = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"], *common]
-        args += qa + ka + va + ga + c["margs"]
-        names = ("attn_bwd_dk", "attn_bwd_dv") if attention_split_dkv(d, dv) else ("attn_bwd_dkv",)
-        for name in names:
-            rt.launch(c["kernel"](name), (attention_groups(b * h, sk) * R,), (R,), args)
+        qside = [dq.buf, delta.buf, q.buf, k.buf, v.buf, o.buf, g.buf, lse.buf, c["mbuf"], *common]
+        qside += qa + ka + va + oa + ga + c["margs"]
+        kside = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"], *common]
+        kside += qa + ka + va + ga + c["margs"]
+        for name, side, rows, items in attention_backward_kernels(dt.name, d, dv):
+            groups = attention_groups(b * h, sq if side == "q" else sk, rows)
+            args = qside if side == "q" else kside
+            rt.launch(c["kernel"](name), (groups * items,), (items,), args)
         return dq, dk, dvv
 
 
