@@ -17,6 +17,7 @@ from burn_gpu import (
     attention_backward_kernels,
     attention_forward_kernel,
     attention_groups,
+    attention_kernels,
     attention_program,
     attention_scale2,
 )
@@ -70,99 +71,89 @@ def run(cl_queue):
         return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
 
     def attention(q, k, v, mask, causal, scale, g, dtype="float32"):
-        """The three kernels over [b, h, s, d] arrays (views allowed: strides are passed)."""
+        """The kernels a backend launches for these dims, over [b, h, s, d] arrays (views
+        allowed: strides are passed) -> (out, natural lse, dq, dk, dv). For float32 with dims
+        <= 16 every other kernel runs too and must agree: the row forward with the tiled one,
+        the row backward (joint and split key side) with the tiled one."""
         b, h, sq, d = q.shape
         sk, dvd = k.shape[2], v.shape[3]
-        key = (dtype, d, dvd)
+        cross = dtype == "float32" and max(d, dvd) <= 16  # small: each program builds fast
+        names = None if cross else attention_kernels(dtype, d, dvd)
+        key = (dtype, d, dvd, names)
         if key not in programs:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                programs[key] = cl.Program(ctx, attention_program(dtype, d, dvd, "opencl")).build()
+                src = attention_program(dtype, d, dvd, "opencl", names)
+                programs[key] = cl.Program(ctx, src).build()
         prg = programs[key]
         A = np.float64 if dtype == "float64" else np.float32
+
         # each array's whole memory in one buffer, read through the view's own strides
         def base(a):
             root = a if a.base is None else a.base
             assert root.flags.c_contiguous and root.ctypes.data == a.ctypes.data
             return buf(root), a
 
-        (qb, qv), (kb, kv), (vb, vv), (gb, gv) = (base(x) for x in (q, k, v, g))
-        mb = buf(np.ascontiguousarray(np.zeros(1, np.uint8) if mask is None else mask).astype(np.uint8))
-        full = (b, h, sq, sk)
-        margs = _mask_args(mask, full)
-        head = [np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None)]
-        out = np.empty((b, h, sq, dvd), q.dtype)
-        lse = np.empty(b * h * sq, A)
-        ob = cl.Buffer(ctx, mf.READ_WRITE, out.nbytes)
-        lb = cl.Buffer(ctx, mf.READ_WRITE, lse.nbytes)
-        s2 = A(attention_scale2(scale))
-        R = ATTENTION_ROWS
-        name, items = attention_forward_kernel(dtype, d, dvd)
-        if name != "attn_fwd":  # the row kernel too: the two forwards agree
-            fwd = cl.Kernel(prg, "attn_fwd")
-            fwd.set_args(ob, lb, qb, kb, vb, mb, *head, s2, *_args(qv), *_args(kv), *_args(vv), *margs)
-            cl.enqueue_nd_range_kernel(queue, fwd, (attention_groups(b * h, sq) * R,), (R,))
-            cl.enqueue_copy(queue, out, ob)
-            cl.enqueue_copy(queue, lse, lb)
-            rows = (out.copy(), lse.copy())
-        fwd = cl.Kernel(prg, name)
-        fwd.set_args(ob, lb, qb, kb, vb, mb, *head, s2, *_args(qv), *_args(kv), *_args(vv), *margs)
-        cl.enqueue_nd_range_kernel(queue, fwd, (attention_groups(b * h, sq) * items,), (items,))
-        cl.enqueue_copy(queue, out, ob)
-        cl.enqueue_copy(queue, lse, lb)
-        queue.finish()
-        if name != "attn_fwd":
-            tol = 2e-2 if dtype == "bfloat16" else 1e-5
-            f = (lambda a: a.view(np.dtype("bfloat16")).astype(np.float64)) if dtype == "bfloat16" else (lambda a: a)
-            np.testing.assert_allclose(f(out), f(rows[0]), rtol=tol, atol=tol, err_msg="tiled vs row forward")
-            np.testing.assert_allclose(lse, rows[1], rtol=1e-5, atol=1e-5, err_msg="tiled vs row lse")
-        dq = np.empty((b, h, sq, d), q.dtype)
-        dk = np.empty((b, h, sk, d), q.dtype)
-        dv = np.empty((b, h, sk, dvd), q.dtype)
-        delta = cl.Buffer(ctx, mf.READ_WRITE, lse.nbytes)
-        dqb, dkb, dvb = (cl.Buffer(ctx, mf.READ_WRITE, a.nbytes) for a in (dq, dk, dv))
-        oargs = [np.int64(0), np.int64(h * sq * dvd), np.int64(sq * dvd), np.int64(dvd)]
-        k1 = cl.Kernel(prg, "attn_bwd_dq")
-        k1.set_args(dqb, delta, qb, kb, vb, ob, gb, lb, mb, *head, s2, A(scale), *_args(qv),
-                    *_args(kv), *_args(vv), *oargs, *_args(gv), *margs)  # fmt: skip
-        cl.enqueue_nd_range_kernel(queue, k1, (attention_groups(b * h, sq) * R,), (R,))
-        # the joint key-side kernel, then the split pair into a second pair of buffers
-        dk2, dv2 = np.empty_like(dk), np.empty_like(dv)
-        dk2b, dv2b = (cl.Buffer(ctx, mf.READ_WRITE, a.nbytes) for a in (dk2, dv2))
-        for names, (kk, vv_) in ((("attn_bwd_dkv",), (dkb, dvb)), (("attn_bwd_dk", "attn_bwd_dv"), (dk2b, dv2b))):
-            for name in names:
-                k2 = cl.Kernel(prg, name)
-                k2.set_args(kk, vv_, qb, kb, vb, gb, lb, delta, mb, *head, s2, A(scale), *_args(qv),
-                            *_args(kv), *_args(vv), *_args(gv), *margs)  # fmt: skip
-                cl.enqueue_nd_range_kernel(queue, k2, (attention_groups(b * h, sk) * R,), (R,))
-        for a, bb in ((dq, dqb), (dk, dkb), (dv, dvb), (dk2, dk2b), (dv2, dv2b)):
-            cl.enqueue_copy(queue, a, bb)
-        queue.finish()
-        # the split kernels do the joint kernel's arithmetic in the same order: the same bits
-        np.testing.assert_array_equal(dk2, dk)
-        np.testing.assert_array_equal(dv2, dv)
-        plan = attention_backward_kernels(dtype, d, dvd)
-        if plan[0][0].endswith("_tiled"):  # the register-blocked pair: the same gradients
-            (n1, _, r1, t1), (n2, _, r2, t2) = plan
-            tq, tk, tv = np.empty_like(dq), np.empty_like(dk), np.empty_like(dv)
-            tqb, tkb, tvb = (cl.Buffer(ctx, mf.READ_WRITE, a.nbytes) for a in (tq, tk, tv))
-            delta2 = cl.Buffer(ctx, mf.READ_WRITE, lse.nbytes)
-            k1 = cl.Kernel(prg, n1)
-            k1.set_args(tqb, delta2, qb, kb, vb, ob, gb, lb, mb, *head, s2, A(scale), *_args(qv),
-                        *_args(kv), *_args(vv), *oargs, *_args(gv), *margs)  # fmt: skip
-            cl.enqueue_nd_range_kernel(queue, k1, (attention_groups(b * h, sq, r1) * t1,), (t1,))
-            k2 = cl.Kernel(prg, n2)
-            k2.set_args(tkb, tvb, qb, kb, vb, gb, lb, delta2, mb, *head, s2, A(scale), *_args(qv),
-                        *_args(kv), *_args(vv), *_args(gv), *margs)  # fmt: skip
-            cl.enqueue_nd_range_kernel(queue, k2, (attention_groups(b * h, sk, r2) * t2,), (t2,))
-            for a, bb in ((tq, tqb), (tk, tkb), (tv, tvb)):
+        def new(shape, dt=q.dtype):
+            a = np.empty(shape, dt)
+            return a, cl.Buffer(ctx, mf.READ_WRITE, max(a.nbytes, 1))
+
+        def launch(name, args, seq, rows, items):
+            kern = cl.Kernel(prg, name)
+            kern.set_args(*args)
+            cl.enqueue_nd_range_kernel(queue, kern, (attention_groups(b * h, seq, rows) * items,), (items,))
+
+        def read(*pairs):
+            for a, bb in pairs:
                 cl.enqueue_copy(queue, a, bb)
             queue.finish()
-            tol = 2e-2 if dtype == "bfloat16" else 2e-5
-            f = (lambda a: a.view(np.dtype("bfloat16")).astype(np.float64)) if dtype == "bfloat16" else (lambda a: a)
-            for name, x, y in (("dq", tq, dq), ("dk", tk, dk), ("dv", tv, dv)):
-                np.testing.assert_allclose(f(x), f(y), rtol=tol, atol=tol, err_msg=f"tiled {name}")
-        return out, (lse * math.log(2.0)).reshape(b, h, sq), dq, dk, dv
+
+        (qb, qv), (kb, kv), (vb, vv), (gb, gv) = (base(x) for x in (q, k, v, g))
+        mb = buf(np.ascontiguousarray(np.zeros(1, np.uint8) if mask is None else mask).astype(np.uint8))
+        margs = _mask_args(mask, (b, h, sq, sk))
+        head = [np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None)]
+        s2, R = A(attention_scale2(scale)), ATTENTION_ROWS
+        views = [*_args(qv), *_args(kv), *_args(vv)]
+
+        def forward(name, items):
+            out, ob = new((b, h, sq, dvd))
+            lse, lb = new(b * h * sq, A)
+            launch(name, [ob, lb, qb, kb, vb, mb, *head, s2, *views, *margs], sq, R, items)
+            read((out, ob), (lse, lb))
+            return out, lse, ob, lb
+
+        name, items = attention_forward_kernel(dtype, d, dvd)
+        out, lse, ob, lb = forward(name, items)
+        if cross and name != "attn_fwd":  # the row kernel agrees with the tiled one
+            out2, lse2, _, _ = forward("attn_fwd", R)
+            np.testing.assert_allclose(out2, out, rtol=1e-5, atol=1e-5, err_msg="row vs tiled forward")
+            np.testing.assert_allclose(lse2, lse, rtol=1e-5, atol=1e-5, err_msg="row vs tiled lse")
+        oargs = [np.int64(0), np.int64(h * sq * dvd), np.int64(sq * dvd), np.int64(dvd)]
+
+        def backward(plan):
+            (dq, dqb), (dk, dkb), (dv, dvb) = new((b, h, sq, d)), new((b, h, sk, d)), new((b, h, sk, dvd))
+            delta = new(b * h * sq, A)[1]
+            common = [lb, *head, s2, A(scale), *views]
+            for kname, side, rows, n in plan:
+                if side == "q":
+                    args = [dqb, delta, qb, kb, vb, ob, gb, lb, mb, *common[1:], *oargs, *_args(gv), *margs]
+                    launch(kname, args, sq, rows, n)
+                else:
+                    args = [dkb, dvb, qb, kb, vb, gb, lb, delta, mb, *common[1:], *_args(gv), *margs]
+                    launch(kname, args, sk, rows, n)
+            read((dq, dqb), (dk, dkb), (dv, dvb))
+            return dq, dk, dv
+
+        plan = attention_backward_kernels(dtype, d, dvd)
+        grads = backward(plan)
+        if cross:
+            joint = backward([("attn_bwd_dq", "q", R, R), ("attn_bwd_dkv", "k", R, R)])
+            split = backward([("attn_bwd_dq", "q", R, R), ("attn_bwd_dk", "k", R, R), ("attn_bwd_dv", "k", R, R)])
+            for x, y in zip(joint, split):  # the same arithmetic in the same order: the same bits
+                np.testing.assert_array_equal(x, y)
+            for gname, x, y in zip(("dq", "dk", "dv"), joint, grads):
+                np.testing.assert_allclose(x, y, rtol=2e-5, atol=2e-5, err_msg=f"row vs {plan[0][0]} {gname}")
+        return (out, (lse * math.log(2.0)).reshape(b, h, sq), *grads)
 
     return attention
 

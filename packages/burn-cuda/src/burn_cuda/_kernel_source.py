@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from burn_gpu import (
     adam_program,
+    attention_kernels,
     attention_program,
     conv_program,
     index_program,
@@ -95,7 +96,9 @@ SOURCES = {
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
     # burn_gpu's flash attention (the kernels OpenCl runs), per head dim d and value dim dv
     **{
-        name: lambda dt, d, dv: attention_program(np.dtype(dt).name, d, dv, "cuda")
+        name: lambda dt, d, dv: attention_program(
+            np.dtype(dt).name, d, dv, "cuda", attention_kernels(np.dtype(dt).name, d, dv)
+        )
         for name in (
             "attn_fwd",
             "attn_fwd_tiled",

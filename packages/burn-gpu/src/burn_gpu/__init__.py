@@ -31,6 +31,7 @@ from ._attention import ROWS as ATTENTION_ROWS
 from ._attention import attention_groups, attention_program
 from ._attention import backward_kernels as attention_backward_kernels
 from ._attention import forward_kernel as attention_forward_kernel
+from ._attention import launched_kernels as attention_kernels
 from ._attention import scale2 as attention_scale2
 from ._attention_bwd import split_dkv as attention_split_dkv
 from ._attention_ops import FlashAttentionOps, mask_args
@@ -81,6 +82,7 @@ __all__ = [
     "attention_backward_kernels",
     "attention_forward_kernel",
     "attention_groups",
+    "attention_kernels",
     "attention_program",
     "attention_scale2",
     "attention_split_dkv",

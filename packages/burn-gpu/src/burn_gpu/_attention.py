@@ -192,24 +192,43 @@ def _head(dtype: str, head_dim: int, value_dim: int, fr) -> str:
     return text
 
 
-def attention_program(dtype: str, head_dim: int, value_dim: int, dialect: str) -> str:
-    """The attention kernels (`attn_fwd`, `attn_bwd_dq`, `attn_bwd_dkv`, `attn_bwd_dk`,
-    `attn_bwd_dv`, and the tiled ones where `forward_kernel` / `backward_kernels` pick them) for
-    storage
-    `dtype` ("float32", "float64", "bfloat16"), query/key head dim `head_dim` and value dim
-    `value_dim` (each 1..128, compile-time constants) in `dialect`."""
-    from ._attention_bwd import DQ, key_kernels
+def attention_program(
+    dtype: str, head_dim: int, value_dim: int, dialect: str, kernels=None
+) -> str:
+    """The attention kernels for storage `dtype` ("float32", "float64", "bfloat16"), query/key
+    head dim `head_dim` and value dim `value_dim` (each 1..128, compile-time constants) in
+    `dialect`: `kernels` (names) or every one these dims take (`attn_fwd`, `attn_bwd_dq`,
+    `attn_bwd_dkv`, `attn_bwd_dk`, `attn_bwd_dv`, and `attn_fwd_tiled`, `attn_bwd_dq_tiled`,
+    `attn_bwd_dkv_tiled` where `tiled_forward` / `tiled_backward` allow). A backend renders
+    only the ones it launches (`launched_kernels`): a smaller program builds faster."""
+    from ._attention_bwd import DQ, KEY_KERNELS, key_kernel
     from ._attention_tiled import TILED_FWD, tiled_forward
-    from ._attention_tiled_bwd import TILED_BWD, tiled_backward
+    from ._attention_tiled_bwd import DEFS, TILED_BWD, UNDEFS, tiled_backward
 
     _check(dtype, head_dim, value_dim, dialect)
     fr = frame(dialect)
-    text = _head(dtype, head_dim, value_dim, fr) + fill(_FWD, fr) + fill(DQ + key_kernels(), fr)
+    pieces = {"attn_fwd": _FWD, "attn_bwd_dq": DQ}
+    pieces.update({name: key_kernel(name) for name in KEY_KERNELS})
     if tiled_forward(dtype, head_dim, value_dim):
-        text += fill(TILED_FWD, fr)
+        pieces["attn_fwd_tiled"] = TILED_FWD
     if tiled_backward(dtype, head_dim, value_dim):
-        text += fill(TILED_BWD, fr)
-    return text
+        pieces.update({name: DEFS + text + UNDEFS for name, text in TILED_BWD.items()})
+    names = list(pieces) if kernels is None else list(kernels)
+    unknown = [n for n in names if n not in pieces]
+    if unknown:
+        raise ValueError(
+            f"attention_program: no kernel {unknown} for {dtype} head_dim {head_dim} value_dim "
+            f"{value_dim} (have {sorted(pieces)})"
+        )
+    body = "".join(pieces[n] for n in names)
+    return _head(dtype, head_dim, value_dim, fr) + fill(body, fr)
+
+
+def launched_kernels(dtype: str, head_dim: int, value_dim: int) -> tuple[str, ...]:
+    """The kernels a backend launches for these dims: the forward and the backward's."""
+    return (forward_kernel(dtype, head_dim, value_dim)[0],) + tuple(
+        name for name, *_ in backward_kernels(dtype, head_dim, value_dim)
+    )
 
 
 def backward_kernels(dtype: str, head_dim: int, value_dim: int) -> list[tuple[str, str, int, int]]:

@@ -221,14 +221,18 @@ DKV = """
 """
 
 
-def key_kernels() -> str:
-    """The three renderings of the key-side kernel (macros WANT_DK / WANT_DV pick the parts)."""
-    out = []
-    for name, dk, dv in (("attn_bwd_dkv", 1, 1), ("attn_bwd_dk", 1, 0), ("attn_bwd_dv", 0, 1)):
-        out.append(f"#define WANT_DK {dk}\n#define WANT_DV {dv}\n")
-        out.append(DKV.replace("@NAME@", name))
-        out.append("#undef WANT_DK\n#undef WANT_DV\n")
-    return "".join(out)
+#: the key-side kernel's renderings: name -> (WANT_DK, WANT_DV)
+KEY_KERNELS = {"attn_bwd_dkv": (1, 1), "attn_bwd_dk": (1, 0), "attn_bwd_dv": (0, 1)}
+
+
+def key_kernel(name: str) -> str:
+    """One rendering of the key-side kernel (macros WANT_DK / WANT_DV pick the parts)."""
+    dk, dv = KEY_KERNELS[name]
+    return (
+        f"#define WANT_DK {dk}\n#define WANT_DV {dv}\n"
+        + DKV.replace("@NAME@", name)
+        + "#undef WANT_DK\n#undef WANT_DV\n"
+    )
 
 
 #: key-side kernels are joint while the four register rows stay within this many floats

@@ -320,7 +320,9 @@ _DKV = (
 """
 )
 
-TILED_BWD = _DEFS + _DQ + _DKV + _UNDEFS
+#: kernel name -> text (each needs `DEFS` before it and `UNDEFS` after)
+TILED_BWD = {"attn_bwd_dq_tiled": _DQ, "attn_bwd_dkv_tiled": _DKV}
+DEFS, UNDEFS = _DEFS, _UNDEFS
 
 
 def tiled_backward(dtype: str, head_dim: int, value_dim: int) -> bool:
