@@ -18,22 +18,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
 from burn_autodiff import Autodiff
-from burn_gpu import attention_backward_kernels, attention_forward_kernel, attention_program
+from burn_cuda import _kernel_source
+from burn_gpu import attention_backward_kernels, attention_forward_kernel, attention_kernels
 from burn_tensor import Tensor, module
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy
 
 pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
-KERNELS = (
-    "attn_fwd",
-    "attn_fwd_tiled",
-    "attn_bwd_dq",
-    "attn_bwd_dkv",
-    "attn_bwd_dk",
-    "attn_bwd_dv",
-    "attn_bwd_dq_tiled",
-    "attn_bwd_dkv_tiled",
-)
+KERNELS = _kernel_source.ATTENTION
+LAUNCHED: set = set()
 
 
 def expected(d, dv, dtype="float32"):
@@ -98,6 +91,7 @@ def test_attention_runs_the_flash_kernels(case):
     with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
         got = _run(B, arrays, mask, causal)
         names = [launch.name for launch in cp.launches if launch.name in KERNELS]
+    LAUNCHED.update(names)
     assert names == expected(d, dv)  # no second forward for the backward, no decomposition
     want = reference(*(a.astype(np.float64) for a in arrays[:3]), mask, causal, 1 / math.sqrt(d),
                      arrays[3].astype(np.float64))  # fmt: skip
@@ -113,6 +107,7 @@ def test_bfloat16_storage_runs_the_kernels_natively():
     with cuda_on_cpu_backend(FakeCupy(), float_dtype="bfloat16") as (B, cp):
         got = _run(B, arrays, None, True, "bfloat16")
         names = [launch.name for launch in cp.launches if launch.name in KERNELS]
+    LAUNCHED.update(names)
     assert names == expected(16, 16, "bfloat16")
     r = [a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in arrays]  # what bf16 holds
     want = reference(*r[:3], None, True, 0.25, r[3])
@@ -120,9 +115,14 @@ def test_bfloat16_storage_runs_the_kernels_natively():
         np.testing.assert_allclose(a, w, rtol=3e-2, atol=3e-2, err_msg=name)
 
 
+def test_every_attention_kernel_ran():
+    """After the cases above (run alone, with -k, it names what the selection left out)."""
+    assert sorted(set(KERNELS) - LAUNCHED) == []
+
+
 @pytest.mark.parametrize("dtype,d", [("float32", 64), ("bfloat16", 64), ("float32", 128)])
 def test_attention_text_compiles_with_nvcc(nvcc_ptx, dtype, d):
-    proc, ptx = nvcc_ptx(f"attention_{dtype}_{d}", attention_program(dtype, d, d, "cuda"))
+    proc, ptx = nvcc_ptx(f"attention_{dtype}_{d}", _kernel_source.SOURCES["attn_fwd"](dtype, d, d))
     assert proc.returncode == 0, proc.stderr
     text = ptx.read_text()
-    assert all(f".entry {name}(" in text for name in KERNELS if (d <= 64 or "tiled" not in name))
+    assert all(f".entry {name}(" in text for name in attention_kernels(dtype, d, d))

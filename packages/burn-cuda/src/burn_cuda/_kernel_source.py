@@ -76,6 +76,18 @@ def fill(dtype) -> str:
     )
 
 
+#: burn_gpu's attention kernels: their sources take (dtype, d, dv), the head and value dims
+ATTENTION = (
+    "attn_fwd",
+    "attn_fwd_tiled",
+    "attn_bwd_dq",
+    "attn_bwd_dkv",
+    "attn_bwd_dk",
+    "attn_bwd_dv",
+    "attn_bwd_dq_tiled",
+    "attn_bwd_dkv_tiled",
+)
+
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
     # burn_gpu's pools (the ones OpenCl runs): one program, a kernel per name
@@ -95,20 +107,12 @@ SOURCES = {
     },
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
     # burn_gpu's flash attention (the kernels OpenCl runs), per head dim d and value dim dv
+    # (`ATTENTION`; tests/test_attention_cpu.py renders, runs and nvcc-checks them)
     **{
         name: lambda dt, d, dv: attention_program(
             np.dtype(dt).name, d, dv, "cuda", attention_kernels(np.dtype(dt).name, d, dv)
         )
-        for name in (
-            "attn_fwd",
-            "attn_fwd_tiled",
-            "attn_bwd_dq",
-            "attn_bwd_dkv",
-            "attn_bwd_dk",
-            "attn_bwd_dv",
-            "attn_bwd_dq_tiled",
-            "attn_bwd_dkv_tiled",
-        )
+        for name in ATTENTION
     },
     # burn_gpu's index kernels: gather (the one OpenCl runs) and the atomic scatter_add
     "gather": lambda dt, idt: index_program(np.dtype(dt).name, np.dtype(idt).name, "cuda"),
