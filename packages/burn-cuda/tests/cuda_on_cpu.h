@@ -29,6 +29,7 @@
 #define __noinline__
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
   unsigned int x, y, z;

@@ -16,13 +16,20 @@ from ._ops_linear import CudaLinearOps
 from ._ops_module import CudaModuleOps
 from ._optim import CudaOptimOps
 from ._optim_many import CudaOptimManyOps
+from ._attention import CudaAttentionOps
 
 _INSTALL_LOCK = threading.Lock()
 _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wide)
 
 
 class Cuda(
-    GpuSoftmaxOps, CudaOptimOps, CudaOptimManyOps, CudaLinearOps, CudaModuleOps, Backend
+    CudaAttentionOps,
+    GpuSoftmaxOps,
+    CudaOptimOps,
+    CudaOptimManyOps,
+    CudaLinearOps,
+    CudaModuleOps,
+    Backend,
 ):
     """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and
     reductions, and own CUDA kernels (im2col/col2im convolutions, pools, scans, index-adds,

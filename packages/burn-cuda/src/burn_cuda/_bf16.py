@@ -124,7 +124,15 @@ def detour(fn):
 
 
 #: ops that handle bfloat16 themselves (the rest take the detour)
-NATIVE = ("float_matmul", "float_cast", "float_from_data", "float_into_data")
+#: (attention: the flash kernels read bf16 storage themselves, `_attention.py`)
+NATIVE = (
+    "float_matmul",
+    "float_cast",
+    "float_from_data",
+    "float_into_data",
+    "attention",
+    "attention_backward",
+)
 
 
 def install(backend) -> None:

@@ -7,7 +7,13 @@ without a GPU; `_kernels.py` compiles and caches them.
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import adam_program, fill_program, reduce_program
+from burn_gpu import (
+    adam_program,
+    attention_kernels,
+    attention_program,
+    fill_program,
+    reduce_program,
+)
 
 
 def _wide(index: str) -> bool:
@@ -19,6 +25,18 @@ def _wide(index: str) -> bool:
 #: threads of a block of the conv bias gradient (burn_gpu's `sum_keep_mid`, a block per channel)
 BIAS_BLOCK = 512
 
+
+#: burn_gpu's attention kernels: their sources take (dtype, d, dv), the head and value dims
+ATTENTION = (
+    "attn_fwd",
+    "attn_fwd_tiled",
+    "attn_bwd_dq",
+    "attn_bwd_dkv",
+    "attn_bwd_dk",
+    "attn_bwd_dv",
+    "attn_bwd_dq_tiled",
+    "attn_bwd_dkv_tiled",
+)
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
@@ -35,4 +53,12 @@ SOURCES = {
         np.dtype(dt).name, "cuda", _wide(index)
     ),
     "fill": lambda dt: fill_program(np.dtype(dt).name, "cuda"),
+    # burn_gpu's flash attention (the kernels OpenCl runs), per head dim d and value dim dv
+    # (`ATTENTION`; tests/test_attention_cpu.py renders, runs and nvcc-checks them)
+    **{
+        name: lambda dt, d, dv: attention_program(
+            np.dtype(dt).name, d, dv, "cuda", attention_kernels(np.dtype(dt).name, d, dv)
+        )
+        for name in ATTENTION
+    },
 }

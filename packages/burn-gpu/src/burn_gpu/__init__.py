@@ -13,6 +13,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
 - `fill_program(dtype, dialect, wide)` (`_fill.py`): `fill` and the in-place `bias_add`;
+- `attention_program(dtype, head_dim, value_dim, dialect)` (`_attention.py`): flash attention
+  forward and backward; `FlashAttentionOps` (`_attention_ops.py`): the backends' dispatch;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
 - ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
@@ -29,6 +31,15 @@ Example:
 """
 
 from ._adam import adam_many_program, adam_program
+from ._attention import ROWS as ATTENTION_ROWS
+from ._attention import attention_groups, attention_program
+from ._attention import backward_kernels as attention_backward_kernels
+from ._attention import forward_kernel as attention_forward_kernel
+from ._attention import launched_kernels as attention_kernels
+from ._attention import scale2 as attention_scale2
+from ._attention_bwd import split_dkv as attention_split_dkv
+from ._attention_ops import FlashAttentionOps, mask_args
+from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, Frame, frame
 from ._eager import cast_program, eager_ops, eager_program
@@ -50,6 +61,7 @@ from ._runtime import Arg, GpuBackend, Runtime, ints, runtime_of
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
+    "ATTENTION_ROWS",
     "COL_GROUP",
     "CTYPES",
     "DIALECTS",
@@ -67,6 +79,7 @@ __all__ = [
     "REDUCE_OPS",
     "WIDTHS",
     "Arg",
+    "FlashAttentionOps",
     "Frame",
     "GpuBackend",
     "GpuModuleOps",
@@ -79,6 +92,14 @@ __all__ = [
     "SoftmaxOps",
     "adam_many_program",
     "adam_program",
+    "attention_backward_kernels",
+    "attention_forward_kernel",
+    "attention_groups",
+    "attention_kernels",
+    "attention_program",
+    "attention_scale2",
+    "attention_split_dkv",
+    "attention_view_args",
     "cast_program",
     "col2im",
     "collapse",
@@ -98,6 +119,7 @@ __all__ = [
     "ints",
     "kind_of",
     "out_size",
+    "mask_args",
     "pack",
     "pool_program",
     "random_program",

@@ -17,12 +17,13 @@ from ._ops_tensor import COMMON
 from ._transaction import tr_execute
 from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
+from ._attention import OpenClAttentionOps
 from ._runtime import runtime_for
 
 _SELECTIONS: dict = {}
 
 
-class OpenCl(GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
+class OpenCl(OpenClAttentionOps, GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:
