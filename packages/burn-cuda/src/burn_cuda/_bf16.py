@@ -1,15 +1,18 @@
-"""bfloat16 on Cuda: `Cuda(float_dtype="bfloat16")`.
+"""bfloat16 and float16 on Cuda: `Cuda(float_dtype="bfloat16")` / `Cuda(float_dtype="float16")`.
 
-Storage is bfloat16 (ml_dtypes' numpy dtype on cupy arrays, 2 bytes per element); matmul runs
-on it natively (cuBLAS bf16 GEMM on tensor cores, float32 accumulation). Every other op takes
-the float32 detour: its bfloat16 operands are widened to float32 by our own kernel, the
-float32 op runs, and its float results are rounded back to bfloat16 (round to nearest even, NaN
-kept), which is what a bf16 kernel computing in float32 does anyway. The conversions are our
-kernels on the raw 16-bit patterns (no cuda_bf16.h, no dependence on which cupy operations
-accept ml_dtypes' dtype).
+Storage is the half type (bfloat16: ml_dtypes' numpy dtype on cupy arrays, 2 bytes per
+element); matmul runs on it natively (cuBLAS half GEMM on tensor cores, float32 accumulation).
+The elementwise ops, reductions, softmax family, data movement and Adam run burn_gpu's half
+kernels directly (`_half_ops.py`: half in memory, float32 in registers, one rounding per
+result). On bfloat16, the remaining ops (convolutions, pools, sort, random, scatter, ...) take
+the float32 detour: bfloat16 operands are widened to float32 by our own kernel, the float32 op
+runs, and its float results are rounded back to bfloat16 (round to nearest even, NaN kept),
+which is what a bf16 kernel computing in float32 does anyway; float16 runs them on cupy's half
+support as before. The conversions are our kernels on the raw 16-bit patterns (no cuda_bf16.h,
+no dependence on which cupy operations accept ml_dtypes' dtype).
 
-The detour is installed per backend instance (`install(backend)` from `Cuda.setup`), so the
-float32/float64 backends' ops carry no extra Python.
+Installed per backend instance (`install(backend)` from `Cuda.setup`), so the float32/float64
+backends' ops carry no extra Python.
 """
 
 from __future__ import annotations
@@ -128,8 +131,26 @@ NATIVE = ("float_matmul", "float_cast", "float_from_data", "float_into_data")
 
 
 def install(backend) -> None:
-    """Give the bfloat16 backend instance its detoured ops (instance attributes, picked up by
-    its kind views)."""
+    """Give a half-type backend instance its ops (instance attributes, picked up by its kind
+    views): burn_gpu's half kernels where `_half_ops` has them, the float32 detour (bfloat16)
+    or the class's op (float16) elsewhere."""
+    if backend.float_dtype is DType.BF16:
+        _install_detour(backend)
+    from ._half_ops import ops as half_ops
+
+    cls = type(backend)
+    table = half_ops(
+        backend,
+        lambda name: getattr(backend, name),  # what is installed now: the fallback
+        lambda name: getattr(cls, name).__get__(backend),  # the class's own op
+    )
+    for name, fn in table.items():
+        object.__setattr__(backend, name, fn)
+
+
+def _install_detour(backend) -> None:
+    """bfloat16: every op but matmul, casts and data reads through float32 (the ops `_half_ops`
+    then replaces fall back to these)."""
     cp = load_cupy()
     for name in backend.op_table():
         if name in NATIVE or not callable(getattr(backend, name, None)):
