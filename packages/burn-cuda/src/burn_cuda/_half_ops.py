@@ -12,8 +12,9 @@ rounding per result; `burn_gpu._dialect`):
 - data movement (reshape, permute, slices, cat, expand, flip, gather/select, repeat) runs on
   the 16-bit patterns (a `uint16` view of the same memory): every cupy copy takes uint16, and
   no value changes;
-- Adam (`float_adam_update`) runs burn_gpu's half Adam kernel with float32 moments (a moment
-  that arrives in half, e.g. from an older record, is widened once).
+- Adam (`float_adam_update`) runs burn_gpu's half Adam kernel: float32 math, the moments kept
+  in the dtype they arrive in (the parameter's on a first step, as burn-tensor's contract
+  says; float32 moments, which a mixed-precision optimizer keeps, stay float32).
 What is not here takes `_bf16.py`'s float32 detour (convolutions, pools, sort, random, ...).
 
 `ops(backend)` returns the name -> function table `_bf16.install` puts on the instance; each
@@ -27,9 +28,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_gpu import FUSED, Node, Program, reduce_program, render
+from burn_gpu import FUSED, Node, Program, adam_program, reduce_program, render
 
-from ._kernels import kernel, launch_grid
+from ._kernels import launch_grid
 from ._platform import load_cupy
 
 BLOCK = 256
@@ -57,7 +58,6 @@ MOVES = (
     "float_gather",
     "float_select",
     "float_repeat_dim",
-    "float_unfold",
     "float_detach",
     "float_to_device",
 )
@@ -262,41 +262,40 @@ def cumsum(x, dim: int):
 
 # -- Adam -----------------------------------------------------------------------------------------
 def adam_update(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, time):
-    """One Adam step of a half parameter: float32 moments in and out, the parameter read into
-    float32 and rounded once (burn_gpu's `adam_program` for the half type)."""
+    """One Adam step of a half parameter in float32 registers, the parameter rounded once;
+    moments of the parameter's dtype, or float32 when they arrive so (burn_gpu's
+    `adam_program` for the half type)."""
     cp = load_cupy()
     dt = param.dtype
     p = contiguous(param)
     g = contiguous(grad if grad.dtype == dt else _cast(grad, dt))
     first = moment_1 is None
+    mdt = dt if first or moment_1.dtype != np.float32 else np.dtype(np.float32)
     if first:
         m1 = m2 = p  # unread on a first step
     else:
-        m1, m2 = (cp.ascontiguousarray(_widen(m), dtype=np.float32) for m in (moment_1, moment_2))
+        m1, m2 = (contiguous(m if m.dtype == mdt else _cast(m, mdt)) for m in (moment_1, moment_2))
     shape, n = p.shape, p.size
-    out = (cp.ndarray(shape, dt), cp.ndarray(shape, np.float32), cp.ndarray(shape, np.float32))
+    out = (cp.ndarray(shape, dt), cp.ndarray(shape, mdt), cp.ndarray(shape, mdt))
     if n:
         bc2 = math.sqrt(1.0 - beta_2**time)
         factor = bc2 / (1.0 - beta_1**time)
         sc = [np.float32(v) for v in (beta_1, 1 - beta_1, beta_2, 1 - beta_2, factor, epsilon * bc2, lr)]
         grid = min((n + BLOCK - 1) // BLOCK, 4096)
-        launch_grid(
-            kernel("adam_update", dt), grid, BLOCK, p, g, m1, m2, *out,
-            np.int64(n), np.int32(first), *sc,
-        )  # fmt: skip
+        moments = None if mdt == dt else "float32"
+        k = _rawkernel(
+            ("adam", dt.name, moments),
+            lambda: (adam_program(dt.name, "cuda", moments), "adam_update"),
+        )
+        launch_grid(k, grid, BLOCK, p, g, m1, m2, *out, np.int64(n), np.int32(first), *sc)
     return out
 
 
-def _widen(m):
-    return _cast(m, np.dtype(np.float32)) if is_half(m) else m
-
-
 def _cast(x, dtype):
-    if is_half(x):
-        res = run_elementwise("float_cast", [x], (), dtype)
-        if res is not None:
-            return res
-    return x.astype(dtype)
+    """`x` as `dtype` through the cast kernel (a half source or target), else cupy's astype."""
+    src = x if is_half(x) else None
+    res = run_elementwise("float_cast", [x], (), dtype) if src is not None else None
+    return x.astype(dtype) if res is None else res
 
 
 # -- the table ------------------------------------------------------------------------------------
