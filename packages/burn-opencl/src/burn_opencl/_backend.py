@@ -26,7 +26,8 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
         device_type: "gpu", "cpu" or "all" (default: the first platform with a GPU, else any
             platform). Devices are indexed over the chosen platform's devices of that type;
             `BURN_OPENCL_DEVICE=platform:device` overrides the choice.
-        float_dtype: "float32" (default) or "float64" (needs cl_khr_fp64).
+        float_dtype: "float32" (default), "float64" (needs cl_khr_fp64), "float16" or
+            "bfloat16" (stored as such, computed in float32; see the README).
         int_dtype: "int32" (default) or "int64".
 
     Example:
@@ -36,8 +37,10 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
         4.0
     """
 
-    # float16 kernels are not written yet (issue 34); `python -m burn.backend` reads this
-    supports_f16 = False
+    # half types: storage only, float32 compute in every kernel (`_half.py`); float16 needs no
+    # cl_khr_fp16 (vload_half / vstore_half are core OpenCL C). `python -m burn.backend` reads these
+    supports_f16 = True
+    supports_bf16 = True
 
     name = "opencl"
     device_kind = "OpenCl"
@@ -51,6 +54,12 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
         if self.float_dtype.value == "float16" and not self.supports_f16:
             raise ValueError("OpenCl: float16 is not supported yet; use float32 or float64")
         object.__setattr__(self, "device_type", device_type)
+
+    def setup(self) -> None:
+        if self.float_dtype.value in ("float16", "bfloat16"):
+            from . import _half
+
+            _half.install(self)  # burn_gpu's half kernels; the float32 detour elsewhere
 
     def options(self) -> dict:
         # The device type is part of the identity: OpenCl("gpu") and OpenCl("cpu") are different.

@@ -1,0 +1,123 @@
+"""float16 and bfloat16 on OpenCl: `OpenCl(float_dtype="float16")` / `"bfloat16"`.
+
+Storage is the half type (2 bytes per element; bfloat16 buffers hold ml_dtypes' bit patterns);
+every kernel computes in float32 (burn_gpu's half renderings: `vload_half` / `vstore_half_rte`
+for float16, which are core OpenCL C, so any device runs it, `cl_khr_fp16` or not; bit
+operations for bfloat16). Natively on half buffers: the elementwise ops and casts (burn_gpu's
+eager program of the half type), the reductions, arg ops and scans (`reduce_program`),
+softmax and its backward, Adam, and the data movement ops (copies keep the values). Every
+other op (matmul, convolutions, pools, index scatters, sort, random, interpolation) takes the
+float32 detour: its half operands are widened by the cast kernel, the float32 op runs, and its
+float32 results are rounded back (nearest even), once per op.
+
+`install(backend)` runs from `OpenCl.setup` for the half dtypes (instance attributes, so the
+float32/float64 backends carry no extra Python).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from burn_gpu import FUSED
+from burn_tensor import DType
+
+from . import _ew
+from ._array import ClArray
+
+HALVES = ("float16", "bfloat16")
+#: ops that take half buffers as they are (everything else takes the float32 detour)
+NATIVE = {
+    "float_from_data",
+    "float_into_data",
+    "float_empty",
+    "float_cast",
+    "float_reshape",
+    "float_permute",
+    "float_swap_dims",
+    "float_transpose",
+    "float_slice",
+    "float_slice_assign",
+    "float_cat",
+    "float_expand",
+    "float_flip",
+    "float_repeat_dim",
+    "float_detach",
+    "float_set_require_grad",
+    "float_is_require_grad",
+    "float_to_device",
+    "float_sum",
+    "float_mean",
+    "float_sum_dim",
+    "float_mean_dim",
+    "float_max_dim",
+    "float_min_dim",
+    "float_max",
+    "float_min",
+    "float_argmax",
+    "float_argmin",
+    "float_cumsum",
+    "float_cummax",
+    "float_cummin",
+    "float_adam_update",
+    "softmax",
+    "log_softmax",
+    "softmax_backward",
+    "log_softmax_backward",
+    *(n for n in FUSED if n.startswith("float_") or n in ("relu", "relu_backward", "sigmoid", "gelu")),
+}
+#: ... except these of the expression table: their value checks or integer results come from
+#: backend code written for float32/float64 (the detour runs that code on float32)
+NOT_NATIVE = {"float_into_int"}
+
+
+def is_half(x) -> bool:
+    return type(x) is ClArray and x.dtype.name in HALVES
+
+
+def _widen(a):
+    if is_half(a):
+        return _ew.cast(a, np.float32), a.dtype
+    if a is DType.BF16 or a is DType.F16:
+        return DType.F32, a.np
+    if type(a) in (list, tuple) and a and any(is_half(v) for v in a):
+        half = next(v.dtype for v in a if is_half(v))
+        return type(a)(_ew.cast(v, np.float32) if is_half(v) else v for v in a), half
+    return a, None
+
+
+def _narrow(r, half):
+    if type(r) is ClArray and r.dtype == np.float32:
+        return _ew.cast(r, half)
+    if type(r) in (list, tuple):
+        return type(r)(_narrow(v, half) for v in r)
+    return r
+
+
+def detour(fn):
+    """`fn` with half operands (and half dtype arguments) widened to float32 and its float32
+    results rounded back to the half type."""
+
+    def op(*args, **kwargs):
+        half = None
+        conv = []
+        for a in args:
+            a, h = _widen(a)
+            half = half or h
+            conv.append(a)
+        for k, v in list(kwargs.items()):
+            kwargs[k], h = _widen(v)
+            half = half or h
+        res = fn(*conv, **kwargs)
+        return res if half is None else _narrow(res, half)
+
+    op.__name__ = getattr(fn, "__name__", "op")
+    return op
+
+
+def install(backend) -> None:
+    """The float32 detour on every op of `backend`'s table but the native ones."""
+    for name in backend.op_table():
+        if name in NATIVE and name not in NOT_NATIVE:
+            continue
+        fn = getattr(backend, name, None)
+        if callable(fn):
+            object.__setattr__(backend, name, detour(fn))
