@@ -23,6 +23,8 @@ _SCALAR = {
     "int8": np.int8,
     "uint8": np.uint8,
     "bool": np.uint8,
+    "float16": np.float32,  # burn_gpu's half kernels compute and take scalars in float32
+    "bfloat16": np.float32,
 }
 
 
