@@ -128,6 +128,20 @@ def detour(fn):
 
 #: ops that handle bfloat16 themselves (the rest take the detour)
 NATIVE = ("float_matmul", "float_cast", "float_from_data", "float_into_data")
+#: composite ops whose default decomposition runs on the half ops (matmul on bf16 tensor
+#: cores, the rest `_half_ops`'s kernels): no detour around them, which would turn their
+#: matmuls into float32 GEMMs
+COMPOSED = (
+    "linear",
+    "linear_x_backward",
+    "linear_weight_backward",
+    "linear_bias_backward",
+    "attention",
+    "attention_backward",
+    "embedding",
+    "gelu_backward",
+    "sigmoid_backward",
+)
 
 
 def install(backend) -> None:
@@ -153,7 +167,7 @@ def _install_detour(backend) -> None:
     then replaces fall back to these)."""
     cp = load_cupy()
     for name in backend.op_table():
-        if name in NATIVE or not callable(getattr(backend, name, None)):
+        if name in NATIVE or name in COMPOSED or not callable(getattr(backend, name, None)):
             continue
         object.__setattr__(backend, name, detour(getattr(backend, name)))
     float_matmul = detour(backend.float_matmul)
@@ -161,7 +175,9 @@ def _install_detour(backend) -> None:
     def matmul(x, y):
         if is_bf16(x) and is_bf16(y):
             try:
-                return cp.matmul(x, y)  # cuBLAS bf16 GEMM, float32 accumulation
+                out = cp.matmul(x, y)  # cuBLAS bf16 GEMM, float32 accumulation
+                # (a numpy-backed stand-in returns float32 here: rounded once, as the GEMM does)
+                return out if is_bf16(out) else to_bf16(out)
             except (TypeError, ValueError, NotImplementedError):
                 pass  # a layout or version cupy does not take in bf16: the float32 detour
         return float_matmul(x, y)
