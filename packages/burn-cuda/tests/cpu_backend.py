@@ -42,6 +42,7 @@ _CACHES = [
     (_kernels, "_GO", lambda: [None]),
     (_bf16, "_K", dict),
     (_half_ops, "_K", dict),
+    (_half_ops, "_PLANS", dict),
     (_optim_many, "_KERNELS", dict),
     (_backend, "_CP", lambda: [None]),
     (_backend, "_MATMUL", lambda: [None]),

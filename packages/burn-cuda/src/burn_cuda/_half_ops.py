@@ -108,44 +108,80 @@ def _broadcast(shapes) -> tuple | None:
     return tuple(out)
 
 
+#: launch plans of elementwise calls by (op, out dtype, scalars, operand layouts):
+#: (kernel, shape, grid, int arguments before the buffers); None: not ours to run
+_PLANS: dict = {}
+_MAX_PLANS = 4096
+
+
 def run_elementwise(name: str, arrays, scalars, out_dtype):
     """`name` (an op of `burn_gpu.FUSED`) over cupy arrays `arrays` (the first a half array)
     with `scalars`, result dtype `out_dtype`; None when the shapes do not broadcast or the
-    tensor is too large for the kernel's 32-bit indices."""
-    cp = load_cupy()
+    tensor is too large for the kernel's 32-bit indices. A layout seen before launches from
+    its cached plan (a dict lookup instead of the Program and its arguments)."""
+    key = (name, out_dtype, len(scalars))
+    for a in arrays:
+        key += (a.dtype, a.shape, a.strides, a.data.ptr & 15 == 0)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        plan = _PLANS[key] = _plan(name, arrays, len(scalars), out_dtype)
+        if plan is None:
+            return None
+    k, shape, grid, ints = plan
+    out = load_cupy().ndarray(shape, out_dtype)
+    if grid == 0:
+        return out
+    if ints is _VEC and out.data.ptr & 15:  # the vector kernel needs an aligned output
+        return _run_once(name, arrays, scalars, out_dtype, out)
+    args = [*ints, out, *arrays] if ints is not _VEC else [_N(out.size), out, *arrays]
+    args += [np.float32(s) for s in scalars]  # a half program's scalars are float32
+    launch_grid(k, grid, BLOCK, *args)
+    return out
+
+
+_VEC = ("vec",)  # marks a vector plan: its only int argument is n
+_N = np.int32
+
+
+def _plan(name, arrays, nscalars, out_dtype, vec_ok=True):
     shape = _broadcast([a.shape for a in arrays])
     if shape is None:
         return None
     n = math.prod(shape)
     if n > _MAX_N:
         return None
-    out = cp.ndarray(shape, out_dtype)
-    if n == 0:
-        return out
     dts = [a.dtype.name for a in arrays]
     plain = all(a.shape == shape and a._c_contiguous for a in arrays)
     rank = 0 if plain else max(len(shape), 1)
-    if rank and 1 + rank + len(arrays) * (rank + 2) + 1 + len(scalars) > 32:
+    if rank and 1 + rank + len(arrays) * (rank + 2) + 1 + nscalars > 32:
         return None  # past the driver launcher's slots: the caller's fallback
-    vec = 8 if plain and all(a.data.ptr % 16 == 0 for a in (out, *arrays)) else 0
+    vec = 8 if vec_ok and plain and all(a.data.ptr % 16 == 0 for a in arrays) else 0
     node = Node(name, tuple(-k - 1 for k in range(len(arrays))), dts[0], np.dtype(out_dtype).name)
     prog = Program(tuple((dt, bool(rank)) for dt in dts), rank, (node,), ((0, -1, ()),), vec)
     k = _rawkernel(prog, lambda: render(prog, "cuda"))
-    args = [np.int32(n)]
+    if n == 0:
+        return k, shape, 0, ()
+    if vec:
+        return k, shape, _grid(-(-n // vec)), _VEC
+    ints = [np.int32(n)]
     if rank:
         dims = shape if shape else (1,)
-        args += [np.int32(d) for d in dims]
+        ints += [np.int32(d) for d in dims]
         for a in arrays:
             size = a.itemsize
             for d, s in enumerate(dims):
                 st = 0 if not a.shape or (a.shape[d] == 1 and s != 1) else a.strides[d] // size
-                args.append(np.int32(st))
-            args.append(np.int32(0))  # cupy's data pointer is the view's first element
-    args.append(out)
-    args += arrays
-    args += [np.float32(s) for s in scalars]  # a half program's scalars are float32
-    items = -(-n // vec) if vec else n
-    launch_grid(k, _grid(items), BLOCK, *args)
+                ints.append(np.int32(st))
+            ints.append(np.int32(0))  # cupy's data pointer is the view's first element
+    return k, shape, _grid(n), tuple(ints)
+
+
+def _run_once(name, arrays, scalars, out_dtype, out):
+    """The scalar-kernel launch for an output the vector kernel cannot write (unaligned)."""
+    k, _, grid, ints = _plan(name, arrays, len(scalars), out_dtype, vec_ok=False)
+    launch_grid(k, grid, BLOCK, *ints, out, *arrays, *[np.float32(s) for s in scalars])
     return out
 
 
