@@ -55,12 +55,6 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
             raise ValueError("OpenCl: float16 is not supported yet; use float32 or float64")
         object.__setattr__(self, "device_type", device_type)
 
-    def setup(self) -> None:
-        if self.float_dtype.value in ("float16", "bfloat16"):
-            from . import _half
-
-            _half.install(self)  # burn_gpu's half kernels; the float32 detour elsewhere
-
     def options(self) -> dict:
         # The device type is part of the identity: OpenCl("gpu") and OpenCl("cpu") are different.
         return {**super().options(), "device_type": self.device_type}
@@ -157,6 +151,9 @@ def _install() -> None:
     for name, fn in table.items():
         if name not in vars(OpenCl):
             setattr(OpenCl, name, fn)
+    from ._half import wrap_class
+
+    wrap_class(OpenCl)  # half operands: burn_gpu's half kernels, the float32 detour elsewhere
 
 
 _install()

@@ -10,8 +10,10 @@ other op (matmul, convolutions, pools, index scatters, sort, random, interpolati
 float32 detour: its half operands are widened by the cast kernel, the float32 op runs, and its
 float32 results are rounded back (nearest even), once per op.
 
-`install(backend)` runs from `OpenCl.setup` for the half dtypes (instance attributes, so the
-float32/float64 backends carry no extra Python).
+`wrap_class(OpenCl)` puts the detour on the class, around every op but the native ones, so it
+also serves half tensors on a float32 backend (`t.cast("bfloat16")`, a mixed-precision
+policy's casts): an op without a half operand passes straight through (a loop over its
+arguments, the ops it wraps are the heavy ones: matmul, convolutions, pools, ...).
 """
 
 from __future__ import annotations
@@ -113,11 +115,18 @@ def detour(fn):
     return op
 
 
-def install(backend) -> None:
-    """The float32 detour on every op of `backend`'s table but the native ones."""
-    for name in backend.op_table():
+def wrap_class(cls) -> None:
+    """The float32 detour around every op of `cls`'s table but the native ones (once)."""
+    from burn_tensor import Backend, op_table
+
+    if getattr(cls, "_half_wrapped", False):
+        return
+    for name in op_table():
         if name in NATIVE and name not in NOT_NATIVE:
             continue
-        fn = getattr(backend, name, None)
-        if callable(fn):
-            object.__setattr__(backend, name, detour(fn))
+        fn = getattr(cls, name, None)
+        # burn_tensor's default decompositions stay as they are (their parts handle halves;
+        # Fusion tells an override from a default by identity and fuses the defaults' parts)
+        if callable(fn) and fn is not getattr(Backend, name, None):
+            setattr(cls, name, detour(fn))
+    cls._half_wrapped = True
