@@ -115,6 +115,24 @@ def detour(fn):
     return op
 
 
+def _random(fn):
+    """float_random for a half dtype: drawn as float32, uniform draws clipped to the type's
+    last values inside [low, high) (a float32 draw just below `high` would round onto it),
+    then rounded."""
+
+    def float_random(self, shape, distribution, device, dtype):
+        if dtype is not DType.BF16 and dtype is not DType.F16:
+            return fn(self, shape, distribution, device, dtype)
+        wide = fn(self, shape, distribution, device, DType.F32)
+        if distribution.kind in ("default", "uniform") and wide.size:
+            lo, hi = distribution.bounds_in(dtype.np)
+            wide = _ew.scalar("clamp", wide, float(lo), float(hi))
+        return _ew.cast(wide, dtype.np)
+
+    float_random.__name__ = "float_random"
+    return float_random
+
+
 def wrap_class(cls) -> None:
     """The float32 detour around every op of `cls`'s table but the native ones (once)."""
     from burn_tensor import Backend, op_table
@@ -128,5 +146,5 @@ def wrap_class(cls) -> None:
         # burn_tensor's default decompositions stay as they are (their parts handle halves;
         # Fusion tells an override from a default by identity and fuses the defaults' parts)
         if callable(fn) and fn is not getattr(Backend, name, None):
-            setattr(cls, name, detour(fn))
+            setattr(cls, name, _random(fn) if name == "float_random" else detour(fn))
     cls._half_wrapped = True
