@@ -54,7 +54,9 @@ def main() -> None:
         if torch.cuda.is_available():
             x = torch.randn(n, n, device="cuda", dtype=torch.float16)
             y = torch.randn(n, n, device="cuda", dtype=torch.float16)
-            rows.append(("torch cuda float16", timeit(lambda: x @ y, torch.cuda.synchronize, repeats)))
+            rows.append(
+                ("torch cuda float16", timeit(lambda: x @ y, torch.cuda.synchronize, repeats))
+            )
     except ImportError:
         pass
     ref = dict(rows).get("torch cuda float16")

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import cuda_on_cpu  # noqa: E402
+import cuda_on_cpu
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16)}
@@ -63,11 +63,13 @@ def test_layer_ops_run_half_kernels_without_conversions(dt):
         np.testing.assert_allclose(_get(t.sum_dim(0)), _r(want_h.sum(1)[None], dt), **tol)
         sm = activation.softmax(h, 1)
         e = np.exp(want_h - want_h.max(1, keepdims=True))
-        np.testing.assert_allclose(_get(sm), e / e.sum(1, keepdims=True), rtol=2 * EPS[dt], atol=1e-4)
+        np.testing.assert_allclose(
+            _get(sm), e / e.sum(1, keepdims=True), rtol=2 * EPS[dt], atol=1e-4
+        )
         np.testing.assert_array_equal(_get(h.argmax(1)).ravel(), np.argmax(want_h, 1))
         mask = h.greater_elem(0.0)
         np.testing.assert_array_equal(np.asarray(mask.into_data().array), want_h > 0)
-        new, m1, m2 = adam_update(
+        new, m1, _m2 = adam_update(
             tx, tb.expand([6, 40]), None, None, lr=0.01, beta_1=0.9, beta_2=0.999,
             epsilon=1e-8, time=1,
         )  # fmt: skip
@@ -94,7 +96,9 @@ def test_float32_moments_stay_float32_for_a_bf16_parameter():
         tm1 = Tensor.from_data(m1, d).cast(DType.F32)
         tm2 = Tensor.from_data(m2, d).cast(DType.F32)
         m1, m2 = _r(m1, "bfloat16"), _r(m2, "bfloat16")
-        new, a, b = adam_update(tp, tg, tm1, tm2, lr=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8, time=2)
+        new, a, b = adam_update(
+            tp, tg, tm1, tm2, lr=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8, time=2
+        )
         assert a.dtype is DType.F32 and b.dtype is DType.F32 and new.dtype is DType.BF16
         rg = _r(g, "bfloat16")
         w1 = 0.9 * m1 + 0.1 * rg  # not rounded to bfloat16: float32 state

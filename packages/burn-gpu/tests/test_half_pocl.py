@@ -110,7 +110,9 @@ def test_conversions_are_bit_exact(cl_queue, dt):
     the cast kernels against numpy's float16 / ml_dtypes' bfloat16, bit for bit."""
     ctx, queue, _ = cl_queue
     x = _specials(np.random.default_rng(5))
-    to_half, _ = eager._run_cast(ctx, queue, _build(ctx, cast_program("float32", dt, "opencl")), x, NP[dt])
+    to_half, _ = eager._run_cast(
+        ctx, queue, _build(ctx, cast_program("float32", dt, "opencl")), x, NP[dt]
+    )
     want = x.astype(NP[dt])
     got_bits, want_bits = to_half.view(np.uint16), want.view(np.uint16)
     nan = np.isnan(x)
@@ -137,7 +139,13 @@ def test_every_eager_kernel_in_half(cl_queue, dt):
     ran = 0
     for name, op in ops.items():
         a, b, c, s0, s1 = eager._operands("float32", name, rng)
-        host = (a.astype(NP[dt]), b.astype(NP[dt]), c.astype(NP[dt]), np.float32(s0), np.float32(s1))
+        host = (
+            a.astype(NP[dt]),
+            b.astype(NP[dt]),
+            c.astype(NP[dt]),
+            np.float32(s0),
+            np.float32(s1),
+        )
         out_dt = np.uint8 if op.out == "B" else NP[dt]
         for prefix, strided in (("ewc_", False), ("ew_", True)):
             got, used = _run(ctx, queue, prg, prefix + name, op, host, out_dt, strided)
@@ -253,8 +261,22 @@ def test_softmax_family_in_half(cl_queue, dt, shape, dim):
             _go(queue, cl.Kernel(prg, kind + "_rows"), args, outer * grp, grp)
         else:
             cols = outer * inner
-            args = (ob, *bufs, np.int64(cols), np.int32(n), np.int64(inner), np.int32(log_mode), *offs)
-            _go(queue, cl.Kernel(prg, kind + "_cols"), args, -(-cols // COL_GROUP) * COL_GROUP, COL_GROUP)
+            args = (
+                ob,
+                *bufs,
+                np.int64(cols),
+                np.int32(n),
+                np.int64(inner),
+                np.int32(log_mode),
+                *offs,
+            )
+            _go(
+                queue,
+                cl.Kernel(prg, kind + "_cols"),
+                args,
+                -(-cols // COL_GROUP) * COL_GROUP,
+                COL_GROUP,
+            )
         return _read(queue, ob, out)
 
     e = np.exp(x64 - x64.max(dim, keepdims=True))
@@ -291,6 +313,7 @@ def test_adam_on_half_parameters(cl_queue, dt, mom):
     b1, b2, eps, lr = 0.9, 0.999, 1e-8, 1e-2
     m1 = m2 = None
     p64 = p.astype(np.float64)
+    w1 = w2 = None  # Burn's moments in float64, set by the first step
     for t in (1, 2):
         g = rng.standard_normal(n).astype(NP[dt])
         g64 = g.astype(np.float64)
@@ -328,7 +351,9 @@ def _chain(dt: str, vec: int = 0, strided: bool = False) -> Program:
         Node("float_add_scalar", (1,), dt, dt),
         Node("float_cast", (2,), dt, "float32"),
     )
-    return Program(((dt, strided), (dt, False)), 2 if strided else 0, nodes, ((2, -1, ()), (3, -1, ())), vec)
+    return Program(
+        ((dt, strided), (dt, False)), 2 if strided else 0, nodes, ((2, -1, ()), (3, -1, ())), vec
+    )
 
 
 @pytest.mark.parametrize("dt", HALVES)
@@ -352,7 +377,17 @@ def test_fused_half_chain_gives_the_unfused_bits(cl_queue, dt, form):
     if form == "strided":  # x stored transposed
         xs = np.ascontiguousarray(x.T)
         lay = [np.int32(v) for v in (*shape, 1, shape[0], 0)]
-        args = (np.int32(n), np.int32(shape[0]), np.int32(shape[1]), *lay[2:], b0, b1, _buf(ctx, xs), _buf(ctx, y), np.float32(0.5))
+        args = (
+            np.int32(n),
+            np.int32(shape[0]),
+            np.int32(shape[1]),
+            *lay[2:],
+            b0,
+            b1,
+            _buf(ctx, xs),
+            _buf(ctx, y),
+            np.float32(0.5),
+        )
     else:
         args = (np.int32(n), b0, b1, _buf(ctx, x), _buf(ctx, y), np.float32(0.5))
     _go(queue, cl.Kernel(prg, name), args, max(n // max(vec, 1), 1) + (n % max(vec, 1)))
@@ -414,9 +449,13 @@ def test_cuda_half_renderings_compile(tmp_path, dt):
     for what, src in sources.items():
         cu = tmp_path / f"{what}.cu"
         cu.write_text(src)
-        proc = subprocess.run(
+        proc = subprocess.run(  # noqa: PLW1510 - the return code is asserted below
             ["nvcc", "--ptx", "-arch=sm_80", str(cu), "-o", str(tmp_path / f"{what}.ptx")],
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert proc.returncode == 0, (what, proc.stderr[:2000])
-        assert "cvt.rn.f16.f32" in (tmp_path / f"{what}.ptx").read_text() or dt != "float16" or what in ("cast_from",)
+        assert (
+            "cvt.rn.f16.f32" in (tmp_path / f"{what}.ptx").read_text()
+            or dt != "float16"
+            or what in ("cast_from",)
+        )

@@ -43,7 +43,11 @@ def test_layer_ops_in_half(dt):
     backend = OpenCl("cpu", float_dtype=dt)
     d = backend.device()
     rng = np.random.default_rng(3)
-    x, w, bias = rng.standard_normal((5, 24)), rng.standard_normal((24, 7)), rng.standard_normal((1, 7))
+    x, w, bias = (
+        rng.standard_normal((5, 24)),
+        rng.standard_normal((24, 7)),
+        rng.standard_normal((1, 7)),
+    )
     tx, tw, tb = (Tensor.from_data(a, d) for a in (x, w, bias))
     assert tx.dtype.value == dt and np.asarray(tx.into_data().array).dtype == NP[dt]
     rx, rw, rb = _r(x, dt), _r(w, dt), _r(bias, dt)
@@ -69,12 +73,16 @@ def test_layer_ops_in_half(dt):
         want = want - np.log(np.exp(want).sum(1, keepdims=True))
         np.testing.assert_allclose(_get(sm), want, rtol=2 * EPS[dt], atol=4 * EPS[dt])
         np.testing.assert_array_equal(_get(tx.transpose()), rx.T)
-        new, m1, _m2 = adam_update(tx, tx, None, None, lr=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8, time=1)
+        new, m1, _m2 = adam_update(
+            tx, tx, None, None, lr=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8, time=1
+        )
         assert new.dtype.value == dt and m1.dtype.value == dt
         np.testing.assert_allclose(_get(new), rx - 0.1 * np.sign(rx), **tol)
         native_casts = list(casts)
         y = tx @ tw + tb  # matmul: the float32 detour (widen, float32 GEMM, round once)
-        np.testing.assert_allclose(_get(y), _r(_r(rx @ rw, dt) + rb, dt), rtol=4 * EPS[dt], atol=4 * EPS[dt])
+        np.testing.assert_allclose(
+            _get(y), _r(_r(rx @ rw, dt) + rb, dt), rtol=4 * EPS[dt], atol=4 * EPS[dt]
+        )
     finally:
         _ew.cast = real_cast
     assert native_casts == [], native_casts

@@ -71,6 +71,15 @@ def is_half(x) -> bool:
 _HALVES = ("float16", "bfloat16")
 
 
+def empty(shape, dtype):
+    """A new cupy array; a half one is allocated as uint16 and viewed as its dtype (whatever a
+    cupy version makes of ml_dtypes' bfloat16 in its constructor, a view keeps the bytes)."""
+    dt = np.dtype(dtype)
+    if dt.name in _HALVES:
+        return load_cupy().ndarray(shape, _U16).view(dt)
+    return load_cupy().ndarray(shape, dt)
+
+
 def contiguous(x):
     """`x` C-contiguous; a half array is copied as its 16-bit patterns (cupy's copy kernels
     take uint16 whatever they make of ml_dtypes' dtype)."""
@@ -130,7 +139,7 @@ def run_elementwise(name: str, arrays, scalars, out_dtype):
         if plan is None:
             return None
     k, shape, grid, ints = plan
-    out = load_cupy().ndarray(shape, out_dtype)
+    out = empty(shape, out_dtype)
     if grid == 0:
         return out
     if ints is _VEC and out.data.ptr & 15:  # the vector kernel needs an aligned output
@@ -197,8 +206,11 @@ def elementwise_op(name: str, fallback):
         arrays = list(args[:nin])
         for k, letter in enumerate(spec.inputs):
             a = arrays[k]
-            if letter == "B" and a.dtype != np.bool_ or letter == "T" and a.dtype.name not in (
-                *_HALVES, "float32", "float64"
+            if (
+                letter == "B"
+                and a.dtype != np.bool_
+                or letter == "T"
+                and a.dtype.name not in (*_HALVES, "float32", "float64")
             ):
                 return fallback(*args)
         if spec.out == "D":
@@ -230,13 +242,12 @@ def _split(shape, dim):
 def reduce_dim(kind: str, x, dim: int):
     """sum/mean/max/min of half array `x` along `dim` (kept as 1): one group per output along
     the last dim of long rows (`*_tree`), a thread per output otherwise (`*_rows`)."""
-    cp = load_cupy()
     if x.size > _MAX_N or x.ndim == 0:
         return None
     x = contiguous(x)
     outer, n, inner = _split(x.shape, dim)
     shape = tuple(1 if d == dim else s for d, s in enumerate(x.shape))
-    out = cp.ndarray(shape, x.dtype)
+    out = empty(shape, x.dtype)
     outs = outer * inner
     if outs == 0:
         return out
@@ -259,7 +270,7 @@ def reduce_all(kind: str, x):
     if x.size > SUM_ALL_MAX or x.size == 0:
         return None
     x = contiguous(x)
-    out = load_cupy().ndarray((1,), x.dtype)
+    out = empty((1,), x.dtype)
     div = x.size if kind == "mean" else 1
     k = _reduce_kernel(x.dtype, np.dtype(np.int32), "sum_tree")
     geo = (np.int32(0), np.int32(1), np.int32(x.size), np.int32(1))
@@ -288,7 +299,7 @@ def cumsum(x, dim: int):
         return None
     x = contiguous(x)
     outer, n, inner = _split(x.shape, dim)
-    out = load_cupy().ndarray(x.shape, x.dtype)
+    out = empty(x.shape, x.dtype)
     if x.size:
         k = _reduce_kernel(x.dtype, np.dtype(np.int32), "cumsum")
         geo = (np.int32(0), np.int32(outer), np.int32(n), np.int32(inner))
@@ -301,7 +312,6 @@ def adam_update(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, ti
     """One Adam step of a half parameter in float32 registers, the parameter rounded once;
     moments of the parameter's dtype, or float32 when they arrive so (burn_gpu's
     `adam_program` for the half type)."""
-    cp = load_cupy()
     dt = param.dtype
     p = contiguous(param)
     g = contiguous(grad if grad.dtype == dt else _cast(grad, dt))
@@ -312,11 +322,14 @@ def adam_update(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, ti
     else:
         m1, m2 = (contiguous(m if m.dtype == mdt else _cast(m, mdt)) for m in (moment_1, moment_2))
     shape, n = p.shape, p.size
-    out = (cp.ndarray(shape, dt), cp.ndarray(shape, mdt), cp.ndarray(shape, mdt))
+    out = (empty(shape, dt), empty(shape, mdt), empty(shape, mdt))
     if n:
         bc2 = math.sqrt(1.0 - beta_2**time)
         factor = bc2 / (1.0 - beta_1**time)
-        sc = [np.float32(v) for v in (beta_1, 1 - beta_1, beta_2, 1 - beta_2, factor, epsilon * bc2, lr)]
+        sc = [
+            np.float32(v)
+            for v in (beta_1, 1 - beta_1, beta_2, 1 - beta_2, factor, epsilon * bc2, lr)
+        ]
         grid = min((n + BLOCK - 1) // BLOCK, 4096)
         moments = None if mdt == dt else "float32"
         k = _rawkernel(
@@ -387,7 +400,9 @@ def ops(backend, original, plain) -> dict:
             f"float_{kind}_dim", lambda x, dim, kind=kind: reduce_dim(kind, x, dim)
         )
     for kind in ("sum", "mean"):
-        table[f"float_{kind}"] = with_fallback(f"float_{kind}", lambda x, kind=kind: reduce_all(kind, x))
+        table[f"float_{kind}"] = with_fallback(
+            f"float_{kind}", lambda x, kind=kind: reduce_all(kind, x)
+        )
     for kind in ("argmax", "argmin"):
         table[f"float_{kind}"] = with_fallback(
             f"float_{kind}", lambda x, dim, kind=kind: arg_dim(kind, x, dim, index_dt)

@@ -64,7 +64,11 @@ NATIVE = {
     "log_softmax",
     "softmax_backward",
     "log_softmax_backward",
-    *(n for n in FUSED if n.startswith("float_") or n in ("relu", "relu_backward", "sigmoid", "gelu")),
+    *(
+        n
+        for n in FUSED
+        if n.startswith("float_") or n in ("relu", "relu_backward", "sigmoid", "gelu")
+    ),
 }
 #: ... except these of the expression table: their value checks or integer results come from
 #: backend code written for float32/float64 (the detour runs that code on float32)
