@@ -28,7 +28,7 @@ if os.environ.get("BURN_OPENCL_TEST_HALF", "0") == "1":
 
 def _backend(name):
     if name == "f16-i32" and not OpenCl.supports_f16:
-        pytest.skip("OpenCl has no float16 kernels yet (OpenCl.supports_f16 is False)")
+        pytest.skip("OpenCl.supports_f16 is False: no float16 on this build")
     if name == "bf16-i32" and not OpenCl.supports_bf16:
         pytest.skip("OpenCl has no bfloat16 support yet (OpenCl.supports_bf16 is False)")
     backend = OpenCl(DEVICE_TYPE, **CONFIGS[name])
