@@ -65,10 +65,25 @@ MOVES = (
 
 def is_half(x) -> bool:
     dt = getattr(x, "dtype", None)
-    return dt is not None and dt.name in _HALVES
+    if dt is None:
+        return False
+    r = _KIND.get(dt)  # `dtype.name` costs microseconds: cached per dtype object
+    if r is None:
+        r = _kind(dt)
+    return r == "h"
+
+
+def _kind(dt) -> str:
+    """ "h" (a half type), "f" (float32/float64), "b" (bool) or "o" (other), cached."""
+    name = np.dtype(dt).name
+    floats = ("float32", "float64")
+    r = "h" if name in _HALVES else "f" if name in floats else "b" if name == "bool" else "o"
+    _KIND[dt] = r
+    return r
 
 
 _HALVES = ("float16", "bfloat16")
+_KIND: dict = {}
 
 
 def empty(shape, dtype):
@@ -205,13 +220,9 @@ def elementwise_op(name: str, fallback):
             return fallback(*args)
         arrays = list(args[:nin])
         for k, letter in enumerate(spec.inputs):
-            a = arrays[k]
-            if (
-                letter == "B"
-                and a.dtype != np.bool_
-                or letter == "T"
-                and a.dtype.name not in (*_HALVES, "float32", "float64")
-            ):
+            dt = arrays[k].dtype
+            kind = _KIND.get(dt) or _kind(dt)
+            if (letter == "B") != (kind == "b") or kind == "o":
                 return fallback(*args)
         if spec.out == "D":
             dt = args[nin].np
