@@ -158,8 +158,29 @@ def install(backend) -> None:
         lambda name: getattr(backend, name),  # what is installed now: the fallback
         lambda name: getattr(cls, name).__get__(backend),  # the class's own op
     )
+    oom = cp_oom()
     for name, fn in table.items():
-        object.__setattr__(backend, name, fn)
+        object.__setattr__(backend, name, _named_oom(name, fn, oom))
+
+
+def cp_oom():
+    """cupy's out-of-memory exception type."""
+    return load_cupy().cuda.memory.OutOfMemoryError
+
+
+def _named_oom(name: str, fn, oom):
+    """`fn` re-raising cupy's out-of-memory error as `CudaOutOfMemoryError` naming op `name`
+    (what the class's ops do, `_memory.guarded`)."""
+    from ._memory import oom_error
+
+    def op(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except oom as exc:
+            raise oom_error(name, exc) from exc
+
+    op.__name__ = name
+    return op
 
 
 def _install_detour(backend) -> None:
