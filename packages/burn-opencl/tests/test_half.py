@@ -73,6 +73,8 @@ def test_layer_ops_in_half(dt):
         want = want - np.log(np.exp(want).sum(1, keepdims=True))
         np.testing.assert_allclose(_get(sm), want, rtol=2 * EPS[dt], atol=4 * EPS[dt])
         np.testing.assert_array_equal(_get(tx.transpose()), rx.T)
+        idx = Tensor.from_data(np.array([4, 0, 2]), d)
+        np.testing.assert_array_equal(_get(tx.select(0, idx)), rx[[4, 0, 2]])  # int16 copies
         new, m1, _m2 = adam_update(
             tx, tx, None, None, lr=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8, time=1
         )

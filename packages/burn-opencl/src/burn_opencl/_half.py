@@ -5,7 +5,8 @@ every kernel computes in float32 (burn_gpu's half renderings: `vload_half` / `vs
 for float16, which are core OpenCL C, so any device runs it, `cl_khr_fp16` or not; bit
 operations for bfloat16). Natively on half buffers: the elementwise ops and casts (burn_gpu's
 eager program of the half type), the reductions, arg ops and scans (`reduce_program`),
-softmax and its backward, Adam, and the data movement ops (copies keep the values). Every
+softmax and its backward, Adam, the data movement ops (copies keep the values) and gather /
+select (the int16 gather over the same bits). Every
 other op (matmul, convolutions, pools, index scatters, sort, random, interpolation) takes the
 float32 detour: its half operands are widened by the cast kernel, the float32 op runs, and its
 float32 results are rounded back (nearest even), once per op.
@@ -119,6 +120,30 @@ def detour(fn):
     return op
 
 
+#: reads at indices: copies of the 16-bit patterns (run as int16, no value changes)
+BITS = ("float_gather", "float_select")
+_I16 = np.dtype(np.int16)
+
+
+def _as(x: ClArray, dtype) -> ClArray:
+    """The same buffer and layout read as `dtype` (of the same size)."""
+    return ClArray(x.rt, x.block, x.shape, dtype, x.strides, x.offset)
+
+
+def _bits(fn):
+    """`fn` over half operands seen as int16 (a gather copies elements: no conversion)."""
+
+    def op(self, *args):
+        half = next((a.dtype for a in args if is_half(a)), None)
+        if half is None:
+            return fn(self, *args)
+        res = fn(self, *(_as(a, _I16) if is_half(a) else a for a in args))
+        return _as(res, half)
+
+    op.__name__ = getattr(fn, "__name__", "op")
+    return op
+
+
 def _random(fn):
     """float_random for a half dtype: drawn as float32, uniform draws clipped to the type's
     last values inside [low, high) (a float32 draw just below `high` would round onto it),
@@ -150,5 +175,6 @@ def wrap_class(cls) -> None:
         # burn_tensor's default decompositions stay as they are (their parts handle halves;
         # Fusion tells an override from a default by identity and fuses the defaults' parts)
         if callable(fn) and fn is not getattr(Backend, name, None):
-            setattr(cls, name, _random(fn) if name == "float_random" else detour(fn))
+            wrap = _random if name == "float_random" else _bits if name in BITS else detour
+            setattr(cls, name, wrap(fn))
     cls._half_wrapped = True
