@@ -2,7 +2,8 @@
 template rendered into OpenCL C or CUDA C, and the runtime contract the backends implement.
 
 - `OPS` / `KERNELS` (`_expr.py`): the one expression table of the elementwise ops;
-- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C;
+- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C, including the
+  half types (`HALF`: float16/bfloat16 storage, float32 compute; `storage_head`);
 - `Program` / `render` and `Reduction` / `render_reduction`: the fused-kernel renderer Fusion
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
@@ -26,7 +27,7 @@ Example:
 
 from ._adam import adam_many_program, adam_program
 from ._conv import conv_program
-from ._dialect import CTYPES, DIALECTS, Frame, frame
+from ._dialect import CTYPES, DIALECTS, HALF, Frame, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._index import RANK, index_layout, index_program
@@ -47,6 +48,7 @@ __all__ = [
     "FLOAT_FN",
     "FUSABLE_DTYPES",
     "FUSED",
+    "HALF",
     "GEO_FIELDS",
     "KERNELS",
     "KINDS",
@@ -87,4 +89,5 @@ __all__ = [
     "runtime_of",
     "softmax_program",
     "split_dim",
+    "storage_head",
 ]
