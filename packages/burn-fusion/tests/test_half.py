@@ -13,10 +13,11 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 
 
 def _pair(dt):
+    from _fusion_testlib import DEVICE_TYPE
     from burn_fusion import Fusion
     from burn_opencl import OpenCl
 
-    inner = OpenCl("cpu", float_dtype=dt)
+    inner = OpenCl(DEVICE_TYPE, float_dtype=dt)
     return Fusion(inner).device(), inner.device()
 
 

@@ -6,6 +6,7 @@ operands to float32."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ from burn_opencl import OpenCl
 ml_dtypes = pytest.importorskip("ml_dtypes")
 NP = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
 EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7}
+#: the OpenCL device type (conftest's: `BURN_OPENCL_TEST_DEVICE_TYPE=gpu` on the GPU machine)
+DEVICE_TYPE = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")
 
 
 def _r(x, dt):
@@ -40,7 +43,7 @@ def test_layer_ops_in_half(dt):
     from burn_tensor import Tensor, activation
     from burn_tensor.ops import adam_update
 
-    backend = OpenCl("cpu", float_dtype=dt)
+    backend = OpenCl(DEVICE_TYPE, float_dtype=dt)
     d = backend.device()
     rng = np.random.default_rng(3)
     x, w, bias = (
