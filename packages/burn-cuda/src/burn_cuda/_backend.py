@@ -84,10 +84,10 @@ class Cuda(
         return {**super().options(), "allow_tf32": self.allow_tf32}
 
     def setup(self) -> None:
-        if self.float_dtype is DType.BF16:
+        if self.float_dtype in (DType.BF16, DType.F16):
             from . import _bf16
 
-            _bf16.install(self)  # the float32 detour around every op but matmul and casts
+            _bf16.install(self)  # burn_gpu's half kernels; bf16: the float32 detour elsewhere
 
     def __repr__(self) -> str:
         base = super().__repr__()

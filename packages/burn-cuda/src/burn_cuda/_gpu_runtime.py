@@ -33,6 +33,8 @@ _SCALAR = {
     "uint64": np.uint64,
     "bool": np.uint8,
     "uint32": np.uint32,
+    "float16": np.float32,  # burn_gpu's half kernels compute and take scalars in float32
+    "bfloat16": np.float32,
 }
 
 

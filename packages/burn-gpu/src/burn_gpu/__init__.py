@@ -2,7 +2,8 @@
 template rendered into OpenCL C or CUDA C, and the runtime contract the backends implement.
 
 - `OPS` / `KERNELS` (`_expr.py`): the one expression table of the elementwise ops;
-- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C;
+- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C, including the
+  half types (`HALF`: float16/bfloat16 storage, float32 compute; `storage_head`);
 - `Program` / `render` and `Reduction` / `render_reduction`: the fused-kernel renderer Fusion
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
@@ -41,7 +42,7 @@ from ._attention_bwd import split_dkv as attention_split_dkv
 from ._attention_ops import FlashAttentionOps, mask_args
 from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
-from ._dialect import CTYPES, DIALECTS, Frame, frame
+from ._dialect import CTYPES, DIALECTS, HALF, Frame, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._fill import fill_program
@@ -68,6 +69,7 @@ __all__ = [
     "FLOAT_FN",
     "FUSABLE_DTYPES",
     "FUSED",
+    "HALF",
     "GEO_FIELDS",
     "KERNELS",
     "KINDS",
@@ -132,4 +134,5 @@ __all__ = [
     "softmax_program",
     "split_dim",
     "unfold",
+    "storage_head",
 ]

@@ -30,7 +30,8 @@ class OpenCl(OpenClAttentionOps, GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps,
         device_type: "gpu", "cpu" or "all" (default: the first platform with a GPU, else any
             platform). Devices are indexed over the chosen platform's devices of that type;
             `BURN_OPENCL_DEVICE=platform:device` overrides the choice.
-        float_dtype: "float32" (default) or "float64" (needs cl_khr_fp64).
+        float_dtype: "float32" (default), "float64" (needs cl_khr_fp64), "float16" or
+            "bfloat16" (stored as such, computed in float32; see the README).
         int_dtype: "int32" (default) or "int64".
 
     Example:
@@ -40,8 +41,10 @@ class OpenCl(OpenClAttentionOps, GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps,
         4.0
     """
 
-    # float16 kernels are not written yet (issue 34); `python -m burn.backend` reads this
-    supports_f16 = False
+    # half types: storage only, float32 compute in every kernel (`_half.py`); float16 needs no
+    # cl_khr_fp16 (vload_half / vstore_half are core OpenCL C). `python -m burn.backend` reads these
+    supports_f16 = True
+    supports_bf16 = True
 
     name = "opencl"
     device_kind = "OpenCl"
@@ -156,6 +159,9 @@ def _install() -> None:
     for name, fn in table.items():
         if name not in vars(OpenCl):
             setattr(OpenCl, name, fn)
+    from ._half import wrap_class
+
+    wrap_class(OpenCl)  # half operands: burn_gpu's half kernels, the float32 detour elsewhere
 
 
 _install()
