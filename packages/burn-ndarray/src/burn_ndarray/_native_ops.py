@@ -160,6 +160,7 @@ def install(backend) -> bool:
         p = prev(name)
         ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
     from . import (
+        _native_attention,
         _native_conv,
         _native_gemm,
         _native_nn,
@@ -174,6 +175,7 @@ def install(backend) -> bool:
     _native_softmax.install(backend, lib, m, ops)
     _native_nn.install(backend, lib, m, ops)
     _native_gemm.install(backend, lib, m, ops)
+    _native_attention.install(backend, lib, m, ops)
     for name in NUMPY_ON_ONE_THREAD if numpy_low else ARG_OPS if numpy_arg else ():
         ops.pop(name, None)
     for name, fn in ops.items():
