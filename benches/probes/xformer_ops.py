@@ -14,10 +14,17 @@ small machine). It prints:
   (name, input shapes), beside torch's profiler self-CPU time per aten op on the same step;
 - with `--profile`, cProfile's top functions of one burn step.
 
-`--src ROOT` puts another tree's `packages/*/src` first on `sys.path` (a before/after pair in two
-processes: `git archive main | tar -x -C /tmp/base`, then `--src /tmp/base`).
+`--compare` prints one before / after / torch table instead: `--rounds` pairs of child
+processes, alternating, each running this probe (burn, then torch, in one process) on this tree,
+"before" with `BURN_NDARRAY_NATIVE_GEMM=0 BURN_NDARRAY_NATIVE_ATTENTION=0` (numpy's matmul on
+OpenBLAS's threads and the Python-pool attention kernel: the tree before issue 36's CPU work),
+"after" as it is; medians over the rounds, per step and per op group (GEMM, attention, layer
+norm, GELU, Adam, the rest; torch's self CPU time per aten op, grouped the same way).
+`--src ROOT` puts another tree's `packages/*/src` first on `sys.path` (`git archive main |
+tar -x -C /tmp/base`, then `--src /tmp/base`).
 Threads: `--threads N` sets `BURN_NUM_THREADS`, `OPENBLAS_NUM_THREADS` (for torch:
-`torch.set_num_threads`) before anything loads.
+`torch.set_num_threads`) before anything loads. `OMP_WAIT_POLICY` is `PASSIVE` unless set (as
+the `transformer_encoder` suite runs both sides).
 """
 
 from __future__ import annotations
@@ -46,7 +53,87 @@ def parse(argv=None):
     ap.add_argument("--profile", action="store_true", help="cProfile one burn step")
     ap.add_argument("--src", type=Path, default=None, help="another tree's root for burn")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--compare", action="store_true", help="before / after / torch table")
+    ap.add_argument("--rounds", type=int, default=2, help="--compare: child pairs")
     return ap.parse_args(argv)
+
+
+#: the switches that put this tree's GEMMs and attention back on the previous paths
+BEFORE_ENV = {"BURN_NDARRAY_NATIVE_GEMM": "0", "BURN_NDARRAY_NATIVE_ATTENTION": "0"}
+GROUPS = (
+    ("gemm", ("matmul", "linear", "aten::mm", "aten::addmm", "aten::bmm")),
+    ("attention", ("attention",)),
+    ("layer norm", ("layer_norm",)),
+    ("gelu", ("gelu",)),
+    ("adam", ("adam", "Optimizer.step", "addcdiv", "addcmul", "lerp", "aten::sqrt")),
+)
+
+
+def group_of(op: str) -> str:
+    if op.startswith("linear_bias"):
+        return "rest"
+    for name, keys in GROUPS:
+        if any(k in op for k in keys):
+            return name
+    return "rest"
+
+
+def grouped(per_op: dict) -> dict:
+    out = dict.fromkeys([g for g, _ in GROUPS] + ["rest"], 0.0)
+    for op, ms in per_op.items():
+        out[group_of(op)] += ms
+    return out
+
+
+def compare(args) -> int:
+    import subprocess
+    import tempfile
+
+    base = [sys.executable, str(Path(__file__).resolve()), "--batch", str(args.batch), "--seq",
+            str(args.seq), "--steps", str(args.steps), "--top", "0"]  # fmt: skip
+    if args.threads:
+        base += ["--threads", str(args.threads)]
+    runs = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for side in ("before", "after"):
+                out = Path(tmp) / f"{side}{r}.json"
+                env = dict(os.environ, **(BEFORE_ENV if side == "before" else {}))
+                if side == "after":
+                    for k in BEFORE_ENV:
+                        env.pop(k, None)
+                cmd = base + ["--json", str(out)] + (["--no-torch"] if args.no_torch else [])
+                subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+                runs[side].append(json.loads(out.read_text()))
+                print(f"round {r + 1} {side}: burn {runs[side][-1]['burn']['wall_ms']:.1f} ms",
+                      flush=True)  # fmt: skip
+    med = statistics.median
+    cols = [("before", runs["before"], "burn"), ("after", runs["after"], "burn")]
+    if "torch" in runs["after"][0]:
+        cols.append(("torch", runs["before"] + runs["after"], "torch"))
+    first = runs["after"][0]
+    print(f"\ntransformer step, batch {args.batch} x {args.seq}, d_model 512, 6 layers, "
+          f"{first['threads']} threads, {args.rounds} processes per side (medians), "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'PASSIVE')}")  # fmt: skip
+    print(f"{'':24s}" + "".join(f"{c:>12s}" for c, _, _ in cols))
+    for key, label in (("wall_ms", "step wall ms"), ("min_wall_ms", "step min wall ms"),
+                       ("cpu_ms", "step CPU ms (all threads)")):  # fmt: skip
+        print(f"{label:24s}" + "".join(f"{med([r[lib][key] for r in rs]):12.1f}"
+                                      for _, rs, lib in cols))  # fmt: skip
+    if "burn_ops" in first:
+        print("per op group, ms per step (burn: exclusive wall; torch: self CPU)")
+        groups = [g for g, _ in GROUPS] + ["rest"]
+        per = {c: [grouped(r[f"{lib}_ops"]) for r in rs if f"{lib}_ops" in r] for c, rs, lib in cols}
+        for g in groups:
+            print(f"  {g:22s}" + "".join(f"{med([x[g] for x in per[c]]):12.1f}" if per[c] else
+                                         f"{'-':>12s}" for c, _, _ in cols))  # fmt: skip
+    b, a = (med([r["burn"]["wall_ms"] for r in runs[s]]) for s in ("before", "after"))
+    line = f"after / before {a / b:.2f}x"
+    if len(cols) == 3:
+        t = med([r["torch"]["wall_ms"] for r in runs["before"] + runs["after"]])
+        line += f"; before / torch {b / t:.2f}x; after / torch {a / t:.2f}x"
+    print(line)
+    return 0
 
 
 def _setup_env(args) -> None:
@@ -179,6 +266,9 @@ def _table(title, d, top):
 
 def main(argv=None) -> int:
     args = parse(argv)
+    if args.compare:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        return compare(args)
     _setup_env(args)
     import burn_ndarray
 
