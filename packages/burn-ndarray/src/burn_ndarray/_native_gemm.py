@@ -33,13 +33,18 @@ from . import _native_conv
 from . import _native_ops as _ops
 from ._native_ops import F32, F64
 
-#: multiply-adds per tile at least (~80 us of one core's GEMM), so small GEMMs stay one call
-TASK_MACS = 1 << 23
-#: tiles per GEMM at most: enough for dynamic balance on 64 threads
-MAX_TASKS = 256
-#: tiles are not cut below this many rows / columns (OpenBLAS on one thread: 64 x 64 x 512
-#: tiles at 92-95 GFLOP/s against 101 for the whole 512^3 product, 2-core EPYC)
-MIN_TILE = 64
+#: multiply-adds per tile at least (~170 us of one core's GEMM), so small GEMMs stay one call.
+#: Each tile's GEMM packs its own A rows and B columns (numpy's cblas cannot share packed
+#: panels between calls): one thread on [512, 512]^2 took 2.72 ms as one call, 2.90 ms as 8
+#: tiles of 128 x 256 (this size) and 3.10 ms as 16 of 128 x 128 (2^23).
+TASK_MACS = 1 << 24
+#: tiles per GEMM at most: 4 per thread on 32 threads for dynamic balance
+MAX_TASKS = 128
+#: tiles are not cut below this many rows / columns: a tile's packing work is (tm + tn) * K
+#: for tm * tn * K multiply-adds. One thread, the [4096, 512]^T @ [4096, 512] weight gradient
+#: (2-core EPYC, loaded, min of 15): one call 57-66 ms, 128 x 128 tiles 84-102, 64 x 64 tiles
+#: 126-143.
+MIN_TILE = 128
 #: tile edges are multiples of this (the GEMM kernels' register blocks)
 TILE_ALIGN = 16
 
@@ -59,8 +64,8 @@ def tiles(batch: int, m: int, n: int, k: int) -> tuple[int, int]:
     cutting the longer edge in halves (rounded up to `TILE_ALIGN`) down to `MIN_TILE`.
 
     Example:
-        >>> tiles(1, 4096, 512, 512), tiles(4, 512, 512, 512), tiles(1, 64, 64, 64)
-        ((64, 128), (256, 128), (64, 64))
+        >>> tiles(1, 4096, 512, 512), tiles(1, 512, 512, 512), tiles(1, 512, 512, 4096)
+        ((128, 256), (128, 256), (128, 128))
     """
     want = min(MAX_TASKS, max(1, batch * m * n * k // TASK_MACS))
     per = -(-want // batch)
