@@ -13,7 +13,8 @@
  *
  * Masked scores are -inf; a query that sees no key gets 0 (forward) and no gradient, as the
  * default decomposition (its max clamped to the lowest finite value, its sum to the smallest
- * normal). Row sums accumulate in double. The split depends on the shapes only: results are
+ * normal). Row sums accumulate in double; row maxima and sums are `omp simd` reductions (as
+ * plain loops they stayed scalar: no reassociation without -ffast-math). The split depends on the shapes only: results are
  * bitwise identical for every thread count.
  *
  * Layout: every tensor is [b, h, s, d] with any strides whose last one is 1 (the caller copies
@@ -88,6 +89,7 @@ AT_SIMD double exp(double);
             MASK_ROW(T, row, bk, mp ? mp + i * ms[2] + k0 * ms[3] : NULL, ms[3], causal,      \
                      q0 + i, off, k0);                                                        \
             T top = (T)-INFINITY;                                                             \
+            _Pragma("omp simd reduction(max:top)")                                            \
             for (long j = 0; j < bk; j++) top = row[j] > top ? row[j] : top;                  \
             T prev = k0 ? mx[i] : (T)-INFINITY;                                               \
             T nm = prev > top ? prev : top;                                                   \
@@ -95,6 +97,7 @@ AT_SIMD double exp(double);
             _Pragma("omp simd")                                                               \
             for (long j = 0; j < bk; j++) row[j] = EXP(row[j] - shift);                       \
             double sum = 0;                                                                   \
+            _Pragma("omp simd reduction(+:sum)")                                              \
             for (long j = 0; j < bk; j++) sum += row[j];                                      \
             if (k0) {                                                                         \
               T alpha = EXP(prev - shift);                                                    \
@@ -168,11 +171,13 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
             MASK_ROW(T, row, end, mh ? mh + (q0 + i) * ms[2] : NULL, ms[3], causal, q0 + i,   \
                      off, 0);                                                                 \
             T top = (T)-INFINITY;                                                             \
+            _Pragma("omp simd reduction(max:top)")                                            \
             for (long j = 0; j < end; j++) top = row[j] > top ? row[j] : top;                 \
             top = top > (LOWEST) ? top : (LOWEST);                                            \
             _Pragma("omp simd")                                                               \
             for (long j = 0; j < end; j++) row[j] = EXP(row[j] - top);                        \
             double sum = 0;                                                                   \
+            _Pragma("omp simd reduction(+:sum)")                                              \
             for (long j = 0; j < end; j++) sum += row[j];                                     \
             T tot = (T)sum > (TINY) ? (T)sum : (TINY);                                        \
             for (long j = 0; j < end; j++) row[j] /= tot;                                     \
@@ -184,6 +189,7 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
           for (long i = 0; i < bq; i++) {                                                     \
             T *pr = p + i * end, *dr = dp + i * end;                                          \
             double dot = 0;                                                                   \
+            _Pragma("omp simd reduction(+:dot)")                                              \
             for (long j = 0; j < end; j++) dot += (double)pr[j] * dr[j];                      \
             T rs = (T)dot;                                                                    \
             _Pragma("omp simd")                                                               \
