@@ -38,8 +38,10 @@ from ._native_ops import F32, F64
 #: panels between calls): one thread on [512, 512]^2 took 2.72 ms as one call, 2.90 ms as 8
 #: tiles of 128 x 256 (this size) and 3.10 ms as 16 of 128 x 128 (2^23).
 TASK_MACS = 1 << 24
-#: tiles per GEMM at most: 4 per thread on 32 threads for dynamic balance
-MAX_TASKS = 128
+#: tiles per GEMM at most: 2 per thread on 16 threads. Fewer, larger tiles pack less: the
+#: packing of a GEMM's tiles is about 2 K sqrt(M N tasks). One thread, CPU ms, a single call /
+#: 128 tiles / 32 tiles: [4096, 2048] @ [2048, 512]^T 84-90 / 107 / 100 (torch 93-94).
+MAX_TASKS = 32
 #: tiles are not cut below this many rows / columns: a tile's packing work is (tm + tn) * K
 #: for tm * tn * K multiply-adds. One thread, the [4096, 512]^T @ [4096, 512] weight gradient
 #: (2-core EPYC, loaded, min of 15): one call 57-66 ms, 128 x 128 tiles 84-102, 64 x 64 tiles
@@ -65,7 +67,7 @@ def tiles(batch: int, m: int, n: int, k: int) -> tuple[int, int]:
 
     Example:
         >>> tiles(1, 4096, 512, 512), tiles(1, 512, 512, 512), tiles(1, 512, 512, 4096)
-        ((128, 256), (128, 256), (128, 128))
+        ((256, 256), (128, 256), (128, 128))
     """
     want = min(MAX_TASKS, max(1, batch * m * n * k // TASK_MACS))
     per = -(-want // batch)
