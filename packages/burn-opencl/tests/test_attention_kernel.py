@@ -9,6 +9,7 @@ are the ones it builds, so PoCL compiles each once)."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -38,10 +39,14 @@ def reference(q, k, v, mask, causal, scale, g):
     return p @ v, ds @ k, np.swapaxes(ds, 2, 3) @ q, np.swapaxes(p, 2, 3) @ g
 
 
+#: the device type (`BURN_OPENCL_TEST_DEVICE_TYPE=gpu` on the GPU machine, as the suite)
+DEVICE_TYPE = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")
+
+
 @pytest.fixture(scope="module")
 def backend():
     try:
-        return Autodiff(OpenCl(device_type="cpu"))
+        return Autodiff(OpenCl(device_type=DEVICE_TYPE))
     except Exception as exc:  # noqa: BLE001 - no OpenCL CPU device here
         pytest.skip(f"no OpenCL CPU device: {exc}")
 
@@ -132,7 +137,7 @@ def test_fusion_passes_the_kernels_and_the_saved_state_through(calls):
     from burn_fusion import Fusion
 
     try:
-        B = Autodiff(Fusion(OpenCl(device_type="cpu")))
+        B = Autodiff(Fusion(OpenCl(device_type=DEVICE_TYPE)))
     except Exception as exc:  # noqa: BLE001 - no OpenCL CPU device here
         pytest.skip(f"no OpenCL CPU device: {exc}")
     rng = np.random.default_rng(9)
