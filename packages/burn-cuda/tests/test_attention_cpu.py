@@ -73,7 +73,7 @@ CASES = [
     (1, 1, 30, 30, 80, 72, False, None),  # past the tiled kernels' dims: the row kernels
     (1, 1, 20, 20, 20, 12, False, None),  # tiled forward, row backward (dims not multiples of 8)
     (2, 1, 9, 37, 16, 8, False, (2, 1, 1, 37)),  # cross attention, key padding mask
-    (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row, dK/dV split
+    (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row
 ]
 
 

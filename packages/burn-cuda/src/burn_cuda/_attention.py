@@ -71,7 +71,8 @@ class CudaAttentionOps(FlashAttentionOps):
         else:
             marr = mask
             margs = mask_args(mask.shape, [s // mask.itemsize for s in mask.strides])
-        head = (np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None))
+        flags = (np.int32(causal), np.int32(mask is not None))
+        head = (np.int32(h), np.int32(sq), np.int32(sk), *flags)
         return {
             "dt": dt, "acc": acc, "dims": (b, h, sq, sk, d, dv), "mask": marr,
             "margs": [np.int64(v) for v in margs], "head": head, "s2": acc(attention_scale2(scale)),
@@ -97,7 +98,8 @@ class CudaAttentionOps(FlashAttentionOps):
         lse = cp.ascontiguousarray(lse)
         b, h, sq, sk, d, dv = c["dims"]
         dt, acc = c["dt"], np.dtype(c["acc"])
-        dq, dk, dvv = _empty((b, h, sq, d), dt), _empty((b, h, sk, d), dt), _empty((b, h, sk, dv), dt)
+        dq, dk = _empty((b, h, sq, d), dt), _empty((b, h, sk, d), dt)
+        dvv = _empty((b, h, sk, dv), dt)
         delta = _empty((b, h, sq), acc)
         common = (*c["head"], c["s2"], c["acc"](scale))
         qside = (dq, delta, q, k, v, o, g, lse, c["mask"], *common, *qa, *ka, *va, *oa, *ga)

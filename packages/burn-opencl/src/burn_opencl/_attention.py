@@ -47,7 +47,8 @@ class OpenClAttentionOps(FlashAttentionOps):
         else:
             mbuf = mask.buf
             margs = mask_args(mask.shape, mask.strides, mask.offset)
-        head = [np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None)]
+        flags = [np.int32(causal), np.int32(mask is not None)]
+        head = [np.int32(h), np.int32(sq), np.int32(sk), *flags]
         names = attention_kernels(dt.name, d, dv)  # only what runs: a smaller build
         render = lambda: attention_program(dt.name, d, dv, "opencl", names)
         return {
