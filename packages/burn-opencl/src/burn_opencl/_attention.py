@@ -84,8 +84,8 @@ class OpenClAttentionOps(FlashAttentionOps):
         common = [*c["head"], c["s2"], acc(scale)]
         qside = [dq.buf, delta.buf, q.buf, k.buf, v.buf, o.buf, g.buf, lse.buf, c["mbuf"], *common]
         qside += qa + ka + va + oa + ga + c["margs"]
-        kside = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"], *common]
-        kside += qa + ka + va + ga + c["margs"]
+        kside = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"]]
+        kside += common + qa + ka + va + ga + c["margs"]
         for name, side, rows, items in attention_backward_kernels(dt.name, d, dv):
             groups = attention_groups(b * h, sq if side == "q" else sk, rows)
             args = qside if side == "q" else kside
