@@ -147,3 +147,17 @@ def test_fusion_passes_the_kernels_and_the_saved_state_through(calls):
     want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, True, 0.25, g)
     for a, w in zip(got, want):
         np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
+
+
+def test_the_switch_sends_calls_to_the_decomposition(backend, monkeypatch):
+    """BURN_GPU_ATTENTION=0: no kernel runs, the decomposition gives the same values."""
+    seen = []
+    monkeypatch.setattr(OpenClAttentionOps, "_attention_fwd", lambda *a: seen.append(a))
+    monkeypatch.setenv("BURN_GPU_ATTENTION", "0")
+    rng = np.random.default_rng(10)
+    q, k, v, g = (rng.standard_normal((1, 2, 9, 16)).astype(np.float32) for _ in range(4))
+    got = _run(backend, q, k, v, g, causal=True)
+    assert seen == []
+    want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, True, 0.25, g)
+    for a, w in zip(got, want):
+        np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
