@@ -31,7 +31,11 @@ def _view(a):
     strides = [s // a.itemsize for s in a.strides]
     args = attention_view_args(a.shape, strides)
     if args is None:
-        a = _platform.load_cupy().ascontiguousarray(a)
+        cp = _platform.load_cupy()
+        if a.dtype.name == "bfloat16":  # copied as its 16-bit patterns (cupy's own dtypes)
+            a = cp.ascontiguousarray(a.view(np.uint16)).view(a.dtype)
+        else:
+            a = cp.ascontiguousarray(a)
         args = attention_view_args(a.shape, [s // a.itemsize for s in a.strides])
     return a, [np.int64(v) for v in args]
 
