@@ -22,7 +22,7 @@ from burn_cuda import _kernel_source
 from burn_gpu import attention_backward_kernels, attention_forward_kernel, attention_kernels
 from burn_tensor import Tensor, module
 from cpu_backend import cuda_on_cpu_backend
-from fake_cupy import FakeCupy
+from fake_cupy import FakeCupy, asfake
 
 pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
 KERNELS = _kernel_source.ATTENTION
@@ -73,7 +73,7 @@ CASES = [
     (1, 1, 30, 30, 80, 72, False, None),  # past the tiled kernels' dims: the row kernels
     (1, 1, 20, 20, 20, 12, False, None),  # tiled forward, row backward (dims not multiples of 8)
     (2, 1, 9, 37, 16, 8, False, (2, 1, 1, 37)),  # cross attention, key padding mask
-    (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row, dK/dV split
+    (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row
 ]
 
 
@@ -113,6 +113,26 @@ def test_bfloat16_storage_runs_the_kernels_natively():
     want = reference(*r[:3], None, True, 0.25, r[3])
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
         np.testing.assert_allclose(a, w, rtol=3e-2, atol=3e-2, err_msg=name)
+
+
+def test_a_strided_head_dim_is_copied_first():
+    """A query whose head dim is not contiguous (a transposed view) is copied (bf16 as its
+    16-bit patterns), then read by the kernels: the same bits as the contiguous call."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((1, 2, 24, 16)).astype(np.float32) for _ in range(3)]
+    for dt in (np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)):
+        with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+            q, k, v = (asfake(a.astype(dt)) for a in arrays)
+            qt = asfake(np.swapaxes(arrays[0].astype(dt), 2, 3).copy()).swapaxes(2, 3)
+            assert qt.strides[3] != qt.itemsize and np.array_equal(np.asarray(qt), np.asarray(q))
+            a = np.asarray(B.attention(q, k, v, None, False, 0.25)).astype(np.float64)
+            b = np.asarray(B.attention(qt, k, v, None, False, 0.25)).astype(np.float64)
+        np.testing.assert_array_equal(a, b)
+        r = [x.astype(dt).astype(np.float64) for x in arrays]
+        want = reference(*r, None, False, 0.25, np.zeros((1, 2, 24, 16)))[0]
+        tol = 3e-2 if dt.name == "bfloat16" else 2e-5
+        np.testing.assert_allclose(a, want, rtol=tol, atol=tol)
 
 
 def test_every_attention_kernel_ran():

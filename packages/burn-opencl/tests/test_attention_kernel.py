@@ -9,6 +9,7 @@ are the ones it builds, so PoCL compiles each once)."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -38,10 +39,14 @@ def reference(q, k, v, mask, causal, scale, g):
     return p @ v, ds @ k, np.swapaxes(ds, 2, 3) @ q, np.swapaxes(p, 2, 3) @ g
 
 
+#: the device type (`BURN_OPENCL_TEST_DEVICE_TYPE=gpu` on the GPU machine, as the suite)
+DEVICE_TYPE = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")
+
+
 @pytest.fixture(scope="module")
 def backend():
     try:
-        return Autodiff(OpenCl(device_type="cpu"))
+        return Autodiff(OpenCl(device_type=DEVICE_TYPE))
     except Exception as exc:  # noqa: BLE001 - no OpenCL CPU device here
         pytest.skip(f"no OpenCL CPU device: {exc}")
 
@@ -132,13 +137,27 @@ def test_fusion_passes_the_kernels_and_the_saved_state_through(calls):
     from burn_fusion import Fusion
 
     try:
-        B = Autodiff(Fusion(OpenCl(device_type="cpu")))
+        B = Autodiff(Fusion(OpenCl(device_type=DEVICE_TYPE)))
     except Exception as exc:  # noqa: BLE001 - no OpenCL CPU device here
         pytest.skip(f"no OpenCL CPU device: {exc}")
     rng = np.random.default_rng(9)
     q, k, v, g = (rng.standard_normal((1, 2, 37, 16)).astype(np.float32) for _ in range(4))
     got = _run(B, q, k, v, g, causal=True)
     assert calls == {"fwd": 1, "bwd": 1}
+    want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, True, 0.25, g)
+    for a, w in zip(got, want):
+        np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
+
+
+def test_the_switch_sends_calls_to_the_decomposition(backend, monkeypatch):
+    """BURN_GPU_ATTENTION=0: no kernel runs, the decomposition gives the same values."""
+    seen = []
+    monkeypatch.setattr(OpenClAttentionOps, "_attention_fwd", lambda *a: seen.append(a))
+    monkeypatch.setenv("BURN_GPU_ATTENTION", "0")
+    rng = np.random.default_rng(10)
+    q, k, v, g = (rng.standard_normal((1, 2, 9, 16)).astype(np.float32) for _ in range(4))
+    got = _run(backend, q, k, v, g, causal=True)
+    assert seen == []
     want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, True, 0.25, g)
     for a, w in zip(got, want):
         np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)

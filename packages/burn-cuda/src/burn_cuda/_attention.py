@@ -31,7 +31,11 @@ def _view(a):
     strides = [s // a.itemsize for s in a.strides]
     args = attention_view_args(a.shape, strides)
     if args is None:
-        a = _platform.load_cupy().ascontiguousarray(a)
+        cp = _platform.load_cupy()
+        if a.dtype.name == "bfloat16":  # copied as its 16-bit patterns (cupy's own dtypes)
+            a = cp.ascontiguousarray(a.view(np.uint16)).view(a.dtype)
+        else:
+            a = cp.ascontiguousarray(a)
         args = attention_view_args(a.shape, [s // a.itemsize for s in a.strides])
     return a, [np.int64(v) for v in args]
 
@@ -71,7 +75,8 @@ class CudaAttentionOps(FlashAttentionOps):
         else:
             marr = mask
             margs = mask_args(mask.shape, [s // mask.itemsize for s in mask.strides])
-        head = (np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None))
+        flags = (np.int32(causal), np.int32(mask is not None))
+        head = (np.int32(h), np.int32(sq), np.int32(sk), *flags)
         return {
             "dt": dt, "acc": acc, "dims": (b, h, sq, sk, d, dv), "mask": marr,
             "margs": [np.int64(v) for v in margs], "head": head, "s2": acc(attention_scale2(scale)),
@@ -97,7 +102,8 @@ class CudaAttentionOps(FlashAttentionOps):
         lse = cp.ascontiguousarray(lse)
         b, h, sq, sk, d, dv = c["dims"]
         dt, acc = c["dt"], np.dtype(c["acc"])
-        dq, dk, dvv = _empty((b, h, sq, d), dt), _empty((b, h, sk, d), dt), _empty((b, h, sk, dv), dt)
+        dq, dk = _empty((b, h, sq, d), dt), _empty((b, h, sk, d), dt)
+        dvv = _empty((b, h, sk, dv), dt)
         delta = _empty((b, h, sq), acc)
         common = (*c["head"], c["s2"], c["acc"](scale))
         qside = (dq, delta, q, k, v, o, g, lse, c["mask"], *common, *qa, *ka, *va, *oa, *ga)

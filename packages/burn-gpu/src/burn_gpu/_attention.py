@@ -242,7 +242,10 @@ def backward_kernels(dtype: str, head_dim: int, value_dim: int) -> list[tuple[st
     from ._attention_tiled_bwd import tiled_backward
 
     if tiled_backward(dtype, head_dim, value_dim):
-        return [("attn_bwd_dq_tiled", "q", TROWS, TTHREADS), ("attn_bwd_dkv_tiled", "k", TROWS, TTHREADS)]
+        return [
+            ("attn_bwd_dq_tiled", "q", TROWS, TTHREADS),
+            ("attn_bwd_dkv_tiled", "k", TROWS, TTHREADS),
+        ]
     keys = ("attn_bwd_dk", "attn_bwd_dv") if split_dkv(head_dim, value_dim) else ("attn_bwd_dkv",)
     return [("attn_bwd_dq", "q", ROWS, ROWS)] + [(n, "k", ROWS, ROWS) for n in keys]
 

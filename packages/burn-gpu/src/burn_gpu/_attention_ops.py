@@ -13,9 +13,12 @@ two extension ops Autodiff looks for (`burn_autodiff`'s attention rule):
 Eligible calls: float32 / float64 / bfloat16 storage the runtime takes (`_attention_dtypes`),
 the same dtype on Q, K, V (and the gradient), head and value dims <= 128, fewer than 2^31
 work-groups and rows; anything else takes the class after the mixin (the decomposition).
+`BURN_GPU_ATTENTION=0` sends every call to the decomposition (to compare the two in a bench).
 """
 
 from __future__ import annotations
+
+import os
 
 from ._attention import MAX_HEAD_DIM, ROWS
 
@@ -50,6 +53,8 @@ class FlashAttentionOps:
         return self._attention_bwd(query, key, value, out, lse, mask, output_grad, causal, scale)
 
     def _attention_eligible(self, query, key, value, grad=None) -> bool:
+        if os.environ.get("BURN_GPU_ATTENTION", "1") == "0":  # A/B against the decomposition
+            return False
         dt = str(query.dtype)
         arrays = (query, key, value) if grad is None else (query, key, value, grad)
         if dt not in self._attention_dtypes(query) or any(str(a.dtype) != dt for a in arrays):

@@ -47,7 +47,8 @@ class OpenClAttentionOps(FlashAttentionOps):
         else:
             mbuf = mask.buf
             margs = mask_args(mask.shape, mask.strides, mask.offset)
-        head = [np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None)]
+        flags = [np.int32(causal), np.int32(mask is not None)]
+        head = [np.int32(h), np.int32(sq), np.int32(sk), *flags]
         names = attention_kernels(dt.name, d, dv)  # only what runs: a smaller build
         render = lambda: attention_program(dt.name, d, dv, "opencl", names)
         return {
@@ -83,8 +84,8 @@ class OpenClAttentionOps(FlashAttentionOps):
         common = [*c["head"], c["s2"], acc(scale)]
         qside = [dq.buf, delta.buf, q.buf, k.buf, v.buf, o.buf, g.buf, lse.buf, c["mbuf"], *common]
         qside += qa + ka + va + oa + ga + c["margs"]
-        kside = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"], *common]
-        kside += qa + ka + va + ga + c["margs"]
+        kside = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"]]
+        kside += common + qa + ka + va + ga + c["margs"]
         for name, side, rows, items in attention_backward_kernels(dt.name, d, dv):
             groups = attention_groups(b * h, sq if side == "q" else sk, rows)
             args = qside if side == "q" else kside
