@@ -8,12 +8,18 @@ which is the per-driver disk cache of fused kernels on CUDA.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from ._dtypes import kernel_dtype
+from ._kernels import MAX_BLOCKS, process_launcher
+from ._launch import DriverLauncher
 from ._platform import load_cupy
 
 BLOCK = 256
 _I32 = np.int32
+_F32 = np.float32
 _SCALAR = {
     "float64": np.float64,
     "float32": np.float32,
@@ -22,7 +28,13 @@ _SCALAR = {
     "int16": np.int16,
     "int8": np.int8,
     "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
     "bool": np.uint8,
+    "uint32": np.uint32,
+    "float16": np.float32,  # burn_gpu's half kernels compute and take scalars in float32
+    "bfloat16": np.float32,
 }
 
 
@@ -30,19 +42,25 @@ class CudaRuntime:
     """Kernel services of one CUDA device (a `burn_gpu.Runtime`)."""
 
     dialect = "cuda"
+    cpu = False
+    fp64 = True
+    max_group = 1024
+    #: block size of fused reductions (a power of two: their tree reduction halves it)
+    reduce_local = BLOCK
 
-    def __init__(self, backend, device):
+    def __init__(self, index: int):
         self.cp = cp = load_cupy()
-        self.index = device.index
-        self.dev = cp.cuda.Device(self.index)
-        self.device_name = f"cuda:{self.index}"
-        sms = self.dev.attributes["MultiProcessorCount"]
-        #: cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
-        #: resident threads per SM, so no thread loops much and the last wave's tail is short
-        self.max_groups = sms * 32
-        #: block size of fused reductions (a power of two: their tree reduction halves it)
-        self.reduce_local = BLOCK
+        self.index = index
+        self.dev = cp.cuda.Device(index)
+        self.device_name = f"cuda:{index}"
         self._kernels: dict = {}
+        self._eager: dict = {}
+
+    @functools.cached_property
+    def max_groups(self) -> int:
+        """Cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
+        resident threads per SM, so no thread loops much and the last wave's tail is short."""
+        return self.dev.attributes["MultiProcessorCount"] * 32
 
     def compile(self, source: str, name: str):
         """(kernel, how): how is "memory" or "compiled" (cupy may serve it from its disk
@@ -57,8 +75,11 @@ class CudaRuntime:
         return k, "compiled"
 
     def empty(self, shape, dtype):
+        cp = self.cp
+        if cp.cuda.runtime.getDevice() == self.index:  # eager ops: no device context (~us)
+            return cp.ndarray(shape, dtype)
         with self.dev:
-            return self.cp.empty(shape, dtype)
+            return cp.ndarray(shape, dtype)
 
     @staticmethod
     def layout(x):
@@ -110,3 +131,55 @@ class CudaRuntime:
         from ._capture_graph import static_copy
 
         return static_copy(src)
+    # -- eager ops written once in burn_gpu (through the driver launcher, as `_kernels`) -------
+    def kernel(self, key, name: str, render):
+        """Kernel `name` of program `key` (a cupy RawKernel, compiled on first launch)."""
+        k = self._eager.get((key, name))
+        if k is None:
+            k = self._eager[(key, name)] = self.cp.RawKernel(render(), name)
+        return k
+
+    @staticmethod
+    def call(kernel, items: int, args, group=None, flat=False) -> None:
+        """`kernel(*args)` on ceil(items / block) blocks (a thread per item, as burn_cuda's own
+        launches; grid-stride ones at most `MAX_BLOCKS`); arrays pass their pointer, `(value, dtype)` a
+        scalar: into the driver launcher's 8-byte slot as a Python int (a C `int` reads its low
+        half), a Python float (`double`: an int value converted first) or a numpy float32;
+        into cupy's RawKernel call as the exact numpy type."""
+        if items <= 0:
+            return
+        go = process_launcher()
+        if go.__class__ is DriverLauncher:
+            a = [x if x.__class__ is not tuple else _F32(x[0]) if x[1] == "float32"
+                 else float(x[0]) if x[1] == "float64" else x[0] for x in args]  # fmt: skip
+        else:
+            a = [_SCALAR[x[1]](x[0]) if x.__class__ is tuple else x for x in args]
+        block = group or BLOCK
+        grid = -(-items // block)
+        go.args(kernel, grid if group or flat else min(grid, MAX_BLOCKS), block, a)
+
+    def contiguous(self, x, compute: bool = False):
+        kd = kernel_dtype(x.dtype) if compute else x.dtype
+        if x._c_contiguous and x.dtype == kd:  # the common case, without cupy's checks
+            return x
+        return self.cp.ascontiguousarray(x, dtype=kd)
+
+    @staticmethod
+    def astype(x, dtype):
+        return x if x.dtype == dtype else x.astype(dtype)
+
+
+_EAGER: dict = {}
+
+
+def runtime_at(index: int) -> CudaRuntime:
+    """The eager ops' runtime of GPU `index`, one per device."""
+    rt = _EAGER.get(index)
+    if rt is None:
+        rt = _EAGER[index] = CudaRuntime(index)
+    return rt
+
+
+def kernels_of(x) -> CudaRuntime:
+    """The runtime of the GPU `x` lives on (`Cuda.kernels_of`)."""
+    return runtime_at(x.device.id)
