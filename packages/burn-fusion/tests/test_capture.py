@@ -316,3 +316,49 @@ def test_device_work_of_another_thread_during_recordings_is_never_replayed():
             x, y = _batch(i)
             model, loss = step(model, optim, x, y, 1e-2)
     assert step.stats()["replays"] == 0
+
+
+def test_ops_the_runtime_cannot_record_run_anew_at_each_replay(monkeypatch):
+    """An inner backend's `CAPTURE_DYNAMIC` ops (Cuda: its cuBLAS calls, which cupy refuses while
+    a stream captures) are routed through the capture hook, which splits a recording around
+    them (run anew at each replay); the parameters stay the eager ones bit for bit. (Whether
+    the CUDA graph really splits at cuBLAS is checked on the GPU: BURN_FUSION_TEST_INNER=cuda.)"""
+    from burn_fusion import _capture_run
+
+    inner = inner_backend()
+    seen: list = []
+    original = _capture_run.Recording.dynamic
+
+    def spy(self, name, fn, args, kwargs):
+        seen.append(name)
+        return original(self, name, fn, args, kwargs)
+
+    monkeypatch.setattr(_capture_run.Recording, "dynamic", spy)
+
+    class Splitting(type(inner)):
+        name = f"{type(inner).name}-split"  # its own devices, not the registered backend's
+        CAPTURE_DYNAMIC = frozenset(getattr(type(inner), "CAPTURE_DYNAMIC", ())) | {
+            "float_matmul", "linear", "linear_x_backward", "linear_weight_backward",
+        }  # fmt: skip
+
+    splitting = Splitting.__new__(Splitting)
+    splitting.__dict__.update(inner.__dict__)
+    global B, DEV
+    saved = B, DEV
+    B = Autodiff(Fusion(splitting))
+    DEV = B.device()
+    try:
+        eager = _run(train_step, [32] * 6)
+        step = capture(train_step)
+        captured = _run(step, [32] * 6)
+        _assert_bitwise(eager, captured)
+        s = step.stats()
+        assert s["replays"] == 2 and s["eager_reasons"] == [], s
+        # the inner op is routed through the capture hook (a recording runs it as a call of
+        # its own, between graphs, and a replay calls it again)
+        fm = B.inner.__dict__["float_matmul"]
+        cells = [c.cell_contents for c in fm.__closure__ or ()]
+        assert any(getattr(c, "__qualname__", "") == "dynamic.<locals>.op" for c in cells), cells
+        assert {"float_random", "float_adam_update"} <= set(seen), seen
+    finally:
+        B, DEV = saved
