@@ -13,6 +13,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
+- `layer_norm_program(dtype, dialect)` (`_norm.py`): layer norm's forward, a group per row;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
 
@@ -32,6 +33,7 @@ from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._index import RANK, index_layout, index_program
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
+from ._norm import layer_norm_program
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
@@ -79,6 +81,7 @@ __all__ = [
     "index_layout",
     "index_program",
     "kind_of",
+    "layer_norm_program",
     "pack",
     "pool_program",
     "random_program",
