@@ -40,6 +40,7 @@ class Recipe:
     """What a plan of one structure launches (see the module docstring)."""
 
     __slots__ = (
+        "go",
         "groups",
         "in_place",
         "in_pos",
@@ -52,6 +53,7 @@ class Recipe:
         "outputs",
         "picks",
         "prog",
+        "vec_go",
         "vec_items",
         "vec_kernel",
         "vec_prog",
@@ -88,7 +90,7 @@ def build(st, nodes, inputs, owners, results, red) -> Recipe:
     remap = g["remap"]
     rec = Recipe()
     rec.in_place = 0
-    rec.kernel = rec.vec_prog = rec.vec_kernel = None
+    rec.kernel = rec.vec_prog = rec.vec_kernel = rec.go = rec.vec_go = None
     rec.vec_items = 0
     rec.groups = None
     # positions in `inputs` of the Program's inputs, in its order
@@ -144,55 +146,75 @@ def build(st, nodes, inputs, owners, results, red) -> Recipe:
 
 
 def run(st, rec: Recipe, nodes, inputs, results) -> list:
-    """Launch `rec` for this plan's values; returns the results' buffers (handles settled)."""
+    """Launch `rec` for this plan's values; returns the results' buffers (handles settled).
+
+    The kernel is looked up (compiled on a miss) on its first launch only, so a plan whose
+    vector variant always runs never compiles its scalar one; where the runtime can prepare a
+    launch (`prepare`: fixed arguments set once, outputs of known size), that happens then too.
+    """
     ins = [inputs[p] for p in rec.in_pos]
-    scalars = []
-    for j, dt in rec.picks:
-        for v in nodes[j][4]:
-            scalars.append((v, dt))
+    vals = []
+    for j, _ in rec.picks:
+        vals += nodes[j][4]
     stats = st.stats
-    outs, out_prims = [], []
-    empty = st.rt.empty
-    for (_, t), k in zip(results, rec.outputs):
-        if k >= 0:
-            out_prims.append(ins[k])
-        else:
-            o = empty(t.shape, t.dtype)
-            outs.append(o)
-            out_prims.append(o)
-    # the kernel is looked up (compiled on a miss) on its first launch only: a plan whose
-    # vector variant always runs never compiles its scalar one
     if rec.kind == ROWS:
-        st.last_program = rec.prog.prog
-        kernel = rec.kernel
-        if kernel is None:
-            kernel = rec.kernel = st.kernel(rec.prog)
-        else:
-            stats["plan_cache_hits"] += 1
-        st.launch(kernel, rec.n, rec.ints, outs, ins, scalars, groups=rec.groups)
+        vec = False
+        prog, go, items = rec.prog, rec.go, None
+        st.last_program = prog.prog
         stats["reductions_fused"] += 1
     else:
-        if rec.vec_prog is not None and st._vector_ok(ins):
-            prog, kernel, items = rec.vec_prog, rec.vec_kernel, rec.vec_items
-            if kernel is None:
-                kernel = rec.vec_kernel = st.kernel(prog)
-            else:
-                stats["plan_cache_hits"] += 1
+        vec = rec.vec_prog is not None and st._vector_ok(ins)
+        if vec:
+            prog, go, items = rec.vec_prog, rec.vec_go, rec.vec_items
         else:
-            prog, kernel, items = rec.prog, rec.kernel, rec.items
-            if kernel is None:
-                kernel = rec.kernel = st.kernel(prog)
-            else:
-                stats["plan_cache_hits"] += 1
+            prog, go, items = rec.prog, rec.go, rec.items
         st.last_program = prog
-        st.launch(kernel, rec.n, rec.ints, outs, ins, scalars, items=items)
     stats["kernels_launched"] += 1
+    if go is None:
+        go = _first_launch(st, rec, prog, vec, items, nodes, results, len(ins))
+    else:
+        stats["plan_cache_hits"] += 1
     stats["results_in_place"] += rec.in_place
-    for (_, t), prim in zip(results, out_prims):
+    if go is not False:
+        new = go(ins, vals)
+    else:  # no prepared launch on this runtime (or it is switched off): the general one
+        scalars = []
+        for j, dt in rec.picks:
+            for v in nodes[j][4]:
+                scalars.append((v, dt))
+        empty = st.rt.empty
+        new = [empty(t.shape, t.dtype) for (_, t), k in zip(results, rec.outputs) if k < 0]
+        kernel = rec.vec_kernel if vec else rec.kernel
+        st.launch(kernel, rec.n, rec.ints, new, ins, scalars, groups=rec.groups, items=items)
+    m = 0
+    out_prims = []
+    for (_, t), k in zip(results, rec.outputs):
+        if k >= 0:
+            prim = ins[k]
+        else:
+            prim = new[m]
+            m += 1
         t.prim = prim
         t.node = None
         t.owned = True
+        out_prims.append(prim)
     return out_prims
+
+
+def _first_launch(st, rec, prog, vec, items, nodes, results, n_ins):
+    """The kernel of `prog` (compiled or from the plan cache) kept in `rec`, and its prepared
+    launch where the runtime offers one (else False: launch through `st.launch`)."""
+    kernel = st.kernel(prog)
+    go = False
+    if st.prepare is not None:
+        outs = [(t.shape, t.dtype) for (_, t), k in zip(results, rec.outputs) if k < 0]
+        sdts = [dt for j, dt in rec.picks for _ in nodes[j][4]]
+        go = st.prepare(kernel, rec.n, rec.ints, outs, n_ins, sdts, groups=rec.groups, items=items)
+    if vec:
+        rec.vec_kernel, rec.vec_go = kernel, go
+    else:
+        rec.kernel, rec.go = kernel, go
+    return go
 
 
 def _geometry(shape: tuple, dim: int) -> tuple[int, int, int]:

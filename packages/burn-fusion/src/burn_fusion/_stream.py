@@ -109,8 +109,11 @@ class Stream(ReduceMixin):
         self.plans: dict[Program, object] = {}
         #: launch recipes by plan structure (`_recipe.py`): a recurring plan is not re-planned
         self.recipes: dict = {}
-        #: every fused kernel launches through this (the runtime's `launch`, same arguments)
+        #: every fused kernel launches through one of these: the runtime's `launch` (same
+        #: arguments), or a launch the runtime prepared once for a recipe (`prepare`, optional;
+        #: None here sends every launch through `launch`)
         self.launch = runtime.launch
+        self.prepare = getattr(runtime, "prepare", None)
         self.stats = dict.fromkeys(STAT_NAMES, 0)
         #: the Program of the last fused launch (introspection, tests)
         self.last_program: Program | None = None
