@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._launch import RawLauncher, launcher
 from ._platform import load_cupy
 
 BLOCK = 256
@@ -73,6 +74,23 @@ class CudaRuntime:
         accesses need it (cupy's allocations are 256-byte aligned; a view may not be)."""
         return x.data.ptr % 16 == 0
 
+    def prepare(self, kernel, n: int, ints, outs, n_ins: int, scalar_dtypes, groups=None, items=None):
+        """`launch` prepared once for a launch that recurs (Fusion's plan recipes): `outs` the
+        (shape, dtype) of each new output, `scalar_dtypes` the scalars' dtype names. Returns
+        `go(ins, scalars) -> new outputs`, launched through the driver with this thread's
+        parameter slots (`_launch.DriverLauncher`, ~2 us less than cupy's RawKernel call)."""
+        if groups is None:
+            work = n if items is None else items
+            grid = min((work + BLOCK - 1) // BLOCK, self.max_groups)
+        else:
+            grid = groups
+        go = launcher(self.cp, BLOCK)
+        try:
+            kernel.kernel  # noqa: B018 - the driver launcher needs the function handle
+        except AttributeError:
+            go = RawLauncher(self.cp, BLOCK)
+        return _Prepared(self, go, kernel, grid, [n, *ints], outs, n_ins, scalar_dtypes)
+
     def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None, items=None) -> None:
         """Elementwise: a grid-stride launch over `items` threads (default `n`; a vector
         kernel's threads each take 4 elements), at most `max_groups` blocks. Reductions
@@ -89,3 +107,31 @@ class CudaRuntime:
             grid = groups
         with self.dev:
             kernel((grid,), (BLOCK,), tuple(args))
+
+
+class _Prepared:
+    """One prepared fused launch (`CudaRuntime.prepare`): fixed ints, output shapes and scalar
+    conversions computed once; a call allocates, fills the argument list and launches."""
+
+    __slots__ = ("convs", "dev", "empty", "fixed", "go", "grid", "kernel", "outs")
+
+    def __init__(self, rt, go, kernel, grid, fixed, outs, n_ins, scalar_dtypes):
+        self.dev = rt.dev
+        self.empty = rt.cp.empty
+        self.go = go
+        self.kernel = kernel
+        self.grid = grid
+        self.fixed = [int(v) for v in fixed]
+        self.outs = [(tuple(shape), np.dtype(dtype)) for shape, dtype in outs]
+        self.convs = [_SCALAR[dt] for dt in scalar_dtypes]
+
+    def __call__(self, ins, scalars) -> list:
+        empty = self.empty
+        with self.dev:
+            new = [empty(shape, dtype) for shape, dtype in self.outs]
+            args = self.fixed + new
+            args += ins
+            for conv, v in zip(self.convs, scalars):
+                args.append(conv(v))
+            self.go.args(self.kernel, self.grid, BLOCK, args)
+        return new
