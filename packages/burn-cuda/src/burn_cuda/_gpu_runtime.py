@@ -89,7 +89,9 @@ class CudaRuntime:
             kernel.kernel  # noqa: B018 - the driver launcher needs the function handle
         except AttributeError:
             go = RawLauncher(self.cp, BLOCK)
-        return _Prepared(self, go, kernel, grid, [n, *ints], outs, n_ins, scalar_dtypes)
+        return _Prepared(
+            self, go, kernel, grid, [n, *ints], outs, n_ins, scalar_dtypes, groups, items
+        )
 
     def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None, items=None) -> None:
         """Elementwise: a grid-stride launch over `items` threads (default `n`; a vector
@@ -108,14 +110,49 @@ class CudaRuntime:
         with self.dev:
             kernel((grid,), (BLOCK,), tuple(args))
 
+    # -- step capture (burn_fusion.capture; optional in the Runtime contract) ----------------------
+    def tape(self):
+        """A new recording of this device's work as CUDA graphs (`_capture_graph.CudaTape`)."""
+        from ._capture_graph import CudaTape
+
+        return CudaTape(self)
+
+    @staticmethod
+    def copy_into(dst, src) -> None:
+        """Write `src`'s values into `dst` (same shape and dtype), on the current stream."""
+        from ._capture_graph import copy_into
+
+        copy_into(dst, src)
+
+    @staticmethod
+    def static_copy(src):
+        """A new contiguous array with `src`'s values."""
+        from ._capture_graph import static_copy
+
+        return static_copy(src)
 
 class _Prepared:
     """One prepared fused launch (`CudaRuntime.prepare`): fixed ints, output shapes and scalar
     conversions computed once; a call allocates, fills the argument list and launches."""
 
-    __slots__ = ("convs", "dev", "empty", "fixed", "go", "grid", "kernel", "outs")
+    __slots__ = (
+        "convs",
+        "dev",
+        "dts",
+        "empty",
+        "fixed",
+        "go",
+        "grid",
+        "groups",
+        "items",
+        "kernel",
+        "outs",
+        "rt",
+    )
 
-    def __init__(self, rt, go, kernel, grid, fixed, outs, n_ins, scalar_dtypes):
+    def __init__(self, rt, go, kernel, grid, fixed, outs, n_ins, scalar_dtypes, groups, items):
+        self.rt = rt
+        self.groups, self.items, self.dts = groups, items, list(scalar_dtypes)
         self.dev = rt.dev
         self.empty = rt.cp.empty
         self.go = go
@@ -127,6 +164,14 @@ class _Prepared:
 
     def __call__(self, ins, scalars) -> list:
         empty = self.empty
+        rt = self.rt
+        if "launch" in rt.__dict__:  # a step-capture tape is recording: its launch logs ours
+            with self.dev:
+                new = [empty(shape, dtype) for shape, dtype in self.outs]
+            fixed = self.fixed
+            pairs = list(zip(scalars, self.dts))
+            rt.launch(self.kernel, fixed[0], fixed[1:], new, ins, pairs, self.groups, self.items)
+            return new
         with self.dev:
             new = [empty(shape, dtype) for shape, dtype in self.outs]
             args = self.fixed + new

@@ -109,10 +109,10 @@ class Stream(ReduceMixin):
         self.plans: dict[Program, object] = {}
         #: launch recipes by plan structure (`_recipe.py`): a recurring plan is not re-planned
         self.recipes: dict = {}
-        #: every fused kernel launches through one of these: the runtime's `launch` (same
-        #: arguments), or a launch the runtime prepared once for a recipe (`prepare`, optional;
-        #: None here sends every launch through `launch`)
-        self.launch = runtime.launch
+        #: a fused kernel launches through `launch` (the runtime's, looked up per call: a
+        #: step-capture tape replaces it while recording) or through a launch the runtime
+        #: prepared once for a recipe (`prepare`, optional; None sends every launch through
+        #: `launch`). A prepared launch records on a tape too (each runtime sees to it).
         self.prepare = getattr(runtime, "prepare", None)
         self.stats = dict.fromkeys(STAT_NAMES, 0)
         #: the Program of the last fused launch (introspection, tests)
@@ -372,6 +372,10 @@ class Stream(ReduceMixin):
             "nodes": prog_nodes,
             "scalars": scalars,
         }
+
+    def launch(self, kernel, n, ints, outs, ins, scalars, groups=None, items=None) -> None:
+        """A fused launch through the runtime's general `launch` (same arguments)."""
+        self.rt.launch(kernel, n, ints, outs, ins, scalars, groups=groups, items=items)
 
     def _run(self, nodes, inputs, owners, results, red) -> list:
         """Launch `results` [(node, handle)] of plan `nodes`: its recipe from the cache (built

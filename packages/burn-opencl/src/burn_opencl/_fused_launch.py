@@ -6,7 +6,8 @@ by-value argument through pyopencl) and allocates its outputs through `ClArray._
 normalisation. Like a `_plan.Plan`, a prepared launch holds a private `cl.Kernel` whose fixed
 by-value arguments (`n`, the layout ints) are set once; a call takes its outputs from the pool
 by their known size class, sets the buffers in one pyopencl call, packs the scalars in another
-and enqueues.
+and enqueues -- through `_plan`'s setters and enqueue, which a step-capture tape
+(`_capture_tape.ClTape`) records like a plan's.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import warnings
 import numpy as np
 import pyopencl as cl
 
+from . import _plan
 from ._array import c_strides
-from ._plan import _ENQUEUE, _PACK, _SET, new_array, take
+from ._plan import new_array, take
 from ._pool import size_class
 from ._runtime import SCALAR
 
@@ -81,14 +83,15 @@ class FusedLaunch:
             flat += (i, x.buf)
             i += 1
         k = self.kernel
+        plan = _plan  # its setters are read per call: a step-capture tape swaps them to record
         with self.lock:
-            _SET(k, tuple(flat))
+            plan._SET(k, tuple(flat))
             if scalars:
                 packed = []
                 at = self.at
                 for s, (tc, num, v) in enumerate(zip(self.tchars, self.nums, scalars)):
                     packed += (at + s, tc, num(v))
-                _PACK(k, tuple(packed))
+                plan._PACK(k, tuple(packed))
             gsize, lsize = self.gsize
-            _ENQUEUE(self.queue, k, gsize, lsize, None, None, False, False)
+            plan._ENQUEUE(self.queue, k, gsize, lsize, None, None, False, False)
         return outs
