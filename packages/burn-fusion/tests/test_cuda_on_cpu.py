@@ -1,6 +1,7 @@
 """`Fusion(Cuda())` on the CPU stand-in of cupy (burn-cuda's `tests/fake_cupy.py`: the real CUDA C
 source built by g++, launched through the driver-launch path as on the GPU): fused kernels,
-two outputs, int scalars and a row kernel compute what numpy does, and after the first launch
+two outputs, int scalars, a row kernel and a row kernel of two reductions (layer norm) compute
+what numpy does, and after the first launch
 of a recipe every fused launch is a prepared one (`CudaRuntime.prepare`, issue 35 item 3).
 Vector kernels are off: the stand-in's g++ has no float4."""
 
@@ -72,6 +73,11 @@ def test_fused_kernels_on_the_cuda_runtime_run_prepared_with_numpy_values(fused_
         rms = (x / ((x * x).mean_dim(1) + 1e-6).sqrt()).numpy()  # one row kernel
         x64 = xv.astype(np.float64)
         np.testing.assert_allclose(rms, x64 / np.sqrt((x64 * x64).mean(1, keepdims=True) + 1e-6), rtol=1e-4)
+        c = x - x.mean_dim(1)  # layer norm: one row kernel of two reductions (_render_rows.py)
+        ln = (c / ((c * c).mean_dim(1) + 1e-5).sqrt()).numpy()
+        c64 = x64 - x64.mean(1, keepdims=True)
+        want_ln = c64 / np.sqrt((c64 * c64).mean(1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(ln, want_ln, rtol=1e-4, atol=1e-5)
     st.launch = real
     assert general[0] == 0, general[0]
-    assert device.fusion_stats()["reductions_fused"] >= 3
+    assert device.fusion_stats()["reductions_fused"] >= 6

@@ -63,21 +63,32 @@ def test_another_layout_is_another_recipe_with_its_own_results(gathers):
 
 
 def test_a_recipe_with_a_forced_reduction_recurs(gathers):
-    """Layer norm (mean kernel, then the variance and the normalisation in a row kernel): the
-    forced reduction's launch has its recipe too."""
+    """Layer norm (one row kernel: the mean, the variance, the normalisation) recurs from its
+    recipe; so does a reduction forced by one along another dim."""
     device = _device()
     rng = np.random.default_rng(2)
     gathers[0] = 0
+    planned_once = None
     for step in range(3):
+        if step == 1:
+            planned_once = gathers[0]
         xv = rng.standard_normal((4, 9)).astype(np.float32) * (step + 1)
         x = Tensor.from_data(xv, device)
         c = x - x.mean_dim(1)
-        got = (c / ((c * c).mean_dim(1) + 1e-5).sqrt()).numpy()
+        y = c / ((c * c).mean_dim(1) + 1e-5).sqrt()
+        got = y.numpy()
+        col = (y * 2.0).sum_dim(0).numpy()  # along dim 0: forces nothing (y is read first)
+        e = x.exp()
+        a = e.sum_dim(1)
+        rows = (a + e.sum_dim(0)).numpy()  # the sum along 0 forces the pending one along 1
         x64 = xv.astype(np.float64)
         c64 = x64 - x64.mean(1, keepdims=True)
         want = c64 / np.sqrt((c64 * c64).mean(1, keepdims=True) + 1e-5)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    assert gathers[0] == 2, gathers[0]  # the forced mean and the row kernel, planned once each
+        np.testing.assert_allclose(col, (want * 2.0).sum(0, keepdims=True), rtol=1e-4, atol=1e-4)
+        want_rows = np.exp(x64).sum(1, keepdims=True) + np.exp(x64).sum(0, keepdims=True)
+        np.testing.assert_allclose(rows, want_rows, rtol=1e-5, atol=1e-5)
+    assert gathers[0] == planned_once, (gathers[0], planned_once)
 
 
 def test_in_place_through_a_recipe_writes_the_dropped_input():

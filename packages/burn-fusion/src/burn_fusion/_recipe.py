@@ -100,7 +100,7 @@ def build(st, nodes, inputs, owners, results, red) -> Recipe:
     ]
     if len(remap) == 1 and st.inner is not None:
         (rec.one,) = remap
-        rec.kind = INNER_RED if red is not None and red[0] == rec.one else ONE
+        rec.kind = INNER_RED if red is not None and rec.one in red[0] else ONE
         return rec
     rec.one = -1
     shape = g["shape"]
@@ -109,9 +109,9 @@ def build(st, nodes, inputs, owners, results, red) -> Recipe:
         n *= d
     rec.n = n
     before = st.stats["results_in_place"]
-    if red is not None and red[0] in remap:  # the plan reads its reduction: a row kernel
-        j_red, dim = red
-        outputs, ints_out = st._outputs(g, nodes, results, j_red)
+    if red is not None and any(j in remap for j in red[0]):  # it reads a reduction: rows
+        js, dim = red
+        outputs, ints_out = st._outputs(g, nodes, results, js)
         indexed = bool(g["ints_in"] or ints_out)
         prog = Program(
             tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), tuple(outputs)
@@ -126,7 +126,7 @@ def build(st, nodes, inputs, owners, results, red) -> Recipe:
         rec.n = rows * red_n
         rec.groups = min(rows, st.rt.max_groups)
     else:
-        outputs, ints_out = st._outputs(g, nodes, results, -1)
+        outputs, ints_out = st._outputs(g, nodes, results, ())
         indexed = bool(g["ints_in"] or ints_out)
         prog = Program(
             tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), tuple(outputs)

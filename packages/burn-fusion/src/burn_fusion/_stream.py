@@ -150,7 +150,8 @@ class Stream(ReduceMixin):
         self.inputs: list = []  # inner primitives
         self.in_ids: dict[int, int] = {}
         self.in_owner: list = []  # weakref of an owned input's handle (in-place candidate)
-        #: (node index, dim) of the plan's pending reduction (at most one per plan)
+        #: (node indices, dim) of the plan's pending reductions: all along one dim of the plan's
+        #: whole shape (one row kernel reduces them all)
         self.red: tuple | None = None
         self.first = None  # the pass-through key of the plan's first recorded op
 
@@ -416,16 +417,16 @@ class Stream(ReduceMixin):
             self.stats["plan_cache_hits"] += 1
         return kernel
 
-    def _outputs(self, g, nodes, results, red_j):
+    def _outputs(self, g, nodes, results, red_js):
         """(Program outputs, their layout ints): new buffers, an input's buffer (in place), or
         -- smaller, broadcast results -- written by the items at index 0 of the broadcast dims.
-        Node `red_j` (a row kernel's reduction) is written once per row instead."""
+        Nodes `red_js` (a row kernel's reductions) are written once per row instead."""
         shape, remap, in_desc, plain = g["shape"], g["remap"], g["in_desc"], g["plain"]
         rank = len(shape)
         outputs, ints_out, taken = [], [], set()
         for j, t in results:
             k_in, bdims = -1, ()
-            if j == red_j:
+            if j in red_js:
                 pass
             elif t.shape != shape:
                 bdims = tuple(d for d in range(rank) if t.shape[d] != shape[d])

@@ -28,6 +28,8 @@ INNER_REDUCE = {
     "reduce_min": "float_min_dim",
 }
 _MAX_N = 2**31 - 1
+#: pending reductions per plan (each takes a local/shared array of the work-group's size)
+MAX_REDUCTIONS = 8
 
 
 def _dead():
@@ -69,11 +71,16 @@ class ReduceMixin:
                     and len(self.nodes) < _s.MAX_OPS
                     and len(self.inputs) < _s.MAX_INPUTS
                 )
-                if t.prim is not None and (not fits or self.red is not None):
+                # a reduction along the pending ones' dim joins them (one row kernel reduces
+                # them all, `_render_rows.py`); another dim runs them first
+                joins = self.red is None or (
+                    self.red[1] == dim and len(self.red[0]) < MAX_REDUCTIONS
+                )
+                if t.prim is not None and (not fits or not joins):
                     return None
                 if not fits:
                     self.flush()  # a pending `t` is materialised by it (the caller holds it)
-                elif self.red is not None:
+                elif not joins:
                     self.force_reduction()
             if t.prim is None and t.node is None:
                 raise RuntimeError(
@@ -90,31 +97,35 @@ class ReduceMixin:
             if j == 0:
                 self.first = (self.last_op, op, (shape, dim), name, name)
             self.last_op = op
-            self.red = (j, dim)
+            self.red = ((j,), dim) if self.red is None else ((*self.red[0], j), dim)
             self.stats["ops_recorded"] += 1
             return out
 
     def force_reduction(self) -> None:
-        """Run the plan's pending reduction alone now; its result becomes an input of the plan
-        (the ops that read it stay pending)."""
-        j, dim = self.red
+        """Run the plan's pending reductions now (one row kernel, or the inner backend's
+        reduction for one of an input); their results become inputs of the plan (the ops that
+        read them stay pending)."""
+        js, dim = self.red
         self.red = None
         nodes = self.nodes
-        dt, wref, shape = nodes[j][2], nodes[j][5], nodes[j][6]
-        t = wref()
-        if t is None:  # dropped, but read by the ops after it: computed all the same
-            t = _Shape(tuple(1 if d == dim else s for d, s in enumerate(shape)), None, dt)
-        # a reduction of an input runs the inner backend's kernel; else its row kernel
-        (prim,) = self._run(nodes, self.inputs, None, [(j, t)], (j, dim))
-        k = len(self.inputs)
-        self.in_ids[id(prim)] = k
-        self.inputs.append(prim)
-        self.in_owner.append(None)
-        for q in range(j + 1, len(nodes)):
-            nd = nodes[q]
-            if j in nd[1]:
-                nodes[q] = (nd[0], tuple(-k - 1 if r == j else r for r in nd[1]), *nd[2:])
-        nodes[j] = (*nodes[j][:5], _dead, shape)
+        results = []
+        for j in js:
+            dt, wref, shape = nodes[j][2], nodes[j][5], nodes[j][6]
+            t = wref()
+            if t is None:  # dropped, but maybe read by the ops after it: computed all the same
+                t = _Shape(tuple(1 if d == dim else s for d, s in enumerate(shape)), None, dt)
+            results.append((j, t))
+        prims = self._run(nodes, self.inputs, None, results, (js, dim))
+        for j, prim in zip(js, prims):
+            k = len(self.inputs)
+            self.in_ids[id(prim)] = k
+            self.inputs.append(prim)
+            self.in_owner.append(None)
+            for q in range(j + 1, len(nodes)):
+                nd = nodes[q]
+                if j in nd[1]:
+                    nodes[q] = (nd[0], tuple(-k - 1 if r == j else r for r in nd[1]), *nd[2:])
+            nodes[j] = (*nodes[j][:5], _dead, nodes[j][6])
 
     def reduce_all(self, t: FusionTensor, mean: bool) -> FusionTensor | None:
         """Sum (or mean) of every element of pending `t`, shape (1,): partial sums with the ops
