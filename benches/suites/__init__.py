@@ -13,6 +13,7 @@ from . import (
     max_pool2d,
     reduce,
     softmax,
+    surface,
     training_step,
     transformer_encoder,
     transformer_precision,
@@ -36,5 +37,6 @@ SUITES = {
         attention,
         transformer_encoder,
         transformer_precision,
+        surface,
     )
 }

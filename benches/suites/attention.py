@@ -1,5 +1,6 @@
 """Scaled dot-product attention, forward + backward: `burn_tensor.module.attention` on
-`Autodiff(backend)` beside torch's `scaled_dot_product_attention` (float32).
+`Autodiff(backend)` beside torch's `scaled_dot_product_attention` (float32; with GPU sizes
+bfloat16 too, both sides' tensors cast from the same float32 data).
 
 Shapes: batch 32, 8 heads, head dim 64, sequence 128 and 1024, causal and not (the issue's); the
 forward alone as well. Each call builds the graph, runs backward with a fixed output gradient and
@@ -9,16 +10,21 @@ drops the gradients. There is no raw-numpy reference.
 from __future__ import annotations
 
 from .._harness import Case, Suite, Target
-from ._common import rand
+from ._common import gpu_sizes, not_implemented, rand
 
 BATCH, HEADS, HEAD_DIM = 32, 8, 64
 
 
-def _burn(ctx, arrays, causal: bool, backward: bool):
+def _burn(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32"):
     from burn_tensor import Tensor, module
 
     dev = ctx["ad_device"] if backward else ctx["device"]
     q, k, v, g = (Tensor.from_data(a, dev) for a in arrays)
+    if dtype != "float32":
+        try:
+            q, k, v, g = (t.cast(dtype) for t in (q, k, v, g))
+        except Exception as exc:  # noqa: BLE001 - a backend without the dtype: reported
+            return not_implemented(f"{type(exc).__name__}: {exc}")
     if backward:
         q, k, v = (t.require_grad() for t in (q, k, v))
 
@@ -32,12 +38,12 @@ def _burn(ctx, arrays, causal: bool, backward: bool):
     return run
 
 
-def _torch(ctx, arrays, causal: bool, backward: bool):
+def _torch(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32"):
     torch = ctx.get("torch")
     if torch is None:
         return None
     dev = ctx.get("torch_device", "cpu")
-    q, k, v, g = (torch.from_numpy(a.copy()).to(dev) for a in arrays)
+    q, k, v, g = (torch.from_numpy(a.copy()).to(dev, getattr(torch, dtype)) for a in arrays)
     sdpa = torch.nn.functional.scaled_dot_product_attention
     if not backward:
         return lambda: sdpa(q, k, v, is_causal=causal)
@@ -56,30 +62,30 @@ def build(ctx: dict, quick: bool) -> list[Case]:
     b, h, d = (2, 2, 8) if quick else (BATCH, HEADS, HEAD_DIM)
     seqs = (16, 64) if quick else (128, 1024)
     cases = []
-    for seq in seqs:
-        arrays = [rand((b, h, seq, d), i) for i in range(4)]
-        for causal in (False, True):
-            for backward in (True, False):
-                kind = "fwd+bwd" if backward else "fwd"
-                name = f"{kind} b{b} h{h} s{seq} d{d}" + (" causal" if causal else "")
-                cases.append(
-                    Case(
-                        name,
-                        {"batch": b, "heads": h, "seq": seq, "head_dim": d, "causal": causal,
-                         "backward": backward},  # fmt: skip
-                        {
-                            "burn": _burn(ctx, arrays, causal, backward),
-                            "numpy": None,
-                            "torch": _torch(ctx, arrays, causal, backward),
-                        },
-                    )
-                )
+    dtypes = ("float32", "bfloat16") if gpu_sizes(ctx) else ("float32",)
+    for dtype in dtypes:
+        for seq in seqs:
+            arrays = [rand((b, h, seq, d), i) for i in range(4)]
+            for causal in (False, True):
+                for backward in (True, False):
+                    kind = "fwd+bwd" if backward else "fwd"
+                    name = f"{kind} b{b} h{h} s{seq} d{d}" + (" causal" if causal else "")
+                    name += " bf16" if dtype == "bfloat16" else ""
+                    params = {"batch": b, "heads": h, "seq": seq, "head_dim": d,
+                              "causal": causal, "backward": backward, "dtype": dtype}  # fmt: skip
+                    impls = {
+                        "burn": _burn(ctx, arrays, causal, backward, dtype),
+                        "numpy": None,
+                        "torch": _torch(ctx, arrays, causal, backward, dtype),
+                    }
+                    cases.append(Case(name, params, impls))
     return cases
 
 
 SUITE = Suite(
     "attention",
-    "scaled dot-product attention forward(+backward), f32, [32, 8, seq, 64], seq 128/1024",
+    "scaled dot-product attention forward(+backward), f32 (+ bf16 on GPU), [32, 8, seq, 64], "
+    "seq 128/1024",
     build,
     [],
     gpu_targets=[Target("attention fwd+bwd <= 1.2x torch SDPA", "burn/torch", 1.2)],

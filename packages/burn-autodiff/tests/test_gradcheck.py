@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from _autodiff_cases import CASES
 from _autodiff_module_cases import MODULE_CASES
+from _autodiff_surface_cases import SURFACE_CASES
 from _autodiff_testlib import F64, check_grads
 from burn_autodiff import RULES, Autodiff, classify
 from burn_tensor import TensorData, op_table
@@ -23,7 +24,7 @@ def test_gradcheck(ad64, name, fn, inputs):
 
 
 def covered_names() -> set[str]:
-    return {c[0] for c in CASES} | {c[0] for c in MODULE_CASES}
+    return {c[0] for c in CASES} | {c[0] for c in MODULE_CASES} | {c[0] for c in SURFACE_CASES}
 
 
 def test_every_op_has_a_row():

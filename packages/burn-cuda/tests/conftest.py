@@ -71,6 +71,8 @@ _STAND_IN_FILES = {
     "test_kernels_cpu.py",
     "test_cuda_on_cpu.py",
     "test_fast_cpu.py",
+    "test_transaction_cpu.py",
+    "test_attention_cpu.py",
 }
 
 

@@ -29,6 +29,7 @@
 #define __noinline__
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
   unsigned int x, y, z;
@@ -62,6 +63,40 @@ static inline int __float_as_int(float v) { return burn_bits<int>(v); }
 static inline unsigned int __float_as_uint(float v) { return burn_bits<unsigned int>(v); }
 static inline double __longlong_as_double(long long v) { return burn_bits<double>(v); }
 static inline long long __double_as_longlong(double v) { return burn_bits<long long>(v); }
+
+// -- CUDA's vector types (what burn_gpu's vector kernels load and store), with their alignment
+#define BURN_VEC4(name, T, align) \
+  struct alignas(align) name {           \
+    T x, y, z, w;                        \
+  };
+#define BURN_VEC2(name, T, align) \
+  struct alignas(align) name {           \
+    T x, y;                              \
+  };
+BURN_VEC4(float4, float, 16)
+BURN_VEC4(int4, int, 16)
+BURN_VEC4(short4, short, 8)
+BURN_VEC4(ushort4, unsigned short, 8)
+BURN_VEC4(char4, signed char, 4)
+BURN_VEC4(uchar4, unsigned char, 4)
+BURN_VEC2(double2, double, 16)
+BURN_VEC2(longlong2, long long, 16)
+
+// -- burn_gpu's float16 conversions (on the GPU: the PTX cvt instructions of its dialect, which
+// g++ cannot compile; `BURN_F16_CVT` makes the kernel text skip them): GCC's _Float16, whose
+// conversions are IEEE round to nearest even, as cvt.rn.f16.f32
+#define BURN_F16_CVT
+static inline float burn_h2f(unsigned short h) {
+  _Float16 v;
+  memcpy(&v, &h, sizeof v);
+  return (float)v;
+}
+static inline unsigned short burn_f2h(float f) {
+  _Float16 v = (_Float16)f;
+  unsigned short h;
+  memcpy(&h, &v, sizeof h);
+  return h;
+}
 
 // -- atomics: threads never run at the same time here, so a plain read-modify-write -----------
 template <class T>

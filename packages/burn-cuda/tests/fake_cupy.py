@@ -388,6 +388,10 @@ class FakeCupy:
             cuda.driver = types.SimpleNamespace(launchKernel=self._launch_kernel)
         self.cuda = cuda
 
+    #: cupy's `_core` (whose raw `matmul` the backend calls): none here, so matmul is the
+    #: wrapped numpy one (no overflow warnings, as on the GPU) rather than `numpy._core`'s
+    _core = None
+
     # -- kernels --------------------------------------------------------------------------------
     def RawKernel(self, code: str, name: str, options=(), **_):  # noqa: N802 - cupy's name
         self.compiled.append(name)

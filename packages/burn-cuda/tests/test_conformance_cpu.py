@@ -1,7 +1,8 @@
 """burn_tensor's conformance suite on Cuda() over the CPU stand-in (`cpu_backend.py`): every op
 runs burn_cuda's own code (op table, hot path, launch geometry, driver launcher) and its CUDA
 kernels run as C on the CPU. f32/i32 by default (~15-20 s of CPU); BURN_CUDA_CPU_CONFIGS
-chooses others (a comma-separated list of `f32-i32`, `f64-i64`)."""
+chooses others (a comma-separated list of `f32-i32`, `f64-i64`, `bf16-i32`, `f16-i32`: the
+half configs run the half kernels of burn_gpu that `Cuda(float_dtype=...)` launches)."""
 
 import os
 import sys
@@ -15,7 +16,12 @@ import cuda_on_cpu
 from burn_backend_tests.conformance import *  # noqa: F403
 from cpu_backend import cuda_on_cpu_backend
 
-_ALL = {"f32-i32": {}, "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"}}
+_ALL = {
+    "f32-i32": {},
+    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
+    "bf16-i32": {"float_dtype": "bfloat16"},
+    "f16-i32": {"float_dtype": "float16"},
+}
 _CHOSEN = os.environ.get("BURN_CUDA_CPU_CONFIGS", "f32-i32").split(",")
 
 

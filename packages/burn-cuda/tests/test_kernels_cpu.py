@@ -20,7 +20,7 @@ import cuda_on_cpu
 from burn_cuda import _bf16, _kernel_source
 from burn_ndarray import NdArray
 from burn_tensor import Distribution
-from burn_tensor.ops import ConvOptions, ConvTransposeOptions
+from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy, asfake
 
@@ -151,6 +151,22 @@ def test_adaptive_avg_pool2d_and_backward(env):
     _close(
         B.adaptive_avg_pool2d_backward(asfake(x), asfake(g)),
         REF.adaptive_avg_pool2d_backward(x.astype(np.float64), g.astype(np.float64)),
+    )
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_interpolate_forward_and_backward(env, mode):
+    """burn_gpu's `GpuModuleOps` leaves interpolation to Cuda's own (burn_tensor's matrices):
+    forward and backward against NdArray float64."""
+    B, _ = env
+    opts = InterpolateOptions(mode)
+    x = _rand((2, 3, 9, 7), 15)
+    want = REF.interpolate(x.astype(np.float64), (23, 17), opts)
+    _close(B.interpolate(asfake(x), (23, 17), opts), want)
+    g = _rand(want.shape, 16)
+    _close(
+        B.interpolate_backward(asfake(x), asfake(g), (23, 17), opts),
+        REF.interpolate_backward(x.astype(np.float64), g.astype(np.float64), (23, 17), opts),
     )
 
 
@@ -379,12 +395,53 @@ OTHER_KERNELS = {
     "bf16_to_f32", "f32_to_bf16", "adam_many",
     "burn_add_float", "burn_sub_bc_float", "burn_exp_float", "burn_mul_scalar_float",
     "burn_row_sum_float", "max_rows", "burn_sum_all_float",
+    # burn_gpu's module ops (`GpuModuleOps`, `unfold`, `col2im`), launched by their name
+    "avg_pool", "avg_pool_backward", "max_pool", "max_pool_backward", "adaptive_avg",
+    "adaptive_avg_backward", "im2col", "col2im", "philox_random",
+    "softmax_rows", "softmax_cols", "softmax_bwd_rows", "softmax_bwd_cols",
 }  # fmt: skip
 
 
 def test_every_kernel_ran_on_the_cpu():
     """Runs last in this module: every own kernel was launched by the tests above (run alone,
     with -k, it reports what the selection left out)."""
-    want = set(_kernel_source.SOURCES) | OTHER_KERNELS
+    # the attention kernels: test_attention_cpu.py launches each (and checks it did)
+    want = (set(_kernel_source.SOURCES) - set(_kernel_source.ATTENTION)) | OTHER_KERNELS
     missing = sorted(want - LAUNCHED)
     assert not missing, f"kernels no CPU test launched: {missing}"
+
+
+@pytest.mark.parametrize("launcher", ["driver", "raw"])
+def test_int_random_takes_its_bounds_as_doubles(launcher):
+    """burn_gpu's `draw` hands int bounds as (int, "float64") pairs: the driver launcher must
+    store them as doubles (an int in the slot read as a double made `b - a` 0: SIGFPE)."""
+    with cuda_on_cpu_backend(FakeCupy(driver=launcher == "driver")) as (B, _):
+        r = np.asarray(B.int_random((2000,), Distribution.uniform(-3, 7), None, B.int_dtype))
+        assert r.dtype == np.int32 and r.min() == -3 and r.max() == 6
+        assert len(np.unique(r)) == 10
+
+
+def test_burn_gpu_ops_through_cupys_rawkernel_call():
+    """burn_gpu's ops written once (`CudaRuntime.call`) where the driver launcher is missing:
+    cupy's RawKernel call packs each scalar by its numpy type, so an `int` geometry argument
+    or a `float` bound passed as the wrong width shifts every later parameter. Pools (int32
+    geometry), gather (int64), random (uint32 words, float bounds), softmax (mixed)."""
+    with cuda_on_cpu_backend(FakeCupy(driver=False)) as (B, cp):
+        x = _rand((2, 3, 9, 8), 21)
+        got, idx = B.max_pool2d_with_indices(asfake(x), (3, 2), (2, 2), (1, 0), (1, 1))
+        want, want_idx = REF.max_pool2d_with_indices(
+            x.astype(np.float64), (3, 2), (2, 2), (1, 0), (1, 1)
+        )
+        _close(got, want)
+        np.testing.assert_array_equal(np.asarray(idx), np.asarray(want_idx))
+        i = np.random.default_rng(22).integers(0, 9, size=(2, 3, 4, 8)).astype(np.int32)
+        _close(B.float_gather(2, asfake(x), asfake(i)), np.take_along_axis(x, i, 2))
+        dist = Distribution.uniform(-3.0, 5.0)
+        r = np.asarray(B.float_random((4096,), dist, None, B.float_dtype))
+        assert r.min() >= -3.0 and r.max() < 5.0 and abs(r.mean() - 1.0) < 0.15
+        s = _softmax(x.astype(np.float64), 3)
+        _close(B.softmax(asfake(x), 3), s)
+        assert {"max_pool", "gather", "philox_random", "softmax_rows"} <= {
+            launch.name for launch in cp.launches
+        }
+        assert not hasattr(cp.cuda, "driver") or not hasattr(cp.cuda.driver, "launchKernel")

@@ -17,6 +17,11 @@ CONFIGS = {
     "f32-i32": {},
     "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
 }
+#: `BURN_FUSION_TEST_HALF=1`: the float16 / bfloat16 configs too (half plans fuse; several
+#: minutes each on PoCL, so not in the default run)
+if os.environ.get("BURN_FUSION_TEST_HALF", "0") == "1":
+    CONFIGS["f16-i32"] = {"float_dtype": "float16"}
+    CONFIGS["bf16-i32"] = {"float_dtype": "bfloat16"}
 
 
 def inner_backend(config: str = "f32-i32"):

@@ -95,3 +95,29 @@ def test_a_reduction_along_another_dim_runs_the_pending_ones_first():
     e = np.exp(a.astype(np.float64))
     want = e.sum(1, keepdims=True) + e.sum(0, keepdims=True) - e.max(1, keepdims=True)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_layer_norm_is_one_kernel_accumulating_in_float32(dt):
+    """Half types: the two reductions accumulate in float32, each value rounded to the type
+    where the unfused op would store it; against numpy in float64 within the type's epsilon."""
+    pytest.importorskip("ml_dtypes")
+    from _fusion_testlib import DEVICE_TYPE
+    from burn_opencl import OpenCl
+
+    device = Fusion(OpenCl(DEVICE_TYPE, float_dtype=dt)).device()
+    a = RNG.uniform(-2, 2, (5, 40))
+    x = Tensor.from_data(a, device)
+
+    def ln():
+        c = x - x.mean_dim(1)
+        return (c / ((c * c).mean_dim(1) + 1e-3).sqrt()).into_data().array
+
+    got, d = _kernels(device, ln)
+    assert d["kernels_launched"] == 1, d
+    assert got.dtype.name == dt
+    xh = np.asarray(Tensor.from_data(a, device).into_data().array, np.float64)  # rounded input
+    c = xh - xh.mean(1, keepdims=True)
+    want = c / np.sqrt((c * c).mean(1, keepdims=True) + 1e-3)
+    eps = 2.0**-10 if dt == "float16" else 2.0**-7
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=8 * eps, atol=8 * eps)

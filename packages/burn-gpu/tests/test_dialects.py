@@ -180,6 +180,19 @@ def test_conv_program_differs_only_by_dialect(wide):
     _same_but_dialect(cl, cu)
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_fill_program_differs_only_by_dialect(wide):
+    from burn_gpu import fill_program
+
+    cl, cu = fill_program("float64", "opencl", wide), fill_program("float64", "cuda", wide)
+    assert re.findall(r"__global__ void (\w+)\(", cu) == ["fill", "bias_add"]
+    assert ("typedef long long X;" if wide else "typedef int X;") in cu
+    _same_but_dialect(cl, cu)
+    # the fill value: a double in CUDA (the launcher's slot), the element type in OpenCL
+    assert "typedef double V;" in fill_program("float32", "cuda")
+    assert "typedef float V;" in fill_program("float32", "opencl")
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""
@@ -200,6 +213,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
         adam_many_program,
         adam_program,
         conv_program,
+        fill_program,
         index_program,
         pool_program,
         random_program,
@@ -224,6 +238,8 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["index_i64"] = index_program("int64", "int32", "cuda", atomic=True)
     sources["index_f64"] = index_program("float64", "int64", "cuda", atomic=True)
     sources["adam_many_f64"] = adam_many_program("float64", 32)
+    sources["fill_f32"] = fill_program("float32", "cuda")
+    sources["fill_f64_wide"] = fill_program("float64", "cuda", wide=True)
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

@@ -49,8 +49,9 @@ def test_modelgen_writes_readable_module_and_record(tiny, tmp_path, x):
     assert py == out / "tiny.py" and (out / "tiny.mpk").is_file()
     src = py.read_text()
     ast.parse(src)
-    # one field per weighted node, the forward in graph order with the ONNX names in comments
-    assert "conv2d1: Conv2d  # Conv 'conv1'" in src and "linear1: Linear  # Gemm 'fc'" in src
+    # one field per weighted node, named after the node, the forward in graph order with the
+    # ONNX names in comments
+    assert "conv1: Conv2d  # Conv 'conv1'" in src and "fc: Linear  # Gemm 'fc'" in src
     fwd = src[src.index("def forward") :]
     assert fwd.index("# Conv 'conv1'") < fwd.index("# Relu 'relu1'") < fwd.index("# Gemm 'fc'")
     device = NdArray().device()
@@ -101,7 +102,7 @@ def test_generated_model_trains_under_autodiff(tiny, tmp_path, x):
 
     loss = loss_of(model)
     grads = loss.backward()
-    g = model.conv2d1.weight.val().grad(grads)
+    g = model.conv1.weight.val().grad(grads)
     assert g is not None and g.dims() == [4, 3, 3, 3] and np.isfinite(g.numpy()).all()
     # one plain gradient step lowers the loss: the imported weights are trainable parameters
     stepped = model.map(_Sgd(grads, 1e-3))

@@ -55,7 +55,7 @@ def test_a_foreign_library_in_the_cache_is_deleted_and_rebuilt(tmp_path):
     import _ctypes  # a real shared library without any of the kernels' symbols
 
     false = shutil.which("false")
-    source = b"".join(hashlib.sha256(s.read_bytes()).digest() for s in _native.SOURCES)
+    source = _native.source_digest()
     folder = tmp_path / "ndarray-native"
     folder.mkdir(mode=0o700)
     os.chmod(tmp_path, 0o700)
@@ -106,7 +106,7 @@ for case, env in [
 def test_untrusted_folders_and_the_old_tmp_fallback_are_never_loaded(tmp_path):
     cc = _native.find_compiler()
     false = shutil.which("false")
-    source = b"".join(hashlib.sha256(s.read_bytes()).digest() for s in _native.SOURCES)
+    source = _native.source_digest()
     names = {f"kernels-{_native._key(false, source, fl)}.so" for fl in (_native.flags(), _native.FLAGS)}
     planted = tmp_path / "planted.so"
     (tmp_path / "planted.c").write_text(PLANTED_C)

@@ -4,6 +4,11 @@ the defaults kept for what the kernels do not take (float16, small tensors)."""
 
 from __future__ import annotations
 
+import platform
+import re
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from burn_ndarray import NdArray, _native
@@ -61,3 +66,25 @@ def test_non_contiguous_and_float16_inputs():
     h = NdArray(float_dtype="float16")
     xh = _data((64, 300), np.float16)
     assert h.gelu(xh).dtype == np.float16  # the default decomposition, in float16
+
+
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or shutil.which("objdump") is None,
+    reason="x86_64 instruction names; needs objdump",
+)
+def test_layer_norm_row_sums_are_vectorized():
+    """The float32 layer norm's row statistics (and the backward's two gradient sums) run as
+    packed double adds: as plain loops gcc kept them scalar, one dependent add per element (no
+    reassociation without -ffast-math), and the [4096, 512] forward took 1.84 ms against
+    torch's 0.34 on 2 threads (0.35 ms vectorized)."""
+    dis = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(_native._STATE["path"])],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    if "xmm" not in dis:
+        pytest.skip("no SSE registers in this build")
+    blocks = dict(re.findall(r"<([\w.]+)>:\n(.*?)(?:\n\n|$)", dis, re.DOTALL))
+    for fn in ("layer_norm_f32", "layer_norm_bwd_f32"):
+        text = "".join(v for k, v in blocks.items() if k == fn or k.startswith(fn + "."))
+        assert text, fn
+        assert re.search(r"\baddpd\b|\bvaddpd\b", text), f"{fn}: no packed double adds"

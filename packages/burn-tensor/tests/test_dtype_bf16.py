@@ -51,12 +51,17 @@ def test_rounding_is_to_nearest_even():
 
 
 def test_backends_without_bf16_refuse_it():
-    # NdArray runs bfloat16 now (its bf16-i32 conformance config); OpenCl has no bf16 kernels
+    # NdArray and OpenCl run bfloat16 now; a backend that does not set supports_bf16 refuses it
     pytest.importorskip("pyopencl", reason="burn-opencl's driver binding is not installed")
     from burn_opencl import OpenCl
 
-    with pytest.raises(ValueError, match="OpenCl: float_dtype bfloat16 is not supported"):
-        OpenCl(float_dtype="bfloat16")
+    assert OpenCl(float_dtype="bfloat16").float_dtype.value == "bfloat16"
+
+    class NoBf16(OpenCl):
+        supports_bf16 = False
+
+    with pytest.raises(ValueError, match="NoBf16: float_dtype bfloat16 is not supported"):
+        NoBf16(float_dtype="bfloat16")
 
 
 def test_missing_ml_dtypes_is_a_clear_import_error():

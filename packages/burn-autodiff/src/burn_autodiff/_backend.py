@@ -11,6 +11,7 @@ from . import _rules_layout, _rules_math, _rules_nn, _rules_reduce  # noqa: F401
 from ._checkpoint import CheckpointStrategy, NoCheckpointing
 from ._graph import Gradients, new_leaf, run_backward
 from ._rule import RULES
+from ._rules_nn import ATTENTION_SAVED
 from ._tensor import AutodiffTensor, wrap
 from ._wrap import passthrough, tracked
 
@@ -46,6 +47,10 @@ NONDIFF = frozenset(
         "float_any_dim",
         "float_all",
         "float_all_dim",
+        # one-hot of class indices: the indices are truncated to ints, nothing to differentiate
+        "float_one_hot_fill",
+        # reads data: the inner backend's own (one-transfer) read of the inner primitives
+        "tr_execute",
     ]
 )
 # Handled by `Autodiff` itself.
@@ -70,6 +75,26 @@ def classify(name: str) -> str:
     if base is None or getattr(base, "__burn_required__", False):
         return "pass"
     return "default"
+
+
+def has_flash_attention(inner) -> bool:
+    """Whether `inner` has the flash-attention extension ops (a forward that returns its saved
+    statistic and a backward that takes it): then Autodiff's `attention` records the rule that
+    keeps them and calls that backward."""
+    return all(
+        callable(getattr(inner, n, None)) for n in ("attention_with_lse", "attention_lse_backward")
+    )
+
+
+def flash_attention(inner, balanced: bool):
+    """Autodiff's `attention` over `inner.attention_with_lse`: the node keeps (output, lse),
+    the caller gets the output."""
+    recorded = tracked(ATTENTION_SAVED, inner.attention_with_lse, inner, balanced)
+
+    def attention(query, key, value, mask, causal, scale):
+        return recorded(query, key, value, mask, causal, scale)[0]
+
+    return attention
 
 
 class Autodiff(Backend):
@@ -139,6 +164,8 @@ class Autodiff(Backend):
             else:
                 continue
             object.__setattr__(self, name, fn)
+        if has_flash_attention(inner):
+            object.__setattr__(self, "attention", flash_attention(inner, balanced))
 
     def __getattr__(self, name: str) -> Any:
         # Ops outside the table (backend extensions): tracked if a rule was registered for the

@@ -120,6 +120,31 @@ def _attention(c, g):
 RULES["attention"] = rule(_attention, keep=(0, 1, 2))
 
 
+def _attention_saved(c, g):
+    # The backend's flash backward from the forward's own output and row statistic (its
+    # log-sum-exp): FlashAttention-2 recomputes the probabilities tile by tile from these and
+    # never runs the forward again.
+    q, k, v = c.x(0), c.x(1), c.x(2)
+    _, _, _, mask, causal, scale = c.args
+    out, lse = c.outputs()
+    dq, dk, dv = c.b.attention_lse_backward(q, k, v, out, lse, mask, g, causal, scale)
+    return (
+        dq if c.need(0) else None,
+        dk if c.need(1) else None,
+        dv if c.need(2) else None,
+        None,
+        None,
+        None,
+    )
+
+
+#: `attention` on a backend with the flash extension ops (`attention_with_lse`,
+#: `attention_lse_backward`, e.g. burn_gpu's `FlashAttentionOps`): the node also keeps the
+#: output and the statistic (Autodiff.setup installs it; not in RULES, it is no table op).
+ATTENTION_SAVED = rule(_attention_saved, keep=(0, 1, 2), out=True)
+ATTENTION_SAVED.name = "attention_with_lse"
+
+
 # -- layer norm ---------------------------------------------------------------------------------------
 def _layer_norm(c, g):
     x, gamma = c.x(0), c.x(1)

@@ -15,9 +15,12 @@ from .suites.checks_index import *
 from .suites.checks_values import *
 from .suites.coverage import *  # the completeness case: the plugin runs it last
 from .suites.creation import *
+from .suites.ctc import *
 from .suites.device import *
 from .suites.elementwise import *
+from .suites.grid import *
 from .suites.layout import *
+from .suites.linalg import *
 from .suites.module_attention import *
 from .suites.module_conv import *
 from .suites.module_conv_grad import *
@@ -28,6 +31,7 @@ from .suites.module_layer_norm import *
 from .suites.module_linear import *
 from .suites.module_literals import *
 from .suites.module_pool import *
+from .suites.odds import *
 from .suites.optim import *
 from .suites.reduce import *
 from .suites.unfold import *

@@ -6,22 +6,30 @@ import os
 import threading
 
 import numpy as np
+from burn_gpu import GpuSoftmaxOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
+from ._gpu_runtime import CudaRuntime, kernels_of
 from ._ops_linear import CudaLinearOps
 from ._ops_module import CudaModuleOps
 from ._optim import CudaOptimOps
 from ._optim_many import CudaOptimManyOps
-from ._softmax import CudaSoftmaxOps
+from ._attention import CudaAttentionOps
 
 _INSTALL_LOCK = threading.Lock()
 _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wide)
 
 
 class Cuda(
-    CudaSoftmaxOps, CudaOptimOps, CudaOptimManyOps, CudaLinearOps, CudaModuleOps, Backend
+    CudaAttentionOps,
+    GpuSoftmaxOps,
+    CudaOptimOps,
+    CudaOptimManyOps,
+    CudaLinearOps,
+    CudaModuleOps,
+    Backend,
 ):
     """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and
     reductions, and own CUDA kernels (im2col/col2im convolutions, pools, scans, index-adds,
@@ -76,10 +84,10 @@ class Cuda(
         return {**super().options(), "allow_tf32": self.allow_tf32}
 
     def setup(self) -> None:
-        if self.float_dtype is DType.BF16:
+        if self.float_dtype in (DType.BF16, DType.F16):
             from . import _bf16
 
-            _bf16.install(self)  # the float32 detour around every op but matmul and casts
+            _bf16.install(self)  # burn_gpu's half kernels; bf16: the float32 detour elsewhere
 
     def __repr__(self) -> str:
         base = super().__repr__()
@@ -124,9 +132,12 @@ class Cuda(
     def runtime(self, device=None):
         """A new `burn_gpu.Runtime` of `device` (default: device 0): what Fusion compiles and
         launches its kernels through."""
-        from ._gpu_runtime import CudaRuntime
+        return CudaRuntime((device if device is not None else self.default_device()).index)
 
-        return CudaRuntime(self, device if device is not None else self.default_device())
+    @staticmethod
+    def kernels_of(x):
+        """The `burn_gpu.Runtime` of the GPU a cupy array lives on (kept per device)."""
+        return kernels_of(x)
 
     def is_primitive(self, x) -> bool:
         """Whether `x` is a tensor primitive of this backend (a cupy array)."""
@@ -168,6 +179,16 @@ class Cuda(
         return _MATMUL[0](x, y)
 
 
+#: the ops defined on the class (its methods and mixins: burn_gpu's `GpuModuleOps`, the linear
+#: and module ops) that go into the table with the rest: wrapped by the out-of-memory guard
+#: and the bfloat16 detour (`_bf16.class_ops`)
+CLASS_OPS = (
+    "float_matmul", "int_matmul", "linear", "linear_x_backward", "linear_weight_backward",
+    "linear_bias_backward", "conv2d", "conv2d_x_backward", "conv2d_weight_backward",
+    "conv2d_bias_backward", "conv_transpose2d", "unfold4d", "avg_pool2d", "avg_pool2d_backward",
+    "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "adaptive_avg_pool2d",
+    "adaptive_avg_pool2d_backward", "interpolate", "interpolate_backward",
+)  # fmt: skip
 _CP: list = [None]
 #: float32 (without TF32) / float64 GEMMs call cuBLAS directly (`_gemm.py`; `_gemm.ENABLED`)
 _DIRECT_GEMM = _gemm.ENABLED
@@ -205,17 +226,12 @@ def _install(cp) -> None:
             for name, fn in numeric_ops(cp, prefix[:-1]).items():
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
+        from ._transaction import make_tr_execute
+
+        table["tr_execute"] = make_tr_execute(cp)
         oom = cp.cuda.memory.OutOfMemoryError
-        own = {**vars(CudaModuleOps), **vars(CudaLinearOps), **vars(Cuda)}
-        for name in list(own):
-            if name in table or name.startswith("_") or not callable(own[name]):
-                continue
-            if (
-                name in ("float_matmul", "int_matmul")
-                or name.startswith(("conv", "unfold", "linear"))
-                or ("pool" in name or name.startswith("interpolate"))
-            ):
-                table[name] = own[name]
+        for name in CLASS_OPS:  # the class's own ops (its mixins'): by name, not by pattern
+            table[name] = getattr(Cuda, name)
         from ._bf16 import class_ops
 
         table.update(class_ops(table))  # after matmul joined the table: it wraps it

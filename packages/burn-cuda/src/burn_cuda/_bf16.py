@@ -1,15 +1,18 @@
-"""bfloat16 on Cuda: `Cuda(float_dtype="bfloat16")`.
+"""bfloat16 and float16 on Cuda: `Cuda(float_dtype="bfloat16")` / `Cuda(float_dtype="float16")`.
 
-Storage is bfloat16 (ml_dtypes' numpy dtype on cupy arrays, 2 bytes per element); matmul runs
-on it natively (cuBLAS bf16 GEMM on tensor cores, float32 accumulation). Every other op takes
-the float32 detour: its bfloat16 operands are widened to float32 by our own kernel, the
-float32 op runs, and its float results are rounded back to bfloat16 (round to nearest even, NaN
-kept), which is what a bf16 kernel computing in float32 does anyway. The conversions are our
-kernels on the raw 16-bit patterns (no cuda_bf16.h, no dependence on which cupy operations
-accept ml_dtypes' dtype).
+Storage is the half type (bfloat16: ml_dtypes' numpy dtype on cupy arrays, 2 bytes per
+element); matmul runs on it natively (cuBLAS half GEMM on tensor cores, float32 accumulation).
+The elementwise ops, reductions, softmax family, data movement and Adam run burn_gpu's half
+kernels directly (`_half_ops.py`: half in memory, float32 in registers, one rounding per
+result). On bfloat16, the remaining ops (convolutions, pools, sort, random, scatter, ...) take
+the float32 detour: bfloat16 operands are widened to float32 by our own kernel, the float32 op
+runs, and its float results are rounded back to bfloat16 (round to nearest even, NaN kept),
+which is what a bf16 kernel computing in float32 does anyway; float16 runs them on cupy's half
+support as before. The conversions are our kernels on the raw 16-bit patterns (no cuda_bf16.h,
+no dependence on which cupy operations accept ml_dtypes' dtype).
 
-The detour is installed per backend instance (`install(backend)` from `Cuda.setup`), so the
-float32/float64 backends' ops carry no extra Python.
+Installed per backend instance (`install(backend)` from `Cuda.setup`), so the float32/float64
+backends' ops carry no extra Python.
 """
 
 from __future__ import annotations
@@ -124,15 +127,74 @@ def detour(fn):
 
 
 #: ops that handle bfloat16 themselves (the rest take the detour)
-NATIVE = ("float_matmul", "float_cast", "float_from_data", "float_into_data")
+#: (attention: the flash kernels read bf16 storage themselves, `_attention.py`)
+NATIVE = (
+    "float_matmul",
+    "float_cast",
+    "float_from_data",
+    "float_into_data",
+    "attention",
+    "attention_backward",
+)
+#: composite ops whose default decomposition runs on the half ops (matmul on bf16 tensor
+#: cores, the rest `_half_ops`'s kernels): no detour around them, which would turn their
+#: matmuls into float32 GEMMs
+COMPOSED = (
+    "linear",
+    "linear_x_backward",
+    "linear_weight_backward",
+    "linear_bias_backward",
+    "embedding",
+    "gelu_backward",
+    "sigmoid_backward",
+)
 
 
 def install(backend) -> None:
-    """Give the bfloat16 backend instance its detoured ops (instance attributes, picked up by
-    its kind views)."""
+    """Give a half-type backend instance its ops (instance attributes, picked up by its kind
+    views): burn_gpu's half kernels where `_half_ops` has them, the float32 detour (bfloat16)
+    or the class's op (float16) elsewhere."""
+    if backend.float_dtype is DType.BF16:
+        _install_detour(backend)
+    from ._half_ops import ops as half_ops
+
+    cls = type(backend)
+    table = half_ops(
+        backend,
+        lambda name: getattr(backend, name),  # what is installed now: the fallback
+        lambda name: getattr(cls, name).__get__(backend),  # the class's own op
+    )
+    oom = cp_oom()
+    for name, fn in table.items():
+        object.__setattr__(backend, name, _named_oom(name, fn, oom))
+
+
+def cp_oom():
+    """cupy's out-of-memory exception type."""
+    return load_cupy().cuda.memory.OutOfMemoryError
+
+
+def _named_oom(name: str, fn, oom):
+    """`fn` re-raising cupy's out-of-memory error as `CudaOutOfMemoryError` naming op `name`
+    (what the class's ops do, `_memory.guarded`)."""
+    from ._memory import oom_error
+
+    def op(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except oom as exc:
+            raise oom_error(name, exc) from exc
+
+    op.__name__ = name
+    return op
+
+
+def _install_detour(backend) -> None:
+    """bfloat16: every op but matmul, casts and data reads through float32 (the ops `_half_ops`
+    then replaces fall back to these)."""
     cp = load_cupy()
     for name in backend.op_table():
-        if name in NATIVE or not callable(getattr(backend, name, None)):
+        if name in NATIVE or name in COMPOSED or not callable(getattr(backend, name, None)):
             continue
         object.__setattr__(backend, name, detour(getattr(backend, name)))
     float_matmul = detour(backend.float_matmul)
@@ -140,7 +202,9 @@ def install(backend) -> None:
     def matmul(x, y):
         if is_bf16(x) and is_bf16(y):
             try:
-                return cp.matmul(x, y)  # cuBLAS bf16 GEMM, float32 accumulation
+                out = cp.matmul(x, y)  # cuBLAS bf16 GEMM, float32 accumulation
+                # (a numpy-backed stand-in returns float32 here: rounded once, as the GEMM does)
+                return out if is_bf16(out) else to_bf16(out)
             except (TypeError, ValueError, NotImplementedError):
                 pass  # a layout or version cupy does not take in bf16: the float32 detour
         return float_matmul(x, y)
@@ -165,7 +229,7 @@ def install(backend) -> None:
             return TensorData(bits.view(_bf16()))
         return TensorData(cp.asnumpy(x))
 
-    float_random = getattr(backend, "float_random")  # the detoured op
+    float_random = backend.float_random  # the detoured op
 
     def random(shape, distribution, device, dtype):
         # The detour draws float32 and rounds it to bfloat16, which sends uniform draws within

@@ -8,18 +8,10 @@ float32 in them (read, compute and write back as half) so the kernels need no ha
 from __future__ import annotations
 
 import numpy as np
+from burn_gpu import CTYPES
 
-#: numpy dtype name -> CUDA C type of our kernels
-C_TYPES = {
-    "float32": "float",
-    "float64": "double",
-    "int64": "long long",
-    "int32": "int",
-    "int16": "short",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-}
+#: numpy dtype name -> CUDA C type of our kernels (burn_gpu's table: one per dialect)
+C_TYPES = CTYPES["cuda"]
 
 #: the dtypes our float kernels take directly (half types go through float32 around them)
 KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

@@ -8,13 +8,18 @@ which is the per-driver disk cache of fused kernels on CUDA.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ._launch import RawLauncher, launcher
+from ._dtypes import kernel_dtype
+from ._kernels import MAX_BLOCKS, process_launcher
+from ._launch import DriverLauncher, RawLauncher
 from ._platform import load_cupy
 
 BLOCK = 256
 _I32 = np.int32
+_F32 = np.float32
 _SCALAR = {
     "float64": np.float64,
     "float32": np.float32,
@@ -23,7 +28,13 @@ _SCALAR = {
     "int16": np.int16,
     "int8": np.int8,
     "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
     "bool": np.uint8,
+    "uint32": np.uint32,
+    "float16": np.float32,  # burn_gpu's half kernels compute and take scalars in float32
+    "bfloat16": np.float32,
 }
 
 
@@ -31,19 +42,25 @@ class CudaRuntime:
     """Kernel services of one CUDA device (a `burn_gpu.Runtime`)."""
 
     dialect = "cuda"
+    cpu = False
+    fp64 = True
+    max_group = 1024
+    #: block size of fused reductions (a power of two: their tree reduction halves it)
+    reduce_local = BLOCK
 
-    def __init__(self, backend, device):
+    def __init__(self, index: int):
         self.cp = cp = load_cupy()
-        self.index = device.index
-        self.dev = cp.cuda.Device(self.index)
-        self.device_name = f"cuda:{self.index}"
-        sms = self.dev.attributes["MultiProcessorCount"]
-        #: cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
-        #: resident threads per SM, so no thread loops much and the last wave's tail is short
-        self.max_groups = sms * 32
-        #: block size of fused reductions (a power of two: their tree reduction halves it)
-        self.reduce_local = BLOCK
+        self.index = index
+        self.dev = cp.cuda.Device(index)
+        self.device_name = f"cuda:{index}"
         self._kernels: dict = {}
+        self._eager: dict = {}
+
+    @functools.cached_property
+    def max_groups(self) -> int:
+        """Cap on blocks of a grid-stride launch: four full waves of 256-thread blocks at 2048
+        resident threads per SM, so no thread loops much and the last wave's tail is short."""
+        return self.dev.attributes["MultiProcessorCount"] * 32
 
     def compile(self, source: str, name: str):
         """(kernel, how): how is "memory" or "compiled" (cupy may serve it from its disk
@@ -58,8 +75,11 @@ class CudaRuntime:
         return k, "compiled"
 
     def empty(self, shape, dtype):
+        cp = self.cp
+        if cp.cuda.runtime.getDevice() == self.index:  # eager ops: no device context (~us)
+            return cp.ndarray(shape, dtype)
         with self.dev:
-            return self.cp.empty(shape, dtype)
+            return cp.ndarray(shape, dtype)
 
     @staticmethod
     def layout(x):
@@ -77,14 +97,15 @@ class CudaRuntime:
     def prepare(self, kernel, n: int, ints, outs, n_ins: int, scalar_dtypes, groups=None, items=None):
         """`launch` prepared once for a launch that recurs (Fusion's plan recipes): `outs` the
         (shape, dtype) of each new output, `scalar_dtypes` the scalars' dtype names. Returns
-        `go(ins, scalars) -> new outputs`, launched through the driver with this thread's
-        parameter slots (`_launch.DriverLauncher`, ~2 us less than cupy's RawKernel call)."""
+        `go(ins, scalars) -> new outputs`, launched through the process's launcher (the
+        driver's parameter slots, `_launch.DriverLauncher`: ~2 us less than cupy's RawKernel
+        call, which `launch` takes)."""
         if groups is None:
             work = n if items is None else items
             grid = min((work + BLOCK - 1) // BLOCK, self.max_groups)
         else:
             grid = groups
-        go = launcher(self.cp, BLOCK)
+        go = process_launcher()
         try:
             kernel.kernel  # noqa: B018 - the driver launcher needs the function handle
         except AttributeError:
@@ -130,53 +151,96 @@ class CudaRuntime:
         from ._capture_graph import static_copy
 
         return static_copy(src)
+    # -- eager ops written once in burn_gpu (through the driver launcher, as `_kernels`) -------
+    def kernel(self, key, name: str, render):
+        """Kernel `name` of program `key` (a cupy RawKernel, compiled on first launch)."""
+        k = self._eager.get((key, name))
+        if k is None:
+            k = self._eager[(key, name)] = self.cp.RawKernel(render(), name)
+        return k
+
+    @staticmethod
+    def call(kernel, items: int, args, group=None, flat=False) -> None:
+        """`kernel(*args)` on ceil(items / block) blocks (a thread per item, as burn_cuda's own
+        launches; grid-stride ones at most `MAX_BLOCKS`); arrays pass their pointer, `(value, dtype)` a
+        scalar: into the driver launcher's 8-byte slot as a Python int (a C `int` reads its low
+        half), a Python float (`double`: an int value converted first) or a numpy float32;
+        into cupy's RawKernel call as the exact numpy type."""
+        if items <= 0:
+            return
+        go = process_launcher()
+        if go.__class__ is DriverLauncher:
+            a = [x if x.__class__ is not tuple else _F32(x[0]) if x[1] == "float32"
+                 else float(x[0]) if x[1] == "float64" else x[0] for x in args]  # fmt: skip
+        else:
+            a = [_SCALAR[x[1]](x[0]) if x.__class__ is tuple else x for x in args]
+        block = group or BLOCK
+        grid = -(-items // block)
+        go.args(kernel, grid if group or flat else min(grid, MAX_BLOCKS), block, a)
+
+    def contiguous(self, x, compute: bool = False):
+        kd = kernel_dtype(x.dtype) if compute else x.dtype
+        if x._c_contiguous and x.dtype == kd:  # the common case, without cupy's checks
+            return x
+        return self.cp.ascontiguousarray(x, dtype=kd)
+
+    @staticmethod
+    def astype(x, dtype):
+        return x if x.dtype == dtype else x.astype(dtype)
+
+
+_EAGER: dict = {}
+
+
+def runtime_at(index: int) -> CudaRuntime:
+    """The eager ops' runtime of GPU `index`, one per device."""
+    rt = _EAGER.get(index)
+    if rt is None:
+        rt = _EAGER[index] = CudaRuntime(index)
+    return rt
+
+
+def kernels_of(x) -> CudaRuntime:
+    """The runtime of the GPU `x` lives on (`Cuda.kernels_of`)."""
+    return runtime_at(x.device.id)
+
 
 class _Prepared:
     """One prepared fused launch (`CudaRuntime.prepare`): fixed ints, output shapes and scalar
     conversions computed once; a call allocates, fills the argument list and launches."""
 
-    __slots__ = (
-        "convs",
-        "dev",
-        "dts",
-        "empty",
-        "fixed",
-        "go",
-        "grid",
-        "groups",
-        "items",
-        "kernel",
-        "outs",
-        "rt",
-    )
+    __slots__ = ("convs", "dts", "fixed", "go", "grid", "groups", "items", "kernel", "outs", "rt")
 
     def __init__(self, rt, go, kernel, grid, fixed, outs, n_ins, scalar_dtypes, groups, items):
         self.rt = rt
-        self.groups, self.items, self.dts = groups, items, list(scalar_dtypes)
-        self.dev = rt.dev
-        self.empty = rt.cp.empty
         self.go = go
         self.kernel = kernel
         self.grid = grid
+        self.groups, self.items, self.dts = groups, items, list(scalar_dtypes)
         self.fixed = [int(v) for v in fixed]
         self.outs = [(tuple(shape), np.dtype(dtype)) for shape, dtype in outs]
-        self.convs = [_SCALAR[dt] for dt in scalar_dtypes]
+        # a C float (float32 and the half types' float32 scalars) takes a numpy float32 in the
+        # driver's slot; a double and the integer types a Python number
+        conv = {np.float32: _F32, np.float64: float}
+        self.convs = [conv.get(_SCALAR[dt], int) for dt in scalar_dtypes]
+        if go.__class__ is not DriverLauncher:  # cupy's RawKernel call: the exact numpy types
+            self.convs = [_SCALAR[dt] for dt in scalar_dtypes]
 
     def __call__(self, ins, scalars) -> list:
-        empty = self.empty
         rt = self.rt
+        new = [rt.empty(shape, dtype) for shape, dtype in self.outs]
         if "launch" in rt.__dict__:  # a step-capture tape is recording: its launch logs ours
-            with self.dev:
-                new = [empty(shape, dtype) for shape, dtype in self.outs]
             fixed = self.fixed
             pairs = list(zip(scalars, self.dts))
             rt.launch(self.kernel, fixed[0], fixed[1:], new, ins, pairs, self.groups, self.items)
             return new
-        with self.dev:
-            new = [empty(shape, dtype) for shape, dtype in self.outs]
-            args = self.fixed + new
-            args += ins
-            for conv, v in zip(self.convs, scalars):
-                args.append(conv(v))
+        args = self.fixed + new
+        args += ins
+        for conv, v in zip(self.convs, scalars):
+            args.append(conv(v))
+        if rt.cp.cuda.runtime.getDevice() == rt.index:  # as `empty`: no device context (~us)
             self.go.args(self.kernel, self.grid, BLOCK, args)
+        else:
+            with rt.dev:
+                self.go.args(self.kernel, self.grid, BLOCK, args)
         return new

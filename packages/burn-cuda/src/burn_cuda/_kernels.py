@@ -36,13 +36,19 @@ def kernel(name: str, *dtypes, **options):
     return k
 
 
+#: most blocks of a grid-stride launch: CUDA's `blockIdx.x * blockDim.x` is a 32-bit product,
+#: so the work-items stay below 2^31 and the kernel's loop covers the rest
+MAX_BLOCKS = 2**31 // BLOCK
+
+
 def launch(k, total: int, *args) -> None:
-    """Run `k` with one thread per element of `total` (blocks of BLOCK threads) through the
-    driver launcher (`_launch.py`). Python ints fill 64-bit slots (a kernel's `int` parameter
-    reads the low half), numpy float32 scalars `float` parameters, Python floats `double`."""
+    """Run grid-stride kernel `k` with one thread per element of `total` (blocks of BLOCK
+    threads, at most MAX_BLOCKS) through the driver launcher (`_launch.py`). Python ints fill
+    64-bit slots (a kernel's `int` parameter reads the low half), numpy float32 scalars `float`
+    parameters, Python floats `double`."""
     if total <= 0:
         return
-    launch_grid(k, (total + BLOCK - 1) // BLOCK, BLOCK, *args)
+    launch_grid(k, min((total + BLOCK - 1) // BLOCK, MAX_BLOCKS), BLOCK, *args)
 
 
 def launch_grid(k, grid: int, block: int, *args) -> None:

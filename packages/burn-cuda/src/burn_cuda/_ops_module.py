@@ -1,6 +1,7 @@
-"""Module ops on the GPU: convolutions as im2col kernel + cuBLAS GEMM (cupy 14 has no cuDNN),
-transposed convolutions as GEMM + a col2im gather kernel, pools (adaptive average included) as
-direct kernels, interpolation as burn_ndarray's separable matrix products run on cupy.
+"""Module ops on the GPU: convolutions as burn_gpu's im2col kernel + cuBLAS GEMM (cupy 14 has
+no cuDNN), transposed convolutions as GEMM + burn_gpu's col2im gather; pools and unfold4d are
+burn_gpu's `GpuModuleOps` (the code OpenCl runs); interpolation is burn_tensor's separable
+matrix products run on cupy.
 
 conv2d's input and weight gradients (float32 without TF32, float64, one group) run the same
 kernels as burn_tensor's defaults, called directly: the input gradient one GEMM + col2im, the
@@ -11,19 +12,17 @@ Other cases take the defaults (unfold4d and matmul for weights, conv_transpose2d
 
 from __future__ import annotations
 
-import numpy as np
-from burn_gpu import geo_args
+from burn_gpu import GpuModuleOps, col2im, unfold
 from burn_tensor.array_api import interpolation
-from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions
 
 from . import _gemm
-from ._dtypes import KERNEL_FLOATS, kernel_dtype
+from ._dtypes import KERNEL_FLOATS
+from ._gpu_runtime import kernels_of
 from ._kernel_source import BIAS_BLOCK
-from ._kernels import i32, i64, kernel, launch, launch_grid
+from ._kernels import i64, kernel, launch_grid
 from ._ops_linear import add_bias, direct
 from ._platform import load_cupy
-
-_INT_MAX = 2**31 - 1
 
 _BIAS_DTYPES = KERNEL_FLOATS
 
@@ -32,64 +31,24 @@ def _pair(v) -> tuple[int, int]:
     return (int(v[0]), int(v[1]))
 
 
-def _out(size, k, s, p, d) -> int:
-    return (size + 2 * p - d * (k - 1) - 1) // s + 1
-
-
-def _k(cp, x):
-    """x contiguous in the dtype our kernels compute in (float16 -> float32)."""
-    if x._c_contiguous and x.dtype in _BIAS_DTYPES:  # the common case, without cupy's checks
-        return x
-    return cp.ascontiguousarray(x, dtype=kernel_dtype(x.dtype))
-
-
 def _as(a, dtype):
     """a in `dtype` (itself when it already is: cupy's astype(copy=False) costs a call)."""
     return a if a.dtype == dtype else a.astype(dtype)
 
 
-def unfold(cp, x, kernel_size, stride, padding, dilation):
-    """im2col: [n, c, h, w] -> [n, c*kh*kw, oh*ow] (Burn's unfold4d layout)."""
-    n, c, h, w = x.shape
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
-    oh, ow = _out(h, kh, sh, ph, dh), _out(w, kw, sw, pw, dw)
-    xk = _k(cp, x)
-    out = cp.ndarray((n, c * kh * kw, oh * ow), xk.dtype)
-    total = out.size
-    geo = geo_args(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw,
-                   dh=dh, dw=dw)  # fmt: skip
-    wide = max(total, xk.size) >= 2**31  # 32-bit divisions where they fit
-    launch(kernel("im2col", xk.dtype, wide=wide), total, out, xk, *i32(*geo))
-    return _as(out, x.dtype)
+def _unfold(x, kernel_size, stride, padding, dilation):
+    """burn_gpu's im2col: [n, c, h, w] -> [n, c*kh*kw, oh*ow], oh, ow."""
+    return unfold(kernels_of(x), x, kernel_size, stride, padding, dilation)
 
 
-def _col2im(cp, cols, n, c_out, h, w, oh, ow, kernel_size, stride, padding, dilation):
-    """The transposed-conv gather: cols [n, c_out*kh*kw, h*w] (contiguous, a kernel dtype) ->
-    [n, c_out, oh, ow]."""
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
-    out = cp.ndarray((n, c_out, oh, ow), cols.dtype)
-    total = out.size
-    geo = geo_args(N=n, C=c_out, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph,
-                   pw=pw, dh=dh, dw=dw)  # fmt: skip
-    wide = max(total, cols.size) >= 2**31
-    launch(kernel("col2im", cols.dtype, wide=wide), total, out, cols, *i32(*geo))
-    return out
-
-
-class CudaModuleOps:
+class CudaModuleOps(GpuModuleOps):
     # -- convolution ------------------------------------------------------------------------------
     def conv2d(self, x, weight, bias, options: ConvOptions):
-        cp = load_cupy()
         o = options
         n = x.shape[0]
         c_out, cg, kh, kw = weight.shape
         g = o.groups
-        sh, sw = _pair(o.stride)
-        ph, pw = _pair(o.padding)
-        dh, dw = _pair(o.dilation)
-        oh = _out(x.shape[2], kh, sh, ph, dh)
-        ow = _out(x.shape[3], kw, sw, pw, dw)
-        cols = unfold(cp, x, (kh, kw), (sh, sw), (ph, pw), (dh, dw))
+        cols, oh, ow = _unfold(x, (kh, kw), o.stride, o.padding, o.dilation)
         cols = cols.reshape(n, g, cg * kh * kw, oh * ow)
         wm = _as(weight, x.dtype).reshape(1, g, c_out // g, cg * kh * kw)
         out = self.float_matmul(wm, cols).reshape(n, c_out, oh, ow)  # cuBLAS batched GEMM
@@ -111,10 +70,9 @@ class CudaModuleOps:
             wt = weight.reshape(1, c_out, c_in * kh * kw).swapaxes(1, 2)
             cols = _gemm.matmul(wt, g.reshape(n, c_out, h * w))
             if cols is not None:
-                return _col2im(
-                    load_cupy(), cols, n, c_in, h, w, x.shape[2], x.shape[3], (kh, kw),
-                    _pair(options.stride), _pair(options.padding), _pair(options.dilation),
-                )  # fmt: skip
+                o = options
+                return col2im(kernels_of(cols), cols, c_in, (h, w), x.shape[2:], (kh, kw),
+                              _pair(o.stride), _pair(o.padding), _pair(o.dilation))  # fmt: skip
         return super().conv2d_x_backward(x, weight, output_grad, options)
 
     def conv2d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
@@ -122,10 +80,7 @@ class CudaModuleOps:
         if options.groups == 1 and direct(self, x, weight, g):
             c_out, c_in, kh, kw = weight.shape
             n = x.shape[0]
-            cols = unfold(
-                load_cupy(), x, (kh, kw), _pair(options.stride), _pair(options.padding),
-                _pair(options.dilation),
-            )  # fmt: skip
+            cols = _unfold(x, (kh, kw), options.stride, options.padding, options.dilation)[0]
             length = cols.shape[2]
             # per image: g[b] [c_out, L] @ cols[b]^T [L, c_in*kh*kw] (transposed in place)
             prod = _gemm.matmul(g.reshape(n, c_out, length), cols.swapaxes(1, 2))
@@ -171,118 +126,19 @@ class CudaModuleOps:
         # cols [n, g, cog*kh*kw, h*w] = W_g^T @ x_g: every product, then gathered per pixel.
         wm = _as(weight, x.dtype).reshape(g, c_in // g, cog * kh * kw)
         xs = x.reshape(n, g, c_in // g, h * w)
-        cols = _k(cp, self.float_matmul(cp.swapaxes(wm, 1, 2)[None], xs))
-        out = _col2im(
-            cp, cols.reshape(n, c_out * kh * kw, h * w), n, c_out, h, w, oh, ow, (kh, kw),
-            (sh, sw), (ph, pw), (dh, dw),
-        )  # fmt: skip
+        rt = kernels_of(x)
+        cols = rt.contiguous(self.float_matmul(cp.swapaxes(wm, 1, 2)[None], xs), compute=True)
+        out = col2im(rt, cols.reshape(n, c_out * kh * kw, h * w), c_out, (h, w), (oh, ow),
+                     (kh, kw), (sh, sw), (ph, pw), (dh, dw))  # fmt: skip
         out = _as(out, x.dtype)
         if bias is not None:
             out += _as(bias, x.dtype).reshape(1, c_out, 1, 1)
         return out
 
-    def unfold4d(self, x, kernel_size, options: UnfoldOptions):
-        o = options
-        return unfold(
-            load_cupy(),
-            x,
-            _pair(kernel_size),
-            _pair(o.stride),
-            _pair(o.padding),
-            _pair(o.dilation),
-        )
-
-    # -- pooling: burn_gpu's pool kernels (`pool_program`, the ones OpenCl runs) -------------------
-    def _pool(self, name, out_shape, bufs, idt, like, **geo):
-        """A new array of `out_shape` in the kernel dtype of `bufs[-1]` (the data read), cast
-        to `like`'s dtype, written by burn_gpu's pool kernel `name`; its arguments: the new
-        array, `bufs`, the geometry `geo` (`burn_gpu.GEO_FIELDS`)."""
-        cp = load_cupy()
-        src = bufs[-1]
-        out = cp.ndarray(out_shape, src.dtype)
-        total = out.size
-        if max(total, *(b.size for b in bufs)) > _INT_MAX:
-            raise ValueError(
-                f"{name}: more than {_INT_MAX} elements; the pool kernels index with 32-bit ints"
-            )
-        if total:
-            k = kernel(name, src.dtype, idt)
-            launch(k, total, out, *bufs, *(np.int32(v) for v in geo_args(**geo)))
-        return out.astype(like.dtype, copy=False)
-
-    def avg_pool2d(self, x, kernel_size, stride, padding, count_include_pad):
-        (kh, kw), (sh, sw), (ph, pw) = _pair(kernel_size), _pair(stride), _pair(padding)
-        n, c, h, w = x.shape
-        oh, ow = _out(h, kh, sh, ph, 1), _out(w, kw, sw, pw, 1)
-        xk = _k(load_cupy(), x)
-        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
-        idt = self.int_dtype.np
-        return self._pool("avg_pool", (n, c, oh, ow), [xk], idt, x, **geo,
-                          dh=1, dw=1, flag=int(bool(count_include_pad)))  # fmt: skip
-
-    def avg_pool2d_backward(self, x, grad, kernel_size, stride, padding, count_include_pad):
-        (kh, kw), (sh, sw), (ph, pw) = _pair(kernel_size), _pair(stride), _pair(padding)
-        n, c, h, w = x.shape
-        oh, ow = grad.shape[2:]
-        g = load_cupy().ascontiguousarray(grad, dtype=kernel_dtype(x.dtype))
-        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
-        idt = self.int_dtype.np
-        return self._pool("avg_pool_backward", x.shape, [g], idt, x, **geo,
-                          dh=1, dw=1, flag=int(bool(count_include_pad)))  # fmt: skip
-
-    def max_pool2d_with_indices(self, x, kernel_size, stride, padding, dilation):
-        cp = load_cupy()
-        (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride)
-        (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
-        n, c, h, w = x.shape
-        oh, ow = _out(h, kh, sh, ph, dh), _out(w, kw, sw, pw, dw)
-        idx = cp.ndarray((n, c, oh, ow), self.int_dtype.np)
-        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
-        out = self._pool("max_pool", (n, c, oh, ow), [idx, _k(cp, x)], idx.dtype, x, **geo,
-                         dh=dh, dw=dw)  # fmt: skip
-        return out, idx
-
-    def max_pool2d_with_indices_backward(
-        self, x, kernel_size, stride, padding, dilation, output_grad, indices
-    ):
-        cp = load_cupy()
-        (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride)
-        (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
-        n, c, h, w = x.shape
-        oh, ow = output_grad.shape[2:]
-        idx = cp.ascontiguousarray(indices)
-        g = cp.ascontiguousarray(output_grad, dtype=kernel_dtype(x.dtype))
-        geo = dict(N=n, C=c, H=h, W=w, OH=oh, OW=ow, KH=kh, KW=kw, sh=sh, sw=sw, ph=ph, pw=pw)
-        # gather form: each input pixel sums the outputs whose index names it (no atomics)
-        out = cp.ndarray(x.shape, g.dtype)
-        if max(out.size, g.size) > _INT_MAX:
-            raise ValueError(f"max_pool_backward: more than {_INT_MAX} elements (32-bit ints)")
-        if out.size:
-            geo.update(dh=dh, dw=dw)
-            k = kernel("max_pool_backward", g.dtype, idx.dtype)
-            launch(k, out.size, out, g, idx, *(np.int32(v) for v in geo_args(**geo)))
-        return out.astype(x.dtype, copy=False)
-
-    def adaptive_avg_pool2d(self, x, output_size):
-        # a direct kernel: the separable matrix form needs an isfinite check that reads the
-        # device (a sync per call) and host-built matrices copied over each time
-        oh, ow = _pair(output_size)
-        n, c, h, w = x.shape
-        xk = _k(load_cupy(), x)
-        idt = self.int_dtype.np
-        return self._pool("adaptive_avg", (n, c, oh, ow), [xk], idt, x,
-                          N=n, C=c, H=h, W=w, OH=oh, OW=ow)  # fmt: skip
-
-    def adaptive_avg_pool2d_backward(self, x, grad):
-        n, c, h, w = x.shape
-        oh, ow = grad.shape[2:]
-        g = load_cupy().ascontiguousarray(grad, dtype=kernel_dtype(x.dtype))
-        idt = self.int_dtype.np
-        return self._pool("adaptive_avg_backward", x.shape, [g], idt, x,
-                          N=n, C=c, H=h, W=w, OH=oh, OW=ow)  # fmt: skip
-
-    # -- interpolation -----------------------------------------------------------------------------
+    # -- pools and unfold4d: burn_gpu's `GpuModuleOps` (the code OpenCl runs) --------------------
     def interpolate(self, x, output_size, options: InterpolateOptions):
+        # burn_tensor's matrices (weights in float64): burn_gpu's kernel computes bicubic
+        # weights in float32, 2.4e-4 off Burn's literals without FMA contraction (OpenCl's 2e-4)
         return interpolation.interpolate(x, _pair(output_size), options.mode, load_cupy())
 
     def interpolate_backward(self, x, grad, output_size, options: InterpolateOptions):

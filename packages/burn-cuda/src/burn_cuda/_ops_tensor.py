@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 
+import burn_gpu
 import numpy as np
-from burn_gpu import CTYPES, RANK, index_layout
+from burn_gpu import CTYPES, RANK, index_kernel, index_layout
 from burn_tensor import TensorData
 from burn_tensor.array_api import array_ops, make_numeric
 
 from ._dtypes import KERNEL_FLOATS, kernel_dtype
+from ._gpu_runtime import kernels_of
 from ._kernels import i64, kernel, launch
 
 _INT_MAX = 2**31 - 1
@@ -138,23 +140,9 @@ def _index_add(cp, x, dim, walk_shape, idx, idx_strides, values):
     if n:
         st = [_el(out), _el(vals), idx_strides]
         sizes, (ot, vt, it), (os, _, _) = index_layout(walk_shape, dim, st, 1)
-        k = kernel("scatter_add", kd, idx.dtype)
+        k = index_kernel(kernels_of(x), kd, idx.dtype, "scatter_add", atomic=True)
         launch(k, n, out, vals, idx, n, *sizes, *ot, *vt, *it, os, x.shape[dim], 0, 0)
     return out if kd == x.dtype else out.astype(x.dtype)
-
-
-def _gather(cp, x, dim, out_shape, idx, idx_strides):
-    """burn_gpu's `gather`: out[c] = x[c with c[dim] = idx seen at c with `idx_strides`]."""
-    out = cp.empty(out_shape, x.dtype)
-    n = out.size
-    if x.ndim > RANK:  # contiguous operands merge down to the kernels' rank
-        x, idx = cp.ascontiguousarray(x), cp.ascontiguousarray(idx)
-        idx_strides = _el(idx) if idx.ndim == x.ndim else idx_strides
-    if n:
-        sizes, (xt, it), (xs, _) = index_layout(out_shape, dim, [_el(x), idx_strides], 1)
-        k = kernel("gather", x.dtype, idx.dtype)
-        launch(k, n, out, x, idx, n, *sizes, *xt, *it, xs, x.shape[dim], 0, 0)
-    return out
 
 
 def numeric_ops(cp, kind: str) -> dict:
@@ -166,19 +154,15 @@ def numeric_ops(cp, kind: str) -> dict:
     def scatter(self, dim, x, indices, values):
         return _index_add(cp, x, dim, indices.shape, indices, _el(indices), values)
 
-    def gather(self, dim, x, indices):
+    def gather(self, dim, x, indices):  # burn_gpu's (the code OpenCl runs)
         if x.dtype.name not in CTYPES["cuda"]:  # float16 / bfloat16 storage
             return gather0(self, dim, x, indices)
-        return _gather(cp, x, dim, indices.shape, indices, _el(indices))
+        return burn_gpu.gather(kernels_of(x), dim, x, indices)
 
     def select(self, x, dim, indices):
         if x.dtype.name not in CTYPES["cuda"]:
             return select0(self, x, dim, indices)
-        shape = list(x.shape)
-        shape[dim] = indices.shape[0]
-        st = [0] * x.ndim  # the 1-D index seen along every other dim with stride 0
-        st[dim] = _el(indices)[0]
-        return _gather(cp, x, dim, tuple(shape), indices, st)
+        return burn_gpu.select(kernels_of(x), x, dim, indices)
 
     def select_assign(self, x, dim, indices, values):
         shape = list(x.shape)

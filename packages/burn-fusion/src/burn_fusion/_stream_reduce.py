@@ -45,8 +45,8 @@ class ReduceMixin:
         not a float dtype a kernel can hold, empty or too large, or a ready `t` that does not
         fit the current plan (recording it would flush that plan for nothing)."""
         name = _name(t.dtype)
-        if t.dtype.kind != "f" or name not in FUSABLE_DTYPES:
-            return None
+        if (t.dtype.kind != "f" and name != "bfloat16") or name not in FUSABLE_DTYPES:
+            return None  # bfloat16 (ml_dtypes' kind "V") is a float, fused like float16
         shape = t.shape
         if not -len(shape) <= dim < len(shape):
             raise IndexError(f"burn_fusion: dim {dim} out of range for a tensor of shape {shape}")
@@ -134,8 +134,8 @@ class ReduceMixin:
         with self.lock:
             if t.prim is not None or t.stream is not self or t.shape != self.shape:
                 return None
-            if t.dtype.kind != "f":
-                return None
+            if t.dtype.kind != "f" or t.dtype.itemsize == 2:
+                return None  # half partial sums would round twice: the inner backend's sum
             if self.red is not None:
                 self.force_reduction()
             g = self._gather(self.nodes, self.inputs, None, [t.node])

@@ -2,7 +2,8 @@
 template rendered into OpenCL C or CUDA C, and the runtime contract the backends implement.
 
 - `OPS` / `KERNELS` (`_expr.py`): the one expression table of the elementwise ops;
-- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C;
+- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C, including the
+  half types (`HALF`: float16/bfloat16 storage, float32 compute; `storage_head`);
 - `Program` / `render` and `Reduction` / `render_reduction`: the fused-kernel renderer Fusion
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
@@ -12,8 +13,14 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
+- `fill_program(dtype, dialect, wide)` (`_fill.py`): `fill` and the in-place `bias_add`;
+- `attention_program(dtype, head_dim, value_dim, dialect)` (`_attention.py`): flash attention
+  forward and backward; `FlashAttentionOps` (`_attention_ops.py`): the backends' dispatch;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
-- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement.
+- `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
+- ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
+  `GpuSoftmaxOps` (`_ops_softmax.py`), `draw` (`_ops_random.py`), `gather` / `select`
+  (`_ops_index.py`).
 
 Example:
     >>> from burn_gpu import Node, Program, render
@@ -25,39 +32,60 @@ Example:
 """
 
 from ._adam import adam_many_program, adam_program
+from ._attention import ROWS as ATTENTION_ROWS
+from ._attention import attention_groups, attention_program
+from ._attention import backward_kernels as attention_backward_kernels
+from ._attention import forward_kernel as attention_forward_kernel
+from ._attention import launched_kernels as attention_kernels
+from ._attention import scale2 as attention_scale2
+from ._attention_bwd import split_dkv as attention_split_dkv
+from ._attention_ops import FlashAttentionOps, mask_args
+from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
-from ._dialect import CTYPES, DIALECTS, Frame, frame
+from ._dialect import CTYPES, DIALECTS, HALF, Frame, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._fill import fill_program
 from ._index import RANK, index_layout, index_program
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
+from ._ops_index import gather, gather_into, index_kernel, select
+from ._ops_module import GpuModuleOps, col2im, out_size, unfold
+from ._ops_random import MAX_ELEMENTS, draw
+from ._ops_softmax import GpuSoftmaxOps
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
 from ._render_vec import WIDTHS
-from ._runtime import GpuBackend, Runtime, runtime_of
+from ._runtime import Arg, GpuBackend, Runtime, ints, runtime_of
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
+    "ATTENTION_ROWS",
     "COL_GROUP",
     "CTYPES",
     "DIALECTS",
     "FLOAT_FN",
     "FUSABLE_DTYPES",
     "FUSED",
+    "HALF",
     "GEO_FIELDS",
     "KERNELS",
     "KINDS",
     "LAY_C",
     "MAXD",
+    "MAX_ELEMENTS",
     "OPS",
     "RANK",
     "REDUCE_OPS",
     "WIDTHS",
+    "Arg",
+    "FlashAttentionOps",
     "Frame",
     "GpuBackend",
+    "GpuModuleOps",
+    "GpuSoftmaxOps",
     "Node",
     "Op",
     "Program",
@@ -66,17 +94,34 @@ __all__ = [
     "SoftmaxOps",
     "adam_many_program",
     "adam_program",
+    "attention_backward_kernels",
+    "attention_forward_kernel",
+    "attention_groups",
+    "attention_kernels",
+    "attention_program",
+    "attention_scale2",
+    "attention_split_dkv",
+    "attention_view_args",
     "cast_program",
+    "col2im",
     "collapse",
     "conv_program",
+    "draw",
     "eager_ops",
     "eager_program",
+    "fill_program",
     "frame",
+    "gather",
+    "gather_into",
     "geo_args",
     "index_code",
+    "index_kernel",
     "index_layout",
     "index_program",
+    "ints",
     "kind_of",
+    "out_size",
+    "mask_args",
     "pack",
     "pool_program",
     "random_program",
@@ -85,6 +130,9 @@ __all__ = [
     "render_reduction",
     "row_group",
     "runtime_of",
+    "select",
     "softmax_program",
     "split_dim",
+    "unfold",
+    "storage_head",
 ]

@@ -10,7 +10,9 @@ runs once per type, not once per op), in two forms over the same arguments
   item, no index arithmetic, no loop -- what compilers vectorise (PoCL across items) and what
   streams at full bandwidth on a GPU.
 `cast_program(src, dst)` holds the one kernel `cast` (float -> int truncates, -> bool is
-`!= 0`). Kernels are named `ew_<op>` because a bare `exp` would shadow the builtin it calls.
+`!= 0`). Half types (float16, bfloat16) are buffers of `S` computed as `T` = float
+(`_dialect.py`): every op of the float kind loads them into float registers and rounds its
+result once when it stores; the scalars of a half program are float32. Kernels are named `ew_<op>` because a bare `exp` would shadow the builtin it calls.
 """
 
 from __future__ import annotations
@@ -23,38 +25,59 @@ from ._render import helper_names
 _NAMES = "abc"
 
 
-def _signature(fr: Frame, name: str, op: Op, T: str, out: str) -> str:
-    ty = {"T": "T", "B": fr.ct["bool"], "D": "D"}
-    args = ["const Lay L", f"{fr.gptr}{ty[out]}*{fr.restrict} o"]
-    args += [f"{fr.gptr}const {ty[t]}*{fr.restrict} g{_NAMES[k]}" for k, t in enumerate(op.inputs)]
+def _types(fr: Frame, op: Op, out: str) -> tuple[dict, dict]:
+    """(letter -> buffer element type, letter -> register type) of the kernel's operands: "T"
+    (the program's element type: storage `S`, computed as `T`), "B" (bool), "D" (a cast's
+    target: storage `DS`, computed as `D`)."""
+    b = fr.ct["bool"]
+    return {"T": "S", "B": b, "D": "DS"}, {"T": "T", "B": b, "D": "D"}
+
+
+def _signature(fr: Frame, name: str, op: Op, out: str) -> str:
+    buf, _ = _types(fr, op, out)
+    args = ["const Lay L", f"{fr.gptr}{buf[out]}*{fr.restrict} o"]
+    args += [f"{fr.gptr}const {buf[t]}*{fr.restrict} g{_NAMES[k]}" for k, t in enumerate(op.inputs)]
     args += [f"const T s{k}" for k in range(op.scalars)]
     return fr.head(name) + ", ".join(args) + ") {\n"
 
 
-def _strided(fr: Frame, name: str, op: Op, expr: str, out: str) -> str:
-    ty = {"T": "T", "B": fr.ct["bool"], "D": "D"}
-    loads = "".join(
-        f"    {ty[t]} {_NAMES[k]} = g{_NAMES[k]}[p{k + 1}];\n" for k, t in enumerate(op.inputs)
-    )
-    return (
-        _signature(fr, name, op, "T", out)
-        + f"  for (int i = {fr.gid}; i < L.n; i += {fr.gsize}) {{\n"
-        + f"{index_code(1 + len(op.inputs))}{loads}"
-        + f"    o[p0] = ({ty[out]})({expr});\n  }}\n}}\n"
-    )
+def _access(fr: Frame, dts: dict, letter: str, ptr: str, idx: str, value: str = "") -> str:
+    """Load (no `value`) or store of an operand of kind `letter` ("T", "B", "D") whose dtype
+    names are `dts` (a bool is its byte as is)."""
+    dt = dts.get(letter, "bool")
+    if value:
+        return fr.store(dt, ptr, idx, value)
+    return fr.load(dt, ptr, idx)
 
 
-def _contiguous(fr: Frame, name: str, op: Op, expr: str, out: str) -> str:
-    ty = {"T": "T", "B": fr.ct["bool"], "D": "D"}
+def _strided(fr: Frame, name: str, op: Op, expr: str, out: str, dts: dict) -> str:
+    _, reg = _types(fr, op, out)
     loads = "".join(
-        f"  {ty[t]} {_NAMES[k]} = g{_NAMES[k]}[L.off[{k + 1}] + i];\n"
+        f"    {reg[t]} {_NAMES[k]} = {_access(fr, dts, t, 'g' + _NAMES[k], f'p{k + 1}')};\n"
         for k, t in enumerate(op.inputs)
     )
+    store = _access(fr, dts, out, "o", "p0", f"({reg[out]})({expr})")
     return (
-        _signature(fr, name, op, "T", out)
+        _signature(fr, name, op, out)
+        + f"  for (int i = {fr.gid}; i < L.n; i += {fr.gsize}) {{\n"
+        + f"{index_code(1 + len(op.inputs))}{loads}"
+        + f"    {store};\n  }}\n}}\n"
+    )
+
+
+def _contiguous(fr: Frame, name: str, op: Op, expr: str, out: str, dts: dict) -> str:
+    _, reg = _types(fr, op, out)
+    loads = "".join(
+        f"  {reg[t]} {_NAMES[k]} = "
+        f"{_access(fr, dts, t, 'g' + _NAMES[k], f'L.off[{k + 1}] + i')};\n"
+        for k, t in enumerate(op.inputs)
+    )
+    store = _access(fr, dts, out, "o", "L.off[0] + i", f"({reg[out]})({expr})")
+    return (
+        _signature(fr, name, op, out)
         + f"  int i = {fr.gid};\n  if (i >= L.n) return;\n"
         + loads
-        + f"  o[L.off[0] + i] = ({ty[out]})({expr});\n}}\n"
+        + f"  {store};\n}}\n"
     )
 
 
@@ -73,17 +96,24 @@ def eager_program(dtype: str, dialect: str) -> str:
     fr = frame(dialect)
     helpers: dict = {}
     kernels = []
+    dts = {"T": dtype}
     for name, op in eager_ops(dtype).items():
         expr = _expr(op, fr, dtype, helpers)
-        kernels.append(_strided(fr, "ew_" + name, op, expr, op.out))
-        kernels.append(_contiguous(fr, "ewc_" + name, op, expr, op.out))
-    head = fr.pragma([dtype]) + f"typedef {fr.ct[dtype]} T;\n" + LAY_C
+        kernels.append(_strided(fr, "ew_" + name, op, expr, op.out, dts))
+        kernels.append(_contiguous(fr, "ewc_" + name, op, expr, op.out, dts))
+    head = fr.pragma([dtype]) + _typedefs(fr, "T", "S", dtype) + LAY_C
     return head + "".join(helpers.values()) + "".join(kernels)
+
+
+def _typedefs(fr: Frame, reg: str, buf: str, dtype: str) -> str:
+    """`typedef <compute type> reg;` and, under name `buf`, its buffer element type (the same
+    but for the half types: float registers over half storage)."""
+    return f"typedef {fr.compute(dtype)} {reg};\ntypedef {fr.storage(dtype)} {buf};\n"
 
 
 def cast_program(src: str, dst: str, dialect: str) -> str:
     """One kernel `cast` converting dtype `src` to `dst` over strided operands."""
     fr = frame(dialect)
     expr = (CAST_TO_BOOL_EXPR if dst == "bool" else CAST_EXPR).format(a="a", D="D")
-    head = fr.pragma([src, dst]) + f"typedef {fr.ct[src]} T;\ntypedef {fr.ct[dst]} D;\n" + LAY_C
-    return head + _strided(fr, "cast", Op("T", 0, "D", expr), expr, "D")
+    head = fr.pragma([src, dst]) + _typedefs(fr, "T", "S", src) + _typedefs(fr, "D", "DS", dst)
+    return head + LAY_C + _strided(fr, "cast", Op("T", 0, "D", expr), expr, "D", {"T": src, "D": dst})

@@ -34,7 +34,16 @@ _INT = {
 """,
 }
 NAMES = ("rem", "div", "pow", "shl", "shr")
-_BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
+_BITS = {
+    "int64": 64,
+    "int32": 32,
+    "int16": 16,
+    "int8": 8,
+    "uint8": 8,
+    "uint16": 16,
+    "uint32": 32,
+    "uint64": 64,
+}
 _USE = re.compile(r"\{(" + "|".join(NAMES) + r")\}")
 
 

@@ -22,11 +22,12 @@ import hashlib
 from typing import NamedTuple
 
 from . import _helpers
-from ._dialect import CTYPES, Frame, frame
+from ._dialect import CTYPES, HALF, Frame, frame
 from ._expr import OPS
 
-#: dtypes a fused kernel can hold (float16/bfloat16 tensors run unfused)
-FUSABLE_DTYPES = frozenset(CTYPES["cuda"])
+#: dtypes a fused kernel can hold (the half types are stored as such and computed in float32
+#: registers; every half-typed node's value is rounded to its type, as the unfused op stores it)
+FUSABLE_DTYPES = frozenset(CTYPES["cuda"]) | frozenset(HALF)
 #: the reduction nodes of a row kernel (`_render_row.py`): op name -> how rows are combined
 REDUCE_OPS = {"reduce_sum": "sum", "reduce_mean": "mean", "reduce_max": "max", "reduce_min": "min"}
 
@@ -67,7 +68,7 @@ def scalar_params(prog: Program, fr: Frame) -> tuple[list, dict]:
             continue
         k = OPS[node.op].scalars
         names[j] = [f"s{count + s}" for s in range(k)]
-        params += [f"const {fr.ct[node.dtype]} s{count + s}" for s in range(k)]
+        params += [f"const {fr.compute(node.dtype)} s{count + s}" for s in range(k)]
         count += k
     return params, names
 
@@ -78,10 +79,10 @@ def buffer_params(prog: Program, fr: Frame) -> list:
     params = []
     for m, (j, k, _) in enumerate(prog.outputs):
         if k < 0:
-            params.append(f"{fr.gptr}{fr.ct[prog.nodes[j].out]}*{fr.restrict} o{m}")
+            params.append(f"{fr.gptr}{fr.storage(prog.nodes[j].out)}*{fr.restrict} o{m}")
     for k, (dt, _) in enumerate(prog.inputs):
         const = "" if k in inplace else "const "
-        params.append(f"{fr.gptr}{const}{fr.ct[dt]}*{fr.restrict} in{k}")
+        params.append(f"{fr.gptr}{const}{fr.storage(dt)}*{fr.restrict} in{k}")
     return params
 
 
@@ -118,49 +119,54 @@ def coordinate_lines(prog: Program, inputs) -> list:
 def load_lines(prog: Program, fr: Frame, inputs) -> list:
     """Scalar loads of `inputs` at item `i` (strided ones at their offset `p{k}`)."""
     return [
-        f"    {fr.ct[dt]} x{k} = in{k}[{f'p{k}' if s else 'i'}];"
+        f"    {fr.compute(dt)} x{k} = {fr.load(dt, f'in{k}', f'p{k}' if s else 'i')};"
         for k, (dt, s) in ((k, prog.inputs[k]) for k in inputs)
     ]
 
 
 def op_lines(prog, fr, snames, helpers, keep, lane="", stat=None) -> list:
     """One line per kept node: `v{j}{lane} = <its C expression>`; operands are `v{ref}{lane}` or
-    `x{k}{lane}`. A reduction node's value is `stat` (the row kernel's reduced value)."""
+    `x{k}{lane}`. A reduction node's value is `stat` (the row kernel's reduced value). Values
+    are in compute types (`Frame.compute`); a half-typed value is rounded to its type (so a
+    fused chain gives the unfused ops' bits), an operand of another dtype too."""
     lines = []
     for j in keep:
         node = prog.nodes[j]
-        O = fr.ct[node.out]
+        O = fr.compute(node.out)
         if node.op in REDUCE_OPS:
-            lines.append(f"    const {O} v{j}{lane} = {stat};")
+            lines.append(f"    const {O} v{j}{lane} = {fr.round(node.out, stat)};")
             continue
         spec = OPS[node.op]
-        T = fr.ct[node.dtype]
+        T = fr.compute(node.dtype)
         operands = {}
         for letter, kind, ref in zip("abc", spec.inputs, node.refs):
             var = f"v{ref}{lane}" if ref >= 0 else f"x{-ref - 1}{lane}"
             if kind == "T" and value_dtype(prog, ref) != node.dtype:
                 var = f"(({T}){var})"
+                if node.dtype in HALF:
+                    var = f"({fr.round(node.dtype, var)})"
             operands[letter] = var
         for s, name in enumerate(snames.get(j, ())):
             operands[f"s{s}"] = name
         calls = helper_names(fr, node.dtype, spec.expr, helpers)
         expr = spec.expr.format(T=T, D=O, i="i", **operands, **calls)
-        lines.append(f"    const {O} v{j}{lane} = ({O})({expr});")
+        lines.append(f"    const {O} v{j}{lane} = {fr.round(node.out, f'({O})({expr})')};")
     return lines
 
 
-def store_lines(prog: Program, outputs) -> list:
+def store_lines(prog: Program, outputs, fr: Frame) -> list:
     """Scalar stores at item `i` of the outputs numbered `outputs`; a broadcast result is
     written once, by the items at index 0 of its broadcast dims."""
     lines = []
     for m in outputs:
         j, k, b = prog.outputs[m]
+        dt = prog.nodes[j].out
         if b:
             cond = " && ".join(f"c{d} == 0" for d in b)
             idx = " + ".join(f"c{d} * ost{m}_{d}" for d in range(prog.rank))
-            lines.append(f"    if ({cond}) o{m}[{idx}] = v{j};")
+            lines.append(f"    if ({cond}) {fr.store(dt, f'o{m}', idx, f'v{j}')};")
         else:
-            lines.append(f"    {f'in{k}' if k >= 0 else f'o{m}'}[i] = v{j};")
+            lines.append(f"    {fr.store(dt, f'in{k}' if k >= 0 else f'o{m}', 'i', f'v{j}')};")
     return lines
 
 
@@ -168,6 +174,8 @@ def helper_names(fr: Frame, dtype: str, expr: str, helpers: dict) -> dict:
     """Helper placeholder -> function name for the helpers `expr` calls (their sources are
     added to `helpers`, once per name)."""
     names = {}
+    if dtype in HALF:  # computed in float registers: float32's helpers
+        dtype = "float32"
     for which in _helpers.used(expr):
         name, src = _helpers.helper(which, dtype, fr.ct[dtype], fr.cuda)
         helpers[name] = src
@@ -202,7 +210,7 @@ def render(prog: Program, dialect: str) -> tuple[str, str]:
         *coordinate_lines(prog, everything),
         *load_lines(prog, fr, everything),
         *op_lines(prog, fr, snames, helpers, range(len(prog.nodes))),
-        *store_lines(prog, range(len(prog.outputs))),
+        *store_lines(prog, range(len(prog.outputs)), fr),
     ]
     loop = f"  for (int i = {fr.gid}; i < n; i += {fr.gsize}) {{"
     src = (

@@ -99,7 +99,7 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
     j_red = red.reduce_node()
     node = prog.nodes[j_red]
     kind = REDUCE_OPS[node.op]
-    T = fr.ct[node.out]
+    T = fr.compute(node.out)  # the accumulator: float32 for a half type, rounded once
     (src_ref,) = node.refs
     helpers: dict[str, str] = {}
     sparams, snames = scalar_params(prog, fr)
@@ -154,7 +154,7 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
         "    }",
         f"    const {T} stat = sm[0]" + (f" / ({T})div;" if kind == "mean" else ";"),
         f"    {barrier}",
-        *[f"    if (lid == 0) o{m}[r] = stat;" for m in own],
+        *[f"    if (lid == 0) {fr.store(node.out, f'o{m}', 'r', 'stat')};" for m in own],
     ]
     if rest:
         lines += [
@@ -162,7 +162,7 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
             *coordinate_lines(prog, ins2),
             *load_lines(prog, fr, ins2),
             *op_lines(prog, fr, snames, helpers, keep2, stat="stat"),
-            *store_lines(prog, rest),
+            *store_lines(prog, rest, fr),
             "    }",
         ]
     lines.append("  }")

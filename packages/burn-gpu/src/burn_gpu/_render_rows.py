@@ -68,7 +68,11 @@ def _walk_body(prog, fr, snames, helpers, keep, direct) -> list:
     return [
         *coordinate_lines(prog, ins),
         *load_lines(prog, fr, ins),
-        *[f"    const {fr.ct[prog.nodes[j].out]} v{j} = st{j};" for j in reds],
+        *[
+            f"    const {fr.compute(prog.nodes[j].out)} v{j} = "
+            f"{fr.round(prog.nodes[j].out, f'st{j}')};"
+            for j in reds
+        ],
         *op_lines(prog, fr, snames, helpers, ops),
     ]
 
@@ -99,7 +103,8 @@ def render_rows(red, dialect: str) -> tuple[str, str]:
         "    const int i = base + k * inner;",
         "    if (i >= n) break;",
     ]
-    T = {j: fr.ct[prog.nodes[j].out] for j in reds}
+    # accumulators and reduced values in compute types: float32 for a half type, rounded once
+    T = {j: fr.compute(prog.nodes[j].out) for j in reds}
     kind = {j: REDUCE_OPS[prog.nodes[j].op] for j in reds}
     lines = [f"  {fr.local}{T[j]} sm{j}[{L}];" for j in sorted(reds)]
     lines += [
@@ -132,14 +137,15 @@ def render_rows(red, dialect: str) -> tuple[str, str]:
         lines.append(f"    {barrier}")
         for m, (j, _, _) in enumerate(prog.outputs):
             if j in lv:
-                lines.append(f"    if (lid == 0) o{m}[r] = st{j};")
+                store = fr.store(prog.nodes[j].out, f"o{m}", "r", f"st{j}")
+                lines.append(f"    if (lid == 0) {store};")
     rest = [m for m, (j, _, _) in enumerate(prog.outputs) if j not in reds]
     if rest:
         keep = _needs(prog, [prog.outputs[m][0] for m in rest], reds)
         lines += [
             *walk,
             *_walk_body(prog, fr, snames, helpers, keep, []),
-            *store_lines(prog, rest),
+            *store_lines(prog, rest, fr),
             "    }",
         ]
     lines.append("  }")

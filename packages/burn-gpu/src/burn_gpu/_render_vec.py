@@ -41,12 +41,28 @@ _CUDA_VEC = {
     "int16": ("short4", 4),
     "int8": ("char4", 4),
     "uint8": ("uchar4", 4),
+    "uint16": ("ushort4", 4),
+    "uint32": ("uint4", 4),
+    "uint64": ("ulonglong2", 2),
     "bool": ("uchar4", 4),
+    "float16": ("ushort4", 4),  # 16-bit patterns, converted per lane (`_dialect.py`)
+    "bfloat16": ("ushort4", 4),
 }
 _XYZW = "xyzw"
 #: OpenCL: widest vector access in bytes (see the module docstring: no 512-bit vectors)
 _CL_MAX_BYTES = 32
-_CL_BYTES = {"float32": 4, "int32": 4, "float64": 8, "int64": 8, "int16": 2, "int8": 1}
+_CL_BYTES = {
+    "float32": 4,
+    "int32": 4,
+    "float64": 8,
+    "int64": 8,
+    "int16": 2,
+    "int8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+}
+_CL_BYTES.update(float16=2, bfloat16=2)
 
 
 def _cl_lanes(dt: str, lanes: int) -> int:
@@ -54,39 +70,52 @@ def _cl_lanes(dt: str, lanes: int) -> int:
     return min(lanes, _CL_MAX_BYTES // _CL_BYTES.get(dt, 1))
 
 
-def _cl_loads(k: int, ctype: str, dt: str, lanes: int) -> list:
+def _cl_loads(fr, k: int, dt: str, lanes: int) -> list:
+    """float16 through `vload_halfN` (floatN out), bfloat16 as ushortN converted per lane."""
+    per = _cl_lanes(dt, lanes)
+    ctype, load = fr.storage(dt), f"vload{per}"
+    if dt == "float16":
+        ctype, load = "float", f"vload_half{per}"
+    lines = []
+    for a in range(lanes // per):
+        idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
+        lines.append(f"    const {ctype}{per} x{k}v{a} = {load}({idx}, in{k});")
+        lines += [
+            f"    const {fr.compute(dt)} x{k}_{a * per + c} = "
+            f"{fr.from_storage(dt, f'x{k}v{a}.s{c:x}') if dt != 'float16' else f'x{k}v{a}.s{c:x}'};"
+            for c in range(per)
+        ]
+    return lines
+
+
+def _cl_store(fr, dst: str, dt: str, j: int, lanes: int) -> list:
     per = _cl_lanes(dt, lanes)
     lines = []
     for a in range(lanes // per):
         idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
-        lines.append(f"    const {ctype}{per} x{k}v{a} = vload{per}({idx}, in{k});")
-        lines += [f"    const {ctype} x{k}_{a * per + c} = x{k}v{a}.s{c:x};" for c in range(per)]
+        vals = [f"v{j}_{a * per + c}" for c in range(per)]
+        if dt == "float16":
+            lines.append(f"    vstore_half{per}_rte((float{per})({', '.join(vals)}), {idx}, {dst});")
+            continue
+        vals = ", ".join(fr.to_storage(dt, v) for v in vals)
+        lines.append(f"    vstore{per}(({fr.storage(dt)}{per})({vals}), {idx}, {dst});")
     return lines
 
 
-def _cl_store(dst: str, ctype: str, dt: str, j: int, lanes: int) -> list:
-    per = _cl_lanes(dt, lanes)
-    lines = []
-    for a in range(lanes // per):
-        idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
-        vals = ", ".join(f"v{j}_{a * per + c}" for c in range(per))
-        lines.append(f"    vstore{per}(({ctype}{per})({vals}), {idx}, {dst});")
-    return lines
-
-
-def _cuda_loads(k: int, dt: str, lanes: int) -> list:
+def _cuda_loads(fr, k: int, dt: str, lanes: int) -> list:
     vt, per = _CUDA_VEC[dt]
     lines, lane = [], 0
     for a in range(lanes // per):
         idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
         lines.append(f"    const {vt} x{k}v{a} = reinterpret_cast<const {vt}*>(in{k})[{idx}];")
         for c in range(per):
-            lines.append(f"    const auto x{k}_{lane} = x{k}v{a}.{_XYZW[c]};")
+            value = fr.from_storage(dt, f"x{k}v{a}.{_XYZW[c]}")
+            lines.append(f"    const auto x{k}_{lane} = {value};")
             lane += 1
     return lines
 
 
-def _cuda_store(dst: str, dt: str, j: int, lanes: int) -> list:
+def _cuda_store(fr, dst: str, dt: str, j: int, lanes: int) -> list:
     # components set one by one: needs only the vector types, not make_<type>()
     vt, per = _CUDA_VEC[dt]
     lines = []
@@ -94,7 +123,7 @@ def _cuda_store(dst: str, dt: str, j: int, lanes: int) -> list:
         idx = "i" if per == lanes else f"{lanes // per} * i + {a}"
         lines.append(f"    {{ {vt} w;")
         for c in range(per):
-            lines.append(f"      w.{_XYZW[c]} = v{j}_{a * per + c};")
+            lines.append(f"      w.{_XYZW[c]} = {fr.to_storage(dt, f'v{j}_{a * per + c}')};")
         lines.append(f"      reinterpret_cast<{vt}*>({dst})[{idx}] = w; }}")
     return lines
 
@@ -105,7 +134,6 @@ def render_vector(prog: Program, dialect: str) -> tuple[str, str]:
     if prog.rank or lanes not in WIDTHS:
         raise ValueError(f"burn_fusion: a vector kernel needs rank 0 and vec in {WIDTHS}: {prog}")
     fr = frame(dialect)
-    ct = fr.ct
     name = prog.name()
     helpers: dict[str, str] = {}
     sparams, snames = scalar_params(prog, fr)
@@ -114,22 +142,22 @@ def render_vector(prog: Program, dialect: str) -> tuple[str, str]:
     body = []
     for k, (dt, _) in enumerate(prog.inputs):
         if fr.cuda:
-            body += _cuda_loads(k, dt, lanes)
+            body += _cuda_loads(fr, k, dt, lanes)
         else:
-            body += _cl_loads(k, ct[dt], dt, lanes)
+            body += _cl_loads(fr, k, dt, lanes)
     for c in range(lanes):
         body += op_lines(prog, fr, snames, helpers, every, lane=f"_{c}")
     for m, (j, k, _) in enumerate(prog.outputs):
         dst = f"in{k}" if k >= 0 else f"o{m}"
         dt = prog.nodes[j].out
         if fr.cuda:
-            body += _cuda_store(dst, dt, j, lanes)
+            body += _cuda_store(fr, dst, dt, j, lanes)
         else:
-            body += _cl_store(dst, ct[dt], dt, j, lanes)
+            body += _cl_store(fr, dst, dt, j, lanes)
     tail = [
         *load_lines(prog, fr, range(len(prog.inputs))),
         *op_lines(prog, fr, snames, helpers, every),
-        *store_lines(prog, range(len(prog.outputs))),
+        *store_lines(prog, range(len(prog.outputs)), fr),
     ]
     first, step = fr.gid, fr.gsize
     src = (

@@ -21,11 +21,24 @@ Optional, for step capture (`burn_fusion.capture`): `tape()` (a recording of the
 for replay), `copy_into(dst, src)`, `static_copy(src)` and, where a tape can point recorded
 arguments at other buffers, `rebased(view, base)`. A runtime without `tape()` runs captured
 steps eagerly.
+Eager ops written once over the contract (`_ops_module.py`, `_ops_sample.py`, ...) take the
+runtime of their operands' device from `backend.kernels_of(x)` and use `kernel` (a template's
+kernel, compiled once per key), `call` (any argument list: primitives and `Arg` scalars),
+`contiguous` and `astype`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
+
+#: a by-value kernel argument: (value, dtype name), e.g. (3, "int32"), (0.5, "float32")
+Arg = tuple
+
+
+def ints(values, dtype: str = "int32") -> list[Arg]:
+    """`values` as by-value kernel arguments of one integer type (geometry, sizes)."""
+    return [(int(v), dtype) for v in values]
 
 
 @runtime_checkable
@@ -40,6 +53,12 @@ class Runtime(Protocol):
     reduce_local: int
     #: a human-readable name of the device ("NVIDIA H200", "pthread-AMD EPYC ...")
     device_name: str
+    #: whether the device is a CPU (PoCL): templates with a CPU form (`im2col_rows`) pick it
+    cpu: bool
+    #: whether the device computes in double (integer random draws scale with 53 bits then)
+    fp64: bool
+    #: the largest power-of-two work-group a `call(..., group=g)` may ask for
+    max_group: int
 
     def compile(self, source: str, name: str) -> tuple[Any, str]:
         """(kernel `name` of `source`, how): how is "memory", "disk" or "compiled"."""
@@ -64,6 +83,33 @@ class Runtime(Protocol):
         """Run `kernel` (see the module docstring for the argument order and the grid)."""
         ...
 
+    # -- eager ops written once (`burn_gpu._ops_*`) ------------------------------------------------
+    def kernel(self, key: tuple, name: str, render: Callable[[], str]) -> Any:
+        """Kernel `name` of the program `render()` returns (C source in this runtime's
+        dialect), rendered and compiled once per `key` on this device."""
+        ...
+
+    def call(
+        self, kernel: Any, items: int, args: Sequence, group: int | None = None, flat=False
+    ) -> None:
+        """Run `kernel(*args)`: each arg a primitive (passed as its buffer: a kernel reads a
+        primitive from its first element, or from the offset `layout` gives) or an `Arg`.
+        `group=None`: a grid-stride launch of about `items` work-items (the runtime picks the
+        group size and may cap the groups: such kernels loop); `flat=True`: at least `items`
+        work-items, never capped (kernels without a loop); `group=g`: exactly
+        ceil(items / g) groups of `g` work-items. Nothing runs when `items` is 0."""
+        ...
+
+    def contiguous(self, x: Any, compute: bool = False) -> Any:
+        """`x` as a C-contiguous primitive (itself when it is one); `compute=True`: in the
+        element type kernels compute in (float16 -> float32 where the runtime has no half
+        kernels). Its `layout` offset may be non-zero."""
+        ...
+
+    def astype(self, x: Any, dtype: Any) -> Any:
+        """`x` in `dtype` (itself when it already is)."""
+        ...
+
 
 @runtime_checkable
 class GpuBackend(Protocol):
@@ -80,6 +126,11 @@ class GpuBackend(Protocol):
 
     def device_index(self, x: Any) -> int:
         """The index of the device primitive `x` lives on (cheap: once per op in Fusion)."""
+        ...
+
+    def kernels_of(self, x: Any) -> Runtime:
+        """The `Runtime` of the device primitive `x` lives on, kept per device (cheap: once
+        per eager op): what the ops written once in burn_gpu launch through."""
         ...
 
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 
-from ._dialect import fill, frame
+from ._dialect import HALF, fill, frame, storage_head
 
+#: the element types of the kernels (half types: float32 registers, `_dialect.py`)
+FLOATS = ("float32", "float64", *HALF)
 #: items of a column-kernel work-group
 COL_GROUP = 256
 
@@ -69,55 +71,55 @@ T group_red(T v, __local T* red, int mx) {
 #define RED_SIZE 256
 """
 _SRC = """
-@KERNEL@softmax_rows(@G@T* out, @G@const T* x, const int n, const int log_mode, const L xo) {
+@KERNEL@softmax_rows(@G@S* out, @G@const S* x, const int n, const int log_mode, const L xo) {
   @LOCAL@T red[RED_SIZE];
   const L row = (L)@GROUP@ * n;
-  @G@const T* xr = x + xo + row;
-  @G@T* o = out + row;
+  @G@const S* xr = x + xo + row;
+  @G@S* o = out + row;
   const int lid = @LID@, step = LSIZE;
   T m = NEG_INF;
-  for (int i = lid; i < n; i += step) m = nan_max(m, xr[i]);
+  for (int i = lid; i < n; i += step) m = nan_max(m, LOAD(xr, i));
   m = group_red(m, red, 1);
   T s = (T)0;
-  for (int i = lid; i < n; i += step) s += exp(xr[i] - m);
+  for (int i = lid; i < n; i += step) s += exp(LOAD(xr, i) - m);
   s = group_red(s, red, 0);
   if (log_mode) {
     T ls = log(s);
-    for (int i = lid; i < n; i += step) o[i] = (xr[i] - m) - ls;
+    for (int i = lid; i < n; i += step) STORE(o, i, (LOAD(xr, i) - m) - ls);
   } else {
-    for (int i = lid; i < n; i += step) o[i] = exp(xr[i] - m) / s;
+    for (int i = lid; i < n; i += step) STORE(o, i, exp(LOAD(xr, i) - m) / s);
   }
 }
-@KERNEL@softmax_cols(@G@T* out, @G@const T* x, const L cols, const int n, const L inner,
+@KERNEL@softmax_cols(@G@S* out, @G@const S* x, const L cols, const int n, const L inner,
                      const int log_mode, const L xo) {
   const L c = (L)@GID@;
   if (c >= cols) return;
   const L base = (c / inner) * n * inner + c % inner;
   T m = NEG_INF;
-  for (int k = 0; k < n; ++k) m = nan_max(m, x[xo + base + k * inner]);
+  for (int k = 0; k < n; ++k) m = nan_max(m, LOAD(x, xo + base + k * inner));
   T s = (T)0;
-  for (int k = 0; k < n; ++k) s += exp(x[xo + base + k * inner] - m);
+  for (int k = 0; k < n; ++k) s += exp(LOAD(x, xo + base + k * inner) - m);
   T ls = log(s);
   for (int k = 0; k < n; ++k) {
-    T v = x[xo + base + k * inner] - m;
-    out[base + k * inner] = log_mode ? v - ls : exp(v) / s;
+    T v = LOAD(x, xo + base + k * inner) - m;
+    STORE(out, base + k * inner, log_mode ? v - ls : exp(v) / s);
   }
 }
-@KERNEL@softmax_bwd_rows(@G@T* out, @G@const T* y, @G@const T* g, const int n,
+@KERNEL@softmax_bwd_rows(@G@S* out, @G@const S* y, @G@const S* g, const int n,
                          const int log_mode, const L xo, const L go) {
   @LOCAL@T red[RED_SIZE];
   const L off = (L)@GROUP@ * n;
   const int lid = @LID@, step = LSIZE;
   T s = (T)0;
   for (int i = lid; i < n; i += step)
-    s += log_mode ? g[go + off + i] : g[go + off + i] * y[xo + off + i];
+    s += log_mode ? LOAD(g, go + off + i) : LOAD(g, go + off + i) * LOAD(y, xo + off + i);
   s = group_red(s, red, 0);
   for (int i = lid; i < n; i += step) {
-    T gi = g[go + off + i], yi = y[xo + off + i];
-    out[off + i] = log_mode ? gi - exp(yi) * s : yi * (gi - s);
+    T gi = LOAD(g, go + off + i), yi = LOAD(y, xo + off + i);
+    STORE(out, off + i, log_mode ? gi - exp(yi) * s : yi * (gi - s));
   }
 }
-@KERNEL@softmax_bwd_cols(@G@T* out, @G@const T* y, @G@const T* g, const L cols, const int n,
+@KERNEL@softmax_bwd_cols(@G@S* out, @G@const S* y, @G@const S* g, const L cols, const int n,
                          const L inner, const int log_mode, const L xo, const L go) {
   const L c = (L)@GID@;
   if (c >= cols) return;
@@ -125,11 +127,12 @@ _SRC = """
   T s = (T)0;
   for (int k = 0; k < n; ++k) {
     L i = base + k * inner;
-    s += log_mode ? g[go + i] : g[go + i] * y[xo + i];
+    s += log_mode ? LOAD(g, go + i) : LOAD(g, go + i) * LOAD(y, xo + i);
   }
   for (int k = 0; k < n; ++k) {
     L i = base + k * inner;
-    out[i] = log_mode ? g[go + i] - exp(y[xo + i]) * s : y[xo + i] * (g[go + i] - s);
+    T gi = LOAD(g, go + i), yi = LOAD(y, xo + i);
+    STORE(out, i, log_mode ? gi - exp(yi) * s : yi * (gi - s));
   }
 }
 """
@@ -145,13 +148,13 @@ def row_group(n: int) -> int:
 
 
 def softmax_program(dtype: str, dialect: str) -> str:
-    """The four softmax kernels for element type `dtype` ("float32" / "float64") in `dialect`."""
-    if dtype not in ("float32", "float64"):
-        raise ValueError(f"softmax_program: dtype must be float32 or float64, got {dtype!r}")
+    """The four softmax kernels for element type `dtype` (a float dtype name: float32, float64,
+    or a half type, read into float32 and rounded once per output) in `dialect`."""
+    if dtype not in FLOATS:
+        raise ValueError(f"softmax_program: dtype must be one of {FLOATS}, got {dtype!r}")
     fr = frame(dialect)
-    T, L = fr.ct[dtype], fr.ct["int64"]
-    head = fr.pragma([dtype]) + f"typedef {T} T;\ntypedef {L} L;\n"
-    head += f"#define NEG_INF (-{fr.inf(T)})\n"
+    head = fr.pragma([dtype]) + storage_head(fr, dtype) + f"typedef {fr.ct['int64']} L;\n"
+    head += f"#define NEG_INF (-{fr.inf(fr.compute(dtype))})\n"
     return head + (_GROUP_CUDA if fr.cuda else _GROUP_OPENCL) + fill(_SRC, fr)
 
 
@@ -161,8 +164,8 @@ def split_dim(shape, dim) -> tuple[int, int, int]:
 
 
 class SoftmaxOps:
-    """Mixin of a GPU backend: the softmax family as these kernels for float32/float64 (other
-    dtypes take the decomposition of the class after it). The backend defines
+    """Mixin of a GPU backend: the softmax family as these kernels for float32/float64 and the
+    half types (other dtypes take the decomposition of the class after it). The backend defines
     `_softmax_run(kind, arrays, dim, log_mode)`: kind 'softmax' or 'softmax_bwd', arrays its
     primitives (x, or the output y and the gradient), returning the new array."""
 
@@ -191,4 +194,4 @@ def _eligible(*arrays) -> bool:
     dt = str(arrays[0].dtype)
     # n and the row count are 32-bit kernel arguments / group counts
     same = all(str(a.dtype) == dt for a in arrays)
-    return dt in ("float32", "float64") and same and arrays[0].size < 2**31
+    return dt in FLOATS and same and arrays[0].size < 2**31

@@ -144,8 +144,9 @@ _active_lock = threading.Lock()
 _RUN_LOCK = threading.Lock()
 
 
-def _run(fn, threads: int, *args) -> None:
-    """Call a conv kernel with every GEMM on its calling OpenMP thread, then leave numpy's BLAS
+def _run(fn, threads: int, *args, error: str = "conv: could not allocate its column buffers"):
+    """Call a conv kernel (or another kernel of GEMMs: `_native_gemm`; `error` is the message of
+    its nonzero return) with every GEMM on its calling OpenMP thread, then leave numpy's BLAS
     on the backend's budget (as after any threaded region).
 
     With `openblas_set_num_threads_local` each team thread sets its own OpenBLAS count to 1 in
@@ -172,7 +173,7 @@ def _run(fn, threads: int, *args) -> None:
                 if _active[0] == 0:
                     _blas.set_threads(threads)
     if rc != 0:
-        raise MemoryError("burn-ndarray native conv: could not allocate its column buffers")
+        raise MemoryError(f"burn-ndarray native {error}")
 
 
 def _forward(lib, threads, x, weight, bias, stride, padding, dilation, out_hw) -> np.ndarray:

@@ -159,13 +159,23 @@ def install(backend) -> bool:
         name = f"float_arg{short}"
         p = prev(name)
         ops[name] = _arg(lib, short, p, m, t, g, int_dtype, _small(backend, name, p))
-    from . import _native_conv, _native_nn, _native_optim, _native_pool, _native_softmax
+    from . import (
+        _native_attention,
+        _native_conv,
+        _native_gemm,
+        _native_nn,
+        _native_optim,
+        _native_pool,
+        _native_softmax,
+    )
 
     _native_optim.install(backend, lib, memory_threads, ops)
     _native_pool.install(backend, lib, m, ops)
     _native_conv.install(backend, lib, m, ops)
     _native_softmax.install(backend, lib, m, ops)
     _native_nn.install(backend, lib, m, ops)
+    _native_gemm.install(backend, lib, m, ops)
+    _native_attention.install(backend, lib, m, ops)
     for name in NUMPY_ON_ONE_THREAD if numpy_low else ARG_OPS if numpy_arg else ():
         ops.pop(name, None)
     for name, fn in ops.items():

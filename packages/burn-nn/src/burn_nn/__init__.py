@@ -47,6 +47,7 @@ from ._conv_transpose import (
     ConvTranspose2dConfig,
 )
 from ._dropout import Dropout, DropoutConfig, Embedding, EmbeddingConfig
+from ._initializer import lazy_init
 from ._initializer import (
     Constant,
     Initializer,
@@ -76,7 +77,19 @@ from ._loss import (
     SmoothL1Loss,
     SmoothL1LossConfig,
 )
+from ._loss_extra import (
+    CosineEmbeddingLoss,
+    CTCLoss,
+    CTCLossConfig,
+    CtcLoss,
+    CtcLossConfig,
+    CosineEmbeddingLossConfig,
+    PoissonNllLoss,
+    PoissonNllLossConfig,
+)
 from ._module import Module
+from ._noise import GaussianNoise, GaussianNoiseConfig
+from ._wrappers import Activation, ActivationConfig, Normalization, NormalizationConfig
 from ._norm import (
     BatchNorm,
     BatchNormConfig,
@@ -165,6 +178,7 @@ __all__ = [
     # initializers
     "Constant",
     "Initializer",
+    "lazy_init",
     "KaimingNormal",
     "KaimingUniform",
     "Normal",
@@ -180,6 +194,20 @@ __all__ = [
     "LinearLayout",
     "Dropout",
     "DropoutConfig",
+    "GaussianNoise",
+    "Activation",
+    "ActivationConfig",
+    "Normalization",
+    "NormalizationConfig",
+    "GaussianNoiseConfig",
+    "CosineEmbeddingLoss",
+    "CTCLoss",
+    "CTCLossConfig",
+    "CtcLoss",
+    "CtcLossConfig",
+    "CosineEmbeddingLossConfig",
+    "PoissonNllLoss",
+    "PoissonNllLossConfig",
     "Embedding",
     "EmbeddingConfig",
     "PaddingConfig1d",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import threading
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,6 +41,16 @@ class Initializer:
         return self.init_with(shape, None, None, device)
 
     def init_with(self, shape, fan_in: int | None, fan_out: int | None, device=None) -> Param:
+        if getattr(_LAZY, "depth", 0):
+            from ._util import device_or_default
+
+            dev = device_or_default(device)
+            shape = [int(d) for d in shape]
+
+            def init(d, require_grad):
+                return self.init_tensor_with(shape, fan_in, fan_out, d)
+
+            return Param.uninitialized(None, init, dev, True, shape)
         return Param.from_tensor(self.init_tensor_with(shape, fan_in, fan_out, device))
 
     def init_tensor(self, shape, device=None) -> Tensor:
@@ -76,6 +88,30 @@ class Initializer:
                 for k, v in args.items()
             }
         )
+
+
+_LAZY = threading.local()
+
+
+@contextlib.contextmanager
+def lazy_init():
+    """Inside the block, initializers return lazy params (`Param.uninitialized`): a model's
+    random init runs on the first use of each param (its first forward), never when a record
+    is loaded into it first (Burn's lazy initialization). Outside, params are built eagerly.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> from burn_nn import LinearConfig
+        >>> with lazy_init():
+        ...     layer = LinearConfig(4, 2).init(NdArray().device())
+        >>> layer.weight.is_initialized(), layer.num_params(), layer.weight.is_initialized()
+        (False, 10, False)
+    """
+    _LAZY.depth = getattr(_LAZY, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _LAZY.depth -= 1
 
 
 def _finite(owner: str, field: str, value, lo: float | None = None) -> None:

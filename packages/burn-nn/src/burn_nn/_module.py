@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import os
 from typing import Any
 
@@ -111,7 +112,8 @@ class Module:
 
     def num_params(self) -> int:
         """Number of scalar parameters (running states included, as Burn counts them)."""
-        return sum(p.val().numel() for _, p in self.named_parameters())
+        # shapes, not values: counting the params of a lazy model does not initialize it
+        return sum(math.prod(p.shape.dims) for _, p in self.named_parameters())
 
     def devices(self) -> list[Device]:
         """Every device holding a parameter or tensor field, first-seen order."""
@@ -172,7 +174,11 @@ class Module:
         return _tree.to_record(self, lambda p: ParamRecord(str(p.id), p.val().to_data()))
 
     def _record_template(self) -> dict:
-        return _tree.to_record(self, lambda p: p.val())
+        # a lazy param stands in by its shape and dtype: checking a record against a fresh
+        # lazy model draws no initial values
+        return _tree.to_record(
+            self, lambda p: p.val() if p.is_initialized() else _Spec(p.shape, p.lazy_dtype())
+        )
 
     def load_record(
         self, record: Any, device: Device | None = None, *, strict: bool = True
@@ -197,8 +203,8 @@ class Module:
                 pid, leaf = leaf.id, leaf.value
             if isinstance(leaf, Tensor):
                 leaf = leaf.to_data()
-            old = p.val()
-            t = Tensor.from_data(leaf, device or old.device, old.dtype)
+            # a lazy param is replaced without running its initializer (Burn's load path)
+            t = Tensor.from_data(leaf, device or p.lazy_device(), p.lazy_dtype())
             return type(p)(pid, t, p.require_grad)
 
         moved = None if device is None else (lambda t: t.to_device(device))
@@ -229,6 +235,15 @@ class Module:
 
 
 _tree.register_module_class(Module)
+
+
+class _Spec:
+    """Shape and dtype of a tensor not built yet (what record checks read of a leaf)."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
 
 
 def _remake(p: Param, value: Tensor) -> Param:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -106,21 +107,15 @@ class Param:
         ([2, 3], True)
     """
 
-    __slots__ = ("id", "_value", "require_grad")
+    __slots__ = ("id", "_value", "require_grad", "_lazy")
 
     def __init__(self, id: ParamId | str | int | None, value: Tensor, require_grad: bool = True):
         if not isinstance(value, Tensor):
             raise TypeError(f"Param: expected a Tensor, got {type(value).__name__}")
-        pid = (
-            id
-            if isinstance(id, ParamId)
-            else ParamId()
-            if id is None
-            else (ParamId.from_str(id) if isinstance(id, str) else ParamId(id))
-        )
-        object.__setattr__(self, "id", pid)
+        object.__setattr__(self, "id", _param_id(id))
         object.__setattr__(self, "require_grad", bool(require_grad))
         object.__setattr__(self, "_value", _track(value, self.require_grad))
+        object.__setattr__(self, "_lazy", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("Param is immutable; use map() or Param.initialized()")
@@ -139,25 +134,91 @@ class Param:
     def from_data(cls, data: Any, device=None) -> Param:
         return cls(None, Tensor.from_data(data, device))
 
+    @classmethod
+    def uninitialized(
+        cls,
+        id: ParamId | None,
+        init: Callable[[Any, bool], Tensor],
+        device,
+        is_require_grad: bool,
+        shape,
+        dtype=None,
+    ) -> Param:
+        """A lazy parameter (Burn's `Param::uninitialized`): `init(device, is_require_grad)`
+        runs on the first `val()` (a forward pass, a record, an optimizer step), once, even when
+        threads race for it. Until then `shape`, `device` (`lazy_device()`), `is_initialized()`
+        and loading a record into it run no initializer, so a model built to load weights never
+        draws its random init. `dtype` (default: the device's float dtype) is what a record
+        loaded into the uninitialized param is converted to.
+
+        Example:
+            >>> from burn_ndarray import NdArray
+            >>> dev = NdArray().device()
+            >>> p = Param.uninitialized(None, lambda d, rg: Tensor.ones([2], d), dev, True, [2])
+            >>> p.is_initialized(), p.shape.dims, p.val().tolist(), p.is_initialized()
+            (False, [2], [1.0, 1.0], True)
+        """
+        from burn_tensor import Shape
+
+        p = object.__new__(cls)
+        object.__setattr__(p, "id", _param_id(id))
+        object.__setattr__(p, "require_grad", bool(is_require_grad))
+        object.__setattr__(p, "_value", None)
+        dt = device.backend.float_dtype if dtype is None else dtype
+        object.__setattr__(p, "_lazy", (init, device, Shape(list(shape)), dt))
+        return p
+
     # -- access --------------------------------------------------------------------------------
     def val(self) -> Tensor:
-        """The tensor (cheap handle; the same autodiff leaf every call)."""
-        return self._value
+        """The tensor (cheap handle; the same autodiff leaf every call); a lazy parameter is
+        initialized here on first use."""
+        v = self._value
+        return v if v is not None else self._materialize()
 
     value = property(val)
 
-    def into_value(self) -> Tensor:
+    def _materialize(self) -> Tensor:
+        with _LAZY_LOCK:
+            if self._value is None:
+                init, device, shape, _ = self._lazy
+                t = init(device, self.require_grad)
+                if not isinstance(t, Tensor) or list(t.dims()) != list(shape.dims):
+                    got = t.dims() if isinstance(t, Tensor) else type(t).__name__
+                    raise ValueError(
+                        f"Param {self.id}: the lazy initializer returned {got}, "
+                        f"declared shape {list(shape.dims)}"
+                    )
+                object.__setattr__(self, "_value", _track(t, self.require_grad))
+                object.__setattr__(self, "_lazy", None)
         return self._value
+
+    def is_initialized(self) -> bool:
+        """Whether the value exists (always, except for a lazy param before its first use)."""
+        return self._value is not None
+
+    def lazy_device(self):
+        """The device the param is or will be on, without initializing it."""
+        return self._lazy[1] if self._value is None else self._value.device
+
+    def lazy_dtype(self):
+        """The dtype the param is or will have, without initializing it."""
+        return self._lazy[3] if self._value is None else self._value.dtype
+
+    def into_value(self) -> Tensor:
+        return self.val()
 
     def consume(self) -> tuple[ParamId, Tensor]:
         """`(id, tensor)`, as Burn's `Param::consume`."""
-        return self.id, self._value
+        return self.id, self.val()
 
     def map(self, fn: Callable[[Tensor], Tensor]) -> Param:
         """A Param with the same id holding `fn(tensor)` (re-marked as requiring grad if it did)."""
-        return type(self)(self.id, fn(self._value), self.require_grad)
+        return type(self)(self.id, fn(self.val()), self.require_grad)
 
     def set_require_grad(self, require_grad: bool) -> Param:
+        if self._value is None:  # stays lazy (Burn)
+            init, device, shape, dt = self._lazy
+            return type(self).uninitialized(self.id, init, device, require_grad, shape.dims, dt)
         return type(self)(self.id, self._value, require_grad)
 
     def is_require_grad(self) -> bool:
@@ -165,23 +226,42 @@ class Param:
 
     @property
     def shape(self):
-        return self._value.shape
+        """The shape (a lazy param's declared one: no initialization)."""
+        return self._lazy[2] if self._value is None else self._value.shape
 
     @property
     def device(self):
-        return self._value.device
+        """The device (a lazy param's target device: no initialization)."""
+        return self.lazy_device()
 
     def __getattr__(self, name: str):
         # Only reached for names Param lacks: forward to the tensor (Burn's Deref).
-        if name.startswith("__"):
+        if name.startswith("__") or name in ("_value", "_lazy"):
             raise AttributeError(name)
-        return getattr(self._value, name)
+        return getattr(self.val(), name)
 
     def __repr__(self) -> str:
+        if self._value is None:
+            return (
+                f"Param(id={self.id}, uninitialized, shape={list(self.shape.dims)}, "
+                f"require_grad={self.require_grad})"
+            )
         return f"Param(id={self.id}, {self._value!r}, require_grad={self.require_grad})"
 
     def __reduce__(self):
-        return (_rebuild_param, (type(self), self.id, self._value, self.require_grad))
+        return (_rebuild_param, (type(self), self.id, self.val(), self.require_grad))
+
+
+#: one lock for every lazy initialization: it runs once per parameter, so contention is moot
+_LAZY_LOCK = threading.RLock()
+
+
+def _param_id(id) -> ParamId:
+    if isinstance(id, ParamId):
+        return id
+    if id is None:
+        return ParamId()
+    return ParamId.from_str(id) if isinstance(id, str) else ParamId(id)
 
 
 def _rebuild_param(cls, pid, value, require_grad):
@@ -226,6 +306,7 @@ class RunningState(Param):
 
     def update(self, value: Tensor) -> None:
         object.__setattr__(self, "_value", value.detach())
+        object.__setattr__(self, "_lazy", None)
 
     def value_sync(self) -> Tensor:
         return self._value

@@ -1,7 +1,8 @@
 """Pooling modules: MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d (Burn's `nn::pool`).
 
 `stride`/`strides` default to the kernel size (Burn HEAD); `ceil_mode=True` is done by padding the
-end of the input (max: with -inf) so the last partial window is kept.
+end of the input (max: with -inf) so the last partial window is kept; average pools then divide
+each window by its own count (`_avg_pool_ceil`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 from burn_tensor import Tensor
 from burn_tensor import module as F
 
@@ -149,9 +151,37 @@ class MaxPool2d(Module):
         return F.max_pool2d(x, self.kernel_size, self.strides, sym, self.dilation)
 
 
-def _avg_ceil(ceil_mode: bool) -> None:
-    if ceil_mode:
-        raise NotImplementedError("AvgPool with ceil_mode=True is not supported yet")
+def _avg_pool_ceil(x, padding, kernel, stride, count_include_pad):
+    """Average pool with ceil_mode=True (torch's rule, Burn's `ceil_mode`), or None when the
+    ceil and floor output sizes agree (the plain path then runs).
+
+    The last window may run past the padded input: the input is padded explicitly (zeros) so
+    every window fits, windows are summed (an average pool times the kernel area), and each
+    output is divided by its own count: with count_include_pad the window clipped to the padded
+    input (the part past it never counts), else only its input elements.
+    """
+    sizes = x.dims()[2:]
+    pads = padding.pads(sizes, kernel, stride, [1] * len(sizes))
+    more = _ceil_extra(sizes, pads, kernel, stride, [1] * len(sizes))
+    if not any(more):
+        return None
+    full = [(a, b + m) for (a, b), m in zip(pads, more)]
+    xp = pad_input(x, full, 0.0)
+    n = len(sizes)
+    summed = F.avg_pool2d(xp, kernel, stride, [0, 0], True) if n == 2 else F.avg_pool1d(
+        xp, kernel[0], stride[0], [0], True
+    )
+    summed = summed.mul_scalar(float(math.prod(kernel)))
+    counts = None
+    for size, (a, b), k, s, o in zip(sizes, pads, kernel, stride, summed.dims()[2:]):
+        start = np.arange(o) * s - a
+        if count_include_pad:
+            c = np.minimum(start + k, size + b) - start
+        else:
+            c = np.minimum(start + k, size) - np.maximum(start, 0)
+        counts = c if counts is None else np.multiply.outer(counts, c)
+    div = Tensor.from_data(counts.astype(np.float64), x.device, x.dtype)
+    return summed.div(div.reshape([1, 1, *counts.shape]))
 
 
 @config
@@ -181,7 +211,16 @@ class AvgPool1d(Module):
     ceil_mode: bool = False
 
     def forward(self, x: Tensor) -> Tensor:
-        _avg_ceil(self.ceil_mode)
+        if self.ceil_mode:
+            out = _avg_pool_ceil(
+                x,
+                PaddingConfig1d.coerce(self.padding),
+                [self.kernel_size],
+                [self.stride],
+                self.count_include_pad,
+            )
+            if out is not None:
+                return out
         x, sym = _prepare(
             x,
             PaddingConfig1d.coerce(self.padding),
@@ -230,7 +269,16 @@ class AvgPool2d(Module):
     ceil_mode: bool = False
 
     def forward(self, x: Tensor) -> Tensor:
-        _avg_ceil(self.ceil_mode)
+        if self.ceil_mode:
+            out = _avg_pool_ceil(
+                x,
+                PaddingConfig2d.coerce(self.padding),
+                self.kernel_size,
+                self.strides,
+                self.count_include_pad,
+            )
+            if out is not None:
+                return out
         x, sym = _prepare(
             x,
             PaddingConfig2d.coerce(self.padding),

@@ -15,10 +15,28 @@ from ._loss import (
     SmoothL1Loss,
     SmoothL1LossConfig,
 )
+from ._loss_extra import (
+    CosineEmbeddingLoss,
+    CTCLoss,
+    CTCLossConfig,
+    CtcLoss,
+    CtcLossConfig,
+    CosineEmbeddingLossConfig,
+    PoissonNllLoss,
+    PoissonNllLossConfig,
+)
 
 __all__ = [
     "BinaryCrossEntropyLoss",
     "BinaryCrossEntropyLossConfig",
+    "CosineEmbeddingLoss",
+    "CTCLoss",
+    "CTCLossConfig",
+    "CtcLoss",
+    "CtcLossConfig",
+    "CosineEmbeddingLossConfig",
+    "PoissonNllLoss",
+    "PoissonNllLossConfig",
     "CrossEntropyLoss",
     "CrossEntropyLossConfig",
     "HuberLoss",

@@ -33,11 +33,6 @@ def enabled() -> bool:
     return os.environ.get("BURN_AUTOTUNE", "1") != "0"
 
 
-def cache_path() -> Path:
-    """Where the winners file goes (the folder is checked when it is used)."""
-    return cache.cache_root() / FILE
-
-
 def bucket(*dims: int) -> tuple[int, ...]:
     """Each dim rounded up to a power of two: nearby shapes share a winner."""
     return tuple(1 << max(0, int(d) - 1).bit_length() for d in dims)

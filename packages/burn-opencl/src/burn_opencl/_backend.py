@@ -2,31 +2,36 @@
 
 from __future__ import annotations
 
+from burn_gpu import GpuSoftmaxOps
+from burn_tensor import Backend, Device, NoDeviceError
+
 from . import _platform
-from ._api import Backend, Device, NoDeviceError
 from ._array import ClArray
+from ._gpu_runtime import OpenClRuntime, kernels_of
 from ._matmul import matmul_op
 from ._ops_index import INDEX_OPS
 from ._ops_math import elementwise_ops
 from ._ops_module import OpenClModuleOps
 from ._ops_reduce import reduce_ops
 from ._ops_tensor import COMMON
+from ._transaction import tr_execute
 from ._optim import OpenClOptimOps
 from ._random import random_op, seed_runtime
-from ._softmax import OpenClSoftmaxOps
+from ._attention import OpenClAttentionOps
 from ._runtime import runtime_for
 
 _SELECTIONS: dict = {}
 
 
-class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
+class OpenCl(OpenClAttentionOps, GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:
         device_type: "gpu", "cpu" or "all" (default: the first platform with a GPU, else any
             platform). Devices are indexed over the chosen platform's devices of that type;
             `BURN_OPENCL_DEVICE=platform:device` overrides the choice.
-        float_dtype: "float32" (default) or "float64" (needs cl_khr_fp64).
+        float_dtype: "float32" (default), "float64" (needs cl_khr_fp64), "float16" or
+            "bfloat16" (stored as such, computed in float32; see the README).
         int_dtype: "int32" (default) or "int64".
 
     Example:
@@ -36,8 +41,10 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
         4.0
     """
 
-    # float16 kernels are not written yet (issue 34); `python -m burn.backend` reads this
-    supports_f16 = False
+    # half types: storage only, float32 compute in every kernel (`_half.py`); float16 needs no
+    # cl_khr_fp16 (vload_half / vstore_half are core OpenCL C). `python -m burn.backend` reads these
+    supports_f16 = True
+    supports_bf16 = True
 
     name = "opencl"
     device_kind = "OpenCl"
@@ -101,9 +108,12 @@ class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     def runtime(self, device=None):
         """A new `burn_gpu.Runtime` of `device` (default: device 0): what Fusion compiles and
         launches its kernels through."""
-        from ._gpu_runtime import OpenClRuntime
+        return OpenClRuntime(self._rt(device if device is not None else self.default_device()))
 
-        return OpenClRuntime(self, device if device is not None else self.default_device())
+    @staticmethod
+    def kernels_of(x):
+        """The `burn_gpu.Runtime` of the device a `ClArray` lives on (kept per device)."""
+        return kernels_of(x)
 
     @staticmethod
     def is_primitive(x) -> bool:
@@ -145,9 +155,13 @@ def _install() -> None:
     table["int_random"] = random_op
     table["float_matmul"] = matmul_op
     table["int_matmul"] = matmul_op
+    table["tr_execute"] = tr_execute
     for name, fn in table.items():
         if name not in vars(OpenCl):
             setattr(OpenCl, name, fn)
+    from ._half import wrap_class
+
+    wrap_class(OpenCl)  # half operands: burn_gpu's half kernels, the float32 detour elsewhere
 
 
 _install()

@@ -21,11 +21,13 @@ import numpy as np
 import pyopencl as cl
 from burn_tensor import cache
 
+from . import _ew
 from ._array import ClArray
 from ._fused_launch import FusedLaunch
 from ._runtime import SCALAR
 
 _I32 = np.int32
+_SCALAR = {dt.name: t for dt, t in SCALAR.items()} | {"uint32": np.uint32}
 
 
 def _driver_id(rt) -> str:
@@ -39,9 +41,12 @@ class OpenClRuntime:
 
     dialect = "opencl"
 
-    def __init__(self, backend, device):
-        self.rt = rt = backend._rt(device)
+    def __init__(self, rt):
+        self.rt = rt
         self.device_name = rt.name
+        self.cpu = rt.kind == "cpu"
+        self.fp64 = rt.fp64
+        self.max_group = 1 << (rt.cl_device.max_work_group_size.bit_length() - 1)
         self._kernels: dict = {}
         #: work-group size of fused reductions (a power of two: their tree reduction halves it)
         self.reduce_local = 1 << (rt.wg.bit_length() - 1)
@@ -172,3 +177,40 @@ class OpenClRuntime:
         from ._capture_tape import static_copy
 
         return static_copy(src)
+    # -- eager ops written once in burn_gpu ----------------------------------------------------
+    def kernel(self, key, name: str, render):
+        """The device's kept kernel `name` of program `key` (built once per device)."""
+        return self.rt.kernel(key, name, render)
+
+    def call(self, kernel, items: int, args, group=None, flat=False) -> None:
+        """`kernel(*args)`: arrays pass their buffer, `(value, dtype name)` pairs a scalar.
+        `flat`: groups of `wg_flat` items from that many on (PoCL vectorises across them)."""
+        a = [x.buf if x.__class__ is ClArray else _SCALAR[x[1]](x[0]) for x in args]
+        rt = self.rt
+        if flat:
+            group = rt.wg_flat if items >= rt.wg_flat else rt.wg
+        if group is None:
+            rt.launch1d(kernel, items, a)
+        elif items > 0:
+            rt.launch(kernel, (-(-items // group) * group,), (group,), a)
+
+    @staticmethod
+    def contiguous(x: ClArray, compute: bool = False) -> ClArray:
+        return _ew.contiguous(x)  # no float16 kernels to compute in float32 around
+
+    @staticmethod
+    def astype(x: ClArray, dtype) -> ClArray:
+        return x if x.dtype == dtype else _ew.cast(x, np.dtype(dtype))
+
+
+def eager(rt) -> OpenClRuntime:
+    """The eager ops' `OpenClRuntime` of device runtime `rt`, kept on it."""
+    k = rt.eager
+    if k is None:
+        k = rt.eager = OpenClRuntime(rt)
+    return k
+
+
+def kernels_of(x: ClArray) -> OpenClRuntime:
+    """The runtime of the device `x` lives on (`OpenCl.kernels_of`)."""
+    return eager(x.rt)

@@ -1,5 +1,5 @@
-"""gather / select (reads at indices) and scatter / select_assign (adds at indices) through
-burn_gpu's index kernels (`index_program`, the ones Cuda runs for reads).
+"""gather / select (reads at indices: burn_gpu's, the code Cuda runs) and scatter /
+select_assign (adds at indices) through burn_gpu's index kernels (`index_program`).
 
 `select` is a `gather` whose 1-D indices are seen with stride 0 along every other dim. The adds
 run the deterministic gather form (`scatter_sum`: each output element sums the values whose
@@ -12,28 +12,13 @@ from __future__ import annotations
 
 import math
 
+import burn_gpu
 import numpy as np
-from burn_gpu import RANK, index_layout, index_program
+from burn_gpu import RANK, index_kernel, index_layout
 
 from . import _ew
 from ._array import ClArray
-
-
-def _kernel(rt, dt, idt, name):
-    dt, idt = np.dtype(dt), np.dtype(idt)
-    render = lambda: index_program(dt.name, idt.name, "opencl")
-    return rt.kernel(("index", dt.str, idt.str), name, render)
-
-
-def _gather_into(out: ClArray, x: ClArray, dim: int, idx_strides, idx: ClArray) -> ClArray:
-    n = out.size
-    if n:
-        rt = x.rt
-        sizes, (xt, it), (xs, _) = index_layout(out.shape, dim, [x.strides, idx_strides], 1)
-        ints = [n, *sizes, *xt, *it, xs, x.shape[dim], x.offset, idx.offset]
-        args = [out.buf, x.buf, idx.buf, *map(np.int64, ints)]
-        rt.launch1d(_kernel(rt, x.dtype, idx.dtype, "gather"), n, args)
-    return out
+from ._gpu_runtime import kernels_of
 
 
 def _fit(x, *arrays):
@@ -43,19 +28,11 @@ def _fit(x, *arrays):
 
 
 def gather(self, dim, x, indices):
-    x, indices = _fit(x, x, indices)
-    out = ClArray.empty(x.rt, indices.shape, x.dtype)
-    return _gather_into(out, x, dim, indices.strides, indices)
+    return burn_gpu.gather(kernels_of(x), dim, x, indices)
 
 
 def select(self, x, dim, indices):
-    (x,) = _fit(x, x)
-    shape = list(x.shape)
-    shape[dim] = indices.shape[0]
-    out = ClArray.empty(x.rt, tuple(shape), x.dtype)
-    st = [0] * len(shape)
-    st[dim] = indices.strides[0]
-    return _gather_into(out, x, dim, st, indices)
+    return burn_gpu.select(kernels_of(x), x, dim, indices)
 
 
 def _scatter_sum(x, dim, idx_strides, idx, k_len, values) -> ClArray:
@@ -72,7 +49,7 @@ def _scatter_sum(x, dim, idx_strides, idx, k_len, values) -> ClArray:
         ints = [n, *sizes, *xt, *vt, *it, k_len, is_, vs, inner, x.shape[dim]]
         ints += [x.offset, values.offset, idx.offset]
         args = [out.buf, x.buf, values.buf, idx.buf, *map(np.int64, ints)]
-        rt.launch1d(_kernel(rt, x.dtype, idx.dtype, "scatter_sum"), n, args)
+        rt.launch1d(index_kernel(kernels_of(x), x.dtype, idx.dtype, "scatter_sum"), n, args)
     return out
 
 

@@ -6,12 +6,10 @@ allocated, so no other tensor sees a write.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+from burn_tensor import TensorData
 
 from . import _ew
-from ._api import TensorData
 from ._array import ClArray, broadcast_shape
 
 
@@ -142,10 +140,6 @@ def repeat_dim(self, x, dim, times):
     y = y.expand(tuple(shape[:dim] + [times] + shape[dim:]))
     out = _ew.contiguous(y)
     return out.reshape_view(tuple(shape[:dim] + [times * shape[dim]] + shape[dim + 1 :]))
-
-
-def _numel(x) -> int:
-    return math.prod(x.shape)
 
 
 COMMON = {

@@ -16,6 +16,7 @@ from burn_gpu import adam_program
 
 from ._array import ClArray
 from ._extension import into_contiguous
+from ._runtime import SCALAR
 
 
 class OpenClOptimOps:
@@ -27,14 +28,21 @@ class OpenClOptimOps:
         m1 = p if first else into_contiguous(moment_1)  # unread on the first step
         m2 = p if first else into_contiguous(moment_2)
         rt, dt, n = p.rt, p.dtype, p.size
-        out = [ClArray.empty(rt, p.shape, dt) for _ in range(3)]
+        # a half parameter's moments: its own dtype, or float32 when they arrive as float32
+        mdt = dt if first or m1.dtype == dt else np.dtype(np.float32)
+        moments = None if mdt == dt else "float32"
+        out = [ClArray.empty(rt, p.shape, d) for d in (dt, mdt, mdt)]
         if n:
             bc2 = math.sqrt(1.0 - beta_2**time)
             factor = bc2 / (1.0 - beta_1**time)
             scalars = (beta_1, 1.0 - beta_1, beta_2, 1.0 - beta_2, factor, epsilon * bc2, lr)
-            k = rt.kernel(("adam", dt.str), "adam_update", lambda: adam_program(dt.name, "opencl"))
+            k = rt.kernel(
+                ("adam", dt.str, moments), "adam_update",
+                lambda: adam_program(dt.name, "opencl", moments),
+            )  # fmt: skip
+            sc = SCALAR[dt]  # the kernel's scalar type: float32 for a half parameter
             args = [p.buf, g.buf, m1.buf, m2.buf, *(o.buf for o in out)]
-            args += [np.int64(n), np.int32(first), *(dt.type(s) for s in scalars)]
+            args += [np.int64(n), np.int32(first), *(sc(s) for s in scalars)]
             # one element per work-item (the kernel's loop runs once): PoCL vectorises a group
             wg = rt.wg_flat if n >= rt.wg_flat else rt.wg
             rt.launch(k, ((n + wg - 1) // wg * wg,), (wg,), args)

@@ -106,9 +106,7 @@ def unusable_reason(dev, float_dtype: str = "float32") -> str | None:
         return "no OpenCL C compiler on this device"
     if float_dtype == "float64" and "cl_khr_fp64" not in dev.extensions:
         return "no float64 support (cl_khr_fp64 missing)"
-    if float_dtype == "float16" and "cl_khr_fp16" not in dev.extensions:
-        return "no float16 support (cl_khr_fp16 missing)"
-    return None
+    return None  # float16 is storage with float32 compute: vload_half needs no cl_khr_fp16
 
 
 def kind_name(dev) -> str:
@@ -132,9 +130,10 @@ def describe() -> list[str]:
 
 
 def half_types(supports_f16: bool, supports_bf16: bool, row) -> list:
-    """`row(label, dtypes, note)` per OpenCL device: float16 where the backend has float16
-    kernels and the device reports cl_khr_fp16; bfloat16 (storage, f32 compute) where the
-    backend has it (OpenCL C has no bfloat16 type, any device can store it)."""
+    """`row(label, dtypes, note)` per OpenCL device: float16 and bfloat16 where the backend has
+    them; both are storage with float32 compute (float16 through vload_half / vstore_half,
+    core OpenCL C: no cl_khr_fp16 needed; OpenCL C has no bfloat16 type, any device stores
+    it), so every device holds both; the note says whether the device has cl_khr_fp16."""
     try:
         plats = _platforms()
     except NoOpenClDevice as exc:
@@ -144,12 +143,14 @@ def half_types(supports_f16: bool, supports_bf16: bool, row) -> list:
         for d, dev in enumerate(plat.get_devices()):
             fp16 = "cl_khr_fp16" in dev.extensions
             dtypes, notes = [], []
-            if fp16 and supports_f16:
+            if supports_f16:
                 dtypes.append("float16")
-            elif not fp16:
-                notes.append("float16: the device lacks cl_khr_fp16")
+                notes.append(
+                    "float16 as storage, float32 compute"
+                    + (" (cl_khr_fp16 present)" if fp16 else " (no cl_khr_fp16: not needed)")
+                )
             else:
-                notes.append("float16: device has cl_khr_fp16, OpenCl has no float16 kernels yet")
+                notes.append("float16: not supported by OpenCl")
             if supports_bf16:
                 dtypes.append("bfloat16")
             else:

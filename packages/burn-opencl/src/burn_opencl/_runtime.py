@@ -16,40 +16,39 @@ import warnings
 
 import numpy as np
 import pyopencl as cl
+from burn_gpu import CTYPES
 
 from ._first_build import announce
 from ._platform import kind_name
 from ._pool import Block, Pool, size_class
 
-#: numpy dtype -> OpenCL C type
-CTYPE = {
-    np.dtype(np.float64): "double",
-    np.dtype(np.float32): "float",
-    np.dtype(np.float16): "half",
-    np.dtype(np.int64): "long",
-    np.dtype(np.int32): "int",
-    np.dtype(np.int16): "short",
-    np.dtype(np.int8): "char",
-    np.dtype(np.uint8): "uchar",
-    np.dtype(np.bool_): "uchar",
-}
 #: by-value scalar argument types
 SCALAR = {
     np.dtype(np.float64): np.float64,
     np.dtype(np.float32): np.float32,
-    np.dtype(np.float16): np.float16,
+    np.dtype(np.float16): np.float32,  # half kernels compute (and take scalars) in float32
     np.dtype(np.int64): np.int64,
     np.dtype(np.int32): np.int32,
     np.dtype(np.int16): np.int16,
     np.dtype(np.int8): np.int8,
     np.dtype(np.uint8): np.uint8,
+    np.dtype(np.uint16): np.uint16,
+    np.dtype(np.uint32): np.uint32,
+    np.dtype(np.uint64): np.uint64,
     np.dtype(np.bool_): np.uint8,
 }
+
+try:  # bfloat16 (ml_dtypes' numpy dtype) where ml_dtypes is installed: float32 scalars too
+    import ml_dtypes as _ml_dtypes
+
+    SCALAR[np.dtype(_ml_dtypes.bfloat16)] = np.float32
+except ImportError:  # pragma: no cover - burn-tensor's bf16 extra is not installed
+    pass
 
 
 def ctype(dt) -> str:
     try:
-        return CTYPE[np.dtype(dt)]
+        return CTYPES["opencl"][np.dtype(dt).name]
     except KeyError:
         raise TypeError(f"OpenCl: element type {np.dtype(dt)} is not supported") from None
 
@@ -68,8 +67,10 @@ class Runtime:
         self.queue = cl.CommandQueue(self.ctx)
         self.fp64 = "cl_khr_fp64" in cl_device.extensions
         self.fp16 = "cl_khr_fp16" in cl_device.extensions
-        #: float element types this device computes in (float16 kernels are not written yet)
-        self.floats = {np.dtype(np.float32)} | ({np.dtype(np.float64)} if self.fp64 else set())
+        #: float element types this device holds (float16: storage, float32 compute; no
+        #: cl_khr_fp16 needed; bfloat16 is not of numpy's kind "f" and always passes)
+        self.floats = {np.dtype(np.float32), np.dtype(np.float16)}
+        self.floats |= {np.dtype(np.float64)} if self.fp64 else set()
         gpu = self.kind == "gpu"
         max_wg = cl_device.max_work_group_size
         #: local size of 1-D launches (elementwise, index ops)
@@ -84,6 +85,8 @@ class Runtime:
         self._kernels: dict = {}
         #: launch plans by op and operand layouts (`_plan`)
         self.plans: dict = {}
+        #: this device's `burn_gpu.Runtime` for eager ops (`_gpu_runtime.kernels_of`)
+        self.eager = None
         # A kernel's arguments are state on the kernel object: hold the lock from set_args to
         # enqueue so threads (data-loader workers) cannot interleave.
         self.lock = threading.RLock()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._api import BackendSpec, HalfSupport
+from burn_tensor import BackendSpec, HalfSupport
 
 
 def _factory():

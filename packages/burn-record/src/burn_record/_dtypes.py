@@ -19,5 +19,8 @@ DTYPE_CODE = {
     DType.I8: 6,
     DType.U8: 7,
     DType.BOOL: 8,
+    DType.U16: 9,
+    DType.U32: 10,
+    DType.U64: 11,
 }
 DTYPE_BY_CODE = {c: d for d, c in DTYPE_CODE.items()}

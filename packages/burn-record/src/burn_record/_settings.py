@@ -87,6 +87,9 @@ _ELEM_NAME = {
     DType.I8: "i8",
     DType.U8: "u8",
     DType.BOOL: "bool",
+    DType.U16: "u16",
+    DType.U32: "u32",
+    DType.U64: "u64",
 }
 
 

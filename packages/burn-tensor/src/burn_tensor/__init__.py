@@ -8,7 +8,7 @@ Example:
     [[3.0]]
 """
 
-from . import activation, backend, checks, module, ops
+from . import activation, backend, checks, grid, linalg, module, ops
 from ._autocast import AutocastPolicy, autocast, autocast_policy, half_dtype
 from ._backend import Backend, op_table
 from ._check_data import TensorZeroDivisionError
@@ -19,6 +19,10 @@ from ._dtype import FLOAT_DTYPES, INT_DTYPES, Bool, DType, Float, Int, TensorKin
 from ._errors import TensorCheckError
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from ._options_grid import GridSampleOptions, GridSamplePaddingMode
+from ._named import NamedDim, NamedTensor
+from ._pad_mode import PadMode
+from ._transaction import Transaction
 from ._print import PrintOptions, set_print_options
 from ._registry import (
     BackendError,
@@ -65,8 +69,13 @@ __all__ = [
     "Float",
     "INT_DTYPES",
     "Int",
+    "GridSampleOptions",
+    "GridSamplePaddingMode",
     "InterpolateOptions",
+    "NamedDim",
+    "NamedTensor",
     "NoDeviceError",
+    "PadMode",
     "PrintOptions",
     "REQUIRED_OPS",
     "Shape",
@@ -75,6 +84,7 @@ __all__ = [
     "TensorZeroDivisionError",
     "TensorData",
     "TensorKind",
+    "Transaction",
     "Tolerance",
     "UnfoldOptions",
     "activation",
@@ -86,6 +96,8 @@ __all__ = [
     "default_device",
     "get_backend",
     "resolve_backend",
+    "grid",
+    "linalg",
     "module",
     "op_table",
     "ops",

@@ -22,8 +22,12 @@ from ._dtype import Bool, DType, Float, Int
 from ._ops_activation import ActivationOps
 from ._ops_attention import AttentionOps
 from ._ops_bool import BoolOps
+from ._ops_ctc import CtcOps
+from ._ops_extra import ExtraOps
 from ._ops_float import FloatOps
+from ._ops_grid import GridOps
 from ._ops_int import IntOps
+from ._ops_linalg import LinalgOps
 from ._ops_module import ModuleOps
 from ._ops_norm import NormOps
 from ._ops_spec import REQUIRED, required_ops
@@ -55,7 +59,18 @@ class _Interned(type):
 
 
 class Backend(
-    FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps, metaclass=_Interned
+    FloatOps,
+    IntOps,
+    BoolOps,
+    ModuleOps,
+    AttentionOps,
+    NormOps,
+    ActivationOps,
+    LinalgOps,
+    GridOps,
+    ExtraOps,
+    CtcOps,
+    metaclass=_Interned,
 ):
     """Base class of every backend and decorator.
 
@@ -247,6 +262,7 @@ def _rebuild_backend(cls, kwargs):
 
 def op_table() -> list[str]:
     names = set(REQUIRED)
-    for base in (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps):
+    families = (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
+    for base in (*families, LinalgOps, GridOps, ExtraOps, CtcOps):
         names.update(n for n in vars(base) if not n.startswith("_"))
     return sorted(names)

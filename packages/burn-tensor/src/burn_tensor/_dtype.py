@@ -53,6 +53,10 @@ class DType(enum.Enum):
     I8 = "int8"
     U8 = "uint8"
     BOOL = "bool"
+    # appended after BOOL so the members above keep their order (Burn's U16/U32/U64)
+    U16 = "uint16"
+    U32 = "uint32"
+    U64 = "uint64"
 
     __hash__ = object.__hash__  # as TensorKind's
 
@@ -144,4 +148,13 @@ _BY_NAME = {d.value: d for d in DType}
 _KIND = {d: (Float if "float" in d.value else Bool if d is DType.BOOL else Int) for d in DType}
 
 FLOAT_DTYPES = (DType.F64, DType.F32, DType.F16, DType.BF16)
-INT_DTYPES = (DType.I64, DType.I32, DType.I16, DType.I8, DType.U8)
+INT_DTYPES = (
+    DType.I64,
+    DType.I32,
+    DType.I16,
+    DType.I8,
+    DType.U8,
+    DType.U16,
+    DType.U32,
+    DType.U64,
+)

@@ -19,7 +19,10 @@ from ._shape import Shape
 from ._tensor_autodiff import AutodiffMixin
 from ._tensor_display import DisplayMixin
 from ._tensor_index import IndexMixin
+from ._tensor_extra import ExtraMixin
+from ._tensor_grid import GridMixin
 from ._tensor_layout import LayoutMixin
+from ._tensor_linalg import LinalgMixin
 from ._tensor_logic import LogicMixin
 from ._tensor_math import MathMixin
 from ._tensor_reduce import ReduceMixin
@@ -40,7 +43,16 @@ class hybridmethod:
 
 
 class Tensor(
-    LayoutMixin, IndexMixin, MathMixin, LogicMixin, ReduceMixin, AutodiffMixin, DisplayMixin
+    LayoutMixin,
+    IndexMixin,
+    MathMixin,
+    LogicMixin,
+    ReduceMixin,
+    AutodiffMixin,
+    DisplayMixin,
+    LinalgMixin,
+    GridMixin,
+    ExtraMixin,
 ):
     """An immutable n-dimensional tensor on a device of some backend.
 

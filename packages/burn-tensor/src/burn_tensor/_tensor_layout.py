@@ -366,11 +366,35 @@ class LayoutMixin:
     def __iter__(self):
         return self.iter_dim(0)
 
-    def pad(self, pads, value=0):
-        """Pad the last dims: `(left, right)` or `(left, right, top, bottom)` like torch F.pad."""
-        from ._tensor import Tensor
+    def pad(self, pads, mode=0):
+        """Pad the last dims (Burn's `pad`, torch's `F.pad`).
+
+        Args:
+            pads: `(left, right)`, `(left, right, top, bottom)`, ...: pairs from the last dim
+                backwards (Burn's 4-tuple is the last two dims).
+            mode: a number (constant padding with it, the default 0), a `PadMode`
+                (`PadMode.Constant(v)`, `PadMode.Reflect`, `PadMode.Edge`) or a name
+                ("constant", "reflect", "edge"). Reflect mirrors without repeating the edge
+                and needs each pad smaller than its dim; edge repeats the edge value.
+
+        Example:
+            >>> from burn_ndarray import NdArray
+            >>> from burn_tensor import Tensor
+            >>> t = Tensor.from_data([[1, 2, 3]], NdArray().device())
+            >>> t.pad((2, 1), "reflect").tolist(), t.pad((1, 1), "edge").tolist()
+            ([[3, 2, 1, 2, 3, 2]], [[1, 1, 2, 3, 3]])
+        """
+        from ._pad_mode import PAD_MODES, PadMode
 
         check.numeric("pad", self)
+        if isinstance(mode, PadMode):
+            kind, value = mode.mode, mode.value
+        elif isinstance(mode, str):
+            if mode not in PAD_MODES:
+                raise TensorCheckError("pad", f"mode must be one of {PAD_MODES}, got {mode!r}")
+            kind, value = mode, 0
+        else:
+            kind, value = "constant", mode
         pads = list(pads)
         if len(pads) % 2 or len(pads) // 2 > self.rank():
             raise TensorCheckError(
@@ -378,15 +402,21 @@ class LayoutMixin:
             )
         if any(p < 0 for p in pads):
             raise TensorCheckError("pad", f"negative padding {pads} is not supported")
-        shape = list(self._p.shape)
-        items = [slice(None)] * len(shape)
+        shape = self._p.shape
+        per_dim = [(0, 0)] * len(shape)
         for i in range(len(pads) // 2):
             d = len(shape) - 1 - i
-            lo, hi = pads[2 * i], pads[2 * i + 1]
-            items[d] = slice(lo, lo + shape[d])
-            shape[d] += lo + hi
-        out = Tensor.full(shape, check.scalar_for("pad", self, value), self._d, dtype=self.dtype)
-        return out.slice_assign(items, self)
+            per_dim[d] = (int(pads[2 * i]), int(pads[2 * i + 1]))
+            if kind == "reflect" and max(per_dim[d]) >= shape[d]:
+                raise TensorCheckError(
+                    "pad",
+                    f"reflect padding {per_dim[d]} of dim {d} must be smaller than its size "
+                    f"{shape[d]}",
+                )
+            if kind == "edge" and shape[d] == 0 and max(per_dim[d]) > 0:
+                raise TensorCheckError("pad", f"edge padding of dim {d}, which is empty")
+        v = check.scalar_for("pad", self, value)
+        return self._like(self._o.pad(self._p, tuple(per_dim), kind, v))
 
     # -- triangular ------------------------------------------------------------------------------------
     def tril(self, diagonal: int = 0):

@@ -321,8 +321,11 @@ def linear(x, weight, bias=None):
     return x._like(p)
 
 
+from ._module_ctc import ctc_loss  # noqa: E402  (Burn 0.21's module::ctc_loss)
+
 __all__ = [
     "attention",
+    "ctc_loss",
     "layer_norm",
     "conv1d",
     "conv2d",

@@ -29,14 +29,18 @@ from ._options import (
     InterpolateOptions,
     UnfoldOptions,
 )
+from ._options_grid import GridSampleOptions
+from ._pad_mode import PadMode
 from ._slice import numpy_slice
 
 __all__ = [
     "INTERPOLATE_MODES",
     "OP_CONVENTIONS",
+    "PadMode",
     "REQUIRED_OPS",
     "ConvOptions",
     "ConvTransposeOptions",
+    "GridSampleOptions",
     "InterpolateOptions",
     "UnfoldOptions",
     "adam_update",

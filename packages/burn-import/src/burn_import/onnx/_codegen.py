@@ -18,6 +18,7 @@ from ._fold import set_const, try_fold
 from ._load import default_opset, to_array
 from ._names import RESERVED, check_class_name, label, safe_text
 from ._registry import load_all
+from ._style import WIDTH, with_keywords, wrap
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
 from ._verify import verify_source
 
@@ -48,6 +49,7 @@ def generate(
     graph = model.graph
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
+        gen.initializers.add(init.name)
     for vi in list(graph.value_info) + list(graph.output) + list(graph.input):
         vt = vtype_of(vi.type)
         if vt is not None:
@@ -156,10 +158,9 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
     ctx = NodeCtx(gen, node)
     start = len(gen.lines)
     spec.fn(ctx)
-    # The comment names the Python variables (model text only through `label`/`safe_text`).
-    ins = ", ".join(_var_text(gen, i) for i in node.input)
-    outs = ", ".join(_var_text(gen, o) for o in node.output)
-    gen.lines.insert(start, f"# {node.op_type} {label(name)}: ({ins}) -> ({outs})")
+    # One short comment per node: its op and name (model text only through `label`), so a
+    # reader finds the graph's node; the variables say the rest.
+    gen.lines.insert(start, f"# {node.op_type} {label(name)}")
     for out in node.output:
         if out and out not in gen.consts:
             vt = gen.types.get(out)
@@ -170,11 +171,6 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
                     gen.opset,
                     f"output element type {type_name(vt.elem)} is not supported",
                 )
-
-
-def _var_text(gen: Gen, name: str) -> str:
-    """How a comment names a value: its variable, else its sanitized ONNX name."""
-    return gen.vars.get(name) or (safe_text(name) if name else "-")
 
 
 def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
@@ -245,7 +241,7 @@ def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
 
 def _imports(gen: Gen) -> list[str]:
     """Only the names the generated code uses, so the header reads as what the model needs."""
-    body = "\n".join(gen.lines) + "\n".join(f.init_code + f.annotation for f in gen.fields)
+    body = "\n".join(gen.lines + [f"{f.init_code}\n{f.annotation}" for f in gen.fields])
     tensor = ["DType", "Tensor", "activation", "default_device"]
     tensor = [n for n in tensor if n in ("Tensor", "default_device") or f"{n}." in body]
     lines = [f"from burn_tensor import {', '.join(tensor)}"]
@@ -261,6 +257,14 @@ def _imports(gen: Gen) -> list[str]:
             "Conv1dConfig",
             "Conv2d",
             "Conv2dConfig",
+            "ConvTranspose2d",
+            "ConvTranspose2dConfig",
+            "Embedding",
+            "EmbeddingConfig",
+            "GroupNorm",
+            "GroupNormConfig",
+            "LayerNorm",
+            "LayerNormConfig",
             "Linear",
             "LinearConfig",
             "PaddingConfig1d",
@@ -268,7 +272,10 @@ def _imports(gen: Gen) -> list[str]:
         )
         if re.search(rf"\b{n}\b", body)
     ]
-    lines.append(f"from burn_nn import {', '.join(nn)}")
+    line = f"from burn_nn import {', '.join(nn)}"
+    if len(line) > WIDTH:
+        line = "from burn_nn import (\n" + "".join(f"    {n},\n" for n in nn) + ")"
+    lines.append(line)
     return lines
 
 
@@ -312,7 +319,8 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
         out += ["RECORD = None", ""]
     out += ["", f"class {class_name}(Module):"]
     for f in gen.fields:
-        out.append(f"    {f.name}: {f.annotation}  # {f.comment}")  # comment: label()s only
+        decl = f"    {f.name}: {f.annotation}  # {f.comment}"  # comment: label()s only
+        out += [f"    # {f.comment}", f"    {f.name}: {f.annotation}"] if len(decl) > WIDTH else [decl]
     if gen.fields:
         out.append("")
     out += [
@@ -324,7 +332,7 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
     if gen.fields:
         out.append("        return cls(")
         for f in gen.fields:
-            out.append(f"            {f.name}={f.init_code},")
+            out += wrap(f"            {f.name}={f.init_code},")
         out.append("        )")
     else:
         out.append("        return cls()")
@@ -349,6 +357,6 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
     else:
         out.append("        device = default_device()")
     for line in gen.lines:
-        out.append("        " + line)
+        out += wrap("        " + with_keywords(line))
     out.append(f"        return {', '.join(ret)}")
     return "\n".join(out) + "\n"

@@ -9,10 +9,18 @@ import numpy as np
 import onnx
 
 from ._errors import OnnxImportError, op_error, unknown_error
+from ._fieldnames import node_field_hint, param_key, shorter_value_name
 from ._names import RESERVED, identifier, label
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
 
 INLINE_LIMIT = 64  # constants up to this many elements are written into the code
+# Names a field must not take: the generated Module's own attributes and methods.
+MODULE_ATTRS = frozenset(
+    {"forward", "init", "from_file", "load_file", "load_record", "into_record", "devices",
+     "to_device", "to", "fork", "parameters", "named_parameters", "num_params", "visit", "map",
+     "no_grad", "train", "eval", "valid", "save_file", "clone", "from_inner",
+     "set_require_grad"}
+)  # fmt: skip
 MAX_CONSTANT = 2**31  # as `_load.MAX_TENSOR_ELEMENTS`: a folded constant cannot be larger
 
 
@@ -38,6 +46,8 @@ class Gen:
     lines: list[str] = field(default_factory=list)
     fields: list[Field] = field(default_factory=list)
     counters: dict[str, int] = field(default_factory=dict)
+    initializers: set[str] = field(default_factory=set)  # names of the graph's initializers
+    field_names: set[str] = field(default_factory=set)
     imports: set[str] = field(default_factory=set)
     reserved: frozenset[str] = RESERVED
     suffix: dict[str, int] = field(default_factory=dict)  # last number `fresh` gave each name
@@ -46,7 +56,7 @@ class Gen:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,
         unique among every name given so far (Python sees identifiers NFKC-normalized, so
         uniqueness is checked on the identifier, never on the model's text)."""
-        name = identifier(base, self.reserved)
+        name = identifier(shorter_value_name(base), self.reserved)
         cand, k = name, self.suffix.get(name, 1)
         while cand in self.names:
             k += 1
@@ -55,15 +65,28 @@ class Gen:
         self.names.add(cand)
         return cand
 
-    def field_name(self, kind: str) -> str:
-        n = self.counters.get(kind, 0) + 1
-        self.counters[kind] = n
-        name = f"{kind}{n}"
-        self.names.add(name)
-        return name
+    def field_name(self, kind: str, hint: str | None = None) -> str:
+        """A unique field name: after the model's module path `hint` when there is one
+        (`layer4.0.conv2` -> `layer4_0_conv2`), else the kind numbered (`conv2d3`)."""
+        if hint:
+            base = identifier(hint.replace(".", "_"), self.reserved | MODULE_ATTRS)
+            cand, k = base, 1
+            while cand in self.field_names:
+                k += 1
+                cand = f"{base}_{k}"
+        else:
+            cand = ""
+            while not cand or cand in self.field_names:
+                n = self.counters.get(kind, 0) + 1
+                self.counters[kind] = n
+                cand = f"{kind}{n}"
+        self.field_names.add(cand)
+        return cand
 
-    def add_field(self, kind: str, annotation: str, init_code: str, record, comment: str) -> str:
-        name = self.field_name(kind)
+    def add_field(
+        self, kind: str, annotation: str, init_code: str, record, comment: str, hint=None
+    ) -> str:
+        name = self.field_name(kind, hint)
         self.fields.append(Field(name, annotation, init_code, record, comment))
         return name
 
@@ -81,7 +104,11 @@ class Gen:
             )
         shape = list(arr.shape) or [1]
         var = self.fresh(name)
-        if arr.size <= INLINE_LIMIT:
+        # A float initializer (or constant named like a state-dict key) is a weight, saved and
+        # trainable whatever its size; constants that nodes compute and integer initializers
+        # (shape arguments) are written inline.
+        weight = elem in FLOATS and (name in self.initializers or param_key(name) is not None)
+        if arr.size <= INLINE_LIMIT and not weight:
             self.lines.append(
                 f"{var} = ops.const({literal(arr)}, {shape}, {dtype_code(elem)}, device)"
             )
@@ -93,6 +120,7 @@ class Gen:
                 f"ops.param({shape}, {dtype_code(elem)}, device, trainable={trainable})",
                 arr.reshape(shape),
                 f"initializer {label(name)}",
+                hint=param_key(name),
             )
             self.lines.append(f"{var} = self.{fname}.val()")
         self.vars[name] = var
@@ -303,9 +331,10 @@ class NodeCtx:
 
     # -- fields ----------------------------------------------------------------------------------
     def add_field(self, kind, annotation, init_code, record, comment="") -> str:
-        return self.gen.add_field(
-            kind, annotation, init_code, record, comment or f"{self.op_type} {label(self.name)}"
-        )
+        """A layer field of this node, named after the model's module path when it has one."""
+        hint = node_field_hint(self.node, self.gen.initializers)
+        comment = comment or f"{self.op_type} {label(self.name)}"
+        return self.gen.add_field(kind, annotation, init_code, record, comment, hint=hint)
 
     def dtype(self, elem: int) -> str:
         if elem not in DTYPES:

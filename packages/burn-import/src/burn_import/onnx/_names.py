@@ -26,7 +26,9 @@ MODULE_NAMES = frozenset(
     {
         "annotations", "pathlib", "RECORD", "ops", "np", "F", "Tensor", "DType", "activation",
         "default_device", "Module", "Param", "BatchNorm", "BatchNormConfig", "Conv1d",
-        "Conv1dConfig", "Conv2d", "Conv2dConfig", "Linear", "LinearConfig", "PaddingConfig1d",
+        "Conv1dConfig", "Conv2d", "Conv2dConfig", "ConvTranspose2d", "ConvTranspose2dConfig",
+        "Embedding", "EmbeddingConfig", "GroupNorm", "GroupNormConfig", "LayerNorm",
+        "LayerNormConfig", "Linear", "LinearConfig", "PaddingConfig1d",
         "PaddingConfig2d", "NamedMpkFileRecorder", "NamedMpkGzFileRecorder", "BinFileRecorder",
         "PrettyJsonFileRecorder", "JsonGzFileRecorder", "FullPrecisionSettings",
         "HalfPrecisionSettings", "DoublePrecisionSettings", "Model",

@@ -126,6 +126,20 @@ def conv_transpose(ctx):
             pads[i], pads[i + spatial] = (small, big) if upper else (big, small)
     elif auto == "VALID":
         pads = [0] * (2 * spatial)
+    w, b = ctx.const(1), (ctx.const(2) if ctx.has(2) else None)
+    symmetric = pads[:spatial] == pads[spatial:]
+    if spatial == 2 and symmetric and w is not None and (not ctx.has(2) or b is not None):
+        # burn_nn's ConvTranspose2d: weight [in, out / groups, kh, kw], as ONNX stores it.
+        init = (
+            f"ConvTranspose2dConfig([{w.shape[0]}, {w.shape[1] * group}], {kernel}, "
+            f"stride={strides}, dilation={dil}, groups={group}, padding={pads[:2]}, "
+            f"padding_out={out_pad}, bias={b is not None}).init(device)"
+        )
+        name = ctx.add_field(
+            "conv_transpose2d", "ConvTranspose2d", init, {"weight": w, "bias": b}
+        )
+        ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
     bias = ctx.x(2) if ctx.has(2) else "None"
     ctx.set(
         0,

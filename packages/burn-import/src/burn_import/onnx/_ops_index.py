@@ -10,6 +10,17 @@ from ._rt_tfidf import ngram_table
 @op("Gather", attrs=("axis",))
 def gather(ctx):
     axis = ctx.axis("axis", 0, ctx.rank(0))
+    table = ctx.const(0)
+    if (
+        table is not None and table.ndim == 2 and axis == 0 and ctx.elem(0) == 1
+        and ctx.const(1) is None and ctx.rank(1) == 2 and ctx.elem(1) in (6, 7)
+    ):  # fmt: skip
+        # A float table looked up by run-time [batch, seq] ids: burn_nn's Embedding (ids are
+        # rows, 0 <= id < rows, as torch's nn.Embedding that exported it requires).
+        init = f"EmbeddingConfig({table.shape[0]}, {table.shape[1]}).init(device)"
+        name = ctx.add_field("embedding", "Embedding", init, {"weight": table})
+        ctx.set(0, f"self.{name}.forward({ctx.x(1)})")
+        return
     ctx.set(0, f"ops.gather({ctx.x(0)}, {ctx.x(1)}, {axis}, {ctx.rank(1)})")
 
 

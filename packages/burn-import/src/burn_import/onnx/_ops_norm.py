@@ -3,6 +3,8 @@ LpNormalization, MeanVarianceNormalization."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._context import lit
 from ._registry import op
 
@@ -47,6 +49,21 @@ def layer_norm(ctx):
         target = f"{ctx.out(0)}, _, _"
     axis = ctx.axis("axis", -1, ctx.rank(0))
     eps = ctx.attr("epsilon", 1e-5)
+    scale, beta = ctx.const(1), (ctx.const(2) if ctx.has(2) else None)
+    module = (
+        target.endswith(", _, _")
+        and axis == ctx.rank(0) - 1
+        and ctx.elem(0) == 1
+        and scale is not None
+        and scale.ndim == 1
+        and (not ctx.has(2) or (beta is not None and beta.shape == scale.shape))
+    )
+    if module:
+        # The layer a person would write: burn_nn's LayerNorm over the last dim.
+        init = f"LayerNormConfig({scale.shape[0]}, epsilon={eps!r}, bias={beta is not None}).init(device)"
+        name = ctx.add_field("layernorm", "LayerNorm", init, {"gamma": scale, "beta": beta})
+        ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
     bias = ctx.x(2) if ctx.has(2) else "None"
     ctx.emit(f"{target} = ops.layer_norm({ctx.x(0)}, {ctx.x(1)}, {bias}, {axis}, {eps!r})")
 
@@ -55,6 +72,17 @@ def layer_norm(ctx):
 def group_norm(ctx):
     eps = ctx.attr("epsilon", 1e-5)
     g = ctx.attr("num_groups")
+    scale, bias = ctx.const(1), ctx.const(2)
+    c = ctx.shape(0)[1] if ctx.rank(0) >= 2 else None
+    if scale is not None and bias is not None and ctx.elem(0) == 1 and c and g and c % g == 0:
+        if scale.size == g != c:  # opset 18's per-group scale and bias: one value per channel
+            scale, bias = (np.repeat(v.reshape(-1), c // g) for v in (scale, bias))
+        if scale.size == c and bias.size == c:
+            init = f"GroupNormConfig({g}, {c}, epsilon={eps!r}).init(device)"
+            rec = {"gamma": scale.reshape(c), "beta": bias.reshape(c)}
+            name = ctx.add_field("groupnorm", "GroupNorm", init, rec)
+            ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+            return
     ctx.set(0, f"ops.group_norm({ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {g}, {eps!r})")
 
 

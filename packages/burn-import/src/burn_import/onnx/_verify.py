@@ -39,7 +39,9 @@ IMPORTS = {
     "burn_tensor": {"DType", "Tensor", "activation", "default_device", "module"},
     "burn_nn": {
         "Module", "Param", "BatchNorm", "BatchNormConfig", "Conv1d", "Conv1dConfig", "Conv2d",
-        "Conv2dConfig", "Linear", "LinearConfig", "PaddingConfig1d", "PaddingConfig2d",
+        "Conv2dConfig", "ConvTranspose2d", "ConvTranspose2dConfig", "Embedding", "EmbeddingConfig",
+        "GroupNorm", "GroupNormConfig", "LayerNorm", "LayerNormConfig", "Linear", "LinearConfig",
+        "PaddingConfig1d", "PaddingConfig2d",
     },
     "burn_record": {
         "NamedMpkFileRecorder", "NamedMpkGzFileRecorder", "BinFileRecorder",

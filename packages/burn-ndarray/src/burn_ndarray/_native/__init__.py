@@ -1,4 +1,4 @@
-"""Native kernels: `kernels.c`, `conv.c` and `nn.c`, compiled on first use with the system C compiler
+"""Native kernels: `kernels.c`, `conv.c`, `nn.c`, `gemm.c` and `attn.c`, compiled on first use with the system C compiler
 into one library, loaded by ctypes.
 
 `lib()` returns the loaded library (a `ctypes.CDLL`) or None when native kernels are off
@@ -52,7 +52,9 @@ log = logging.getLogger("burn_ndarray.native")
 
 SOURCE = Path(__file__).with_name("kernels.c")
 # Compiled together into one library; the cache key holds every source's hash.
-SOURCES = (SOURCE, SOURCE.with_name("conv.c"), SOURCE.with_name("nn.c"))
+SOURCES = tuple(SOURCE.with_name(n) for n in ("kernels.c", "conv.c", "nn.c", "gemm.c", "attn.c"))
+# Included by the sources: hashed into the cache key too, never compiled on their own.
+HEADERS = (SOURCE.with_name("blas.h"),)
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",
@@ -182,12 +184,17 @@ def _compile(cc: str, out: Path, flags: list[str]):
             os.unlink(tmp)
 
 
+def source_digest() -> bytes:
+    """The sources' and headers' sha256 digests, concatenated: the source part of the key."""
+    return b"".join(hashlib.sha256(s.read_bytes()).digest() for s in SOURCES + HEADERS)
+
+
 def build(cc: str | None = None, directory: Path | None = None):
     """Compile (or find in the cache) and load the kernels: (library, path). Raises on failure."""
     cc = cc or find_compiler()
     if cc is None:
         raise OSError("no C compiler (cc, gcc or $CC) on PATH")
-    source = b"".join(hashlib.sha256(s.read_bytes()).digest() for s in SOURCES)
+    source = source_digest()
     directory = directory or cache_dir()
     fl = flags()
     path = directory / f"kernels-{_key(cc, source, fl)}.so"
@@ -328,11 +335,13 @@ def _declare(lib) -> None:
         for op in ("max", "min"):
             _sig(lib, f"arg_{op}_{t}", (p, p, L, L, L, i))
     lib.burn_max_threads.restype = i
-    from .. import _native_conv, _native_nn, _native_pool
+    from .. import _native_attention, _native_conv, _native_gemm, _native_nn, _native_pool
 
     _native_pool.declare(lib)
     _native_conv.declare(lib)
     _native_nn.declare(lib)
+    _native_gemm.declare(lib)
+    _native_attention.declare(lib)
 
 
 def _sig(lib, name, argtypes) -> None:

@@ -24,18 +24,12 @@
 #include <string.h>
 #include <omp.h>
 
-enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+#include "blas.h"
 
-typedef void (*sgemm_fn)(long, long, long, long, long, long, float, const float *, long,
-                         const float *, long, float, float *, long);
-typedef void (*dgemm_fn)(long, long, long, long, long, long, double, const double *, long,
-                         const double *, long, double, double *, long);
-
-typedef int (*set_local_fn)(int);
-
-static sgemm_fn g_sgemm;
-static dgemm_fn g_dgemm;
-static set_local_fn g_set_local;
+/* The GEMMs numpy's BLAS exports, shared with gemm.c (hidden: not part of the library's API). */
+HIDDEN sgemm_fn g_sgemm;
+HIDDEN dgemm_fn g_dgemm;
+HIDDEN set_local_fn g_set_local;
 
 /* Returns 1 when both GEMM pointers are set (NULL clears them: the chunked fallback then runs).
  * set_local: OpenBLAS's openblas_set_num_threads_local, or NULL. */
@@ -50,8 +44,8 @@ int conv_set_gemm(void *sgemm, void *dgemm, void *set_local) {
  * measured, the OpenMP team of a non-main Python thread ran its GEMMs multi-threaded (other
  * bits, and nested BLAS threads) although the global count was 1. Each team thread sets its
  * own count to 1 for the region and restores it after. */
-static int blas_local_begin(void) { return g_set_local ? g_set_local(1) : 0; }
-static void blas_local_end(int prev) {
+HIDDEN int blas_local_begin(void) { return g_set_local ? g_set_local(1) : 0; }
+HIDDEN void blas_local_end(int prev) {
   if (g_set_local) g_set_local(prev);
 }
 

@@ -57,12 +57,17 @@ NN_SIMD float erff(float); NN_SIMD double erf(double);
 GELU_KERNELS(f32, float, erff, expf)
 GELU_KERNELS(f64, double, erf, exp)
 
-/* (mean, rstd) of row r of x [rows, d] */
+/* (mean, rstd) of row r of x [rows, d]. The sums are `omp simd` reductions: without them the
+ * double additions ran one after another (no reassociation without -ffast-math), ~4 cycles
+ * each, and the [4096, 512] forward took 5x torch's time. The lanes are fixed by the build, not
+ * by the thread count, so results still do not depend on it. */
 #define ROW_STATS(T, xr, d, eps, mean, rstd)                                                  \
   do {                                                                                        \
     double s_ = 0.0;                                                                          \
+    _Pragma("omp simd reduction(+:s_)")                                                       \
     for (long j = 0; j < d; j++) s_ += (double)xr[j];                                         \
     double m_ = s_ / (double)d, v_ = 0.0;                                                     \
+    _Pragma("omp simd reduction(+:v_)")                                                       \
     for (long j = 0; j < d; j++) { double c_ = (double)xr[j] - m_; v_ += c_ * c_; }          \
     mean = m_;                                                                                \
     rstd = 1.0 / sqrt(v_ / (double)d + eps);                                                  \
@@ -101,6 +106,7 @@ GELU_KERNELS(f64, double, erf, exp)
         double mean, rstd;                                                                    \
         ROW_STATS(T, xr, d, eps, mean, rstd);                                                 \
         double sg = 0.0, sgx = 0.0;                                                           \
+        _Pragma("omp simd reduction(+:sg, sgx)")                                              \
         for (long j = 0; j < d; j++) {                                                        \
           double xh = ((double)xr[j] - mean) * rstd, gg = (double)gr[j] * (double)gamma[j];  \
           sg += gg;                                                                           \

@@ -1,0 +1,39 @@
+"""`Transaction` on Cuda (over the CPU stand-in): one `asnumpy` (one wait, one transfer) for
+many tensors of several dtypes, each read back exactly. The spy wraps the fake's real
+`asnumpy`; on the GPU the same path runs on cupy through the conformance suite's
+`test_transaction` (`uv run pytest packages/burn-cuda/tests/test_conformance.py -k transaction`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+from burn_tensor import Tensor, Transaction
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_backend import cuda_on_cpu_backend  # noqa: E402
+
+
+def test_transaction_is_one_transfer():
+    with cuda_on_cpu_backend() as (backend, fake):
+        dev = backend.device()
+        a = Tensor.from_data(np.arange(12.0).reshape(3, 4), dev).swap_dims(0, 1)
+        b = Tensor.from_data(np.arange(5), dev)
+        c = Tensor.from_data(np.array([True, False, True]), dev)
+        real = fake.asnumpy
+        calls = []
+
+        def counting(x):
+            calls.append(x.shape)
+            return real(x)
+
+        fake.asnumpy = counting
+        try:
+            datas = Transaction().register(a).register(b).register(c).execute()
+        finally:
+            fake.asnumpy = real
+        assert len(calls) == 1, calls
+        assert datas[0].array.tolist() == np.arange(12.0).reshape(3, 4).T.tolist()
+        assert datas[1].array.tolist() == [0, 1, 2, 3, 4]
+        assert datas[2].array.tolist() == [True, False, True]

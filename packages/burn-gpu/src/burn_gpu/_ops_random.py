@@ -1,0 +1,46 @@
+"""Random tensors written once over the runtime contract: burn_gpu's Philox kernel
+(`random_program`) launched with a device's (seed, call) words. Each backend keeps its own
+(seed, call) state and hands `draw` a `next_call()` that returns the next pair."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from ._random import KINDS, random_program
+from ._runtime import Runtime
+
+#: element indices of one call are 32-bit (the kernel's `n` is an int)
+MAX_ELEMENTS = 2**31 - 1
+_W = 0xFFFFFFFF
+
+
+def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple[int, int]]):
+    """A new [shape] array of `dtype` (a float or int kernel dtype) drawn from `distribution`
+    (default / uniform / normal / bernoulli); int dtypes get integers in [ceil(low),
+    ceil(high)) for uniform draws and rounded normals. `next_call()` is asked once, before
+    the allocation (the call counts even if that fails)."""
+    n = math.prod(shape)
+    if n > MAX_ELEMENTS:
+        raise ValueError(
+            f"random: {n} elements in one call; at most {MAX_ELEMENTS} (draw in parts)"
+        )
+    kind = KINDS[distribution.kind]
+    a, b = distribution.a, distribution.b
+    is_int = not dtype.name.startswith("float")
+    if is_int and kind in (0, 1):
+        a, b = math.ceil(a), math.ceil(b)
+        if b <= a:
+            raise ValueError(f"int_random: no integer in [{distribution.a}, {distribution.b})")
+    seed, call = next_call()
+    out = rt.empty(tuple(shape), dtype)
+    if n:
+        f64 = dtype.name == "float64" or (is_int and rt.fp64)
+        render = lambda: random_program(dtype.name, rt.dialect, f64)
+        k = rt.kernel(("random", dtype.name, f64), "philox_random", render)
+        words = [(seed & _W, "uint32"), (seed >> 32, "uint32")]
+        words += [(call & _W, "uint32"), (call >> 32, "uint32")]
+        F = "float64" if f64 else "float32"
+        args = [out, (n, "int32"), *words, (kind, "int32"), (a, F), (b, F)]
+        rt.call(k, n, args, flat=True)
+    return out

@@ -1,0 +1,226 @@
+"""The generated source's style: calls of the runtime helpers (`ops.f(...)`) with keyword
+arguments, and no line over 100 characters.
+
+Both run on the generator's own lines, after they were written and before the source is
+verified (`_verify.py` checks the result, so a rewrite here cannot smuggle anything in).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import io
+import tokenize
+
+WIDTH = 100
+BINARY = ("+", "-", "*", "/", "//", "@", "&", "|", "%", "**")
+OPERAND = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
+POSITIONAL = 1  # leading arguments kept positional: the tensor an `ops` helper works on
+
+
+@functools.lru_cache(maxsize=None)
+def _params(name: str) -> tuple[str, ...] | None:
+    """Names of `ops.<name>`'s positional-or-keyword parameters (None: leave its calls)."""
+    from . import ops
+
+    fn = getattr(ops, name, None)
+    if fn is None:
+        return None
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    names = []
+    for p in sig.parameters.values():
+        if p.kind is not p.POSITIONAL_OR_KEYWORD:
+            break
+        names.append(p.name)
+    return tuple(names)
+
+
+class _Keywords(ast.NodeTransformer):
+    def __init__(self):
+        self.changed = False
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        f = node.func
+        if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ops"):
+            return node
+        if len(node.args) <= POSITIONAL + 1 or any(isinstance(a, ast.Starred) for a in node.args):
+            return node
+        names = _params(f.attr)
+        if names is None or len(names) < len(node.args):
+            return node
+        keep, named = node.args[:POSITIONAL], node.args[POSITIONAL:]
+        node.keywords = [
+            ast.keyword(arg=names[POSITIONAL + i], value=v) for i, v in enumerate(named)
+        ] + node.keywords
+        node.args = keep
+        self.changed = True
+        return node
+
+
+def with_keywords(line: str) -> str:
+    """`line` (one simple statement) with `ops.f(a, b, c)` written `ops.f(a, b=b, c=c)`."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#") or "ops." not in stripped:
+        return line
+    try:
+        tree = ast.parse(stripped)
+    except SyntaxError:
+        return line  # a compound statement's head (`for ...:`): written as it is
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.Assign, ast.Expr, ast.AugAssign)):
+        return line
+    t = _Keywords()
+    tree = t.visit(tree)
+    if not t.changed:
+        return line
+    return line[: len(line) - len(line.lstrip())] + ast.unparse(tree)
+
+
+def _tokens(text: str):
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+
+
+def _top_commas(text: str) -> list[int] | None:
+    """Offsets of the commas at bracket depth 0 of `text` (None if it does not tokenize)."""
+    toks = _tokens(text)
+    if toks is None:
+        return None
+    depth, out = 0, []
+    for t in toks:
+        if t.type == tokenize.OP and t.string in "([{":
+            depth += 1
+        elif t.type == tokenize.OP and t.string in ")]}":
+            depth -= 1
+        elif t.type == tokenize.OP and t.string == "," and depth == 0:
+            out.append(t.start[1])
+    return out
+
+
+def _widest_bracket(code: str) -> tuple[int, int] | None:
+    """(open, close) offsets of the widest outermost bracket pair of `code` (the call whose
+    arguments make the line long: `Conv2dConfig(...)` in `Conv2dConfig(...).init(device)`)."""
+    toks = _tokens(code)
+    if toks is None:
+        return None
+    stack, best = [], None
+    for t in toks:
+        if t.type == tokenize.OP and t.string in "([{":
+            stack.append(t.start[1])
+        elif t.type == tokenize.OP and t.string in ")]}" and stack:
+            o = stack.pop()
+            if not stack and (best is None or t.start[1] - o > best[1] - best[0]):
+                best = (o, t.start[1])
+    if best is None or stack:
+        return None
+    return best
+
+
+def _dump(text: str) -> str | None:
+    """The AST of a statement (a compound statement's head gets a `pass` body), or None."""
+    body = "\n    pass" if text.rstrip().endswith(":") else ""
+    try:
+        return ast.dump(ast.parse(text + body))
+    except SyntaxError:
+        return None
+
+
+def wrap(line: str, width: int = WIDTH) -> list[str]:
+    """`line` split to fit `width` (see `_wrap`), kept only when the split lines parse to the
+    same AST as the line: a split can never change what the code does."""
+    if len(line) <= width:
+        return [line]
+    out = _wrap(line, width)
+    if len(out) == 1:
+        return out
+    indent = len(line) - len(line.lstrip())
+    before = _dump(line.strip())
+    after = _dump("\n".join(piece[indent:] for piece in out))
+    return out if before is not None and before == after else [line]
+
+
+def _wrap(line: str, width: int = WIDTH) -> list[str]:
+    """`line` split so no piece is longer than `width` where Python allows it: the arguments
+    of its last call on their own line(s), one per line when they still do not fit; a long
+    expression without a call parenthesized and split at its operators; a trailing comment
+    moved above. A line that cannot be split is returned as it is."""
+    if len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    code, comment = line.strip(), ""
+    toks = _tokens(code)
+    if toks is None:
+        return [line]
+    for t in toks:
+        if t.type == tokenize.COMMENT:
+            code, comment = code[: t.start[1]].rstrip(), t.string
+            break
+    if comment:
+        return [indent + comment] + _wrap(indent + code, width)
+    if code.startswith("#"):
+        return [line]
+    eq = code.find(" = ")
+    if eq > 0 and "(" not in code[:eq]:
+        target, expr = code[:eq], code[eq + 3 :]
+        pieces = _split_operators(expr)
+        if pieces and len(pieces) > 1:
+            inner_indent = indent + "    "
+            body = [w for p in pieces for w in _wrap(inner_indent + p, width)]
+            return [f"{indent}{target} = ("] + body + [indent + ")"]
+    pair = _widest_bracket(code)
+    if pair is not None and pair[1] - pair[0] > 1:
+        o, c = pair
+        head, inner, tail = code[: o + 1], code[o + 1 : c].strip(), code[c:]
+        inner_indent = indent + "    "
+        if len(inner_indent) + len(inner) <= width:
+            body = [inner_indent + inner]
+        else:
+            commas = _top_commas(inner) or []
+            cuts = [0] + [i + 1 for i in commas] + [len(inner)]
+            parts = [inner[a:b].strip().rstrip(",").strip() for a, b in zip(cuts, cuts[1:])]
+            parts = [p for p in parts if p]
+            if len(parts) == 1:
+                # one item: no trailing comma, which would make `(cond)` a tuple, always true;
+                # inside the brackets it may break at its operators
+                pieces = _split_operators(parts[0], words=True)
+                if len(inner_indent) + len(parts[0]) > width and pieces and len(pieces) > 1:
+                    body = [w for p in pieces for w in _wrap(inner_indent + p, width)]
+                else:
+                    body = _wrap(inner_indent + parts[0], width)
+            else:
+                body = [w for p in parts for w in _wrap(inner_indent + p + ",", width)]
+        return [indent + head] + body + [indent + tail]
+    return [line]
+
+
+def _split_operators(expr: str, words: bool = False) -> list[str] | None:
+    """`expr` cut before each top-level binary operator (`a + b * c` -> [`a`, `+ b * c`]);
+    with `words`, before `and` / `or` too."""
+    toks = _tokens(expr)
+    if toks is None:
+        return None
+    depth, cuts, prev = 0, [], None
+    for t in toks:
+        if t.type == tokenize.OP and t.string in "([{":
+            depth += 1
+        elif t.type == tokenize.OP and t.string in ")]}":
+            depth -= 1
+        elif depth == 0 and (
+            (t.type == tokenize.OP and t.string in BINARY)
+            or (words and t.type == tokenize.NAME and t.string in ("and", "or"))
+        ):
+            # binary only after an operand (`a * -b` keeps `-b` whole)
+            if prev is not None and (prev.type in OPERAND or prev.string in ")]}"):
+                cuts.append(t.start[1])
+        if t.type not in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER):
+            prev = t
+    if not cuts:
+        return None
+    bounds = [0] + cuts + [len(expr)]
+    return [expr[a:b].strip() for a, b in zip(bounds, bounds[1:])]
