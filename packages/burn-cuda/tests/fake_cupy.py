@@ -328,6 +328,9 @@ class _Stream:
 
 
 class _DeviceCtx(contextlib.AbstractContextManager):
+    #: what `CudaRuntime` reads (Fusion's grid cap): a small GPU's SM count
+    attributes = {"MultiProcessorCount": 4}
+
     def __init__(self, index: int = 0):
         if index != 0:
             raise RuntimeError(f"the CPU stand-in has one device, asked for {index}")
