@@ -16,6 +16,7 @@ from typing import Any
 from burn_tensor import Backend, Device, DType
 
 from ._check import bad_count, bad_grad, consumed_graph
+from ._ready import current as current_watch
 from ._tensor import AutodiffTensor, Meta
 
 _ids = itertools.count(1)
@@ -203,6 +204,7 @@ def run_backward(root: AutodiffTensor) -> Gradients:
     leaf_grads = grads._g
     add = b.float_add
     order = topo_order(node)
+    watch = current_watch()  # grad_ready(): told of each watched leaf once its gradient is final
     # A node an earlier backward() cleared has no rule left: walking through it would silently
     # give no gradient to anything behind it. Checked before any node is cleared, so a refused
     # pass leaves the graph as it was.
@@ -214,7 +216,9 @@ def run_backward(root: AutodiffTensor) -> Gradients:
         if n.leaf:
             if g is not None:
                 prev = leaf_grads.get(n.id)
-                leaf_grads[n.id] = g if prev is None else add(prev, g)
+                leaf_grads[n.id] = g = g if prev is None else add(prev, g)
+                if watch is not None:
+                    watch.fire(n.id, g)
             continue
         if g is not None and n.rule is not None:
             gs = n.rule.backward(n, g)
