@@ -40,7 +40,7 @@ class _Watch:
         self.callback = callback
         self.where: dict[int, int] = {}  # leaf node id -> index in `tensors`
         for i, t in enumerate(self.tensors):
-            node = getattr(t._p, "node", None)
+            node = getattr(t.into_primitive(), "node", None)
             if node is not None:
                 self.where[node.id] = i
 
@@ -48,8 +48,9 @@ class _Watch:
         i = self.where.get(node_id)
         if i is None:
             return
-        t = self.tensors[i]
-        self.callback(i, t._make(grad, t._o.kind, t._d.inner()))
+        from burn_tensor import Float, Tensor
+
+        self.callback(i, Tensor.from_primitive(grad, Float, self.tensors[i].device.inner()))
 
 
 def current() -> _Watch | None:
