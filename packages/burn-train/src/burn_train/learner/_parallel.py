@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from burn_optim import GradientsParams
 from burn_tensor.collective import ThreadGroup
 
+from ._overlap import BucketReducer, CollectiveTimer, bucket_mb_from_env
 from ._protocols import Optimizer
 from ._strategy import LossCheck, optim_step, start_epoch
 
@@ -76,29 +78,50 @@ def sync_from_root(model: Any, comm: Any) -> Any:
 
 
 def rank_step(
-    comm: Any, model: Any, optim: Optimizer, lr: float, shard: Any, check: LossCheck | None = None
+    comm: Any,
+    model: Any,
+    optim: Optimizer,
+    lr: float,
+    shard: Any,
+    check: LossCheck | None = None,
+    reducer: BucketReducer | None = None,
+    timer: CollectiveTimer | None = None,
 ) -> tuple[Any, Any]:
     """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
     Returns (new model, metrics item or None when the rank had no items).
 
-    Every rank all-reduces one gradient per trainable parameter (batched by `all_reduce_flat`),
-    in the same order: a rank with no items (the last batch can be smaller than the number of
-    ranks), or a parameter its forward did not reach, contributes zeros."""
-    grads, item = None, None
-    if shard.items:
-        output = model.train_step(shard.batch)
-        grads, item = output.grads, output.item
+    Every rank all-reduces one gradient per trainable parameter, in the same order: a rank
+    with no items (the last batch can be smaller than the number of ranks), or a parameter its
+    forward did not reach, contributes zeros. With a `reducer` the gradients are reduced in
+    buckets while the backward pass runs (`_overlap.py`); without, after it, batched by
+    `all_reduce_flat`. Both give bitwise the same sums. `timer` (or the reducer's) accumulates
+    the time spent waiting on the reduction."""
     weight = shard.items / shard.total
     params = _trainable(model)
-    local = []
-    for p in params:
-        g = grads.get(p.id) if grads is not None else None
-        if g is None:
-            g = p.val().inner().zeros_like()
-        elif weight != 1.0:
-            g = g * weight
-        local.append(g)
-    summed = all_reduce_flat(local, comm)
+    item = None
+    if reducer is not None:
+        with reducer.step(params, weight) as pending:
+            if shard.items:
+                item = model.train_step(shard.batch).item
+        summed = pending.finish()
+    else:
+        grads = None
+        if shard.items:
+            output = model.train_step(shard.batch)
+            grads, item = output.grads, output.item
+        local = []
+        for p in params:
+            g = grads.get(p.id) if grads is not None else None
+            if g is None:
+                g = p.val().inner().zeros_like()
+            elif weight != 1.0:
+                g = g * weight
+            local.append(g)
+        start = time.perf_counter()
+        summed = all_reduce_flat(local, comm)
+        if timer is not None:
+            timer.wait_s += time.perf_counter() - start
+            timer.steps += 1
     if check is not None and item is not None:
         # Before any update, so a bad loss leaves the model intact; after the all-reduce is
         # queued, so the GPU has it to run while the host waits here for the loss.
@@ -149,6 +172,7 @@ class ThreadedDataParallel:
         self.devices = list(devices)
         self.group = ThreadGroup(self.devices)
         self.comms = [self.group.communicator(r) for r in range(len(devices))]
+        self.timer = CollectiveTimer()  # rank 0's waits (the ranks wait for each other)
         self.set_state(model, optim)
 
     def set_state(self, model: Any, optim: Any) -> None:
@@ -194,7 +218,8 @@ class ThreadedDataParallel:
         def run(r: int) -> None:
             try:
                 self.models[r], items[r] = rank_step(
-                    self.comms[r], self.models[r], self.optims[r], lr, shards[r], check
+                    self.comms[r], self.models[r], self.optims[r], lr, shards[r], check,
+                    timer=self.timer if r == 0 else None,
                 )
             except BaseException as err:  # noqa: BLE001 - re-raised by the caller below
                 errors[r] = err
@@ -231,9 +256,21 @@ class ProcessDataParallel:
 
     needs_eager_check = True  # every rank checks before the collective update
 
-    def __init__(self, model: Any, optim: Optimizer, comm: Any, gather: bool = True) -> None:
+    def __init__(
+        self,
+        model: Any,
+        optim: Optimizer,
+        comm: Any,
+        gather: bool = True,
+        bucket_mb: float | None = None,
+    ) -> None:
+        """`bucket_mb`: size of the gradient buckets reduced during the backward pass (default
+        `$BURN_DDP_BUCKET_MB`, else 25); 0 reduces every gradient after the pass instead."""
         self.comm, self.rank, self.gather = comm, comm.rank, gather
         self.model, self.optim = sync_from_root(model, comm), optim
+        mb = bucket_mb_from_env() if bucket_mb is None else bucket_mb
+        self.reducer = BucketReducer(comm, mb) if mb > 0 else None
+        self.timer = self.reducer.timer if self.reducer is not None else CollectiveTimer()
 
     def batches(self, loader: Any, epoch: int) -> Iterator[Any]:
         return start_epoch(loader, epoch)  # the loader is already this rank's shard
@@ -257,7 +294,9 @@ class ProcessDataParallel:
         """One step; returns the metric items this rank renders."""
         from ._gather import gather_items
 
-        self.model, item = rank_step(self.comm, self.model, self.optim, lr, shard, check)
+        self.model, item = rank_step(
+            self.comm, self.model, self.optim, lr, shard, check, self.reducer, self.timer
+        )
         if not self.gather:
             return [item] if item is not None else []
         items = gather_items(self.comm, item)
