@@ -52,6 +52,9 @@ class Learner:
         self.resumed_from: int | None = None
         #: with `LearnerBuilder.capture()`: the captured step's `stats()` after `fit`
         self.capture_stats: dict | None = None
+        #: data parallel: this rank's time waiting on gradient collectives after `fit`
+        #: ({"rank", "steps", "wait_s", "ms_per_step"}; None on one device)
+        self.collective_wait: dict | None = None
 
     def fit(self, dataloader_train: Any, dataloader_valid: Any) -> Any:
         """Train for the configured epochs; returns the trained model.
@@ -196,6 +199,11 @@ class Learner:
                 captured.release()
             if self.interrupted:
                 log.info("Training stopped: %s", cfg.interrupter.get_message())
+            timer = getattr(strategy, "timer", None)
+            if timer is not None and timer.steps:  # data parallel: what the ranks waited
+                from ._overlap import report_wait
+
+                self.collective_wait = report_wait(timer, strategy.rank)
         finally:
             for logger in cfg.processor.loggers:
                 logger.close()

@@ -165,3 +165,28 @@ class BucketReducer:
         # import burn_autodiff; trainable parameters live on an Autodiff device.
         with tensors[0].device.backend.grad_ready(tensors, pending.ready):
             yield pending
+
+
+def report_wait(timer: CollectiveTimer, rank: int | None) -> dict:
+    """Print this rank's time waiting on collectives (stderr) and, under the launcher, leave it
+    in `$BURN_LAUNCH_DIR/collective-rank-R.json` for the launcher's end-of-job summary.
+    Returns {"rank", "steps", "wait_s", "ms_per_step"}."""
+    import json
+    import sys
+
+    stats = {
+        "rank": rank if rank is not None else 0,
+        "steps": timer.steps,
+        "wait_s": timer.wait_s,
+        "ms_per_step": timer.per_step_ms(),
+    }
+    who = "devices of this process" if rank is None else f"rank {rank}"
+    print(f"burn-train: {who}: {timer.summary()}", file=sys.stderr, flush=True)
+    where = os.environ.get("BURN_LAUNCH_DIR")
+    if where and rank is not None:
+        from burn_record import atomic_write
+
+        data = json.dumps(stats).encode("utf-8")
+        path = os.path.join(where, f"collective-rank-{rank}.json")
+        atomic_write(path, lambda f: f.write(data))
+    return stats
