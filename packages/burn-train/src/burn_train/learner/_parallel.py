@@ -27,6 +27,7 @@ from burn_tensor.collective import ThreadGroup
 
 from ._overlap import BucketReducer, CollectiveTimer, bucket_mb_from_env
 from ._protocols import Optimizer
+from ._zero import ShardedOptimizer
 from ._strategy import LossCheck, optim_step, start_epoch
 
 
@@ -86,6 +87,7 @@ def rank_step(
     check: LossCheck | None = None,
     reducer: BucketReducer | None = None,
     timer: CollectiveTimer | None = None,
+    sharded: ShardedOptimizer | None = None,
 ) -> tuple[Any, Any]:
     """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
     Returns (new model, metrics item or None when the rank had no items).
@@ -126,6 +128,8 @@ def rank_step(
         # Before any update, so a bad loss leaves the model intact; after the all-reduce is
         # queued, so the GPU has it to run while the host waits here for the loss.
         check(item)
+    if sharded is not None:  # ZeRO-1: update the owned share, all-gather the parameters
+        return sharded.step(lr, model, params, summed), item
     reduced = GradientsParams()
     for p, g in zip(params, summed, strict=True):
         reduced.register(p.id, g)
@@ -263,14 +267,18 @@ class ProcessDataParallel:
         comm: Any,
         gather: bool = True,
         bucket_mb: float | None = None,
+        shard_optimizer: bool = False,
     ) -> None:
         """`bucket_mb`: size of the gradient buckets reduced during the backward pass (default
-        `$BURN_DDP_BUCKET_MB`, else 25); 0 reduces every gradient after the pass instead."""
+        `$BURN_DDP_BUCKET_MB`, else 25); 0 reduces every gradient after the pass instead.
+        `shard_optimizer`: ZeRO stage 1, each rank keeps 1/N of the optimizer state
+        (`self.sharded`, see `_zero.py`)."""
         self.comm, self.rank, self.gather = comm, comm.rank, gather
         self.model, self.optim = sync_from_root(model, comm), optim
         mb = bucket_mb_from_env() if bucket_mb is None else bucket_mb
         self.reducer = BucketReducer(comm, mb) if mb > 0 else None
         self.timer = self.reducer.timer if self.reducer is not None else CollectiveTimer()
+        self.sharded = ShardedOptimizer(optim, comm) if shard_optimizer else None
 
     def batches(self, loader: Any, epoch: int) -> Iterator[Any]:
         return start_epoch(loader, epoch)  # the loader is already this rank's shard
@@ -280,6 +288,8 @@ class ProcessDataParallel:
 
     def set_state(self, model: Any, optim: Any) -> None:
         self.model, self.optim = model, optim
+        if self.sharded is not None:
+            self.sharded.optim = optim
 
     def agree(self, flag: bool) -> bool:
         """True on every rank if `flag` is true on any: ranks stop at the same step (a Ctrl-C
@@ -295,7 +305,8 @@ class ProcessDataParallel:
         from ._gather import gather_items
 
         self.model, item = rank_step(
-            self.comm, self.model, self.optim, lr, shard, check, self.reducer, self.timer
+            self.comm, self.model, self.optim, lr, shard, check, self.reducer, self.timer,
+            self.sharded,
         )
         if not self.gather:
             return [item] if item is not None else []
