@@ -21,6 +21,7 @@ from ._differentiable import all_reduce, register_autodiff_all_reduce
 from ._errors import CollectiveError
 from ._group import Communicator, all_gather, broadcast
 from ._init import in_process_group, init_process_group
+from ._mpi import MpiGroup
 from ._nccl import NcclGroup
 from ._process_group import ProcessGroup
 from ._thread_group import ThreadCommunicator, ThreadGroup
@@ -29,6 +30,7 @@ __all__ = [
     "TOKEN_ENV",
     "CollectiveError",
     "Communicator",
+    "MpiGroup",
     "NcclGroup",
     "ProcessGroup",
     "ThreadCommunicator",
