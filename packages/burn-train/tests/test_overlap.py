@@ -103,3 +103,17 @@ def test_bucket_env_checked(monkeypatch):
         bucket_mb_from_env()
     monkeypatch.setenv("BURN_DDP_BUCKET_MB", "0")
     assert bucket_mb_from_env() == 0.0
+
+
+def test_a_second_backward_in_one_step_is_refused():
+    model = init_model()
+    comm = ProcessGroup.connect(0, 1, "127.0.0.1", 0)
+    reducer = BucketReducer(comm, TINY_MB)
+    batch = Batcher().batch(make_items(8, 0), AD.device())
+    try:
+        with pytest.raises(RuntimeError, match="second gradient in one step.*BURN_DDP_BUCKET_MB=0"):
+            with reducer.step(_trainable(model), 1.0):
+                model.train_step(batch)
+                model.train_step(batch)
+    finally:
+        comm.close()

@@ -92,7 +92,12 @@ class _Step:
 
     def ready(self, i: int, grad: Any) -> None:
         if self.local[i] is not None:
-            return
+            name = getattr(self.params[i], "id", i)
+            raise RuntimeError(
+                f"gradient overlap: parameter {name} got a second gradient in one step: "
+                "train_step ran backward() more than once, and its bucket was already being "
+                "reduced; reduce after the pass instead (BURN_DDP_BUCKET_MB=0)"
+            )
         self.local[i] = grad * self.weight if self.weight != 1.0 else grad
         self.missing[self.bucket_of[i]] -= 1
         self._start_ready()
