@@ -186,7 +186,12 @@ def report_wait(timer: CollectiveTimer, rank: int | None) -> dict:
         "ms_per_step": timer.per_step_ms(),
     }
     who = "devices of this process" if rank is None else f"rank {rank}"
-    print(f"burn-train: {who}: {timer.summary()}", file=sys.stderr, flush=True)
+    line = f"burn-train: {who}: {timer.summary()}\n"
+    try:  # one write per line: print's text and newline can interleave with another rank's
+        sys.stderr.flush()
+        os.write(sys.stderr.fileno(), line.encode())
+    except (AttributeError, OSError, ValueError):  # a stderr without a descriptor (captured)
+        sys.stderr.write(line)
     where = os.environ.get("BURN_LAUNCH_DIR")
     if where and rank is not None:
         from burn_record import atomic_write
