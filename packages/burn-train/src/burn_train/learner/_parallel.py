@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,8 +28,11 @@ from burn_tensor.collective import ThreadGroup
 
 from ._overlap import BucketReducer, CollectiveTimer, bucket_mb_from_env
 from ._protocols import Optimizer
-from ._zero import ShardedOptimizer
+from ._zero import ShardedOptimizer, merge_shards, shard_optim_from_env
 from ._strategy import LossCheck, optim_step, start_epoch
+
+
+SHARDS = "optim-shards"  # beside the checkpoint records: one folder per epoch
 
 
 class _FloatParams:
@@ -267,18 +271,22 @@ class ProcessDataParallel:
         comm: Any,
         gather: bool = True,
         bucket_mb: float | None = None,
-        shard_optimizer: bool = False,
+        shard_optimizer: bool | None = None,
     ) -> None:
         """`bucket_mb`: size of the gradient buckets reduced during the backward pass (default
         `$BURN_DDP_BUCKET_MB`, else 25); 0 reduces every gradient after the pass instead.
         `shard_optimizer`: ZeRO stage 1, each rank keeps 1/N of the optimizer state
-        (`self.sharded`, see `_zero.py`)."""
+        (`self.sharded`, see `_zero.py`; default `$BURN_DDP_SHARD_OPTIM=1`)."""
         self.comm, self.rank, self.gather = comm, comm.rank, gather
         self.model, self.optim = sync_from_root(model, comm), optim
         mb = bucket_mb_from_env() if bucket_mb is None else bucket_mb
         self.reducer = BucketReducer(comm, mb) if mb > 0 else None
         self.timer = self.reducer.timer if self.reducer is not None else CollectiveTimer()
+        if shard_optimizer is None:
+            shard_optimizer = shard_optim_from_env()
         self.sharded = ShardedOptimizer(optim, comm) if shard_optimizer else None
+        if self.sharded is not None:
+            self.sharded.keep_owned(self.model)  # a resumed whole record: keep this rank's part
 
     def batches(self, loader: Any, epoch: int) -> Iterator[Any]:
         return start_epoch(loader, epoch)  # the loader is already this rank's shard
@@ -290,6 +298,46 @@ class ProcessDataParallel:
         self.model, self.optim = model, optim
         if self.sharded is not None:
             self.sharded.optim = optim
+
+    # -- sharded optimizer state in checkpoints (`checkpoint/optim-shards/epoch-N/`) -------------
+
+    def save_optimizer_shard(self, unit: Any, epoch: int) -> None:
+        """Every rank writes its optimizer shard for `epoch` (with sharding; else nothing), all
+        before rank 0 commits the checkpoint (called by every rank before it)."""
+        if self.sharded is None:
+            return
+        import shutil
+
+        root = Path(unit.directory) / SHARDS
+        folder = root / f"epoch-{epoch}"
+        if self.rank == 0:  # a re-save (another world size) must not mix with old shards
+            shutil.rmtree(folder, ignore_errors=True)
+            kept = set(unit.epochs_on_disk())
+            for old in root.glob("epoch-*") if root.is_dir() else []:
+                e = old.name.removeprefix("epoch-")
+                if e.isdigit() and int(e) < epoch and int(e) not in kept:
+                    shutil.rmtree(old, ignore_errors=True)  # its checkpoint was deleted
+            folder.mkdir(parents=True, exist_ok=True)
+        self.barrier()
+        recorder = unit.files["optim"].recorder
+        name = f"rank-{self.rank}-of-{self.comm.world_size}"
+        recorder.record(self.sharded.shard_record(self.model), folder / name)
+        self.barrier()
+
+    def load_optimizer_shards(self, unit: Any, epoch: int) -> None:
+        """After resuming from `epoch`: the optimizer state from its shards, this rank's part
+        with sharding, the whole merged record without. A checkpoint without shards (saved
+        without sharding) keeps the whole record already loaded (this rank's part of it)."""
+        folder = Path(unit.directory) / SHARDS / f"epoch-{epoch}"
+        files = sorted(folder.glob("rank-*-of-*")) if folder.is_dir() else []
+        if not files:
+            return
+        recorder = unit.files["optim"].recorder
+        shards = [recorder.load(f) for f in files]
+        if self.sharded is not None:
+            self.sharded.load_shards(self.model, shards)
+        else:
+            self.optim.load_record(merge_shards(self.model, shards))
 
     def agree(self, flag: bool) -> bool:
         """True on every rank if `flag` is true on any: ranks stop at the same step (a Ctrl-C

@@ -25,6 +25,19 @@ from typing import Any
 from burn_optim import GradientsParams
 
 
+SHARD_ENV = "BURN_DDP_SHARD_OPTIM"
+
+
+def shard_optim_from_env() -> bool:
+    """`$BURN_DDP_SHARD_OPTIM`: 1 shards the optimizer state of a launched Learner (default 0)."""
+    import os
+
+    raw = os.environ.get(SHARD_ENV, "0")
+    if raw not in ("0", "1"):
+        raise ValueError(f"{SHARD_ENV} must be 0 or 1, got {raw!r}")
+    return raw == "1"
+
+
 def plan_owners(sizes: list[int], world: int) -> list[int]:
     """The owning rank of each parameter (by its byte size): largest first to the least-loaded
     rank."""
@@ -142,22 +155,37 @@ class ShardedOptimizer:
         Raises:
             ValueError: the shards are not one complete set (a rank missing or repeated).
         """
-        worlds = {s.get("world") for s in shards}
-        ranks = sorted(s.get("rank") for s in shards)
-        if len(worlds) != 1 or ranks != list(range(next(iter(worlds)))):
-            raise ValueError(
-                f"load_shards: expected the shards of every rank of one run, got ranks {ranks} "
-                f"of world sizes {sorted(worlds, key=str)}"
-            )
-        merged: dict = {}
-        for s in shards:
-            merged.update(s["state"])
-        named = model.named_parameters()
         from ._parallel import _trainable
 
+        merged = merge_shards(model, shards)
         params = _trainable(model)
         owner = self.owners(params)
-        path = {p.id: n for n, p in named}
-        mine = {str(p.id): merged[path[p.id]] for p, r in zip(params, owner, strict=True)
-                if r == self.rank and path[p.id] in merged}  # fmt: skip
-        self.optim.load_record(mine)
+        mine = {str(p.id) for p, r in zip(params, owner, strict=True) if r == self.rank}
+        self.optim.load_record({k: v for k, v in merged.items() if k in mine})
+
+    def keep_owned(self, model: Any) -> None:
+        """Drop the state of parameters this rank does not own (after loading a whole record,
+        e.g. a checkpoint of a run without sharding)."""
+        names = {str(p.id): n for n, p in model.named_parameters()}
+        whole = {names[k]: v for k, v in self.optim.to_record().items() if k in names}
+        self.load_shards(model, [{"world": 1, "rank": 0, "state": whole}])
+
+
+def merge_shards(model: Any, shards: list[dict]) -> dict:
+    """The whole optimizer record (keyed by `model`'s ParamIds, as `to_record()`) from every
+    rank's shard of one run.
+
+    Raises:
+        ValueError: the shards are not one complete set (a rank missing or repeated).
+    """
+    worlds = {s.get("world") for s in shards}
+    ranks = sorted(s.get("rank") for s in shards)
+    if len(worlds) != 1 or ranks != list(range(next(iter(worlds)))):
+        raise ValueError(
+            f"load_shards: expected the shards of every rank of one run, got ranks {ranks} "
+            f"of world sizes {sorted(worlds, key=str)}"
+        )
+    by_path: dict = {}
+    for s in shards:
+        by_path.update(s["state"])
+    return {str(p.id): by_path[n] for n, p in model.named_parameters() if n in by_path}
