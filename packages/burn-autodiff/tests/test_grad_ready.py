@@ -1,11 +1,18 @@
-"""grad_ready(): each watched leaf's gradient is reported once, final, during backward(), in
-an order where a leaf used first comes last, equal to the gradient backward() returns."""
+"""grad_ready(): each watched leaf's gradient is reported once, final, during backward(), as soon
+as the pass has run the leaf's last consumer (reverse use order), equal to the gradient backward() returns."""
 
 import numpy as np
 import pytest
-from burn_autodiff import Autodiff, grad_ready
+from burn_autodiff import Autodiff, custom_op, grad_ready
 from burn_ndarray import NdArray
 from burn_tensor import Tensor
+
+# Identity whose backward logs its tag: shows when the pass runs each layer's backward.
+MARK = custom_op(
+    "grad_ready_mark",
+    forward=lambda x, events, tag: x,
+    backward=lambda ctx, g: (ctx.options["events"].append(ctx.options["tag"]) or g,),
+)
 
 
 def _chain():
@@ -25,10 +32,9 @@ def test_reported_in_reverse_order_and_equal_to_backward():
             h = (h.matmul(w)).tanh()
         h = h + h.matmul(ws[0])  # ws[0] used twice: reported once, with both uses summed
         grads = h.sum().backward()
-    order = [i for i, _ in seen]
-    # Each once; ws[0] (first used) last. Between leaves of unrelated branches the order is the
-    # pass's topological order, which need not be the reverse of field order.
-    assert sorted(order) == [0, 1, 2] and order[-1] == 0
+    # Each once, as soon as its last use has run: reverse use order (ws[0], used first and
+    # last, when the pass is back at its first use).
+    assert [i for i, _ in seen] == [2, 1, 0]
     for i, g in seen:
         np.testing.assert_array_equal(g, ws[i].grad(grads).to_data().numpy())
 
@@ -47,3 +53,17 @@ def test_non_autodiff_tensor_refused():
     with pytest.raises(TypeError, match=r"tensors\[0\].*not a tensor on an Autodiff device"):
         with grad_ready([t], lambda i, g: None):
             pass
+
+
+def test_reported_before_the_earlier_layers_backward_runs():
+    """A weight's gradient is reported before the backward of the layers in front of it: the
+    data-parallel overlap depends on it (without, every gradient came at the end)."""
+    x, ws = _chain()
+    events = []
+    h = x
+    with grad_ready(ws, lambda i, g: events.append(f"w{i}")):
+        for i, w in enumerate(ws):
+            h = MARK(h.matmul(w).tanh(), events=events, tag=f"layer{i}")
+        h.sum().backward()
+    # layer2's output backward, then w2's gradient, before layer1's backward ...
+    assert events == ["layer2", "w2", "layer1", "w1", "layer0", "w0"]
