@@ -29,7 +29,8 @@ if __name__ == "__main__":
     local = int(os.environ.get("BURN_LOCAL_RANK", "0"))
     device = backend.device(local % backend.device_count())
     train, valid = parts.loaders(backend=backend)
-    train = train.to_device(device) if hasattr(train, "to_device") else train
+    # This rank's GPU for both loaders (real_parts builds them on the backend's device 0).
+    train, valid = train.to_device(device), valid.to_device(device.inner())
     b = (
         LearnerBuilder(out)
         .metric_train_numeric(LossMetric())
