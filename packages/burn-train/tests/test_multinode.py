@@ -59,6 +59,17 @@ def test_two_nodes_of_two_ranks_train_as_one_job(tmp_path):
 def test_killing_one_node_stops_the_other_naming_it_and_last_checkpoint_loads(tmp_path):
     out = tmp_path / "mn"
     procs = _nodes(out, 6, {"MN_STEP_DELAY": "0.15"})
+    try:
+        _kill_node_1_after_epoch_1(out, procs)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+            if p.stdout is not None and not p.stdout.closed:
+                p.communicate()  # reaps it and closes its pipes (node 1 was killed)
+
+
+def _kill_node_1_after_epoch_1(out: Path, procs: list[subprocess.Popen]) -> None:
     deadline = time.monotonic() + 60
     while not list((out / "checkpoint").glob("*-1.*")) and time.monotonic() < deadline:
         time.sleep(0.1)
