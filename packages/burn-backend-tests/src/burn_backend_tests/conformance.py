@@ -29,6 +29,7 @@ from .suites.module_linear import *
 from .suites.module_literals import *
 from .suites.module_pool import *
 from .suites.optim import *
+from .suites.quantization import *
 from .suites.reduce import *
 from .suites.unfold import *
 

@@ -27,6 +27,7 @@ from ._ops_int import IntOps
 from ._ops_module import ModuleOps
 from ._ops_norm import NormOps
 from ._ops_spec import REQUIRED, required_ops
+from .quantization._ops import QuantOps
 
 
 class _Interned(type):
@@ -55,7 +56,15 @@ class _Interned(type):
 
 
 class Backend(
-    FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps, metaclass=_Interned
+    FloatOps,
+    IntOps,
+    BoolOps,
+    ModuleOps,
+    AttentionOps,
+    NormOps,
+    ActivationOps,
+    QuantOps,
+    metaclass=_Interned,
 ):
     """Base class of every backend and decorator.
 

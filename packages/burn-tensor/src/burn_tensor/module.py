@@ -104,7 +104,8 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     )
     _conv_checks("conv1d", x, weight, bias, 1, o.groups, False)
     _conv_out("conv1d", x, weight, o.stride, o.padding, o.dilation, 1)
-    return x._like(x._d.backend.conv1d(x._p, weight._p, None if bias is None else bias._p, o))
+    w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
+    return x._like(x._d.backend.conv1d(x._p, w, None if bias is None else bias._p, o))
 
 
 @half_op(bias_axis=1)
@@ -118,7 +119,8 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     )
     _conv_checks("conv2d", x, weight, bias, 2, o.groups, False)
     _conv_out("conv2d", x, weight, o.stride, o.padding, o.dilation, 2)
-    return x._like(x._d.backend.conv2d(x._p, weight._p, None if bias is None else bias._p, o))
+    w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
+    return x._like(x._d.backend.conv2d(x._p, w, None if bias is None else bias._p, o))
 
 
 @half_op(bias_axis=1)
@@ -279,6 +281,8 @@ def embedding(weights, indices):
             f"expected weights [vocab, d] and indices [batch, seq], got {weights.dims()} and {indices.dims()}",
         )
     check_data.indices_in_range("embedding", indices, 0, weights.dims()[0], "token index")
+    if weights.is_quantized():  # rows of a quantized table are dequantized, the output is float
+        weights = weights.dequantize()
     return weights._like(weights._d.backend.embedding(weights._p, indices._p))
 
 
@@ -317,8 +321,19 @@ def linear(x, weight, bias=None):
     _params_on_input(x, weight, bias, problems)
     if problems:
         raise TensorCheckError("linear", problems)
+    if weight.is_quantized():  # weight-only: the backend's quantized kernel, activations float
+        return x._like(x._d.backend.q_linear(x._p, weight._p, None if bias is None else bias._p))
     p = x._d.backend.linear(x._p, weight._p, None if bias is None else bias._p)
     return x._like(p)
+
+
+def _dequantized(x, weight):
+    """The weight's primitive, dequantized to the input's float dtype when it is quantized."""
+    if not weight.is_quantized():
+        return weight._p
+    from ._dtype import DType
+
+    return x._d.backend.q_dequantize(weight._p, DType.from_np(x._p.dtype))
 
 
 __all__ = [
