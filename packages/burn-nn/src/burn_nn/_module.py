@@ -162,6 +162,11 @@ class Module:
 
     train = from_inner
 
+    def quantize_weights(self, quantizer: Any) -> Module:
+        """A new module with its float parameters quantized by `quantizer` (Burn's
+        `quantize_weights(&mut Quantizer { calibration, scheme })`; see `burn_nn.Quantizer`)."""
+        return self.map(quantizer)
+
     # -- records -------------------------------------------------------------------------------------
     def into_record(self) -> Record:
         """The module's parameters as a nested record of `ParamRecord`s (see `burn_record`).

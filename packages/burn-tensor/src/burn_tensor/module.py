@@ -105,7 +105,8 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     _conv_checks("conv1d", x, weight, bias, 1, o.groups, False)
     _conv_out("conv1d", x, weight, o.stride, o.padding, o.dilation, 1)
     w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
-    return x._like(x._d.backend.conv1d(x._p, w, None if bias is None else bias._p, o))
+    b = None if bias is None else _dequantized(x, bias)
+    return x._like(x._d.backend.conv1d(x._p, w, b, o))
 
 
 @half_op(bias_axis=1)
@@ -120,7 +121,8 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     _conv_checks("conv2d", x, weight, bias, 2, o.groups, False)
     _conv_out("conv2d", x, weight, o.stride, o.padding, o.dilation, 2)
     w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
-    return x._like(x._d.backend.conv2d(x._p, w, None if bias is None else bias._p, o))
+    b = None if bias is None else _dequantized(x, bias)
+    return x._like(x._d.backend.conv2d(x._p, w, b, o))
 
 
 @half_op(bias_axis=1)
@@ -321,14 +323,18 @@ def linear(x, weight, bias=None):
     _params_on_input(x, weight, bias, problems)
     if problems:
         raise TensorCheckError("linear", problems)
-    if weight.is_quantized():  # weight-only: the backend's quantized kernel, activations float
-        return x._like(x._d.backend.q_linear(x._p, weight._p, None if bias is None else bias._p))
+    if weight.is_quantized() or (bias is not None and bias.is_quantized()):
+        # weight-only: the backend's quantized kernel, activations (and the bias) float
+        b = None if bias is None else _dequantized(x, bias)
+        if not weight.is_quantized():
+            return x._like(x._d.backend.linear(x._p, weight._p, b))
+        return x._like(x._d.backend.q_linear(x._p, weight._p, b))
     p = x._d.backend.linear(x._p, weight._p, None if bias is None else bias._p)
     return x._like(p)
 
 
 def _dequantized(x, weight):
-    """The weight's primitive, dequantized to the input's float dtype when it is quantized."""
+    """A parameter's primitive, dequantized to the input's float dtype when it is quantized."""
     if not weight.is_quantized():
         return weight._p
     from ._dtype import DType
