@@ -16,6 +16,7 @@ from burn_record import (
     flatten,
 )
 from burn_tensor import Device, Tensor
+from burn_tensor.quantization import QuantizedData
 
 from . import _tree
 from ._fieldcheck import check_fields
@@ -174,7 +175,7 @@ class Module:
         A `burn_record.Record`: a dict whose fields also read as attributes, so the book's
         `ConvConfig(...).init_with(record.conv1)` works as `record["conv1"]` does.
         """
-        return _tree.to_record(self, lambda p: ParamRecord(str(p.id), p.val().to_data()))
+        return _tree.to_record(self, lambda p: ParamRecord(str(p.id), _param_data(p.val())))
 
     def _record_template(self) -> dict:
         return _tree.to_record(self, lambda p: p.val())
@@ -201,8 +202,10 @@ class Module:
             if isinstance(leaf, ParamRecord):
                 pid, leaf = leaf.id, leaf.value
             if isinstance(leaf, Tensor):
-                leaf = leaf.to_data()
+                leaf = _param_data(leaf)
             old = p.val()
+            if isinstance(leaf, QuantizedData):  # a quantized record restores its scheme
+                return type(p)(pid, Tensor.from_quantized_data(leaf, device or old.device), False)
             t = Tensor.from_data(leaf, device or old.device, old.dtype)
             return type(p)(pid, t, p.require_grad)
 
@@ -238,3 +241,9 @@ _tree.register_module_class(Module)
 
 def _remake(p: Param, value: Tensor) -> Param:
     return type(p)(p.id, value, p.require_grad)
+
+
+def _param_data(t: Tensor):
+    """What a record stores for a parameter: its `TensorData`, or its `QuantizedData` (the
+    integers and scales, not their float values) when it is quantized."""
+    return t.quantized_data() if t.is_quantized() else t.to_data()
