@@ -55,6 +55,10 @@ class QuantView:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        if name == "matmul":  # the backend's quantized matmul (int8 kernels where it has them)
+            run = self.backend.q_matmul
+            self.__dict__[name] = run
+            return run
         attr = getattr(self._float, name)
         if not callable(attr):
             return attr
