@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from burn_gpu import GpuQuantOps
+
 import os
 import threading
 
@@ -21,6 +23,7 @@ _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wi
 
 
 class Cuda(
+    GpuQuantOps,
     CudaSoftmaxOps, CudaOptimOps, CudaOptimManyOps, CudaLinearOps, CudaModuleOps, Backend
 ):
     """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and

@@ -32,6 +32,7 @@ from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._index import RANK, index_layout, index_program
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._pool import GEO_FIELDS, geo_args, pool_program
+from ._quant import GpuQuantOps, qlinear_program, qmm_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
@@ -41,6 +42,9 @@ from ._runtime import GpuBackend, Runtime, runtime_of
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
+    "GpuQuantOps",
+    "qlinear_program",
+    "qmm_program",
     "COL_GROUP",
     "CTYPES",
     "DIALECTS",

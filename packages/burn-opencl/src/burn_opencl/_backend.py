@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from burn_gpu import GpuQuantOps
+
 from . import _platform
 from ._api import Backend, Device, NoDeviceError
 from ._array import ClArray
@@ -19,7 +21,7 @@ from ._runtime import runtime_for
 _SELECTIONS: dict = {}
 
 
-class OpenCl(OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
+class OpenCl(GpuQuantOps, OpenClSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:
