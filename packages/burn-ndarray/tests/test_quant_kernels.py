@@ -65,9 +65,11 @@ def test_packed_linear_matches_float64_reference(scheme, m):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
 
 
-def test_packed_linear_does_not_expand_the_weight():
-    """int4 weight [4096, 4096]: 8 MiB packed, 64 MiB as float32. The linear at batch 1 must
-    raise the peak RSS of a fresh process by far less than the float32 weight."""
+@pytest.mark.parametrize("op", ["linear", "matmul"])
+def test_packed_linear_does_not_expand_the_weight(op):
+    """int4 weight [4096, 4096]: 8 MiB packed, 64 MiB as float32. `module.linear(x, w)` and
+    `x.matmul(w)` at batch 1 must raise the peak RSS of a fresh process by far less than the
+    float32 weight."""
     child = textwrap.dedent(
         """
         import resource
@@ -83,16 +85,36 @@ def test_packed_linear_does_not_expand_the_weight():
         scales = np.full((4096, 128), 0.01, np.float32)
         w = Tensor.from_quantized_data(QuantizedData(values, scales, scheme, (4096, 4096)), d)
         x = Tensor.from_data(np.ones((1, 4096), np.float32), d)
-        module.linear(x, w).numpy()  # warm up: library load, first-call allocations
+        run = (lambda: module.linear(x, w)) if OP == "linear" else (lambda: x.matmul(w))
+        _native_quant.lib()  # the library loaded before the baseline
+        # ru_maxrss is the lifetime peak: the baseline is taken before the first call, else a
+        # first call that expanded the weight would hide in the baseline
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        y = module.linear(x, w).numpy()
+        run().numpy()
+        y = run().numpy()
         after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         assert y.shape == (1, 4096) and np.isfinite(y).all()
         print(before, after)
         """
     )
+    child = f"OP = {op!r}\n" + child
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     before, after = map(int, out.stdout.split())
     grew_mib = (after - before) / 1024
     assert grew_mib < 8, f"peak RSS grew {grew_mib:.1f} MiB (a float32 weight is 64 MiB)"
+
+
+def test_float_matmul_quantized_weight_takes_the_packed_kernel():
+    """x.matmul(qw) (float lhs, quantized rank-2 rhs) = linear without bias (that it runs on
+    the packed kernel is checked by the peak-RSS test's `matmul` case)."""
+    d = NdArray(num_threads=2).device()
+    rng = np.random.default_rng(4)
+    scheme = QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(16))
+    w = Tensor.from_data(rng.normal(size=(64, 48)).astype(np.float32), d).quantize_dynamic(scheme)
+    x = rng.normal(size=(3, 64)).astype(np.float32)
+    wd = w.quantized_data()
+    want = x.astype(np.float64) @ dequantize_ref(wd.values, wd.scales, scheme, (64, 48))
+    got = Tensor.from_data(x, d).matmul(w)
+    assert not got.is_quantized()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)

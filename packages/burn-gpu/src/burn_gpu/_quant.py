@@ -146,6 +146,9 @@ class GpuQuantOps:
                 and np.dtype(p.scales.dtype) == np.float32
             )
 
+        if type(x) is not QuantizedPrimitive and type(y) is QuantizedPrimitive and len(y.shape) == 2:
+            if len(x.shape) == 2:  # float @ quantized weight: the packed weight-only kernel
+                return self.q_linear(x, y, None)
         if not (ok(x) and ok(y)) or self.float_dtype is not DType.F32 or x.shape[1] != y.shape[0]:
             return super().q_matmul(x, y)
         m, k = x.shape

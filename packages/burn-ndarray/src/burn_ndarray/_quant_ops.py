@@ -5,7 +5,7 @@ Overrides of burn_tensor's `QuantOps` defaults (same results, checked by the con
   memory order of the values on a little-endian CPU) instead of one op per value of a word.
 - `q_matmul`: both operands 8-bit, per tensor, rank 2, float32 backend: int8 x int8 -> int32
   (`qmm_i8_i32`, OpenMP over `num_threads`), then `acc * scale_x * scale_y` in float32.
-- `q_linear`: a quantized weight [d_in, d_out] (any bits, per tensor or per block, packed; or
+- `q_linear` (and `q_matmul` of a float lhs with a quantized rank-2 rhs): a quantized weight [d_in, d_out] (any bits, per tensor or per block, packed; or
   native int8 with d_out % 4 == 0), float32 input: `qlin_packed` reads the packed words directly.
 Anything else takes the default (dequantize, then the float op).
 """
@@ -90,6 +90,13 @@ class NdArrayQuantOps:
             lib.qmm_i8_i32(a.ctypes.data, bt.ctypes.data, acc.ctypes.data, m, k, n, self.num_threads)
             scale = np.float32(np.asarray(x.scales).reshape(()) * np.asarray(y.scales).reshape(()))
             return acc.astype(np.float32) * scale
+        if (
+            type(x) is not QuantizedPrimitive
+            and type(y) is QuantizedPrimitive
+            and len(x.shape) == 2
+            and len(y.shape) == 2
+        ):  # float @ quantized weight: the packed weight-only kernel
+            return self.q_linear(x, y, None)
         return super().q_matmul(x, y)
 
     def q_linear(self, x, weight, bias):
