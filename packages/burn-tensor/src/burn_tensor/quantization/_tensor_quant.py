@@ -98,9 +98,11 @@ class QuantMixin:
         return Tensor._make(self._d.backend.q_dequantize(self._p), Float, self._d)
 
     def is_quantized(self) -> bool:
+        """Whether this tensor holds quantized values (its dtype is a `QFloat`)."""
         return type(self._p) is QuantizedPrimitive
 
     def quantization_scheme(self) -> QuantScheme | None:
+        """The `QuantScheme` of a quantized tensor; None for any other tensor."""
         return self._p.scheme if type(self._p) is QuantizedPrimitive else None
 
     def quantized_data(self) -> QuantizedData:
