@@ -7,6 +7,13 @@ Example:
     ((28, 28), 'float32')
 """
 
+from burn_dataset.vision._cifar import (
+    CIFAR10_URL,
+    CIFAR100_URL,
+    CifarDataset,
+    CifarSplit,
+    CifarType,
+)
 from burn_dataset.vision._digits import DigitsDataset, upscale_digits
 from burn_dataset.vision._download import DownloadError
 from burn_dataset.vision._idx import parse_idx, read_idx
@@ -15,11 +22,20 @@ from burn_dataset.vision._image_folder import (
     ImageDatasetItem,
     ImageFolderDataset,
     Label,
+    MultiLabel,
+    SegmentationMask,
 )
 from burn_dataset.vision._items import MnistItem
 from burn_dataset.vision._mnist import MNIST_MD5, MNIST_URL, MnistDataset
 
 __all__ = [
+    "CIFAR10_URL",
+    "CIFAR100_URL",
+    "CifarDataset",
+    "CifarSplit",
+    "CifarType",
+    "MultiLabel",
+    "SegmentationMask",
     "MNIST_MD5",
     "MNIST_URL",
     "SUPPORTED_EXTENSIONS",
