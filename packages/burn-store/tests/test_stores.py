@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _net import DEVICE, Net, net
+from burn_import import RecordImportError
 from burn_nn import LayerNormConfig, LinearConfig, Relu
 from burn_store import (
     BurnpackStore,
@@ -137,7 +138,7 @@ def test_pytorch_store_reads_a_torch_file_and_the_model_matches_torch():
     x = Tensor.from_data(expected["mlp.pt::input"], DEVICE)
     out = result.module.forward(x).numpy()
     np.testing.assert_allclose(out, expected["mlp.pt::output"], rtol=1e-5, atol=1e-6)
-    with pytest.raises(StoreError, match=r"no top-level key 'state_dict'"):
+    with pytest.raises(RecordImportError, match=r"mlp.pt: no top-level key .state_dict.; the file has"):
         PytorchStore.from_file(IMPORT_FIXTURES / "pt" / "mlp.pt").with_top_level_key("state_dict").keys()
     with pytest.raises(StoreError, match=r"reads .pt files only"):
         save_into(model, store)
@@ -150,6 +151,10 @@ def test_path_filter_rules():
     assert f.matches("x.w") and f.matches("y.bias") and not f.matches("y.w")
     with pytest.raises(ValueError, match=r"invalid regex '\('"):
         PathFilter().with_regex("(")
+    # every match is renamed (Rust's replace_all), not only the first
+    assert KeyRemapper().add_pattern(r"\.(\d+)\.", ".l$1.").remap_path("a.0.b.1.c") == "a.l0.b.l1.c"
+    with pytest.raises(ValueError, match=r"KeyRemapper: key remap: invalid regex"):
+        KeyRemapper().add_pattern("(", "")
     with pytest.raises(StoreError, match=r"maps 'fc.bias' and 'fc.weight' both to 'fc'"):
         save_into(net(), s := BurnpackStore.from_bytes(None))
         BurnpackStore.from_bytes(s.get_bytes()).with_key_remapping(r"\.(bias|weight)$", "").keys()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from burn_import._load_args import _parse_replacement
+from burn_import import RecordImportError, compile_remap
 
 Predicate = Callable[[str, str], bool]
 
@@ -125,26 +125,12 @@ class KeyRemapper:
 
     def add_pattern(self, pattern: str, replacement: str) -> KeyRemapper:
         try:
-            regex = re.compile(pattern)
-        except re.error as err:
-            raise ValueError(f"KeyRemapper: invalid regex {pattern!r}: {err}") from None
-        # the replacement syntax of burn_import's LoadArgs key remaps (Rust's `$1`, `${name}`)
-        parts = _parse_replacement(replacement)
-
-        def expand(match: re.Match[str]) -> str:
-            out = []
-            for literal, group in parts:
-                if group is None:
-                    out.append(literal)
-                    continue
-                try:
-                    out.append(match.group(group) or "")
-                except (IndexError, re.error):  # an unknown group expands to "", as in Rust
-                    pass
-            return "".join(out)
-
-        # every match is replaced (Burn's store uses `replace_all`)
-        self.patterns.append((pattern, replacement, lambda key: regex.sub(expand, key)))
+            # burn_import's remap rule (Rust's `$1`/`${name}` syntax), every match replaced
+            # as Burn's store does (`replace_all`)
+            fn = compile_remap(pattern, replacement, replace_all=True)
+        except RecordImportError as err:
+            raise ValueError(f"KeyRemapper: {err}") from None
+        self.patterns.append((pattern, replacement, fn))
         return self
 
     def is_empty(self) -> bool:

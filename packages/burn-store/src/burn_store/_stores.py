@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from burn_import._keys import flatten_tensors
-from burn_import._pt_reader import read_pt
-from burn_import._safetensors_io import read_safetensors, write_safetensors
+from burn_import import load_pytorch, load_safetensors, save_safetensors
+from burn_record import flatten
+from burn_tensor import TensorData
 
 from ._adapter import IdentityAdapter, ModuleAdapter, PyTorchToBurnAdapter
 from ._apply import ApplyResult, apply, collect
@@ -294,7 +294,7 @@ class SafetensorsStore(_Store):
         return self
 
     def _read(self) -> list[TensorSnapshot]:
-        tensors, _, _ = read_safetensors(self.path)
+        tensors = load_safetensors(self.path)
         return [
             TensorSnapshot(k, tuple(t.shape), t.dtype, lambda t=t: t) for k, t in tensors.items()
         ]
@@ -305,7 +305,7 @@ class SafetensorsStore(_Store):
         for s in collect(module, self._filter, self._to_adapter):
             tensors[self._remapper.remap_path(s.path)] = s.to_data()
         self._cache = None
-        write_safetensors(tensors, path, self._metadata)
+        save_safetensors(tensors, path, self._metadata)
 
 
 class PytorchStore(_Store):
@@ -329,15 +329,8 @@ class PytorchStore(_Store):
         return self
 
     def _read(self) -> list[TensorSnapshot]:
-        obj, _ = read_pt(self.path)
-        if self._top_level_key is not None:
-            if not isinstance(obj, dict) or self._top_level_key not in obj:
-                found = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
-                raise StoreError(
-                    f"{self.path}: no top-level key {self._top_level_key!r} (found {found})"
-                )
-            obj = obj[self._top_level_key]
-        tensors = flatten_tensors(obj, self.path.name)
+        obj = load_pytorch(self.path, self._top_level_key)
+        tensors = {k: t for k, t in flatten(obj).items() if isinstance(t, TensorData)}
         return [
             TensorSnapshot(k, tuple(t.shape), t.dtype, lambda t=t: t) for k, t in tensors.items()
         ]
