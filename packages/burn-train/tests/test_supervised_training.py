@@ -125,7 +125,7 @@ def test_custom_learning_strategy_matches_the_built_in_loop(tmp_path):
         TrainingStrategy.Custom(strategy)
     )
     result = training.launch(Learner(init_model(), AdamConfig().init(), scheduler()))
-    assert strategy.starts == [1]
+    assert strategy.starts == [1] and result.learner.epochs_completed == 3
     text = (tmp_path / "custom" / "experiment.log").read_text()
     assert text.count("of my custom learning strategy") == 3 * 6  # 6 iterations per epoch
     # the metrics went through the run's processor: 6 train lines, 3 valid lines per epoch
@@ -146,7 +146,7 @@ def test_custom_learning_strategy_matches_the_built_in_loop(tmp_path):
         .checkpoint(2)
     )
     resumed = training.launch(Learner(init_model(seed=5), AdamConfig().init(), scheduler()))
-    assert again.starts == [3]
+    assert again.starts == [3] and resumed.learner.epochs_completed == 3
     for k, v in params(old).items():  # epoch 3 retrained from epoch 2's checkpoint: same bits
         np.testing.assert_array_equal(params(resumed.model)[k], v)
 

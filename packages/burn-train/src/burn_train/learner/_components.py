@@ -80,6 +80,8 @@ class EventProcessorTraining:
 
     def __init__(self, processor: MetricsProcessor) -> None:
         self.processor = processor
+        #: the last epoch whose validation loop ended (the Learner's `epochs_completed`)
+        self.last_valid_epoch: int | None = None
 
     def _process(self, split: Split, event: LearnerEvent) -> None:
         if not isinstance(event, LearnerEvent):
@@ -93,6 +95,8 @@ class EventProcessorTraining:
             self.processor.process(split, item.item, meta)
         elif event.kind == "end_epoch":
             self.processor.end_epoch(split, event.value)
+            if split is Split.VALID:
+                self.last_valid_epoch = event.value
         # start/end: the renderer is started and closed by the Learner around the strategy
 
     def process_train(self, event: LearnerEvent) -> None:

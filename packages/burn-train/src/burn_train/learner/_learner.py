@@ -291,4 +291,7 @@ class Learner:
         result = custom.fit(components, self, train, valid, start)
         model = result[0] if isinstance(result, tuple) else result
         self.model = model
+        done = components.event_processor.last_valid_epoch
+        if done is not None:
+            self.epochs_completed = done
         return model
