@@ -15,7 +15,7 @@ from burn_dataset.vision._cifar import (
     CifarType,
 )
 from burn_dataset.vision._digits import DigitsDataset, upscale_digits
-from burn_dataset.vision._download import DownloadError
+from burn_dataset.vision._download import DownloadError, download_file
 from burn_dataset.vision._idx import parse_idx, read_idx
 from burn_dataset.vision._image_folder import (
     SUPPORTED_EXTENSIONS,
@@ -41,6 +41,7 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "DigitsDataset",
     "DownloadError",
+    "download_file",
     "ImageDatasetItem",
     "ImageFolderDataset",
     "Label",
