@@ -9,7 +9,10 @@ import sys
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mnist-example", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
-    train = sub.add_parser("train", help="train, evaluate on the test set, save model.bpk")
+    train = sub.add_parser(
+        "train", help="train, evaluate on the test set, save model.bpk",
+        description="Train the model, evaluate it on the test set, save model.mpk.gz and model.bpk.",
+    )  # fmt: skip
     train.add_argument("--epochs", type=int, default=5, help="number of epochs (Burn: 5)")
     train.add_argument(
         "--limit", type=int, default=None, help="use the first N training and N/4 test images"
@@ -22,7 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--artifact-dir", default="artifacts/mnist", help="where logs, checkpoints, model go"
     )
     train.add_argument("--backend", default=None, help="backend name (default: the best one)")
-    infer = sub.add_parser("infer", help="accuracy of a Burnpack's weights on the test digits")
+    infer = sub.add_parser(
+        "infer", help="accuracy of a Burnpack's weights on the test digits",
+        description="Load a Burnpack into the model and report its accuracy on the test digits.",
+    )  # fmt: skip
     infer.add_argument("weights", help="a .bpk file for this model (burn-py's or Rust Burn's)")
     infer.add_argument("--backend", default=None, help="backend name (default: the best one)")
     return parser
