@@ -208,3 +208,30 @@ def test_errors_name_what_is_wrong(tmp_path):
         TrainingStrategy.Custom(object())
     with pytest.raises(TypeError, match="valid_step"):
         EvaluatorBuilder(tmp_path).build(object())
+
+
+def test_dashboard_shows_test_metrics_in_their_own_column():
+    """The Evaluator's updates reach the dashboard: a Test column, the test progress panel."""
+    from burn_train.metric import MetricEntry, MetricMetadata
+    from burn_train.renderer import (
+        EvaluationName,
+        EvaluationProgress,
+        MetricState,
+        TrainingProgress,
+        TuiMetricsRenderer,
+    )
+    from rich.console import Console
+
+    out = io.StringIO()
+    tui = TuiMetricsRenderer(console=Console(file=out, width=100, height=40), read_keys=False)
+    progress = MetricMetadata.fake().progress
+    tui.update_valid(MetricState.Numeric(MetricEntry("Accuracy", "91.00 %", "91.0,1"), 91.0))
+    tui.render_valid(TrainingProgress(progress, 2, 2, 1))
+    tui.update_test(EvaluationName("digits"), MetricState.Numeric(
+        MetricEntry("Accuracy", "88.50 %", "88.5,1"), 88.5))  # fmt: skip
+    tui.render_test(EvaluationProgress(progress, 3))
+    console = Console(file=io.StringIO(), width=100, height=40)
+    console.print(tui.renderable())
+    text = console.file.getvalue()
+    assert "Test" in text and "88.50 %" in text and "91.00 %" in text
+    assert "Test epoch 1/1  iteration 3" in text
