@@ -168,10 +168,10 @@ def test_evaluator_runs_a_test_set_with_metrics_and_renderer(tmp_path):
     from burn_dataset import DataLoaderBuilder, InMemDataset
     from real_parts import Batcher
 
-    test = (
+    test = (  # built on the autodiff device, as for training: eval moves it to the model's
         DataLoaderBuilder(Batcher())
         .batch_size(16)
-        .set_device(INNER.device())
+        .set_device(AD.device())
         .build(InMemDataset(test_items))
     )
     evaluator = (

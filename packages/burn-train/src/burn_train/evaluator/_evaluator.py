@@ -59,7 +59,8 @@ class Evaluator:
         self.results: dict[str, dict[str, float]] = {}
 
     def eval(self, name: Any, dataloader: Any) -> Any:
-        """Evaluate on `dataloader` (batches on the model's device); returns the renderer.
+        """Evaluate on `dataloader` (moved to the model's device when it has `to_device`);
+        returns the renderer.
 
         The metric files go to `<directory>/test/<name>/<Metric>.log`, one line per batch.
         """
@@ -80,6 +81,12 @@ class Evaluator:
                 logger.tag = name
         proc.loggers = [*loggers, means]
         log.info("Evaluating %s on %s", type(self.model).__name__, name)
+        # as Burn: the batches go to the model's device (a loader built for training, on the
+        # autodiff device, serves the inference model's inner device)
+        devices = getattr(self.model, "devices", None)
+        to_device = getattr(dataloader, "to_device", None)
+        if callable(devices) and callable(to_device) and devices():
+            dataloader = to_device(devices()[0])
         iterator = start_epoch(dataloader, 1)
         iteration = 0
         proc.renderer.start(self.interrupter)
