@@ -26,6 +26,7 @@ from ._decay import MomentumConfig, WeightDecayConfig
 from ._grads import GradientsParams
 from ._loss_scale import DynamicLossScaler
 from ._mixed_precision import MixedPrecision
+from ._muon import Muon, MuonConfig
 from ._optimizer import ModuleOptimizer, Optimizer, OptimizerAdaptor, SimpleOptimizer
 from ._rmsprop import RmsProp, RmsPropConfig
 from ._sgd import Sgd, SgdConfig
@@ -48,6 +49,8 @@ __all__ = [
     "LearningRate",
     "ModuleOptimizer",
     "MomentumConfig",
+    "Muon",
+    "MuonConfig",
     "Optimizer",
     "OptimizerAdaptor",
     "RmsProp",
