@@ -24,6 +24,7 @@ from ._adamw import AdamW, AdamWConfig
 from ._clipping import GradientClipping, GradientClippingConfig
 from ._decay import MomentumConfig, WeightDecayConfig
 from ._grads import GradientsParams
+from ._groups import ParamGroup
 from ._loss_scale import DynamicLossScaler
 from ._mixed_precision import MixedPrecision
 from ._muon import Muon, MuonConfig
@@ -53,6 +54,7 @@ __all__ = [
     "MuonConfig",
     "Optimizer",
     "OptimizerAdaptor",
+    "ParamGroup",
     "RmsProp",
     "RmsPropConfig",
     "Sgd",
