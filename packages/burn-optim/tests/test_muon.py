@@ -179,3 +179,11 @@ def test_record_save_load_resumes_bit_for_bit(ad64, tmp_path):
 def test_bad_config_is_refused(kw, what):
     with pytest.raises(ConfigError, match=what):
         MuonConfig(**kw).init()
+
+
+def test_config_json_round_trip():
+    """Burn's serde names: `adjust_lr_fn` as the enum variant string, coefficients as a list."""
+    cfg = MuonConfig(weight_decay=WeightDecayConfig(0.1), adjust_lr_fn="MatchRmsAdamW")
+    back = MuonConfig.from_json(cfg.to_json())
+    assert back == cfg and back.momentum.nesterov and back.weight_decay.penalty == 0.1
+    assert '"adjust_lr_fn": "MatchRmsAdamW"' in cfg.to_json()
