@@ -127,3 +127,28 @@ def test_non_numeric_entries_are_skipped(tmp_path):
     events = read_events(next(tmp_path.glob("events.out.tfevents.*")))
     assert sorted(events) == ["epoch/train/Loss", "train/Loss"]
     assert events["epoch/train/Loss"] == [(1, 1.5)]  # (3*1 + 1*3) / 4
+
+
+@pytest.mark.parametrize(
+    "module, make, extra",
+    [
+        ("tensorboardX", "TensorBoardMetricLogger('tb')", "burn-train[tensorboard]"),
+        ("mlflow", "MlflowMetricLogger()", "burn-train[mlflow]"),
+    ],
+)
+def test_missing_extra_names_it(tmp_path, module, make, extra):
+    """Without the writer package, constructing the logger raises ImportError naming the extra
+    (the package hidden in a fresh interpreter: `sys.modules[name] = None` blocks its import)."""
+    import subprocess
+    import sys
+
+    code = (
+        f"import sys; sys.modules[{module!r}] = None\n"
+        "from burn_train.logger import MlflowMetricLogger, TensorBoardMetricLogger\n"
+        f"try:\n    {make}\nexcept ImportError as e:\n    print('ERR', e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.startswith("ERR") and extra in out, out
+    assert not (tmp_path / "tb").exists() and not (tmp_path / "mlruns").exists()
