@@ -162,6 +162,7 @@ def install(backend) -> bool:
     from . import (
         _native_attention,
         _native_conv,
+        _native_dwconv,
         _native_gemm,
         _native_nn,
         _native_optim,
@@ -172,6 +173,7 @@ def install(backend) -> bool:
     _native_optim.install(backend, lib, memory_threads, ops)
     _native_pool.install(backend, lib, m, ops)
     _native_conv.install(backend, lib, m, ops)
+    _native_dwconv.install(backend, lib, m, ops)
     _native_softmax.install(backend, lib, m, ops)
     _native_nn.install(backend, lib, m, ops)
     _native_gemm.install(backend, lib, m, ops)
