@@ -40,8 +40,8 @@
           for (long oy = 0; oy < oh; oy++) {                                                  \
             long iy = oy * sh + i * dh - ph;                                                  \
             if (iy < 0 || iy >= h) continue;                                                  \
-            const T *row = xp + iy * w - off;                                                 \
-            T *orow = op + oy * ow;                                                           \
+            const T *restrict row = xp + iy * w - off;                                        \
+            T *restrict orow = op + oy * ow;                                                  \
             if (sw == 1) {                                                                    \
               for (long ox = lo; ox < hi; ox++) orow[ox] += wv * row[ox];                     \
             } else {                                                                          \
