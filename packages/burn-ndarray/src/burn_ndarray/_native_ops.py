@@ -23,7 +23,7 @@ import os
 
 import numpy as np
 
-from . import _fp, _native
+from . import _fp, _load, _native
 from ._fp import needs_quiet
 from ._threaded_ops import COMPUTE_BOUND
 
@@ -202,7 +202,7 @@ def _nt(threads: int, n: int, grain: int) -> int:
     """OpenMP threads for n elements: one per `grain`, up to the budget (1 in a forked child)."""
     if _FORKED[0]:
         return 1
-    return max(1, min(threads, n // grain))
+    return max(1, min(_load.threads_now(threads), n // grain))
 
 
 def _raw(backend, name):

@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from . import _load
+
 
 def default_threads() -> int:
     """`BURN_NUM_THREADS` if set (>= 1), else the cores this process may run on."""
@@ -148,7 +150,8 @@ class Pool:
             if self._workers < len(chunks) - 1:
                 self._grow(len(chunks) - 1)
             job = _Job(fn, chunks)
-            for _ in range(len(chunks) - 1):
+            # only the free cores' workers: one kept off its core would still claim a chunk
+            for _ in range(min(len(chunks), _load.threads_now(len(chunks))) - 1):
                 self._jobs.put(job)
             job.work()
             interrupted = _wait(job.all_done)  # chunks other threads claimed are written
