@@ -335,6 +335,8 @@ class _DeviceCtx(contextlib.AbstractContextManager):
         if index != 0:
             raise RuntimeError(f"the CPU stand-in has one device, asked for {index}")
         self.id = index
+        # read by burn_cuda's Runtime (`burn_gpu` kernels' launch cap); any small count works
+        self.attributes = {"MultiProcessorCount": 2}
 
     def __exit__(self, *exc):
         return None

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+
 import os
 import threading
 
 import numpy as np
-from burn_gpu import GpuSoftmaxOps
+from burn_gpu import GpuQuantOps, GpuSoftmaxOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
@@ -24,6 +25,7 @@ _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wi
 
 class Cuda(
     CudaAttentionOps,
+    GpuQuantOps,
     GpuSoftmaxOps,
     CudaOptimOps,
     CudaOptimManyOps,

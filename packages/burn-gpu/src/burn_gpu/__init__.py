@@ -55,6 +55,7 @@ from ._ops_random import MAX_ELEMENTS, draw
 from ._ops_softmax import GpuSoftmaxOps
 from ._norm import layer_norm_program
 from ._pool import GEO_FIELDS, geo_args, pool_program
+from ._quant import GpuQuantOps, qlinear_program, qmm_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
@@ -65,6 +66,9 @@ from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_d
 
 __all__ = [
     "ATTENTION_ROWS",
+    "GpuQuantOps",
+    "qlinear_program",
+    "qmm_program",
     "COL_GROUP",
     "CTYPES",
     "DIALECTS",

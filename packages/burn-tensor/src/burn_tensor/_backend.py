@@ -31,6 +31,7 @@ from ._ops_linalg import LinalgOps
 from ._ops_module import ModuleOps
 from ._ops_norm import NormOps
 from ._ops_spec import REQUIRED, required_ops
+from .quantization._ops import QuantOps
 
 
 class _Interned(type):
@@ -70,6 +71,7 @@ class Backend(
     GridOps,
     ExtraOps,
     CtcOps,
+    QuantOps,
     metaclass=_Interned,
 ):
     """Base class of every backend and decorator.
