@@ -34,9 +34,7 @@ from burn_gpu import (
     FUSED,
     Node,
     Program,
-    reduce_program,
     render,
-    row_group,
 )
 
 from ._kernels import launch_grid

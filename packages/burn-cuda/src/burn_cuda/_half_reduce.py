@@ -5,10 +5,24 @@ each output once (`_half_ops.py` holds the elementwise ops, data movement and th
 
 from __future__ import annotations
 
-import numpy as np
-from burn_gpu import adam_program, layer_norm_program, reduce_program
+import math
 
-from ._half_ops import BLOCK, RWG, SUM_ALL_MAX, _MAX_N, _grid, _rawkernel, contiguous, empty
+import numpy as np
+from burn_gpu import adam_program, layer_norm_program, reduce_program, row_group
+
+from ._half_ops import (
+    BLOCK,
+    RWG,
+    SUM_ALL_MAX,
+    _MAX_N,
+    _cast,
+    _grid,
+    _rawkernel,
+    contiguous,
+    empty,
+)
+from ._kernels import launch_grid
+from ._platform import load_cupy
 
 
 def _reduce_kernel(dtype, index_dtype, name: str):
