@@ -108,7 +108,7 @@ def train(cfg: TrainingConfig, device, images: np.ndarray, artifact_dir: str | P
 
 
 def _sample(generator, noise: Tensor, m: ModelConfig) -> np.ndarray:
-    """The generator in eval mode (BatchNorm's running stats) on `noise` -> `[n, 28, 28]`."""
-    g = generator.valid()
-    out = g.forward(noise.inner())  # the valid model lives on the inner backend
+    """The generator in training mode, as Burn's samples are (BatchNorm on the batch's own
+    statistics), on a fixed `noise` -> `[n, 28, 28]`."""
+    out = generator.forward(noise).detach()
     return out.to_data().numpy().reshape(-1, m.image_size, m.image_size)
