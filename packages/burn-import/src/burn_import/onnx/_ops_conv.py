@@ -56,7 +56,7 @@ def conv(ctx):
         ctx.fail("only float inputs are supported")
     group = ctx.attr("group", 1)
     pads = _pads(ctx, spatial, kernel, strides, dil)
-    if spatial == 3:  # no burn layer: 2-D convs per depth tap (`_rt_conv3d`)
+    if spatial == 3:  # burn's module.conv3d (`_rt_conv3d`: asymmetric pads by hand)
         bias = ctx.x(2) if ctx.has(2) else "None"
         x, w = ctx.x(0), ctx.x(1)
         ctx.set(0, f"ops.conv3d({x}, {w}, {bias}, {strides}, {pads}, {dil}, {group})")
