@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _ew
-from ._api import TensorData
+from burn_tensor import TensorData
 
 
 def _aligned(n: int) -> int:
