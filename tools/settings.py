@@ -39,6 +39,8 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_PARALLEL_MIN": ("2^18 elements", "Size from which an elementwise op is split across the pool's threads (`1` sends every op through the pool, for tests)."),
     "BURN_NDARRAY_NATIVE": ("`1`", "`0` turns NdArray's native C kernels off (numpy paths only)."),
     "BURN_NDARRAY_NATIVE_CONV": ("`1`", "Native conv path: `0` keeps numpy's conv with the other kernels native, `chunked` forces the chunked forward."),
+    "BURN_NDARRAY_NATIVE_GEMM": ("`1`", "`0` keeps numpy's matmul (OpenBLAS's own threads) for `float_matmul` and the linear ops instead of the tiled GEMMs on the OpenMP team."),
+    "BURN_NDARRAY_NATIVE_ATTENTION": ("`1`", "`0` keeps the Python-pool attention kernel instead of the native one (`_native/attn.c`)."),
     "BURN_NDARRAY_NATIVE_MIN": ("2^14 elements", "Size from which an op takes the native kernel rather than numpy."),
     "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
     # burn-opencl

@@ -316,3 +316,4 @@ def test_device_work_of_another_thread_during_recordings_is_never_replayed():
             x, y = _batch(i)
             model, loss = step(model, optim, x, y, 1e-2)
     assert step.stats()["replays"] == 0
+

@@ -34,6 +34,7 @@ from .suites.module_pool import *
 from .suites.module_volume import *
 from .suites.odds import *
 from .suites.optim import *
+from .suites.quantization import *
 from .suites.reduce import *
 from .suites.unfold import *
 

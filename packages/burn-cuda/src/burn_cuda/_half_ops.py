@@ -12,6 +12,8 @@ rounding per result; `burn_gpu._dialect`):
 - data movement (reshape, permute, slices, cat, expand, flip, gather/select, repeat) runs on
   the 16-bit patterns (a `uint16` view of the same memory): every cupy copy takes uint16, and
   no value changes;
+- layer_norm's forward is burn_gpu's `layer_norm_rows` (a block per row, float32 statistics;
+  its backward takes the detour on bfloat16);
 - Adam (`float_adam_update`) runs burn_gpu's half Adam kernel: float32 math, the moments kept
   in the dtype they arrive in (the parameter's on a first step, as burn-tensor's contract
   says; float32 moments, which a mixed-precision optimizer keeps, stay float32).
@@ -28,7 +30,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_gpu import FUSED, Node, Program, adam_program, reduce_program, render
+from burn_gpu import (
+    FUSED,
+    Node,
+    Program,
+    adam_program,
+    layer_norm_program,
+    reduce_program,
+    render,
+    row_group,
+)
 
 from ._kernels import launch_grid
 from ._platform import load_cupy
@@ -318,6 +329,30 @@ def cumsum(x, dim: int):
     return out
 
 
+# -- layer norm -----------------------------------------------------------------------------------
+def layer_norm(x, gamma, beta, epsilon):
+    """burn_gpu's `layer_norm_rows`: a block per row of the last dim, float32 statistics, one
+    rounding per output; None (the fallback) for operands of another dtype."""
+    dt = x.dtype
+    if x.ndim == 0 or x.size > _MAX_N or x.shape[-1] == 0 or gamma.dtype != dt:
+        return None
+    if beta is not None and beta.dtype != dt:
+        return None
+    d = x.shape[-1]
+    x, g = contiguous(x), contiguous(gamma)
+    b = g if beta is None else contiguous(beta)  # unread without beta
+    out = empty(x.shape, dt)
+    rows = x.size // d
+    if rows:
+        k = _rawkernel(
+            ("layer_norm", dt.name),
+            lambda: (layer_norm_program(dt.name, "cuda"), "layer_norm_rows"),
+        )
+        flag = np.int32(beta is not None)
+        launch_grid(k, rows, row_group(d), out, x, g, b, np.int32(d), flag, np.float32(epsilon))
+    return out
+
+
 # -- Adam -----------------------------------------------------------------------------------------
 def adam_update(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, time):
     """One Adam step of a half parameter in float32 registers, the parameter rounded once;
@@ -419,6 +454,7 @@ def ops(backend, original, plain) -> dict:
             f"float_{kind}", lambda x, dim, kind=kind: arg_dim(kind, x, dim, index_dt)
         )
     table["float_cumsum"] = with_fallback("float_cumsum", cumsum)
+    table["layer_norm"] = with_fallback("layer_norm", layer_norm)
     adam_fb = original("float_adam_update")
 
     def float_adam_update(param, grad, m1, m2, lr, beta_1, beta_2, epsilon, time):

@@ -13,10 +13,11 @@ from ._erf import erf
 from ._fp import needs_quiet, quiet
 from ._ops_common import COMMON, UFUNCS
 from ._ops_module import NdArrayModuleOps
+from ._quant_ops import NdArrayQuantOps
 from ._threads import blas_default_threads, default_parallel_min, default_threads
 
 
-class NdArray(NdArrayModuleOps, Backend):
+class NdArray(NdArrayQuantOps, NdArrayModuleOps, Backend):
     """CPU backend on numpy arrays. Defaults: float32 / int32; `NdArray(float_dtype="float64")`.
 
     `num_threads`: the thread budget shared by numpy's BLAS and the backend's own worker threads

@@ -33,6 +33,7 @@ from ._ops_module import ModuleOps
 from ._ops_module3d import Module3dOps
 from ._ops_norm import NormOps
 from ._ops_spec import REQUIRED, required_ops
+from .quantization._ops import QuantOps
 
 
 class _Interned(type):
@@ -74,6 +75,7 @@ class Backend(
     CtcOps,
     Module3dOps,
     DeformOps,
+    QuantOps,
     metaclass=_Interned,
 ):
     """Base class of every backend and decorator.

@@ -12,7 +12,15 @@ from ._dtype import Float, Int
 from ._errors import TensorCheckError
 from ._ops_deform import DeformConvOptions
 from ._options import ConvOptions, ConvTransposeOptions
-from .module import _conv_checks, _conv_out, _input, _params_on_input, _pool_checks, _tuple
+from .module import (
+    _conv_checks,
+    _conv_out,
+    _dequantized,
+    _input,
+    _params_on_input,
+    _pool_checks,
+    _tuple,
+)
 
 
 @half_op(bias_axis=1)
@@ -35,7 +43,9 @@ def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     )
     _conv_checks(op, x, weight, bias, 3, o.groups, False)
     _conv_out(op, x, weight, o.stride, o.padding, o.dilation, 3)
-    return x._like(x._d.backend.conv3d(x._p, weight._p, None if bias is None else bias._p, o))
+    w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
+    b = None if bias is None else _dequantized(x, bias)
+    return x._like(x._d.backend.conv3d(x._p, w, b, o))
 
 
 @half_op(bias_axis=1)
@@ -71,9 +81,9 @@ def conv_transpose3d(
                 op, f"padding {list(o.padding)} leaves no output for input {x.dims()[2:]} and "
                 f"kernel {list(ws[2:])}"
             )
-    return x._like(
-        x._d.backend.conv_transpose3d(x._p, weight._p, None if bias is None else bias._p, o)
-    )
+    w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
+    b = None if bias is None else _dequantized(x, bias)
+    return x._like(x._d.backend.conv_transpose3d(x._p, w, b, o))
 
 
 def _pool3d_args(op, x, kernel_size, stride, padding, dilation=1):
@@ -174,9 +184,9 @@ def deform_conv2d(x, offset, weight, mask=None, bias=None, stride=1, padding=0, 
     p = x._d.backend.deform_conv2d(
         x._p,
         offset._p,
-        weight._p,
+        _dequantized(x, weight),
         None if mask is None else mask._p,
-        None if bias is None else bias._p,
+        None if bias is None else _dequantized(x, bias),
         o,
     )
     return x._like(p)

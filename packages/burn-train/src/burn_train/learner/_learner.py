@@ -52,6 +52,9 @@ class Learner:
         self.resumed_from: int | None = None
         #: with `LearnerBuilder.capture()`: the captured step's `stats()` after `fit`
         self.capture_stats: dict | None = None
+        #: data parallel: this rank's time waiting on gradient collectives after `fit`
+        #: ({"rank", "steps", "wait_s", "ms_per_step"}; None on one device)
+        self.collective_wait: dict | None = None
 
     def fit(self, dataloader_train: Any, dataloader_valid: Any) -> Any:
         """Train for the configured epochs; returns the trained model.
@@ -163,6 +166,9 @@ class Learner:
             self.epochs_completed = resume
         self.resumed_from = resume
         strategy, train = self._strategy(model, optim, train)
+        load_shards = getattr(strategy, "load_optimizer_shards", None)
+        if resume is not None and load_shards is not None:  # sharded optimizer state (ZeRO-1)
+            load_shards(cfg.checkpointer.unit, resume)
         every = cfg.read_every if cfg.read_every is not None else default_every(model)
         loop = TrainLoop(cfg, strategy, every)
         log.info("Fitting %s for epochs %d..%d", type(model).__name__, start, cfg.num_epochs)
@@ -179,6 +185,9 @@ class Learner:
                     loop.valid_epoch(valid, epoch)
                     if loop.should_stop():
                         break
+                    save_shard = getattr(strategy, "save_optimizer_shard", None)
+                    if cfg.checkpointer is not None and save_shard is not None:
+                        save_shard(cfg.checkpointer.unit, epoch)  # every rank, before the commit
                     if cfg.checkpointer is not None and strategy.rank in (None, 0):  # one writer
                         cfg.checkpointer.checkpoint(model, loop.optim, scheduler, epoch, store)
                     strategy.barrier()  # no rank runs ahead of the checkpoint
@@ -196,6 +205,11 @@ class Learner:
                 captured.release()
             if self.interrupted:
                 log.info("Training stopped: %s", cfg.interrupter.get_message())
+            timer = getattr(strategy, "timer", None)
+            if timer is not None and timer.steps:  # data parallel: what the ranks waited
+                from ._overlap import report_wait
+
+                self.collective_wait = report_wait(timer, strategy.rank)
         finally:
             for logger in cfg.processor.loggers:
                 logger.close()
