@@ -56,12 +56,9 @@ from ._ops_random import MAX_ELEMENTS, draw
 from ._ops_softmax import GpuSoftmaxOps
 from ._norm import layer_norm_program
 from ._pool import GEO_FIELDS, geo_args, pool_program
-<<<<<<< HEAD
+from ._quant import GpuQuantOps, qlinear_program, qmm_program
 from ._vol import VOL_FIELDS, vol_args, vol_program
 from ._ops_volume import GpuVolumeOps
-=======
-from ._quant import GpuQuantOps, qlinear_program, qmm_program
->>>>>>> main
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render

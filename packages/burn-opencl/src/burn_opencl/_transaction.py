@@ -12,10 +12,6 @@ import numpy as np
 from burn_tensor import TensorData
 
 from . import _ew
-<<<<<<< HEAD
-from burn_tensor import TensorData
-=======
->>>>>>> main
 
 
 def _aligned(n: int) -> int:
