@@ -43,6 +43,11 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_NATIVE_ATTENTION": ("`1`", "`0` keeps the Python-pool attention kernel instead of the native one (`_native/attn.c`)."),
     "BURN_NDARRAY_NATIVE_MIN": ("2^14 elements", "Size from which an op takes the native kernel rather than numpy."),
     "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
+    # burn-gpu
+    "BURN_GPU_ATTENTION": ("`1`", "`0` sends Cuda's and OpenCl's `attention` to the matmul + softmax decomposition instead of burn_gpu's flash kernels (a before/after bench)."),
+    # burn-train data parallel
+    "BURN_DDP_BUCKET_MB": ("`25`", "Size of the gradient buckets reduced while the backward pass runs (one process per device); `0` reduces after the pass."),
+    "BURN_DDP_SHARD_OPTIM": ("unset: off", "`1` shards the optimizer state across ranks (ZeRO stage 1) under the launcher."),
     # burn-opencl
     "BURN_OPENCL_DEVICE": ("unset: the first platform with a GPU, else any", "`p:d` makes device `d` of platform `p` device 0."),
     "BURN_AUTOTUNE": ("`1`", "`0` skips autotuning: the first candidate kernel runs."),

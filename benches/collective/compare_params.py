@@ -16,12 +16,16 @@ import sys
 import numpy as np
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("a")
-    parser.add_argument("b")
-    parser.add_argument("--tol", type=float, default=1e-6)
-    args = parser.parse_args(argv)
+    parser.add_argument("a", help="the first run's --save-params file (.npz)")
+    parser.add_argument("b", help="the second run's --save-params file (.npz)")
+    parser.add_argument("--tol", type=float, default=1e-6, help="largest allowed abs difference")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     a, b = dict(np.load(args.a)), dict(np.load(args.b))
     if a.keys() != b.keys():
         print(f"compare_params: different parameters: {sorted(a.keys() ^ b.keys())}",

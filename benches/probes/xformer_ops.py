@@ -42,20 +42,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def parse(argv=None):
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--batch", type=int, default=4, help="batch size")
+    ap.add_argument("--seq", type=int, default=128, help="sequence length")
+    ap.add_argument("--steps", type=int, default=3, help="timed steps")
+    ap.add_argument("--top", type=int, default=25, help="rows of each per-op table")
+    ap.add_argument("--threads", type=int, default=None, help="threads for burn and torch (BURN_NUM_THREADS, OPENBLAS_NUM_THREADS, torch.set_num_threads)")
+    ap.add_argument("--no-torch", action="store_true", help="skip torch")
     ap.add_argument("--no-ops", action="store_true", help="skip the per-op tables")
     ap.add_argument("--profile", action="store_true", help="cProfile one burn step")
     ap.add_argument("--src", type=Path, default=None, help="another tree's root for burn")
-    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
     ap.add_argument("--compare", action="store_true", help="before / after / torch table")
     ap.add_argument("--rounds", type=int, default=2, help="--compare: child pairs")
-    return ap.parse_args(argv)
+    return ap
 
 
 #: the switches that put this tree's GEMMs and attention back on the previous paths

@@ -30,15 +30,19 @@ def _median_ms(fn, reps: int) -> float:
     return float(np.median(ts) * 1e3)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=None)
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--threads", type=int, default=None, help="NdArray threads (default: all)")
     ap.add_argument("--n", type=int, default=1024, help="square matmul size")
     ap.add_argument("--d", type=int, default=4096, help="linear d_in = d_out")
-    ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--backend", default="ndarray", choices=["ndarray", "cuda", "opencl"])
+    ap.add_argument("--reps", type=int, default=10, help="timed repeats")
+    ap.add_argument("--backend", default="ndarray", choices=["ndarray", "cuda", "opencl"], help="backend to time")
     ap.add_argument("--half", action="store_true", help="also time the float16 linear")
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    a = build_parser().parse_args()
     if a.backend == "cuda":
         from burn_cuda import Cuda
 

@@ -247,3 +247,25 @@ def test_forked_child_gets_a_working_pool():
     subprocess.run(
         [sys.executable, "-W", "ignore::DeprecationWarning", "-c", code], check=True, timeout=60
     )
+
+
+def test_a_worker_that_does_not_run_holds_no_chunk():
+    """A worker kept off the cores (here: busy on another job, as a descheduled thread would be)
+    does not hold the region: the calling thread claims and runs every chunk itself, in order."""
+    import threading
+    import time
+
+    from burn_ndarray._threads import Pool, _Job
+
+    pool = Pool()
+    pool.run(lambda: 0, [(), ()])  # one worker started
+    release = threading.Event()
+    pool._jobs.put(_Job(release.wait, [(5.0,)]))  # the only worker is now held elsewhere
+    time.sleep(0.05)
+    t0 = time.perf_counter()
+    names = pool.run(lambda i: (i, threading.current_thread().name), [(i,) for i in range(4)])
+    took = time.perf_counter() - t0
+    release.set()
+    assert [i for i, _ in names] == [0, 1, 2, 3]
+    assert {n for _, n in names} == {threading.current_thread().name}
+    assert took < 1.0, f"the region waited {took:.2f} s for a worker that was not running"

@@ -8,7 +8,7 @@ import os
 import sys
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="quantization-example", description=__doc__)
     ap.add_argument("--epochs", type=int, default=4, help="training epochs when no artifact is given")
     ap.add_argument("--limit", type=int, default=None, help="first N training and test items")
@@ -19,7 +19,11 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--threads", type=int, default=None, help="NdArray threads (default: all cores)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
 
     from burn_autodiff import Autodiff
     from burn_dataset.transform import PartialDataset

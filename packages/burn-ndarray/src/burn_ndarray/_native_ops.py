@@ -23,7 +23,7 @@ import os
 
 import numpy as np
 
-from . import _fp, _native
+from . import _fp, _load, _native
 from ._fp import needs_quiet
 from ._threaded_ops import COMPUTE_BOUND
 
@@ -162,6 +162,7 @@ def install(backend) -> bool:
     from . import (
         _native_attention,
         _native_conv,
+        _native_dwconv,
         _native_gemm,
         _native_nn,
         _native_optim,
@@ -173,6 +174,7 @@ def install(backend) -> bool:
     _native_optim.install(backend, lib, memory_threads, ops)
     _native_pool.install(backend, lib, m, ops)
     _native_conv.install(backend, lib, m, ops)
+    _native_dwconv.install(backend, lib, m, ops)
     _native_softmax.install(backend, lib, m, ops)
     _native_nn.install(backend, lib, m, ops)
     _native_gemm.install(backend, lib, m, ops)
@@ -202,7 +204,7 @@ def _nt(threads: int, n: int, grain: int) -> int:
     """OpenMP threads for n elements: one per `grain`, up to the budget (1 in a forked child)."""
     if _FORKED[0]:
         return 1
-    return max(1, min(threads, n // grain))
+    return max(1, min(_load.threads_now(threads), n // grain))
 
 
 def _raw(backend, name):

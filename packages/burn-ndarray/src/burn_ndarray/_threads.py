@@ -4,9 +4,11 @@ numpy releases the GIL inside ufunc loops, reductions and copies of large arrays
 threads that each call numpy on a slice run on separate cores. The pool is built for low
 dispatch cost (a parallel region is tens of microseconds on a many-core machine):
 
-- each worker sleeps on its own `threading.Lock` (no spinning: idle workers use no CPU, unlike
-  OpenMP/OpenBLAS workers that spin after a call), is woken by releasing it, and signals done by
-  releasing a second lock; the calling thread runs the first chunk itself;
+- idle workers sleep on one queue (no spinning: idle workers use no CPU, unlike
+  OpenMP/OpenBLAS workers that spin after a call); a region puts its job there once per worker
+  it wants and the calling thread works on it too; chunks are claimed one at a time by whoever
+  runs, so a worker descheduled by other processes on the cores holds at most the chunk it
+  claimed (a late worker finds the job done and the caller never waits for it);
 - one region runs at a time; a second thread calling in while the pool is busy runs its chunks
   serially (never nested regions, never more threads than the budget);
 - workers run with numpy's floating-point errors ignored (every op that can raise a flag runs
@@ -20,10 +22,13 @@ Example:
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from . import _load
 
 
 def default_threads() -> int:
@@ -75,34 +80,51 @@ def _positive_env(var: str) -> int | None:
     return n
 
 
-class _Slot:
-    """One worker: its wake-up lock, its done lock, its task and its outcome."""
+class _Job:
+    """One parallel region: its chunks, the next unclaimed one, and who waits for the last.
 
-    __slots__ = ("done", "error", "go", "result", "task")
+    Chunks are claimed one at a time by whichever thread is running (the caller included), so a
+    worker the OS has descheduled (other processes on the cores) holds at most the chunk it
+    claimed, never a share fixed in advance: a worker that wakes after every chunk was claimed
+    finds nothing to do and the caller never waited for it."""
 
-    def __init__(self):
-        self.go = threading.Lock()
-        self.go.acquire()
-        self.done = threading.Lock()
-        self.done.acquire()
-        self.task = None
-        self.result = None
-        self.error = None
+    __slots__ = ("args", "errors", "finished", "fn", "lock", "next", "n", "results", "all_done")
+
+    def __init__(self, fn, chunks):
+        self.fn, self.args, self.n = fn, chunks, len(chunks)
+        self.results = [None] * self.n
+        self.errors: list = []
+        self.next = 0
+        self.finished = 0
+        self.lock = threading.Lock()
+        self.all_done = threading.Lock()
+        self.all_done.acquire()
+
+    def work(self) -> None:
+        """Run unclaimed chunks until none is left."""
+        lock = self.lock
+        while True:
+            with lock:
+                i = self.next
+                if i >= self.n:
+                    return
+                self.next = i + 1
+            try:
+                self.results[i] = self.fn(*self.args[i])
+            except BaseException as e:  # noqa: BLE001 - raised on the calling thread
+                with lock:
+                    self.errors.append((i, e))
+            with lock:
+                self.finished += 1
+                last = self.finished == self.n
+            if last:
+                self.all_done.release()
 
 
-def _work(slot: _Slot) -> None:
+def _work(jobs: queue.SimpleQueue) -> None:
     np.seterr(all="ignore")  # this thread's own numpy error state (a fresh context)
-    go, done = slot.go, slot.done
     while True:
-        go.acquire()
-        fn, args = slot.task
-        slot.task = None
-        try:
-            slot.result = fn(*args)
-            slot.error = None
-        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
-            slot.result, slot.error = None, e
-        done.release()
+        jobs.get().work()  # sleeps in the queue while idle (no spinning)
 
 
 class Pool:
@@ -110,46 +132,34 @@ class Pool:
 
     def __init__(self):
         self._region = threading.Lock()
-        self._slots: list[_Slot] = []
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._workers = 0
 
     def _grow(self, workers: int) -> None:
-        while len(self._slots) < workers:
-            slot = _Slot()
+        while self._workers < workers:
             threading.Thread(
-                target=_work, args=(slot,), name=f"burn-ndarray-{len(self._slots)}", daemon=True
+                target=_work, args=(self._jobs,), name=f"burn-ndarray-{self._workers}", daemon=True
             ).start()
-            self._slots.append(slot)
+            self._workers += 1
 
     def run(self, fn: Callable, chunks: Sequence[tuple]) -> list:
         """[fn(*c) for c in chunks], the chunks run in parallel (len(chunks) threads at most)."""
         if len(chunks) < 2 or not self._region.acquire(blocking=False):
             return [fn(*c) for c in chunks]
         try:
-            slots = self._slots
-            if len(slots) < len(chunks) - 1:
+            if self._workers < len(chunks) - 1:
                 self._grow(len(chunks) - 1)
-            used = slots[: len(chunks) - 1]
-            for slot, args in zip(used, chunks[1:]):
-                slot.task = (fn, args)
-                slot.go.release()
-            first, error = None, None
-            try:
-                first = fn(*chunks[0])
-            except BaseException as e:  # noqa: BLE001 - raised once every worker is done
-                error = e
-            out = [first]
-            for slot in used:
-                interrupted = _wait(slot.done)
-                if interrupted is not None and error is None:
-                    error = interrupted
-                out.append(slot.result)
-                slot.result = None
-                if slot.error is not None and error is None:
-                    error = slot.error
-                slot.error = None
-            if error is not None:
-                raise error
-            return out
+            job = _Job(fn, chunks)
+            # only the free cores' workers: one kept off its core would still claim a chunk
+            for _ in range(min(len(chunks), _load.threads_now(len(chunks))) - 1):
+                self._jobs.put(job)
+            job.work()
+            interrupted = _wait(job.all_done)  # chunks other threads claimed are written
+            if job.errors:
+                raise min(job.errors, key=lambda e: e[0])[1]
+            if interrupted is not None:
+                raise interrupted
+            return job.results
         finally:
             self._region.release()
 

@@ -63,7 +63,8 @@ class OpenClRuntime:
         rt = self.rt
         path = None
         if self.disk is not None:
-            path = self.disk / (hashlib.sha256(source.encode()).hexdigest() + ".bin")
+            key = (" ".join(self.rt.build_options) + "\n" + source).encode()
+            path = self.disk / (hashlib.sha256(key).hexdigest() + ".bin")
         with rt.lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PoCL prints build notes; pytest makes them errors
             k, how = self._from_disk(path, name), "disk"
@@ -87,7 +88,7 @@ class OpenClRuntime:
     def _build_source(self, source: str, name: str, path: Path | None):
         rt = self.rt
         try:
-            prg = cl.Program(rt.ctx, source).build()
+            prg = cl.Program(rt.ctx, source).build(options=rt.build_options)
             k = cl.Kernel(prg, name)
         except cl.Error as exc:
             raise RuntimeError(

@@ -24,8 +24,10 @@ from ._adamw import AdamW, AdamWConfig
 from ._clipping import GradientClipping, GradientClippingConfig
 from ._decay import MomentumConfig, WeightDecayConfig
 from ._grads import GradientsParams
+from ._groups import ParamGroup
 from ._loss_scale import DynamicLossScaler
 from ._mixed_precision import MixedPrecision
+from ._muon import Muon, MuonConfig
 from ._optimizer import ModuleOptimizer, Optimizer, OptimizerAdaptor, SimpleOptimizer
 from ._rmsprop import RmsProp, RmsPropConfig
 from ._sgd import Sgd, SgdConfig
@@ -48,8 +50,11 @@ __all__ = [
     "LearningRate",
     "ModuleOptimizer",
     "MomentumConfig",
+    "Muon",
+    "MuonConfig",
     "Optimizer",
     "OptimizerAdaptor",
+    "ParamGroup",
     "RmsProp",
     "RmsPropConfig",
     "Sgd",

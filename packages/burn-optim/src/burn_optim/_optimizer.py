@@ -20,6 +20,7 @@ from burn_tensor import Tensor
 
 from ._clipping import GradientClipping
 from ._grads import GradientsParams
+from ._groups import ParamGroup, assign, check_groups, rule_for
 from ._ranges import learning_rate
 from ._state import state_to_device, state_to_record
 
@@ -115,6 +116,7 @@ class OptimizerAdaptor(Optimizer):
         # returned was dropped (`optim.step(lr, model, grads)` without `model = ...`).
         self._stepped: dict[ParamId, weakref.ref] = {}
         self._grad_clipping = grad_clipping.init() if grad_clipping is not None else None
+        self._groups: list[ParamGroup] = []
 
     # -- Burn's accessors --------------------------------------------------------------------------
     def optim(self) -> SimpleOptimizer:
@@ -125,6 +127,23 @@ class OptimizerAdaptor(Optimizer):
 
     def grad_clipping(self) -> GradientClipping | None:
         return self._grad_clipping
+
+    def with_groups(self, groups: list[ParamGroup] | None) -> OptimizerAdaptor:
+        """Train the parameters of each `ParamGroup` with its own lr / weight decay; the others
+        keep the optimizer's. None or [] removes the groups. Returns self.
+
+        Example:
+            >>> from burn_optim import AdamWConfig, ParamGroup
+            >>> optim = AdamWConfig().init().with_groups([ParamGroup("*.bias", weight_decay=0.0)])
+            >>> len(optim.groups())
+            1
+        """
+        self._groups = check_groups(groups or [], self._optim)
+        return self
+
+    def groups(self) -> list[ParamGroup]:
+        """The parameter groups (see `with_groups`)."""
+        return list(self._groups)
 
     def with_grad_clipping(self, clipping: GradientClipping | None) -> OptimizerAdaptor:
         """Clip every gradient before the update (`GradientClipping` or its config)."""
@@ -162,10 +181,15 @@ class OptimizerAdaptor(Optimizer):
                 )
             return module
         try:
-            news, states = self._optim.step_many(lr, pick.inners, pick.grad_list, pick.states)
+            news, states = self._step_groups(lr, module, pick)
         except Exception as e:
             i = getattr(e, "burn_param_index", None)
-            if i is not None and pick.states[i] is not None:
+            if i is not None and pick.states[i] is None:
+                e.add_note(
+                    f"while updating parameter {pick.params[i].id} of shape "
+                    f"{pick.inners[i].dims()} (first step)"
+                )
+            elif i is not None:
                 param = pick.params[i]
                 e.add_note(
                     f"while updating parameter {param.id} of shape {pick.inners[i].dims()} "
@@ -191,6 +215,37 @@ class OptimizerAdaptor(Optimizer):
                 new = Tensor.from_inner(new, tensor_device if same else None)
             new_params[param.id] = type(param)(param.id, new, param.require_grad)
         return module.map(_Replace(new_params))
+
+    def _step_groups(self, lr: float, module: Any, pick: _Pick) -> tuple[list, list]:
+        """One `step_many` per group (the optimizer's own settings for parameters in none), the
+        results back in module order; an error carries its index in the whole step."""
+        if not self._groups:
+            return self._optim.step_many(lr, pick.inners, pick.grad_list, pick.states)
+        owner = assign(self._groups, module)
+        parts: dict[int | None, list[int]] = {}
+        for i, param in enumerate(pick.params):
+            parts.setdefault(owner.get(param.id), []).append(i)
+        news: list = [None] * len(pick.params)
+        states: list = [None] * len(pick.params)
+        for g, idx in parts.items():
+            rule, glr = self._optim, lr
+            if g is not None:
+                rule, glr = rule_for(rule, self._groups[g]), self._groups[g].group_lr(lr)
+            try:
+                out, st = rule.step_many(
+                    glr,
+                    [pick.inners[i] for i in idx],
+                    [pick.grad_list[i] for i in idx],
+                    [pick.states[i] for i in idx],
+                )
+            except Exception as e:
+                j = getattr(e, "burn_param_index", None)
+                if j is not None:
+                    e.burn_param_index = idx[j]
+                raise
+            for k, i in enumerate(idx):
+                news[i], states[i] = out[k], st[k]
+        return news, states
 
     # -- records -----------------------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:

@@ -9,11 +9,17 @@ Example:
 
 from ._app import install_application_logger, remove_application_logger
 from ._metric import FileMetricLogger, InMemoryMetricLogger, MetricLogger, file_name
+from ._mlflow import MlflowMetricLogger
+from ._scalar import ScalarMetricLogger
+from ._tensorboard import TensorBoardMetricLogger
 
 __all__ = [
     "FileMetricLogger",
     "InMemoryMetricLogger",
     "MetricLogger",
+    "MlflowMetricLogger",
+    "ScalarMetricLogger",
+    "TensorBoardMetricLogger",
     "file_name",
     "install_application_logger",
     "remove_application_logger",
