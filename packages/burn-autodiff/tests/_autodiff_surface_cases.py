@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 from _autodiff_testlib import u
+from _autodiff_volume_cases import VOLUME_CASES
 from burn_tensor import GridSampleOptions, TensorData
 
 # a matrix whose pivots stay put under the finite-difference steps (LU's pivot choice is piecewise)
@@ -100,4 +101,5 @@ SURFACE_CASES = [
     ("float_pad", _pad(((1, 0), (2, 1), (0, 3)), "edge", 0.0), [u(2, 3, 4)]),
     ("float_take", _take, [u(2, 3, 2)]),
     ("ctc_loss", _ctc, [u(5, 3, 3)]),
+    *VOLUME_CASES,
 ]

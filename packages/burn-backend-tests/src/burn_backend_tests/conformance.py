@@ -31,6 +31,7 @@ from .suites.module_layer_norm import *
 from .suites.module_linear import *
 from .suites.module_literals import *
 from .suites.module_pool import *
+from .suites.module_volume import *
 from .suites.odds import *
 from .suites.optim import *
 from .suites.quantization import *

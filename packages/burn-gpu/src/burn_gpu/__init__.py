@@ -10,6 +10,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
 - `index_program(dtype, index_dtype, dialect)` (`_index.py`): gather/select, scatter adds;
 - `conv_program(dtype, dialect)` (`_conv.py`): im2col, col2im, interpolation;
+- `vol_program(dtype, index_dtype, dialect)` (`_vol.py`): vol2col, col2vol, the 3-D pools;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
@@ -56,6 +57,8 @@ from ._ops_softmax import GpuSoftmaxOps
 from ._norm import layer_norm_program
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._quant import GpuQuantOps, qlinear_program, qmm_program
+from ._vol import VOL_FIELDS, vol_args, vol_program
+from ._ops_volume import GpuVolumeOps
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
@@ -91,6 +94,10 @@ __all__ = [
     "Frame",
     "GpuBackend",
     "GpuModuleOps",
+    "GpuVolumeOps",
+    "VOL_FIELDS",
+    "vol_args",
+    "vol_program",
     "GpuSoftmaxOps",
     "Node",
     "Op",

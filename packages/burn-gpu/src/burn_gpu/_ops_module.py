@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from ._conv import conv_program
+from ._ops_volume import GpuVolumeOps
 from ._pool import geo_args, pool_program
 from ._runtime import Runtime, ints
 
@@ -92,8 +93,9 @@ def col2im(rt: Runtime, cols, c_out: int, hw, out_hw, kernel_size, stride, paddi
     return _run(rt, "conv", "col2im", shape, cols.dtype, [cols], geo, wide=wide)
 
 
-class GpuModuleOps:
-    """Mixin of a `GpuBackend`: unfold4d, the pools and interpolation as burn_gpu's kernels."""
+class GpuModuleOps(GpuVolumeOps):
+    """Mixin of a `GpuBackend`: unfold4d, the pools and interpolation as burn_gpu's kernels
+    (and the 3-D ops of `GpuVolumeOps`)."""
 
     def unfold4d(self, x, kernel_size, options):
         o = options

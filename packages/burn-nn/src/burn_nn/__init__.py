@@ -40,6 +40,8 @@ from ._activation import (
 from ._codec import ConfigError
 from ._config import Config, config, is_config
 from ._conv import Conv1d, Conv1dConfig, Conv2d, Conv2dConfig
+from ._conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig
+from ._deform_conv import DeformConv2d, DeformConv2dConfig
 from ._conv_transpose import (
     ConvTranspose1d,
     ConvTranspose1dConfig,
@@ -102,7 +104,15 @@ from ._norm import (
     RmsNorm,
     RmsNormConfig,
 )
-from ._padding import PaddingConfig1d, PaddingConfig2d
+from ._padding import PaddingConfig1d, PaddingConfig2d, PaddingConfig3d
+from ._pool3d import (
+    AdaptiveAvgPool3d,
+    AdaptiveAvgPool3dConfig,
+    AvgPool3d,
+    AvgPool3dConfig,
+    MaxPool3d,
+    MaxPool3dConfig,
+)
 from ._param import Param, ParamId, RunningState
 from ._pool import (
     AdaptiveAvgPool1d,
@@ -214,6 +224,7 @@ __all__ = [
     "EmbeddingConfig",
     "PaddingConfig1d",
     "PaddingConfig2d",
+    "PaddingConfig3d",
     "conv",
     "Conv1d",
     "Conv1dConfig",
@@ -223,6 +234,12 @@ __all__ = [
     "ConvTranspose1dConfig",
     "ConvTranspose2d",
     "ConvTranspose2dConfig",
+    "Conv3d",
+    "Conv3dConfig",
+    "ConvTranspose3d",
+    "ConvTranspose3dConfig",
+    "DeformConv2d",
+    "DeformConv2dConfig",
     "pool",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool1dConfig",
@@ -236,6 +253,12 @@ __all__ = [
     "MaxPool1dConfig",
     "MaxPool2d",
     "MaxPool2dConfig",
+    "AdaptiveAvgPool3d",
+    "AdaptiveAvgPool3dConfig",
+    "AvgPool3d",
+    "AvgPool3dConfig",
+    "MaxPool3d",
+    "MaxPool3dConfig",
     "BatchNorm",
     "BatchNormConfig",
     "GroupNorm",

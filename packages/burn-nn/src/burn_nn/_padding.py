@@ -1,4 +1,4 @@
-"""`PaddingConfig1d` / `PaddingConfig2d`: Same, Valid or Explicit padding (Burn's `nn::PaddingConfig*`)."""
+"""`PaddingConfig1d` / `PaddingConfig2d` / `PaddingConfig3d`: Same, Valid or Explicit padding (Burn's `nn::PaddingConfig*`)."""
 
 from __future__ import annotations
 
@@ -118,7 +118,20 @@ class PaddingConfig2d(_Padding):
     _n_explicit = 4
 
 
-for _cls in (PaddingConfig1d, PaddingConfig2d):
+class PaddingConfig3d(_Padding):
+    """`Same`, `Valid`, `Explicit(front, top, left, back, bottom, right)` (or `Explicit(d, h, w)`,
+    symmetric), for `Conv3d` and the 3-D pools.
+
+    Example:
+        >>> PaddingConfig3d.Explicit(1, 0, 2).pads([4, 4, 4], [3, 1, 5], [1, 1, 1], [1, 1, 1])
+        [(1, 1), (0, 0), (2, 2)]
+    """
+
+    __slots__ = ()
+    _n_explicit = 6
+
+
+for _cls in (PaddingConfig1d, PaddingConfig2d, PaddingConfig3d):
     type.__setattr__(_cls, "Same", _cls("Same"))
     type.__setattr__(_cls, "Valid", _cls("Valid"))
 

@@ -1,5 +1,13 @@
 """`burn_nn.pool`: Burn's `burn::nn::pool` path."""
 
+from ._pool3d import (
+    AdaptiveAvgPool3d,
+    AdaptiveAvgPool3dConfig,
+    AvgPool3d,
+    AvgPool3dConfig,
+    MaxPool3d,
+    MaxPool3dConfig,
+)
 from ._pool import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool1dConfig,
@@ -28,4 +36,10 @@ __all__ = [
     "MaxPool1dConfig",
     "MaxPool2d",
     "MaxPool2dConfig",
+    "AdaptiveAvgPool3d",
+    "AdaptiveAvgPool3dConfig",
+    "AvgPool3d",
+    "AvgPool3dConfig",
+    "MaxPool3d",
+    "MaxPool3dConfig",
 ]

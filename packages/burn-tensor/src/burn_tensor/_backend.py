@@ -23,12 +23,14 @@ from ._ops_activation import ActivationOps
 from ._ops_attention import AttentionOps
 from ._ops_bool import BoolOps
 from ._ops_ctc import CtcOps
+from ._ops_deform import DeformOps
 from ._ops_extra import ExtraOps
 from ._ops_float import FloatOps
 from ._ops_grid import GridOps
 from ._ops_int import IntOps
 from ._ops_linalg import LinalgOps
 from ._ops_module import ModuleOps
+from ._ops_module3d import Module3dOps
 from ._ops_norm import NormOps
 from ._ops_spec import REQUIRED, required_ops
 from .quantization._ops import QuantOps
@@ -71,6 +73,8 @@ class Backend(
     GridOps,
     ExtraOps,
     CtcOps,
+    Module3dOps,
+    DeformOps,
     QuantOps,
     metaclass=_Interned,
 ):
@@ -265,6 +269,6 @@ def _rebuild_backend(cls, kwargs):
 def op_table() -> list[str]:
     names = set(REQUIRED)
     families = (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
-    for base in (*families, LinalgOps, GridOps, ExtraOps, CtcOps):
+    for base in (*families, LinalgOps, GridOps, ExtraOps, CtcOps, Module3dOps, DeformOps):
         names.update(n for n in vars(base) if not n.startswith("_"))
     return sorted(names)

@@ -334,6 +334,8 @@ def linear(x, weight, bias=None):
 
 
 from ._module_ctc import ctc_loss  # noqa: E402  (Burn 0.21's module::ctc_loss)
+
+
 def _dequantized(x, weight):
     """A parameter's primitive, dequantized to the input's float dtype when it is quantized."""
     if not weight.is_quantized():
@@ -343,12 +345,31 @@ def _dequantized(x, weight):
     return x._d.backend.q_dequantize(weight._p, DType.from_np(x._p.dtype))
 
 
+from ._module_3d import (  # noqa: E402  (3-D ops and deform_conv2d, Burn 0.20)
+    adaptive_avg_pool3d,
+    avg_pool3d,
+    conv3d,
+    conv_transpose3d,
+    deform_conv2d,
+    max_pool3d,
+    max_pool3d_with_indices,
+)
+from ._ops_deform import DeformConvOptions  # noqa: E402
+
 __all__ = [
     "attention",
     "ctc_loss",
     "layer_norm",
     "conv1d",
     "conv2d",
+    "conv3d",
+    "conv_transpose3d",
+    "avg_pool3d",
+    "max_pool3d",
+    "max_pool3d_with_indices",
+    "adaptive_avg_pool3d",
+    "deform_conv2d",
+    "DeformConvOptions",
     "conv_transpose1d",
     "conv_transpose2d",
     "avg_pool1d",

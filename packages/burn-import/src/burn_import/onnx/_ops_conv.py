@@ -56,7 +56,7 @@ def conv(ctx):
         ctx.fail("only float inputs are supported")
     group = ctx.attr("group", 1)
     pads = _pads(ctx, spatial, kernel, strides, dil)
-    if spatial == 3:  # no burn layer: 2-D convs per depth tap (`_rt_conv3d`)
+    if spatial == 3:  # burn's module.conv3d (`_rt_conv3d`: asymmetric pads by hand)
         bias = ctx.x(2) if ctx.has(2) else "None"
         x, w = ctx.x(0), ctx.x(1)
         ctx.set(0, f"ops.conv3d({x}, {w}, {bias}, {strides}, {pads}, {dil}, {group})")
@@ -155,3 +155,23 @@ def col2im(ctx):
     image, block = ints_arg(ctx, 1), ints_arg(ctx, 2)
     dil, pads, st = (list(ctx.attr(a, [])) for a in ("dilations", "pads", "strides"))
     ctx.set(0, f"ops.col2im({ctx.x(0)}, {image}, {block}, {dil}, {pads}, {st})")
+
+
+@op("DeformConv", attrs=("dilations", "group", "kernel_shape", "offset_group", "pads", "strides"))
+def deform_conv(ctx):
+    """ONNX DeformConv (opset 19, 2-D) through `module.deform_conv2d`: inputs X, W, offset, B,
+    mask as torchvision's (per tap a row then a column shift); symmetric pads only."""
+    spatial, _, kernel, strides, dil = _geometry(ctx, "deformable convolutions", (2,))
+    if ctx.elem(0) not in FLOATS:
+        ctx.fail("only float inputs are supported")
+    pads = ctx.ints("pads", [0] * 4, 4, 0)
+    if pads[:2] != pads[2:]:
+        ctx.fail(f"asymmetric pads {pads}")
+    group, offset_group = ctx.attr("group", 1), ctx.attr("offset_group", 1)
+    bias = ctx.x(3) if ctx.has(3) else "None"
+    mask = ctx.x(4) if ctx.has(4) else "None"
+    ctx.set(
+        0,
+        f"F.deform_conv2d({ctx.x(0)}, {ctx.x(2)}, {ctx.x(1)}, {mask}, {bias}, {strides}, "
+        f"{pads[:2]}, {dil}, {group}, {offset_group})",
+    )

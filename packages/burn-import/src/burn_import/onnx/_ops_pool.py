@@ -18,6 +18,16 @@ POOL_ATTRS = (
 )
 
 
+def _burn_pads(pads, kernel, ceil_extra) -> bool:
+    """Padding burn's pools express: symmetric, at most half the kernel, no ceil_mode extra."""
+    n = len(kernel)
+    return (
+        pads[:n] == pads[n:]
+        and all(p <= k // 2 for p, k in zip(pads, kernel))
+        and not any(ceil_extra)
+    )
+
+
 @op("MaxPool", "AveragePool", "LpPool", attrs=POOL_ATTRS + ("p",))
 def pool(ctx):
     rank = ctx.rank(0)
@@ -71,6 +81,8 @@ def pool(ctx):
             expr = f"F.max_pool2d({x}, {kernel}, {strides}, {mp[:2]}, {dil})"
         else:
             expr = f"ops.max_pool({x}, {kernel}, {strides}, {mp}, {dil})"
+    elif ctx.op_type == "MaxPool" and spatial == 3 and _burn_pads(pads, kernel, ceil_extra):
+        expr = f"F.max_pool3d({x}, {kernel}, {strides}, {pads[:3]}, {dil})"
     elif ctx.op_type == "MaxPool":
         expr = (
             f"ops.pool_nd({x}, 'max', {kernel}, {strides}, {pads}, {dil}, ceil_extra={ceil_extra})"
@@ -86,6 +98,9 @@ def pool(ctx):
             and (inc or not any(pads))
         ):  # burn's own op when it computes exactly ONNX's average
             expr = f"F.avg_pool2d({x}, {kernel}, {strides}, {pads[:2]}, True)"
+        elif spatial == 3 and dil == [1] * 3 and _burn_pads(pads, kernel, ceil_extra):
+            # burn's avg_pool3d: count_include_pad=False divides by the in-volume cells, as ONNX
+            expr = f"F.avg_pool3d({x}, {kernel}, {strides}, {pads[:3]}, {inc})"
         elif spatial <= 2 and dil == [1] * spatial:
             extra = f", {ceil_extra}" if any(ceil_extra) else ""
             expr = f"ops.avg_pool({x}, {kernel}, {strides}, {pads}, {inc}{extra})"

@@ -40,7 +40,7 @@ def conv(x, w, b, strides, pads, dilations, group):
 
 def conv_transpose(x, w, b, strides, pads, dilations, group, out_pad):
     n = len(strides)
-    if n == 3:  # no burn op: 2-D transposed convs per depth tap
+    if n == 3:  # burn's conv_transpose3d (`_rt_conv3d`)
         from ._rt_conv3d import conv_transpose3d
 
         return conv_transpose3d(x, w, b, strides, pads, dilations, group, out_pad)
