@@ -97,16 +97,22 @@ def _spawn(model, shape, runtime, threads, repeats) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     p.add_argument("--dir", type=Path, help="read every *.onnx here instead of exporting")
     p.add_argument("--backends", default="ndarray", help="burn backends, comma-separated")
-    p.add_argument("--threads", default="1,default")
-    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--threads", default="1,default", help="thread settings, comma-separated")
+    p.add_argument("--repeats", type=int, default=7, help="timed runs per cell")
     p.add_argument("--models", default="", help="only these model names (comma-separated)")
-    p.add_argument("--out", type=Path, default=ROOT / "benches/results/onnx_models.json")
-    a = p.parse_args(argv)
+    p.add_argument(
+        "--out", type=Path, default=ROOT / "benches/results/onnx_models.json", help="JSON rows"
+    )
+    return p
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
     if a.child:
         model, shape, runtime, threads, repeats = a.child
         print(json.dumps(child(model, json.loads(shape), runtime, threads, int(repeats))))
