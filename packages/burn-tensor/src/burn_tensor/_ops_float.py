@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from ._ops_numeric import make_numeric_defaults
-from ._ops_spec import install_required
 
 
 class FloatOps:
@@ -83,4 +82,3 @@ class FloatOps:
 
 for _name, _fn in make_numeric_defaults("float").items():
     setattr(FloatOps, _name, _fn)
-install_required(FloatOps, prefixes=("float_",))
