@@ -13,10 +13,10 @@ Example:
 """
 
 from burn_gpu import CTYPES, Node, Program, Reduction, render, render_reduction
-from burn_gpu import FUSED as OPS
 from burn_tensor import Device
 
 from ._backend import Fusion
+from ._table import OPS, REDUCTIONS, ROUTES
 from ._stream import MAX_INPUTS, MAX_OPS, STAT_NAMES, Stream
 from ._tensor import FusionTensor
 
@@ -43,6 +43,8 @@ __all__ = [
     "MAX_INPUTS",
     "MAX_OPS",
     "OPS",
+    "REDUCTIONS",
+    "ROUTES",
     "STAT_NAMES",
     "Fusion",
     "FusionTensor",

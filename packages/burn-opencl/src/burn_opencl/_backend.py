@@ -145,9 +145,8 @@ def _install() -> None:
     table["int_random"] = random_op
     table["float_matmul"] = matmul_op
     table["int_matmul"] = matmul_op
-    for name, fn in table.items():
-        if name not in vars(OpenCl):
-            setattr(OpenCl, name, fn)
+    # the dispatch table (`OpenCl.dispatch_table`; `explain` reads it); class-body ops win
+    OpenCl.install_ops({n: fn for n, fn in table.items() if n not in vars(OpenCl)})
 
 
 _install()

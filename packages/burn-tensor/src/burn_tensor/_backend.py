@@ -105,20 +105,29 @@ class Backend(
         the class's methods. Every key must be a declared op, and none may also be defined in
         the class body (one definition per op)."""
         super().__init_subclass__(**kwargs)
+        cls.dispatch_table = types.MappingProxyType({})
         if ops is None:
             return
+        both = sorted(n for n in ops if n in vars(cls))
+        if both:
+            raise ContractError(
+                f"{cls.__name__}: {', '.join(both)} defined both in the class body and in its "
+                "dispatch table; keep one"
+            )
+        cls.install_ops(ops)
+
+    @classmethod
+    def install_ops(cls, ops: Mapping[str, Any]) -> None:
+        """Install dispatch-table entries (op name -> function) on this class and add them to
+        `cls.dispatch_table`; for a backend whose table can only be built at run time (Cuda's
+        needs cupy). Every key must be a declared op (`UnknownOpError` names the closest)."""
         for name, fn in ops.items():
-            if name not in DECLS:
-                decl(name)  # raises UnknownOpError naming the closest ops
-            if name in vars(cls):
-                raise ContractError(
-                    f"{cls.__name__}.{name} is defined both in the class body and in its "
-                    "dispatch table; keep one"
-                )
+            decl(name)  # raises UnknownOpError for a name that is not a declared op
             if not callable(fn):
                 raise ContractError(f"{cls.__name__}'s dispatch table: {name} -> {fn!r} is not callable")
+        for name, fn in ops.items():
             setattr(cls, name, fn)
-        cls.dispatch_table = types.MappingProxyType(dict(ops))
+        cls.dispatch_table = types.MappingProxyType({**cls.dispatch_table, **ops})
 
     def __init__(self, float_dtype: Any = "float32", int_dtype: Any = "int32"):
         fd = DType.from_any(float_dtype)

@@ -60,11 +60,7 @@ op(
 op('float_into_int', '(x, dtype) -> IntP  # truncates toward zero', SAME, PASS, ELEMENTWISE, EXPR)
 op(
     'float_add float_div float_mul float_remainder float_sub',
-    "(x, y) -> P  # int div truncates toward zero; remainder has the divisor's sign",
-    BROADCAST,
-    RULE,
-    ELEMENTWISE,
-    EXPR,
+    "(x, y) -> P  # remainder has the divisor's sign", BROADCAST, RULE, ELEMENTWISE, EXPR,
 )
 op('float_atan2 float_powf', '(x, y) -> P', BROADCAST, RULE, ELEMENTWISE, EXPR)
 op('float_mask_fill', '(x, mask, scalar) -> P', BROADCAST, RULE, ELEMENTWISE, EXPR)
@@ -87,9 +83,10 @@ op('float_abs', '(x) -> P', SAME, RULE, ELEMENTWISE, EXPR)
 op(
     'float_acos float_acosh float_asin float_asinh float_atan float_atanh float_ceil '
     'float_cos float_cosh float_erf float_exp float_floor float_log float_log1p float_recip '
-    'float_round float_sin float_sinh float_sqrt float_tan float_tanh float_trunc',
-    '(x) -> P  # round: half to even, as Burn', SAME, RULE, ELEMENTWISE, EXPR,
+    'float_sin float_sinh float_sqrt float_tan float_tanh float_trunc',
+    '(x) -> P', SAME, RULE, ELEMENTWISE, EXPR,
 )
+op('float_round', '(x) -> P  # half to even, as Burn', SAME, RULE, ELEMENTWISE, EXPR)
 op(
     'float_add_scalar float_div_scalar float_mul_scalar float_remainder_scalar '
     'float_sub_scalar',
