@@ -139,3 +139,12 @@ def test_a_missing_decorator_is_named_with_its_extra_not_as_planned():
     line = next(line for line in out.splitlines() if line.startswith("decorators:"))
     assert "not installed: Fusion (pip install 'burn-py[fusion]')" in line, line
     assert "planned" not in line and "Autodiff" in line
+
+
+def test_explain_is_reachable_from_the_facade():
+    from burn.backend import NdArray, Spec, explain
+
+    device = NdArray(num_threads=1).device()
+    e = explain(device, "float_add", Spec((2,), "float32"), Spec((2,), "float32"))
+    assert (e.final.how, e.final.impl) == ("kernel", "numpy.add")
+    assert device.backend.explain("float_add").op == "float_add"

@@ -1,0 +1,40 @@
+"""`Autodiff(NdArray()).explain(op, *inputs)`: Autodiff's route of each class (rule, pass,
+default decomposition, its own method), then the inner backend's steps."""
+
+from __future__ import annotations
+
+from burn_autodiff import RULES, Autodiff
+from burn_ndarray import NdArray
+from burn_tensor.backend import Spec
+
+B = Autodiff(NdArray(num_threads=1))
+X = Spec((2, 3), "float32")
+
+
+def test_rule_then_the_inner_kernel():
+    e = B.explain("float_exp", X)
+    first = e.steps[0]
+    assert (first.backend, first.how) == ("Autodiff(NdArray(num_threads=1))", "rule")
+    code = RULES["float_exp"].backward.__code__
+    assert first.where == f"burn_autodiff/_rules_math.py:{code.co_firstlineno}"
+    assert "and the output" in first.why  # exp's rule keeps its output
+    assert e.final.impl == "numpy.exp" and e.final.backend == "NdArray(num_threads=1)"
+
+
+def test_pass_for_ops_without_gradient():
+    e = B.explain("int_add", Spec((2,), "int32"), Spec((2,), "int32"))
+    assert [s.how for s in e.steps] == ["pass", "kernel"]
+    assert e.steps[0].impl == "burn_autodiff._wrap.passthrough"
+    assert [s.how for s in B.explain("float_argmax", X, 1).steps][0] == "pass"
+
+
+def test_default_decomposition_runs_on_autodiff():
+    e = B.explain("float_square", X)
+    assert len(e.steps) == 1
+    assert (e.final.how, e.final.impl) == ("default", "burn_tensor._ops_float.FloatOps.float_square")
+    assert "recorded and differentiated" in e.final.why
+
+
+def test_special_is_autodiffs_own():
+    step = B.explain("float_detach", X).final
+    assert (step.how, step.impl) == ("special", "burn_autodiff._backend.Autodiff.float_detach")
