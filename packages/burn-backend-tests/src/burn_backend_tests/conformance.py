@@ -18,6 +18,7 @@ from .suites.creation import *
 from .suites.device import *
 from .suites.elementwise import *
 from .suites.layout import *
+from .suites.linalg import *
 from .suites.module_attention import *
 from .suites.module_conv import *
 from .suites.module_conv_grad import *

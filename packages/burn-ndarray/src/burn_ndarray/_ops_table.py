@@ -107,6 +107,7 @@ OPS = quiet_table({
     "float_clamp_min": FLOAT["clamp_min"],
     "float_cos": staticmethod(np.cos),
     "float_cosh": staticmethod(np.cosh),
+    "float_cross": own.float_cross,
     "float_cummax": FLOAT["cummax"],
     "float_cummin": FLOAT["cummin"],
     "float_cumprod": FLOAT["cumprod"],

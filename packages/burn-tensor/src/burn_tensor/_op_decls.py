@@ -115,6 +115,7 @@ op('float_argsort', DEFAULT, SAME, PASS)
 op('float_is_inf float_is_nan float_not_equal_elem', DEFAULT, SAME, PASS, ELEMENTWISE, EXPR)
 op('float_all float_any', DEFAULT, SCALAR, PASS)
 op('float_hypot', DEFAULT, BROADCAST, RULE, ELEMENTWISE, EXPR)
+op('float_cross', DEFAULT, BROADCAST, DECOMPOSE)  # (x, y, dim): 3-vectors along dim
 op(
     'float_max_dim_with_indices float_min_dim_with_indices float_repeat_dim '
     'float_sort_with_indices',

@@ -20,6 +20,7 @@ from ._tensor_autodiff import AutodiffMixin
 from ._tensor_display import DisplayMixin
 from ._tensor_index import IndexMixin
 from ._tensor_layout import LayoutMixin
+from ._tensor_linalg import LinalgMixin
 from ._tensor_logic import LogicMixin
 from ._tensor_math import MathMixin
 from ._tensor_reduce import ReduceMixin
@@ -40,7 +41,14 @@ class hybridmethod:
 
 
 class Tensor(
-    LayoutMixin, IndexMixin, MathMixin, LogicMixin, ReduceMixin, AutodiffMixin, DisplayMixin
+    LayoutMixin,
+    IndexMixin,
+    MathMixin,
+    LinalgMixin,
+    LogicMixin,
+    ReduceMixin,
+    AutodiffMixin,
+    DisplayMixin,
 ):
     """An immutable n-dimensional tensor on a device of some backend.
 
