@@ -144,9 +144,12 @@ class Fusion(Backend, ops=CLASS_OPS):
             if inner_does:
                 impl, where = describe(delegate)
                 why = "not fusable: pending inputs are flushed, then the inner op runs"
-                return [Step(who, "delegate", impl, where, why)] + self.inner.explain_route(op, args)
+                inner_steps = self.inner.explain_route(op, args)
+                return [Step(who, "delegate", impl, where, why)] + inner_steps
             impl, where = describe(op_decl(op).default)
-            why = f"{self.inner!r} does not implement it: the default runs on Fusion, its parts fuse"
+            why = (
+                f"{self.inner!r} does not implement it: the default runs on Fusion, its parts fuse"
+            )
             return [Step(who, "default", impl, where, why)]
         if how == "fused":
             impl, where = f"burn_gpu.OPS[{op!r}]: {OPS[op].expr}", describe(lazy)[1]

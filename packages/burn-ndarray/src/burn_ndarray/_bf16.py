@@ -83,8 +83,9 @@ def install(backend) -> None:
             continue
         fn = getattr(backend, name, None)
         if callable(fn):
-            why = "bfloat16 inputs " + ("computed in float32, " if name in UPCAST else "") + (
-                "results rounded back to bfloat16"
+            why = "bfloat16 inputs" + (" computed in float32" if name in UPCAST else "") + (
+                ", results rounded back to bfloat16"
             )
-            op = mark_tier(_wrap(fn, bf16, name in UPCAST), "bfloat16", fn, lambda a, w=why: ("wraps", w))
+            op = _wrap(fn, bf16, name in UPCAST)
+            op = mark_tier(op, "bfloat16", fn, lambda args, w=why: ("wraps", w))
             object.__setattr__(backend, name, op)

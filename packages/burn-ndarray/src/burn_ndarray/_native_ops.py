@@ -23,10 +23,11 @@ import os
 
 import numpy as np
 
-from burn_tensor.backend import Spec, mark_tier
+from burn_tensor.backend import mark_tier
 
 from . import _fp, _native
 from ._fp import needs_quiet
+from ._tiers import native_decide
 from ._threaded_ops import COMPUTE_BOUND
 
 NATIVE_MIN = 1 << 14
@@ -172,28 +173,10 @@ def install(backend) -> bool:
         ops.pop(name, None)
     for name, fn in ops.items():
         below = getattr(backend, name)  # what the op was before: the threaded tier or the class's
-        object.__setattr__(backend, name, mark_tier(fn, "native", below, _decide(m, below)))
+        tier = mark_tier(fn, "native", below, native_decide(m, below))  # for explain
+        object.__setattr__(backend, name, tier)
     return True
 
-
-def _decide(m: int, below):
-    """For `explain`: whether the native kernel takes inputs of these sizes and dtypes."""
-
-    def decide(args):
-        specs = [a for a in args if isinstance(a, Spec)]
-        if not specs:
-            return "runs", f"for float32/float64 inputs of >= {m} elements (give inputs to decide)"
-        n, dt = max(s.size for s in specs), specs[0].dtype
-        if n < m:
-            return "falls back", f"{n} elements < native_min {m}: the class's numpy op", None
-        if dt not in SUFFIX:
-            return "falls back", f"no native kernel for {dt}", below
-        return "runs", (
-            f"{n} elements >= native_min {m}, {dt}: the C kernel (OpenMP) where the operands' "
-            "layout collapses to a contiguous [m, n] (numpy's op otherwise)"
-        )
-
-    return decide
 
 
 # libgomp's thread pool does not survive fork(): a child that starts a parallel region hangs.

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 from burn_tensor.array_api import sum_dtype
-from burn_tensor.backend import Spec, mark_tier
+from burn_tensor.backend import mark_tier
 
 from . import _blas, _fp, _parallel
 from ._fp import needs_quiet
 from ._ops_common import keep_dtype
 from ._threads import GRAIN
+from ._tiers import threaded_decide
 
 # fmt: off
 UNARY = [
@@ -127,21 +128,8 @@ def install(backend) -> None:
     for name, split in PLANES.items():
         _add(ops, cls, backend, name, _planes(split, threads, m, grain))
     for name, fn in ops.items():
-        object.__setattr__(backend, name, mark_tier(fn, "threaded", None, _decide(m, threads)))
-
-
-def _decide(m: int, threads: int):
-    """For `explain`: whether the threaded op splits inputs of these sizes."""
-
-    def decide(args):
-        sizes = [a.size for a in args if isinstance(a, Spec)]
-        if not sizes:
-            return "runs", f"split over {threads} threads from {m} elements (give inputs to decide)"
-        if max(sizes) < m:
-            return "falls back", f"{max(sizes)} elements < parallel_min {m}: one numpy call"
-        return "runs", f"{max(sizes)} elements >= parallel_min {m}: split over {threads} threads"
-
-    return decide
+        tier = mark_tier(fn, "threaded", None, threaded_decide(m, threads))  # for explain
+        object.__setattr__(backend, name, tier)
 
 
 def _add(ops, cls, backend, name, make) -> None:

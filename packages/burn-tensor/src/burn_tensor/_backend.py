@@ -124,7 +124,9 @@ class Backend(
         for name, fn in ops.items():
             decl(name)  # raises UnknownOpError for a name that is not a declared op
             if not callable(fn):
-                raise ContractError(f"{cls.__name__}'s dispatch table: {name} -> {fn!r} is not callable")
+                raise ContractError(
+                    f"{cls.__name__}'s dispatch table: {name} -> {fn!r} is not callable"
+                )
         for name, fn in ops.items():
             setattr(cls, name, fn)
         cls.dispatch_table = types.MappingProxyType({**cls.dispatch_table, **ops})

@@ -97,6 +97,12 @@ def describe(fn: Any, unwrap: bool = True) -> tuple[str, str]:
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
     if isinstance(fn, np.ufunc):
         return f"numpy.{fn.__name__}", "compiled numpy ufunc"
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        if hasattr(fn, "__wrapped__"):  # functools.wraps copied the wrapped one's names
+            name = getattr(code, "co_qualname", name)
+            mod = getattr(fn, "__globals__", {}).get("__name__", mod)
+        return f"{mod}.{name}", f"{_short(code.co_filename)}:{code.co_firstlineno}"
     try:
         path = inspect.getsourcefile(fn)
         line = inspect.getsourcelines(fn)[1]
@@ -174,7 +180,8 @@ def kernel_route(backend: Any, op: str, args: list) -> list[Step]:
         tier = getattr(fn, "__burn_tier__", None)
         impl, where = describe(fn, unwrap=False)
         if tier is None:
-            steps.append(Step(who, "tier", impl, where, "set on this instance (not a declared tier)"))
+            why = "set on this instance (not a declared tier)"
+            steps.append(Step(who, "tier", impl, where, why))
             return steps
         verdict, why, *rest = tier.decide(args)
         steps.append(Step(who, "tier", impl, where, f"{tier.name} tier {verdict}: {why}"))
