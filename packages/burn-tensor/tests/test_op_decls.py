@@ -108,3 +108,32 @@ def test_explain_arguments():
     e = explain(b.device(), "float_exp", np.zeros((2, 2), np.float32))
     assert e.op == "float_exp" and e.decl is DECLS["float_exp"]
     assert str(e).splitlines()[0] == "float_exp(x) -> P"
+
+
+def _generic_exp(x):
+    return np.exp(x)
+
+
+def test_a_table_entry_can_be_a_tier_over_another_function():
+    """How a GPU backend's fast path over its general op is explained (see CONTRIBUTING.md)."""
+    from burn_tensor.backend import mark_tier
+
+    def fast(x):
+        return _generic_exp(x) if x.size > 4 else np.exp(x)
+
+    def decide(args):
+        big = any(isinstance(a, Spec) and a.size > 4 for a in args)
+        return ("falls back", "over 4 elements") if big else ("runs", "4 elements or fewer")
+
+    mark_tier(fast, "fast", _generic_exp, decide)
+
+    class Tiered(Backend, ops={"float_exp": staticmethod(fast)}):
+        name = "tiered"
+
+    b = Tiered()
+    steps = b.explain("float_exp", Spec((3,), "float32")).steps
+    assert [(s.how, s.why) for s in steps] == [("tier", "fast tier runs: 4 elements or fewer")]
+    steps = b.explain("float_exp", Spec((9,), "float32")).steps
+    assert [s.how for s in steps] == ["tier", "kernel"]
+    assert steps[1].impl.endswith("._generic_exp")
+    assert steps[1].why == "the function the tier above falls back to"

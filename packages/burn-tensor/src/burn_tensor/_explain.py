@@ -171,26 +171,32 @@ def mark_tier(fn: Any, name: str, under: Any, decide: Any) -> Any:
 
 
 def kernel_route(backend: Any, op: str, args: list) -> list[Step]:
-    """The route of `op` on a backend that is not a decorator: its per-instance tiers, top
-    down, while they pass the inputs on, then the class's own kernel or the contract default."""
+    """The route of `op` on a backend that is not a decorator: its tiers, top down (per
+    instance, or at class level: a dispatch-table entry may itself be a tier over another
+    function), while they pass the inputs on, then the function that runs."""
     who = repr(backend)
     steps = []
-    fn = backend.__dict__.get(op)
-    while fn is not None:
+    cls_fn = getattr(type(backend), op)
+    fn = backend.__dict__.get(op, cls_fn)
+    seen = set()
+    while id(fn) not in seen:
         tier = getattr(fn, "__burn_tier__", None)
-        impl, where = describe(fn, unwrap=False)
         if tier is None:
-            why = "set on this instance (not a declared tier)"
-            steps.append(Step(who, "tier", impl, where, why))
-            return steps
+            break
+        seen.add(id(fn))
         verdict, why, *rest = tier.decide(args)
+        impl, where = describe(fn, unwrap=False)
         steps.append(Step(who, "tier", impl, where, f"{tier.name} tier {verdict}: {why}"))
         if verdict == "runs":
             return steps
-        fn = rest[0] if rest else tier.under
-        if fn is not None and not hasattr(fn, "__burn_tier__"):
-            fn = None  # the class-level op, below
-    return steps + [class_step(backend, op)]
+        nxt = rest[0] if rest else tier.under
+        fn = cls_fn if nxt is None else nxt
+    if fn is cls_fn or getattr(fn, "__func__", None) is cls_fn:
+        return steps + [class_step(backend, op)]
+    impl, where = describe(fn)
+    if not steps:  # an instance attribute that is no tier: instrumentation, a test's spy
+        return [Step(who, "tier", impl, where, "set on this instance (not a declared tier)")]
+    return steps + [Step(who, "kernel", impl, where, "the function the tier above falls back to")]
 
 
 def class_step(backend: Any, op: str) -> Step:
