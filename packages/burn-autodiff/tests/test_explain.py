@@ -39,3 +39,10 @@ def test_default_decomposition_runs_on_autodiff():
 def test_special_is_autodiffs_own():
     step = B.explain("float_detach", X).final
     assert (step.how, step.impl) == ("special", "burn_autodiff._backend.Autodiff.float_detach")
+
+
+def test_the_class_needs_an_instance():
+    import pytest
+
+    with pytest.raises(TypeError, match=r"Autodiff\(\.\.\.\)\.explain"):
+        Autodiff.explain("float_exp")

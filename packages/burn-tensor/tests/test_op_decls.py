@@ -137,3 +137,18 @@ def test_a_table_entry_can_be_a_tier_over_another_function():
     assert [s.how for s in steps] == ["tier", "kernel"]
     assert steps[1].impl.endswith("._generic_exp")
     assert steps[1].why == "the function the tier above falls back to"
+
+
+def test_explain_on_the_class_uses_its_default_configuration():
+    class Tabled(Backend, ops={"float_exp": staticmethod(_exp)}):
+        name = "tabled3"
+
+    assert Tabled.explain("float_exp").final.impl.endswith("._exp")
+    assert Tabled.explain("float_exp").final.backend == "Tabled()"
+
+    class NeedsArg(Backend):
+        def __init__(self, inner):
+            super().__init__()
+
+    with pytest.raises(TypeError, match=r"NeedsArg\(\) needs arguments.*NeedsArg\(\.\.\.\)\.explain"):
+        NeedsArg.explain("float_exp")

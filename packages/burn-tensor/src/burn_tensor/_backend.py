@@ -32,7 +32,7 @@ from ._ops_float import FloatOps
 from ._ops_int import IntOps
 from ._ops_module import ModuleOps
 from ._ops_norm import NormOps
-from ._explain import Explanation, Step, as_spec, kernel_route
+from ._explain import Explanation, Step, as_spec, class_or_instance, kernel_route
 from ._op_decl import DECLS, ContractError, bind_defaults, decl
 from ._ops_spec import _stub, required_ops
 
@@ -278,12 +278,14 @@ class Backend(
         ]
 
     # -- explain --------------------------------------------------------------------------------
+    @class_or_instance
     def explain(self, op: str, *inputs: Any) -> Explanation:
         """Which implementation runs `op` on this backend for `inputs`, and why.
 
         `inputs` are the op's arguments: tensors, primitives or specs `(shape, dtype)` for its
         tensor operands, the rest (dims, scalars) as they are. Nothing runs; shapes and dtypes
         decide. The answer's steps go from the outermost decorator to the function that runs.
+        On a class, it answers for the class's default configuration (`NdArray.explain(...)`).
 
         Example:
             >>> from burn_ndarray import NdArray

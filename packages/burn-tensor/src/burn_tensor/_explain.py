@@ -220,3 +220,31 @@ def class_step(backend: Any, op: str) -> Step:
     else:
         why = f"defined in the body of {owner.__qualname__}"
     return Step(who, "kernel", impl, where, why)
+
+
+class class_or_instance:
+    """A method callable on an instance or on the class: on the class it runs on the class's
+    default instance (`NdArray.explain(...)` is `NdArray().explain(...)`); a class that needs
+    constructor arguments (a decorator) says so."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj, cls=None):
+        if obj is not None:
+            return self.fn.__get__(obj, cls)
+        fn = self.fn
+
+        def on_class(*args, **kwargs):
+            try:
+                default = cls()
+            except TypeError as exc:
+                raise TypeError(
+                    f"{cls.__name__}.{fn.__name__}: {cls.__name__}() needs arguments ({exc}); "
+                    f"call it on an instance: {cls.__name__}(...).{fn.__name__}(...)"
+                ) from None
+            return fn(default, *args, **kwargs)
+
+        on_class.__doc__ = fn.__doc__
+        return on_class
