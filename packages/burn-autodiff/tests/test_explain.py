@@ -46,3 +46,16 @@ def test_the_class_needs_an_instance():
 
     with pytest.raises(TypeError, match=r"Autodiff\(\.\.\.\)\.explain"):
         Autodiff.explain("float_exp")
+
+
+def test_an_op_declared_with_a_rule_that_has_none_is_named(monkeypatch):
+    import pytest
+    from burn_autodiff import TABLE, Route
+
+    monkeypatch.setitem(TABLE, "float_exp", Route("rule", None))
+    # builds: only the op without its rule refuses (a configuration no other test uses: backends
+    # are interned, and this one keeps the refusing op)
+    b = Autodiff(NdArray(num_threads=3, parallel_min=987_654))
+    with pytest.raises(NotImplementedError, match=r"add RULES\['float_exp'\]"):
+        b.float_exp(None)
+    assert "lacks" in b.explain("float_exp", X).steps[0].why

@@ -19,12 +19,20 @@ def _op(name: str, inner, balanced: bool):
     r = route(name)
     if r.how == "rule":
         if r.rule is None:
-            raise NotImplementedError(
-                f"Autodiff: {name} is declared with a gradient rule (burn_tensor's DECLS) but "
-                "burn_autodiff has none; add RULES[{name!r}]"
-            )
+            return _missing_rule(name)
         return tracked(r.rule, getattr(inner, name), inner, balanced)
     return passthrough(name, getattr(inner, name))
+
+
+def _missing_rule(name: str):
+    def op(*args):
+        raise NotImplementedError(
+            f"Autodiff: {name} is declared with a gradient rule (burn_tensor's DECLS) but "
+            f"burn_autodiff has none; add RULES[{name!r}]"
+        )
+
+    op.__name__ = name
+    return op
 
 
 def _class_level(name: str):
