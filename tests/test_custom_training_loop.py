@@ -121,3 +121,20 @@ def test_mixed_precision_flag_trains_with_f32_parameters():
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "[Valid - Epoch 1] Loss" in proc.stdout
+
+
+def test_captured_loop_gives_the_eager_loops_metrics():
+    # Autodiff(Fusion(OpenCl)) (PoCL in CI): each step replayed as burn.capture(train_step)
+    # gives the eager loop's losses and accuracies exactly (the dropout masks included).
+    from burn_fusion import Fusion
+    from burn_opencl import OpenCl
+
+    device = Autodiff(Fusion(OpenCl())).device()
+    train_set = PartialDataset(DigitsDataset.train(), 0, 192)
+    valid_set = PartialDataset(DigitsDataset.test(), 0, 64)
+    config = TrainingConfig(ModelConfig(10, 32), AdamConfig(), num_epochs=3, batch_size=32)
+    _, eager = run(config, device, train_set, valid_set, log=lambda _: None)
+    lines: list[str] = []
+    _, captured = run(config, device, train_set, valid_set, log=lines.append, capture=True)
+    assert captured == eager
+    assert lines[-1].startswith("[Capture]") and "'replays': 14" in lines[-1], lines[-1]

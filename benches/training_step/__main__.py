@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="gc.freeze() after each row is built: full collections skip the long-lived heap",
     )
+    ap.add_argument(
+        "--capture",
+        action="store_true",
+        help="add a captured column (burn_fusion.capture) per fusion backend, training rows",
+    )
     ap.add_argument("--profile", type=int, default=0, help="print a cProfile top-N per cell")
     ap.add_argument(
         "--out",
@@ -54,15 +59,15 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def make_row(kind: str, device, size: str):
+def make_row(kind: str, device, size: str, capture: bool = False):
     from . import _rows
 
     if kind == "guide64":
-        return _rows.guide_train(device, 64)
+        return _rows.guide_train(device, 64, capture)
     if kind == "guide1024":
-        return _rows.guide_train(device, 1024)
+        return _rows.guide_train(device, 1024, capture)
     if kind == "transformer":
-        return _rows.transformer_train(device, size)
+        return _rows.transformer_train(device, size, capture)
     if kind == "infer1":
         return _rows.guide_infer(device)
     raise ValueError(f"training_step: unknown row {kind!r}; expected one of {ROWS}")
@@ -169,6 +174,14 @@ def main(argv=None) -> int:
             if args.profile:
                 print(f"== profile {kind} {name}")
                 profile(row.step, args.profile)
+            if args.capture and not inference and name.startswith("fusion"):
+                row = make_row(kind, device, args.size, capture=True)
+                cell = time_steps(row.step, device.sync, args.steps, args.warmup)
+                cell["capture_stats"] = row.state["captured"].stats()
+                cells[f"captured Autodiff({name})"] = cell
+                if args.profile:
+                    print(f"== profile {kind} captured {name}")
+                    profile(row.step, args.profile)
         if torch is not None:
             cells.update(_torch_cells(torch, kind, args, tdev))
         results.append({"row": kind, "params": params, "cells": cells})

@@ -39,8 +39,9 @@ def guide_data(batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return images, targets
 
 
-def guide_train(device, batch: int) -> Row:
-    """The guide model's step: forward, cross-entropy, backward, Adam."""
+def guide_train(device, batch: int, capture: bool = False) -> Row:
+    """The guide model's step: forward, cross-entropy, backward, Adam (`capture`: as a
+    `burn_fusion.capture`d step)."""
     from burn_nn import CrossEntropyLossConfig
     from burn_optim import AdamConfig, GradientsParams
     from burn_tensor import Tensor
@@ -55,14 +56,29 @@ def guide_train(device, batch: int) -> Row:
     optim = AdamConfig().init()
     state = {"model": model, "x": x, "y": y, "images": images, "targets": targets}
 
-    def step():
-        m = state["model"]
+    def train(m, optim, x, y, lr):
         loss = loss_fn.forward(m.forward(x), y)
         grads = GradientsParams.from_grads(loss.backward(), m)
-        state["model"] = optim.step(LR, m, grads)
+        return optim.step(lr, m, grads), loss
+
+    return Row(f"guide batch {batch}", {"batch": batch, "hidden": HIDDEN},
+               _stepper(train, state, optim, x, y, capture), state)
+
+
+def _stepper(train, state, optim, x, y, capture: bool):
+    """`step()` running `train(model, optim, x, y, lr)` on `state["model"]`, eagerly or as a
+    captured step (`burn_fusion.capture`: replays after its first calls)."""
+    if capture:
+        from burn_fusion import capture as capture_step
+
+        train = capture_step(train, name="training_step")
+        state["captured"] = train
+
+    def step():
+        state["model"], loss = train(state["model"], optim, x, y, LR)
         return loss
 
-    return Row(f"guide batch {batch}", {"batch": batch, "hidden": HIDDEN}, step, state)
+    return step
 
 
 def guide_infer(device) -> Row:
@@ -82,7 +98,7 @@ def guide_infer(device) -> Row:
     return Row("guide inference batch 1", {"batch": 1}, step, state)
 
 
-def transformer_train(device, size: str) -> Row:
+def transformer_train(device, size: str, capture: bool = False) -> Row:
     """The seq_task transformer's step (tokens [batch, seq] -> 10 classes), Adam."""
     import sys
     from pathlib import Path
@@ -106,13 +122,12 @@ def transformer_train(device, size: str) -> Row:
     optim = AdamConfig().init()
     state = {"model": model, "x": x, "y": y, "tokens": tokens, "targets": targets}
 
-    def step():
-        m = state["model"]
+    def train(m, optim, x, y, lr):
         loss = loss_fn.forward(m.forward(x), y)
         grads = GradientsParams.from_grads(loss.backward(), m)
-        state["model"] = optim.step(LR, m, grads)
-        return loss
+        return optim.step(lr, m, grads), loss
 
+    step = _stepper(train, state, optim, x, y, capture)
     params = {"d_model": d_model, "heads": 8 if d_model >= 64 else 1, "layers": layers,
               "batch": batch, "seq": seq, "vocab": VOCAB, "size": size}
     return Row(f"transformer f32 {size}", params, step, state)

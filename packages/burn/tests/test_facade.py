@@ -141,6 +141,16 @@ def test_a_missing_decorator_is_named_with_its_extra_not_as_planned():
     assert "planned" not in line and "Autodiff" in line
 
 
+def test_capture_is_burn_fusions(monkeypatch):
+    import burn_fusion
+
+    assert burn.capture is burn_fusion.capture
+    assert burn.CaptureWarning is burn_fusion.CaptureWarning
+    monkeypatch.setitem(burn._FUNCTIONS, "capture", ("burn_fusion_not_installed", "fusion"))
+    with pytest.raises(ImportError, match=r"burn.capture needs .*pip install 'burn-py\[fusion\]'"):
+        burn.capture  # noqa: B018
+
+
 def test_explain_is_reachable_from_the_facade():
     from burn.backend import NdArray, Spec, explain
 

@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="train with half-precision matmuls and float32 parameters and optimizer state "
         "(f16: with dynamic loss scaling; default: full precision)",
     )
+    parser.add_argument(
+        "--capture",
+        action="store_true",
+        help="run each training step as a captured step (burn.capture; a fusion backend)",
+    )
     return parser
 
 
@@ -75,6 +80,8 @@ def _run(args) -> int:
         raise SystemExit("--devices must be >= 1")
     if args.devices > 1 and args.mixed_precision:
         raise SystemExit("--mixed-precision runs on one device (--devices 1)")
+    if args.capture and (args.devices > 1 or args.mixed_precision):
+        raise SystemExit("--capture runs on one device in full precision")
     name, inner, line = resolve_backend(args.backend)
     print(line, flush=True)
     if args.devices > 1 and name == "ndarray":
@@ -103,7 +110,15 @@ def _run(args) -> int:
             from burn_optim import MixedPrecision
 
             precision = MixedPrecision(args.mixed_precision)
-        run(config, device, train_set, valid_set, log_every=args.log_every, precision=precision)
+        run(
+            config,
+            device,
+            train_set,
+            valid_set,
+            log_every=args.log_every,
+            precision=precision,
+            capture=args.capture,
+        )
     return 0
 
 

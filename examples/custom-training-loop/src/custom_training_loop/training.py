@@ -66,6 +66,26 @@ def _step(model: Model, loss_fn: CrossEntropyLoss, batch) -> tuple[Tensor, float
     return loss, accuracy(output, batch.targets)
 
 
+def train_step(model: Model, optim, loss_fn: CrossEntropyLoss, batch, lr: float):
+    """One whole training step -> `(model, loss, output)`: forward, backward, Adam update. A
+    function of its arguments, so `burn.capture(train_step)` can record and replay it."""
+    output = model.forward(batch.images)
+    loss = loss_fn.forward(output, batch.targets)
+    grads = GradientsParams.from_grads(loss.backward(), model)
+    return optim.step(lr, model, grads), loss, output
+
+
+def _captured(fn):
+    try:
+        from burn_fusion import capture
+    except ImportError as exc:
+        raise SystemExit(
+            "--capture needs burn-fusion (pip install 'burn-py[fusion]') and a fusion backend "
+            "(--backend fusion-opencl or fusion-cuda)"
+        ) from exc
+    return capture(fn)
+
+
 def run(
     config: TrainingConfig,
     device,
@@ -74,6 +94,7 @@ def run(
     log=print,
     log_every: int = 0,
     precision: MixedPrecision | None = None,
+    capture: bool = False,
 ) -> tuple[Model, list[EpochMetrics]]:
     """Train with the book's loop on `device` (an autodiff device).
 
@@ -84,6 +105,8 @@ def run(
             under `precision.autocast()`, `precision.backward` (scaled for f16) and
             `precision.step` (skips a step whose gradients overflow); the parameters and Adam's
             state stay float32.
+        capture: run each step as `burn.capture(train_step)` (a Fusion backend: recorded on
+            its first calls, then replayed without its per-op Python).
 
     Returns:
         The trained model (on `device`) and the per-epoch train and valid metrics.
@@ -111,9 +134,15 @@ def run(
     loss_fn = CrossEntropyLossConfig().init(device)
     history: list[EpochMetrics] = []
 
+    step = _captured(train_step) if capture else None
     for epoch in range(1, config.num_epochs + 1):
         train_mean = _Mean()
         for iteration, batch in enumerate(dataloader_train):
+            if step is not None:  # the whole step replayed; the metrics read outside it
+                model, loss, output = step(model, optim, loss_fn, batch, config.lr)
+                acc = accuracy(output, batch.targets)
+                train_mean.add(float(loss.into_scalar()), acc, batch.targets.dims()[0])
+                continue
             if precision is None:
                 loss, acc = _step(model, loss_fn, batch)
             else:  # matmuls in half inside the context; the loss comes out float32
@@ -148,4 +177,6 @@ def run(
         if precision is not None and precision.scaler is not None:
             log(f"[Mixed precision - Epoch {epoch}] loss scale {precision.scale:g} | "
                 f"skipped steps {precision.skipped_steps}")  # fmt: skip
+    if step is not None:
+        log(f"[Capture] {step.stats()}")
     return model, history

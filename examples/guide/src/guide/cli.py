@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="use only the first N items (a quick run: with --limit or --epochs and no "
         f"--artifact-dir, it writes to <artifact-dir>{QUICK_SUFFIX}, not over the trained model)",
     )
+    t.add_argument(
+        "--capture",
+        action="store_true",
+        help="run each training step as a captured step (LearnerBuilder.capture(); a fusion "
+        "backend: --backend fusion-opencl or fusion-cuda)",
+    )
     sub.choices["infer"].add_argument(
         "--count", type=int, default=10, help="how many test items to predict (default: 10)"
     )
@@ -124,7 +130,7 @@ def _run(parser, args, argv) -> int:
         if args.limit is not None:
             train_set = PartialDataset(train_set, 0, min(args.limit, len(train_set)))
             test_set = PartialDataset(test_set, 0, min(args.limit, len(test_set)))
-        train(args.artifact_dir, config, device, train_set, test_set)
+        train(args.artifact_dir, config, device, train_set, test_set, capture=args.capture)
         print(f"model, config and logs saved in {args.artifact_dir}")
         return 0
 

@@ -55,8 +55,16 @@ def create_artifact_dir(artifact_dir: str) -> None:
     Path(artifact_dir).mkdir(parents=True, exist_ok=True)
 
 
-def train(artifact_dir: str, training_config: TrainingConfig, device, train_set, valid_set):
-    """Train on `device` (an autodiff device) and save config.json and the model in artifact_dir."""
+def train(
+    artifact_dir: str,
+    training_config: TrainingConfig,
+    device,
+    train_set,
+    valid_set,
+    capture: bool = False,
+):
+    """Train on `device` (an autodiff device) and save config.json and the model in artifact_dir.
+    `capture`: each step a captured step (`LearnerBuilder.capture()`, a Fusion backend)."""
     create_artifact_dir(artifact_dir)
     training_config.save(f"{artifact_dir}/config.json")
     device.seed(training_config.seed)
@@ -79,7 +87,7 @@ def train(artifact_dir: str, training_config: TrainingConfig, device, train_set,
         .build(valid_set)
     )
 
-    learner = (
+    builder = (
         LearnerBuilder(artifact_dir)
         .metric_train_numeric(AccuracyMetric())
         .metric_valid_numeric(AccuracyMetric())
@@ -89,11 +97,13 @@ def train(artifact_dir: str, training_config: TrainingConfig, device, train_set,
         .devices([device])
         .num_epochs(training_config.num_epochs)
         .summary()
-        .build(
-            training_config.model.init(device),
-            training_config.optimizer.init(),
-            training_config.learning_rate,
-        )
+    )
+    if capture:
+        builder = builder.capture()
+    learner = builder.build(
+        training_config.model.init(device),
+        training_config.optimizer.init(),
+        training_config.learning_rate,
     )
     model_trained = learner.fit(dataloader_train, dataloader_valid)
     model_trained.save_file(f"{artifact_dir}/model", CompactRecorder())

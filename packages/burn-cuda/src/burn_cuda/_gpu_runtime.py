@@ -89,3 +89,24 @@ class CudaRuntime:
             grid = groups
         with self.dev:
             kernel((grid,), (BLOCK,), tuple(args))
+
+    # -- step capture (burn_fusion.capture; optional in the Runtime contract) ----------------------
+    def tape(self):
+        """A new recording of this device's work as CUDA graphs (`_capture_graph.CudaTape`)."""
+        from ._capture_graph import CudaTape
+
+        return CudaTape(self)
+
+    @staticmethod
+    def copy_into(dst, src) -> None:
+        """Write `src`'s values into `dst` (same shape and dtype), on the current stream."""
+        from ._capture_graph import copy_into
+
+        copy_into(dst, src)
+
+    @staticmethod
+    def static_copy(src):
+        """A new contiguous array with `src`'s values."""
+        from ._capture_graph import static_copy
+
+        return static_copy(src)

@@ -10,12 +10,16 @@ Example:
     [1.0, 5.0, 5.0]
     >>> device.fusion_stats()["kernels_launched"]
     1
+
+`capture(train_step)` (also `burn.capture`) records a whole training step once and replays
+its device work for later calls (an OpenCL enqueue list, CUDA graphs): see the README.
 """
 
 from burn_gpu import CTYPES, Node, Program, Reduction, render, render_reduction
 from burn_tensor import Device
 
 from ._backend import Fusion
+from ._capture import CapturedStep, CaptureWarning, capture
 from ._table import OPS, REDUCTIONS, ROUTES
 from ._stream import MAX_INPUTS, MAX_OPS, STAT_NAMES, Stream
 from ._tensor import FusionTensor
@@ -40,6 +44,8 @@ def reset_fusion_stats(device: Device) -> None:
 
 __all__ = [
     "CTYPES",
+    "CaptureWarning",
+    "CapturedStep",
     "MAX_INPUTS",
     "MAX_OPS",
     "OPS",
@@ -52,6 +58,7 @@ __all__ = [
     "Program",
     "Reduction",
     "Stream",
+    "capture",
     "fusion_stats",
     "render",
     "render_reduction",

@@ -10,6 +10,11 @@ Kernel arguments, in this order, for `launch`: `int n`, then `ints` (each an int
 buffers, the input buffers, then `scalars` as `(value, dtype name)` pairs, each converted to that
 dtype. `groups=None` is a grid-stride launch over `items` work-items (default `n`); `groups=G`
 launches `G` groups of `reduce_local` items (reductions).
+
+Optional, for step capture (`burn_fusion.capture`): `tape()` (a recording of the device's work
+for replay), `copy_into(dst, src)`, `static_copy(src)` and, where a tape can point recorded
+arguments at other buffers, `rebased(view, base)`. A runtime without `tape()` runs captured
+steps eagerly.
 """
 
 from __future__ import annotations

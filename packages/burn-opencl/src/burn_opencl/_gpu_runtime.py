@@ -129,3 +129,31 @@ class OpenClRuntime:
         else:
             L = self.reduce_local
             self.rt.launch(kernel, (groups * L,), (L,), args)
+
+    # -- step capture (burn_fusion.capture; optional in the Runtime contract) ----------------------
+    def tape(self):
+        """A new recording of this device's enqueues (`_capture_tape.ClTape`)."""
+        from ._capture_tape import ClTape
+
+        return ClTape(self.rt)
+
+    @staticmethod
+    def copy_into(dst: ClArray, src: ClArray) -> None:
+        """Write `src`'s values into contiguous array `dst` (queued)."""
+        from ._capture_tape import copy_into
+
+        copy_into(dst, src)
+
+    @staticmethod
+    def rebased(view: ClArray, base: ClArray) -> ClArray:
+        """`view`'s layout over contiguous `base`'s buffer (an input rebound by a tape)."""
+        from ._capture_tape import rebased
+
+        return rebased(view, base)
+
+    @staticmethod
+    def static_copy(src: ClArray) -> ClArray:
+        """A new contiguous array with `src`'s values (queued copy)."""
+        from ._capture_tape import static_copy
+
+        return static_copy(src)

@@ -214,6 +214,17 @@ class OptimizerAdaptor(Optimizer):
         }
         return self
 
+    # -- step capture (burn_fusion.capture) --------------------------------------------------------
+    def capture_state(self) -> dict:
+        """The live state, `{ParamId: state}` (tensors and step counts), for step capture: a
+        captured step carries it from call to call (`capture_restore` puts it back)."""
+        return dict(self._records)
+
+    def capture_restore(self, state: dict) -> None:
+        """Replace the live state by `state` (from `capture_state`, tensors and counts rebound
+        by a captured step's replay)."""
+        self._records = dict(state)
+
     def __len__(self) -> int:
         """Number of parameters with optimizer state."""
         return len(self._records)

@@ -33,7 +33,24 @@ _LAZY = (
 )
 
 
+#: functions of the facade itself: name -> (module, pip extra)
+_FUNCTIONS = {"capture": ("burn_fusion", "fusion"), "CaptureWarning": ("burn_fusion", "fusion")}
+
+
 def __getattr__(name: str):
+    if name in _FUNCTIONS:
+        # `burn.capture(train_step)`: step capture lives with Fusion (burn_fusion.capture)
+        import importlib
+        import importlib.util
+
+        module, extra = _FUNCTIONS[name]
+        if importlib.util.find_spec(module) is None:
+            raise ImportError(
+                f"burn.{name} needs the '{module.replace('_', '-')}' package: "
+                f"pip install 'burn-py[{extra}]'",
+                name=f"burn.{name}",
+            )
+        return getattr(importlib.import_module(module), name)
     if name in _LAZY:
         return _alias.load(f"burn.{name}")
     if name in ("data", "prelude"):
@@ -44,4 +61,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'burn' has no attribute {name!r}")
 
 
-__all__ = ["backend", *_LAZY, "data", "prelude"]
+__all__ = ["backend", *_LAZY, "data", "prelude", *_FUNCTIONS]

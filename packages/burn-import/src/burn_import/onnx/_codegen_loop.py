@@ -27,7 +27,7 @@ from __future__ import annotations
 import onnx
 from onnx import TensorProto
 
-from ._errors import op_error
+from ._errors import op_error, unknown_error
 from ._load import to_array
 from ._names import label
 from ._types import VType, vtype_of
@@ -51,7 +51,7 @@ def stack_results(gen, op, name, parts, body_outs, results, axes, reverses) -> N
             continue
         vt = gen.types.get(out.name)
         if vt is None or vt.rank is None:
-            raise op_error(op, name, gen.opset, f"the rank of body output {out.name!r} is unknown")
+            raise unknown_error(op, name, gen.opset, f"the rank of body output {out.name!r}")
         axis %= vt.rank + 1
         v = gen.fresh(res)
         gen.lines.append(f"{v} = ops.scan_stack({p}, {axis}, {bool(rev)}, {vt.rank})")

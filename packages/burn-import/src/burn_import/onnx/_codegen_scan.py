@@ -23,7 +23,7 @@ from __future__ import annotations
 import onnx
 
 from ._codegen_loop import bind_state_results, forget_block_consts, stack_results
-from ._errors import op_error
+from ._errors import op_error, unknown_error
 from ._names import label
 from ._types import VType
 
@@ -47,7 +47,7 @@ def convert_scan(gen, convert, node: onnx.NodeProto) -> None:
     for i in node.input[n_state:]:
         vt = gen.types.get(i)
         if vt is None or vt.rank is None:
-            raise op_error("Scan", name, gen.opset, f"the rank of scan input {i!r} is unknown")
+            raise unknown_error("Scan", name, gen.opset, f"the rank of scan input {i!r}")
         ranks.append(vt.rank)
     in_axes = [a % r for a, r in zip(_ints(attrs, "scan_input_axes", [0] * m), ranks)]
     in_dirs = _ints(attrs, "scan_input_directions", [0] * m)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 
-from ._errors import OnnxImportError, op_error
+from ._errors import OnnxImportError, op_error, unknown_error
 from ._names import RESERVED, identifier, label
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
 
@@ -162,6 +162,10 @@ class NodeCtx:
     def fail(self, why: str):
         raise op_error(self.op_type, self.name, self.opset, why)
 
+    def unknown(self, what: str):
+        """Refuse the node because `what` (a type or rank) is unknown, not because of the op."""
+        raise unknown_error(self.op_type, self.name, self.opset, what)
+
     # -- attributes --------------------------------------------------------------------------------
     def attr(self, name: str, default=None):
         """The attribute's value (its type was checked against the op's schema in
@@ -213,7 +217,7 @@ class NodeCtx:
             return VType(elem_of_np(arr.dtype) or 0, list(arr.shape))
         vt = self.gen.types.get(name)
         if vt is None:
-            self.fail(f"the type of input {name!r} is unknown (shape inference gave none)")
+            self.unknown(f"the type of input {name!r}")
         return vt
 
     def elem(self, i: int) -> int:
@@ -223,7 +227,7 @@ class NodeCtx:
         """The ONNX rank of input i (raises when unknown)."""
         r = self.vt(i).rank
         if r is None:
-            self.fail(f"the rank of input {self.node.input[i]!r} is unknown")
+            self.unknown(f"the rank of input {self.node.input[i]!r}")
         return r
 
     def shape(self, i: int) -> list[int | None]:
@@ -255,7 +259,7 @@ class NodeCtx:
     def out_vt(self, i: int = 0) -> VType:
         vt = self.gen.types.get(self.node.output[i])
         if vt is None:
-            self.fail(f"the type of output {self.node.output[i]!r} is unknown")
+            self.unknown(f"the type of output {self.node.output[i]!r}")
         return vt
 
     def out_elem(self, i: int = 0) -> int:
@@ -264,7 +268,7 @@ class NodeCtx:
     def out_rank(self, i: int = 0) -> int:
         r = self.out_vt(i).rank
         if r is None:
-            self.fail(f"the rank of output {self.node.output[i]!r} is unknown")
+            self.unknown(f"the rank of output {self.node.output[i]!r}")
         return r
 
     def out(self, i: int = 0) -> str:

@@ -45,3 +45,15 @@ def op_error(op_type: str, node: str, opset: int, why: str) -> OnnxImportError:
         node,
         opset,
     )
+
+
+def unknown_error(op_type: str, node: str, opset: int, what: str) -> OnnxImportError:
+    """The error for a supported op whose input or output type shape inference left unknown:
+    says what could not be inferred, and that the op itself is supported."""
+    return OnnxImportError(
+        f"cannot import ONNX op {op_type!r} (node {node!r}, opset {opset}): {what} could not be "
+        "inferred (the op is supported; its input comes from values only known at run time)",
+        op_type,
+        node,
+        opset,
+    )

@@ -129,7 +129,7 @@ def try_fold(gen, node: onnx.NodeProto) -> bool:
         size = None
     if size is None or size > FOLD_LIMIT:
         return False
-    outs = _evaluate(gen, node)
+    outs = evaluate(gen.consts, gen.opset, node)
     if outs is None:
         return False
     for val in outs:
@@ -140,13 +140,13 @@ def try_fold(gen, node: onnx.NodeProto) -> bool:
     return True
 
 
-def _evaluate(gen, node: onnx.NodeProto) -> list[np.ndarray] | None:
-    """The node's outputs by ONNX's reference op (None if it refuses the inputs)."""
+def evaluate(consts: dict, opset: int, node: onnx.NodeProto) -> list[np.ndarray] | None:
+    """The node's outputs by ONNX's reference op over `consts` (None if it refuses the inputs)."""
     from onnx.reference import ReferenceEvaluator
 
     helper = onnx.helper
     try:
-        feeds = {i: gen.consts[i] for i in node.input if i}
+        feeds = {i: consts[i] for i in node.input if i}
         graph = helper.make_graph(
             [node],
             "fold",
@@ -156,7 +156,7 @@ def _evaluate(gen, node: onnx.NodeProto) -> list[np.ndarray] | None:
             ],
             [helper.make_tensor_value_info(o, 0, None) for o in node.output],
         )
-        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", gen.opset)])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
         return [np.asarray(v) for v in ReferenceEvaluator(m).run(None, feeds)]
     except Exception:  # noqa: BLE001 - onnx/protobuf raise many types; then it runs at run time
         return None

@@ -14,10 +14,14 @@ import onnx
 from onnx import TensorProto, numpy_helper
 
 from ._attrs import check_graph_attributes, check_model_list_sizes
+from ._contrib import rewrite_contrib
 from ._errors import OnnxImportError
-from ._expand import expand_functions
+from ._expand import expand_functions, origin
 from ._legacy import prelu_channel_slopes, refuse_batched_scan
+from ._prefold import prefold
 from ._registry import load_all
+
+CONTROL_FLOW = ("If", "Loop", "Scan")  # converted by the code generator itself
 
 # The opset the importer upgrades older models to; its converters are written against it.
 TARGET_OPSET = 13
@@ -152,16 +156,54 @@ def _check_tensor_proto(t: TensorProto, what: str) -> None:
             )
 
 
-def check_domains(model: onnx.ModelProto) -> None:
-    """Only default-domain nodes are converted (others were expanded if ONNX defines them)."""
-    for imp in model.opset_import:
-        if imp.domain not in ("", "ai.onnx"):
-            used = [n for n in model.graph.node if n.domain == imp.domain]
-            if used:
-                raise OnnxImportError(
-                    f"unsupported ONNX op {used[0].op_type!r} (node {used[0].name!r}, "
-                    f"domain {imp.domain!r} opset {imp.version}): only the default domain is supported"
-                )
+def check_domains(model: onnx.ModelProto, default_ops: bool = True) -> None:
+    """Every op of the graph (subgraphs included) has a converter; otherwise one error lists
+    every unsupported op at once, with a node of each and how many nodes use it.
+
+    `default_ops=False` (before the version converter, which replaces some old ops such as
+    Upsample) raises only for other domains' ops, listing the default-domain ones it would
+    refuse too when no upgrade is coming."""
+    from ._contrib import DOMAIN, REWRITES
+
+    table = load_all()
+    missing: dict[tuple[str, str], list[str]] = {}
+
+    def walk(graph: onnx.GraphProto) -> None:
+        for n in graph.node:
+            default = n.domain in ("", "ai.onnx")
+            if not (default and (n.op_type in table or n.op_type in CONTROL_FLOW)):
+                missing.setdefault((n.domain, n.op_type, origin(n)), []).append(n.name or n.output[0])
+            for a in n.attribute:
+                for g in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
+                    walk(g)
+
+    walk(model.graph)
+    if not default_ops and all(d in ("", "ai.onnx") for d, _, _ in missing):
+        return
+    if not default_ops and default_opset(model) < TARGET_OPSET:
+        missing = {k: v for k, v in missing.items() if k[0] not in ("", "ai.onnx")}
+    if not missing:
+        return
+    parts = []
+    for (domain, op_type, expanded), nodes in missing.items():
+        where = f"domain {domain!r}, " if domain not in ("", "ai.onnx") else ""
+        more = f", {len(nodes)} nodes" if len(nodes) > 1 else ""
+        why = ""
+        if domain == DOMAIN and op_type not in REWRITES:
+            why = ": no rewrite of this onnxruntime contrib op"
+        elif domain not in ("", "ai.onnx", DOMAIN):
+            why = ": only the default and 'com.microsoft' domains are supported"
+        if expanded:
+            why += f" (in the ONNX function body of {expanded!r}, which has no converter)"
+        parts.append(f"{op_type!r} ({where}node {nodes[0]!r}{more}{why})")
+    (_, first, _), nodes = next(iter(missing.items()))
+    opset = default_opset(model)
+    raise OnnxImportError(
+        f"unsupported ONNX op{'s' if len(parts) > 1 else ''} (opset {opset}): " + "; ".join(parts),
+        first,
+        nodes[0],
+        opset,
+    )
 
 
 def to_array(t: TensorProto, what: str) -> np.ndarray:
@@ -219,8 +261,11 @@ def load_model(source) -> onnx.ModelProto:
             first = str(err).splitlines()[0]
             raise OnnxImportError(f"invalid ONNX model after inlining functions: {first}") from None
         model = expanded
-    check_domains(model)
+    model = rewrite_contrib(model, default_opset(model))
+    check_domains(model, default_ops=False)
     model = upgrade(model)
+    check_domains(model)
+    model, _ = prefold(model, default_opset(model))
     try:
         model = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
     except Exception as err:  # noqa: BLE001 - onnx/protobuf raise many types

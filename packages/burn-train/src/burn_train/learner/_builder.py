@@ -55,6 +55,8 @@ class LearnerConfig:
     read_every: int | None = None
     #: `MixedPrecision` policy of the training steps (None: full precision)
     mixed_precision: Any = None
+    #: run each training step as a captured step (`burn_fusion.capture`)
+    capture: bool = False
 
 
 class LearnerBuilder:
@@ -91,6 +93,7 @@ class LearnerBuilder:
         self._stop_on_non_finite_loss = True
         self._read_every: int | None = None
         self._mixed_precision: Any = None
+        self._capture = False
 
     @classmethod
     def new(cls, directory: str | os.PathLike) -> LearnerBuilder:
@@ -202,6 +205,15 @@ class LearnerBuilder:
         self._mixed_precision = policy
         return self
 
+    def capture(self, enabled: bool = True) -> LearnerBuilder:
+        """Run each training step (train_step and the optimizer update) as one captured step:
+        recorded on its first calls, then replayed without its per-op Python
+        (`burn_fusion.capture`; needs an `Autodiff(Fusion(...))` model, one device, no grads
+        accumulation or mixed precision). A step that cannot be captured runs eagerly and the
+        run says why once (a `CaptureWarning`)."""
+        self._capture = bool(enabled)
+        return self
+
     def interrupter(self) -> TrainingInterrupter:
         """The interrupter of this run: call `.stop()` on it (from anywhere) to stop gracefully."""
         return self._interrupter
@@ -274,6 +286,13 @@ class LearnerBuilder:
                 "grads_accumulation with several devices is not supported: raise the batch "
                 "size instead (each device gets its share of every batch)"
             )
+        if self._capture and (
+            len(self._devices) > 1 or (self._grads_accumulation or 1) > 1 or self._mixed_precision
+        ):
+            raise ValueError(
+                "capture() covers a single-device step without grads_accumulation or "
+                "mixed_precision; drop one of them"
+            )
         if self._devices:
             model = _to_device(model, self._devices)
         config = LearnerConfig(
@@ -291,6 +310,7 @@ class LearnerBuilder:
             stop_on_non_finite_loss=self._stop_on_non_finite_loss,
             read_every=self._read_every,
             mixed_precision=self._mixed_precision,
+            capture=self._capture,
         )
         return Learner(model, optim, as_lr_scheduler(lr_or_scheduler), config)
 

@@ -50,6 +50,8 @@ class Learner:
         self.summary_result: LearnerSummary | None = None
         #: the epoch of the checkpoint this run resumed from (None: started at epoch 1)
         self.resumed_from: int | None = None
+        #: with `LearnerBuilder.capture()`: the captured step's `stats()` after `fit`
+        self.capture_stats: dict | None = None
 
     def fit(self, dataloader_train: Any, dataloader_valid: Any) -> Any:
         """Train for the configured epochs; returns the trained model.
@@ -126,7 +128,13 @@ class Learner:
             log.info("Data-parallel training on %d devices of this process", len(devices))
             return ThreadedDataParallel(model, optim, devices), train
         if not in_process_group():
+            if cfg.capture:
+                from ._capture import CapturedSingleDevice
+
+                return CapturedSingleDevice(model, optim), train
             return SingleDevice(model, optim, cfg.grads_accumulation, mp), train
+        if cfg.capture:
+            raise ValueError("capture() covers one device in one process, not a process group")
         comm = init_process_group()
         if not callable(getattr(train, "shard", None)):
             raise TypeError(
@@ -181,6 +189,11 @@ class Learner:
                         self.stopped_early = True
                         break
             self.interrupted = cfg.interrupter.should_stop()
+            captured = getattr(strategy, "captured", None)
+            if captured is not None:  # LearnerBuilder.capture(): what the captured step did
+                self.capture_stats = captured.stats()
+                log.info("Captured step: %s", self.capture_stats)
+                captured.release()
             if self.interrupted:
                 log.info("Training stopped: %s", cfg.interrupter.get_message())
         finally:

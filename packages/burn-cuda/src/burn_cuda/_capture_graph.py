@@ -1,0 +1,222 @@
+"""Step capture on CUDA: a call recorded as CUDA graphs (cupy's stream capture) and replayed
+with `Graph.launch`.
+
+`CudaTape(rt)` runs the recording call on a stream of its own in capture mode, so the device
+work of the call (our kernels, cupy's, cuBLAS's) becomes a graph. Ops Fusion routes through
+`dynamic` (random draws, Adam's update: their host arguments change per call) split the
+capture: the graph so far is closed and launched, the op runs eagerly and is recorded as a
+call, and a new capture begins. A replay launches the graphs in order and calls the dynamic
+ops anew (their results are copied into the recorded buffers, which the later graphs read, or
+simply replace them when nothing after reads them).
+
+Memory: allocations of the recording call come from a private cupy `MemoryPool`, used by
+nothing else, so memory a graph writes is never handed to another tensor; the pool lives as
+long as the tape. Inputs are bound by copying into the recording's own input buffers (a
+graph's addresses are fixed). The stream is ordered after the caller's stream with events
+before each replay, and the caller's stream after it.
+
+A host read, a sync or an upload from (pageable) host memory inside the step is refused by
+CUDA while capturing; the error is recognised (`explains`) and the step runs eagerly instead.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ._platform import load_cupy
+
+
+class CudaTape:
+    """The graphs and dynamic calls of one call on `rt` (a `CudaRuntime`)."""
+
+    def __init__(self, rt):
+        self.rt = rt
+        self.cp = cp = load_cupy()
+        self.dev = rt.dev
+        with self.dev:
+            self.stream = cp.cuda.Stream(non_blocking=True)
+            self.pool = cp.cuda.MemoryPool()
+        self.segments: list = []  # ("G", graph) or ("D", call index)
+        self.calls: list = []  # (fn, args, kwargs, results)
+        self.log: list = []  # fused launches: (kernel id, n, ints, scalars)
+        self.bufs: dict = {}  # data pointers the graphs may write (inputs never rebind here)
+        self.refused: str | None = None
+        self.foreign = False  # another thread launched fused kernels while recording
+        self.depth = 0
+        self.tid = threading.get_ident()
+        self.capturing = False
+        self.call_dynamic = None
+        self.on_swap = None
+        self.copy_back: list = []
+        self._ctx: list = []
+
+    # -- recording ------------------------------------------------------------------------------
+    def _mine(self) -> bool:
+        return self.depth == 0 and threading.get_ident() == self.tid
+
+    def _begin(self) -> None:
+        mode = getattr(self.cp.cuda.runtime, "streamCaptureModeRelaxed", None)
+        if mode is None:
+            self.stream.begin_capture()
+        else:
+            self.stream.begin_capture(mode)
+        self.capturing = True
+
+    def _end(self) -> None:
+        self.capturing = False
+        graph = self.stream.end_capture()
+        graph.launch(self.stream)  # the recording call needs its values now
+        self.segments.append(("G", graph))
+
+    def _follow(self, first, then) -> None:
+        """Stream `then` waits for the work queued so far on stream `first`."""
+        ev = self.cp.cuda.Event(disable_timing=True)
+        ev.record(first)
+        then.wait_event(ev)
+
+    def start(self) -> None:
+        cp = self.cp
+        self.prev = cp.cuda.get_current_stream()
+        self._follow(self.prev, self.stream)
+        alloc = cp.cuda.using_allocator(self.pool.malloc)
+        alloc.__enter__()
+        self._ctx = [alloc]
+        self.dev.__enter__()
+        self.stream.__enter__()
+        rt, tape = self.rt, self
+
+        def launch(kernel, n, ints, outs, ins, scalars, groups=None, items=None):
+            if threading.get_ident() != tape.tid:
+                # another thread's fused kernel may hold ops of the recorded step (Fusion's
+                # stream is per device), launched outside the capture: not to be trusted
+                tape.foreign = True
+            elif tape._mine():
+                tape.log.append((id(kernel), n, tuple(ints), tuple(scalars), groups, items))
+            type(rt).launch(rt, kernel, n, ints, outs, ins, scalars, groups, items)
+
+        rt.launch = launch
+        self._begin()
+
+    def stop(self) -> None:
+        try:
+            if self.capturing:
+                try:
+                    self._end()
+                except Exception as exc:  # noqa: BLE001 - the capture was invalidated
+                    self.refused = self.refused or self._why(exc)
+        finally:
+            self.rt.__dict__.pop("launch", None)
+            self.stream.__exit__(None, None, None)
+            self.dev.__exit__(None, None, None)
+            for ctx in reversed(self._ctx):
+                ctx.__exit__(None, None, None)
+            self._ctx = []
+            self._follow(self.stream, self.prev)
+
+    def explains(self, exc: BaseException) -> bool:
+        """Whether `exc`, raised inside the recorded step, came from capturing it (a host read,
+        a sync): then the step is refused and runs eagerly."""
+        text = str(exc)
+        if self.capturing and ("apture" in text or "cudaErrorStreamCapture" in text):
+            self.refused = self.refused or self._why(exc)
+            return True
+        return False
+
+    @staticmethod
+    def _why(exc) -> str:
+        return (
+            "a host read, a sync or an upload inside the step (into_data, item, a Python bool of "
+            "a tensor, device.sync(), Tensor.from_data: make constants outside the step and "
+            f"pass them in): CUDA refused it while capturing ({type(exc).__name__}: {exc})"
+        )
+
+    def dynamic(self, fn, args, kwargs):
+        """Close the graph so far, run dynamic op `fn` eagerly, record it, capture again."""
+        if not self._mine() or not self.capturing:
+            return fn(*args, **kwargs)
+        self._end()
+        self.depth += 1
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            self.depth -= 1
+            self._begin()
+        self.segments.append(("D", len(self.calls)))
+        self.calls.append((fn, args, kwargs, _arrays(self.cp, out)))
+        return out
+
+    # -- after recording --------------------------------------------------------------------------
+    def signature(self, role) -> tuple:
+        """The fused launches (kernels, sizes, scalar arguments) and the segments' shape: what
+        two calls must share to be the same step. (Ops outside Fusion's kernels are inside the
+        graphs and not compared; the capture layer guards their float inputs by value.)"""
+        kinds = tuple(s[0] for s in self.segments)
+        return (tuple(self.log), kinds)
+
+    def finish(self, work_after=None) -> None:
+        """Ready the replay. `work_after[c]`: whether device work follows dynamic call `c` (its
+        results must then be copied into the recorded buffers the later graphs read)."""
+        if work_after is None:
+            work_after = [True] * len(self.calls)
+        self.copy_back = [
+            [bool(work_after[c])] * len(res) for c, (_, _, _, res) in enumerate(self.calls)
+        ]
+        for g in (s[1] for s in self.segments if s[0] == "G"):
+            upload = getattr(g, "upload", None)
+            if upload is not None:
+                upload(self.stream)
+
+    def _call(self, index: int) -> None:
+        new = _arrays(self.cp, self.call_dynamic(index))
+        old = self.calls[index][3]
+        if len(new) != len(old):
+            raise RuntimeError("burn capture: a dynamic op returned another number of results")
+        for n, o, copy in zip(new, old, self.copy_back[index]):
+            if copy:
+                o[...] = n
+            else:
+                self.on_swap(o, n)
+
+    def replay(self) -> None:
+        """Launch the graphs in order, dynamic ops called anew between them."""
+        prev = self.cp.cuda.get_current_stream()
+        self._follow(prev, self.stream)
+        with self.dev, self.stream:
+            for kind, x in self.segments:
+                if kind == "G":
+                    x.launch(self.stream)
+                else:
+                    self._call(x)
+        self._follow(self.stream, prev)
+
+    def release(self) -> None:
+        self.segments = []
+        self.calls = []
+        self.pool.free_all_blocks()
+
+
+def _arrays(cp, x) -> list:
+    if isinstance(x, cp.ndarray):
+        return [x]
+    if isinstance(x, list | tuple):
+        return [a for e in x for a in _arrays(cp, e)]
+    return []
+
+
+def copy_into(dst, src) -> None:
+    """Write `src`'s values into `dst` (same shape and dtype), on the current stream."""
+    if src.shape != dst.shape or src.dtype != dst.dtype:
+        raise ValueError(
+            f"burn capture: cannot copy a {src.dtype}{list(src.shape)} tensor into a recorded "
+            f"{dst.dtype}{list(dst.shape)} buffer"
+        )
+    dst[...] = src
+
+
+def static_copy(src):
+    """A new contiguous array holding `src`'s values."""
+    cp = load_cupy()
+    with cp.cuda.Device(src.device.id):
+        dst = cp.empty(src.shape, src.dtype)
+        dst[...] = src
+    return dst

@@ -1,0 +1,35 @@
+"""The one seam between Fusion's op wrappers and step capture (`_capture.py`).
+
+Ops whose host arguments change from call to call (random draws advance the device's
+counter; Adam's update takes the learning rate and the step count) cannot be replayed as
+recorded launches. `delegate` wraps their inner op with `dynamic(name, fn)`: outside a
+recording it is one global read per call; inside one, the recording tape runs the op and
+remembers it as an op to call again at replay (`Tape.dynamic`).
+"""
+
+from __future__ import annotations
+
+#: inner op name -> {role: positional index} of the host scalars a replay must bind anew
+DYNAMIC_OPS: dict = {
+    "float_random": {},
+    "int_random": {},
+    "bool_random": {},
+    "float_adam_update": {"lr": 4, "time": 8},
+    "float_adam_update_many": {"lr": 4, "time": 8},
+}
+
+#: the tape recording on this process now (set by `_capture.py` around a recording call)
+ACTIVE = None
+
+
+def dynamic(name: str, fn):
+    """`fn` (an inner backend op), routed through the active recording tape if there is one."""
+
+    def op(*args, **kwargs):
+        tape = ACTIVE
+        if tape is None:
+            return fn(*args, **kwargs)
+        return tape.dynamic(name, fn, args, kwargs)
+
+    op.__name__ = name
+    return op

@@ -1,0 +1,349 @@
+"""One recording of a captured step: run it once on private copies of its inputs while the
+device's tape records, then replay that tape for later calls.
+
+Recording: the inputs' tensors are copied into buffers the recording owns ("static inputs"),
+the step runs eagerly on them under the runtime's tape (`rt.tape()`), pending plans are
+flushed, and the results are classified. A replay copies the new inputs into the static
+inputs (a tensor that is already one is not copied), replays the tape (dynamic ops called
+anew with the bound learning rate, step count and the device's random counter) and returns the
+recorded results: tensors of returned modules and optimizer state are the recorded ones
+(their buffers hold the new values); loose result tensors (a loss, logits) are fresh copies.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from burn_tensor import Tensor
+
+from . import _capture_hooks as hooks
+from ._capture_tree import Tree, flatten, unflatten
+from ._capture_util import (
+    Refused,
+    canon,
+    counters,
+    handle_of,
+    is_baked,
+    key,
+    lift,
+    prim_of,
+    scalars,
+    work,
+)
+
+
+class Recording:
+    """The tape of one call and what a replay needs to bind and return."""
+
+    def __init__(self, fusion, index: int, tree: Tree):
+        self.fusion = fusion
+        self.stream = fusion.stream(index)
+        self.rt = self.stream.rt
+        self.in_tree = tree
+        self.tape = None
+        self.calls: list = []  # per dynamic call: {"lr": float leaf or None, "time": int}
+
+    # -- recording ------------------------------------------------------------------------------
+    def run(self, fn, in_args) -> Any:
+        """Call `fn` on static copies of the inputs while the tape records; returns its result.
+        `self.refused` says why the tape cannot be replayed (None: it can). `in_args` are the
+        call's own arguments (for an eager run when the runtime refuses to record)."""
+        tree, rt, fusion = self.in_tree, self.rt, self.fusion
+        self.in_args = in_args
+        fusion.flush()
+        statics, leaves = [], []
+        for leaf, kind in zip(tree.leaves, tree.kinds):
+            if kind == "T":
+                s = rt.static_copy(prim_of(leaf))
+                statics.append(s)
+                leaves.append(lift(leaf, s, fusion))
+            else:
+                statics.append(None)
+                leaves.append(leaf)
+        self.statics = statics
+        self.static_leaves = leaves
+        args = unflatten(tree.spec, iter(leaves), iter(tree.templates), restore=True)
+        self.in_states = self._states(tree.templates)
+        self.in_counters = counters(self.in_states)
+        tape = self.tape = rt.tape()
+        hooks.ACTIVE = self
+        env = os.environ.get("BURN_CHECKS")
+        if env is None or env.strip() == "":
+            # data-dependent checks read values on the host: skipped while recording, as on
+            # the GPU (`BURN_CHECKS=1` keeps them, and the step then runs eagerly)
+            os.environ["BURN_CHECKS"] = "0"
+        tape.start()
+        explained = False
+        try:
+            result = fn(*args)
+            fusion.flush()
+        except Exception as exc:
+            explains = getattr(tape, "explains", None)
+            explained = explains is not None and explains(exc)
+            if not explained:
+                raise
+        finally:
+            tape.stop()
+            hooks.ACTIVE = None
+            if env is None:
+                os.environ.pop("BURN_CHECKS", None)
+            elif env.strip() == "":
+                os.environ["BURN_CHECKS"] = env
+        self.refused = tape.refused
+        if self.refused is None and getattr(tape, "foreign", False):
+            self.refused = "another thread ran device work while it recorded (tried again)"
+        if explained:  # the runtime refused to record it (a CUDA host read): run it eagerly
+            return fn(*self.in_args)
+        self.result = result
+        self.out_tree = flatten(result)
+        self.out_states = self._states(tree.templates)
+        self.out_counters = counters(self.out_states)
+        if self.refused is None:
+            self._settle()
+        if self.refused is None:  # a replay writes the recorded buffers again
+            result = self._loose_copies()
+        return result
+
+    def _states(self, templates) -> list:
+        """(object, flattened state) of each stateful object among `templates`."""
+        return [
+            (obj, flatten(obj.capture_state(), state=True))
+            for obj in templates
+            if callable(getattr(obj, "capture_state", None))
+            and callable(getattr(obj, "capture_restore", None))
+        ]
+
+    def dynamic(self, name: str, fn, args, kwargs):
+        """The hook of `_capture_hooks.dynamic`: note how the op's host scalars are bound.
+        Another thread's op (a data loader's), or one inside a dynamic op, just runs."""
+        tape = self.tape
+        if tape.depth or threading.get_ident() != tape.tid:
+            return fn(*args, **kwargs)
+        roles = hooks.DYNAMIC_OPS[name]
+        bind = {"name": name}
+        if kwargs:
+            self.tape.refused = self.tape.refused or f"{name} was called with keywords"
+        if "lr" in roles:
+            lr = args[roles["lr"]]
+            hits = [
+                i
+                for i, (v, k) in enumerate(zip(self.in_tree.leaves, self.in_tree.kinds))
+                if k == "F" and float(v) == lr
+            ]
+            bind["lr"] = hits[0] if len(hits) == 1 else None
+            bind["lr_value"] = lr
+        if "time" in roles:
+            bind["time"] = args[roles["time"]]
+        self.calls.append(bind)
+        out = self.tape.dynamic(fn, args, kwargs)
+        bind["work"] = work(self.stream)  # device work so far (is there any after this op?)
+        return out
+
+    def _settle(self) -> None:
+        """Classify the results and check the counters; sets `self.refused` when a replay
+        could not reproduce this call."""
+        tape = self.tape
+        self.in_keys = {key(s): i for i, s in enumerate(self.statics) if s is not None}
+        for leaf, kind in zip(self.out_tree.leaves, self.out_tree.kinds):
+            if kind == "T":
+                prim_of(leaf)  # materialised (flushed above: a check)
+        if [t.spec for _, t in self.in_states] != [t.spec for _, t in self.out_states]:
+            self.refused = "the optimizer state changed shape during the call (a first step)"
+            return
+        self.steps = [b - a for a, b in zip(self.in_counters, self.out_counters)]
+        moving = {d for d in self.steps if d}
+        if len(moving) > 1:
+            self.refused = "its step counters advance by different amounts"
+            return
+        self.step = moving.pop() if moving else 0
+        if self.step and not any("time" in c for c in self.calls):
+            self.refused = (
+                "its optimizer's step count advances but reaches no update as an input (it is "
+                "baked into kernels: only Adam's fused update takes it as an input)"
+            )
+            return
+        if any("time" in c for c in self.calls) and not self.step:
+            self.refused = (
+                "the optimizer's step count is not an input: pass the optimizer to the "
+                "captured function (step(model, optim, batch, lr)) so its state is carried"
+            )
+            return
+        for c in self.calls:
+            if "lr" in c and c["lr"] is None:
+                c["lr_fixed"] = True  # not an input: guarded by the recorded value
+        baked = scalars(tape.signature(lambda k: None))
+        for c in self.calls:  # an lr also baked into a kernel is not an input: guarded
+            lr = c.get("lr_value")
+            if c.get("lr") is not None and is_baked(lr, baked):
+                c["lr"] = None
+        self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
+        self.fixed_floats = [
+            (i, v)
+            for i, (v, k) in enumerate(zip(self.in_tree.leaves, self.in_tree.kinds))
+            if k == "F" and i not in self.bound
+        ]
+        tape.call_dynamic = self._call_dynamic
+        tape.on_swap = self._swap
+        end = work(self.stream)
+        tape.finish([c["work"] != end for c in self.calls])
+        self.cur = list(self.statics)  # the array each input slot was bound to last
+        self.rebinds = callable(getattr(tape, "rebind", None))
+        self.bound_keys = {key(s) for s in self.statics if s is not None}
+        # the handles a swapped dynamic result must reach: results and optimizer state
+        by_key: dict = {}
+        leaves = list(self.out_tree.leaves)
+        for _, st in self.out_states:
+            leaves += [v for v, k in zip(st.leaves, st.kinds) if k == "T"]
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                h = handle_of(leaf)
+                by_key.setdefault(key(h.prim), []).append(h)
+        self.swaps = {
+            id(r): by_key.get(key(r), []) for _, _, _, results in tape.calls for r in results
+        }
+        # results that are inputs (or views of them): after a rebind they must show the
+        # input the replay read, not the recording's copy
+        self.aliases = [
+            (h, self.in_keys[k], h.prim)
+            for k, hs in by_key.items()
+            if k in self.in_keys
+            for h in hs
+        ]
+
+    def signature(self) -> tuple:
+        """What this call did, with buffers as roles: equal for calls that did the same work."""
+        in_keys = self.in_keys
+
+        def role(k):
+            i = in_keys.get(k)
+            return "t" if i is None else i
+
+        calls = []
+        for (fn, args, _, _), c in zip(self.tape.calls, self.calls):
+            sig = [c["name"]]
+            for j, a in enumerate(args):
+                if c.get("lr") is not None and j == hooks.DYNAMIC_OPS[c["name"]].get("lr"):
+                    sig.append("lr")
+                elif "time" in c and j == hooks.DYNAMIC_OPS[c["name"]].get("time"):
+                    sig.append("time")
+                else:
+                    sig.append(canon(a, role))
+            calls.append(tuple(sig))
+        return (self.tape.signature(role), tuple(calls), tuple(self.steps))
+
+    # -- replay ---------------------------------------------------------------------------------
+    def check(self, tree: Tree) -> str | None:
+        """None if `tree` (the new call's inputs, same spec) can replay this recording, else
+        what differs (a guard miss)."""
+        for i, v in self.fixed_floats:
+            if tree.leaves[i] != v:
+                return f"float argument {i} changed from {v} to {tree.leaves[i]}"
+        # the step counts: the int leaves of the stateful objects' states, in the order
+        # `_states` lists them (the same walk)
+        counters = [v for v, k in zip(tree.leaves, tree.kinds) if k == "I"]
+        k = None
+        for now, rec, d in zip(counters, self.in_counters, self.steps):
+            diff = now - rec
+            if d == 0:
+                if diff:
+                    return "a step counter that did not advance changed"
+                continue
+            if diff % d or diff // d < 1 or (k is not None and diff // d != k):
+                return "the optimizer's step counts are not those of later steps"
+            k = diff // d
+        self.k = k or 0
+        return None
+
+    def _call_dynamic(self, index: int):
+        fn, args, kwargs, _ = self.tape.calls[index]
+        c = self.calls[index]
+        roles = hooks.DYNAMIC_OPS[c["name"]]
+        if "lr" in roles or "time" in roles:
+            args = list(args)
+            if c.get("lr") is not None:
+                args[roles["lr"]] = float(self.floats[c["lr"]])
+            if "time" in c:
+                args[roles["time"]] = c["time"] + self.k * self.step
+        return fn(*args, **kwargs)
+
+    def replay(self, tree: Tree) -> Any:
+        """Bind `tree`'s inputs, replay, and return this call's results."""
+        self.fusion.flush()  # pending plans may read the buffers the replay writes
+        bind = self._bind
+        for j, (leaf, kind) in enumerate(zip(tree.leaves, tree.kinds)):
+            if kind == "T":
+                p = prim_of(leaf)
+                if p is not self.cur[j]:
+                    bind(j, p)
+        self.floats = tree.leaves
+        self.tape.replay()
+        for h, j, view in self.aliases:
+            cur = self.cur[j]
+            if self.rebinds and cur is not self.statics[j]:  # the tape read `cur` itself
+                h.prim = self.rt.rebased(view, cur)
+            else:
+                h.prim = view
+        return self._results()
+
+    def _bind(self, j: int, p) -> None:
+        """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
+        runtime allows it (an OpenCL tape) and `p` is a contiguous array the tape does not
+        write; otherwise `p` is copied into the slot's own buffer. (Tensors are immutable and
+        a tape never writes its inputs: the same `p` again needs nothing.)"""
+        tape, static, cur = self.tape, self.statics[j], self.cur[j]
+        if not self.rebinds:  # fixed addresses (a CUDA graph)
+            self.rt.copy_into(static, p)
+            self.cur[j] = p
+            return
+        k = key(p)
+        if (
+            p.shape == static.shape
+            and p.dtype == static.dtype
+            and self.rt.layout(p) == self.rt.layout(static)
+            and k not in tape.bufs
+            and k not in self.bound_keys
+        ):
+            tape.rebind(key(cur), p)
+            self.bound_keys.discard(key(cur))
+            self.bound_keys.add(k)
+            self.cur[j] = p
+            return
+        if cur is not static:
+            tape.rebind(key(cur), static)
+            self.bound_keys.discard(key(cur))
+            self.bound_keys.add(key(static))
+            self.cur[j] = static
+        self.rt.copy_into(static, p)
+
+    def _swap(self, old, new) -> None:
+        """A dynamic op's new result `new` replaces the recorded `old` in the results."""
+        for h in self.swaps.get(id(old), ()):
+            h.prim = new
+            h.owned = False
+
+    def _results(self) -> Any:
+        counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
+        for obj, st in self.out_states:  # the optimizer's state after this step
+            leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
+            obj.capture_restore(unflatten(st.spec, iter(leaves), iter(st.templates)))
+        return self._loose_copies()
+
+    def _loose_copies(self) -> Any:
+        """The results, each loose tensor (not in a module or a state) a fresh copy: a caller
+        may keep a loss to read later, after more replays."""
+        out = self.out_tree
+        leaves = []
+        for leaf, kind, carried in zip(out.leaves, out.kinds, out.carried):
+            if kind == "T" and not carried:
+                fresh = self.rt.static_copy(prim_of(leaf))
+                leaves.append(lift(leaf, fresh, self.fusion))
+            else:
+                leaves.append(leaf)
+        return unflatten(out.spec, iter(leaves), iter(out.templates), restore=False, same=True)
+
+    def release(self) -> None:
+        if self.tape is not None:
+            self.tape.release()
+            self.tape = None

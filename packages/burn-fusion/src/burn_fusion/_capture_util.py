@@ -1,0 +1,117 @@
+"""Helpers of step capture: where a step's tensors live, their Fusion handles and primitives,
+and the small functions recordings are compared and bound with."""
+
+from __future__ import annotations
+
+import numpy as np
+from burn_tensor import Tensor
+
+from ._capture_tree import Tree
+
+
+class Refused(Exception):
+    """This step cannot be captured; the message says why."""
+
+
+def fusion_of(tree: Tree):
+    """(Fusion backend, device index) of the tensors in `tree`; raises `Refused`."""
+    from ._backend import Fusion
+
+    found = None
+    for leaf, kind in zip(tree.leaves, tree.kinds):
+        if kind != "T":
+            continue
+        b = leaf._d.backend
+        f = b.inner if b.is_autodiff else b
+        if not isinstance(f, Fusion):
+            raise Refused(f"its tensors are on {b!r}, not a Fusion backend")
+        where = (f, leaf._d.index)
+        if found is None:
+            found = where
+        elif where != found:
+            raise Refused(f"its tensors are on two devices ({found[0]!r} {found[1]}, {b!r} "
+                          f"{leaf._d.index}): a capture covers one device")
+    if found is None:
+        raise Refused("none of its arguments is a tensor or holds one")
+    rt = found[0].stream(found[1]).rt
+    if not callable(getattr(rt, "tape", None)):
+        raise Refused(f"{type(rt).__name__} cannot record a step (its runtime has no tape())")
+    return found
+
+
+def handle_of(t: Tensor):
+    """The Fusion handle under tensor `t` (an autodiff tensor's inner handle)."""
+    b = t._d.backend
+    return b.inner_primitive(t._p, t._o.kind) if b.is_autodiff else t._p
+
+
+def prim_of(t: Tensor):
+    """The materialised inner primitive under `t` (its pending plan run)."""
+    h = handle_of(t)
+    if h.prim is None:
+        h.stream.flush()
+        if h.prim is None:
+            raise RuntimeError("burn capture: a tensor's fused kernel failed; it has no value")
+    return h.prim
+
+
+def lift(like: Tensor, prim, fusion) -> Tensor:
+    """A tensor of `like`'s kind, device and require-grad flag over inner primitive `prim`."""
+    h = fusion.wrap(prim)
+    d = like._d
+    if not d.backend.is_autodiff:
+        return like._like(h)
+    kind = like._o.kind
+    t = Tensor.from_inner(Tensor._make(h, kind, d.inner()), d)
+    return t.require_grad() if like.is_require_grad() else t
+
+
+def scalars(sig) -> set:
+    """Every number and byte string in a tape's signature (the recorded scalar arguments)."""
+    out: set = set()
+    stack = [sig]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, tuple | list):
+            stack.extend(x)
+        elif isinstance(x, bytes | float | int) and not isinstance(x, bool):
+            out.add(x)
+    return out
+
+
+def is_baked(value: float, scalars: set) -> bool:
+    """Whether `value` is among recorded scalar arguments (as a number or float32/64 bytes)."""
+    return (
+        value in scalars
+        or np.float32(value).tobytes() in scalars
+        or np.float64(value).tobytes() in scalars
+    )
+
+
+def work(stream) -> int:
+    """A count that grows with every op Fusion runs or records on `stream`."""
+    st = stream.stats
+    return st["ops_recorded"] + st["ops_unfused"] + st["ops_passed_through"] + st["flushes"]
+
+
+def counters(states) -> list:
+    """The int leaves (step counts) of flattened states, in order."""
+    return [v for _, t in states for v, k in zip(t.leaves, t.kinds) if k == "I"]
+
+
+def key(prim) -> int:
+    buf = getattr(prim, "buf", None)
+    if buf is not None:
+        return buf.int_ptr
+    return prim.data.ptr  # a cupy array
+
+
+def canon(a, role):
+    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, type):
+        try:
+            return ("P", role(key(a)), tuple(a.shape), str(a.dtype))
+        except AttributeError:
+            pass
+    if isinstance(a, list | tuple):
+        return tuple(canon(e, role) for e in a)
+    return repr(a)

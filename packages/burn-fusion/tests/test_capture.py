@@ -1,0 +1,318 @@
+"""`burn_fusion.capture` on Autodiff(Fusion(OpenCl)) (PoCL in CI; `BURN_FUSION_TEST_INNER=cuda`:
+Autodiff(Fusion(Cuda)), the CUDA-graph path): a captured training step replays its recorded
+device work and gives the eager step's parameters bit for bit.
+
+The step: a small MLP with dropout, cross-entropy, Adam (the learning rate changes every step:
+it is an input of the replay). Eager and captured runs start from the same seed, so their
+initial weights and dropout masks are the same draws of the device's random counter.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from burn_autodiff import Autodiff
+from burn_fusion import CaptureWarning, Fusion, capture
+from burn_nn import DropoutConfig, Linear, LinearConfig, Module
+from burn_nn.loss import CrossEntropyLossConfig
+from _fusion_testlib import INNER, inner_backend
+from burn_optim import AdamConfig, AdamWConfig, GradientsParams, SgdConfig
+from burn_tensor import Distribution, Tensor
+from burn_tensor.activation import relu
+
+try:
+    B = Autodiff(Fusion(inner_backend()))
+except pytest.skip.Exception as exc:
+    pytest.skip(str(exc), allow_module_level=True)
+DEV = B.device()
+
+
+class Net(Module):
+    l1: Linear
+    drop: object
+    l2: Linear
+
+    def forward(self, x):
+        return self.l2.forward(self.drop.forward(relu(self.l1.forward(x))))
+
+
+def _net():
+    DEV.seed(7)
+    return Net(
+        l1=LinearConfig(8, 16).init(DEV),
+        drop=DropoutConfig(0.3).init(),
+        l2=LinearConfig(16, 4).init(DEV),
+    )
+
+
+CALLS = {"n": 0}  # Python runs of the step body (a replay runs none)
+
+
+def train_step(model, optim, x, y, lr):
+    CALLS["n"] += 1
+    loss = CrossEntropyLossConfig().init(DEV).forward(model.forward(x), y)
+    grads = GradientsParams.from_grads(loss.backward(), model)
+    return optim.step(lr, model, grads), loss
+
+
+def _batch(i, rows=32):
+    rng = np.random.default_rng(i)
+    x = rng.normal(size=(rows, 8)).astype(np.float32)
+    y = rng.integers(0, 4, size=(rows,))
+    return Tensor.from_data(x, DEV), Tensor.from_data(y, DEV)
+
+
+def _run(step, shapes, optim_cfg=None, lr=lambda i: 1e-2 * (1.0 + 0.1 * i)):
+    """Params (numpy) and losses after each step of `step` over batches of `shapes` rows, with
+    learning rate `lr(i)` at step i."""
+    model = _net()
+    optim = (optim_cfg or AdamConfig()).init()
+    params, losses = [], []
+    for i, rows in enumerate(shapes):
+        x, y = _batch(i, rows)
+        model, loss = step(model, optim, x, y, lr(i))
+        losses.append(loss.into_scalar())
+        params.append([p.val().numpy() for _, p in model.named_parameters()])
+    return params, losses
+
+
+def _assert_bitwise(a, b):
+    (pa, la), (pb, lb) = a, b
+    assert la == lb
+    for i, (sa, sb) in enumerate(zip(pa, pb, strict=True)):
+        for j, (x, y) in enumerate(zip(sa, sb, strict=True)):
+            assert x.tobytes() == y.tobytes(), f"step {i}, parameter {j} differs"
+
+
+def test_captured_steps_equal_eager_bitwise_with_dropout():
+    eager = _run(train_step, [32] * 7)
+    step = capture(train_step)
+    CALLS["n"] = 0
+    captured = _run(step, [32] * 7)
+    _assert_bitwise(eager, captured)
+    s = step.stats()
+    # call 1: a fresh optimizer (its own guard, eager); 2: warm-up; 3, 4: recordings that
+    # agree; 5-7 replay, with a new learning rate and new dropout masks each
+    assert s["replays"] == 3 and s["recordings"] == 2, s
+    assert CALLS["n"] == 7 - s["replays"]
+    assert s["eager_reasons"] == []
+    step.release()
+
+
+def test_shape_change_records_again_and_replays_each_shape():
+    shapes = [32] * 6 + [16] * 5 + [32] * 2
+    eager = _run(train_step, shapes)
+    step = capture(train_step)
+    captured = _run(step, shapes)
+    _assert_bitwise(eager, captured)
+    s = step.stats()
+    assert s["guard_misses"] == 2, s  # the fresh optimizer's first call, then batch 16
+    assert s["guards"] == 3
+    # 32: replays at calls 5, 6; 16: warm-up 7, records 8, 9, replays 10, 11; 32 again: 12, 13
+    assert s["replays"] == 6, s
+    step.release()
+
+
+def test_host_read_inside_runs_eagerly_and_says_where():
+    def reads(model, optim, x, y, lr):
+        model, loss = train_step(model, optim, x, y, lr)
+        if loss.into_scalar() > 1e9:  # data-dependent Python control flow: a host read
+            raise AssertionError("unreachable")
+        return model, loss
+
+    eager = _run(train_step, [32] * 5)
+    step = capture(reads)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = _run(step, [32] * 5)
+    _assert_bitwise(eager, got)
+    msgs = [str(w.message) for w in caught if issubclass(w.category, CaptureWarning)]
+    assert len(msgs) == 1, msgs  # said once
+    assert "host read" in msgs[0], msgs[0]
+    if INNER == "opencl":  # the OpenCL tape sees the read itself and says where it was
+        assert "test_capture.py" in msgs[0], msgs[0]
+    s = step.stats()
+    assert s["replays"] == 0 and s["eager_reasons"], s
+
+
+def test_learning_rate_baked_into_kernels_is_never_replayed_stale():
+    # SGD computes `param - grad * lr` with lr a kernel constant: a new lr each call changes the
+    # recorded op stream, so the step must never replay an old learning rate.
+    cfg = SgdConfig()
+    eager = _run(train_step, [32] * 8, cfg)
+    step = capture(train_step)
+    with pytest.warns(CaptureWarning, match="op stream changed"):
+        got = _run(step, [32] * 8, cfg)
+    _assert_bitwise(eager, got)
+    assert step.stats()["replays"] == 0
+
+
+def test_replays_never_write_into_other_tensors():
+    step = capture(train_step)
+    model, optim = _net(), AdamConfig().init()
+    x, y = _batch(0)
+    for _ in range(5):  # up to the first replay
+        model, loss = step(model, optim, x, y, 1e-2)
+    assert step.stats()["replays"] == 1
+    # tensors made between replays take buffers from the pool: never one the tape writes
+    keep = [Tensor.from_data(np.full((32, 16), float(i), np.float32), DEV) for i in range(8)]
+    keep += [(k * 1.0 + 0.5).exp() for k in keep]
+    before = [k.numpy() for k in keep]
+    for _ in range(2):
+        model, loss = step(model, optim, x, y, 1e-2)
+    assert step.stats()["replays"] == 3
+    for a, k in zip(before, keep):
+        assert a.tobytes() == k.numpy().tobytes()
+    step.release()
+
+
+def test_loose_results_are_fresh_each_call():
+    step = capture(train_step)
+    model, optim = _net(), AdamConfig().init()
+    losses = []
+    for i in range(7):
+        x, y = _batch(i)
+        model, loss = step(model, optim, x, y, 1e-2)
+        losses.append(loss)  # read later, after more replays
+    assert step.stats()["replays"] == 3
+    values = [float(v.into_scalar()) for v in losses]
+    assert len(set(values)) == len(values), values
+
+
+def test_not_a_fusion_backend_runs_eagerly_and_says_why():
+    from burn_ndarray import NdArray
+
+    dev = NdArray().device()
+    step = capture(lambda a: a * 2.0)
+    with pytest.warns(CaptureWarning, match="not a Fusion backend"):
+        out = step(Tensor.from_data([1.0, 2.0], dev))
+    assert out.tolist() == [2.0, 4.0]
+
+
+def test_learning_rate_also_baked_elsewhere_is_guarded_not_bound():
+    # the lr reaches Adam's update (an input) and, scaled by nothing, a kernel constant: a
+    # replay would run that constant stale, so the lr is guarded by value instead
+    def scaled(model, optim, x, y, lr):
+        model, loss = train_step(model, optim, x, y, lr)
+        return model, loss * lr
+
+    def rate(i):  # the same for the recordings and the first replays, then new
+        return 1e-2 if i < 6 else 2e-2
+
+    eager = _run(scaled, [32] * 8, lr=rate)
+    step = capture(scaled)
+    got = _run(step, [32] * 8, lr=rate)
+    _assert_bitwise(eager, got)
+    s = step.stats()
+    assert s["replays"] == 2 and s["guard_misses"] == 2, s  # the new rate: recorded again
+
+
+def test_a_captured_step_inside_another_recording_runs_eagerly():
+    inner = capture(train_step)
+
+    def outer(model, optim, x, y, lr):
+        return inner(model, optim, x, y, lr)
+
+    eager = _run(train_step, [32] * 6)
+    step = capture(outer)
+    got = _run(step, [32] * 6)
+    _assert_bitwise(eager, got)
+    assert step.stats()["replays"] == 2 and inner.stats()["replays"] == 0
+
+
+def test_results_that_are_inputs_show_this_calls_input():
+    # the targets come back as they went in (a Learner's ClassificationOutput does this), also
+    # when the replay read them from the caller's own buffer
+    def with_targets(model, optim, x, y, lr):
+        model, loss = train_step(model, optim, x, y, lr)
+        return model, loss, y, y.reshape([1, -1])
+
+    step = capture(with_targets)
+    model, optim = _net(), AdamConfig().init()
+    for i in range(7):
+        x, y = _batch(i)
+        model, _, back, view = step(model, optim, x, y, 1e-2)
+        assert back.tolist() == y.tolist() and view.tolist() == [y.tolist()], i
+    assert step.stats()["replays"] == 3
+
+
+def test_strided_inputs_are_copied_into_the_recorded_buffers():
+    # a transposed view cannot be read through the recorded (contiguous) layout: the replay
+    # copies it into the recording's own buffer; the steps equal eager ones on contiguous data
+    def contiguous(i, rows=32):
+        return _batch(i, rows)
+
+    def transposed(i, rows=32):
+        x, y = _batch(i, rows)
+        xt = Tensor.from_data(x.numpy().T.copy(), DEV).swap_dims(0, 1)  # [rows, 8], strided
+        return xt, y
+
+    def run(step, batches):
+        model, optim = _net(), AdamConfig().init()
+        out = []
+        for i in range(6):
+            x, y = batches(i)
+            model, loss = step(model, optim, x, y, 1e-2)
+            out.append((loss.into_scalar(), [p.val().numpy().tobytes() for _, p in
+                                             model.named_parameters()]))
+        return out
+
+    step = capture(train_step)
+    assert run(step, transposed) == run(train_step, contiguous)
+    # (the eager calls ran on the strided inputs, the recordings on contiguous copies: Fusion's
+    # pass-through may still be learning at the first recording, which the next one then
+    # supersedes)
+    assert step.stats()["replays"] >= 1, step.stats()
+
+
+def test_a_step_count_baked_into_kernels_refuses_capture():
+    # AdamW computes its bias corrections in Python from the step count: a replay could not
+    # advance them, so the step runs eagerly and says why
+    cfg = AdamWConfig()
+    eager = _run(train_step, [32] * 7, cfg, lr=lambda i: 1e-2)
+    step = capture(train_step)
+    with pytest.warns(CaptureWarning, match="step count advances but reaches no update"):
+        got = _run(step, [32] * 7, cfg, lr=lambda i: 1e-2)
+    _assert_bitwise(eager, got)
+    assert step.stats()["replays"] == 0
+
+
+def test_replays_hold_flat_memory():
+    inner = B.inner.inner  # the backend owning the device memory (OpenCl, or Cuda)
+    if not callable(getattr(inner, "memory_stats", None)):
+        pytest.skip(f"{inner!r} reports no memory figures")
+    step = capture(train_step)
+    model, optim = _net(), AdamConfig().init()
+    x, y = _batch(0)
+    used = []
+    for i in range(16):
+        model, loss = step(model, optim, x, y, 1e-2)
+        del loss
+        DEV.sync()
+        used.append(inner.memory_stats()["bytes_in_use"])
+    assert step.stats()["replays"] == 12
+    assert used[-1] == used[6], used  # replays 3..12 allocate nothing that stays
+    step.release()
+
+
+def test_device_work_of_another_thread_during_recordings_is_never_replayed():
+    # a thread launching on the device while the step records (Fusion's stream is per device:
+    # its flush could run ops of the step) makes that recording untrusted: the step records
+    # again, and gives up, eagerly, when every recording saw such work
+    import threading
+
+    def noisy(model, optim, x, y, lr):
+        t = threading.Thread(target=lambda: Tensor.random([4], Distribution.uniform(0, 1), DEV))
+        t.start()
+        t.join()
+        return train_step(model, optim, x, y, lr)
+
+    step = capture(noisy)
+    model, optim = _net(), AdamConfig().init()
+    with pytest.warns(CaptureWarning, match="another thread ran device work"):
+        for i in range(8):
+            x, y = _batch(i)
+            model, loss = step(model, optim, x, y, 1e-2)
+    assert step.stats()["replays"] == 0
