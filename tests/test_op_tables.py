@@ -77,6 +77,10 @@ def test_fusion_tables_agree():
     assert set(burn_fusion.REDUCTIONS) == reductions, _diff(set(burn_fusion.REDUCTIONS), reductions)
     assert set(burn_fusion.ROUTES) == set(DECLS)
     assert burn_fusion.Fusion.missing_ops() == []
+    from burn_fusion import _capture_hooks  # step capture's ops to call again at replay
+
+    stray = sorted(set(_capture_hooks.DYNAMIC_OPS) - set(DECLS))
+    assert stray == [], f"not declared ops: {stray}"
 
 
 def test_gpu_expression_table_agrees():
