@@ -9,9 +9,9 @@ waits for the queue once instead of N times (Burn's `Transaction`).
 from __future__ import annotations
 
 import numpy as np
+from burn_tensor import TensorData
 
 from . import _ew
-from ._api import TensorData
 
 
 def _aligned(n: int) -> int:

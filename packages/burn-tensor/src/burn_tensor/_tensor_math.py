@@ -1,4 +1,4 @@
-"""Elementwise arithmetic, unary math and matmul for `Tensor`."""
+"""Elementwise arithmetic, unary math and matmul for `Tensor` (dot and cross: `_tensor_linalg.py`)."""
 
 from __future__ import annotations
 
@@ -419,11 +419,3 @@ class MathMixin:
         if problems:
             raise TensorCheckError("matmul", problems)
         return self._like(self._o.matmul(self._p, other._p))
-
-    def dot(self, other):
-        """Inner product of two 1-D tensors -> shape [1]."""
-        if self.rank() != 1 or other.rank() != 1:
-            raise TensorCheckError(
-                "dot", f"expected 1-D tensors, got {self.dims()} and {other.dims()}"
-            )
-        return self.mul(other).sum()
