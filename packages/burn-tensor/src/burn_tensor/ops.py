@@ -10,6 +10,8 @@
 - `adam_update`: one Adam step of a parameter as one backend op (`float_adam_update`), which
   burn-optim calls so GPU backends can run the update as one kernel; `adam_update_many`: the
   same for a list of parameters (`float_adam_update_many`, one launch per model on CUDA).
+- `tensor_parts(t)`: `(primitive, kind, device)` of a tensor in one call (a decorator's hot
+  path reads them without touching Tensor internals).
 - Slice helpers: `numpy_slice` turns one of the `slices` that `*_slice`/`*_slice_assign` receive
   (Burn's semantics: a negative step walks `[start, stop)` backwards) into a numpy slice.
 
@@ -37,6 +39,7 @@ from ._options import (
 from ._options_grid import GridSampleOptions
 from ._pad_mode import PadMode
 from ._slice import numpy_slice
+from ._tensor_parts import tensor_parts
 
 __all__ = [
     "DECLS",
@@ -57,4 +60,5 @@ __all__ = [
     "adam_update_many",
     "numpy_slice",
     "op_table",
+    "tensor_parts",
 ]
