@@ -164,7 +164,7 @@ def test_tensor_parts_is_the_public_accessor_of_primitive_kind_and_device():
     from burn_tensor import Int, Tensor
     from burn_tensor.ops import tensor_parts
 
-    t = Tensor.from_data([[1, 2]], NdArray().device(), kind=Int)
+    t = Tensor.from_data([[1, 2]], NdArray().device())
     p, kind, device = tensor_parts(t)
     assert p is t.into_primitive() and kind is Int and device is t.device
     assert Tensor.from_primitive(p, kind, device).tolist() == [[1, 2]]
