@@ -38,9 +38,13 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_DEVICES": ("1", "Number of logical NdArray devices (`NdArray(num_devices=)` overrides)."),
     "BURN_NDARRAY_PARALLEL_MIN": ("2^18 elements", "Size from which an elementwise op is split across the pool's threads (`1` sends every op through the pool, for tests)."),
     "BURN_NDARRAY_NATIVE": ("`1`", "`0` turns NdArray's native C kernels off (numpy paths only)."),
+    "BURN_NDARRAY_NATIVE_GEMM": ("`1`", "`0` keeps numpy's matmul for NdArray's matmul and linear GEMMs instead of the tiles on the OpenMP team."),
+    "BURN_NDARRAY_NATIVE_ATTENTION": ("`1`", "`0` keeps the Python-pool attention kernel instead of the native OpenMP one (forward and backward)."),
     "BURN_NDARRAY_NATIVE_CONV": ("`1`", "Native conv path: `0` keeps numpy's conv with the other kernels native, `chunked` forces the chunked forward."),
     "BURN_NDARRAY_NATIVE_MIN": ("2^14 elements", "Size from which an op takes the native kernel rather than numpy."),
     "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
+    # burn-gpu (OpenCl and Cuda)
+    "BURN_GPU_ATTENTION": ("`1`", "`0` sends `attention` to the decomposition instead of the flash-attention kernels (a bench's before/after)."),
     # burn-opencl
     "BURN_OPENCL_DEVICE": ("unset: the first platform with a GPU, else any", "`p:d` makes device `d` of platform `p` device 0."),
     "BURN_AUTOTUNE": ("`1`", "`0` skips autotuning: the first candidate kernel runs."),
