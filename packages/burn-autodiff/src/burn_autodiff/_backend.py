@@ -38,12 +38,12 @@ def _missing_rule(name: str):
 
 
 def has_flash_attention(inner) -> bool:
-    """Whether `inner` has the flash-attention extension ops (a forward that returns its saved
-    statistic and a backward that takes it): then Autodiff's `attention` records the rule that
-    keeps them and calls that backward."""
-    return all(
-        callable(getattr(inner, n, None)) for n in ("attention_with_lse", "attention_lse_backward")
-    )
+    """Whether `inner` implements the flash-attention ops itself (a forward that returns its
+    saved statistic and a backward that takes it; the contract's defaults keep none): then
+    Autodiff's `attention` records the rule that keeps them and calls that backward."""
+    names = ("attention_with_lse", "attention_lse_backward")
+    # an instance attribute (Fusion's delegate) or another class's method is the backend's own
+    return all(getattr(getattr(inner, n), "__func__", None) is not getattr(Backend, n) for n in names)
 
 
 def flash_attention(inner, balanced: bool):

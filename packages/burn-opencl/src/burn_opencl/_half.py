@@ -65,6 +65,10 @@ NATIVE = {
     "log_softmax",
     "softmax_backward",
     "log_softmax_backward",
+    # the flash pair takes halves as it did before it was declared (its eligibility check
+    # sends what its kernels do not take to the decomposition)
+    "attention_with_lse",
+    "attention_lse_backward",
     *(
         n
         for n in FUSED

@@ -320,4 +320,8 @@ op(
 )
 op('bool_diag bool_meshgrid bool_take', DEFAULT, CUSTOM, PASS)
 op('tr_execute', DEFAULT, NONE, PASS)  # (floats, ints, bools) -> three lists of TensorData
+# -- flash attention (issue 36): the forward with its saved statistic, the backward from it; GPU
+# backends run burn_gpu's kernels (`FlashAttentionOps`), the defaults keep no statistic
+op('attention_with_lse', DEFAULT, CUSTOM, RULE)
+op('attention_lse_backward', DEFAULT, CUSTOM, PASS)
 # fmt: on
