@@ -138,7 +138,7 @@ def _attention_saved(c, g):
     )
 
 
-#: `attention` on a backend with the flash extension ops (`attention_with_lse`,
+#: `attention` on a backend that implements the flash ops (`attention_with_lse`,
 #: `attention_lse_backward`, e.g. burn_gpu's `FlashAttentionOps`): the node also keeps the
 #: output and the statistic (Autodiff.setup installs it for `attention` when the inner backend
 #: has its own `attention_with_lse`; it is also the declared op's rule).
