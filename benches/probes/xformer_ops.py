@@ -41,21 +41,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def parse(argv=None):
+def build_parser() -> argparse.ArgumentParser:
+    """The probe's command line (tests/test_cli_help.py checks every option has help)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--batch", type=int, default=4, help="sequences per step")
+    ap.add_argument("--seq", type=int, default=128, help="tokens per sequence")
+    ap.add_argument("--steps", type=int, default=3, help="timed steps")
+    ap.add_argument("--top", type=int, default=25, help="rows of the per-op tables")
+    ap.add_argument("--threads", type=int, default=None, help="NdArray's threads (default: all)")
+    ap.add_argument("--no-torch", action="store_true", help="skip the torch comparison")
     ap.add_argument("--no-ops", action="store_true", help="skip the per-op tables")
     ap.add_argument("--profile", action="store_true", help="cProfile one burn step")
     ap.add_argument("--src", type=Path, default=None, help="another tree's root for burn")
-    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--json", type=Path, default=None, help="write the results here as JSON")
     ap.add_argument("--compare", action="store_true", help="before / after / torch table")
     ap.add_argument("--rounds", type=int, default=2, help="--compare: child pairs")
-    return ap.parse_args(argv)
+    return ap
+
+
+def parse(argv=None):
+    return build_parser().parse_args(argv)
 
 
 #: the switches that put this tree's GEMMs and attention back on the previous paths

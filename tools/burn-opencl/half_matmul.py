@@ -29,12 +29,17 @@ def timeit(fn, sync, repeats: int) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=4096)
-    ap.add_argument("--device-type", default="gpu")
+def build_parser() -> argparse.ArgumentParser:
+    """The tool's command line (tests/test_cli_help.py checks every option has help)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("--n", type=int, default=4096, help="matrix size n (n x n @ n x n)")
+    ap.add_argument("--device-type", default="gpu", help="OpenCL device type: gpu, cpu or all")
     ap.add_argument("--quick", action="store_true", help="n = 256, 2 repeats (a smoke test)")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     n, repeats = (256, 2) if args.quick else (args.n, 10)
     from burn_opencl import OpenCl
     from burn_tensor import Tensor
