@@ -45,6 +45,10 @@ _RUNTIME_ONLY = {
     "burn-example-xor": {"burn-ndarray": _FALLBACK},
     "burn-example-simple-regression": {"burn-ndarray": _FALLBACK},
     "burn-example-custom-training-loop": {"burn-ndarray": _FALLBACK},
+    "burn-example-custom-learning-strategy": {"burn-ndarray": _FALLBACK},
+    "burn-example-custom-renderer": {"burn-ndarray": _FALLBACK},
+    "burn-example-mnist": {"burn-ndarray": _FALLBACK},
+    "burn-example-custom-image-dataset": {"burn-ndarray": _FALLBACK},
     "burn-example-onnx-inference": {
         "burn-nn": "the module ModelGen writes at first run (generated/guide_digits.py) imports it",
         "burn-record": "the generated module loads its record with burn_record's recorders",

@@ -33,6 +33,8 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_MASTER_PORT": ("set by the launcher", "Port of rank 0's rendezvous store."),
     # burn-train
     "BURN_LAUNCH_DIR": ("set by the launcher", "Folder where each rank records the exception that ended it, so the launcher names the first failing rank."),
+    "BURN_DDP_BUCKET_MB": ("25", "Size in MB of the gradient buckets a launched Learner reduces during the backward pass; `0` reduces every gradient after the pass."),
+    "BURN_DDP_SHARD_OPTIM": ("`0`", "`1` shards the optimizer state of a launched Learner across the ranks (ZeRO stage 1)."),
     # burn-ndarray
     "BURN_NUM_THREADS": ("the CPUs this process may run on", "Threads of NdArray's pool (`NdArray(num_threads=)` overrides)."),
     "BURN_NDARRAY_DEVICES": ("1", "Number of logical NdArray devices (`NdArray(num_devices=)` overrides)."),
@@ -41,6 +43,8 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_NATIVE_GEMM": ("`1`", "`0` keeps numpy's matmul for NdArray's matmul and linear GEMMs instead of the tiles on the OpenMP team."),
     "BURN_NDARRAY_NATIVE_ATTENTION": ("`1`", "`0` keeps the Python-pool attention kernel instead of the native OpenMP one (forward and backward)."),
     "BURN_NDARRAY_NATIVE_CONV": ("`1`", "Native conv path: `0` keeps numpy's conv with the other kernels native, `chunked` forces the chunked forward."),
+    "BURN_NDARRAY_NATIVE_GEMM": ("`1`", "`0` keeps numpy's matmul (OpenBLAS's own threads) for `float_matmul` and the linear ops instead of the tiled GEMMs on the OpenMP team."),
+    "BURN_NDARRAY_NATIVE_ATTENTION": ("`1`", "`0` keeps the Python-pool attention kernel instead of the native one (`_native/attn.c`)."),
     "BURN_NDARRAY_NATIVE_MIN": ("2^14 elements", "Size from which an op takes the native kernel rather than numpy."),
     "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
     # burn-gpu (OpenCl and Cuda)

@@ -15,7 +15,8 @@ global batch. Rank 0 prints one JSON line: world size, items per second of train
 epochs after the first (which compiles kernels; validation is not timed), the final
 validation accuracy and a digest of its parameters; every other rank prints
 `rank R params_sha256 DIGEST` (not JSON), so a run can check that the replicas stayed equal.
-Use BURN_COLLECTIVE=nccl on GPUs.
+Use BURN_COLLECTIVE=nccl on GPUs; `BURN_DDP_BUCKET_MB=0` turns off the reduction of gradient
+buckets during the backward pass (default 25 MB buckets), to compare.
 """
 
 from __future__ import annotations
@@ -59,7 +60,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", type=int, default=0, metavar="N",
         help="print the N functions with most own time over the timed epochs (rank 0)",
     )  # fmt: skip
+    parser.add_argument(
+        "--save-params", default=None, metavar="NPZ",
+        help="rank 0 saves its parameters there (compare runs, e.g. sharded optimizer state "
+        "against plain data parallel: benches/collective/compare_params.py A.npz B.npz)",
+    )  # fmt: skip
     return parser  # fmt: skip
+
+
+def memory_report(learner) -> dict:
+    """This rank's optimizer-state bytes (its record: the whole state, or its shard with
+    BURN_DDP_SHARD_OPTIM=1) and, on a GPU, cupy's pool high-water mark (the pool keeps freed
+    blocks, so its total is the peak the run reached)."""
+    import numpy as np
+
+    def nbytes(rec) -> int:
+        if isinstance(rec, dict):
+            return sum(nbytes(v) for v in rec.values())
+        if isinstance(rec, list | tuple):
+            return sum(nbytes(v) for v in rec)
+        to_numpy = getattr(rec, "to_numpy", None) or getattr(rec, "numpy", None)
+        return int(np.asarray(to_numpy()).nbytes) if callable(to_numpy) else 0
+
+    out = {"optim_state_mb": round(nbytes(learner.optim.to_record()) / 2**20, 2)}
+    try:
+        import cupy
+
+        out["gpu_pool_peak_mb"] = round(cupy.get_default_memory_pool().total_bytes() / 2**20, 1)
+    except Exception:  # noqa: BLE001 - no cupy or no GPU: CPU run
+        pass
+    return out
 
 
 class _Timer:
@@ -202,7 +232,18 @@ def main(argv: list[str] | None = None) -> int:
             "batch": args.batch_size, "items_per_s": round(per_sec, 1),
             "valid_accuracy": round(100 * correct / len(valid_set), 2),
             "wall_s": round(time.perf_counter() - start, 1), "params_sha256": digest,
+            # host time blocked on the gradient reduction (see burn-train README), and the
+            # bucket size it overlapped with (0: reduced after the backward pass)
+            "collective_wait_ms_per_step": (learner.collective_wait or {}).get("ms_per_step"),
+            "bucket_mb": os.environ.get("BURN_DDP_BUCKET_MB", "25"),
+            "shard_optim": os.environ.get("BURN_DDP_SHARD_OPTIM", "0"),
+            **memory_report(learner),
         })  # fmt: skip
+        if args.save_params:
+            import numpy as np
+
+            np.savez(args.save_params, **{
+                n: p.val().to_data().numpy() for n, p in model.named_parameters()})  # fmt: skip
     else:
         line = f"rank {rank} params_sha256 {digest}"
     sys.stdout.flush()

@@ -45,12 +45,14 @@ python3 -m burn.backend >"$out/fusion-backends.log" 2>&1
 # Fusion(Cuda())
 step cuda-conformance env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" $T/test_conformance.py
 step cuda-kernels env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" $T/test_kernel_counts.py \
-  $T/test_reductions.py $T/test_row_kernels.py $T/test_vector.py $T/test_fusion.py $T/test_render.py
+  $T/test_reductions.py $T/test_row_kernels.py $T/test_vector.py $T/test_fusion.py $T/test_render.py \
+  $T/test_recipes.py $T/test_row_kernels_multi.py
 step cuda-gradcheck env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" $T/test_autodiff_gradcheck.py
 # Fusion(OpenCl("gpu")) on NVIDIA's OpenCL driver
 step opencl-conformance env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" $T/test_conformance.py
 step opencl-kernels env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" $T/test_kernel_counts.py \
-  $T/test_reductions.py $T/test_row_kernels.py $T/test_vector.py $T/test_fusion.py
+  $T/test_reductions.py $T/test_row_kernels.py $T/test_vector.py $T/test_fusion.py \
+  $T/test_recipes.py $T/test_row_kernels_multi.py
 # (without checkpointing: the balanced run re-checks the same rules; it ran on Fusion(Cuda()))
 step opencl-gradcheck env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" \
   $T/test_autodiff_gradcheck.py -k "not balanced"

@@ -328,10 +328,15 @@ class _Stream:
 
 
 class _DeviceCtx(contextlib.AbstractContextManager):
+    #: what `CudaRuntime` reads (Fusion's grid cap): a small GPU's SM count
+    attributes = {"MultiProcessorCount": 4}
+
     def __init__(self, index: int = 0):
         if index != 0:
             raise RuntimeError(f"the CPU stand-in has one device, asked for {index}")
         self.id = index
+        # read by burn_cuda's Runtime (`burn_gpu` kernels' launch cap); any small count works
+        self.attributes = {"MultiProcessorCount": 2}
 
     def __exit__(self, *exc):
         return None

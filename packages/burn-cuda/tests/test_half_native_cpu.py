@@ -67,6 +67,13 @@ def test_layer_ops_run_half_kernels_without_conversions(dt):
             _get(sm), e / e.sum(1, keepdims=True), rtol=2 * EPS[dt], atol=1e-4
         )
         np.testing.assert_array_equal(_get(h.argmax(1)).ravel(), np.argmax(want_h, 1))
+        from burn_tensor.module import layer_norm
+
+        ln = layer_norm(h, tb.reshape([40]), tb.reshape([40]) * 0.5, 1e-5)  # a block per row
+        c = want_h - want_h.mean(1, keepdims=True)
+        xhat = c / np.sqrt((c * c).mean(1, keepdims=True) + 1e-5)
+        rb2 = _r(rb * 0.5, dt)
+        np.testing.assert_allclose(_get(ln), xhat * rb + rb2, rtol=2 * EPS[dt], atol=4 * EPS[dt])
         mask = h.greater_elem(0.0)
         np.testing.assert_array_equal(np.asarray(mask.into_data().array), want_h > 0)
         new, m1, _m2 = adam_update(

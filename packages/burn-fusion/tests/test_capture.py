@@ -260,7 +260,9 @@ def test_strided_inputs_are_copied_into_the_recorded_buffers():
         return out
 
     step = capture(train_step)
-    assert run(step, transposed) == run(train_step, contiguous)
+    # eager on the same strided inputs (a GEMM may read a transposed operand in another order
+    # than a contiguous one: Cuda's cuBLAS does, so strided and contiguous runs differ in bits)
+    assert run(step, transposed) == run(train_step, transposed)
     # (the eager calls ran on the strided inputs, the recordings on contiguous copies: Fusion's
     # pass-through may still be learning at the first recording, which the next one then
     # supersedes)
@@ -316,3 +318,4 @@ def test_device_work_of_another_thread_during_recordings_is_never_replayed():
             x, y = _batch(i)
             model, loss = step(model, optim, x, y, 1e-2)
     assert step.stats()["replays"] == 0
+

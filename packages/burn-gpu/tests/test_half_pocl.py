@@ -27,6 +27,7 @@ from burn_gpu import (
     cast_program,
     eager_ops,
     eager_program,
+    layer_norm_program,
     reduce_program,
     render,
     render_reduction,
@@ -343,6 +344,34 @@ def test_adam_on_half_parameters(cl_queue, dt, mom):
         w1, w2 = m1.astype(np.float64), m2.astype(np.float64)  # and the stored moments
 
 
+@pytest.mark.parametrize("dt", [*HALVES, "float32"])
+@pytest.mark.parametrize("d", [1, 7, 300])
+def test_layer_norm_rows(cl_queue, dt, d):
+    """layer_norm_rows against burn-tensor's formula in float64 on the stored inputs (float32
+    statistics, one rounding per output), with and without beta."""
+    ctx, queue, _ = cl_queue
+    npdt = NP.get(dt, np.dtype(dt))
+    prg = _build(ctx, layer_norm_program(dt, "opencl"))
+    rng = np.random.default_rng(d)
+    rows = 5
+    x = (rng.standard_normal((rows, d)) * 3 + 1).astype(npdt)
+    gamma, beta = rng.standard_normal(d).astype(npdt), rng.standard_normal(d).astype(npdt)
+    x64, g64, b64 = (a.astype(np.float64) for a in (x, gamma, beta))
+    c = x64 - x64.mean(1, keepdims=True)
+    xhat = c / np.sqrt((c * c).mean(1, keepdims=True) + 1e-5)
+    mf = cl.mem_flags
+    grp = row_group(d)
+    for has_beta in (0, 1):
+        out = np.empty((rows, d), npdt)
+        ob = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
+        args = (ob, _buf(ctx, x), _buf(ctx, gamma), _buf(ctx, beta), np.int32(d),
+                np.int32(has_beta), np.float32(1e-5))  # fmt: skip
+        _go(queue, cl.Kernel(prg, "layer_norm_rows"), args, rows * grp, grp)
+        want = xhat * g64 + (b64 if has_beta else 0)
+        eps = EPS.get(dt, 2.0**-20)
+        np.testing.assert_allclose(_read(queue, ob, out).astype(np.float64), want, rtol=2 * eps, atol=4 * eps)
+
+
 def _chain(dt: str, vec: int = 0, strided: bool = False) -> Program:
     """exp(x) * y + 0.5 (as `add_scalar`), then a float32 cast of it: three half nodes and one
     cast to float32, one input read strided when asked."""
@@ -442,6 +471,7 @@ def test_cuda_half_renderings_compile(tmp_path, dt):
         "fused8": render(_chain(dt, 8), "cuda")[0],
         "strided": render(_chain(dt, 0, True), "cuda")[0],
         "adam32": adam_program(dt, "cuda", "float32"),
+        "layer_norm": layer_norm_program(dt, "cuda"),
     }
     if os.environ.get("BURN_GPU_NVCC_ALL") == "1":
         sources.update(

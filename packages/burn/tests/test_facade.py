@@ -44,6 +44,19 @@ def test_burn_paths_resolve_to_the_implementing_objects():
     assert burn.nn is burn_nn and burn.tensor is burn_tensor
 
 
+def test_store_path_is_burn_store():
+    """Burn 0.20's `burn::store` (burn-store re-exported under the `store` feature)."""
+    import burn.store
+    import burn_store
+
+    assert burn.store.BurnpackStore is burn_store.BurnpackStore
+    from burn.store import PathFilter, load_from, save_into
+
+    assert (PathFilter, load_from, save_into) == (
+        burn_store.PathFilter, burn_store.load_from, burn_store.save_into
+    )
+
+
 def test_import_paths_mirror_burn_import():
     # Burn: `use burn_import::pytorch::{LoadArgs, PyTorchFileRecorder}`; `import` is a Python
     # keyword, so the facade path is `burn.import_`, beside the package's own `burn_import`.

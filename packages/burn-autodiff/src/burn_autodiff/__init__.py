@@ -16,6 +16,7 @@ from ._checkpoint import BalancedCheckpointing, CheckpointStrategy, NoCheckpoint
 from ._custom import CUSTOM_OPS, CustomContext, CustomOp, custom_op, reduce_to_shape
 from . import _collective  # noqa: F401 - registers the all_reduce rule with burn_tensor
 from ._graph import Gradients, graph_stats, live_nodes
+from ._ready import grad_ready
 from ._rule import RULES, Rule, reduce_to, rule
 from ._table import NONDIFF, TABLE, Route, classify
 from ._tensor import AutodiffTensor
@@ -37,6 +38,7 @@ __all__ = [
     "Rule",
     "classify",
     "custom_op",
+    "grad_ready",
     "graph_stats",
     "live_nodes",
     "reduce_to",

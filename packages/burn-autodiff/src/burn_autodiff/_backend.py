@@ -221,6 +221,13 @@ class Autodiff(Backend, ops=CLASS_OPS):
         """Gradients of `x` (summed if not a scalar) w.r.t. every leaf that requires grad."""
         return run_backward(x)
 
+    def grad_ready(self, tensors, callback):
+        """`burn_autodiff.grad_ready(tensors, callback)`, reachable from a tensor's backend by
+        code that does not import burn_autodiff (burn-train's bucket reducer)."""
+        from ._ready import grad_ready
+
+        return grad_ready(tensors, callback)
+
     def grad(self, x: AutodiffTensor, grads: Gradients) -> Any:
         return grads.get(x.node)
 

@@ -16,6 +16,7 @@ from typing import Any
 from burn_tensor import Backend, Device, DType
 
 from ._check import bad_count, bad_grad, consumed_graph
+from ._ready import current as current_watch
 from ._tensor import AutodiffTensor, Meta
 
 _ids = itertools.count(1)
@@ -203,6 +204,11 @@ def run_backward(root: AutodiffTensor) -> Gradients:
     leaf_grads = grads._g
     add = b.float_add
     order = topo_order(node)
+    watch = current_watch()  # grad_ready(): told of each watched leaf once its gradient is final
+    # With a watch, each watched leaf is reported as soon as its last consumer has run, not
+    # when the walk reaches the leaf itself: a weight's node sits after the whole earlier
+    # network in this order, which would report every gradient at the end of the pass.
+    uses = _leaf_uses(order, watch.where) if watch is not None else None
     # A node an earlier backward() cleared has no rule left: walking through it would silently
     # give no gradient to anything behind it. Checked before any node is cleared, so a refused
     # pass leaves the graph as it was.
@@ -214,7 +220,9 @@ def run_backward(root: AutodiffTensor) -> Gradients:
         if n.leaf:
             if g is not None:
                 prev = leaf_grads.get(n.id)
-                leaf_grads[n.id] = g if prev is None else add(prev, g)
+                leaf_grads[n.id] = g = g if prev is None else add(prev, g)
+                if watch is not None:
+                    watch.fire(n.id, g)
             continue
         if g is not None and n.rule is not None:
             gs = n.rule.backward(n, g)
@@ -244,6 +252,8 @@ def run_backward(root: AutodiffTensor) -> Gradients:
                         bad_grad(n, str(i), a, pg)
                     prev = pending_get(par)
                     pending[par] = pg if prev is None else add(prev, pg)
+        if uses:
+            _report_ready(n, uses, pending, leaf_grads, watch)
         # Free saved state as soon as the step ran: peak memory falls during the pass.
         n.clear()
     return grads
@@ -288,3 +298,38 @@ def graph_stats(p: Any) -> dict:
             keep(n.out)
     nbytes = sum(int(getattr(x, "nbytes", 0)) for x in seen.values())
     return {"nodes": len(nodes), "saved": len(seen), "saved_bytes": nbytes}
+
+
+def _leaf_parents(n: Node):
+    for p in n.parents:
+        if type(p) is tuple:
+            yield from (q for q in p if q is not None and q.leaf)
+        elif p is not None and p.leaf:
+            yield p
+
+
+def _leaf_uses(order: list[Node], watched: dict[int, int]) -> dict[Node, int]:
+    """How many times each watched leaf is an input of a node of the pass."""
+    uses: dict[Node, int] = {}
+    for n in order:
+        for p in _leaf_parents(n):
+            if p.id in watched:
+                uses[p] = uses.get(p, 0) + 1
+    return uses
+
+
+def _report_ready(n: Node, uses: dict, pending: dict, leaf_grads: dict, watch) -> None:
+    """After node `n` ran: a watched leaf whose every consumer has now run has its final
+    gradient; it is stored and reported now (the walk then finds nothing pending for it)."""
+    for p in _leaf_parents(n):
+        left = uses.get(p)
+        if left is None:
+            continue
+        if left > 1:
+            uses[p] = left - 1
+            continue
+        del uses[p]
+        g = pending.pop(p, None)
+        if g is not None:
+            leaf_grads[p.id] = g
+            watch.fire(p.id, g)

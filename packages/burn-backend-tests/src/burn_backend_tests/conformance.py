@@ -33,6 +33,7 @@ from .suites.module_literals import *
 from .suites.module_pool import *
 from .suites.odds import *
 from .suites.optim import *
+from .suites.quantization import *
 from .suites.reduce import *
 from .suites.unfold import *
 

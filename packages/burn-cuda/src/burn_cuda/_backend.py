@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+
 import os
 import threading
 
 import numpy as np
-from burn_gpu import GpuSoftmaxOps
+from burn_gpu import GpuQuantOps, GpuSoftmaxOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
@@ -24,6 +25,7 @@ _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wi
 
 class Cuda(
     CudaAttentionOps,
+    GpuQuantOps,
     GpuSoftmaxOps,
     CudaOptimOps,
     CudaOptimManyOps,
@@ -56,6 +58,18 @@ class Cuda(
 
     name = "cuda"
     device_kind = "Cuda"
+    # Ops that call cuBLAS: cupy refuses any cuBLAS call while a stream captures, so step
+    # capture (burn_fusion.capture) splits its CUDA graph around them and calls them anew at
+    # each replay (the graph keeps every other kernel of the step).
+    CAPTURE_DYNAMIC = frozenset(
+        {"float_matmul", "int_matmul", "linear", "linear_x_backward", "linear_weight_backward",
+         "linear_bias_backward", "conv1d", "conv1d_x_backward", "conv1d_weight_backward",
+         "conv2d", "conv2d_x_backward", "conv2d_weight_backward", "conv2d_bias_backward",
+         "conv_transpose1d", "conv_transpose2d", "conv_transpose2d_x_backward",
+         "conv_transpose2d_weight_backward", "conv3d", "conv_transpose3d", "deform_conv2d",
+         "interpolate", "interpolate_backward", "attention", "attention_backward",
+         "attention_with_lse", "attention_lse_backward", "float_vector_norm"}
+    )  # fmt: skip
     # Reading an index tensor's bounds would wait for the queue: data-dependent checks run only
     # under BURN_CHECKS=1 (burn_tensor's README, "Checks that read values").
     checks_force_sync = True

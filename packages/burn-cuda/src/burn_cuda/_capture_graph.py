@@ -117,7 +117,9 @@ class CudaTape:
         """Whether `exc`, raised inside the recorded step, came from capturing it (a host read,
         a sync): then the step is refused and runs eagerly."""
         text = str(exc)
-        if self.capturing and ("apture" in text or "cudaErrorStreamCapture" in text):
+        # cupy says "...during stream capture..." or "the current stream is capturing, so D2H
+        # transfers are disallowed"; the runtime says cudaErrorStreamCapture...
+        if self.capturing and ("captur" in text.lower() or "cudaErrorStreamCapture" in text):
             self.refused = self.refused or self._why(exc)
             return True
         return False

@@ -8,11 +8,12 @@ rounding per result; `burn_gpu._dialect`):
   take the vector kernel (8 elements per thread), broadcast or strided views the strided one
   (no copy); scalars arrive as float32;
 - sum/mean/max/min along a dim, argmax/argmin, cumsum and small whole-tensor sums/means are
-  burn_gpu's `reduce_program` kernels: float32 accumulators, rounded once per output
-  (`_half_reduce.py`, with Adam);
+  burn_gpu's `reduce_program` kernels: float32 accumulators, rounded once per output;
 - data movement (reshape, permute, slices, cat, expand, flip, gather/select, repeat) runs on
   the 16-bit patterns (a `uint16` view of the same memory): every cupy copy takes uint16, and
   no value changes;
+- layer_norm's forward is burn_gpu's `layer_norm_rows` (a block per row, float32 statistics;
+  its backward takes the detour on bfloat16);
 - Adam (`float_adam_update`) runs burn_gpu's half Adam kernel: float32 math, the moments kept
   in the dtype they arrive in (the parameter's on a first step, as burn-tensor's contract
   says; float32 moments, which a mixed-precision optimizer keeps, stay float32).
@@ -29,7 +30,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_gpu import FUSED, Node, Program, render
+from burn_gpu import (
+    FUSED,
+    Node,
+    Program,
+    adam_program,
+    layer_norm_program,
+    reduce_program,
+    render,
+    row_group,
+)
 
 from ._kernels import launch_grid
 from ._platform import load_cupy
@@ -239,6 +249,150 @@ def elementwise_op(name: str, fallback):
     return op
 
 
+# -- reductions -----------------------------------------------------------------------------------
+def _reduce_kernel(dtype, index_dtype, name: str):
+    key = ("reduce", dtype.name, index_dtype.name, name)
+    return _rawkernel(
+        key, lambda: (reduce_program(dtype.name, index_dtype.name, RWG, "cuda"), name)
+    )
+
+
+def _split(shape, dim):
+    return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1 :])
+
+
+def reduce_dim(kind: str, x, dim: int):
+    """sum/mean/max/min of half array `x` along `dim` (kept as 1): one group per output along
+    the last dim of long rows (`*_tree`), a thread per output otherwise (`*_rows`)."""
+    if x.size > _MAX_N or x.ndim == 0:
+        return None
+    x = contiguous(x)
+    outer, n, inner = _split(x.shape, dim)
+    shape = tuple(1 if d == dim else s for d, s in enumerate(x.shape))
+    out = empty(shape, x.dtype)
+    outs = outer * inner
+    if outs == 0:
+        return out
+    op = "sum" if kind == "mean" else kind
+    div = n if kind == "mean" else 1
+    geo = (np.int32(0), np.int32(outer), np.int32(n), np.int32(inner))
+    if n == 0 and kind in ("max", "min"):
+        return None
+    if inner == 1 and n >= 64:
+        k = _reduce_kernel(x.dtype, np.dtype(np.int32), f"{op}_tree")
+        launch_grid(k, outs, RWG, out, x, *geo, np.int32(1), np.int32(div))
+    else:
+        k = _reduce_kernel(x.dtype, np.dtype(np.int32), f"{op}_rows")
+        launch_grid(k, _grid(outs), BLOCK, out, x, *geo, np.int32(div))
+    return out
+
+
+def reduce_all(kind: str, x):
+    """sum / mean of a whole (small) half array: one work-group, float32 accumulation."""
+    if x.size > SUM_ALL_MAX or x.size == 0:
+        return None
+    x = contiguous(x)
+    out = empty((1,), x.dtype)
+    div = x.size if kind == "mean" else 1
+    k = _reduce_kernel(x.dtype, np.dtype(np.int32), "sum_tree")
+    geo = (np.int32(0), np.int32(1), np.int32(x.size), np.int32(1))
+    launch_grid(k, 1, RWG, out, x, *geo, np.int32(1), np.int32(div))
+    return out
+
+
+def arg_dim(kind: str, x, dim: int, index_dtype):
+    """argmax / argmin along `dim` (kept as 1) in `index_dtype` (first max; NaN wins)."""
+    if x.size > _MAX_N or x.ndim == 0 or x.shape[dim] == 0:
+        return None
+    x = contiguous(x)
+    outer, n, inner = _split(x.shape, dim)
+    shape = tuple(1 if d == dim else s for d, s in enumerate(x.shape))
+    out = load_cupy().ndarray(shape, index_dtype)
+    if out.size:
+        k = _reduce_kernel(x.dtype, np.dtype(index_dtype), f"{kind}_rows")
+        geo = (np.int32(0), np.int32(outer), np.int32(n), np.int32(inner))
+        launch_grid(k, _grid(out.size), BLOCK, out, x, *geo)
+    return out
+
+
+def cumsum(x, dim: int):
+    """Running sum along `dim` in float32, each output rounded once."""
+    if x.size > _MAX_N or x.ndim == 0:
+        return None
+    x = contiguous(x)
+    outer, n, inner = _split(x.shape, dim)
+    out = empty(x.shape, x.dtype)
+    if x.size:
+        k = _reduce_kernel(x.dtype, np.dtype(np.int32), "cumsum")
+        geo = (np.int32(0), np.int32(outer), np.int32(n), np.int32(inner))
+        launch_grid(k, _grid(outer * inner), BLOCK, out, x, *geo)
+    return out
+
+
+# -- layer norm -----------------------------------------------------------------------------------
+def layer_norm(x, gamma, beta, epsilon):
+    """burn_gpu's `layer_norm_rows`: a block per row of the last dim, float32 statistics, one
+    rounding per output; None (the fallback) for operands of another dtype."""
+    dt = x.dtype
+    if x.ndim == 0 or x.size > _MAX_N or x.shape[-1] == 0 or gamma.dtype != dt:
+        return None
+    if beta is not None and beta.dtype != dt:
+        return None
+    d = x.shape[-1]
+    x, g = contiguous(x), contiguous(gamma)
+    b = g if beta is None else contiguous(beta)  # unread without beta
+    out = empty(x.shape, dt)
+    rows = x.size // d
+    if rows:
+        k = _rawkernel(
+            ("layer_norm", dt.name),
+            lambda: (layer_norm_program(dt.name, "cuda"), "layer_norm_rows"),
+        )
+        flag = np.int32(beta is not None)
+        launch_grid(k, rows, row_group(d), out, x, g, b, np.int32(d), flag, np.float32(epsilon))
+    return out
+
+
+# -- Adam -----------------------------------------------------------------------------------------
+def adam_update(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, time):
+    """One Adam step of a half parameter in float32 registers, the parameter rounded once;
+    moments of the parameter's dtype, or float32 when they arrive so (burn_gpu's
+    `adam_program` for the half type)."""
+    dt = param.dtype
+    p = contiguous(param)
+    g = contiguous(grad if grad.dtype == dt else _cast(grad, dt))
+    first = moment_1 is None
+    mdt = dt if first or moment_1.dtype != np.float32 else np.dtype(np.float32)
+    if first:
+        m1 = m2 = p  # unread on a first step
+    else:
+        m1, m2 = (contiguous(m if m.dtype == mdt else _cast(m, mdt)) for m in (moment_1, moment_2))
+    shape, n = p.shape, p.size
+    out = (empty(shape, dt), empty(shape, mdt), empty(shape, mdt))
+    if n:
+        bc2 = math.sqrt(1.0 - beta_2**time)
+        factor = bc2 / (1.0 - beta_1**time)
+        sc = [
+            np.float32(v)
+            for v in (beta_1, 1 - beta_1, beta_2, 1 - beta_2, factor, epsilon * bc2, lr)
+        ]
+        grid = min((n + BLOCK - 1) // BLOCK, 4096)
+        moments = None if mdt == dt else "float32"
+        k = _rawkernel(
+            ("adam", dt.name, moments),
+            lambda: (adam_program(dt.name, "cuda", moments), "adam_update"),
+        )
+        launch_grid(k, grid, BLOCK, p, g, m1, m2, *out, np.int64(n), np.int32(first), *sc)
+    return out
+
+
+def _cast(x, dtype):
+    """`x` as `dtype` through the cast kernel (a half source or target), else cupy's astype."""
+    src = x if is_half(x) else None
+    res = run_elementwise("float_cast", [x], (), dtype) if src is not None else None
+    return x.astype(dtype) if res is None else res
+
+
 # -- the table ------------------------------------------------------------------------------------
 def _bits(fn):
     """`fn` over the 16-bit patterns: half arrays (also inside lists) go in as uint16 views and
@@ -269,9 +423,6 @@ def _bits(fn):
 def ops(backend, original, plain) -> dict:
     """name -> function for `backend` (a half-type Cuda instance); `original(name)` gives the
     op it replaces (the fallback: bfloat16's float32 detour), `plain(name)` the class's op."""
-    # imported here: _half_reduce imports this module's helpers
-    from ._half_reduce import adam_update, arg_dim, cumsum, reduce_all, reduce_dim
-
     table = {}
     for name in FUSED:
         if name.startswith("float_") or name in ("relu", "relu_backward", "sigmoid", "gelu"):
@@ -303,6 +454,7 @@ def ops(backend, original, plain) -> dict:
             f"float_{kind}", lambda x, dim, kind=kind: arg_dim(kind, x, dim, index_dt)
         )
     table["float_cumsum"] = with_fallback("float_cumsum", cumsum)
+    table["layer_norm"] = with_fallback("layer_norm", layer_norm)
     adam_fb = original("float_adam_update")
 
     def float_adam_update(param, grad, m1, m2, lr, beta_1, beta_2, epsilon, time):

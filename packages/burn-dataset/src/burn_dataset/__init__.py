@@ -16,6 +16,7 @@ Example:
 from burn_dataset._base import Dataset, DatasetIterator
 from burn_dataset._cache import default_cache_dir
 from burn_dataset._errors import DatasetError
+from burn_dataset._fake import FakeDataset
 from burn_dataset._in_memory import InMemDataset
 from burn_dataset._sqlite_dataset import SqliteDataset
 from burn_dataset._sqlite_storage import SqliteDatasetStorage
@@ -39,7 +40,11 @@ from burn_dataset.transform import (
     ShuffledDataset,
     WindowsDataset,
 )
+from burn_dataset import nlp
+from burn_dataset.nlp import AgNewsDataset, DbPediaDataset, TextFolderDataset
 from burn_dataset.vision import (
+    CifarDataset,
+    CifarType,
     DigitsDataset,
     DownloadError,
     ImageDatasetItem,
@@ -49,7 +54,14 @@ from burn_dataset.vision import (
 )
 
 __all__ = [
+    "AgNewsDataset",
     "Batcher",
+    "CifarDataset",
+    "CifarType",
+    "DbPediaDataset",
+    "FakeDataset",
+    "TextFolderDataset",
+    "nlp",
     "ComposedDataset",
     "DataLoader",
     "DataLoaderBuilder",

@@ -20,7 +20,7 @@ from burn_tensor import Backend, Device
 from burn_tensor.backend import Spec, Step, describe
 from burn_tensor.ops import REQUIRED_OPS, op_decl
 
-from ._capture_hooks import DYNAMIC_OPS, dynamic
+from ._capture_hooks import capture_dynamic, dynamic
 from ._stream import STAT_NAMES, Stream
 from ._table import OPS, REDUCTIONS, ROUTES
 from ._tensor import FusionTensor, ready
@@ -275,7 +275,7 @@ def delegate(fusion: Fusion, name: str, inner_fn):
     without `_unwrap`, and a single primitive result of a type already seen is wrapped without
     `is_primitive`/`wrap`/`ready` calls (each Python call costs ~0.1 us bare, ~1.5 us under
     cProfile, where the step's profile had 7 per delegated op)."""
-    if name in DYNAMIC_OPS:  # step capture must call these again at replay
+    if name in capture_dynamic(fusion.inner):  # step capture calls these again at replay
         inner_fn = dynamic(name, inner_fn)
     is_prim = fusion.inner.is_primitive
     device_index = fusion.inner.device_index

@@ -17,6 +17,21 @@ DYNAMIC_OPS: dict = {
     "float_adam_update_many": {"lr": 4, "time": 8},
 }
 
+
+
+def roles(name: str) -> dict:
+    """Where op `name`'s host scalars sit (`DYNAMIC_OPS`); {} for an op that is dynamic only
+    because its runtime cannot record it (`capture_dynamic`)."""
+    return DYNAMIC_OPS.get(name, {})
+
+
+def capture_dynamic(inner) -> frozenset:
+    """The ops called anew at each replay on backend `inner`: `DYNAMIC_OPS`, and those its
+    runtime cannot record (`CAPTURE_DYNAMIC`: Cuda's cuBLAS calls, which cupy refuses while a
+    stream captures; the graph is split around them)."""
+    return frozenset(DYNAMIC_OPS) | frozenset(getattr(inner, "CAPTURE_DYNAMIC", ()))
+
+
 #: the tape recording on this process now (set by `_capture.py` around a recording call)
 ACTIVE = None
 

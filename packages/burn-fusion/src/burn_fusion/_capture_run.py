@@ -121,7 +121,7 @@ class Recording:
         tape = self.tape
         if tape.depth or threading.get_ident() != tape.tid:
             return fn(*args, **kwargs)
-        roles = hooks.DYNAMIC_OPS[name]
+        roles = hooks.roles(name)
         bind = {"name": name}
         if kwargs:
             self.tape.refused = self.tape.refused or f"{name} was called with keywords"
@@ -224,9 +224,9 @@ class Recording:
         for (fn, args, _, _), c in zip(self.tape.calls, self.calls):
             sig = [c["name"]]
             for j, a in enumerate(args):
-                if c.get("lr") is not None and j == hooks.DYNAMIC_OPS[c["name"]].get("lr"):
+                if c.get("lr") is not None and j == hooks.roles(c["name"]).get("lr"):
                     sig.append("lr")
-                elif "time" in c and j == hooks.DYNAMIC_OPS[c["name"]].get("time"):
+                elif "time" in c and j == hooks.roles(c["name"]).get("time"):
                     sig.append("time")
                 else:
                     sig.append(canon(a, role))
@@ -259,7 +259,7 @@ class Recording:
     def _call_dynamic(self, index: int):
         fn, args, kwargs, _ = self.tape.calls[index]
         c = self.calls[index]
-        roles = hooks.DYNAMIC_OPS[c["name"]]
+        roles = hooks.roles(c["name"])
         if "lr" in roles or "time" in roles:
             args = list(args)
             if c.get("lr") is not None:

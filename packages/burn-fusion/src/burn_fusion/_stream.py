@@ -26,6 +26,9 @@ import numpy as np
 from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Node, Program, render, render_reduction
 from burn_tensor import DType
 
+from . import _recipe
+from ._recipe import _NAMES, MAX_RECIPES, plan_key
+from ._recipe import dtype_name as _name
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
 from ._table import OPS
 from ._tensor import FusionTensor
@@ -58,16 +61,6 @@ STAT_NAMES = (
     "ops_passed_through",
 )
 
-
-_NAMES: dict = {}
-
-
-def _name(dt) -> str:
-    """`dt.name`, memoised: numpy computes the name on every access (~5 us)."""
-    n = _NAMES.get(dt)
-    if n is None:
-        n = _NAMES[dt] = dt.name
-    return n
 
 
 def _merge(a: tuple, b: tuple) -> tuple | None:
@@ -114,6 +107,13 @@ class Stream(ReduceMixin):
         self.dialect = runtime.dialect
         self.lock = threading.RLock()
         self.plans: dict[Program, object] = {}
+        #: launch recipes by plan structure (`_recipe.py`): a recurring plan is not re-planned
+        self.recipes: dict = {}
+        #: a fused kernel launches through `launch` (the runtime's, looked up per call: a
+        #: step-capture tape replaces it while recording) or through a launch the runtime
+        #: prepared once for a recipe (`prepare`, optional; None sends every launch through
+        #: `launch`). A prepared launch records on a tape too (each runtime sees to it).
+        self.prepare = getattr(runtime, "prepare", None)
         self.stats = dict.fromkeys(STAT_NAMES, 0)
         #: the Program of the last fused launch (introspection, tests)
         self.last_program: Program | None = None
@@ -150,7 +150,8 @@ class Stream(ReduceMixin):
         self.inputs: list = []  # inner primitives
         self.in_ids: dict[int, int] = {}
         self.in_owner: list = []  # weakref of an owned input's handle (in-place candidate)
-        #: (node index, dim) of the plan's pending reduction (at most one per plan)
+        #: (node indices, dim) of the plan's pending reductions: all along one dim of the plan's
+        #: whole shape (one row kernel reduces them all)
         self.red: tuple | None = None
         self.first = None  # the pass-through key of the plan's first recorded op
 
@@ -363,6 +364,7 @@ class Stream(ReduceMixin):
                     scalars += [(v, dt) for v in sc]
         return {
             "remap": remap,
+            "used": used_inputs,
             "shape": shape,
             "in_desc": in_desc,
             "ins": ins,
@@ -372,36 +374,25 @@ class Stream(ReduceMixin):
             "scalars": scalars,
         }
 
-    def _run(self, nodes, inputs, owners, results, red) -> None:
-        g = self._gather(nodes, inputs, owners, [j for j, _ in results])
-        remap = g["remap"]
-        if len(remap) == 1 and self.inner is not None:
-            self._run_one(nodes[next(iter(remap))], inputs, results[0][1])
-            return
-        if red is not None and red[0] in remap:  # the plan reads its reduction: a row kernel
-            self.run_rows(g, nodes, results, red)
-            return
-        outputs, ints_out = self._outputs(g, nodes, results, -1)
-        shape, ins = g["shape"], g["ins"]
-        indexed = bool(g["ints_in"] or ints_out)
-        prog = Program(
-            tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), tuple(outputs)
-        )
-        n = 1
-        for d in shape:
-            n *= d
-        items = n
-        if not indexed and self._vector_ok(ins):
-            width = self.vector_width
-            prog = prog._replace(vec=width)
-            items = max(1, (n + width - 1) // width)
-        self.last_program = prog
-        kernel = self.kernel(prog)
-        ints = (list(shape) + g["ints_in"] + ints_out) if indexed else []
-        outs, out_prims = self._buffers(results, outputs, ins)
-        self.rt.launch(kernel, n, ints, outs, ins, g["scalars"], items=items)
-        self.stats["kernels_launched"] += 1
-        self._settle(results, out_prims)
+    def launch(self, kernel, n, ints, outs, ins, scalars, groups=None, items=None) -> None:
+        """A fused launch through the runtime's general `launch` (same arguments)."""
+        self.rt.launch(kernel, n, ints, outs, ins, scalars, groups=groups, items=items)
+
+    def _run(self, nodes, inputs, owners, results, red) -> list:
+        """Launch `results` [(node, handle)] of plan `nodes`: its recipe from the cache (built
+        on a miss, `_recipe.py`), then the values. Returns the results' buffers."""
+        key = plan_key(self, nodes, inputs, owners, tuple([j for j, _ in results]), red)
+        rec = self.recipes.get(key)
+        if rec is None:
+            rec = _recipe.build(self, nodes, inputs, owners, results, red)
+            if len(self.recipes) >= MAX_RECIPES:
+                self.recipes.clear()
+            self.recipes[key] = rec
+        if rec.one >= 0:  # one op is needed: the inner backend's kernel runs it
+            t = results[0][1]
+            self._run_one(nodes[rec.one], inputs, t)
+            return [t.prim]
+        return _recipe.run(self, rec, nodes, inputs, results)
 
     def _vector_ok(self, ins) -> bool:
         """Whether the vector kernel may run: enabled, and every input (so every buffer written
@@ -426,16 +417,16 @@ class Stream(ReduceMixin):
             self.stats["plan_cache_hits"] += 1
         return kernel
 
-    def _outputs(self, g, nodes, results, red_j):
+    def _outputs(self, g, nodes, results, red_js):
         """(Program outputs, their layout ints): new buffers, an input's buffer (in place), or
         -- smaller, broadcast results -- written by the items at index 0 of the broadcast dims.
-        Node `red_j` (a row kernel's reduction) is written once per row instead."""
+        Nodes `red_js` (a row kernel's reductions) are written once per row instead."""
         shape, remap, in_desc, plain = g["shape"], g["remap"], g["in_desc"], g["plain"]
         rank = len(shape)
         outputs, ints_out, taken = [], [], set()
         for j, t in results:
             k_in, bdims = -1, ()
-            if j == red_j:
+            if j in red_js:
                 pass
             elif t.shape != shape:
                 bdims = tuple(d for d in range(rank) if t.shape[d] != shape[d])
@@ -450,22 +441,3 @@ class Stream(ReduceMixin):
                         break
             outputs.append((remap[j], k_in, bdims))
         return outputs, ints_out
-
-    def _buffers(self, results, outputs, ins):
-        """(new output buffers in kernel-argument order, every result's buffer)."""
-        outs, out_prims = [], []
-        for (_, t), (_, k_in, _) in zip(results, outputs):
-            if k_in >= 0:
-                out_prims.append(ins[k_in])
-            else:
-                o = self.rt.empty(t.shape, t.dtype)
-                outs.append(o)
-                out_prims.append(o)
-        return outs, out_prims
-
-    @staticmethod
-    def _settle(results, out_prims) -> None:
-        for (_, t), prim in zip(results, out_prims):
-            t.prim = prim
-            t.node = None
-            t.owned = True

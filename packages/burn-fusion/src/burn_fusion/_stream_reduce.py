@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
 from burn_gpu import FUSABLE_DTYPES, Node, Program, Reduction
 
+from . import _stream as _s  # (a cycle: read at call time, never at import)
+from ._recipe import dtype_name as _name
 from ._tensor import FusionTensor, pending, ready
 
 #: a row kernel's reduction node -> the inner backend's op that runs it alone on an input
@@ -25,21 +28,12 @@ INNER_REDUCE = {
     "reduce_min": "float_min_dim",
 }
 _MAX_N = 2**31 - 1
+#: pending reductions per plan (each takes a local/shared array of the work-group's size)
+MAX_REDUCTIONS = 8
 
 
 def _dead():
     return None
-
-
-def _geometry(shape: tuple, dim: int) -> tuple[int, int, int]:
-    """(rows, elements per row, distance between a row's elements) of reducing `shape` along
-    `dim`: row `r` starts at `(r / inner) * red * inner + r % inner`."""
-    red, inner, n = shape[dim], 1, 1
-    for d in shape[dim + 1 :]:
-        inner *= d
-    for d in shape:
-        n *= d
-    return n // red, red, inner
 
 
 class ReduceMixin:
@@ -50,8 +44,6 @@ class ReduceMixin:
         pending node of this stream's plan. None when it runs on the inner backend instead:
         not a float dtype a kernel can hold, empty or too large, or a ready `t` that does not
         fit the current plan (recording it would flush that plan for nothing)."""
-        from ._stream import MAX_INPUTS, MAX_OPS, _merge, _name
-
         name = _name(t.dtype)
         if (t.dtype.kind != "f" and name != "bfloat16") or name not in FUSABLE_DTYPES:
             return None  # bfloat16 (ml_dtypes' kind "V") is a float, fused like float16
@@ -75,15 +67,20 @@ class ReduceMixin:
         with self.lock:
             if self.nodes:
                 fits = (
-                    _merge(self.shape, shape) == shape
-                    and len(self.nodes) < MAX_OPS
-                    and len(self.inputs) < MAX_INPUTS
+                    _s._merge(self.shape, shape) == shape
+                    and len(self.nodes) < _s.MAX_OPS
+                    and len(self.inputs) < _s.MAX_INPUTS
                 )
-                if t.prim is not None and (not fits or self.red is not None):
+                # a reduction along the pending ones' dim joins them (one row kernel reduces
+                # them all, `_render_rows.py`); another dim runs them first
+                joins = self.red is None or (
+                    self.red[1] == dim and len(self.red[0]) < MAX_REDUCTIONS
+                )
+                if t.prim is not None and (not fits or not joins):
                     return None
                 if not fits:
                     self.flush()  # a pending `t` is materialised by it (the caller holds it)
-                elif self.red is not None:
+                elif not joins:
                     self.force_reduction()
             if t.prim is None and t.node is None:
                 raise RuntimeError(
@@ -100,69 +97,40 @@ class ReduceMixin:
             if j == 0:
                 self.first = (self.last_op, op, (shape, dim), name, name)
             self.last_op = op
-            self.red = (j, dim)
+            self.red = ((j,), dim) if self.red is None else ((*self.red[0], j), dim)
             self.stats["ops_recorded"] += 1
             return out
 
     def force_reduction(self) -> None:
-        """Run the plan's pending reduction alone now; its result becomes an input of the plan
-        (the ops that read it stay pending)."""
-        j, dim = self.red
+        """Run the plan's pending reductions now (one row kernel, or the inner backend's
+        reduction for one of an input); their results become inputs of the plan (the ops that
+        read them stay pending)."""
+        js, dim = self.red
         self.red = None
         nodes = self.nodes
-        op, refs, dt, _, _, wref, shape = nodes[j]
-        t = wref()
-        g = self._gather(nodes, self.inputs, None, [j])
-        if len(g["remap"]) == 1 and self.inner is not None:  # of an input: the inner kernel
-            prim = getattr(self.inner, INNER_REDUCE[op])(self.inputs[-refs[0] - 1], dim)
-            self.stats["kernels_launched"] += 1
-            self.stats["plans_run_unfused"] += 1
-        else:
-            out_shape = tuple(1 if d == dim else s for d, s in enumerate(shape))
-            (prim,) = self.run_rows(g, nodes, [(j, _Shape(out_shape, t, dt))], (j, dim))
-        if t is not None:
-            t.prim, t.node = prim, None
-        k = len(self.inputs)
-        self.in_ids[id(prim)] = k
-        self.inputs.append(prim)
-        self.in_owner.append(None)
-        for q in range(j + 1, len(nodes)):
-            nd = nodes[q]
-            if j in nd[1]:
-                nodes[q] = (nd[0], tuple(-k - 1 if r == j else r for r in nd[1]), *nd[2:])
-        nodes[j] = (*nodes[j][:5], _dead, shape)
-
-    def run_rows(self, g, nodes, results, red) -> list:
-        """Launch the row kernel of gathered plan `g` whose reduction is `red` = (node, dim),
-        writing `results` [(node, handle)]; returns their buffers (handles settled)."""
-        j_red, dim = red
-        rt = self.rt
-        outputs, ints_out = self._outputs(g, nodes, results, j_red)
-        shape, ins = g["shape"], g["ins"]
-        indexed = bool(g["ints_in"] or ints_out)
-        prog = Program(
-            tuple(g["in_desc"]), len(shape) if indexed else 0, tuple(g["nodes"]), tuple(outputs)
-        )
-        self.last_program = prog
-        kernel = self.kernel(Reduction(prog, rt.reduce_local))
-        rows, red_n, inner = _geometry(shape, dim)
-        ints = [rows, red_n, inner, red_n]
-        if indexed:
-            ints += list(shape) + g["ints_in"] + ints_out
-        outs, out_prims = self._buffers(results, outputs, ins)
-        n = rows * red_n
-        rt.launch(kernel, n, ints, outs, ins, g["scalars"], groups=min(rows, rt.max_groups))
-        self.stats["kernels_launched"] += 1
-        self.stats["reductions_fused"] += 1
-        self._settle([r for r in results if isinstance(r[1], FusionTensor)], out_prims)
-        return out_prims
+        results = []
+        for j in js:
+            dt, wref, shape = nodes[j][2], nodes[j][5], nodes[j][6]
+            t = wref()
+            if t is None:  # dropped, but maybe read by the ops after it: computed all the same
+                t = _Shape(tuple(1 if d == dim else s for d, s in enumerate(shape)), None, dt)
+            results.append((j, t))
+        prims = self._run(nodes, self.inputs, None, results, (js, dim))
+        for j, prim in zip(js, prims):
+            k = len(self.inputs)
+            self.in_ids[id(prim)] = k
+            self.inputs.append(prim)
+            self.in_owner.append(None)
+            for q in range(j + 1, len(nodes)):
+                nd = nodes[q]
+                if j in nd[1]:
+                    nodes[q] = (nd[0], tuple(-k - 1 if r == j else r for r in nd[1]), *nd[2:])
+            nodes[j] = (*nodes[j][:5], _dead, nodes[j][6])
 
     def reduce_all(self, t: FusionTensor, mean: bool) -> FusionTensor | None:
         """Sum (or mean) of every element of pending `t`, shape (1,): partial sums with the ops
         that make `t` inside (`t` is never written, the plan stays pending), then their sum.
         None when `t` is not a full-size float result of this stream's plan."""
-        from ._stream import _name
-
         with self.lock:
             if t.prim is not None or t.stream is not self or t.shape != self.shape:
                 return None
@@ -200,7 +168,7 @@ class ReduceMixin:
         rt = self.rt
         kernel = self.kernel(Reduction(prog, rt.reduce_local))
         out = rt.empty(out_shape, like.dtype)
-        rt.launch(
+        self.launch(
             kernel, n, ints, [out], g["ins"], g["scalars"], groups=min(ints[0], rt.max_groups)
         )
         self.stats["kernels_launched"] += 1
@@ -212,7 +180,5 @@ class _Shape:
     """Shape and dtype of a forced reduction's result whose handle may already be dead."""
 
     def __init__(self, shape, t, dt):
-        import numpy as np
-
         self.shape = shape
         self.dtype = t.dtype if t is not None else np.dtype(dt)

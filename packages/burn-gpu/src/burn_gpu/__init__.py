@@ -16,6 +16,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `fill_program(dtype, dialect, wide)` (`_fill.py`): `fill` and the in-place `bias_add`;
 - `attention_program(dtype, head_dim, value_dim, dialect)` (`_attention.py`): flash attention
   forward and backward; `FlashAttentionOps` (`_attention_ops.py`): the backends' dispatch;
+- `layer_norm_program(dtype, dialect)` (`_norm.py`): layer norm's forward, a group per row;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
 - ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
@@ -52,7 +53,9 @@ from ._ops_index import gather, gather_into, index_kernel, select
 from ._ops_module import GpuModuleOps, col2im, out_size, unfold
 from ._ops_random import MAX_ELEMENTS, draw
 from ._ops_softmax import GpuSoftmaxOps
+from ._norm import layer_norm_program
 from ._pool import GEO_FIELDS, geo_args, pool_program
+from ._quant import GpuQuantOps, qlinear_program, qmm_program
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
@@ -63,6 +66,9 @@ from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_d
 
 __all__ = [
     "ATTENTION_ROWS",
+    "GpuQuantOps",
+    "qlinear_program",
+    "qmm_program",
     "COL_GROUP",
     "CTYPES",
     "DIALECTS",
@@ -122,6 +128,7 @@ __all__ = [
     "kind_of",
     "out_size",
     "mask_args",
+    "layer_norm_program",
     "pack",
     "pool_program",
     "random_program",

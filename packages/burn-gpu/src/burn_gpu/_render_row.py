@@ -1,8 +1,9 @@
 """Row kernels: one work-group per row of a reduction, which first reduces its row and then runs
 the plan's elementwise epilogue over the same row with the reduced value at hand.
 
-A `Reduction` is a `Program` holding exactly one reduction node (`reduce_sum`, `reduce_mean`,
-`reduce_max`, `reduce_min` over one operand), plus the work-group size. The kernel, per row:
+A `Reduction` is a `Program` holding one reduction node (`reduce_sum`, `reduce_mean`,
+`reduce_max`, `reduce_min` over one operand; several: `_render_rows.py`), plus the work-group
+size. The kernel, per row:
 1. *phase 1*: every item of the group walks the row's elements (stride: the group size),
    computing only the ops the reduced operand needs (the prologue), and accumulates;
 2. a tree reduction in local/shared memory; every item reads the result (`stat`);
@@ -88,6 +89,10 @@ def _init(kind: str, T: str, fr) -> str:
 
 def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
     """(source, kernel name) of row kernel `red` in `dialect`."""
+    if sum(nd.op in REDUCE_OPS for nd in red.prog.nodes) > 1:  # several: `_render_rows.py`
+        from ._render_rows import render_rows
+
+        return render_rows(red, dialect)
     prog, L = red.prog, red.local
     fr = frame(dialect)
     name = red.name()

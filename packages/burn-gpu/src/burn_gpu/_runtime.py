@@ -11,6 +11,12 @@ buffers, the input buffers, then `scalars` as `(value, dtype name)` pairs, each 
 dtype. `groups=None` is a grid-stride launch over `items` work-items (default `n`); `groups=G`
 launches `G` groups of `reduce_local` items (reductions).
 
+Optional, for launches that recur (Fusion's plan recipes): `prepare(kernel, n, ints, outs,
+n_ins, scalar_dtypes, groups=None, items=None)` -> `go(ins, scalars)`, which allocates the new
+outputs (`outs`: their (shape, dtype)) and launches with the fixed arguments set once, returning
+the outputs; it must record on a step-capture tape like `launch`. A runtime without it takes
+`launch` every time.
+
 Optional, for step capture (`burn_fusion.capture`): `tape()` (a recording of the device's work
 for replay), `copy_into(dst, src)`, `static_copy(src)` and, where a tape can point recorded
 arguments at other buffers, `rebased(view, base)`. A runtime without `tape()` runs captured

@@ -28,7 +28,7 @@ from ._functions import (
     safetensors_metadata,
     save_safetensors,
 )
-from ._load_args import AdapterType, LoadArgs
+from ._load_args import AdapterType, LoadArgs, compile_remap
 from ._recorder import PyTorchFileRecorder, SafetensorsFileRecorder
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "SafetensorsFileRecorder",
     "TensorMismatchError",
     "UnsafePickleError",
+    "compile_remap",
     "config_from_file",
     "load_pytorch",
     "load_safetensors",

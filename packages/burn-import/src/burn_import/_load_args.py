@@ -100,8 +100,11 @@ class LoadArgs:
         return self._with(contiguous_indices=bool(enabled))
 
 
-def compile_remap(pattern: str, replacement: str) -> Callable[[str], str]:
-    """A function applying one remap rule (first match only, like Rust's `Regex::replace`).
+def compile_remap(
+    pattern: str, replacement: str, *, replace_all: bool = False
+) -> Callable[[str], str]:
+    """A function applying one remap rule: first match only, like Rust's `Regex::replace`
+    (LoadArgs), or every match with `replace_all=True` (Rust's `replace_all`, burn-store's).
 
     Example:
         >>> compile_remap(r"^conv\\.(\\w+)\\.(.*)", "${1}_x.$2")("conv.conv1.weight")
@@ -125,7 +128,8 @@ def compile_remap(pattern: str, replacement: str) -> Callable[[str], str]:
                 pass
         return "".join(out)
 
-    return lambda key: regex.sub(expand, key, count=1)
+    count = 0 if replace_all else 1
+    return lambda key: regex.sub(expand, key, count=count)
 
 
 def _parse_replacement(text: str) -> list[tuple[str, int | str | None]]:

@@ -8,10 +8,12 @@ from burn_tensor import Backend
 
 from . import _bf16, _blas, _native_ops, _random, _threaded_ops
 from ._ops_table import OPS
+from ._quant_ops import NdArrayQuantOps
 from ._threads import blas_default_threads, default_parallel_min, default_threads
 
 
-class NdArray(Backend, ops=OPS):
+# the quantization ops (`q_*`) are Backend methods outside the op declarations, as on Backend
+class NdArray(NdArrayQuantOps, Backend, ops=OPS):
     """CPU backend on numpy arrays. Defaults: float32 / int32; `NdArray(float_dtype="float64")`.
 
     Its ops are its dispatch table, `_ops_table.OPS` (op name -> function); per instance,

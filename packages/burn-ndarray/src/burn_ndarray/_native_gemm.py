@@ -33,14 +33,16 @@ from . import _native_conv
 from . import _native_ops as _ops
 from ._native_ops import F32, F64
 
-#: multiply-adds per tile at least (~170 us of one core's GEMM), so small GEMMs stay one call.
-#: Each tile's GEMM packs its own A rows and B columns (numpy's cblas cannot share packed
-#: panels between calls): one thread on [512, 512]^2 took 2.72 ms as one call, 2.90 ms as 8
-#: tiles of 128 x 256 (this size) and 3.10 ms as 16 of 128 x 128 (2^23).
-TASK_MACS = 1 << 24
-#: tiles per GEMM at most: 2 per thread on 16 threads. Fewer, larger tiles pack less: the
-#: packing of a GEMM's tiles is about 2 K sqrt(M N tasks). One thread, CPU ms, a single call /
-#: 128 tiles / 32 tiles: [4096, 2048] @ [2048, 512]^T 84-90 / 107 / 100 (torch 93-94).
+#: multiply-adds per tile at least (~1.3 ms of one core's GEMM). Each tile's GEMM packs its own
+#: A rows and B columns (numpy's cblas cannot share packed panels between calls), so fewer,
+#: larger tiles cost less: one thread, CPU time over one numpy call, [1024, 1024]^2 as 32 tiles
+#: of 128 x 256 (2^24 here) 1.11-1.14x, as 16 of 256 x 256 (this size) 1.07x; [512, 512]^2 as
+#: 8 tiles 1.09x, as 2 tiles 1.07x. GEMMs of 2^30 multiply-adds and more (the transformer's at
+#: batch 32 x 128) still get at least 16 tiles.
+TASK_MACS = 1 << 26
+#: tiles per GEMM at most: 2 per thread on 16 threads. The packing of a GEMM's tiles is about
+#: 2 K sqrt(M N tasks). One thread, CPU ms, one numpy call / 128 tiles / 32 tiles:
+#: [4096, 2048] @ [2048, 512]^T 84-90 / 107 / 94-100 (torch 93-94).
 MAX_TASKS = 32
 #: tiles are not cut below this many rows / columns: a tile's packing work is (tm + tn) * K
 #: for tm * tn * K multiply-adds. One thread, the [4096, 512]^T @ [4096, 512] weight gradient
@@ -67,7 +69,7 @@ def tiles(batch: int, m: int, n: int, k: int) -> tuple[int, int]:
 
     Example:
         >>> tiles(1, 4096, 512, 512), tiles(1, 512, 512, 512), tiles(1, 512, 512, 4096)
-        ((256, 256), (128, 256), (128, 128))
+        ((256, 512), (256, 512), (128, 128))
     """
     want = min(MAX_TASKS, max(1, batch * m * n * k // TASK_MACS))
     per = -(-want // batch)

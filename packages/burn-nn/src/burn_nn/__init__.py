@@ -161,6 +161,7 @@ from ._transformer import (
     TransformerEncoderInput,
 )
 from ._visitor import ModuleMapper, ModuleVisitor
+from ._quantize import Quantizer
 
 __all__ = [
     # config, module system
@@ -170,6 +171,7 @@ __all__ = [
     "is_config",
     "Module",
     "ModuleMapper",
+    "Quantizer",
     "ModuleVisitor",
     "Param",
     "ParamId",

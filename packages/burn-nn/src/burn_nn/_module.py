@@ -17,6 +17,7 @@ from burn_record import (
     flatten,
 )
 from burn_tensor import Device, Tensor
+from burn_tensor.quantization import QuantizedData
 
 from . import _tree
 from ._fieldcheck import check_fields
@@ -164,6 +165,11 @@ class Module:
 
     train = from_inner
 
+    def quantize_weights(self, quantizer: Any) -> Module:
+        """A new module with its float parameters quantized by `quantizer` (Burn's
+        `quantize_weights(&mut Quantizer { calibration, scheme })`; see `burn_nn.Quantizer`)."""
+        return self.map(quantizer)
+
     # -- records -------------------------------------------------------------------------------------
     def into_record(self) -> Record:
         """The module's parameters as a nested record of `ParamRecord`s (see `burn_record`).
@@ -171,7 +177,7 @@ class Module:
         A `burn_record.Record`: a dict whose fields also read as attributes, so the book's
         `ConvConfig(...).init_with(record.conv1)` works as `record["conv1"]` does.
         """
-        return _tree.to_record(self, lambda p: ParamRecord(str(p.id), p.val().to_data()))
+        return _tree.to_record(self, lambda p: ParamRecord(str(p.id), _param_data(p.val())))
 
     def _record_template(self) -> dict:
         # a lazy param stands in by its shape and dtype: checking a record against a fresh
@@ -202,7 +208,10 @@ class Module:
             if isinstance(leaf, ParamRecord):
                 pid, leaf = leaf.id, leaf.value
             if isinstance(leaf, Tensor):
-                leaf = leaf.to_data()
+                leaf = _param_data(leaf)
+            if isinstance(leaf, QuantizedData):  # a quantized record restores its scheme
+                dev = device or p.lazy_device()
+                return type(p)(pid, Tensor.from_quantized_data(leaf, dev), False)
             # a lazy param is replaced without running its initializer (Burn's load path)
             t = Tensor.from_data(leaf, device or p.lazy_device(), p.lazy_dtype())
             return type(p)(pid, t, p.require_grad)
@@ -248,3 +257,9 @@ class _Spec:
 
 def _remake(p: Param, value: Tensor) -> Param:
     return type(p)(p.id, value, p.require_grad)
+
+
+def _param_data(t: Tensor):
+    """What a record stores for a parameter: its `TensorData`, or its `QuantizedData` (the
+    integers and scales, not their float values) when it is quantized."""
+    return t.quantized_data() if t.is_quantized() else t.to_data()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from burn_gpu import GpuSoftmaxOps
+from burn_gpu import GpuQuantOps, GpuSoftmaxOps
 from burn_tensor import Backend, Device, NoDeviceError
 
 from . import _platform
@@ -23,7 +23,9 @@ from ._runtime import runtime_for
 _SELECTIONS: dict = {}
 
 
-class OpenCl(OpenClAttentionOps, GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend):
+class OpenCl(
+    OpenClAttentionOps, GpuQuantOps, GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend
+):
     """Backend running own OpenCL C kernels through pyopencl.
 
     Args:

@@ -23,6 +23,7 @@ from burn_tensor import cache
 
 from . import _ew
 from ._array import ClArray
+from ._fused_launch import FusedLaunch
 from ._runtime import SCALAR
 
 _I32 = np.int32
@@ -62,7 +63,8 @@ class OpenClRuntime:
         rt = self.rt
         path = None
         if self.disk is not None:
-            path = self.disk / (hashlib.sha256(source.encode()).hexdigest() + ".bin")
+            key = (" ".join(self.rt.build_options) + "\n" + source).encode()
+            path = self.disk / (hashlib.sha256(key).hexdigest() + ".bin")
         with rt.lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PoCL prints build notes; pytest makes them errors
             k, how = self._from_disk(path, name), "disk"
@@ -86,7 +88,7 @@ class OpenClRuntime:
     def _build_source(self, source: str, name: str, path: Path | None):
         rt = self.rt
         try:
-            prg = cl.Program(rt.ctx, source).build()
+            prg = cl.Program(rt.ctx, source).build(options=rt.build_options)
             k = cl.Kernel(prg, name)
         except cl.Error as exc:
             raise RuntimeError(
@@ -119,6 +121,20 @@ class OpenClRuntime:
         a view at an offset is read through strides anyway; `vload4` needs only element
         alignment, so this is the contiguity the stream already checked."""
         return x.offset == 0
+
+    def prepare(self, kernel, n: int, ints, outs, n_ins: int, scalar_dtypes, groups=None, items=None):
+        """`launch` prepared once for a launch that recurs (Fusion's plan recipes): `outs` the
+        (shape, dtype) of each new output, `scalar_dtypes` the scalars' dtype names. Returns
+        `go(ins, scalars) -> new outputs` (`_fused_launch.py`)."""
+        rt = self.rt
+        if groups is None:
+            wg = rt.wg
+            work = n if items is None else items
+            gsize, lsize = (min((work + wg - 1) // wg, rt.max_groups) * wg,), (wg,)
+        else:
+            L = self.reduce_local
+            gsize, lsize = (groups * L,), (L,)
+        return FusedLaunch(rt, kernel, n, ints, outs, n_ins, scalar_dtypes, gsize, lsize)
 
     def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None, items=None) -> None:
         """Elementwise: a grid-stride launch over `items` work-items (default `n`; a vector

@@ -71,6 +71,17 @@ def new_array(rt, block, shape, dtype, strides) -> ClArray:
     return a
 
 
+def take(pool, size: int) -> Block:
+    """A block of size class `size` (already rounded) from `pool`: a cached buffer if any."""
+    bucket = pool.free.get(size)
+    if bucket:
+        buf = bucket.pop()
+        pool.reuses += 1
+        pool.in_use += size
+        return Block(buf, size, pool)
+    return pool.alloc(size)
+
+
 class Plan:
     """One kernel launch writing a new contiguous output of a fixed shape.
 
@@ -118,17 +129,7 @@ class Plan:
 
     def out(self) -> ClArray:
         """A new output array from the pool (the size class is known: no rounding per call)."""
-        pool = self.pool
-        size = self.nbytes
-        bucket = pool.free.get(size)
-        if bucket:
-            buf = bucket.pop()
-            pool.reuses += 1
-            pool.in_use += size
-            block = Block(buf, size, pool)
-        else:
-            block = pool.alloc(size)
-        return new_array(self.rt, block, self.shape, self.dtype, self.strides)
+        return new_array(self.rt, take(self.pool, self.nbytes), self.shape, self.dtype, self.strides)
 
     def __call__(self, *bufs) -> ClArray:
         out = self.out()

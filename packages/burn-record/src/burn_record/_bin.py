@@ -65,6 +65,11 @@ def _value(buf: bytearray, item: Any, settings, path: str, depth: int) -> Iterat
     if depth > MAX_DEPTH:
         raise UnsupportedItemError(f"{path}: item nested deeper than {MAX_DEPTH} levels")
     if isinstance(item, ParamRecord):
+        if getattr(item.value.dtype, "is_quantized", False):
+            raise UnsupportedItemError(
+                f"{path or '<root>'}: the binary format does not store quantized tensors; "
+                "use NamedMpkFileRecorder (the default) or a JSON recorder"
+            )
         buf.append(PARAM)
         _str(buf, item.id)
         yield from _tensor(buf, item.value, settings, path)

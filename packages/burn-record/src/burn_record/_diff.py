@@ -132,8 +132,8 @@ def _dtype_of(ref: Any) -> DType | None:
 
 
 def _convert(data: TensorData, dtype: DType | None, path: str) -> TensorData:
-    if dtype is None or data.dtype is dtype:
-        return data
+    if dtype is None or data.dtype is dtype or getattr(data.dtype, "is_quantized", False):
+        return data  # a quantized tensor keeps its scheme: loading restores it
     if data.dtype.kind is not dtype.kind:
         raise RecordDTypeError(
             f"{path or '<root>'}: the record holds a {data.dtype.value} tensor where the reference "

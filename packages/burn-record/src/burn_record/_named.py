@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from burn_tensor.quantization import QuantizedData, QuantScheme
+
 from ._dtypes import DTYPE_BY_NAME, TensorData
 from ._errors import RecordCorruptedError, RecordDTypeError, UnsupportedItemError
 from ._param import ParamRecord
@@ -31,7 +33,15 @@ PARAM_KEYS = frozenset({"id", "param"})
 TENSOR_KEYS = frozenset({"bytes", "shape", "dtype"})
 TUPLE_KEY = "__tuple__"
 DICT_KEY = "__dict__"
-_RESERVED = (PARAM_KEYS, TENSOR_KEYS, frozenset({TUPLE_KEY}), frozenset({DICT_KEY}))
+#: a quantized tensor: stored integers and scales as they are, its scheme, its logical shape
+QTENSOR_KEYS = frozenset({"qvalues", "qscales", "qscheme", "shape"})
+_RESERVED = (
+    PARAM_KEYS,
+    TENSOR_KEYS,
+    frozenset({TUPLE_KEY}),
+    frozenset({DICT_KEY}),
+    QTENSOR_KEYS,
+)
 
 
 def join(path: str, key: object) -> str:
@@ -77,7 +87,9 @@ def to_plain(
     if depth > MAX_DEPTH:
         raise UnsupportedItemError(f"{path}: item nested deeper than {MAX_DEPTH} levels")
     if isinstance(item, ParamRecord):
-        return {"id": item.id, "param": _tensor(item.value, settings, encode_bytes, path)}
+        return {"id": item.id, "param": _any_tensor(item.value, settings, encode_bytes, path)}
+    if isinstance(item, QuantizedData):
+        return _qtensor(item, encode_bytes)
     if isinstance(item, TensorData):
         return _tensor(item, settings, encode_bytes, path)
     if isinstance(item, dict):
@@ -104,6 +116,47 @@ def _tensor(data: TensorData, settings, encode_bytes, path: str) -> dict:
     }
 
 
+def _any_tensor(data, settings, encode_bytes, path: str) -> dict:
+    if isinstance(data, QuantizedData):
+        return _qtensor(data, encode_bytes)
+    return _tensor(data, settings, encode_bytes, path)
+
+
+def _qtensor(data: QuantizedData, encode_bytes) -> dict:
+    """Quantized: the integers and scales exactly as stored (precision settings do not apply:
+    converting packed words would corrupt them)."""
+    values, scales = TensorData(data.values), TensorData(data.scales)
+    return {
+        "qvalues": {
+            "bytes": encode_bytes(tensor_buffer(values)),
+            "shape": list(values.shape),
+            "dtype": values.dtype.name,
+        },
+        "qscales": {
+            "bytes": encode_bytes(tensor_buffer(scales)),
+            "shape": list(scales.shape),
+            "dtype": scales.dtype.name,
+        },
+        "qscheme": data.scheme.to_dict(),
+        "shape": list(data.shape),
+    }
+
+
+def _qtensor_from(obj: dict, decode_bytes, path: str) -> QuantizedData:
+    scheme = obj["qscheme"]
+    if not isinstance(scheme, dict):
+        raise RecordCorruptedError(f"{path or '<root>'}: malformed quantized tensor scheme")
+    try:
+        return QuantizedData(
+            _tensor_from(obj["qvalues"], decode_bytes, path).array,
+            _tensor_from(obj["qscales"], decode_bytes, path).array,
+            QuantScheme.from_dict(scheme),
+            check_shape(obj["shape"], path),
+        )
+    except (ValueError, TypeError) as e:
+        raise RecordCorruptedError(f"{path or '<root>'}: malformed quantized tensor: {e}") from None
+
+
 def from_plain(
     obj: Any, decode_bytes: Callable[[Any, str], Any], path: str = "", depth: int = 0
 ) -> Any:
@@ -123,7 +176,11 @@ def from_plain(
     if keys == PARAM_KEYS:
         if not isinstance(obj["id"], str) or not isinstance(obj["param"], dict):
             raise RecordCorruptedError(f"{path or '<root>'}: malformed param")
+        if frozenset(obj["param"]) == QTENSOR_KEYS:
+            return ParamRecord(obj["id"], _qtensor_from(obj["param"], decode_bytes, path))
         return ParamRecord(obj["id"], _tensor_from(obj["param"], decode_bytes, path))
+    if keys == QTENSOR_KEYS:
+        return _qtensor_from(obj, decode_bytes, path)
     if keys == TENSOR_KEYS:
         return _tensor_from(obj, decode_bytes, path)
     if keys == {TUPLE_KEY}:

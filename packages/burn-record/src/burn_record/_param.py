@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from burn_tensor.quantization import QuantizedData
+
 from ._dtypes import DType, TensorData
 
 
@@ -32,9 +34,10 @@ class ParamRecord:
     def __post_init__(self) -> None:
         if not isinstance(self.id, str):
             raise TypeError(f"ParamRecord.id must be a str, got {type(self.id).__name__}")
-        if not isinstance(self.value, TensorData):
+        if not isinstance(self.value, TensorData | QuantizedData):
             raise TypeError(
-                f"ParamRecord.value must be a TensorData, got {type(self.value).__name__}"
+                "ParamRecord.value must be a TensorData (or a QuantizedData), got "
+                f"{type(self.value).__name__}"
             )
 
     def __repr__(self) -> str:

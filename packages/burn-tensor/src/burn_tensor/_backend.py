@@ -39,6 +39,7 @@ from ._ops_norm import NormOps
 from ._explain import Explanation, Step, as_spec, class_or_instance, kernel_route
 from ._op_decl import DECLS, ContractError, bind_defaults, decl
 from ._ops_spec import _stub, required_ops
+from .quantization._ops import QuantOps
 
 
 class _Interned(type):
@@ -78,6 +79,7 @@ class Backend(
     GridOps,
     ExtraOps,
     CtcOps,
+    QuantOps,
     metaclass=_Interned,
 ):
     """Base class of every backend and decorator.

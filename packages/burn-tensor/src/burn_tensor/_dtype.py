@@ -117,6 +117,8 @@ class DType(enum.Enum):
         try:
             return _FROM_NP[dtype]
         except KeyError:
+            if getattr(dtype, "is_quantized", False):  # QFloat: a quantized tensor's dtype
+                return dtype  # type: ignore[return-value]
             try:
                 dt = np.dtype(dtype)
                 if dt.name == "bfloat16" and dt == _load_bf16():

@@ -26,6 +26,7 @@ from ._tensor_linalg import LinalgMixin
 from ._tensor_logic import LogicMixin
 from ._tensor_math import MathMixin
 from ._tensor_reduce import ReduceMixin
+from .quantization._tensor_quant import QuantMixin
 
 _new = object.__new__
 
@@ -53,6 +54,7 @@ class Tensor(
     LinalgMixin,
     GridMixin,
     ExtraMixin,
+    QuantMixin,
 ):
     """An immutable n-dimensional tensor on a device of some backend.
 
@@ -506,6 +508,8 @@ class Tensor(
         return Tensor.from_data(TensorData(arr), device, DType.from_np(arr.dtype))
 
     def __reduce__(self):
+        if self.is_quantized():  # keep the stored integers, not their float values
+            return (Tensor.from_quantized_data, (self.quantized_data(), self._d))
         return (_unpickle, (self.to_data(), self._d))
 
     def __bool__(self) -> bool:

@@ -31,7 +31,9 @@ class DisplayMixin:
         dt = self.dtype
         short = {"float": "f", "int": "i", "uint": "u"}
         name = (
-            "bool"
+            dt.value
+            if getattr(dt, "is_quantized", False)
+            else "bool"
             if dt is DType.BOOL
             else next(
                 short[p] + dt.value[len(p) :]

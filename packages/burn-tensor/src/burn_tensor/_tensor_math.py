@@ -7,6 +7,7 @@ from . import _check_data as check_data
 from ._dtype import Bool, Float, Int
 from ._autocast import current_policy, run_half
 from ._errors import TensorCheckError
+from .quantization._primitive import QuantizedPrimitive
 
 _new = object.__new__
 
@@ -45,6 +46,8 @@ def _binary(name: str, scalar_name: str, int_divides: bool = False):
                     or not _broadcastable(p.shape, q.shape)
                 ):
                     check.binary(name, self, other)
+                if type(q) is QuantizedPrimitive:  # float op quantized: dequantize the rhs
+                    q = self._d.backend.q_dequantize(q, o.dtype)
             t = _new(type(self))
             t._p = getattr(o, name)(p, q)
             t._o = o
@@ -418,4 +421,7 @@ class MathMixin:
                 problems.append(f"batch dims {bad} of {list(sa)} and {list(sb)} do not broadcast")
         if problems:
             raise TensorCheckError("matmul", problems)
+        if type(self._p) is QuantizedPrimitive or type(other._p) is QuantizedPrimitive:
+            # the backend's quantized matmul (int8 kernels where it has them); a float result
+            return Tensor._make(self._d.backend.q_matmul(self._p, other._p), self._o.kind, self._d)
         return self._like(self._o.matmul(self._p, other._p))

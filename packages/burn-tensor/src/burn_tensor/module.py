@@ -104,7 +104,9 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     )
     _conv_checks("conv1d", x, weight, bias, 1, o.groups, False)
     _conv_out("conv1d", x, weight, o.stride, o.padding, o.dilation, 1)
-    return x._like(x._d.backend.conv1d(x._p, weight._p, None if bias is None else bias._p, o))
+    w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
+    b = None if bias is None else _dequantized(x, bias)
+    return x._like(x._d.backend.conv1d(x._p, w, b, o))
 
 
 @half_op(bias_axis=1)
@@ -118,7 +120,9 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     )
     _conv_checks("conv2d", x, weight, bias, 2, o.groups, False)
     _conv_out("conv2d", x, weight, o.stride, o.padding, o.dilation, 2)
-    return x._like(x._d.backend.conv2d(x._p, weight._p, None if bias is None else bias._p, o))
+    w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
+    b = None if bias is None else _dequantized(x, bias)
+    return x._like(x._d.backend.conv2d(x._p, w, b, o))
 
 
 @half_op(bias_axis=1)
@@ -279,6 +283,8 @@ def embedding(weights, indices):
             f"expected weights [vocab, d] and indices [batch, seq], got {weights.dims()} and {indices.dims()}",
         )
     check_data.indices_in_range("embedding", indices, 0, weights.dims()[0], "token index")
+    if weights.is_quantized():  # rows of a quantized table are dequantized, the output is float
+        weights = weights.dequantize()
     return weights._like(weights._d.backend.embedding(weights._p, indices._p))
 
 
@@ -317,11 +323,25 @@ def linear(x, weight, bias=None):
     _params_on_input(x, weight, bias, problems)
     if problems:
         raise TensorCheckError("linear", problems)
+    if weight.is_quantized() or (bias is not None and bias.is_quantized()):
+        # weight-only: the backend's quantized kernel, activations (and the bias) float
+        b = None if bias is None else _dequantized(x, bias)
+        if not weight.is_quantized():
+            return x._like(x._d.backend.linear(x._p, weight._p, b))
+        return x._like(x._d.backend.q_linear(x._p, weight._p, b))
     p = x._d.backend.linear(x._p, weight._p, None if bias is None else bias._p)
     return x._like(p)
 
 
 from ._module_ctc import ctc_loss  # noqa: E402  (Burn 0.21's module::ctc_loss)
+def _dequantized(x, weight):
+    """A parameter's primitive, dequantized to the input's float dtype when it is quantized."""
+    if not weight.is_quantized():
+        return weight._p
+    from ._dtype import DType
+
+    return x._d.backend.q_dequantize(weight._p, DType.from_np(x._p.dtype))
+
 
 __all__ = [
     "attention",

@@ -16,21 +16,32 @@ Example:
 
 from burn_optim import MixedPrecision  # re-exported: the Learner's mixed_precision policy
 
-from . import checkpoint, logger, metric, renderer
+from . import checkpoint, evaluator, logger, metric, renderer
+from .evaluator import Evaluator, EvaluatorBuilder
 from .learner import (
     ClassificationOutput,
     EarlyStoppingStrategy,
+    EventProcessorTraining,
     Interrupter,
     Learner,
     LearnerBuilder,
+    LearnerEvent,
+    LearnerItem,
     LearnerSummary,
+    LearningCheckpointer,
+    LearningResult,
     MetricEarlyStoppingStrategy,
     MetricSummary,
+    MultiDeviceOptim,
     MultiLabelClassificationOutput,
     NonFiniteLossError,
     RegressionOutput,
     StoppingCondition,
+    SupervisedLearningStrategy,
+    SupervisedTraining,
+    TrainingComponents,
     TrainingInterrupter,
+    TrainingStrategy,
     TrainLoop,
     TrainOutput,
     TrainStep,
@@ -40,6 +51,19 @@ from .metric.store import Aggregate, Direction, Split
 
 __all__ = [
     "MixedPrecision",
+    "Evaluator",
+    "EvaluatorBuilder",
+    "EventProcessorTraining",
+    "LearnerEvent",
+    "LearnerItem",
+    "LearningCheckpointer",
+    "LearningResult",
+    "MultiDeviceOptim",
+    "SupervisedLearningStrategy",
+    "SupervisedTraining",
+    "TrainingComponents",
+    "TrainingStrategy",
+    "evaluator",
     "Aggregate",
     "ClassificationOutput",
     "Direction",

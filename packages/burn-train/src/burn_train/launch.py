@@ -124,13 +124,46 @@ def _first_failure(records: str) -> dict | None:
     """The earliest failure a rank recorded (see `_rank_main`), or None."""
     found = []
     for name in os.listdir(records):
-        if name.endswith(".json"):
+        if name.startswith("rank-") and name.endswith(".json"):
             try:
                 with open(os.path.join(records, name)) as f:
                     found.append(json.load(f))
             except (OSError, ValueError):
                 continue
     return min(found, key=lambda r: r.get("time", 0.0), default=None)
+
+
+def where_ranks(message: str, per_node: int, node_rank: int) -> str:
+    """For the ranks `message` names that run on another host: "; rank K is on node M (another
+    host: it may be lost)", so a failure caused by a lost node names the node."""
+    import re
+
+    found = sorted({int(k) for k in re.findall(r"\brank (\d+)", message)})
+    other = [k for k in found if k // per_node != node_rank]
+    return "".join(
+        f"; rank {k} is on node {k // per_node} (another host: it may be lost)" for k in other
+    )
+
+
+def report_collectives(records: str) -> str | None:
+    """Print (stderr) the time each of this host's ranks spent waiting on gradient
+    collectives per step, from what their Learners left in `records`; returns the line."""
+    stats = []
+    for name in sorted(os.listdir(records)):
+        if name.startswith("collective-rank-") and name.endswith(".json"):
+            try:
+                with open(os.path.join(records, name)) as f:
+                    stats.append(json.load(f))
+            except (OSError, ValueError):
+                continue
+    if not stats:
+        return None
+    stats.sort(key=lambda s: s.get("rank", 0))
+    ranks = ", ".join(f"rank {s['rank']} {s['ms_per_step']:.2f}" for s in stats)
+    mean = sum(s["ms_per_step"] for s in stats) / len(stats)
+    line = f"launch: waiting on collectives per step (ms): {ranks}; mean {mean:.2f}"
+    print(line, file=sys.stderr, flush=True)
+    return line
 
 
 def _run(opts, n: int, world: int, port: int, records: str, token: str) -> int:
@@ -176,6 +209,7 @@ def _run(opts, n: int, world: int, port: int, records: str, token: str) -> int:
                         rank = first["rank"]
                         code = procs[rank].poll() or code
                         why = f"{first.get('type')}: {first.get('message')}"
+                        why += where_ranks(why, n, opts.node_rank)
                     else:
                         why = f"exit status {code}"
                     failed = (rank, code)
@@ -196,6 +230,7 @@ def _run(opts, n: int, world: int, port: int, records: str, token: str) -> int:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+    report_collectives(records)
     if failed is not None:
         return failed[1] if failed[1] > 0 else 128 - failed[1]
     if stopping["signal"] is not None:

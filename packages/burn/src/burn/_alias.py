@@ -27,6 +27,7 @@ ALIASES: dict[str, tuple[str, str]] = {
     "burn.module": ("burn_nn.module", "nn"),
     "burn.autodiff": ("burn_autodiff", "autodiff"),
     "burn.import_": ("burn_import", "import"),  # `import` is a keyword: burn.import_.pytorch
+    "burn.store": ("burn_store", "store"),  # Burn's `burn::store` (feature "store")
 }
 
 

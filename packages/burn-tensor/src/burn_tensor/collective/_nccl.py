@@ -118,6 +118,28 @@ class NcclGroup:
             out /= self.world_size
         return out
 
+    def all_reduce_async(self, tensor: Any, op: str = "sum"):
+        """Start the all-reduce on a second stream (made once per group) after the caller's
+        stream has produced `tensor`; `wait()` makes the caller's stream wait for the result
+        (the host does not wait). Reductions keep their start order: one side stream."""
+        from ._async import done
+
+        check_op(op)
+        cp = self._cupy
+        arr, on_gpu = self._to_cupy(tensor)
+        arr = cp.ascontiguousarray(arr)
+        if not on_gpu:  # a host tensor is copied back anyway: nothing to overlap
+            return done(self._back(tensor, self.all_reduce_array(arr, op), False))
+        if getattr(self, "_side", None) is None:
+            self._side = cp.cuda.Stream(non_blocking=True)
+        caller = cp.cuda.get_current_stream()
+        ready = caller.record()
+        self._side.wait_event(ready)
+        with self._side:  # all_reduce_array runs on the current stream: the side one here
+            out = self.all_reduce_array(arr, op)
+        finished = self._side.record()
+        return _NcclWork(self, tensor, arr, out, finished)
+
     def broadcast(self, tensor: Any, root: int = 0) -> Any:
         cp = self._cupy
         arr, on_gpu = self._to_cupy(tensor)
@@ -146,3 +168,21 @@ class NcclGroup:
 
     def __repr__(self) -> str:
         return f"NcclGroup(rank={self.rank}, world_size={self.world_size}, gpu={self.device_id})"
+
+
+class _NcclWork:
+    """An all-reduce queued on the side stream. `arr` (the input) is kept alive until `wait()`
+    orders the caller's stream after the reduction, so its memory is not reused while NCCL
+    still reads it."""
+
+    def __init__(self, group: NcclGroup, tensor: Any, arr, out, finished) -> None:
+        self._group, self._tensor, self._arr, self._out = group, tensor, arr, out
+        self._finished = finished
+
+    def is_completed(self) -> bool:
+        return self._finished.done
+
+    def wait(self) -> Any:
+        self._group._cupy.cuda.get_current_stream().wait_event(self._finished)
+        self._arr = None
+        return self._group._back(self._tensor, self._out, True)

@@ -48,6 +48,7 @@ class ProcessGroup:
         self._port = port
         self._timeout = timeout  # per message
         self._broken: str | None = None  # why the group failed; a failed group stays failed
+        self._runner = None  # the thread of all_reduce_async, started on first use
 
     @classmethod
     def connect(
@@ -251,6 +252,17 @@ class ProcessGroup:
     def all_reduce(self, tensor: Any, op: str = "sum") -> Any:
         return _like(tensor, self.all_reduce_array(_host(tensor), op))
 
+    def all_reduce_async(self, tensor: Any, op: str = "sum"):
+        """Start `all_reduce` on this group's background thread (see `_async.py`). The tensor
+        is read on the calling thread, so the caller may go on changing its buffers."""
+        from ._async import Runner
+
+        check_op(op)
+        host = _host(tensor)
+        if self._runner is None:
+            self._runner = Runner(f"burn-collective-{self.rank}")
+        return self._runner.submit(lambda: _like(tensor, self.all_reduce_array(host, op)))
+
     def broadcast(self, tensor: Any, root: int = 0) -> Any:
         return _like(tensor, self.broadcast_array(_host(tensor), root))
 
@@ -261,6 +273,9 @@ class ProcessGroup:
         self.all_reduce_array(np.zeros(1, np.int64))
 
     def close(self) -> None:
+        if self._runner is not None:
+            self._runner.stop()
+            self._runner = None
         for sock in self._peers.values():
             sock.close()
         self._peers = {}

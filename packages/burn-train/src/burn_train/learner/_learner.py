@@ -6,6 +6,8 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from burn_optim.lr_scheduler import as_lr_scheduler
+
 from ..logger._app import install_application_logger, remove_application_logger
 from ..metric.store import EventStore
 from ..renderer._base import MetricsRenderer
@@ -14,7 +16,7 @@ from ._interrupter import SigintHandler
 from ._loop import TrainLoop
 from ._protocols import LrScheduler, Optimizer, TrainStep
 from ._readback import default_every
-from ._strategy import SingleDevice, Strategy
+from ._strategy import SingleDevice, Strategy, optim_step
 from ._summary import LearnerSummary
 
 if TYPE_CHECKING:
@@ -31,19 +33,33 @@ def process_rank() -> int | None:
 
 
 class Learner:
-    """A configured training run; create it with `LearnerBuilder(...).build(...)`.
+    """The model, optimizer and LR scheduler being trained, in either API:
 
-    Attributes after `fit`: `epochs_completed` (last epoch fully trained and validated),
-    `interrupted` (stopped by the interrupter), `stopped_early`, `summary_result`.
+    - Burn 0.20: `Learner(model, optim, lr_scheduler)` handed to
+      `SupervisedTraining(...).launch(learner)`; a custom `SupervisedLearningStrategy` drives it
+      with `lr_step()`, `train_step(batch)`, `optimizer_step(grads)`, `lr_current()`, `fork(d)`.
+    - The book editions: `LearnerBuilder(...).build(model, optim, lr)` gives a configured
+      Learner whose `fit(train, valid)` returns the trained model.
+
+    `lr_scheduler` may be a float (a constant learning rate). Attributes after a run:
+    `epochs_completed` (last epoch fully trained and validated), `interrupted` (stopped by the
+    interrupter), `stopped_early`, `summary_result`, `resumed_from`.
     """
 
     def __init__(
-        self, model: TrainStep, optim: Optimizer, scheduler: LrScheduler, config: LearnerConfig
+        self,
+        model: TrainStep,
+        optim: Optimizer,
+        lr_scheduler: LrScheduler | float,
+        config: LearnerConfig | None = None,
     ) -> None:
+        if not callable(getattr(optim, "step", None)):
+            raise TypeError(f"{type(optim).__name__} needs step(lr, module, grads) -> module")
         self.model = model
         self.optim = optim
-        self.scheduler = scheduler
+        self.scheduler = as_lr_scheduler(lr_scheduler)
         self.config = config
+        self.lr = 0.0  # Burn's `lr_current()` before the first `lr_step()`
         self.epochs_completed = 0
         self.interrupted = False
         self.stopped_early = False
@@ -52,7 +68,45 @@ class Learner:
         self.resumed_from: int | None = None
         #: with `LearnerBuilder.capture()`: the captured step's `stats()` after `fit`
         self.capture_stats: dict | None = None
+        #: data parallel: this rank's time waiting on gradient collectives after `fit`
+        #: ({"rank", "steps", "wait_s", "ms_per_step"}; None on one device)
+        self.collective_wait: dict | None = None
 
+    # -- Burn 0.20's learning components (what a custom strategy calls) ------------------------
+    @property
+    def lr_scheduler(self) -> LrScheduler:
+        return self.scheduler
+
+    def lr_step(self) -> float:
+        """Advance the scheduler: the learning rate of the next step (`lr_current()`)."""
+        self.lr = self.scheduler.step()
+        return self.lr
+
+    def lr_current(self) -> float:
+        return self.lr
+
+    def train_step(self, batch: Any) -> Any:
+        """`model.train_step(batch)`: the `TrainOutput` (grads and the metrics' item)."""
+        return self.model.train_step(batch)
+
+    def optimizer_step(self, grads: Any) -> None:
+        """Apply `grads` to the model with the optimizer at `lr_current()`."""
+        self.model = optim_step(self.optim, self.lr, self.model, grads)
+
+    def fork(self, device: Any) -> None:
+        """Move the model to `device` (Burn's `Learner::fork`)."""
+        self.model = self.model.fork(device)
+
+    def load_model(self, record: Any) -> None:
+        self.model = self.model.load_record(record)
+
+    def load_optim(self, record: Any) -> None:
+        self.optim = self.optim.load_record(record) or self.optim
+
+    def load_scheduler(self, record: Any) -> None:
+        self.scheduler = self.scheduler.load_record(record) or self.scheduler
+
+    # -- the run -------------------------------------------------------------------------------
     def fit(self, dataloader_train: Any, dataloader_valid: Any) -> Any:
         """Train for the configured epochs; returns the trained model.
 
@@ -60,7 +114,19 @@ class Learner:
             dataloader_train: iterable of training batches (one pass = one epoch).
             dataloader_valid: iterable of validation batches.
         """
+        return self.run(dataloader_train, dataloader_valid)
+
+    def run(self, dataloader_train: Any, dataloader_valid: Any, custom: Any = None) -> Any:
+        """`fit`, with the epochs driven by `custom.fit(components, ...)` when given (a
+        `SupervisedLearningStrategy`): logging, resuming, the renderer and the summary stay
+        the Learner's. Returns the trained model."""
         cfg = self.config
+        if cfg is None:
+            raise TypeError(
+                "this Learner has no training configuration: pass it to "
+                "SupervisedTraining(artifact_dir, train, valid)...launch(learner), or build it "
+                "with LearnerBuilder(artifact_dir)...build(model, optim, lr)"
+            )
         if process_rank() not in (None, 0):
             # One process writes the artifacts: the other ranks log and render nothing (their
             # metric files and dashboards would be the same directory and the same terminal).
@@ -73,7 +139,7 @@ class Learner:
             install_application_logger(cfg.directory / "experiment.log") if cfg.app_log else None
         )
         try:
-            return self._fit(dataloader_train, dataloader_valid)
+            return self._fit(dataloader_train, dataloader_valid, custom)
         finally:
             if handler is not None:
                 remove_application_logger(handler)
@@ -147,7 +213,7 @@ class Learner:
         strategy = ProcessDataParallel(model, optim, comm, gather=bool(cfg.processor.train))
         return strategy, train.shard(comm.rank, comm.world_size)
 
-    def _fit(self, train: Any, valid: Any) -> Any:
+    def _fit(self, train: Any, valid: Any, custom: Any = None) -> Any:
         cfg = self.config
         store = EventStore(cfg.processor.loggers)
         model, optim, scheduler = self.model, self.optim, self.scheduler
@@ -162,32 +228,18 @@ class Learner:
                 cfg.early_stopping.restore(range(1, start), store)
             self.epochs_completed = resume
         self.resumed_from = resume
-        strategy, train = self._strategy(model, optim, train)
-        every = cfg.read_every if cfg.read_every is not None else default_every(model)
-        loop = TrainLoop(cfg, strategy, every)
+        self.model, self.optim, self.scheduler = model, optim, scheduler
         log.info("Fitting %s for epochs %d..%d", type(model).__name__, start, cfg.num_epochs)
         renderer = cfg.processor.renderer
         renderer.start(cfg.interrupter)
         try:
             with SigintHandler(cfg.interrupter):
-                for epoch in range(start, cfg.num_epochs + 1):
-                    loop.train_epoch(scheduler, train, epoch)
-                    model = loop.model
-                    self.model, self.optim, self.scheduler = model, loop.optim, scheduler
-                    if loop.should_stop():
-                        break
-                    loop.valid_epoch(valid, epoch)
-                    if loop.should_stop():
-                        break
-                    if cfg.checkpointer is not None and strategy.rank in (None, 0):  # one writer
-                        cfg.checkpointer.checkpoint(model, loop.optim, scheduler, epoch, store)
-                    strategy.barrier()  # no rank runs ahead of the checkpoint
-                    self.epochs_completed = epoch
-                    if cfg.early_stopping is not None and cfg.early_stopping.should_stop(
-                        epoch, store
-                    ):
-                        self.stopped_early = True
-                        break
+                self._run_strategy = None
+                if custom is not None:
+                    model = self._fit_custom(custom, train, valid, start, store)
+                else:
+                    model = self._epochs(train, valid, start, store)
+            strategy = self._run_strategy  # the built-in strategy that ran (None: custom)
             self.interrupted = cfg.interrupter.should_stop()
             captured = getattr(strategy, "captured", None)
             if captured is not None:  # LearnerBuilder.capture(): what the captured step did
@@ -196,6 +248,11 @@ class Learner:
                 captured.release()
             if self.interrupted:
                 log.info("Training stopped: %s", cfg.interrupter.get_message())
+            timer = getattr(strategy, "timer", None)
+            if timer is not None and timer.steps:  # data parallel: what the ranks waited
+                from ._overlap import report_wait
+
+                self.collective_wait = report_wait(timer, strategy.rank)
         finally:
             for logger in cfg.processor.loggers:
                 logger.close()
@@ -209,4 +266,62 @@ class Learner:
                 log.info("\n%s", summary)
             renderer.on_train_end(summary)
             renderer.close()
+        return model
+
+    def _epochs(self, train: Any, valid: Any, start: int, store: EventStore) -> Any:
+        """The built-in strategies' epochs: `TrainLoop` over a `Strategy`; the trained model."""
+        cfg = self.config
+        model, scheduler = self.model, self.scheduler
+        strategy, train = self._strategy(model, self.optim, train)
+        self._run_strategy = strategy
+        load_shards = getattr(strategy, "load_optimizer_shards", None)
+        if self.resumed_from is not None and load_shards is not None:  # sharded state (ZeRO-1)
+            load_shards(cfg.checkpointer.unit, self.resumed_from)
+        every = cfg.read_every if cfg.read_every is not None else default_every(model)
+        loop = TrainLoop(cfg, strategy, every)
+        for epoch in range(start, cfg.num_epochs + 1):
+            loop.train_epoch(scheduler, train, epoch)
+            model = loop.model
+            self.model, self.optim, self.scheduler = model, loop.optim, scheduler
+            if loop.should_stop():
+                break
+            loop.valid_epoch(valid, epoch)
+            if loop.should_stop():
+                break
+            save_shard = getattr(strategy, "save_optimizer_shard", None)
+            if cfg.checkpointer is not None and save_shard is not None:
+                save_shard(cfg.checkpointer.unit, epoch)  # every rank, before the commit
+            if cfg.checkpointer is not None and strategy.rank in (None, 0):  # one writer
+                cfg.checkpointer.checkpoint(model, loop.optim, scheduler, epoch, store)
+            strategy.barrier()  # no rank runs ahead of the checkpoint
+            self.epochs_completed = epoch
+            if cfg.early_stopping is not None and cfg.early_stopping.should_stop(epoch, store):
+                self.stopped_early = True
+                break
+        return model
+
+    def _fit_custom(self, custom: Any, train: Any, valid: Any, start: int, store: Any) -> Any:
+        """A custom strategy's epochs (Burn's `SupervisedLearningStrategy::fit`)."""
+        from ._components import EventProcessorTraining, LearningCheckpointer, TrainingComponents
+
+        cfg = self.config
+        components = TrainingComponents(
+            num_epochs=cfg.num_epochs,
+            checkpoint=self.resumed_from,
+            checkpointer=(
+                LearningCheckpointer(cfg.checkpointer) if cfg.checkpointer is not None else None
+            ),
+            grad_accumulation=cfg.grads_accumulation,
+            interrupter=cfg.interrupter,
+            early_stopping=cfg.early_stopping,
+            event_processor=EventProcessorTraining(cfg.processor),
+            event_store=store,
+            summary=cfg.summary,
+        )
+        result = custom.fit(components, self, train, valid, start)
+        model = result[0] if isinstance(result, tuple) else result
+        self.model = model
+        done = components.event_processor.last_valid_epoch
+        if done is not None:
+            self.epochs_completed = done
         return model

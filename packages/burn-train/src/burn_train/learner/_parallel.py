@@ -18,14 +18,21 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
+from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
 
 from burn_optim import GradientsParams
 from burn_tensor.collective import ThreadGroup
 
+from ._overlap import BucketReducer, CollectiveTimer, bucket_mb_from_env
 from ._protocols import Optimizer
+from ._zero import ShardedOptimizer, merge_shards, shard_optim_from_env
 from ._strategy import LossCheck, optim_step, start_epoch
+
+
+SHARDS = "optim-shards"  # beside the checkpoint records: one folder per epoch
 
 
 class _FloatParams:
@@ -76,33 +83,57 @@ def sync_from_root(model: Any, comm: Any) -> Any:
 
 
 def rank_step(
-    comm: Any, model: Any, optim: Optimizer, lr: float, shard: Any, check: LossCheck | None = None
+    comm: Any,
+    model: Any,
+    optim: Optimizer,
+    lr: float,
+    shard: Any,
+    check: LossCheck | None = None,
+    reducer: BucketReducer | None = None,
+    timer: CollectiveTimer | None = None,
+    sharded: ShardedOptimizer | None = None,
 ) -> tuple[Any, Any]:
     """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
     Returns (new model, metrics item or None when the rank had no items).
 
-    Every rank all-reduces one gradient per trainable parameter (batched by `all_reduce_flat`),
-    in the same order: a rank with no items (the last batch can be smaller than the number of
-    ranks), or a parameter its forward did not reach, contributes zeros."""
-    grads, item = None, None
-    if shard.items:
-        output = model.train_step(shard.batch)
-        grads, item = output.grads, output.item
+    Every rank all-reduces one gradient per trainable parameter, in the same order: a rank
+    with no items (the last batch can be smaller than the number of ranks), or a parameter its
+    forward did not reach, contributes zeros. With a `reducer` the gradients are reduced in
+    buckets while the backward pass runs (`_overlap.py`); without, after it, batched by
+    `all_reduce_flat`. Both give bitwise the same sums. `timer` (or the reducer's) accumulates
+    the time spent waiting on the reduction."""
     weight = shard.items / shard.total
     params = _trainable(model)
-    local = []
-    for p in params:
-        g = grads.get(p.id) if grads is not None else None
-        if g is None:
-            g = p.val().inner().zeros_like()
-        elif weight != 1.0:
-            g = g * weight
-        local.append(g)
-    summed = all_reduce_flat(local, comm)
+    item = None
+    if reducer is not None:
+        with reducer.step(params, weight) as pending:
+            if shard.items:
+                item = model.train_step(shard.batch).item
+        summed = pending.finish()
+    else:
+        grads = None
+        if shard.items:
+            output = model.train_step(shard.batch)
+            grads, item = output.grads, output.item
+        local = []
+        for p in params:
+            g = grads.get(p.id) if grads is not None else None
+            if g is None:
+                g = p.val().inner().zeros_like()
+            elif weight != 1.0:
+                g = g * weight
+            local.append(g)
+        start = time.perf_counter()
+        summed = all_reduce_flat(local, comm)
+        if timer is not None:
+            timer.wait_s += time.perf_counter() - start
+            timer.steps += 1
     if check is not None and item is not None:
         # Before any update, so a bad loss leaves the model intact; after the all-reduce is
         # queued, so the GPU has it to run while the host waits here for the loss.
         check(item)
+    if sharded is not None:  # ZeRO-1: update the owned share, all-gather the parameters
+        return sharded.step(lr, model, params, summed), item
     reduced = GradientsParams()
     for p, g in zip(params, summed, strict=True):
         reduced.register(p.id, g)
@@ -149,6 +180,7 @@ class ThreadedDataParallel:
         self.devices = list(devices)
         self.group = ThreadGroup(self.devices)
         self.comms = [self.group.communicator(r) for r in range(len(devices))]
+        self.timer = CollectiveTimer()  # rank 0's waits (the ranks wait for each other)
         self.set_state(model, optim)
 
     def set_state(self, model: Any, optim: Any) -> None:
@@ -194,7 +226,8 @@ class ThreadedDataParallel:
         def run(r: int) -> None:
             try:
                 self.models[r], items[r] = rank_step(
-                    self.comms[r], self.models[r], self.optims[r], lr, shards[r], check
+                    self.comms[r], self.models[r], self.optims[r], lr, shards[r], check,
+                    timer=self.timer if r == 0 else None,
                 )
             except BaseException as err:  # noqa: BLE001 - re-raised by the caller below
                 errors[r] = err
@@ -231,9 +264,29 @@ class ProcessDataParallel:
 
     needs_eager_check = True  # every rank checks before the collective update
 
-    def __init__(self, model: Any, optim: Optimizer, comm: Any, gather: bool = True) -> None:
+    def __init__(
+        self,
+        model: Any,
+        optim: Optimizer,
+        comm: Any,
+        gather: bool = True,
+        bucket_mb: float | None = None,
+        shard_optimizer: bool | None = None,
+    ) -> None:
+        """`bucket_mb`: size of the gradient buckets reduced during the backward pass (default
+        `$BURN_DDP_BUCKET_MB`, else 25); 0 reduces every gradient after the pass instead.
+        `shard_optimizer`: ZeRO stage 1, each rank keeps 1/N of the optimizer state
+        (`self.sharded`, see `_zero.py`; default `$BURN_DDP_SHARD_OPTIM=1`)."""
         self.comm, self.rank, self.gather = comm, comm.rank, gather
         self.model, self.optim = sync_from_root(model, comm), optim
+        mb = bucket_mb_from_env() if bucket_mb is None else bucket_mb
+        self.reducer = BucketReducer(comm, mb) if mb > 0 else None
+        self.timer = self.reducer.timer if self.reducer is not None else CollectiveTimer()
+        if shard_optimizer is None:
+            shard_optimizer = shard_optim_from_env()
+        self.sharded = ShardedOptimizer(optim, comm) if shard_optimizer else None
+        if self.sharded is not None:
+            self.sharded.keep_owned(self.model)  # a resumed whole record: keep this rank's part
 
     def batches(self, loader: Any, epoch: int) -> Iterator[Any]:
         return start_epoch(loader, epoch)  # the loader is already this rank's shard
@@ -243,6 +296,48 @@ class ProcessDataParallel:
 
     def set_state(self, model: Any, optim: Any) -> None:
         self.model, self.optim = model, optim
+        if self.sharded is not None:
+            self.sharded.optim = optim
+
+    # -- sharded optimizer state in checkpoints (`checkpoint/optim-shards/epoch-N/`) -------------
+
+    def save_optimizer_shard(self, unit: Any, epoch: int) -> None:
+        """Every rank writes its optimizer shard for `epoch` (with sharding; else nothing), all
+        before rank 0 commits the checkpoint (called by every rank before it)."""
+        if self.sharded is None:
+            return
+        import shutil
+
+        root = Path(unit.directory) / SHARDS
+        folder = root / f"epoch-{epoch}"
+        if self.rank == 0:  # a re-save (another world size) must not mix with old shards
+            shutil.rmtree(folder, ignore_errors=True)
+            kept = set(unit.epochs_on_disk())
+            for old in root.glob("epoch-*") if root.is_dir() else []:
+                e = old.name.removeprefix("epoch-")
+                if e.isdigit() and int(e) < epoch and int(e) not in kept:
+                    shutil.rmtree(old, ignore_errors=True)  # its checkpoint was deleted
+            folder.mkdir(parents=True, exist_ok=True)
+        self.barrier()
+        recorder = unit.files["optim"].recorder
+        name = f"rank-{self.rank}-of-{self.comm.world_size}"
+        recorder.record(self.sharded.shard_record(self.model), folder / name)
+        self.barrier()
+
+    def load_optimizer_shards(self, unit: Any, epoch: int) -> None:
+        """After resuming from `epoch`: the optimizer state from its shards, this rank's part
+        with sharding, the whole merged record without. A checkpoint without shards (saved
+        without sharding) keeps the whole record already loaded (this rank's part of it)."""
+        folder = Path(unit.directory) / SHARDS / f"epoch-{epoch}"
+        files = sorted(folder.glob("rank-*-of-*")) if folder.is_dir() else []
+        if not files:
+            return
+        recorder = unit.files["optim"].recorder
+        shards = [recorder.load(f) for f in files]
+        if self.sharded is not None:
+            self.sharded.load_shards(self.model, shards)
+        else:
+            self.optim.load_record(merge_shards(self.model, shards))
 
     def agree(self, flag: bool) -> bool:
         """True on every rank if `flag` is true on any: ranks stop at the same step (a Ctrl-C
@@ -257,7 +352,10 @@ class ProcessDataParallel:
         """One step; returns the metric items this rank renders."""
         from ._gather import gather_items
 
-        self.model, item = rank_step(self.comm, self.model, self.optim, lr, shard, check)
+        self.model, item = rank_step(
+            self.comm, self.model, self.optim, lr, shard, check, self.reducer, self.timer,
+            self.sharded,
+        )
         if not self.gather:
             return [item] if item is not None else []
         items = gather_items(self.comm, item)

@@ -59,8 +59,22 @@ class FileMetricLogger(MetricLogger):
     def __init__(self, directory: str | os.PathLike) -> None:
         self.directory = Path(directory)
         self._files: dict[Path, IO[str]] = {}
+        #: evaluation logger (`new_eval`): no epoch folders; `tag` is the evaluation's name
+        self.is_eval = False
+        self.tag: str | None = None
+
+    @classmethod
+    def new_eval(cls, directory: str | os.PathLike) -> FileMetricLogger:
+        """The Evaluator's logger (Burn's `FileMetricLogger::new_eval`): the metrics of
+        `Evaluator.eval(name, ...)` go to `<directory>/test/<name>/<Metric>.log`."""
+        logger = cls(directory)
+        logger.is_eval = True
+        return logger
 
     def path(self, name: str, epoch: int, split: Split) -> Path:
+        if self.is_eval:
+            folder = self.directory / split.value / file_name(self.tag) if self.tag else self.directory
+            return folder / f"{file_name(name)}.log"
         return self.directory / split.value / f"epoch-{epoch}" / f"{file_name(name)}.log"
 
     def log(self, entry: MetricEntry, epoch: int, split: Split) -> None:
@@ -73,7 +87,7 @@ class FileMetricLogger(MetricLogger):
         f.write(entry.serialize.replace("\n", " ") + "\n")
 
     def end_epoch(self, epoch: int, split: Split) -> None:
-        prefix = self.directory / split.value / f"epoch-{epoch}"
+        prefix = self.path("x", epoch, split).parent
         for path in [p for p in self._files if p.parent == prefix]:
             self._files.pop(path).close()
 

@@ -35,14 +35,34 @@ from ._confusion import (
     PrecisionMetric,
     RecallMetric,
 )
+from ._dice import DiceInput, DiceMetric, DiceMetricConfig
 from ._gpu import CudaMetric, GpuTemperature
 from ._loss import LossInput, LossMetric
+from ._text import (
+    CerInput,
+    CharErrorRate,
+    PerplexityInput,
+    PerplexityMetric,
+    WerInput,
+    WordErrorRate,
+    edit_distance,
+)
 from ._precision import LossScaleMetric, SkippedStepsMetric
 from ._speed import IterationSpeedMetric, LearningRateMetric
 from ._state import FormatOptions, NumericMetricState
 from ._system import CpuMemory, CpuTemperature, CpuUse
 
 __all__ = [
+    "CerInput",
+    "CharErrorRate",
+    "DiceInput",
+    "DiceMetric",
+    "DiceMetricConfig",
+    "PerplexityInput",
+    "PerplexityMetric",
+    "WerInput",
+    "WordErrorRate",
+    "edit_distance",
     "LossScaleMetric",
     "SkippedStepsMetric",
     "AccuracyInput",

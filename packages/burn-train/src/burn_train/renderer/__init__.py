@@ -15,7 +15,13 @@ Example:
 
 import sys
 
-from ._base import MetricsRenderer, MetricState, TrainingProgress
+from ._base import (
+    EvaluationName,
+    EvaluationProgress,
+    MetricsRenderer,
+    MetricState,
+    TrainingProgress,
+)
 from ._cli import CliMetricsRenderer
 from ._plot import Series, braille_plot
 from ._tui import TuiMetricsRenderer
@@ -32,6 +38,8 @@ def default_renderer() -> MetricsRenderer:
 
 __all__ = [
     "CliMetricsRenderer",
+    "EvaluationName",
+    "EvaluationProgress",
     "MetricState",
     "MetricsRenderer",
     "Series",

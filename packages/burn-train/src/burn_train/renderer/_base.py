@@ -39,12 +39,32 @@ class TrainingProgress:
     iteration: int
 
 
+@dataclass(frozen=True)
+class EvaluationName:
+    """The name of one `Evaluator.eval` run (Burn's `EvaluationName`), shown with its metrics."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class EvaluationProgress:
+    """Where an evaluation is: items of the test set, 1-based iteration."""
+
+    progress: Any  # .items_processed / .items_total
+    iteration: int
+
+
 class MetricsRenderer:
     """What the learner calls to show training (Burn's `MetricsRenderer`).
 
     `update_train/update_valid(state)` per metric per iteration, `render_train/render_valid
     (progress)` once per iteration after the metrics; `start(interrupter)` before the first
     epoch, `end_epoch(split, epoch)` when a loop ends, `on_train_end(summary)` and `close()`.
+    The `Evaluator` calls `update_test(name, state)`, `render_test(progress)` and
+    `on_test_end()` (Burn's `MetricsRendererEvaluation`).
     """
 
     def start(self, interrupter: Any) -> None:
@@ -66,6 +86,15 @@ class MetricsRenderer:
         pass
 
     def on_train_end(self, summary: Any = None) -> None:
+        pass
+
+    def update_test(self, name: EvaluationName, state: MetricState) -> None:
+        pass
+
+    def render_test(self, item: EvaluationProgress) -> None:
+        pass
+
+    def on_test_end(self) -> None:
         pass
 
     def close(self) -> None:

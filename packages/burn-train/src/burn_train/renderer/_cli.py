@@ -6,7 +6,7 @@ import sys
 import time
 from typing import IO, Any
 
-from ._base import MetricsRenderer, MetricState, TrainingProgress
+from ._base import EvaluationName, EvaluationProgress, MetricsRenderer, MetricState, TrainingProgress
 
 
 class CliMetricsRenderer(MetricsRenderer):
@@ -23,8 +23,9 @@ class CliMetricsRenderer(MetricsRenderer):
     def __init__(self, stream: IO[str] | None = None, interval: float = 1.0) -> None:
         self.stream = stream
         self.interval = interval
-        self.metrics: dict[str, dict[str, str]] = {"train": {}, "valid": {}}
-        self._last = {"train": -float("inf"), "valid": -float("inf")}
+        self.metrics: dict[str, dict[str, str]] = {"train": {}, "valid": {}, "test": {}}
+        self._last = {"train": -float("inf"), "valid": -float("inf"), "test": -float("inf")}
+        self._test_name = ""
 
     @property
     def out(self) -> IO[str]:
@@ -41,6 +42,29 @@ class CliMetricsRenderer(MetricsRenderer):
 
     def render_valid(self, item: TrainingProgress) -> None:
         self._render("valid", item)
+
+    def update_test(self, name: EvaluationName, state: MetricState) -> None:
+        if str(name) != self._test_name:  # a new evaluation: its own metrics and first line
+            self._test_name, self.metrics["test"] = str(name), {}
+            self._last["test"] = -float("inf")
+        self.metrics["test"][state.entry.name] = state.entry.formatted
+
+    def render_test(self, item: EvaluationProgress) -> None:
+        """`[test name] iter N | k/n items (p%) | Metric: ...`, throttled like training."""
+        now = time.monotonic()
+        p = item.progress
+        done = p.items_processed >= p.items_total
+        if not done and now - self._last["test"] < self.interval:
+            return
+        self._last["test"] = now
+        pct = 100 * p.items_processed // max(p.items_total, 1)
+        parts = [
+            f"[test {self._test_name}] iter {item.iteration}",
+            f"{p.items_processed}/{p.items_total} items ({pct}%)",
+        ]
+        parts += [f"{name}: {text}" for name, text in self.metrics["test"].items()]
+        self.out.write(" | ".join(parts) + "\n")
+        self.out.flush()
 
     def _render(self, split: str, item: TrainingProgress) -> None:
         now = time.monotonic()
@@ -63,7 +87,7 @@ class CliMetricsRenderer(MetricsRenderer):
 
     def end_epoch(self, split: Any, epoch: int) -> None:
         self.metrics[getattr(split, "value", str(split))] = {}
-        self._last = {"train": -float("inf"), "valid": -float("inf")}
+        self._last.update(train=-float("inf"), valid=-float("inf"))
 
     def on_train_end(self, summary: Any = None) -> None:
         if summary is not None:

@@ -50,17 +50,21 @@ class TuiMetricsRenderer(MetricsRenderer):
         self.min_interval = 1.0 / refresh_per_second
         self.read_keys = read_keys
         self.screen = screen
-        self.texts: dict[str, dict[str, str]] = {"train": {}, "valid": {}}
+        self.texts: dict[str, dict[str, str]] = {"train": {}, "valid": {}, "test": {}}
         self.points: dict[str, dict[str, list[tuple[float, float]]]] = {}  # name -> split -> pts
         self.selected = 0
         self.view = 0
-        self.progress: dict[str, TrainingProgress | None] = {"train": None, "valid": None}
+        self.progress: dict[str, TrainingProgress | None] = {
+            "train": None,
+            "valid": None,
+            "test": None,
+        }
         self.phase = "train"
         self.start_time = time.monotonic()
-        self.epoch_start = {"train": time.monotonic(), "valid": time.monotonic()}
+        self.epoch_start = {k: time.monotonic() for k in ("train", "valid", "test")}
         self.interrupter: Any = None
         self.status = ""
-        self._pending: dict[str, list[tuple[str, float]]] = {"train": [], "valid": []}
+        self._pending: dict[str, list[tuple[str, float]]] = {"train": [], "valid": [], "test": []}
         self._lock = threading.RLock()
         self._last_draw = 0.0
         self._live: Live | None = None
@@ -129,6 +133,19 @@ class TuiMetricsRenderer(MetricsRenderer):
     def update_valid(self, state: MetricState) -> None:
         self._update("valid", state)
 
+    def update_test(self, name: Any, state: MetricState) -> None:
+        # Test values are shown in their own column; they are not plotted (no epoch axis).
+        with self._lock:
+            self.texts["test"][f"{state.entry.name}"] = state.entry.formatted
+
+    def render_test(self, item: Any) -> None:
+        with self._lock:
+            if item.iteration <= 1:
+                self.epoch_start["test"] = time.monotonic()
+            self.phase = "test"
+            self.progress["test"] = TrainingProgress(item.progress, 1, 1, item.iteration)
+        self.draw()
+
     def render_train(self, item: TrainingProgress) -> None:
         self._render("train", item)
 
@@ -163,7 +180,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         with self._lock:
             width = self.console.size.width
             height = self.console.size.height
-            rows = len({*self.texts["train"], *self.texts["valid"]})
+            rows = len({*self.texts["train"], *self.texts["valid"], *self.texts["test"]})
             # progress panel 4-5, table header 2 + rows, plot borders/tabs/legend 4, help 1
             plot_h = max(height - 13 - rows, 4)
             return Group(
@@ -180,7 +197,7 @@ class TuiMetricsRenderer(MetricsRenderer):
         done, total = p.progress.items_processed, max(p.progress.items_total, 1)
         elapsed = time.monotonic() - self.epoch_start[self.phase]
         eta_epoch = elapsed * (total - done) / done if done else 0.0
-        tp = self.progress["train"] or p
+        tp = p if self.phase == "test" else (self.progress["train"] or p)
         frac = (
             (tp.epoch - 1) + tp.progress.items_processed / max(tp.progress.items_total, 1)
         ) / max(tp.epoch_total, 1)
@@ -207,11 +224,12 @@ class TuiMetricsRenderer(MetricsRenderer):
         table.add_column("Metric", style="bold")
         table.add_column("Train", style="blue")
         table.add_column("Valid", style="red")
-        names = list(dict.fromkeys([*self.texts["train"], *self.texts["valid"]]))
+        splits = ["train", "valid"] + (["test"] if self.texts["test"] else [])
+        if self.texts["test"]:
+            table.add_column("Test", style="green")
+        names = list(dict.fromkeys(n for s in splits for n in self.texts[s]))
         for name in names:
-            table.add_row(
-                name, self.texts["train"].get(name, "-"), self.texts["valid"].get(name, "-")
-            )
+            table.add_row(name, *(self.texts[s].get(name, "-") for s in splits))
         return table
 
     def _plot_panel(self, width: int, height: int) -> Panel:

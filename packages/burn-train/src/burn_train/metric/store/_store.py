@@ -16,8 +16,11 @@ class Split(enum.Enum):
 
     TRAIN = "train"
     VALID = "valid"
+    #: the Evaluator's split (logs under `<directory>/test/<name>/`)
+    TEST = "test"
     Train = TRAIN  # Burn's spelling
     Valid = VALID
+    Test = TEST
 
 
 class Aggregate(enum.Enum):

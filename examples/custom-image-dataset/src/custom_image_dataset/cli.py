@@ -1,0 +1,73 @@
+"""`custom-image-dataset`: train the CIFAR-10 CNN on images in class folders."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+
+CIFAR10_PNG_URL = "https://s3.amazonaws.com/fast-ai-sample/cifar10.tgz"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="custom-image-dataset", description=__doc__)
+    parser.add_argument(
+        "--root", default=None,
+        help=f"a folder with train/ and test/ class folders (e.g. {CIFAR10_PNG_URL} extracted)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--generate", type=int, default=None, metavar="N",
+        help="instead, generate N training and N/4 test images per class (offline, CI)",
+    )  # fmt: skip
+    parser.add_argument("--epochs", type=int, default=30, help="number of epochs (Burn: 30)")
+    parser.add_argument("--batch-size", type=int, default=128, help="batch size (Burn: 128)")
+    parser.add_argument("--lr", type=float, default=0.02, help="SGD learning rate (Burn: 0.02)")
+    parser.add_argument(
+        "--artifact-dir", default="artifacts/custom-image-dataset", help="logs, checkpoints, model"
+    )
+    parser.add_argument("--backend", default=None, help="backend name (default: the best one)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if (args.root is None) == (args.generate is None):
+        print(
+            "error: pass --root DIR (an image folder with train/ and test/, e.g. fast.ai's "
+            f"CIFAR-10 from {CIFAR10_PNG_URL}) or --generate N",
+            file=sys.stderr,
+        )
+        return 2
+    if args.epochs < 1 or (args.generate is not None and args.generate < 4):
+        print("error: --epochs must be >= 1 and --generate >= 4", file=sys.stderr)
+        return 2
+    from pathlib import Path
+
+    from burn_autodiff import Autodiff
+    from burn_dataset.vision import ImageFolderDataset
+    from burn_tensor import resolve_backend
+
+    from .data import generate_image_folder
+    from .training import run
+
+    root = Path(args.root) if args.root else Path(tempfile.mkdtemp())
+    if args.generate is not None:
+        generate_image_folder(root / "train", args.generate, seed=0)
+        generate_image_folder(root / "test", max(args.generate // 4, 1), seed=1)
+    try:
+        train = ImageFolderDataset.new_classification(root / "train")
+        test = ImageFolderDataset.new_classification(root / "test")
+    except (FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    _, inner, line = resolve_backend(args.backend)
+    print(line, flush=True)
+    print(f"{len(train)} train and {len(test)} test images in {len(train.classes)} classes")
+    result = run(Autodiff(inner).device(), train, test, len(train.classes), args.artifact_dir,
+                 args.epochs, args.batch_size, args.lr)  # fmt: skip
+    print(f"epochs {result.learner.epochs_completed}; model in {args.artifact_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

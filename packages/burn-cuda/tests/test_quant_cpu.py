@@ -1,0 +1,67 @@
+"""burn_gpu's `qlin_packed` (weight-only quantized linear) as Cuda launches it, on the CPU
+stand-in: the real CUDA text built by g++, the grid the launcher computes, against the numpy
+float64 reference of the dequantized weight."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cuda_on_cpu
+from burn_gpu._quant import clear_runtimes
+from burn_tensor import Tensor, module
+from burn_tensor.quantization import (
+    QuantLevel,
+    QuantScheme,
+    QuantValue,
+    dequantize_ref,
+    unpack_ref,
+)
+from cpu_backend import cuda_on_cpu_backend
+from fake_cupy import FakeCupy
+
+pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+
+SCHEMES = [
+    QuantScheme(),
+    QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(8)),
+    QuantScheme(value=QuantValue.Q2F, level=QuantLevel.block(4)),
+]
+
+
+def test_qlin_packed_runs_and_matches_reference():
+    # one stand-in for every scheme: the fake's kernel cache records launches on the fake that
+    # first built a kernel
+    clear_runtimes()
+    with cuda_on_cpu_backend(FakeCupy()) as (backend, cp):
+        d = backend.device()
+        rng = np.random.default_rng(0)
+        for scheme in SCHEMES:
+            # N = 40: not a multiple of 16 (q2) values a word; M * N spans several blocks
+            w = Tensor.from_data(rng.normal(size=(33, 40)).astype(np.float32), d)
+            w = w.quantize_dynamic(scheme)
+            x = rng.normal(size=(2, 9, 33)).astype(np.float32)
+            b = rng.normal(size=(40,)).astype(np.float32)
+            before = len(cp.launches)
+            got = module.linear(Tensor.from_data(x, d), w, Tensor.from_data(b, d)).numpy()
+            assert "qlin_packed" in [launch.name for launch in cp.launches[before:]], scheme
+            wd = w.quantized_data()
+            ref = dequantize_ref(wd.values, wd.scales, scheme, (33, 40))
+            np.testing.assert_allclose(got, x.astype(np.float64) @ ref + b, rtol=1e-4, atol=1e-4)
+        # int8 x int8 -> int32 (qmm_i8; the portable DOT4 here, __dp4a on sm_61+)
+        s = QuantScheme()
+        a = Tensor.from_data(rng.normal(size=(5, 203)).astype(np.float32), d).quantize_dynamic(s)
+        bb = Tensor.from_data(rng.normal(size=(203, 7)).astype(np.float32), d).quantize_dynamic(s)
+        before = len(cp.launches)
+        got = a.matmul(bb).numpy()
+        assert "qmm_i8" in [launch.name for launch in cp.launches[before:]]
+        da, db = a.quantized_data(), bb.quantized_data()
+        ia, ib = unpack_ref(da.values, s, (5, 203)), unpack_ref(db.values, s, (203, 7))
+        want = (ia @ ib).astype(np.float32) * np.float32(da.scales[0] * db.scales[0])
+        np.testing.assert_array_equal(got, want)
+    clear_runtimes()

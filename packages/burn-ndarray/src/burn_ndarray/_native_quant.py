@@ -1,0 +1,92 @@
+"""The quantized kernels of NdArray (`_native/quant.c`): int8 x int8 -> int32 matmul and the
+weight-only packed linear, in their own small library.
+
+Built like `_native` (same compiler, flags, cache folder, verified publish; the key holds
+quant.c's hash) but separately, so the shared `kernels.c` library is untouched. `lib()` is None
+when native kernels are off (`BURN_NDARRAY_NATIVE=0`) or the build fails; callers then use the
+numpy / default paths.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import logging
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+from burn_tensor import cache
+
+from . import _native
+
+log = logging.getLogger("burn_ndarray.native")
+
+SOURCE = Path(_native.__file__).with_name("quant.c")
+VERSION = 1  # burn_quant_version() of quant.c (the cache key holds its hash too)
+_LOCK = threading.Lock()
+_STATE: dict = {}
+
+
+def _load(path: Path):
+    lib = ctypes.CDLL(str(path))
+    lib.burn_quant_version.restype = ctypes.c_int
+    if lib.burn_quant_version() != VERSION:
+        raise OSError(f"{path}: wrong version")
+    p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
+    lib.qmm_i8_i32.argtypes, lib.qmm_i8_i32.restype = (p, p, p, L, L, L, i), None
+    lib.qlin_packed.argtypes = (p, p, p, p, L, L, L, L, i, L, i)
+    lib.qlin_packed.restype = None
+    return lib
+
+
+def _build():
+    cc = _native.find_compiler()
+    if cc is None:
+        raise OSError("no C compiler (cc, gcc or $CC) on PATH")
+    fl = [f for f in _native.flags() if f != "-mprefer-vector-width=512"] + ["-fno-strict-aliasing"]
+    directory = _native.cache_dir()
+    path = directory / f"quant-{_native._key(cc, hashlib.sha256(SOURCE.read_bytes()).digest(), fl)}.so"
+    if cache.check(path):
+        try:
+            return _load(path)
+        except Exception as e:  # noqa: BLE001 - rebuild a cached library that does not load
+            log.debug("burn-ndarray quant kernels: cached %s unusable (%s)", path, e)
+            cache.discard(path)
+    tmp = str(cache.temp_file(path, ".tmp.so"))
+    try:
+        cmd = [cc, *fl, "-o", tmp, str(SOURCE)]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if res.returncode != 0:
+            raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")
+        lib = _load(Path(tmp))
+        cache.publish(Path(tmp), path)
+        return lib
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def lib():
+    """The loaded quant kernels, or None (off, no compiler, build failure; see `status()`)."""
+    if "lib" in _STATE:
+        return _STATE["lib"]
+    with _LOCK:
+        if "lib" not in _STATE:
+            result, why = None, ""
+            if not _native.enabled_by_env():
+                why = "off (BURN_NDARRAY_NATIVE=0)"
+            else:
+                _native.lib()  # the environment set-up of the shared library (OpenMP spin)
+                try:
+                    result, why = _build(), "native quant kernels"
+                except Exception as e:  # noqa: BLE001 - numpy / default paths then
+                    why = f"default paths: {e}"
+            _STATE.update(lib=result, why=why)
+    return _STATE["lib"]
+
+
+def status() -> str:
+    lib()
+    return _STATE["why"]

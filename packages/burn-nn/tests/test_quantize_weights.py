@@ -1,0 +1,98 @@
+"""`module.quantize_weights(Quantizer(...))`: weight-only quantized Linear, Conv1d/2d, Embedding.
+
+Each quantized layer must compute what the float layer computes with the dequantized weights
+(dequantized by the numpy reference, not by the code under test), on NdArray and on
+Autodiff(NdArray) where the quantized params must not require grad.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn_autodiff import Autodiff
+from burn_ndarray import NdArray
+from burn_nn import EmbeddingConfig, LinearConfig, Quantizer
+from burn_nn.conv import Conv1dConfig, Conv2dConfig
+from burn_tensor import Int, Tensor
+from burn_tensor.quantization import (
+    Calibration,
+    QuantLevel,
+    QuantScheme,
+    QuantValue,
+    dequantize_ref,
+)
+
+SCHEMES = [
+    QuantScheme(),
+    QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(4)),
+    QuantScheme(value=QuantValue.Q2S, level=QuantLevel.block(2)),
+]
+
+
+def _deq(t) -> np.ndarray:
+    qd = t.quantized_data()
+    return dequantize_ref(qd.values, qd.scales, qd.scheme, qd.shape)
+
+
+def _float_copy(module, device):
+    """The module with every quantized param replaced by its reference dequantization."""
+
+    class Deq:
+        def map_float(self, p):
+            t = p.val()
+            if not t.is_quantized():
+                return p
+            return type(p)(p.id, Tensor.from_data(_deq(t).astype(np.float32), device), False)
+
+    return module.map(Deq())
+
+
+LAYERS = [
+    ("linear", lambda d: LinearConfig(8, 4).init(d), (3, 8), False),
+    ("conv1d", lambda d: Conv1dConfig(2, 4, 3).init(d), (2, 2, 9), False),
+    ("conv2d", lambda d: Conv2dConfig([2, 4], [3, 2]).init(d), (2, 2, 6, 6), False),
+    ("embedding", lambda d: EmbeddingConfig(10, 4).init(d), (2, 3), True),
+]
+
+
+@pytest.mark.parametrize("backend", [NdArray(), Autodiff(NdArray())], ids=["ndarray", "autodiff"])
+@pytest.mark.parametrize("scheme", SCHEMES, ids=["q8s", "q4s-b4", "q2s-b2"])
+@pytest.mark.parametrize("name,make,xshape,ints", LAYERS, ids=[layer[0] for layer in LAYERS])
+def test_quantized_layer_equals_float_layer_on_dequantized_weights(
+    backend, scheme, name, make, xshape, ints
+):
+    d = backend.device()
+    layer = make(d)
+    quantizer = Quantizer(calibration=Calibration.MinMax, scheme=scheme)
+    q = layer.quantize_weights(quantizer)
+    params = q.named_parameters()
+    assert any(p.val().is_quantized() for _, p in params)
+    for _, p in params:
+        if p.val().is_quantized():
+            assert p.val().dtype.scheme == scheme and not p.require_grad
+    rng = np.random.default_rng(0)
+    x = (
+        Tensor.from_data(rng.integers(0, 10, xshape), d, dtype="int32")
+        if ints
+        else Tensor.from_data(rng.normal(size=xshape).astype(np.float32), d)
+    )
+    got = q(x)
+    assert not got.is_quantized()
+    want = _float_copy(q, d)(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    # and it is close to the unquantized layer (q8 only: q4/q2 are coarse on purpose)
+    if scheme == SCHEMES[0]:
+        np.testing.assert_allclose(got.numpy(), layer(x).numpy(), atol=0.05)
+    assert Int is not None
+
+
+def test_params_the_scheme_cannot_hold_stay_float_and_are_listed():
+    d = NdArray().device()
+    layer = Conv2dConfig([2, 6], [3, 4]).init(d)  # kernel width 4 fits block(4), a bias of 6 not
+    quantizer = Quantizer(scheme=QuantScheme(level=QuantLevel.block(4)))
+    q = layer.quantize_weights(quantizer)
+    assert q.weight.val().is_quantized()
+    assert not q.bias.val().is_quantized()
+    assert quantizer.skipped == [str(layer.bias.id)]
+    with pytest.raises(TypeError, match="scheme must be a QuantScheme"):
+        Quantizer(scheme="q8")

@@ -1,0 +1,50 @@
+"""burn_gpu's `qlin_packed` (weight-only quantized linear) on OpenCl (PoCL in CI): packed
+weights read in place, against the numpy float64 reference of the dequantized weight; inputs
+with an offset (a slice) and rank 3."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn_gpu import _quant
+from burn_opencl import OpenCl
+from burn_tensor import Tensor, module
+from burn_tensor.quantization import QuantLevel, QuantScheme, QuantValue, dequantize_ref
+
+
+@pytest.mark.parametrize(
+    "scheme",
+    [
+        QuantScheme(),
+        QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(8)),
+        QuantScheme(value=QuantValue.Q2S, level=QuantLevel.block(4)),
+    ],
+    ids=["q8s", "q4s-b8", "q2s-b4"],
+)
+def test_qlin_packed_matches_reference(scheme):
+    backend = OpenCl(device_type="cpu")
+    d = backend.device()
+    rng = np.random.default_rng(2)
+    w = Tensor.from_data(rng.normal(size=(33, 40)).astype(np.float32), d).quantize_dynamic(scheme)
+    full = rng.normal(size=(3, 9, 33)).astype(np.float32)
+    x = Tensor.from_data(full, d)[1:3]  # a view with an offset
+    got = module.linear(x, w).numpy()
+    assert any(k[0] is backend for k in _quant._RUNTIMES), "the packed kernel did not run"
+    wd = w.quantized_data()
+    want = full[1:3].astype(np.float64) @ dequantize_ref(wd.values, wd.scales, scheme, (33, 40))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_int8_matmul_accumulates_exactly_in_int32():
+    """qmm_i8: K = 203 (not a multiple of 4: the last word is zero-padded), exact int sums."""
+    from burn_tensor.quantization import unpack_ref
+
+    d = OpenCl(device_type="cpu").device()
+    rng = np.random.default_rng(3)
+    s = QuantScheme()
+    a = Tensor.from_data(rng.normal(size=(5, 203)).astype(np.float32), d).quantize_dynamic(s)
+    b = Tensor.from_data(rng.normal(size=(203, 7)).astype(np.float32), d).quantize_dynamic(s)
+    da, db = a.quantized_data(), b.quantized_data()
+    ia, ib = unpack_ref(da.values, s, (5, 203)), unpack_ref(db.values, s, (203, 7))
+    want = (ia @ ib).astype(np.float32) * np.float32(da.scales[0] * db.scales[0])
+    np.testing.assert_array_equal(a.matmul(b).numpy(), want)

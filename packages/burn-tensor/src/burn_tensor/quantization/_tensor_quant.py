@@ -1,0 +1,122 @@
+"""Tensor methods of quantization: `quantize`, `quantize_dynamic`, `dequantize`, ..."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .._dtype import Float
+from .._errors import TensorCheckError
+from ._data import QuantizedData
+from ._primitive import QuantizedPrimitive
+from ._scheme import Calibration, QuantScheme
+from ._view import quant_view
+
+_new = object.__new__
+
+
+@dataclasses.dataclass(frozen=True)
+class QuantizationParameters:
+    """Quantization parameters of a tensor (Burn's `QuantizationParameters`): its scales, a float
+    Tensor of `scheme.params_shape(shape)`."""
+
+    scales: object
+
+
+def compute_q_params(tensor, scheme: QuantScheme, calibration: Calibration = Calibration.MIN_MAX):
+    """MinMax quantization parameters of a float tensor for `scheme` (Burn's
+    `scheme.compute_q_params(range)`)."""
+    _check_float("compute_q_params", tensor, scheme)
+    if Calibration(calibration) is not Calibration.MIN_MAX:
+        raise ValueError(f"compute_q_params: unknown calibration {calibration!r}")
+    p = tensor._d.backend.q_compute_scales(tensor._p, scheme)
+    return QuantizationParameters(tensor._like(p))
+
+
+def _check_float(op, t, scheme):
+    if not isinstance(scheme, QuantScheme):
+        raise TypeError(f"{op}: scheme must be a QuantScheme, got {type(scheme).__name__}")
+    if type(t._p) is QuantizedPrimitive:
+        raise TensorCheckError(op, f"the tensor is already quantized ({t.dtype!r}); dequantize() it first")
+    if t._o.kind is not Float:
+        raise TensorCheckError(op, f"expected a Float tensor, got {t._o.kind.value}")
+    from ._ops import check_scheme_fits
+
+    check_scheme_fits(op, tuple(t._p.shape), scheme)
+
+
+def wrap_quantized(p: QuantizedPrimitive, device):
+    """A Tensor holding quantized primitive `p` on `device`."""
+    from .._tensor import Tensor
+
+    t = _new(Tensor)
+    t._p = p
+    t._o = quant_view(device.backend)
+    t._d = device
+    return t
+
+
+class QuantMixin:
+    """Quantization methods of `Tensor` (Burn's `Tensor::quantize`, `quantize_dynamic`,
+    `dequantize`)."""
+
+    __slots__ = ()
+
+    def quantize(self, scheme: QuantScheme, qparams):
+        """Quantize with given parameters (`QuantizationParameters` or a scales Tensor).
+
+        Shapes: [d...] -> [d...] (dtype `QFloat(scheme)`); scales [1] or [..., last / block].
+
+        Example:
+            >>> q = t.quantize(QuantScheme(), QuantizationParameters(Tensor.from_floats([0.1], dev)))  # doctest: +SKIP
+        """
+        _check_float("quantize", self, scheme)
+        scales = qparams.scales if isinstance(qparams, QuantizationParameters) else qparams
+        from .._tensor import Tensor
+
+        if not isinstance(scales, Tensor) or scales._o.kind is not Float:
+            raise TensorCheckError("quantize", f"qparams must hold a Float scales Tensor, got {scales!r}")
+        want = scheme.params_shape(tuple(self._p.shape))
+        if tuple(scales._p.shape) != want:
+            raise TensorCheckError(
+                "quantize", f"scales must have shape {list(want)} for {self.dims()} under {scheme.level!r}, got {scales.dims()}"
+            )
+        if scales._d is not self._d:
+            raise TensorCheckError("quantize", f"scales are on {scales._d!r}, the tensor on {self._d!r}")
+        return wrap_quantized(self._d.backend.q_quantize(self._p, scheme, scales._p), self._d)
+
+    def quantize_dynamic(self, scheme: QuantScheme):
+        """Quantize with MinMax parameters computed from this tensor (Burn's `quantize_dynamic`)."""
+        _check_float("quantize_dynamic", self, scheme)
+        return wrap_quantized(self._d.backend.q_quantize_dynamic(self._p, scheme), self._d)
+
+    def dequantize(self):
+        """The float tensor scale * q (the backend's float dtype); a float tensor is returned as is."""
+        if type(self._p) is not QuantizedPrimitive:
+            return self
+        from .._tensor import Tensor
+
+        return Tensor._make(self._d.backend.q_dequantize(self._p), Float, self._d)
+
+    def is_quantized(self) -> bool:
+        """Whether this tensor holds quantized values (its dtype is a `QFloat`)."""
+        return type(self._p) is QuantizedPrimitive
+
+    def quantization_scheme(self) -> QuantScheme | None:
+        """The `QuantScheme` of a quantized tensor; None for any other tensor."""
+        return self._p.scheme if type(self._p) is QuantizedPrimitive else None
+
+    def quantized_data(self) -> QuantizedData:
+        """Host copy of the stored values and scales (what records save)."""
+        if type(self._p) is not QuantizedPrimitive:
+            raise TensorCheckError("quantized_data", "the tensor is not quantized")
+        return self._d.backend.q_into_data(self._p)
+
+    @staticmethod
+    def from_quantized_data(data: QuantizedData, device=None):
+        """A quantized tensor from `QuantizedData` (the inverse of `quantized_data`)."""
+        from .._tensor import _device
+
+        if not isinstance(data, QuantizedData):
+            raise TypeError(f"from_quantized_data: expected QuantizedData, got {type(data).__name__}")
+        device = _device(device)
+        return wrap_quantized(device.backend.q_from_data(data, device), device)
