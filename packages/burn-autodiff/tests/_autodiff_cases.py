@@ -45,6 +45,8 @@ CASES = [
     ("float_powf", lambda B, x, y: B.float_powf(x, y), [u(2, 3, signed=False), u(2, 3)]),
     ("float_atan2", lambda B, x, y: B.float_atan2(x, y), [u(2, 3), u(2, 3)]),
     ("float_hypot", lambda B, x, y: B.float_hypot(x, y), [u(2, 3), u(1, 3)]),
+    ("float_cross", lambda B, x, y: B.float_cross(x, y, 1), [u(2, 3), u(1, 3)]),
+    ("float_cross", lambda B, x, y: B.float_cross(x, y, 0), [u(3, 2, 2), u(3, 2, 2)]),
     ("float_matmul", lambda B, x, y: B.float_matmul(x, y), [u(2, 3), u(3, 4)]),
     # The fused Adam step (burn-optim's update): every output depends on param, grad and moments.
     (

@@ -72,5 +72,9 @@ MODULE_CASES = [
     # numpy float64 reference in test_gradcheck_attention.py
     ("attention", lambda B, q, k, v: B.attention(q, k, v, None, True, 0.6),
      [u(2, 1, 3, 4), u(2, 1, 5, 4), u(2, 1, 5, 3)]),  # fmt: skip
+    # the declared flash forward: its node keeps (output, statistic), its backward is
+    # attention_lse_backward (on NdArray the defaults: no statistic, attention_backward)
+    ("attention_with_lse", lambda B, q, k, v: B.attention_with_lse(q, k, v, None, True, 0.6)[0],
+     [u(2, 1, 3, 4), u(2, 1, 5, 4), u(2, 1, 5, 3)]),  # fmt: skip
     ("layer_norm", lambda B, x, g, b: B.layer_norm(x, g, b, 1e-5), [u(3, 5), u(5), u(5)]),
 ]

@@ -156,3 +156,15 @@ def test_from_inner_uses_the_registered_autodiff_decorator():
         "assert lifted.tolist() == [1.0, 1.0] and not lifted.is_require_grad()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_tensor_parts_is_the_public_accessor_of_primitive_kind_and_device():
+    # step capture reads these three for every leaf through `tensor_parts` (one call)
+    from burn_ndarray import NdArray
+    from burn_tensor import Int, Tensor
+    from burn_tensor.ops import tensor_parts
+
+    t = Tensor.from_data([[1, 2]], NdArray().device())
+    p, kind, device = tensor_parts(t)
+    assert p is t.into_primitive() and kind is Int and device is t.device
+    assert Tensor.from_primitive(p, kind, device).tolist() == [[1, 2]]

@@ -162,3 +162,12 @@ def test_capture_is_burn_fusions(monkeypatch):
     monkeypatch.setitem(burn._FUNCTIONS, "capture", ("burn_fusion_not_installed", "fusion"))
     with pytest.raises(ImportError, match=r"burn.capture needs .*pip install 'burn-py\[fusion\]'"):
         burn.capture  # noqa: B018
+
+
+def test_explain_is_reachable_from_the_facade():
+    from burn.backend import NdArray, Spec, explain
+
+    device = NdArray(num_threads=1).device()
+    e = explain(device, "float_add", Spec((2,), "float32"), Spec((2,), "float32"))
+    assert (e.final.how, e.final.impl) == ("kernel", "numpy.add")
+    assert device.backend.explain("float_add").op == "float_add"

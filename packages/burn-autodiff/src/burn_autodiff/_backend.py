@@ -4,86 +4,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from burn_tensor import Backend, Device, Float, op_table
-from burn_tensor.backend import register_autodiff
+from burn_tensor import Backend, Device, Float
+from burn_tensor.backend import Step, describe, register_autodiff
+from burn_tensor.ops import op_decl
 
-from . import _rules_layout, _rules_math, _rules_nn, _rules_reduce  # noqa: F401 - fill RULES
 from ._checkpoint import CheckpointStrategy, NoCheckpointing
 from ._graph import Gradients, new_leaf, run_backward
-from ._rule import RULES
 from ._rules_nn import ATTENTION_SAVED
+from ._table import NONDIFF, TABLE, classify, route  # noqa: F401 - NONDIFF, classify: public
 from ._tensor import AutodiffTensor, wrap
 from ._wrap import passthrough, tracked
 
-# Float ops with no gradient: their outputs are not float, or are fresh data (creation ops).
-NONDIFF = frozenset(
-    [
-        "float_into_data",
-        "float_from_data",
-        "float_empty",
-        "float_zeros",
-        "float_ones",
-        "float_full",
-        "float_random",
-        "float_into_int",
-        "float_equal",
-        "float_not_equal",
-        "float_equal_elem",
-        "float_not_equal_elem",
-        "float_greater",
-        "float_greater_elem",
-        "float_greater_equal",
-        "float_greater_equal_elem",
-        "float_lower",
-        "float_lower_elem",
-        "float_lower_equal",
-        "float_lower_equal_elem",
-        "float_argmax",
-        "float_argmin",
-        "float_argsort",
-        "float_is_nan",
-        "float_is_inf",
-        "float_any",
-        "float_any_dim",
-        "float_all",
-        "float_all_dim",
-        # one-hot of class indices: the indices are truncated to ints, nothing to differentiate
-        "float_one_hot_fill",
-        # reads data: the inner backend's own (one-transfer) read of the inner primitives
-        "tr_execute",
-    ]
-)
-# Handled by `Autodiff` itself.
-SPECIAL = frozenset({"float_detach", "float_set_require_grad", "float_is_require_grad"})
+
+def _op(name: str, inner, balanced: bool):
+    """The per-instance op `name` over `inner`'s op, as its route says (rule or pass)."""
+    r = route(name)
+    if r.how == "rule":
+        if r.rule is None:
+            return _missing_rule(name)
+        return tracked(r.rule, getattr(inner, name), inner, balanced)
+    return passthrough(name, getattr(inner, name))
 
 
-def classify(name: str) -> str:
-    """How Autodiff implements op `name`: "rule" (recorded with a gradient rule), "special",
-    "pass" (inner op, nothing recorded) or "default" (the base-class decomposition, run on
-    Autodiff, so it is differentiated through the ops it is made of)."""
-    if name in SPECIAL:
-        return "special"
-    if name in RULES:
-        return "rule"
-    if (
-        name.startswith(("int_", "bool_", "bitwise_"))
-        or name in NONDIFF
-        or name.endswith("_backward")
-    ):
-        return "pass"
-    base = getattr(Backend, name, None)
-    if base is None or getattr(base, "__burn_required__", False):
-        return "pass"
-    return "default"
+def _missing_rule(name: str):
+    def op(*args):
+        raise NotImplementedError(
+            f"Autodiff: {name} is declared with a gradient rule (burn_tensor's DECLS) but "
+            f"burn_autodiff has none; add RULES[{name!r}]"
+        )
+
+    op.__name__ = name
+    return op
 
 
 def has_flash_attention(inner) -> bool:
-    """Whether `inner` has the flash-attention extension ops (a forward that returns its saved
-    statistic and a backward that takes it): then Autodiff's `attention` records the rule that
-    keeps them and calls that backward."""
-    return all(
-        callable(getattr(inner, n, None)) for n in ("attention_with_lse", "attention_lse_backward")
-    )
+    """Whether `inner` implements the flash-attention ops itself (a forward that returns its
+    saved statistic and a backward that takes it; the contract's defaults keep none): then
+    Autodiff's `attention` records the rule that keeps them and calls that backward."""
+    names = ("attention_with_lse", "attention_lse_backward")
+    # an instance attribute (Fusion's delegate) or another class's method is the backend's own
+    return all(getattr(getattr(inner, n), "__func__", None) is not getattr(Backend, n) for n in names)
 
 
 def flash_attention(inner, balanced: bool):
@@ -97,7 +57,24 @@ def flash_attention(inner, balanced: bool):
     return attention
 
 
-class Autodiff(Backend):
+def _class_level(name: str):
+    # The real op is the per-instance closure; this makes the class complete for introspection
+    # (`Autodiff.missing_ops()` is empty) and serves instances built without `setup`.
+    def op(self, *args):
+        fn = self.__dict__.get(name)
+        if fn is None:
+            fn = _op(name, self.inner, self.checkpointing.balanced)
+        return fn(*args)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+#: the class-level ops, from the dispatch table: every op Autodiff records or passes on
+CLASS_OPS = {name: _class_level(name) for name, r in TABLE.items() if r.how in ("rule", "pass")}
+
+
+class Autodiff(Backend, ops=CLASS_OPS):
     """Backend decorator adding reverse-mode autodiff to any backend.
 
     Float tensors are tracked when they require grad or descend from one; int and bool tensors are
@@ -155,15 +132,9 @@ class Autodiff(Backend):
         # Per-instance closures bound to the inner backend's methods: one call frame per op.
         inner = self.inner
         balanced = self.checkpointing.balanced
-        for name in op_table():
-            how = classify(name)
-            if how == "rule":
-                fn = tracked(RULES[name], getattr(inner, name), inner, balanced)
-            elif how == "pass":
-                fn = passthrough(name, getattr(inner, name))
-            else:
-                continue
-            object.__setattr__(self, name, fn)
+        for name, r in TABLE.items():
+            if r.how in ("rule", "pass"):
+                object.__setattr__(self, name, _op(name, inner, balanced))
         if has_flash_attention(inner):
             object.__setattr__(self, "attention", flash_attention(inner, balanced))
 
@@ -172,16 +143,10 @@ class Autodiff(Backend):
         # name, else forwarded to the inner backend without recording.
         if name.startswith("_") or "inner" not in self.__dict__:
             raise AttributeError(name)
-        inner = self.__dict__["inner"]
-        inner_fn = getattr(inner, name)
+        inner_fn = getattr(self.__dict__["inner"], name)
         if not callable(inner_fn):
             return inner_fn
-        r = RULES.get(name)
-        fn = (
-            tracked(r, inner_fn, inner, self.checkpointing.balanced)
-            if r
-            else passthrough(name, inner_fn)
-        )
+        fn = _op(name, self.__dict__["inner"], self.checkpointing.balanced)
         object.__setattr__(self, name, fn)
         return fn
 
@@ -192,6 +157,29 @@ class Autodiff(Backend):
         p = x.p if type(x) is AutodiffTensor else x
         hook = getattr(self.inner, "dlpack_primitive", None)
         return p if hook is None else hook(p)
+
+    def explain_route(self, op: str, args: list) -> list:
+        """Autodiff's step for `op` (its route in `TABLE`), then the inner backend's steps."""
+        r, who = route(op), repr(self)
+        if r.how == "rule":
+            impl, where = describe(r.rule.backward) if r.rule else (f"RULES[{op!r}]", "missing")
+            why = (
+                f"the inner op runs; with a tracked input a graph node keeps inputs {r.rule.keep}"
+                f"{' and the output' if r.rule.out else ''} for this backward"
+                if r.rule
+                else "declared with a rule that burn_autodiff lacks"
+            )
+            return [Step(who, "rule", impl, where, why)] + self.inner.explain_route(op, args)
+        if r.how == "pass":
+            impl, where = describe(passthrough)
+            why = "not differentiable here: the inner op's result is not tracked"
+            return [Step(who, "pass", impl, where, why)] + self.inner.explain_route(op, args)
+        if r.how == "special":
+            impl, where = describe(vars(Autodiff)[op])
+            return [Step(who, "special", impl, where, "Autodiff's own graph bookkeeping")]
+        impl, where = describe(op_decl(op).default)
+        why = "the default runs on Autodiff: each op it calls is recorded and differentiated"
+        return [Step(who, "default", impl, where, why)]
 
     # -- devices ------------------------------------------------------------------------------------
     def device_of(self, x: Any) -> Any:
@@ -257,28 +245,6 @@ class Autodiff(Backend):
     def from_inner_primitive(self, p: Any, kind) -> Any:
         return wrap(p, None) if kind is Float else p
 
-
-def _class_level(name: str):
-    # The real op is the per-instance closure; this makes the class complete for introspection
-    # (`Autodiff.missing_ops()` is empty) and serves instances built without `setup`.
-    def op(self, *args):
-        fn = self.__dict__.get(name)
-        if fn is None:
-            how = classify(name)
-            inner = self.inner
-            if how == "rule":
-                fn = tracked(RULES[name], getattr(inner, name), inner, self.checkpointing.balanced)
-            else:
-                fn = passthrough(name, getattr(inner, name))
-        return fn(*args)
-
-    op.__name__ = op.__qualname__ = name
-    return op
-
-
-for _name in op_table():
-    if classify(_name) in ("rule", "pass"):
-        setattr(Autodiff, _name, _class_level(_name))
 
 # `Tensor.from_inner(t)` without a device lifts onto Autodiff over t's backend.
 register_autodiff(Autodiff)

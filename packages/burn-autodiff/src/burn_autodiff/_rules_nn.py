@@ -138,11 +138,13 @@ def _attention_saved(c, g):
     )
 
 
-#: `attention` on a backend with the flash extension ops (`attention_with_lse`,
+#: `attention` on a backend that implements the flash ops (`attention_with_lse`,
 #: `attention_lse_backward`, e.g. burn_gpu's `FlashAttentionOps`): the node also keeps the
-#: output and the statistic (Autodiff.setup installs it; not in RULES, it is no table op).
+#: output and the statistic (Autodiff.setup installs it for `attention` when the inner backend
+#: has its own `attention_with_lse`; it is also the declared op's rule).
 ATTENTION_SAVED = rule(_attention_saved, keep=(0, 1, 2), out=True)
 ATTENTION_SAVED.name = "attention_with_lse"
+RULES["attention_with_lse"] = ATTENTION_SAVED
 
 
 # -- layer norm ---------------------------------------------------------------------------------------

@@ -260,8 +260,7 @@ def _install(cp) -> None:
             from . import _fast
 
             guarded.update(_fast.ops(cp, guarded, oom))
-        for name, fn in guarded.items():
-            setattr(Cuda, name, fn)
+        Cuda.install_ops(guarded)  # the dispatch table (`Cuda.dispatch_table`; `explain` reads it)
         core = getattr(cp, "_core", None)
         _MATMUL[0] = getattr(core, "matmul", None) or cp.matmul
         _CP[0] = cp

@@ -135,6 +135,8 @@ NATIVE = (
     "float_into_data",
     "attention",
     "attention_backward",
+    "attention_with_lse",
+    "attention_lse_backward",
 )
 #: composite ops whose default decomposition runs on the half ops (matmul on bf16 tensor
 #: cores, the rest `_half_ops`'s kernels): no detour around them, which would turn their

@@ -16,11 +16,11 @@ its device work for later calls (an OpenCL enqueue list, CUDA graphs): see the R
 """
 
 from burn_gpu import CTYPES, Node, Program, Reduction, render, render_reduction
-from burn_gpu import FUSED as OPS
 from burn_tensor import Device
 
 from ._backend import Fusion
 from ._capture import CapturedStep, CaptureWarning, capture
+from ._table import OPS, REDUCTIONS, ROUTES
 from ._stream import MAX_INPUTS, MAX_OPS, STAT_NAMES, Stream
 from ._tensor import FusionTensor
 
@@ -49,6 +49,8 @@ __all__ = [
     "MAX_INPUTS",
     "MAX_OPS",
     "OPS",
+    "REDUCTIONS",
+    "ROUTES",
     "STAT_NAMES",
     "Fusion",
     "FusionTensor",

@@ -1,11 +1,12 @@
 """`Fusion(inner)`: the backend decorator that records elementwise ops lazily and runs each chain
 of them as one generated kernel.
 
-The whole op table is wrapped generically (as Autodiff does): an op of `burn_gpu.FUSED` (the
-expression table's fusable ops) is recorded on the device's stream; any other op the inner
-backend implements flushes the pending plan where it reads a pending tensor and runs on the
-inner backend (`delegate`); an op with a default decomposition the inner backend does not
-override runs that default on Fusion, so its parts fuse. Kernels compile and launch through the
+The whole op table is wrapped generically (as Autodiff does), by the routes of its dispatch
+table (`_table.ROUTES`, from the op declarations): an op declared "elementwise" is recorded on the
+device's stream; any other op the inner backend implements flushes the pending plan where it
+reads a pending tensor and runs on the inner backend (`delegate`); an op with a default
+decomposition the inner backend does not override runs that default on Fusion, so its parts
+fuse. `Fusion(B).explain(op, *inputs)` says which, and why. Kernels compile and launch through the
 inner backend's `burn_gpu.Runtime` (`inner.runtime(device)`).
 """
 
@@ -14,13 +15,14 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from burn_gpu import FUSED as OPS
-from burn_gpu import GpuBackend, runtime_of
-from burn_tensor import Backend, Device, op_table
-from burn_tensor.ops import REQUIRED_OPS
+from burn_gpu import FUSABLE_DTYPES, GpuBackend, runtime_of
+from burn_tensor import Backend, Device
+from burn_tensor.backend import Spec, Step, describe
+from burn_tensor.ops import REQUIRED_OPS, op_decl
 
 from ._capture_hooks import capture_dynamic, dynamic
 from ._stream import STAT_NAMES, Stream
+from ._table import OPS, REDUCTIONS, ROUTES
 from ._tensor import FusionTensor, ready
 
 FT = FusionTensor
@@ -34,7 +36,24 @@ def _overrides(inner: Backend, name: str) -> bool:
     )
 
 
-class Fusion(Backend):
+def _class_level(name: str):
+    # The real op is the per-instance closure installed by `setup`; this makes the class complete
+    # for introspection (`Fusion.missing_ops()` is empty).
+    def op(self, *args):
+        fn = self.__dict__.get(name)
+        if fn is None:
+            raise NotImplementedError(f"Fusion.{name}: backend not set up")
+        return fn(*args)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+#: the class-level ops: every required op (per instance, `setup` installs the real ones)
+CLASS_OPS = {name: _class_level(name) for name in REQUIRED_OPS}
+
+
+class Fusion(Backend, ops=CLASS_OPS):
     """Backend decorator fusing chains of elementwise ops into one generated kernel.
 
     Ops are recorded on a lazy stream per device; reading data, `device.sync()`, an op that
@@ -88,10 +107,10 @@ class Fusion(Backend):
 
     def setup(self) -> None:
         inner = self.inner
-        for name in op_table():
-            if name in REDUCTIONS:
+        for name, how in ROUTES.items():
+            if how == "reduction":
                 fn = reduction(name, delegate(self, name, getattr(inner, name)))
-            elif name in OPS:
+            elif how == "fused":
                 fallback = (
                     getattr(inner, name)
                     if _overrides(inner, name)
@@ -114,6 +133,46 @@ class Fusion(Backend):
         fn = delegate(self, name, inner_fn)
         object.__setattr__(self, name, fn)
         return fn
+
+    def explain_route(self, op: str, args: list) -> list:
+        """Fusion's step for `op` (its route in `ROUTES`), then what runs it unfused."""
+        how, who = ROUTES[op], repr(self)
+        specs = [a for a in args if isinstance(a, Spec)]
+        odd = [str(s.dtype) for s in specs if str(s.dtype) not in FUSABLE_DTYPES]
+        fusable = ", ".join(sorted(FUSABLE_DTYPES))
+        inner_does = _overrides(self.inner, op)
+        if how == "inner":
+            if inner_does:
+                impl, where = describe(delegate)
+                why = "not fusable: pending inputs are flushed, then the inner op runs"
+                inner_steps = self.inner.explain_route(op, args)
+                return [Step(who, "delegate", impl, where, why)] + inner_steps
+            impl, where = describe(op_decl(op).default)
+            why = (
+                f"{self.inner!r} does not implement it: the default runs on Fusion, its parts fuse"
+            )
+            return [Step(who, "default", impl, where, why)]
+        if how == "fused":
+            impl, where = f"burn_gpu.OPS[{op!r}]: {OPS[op].expr}", describe(lazy)[1]
+            step = "fused"
+            why = "recorded on the lazy stream; a chain of such ops runs as one generated kernel"
+        else:
+            impl, where = f"Stream.reduce ({REDUCTIONS[op][0]})", describe(reduction)[1]
+            step = "reduction"
+            why = "fused with the pending ops that feed it (a row kernel)"
+        if odd:
+            why = f"{', '.join(odd)} is not fusable ({fusable}): runs unfused"
+        elif not specs:
+            why += " (inputs it cannot record run unfused, as below)"
+        steps = [Step(who, step, impl, where, why)]
+        if odd or not specs:
+            rest = (
+                self.inner.explain_route(op, args)
+                if inner_does
+                else [Step(who, "default", *describe(op_decl(op).default), "unfused fallback")]
+            )
+            steps += rest
+        return steps
 
     def device_of(self, x: Any) -> Device:
         """A handle's device, pending or not: its stream's, or its inner primitive's. (Device()
@@ -299,17 +358,6 @@ def lazy(fusion: Fusion, name: str, fallback):
     return op
 
 
-#: reductions fused with the ops around them: name -> (kind, along a dim)
-REDUCTIONS = {
-    "float_sum": ("sum", False),
-    "float_mean": ("mean", False),
-    "float_sum_dim": ("sum", True),
-    "float_mean_dim": ("mean", True),
-    "float_max_dim": ("max", True),
-    "float_min_dim": ("min", True),
-}
-
-
 def reduction(name: str, fallback):
     """`name` fused: along a dim, a pending node of the plan (its input's ops run inside the
     reduction, its consumers in the same row kernel); of the whole tensor of a pending input,
@@ -330,20 +378,3 @@ def reduction(name: str, fallback):
 
     op.__name__ = name
     return op
-
-
-def _class_level(name: str):
-    # The real op is the per-instance closure installed by `setup`; this makes the class complete
-    # for introspection (`Fusion.missing_ops()` is empty).
-    def op(self, *args):
-        fn = self.__dict__.get(name)
-        if fn is None:
-            raise NotImplementedError(f"Fusion.{name}: backend not set up")
-        return fn(*args)
-
-    op.__name__ = op.__qualname__ = name
-    return op
-
-
-for _name in REQUIRED_OPS:
-    setattr(Fusion, _name, _class_level(_name))

@@ -13,7 +13,6 @@ from __future__ import annotations
 DYNAMIC_OPS: dict = {
     "float_random": {},
     "int_random": {},
-    "bool_random": {},
     "float_adam_update": {"lr": 4, "time": 8},
     "float_adam_update_many": {"lr": 4, "time": 8},
 }

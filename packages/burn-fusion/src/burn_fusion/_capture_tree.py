@@ -21,6 +21,7 @@ import dataclasses
 from typing import Any, NamedTuple
 
 from burn_tensor import Float, Tensor
+from burn_tensor.ops import tensor_parts
 
 
 class Tree(NamedTuple):
@@ -44,9 +45,9 @@ def is_stateful(x: Any) -> bool:
 
 
 def tensor_spec(t: Tensor) -> tuple:
-    p = t._p
-    grad = t._o.kind is Float and t._d.backend.is_autodiff and t.is_require_grad()
-    return ("T", t._o.kind.value, p.dtype, tuple(p.shape), t._d, grad)
+    p, kind, d = tensor_parts(t)
+    grad = kind is Float and d.backend.is_autodiff and t.is_require_grad()
+    return ("T", kind.value, p.dtype, tuple(p.shape), d, grad)
 
 
 class _Flat:

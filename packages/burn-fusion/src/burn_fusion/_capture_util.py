@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from burn_tensor import Tensor
+from burn_tensor.ops import tensor_parts
 
 from ._capture_tree import Tree
 
@@ -21,16 +22,17 @@ def fusion_of(tree: Tree):
     for leaf, kind in zip(tree.leaves, tree.kinds):
         if kind != "T":
             continue
-        b = leaf._d.backend
+        d = leaf.device
+        b = d.backend
         f = b.inner if b.is_autodiff else b
         if not isinstance(f, Fusion):
             raise Refused(f"its tensors are on {b!r}, not a Fusion backend")
-        where = (f, leaf._d.index)
+        where = (f, d.index)
         if found is None:
             found = where
         elif where != found:
             raise Refused(f"its tensors are on two devices ({found[0]!r} {found[1]}, {b!r} "
-                          f"{leaf._d.index}): a capture covers one device")
+                          f"{d.index}): a capture covers one device")
     if found is None:
         raise Refused("none of its arguments is a tensor or holds one")
     rt = found[0].stream(found[1]).rt
@@ -41,8 +43,9 @@ def fusion_of(tree: Tree):
 
 def handle_of(t: Tensor):
     """The Fusion handle under tensor `t` (an autodiff tensor's inner handle)."""
-    b = t._d.backend
-    return b.inner_primitive(t._p, t._o.kind) if b.is_autodiff else t._p
+    p, kind, d = tensor_parts(t)
+    b = d.backend
+    return b.inner_primitive(p, kind) if b.is_autodiff else p
 
 
 def prim_of(t: Tensor):
@@ -58,11 +61,10 @@ def prim_of(t: Tensor):
 def lift(like: Tensor, prim, fusion) -> Tensor:
     """A tensor of `like`'s kind, device and require-grad flag over inner primitive `prim`."""
     h = fusion.wrap(prim)
-    d = like._d
+    _, kind, d = tensor_parts(like)
     if not d.backend.is_autodiff:
-        return like._like(h)
-    kind = like._o.kind
-    t = Tensor.from_inner(Tensor._make(h, kind, d.inner()), d)
+        return Tensor.from_primitive(h, kind, d)
+    t = Tensor.from_inner(Tensor.from_primitive(h, kind, d.inner()), d)
     return t.require_grad() if like.is_require_grad() else t
 
 

@@ -24,13 +24,13 @@ import weakref
 
 import numpy as np
 from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Node, Program, render, render_reduction
-from burn_gpu import FUSED as OPS
 from burn_tensor import DType
 
 from . import _recipe
 from ._recipe import _NAMES, MAX_RECIPES, plan_key
 from ._recipe import dtype_name as _name
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
+from ._table import OPS
 from ._tensor import FusionTensor
 
 #: ops per plan; past this the plan is flushed (bounds compile time and register pressure)

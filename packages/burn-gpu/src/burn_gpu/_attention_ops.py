@@ -1,8 +1,9 @@
 """`FlashAttentionOps`: the mixin that routes a GPU backend's `attention` and its backward to the
 flash kernels of `_attention.py`, and the launch arguments both runtimes pass them.
 
-Besides the op table's `attention` / `attention_backward`, a backend with this mixin has the
-two extension ops Autodiff looks for (`burn_autodiff`'s attention rule):
+Besides `attention` / `attention_backward`, a backend with this mixin implements the two
+declared ops Autodiff looks for (`burn_autodiff`'s attention rule; the contract's defaults keep
+no statistic):
 
 - `attention_with_lse(q, k, v, mask, causal, scale) -> (out, lse)`: the forward and its saved
   row statistic (None when the call took the decomposition);

@@ -119,7 +119,8 @@ def _common(kind: str) -> None:
 
 def _casts_and_logic() -> None:
     _put("int", "abs", Op("T", 0, "T", "{a} < 0 ? ({T})(-{a}) : {a}"))
-    _put("int", "square", Op("T", 0, "T", "{a} * {a}"))  # Cuda's hot path squares ints too
+    # a kernel, not a contract op (no int_square is declared): Cuda's hot path squares ints too
+    _put("int", "square", Op("T", 0, "T", "{a} * {a}"), contract=False)
     _put("int", "sign", Op("T", 0, "T", "({T})(({a} > 0) - ({a} < 0))"))
     _put("int", "into_float", Op("T", 0, "D", CAST_EXPR))
     _put("float", "into_int", Op("T", 0, "D", CAST_EXPR))  # truncates; Tensor checks range

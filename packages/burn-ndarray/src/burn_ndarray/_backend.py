@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-from burn_tensor import Backend, op_table
-from burn_tensor.array_api import make_numeric
+from burn_tensor import Backend
 
 from . import _bf16, _blas, _native_ops, _random, _threaded_ops
-from ._erf import erf
-from ._fp import needs_quiet, quiet
-from ._ops_common import COMMON, UFUNCS
-from ._ops_module import NdArrayModuleOps
+from ._ops_table import OPS
 from ._quant_ops import NdArrayQuantOps
 from ._threads import blas_default_threads, default_parallel_min, default_threads
 
 
-class NdArray(NdArrayQuantOps, NdArrayModuleOps, Backend):
+# the quantization ops (`q_*`) are Backend methods outside the op declarations, as on Backend
+class NdArray(NdArrayQuantOps, Backend, ops=OPS):
     """CPU backend on numpy arrays. Defaults: float32 / int32; `NdArray(float_dtype="float64")`.
+
+    Its ops are its dispatch table, `_ops_table.OPS` (op name -> function); per instance,
+    `setup` puts the threaded, native and bfloat16 tiers over some of them.
+    `NdArray().explain("float_add", x, y)` says which runs for given inputs.
 
     `num_threads`: the thread budget shared by numpy's BLAS and the backend's own worker threads
     (default `BURN_NUM_THREADS`, else the cores this process may use). `parallel_min`: the
@@ -106,162 +106,6 @@ class NdArray(NdArrayQuantOps, NdArrayModuleOps, Backend):
     def seed(self, seed: int, device=None) -> None:
         """Restart the random stream of `device` (default: this backend's default device)."""
         _random.seed(int(seed), self.default_device() if device is None else device)
-
-    # -- float-only ------------------------------------------------------------------------------
-    float_exp = staticmethod(np.exp)
-    float_log = staticmethod(np.log)
-    float_log1p = staticmethod(np.log1p)
-    float_sqrt = staticmethod(np.sqrt)
-    float_cos = staticmethod(np.cos)
-    float_sin = staticmethod(np.sin)
-    float_tan = staticmethod(np.tan)
-    float_cosh = staticmethod(np.cosh)
-    float_sinh = staticmethod(np.sinh)
-    float_tanh = staticmethod(np.tanh)
-    float_acos = staticmethod(np.arccos)
-    float_acosh = staticmethod(np.arccosh)
-    float_asin = staticmethod(np.arcsin)
-    float_asinh = staticmethod(np.arcsinh)
-    float_atan = staticmethod(np.arctan)
-    float_atanh = staticmethod(np.arctanh)
-    float_atan2 = staticmethod(np.arctan2)
-    float_round = staticmethod(np.round)  # half to even, as Burn
-    float_floor = staticmethod(np.floor)
-    float_ceil = staticmethod(np.ceil)
-    float_trunc = staticmethod(np.trunc)
-    float_powf = staticmethod(np.power)
-    float_div = staticmethod(np.divide)
-    float_is_nan = staticmethod(np.isnan)
-    float_is_inf = staticmethod(np.isinf)
-    float_erf = staticmethod(erf)
-
-    def float_recip(self, x):
-        return np.reciprocal(x)
-
-    def float_powf_scalar(self, x, s):
-        return np.power(x, np.asarray(s, x.dtype))
-
-    def float_into_int(self, x, dtype):
-        return x.astype(dtype.np)
-
-    def float_hypot(self, x, y):
-        return np.hypot(x, y)
-
-    # -- int / bool --------------------------------------------------------------------------------
-    def int_into_float(self, x, dtype):
-        return x.astype(dtype.np)
-
-    def int_arange_step(self, start, end, step, device, dtype):
-        return np.arange(start, end, step, dtype=dtype.np)
-
-    def bool_into_int(self, x, dtype):
-        return x.astype(dtype.np)
-
-    def bool_into_float(self, x, dtype):
-        return x.astype(dtype.np)
-
-    bool_not = staticmethod(np.logical_not)
-    bool_and = staticmethod(np.logical_and)
-    bool_or = staticmethod(np.logical_or)
-    bool_xor = staticmethod(np.logical_xor)
-    bool_not_equal = staticmethod(np.not_equal)
-
-    def bool_any(self, x):
-        return np.asarray(np.any(x)).reshape(1)
-
-    def bool_all(self, x):
-        return np.asarray(np.all(x)).reshape(1)
-
-    def bool_any_dim(self, x, dim):
-        return np.any(x, axis=dim, keepdims=True)
-
-    def bool_all_dim(self, x, dim):
-        return np.all(x, axis=dim, keepdims=True)
-
-    def bool_argwhere(self, x):
-        return np.argwhere(x).astype(self.int_dtype.np).reshape(-1, x.ndim)
-
-    def int_powi(self, x, y):
-        return np.power(x, y)
-
-    def int_powi_scalar(self, x, s):
-        if s < 0:
-            raise ValueError("int_powi_scalar: negative exponents are not defined for Int tensors")
-        return np.power(x, np.asarray(s, x.dtype))
-
-    bitwise_and = staticmethod(np.bitwise_and)
-    bitwise_or = staticmethod(np.bitwise_or)
-    bitwise_xor = staticmethod(np.bitwise_xor)
-    bitwise_not = staticmethod(np.invert)
-    bitwise_left_shift = staticmethod(np.left_shift)
-    bitwise_right_shift = staticmethod(np.right_shift)
-    bitwise_and_scalar = staticmethod(np.bitwise_and)
-    bitwise_or_scalar = staticmethod(np.bitwise_or)
-    bitwise_xor_scalar = staticmethod(np.bitwise_xor)
-    bitwise_left_shift_scalar = staticmethod(np.left_shift)
-    bitwise_right_shift_scalar = staticmethod(np.right_shift)
-
-    # -- activations: direct numpy for speed ---------------------------------------------------------
-    def relu(self, x):
-        return np.maximum(x, np.asarray(0, x.dtype))
-
-    # -- conv gradients ------------------------------------------------------------------------------
-    def conv2d_x_backward(self, x, weight, output_grad, options):
-        """dL/dx of a stride-1, dilation-1 conv is a "full" conv of the output gradient with the
-        flipped, in/out-swapped kernel: the forward conv2d path (im2col GEMMs) is about twice as
-        fast as the transposed conv's scatter-adds. Other strides/dilations use the default."""
-        kh, kw = weight.shape[2], weight.shape[3]
-        ph, pw = int(options.padding[0]), int(options.padding[1])
-        if (
-            tuple(options.stride) != (1, 1)
-            or tuple(options.dilation) != (1, 1)
-            or ph > kh - 1
-            or pw > kw - 1
-        ):
-            return super().conv2d_x_backward(x, weight, output_grad, options)
-        g = options.groups
-        c_out, cig = weight.shape[0], weight.shape[1]
-        # [c_out, c_in/g, kh, kw] -> [c_in, c_out/g, kh, kw] per group, spatially flipped.
-        wt = weight.reshape(g, c_out // g, cig, kh, kw).transpose(0, 2, 1, 3, 4)
-        wt = np.ascontiguousarray(wt[..., ::-1, ::-1]).reshape(g * cig, c_out // g, kh, kw)
-        o = type(options)((1, 1), (kh - 1 - ph, kw - 1 - pw), (1, 1), g)
-        return self.conv2d(output_grad, wt, None, o)
-
-
-def _install() -> None:
-    for prefix in ("float_", "int_", "bool_"):
-        for name, fn in COMMON.items():
-            if prefix + name not in vars(NdArray):
-                setattr(NdArray, prefix + name, fn)
-    for prefix in ("float_", "int_"):
-        for name, fn in {**make_numeric(prefix[:-1]), "random": _random.random_op}.items():
-            if prefix + name not in vars(NdArray):
-                setattr(NdArray, prefix + name, fn)
-        for name, uf in UFUNCS.items():
-            if prefix + name not in vars(NdArray):
-                setattr(NdArray, prefix + name, staticmethod(uf))
-    NdArray.bool_equal = staticmethod(np.equal)
-    _quiet_fp_errors()
-
-
-def _quiet_fp_errors() -> None:
-    """Run every op that can overflow, divide by zero or go invalid with numpy's floating-point
-    errors ignored (inf/nan results, as Burn and PyTorch), without touching the process's numpy
-    error state. Inherited defaults are left alone: they are made of these ops."""
-    own = {}
-    for cls in reversed(NdArray.__mro__[: NdArray.__mro__.index(Backend)]):
-        own.update(vars(cls))
-    for name in op_table():
-        raw = own.get(name)
-        if raw is None or not needs_quiet(name):
-            continue
-        if isinstance(raw, staticmethod):
-            setattr(NdArray, name, staticmethod(quiet(raw.__func__)))
-        else:
-            setattr(NdArray, name, quiet(raw))
-
-
-_install()
 
 
 def _env_devices() -> int:

@@ -22,6 +22,7 @@ import functools
 
 import numpy as np
 from burn_tensor import op_table
+from burn_tensor.backend import mark_tier
 
 # Ops whose float32 output is asked for (a cast, data in), not a promotion.
 _KEEP = frozenset({"float_cast", "float_from_data", "float_into_data", "float_random"})
@@ -82,4 +83,9 @@ def install(backend) -> None:
             continue
         fn = getattr(backend, name, None)
         if callable(fn):
-            object.__setattr__(backend, name, _wrap(fn, bf16, name in UPCAST))
+            why = "bfloat16 inputs" + (" computed in float32" if name in UPCAST else "") + (
+                ", results rounded back to bfloat16"
+            )
+            op = _wrap(fn, bf16, name in UPCAST)
+            op = mark_tier(op, "bfloat16", fn, lambda args, w=why: ("wraps", w))
+            object.__setattr__(backend, name, op)

@@ -129,3 +129,14 @@ def needs_quiet(name: str) -> bool:
     if kind in ("float", "int"):
         return short not in NO_FP_FLAGS and not (kind == "int" and short in NO_FP_FLAGS_INT)
     return True
+
+
+def quiet_table(ops: dict) -> dict:
+    """A dispatch table with every op that can raise a floating-point flag (`needs_quiet`) run
+    under `quiet`; a `staticmethod` stays one."""
+    out = {}
+    for name, fn in ops.items():
+        if needs_quiet(name):
+            fn = staticmethod(quiet(fn.__func__)) if isinstance(fn, staticmethod) else quiet(fn)
+        out[name] = fn
+    return out

@@ -23,8 +23,11 @@ import os
 
 import numpy as np
 
+from burn_tensor.backend import mark_tier
+
 from . import _fp, _load, _native
 from ._fp import needs_quiet
+from ._tiers import native_decide
 from ._threaded_ops import COMPUTE_BOUND
 
 NATIVE_MIN = 1 << 14
@@ -183,8 +186,11 @@ def install(backend) -> bool:
     for name in NUMPY_ON_ONE_THREAD if numpy_low else ARG_OPS if numpy_arg else ():
         ops.pop(name, None)
     for name, fn in ops.items():
-        object.__setattr__(backend, name, fn)
+        below = getattr(backend, name)  # what the op was before: the threaded tier or the class's
+        tier = mark_tier(fn, "native", below, native_decide(m, below))  # for explain
+        object.__setattr__(backend, name, tier)
     return True
+
 
 
 # libgomp's thread pool does not survive fork(): a child that starts a parallel region hangs.

@@ -1,9 +1,8 @@
-"""Kind-agnostic array implementations, installed as float_*/int_*/bool_* ops.
+"""Kind-agnostic array implementations, listed as float_*/int_*/bool_* ops in `_ops_table.OPS`.
 
 `COMMON` is `burn_tensor.array_api.array_ops(np)` (the ops whose code is right for any
 numpy-compatible namespace, shared with burn_cuda) plus the numpy-only ones here: host copies,
-read-only views, a bit-level select. `UFUNCS` are numpy's ufuncs installed as the arithmetic and
-comparison ops of both numeric kinds.
+read-only views, a bit-level select. `matmul` keeps its inputs' dtype.
 
 Invariant: no op ever writes into an input array (tensors are immutable values); ops that assign
 copy first. Arrays handed out through `into_data` are read-only views.
@@ -64,32 +63,9 @@ COMMON = {
 }
 
 
-# Ufuncs are installed as staticmethods: the Tensor layer then calls numpy directly, with no
-# Python frame in between (the main lever on per-op latency).
-UFUNCS = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "remainder": np.remainder,
-    "greater": np.greater,
-    "greater_equal": np.greater_equal,
-    "lower": np.less,
-    "lower_equal": np.less_equal,
-    "equal_elem": np.equal,
-    "greater_elem": np.greater,
-    "greater_equal_elem": np.greater_equal,
-    "lower_elem": np.less,
-    "lower_equal_elem": np.less_equal,
-    "not_equal": np.not_equal,
-    "not_equal_elem": np.not_equal,
-    "abs": np.abs,
-    "neg": np.negative,
-    "add_scalar": np.add,
-    "sub_scalar": np.subtract,
-    "mul_scalar": np.multiply,
-    "remainder_scalar": np.remainder,
-    "matmul": lambda x, y: keep_dtype(np.matmul(x, y), x, y),
-}
+def matmul(x, y):
+    """`np.matmul` in its inputs' dtype (see `keep_dtype`)."""
+    return keep_dtype(np.matmul(x, y), x, y)
 
 
 def keep_dtype(r, x, y):

@@ -1,13 +1,16 @@
 """Module ops (conv, pools, interpolate) of the NdArray backend: thin adapters onto numpy kernels.
 
 The kernels live in `_conv`, `_conv_transpose`, `_pool` and `_im2col` (interpolation in
-`burn_tensor.array_api.interpolation`, shared with burn_cuda), and take plain tuples; this mixin unpacks Burn's option records. Overrides of base-class defaults
+`burn_tensor.array_api.interpolation`, shared with burn_cuda), and take plain tuples; these functions unpack Burn's option records
+(they are NdArray's module ops, listed in its dispatch table `_ops_table.OPS`; a contract default
+they fall back to is called as `Backend.<op>(self, ...)`). Overrides of base-class defaults
 (conv gradients, unfold4d) exist because the defaults build them from slower generic ops.
 Inputs are never written: every kernel allocates its output.
 """
 
 from __future__ import annotations
 
+from burn_tensor import Backend
 from burn_tensor.array_api import interpolation
 from burn_tensor.ops import (
     ConvOptions,
@@ -29,15 +32,19 @@ def _pair(v) -> tuple[int, int]:
 
 
 class NdArrayModuleOps:
+    """NdArray's module ops, one method each (a namespace read by `_ops_table`, not a base)."""
+
     # -- attention: the blocked kernel (`_attention`) for float32/float64 ------------------------
     def attention(self, query, key, value, mask, causal, scale):
         if not _attention_kernel(query, key, value):
-            return super().attention(query, key, value, mask, causal, scale)
+            return Backend.attention(self, query, key, value, mask, causal, scale)
         return _attention.forward(query, key, value, mask, causal, scale, self.num_threads)
 
     def attention_backward(self, query, key, value, mask, output_grad, causal, scale):
         if not _attention_kernel(query, key, value):
-            return super().attention_backward(query, key, value, mask, output_grad, causal, scale)
+            return Backend.attention_backward(
+                self, query, key, value, mask, output_grad, causal, scale
+            )
         return _attention.backward(
             query, key, value, mask, output_grad, causal, scale, self.num_threads
         )

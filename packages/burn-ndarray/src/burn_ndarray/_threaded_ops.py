@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 from burn_tensor.array_api import sum_dtype
+from burn_tensor.backend import mark_tier
 
 from . import _blas, _fp, _parallel
 from ._fp import needs_quiet
 from ._ops_common import keep_dtype
 from ._threads import GRAIN
+from ._tiers import threaded_decide
 
 # fmt: off
 UNARY = [
@@ -126,7 +128,8 @@ def install(backend) -> None:
     for name, split in PLANES.items():
         _add(ops, cls, backend, name, _planes(split, threads, m, grain))
     for name, fn in ops.items():
-        object.__setattr__(backend, name, fn)
+        tier = mark_tier(fn, "threaded", None, threaded_decide(m, threads))  # for explain
+        object.__setattr__(backend, name, tier)
 
 
 def _add(ops, cls, backend, name, make) -> None:

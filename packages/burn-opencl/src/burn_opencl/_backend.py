@@ -158,9 +158,8 @@ def _install() -> None:
     table["float_matmul"] = matmul_op
     table["int_matmul"] = matmul_op
     table["tr_execute"] = tr_execute
-    for name, fn in table.items():
-        if name not in vars(OpenCl):
-            setattr(OpenCl, name, fn)
+    # the dispatch table (`OpenCl.dispatch_table`; `explain` reads it); class-body ops win
+    OpenCl.install_ops({n: fn for n, fn in table.items() if n not in vars(OpenCl)})
     from ._half import wrap_class
 
     wrap_class(OpenCl)  # half operands: burn_gpu's half kernels, the float32 detour elsewhere

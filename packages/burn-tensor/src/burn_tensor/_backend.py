@@ -1,10 +1,15 @@
 """The backend contract: `Backend`, the op table, interning.
 
 A backend is an immutable, hashable object. Its operations are methods named as in Burn
-(`float_add`, `int_sum_dim`, `bool_not`, `conv2d`, ...). The base class declares every op; ops with a
-default decomposition are implemented once here (in the `_ops_*` mixins), the rest raise
+(`float_add`, `int_sum_dim`, `bool_not`, `conv2d`, ...). Every op is declared once, as a record
+in `_op_decls.py` (`burn_tensor.ops.DECLS`); the base class is built from the records: ops with a
+default decomposition run the family mixins' code (`_ops_*.py`), the rest raise
 `NotImplementedError` until a backend provides them. `op_table()` lists them all, which is what
 decorators (Autodiff, Fusion) wrap generically.
+
+A backend gives its own kernels as an explicit dispatch table, a module-level mapping from op
+name to the function that runs it: `class NdArray(Backend, ops=OPS)`. `explain(op, *inputs)`
+says which implementation runs for given inputs, and why.
 
 Primitive contract: every tensor primitive a backend returns has `.shape` (tuple of ints) and
 `.dtype` (a numpy dtype). Float primitives always have a float dtype, int primitives an int dtype,
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import types
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._device import Device
@@ -32,7 +38,9 @@ from ._ops_linalg import LinalgOps
 from ._ops_module import ModuleOps
 from ._ops_module3d import Module3dOps
 from ._ops_norm import NormOps
-from ._ops_spec import REQUIRED, required_ops
+from ._explain import Explanation, Step, as_spec, class_or_instance, kernel_route
+from ._op_decl import DECLS, ContractError, bind_defaults, decl
+from ._ops_spec import _stub, required_ops
 from .quantization._ops import QuantOps
 
 
@@ -108,6 +116,41 @@ class Backend(
     #: Whether the backend runs float16 tensors (a backend without float16 kernels says False
     #: and refuses `float_dtype="float16"` itself); read by the backend specs' `half_types`.
     supports_f16: bool = True
+
+    #: this class's dispatch table (op name -> function), as given to `class X(Backend, ops=...)`
+    dispatch_table: ClassVar[Mapping[str, Any]] = types.MappingProxyType({})
+
+    def __init_subclass__(cls, ops: Mapping[str, Any] | None = None, **kwargs):
+        """`class MyBackend(Backend, ops=OPS)`: install the dispatch table `OPS` (op name ->
+        function; a plain function takes the backend as `self`, a `staticmethod` does not) as
+        the class's methods. Every key must be a declared op, and none may also be defined in
+        the class body (one definition per op)."""
+        super().__init_subclass__(**kwargs)
+        cls.dispatch_table = types.MappingProxyType({})
+        if ops is None:
+            return
+        both = sorted(n for n in ops if n in vars(cls))
+        if both:
+            raise ContractError(
+                f"{cls.__name__}: {', '.join(both)} defined both in the class body and in its "
+                "dispatch table; keep one"
+            )
+        cls.install_ops(ops)
+
+    @classmethod
+    def install_ops(cls, ops: Mapping[str, Any]) -> None:
+        """Install dispatch-table entries (op name -> function) on this class and add them to
+        `cls.dispatch_table`; for a backend whose table can only be built at run time (Cuda's
+        needs cupy). Every key must be a declared op (`UnknownOpError` names the closest)."""
+        for name, fn in ops.items():
+            decl(name)  # raises UnknownOpError for a name that is not a declared op
+            if not callable(fn):
+                raise ContractError(
+                    f"{cls.__name__}'s dispatch table: {name} -> {fn!r} is not callable"
+                )
+        for name, fn in ops.items():
+            setattr(cls, name, fn)
+        cls.dispatch_table = types.MappingProxyType({**cls.dispatch_table, **ops})
 
     def __init__(self, float_dtype: Any = "float32", int_dtype: Any = "int32"):
         fd = DType.from_any(float_dtype)
@@ -225,11 +268,11 @@ class Backend(
         keeps per-op dispatch cost low.
         """
         views = {}
-        for kind, prefix in ((Float, "float_"), (Int, "int_"), (Bool, "bool_")):
+        for kind, label in ((Float, "float"), (Int, "int"), (Bool, "bool")):
             ns = types.SimpleNamespace(kind=kind, backend=self, dtype=self.dtype_for(kind))
-            for name in dir(self):
-                if name.startswith(prefix):
-                    setattr(ns, name[len(prefix) :], getattr(self, name))
+            for d in DECLS.values():
+                if d.kind == label and d.view is not None:
+                    setattr(ns, d.view, getattr(self, d.name))
             views[kind] = ns
         # Comparisons of any kind produce Bool tensors: each view links to the Bool view directly.
         for ns in views.values():
@@ -255,6 +298,30 @@ class Backend(
             if getattr(getattr(cls, n), "__burn_required__", False) is True
         ]
 
+    # -- explain --------------------------------------------------------------------------------
+    @class_or_instance
+    def explain(self, op: str, *inputs: Any) -> Explanation:
+        """Which implementation runs `op` on this backend for `inputs`, and why.
+
+        `inputs` are the op's arguments: tensors, primitives or specs `(shape, dtype)` for its
+        tensor operands, the rest (dims, scalars) as they are. Nothing runs; shapes and dtypes
+        decide. The answer's steps go from the outermost decorator to the function that runs.
+        On a class, it answers for the class's default configuration (`NdArray.explain(...)`).
+
+        Example:
+            >>> from burn_ndarray import NdArray
+            >>> e = NdArray().explain("float_add", ((2, 3), "float32"), ((2, 3), "float32"))
+            >>> e.final.how, e.final.impl
+            ('kernel', 'numpy.add')
+        """
+        d = decl(op)
+        return Explanation(op, d, tuple(self.explain_route(op, [as_spec(x) for x in inputs])))
+
+    def explain_route(self, op: str, args: list) -> list[Step]:
+        """The steps of `explain` (tensor operands as `Spec`s). A decorator overrides it with
+        its own step and continues with `self.inner.explain_route(op, args)`."""
+        return kernel_route(self, op, args)
+
     # -- autodiff hooks (the Autodiff decorator overrides these) ----------------------------------
     def backward(self, tensor: Any):
         raise TypeError(
@@ -267,8 +334,16 @@ def _rebuild_backend(cls, kwargs):
 
 
 def op_table() -> list[str]:
-    names = set(REQUIRED)
-    families = (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
-    for base in (*families, LinalgOps, GridOps, ExtraOps, CtcOps, Module3dOps, DeformOps):
-        names.update(n for n in vars(base) if not n.startswith("_"))
-    return sorted(names)
+    """Every op of the contract: the declared ones."""
+    return sorted(DECLS)
+
+
+# The contract from the records: each declared default is a family method (checked), each
+# required op gets a stub that raises NotImplementedError naming it and its signature.
+bind_defaults(
+    (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
+    + (LinalgOps, GridOps, ExtraOps, CtcOps, Module3dOps, DeformOps)
+)
+for _d in DECLS.values():
+    if _d.required:
+        setattr(Backend, _d.name, _stub(_d.name, _d.sig))

@@ -60,6 +60,17 @@ class AttentionOps:
         dk = self.float_matmul(self.float_swap_dims(ds, 2, 3), query)
         return dq, dk, dv
 
+    def attention_with_lse(self, query, key, value, mask, causal, scale):
+        """(output, saved row statistic) of `attention`: the statistic (the scores' log-sum-exp)
+        is what a flash backward (`attention_lse_backward`) starts from. This default keeps none
+        (None), as a flash kernel does when a call takes the decomposition."""
+        return self.attention(query, key, value, mask, causal, scale), None
+
+    def attention_lse_backward(self, query, key, value, out, lse, mask, output_grad, causal, scale):
+        """(dq, dk, dv) of `attention` from the forward's output and saved statistic
+        (`attention_with_lse`); this default recomputes them (`attention_backward`)."""
+        return self.attention_backward(query, key, value, mask, output_grad, causal, scale)
+
     def _attention_probs(self, query, key, mask, causal, scale):
         """The attention probabilities [b, h, sq, sk], masked rows all zero."""
         scores = self.float_mul_scalar(

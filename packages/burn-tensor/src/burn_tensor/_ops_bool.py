@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ._data import TensorData
-from ._ops_spec import install_required
 
 
 class BoolOps:
@@ -67,6 +66,3 @@ class BoolOps:
         arr = self.bool_into_data(x).array
         idx = np.argwhere(arr).astype(self.int_dtype.np).reshape(-1, arr.ndim)
         return self.int_from_data(TensorData(idx), self.device_of(x))
-
-
-install_required(BoolOps, prefixes=("bool_",))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from ._ops_numeric import make_numeric_defaults
-from ._ops_spec import install_required
 
 
 class FloatOps:
@@ -31,6 +30,24 @@ class FloatOps:
 
     def float_hypot(self, x, y):
         return self.float_sqrt(self.float_add(self.float_mul(x, x), self.float_mul(y, y)))
+
+    def float_cross(self, x, y, dim):
+        """Cross product of the 3-vectors along `dim` (size 3 in both; other dims equal or 1):
+        `out[i] = x[j] * y[k] - x[k] * y[j]` for (i, j, k) the cyclic orders of (0, 1, 2),
+        written with slices, products and differences so Autodiff differentiates it and
+        Fusion fuses its parts."""
+
+        def part(t, i):
+            sl = tuple(
+                slice(i, i + 1, 1) if d == dim else slice(0, s, 1) for d, s in enumerate(t.shape)
+            )
+            return self.float_slice(t, sl)
+
+        a = [part(x, i) for i in range(3)]
+        b = [part(y, i) for i in range(3)]
+        mul, sub = self.float_mul, self.float_sub
+        out = [sub(mul(a[j], b[k]), mul(a[k], b[j])) for j, k in ((1, 2), (2, 0), (0, 1))]
+        return self.float_cat(out, dim)
 
     def float_adam_update(self, param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, time):
         """One Adam step with Burn's formulas -> `(param', moment_1', moment_2')`.
@@ -83,4 +100,3 @@ class FloatOps:
 
 for _name, _fn in make_numeric_defaults("float").items():
     setattr(FloatOps, _name, _fn)
-install_required(FloatOps, prefixes=("float_",))

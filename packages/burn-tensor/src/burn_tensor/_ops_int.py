@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ._ops_numeric import make_numeric_defaults
-from ._ops_spec import install_required
 
 
 class IntOps:
@@ -25,4 +24,3 @@ def _numel(x):
 
 for _name, _fn in make_numeric_defaults("int").items():
     setattr(IntOps, _name, _fn)
-install_required(IntOps, prefixes=("int_", "bitwise_"))

@@ -1,4 +1,5 @@
-"""Linear-algebra op family: Burn's `burn::tensor::linalg` functions and `Tensor::cross`/`cov`.
+"""Linear-algebra op family: Burn's `burn::tensor::linalg` functions and `Tensor::cov`
+(`float_cross` is a float op: `_ops_float.py`).
 
 Every op here is a default decomposition over other backend ops (Burn writes them the same way),
 so every backend runs them and Autodiff differentiates them through the ops they are made of. A
@@ -28,9 +29,6 @@ def _dtype_of(x):
 
     return DType.from_np(x.dtype)
 
-
-def _full_slices(x):
-    return [slice(0, s, 1) for s in x.shape]
 
 
 def make_linalg_defaults(k: str) -> dict:
@@ -113,22 +111,6 @@ class LinalgOps:
         n1 = self.float_clamp_min(self.float_vector_norm(x1, 2.0, dim), eps)
         n2 = self.float_clamp_min(self.float_vector_norm(x2, 2.0, dim), eps)
         return self.float_div(dot, self.float_mul(n1, n2))
-
-    def float_cross(self, x, y, dim):
-        """3-vector cross product along `dim` (size 3 in both); other dims broadcast."""
-
-        def comp(t, i):
-            sl = _full_slices(t)
-            sl[dim] = slice(i, i + 1, 1)
-            return self.float_slice(t, tuple(sl))
-
-        a = [comp(x, i) for i in range(3)]
-        b = [comp(y, i) for i in range(3)]
-
-        def term(i, j):
-            return self.float_sub(self.float_mul(a[i], b[j]), self.float_mul(a[j], b[i]))
-
-        return self.float_cat([term(1, 2), term(2, 0), term(0, 1)], dim)
 
     def float_cov(self, x, dim, correction_factor):
         """Covariance with observations along `dim` (Burn's `Tensor::cov`): the centered tensor

@@ -17,7 +17,6 @@ import numpy as np
 
 from ._data import TensorData
 from ._dtype import DType
-from ._ops_spec import install_required
 from ._options import ConvOptions, ConvTransposeOptions, UnfoldOptions
 
 
@@ -245,19 +244,3 @@ class ModuleOps:
         zeros = self.float_zeros(tuple(weights.shape), self.device_of(weights), _dt(weights))
         return self.float_select_assign(zeros, 0, flat, grad)
 
-
-install_required(
-    ModuleOps,
-    names=(
-        "conv2d",
-        "conv_transpose2d",
-        "avg_pool2d",
-        "avg_pool2d_backward",
-        "max_pool2d_with_indices",
-        "max_pool2d_with_indices_backward",
-        "adaptive_avg_pool2d",
-        "adaptive_avg_pool2d_backward",
-        "interpolate",
-        "interpolate_backward",
-    ),
-)

@@ -1,8 +1,9 @@
-"""Tensor methods of the linear-algebra family: `cross` and `cov` (Burn's `Tensor::cross`/`cov`).
+"""Tensor methods of the linear-algebra family: `dot` (1-D inner product), `cross` (3-vectors
+along a dim) and `cov` (Burn's `Tensor::cross`/`cov`).
 
-The functions of `burn::tensor::linalg` live in `burn_tensor.linalg`; these two are methods in
-Burn, so they are here. Both dispatch to the backend op of their name (`float_cross`,
-`float_cov`), a default decomposition in `_ops_linalg.py`.
+The functions of `burn::tensor::linalg` live in `burn_tensor.linalg`; these are methods in Burn,
+so they are here. `cross` and `cov` dispatch to the backend op of their name (`float_cross`, a
+default in `_ops_float.py`; `float_cov`, a default in `_ops_linalg.py`).
 """
 
 from __future__ import annotations
@@ -12,31 +13,36 @@ from ._errors import TensorCheckError
 
 
 class LinalgMixin:
-    def cross(self, other, dim: int = -1):
-        """Cross product of 3-vectors along `dim` (Burn's `Tensor::cross`); Float only.
+    def dot(self, other):
+        """Inner product of two 1-D tensors -> shape [1]."""
+        if self.rank() != 1 or other.rank() != 1:
+            raise TensorCheckError(
+                "dot", f"expected 1-D tensors, got {self.dims()} and {other.dims()}"
+            )
+        return self.mul(other).sum()
 
-        Args:
-            other: a Float tensor of the same rank; dims other than `dim` broadcast.
-            dim: the dim holding the 3 components (size 3 in both; negative counts from the end).
+    def cross(self, other, dim: int):
+        """Cross product of the 3-vectors along `dim` (Burn's `Tensor::cross`); Float tensors of
+        equal rank, size 3 along `dim` in both, other dims equal or 1 (broadcast).
 
-        Shapes: [..., 3, ...] x [..., 3, ...] -> their broadcast shape.
+        Shapes: [.., 3, ..] x [.., 3, ..] -> [.., 3, ..]
 
         Example:
-            >>> from burn_ndarray import NdArray
             >>> from burn_tensor import Tensor
-            >>> dev = NdArray().device()
-            >>> a = Tensor.from_data([[1.0, 0.0, 0.0]], dev)
-            >>> a.cross(Tensor.from_data([[0.0, 1.0, 0.0]], dev), 1).tolist()
+            >>> from burn_ndarray import NdArray
+            >>> x = Tensor.from_data([[1.0, 0.0, 0.0]], NdArray().device())
+            >>> y = Tensor.from_data([[0.0, 1.0, 0.0]], NdArray().device())
+            >>> x.cross(y, 1).tolist()
             [[0.0, 0.0, 1.0]]
         """
-        op = "cross"
-        check.float_(op, self)
-        check.binary(op, self, other)
-        d = check.dim(op, dim, len(self._p.shape))
-        sa, sb = self._p.shape[d], other._p.shape[d]
-        if sa != 3 or sb != 3:
+        check.float_("cross", self)
+        check.binary("cross", self, other)
+        d = check.dim("cross", dim, self.rank())
+        if self.dims()[d] != 3 or other.dims()[d] != 3:
             raise TensorCheckError(
-                op, f"dim {d} must have size 3 in both tensors, got {sa} and {sb}"
+                "cross",
+                f"dim {dim} must have size 3 in both tensors, got {self.dims()[d]} and "
+                f"{other.dims()[d]}",
             )
         return self._like(self._o.cross(self._p, other._p, d))
 

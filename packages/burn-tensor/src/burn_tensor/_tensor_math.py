@@ -1,4 +1,4 @@
-"""Elementwise arithmetic, unary math and matmul for `Tensor`."""
+"""Elementwise arithmetic, unary math and matmul for `Tensor` (dot and cross: `_tensor_linalg.py`)."""
 
 from __future__ import annotations
 
@@ -425,11 +425,3 @@ class MathMixin:
             # the backend's quantized matmul (int8 kernels where it has them); a float result
             return Tensor._make(self._d.backend.q_matmul(self._p, other._p), self._o.kind, self._d)
         return self._like(self._o.matmul(self._p, other._p))
-
-    def dot(self, other):
-        """Inner product of two 1-D tensors -> shape [1]."""
-        if self.rank() != 1 or other.rank() != 1:
-            raise TensorCheckError(
-                "dot", f"expected 1-D tensors, got {self.dims()} and {other.dims()}"
-            )
-        return self.mul(other).sum()

@@ -11,6 +11,10 @@ For backend and decorator packages (see the README's "Extension surface"):
 - `register_autodiff(decorate)`: the decorator `Tensor.from_inner(t)` lifts onto by default.
 - `rebuild_kind_views(backend)`: after ops were replaced on a backend instance (instrumentation,
   such as the conformance suite's op counter), make the Tensor layer dispatch to the new ones.
+- `explain(backend_or_device, op, *inputs)` (also `backend.explain(op, *inputs)`): which
+  implementation runs an op for given inputs and why, as an `Explanation` of `Step`s; inputs may
+  be tensors, primitives or `Spec(shape, dtype)`s. A decorator overrides
+  `Backend.explain_route`; a per-instance tier marks itself with `mark_tier` (a `Tier`).
 - Discovery and defaults: `available_backends`, `backend_table`, `default_backend_name`,
   `default_device`,
   `set_default_device`, `install_hint`, `KNOWN_EXTRAS`, `PRIORITY`, and the three
@@ -27,6 +31,7 @@ import abc
 
 from ._backend import Backend
 from ._device import Device
+from ._explain import HOW, Explanation, Spec, Step, Tier, describe, mark_tier
 from ._registry import (
     GROUP,
     KNOWN_EXTRAS,
@@ -74,6 +79,21 @@ def rebuild_kind_views(backend: Backend) -> None:
     backend._init_kind_ops()
 
 
+def explain(backend: Backend | Device, op: str, *inputs) -> Explanation:
+    """Which implementation runs `op` on `backend` (or a device's backend) for `inputs`, and why:
+    `backend.explain(op, *inputs)`.
+
+    Example:
+        >>> from burn_ndarray import NdArray
+        >>> print(explain(NdArray().device(), "float_neg", Spec((4,), "float32")).final.how)
+        kernel
+    """
+    b = backend.backend if isinstance(backend, Device) else backend
+    if not isinstance(b, Backend):
+        raise TypeError(f"explain: expected a Backend or a Device, got {type(backend).__name__}")
+    return b.explain(op, *inputs)
+
+
 class AutodiffBackend(abc.ABC):
     """Burn's `AutodiffBackend` trait: true for backends whose tensors can call `backward()`.
 
@@ -106,16 +126,24 @@ __all__ = [
     "BackendSpec",
     "HalfSupport",
     "Device",
+    "Explanation",
+    "HOW",
     "NoDeviceError",
+    "Spec",
+    "Step",
+    "Tier",
     "autodiff_device_for",
     "available_backends",
     "backend_spec",
     "backend_table",
     "default_backend_name",
     "default_device",
+    "describe",
+    "explain",
     "get_backend",
     "resolve_backend",
     "install_hint",
+    "mark_tier",
     "rebuild_kind_views",
     "register_autodiff",
     "set_default_device",

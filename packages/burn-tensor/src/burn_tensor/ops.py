@@ -2,11 +2,16 @@
 
 - Option records the module ops receive: `ConvOptions`, `ConvTransposeOptions`, `UnfoldOptions`,
   `InterpolateOptions` (and its `INTERPOLATE_MODES`).
-- The contract: `op_table()` (every op name), `REQUIRED_OPS` (name -> signature of the ops with no
-  default), `OP_CONVENTIONS` (what the Tensor layer guarantees before it calls an op).
+- The contract: `DECLS` (name -> `OpDecl`, the one record of each op: kind, dtypes, signature,
+  shape rule, default decomposition, autodiff class, fusion class, expression key; `op_decl(name)`
+  looks one up), `op_table()` (every op name), `REQUIRED_OPS` (name -> signature of the ops with
+  no default), `OP_CONVENTIONS` (what the Tensor layer guarantees before it calls an op), and
+  `ContractError` / `UnknownOpError` (a table disagrees with the records; an unknown op name).
 - `adam_update`: one Adam step of a parameter as one backend op (`float_adam_update`), which
   burn-optim calls so GPU backends can run the update as one kernel; `adam_update_many`: the
   same for a list of parameters (`float_adam_update_many`, one launch per model on CUDA).
+- `tensor_parts(t)`: `(primitive, kind, device)` of a tensor in one call (a decorator's hot
+  path reads them without touching Tensor internals).
 - Slice helpers: `numpy_slice` turns one of the `slices` that `*_slice`/`*_slice_assign` receive
   (Burn's semantics: a negative step walks `[start, stop)` backwards) into a numpy slice.
 
@@ -20,6 +25,8 @@ Example:
 
 from ._backend import op_table
 from ._fused_optim import adam_update, adam_update_many
+from ._op_decl import DECLS, ContractError, OpDecl, UnknownOpError
+from ._op_decl import decl as op_decl
 from ._ops_spec import REQUIRED as REQUIRED_OPS
 from ._ops_spec import __doc__ as OP_CONVENTIONS
 from ._options import (
@@ -32,8 +39,14 @@ from ._options import (
 from ._options_grid import GridSampleOptions
 from ._pad_mode import PadMode
 from ._slice import numpy_slice
+from ._tensor_parts import tensor_parts
 
 __all__ = [
+    "DECLS",
+    "ContractError",
+    "OpDecl",
+    "UnknownOpError",
+    "op_decl",
     "INTERPOLATE_MODES",
     "OP_CONVENTIONS",
     "PadMode",
@@ -47,4 +60,5 @@ __all__ = [
     "adam_update_many",
     "numpy_slice",
     "op_table",
+    "tensor_parts",
 ]

@@ -1,6 +1,9 @@
 """Conformance: the linear-algebra family (`burn_tensor.linalg`, `Tensor.cross`, `Tensor.cov`).
 
-References are numpy float64 on the rounded inputs (`np.linalg.norm`-style sums, `np.cross`,
+`Tensor.cross(other, dim)` (the contract's `float_cross`) runs on every input layout against the
+formula written out in float64 (`_ref_cross`), with the arguments it refuses.
+
+References are numpy float64 on the rounded inputs (`np.linalg.norm`-style sums,
 `np.cov`, `np.trace`, `np.diagonal`, an explicit partial-pivoting LU), plus literal values of
 Burn's own tests (`crates/burn-backend-tests/tests/tensor/float/linalg/*.rs`).
 """
@@ -13,7 +16,7 @@ import numpy as np
 import pytest
 from burn_tensor import Bool, Int, TensorCheckError, linalg
 
-from .._ctx import sample
+from .._ctx import LAYOUTS, sample
 
 NORMS = [0, 1, 2, 3.5, -1.5, math.inf, -math.inf]
 
@@ -94,20 +97,6 @@ def test_cosine_similarity(burn):
     x = burn.float([[1.0, 0.0], [1.0, 1.0]])
     y = burn.float([[0.0, 3.0], [2.0, 2.0]])
     burn.assert_close(linalg.cosine_similarity(x, y, -1), [[0.0], [1.0]], burn.loose)
-
-
-@pytest.mark.parametrize("layout", ["contiguous", "flipped", "expanded"])
-def test_cross(burn, layout):
-    a, ar = burn.view_input(sample((4, 3), "any", 7), layout=layout)
-    b, br = burn.view_input(sample((4, 3), "any", 8))
-    burn.assert_close(a.cross(b, 1), np.cross(ar, br, axis=1), burn.loose)
-    # components on dim 0, the other dim broadcast from size 1
-    c, cr = burn.view_input(sample((3, 1), "any", 9))
-    d, dr = burn.view_input(sample((3, 5), "any", 10))
-    want = np.cross(np.broadcast_to(cr, (3, 5)), dr, axis=0)
-    burn.assert_close(c.cross(d, 0), want, burn.loose)
-    with pytest.raises(TensorCheckError, match="size 3"):
-        burn.float(np.ones((2, 4))).cross(burn.float(np.ones((2, 4))), 1)
 
 
 def test_cov(burn):
@@ -195,3 +184,49 @@ def test_lu_decomposition(burn):
         linalg.lu_decomposition(burn.float([[1.0, 2.0], [2.0, 4.0]]))
     with pytest.raises(TensorCheckError, match="square"):
         linalg.lu_decomposition(burn.float(np.ones((2, 3))))
+
+
+def _ref_cross(a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
+    """out[i] = a[j] * b[k] - a[k] * b[j] for (i, j, k) = (0, 1, 2), (1, 2, 0), (2, 0, 1)."""
+    a, b = np.moveaxis(a, dim, -1), np.moveaxis(b, dim, -1)
+    parts = [a[..., j] * b[..., k] - a[..., k] * b[..., j] for j, k in ((1, 2), (2, 0), (0, 1))]
+    return np.moveaxis(np.stack(parts, axis=-1), -1, dim)
+
+
+CASES = [
+    # (lhs shape, rhs shape, dim)
+    ((3,), (3,), 0),
+    ((4, 3), (4, 3), 1),
+    ((3, 5), (3, 5), 0),
+    ((2, 3, 4), (1, 3, 4), 1),  # rhs broadcast over the batch
+    ((2, 4, 3), (2, 1, 3), -1),  # negative dim, rhs broadcast over the middle dim
+    ((3, 1), (3, 5), 0),  # lhs broadcast over the other dim
+    ((0, 3), (0, 3), 1),  # empty
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_cross(burn, case, layout):
+    sa, sb, dim = CASES[case]
+    ta, a = burn.view_input(sample(sa, seed=2 * case), layout=layout)
+    tb, b = burn.view_input(sample(sb, seed=2 * case + 1), layout=layout)
+    burn.assert_close(ta.cross(tb, dim), _ref_cross(a, b, dim % len(sa)))
+
+
+def test_cross_of_the_unit_vectors(burn):
+    eye = np.eye(3)
+    # x cross y = z, y cross z = x, z cross x = y, exactly
+    burn.assert_close(burn.float(eye).cross(burn.float(eye[[1, 2, 0]]), 1), eye[[2, 0, 1]])
+
+
+def test_cross_refuses_bad_arguments(burn):
+    x = burn.float(np.ones((2, 3)))
+    with pytest.raises(TensorCheckError, match=r"'cross'[\s\S]*dim 0 must have size 3"):
+        x.cross(x, 0)
+    with pytest.raises(TensorCheckError, match="cross"):
+        x.cross(burn.float(np.ones((2, 2, 3))), 1)  # ranks differ
+    with pytest.raises(TensorCheckError, match=r"dim 2 out of range"):
+        x.cross(x, 2)
+    with pytest.raises(TensorCheckError, match="cross"):
+        burn.int(np.ones((2, 3), np.int64)).cross(burn.int(np.ones((2, 3), np.int64)), 1)

@@ -1,5 +1,6 @@
-"""Conformance: `attention` (through `burn_tensor.module.attention`) and its backward primitive
-`attention_backward`, against a float64 reference written as a loop over queries.
+"""Conformance: `attention` (through `burn_tensor.module.attention`), its backward primitive
+`attention_backward` and the flash pair `attention_with_lse` / `attention_lse_backward`, against
+a float64 reference written as a loop over queries.
 
 Cases: self- and cross-attention (seq_q != seq_k), Burn's bool masks (True = masked out) of
 full shape and broadcast ([batch, 1, 1, seq_k] padding), causal with seq_q = seq_k, < seq_k (a
@@ -129,6 +130,22 @@ def test_attention_backward_primitive(burn, cid):
     )
     for got, want in zip((dq, dk, dv), reference_grads(q, k, v, probs, g, s)):
         assert_close_scaled(burn, wrap(burn, got), want)
+
+
+@pytest.mark.parametrize("cid", ["cross", "mask_and_causal", "causal_more_queries"])
+def test_attention_with_lse_and_its_backward_primitive(burn, cid):
+    # the flash pair (declared ops): the forward gives attention's output and its saved row
+    # statistic (a backend's kernel) or None (the default); the backward from them gives dq, dk, dv
+    (_, _, _, m_t), (q, k, v, m), causal, _, s = _inputs(burn, cid)
+    out, probs = reference(q, k, v, m, causal, s)
+    mp = None if m_t is None else m_t.into_primitive()
+    qp, kp, vp = prim(burn, q), prim(burn, k), prim(burn, v)
+    got, lse = burn.backend.attention_with_lse(qp, kp, vp, mp, causal, s)
+    assert_close_scaled(burn, wrap(burn, got), out)
+    g = burn.ref(sample(out.shape, "unit", 5))
+    grads = burn.backend.attention_lse_backward(qp, kp, vp, got, lse, mp, prim(burn, g), causal, s)
+    for got_grad, want in zip(grads, reference_grads(q, k, v, probs, g, s)):
+        assert_close_scaled(burn, wrap(burn, got_grad), want)
 
 
 def test_attention_empty_keys_give_zeros(burn):

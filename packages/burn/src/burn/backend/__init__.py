@@ -3,6 +3,8 @@
 `burn.backend.NdArray`, `burn.backend.Autodiff`, `burn.backend.OpenCl`, `burn.backend.Cuda`,
 `burn.backend.Fusion`; `default_device()` picks `BURN_BACKEND` or the best usable backend.
 `python -m burn.backend` prints the table of installed backends.
+`explain(backend_or_device, "float_add", *inputs)` says which implementation runs an op for given
+inputs (tensors or `Spec(shape, dtype)`s) and why; every backend has it as `B.explain(op, ...)`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from burn_tensor import (
     get_backend,
     set_default_device,
 )
+from burn_tensor.backend import Explanation, Spec, explain
 
 # class name -> (module, the pip extra that installs it)
 _CLASSES = {
@@ -52,10 +55,13 @@ __all__ = [
     "BackendImportError",
     "BackendNotInstalledError",
     "Device",
+    "Explanation",
     "NoDeviceError",
+    "Spec",
     "available_backends",
     "backend_table",
     "default_device",
+    "explain",
     "get_backend",
     "set_default_device",
     *_CLASSES,
