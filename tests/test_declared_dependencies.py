@@ -49,6 +49,9 @@ _RUNTIME_ONLY = {
     "burn-example-custom-renderer": {"burn-ndarray": _FALLBACK},
     "burn-example-mnist": {"burn-ndarray": _FALLBACK},
     "burn-example-custom-image-dataset": {"burn-ndarray": _FALLBACK},
+    "burn-example-named-tensor": {"burn-ndarray": _FALLBACK},
+    "burn-example-modern-lstm": {"burn-ndarray": _FALLBACK},
+    "burn-example-wgan": {"burn-ndarray": _FALLBACK},
     "burn-example-onnx-inference": {
         "burn-nn": "the module ModelGen writes at first run (generated/guide_digits.py) imports it",
         "burn-record": "the generated module loads its record with burn_record's recorders",

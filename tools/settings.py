@@ -42,6 +42,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_NATIVE_GEMM": ("`1`", "`0` keeps numpy's matmul (OpenBLAS's own threads) for `float_matmul` and the linear ops instead of the tiled GEMMs on the OpenMP team."),
     "BURN_NDARRAY_NATIVE_ATTENTION": ("`1`", "`0` keeps the Python-pool attention kernel instead of the native one (`_native/attn.c`)."),
     "BURN_NDARRAY_NATIVE_MIN": ("2^14 elements", "Size from which an op takes the native kernel rather than numpy."),
+    "BURN_NDARRAY_LOAD_AWARE": ("`1`", "`0` starts every thread even when other processes keep cores busy (by default NdArray's native kernels and pool start as many threads as cores are free, from the load average)."),
     "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
     # burn-gpu
     "BURN_GPU_ATTENTION": ("`1`", "`0` sends Cuda's and OpenCl's `attention` to the matmul + softmax decomposition instead of burn_gpu's flash kernels (a before/after bench)."),

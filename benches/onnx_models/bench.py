@@ -99,7 +99,7 @@ def _spawn(model, shape, runtime, threads, repeats) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    p.add_argument("--child", nargs=5, help="internal: time one (model, shape, runtime, threads, repeats) cell in this process")
     p.add_argument("--dir", type=Path, help="read every *.onnx here instead of exporting")
     p.add_argument("--backends", default="ndarray", help="burn backends, comma-separated")
     p.add_argument("--threads", default="1,default", help="thread settings, comma-separated")
