@@ -47,15 +47,9 @@ def disk(tmp_path, monkeypatch):
     srcs = {"a": _source(f"a_{tmp_path.name}", 1), "b": _source(f"b_{tmp_path.name}", 2)}
     for src, name in srcs.values():
         assert rt.compile(src, name)[1] == "compiled"
-    bins = {k: rt.disk / (_hash(src) + ".bin") for k, (src, _) in srcs.items()}
+    bins = {k: rt.disk / (rt.binary_key(src) + ".bin") for k, (src, _) in srcs.items()}
     assert all(cache.check(p) for p in bins.values())
     return srcs, bins
-
-
-def _hash(src: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(src.encode()).hexdigest()
 
 
 def _fresh():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent
 # distribution name -> import name, where they differ beyond '-' -> '_'
-IMPORT_NAME = {"nvidia-ml-py": "pynvml"}
+IMPORT_NAME = {"nvidia-ml-py": "pynvml", "mlflow-skinny": "mlflow"}
 # imported only where already installed (behind an `importlib.util.find_spec` check), never
 # required: the launcher binds each rank to its GPU when cupy is there
 PROBED = {"cupy"}

@@ -118,7 +118,10 @@ def test_a_stranger_on_the_master_port_cannot_join_a_launched_job(tmp_path):
     t.join(10)
     assert run.returncode == 0, run.stderr[-3000:]
     assert _ranks(tmp_path) == [(token, "[3.0, 4.0]"), (token, "[3.0, 4.0]")]
-    assert got and b"ready" not in got[0]  # never admitted
+    # never admitted. Under load the real rank 1 may join and the job end before the stranger's
+    # first connect lands: it then finds no listener at all (got stays empty) and was not
+    # admitted either; the refusal's text is pinned by burn-tensor's test_collective_auth.py.
+    assert not got or b"ready" not in got[0]
     # Served before the real rank 1, the stranger is told why; on a loaded machine the real rank
     # 1 can win the race, and the stranger's connection then closes unanswered (b"") when the
     # job's rendezvous is done. Both keep the job correct (asserted above); the refusal message

@@ -63,8 +63,7 @@ class OpenClRuntime:
         rt = self.rt
         path = None
         if self.disk is not None:
-            key = (" ".join(self.rt.build_options) + "\n" + source).encode()
-            path = self.disk / (hashlib.sha256(key).hexdigest() + ".bin")
+            path = self.disk / (self.binary_key(source) + ".bin")
         with rt.lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PoCL prints build notes; pytest makes them errors
             k, how = self._from_disk(path, name), "disk"
@@ -72,6 +71,12 @@ class OpenClRuntime:
                 k, how = self._build_source(source, name, path), "compiled"
         self._kernels[source] = k
         return k, how
+
+    def binary_key(self, source: str) -> str:
+        """The disk cache's name for `source`'s binary: its text and the build options (a binary
+        built with other options is another entry)."""
+        key = " ".join(self.rt.build_options) + "\n" + source
+        return hashlib.sha256(key.encode()).hexdigest()
 
     def _from_disk(self, path: Path | None, name: str):
         """The kernel from the verified cached binary at `path`, or None (a bad one deleted)."""

@@ -1,5 +1,11 @@
 """Text datasets (Burn's `burn_dataset::nlp`, plus the DBpedia set of its text-classification
-example): AG News and DBpedia CSVs, and text files in class folders."""
+example): AG News and DBpedia CSVs, and text files in class folders.
+
+Example:
+    >>> from burn_dataset.nlp import AG_NEWS_CLASSES
+    >>> len(AG_NEWS_CLASSES)
+    4
+"""
 
 from burn_dataset.nlp._news import (
     AG_NEWS_CLASSES,

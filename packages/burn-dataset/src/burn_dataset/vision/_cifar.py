@@ -37,7 +37,12 @@ _ALLOWED = {
 
 
 class CifarType(enum.Enum):
-    """Which CIFAR (Burn's `CifarType`)."""
+    """Which CIFAR (Burn's `CifarType`): 10 classes or 100.
+
+    Example:
+        >>> CifarType.Cifar100.value
+        'cifar100'
+    """
 
     Cifar10 = "cifar10"
     Cifar100 = "cifar100"
