@@ -371,3 +371,24 @@ def test_every_unsupported_op_is_listed_at_once():
     assert "'EmbedLayerNormalizationX' (domain 'com.microsoft', node 'ms1': no rewrite" in msg
     assert "'Custom' (domain 'org.example', node 'cu': only the default and 'com.microsoft'" in msg
     assert err.value.op_type == "GlobalLpPool"
+
+
+@pytest.mark.parametrize("k,n", [(0, 5), (64, -1)])
+def test_matmul_nbits_refuses_non_positive_sizes(k, n):
+    packed = np.zeros((5, 2, 16), np.uint8)
+    m = _model(
+        "MatMulNBits", [("a", T.FLOAT, [2, 64])], [("y", T.FLOAT, [2, 5])],
+        [("b", packed), ("s", np.ones(10, np.float32))], K=k, N=n, bits=4, block_size=32,
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError, match=r"'MatMulNBits'.*K=.*N=.*positive"):
+        backend.prepare(m)
+
+
+def test_attention_refuses_negative_hidden_sizes():
+    d = 8
+    m = _model(
+        "Attention", [("x", T.FLOAT, [1, 2, d])], [("y", T.FLOAT, [1, 2, d])],
+        [("w", f32(d, 3 * d)), ("bias", f32(3 * d))], num_heads=2, qkv_hidden_sizes=[-8, -8, 40],
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError, match=r"'Attention'.*qkv_hidden_sizes.*positive"):
+        backend.prepare(m)

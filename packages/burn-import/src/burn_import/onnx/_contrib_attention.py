@@ -89,8 +89,11 @@ def attention(b: Builder) -> None:
         if width is None or width % 3:
             b.fail("the weights' width is unknown or not 3 equal parts; give qkv_hidden_sizes")
         sizes = [width // 3] * 3
-    if len(sizes) != 3 or sizes[0] != sizes[1] or any(s % n for s in sizes):
-        b.fail(f"qkv_hidden_sizes {sizes}: query and key sizes must match and divide by {n} heads")
+    if len(sizes) != 3 or sizes[0] != sizes[1] or any(s <= 0 or s % n for s in sizes):
+        b.fail(
+            f"qkv_hidden_sizes {sizes}: positive, query and key sizes equal, each divisible by "
+            f"{n} heads"
+        )
     qkv = b.add("MatMul", [b.inp(0), b.inp(1)])
     if b.inp(2):
         qkv = b.add("Add", [qkv, b.inp(2)])

@@ -157,6 +157,8 @@ def matmul_nbits(b: Builder) -> None:
     if packed is None or scales is None or (b.inp(3) and zeros is None):
         b.fail("the packed weight, scales and zero points must be initializers")
     k, n = int(b.attr("K", 0)), int(b.attr("N", 0))
+    if k <= 0 or n <= 0:
+        b.fail(f"attributes K={k}, N={n}: both must be positive")
     try:
         w = unpack_nbits(packed, scales, zeros, k, n, int(b.attr("bits", 4)), int(b.attr("block_size", 0)))
     except ValueError as err:
