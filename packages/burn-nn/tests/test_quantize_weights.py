@@ -96,3 +96,68 @@ def test_params_the_scheme_cannot_hold_stay_float_and_are_listed():
     assert quantizer.skipped == [str(layer.bias.id)]
     with pytest.raises(TypeError, match="scheme must be a QuantScheme"):
         Quantizer(scheme="q8")
+
+
+def test_layer_norm_dequantizes_a_quantized_gamma_and_beta():
+    # `module.layer_norm` handed the primitives to the backend as they were: a quantized gamma
+    # crashed in a reshape (AttributeError) instead of running dequantized like Linear's weight
+    from burn_tensor import module as F
+
+    d = NdArray().device()
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(3, 8))
+    g, b = rng.normal(size=8), rng.normal(size=8)
+    scheme = QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(4))
+    gq = Tensor.from_data(g.astype(np.float32), d).quantize_dynamic(scheme)
+    bq = Tensor.from_data(b.astype(np.float32), d).quantize_dynamic(scheme)
+    got = F.layer_norm(Tensor.from_data(x.astype(np.float32), d), gq, bq, 1e-5)
+    xhat = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(got.numpy(), xhat * _deq(gq) + _deq(bq), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES[:2], ids=["q8s", "q4s-b4"])
+def test_transformer_quantizes_attention_and_feed_forward_keeps_norms_float(scheme):
+    from burn_nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
+
+    d = NdArray().device()
+    enc = TransformerEncoderConfig(8, 16, 2, 2, dropout=0.0, norm_first=True).init(d)
+    quantizer = Quantizer(calibration=Calibration.MinMax, scheme=scheme)
+    q = enc.quantize_weights(quantizer)
+    params = dict(q.named_parameters())
+    norms = {k for k in params if ".norm_" in k}
+    assert len(norms) == 8 and len(params) == 8 + 2 * (4 * 2 + 2 * 2)
+    for path, p in params.items():  # every projection, both feed-forward linears; no norm
+        assert p.val().is_quantized() == (path not in norms), path
+    assert quantizer.kept_float == {k: "in a LayerNorm (Quantizer.keep_float)" for k in norms}
+    assert sorted(quantizer.skipped) == sorted(str(params[k].id) for k in norms)
+    x = Tensor.from_data(np.random.default_rng(4).normal(size=(2, 5, 8)).astype(np.float32), d)
+    inp = TransformerEncoderInput.new(x)
+    got = q.forward(inp).numpy()
+    np.testing.assert_allclose(got, _float_copy(q, d).forward(inp).numpy(), rtol=1e-4, atol=1e-4)
+    if scheme == SCHEMES[0]:
+        np.testing.assert_allclose(got, enc.forward(inp).numpy(), atol=0.05)
+
+
+def test_keep_float_empty_quantizes_norms_too_and_they_still_run():
+    from burn_nn import LayerNormConfig
+
+    d = NdArray().device()
+    ln = LayerNormConfig(8).init(d)
+    kept = Quantizer(scheme=QuantScheme())
+    assert not ln.quantize_weights(kept).gamma.val().is_quantized()  # the root module counts too
+    assert kept.kept_float == {"gamma": "in a LayerNorm (Quantizer.keep_float)",
+                               "beta": "in a LayerNorm (Quantizer.keep_float)"}  # fmt: skip
+    q = ln.quantize_weights(Quantizer(scheme=QuantScheme(), keep_float=()))
+    assert q.gamma.val().is_quantized() and q.beta.val().is_quantized()
+    x = Tensor.from_data(np.random.default_rng(5).normal(size=(2, 8)).astype(np.float32), d)
+    np.testing.assert_allclose(q(x).numpy(), ln(x).numpy(), atol=1e-5)  # ones and zeros: exact
+    with pytest.raises(TypeError, match="keep_float must be a tuple of module type names"):
+        Quantizer(keep_float="LayerNorm")
+
+
+def test_kept_float_names_the_reason_per_path():
+    d = NdArray().device()
+    layer = Conv2dConfig([2, 6], [3, 4]).init(d)
+    quantizer = Quantizer(scheme=QuantScheme(level=QuantLevel.block(4)))
+    layer.quantize_weights(quantizer)
+    assert quantizer.kept_float == {"bias": "last dim 6 is not a multiple of the block size 4"}

@@ -167,8 +167,10 @@ class Module:
 
     def quantize_weights(self, quantizer: Any) -> Module:
         """A new module with its float parameters quantized by `quantizer` (Burn's
-        `quantize_weights(&mut Quantizer { calibration, scheme })`; see `burn_nn.Quantizer`)."""
-        return self.map(quantizer)
+        `quantize_weights(&mut Quantizer { calibration, scheme })`; see `burn_nn.Quantizer`).
+        Any other `ModuleMapper` is applied as `module.map(quantizer)`."""
+        quantize = getattr(quantizer, "quantize", None)
+        return quantize(self) if callable(quantize) else self.map(quantizer)
 
     # -- records -------------------------------------------------------------------------------------
     def into_record(self) -> Record:

@@ -46,5 +46,8 @@ def layer_norm(input, gamma, beta=None, epsilon: float = 1e-5):
         raise TensorCheckError(op, problems)
     if math.prod(xs) == 0:
         return input.zeros_like()
-    bp = None if beta is None else beta._p
-    return input._like(input._d.backend.layer_norm(input._p, gamma._p, bp, float(epsilon)))
+    from .module import _dequantized  # a quantized gamma / beta runs dequantized (weight-only)
+
+    gp = _dequantized(input, gamma)
+    bp = None if beta is None else _dequantized(input, beta)
+    return input._like(input._d.backend.layer_norm(input._p, gp, bp, float(epsilon)))
