@@ -1,13 +1,29 @@
-"""The quantization example end to end on a small slice (CI-quick): rows, sizes, accuracy."""
+"""The quantization example end to end on small slices (CI-quick): rows, sizes, accuracy, for
+the guide model and the text-classification transformer."""
 
 from __future__ import annotations
+
+import json
 
 from burn_autodiff import Autodiff
 from burn_dataset.transform import PartialDataset
 from burn_dataset.vision import DigitsDataset
 from burn_ndarray import NdArray
-from quantization_example import quantize_and_compare, train_quick
+from quantization_example import quantize_and_compare, quantize_and_compare_text, train_quick, train_text
 from quantization_example.cli import main
+
+NAMES = ["float32", "int8", "int4-block64"]
+
+
+def _check(rows, model, acc_floor, q8_tol, q4_tol, q4_ratio):
+    assert [(r.model, r.name) for r in rows] == [(model, n) for n in NAMES]
+    f32, q8, q4 = rows
+    assert f32.accuracy > acc_floor, f"the float model did not learn ({f32.accuracy:.1f} %)"
+    assert abs(q8.accuracy - f32.accuracy) <= q8_tol
+    assert abs(q4.accuracy - f32.accuracy) <= q4_tol
+    assert f32.record_bytes / q8.record_bytes >= 3.5
+    assert f32.record_bytes / q4.record_bytes >= q4_ratio
+    return f32, q8, q4
 
 
 def test_quantized_guide_keeps_accuracy_and_shrinks_the_record():
@@ -16,15 +32,33 @@ def test_quantized_guide_keeps_accuracy_and_shrinks_the_record():
     test = PartialDataset(DigitsDataset.test(), 0, 200)
     model = train_quick(Autodiff(backend).device(), train, epochs=2)
     rows = quantize_and_compare(model, backend.device(), test, reps=1)
-    names = [r.name for r in rows]
-    assert names == ["float32", "int8", "int4-block32"]
-    f32, q8, q4 = rows
-    assert f32.accuracy > 50, f"the float model did not learn ({f32.accuracy:.1f} %)"
-    assert abs(q8.accuracy - f32.accuracy) <= 1.0  # 200 images: one image is 0.5 points
-    assert abs(q4.accuracy - f32.accuracy) <= 3.0
-    assert f32.record_bytes / q8.record_bytes >= 3.5
-    assert f32.record_bytes / q4.record_bytes >= 5.5
+    # 200 images: one image is 0.5 points
+    _, q8, q4 = _check(rows, "guide", 50, 1.0, 3.0, 6.0)
     assert q8.skipped == 0 and q4.skipped == 6  # conv kernels (width 3), small biases, head
+    assert set(q4.kept_float) == {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
+                                  "linear2.weight", "linear2.bias"}  # fmt: skip
+
+
+def test_quantized_transformer_quantizes_embeddings_and_attention_and_shrinks():
+    backend = NdArray(num_threads=2)
+    small = {"d_model": 64, "n_heads": 2, "n_layers": 1, "d_ff": 128}  # the real widths, 1 layer
+    model, encoded, labels = train_text(backend, 400, 200, 2, max_len=16, lr=3e-3,
+                                        model_cfg=small, log=lambda *_: None)  # fmt: skip
+    rows = quantize_and_compare_text(model, backend.device(), encoded, labels, reps=1)
+    # 200 sentences: one is 0.5 points
+    _, q8, q4 = _check(rows, "transformer", 80, 1.5, 3.0, 6.0)
+    norms = {f"encoder.layers.0.norm_{i}.{p}" for i in (1, 2) for p in ("gamma", "beta")}
+    assert set(q8.kept_float) == norms  # embeddings, every attention projection, feed-forward: int8
+    assert set(q4.kept_float) == norms | {"head.weight", "head.bias"}  # 4 classes: no block of 64
+
+
+def test_cli_json_rows_for_both_models(capsys):
+    code = main(["--epochs", "1", "--limit", "64", "--text-train-size", "64",
+                 "--text-test-size", "64", "--text-epochs", "1", "--threads", "2", "--json"])  # fmt: skip
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert [(r["model"], r["name"]) for r in rows] == [(m, n) for m in ("guide", "transformer") for n in NAMES]
+    assert all(r["record_bytes"] > 0 and r["ms_per_batch"] > 0 for r in rows)
 
 
 def test_cli_missing_artifact_is_a_clear_error(tmp_path, capsys):
