@@ -16,7 +16,7 @@ import os
 import threading
 from typing import Any
 
-from burn_tensor import Tensor
+from burn_tensor import Device, Tensor
 
 from . import _capture_hooks as hooks
 from ._capture_tree import Tree, flatten, unflatten
@@ -24,6 +24,7 @@ from ._capture_util import (
     Refused,
     canon,
     counters,
+    debug,
     handle_of,
     is_baked,
     key,
@@ -33,17 +34,24 @@ from ._capture_util import (
     work,
 )
 
+#: ops of another thread that do not make a recording untrusted: uploads and host reads
+_HARMLESS = ("from_data", "into_data")
+
 
 class Recording:
     """The tape of one call and what a replay needs to bind and return."""
 
     def __init__(self, fusion, index: int, tree: Tree):
         self.fusion = fusion
+        self.index = index
         self.stream = fusion.stream(index)
         self.rt = self.stream.rt
         self.in_tree = tree
         self.tape = None
         self.calls: list = []  # per dynamic call: {"lr": float leaf or None, "time": int}
+        #: (op name, its float arguments) of each Fusion op of the step that took host floats
+        #: (`note`): constants of kernels the tape may not see (a CUDA graph's cupy kernels)
+        self.host_ops: list = []
 
     # -- recording ------------------------------------------------------------------------------
     def run(self, fn, in_args) -> Any:
@@ -94,7 +102,12 @@ class Recording:
         self.refused = tape.refused
         if self.refused is None and getattr(tape, "foreign", False):
             self.refused = "another thread ran device work while it recorded (tried again)"
-        if explained:  # the runtime refused to record it (a CUDA host read): run it eagerly
+        if explained or getattr(tape, "lost", False):
+            # the runtime refused to record it (a CUDA host read) or lost the capture: the call
+            # stopped half-way, or its last kernels never ran. Host state it advanced (the
+            # optimizer's, the device's random counter) is put back, and it runs eagerly.
+            self._rewind()
+            debug(f"recording aborted, eager run instead: {self.refused}")
             return fn(*self.in_args)
         self.result = result
         self.out_tree = flatten(result)
@@ -105,6 +118,53 @@ class Recording:
         if self.refused is None:  # a replay writes the recorded buffers again
             result = self._loose_copies()
         return result
+
+    def _rewind(self) -> None:
+        """Undo the host state an aborted recording advanced: stateful arguments (an optimizer)
+        get their state from before the call back (the recording ran on static copies, so
+        those tensors are untouched), and the tape rewinds what it snapshotted (Cuda: the
+        device's random counter, which the step's draws advanced)."""
+        tree = self.in_tree
+        unflatten(tree.spec, iter(tree.leaves), iter(tree.templates), restore=True)
+        rewind = getattr(self.tape, "rewind", None)
+        what = rewind() if rewind is not None else None
+        debug(
+            f"rewound {len(self.in_states)} stateful argument(s) to their state before the "
+            f"call; tape: {what or 'nothing to rewind'}"
+        )
+
+    def note(self, name: str, args) -> None:
+        """The hook of Fusion's op wrappers while this records (`_backend`): another thread's
+        op on this device makes the recording untrusted (Fusion's stream is per device, and a
+        CUDA tape sees only fused launches); this thread's host floats are noted (a constant
+        of a kernel the tape may not see: a learning rate baked there is guarded, not bound;
+        and two recordings with other constants differ)."""
+        tape = self.tape
+        if threading.get_ident() != tape.tid:
+            # uploads and reads are harmless (a loader thread's batches); a read that flushes
+            # the stream launches, which the tape's launch hook sees
+            if not name.endswith(_HARMLESS) and self._touches(args):
+                if not tape.foreign:
+                    debug(f"another thread ran {name} on this device while recording")
+                tape.foreign = True
+            return
+        if tape.depth:
+            return
+        skip = hooks.roles(name).values()  # the bound learning rate and step count
+        floats = tuple(a for i, a in enumerate(args) if type(a) is float and i not in skip)
+        if floats:
+            self.host_ops.append((name, floats))
+
+    def _touches(self, args) -> bool:
+        """Whether op arguments `args` reach this recording's device."""
+        for a in args:
+            if type(a) is list and a:
+                a = a[0]
+            if getattr(a, "stream", None) is self.stream:
+                return True
+            if isinstance(a, Device) and a.backend is self.fusion and a.index == self.index:
+                return True
+        return False
 
     def _states(self, templates) -> list:
         """(object, flattened state) of each stateful object among `templates`."""
@@ -173,11 +233,16 @@ class Recording:
         for c in self.calls:
             if "lr" in c and c["lr"] is None:
                 c["lr_fixed"] = True  # not an input: guarded by the recorded value
-        baked = scalars(tape.signature(lambda k: None))
+        baked = scalars(tape.signature(lambda k: None)) | scalars(self.host_ops)
         for c in self.calls:  # an lr also baked into a kernel is not an input: guarded
             lr = c.get("lr_value")
             if c.get("lr") is not None and is_baked(lr, baked):
                 c["lr"] = None
+                where = [n for n, fs in self.host_ops if lr in fs] or "a fused kernel"
+                debug(f"learning rate {lr} is also a kernel constant ({where}): guarded by "
+                      "value, not bound")
+            elif c.get("lr") is not None:
+                debug(f"learning rate {lr} (argument {c['lr']}) is bound as an input")
         self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
         self.fixed_floats = [
             (i, v)
@@ -190,6 +255,16 @@ class Recording:
         tape.finish([c["work"] != end for c in self.calls])
         self.cur = list(self.statics)  # the array each input slot was bound to last
         self.rebinds = callable(getattr(tape, "rebind", None))
+        self.writes = getattr(tape, "writes", None)
+        # without rebinding (fixed addresses: a CUDA graph) the recording read its inputs in
+        # the layout they came in (static copies keep it): another layout records again, as
+        # a GEMM may read a transposed operand in another order (other bits than eager's)
+        layout, t = self.rt.layout, self.in_tree
+        self.loose = [
+            (i, layout(prim_of(leaf)))
+            for i, (leaf, k, c) in enumerate(zip(t.leaves, t.kinds, t.carried))
+            if k == "T" and not c and not self.rebinds
+        ]
         self.bound_keys = {key(s) for s in self.statics if s is not None}
         # the handles a swapped dynamic result must reach: results and optimizer state
         by_key: dict = {}
@@ -231,7 +306,9 @@ class Recording:
                 else:
                     sig.append(canon(a, role))
             calls.append(tuple(sig))
-        return (self.tape.signature(role), tuple(calls), tuple(self.steps))
+        return (
+            self.tape.signature(role), tuple(calls), tuple(self.steps), tuple(self.host_ops)
+        )
 
     # -- replay ---------------------------------------------------------------------------------
     def check(self, tree: Tree) -> str | None:
@@ -254,6 +331,11 @@ class Recording:
                 return "the optimizer's step counts are not those of later steps"
             k = diff // d
         self.k = k or 0
+        layout = self.rt.layout
+        for i, was in self.loose:
+            p = prim_of(tree.leaves[i])
+            if p is not self.cur[i] and layout(p) != was:
+                return f"tensor argument {i}'s layout changed from {was} to {layout(p)}"
         return None
 
     def _call_dynamic(self, index: int):
@@ -295,7 +377,10 @@ class Recording:
         tape, static, cur = self.tape, self.statics[j], self.cur[j]
         if not self.rebinds:  # fixed addresses (a CUDA graph)
             self.rt.copy_into(static, p)
-            self.cur[j] = p
+            # the same `p` next time needs no copy, unless a replay writes its memory: a
+            # result of this recording (a parameter a dynamic op's result was copied into
+            # holds the new values the next call passes in, in the same array)
+            self.cur[j] = static if self.writes is None or self.writes(p) else p
             return
         k = key(p)
         if (

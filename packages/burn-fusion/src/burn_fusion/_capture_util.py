@@ -3,6 +3,9 @@ and the small functions recordings are compared and bound with."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 from burn_tensor import Tensor
 from burn_tensor.ops import tensor_parts
@@ -117,3 +120,11 @@ def canon(a, role):
     if isinstance(a, list | tuple):
         return tuple(canon(e, role) for e in a)
     return repr(a)
+
+
+def debug(msg: str) -> None:
+    """`BURN_CAPTURE_DEBUG=1`: print a capture decision on stderr (why a recording was refused,
+    what an aborted one restored, how a learning rate was bound). Called at recordings, never
+    per replayed op."""
+    if os.environ.get("BURN_CAPTURE_DEBUG", "0").strip() not in ("", "0"):
+        print(f"burn capture: {msg}", file=sys.stderr, flush=True)
