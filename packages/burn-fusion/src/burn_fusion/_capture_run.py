@@ -148,10 +148,11 @@ class Recording:
                     debug(f"another thread ran {name} on this device while recording")
                 tape.foreign = True
             return
-        if tape.depth:
+        if tape.depth or name in hooks.DYNAMIC_OPS:
+            # a dynamic op's arguments are compared as its call's (`signature`); its betas
+            # or weight decay equal to the learning rate would not make that rate baked
             return
-        skip = hooks.roles(name).values()  # the bound learning rate and step count
-        floats = tuple(a for i, a in enumerate(args) if type(a) is float and i not in skip)
+        floats = tuple(a for a in args if isinstance(a, float))
         if floats:
             self.host_ops.append((name, floats))
 
