@@ -235,15 +235,17 @@ class Recording:
             if "lr" in c and c["lr"] is None:
                 c["lr_fixed"] = True  # not an input: guarded by the recorded value
         baked = scalars(tape.signature(lambda k: None)) | scalars(self.host_ops)
+        said: dict = {}  # learning rate -> what became of it (BURN_CAPTURE_DEBUG)
         for c in self.calls:  # an lr also baked into a kernel is not an input: guarded
             lr = c.get("lr_value")
             if c.get("lr") is not None and is_baked(lr, baked):
                 c["lr"] = None
-                where = [n for n, fs in self.host_ops if lr in fs] or "a fused kernel"
-                debug(f"learning rate {lr} is also a kernel constant ({where}): guarded by "
-                      "value, not bound")
+                where = sorted({n for n, fs in self.host_ops if lr in fs}) or "a fused kernel"
+                said[lr] = f"also a kernel constant ({where}): guarded by value, not bound"
             elif c.get("lr") is not None:
-                debug(f"learning rate {lr} (argument {c['lr']}) is bound as an input")
+                said[lr] = f"float argument {c['lr']}, bound as an input"
+        for lr, what in said.items():
+            debug(f"learning rate {lr}: {what}")
         self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
         self.fixed_floats = [
             (i, v)
