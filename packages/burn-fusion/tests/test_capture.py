@@ -358,3 +358,25 @@ def test_learning_rate_baked_elsewhere_under_cuda_rules(cuda_rules):
 def test_another_threads_work_under_cuda_rules(cuda_rules):
     # the tape does not see the other thread's draw: Fusion's op wrapper does
     test_device_work_of_another_thread_during_recordings_is_never_replayed()
+
+
+def test_a_new_input_layout_records_again_under_cuda_rules(cuda_rules):
+    # a graph reads its inputs in the recording's layout (Cuda: a GEMM's bits depend on it):
+    # a batch in another layout is a guard miss and records again, not a replay
+    def run(step):
+        model, optim = _net(), AdamConfig().init()
+        out = []
+        for i in range(6):
+            x, y = _batch(i)
+            if i == 5:  # the same values, transposed in memory
+                x = Tensor.from_data(x.numpy().T.copy(), DEV).swap_dims(0, 1)
+            model, loss = step(model, optim, x, y, 1e-2)
+            out.append((loss.into_scalar(), [p.val().numpy().tobytes() for _, p in
+                                             model.named_parameters()]))
+        return out
+
+    step = capture(train_step)
+    assert run(step) == run(train_step)
+    s = step.stats()
+    # 1: fresh optimizer, 2: warm-up, 3, 4: recordings, 5: replay, 6: new layout
+    assert s["replays"] == 1 and s["guard_misses"] == 2 and s["recordings"] == 3, s
