@@ -125,6 +125,9 @@ class Recording:
         those tensors are untouched), and the tape rewinds what it snapshotted (Cuda: the
         device's random counter, which the step's draws advanced)."""
         tree = self.in_tree
+        # ops the aborted call left pending run now, on their own: the eager run's plans are
+        # then those of a call of its own
+        self.fusion.flush()
         unflatten(tree.spec, iter(tree.leaves), iter(tree.templates), restore=True)
         rewind = getattr(self.tape, "rewind", None)
         what = rewind() if rewind is not None else None
