@@ -285,9 +285,9 @@ def test_strided_inputs_are_copied_into_the_recorded_buffers():
     # eager on the same strided inputs (a GEMM may read a transposed operand in another order
     # than a contiguous one: Cuda's cuBLAS does, so strided and contiguous runs differ in bits)
     assert run(step, transposed) == run(train_step, transposed)
-    # (the eager calls ran on the strided inputs, the recordings on contiguous copies: Fusion's
-    # pass-through may still be learning at the first recording, which the next one then
-    # supersedes)
+    # (the recordings ran on copies: contiguous on OpenCL, in the input's own layout on Cuda,
+    # whose GEMM bits depend on it; Fusion's pass-through may still be learning at the first
+    # recording, which the next one then supersedes)
     assert step.stats()["replays"] >= 1, step.stats()
 
 
