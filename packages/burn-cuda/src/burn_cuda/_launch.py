@@ -40,6 +40,7 @@ class _Block(threading.local):
     def __init__(self, runtime=None):
         if runtime is not None:
             runtime.setDevice(runtime.getDevice())  # CUDA 12: the context is current now
+            runtime.memGetInfo()  # a call needing the context binds it (cupy's _ensure_context)
         self.ints = (ctypes.c_int64 * SLOTS)()
         self.floats = (ctypes.c_double * SLOTS).from_buffer(self.ints)
         self.f32 = (ctypes.c_float * (2 * SLOTS)).from_buffer(self.ints)  # slot i = [2 * i]
