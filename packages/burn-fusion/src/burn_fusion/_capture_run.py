@@ -30,6 +30,7 @@ from ._capture_util import (
     key,
     lift,
     prim_of,
+    raised_at,
     scalars,
     work,
 )
@@ -92,6 +93,8 @@ class Recording:
             explained = explains is not None and explains(exc)
             if not explained:
                 raise
+            if tape.refused is not None:  # say where, as a tape that sees the read does
+                tape.refused = f"{tape.refused} at {raised_at(exc)}"
         finally:
             tape.stop()
             hooks.ACTIVE = None

@@ -128,3 +128,20 @@ def debug(msg: str) -> None:
     per replayed op."""
     if os.environ.get("BURN_CAPTURE_DEBUG", "0").strip() not in ("", "0"):
         print(f"burn capture: {msg}", file=sys.stderr, flush=True)
+
+
+def raised_at(exc: BaseException) -> str:
+    """file:line of the innermost frame of `exc`'s traceback outside burn's packages that
+    called into them: where the step's own code made the call a runtime refused (a host
+    read), not the runtime's (cupy's) frame that raised."""
+
+    def ours(tb) -> bool:
+        name = tb.tb_frame.f_code.co_filename
+        return "/burn_" in name or "/burn/" in name
+
+    tb, found = exc.__traceback__, "?"
+    while tb is not None:
+        if not ours(tb) and tb.tb_next is not None and ours(tb.tb_next):
+            found = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
