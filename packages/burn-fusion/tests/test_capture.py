@@ -379,3 +379,34 @@ def test_a_new_input_layout_records_again_under_cuda_rules(cuda_rules):
     s = step.stats()
     # 1: fresh optimizer, 2: warm-up, 3, 4: recordings, 5: replay, 6: new layout
     assert s["replays"] == 1 and s["guard_misses"] == 2 and s["recordings"] == 3, s
+
+
+def _state_bytes(optim) -> list:
+    """The optimizer's state as comparable values: tensors' bytes, counts, in order."""
+    from burn_fusion._capture_tree import flatten
+
+    t = flatten(optim.capture_state(), state=True)
+    return [v.numpy().tobytes() if k == "T" else v for v, k in zip(t.leaves, t.kinds)]
+
+
+def test_a_step_failing_while_it_records_leaves_the_optimizer_as_before():
+    # the step's own error, raised after its update ran on the recording's copies: the
+    # optimizer keeps the state it had (on CUDA the copies' last kernels never even ran)
+    runs = {"n": 0}
+
+    def flaky(model, optim, x, y, lr):
+        out = train_step(model, optim, x, y, lr)
+        runs["n"] += 1
+        if runs["n"] == 3:  # call 3: the first recording
+            raise ValueError("the step's own error")
+        return out
+
+    step = capture(flaky)
+    model, optim = _net(), AdamConfig().init()
+    x, y = _batch(0)
+    for _ in range(2):
+        model, _ = step(model, optim, x, y, 1e-2)
+    before = _state_bytes(optim)
+    with pytest.raises(ValueError, match="own error"):
+        step(model, optim, x, y, 1e-2)
+    assert _state_bytes(optim) == before

@@ -92,6 +92,10 @@ class Recording(Replay):
             explains = getattr(tape, "explains", None)
             explained = explains is not None and explains(exc)
             if not explained:
+                # the step's own error: its stateful arguments get their state from before
+                # the call back, not the recording's copies (on CUDA, kernels after the last
+                # split never ran)
+                self._restore_states()
                 raise
             if tape.refused is not None:  # say where, as a tape that sees the read does
                 tape.refused = f"{tape.refused} at {raised_at(exc)}"
@@ -127,17 +131,21 @@ class Recording(Replay):
         get their state from before the call back (the recording ran on static copies, so
         those tensors are untouched), and the tape rewinds what it snapshotted (Cuda: the
         device's random counter, which the step's draws advanced)."""
-        tree = self.in_tree
         # ops the aborted call left pending run now, on their own: the eager run's plans are
         # then those of a call of its own
         self.fusion.flush()
-        unflatten(tree.spec, iter(tree.leaves), iter(tree.templates), restore=True)
+        self._restore_states()
         rewind = getattr(self.tape, "rewind", None)
         what = rewind() if rewind is not None else None
         debug(
             f"rewound {len(self.in_states)} stateful argument(s) to their state before the "
             f"call; tape: {what or 'nothing to rewind'}"
         )
+
+    def _restore_states(self) -> None:
+        """Stateful arguments (an optimizer) get their state from before the call back."""
+        tree = self.in_tree
+        unflatten(tree.spec, iter(tree.leaves), iter(tree.templates), restore=True)
 
     def note(self, name: str, args) -> None:
         """The hook of Fusion's op wrappers while this records (`_backend`): another thread's
