@@ -329,5 +329,6 @@ class Recording(Replay):
 
     def release(self) -> None:
         if self.tape is not None:
+            self.tape.call_dynamic = self.tape.on_swap = None  # no cycle left for the collector
             self.tape.release()
             self.tape = None
