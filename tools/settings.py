@@ -57,6 +57,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_CUDA_DIRECT_GEMM": ("`1`", "`0` sends matmuls through `cupy.matmul` instead of the direct cuBLAS call."),
     "BURN_CUDA_DRIVER_LAUNCH": ("`1`", "`0` launches kernels through cupy's RawKernel call instead of the driver API."),
     # burn-fusion
+    "BURN_CAPTURE_DEBUG": ("unset: off", "`1` prints step capture's decisions on stderr (why a recording was refused or aborted, what an aborted one put back, how the learning rate was bound)."),
     "BURN_FUSION_PASS_THROUGH": ("`1`", "`0` records every op; by default an op that ran alone twice after the same op with the same shapes runs at once on the inner backend (the learned pass-through)."),
     "BURN_FUSION_VECTOR": ("`4`", "Elements per work item of fused vector kernels: `0` (scalar only), `4` or `8`."),
     # burn-record

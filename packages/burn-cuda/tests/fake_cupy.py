@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import math
+import threading
 import types
 import weakref
 
@@ -367,8 +368,14 @@ class FakeCupy:
 
     __version__ = "cpu-stand-in"
 
-    def __init__(self, execute: bool = True, fail_compile=(), driver: bool = True):
+    def __init__(
+        self, execute: bool = True, fail_compile=(), driver: bool = True, strict_context=False
+    ):
         self.execute = execute
+        #: `strict_context`: a driver launch from a thread that never set a device raises
+        #: CUDA_ERROR_INVALID_CONTEXT, as the driver does where no context is current there
+        self.strict_context = strict_context
+        self.context_threads: set = set()  # threads that called runtime.setDevice
         self.fail_compile = set(fail_compile)  # hot-path kernel kinds whose compile() raises
         self.launches: list = []
         self.compiled: list = []
@@ -376,6 +383,7 @@ class FakeCupy:
         self.ndarray = FakeArray
         runtime = types.SimpleNamespace(
             getDevice=lambda: 0,
+            setDevice=lambda index: self.context_threads.add(threading.get_ident()),
             getDeviceCount=lambda: 1,
             driverGetVersion=lambda: 13000,
             memGetInfo=lambda: (2**34, 2**35),
@@ -412,6 +420,8 @@ class FakeCupy:
 
     def _launch_kernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         """cupy.cuda.driver.launchKernel: `params` is the address of the pointer array."""
+        if self.strict_context and threading.get_ident() not in self.context_threads:
+            raise RuntimeError("CUDA_ERROR_INVALID_CONTEXT: invalid device context")
         if not self.execute:  # timing the Python of the caller: nothing to record or run
             return
         self._functions[f].run((gx, gy, gz), (bx, by, bz), params)

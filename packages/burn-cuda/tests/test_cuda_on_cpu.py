@@ -151,3 +151,28 @@ def test_a_backend_made_outside_the_stand_in_keeps_its_own_ops(monkeypatch):
         tensor_backend._Interned._cache.pop(key, None)
         for k in [k for k in Device._cache if k[0] is mine]:
             del Device._cache[k]
+
+
+def test_a_new_threads_first_driver_launch_makes_its_context_current():
+    # a thread (a data loader's) whose cupy calls never bound a context launched through the
+    # driver into CUDA_ERROR_INVALID_CONTEXT (H200, step capture's thread test)
+    import threading
+
+    from burn_cuda._launch import DriverLauncher
+
+    cp = FakeCupy(strict_context=True)
+    go = DriverLauncher(cp)
+    k = cp.RawKernel(WIDE, "wide")
+    y = cp.ndarray((1,), np.int64)
+    errors: list = []
+
+    def launch():
+        try:
+            go.args(k, 1, 1, [y, 7])
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    t = threading.Thread(target=launch)
+    t.start()
+    t.join()
+    assert errors == [] and int(y[0]) == 7

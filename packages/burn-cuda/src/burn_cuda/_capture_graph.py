@@ -17,6 +17,14 @@ before each replay, and the caller's stream after it.
 
 A host read, a sync or an upload from (pageable) host memory inside the step is refused by
 CUDA while capturing; the error is recognised (`explains`) and the step runs eagerly instead.
+Kernels do not run while a stream captures but the step's Python does: a refused call has
+advanced host state (the device's random counter, which `rewind` puts back; the optimizer's
+state, which the capture layer puts back) and its results are not computed (a capture lost
+at `stop` sets `lost`), so the capture layer runs it again eagerly.
+
+Static copies of the inputs keep their layout (a transposed batch stays transposed: cuBLAS
+reads it in the order the eager call does); memory allocated while recording comes from the
+private pool and is what a replay writes (`writes`).
 """
 
 from __future__ import annotations
@@ -49,6 +57,10 @@ class CudaTape:
         self.on_swap = None
         self.copy_back: list = []
         self._ctx: list = []
+        self.recording = False  # between start() and stop()
+        self.lost = False  # the capture ended invalid: the call's last kernels never ran
+        self.allocated: set = set()  # base pointers of the private pool's allocations
+        self._rng = None
 
     # -- recording ------------------------------------------------------------------------------
     def _mine(self) -> bool:
@@ -74,11 +86,38 @@ class CudaTape:
         ev.record(first)
         then.wait_event(ev)
 
+    def _malloc(self, size: int):
+        mp = self.pool.malloc(size)
+        mem = getattr(mp, "mem", None)
+        if mem is not None:
+            self.allocated.add(mem.ptr)
+        return mp
+
+    def writes(self, array) -> bool:
+        """Whether a replay may write `array`'s memory: memory the recording allocated (its
+        results, which a replay computes again; a dynamic op's result copied back)."""
+        mem = getattr(array.data, "mem", None)
+        return mem is None or mem.ptr in self.allocated
+
+    def rewind(self) -> str:
+        """Put the device random counters back where `start` found them (an aborted call drew
+        from them: its eager re-run must draw the same numbers); says what changed."""
+        from . import _random
+
+        now = _random.snapshot()
+        _random.restore(self._rng)
+        moved = {str(d): (now[d][1], st[1]) for d, st in self._rng.items() if now.get(d) != st}
+        return f"random counters {moved} (now, restored)" if moved else "random counters unmoved"
+
     def start(self) -> None:
+        from . import _random
+
         cp = self.cp
+        self._rng = _random.snapshot()
+        self.recording = True
         self.prev = cp.cuda.get_current_stream()
         self._follow(self.prev, self.stream)
-        alloc = cp.cuda.using_allocator(self.pool.malloc)
+        alloc = cp.cuda.using_allocator(self._malloc)
         alloc.__enter__()
         self._ctx = [alloc]
         self.dev.__enter__()
@@ -104,7 +143,9 @@ class CudaTape:
                     self._end()
                 except Exception as exc:  # noqa: BLE001 - the capture was invalidated
                     self.refused = self.refused or self._why(exc)
+                    self.lost = True  # what it captured since the last split never ran
         finally:
+            self.recording = False
             self.rt.__dict__.pop("launch", None)
             self.stream.__exit__(None, None, None)
             self.dev.__exit__(None, None, None)
@@ -118,8 +159,9 @@ class CudaTape:
         a sync): then the step is refused and runs eagerly."""
         text = str(exc)
         # cupy says "...during stream capture..." or "the current stream is capturing, so D2H
-        # transfers are disallowed"; the runtime says cudaErrorStreamCapture...
-        if self.capturing and ("captur" in text.lower() or "cudaErrorStreamCapture" in text):
+        # transfers are disallowed"; the runtime says cudaErrorStreamCapture... (also from an
+        # end_capture at a dynamic op's split, after which no capture is on)
+        if self.recording and ("captur" in text.lower() or "cudaErrorStreamCapture" in text):
             self.refused = self.refused or self._why(exc)
             return True
         return False
@@ -194,6 +236,7 @@ class CudaTape:
     def release(self) -> None:
         self.segments = []
         self.calls = []
+        self.allocated = set()
         self.pool.free_all_blocks()
 
 
@@ -216,9 +259,19 @@ def copy_into(dst, src) -> None:
 
 
 def static_copy(src):
-    """A new contiguous array holding `src`'s values."""
+    """A new array holding `src`'s values in `src`'s layout (strides): a transposed or sliced
+    view is copied into a view of the same strides over a buffer of its span, so kernels and
+    cuBLAS read it as they read `src` (a contiguous copy may give a GEMM other bits). Layouts
+    with zero or negative strides are copied contiguous."""
     cp = load_cupy()
     with cp.cuda.Device(src.device.id):
-        dst = cp.empty(src.shape, src.dtype)
+        st = src.strides
+        if src.size == 0 or src.flags.c_contiguous or min(st, default=1) <= 0:
+            dst = cp.empty(src.shape, src.dtype)
+        else:
+            isz = src.dtype.itemsize
+            span = sum((n - 1) * s for n, s in zip(src.shape, st)) // isz + 1
+            base = cp.empty(span, src.dtype)
+            dst = cp.ndarray(src.shape, src.dtype, base.data, strides=st)
         dst[...] = src
     return dst

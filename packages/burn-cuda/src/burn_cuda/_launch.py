@@ -30,9 +30,17 @@ SLOTS = 32  # the most parameters a kernel launched here takes (burn_gpu's scatt
 
 
 class _Block(threading.local):
-    """This thread's parameter block: `ints`/`floats` alias the same 8-byte slots."""
+    """This thread's parameter block: `ints`/`floats` alias the same 8-byte slots.
 
-    def __init__(self):
+    Made at a thread's first launch, which also makes the current device's (primary) context
+    current on the thread: `cuLaunchKernel` is a driver call, and a thread whose runtime calls
+    so far bound no context (cupy served its allocations from the pool's cache) got
+    CUDA_ERROR_INVALID_CONTEXT (a data loader's thread drawing random numbers)."""
+
+    def __init__(self, runtime=None):
+        if runtime is not None:
+            runtime.setDevice(runtime.getDevice())  # CUDA 12: the context is current now
+            runtime.memGetInfo()  # a call needing the context binds it (cupy's _ensure_context)
         self.ints = (ctypes.c_int64 * SLOTS)()
         self.floats = (ctypes.c_double * SLOTS).from_buffer(self.ints)
         self.f32 = (ctypes.c_float * (2 * SLOTS)).from_buffer(self.ints)  # slot i = [2 * i]
@@ -56,7 +64,7 @@ class DriverLauncher:
         self._launch = cp.cuda.driver.launchKernel
         self._device = cp.cuda.runtime.getDevice
         self._stream = cp.cuda.get_current_stream
-        self._tls = _Block()
+        self._tls = _Block(cp.cuda.runtime)
         self._handles: dict = {}
 
     def _fn(self, k):

@@ -27,6 +27,19 @@ def seed(value: int, device) -> None:
         _STATE[device] = [int(value) & (2**64 - 1), 0]
 
 
+def snapshot() -> dict:
+    """Every device's (seed, calls) now (step capture rewinds an aborted recording's draws)."""
+    with _LOCK:
+        return {d: list(st) for d, st in _STATE.items()}
+
+
+def restore(snap: dict) -> None:
+    """Put back the state of `snapshot()`."""
+    with _LOCK:
+        _STATE.clear()
+        _STATE.update({d: list(st) for d, st in snap.items()})
+
+
 def _next(device) -> tuple[int, int]:
     """(seed, call number) for the next draw on `device` (seeded from OS entropy at first use)."""
     with _LOCK:

@@ -20,6 +20,7 @@ from burn_tensor import Backend, Device
 from burn_tensor.backend import Spec, Step, describe
 from burn_tensor.ops import REQUIRED_OPS, op_decl
 
+from . import _capture_hooks as _hooks
 from ._capture_hooks import capture_dynamic, dynamic
 from ._stream import STAT_NAMES, Stream
 from ._table import OPS, REDUCTIONS, ROUTES
@@ -305,6 +306,8 @@ def delegate(fusion: Fusion, name: str, inner_fn):
         return o
 
     def op(*args):
+        if _hooks.ACTIVE is not None:  # a step records: it notes host scalars, other threads
+            _hooks.ACTIVE.note(name, args)
         ia = args
         counted = None
         for i, a in enumerate(args):
@@ -340,6 +343,8 @@ def lazy(fusion: Fusion, name: str, fallback):
     has_dtype = spec.out == "D"
 
     def op(*args):
+        if _hooks.ACTIVE is not None:  # as `delegate`'s
+            _hooks.ACTIVE.note(name, args)
         tensors = args[:nin]
         for t in tensors:
             if type(t) is not FT:
@@ -365,6 +370,8 @@ def reduction(name: str, fallback):
     kind, has_dim = REDUCTIONS[name]
 
     def op(x, *rest):
+        if _hooks.ACTIVE is not None:  # as `delegate`'s
+            _hooks.ACTIVE.note(name, (x, *rest))
         if type(x) is FT and x.stream is not None:
             if has_dim:
                 out = x.stream.reduce_dim(x, rest[0], kind)

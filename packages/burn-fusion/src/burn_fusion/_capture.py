@@ -21,7 +21,7 @@ from typing import Any
 
 from . import _capture_hooks as hooks
 from ._capture_run import Recording
-from ._capture_util import Refused, fusion_of
+from ._capture_util import Refused, debug, fusion_of
 from ._capture_tree import flatten
 
 #: recordings of one guard before the step is declared uncapturable (runs eagerly)
@@ -126,6 +126,7 @@ class CapturedStep:
                 self._stats["replays"] += 1
                 return guard.last.replay(tree)
             self._stats["guard_misses"] += 1
+            debug(f"{self.name}: guard miss, records again: {miss}")
             guard.state, guard.tries = "record", 0
             guard.drop()
         return self._record(guard, tree, args)
@@ -142,6 +143,7 @@ class CapturedStep:
         guard.tries += 1
         if rec.refused is not None:
             host_read = rec.tape.refused is not None  # refused for good, not a first step
+            debug(f"{self.name}: recording {guard.tries} refused: {rec.refused}")
             rec.release()
             if host_read or guard.tries >= MAX_RECORDINGS:
                 self._give_up(guard, rec.refused)
@@ -149,9 +151,13 @@ class CapturedStep:
         prev = guard.last
         stable = prev is not None and prev.signature() == rec.signature()
         if prev is not None:
+            if not stable:
+                debug(f"{self.name}: recording {guard.tries} differs from the one before "
+                      f"({_differs(prev.signature(), rec.signature())})")
             prev.release()
         guard.last = rec
         if stable:
+            debug(f"{self.name}: recording {guard.tries} is stable: later calls replay")
             guard.state = "replay"
         elif guard.tries >= MAX_RECORDINGS:
             self._give_up(
@@ -166,6 +172,18 @@ class CapturedStep:
         guard.drop()
         guard.state, guard.reason = "eager", reason
         self._warn(reason)
+
+
+def _differs(a: tuple, b: tuple) -> str:
+    """Where two recordings' signatures first differ (for `BURN_CAPTURE_DEBUG`)."""
+    parts = ("kernels", "dynamic ops", "step counters", "host floats")
+    for part, x, y in zip(parts, a, b):
+        if x != y:
+            x, y = list(x), list(y)
+            i = next((i for i, (u, v) in enumerate(zip(x, y)) if u != v), min(len(x), len(y)))
+            got = lambda s: repr(s[i])[:200] if i < len(s) else "(none)"  # noqa: E731
+            return f"{part}: {len(x)} vs {len(y)}, first difference at {i}: {got(x)} / {got(y)}"
+    return "equal"
 
 
 def capture(fn=None, *, name: str | None = None):

@@ -3,11 +3,11 @@ device's tape records, then replay that tape for later calls.
 
 Recording: the inputs' tensors are copied into buffers the recording owns ("static inputs"),
 the step runs eagerly on them under the runtime's tape (`rt.tape()`), pending plans are
-flushed, and the results are classified. A replay copies the new inputs into the static
-inputs (a tensor that is already one is not copied), replays the tape (dynamic ops called
-anew with the bound learning rate, step count and the device's random counter) and returns the
-recorded results: tensors of returned modules and optimizer state are the recorded ones
-(their buffers hold the new values); loose result tensors (a loss, logits) are fresh copies.
+flushed, and the results are classified. While it runs, Fusion's op wrappers report each op
+(`note`: host floats, which may be constants of kernels the tape cannot see; another thread's
+work on the device). A call the runtime stopped half-way (a CUDA host read) or whose last
+kernels never ran has the host state it advanced put back (`_rewind`) and runs eagerly. The
+replay is `_capture_replay.Replay`'s.
 """
 
 from __future__ import annotations
@@ -16,34 +16,43 @@ import os
 import threading
 from typing import Any
 
-from burn_tensor import Tensor
+from burn_tensor import Device, Tensor
 
 from . import _capture_hooks as hooks
+from ._capture_replay import Replay
 from ._capture_tree import Tree, flatten, unflatten
 from ._capture_util import (
-    Refused,
     canon,
     counters,
+    debug,
     handle_of,
     is_baked,
     key,
     lift,
     prim_of,
+    raised_at,
     scalars,
     work,
 )
 
+#: ops of another thread that do not make a recording untrusted: uploads and host reads
+_HARMLESS = ("from_data", "into_data")
 
-class Recording:
+
+class Recording(Replay):
     """The tape of one call and what a replay needs to bind and return."""
 
     def __init__(self, fusion, index: int, tree: Tree):
         self.fusion = fusion
+        self.index = index
         self.stream = fusion.stream(index)
         self.rt = self.stream.rt
         self.in_tree = tree
         self.tape = None
         self.calls: list = []  # per dynamic call: {"lr": float leaf or None, "time": int}
+        #: (op name, its float arguments) of each Fusion op of the step that took host floats
+        #: (`note`): constants of kernels the tape may not see (a CUDA graph's cupy kernels)
+        self.host_ops: list = []
 
     # -- recording ------------------------------------------------------------------------------
     def run(self, fn, in_args) -> Any:
@@ -83,7 +92,13 @@ class Recording:
             explains = getattr(tape, "explains", None)
             explained = explains is not None and explains(exc)
             if not explained:
+                # the step's own error: its stateful arguments get their state from before
+                # the call back, not the recording's copies (on CUDA, kernels after the last
+                # split never ran)
+                self._restore_states()
                 raise
+            if tape.refused is not None:  # say where, as a tape that sees the read does
+                tape.refused = f"{tape.refused} at {raised_at(exc)}"
         finally:
             tape.stop()
             hooks.ACTIVE = None
@@ -94,7 +109,12 @@ class Recording:
         self.refused = tape.refused
         if self.refused is None and getattr(tape, "foreign", False):
             self.refused = "another thread ran device work while it recorded (tried again)"
-        if explained:  # the runtime refused to record it (a CUDA host read): run it eagerly
+        if explained or getattr(tape, "lost", False):
+            # the runtime refused to record it (a CUDA host read) or lost the capture: the call
+            # stopped half-way, or its last kernels never ran. Host state it advanced (the
+            # optimizer's, the device's random counter) is put back, and it runs eagerly.
+            self._rewind()
+            debug(f"recording aborted, eager run instead: {self.refused}")
             return fn(*self.in_args)
         self.result = result
         self.out_tree = flatten(result)
@@ -105,6 +125,61 @@ class Recording:
         if self.refused is None:  # a replay writes the recorded buffers again
             result = self._loose_copies()
         return result
+
+    def _rewind(self) -> None:
+        """Undo the host state an aborted recording advanced: stateful arguments (an optimizer)
+        get their state from before the call back (the recording ran on static copies, so
+        those tensors are untouched), and the tape rewinds what it snapshotted (Cuda: the
+        device's random counter, which the step's draws advanced)."""
+        # ops the aborted call left pending run now, on their own: the eager run's plans are
+        # then those of a call of its own
+        self.fusion.flush()
+        self._restore_states()
+        rewind = getattr(self.tape, "rewind", None)
+        what = rewind() if rewind is not None else None
+        debug(
+            f"rewound {len(self.in_states)} stateful argument(s) to their state before the "
+            f"call; tape: {what or 'nothing to rewind'}"
+        )
+
+    def _restore_states(self) -> None:
+        """Stateful arguments (an optimizer) get their state from before the call back."""
+        tree = self.in_tree
+        unflatten(tree.spec, iter(tree.leaves), iter(tree.templates), restore=True)
+
+    def note(self, name: str, args) -> None:
+        """The hook of Fusion's op wrappers while this records (`_backend`): another thread's
+        op on this device makes the recording untrusted (Fusion's stream is per device, and a
+        CUDA tape sees only fused launches); this thread's host floats are noted (a constant
+        of a kernel the tape may not see: a learning rate baked there is guarded, not bound;
+        and two recordings with other constants differ)."""
+        tape = self.tape
+        if threading.get_ident() != tape.tid:
+            # uploads and reads are harmless (a loader thread's batches); a read that flushes
+            # the stream launches, which the tape's launch hook sees
+            if not name.endswith(_HARMLESS) and self._touches(args):
+                if not tape.foreign:
+                    debug(f"another thread ran {name} on this device while recording")
+                tape.foreign = True
+            return
+        if tape.depth or name in hooks.DYNAMIC_OPS:
+            # a dynamic op's arguments are compared as its call's (`signature`); its betas
+            # or weight decay equal to the learning rate would not make that rate baked
+            return
+        floats = tuple(a for a in args if isinstance(a, float))
+        if floats:
+            self.host_ops.append((name, floats))
+
+    def _touches(self, args) -> bool:
+        """Whether op arguments `args` reach this recording's device."""
+        for a in args:
+            if type(a) is list and a:
+                a = a[0]
+            if getattr(a, "stream", None) is self.stream:
+                return True
+            if isinstance(a, Device) and a.backend is self.fusion and a.index == self.index:
+                return True
+        return False
 
     def _states(self, templates) -> list:
         """(object, flattened state) of each stateful object among `templates`."""
@@ -173,11 +248,18 @@ class Recording:
         for c in self.calls:
             if "lr" in c and c["lr"] is None:
                 c["lr_fixed"] = True  # not an input: guarded by the recorded value
-        baked = scalars(tape.signature(lambda k: None))
+        baked = scalars(tape.signature(lambda k: None)) | scalars(self.host_ops)
+        said: dict = {}  # learning rate -> what became of it (BURN_CAPTURE_DEBUG)
         for c in self.calls:  # an lr also baked into a kernel is not an input: guarded
             lr = c.get("lr_value")
             if c.get("lr") is not None and is_baked(lr, baked):
                 c["lr"] = None
+                where = sorted({n for n, fs in self.host_ops if lr in fs}) or "a fused kernel"
+                said[lr] = f"also a kernel constant ({where}): guarded by value, not bound"
+            elif c.get("lr") is not None:
+                said[lr] = f"float argument {c['lr']}, bound as an input"
+        for lr, what in said.items():
+            debug(f"learning rate {lr}: {what}")
         self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
         self.fixed_floats = [
             (i, v)
@@ -190,6 +272,16 @@ class Recording:
         tape.finish([c["work"] != end for c in self.calls])
         self.cur = list(self.statics)  # the array each input slot was bound to last
         self.rebinds = callable(getattr(tape, "rebind", None))
+        self.writes = getattr(tape, "writes", None)
+        # without rebinding (fixed addresses: a CUDA graph) the recording read its inputs in
+        # the layout they came in (static copies keep it): another layout records again, as
+        # a GEMM may read a transposed operand in another order (other bits than eager's)
+        layout, t = self.rt.layout, self.in_tree
+        self.loose = [
+            (i, layout(prim_of(leaf)))
+            for i, (leaf, k, c) in enumerate(zip(t.leaves, t.kinds, t.carried))
+            if k == "T" and not c and not self.rebinds
+        ]
         self.bound_keys = {key(s) for s in self.statics if s is not None}
         # the handles a swapped dynamic result must reach: results and optimizer state
         by_key: dict = {}
@@ -231,119 +323,12 @@ class Recording:
                 else:
                     sig.append(canon(a, role))
             calls.append(tuple(sig))
-        return (self.tape.signature(role), tuple(calls), tuple(self.steps))
-
-    # -- replay ---------------------------------------------------------------------------------
-    def check(self, tree: Tree) -> str | None:
-        """None if `tree` (the new call's inputs, same spec) can replay this recording, else
-        what differs (a guard miss)."""
-        for i, v in self.fixed_floats:
-            if tree.leaves[i] != v:
-                return f"float argument {i} changed from {v} to {tree.leaves[i]}"
-        # the step counts: the int leaves of the stateful objects' states, in the order
-        # `_states` lists them (the same walk)
-        counters = [v for v, k in zip(tree.leaves, tree.kinds) if k == "I"]
-        k = None
-        for now, rec, d in zip(counters, self.in_counters, self.steps):
-            diff = now - rec
-            if d == 0:
-                if diff:
-                    return "a step counter that did not advance changed"
-                continue
-            if diff % d or diff // d < 1 or (k is not None and diff // d != k):
-                return "the optimizer's step counts are not those of later steps"
-            k = diff // d
-        self.k = k or 0
-        return None
-
-    def _call_dynamic(self, index: int):
-        fn, args, kwargs, _ = self.tape.calls[index]
-        c = self.calls[index]
-        roles = hooks.roles(c["name"])
-        if "lr" in roles or "time" in roles:
-            args = list(args)
-            if c.get("lr") is not None:
-                args[roles["lr"]] = float(self.floats[c["lr"]])
-            if "time" in c:
-                args[roles["time"]] = c["time"] + self.k * self.step
-        return fn(*args, **kwargs)
-
-    def replay(self, tree: Tree) -> Any:
-        """Bind `tree`'s inputs, replay, and return this call's results."""
-        self.fusion.flush()  # pending plans may read the buffers the replay writes
-        bind = self._bind
-        for j, (leaf, kind) in enumerate(zip(tree.leaves, tree.kinds)):
-            if kind == "T":
-                p = prim_of(leaf)
-                if p is not self.cur[j]:
-                    bind(j, p)
-        self.floats = tree.leaves
-        self.tape.replay()
-        for h, j, view in self.aliases:
-            cur = self.cur[j]
-            if self.rebinds and cur is not self.statics[j]:  # the tape read `cur` itself
-                h.prim = self.rt.rebased(view, cur)
-            else:
-                h.prim = view
-        return self._results()
-
-    def _bind(self, j: int, p) -> None:
-        """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
-        runtime allows it (an OpenCL tape) and `p` is a contiguous array the tape does not
-        write; otherwise `p` is copied into the slot's own buffer. (Tensors are immutable and
-        a tape never writes its inputs: the same `p` again needs nothing.)"""
-        tape, static, cur = self.tape, self.statics[j], self.cur[j]
-        if not self.rebinds:  # fixed addresses (a CUDA graph)
-            self.rt.copy_into(static, p)
-            self.cur[j] = p
-            return
-        k = key(p)
-        if (
-            p.shape == static.shape
-            and p.dtype == static.dtype
-            and self.rt.layout(p) == self.rt.layout(static)
-            and k not in tape.bufs
-            and k not in self.bound_keys
-        ):
-            tape.rebind(key(cur), p)
-            self.bound_keys.discard(key(cur))
-            self.bound_keys.add(k)
-            self.cur[j] = p
-            return
-        if cur is not static:
-            tape.rebind(key(cur), static)
-            self.bound_keys.discard(key(cur))
-            self.bound_keys.add(key(static))
-            self.cur[j] = static
-        self.rt.copy_into(static, p)
-
-    def _swap(self, old, new) -> None:
-        """A dynamic op's new result `new` replaces the recorded `old` in the results."""
-        for h in self.swaps.get(id(old), ()):
-            h.prim = new
-            h.owned = False
-
-    def _results(self) -> Any:
-        counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
-        for obj, st in self.out_states:  # the optimizer's state after this step
-            leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
-            obj.capture_restore(unflatten(st.spec, iter(leaves), iter(st.templates)))
-        return self._loose_copies()
-
-    def _loose_copies(self) -> Any:
-        """The results, each loose tensor (not in a module or a state) a fresh copy: a caller
-        may keep a loss to read later, after more replays."""
-        out = self.out_tree
-        leaves = []
-        for leaf, kind, carried in zip(out.leaves, out.kinds, out.carried):
-            if kind == "T" and not carried:
-                fresh = self.rt.static_copy(prim_of(leaf))
-                leaves.append(lift(leaf, fresh, self.fusion))
-            else:
-                leaves.append(leaf)
-        return unflatten(out.spec, iter(leaves), iter(out.templates), restore=False, same=True)
+        return (
+            self.tape.signature(role), tuple(calls), tuple(self.steps), tuple(self.host_ops)
+        )
 
     def release(self) -> None:
         if self.tape is not None:
+            self.tape.call_dynamic = self.tape.on_swap = None  # no cycle left for the collector
             self.tape.release()
             self.tape = None

@@ -3,6 +3,9 @@ and the small functions recordings are compared and bound with."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 from burn_tensor import Tensor
 from burn_tensor.ops import tensor_parts
@@ -117,3 +120,28 @@ def canon(a, role):
     if isinstance(a, list | tuple):
         return tuple(canon(e, role) for e in a)
     return repr(a)
+
+
+def debug(msg: str) -> None:
+    """`BURN_CAPTURE_DEBUG=1`: print a capture decision on stderr (why a recording was refused,
+    what an aborted one restored, how a learning rate was bound). Called at recordings, never
+    per replayed op."""
+    if os.environ.get("BURN_CAPTURE_DEBUG", "0").strip() not in ("", "0"):
+        print(f"burn capture: {msg}", file=sys.stderr, flush=True)
+
+
+def raised_at(exc: BaseException) -> str:
+    """file:line of the innermost frame of `exc`'s traceback outside burn's packages that
+    called into them: where the step's own code made the call a runtime refused (a host
+    read), not the runtime's (cupy's) frame that raised."""
+
+    def ours(tb) -> bool:
+        name = tb.tb_frame.f_code.co_filename
+        return "/burn_" in name or "/burn/" in name
+
+    tb, found = exc.__traceback__, "?"
+    while tb is not None:
+        if not ours(tb) and tb.tb_next is not None and ours(tb.tb_next):
+            found = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found

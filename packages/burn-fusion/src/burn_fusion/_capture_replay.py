@@ -1,0 +1,138 @@
+"""The replay half of a captured step's `Recording` (`_capture_run.py`): check a new call's
+inputs against the recording's guards, bind them, replay the tape and hand back the results.
+
+A replay copies the new inputs into the static inputs (or, where the tape can rebind, points it
+at them), replays the tape (dynamic ops called anew with the bound learning rate, step count
+and the device's random counter) and returns the recorded results: tensors of returned modules
+and optimizer state are the recorded ones (their buffers hold the new values); loose result
+tensors (a loss, logits) are fresh copies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _capture_hooks as hooks
+from ._capture_tree import Tree, unflatten
+from ._capture_util import key, lift, prim_of
+
+
+class Replay:
+    """Mixed into `Recording`: its replay, on the attributes `_settle` set."""
+
+    def check(self, tree: Tree) -> str | None:
+        """None if `tree` (the new call's inputs, same spec) can replay this recording, else
+        what differs (a guard miss)."""
+        for i, v in self.fixed_floats:
+            if tree.leaves[i] != v:
+                return f"float argument {i} changed from {v} to {tree.leaves[i]}"
+        # the step counts: the int leaves of the stateful objects' states, in the order
+        # `_states` lists them (the same walk)
+        counters = [v for v, k in zip(tree.leaves, tree.kinds) if k == "I"]
+        k = None
+        for now, rec, d in zip(counters, self.in_counters, self.steps):
+            diff = now - rec
+            if d == 0:
+                if diff:
+                    return "a step counter that did not advance changed"
+                continue
+            if diff % d or diff // d < 1 or (k is not None and diff // d != k):
+                return "the optimizer's step counts are not those of later steps"
+            k = diff // d
+        self.k = k or 0
+        layout = self.rt.layout
+        for i, was in self.loose:
+            p = prim_of(tree.leaves[i])
+            if p is not self.cur[i] and layout(p) != was:
+                return f"tensor argument {i}'s layout changed from {was} to {layout(p)}"
+        return None
+
+    def _call_dynamic(self, index: int):
+        fn, args, kwargs, _ = self.tape.calls[index]
+        c = self.calls[index]
+        roles = hooks.roles(c["name"])
+        if "lr" in roles or "time" in roles:
+            args = list(args)
+            if c.get("lr") is not None:
+                args[roles["lr"]] = float(self.floats[c["lr"]])
+            if "time" in c:
+                args[roles["time"]] = c["time"] + self.k * self.step
+        return fn(*args, **kwargs)
+
+    def replay(self, tree: Tree) -> Any:
+        """Bind `tree`'s inputs, replay, and return this call's results."""
+        self.fusion.flush()  # pending plans may read the buffers the replay writes
+        bind = self._bind
+        for j, (leaf, kind) in enumerate(zip(tree.leaves, tree.kinds)):
+            if kind == "T":
+                p = prim_of(leaf)
+                if p is not self.cur[j]:
+                    bind(j, p)
+        self.floats = tree.leaves
+        self.tape.replay()
+        for h, j, view in self.aliases:
+            cur = self.cur[j]
+            if self.rebinds and cur is not self.statics[j]:  # the tape read `cur` itself
+                h.prim = self.rt.rebased(view, cur)
+            else:
+                h.prim = view
+        return self._results()
+
+    def _bind(self, j: int, p) -> None:
+        """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
+        runtime allows it (an OpenCL tape) and `p` is a contiguous array the tape does not
+        write; otherwise `p` is copied into the slot's own buffer. (Tensors are immutable and
+        a tape never writes its inputs: the same `p` again needs nothing.)"""
+        tape, static, cur = self.tape, self.statics[j], self.cur[j]
+        if not self.rebinds:  # fixed addresses (a CUDA graph)
+            self.rt.copy_into(static, p)
+            # the same `p` next time needs no copy, unless a replay writes its memory: a
+            # result of this recording (a parameter a dynamic op's result was copied into
+            # holds the new values the next call passes in, in the same array)
+            self.cur[j] = static if self.writes is None or self.writes(p) else p
+            return
+        k = key(p)
+        if (
+            p.shape == static.shape
+            and p.dtype == static.dtype
+            and self.rt.layout(p) == self.rt.layout(static)
+            and k not in tape.bufs
+            and k not in self.bound_keys
+        ):
+            tape.rebind(key(cur), p)
+            self.bound_keys.discard(key(cur))
+            self.bound_keys.add(k)
+            self.cur[j] = p
+            return
+        if cur is not static:
+            tape.rebind(key(cur), static)
+            self.bound_keys.discard(key(cur))
+            self.bound_keys.add(key(static))
+            self.cur[j] = static
+        self.rt.copy_into(static, p)
+
+    def _swap(self, old, new) -> None:
+        """A dynamic op's new result `new` replaces the recorded `old` in the results."""
+        for h in self.swaps.get(id(old), ()):
+            h.prim = new
+            h.owned = False
+
+    def _results(self) -> Any:
+        counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
+        for obj, st in self.out_states:  # the optimizer's state after this step
+            leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
+            obj.capture_restore(unflatten(st.spec, iter(leaves), iter(st.templates)))
+        return self._loose_copies()
+
+    def _loose_copies(self) -> Any:
+        """The results, each loose tensor (not in a module or a state) a fresh copy: a caller
+        may keep a loss to read later, after more replays."""
+        out = self.out_tree
+        leaves = []
+        for leaf, kind, carried in zip(out.leaves, out.kinds, out.carried):
+            if kind == "T" and not carried:
+                fresh = self.rt.static_copy(prim_of(leaf))
+                leaves.append(lift(leaf, fresh, self.fusion))
+            else:
+                leaves.append(leaf)
+        return unflatten(out.spec, iter(leaves), iter(out.templates), restore=False, same=True)
