@@ -51,6 +51,9 @@ class Gen:
     imports: set[str] = field(default_factory=set)
     reserved: frozenset[str] = RESERVED
     suffix: dict[str, int] = field(default_factory=dict)  # last number `fresh` gave each name
+    # DequantizeLinear outputs held as quantized fields (`_qweights.QWeight`); their float
+    # value is written only where a converter reads it as float (`NodeCtx.x`)
+    qweights: dict = field(default_factory=dict)
 
     def fresh(self, base: str) -> str:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,
@@ -269,7 +272,18 @@ class NodeCtx:
             return self.gen.vars[name]
         if name in self.gen.consts:
             return self.gen.materialize(name)
+        if name in self.gen.qweights:  # a quantized weight read as float: dequantized here
+            from ._qweights import float_expr
+
+            var = self.gen.fresh(name)
+            self.emit(f"{var} = {float_expr(self.gen, self.gen.qweights[name], self.vt(i).elem)}")
+            self.gen.vars[name] = var
+            return var
         self.fail(f"input {name!r} has no value")
+
+    def qweight(self, i: int):
+        """The `_qweights.QWeight` input i is (a DequantizeLinear of a constant int8), or None."""
+        return self.gen.qweights.get(self.node.input[i]) if self.has(i) else None
 
     def xr(self, i: int, rank: int) -> str:
         """Input i unsqueezed (leading dims) to `rank`: numpy's rank promotion, made explicit."""

@@ -278,7 +278,8 @@ def conv_integer(x, w, zx, zw, strides, pads, dil, group):
     xf = x.float().cast(DType.F64)
     if zx is not None:
         xf = xf - zx.float().cast(DType.F64).reshape([1] * x.rank())
-    wf = w.float().cast(DType.F64)
+    # a quantized weight field holds the integers with a unit scale: dequantizing is exact
+    wf = (w.dequantize() if w.is_quantized() else w.float()).cast(DType.F64)
     if zw is not None:
         z = zw.float().cast(DType.F64).reshape([-1])
         wf = wf - z.reshape([z.dims()[0]] + [1] * (w.rank() - 1))
