@@ -7,7 +7,6 @@ import numpy as np
 from onnx import TensorProto
 
 from ._fold import FOLD_LIMIT, evaluate
-from ._names import safe_text
 from ._qweights import int8_param, new_const, qweight_of, reason_not
 from ._registry import op
 from ._types import FLOATS, INTS
@@ -30,7 +29,7 @@ def dequantize(ctx):
     # Fallback: float emulation of (x - zero_point) * scale, because burn's quantized tensors
     # cannot hold this case (`_qweights.reason_not` names it in the comment).
     why = reason_not(ctx) if out == TensorProto.FLOAT else "a float16/float64 output"
-    ctx.emit(f"# float emulation: {safe_text(why)}")
+    ctx.emit(f"# float emulation: {why}")  # our own fixed text, no model text
     zp = ctx.x(2) if ctx.has(2) else "None"
     ctx.set(
         0, f"ops.dequantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"

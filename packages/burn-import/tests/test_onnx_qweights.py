@@ -1,0 +1,284 @@
+"""Quantized ONNX graphs on burn's quantized tensors (issue 39, item 5).
+
+Each model is built with `onnx.helper` here; expected values are the ONNX spec formulas in numpy
+float64 (DequantizeLinear: (q - zp) * scale; MatMulInteger: (a - za) @ (b - zb) in integers),
+never our code. Besides the values, each test checks the form: the weight is a quantized tensor
+in the imported module, the record stores it as integers, and the code the importer writes
+either uses the quantized path or says `# float emulation` where burn's scheme cannot hold it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn_import.onnx import backend
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+RNG = np.random.default_rng(39)
+
+
+def _model(nodes, inputs, outputs, inits, opset=21):
+    g = h.make_graph(
+        nodes,
+        "q",
+        [h.make_tensor_value_info(*i) for i in inputs],
+        [h.make_tensor_value_info(*o) for o in outputs],
+        initializer=[nh.from_array(v, k) for k, v in inits.items()],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def _dq(name, q, scale, zp=None, **attrs):
+    ins = [f"{name}_q", f"{name}_s"] + ([f"{name}_z"] if zp is not None else [])
+    inits = {f"{name}_q": q, f"{name}_s": scale}
+    if zp is not None:
+        inits[f"{name}_z"] = zp
+    return h.make_node("DequantizeLinear", ins, [name], **attrs), inits
+
+
+def _deq64(q, scale, axis=None, zp=0):
+    """The spec's (q - zp) * scale in float64; `axis`: the scales run along it."""
+    s = scale.astype(np.float64)
+    if axis is not None:
+        shape = [1] * q.ndim
+        shape[axis] = -1
+        s = s.reshape(shape)
+    return (q.astype(np.float64) - zp) * s
+
+
+def _fields(rep):
+    """{field name: field} of the imported module."""
+    return dict(vars(rep.module))
+
+
+def _quantized_params(module):
+    return [p for _, p in module.named_parameters() if p.val().is_quantized()]
+
+
+def _int8(shape):
+    return RNG.integers(-128, 128, shape).astype(np.int8)
+
+
+@pytest.mark.parametrize("per_column", [False, True])
+def test_matmul_weight_is_a_quantized_linear(per_column):
+    """MatMul(x, DequantizeLinear(int8 W)): a Linear whose weight is quantized (q_linear);
+    per-column scales multiply its output."""
+    w = _int8((16, 12))
+    s = (RNG.random(12) * 0.02 + 0.001).astype(np.float32) if per_column else np.float32(0.013)
+    s = np.asarray(s, np.float32)
+    dq, inits = _dq("w", w, s, axis=1)
+    m = _model(
+        [dq, h.make_node("MatMul", ["x", "w"], ["y"])],
+        [("x", T.FLOAT, [2, 3, 16])],
+        [("y", T.FLOAT, [2, 3, 12])],
+        inits,
+    )
+    x = RNG.standard_normal((2, 3, 16)).astype(np.float32)
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    want = x.astype(np.float64) @ _deq64(w, s, 1 if per_column else None)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    linears = [f for f in _fields(rep).values() if type(f).__name__ == "Linear"]
+    assert len(linears) == 1 and linears[0].weight.val().is_quantized()
+    assert ("float emulation" in rep.gen.source) is False
+
+
+def test_gemm_trans_b_per_channel_with_int32_bias():
+    """QDQ Gemm as onnxruntime writes it: int8 weight [N, K] per output channel (axis 0),
+    int32 bias dequantized at scale_x * scale_w (folded at import)."""
+    w = _int8((10, 16))
+    sw = (RNG.random(10) * 0.01 + 0.001).astype(np.float32)
+    bias = RNG.integers(-3000, 3000, 10).astype(np.int32)
+    sb = np.asarray(np.float32(0.0007))
+    dqw, iw = _dq("w", w, sw, axis=0)
+    dqb, ib = _dq("b", bias, sb.reshape(1), np.zeros((), np.int32))
+    m = _model(
+        [dqw, dqb, h.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)],
+        [("x", T.FLOAT, [4, 16])],
+        [("y", T.FLOAT, [4, 10])],
+        {**iw, **ib},
+    )
+    x = RNG.standard_normal((4, 16)).astype(np.float32)
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    want = x.astype(np.float64) @ _deq64(w, sw, 0).T + bias * np.float64(sb)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    assert len(_quantized_params(rep.module)) == 1
+    assert "ops.dequantize(" not in rep.gen.source  # the bias became a constant
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_conv_weight_is_quantized(per_channel):
+    w = _int8((4, 3, 3, 3))
+    s = (RNG.random(4) * 0.02 + 0.001).astype(np.float32) if per_channel else np.float32(0.02)
+    s = np.asarray(s, np.float32)
+    b = RNG.standard_normal(4).astype(np.float32)
+    dq, inits = _dq("w", w, s, axis=0)
+    inits["b"] = b
+    m = _model(
+        [dq, h.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1])],
+        [("x", T.FLOAT, [1, 3, 5, 6])],
+        [("y", T.FLOAT, [1, 4, 5, 6])],
+        inits,
+    )
+    x = RNG.standard_normal((1, 3, 5, 6)).astype(np.float32)
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    wf = _deq64(w, s, 0 if per_channel else None)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.zeros((1, 4, 5, 6)) + b.reshape(1, 4, 1, 1)
+    for i, j in np.ndindex(3, 3):
+        want += np.einsum("nchw,oc->nohw", xp[:, :, i : i + 5, j : j + 6], wf[:, :, i, j])
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    convs = [f for f in _fields(rep).values() if type(f).__name__ == "Conv2d"]
+    assert len(convs) == 1 and convs[0].weight.val().is_quantized()
+
+
+def test_blocked_weight_keeps_its_blocks():
+    """Blocks along the last axis are Burn's `QuantLevel.block`: one Linear, block scheme."""
+    w = _int8((8, 12))
+    s = (RNG.random((8, 3)) * 0.02 + 0.001).astype(np.float32)
+    dq, inits = _dq("w", w, s, axis=1, block_size=4)
+    m = _model(
+        [dq, h.make_node("MatMul", ["x", "w"], ["y"])],
+        [("x", T.FLOAT, [5, 8])],
+        [("y", T.FLOAT, [5, 12])],
+        inits,
+    )
+    x = RNG.standard_normal((5, 8)).astype(np.float32)
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    want = x.astype(np.float64) @ (w.astype(np.float64) * np.repeat(s.astype(np.float64), 4, 1))
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    (p,) = _quantized_params(rep.module)
+    assert p.val().quantization_scheme().level.block_size == 4
+
+
+def test_weight_read_as_float_is_dequantized_from_the_field():
+    """Any other consumer (here Add) reads the float value of the quantized field, per axis."""
+    w = _int8((3, 4))
+    s = np.array([0.5, 0.25, 0.125], np.float32)
+    dq, inits = _dq("w", w, s, axis=0)
+    m = _model(
+        [dq, h.make_node("Add", ["x", "w"], ["y"])],
+        [("x", T.FLOAT, [3, 4])],
+        [("y", T.FLOAT, [3, 4])],
+        inits,
+    )
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    np.testing.assert_allclose(y, x + _deq64(w, s, 0), rtol=1e-6, atol=1e-6)
+    assert "ops.dequantize_weight(" in rep.gen.source
+    assert len(_quantized_params(rep.module)) == 1
+
+
+def test_nonzero_zero_point_falls_back_explicitly():
+    """uint8 with a zero point is not burn's symmetric scheme: float emulation, said in code."""
+    w = RNG.integers(0, 256, (4, 5)).astype(np.uint8)
+    s, z = np.float32(0.1), np.uint8(120)
+    dq, inits = _dq("w", w, np.asarray(s), np.asarray(z))
+    m = _model(
+        [dq, h.make_node("MatMul", ["x", "w"], ["y"])],
+        [("x", T.FLOAT, [2, 4])],
+        [("y", T.FLOAT, [2, 5])],
+        inits,
+    )
+    x = RNG.standard_normal((2, 4)).astype(np.float32)
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    np.testing.assert_allclose(y, x @ _deq64(w, np.asarray(s), zp=120), rtol=1e-5, atol=1e-5)
+    assert "# float emulation: input type not int8" in rep.gen.source
+    assert not _quantized_params(rep.module)
+
+
+def _mmi_ref(a, za, b, zb):
+    return (a.astype(np.int64) - np.int64(za)) @ (b.astype(np.int64) - zb.astype(np.int64))
+
+
+@pytest.mark.parametrize(
+    "atype,btype,k",
+    [(np.uint8, np.int8, 24), (np.int8, np.uint8, 24), (np.uint8, np.uint8, 1101)],
+)
+def test_matmul_integer_through_int8_q_matmul(atype, btype, k):
+    """MatMulInteger with a constant B: B a unit-scale int8 field (uint8 shifted by -128),
+    the product by `q_matmul`, offsets and zero points as exact integer corrections. K = 1101
+    with extreme values needs the chunked path (|acc| > 2^24)."""
+    ai, bi = np.iinfo(atype), np.iinfo(btype)
+    if k > 1024:
+        a = np.full((2, 3, k), ai.max, atype)
+        b = np.full((k, 5), bi.min + 1, btype)  # odd sums: float32 would round them
+    else:
+        a = RNG.integers(ai.min, ai.max + 1, (2, 3, k)).astype(atype)
+        b = RNG.integers(bi.min, bi.max + 1, (k, 5)).astype(btype)
+    za = np.asarray(atype(7))
+    zb = np.arange(5).astype(btype) + btype(3)  # per column
+    m = _model(
+        [h.make_node("MatMulInteger", ["a", "b", "za", "zb"], ["y"])],
+        [("a", h.np_dtype_to_tensor_dtype(np.dtype(atype)), [2, 3, k])],
+        [("y", T.INT32, [2, 3, 5])],
+        {"b": b, "za": za, "zb": zb},
+    )
+    rep = backend.prepare(m)
+    (y,) = rep.run([a])
+    want = _mmi_ref(a, za, b, zb)
+    oa, ob = (128 if t is np.uint8 else 0 for t in (atype, btype))
+    int8_product = (a.astype(np.int64) - oa) @ (b.astype(np.int64) - ob)  # what q_matmul sums
+    assert np.abs(int8_product).max() > 2**24 or k <= 1024
+    np.testing.assert_array_equal(y, want)
+    assert "ops.int_matmul(" in rep.gen.source
+    assert len(_quantized_params(rep.module)) == 1
+
+
+def test_qlinear_matmul_constant_b_is_quantized():
+    a = RNG.integers(0, 256, (4, 6)).astype(np.uint8)
+    b = RNG.integers(0, 256, (6, 3)).astype(np.uint8)
+    sa, sb, sy = (np.asarray(np.float32(v)) for v in (0.02, 0.05, 0.05))
+    za, zb, zy = (np.asarray(np.uint8(v)) for v in (3, 130, 1))
+    m = _model(
+        [h.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+        [("a", T.UINT8, [4, 6])],
+        [("y", T.UINT8, [4, 3])],
+        {"sa": sa, "za": za, "b": b, "sb": sb, "zb": zb, "sy": sy, "zy": zy},
+    )
+    rep = backend.prepare(m)
+    (y,) = rep.run([a])
+    c = _mmi_ref(a, za, b, zb)
+    want = np.clip(np.rint(c * np.float64(sa * sb / sy)) + 1, 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(y, want)
+    assert len(_quantized_params(rep.module)) == 1
+
+
+def test_record_keeps_weights_quantized(tmp_path):
+    """ModelGen's record holds the int8 weight (1 byte a value), and `from_file` restores it
+    quantized: a [128, 128] int8 weight takes ~16 KiB, not the 64 KiB of float32."""
+    import importlib.util
+    import sys
+
+    import onnx
+    from burn_import.onnx import ModelGen
+
+    w = _int8((128, 128))
+    dq, inits = _dq("w", w, np.asarray(np.float32(0.01)))
+    m = _model(
+        [dq, h.make_node("MatMul", ["x", "w"], ["y"])],
+        [("x", T.FLOAT, [1, 128])],
+        [("y", T.FLOAT, [1, 128])],
+        inits,
+    )
+    onnx.save(m, tmp_path / "qmm.onnx")
+    (py,) = ModelGen().input(tmp_path / "qmm.onnx").out_dir(tmp_path / "out").run()
+    size = (tmp_path / "out" / "qmm.mpk").stat().st_size
+    assert 128 * 128 <= size < 128 * 128 * 1.25, size
+    spec = importlib.util.spec_from_file_location("qmm_gen", py)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        model = mod.Model.from_file()
+    finally:
+        sys.modules.pop(spec.name, None)
+    (p,) = _quantized_params(model)
+    np.testing.assert_array_equal(p.val().quantized_data().dequantize(), w * np.float64(np.float32(0.01)))
