@@ -94,9 +94,11 @@ def qweight_of(ctx) -> QWeight | None:
     return QWeight(x, ctx.const(1), axis, int(block), ctx.node.input[0], ctx.node.input[1])
 
 
-def quantized_data(q: np.ndarray, scales: np.ndarray, level=None):
-    """`QuantizedData` of int8 `q` under Q8F (Burn's packed u32 store when the last dim is a
-    multiple of 4, else one int8 per value, so no padding is stored)."""
+def quantized_data(q: np.ndarray, scales: np.ndarray, level=None, packed: bool = False):
+    """`QuantizedData` of int8 `q` under Q8F: Burn's packed u32 store when `packed` (matmul
+    operands: the GPU int8 and weight-only kernels read packed words) or when the last dim is
+    a multiple of 4 (no padding), else one int8 per value (conv weights [.., 3] stay 1 byte a
+    value)."""
     from burn_tensor.quantization import (
         QuantizedData,
         QuantLevel,
@@ -106,7 +108,7 @@ def quantized_data(q: np.ndarray, scales: np.ndarray, level=None):
         pack_ref,
     )
 
-    store = QuantStore.PACKED_U32 if q.shape[-1] % 4 == 0 else QuantStore.NATIVE
+    store = QuantStore.PACKED_U32 if packed or q.shape[-1] % 4 == 0 else QuantStore.NATIVE
     scheme = QuantScheme(value=QuantValue.Q8F, level=level or QuantLevel.TENSOR, store=store)
     s = np.ascontiguousarray(scales, np.float32).reshape(scheme.params_shape(q.shape))
     return QuantizedData(pack_ref(q.astype(np.int64), scheme), s, scheme, q.shape)
@@ -123,15 +125,15 @@ def linear_layout(qw: QWeight, trans: bool):
     q = qw.q.T if trans else qw.q
     col = 0 if trans else 1  # the ONNX axis that becomes the output column
     if qw.per_tensor:
-        return quantized_data(q, qw.scale.reshape(1)), None
+        return quantized_data(q, qw.scale.reshape(1), packed=True), None
     ch = qw.channel_scales(col)
     if ch is not None:
-        return quantized_data(q, UNIT), ch
+        return quantized_data(q, UNIT, packed=True), ch
     if qw.block and qw.axis == col and q.shape[1] % qw.block == 0:
         from burn_tensor.quantization import QuantLevel
 
         s = qw.scale.T if trans else qw.scale
-        return quantized_data(q, s, QuantLevel.block(qw.block)), None
+        return quantized_data(q, s, QuantLevel.block(qw.block), packed=True), None
     return None
 
 
@@ -195,7 +197,7 @@ def int8_param(ctx, i: int, zp_i: int):
         "qconstant",
         "Param",
         f"ops.param({list(x.shape)}, DType.F32, device, trainable=False)",
-        quantized_data(q, UNIT),
+        quantized_data(q, UNIT, packed=x.ndim == 2),
         f"{x.dtype} initializer {label(ctx.node.input[i])}, quantized",
     )
     zexpr = "None"

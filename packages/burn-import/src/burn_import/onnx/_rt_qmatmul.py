@@ -15,12 +15,13 @@ corrections (with a8 = a - oa, b8 = b - ob, ca = oa - a_zp, cb = ob - b_zp):
 from __future__ import annotations
 
 from burn_tensor import DType, Tensor
-from burn_tensor.quantization import QuantScheme, QuantStore, QuantValue
+from burn_tensor.quantization import QuantScheme, QuantValue
 
 from ._rt_index import _per_axis
 
 CHUNK = 1024  # 1024 * 128 * 128 = 2^24: every int32 sum of a chunk is exact in float32
-_SCHEME = QuantScheme(value=QuantValue.Q8F, store=QuantStore.NATIVE)
+# packed (Burn's default store): the GPU backends' int8 kernel reads packed words
+_SCHEME = QuantScheme(value=QuantValue.Q8F)
 
 
 def dequantize_weight(w: Tensor, scale, axis: int, block: int, rank: int, dtype) -> Tensor:
