@@ -282,3 +282,29 @@ def test_record_keeps_weights_quantized(tmp_path):
         sys.modules.pop(spec.name, None)
     (p,) = _quantized_params(model)
     np.testing.assert_array_equal(p.val().quantized_data().dequantize(), w * np.float64(np.float32(0.01)))
+
+
+def test_opencl_runs_the_quantized_kernels():
+    """The same rules on OpenCl (PoCL in CI): a quantized Linear (`qlin_packed`) and a uint8
+    MatMulInteger (`qmm_i8` through `int_matmul`), against the spec in float64."""
+    from _opencl_device import opencl_cpu_device
+
+    dev = opencl_cpu_device()
+    w = _int8((8, 8))
+    b = RNG.integers(0, 256, (8, 4)).astype(np.uint8)
+    dq, inits = _dq("w", w, np.asarray(np.float32(0.05)))
+    nodes = [
+        dq,
+        h.make_node("MatMul", ["x", "w"], ["f"]),
+        h.make_node("MatMulInteger", ["a", "b", "za"], ["y"]),
+    ]
+    inits.update({"b": b, "za": np.asarray(np.uint8(9))})
+    ins = [("x", T.FLOAT, [3, 8]), ("a", T.UINT8, [3, 8])]
+    m = _model(nodes, ins, [("f", T.FLOAT, [3, 8]), ("y", T.INT32, [3, 4])], inits)
+    x = RNG.standard_normal((3, 8)).astype(np.float32)
+    a = RNG.integers(0, 256, (3, 8)).astype(np.uint8)
+    rep = backend.BurnBackend.with_device(dev).prepare(m)
+    f, y = rep.run([x, a])
+    np.testing.assert_allclose(f, x @ _deq64(w, np.asarray(np.float32(0.05))), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(y, _mmi_ref(a, 9, b, np.zeros(4, np.int64)))
+    assert len(_quantized_params(rep.module)) == 2
