@@ -176,7 +176,8 @@ def test_weight_read_as_float_is_dequantized_from_the_field():
 
 
 def test_nonzero_zero_point_falls_back_explicitly():
-    """uint8 with a zero point is not burn's symmetric scheme: float emulation, said in code."""
+    """uint8 with a zero point is not burn's symmetric scheme: float emulation, said in code;
+    the integers are still held as int8 (the shift by -128 moved into the zero point)."""
     w = RNG.integers(0, 256, (4, 5)).astype(np.uint8)
     s, z = np.float32(0.1), np.uint8(120)
     dq, inits = _dq("w", w, np.asarray(s), np.asarray(z))
@@ -191,7 +192,10 @@ def test_nonzero_zero_point_falls_back_explicitly():
     (y,) = rep.run([x])
     np.testing.assert_allclose(y, x @ _deq64(w, np.asarray(s), zp=120), rtol=1e-5, atol=1e-5)
     assert "# float emulation: input type not int8" in rep.gen.source
-    assert not _quantized_params(rep.module)
+    assert "ops.dequantize(" in rep.gen.source
+    # the integers are still stored 1 byte a value: uint8 - 128 under a unit scale
+    (p,) = _quantized_params(rep.module)
+    np.testing.assert_array_equal(p.val().quantized_data().dequantize(), w.astype(np.float64) - 128)
 
 
 def _mmi_ref(a, za, b, zb):

@@ -331,6 +331,9 @@ class NodeCtx:
         if src in self.gen.consts and src not in self.gen.vars:
             self.fold(i, self.gen.consts[src])
             return
+        if src in self.gen.qweights and src not in self.gen.vars:  # still a quantized weight
+            self.gen.qweights[self.node.output[i]] = self.gen.qweights[src]
+            return
         self.set(i, self.x(in_i))
 
     def fold(self, i: int, value: np.ndarray) -> None:

@@ -6,8 +6,8 @@ import numpy as np
 
 from onnx import TensorProto
 
-from ._fold import FOLD_LIMIT, evaluate
-from ._qweights import int8_param, new_const, qweight_of, reason_not
+from ._fold import FOLD_LIMIT
+from ._qweights import expand, int8_param, new_const, qweight_of, reason_not, value
 from ._registry import op
 from ._types import FLOATS, INTS
 
@@ -30,10 +30,11 @@ def dequantize(ctx):
     # cannot hold this case (`_qweights.reason_not` names it in the comment).
     why = reason_not(ctx) if out == TensorProto.FLOAT else "a float16/float64 output"
     ctx.emit(f"# float emulation: {why}")  # our own fixed text, no model text
-    zp = ctx.x(2) if ctx.has(2) else "None"
-    ctx.set(
-        0, f"ops.dequantize({ctx.x(0)}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"
-    )
+    # A constant 8-bit input is still stored as int8 (a unit-scale quantized field, uint8
+    # shifted into its zero point), not as the record's widened integers.
+    held = int8_param(ctx, 0, 2) if ctx.has(2) or ctx.elem(0) == TensorProto.UINT8 else None
+    x, zp = (held[0], held[1]) if held else (ctx.x(0), ctx.x(2) if ctx.has(2) else "None")
+    ctx.set(0, f"ops.dequantize({x}, {ctx.x(1)}, {zp}, {axis}, {bs}, {rank}, {ctx.dtype(out)})")
 
 
 def _fold_int32(ctx) -> bool:
@@ -47,25 +48,28 @@ def _fold_int32(ctx) -> bool:
     zp = ctx.const(2) if ctx.has(2) else np.zeros(1, np.int32)
     if x is None or s is None or zp is None or s.dtype != np.float32 or x.size > FOLD_LIMIT:
         return False
-    shape = [1] * x.ndim
-    if s.size > 1:
-        shape[ctx.axis("axis", 1, x.ndim)] = s.size
-    s64, z64 = (v.astype(np.float64).reshape(shape if v.size > 1 else [1] * x.ndim) for v in (s, zp))
+    axis = ctx.attr("axis", 1) % max(x.ndim, 1)
+    s64, z64 = (expand(v.astype(np.float64), axis, 0, x.shape) for v in (s, zp))
     ctx.fold(0, ((x.astype(np.float64) - z64) * s64).astype(np.float32))
     return True
 
 
-def _fold_const(ctx) -> bool:
-    """Compute the node at import with ONNX's reference op when its inputs are constants
-    (output within the folding bound); True when folded."""
-    if any(ctx.has(i) and ctx.const(i) is None for i in range(ctx.n_in)):
+def _fold_quantize(ctx, axis: int, block: int, out: int) -> bool:
+    """QuantizeLinear of a constant float32 (or of a quantized weight's value) with float32
+    constant scales, computed at import by the spec: saturate(round_half_even(x / scale) + zp),
+    x / scale in float32. True when folded."""
+    qw = ctx.qweight(0)
+    x = value(qw) if qw is not None else ctx.const(0)
+    s = ctx.const(1)
+    zp = ctx.const(2) if ctx.has(2) else np.zeros((), ctx.np_dtype(out))
+    if x is None or s is None or zp is None or "precision" in ctx.attrs or x.size > FOLD_LIMIT:
         return False
-    if ctx.const(0).size > FOLD_LIMIT:
+    if x.dtype != np.float32 or s.dtype != np.float32 or x.ndim == 0:
         return False
-    outs = evaluate(ctx.gen.consts, ctx.opset, ctx.node)
-    if outs is None:
-        return False
-    ctx.fold(0, outs[0])
+    y = np.rint(x / expand(s, axis, block, x.shape)).astype(np.float64)
+    y += expand(zp.astype(np.float64), axis, block, x.shape)
+    info = np.iinfo(ctx.np_dtype(out))
+    ctx.fold(0, np.clip(y, info.min, info.max).astype(ctx.np_dtype(out)))
     return True
 
 
@@ -84,7 +88,7 @@ def quantize(ctx):
     if prec and prec not in FLOATS:
         ctx.fail(f"precision {prec} is not a float type burn tensors hold")
     prec = ctx.dtype(prec) if prec else "None"
-    if out in (TensorProto.INT8, TensorProto.UINT8) and _fold_const(ctx):
+    if out in (TensorProto.INT8, TensorProto.UINT8) and _fold_quantize(ctx, axis, bs, out):
         return  # a float weight quantized in the file: its int8 values are a constant
     x, s, dt = ctx.x(0), ctx.x(1), ctx.dtype(out)
     info = np.iinfo(ctx.np_dtype(out))

@@ -62,6 +62,24 @@ class QWeight:
         return self.scale.astype(np.float32)
 
 
+def expand(v: np.ndarray, axis: int, block: int, shape) -> np.ndarray:
+    """A scale or zero point broadcast over a tensor of `shape` (ONNX: one value, one per index
+    of `axis`, or one per block of `block` along `axis`)."""
+    if v.size == 1:
+        return v.reshape(())
+    if not block:
+        view = [1] * len(shape)
+        view[axis] = -1
+        return v.reshape(view)
+    return np.take(np.repeat(v, block, axis), np.arange(shape[axis]), axis)
+
+
+def value(qw: QWeight) -> np.ndarray:
+    """The float32 value of a `QWeight`: q * scale in float64, one rounding (as at run time)."""
+    s = expand(qw.scale.astype(np.float64), qw.axis, qw.block, qw.q.shape)
+    return (qw.q.astype(np.float64) * s).astype(np.float32)
+
+
 def _zero(zp: np.ndarray | None) -> bool:
     return zp is None or not np.any(zp)
 
@@ -89,7 +107,7 @@ def qweight_of(ctx) -> QWeight | None:
     if reason_not(ctx) is not None:
         return None
     x = ctx.const(0)
-    axis = ctx.axis("axis", 1, x.ndim)
+    axis = ctx.attr("axis", 1) % x.ndim
     block = ctx.attr("block_size", 0) or 0
     return QWeight(x, ctx.const(1), axis, int(block), ctx.node.input[0], ctx.node.input[1])
 
