@@ -198,6 +198,38 @@ def test_nonzero_zero_point_falls_back_explicitly():
     np.testing.assert_array_equal(p.val().quantized_data().dequantize(), w.astype(np.float64) - 128)
 
 
+def test_float_weight_quantized_in_the_file_and_shared_through_identity():
+    """Q(const float W) -> DQ -> Identity -> MatMul at opset 17 (onnxruntime's quantizer writes
+    this for weights shared between layers): the Q is computed at import by the spec (round
+    half to even of W / s in float32, saturation), so the MatMul gets a quantized Linear."""
+    wf = (RNG.standard_normal((6, 4)) * 0.3).astype(np.float32)
+    wf[0, 0] = np.float32(2.5) * np.float32(0.02)  # at (or 1 ulp below) the 2.5 tie: 2 either way
+    wf[0, 1] = 10.0  # saturates to 127
+    s = np.asarray(np.float32(0.02))
+    nodes = [
+        h.make_node("QuantizeLinear", ["wf", "s", "z"], ["wq"]),
+        h.make_node("DequantizeLinear", ["wq", "s", "z"], ["wd"]),
+        h.make_node("Identity", ["wd"], ["wi"]),
+        h.make_node("MatMul", ["x", "wi"], ["y"]),
+    ]
+    m = _model(
+        nodes,
+        [("x", T.FLOAT, [2, 6])],
+        [("y", T.FLOAT, [2, 4])],
+        {"wf": wf, "s": s, "z": np.asarray(np.int8(0))},
+        opset=17,
+    )
+    x = RNG.standard_normal((2, 6)).astype(np.float32)
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    q = np.clip(np.rint(wf / s), -128, 127)  # float32 division, as the spec
+    assert q[0, 0] == 2 and q[0, 1] == 127
+    np.testing.assert_allclose(y, x.astype(np.float64) @ (q * np.float64(s)), rtol=1e-5, atol=1e-5)
+    linears = [f for f in _fields(rep).values() if type(f).__name__ == "Linear"]
+    assert len(linears) == 1 and linears[0].weight.val().is_quantized()
+    assert "float emulation" not in rep.gen.source
+
+
 def _mmi_ref(a, za, b, zb):
     return (a.astype(np.int64) - np.int64(za)) @ (b.astype(np.int64) - zb.astype(np.int64))
 
