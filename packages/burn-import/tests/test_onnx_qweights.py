@@ -344,3 +344,22 @@ def test_opencl_runs_the_quantized_kernels():
     np.testing.assert_allclose(f, x @ _deq64(w, np.asarray(np.float32(0.05))), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(y, _mmi_ref(a, 9, b, np.zeros(4, np.int64)))
     assert len(_quantized_params(rep.module)) == 2
+
+
+def test_bincode_record_keeps_plain_int8_fields(tmp_path):
+    """Burn's binary record stores no quantized tensors: with `RecordType.Bincode` the weights
+    stay plain fields (float emulation, said in the code) and the model still imports."""
+    import onnx
+    from burn_import.onnx import ModelGen, RecordType
+
+    w = _int8((8, 4))
+    dq, inits = _dq("w", w, np.asarray(np.float32(0.1)))
+    m = _model(
+        [dq, h.make_node("MatMul", ["x", "w"], ["y"])],
+        [("x", T.FLOAT, [1, 8])],
+        [("y", T.FLOAT, [1, 4])],
+        inits,
+    )
+    onnx.save(m, tmp_path / "qbin.onnx")
+    (py,) = ModelGen().input(tmp_path / "qbin.onnx").out_dir(tmp_path).record_type(RecordType.Bincode).run()
+    assert "# float emulation: the Bincode record stores no quantized tensors" in py.read_text()

@@ -46,6 +46,8 @@ def generate(
     table = load_all()
     check_class_name(class_name)
     gen = Gen(model, default_opset(model), reserved=RESERVED | {class_name})
+    # Burn's binary format stores no quantized tensors: for it, int8 weights stay plain fields
+    gen.quantized_fields = recorder != "BinFileRecorder"
     graph = model.graph
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")

@@ -54,6 +54,7 @@ class Gen:
     # DequantizeLinear outputs held as quantized fields (`_qweights.QWeight`); their float
     # value is written only where a converter reads it as float (`NodeCtx.x`)
     qweights: dict = field(default_factory=dict)
+    quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
 
     def fresh(self, base: str) -> str:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,

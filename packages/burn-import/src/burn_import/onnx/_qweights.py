@@ -86,6 +86,8 @@ def _zero(zp: np.ndarray | None) -> bool:
 
 def reason_not(ctx) -> str | None:
     """Why `DequantizeLinear` node `ctx` is not a `QWeight` (None when it is one)."""
+    if not ctx.gen.quantized_fields:
+        return "the Bincode record stores no quantized tensors"
     if ctx.elem(0) != TensorProto.INT8:
         return "input type not int8 (burn's 8-bit scheme is signed and symmetric)"
     if ctx.has(2) and ctx.const(2) is None:
@@ -104,7 +106,7 @@ def reason_not(ctx) -> str | None:
 
 def qweight_of(ctx) -> QWeight | None:
     """The `QWeight` of a DequantizeLinear node, or None (`reason_not` says why)."""
-    if reason_not(ctx) is not None:
+    if not ctx.gen.quantized_fields or reason_not(ctx) is not None:
         return None
     x = ctx.const(0)
     axis = ctx.attr("axis", 1) % x.ndim
@@ -203,7 +205,7 @@ def int8_param(ctx, i: int, zp_i: int):
     """(expression of input i as a unit-scale quantized tensor, expression of its zero point,
     the int8 values) when input i is a constant 8-bit tensor (see module docstring), else None."""
     x = ctx.const(i)
-    if x is None or x.dtype not in (np.int8, np.uint8) or x.ndim == 0:
+    if not ctx.gen.quantized_fields or x is None or x.dtype not in (np.int8, np.uint8) or x.ndim == 0:
         return None
     zp = ctx.const(zp_i) if ctx.has(zp_i) else None
     if ctx.has(zp_i) and zp is None:
