@@ -168,7 +168,7 @@ def conv_layout(qw: QWeight):
 
 
 def float_expr(gen, qw: QWeight, elem: int) -> str:
-    """Python expression of the dequantized float value (the field is made on first use)."""
+    """Python expression of the dequantized value in `elem` (the field is made on first use)."""
     from ._types import dtype_code
 
     if qw.field is None:
@@ -185,7 +185,7 @@ def float_expr(gen, qw: QWeight, elem: int) -> str:
     s = gen.materialize(qw.scale_name) if qw.onnx_scale else "None"
     return (
         f"ops.dequantize_weight(self.{qw.field}.val(), {s}, {qw.axis}, {qw.block}, "
-        f"{qw.q.ndim}, {dtype_code(TensorProto.FLOAT)})"
+        f"{qw.q.ndim}, {dtype_code(elem)})"
     )
 
 
