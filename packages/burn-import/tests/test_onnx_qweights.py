@@ -287,6 +287,30 @@ def test_qlinear_matmul_constant_b_is_quantized():
     assert len(_quantized_params(rep.module)) == 1
 
 
+def test_conv_integer_constant_weight_is_quantized():
+    """ConvInteger with a constant uint8 weight and per-channel zero points: the weight is a
+    unit-scale int8 field (shifted by -128 into its zero points); the sums stay exact."""
+    x = RNG.integers(0, 256, (1, 2, 4, 5)).astype(np.uint8)
+    w = RNG.integers(0, 256, (3, 2, 2, 2)).astype(np.uint8)
+    zx, zw = np.asarray(np.uint8(100)), np.array([128, 3, 250], np.uint8)
+    m = _model(
+        [h.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"])],
+        [("x", T.UINT8, [1, 2, 4, 5])],
+        [("y", T.INT32, [1, 3, 3, 4])],
+        {"w": w, "zx": zx, "zw": zw},
+    )
+    rep = backend.prepare(m)
+    (y,) = rep.run([x])
+    xc = x.astype(np.int64) - 100
+    wc = w.astype(np.int64) - zw.astype(np.int64).reshape(-1, 1, 1, 1)
+    want = np.zeros((1, 3, 3, 4), np.int64)
+    for i, j in np.ndindex(2, 2):
+        want += np.einsum("nchw,oc->nohw", xc[:, :, i : i + 3, j : j + 4], wc[:, :, i, j])
+    np.testing.assert_array_equal(y, want)
+    (p,) = _quantized_params(rep.module)
+    np.testing.assert_array_equal(p.val().quantized_data().dequantize(), w.astype(np.float64) - 128)
+
+
 def test_record_keeps_weights_quantized(tmp_path):
     """ModelGen's record holds the int8 weight (1 byte a value), and `from_file` restores it
     quantized: a [128, 128] int8 weight takes ~16 KiB, not the 64 KiB of float32."""
