@@ -1,4 +1,11 @@
-"""Quantization ops: QuantizeLinear, DequantizeLinear (per-tensor, per-axis and blocked)."""
+"""Quantization ops: QuantizeLinear, DequantizeLinear (per-tensor, per-axis and blocked),
+DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
+
+Where burn's quantized tensors hold the ONNX values (`_qweights.py`), constant weights become
+quantized fields and integer matmuls run on the backend's int8 `q_matmul` (`_rt_qmatmul.py`);
+everything else is the spec's arithmetic in float, and each such DequantizeLinear says why in a
+`# float emulation: ...` line of the generated code.
+"""
 
 from __future__ import annotations
 
