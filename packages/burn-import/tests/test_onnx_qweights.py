@@ -230,6 +230,47 @@ def test_float_weight_quantized_in_the_file_and_shared_through_identity():
     assert "float emulation" not in rep.gen.source
 
 
+@pytest.mark.parametrize("op", ["MatMul", "Gemm"])
+def test_qdq_activation_times_int8_weight_runs_on_q_matmul(op):
+    """DQ(uint8 activation, zp) @ DQ(int8 weight, per output column) (+ bias): the integer
+    product on `q_matmul` (`ops.qdq_matmul`), the activation's float value never written."""
+    shape = [6, 10] if op == "Gemm" else [2, 3, 10]
+    a = RNG.integers(0, 256, shape).astype(np.uint8)
+    sa, za = np.asarray(np.float32(0.03)), np.asarray(np.uint8(121))
+    w = _int8((6, 10)) if op == "Gemm" else _int8((10, 6))
+    sw = (RNG.random(6) * 0.02 + 0.001).astype(np.float32)
+    bias = RNG.standard_normal(6).astype(np.float32)
+    dqw, inits = _dq("w", w, sw, axis=0 if op == "Gemm" else 1)
+    nodes = [h.make_node("DequantizeLinear", ["a", "sa", "za"], ["ad"]), dqw]
+    if op == "Gemm":
+        nodes.append(h.make_node("Gemm", ["ad", "w", "bias"], ["y"], transB=1))
+    else:
+        nodes.append(h.make_node("MatMul", ["ad", "w"], ["y"]))
+    out = [("y", T.FLOAT, shape[:-1] + [6])]
+    m = _model(nodes, [("a", T.UINT8, shape)], out, {**inits, "sa": sa, "za": za, "bias": bias})
+    rep = backend.prepare(m)
+    (y,) = rep.run([a])
+    af = (a.astype(np.float64) - 121) * np.float64(sa)
+    want = af @ _deq64(w, sw, 0).T + bias if op == "Gemm" else af @ _deq64(w, sw, 1)
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    src = rep.gen.source
+    assert "ops.qdq_matmul(" in src and "ops.dequantize(" not in src
+    assert len(_quantized_params(rep.module)) == 1
+
+
+def test_dequantized_activation_as_graph_output():
+    """A DequantizeLinear of an activation that is a graph output is written as float."""
+    a = RNG.integers(-128, 128, (5,)).astype(np.int8)
+    m = _model(
+        [h.make_node("DequantizeLinear", ["a", "s"], ["y"])],
+        [("a", T.INT8, [5])],
+        [("y", T.FLOAT, [5])],
+        {"s": np.asarray(np.float32(0.5))},
+    )
+    (y,) = backend.prepare(m).run([a])
+    np.testing.assert_array_equal(y, a.astype(np.float64) * 0.5)
+
+
 def _mmi_ref(a, za, b, zb):
     return (a.astype(np.int64) - np.int64(za)) @ (b.astype(np.int64) - zb.astype(np.int64))
 

@@ -78,6 +78,8 @@ def generate(
         if vi.name not in gen.vars and vi.name in gen.consts:
             gen.lines.append(f"# graph output {label(vi.name)} is a constant")
             gen.materialize(vi.name)
+        elif gen.deferred(vi.name):  # a quantized value returned as float
+            gen.materialize(vi.name)
         ret.append(gen.vars[vi.name])
         outputs.append((vi.name, gen.types.get(vi.name)))
     source = _assemble(
@@ -202,7 +204,7 @@ def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
         if src.name in gen.consts and src.name not in gen.vars:
             set_const(gen, out, gen.consts[src.name])
         else:
-            gen.vars[out] = gen.vars[src.name]
+            gen.vars[out] = gen.materialize(src.name) if gen.deferred(src.name) else gen.vars[src.name]
             if src.name in gen.types:
                 gen.types[out] = gen.types[src.name]
 

@@ -54,6 +54,9 @@ class Gen:
     # DequantizeLinear outputs held as quantized fields (`_qweights.QWeight`); their float
     # value is written only where a converter reads it as float (`NodeCtx.x`)
     qweights: dict = field(default_factory=dict)
+    # DequantizeLinear outputs of 8-bit activations (`_qweights.QAct`): a matmul with a
+    # quantized weight reads their integers, anything else their float value (written lazily)
+    qacts: dict = field(default_factory=dict)
     quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
 
     def fresh(self, base: str) -> str:
@@ -94,10 +97,29 @@ class Gen:
         self.fields.append(Field(name, annotation, init_code, record, comment))
         return name
 
+    def deferred(self, name: str) -> bool:
+        """Whether `name` is a quantized weight or activation whose float value is not written
+        yet (`materialize` writes it where it is first read as float)."""
+        return name not in self.vars and (name in self.qweights or name in self.qacts)
+
     def materialize(self, name: str) -> str:
-        """The Python expression of a constant value, written once (inline or as a Param)."""
+        """The Python expression of a constant value, written once (inline or as a Param), or
+        of a deferred quantized value (its dequantization, written here)."""
         if name in self.vars:
             return self.vars[name]
+        if self.deferred(name):
+            if name in self.qweights:
+                from ._qweights import float_expr
+
+                expr = float_expr(self, self.qweights[name], self.types[name].elem)
+            else:
+                qa = self.qacts[name]
+                self.lines.append(f"# float emulation: {qa.why}")  # our own text, no model text
+                expr = qa.float_expr
+            var = self.fresh(name)
+            self.lines.append(f"{var} = {expr}")
+            self.vars[name] = var
+            return var
         arr = self.consts[name]
         elem = elem_of_np(arr.dtype)
         if elem is None:
@@ -271,15 +293,8 @@ class NodeCtx:
         name = self.node.input[i]
         if name in self.gen.vars:
             return self.gen.vars[name]
-        if name in self.gen.consts:
+        if name in self.gen.consts or self.gen.deferred(name):
             return self.gen.materialize(name)
-        if name in self.gen.qweights:  # a quantized weight read as float: dequantized here
-            from ._qweights import float_expr
-
-            var = self.gen.fresh(name)
-            self.emit(f"{var} = {float_expr(self.gen, self.gen.qweights[name], self.vt(i).elem)}")
-            self.gen.vars[name] = var
-            return var
         self.fail(f"input {name!r} has no value")
 
     def qweight(self, i: int):

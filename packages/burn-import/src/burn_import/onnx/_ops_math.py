@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._qweights import linear_layout
+from ._qweights import linear_layout, qdq_matmul
 from ._registry import op
 from ._types import FLOATS
 
@@ -17,6 +17,9 @@ def matmul(ctx):
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
         return
     qw = ctx.qweight(1)
+    qa = ctx.gen.qacts.get(ctx.node.input[0])
+    if qa is not None and qw is not None and rb == 2 and ra >= 2 and qdq_matmul(ctx, qa, qw, False, False):
+        return
     if qw is not None and rb == 2 and ra >= 2 and (lay := linear_layout(qw, False)) is not None:
         _quantized_linear(ctx, qw, lay, False)
         return
@@ -65,6 +68,9 @@ def gemm(ctx):
         init = f"LinearConfig({weight.shape[0]}, {weight.shape[1]}, bias={ctx.has(2)}).init(device)"
         name = ctx.add_field("linear", "Linear", init, rec)
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
+    qa = ctx.gen.qacts.get(ctx.node.input[0])
+    if qa is not None and qw is not None and fits and qdq_matmul(ctx, qa, qw, bool(tb), ctx.has(2)):
         return
     if qw is not None and fits and (lay := linear_layout(qw, bool(tb))) is not None:
         _quantized_linear(ctx, qw, lay, ctx.has(2))

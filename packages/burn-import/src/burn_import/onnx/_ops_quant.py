@@ -14,7 +14,7 @@ import numpy as np
 from onnx import TensorProto
 
 from ._fold import FOLD_LIMIT
-from ._qweights import expand, int8_param, new_const, qweight_of, reason_not, value
+from ._qweights import expand, int8_param, new_const, qact_of, qweight_of, reason_not, value
 from ._registry import op
 from ._types import FLOATS, INTS
 
@@ -36,6 +36,12 @@ def dequantize(ctx):
     # Fallback: float emulation of (x - zero_point) * scale, because burn's quantized tensors
     # cannot hold this case (`_qweights.reason_not` names it in the comment).
     why = reason_not(ctx) if out == TensorProto.FLOAT else "a float16/float64 output"
+    float_expr = f"ops.dequantize({{}}, {{}}, {{}}, {axis}, {bs}, {rank}, {ctx.dtype(out)})"
+    qa = qact_of(ctx, "", why)
+    if qa is not None:  # an 8-bit activation: matmuls read its integers, others its float value
+        qa.float_expr = float_expr.format(qa.q, qa.scale, qa.zp)
+        ctx.gen.qacts[ctx.node.output[0]] = qa
+        return
     ctx.emit(f"# float emulation: {why}")  # our own fixed text, no model text
     # A constant 8-bit input is still stored as int8 (a unit-scale quantized field, uint8
     # shifted into its zero point), not as the record's widened integers.

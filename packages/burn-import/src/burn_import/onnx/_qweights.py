@@ -235,3 +235,56 @@ def new_const(gen, base: str, value: np.ndarray) -> str:
         name = f"{base}_{k}"
     gen.consts[name] = value
     return name
+
+
+@dataclass
+class QAct:
+    """A DequantizeLinear of a run-time 8-bit tensor with one float32 scale and one zero point
+    (expressions of the code already written for them), and its float emulation."""
+
+    q: str
+    scale: str
+    zp: str
+    float_expr: str
+    why: str
+
+
+def qact_of(ctx, float_expr: str, why: str) -> QAct | None:
+    """The `QAct` of DequantizeLinear node `ctx`, or None when it is not one."""
+    if not ctx.gen.quantized_fields or ctx.const(0) is not None:
+        return None
+    if ctx.elem(0) not in Q8 or ctx.out_elem(0) != TensorProto.FLOAT:
+        return None
+    s = ctx.const(1)
+    zp = ctx.const(2) if ctx.has(2) else None
+    if s is None or s.size != 1 or s.dtype != np.float32 or (ctx.has(2) and (zp is None or zp.size != 1)):
+        return None
+    return QAct(ctx.x(0), ctx.x(1), ctx.x(2) if ctx.has(2) else "None", float_expr, why)
+
+
+def qdq_matmul(ctx, qa: QAct, qw: QWeight, trans: bool, bias: bool) -> bool:
+    """Write DequantizeLinear(activation) @ DequantizeLinear(int8 weight) (+ bias) as
+    `ops.qdq_matmul`: the integer product on the backend's int8 `q_matmul` (`int_matmul`), then
+    the two scales. The weight is a unit-scale int8 field; its scales (one, or one per output
+    column) multiply the result. False when the weight's scales are neither."""
+    if qw.q.ndim != 2 or qw.block:
+        return False
+    q = qw.q.T if trans else qw.q
+    if not qw.per_tensor and qw.channel_scales(0 if trans else 1) is None:
+        return False
+    gen = ctx.gen
+    name = gen.add_field(
+        "qconstant",
+        "Param",
+        f"ops.param({list(q.shape)}, DType.F32, device, trainable=False)",
+        quantized_data(q, UNIT, packed=True),
+        f"int8 initializer {label(qw.source)}, quantized",
+    )
+    sums = gen.materialize(new_const(gen, f"{qw.source}_colsum", q.astype(np.int32).sum(0).astype(np.int32)))
+    b = ctx.x(2) if bias else "None"
+    ctx.set(
+        0,
+        f"ops.qdq_matmul({qa.q}, {qa.zp}, {qa.scale}, self.{name}.val(), "
+        f"{gen.materialize(qw.scale_name)}, {b}, {ctx.rank(0)}, {sums})",
+    )
+    return True

@@ -96,3 +96,16 @@ def int_matmul(a: Tensor, b: Tensor, a_zp, b_zp, ra: int, b_sum=None) -> Tensor:
 
 def _is_zero(c) -> bool:
     return isinstance(c, int) and c == 0
+
+
+def qdq_matmul(q, q_zp, q_scale, w, w_scale, bias, ra: int, w_sum=None) -> Tensor:
+    """DequantizeLinear(q) @ DequantizeLinear(w) (+ bias): `int_matmul(q, w)` (exact int32 on
+    the backend's int8 `q_matmul`) times q_scale * w_scale in float32.
+
+    Shapes: q [..., M, K] (u8/i8), w [K, N] (unit-scale quantized), q_scale one value, w_scale
+    one value or [N], bias [N] -> [..., M, N] float32.
+    """
+    acc = int_matmul(q, w, q_zp, None, ra, w_sum).float()
+    r = acc.rank()
+    y = acc * (q_scale.reshape([1]) * w_scale.reshape([-1])).unsqueeze(r)
+    return y if bias is None else y + bias.unsqueeze(r)
