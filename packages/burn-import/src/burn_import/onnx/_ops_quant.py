@@ -106,6 +106,9 @@ def quantize(ctx):
     x, s, dt = ctx.x(0), ctx.x(1), ctx.dtype(out)
     info = np.iinfo(ctx.np_dtype(out))
     bounds = (int(info.min), int(info.max))
+    # Explicit: burn's `quantize` rounds half away from zero and has no zero point; ONNX
+    # rounds half to even and saturates to the declared type, so the spec's formula runs.
+    ctx.emit("# float emulation: ONNX rounds half to even (burn's quantize: half away from zero)")
     ctx.set(0, f"ops.quantize({x}, {s}, {zp}, {axis}, {bs}, {rank}, {dt}, {prec}, {bounds})")
 
 
