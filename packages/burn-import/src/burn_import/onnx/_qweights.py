@@ -1,6 +1,6 @@
 """Constant 8-bit ONNX weights held as burn quantized tensors (issue 39, item 5).
 
-Two import-time rules, used by the quantization, matmul and conv converters:
+Three import-time rules, used by the quantization, matmul and conv converters:
 
 - `QWeight`: a `DequantizeLinear` of a constant int8 tensor whose zero point is absent or 0,
   with float32 scales. Burn's scheme (`QuantValue.Q8F`, symmetric, x = scale * q) expresses it
@@ -19,6 +19,10 @@ Two import-time rules, used by the quantization, matmul and conv converters:
   says why); `DequantizeLinear` then runs by float emulation (`ops.dequantize`), except int32
   constants (biases), which are folded to float32 at import (same size, and the layer gets
   its bias as a constant).
+
+- `QAct`: a `DequantizeLinear` of a run-time 8-bit tensor with one scale and one zero point.
+  A `MatMul`/`Gemm` of it and a `QWeight` runs on the integers (`qdq_matmul`, the backend's
+  int8 `q_matmul`); any other reader gets its float value, written where it is read.
 
 - `int8_param`: a constant 8-bit input of an integer op (MatMulInteger, QLinearMatMul,
   QLinearConv) as a unit-scale Q8F field: int8 kept as is, uint8 shifted by -128 with the
