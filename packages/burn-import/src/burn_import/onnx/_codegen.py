@@ -46,6 +46,8 @@ def generate(
     table = load_all()
     check_class_name(class_name)
     gen = Gen(model, default_opset(model), reserved=RESERVED | {class_name})
+    # Burn's binary format stores no quantized tensors: for it, int8 weights stay plain fields
+    gen.quantized_fields = recorder != "BinFileRecorder"
     graph = model.graph
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
@@ -75,6 +77,8 @@ def generate(
     for vi in graph.output:
         if vi.name not in gen.vars and vi.name in gen.consts:
             gen.lines.append(f"# graph output {label(vi.name)} is a constant")
+            gen.materialize(vi.name)
+        elif gen.deferred(vi.name):  # a quantized value returned as float
             gen.materialize(vi.name)
         ret.append(gen.vars[vi.name])
         outputs.append((vi.name, gen.types.get(vi.name)))
@@ -200,7 +204,7 @@ def _inline_if(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
         if src.name in gen.consts and src.name not in gen.vars:
             set_const(gen, out, gen.consts[src.name])
         else:
-            gen.vars[out] = gen.vars[src.name]
+            gen.vars[out] = gen.materialize(src.name) if gen.deferred(src.name) else gen.vars[src.name]
             if src.name in gen.types:
                 gen.types[out] = gen.types[src.name]
 

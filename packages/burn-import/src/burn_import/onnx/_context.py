@@ -51,6 +51,13 @@ class Gen:
     imports: set[str] = field(default_factory=set)
     reserved: frozenset[str] = RESERVED
     suffix: dict[str, int] = field(default_factory=dict)  # last number `fresh` gave each name
+    # DequantizeLinear outputs held as quantized fields (`_qweights.QWeight`); their float
+    # value is written only where a converter reads it as float (`NodeCtx.x`)
+    qweights: dict = field(default_factory=dict)
+    # DequantizeLinear outputs of 8-bit activations (`_qweights.QAct`): a matmul with a
+    # quantized weight reads their integers, anything else their float value (written lazily)
+    qacts: dict = field(default_factory=dict)
+    quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
 
     def fresh(self, base: str) -> str:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,
@@ -90,10 +97,29 @@ class Gen:
         self.fields.append(Field(name, annotation, init_code, record, comment))
         return name
 
+    def deferred(self, name: str) -> bool:
+        """Whether `name` is a quantized weight or activation whose float value is not written
+        yet (`materialize` writes it where it is first read as float)."""
+        return name not in self.vars and (name in self.qweights or name in self.qacts)
+
     def materialize(self, name: str) -> str:
-        """The Python expression of a constant value, written once (inline or as a Param)."""
+        """The Python expression of a constant value, written once (inline or as a Param), or
+        of a deferred quantized value (its dequantization, written here)."""
         if name in self.vars:
             return self.vars[name]
+        if self.deferred(name):
+            if name in self.qweights:
+                from ._qweights import float_expr
+
+                expr = float_expr(self, self.qweights[name], self.types[name].elem)
+            else:
+                qa = self.qacts[name]
+                self.lines.append(f"# float emulation: {qa.why}")  # our own text, no model text
+                expr = qa.float_expr
+            var = self.fresh(name)
+            self.lines.append(f"{var} = {expr}")
+            self.vars[name] = var
+            return var
         arr = self.consts[name]
         elem = elem_of_np(arr.dtype)
         if elem is None:
@@ -267,9 +293,13 @@ class NodeCtx:
         name = self.node.input[i]
         if name in self.gen.vars:
             return self.gen.vars[name]
-        if name in self.gen.consts:
+        if name in self.gen.consts or self.gen.deferred(name):
             return self.gen.materialize(name)
         self.fail(f"input {name!r} has no value")
+
+    def qweight(self, i: int):
+        """The `_qweights.QWeight` input i is (a DequantizeLinear of a constant int8), or None."""
+        return self.gen.qweights.get(self.node.input[i]) if self.has(i) else None
 
     def xr(self, i: int, rank: int) -> str:
         """Input i unsqueezed (leading dims) to `rank`: numpy's rank promotion, made explicit."""
@@ -316,6 +346,9 @@ class NodeCtx:
         src = self.node.input[in_i]
         if src in self.gen.consts and src not in self.gen.vars:
             self.fold(i, self.gen.consts[src])
+            return
+        if src in self.gen.qweights and src not in self.gen.vars:  # still a quantized weight
+            self.gen.qweights[self.node.output[i]] = self.gen.qweights[src]
             return
         self.set(i, self.x(in_i))
 

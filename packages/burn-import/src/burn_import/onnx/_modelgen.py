@@ -164,11 +164,14 @@ def build_module(gen: Generated, cls, device):
 
 def _tensors(tree, device):
     from burn_tensor import Tensor
+    from burn_tensor.quantization import QuantizedData
 
     if isinstance(tree, dict):
         return {k: _tensors(v, device) for k, v in tree.items()}
     if tree is None:
         return None
+    if isinstance(tree, QuantizedData):  # a quantized weight: integers and scales as they are
+        return Tensor.from_quantized_data(tree, device)
     arr = np.asarray(tree)
     return Tensor.from_data(arr, device, _dtype_of(arr))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._context import lit
+from ._qweights import conv_layout
 from ._registry import op
 from ._types import FLOATS
 
@@ -62,9 +63,15 @@ def conv(ctx):
         ctx.set(0, f"ops.conv3d({x}, {w}, {bias}, {strides}, {pads}, {dil}, {group})")
         return
     w, b = ctx.const(1), ctx.const(2) if ctx.has(2) else None
+    ch = None  # per-output-channel scales applied to the layer's output (quantized weight)
+    qw = ctx.qweight(1)
+    if w is None and qw is not None and (lay := conv_layout(qw)) is not None:
+        w, ch = lay  # the layer holds the int8 weight quantized (`_qweights`)
     if w is not None and (not ctx.has(2) or b is not None):
         c_in, c_out = wshape[1] * group, wshape[0]
-        rec = {"weight": w, "bias": b}
+        rec = {"weight": w, "bias": b if ch is None else None}
+        if ch is not None:
+            b = None
         if spatial == 2:
             pad = f"PaddingConfig2d.Explicit({pads[0]}, {pads[1]}, {pads[2]}, {pads[3]})"
             init = (
@@ -82,7 +89,13 @@ def conv(ctx):
                 ".init(device)"
             )
             name = ctx.add_field("conv1d", "Conv1d", init, rec)
-        ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        expr = f"self.{name}.forward({ctx.x(0)})"
+        if ch is not None:  # y = conv(x, q) * scale[c] + bias[c]
+            shape = [1, c_out] + [1] * spatial
+            expr += f".mul({ctx.gen.materialize(qw.scale_name)}.reshape({shape}))"
+            if ctx.has(2):
+                expr += f".add({ctx.x(2)}.reshape({shape}))"
+        ctx.set(0, expr)
         return
     bias = ctx.x(2) if ctx.has(2) else "None"
     ctx.set(0, f"ops.conv({ctx.x(0)}, {ctx.x(1)}, {bias}, {strides}, {pads}, {dil}, {group})")

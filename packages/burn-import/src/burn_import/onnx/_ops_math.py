@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._qweights import linear_layout, qdq_matmul
 from ._registry import op
 from ._types import FLOATS
 
@@ -15,7 +16,32 @@ def matmul(ctx):
         name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": None})
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
         return
+    qw = ctx.qweight(1)
+    qa = ctx.gen.qacts.get(ctx.node.input[0])
+    if qa is not None and qw is not None and rb == 2 and ra >= 2 and qdq_matmul(ctx, qa, qw, False, False):
+        return
+    if qw is not None and rb == 2 and ra >= 2 and (lay := linear_layout(qw, False)) is not None:
+        _quantized_linear(ctx, qw, lay, False)
+        return
     ctx.set(0, f"ops.matmul({ctx.x(0)}, {ctx.x(1)}, {ra}, {rb})")
+
+
+def _quantized_linear(ctx, qw, lay, bias: bool) -> None:
+    """A Linear whose weight is the quantized int8 weight (`_qweights.linear_layout`): its
+    forward is the backend's `q_linear`; per-column scales multiply the output, then the bias."""
+    data, ch = lay
+    k, n = data.shape
+    c = ctx.const(2) if bias else None
+    rec = {"weight": data, "bias": c if ch is None else None}
+    init = f"LinearConfig({k}, {n}, bias={bias and ch is None}).init(device)"
+    name = ctx.add_field("linear", "Linear", init, rec)
+    expr = f"self.{name}.forward({ctx.x(0)})"
+    if ch is not None:
+        r = ctx.out_rank(0)
+        expr += f".mul({ctx.gen.materialize(qw.scale_name)}.unsqueeze({r}))"
+        if bias:
+            expr += f".add({ctx.x(2)}.unsqueeze({r}))"
+    ctx.set(0, expr)
 
 
 @op("Gemm", attrs=("alpha", "beta", "transA", "transB"))
@@ -23,26 +49,31 @@ def gemm(ctx):
     alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
     ta, tb = ctx.attr("transA", 0), ctx.attr("transB", 0)
     w = ctx.const(1)
+    qw = ctx.qweight(1) if w is None else None
+    wshape = None if w is None and qw is None else (w if w is not None else qw.q).shape
     c = ctx.const(2) if ctx.has(2) else None
     linear_bias = (
         c is not None
         and c.ndim == 1
-        and w is not None
-        and c.shape[0] == (w.shape[0] if tb else w.shape[1])
+        and wshape is not None
+        and len(wshape) == 2
+        and c.shape[0] == (wshape[0] if tb else wshape[1])
     )
-    if (
-        w is not None
-        and alpha == 1.0
-        and beta == 1.0
-        and not ta
-        and ctx.elem(1) == 1
-        and (not ctx.has(2) or linear_bias)
-    ):
+    fits = (
+        alpha == 1.0 and beta == 1.0 and not ta and ctx.elem(1) == 1 and (not ctx.has(2) or linear_bias)
+    )
+    if w is not None and fits:
         weight = w.T if tb else w
         rec = {"weight": weight, "bias": c if ctx.has(2) else None}
         init = f"LinearConfig({weight.shape[0]}, {weight.shape[1]}, bias={ctx.has(2)}).init(device)"
         name = ctx.add_field("linear", "Linear", init, rec)
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
+        return
+    qa = ctx.gen.qacts.get(ctx.node.input[0])
+    if qa is not None and qw is not None and fits and qdq_matmul(ctx, qa, qw, bool(tb), ctx.has(2)):
+        return
+    if qw is not None and fits and (lay := linear_layout(qw, bool(tb))) is not None:
+        _quantized_linear(ctx, qw, lay, ctx.has(2))
         return
     cc = ctx.xr(2, 2) if ctx.has(2) else "None"
     ctx.set(0, f"ops.gemm({ctx.x(0)}, {ctx.x(1)}, {cc}, {alpha!r}, {beta!r}, {ta}, {tb})")

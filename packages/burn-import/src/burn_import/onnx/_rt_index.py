@@ -218,7 +218,8 @@ def _per_axis(t, axis, block, rank, like):
 
 def dequantize(x, scale, zp, axis, block, rank, dtype):
     s = _per_axis(scale, axis, block, rank, x)
-    xf = x.float().cast(DType.F64)
+    # an 8-bit constant is held as a unit-scale quantized field: dequantizing it is exact
+    xf = (x.dequantize() if x.is_quantized() else x.float()).cast(DType.F64)
     if zp is not None:
         xf = xf - _per_axis(zp, axis, block, rank, x).float().cast(DType.F64)
     return (xf * s.cast(DType.F64)).cast(dtype)
@@ -278,7 +279,8 @@ def conv_integer(x, w, zx, zw, strides, pads, dil, group):
     xf = x.float().cast(DType.F64)
     if zx is not None:
         xf = xf - zx.float().cast(DType.F64).reshape([1] * x.rank())
-    wf = w.float().cast(DType.F64)
+    # a quantized weight field holds the integers with a unit scale: dequantizing is exact
+    wf = (w.dequantize() if w.is_quantized() else w.float()).cast(DType.F64)
     if zw is not None:
         z = zw.float().cast(DType.F64).reshape([-1])
         wf = wf - z.reshape([z.dims()[0]] + [1] * (w.rank() - 1))

@@ -20,10 +20,21 @@ def _centered(t, zp):
     return t if zp is None else t - zp.float().cast(DType.F64).reshape([1] * t.rank())
 
 
-def qlinear_matmul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, ra, rb, dtype, bounds):
+def qlinear_matmul(
+    a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, ra, rb, dtype, bounds, b_sum=None
+):
     """Shapes: a [..., m, k], b [..., k, n] (numpy matmul rules), scales and zero points of
-    one element -> [..., m, n] in `dtype`, saturated to `bounds` (the declared type's range)."""
-    c = matmul(_centered(a, a_zp), _centered(b, b_zp), ra, rb)
+    one element -> [..., m, n] in `dtype`, saturated to `bounds` (the declared type's range).
+
+    A matrix b (rank 2: an Int tensor, or the importer's unit-scale quantized weight) goes
+    through `int_matmul` (the backend's int8 `q_matmul`); a batched b is emulated in float64.
+    """
+    if rb == 2:
+        from ._rt_qmatmul import int_matmul
+
+        c = int_matmul(a, b, a_zp, b_zp, ra, b_sum).float().cast(DType.F64)
+    else:
+        c = matmul(_centered(a, a_zp), _centered(b, b_zp), ra, rb)
     mult = (a_scale * b_scale / y_scale).cast(DType.F64).reshape([1] * c.rank())
     d = (c * mult).round()
     if y_zp is not None:

@@ -89,6 +89,45 @@ class QuantMixin:
         _check_float("quantize_dynamic", self, scheme)
         return wrap_quantized(self._d.backend.q_quantize_dynamic(self._p, scheme), self._d)
 
+    @staticmethod
+    def from_quantized_values(values, qparams, scheme: QuantScheme):
+        """A quantized tensor of integer `values` (an Int Tensor, each value already inside
+        `scheme.value.range()`: they are stored as given, not clamped) and their scales
+        (`QuantizationParameters` or a Float Tensor of `scheme.params_shape(shape)`), made on
+        the values' device without a host copy. Importers use it for integers that some other
+        rule (ONNX's QuantizeLinear, an int8 weight file) already produced.
+
+        Shapes: values [d...] -> [d...] (dtype `QFloat(scheme)`).
+        """
+        from .._dtype import DType, Int
+        from .._tensor import Tensor
+
+        if not isinstance(scheme, QuantScheme):
+            raise TypeError(f"from_quantized_values: scheme must be a QuantScheme, got {type(scheme).__name__}")
+        if not isinstance(values, Tensor) or values._o.kind is not Int:
+            raise TensorCheckError("from_quantized_values", f"values must be an Int Tensor, got {values!r}")
+        scales = qparams.scales if isinstance(qparams, QuantizationParameters) else qparams
+        if not isinstance(scales, Tensor) or scales._o.kind is not Float or scales.is_quantized():
+            raise TensorCheckError("from_quantized_values", f"qparams must hold a Float scales Tensor, got {scales!r}")
+        shape = tuple(values._p.shape)
+        from ._ops import check_scheme_fits
+
+        check_scheme_fits("from_quantized_values", shape, scheme)
+        want = scheme.params_shape(shape)
+        if tuple(scales._p.shape) != want:
+            raise TensorCheckError(
+                "from_quantized_values",
+                f"scales must have shape {list(want)} for {list(shape)} under {scheme.level!r}, got {scales.dims()}",
+            )
+        if scales._d is not values._d:
+            raise TensorCheckError("from_quantized_values", f"scales are on {scales._d!r}, the values on {values._d!r}")
+        b = values._d.backend
+        q = values._p if DType.from_np(values._p.dtype) is DType.I32 else b.int_cast(values._p, DType.I32)
+        s = scales._p
+        if DType.from_np(s.dtype) is not scheme.param.dtype:
+            s = b.float_cast(s, scheme.param.dtype)
+        return wrap_quantized(QuantizedPrimitive(b.q_pack(q, scheme), s, scheme, shape), values._d)
+
     def dequantize(self):
         """The float tensor scale * q (the backend's float dtype); a float tensor is returned as is."""
         if type(self._p) is not QuantizedPrimitive:
