@@ -86,9 +86,14 @@ def _planes(re, im):
 
 def _split(like, p):
     """Backend planes [2, *shape] -> (re, im), each [*shape] (differentiable slices)."""
-    t = like._like(p)
-    shape = list(p.shape[1:])
-    return t.slice(0).reshape(shape), t.slice(1).reshape(shape)
+    # backend ops on the primitive (recorded by Autodiff like the Tensor methods), because
+    # Tensor.reshape / squeeze read a 0 in a shape as "keep this dim"
+    b, shape = like._d.backend, tuple(p.shape[1:])
+    rest = tuple(slice(0, s, 1) for s in shape)
+    return tuple(
+        like._like(b.float_reshape(b.float_slice(p, (slice(i, i + 1, 1),) + rest), shape))
+        for i in (0, 1)
+    )
 
 
 def rfft(signal, dim: int, n: int | None = None):

@@ -114,7 +114,7 @@ def test_cfft_n_dim_and_aliases(burn):
 
 
 @pytest.mark.parametrize("length", [256, 100])
-def test_longer_signals(burn, length):
+def test_fft_longer_signals(burn, length):
     # a multi-pass radix-2 transform and a longer DFT fallback on a middle dim
     t, x = burn.view_input(sample((2, length, 3), "any", length))
     re, im = signal.rfft(t, 1)
@@ -124,7 +124,7 @@ def test_longer_signals(burn, length):
     _close(burn, signal.irfft(re, im, 1, n=length), x, length)
 
 
-def test_empty_batches(burn):
+def test_fft_empty_batches(burn):
     re, im = signal.rfft(burn.float(np.zeros((0, 8))), 1)
     assert re.dims() == [0, 5] and im.dims() == [0, 5]
     z = burn.float(np.zeros((3, 0)))
@@ -135,7 +135,7 @@ def test_empty_batches(burn):
     _close(burn, re, np.zeros((2, 3)), 4)
 
 
-def test_refusals(burn):
+def test_fft_refusals(burn):
     x = burn.float(np.ones((2, 4)))
     with pytest.raises(TensorCheckError, match="only defined for Float"):
         signal.rfft(burn.int(np.ones((2, 4))), 1)

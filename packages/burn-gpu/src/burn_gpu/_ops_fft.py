@@ -1,0 +1,77 @@
+"""The FFT ops (`rfft`, `irfft`, `cfft`) written once over the runtime contract
+(`GpuSignalOps`, a mixin: OpenCl runs it; Cuda runs cuFFT through cupy.fft instead).
+
+Each op is one pipeline on burn_gpu's FFT kernels (`_fft.py`): `fft_load` fills a
+[2, outer, n, inner] work buffer of the compute type (float32, or float64), then log2(n)
+radix-2 Stockham passes (power-of-two n) or one direct DFT (any other n, O(n^2) per line),
+then `fft_store` writes the result planes, scaled (1 / n for the inverse transforms), and the
+result is cast back to the input's dtype. Complex operands and results are planes [2, *shape]
+(`burn_tensor.signal`); Autodiff's rules (`burn_autodiff/_rules_signal.py`) call these same ops.
+"""
+
+from __future__ import annotations
+
+import math
+
+from burn_tensor import DType
+
+from ._fft import fft_program
+from ._runtime import ints
+
+_INT_MAX = 2**31 - 1
+
+
+def _geometry(shape, dim):
+    return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1 :])
+
+
+class GpuSignalOps:
+    """rfft, irfft, cfft on burn_gpu's FFT kernels."""
+
+    def _fft(self, x, mode, plane_shape, dim, n, sign, planes, h, scale):
+        """Run the pipeline; `x` is a real signal (mode 0) or planes (1: complex, 2: a half
+        spectrum) of `plane_shape`; the result is `planes` planes of `h` bins along `dim`."""
+        outer, m, inner = _geometry(plane_shape, dim)
+        out_plane = (*plane_shape[:dim], h, *plane_shape[dim + 1 :])
+        out_shape = (planes, *out_plane) if planes == 2 else out_plane
+        work = 2 * outer * max(n, m) * inner
+        if max(work, 2 * outer * h * inner) > _INT_MAX:
+            raise ValueError(
+                f"fft: {work} work elements; the FFT kernels index with 32-bit ints (< 2^31)"
+            )
+        if outer * inner == 0 or m == 0:  # nothing to read (a zero input): no empty buffer
+            return self.float_zeros(out_shape, self.device_of(x), DType.from_np(x.dtype))
+        rt = self.kernels_of(x)
+        xk = rt.contiguous(x, compute=True)
+        dt = xk.dtype
+
+        def kern(name):
+            return rt.kernel(("fft", dt.name), name, lambda: fft_program(dt.name, rt.dialect))
+
+        a = rt.empty((2, outer, n, inner), dt)
+        rt.call(kern("fft_load"), outer * n * inner,
+                [a, xk, *ints((mode, outer, m, inner, n, rt.layout(xk)[1]))])
+        if n & (n - 1) == 0:
+            b, s = rt.empty((2, outer, n, inner), dt), 1
+            while s < n:
+                rt.call(kern("fft_pass"), outer * (n // 2) * inner,
+                        [b, a, *ints((outer, n, inner, s, sign))])
+                a, b, s = b, a, s * 2
+        else:
+            b = rt.empty((2, outer, n, inner), dt)
+            rt.call(kern("dft"), outer * n * inner, [b, a, *ints((outer, n, inner, sign))])
+            a = b
+        out = rt.empty(out_shape, dt)
+        rt.call(kern("fft_store"), planes * outer * h * inner,
+                [out, a, *ints((planes, outer, n, inner, h)), (scale, dt.name)])
+        return rt.astype(out, x.dtype)
+
+    def rfft(self, x, dim, n):
+        return self._fft(x, 0, tuple(x.shape), dim, n, -1, 2, n // 2 + 1, 1.0)
+
+    def irfft(self, z, dim, n):
+        return self._fft(z, 2, tuple(z.shape[1:]), dim, n, 1, 1, n, 1.0 / n)
+
+    def cfft(self, z, dim, n, inverse):
+        scale = 1.0 / n if inverse else 1.0
+        return self._fft(z, 1, tuple(z.shape[1:]), dim, n, 1 if inverse else -1, 2, n, scale)
