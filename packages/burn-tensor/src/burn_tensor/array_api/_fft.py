@@ -66,7 +66,7 @@ def fft_ops(xp) -> dict:
             at[dim] = k
             c[tuple(at)] = c[tuple(at)].real
         y = xp.fft.irfft(c, n=n, axis=dim)
-        return y.astype(z.dtype, copy=False)
+        return xp.asarray(y).astype(z.dtype, copy=False)
 
     def cfft(self, z, dim, n, inverse):
         c = joined(z, dim)
