@@ -19,7 +19,6 @@ the input the padding's gradient is dropped, where it truncated the cut entries 
 
 from __future__ import annotations
 
-import numpy as np
 from burn_tensor import TensorData
 from burn_tensor.ops import rfft_bin_counts
 
@@ -27,11 +26,12 @@ from ._graph import device_of
 from ._rule import RULES, dtype_of, rule
 
 
-def _weights(b, like, planes: np.ndarray, dim: int):
-    """`planes` [2, bins] as a tensor broadcasting over `like` [2, ..., bins at dim + 1, ...]."""
+def _weights(b, like, re: list, im: list, dim: int):
+    """Per-bin factors of the two planes as a tensor broadcasting over `like`
+    [2, ..., bins at dim + 1, ...]."""
     shape = [1] * len(like.shape)
-    shape[0], shape[dim + 1] = 2, planes.shape[1]
-    data = TensorData(planes.reshape(shape).astype(dtype_of(like).np))
+    shape[0], shape[dim + 1] = 2, len(re)
+    data = TensorData(list(re) + list(im), shape, dtype_of(like))
     return b.float_from_data(data, device_of(b, like))
 
 
@@ -51,20 +51,20 @@ def _fit(b, g, axis: int, size: int):
 
 def _rfft(c, g):
     b, dim, n = c.b, c.arg(1), c.arg(2)
-    inv = n / rfft_bin_counts(n, n // 2 + 1)
-    gx = b.irfft(b.float_mul(g, _weights(b, g, np.stack([inv, inv]), dim)), dim, n)
+    inv = [n / k for k in rfft_bin_counts(n, n // 2 + 1).tolist()]
+    gx = b.irfft(b.float_mul(g, _weights(b, g, inv, inv, dim)), dim, n)
     return _fit(b, gx, dim, c.shape(0)[dim]), None, None
 
 
 def _irfft(c, g):
     b, dim, n = c.b, c.arg(1), c.arg(2)
-    w = rfft_bin_counts(n, n // 2 + 1) / n
-    wi = w.copy()
+    w = [k / n for k in rfft_bin_counts(n, n // 2 + 1).tolist()]
+    wi = list(w)
     wi[0] = 0.0  # imaginary parts irfft never reads
     if n % 2 == 0:
         wi[n // 2] = 0.0
     spec = b.rfft(g, dim, n)
-    gz = b.float_mul(spec, _weights(b, spec, np.stack([w, wi]), dim))
+    gz = b.float_mul(spec, _weights(b, spec, w, wi, dim))
     return _fit(b, gz, dim + 1, c.shape(0)[dim + 1]), None, None
 
 
