@@ -49,6 +49,7 @@ from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, HALF, Frame, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._fft import KERNELS as FFT_KERNELS
 from ._fft import fft_program
 from ._fill import fill_program
 from ._ops_fft import GpuSignalOps
@@ -81,6 +82,7 @@ __all__ = [
     "DIALECTS",
     "FLOAT_FN",
     "FUSABLE_DTYPES",
+    "FFT_KERNELS",
     "FUSED",
     "HALF",
     "GEO_FIELDS",

@@ -12,8 +12,11 @@ plane (`P = outer * n * inner` elements) further. Kernels (each a grid-stride lo
   x[q + s (p + n / 2s)] written to y[q + 2 s p] and y[q + s (2p + 1)], twiddle
   exp(sign 2 pi i p s / n)); log2(n) stages ping-pong between two buffers and leave the
   transform in natural order (no bit reversal);
-- `dft`: the direct transform for lengths that are not powers of two (O(n^2) per line), the
-  angle index `j k mod n` kept exact by integer stepping;
+- `dft`: the direct transform for short lengths that are not powers of two (O(n^2) per line),
+  the angle index `j k mod n` kept exact by integer stepping;
+- `chirp_in`, `chirp_filter`, `chirp_mul`, `chirp_out`: Bluestein's algorithm for the longer
+  ones (O(n log n)): the chirp-weighted signal is convolved with the conjugate chirp through
+  M-point radix-2 FFTs (M the power of two >= 2n - 1), then weighted by the chirp again;
 - `fft_store`: the first `h` bins of `planes` planes (1: the real part only), times `scale`.
 Twiddles are computed in `T` from exact integer angle indices (2 pi r / n with r < n).
 Indices are 32-bit: the ops refuse buffers of 2^31 elements or more.
@@ -87,6 +90,67 @@ _SRC = """
     y[t + P] = si;
   }
 }
+/* Bluestein's chirp z-transform for the larger lengths that are not powers of two: with
+   w_j = exp(sign pi i (j^2 mod 2n) / n), X_k = w_k sum_j (x_j w_j) conj(w_(k-j)), a cyclic
+   convolution of length M (a power of two >= 2n - 1) done with M-point radix-2 FFTs */
+@DEV@void chirp(const int j, const int n, const int sign, T* c, T* s) {
+  L r = ((L)j * (L)j) % ((L)2 * n);  /* exact: the angle index before any rounding */
+  T ang = (T)sign * (TWO_PI / (T)2) * (T)r / (T)n;
+  *c = cos(ang);
+  *s = sin(ang);
+}
+/* y [2, outer, M, inner] = x [2, outer, n, inner] * w, zero past n */
+@KERNEL@chirp_in(@G@T* y, @G@const T* x, const int outer, const int n, const int inner,
+                 const int M, const int sign) {
+  const int P = outer * n * inner, Q = outer * M * inner;
+  for (int t = @GID@; t < Q; t += @GSIZE@) {
+    int i = t % inner, r = t / inner, j = r % M, o = r / M;
+    T yr = (T)0, yi = (T)0;
+    if (j < n) {
+      int at = (o * n + j) * inner + i;
+      T c, sn, xr = x[at], xi = x[at + P];
+      chirp(j, n, sign, &c, &sn);
+      yr = xr * c - xi * sn;
+      yi = xr * sn + xi * c;
+    }
+    y[t] = yr;
+    y[t + Q] = yi;
+  }
+}
+/* f [2, 1, M, 1]: conj(w_m) at m and M - m for m < n, zero between */
+@KERNEL@chirp_filter(@G@T* f, const int n, const int M, const int sign) {
+  for (int t = @GID@; t < M; t += @GSIZE@) {
+    int m = t < n ? t : (M - t < n ? M - t : -1);
+    T c = (T)0, sn = (T)0;
+    if (m >= 0) chirp(m, n, sign, &c, &sn);
+    f[t] = c;
+    f[t + M] = -sn;
+  }
+}
+/* y [2, outer, M, inner] *= f [2, M] * scale (the convolution's spectrum product) */
+@KERNEL@chirp_mul(@G@T* y, @G@const T* f, const int outer, const int M, const int inner,
+                  const T scale) {
+  const int Q = outer * M * inner;
+  for (int t = @GID@; t < Q; t += @GSIZE@) {
+    int k = (t / inner) % M;
+    T yr = y[t], yi = y[t + Q], fr = f[k] * scale, fi = f[k + M] * scale;
+    y[t] = yr * fr - yi * fi;
+    y[t + Q] = yr * fi + yi * fr;
+  }
+}
+/* y [2, outer, n, inner] = w_k * x [2, outer, M, inner] for k < n */
+@KERNEL@chirp_out(@G@T* y, @G@const T* x, const int outer, const int n, const int inner,
+                  const int M, const int sign) {
+  const int P = outer * n * inner, Q = outer * M * inner;
+  for (int t = @GID@; t < P; t += @GSIZE@) {
+    int i = t % inner, r = t / inner, k = r % n, o = r / n;
+    int at = (o * M + k) * inner + i;
+    T c, sn, xr = x[at], xi = x[at + Q];
+    chirp(k, n, sign, &c, &sn);
+    y[t] = xr * c - xi * sn;
+    y[t + P] = xr * sn + xi * c;
+  }
+}
 @KERNEL@fft_store(@G@T* out, @G@const T* w, const int planes, const int outer, const int n,
                   const int inner, const int h, const T scale) {
   const int P = outer * n * inner, Q = outer * h * inner, total = planes * Q;
@@ -99,7 +163,10 @@ _SRC = """
 """
 
 #: the kernels of `fft_program`
-KERNELS = ("fft_load", "fft_pass", "dft", "fft_store")
+KERNELS = (
+    "fft_load", "fft_pass", "dft", "chirp_in", "chirp_filter", "chirp_mul", "chirp_out",
+    "fft_store",
+)  # fmt: skip
 
 
 def fft_program(dtype: str, dialect: str) -> str:
@@ -113,5 +180,5 @@ def fft_program(dtype: str, dialect: str) -> str:
     if dtype not in ("float32", "float64"):
         raise ValueError(f"burn_gpu: the FFT kernels compute in float32 or float64, not {dtype}")
     fr = frame(dialect)
-    head = fr.pragma([dtype]) + f"typedef {fr.ct[dtype]} T;\n"
+    head = fr.pragma([dtype]) + f"typedef {fr.ct[dtype]} T;\ntypedef {fr.ct['int64']} L;\n"
     return head + fill(_SRC, fr)

@@ -3,8 +3,9 @@
 
 Each op is one pipeline on burn_gpu's FFT kernels (`_fft.py`): `fft_load` fills a
 [2, outer, n, inner] work buffer of the compute type (float32, or float64), then log2(n)
-radix-2 Stockham passes (power-of-two n) or one direct DFT (any other n, O(n^2) per line),
-then `fft_store` writes the result planes, scaled (1 / n for the inverse transforms), and the
+radix-2 Stockham passes (power-of-two n), one direct DFT (other n up to `DFT_MAX`, O(n^2) per
+line) or Bluestein's chirp z-transform (longer n: three M-point radix-2 transforms of length
+M >= 2n - 1, O(n log n)), then `fft_store` writes the result planes, scaled (1 / n for the inverse transforms), and the
 result is cast back to the input's dtype. Complex operands and results are planes [2, *shape]
 (`burn_tensor.signal`); Autodiff's rules (`burn_autodiff/_rules_signal.py`) call these same ops.
 """
@@ -25,6 +26,28 @@ def _geometry(shape, dim):
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1 :])
 
 
+#: lengths that are not powers of two run the direct DFT up to this, Bluestein above
+DFT_MAX = 64
+
+
+def _bluestein_size(n: int) -> int:
+    """The convolution length of Bluestein's algorithm for `n` (0: not used for `n`)."""
+    if n & (n - 1) == 0 or n <= DFT_MAX:
+        return 0
+    return 1 << (2 * n - 2).bit_length()
+
+
+def _radix2(rt, call, a, geometry, sign, dt):
+    """The radix-2 transform of the [2, outer, n, inner] lines of `a` (n a power of two):
+    log2(n) Stockham passes ping-ponging with a second buffer; returns the buffer holding it."""
+    outer, n, inner = geometry
+    b, s = rt.empty(tuple(a.shape), dt), 1
+    while s < n:
+        call("fft_pass", outer * (n // 2) * inner, [b, a], (outer, n, inner, s, sign))
+        a, b, s = b, a, s * 2
+    return a
+
+
 class GpuSignalOps:
     """rfft, irfft, cfft on burn_gpu's FFT kernels."""
 
@@ -34,7 +57,8 @@ class GpuSignalOps:
         outer, m, inner = _geometry(plane_shape, dim)
         out_plane = (*plane_shape[:dim], h, *plane_shape[dim + 1 :])
         out_shape = (planes, *out_plane) if planes == 2 else out_plane
-        work = 2 * outer * max(n, m) * inner
+        big = _bluestein_size(n)
+        work = 2 * outer * max(n, m, big) * inner
         if max(work, 2 * outer * h * inner) > _INT_MAX:
             raise ValueError(
                 f"fft: {work} work elements; the FFT kernels index with 32-bit ints (< 2^31)"
@@ -48,22 +72,31 @@ class GpuSignalOps:
         def kern(name):
             return rt.kernel(("fft", dt.name), name, lambda: fft_program(dt.name, rt.dialect))
 
+        def call(name, items, bufs, geometry, *scalars):
+            rt.call(kern(name), items, [*bufs, *ints(geometry), *scalars])
+
         a = rt.empty((2, outer, n, inner), dt)
-        rt.call(kern("fft_load"), outer * n * inner,
-                [a, xk, *ints((mode, outer, m, inner, n, rt.layout(xk)[1]))])
+        call("fft_load", outer * n * inner, [a, xk], (mode, outer, m, inner, n, rt.layout(xk)[1]))
         if n & (n - 1) == 0:
-            b, s = rt.empty((2, outer, n, inner), dt), 1
-            while s < n:
-                rt.call(kern("fft_pass"), outer * (n // 2) * inner,
-                        [b, a, *ints((outer, n, inner, s, sign))])
-                a, b, s = b, a, s * 2
-        else:
+            a = _radix2(rt, call, a, (outer, n, inner), sign, dt)
+        elif not big:
             b = rt.empty((2, outer, n, inner), dt)
-            rt.call(kern("dft"), outer * n * inner, [b, a, *ints((outer, n, inner, sign))])
+            call("dft", outer * n * inner, [b, a], (outer, n, inner, sign))
             a = b
+        else:  # Bluestein: two M-point transforms of the batch, one of the filter
+            c = rt.empty((2, outer, big, inner), dt)
+            call("chirp_in", outer * big * inner, [c, a], (outer, n, inner, big, sign))
+            f = rt.empty((2, 1, big, 1), dt)
+            call("chirp_filter", big, [f], (n, big, sign))
+            f = _radix2(rt, call, f, (1, big, 1), -1, dt)
+            c = _radix2(rt, call, c, (outer, big, inner), -1, dt)
+            call("chirp_mul", outer * big * inner, [c, f], (outer, big, inner),
+                 (1.0 / big, dt.name))
+            c = _radix2(rt, call, c, (outer, big, inner), 1, dt)
+            call("chirp_out", outer * n * inner, [a, c], (outer, n, inner, big, sign))
         out = rt.empty(out_shape, dt)
-        rt.call(kern("fft_store"), planes * outer * h * inner,
-                [out, a, *ints((planes, outer, n, inner, h)), (scale, dt.name)])
+        call("fft_store", planes * outer * h * inner, [out, a], (planes, outer, n, inner, h),
+             (scale, dt.name))
         return rt.astype(out, x.dtype)
 
     def rfft(self, x, dim, n):
