@@ -8,6 +8,8 @@ plane (`P = outer * n * inner` elements) further. Kernels (each a grid-stride lo
   mode 0 a real signal, mode 1 complex planes, mode 2 a half spectrum of `m` bins extended to
   the full Hermitian spectrum (conj(X[n - k]) for k > n / 2; the imaginary parts of bin 0 and,
   for even n, bin n / 2 read as 0, as numpy's c2r transforms);
+- `fft_twiddles`: the table [2, n] of cos and sin of 2 pi r / n (r < n) the passes and the
+  DFT read, computed once per transform rather than per butterfly;
 - `fft_pass`: one radix-2 Stockham stage (stride `s`: butterflies of x[q + s p] and
   x[q + s (p + n / 2s)] written to y[q + 2 s p] and y[q + s (2p + 1)], twiddle
   exp(sign 2 pi i p s / n)); log2(n) stages ping-pong between two buffers and leave the
@@ -18,7 +20,7 @@ plane (`P = outer * n * inner` elements) further. Kernels (each a grid-stride lo
   ones (O(n log n)): the chirp-weighted signal is convolved with the conjugate chirp through
   M-point radix-2 FFTs (M the power of two >= 2n - 1), then weighted by the chirp again;
 - `fft_store`: the first `h` bins of `planes` planes (1: the real part only), times `scale`.
-Twiddles are computed in `T` from exact integer angle indices (2 pi r / n with r < n).
+Twiddles and chirps are computed in `T` from exact integer angle indices (2 pi r / n, r < n).
 Indices are 32-bit: the ops refuse buffers of 2^31 elements or more.
 """
 
@@ -50,8 +52,16 @@ _SRC = """
     w[t + P] = im;
   }
 }
-@KERNEL@fft_pass(@G@T* y, @G@const T* x, const int outer, const int n, const int inner,
-                 const int s, const int sign) {
+/* tw [2, n]: cos and sin of 2 pi r / n, r < n (the angle of sign s is (tw[r], s tw[r + n])) */
+@KERNEL@fft_twiddles(@G@T* tw, const int n) {
+  for (int r = @GID@; r < n; r += @GSIZE@) {
+    T ang = TWO_PI * (T)r / (T)n;
+    tw[r] = cos(ang);
+    tw[r + n] = sin(ang);
+  }
+}
+@KERNEL@fft_pass(@G@T* y, @G@const T* x, @G@const T* tw, const int outer, const int n,
+                 const int inner, const int s, const int sign) {
   const int P = outer * n * inner, hn = n / 2, total = outer * hn * inner;
   for (int t = @GID@; t < total; t += @GSIZE@) {
     int i = t % inner, r = t / inner, b = r % hn, o = r / hn;
@@ -59,8 +69,7 @@ _SRC = """
     int base = o * n * inner + i;
     int ia = base + (q + s * p) * inner, ib = base + (q + s * p + hn) * inner;
     T ar = x[ia], ai = x[ia + P], br = x[ib], bi = x[ib + P];
-    T ang = (T)sign * TWO_PI * (T)(p * s) / (T)n;
-    T c = cos(ang), sn = sin(ang);
+    T c = tw[p * s], sn = (T)sign * tw[p * s + n];
     T dr = ar - br, di = ai - bi;
     int ya = base + (q + 2 * s * p) * inner, yb = ya + s * inner;
     y[ya] = ar + br;
@@ -69,8 +78,8 @@ _SRC = """
     y[yb + P] = dr * sn + di * c;
   }
 }
-@KERNEL@dft(@G@T* y, @G@const T* x, const int outer, const int n, const int inner,
-            const int sign) {
+@KERNEL@dft(@G@T* y, @G@const T* x, @G@const T* tw, const int outer, const int n,
+            const int inner, const int sign) {
   const int P = outer * n * inner;
   for (int t = @GID@; t < P; t += @GSIZE@) {
     int i = t % inner, r = t / inner, k = r % n, o = r / n;
@@ -78,8 +87,7 @@ _SRC = """
     T sr = (T)0, si = (T)0;
     int idx = 0;  /* j k mod n, stepped exactly */
     for (int j = 0; j < n; ++j) {
-      T ang = (T)sign * TWO_PI * (T)idx / (T)n;
-      T c = cos(ang), sn = sin(ang);
+      T c = tw[idx], sn = (T)sign * tw[idx + n];
       T xr = x[base + j * inner], xi = x[base + j * inner + P];
       sr += xr * c - xi * sn;
       si += xr * sn + xi * c;
@@ -164,7 +172,7 @@ _SRC = """
 
 #: the kernels of `fft_program`
 KERNELS = (
-    "fft_load", "fft_pass", "dft", "chirp_in", "chirp_filter", "chirp_mul", "chirp_out",
+    "fft_load", "fft_twiddles", "fft_pass", "dft", "chirp_in", "chirp_filter", "chirp_mul", "chirp_out",
     "fft_store",
 )  # fmt: skip
 

@@ -37,13 +37,24 @@ def _bluestein_size(n: int) -> int:
     return 1 << (2 * n - 2).bit_length()
 
 
-def _radix2(rt, call, a, geometry, sign, dt):
+def _twiddles(rt, call, n, dt):
+    """The [2, n] table of cos / sin of 2 pi r / n (one launch of n items)."""
+    tw = rt.empty((2, n), dt)
+    call("fft_twiddles", n, [tw], (n,))
+    return tw
+
+
+def _radix2(rt, call, a, geometry, sign, dt, tw=None):
     """The radix-2 transform of the [2, outer, n, inner] lines of `a` (n a power of two):
-    log2(n) Stockham passes ping-ponging with a second buffer; returns the buffer holding it."""
+    log2(n) Stockham passes ping-ponging with a second buffer; returns the buffer holding it.
+    `tw`: the twiddle table of n (made here when not given)."""
     outer, n, inner = geometry
+    if n == 1:
+        return a
+    tw = _twiddles(rt, call, n, dt) if tw is None else tw
     b, s = rt.empty(tuple(a.shape), dt), 1
     while s < n:
-        call("fft_pass", outer * (n // 2) * inner, [b, a], (outer, n, inner, s, sign))
+        call("fft_pass", outer * (n // 2) * inner, [b, a, tw], (outer, n, inner, s, sign))
         a, b, s = b, a, s * 2
     return a
 
@@ -81,18 +92,20 @@ class GpuSignalOps:
             a = _radix2(rt, call, a, (outer, n, inner), sign, dt)
         elif not big:
             b = rt.empty((2, outer, n, inner), dt)
-            call("dft", outer * n * inner, [b, a], (outer, n, inner, sign))
+            call("dft", outer * n * inner, [b, a, _twiddles(rt, call, n, dt)],
+                 (outer, n, inner, sign))
             a = b
         else:  # Bluestein: two M-point transforms of the batch, one of the filter
             c = rt.empty((2, outer, big, inner), dt)
             call("chirp_in", outer * big * inner, [c, a], (outer, n, inner, big, sign))
             f = rt.empty((2, 1, big, 1), dt)
             call("chirp_filter", big, [f], (n, big, sign))
-            f = _radix2(rt, call, f, (1, big, 1), -1, dt)
-            c = _radix2(rt, call, c, (outer, big, inner), -1, dt)
+            tw = _twiddles(rt, call, big, dt)
+            f = _radix2(rt, call, f, (1, big, 1), -1, dt, tw)
+            c = _radix2(rt, call, c, (outer, big, inner), -1, dt, tw)
             call("chirp_mul", outer * big * inner, [c, f], (outer, big, inner),
                  (1.0 / big, dt.name))
-            c = _radix2(rt, call, c, (outer, big, inner), 1, dt)
+            c = _radix2(rt, call, c, (outer, big, inner), 1, dt, tw)
             call("chirp_out", outer * n * inner, [a, c], (outer, n, inner, big, sign))
         out = rt.empty(out_shape, dt)
         call("fft_store", planes * outer * h * inner, [out, a], (planes, outer, n, inner, h),
