@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from _autodiff_cases import CASES
 from _autodiff_module_cases import MODULE_CASES
+from _autodiff_signal_cases import SIGNAL_CASES
 from _autodiff_surface_cases import SURFACE_CASES
 from _autodiff_testlib import F64, check_grads
 from burn_autodiff import RULES, Autodiff, classify
@@ -23,8 +24,17 @@ def test_gradcheck(ad64, name, fn, inputs):
     check_grads(ad64, fn, [np.array(a, dtype=np.float64) for a in inputs])
 
 
+@pytest.mark.parametrize(
+    "name,fn,inputs", SIGNAL_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(SIGNAL_CASES)]
+)
+def test_gradcheck_signal(ad64, name, fn, inputs):
+    """The FFT ops' hand-derived rules (`_rules_signal.py`) against finite differences."""
+    check_grads(ad64, fn, [np.array(a, dtype=np.float64) for a in inputs])
+
+
 def covered_names() -> set[str]:
-    return {c[0] for c in CASES} | {c[0] for c in MODULE_CASES} | {c[0] for c in SURFACE_CASES}
+    rows = (CASES, MODULE_CASES, SURFACE_CASES, SIGNAL_CASES)
+    return {c[0] for table in rows for c in table}
 
 
 def test_every_op_has_a_row():

@@ -193,6 +193,15 @@ def test_fill_program_differs_only_by_dialect(wide):
     assert "typedef float V;" in fill_program("float32", "opencl")
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_fft_program_differs_only_by_dialect(dt):
+    from burn_gpu import FFT_KERNELS, fft_program
+
+    cl, cu = fft_program(dt, "opencl"), fft_program(dt, "cuda")
+    assert tuple(re.findall(r"__global__ void (\w+)\(", cu)) == FFT_KERNELS
+    _same_but_dialect(cl, cu)
+
+
 def test_every_kernel_of_the_table_is_rendered_somewhere():
     """Each entry of the expression table is an eager kernel of its kind, and every fusable
     one is also a Fusion node: nothing in the table goes untested by the files above."""

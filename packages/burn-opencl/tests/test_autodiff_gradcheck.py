@@ -20,9 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "burn-autodiff" / "
 
 from _autodiff_cases import CASES
 from _autodiff_module_cases import MODULE_CASES
+from _autodiff_signal_cases import SIGNAL_CASES
 from _autodiff_testlib import check_grads
 
-ROWS = CASES + MODULE_CASES
+ROWS = CASES + MODULE_CASES + SIGNAL_CASES
 
 
 @pytest.fixture(scope="module", params=["none", "balanced"])

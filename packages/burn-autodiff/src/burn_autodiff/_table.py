@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from burn_tensor.ops import DECLS
 
-from . import _rules_layout, _rules_math, _rules_nn, _rules_reduce  # noqa: F401 - fill RULES
+from . import _rules_layout, _rules_math, _rules_nn, _rules_reduce, _rules_signal  # noqa: F401
 from ._rule import RULES, Rule
 
 

@@ -240,6 +240,9 @@ def _install(cp) -> None:
             for name, fn in numeric_ops(cp, prefix[:-1]).items():
                 table[prefix + name] = fn
         table.update(elementwise_ops(cp))
+        from burn_tensor.array_api import fft_ops
+
+        table.update(fft_ops(cp))  # rfft / irfft / cfft: cuFFT through cupy.fft
         from ._transaction import make_tr_execute
 
         table["tr_execute"] = make_tr_execute(cp)

@@ -17,6 +17,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `fill_program(dtype, dialect, wide)` (`_fill.py`): `fill` and the in-place `bias_add`;
 - `attention_program(dtype, head_dim, value_dim, dialect)` (`_attention.py`): flash attention
   forward and backward; `FlashAttentionOps` (`_attention_ops.py`): the backends' dispatch;
+- `fft_program(dtype, dialect)` (`_fft.py`): radix-2 Stockham passes, a direct DFT, their
+  load/store; `GpuSignalOps` (`_ops_fft.py`): `rfft`, `irfft`, `cfft` on them;
 - `layer_norm_program(dtype, dialect)` (`_norm.py`): layer norm's forward, a group per row;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
@@ -47,7 +49,10 @@ from ._conv import conv_program
 from ._dialect import CTYPES, DIALECTS, HALF, Frame, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
+from ._fft import KERNELS as FFT_KERNELS
+from ._fft import fft_program
 from ._fill import fill_program
+from ._ops_fft import GpuSignalOps
 from ._index import RANK, index_layout, index_program
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._ops_index import gather, gather_into, index_kernel, select
@@ -77,6 +82,7 @@ __all__ = [
     "DIALECTS",
     "FLOAT_FN",
     "FUSABLE_DTYPES",
+    "FFT_KERNELS",
     "FUSED",
     "HALF",
     "GEO_FIELDS",
@@ -98,6 +104,7 @@ __all__ = [
     "VOL_FIELDS",
     "vol_args",
     "vol_program",
+    "GpuSignalOps",
     "GpuSoftmaxOps",
     "Node",
     "Op",
@@ -122,6 +129,7 @@ __all__ = [
     "draw",
     "eager_ops",
     "eager_program",
+    "fft_program",
     "fill_program",
     "frame",
     "gather",

@@ -6,8 +6,9 @@ A plain function takes the backend as `self`; a `staticmethod` is called bare (n
 the Tensor layer then calls numpy with no Python frame in between, the main lever on per-op
 latency). Sources: `COMMON` (kind-agnostic layout and creation ops: `burn_tensor.array_api`
 over numpy plus `_ops_common`'s numpy-only ones), `FLOAT` / `INT` (`array_api.make_numeric`:
-casts, reductions, scans, scatter-adds, sorting), `own` (`_ops_own.py`), `NdArrayModuleOps`
-(`_ops_module.py`: conv, pools, interpolation, attention), numpy's ufuncs.
+casts, reductions, scans, scatter-adds, sorting), `FFT` (`array_api.fft_ops`: numpy.fft), `own`
+(`_ops_own.py`), `NdArrayModuleOps` (`_ops_module.py`: conv, pools, interpolation, attention),
+numpy's ufuncs.
 
 Every op that can raise a floating-point flag runs quiet (`_fp.quiet_table`: inf/nan results, no
 warnings, the caller's numpy error state untouched). Per instance, `NdArray.setup` puts tiers
@@ -17,7 +18,7 @@ over some of these (threaded, native, bfloat16); `NdArray().explain(op, *inputs)
 from __future__ import annotations
 
 import numpy as np
-from burn_tensor.array_api import make_numeric
+from burn_tensor.array_api import fft_ops, make_numeric
 
 from . import _ops_own as own
 from ._erf import erf
@@ -28,6 +29,7 @@ from ._random import random_op
 
 FLOAT = make_numeric("float")
 INT = make_numeric("int")
+FFT = fft_ops(np)  # numpy.fft (pocketfft): float32 stays float32
 
 # fmt: off
 OPS = quiet_table({
@@ -81,6 +83,7 @@ OPS = quiet_table({
     "bool_to_device": COMMON["to_device"],
     "bool_xor": staticmethod(np.logical_xor),
     "bool_zeros": COMMON["zeros"],
+    "cfft": FFT["cfft"],
     "conv2d": NdArrayModuleOps.conv2d,
     "conv2d_weight_backward": NdArrayModuleOps.conv2d_weight_backward,
     "conv2d_x_backward": own.conv2d_x_backward,
@@ -267,9 +270,11 @@ OPS = quiet_table({
     "int_zeros": COMMON["zeros"],
     "interpolate": NdArrayModuleOps.interpolate,
     "interpolate_backward": NdArrayModuleOps.interpolate_backward,
+    "irfft": FFT["irfft"],
     "max_pool2d_with_indices": NdArrayModuleOps.max_pool2d_with_indices,
     "max_pool2d_with_indices_backward": NdArrayModuleOps.max_pool2d_with_indices_backward,
     "relu": own.relu,
+    "rfft": FFT["rfft"],
     "unfold4d": NdArrayModuleOps.unfold4d,
 })
 # fmt: on

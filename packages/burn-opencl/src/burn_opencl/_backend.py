@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from burn_gpu import GpuQuantOps, GpuSoftmaxOps
+from burn_gpu import GpuQuantOps, GpuSignalOps, GpuSoftmaxOps
 from burn_tensor import Backend, Device, NoDeviceError
 
 from . import _platform
@@ -24,7 +24,13 @@ _SELECTIONS: dict = {}
 
 
 class OpenCl(
-    OpenClAttentionOps, GpuQuantOps, GpuSoftmaxOps, OpenClOptimOps, OpenClModuleOps, Backend
+    OpenClAttentionOps,
+    GpuQuantOps,
+    GpuSoftmaxOps,
+    GpuSignalOps,
+    OpenClOptimOps,
+    OpenClModuleOps,
+    Backend,
 ):
     """Backend running own OpenCL C kernels through pyopencl.
 

@@ -8,7 +8,7 @@ Example:
     [[3.0]]
 """
 
-from . import activation, backend, checks, grid, linalg, module, ops, quantization
+from . import activation, backend, checks, grid, linalg, module, ops, quantization, signal
 from ._autocast import AutocastPolicy, autocast, autocast_policy, half_dtype
 from ._backend import Backend, op_table
 from ._check_data import TensorZeroDivisionError
@@ -104,4 +104,5 @@ __all__ = [
     "s",
     "set_default_device",
     "set_print_options",
+    "signal",
 ]

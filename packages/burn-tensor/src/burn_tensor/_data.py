@@ -38,7 +38,7 @@ class TensorData:
         elif isinstance(value, np.ndarray):
             arr = value
         else:
-            arr = _from_python(value)
+            arr = _from_python(value, None if dtype is None else DType.from_any(dtype).np)
         if dtype is not None:
             target = DType.from_any(dtype).np
             if arr.dtype != target:
@@ -271,7 +271,9 @@ def _is_float(dt: np.dtype) -> bool:
     return dt.kind == "f" or dt.name == "bfloat16"
 
 
-def _from_python(value: Any) -> np.ndarray:
+def _from_python(value: Any, target: np.dtype | None = None) -> np.ndarray:
+    """Python data as an array: floats as float32 (Burn's default element), or straight in
+    `target` when that is a float dtype (0.1 as float64 must not pass through float32)."""
     try:
         arr = np.asarray(value)
     except ValueError:  # numpy >= 1.24 refuses ragged nested sequences itself
@@ -279,8 +281,16 @@ def _from_python(value: Any) -> np.ndarray:
     if arr.dtype == object:
         raise TypeError(f"TensorData: ragged or non-numeric data {value!r:.80}")
     if arr.dtype.kind == "f":
-        return cast(arr, np.float32)
+        float_target = target is not None and np.dtype(target).kind == "f"
+        return cast(arr, target if float_target else np.float32)
     return arr
+
+
+def python_array(value: Any) -> np.ndarray:
+    """Python data (nested lists, scalars) as an array, floats as float64: for callers that
+    cast to their own dtype once (`Tensor.from_data`), where TensorData's float32 default would
+    round them twice (0.1 as float64 became 0.10000000149)."""
+    return _from_python(value, np.dtype(np.float64))
 
 
 def cast(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:

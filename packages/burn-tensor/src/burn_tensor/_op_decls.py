@@ -331,4 +331,8 @@ op('tr_execute', DEFAULT, NONE, PASS)  # (floats, ints, bools) -> three lists of
 # backends run burn_gpu's kernels (`FlashAttentionOps`), the defaults keep no statistic
 op('attention_with_lse', DEFAULT, CUSTOM, RULE)
 op('attention_lse_backward', DEFAULT, CUSTOM, PASS)
+# -- FFT along one dim (issue 38, item 8; later Burn's `signal::{rfft, irfft, cfft}`): complex
+# operands and results are planes [2, *shape] (`_ops_signal.py`); dense-DFT defaults, NdArray and
+# Cuda run numpy.fft / cupy.fft, OpenCl burn_gpu's kernels; linear gradient rules
+op('rfft irfft cfft', DEFAULT, CUSTOM, RULE)
 # fmt: on

@@ -10,7 +10,7 @@ from . import _check as check
 from . import _check_data as check_data
 from ._creation_args import distribution_arg as _distribution
 from ._creation_args import kind_arg as _kind
-from ._data import TensorData, cast
+from ._data import TensorData, cast, python_array
 from ._device import Device
 from ._distribution import Distribution
 from ._dtype import Bool, DType, Float, Int, TensorKind
@@ -115,7 +115,8 @@ class Tensor(
             td = data
         else:
             try:
-                td = TensorData(data)
+                # Python floats stay float64 until the one cast to the target dtype below
+                td = TensorData(data if isinstance(data, np.ndarray) else python_array(data))
             except ValueError as e:  # out-of-range ints: the same error as a failed convert
                 raise TensorCheckError("from_data", str(e)) from None
         backend = device.backend

@@ -12,6 +12,8 @@
   same for a list of parameters (`float_adam_update_many`, one launch per model on CUDA).
 - `tensor_parts(t)`: `(primitive, kind, device)` of a tensor in one call (a decorator's hot
   path reads them without touching Tensor internals).
+- `rfft_bin_counts(n, bins)`: how often each bin of a length-`n` real signal's half spectrum
+  counts in its full spectrum (1 or 2): what the FFT ops' gradient rules scale by.
 - Slice helpers: `numpy_slice` turns one of the `slices` that `*_slice`/`*_slice_assign` receive
   (Burn's semantics: a negative step walks `[start, stop)` backwards) into a numpy slice.
 
@@ -37,6 +39,7 @@ from ._options import (
     UnfoldOptions,
 )
 from ._options_grid import GridSampleOptions
+from ._ops_signal import rfft_bin_counts
 from ._pad_mode import PadMode
 from ._slice import numpy_slice
 from ._tensor_parts import tensor_parts
@@ -60,5 +63,6 @@ __all__ = [
     "adam_update_many",
     "numpy_slice",
     "op_table",
+    "rfft_bin_counts",
     "tensor_parts",
 ]

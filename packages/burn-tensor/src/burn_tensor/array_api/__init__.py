@@ -10,6 +10,7 @@ not depend on the CPU one.
 - `make_numeric(kind, xp)`: the ops shared by the float (`kind="float"`) and int families:
   casts, division (integer division truncates toward zero, as Burn), reductions (float16 sums
   accumulate in float32: `sum_dtype`), arg/min/max, cumulative ops, scatter-adds, sorting, clamps.
+- `fft_ops(xp)`: `rfft`, `irfft`, `cfft` on `xp.fft` (numpy.fft, cupy.fft / cuFFT).
 - `interpolation`: nearest / bilinear / bicubic resizing as separable interpolation matrices,
   and its exact adjoint.
 
@@ -26,6 +27,7 @@ Example:
 
 from . import interpolation
 from ._common import array_ops
+from ._fft import fft_ops
 from ._numeric import make_numeric, sum_dtype
 
-__all__ = ["array_ops", "interpolation", "make_numeric", "sum_dtype"]
+__all__ = ["array_ops", "fft_ops", "interpolation", "make_numeric", "sum_dtype"]
