@@ -114,3 +114,27 @@ def test_cublas_int8_path_covers_only_per_tensor_8bit_multiples_of_4():
         # the stand-in has no cuBLAS (_gemm.ENABLED is off): q_matmul declines, qmm_i8 runs
         assert _quant_gemm.q_matmul(backend, q((8, 12)), q((12, 4))) is None
     clear_runtimes()
+
+
+def test_qlin_gemv_small_batch_runs_and_matches_reference():
+    # burn_gpu's split-K qlin_gemv (M <= 8) in the CUDA dialect, on the stand-in: K = 140 is
+    # longer than the K slices of a 1024-item block (128), N = 136 spans several word blocks
+    from burn_gpu import _quant_gemv
+
+    clear_runtimes()
+    with cuda_on_cpu_backend(FakeCupy()) as (backend, cp):
+        d = backend.device()
+        rng = np.random.default_rng(5)
+        # the three scale modes (per tensor, a scale a word, a scale a value) in two programs
+        q4 = QuantScheme(value=QuantValue.Q4S)
+        for scheme in (q4, q4.with_level(QuantLevel.block(8)), SCHEMES[2]):
+            w = Tensor.from_data(rng.normal(size=(140, 136)).astype(np.float32), d)
+            w = w.quantize_dynamic(scheme)
+            x = rng.normal(size=(2, 140)).astype(np.float32)
+            before = len(cp.launches)
+            got = module.linear(Tensor.from_data(x, d), w).numpy()
+            assert "qlin_gemv" in [launch.name for launch in cp.launches[before:]], scheme
+            wd = w.quantized_data()
+            ref = dequantize_ref(wd.values, wd.scales, scheme, (140, 136))
+            np.testing.assert_allclose(got, x.astype(np.float64) @ ref, rtol=1e-4, atol=1e-4)
+    clear_runtimes()

@@ -10,8 +10,9 @@ n = M * N); it reads only the packed words of its column (one word serves 32 / b
 neighbouring items), extracts its value with a shift pair (sign extension), scales it and
 accumulates in float32 (QuantAcc.F32): the weight is never expanded in memory.
 
-`GpuQuantOps`: the `q_linear` override of a `GpuBackend` (OpenCl, Cuda) running it; other cases
-take the class after it (the burn_tensor default: dequantize, then the float linear).
+`GpuQuantOps`: the `q_linear` override of a `GpuBackend` (OpenCl, Cuda) running it for more
+than `GEMV_MAX_M` rows, and `_quant_gemv`'s `qlin_gemv` (split-K work-groups) for fewer; other
+cases take the class after it (the burn_tensor default: dequantize, then the float linear).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import threading
 import numpy as np
 
 from ._dialect import fill, frame
+from ._quant_gemv import GEMV_MAX_M, run_gemv
 
 _SRC = """
 @KERNEL@qlin_packed(const int n, const int bits, @G@float* out, @G@const float* x,
@@ -188,9 +190,14 @@ class GpuQuantOps:
         k, n = weight.shape
         m = int(np.prod(x.shape[:-1], dtype=np.int64))
         out = rt.empty((m, n), np.dtype(np.float32))
-        if m * n:
+        sc = weight.scheme
+        if m * n and m <= GEMV_MAX_M:  # decoding: many work-items per column (`_quant_gemv`)
+            words, block = weight.values.shape[-1], sc.level.block_size or 0
+            kr = self.kernels_of(x)
+            args = (out, x, weight.values, weight.scales, m, k, n, words, sc.value.bits, block)
+            run_gemv(kr, *args, [_c_offset(kr, a) for a in (x, weight.values, weight.scales)])
+        elif m * n:
             kernel, _ = rt.compile(qlinear_program(rt.dialect), "qlin_packed")
-            sc = weight.scheme
             scalars = [
                 (v, "int64")
                 for v in (m, k, n, weight.values.shape[-1], sc.level.block_size or 0, *offs)
