@@ -52,7 +52,8 @@ def main(argv=None) -> int:
         print(f"training the guide model for {a.epochs} epoch(s) on {len(train_set)} digits ...")
         model = train_quick(Autodiff(backend).device(), train_set, a.epochs)
     print(f"backend {backend!r}, {backend.num_threads} thread(s), {len(test_set)} test images")
-    rows = quantize_and_compare(model, device, test_set)
+    dynamic = NdArray(num_threads=backend.num_threads, quantize_activations=True).device()
+    rows = quantize_and_compare(model, device, test_set, dynamic_device=dynamic)
     for r in rows:
         print(r.row())
     base = rows[0]

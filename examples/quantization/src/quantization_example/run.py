@@ -87,8 +87,12 @@ def _ms_per_batch(model, device, test_set, reps: int = 5) -> float:
     return float(np.median(times) * 1e3)
 
 
-def quantize_and_compare(model, device, test_set, schemes=None, reps: int = 5) -> list[Report]:
-    """f32 first, then one row per scheme (post-training, weight-only, MinMax calibration)."""
+def quantize_and_compare(
+    model, device, test_set, schemes=None, reps: int = 5, dynamic_device=None
+) -> list[Report]:
+    """f32 first, then one row per scheme (post-training, weight-only, MinMax calibration).
+    `dynamic_device` (an `NdArray(quantize_activations=True)` device): one more row per 8-bit
+    per-tensor scheme, its model moved there (int8 activations quantized on the fly)."""
     rows = [
         Report("float32", evaluate(model, device, test_set), _record_bytes(model),
                _ms_per_batch(model, device, test_set, reps))
@@ -100,4 +104,12 @@ def quantize_and_compare(model, device, test_set, schemes=None, reps: int = 5) -
             Report(name, evaluate(q, device, test_set), _record_bytes(q),
                    _ms_per_batch(q, device, test_set, reps), len(quantizer.skipped))
         )  # fmt: skip
+        if dynamic_device is not None and scheme.value.bits == 8 and not scheme.level.is_block():
+            qd = model.to_device(dynamic_device).quantize_weights(
+                Quantizer(calibration=Calibration.MinMax, scheme=scheme)
+            )
+            rows.append(
+                Report(f"{name}+act8", evaluate(qd, dynamic_device, test_set), _record_bytes(qd),
+                       _ms_per_batch(qd, dynamic_device, test_set, reps), len(quantizer.skipped))
+            )  # fmt: skip
     return rows

@@ -7,6 +7,9 @@ Overrides of burn_tensor's `QuantOps` defaults (same results, checked by the con
   (`qmm_i8_i32`, OpenMP over `num_threads`), then `acc * scale_x * scale_y` in float32.
 - `q_linear` (and `q_matmul` of a float lhs with a quantized rank-2 rhs): a quantized weight [d_in, d_out] (any bits, per tensor or per block, packed; or
   native int8 with d_out % 4 == 0), float32 input: `qlin_packed` reads the packed words directly.
+- with `NdArray(quantize_activations=True)`: `q_linear` and `q_conv2d` (groups 1) with an 8-bit
+  per-tensor weight quantize their float32 input on the fly and run an int8 x int8 -> int32 GEMM
+  (`_quant_dynamic`); other weights stay weight-only.
 Anything else takes the default (dequantize, then the float op).
 """
 
@@ -18,7 +21,7 @@ import numpy as np
 from burn_tensor import DType
 from burn_tensor.quantization import QuantizedPrimitive, QuantStore
 
-from . import _native_quant
+from . import _native_quant, _quant_dynamic
 
 _LITTLE = sys.byteorder == "little"
 
@@ -99,7 +102,18 @@ class NdArrayQuantOps:
             return self.q_linear(x, y, None)
         return super().q_matmul(x, y)
 
+    def q_conv2d(self, x, weight, bias, options):
+        if self.quantize_activations:
+            out = _quant_dynamic.conv2d(self, x, weight, bias, options)
+            if out is not None:
+                return out
+        return super().q_conv2d(x, weight, bias, options)
+
     def q_linear(self, x, weight, bias):
+        if self.quantize_activations:
+            out = _quant_dynamic.linear(self, x, weight, bias)
+            if out is not None:
+                return out
         lib = _native_quant.lib()
         s = weight.scheme
         if (
