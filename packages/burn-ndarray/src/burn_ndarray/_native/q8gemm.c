@@ -134,8 +134,10 @@ static inline __attribute__((always_inline)) void micro(const uint8_t *const *ro
 /* round half away from zero, clamped to +-127, as u8 with the activation offset (branch-free:
  * the loops over a row vectorize) */
 static inline uint8_t qact(float v, float inv) {
-    float r = fminf(fmaxf(v * inv, -127.0f), 127.0f);
-    return (uint8_t)((int)(r + copysignf(0.5f, r)) + ACT_OFF);
+    float r = v * inv; /* plain compares, not fminf / copysignf: those are libm calls here */
+    r = r > 127.0f ? 127.0f : r;
+    r = r < -127.0f ? -127.0f : r;
+    return (uint8_t)((int)(r + (r < 0.0f ? -0.5f : 0.5f)) + ACT_OFF);
 }
 
 /* max |x| over n floats, as the max of the magnitude bits (an integer max: vectorizes; a NaN
