@@ -1,5 +1,5 @@
-"""The quantized kernels of NdArray (`_native/quant.c`): int8 x int8 -> int32 matmul and the
-weight-only packed linear, in their own small library.
+"""The quantized kernels of NdArray (`_native/quant.c`: the weight-only packed linear;
+`_native/q8gemm.c`: int8 x int8 -> int32 GEMMs), in their own small library.
 
 Built like `_native` (same compiler, flags, cache folder, verified publish; the key holds
 quant.c's hash) but separately, so the shared `kernels.c` library is untouched. `lib()` is None
@@ -37,7 +37,6 @@ def _load(path: Path):
     if lib.burn_quant_version() != VERSION:
         raise OSError(f"{path}: wrong version")
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
-    lib.qmm_i8_i32.argtypes, lib.qmm_i8_i32.restype = (p, p, p, L, L, L, i), None
     lib.qlin_packed.argtypes = (p, p, p, p, L, L, L, L, i, L, i)
     lib.qlin_packed.restype = None
     f = ctypes.c_float
@@ -47,6 +46,7 @@ def _load(path: Path):
     lib.q8_pack_b.restype, lib.q8_pack_b.argtypes = None, (p, L, L, L, p, p, i)
     lib.q8_linear.restype = i
     lib.q8_linear.argtypes = (p, L, L, p, p, L, f, p, p, i)
+    lib.q8_mm.restype, lib.q8_mm.argtypes = i, (p, L, L, L, p, p, L, f, p, i)
     lib.q8_conv2d.restype = i
     lib.q8_conv2d.argtypes = (p, L, L, L, L, p, L, L, L, L, f, p, p, L, L) + (L,) * 6 + (i,)
     return lib

@@ -60,6 +60,39 @@ def _matrix(w: QuantizedPrimitive):
     return b, b.shape[-1]
 
 
+def _packed(backend, lib, w: QuantizedPrimitive, kind: str):
+    """(panels, column sums) of the 2-D 8-bit quantized `w` [K, N], kept while it lives."""
+    k, n = w.shape
+
+    def make():
+        b, ldw = _matrix(w)
+        wp = np.empty(lib.q8_packed_bytes(k, n), np.int8)
+        wsum = np.empty(lib.q8_packed_cols(n), np.int32)
+        lib.q8_pack_b(b.ctypes.data, ldw, k, n, wp.ctypes.data, wsum.ctypes.data, backend.num_threads)
+        return wp, wsum
+
+    return _prepared(kind, w, make)
+
+
+def matmul_int8(backend, x, y, scale: float):
+    """x @ y of two 8-bit per-tensor quantized rank-2 primitives: float32 [M, N] = exact int32
+    sums * `scale` (the caller checked the operands)."""
+    lib = _native_quant.lib()
+    (m, k), n = x.shape, y.shape[1]
+    out = np.empty((m, n), np.float32)
+    if m * n == 0:
+        return out
+    if k == 0:
+        out[...] = 0
+        return out
+    wp, wsum = _packed(backend, lib, y, "matmul")
+    a, lda = _matrix(x)
+    if lib.q8_mm(a.ctypes.data, lda, m, k, wp.ctypes.data, wsum.ctypes.data, n, scale,
+                 out.ctypes.data, backend.num_threads) != 0:  # fmt: skip
+        raise MemoryError(f"quantized matmul: no memory for the int8 operand [{m}, {k}]")
+    return out
+
+
 def linear(backend, x, weight, bias):
     """x [.., K] float32 @ weight [K, N] (+ bias), or None when not covered."""
     lib = _native_quant.lib()
@@ -70,14 +103,7 @@ def linear(backend, x, weight, bias):
     if k == 0 or n == 0:
         return None
 
-    def make():
-        b, ldw = _matrix(weight)
-        wp = np.empty(lib.q8_packed_bytes(k, n), np.int8)
-        wsum = np.empty(lib.q8_packed_cols(n), np.int32)
-        lib.q8_pack_b(b.ctypes.data, ldw, k, n, wp.ctypes.data, wsum.ctypes.data, backend.num_threads)
-        return wp, wsum
-
-    wp, wsum = _prepared("linear", weight, make)
+    wp, wsum = _packed(backend, lib, weight, "linear")
     x2 = np.ascontiguousarray(x.reshape(-1, k), np.float32)
     out = np.empty((x2.shape[0], n), np.float32)
     b = None if bias is None else np.ascontiguousarray(bias, np.float32).reshape(n)

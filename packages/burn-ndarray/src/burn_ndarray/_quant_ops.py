@@ -4,7 +4,8 @@ Overrides of burn_tensor's `QuantOps` defaults (same results, checked by the con
 - `q_pack` / `q_unpack`: little-endian byte views (the packing order of Burn's u32 words is the
   memory order of the values on a little-endian CPU) instead of one op per value of a word.
 - `q_matmul`: both operands 8-bit, per tensor, rank 2, float32 backend: int8 x int8 -> int32
-  (`qmm_i8_i32`, OpenMP over `num_threads`), then `acc * scale_x * scale_y` in float32.
+  (`q8gemm.c`'s `q8_mm`: VNNI / AVX2 tiles, OpenMP over `num_threads`; y packed once while it
+  lives), then `acc * (scale_x * scale_y)` in float32.
 - `q_linear` (and `q_matmul` of a float lhs with a quantized rank-2 rhs): a quantized weight [d_in, d_out] (any bits, per tensor or per block, packed; or
   native int8 with d_out % 4 == 0), float32 input: `qlin_packed` reads the packed words directly.
 - with `NdArray(quantize_activations=True)`: `q_linear` and `q_conv2d` (groups 1) with an 8-bit
@@ -34,14 +35,6 @@ def _as_words(qx: QuantizedPrimitive):
             return None
         return v.view(np.int32)
     return v
-
-
-def _int8_view(qx: QuantizedPrimitive):
-    """The int8 values [.., last] of an 8-bit quantized primitive, without a copy when packed."""
-    v = np.ascontiguousarray(qx.values)
-    if qx.scheme.store is QuantStore.NATIVE:
-        return v
-    return v.view(np.int8)[..., : qx.shape[-1]]
 
 
 class NdArrayQuantOps:
@@ -85,14 +78,8 @@ class NdArrayQuantOps:
             and len(y.shape) == 2
             and all(p.scheme.value.bits == 8 and not p.scheme.level.is_block() for p in (x, y))
         ):
-            a = np.ascontiguousarray(_int8_view(x))
-            bt = np.ascontiguousarray(_int8_view(y).T)
-            m, k = x.shape
-            n = y.shape[1]
-            acc = np.empty((m, n), np.int32)
-            lib.qmm_i8_i32(a.ctypes.data, bt.ctypes.data, acc.ctypes.data, m, k, n, self.num_threads)
             scale = np.float32(np.asarray(x.scales).reshape(()) * np.asarray(y.scales).reshape(()))
-            return acc.astype(np.float32) * scale
+            return _quant_dynamic.matmul_int8(self, x, y, float(scale))
         if (
             type(x) is not QuantizedPrimitive
             and type(y) is QuantizedPrimitive

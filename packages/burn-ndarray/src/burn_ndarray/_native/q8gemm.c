@@ -215,10 +215,39 @@ void q8_pack_b(const int8_t *W, long ldw, long K, long N, int8_t *wp, int32_t *w
     }
 }
 
+/* The tiles of Y [M, N] = rows xq [M, kp] (encoded activations) x panels wp, scaled: row m by
+ * xs[m] * ws (xs NULL: ws alone), plus bias[n] (NULL: none). An orphaned `omp for`: called by
+ * every thread of a parallel region. */
+static void gemm_tiles(const uint8_t *xq, long kp, long M, const int8_t *wp, const int32_t *wsum,
+                       long N, const float *xs, float ws, const float *bias, float *Y) {
+    long kq = kp / 4, npan = (N + NR - 1) / NR, mt = (M + MR - 1) / MR;
+#pragma omp for collapse(2) schedule(static)
+    for (long ti = 0; ti < mt; ti++)
+        for (long p = 0; p < npan; p++) {
+            int32_t acc[MR][NR];
+            const uint8_t *rows[MR];
+            long m0 = ti * MR;
+            for (int i = 0; i < MR; i++) {
+                long m = m0 + i < M ? m0 + i : M - 1;
+                rows[i] = xq + m * kp;
+            }
+            micro(rows, (const uint8_t *)(wp + p * kq * 64), kq, 1, acc);
+            for (int i = 0; i < MR && m0 + i < M; i++) {
+                long m = m0 + i;
+                float sc = xs ? xs[m] * ws : ws;
+                for (int j = 0; j < NR && p * NR + j < N; j++) {
+                    long n = p * NR + j;
+                    float y = (float)(acc[i][j] - ACT_OFF * wsum[n]) * sc;
+                    Y[m * N + n] = bias ? y + bias[n] : y;
+                }
+            }
+        }
+}
+
 /* Y = X W + bias with W prepacked by q8_pack_b (see the file comment). */
 int q8_linear(const float *X, long M, long K, const int8_t *wp, const int32_t *wsum, long N,
               float ws, const float *bias, float *Y, int threads) {
-    long kq = (K + 3) / 4, kp = kq * 4, npan = (N + NR - 1) / NR, mt = (M + MR - 1) / MR;
+    long kp = ((K + 3) / 4) * 4;
     uint8_t *xq = malloc((size_t)(M * kp) + 64);
     float *xs = malloc(sizeof(float) * (size_t)(M > 0 ? M : 1));
     if (!xq || !xs) {
@@ -236,29 +265,30 @@ int q8_linear(const float *X, long M, long K, const int8_t *wp, const int32_t *w
             for (long k = 0; k < K; k++) q[k] = qact(x[k], inv);
             for (long k = K; k < kp; k++) q[k] = ACT_OFF;
         }
-#pragma omp for collapse(2) schedule(static)
-        for (long ti = 0; ti < mt; ti++)
-            for (long p = 0; p < npan; p++) {
-                int32_t acc[MR][NR];
-                const uint8_t *rows[MR];
-                long m0 = ti * MR;
-                for (int i = 0; i < MR; i++) {
-                    long m = m0 + i < M ? m0 + i : M - 1;
-                    rows[i] = xq + m * kp;
-                }
-                micro(rows, (const uint8_t *)(wp + p * kq * 64), kq, 1, acc);
-                for (int i = 0; i < MR && m0 + i < M; i++) {
-                    long m = m0 + i;
-                    float sc = xs[m] * ws;
-                    for (int j = 0; j < NR && p * NR + j < N; j++) {
-                        long n = p * NR + j;
-                        float y = (float)(acc[i][j] - ACT_OFF * wsum[n]) * sc;
-                        Y[m * N + n] = bias ? y + bias[n] : y;
-                    }
-                }
-            }
+        gemm_tiles(xq, kp, M, wp, wsum, N, xs, ws, bias, Y);
     }
     free(xq), free(xs);
+    return 0;
+}
+
+/* Y [M, N] float32 = (A [M, K] int8, rows lda bytes apart) x (B prepacked by q8_pack_b) * scale:
+ * the matmul of two quantized tensors, exact int32 sums scaled once. */
+int q8_mm(const int8_t *A, long lda, long M, long K, const int8_t *wp, const int32_t *wsum, long N,
+          float scale, float *Y, int threads) {
+    long kp = ((K + 3) / 4) * 4;
+    uint8_t *xq = malloc((size_t)(M * kp) + 64);
+    if (!xq) return -1;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp for schedule(static)
+        for (long m = 0; m < M; m++) {
+            uint8_t *q = xq + m * kp;
+            for (long k = 0; k < K; k++) q[k] = (uint8_t)(A[m * lda + k] + ACT_OFF);
+            for (long k = K; k < kp; k++) q[k] = ACT_OFF;
+        }
+        gemm_tiles(xq, kp, M, wp, wsum, N, NULL, scale, NULL, Y);
+    }
+    free(xq);
     return 0;
 }
 
