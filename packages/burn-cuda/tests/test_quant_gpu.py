@@ -29,7 +29,10 @@ def test_int8_matmul_through_cublas_is_exact(m, k, n):
     b = Tensor.from_data(rng.normal(size=(k, n)).astype(np.float32), d).quantize_dynamic(s)
     before = _quant_gemm.CALLS[0]
     got = a.matmul(b).numpy()
-    assert _quant_gemm.CALLS[0] == before + 1, "cuBLAS int8 path not taken"
+    if m * n * k >= 64**3:  # a tiny shape may be one cuBLAS refuses (then qmm_i8 ran)
+        assert _quant_gemm.CALLS[0] == before + 1, "cuBLAS int8 path not taken"
+    else:
+        assert _quant_gemm.CALLS[0] == before + 1 or (m, n, k) in _quant_gemm._REFUSED
     da, db = a.quantized_data(), b.quantized_data()
     ia = unpack_ref(da.values, s, (m, k)).astype(np.int64)
     ib = unpack_ref(db.values, s, (k, n)).astype(np.int64)
