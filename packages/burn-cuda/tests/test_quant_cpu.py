@@ -138,3 +138,15 @@ def test_qlin_gemv_small_batch_runs_and_matches_reference():
             ref = dequantize_ref(wd.values, wd.scales, scheme, (140, 136))
             np.testing.assert_allclose(got, x.astype(np.float64) @ ref, rtol=1e-4, atol=1e-4)
     clear_runtimes()
+
+
+def test_quant_cuda_sources_compile_for_sm90(nvcc_ptx):
+    # what NVRTC compiles on the GPU machine, through nvcc --ptx (skips without nvcc): the
+    # batch-1 linear (4-bit, 1024-item blocks) and the cuBLAS path's transpose / scale kernels
+    from burn_cuda import _quant_gemm
+    from burn_gpu._quant_gemv import gemv_program
+
+    for stem, src in (("qlin_gemv4", gemv_program("cuda", 4, 1024)), ("quant_gemm", _quant_gemm.SOURCE)):
+        proc, ptx = nvcc_ptx(stem, src)
+        assert proc.returncode == 0, proc.stderr
+        assert ptx.stat().st_size > 0
