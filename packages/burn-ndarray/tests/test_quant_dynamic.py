@@ -37,20 +37,33 @@ def _linear_ref(x, q, ws, bias):
     return y if bias is None else y + bias
 
 
-def _conv_ref(x, q, ws, bias, stride, pad, dil):
+def _conv_ref(x, q, ws, bias, stride, pad, dil, rows_per):
+    """The conv of the kernel's arithmetic: per (image, block of `rows_per` output rows) one
+    activation scale over the input rows the block reads."""
     b, c, h, w = x.shape
     co, _, kh, kw = q.shape
-    xq, xs = _qrows(x.reshape(b, -1))
-    xq = np.pad(xq.reshape(x.shape), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     oh = (h + 2 * pad - dil * (kh - 1) - 1) // stride + 1
     ow = (w + 2 * pad - dil * (kw - 1) - 1) // stride + 1
-    acc = np.zeros((b, co, oh, ow), np.int64)
-    for i in range(kh):
-        for j in range(kw):
-            patch = xq[:, :, i * dil : i * dil + stride * (oh - 1) + 1 : stride,
-                       j * dil : j * dil + stride * (ow - 1) + 1 : stride]  # fmt: skip
-            acc += np.einsum("oc,bchw->bohw", q[:, :, i, j].astype(np.int64), patch)
-    return acc.astype(F) * (xs * F(ws)).astype(F)[:, None, None, None] + bias[None, :, None, None]
+    out = np.empty((b, co, oh, ow), F)
+    for n in range(b):
+        for o0 in range(0, oh, rows_per):
+            o1 = min(oh, o0 + rows_per)
+            lo = min(max(o0 * stride - pad, 0), h)
+            hi = max(min((o1 - 1) * stride - pad + (kh - 1) * dil + 1, h), lo)
+            xs = x[n, :, lo:hi]
+            _, s = _qrows(xs.reshape(1, -1))
+            r = np.clip((x[n] * (F(1) / s[0])).astype(F), -127, 127)
+            xq = np.trunc((r + np.where(r < 0, F(-0.5), F(0.5))).astype(F)).astype(np.int64)
+            xq = np.pad(xq, ((0, 0), (pad, pad), (pad, pad)))
+            acc = np.zeros((co, oh, ow), np.int64)
+            for i in range(kh):
+                for j in range(kw):
+                    patch = xq[:, i * dil : i * dil + stride * (oh - 1) + 1 : stride,
+                               j * dil : j * dil + stride * (ow - 1) + 1 : stride]  # fmt: skip
+                    acc += np.einsum("oc,chw->ohw", q[:, :, i, j].astype(np.int64), patch)
+            y = acc.astype(F) * (s[0] * F(ws)) + bias[:, None, None]
+            out[n, :, o0:o1] = y[:, o0:o1]
+    return out
 
 
 @pytest.mark.parametrize("store", list(QuantStore), ids=lambda s: s.value)
@@ -83,7 +96,8 @@ def test_dynamic_conv2d_matches_the_same_arithmetic(stride, pad, dil):
     got = module.conv2d(Tensor.from_data(x, d), w, Tensor.from_data(bias, d), stride, pad, dil).numpy()
     wd = w.quantized_data()
     q = unpack_ref(wd.values, scheme, (11, 3, 3, 2))
-    want = _conv_ref(x, q, wd.scales[0], bias, stride, pad, dil)
+    rows_per = _native_quant.lib().q8_conv_rows_per_task(got.shape[-1])
+    want = _conv_ref(x, q, wd.scales[0], bias, stride, pad, dil, rows_per)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
@@ -155,14 +169,20 @@ def test_other_isa_kernels_match(tmp_path, flags):
     assert lib.q8_linear(x.ctypes.data, m, k, wp.ctypes.data, wsum.ctypes.data, n, 0.01,
                          bias.ctypes.data, y.ctypes.data, 2) == 0  # fmt: skip
     np.testing.assert_allclose(y, _linear_ref(x, q, 0.01, bias), rtol=1e-6, atol=1e-6)
-    xc = rng.normal(size=(2, 3, 9, 20)).astype(F)
+    xc = rng.normal(size=(2, 3, 30, 20)).astype(F)  # 30 output rows: 3 blocks of 12
     qc = rng.integers(-128, 128, size=(5, 3, 3, 3)).astype(np.int8)
     qc[:, 0] = -128
     kp = 28  # 27 rounded up to whole quads, zero past K
     rows = np.zeros((5, kp), np.int8)
     rows[:, :27] = qc.reshape(5, 27)
     bc = rng.normal(size=5).astype(F)
-    yc = np.empty((2, 5, 9, 20), F)
-    assert lib.q8_conv2d(xc.ctypes.data, 2, 3, 9, 20, rows.ctypes.data, kp, 5, 3, 3, 0.02,
-                         bc.ctypes.data, yc.ctypes.data, 9, 20, 1, 1, 1, 1, 1, 1, 2) == 0  # fmt: skip
-    np.testing.assert_allclose(yc, _conv_ref(xc, qc, 0.02, bc, 1, 1, 1), rtol=1e-6, atol=1e-6)
+    yc = np.empty((2, 5, 30, 20), F)
+    assert lib.q8_conv2d(xc.ctypes.data, 2, 3, 30, 20, rows.ctypes.data, kp, 5, 3, 3, 0.02,
+                         bc.ctypes.data, yc.ctypes.data, 30, 20, 1, 1, 1, 1, 1, 1, 2) == 0  # fmt: skip
+    lib.q8_conv_rows_per_task.restype, lib.q8_conv_rows_per_task.argtypes = L, (L,)
+    want = _conv_ref(xc, qc, 0.02, bc, 1, 1, 1, lib.q8_conv_rows_per_task(20))
+    np.testing.assert_allclose(yc, want, rtol=1e-6, atol=1e-6)
+    y1 = np.empty_like(yc)  # one thread: the same blocks, the same result bitwise
+    assert lib.q8_conv2d(xc.ctypes.data, 2, 3, 30, 20, rows.ctypes.data, kp, 5, 3, 3, 0.02,
+                         bc.ctypes.data, y1.ctypes.data, 30, 20, 1, 1, 1, 1, 1, 1, 1) == 0  # fmt: skip
+    np.testing.assert_array_equal(y1, yc)

@@ -26,7 +26,7 @@ class NdArray(NdArrayQuantOps, Backend, ops=OPS):
     `BURN_NDARRAY_PARALLEL_MIN`, else `_threads.PARALLEL_MIN`; 1 threads every op, for tests).
     Both are part of the backend's identity, as the dtypes. `quantize_activations`: quantized
     Linear / Conv2d layers whose weight is 8-bit per tensor quantize their float32 input on the
-    fly (symmetric int8, a scale per row / per image) and multiply in int8 x int8 -> int32
+    fly (symmetric int8, a scale per row / per block of output rows) and multiply in int8 x int8 -> int32
     (PyTorch's dynamic quantization: faster, activations rounded to 8 bits); default False keeps
     them weight-only (float activations, the dequantized weight's exact product).
 

@@ -47,6 +47,7 @@ def _load(path: Path):
     lib.q8_linear.restype = i
     lib.q8_linear.argtypes = (p, L, L, p, p, L, f, p, p, i)
     lib.q8_mm.restype, lib.q8_mm.argtypes = i, (p, L, L, L, p, p, L, f, p, i)
+    lib.q8_conv_rows_per_task.restype, lib.q8_conv_rows_per_task.argtypes = L, (L,)
     lib.q8_conv2d.restype = i
     lib.q8_conv2d.argtypes = (p, L, L, L, L, p, L, L, L, L, f, p, p, L, L) + (L,) * 6 + (i,)
     return lib

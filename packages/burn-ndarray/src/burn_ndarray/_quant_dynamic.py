@@ -1,6 +1,7 @@
 """Dynamic int8 activations for quantized Linear and Conv2d (`NdArray(quantize_activations=True)`):
-the float input is quantized on the fly (symmetric int8, one scale per row of a linear's input,
-per image of a convolution's) and multiplied with the 8-bit per-tensor weight as int8 x int8 ->
+the float input is quantized on the fly (symmetric int8, one scale per row of a linear's input;
+per block of about 256 output pixels (whole output rows) of each image for a convolution: the
+input rows that block reads) and multiplied with the 8-bit per-tensor weight as int8 x int8 ->
 int32 (`_native/q8gemm.c`: AVX-512 VNNI, AVX2 or plain C), then scaled once. This is PyTorch's
 "dynamic quantization"; weight-only (the default) keeps float activations.
 

@@ -6,9 +6,11 @@
  *   each row of X is quantized to int8 with its own scale (max |x| / 127, round to nearest),
  *   the products are summed exactly in int32 and scaled once: (acc) * (xs[m] * ws) + bias[n].
  * q8_conv2d: Y[n,co,oh,ow] = conv(X[n,ci,h,w], W[co, K = ci*kh*kw] int8, ldw bytes a row) + b:
- *   each image is quantized with its own scale; per (image, block of output pixels) task the
- *   int8 im2col columns are written straight into the GEMM's panel layout in a thread buffer,
- *   and the output lands in NCHW directly (rows = output channels, columns = pixels).
+ *   per (image, block of ~256 output pixels: whole output rows) task, the input rows the block
+ *   reads are quantized with one scale (max |x| / 127 over them), written as int8 im2col rows
+ *   and the GEMM's panels in the thread's buffers, and the output lands in NCHW directly (rows =
+ *   output channels, columns = pixels). The blocks depend on the shapes only, never on the
+ *   thread count, so neither do the results.
  *
  * The GEMM core: a "row" operand (bytes, K contiguous, broadcast 4 bytes at a time) times a
  * "panel" operand packed as [K/4][16][4] bytes (16 columns, 4 consecutive k of a column in a
@@ -140,6 +142,12 @@ static inline uint8_t qact(float v, float inv) {
     return (uint8_t)((int)(r + (r < 0.0f ? -0.5f : 0.5f)) + ACT_OFF);
 }
 
+/* dst[i] = qact(src[i], inv): restrict-qualified so the loop vectorizes (a byte store may
+ * alias anything otherwise, and GCC kept it scalar: 4x the time of a conv's quantization) */
+static void quant_run(const float *restrict src, uint8_t *restrict dst, long n, float inv) {
+    for (long i = 0; i < n; i++) dst[i] = qact(src[i], inv);
+}
+
 /* max |x| over n floats, as the max of the magnitude bits (an integer max: vectorizes; a NaN
  * gives a non-finite result, whose scale is then 1) */
 static float amax_of(const float *x, long n) {
@@ -215,81 +223,80 @@ void q8_pack_b(const int8_t *W, long ldw, long K, long N, int8_t *wp, int32_t *w
     }
 }
 
-/* The tiles of Y [M, N] = rows xq [M, kp] (encoded activations) x panels wp, scaled: row m by
- * xs[m] * ws (xs NULL: ws alone), plus bias[n] (NULL: none). An orphaned `omp for`: called by
- * every thread of a parallel region. */
-static void gemm_tiles(const uint8_t *xq, long kp, long M, const int8_t *wp, const int32_t *wsum,
-                       long N, const float *xs, float ws, const float *bias, float *Y) {
-    long kq = kp / 4, npan = (N + NR - 1) / NR, mt = (M + MR - 1) / MR;
+/* Y [M, N] = (rows of X, encoded into int8 activations) x panels wp, scaled and biased.
+ * One parallel loop over (tile of MR rows, group of panels) tasks, no barrier inside: each task
+ * encodes its own rows into its thread's buffer (a row is encoded once per panel group: at most
+ * ~2 * threads / row tiles groups, so the redundancy only shows where rows are few) and runs
+ * its panels. Row encoding: mode 0 = float32 X quantized per row (scale max |x| / 127, times
+ * ws), mode 1 = int8 X as is (scale ws). */
+static int gemm_rows(const void *X, long ldx, int mode, long M, long K, const int8_t *wp,
+                     const int32_t *wsum, long N, float ws, const float *bias, float *Y,
+                     int threads) {
+    long kq = (K + 3) / 4, kp = kq * 4, npan = (N + NR - 1) / NR, mt = (M + MR - 1) / MR;
+    long groups = (2L * threads + mt - 1) / mt;
+    groups = groups < 1 ? 1 : (groups > npan ? npan : groups);
+    long per = (npan + groups - 1) / groups;
+    int failed = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        uint8_t *xb = malloc((size_t)(MR * kp) + 64);
+        if (!xb) {
+#pragma omp atomic write
+            failed = 1;
+        }
 #pragma omp for collapse(2) schedule(static)
-    for (long ti = 0; ti < mt; ti++)
-        for (long p = 0; p < npan; p++) {
-            int32_t acc[MR][NR];
-            const uint8_t *rows[MR];
-            long m0 = ti * MR;
-            for (int i = 0; i < MR; i++) {
-                long m = m0 + i < M ? m0 + i : M - 1;
-                rows[i] = xq + m * kp;
-            }
-            micro(rows, (const uint8_t *)(wp + p * kq * 64), kq, 1, acc);
-            for (int i = 0; i < MR && m0 + i < M; i++) {
-                long m = m0 + i;
-                float sc = xs ? xs[m] * ws : ws;
-                for (int j = 0; j < NR && p * NR + j < N; j++) {
-                    long n = p * NR + j;
-                    float y = (float)(acc[i][j] - ACT_OFF * wsum[n]) * sc;
-                    Y[m * N + n] = bias ? y + bias[n] : y;
+        for (long ti = 0; ti < mt; ti++)
+            for (long g = 0; g < groups; g++) {
+                if (!xb) continue;
+                long m0 = ti * MR, mr = M - m0 < MR ? M - m0 : MR;
+                float sc[MR];
+                const uint8_t *rows[MR];
+                for (int i = 0; i < MR; i++) {
+                    uint8_t *q = xb + i * kp;
+                    rows[i] = xb + (i < mr ? i : mr - 1) * kp;
+                    if (i >= mr) continue;
+                    if (mode == 0) {
+                        const float *x = (const float *)X + (m0 + i) * ldx;
+                        float s = act_scale(amax_of(x, K)), inv = 1.0f / s;
+                        sc[i] = s * ws;
+                        quant_run(x, q, K, inv);
+                    } else {
+                        const int8_t *x = (const int8_t *)X + (m0 + i) * ldx;
+                        sc[i] = ws;
+                        for (long k = 0; k < K; k++) q[k] = (uint8_t)(x[k] + ACT_OFF);
+                    }
+                    for (long k = K; k < kp; k++) q[k] = ACT_OFF;
+                }
+                long p1 = (g + 1) * per < npan ? (g + 1) * per : npan;
+                for (long p = g * per; p < p1; p++) {
+                    int32_t acc[MR][NR];
+                    micro(rows, (const uint8_t *)(wp + p * kq * 64), kq, 1, acc);
+                    for (int i = 0; i < mr; i++) {
+                        float *y = Y + (m0 + i) * N;
+                        for (int j = 0; j < NR && p * NR + j < N; j++) {
+                            long n = p * NR + j;
+                            float v = (float)(acc[i][j] - ACT_OFF * wsum[n]) * sc[i];
+                            y[n] = bias ? v + bias[n] : v;
+                        }
+                    }
                 }
             }
-        }
+        free(xb);
+    }
+    return failed ? -1 : 0;
 }
 
 /* Y = X W + bias with W prepacked by q8_pack_b (see the file comment). */
 int q8_linear(const float *X, long M, long K, const int8_t *wp, const int32_t *wsum, long N,
               float ws, const float *bias, float *Y, int threads) {
-    long kp = ((K + 3) / 4) * 4;
-    uint8_t *xq = malloc((size_t)(M * kp) + 64);
-    float *xs = malloc(sizeof(float) * (size_t)(M > 0 ? M : 1));
-    if (!xq || !xs) {
-        free(xq), free(xs);
-        return -1;
-    }
-#pragma omp parallel num_threads(threads)
-    {
-#pragma omp for schedule(static)
-        for (long m = 0; m < M; m++) {
-            const float *x = X + m * K;
-            float s = act_scale(amax_of(x, K)), inv = 1.0f / s;
-            xs[m] = s;
-            uint8_t *q = xq + m * kp;
-            for (long k = 0; k < K; k++) q[k] = qact(x[k], inv);
-            for (long k = K; k < kp; k++) q[k] = ACT_OFF;
-        }
-        gemm_tiles(xq, kp, M, wp, wsum, N, xs, ws, bias, Y);
-    }
-    free(xq), free(xs);
-    return 0;
+    return gemm_rows(X, K, 0, M, K, wp, wsum, N, ws, bias, Y, threads);
 }
 
 /* Y [M, N] float32 = (A [M, K] int8, rows lda bytes apart) x (B prepacked by q8_pack_b) * scale:
  * the matmul of two quantized tensors, exact int32 sums scaled once. */
 int q8_mm(const int8_t *A, long lda, long M, long K, const int8_t *wp, const int32_t *wsum, long N,
           float scale, float *Y, int threads) {
-    long kp = ((K + 3) / 4) * 4;
-    uint8_t *xq = malloc((size_t)(M * kp) + 64);
-    if (!xq) return -1;
-#pragma omp parallel num_threads(threads)
-    {
-#pragma omp for schedule(static)
-        for (long m = 0; m < M; m++) {
-            uint8_t *q = xq + m * kp;
-            for (long k = 0; k < K; k++) q[k] = (uint8_t)(A[m * lda + k] + ACT_OFF);
-            for (long k = K; k < kp; k++) q[k] = ACT_OFF;
-        }
-        gemm_tiles(xq, kp, M, wp, wsum, N, NULL, scale, NULL, Y);
-    }
-    free(xq);
-    return 0;
+    return gemm_rows(A, lda, 1, M, K, wp, wsum, N, scale, NULL, Y, threads);
 }
 
 static inline void copy16(uint8_t *d, const uint8_t *s) {
@@ -301,11 +308,12 @@ static inline void copy16(uint8_t *d, const uint8_t *s) {
 }
 
 /* One task's im2col, rows k of `cols` [kp][npad] (npad a multiple of NR): output rows
- * [oh0, oh0 + nrows) of image `xb` (quantized bytes [C][H][Wd]); a padding position or a
- * column past the task reads ACT_OFF (int8 0). Stride 1 copies whole runs of a source row. */
-static void im2col_rows(const uint8_t *xb, long H, long Wd, long KH, long KW, long K, long kp,
-                        long oh0, long nrows, long OW, long sh, long sw, long ph, long pw, long dh,
-                        long dw, uint8_t *cols, long npad) {
+ * [oh0, oh0 + nrows) from the task's quantized input rows [lo, lo + nin) of every channel
+ * (`xb`: [C][nin][Wd] bytes); a padding position or a column past the task reads ACT_OFF
+ * (int8 0). Stride 1 copies whole runs of a source row. */
+static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, long KW, long K,
+                        long kp, long oh0, long nrows, long OW, long sh, long sw, long ph, long pw,
+                        long dh, long dw, uint8_t *cols, long npad) {
     for (long k = 0; k < kp; k++) {
         uint8_t *row = cols + k * npad;
         if (k >= K) {
@@ -313,26 +321,32 @@ static void im2col_rows(const uint8_t *xb, long H, long Wd, long KH, long KW, lo
             continue;
         }
         long c = k / (KH * KW), i = (k / KW) % KH, jj = k % KW;
-        const uint8_t *plane = xb + c * H * Wd;
+        const uint8_t *plane = xb + c * nin * Wd;
         long iw0 = jj * dw - pw;
         for (long r = 0; r < nrows; r++) {
             uint8_t *d = row + r * OW;
-            long ih = (oh0 + r) * sh - ph + i * dh;
-            if (ih < 0 || ih >= H) {
-                memset(d, ACT_OFF, (size_t)OW);
+            long ih = (oh0 + r) * sh - ph + i * dh - lo;
+            if (ih < 0 || ih >= nin) {
+                for (long t = 0; t < OW; t++) d[t] = ACT_OFF;
                 continue;
             }
             const uint8_t *src = plane + ih * Wd;
             if (sw == 1) {
-                long lo = iw0 < 0 ? -iw0 : 0, hi = Wd - iw0 < OW ? Wd - iw0 : OW;
-                if (hi < lo) hi = lo;
-                if (lo > OW) lo = hi = OW;
-                /* 16 bytes at a time: the over-read stays in the image buffer (64 bytes of slack
-                 * at its end), the over-write lands on the next row of `cols` (written after
-                 * this one) or its padding (filled below; 64 bytes of slack after the last) */
-                for (long t = lo; t < hi; t += 16) copy16(d + t, src + t + iw0);
-                for (long t = 0; t < lo; t++) d[t] = ACT_OFF;
-                for (long t = hi; t < OW; t++) d[t] = ACT_OFF;
+                long a = iw0 < 0 ? -iw0 : 0, b = Wd - iw0 < OW ? Wd - iw0 : OW;
+                if (b < a) b = a;
+                if (a > OW) a = b = OW;
+                /* 16 bytes at a time: the over-read stays in the task's input buffer (64 bytes
+                 * of slack at its end), the over-write lands on the next row of `cols`
+                 * (written after this one) or its padding (filled below; 64 bytes of slack
+                 * after the last) */
+                if (b > a) { /* the first two chunks written out: as a loop GCC made the
+                              * short runs (a conv's rows) a memmove call each */
+                    copy16(d + a, src + a + iw0);
+                    if (b - a > 16) copy16(d + a + 16, src + a + 16 + iw0);
+                    for (long t = a + 32; t < b; t += 16) copy16(d + t, src + t + iw0);
+                }
+                for (long t = 0; t < a; t++) d[t] = ACT_OFF;
+                for (long t = b; t < OW; t++) d[t] = ACT_OFF;
             } else {
                 for (long ow = 0; ow < OW; ow++) {
                     long iw = ow * sw + iw0;
@@ -344,52 +358,78 @@ static void im2col_rows(const uint8_t *xb, long H, long Wd, long KH, long KW, lo
     }
 }
 
-/* Wt: [CO] rows of ldw >= 4 * ceil(K / 4) bytes, zero past K (the core reads whole quads) */
+/* The input rows [lo, hi) output rows [oh0, oh0 + nrows) read (clamped to the image). */
+static void in_rows(long oh0, long nrows, long sh, long ph, long KH, long dh, long H, long *lo,
+                    long *hi) {
+    long a = oh0 * sh - ph, b = (oh0 + nrows - 1) * sh - ph + (KH - 1) * dh + 1;
+    *lo = a < 0 ? 0 : (a > H ? H : a);
+    *hi = b > H ? H : (b < *lo ? *lo : b);
+}
+
+/* Output rows a task covers: about PANEL_PIX output pixels (at least one row). */
+long q8_conv_rows_per_task(long OW) { return OW >= PANEL_PIX ? 1 : PANEL_PIX / OW; }
+
+/* Wt: [CO] rows of ldw >= 4 * ceil(K / 4) bytes, zero past K (the core reads whole quads).
+ * Tasks (image, block of output rows): each quantizes the input rows its block reads (all
+ * channels) with one scale, max |x| / 127 over those rows, into its thread's buffer, then
+ * im2col, panels and GEMM: one parallel loop, no barrier inside. */
 int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt, long ldw,
               long CO, long KH, long KW, float ws, const float *bias, float *Y, long OH, long OW,
               long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
     long K = C * KH * KW, kq = (K + 3) / 4, kp = kq * 4, P = OH * OW, img = C * H * Wd;
-    long rows_per = OW >= PANEL_PIX ? 1 : PANEL_PIX / OW;
+    long rows_per = q8_conv_rows_per_task(OW);
     long blocks = (OH + rows_per - 1) / rows_per, rt = (CO + MR - 1) / MR;
     long npad_max = ((rows_per * OW + NR - 1) / NR) * NR;
-    uint8_t *xq = malloc((size_t)(B * img) + 64);
-    float *xs = malloc(sizeof(float) * (size_t)(B > 0 ? B : 1));
-    int32_t *wsum = calloc((size_t)(CO > 0 ? CO : 1), sizeof(int32_t));
-    if (!xq || !xs || !wsum) {
-        free(xq), free(xs), free(wsum);
-        return -1;
+    long lo0, hi0, nin_max = 0;
+    for (long blk = 0; blk < blocks; blk++) {
+        long o0 = blk * rows_per, n = OH - o0 < rows_per ? OH - o0 : rows_per;
+        in_rows(o0, n, sh, ph, KH, dh, H, &lo0, &hi0);
+        nin_max = hi0 - lo0 > nin_max ? hi0 - lo0 : nin_max;
     }
+    int32_t *wsum = calloc((size_t)(CO > 0 ? CO : 1), sizeof(int32_t));
+    if (!wsum) return -1;
     for (long co = 0; co < CO; co++)
         for (long k = 0; k < K; k++) wsum[co] += Wt[co * ldw + k];
     int failed = 0;
 #pragma omp parallel num_threads(threads)
     {
+        uint8_t *xb = malloc((size_t)(C * nin_max * Wd) + 64);
         uint8_t *cols = malloc((size_t)(kp * npad_max) + 64);
         uint8_t *panel = malloc((size_t)(npad_max / NR * kq * 64) + 64);
-        if (!cols || !panel) {
+        if (!xb || !cols || !panel) {
 #pragma omp atomic write
             failed = 1;
         }
-#pragma omp for schedule(static)
-        for (long b = 0; b < B; b++) {
-            const float *x = X + b * img;
-            float s = act_scale(amax_of(x, img)), inv = 1.0f / s;
-            xs[b] = s;
-            uint8_t *q = xq + b * img;
-            for (long i = 0; i < img; i++) q[i] = qact(x[i], inv);
-        }
-        /* implicit barrier: every image quantized before any task reads one */
 #pragma omp for collapse(2) schedule(static)
         for (long b = 0; b < B; b++)
             for (long blk = 0; blk < blocks; blk++) {
-                if (!cols || !panel) continue;
+                if (!xb || !cols || !panel) continue;
                 long oh0 = blk * rows_per, nrows = OH - oh0 < rows_per ? OH - oh0 : rows_per;
+                long lo, hi;
+                in_rows(oh0, nrows, sh, ph, KH, dh, H, &lo, &hi);
+                long nin = hi - lo;
+                const float *x = X + b * img;
+                uint32_t m = 0;
+                for (long c = 0; c < C; c++) {
+                    float a = amax_of(x + (c * H + lo) * Wd, nin * Wd);
+                    uint32_t u;
+                    memcpy(&u, &a, 4);
+                    m = u > m ? u : m;
+                }
+                float amax;
+                memcpy(&amax, &m, 4);
+                float s = act_scale(amax), inv = 1.0f / s;
+                for (long c = 0; c < C; c++) {
+                    const float *src = x + (c * H + lo) * Wd;
+                    uint8_t *dst = xb + c * nin * Wd;
+                    quant_run(src, dst, nin * Wd, inv);
+                }
                 long np = nrows * OW, npad = ((np + NR - 1) / NR) * NR, npan = npad / NR;
-                im2col_rows(xq + b * img, H, Wd, KH, KW, K, kp, oh0, nrows, OW, sh, sw, ph, pw, dh,
-                            dw, cols, npad);
+                im2col_rows(xb, lo, nin, Wd, KH, KW, K, kp, oh0, nrows, OW, sh, sw, ph, pw, dh, dw,
+                            cols, npad);
                 for (long pp = 0; pp < npan; pp++)
                     pack_panel(cols, npad, kp, pp * NR, npad, kq, ACT_OFF, panel + pp * kq * 64);
-                float sc = xs[b] * ws;
+                float sc = s * ws;
                 long p0 = oh0 * OW;
                 for (long ti = 0; ti < rt; ti++) {
                     const uint8_t *rows[MR];
@@ -412,9 +452,10 @@ int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt,
                     }
                 }
             }
+        free(xb);
         free(cols);
         free(panel);
     }
-    free(xq), free(xs), free(wsum);
+    free(wsum);
     return failed ? -1 : 0;
 }
