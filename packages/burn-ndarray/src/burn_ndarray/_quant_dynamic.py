@@ -21,9 +21,18 @@ import weakref
 import numpy as np
 from burn_tensor.quantization import QuantizedPrimitive, QuantStore
 
-from . import _native_quant
+from . import _native_ops, _native_quant
 
 _PREPARED: dict = {}
+#: multiply-adds a thread gets at least (fewer threads for small products)
+GRAIN = 1 << 16
+
+
+def threads(backend, work: int) -> int:
+    """OpenMP threads for `work` multiply-adds: the backend's budget, capped by the cores other
+    processes leave free (`_load`: a descheduled team thread stalls the region's end by a time
+    slice) and by the work; 1 in a forked child (libgomp's pool does not survive fork)."""
+    return _native_ops._nt(backend.num_threads, int(work), GRAIN)
 _LOCK = threading.Lock()
 
 
@@ -69,7 +78,7 @@ def _packed(backend, lib, w: QuantizedPrimitive, kind: str):
         b, ldw = _matrix(w)
         wp = np.empty(lib.q8_packed_bytes(k, n), np.int8)
         wsum = np.empty(lib.q8_packed_cols(n), np.int32)
-        lib.q8_pack_b(b.ctypes.data, ldw, k, n, wp.ctypes.data, wsum.ctypes.data, backend.num_threads)
+        lib.q8_pack_b(b.ctypes.data, ldw, k, n, wp.ctypes.data, wsum.ctypes.data, threads(backend, k * n))
         return wp, wsum
 
     return _prepared(kind, w, make)
@@ -89,7 +98,7 @@ def matmul_int8(backend, x, y, scale: float):
     wp, wsum = _packed(backend, lib, y, "matmul")
     a, lda = _matrix(x)
     if lib.q8_mm(a.ctypes.data, lda, m, k, wp.ctypes.data, wsum.ctypes.data, n, scale,
-                 out.ctypes.data, backend.num_threads) != 0:  # fmt: skip
+                 out.ctypes.data, threads(backend, m * k * n)) != 0:  # fmt: skip
         raise MemoryError(f"quantized matmul: no memory for the int8 operand [{m}, {k}]")
     return out
 
@@ -110,7 +119,7 @@ def linear(backend, x, weight, bias):
     b = None if bias is None else np.ascontiguousarray(bias, np.float32).reshape(n)
     rc = lib.q8_linear(
         x2.ctypes.data, x2.shape[0], k, wp.ctypes.data, wsum.ctypes.data, n, ws,
-        None if b is None else b.ctypes.data, out.ctypes.data, backend.num_threads,
+        None if b is None else b.ctypes.data, out.ctypes.data, threads(backend, x2.shape[0] * k * n),
     )  # fmt: skip
     if rc != 0:
         raise MemoryError(f"quantized linear: no memory for the int8 input [{x2.shape[0]}, {k}]")
@@ -154,7 +163,7 @@ def conv2d(backend, x, weight, bias, options):
     rc = lib.q8_conv2d(
         xc.ctypes.data, bsz, c, h, wd, rows.ctypes.data, kp, co, kh, kw, ws,
         None if b is None else b.ctypes.data, out.ctypes.data, oh, ow, sh, sw, ph, pw, dh, dw,
-        backend.num_threads,
+        threads(backend, bsz * oh * ow * co * kk),
     )  # fmt: skip
     if rc != 0:
         raise MemoryError(f"quantized conv2d: no memory for the int8 input {list(x.shape)}")

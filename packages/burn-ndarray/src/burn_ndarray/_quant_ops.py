@@ -118,7 +118,8 @@ class NdArrayQuantOps:
         out = np.empty((x2.shape[0], n), np.float32)
         lib.qlin_packed(
             x2.ctypes.data, words.ctypes.data, scales.ctypes.data, out.ctypes.data,
-            x2.shape[0], k, n, words.shape[-1], bits, block, self.num_threads,
+            x2.shape[0], k, n, words.shape[-1], bits, block,
+            _quant_dynamic.threads(self, x2.shape[0] * k * n),
         )  # fmt: skip
         if bias is not None:
             out += self.q_dequantize(bias, DType.F32) if type(bias) is QuantizedPrimitive else bias
