@@ -9,7 +9,8 @@ at batch 1 (memory-bound decoding). Prints one JSON object.
 When PyTorch with CUDA is importable (`--backend cuda`), the same process also times
 `torch._int_mm` on int8 [n, n] operands and `F.linear` in float16 at batch 1, and the JSON has
 the ratios the issue asks for: `int8_mm_vs_torch` (ours / torch throughput, bar >= 0.5) and
-`int4_b1_vs_f16` (f16 time / int4 time, bar > 1). `*_gbs`: the weight bytes (values and scales)
+`int4_b1_vs_f16` / `int4_b1_vs_torch_f16` (f16 time / int4-block-32 time, ours and torch's f16;
+bar > 1; `int8_b1_vs_*` likewise). `*_gbs`: the weight bytes (values and scales)
 a batch-1 linear reads, per second. NdArray also times the batch-64 linear with int8
 activations (`NdArray(quantize_activations=True)`) against float32.
 """
@@ -100,8 +101,11 @@ def main() -> None:
         _torch_rows(a, out)
     if "torch_int_mm_ms" in out:
         out["int8_mm_vs_torch"] = out["torch_int_mm_ms"] / out["matmul_int8_ms"]
-    if "linear_b1_f16_ms" in out:
-        out["int4_b1_vs_f16"] = out["linear_b1_f16_ms"] / out["linear_b1_int4_b32_ms"]
+    for f16 in ("linear_b1_f16_ms", "torch_linear_b1_f16_ms"):  # f16 time / quantized time
+        if f16 in out:
+            tag = "f16" if f16.startswith("linear") else "torch_f16"
+            out[f"int4_b1_vs_{tag}"] = out[f16] / out["linear_b1_int4_b32_ms"]
+            out[f"int8_b1_vs_{tag}"] = out[f16] / out["linear_b1_int8_ms"]
     print(json.dumps(out))
 
 
