@@ -212,7 +212,7 @@ long q8_packed_cols(long N) { return ((N + NR - 1) / NR) * NR; }
  * (the caller keeps it): wp [N/16][K/4][16][4], zero-padded; wsum[n] = sum_k W[k, n]. */
 void q8_pack_b(const int8_t *W, long ldw, long K, long N, int8_t *wp, int32_t *wsum, int threads) {
     long kq = (K + 3) / 4, npan = (N + NR - 1) / NR;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
     for (long p = 0; p < npan; p++) {
         pack_panel((const uint8_t *)W, ldw, K, p * NR, N, kq, 0, (uint8_t *)(wp + p * kq * 64));
         int32_t s[NR] = {0};
@@ -237,7 +237,7 @@ static int gemm_rows(const void *X, long ldx, int mode, long M, long K, const in
     groups = groups < 1 ? 1 : (groups > npan ? npan : groups);
     long per = (npan + groups - 1) / groups;
     int failed = 0;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if(threads > 1)
     {
         uint8_t *xb = malloc((size_t)(MR * kp) + 64);
         if (!xb) {
@@ -391,7 +391,7 @@ int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt,
     for (long co = 0; co < CO; co++)
         for (long k = 0; k < K; k++) wsum[co] += Wt[co * ldw + k];
     int failed = 0;
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if(threads > 1)
     {
         uint8_t *xb = malloc((size_t)(C * nin_max * Wd) + 64);
         uint8_t *cols = malloc((size_t)(kp * npad_max) + 64);

@@ -44,7 +44,7 @@ void qlin_packed(const float *restrict X, const int32_t *restrict W, const float
     long nchunks = (N + QL_COLS - 1) / QL_COLS;
     long nblocks = block > 0 ? N / block : 0;
     long row_bytes = words * 4;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
     for (long c = 0; c < nchunks; c++) {
         long n0 = c * QL_COLS, n1 = n0 + QL_COLS < N ? n0 + QL_COLS : N;
         long w = n1 - n0;
