@@ -6,6 +6,13 @@ at batch 1 (memory-bound decoding). Prints one JSON object.
 
 `--backend` picks NdArray (default), cuda or opencl; times wait for the device (`sync`).
 `--half` also times the float16 linear (the issue's bar for int4 at batch 1 on a GPU).
+When PyTorch with CUDA is importable (`--backend cuda`), the same process also times
+`torch._int_mm` on int8 [n, n] operands and `F.linear` in float16 at batch 1, and the JSON has
+the ratios the issue asks for: `int8_mm_vs_torch` (ours / torch throughput, bar >= 0.5) and
+`int4_b1_vs_f16` / `int4_b1_vs_torch_f16` (f16 time / int4-block-32 time, ours and torch's f16;
+bar > 1; `int8_b1_vs_*` likewise). `*_gbs`: the weight bytes (values and scales)
+a batch-1 linear reads, per second. NdArray also times the batch-64 linear with int8
+activations (`NdArray(quantize_activations=True)`) against float32.
 """
 
 from __future__ import annotations
@@ -63,9 +70,15 @@ def main() -> None:
     def timed(fn):
         return _median_ms(lambda: (fn(), d.sync()), a.reps)
 
+    def tops(ms):
+        return 2 * a.n**3 / (ms * 1e-3) / 1e12
+
     out["matmul_f32_ms"] = timed(lambda: x.matmul(y))
+    calls = _cublas_calls() if a.backend == "cuda" else None
     out["matmul_int8_ms"] = timed(lambda: qx.matmul(qy))
-    out["matmul_int8_tops"] = 2 * a.n**3 / (out["matmul_int8_ms"] * 1e-3) / 1e12
+    out["matmul_int8_tops"] = tops(out["matmul_int8_ms"])
+    if calls is not None:  # Cuda: whether cuBLAS int8 ran (else burn_gpu's qmm_i8 kernel)
+        out["matmul_int8_path"] = "cublas" if _cublas_calls() > calls else "qmm_i8 kernel"
     w = Tensor.from_data(rng.normal(size=(a.d, a.d)).astype(np.float32) * 0.02, d)
     v = Tensor.from_data(rng.normal(size=(1, a.d)).astype(np.float32), d)
     out["linear_b1_f32_ms"] = timed(lambda: module.linear(v, w))
@@ -75,10 +88,74 @@ def main() -> None:
     for name, scheme in (
         ("int8", QuantScheme()),
         ("int4_b32", QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(32))),
+        ("int4", QuantScheme(value=QuantValue.Q4S)),
     ):
         qw = w.quantize_dynamic(scheme)
-        out[f"linear_b1_{name}_ms"] = timed(lambda qw=qw: module.linear(v, qw))
+        ms = timed(lambda qw=qw: module.linear(v, qw))
+        qd = qw.quantized_data()
+        out[f"linear_b1_{name}_ms"] = ms
+        out[f"linear_b1_{name}_gbs"] = (qd.values.nbytes + qd.scales.nbytes) / (ms * 1e-3) / 1e9
+    if a.backend == "ndarray":
+        _ndarray_dynamic(a, rng, out)
+    if a.backend == "cuda":
+        _torch_rows(a, out)
+    if "torch_int_mm_ms" in out:
+        out["int8_mm_vs_torch"] = out["torch_int_mm_ms"] / out["matmul_int8_ms"]
+    for f16 in ("linear_b1_f16_ms", "torch_linear_b1_f16_ms"):  # f16 time / quantized time
+        if f16 in out:
+            tag = "f16" if f16.startswith("linear") else "torch_f16"
+            out[f"int4_b1_vs_{tag}"] = out[f16] / out["linear_b1_int4_b32_ms"]
+            out[f"int8_b1_vs_{tag}"] = out[f16] / out["linear_b1_int8_ms"]
     print(json.dumps(out))
+
+
+def _cublas_calls():
+    """burn_cuda's count of cuBLAS int8 GEMMs (None without burn_cuda)."""
+    try:
+        from burn_cuda import _quant_gemm
+    except ImportError:
+        return None
+    return _quant_gemm.CALLS[0]
+
+
+def _ndarray_dynamic(a, rng, out) -> None:
+    """Batch-64 linear [d, d]: float32 vs int8 weight with int8 activations (quantized on the fly)."""
+    threads = {"num_threads": a.threads} if a.threads else {}
+    d = NdArray(**threads).device()
+    dq = NdArray(**threads, quantize_activations=True).device()
+    wf = rng.normal(size=(a.d, a.d)).astype(np.float32) * 0.02
+    xf = rng.normal(size=(64, a.d)).astype(np.float32)
+    w, x = Tensor.from_data(wf, d), Tensor.from_data(xf, d)
+    qw = Tensor.from_data(wf, dq).quantize_dynamic(QuantScheme())
+    xq = Tensor.from_data(xf, dq)
+    out["linear_b64_f32_ms"] = _median_ms(lambda: module.linear(x, w).numpy(), a.reps)
+    out["linear_b64_int8_act8_ms"] = _median_ms(lambda: module.linear(xq, qw).numpy(), a.reps)
+
+
+def _torch_rows(a, out) -> None:
+    """torch._int_mm and F.linear (float16, batch 1) in this process, when torch has CUDA."""
+    try:
+        import torch
+    except ImportError:
+        out["torch"] = "not installed"
+        return
+    if not torch.cuda.is_available():
+        out["torch"] = "no CUDA"
+        return
+    import torch.nn.functional as tf
+
+    def tt(fn):
+        return _median_ms(lambda: (fn(), torch.cuda.synchronize()), a.reps)
+
+    dev = torch.device("cuda")
+    ia = torch.randint(-128, 128, (a.n, a.n), dtype=torch.int8, device=dev)
+    ib = torch.randint(-128, 128, (a.n, a.n), dtype=torch.int8, device=dev)
+    out["torch_int_mm_ms"] = tt(lambda: torch._int_mm(ia, ib))
+    out["torch_int_mm_tops"] = 2 * a.n**3 / (out["torch_int_mm_ms"] * 1e-3) / 1e12
+    wt = torch.randn(a.d, a.d, dtype=torch.float16, device=dev) * 0.02
+    vt = torch.randn(1, a.d, dtype=torch.float16, device=dev)
+    out["torch_linear_b1_f16_ms"] = tt(lambda: tf.linear(vt, wt))
+    out["torch_version"] = torch.__version__
 
 
 if __name__ == "__main__":

@@ -27,7 +27,10 @@ HEADER = Path(__file__).with_name("cuda_on_cpu.h")
 #: -O1: a few times faster kernels than -O0 for ~10% more compile time; no FMA contraction
 #: (x86-64 without -march has none anyway) so float results are the plain C expression's
 FLAGS = ["-std=c++17", "-O1", "-fPIC", "-w", "-ffp-contract=off"]
-_KERNEL_RE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(')
+# a kernel head, with CUDA's optional `__launch_bounds__(n)` between `void` and the name
+_KERNEL_RE = re.compile(
+    r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\('
+)
 _ERRORS = {
     2: "a grid or block dimension of 0 (CUDA: invalid configuration)",
     3: "grid dimension over the limit (x < 2^31, y and z <= 65535)",

@@ -65,3 +65,88 @@ def test_qlin_packed_runs_and_matches_reference():
         want = (ia @ ib).astype(np.float32) * np.float32(da.scales[0] * db.scales[0])
         np.testing.assert_array_equal(got, want)
     clear_runtimes()
+
+
+def test_cublas_int8_path_kernels_transpose_and_scale():
+    # the two kernels around cuBLAS's int8 GEMM (`_quant_gemm`), on the stand-in: the 32x32
+    # tiled transpose (70 x 37: partial tiles on both edges; read from rows 44 bytes apart)
+    # and the in-place int32 -> float32 scale
+    from burn_cuda import _quant_gemm
+
+    clear_runtimes()
+    with cuda_on_cpu_backend(FakeCupy()) as (backend, cp):
+        rng = np.random.default_rng(1)
+        src = rng.integers(-128, 128, size=(70, 44)).astype(np.int8)
+        s = cp.asarray(src)
+        rt = backend.kernels_of(s)
+        got = _quant_gemm.transpose_i8(rt, s, 70, 37, 44)
+        assert got.shape == (37, 70)
+        np.testing.assert_array_equal(np.asarray(got), src[:, :37].T)
+        acc_np = rng.integers(-(2**20), 2**20, size=(5, 8)).astype(np.int32)
+        sa = cp.asarray(np.array([0.013], np.float32))
+        sb = cp.asarray(np.array([0.7], np.float32))
+        want = acc_np.astype(np.float32) * (np.float32(0.013) * np.float32(0.7))
+        out = _quant_gemm.scale_into_float(rt, cp.asarray(acc_np.copy()), sa, sb)
+        np.testing.assert_array_equal(np.asarray(out), want)
+    clear_runtimes()
+
+
+def test_cublas_int8_path_covers_only_per_tensor_8bit_multiples_of_4():
+    from burn_cuda import _quant_gemm
+
+    clear_runtimes()
+    with cuda_on_cpu_backend(FakeCupy()) as (backend, cp):
+        d = backend.device()
+        rng = np.random.default_rng(2)
+
+        def q(shape, scheme=QuantScheme()):
+            t = Tensor.from_data(rng.normal(size=shape).astype(np.float32), d)
+            return t.quantize_dynamic(scheme)._p
+
+        assert _quant_gemm.eligible(backend, q((8, 12)), q((12, 4)))
+        assert not _quant_gemm.eligible(backend, q((8, 12)), q((12, 6)))  # n % 4
+        assert not _quant_gemm.eligible(backend, q((5, 12)), q((12, 4)))  # m % 4
+        assert not _quant_gemm.eligible(backend, q((8, 10)), q((10, 4)))  # k % 4
+        blk = QuantScheme(level=QuantLevel.block(4))
+        assert not _quant_gemm.eligible(backend, q((8, 12), blk), q((12, 4)))  # per block
+        q4 = QuantScheme(value=QuantValue.Q4S)
+        assert not _quant_gemm.eligible(backend, q((8, 12)), q((12, 8), q4))  # 4-bit
+        # the stand-in has no cuBLAS (_gemm.ENABLED is off): q_matmul declines, qmm_i8 runs
+        assert _quant_gemm.q_matmul(backend, q((8, 12)), q((12, 4))) is None
+    clear_runtimes()
+
+
+def test_qlin_gemv_small_batch_runs_and_matches_reference():
+    # burn_gpu's split-K qlin_gemv (M <= 8) in the CUDA dialect, on the stand-in: K = 140 is
+    # longer than the K slices of a 1024-item block (128), N = 136 spans several word blocks
+    from burn_gpu import _quant_gemv
+
+    clear_runtimes()
+    with cuda_on_cpu_backend(FakeCupy()) as (backend, cp):
+        d = backend.device()
+        rng = np.random.default_rng(5)
+        # the three scale modes (per tensor, a scale a word, a scale a value) in two programs
+        q4 = QuantScheme(value=QuantValue.Q4S)
+        for scheme in (q4, q4.with_level(QuantLevel.block(8)), SCHEMES[2]):
+            w = Tensor.from_data(rng.normal(size=(140, 136)).astype(np.float32), d)
+            w = w.quantize_dynamic(scheme)
+            x = rng.normal(size=(2, 140)).astype(np.float32)
+            before = len(cp.launches)
+            got = module.linear(Tensor.from_data(x, d), w).numpy()
+            assert "qlin_gemv" in [launch.name for launch in cp.launches[before:]], scheme
+            wd = w.quantized_data()
+            ref = dequantize_ref(wd.values, wd.scales, scheme, (140, 136))
+            np.testing.assert_allclose(got, x.astype(np.float64) @ ref, rtol=1e-4, atol=1e-4)
+    clear_runtimes()
+
+
+def test_quant_cuda_sources_compile_for_sm90(nvcc_ptx):
+    # what NVRTC compiles on the GPU machine, through nvcc --ptx (skips without nvcc): the
+    # batch-1 linear (4-bit, 1024-item blocks) and the cuBLAS path's transpose / scale kernels
+    from burn_cuda import _quant_gemm
+    from burn_gpu._quant_gemv import gemv_program
+
+    for stem, src in (("qlin_gemv4", gemv_program("cuda", 4, 1024)), ("quant_gemm", _quant_gemm.SOURCE)):
+        proc, ptx = nvcc_ptx(stem, src)
+        assert proc.returncode == 0, proc.stderr
+        assert ptx.stat().st_size > 0

@@ -118,3 +118,32 @@ def test_float_matmul_quantized_weight_takes_the_packed_kernel():
     got = Tensor.from_data(x, d).matmul(w)
     assert not got.is_quantized()
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_forked_child_runs_the_quantized_kernels_without_hanging():
+    # libgomp's pool does not survive fork: after the parent ran a parallel region, a child
+    # (a data-loader worker) must run the quantized kernels on its calling thread
+    code = textwrap.dedent(
+        """
+        import os, numpy as np
+        from burn_ndarray import NdArray
+        from burn_tensor import Tensor, module
+        from burn_tensor.quantization import QuantScheme
+        d = NdArray(num_threads=4).device()
+        w = Tensor.from_data(np.ones((256, 256), np.float32), d).quantize_dynamic(QuantScheme())
+        x = Tensor.from_data(np.ones((64, 256), np.float32), d)
+        module.linear(x, w).numpy()
+        pid = os.fork()
+        if pid == 0:
+            import signal
+            signal.alarm(30)  # a hung child dies instead of staying behind
+            print(float(module.linear(x, w).numpy()[0, 0]), flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore::DeprecationWarning", "-c", code],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert out.stdout.split() == ["256.0"], out.stdout + out.stderr

@@ -48,3 +48,34 @@ def test_int8_matmul_accumulates_exactly_in_int32():
     ia, ib = unpack_ref(da.values, s, (5, 203)), unpack_ref(db.values, s, (203, 7))
     want = (ia @ ib).astype(np.float32) * np.float32(da.scales[0] * db.scales[0])
     np.testing.assert_array_equal(a.matmul(b).numpy(), want)
+
+
+@pytest.mark.parametrize(
+    "scheme",
+    [
+        QuantScheme(),  # per tensor: the scale at the end
+        QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(8)),  # a scale a word
+        QuantScheme(value=QuantValue.Q2S, level=QuantLevel.block(4)),  # a scale a value
+    ],
+    ids=["q8s", "q4s-b8", "q2s-b4"],
+)
+def test_qlin_gemv_small_batch_matches_reference(scheme):
+    """qlin_gemv (M <= 8): K = 300 spans several K slices, N = 136 several groups of word
+    columns (2-bit: the last word half padding), rows 1 and 3, x a view with an offset."""
+    from burn_gpu import _quant_gemv
+
+    backend = OpenCl(device_type="cpu")
+    d = backend.device()
+    rng = np.random.default_rng(4)
+    w = Tensor.from_data(rng.normal(size=(300, 136)).astype(np.float32), d).quantize_dynamic(scheme)
+    wd = w.quantized_data()
+    ref_w = dequantize_ref(wd.values, wd.scales, scheme, (300, 136))
+    full = rng.normal(size=(4, 300)).astype(np.float32)
+    rt = backend.kernels_of(Tensor.from_data(full, d)._p)
+    before = _quant_gemv.LAUNCHES[0]
+    for rows in (slice(1, 2), slice(1, 4)):
+        x = Tensor.from_data(full, d)[rows]
+        got = module.linear(x, w).numpy()
+        np.testing.assert_allclose(got, full[rows].astype(np.float64) @ ref_w, rtol=1e-4, atol=1e-4)
+    assert _quant_gemv.LAUNCHES[0] >= before + 2, "qlin_gemv did not run"
+    assert 300 > _quant_gemv.gemv_group(rt, scheme.value.bits) // _quant_gemv.WT  # K > KS

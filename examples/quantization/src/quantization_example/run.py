@@ -93,4 +93,12 @@ def compare(model, task: Task, schemes=None, reps: int = 5) -> list[Report]:
                    ms_per_batch(task.forward_batch, q, reps), task.batch_size,
                    len(quantizer.skipped), dict(quantizer.kept_float))
         )  # fmt: skip
+        if dynamic_device is not None and scheme.value.bits == 8 and not scheme.level.is_block():
+            qd = model.to_device(dynamic_device).quantize_weights(
+                Quantizer(calibration=Calibration.MinMax, scheme=scheme)
+            )
+            rows.append(
+                Report(f"{name}+act8", evaluate(qd, dynamic_device, test_set), _record_bytes(qd),
+                       _ms_per_batch(qd, dynamic_device, test_set, reps), len(quantizer.skipped))
+            )  # fmt: skip
     return rows

@@ -7,7 +7,7 @@ import os
 import threading
 
 import numpy as np
-from burn_gpu import GpuQuantOps, GpuSoftmaxOps
+from burn_gpu import GpuSoftmaxOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
@@ -15,6 +15,7 @@ from ._dtypes import FLOAT_DTYPES, INT_DTYPES
 from ._gpu_runtime import CudaRuntime, kernels_of
 from ._ops_linear import CudaLinearOps
 from ._ops_module import CudaModuleOps
+from ._quant_ops import CudaQuantOps
 from ._optim import CudaOptimOps
 from ._optim_many import CudaOptimManyOps
 from ._attention import CudaAttentionOps
@@ -25,7 +26,7 @@ _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wi
 
 class Cuda(
     CudaAttentionOps,
-    GpuQuantOps,
+    CudaQuantOps,
     GpuSoftmaxOps,
     CudaOptimOps,
     CudaOptimManyOps,

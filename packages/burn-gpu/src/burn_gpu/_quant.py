@@ -10,17 +10,20 @@ n = M * N); it reads only the packed words of its column (one word serves 32 / b
 neighbouring items), extracts its value with a shift pair (sign extension), scales it and
 accumulates in float32 (QuantAcc.F32): the weight is never expanded in memory.
 
-`GpuQuantOps`: the `q_linear` override of a `GpuBackend` (OpenCl, Cuda) running it; other cases
-take the class after it (the burn_tensor default: dequantize, then the float linear).
+`GpuQuantOps`: the `q_linear` override of a `GpuBackend` (OpenCl, Cuda) running it for more
+than `GEMV_MAX_M` rows, and `_quant_gemv`'s `qlin_gemv` (split-K work-groups) for fewer; other
+cases take the class after it (the burn_tensor default: dequantize, then the float linear).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
 
 from ._dialect import fill, frame
+from ._quant_gemv import GEMV_MAX_M, run_gemv
 
 _SRC = """
 @KERNEL@qlin_packed(const int n, const int bits, @G@float* out, @G@const float* x,
@@ -181,21 +184,32 @@ class GpuQuantOps:
             or len(x.shape) < 1
         ):
             return super().q_linear(x, weight, bias)
-        rt = _runtime(self, self.device_of(x))
-        offs = [_c_offset(rt, a) for a in (x, weight.values, weight.scales)]
-        if None in offs:
-            return super().q_linear(x, weight, bias)
         k, n = weight.shape
-        m = int(np.prod(x.shape[:-1], dtype=np.int64))
-        out = rt.empty((m, n), np.dtype(np.float32))
-        if m * n:
-            kernel, _ = rt.compile(qlinear_program(rt.dialect), "qlin_packed")
-            sc = weight.scheme
-            scalars = [
-                (v, "int64")
-                for v in (m, k, n, weight.values.shape[-1], sc.level.block_size or 0, *offs)
-            ]
-            rt.launch(kernel, m * n, [sc.value.bits], [out], [x, weight.values, weight.scales], scalars)
+        m = math.prod(x.shape[:-1])
+        sc = weight.scheme
+        ins = (x, weight.values, weight.scales)
+        if 0 < m <= GEMV_MAX_M and n:  # decoding: many work-items per column (`_quant_gemv`)
+            # the eager runtime only: at batch 1 the host time of this path is part of the cost
+            kr = self.kernels_of(x)
+            offs = [_c_offset(kr, a) for a in ins]
+            if None in offs:
+                return super().q_linear(x, weight, bias)
+            out = kr.empty((m, n), np.dtype(np.float32))
+            words, block = weight.values.shape[-1], sc.level.block_size or 0
+            run_gemv(kr, out, *ins, m, k, n, words, sc.value.bits, block, offs)
+        else:
+            rt = _runtime(self, self.device_of(x))
+            offs = [_c_offset(rt, a) for a in ins]
+            if None in offs:
+                return super().q_linear(x, weight, bias)
+            out = rt.empty((m, n), np.dtype(np.float32))
+            if m * n:
+                kernel, _ = rt.compile(qlinear_program(rt.dialect), "qlin_packed")
+                scalars = [
+                    (v, "int64")
+                    for v in (m, k, n, weight.values.shape[-1], sc.level.block_size or 0, *offs)
+                ]
+                rt.launch(kernel, m * n, [sc.value.bits], [out], list(ins), scalars)
         y = self.float_reshape(out, tuple(x.shape[:-1]) + (n,))
         if bias is None:
             return y

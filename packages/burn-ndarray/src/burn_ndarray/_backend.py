@@ -24,7 +24,11 @@ class NdArray(NdArrayQuantOps, Backend, ops=OPS):
     (default `BURN_NUM_THREADS`, else the cores this process may use). `parallel_min`: the
     element count from which an op runs on several threads (default
     `BURN_NDARRAY_PARALLEL_MIN`, else `_threads.PARALLEL_MIN`; 1 threads every op, for tests).
-    Both are part of the backend's identity, as the dtypes.
+    Both are part of the backend's identity, as the dtypes. `quantize_activations`: quantized
+    Linear / Conv2d layers whose weight is 8-bit per tensor quantize their float32 input on the
+    fly (symmetric int8, a scale per row / per block of output rows) and multiply in int8 x int8 -> int32
+    (PyTorch's dynamic quantization: faster, activations rounded to 8 bits); default False keeps
+    them weight-only (float activations, the dequantized weight's exact product).
 
     Example:
         >>> from burn_tensor import Tensor
@@ -45,8 +49,14 @@ class NdArray(NdArrayQuantOps, Backend, ops=OPS):
         num_threads: int | None = None,
         parallel_min: int | None = None,
         num_devices: int | None = None,
+        quantize_activations: bool = False,
     ):
         super().__init__(float_dtype, int_dtype)
+        if not isinstance(quantize_activations, bool):
+            raise TypeError(
+                f"NdArray: quantize_activations must be a bool, got {quantize_activations!r}"
+            )
+        object.__setattr__(self, "quantize_activations", quantize_activations)
         pairs = (("num_threads", num_threads), ("parallel_min", parallel_min))
         for key, value in pairs + (("num_devices", num_devices),):
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -67,6 +77,7 @@ class NdArray(NdArrayQuantOps, Backend, ops=OPS):
             "num_threads": self._threads_opt,
             "parallel_min": self._parallel_min_opt,
             "num_devices": self._devices_opt,
+            "quantize_activations": self.quantize_activations,
         }
 
     def device_count(self) -> int:
@@ -95,6 +106,7 @@ class NdArray(NdArrayQuantOps, Backend, ops=OPS):
                 ("num_threads", self._threads_opt),
                 ("parallel_min", self._parallel_min_opt),
                 ("num_devices", self._devices_opt),
+                ("quantize_activations", self.quantize_activations or None),
             )
             if v is not None
         ]

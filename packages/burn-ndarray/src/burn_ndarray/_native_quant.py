@@ -1,5 +1,5 @@
-"""The quantized kernels of NdArray (`_native/quant.c`): int8 x int8 -> int32 matmul and the
-weight-only packed linear, in their own small library.
+"""The quantized kernels of NdArray (`_native/quant.c`: the weight-only packed linear;
+`_native/q8gemm.c`: int8 x int8 -> int32 GEMMs), in their own small library.
 
 Built like `_native` (same compiler, flags, cache folder, verified publish; the key holds
 quant.c's hash) but separately, so the shared `kernels.c` library is untouched. `lib()` is None
@@ -24,7 +24,9 @@ from . import _native
 log = logging.getLogger("burn_ndarray.native")
 
 SOURCE = Path(_native.__file__).with_name("quant.c")
-VERSION = 1  # burn_quant_version() of quant.c (the cache key holds its hash too)
+#: compiled together: quant.c and the int8 GEMM with dynamic activation quantization
+SOURCES = (SOURCE, SOURCE.with_name("q8gemm.c"))
+VERSION = 2  # burn_quant_version() of quant.c (the cache key holds the sources' hash too)
 _LOCK = threading.Lock()
 _STATE: dict = {}
 
@@ -35,9 +37,19 @@ def _load(path: Path):
     if lib.burn_quant_version() != VERSION:
         raise OSError(f"{path}: wrong version")
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
-    lib.qmm_i8_i32.argtypes, lib.qmm_i8_i32.restype = (p, p, p, L, L, L, i), None
     lib.qlin_packed.argtypes = (p, p, p, p, L, L, L, L, i, L, i)
     lib.qlin_packed.restype = None
+    f = ctypes.c_float
+    lib.q8_isa.restype, lib.q8_isa.argtypes = i, ()
+    lib.q8_packed_bytes.restype, lib.q8_packed_bytes.argtypes = L, (L, L)
+    lib.q8_packed_cols.restype, lib.q8_packed_cols.argtypes = L, (L,)
+    lib.q8_pack_b.restype, lib.q8_pack_b.argtypes = None, (p, L, L, L, p, p, i)
+    lib.q8_linear.restype = i
+    lib.q8_linear.argtypes = (p, L, L, p, p, L, f, p, p, i)
+    lib.q8_mm.restype, lib.q8_mm.argtypes = i, (p, L, L, L, p, p, L, f, p, i)
+    lib.q8_conv_rows_per_task.restype, lib.q8_conv_rows_per_task.argtypes = L, (L,)
+    lib.q8_conv2d.restype = i
+    lib.q8_conv2d.argtypes = (p, L, L, L, L, p, L, L, L, L, f, p, p, L, L) + (L,) * 6 + (i,)
     return lib
 
 
@@ -47,7 +59,8 @@ def _build():
         raise OSError("no C compiler (cc, gcc or $CC) on PATH")
     fl = [f for f in _native.flags() if f != "-mprefer-vector-width=512"] + ["-fno-strict-aliasing"]
     directory = _native.cache_dir()
-    path = directory / f"quant-{_native._key(cc, hashlib.sha256(SOURCE.read_bytes()).digest(), fl)}.so"
+    digest = hashlib.sha256(b"".join(src.read_bytes() for src in SOURCES)).digest()
+    path = directory / f"quant-{_native._key(cc, digest, fl)}.so"
     if cache.check(path):
         try:
             return _load(path)
@@ -56,7 +69,7 @@ def _build():
             cache.discard(path)
     tmp = str(cache.temp_file(path, ".tmp.so"))
     try:
-        cmd = [cc, *fl, "-o", tmp, str(SOURCE)]
+        cmd = [cc, *fl, "-o", tmp, *map(str, SOURCES), "-lm"]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
         if res.returncode != 0:
             raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")

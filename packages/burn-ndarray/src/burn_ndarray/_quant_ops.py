@@ -4,9 +4,13 @@ Overrides of burn_tensor's `QuantOps` defaults (same results, checked by the con
 - `q_pack` / `q_unpack`: little-endian byte views (the packing order of Burn's u32 words is the
   memory order of the values on a little-endian CPU) instead of one op per value of a word.
 - `q_matmul`: both operands 8-bit, per tensor, rank 2, float32 backend: int8 x int8 -> int32
-  (`qmm_i8_i32`, OpenMP over `num_threads`), then `acc * scale_x * scale_y` in float32.
+  (`q8gemm.c`'s `q8_mm`: VNNI / AVX2 tiles, OpenMP over `num_threads`; y packed once while it
+  lives), then `acc * (scale_x * scale_y)` in float32.
 - `q_linear` (and `q_matmul` of a float lhs with a quantized rank-2 rhs): a quantized weight [d_in, d_out] (any bits, per tensor or per block, packed; or
   native int8 with d_out % 4 == 0), float32 input: `qlin_packed` reads the packed words directly.
+- with `NdArray(quantize_activations=True)`: `q_linear` and `q_conv2d` (groups 1) with an 8-bit
+  per-tensor weight quantize their float32 input on the fly and run an int8 x int8 -> int32 GEMM
+  (`_quant_dynamic`); other weights stay weight-only.
 Anything else takes the default (dequantize, then the float op).
 """
 
@@ -18,7 +22,7 @@ import numpy as np
 from burn_tensor import DType
 from burn_tensor.quantization import QuantizedPrimitive, QuantStore
 
-from . import _native_quant
+from . import _native_quant, _quant_dynamic
 
 _LITTLE = sys.byteorder == "little"
 
@@ -31,14 +35,6 @@ def _as_words(qx: QuantizedPrimitive):
             return None
         return v.view(np.int32)
     return v
-
-
-def _int8_view(qx: QuantizedPrimitive):
-    """The int8 values [.., last] of an 8-bit quantized primitive, without a copy when packed."""
-    v = np.ascontiguousarray(qx.values)
-    if qx.scheme.store is QuantStore.NATIVE:
-        return v
-    return v.view(np.int8)[..., : qx.shape[-1]]
 
 
 class NdArrayQuantOps:
@@ -82,14 +78,8 @@ class NdArrayQuantOps:
             and len(y.shape) == 2
             and all(p.scheme.value.bits == 8 and not p.scheme.level.is_block() for p in (x, y))
         ):
-            a = np.ascontiguousarray(_int8_view(x))
-            bt = np.ascontiguousarray(_int8_view(y).T)
-            m, k = x.shape
-            n = y.shape[1]
-            acc = np.empty((m, n), np.int32)
-            lib.qmm_i8_i32(a.ctypes.data, bt.ctypes.data, acc.ctypes.data, m, k, n, self.num_threads)
             scale = np.float32(np.asarray(x.scales).reshape(()) * np.asarray(y.scales).reshape(()))
-            return acc.astype(np.float32) * scale
+            return _quant_dynamic.matmul_int8(self, x, y, float(scale))
         if (
             type(x) is not QuantizedPrimitive
             and type(y) is QuantizedPrimitive
@@ -99,7 +89,18 @@ class NdArrayQuantOps:
             return self.q_linear(x, y, None)
         return super().q_matmul(x, y)
 
+    def q_conv2d(self, x, weight, bias, options):
+        if self.quantize_activations:
+            out = _quant_dynamic.conv2d(self, x, weight, bias, options)
+            if out is not None:
+                return out
+        return super().q_conv2d(x, weight, bias, options)
+
     def q_linear(self, x, weight, bias):
+        if self.quantize_activations:
+            out = _quant_dynamic.linear(self, x, weight, bias)
+            if out is not None:
+                return out
         lib = _native_quant.lib()
         s = weight.scheme
         if (
@@ -117,7 +118,8 @@ class NdArrayQuantOps:
         out = np.empty((x2.shape[0], n), np.float32)
         lib.qlin_packed(
             x2.ctypes.data, words.ctypes.data, scales.ctypes.data, out.ctypes.data,
-            x2.shape[0], k, n, words.shape[-1], bits, block, self.num_threads,
+            x2.shape[0], k, n, words.shape[-1], bits, block,
+            _quant_dynamic.threads(self, x2.shape[0] * k * n),
         )  # fmt: skip
         if bias is not None:
             out += self.q_dequantize(bias, DType.F32) if type(bias) is QuantizedPrimitive else bias

@@ -120,9 +120,10 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
     )
     _conv_checks("conv2d", x, weight, bias, 2, o.groups, False)
     _conv_out("conv2d", x, weight, o.stride, o.padding, o.dilation, 2)
-    w = _dequantized(x, weight)  # a quantized weight runs dequantized (weight-only)
     b = None if bias is None else _dequantized(x, bias)
-    return x._like(x._d.backend.conv2d(x._p, w, b, o))
+    if weight.is_quantized():  # the backend's quantized conv (default: dequantize, conv2d)
+        return x._like(x._d.backend.q_conv2d(x._p, weight._p, b, o))
+    return x._like(x._d.backend.conv2d(x._p, weight._p, b, o))
 
 
 @half_op(bias_axis=1)

@@ -1,9 +1,7 @@
 /* Quantized kernels of burn-ndarray (issue 39), compiled into their own small library by
  * `_native_quant.py` (same compiler, flags and cache as kernels.c).
  *
- * qmm_i8_i32: C[M,N] (int32) = A[M,K] (int8) x B (int8, given transposed as Bt[N,K]): dot
- *   products over contiguous K for both operands, which GCC vectorises (pmaddwd / vpdpbusd).
- *   Tiles of 4x4 outputs are spread over OpenMP threads.
+ * (The int8 x int8 matmul is q8gemm.c's q8_mm.)
  * qlin_packed: Y[M,N] (float32) = X[M,K] (float32) x W, W quantized [K,N] packed along N in
  *   int32 words (32/bits values a word, value i at bits [bits*i, bits*(i+1))), scales S[K, N/block]
  *   (block > 0) or S[0] (per tensor). Threads own chunks of 128 columns of every row; each thread
@@ -14,42 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-int burn_quant_version(void) { return 1; }
-
-void qmm_i8_i32(const int8_t *A, const int8_t *Bt, int32_t *C, long M, long K, long N,
-                int threads) {
-    long mt = (M + 3) / 4, nt = (N + 3) / 4;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(threads)
-    for (long ti = 0; ti < mt; ti++)
-        for (long tj = 0; tj < nt; tj++) {
-            long m0 = ti * 4, n0 = tj * 4;
-            long m1 = m0 + 4 < M ? m0 + 4 : M, n1 = n0 + 4 < N ? n0 + 4 : N;
-            for (long m = m0; m < m1; m++) {
-                const int8_t *a = A + m * K;
-                if (n1 - n0 == 4) {
-                    /* four dot products in one pass: A's row is read once for four outputs */
-                    const int8_t *b0 = Bt + n0 * K, *b1 = b0 + K, *b2 = b1 + K, *b3 = b2 + K;
-                    int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-                    for (long k = 0; k < K; k++) {
-                        int32_t av = a[k];
-                        c0 += av * b0[k];
-                        c1 += av * b1[k];
-                        c2 += av * b2[k];
-                        c3 += av * b3[k];
-                    }
-                    int32_t *c = C + m * N + n0;
-                    c[0] = c0, c[1] = c1, c[2] = c2, c[3] = c3;
-                    continue;
-                }
-                for (long n = n0; n < n1; n++) {
-                    const int8_t *b = Bt + n * K;
-                    int32_t acc = 0;
-                    for (long k = 0; k < K; k++) acc += (int32_t)a[k] * (int32_t)b[k];
-                    C[m * N + n] = acc;
-                }
-            }
-        }
-}
+int burn_quant_version(void) { return 2; }
 
 #define QL_COLS 128 /* output columns a thread chunk owns: 128 / (32 / bits) words */
 
@@ -81,7 +44,7 @@ void qlin_packed(const float *restrict X, const int32_t *restrict W, const float
     long nchunks = (N + QL_COLS - 1) / QL_COLS;
     long nblocks = block > 0 ? N / block : 0;
     long row_bytes = words * 4;
-#pragma omp parallel for schedule(static) num_threads(threads)
+#pragma omp parallel for schedule(static) num_threads(threads) if(threads > 1)
     for (long c = 0; c < nchunks; c++) {
         long n0 = c * QL_COLS, n1 = n0 + QL_COLS < N ? n0 + QL_COLS : N;
         long w = n1 - n0;

@@ -175,6 +175,11 @@ class QuantOps:
         """Weight-only linear: x [.., d_in] float, weight quantized [d_in, d_out]."""
         return self.linear(x, self.q_dequantize(weight, DType.from_np(x.dtype)), bias)
 
+    def q_conv2d(self, x, weight: QuantizedPrimitive, bias, options):
+        """conv2d with a quantized weight [c_out, c_in/groups, kh, kw]; x and bias float.
+        Default: weight-only (dequantize the weight, then the float conv2d)."""
+        return self.conv2d(x, self.q_dequantize(weight, DType.from_np(x.dtype)), bias, options)
+
     def q_matmul(self, x, y):
         """Matmul where either operand may be quantized; default: dequantize, float matmul."""
         dt = None
