@@ -161,3 +161,37 @@ def test_kept_float_names_the_reason_per_path():
     quantizer = Quantizer(scheme=QuantScheme(level=QuantLevel.block(4)))
     layer.quantize_weights(quantizer)
     assert quantizer.kept_float == {"bias": "last dim 6 is not a multiple of the block size 4"}
+
+
+MOVE_TARGETS = [
+    NdArray(num_threads=1, quantize_activations=True),  # another backend: through QuantizedData
+    Autodiff(NdArray()),
+]
+
+
+@pytest.mark.parametrize("target", MOVE_TARGETS, ids=["ndarray-act8", "autodiff"])
+@pytest.mark.parametrize("scheme", SCHEMES[:2], ids=["q8s", "q4s-b4"])
+@pytest.mark.parametrize("name,make,xshape,ints", LAYERS[::2], ids=[layer[0] for layer in LAYERS[::2]])
+def test_to_device_moves_quantized_params_as_quantized(target, scheme, name, make, xshape, ints):
+    """`Module.to_device` used to detach each param through the quantized view, which dequantized
+    it: the moved model was float (4x its record, no quantized kernels on the target)."""
+    src, dst = NdArray().device(), target.device()
+    q = make(src).quantize_weights(Quantizer(calibration=Calibration.MinMax, scheme=scheme))
+    moved = q.to_device(dst)
+    assert moved.devices() == [dst]
+    before, after = dict(q.named_parameters()), dict(moved.named_parameters())
+    assert before.keys() == after.keys()
+    for path, p in before.items():
+        t, m = p.val(), after[path].val()
+        assert m.is_quantized() == t.is_quantized(), path
+        assert after[path].id == p.id and m.device is dst
+        if t.is_quantized():
+            a, b = t.quantized_data(), m.quantized_data()
+            assert b.scheme == a.scheme == scheme and b.shape == a.shape
+            np.testing.assert_array_equal(b.values, a.values)
+            np.testing.assert_array_equal(b.scales, a.scales)
+    x = np.random.default_rng(1).normal(size=xshape).astype(np.float32)
+    got, want = moved(Tensor.from_data(x, dst)).numpy(), q(Tensor.from_data(x, src)).numpy()
+    # the act8 backend also quantizes the activations of 8-bit per-tensor layers (int8 per row)
+    act8 = getattr(target, "quantize_activations", False) and scheme == SCHEMES[0]
+    np.testing.assert_allclose(got, want, rtol=0, atol=0.02 if act8 else 1e-5)

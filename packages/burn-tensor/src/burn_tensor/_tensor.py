@@ -26,7 +26,8 @@ from ._tensor_linalg import LinalgMixin
 from ._tensor_logic import LogicMixin
 from ._tensor_math import MathMixin
 from ._tensor_reduce import ReduceMixin
-from .quantization._tensor_quant import QuantMixin
+from .quantization._primitive import QuantizedPrimitive
+from .quantization._tensor_quant import QuantMixin, quantized_to_device
 
 _new = object.__new__
 
@@ -537,6 +538,8 @@ class Tensor(
         """This tensor moved to `device` (Burn's `to_device`); `to` is the same method."""
         if device is self._d:
             return self
+        if type(self._p) is QuantizedPrimitive:  # stays quantized (values, scales, scheme)
+            return quantized_to_device(self, device)
         if device.backend is self._d.backend:
             return Tensor._make(self._o.to_device(self._p, device), self._o.kind, device)
         # Across backends: go through the host.

@@ -170,6 +170,12 @@ class QuantOps:
         s = self.float_from_data(TensorData(data.scales), device)
         return QuantizedPrimitive(v, s, data.scheme, data.shape)
 
+    def q_to_device(self, qx: QuantizedPrimitive, device) -> QuantizedPrimitive:
+        """The stored values and scales moved to `device` (same backend); the scheme is kept."""
+        return QuantizedPrimitive(
+            self.int_to_device(qx.values, device), self.float_to_device(qx.scales, device), qx.scheme, qx.shape
+        )
+
     # -- quantized kernels (defaults dequantize) ---------------------------------------------------
     def q_linear(self, x, weight: QuantizedPrimitive, bias):
         """Weight-only linear: x [.., d_in] float, weight quantized [d_in, d_out]."""

@@ -55,6 +55,16 @@ def wrap_quantized(p: QuantizedPrimitive, device):
     return t
 
 
+def quantized_to_device(t, device):
+    """Quantized tensor `t` on `device`, still quantized: its values and scales move and the
+    scheme is kept (same backend: `q_to_device`; across backends through `QuantizedData`)."""
+    if device is t._d:
+        return t
+    if device.backend is t._d.backend:
+        return wrap_quantized(t._d.backend.q_to_device(t._p, device), device)
+    return wrap_quantized(device.backend.q_from_data(t.quantized_data(), device), device)
+
+
 class QuantMixin:
     """Quantization methods of `Tensor` (Burn's `Tensor::quantize`, `quantize_dynamic`,
     `dequantize`)."""

@@ -52,6 +52,14 @@ class QuantView:
             return type(a)(self._deq(e) for e in a)
         return a
 
+    # Moving and detaching keep a tensor quantized (the generic path below would dequantize).
+    def detach(self, p):
+        """Quantized tensors are never tracked by autodiff: nothing to cut, `p` unchanged."""
+        return p
+
+    def to_device(self, p, device):
+        return self.backend.q_to_device(p, device) if type(p) is QuantizedPrimitive else self._float.to_device(p, device)
+
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
