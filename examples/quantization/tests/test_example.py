@@ -1,5 +1,5 @@
 """The quantization example end to end on small slices (CI-quick): rows, sizes, accuracy, for
-the guide model and the text-classification transformer."""
+the guide model and the text-classification transformer, weight-only and with int8 activations."""
 
 from __future__ import annotations
 
@@ -12,18 +12,27 @@ from burn_ndarray import NdArray
 from quantization_example import quantize_and_compare, quantize_and_compare_text, train_quick, train_text
 from quantization_example.cli import main
 
-NAMES = ["float32", "int8", "int4-block64"]
+NAMES = ["float32", "int8", "int8+act8", "int4-block64"]
+
+
+def _dynamic():
+    """Where the +act8 rows run: NdArray quantizing the activations of int8 layers on the fly."""
+    return NdArray(num_threads=2, quantize_activations=True).device()
 
 
 def _check(rows, model, acc_floor, q8_tol, q4_tol, q4_ratio):
     assert [(r.model, r.name) for r in rows] == [(model, n) for n in NAMES]
-    f32, q8, q4 = rows
+    f32, q8, q8a, q4 = rows
     assert f32.accuracy > acc_floor, f"the float model did not learn ({f32.accuracy:.1f} %)"
     assert abs(q8.accuracy - f32.accuracy) <= q8_tol
+    # int8 activations too: the same bound as weight-only int8, and the same (moved, still
+    # quantized) weights, so the same record
+    assert abs(q8a.accuracy - f32.accuracy) <= q8_tol
+    assert q8a.record_bytes == q8.record_bytes and q8a.kept_float == q8.kept_float
     assert abs(q4.accuracy - f32.accuracy) <= q4_tol
     assert f32.record_bytes / q8.record_bytes >= 3.5
     assert f32.record_bytes / q4.record_bytes >= q4_ratio
-    return f32, q8, q4
+    return f32, q8, q8a, q4
 
 
 def test_quantized_guide_keeps_accuracy_and_shrinks_the_record():
@@ -31,9 +40,9 @@ def test_quantized_guide_keeps_accuracy_and_shrinks_the_record():
     train = PartialDataset(DigitsDataset.train(), 0, 400)
     test = PartialDataset(DigitsDataset.test(), 0, 200)
     model = train_quick(Autodiff(backend).device(), train, epochs=2)
-    rows = quantize_and_compare(model, backend.device(), test, reps=1)
+    rows = quantize_and_compare(model, backend.device(), test, reps=1, dynamic_device=_dynamic())
     # 200 images: one image is 0.5 points
-    _, q8, q4 = _check(rows, "guide", 50, 1.0, 3.0, 6.0)
+    _, q8, _, q4 = _check(rows, "guide", 50, 1.0, 3.0, 6.0)
     assert q8.skipped == 0 and q4.skipped == 6  # conv kernels (width 3), small biases, head
     assert set(q4.kept_float) == {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias",
                                   "linear2.weight", "linear2.bias"}  # fmt: skip
@@ -44,9 +53,10 @@ def test_quantized_transformer_quantizes_embeddings_and_attention_and_shrinks():
     small = {"d_model": 64, "n_heads": 2, "n_layers": 1, "d_ff": 128}  # the real widths, 1 layer
     model, encoded, labels = train_text(backend, 400, 200, 2, max_len=16, lr=3e-3,
                                         model_cfg=small, log=lambda *_: None)  # fmt: skip
-    rows = quantize_and_compare_text(model, backend.device(), encoded, labels, reps=1)
+    rows = quantize_and_compare_text(model, backend.device(), encoded, labels, reps=1,
+                                     dynamic_device=_dynamic())  # fmt: skip
     # 200 sentences: one is 0.5 points
-    _, q8, q4 = _check(rows, "transformer", 80, 1.5, 3.0, 6.0)
+    _, q8, _, q4 = _check(rows, "transformer", 80, 1.5, 3.0, 6.0)
     norms = {f"encoder.layers.0.norm_{i}.{p}" for i in (1, 2) for p in ("gamma", "beta")}
     assert set(q8.kept_float) == norms  # embeddings, every attention projection, feed-forward: int8
     assert set(q4.kept_float) == norms | {"head.weight", "head.bias"}  # 4 classes: no block of 64

@@ -1,5 +1,5 @@
 """The guide model and the text-classification transformer quantized after training: accuracy,
-record size and CPU time, f32 vs int8 / int4."""
+record size and CPU time, f32 vs int8 / int4 weights (and int8 weights with int8 activations)."""
 
 from .guide_task import evaluate, guide_task, quantize_and_compare, train_quick
 from .run import SCHEMES, Report, Task, compare, record_bytes

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _guide(a, backend):
+def _guide(a, backend, dynamic):
     from burn_autodiff import Autodiff
     from burn_dataset.transform import PartialDataset
     from burn_dataset.vision import DigitsDataset
@@ -52,17 +52,17 @@ def _guide(a, backend):
         print(f"training the guide model for {a.epochs} epoch(s) on {len(train_set)} digits ...")
         model = train_quick(Autodiff(backend).device(), train_set, a.epochs)
     print(f"guide: {len(test_set)} test images")
-    return quantize_and_compare(model, device, test_set)
+    return quantize_and_compare(model, device, test_set, dynamic_device=dynamic)
 
 
-def _transformer(a, backend):
+def _transformer(a, backend, dynamic):
     from .text_task import quantize_and_compare_text, train_text
 
     print(f"training the text-classification transformer for {a.text_epochs} epoch(s) on "
           f"{a.text_train_size} generated sentences ...")  # fmt: skip
     model, encoded, labels = train_text(backend, a.text_train_size, a.text_test_size, a.text_epochs)
     print(f"transformer: {len(labels)} test sentences")
-    return quantize_and_compare_text(model, backend.device(), encoded, labels)
+    return quantize_and_compare_text(model, backend.device(), encoded, labels, dynamic_device=dynamic)
 
 
 def main(argv=None) -> int:
@@ -77,11 +77,13 @@ def main(argv=None) -> int:
 
     backend = NdArray(num_threads=a.threads) if a.threads else NdArray()
     print(f"backend {backend!r}, {backend.num_threads} thread(s)")
+    # the +act8 rows: the int8 model moved to a backend that quantizes activations on the fly
+    dynamic = NdArray(num_threads=backend.num_threads, quantize_activations=True).device()
     rows = []
     if a.model in ("guide", "both"):
-        rows += _guide(a, backend)
+        rows += _guide(a, backend, dynamic)
     if a.model in ("transformer", "both"):
-        rows += _transformer(a, backend)
+        rows += _transformer(a, backend, dynamic)
     print()
     for r in rows:
         print(r.row())

@@ -42,9 +42,10 @@ def guide_task(device, test_set, batch_size: int = 64) -> Task:
     items = [test_set.get(i) for i in range(min(batch_size, len(test_set)))]
     images = MnistBatcher().batch(items, device).images
     return Task("guide", lambda m: evaluate(m, device, test_set),
-                lambda m: m.forward(images).numpy(), len(items))  # fmt: skip
+                lambda m: m.forward(images).numpy(), len(items),
+                lambda d: guide_task(d, test_set, batch_size))  # fmt: skip
 
 
-def quantize_and_compare(model, device, test_set, schemes=None, reps: int = 5):
-    """The guide's rows: float32, then one per scheme."""
-    return compare(model, guide_task(device, test_set), schemes, reps)
+def quantize_and_compare(model, device, test_set, schemes=None, reps: int = 5, dynamic_device=None):
+    """The guide's rows: float32, then one per scheme (and `+act8` rows on `dynamic_device`)."""
+    return compare(model, guide_task(device, test_set), schemes, reps, dynamic_device)

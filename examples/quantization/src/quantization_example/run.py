@@ -3,7 +3,9 @@
 Quantization is post-training and weight-only (`model.quantize_weights(Quantizer(...))`):
 Linear (so also attention projections and feed-forward layers), Conv2d and Embedding keep
 their weights quantized and compute with float activations. Each model brings a `Task`: how to
-measure its accuracy and one CPU batch to time.
+measure its accuracy and one CPU batch to time. Given a `dynamic_device` (one of
+`NdArray(quantize_activations=True)`), each 8-bit per-tensor model is also moved there
+(`to_device` keeps it quantized) and run with int8 activations: the `+act8` rows.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Task:
     accuracy: Callable  # model -> percent on the test split
     forward_batch: Callable  # model -> runs one CPU batch, returns a host array
     batch_size: int
+    on: Callable | None = None  # device -> the same task with its inputs on that device
 
 
 @dataclasses.dataclass
@@ -79,8 +82,13 @@ def ms_per_batch(forward_batch, model, reps: int = 5) -> float:
     return float(np.median(times) * 1e3)
 
 
-def compare(model, task: Task, schemes=None, reps: int = 5) -> list[Report]:
-    """f32 first, then one row per scheme (post-training, weight-only, MinMax calibration)."""
+def compare(model, task: Task, schemes=None, reps: int = 5, dynamic_device=None) -> list[Report]:
+    """f32 first, then one row per scheme (post-training, weight-only, MinMax calibration).
+
+    `dynamic_device` (a device of `NdArray(quantize_activations=True)`): after each 8-bit
+    per-tensor scheme's row, a `<scheme>+act8` row: the same quantized model moved there, whose
+    Linear and Conv2d layers also quantize their input on the fly (int8 x int8 -> int32).
+    """
     rows = [
         Report(task.name, "float32", task.accuracy(model), record_bytes(model),
                ms_per_batch(task.forward_batch, model, reps), task.batch_size)
@@ -94,11 +102,17 @@ def compare(model, task: Task, schemes=None, reps: int = 5) -> list[Report]:
                    len(quantizer.skipped), dict(quantizer.kept_float))
         )  # fmt: skip
         if dynamic_device is not None and scheme.value.bits == 8 and not scheme.level.is_block():
-            qd = model.to_device(dynamic_device).quantize_weights(
-                Quantizer(calibration=Calibration.MinMax, scheme=scheme)
-            )
-            rows.append(
-                Report(f"{name}+act8", evaluate(qd, dynamic_device, test_set), _record_bytes(qd),
-                       _ms_per_batch(qd, dynamic_device, test_set, reps), len(quantizer.skipped))
-            )  # fmt: skip
+            rows.append(_act8_row(q, task, name, dynamic_device, rows[-1], reps))
     return rows
+
+
+def _act8_row(q, task: Task, name: str, device, weight_only: Report, reps: int) -> Report:
+    """The quantized model `q` moved to `device` (still quantized: same values, scales and
+    record) and measured there."""
+    if task.on is None:
+        raise ValueError(f"compare: task {task.name!r} has no `on` (device -> Task) for the +act8 row")
+    t, qd = task.on(device), q.to_device(device)
+    return dataclasses.replace(
+        weight_only, name=f"{name}+act8", accuracy=t.accuracy(qd), record_bytes=record_bytes(qd),
+        ms_per_batch=ms_per_batch(t.forward_batch, qd, reps), kept_float=dict(weight_only.kept_float),
+    )  # fmt: skip

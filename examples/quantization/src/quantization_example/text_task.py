@@ -30,9 +30,11 @@ def text_task(device, encoded, labels, batch_size: int = 64) -> Task:
     t = Tensor.from_ints(ids[:batch_size], device)
     m = Tensor.from_bool(mask[:batch_size], device)
     return Task("transformer", lambda model: 100.0 * accuracy(model, ids, mask, labels, device),
-                lambda model: model.forward(t, m).numpy(), len(ids[:batch_size]))  # fmt: skip
+                lambda model: model.forward(t, m).numpy(), len(ids[:batch_size]),
+                lambda d: text_task(d, encoded, labels, batch_size))  # fmt: skip
 
 
-def quantize_and_compare_text(model, device, encoded, labels, schemes=None, reps: int = 5):
-    """The transformer's rows: float32, then one per scheme."""
-    return compare(model, text_task(device, encoded, labels), schemes, reps)
+def quantize_and_compare_text(model, device, encoded, labels, schemes=None, reps: int = 5,
+                              dynamic_device=None):  # fmt: skip
+    """The transformer's rows: float32, then one per scheme (and `+act8` rows on `dynamic_device`)."""
+    return compare(model, text_task(device, encoded, labels), schemes, reps, dynamic_device)
