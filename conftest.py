@@ -7,7 +7,17 @@ only from the conftest at the rootdir (a nested conftest declaring it is an erro
 run starts above it, as `uv run pytest` does), so the backend packages' suites get it here.
 """
 
+import os
+
 pytest_plugins = ["burn_backend_tests.plugin"]
+
+# OpenCL programs of the test session build without LLVM optimization unless the caller says
+# otherwise (`BURN_OPENCL_BUILD_OPTIONS=` empty: optimized, as users build them). On PoCL a cold
+# program compiles about 10x faster (Fusion's suites compile thousands, and CI starts with empty
+# caches); what a kernel computes does not change. Optimized builds stay covered where a
+# compiler crash was once found: the matmul candidate sweep (burn-opencl) builds as users do,
+# and burn-gpu's kernel tests build every eager, attention and half program themselves.
+os.environ.setdefault("BURN_OPENCL_BUILD_OPTIONS", "-cl-opt-disable")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -51,10 +51,12 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_DDP_SHARD_OPTIM": ("unset: off", "`1` shards the optimizer state across ranks (ZeRO stage 1) under the launcher."),
     # burn-opencl
     "BURN_OPENCL_DEVICE": ("unset: the first platform with a GPU, else any", "`p:d` makes device `d` of platform `p` device 0."),
+    "BURN_OPENCL_BUILD_OPTIONS": ("unset: none", "Extra OpenCL build options for every program (read when a device's runtime is made), e.g. `-cl-opt-disable`, which the workspace's tests use (the root `conftest.py`) because PoCL then compiles about 10x faster; set it empty to test optimized builds."),
     "BURN_AUTOTUNE": ("`1`", "`0` skips autotuning: the first candidate kernel runs."),
     # burn-cuda
     "BURN_CUDA_FAST": ("`1`", "`0` turns off the hot path (own kernels with little Python) for elementwise ops and small reductions."),
     "BURN_CUDA_DIRECT_GEMM": ("`1`", "`0` sends matmuls through `cupy.matmul` instead of the direct cuBLAS call."),
+    "BURN_CUDA_INT8_GEMM": ("`1`", "`0` sends the int8 x int8 matmul of two quantized tensors to burn_gpu's `qmm_i8` kernel instead of cuBLAS `cublasGemmEx`."),
     "BURN_CUDA_DRIVER_LAUNCH": ("`1`", "`0` launches kernels through cupy's RawKernel call instead of the driver API."),
     # burn-fusion
     "BURN_CAPTURE_DEBUG": ("unset: off", "`1` prints step capture's decisions on stderr (why a recording was refused or aborted, what an aborted one put back, how the learning rate was bound)."),
