@@ -10,6 +10,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-epochs", type=int, default=200, help="epochs (Burn: 200)")
     p.add_argument("--batch-size", type=int, default=512, help="batch size (Burn: 512)")
     p.add_argument("--lr", type=float, default=3e-4, help="RMSProp learning rate (Burn: 3e-4)")
+    p.add_argument("--seed", type=int, default=5, help="seed of init, noise, shuffle (Burn: 5)")
     p.add_argument("--sample-interval", type=int, default=10, help="epochs between sample grids")
     p.add_argument("--artifact-dir", default="artifacts/wgan", help="where sample grids go")
     p.add_argument(
@@ -39,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     images, test = (digits_in_tanh_range(np.stack([ds.get(i).image for i in range(len(ds))]))
                     for ds in (DigitsDataset.train(), DigitsDataset.test()))  # fmt: skip
     cfg = TrainingConfig(ModelConfig(), num_epochs=args.num_epochs, batch_size=args.batch_size,
-                         lr=args.lr, sample_interval=args.sample_interval)  # fmt: skip
+                         lr=args.lr, sample_interval=args.sample_interval,
+                         seed=args.seed)  # fmt: skip
     r = train(cfg, Autodiff(inner).device(), images, args.artifact_dir,
               log=lambda s: print(s, flush=True))  # fmt: skip
     print("Wasserstein estimate per epoch (first, last): "

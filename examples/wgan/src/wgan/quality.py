@@ -46,9 +46,10 @@ class SampleReport:
     real_nearest: float
 
     def lines(self) -> list[str]:
+        ratio = self.diversity / self.real_diversity
         return [
             f"diversity (mean pairwise L2 of the samples): {self.diversity:.2f} "
-            f"(real test digits: {self.real_diversity:.2f}, ratio {self.diversity / self.real_diversity:.2f})",
+            f"(real test digits: {self.real_diversity:.2f}, ratio {ratio:.2f})",
             f"distance to the nearest training digit: samples {self.nearest:.2f} "
             f"(real test digits: {self.real_nearest:.2f})",
         ]
@@ -58,6 +59,8 @@ def sample_report(samples: np.ndarray, train: np.ndarray, test: np.ndarray) -> S
     """Compare `samples` with the first `len(samples)` of `test`, both against `train`."""
     real = test[: len(samples)]
     return SampleReport(
-        mean_pairwise_distance(samples), mean_pairwise_distance(real),
-        float(nearest_distances(samples, train).mean()), float(nearest_distances(real, train).mean()),
-    )  # fmt: skip
+        diversity=mean_pairwise_distance(samples),
+        real_diversity=mean_pairwise_distance(real),
+        nearest=float(nearest_distances(samples, train).mean()),
+        real_nearest=float(nearest_distances(real, train).mean()),
+    )

@@ -25,7 +25,9 @@ class TrainingConfig:
     WGAN paper warns against (its critic loss then runs away and the generator collapses)."""
 
     model: ModelConfig
-    optimizer: RmsPropConfig = RmsPropConfig(alpha=0.99, momentum=0.0, epsilon=8e-8, centered=False)
+    optimizer: RmsPropConfig = RmsPropConfig(
+        alpha=0.99, momentum=0.0, epsilon=8e-8, centered=False
+    )
     num_epochs: int = 200
     batch_size: int = 512
     seed: int = 5
