@@ -21,8 +21,8 @@ class TrainingConfig:
     """Burn's: 200 epochs, batch 512, seed 5, lr 3e-4, 5 critic steps per generator step,
     clip 0.01, a sample every 10 epochs, and the RMSProp of Burn's `wgan-mnist` launcher
     (alpha 0.99, **momentum 0**, epsilon 8e-8, not centered), not `RmsPropConfig()`'s defaults:
-    Burn's RMSProp defaults to momentum 0.9, and momentum on a weight-clipped critic is what the
-    WGAN paper warns against (its critic loss then runs away and the generator collapses)."""
+    Burn's RMSProp defaults to momentum 0.9, and with it the clipped critic's loss ran away and
+    the generator collapsed (the WGAN paper chose RMSProp as momentum made training unstable)."""
 
     model: ModelConfig
     optimizer: RmsPropConfig = RmsPropConfig(
