@@ -4,13 +4,16 @@ CIFAR-10 CNN trained by SupervisedTraining."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import numpy as np
 from burn_dataset.vision import ImageFolderDataset
 from burn_ndarray import NdArray
+from burn_optim import MomentumConfig, SgdConfig
 from custom_image_dataset import ClassificationBatcher, Cnn, generate_image_folder
-from custom_image_dataset.cli import main
+from custom_image_dataset.cli import learning_rate, main
+from custom_image_dataset.training import run
 
 
 def test_generated_folder_batches_and_cnn_shapes(tmp_path: Path):
@@ -29,10 +32,28 @@ def test_generated_folder_batches_and_cnn_shapes(tmp_path: Path):
 
 def test_quick_mode(tmp_path: Path, capsys):
     art = tmp_path / "cid"
-    assert main(["--generate", "8", "--epochs", "1", "--artifact-dir", str(art)]) == 0
+    assert main(["--generate", "8", "--epochs", "1", "--batch-size", "32", "--lr", "0.01",
+                 "--cosine", "--artifact-dir", str(art)]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "80 train and 20 test images in 10 classes" in out and "epochs 1" in out
     for rel in ["model.mpk.gz", "checkpoint/model-1.mpk.gz", "valid/epoch-1/Accuracy.log"]:
         assert (art / rel).is_file(), rel
     assert main(["--epochs", "1"]) == 2
     assert "--root DIR" in capsys.readouterr().err
+
+
+def test_optimizer_is_burns_sgd_with_momentum():
+    """Burn's launcher trains with SGD momentum 0.9, dampening 0, no Nesterov; the port used
+    plain `SgdConfig()` (no momentum), which left the CNN near chance on the generated set."""
+    default = inspect.signature(run).parameters["optimizer"].default
+    assert default == SgdConfig(momentum=MomentumConfig(momentum=0.9, dampening=0.0, nesterov=False))
+    assert default.weight_decay is None and default.gradient_clipping is None
+
+
+def test_cosine_learning_rate_spans_the_run():
+    assert learning_rate(0.02, False, 30, 8) == 0.02  # Burn's constant rate
+    sched = learning_rate(0.01, True, 2, 3)  # 6 iterations, from 0.01 down toward 0
+    lrs = [sched.step() for _ in range(6)]
+    want = [0.005 * (1 + np.cos(np.pi * i / 6)) for i in range(6)]
+    np.testing.assert_allclose(lrs, want, atol=1e-15)
+    assert lrs[0] == 0.01 and lrs[-1] < 0.001

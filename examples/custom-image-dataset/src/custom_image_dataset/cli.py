@@ -23,10 +23,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batch-size", type=int, default=128, help="batch size (Burn: 128)")
     parser.add_argument("--lr", type=float, default=0.02, help="SGD learning rate (Burn: 0.02)")
     parser.add_argument(
+        "--cosine", action="store_true",
+        help="anneal the rate from --lr to 0 over the run (cosine) instead of Burn's constant rate",
+    )  # fmt: skip
+    parser.add_argument(
         "--artifact-dir", default="artifacts/custom-image-dataset", help="logs, checkpoints, model"
     )
     parser.add_argument("--backend", default=None, help="backend name (default: the best one)")
     return parser
+
+
+def learning_rate(lr: float, cosine: bool, epochs: int, batches_per_epoch: int):
+    """Burn's constant `lr`, or with `cosine` a scheduler annealing from `lr` toward 0 over the
+    run's `epochs * batches_per_epoch` iterations (the Learner steps it once each)."""
+    if not cosine:
+        return lr
+    from burn_optim.lr_scheduler import CosineAnnealingLrSchedulerConfig
+
+    return CosineAnnealingLrSchedulerConfig(lr, num_iters=epochs * batches_per_epoch).init()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     _, inner, line = resolve_backend(args.backend)
     print(line, flush=True)
     print(f"{len(train)} train and {len(test)} test images in {len(train.classes)} classes")
+    lr = learning_rate(args.lr, args.cosine, args.epochs, -(-len(train) // args.batch_size))
     result = run(Autodiff(inner).device(), train, test, len(train.classes), args.artifact_dir,
-                 args.epochs, args.batch_size, args.lr)  # fmt: skip
+                 args.epochs, args.batch_size, lr)  # fmt: skip
     print(f"epochs {result.learner.epochs_completed}; model in {args.artifact_dir}")
     return 0
 

@@ -1,5 +1,6 @@
-"""Training: Burn's `examples/custom-image-dataset/src/training.rs`, translated (SGD, lr 0.02,
-30 epochs, batch 128, accuracy and loss, CompactRecorder checkpoints, summary)."""
+"""Training: Burn's `examples/custom-image-dataset/src/training.rs`, translated (SGD with
+momentum 0.9, lr 0.02, 30 epochs, batch 128, accuracy and loss, CompactRecorder checkpoints,
+summary)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 from burn_dataset import DataLoaderBuilder
 from burn_nn import CrossEntropyLossConfig
-from burn_optim import SgdConfig
+from burn_optim import MomentumConfig, SgdConfig
+from burn_optim.lr_scheduler import LrScheduler
 from burn_record import CompactRecorder
 from burn_train import ClassificationOutput, Learner, SupervisedTraining, TrainOutput
 from burn_train.metric import AccuracyMetric, LossMetric
@@ -32,14 +34,21 @@ def _valid_step(self: Cnn, batch: ClassificationBatch) -> ClassificationOutput:
     return forward_classification(self, batch)
 
 
+# The optimizer of Burn's launcher (`examples/custom-image-dataset.rs`): SGD with momentum 0.9,
+# dampening 0, no Nesterov. Plain `SgdConfig()` (no momentum) left the CNN near chance.
+OPTIMIZER = SgdConfig(momentum=MomentumConfig(momentum=0.9, dampening=0.0, nesterov=False))
+
+
 # Burn implements TrainStep/InferenceStep for Cnn; in Python they are methods.
 Cnn.train_step = _train_step
 Cnn.valid_step = _valid_step
 
 
 def run(device, train_set, test_set, num_classes: int, artifact_dir: str,
-        num_epochs: int = 30, batch_size: int = 128, lr: float = 0.02, seed: int = 42):  # fmt: skip
-    """Train the CNN on `train_set`, validate on `test_set`; returns the `LearningResult`."""
+        num_epochs: int = 30, batch_size: int = 128, lr: float | LrScheduler = 0.02,
+        seed: int = 42, optimizer: SgdConfig = OPTIMIZER):  # fmt: skip
+    """Train the CNN on `train_set`, validate on `test_set`; returns the `LearningResult`.
+    `lr` is a constant rate (Burn's) or any `LrScheduler` (stepped once per iteration)."""
     shutil.rmtree(artifact_dir, ignore_errors=True)
     Path(artifact_dir).mkdir(parents=True)
     device.seed(seed)
@@ -57,6 +66,6 @@ def run(device, train_set, test_set, num_classes: int, artifact_dir: str,
         .num_epochs(num_epochs)
         .summary()
     )
-    result = training.launch(Learner(Cnn.new(num_classes, device), SgdConfig().init(), lr))
+    result = training.launch(Learner(Cnn.new(num_classes, device), optimizer.init(), lr))
     result.model.save_file(f"{artifact_dir}/model", CompactRecorder())
     return result

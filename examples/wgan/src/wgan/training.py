@@ -19,9 +19,15 @@ from .model import Clip, ModelConfig
 @config
 class TrainingConfig:
     """Burn's: 200 epochs, batch 512, seed 5, lr 3e-4, 5 critic steps per generator step,
-    clip 0.01, a sample every 10 epochs."""
+    clip 0.01, a sample every 10 epochs, and the RMSProp of Burn's `wgan-mnist` launcher
+    (alpha 0.99, **momentum 0**, epsilon 8e-8, not centered), not `RmsPropConfig()`'s defaults:
+    Burn's RMSProp defaults to momentum 0.9, and with it the clipped critic's loss ran away and
+    the generator collapsed (the WGAN paper chose RMSProp as momentum made training unstable)."""
 
     model: ModelConfig
+    optimizer: RmsPropConfig = RmsPropConfig(
+        alpha=0.99, momentum=0.0, epsilon=8e-8, centered=False
+    )
     num_epochs: int = 200
     batch_size: int = 512
     seed: int = 5
@@ -72,7 +78,7 @@ def train(cfg: TrainingConfig, device, images: np.ndarray, artifact_dir: str | P
     art.mkdir(parents=True, exist_ok=True)
     device.seed(cfg.seed)
     generator, critic = cfg.model.init(device)
-    opt_g, opt_d = RmsPropConfig().init(), RmsPropConfig().init()
+    opt_g, opt_d = cfg.optimizer.init(), cfg.optimizer.init()
     clip = Clip(-cfg.clip_value, cfg.clip_value)
     rng = np.random.default_rng(cfg.seed)
     m = cfg.model
