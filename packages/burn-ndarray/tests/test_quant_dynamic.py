@@ -144,8 +144,8 @@ def test_other_isa_kernels_match(tmp_path, flags):
     if flags and platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip("AVX2 is x86-64 only")
     so = tmp_path / "q8.so"
-    src = _native_quant.SOURCES[1]
-    subprocess.run(["gcc", "-O2", "-fopenmp", "-fPIC", "-shared", *flags, "-o", str(so), str(src), "-lm"], check=True)
+    srcs = [str(s) for s in _native_quant.SOURCES[1:]]  # the int8 GEMM and conv (q8core.h)
+    subprocess.run(["gcc", "-O2", "-fopenmp", "-fPIC", "-shared", *flags, "-o", str(so), *srcs, "-lm"], check=True)
     lib = ctypes.CDLL(str(so))
     p, L, i, f = ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_float
     lib.q8_isa.restype = i

@@ -1,5 +1,6 @@
 """The quantized kernels of NdArray (`_native/quant.c`: the weight-only packed linear;
-`_native/q8gemm.c`: int8 x int8 -> int32 GEMMs), in their own small library.
+`_native/q8gemm.c`, `q8conv.c` over `q8core.h`: int8 x int8 -> int32 GEMMs and conv), in their
+own small library.
 
 Built like `_native` (same compiler, flags, cache folder, verified publish; the key holds
 quant.c's hash) but separately, so the shared `kernels.c` library is untouched. `lib()` is None
@@ -24,8 +25,10 @@ from . import _native
 log = logging.getLogger("burn_ndarray.native")
 
 SOURCE = Path(_native.__file__).with_name("quant.c")
-#: compiled together: quant.c and the int8 GEMM with dynamic activation quantization
-SOURCES = (SOURCE, SOURCE.with_name("q8gemm.c"))
+#: compiled together: quant.c and the int8 GEMM / conv with dynamic activation quantization
+SOURCES = (SOURCE, SOURCE.with_name("q8gemm.c"), SOURCE.with_name("q8conv.c"))
+#: included by the int8 sources: part of the cache key, never on the compiler's command line
+HEADERS = (SOURCE.with_name("q8core.h"),)
 VERSION = 2  # burn_quant_version() of quant.c (the cache key holds the sources' hash too)
 _LOCK = threading.Lock()
 _STATE: dict = {}
@@ -59,7 +62,7 @@ def _build():
         raise OSError("no C compiler (cc, gcc or $CC) on PATH")
     fl = [f for f in _native.flags() if f != "-mprefer-vector-width=512"] + ["-fno-strict-aliasing"]
     directory = _native.cache_dir()
-    digest = hashlib.sha256(b"".join(src.read_bytes() for src in SOURCES)).digest()
+    digest = hashlib.sha256(b"".join(src.read_bytes() for src in SOURCES + HEADERS)).digest()
     path = directory / f"quant-{_native._key(cc, digest, fl)}.so"
     if cache.check(path):
         try:

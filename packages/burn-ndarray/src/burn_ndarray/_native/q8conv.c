@@ -1,0 +1,164 @@
+/* q8_conv2d: the int8 convolution of q8core.h (see its comment): quantized im2col per task,
+ * then the shared micro kernel. */
+#include "q8core.h"
+
+static inline void copy16(uint8_t *d, const uint8_t *s) {
+#if defined(__SSE2__)
+    _mm_storeu_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+#else
+    memcpy(d, s, 16);
+#endif
+}
+
+/* One task's im2col, rows k of `cols` [kp][npad] (npad a multiple of NR): output rows
+ * [oh0, oh0 + nrows) from the task's quantized input rows [lo, lo + nin) of every channel
+ * (`xb`: [C][nin][Wd] bytes); a padding position or a column past the task reads ACT_OFF
+ * (int8 0). Stride 1 copies whole runs of a source row. */
+static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, long KW, long K,
+                        long kp, long oh0, long nrows, long OW, long sh, long sw, long ph, long pw,
+                        long dh, long dw, uint8_t *cols, long npad) {
+    for (long k = 0; k < kp; k++) {
+        uint8_t *row = cols + k * npad;
+        if (k >= K) {
+            memset(row, ACT_OFF, (size_t)npad);
+            continue;
+        }
+        long c = k / (KH * KW), i = (k / KW) % KH, jj = k % KW;
+        const uint8_t *plane = xb + c * nin * Wd;
+        long iw0 = jj * dw - pw;
+        for (long r = 0; r < nrows; r++) {
+            uint8_t *d = row + r * OW;
+            long ih = (oh0 + r) * sh - ph + i * dh - lo;
+            if (ih < 0 || ih >= nin) {
+                for (long t = 0; t < OW; t++) d[t] = ACT_OFF;
+                continue;
+            }
+            const uint8_t *src = plane + ih * Wd;
+            if (sw == 1) {
+                long a = iw0 < 0 ? -iw0 : 0, b = Wd - iw0 < OW ? Wd - iw0 : OW;
+                if (b < a) b = a;
+                if (a > OW) a = b = OW;
+                /* 16 bytes at a time: the over-read stays in the task's input buffer (64 bytes
+                 * of slack at its end), the over-write lands on the next row of `cols`
+                 * (written after this one) or its padding (filled below; 64 bytes of slack
+                 * after the last) */
+                if (b > a) { /* the first two chunks written out: as a loop GCC made the
+                              * short runs (a conv's rows) a memmove call each */
+                    copy16(d + a, src + a + iw0);
+                    if (b - a > 16) copy16(d + a + 16, src + a + 16 + iw0);
+                    for (long t = a + 32; t < b; t += 16) copy16(d + t, src + t + iw0);
+                }
+                for (long t = 0; t < a; t++) d[t] = ACT_OFF;
+                for (long t = b; t < OW; t++) d[t] = ACT_OFF;
+            } else {
+                for (long ow = 0; ow < OW; ow++) {
+                    long iw = ow * sw + iw0;
+                    d[ow] = (iw >= 0 && iw < Wd) ? src[iw] : ACT_OFF;
+                }
+            }
+        }
+        memset(row + nrows * OW, ACT_OFF, (size_t)(npad - nrows * OW));
+    }
+}
+
+/* The input rows [lo, hi) output rows [oh0, oh0 + nrows) read (clamped to the image). */
+static void in_rows(long oh0, long nrows, long sh, long ph, long KH, long dh, long H, long *lo,
+                    long *hi) {
+    long a = oh0 * sh - ph, b = (oh0 + nrows - 1) * sh - ph + (KH - 1) * dh + 1;
+    *lo = a < 0 ? 0 : (a > H ? H : a);
+    *hi = b > H ? H : (b < *lo ? *lo : b);
+}
+
+/* Output rows a task covers: about PANEL_PIX output pixels (at least one row). */
+long q8_conv_rows_per_task(long OW) { return OW >= PANEL_PIX ? 1 : PANEL_PIX / OW; }
+
+/* Wt: [CO] rows of ldw >= 4 * ceil(K / 4) bytes, zero past K (the core reads whole quads).
+ * Tasks (image, block of output rows): each quantizes the input rows its block reads (all
+ * channels) with one scale, max |x| / 127 over those rows, into its thread's buffer, then
+ * im2col, panels and GEMM: one parallel loop, no barrier inside. */
+int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt, long ldw,
+              long CO, long KH, long KW, float ws, const float *bias, float *Y, long OH, long OW,
+              long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
+    long K = C * KH * KW, kq = (K + 3) / 4, kp = kq * 4, P = OH * OW, img = C * H * Wd;
+    long rows_per = q8_conv_rows_per_task(OW);
+    long blocks = (OH + rows_per - 1) / rows_per, rt = (CO + MR - 1) / MR;
+    long npad_max = ((rows_per * OW + NR - 1) / NR) * NR;
+    long lo0, hi0, nin_max = 0;
+    for (long blk = 0; blk < blocks; blk++) {
+        long o0 = blk * rows_per, n = OH - o0 < rows_per ? OH - o0 : rows_per;
+        in_rows(o0, n, sh, ph, KH, dh, H, &lo0, &hi0);
+        nin_max = hi0 - lo0 > nin_max ? hi0 - lo0 : nin_max;
+    }
+    int32_t *wsum = calloc((size_t)(CO > 0 ? CO : 1), sizeof(int32_t));
+    if (!wsum) return -1;
+    for (long co = 0; co < CO; co++)
+        for (long k = 0; k < K; k++) wsum[co] += Wt[co * ldw + k];
+    int failed = 0;
+#pragma omp parallel num_threads(threads) if(threads > 1)
+    {
+        uint8_t *xb = malloc((size_t)(C * nin_max * Wd) + 64);
+        uint8_t *cols = malloc((size_t)(kp * npad_max) + 64);
+        uint8_t *panel = malloc((size_t)(npad_max / NR * kq * 64) + 64);
+        if (!xb || !cols || !panel) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for collapse(2) schedule(static)
+        for (long b = 0; b < B; b++)
+            for (long blk = 0; blk < blocks; blk++) {
+                if (!xb || !cols || !panel) continue;
+                long oh0 = blk * rows_per, nrows = OH - oh0 < rows_per ? OH - oh0 : rows_per;
+                long lo, hi;
+                in_rows(oh0, nrows, sh, ph, KH, dh, H, &lo, &hi);
+                long nin = hi - lo;
+                const float *x = X + b * img;
+                uint32_t m = 0;
+                for (long c = 0; c < C; c++) {
+                    float a = amax_of(x + (c * H + lo) * Wd, nin * Wd);
+                    uint32_t u;
+                    memcpy(&u, &a, 4);
+                    m = u > m ? u : m;
+                }
+                float amax;
+                memcpy(&amax, &m, 4);
+                float s = act_scale(amax), inv = 1.0f / s;
+                for (long c = 0; c < C; c++) {
+                    const float *src = x + (c * H + lo) * Wd;
+                    uint8_t *dst = xb + c * nin * Wd;
+                    quant_run(src, dst, nin * Wd, inv);
+                }
+                long np = nrows * OW, npad = ((np + NR - 1) / NR) * NR, npan = npad / NR;
+                im2col_rows(xb, lo, nin, Wd, KH, KW, K, kp, oh0, nrows, OW, sh, sw, ph, pw, dh, dw,
+                            cols, npad);
+                for (long pp = 0; pp < npan; pp++)
+                    pack_panel(cols, npad, kp, pp * NR, npad, kq, ACT_OFF, panel + pp * kq * 64);
+                float sc = s * ws;
+                long p0 = oh0 * OW;
+                for (long ti = 0; ti < rt; ti++) {
+                    const uint8_t *rows[MR];
+                    long c0 = ti * MR;
+                    for (int i = 0; i < MR; i++) {
+                        long co = c0 + i < CO ? c0 + i : CO - 1;
+                        rows[i] = (const uint8_t *)(Wt + co * ldw);
+                    }
+                    for (long pp = 0; pp < npan; pp++) {
+                        int32_t acc[MR][NR];
+                        micro(rows, panel + pp * kq * 64, kq, 0, acc);
+                        long nj = np - pp * NR < NR ? np - pp * NR : NR;
+                        for (int i = 0; i < MR && c0 + i < CO; i++) {
+                            long co = c0 + i;
+                            float bv = bias ? bias[co] : 0.0f;
+                            float *y = Y + (b * CO + co) * P + p0 + pp * NR;
+                            for (long j = 0; j < nj; j++)
+                                y[j] = (float)(acc[i][j] - ACT_OFF * wsum[co]) * sc + bv;
+                        }
+                    }
+                }
+            }
+        free(xb);
+        free(cols);
+        free(panel);
+    }
+    free(wsum);
+    return failed ? -1 : 0;
+}
