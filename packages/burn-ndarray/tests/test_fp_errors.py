@@ -77,11 +77,14 @@ def test_float_to_narrower_dtype_overflows_to_inf():
         out = t.cast("float32").numpy()
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, [INF, -INF, 1.0])
-    # The same rounding when float64 data lands on a float32 device (or a list of floats).
+    # The same rounding when float64 data (or a list of Python floats) lands on a float32
+    # device; on a float64 device a Python float is kept as it is (one rounding, to the
+    # device's dtype, as Burn's TensorData of f64 values).
     with np.errstate(all="raise"):
         from_f64 = Tensor.from_data(np.array([-1e300, 2.0]), NdArray().device()).tolist()
-        from_list = Tensor.from_data([1e300], NdArray("float64").device()).tolist()
-    assert from_f64 == [-INF, 2.0] and from_list == [INF]
+        from_list = Tensor.from_data([1e300], NdArray().device()).tolist()
+        kept = Tensor.from_data([1e300], NdArray("float64").device()).tolist()
+    assert from_f64 == [-INF, 2.0] and from_list == [INF] and kept == [1e300]
 
 
 def test_out_of_range_scalars_round_to_inf_like_the_elements():
