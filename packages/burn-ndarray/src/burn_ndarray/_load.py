@@ -6,23 +6,35 @@ milliseconds; measured on the 2-core machine beside `python3 -c "while 1: pass"`
 add of 2^20 elements took 0.16 ms on one thread and 6.7 ms on two. Waking only the cores that
 are free bounds the loss to the busy core's share.
 
-Estimate: the system's 1-minute load average less this process's own CPU use over the last
-`WINDOW` seconds is the load of the others; `max(1, cores - round(others))` threads are woken.
-Sampled at most every `PERIOD` seconds (one read of /proc/loadavg, ~10 us). The thread count
-never changes results (every kernel's split depends on the shapes only).
+Estimate: the system's 1-minute load average less this process's own share of it is the load
+of the others; `max(1, cores - round(others))` threads are woken. The kernel's load average is
+an exponential average with a 60 s time constant, so our own share is our CPU use averaged the
+same way (`TAU`): a plain recent window is wrong after a busy phase (16 cores of training leave
+a load average near 16 for a minute while the last seconds of our own use were light, and the
+next minute's kernels then ran on one or two threads: the int8 guide inference measured 5x
+slower on 16 cores right after training). Sampled at most every `PERIOD` seconds (one read of
+/proc/loadavg, ~10 us). The thread count never changes results (every kernel's split depends on
+the shapes only).
 `BURN_NDARRAY_LOAD_AWARE=0` turns it off (always the whole budget).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
 
 PERIOD = 0.25
-WINDOW = 5.0
+TAU = 60.0  # seconds: the time constant of the kernel's 1-minute load average
 
-_state = {"at": -1e9, "free": 1 << 30, "cpu": 0.0, "wall": 0.0}
+
+def _fresh_state() -> dict:
+    """No sample yet: our own share of the load starts at 0 (nothing run before)."""
+    return {"at": -1e9, "free": 1 << 30, "cpu": time.process_time(), "wall": time.monotonic(), "own": 0.0}
+
+
+_state = _fresh_state()
 _lock = threading.Lock()
 
 
@@ -55,11 +67,13 @@ def free_cores() -> int:
             st["at"], st["free"] = now, 1 << 30
             return st["free"]
         cpu = time.process_time()
-        if st["wall"] == 0.0 or now - st["wall"] > WINDOW:
-            own = min(_cores(), (cpu - st["cpu"]) / max(now - st["wall"], 1e-9)) if st["wall"] else 0.0
+        dt = now - st["wall"]
+        if dt > 0:  # our CPU use since the last sample, folded in as the kernel folds the load
+            rate = min(_cores(), max(0.0, cpu - st["cpu"]) / dt)
+            a = math.exp(-dt / TAU)
+            st["own"] = st["own"] * a + rate * (1.0 - a)
             st["cpu"], st["wall"] = cpu, now
-            st["own"] = own
-        others = max(0.0, load - st.get("own", 0.0))
+        others = max(0.0, load - st["own"])
         st["free"] = max(1, _cores() - int(others + 0.5))
         st["at"] = now
         return st["free"]
