@@ -17,13 +17,14 @@ cases take the class after it (the burn_tensor default: dequantize, then the flo
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 
 import numpy as np
 
 from ._dialect import fill, frame
-from ._quant_gemv import GEMV_MAX_M, run_gemv
+from ._quant_gemv import GEMV_MAX_M, plan_for
 
 _SRC = """
 @KERNEL@qlin_packed(const int n, const int bits, @G@float* out, @G@const float* x,
@@ -118,14 +119,22 @@ def _runtime(backend, device):
     return rt
 
 
-def _c_offset(rt, x):
-    """x's element offset when it is C-contiguous, else None."""
-    strides, offset = rt.layout(x)
-    expect, acc = [], 1
-    for d in reversed(x.shape):
-        expect.append(acc)
+@functools.lru_cache(maxsize=256)
+def _c_strides(shape: tuple) -> tuple:
+    """C-contiguous element strides of `shape` (kept: the hot path asks for few shapes)."""
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
         acc *= int(d)
-    expect.reverse()
+    return tuple(reversed(out))
+
+
+def _c_offset(rt, x):
+    """x's element offset when it is C-contiguous (strides of size-1 dims free), else None."""
+    strides, offset = rt.layout(x)
+    expect = _c_strides(tuple(x.shape))
+    if tuple(strides) == expect:  # the common case: one tuple comparison
+        return int(offset)
     ok = all(int(s) == e for s, e, d in zip(strides, expect, x.shape) if int(d) != 1)
     return int(offset) if ok else None
 
@@ -189,14 +198,22 @@ class GpuQuantOps:
         sc = weight.scheme
         ins = (x, weight.values, weight.scales)
         if 0 < m <= GEMV_MAX_M and n:  # decoding: many work-items per column (`_quant_gemv`)
-            # the eager runtime only: at batch 1 the host time of this path is part of the cost
+            # the eager runtime only: at batch 1 the host time of this path is part of the cost,
+            # so the launch is a kept plan and a float32 bias is added in the kernel's store
             kr = self.kernels_of(x)
             offs = [_c_offset(kr, a) for a in ins]
             if None in offs:
                 return super().q_linear(x, weight, bias)
-            out = kr.empty((m, n), np.dtype(np.float32))
             words, block = weight.values.shape[-1], sc.level.block_size or 0
-            run_gemv(kr, out, *ins, m, k, n, words, sc.value.bits, block, offs)
+            plan = plan_for(kr, weight.values, m, k, n, words, sc.value.bits, block, offs)
+            bo = None
+            if bias is not None and np.dtype(bias.dtype) == np.float32 and len(bias.shape) == 1:
+                bo = _c_offset(kr, bias)
+            out = kr.empty(tuple(x.shape[:-1]) + (n,), np.dtype(np.float32))
+            plan(kr, out, *ins, None if bo is None else bias, bo or 0)
+            if bias is None or bo is not None:
+                return out
+            return self.float_add(out, self.float_reshape(bias, (1,) * (len(x.shape) - 1) + (n,)))
         else:
             rt = _runtime(self, self.device_of(x))
             offs = [_c_offset(rt, a) for a in ins]
