@@ -146,7 +146,53 @@ def test_quant_cuda_sources_compile_for_sm90(nvcc_ptx):
     from burn_cuda import _quant_gemm
     from burn_gpu._quant_gemv import gemv_program
 
-    for stem, src in (("qlin_gemv4", gemv_program("cuda", 4, 1024)), ("quant_gemm", _quant_gemm.SOURCE)):
+    from burn_gpu._quant_gemv import DEFAULT_CUDA, GemvVariant
+
+    staged = GemvVariant(256, 4, 4, False, True)  # tree reduction, x in shared memory
+    for stem, src in (
+        ("qlin_gemv4", gemv_program("cuda", 4, 1024)),
+        ("qlin_gemv4_default", gemv_program("cuda", 4, DEFAULT_CUDA.g, DEFAULT_CUDA)),
+        ("qlin_gemv8_staged", gemv_program("cuda", 8, 256, staged)),
+        ("quant_gemm", _quant_gemm.SOURCE),
+    ):
         proc, ptx = nvcc_ptx(stem, src)
         assert proc.returncode == 0, proc.stderr
         assert ptx.stat().st_size > 0
+
+
+def test_qlin_gemv_default_variant_fuses_bias_and_keeps_its_plan():
+    # batch 1 on CUDA's default variant (16-byte loads, warp shuffles: N = 128 is 16 int4 words,
+    # a multiple of 4), K = 300 longer than a block's K slices (512 / 2 = 256): the bias is
+    # added in qlin_gemv's store (one launch, no float_add / reshape) and the second call
+    # reuses the kept plan; then the tree reduction with x staged in shared memory
+    from burn_gpu import _quant_gemv
+    from burn_gpu._quant import _c_offset
+
+    clear_runtimes()
+    with cuda_on_cpu_backend(FakeCupy()) as (backend, cp):
+        d = backend.device()
+        rng = np.random.default_rng(6)
+        scheme = QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(8))
+        w = Tensor.from_data(rng.normal(size=(300, 128)).astype(np.float32), d)
+        w = w.quantize_dynamic(scheme)
+        b = rng.normal(size=128).astype(np.float32)
+        x = rng.normal(size=(1, 300)).astype(np.float32)
+        xt, bt = Tensor.from_data(x, d), Tensor.from_data(b, d)
+        wd = w.quantized_data()
+        want = x.astype(np.float64) @ dequantize_ref(wd.values, wd.scales, scheme, (300, 128)) + b
+        for _ in range(2):
+            before, plans = len(cp.launches), len(_quant_gemv._PLANS)
+            got = module.linear(xt, w, bt).numpy()
+            assert [launch.name for launch in cp.launches[before:]] == ["qlin_gemv"]
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+        assert len(_quant_gemv._PLANS) == plans, "the second call built a new plan"
+        plan = next(p for p in _quant_gemv._PLANS.values() if p.rt is backend.kernels_of(xt._p))
+        assert plan.variant.vec == 4 and plan.variant.shfl
+        rt, qp = backend.kernels_of(xt._p), w._p
+        offs = [_c_offset(rt, a) for a in (xt._p, qp.values, qp.scales)]
+        staged = _quant_gemv.GemvVariant(256, 4, 4, False, True)
+        out = rt.empty((1, 128), np.dtype(np.float32))
+        run = _quant_gemv.run_gemv(rt, out, xt._p, qp.values, qp.scales, 1, 300, 128, 16, 4, 8, offs, staged)
+        assert run.variant.xs and not run.variant.shfl
+        np.testing.assert_allclose(xt._like(out).numpy(), want - b, rtol=1e-4, atol=1e-4)
+    clear_runtimes()

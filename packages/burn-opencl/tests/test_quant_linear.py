@@ -78,4 +78,42 @@ def test_qlin_gemv_small_batch_matches_reference(scheme):
         got = module.linear(x, w).numpy()
         np.testing.assert_allclose(got, full[rows].astype(np.float64) @ ref_w, rtol=1e-4, atol=1e-4)
     assert _quant_gemv.LAUNCHES[0] >= before + 2, "qlin_gemv did not run"
-    assert 300 > _quant_gemv.gemv_group(rt, scheme.value.bits) // _quant_gemv.WT  # K > KS
+    v = _quant_gemv.default_variant(rt)
+    assert 300 > min(v.g, rt.max_group) // v.wt  # K > KS: several K slices meet
+
+
+@pytest.mark.parametrize(
+    "scheme",
+    [
+        QuantScheme(),  # 64 words a row: per tensor
+        QuantScheme(value=QuantValue.Q4S, level=QuantLevel.block(8)),  # 32 words, a scale a word
+        QuantScheme(value=QuantValue.Q2S, level=QuantLevel.block(4)),  # 16 words, a scale a value
+    ],
+    ids=["q8s", "q4s-b8", "q2s-b4"],
+)
+def test_qlin_gemv_vector_loads_and_fused_bias(scheme):
+    """qlin_gemv's default OpenCL variant with its 16-byte loads (N = 256: the words of a row
+    are a multiple of 4), rank-3 x [1, 2, K], the float32 bias added in the kernel's store;
+    then the variant with x staged in local memory, launched directly."""
+    from burn_gpu import _quant_gemv
+
+    backend = OpenCl(device_type="cpu")
+    d = backend.device()
+    rng = np.random.default_rng(7)
+    w = Tensor.from_data(rng.normal(size=(300, 256)).astype(np.float32), d).quantize_dynamic(scheme)
+    wd = w.quantized_data()
+    ref_w = dequantize_ref(wd.values, wd.scales, scheme, (300, 256))
+    x = rng.normal(size=(1, 2, 300)).astype(np.float32)
+    b = rng.normal(size=256).astype(np.float32)
+    xt = Tensor.from_data(x, d)
+    got = module.linear(xt, w, Tensor.from_data(b, d)).numpy()
+    want = x.astype(np.float64) @ ref_w + b
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    rt, qp = backend.kernels_of(xt._p), w._p
+    offs = [_quant._c_offset(rt, a) for a in (xt._p, qp.values, qp.scales)]
+    words, bits, block = qp.values.shape[-1], scheme.value.bits, scheme.level.block_size or 0
+    for v in (_quant_gemv.default_variant(rt), _quant_gemv.GemvVariant(128, 4, 4, False, True)):
+        out = rt.empty((2, 256), np.dtype(np.float32))
+        plan = _quant_gemv.run_gemv(rt, out, xt._p, qp.values, qp.scales, 2, 300, 256, words, bits, block, offs, v)
+        assert plan.variant.vec == 4 and plan.variant.xs == v.xs
+        np.testing.assert_allclose(xt._like(out).numpy(), want[0] - b, rtol=1e-4, atol=1e-4)
