@@ -15,7 +15,7 @@ Lines (`"kind"`):
   call, no sync): `tensor_layer_us` (module.linear minus backend.q_linear), `q_linear_us`,
   `kernels_of_us`, `c_offset_us` (three arrays), `plan_for_us`, `empty_us`, `launch_us`.
 - `reference`: torch `F.linear` float16 and cupy float16 matmul at batch 1 (events and wall),
-  and burn-py's own float16 linear.
+  burn-py's own float16 linear, and each side's sync with nothing queued (`*_sync_us`).
 """
 
 from __future__ import annotations
@@ -180,6 +180,8 @@ def references(a, dev, timer, d: int) -> None:
         dev.sync()
 
     burn()
+    dev.sync()
+    row["burn_sync_us"] = med_us(dev.sync, 200)  # nothing queued: the sync's own cost
     row["burn_f16_wall_ms"] = statistics.median([med_us(burn, 1) for _ in range(a.reps)]) / 1e3
     if timer.cp is not None:
         cp = timer.cp
@@ -199,6 +201,7 @@ def references(a, dev, timer, d: int) -> None:
                 torch.cuda.synchronize()
 
             tw()
+            row["torch_sync_us"] = med_us(torch.cuda.synchronize, 200)
             row["torch_f16_wall_ms"] = statistics.median([med_us(tw, 1) for _ in range(a.reps)]) / 1e3
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             s.record()

@@ -119,6 +119,19 @@ def _runtime(backend, device):
     return rt
 
 
+_F32 = np.dtype(np.float32)
+#: (QuantizedPrimitive, QuantStore.PACKED_U32), imported on first use (burn_tensor imports the
+#: backends' packages): a function-level import costs ~1 us on every batch-1 call
+_QTYPES: list = [None]
+
+
+def _qtypes():
+    from burn_tensor.quantization import QuantizedPrimitive, QuantStore
+
+    _QTYPES[0] = (QuantizedPrimitive, QuantStore.PACKED_U32)
+    return _QTYPES[0]
+
+
 @functools.lru_cache(maxsize=256)
 def _c_strides(shape: tuple) -> tuple:
     """C-contiguous element strides of `shape` (kept: the hot path asks for few shapes)."""
@@ -132,7 +145,8 @@ def _c_strides(shape: tuple) -> tuple:
 def _c_offset(rt, x):
     """x's element offset when it is C-contiguous (strides of size-1 dims free), else None."""
     strides, offset = rt.layout(x)
-    expect = _c_strides(tuple(x.shape))
+    shape = x.shape
+    expect = _c_strides(shape if shape.__class__ is tuple else tuple(shape))
     if tuple(strides) == expect:  # the common case: one tuple comparison
         return int(offset)
     ok = all(int(s) == e for s, e, d in zip(strides, expect, x.shape) if int(d) != 1)
@@ -182,14 +196,13 @@ class GpuQuantOps:
         return out
 
     def q_linear(self, x, weight, bias):
-        from burn_tensor.quantization import QuantizedPrimitive, QuantStore
-
+        prim, packed = _QTYPES[0] or _qtypes()
         if (
-            type(weight) is not QuantizedPrimitive
-            or np.dtype(x.dtype) != np.float32
+            type(weight) is not prim
+            or x.dtype != _F32
             or len(weight.shape) != 2
-            or weight.scheme.store is not QuantStore.PACKED_U32
-            or np.dtype(weight.scales.dtype) != np.float32
+            or weight.scheme.store is not packed
+            or weight.scales.dtype != _F32
             or len(x.shape) < 1
         ):
             return super().q_linear(x, weight, bias)
@@ -207,9 +220,9 @@ class GpuQuantOps:
             words, block = weight.values.shape[-1], sc.level.block_size or 0
             plan = plan_for(kr, weight.values, m, k, n, words, sc.value.bits, block, offs)
             bo = None
-            if bias is not None and np.dtype(bias.dtype) == np.float32 and len(bias.shape) == 1:
+            if bias is not None and bias.dtype == _F32 and len(bias.shape) == 1:
                 bo = _c_offset(kr, bias)
-            out = kr.empty(tuple(x.shape[:-1]) + (n,), np.dtype(np.float32))
+            out = kr.empty((*x.shape[:-1], n), _F32)
             plan(kr, out, *ins, None if bo is None else bias, bo or 0)
             if bias is None or bo is not None:
                 return out
