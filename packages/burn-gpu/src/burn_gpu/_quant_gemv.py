@@ -85,14 +85,15 @@ def default_variant(rt) -> GemvVariant:
 def resolve(rt, v: GemvVariant, bits: int, k: int, words: int, aligned: bool) -> GemvVariant:
     """`v` made valid for this runtime and shape: g filled in and capped at the runtime's
     group size, vec 1 where VEC words do not divide a row or the weight is not aligned to
-    them, no shuffle outside CUDA (or with fewer than a warp), no x staging past local memory."""
+    them (and at most 32 / (32 / bits): 32 accumulators), no shuffle outside CUDA (or with fewer than a warp), no x staging past local memory."""
     per = 32 // bits
     if any(p & (p - 1) for p in (v.g, v.wt, v.vec)) or v.vec > 4:
         raise ValueError(f"qlin_gemv: g, wt, vec must be powers of two (vec <= 4), got {v}")
     g = v.g or gemv_group(rt, bits)
     g = min(g, rt.max_group)
     wt = min(v.wt, g // 2)
-    vec = v.vec if (words % v.vec == 0 and aligned) else 1
+    # at most 32 float accumulators an item: 2-bit x 4 words (64) spilled on sm_90 (ptxas -v)
+    vec = min(v.vec, max(1, 32 // per)) if (words % v.vec == 0 and aligned) else 1
     shfl = bool(v.shfl) and rt.dialect == "cuda" and g % 32 == 0 and wt <= 32
     red = per * vec * (g // 32 * wt if shfl else g)
     xs = bool(v.xs) and k <= LOCAL_FLOATS - red
