@@ -115,5 +115,5 @@ def test_qlin_gemv_vector_loads_and_fused_bias(scheme):
     for v in (_quant_gemv.default_variant(rt), _quant_gemv.GemvVariant(128, 4, 4, False, True)):
         out = rt.empty((2, 256), np.dtype(np.float32))
         plan = _quant_gemv.run_gemv(rt, out, xt._p, qp.values, qp.scales, 2, 300, 256, words, bits, block, offs, v)
-        assert plan.variant.vec == 4 and plan.variant.xs == v.xs
+        assert plan.variant.vec == min(4, bits) and plan.variant.xs == v.xs  # 2-bit: VEC 2
         np.testing.assert_allclose(xt._like(out).numpy(), want[0] - b, rtol=1e-4, atol=1e-4)
