@@ -10,7 +10,7 @@ Lines (`"kind"`):
   time with a final sync), `gbs` the weight bytes (values + scales) a launch reads per second,
   `max_abs_diff` against numpy float64 of the dequantized weight (`ok`: within 1e-3 * scale).
 - `path`: `module.linear(x, qweight)` as the bench times it (`wall_ms`: median of one call +
-  sync), `pipelined_ms` (launches calls then one sync, / launches: the host cost per call when
+  sync), `bias_*` the same with a float32 bias (added in the kernel's store), `pipelined_ms` (launches calls then one sync, / launches: the host cost per call when
   the GPU keeps up), and the host time of each piece of `GpuQuantOps.q_linear` (us, median per
   call, no sync): `tensor_layer_us` (module.linear minus backend.q_linear), `q_linear_us`,
   `kernels_of_us`, `c_offset_us` (three arrays), `plan_for_us`, `empty_us`, `launch_us`.
@@ -147,6 +147,9 @@ def probe_path(a, dev, be, x, qw, xp, qp, rt, offs, d, name, scheme, want, tol) 
     dev.sync()
     piped = (time.perf_counter() - t0) * 1e3 / a.launches
     got = module.linear(x, qw).numpy().astype(np.float64)
+    bf = np.linspace(-1, 1, d, dtype=np.float32)
+    b = Tensor.from_data(bf, dev)
+    got_b = module.linear(x, qw, b).numpy().astype(np.float64)
     n = a.launches
     words, block, bits = qp.values.shape[-1], scheme.level.block_size or 0, scheme.value.bits
     plan = _quant_gemv.plan_for(rt, qp.values, 1, d, d, words, bits, block, offs)
@@ -154,6 +157,8 @@ def probe_path(a, dev, be, x, qw, xp, qp, rt, offs, d, name, scheme, want, tol) 
     row = dict(
         kind="path", d=d, scheme=name, variant=plan.variant.tag, wall_ms=wall, pipelined_ms=piped,
         max_abs_diff=float(np.abs(got - want).max()),
+        bias_max_abs_diff=float(np.abs(got_b - want - bf).max()),
+        bias_module_linear_us=med_us(lambda: module.linear(x, qw, b), n),
         module_linear_us=med_us(lambda: module.linear(x, qw), n),
         q_linear_us=med_us(lambda: be.q_linear(xp, qp, None), n),
         kernels_of_us=med_us(lambda: be.kernels_of(xp), n),
@@ -163,7 +168,7 @@ def probe_path(a, dev, be, x, qw, xp, qp, rt, offs, d, name, scheme, want, tol) 
         launch_us=med_us(lambda: plan(rt, out, xp, qp.values, qp.scales), n),
     )  # fmt: skip
     row["tensor_layer_us"] = row["module_linear_us"] - row["q_linear_us"]
-    row["ok"] = row["max_abs_diff"] <= tol
+    row["ok"] = max(row["max_abs_diff"], row["bias_max_abs_diff"]) <= tol
     dev.sync()
     emit(**row)
 
