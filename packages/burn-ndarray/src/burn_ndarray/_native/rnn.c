@@ -14,26 +14,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* libmvec's SIMD expf/tanhf (as kernels.c declares them): the activation loops below vectorise */
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(BURN_NO_MVEC)
+#define SIMD __attribute__((__simd__("notinbranch")))
+SIMD float expf(float); SIMD double exp(double);
+#if __GLIBC_PREREQ(2, 35)
+SIMD float tanhf(float); SIMD double tanh(double);
+#endif
+#endif
+
 #define RNN_KERNEL(NAME, T, EXP, TANH)                                                        \
-  static inline T NAME##_act(int a, T v) {                                                    \
-    if (a == 0) return (T)1 / ((T)1 + EXP(-v));                                               \
-    if (a == 1) return TANH(v);                                                               \
-    return v > (T)0 ? v : (T)0;                                                               \
+  /* v[0:n] = act(v[0:n]); the branch outside the loops so each one vectorises */            \
+  static void NAME##_act(int a, T *restrict v, long n) {                                      \
+    if (a == 0) {                                                                             \
+      _Pragma("omp simd") for (long j = 0; j < n; j++) v[j] = (T)1 / ((T)1 + EXP(-v[j]));     \
+    } else if (a == 1) {                                                                      \
+      _Pragma("omp simd") for (long j = 0; j < n; j++) v[j] = TANH(v[j]);                     \
+    } else {                                                                                  \
+      _Pragma("omp simd") for (long j = 0; j < n; j++) v[j] = v[j] > (T)0 ? v[j] : (T)0;      \
+    }                                                                                         \
   }                                                                                           \
-  static inline T NAME##_clip(T v, int has_clip, T clip) {                                    \
-    if (!has_clip) return v;                                                                  \
-    return v > clip ? clip : (v < -clip ? -clip : v);                                         \
+  static void NAME##_clip(T *restrict v, long n, int has_clip, T clip) {                      \
+    if (!has_clip) return;                                                                    \
+    _Pragma("omp simd") for (long j = 0; j < n; j++)                                          \
+      v[j] = v[j] > clip ? clip : (v[j] < -clip ? -clip : v[j]);                              \
+  }                                                                                           \
+  /* v[0:n] += a[0:n] (* m[0:n] when m is given) */                                           \
+  static void NAME##_add(T *restrict v, const T *restrict a, const T *restrict m, long n) {   \
+    if (m) { _Pragma("omp simd") for (long j = 0; j < n; j++) v[j] += a[j] * m[j]; }         \
+    else { _Pragma("omp simd") for (long j = 0; j < n; j++) v[j] += a[j]; }                   \
   }                                                                                           \
   /* out[i, 0:n] = bias[0:n] (or 0) + a[i, 0:k] @ bt[0:k, 0:n] (bt's rows ldb apart) */      \
-  static void NAME##_mm(T *out, long ldo, const T *a, long m, long k, const T *bt, long ldb,  \
-                        long n, const T *bias) {                                              \
+  static void NAME##_mm(T *restrict out, long ldo, const T *restrict a, long m, long k,       \
+                        const T *restrict bt, long ldb, long n, const T *restrict bias) {     \
     for (long i = 0; i < m; i++) {                                                            \
-      T *o = out + i * ldo;                                                                   \
+      T *restrict o = out + i * ldo;                                                          \
       if (bias) memcpy(o, bias, n * sizeof(T));                                               \
       else memset(o, 0, n * sizeof(T));                                                       \
       for (long kk = 0; kk < k; kk++) {                                                       \
-        const T av = a[i * k + kk], *brow = bt + kk * ldb;                                    \
-        for (long j = 0; j < n; j++) o[j] += av * brow[j];                                    \
+        const T av = a[i * k + kk], *restrict brow = bt + kk * ldb;                           \
+        _Pragma("omp simd") for (long j = 0; j < n; j++) o[j] += av * brow[j];                \
       }                                                                                       \
     }                                                                                         \
   }                                                                                           \
@@ -64,47 +84,56 @@
       for (long s = 0; s < seq; s++) {                                                        \
         const long t = rev ? seq - 1 - s : s;                                                 \
         const T *xt = xw + t * batch * gh;                                                    \
-        if (kind == 1 && !lbr) { /* GRU: (r * h) @ Rh^T comes after r */                     \
-          NAME##_mm(hr, gh, h, batch, hs, rt, gh, 2 * hs, rb);                                \
-        } else {                                                                              \
-          NAME##_mm(hr, gh, h, batch, hs, rt, gh, gh, rb);                                    \
-        }                                                                                     \
+        /* GRU without linear_before_reset: (r * h) @ Rh^T comes once r is known */           \
+        NAME##_mm(hr, gh, h, batch, hs, rt, gh, kind == 1 && !lbr ? 2 * hs : gh, rb);         \
         for (long bi = 0; bi < batch; bi++) {                                                 \
           const T *xr = xt + bi * gh;                                                         \
-          T *q = hr + bi * gh, *hb = h + bi * hs, *cb = c + bi * hs;                          \
+          T *q = hr + bi * gh, *hb = h + bi * hs, *cb = c + bi * hs, *tb = tmp + bi * hs;     \
           if (kind == 0) {                                                                    \
-            for (long j = 0; j < hs; j++)                                                     \
-              hb[j] = NAME##_act(f[0], NAME##_clip(xr[j] + q[j], has_clip, clip));            \
+            NAME##_add(q, xr, NULL, hs);                                                      \
+            NAME##_clip(q, hs, has_clip, clip);                                               \
+            NAME##_act(f[0], q, hs);                                                          \
+            memcpy(hb, q, hs * sizeof(T));                                                    \
           } else if (kind == 1) {                                                             \
-            for (long j = 0; j < 2 * hs; j++)                                                 \
-              q[j] = NAME##_act(f[0], NAME##_clip(xr[j] + q[j], has_clip, clip));             \
-            if (!lbr)                                                                         \
-              for (long j = 0; j < hs; j++) tmp[bi * hs + j] = q[hs + j] * hb[j];             \
-          } else {                                                                            \
-            for (long j = 0; j < hs; j++) {                                                   \
-              T gi = xr[j] + q[j], go = xr[hs + j] + q[hs + j];                               \
-              T gf = xr[2 * hs + j] + q[2 * hs + j], gc = xr[3 * hs + j] + q[3 * hs + j];     \
-              if (pd) { gi += pd[j] * cb[j]; gf += pd[2 * hs + j] * cb[j]; }                  \
-              const T i = NAME##_act(f[0], NAME##_clip(gi, has_clip, clip));                  \
-              const T fg = input_forget ? (T)1 - i : NAME##_act(f[0], NAME##_clip(gf, has_clip, clip)); \
-              const T cn = fg * cb[j] + i * NAME##_act(f[1], NAME##_clip(gc, has_clip, clip)); \
-              cb[j] = cn;                                                                     \
-              if (pd) go += pd[hs + j] * cn;                                                  \
-              hb[j] = NAME##_act(f[0], NAME##_clip(go, has_clip, clip)) * NAME##_act(f[2], cn); \
+            NAME##_add(q, xr, NULL, 2 * hs);                                                  \
+            NAME##_clip(q, 2 * hs, has_clip, clip);                                           \
+            NAME##_act(f[0], q, 2 * hs); /* z, r */                                           \
+            if (!lbr) {                                                                       \
+              _Pragma("omp simd") for (long j = 0; j < hs; j++) tb[j] = q[hs + j] * hb[j];    \
             }                                                                                 \
+          } else {                                                                            \
+            T *qi = q, *qo = q + hs, *qf = q + 2 * hs, *qc = q + 3 * hs;                      \
+            NAME##_add(q, xr, NULL, gh);                                                      \
+            if (pd) { NAME##_add(qi, pd, cb, hs); NAME##_add(qf, pd + 2 * hs, cb, hs); }      \
+            NAME##_clip(qi, hs, has_clip, clip);                                              \
+            NAME##_clip(qf, 2 * hs, has_clip, clip); /* f and c */                            \
+            NAME##_act(f[0], qi, hs);                                                         \
+            if (input_forget) {                                                               \
+              _Pragma("omp simd") for (long j = 0; j < hs; j++) qf[j] = (T)1 - qi[j];         \
+            } else NAME##_act(f[0], qf, hs);                                                  \
+            NAME##_act(f[1], qc, hs);                                                         \
+            _Pragma("omp simd") for (long j = 0; j < hs; j++)                                 \
+              cb[j] = qf[j] * cb[j] + qi[j] * qc[j];                                          \
+            if (pd) NAME##_add(qo, pd + hs, cb, hs);                                          \
+            NAME##_clip(qo, hs, has_clip, clip);                                              \
+            NAME##_act(f[0], qo, hs);                                                         \
+            memcpy(tb, cb, hs * sizeof(T));                                                   \
+            NAME##_act(f[2], tb, hs);                                                         \
+            _Pragma("omp simd") for (long j = 0; j < hs; j++) hb[j] = qo[j] * tb[j];          \
           }                                                                                   \
         }                                                                                     \
         if (kind == 1) {                                                                      \
-          if (!lbr) NAME##_mm(hr + 2 * hs, gh, tmp, batch, hs, rt + 2 * hs, gh, hs, rb ? rb + 2 * hs : NULL); \
+          if (!lbr)                                                                           \
+            NAME##_mm(hr + 2 * hs, gh, tmp, batch, hs, rt + 2 * hs, gh, hs, rb ? rb + 2 * hs : NULL); \
           for (long bi = 0; bi < batch; bi++) {                                               \
-            const T *xr = xt + bi * gh, *q = hr + bi * gh;                                    \
-            T *hb = h + bi * hs;                                                              \
-            for (long j = 0; j < hs; j++) {                                                   \
-              const T pre = lbr ? xr[2 * hs + j] + q[hs + j] * q[2 * hs + j]                  \
-                                : xr[2 * hs + j] + q[2 * hs + j];                             \
-              const T hh = NAME##_act(f[1], NAME##_clip(pre, has_clip, clip)), z = q[j];      \
-              hb[j] = ((T)1 - z) * hh + z * hb[j];                                            \
-            }                                                                                 \
+            const T *xr = xt + bi * gh;                                                       \
+            T *q = hr + bi * gh, *hb = h + bi * hs, *qh = q + 2 * hs;                         \
+            if (lbr) { _Pragma("omp simd") for (long j = 0; j < hs; j++) qh[j] *= q[hs + j]; } \
+            NAME##_add(qh, xr + 2 * hs, NULL, hs);                                            \
+            NAME##_clip(qh, hs, has_clip, clip);                                              \
+            NAME##_act(f[1], qh, hs);                                                         \
+            _Pragma("omp simd") for (long j = 0; j < hs; j++)                                 \
+              hb[j] = ((T)1 - q[j]) * qh[j] + q[j] * hb[j];                                   \
           }                                                                                   \
         }                                                                                     \
         memcpy(y + (t * dirs + d) * bh, h, bh * sizeof(T));                                   \
