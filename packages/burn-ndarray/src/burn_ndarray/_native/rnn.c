@@ -2,10 +2,11 @@
  * GRU / LSTM layer, every direction, its time steps looped here instead of in Python.
  *
  * Per direction: the input projection of all steps first (x [seq*batch, in] @ W^T + Wb), then
- * per step one product of h with R^T (+ Rb) and the gate math. W and R are transposed once into
- * scratch so every product is a row of axpys over contiguous columns (the loop the compiler
- * vectorises without reassociating a sum: results do not depend on the vector width's
- * reduction order). One thread: the layers this serves are small and sequential in time.
+ * per step one product of h with R^T (+ Rb) and the gate math over whole gate vectors. W and R
+ * are transposed once per call (tiles) so each product is axpys over contiguous columns with a
+ * block of outputs in registers (dots along R's rows took twice as long); activations run
+ * over whole vectors (libmvec's SIMD expf/tanhf). One thread: the layers this serves are small
+ * and sequential in time.
  *
  * Gate order (ONNX): RNN (h), GRU (z, r, h), LSTM (i, o, f, c); peepholes p = (i, o, f).
  * Activation codes: 0 sigmoid, 1 tanh, 2 relu. Returns 0, or 1 when scratch could not be had.
@@ -44,16 +45,47 @@ SIMD float tanhf(float); SIMD double tanh(double);
     if (m) { _Pragma("omp simd") for (long j = 0; j < n; j++) v[j] += a[j] * m[j]; }         \
     else { _Pragma("omp simd") for (long j = 0; j < n; j++) v[j] += a[j]; }                   \
   }                                                                                           \
-  /* out[i, 0:n] = bias[0:n] (or 0) + a[i, 0:k] @ bt[0:k, 0:n] (bt's rows ldb apart) */      \
+  /* t[kk, j] = m[j, kk] for m [n, k] row-major (t's rows n apart), in 16 x 16 tiles */       \
+  static void NAME##_transpose(T *restrict t, const T *restrict m, long n, long k) {          \
+    for (long j0 = 0; j0 < n; j0 += 16)                                                       \
+      for (long k0 = 0; k0 < k; k0 += 16) {                                                   \
+        const long je = j0 + 16 < n ? j0 + 16 : n, ke = k0 + 16 < k ? k0 + 16 : k;            \
+        for (long kk = k0; kk < ke; kk++)                                                     \
+          for (long j = j0; j < je; j++) t[kk * n + j] = m[j * k + kk];                       \
+      }                                                                                       \
+  }                                                                                           \
+  /* out[i, j] = bias[j] (or 0) + sum_kk a[i, kk] * bt[kk, j] for j < n (bt's rows ldb apart): \
+   * axpys over contiguous columns, 4 vectors of 64 bytes of outputs held in registers across   \
+   * the kk loop (GCC vector types: an array accumulator was spilled to the stack). No sum is    \
+   * reassociated: results depend only on the build. */                                       \
+  typedef T NAME##_v __attribute__((vector_size(64)));                                        \
+  static inline NAME##_v NAME##_ld(const T *p) { NAME##_v v; memcpy(&v, p, 64); return v; }  \
   static void NAME##_mm(T *restrict out, long ldo, const T *restrict a, long m, long k,       \
                         const T *restrict bt, long ldb, long n, const T *restrict bias) {     \
+    const long vl = 64 / sizeof(T), blk = 4 * vl;                                             \
     for (long i = 0; i < m; i++) {                                                            \
+      const T *restrict ar = a + i * k;                                                       \
       T *restrict o = out + i * ldo;                                                          \
-      if (bias) memcpy(o, bias, n * sizeof(T));                                               \
-      else memset(o, 0, n * sizeof(T));                                                       \
-      for (long kk = 0; kk < k; kk++) {                                                       \
-        const T av = a[i * k + kk], *restrict brow = bt + kk * ldb;                           \
-        _Pragma("omp simd") for (long j = 0; j < n; j++) o[j] += av * brow[j];                \
+      long j0 = 0;                                                                            \
+      for (; j0 + blk <= n; j0 += blk) {                                                      \
+        NAME##_v a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                                      \
+        if (bias) {                                                                           \
+          a0 = NAME##_ld(bias + j0); a1 = NAME##_ld(bias + j0 + vl);                          \
+          a2 = NAME##_ld(bias + j0 + 2 * vl); a3 = NAME##_ld(bias + j0 + 3 * vl);             \
+        }                                                                                     \
+        for (long kk = 0; kk < k; kk++) {                                                     \
+          const T *br = bt + kk * ldb + j0;                                                   \
+          const NAME##_v av = (NAME##_v){0} + ar[kk];                                         \
+          a0 += av * NAME##_ld(br); a1 += av * NAME##_ld(br + vl);                            \
+          a2 += av * NAME##_ld(br + 2 * vl); a3 += av * NAME##_ld(br + 3 * vl);               \
+        }                                                                                     \
+        memcpy(o + j0, &a0, 64); memcpy(o + j0 + vl, &a1, 64);                                \
+        memcpy(o + j0 + 2 * vl, &a2, 64); memcpy(o + j0 + 3 * vl, &a3, 64);                   \
+      }                                                                                       \
+      for (long j = j0; j < n; j++) o[j] = bias ? bias[j] : (T)0;                             \
+      for (long kk = 0; kk < k && j0 < n; kk++) {                                             \
+        const T av = ar[kk], *restrict br = bt + kk * ldb;                                    \
+        _Pragma("omp simd") for (long j = j0; j < n; j++) o[j] += av * br[j];                 \
       }                                                                                       \
     }                                                                                         \
   }                                                                                           \
@@ -73,10 +105,8 @@ SIMD float tanhf(float); SIMD double tanh(double);
       const T *wb = b ? b + d * 2 * gh : NULL, *rb = b ? b + d * 2 * gh + gh : NULL;          \
       const T *pd = p ? p + d * 3 * hs : NULL;                                                \
       const int *f = acts + d * per;                                                          \
-      for (long j = 0; j < gh; j++) {                                                         \
-        for (long k = 0; k < nin; k++) wt[k * gh + j] = wd[j * nin + k];                      \
-        for (long k = 0; k < hs; k++) rt[k * gh + j] = rd[j * hs + k];                        \
-      }                                                                                       \
+      NAME##_transpose(wt, wd, gh, nin);                                                      \
+      NAME##_transpose(rt, rd, gh, hs);                                                       \
       NAME##_mm(xw, gh, x, seq * batch, nin, wt, gh, gh, wb);                                 \
       if (h0) memcpy(h, h0 + d * bh, bh * sizeof(T)); else memset(h, 0, bh * sizeof(T));      \
       if (c0) memcpy(c, c0 + d * bh, bh * sizeof(T)); else memset(c, 0, bh * sizeof(T));      \
