@@ -37,8 +37,13 @@ def install(backend, lib, m: int, ops: dict) -> None:
     ops["rnn_sequence"] = _rnn(kernels, prev)
 
 
+def _contiguous(t):
+    return None if t is None else (t if t.flags.c_contiguous else np.ascontiguousarray(t))
+
+
 def _rnn(kernels, prev):
     get = kernels.get
+    codes_of: dict = {}  # activation names -> their int32 codes (kept alive for the call)
 
     def op(x, w, r, b, h0, c0, p, kind, direction, activations, clip, lbr, input_forget):
         k = get(x.dtype)
@@ -48,11 +53,13 @@ def _rnn(kernels, prev):
         seq, batch, n_in = x.shape
         dirs, _gh, hs = r.shape
         ptr = _ops._ptr
-        args = [None if t is None else np.ascontiguousarray(t) for t in (x, w, r, b, h0, c0, p)]
+        args = [_contiguous(t) for t in (x, w, r, b, h0, c0, p)]
         y = np.empty((seq, dirs, batch, hs), x.dtype)
         yh = np.empty((dirs, batch, hs), x.dtype)
         yc = np.empty((dirs, batch, hs), x.dtype) if kind == "LSTM" else None
-        codes = np.array([ACT_CODES[a] for a in activations], np.int32)
+        codes = codes_of.get(activations)
+        if codes is None:
+            codes = codes_of[activations] = np.array([ACT_CODES[a] for a in activations], np.int32)
         status = k(
             KINDS[kind], *(None if a is None else ptr(a) for a in args), ptr(y), ptr(yh),
             None if yc is None else ptr(yc), seq, batch, n_in, hs, dirs,
