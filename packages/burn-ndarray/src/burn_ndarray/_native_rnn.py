@@ -46,17 +46,17 @@ def _rnn(kernels, prev):
     codes_of: dict = {}  # activation names -> their int32 codes (kept alive for the call)
 
     def op(x, w, r, b, h0, c0, p, kind, direction, activations, clip, lbr, input_forget):
-        k = get(x.dtype)
-        given = [t for t in (w, r, b, h0, c0, p) if t is not None]
-        if k is None or any(t.dtype != x.dtype for t in given):
+        dt = x.dtype
+        k = get(dt)
+        if k is None or any(t is not None and t.dtype != dt for t in (w, r, b, h0, c0, p)):
             return prev(x, w, r, b, h0, c0, p, kind, direction, activations, clip, lbr, input_forget)
         seq, batch, n_in = x.shape
         dirs, _gh, hs = r.shape
         ptr = _ops._ptr
         args = [_contiguous(t) for t in (x, w, r, b, h0, c0, p)]
-        y = np.empty((seq, dirs, batch, hs), x.dtype)
-        yh = np.empty((dirs, batch, hs), x.dtype)
-        yc = np.empty((dirs, batch, hs), x.dtype) if kind == "LSTM" else None
+        y = np.empty((seq, dirs, batch, hs), dt)
+        yh = np.empty((dirs, batch, hs), dt)
+        yc = np.empty((dirs, batch, hs), dt) if kind == "LSTM" else None
         codes = codes_of.get(activations)
         if codes is None:
             codes = codes_of[activations] = np.array([ACT_CODES[a] for a in activations], np.int32)

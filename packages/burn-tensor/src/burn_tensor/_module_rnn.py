@@ -56,7 +56,7 @@ def rnn_sequence(
                 problems.append(f"{name} is an LSTM input, given to {kind}")
             elif tuple(t._p.shape) != shape:
                 problems.append(f"{name} must be {list(shape)}, got {t.dims()}")
-            elif t.dtype != x.dtype:
+            elif t._p.dtype != x._p.dtype:  # primitives' dtypes: Tensor.dtype builds a DType
                 problems.append(f"{name} has dtype {t.dtype}, x has {x.dtype}")
     if problems:
         raise TensorCheckError("rnn_sequence", problems)
