@@ -103,7 +103,10 @@ class RnnOps:
                         go = self.float_add(go, self.float_mul(po, c))
                     h = self.float_mul(f[0](clip_(go)), f[2](c))
                 out[t] = self.float_reshape(h, (1, 1, batch, hs))
-            ys.append(self.float_cat(out, 0))
+            if seq == 0:  # no steps: an empty y, the initial states as the last ones
+                ys.append(self.float_zeros((0, 1, batch, hs), self.device_of(x), DType.from_np(x.dtype)))
+            else:
+                ys.append(self.float_cat(out, 0))
             yh.append(self.float_reshape(h, (1, batch, hs)))
             if c is not None:
                 yc.append(self.float_reshape(c, (1, batch, hs)))

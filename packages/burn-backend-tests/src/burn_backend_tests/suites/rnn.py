@@ -81,6 +81,7 @@ CASES = [
     ("lstm_input_forget", "LSTM", 4, 1, 3, 6, "reverse", ["relu", "tanh", "sigmoid"], None, 0, 1, "b p"),
     ("lstm_wide", "LSTM", 7, 1, 9, 64, "forward", None, None, 0, 0, "b"),
     ("lstm_one_step", "LSTM", 1, 2, 3, 3, "forward", None, None, 0, 0, ""),
+    ("lstm_no_steps", "LSTM", 0, 2, 3, 4, "forward", None, None, 0, 0, "b h0 c0"),
 ]
 
 
