@@ -28,6 +28,24 @@ def _adam_many(B, p, g, m1, m2, q, h, n1, n2):
     return total
 
 
+def _rnn(kind, direction, lbr=0):
+    """Every output of `rnn_sequence` (a whole ONNX RNN/GRU/LSTM layer), summed."""
+
+    def fn(B, x, w, r, b, h0, *rest):
+        c0, p = rest if rest else (None, None)
+        acts = {"GRU": ("sigmoid", "tanh"), "LSTM": ("sigmoid", "tanh", "tanh")}[kind]
+        dirs = 2 if direction == "bidirectional" else 1
+        outs = B.rnn_sequence(x, w, r, b, h0, c0, p, kind, direction, acts * dirs, None, lbr, 0)
+        total = None
+        for out in outs:
+            if out is not None:
+                s = B.float_sum(out)
+                total = s if total is None else B.float_add(total, s)
+        return total
+
+    return fn
+
+
 S = (slice(0, 2, 1), slice(1, 4, 2))
 NEG = (slice(0, 3, -1), slice(0, 4, 1))
 
@@ -48,6 +66,17 @@ CASES = [
     ("float_cross", lambda B, x, y: B.float_cross(x, y, 1), [u(2, 3), u(1, 3)]),
     ("float_cross", lambda B, x, y: B.float_cross(x, y, 0), [u(3, 2, 2), u(3, 2, 2)]),
     ("float_matmul", lambda B, x, y: B.float_matmul(x, y), [u(2, 3), u(3, 4)]),
+    # ONNX recurrent layers: LSTM with peepholes and initial states; bidirectional GRU
+    (
+        "rnn_sequence",
+        _rnn("LSTM", "forward"),
+        [u(3, 2, 2), u(1, 8, 2), u(1, 8, 2), u(1, 16), u(1, 2, 2), u(1, 2, 2), u(1, 6)],
+    ),
+    (
+        "rnn_sequence",
+        _rnn("GRU", "bidirectional"),
+        [u(2, 1, 2), u(2, 6, 2), u(2, 6, 2), u(2, 12), u(2, 1, 2)],
+    ),
     # The fused Adam step (burn-optim's update): every output depends on param, grad and moments.
     (
         "float_adam_update",

@@ -36,6 +36,7 @@ from .suites.odds import *
 from .suites.optim import *
 from .suites.quantization import *
 from .suites.reduce import *
+from .suites.rnn import *
 from .suites.signal import *
 from .suites.unfold import *
 

@@ -170,6 +170,7 @@ def install(backend) -> bool:
         _native_nn,
         _native_optim,
         _native_pool,
+        _native_rnn,
         _native_softmax,
         _native_volume,
     )
@@ -183,6 +184,7 @@ def install(backend) -> bool:
     _native_gemm.install(backend, lib, m, ops)
     _native_attention.install(backend, lib, m, ops)
     _native_volume.install(backend, lib, m, ops)
+    _native_rnn.install(backend, lib, m, ops)
     for name in NUMPY_ON_ONE_THREAD if numpy_low else ARG_OPS if numpy_arg else ():
         ops.pop(name, None)
     for name, fn in ops.items():

@@ -38,6 +38,7 @@ from ._ops_linalg import LinalgOps
 from ._ops_module import ModuleOps
 from ._ops_module3d import Module3dOps
 from ._ops_norm import NormOps
+from ._ops_rnn import RnnOps
 from ._ops_signal import SignalOps
 from ._explain import Explanation, Step, as_spec, class_or_instance, kernel_route
 from ._op_decl import DECLS, ContractError, bind_defaults, decl
@@ -85,6 +86,7 @@ class Backend(
     Module3dOps,
     DeformOps,
     SignalOps,
+    RnnOps,
     QuantOps,
     metaclass=_Interned,
 ):
@@ -344,7 +346,7 @@ def op_table() -> list[str]:
 # required op gets a stub that raises NotImplementedError naming it and its signature.
 bind_defaults(
     (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
-    + (LinalgOps, GridOps, ExtraOps, CtcOps, Module3dOps, DeformOps, SignalOps)
+    + (LinalgOps, GridOps, ExtraOps, CtcOps, Module3dOps, DeformOps, SignalOps, RnnOps)
 )
 for _d in DECLS.values():
     if _d.required:

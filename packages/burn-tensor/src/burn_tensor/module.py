@@ -335,6 +335,7 @@ def linear(x, weight, bias=None):
 
 
 from ._module_ctc import ctc_loss  # noqa: E402  (Burn 0.21's module::ctc_loss)
+from ._module_rnn import rnn_sequence  # noqa: E402, F401  (ONNX RNN/GRU/LSTM layers)
 
 
 def _dequantized(x, weight):
@@ -360,6 +361,7 @@ from ._ops_deform import DeformConvOptions  # noqa: E402
 __all__ = [
     "attention",
     "ctc_loss",
+    "rnn_sequence",
     "layer_norm",
     "conv1d",
     "conv2d",

@@ -1,22 +1,11 @@
-"""ONNX RNN, GRU and LSTM (forward, reverse, bidirectional; both layouts), unrolled in Python."""
+"""ONNX RNN, GRU and LSTM (forward, reverse, bidirectional; both layouts) as one backend op
+per layer (`burn_tensor.module.rnn_sequence`: NdArray loops over the steps in C), and Einsum."""
 
 from __future__ import annotations
 
 import numpy as np
-from burn_tensor import Tensor, activation
-
-_ACT = {
-    "sigmoid": activation.sigmoid,
-    "tanh": lambda t: t.tanh(),
-    "relu": activation.relu,
-}
-_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
-_DEFAULT = {"RNN": ["tanh"], "GRU": ["sigmoid", "tanh"], "LSTM": ["sigmoid", "tanh", "tanh"]}
-
-
-def _split(t: Tensor, n: int, dim: int):
-    size = t.dims()[dim] // n
-    return [t.narrow(dim, i * size, size) for i in range(n)]
+from burn_tensor import Tensor
+from burn_tensor.module import rnn_sequence
 
 
 def rnn(
@@ -44,96 +33,25 @@ def rnn(
     """
     if layout:
         x = x.swap_dims(0, 1)
-    seq, batch, _ = x.dims()
+    seq = x.dims()[0]
     if seq_lens is not None:
         lens = np.asarray(seq_lens.numpy()).reshape(-1)
         if (lens != seq).any():
             raise ValueError(f"{kind}: sequence_lens {lens.tolist()} shorter than {seq} steps")
-    dirs = 2 if direction == "bidirectional" else 1
-    hsize = r.dims()[-1]
-    g = _GATES[kind]
-    acts = [a.lower() for a in (activations or _DEFAULT[kind] * dirs)]
     if h0 is not None and layout:
         h0 = h0.swap_dims(0, 1)
     if c0 is not None and layout:
         c0 = c0.swap_dims(0, 1)
-    ys, hs, cs = [], [], []
-    for d in range(dirs):
-        wd, rd = w.select(0, _idx(d, x)).squeeze_dim(0), r.select(0, _idx(d, x)).squeeze_dim(0)
-        if b is not None:
-            bd = b.narrow(0, d, 1).squeeze_dim(0)
-            wb, rb = bd.narrow(0, 0, g * hsize), bd.narrow(0, g * hsize, g * hsize)
-        else:
-            wb = rb = Tensor.zeros([g * hsize], x.device, dtype=x.dtype)
-        h = (
-            h0.narrow(0, d, 1).squeeze_dim(0)
-            if h0 is not None
-            else Tensor.zeros([batch, hsize], x.device, dtype=x.dtype)
-        )
-        c = (
-            c0.narrow(0, d, 1).squeeze_dim(0)
-            if c0 is not None
-            else Tensor.zeros([batch, hsize], x.device, dtype=x.dtype)
-        )
-        pd = p.narrow(0, d, 1).squeeze_dim(0) if p is not None else None
-        f = [_ACT[a] for a in acts[d * len(_DEFAULT[kind]) : (d + 1) * len(_DEFAULT[kind])]]
-        reverse = direction == "reverse" or d == 1
-        steps = range(seq - 1, -1, -1) if reverse else range(seq)
-        out = [None] * seq
-        xw = x.matmul(wd.transpose().unsqueeze(3)) + wb.unsqueeze(3)  # [seq, batch, g*H]
-        for t in steps:
-            xt = xw.narrow(0, t, 1).squeeze_dim(0)
-            if kind == "RNN":
-                h = f[0](_clip(xt + h.matmul(rd.transpose()) + rb.unsqueeze(2), clip))
-            elif kind == "GRU":
-                xz, xr, xh = _split(xt, 3, 1)
-                rz, rr, rh = _split(rd, 3, 0)
-                bz, br, bh = _split(rb, 3, 0)
-                z = f[0](_clip(xz + h.matmul(rz.transpose()) + bz.unsqueeze(2), clip))
-                rr_ = f[0](_clip(xr + h.matmul(rr.transpose()) + br.unsqueeze(2), clip))
-                if linear_before_reset:
-                    hh = xh + rr_ * (h.matmul(rh.transpose()) + bh.unsqueeze(2))
-                else:
-                    hh = xh + (rr_ * h).matmul(rh.transpose()) + bh.unsqueeze(2)
-                hh = f[1](_clip(hh, clip))
-                h = (1.0 - z) * hh + z * h
-            else:
-                gates = xt + h.matmul(rd.transpose()) + rb.unsqueeze(2)
-                gi, go, gf, gc = _split(gates, 4, 1)
-                if pd is not None:
-                    pi, po, pf = _split(pd, 3, 0)
-                    gi = gi + pi.unsqueeze(2) * c
-                    gf = gf + pf.unsqueeze(2) * c
-                i = f[0](_clip(gi, clip))
-                fg = f[0](_clip(gf, clip))
-                if input_forget:
-                    fg = 1.0 - i
-                cc = f[1](_clip(gc, clip))
-                c = fg * c + i * cc
-                if pd is not None:
-                    go = go + po.unsqueeze(2) * c
-                o = f[0](_clip(go, clip))
-                h = o * f[2](c)
-            out[t] = h
-        ys.append(Tensor.stack(out, 0))  # [seq, batch, H]
-        hs.append(h)
-        cs.append(c)
-    y = Tensor.stack(ys, 1)  # [seq, dirs, batch, H]
-    yh, yc = Tensor.stack(hs, 0), Tensor.stack(cs, 0)
+    y, yh, yc = rnn_sequence(
+        kind, x, w, r, b, h0, c0 if kind == "LSTM" else None, p if kind == "LSTM" else None,
+        direction=direction, activations=activations, clip=clip,
+        linear_before_reset=linear_before_reset, input_forget=input_forget,
+    )  # fmt: skip
     if layout:
         y = y.permute([2, 0, 1, 3])
-        yh, yc = yh.swap_dims(0, 1), yc.swap_dims(0, 1)
-    return y, yh, (yc if kind == "LSTM" else None)
-
-
-def _idx(d, x):
-    from burn_tensor import DType
-
-    return Tensor.from_data([d], x.device, DType.I64)
-
-
-def _clip(t, clip):
-    return t if clip is None else t.clamp(-clip, clip)
+        yh = yh.swap_dims(0, 1)
+        yc = None if yc is None else yc.swap_dims(0, 1)
+    return y, yh, yc
 
 
 def einsum(eq: str, xs, ranks):
