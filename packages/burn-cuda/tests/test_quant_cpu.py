@@ -161,8 +161,8 @@ def test_quant_cuda_sources_compile_for_sm90(nvcc_ptx):
 
 
 def test_qlin_gemv_default_variant_fuses_bias_and_keeps_its_plan():
-    # batch 1 on CUDA's default variant (16-byte loads, warp shuffles: N = 128 is 16 int4 words,
-    # a multiple of 4), K = 300 longer than a block's K slices (512 / 2 = 256): the bias is
+    # batch 1 on CUDA's default variants (block scales: CUDA_BLOCK; per tensor: 16-byte loads,
+    # warp shuffles: N = 128 is 16 int4 words, a multiple of 4), K = 300 longer than a block's K slices (512 / 2 = 256): the bias is
     # added in qlin_gemv's store (one launch, no float_add / reshape) and the second call
     # reuses the kept plan; then the tree reduction with x staged in shared memory
     from burn_gpu import _quant_gemv
@@ -187,9 +187,16 @@ def test_qlin_gemv_default_variant_fuses_bias_and_keeps_its_plan():
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
         assert len(_quant_gemv._PLANS) == plans, "the second call built a new plan"
         plan = next(p for p in _quant_gemv._PLANS.values() if p.rt is backend.kernels_of(xt._p))
-        assert plan.variant.vec == 4 and plan.variant.shfl
+        # block scales take CUDA_BLOCK (one word an item: it read the scales fastest on the H200)
+        assert plan.variant.vec == 1 and not plan.variant.shfl
         rt, qp = backend.kernels_of(xt._p), w._p
         offs = [_c_offset(rt, a) for a in (xt._p, qp.values, qp.scales)]
+        # per tensor: 16-byte loads with warp shuffles (4 bits), 4 items a row (8 bits)
+        assert _quant_gemv.default_variant(rt, 4, 0) == _quant_gemv.DEFAULT_CUDA
+        assert _quant_gemv.default_variant(rt, 8, 0) == _quant_gemv.CUDA_INT8
+        shfl = _quant_gemv.run_gemv(rt, rt.empty((1, 128), np.dtype(np.float32)), xt._p, qp.values,
+                                    qp.scales, 1, 300, 128, 16, 4, 8, offs, _quant_gemv.DEFAULT_CUDA)  # fmt: skip
+        assert shfl.variant.vec == 4 and shfl.variant.shfl
         staged = _quant_gemv.GemvVariant(256, 4, 4, False, True)
         out = rt.empty((1, 128), np.dtype(np.float32))
         run = _quant_gemv.run_gemv(rt, out, xt._p, qp.values, qp.scales, 1, 300, 128, 16, 4, 8, offs, staged)

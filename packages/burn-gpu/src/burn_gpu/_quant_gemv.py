@@ -60,9 +60,16 @@ class GemvVariant(NamedTuple):
 
 #: the variant before issue 39's tuning (one word an item, a tree reduction)
 BASELINE = GemvVariant(g=0, wt=8, vec=1)
-#: best guess for CUDA GPUs (16-byte loads, 2 items a row = 32 contiguous bytes, a grid of
-#: words / 8 groups: 128 at 8192 x int4, warp-shuffle reduction)
+#: CUDA, per-tensor scale, 4 (and 2) bits: 16-byte loads, 2 items a row = 32 contiguous bytes,
+#: warp-shuffle reduction. Chosen from the H200 probe (benches/probes/qgemv_probe.py, 8192^2,
+#: batch 1, kernel time): 15.8 us (2.1 TB/s) against the baseline's 18.5
 DEFAULT_CUDA = GemvVariant(g=512, wt=2, vec=4, shfl=True)
+#: CUDA, per-tensor 8 bits: 4 items a row (64 contiguous bytes): 23.5 us against 29.2 for
+#: DEFAULT_CUDA and 36.4 for the baseline (the same probe)
+CUDA_INT8 = GemvVariant(g=512, wt=4, vec=4, shfl=True)
+#: CUDA, block scales (one scale load a word): the baseline's one word an item read the
+#: scales best: int4 block 32 in 22.3 us against 27.3 for DEFAULT_CUDA (the same probe)
+CUDA_BLOCK = BASELINE
 #: OpenCL (PoCL and GPUs): groups of at most 256; 16-byte loads through vload4
 DEFAULT_OPENCL = GemvVariant(g=256, wt=4, vec=4)
 #: kept for callers of the old constant (the baseline's word-column items)
@@ -77,9 +84,14 @@ def gemv_group(rt, bits: int) -> int:
     return max(g, WT * 2)
 
 
-def default_variant(rt) -> GemvVariant:
-    """The variant `run_gemv` takes on `rt` when none is given."""
-    return DEFAULT_CUDA if rt.dialect == "cuda" else DEFAULT_OPENCL
+def default_variant(rt, bits: int = 4, block: int = 0) -> GemvVariant:
+    """The variant `run_gemv` takes on `rt` for `bits`-bit values with scale `block` (0: per
+    tensor) when none is given (the H200 measurements above on CUDA)."""
+    if rt.dialect != "cuda":
+        return DEFAULT_OPENCL
+    if block > 0:
+        return CUDA_BLOCK
+    return CUDA_INT8 if bits == 8 else DEFAULT_CUDA
 
 
 def resolve(rt, v: GemvVariant, bits: int, k: int, words: int, aligned: bool) -> GemvVariant:
@@ -253,7 +265,7 @@ class GemvPlan:
     def __init__(self, rt, m, k, n, words, bits, block, offs, aligned, variant=None):
         per = 32 // bits
         self.rt = rt
-        v = resolve(rt, variant or default_variant(rt), bits, k, words, aligned)
+        v = resolve(rt, variant or default_variant(rt, bits, block), bits, k, words, aligned)
         mode = 0 if block <= 0 else (1 if block % per == 0 else 2)
         groups_n = -(-words // (v.wt * v.vec))
         self.variant = v
@@ -279,7 +291,7 @@ def plan_for(rt, w, m: int, k: int, n: int, words: int, bits: int, block: int, o
     """The kept `GemvPlan` of this runtime, shape, scheme, offsets and variant (built once:
     a decoding loop calls the same layers every token). Alignment is part of the key, so a
     weight view that is not 16-byte aligned gets its own (VEC = 1) plan."""
-    vec = (variant or default_variant(rt)).vec
+    vec = (variant or default_variant(rt, bits, block)).vec
     aligned = _aligned(rt, w, offs[1], vec)
     key = (id(rt), m, k, n, words, bits, block, tuple(offs), aligned, variant)
     plan = _PLANS.get(key)
@@ -294,7 +306,7 @@ def run_gemv(rt, out, x, w, s, m: int, k: int, n: int, words: int, bits: int, bl
              variant: GemvVariant | None = None, bias=None, bias_offset: int = 0):  # fmt: skip
     """Launch `qlin_gemv`: out [m, n] float32 (contiguous) from x [m, k] at element offset
     offs[0], packed weight words [k, words] at offs[1], scales at offs[2]; `variant` default
-    `default_variant(rt)`. Returns the `GemvPlan` it ran (callers may keep it)."""
+    `default_variant(rt, bits, block)`. Returns the `GemvPlan` it ran (callers may keep it)."""
     plan = plan_for(rt, w, m, k, n, words, bits, block, offs, variant)
     plan(rt, out, x, w, s, bias, bias_offset)
     return plan
