@@ -11,12 +11,14 @@ import os
 
 pytest_plugins = ["burn_backend_tests.plugin"]
 
-# OpenCL programs of the test session build without LLVM optimization unless the caller says
-# otherwise (`BURN_OPENCL_BUILD_OPTIONS=` empty: optimized, as users build them). On PoCL a cold
-# program compiles about 10x faster (Fusion's suites compile thousands, and CI starts with empty
-# caches); what a kernel computes does not change. Optimized builds stay covered where a
-# compiler crash was once found: the matmul candidate sweep (burn-opencl) builds as users do,
-# and burn-gpu's kernel tests build every eager, attention and half program themselves.
+# Fusion's fused kernels and burn_gpu's templates build without LLVM optimization in the test
+# session unless the caller says otherwise (`BURN_OPENCL_BUILD_OPTIONS=` empty: optimized, as
+# users build them). On PoCL a cold program then compiles about 10x faster (Fusion's suites
+# compile thousands, and CI starts with empty caches); what a kernel computes does not change.
+# Optimized builds stay covered: OpenCl's classic eager programs (elementwise, the matmul tiles
+# and their autotune, where a compiler crash was once found) never take the option, burn-gpu's
+# kernel tests build every eager, attention and half template themselves, and the ONNX suite's
+# children run as users do.
 os.environ.setdefault("BURN_OPENCL_BUILD_OPTIONS", "-cl-opt-disable")
 
 

@@ -51,7 +51,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_DDP_SHARD_OPTIM": ("unset: off", "`1` shards the optimizer state across ranks (ZeRO stage 1) under the launcher."),
     # burn-opencl
     "BURN_OPENCL_DEVICE": ("unset: the first platform with a GPU, else any", "`p:d` makes device `d` of platform `p` device 0."),
-    "BURN_OPENCL_BUILD_OPTIONS": ("unset: none", "Extra OpenCL build options for every program (read when a device's runtime is made), e.g. `-cl-opt-disable`, which the workspace's tests use (the root `conftest.py`) because PoCL then compiles about 10x faster; set it empty to test optimized builds."),
+    "BURN_OPENCL_BUILD_OPTIONS": ("unset: none", "Extra OpenCL build options for Fusion's fused kernels and burn_gpu's kernel templates (read when a device's runtime is made; OpenCl's classic eager programs and matmul tiles never take them), e.g. `-cl-opt-disable`, which the workspace's tests use (the root `conftest.py`) because PoCL then compiles about 10x faster; set it empty to test optimized builds."),
     "BURN_AUTOTUNE": ("`1`", "`0` skips autotuning: the first candidate kernel runs."),
     # burn-cuda
     "BURN_CUDA_FAST": ("`1`", "`0` turns off the hot path (own kernels with little Python) for elementwise ops and small reductions."),

@@ -13,6 +13,7 @@ asked for; anything else is deleted and rebuilt from source.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import warnings
 from pathlib import Path
@@ -54,6 +55,12 @@ class OpenClRuntime:
         self.max_groups = rt.max_groups
         #: the trusted binary cache folder of this driver, or None (memory only)
         self.disk = cache.cache_dir("fusion", "opencl", _driver_id(self.rt))
+        #: build options of the programs compiled here (Fusion's fused kernels and burn_gpu's
+        #: templates): the device's, then `BURN_OPENCL_BUILD_OPTIONS` (read now). The workspace's
+        #: tests set -cl-opt-disable there: PoCL then compiles a cold program about 10x faster
+        #: (Fusion's suites build thousands), results unchanged. The classic eager programs
+        #: (`Runtime.program`: elementwise, matmul tiles and their autotune) never take it.
+        self.build_options = list(rt.build_options) + os.environ.get("BURN_OPENCL_BUILD_OPTIONS", "").split()
 
     def compile(self, source: str, name: str):
         """(kernel, how): how is "memory", "disk" (a cached binary) or "compiled"."""
@@ -75,7 +82,7 @@ class OpenClRuntime:
     def binary_key(self, source: str) -> str:
         """The disk cache's name for `source`'s binary: its text and the build options (a binary
         built with other options is another entry)."""
-        key = " ".join(self.rt.build_options) + "\n" + source
+        key = " ".join(self.build_options) + "\n" + source
         return hashlib.sha256(key.encode()).hexdigest()
 
     def _from_disk(self, path: Path | None, name: str):
@@ -93,7 +100,7 @@ class OpenClRuntime:
     def _build_source(self, source: str, name: str, path: Path | None):
         rt = self.rt
         try:
-            prg = cl.Program(rt.ctx, source).build(options=rt.build_options)
+            prg = cl.Program(rt.ctx, source).build(options=self.build_options)
             k = cl.Kernel(prg, name)
         except cl.Error as exc:
             raise RuntimeError(

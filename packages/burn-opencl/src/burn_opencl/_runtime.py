@@ -11,7 +11,6 @@ it pick one per global size would recompile for every new tensor size.
 
 from __future__ import annotations
 
-import os
 
 import threading
 import warnings
@@ -61,16 +60,12 @@ def build_options(cl_device) -> list[str]:
     to 2.5 / 3 ulp unless asked; NVIDIA's driver is (a quantization scale came out one ulp
     from numpy's and CUDA's), so a device that can round them correctly is asked to: the same
     bits on every backend."""
-    # BURN_OPENCL_BUILD_OPTIONS: extra options for every program of the process (read when the
-    # device's runtime is made). The workspace's tests build with -cl-opt-disable: PoCL's LLVM
-    # then compiles a program about 10x faster (cold caches in CI), and results do not change.
-    extra = os.environ.get("BURN_OPENCL_BUILD_OPTIONS", "").split()
     try:
         config = cl_device.single_fp_config
     except cl.Error:  # noqa: BLE001 - a driver without the query: its default
-        return extra
+        return []
     flag = getattr(cl.device_fp_config, "CORRECTLY_ROUNDED_DIVIDE_SQRT", 0)
-    return (["-cl-fp32-correctly-rounded-divide-sqrt"] if config & flag else []) + extra
+    return ["-cl-fp32-correctly-rounded-divide-sqrt"] if config & flag else []
 
 class Runtime:
     """Context, queue, kernel cache and allocation for one OpenCL device (shared by every

@@ -10,6 +10,7 @@ error naming its shard and the tail of its output, never a silently smaller run.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -42,8 +43,11 @@ def run_parallel(
                 cmd += ["--kinds", ",".join(kinds), "--shard", f"{i}/{workers}", "--json", str(out)]
                 if pattern:
                     cmd += ["-k", pattern]
+                # the children build OpenCL programs as users do: the test session's
+                # -cl-opt-disable (root conftest) makes the suite's larger models run slowly
+                env = {k: v for k, v in os.environ.items() if k != "BURN_OPENCL_BUILD_OPTIONS"}
                 with open(log, "wb") as sink:  # the child keeps its own copy of the descriptor
-                    procs.append(subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT))
+                    procs.append(subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=env))
             for i, proc in enumerate(procs):
                 left = max(1.0, timeout_s - (time.perf_counter() - start))
                 try:
