@@ -44,45 +44,42 @@ def test_off_by_environment(fake, monkeypatch):
     assert _load.threads_now(2) == 2
 
 
-def test_our_own_busy_minute_is_not_counted_as_others(monkeypatch):
-    # 40 s of training on 16 cores, then light work: the load average (60 s time constant)
-    # still holds most of our own 16 for a minute; it must not be read as other processes
-    # (it was: the own share came from the last 5 s only, and 1 or 2 threads were woken)
-    clock = {"wall": 1000.0, "cpu": 0.0}
+
+@pytest.fixture
+def clock(monkeypatch):
+    """A simulated 16-core machine: `clock.run(seconds, ours, others)` advances time in 0.25 s
+    samples with this process using `ours` cores and others `others`, feeding the load average
+    the kernel's way (60 s time constant) and sampling `free_cores` each step; returns the load."""
+    st = {"wall": 1000.0, "cpu": 0.0, "load": 0.0}
     monkeypatch.setattr(_load, "_cores", lambda: 16)
     monkeypatch.setattr(_load, "_ON", True)
-    monkeypatch.setattr(_load.time, "monotonic", lambda: clock["wall"])
-    monkeypatch.setattr(_load.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(_load.time, "monotonic", lambda: st["wall"])
+    monkeypatch.setattr(_load.time, "process_time", lambda: st["cpu"])
+    monkeypatch.setattr(os, "getloadavg", lambda: (st["load"],) * 3)
     monkeypatch.setattr(_load, "_state", _load._fresh_state())
-    load = 0.0
-    for _ in range(160):  # 40 s in steps of 0.25 s, every core ours
-        clock["wall"] += 0.25
-        clock["cpu"] += 16 * 0.25
-        load = load * math.exp(-0.25 / 60) + 16 * (1 - math.exp(-0.25 / 60))
-        monkeypatch.setattr(os, "getloadavg", lambda v=load: (v, v, v))
-        _load.free_cores()
-    for _ in range(40):  # then 10 s of one core's work (the forward passes' Python)
-        clock["wall"] += 0.25
-        clock["cpu"] += 1 * 0.25
-        load = load * math.exp(-0.25 / 60) + 1 * (1 - math.exp(-0.25 / 60))
-        monkeypatch.setattr(os, "getloadavg", lambda v=load: (v, v, v))
-        _load.free_cores()
-    assert load > 6  # the load average still shows our training
+
+    def run(seconds: float, ours: float, others: float = 0.0) -> float:
+        a = math.exp(-0.25 / 60)
+        for _ in range(int(seconds / 0.25)):
+            st["wall"] += 0.25
+            st["cpu"] += ours * 0.25
+            st["load"] = st["load"] * a + (ours + others) * (1 - a)
+            _load.free_cores()
+        return st["load"]
+
+    return type("Clock", (), {"run": staticmethod(run)})
+
+
+def test_our_own_busy_minute_is_not_counted_as_others(clock):
+    # 40 s of training on 16 cores, then 10 s of one core's work (the forward passes' Python):
+    # the load average (60 s time constant) still holds most of our own 16 for a minute; it
+    # must not be read as other processes (it was: the own share came from the last 5 s only,
+    # and 1 or 2 threads were woken)
+    clock.run(40, ours=16)
+    assert clock.run(10, ours=1) > 6  # the load average still shows our training
     assert _load.threads_now(16) == 16  # but no one else is there
 
 
-def test_another_process_beside_our_own_work_is_still_seen(monkeypatch):
-    clock = {"wall": 1000.0, "cpu": 0.0}
-    monkeypatch.setattr(_load, "_cores", lambda: 16)
-    monkeypatch.setattr(_load, "_ON", True)
-    monkeypatch.setattr(_load.time, "monotonic", lambda: clock["wall"])
-    monkeypatch.setattr(_load.time, "process_time", lambda: clock["cpu"])
-    monkeypatch.setattr(_load, "_state", _load._fresh_state())
-    load = 0.0
-    for _ in range(1200):  # 5 minutes (both averages settle): we use 8 cores, another process 4
-        clock["wall"] += 0.25
-        clock["cpu"] += 8 * 0.25
-        load = load * math.exp(-0.25 / 60) + 12 * (1 - math.exp(-0.25 / 60))
-        monkeypatch.setattr(os, "getloadavg", lambda v=load: (v, v, v))
-        _load.free_cores()
+def test_another_process_beside_our_own_work_is_still_seen(clock):
+    clock.run(300, ours=8, others=4)  # 5 minutes: both averages settle
     assert _load.threads_now(16) == 12
