@@ -46,12 +46,16 @@ def _torch_ms(x: np.ndarray, backend: str, reps: int):
     return _time(lambda: torch.fft.irfft(torch.fft.rfft(t, dim=-1), n=n, dim=-1), sync, reps)
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backend", default="ndarray")
-    ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--reps", type=int, default=20)
-    args = ap.parse_args()
+    ap.add_argument("--backend", default="ndarray", help="registered backend name (ndarray, opencl, cuda)")
+    ap.add_argument("--batch", type=int, default=64, help="signals per transform")
+    ap.add_argument("--reps", type=int, default=20, help="timed repeats (median)")
+    return ap
+
+
+def main() -> None:
+    args = build_parser().parse_args()
     from burn_tensor import Tensor, get_backend, signal
 
     B = get_backend(args.backend)

@@ -222,14 +222,18 @@ def references(a, dev, timer, d: int) -> None:
     emit(**row)
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    ap.add_argument("--backend", default="cuda", choices=["cuda", "opencl"])
+    ap.add_argument("--backend", default="cuda", choices=["cuda", "opencl"], help="GPU backend to probe")
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192], help="K = N")
-    ap.add_argument("--schemes", nargs="+", default=list(SCHEMES), choices=list(SCHEMES))
+    ap.add_argument("--schemes", nargs="+", default=list(SCHEMES), choices=list(SCHEMES), help="weight schemes to time")
     ap.add_argument("--launches", type=int, default=200, help="launches a kernel timing averages")
     ap.add_argument("--reps", type=int, default=30, help="repeats of a synced wall timing")
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    a = build_parser().parse_args()
     if a.backend == "cuda":
         from burn_cuda import Cuda
 
