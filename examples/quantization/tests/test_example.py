@@ -74,3 +74,23 @@ def test_cli_json_rows_for_both_models(capsys):
 def test_cli_missing_artifact_is_a_clear_error(tmp_path, capsys):
     assert main(["--artifact-dir", str(tmp_path / "none")]) == 2
     assert "no trained model" in capsys.readouterr().err
+
+
+def test_gpu_rows_time_the_moved_models_on_the_gpu_device():
+    # PoCL stands in for the GPU here (the H200 run uses `--gpu cuda`): float32 and weight-only
+    # rows get a GPU time from the model moved there (still quantized), the +act8 row none
+    from burn_opencl import OpenCl
+    from guide.model import ModelConfig
+    from quantization_example.run import SCHEMES
+
+    backend = NdArray(num_threads=2)
+    gpu = OpenCl("cpu").device()
+    model = ModelConfig(10, 64).init(backend.device())
+    test = PartialDataset(DigitsDataset.test(), 0, 8)
+    dynamic = NdArray(num_threads=2, quantize_activations=True).device()
+    rows = quantize_and_compare(model, backend.device(), test, {"int8": SCHEMES["int8"]}, reps=1,
+                                dynamic_device=dynamic, gpu_device=gpu)  # fmt: skip
+    assert [(r.name, r.gpu_ms is not None) for r in rows] == [
+        ("float32", True), ("int8", True), ("int8+act8", False)]  # fmt: skip
+    assert all(r.gpu_ms > 0 for r in rows[:2])
+    assert "GPU" in rows[1].row()

@@ -1,5 +1,6 @@
 """`uv run quantization-example [--model guide|transformer|both] [--epochs N] [--limit N]
-[--text-train-size N] [--text-epochs N] [--artifact-dir DIR] [--threads N] [--json]`."""
+[--text-train-size N] [--text-epochs N] [--artifact-dir DIR] [--threads N] [--gpu cuda|opencl]
+[--json]`."""
 
 from __future__ import annotations
 
@@ -25,11 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--text-test-size", type=int, default=1000, help="transformer: generated test sentences")
     ap.add_argument("--text-epochs", type=int, default=3, help="transformer: training epochs")
     ap.add_argument("--threads", type=int, default=None, help="NdArray threads (default: all cores)")
+    ap.add_argument("--gpu", choices=["cuda", "opencl"], default=None,
+                    help="also time each float32 / weight-only model's batch on this backend's device")  # fmt: skip
     ap.add_argument("--json", action="store_true", help="print the rows as JSON too")
     return ap
 
 
-def _guide(a, backend, dynamic):
+def _guide(a, backend, dynamic, gpu):
     from burn_autodiff import Autodiff
     from burn_dataset.transform import PartialDataset
     from burn_dataset.vision import DigitsDataset
@@ -52,17 +55,18 @@ def _guide(a, backend, dynamic):
         print(f"training the guide model for {a.epochs} epoch(s) on {len(train_set)} digits ...")
         model = train_quick(Autodiff(backend).device(), train_set, a.epochs)
     print(f"guide: {len(test_set)} test images")
-    return quantize_and_compare(model, device, test_set, dynamic_device=dynamic)
+    return quantize_and_compare(model, device, test_set, dynamic_device=dynamic, gpu_device=gpu)
 
 
-def _transformer(a, backend, dynamic):
+def _transformer(a, backend, dynamic, gpu):
     from .text_task import quantize_and_compare_text, train_text
 
     print(f"training the text-classification transformer for {a.text_epochs} epoch(s) on "
           f"{a.text_train_size} generated sentences ...")  # fmt: skip
     model, encoded, labels = train_text(backend, a.text_train_size, a.text_test_size, a.text_epochs)
     print(f"transformer: {len(labels)} test sentences")
-    return quantize_and_compare_text(model, backend.device(), encoded, labels, dynamic_device=dynamic)
+    return quantize_and_compare_text(model, backend.device(), encoded, labels, dynamic_device=dynamic,
+                                     gpu_device=gpu)  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -79,11 +83,17 @@ def main(argv=None) -> int:
     print(f"backend {backend!r}, {backend.num_threads} thread(s)")
     # the +act8 rows: the int8 model moved to a backend that quantizes activations on the fly
     dynamic = NdArray(num_threads=backend.num_threads, quantize_activations=True).device()
+    gpu = None
+    if a.gpu:
+        from burn_tensor import get_backend
+
+        gpu = get_backend(a.gpu).device()
+        print(f"GPU timings on {gpu.backend!r}")
     rows = []
     if a.model in ("guide", "both"):
-        rows += _guide(a, backend, dynamic)
+        rows += _guide(a, backend, dynamic, gpu)
     if a.model in ("transformer", "both"):
-        rows += _transformer(a, backend, dynamic)
+        rows += _transformer(a, backend, dynamic, gpu)
     print()
     for r in rows:
         print(r.row())

@@ -46,6 +46,8 @@ def guide_task(device, test_set, batch_size: int = 64) -> Task:
                 lambda d: guide_task(d, test_set, batch_size))  # fmt: skip
 
 
-def quantize_and_compare(model, device, test_set, schemes=None, reps: int = 5, dynamic_device=None):
-    """The guide's rows: float32, then one per scheme (and `+act8` rows on `dynamic_device`)."""
-    return compare(model, guide_task(device, test_set), schemes, reps, dynamic_device)
+def quantize_and_compare(model, device, test_set, schemes=None, reps: int = 5, dynamic_device=None,
+                         gpu_device=None):  # fmt: skip
+    """The guide's rows: float32, then one per scheme (and `+act8` rows on `dynamic_device`, GPU
+    times on `gpu_device`)."""
+    return compare(model, guide_task(device, test_set), schemes, reps, dynamic_device, gpu_device)

@@ -55,12 +55,14 @@ class Report:
     batch_size: int
     skipped: int = 0  # params the Quantizer kept float
     kept_float: dict = dataclasses.field(default_factory=dict)  # their paths -> why
+    gpu_ms: float | None = None  # the same batch on the `gpu_device` given to `compare`
 
     def row(self) -> str:
+        gpu = "" if self.gpu_ms is None else f"   GPU {self.gpu_ms:6.3f} ms"
         return (
             f"{self.model:<12} {self.name:<13} accuracy {self.accuracy:6.2f} %   record "
             f"{self.record_bytes / 1024:8.1f} KiB   {self.ms_per_batch:7.2f} ms / batch of "
-            f"{self.batch_size}   ({self.skipped} params kept float)"
+            f"{self.batch_size}{gpu}   ({self.skipped} params kept float)"
         )
 
 
@@ -82,16 +84,28 @@ def ms_per_batch(forward_batch, model, reps: int = 5) -> float:
     return float(np.median(times) * 1e3)
 
 
-def compare(model, task: Task, schemes=None, reps: int = 5, dynamic_device=None) -> list[Report]:
+def compare(model, task: Task, schemes=None, reps: int = 5, dynamic_device=None,
+            gpu_device=None) -> list[Report]:  # fmt: skip
     """f32 first, then one row per scheme (post-training, weight-only, MinMax calibration).
 
     `dynamic_device` (a device of `NdArray(quantize_activations=True)`): after each 8-bit
     per-tensor scheme's row, a `<scheme>+act8` row: the same quantized model moved there, whose
     Linear and Conv2d layers also quantize their input on the fly (int8 x int8 -> int32).
+    `gpu_device` (e.g. a Cuda or OpenCl device): each float32 / weight-only row also times the
+    same batch with the model moved there (`to_device` keeps quantized weights quantized:
+    Cuda's and OpenCl's `q_linear` kernels read the packed words), as `gpu_ms`.
     """
+
+    def gpu_ms(m):
+        if gpu_device is None:
+            return None
+        if task.on is None:
+            raise ValueError(f"compare: task {task.name!r} has no `on` (device -> Task) for the GPU timing")
+        return ms_per_batch(task.on(gpu_device).forward_batch, m.to_device(gpu_device), reps)
+
     rows = [
         Report(task.name, "float32", task.accuracy(model), record_bytes(model),
-               ms_per_batch(task.forward_batch, model, reps), task.batch_size)
+               ms_per_batch(task.forward_batch, model, reps), task.batch_size, gpu_ms=gpu_ms(model))
     ]  # fmt: skip
     for name, scheme in (schemes or SCHEMES).items():
         quantizer = Quantizer(calibration=Calibration.MinMax, scheme=scheme)
@@ -99,7 +113,7 @@ def compare(model, task: Task, schemes=None, reps: int = 5, dynamic_device=None)
         rows.append(
             Report(task.name, name, task.accuracy(q), record_bytes(q),
                    ms_per_batch(task.forward_batch, q, reps), task.batch_size,
-                   len(quantizer.skipped), dict(quantizer.kept_float))
+                   len(quantizer.skipped), dict(quantizer.kept_float), gpu_ms(q))
         )  # fmt: skip
         if dynamic_device is not None and scheme.value.bits == 8 and not scheme.level.is_block():
             rows.append(_act8_row(q, task, name, dynamic_device, rows[-1], reps))
@@ -115,4 +129,5 @@ def _act8_row(q, task: Task, name: str, device, weight_only: Report, reps: int) 
     return dataclasses.replace(
         weight_only, name=f"{name}+act8", accuracy=t.accuracy(qd), record_bytes=record_bytes(qd),
         ms_per_batch=ms_per_batch(t.forward_batch, qd, reps), kept_float=dict(weight_only.kept_float),
+        gpu_ms=None,
     )  # fmt: skip

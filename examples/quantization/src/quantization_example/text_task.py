@@ -35,6 +35,7 @@ def text_task(device, encoded, labels, batch_size: int = 64) -> Task:
 
 
 def quantize_and_compare_text(model, device, encoded, labels, schemes=None, reps: int = 5,
-                              dynamic_device=None):  # fmt: skip
-    """The transformer's rows: float32, then one per scheme (and `+act8` rows on `dynamic_device`)."""
-    return compare(model, text_task(device, encoded, labels), schemes, reps, dynamic_device)
+                              dynamic_device=None, gpu_device=None):  # fmt: skip
+    """The transformer's rows: float32, then one per scheme (and `+act8` rows on `dynamic_device`,
+    GPU times on `gpu_device`)."""
+    return compare(model, text_task(device, encoded, labels), schemes, reps, dynamic_device, gpu_device)
