@@ -11,8 +11,8 @@ of the others; `max(1, cores - round(others))` threads are woken. The kernel's l
 an exponential average with a 60 s time constant, so our own share is our CPU use averaged the
 same way (`TAU`): a plain recent window is wrong after a busy phase (16 cores of training leave
 a load average near 16 for a minute while the last seconds of our own use were light, and the
-next minute's kernels then ran on one or two threads: the int8 guide inference measured 5x
-slower on 16 cores right after training). Sampled at most every `PERIOD` seconds (one read of
+next minute's kernels would wake one or two threads). Not corrected: other processes that just
+ended still count until the average decays (up to a minute). Sampled at most every `PERIOD` seconds (one read of
 /proc/loadavg, ~10 us). The thread count never changes results (every kernel's split depends on
 the shapes only).
 `BURN_NDARRAY_LOAD_AWARE=0` turns it off (always the whole budget).
