@@ -194,9 +194,11 @@ def test_qlin_gemv_default_variant_fuses_bias_and_keeps_its_plan():
         # per tensor: 16-byte loads with warp shuffles (4 bits), 4 items a row (8 bits)
         assert _quant_gemv.default_variant(rt, 4, 0) == _quant_gemv.DEFAULT_CUDA
         assert _quant_gemv.default_variant(rt, 8, 0) == _quant_gemv.CUDA_INT8
-        shfl = _quant_gemv.run_gemv(rt, rt.empty((1, 128), np.dtype(np.float32)), xt._p, qp.values,
-                                    qp.scales, 1, 300, 128, 16, 4, 8, offs, _quant_gemv.DEFAULT_CUDA)  # fmt: skip
+        out = rt.empty((1, 128), np.dtype(np.float32))
+        shfl = _quant_gemv.run_gemv(rt, out, xt._p, qp.values, qp.scales, 1, 300, 128, 16, 4, 8,
+                                    offs, _quant_gemv.DEFAULT_CUDA)  # fmt: skip
         assert shfl.variant.vec == 4 and shfl.variant.shfl
+        np.testing.assert_allclose(xt._like(out).numpy(), want - b, rtol=1e-4, atol=1e-4)
         staged = _quant_gemv.GemvVariant(256, 4, 4, False, True)
         out = rt.empty((1, 128), np.dtype(np.float32))
         run = _quant_gemv.run_gemv(rt, out, xt._p, qp.values, qp.scales, 1, 300, 128, 16, 4, 8, offs, staged)
