@@ -126,4 +126,5 @@ def test_a_stranger_on_the_master_port_cannot_join_a_launched_job(tmp_path):
     # 1 can win the race, and the stranger's connection then closes unanswered (b"") when the
     # job's rendezvous is done. Both keep the job correct (asserted above); the refusal message
     # itself is pinned by burn-tensor's test_collective_auth.py.
-    assert got[0] == b"" or b"authentication failed" in got[0], got[0][:200]
+    # (An empty `got`: the stranger never reached a listener, see above.)
+    assert not got or got[0] == b"" or b"authentication failed" in got[0], got[0][:200]
