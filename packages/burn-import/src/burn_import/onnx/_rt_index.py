@@ -216,8 +216,27 @@ def _per_axis(t, axis, block, rank, like):
     return t.select(axis, idx)
 
 
+#: integer dtypes whose values float32 holds exactly (|v| < 2^24): (v - zp) * s can be computed in
+#: float32 with the same result as in float64 (see `dequantize`)
+_EXACT_IN_F32 = (DType.I8, DType.U8, DType.I16)
+
+
 def dequantize(x, scale, zp, axis, block, rank, dtype):
     s = _per_axis(scale, axis, block, rank, x)
+    if (
+        dtype == DType.F32
+        and scale.dtype == DType.F32
+        and not x.is_quantized()
+        and x.dtype in _EXACT_IN_F32
+        and (zp is None or zp.dtype in _EXACT_IN_F32)
+    ):
+        # The same bits as the float64 formula below in half the passes: x - zp is a small
+        # integer (exact in float32) and its product with a float32 scale is exact in float64,
+        # so rounding it once to float32 equals the float32 product's single rounding.
+        xf = x.float().cast(DType.F32)
+        if zp is not None:
+            xf = xf - _per_axis(zp, axis, block, rank, x).float().cast(DType.F32)
+        return xf * s
     # an 8-bit constant is held as a unit-scale quantized field: dequantizing it is exact
     xf = (x.dequantize() if x.is_quantized() else x.float()).cast(DType.F64)
     if zp is not None:
@@ -238,10 +257,17 @@ def quantize(x, scale, zp, axis, block, rank, dtype, precision, bounds):
     work = precision or DType.from_np(np.result_type(x.dtype.np, scale.dtype.np))
     s = _per_axis(scale, axis, block, rank, x).cast(work)
     xw = (x if x.dtype.is_float() else x.float()).cast(work)
+    lo, hi = bounds
+    if work == DType.F32 and -(1 << 16) <= lo and hi <= 1 << 16:
+        # Adding the zero point in float32 is exact while |x / s| < 2^24; beyond that the sum
+        # may round, but it lies far outside the bounds either way and saturates the same.
+        y = (xw / s).round()
+        if zp is not None:
+            y = y + _per_axis(zp, axis, block, rank, x).float().cast(DType.F32)
+        return y.clamp(float(lo), float(hi)).int().cast(dtype)
     y = (xw / s).round().cast(DType.F64)
     if zp is not None:
         y = y + _per_axis(zp, axis, block, rank, x).float().cast(DType.F64)
-    lo, hi = bounds
     return y.clamp(float(lo), float(hi)).int().cast(dtype)
 
 
