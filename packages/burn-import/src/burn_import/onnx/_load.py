@@ -17,6 +17,7 @@ from ._attrs import check_graph_attributes, check_model_list_sizes
 from ._contrib import rewrite_contrib
 from ._errors import OnnxImportError
 from ._expand import expand_functions, origin
+from ._external import inline_external_data
 from ._legacy import prelu_channel_slopes, refuse_batched_scan
 from ._prefold import prefold
 from ._registry import load_all
@@ -30,10 +31,12 @@ MAX_TENSOR_ELEMENTS = 2**31  # a declared shape beyond this is refused before an
 
 
 def read_model(source) -> onnx.ModelProto:
-    """Parse a path, bytes or ModelProto into a ModelProto (no validation yet)."""
+    """Parse a path, bytes or ModelProto into a ModelProto (no validation yet); a path's
+    external tensor data is read from its folder (`_external`)."""
     if isinstance(source, onnx.ModelProto):
         model = onnx.ModelProto()
         model.CopyFrom(source)
+        inline_external_data(model, None)
         return model
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
@@ -43,7 +46,10 @@ def read_model(source) -> onnx.ModelProto:
         if not path.is_file():
             raise OnnxImportError(f"ONNX file not found: {path}")
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise OnnxImportError(f"{path}: larger than 2 GiB (external data is not supported)")
+            raise OnnxImportError(
+                f"{path}: larger than 2 GiB, protobuf's limit for one message (save large "
+                "weights as external data: onnx.save(..., save_as_external_data=True))"
+            )
         data = path.read_bytes()
         where = str(path)
     model = onnx.ModelProto()
@@ -53,6 +59,8 @@ def read_model(source) -> onnx.ModelProto:
         raise OnnxImportError(f"not a valid ONNX model: {where}: {err}") from None
     if not model.HasField("graph") or len(data) == 0:
         raise OnnxImportError(f"not a valid ONNX model: {where}: no graph (truncated or not ONNX)")
+    # weights saved beside the file (torch's dynamo exporter): only a path has a folder to read
+    inline_external_data(model, path.parent if where != "<bytes>" else None)
     return model
 
 
