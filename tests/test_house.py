@@ -22,7 +22,6 @@ SOURCE_SUFFIXES = {".py", ".c", ".h", ".cl", ".cu"}
 
 # Files over LIMIT lines today, each with its length when listed. Split one, then delete its line.
 OVER_400 = {
-    "packages/burn-fusion/src/burn_fusion/_stream.py": 406,
     "packages/burn-ndarray/src/burn_ndarray/_native/kernels.c": 957,
     "packages/burn-ndarray/src/burn_ndarray/_native_conv.py": 405,
     "packages/burn-ndarray/src/burn_ndarray/_native_ops.py": 451,
