@@ -19,6 +19,7 @@ from ._dtype import Bool, DType, Float, Int, TensorKind
 from ._errors import TensorCheckError
 from ._shape import Shape
 from ._tensor_autodiff import AutodiffMixin
+from ._tensor_combine import CombineMixin
 from ._tensor_creation import CreationMixin, device_or_default
 from ._tensor_data import DataMixin
 from ._tensor_display import DisplayMixin
@@ -52,6 +53,7 @@ class Tensor(
     CreationMixin,
     DataMixin,
     LayoutMixin,
+    CombineMixin,
     IndexMixin,
     MathMixin,
     LogicMixin,
