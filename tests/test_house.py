@@ -26,8 +26,6 @@ OVER_400 = {
     "packages/burn-ndarray/src/burn_ndarray/_native_conv.py": 405,
     "packages/burn-ndarray/src/burn_ndarray/_native_ops.py": 451,
     "packages/burn-ndarray/src/burn_ndarray/_threaded_ops.py": 402,
-    # Over only by the docstrings of issue 32 (item 8); split it with the next op added to it.
-    "packages/burn-tensor/src/burn_tensor/_tensor_math.py": 425,
     "packages/burn-backend-tests/src/burn_backend_tests/suites/elementwise.py": 435,
 }
 

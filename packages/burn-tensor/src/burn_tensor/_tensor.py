@@ -29,6 +29,7 @@ from ._tensor_grid import GridMixin
 from ._tensor_layout import LayoutMixin
 from ._tensor_linalg import LinalgMixin
 from ._tensor_logic import LogicMixin
+from ._tensor_float import FloatMathMixin
 from ._tensor_math import MathMixin
 from ._tensor_reduce import ReduceMixin
 from .quantization._primitive import QuantizedPrimitive
@@ -56,6 +57,7 @@ class Tensor(
     CombineMixin,
     IndexMixin,
     MathMixin,
+    FloatMathMixin,
     LogicMixin,
     ReduceMixin,
     AutodiffMixin,
