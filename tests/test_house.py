@@ -26,7 +26,6 @@ OVER_400 = {
     "packages/burn-ndarray/src/burn_ndarray/_native_conv.py": 405,
     "packages/burn-ndarray/src/burn_ndarray/_native_ops.py": 451,
     "packages/burn-ndarray/src/burn_ndarray/_threaded_ops.py": 402,
-    "packages/burn-backend-tests/src/burn_backend_tests/suites/elementwise.py": 435,
 }
 
 
