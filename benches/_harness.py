@@ -1,4 +1,7 @@
-"""Measurement, reporting and JSON output shared by every suite.
+"""What every suite is built of (cases, targets, the context) and running one suite.
+
+The harness is three files: this one, `_timing.py` (measuring one callable) and `_report.py` (the
+table and the JSON file); the suites and `run.py` import every name from here.
 
 Timing is timeit-style: each implementation is warmed up, then `number` calls are timed per repeat
 (`number` calibrated like `timeit.Timer.autorange` so one repeat lasts at least `min_time`), with the
@@ -10,19 +13,21 @@ the repeats.
 
 from __future__ import annotations
 
-import gc
-import itertools
-import json
 import os
 import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-IMPLS = ("burn", "numpy", "torch")
+from ._report import IMPLS, fmt_ratio, fmt_time, render, throughput, write_json
+from ._timing import measure
+
+__all__ = [
+    "IMPLS", "Case", "Settings", "Suite", "Target", "blas_threads", "environment", "eprint",
+    "evaluate_targets", "fmt_ratio", "fmt_time", "gpu_backend", "load_torch", "make_context",
+    "measure", "render", "run_suite", "throughput", "write_json",
+]
 
 
 @dataclass
@@ -181,89 +186,6 @@ def environment(torch, settings: Settings, ctx: dict | None = None) -> dict:
     }
 
 
-# -- timing --------------------------------------------------------------------------------------
-def _time(fn: Callable[[], object], number: int, sync: Callable[[], object] | None = None) -> float:
-    it = itertools.repeat(None, number)
-    t0 = time.perf_counter()
-    for _ in it:
-        fn()
-    if sync is not None:
-        sync()  # the queued work of the loop is part of its time
-    return time.perf_counter() - t0
-
-
-def _calibrate(fn: Callable[[], object], min_time: float, sync=None) -> int:
-    """Like `timeit.Timer.autorange`: the smallest 1/2/5 x 10^k loop count lasting >= min_time."""
-    i = 1
-    while True:
-        for j in (1, 2, 5):
-            number = i * j
-            if _time(fn, number, sync) >= min_time:
-                return number
-        i *= 10
-
-
-def _cpu_seconds() -> float:
-    """CPU time of the whole process (every thread, user + system) so far, to the microsecond
-    (`os.times` counts 10 ms ticks)."""
-    try:
-        import resource
-    except ImportError:  # not Unix
-        t = os.times()
-        return t.user + t.system
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def measure(
-    impls: dict[str, Callable[[], object]], settings: Settings, syncs: dict | None = None
-) -> dict[str, dict]:
-    """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats,
-    cpu_per_wall}}. `cpu_per_wall` is the process's CPU seconds per wall second over the timed
-    repeats: about the number of busy cores, spinning threads included (1.0 = one core).
-
-    `syncs[name]`, when given, runs at the end of each timed loop (asynchronous backends)."""
-    syncs = syncs or {}
-    numbers = {}
-    cpu: dict[str, float | None] = {}
-    samples: dict[str, list[float]] = {name: [] for name in impls}
-    gc_was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        for name, fn in impls.items():
-            if settings.settle_time:
-                # Let the previous library's worker threads (OpenBLAS, torch's OpenMP) stop spinning.
-                time.sleep(settings.settle_time)
-            end = time.perf_counter() + settings.warmup_time
-            fn()
-            while time.perf_counter() < end:
-                fn()
-            sync = syncs.get(name)
-            if sync is not None:
-                sync()
-            numbers[name] = number = _calibrate(fn, settings.min_time, sync)
-            cpu0, wall0 = _cpu_seconds(), time.perf_counter()
-            for _ in range(settings.repeats):
-                samples[name].append(_time(fn, number, sync) / number)
-            wall = time.perf_counter() - wall0
-            cpu[name] = (_cpu_seconds() - cpu0) / wall if wall > 0 else None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    return {
-        name: {
-            "median_s": statistics.median(s),
-            "min_s": min(s),
-            "max_s": max(s),
-            "number": numbers[name],
-            "repeats": len(s),
-            "cpu_per_wall": cpu[name],
-        }
-        for name, s in samples.items()
-    }
-
-
 # -- running a suite -----------------------------------------------------------------------------
 def _probe(fn: Callable[[], object]) -> tuple[str, str | None]:
     """Run once: ("ok", None), ("not implemented", message) or ("error", message)."""
@@ -359,112 +281,6 @@ def evaluate_targets(suite: Suite, results: list[dict], targets=None) -> list[di
                 }
             )
     return out
-
-
-# -- output --------------------------------------------------------------------------------------
-def fmt_time(s: float | None) -> str:
-    if s is None:
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}" if s / scale < 100 else f"{s / scale:.0f} {unit}"
-    return f"{s * 1e9:.0f} ns"
-
-
-def fmt_ratio(r: float | None) -> str:
-    return "-" if r is None else f"{r:.2f}x"
-
-
-def _fmt_cpu(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}"
-
-
-def throughput(r: dict) -> str | None:
-    """'burn 2.41 TB/s, torch 2.95 TB/s (burn at 82% of torch)' for a case whose params give the
-    bytes it moves (`bytes`) or the floating-point operations it does (`flops`)."""
-    if r.get("status") != "ok":
-        return None
-    p, t = r["params"], r["times"]
-    if p.get("bytes"):
-        amount, unit, scale = p["bytes"], "GB/s", 1e9
-    elif p.get("flops"):
-        amount, unit, scale = p["flops"], "TFLOP/s", 1e12
-    else:
-        return None
-    rates = {k: amount / t[k]["median_s"] / scale for k in IMPLS if k in t}
-    parts = [f"{k} {v:.4g} {unit}" for k, v in rates.items()]
-    if "burn" in rates and "torch" in rates:
-        parts.append(f"(burn at {100 * rates['burn'] / rates['torch']:.0f}% of torch)")
-    return ", ".join(parts)
-
-
-def render(report: dict) -> str:
-    """The suite's table and target verdicts as text."""
-    env = report["environment"]
-    torch_note = (
-        f"torch {env['torch']} ({env['torch_threads']} threads)"
-        if env["torch"]
-        else "torch: not installed"
-    )
-    load = env.get("load_average")
-    load_note = f"; load {load[0]:.1f} on {env['cpu_count']} cpus" if load else ""
-    lines = [
-        f"== {report['suite']}: {report['description']} [{report['status']}; {torch_note}{load_note}]"
-    ]
-    header = ["case", "burn", "numpy", "torch", "burn/numpy", "burn/torch", "burn cpu/wall"]
-    rows = []
-    for r in report["results"]:
-        if r["status"] != "ok":
-            rows.append([r["name"], r["status"], "", "", "", "", ""])
-            continue
-        t = r["times"]
-        rows.append(
-            [
-                r["name"],
-                *(fmt_time(t[k]["median_s"]) if k in t else "-" for k in IMPLS),
-                fmt_ratio(r["ratios"].get("burn/numpy")),
-                fmt_ratio(r["ratios"].get("burn/torch")),
-                _fmt_cpu(t.get("burn", {}).get("cpu_per_wall")),
-            ]
-        )
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    sep = "  "
-    lines.append(
-        sep.join(
-            h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths))
-        )
-    )
-    lines.append(sep.join("-" * w for w in widths))
-    for row in rows:
-        lines.append(
-            sep.join(
-                str(x).ljust(w) if i == 0 else str(x).rjust(w)
-                for i, (x, w) in enumerate(zip(row, widths))
-            )
-        )
-    for r in report["results"]:
-        if r.get("error"):
-            lines.append(f"  {r['name']}: {r['error']}")
-        rate = throughput(r)
-        if rate:
-            lines.append(f"  {r['name']}: {rate}")
-    for tg in report["targets"]:
-        unit = " us" if tg["metric"] == "burn_us" else "x"
-        v = "" if tg["value"] is None else f" = {tg['value']:.2f}{unit}"
-        lines.append(
-            f"  target: {tg['description']} [{tg['case']}] "
-            f"{tg['metric']}{v} (limit {tg['limit']:g}{unit}): {tg['verdict'].upper()}"
-        )
-    return "\n".join(lines)
-
-
-def write_json(report: dict, out_dir: Path) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{report['suite']}.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(tmp, path)
-    return path
 
 
 def eprint(*a) -> None:

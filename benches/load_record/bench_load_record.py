@@ -1,44 +1,48 @@
 """load_record: save and load a ~100M-parameter nested record with every burn-record recorder.
 
 Compares, in the same run and on the same arrays, against `numpy.savez`/`numpy.load` (uncompressed
-and
-`savez_compressed`) and, when importable, `torch.save`/`torch.load(weights_only=True)`. Prints a
-table
-and writes JSON to benches/results/load_record.json.
+and `savez_compressed`) and, when importable, `torch.save`/`torch.load(weights_only=True)`. Prints
+a table and writes JSON to benches/results/load_record.json.
 
     uv run python benches/load_record/bench_load_record.py               # 100M parameters
     uv run python benches/load_record/bench_load_record.py --params 10M  # scaled down
 
 Throughput (MB/s) is the model's in-memory f32 size divided by the wall time, so recorders that
-store
-half precision are credited with the bytes they represent, not the bytes they write. Every save is a
-burn-record atomic write (temp file + fsync + rename); numpy and torch do not fsync, which this
-table
-does not hide. Loads read a file that the save just wrote, so all of them hit a warm page cache.
+store half precision are credited with the bytes they represent, not the bytes they write. Every
+save is a burn-record atomic write (temp file + fsync + rename); numpy and torch do not fsync, which
+this table does not hide. Loads read a file that the save just wrote, so all of them hit a warm
+page cache.
 
 A second case re-runs the compressed recorders (and `savez_compressed`) on bf16-rounded weights,
 once each: random normal f32 is nearly incompressible, so the zstd-vs-gzip comparison only means
 something on weights like these. The run ends with issue 5's targets, met or MISSED.
-The safetensors case (burn-import vs `safetensors.numpy`) is `bench_safetensors.py` beside this.
+The safetensors case (burn-import vs `safetensors.numpy`) is `bench_safetensors.py` beside this;
+the record both time is built in `_common.py`.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
-import platform
-import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 import burn_record as br
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _common, when run as a script
+from _common import (
+    add_common_args,
+    arrays_of,
+    build_item,
+    environment,
+    parse_count,
+    timed,
+    write_report,
+)
 
 RECORDERS = [
     br.NamedMpkFileRecorder,
@@ -53,7 +57,6 @@ RECORDERS = [
     br.BinBytesRecorder,
     br.NamedMpkBytesRecorder,
 ]
-D_MODEL = 512
 # Recorders re-run on bf16-rounded weights, where compression has something to find.
 COMPRESSED = {
     br.NamedMpkGzFileRecorder,
@@ -62,90 +65,6 @@ COMPRESSED = {
     br.BinZstFileRecorder,
     br.CompactRecorder,
 }
-
-
-def parse_count(text: str) -> int:
-    """'100M' / '2.5m' / '500k' / '1000' -> int."""
-    text = text.strip().lower()
-    scale = {"k": 10**3, "m": 10**6, "g": 10**9}.get(text[-1:], 1)
-    return int(float(text[:-1] if scale > 1 else text) * scale)
-
-
-def build_item(n_params: int, seed: int = 0, weights: str = "normal") -> dict:
-    """A transformer-like module record of exactly `n_params` f32 parameters.
-
-    Blocks of attention (4 x [d, d] + biases), MLP ([d, 4d], [4d, d] + biases) and two norms, plus
-    an
-    embedding table that absorbs the remainder, and a few constants like a real record.
-
-    `weights="normal"`: i.i.d. standard normal f32, incompressible apart from the exponent bytes (a
-    worst case for gzip/zstd). `weights="bf16"`: the same values rounded to bfloat16 and stored as
-    f32 (the low 16 mantissa bits are zero), as weights trained in bf16 and saved in f32 are; this
-    is where the compressed formats differ.
-    """
-    rng = np.random.default_rng(seed)
-    d = D_MODEL
-    counter = iter(range(10**9))
-
-    def param(*shape):
-        data = rng.standard_normal(shape, dtype=np.float32)
-        if weights == "bf16":  # round to nearest even on the upper 16 bits
-            bits = data.view(np.uint32)
-            bits += 0x7FFF + ((bits >> 16) & 1)
-            bits &= 0xFFFF0000
-        return br.ParamRecord(f"p{next(counter):08x}", br.TensorData(data))
-
-    def linear(d_in, d_out):
-        return {"weight": param(d_in, d_out), "bias": param(d_out)}
-
-    per_block = 4 * (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 4 * d
-    n_blocks = max(0, (n_params - d) // per_block)
-    blocks = [
-        {
-            "attn": {k: linear(d, d) for k in ("query", "key", "value", "output")},
-            "mlp": {"linear_inner": linear(d, 4 * d), "linear_outer": linear(4 * d, d)},
-            "norm_1": {"gamma": param(d), "beta": param(d)},
-            "norm_2": {"gamma": param(d), "beta": param(d)},
-            "dropout": 0.1,
-        }
-        for _ in range(n_blocks)
-    ]
-    rest = n_params - n_blocks * per_block
-    rows, tail = divmod(rest, d)
-    item = {
-        "embedding": {"weight": param(rows, d)},
-        "blocks": blocks,
-        "head_bias": param(tail),
-        "config": {"d_model": d, "n_blocks": n_blocks, "norm_first": True},
-    }
-    assert (
-        sum(
-            p.value.num_elements()
-            for p in br.flatten(item).values()
-            if isinstance(p, br.ParamRecord)
-        )
-        == n_params
-    )
-    return item
-
-
-def arrays_of(item: dict) -> dict[str, np.ndarray]:
-    return {k: v.value.array for k, v in br.flatten(item).items() if isinstance(v, br.ParamRecord)}
-
-
-def timed(fn: Callable[[], object], repeats: int) -> dict:
-    samples = []
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return {
-        "median_s": statistics.median(samples),
-        "min_s": min(samples),
-        "max_s": max(samples),
-        "repeats": repeats,
-    }
 
 
 def bench_recorder(cls, item, workdir: Path, repeats: int) -> dict:
@@ -203,13 +122,7 @@ def load_torch(enabled: bool):
 def build_parser() -> argparse.ArgumentParser:
     """The command line of `benches/load_record/bench_load_record.py`."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--params", default="100M", help="parameter count, e.g. 100M, 10M, 500k")
-    ap.add_argument(
-        "--repeats",
-        type=int,
-        default=3,
-        help="timed saves and loads per recorder (default: %(default)s)",
-    )
+    add_common_args(ap, "timed saves and loads per recorder")
     ap.add_argument("--recorders", default="", help="comma-separated recorder names (default all)")
     ap.add_argument("--no-torch", action="store_true", help="do not compare with torch.save/load")
     ap.add_argument(
@@ -217,12 +130,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the second case: the compressed recorders on bf16-rounded weights",
     )
-    ap.add_argument(
-        "--out",
-        default=str(Path(__file__).resolve().parents[1] / "results"),
-        help="folder for load_record.json (default: benches/results)",
-    )
-    ap.add_argument("--workdir", default=None, help="where files are written (default: a temp dir)")
     return ap
 
 
@@ -282,24 +189,15 @@ def main(argv: list[str] | None = None) -> dict:
         "suite": "load_record",
         "description": f"save + load of a {n / 1e6:g}M-parameter f32 nested record",
         "status": "ok",
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "numpy": np.__version__,
-            "torch": None if torch is None else torch.__version__,
-            "repeats": args.repeats,
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        },
+        "environment": environment(
+            args.repeats, torch=None if torch is None else torch.__version__
+        ),
         "results": results,
     }
     report["targets"] = targets(rows)
     print(render(report))
     print(render_targets(report["targets"]))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "load_record.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {out / 'load_record.json'}")
+    write_report(report, args.out)
     return report
 
 

@@ -20,18 +20,23 @@ Prints a table and writes JSON to benches/results/load_record_safetensors.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_load_record import arrays_of, build_item, parse_count, timed
+from _common import (
+    add_common_args,
+    arrays_of,
+    build_item,
+    environment,
+    parse_count,
+    timed,
+    write_report,
+)
 from burn_import import SafetensorsFileRecorder, load_safetensors, save_safetensors
 
 TARGET = 1.5
@@ -47,19 +52,7 @@ def reference_loader():
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--params", default="100M", help="parameter count, e.g. 100M, 1M")
-    ap.add_argument(
-        "--repeats",
-        type=int,
-        default=3,
-        help="timed loads per loader (median, min and max are reported)",
-    )
-    ap.add_argument(
-        "--out",
-        default=str(Path(__file__).resolve().parents[1] / "results"),
-        help="folder for the JSON result",
-    )
-    ap.add_argument("--workdir", default=None, help="where the file is written (default: temp)")
+    add_common_args(ap, "timed loads per loader (median, min and max are reported)")
     return ap
 
 
@@ -110,24 +103,16 @@ def main(argv: list[str] | None = None) -> dict:
         "suite": "load_record_safetensors",
         "description": f"load of a {n / 1e6:g}M-parameter f32 safetensors file",
         "status": "ok",
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
-            "numpy": np.__version__,
-            "safetensors": None if reference is None else _version("safetensors"),
-            "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-            "repeats": args.repeats,
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        },
+        "environment": environment(
+            args.repeats,
+            safetensors=None if reference is None else _version("safetensors"),
+            load_average=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        ),
         "results": results,
         "targets": targets,
     }
     print(render(report))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "load_record_safetensors.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"wrote {out / 'load_record_safetensors.json'}")
+    write_report(report, args.out)
     return report
 
 

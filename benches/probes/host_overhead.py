@@ -101,7 +101,7 @@ def _step(batch: int, hidden: int):
 
 def time_steps(step, steps: int, repeats: int) -> dict:
     """Per-step ms over `repeats` blocks of `steps` steps (after a warm-up block)."""
-    from benches._harness import _time  # after _use_sources put the tree on sys.path
+    from benches._timing import _time  # after _use_sources put the tree on sys.path
 
     _time(step, max(5, steps // 5))
     blocks = [_time(step, steps) / steps * 1e3 for _ in range(repeats)]
@@ -199,7 +199,7 @@ def worker(args) -> None:
     step = _step(args.batch, args.hidden)
     time_steps(step, args.steps, 1)  # warm-up
     print("ready", flush=True)
-    from benches._harness import _time
+    from benches._timing import _time
 
     for line in sys.stdin:
         print(_time(step, int(line)), flush=True)

@@ -101,6 +101,26 @@ def test_raw_kernel_scalars_pass_their_own_width():
     assert int(y[0]) != 7
 
 
+def test_repr_names_the_class_and_its_options():
+    # Built from `repr_options()`: a subclass is named as itself (the base's string used to be
+    # sliced at len("Cuda("), which cut a subclass's name into the options).
+    from burn_tensor import _backend as tensor_backend
+    from cpu_backend import cuda_on_cpu_backend
+
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype="float64", allow_tf32=True) as (cuda, _):
+        assert repr(cuda) == "Cuda(float_dtype='float64', allow_tf32=True)"
+
+        class TunedCuda(type(cuda)):
+            pass
+
+        try:
+            assert repr(TunedCuda(allow_tf32=True)) == "TunedCuda(allow_tf32=True)"
+        finally:
+            cache = tensor_backend._Interned._cache
+            for key in [k for k in cache if k[0] is TunedCuda]:
+                del cache[key]
+
+
 def test_a_backend_made_outside_the_stand_in_keeps_its_own_ops(monkeypatch):
     """A Cuda() made before the stand-in (on the GPU machine: the real cupy; here another
     FakeCupy plays it) whose kind views are rebuilt while the stand-in's ops are on the class

@@ -34,6 +34,20 @@ def test_constructor_options_and_repr():
     assert OpenCl(float_dtype="float16").float_dtype.value == "float16"
 
 
+def test_a_subclass_repr_names_the_subclass_and_its_options():
+    # The repr is built from `repr_options()`, not by slicing "OpenCl(" off the base's string:
+    # that printed "OpenCl(device_type='cpu', ithSoftmax()" for the subclass below (burn-fusion's
+    # delegated-softmax backend, named in the conformance coverage line).
+    class OpenClWithSoftmax(OpenCl):
+        pass
+
+    assert repr(OpenClWithSoftmax("cpu")) == "OpenClWithSoftmax(device_type='cpu')"
+    f64 = OpenClWithSoftmax(float_dtype="float64")
+    assert repr(f64) == "OpenClWithSoftmax(float_dtype='float64')"
+    opts = OpenCl("cpu", int_dtype="int64").repr_options()
+    assert opts == ["device_type='cpu'", "int_dtype='int64'"]
+
+
 def test_device_info_and_listing():
     info = B.device_info()
     assert info.split()[1] == "cpu"

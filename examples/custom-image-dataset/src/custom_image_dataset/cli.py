@@ -10,6 +10,8 @@ CIFAR10_PNG_URL = "https://s3.amazonaws.com/fast-ai-sample/cifar10.tgz"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="custom-image-dataset", description=__doc__)
     parser.add_argument(
         "--root", default=None,
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--artifact-dir", default="artifacts/custom-image-dataset", help="logs, checkpoints, model"
     )
-    parser.add_argument("--backend", default=None, help="backend name (default: the best one)")
+    add_backend_argument(parser, autodiff=True)
     return parser
 
 

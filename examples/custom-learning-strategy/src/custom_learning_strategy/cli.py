@@ -7,6 +7,8 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="custom-learning-strategy", description=__doc__)
     parser.add_argument("--epochs", type=int, default=5, help="number of epochs (Burn: 5)")
     parser.add_argument(
@@ -17,9 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--artifact-dir", default="artifacts/custom-learning-strategy",
         help="where logs, checkpoints and the model go (emptied first)",
     )  # fmt: skip
-    parser.add_argument(
-        "--backend", default=None, help="backend name (default: $BURN_BACKEND or the best one)"
-    )
+    add_backend_argument(parser, autodiff=True)
     return parser
 
 

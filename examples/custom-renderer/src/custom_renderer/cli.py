@@ -7,6 +7,8 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="custom-renderer", description=__doc__)
     parser.add_argument("--epochs", type=int, default=10, help="number of epochs (Burn: 10)")
     parser.add_argument(
@@ -16,9 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--artifact-dir", default="artifacts/custom-renderer", help="where the metric logs go"
     )
-    parser.add_argument(
-        "--backend", default=None, help="backend name (default: $BURN_BACKEND or the best one)"
-    )
+    add_backend_argument(parser, autodiff=True)
     return parser
 
 

@@ -8,13 +8,10 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     """The `custom-training-loop` command line."""
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="custom-training-loop", description=__doc__)
-    parser.add_argument(
-        "--backend",
-        default=None,
-        help="an installed backend's entry-point name, wrapped in Autodiff (default: "
-        "$BURN_BACKEND, else the best installed)",
-    )
+    add_backend_argument(parser, autodiff=True)
     parser.add_argument(
         "--epochs", type=int, default=None, help="number of epochs (default: the config's, 10)"
     )

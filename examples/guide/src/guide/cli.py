@@ -31,6 +31,8 @@ def _datasets(name: str):
 
 def build_parser() -> argparse.ArgumentParser:
     """The `guide` command line: `train` and `infer` subcommands."""
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="guide", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
     helps = {
@@ -47,12 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="folder for config.json, the model record, checkpoints and logs "
             "(default: %(default)s)",
         )
-        p.add_argument(
-            "--backend",
-            default=None,
-            help="an installed backend's entry-point name, wrapped in Autodiff (default: "
-            "$BURN_BACKEND, else the best installed; `python -m burn.backend` lists them)",
-        )
+        add_backend_argument(p, autodiff=True)
         p.add_argument(
             "--dataset",
             choices=["digits", "mnist"],

@@ -7,6 +7,8 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="mnist-example", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
     train = sub.add_parser(
@@ -24,13 +26,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--artifact-dir", default="artifacts/mnist", help="where logs, checkpoints, model go"
     )
-    train.add_argument("--backend", default=None, help="backend name (default: the best one)")
+    add_backend_argument(train, autodiff=True)
     infer = sub.add_parser(
         "infer", help="accuracy of a Burnpack's weights on the test digits",
         description="Load a Burnpack into the model and report its accuracy on the test digits.",
     )  # fmt: skip
     infer.add_argument("weights", help="a .bpk file for this model (burn-py's or Rust Burn's)")
-    infer.add_argument("--backend", default=None, help="backend name (default: the best one)")
+    add_backend_argument(infer, autodiff=True)
     return parser
 
 

@@ -6,6 +6,8 @@ import argparse
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     p = argparse.ArgumentParser(prog="modern-lstm", description=__doc__)
     p.add_argument("--num-epochs", type=int, default=30, help="epochs (Burn: 30)")
     p.add_argument("--batch-size", type=int, default=32, help="batch size (Burn: 32)")
@@ -14,9 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hidden-size", type=int, default=32, help="LSTM hidden size (Burn: 32)")
     p.add_argument("--num-layers", type=int, default=2, help="stacked layers (Burn: 2)")
     p.add_argument("--unidirectional", action="store_true", help="one direction per layer")
-    p.add_argument(
-        "--backend", default=None, help="backend name (default: $BURN_BACKEND or the best one)"
-    )
+    add_backend_argument(p, autodiff=True)
     return p
 
 

@@ -7,6 +7,8 @@ import sys
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="multi-gpus", description=__doc__)
     parser.add_argument(
         "--devices", type=int, default=2,
@@ -21,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--artifact-dir", default="artifacts/multi-gpus", help="logs, checkpoints (rank 0 writes)"
     )
-    parser.add_argument("--backend", default=None, help="backend name (default: the best one)")
+    add_backend_argument(parser, autodiff=True)
     return parser
 
 

@@ -6,13 +6,13 @@ import argparse
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="named-tensor", description=__doc__)
     parser.add_argument("--batch-size", type=int, default=32, help="Batch (Burn: 32)")
     parser.add_argument("--seq-length", type=int, default=48, help="SeqLength (Burn: 48)")
     parser.add_argument("--d-model", type=int, default=24, help="DModel (Burn: 24)")
-    parser.add_argument(
-        "--backend", default=None, help="backend name (default: $BURN_BACKEND or the best one)"
-    )
+    add_backend_argument(parser)
     return parser
 
 

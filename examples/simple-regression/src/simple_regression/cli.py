@@ -8,6 +8,8 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     """The `simple-regression` command line: `train` and `infer` subcommands."""
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="simple-regression", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
     helps = {
@@ -22,12 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
             default="artifacts/simple-regression",
             help="folder for config.json, the model record and logs (default: %(default)s)",
         )
-        p.add_argument(
-            "--backend",
-            default=None,
-            help="an installed backend's entry-point name, wrapped in Autodiff "
-            "(default: $BURN_BACKEND, else the best installed)",
-        )
+        add_backend_argument(p, autodiff=True)
     t = sub.choices["train"]
     t.add_argument(
         "--epochs", type=int, default=None, help="number of epochs (default: the config's, 100)"

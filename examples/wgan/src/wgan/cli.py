@@ -6,6 +6,8 @@ import argparse
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from burn_tensor import add_backend_argument
+
     p = argparse.ArgumentParser(prog="wgan", description=__doc__)
     p.add_argument("--num-epochs", type=int, default=200, help="epochs (Burn: 200)")
     p.add_argument("--batch-size", type=int, default=512, help="batch size (Burn: 512)")
@@ -13,9 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=5, help="seed of init, noise, shuffle (Burn: 5)")
     p.add_argument("--sample-interval", type=int, default=10, help="epochs between sample grids")
     p.add_argument("--artifact-dir", default="artifacts/wgan", help="where sample grids go")
-    p.add_argument(
-        "--backend", default=None, help="backend name (default: $BURN_BACKEND or the best one)"
-    )
+    add_backend_argument(p, autodiff=True)
     return p
 
 

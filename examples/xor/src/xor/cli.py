@@ -18,6 +18,8 @@ def _device(backend: str | None):
 
 def build_parser() -> argparse.ArgumentParser:
     """The `xor` command line: `train` and `infer` subcommands."""
+    from burn_tensor import add_backend_argument
+
     parser = argparse.ArgumentParser(prog="xor", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="{train,infer}")
     helps = {
@@ -32,12 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
             default="artifacts/xor",
             help="folder for config.json and the model record (default: %(default)s)",
         )
-        p.add_argument(
-            "--backend",
-            default=None,
-            help="an installed backend's entry-point name, wrapped in Autodiff "
-            "(default: $BURN_BACKEND, else the best installed)",
-        )
+        add_backend_argument(p, autodiff=True)
     t = sub.choices["train"]
     t.add_argument(
         "--epochs", type=int, default=None, help="maximum number of epochs (default: 50)"

@@ -18,9 +18,11 @@ from .suites.creation import *
 from .suites.ctc import *
 from .suites.device import *
 from .suites.elementwise import *
+from .suites.elementwise_scalar import *
 from .suites.grid import *
 from .suites.layout import *
 from .suites.linalg import *
+from .suites.logic import *
 from .suites.module_attention import *
 from .suites.module_conv import *
 from .suites.module_conv_grad import *

@@ -104,12 +104,8 @@ class Cuda(
 
             _bf16.install(self)  # burn_gpu's half kernels; bf16: the float32 detour elsewhere
 
-    def __repr__(self) -> str:
-        base = super().__repr__()
-        if not self.allow_tf32:
-            return base
-        inner = base[len("Cuda(") : -1]
-        return f"Cuda({inner + ', ' if inner else ''}allow_tf32=True)"
+    def repr_options(self) -> list[str]:
+        return super().repr_options() + (["allow_tf32=True"] if self.allow_tf32 else [])
 
     # -- devices ---------------------------------------------------------------------------------
     def device_count(self) -> int:

@@ -13,7 +13,8 @@ plan reaches its size limit (`MAX_OPS` ops, `MAX_INPUTS` inputs).
 At flush: results no one holds any more are not written (dead-code elimination keeps only the
 ops the live results need), a result may be written into an input buffer the plan alone
 still holds (the handle was dropped, the buffer is a fused kernel's own and never left Fusion),
-and a plan whose operands are all contiguous and aligned runs the vector kernel.
+and a plan whose operands are all contiguous and aligned runs the vector kernel. That planning
+is `_stream_plan.py`'s; recording, flushing and the pass-through are here.
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ import threading
 import weakref
 
 import numpy as np
-from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Node, Program, render, render_reduction
+from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Program
 from burn_tensor import DType
 
 from . import _recipe
 from ._recipe import _NAMES, MAX_RECIPES, plan_key
 from ._recipe import dtype_name as _name
+from ._stream_plan import PlanMixin, _merge
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
 from ._table import OPS
 from ._tensor import FusionTensor
@@ -62,24 +64,6 @@ STAT_NAMES = (
 )
 
 
-
-def _merge(a: tuple, b: tuple) -> tuple | None:
-    """The shape both broadcast to (equal rank, dims equal or 1), or None."""
-    if a == b:
-        return a
-    if len(a) != len(b):
-        return None
-    out = []
-    for x, y in zip(a, b):
-        if x == y or y == 1:
-            out.append(x)
-        elif x == 1:
-            out.append(y)
-        else:
-            return None
-    return tuple(out)
-
-
 def _vector_width(text: str) -> int:
     """`BURN_FUSION_VECTOR`'s value: 0 (scalar kernels only) or one of `WIDTHS`."""
     if text == "0":
@@ -89,15 +73,7 @@ def _vector_width(text: str) -> int:
     return int(text)
 
 
-def _contiguous_strides(shape) -> tuple:
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
-
-
-class Stream(ReduceMixin):
+class Stream(ReduceMixin, PlanMixin):
     """Pending plan, plan cache and counters of one device of one `Fusion(B)`."""
 
     def __init__(self, runtime, inner=None):
@@ -314,66 +290,6 @@ class Stream(ReduceMixin):
         self.stats["kernels_launched"] += 1
         self.stats["plans_run_unfused"] += 1
 
-    def _gather(self, nodes, inputs, owners, roots):
-        """The ops `roots` need (dead-code elimination), renumbered, and their inputs' layouts
-        relative to the kept ops' common shape. Returns a dict of what `_run`/`reduce` build
-        the Program from."""
-        need = [False] * len(nodes)
-        for j in roots:
-            need[j] = True
-        for j in range(len(nodes) - 1, -1, -1):
-            if need[j]:
-                for r in nodes[j][1]:
-                    if r >= 0:
-                        need[r] = True
-        remap, used_inputs = {}, {}
-        for j, nd in enumerate(nodes):
-            if need[j]:
-                remap[j] = len(remap)
-                for r in nd[1]:
-                    if r < 0 and r not in used_inputs:
-                        used_inputs[r] = len(used_inputs)
-        shape = None  # the kept ops' common shape (dead ops may have widened the plan's)
-        for j in remap:
-            shape = nodes[j][6] if shape is None else _merge(shape, nodes[j][6])
-        contiguous = _contiguous_strides(shape)
-        # inputs: read at the item's own index, or through strides (views, broadcasts)
-        in_desc, ins, ints_in, plain = [], [], [], []
-        for r, k in sorted(used_inputs.items(), key=lambda e: e[1]):
-            prim = inputs[-r - 1]
-            strides, offset = self.rt.layout(prim)
-            strided = not (prim.shape == shape and offset == 0 and tuple(strides) == contiguous)
-            if strided:
-                ints_in += [
-                    0 if n < shape[d] else st for d, (n, st) in enumerate(zip(prim.shape, strides))
-                ]
-                ints_in.append(offset)
-            else:
-                owner = owners[-r - 1] if owners is not None else None
-                if owner is not None and owner() is None:
-                    plain.append(k)  # dropped by its owner: may be written in place
-            in_desc.append((_name(prim.dtype), strided))
-            ins.append(prim)
-        prog_nodes, scalars = [], []
-        for j, nd in enumerate(nodes):
-            if need[j]:
-                op, refs, dt, out, sc = nd[:5]
-                refs = tuple(remap[r] if r >= 0 else -used_inputs[r] - 1 for r in refs)
-                prog_nodes.append(Node(op, refs, dt, out))
-                if op not in REDUCE_OPS:  # a reduction's "scalar" is its dim: geometry
-                    scalars += [(v, dt) for v in sc]
-        return {
-            "remap": remap,
-            "used": used_inputs,
-            "shape": shape,
-            "in_desc": in_desc,
-            "ins": ins,
-            "ints_in": ints_in,
-            "plain": plain,
-            "nodes": prog_nodes,
-            "scalars": scalars,
-        }
-
     def launch(self, kernel, n, ints, outs, ins, scalars, groups=None, items=None) -> None:
         """A fused launch through the runtime's general `launch` (same arguments)."""
         self.rt.launch(kernel, n, ints, outs, ins, scalars, groups=groups, items=items)
@@ -393,51 +309,3 @@ class Stream(ReduceMixin):
             self._run_one(nodes[rec.one], inputs, t)
             return [t.prim]
         return _recipe.run(self, rec, nodes, inputs, results)
-
-    def _vector_ok(self, ins) -> bool:
-        """Whether the vector kernel may run: enabled, and every input (so every buffer written
-        in place) starts 16-byte aligned; new outputs come aligned from the allocator."""
-        if self.vector_width not in WIDTHS:
-            return False
-        aligned = self.rt.aligned
-        return all(aligned(x) for x in ins)
-
-    def kernel(self, key):
-        """The compiled kernel of `key` (a Program or a Reduction), from the plan cache."""
-        kernel = self.plans.get(key)
-        if kernel is None:
-            if isinstance(key, Program):
-                src, name = render(key, self.dialect)
-            else:
-                src, name = render_reduction(key, self.dialect)
-            kernel, how = self.rt.compile(src, name)
-            self.stats["kernels_compiled" if how == "compiled" else "kernels_from_disk"] += 1
-            self.plans[key] = kernel
-        else:
-            self.stats["plan_cache_hits"] += 1
-        return kernel
-
-    def _outputs(self, g, nodes, results, red_js):
-        """(Program outputs, their layout ints): new buffers, an input's buffer (in place), or
-        -- smaller, broadcast results -- written by the items at index 0 of the broadcast dims.
-        Nodes `red_js` (a row kernel's reductions) are written once per row instead."""
-        shape, remap, in_desc, plain = g["shape"], g["remap"], g["in_desc"], g["plain"]
-        rank = len(shape)
-        outputs, ints_out, taken = [], [], set()
-        for j, t in results:
-            k_in, bdims = -1, ()
-            if j in red_js:
-                pass
-            elif t.shape != shape:
-                bdims = tuple(d for d in range(rank) if t.shape[d] != shape[d])
-                st = _contiguous_strides(t.shape)
-                ints_out += [0 if d in bdims else st[d] for d in range(rank)]
-            else:
-                for k in plain:
-                    if k not in taken and in_desc[k][0] == nodes[j][3]:
-                        k_in = k
-                        taken.add(k)
-                        self.stats["results_in_place"] += 1
-                        break
-            outputs.append((remap[j], k_in, bdims))
-        return outputs, ints_out

@@ -18,6 +18,7 @@ from burn_gpu import FUSABLE_DTYPES, Node, Program, Reduction
 
 from . import _stream as _s  # (a cycle: read at call time, never at import)
 from ._recipe import dtype_name as _name
+from ._stream_plan import _merge
 from ._tensor import FusionTensor, pending, ready
 
 #: a row kernel's reduction node -> the inner backend's op that runs it alone on an input
@@ -67,7 +68,7 @@ class ReduceMixin:
         with self.lock:
             if self.nodes:
                 fits = (
-                    _s._merge(self.shape, shape) == shape
+                    _merge(self.shape, shape) == shape
                     and len(self.nodes) < _s.MAX_OPS
                     and len(self.inputs) < _s.MAX_INPUTS
                 )

@@ -54,16 +54,16 @@ class Reduction(NamedTuple):
         return j
 
 
-def _needs(prog: Program, roots, cut: int) -> list:
-    """Sorted node indices `roots` need, not looking through node `cut` (its value is given)."""
-    need = set()
-    stack = list(roots)
+def needs(prog: Program, roots, cuts) -> list:
+    """Sorted node indices `roots` need, not looking through the nodes in `cuts` (reductions:
+    their values are given)."""
+    need, stack = set(), list(roots)
     while stack:
         j = stack.pop()
         if j in need:
             continue
         need.add(j)
-        if j != cut:
+        if j not in cuts:
             stack += [r for r in prog.nodes[j].refs if r >= 0]
     return sorted(need)
 
@@ -87,6 +87,55 @@ def _init(kind: str, T: str, fr) -> str:
     return f"-{fr.inf(T)}" if kind == "max" else fr.inf(T)
 
 
+def row_params(prog: Program, fr, sparams: list) -> list:
+    """A row kernel's parameters: the geometry ints (module docstring), then the program's
+    layout ints, buffers and scalars."""
+    return [
+        "const int n",
+        "const int rows",
+        "const int red",
+        "const int inner",
+        "const int div",
+        *layout_params(prog),
+        *buffer_params(prog, fr),
+        *sparams,
+    ]
+
+
+def row_walk(L: int) -> list:
+    """The head of one walk of the work-group over its row's elements (`i`), stride `L`."""
+    return [
+        f"    for (int k = lid; k < red; k += {L}) {{",
+        "    const int i = base + k * inner;",
+        "    if (i >= n) break;",
+    ]
+
+
+def tree_reduce_lines(fr, L: int, arrays) -> list:
+    """One halving loop combining each local/shared array of `L` accumulators into its `[0]`:
+    `arrays` holds `(kind, compute type, array name)`, all combined in the same steps."""
+    step = [
+        f"      if (lid < s) {{ {T} a = {sm}[lid]; const {T} b = {sm}[lid + s]; "
+        f"{_combine(kind, 'a', 'b')} {sm}[lid] = a; }}"
+        for kind, T, sm in arrays
+    ]
+    return [f"    for (int s = {L // 2}; s > 0; s >>= 1) {{", *step, f"      {fr.barrier}", "    }"]
+
+
+def kernel_source(prog: Program, fr, helpers: dict, name: str, L: int, params, lines) -> str:
+    """The whole kernel: preamble (helpers), head, parameters and body `lines`; OpenCL fixes
+    the work-group size `L` at compile time."""
+    attrs = "" if fr.cuda else f"__attribute__((reqd_work_group_size({L}, 1, 1))) "
+    return (
+        preamble(prog, fr, helpers)
+        + fr.head(name, attrs)
+        + ", ".join(params)
+        + ") {\n"
+        + "\n".join(lines)
+        + "\n}\n"
+    )
+
+
 def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
     """(source, kernel name) of row kernel `red` in `dialect`."""
     if sum(nd.op in REDUCE_OPS for nd in red.prog.nodes) > 1:  # several: `_render_rows.py`
@@ -103,34 +152,20 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
     (src_ref,) = node.refs
     helpers: dict[str, str] = {}
     sparams, snames = scalar_params(prog, fr)
-    params = [
-        "const int n",
-        "const int rows",
-        "const int red",
-        "const int inner",
-        "const int div",
-        *layout_params(prog),
-        *buffer_params(prog, fr),
-        *sparams,
-    ]
+    params = row_params(prog, fr, sparams)
     # phase 1: the reduced operand's prologue
-    keep1 = _needs(prog, [src_ref], -1) if src_ref >= 0 else []
+    keep1 = needs(prog, [src_ref], ()) if src_ref >= 0 else []
     ins1 = sorted(set(_inputs_of(prog, keep1)) | ({-src_ref - 1} if src_ref < 0 else set()))
     value = f"v{src_ref}" if src_ref >= 0 else f"x{-src_ref - 1}"
     # phase 2: what the other results need, the reduction node given
     rest = [m for m, (j, _, _) in enumerate(prog.outputs) if j != j_red]
-    keep2 = _needs(prog, [prog.outputs[m][0] for m in rest], j_red)
+    keep2 = needs(prog, [prog.outputs[m][0] for m in rest], (j_red,))
     ins2 = _inputs_of(prog, [j for j in keep2 if j != j_red])
     own = [m for m, (j, _, _) in enumerate(prog.outputs) if j == j_red]
 
     lid, group, groups, barrier = fr.lid, fr.group, fr.groups, fr.barrier
     shared = f"  {fr.local}{T} sm[{L}];"
-    attrs = "" if fr.cuda else f"__attribute__((reqd_work_group_size({L}, 1, 1))) "
-    walk = [
-        f"    for (int k = lid; k < red; k += {L}) {{",
-        "    const int i = base + k * inner;",
-        "    if (i >= n) break;",
-    ]
+    walk = row_walk(L)
     lines = [
         shared,
         f"  const int lid = {lid};",
@@ -145,13 +180,7 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
         "    }",
         "    sm[lid] = acc;",
         f"    {barrier}",
-        f"    for (int s = {L // 2}; s > 0; s >>= 1) {{",
-        (
-            f"      if (lid < s) {{ {T} a = sm[lid]; const {T} b = sm[lid + s]; "
-            f"{_combine(kind, 'a', 'b')} sm[lid] = a; }}"
-        ),
-        f"      {barrier}",
-        "    }",
+        *tree_reduce_lines(fr, L, [(kind, T, "sm")]),
         f"    const {T} stat = sm[0]" + (f" / ({T})div;" if kind == "mean" else ";"),
         f"    {barrier}",
         *[f"    if (lid == 0) {fr.store(node.out, f'o{m}', 'r', 'stat')};" for m in own],
@@ -166,11 +195,4 @@ def render_reduction(red: Reduction, dialect: str) -> tuple[str, str]:
             "    }",
         ]
     lines.append("  }")
-    return (
-        preamble(prog, fr, helpers)
-        + fr.head(name, attrs)
-        + ", ".join(params)
-        + ") {\n"
-        + "\n".join(lines)
-        + "\n}\n"
-    ), name
+    return kernel_source(prog, fr, helpers, name, L, params, lines), name

@@ -17,31 +17,22 @@ from __future__ import annotations
 
 from ._render import (
     REDUCE_OPS,
-    buffer_params,
     coordinate_lines,
     frame,
-    layout_params,
     load_lines,
     op_lines,
-    preamble,
     scalar_params,
     store_lines,
 )
-from ._render_row import _combine, _init
-
-
-def _needs(prog, roots, cuts) -> list:
-    """Sorted node indices `roots` need, not looking through the nodes in `cuts` (reductions:
-    their values are given)."""
-    need, stack = set(), list(roots)
-    while stack:
-        j = stack.pop()
-        if j in need:
-            continue
-        need.add(j)
-        if j not in cuts:
-            stack += [r for r in prog.nodes[j].refs if r >= 0]
-    return sorted(need)
+from ._render_row import (
+    _combine,
+    _init,
+    kernel_source,
+    needs,
+    row_params,
+    row_walk,
+    tree_reduce_lines,
+)
 
 
 def levels(prog) -> list:
@@ -51,7 +42,7 @@ def levels(prog) -> list:
     level: dict = {}
     for j in reds:
         (src,) = prog.nodes[j].refs
-        deps = [d for d in _needs(prog, [src], cuts) if d in cuts] if src >= 0 else []
+        deps = [d for d in needs(prog, [src], cuts) if d in cuts] if src >= 0 else []
         level[j] = 1 + max(level[d] for d in deps) if deps else 0
     out: list = [[] for _ in range(1 + max(level.values()))]
     for j in reds:
@@ -86,23 +77,9 @@ def render_rows(red, dialect: str) -> tuple[str, str]:
     reds = {j for lv in groups_of for j in lv}
     helpers: dict[str, str] = {}
     sparams, snames = scalar_params(prog, fr)
-    params = [
-        "const int n",
-        "const int rows",
-        "const int red",
-        "const int inner",
-        "const int div",
-        *layout_params(prog),
-        *buffer_params(prog, fr),
-        *sparams,
-    ]
+    params = row_params(prog, fr, sparams)
     lid, barrier = fr.lid, fr.barrier
-    attrs = "" if fr.cuda else f"__attribute__((reqd_work_group_size({L}, 1, 1))) "
-    walk = [
-        f"    for (int k = lid; k < red; k += {L}) {{",
-        "    const int i = base + k * inner;",
-        "    if (i >= n) break;",
-    ]
+    walk = row_walk(L)
     # accumulators and reduced values in compute types: float32 for a half type, rounded once
     T = {j: fr.compute(prog.nodes[j].out) for j in reds}
     kind = {j: REDUCE_OPS[prog.nodes[j].op] for j in reds}
@@ -114,7 +91,7 @@ def render_rows(red, dialect: str) -> tuple[str, str]:
     ]
     for lv in groups_of:
         srcs = [prog.nodes[j].refs[0] for j in lv]
-        keep = _needs(prog, [s for s in srcs if s >= 0], reds)
+        keep = needs(prog, [s for s in srcs if s >= 0], reds)
         direct = [-s - 1 for s in srcs if s < 0]
         lines += [f"    {T[j]} acc{j} = {_init(kind[j], T[j], fr)};" for j in lv]
         lines += [*walk, *_walk_body(prog, fr, snames, helpers, keep, direct)]
@@ -123,14 +100,8 @@ def render_rows(red, dialect: str) -> tuple[str, str]:
             lines.append(f"    {_combine(kind[j], f'acc{j}', f'(({T[j]}){value})')}")
         lines.append("    }")
         lines += [f"    sm{j}[lid] = acc{j};" for j in lv]
-        lines += [f"    {barrier}", f"    for (int s = {L // 2}; s > 0; s >>= 1) {{"]
-        for j in lv:
-            combine = _combine(kind[j], "a", "b")
-            lines.append(
-                f"      if (lid < s) {{ {T[j]} a = sm{j}[lid]; const {T[j]} b = sm{j}[lid + s]; "
-                f"{combine} sm{j}[lid] = a; }}"
-            )
-        lines += [f"      {barrier}", "    }"]
+        lines.append(f"    {barrier}")
+        lines += tree_reduce_lines(fr, L, [(kind[j], T[j], f"sm{j}") for j in lv])
         for j in lv:
             mean = f" / ({T[j]})div" if kind[j] == "mean" else ""
             lines.append(f"    const {T[j]} st{j} = sm{j}[0]{mean};")
@@ -141,7 +112,7 @@ def render_rows(red, dialect: str) -> tuple[str, str]:
                 lines.append(f"    if (lid == 0) {store};")
     rest = [m for m, (j, _, _) in enumerate(prog.outputs) if j not in reds]
     if rest:
-        keep = _needs(prog, [prog.outputs[m][0] for m in rest], reds)
+        keep = needs(prog, [prog.outputs[m][0] for m in rest], reds)
         lines += [
             *walk,
             *_walk_body(prog, fr, snames, helpers, keep, []),
@@ -149,11 +120,4 @@ def render_rows(red, dialect: str) -> tuple[str, str]:
             "    }",
         ]
     lines.append("  }")
-    return (
-        preamble(prog, fr, helpers)
-        + fr.head(name, attrs)
-        + ", ".join(params)
-        + ") {\n"
-        + "\n".join(lines)
-        + "\n}\n"
-    ), name
+    return kernel_source(prog, fr, helpers, name, L, params, lines), name

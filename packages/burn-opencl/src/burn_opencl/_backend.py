@@ -71,13 +71,9 @@ class OpenCl(
         # The device type is part of the identity: OpenCl("gpu") and OpenCl("cpu") are different.
         return {**super().options(), "device_type": self.device_type}
 
-    def __repr__(self) -> str:
-        base = super().__repr__()
-        if self.device_type == "all":
-            return base
-        inner = base[len("OpenCl(") : -1]
-        opts = f"device_type={self.device_type!r}" + (f", {inner}" if inner else "")
-        return f"OpenCl({opts})"
+    def repr_options(self) -> list[str]:
+        opts = super().repr_options()
+        return opts if self.device_type == "all" else [f"device_type={self.device_type!r}", *opts]
 
     # -- devices ---------------------------------------------------------------------------------
     def _runtimes(self) -> list:

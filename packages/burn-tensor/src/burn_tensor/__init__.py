@@ -36,6 +36,7 @@ from ._registry import (
     default_backend_name,
     default_device,
     get_backend,
+    add_backend_argument,
     resolve_backend,
     set_default_device,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "default_backend_name",
     "default_device",
     "get_backend",
+    "add_backend_argument",
     "resolve_backend",
     "grid",
     "linalg",

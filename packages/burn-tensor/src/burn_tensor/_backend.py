@@ -199,13 +199,19 @@ class Backend(
     def __reduce__(self):
         return (_rebuild_backend, (type(self), self.options()))
 
-    def __repr__(self) -> str:
+    def repr_options(self) -> list[str]:
+        """The `name=value` options `repr(backend)` shows: those off their defaults. A backend
+        with options of its own extends this list (not the repr string), so a subclass's repr
+        names the subclass: `OpenCl(device_type='cpu', float_dtype='float64')`."""
         opts = []
         if self.float_dtype is not DType.F32:
             opts.append(f"float_dtype={self.float_dtype.value!r}")
         if self.int_dtype is not DType.I32:
             opts.append(f"int_dtype={self.int_dtype.value!r}")
-        return f"{type(self).__name__}({', '.join(opts)})"
+        return opts
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(self.repr_options())})"
 
     # -- devices ---------------------------------------------------------------------------------
     def device(self, index: int = 0) -> Device:

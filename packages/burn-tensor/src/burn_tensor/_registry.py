@@ -187,6 +187,27 @@ def default_backend_name() -> str:
     )
 
 
+def add_backend_argument(parser, *, autodiff: bool = False) -> None:
+    """Add the `--backend NAME` option every example CLI takes (default None: the registry's
+    choice); `resolve_backend(args.backend)` then builds it. `autodiff=True` says in the help
+    that the CLI wraps the backend in Autodiff (it trains).
+
+    Example:
+        >>> from argparse import ArgumentParser as Parser
+        >>> parser = Parser()
+        >>> add_backend_argument(parser)
+        >>> parser.parse_args(["--backend", "ndarray"]).backend, parser.parse_args([]).backend
+        ('ndarray', None)
+    """
+    wrapped = ", wrapped in Autodiff" if autodiff else ""
+    parser.add_argument(
+        "--backend",
+        default=None,
+        help=f"an installed backend's entry-point name{wrapped} (default: $BURN_BACKEND, else "
+        "the best installed; `python -m burn.backend` lists them)",
+    )
+
+
 def resolve_backend(name: str | None = None) -> tuple[str, object, str]:
     """`(name, backend, description)` for a command line's `--backend` value: the named backend,
     or with None the registry's choice (`default_backend_name()`). The description is one line

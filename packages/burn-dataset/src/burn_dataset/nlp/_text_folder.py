@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from burn_dataset._base import Dataset, check_index
+from burn_dataset._class_folders import ClassFolderConstructors
 
 SUPPORTED_TEXT_EXTENSIONS = ("txt",)
 
@@ -55,7 +56,7 @@ def read_text(path: str | os.PathLike[str]) -> str:
     return data.decode("utf-8", "replace")
 
 
-class TextFolderDataset(Dataset[TextDatasetItem]):
+class TextFolderDataset(ClassFolderConstructors, Dataset[TextDatasetItem]):
     """Texts labelled by their class folder (Burn's `TextFolderDataset`): classes are the sorted
     folder names under `root`, files are found once (recursively, sorted) and read on `get`.
 
@@ -68,55 +69,19 @@ class TextFolderDataset(Dataset[TextDatasetItem]):
         ('good', 0, ['pos'])
     """
 
+    FOLDER_KIND = "text"  # errors: "text folder root ...", "no files ..."
+    DEFAULT_EXTENSIONS = SUPPORTED_TEXT_EXTENSIONS
+
     def __init__(self, items: Sequence[tuple[str, int]], classes: Sequence[str]) -> None:
         self._items = [(str(p), int(label)) for p, label in items]
         self.classes = list(classes)
 
-    @classmethod
-    def new_classification(cls, root: str | os.PathLike[str]) -> TextFolderDataset:
-        return cls.new_classification_with(root, SUPPORTED_TEXT_EXTENSIONS)
-
-    @classmethod
-    def new_classification_with(
-        cls, root: str | os.PathLike[str], extensions: Iterable[str]
-    ) -> TextFolderDataset:
-        root = Path(root)
-        if not root.is_dir():
-            raise FileNotFoundError(f"text folder root is not a directory: {root}")
-        exts = {e.lower().lstrip(".") for e in extensions}
-        if not exts:
-            raise ValueError("extensions must not be empty")
-        classes = sorted(p.name for p in root.iterdir() if p.is_dir())
-        items = [
-            (str(path), label)
-            for label, name in enumerate(classes)
-            for path in sorted((root / name).rglob("*"))
-            if path.is_file() and path.suffix.lower().lstrip(".") in exts
-        ]
-        if not items:
-            raise ValueError(
-                f"no files with extensions {sorted(exts)} in class folders under {root} "
-                f"(expected root/<class>/<file>; class folders found: {classes})"
-            )
-        return cls(items, classes)
-
-    @classmethod
-    def new_classification_with_items(
-        cls, items: Iterable[tuple[str | os.PathLike[str], str]], classes: Sequence[str]
-    ) -> TextFolderDataset:
-        classes = list(classes)
-        if len(set(classes)) != len(classes):
-            raise ValueError(f"class names must be unique, got {classes}")
-        index = {name: i for i, name in enumerate(classes)}
-        pairs = []
-        for path, name in items:
-            if name not in index:
-                raise ValueError(f"{path}: class {name!r} is not one of {classes}")
-            ext = Path(path).suffix.lower().lstrip(".")
-            if ext not in SUPPORTED_TEXT_EXTENSIONS:
-                raise ValueError(f"{path}: extension {ext!r} is not supported (use .txt)")
-            pairs.append((str(path), index[name]))
-        return cls(pairs, classes)
+    @staticmethod
+    def check_item_path(path: str | os.PathLike[str]) -> None:
+        """Only `.txt` files: another extension raises `ValueError` naming the path."""
+        ext = Path(path).suffix.lower().lstrip(".")
+        if ext not in SUPPORTED_TEXT_EXTENSIONS:
+            raise ValueError(f"{path}: extension {ext!r} is not supported (use .txt)")
 
     def get(self, index: int) -> TextDatasetItem | None:
         index = check_index(index)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from burn_dataset._base import Dataset, check_index
+from burn_dataset._class_folders import ClassFolderConstructors, class_index
 from burn_dataset._errors import DatasetError
 
 SUPPORTED_EXTENSIONS = ("bmp", "gif", "jpeg", "jpg", "png", "tif", "tiff", "webp")
@@ -160,7 +161,7 @@ def _pixels(Image, path: str) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-class ImageFolderDataset(Dataset[ImageDatasetItem]):
+class ImageFolderDataset(ClassFolderConstructors, Dataset[ImageDatasetItem]):
     """Images under `root/<class name>/...`, labelled by their class folder.
 
     Class names are the sorted names of the folders directly under `root`; the label is the
@@ -172,6 +173,9 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         >>> ds.classes, ds.get(0).image.shape, ds.get(0).label  # doctest: +SKIP
         (['daisy', 'rose'], (64, 64, 3), 0)
     """
+
+    FOLDER_KIND = FOLDER_NOUN = "image"  # errors: "image folder root ...", "no images ..."
+    DEFAULT_EXTENSIONS = SUPPORTED_EXTENSIONS
 
     def __init__(self, items: Sequence[tuple[str, Any]], classes: Sequence[str]) -> None:
         _require_pillow()  # fail at construction, not in the middle of an epoch
@@ -188,58 +192,13 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         return list(self._classes)
 
     @classmethod
-    def new_classification(cls, root: str | os.PathLike[str]) -> ImageFolderDataset:
-        """All images with a supported extension (see `SUPPORTED_EXTENSIONS`) under `root`."""
-        return cls.new_classification_with(root, SUPPORTED_EXTENSIONS)
-
-    @classmethod
-    def new_classification_with(
-        cls, root: str | os.PathLike[str], extensions: Iterable[str]
-    ) -> ImageFolderDataset:
-        """Like `new_classification`, keeping files whose extension is in `extensions`."""
-        root = Path(root)
-        if not root.is_dir():
-            raise FileNotFoundError(f"image folder root is not a directory: {root}")
-        exts = {e.lower().lstrip(".") for e in extensions}
-        if not exts:
-            raise ValueError("extensions must not be empty")
-        classes = sorted(p.name for p in root.iterdir() if p.is_dir())
-        items = []
-        for label, name in enumerate(classes):
-            for path in sorted((root / name).rglob("*")):
-                if path.is_file() and path.suffix.lower().lstrip(".") in exts:
-                    items.append((str(path), label))
-        if not items:
-            raise ValueError(
-                f"no images with extensions {sorted(exts)} found in class folders under {root} "
-                f"(expected root/<class>/<image>; class folders found: {classes})"
-            )
-        return cls(items, classes)
-
-    @classmethod
-    def new_classification_with_items(
-        cls, items: Iterable[tuple[str | os.PathLike[str], str]], classes: Sequence[str]
-    ) -> ImageFolderDataset:
-        """Explicit `(image path, class name)` pairs; labels are indices into `classes`."""
-        classes = list(classes)
-        if len(set(classes)) != len(classes):
-            raise ValueError(f"class names must be unique, got {classes}")
-        index = {name: i for i, name in enumerate(classes)}
-        pairs = []
-        for path, name in items:
-            if name not in index:
-                raise ValueError(f"{path}: class {name!r} is not one of {classes}")
-            pairs.append((str(path), index[name]))
-        return cls(pairs, classes)
-
-    @classmethod
     def new_multilabel_classification_with_items(
         cls, items: Iterable[tuple[str | os.PathLike[str], Sequence[str]]], classes: Sequence[str]
     ) -> ImageFolderDataset:
         """`(image path, [class names])` pairs: each item's annotation is a `MultiLabel` of the
         names' indices into `classes`, in the order given (Burn's
         `new_multilabel_classification_with_items`)."""
-        index = _class_index(classes)
+        index = class_index(classes)
         pairs = []
         for path, names in items:
             if isinstance(names, str):
@@ -259,7 +218,7 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         """`(image path, mask path)` pairs: each item's annotation is a `SegmentationMask` read
         from the mask image (gray values, or the red channel of RGB, are class indices;
         `classes` names them). Burn's `new_segmentation_with_items`."""
-        _class_index(classes)
+        class_index(classes)
         pairs = []
         for image, mask in items:
             if not Path(mask).is_file():
@@ -281,13 +240,6 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
 
     def __len__(self) -> int:
         return len(self._items)
-
-
-def _class_index(classes: Sequence[str]) -> dict[str, int]:
-    classes = list(classes)
-    if len(set(classes)) != len(classes):
-        raise ValueError(f"class names must be unique, got {classes}")
-    return {name: i for i, name in enumerate(classes)}
 
 
 def _checked(path: str | os.PathLike[str]) -> str:

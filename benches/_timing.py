@@ -1,0 +1,100 @@
+"""Timing one callable, timeit-style, for the harness (`benches/_harness.py` says how and why).
+
+Each implementation is warmed up, then `number` calls are timed per repeat (`number` calibrated like
+`timeit.Timer.autorange`), with the garbage collector off; the per-call median is what is reported.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotation only: _harness imports this module
+    from ._harness import Settings
+
+
+def _time(fn: Callable[[], object], number: int, sync: Callable[[], object] | None = None) -> float:
+    it = itertools.repeat(None, number)
+    t0 = time.perf_counter()
+    for _ in it:
+        fn()
+    if sync is not None:
+        sync()  # the queued work of the loop is part of its time
+    return time.perf_counter() - t0
+
+
+def _calibrate(fn: Callable[[], object], min_time: float, sync=None) -> int:
+    """Like `timeit.Timer.autorange`: the smallest 1/2/5 x 10^k loop count lasting >= min_time."""
+    i = 1
+    while True:
+        for j in (1, 2, 5):
+            number = i * j
+            if _time(fn, number, sync) >= min_time:
+                return number
+        i *= 10
+
+
+def _cpu_seconds() -> float:
+    """CPU time of the whole process (every thread, user + system) so far, to the microsecond
+    (`os.times` counts 10 ms ticks)."""
+    try:
+        import resource
+    except ImportError:  # not Unix
+        t = os.times()
+        return t.user + t.system
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def measure(
+    impls: dict[str, Callable[[], object]], settings: Settings, syncs: dict | None = None
+) -> dict[str, dict]:
+    """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats,
+    cpu_per_wall}}. `cpu_per_wall` is the process's CPU seconds per wall second over the timed
+    repeats: about the number of busy cores, spinning threads included (1.0 = one core).
+
+    `syncs[name]`, when given, runs at the end of each timed loop (asynchronous backends)."""
+    syncs = syncs or {}
+    numbers = {}
+    cpu: dict[str, float | None] = {}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for name, fn in impls.items():
+            if settings.settle_time:
+                # Let the previous library's worker threads (OpenBLAS, torch's OpenMP) stop spinning.
+                time.sleep(settings.settle_time)
+            end = time.perf_counter() + settings.warmup_time
+            fn()
+            while time.perf_counter() < end:
+                fn()
+            sync = syncs.get(name)
+            if sync is not None:
+                sync()
+            numbers[name] = number = _calibrate(fn, settings.min_time, sync)
+            cpu0, wall0 = _cpu_seconds(), time.perf_counter()
+            for _ in range(settings.repeats):
+                samples[name].append(_time(fn, number, sync) / number)
+            wall = time.perf_counter() - wall0
+            cpu[name] = (_cpu_seconds() - cpu0) / wall if wall > 0 else None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {
+        name: {
+            "median_s": statistics.median(s),
+            "min_s": min(s),
+            "max_s": max(s),
+            "number": numbers[name],
+            "repeats": len(s),
+            "cpu_per_wall": cpu[name],
+        }
+        for name, s in samples.items()
+    }
