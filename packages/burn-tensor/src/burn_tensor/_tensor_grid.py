@@ -21,7 +21,8 @@ class GridMixin:
             [[[0, 0], [0, 1]], [[1, 0], [1, 1]]]
         """
         from ._dtype import Int
-        from ._tensor import Tensor, _device
+        from ._tensor import Tensor
+        from ._tensor_creation import device_or_default as _device
 
         device = _device(device)
         shape = tuple(shape)
