@@ -1,10 +1,11 @@
 """Suite `onnx_models`: real exported model families, burn (NdArray / OpenCl / Cuda) vs onnxruntime.
 
-    uv run python -m benches.onnx_models.bench [--dir DIR_OF_ONNX] [--backends ndarray,opencl]
+    uv run python -m benches.onnx_models.bench [--dir DIR_OF_ONNX | --torchvision] [--backends ndarray,opencl]
         [--threads 1,default] [--repeats 7] [--out benches/results/onnx_models.json]
 
 Without `--dir` the families of `models.py` are exported with torch (needs `import torch`) into
-`benches/results/onnx_models/`; with it every `*.onnx` there is read (inputs: the graph's first
+`benches/results/onnx_models/`; `--torchvision` exports torchvision's real ones instead
+(`torchvision_models.py`: needs torchvision; with onnxruntime, resnet18's QDQ quantization too); with it every `*.onnx` there is read (inputs: the graph's first
 input, symbolic dims set to 1). Each (model, runtime, threads) runs in its own child process
 (so thread settings never leak); onnxruntime is never a dependency: without it the ratio is
 left out. Times: median of `--repeats` forward calls after one warm-up, input conversion and
@@ -101,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--child", nargs=5, help="internal: time one (model, shape, runtime, threads, repeats) cell in this process")
     p.add_argument("--dir", type=Path, help="read every *.onnx here instead of exporting")
+    p.add_argument(
+        "--torchvision", action="store_true",
+        help="export torchvision's families (torchvision_models.py) instead of models.py's",
+    )  # fmt: skip
     p.add_argument("--backends", default="ndarray", help="burn backends, comma-separated")
     p.add_argument("--threads", default="1,default", help="thread settings, comma-separated")
     p.add_argument("--repeats", type=int, default=7, help="timed runs per cell")
@@ -119,6 +124,10 @@ def main(argv=None) -> int:
         return 0
     if a.dir:
         files = {f.stem: (f, None) for f in sorted(a.dir.glob("*.onnx"))}
+    elif a.torchvision:
+        from .torchvision_models import export_torchvision
+
+        files = export_torchvision(ROOT / "benches/results/onnx_models/torchvision")
     else:
         from .models import export_all
 
