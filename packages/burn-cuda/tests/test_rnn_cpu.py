@@ -2,8 +2,8 @@
 stand-in (`cpu_backend.py`: g++, the launcher's real grid, block and parameter slots) from
 `burn_tensor.module.rnn_sequence`: exactly one `rnn_steps` launch per layer (the projection is
 the backend's matmul, numpy's here), values against the conformance suite's float64 reference
-for an LSTM with peepholes and clip (65 units: an item owning two), a bidirectional GRU without
-and with linear_before_reset, and a reverse RNN with relu. GPU runs: `test_conformance.py`'s rnn
+for an LSTM with peepholes and clip (65 units), a bidirectional GRU without and with
+linear_before_reset, a GRU of 260 units (threads owning two), and a reverse RNN with relu. GPU runs: `test_conformance.py`'s rnn
 cases on `Cuda()` (README, "On a GPU")."""
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ CASES = [
     ("LSTM", 5, 2, 3, 65, "forward", None, 0.8, 0, True),
     ("GRU", 4, 3, 4, 7, "bidirectional", None, None, 0, False),
     ("GRU", 3, 1, 2, 5, "bidirectional", None, 1.5, 1, False),
+    ("GRU", 2, 1, 2, 260, "forward", None, None, 0, False),  # 256 threads: some own two units
     ("RNN", 4, 2, 3, 6, "reverse", ["relu"], None, 0, False),
 ]
 

@@ -1,7 +1,7 @@
 """OpenCl's `rnn_sequence` through burn_gpu's `rnn_steps` kernel (`GpuRnnOps`): the conformance
 suite's rnn cases with the contract's default made to raise (so each passes only through the
 kernel, exactly one launch per layer), then odd sizes against the suite's float64 numpy
-reference: hidden 1 / 7 / 65 (a unit per item, items owning two units), batch 1 / 3, sequence
+reference: hidden 1 / 7 / 65 / 300 (a unit per item; 300: items owning two units), batch 1 / 3, sequence
 1 / 9, bidirectional, LSTM with peepholes and clip, GRU with linear_before_reset 0 / 1; Fusion
 of OpenCl delegating to the kernel; a hidden size past `RNN_HMAX` taking the default.
 
@@ -88,13 +88,14 @@ def _run(device, kind, seq, batch, n_in, hs, direction, clip=None, lbr=0, peep=F
 # (kind, seq, batch, in, hidden, direction, clip, linear_before_reset, peepholes)
 ODD = [
     ("LSTM", 9, 3, 5, 1, "bidirectional", 0.8, 0, True),
-    ("LSTM", 9, 1, 3, 65, "forward", 0.8, 0, True),  # 65 units, 64 items: one owns two
+    ("LSTM", 9, 1, 3, 65, "forward", 0.8, 0, True),  # 65 units: a group of 128 items
     ("LSTM", 1, 3, 4, 7, "reverse", None, 0, False),
     ("GRU", 9, 3, 4, 7, "bidirectional", None, 0, False),
     ("GRU", 9, 1, 6, 65, "reverse", 1.5, 0, False),
     ("GRU", 1, 3, 2, 65, "bidirectional", None, 1, False),
     ("GRU", 9, 3, 7, 1, "forward", None, 1, False),
     ("RNN", 9, 3, 4, 65, "bidirectional", 0.9, 0, False),
+    ("GRU", 3, 1, 2, 300, "forward", None, 0, False),  # 300 units, 256 items: some own two
 ]
 
 

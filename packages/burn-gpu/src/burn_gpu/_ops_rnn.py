@@ -62,7 +62,7 @@ class GpuRnnOps:
         offsets = [(rt.layout(t)[1] if t is not None else 0, "int64") for t in [xw, r_t, *given]]
         codes = [KINDS[kind], seq, batch, hs, dirs, int(direction == "reverse"), flags]
         codes.append(act_bits(kind, activations))
-        g = rnn_group(hs, rt.max_group)
+        g = rnn_group(hs, rt.max_group, rt.cpu)
         k = rt.kernel(("rnn", dt.name), "rnn_steps", lambda: rnn_program(dt.name, rt.dialect))
         call = [y, yh, yh if yc is None else yc, *ins, *((v, "int32") for v in codes)]
         call += [(0.0 if clip is None else float(clip), dt.name), *offsets]

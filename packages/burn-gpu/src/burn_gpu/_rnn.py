@@ -35,6 +35,8 @@ HMAX = 1024
 DTYPES = ("float32", "float64")
 #: `flags` bits
 HAS_B, HAS_H0, HAS_C0, HAS_P, HAS_CLIP, LBR, INPUT_FORGET = (1 << k for k in range(7))
+#: the group size on a CPU device (`rnn_group`)
+CPU_GROUP = 32
 KINDS = {"RNN": 0, "GRU": 1, "LSTM": 2}
 ACT_CODES = {"sigmoid": 0, "tanh": 1, "relu": 2}
 
@@ -159,9 +161,13 @@ def rnn_program(dtype: str, dialect: str) -> str:
     return head + fill(_SRC, fr)
 
 
-def rnn_group(hs: int, max_group: int) -> int:
+def rnn_group(hs: int, max_group: int, cpu: bool = False) -> int:
     """Work-items of a group for `hs` hidden units: a power of two from 32 (a warp) to 256,
-    at least `hs` where it can be (each item owns `hs / group` units), at most `max_group`."""
+    at least `hs` where it can be (each item owns `hs / group` units), at most `max_group`.
+    On a CPU device (PoCL) always CPU_GROUP: its work-items run one after another anyway, and
+    PoCL builds the kernel anew for each group size it meets."""
+    if cpu:
+        return max(1, min(CPU_GROUP, max_group))
     g = 32
     while g < hs and g < 256:
         g *= 2
