@@ -70,3 +70,30 @@ def test_rnn_sequence_runs_one_kernel_launch(case):
             assert gv is None
             continue
         np.testing.assert_allclose(gv, wv, rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_storage_runs_the_kernel_natively(dtype):
+    """A half Cuda(): `rnn_steps` reads and writes the half buffers itself (float32 state and
+    gate math, each output rounded once): one launch, values within the half's rounding of the
+    float64 reference on the half-rounded inputs."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    np_half = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}[dtype]
+    rng = np.random.default_rng(5)
+    hs, seq, batch = 9, 6, 2
+    shapes = {"x": (seq, batch, 3), "w": (1, 4 * hs, 3), "r": (1, 4 * hs, hs), "b": (1, 8 * hs)}
+    a = {k: (rng.standard_normal(s) * 0.5).astype(np.float32) for k, s in shapes.items()}
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype=dtype) as (B, cp):
+        dev = B.device()
+        ts = [Tensor.from_data(a[n], dev).cast(dtype) for n in ("x", "w", "r", "b")]
+        got = module.rnn_sequence("LSTM", *ts)
+        assert str(got[0].dtype) == str(ts[0].dtype)
+        got = [np.asarray(t.cast("float32").into_data().array, np.float64) for t in got]
+        launched = [launch.name for launch in cp.launches if launch.name == "rnn_steps"]
+    assert launched == ["rnn_steps"]
+    r = {k: v.astype(np_half).astype(np.float64) for k, v in a.items()}  # what the half holds
+    want = reference("LSTM", r["x"], r["w"], r["r"], r["b"], None, None, None, "forward", None,
+                     None, 0, 0)  # fmt: skip
+    tol = {"bfloat16": 3e-2, "float16": 4e-3}[dtype]
+    for name, gv, wv in zip(("y", "y_h", "y_c"), got, want):
+        np.testing.assert_allclose(gv, wv, rtol=tol, atol=tol, err_msg=name)

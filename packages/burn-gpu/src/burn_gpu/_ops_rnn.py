@@ -4,9 +4,8 @@
 directions, where the contract's default makes about ten backend calls per step.
 
 Falls back to the default (`burn_tensor._ops_rnn.RnnOps`), with the reason:
-- a dtype other than float32 / float64, float64 on a device without it, or operands of mixed
-  dtypes: the kernel is rendered for one compute type (OpenCl's half types already reach the
-  backend's ops as float32);
+- a dtype other than float32 / float64 / float16 / bfloat16, float64 on a device without it, or
+  operands of mixed dtypes: the kernel is rendered for one storage type;
 - more than `HMAX` (1024) hidden units: the state lives in local memory of fixed size;
 - an empty batch, hidden size or input size: nothing to launch.
 """
@@ -65,7 +64,8 @@ class GpuRnnOps:
         g = rnn_group(hs, rt.max_group, rt.cpu)
         k = rt.kernel(("rnn", dt.name), "rnn_steps", lambda: rnn_program(dt.name, rt.dialect))
         call = [y, yh, yh if yc is None else yc, *ins, *((v, "int32") for v in codes)]
-        call += [(0.0 if clip is None else float(clip), dt.name), *offsets]
+        ct = "float64" if dt.name == "float64" else "float32"  # the kernel's compute type T
+        call += [(0.0 if clip is None else float(clip), ct), *offsets]
         rt.call(k, dirs * batch * g, call, group=g)
         return y, yh, yc
 

@@ -27,12 +27,13 @@ bias, h0, c0, peep (64-bit).
 
 from __future__ import annotations
 
-from ._dialect import fill, frame, storage_head
+from ._dialect import HALF, fill, frame, storage_head
 
 #: the most hidden units the kernel's local memory holds (more: the default)
 HMAX = 1024
-#: the element types of the kernel (the OpenCl half types reach it as float32)
-DTYPES = ("float32", "float64")
+#: the element types of the kernel: the half types are storage (float32 state and math, each
+#: output rounded once); OpenCl's reach it as float32 (its half detour), Cuda's as they are
+DTYPES = ("float32", "float64", *HALF)
 #: `flags` bits
 HAS_B, HAS_H0, HAS_C0, HAS_P, HAS_CLIP, LBR, INPUT_FORGET = (1 << k for k in range(7))
 #: the group size on a CPU device (`rnn_group`)
@@ -151,7 +152,7 @@ _SRC = """
 
 
 def rnn_program(dtype: str, dialect: str) -> str:
-    """`rnn_steps` for element type `dtype` (float32 or float64) in `dialect`."""
+    """`rnn_steps` for element type `dtype` (float32, float64 or a half type) in `dialect`."""
     if dtype not in DTYPES:
         raise ValueError(f"rnn_program: dtype must be one of {DTYPES}, got {dtype!r}")
     fr = frame(dialect)
