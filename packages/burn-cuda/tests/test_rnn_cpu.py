@@ -72,7 +72,9 @@ def test_rnn_sequence_runs_one_kernel_launch(case):
         np.testing.assert_allclose(gv, wv, rtol=2e-5, atol=2e-6, err_msg=name)
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+# bfloat16 only: float16 differs in its two conversion helpers, which the other half kernels'
+# tests cover (a third g++ build of the program is ~1.5 s of CI)
+@pytest.mark.parametrize("dtype", ["bfloat16"])
 def test_half_storage_runs_the_kernel_natively(dtype):
     """A half Cuda(): `rnn_steps` reads and writes the half buffers itself (float32 state and
     gate math, each output rounded once): one launch, values within the half's rounding of the
