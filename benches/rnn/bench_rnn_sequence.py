@@ -54,8 +54,8 @@ def _weights(case, rng):
     out = []
     for k in range(layers):
         i = n_in if k == 0 else hs * dirs
-        out.append([rng.standard_normal(s).astype(np.float32) / np.sqrt(hs)
-                    for s in ((dirs, g * hs, i), (dirs, g * hs, hs), (dirs, 2 * g * hs))])  # fmt: skip
+        shapes = ((dirs, g * hs, i), (dirs, g * hs, hs), (dirs, 2 * g * hs))
+        out.append([rng.standard_normal(s).astype(np.float32) / np.sqrt(hs) for s in shapes])
     return out, rng.standard_normal((seq, batch, n_in)).astype(np.float32)
 
 

@@ -3,8 +3,8 @@ stand-in (`cpu_backend.py`: g++, the launcher's real grid, block and parameter s
 `burn_tensor.module.rnn_sequence`: exactly one `rnn_steps` launch per layer (the projection is
 the backend's matmul, numpy's here), values against the conformance suite's float64 reference
 for an LSTM with peepholes and clip (65 units), a bidirectional GRU without and with
-linear_before_reset, a GRU of 260 units (threads owning two), and a reverse RNN with relu. GPU runs: `test_conformance.py`'s rnn
-cases on `Cuda()` (README, "On a GPU")."""
+linear_before_reset, a GRU of 260 units (threads owning two), a reverse RNN with relu, and
+bfloat16 storage. GPU runs: `test_rnn_gpu.py`."""
 
 from __future__ import annotations
 

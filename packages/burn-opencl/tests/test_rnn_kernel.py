@@ -1,9 +1,9 @@
 """OpenCl's `rnn_sequence` through burn_gpu's `rnn_steps` kernel (`GpuRnnOps`): the conformance
 suite's rnn cases with the contract's default made to raise (so each passes only through the
 kernel, exactly one launch per layer), then odd sizes against the suite's float64 numpy
-reference: hidden 1 / 7 / 65 / 300 (a unit per item; 300: items owning two units), batch 1 / 3, sequence
-1 / 9, bidirectional, LSTM with peepholes and clip, GRU with linear_before_reset 0 / 1; Fusion
-of OpenCl delegating to the kernel; a hidden size past `RNN_HMAX` taking the default.
+reference: hidden 1 / 7 / 65 / 300 (a unit per item; 300: items owning two units), batch 1 / 3,
+sequence 1 / 9, bidirectional, LSTM with peepholes and clip, GRU with linear_before_reset 0 / 1;
+Fusion of OpenCl delegating to the kernel; a hidden size past `RNN_HMAX` taking the default.
 
 One program per dtype (float32; float64 through the suite's f64 config), built once by PoCL.
 """
@@ -75,7 +75,10 @@ def _run(device, kind, seq, batch, n_in, hs, direction, clip=None, lbr=0, peep=F
         "p": rng.standard_normal((dirs, 3 * hs)) * 0.5 if peep else None,
     }
     a = {k: None if v is None else v.astype(np.float32).astype(np.float64) for k, v in a.items()}
-    ts = {k: None if v is None else Tensor.from_data(v.astype(np.float32), device) for k, v in a.items()}
+    ts = {
+        k: None if v is None else Tensor.from_data(v.astype(np.float32), device)
+        for k, v in a.items()
+    }
     names = ("x", "w", "r", "b", "h0", "c0", "p")
     got = module.rnn_sequence(
         kind, *(ts[n] for n in names), direction=direction, clip=clip, linear_before_reset=lbr
