@@ -74,6 +74,7 @@ _STAND_IN_FILES = {
     "test_transaction_cpu.py",
     "test_attention_cpu.py",
     "test_fft_kernels_cpu.py",
+    "test_rnn_cpu.py",
 }
 
 

@@ -144,6 +144,18 @@ def test_softmax_program_differs_only_by_dialect(dt):
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_rnn_program_differs_only_by_dialect(dt):
+    """`rnn_steps` is one text; only the group size's spelling (`LSIZE`) is per dialect."""
+    from burn_gpu import rnn_program
+
+    cl, cu = rnn_program(dt, "opencl"), rnn_program(dt, "cuda")
+    assert re.findall(r"__global__ void (\w+)\(", cu) == ["rnn_steps"]
+    assert "__shared__ T hl[HMAX]" in cu and "__local T hl[HMAX]" in cl
+    body = lambda src: src.split("#define LSIZE")[1].split("\n", 1)[1]
+    _same_but_dialect(body(cl), body(cu))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_adam_program_differs_only_by_dialect(dt):
     from burn_gpu import adam_many_program, adam_program
 
@@ -227,6 +239,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
         pool_program,
         random_program,
         reduce_program,
+        rnn_program,
         softmax_program,
     )
 
@@ -249,6 +262,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["adam_many_f64"] = adam_many_program("float64", 32)
     sources["fill_f32"] = fill_program("float32", "cuda")
     sources["fill_f64_wide"] = fill_program("float64", "cuda", wide=True)
+    sources["rnn_f32"] = rnn_program("float32", "cuda")
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

@@ -7,7 +7,7 @@ import os
 import threading
 
 import numpy as np
-from burn_gpu import GpuSoftmaxOps
+from burn_gpu import GpuRnnOps, GpuSoftmaxOps
 from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDeviceError
 
 from . import _gemm, _memory, _platform
@@ -28,6 +28,7 @@ class Cuda(
     CudaAttentionOps,
     CudaQuantOps,
     GpuSoftmaxOps,
+    GpuRnnOps,  # rnn_sequence: one matmul, then one launch for every time step
     CudaOptimOps,
     CudaOptimManyOps,
     CudaLinearOps,

@@ -20,6 +20,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `fft_program(dtype, dialect)` (`_fft.py`): radix-2 Stockham passes, a direct DFT, their
   load/store; `GpuSignalOps` (`_ops_fft.py`): `rfft`, `irfft`, `cfft` on them;
 - `layer_norm_program(dtype, dialect)` (`_norm.py`): layer norm's forward, a group per row;
+- `rnn_program(dtype, dialect)` (`_rnn.py`): `rnn_sequence`'s time loop, a group per
+  (direction, batch row); `GpuRnnOps` (`_ops_rnn.py`): the backends' `rnn_sequence` on it;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
 - ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
@@ -66,6 +68,9 @@ from ._vol import VOL_FIELDS, vol_args, vol_program
 from ._ops_volume import GpuVolumeOps
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
+from ._ops_rnn import GpuRnnOps
+from ._rnn import HMAX as RNN_HMAX
+from ._rnn import rnn_program
 from ._render import FUSABLE_DTYPES, REDUCE_OPS, Node, Program, render
 from ._render_row import Reduction, render_reduction
 from ._render_vec import WIDTHS
@@ -106,6 +111,9 @@ __all__ = [
     "vol_program",
     "GpuSignalOps",
     "GpuSoftmaxOps",
+    "GpuRnnOps",
+    "RNN_HMAX",
+    "rnn_program",
     "Node",
     "Op",
     "Program",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from burn_gpu import GpuQuantOps, GpuSignalOps, GpuSoftmaxOps
+from burn_gpu import GpuQuantOps, GpuRnnOps, GpuSignalOps, GpuSoftmaxOps
 from burn_tensor import Backend, Device, NoDeviceError
 
 from . import _platform
@@ -28,6 +28,7 @@ class OpenCl(
     GpuQuantOps,
     GpuSoftmaxOps,
     GpuSignalOps,
+    GpuRnnOps,  # rnn_sequence: one matmul, then one launch for every time step
     OpenClOptimOps,
     OpenClModuleOps,
     Backend,
