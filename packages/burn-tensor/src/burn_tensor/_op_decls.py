@@ -336,6 +336,7 @@ op('attention_lse_backward', DEFAULT, CUSTOM, PASS)
 # Cuda run numpy.fft / cupy.fft, OpenCl burn_gpu's kernels; linear gradient rules
 op('rfft irfft cfft', DEFAULT, CUSTOM, RULE)
 # -- a whole ONNX RNN/GRU/LSTM layer over its time steps (issue 37; `_ops_rnn.py`): NdArray runs
-# a C loop over the steps, other backends the default (one matmul of h with R^T per step)
+# a C loop over the steps, OpenCl and Cuda one burn_gpu kernel launch (`burn_gpu/_rnn.py`), others
+# the default (one matmul of h with R^T per step)
 op('rnn_sequence', DEFAULT, CUSTOM, DECOMPOSE)
 # fmt: on
