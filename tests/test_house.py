@@ -26,7 +26,6 @@ OVER_400 = {
     "benches/load_record/bench_load_record.py": 404,
     "packages/burn-fusion/src/burn_fusion/_stream.py": 406,
     "packages/burn-ndarray/src/burn_ndarray/_native/kernels.c": 957,
-    "packages/burn-ndarray/src/burn_ndarray/_native_conv.py": 405,
     "packages/burn-ndarray/src/burn_ndarray/_native_ops.py": 451,
     "packages/burn-ndarray/src/burn_ndarray/_threaded_ops.py": 402,
     "packages/burn-tensor/src/burn_tensor/_tensor.py": 547,
