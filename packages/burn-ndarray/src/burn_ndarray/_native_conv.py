@@ -46,6 +46,9 @@ MAC_GRAIN = 1 << 20
 # Without a cblas GEMM (chunked fallback), the numpy Winograd keeps its shapes below this
 # many threads; see README "Native conv2d".
 WINOGRAD_MAX_THREADS = 8
+# True: Winograd shapes go to the numpy Winograd (`_winograd`) instead of the native one, at
+# every thread count (tests of the numpy path's own branches; comparisons).
+NUMPY_WINOGRAD = False
 # The chunked fallback only from this many threads (on 2 cores the numpy path measured faster).
 CHUNKED_MIN_THREADS = 8
 
@@ -246,8 +249,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
         if oh <= 0 or ow <= 0 or min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
             return prev(x, weight, bias, options)
         geo = (x.shape, weight.shape, stride, padding, dilation, (oh, ow))
-        wino = tasks and _native_winograd.suits(*geo)
-        if not tasks and threads < WINOGRAD_MAX_THREADS and _winograd.suits(*geo[:5], 1, geo[5]):
+        wino = tasks and not NUMPY_WINOGRAD and _native_winograd.suits(*geo)
+        numpy_wino = NUMPY_WINOGRAD or (not tasks and threads < WINOGRAD_MAX_THREADS)
+        if numpy_wino and _winograd.suits(*geo[:5], 1, geo[5]):
             return prev(x, weight, bias, options)
         if (classes := filter_classes(weight, bias)) is not None:
             # equal filters must give equal channels, which one GEMM does not guarantee
