@@ -29,6 +29,7 @@ import threading
 import numpy as np
 
 from . import _blas, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
+from . import _native_conv_transpose
 from . import _native_ops as _ops
 from ._filter_classes import filter_classes
 from ._im2col import out_size
@@ -270,6 +271,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
     ops["conv2d"] = conv2d
     if tasks:
         _native_conv_grad.install(backend, lib, m, ops)
+        _native_conv_transpose.install(backend, lib, m, ops)
 
 
 def declare(lib) -> None:
