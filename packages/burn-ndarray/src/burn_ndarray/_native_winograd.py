@@ -57,7 +57,9 @@ def tile_block(tiles: int, c: int, co: int, itemsize: int) -> int:
 class _Transforms:
     """U of each live weight array, by identity (weakly: dropped with the array)."""
 
-    lock = threading.Lock()
+    # reentrant: a weak reference's callback (`_drop`) can run inside `get` on this thread
+    # (an allocation there may collect another weight)
+    lock = threading.RLock()
     cache: dict[int, tuple] = {}
 
     @classmethod
