@@ -32,7 +32,8 @@ def ref(x, w, bias, s, p, po, d):
                        max((wd - 1) * s[1] + d[1] * (kw - 1) + 1, p[1] + ow)))  # fmt: skip
     for i in range(kh):
         for j in range(kw):
-            part = np.einsum("nchw,co->nohw", x.astype(np.float64), w[:, :, i, j].astype(np.float64))
+            wij = w[:, :, i, j].astype(np.float64)
+            part = np.einsum("nchw,co->nohw", x.astype(np.float64), wij)
             canvas[:, :, i * d[0] : i * d[0] + (h - 1) * s[0] + 1 : s[0],
                    j * d[1] : j * d[1] + (wd - 1) * s[1] + 1 : s[1]] += part  # fmt: skip
     out = canvas[:, :, p[0] : p[0] + oh, p[1] : p[1] + ow]
