@@ -19,7 +19,7 @@ are >= 32 and its input channels >= 16.
 from __future__ import annotations
 
 from _autodiff_testlib import distinct, u
-from burn_ndarray import _im2col, _winograd
+from burn_ndarray import _im2col, _native_conv, _winograd
 from burn_tensor import ConvOptions, ConvTransposeOptions
 
 
@@ -98,7 +98,10 @@ FAST_PATH_CASES = [
         [u(3, 32, 16, 15), u(16, 32, 3, 3)],
         {"winograd": 1, "winograd_chunks": 1, "x_backward_fast": 1},
         sample=24,
-        patches={(_winograd, "CHUNK_BYTES"): WINOGRAD_TWO_IMAGES},
+        patches={
+            (_winograd, "CHUNK_BYTES"): WINOGRAD_TWO_IMAGES,
+            (_native_conv, "NUMPY_WINOGRAD"): True,  # the native Winograd has no batch chunks
+        },
     ),
     # -- im2col batch chunks (forward, weight gradient), with a short last chunk --
     case(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from burn_ndarray import NdArray, _conv, _conv_transpose, _im2col, _winograd
+from burn_ndarray import NdArray, _conv, _conv_transpose, _im2col, _native_winograd, _winograd
 
 
 def _owner(cls, name):
@@ -51,6 +51,7 @@ def spy_paths(monkeypatch) -> Counter:
             hits["winograd_chunks"] += 1
 
     wrap(_winograd, "conv2d_3x3", lambda *a: hits["_input_transform"], winograd_after)
+    wrap(_native_winograd, "forward", after=lambda *a: hits.update(["winograd"]))  # native one
 
     # conv2d input gradient: fast path unless the base class default ran inside the call.
     base = _owner(NdArray, "conv2d_x_backward")

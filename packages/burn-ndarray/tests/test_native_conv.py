@@ -1,9 +1,10 @@
 """The native conv2d task path (`_native_conv`, `_native/conv.c`) against float64 references.
 
 Forward, input gradient (col2im, or for stride 1 a flipped-kernel conv of the output gradient
-through the forward path) and weight gradient; odd shapes, strides, paddings, dilations, batch 1 and many, float32/float64;
-bitwise-identical results for 1, 2 and 4 threads; shapes the path leaves to the numpy convs
-(groups, Winograd below 8 threads); the chunked fallback; clear errors.
+through the forward path) and weight gradient; odd shapes, strides, paddings, dilations, batch
+1 and many, float32/float64; bitwise-identical results for 1, 2 and 4 threads; shapes the path
+leaves to the numpy convs (groups); the chunked fallback; clear errors. Winograd shapes take
+the task path here too (the autouse fixture); `test_native_winograd.py` tests Winograd.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 
 import numpy as np
 import pytest
-from burn_ndarray import NdArray, _native, _native_conv
+from burn_ndarray import NdArray, _native, _native_conv, _native_conv_grad, _native_winograd
 from burn_tensor.ops import ConvOptions
 
 pytestmark = pytest.mark.skipif(_native.lib() is None, reason="no native kernels (no compiler)")
@@ -91,7 +92,8 @@ def backend(dtype, threads):
 
 @pytest.fixture(autouse=True)
 def _im2col_everywhere(monkeypatch):
-    monkeypatch.setattr(_native_conv, "WINOGRAD_MAX_THREADS", 1)  # the task path for every shape
+    monkeypatch.setattr(_native_winograd, "MIN_C", 10**9)  # the task path for every shape
+    monkeypatch.setattr(_native_conv, "WINOGRAD_MAX_THREADS", 1)  # and on the chunked fallback
 
 
 def inputs(case, dtype):
@@ -129,7 +131,7 @@ def test_forward_and_gradients_against_float64(case, dtype):
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_x_gradient_both_routes(case, ratio, monkeypatch):
     """dx by col2im (forced for every shape) and by the flipped-kernel conv where it applies."""
-    monkeypatch.setattr(_native_conv, "COL2IM_CHANNEL_RATIO", ratio)
+    monkeypatch.setattr(_native_conv_grad, "COL2IM_CHANNEL_RATIO", ratio)
     for dtype in (np.float32, np.float64):
         x, w, _, g, opt = inputs(case, dtype)
         got = backend(dtype, 2).conv2d_x_backward(x, w, g, opt)
@@ -138,7 +140,7 @@ def test_x_gradient_both_routes(case, ratio, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_bitwise_identical_for_1_2_4_threads(dtype, monkeypatch):
-    monkeypatch.setattr(_native_conv, "COL2IM_CHANNEL_RATIO", 0)  # dx by col2im too
+    monkeypatch.setattr(_native_conv_grad, "COL2IM_CHANNEL_RATIO", 0)  # dx by col2im too
     for case in (CASES[0], CASES[4], CASES[5], CASES[2], CASES[8]):
         x, w, bias, g, opt = inputs(case, dtype)
         results = []
@@ -225,8 +227,8 @@ def test_non_contiguous_inputs():
     np.testing.assert_array_equal(b.conv2d(xt, w, bias[::-1][::-1], opt), b.conv2d(x, w, bias, opt))
 
 
-def test_shapes_left_to_the_numpy_convs(monkeypatch):
-    """groups > 1, and Winograd shapes below WINOGRAD_MAX_THREADS, keep the numpy paths."""
+def test_shapes_left_to_the_numpy_convs():
+    """groups > 1 keeps the numpy paths (or `_native_dwconv`)."""
     b = backend(np.float32, 2)
     x = RNG.uniform(-1, 1, (2, 6, 10, 10)).astype(np.float32)
     w = RNG.uniform(-1, 1, (4, 3, 3, 3)).astype(np.float32)
@@ -239,13 +241,6 @@ def test_shapes_left_to_the_numpy_convs(monkeypatch):
         axis=1,
     )
     np.testing.assert_allclose(b.conv2d(x, w, None, opt), want, rtol=1e-5, atol=1e-5)
-    monkeypatch.setattr(_native_conv, "WINOGRAD_MAX_THREADS", 8)
-    x = RNG.uniform(-1, 1, (2, 32, 16, 16)).astype(np.float32)
-    w = RNG.uniform(-1, 1, (16, 32, 3, 3)).astype(np.float32)
-    opt = ConvOptions((1, 1), (1, 1), (1, 1), 1)
-    np.testing.assert_allclose(
-        b.conv2d(x, w, None, opt), ref_conv(x, w, None, (1, 1), (1, 1), (1, 1)), atol=2e-4
-    )
 
 
 def test_chunked_fallback():

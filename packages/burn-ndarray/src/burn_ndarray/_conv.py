@@ -37,6 +37,8 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
         b = None if bias is None else bias[keep]
         out = conv2d(x, weight[keep], b, stride, padding, dilation, 1, out_hw)
         return np.take(out, inverse, axis=1)
+    if (kh, kw) == (1, 1) and g == 1 and tuple(padding) == (0, 0):
+        return _pointwise(x, weight, bias, stride, out_hw)
     if _winograd.suits(x.shape, weight.shape, stride, padding, dilation, groups, out_hw):
         return _winograd.conv2d_3x3(x, weight, bias, padding)
     dtype = x.dtype
@@ -66,6 +68,19 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
                 part = np.matmul(wm[gi, keep], cols[gi].transpose(0, 2, 1))
                 out[s:e, gi] = np.take(part, inverse, axis=1)
     return out.reshape(n, c_out, oh, ow)
+
+
+def _pointwise(x, weight, bias, stride, out_hw) -> np.ndarray:
+    """A 1x1 conv without padding is `weight [co, c] @ x [c, pixels]` per image: one matmul on
+    the (strided) input planes, no NHWC copy or column buffer (squeeze-excitation convs on 1x1
+    inputs measured ~70 us per call on the im2col path, ~5 us here)."""
+    n, c = x.shape[:2]
+    (oh, ow), (sh, sw) = out_hw, stride
+    xs = x[:, :, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw].reshape(n, c, oh * ow)
+    out = np.matmul(weight.reshape(weight.shape[0], c).astype(x.dtype, copy=False), xs)
+    if bias is not None:
+        out += bias.astype(x.dtype, copy=False).reshape(1, -1, 1)
+    return out.reshape(n, -1, oh, ow)
 
 
 def conv2d_weight_grad(x, grad, kernel, stride, padding, dilation, groups) -> np.ndarray:

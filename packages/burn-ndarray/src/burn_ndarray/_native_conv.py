@@ -1,24 +1,22 @@
-"""conv2d forward, input and weight gradients on the native kernels (`_native/conv.c`), groups 1.
+"""conv2d forward on the native kernels (`_native/conv.c`), groups 1, and the GEMM plumbing
+the other native GEMM kernels share (`_Gemm`, `_run`).
 
 One OpenMP region over fixed (image, block of output pixels) tasks: each thread writes the
 task's im2col columns [K, pixels] into its own cache-sized buffer (`TASK_BYTES`) and runs the
 GEMM `weight [co, K] @ columns` itself, through numpy's own OpenBLAS set to one thread for the
 call, straight into the NCHW output with the bias added. No column matrix streams through
 memory, no transpose pass, and OpenBLAS's thread pool (whose threads spin ~0.1 s after each
-call) never wakes: all cores are used by the OpenMP threads alone. The weight gradient runs the
-same tasks with `grad [co, pixels] @ columns^T`, summed per fixed slot of images; the input
-gradient runs `weight^T @ grad` per (image, input-channel block) task and scatter-adds the
-columns back (col2im) for any stride and dilation and where c_in < c_out, else it stays the
-backend's flipped-kernel conv of the gradient (`_backend.conv2d_x_backward`), i.e. the forward
-task path.
+call) never wakes: all cores are used by the OpenMP threads alone. 3x3 stride-1 convs with
+enough channels and pixels take the native Winograd F(2x2, 3x3) instead (`_native_winograd`),
+at every thread count. The gradients are in `_native_conv_grad`.
 
 The chunked path this replaced (`_native_conv_chunked`: one big im2col, one multi-threaded BLAS
 GEMM per 16 MB, a transpose back) stays the fallback when numpy's BLAS exposes no cblas GEMM,
 and `BURN_NDARRAY_NATIVE_CONV=chunked` selects it; `BURN_NDARRAY_NATIVE_CONV=0` keeps the numpy
 conv path (`_conv`, `_winograd`, split over the batch by the Python pool).
 
-Results do not depend on the thread count: the task split comes from the shapes only. Which
-path runs does for Winograd shapes (below `WINOGRAD_MAX_THREADS` threads, see `install`).
+Results do not depend on the thread count: the task split and the choice of Winograd come from
+the shapes only (on the chunked fallback, the numpy Winograd below `WINOGRAD_MAX_THREADS`).
 """
 
 from __future__ import annotations
@@ -30,7 +28,8 @@ import threading
 
 import numpy as np
 
-from . import _blas, _native_conv_chunked, _winograd
+from . import _blas, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
+from . import _native_conv_transpose
 from . import _native_ops as _ops
 from ._filter_classes import filter_classes
 from ._im2col import out_size
@@ -43,19 +42,14 @@ log = logging.getLogger("burn_ndarray.native")
 TASK_BYTES = 256 << 10
 # Fewest output pixels per task (unless the image has fewer): narrower GEMMs lose efficiency.
 MIN_BLOCK = 64
-# Weight-gradient partials [co, K] per slot of (image, pixel block) tasks: at most MAX_SLOTS
-# slots (the threads that can share the work) and PART_BYTES.
-MAX_SLOTS = 32
-PART_BYTES = 64 << 20
-# GEMM rows (input channels x kernel window) per x-gradient task.
-XGRAD_ROWS = 128
-# col2im for dx when c_in * COL2IM_CHANNEL_RATIO < c_out (see `_col2im_suits`).
-COL2IM_CHANNEL_RATIO = 1
 # Multiply-adds per OpenMP thread at least (~10-40 us of GEMM), so tiny convs wake few threads.
 MAC_GRAIN = 1 << 20
-# Winograd (2.25x fewer multiply-adds, numpy transforms on the Python pool) keeps its shapes
-# below this many threads; see README "Native kernels" for the measurements behind it.
+# Without a cblas GEMM (chunked fallback), the numpy Winograd keeps its shapes below this
+# many threads; see README "Native conv2d".
 WINOGRAD_MAX_THREADS = 8
+# True: Winograd shapes go to the numpy Winograd (`_winograd`) instead of the native one, at
+# every thread count (tests of the numpy path's own branches; comparisons).
+NUMPY_WINOGRAD = False
 # The chunked fallback only from this many threads (on 2 cores the numpy path measured faster).
 CHUNKED_MIN_THREADS = 8
 
@@ -194,37 +188,6 @@ def _forward(lib, threads, x, weight, bias, stride, padding, dilation, out_hw) -
     return out
 
 
-def _weight_grad(lib, threads, x, grad, kernel, stride, padding, dilation) -> np.ndarray:
-    """Shapes: x [n, c, h, w], grad [n, co, oh, ow] -> [co, c, kh, kw] (only the windows that
-    grad covers are read)."""
-    dt = x.dtype
-    fn = lib.conv2d_wgrad_f32 if dt == F32 else lib.conv2d_wgrad_f64
-    x, g = np.ascontiguousarray(x), np.ascontiguousarray(grad)
-    n, c = x.shape[:2]
-    co, oh, ow = g.shape[1:]
-    k = c * kernel[0] * kernel[1]
-    pb = block_pixels(oh * ow, k, dt.itemsize)
-    tasks = n * -(-(oh * ow) // pb)
-    slots = max(1, min(tasks, MAX_SLOTS, PART_BYTES // (co * k * dt.itemsize)))
-    part = np.empty((slots, co, k), dt)
-    dw = np.empty((co, c, *kernel), dt)
-    geom = _geom(x.shape, (co, c, *kernel), stride, padding, dilation, (oh, ow))
-    nt = min(slots, _nt(threads, n * oh * ow * k * co, MAC_GRAIN))
-    ptr = _ops._ptr
-    _run(fn, threads, ptr(x), ptr(g), ptr(dw), ptr(part), ptr(geom), pb, slots, nt)
-    return dw
-
-
-def _check_grad(op: str, x, weight, g, groups: int) -> None:
-    """The gradients' operands: channels as the forward's, `g` [batch, out channels, oh, ow]."""
-    _check_channels(op, x, weight, groups)
-    if g.ndim != 4 or g.shape[:2] != (x.shape[0], weight.shape[0]):
-        raise ValueError(
-            f"{op}: output_grad {list(g.shape)} is not [batch "
-            f"{x.shape[0]}, out channels {weight.shape[0]}, oh, ow]"
-        )
-
-
 def _check_channels(op: str, x, weight, groups: int) -> None:
     """A clear error for mismatched channels (the GEMM would otherwise fail on K)."""
     if x.ndim == 4 and weight.ndim == 4 and x.shape[1] != weight.shape[1] * groups:
@@ -232,37 +195,6 @@ def _check_channels(op: str, x, weight, groups: int) -> None:
             f"{op}: input {list(x.shape)} has {x.shape[1]} channels, weight {list(weight.shape)}"
             f" expects {weight.shape[1]} x groups {groups}"
         )
-
-
-def channel_block(c: int, khw: int) -> int:
-    """Input channels per x-gradient task: about XGRAD_ROWS GEMM rows (c_b * kh * kw), blocks
-    made even. Depends on the shapes only.
-
-    Example:
-        >>> channel_block(3, 9), channel_block(64, 9), channel_block(512, 1)
-        (3, 13, 128)
-    """
-    cb = min(c, max(1, XGRAD_ROWS // khw))
-    return -(-c // -(-c // cb))
-
-
-def _x_grad(lib, threads, x_shape, weight, grad, stride, padding, dilation) -> np.ndarray:
-    """Shapes: weight [co, c, kh, kw], grad [n, co, oh, ow] -> dx of x_shape [n, c, h, w]."""
-    dt = grad.dtype
-    fn = lib.conv2d_xgrad_f32 if dt == F32 else lib.conv2d_xgrad_f64
-    w, g = np.ascontiguousarray(weight), np.ascontiguousarray(grad)
-    n, c = x_shape[:2]
-    co, oh, ow = g.shape[1:]
-    khw = w.shape[2] * w.shape[3]
-    cb = channel_block(c, khw)
-    pb = block_pixels(oh * ow, cb * khw, dt.itemsize)
-    dx = np.empty(x_shape, dt)
-    geom = _geom(x_shape, w.shape, stride, padding, dilation, (oh, ow))
-    tasks = n * -(-c // cb)
-    nt = min(tasks, _nt(threads, n * oh * ow * c * khw * co, MAC_GRAIN))
-    ptr = _ops._ptr
-    _run(fn, threads, ptr(g), ptr(w), ptr(dx), ptr(geom), pb, cb, nt)
-    return dx
 
 
 def _covered(x, weight, options, m: int) -> bool:
@@ -293,7 +225,7 @@ def _fallback(backend, name: str):
 
 
 def install(backend, lib, m: int, ops: dict) -> None:
-    """conv2d (and conv2d_weight_backward on the task path) as native ops in `ops`."""
+    """conv2d (and its gradients on the task path, `_native_conv_grad`) as native ops in `ops`."""
     threads = backend.num_threads
     mode = os.environ.get("BURN_NDARRAY_NATIVE_CONV", "1").strip().lower()
     if mode == "0":
@@ -317,9 +249,10 @@ def install(backend, lib, m: int, ops: dict) -> None:
         ow = out_size(w, kw, stride[1], padding[1], dilation[1])
         if oh <= 0 or ow <= 0 or min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
             return prev(x, weight, bias, options)
-        if threads < WINOGRAD_MAX_THREADS and _winograd.suits(
-            x.shape, weight.shape, stride, padding, dilation, 1, (oh, ow)
-        ):
+        geo = (x.shape, weight.shape, stride, padding, dilation, (oh, ow))
+        wino = tasks and not NUMPY_WINOGRAD and _native_winograd.suits(*geo)
+        numpy_wino = NUMPY_WINOGRAD or (not tasks and threads < WINOGRAD_MAX_THREADS)
+        if numpy_wino and _winograd.suits(*geo[:5], 1, geo[5]):
             return prev(x, weight, bias, options)
         if (classes := filter_classes(weight, bias)) is not None:
             # equal filters must give equal channels, which one GEMM does not guarantee
@@ -327,6 +260,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
             keep, inverse = classes
             b = None if bias is None else bias[keep]
             return np.take(conv2d(x, weight[keep], b, options), inverse, axis=1)
+        if wino:
+            return _native_winograd.forward(lib, threads, x, weight, bias, padding, (oh, ow), _run)
         if tasks:
             return _forward(lib, threads, x, weight, bias, stride, padding, dilation, (oh, ow))
         return _native_conv_chunked.conv2d(
@@ -334,63 +269,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
         )
 
     ops["conv2d"] = conv2d
-    if not tasks:
-        return
-    prev_wgrad = _fallback(backend, "conv2d_weight_backward")
-
-    def conv2d_weight_backward(x, weight, output_grad, options):
-        g = output_grad
-        _check_grad("conv2d_weight_backward", x, weight, g, options.groups)
-        if (
-            not _covered(x, weight, options, m)
-            or g.dtype != x.dtype
-            or g.shape[2] <= 0
-            or g.shape[3] <= 0
-        ):
-            return prev_wgrad(x, weight, output_grad, options)
-        stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
-        if min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
-            return prev_wgrad(x, weight, output_grad, options)
-        kernel = tuple(weight.shape[2:])
-        return _weight_grad(lib, threads, x, g, kernel, stride, padding, dilation)
-
-    ops["conv2d_weight_backward"] = conv2d_weight_backward
-    prev_xgrad = _fallback(backend, "conv2d_x_backward")
-
-    def conv2d_x_backward(x, weight, output_grad, options):
-        g = output_grad
-        _check_grad("conv2d_x_backward", x, weight, g, options.groups)
-        stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
-        if (
-            not _covered(x, weight, options, m)
-            or g.dtype != weight.dtype
-            or g.shape[2] <= 0
-            or g.shape[3] <= 0
-            or min(stride) <= 0
-            or min(dilation) <= 0
-            or min(padding) < 0
-            or not _col2im_suits(x.shape, weight.shape, stride, padding, dilation)
-        ):
-            return prev_xgrad(x, weight, output_grad, options)
-        return _x_grad(lib, threads, x.shape, weight, g, stride, padding, dilation)
-
-    ops["conv2d_x_backward"] = conv2d_x_backward
-
-
-def _col2im_suits(x_shape, w_shape, stride, padding, dilation) -> bool:
-    """Whether dx takes col2im (GEMM + scatter-add) over the backend's flipped-kernel conv of
-    the gradient (forward task path): always where that conv does not apply (stride or
-    dilation > 1, padding > k - 1), else when input channels are fewer than output channels
-    (col2im then moves c_in * kh * kw values per pixel where the flipped conv's im2col moves
-    c_out * kh * kw, and its GEMMs have c_in * kh * kw rows instead of c_in)."""
-    co, c, kh, kw = w_shape
-    return (
-        stride != (1, 1)
-        or dilation != (1, 1)
-        or padding[0] > kh - 1
-        or padding[1] > kw - 1
-        or c * COL2IM_CHANNEL_RATIO < co
-    )
+    if tasks:
+        _native_conv_grad.install(backend, lib, m, ops)
+        _native_conv_transpose.install(backend, lib, m, ops)
 
 
 def declare(lib) -> None:
@@ -404,3 +285,4 @@ def declare(lib) -> None:
         fn = getattr(lib, f"conv2d_xgrad_{t}")
         fn.argtypes, fn.restype = (p, p, p, p, L, L, i), i
     _native_conv_chunked.declare(lib)
+    _native_winograd.declare(lib)

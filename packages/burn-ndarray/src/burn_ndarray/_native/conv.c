@@ -99,6 +99,8 @@ static void valid_cols(const conv_geom *g, long j, long *lo, long *hi) {
               const T *row = xc + iy * g->w + j * g->dw - g->pw; /* row[ox * sw] */           \
               if (a > ox0) memset(dd + ox0, 0, sizeof(T) * (a - ox0));                        \
               if (g->sw == 1) memcpy(dd + a, row + a, sizeof(T) * (b - a));                   \
+              else if (g->sw == 2) /* a constant stride vectorizes (shuffles); 2x for 3x3 */  \
+                for (long ox = a; ox < b; ox++) dd[ox] = row[2 * ox];                         \
               else for (long ox = a; ox < b; ox++) dd[ox] = row[ox * g->sw];                  \
               if (ox1 > b) memset(dd + b, 0, sizeof(T) * (ox1 - b));                          \
             }                                                                                 \
@@ -160,20 +162,26 @@ static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 *
     if (!FN || pblk <= 0) return -1;                                                          \
     long p = g.oh * g.ow, K = g.c * g.kh * g.kw, nb = (p + pblk - 1) / pblk;                  \
     long tasks = g.n * nb;                                                                    \
+    /* 1x1, stride 1, no padding: the columns are the input planes themselves (no copy) */   \
+    int plain = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;   \
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
-      T *cols = buffer(sizeof(T) * K * pblk);                                                 \
-      if (!cols) failed = 1;                                                                  \
+      T *cols = plain ? NULL : buffer(sizeof(T) * K * pblk);                                  \
+      if (!plain && !cols) failed = 1;                                                        \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long t = 0; t < tasks; t++) {                                                      \
-        if (!cols) continue;                                                                  \
+        if (!plain && !cols) continue;                                                        \
         long img = t / nb, p0 = (t % nb) * pblk, p1 = p0 + pblk < p ? p0 + pblk : p;          \
         T *o = out + img * g.co * p + p0;                                                     \
         if (bias)                                                                             \
           for (long m = 0; m < g.co; m++)                                                     \
             for (long q = 0; q < p1 - p0; q++) o[m * p + q] = bias[m];                        \
+        if (plain) {                                                                          \
+          GEMM(0, 0, g.co, p1 - p0, K, wt, K, x + img * K * p + p0, p, bias ? 1 : 0, o, p);   \
+          continue;                                                                           \
+        }                                                                                     \
         COLS(&g, x, img, p0, p1, cols);                                                       \
         GEMM(0, 0, g.co, p1 - p0, K, wt, K, cols, p1 - p0, bias ? 1 : 0, o, p);               \
       }                                                                                       \
