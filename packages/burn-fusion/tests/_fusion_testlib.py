@@ -9,19 +9,16 @@ from __future__ import annotations
 import os
 
 import pytest
+from burn_backend_tests import dtype_configs
 
 INNER = os.environ.get("BURN_FUSION_TEST_INNER", "opencl")
 DEVICE_TYPE = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")
 
-CONFIGS = {
-    "f32-i32": {},
-    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
-}
+CONFIGS = dtype_configs()
 #: `BURN_FUSION_TEST_HALF=1`: the float16 / bfloat16 configs too (half plans fuse; several
 #: minutes each on PoCL, so not in the default run)
 if os.environ.get("BURN_FUSION_TEST_HALF", "0") == "1":
-    CONFIGS["f16-i32"] = {"float_dtype": "float16"}
-    CONFIGS["bf16-i32"] = {"float_dtype": "bfloat16"}
+    CONFIGS.update(dtype_configs("f16-i32", "bf16-i32"))
 
 
 def inner_backend(config: str = "f32-i32"):
