@@ -21,9 +21,10 @@ class GridMixin:
             [[[0, 0], [0, 1]], [[1, 0], [1, 1]]]
         """
         from ._dtype import Int
-        from ._tensor import Tensor, _device
+        from ._tensor import Tensor
+        from ._tensor_creation import device_or_default
 
-        device = _device(device)
+        device = device_or_default(device)
         shape = tuple(shape)
         if not shape or any(not isinstance(s, int) or s < 0 for s in shape):
             raise TensorCheckError(
