@@ -34,15 +34,8 @@ import numpy as np
 import burn_record as br
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _common, when run as a script
-from _common import (
-    add_common_args,
-    arrays_of,
-    build_item,
-    environment,
-    parse_count,
-    timed,
-    write_report,
-)
+from _common import add_common_args, arrays_of, build_item, environment, parse_count
+from _common import timed, write_report
 
 RECORDERS = [
     br.NamedMpkFileRecorder,

@@ -28,15 +28,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (
-    add_common_args,
-    arrays_of,
-    build_item,
-    environment,
-    parse_count,
-    timed,
-    write_report,
-)
+from _common import add_common_args, arrays_of, build_item, environment, parse_count
+from _common import timed, write_report
 from burn_import import SafetensorsFileRecorder, load_safetensors, save_safetensors
 
 TARGET = 1.5

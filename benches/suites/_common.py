@@ -7,6 +7,8 @@ import os
 import numpy as np
 from burn_tensor import Tensor
 
+from .._harness import Case
+
 
 def rand(shape, seed: int = 0, low: float = -1.0, high: float = 1.0) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -43,6 +45,20 @@ def inputs(ctx: dict, *arrays: np.ndarray):
 
 def shape_name(shape) -> str:
     return "x".join(str(d) for d in shape)
+
+
+def op_cases(ops, shape, has_torch: bool) -> list:
+    """One `Case` "<op> <shape>" per `(op, burn, numpy, torch)` of `ops` (None: no such
+    implementation); the torch callable only when torch is there."""
+    sn = shape_name(shape)
+    return [
+        Case(
+            f"{op} {sn}",
+            {"op": op, "shape": list(shape)},
+            {"burn": fb, "numpy": fn, "torch": ft if has_torch else None},
+        )
+        for op, fb, fn, ft in ops
+    ]
 
 
 def gpu_sizes(ctx: dict) -> bool:

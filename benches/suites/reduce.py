@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._harness import Case, Suite
-from ._common import inputs, rand, shape_name
+from ._common import inputs, op_cases, rand
 
 
 def build(ctx: dict, quick: bool) -> list[Case]:
     shape = (8, 8) if quick else (1024, 1024)
     ((a, na, ta),) = inputs(ctx, rand(shape, 1))
     T = ta is not None
-    sn = shape_name(shape)
     ops = (
         ("sum", lambda: a.sum(), lambda: np.sum(na), lambda: ta.sum()),
         ("mean", lambda: a.mean(), lambda: np.mean(na), lambda: ta.mean()),
@@ -48,14 +47,7 @@ def build(ctx: dict, quick: bool) -> list[Case]:
             lambda: ta.argmax(1, keepdim=True),
         ),
     )
-    return [
-        Case(
-            f"{op} {sn}",
-            {"op": op, "shape": list(shape)},
-            {"burn": fb, "numpy": fn, "torch": ft if T else None},
-        )
-        for op, fb, fn, ft in ops
-    ]
+    return op_cases(ops, shape, T)
 
 
 SUITE = Suite("reduce", "reductions, float32", build)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._harness import Case, Suite, Target
+from ..training_step._torch import guide_model
 
 NUM_CLASSES = 10
 HIDDEN = 512
@@ -71,30 +72,7 @@ def _weights(model) -> dict[str, np.ndarray]:
 def _torch_step(
     torch, images: np.ndarray, targets: np.ndarray, initial: dict[str, np.ndarray], dev: str
 ):
-    nn = torch.nn
-
-    class Model(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 8, 3)
-            self.conv2 = nn.Conv2d(8, 16, 3)
-            self.pool = nn.AdaptiveAvgPool2d((8, 8))
-            self.dropout = nn.Dropout(0.5)
-            self.linear1 = nn.Linear(16 * 8 * 8, HIDDEN)
-            self.linear2 = nn.Linear(HIDDEN, NUM_CLASSES)
-            self.activation = nn.ReLU()
-
-        def forward(self, images):
-            b, h, w = images.shape
-            x = images.reshape(b, 1, h, w)
-            x = self.dropout(self.conv1(x))
-            x = self.activation(self.dropout(self.conv2(x)))
-            x = self.pool(x).reshape(b, 16 * 8 * 8)
-            x = self.activation(self.dropout(self.linear1(x)))
-            return self.linear2(x)
-
-    torch.manual_seed(0)
-    model = Model()
+    model = guide_model(torch, None)  # seeded, as the training_step bench builds it
     with torch.no_grad():
         for name, p in model.named_parameters():
             assert tuple(p.shape) == initial[name].shape, (name, p.shape, initial[name].shape)
@@ -103,7 +81,7 @@ def _torch_step(
     x = torch.from_numpy(images.copy()).to(dev)
     y = torch.from_numpy(targets.copy()).to(dev)
     optim = torch.optim.Adam(model.parameters(), lr=LR, eps=1e-5)
-    cross_entropy = nn.functional.cross_entropy
+    cross_entropy = torch.nn.functional.cross_entropy
 
     def step():
         optim.zero_grad(set_to_none=True)

@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._harness import Case, Suite
-from ._common import inputs, rand, shape_name
+from ._common import inputs, op_cases, rand
 
 
 def build(ctx: dict, quick: bool) -> list[Case]:
     shape = (8, 8) if quick else (1024, 1024)
     (a, na, ta), (p, np_, tp) = inputs(ctx, rand(shape, 1), rand(shape, 2, 0.1, 2.0))
     T = ta is not None
-    sn = shape_name(shape)
     ops = (
         ("exp", lambda: a.exp(), lambda: np.exp(na), lambda: ta.exp()),
         ("log", lambda: p.log(), lambda: np.log(np_), lambda: tp.log()),
@@ -24,14 +23,7 @@ def build(ctx: dict, quick: bool) -> list[Case]:
         ("recip", lambda: p.recip(), lambda: np.reciprocal(np_), lambda: tp.reciprocal()),
         ("erf", lambda: a.erf(), None, lambda: ta.erf()),  # numpy has no erf
     )
-    return [
-        Case(
-            f"{op} {sn}",
-            {"op": op, "shape": list(shape)},
-            {"burn": fb, "numpy": fn, "torch": ft if T else None},
-        )
-        for op, fb, fn, ft in ops
-    ]
+    return op_cases(ops, shape, T)
 
 
 SUITE = Suite("unary", "elementwise unary float ops, float32", build)

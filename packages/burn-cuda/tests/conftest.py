@@ -9,25 +9,18 @@ import shutil
 import subprocess
 
 import pytest
+from burn_backend_tests import dtype_configs
 from burn_cuda import Cuda, probe
 
 #: why the GPU tests cannot run here (None: they can)
 REASON = probe()
 
-CONFIGS = {
-    "f32-i32": {},
-    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
-}
+CONFIGS = dtype_configs()
 # bfloat16 (matmul native, every other op through float32) and float16 run as their own step of
 # gpu_run.sh: BURN_CUDA_CONFIGS=bf16-i32,f16-i32 selects them (a comma-separated list of names).
-ALL_CONFIGS = {
-    **CONFIGS,
-    "bf16-i32": {"float_dtype": "bfloat16"},
-    "f16-i32": {"float_dtype": "float16"},
-}
 _chosen = os.environ.get("BURN_CUDA_CONFIGS")
 if _chosen:
-    CONFIGS = {k: ALL_CONFIGS[k] for k in _chosen.split(",")}
+    CONFIGS = dtype_configs(*_chosen.split(","))
 
 
 @pytest.fixture(scope="session")

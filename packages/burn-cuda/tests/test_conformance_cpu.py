@@ -13,15 +13,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
+from burn_backend_tests import DTYPE_CONFIGS
 from burn_backend_tests.conformance import *  # noqa: F403
 from cpu_backend import cuda_on_cpu_backend
 
-_ALL = {
-    "f32-i32": {},
-    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
-    "bf16-i32": {"float_dtype": "bfloat16"},
-    "f16-i32": {"float_dtype": "float16"},
-}
 _CHOSEN = os.environ.get("BURN_CUDA_CPU_CONFIGS", "f32-i32").split(",")
 
 
@@ -29,5 +24,5 @@ _CHOSEN = os.environ.get("BURN_CUDA_CPU_CONFIGS", "f32-i32").split(",")
 def burn_backend(request):
     if not cuda_on_cpu.available():
         pytest.skip("g++ is not installed: the CUDA kernels cannot run on the CPU")
-    with cuda_on_cpu_backend(**_ALL[request.param]) as (backend, _fake):
+    with cuda_on_cpu_backend(**DTYPE_CONFIGS[request.param]) as (backend, _fake):
         yield backend

@@ -19,8 +19,8 @@ if shutil.which("g++") is None:
     pytest.skip("the CUDA stand-in builds kernels with g++, which is not installed", allow_module_level=True)
 sys.path.insert(0, str(HELPERS))
 
+from _fusion_testlib import check_scalar_plans, general_launches  # noqa: E402
 from burn_fusion import Fusion  # noqa: E402
-from burn_tensor import Tensor  # noqa: E402
 from burn_tensor import _backend as _tensor_backend  # noqa: E402
 from burn_tensor._device import Device  # noqa: E402
 
@@ -48,36 +48,18 @@ def fused_cuda():
 def test_fused_kernels_on_the_cuda_runtime_run_prepared_with_numpy_values(fused_cuda):
     device, st = fused_cuda
     assert st.prepare is not None
-    general = [0]
-    real = st.launch
-
-    def counted(*args, **kw):
-        general[0] += 1
-        return real(*args, **kw)
-
-    st.launch = counted
     rng = np.random.default_rng(4)
-    for step in range(3):
-        xv = rng.standard_normal((3, 37)).astype(np.float32)
-        iv = rng.integers(-9, 9, size=(3, 37)).astype(np.int32)
-        x = Tensor.from_data(xv, device)
-        xi = Tensor.from_data(iv, device)
-        s = 0.5 * (step + 1)
-        a = (x * s).exp()
-        b = (a + x) - 1.0
-        ai, bi = a.numpy(), b.numpy()
-        want = np.exp(xv.astype(np.float64) * s)
-        np.testing.assert_allclose(ai, want, rtol=1e-5)
-        np.testing.assert_allclose(bi, want + xv - 1.0, rtol=1e-5, atol=1e-5)
-        np.testing.assert_array_equal(((xi + (step + 2)) * 3 - xi).numpy(), (iv + step + 2) * 3 - iv)
-        rms = (x / ((x * x).mean_dim(1) + 1e-6).sqrt()).numpy()  # one row kernel
-        x64 = xv.astype(np.float64)
-        np.testing.assert_allclose(rms, x64 / np.sqrt((x64 * x64).mean(1, keepdims=True) + 1e-6), rtol=1e-4)
-        c = x - x.mean_dim(1)  # layer norm: one row kernel of two reductions (_render_rows.py)
-        ln = (c / ((c * c).mean_dim(1) + 1e-5).sqrt()).numpy()
-        c64 = x64 - x64.mean(1, keepdims=True)
-        want_ln = c64 / np.sqrt((c64 * c64).mean(1, keepdims=True) + 1e-5)
-        np.testing.assert_allclose(ln, want_ln, rtol=1e-4, atol=1e-5)
-    st.launch = real
+    with general_launches(st) as general:
+        for step in range(3):
+            x, xv = check_scalar_plans(device, rng, (3, 37), 0.5 * (step + 1), step + 2, 3, 9)
+            rms = (x / ((x * x).mean_dim(1) + 1e-6).sqrt()).numpy()  # one row kernel
+            x64 = xv.astype(np.float64)
+            want_rms = x64 / np.sqrt((x64 * x64).mean(1, keepdims=True) + 1e-6)
+            np.testing.assert_allclose(rms, want_rms, rtol=1e-4)
+            c = x - x.mean_dim(1)  # layer norm: one row kernel of two reductions (_render_rows)
+            ln = (c / ((c * c).mean_dim(1) + 1e-5).sqrt()).numpy()
+            c64 = x64 - x64.mean(1, keepdims=True)
+            want_ln = c64 / np.sqrt((c64 * c64).mean(1, keepdims=True) + 1e-5)
+            np.testing.assert_allclose(ln, want_ln, rtol=1e-4, atol=1e-5)
     assert general[0] == 0, general[0]
     assert device.fusion_stats()["reductions_fused"] >= 6

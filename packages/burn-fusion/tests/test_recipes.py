@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _fusion_testlib import inner_backend
+from _fusion_testlib import check_scalar_plans, general_launches, inner_backend
 from burn_fusion import Fusion, _stream
 from burn_tensor import Tensor
 
@@ -119,34 +119,13 @@ def test_prepared_launches_replace_the_general_launch_with_the_same_values():
         assert st.prepare is not None, "OpenClRuntime.prepare is missing"
     elif st.prepare is None:
         pytest.skip(f"{device.backend.inner!r} prepares no launches")
-    general = [0]
-    real = st.launch
-
-    def counted(*args, **kw):
-        general[0] += 1
-        return real(*args, **kw)
-
-    st.launch = counted
-    try:
-        rng = np.random.default_rng(3)
+    rng = np.random.default_rng(3)
+    with general_launches(st) as general:
         for step in range(3):
-            xv = rng.standard_normal((5, 7)).astype(np.float32)
-            iv = rng.integers(-50, 50, size=(5, 7)).astype(np.int32)
-            x = Tensor.from_data(xv, device)
-            xi = Tensor.from_data(iv, device)
             s = 0.25 * (step + 1)
-            a = (x * s).exp()
-            b = (a + x) - 1.0
-            ai, bi = a.numpy(), b.numpy()  # one kernel, two outputs
-            want_a = np.exp(xv.astype(np.float64) * s)
-            np.testing.assert_allclose(ai, want_a, rtol=1e-5)
-            np.testing.assert_allclose(bi, want_a + xv - 1.0, rtol=1e-5, atol=1e-5)
-            got_i = ((xi + (step + 3)) * 2 - xi).numpy()
-            np.testing.assert_array_equal(got_i, (iv + step + 3) * 2 - iv)
+            x, xv = check_scalar_plans(device, rng, (5, 7), s, step + 3, 2, 50)
             e = (x - x.max_dim(1)).exp()
             sm = (e / e.sum_dim(1)).numpy()  # max kernel, then a row kernel
             ref = np.exp(xv - xv.max(1, keepdims=True))
             np.testing.assert_allclose(sm, ref / ref.sum(1, keepdims=True), rtol=1e-5)
-    finally:
-        st.launch = real
     assert general[0] == 0, general[0]

@@ -20,3 +20,27 @@ def cl_queue():
         pytest.skip("no OpenCL CPU device here")
     ctx = cl.Context([devices[0]])
     return ctx, cl.CommandQueue(ctx), devices[0]
+
+
+@pytest.fixture(scope="session")
+def cl_fp64(cl_queue):
+    """`cl_queue` on a device with float64 (`cl_khr_fp64`); skips with the reason otherwise."""
+    if "cl_khr_fp64" not in cl_queue[2].extensions:
+        pytest.skip("no cl_khr_fp64 on this device")
+    return cl_queue
+
+
+@pytest.fixture(scope="session")
+def cl_build(cl_queue):
+    """`build(source)`: the program compiled on `cl_queue`'s context, PoCL's build notes
+    (pyopencl's compiler-output warnings) silenced."""
+    import warnings
+
+    import pyopencl as cl
+
+    def build(source: str):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cl.Program(cl_queue[0], source).build()
+
+    return build

@@ -5,7 +5,6 @@ launch of fewer items than elements (the grid-stride loop covers the rest)."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -20,14 +19,10 @@ def _adam(p, g, m1, m2, lr, b1, b2, eps, t):
 
 
 @pytest.fixture(scope="module")
-def run(cl_queue):
+def run(cl_fp64, cl_build):
     cl = pytest.importorskip("pyopencl")
-    ctx, queue, device = cl_queue
-    if "cl_khr_fp64" not in device.extensions:
-        pytest.skip("no cl_khr_fp64 on this device")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prg = cl.Program(ctx, adam_program("float64", "opencl")).build()
+    ctx, queue, _ = cl_fp64
+    prg = cl_build(adam_program("float64", "opencl"))
     mf = cl.mem_flags
 
     def launch(p, g, m1, m2, hp, items):

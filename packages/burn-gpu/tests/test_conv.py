@@ -5,8 +5,6 @@ float64: im2col (both forms) against windows taken in numpy, col2im by its adjoi
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from burn_gpu import conv_program, geo_args
@@ -15,7 +13,7 @@ N, C, H, W = 2, 3, 6, 7
 
 
 @pytest.fixture(scope="module")
-def run(cl_queue):
+def run(cl_queue, cl_build):
     cl = pytest.importorskip("pyopencl")
     ctx, queue, device = cl_queue
     if "cl_khr_fp64" not in device.extensions:
@@ -25,9 +23,7 @@ def run(cl_queue):
 
     def launch(wide, name, out, src, items, **geo):
         if wide not in progs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                progs[wide] = cl.Program(ctx, conv_program("float64", "opencl", wide)).build()
+            progs[wide] = cl_build(conv_program("float64", "opencl", wide))
         ob = cl.Buffer(ctx, mf.READ_WRITE, out.nbytes)
         ib = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=src)
         k = cl.Kernel(progs[wide], name)

@@ -4,22 +4,16 @@ rest) and the linear (inner = 1) and conv (inner > 1) layouts of the bias."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from burn_gpu import fill_program
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["int", "wide"])
-def prog(cl_queue, request):
+def prog(cl_fp64, cl_build, request):
     cl = pytest.importorskip("pyopencl")
-    ctx, queue, device = cl_queue
-    if "cl_khr_fp64" not in device.extensions:
-        pytest.skip("no cl_khr_fp64 on this device")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return cl, ctx, queue, cl.Program(ctx, fill_program("float64", "opencl", request.param)).build()
+    ctx, queue, _ = cl_fp64
+    return cl, ctx, queue, cl_build(fill_program("float64", "opencl", request.param))
 
 
 @pytest.mark.parametrize("items", [1000, 64])

@@ -5,15 +5,13 @@ of a broadcast 1-D index, and both scatter forms (the deterministic `scatter_sum
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from burn_gpu import index_layout, index_program
 
 
 @pytest.fixture(scope="module")
-def cl_run(cl_queue):
+def cl_run(cl_queue, cl_build):
     cl = pytest.importorskip("pyopencl")
     ctx, queue, device = cl_queue
     exts = device.extensions
@@ -24,9 +22,7 @@ def cl_run(cl_queue):
 
     def build(dt):
         if dt not in progs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                progs[dt] = cl.Program(ctx, index_program(dt, "int64", "opencl", True)).build()
+            progs[dt] = cl_build(index_program(dt, "int64", "opencl", True))
         return progs[dt]
 
     def launch(dt, name, out, ins, ints, n):

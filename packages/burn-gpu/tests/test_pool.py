@@ -4,8 +4,6 @@ pools are linear) and, for max, against the gradient routed to the recorded indi
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from burn_gpu import geo_args, pool_program
@@ -26,12 +24,10 @@ def _windows(x, kh, kw, sh, sw, ph, pw):
 
 
 @pytest.fixture(scope="module")
-def run(cl_queue):
+def run(cl_queue, cl_build):
     cl = pytest.importorskip("pyopencl")
     ctx, queue, device = cl_queue
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prg = cl.Program(ctx, pool_program("float64", "int32", "opencl")).build()
+    prg = cl_build(pool_program("float64", "int32", "opencl"))
     mf = cl.mem_flags
 
     def launch(name, outs, ins, total, **geo):

@@ -5,8 +5,6 @@ dialect (test_dialects) and Cuda's column reductions launch `*_rows` in burn-cud
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from burn_gpu import reduce_program
@@ -33,14 +31,12 @@ def _numpy(name, x):
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64", "int32"])
-def test_every_reduction_kernel_matches_numpy_float64(cl_queue, dt):
+def test_every_reduction_kernel_matches_numpy_float64(cl_queue, cl_build, dt):
     cl = pytest.importorskip("pyopencl")
     ctx, queue, device = cl_queue
     if dt == "float64" and "cl_khr_fp64" not in device.extensions:
         pytest.skip("no cl_khr_fp64 on this device")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prg = cl.Program(ctx, reduce_program(dt, "int32", RWG, "opencl")).build()
+    prg = cl_build(reduce_program(dt, "int32", RWG, "opencl"))
     rng = np.random.default_rng(3)
     if dt.startswith("int"):
         x = rng.integers(-5, 6, (OUTER, N, INNER)).astype(dt)
@@ -92,7 +88,7 @@ def test_every_reduction_kernel_matches_numpy_float64(cl_queue, dt):
     assert len(ran) == 4 * 2 + 1 + 2 + 3 + 1
 
 
-def test_sum_keep_mid_in_float64_with_wide_indices(cl_queue):
+def test_sum_keep_mid_in_float64_with_wide_indices(cl_queue, cl_build):
     """Cuda's bias-gradient variant (`bias_acc="float64"`, `wide=True`): float32 data summed in
     float64 equals numpy's float64 sum rounded once to float32."""
     cl = pytest.importorskip("pyopencl")
@@ -100,9 +96,7 @@ def test_sum_keep_mid_in_float64_with_wide_indices(cl_queue):
     if "cl_khr_fp64" not in device.extensions:
         pytest.skip("no cl_khr_fp64 on this device")
     src = reduce_program("float32", "int32", 64, "opencl", bias_acc="float64", wide=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prg = cl.Program(ctx, src).build()
+    prg = cl_build(src)
     x = (np.random.default_rng(9).standard_normal((3, 5, 1000)) * 1e4).astype(np.float32)
     mf = cl.mem_flags
     xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)

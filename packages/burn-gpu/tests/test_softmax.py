@@ -5,7 +5,6 @@ NaN/inf rules of the decomposition."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -18,14 +17,10 @@ def _softmax(x, dim):
 
 
 @pytest.fixture(scope="module")
-def run(cl_queue):
+def run(cl_fp64, cl_build):
     cl = pytest.importorskip("pyopencl")
-    ctx, queue, device = cl_queue
-    if "cl_khr_fp64" not in device.extensions:
-        pytest.skip("no cl_khr_fp64 on this device")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prg = cl.Program(ctx, softmax_program("float64", "opencl")).build()
+    ctx, queue, _ = cl_fp64
+    prg = cl_build(softmax_program("float64", "opencl"))
     mf = cl.mem_flags
 
     def launch(bwd, ins, dim, log_mode, pad=0):

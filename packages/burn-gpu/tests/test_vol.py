@@ -6,8 +6,6 @@ rendering runs the same ops through Cuda's conformance suite on the g++ stand-in
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from burn_backend_tests.reference import volume as ref
@@ -35,14 +33,10 @@ def test_renders_every_kernel(dialect):
 
 
 @pytest.fixture(scope="module")
-def run(cl_queue):
+def run(cl_fp64, cl_build):
     cl = pytest.importorskip("pyopencl")
-    ctx, queue, device = cl_queue
-    if "cl_khr_fp64" not in device.extensions:
-        pytest.skip("no cl_khr_fp64 on this device")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prg = cl.Program(ctx, vol_program("float64", "int32", "opencl")).build()
+    ctx, queue, _ = cl_fp64
+    prg = cl_build(vol_program("float64", "int32", "opencl"))
     mf = cl.mem_flags
 
     def launch(name, outs, ins, total, **geo):

@@ -9,21 +9,18 @@ instead (NVIDIA's driver on the GPU machine: see the README's "On a GPU").
 import os
 
 import pytest
+from burn_backend_tests import dtype_configs
 from burn_opencl import OpenCl
 
 #: the OpenCL device type the suite runs on
 DEVICE_TYPE = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")
 
-CONFIGS = {
-    "f32-i32": {},
-    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
-}
+CONFIGS = dtype_configs()
 #: the half configs: storage with float32 compute, on every device (float16 needs no
 #: cl_khr_fp16: vload_half / vstore_half are core OpenCL C). ~9 min each on the 2-core box, so
 #: they run when `BURN_OPENCL_TEST_HALF=1` (the CI budget of the default run is exceeded else)
 if os.environ.get("BURN_OPENCL_TEST_HALF", "0") == "1":
-    CONFIGS["f16-i32"] = {"float_dtype": "float16"}
-    CONFIGS["bf16-i32"] = {"float_dtype": "bfloat16"}
+    CONFIGS.update(dtype_configs("f16-i32", "bf16-i32"))
 
 
 def _backend(name):

@@ -7,7 +7,7 @@ so its conformance run never reaches them; here they run on NdArray with those o
 
 from __future__ import annotations
 
-import pytest
+from burn_backend_tests import backend_fixture
 from burn_ndarray import NdArray
 from burn_tensor._ops_module import ModuleOps
 from burn_backend_tests.suites.module_conv import test_conv_unfold4d  # noqa: F401
@@ -25,16 +25,8 @@ class DefaultsNdArray(NdArray):
     unfold4d = ModuleOps.unfold4d
 
 
-CONFIGS = {
-    "f32-i32": {},
-    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
-}
-
-
-@pytest.fixture(scope="module", params=list(CONFIGS), ids=list(CONFIGS))
-def burn_backend(request):
-    """Overrides the plugin's fixture for this module: the suite runs on the defaults."""
-    return DefaultsNdArray(**CONFIGS[request.param])
+#: the plugin's fixture overridden for this module: the suite runs on the defaults
+burn_backend = backend_fixture(DefaultsNdArray)
 
 
 def test_the_suite_runs_on_the_defaults(burn):

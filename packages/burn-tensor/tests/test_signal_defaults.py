@@ -5,8 +5,8 @@ dtype configurations), against the suite's numpy float64 references."""
 
 from __future__ import annotations
 
-import pytest
 from burn_backend_tests.suites.signal import *  # noqa: F403
+from burn_backend_tests import backend_fixture
 from burn_ndarray import NdArray
 from burn_tensor._ops_signal import SignalOps
 
@@ -20,16 +20,8 @@ class SignalDefaultsNdArray(NdArray):
     cfft = SignalOps.cfft
 
 
-CONFIGS = {
-    "f32-i32": {},
-    "f64-i64": {"float_dtype": "float64", "int_dtype": "int64"},
-}
-
-
-@pytest.fixture(scope="module", params=list(CONFIGS), ids=list(CONFIGS))
-def burn_backend(request):
-    """Overrides the plugin's fixture for this module: the suite runs on the defaults."""
-    return SignalDefaultsNdArray(**CONFIGS[request.param])
+#: the plugin's fixture overridden for this module: the suite runs on the defaults
+burn_backend = backend_fixture(SignalDefaultsNdArray)
 
 
 def test_the_suite_runs_on_the_defaults(burn):

@@ -58,10 +58,27 @@ Layout:
 The suite runs in about ten seconds per backend configuration on NdArray.
 
 `run_ranks(n, fn)` runs a collective test's ranks on threads (`burn_tensor.collective`).
+
+Dtype matrix: `DTYPE_CONFIGS` names each configuration ("f32-i32", "f64-i64", "f16-i32",
+"bf16-i32") with its backend options, `dtype_configs(*names)` picks some (default
+`DEFAULT_CONFIGS`, the two full-precision ones), and `burn_backend = backend_fixture(MyBackend)`
+is a `burn_backend` fixture over them.
 """
 
+from ._configs import DEFAULT_CONFIGS, DTYPE_CONFIGS, backend_fixture, dtype_configs
 from ._coverage import OpCoverage
 from ._ctx import LAYOUTS, SPECIAL, Ctx, sample
 from ._ranks import run_ranks
 
-__all__ = ["LAYOUTS", "SPECIAL", "Ctx", "OpCoverage", "run_ranks", "sample"]
+__all__ = [
+    "DEFAULT_CONFIGS",
+    "DTYPE_CONFIGS",
+    "LAYOUTS",
+    "SPECIAL",
+    "Ctx",
+    "OpCoverage",
+    "backend_fixture",
+    "dtype_configs",
+    "run_ranks",
+    "sample",
+]

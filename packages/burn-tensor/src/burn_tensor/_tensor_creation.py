@@ -208,7 +208,7 @@ class CreationMixin:
         """A tensor with this tensor's shape and device drawn from `distribution` (default
         Uniform(0, 1)) (Burn's `random_like`).
         """
-        return cls.random(self.shape, distribution, self._d, dtype=self.dtype)
+        return self.random(self.shape, distribution, self._d, dtype=self.dtype)
 
     @classmethod
     def int_random(cls, shape, distribution: Distribution, device=None) -> Tensor:

@@ -22,9 +22,9 @@ class GridMixin:
         """
         from ._dtype import Int
         from ._tensor import Tensor
-        from ._tensor_creation import device_or_default as _device
+        from ._tensor_creation import device_or_default
 
-        device = _device(device)
+        device = device_or_default(device)
         shape = tuple(shape)
         if not shape or any(not isinstance(s, int) or s < 0 for s in shape):
             raise TensorCheckError(

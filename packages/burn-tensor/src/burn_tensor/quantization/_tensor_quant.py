@@ -163,9 +163,9 @@ class QuantMixin:
     @staticmethod
     def from_quantized_data(data: QuantizedData, device=None):
         """A quantized tensor from `QuantizedData` (the inverse of `quantized_data`)."""
-        from .._tensor import _device
+        from .._tensor_creation import device_or_default
 
         if not isinstance(data, QuantizedData):
             raise TypeError(f"from_quantized_data: expected QuantizedData, got {type(data).__name__}")
-        device = _device(device)
+        device = device_or_default(device)
         return wrap_quantized(device.backend.q_from_data(data, device), device)
