@@ -1,5 +1,6 @@
 """The quantized kernels of NdArray (`_native/quant.c`: the weight-only packed linear;
-`_native/q8gemm.c`, `q8conv.c` over `q8core.h`: int8 x int8 -> int32 GEMMs and conv), in their
+`_native/q8gemm.c`, `q8conv.c` over `q8core.h`: int8 x int8 -> int32 GEMMs and conv, the conv
+also over 8-bit inputs with a zero point (ONNX QDQ)), in their
 own small library.
 
 Built like `_native` (same compiler, flags, cache folder, verified publish; the key holds
@@ -53,6 +54,9 @@ def _load(path: Path):
     lib.q8_conv_rows_per_task.restype, lib.q8_conv_rows_per_task.argtypes = L, (L,)
     lib.q8_conv2d.restype = i
     lib.q8_conv2d.argtypes = (p, L, L, L, L, p, L, L, L, L, f, p, p, L, L) + (L,) * 6 + (i,)
+    lib.q8_static_w16.restype, lib.q8_static_w16.argtypes = i, ()
+    lib.q8_conv2d_static.restype = i
+    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, L, L, L, L, p, p, p, L, L) + (L,) * 6 + (i,)
     return lib
 
 

@@ -1,5 +1,6 @@
 /* q8_conv2d: the int8 convolution of q8core.h (see its comment): quantized im2col per task,
- * then the shared micro kernel. */
+ * then the shared micro kernel. q8_conv2d_static: the same tasks over an input that is already
+ * 8-bit (ONNX QDQ: uint8 / int8 with a zero point), exact integer sums (see its comment). */
 #include "q8core.h"
 
 static inline void copy16(uint8_t *d, const uint8_t *s) {
@@ -12,15 +13,16 @@ static inline void copy16(uint8_t *d, const uint8_t *s) {
 
 /* One task's im2col, rows k of `cols` [kp][npad] (npad a multiple of NR): output rows
  * [oh0, oh0 + nrows) from the task's quantized input rows [lo, lo + nin) of every channel
- * (`xb`: [C][nin][Wd] bytes); a padding position or a column past the task reads ACT_OFF
- * (int8 0). Stride 1 copies whole runs of a source row. */
+ * (`xb`: [C][nin][Wd] bytes); a padding position or a column past the task reads `fill` (the
+ * byte of a zero activation: ACT_OFF, or the zero point). Stride 1 copies whole runs of a
+ * source row. */
 static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, long KW, long K,
                         long kp, long oh0, long nrows, long OW, long sh, long sw, long ph, long pw,
-                        long dh, long dw, uint8_t *cols, long npad) {
+                        long dh, long dw, uint8_t *cols, long npad, uint8_t fill) {
     for (long k = 0; k < kp; k++) {
         uint8_t *row = cols + k * npad;
         if (k >= K) {
-            memset(row, ACT_OFF, (size_t)npad);
+            memset(row, fill, (size_t)npad);
             continue;
         }
         long c = k / (KH * KW), i = (k / KW) % KH, jj = k % KW;
@@ -30,7 +32,7 @@ static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, 
             uint8_t *d = row + r * OW;
             long ih = (oh0 + r) * sh - ph + i * dh - lo;
             if (ih < 0 || ih >= nin) {
-                for (long t = 0; t < OW; t++) d[t] = ACT_OFF;
+                for (long t = 0; t < OW; t++) d[t] = fill;
                 continue;
             }
             const uint8_t *src = plane + ih * Wd;
@@ -48,16 +50,16 @@ static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, 
                     if (b - a > 16) copy16(d + a + 16, src + a + 16 + iw0);
                     for (long t = a + 32; t < b; t += 16) copy16(d + t, src + t + iw0);
                 }
-                for (long t = 0; t < a; t++) d[t] = ACT_OFF;
-                for (long t = b; t < OW; t++) d[t] = ACT_OFF;
+                for (long t = 0; t < a; t++) d[t] = fill;
+                for (long t = b; t < OW; t++) d[t] = fill;
             } else {
                 for (long ow = 0; ow < OW; ow++) {
                     long iw = ow * sw + iw0;
-                    d[ow] = (iw >= 0 && iw < Wd) ? src[iw] : ACT_OFF;
+                    d[ow] = (iw >= 0 && iw < Wd) ? src[iw] : fill;
                 }
             }
         }
-        memset(row + nrows * OW, ACT_OFF, (size_t)(npad - nrows * OW));
+        memset(row + nrows * OW, fill, (size_t)(npad - nrows * OW));
     }
 }
 
@@ -72,18 +74,27 @@ static void in_rows(long oh0, long nrows, long sh, long ph, long KH, long dh, lo
 /* Output rows a task covers: about PANEL_PIX output pixels (at least one row). */
 long q8_conv_rows_per_task(long OW) { return OW >= PANEL_PIX ? 1 : PANEL_PIX / OW; }
 
-/* Wt: [CO] rows of ldw >= 4 * ceil(K / 4) bytes, zero past K (the core reads whole quads).
- * Tasks (image, block of output rows): each quantizes the input rows its block reads (all
- * channels) with one scale, max |x| / 127 over those rows, into its thread's buffer, then
- * im2col, panels and GEMM: one parallel loop, no barrier inside. */
-int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt, long ldw,
-              long CO, long KH, long KW, float ws, const float *bias, float *Y, long OH, long OW,
-              long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
+/* The shared driver. Input `X`: float32 (static == 0: each task quantizes the input rows its
+ * block reads with one scale, max |x| / 127 over them, into int8 + ACT_OFF bytes) or 8-bit
+ * (static == 1: uint8; 2: int8, moved to uint8 by flipping the top bit, zp with it), then
+ * im2col, panels and GEMM per task: one parallel loop, no barrier inside.
+ * Static: y = (acc - zp * wsum[co]) * chs[co] + bias with the VNNI core (u8 x s8 is exact for
+ * any byte), or the 16-bit core over centered activations (W16: the weights as int16 rows). */
+static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, long Wd,
+                      const int8_t *Wt, const int16_t *W16, long ldw, long CO, long KH, long KW,
+                      float ws, const float *chs, const float *bias, float *Y, long OH, long OW,
+                      long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
     long K = C * KH * KW, kq = (K + 3) / 4, kp = kq * 4, P = OH * OW, img = C * H * Wd;
     long rows_per = q8_conv_rows_per_task(OW);
     long blocks = (OH + rows_per - 1) / rows_per, rt = (CO + MR - 1) / MR;
     long npad_max = ((rows_per * OW + NR - 1) / NR) * NR;
     long lo0, hi0, nin_max = 0;
+#if defined(Q8_VNNI)
+    int wide = 0; /* static mode on the 16-bit core */
+#else
+    int wide = stat != 0;
+#endif
+    int off = stat ? zp : ACT_OFF; /* the byte of a zero activation */
     for (long blk = 0; blk < blocks; blk++) {
         long o0 = blk * rows_per, n = OH - o0 < rows_per ? OH - o0 : rows_per;
         in_rows(o0, n, sh, ph, KH, dh, H, &lo0, &hi0);
@@ -91,14 +102,14 @@ int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt,
     }
     int32_t *wsum = calloc((size_t)(CO > 0 ? CO : 1), sizeof(int32_t));
     if (!wsum) return -1;
-    for (long co = 0; co < CO; co++)
+    for (long co = 0; co < CO && !wide; co++)
         for (long k = 0; k < K; k++) wsum[co] += Wt[co * ldw + k];
     int failed = 0;
 #pragma omp parallel num_threads(threads) if(threads > 1)
     {
         uint8_t *xb = malloc((size_t)(C * nin_max * Wd) + 64);
         uint8_t *cols = malloc((size_t)(kp * npad_max) + 64);
-        uint8_t *panel = malloc((size_t)(npad_max / NR * kq * 64) + 64);
+        uint8_t *panel = malloc((size_t)(npad_max / NR * kq * 64 * (wide ? 2 : 1)) + 64);
         if (!xb || !cols || !panel) {
 #pragma omp atomic write
             failed = 1;
@@ -111,46 +122,66 @@ int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt,
                 long lo, hi;
                 in_rows(oh0, nrows, sh, ph, KH, dh, H, &lo, &hi);
                 long nin = hi - lo;
-                const float *x = X + b * img;
-                uint32_t m = 0;
-                for (long c = 0; c < C; c++) {
-                    float a = amax_of(x + (c * H + lo) * Wd, nin * Wd);
-                    uint32_t u;
-                    memcpy(&u, &a, 4);
-                    m = u > m ? u : m;
-                }
-                float amax;
-                memcpy(&amax, &m, 4);
-                float s = act_scale(amax), inv = 1.0f / s;
-                for (long c = 0; c < C; c++) {
-                    const float *src = x + (c * H + lo) * Wd;
-                    uint8_t *dst = xb + c * nin * Wd;
-                    quant_run(src, dst, nin * Wd, inv);
+                float s = 1.0f;
+                if (stat) { /* the rows as u8 bytes */
+                    const uint8_t *x = (const uint8_t *)X + b * img;
+                    uint8_t flip = stat == 2 ? 0x80 : 0;
+                    for (long c = 0; c < C; c++) {
+                        const uint8_t *src = x + (c * H + lo) * Wd;
+                        uint8_t *dst = xb + c * nin * Wd;
+                        for (long t = 0; t < nin * Wd; t++) dst[t] = src[t] ^ flip;
+                    }
+                } else {
+                    const float *x = (const float *)X + b * img;
+                    uint32_t m = 0;
+                    for (long c = 0; c < C; c++) {
+                        float a = amax_of(x + (c * H + lo) * Wd, nin * Wd);
+                        uint32_t u;
+                        memcpy(&u, &a, 4);
+                        m = u > m ? u : m;
+                    }
+                    float amax;
+                    memcpy(&amax, &m, 4);
+                    s = act_scale(amax);
+                    float inv = 1.0f / s;
+                    for (long c = 0; c < C; c++)
+                        quant_run(x + (c * H + lo) * Wd, xb + c * nin * Wd, nin * Wd, inv);
                 }
                 long np = nrows * OW, npad = ((np + NR - 1) / NR) * NR, npan = npad / NR;
                 im2col_rows(xb, lo, nin, Wd, KH, KW, K, kp, oh0, nrows, OW, sh, sw, ph, pw, dh, dw,
-                            cols, npad);
-                for (long pp = 0; pp < npan; pp++)
-                    pack_panel(cols, npad, kp, pp * NR, npad, kq, ACT_OFF, panel + pp * kq * 64);
-                float sc = s * ws;
+                            cols, npad, (uint8_t)off);
+                for (long pp = 0; pp < npan; pp++) {
+                    if (wide)
+                        pack_panel16(cols, npad, pp * NR, kp / 2, off,
+                                     (int16_t *)panel + pp * kp * NR);
+                    else
+                        pack_panel(cols, npad, kp, pp * NR, npad, kq, (uint8_t)off,
+                                   panel + pp * kq * 64);
+                }
                 long p0 = oh0 * OW;
                 for (long ti = 0; ti < rt; ti++) {
                     const uint8_t *rows[MR];
+                    const int16_t *rows16[MR];
                     long c0 = ti * MR;
                     for (int i = 0; i < MR; i++) {
                         long co = c0 + i < CO ? c0 + i : CO - 1;
                         rows[i] = (const uint8_t *)(Wt + co * ldw);
+                        rows16[i] = W16 ? W16 + co * ldw : NULL;
                     }
                     for (long pp = 0; pp < npan; pp++) {
                         int32_t acc[MR][NR];
-                        micro(rows, panel + pp * kq * 64, kq, 0, acc);
+                        if (wide)
+                            micro16(rows16, (const int16_t *)panel + pp * kp * NR, kp / 2, acc);
+                        else
+                            micro(rows, panel + pp * kq * 64, kq, 0, acc);
                         long nj = np - pp * NR < NR ? np - pp * NR : NR;
                         for (int i = 0; i < MR && c0 + i < CO; i++) {
                             long co = c0 + i;
-                            float bv = bias ? bias[co] : 0.0f;
+                            float bv = bias ? bias[co] : 0.0f, sc = stat ? chs[co] : s * ws;
+                            int32_t corr = off * wsum[co];
                             float *y = Y + (b * CO + co) * P + p0 + pp * NR;
                             for (long j = 0; j < nj; j++)
-                                y[j] = (float)(acc[i][j] - ACT_OFF * wsum[co]) * sc + bv;
+                                y[j] = (float)(acc[i][j] - corr) * sc + bv;
                         }
                     }
                 }
@@ -161,4 +192,40 @@ int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt,
     }
     free(wsum);
     return failed ? -1 : 0;
+}
+
+/* Wt: [CO] rows of ldw >= 4 * ceil(K / 4) bytes, zero past K (the core reads whole quads).
+ * Tasks (image, block of output rows), the float input quantized per task (`conv_tasks`). */
+int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt, long ldw,
+              long CO, long KH, long KW, float ws, const float *bias, float *Y, long OH, long OW,
+              long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
+    return conv_tasks(X, 0, 0, B, C, H, Wd, Wt, NULL, ldw, CO, KH, KW, ws, NULL, bias, Y, OH, OW,
+                      sh, sw, ph, pw, dh, dw, threads);
+}
+
+/* Whether q8_conv2d_static reads int16 weight rows (W16): on the 16-bit core (no VNNI). */
+int q8_static_w16(void) {
+#if defined(Q8_VNNI)
+    return 0;
+#else
+    return 1;
+#endif
+}
+
+/* ONNX's QDQ conv before requantization, on integers: X [B, C, H, W] 8-bit (is_signed: int8,
+ * else uint8) with zero point zp (in X's type), Wt [CO] int8 rows as q8_conv2d's, W16 the same
+ * rows as int16 where q8_static_w16() (else unused), chs[co] the output scale of channel co:
+ *   Y[n,co,p] = (float)(sum_k (x - zp) * w) * chs[co] + bias[co]
+ * the sum exact in int32 (|sum| <= K * 255 * 128: K < 65793), padding holds zp (adds 0). */
+int q8_conv2d_static(const uint8_t *X, int is_signed, int zp, long B, long C, long H, long Wd,
+                     const int8_t *Wt, const int16_t *W16, long ldw, long CO, long KH, long KW,
+                     const float *chs, const float *bias, float *Y, long OH, long OW, long sh,
+                     long sw, long ph, long pw, long dh, long dw, int threads) {
+    if (!q8_static_w16()) W16 = NULL;
+    else if (!W16) return -2;
+    int zpu = is_signed ? zp + 128 : zp; /* the zero point in the u8 domain */
+    if (zpu < 0 || zpu > 255) return -3;
+    if (C * KH * KW > 65792) return -4; /* the int32 sum could overflow */
+    return conv_tasks(X, is_signed ? 2 : 1, zpu, B, C, H, Wd, Wt, W16, ldw, CO, KH, KW, 1.0f, chs,
+                      bias, Y, OH, OW, sh, sw, ph, pw, dh, dw, threads);
 }
