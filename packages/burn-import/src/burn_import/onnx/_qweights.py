@@ -22,7 +22,9 @@ Three import-time rules, used by the quantization, matmul and conv converters:
 
 - `QAct`: a `DequantizeLinear` of a run-time 8-bit tensor with one scale and one zero point.
   A `MatMul`/`Gemm` of it and a `QWeight` runs on the integers (`qdq_matmul`, the backend's
-  int8 `q_matmul`); any other reader gets its float value, written where it is read.
+  int8 `q_matmul`), so does a 2-D `Conv` whose weight layer holds a `QWeight` (`qdq_conv`,
+  the backend's `qdq_conv2d` where it has one); any other reader gets its float value,
+  written where it is read.
 
 - `int8_param`: a constant 8-bit input of an integer op (MatMulInteger, QLinearMatMul,
   QLinearConv) as a unit-scale Q8F field: int8 kept as is, uint8 shifted by -128 with the
@@ -292,3 +294,15 @@ def qdq_matmul(ctx, qa: QAct, qw: QWeight, trans: bool, bias: bool) -> bool:
         f"{gen.materialize(qw.scale_name)}, {b}, {ctx.rank(0)}, {sums})",
     )
     return True
+
+
+def qdq_conv(ctx, qa: QAct, layer: str, qw: QWeight | None) -> str:
+    """The expression of Conv(DequantizeLinear(activation), layer `layer`'s quantized weight):
+    `ops.qdq_conv` (`_rt_qconv`: the integer conv where the backend has one). `qw`: the weight
+    when the layer holds a unit scale (per-channel ONNX scales, then the bias, after it)."""
+    extra = ""
+    if qw is not None:
+        extra = f", channel_scales={ctx.gen.materialize(qw.scale_name)}"
+        if ctx.has(2):
+            extra += f", bias={ctx.x(2)}"
+    return f"ops.qdq_conv(self.{layer}, {qa.q}, {qa.zp}, {qa.scale}{extra})"
