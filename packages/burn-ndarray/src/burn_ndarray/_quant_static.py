@@ -47,8 +47,8 @@ def _rows(backend, lib, weight: QuantizedPrimitive, co: int, kk: int):
 def conv2d(backend, x, x_scale, x_zero_point, weight, weight_scales, bias, stride, pads, dilation,
            groups):
     """conv2d of 8-bit x [b, c, h, w] (numpy uint8/int8) dequantized by (x_scale, x_zero_point)
-    with the 8-bit weight [co, c, kh, kw] whose stored scale times `weight_scales` (one value
-    or [co]) is each channel's scale; `pads` (top, left, bottom, right) as ONNX's, may differ.
+    with the 8-bit weight [co, c, kh, kw] whose stored scale times `weight_scales` (one value,
+    [co], or None for 1) is each channel's scale; `pads` (top, left, bottom, right) as ONNX's, may differ.
     float32 [b, co, oh, ow], or None when not covered."""
     lib = _native_quant.lib()
     ws = _int8_weight(weight)
@@ -72,7 +72,7 @@ def conv2d(backend, x, x_scale, x_zero_point, weight, weight_scales, bias, strid
         return None
     sx = np.asarray(x_scale, np.float64).reshape(-1)
     zp = np.asarray(x_zero_point).reshape(-1) if x_zero_point is not None else np.zeros(1, np.int64)
-    wsc = np.asarray(weight_scales, np.float64).reshape(-1) * ws
+    wsc = np.asarray(1.0 if weight_scales is None else weight_scales, np.float64).reshape(-1) * ws
     if sx.size != 1 or zp.size != 1 or wsc.size not in (1, co):
         return None
     info = np.iinfo(x.dtype)
