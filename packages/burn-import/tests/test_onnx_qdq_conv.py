@@ -19,8 +19,12 @@ from onnx.reference import ReferenceEvaluator
 RNG = np.random.default_rng(37)
 
 
-def _qdq_conv_model(signed, zp, per_channel, stride, pads, batch=2, c=5, hw=(9, 11), co=6):
-    """x -> QuantizeLinear -> DequantizeLinear -> Conv(DQ(int8 W), DQ(int32 bias)) -> y."""
+def _qdq_conv_model(
+    signed, zp, per_channel, stride, pads, batch=2, c=5, hw=(9, 11), co=6, requantize=False
+):
+    """x -> QuantizeLinear -> DequantizeLinear -> Conv(DQ(int8 W), DQ(int32 bias)) -> y; with
+    `requantize`, y -> QuantizeLinear(uint8) -> DequantizeLinear -> z, and y is an output too
+    when requantize == "both" (two readers: the conv writes float)."""
     sx = np.float32(0.04)
     w = RNG.integers(-128, 128, (co, c, 3, 3)).astype(np.int8)
     w[0, 0] = -128  # the weight value int8 cannot negate
@@ -40,11 +44,20 @@ def _qdq_conv_model(signed, zp, per_channel, stride, pads, batch=2, c=5, hw=(9, 
         h.make_node("Conv", ["xd", "w", "b"], ["y"], strides=stride, pads=pads),
     ]
     out = [(n + pads[i] + pads[i + 2] - 3) // stride[i] + 1 for i, n in enumerate(hw)]
+    outputs = [h.make_tensor_value_info("y", T.FLOAT, [batch, co, *out])]
+    if requantize:
+        inits.update(sy=np.asarray(np.float32(0.05)), zy=np.asarray(np.uint8(17)))
+        nodes += [
+            h.make_node("QuantizeLinear", ["y", "sy", "zy"], ["yq"]),
+            h.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["z"]),
+        ]
+        z = h.make_tensor_value_info("z", T.FLOAT, [batch, co, *out])
+        outputs = [z] + (outputs if requantize == "both" else [])
     g = h.make_graph(
         nodes,
         "qdq_conv",
         [h.make_tensor_value_info("x", T.FLOAT, [batch, c, *hw])],
-        [h.make_tensor_value_info("y", T.FLOAT, [batch, co, *out])],
+        outputs,
         initializer=[nh.from_array(v, k) for k, v in inits.items()],
     )
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 21)])
@@ -85,3 +98,22 @@ def test_without_the_native_kernel_the_conv_runs_dequantized(monkeypatch):
     (want,) = ReferenceEvaluator(m).run(None, {"x": x})
     np.testing.assert_allclose(fallback, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
     assert not np.array_equal(native, fallback)  # another arithmetic ran (float conv)
+
+
+@pytest.mark.parametrize("readers", ["one", "both"])
+def test_conv_then_quantize_writes_the_bytes(readers):
+    """Conv -> QuantizeLinear (its only reader): one `ops.qdq_conv` call with the output's
+    scale and zero point (the conv writes uint8); with a second reader (y is also a graph
+    output) the conv writes float and QuantizeLinear runs on it. Either way, the reference
+    evaluator's values to one step of the output scale (a float32 rounding of y may cross a
+    rounding boundary of the quantization)."""
+    m, x = _qdq_conv_model(False, 128, True, [1, 1], [1, 1, 1, 1], requantize=True if readers == "one" else "both")
+    want = ReferenceEvaluator(m).run(None, {"x": x})
+    rep = backend.prepare(m)
+    got = rep.run([x])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=0.05 * 1.0001)
+    src = rep.gen.source
+    assert src.count("ops.qdq_conv(") == 1
+    assert ("out_scale=" in src) is (readers == "one")
+    assert src.count("ops.quantize(") == (1 if readers == "one" else 2)  # x's, and y's if float

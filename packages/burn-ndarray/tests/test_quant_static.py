@@ -106,6 +106,29 @@ def test_scales_per_channel_bias_and_threads():
             np.testing.assert_allclose(outs[0], want, rtol=2e-6, atol=2e-6 * np.abs(want).max())
 
 
+@pytest.mark.parametrize("ydt,yzp", [(np.uint8, 3), (np.int8, -7)])
+def test_quantized_output_is_the_float_output_quantized(ydt, yzp):
+    """With an output scale and zero point, the bytes ONNX's QuantizeLinear gives for the float
+    output: float32 y / s, round half to even, + zp, saturated (both ends reached here)."""
+    be = NdArray(num_threads=2)
+    d = be.device()
+    rng = np.random.default_rng(11)
+    xq, q = _case(rng, np.uint8, 100, b=2, c=6, h=9, w=13, co=10)
+    w, bias = _weight(q, d, 0.01), rng.normal(size=10).astype(F)
+    args = (xq, np.array([0.02], F), np.array([100], np.uint8), w.into_primitive(), None, bias,
+            (1, 1), (1, 1, 1, 1), (1, 1), 1)  # fmt: skip
+    y = be.qdq_conv2d(*args)
+    sy = F(min(y.max(), -y.min()) / 300)  # y / s_y reaches past both ends of the type
+    got = be.qdq_conv2d(*args, out_scale=np.array([sy], F), out_zero_point=np.array([yzp], ydt))
+    info = np.iinfo(ydt)
+    want = np.clip(np.rint(y / sy) + F(yzp), info.min, info.max).astype(ydt)
+    assert got.dtype == ydt
+    np.testing.assert_array_equal(got, want)
+    assert (got == info.min).any() and (got == info.max).any()
+    half = np.abs(y / sy - np.trunc(y / sy)) == 0.5  # ties, if any, went to even
+    assert np.all(got[half].astype(np.int64) % 2 == yzp % 2)
+
+
 def test_not_covered_returns_none():
     """Grouped convs and zero points outside x's type are left to the caller (dequantize)."""
     be = NdArray()
@@ -134,7 +157,7 @@ def test_other_isa_cores_are_exact(tmp_path, flags):
     lib.q8_static_w16.restype = i
     assert lib.q8_static_w16() == 1
     lib.q8_conv2d_static.restype = i
-    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, L, L, L, L, p, p, p, L, L) + (L,) * 6 + (i,)
+    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, L, L, L, L, p, p, p, ctypes.c_float, i, i, L, L) + (L,) * 6 + (i,)
     rng = np.random.default_rng(3)
     for zp, stride in ((0, 1), (255, 2)):
         xq, q = _case(rng, np.uint8, zp, b=2, c=3, h=30, w=20, co=5)  # 3 tasks of 12 rows
@@ -147,7 +170,7 @@ def test_other_isa_cores_are_exact(tmp_path, flags):
         got = [np.empty(want.shape, F) for _ in range(2)]
         for y, t in zip(got, (1, 2)):
             assert lib.q8_conv2d_static(xq.ctypes.data, 0, zp, 2, 3, 30, 20, rows.ctypes.data, r16.ctypes.data,
-                                        kp, 5, 3, 3, chs.ctypes.data, None, y.ctypes.data, *want.shape[2:],
+                                        kp, 5, 3, 3, chs.ctypes.data, None, y.ctypes.data, 0.0, 0, 0, *want.shape[2:],
                                         stride, stride, 1, 1, 1, 1, t) == 0  # fmt: skip
         np.testing.assert_array_equal(got[0], want.astype(F))
         np.testing.assert_array_equal(got[1], got[0])

@@ -100,15 +100,16 @@ class NdArrayQuantOps:
         return super().q_conv2d(x, weight, bias, options)
 
     def qdq_conv2d(self, x, x_scale, x_zero_point, weight, weight_scales, bias, stride, pads,
-                   dilation, groups):
+                   dilation, groups, out_scale=None, out_zero_point=None):
         """conv2d of the 8-bit x (uint8/int8 primitive) dequantized by one scale and zero point
         with the 8-bit quantized weight, each output channel scaled by the weight's scale times
-        `weight_scales` (one or [c_out]), plus bias: float32, or None where not covered
+        `weight_scales` (one or [c_out]), plus bias: float32 (or, given `out_scale` and
+        `out_zero_point`, quantized as ONNX's QuantizeLinear), or None where not covered
         (`_quant_static.conv2d`). pads: (top, left, bottom, right)."""
         if self.float_dtype is not DType.F32 or type(weight) is not QuantizedPrimitive:
             return None
         return _quant_static.conv2d(self, x, x_scale, x_zero_point, weight, weight_scales, bias,
-                                    stride, pads, dilation, groups)  # fmt: skip
+                                    stride, pads, dilation, groups, out_scale, out_zero_point)  # fmt: skip
 
     def q_linear(self, x, weight, bias):
         if self.quantize_activations:

@@ -45,11 +45,14 @@ def _rows(backend, lib, weight: QuantizedPrimitive, co: int, kk: int):
 
 
 def conv2d(backend, x, x_scale, x_zero_point, weight, weight_scales, bias, stride, pads, dilation,
-           groups):
+           groups, out_scale=None, out_zero_point=None):
     """conv2d of 8-bit x [b, c, h, w] (numpy uint8/int8) dequantized by (x_scale, x_zero_point)
     with the 8-bit weight [co, c, kh, kw] whose stored scale times `weight_scales` (one value,
-    [co], or None for 1) is each channel's scale; `pads` (top, left, bottom, right) as ONNX's, may differ.
-    float32 [b, co, oh, ow], or None when not covered."""
+    [co], or None for 1) is each channel's scale; `pads` (top, left, bottom, right) as ONNX's.
+    float32 [b, co, oh, ow]; with `out_scale` (float32, one value) and `out_zero_point` (uint8 /
+    int8, one value): that float output quantized as ONNX's QuantizeLinear does it (float32
+    division, round half to even, + zero point, saturated), the same bytes, in the zero point's
+    type. None when not covered."""
     lib = _native_quant.lib()
     ws = _int8_weight(weight)
     if (
@@ -78,15 +81,24 @@ def conv2d(backend, x, x_scale, x_zero_point, weight, weight_scales, bias, strid
     info = np.iinfo(x.dtype)
     if not info.min <= int(zp[0]) <= info.max:  # ONNX: the zero point has x's type
         return None
+    ykind, ys, yzp, ydt = 0, 0.0, 0, np.float32
+    if out_scale is not None:
+        s_y, z_y = np.asarray(out_scale).reshape(-1), np.asarray(out_zero_point).reshape(-1)
+        if s_y.dtype != np.float32 or s_y.size != 1 or z_y.size != 1:
+            return None
+        if z_y.dtype not in (np.uint8, np.int8):
+            return None
+        ykind, ys, yzp, ydt = (2 if z_y.dtype == np.int8 else 1), float(s_y[0]), int(z_y[0]), z_y.dtype
     chs = np.ascontiguousarray(np.broadcast_to(sx[0] * wsc, (co,)), np.float32)
     rows, w16, kp = _rows(backend, lib, weight, co, kk)
     xc = np.ascontiguousarray(x)
-    out = np.empty((bsz, co, oh, ow), np.float32)
+    out = np.empty((bsz, co, oh, ow), ydt)
     b = None if bias is None else np.ascontiguousarray(bias, np.float32).reshape(co)
     rc = lib.q8_conv2d_static(
         xc.ctypes.data, int(x.dtype == np.int8), int(zp[0]), bsz, c, h, wd, rows.ctypes.data,
         None if w16 is None else w16.ctypes.data, kp, co, kh, kw, chs.ctypes.data,
-        None if b is None else b.ctypes.data, out.ctypes.data, oh, ow, sh, sw, ph, pw, dh, dw,
+        None if b is None else b.ctypes.data, out.ctypes.data, ys, yzp, ykind, oh, ow, sh, sw, ph,
+        pw, dh, dw,
         threads(backend, bsz * oh * ow * co * kk),
     )  # fmt: skip
     if rc != 0:

@@ -92,7 +92,7 @@ def conv(ctx):
             name = ctx.add_field("conv1d", "Conv1d", init, rec)
         qa = ctx.gen.qacts.get(ctx.node.input[0]) if held and spatial == 2 else None
         if qa is not None:  # on the activation's integers
-            ctx.set(0, qdq_conv(ctx, qa, name, qw if ch is not None else None))
+            qdq_conv(ctx, qa, name, qw if ch is not None else None)
             return
         expr = f"self.{name}.forward({ctx.x(0)})"
         if ch is not None:  # y = conv(x, q) * scale[c] + bias[c]

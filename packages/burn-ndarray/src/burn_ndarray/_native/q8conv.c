@@ -80,9 +80,23 @@ long q8_conv_rows_per_task(long OW) { return OW >= PANEL_PIX ? 1 : PANEL_PIX / O
  * im2col, panels and GEMM per task: one parallel loop, no barrier inside.
  * Static: y = (acc - zp * wsum[co]) * chs[co] + bias with the VNNI core (u8 x s8 is exact for
  * any byte), or the 16-bit core over centered activations (W16: the weights as int16 rows). */
+/* An output quantized as ONNX's QuantizeLinear does it (float32 y / s, round half to even,
+ * + zp, saturate to [lo, hi]; NaN gives lo): the bytes the unfused float output would give. */
+typedef struct {
+    float s, zp, lo, hi;
+} requant;
+
+static inline uint8_t requantize(float v, const requant *rq) {
+    float r = rintf(v / rq->s) + rq->zp;
+    r = r > rq->lo ? r : rq->lo; /* NaN compares false: lo */
+    r = r < rq->hi ? r : rq->hi;
+    return (uint8_t)(int)r; /* int8: the two's complement byte */
+}
+
 static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, long Wd,
                       const int8_t *Wt, const int16_t *W16, long ldw, long CO, long KH, long KW,
-                      float ws, const float *chs, const float *bias, float *Y, long OH, long OW,
+                      float ws, const float *chs, const float *bias, void *Y, const requant *rq,
+                      long OH, long OW,
                       long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
     long K = C * KH * KW, kq = (K + 3) / 4, kp = kq * 4, P = OH * OW, img = C * H * Wd;
     long rows_per = q8_conv_rows_per_task(OW);
@@ -179,9 +193,16 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
                             long co = c0 + i;
                             float bv = bias ? bias[co] : 0.0f, sc = stat ? chs[co] : s * ws;
                             int32_t corr = off * wsum[co];
-                            float *y = Y + (b * CO + co) * P + p0 + pp * NR;
-                            for (long j = 0; j < nj; j++)
-                                y[j] = (float)(acc[i][j] - corr) * sc + bv;
+                            long o = (b * CO + co) * P + p0 + pp * NR;
+                            if (rq) {
+                                uint8_t *y = (uint8_t *)Y + o;
+                                for (long j = 0; j < nj; j++)
+                                    y[j] = requantize((float)(acc[i][j] - corr) * sc + bv, rq);
+                            } else {
+                                float *y = (float *)Y + o;
+                                for (long j = 0; j < nj; j++)
+                                    y[j] = (float)(acc[i][j] - corr) * sc + bv;
+                            }
                         }
                     }
                 }
@@ -199,7 +220,7 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
 int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt, long ldw,
               long CO, long KH, long KW, float ws, const float *bias, float *Y, long OH, long OW,
               long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
-    return conv_tasks(X, 0, 0, B, C, H, Wd, Wt, NULL, ldw, CO, KH, KW, ws, NULL, bias, Y, OH, OW,
+    return conv_tasks(X, 0, 0, B, C, H, Wd, Wt, NULL, ldw, CO, KH, KW, ws, NULL, bias, Y, NULL, OH, OW,
                       sh, sw, ph, pw, dh, dw, threads);
 }
 
@@ -212,20 +233,24 @@ int q8_static_w16(void) {
 #endif
 }
 
-/* ONNX's QDQ conv before requantization, on integers: X [B, C, H, W] 8-bit (is_signed: int8,
- * else uint8) with zero point zp (in X's type), Wt [CO] int8 rows as q8_conv2d's, W16 the same
- * rows as int16 where q8_static_w16() (else unused), chs[co] the output scale of channel co:
- *   Y[n,co,p] = (float)(sum_k (x - zp) * w) * chs[co] + bias[co]
- * the sum exact in int32 (|sum| <= K * 255 * 128: K < 65793), padding holds zp (adds 0). */
+/* ONNX's QDQ conv on integers: X [B, C, H, W] 8-bit (is_signed: int8, else uint8) with zero
+ * point zp (in X's type), Wt [CO] int8 rows as q8_conv2d's, W16 the same rows as int16 where
+ * q8_static_w16() (else unused), chs[co] the output scale of channel co:
+ *   y[n,co,p] = (float)(sum_k (x - zp) * w) * chs[co] + bias[co]
+ * the sum exact in int32 (|sum| <= K * 255 * 128: K < 65793), padding holds zp (adds 0).
+ * ykind 0: Y is float32 y; 1 / 2: Y is y quantized to uint8 / int8 by (ys, yzp) as ONNX's
+ * QuantizeLinear (the Conv -> QuantizeLinear of a QDQ graph, one pass). */
 int q8_conv2d_static(const uint8_t *X, int is_signed, int zp, long B, long C, long H, long Wd,
                      const int8_t *Wt, const int16_t *W16, long ldw, long CO, long KH, long KW,
-                     const float *chs, const float *bias, float *Y, long OH, long OW, long sh,
-                     long sw, long ph, long pw, long dh, long dw, int threads) {
+                     const float *chs, const float *bias, void *Y, float ys, int yzp, int ykind,
+                     long OH, long OW, long sh, long sw, long ph, long pw, long dh, long dw,
+                     int threads) {
     if (!q8_static_w16()) W16 = NULL;
     else if (!W16) return -2;
     int zpu = is_signed ? zp + 128 : zp; /* the zero point in the u8 domain */
     if (zpu < 0 || zpu > 255) return -3;
     if (C * KH * KW > 65792) return -4; /* the int32 sum could overflow */
+    requant rq = {ys, (float)yzp, ykind == 2 ? -128.0f : 0.0f, ykind == 2 ? 127.0f : 255.0f};
     return conv_tasks(X, is_signed ? 2 : 1, zpu, B, C, H, Wd, Wt, W16, ldw, CO, KH, KW, 1.0f, chs,
-                      bias, Y, OH, OW, sh, sw, ph, pw, dh, dw, threads);
+                      bias, Y, ykind ? &rq : NULL, OH, OW, sh, sw, ph, pw, dh, dw, threads);
 }
