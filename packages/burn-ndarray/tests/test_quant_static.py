@@ -70,6 +70,8 @@ def _case(rng, dtype, zp, b=2, c=5, h=11, w=19, co=7, k=(3, 3)):
         (np.uint8, 255, (2, 1), (0, 2, 1, 0), (1, 2)),  # asymmetric pads, dilation
         (np.int8, -128, (1, 2), (2, 0, 0, 1), (2, 1)),
         (np.int8, 5, (1, 1), (0, 0, 0, 0), (1, 1)),
+        (np.uint8, 7, (2, 2), (3, 3, 3, 3), (1, 1)),  # 7x7 on 71-wide rows: runs of 16
+        (np.uint8, 9, (2, 2), (0, 0, 0, 0), (1, 1)),
     ],
 )
 def test_integer_sums_are_exact(dtype, zp, stride, pads, dil):
@@ -77,7 +79,8 @@ def test_integer_sums_are_exact(dtype, zp, stride, pads, dil):
     be = NdArray(num_threads=2)
     d = be.device()
     rng = np.random.default_rng(zp & 0xFF)
-    xq, q = _case(rng, dtype, zp)
+    wide = dict(c=3, h=13, w=71, k=(7, 7)) if zp in (7, 9) else {}
+    xq, q = _case(rng, dtype, zp, **wide)
     got = _run(be, xq, 1.0, zp, _weight(q, d), [1.0], None, stride, pads, dil)
     want = _acc_ref(xq, zp, q, stride, pads, dil)
     assert np.abs(want).max() < 1 << 24

@@ -11,6 +11,18 @@ static inline void copy16(uint8_t *d, const uint8_t *s) {
 #endif
 }
 
+/* d[0..16) = s[0], s[2], ..., s[30] */
+static inline void even16(uint8_t *d, const uint8_t *s) {
+#if defined(__SSE2__)
+    __m128i m = _mm_set1_epi16(0xff);
+    __m128i lo = _mm_and_si128(_mm_loadu_si128((const __m128i *)s), m);
+    __m128i hi = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + 16)), m);
+    _mm_storeu_si128((__m128i *)d, _mm_packus_epi16(lo, hi));
+#else
+    for (int t = 0; t < 16; t++) d[t] = s[2 * t];
+#endif
+}
+
 /* One task's im2col, rows k of `cols` [kp][npad] (npad a multiple of NR): output rows
  * [oh0, oh0 + nrows) from the task's quantized input rows [lo, lo + nin) of every channel
  * (`xb`: [C][nin][Wd] bytes); a padding position or a column past the task reads `fill` (the
@@ -50,6 +62,15 @@ static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, 
                     if (b - a > 16) copy16(d + a + 16, src + a + 16 + iw0);
                     for (long t = a + 32; t < b; t += 16) copy16(d + t, src + t + iw0);
                 }
+                for (long t = 0; t < a; t++) d[t] = fill;
+                for (long t = b; t < OW; t++) d[t] = fill;
+            } else if (sw == 2) { /* the even bytes of 32, 16 outputs at a time (the same
+                                   * slack as above: over-read <= 31 bytes, over-write <= 15) */
+                long a = iw0 < 0 ? (1 - iw0) / 2 : 0;
+                long b = Wd - 1 - iw0 < 0 ? 0 : (Wd - 1 - iw0) / 2 + 1;
+                b = b > OW ? OW : b;
+                a = a > b ? b : a;
+                for (long t = a; t < b; t += 16) even16(d + t, src + 2 * t + iw0);
                 for (long t = 0; t < a; t++) d[t] = fill;
                 for (long t = b; t < OW; t++) d[t] = fill;
             } else {
