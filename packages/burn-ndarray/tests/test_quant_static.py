@@ -55,7 +55,7 @@ def _case(rng, dtype, zp, b=2, c=5, h=11, w=19, co=7, k=(3, 3)):
     xq = rng.integers(lo, hi, size=(b, c, h, w)).astype(dtype)
     xq[0, 0, 0, :5] = lo  # x_q at both ends of the type
     xq[-1, -1, -1, -5:] = hi - 1
-    xq[1, 1] = zp  # a channel of zeros (x_q == zp, common after ReLU)
+    xq[min(1, b - 1), 1] = zp  # a channel of zeros (x_q == zp, common after ReLU)
     q = rng.integers(-128, 128, size=(co, c) + k).astype(np.int8)
     q[0] = -128  # the weight whose magnitude int8 cannot hold
     q[1] = 127
@@ -107,6 +107,24 @@ def test_scales_per_channel_bias_and_threads():
             ch = np.float64(F(sx)) * wsc.astype(np.float64) * ws
             want = acc * ch.reshape(1, -1, 1, 1) + bias.reshape(1, -1, 1, 1)
             np.testing.assert_allclose(outs[0], want, rtol=2e-6, atol=2e-6 * np.abs(want).max())
+
+
+def test_channel_groups_of_a_one_block_image():
+    """Batch 1, a 7x7 image (one block of output rows): with 2 and 4 threads the output
+    channels are split into groups (`q8conv.c`); every split gives the exact sums."""
+    rng = np.random.default_rng(5)
+    xq, q = _case(rng, np.uint8, 77, b=1, c=16, h=7, w=7, co=131)
+    want = _acc_ref(xq, 77, q, (1, 1), (1,) * 4, (1, 1)).astype(F)
+    lib = _native_quant.lib()  # called directly: the backend would pick fewer threads under load
+    rows = np.zeros((131, 144), np.int8)
+    rows[:, :144] = q.reshape(131, 144)
+    r16, chs = rows.astype(np.int16), np.ones(131, F)
+    for t in (1, 2, 4):
+        got = np.full(want.shape, np.nan, F)  # not np.empty: it may reuse the last result
+        assert lib.q8_conv2d_static(xq.ctypes.data, 0, 77, 1, 16, 7, 7, rows.ctypes.data, r16.ctypes.data,
+                                    144, 131, 3, 3, chs.ctypes.data, None, got.ctypes.data, 0.0, 0, 0,
+                                    7, 7, 1, 1, 1, 1, 1, 1, t) == 0  # fmt: skip
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("ydt,yzp", [(np.uint8, 3), (np.int8, -7)])
@@ -170,7 +188,7 @@ def test_other_isa_cores_are_exact(tmp_path, flags):
         r16 = rows.astype(np.int16)
         want = _acc_ref(xq, zp, q, (stride,) * 2, (1,) * 4, (1, 1))
         chs = np.ones(5, F)
-        got = [np.empty(want.shape, F) for _ in range(2)]
+        got = [np.full(want.shape, np.nan, F) for _ in range(2)]
         for y, t in zip(got, (1, 2)):
             assert lib.q8_conv2d_static(xq.ctypes.data, 0, zp, 2, 3, 30, 20, rows.ctypes.data, r16.ctypes.data,
                                         kp, 5, 3, 3, chs.ctypes.data, None, y.ctypes.data, 0.0, 0, 0, *want.shape[2:],

@@ -139,6 +139,18 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
     if (!wsum) return -1;
     for (long co = 0; co < CO && !wide; co++)
         for (long k = 0; k < K; k++) wsum[co] += Wt[co * ldw + k];
+    /* Output channel groups: where images x blocks give fewer than 4 tasks a thread (batch 1,
+     * small images: resnet18's 14x14 and 7x7 layers are one block each), the channels are split
+     * too (groups of >= 4 row tiles), each group redoing its block's im2col. Every output's sum
+     * is exact and its scaling the same float ops whatever the split, so the bits do not depend
+     * on it (nor on the thread count); one thread keeps one group (no repeated im2col). */
+    long groups = 1, want = 4L * threads;
+    if (threads > 1 && B * blocks < want) {
+        groups = (want + B * blocks - 1) / (B * blocks);
+        long most = rt / 4 > 1 ? rt / 4 : 1;
+        groups = groups < most ? groups : most;
+    }
+    long per_g = (rt + groups - 1) / groups;
     int failed = 0;
 #pragma omp parallel num_threads(threads) if(threads > 1)
     {
@@ -149,9 +161,9 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
 #pragma omp atomic write
             failed = 1;
         }
-#pragma omp for collapse(2) schedule(static)
-        for (long b = 0; b < B; b++)
-            for (long blk = 0; blk < blocks; blk++) {
+#pragma omp for schedule(static)
+        for (long task = 0; task < B * blocks * groups; task++) {
+                long b = task / (blocks * groups), blk = task / groups % blocks, g = task % groups;
                 if (!xb || !cols || !panel) continue;
                 long oh0 = blk * rows_per, nrows = OH - oh0 < rows_per ? OH - oh0 : rows_per;
                 long lo, hi;
@@ -194,7 +206,8 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
                                    panel + pp * kq * 64);
                 }
                 long p0 = oh0 * OW;
-                for (long ti = 0; ti < rt; ti++) {
+                long ti1 = (g + 1) * per_g < rt ? (g + 1) * per_g : rt;
+                for (long ti = g * per_g; ti < ti1; ti++) {
                     const uint8_t *rows[MR];
                     const int16_t *rows16[MR];
                     long c0 = ti * MR;
