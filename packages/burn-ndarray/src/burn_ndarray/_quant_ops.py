@@ -106,7 +106,14 @@ class NdArrayQuantOps:
         `weight_scales` (one or [c_out]), plus bias: float32 (or, given `out_scale` and
         `out_zero_point`, quantized as ONNX's QuantizeLinear), or None where not covered
         (`_quant_static.conv2d`). pads: (top, left, bottom, right)."""
-        if self.float_dtype is not DType.F32 or type(weight) is not QuantizedPrimitive:
+        arrays = (x, x_scale, weight.values, weight.scales) if type(weight) is QuantizedPrimitive else ()
+        others = (x_zero_point, weight_scales, bias, out_scale, out_zero_point)
+        if (
+            self.float_dtype is not DType.F32
+            or not arrays  # a decorator's wrapped values (Autodiff) are not numpy: not covered
+            or not all(type(a) is np.ndarray for a in arrays)
+            or not all(a is None or type(a) is np.ndarray for a in others)
+        ):
             return None
         return _quant_static.conv2d(self, x, x_scale, x_zero_point, weight, weight_scales, bias,
                                     stride, pads, dilation, groups, out_scale, out_zero_point)  # fmt: skip
