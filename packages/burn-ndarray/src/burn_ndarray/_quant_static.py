@@ -89,7 +89,9 @@ def conv2d(backend, x, x_scale, x_zero_point, weight, weight_scales, bias, strid
         if z_y.dtype not in (np.uint8, np.int8):
             return None
         ykind, ys, yzp, ydt = (2 if z_y.dtype == np.int8 else 1), float(s_y[0]), int(z_y[0]), z_y.dtype
-    chs = np.ascontiguousarray(np.broadcast_to(sx[0] * wsc, (co,)), np.float32)
+    chs = (sx[0] * wsc).astype(np.float32)  # one rounding of the float64 product
+    if chs.size == 1:
+        chs = np.full(co, chs[0], np.float32)
     rows, w16, kp = _rows(backend, lib, weight, co, kk)
     xc = np.ascontiguousarray(x)
     out = np.empty((bsz, co, oh, ow), ydt)
