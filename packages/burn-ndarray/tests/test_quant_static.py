@@ -122,7 +122,7 @@ def test_channel_groups_of_a_one_block_image():
     for t in (1, 2, 4):
         got = np.full(want.shape, np.nan, F)  # not np.empty: it may reuse the last result
         assert lib.q8_conv2d_static(xq.ctypes.data, 0, 77, 1, 16, 7, 7, rows.ctypes.data, r16.ctypes.data,
-                                    144, 131, 3, 3, chs.ctypes.data, None, got.ctypes.data, 0.0, 0, 0,
+                                    None, 144, 131, 3, 3, chs.ctypes.data, None, got.ctypes.data, 0.0, 0, 0,
                                     7, 7, 1, 1, 1, 1, 1, 1, t) == 0  # fmt: skip
         np.testing.assert_array_equal(got, want)
 
@@ -178,7 +178,7 @@ def test_other_isa_cores_are_exact(tmp_path, flags):
     lib.q8_static_w16.restype = i
     assert lib.q8_static_w16() == 1
     lib.q8_conv2d_static.restype = i
-    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, L, L, L, L, p, p, p, ctypes.c_float, i, i, L, L) + (L,) * 6 + (i,)
+    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, p, L, L, L, L, p, p, p, ctypes.c_float, i, i, L, L) + (L,) * 6 + (i,)
     rng = np.random.default_rng(3)
     for zp, stride in ((0, 1), (255, 2)):
         xq, q = _case(rng, np.uint8, zp, b=2, c=3, h=30, w=20, co=5)  # 3 tasks of 12 rows
@@ -191,7 +191,7 @@ def test_other_isa_cores_are_exact(tmp_path, flags):
         got = [np.full(want.shape, np.nan, F) for _ in range(2)]
         for y, t in zip(got, (1, 2)):
             assert lib.q8_conv2d_static(xq.ctypes.data, 0, zp, 2, 3, 30, 20, rows.ctypes.data, r16.ctypes.data,
-                                        kp, 5, 3, 3, chs.ctypes.data, None, y.ctypes.data, 0.0, 0, 0, *want.shape[2:],
+                                        None, kp, 5, 3, 3, chs.ctypes.data, None, y.ctypes.data, 0.0, 0, 0, *want.shape[2:],
                                         stride, stride, 1, 1, 1, 1, t) == 0  # fmt: skip
         np.testing.assert_array_equal(got[0], want.astype(F))
         np.testing.assert_array_equal(got[1], got[0])

@@ -56,7 +56,7 @@ def _load(path: Path):
     lib.q8_conv2d.argtypes = (p, L, L, L, L, p, L, L, L, L, f, p, p, L, L) + (L,) * 6 + (i,)
     lib.q8_static_w16.restype, lib.q8_static_w16.argtypes = i, ()
     lib.q8_conv2d_static.restype = i
-    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, L, L, L, L, p, p, p, f, i, i, L, L) + (L,) * 6 + (i,)
+    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, p, L, L, L, L, p, p, p, f, i, i, L, L) + (L,) * 6 + (i,)
     return lib
 
 

@@ -115,7 +115,8 @@ static inline uint8_t requantize(float v, const requant *rq) {
 }
 
 static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, long Wd,
-                      const int8_t *Wt, const int16_t *W16, long ldw, long CO, long KH, long KW,
+                      const int8_t *Wt, const int16_t *W16, const int32_t *wsum_in, long ldw,
+                      long CO, long KH, long KW,
                       float ws, const float *chs, const float *bias, void *Y, const requant *rq,
                       long OH, long OW,
                       long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
@@ -135,10 +136,13 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
         in_rows(o0, n, sh, ph, KH, dh, H, &lo0, &hi0);
         nin_max = hi0 - lo0 > nin_max ? hi0 - lo0 : nin_max;
     }
-    int32_t *wsum = calloc((size_t)(CO > 0 ? CO : 1), sizeof(int32_t));
-    if (!wsum) return -1;
-    for (long co = 0; co < CO && !wide; co++)
-        for (long k = 0; k < K; k++) wsum[co] += Wt[co * ldw + k];
+    /* the weight rows' sums (the activation offset's correction; none on the 16-bit core):
+     * given (kept with the weight by the caller), or computed here */
+    int32_t *own = (wide || wsum_in) ? NULL : calloc((size_t)(CO > 0 ? CO : 1), sizeof(int32_t));
+    if (!wide && !wsum_in && !own) return -1;
+    for (long co = 0; co < CO && own; co++)
+        for (long k = 0; k < K; k++) own[co] += Wt[co * ldw + k];
+    const int32_t *wsum = own ? own : wsum_in;
     /* Output channel groups: where images x blocks give fewer than 4 tasks a thread (batch 1,
      * small images: resnet18's 14x14 and 7x7 layers are one block each), the channels are split
      * too (groups of >= 4 row tiles), each group redoing its block's im2col. Every output's sum
@@ -226,7 +230,7 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
                         for (int i = 0; i < MR && c0 + i < CO; i++) {
                             long co = c0 + i;
                             float bv = bias ? bias[co] : 0.0f, sc = stat ? chs[co] : s * ws;
-                            int32_t corr = off * wsum[co];
+                            int32_t corr = wide ? 0 : off * wsum[co];
                             long o = (b * CO + co) * P + p0 + pp * NR;
                             if (rq) {
                                 uint8_t *y = (uint8_t *)Y + o;
@@ -245,7 +249,7 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
         free(cols);
         free(panel);
     }
-    free(wsum);
+    free(own);
     return failed ? -1 : 0;
 }
 
@@ -254,7 +258,7 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
 int q8_conv2d(const float *X, long B, long C, long H, long Wd, const int8_t *Wt, long ldw,
               long CO, long KH, long KW, float ws, const float *bias, float *Y, long OH, long OW,
               long sh, long sw, long ph, long pw, long dh, long dw, int threads) {
-    return conv_tasks(X, 0, 0, B, C, H, Wd, Wt, NULL, ldw, CO, KH, KW, ws, NULL, bias, Y, NULL, OH, OW,
+    return conv_tasks(X, 0, 0, B, C, H, Wd, Wt, NULL, NULL, ldw, CO, KH, KW, ws, NULL, bias, Y, NULL, OH, OW,
                       sh, sw, ph, pw, dh, dw, threads);
 }
 
@@ -269,13 +273,15 @@ int q8_static_w16(void) {
 
 /* ONNX's QDQ conv on integers: X [B, C, H, W] 8-bit (is_signed: int8, else uint8) with zero
  * point zp (in X's type), Wt [CO] int8 rows as q8_conv2d's, W16 the same rows as int16 where
- * q8_static_w16() (else unused), chs[co] the output scale of channel co:
+ * q8_static_w16() (else unused), wsum[co] the sum of row co (NULL: computed per call; unused
+ * with W16), chs[co] the output scale of channel co:
  *   y[n,co,p] = (float)(sum_k (x - zp) * w) * chs[co] + bias[co]
  * the sum exact in int32 (|sum| <= K * 255 * 128: K < 65793), padding holds zp (adds 0).
  * ykind 0: Y is float32 y; 1 / 2: Y is y quantized to uint8 / int8 by (ys, yzp) as ONNX's
  * QuantizeLinear (the Conv -> QuantizeLinear of a QDQ graph, one pass). */
 int q8_conv2d_static(const uint8_t *X, int is_signed, int zp, long B, long C, long H, long Wd,
-                     const int8_t *Wt, const int16_t *W16, long ldw, long CO, long KH, long KW,
+                     const int8_t *Wt, const int16_t *W16, const int32_t *wsum, long ldw, long CO,
+                     long KH, long KW,
                      const float *chs, const float *bias, void *Y, float ys, int yzp, int ykind,
                      long OH, long OW, long sh, long sw, long ph, long pw, long dh, long dw,
                      int threads) {
@@ -285,6 +291,6 @@ int q8_conv2d_static(const uint8_t *X, int is_signed, int zp, long B, long C, lo
     if (zpu < 0 || zpu > 255) return -3;
     if (C * KH * KW > 65792) return -4; /* the int32 sum could overflow */
     requant rq = {ys, (float)yzp, ykind == 2 ? -128.0f : 0.0f, ykind == 2 ? 127.0f : 255.0f};
-    return conv_tasks(X, is_signed ? 2 : 1, zpu, B, C, H, Wd, Wt, W16, ldw, CO, KH, KW, 1.0f, chs,
+    return conv_tasks(X, is_signed ? 2 : 1, zpu, B, C, H, Wd, Wt, W16, wsum, ldw, CO, KH, KW, 1.0f, chs,
                       bias, Y, ykind ? &rq : NULL, OH, OW, sh, sw, ph, pw, dh, dw, threads);
 }
