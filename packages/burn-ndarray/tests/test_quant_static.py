@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import platform
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -165,15 +164,12 @@ def test_not_covered_returns_none():
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 @pytest.mark.parametrize("flags", [["-mavx2"], []], ids=["avx2", "plain-c"])
-def test_other_isa_cores_are_exact(tmp_path, flags):
+def test_other_isa_cores_are_exact(flags):
     """The 16-bit cores this CPU may not pick (AVX2 `vpmaddwd`, plain C), built from the same
     source: exact sums for uint8 x at 0 and 255, zero points 0 / 255, weights -128 and 127."""
     if flags and platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip("AVX2 is x86-64 only")
-    so = tmp_path / "q8.so"
-    srcs = [str(s) for s in _native_quant.SOURCES[1:]]
-    subprocess.run(["gcc", "-O2", "-fopenmp", "-fPIC", "-shared", *flags, "-o", str(so), *srcs, "-lm"], check=True)
-    lib = ctypes.CDLL(str(so))
+    lib = ctypes.CDLL(str(_native_quant.build_variant(flags)))  # shared with test_quant_dynamic
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
     lib.q8_static_w16.restype = i
     assert lib.q8_static_w16() == 1

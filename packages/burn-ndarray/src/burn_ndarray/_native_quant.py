@@ -88,6 +88,32 @@ def _build():
             os.unlink(tmp)
 
 
+def build_variant(flags: list[str]) -> Path:
+    """The int8 kernels (`q8gemm.c`, `q8conv.c`) compiled with `-O2` and `flags` instead of this
+    CPU's (`[]`: plain C, `["-mavx2"]`: the AVX2 cores), for the tests of the cores this CPU does
+    not pick; cached like the library (keyed by the sources, compiler and flags), so the tests
+    that load a variant compile it once. Raises OSError without a compiler or when it fails."""
+    cc = _native.find_compiler()
+    if cc is None:
+        raise OSError("no C compiler (cc, gcc or $CC) on PATH")
+    fl = ["-O2", "-fopenmp", "-fPIC", "-shared", *flags]
+    digest = hashlib.sha256(b"".join(src.read_bytes() for src in SOURCES[1:] + HEADERS)).digest()
+    path = _native.cache_dir() / f"q8variant-{_native._key(cc, digest, fl)}.so"
+    if cache.check(path):
+        return path
+    tmp = cache.temp_file(path, ".tmp.so")
+    try:
+        cmd = [cc, *fl, "-o", str(tmp), *map(str, SOURCES[1:]), "-lm"]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if res.returncode != 0:
+            raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")
+        cache.publish(tmp, path)
+        return path
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def lib():
     """The loaded quant kernels, or None (off, no compiler, build failure; see `status()`)."""
     if "lib" in _STATE:
