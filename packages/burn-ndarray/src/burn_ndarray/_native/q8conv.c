@@ -23,6 +23,20 @@ static inline void even16(uint8_t *d, const uint8_t *s) {
 #endif
 }
 
+/* fill in 16-byte stores over [t0, t1) (rounded up: the padding of a row is a byte or two,
+ * and a byte loop there became a memset call per row and side). Callers order them so that
+ * what the round-up overwrites is written later: the left fill before the row's run is
+ * copied, the right one after; past the row's end lie the next row of `cols` (written after)
+ * or its padding (filled after; 64 bytes of slack past the last). */
+static inline void fill16(uint8_t *d, long t0, long t1, uint8_t fill) {
+#if defined(__SSE2__)
+    __m128i f = _mm_set1_epi8((char)fill);
+    for (long t = t0; t < t1; t += 16) _mm_storeu_si128((__m128i *)(d + t), f);
+#else
+    for (long t = t0; t < t1; t++) d[t] = fill;
+#endif
+}
+
 /* One task's im2col, rows k of `cols` [kp][npad] (npad a multiple of NR): output rows
  * [oh0, oh0 + nrows) from the task's quantized input rows [lo, lo + nin) of every channel
  * (`xb`: [C][nin][Wd] bytes); a padding position or a column past the task reads `fill` (the
@@ -56,23 +70,23 @@ static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, 
                  * of slack at its end), the over-write lands on the next row of `cols`
                  * (written after this one) or its padding (filled below; 64 bytes of slack
                  * after the last) */
+                fill16(d, 0, a, fill);
                 if (b > a) { /* the first two chunks written out: as a loop GCC made the
                               * short runs (a conv's rows) a memmove call each */
                     copy16(d + a, src + a + iw0);
                     if (b - a > 16) copy16(d + a + 16, src + a + 16 + iw0);
                     for (long t = a + 32; t < b; t += 16) copy16(d + t, src + t + iw0);
                 }
-                for (long t = 0; t < a; t++) d[t] = fill;
-                for (long t = b; t < OW; t++) d[t] = fill;
+                fill16(d, b, OW, fill);
             } else if (sw == 2) { /* the even bytes of 32, 16 outputs at a time (the same
                                    * slack as above: over-read <= 31 bytes, over-write <= 15) */
                 long a = iw0 < 0 ? (1 - iw0) / 2 : 0;
                 long b = Wd - 1 - iw0 < 0 ? 0 : (Wd - 1 - iw0) / 2 + 1;
                 b = b > OW ? OW : b;
                 a = a > b ? b : a;
+                fill16(d, 0, a, fill);
                 for (long t = a; t < b; t += 16) even16(d + t, src + 2 * t + iw0);
-                for (long t = 0; t < a; t++) d[t] = fill;
-                for (long t = b; t < OW; t++) d[t] = fill;
+                fill16(d, b, OW, fill);
             } else {
                 for (long ow = 0; ow < OW; ow++) {
                     long iw = ow * sw + iw0;
