@@ -71,6 +71,7 @@ def _case(rng, dtype, zp, b=2, c=5, h=11, w=19, co=7, k=(3, 3)):
         (np.int8, 5, (1, 1), (0, 0, 0, 0), (1, 1)),
         (np.uint8, 7, (2, 2), (3, 3, 3, 3), (1, 1)),  # 7x7 on 71-wide rows: runs of 16
         (np.uint8, 9, (2, 2), (0, 0, 0, 0), (1, 1)),
+        (np.uint8, 11, (1, 1), (1, 1, 1, 1), (1, 1)),  # 16 rows of 16: im2col rows end at npad
     ],
 )
 def test_integer_sums_are_exact(dtype, zp, stride, pads, dil):
@@ -78,8 +79,9 @@ def test_integer_sums_are_exact(dtype, zp, stride, pads, dil):
     be = NdArray(num_threads=2)
     d = be.device()
     rng = np.random.default_rng(zp & 0xFF)
-    wide = dict(c=3, h=13, w=71, k=(7, 7)) if zp in (7, 9) else {}
-    xq, q = _case(rng, dtype, zp, **wide)
+    shape = {7: dict(c=3, h=13, w=71, k=(7, 7)), 9: dict(c=3, h=13, w=71, k=(7, 7)),
+             11: dict(c=4, h=20, w=16)}.get(zp, {})  # fmt: skip
+    xq, q = _case(rng, dtype, zp, **shape)
     got = _run(be, xq, 1.0, zp, _weight(q, d), [1.0], None, stride, pads, dil)
     want = _acc_ref(xq, zp, q, stride, pads, dil)
     assert np.abs(want).max() < 1 << 24

@@ -37,16 +37,71 @@ static inline void fill16(uint8_t *d, long t0, long t1, uint8_t fill) {
 #endif
 }
 
-/* One task's im2col, rows k of `cols` [kp][npad] (npad a multiple of NR): output rows
+/* copy16 runs of src[a + iw0, b + iw0) to d[a, b), the padding around them = fill (over-read
+ * and over-write as im2col_rows says) */
+static inline void run_s1(uint8_t *d, const uint8_t *src, long a, long b, long iw0, long OW,
+                          uint8_t fill) {
+    fill16(d, 0, a, fill);
+    if (b > a) { /* the first two chunks written out: as a loop GCC made the short runs (a
+                  * conv's rows) a memmove call each */
+        copy16(d + a, src + a + iw0);
+        if (b - a > 16) copy16(d + a + 16, src + a + 16 + iw0);
+        for (long t = a + 32; t < b; t += 16) copy16(d + t, src + t + iw0);
+    }
+    fill16(d, b, OW, fill);
+}
+
+/* im2col_rows for stride 1 across: the KW rows of a (channel, kernel row) read the same input
+ * row at KW shifts, so each output row's bookkeeping (its input row, or padding) is done once
+ * for them (it was most of the cost: a row of a 56-wide conv is four 16-byte copies). Rows are
+ * now written out of order (row k + 1's first output row before row k's last), so a row's
+ * 15-byte over-write past npad needs the 16-byte gap between rows (ld = npad + 16). */
+static void im2col_s1(const uint8_t *xb, long lo, long nin, long Wd, long KH, long KW, long K,
+                      long kp, long oh0, long nrows, long OW, long sh, long ph, long pw, long dh,
+                      long dw, uint8_t *cols, long ld, long npad, uint8_t fill) {
+    long a[16], b[16];
+    for (long jj = 0; jj < KW; jj++) {
+        long iw0 = jj * dw - pw;
+        a[jj] = iw0 < 0 ? -iw0 : 0;
+        b[jj] = Wd - iw0 < OW ? Wd - iw0 : OW;
+        if (b[jj] < a[jj]) b[jj] = a[jj];
+        if (a[jj] > OW) a[jj] = b[jj] = OW;
+    }
+    for (long ci = 0; ci < K / KW; ci++) { /* (channel, kernel row) */
+        long c = ci / KH, i = ci % KH;
+        uint8_t *row0 = cols + ci * KW * ld;
+        for (long r = 0; r < nrows; r++) {
+            long ih = (oh0 + r) * sh - ph + i * dh - lo;
+            if (ih < 0 || ih >= nin) {
+                for (long jj = 0; jj < KW; jj++) fill16(row0 + jj * ld + r * OW, 0, OW, fill);
+                continue;
+            }
+            const uint8_t *src = xb + (c * nin + ih) * Wd;
+            for (long jj = 0; jj < KW; jj++)
+                run_s1(row0 + jj * ld + r * OW, src, a[jj], b[jj], jj * dw - pw, OW, fill);
+        }
+        for (long jj = 0; jj < KW; jj++)
+            memset(row0 + jj * ld + nrows * OW, fill, (size_t)(npad - nrows * OW));
+    }
+    for (long k = K; k < kp; k++) memset(cols + k * ld, fill, (size_t)npad);
+}
+
+/* One task's im2col, rows k of `cols` [kp][npad] (npad a multiple of NR; rows ld bytes apart,
+ * ld = npad + 16): output rows
  * [oh0, oh0 + nrows) from the task's quantized input rows [lo, lo + nin) of every channel
  * (`xb`: [C][nin][Wd] bytes); a padding position or a column past the task reads `fill` (the
  * byte of a zero activation: ACT_OFF, or the zero point). Stride 1 copies whole runs of a
  * source row. */
 static void im2col_rows(const uint8_t *xb, long lo, long nin, long Wd, long KH, long KW, long K,
                         long kp, long oh0, long nrows, long OW, long sh, long sw, long ph, long pw,
-                        long dh, long dw, uint8_t *cols, long npad, uint8_t fill) {
+                        long dh, long dw, uint8_t *cols, long ld, long npad, uint8_t fill) {
+    if (sw == 1 && KW <= 16) {
+        im2col_s1(xb, lo, nin, Wd, KH, KW, K, kp, oh0, nrows, OW, sh, ph, pw, dh, dw, cols, ld,
+                  npad, fill);
+        return;
+    }
     for (long k = 0; k < kp; k++) {
-        uint8_t *row = cols + k * npad;
+        uint8_t *row = cols + k * ld;
         if (k >= K) {
             memset(row, fill, (size_t)npad);
             continue;
@@ -173,7 +228,7 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
 #pragma omp parallel num_threads(threads) if(threads > 1)
     {
         uint8_t *xb = malloc((size_t)(C * nin_max * Wd) + 64);
-        uint8_t *cols = malloc((size_t)(kp * npad_max) + 64);
+        uint8_t *cols = malloc((size_t)(kp * (npad_max + 16)) + 64);
         uint8_t *panel = malloc((size_t)(npad_max / NR * kq * 64 * (wide ? 2 : 1)) + 64);
         if (!xb || !cols || !panel) {
 #pragma omp atomic write
@@ -213,14 +268,15 @@ static int conv_tasks(const void *X, int stat, int zp, long B, long C, long H, l
                         quant_run(x + (c * H + lo) * Wd, xb + c * nin * Wd, nin * Wd, inv);
                 }
                 long np = nrows * OW, npad = ((np + NR - 1) / NR) * NR, npan = npad / NR;
+                long ld = npad + 16;
                 im2col_rows(xb, lo, nin, Wd, KH, KW, K, kp, oh0, nrows, OW, sh, sw, ph, pw, dh, dw,
-                            cols, npad, (uint8_t)off);
+                            cols, ld, npad, (uint8_t)off);
                 for (long pp = 0; pp < npan; pp++) {
                     if (wide)
-                        pack_panel16(cols, npad, pp * NR, kp / 2, off,
+                        pack_panel16(cols, ld, pp * NR, kp / 2, off,
                                      (int16_t *)panel + pp * kp * NR);
                     else
-                        pack_panel(cols, npad, kp, pp * NR, npad, kq, (uint8_t)off,
+                        pack_panel(cols, ld, kp, pp * NR, npad, kq, (uint8_t)off,
                                    panel + pp * kq * 64);
                 }
                 long p0 = oh0 * OW;
