@@ -67,4 +67,6 @@ def qdq_conv(
     if out_scale is None:
         return y
     dt = out_zero_point.dtype
+    if dt not in _BOUNDS:
+        raise TypeError(f"qdq_conv: out_zero_point must be U8 or I8 (the output's type), got {dt}")
     return quantize(y, out_scale, out_zero_point, 1, 0, 4, dt, None, _BOUNDS[dt])
