@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import gc
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -136,17 +135,14 @@ def test_prepared_weight_is_kept_while_the_weight_lives():
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 @pytest.mark.parametrize("flags", [["-mavx2"], []], ids=["avx2", "plain-c"])
-def test_other_isa_kernels_match(tmp_path, flags):
+def test_other_isa_kernels_match(flags):
     """The kernels this CPU does not pick, built from the same source and run on a linear and
     a conv case (weights with -128, the AVX2 kernel's |w| = 128 case)."""
     import platform
 
     if flags and platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip("AVX2 is x86-64 only")
-    so = tmp_path / "q8.so"
-    srcs = [str(s) for s in _native_quant.SOURCES[1:]]  # the int8 GEMM and conv (q8core.h)
-    subprocess.run(["gcc", "-O2", "-fopenmp", "-fPIC", "-shared", *flags, "-o", str(so), *srcs, "-lm"], check=True)
-    lib = ctypes.CDLL(str(so))
+    lib = ctypes.CDLL(str(_native_quant.build_variant(flags)))  # the int8 GEMM and conv
     p, L, i, f = ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_float
     lib.q8_isa.restype = i
     assert lib.q8_isa() == (1 if flags else 0)

@@ -1,5 +1,6 @@
 """The quantized kernels of NdArray (`_native/quant.c`: the weight-only packed linear;
-`_native/q8gemm.c`, `q8conv.c` over `q8core.h`: int8 x int8 -> int32 GEMMs and conv), in their
+`_native/q8gemm.c`, `q8conv.c` over `q8core.h`: int8 x int8 -> int32 GEMMs and conv, the conv
+also over 8-bit inputs with a zero point (ONNX QDQ)), in their
 own small library.
 
 Built like `_native` (same compiler, flags, cache folder, verified publish; the key holds
@@ -53,6 +54,9 @@ def _load(path: Path):
     lib.q8_conv_rows_per_task.restype, lib.q8_conv_rows_per_task.argtypes = L, (L,)
     lib.q8_conv2d.restype = i
     lib.q8_conv2d.argtypes = (p, L, L, L, L, p, L, L, L, L, f, p, p, L, L) + (L,) * 6 + (i,)
+    lib.q8_static_w16.restype, lib.q8_static_w16.argtypes = i, ()
+    lib.q8_conv2d_static.restype = i
+    lib.q8_conv2d_static.argtypes = (p, i, i, L, L, L, L, p, p, p, L, L, L, L, p, p, p, f, i, i, L, L) + (L,) * 6 + (i,)
     return lib
 
 
@@ -79,6 +83,32 @@ def _build():
         lib = _load(Path(tmp))
         cache.publish(Path(tmp), path)
         return lib
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def build_variant(flags: list[str]) -> Path:
+    """The int8 kernels (`q8gemm.c`, `q8conv.c`) compiled with `-O2` and `flags` instead of this
+    CPU's (`[]`: plain C, `["-mavx2"]`: the AVX2 cores), for the tests of the cores this CPU does
+    not pick; cached like the library (keyed by the sources, compiler and flags), so the tests
+    that load a variant compile it once. Raises OSError without a compiler or when it fails."""
+    cc = _native.find_compiler()
+    if cc is None:
+        raise OSError("no C compiler (cc, gcc or $CC) on PATH")
+    fl = ["-O2", "-fopenmp", "-fPIC", "-shared", *flags]
+    digest = hashlib.sha256(b"".join(src.read_bytes() for src in SOURCES[1:] + HEADERS)).digest()
+    path = _native.cache_dir() / f"q8variant-{_native._key(cc, digest, fl)}.so"
+    if cache.check(path):
+        return path
+    tmp = cache.temp_file(path, ".tmp.so")
+    try:
+        cmd = [cc, *fl, "-o", str(tmp), *map(str, SOURCES[1:]), "-lm"]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if res.returncode != 0:
+            raise OSError(f"{' '.join(cmd)} failed: {res.stderr.strip()[-2000:]}")
+        cache.publish(tmp, path)
+        return path
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

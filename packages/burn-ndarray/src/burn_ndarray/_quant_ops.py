@@ -11,6 +11,9 @@ Overrides of burn_tensor's `QuantOps` defaults (same results, checked by the con
 - with `NdArray(quantize_activations=True)`: `q_linear` and `q_conv2d` (groups 1) with an 8-bit
   per-tensor weight quantize their float32 input on the fly and run an int8 x int8 -> int32 GEMM
   (`_quant_dynamic`); other weights stay weight-only.
+- `qdq_conv2d` (NdArray's own, not a `QuantOps` op; burn-import's `ops.qdq_conv` calls it where
+  the backend has it): the conv of an 8-bit input with a zero point (ONNX QDQ) on its integers
+  (`_quant_static`); None where it does not apply, and the caller dequantizes.
 Anything else takes the default (dequantize, then the float op).
 """
 
@@ -22,7 +25,7 @@ import numpy as np
 from burn_tensor import DType
 from burn_tensor.quantization import QuantizedPrimitive, QuantStore
 
-from . import _native_quant, _quant_dynamic
+from . import _native_quant, _quant_dynamic, _quant_static
 
 _LITTLE = sys.byteorder == "little"
 
@@ -95,6 +98,25 @@ class NdArrayQuantOps:
             if out is not None:
                 return out
         return super().q_conv2d(x, weight, bias, options)
+
+    def qdq_conv2d(self, x, x_scale, x_zero_point, weight, weight_scales, bias, stride, pads,
+                   dilation, groups, out_scale=None, out_zero_point=None):
+        """conv2d of the 8-bit x (uint8/int8 primitive) dequantized by one scale and zero point
+        with the 8-bit quantized weight, each output channel scaled by the weight's scale times
+        `weight_scales` (one or [c_out]), plus bias: float32 (or, given `out_scale` and
+        `out_zero_point`, quantized as ONNX's QuantizeLinear), or None where not covered
+        (`_quant_static.conv2d`). pads: (top, left, bottom, right)."""
+        arrays = (x, x_scale, weight.values, weight.scales) if type(weight) is QuantizedPrimitive else ()
+        others = (x_zero_point, weight_scales, bias, out_scale, out_zero_point)
+        if (
+            self.float_dtype is not DType.F32
+            or not arrays  # a decorator's wrapped values (Autodiff) are not numpy: not covered
+            or not all(type(a) is np.ndarray for a in arrays)
+            or not all(a is None or type(a) is np.ndarray for a in others)
+        ):
+            return None
+        return _quant_static.conv2d(self, x, x_scale, x_zero_point, weight, weight_scales, bias,
+                                    stride, pads, dilation, groups, out_scale, out_zero_point)  # fmt: skip
 
     def q_linear(self, x, weight, bias):
         if self.quantize_activations:

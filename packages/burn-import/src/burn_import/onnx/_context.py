@@ -57,6 +57,9 @@ class Gen:
     # DequantizeLinear outputs of 8-bit activations (`_qweights.QAct`): a matmul with a
     # quantized weight reads their integers, anything else their float value (written lazily)
     qacts: dict = field(default_factory=dict)
+    # Conv outputs whose only reader is a QuantizeLinear: the conv call (`_qweights.qdq_conv`),
+    # completed by that node with its scale and zero point (the conv writes the bytes)
+    fused_quantize: dict = field(default_factory=dict)
     quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
 
     def fresh(self, base: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._context import lit
-from ._qweights import conv_layout
+from ._qweights import conv_layout, qdq_conv
 from ._registry import op
 from ._types import FLOATS
 
@@ -65,7 +65,8 @@ def conv(ctx):
     w, b = ctx.const(1), ctx.const(2) if ctx.has(2) else None
     ch = None  # per-output-channel scales applied to the layer's output (quantized weight)
     qw = ctx.qweight(1)
-    if w is None and qw is not None and (lay := conv_layout(qw)) is not None:
+    held = w is None and qw is not None and (lay := conv_layout(qw)) is not None
+    if held:
         w, ch = lay  # the layer holds the int8 weight quantized (`_qweights`)
     if w is not None and (not ctx.has(2) or b is not None):
         c_in, c_out = wshape[1] * group, wshape[0]
@@ -89,6 +90,10 @@ def conv(ctx):
                 ".init(device)"
             )
             name = ctx.add_field("conv1d", "Conv1d", init, rec)
+        qa = ctx.gen.qacts.get(ctx.node.input[0]) if held and spatial == 2 else None
+        if qa is not None:  # on the activation's integers
+            qdq_conv(ctx, qa, name, qw if ch is not None else None)
+            return
         expr = f"self.{name}.forward({ctx.x(0)})"
         if ch is not None:  # y = conv(x, q) * scale[c] + bias[c]
             shape = [1, c_out] + [1] * spatial

@@ -14,7 +14,16 @@ import numpy as np
 from onnx import TensorProto
 
 from ._fold import FOLD_LIMIT
-from ._qweights import expand, int8_param, new_const, qact_of, qweight_of, reason_not, value
+from ._qweights import (
+    expand,
+    fused_quantize,
+    int8_param,
+    new_const,
+    qact_of,
+    qweight_of,
+    reason_not,
+    value,
+)
 from ._registry import op
 from ._types import FLOATS, INTS
 
@@ -88,6 +97,8 @@ def _fold_quantize(ctx, axis: int, block: int, out: int) -> bool:
 
 @op("QuantizeLinear", attrs=("axis", "block_size", "output_dtype", "saturate", "precision"))
 def quantize(ctx):
+    if fused_quantize(ctx):  # a QDQ conv's output: the conv writes the bytes
+        return
     if ctx.elem(0) not in FLOATS | {6}:
         ctx.fail("only float and int32 inputs are supported")
     rank = ctx.rank(0)

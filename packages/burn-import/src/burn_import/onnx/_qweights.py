@@ -22,7 +22,9 @@ Three import-time rules, used by the quantization, matmul and conv converters:
 
 - `QAct`: a `DequantizeLinear` of a run-time 8-bit tensor with one scale and one zero point.
   A `MatMul`/`Gemm` of it and a `QWeight` runs on the integers (`qdq_matmul`, the backend's
-  int8 `q_matmul`); any other reader gets its float value, written where it is read.
+  int8 `q_matmul`), so does a 2-D `Conv` whose weight layer holds a `QWeight` (`qdq_conv`,
+  the backend's `qdq_conv2d` where it has one); any other reader gets its float value,
+  written where it is read.
 
 - `int8_param`: a constant 8-bit input of an integer op (MatMulInteger, QLinearMatMul,
   QLinearConv) as a unit-scale Q8F field: int8 kept as is, uint8 shifted by -128 with the
@@ -291,4 +293,57 @@ def qdq_matmul(ctx, qa: QAct, qw: QWeight, trans: bool, bias: bool) -> bool:
         f"ops.qdq_matmul({qa.q}, {qa.zp}, {qa.scale}, self.{name}.val(), "
         f"{gen.materialize(qw.scale_name)}, {b}, {ctx.rank(0)}, {sums})",
     )
+    return True
+
+
+def qdq_conv(ctx, qa: QAct, layer: str, qw: QWeight | None) -> None:
+    """Write Conv(DequantizeLinear(activation), layer `layer`'s quantized weight) as
+    `ops.qdq_conv` (`_rt_qconv`: the integer conv where the backend has one). `qw`: the weight
+    when the layer holds a unit scale (per-channel ONNX scales, then the bias, after it).
+    When a QuantizeLinear is the output's only reader (`_only_quantize`), the call is left to
+    that node, which adds its scale and zero point: the conv then writes the 8-bit output."""
+    extra = ""
+    if qw is not None:
+        extra = f", channel_scales={ctx.gen.materialize(qw.scale_name)}"
+        if ctx.has(2):
+            extra += f", bias={ctx.x(2)}"
+    call = f"ops.qdq_conv(self.{layer}, {qa.q}, {qa.zp}, {qa.scale}{extra}"
+    if _only_quantize(ctx):
+        ctx.gen.fused_quantize[ctx.node.output[0]] = call
+        return
+    ctx.set(0, call + ")")
+
+
+def _only_quantize(ctx) -> bool:
+    """Whether the node's output is read by one node of the main graph, a QuantizeLinear to
+    uint8 / int8 with a one-element float32 scale and a zero point, all constants (and by no
+    subgraph, and is no graph output)."""
+    import onnx
+
+    g, out = ctx.gen.model.graph, ctx.node.output[0]
+    if out in {o.name for o in g.output} or not any(out in n.output for n in g.node):
+        return False
+    graphs = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    if any(a.type in graphs for n in g.node for a in n.attribute):
+        return False
+    readers = [n for n in g.node if out in n.input]
+    if len(readers) != 1 or readers[0].op_type != "QuantizeLinear" or readers[0].domain not in ("", "ai.onnx"):
+        return False
+    q = readers[0]
+    if len(q.input) != 3 or q.input[0] != out or any(a.name in ("precision", "block_size") for a in q.attribute):
+        return False
+    s, z = ctx.gen.consts.get(q.input[1]), ctx.gen.consts.get(q.input[2])
+    return (
+        s is not None and s.dtype == np.float32 and s.size == 1
+        and z is not None and z.dtype in (np.uint8, np.int8) and z.size == 1
+    )  # fmt: skip
+
+
+def fused_quantize(ctx) -> bool:
+    """QuantizeLinear of a conv output left to it by `qdq_conv`: the conv call completed with
+    this node's scale and zero point (its type: the output's). False when not such a node."""
+    call = ctx.gen.fused_quantize.pop(ctx.node.input[0], None)
+    if call is None:
+        return False
+    ctx.set(0, f"{call}, out_scale={ctx.x(1)}, out_zero_point={ctx.x(2)})")
     return True

@@ -14,6 +14,7 @@ from ._rt_index import *
 from ._rt_nms import non_max_suppression  # noqa: F401
 from ._rt_nn import *
 from ._rt_pool import col2im, pool_nd  # noqa: F401
+from ._rt_qconv import qdq_conv  # noqa: F401
 from ._rt_qlinear import qlinear_conv, qlinear_matmul  # noqa: F401
 from ._rt_qmatmul import dequantize_weight, int_matmul, qdq_matmul  # noqa: F401
 from ._rt_resize import resize  # noqa: F401

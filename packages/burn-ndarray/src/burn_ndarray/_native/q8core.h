@@ -198,4 +198,64 @@ static inline void pack_panel(const uint8_t *src, long ld, long nrows, long col0
     }
 }
 
+/* The 16-bit core of the static-activation conv (q8sconv.c) where VNNI is absent: a row of
+ * int16 weights (K contiguous, broadcast a pair at a time) times a panel of centered int16
+ * activations packed as [K/2][16][2] (16 columns, 2 consecutive k of a column in a 32-bit
+ * lane). `vpmaddwd` sums each pair exactly in int32 (|x - zp| <= 255, |w| <= 128), so any
+ * 8-bit activation, zero point and weight (-128 included) is exact; plain C otherwise. */
+static inline __attribute__((always_inline)) void micro16(const int16_t *const *rows,
+                                                           const int16_t *P, long kpairs,
+                                                           int32_t acc[MR][NR]) {
+#if defined(__AVX2__)
+    __m256i c[MR][2];
+    for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = _mm256_setzero_si256();
+    for (long q = 0; q < kpairs; q++) {
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(P + q * 32));
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(P + q * 32 + 16));
+        for (int i = 0; i < MR; i++) {
+            __m256i b = _mm256_set1_epi32(ld32((const uint8_t *)(rows[i] + 2 * q)));
+            c[i][0] = _mm256_add_epi32(c[i][0], _mm256_madd_epi16(v0, b));
+            c[i][1] = _mm256_add_epi32(c[i][1], _mm256_madd_epi16(v1, b));
+        }
+    }
+    for (int i = 0; i < MR; i++) {
+        _mm256_storeu_si256((__m256i *)acc[i], c[i][0]);
+        _mm256_storeu_si256((__m256i *)(acc[i] + 8), c[i][1]);
+    }
+#else
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR; j++) acc[i][j] = 0;
+    for (long q = 0; q < kpairs; q++)
+        for (int i = 0; i < MR; i++)
+            for (int t = 0; t < 2; t++) {
+                int r = rows[i][2 * q + t];
+                for (int j = 0; j < NR; j++) acc[i][j] += r * P[q * 32 + j * 2 + t];
+            }
+#endif
+}
+
+/* dst[(q * NR + j) * 2 + t] = src[(2q + t) * ld + col0 + j] - zp for q < kpairs, j < NR: rows
+ * of a byte matrix (u8 activations, all columns present: the im2col buffer is padded to whole
+ * panels) into micro16's centered int16 layout. */
+static inline void pack_panel16(const uint8_t *src, long ld, long col0, long kpairs, int zp,
+                                int16_t *dst) {
+    for (long q = 0; q < kpairs; q++) {
+        const uint8_t *r0 = src + 2 * q * ld + col0, *r1 = r0 + ld;
+        int16_t *d = dst + q * 32;
+#if defined(__AVX2__)
+        __m128i a = _mm_loadu_si128((const __m128i *)r0), b = _mm_loadu_si128((const __m128i *)r1);
+        __m256i z = _mm256_set1_epi16((short)zp);
+        __m256i lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b));
+        __m256i hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(a, b));
+        _mm256_storeu_si256((__m256i *)d, _mm256_sub_epi16(lo, z));
+        _mm256_storeu_si256((__m256i *)(d + 16), _mm256_sub_epi16(hi, z));
+#else
+        for (int j = 0; j < NR; j++) {
+            d[2 * j] = (int16_t)(r0[j] - zp);
+            d[2 * j + 1] = (int16_t)(r1[j] - zp);
+        }
+#endif
+    }
+}
+
 #endif /* BURN_Q8CORE_H */
