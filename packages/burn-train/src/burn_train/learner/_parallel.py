@@ -28,6 +28,7 @@ from burn_tensor.collective import ThreadGroup
 
 from ._overlap import BucketReducer, CollectiveTimer, bucket_mb_from_env
 from ._protocols import Optimizer
+from ._steptimes import StepTimes, forward_mark, lap
 from ._zero import ShardedOptimizer, merge_shards, shard_optim_from_env
 from ._strategy import LossCheck, optim_step, start_epoch
 
@@ -92,6 +93,7 @@ def rank_step(
     reducer: BucketReducer | None = None,
     timer: CollectiveTimer | None = None,
     sharded: ShardedOptimizer | None = None,
+    times: StepTimes | None = None,
 ) -> tuple[Any, Any]:
     """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
     Returns (new model, metrics item or None when the rank had no items).
@@ -101,20 +103,23 @@ def rank_step(
     forward did not reach, contributes zeros. With a `reducer` the gradients are reduced in
     buckets while the backward pass runs (`_overlap.py`); without, after it, batched by
     `all_reduce_flat`. Both give bitwise the same sums. `timer` (or the reducer's) accumulates
-    the time spent waiting on the reduction."""
+    the time spent waiting on the reduction; `times` (a `StepTimes`) the step's phases."""
     weight = shard.items / shard.total
     params = _trainable(model)
     item = None
     if reducer is not None:
-        with reducer.step(params, weight) as pending:
+        with reducer.step(params, weight, times) as pending:
             if shard.items:
                 item = model.train_step(shard.batch).item
+        lap(times, "backward")
         summed = pending.finish()
+        lap(times, "collective")
     else:
         grads = None
-        if shard.items:
-            output = model.train_step(shard.batch)
-            grads, item = output.grads, output.item
+        with forward_mark(times, params):
+            if shard.items:
+                output = model.train_step(shard.batch)
+                grads, item = output.grads, output.item
         local = []
         for p in params:
             g = grads.get(p.id) if grads is not None else None
@@ -123,21 +128,26 @@ def rank_step(
             elif weight != 1.0:
                 g = g * weight
             local.append(g)
+        lap(times, "backward")
         start = time.perf_counter()
         summed = all_reduce_flat(local, comm)
         if timer is not None:
             timer.wait_s += time.perf_counter() - start
             timer.steps += 1
+        lap(times, "collective")
     if check is not None and item is not None:
         # Before any update, so a bad loss leaves the model intact; after the all-reduce is
         # queued, so the GPU has it to run while the host waits here for the loss.
         check(item)
+        lap(times, "loss_check")
     if sharded is not None:  # ZeRO-1: update the owned share, all-gather the parameters
-        return sharded.step(lr, model, params, summed), item
+        return sharded.step(lr, model, params, summed, times), item
     reduced = GradientsParams()
     for p, g in zip(params, summed, strict=True):
         reduced.register(p.id, g)
-    return optim_step(optim, lr, model, reduced), item
+    model = optim_step(optim, lr, model, reduced)
+    lap(times, "optimizer")
+    return model, item
 
 
 def all_reduce_flat(tensors: list[Any], comm: Any) -> list[Any]:
@@ -173,6 +183,7 @@ class ThreadedDataParallel:
 
     needs_eager_check = True  # every rank checks before the collective update
     rank = None  # every rank is a thread of this process
+    times: StepTimes | None = None  # rank 0's phases (set by the loop when timing is on)
 
     def __init__(self, model: Any, optim: Optimizer, devices: list[Any]) -> None:
         if len(devices) < 2:
@@ -228,6 +239,7 @@ class ThreadedDataParallel:
                 self.models[r], items[r] = rank_step(
                     self.comms[r], self.models[r], self.optims[r], lr, shards[r], check,
                     timer=self.timer if r == 0 else None,
+                    times=self.times if r == 0 else None,
                 )
             except BaseException as err:  # noqa: BLE001 - re-raised by the caller below
                 errors[r] = err
@@ -263,6 +275,7 @@ class ProcessDataParallel:
     rank keeps its own."""
 
     needs_eager_check = True  # every rank checks before the collective update
+    times: StepTimes | None = None  # this rank's phases (set by the loop when timing is on)
 
     def __init__(
         self,
@@ -354,7 +367,7 @@ class ProcessDataParallel:
 
         self.model, item = rank_step(
             self.comm, self.model, self.optim, lr, shard, check, self.reducer, self.timer,
-            self.sharded,
+            self.sharded, self.times,
         )
         if not self.gather:
             return [item] if item is not None else []
