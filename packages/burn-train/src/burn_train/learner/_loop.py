@@ -70,6 +70,8 @@ class TrainLoop:
         self.eager_check = read_every == 1 or strategy.needs_eager_check
         # the model before the first unread step: what a deferred non-finite loss reports
         self._last_checked: Any = None
+        #: steps between the ranks' agreements to stop (a Ctrl-C takes effect within them)
+        self.agree_every = max(1, int(getattr(strategy, "agree_every", 1)))
         #: `LearnerBuilder.step_times()`: each training step's phases (None: not timed)
         self.times: StepTimes | None = getattr(config, "step_times", None)
         if self.times is not None and hasattr(strategy, "times"):
@@ -142,7 +144,10 @@ class TrainLoop:
                 for item in items:
                     readback.push(item, meta)
                 lap(times, "metrics")
-                stop = self.should_stop()
+                # Ranks agree on stopping every `agree_every` steps (one small collective
+                # each): between agreements no rank stops alone, or the others would wait
+                # in the next collective. The epoch's end always agrees (`Learner._epochs`).
+                stop = iteration % self.agree_every == 0 and self.should_stop()
                 lap(times, "stop_check")
                 if times is not None:
                     times.step_done()

@@ -102,7 +102,7 @@ class _Step:
         if self.times is not None:  # the first gradient: the forward pass is over
             self.times.lap("forward")
             self.times = None
-        self.local[i] = grad * self.weight if self.weight != 1.0 else grad
+        self.local[i] = grad  # weighted per bucket, after flattening (one op, not one each)
         self.missing[self.bucket_of[i]] -= 1
         self._start_ready()
 
@@ -116,8 +116,11 @@ class _Step:
         from burn_tensor.collective import all_reduce_async
 
         if len(idx) == 1:
-            return all_reduce_async(self.local[idx[0]], self.comm, "sum")
-        flat = Tensor.cat([self.local[i].reshape([-1]) for i in idx], 0)
+            flat = self.local[idx[0]]
+        else:
+            flat = Tensor.cat([self.local[i].reshape([-1]) for i in idx], 0)
+        if self.weight != 1.0:  # the same product per element as weighting each gradient
+            flat = flat * self.weight
         return all_reduce_async(flat, self.comm, "sum")
 
     def finish(self) -> list[Any]:

@@ -53,7 +53,8 @@ class StepTimes:
 
     Attributes:
         epochs: one dict per finished training epoch: `epoch`, `steps`, `seconds` (wall time of
-            the epoch, device synchronised at both ends), and the seconds of each phase.
+            the epoch, device synchronised at both ends), `cpu_seconds` (this process's CPU
+            time over it, all threads) and the seconds of each phase.
         sync_steps: whether every mark synchronises the device (`sync=True`).
     """
 
@@ -83,6 +84,7 @@ class StepTimes:
         """Start timing the training epoch `epoch` (the device synchronised first)."""
         self._sync()
         self._current = {"epoch": epoch, "steps": 0, **dict.fromkeys(PHASES, 0.0)}
+        self._cpu = time.process_time()
         self._start = self._last = time.perf_counter()
 
     def lap(self, phase: str) -> None:
@@ -107,12 +109,14 @@ class StepTimes:
         self._sync()
         self.lap("other")
         self._current["seconds"] = self._last - self._start
+        self._current["cpu_seconds"] = time.process_time() - self._cpu
         self.epochs.append(self._current)
         self._current = None
 
     def summary(self, skip: int = 1) -> dict[str, Any]:
         """Averages over the epochs after the first `skip` (kernel compilation, warm-up):
-        `epochs`, `steps`, `seconds` (their total), `step_ms` (wall time per step) and
+        `epochs`, `steps`, `seconds` (their total), `step_ms` (wall time per step), `cpu_ms`
+        (process CPU time per step: on a loaded machine, less noisy than wall time) and
         `phases_ms` (each phase's milliseconds per step; they add up to `step_ms`)."""
         timed = self.epochs[skip:]
         steps = sum(e["steps"] for e in timed)
@@ -123,6 +127,7 @@ class StepTimes:
             "steps": steps,
             "seconds": seconds,
             "step_ms": seconds * per,
+            "cpu_ms": sum(e["cpu_seconds"] for e in timed) * per,
             "phases_ms": {p: sum(e[p] for e in timed) * per for p in PHASES},
             "synced": self.sync_steps,
         }
