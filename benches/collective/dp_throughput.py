@@ -135,6 +135,7 @@ def breakdown(learner, skip: int = 1) -> dict:
     summary = learner.step_times.summary(skip)
     return {
         "step_ms": round(summary["step_ms"], 3),
+        "cpu_ms": round(summary["cpu_ms"], 3),
         "steps": summary["steps"],
         "synced": summary["synced"],
         "phases_ms": {k: round(v, 3) for k, v in summary["phases_ms"].items()},

@@ -12,7 +12,10 @@
 #   main     1 GPU; 2 GPUs x bucket {25, 0} x shard {no, yes}                 (~5 min)
 #   profile  the same 1-GPU and 2-GPU (25 MB, no shard) runs with --profile: the device is
 #            synchronised at every phase mark, so each phase holds its GPU time (slower)
-#   extra    2 GPUs with --num-workers 1 (the next batch built by a thread) (~1 min)
+#   extra    1 and 2 GPUs (25 MB) with --read-every 1: the loss read and checked before every
+#            update, so the host waits for the GPU every step (what every data-parallel run did
+#            before: the A/B of the deferred check); and with --num-workers 1 (the next batch
+#            built by a thread) (~5 min)
 #   all      main, profile, extra (may pass the 10-minute limit of one device command)
 # Logs and the JSON lines go to $OUT (default /tmp/run_x2); a table is printed last, with the
 # scaling of each 2-GPU run against the 1-GPU run of the same part. RUN_ARGS adds options to
@@ -72,6 +75,8 @@ profile() {
   run 2gpu-b25-profile 2 --bucket-mb 25 --profile
 }
 extra() {
+  run 1gpu-eager 1 --read-every 1
+  run 2gpu-b25-eager 2 --bucket-mb 25 --read-every 1
   run 1gpu-workers 1 --num-workers 1
   run 2gpu-b25-workers 2 --bucket-mb 25 --num-workers 1
 }
@@ -112,7 +117,7 @@ for name, world, result, data, ranks in parsed:
     if data is None:
         print(f"| {name} | {world} | {result} |")
         continue
-    variant = next((v for v in ("-profile", "-workers") if name.endswith(v)), "")
+    variant = next((v for v in ("-profile", "-eager", "-workers") if name.endswith(v)), "")
     ref = one.get(variant)  # the 1-GPU run of the same variant
     scale = (f"{data['items_per_s'] / ref['items_per_s']:.3f}x"
              if ref and world > 1 and ref.get("items_per_s") else "")

@@ -277,7 +277,11 @@ class ProcessDataParallel:
     theirs; without (no training metric registered: each gather waits for the device), every
     rank keeps its own."""
 
-    needs_eager_check = True  # every rank checks before the collective update
+    #: the loss is checked as on one device: each step when values are read each step, else
+    #: when a batch of `read_every` steps is read (a GPU's default), so that the host does not
+    #: wait for the device every step (the error's model is then the one before that batch; a
+    #: rank that raises fails the launch, which stops the others)
+    needs_eager_check = False
     times: StepTimes | None = None  # this rank's phases (set by the loop when timing is on)
     #: steps between the ranks' agreements whether to stop (`agree`: a TCP round trip and a
     #: wait for the slowest rank, ~1 ms a step on 2 loaded cores): a Ctrl-C stops within them
