@@ -65,10 +65,16 @@ run() {  # run NAME WORLD [options...]: one launch, its log, a row "NAME|WORLD|J
 
 main() {
   run 1gpu 1
-  run 2gpu-b25 2 --bucket-mb 25
-  run 2gpu-b25-shard 2 --bucket-mb 25 --shard-optimizer
-  run 2gpu-b0 2 --bucket-mb 0
-  run 2gpu-b0-shard 2 --bucket-mb 0 --shard-optimizer
+  run 2gpu-b25 2 --bucket-mb 25 --save-params "$out/2gpu-b25.npz"
+  run 2gpu-b25-shard 2 --bucket-mb 25 --shard-optimizer --save-params "$out/2gpu-b25-shard.npz"
+  run 2gpu-b0 2 --bucket-mb 0 --save-params "$out/2gpu-b0.npz"
+  run 2gpu-b0-shard 2 --bucket-mb 0 --shard-optimizer --save-params "$out/2gpu-b0-shard.npz"
+  for b in b25 b0; do  # sharded optimizer state against plain data parallel, same steps
+    if [ -f "$out/2gpu-$b.npz" ] && [ -f "$out/2gpu-$b-shard.npz" ]; then
+      echo "shard vs plain ($b): $(python3 benches/collective/compare_params.py \
+        "$out/2gpu-$b.npz" "$out/2gpu-$b-shard.npz" --tol 1e-6)" | tee -a "$out/compare.txt"
+    fi
+  done
 }
 profile() {
   run 1gpu-profile 1 --profile
