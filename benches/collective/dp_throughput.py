@@ -20,9 +20,11 @@ and the rate nonsense, 14.4M items/s.)
 
 Every rank prints `rank R breakdown {json}`: its milliseconds per step in each phase (data,
 forward, backward, collective, loss_check, optimizer, metrics, stop_check, other; they add up
-to step_ms) over the timed epochs. Without `--profile` these are host times (on a GPU the host
-runs ahead; it waits for the device in `loss_check`, which reads the loss each step); with
-`--profile` the device is synchronised at every mark, so each phase holds its device time.
+to step_ms) over the timed epochs. Without `--profile` these are host times: on a GPU the host
+runs ahead and waits for the device where it reads values (`metrics`: the Learner's read-back
+every 16 steps; `loss_check` with `--read-every 1`, which reads and checks every step's loss
+before its update; `data` if the batch's copy to the GPU waits); with `--profile` the device
+is synchronised at every mark, so each phase holds its device time.
 Rank 0 then prints one JSON line: world size, items per second, the final validation accuracy,
 a digest of its parameters, the collective wait and its breakdown; every other rank prints
 `rank R params_sha256 DIGEST`, so a run can check that the replicas stayed equal.

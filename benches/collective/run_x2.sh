@@ -136,7 +136,9 @@ for name, world, result, data, ranks in parsed:
                 if rank == "0" else " | | |")
         print(f"{head} {b['step_ms']:.2f} | {b['cpu_ms']:.2f} | {phases} |{tail}")
 print("\nPhases are host milliseconds per step (rank 0, then each other rank), adding up to "
-      "'step ms'; without --profile the host waits for the GPU in loss_check, and what follows "
-      "it in a step (optimizer, metrics, stop_check, other, data) is time the GPU may idle. "
-      "With --profile every phase holds its GPU time.")
+      "'step ms'. Without --profile the host runs ahead of the GPU and waits where it reads: "
+      "metrics (the read-back every 16 steps), loss_check (with --read-every 1: every step, "
+      "and what follows it in the step -- optimizer, metrics, stop_check, data -- is time "
+      "the GPU may idle), data (if the batch's copy waits). With --profile every phase holds "
+      "its GPU time.")
 PY

@@ -13,11 +13,13 @@ Phases (`PHASES`):
 - `backward`: the rest of `train_step`;
 - `collective`: blocked on the gradient reduction (data parallel: the buckets' wait, or the
   all-reduce after the pass) and, with sharded optimizer state, the all-gather of parameters;
-- `loss_check`: reading the loss to check it is finite (on a GPU this read waits for the device
+- `loss_check`: reading the loss to check it is finite, when the step does it (values read
+  every step, or several devices of one process; on a GPU this read waits for the device
   to finish the queued forward/backward: without `sync`, the GPU time shows up here);
 - `optimizer`: the optimizer step (with sharded optimizer state: this rank's share);
 - `metrics`: handing the step's item to the metrics (reads values on a GPU every `read_every`);
-- `stop_check`: the ranks agreeing whether to stop (one small collective per step);
+- `stop_check`: the ranks agreeing whether to stop (one small collective every
+  `agree_every` steps of a launched data-parallel run);
 - `other`: the loop's remaining work (learning rate, epoch start and end).
 
 Overhead: one `time.perf_counter()` per phase per step (~1 us in all). On an asynchronous device
