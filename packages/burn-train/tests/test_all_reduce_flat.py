@@ -65,3 +65,31 @@ def test_same_bits_as_one_call_per_tensor():
     for flat, each in run_ranks(2, work):
         for a, b in zip(flat, each, strict=True):
             assert a.tobytes() == b.tobytes()
+
+
+def test_weight_on_the_flat_tensor_gives_the_bits_of_weighting_each():
+    """The rank's weight is applied once to the flattened tensors (one op instead of one per
+    gradient); the sums are bitwise those of weighting every tensor before the reduction, with
+    the unequal weights of an uneven last batch (5 and 3 of 8 items)."""
+    from burn_tensor.collective import all_reduce
+
+    rng = np.random.default_rng(11)
+    data = [[rng.standard_normal(s).astype(np.float32) for s in SHAPES] for _ in range(2)]
+    weights = [5 / 8, 3 / 8]
+    backend = NdArray(num_devices=2)
+    devices = [backend.device(0), backend.device(1)]
+    group = ThreadGroup(devices)
+    comms = [group.communicator(r) for r in range(2)]
+
+    def work(r):
+        tensors = [Tensor.from_data(a, devices[r]) for a in data[r]]
+        flat = [t.numpy() for t in all_reduce_flat(tensors, comms[r], weights[r])]
+        each = [all_reduce(t * weights[r], comms[r], "sum").numpy() for t in tensors]
+        return flat, each
+
+    for flat, each in run_ranks(2, work):
+        for a, b in zip(flat, each, strict=True):
+            assert a.tobytes() == b.tobytes()
+    want = [data[0][i].astype(np.float64) * 5 / 8 + data[1][i] * 3 / 8 for i in range(len(SHAPES))]
+    for a, w in zip(flat, want, strict=True):
+        np.testing.assert_allclose(a, w, rtol=1e-6, atol=1e-6)

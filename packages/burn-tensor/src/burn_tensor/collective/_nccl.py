@@ -156,7 +156,11 @@ class NcclGroup:
         out = cp.empty((self.world_size,) + arr.shape, arr.dtype)
         stream = cp.cuda.get_current_stream()
         self._comm.allGather(arr.data.ptr, out.data.ptr, arr.size, self._dtype(arr), stream.ptr)
-        stream.synchronize()
+        # No host wait (as all_reduce): GPU results stay queued on the stream the next ops run
+        # on (the sharded optimizer all-gathers parameters every step: a wait there made the
+        # GPU idle while the host queued the next step); host tensors are read back by `_back`
+        # (a copy that waits). `arr`'s memory returns to cupy's pool, whose next use on this
+        # stream is ordered after the gather.
         return [self._back(tensor, out[r], on_gpu) for r in range(self.world_size)]
 
     def barrier(self) -> None:

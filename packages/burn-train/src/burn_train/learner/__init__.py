@@ -19,6 +19,7 @@ from ._outputs import ClassificationOutput, MultiLabelClassificationOutput, Regr
 from ._summary import LearnerSummary, MetricSummary
 from ._parallel import ProcessDataParallel, ThreadedDataParallel
 from ._protocols import LrScheduler, Optimizer, TrainStep, ValidStep
+from ._steptimes import PHASES, StepTimes
 from ._strategy import SingleDevice, Strategy
 from ._supervised import (
     MultiDeviceOptim,
@@ -51,7 +52,9 @@ __all__ = [
     "Optimizer",
     "ProcessDataParallel",
     "RegressionOutput",
+    "PHASES",
     "SingleDevice",
+    "StepTimes",
     "StoppingCondition",
     "Strategy",
     "SupervisedLearningStrategy",

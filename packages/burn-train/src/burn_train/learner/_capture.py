@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._steptimes import lap
 from ._strategy import LossCheck, SingleDevice, optim_step
 
 
@@ -42,6 +43,8 @@ class CapturedSingleDevice(SingleDevice):
 
     def step(self, lr: float, batch: Any, check: LossCheck | None) -> list[Any]:
         self.model, item = self.captured(self.model, self.optim, batch, lr)
+        lap(self.times, "forward")  # one replay: forward, backward and update are not split
         if check is not None:
             check(item)
+            lap(self.times, "loss_check")
         return [item]

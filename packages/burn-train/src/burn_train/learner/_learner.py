@@ -72,6 +72,12 @@ class Learner:
         #: ({"rank", "steps", "wait_s", "ms_per_step"}; None on one device)
         self.collective_wait: dict | None = None
 
+    @property
+    def step_times(self) -> Any:
+        """With `LearnerBuilder.step_times()`: this rank's `StepTimes` (per-step phase times;
+        `.summary()` after `fit`), else None."""
+        return getattr(self.config, "step_times", None)
+
     # -- Burn 0.20's learning components (what a custom strategy calls) ------------------------
     @property
     def lr_scheduler(self) -> LrScheduler:

@@ -19,6 +19,7 @@ from ..metric.store import Split
 from ._guard import NonFiniteLossError, check_loss, check_lr
 from ._protocols import LrScheduler
 from ._readback import Readback
+from ._steptimes import StepTimes, lap
 from ._strategy import Strategy, start_epoch
 
 if TYPE_CHECKING:
@@ -69,6 +70,12 @@ class TrainLoop:
         self.eager_check = read_every == 1 or strategy.needs_eager_check
         # the model before the first unread step: what a deferred non-finite loss reports
         self._last_checked: Any = None
+        #: steps between the ranks' agreements to stop (a Ctrl-C takes effect within them)
+        self.agree_every = max(1, int(getattr(strategy, "agree_every", 1)))
+        #: `LearnerBuilder.step_times()`: each training step's phases (None: not timed)
+        self.times: StepTimes | None = getattr(config, "step_times", None)
+        if self.times is not None and hasattr(strategy, "times"):
+            strategy.times = self.times  # the strategy marks the phases inside its step
 
     @property
     def model(self) -> Any:
@@ -107,11 +114,16 @@ class TrainLoop:
         """
         log.info("Executing training step for epoch %d", epoch)
         cfg, strategy = self.config, self.strategy
+        times = self.times
+        if times is not None:
+            times.attach(strategy.model)
+            times.begin_epoch(epoch)
         readback = Readback(self.read_every, self._handle_train)
         iterator: Iterator[Any] = strategy.batches(loader, epoch)
         iteration = 0
         try:
             for batch in iterator:
+                lap(times, "data")
                 iteration += 1
                 lr = scheduler.step()
                 check_lr(lr, epoch, iteration)
@@ -123,6 +135,7 @@ class TrainLoop:
                     def check(item: Any, it: int = iteration, model: Any = strategy.model) -> None:
                         self._check(item, epoch, it, model)
 
+                lap(times, "other")
                 items = strategy.step(lr, batch, check)
                 meta = MetricMetadata(
                     _progress(iterator, loader, iteration), epoch, cfg.num_epochs, iteration, lr,
@@ -130,7 +143,15 @@ class TrainLoop:
                 )  # fmt: skip
                 for item in items:
                     readback.push(item, meta)
-                if self.should_stop():
+                lap(times, "metrics")
+                # Ranks agree on stopping every `agree_every` steps (one small collective
+                # each): between agreements no rank stops alone, or the others would wait
+                # in the next collective. The epoch's end always agrees (`Learner._epochs`).
+                stop = iteration % self.agree_every == 0 and self.should_stop()
+                lap(times, "stop_check")
+                if times is not None:
+                    times.step_done()
+                if stop:
                     readback.flush()
                     self._log_interrupt(epoch, iteration)
                     break
@@ -139,7 +160,10 @@ class TrainLoop:
         finally:
             _close(iterator)
         self._last_checked = None
+        lap(times, "metrics")
         cfg.processor.end_epoch(Split.TRAIN, epoch)
+        if times is not None:
+            times.end_epoch()
 
     def _log_interrupt(self, epoch: int, iteration: int) -> None:
         log.info(

@@ -81,9 +81,10 @@ class CollectiveTimer:
 class _Step:
     """One step's buckets in flight."""
 
-    def __init__(self, comm, params, weight, buckets, timer) -> None:
+    def __init__(self, comm, params, weight, buckets, timer, times=None) -> None:
         self.comm, self.params, self.weight = comm, params, weight
         self.buckets, self.timer = buckets, timer
+        self.times = times  # StepTimes: `forward` ends at the first gradient
         self.local: list[Any] = [None] * len(params)
         self.bucket_of = {i: b for b, idx in enumerate(buckets) for i in idx}
         self.missing = [len(idx) for idx in buckets]
@@ -98,7 +99,10 @@ class _Step:
                 "train_step ran backward() more than once, and its bucket was already being "
                 "reduced; reduce after the pass instead (BURN_DDP_BUCKET_MB=0)"
             )
-        self.local[i] = grad * self.weight if self.weight != 1.0 else grad
+        if self.times is not None:  # the first gradient: the forward pass is over
+            self.times.lap("forward")
+            self.times = None
+        self.local[i] = grad  # weighted per bucket, after flattening (one op, not one each)
         self.missing[self.bucket_of[i]] -= 1
         self._start_ready()
 
@@ -112,8 +116,11 @@ class _Step:
         from burn_tensor.collective import all_reduce_async
 
         if len(idx) == 1:
-            return all_reduce_async(self.local[idx[0]], self.comm, "sum")
-        flat = Tensor.cat([self.local[i].reshape([-1]) for i in idx], 0)
+            flat = self.local[idx[0]]
+        else:
+            flat = Tensor.cat([self.local[i].reshape([-1]) for i in idx], 0)
+        if self.weight != 1.0:  # the same product per element as weighting each gradient
+            flat = flat * self.weight
         return all_reduce_async(flat, self.comm, "sum")
 
     def finish(self) -> list[Any]:
@@ -158,10 +165,11 @@ class BucketReducer:
         return self._plan[1]
 
     @contextmanager
-    def step(self, params: list[Any], weight: float):
+    def step(self, params: list[Any], weight: float, times: Any = None):
         """Within the block (the rank's forward and backward), gradients of `params` are
-        reduced as they become final; the yielded object's `finish()` returns the sums."""
-        pending = _Step(self.comm, params, weight, self._buckets(params), self.timer)
+        reduced as they become final; the yielded object's `finish()` returns the sums.
+        `times` (a `StepTimes`) gets its `forward` lap at the first gradient."""
+        pending = _Step(self.comm, params, weight, self._buckets(params), self.timer, times)
         if not params:
             yield pending
             return

@@ -28,11 +28,14 @@ from burn_tensor.collective import ThreadGroup
 
 from ._overlap import BucketReducer, CollectiveTimer, bucket_mb_from_env
 from ._protocols import Optimizer
+from ._steptimes import StepTimes, forward_mark, lap
 from ._zero import ShardedOptimizer, merge_shards, shard_optim_from_env
 from ._strategy import LossCheck, optim_step, start_epoch
 
 
 SHARDS = "optim-shards"  # beside the checkpoint records: one folder per epoch
+#: training steps between two agreements of the ranks to stop (see `ProcessDataParallel`)
+AGREE_EVERY = 8
 
 
 class _FloatParams:
@@ -92,6 +95,7 @@ def rank_step(
     reducer: BucketReducer | None = None,
     timer: CollectiveTimer | None = None,
     sharded: ShardedOptimizer | None = None,
+    times: StepTimes | None = None,
 ) -> tuple[Any, Any]:
     """One rank's step: forward/backward on its shard, weighted all-reduce, optimizer step.
     Returns (new model, metrics item or None when the rank had no items).
@@ -101,52 +105,58 @@ def rank_step(
     forward did not reach, contributes zeros. With a `reducer` the gradients are reduced in
     buckets while the backward pass runs (`_overlap.py`); without, after it, batched by
     `all_reduce_flat`. Both give bitwise the same sums. `timer` (or the reducer's) accumulates
-    the time spent waiting on the reduction."""
+    the time spent waiting on the reduction; `times` (a `StepTimes`) the step's phases."""
     weight = shard.items / shard.total
     params = _trainable(model)
     item = None
     if reducer is not None:
-        with reducer.step(params, weight) as pending:
+        with reducer.step(params, weight, times) as pending:
             if shard.items:
                 item = model.train_step(shard.batch).item
+        lap(times, "backward")
         summed = pending.finish()
+        lap(times, "collective")
     else:
         grads = None
-        if shard.items:
-            output = model.train_step(shard.batch)
-            grads, item = output.grads, output.item
+        with forward_mark(times, params):
+            if shard.items:
+                output = model.train_step(shard.batch)
+                grads, item = output.grads, output.item
         local = []
         for p in params:
             g = grads.get(p.id) if grads is not None else None
-            if g is None:
-                g = p.val().inner().zeros_like()
-            elif weight != 1.0:
-                g = g * weight
-            local.append(g)
+            local.append(p.val().inner().zeros_like() if g is None else g)
+        lap(times, "backward")
         start = time.perf_counter()
-        summed = all_reduce_flat(local, comm)
+        summed = all_reduce_flat(local, comm, weight)
         if timer is not None:
             timer.wait_s += time.perf_counter() - start
             timer.steps += 1
+        lap(times, "collective")
     if check is not None and item is not None:
         # Before any update, so a bad loss leaves the model intact; after the all-reduce is
         # queued, so the GPU has it to run while the host waits here for the loss.
         check(item)
+        lap(times, "loss_check")
     if sharded is not None:  # ZeRO-1: update the owned share, all-gather the parameters
-        return sharded.step(lr, model, params, summed), item
+        return sharded.step(lr, model, params, summed, times), item
     reduced = GradientsParams()
     for p, g in zip(params, summed, strict=True):
         reduced.register(p.id, g)
-    return optim_step(optim, lr, model, reduced), item
+    model = optim_step(optim, lr, model, reduced)
+    lap(times, "optimizer")
+    return model, item
 
 
-def all_reduce_flat(tensors: list[Any], comm: Any) -> list[Any]:
-    """Sum of every tensor over the ranks, as one all-reduce per dtype (not one per tensor).
+def all_reduce_flat(tensors: list[Any], comm: Any, weight: float = 1.0) -> list[Any]:
+    """Sum of every tensor (times this rank's `weight`) over the ranks, as one all-reduce per
+    dtype (not one per tensor).
 
     Shapes: each tensor keeps its own. The tensors of a dtype are flattened and concatenated,
-    reduced together and split back: a model's ~100 gradients cost one NCCL call (or one TCP
-    round) instead of ~100, each with its own launch (or round trip). Elementwise the sums are
-    the same as one call per tensor, so every rank still gets the same bits.
+    weighted (one multiply on the flat tensor, not one per tensor: the same product per
+    element), reduced together and split back: a model's ~100 gradients cost one NCCL call (or
+    one TCP round) instead of ~100, each with its own launch (or round trip). Elementwise the
+    sums are the same as one call per tensor, so every rank still gets the same bits.
 
     Example: `a, b = all_reduce_flat([ga, gb], comm)`."""
     from burn_tensor import Tensor
@@ -158,10 +168,13 @@ def all_reduce_flat(tensors: list[Any], comm: Any) -> list[Any]:
         groups.setdefault(t.dtype, []).append(i)
     for idx in groups.values():
         if len(idx) == 1:
-            out[idx[0]] = all_reduce(tensors[idx[0]], comm, "sum")
+            one = tensors[idx[0]]
+            out[idx[0]] = all_reduce(one * weight if weight != 1.0 else one, comm, "sum")
             continue
         sizes = [tensors[i].numel() for i in idx]
         flat = Tensor.cat([tensors[i].reshape([-1]) for i in idx], 0)
+        if weight != 1.0:
+            flat = flat * weight
         parts = all_reduce(flat, comm, "sum").split_with_sizes(sizes, 0)
         for i, part in zip(idx, parts, strict=True):
             out[i] = part.reshape(tensors[i].dims())
@@ -173,6 +186,7 @@ class ThreadedDataParallel:
 
     needs_eager_check = True  # every rank checks before the collective update
     rank = None  # every rank is a thread of this process
+    times: StepTimes | None = None  # rank 0's phases (set by the loop when timing is on)
 
     def __init__(self, model: Any, optim: Optimizer, devices: list[Any]) -> None:
         if len(devices) < 2:
@@ -228,6 +242,7 @@ class ThreadedDataParallel:
                 self.models[r], items[r] = rank_step(
                     self.comms[r], self.models[r], self.optims[r], lr, shards[r], check,
                     timer=self.timer if r == 0 else None,
+                    times=self.times if r == 0 else None,
                 )
             except BaseException as err:  # noqa: BLE001 - re-raised by the caller below
                 errors[r] = err
@@ -262,7 +277,15 @@ class ProcessDataParallel:
     theirs; without (no training metric registered: each gather waits for the device), every
     rank keeps its own."""
 
-    needs_eager_check = True  # every rank checks before the collective update
+    #: the loss is checked as on one device: each step when values are read each step, else
+    #: when a batch of `read_every` steps is read (a GPU's default), so that the host does not
+    #: wait for the device every step (the error's model is then the one before that batch; a
+    #: rank that raises fails the launch, which stops the others)
+    needs_eager_check = False
+    times: StepTimes | None = None  # this rank's phases (set by the loop when timing is on)
+    #: steps between the ranks' agreements whether to stop (`agree`: a TCP round trip and a
+    #: wait for the slowest rank, ~1 ms a step on 2 loaded cores): a Ctrl-C stops within them
+    agree_every = AGREE_EVERY
 
     def __init__(
         self,
@@ -354,7 +377,7 @@ class ProcessDataParallel:
 
         self.model, item = rank_step(
             self.comm, self.model, self.optim, lr, shard, check, self.reducer, self.timer,
-            self.sharded,
+            self.sharded, self.times,
         )
         if not self.gather:
             return [item] if item is not None else []

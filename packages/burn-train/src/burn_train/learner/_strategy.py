@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from burn_optim import GradientsAccumulator
 
 from ._protocols import Optimizer, TrainStep
+from ._steptimes import StepTimes, forward_mark, lap
 
 #: called with a step's metric item before the optimizer step; raises on a non-finite loss
 LossCheck = Callable[[Any], None]
@@ -64,6 +65,7 @@ class SingleDevice:
 
     needs_eager_check = False
     rank = None
+    times: StepTimes | None = None  # the step's phases (set by the loop when timing is on)
 
     def __init__(
         self,
@@ -90,22 +92,35 @@ class SingleDevice:
         # accumulated gradients share one loss scale: the scale changes only here
         return self.precision.step(self.optim, lr, self.model, grads)
 
-    def step(self, lr: float, batch: Any, check: LossCheck | None) -> list[Any]:
+    def _train_step(self, batch: Any) -> Any:
         if self.precision is None:
-            output = self.model.train_step(batch)
+            return self.model.train_step(batch)
+        with self.precision.autocast():
+            return self.model.train_step(batch)
+
+    def step(self, lr: float, batch: Any, check: LossCheck | None) -> list[Any]:
+        times = self.times
+        if times is None:
+            output = self._train_step(batch)
         else:
-            with self.precision.autocast():
-                output = self.model.train_step(batch)
+            from ._parallel import _trainable
+
+            with forward_mark(times, _trainable(self.model)):
+                output = self._train_step(batch)
+            times.lap("backward")
         if check is not None:
             check(output.item)
+            lap(times, "loss_check")
         if self.accumulator is None:
             self.model = self._apply(lr, output.grads)
+            lap(times, "optimizer")
             return [output.item]
         self.accumulator.accumulate(self.model, output.grads)
         self.accumulated += 1
         if self.accumulated >= self.every:
             self.model = self._apply(lr, self.accumulator.grads())
             self.accumulated = 0
+        lap(times, "optimizer")
         return [output.item]
 
     def agree(self, flag: bool) -> bool:

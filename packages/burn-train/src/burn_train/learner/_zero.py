@@ -91,10 +91,13 @@ class ShardedOptimizer:
             self._owners = (key, plan_owners(sizes, self.world))
         return self._owners[1]
 
-    def step(self, lr: float, model: Any, params: list[Any], summed: list[Any]) -> Any:
+    def step(
+        self, lr: float, model: Any, params: list[Any], summed: list[Any], times: Any = None
+    ) -> Any:
         """Update the owned parameters with their (all-reduced) gradients, then all-gather
         every parameter from its owner. `params`, `summed`: trainable parameters in field order
-        and their summed gradients."""
+        and their summed gradients. `times` (a `StepTimes`): the update laps `optimizer`, the
+        all-gather `collective`."""
         from burn_tensor import Tensor
 
         owner = self.owners(params)
@@ -104,6 +107,8 @@ class ShardedOptimizer:
                 grads.register(p.id, g)
         if len(grads):
             model = self.optim.step(lr, model, grads)
+        if times is not None:
+            times.lap("optimizer")
         current = dict(model.named_parameters())
         names = {p.id: n for n, p in current.items()}
         inner = [current[names[p.id]].val().inner() for p in params]
@@ -130,7 +135,10 @@ class ShardedOptimizer:
                 parts = gathered[r].split_with_sizes(sizes + ([rest] if rest else []), 0)
                 for i, part in zip(their, parts, strict=False):
                     values[params[i].id] = part.reshape(inner[i].dims())
-        return model.map(_Set(values))
+        model = model.map(_Set(values))
+        if times is not None:
+            times.lap("collective")
+        return model
 
     # -- state, checkpoints ------------------------------------------------------------------------
 
