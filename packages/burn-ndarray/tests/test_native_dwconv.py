@@ -76,9 +76,9 @@ def test_matches_float64_reference(case, dtype):
 def test_depthwise_runs_native(monkeypatch):
     """The depthwise shape reaches dwconv.c (the numpy per-group path never runs)."""
     calls = []
-    real = _native_dwconv._depthwise
+    real = _native_dwconv._grouped
     monkeypatch.setattr(
-        _native_dwconv, "_depthwise", lambda *a: calls.append(1) or real(*a)
+        _native_dwconv, "_grouped", lambda *a: calls.append(1) or real(*a)
     )
     b = backend(np.float32, 2)
     monkeypatch.setattr(type(b), "conv2d", lambda *a: pytest.fail("numpy conv path ran"))

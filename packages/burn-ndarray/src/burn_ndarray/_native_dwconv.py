@@ -13,7 +13,6 @@ Gradients stay on the backend's numpy paths.
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 
 import numpy as np
 
@@ -26,8 +25,9 @@ from ._native_ops import F32, F64, _nt
 MAC_GRAIN = 1 << 18
 
 
-def _depthwise(lib, threads, x, weight, bias, stride, padding, dilation, out_hw) -> np.ndarray:
-    """Shapes: x [n, c, h, w], weight [c*m, 1, kh, kw], bias [c*m] | None -> [n, c*m, oh, ow]."""
+def _grouped(lib, threads, x, weight, bias, groups, stride, padding, dilation, out_hw):
+    """Shapes: x [n, c, h, w], weight [co, c / groups, kh, kw], bias [co] | None ->
+    [n, co, oh, ow]."""
     dt = x.dtype
     fn = lib.dwconv2d_fwd_f32 if dt == F32 else lib.dwconv2d_fwd_f64
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(weight)
@@ -35,10 +35,11 @@ def _depthwise(lib, threads, x, weight, bias, stride, padding, dilation, out_hw)
     n, co = x.shape[0], w.shape[0]
     out = np.empty((n, co, *out_hw), dt)
     geom = _geom(x.shape, w.shape, stride, padding, dilation, out_hw)
-    macs = n * co * out_hw[0] * out_hw[1] * w.shape[2] * w.shape[3]
-    nt = min(n * co, _nt(threads, macs, MAC_GRAIN))
+    macs = out.size * w[0].size
+    nt = _nt(threads, macs, MAC_GRAIN)
     bp = None if b is None else _ops._ptr(b)
-    fn(_ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), nt)
+    if fn(_ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), groups, nt) != 0:
+        raise MemoryError("burn-ndarray native grouped conv2d: could not allocate its buffers")
     return out
 
 
@@ -75,20 +76,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         if oh <= 0 or ow <= 0 or min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
             return prev(x, weight, bias, options)
         g = options.groups
-        if g == c:
-            return _depthwise(lib, threads, x, weight, bias, stride, padding, dilation, (oh, ow))
-        one = dataclasses.replace(options, groups=1)
-        ci, co = c // g, weight.shape[0] // g
-        parts = [
-            prev(
-                x[:, k * ci : (k + 1) * ci],
-                weight[k * co : (k + 1) * co],
-                None if bias is None else bias[k * co : (k + 1) * co],
-                one,
-            )
-            for k in range(g)
-        ]
-        return np.concatenate(parts, axis=1)
+        return _grouped(lib, threads, x, weight, bias, g, stride, padding, dilation, (oh, ow))
 
     ops["conv2d"] = conv2d
 
@@ -97,4 +85,4 @@ def declare(lib) -> None:
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
     for t in ("f32", "f64"):
         fn = getattr(lib, f"dwconv2d_fwd_{t}")
-        fn.argtypes, fn.restype = (p, p, p, p, p, i), None
+        fn.argtypes, fn.restype = (p, p, p, p, p, L, i), i

@@ -1,0 +1,206 @@
+/* The grouped conv2d forward of dwconv.c for one element type. dwconv.c includes this file once
+ * per type with T (float | double), VT (a GCC vector of T, VBYTES wide) and SFX (f32 | f64)
+ * defined; everything here is static except dwconv2d_fwd_SFX.
+ *
+ * A task is (image, group, strip of output rows). It copies the strip's input rows of its
+ * group's channels into a zero-padded, per-thread buffer (each row split into `sw` column
+ * phases, so that for any stride a run of consecutive outputs reads consecutive buffer
+ * elements), then every output tile is a register block of RB rows x NB vectors summed over
+ * (input channel, i, j) with the weight broadcast: no branch per tap, no padding checks. */
+
+#define DW_CAT_(a, b) a##_##b
+#define DW_CAT(a, b) DW_CAT_(a, b)
+#define DW_FN(name) DW_CAT(name, SFX)
+#define DW_V ((long)(sizeof(VT) / sizeof(T)))
+
+static inline VT DW_FN(dw_ld)(const T *p) {
+  VT v;
+  memcpy(&v, p, sizeof v); /* an unaligned vector load */
+  return v;
+}
+
+/* Store the first `lanes` elements of v at p (the last vector of a row may be partial). */
+static inline void DW_FN(dw_st)(T *p, VT v, long lanes) {
+  if (lanes == DW_V) {
+    memcpy(p, &v, sizeof v);
+  } else {
+    T t[sizeof(VT) / sizeof(T)];
+    memcpy(t, &v, sizeof v);
+    memcpy(p, t, (size_t)lanes * sizeof(T));
+  }
+}
+
+/* One tile: RB output rows (buffer rows `sh` apart) x NB vectors of columns, starting at `buf`
+ * (the buffer at the tile's first output row and column) and `out`; only the first `rows` rows
+ * and `lanes` elements of the last vector are stored. `w` is the output
+ * channel's weights [cig, kh, kw]. Each output element is bias + the taps in (ci, i, j) order,
+ * one multiply-add each, whatever the tile's shape: results do not depend on the tiling. */
+static inline __attribute__((always_inline)) void DW_FN(dw_tile)(const dw_plan *p, const T *buf,
+                                                                  const T *w, T bias, T *out,
+                                                                  long rows, long lanes,
+                                                                  const int RB, const int NB) {
+  VT acc[DW_MAX_ACC][DW_MAX_ACC];
+  for (int r = 0; r < RB; r++)
+    for (int k = 0; k < NB; k++) acc[r][k] = (VT){0} + bias;
+  const long rsh = p->sh * p->rs, rdh = p->dh * p->rs;
+  for (long ci = 0; ci < p->cig; ci++) {
+    const T *bc = buf + ci * p->cs;
+    for (long i = 0; i < p->kh; i++) {
+      const T *bi = bc + i * rdh;
+      for (long j = 0; j < p->kw; j++) {
+        const VT wv = (VT){0} + *w++;
+        const T *bj = bi + p->joff[j];
+        for (int r = 0; r < RB; r++)
+          for (int k = 0; k < NB; k++)
+            acc[r][k] = acc[r][k] + wv * DW_FN(dw_ld)(bj + r * rsh + k * DW_V);
+      }
+    }
+  }
+  for (int r = 0; r < RB; r++)
+    if (r < rows) /* the rows past the strip's end belong to the next task */
+      for (int k = 0; k < NB; k++)
+        DW_FN(dw_st)(out + r * p->ow + k * DW_V, acc[r][k], k == NB - 1 ? lanes : DW_V);
+}
+
+typedef void (*DW_FN(dw_tile_fn))(const dw_plan *, const T *, const T *, T, T *, long, long);
+
+/* The tile shapes with RB * NB <= DW_MAX_ACC accumulators, compiled each on its own. */
+#define DW_TILE(RB, NB)                                                                        \
+  static void DW_FN(dw_t##RB##x##NB)(const dw_plan *p, const T *buf, const T *w, T b, T *out,   \
+                                      long rows, long lanes) {                                 \
+    DW_FN(dw_tile)(p, buf, w, b, out, rows, lanes, RB, NB);                                    \
+  }
+DW_TILE(1, 1) DW_TILE(1, 2) DW_TILE(1, 3) DW_TILE(1, 4)
+DW_TILE(1, 5) DW_TILE(1, 6) DW_TILE(1, 7) DW_TILE(1, 8)
+DW_TILE(2, 1) DW_TILE(2, 2) DW_TILE(2, 3) DW_TILE(2, 4)
+DW_TILE(4, 1) DW_TILE(4, 2) DW_TILE(8, 1)
+#undef DW_TILE
+
+/* [rb][nb] for rb in 1, 2, 4, 8 (index 0..3) and nb in 1..8. */
+static const DW_FN(dw_tile_fn) DW_FN(dw_tiles)[4][DW_MAX_ACC + 1] = {
+    {0, DW_FN(dw_t1x1), DW_FN(dw_t1x2), DW_FN(dw_t1x3), DW_FN(dw_t1x4), DW_FN(dw_t1x5),
+     DW_FN(dw_t1x6), DW_FN(dw_t1x7), DW_FN(dw_t1x8)},
+    {0, DW_FN(dw_t2x1), DW_FN(dw_t2x2), DW_FN(dw_t2x3), DW_FN(dw_t2x4)},
+    {0, DW_FN(dw_t4x1), DW_FN(dw_t4x2)},
+    {0, DW_FN(dw_t8x1)},
+};
+
+/* Copy the strip's input rows [iy0, iy0 + rows) of `cig` channels (x at the group's first
+ * channel) into buf: zeros outside the input, each row as `sw` phases of `wq` elements,
+ * phase f holding the padded columns f, f + sw, f + 2 sw, ... The buffer starts zeroed and
+ * the columns outside the input are the same for every row and task, so rows inside the input
+ * write only their input columns (no memset per row: small planes spent most of their time
+ * there); rows outside it are zeroed (a previous task may have left input there). */
+static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long rows) {
+  const long h = p->h, w = p->w, sw = p->sw, pw = p->pw, wq = p->wq;
+  for (long ci = 0; ci < p->cig; ci++) {
+    const T *xc = x + ci * h * w;
+    for (long rr = 0; rr < rows; rr++) {
+      T *d = buf + ci * p->cs + rr * p->rs;
+      long iy = iy0 + rr;
+      if (iy < 0 || iy >= h) {
+        memset(d, 0, (size_t)p->rs * sizeof(T));
+        continue;
+      }
+      const T *src = xc + iy * w;
+      if (sw == 2) { /* input column 2t to phase pw % 2, 2t + 1 to the other: one pass */
+        T *de = d + pw % 2 * wq + pw / 2, *dn = d + (pw + 1) % 2 * wq + (pw + 1) / 2;
+        const long ne = p->pair_even, no = p->pair_odd, both = ne < no ? ne : no;
+        for (long t = 0; t < both; t++) de[t] = src[2 * t], dn[t] = src[2 * t + 1];
+        for (long t = both; t < ne; t++) de[t] = src[2 * t];
+        for (long t = both; t < no; t++) dn[t] = src[2 * t + 1];
+        continue;
+      }
+      for (long f = 0; f < sw; f++, d += wq) {
+        const long lo = p->phase_lo[f], m = p->phase_hi[f] - lo;
+        const T *s = src + lo * sw + f - pw; /* phase element k is input column k sw + f - pw */
+        T *dd = d + lo;
+        if (sw == 1) {
+          for (long k = 0; k < m; k++) dd[k] = s[k];
+        } else {
+          for (long k = 0; k < m; k++) dd[k] = s[k * sw];
+        }
+      }
+    }
+  }
+}
+
+/* One task's output rows [oy0, oy1) of every output channel of the group. */
+static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *bias, T *out,
+                           T *buf, long img, long grp, long oy0, long oy1) {
+  const long rows = p->cs / p->rs; /* the strip's rows and those of its last tile's overhang */
+  DW_FN(dw_fill)(p, x + (img * p->c + grp * p->cig) * p->h * p->w, buf, oy0 * p->sh - p->ph, rows);
+  const long wsize = p->cig * p->kh * p->kw, oplane = p->oh * p->ow;
+  for (long o = grp * p->cog; o < (grp + 1) * p->cog; o++) {
+    const T *w = wt + o * wsize;
+    const T b = bias ? bias[o] : (T)0;
+    T *op = out + (img * p->co + o) * oplane;
+    long v0 = 0; /* first vector of the chunk */
+    for (long ch = 0; ch < p->chunks; ch++) {
+      long nb = p->chunk_nb + (ch < p->chunk_extra);
+      long lanes = v0 + nb == p->nvec ? p->ow - (p->nvec - 1) * DW_V : DW_V;
+      const int ri = dw_rb_index(nb);
+      const long rb = 1L << ri;
+      DW_FN(dw_tile_fn) fn = DW_FN(dw_tiles)[ri][nb];
+      for (long oy = oy0; oy < oy1; oy += rb) /* the last tile may overhang (buffer rows exist) */
+        fn(p, buf + (oy - oy0) * p->sh * p->rs + v0 * DW_V, w, b, op + oy * p->ow + v0 * DW_V,
+           oy1 - oy, lanes);
+      v0 += nb;
+    }
+  }
+}
+
+/* geom: n c h w co kh kw sh sw ph pw dh dw oh ow (conv_geom of conv.c). Returns 0, or 1 when a
+ * thread's buffer could not be allocated (its tasks are then left unwritten). */
+int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const long *g,
+                        long groups, int nt) {
+  dw_plan p;
+  dw_plan_init(&p, g, groups, DW_V, (long)sizeof(T));
+  long joff[p.kw], lo[p.sw], hi[p.sw];
+  for (long j = 0; j < p.kw; j++) joff[j] = (j * p.dw) % p.sw * p.wq + (j * p.dw) / p.sw;
+  for (long f = 0; f < p.sw; f++) { /* phase element k is input column k sw + f - pw */
+    long last = p.w - 1 + p.pw - f;
+    hi[f] = last < 0 ? 0 : last / p.sw + 1;
+    if (hi[f] > p.wq) hi[f] = p.wq;
+    lo[f] = f >= p.pw ? 0 : (p.pw - f + p.sw - 1) / p.sw;
+    if (lo[f] > hi[f]) lo[f] = hi[f];
+  }
+  p.joff = joff, p.phase_lo = lo, p.phase_hi = hi;
+  if (p.sw == 2) { /* input columns 2t and 2t + 1 that land in their phase's elements */
+    long fe = p.pw % 2, fo = 1 - fe;
+    p.pair_even = hi[fe] - p.pw / 2;
+    p.pair_odd = hi[fo] - (p.pw + 1) / 2;
+    if (p.pair_even > (p.w + 1) / 2) p.pair_even = (p.w + 1) / 2;
+    if (p.pair_odd > p.w / 2) p.pair_odd = p.w / 2;
+    if (p.pair_even < 0) p.pair_even = 0;
+    if (p.pair_odd < 0) p.pair_odd = 0;
+  }
+  const long strips = (p.oh + p.strip - 1) / p.strip;
+  const long tasks = p.n * groups * strips;
+  const size_t bytes = ((size_t)p.cig * p.cs * sizeof(T) + 63) / 64 * 64;
+  if (nt > tasks) nt = (int)tasks;
+  int err = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    T *buf = aligned_alloc(64, bytes);
+    if (buf) memset(buf, 0, bytes); /* the padding columns stay zero (dw_fill) */
+    if (!buf) {
+#pragma omp atomic write
+      err = 1;
+    }
+#pragma omp for schedule(dynamic, 1)
+    for (long t = 0; t < tasks; t++) {
+      if (!buf) continue;
+      long s = t % strips, rest = t / strips;
+      long oy0 = s * p.strip, oy1 = oy0 + p.strip < p.oh ? oy0 + p.strip : p.oh;
+      DW_FN(dw_task)(&p, x, wt, bias, out, buf, rest / groups, rest % groups, oy0, oy1);
+    }
+    free(buf);
+  }
+  return err;
+}
+
+#undef DW_CAT_
+#undef DW_CAT
+#undef DW_FN
+#undef DW_V
