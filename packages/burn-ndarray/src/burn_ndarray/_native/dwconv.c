@@ -10,8 +10,8 @@
  * accumulators' start value.
  *
  * Determinism: each output element is bias + its taps in (input channel, i, j) order, summed by
- * one thread in the same vector code whatever its tile; tasks (image, group, strip of output
- * rows) depend on the shapes only, so results are bitwise identical for every `nt`, and equal
+ * one thread in the same vector code whatever its tile; tasks (image, block of groups, strip
+ * of output rows) depend on the shapes only, so results are bitwise identical for every `nt`, and equal
  * filters of one group give bitwise equal channels. Tasks are scheduled dynamically one at a
  * time: a thread the OS deschedules holds one task, not a static share.
  */
@@ -28,6 +28,10 @@
 /* Bytes of padded input per task buffer (per thread): stays in L2 beside the output rows. */
 #define DW_STRIP_BYTES (128L << 10)
 
+/* Multiply-adds per task at least (one group's strip when that is more): a few microseconds,
+ * so a descheduled thread holds little of the others' work. */
+#define DW_TASK_MACS (1L << 15)
+
 typedef struct {
   long n, c, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
   long cig, cog;            /* input / output channels per group */
@@ -35,7 +39,8 @@ typedef struct {
   long chunks, chunk_nb, chunk_extra; /* row split into chunks of nb (+1 for the first extra) */
   long wq;                  /* elements per column phase of a buffer row */
   long rs, cs;              /* elements per buffer row (sw phases), per buffer channel */
-  long strip;               /* output rows per task */
+  long strip, strips;       /* output rows per task, tasks per output plane */
+  long gblock;              /* groups per task */
   const long *joff;         /* per kernel column j: its phase's offset + its shift */
   const long *phase_lo, *phase_hi; /* per phase: its elements that hold input columns */
   long pair_even, pair_odd; /* stride 2: input columns 2t / 2t + 1 copied (t < these) */
@@ -62,6 +67,14 @@ static void dw_plan_init(dw_plan *p, const long *g, long groups, long v, long si
   if (r > p->oh) r = p->oh;
   long strips = (p->oh + r - 1) / r;
   p->strip = (p->oh + strips - 1) / strips;
+  p->strips = (p->oh + p->strip - 1) / p->strip;
+  /* groups per task: about DW_TASK_MACS multiply-adds (small planes: the scheduling and the
+   * index arithmetic per task cost as much as a 7x7 plane's taps), blocks of equal size */
+  long macs = p->cog * p->cig * p->kh * p->kw * p->strip * p->ow;
+  long gb = DW_TASK_MACS / (macs > 0 ? macs : 1);
+  gb = gb < 1 ? 1 : gb > groups ? groups : gb;
+  long blocks = (groups + gb - 1) / gb;
+  p->gblock = (groups + blocks - 1) / blocks;
   /* every tile is the tallest for its width; the last of a strip may overhang it */
   long rb = 1L << dw_rb_index(p->chunk_nb), tall = (p->strip + rb - 1) / rb * rb;
   p->cs = ((tall - 1) * p->sh + span) * p->rs;

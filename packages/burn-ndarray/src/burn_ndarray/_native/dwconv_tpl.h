@@ -13,6 +13,10 @@
 #define DW_FN(name) DW_CAT(name, SFX)
 #define DW_V ((long)(sizeof(VT) / sizeof(T)))
 
+/* s in every lane (s - 0 is s for every s, -0 and NaN included: no add is left in the code,
+ * where (VT){0} + s kept one per tap). */
+static inline VT DW_FN(dw_splat)(T s) { return s - (VT){0}; }
+
 static inline VT DW_FN(dw_ld)(const T *p) {
   VT v;
   memcpy(&v, p, sizeof v); /* an unaligned vector load */
@@ -41,14 +45,14 @@ static inline __attribute__((always_inline)) void DW_FN(dw_tile)(const dw_plan *
                                                                   const int RB, const int NB) {
   VT acc[DW_MAX_ACC][DW_MAX_ACC];
   for (int r = 0; r < RB; r++)
-    for (int k = 0; k < NB; k++) acc[r][k] = (VT){0} + bias;
+    for (int k = 0; k < NB; k++) acc[r][k] = DW_FN(dw_splat)(bias);
   const long rsh = p->sh * p->rs, rdh = p->dh * p->rs;
   for (long ci = 0; ci < p->cig; ci++) {
     const T *bc = buf + ci * p->cs;
     for (long i = 0; i < p->kh; i++) {
       const T *bi = bc + i * rdh;
       for (long j = 0; j < p->kw; j++) {
-        const VT wv = (VT){0} + *w++;
+        const VT wv = DW_FN(dw_splat)(*w++);
         const T *bj = bi + p->joff[j];
         for (int r = 0; r < RB; r++)
           for (int k = 0; k < NB; k++)
@@ -99,7 +103,8 @@ static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long 
       T *d = buf + ci * p->cs + rr * p->rs;
       long iy = iy0 + rr;
       if (iy < 0 || iy >= h) {
-        memset(d, 0, (size_t)p->rs * sizeof(T));
+        if (p->strips > 1) /* with one strip, this row is outside the input in every task */
+          memset(d, 0, (size_t)p->rs * sizeof(T));
         continue;
       }
       const T *src = xc + iy * w;
@@ -125,7 +130,7 @@ static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long 
   }
 }
 
-/* One task's output rows [oy0, oy1) of every output channel of the group. */
+/* Output rows [oy0, oy1) of every output channel of group `grp` of image `img`. */
 static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *bias, T *out,
                            T *buf, long img, long grp, long oy0, long oy1) {
   const long rows = p->cs / p->rs; /* the strip's rows and those of its last tile's overhang */
@@ -175,8 +180,7 @@ int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const lo
     if (p.pair_even < 0) p.pair_even = 0;
     if (p.pair_odd < 0) p.pair_odd = 0;
   }
-  const long strips = (p.oh + p.strip - 1) / p.strip;
-  const long tasks = p.n * groups * strips;
+  const long blocks = (groups + p.gblock - 1) / p.gblock, tasks = p.n * blocks * p.strips;
   const size_t bytes = ((size_t)p.cig * p.cs * sizeof(T) + 63) / 64 * 64;
   if (nt > tasks) nt = (int)tasks;
   int err = 0;
@@ -191,9 +195,11 @@ int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const lo
 #pragma omp for schedule(dynamic, 1)
     for (long t = 0; t < tasks; t++) {
       if (!buf) continue;
-      long s = t % strips, rest = t / strips;
+      long s = t % p.strips, rest = t / p.strips, img = rest / blocks, g0 = rest % blocks * p.gblock;
+      long g1 = g0 + p.gblock < groups ? g0 + p.gblock : groups;
       long oy0 = s * p.strip, oy1 = oy0 + p.strip < p.oh ? oy0 + p.strip : p.oh;
-      DW_FN(dw_task)(&p, x, wt, bias, out, buf, rest / groups, rest % groups, oy0, oy1);
+      for (long grp = g0; grp < g1; grp++)
+        DW_FN(dw_task)(&p, x, wt, bias, out, buf, img, grp, oy0, oy1);
     }
     free(buf);
   }
