@@ -1,7 +1,8 @@
-"""Depthwise and grouped conv2d forward on the native kernels (`_native_dwconv`, `_native/dwconv.c`)
-against float64 numpy references: channel multipliers, strides, paddings, dilations, odd sizes,
-float32/float64, bitwise-identical results for 1, 2 and 4 threads, and that the native path (not
-the per-group numpy path) runs."""
+"""Grouped conv2d forward on the native kernels (`_native_dwconv`, `_native/dwconv.c`) against
+float64 numpy references: depthwise with channel multipliers, other groupings, strides 1-3,
+paddings, dilations, odd sizes, rows wider than one register tile, planes split into several
+strips, float32/float64, bitwise-identical results for 1-4 threads, equal filters giving equal
+channels, the one-call native path, clear errors, and the (numpy) gradients of groups > 1."""
 
 from __future__ import annotations
 
@@ -45,6 +46,16 @@ CASES = [
     ((1, 3, 4, 4), (3, 1, 5, 5), (1, 1), (3, 3), (1, 1), 3),  # kernel larger than the input
     ((2, 6, 10, 10), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 2),  # grouped, 3 channels per group
     ((1, 12, 7, 9), (8, 3, 1, 1), (2, 1), (0, 0), (1, 1), 4),  # grouped 1x1, stride 2
+    ((1, 16, 15, 13), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 2),  # regnet-like, odd, stride 2
+    ((3, 5, 11, 17), (10, 1, 3, 5), (3, 3), (2, 1), (1, 2), 5),  # stride 3, multiplier 2
+    ((1, 4, 9, 23), (4, 1, 3, 3), (2, 2), (3, 0), (2, 3), 4),  # stride 2, odd pad, dilation
+    ((1, 2, 5, 150), (2, 1, 3, 3), (1, 1), (1, 1), (1, 1), 2),  # a row of several tiles
+    ((1, 3, 6, 1), (3, 1, 3, 1), (1, 1), (1, 0), (1, 1), 3),  # one output column
+]
+# Planes split into several strips of output rows (each task's buffer holds at most 128 KB).
+BIG = [
+    ((1, 2, 70, 600), (2, 1, 3, 3), (1, 1), (1, 1), (1, 1), 2),
+    ((1, 16, 40, 200), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 2),
 ]
 TOL = {np.float32: 3e-6, np.float64: 1e-13}
 
@@ -54,37 +65,68 @@ def backend(dtype, threads):
     return NdArray(num_threads=threads, parallel_min=1, **kw)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("case", CASES)
-def test_matches_float64_reference(case, dtype):
-    xs, ws, s, p, d, g = case
+def operands(case, dtype):
+    xs, ws = case[:2]
     x = RNG.uniform(-1, 1, xs).astype(dtype)
     w = RNG.uniform(-1, 1, ws).astype(dtype)
-    bias = RNG.uniform(-1, 1, ws[0]).astype(dtype)
+    return x, w, RNG.uniform(-1, 1, ws[0]).astype(dtype)
+
+
+def out_hw(case):
+    (_, _, h, w), (_, _, kh, kw), s, p, d, _ = case
+    return ((h + 2 * p[0] - d[0] * (kh - 1) - 1) // s[0] + 1,
+            (w + 2 * p[1] - d[1] * (kw - 1) - 1) // s[1] + 1)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CASES + BIG)
+def test_matches_float64_reference(case, dtype):
+    _, ws, s, p, d, g = case
+    x, w, bias = operands(case, dtype)
     want = ref_conv(x, w, bias, s, p, d, g)
-    for threads in (1, 2, 4):
-        got = backend(dtype, threads).conv2d(x, w, bias, ConvOptions(s, p, d, g))
-        assert got.dtype == dtype and got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype] * ws[1] * 25)
-        if threads == 1:
-            first = got
-        np.testing.assert_array_equal(got, first)  # bitwise the same for every thread count
-    got = backend(dtype, 2).conv2d(x, w, None, ConvOptions(s, p, d, g))
-    np.testing.assert_allclose(got, ref_conv(x, w, None, s, p, d, g), atol=TOL[dtype] * 100)
+    got = backend(dtype, 2).conv2d(x, w, bias, ConvOptions(s, p, d, g))
+    assert got.dtype == dtype and got.shape == want.shape
+    taps = ws[1] * ws[2] * ws[3]
+    np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype] * taps * 3)
+    got = backend(dtype, 1).conv2d(x, w, None, ConvOptions(s, p, d, g))
+    want = ref_conv(x, w, None, s, p, d, g)
+    np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype] * taps * 3)
 
 
-def test_depthwise_runs_native(monkeypatch):
-    """The depthwise shape reaches dwconv.c (the numpy per-group path never runs)."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CASES[:3] + CASES[6:9] + BIG[:1])
+def test_bitwise_the_same_for_every_thread_count(case, dtype):
+    """The kernel itself on 1-4 OpenMP threads (the op would give small convs one thread)."""
+    _, _, s, p, d, g = case
+    x, w, bias = operands(case, dtype)
+    lib = _native.lib()
+    first = _native_dwconv._call(lib, 1, x, w, bias, g, s, p, d, out_hw(case))
+    for nt in (2, 3, 4):
+        got = _native_dwconv._call(lib, nt, x, w, bias, g, s, p, d, out_hw(case))
+        np.testing.assert_array_equal(got, first)
+
+
+def test_equal_filters_of_a_group_give_equal_channels():
+    """As in the groups-1 conv (`_filter_classes`): channels of one group with bitwise equal
+    filters and biases are bitwise equal."""
+    x = RNG.uniform(-1, 1, (1, 16, 9, 30)).astype(np.float32)
+    w = np.repeat(RNG.uniform(-1, 1, (4, 8, 3, 3)).astype(np.float32), 2, axis=0)  # 8 x [8, 3, 3]
+    bias = np.repeat(RNG.uniform(-1, 1, 4).astype(np.float32), 2)
+    out = backend(np.float32, 2).conv2d(x, w, bias, ConvOptions((1, 1), (1, 1), (1, 1), 2))
+    np.testing.assert_array_equal(out[:, 0::2], out[:, 1::2])
+
+
+@pytest.mark.parametrize("ws, groups", [((16, 1, 3, 3), 16), ((16, 4, 3, 3), 4)])
+def test_grouped_runs_as_one_native_call(monkeypatch, ws, groups):
+    """Depthwise and other groupings reach dwconv.c once (no per-group conv, no numpy path)."""
     calls = []
-    real = _native_dwconv._grouped
-    monkeypatch.setattr(
-        _native_dwconv, "_grouped", lambda *a: calls.append(1) or real(*a)
-    )
+    real = _native_dwconv._call
+    monkeypatch.setattr(_native_dwconv, "_call", lambda *a: calls.append(1) or real(*a))
     b = backend(np.float32, 2)
     monkeypatch.setattr(type(b), "conv2d", lambda *a: pytest.fail("numpy conv path ran"))
     x = RNG.uniform(-1, 1, (1, 16, 20, 20)).astype(np.float32)
-    w = RNG.uniform(-1, 1, (16, 1, 3, 3)).astype(np.float32)
-    b.conv2d(x, w, None, ConvOptions((1, 1), (1, 1), (1, 1), 16))
+    w = RNG.uniform(-1, 1, ws).astype(np.float32)
+    b.conv2d(x, w, None, ConvOptions((1, 1), (1, 1), (1, 1), groups))
     assert calls == [1]
 
 
@@ -92,5 +134,29 @@ def test_channel_mismatch_is_a_clear_error():
     b = backend(np.float32, 2)
     x = np.zeros((1, 6, 5, 5), np.float32)
     w = np.zeros((6, 1, 3, 3), np.float32)
-    with pytest.raises(Exception, match="groups"):
+    with pytest.raises(ValueError, match="groups"):
         b.conv2d(x, w, None, ConvOptions((1, 1), (1, 1), (1, 1), 3))
+
+
+def test_out_channels_not_a_multiple_of_groups_is_a_clear_error():
+    """Was numpy's "cannot reshape array of size 90 into shape (3,1,2,3,3)"."""
+    b = backend(np.float32, 2)
+    x = np.zeros((1, 6, 5, 5), np.float32)
+    w = np.zeros((5, 2, 3, 3), np.float32)
+    with pytest.raises(ValueError, match=r"5 output channels, not a multiple of groups 3"):
+        b.conv2d(x, w, None, ConvOptions((1, 1), (1, 1), (1, 1), 3))
+
+
+@pytest.mark.parametrize("case", [CASES[2], CASES[6]])
+def test_gradients_of_groups_above_one(case):
+    """dx and dw (the numpy paths) through the linearity of the conv, float64: for any v, u,
+    <dx, v> = sum(g * conv(v, w)) and <dw, u> = sum(g * conv(x, u))."""
+    _, _, s, p, d, groups = case
+    x, w, _ = operands(case, np.float64)
+    b, opt = backend(np.float64, 2), ConvOptions(s, p, d, groups)
+    g = RNG.uniform(-1, 1, (x.shape[0], w.shape[0], *out_hw(case)))
+    v, u = RNG.uniform(-1, 1, x.shape), RNG.uniform(-1, 1, w.shape)
+    dx, dw = b.conv2d_x_backward(x, w, g, opt), b.conv2d_weight_backward(x, w, g, opt)
+    assert dx.shape == x.shape and dw.shape == w.shape
+    np.testing.assert_allclose(np.sum(dx * v), np.sum(g * ref_conv(v, w, None, s, p, d, groups)))
+    np.testing.assert_allclose(np.sum(dw * u), np.sum(g * ref_conv(x, u, None, s, p, d, groups)))
