@@ -41,6 +41,7 @@ typedef struct {
   long rs, cs;              /* elements per buffer row (sw phases), per buffer channel */
   long strip, strips;       /* output rows per task, tasks per output plane */
   long gblock;              /* groups per task */
+  int kernel;               /* tiles: 0 any kernel, 1 for 3x3, 2 for 5x5 */
   const long *joff;         /* per kernel column j: its phase's offset + its shift */
   const long *phase_lo, *phase_hi; /* per phase: its elements that hold input columns */
   long pair_even, pair_odd; /* stride 2: input columns 2t / 2t + 1 copied (t < these) */
@@ -54,6 +55,7 @@ static void dw_plan_init(dw_plan *p, const long *g, long groups, long v, long si
   p->sh = g[7], p->sw = g[8], p->ph = g[9], p->pw = g[10], p->dh = g[11], p->dw = g[12];
   p->oh = g[13], p->ow = g[14];
   p->cig = p->c / groups, p->cog = p->co / groups;
+  p->kernel = p->kh != p->kw ? 0 : p->kh == 3 ? 1 : p->kh == 5 ? 2 : 0;
   p->nvec = (p->ow + v - 1) / v;
   p->chunks = (p->nvec + DW_MAX_ACC - 1) / DW_MAX_ACC;
   p->chunk_nb = p->nvec / p->chunks, p->chunk_extra = p->nvec % p->chunks;

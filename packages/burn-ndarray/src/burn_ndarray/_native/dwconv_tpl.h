@@ -42,16 +42,19 @@ static inline void DW_FN(dw_st)(T *p, VT v, long lanes) {
 static inline __attribute__((always_inline)) void DW_FN(dw_tile)(const dw_plan *p, const T *buf,
                                                                   const T *w, T bias, T *out,
                                                                   long rows, long lanes,
-                                                                  const int RB, const int NB) {
+                                                                  const int RB, const int NB,
+                                                                  const int KK) {
   VT acc[DW_MAX_ACC][DW_MAX_ACC];
   for (int r = 0; r < RB; r++)
     for (int k = 0; k < NB; k++) acc[r][k] = DW_FN(dw_splat)(bias);
   const long rsh = p->sh * p->rs, rdh = p->dh * p->rs;
-  for (long ci = 0; ci < p->cig; ci++) {
+  /* KK > 0: a KK x KK kernel known when compiling (its tap loops unrolled) */
+  const long cig = p->cig, kh = KK ? KK : p->kh, kw = KK ? KK : p->kw;
+  for (long ci = 0; ci < cig; ci++) {
     const T *bc = buf + ci * p->cs;
-    for (long i = 0; i < p->kh; i++) {
+    for (long i = 0; i < kh; i++) {
       const T *bi = bc + i * rdh;
-      for (long j = 0; j < p->kw; j++) {
+      for (long j = 0; j < kw; j++) {
         const VT wv = DW_FN(dw_splat)(*w++);
         const T *bj = bi + p->joff[j];
         for (int r = 0; r < RB; r++)
@@ -68,26 +71,33 @@ static inline __attribute__((always_inline)) void DW_FN(dw_tile)(const dw_plan *
 
 typedef void (*DW_FN(dw_tile_fn))(const dw_plan *, const T *, const T *, T, T *, long, long);
 
-/* The tile shapes with RB * NB <= DW_MAX_ACC accumulators, compiled each on its own. */
-#define DW_TILE(RB, NB)                                                                        \
-  static void DW_FN(dw_t##RB##x##NB)(const dw_plan *p, const T *buf, const T *w, T b, T *out,   \
-                                      long rows, long lanes) {                                 \
-    DW_FN(dw_tile)(p, buf, w, b, out, rows, lanes, RB, NB);                                    \
+/* The tile shapes with RB * NB <= DW_MAX_ACC accumulators, compiled each on its own, for any
+ * kernel (K = 0) and for 3x3 and 5x5. */
+#define DW_TILE(RB, NB, K)                                                                     \
+  static void DW_FN(dw_t##RB##x##NB##k##K)(const dw_plan *p, const T *buf, const T *w, T b,    \
+                                            T *out, long rows, long lanes) {                   \
+    DW_FN(dw_tile)(p, buf, w, b, out, rows, lanes, RB, NB, K);                                 \
   }
-DW_TILE(1, 1) DW_TILE(1, 2) DW_TILE(1, 3) DW_TILE(1, 4)
-DW_TILE(1, 5) DW_TILE(1, 6) DW_TILE(1, 7) DW_TILE(1, 8)
-DW_TILE(2, 1) DW_TILE(2, 2) DW_TILE(2, 3) DW_TILE(2, 4)
-DW_TILE(4, 1) DW_TILE(4, 2) DW_TILE(8, 1)
+#define DW_TILES(K)                                                                            \
+  DW_TILE(1, 1, K) DW_TILE(1, 2, K) DW_TILE(1, 3, K) DW_TILE(1, 4, K) DW_TILE(1, 5, K)         \
+  DW_TILE(1, 6, K) DW_TILE(1, 7, K) DW_TILE(1, 8, K) DW_TILE(2, 1, K) DW_TILE(2, 2, K)         \
+  DW_TILE(2, 3, K) DW_TILE(2, 4, K) DW_TILE(4, 1, K) DW_TILE(4, 2, K) DW_TILE(8, 1, K)
+DW_TILES(0)
+DW_TILES(3)
+DW_TILES(5)
+#undef DW_TILES
 #undef DW_TILE
 
-/* [rb][nb] for rb in 1, 2, 4, 8 (index 0..3) and nb in 1..8. */
-static const DW_FN(dw_tile_fn) DW_FN(dw_tiles)[4][DW_MAX_ACC + 1] = {
-    {0, DW_FN(dw_t1x1), DW_FN(dw_t1x2), DW_FN(dw_t1x3), DW_FN(dw_t1x4), DW_FN(dw_t1x5),
-     DW_FN(dw_t1x6), DW_FN(dw_t1x7), DW_FN(dw_t1x8)},
-    {0, DW_FN(dw_t2x1), DW_FN(dw_t2x2), DW_FN(dw_t2x3), DW_FN(dw_t2x4)},
-    {0, DW_FN(dw_t4x1), DW_FN(dw_t4x2)},
-    {0, DW_FN(dw_t8x1)},
-};
+/* [kernel: any, 3x3, 5x5][rb in 1, 2, 4, 8 (index 0..3)][nb in 1..8]. */
+#define DW_TABLE(K)                                                                            \
+  {{0, DW_FN(dw_t1x1k##K), DW_FN(dw_t1x2k##K), DW_FN(dw_t1x3k##K), DW_FN(dw_t1x4k##K),        \
+    DW_FN(dw_t1x5k##K), DW_FN(dw_t1x6k##K), DW_FN(dw_t1x7k##K), DW_FN(dw_t1x8k##K)},          \
+   {0, DW_FN(dw_t2x1k##K), DW_FN(dw_t2x2k##K), DW_FN(dw_t2x3k##K), DW_FN(dw_t2x4k##K)},       \
+   {0, DW_FN(dw_t4x1k##K), DW_FN(dw_t4x2k##K)},                                               \
+   {0, DW_FN(dw_t8x1k##K)}}
+static const DW_FN(dw_tile_fn) DW_FN(dw_tiles)[3][4][DW_MAX_ACC + 1] = {
+    DW_TABLE(0), DW_TABLE(3), DW_TABLE(5)};
+#undef DW_TABLE
 
 /* Copy the strip's input rows [iy0, iy0 + rows) of `cig` channels (x at the group's first
  * channel) into buf: zeros outside the input, each row as `sw` phases of `wq` elements,
@@ -146,7 +156,7 @@ static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *b
       long lanes = v0 + nb == p->nvec ? p->ow - (p->nvec - 1) * DW_V : DW_V;
       const int ri = dw_rb_index(nb);
       const long rb = 1L << ri;
-      DW_FN(dw_tile_fn) fn = DW_FN(dw_tiles)[ri][nb];
+      DW_FN(dw_tile_fn) fn = DW_FN(dw_tiles)[p->kernel][ri][nb];
       for (long oy = oy0; oy < oy1; oy += rb) /* the last tile may overhang (buffer rows exist) */
         fn(p, buf + (oy - oy0) * p->sh * p->rs + v0 * DW_V, w, b, op + oy * p->ow + v0 * DW_V,
            oy1 - oy, lanes);
