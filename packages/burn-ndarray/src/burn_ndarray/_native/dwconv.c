@@ -85,17 +85,23 @@ static void dw_plan_init(dw_plan *p, const long *g, long groups, long v, long si
 #define T float
 #define VT dw_v_f32
 #define SFX f32
+#define HT dw_h_f32
 typedef float dw_v_f32 __attribute__((vector_size(VBYTES)));
+typedef float dw_h_f32 __attribute__((vector_size(VBYTES / 2)));
 #include "dwconv_tpl.h"
 #undef T
 #undef VT
 #undef SFX
+#undef HT
 
 #define T double
 #define VT dw_v_f64
 #define SFX f64
+#define HT dw_h_f64
 typedef double dw_v_f64 __attribute__((vector_size(VBYTES)));
+typedef double dw_h_f64 __attribute__((vector_size(VBYTES / 2)));
 #include "dwconv_tpl.h"
 #undef T
 #undef VT
 #undef SFX
+#undef HT

@@ -34,6 +34,25 @@ static inline void DW_FN(dw_st)(T *p, VT v, long lanes) {
   }
 }
 
+/* d[0:m] = s[0:m]. Rows of up to 2 vectors as two overlapping (half) vectors: a memcpy call
+ * per row cost more than the taps of a 7x7 plane's row; longer rows through memcpy. */
+static inline void DW_FN(dw_copy)(T *d, const T *s, long m) {
+  const long hv = DW_V / 2;
+  if (m > 2 * DW_V) {
+    memcpy(d, s, (size_t)m * sizeof(T));
+  } else if (m >= DW_V) {
+    VT a = DW_FN(dw_ld)(s), b = DW_FN(dw_ld)(s + m - DW_V);
+    memcpy(d, &a, sizeof a);
+    memcpy(d + m - DW_V, &b, sizeof b);
+  } else if (m >= hv && hv > 1) {
+    HT a, b;
+    memcpy(&a, s, sizeof a), memcpy(&b, s + m - hv, sizeof b);
+    memcpy(d, &a, sizeof a), memcpy(d + m - hv, &b, sizeof b);
+  } else {
+    for (long k = 0; k < m; k++) d[k] = s[k];
+  }
+}
+
 /* One tile: RB output rows (buffer rows `sh` apart) x NB vectors of columns, starting at `buf`
  * (the buffer at the tile's first output row and column) and `out`; only the first `rows` rows
  * and `lanes` elements of the last vector are stored. `w` is the output
@@ -131,7 +150,7 @@ static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long 
         const T *s = src + lo * sw + f - pw; /* phase element k is input column k sw + f - pw */
         T *dd = d + lo;
         if (sw == 1) {
-          for (long k = 0; k < m; k++) dd[k] = s[k];
+          DW_FN(dw_copy)(dd, s, m);
         } else {
           for (long k = 0; k < m; k++) dd[k] = s[k * sw];
         }
