@@ -120,8 +120,8 @@ def test_equal_filters_of_a_group_give_equal_channels():
 def test_grouped_runs_as_one_native_call(monkeypatch, ws, groups):
     """Depthwise and other groupings reach dwconv.c once (no per-group conv, no numpy path)."""
     calls = []
-    real = _native_dwconv._call
-    monkeypatch.setattr(_native_dwconv, "_call", lambda *a: calls.append(1) or real(*a))
+    real = _native_dwconv._run
+    monkeypatch.setattr(_native_dwconv, "_run", lambda *a: calls.append(1) or real(*a))
     b = backend(np.float32, 2)
     monkeypatch.setattr(type(b), "conv2d", lambda *a: pytest.fail("numpy conv path ran"))
     x = RNG.uniform(-1, 1, (1, 16, 20, 20)).astype(np.float32)
@@ -145,6 +145,29 @@ def test_out_channels_not_a_multiple_of_groups_is_a_clear_error():
     w = np.zeros((5, 2, 3, 3), np.float32)
     with pytest.raises(ValueError, match=r"5 output channels, not a multiple of groups 3"):
         b.conv2d(x, w, None, ConvOptions((1, 1), (1, 1), (1, 1), 3))
+
+
+@pytest.mark.parametrize("shape", [(3,), (16,), (8, 1)])
+def test_bias_not_out_channels_is_a_clear_error(shape):
+    """A 3-element bias was read past its end (garbage such as 1.2e29 in channel 6)."""
+    b = backend(np.float32, 1)
+    x = np.ones((1, 8, 4, 4), np.float32)
+    w = np.ones((8, 1, 3, 3), np.float32)
+    with pytest.raises(ValueError, match=r"bias \[.*\] is not \[out channels 8\]"):
+        b.conv2d(x, w, np.ones(shape, np.float32), ConvOptions((1, 1), (1, 1), (1, 1), 8))
+
+
+def test_repeated_shapes_keep_their_checks():
+    """The per-shape plan is remembered, the bias check is not skipped on a later call."""
+    b = backend(np.float32, 1)
+    x, w = np.ones((1, 8, 4, 4), np.float32), np.ones((8, 1, 3, 3), np.float32)
+    opt = ConvOptions((1, 1), (1, 1), (1, 1), 8)
+    for _ in range(2):
+        assert b.conv2d(x, w, np.ones(8, np.float32), opt).shape == (1, 8, 4, 4)
+        with pytest.raises(ValueError, match="bias"):
+            b.conv2d(x, w, np.ones(3, np.float32), opt)
+    opt_lists = ConvOptions([1, 1], [1, 1], [1, 1], 8)  # unhashable options still work
+    np.testing.assert_array_equal(b.conv2d(x, w, None, opt_lists), b.conv2d(x, w, None, opt))
 
 
 @pytest.mark.parametrize("case", [CASES[2], CASES[6]])
