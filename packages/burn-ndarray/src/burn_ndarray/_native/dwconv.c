@@ -50,7 +50,8 @@ typedef struct {
 /* Index (log2) of the tallest tile of nb vectors: rb * nb <= DW_MAX_ACC. */
 static inline int dw_rb_index(long nb) { return nb == 1 ? 3 : nb == 2 ? 2 : nb <= 4 ? 1 : 0; }
 
-static void dw_plan_init(dw_plan *p, const long *g, long groups, long v, long size) {
+/* Fill the plan for geom g; returns 1 when its tables could not be allocated. */
+static int dw_plan_init(dw_plan *p, const long *g, long groups, long v, long size) {
   p->n = g[0], p->c = g[1], p->h = g[2], p->w = g[3], p->co = g[4], p->kh = g[5], p->kw = g[6];
   p->sh = g[7], p->sw = g[8], p->ph = g[9], p->pw = g[10], p->dh = g[11], p->dw = g[12];
   p->oh = g[13], p->ow = g[14];
@@ -80,7 +81,33 @@ static void dw_plan_init(dw_plan *p, const long *g, long groups, long v, long si
   /* every tile is the tallest for its width; the last of a strip may overhang it */
   long rb = 1L << dw_rb_index(p->chunk_nb), tall = (p->strip + rb - 1) / rb * rb;
   p->cs = ((tall - 1) * p->sh + span) * p->rs;
+  /* heap, not the stack: kernel widths and strides are the caller's */
+  long *tab = malloc((size_t)(p->kw + 2 * p->sw) * sizeof(long));
+  if (!tab) return 1;
+  long *joff = tab, *lo = tab + p->kw, *hi = lo + p->sw;
+  for (long j = 0; j < p->kw; j++) joff[j] = (j * p->dw) % p->sw * p->wq + (j * p->dw) / p->sw;
+  for (long f = 0; f < p->sw; f++) { /* phase element k is input column k sw + f - pw */
+    long last = p->w - 1 + p->pw - f;
+    hi[f] = last < 0 ? 0 : last / p->sw + 1;
+    if (hi[f] > p->wq) hi[f] = p->wq;
+    lo[f] = f >= p->pw ? 0 : (p->pw - f + p->sw - 1) / p->sw;
+    if (lo[f] > hi[f]) lo[f] = hi[f];
+  }
+  p->joff = joff, p->phase_lo = lo, p->phase_hi = hi;
+  p->pair_even = p->pair_odd = 0;
+  if (p->sw == 2) { /* input columns 2t and 2t + 1 that land in their phase's elements */
+    long fe = p->pw % 2, fo = 1 - fe;
+    p->pair_even = hi[fe] - p->pw / 2;
+    p->pair_odd = hi[fo] - (p->pw + 1) / 2;
+    if (p->pair_even > (p->w + 1) / 2) p->pair_even = (p->w + 1) / 2;
+    if (p->pair_odd > p->w / 2) p->pair_odd = p->w / 2;
+    if (p->pair_even < 0) p->pair_even = 0;
+    if (p->pair_odd < 0) p->pair_odd = 0;
+  }
+  return 0;
 }
+
+static void dw_plan_free(dw_plan *p) { free((void *)p->joff); }
 
 #define T float
 #define VT dw_v_f32

@@ -189,26 +189,7 @@ static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *b
 int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const long *g,
                         long groups, int nt) {
   dw_plan p;
-  dw_plan_init(&p, g, groups, DW_V, (long)sizeof(T));
-  long joff[p.kw], lo[p.sw], hi[p.sw];
-  for (long j = 0; j < p.kw; j++) joff[j] = (j * p.dw) % p.sw * p.wq + (j * p.dw) / p.sw;
-  for (long f = 0; f < p.sw; f++) { /* phase element k is input column k sw + f - pw */
-    long last = p.w - 1 + p.pw - f;
-    hi[f] = last < 0 ? 0 : last / p.sw + 1;
-    if (hi[f] > p.wq) hi[f] = p.wq;
-    lo[f] = f >= p.pw ? 0 : (p.pw - f + p.sw - 1) / p.sw;
-    if (lo[f] > hi[f]) lo[f] = hi[f];
-  }
-  p.joff = joff, p.phase_lo = lo, p.phase_hi = hi;
-  if (p.sw == 2) { /* input columns 2t and 2t + 1 that land in their phase's elements */
-    long fe = p.pw % 2, fo = 1 - fe;
-    p.pair_even = hi[fe] - p.pw / 2;
-    p.pair_odd = hi[fo] - (p.pw + 1) / 2;
-    if (p.pair_even > (p.w + 1) / 2) p.pair_even = (p.w + 1) / 2;
-    if (p.pair_odd > p.w / 2) p.pair_odd = p.w / 2;
-    if (p.pair_even < 0) p.pair_even = 0;
-    if (p.pair_odd < 0) p.pair_odd = 0;
-  }
+  if (dw_plan_init(&p, g, groups, DW_V, (long)sizeof(T)) != 0) return 1;
   const long blocks = (groups + p.gblock - 1) / p.gblock, tasks = p.n * blocks * p.strips;
   const size_t bytes = ((size_t)p.cig * p.cs * sizeof(T) + 63) / 64 * 64;
   if (nt > tasks) nt = (int)tasks;
@@ -232,6 +213,7 @@ int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const lo
     }
     free(buf);
   }
+  dw_plan_free(&p);
   return err;
 }
 
