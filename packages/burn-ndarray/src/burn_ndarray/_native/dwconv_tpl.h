@@ -90,31 +90,27 @@ static inline __attribute__((always_inline)) void DW_FN(dw_tile)(const dw_plan *
 
 typedef void (*DW_FN(dw_tile_fn))(const dw_plan *, const T *, const T *, T, T *, long, long);
 
-/* The tile shapes with RB * NB <= DW_MAX_ACC accumulators, compiled each on its own, for any
- * kernel (K = 0) and for 3x3 and 5x5. */
+/* The tile shapes (the tallest with RB * NB <= DW_MAX_ACC for each width NB: see
+ * dw_rb_index), compiled each on its own, for any kernel (K = 0) and for 3x3 and 5x5. */
 #define DW_TILE(RB, NB, K)                                                                     \
   static void DW_FN(dw_t##RB##x##NB##k##K)(const dw_plan *p, const T *buf, const T *w, T b,    \
                                             T *out, long rows, long lanes) {                   \
     DW_FN(dw_tile)(p, buf, w, b, out, rows, lanes, RB, NB, K);                                 \
   }
 #define DW_TILES(K)                                                                            \
-  DW_TILE(1, 1, K) DW_TILE(1, 2, K) DW_TILE(1, 3, K) DW_TILE(1, 4, K) DW_TILE(1, 5, K)         \
-  DW_TILE(1, 6, K) DW_TILE(1, 7, K) DW_TILE(1, 8, K) DW_TILE(2, 1, K) DW_TILE(2, 2, K)         \
-  DW_TILE(2, 3, K) DW_TILE(2, 4, K) DW_TILE(4, 1, K) DW_TILE(4, 2, K) DW_TILE(8, 1, K)
+  DW_TILE(8, 1, K) DW_TILE(4, 2, K) DW_TILE(2, 3, K) DW_TILE(2, 4, K) DW_TILE(1, 5, K)         \
+  DW_TILE(1, 6, K) DW_TILE(1, 7, K) DW_TILE(1, 8, K)
 DW_TILES(0)
 DW_TILES(3)
 DW_TILES(5)
 #undef DW_TILES
 #undef DW_TILE
 
-/* [kernel: any, 3x3, 5x5][rb in 1, 2, 4, 8 (index 0..3)][nb in 1..8]. */
+/* [kernel: any, 3x3, 5x5][nb in 1..8]. */
 #define DW_TABLE(K)                                                                            \
-  {{0, DW_FN(dw_t1x1k##K), DW_FN(dw_t1x2k##K), DW_FN(dw_t1x3k##K), DW_FN(dw_t1x4k##K),        \
-    DW_FN(dw_t1x5k##K), DW_FN(dw_t1x6k##K), DW_FN(dw_t1x7k##K), DW_FN(dw_t1x8k##K)},          \
-   {0, DW_FN(dw_t2x1k##K), DW_FN(dw_t2x2k##K), DW_FN(dw_t2x3k##K), DW_FN(dw_t2x4k##K)},       \
-   {0, DW_FN(dw_t4x1k##K), DW_FN(dw_t4x2k##K)},                                               \
-   {0, DW_FN(dw_t8x1k##K)}}
-static const DW_FN(dw_tile_fn) DW_FN(dw_tiles)[3][4][DW_MAX_ACC + 1] = {
+  {0, DW_FN(dw_t8x1k##K), DW_FN(dw_t4x2k##K), DW_FN(dw_t2x3k##K), DW_FN(dw_t2x4k##K),          \
+   DW_FN(dw_t1x5k##K), DW_FN(dw_t1x6k##K), DW_FN(dw_t1x7k##K), DW_FN(dw_t1x8k##K)}
+static const DW_FN(dw_tile_fn) DW_FN(dw_tiles)[3][DW_MAX_ACC + 1] = {
     DW_TABLE(0), DW_TABLE(3), DW_TABLE(5)};
 #undef DW_TABLE
 
@@ -173,9 +169,8 @@ static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *b
     for (long ch = 0; ch < p->chunks; ch++) {
       long nb = p->chunk_nb + (ch < p->chunk_extra);
       long lanes = v0 + nb == p->nvec ? p->ow - (p->nvec - 1) * DW_V : DW_V;
-      const int ri = dw_rb_index(nb);
-      const long rb = 1L << ri;
-      DW_FN(dw_tile_fn) fn = DW_FN(dw_tiles)[p->kernel][ri][nb];
+      const long rb = 1L << dw_rb_index(nb); /* the tile of this width (dw_tiles) */
+      DW_FN(dw_tile_fn) fn = DW_FN(dw_tiles)[p->kernel][nb];
       for (long oy = oy0; oy < oy1; oy += rb) /* the last tile may overhang (buffer rows exist) */
         fn(p, buf + (oy - oy0) * p->sh * p->rs + v0 * DW_V, w, b, op + oy * p->ow + v0 * DW_V,
            oy1 - oy, lanes);
