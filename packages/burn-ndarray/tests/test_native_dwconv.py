@@ -170,10 +170,11 @@ def test_repeated_shapes_keep_their_checks():
     np.testing.assert_array_equal(b.conv2d(x, w, None, opt_lists), b.conv2d(x, w, None, opt))
 
 
-@pytest.mark.parametrize("case", [CASES[2], CASES[6]])
+@pytest.mark.parametrize("case", [CASES[0], CASES[2], CASES[4], CASES[6]])
 def test_gradients_of_groups_above_one(case):
-    """dx and dw (the numpy paths) through the linearity of the conv, float64: for any v, u,
-    <dx, v> = sum(g * conv(v, w)) and <dw, u> = sum(g * conv(x, u))."""
+    """dx and dw through the linearity of the conv, float64: for any v, u,
+    <dx, v> = sum(g * conv(v, w)) and <dw, u> = sum(g * conv(x, u)). dw and strided dx run on
+    the numpy paths; stride-1 dx is the flipped-kernel grouped conv (this kernel)."""
     _, _, s, p, d, groups = case
     x, w, _ = operands(case, np.float64)
     b, opt = backend(np.float64, 2), ConvOptions(s, p, d, groups)
