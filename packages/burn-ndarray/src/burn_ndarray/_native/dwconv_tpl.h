@@ -2,8 +2,8 @@
  * per type with T (float | double), VT (a GCC vector of T, VBYTES wide) and SFX (f32 | f64)
  * defined; everything here is static except dwconv2d_fwd_SFX.
  *
- * A task is (image, group, strip of output rows). It copies the strip's input rows of its
- * group's channels into a zero-padded, per-thread buffer (each row split into `sw` column
+ * A task is (image, block of groups, strip of output rows). Per group it copies the strip's
+ * input rows of the group's channels into a zero-padded, per-thread buffer (each row split into `sw` column
  * phases, so that for any stride a run of consecutive outputs reads consecutive buffer
  * elements), then every output tile is a register block of RB rows x NB vectors summed over
  * (input channel, i, j) with the weight broadcast: no branch per tap, no padding checks. */
@@ -55,8 +55,8 @@ static inline void DW_FN(dw_copy)(T *d, const T *s, long m) {
 
 /* One tile: RB output rows (buffer rows `sh` apart) x NB vectors of columns, starting at `buf`
  * (the buffer at the tile's first output row and column) and `out`; only the first `rows` rows
- * and `lanes` elements of the last vector are stored. `w` is the output
- * channel's weights [cig, kh, kw]. Each output element is bias + the taps in (ci, i, j) order,
+ * and `lanes` elements of the last vector are stored. `w` is the output channel's weights
+ * [cig, kh, kw]. Each output element is bias + the taps in (ci, i, j) order,
  * one multiply-add each, whatever the tile's shape: results do not depend on the tiling. */
 static inline __attribute__((always_inline)) void DW_FN(dw_tile)(const dw_plan *p, const T *buf,
                                                                   const T *w, T bias, T *out,
@@ -159,7 +159,8 @@ static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long 
 static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *bias, T *out,
                            T *buf, long img, long grp, long oy0, long oy1) {
   const long rows = p->cs / p->rs; /* the strip's rows and those of its last tile's overhang */
-  DW_FN(dw_fill)(p, x + (img * p->c + grp * p->cig) * p->h * p->w, buf, oy0 * p->sh - p->ph, rows);
+  const T *xg = x + (img * p->c + grp * p->cig) * p->h * p->w;
+  DW_FN(dw_fill)(p, xg, buf, oy0 * p->sh - p->ph, rows);
   const long wsize = p->cig * p->kh * p->kw, oplane = p->oh * p->ow;
   for (long o = grp * p->cog; o < (grp + 1) * p->cog; o++) {
     const T *w = wt + o * wsize;
@@ -200,8 +201,8 @@ int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const lo
 #pragma omp for schedule(dynamic, 1)
     for (long t = 0; t < tasks; t++) {
       if (!buf) continue;
-      long s = t % p.strips, rest = t / p.strips, img = rest / blocks, g0 = rest % blocks * p.gblock;
-      long g1 = g0 + p.gblock < groups ? g0 + p.gblock : groups;
+      long s = t % p.strips, rest = t / p.strips, img = rest / blocks;
+      long g0 = rest % blocks * p.gblock, g1 = g0 + p.gblock < groups ? g0 + p.gblock : groups;
       long oy0 = s * p.strip, oy1 = oy0 + p.strip < p.oh ? oy0 + p.strip : p.oh;
       for (long grp = g0; grp < g1; grp++)
         DW_FN(dw_task)(&p, x, wt, bias, out, buf, img, grp, oy0, oy1);
