@@ -121,7 +121,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
         if p is None:
             return prev(x, weight, bias, options)
         geom, out_hw, macs = p
-        return _run(lib, _nt(threads, macs, MAC_GRAIN), x, weight, bias, options.groups, geom, out_hw)
+        nt = _nt(threads, macs, MAC_GRAIN)
+        return _run(lib, nt, x, weight, bias, options.groups, geom, out_hw)
 
     ops["conv2d"] = conv2d
 

@@ -12,8 +12,8 @@
  * Determinism: each output element is bias + its taps in (input channel, i, j) order, summed by
  * one thread in the same vector code whatever its tile; tasks (image, block of groups, strip
  * of output rows) depend on the shapes only, so results are bitwise identical for every `nt`,
- * and equal filters of one group give bitwise equal channels. Tasks are scheduled dynamically one at a
- * time: a thread the OS deschedules holds one task, not a static share.
+ * and equal filters of one group give bitwise equal channels. Tasks are scheduled dynamically
+ * one at a time: a thread the OS deschedules holds one task, not a static share.
  */
 #include <omp.h>
 #include <stdlib.h>
