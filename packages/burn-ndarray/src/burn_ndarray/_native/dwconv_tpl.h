@@ -5,8 +5,9 @@
  * A task is (image, block of groups, strip of output rows). Per group it copies the strip's
  * input rows of the group's channels into a zero-padded, per-thread buffer (each row split
  * into `sw` column phases, so that for any stride a run of consecutive outputs reads
- * consecutive buffer elements), then every output tile is a register block of RB rows x NB vectors summed over
- * (input channel, i, j) with the weight broadcast: no branch per tap, no padding checks. */
+ * consecutive buffer elements), then every output tile is a register block of RB rows x NB
+ * vectors summed over (input channel, i, j) with the weight broadcast: no branch per tap, no
+ * padding checks. HT (half a VT) is defined too. */
 
 #define DW_CAT_(a, b) a##_##b
 #define DW_CAT(a, b) DW_CAT_(a, b)
