@@ -170,11 +170,12 @@ def test_repeated_shapes_keep_their_checks():
     np.testing.assert_array_equal(b.conv2d(x, w, None, opt_lists), b.conv2d(x, w, None, opt))
 
 
-@pytest.mark.parametrize("case", [CASES[0], CASES[2], CASES[4], CASES[6]])
+@pytest.mark.parametrize("case", [CASES[0], CASES[2], CASES[4], CASES[6], CASES[7], CASES[8]])
 def test_gradients_of_groups_above_one(case):
     """dx and dw through the linearity of the conv, float64: for any v, u,
-    <dx, v> = sum(g * conv(v, w)) and <dw, u> = sum(g * conv(x, u)). dw and strided dx run on
-    the numpy paths; stride-1 dx is the flipped-kernel grouped conv (this kernel)."""
+    <dx, v> = sum(g * conv(v, w)) and <dw, u> = sum(g * conv(x, u)). dx runs as the grouped
+    conv of the upsampled gradient, dw of depthwise convs as grouped convs over the batch
+    (`_native_dwconv_grad`), dw of other groupings on the numpy path."""
     _, _, s, p, d, groups = case
     x, w, _ = operands(case, np.float64)
     b, opt = backend(np.float64, 2), ConvOptions(s, p, d, groups)
@@ -184,3 +185,51 @@ def test_gradients_of_groups_above_one(case):
     assert dx.shape == x.shape and dw.shape == w.shape
     np.testing.assert_allclose(np.sum(dx * v), np.sum(g * ref_conv(v, w, None, s, p, d, groups)))
     np.testing.assert_allclose(np.sum(dw * u), np.sum(g * ref_conv(x, u, None, s, p, d, groups)))
+
+
+def ref_weight_grad(x, g, kernel, s, p, d, groups) -> np.ndarray:
+    """float64 dw [co, c / groups, kh, kw] window by window."""
+    x, g = x.astype(np.float64), g.astype(np.float64)
+    co, (oh, ow) = g.shape[1], g.shape[2:]
+    cig = x.shape[1] // groups
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    dw = np.zeros((co, cig, *kernel))
+    for o in range(co):
+        grp = o // (co // groups)
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                win = xp[:, grp * cig : (grp + 1) * cig,
+                         i * d[0] : i * d[0] + s[0] * (oh - 1) + 1 : s[0],
+                         j * d[1] : j * d[1] + s[1] * (ow - 1) + 1 : s[1]]  # fmt: skip
+                dw[o, :, i, j] = np.einsum("ncyx,nyx->c", win, g[:, o])
+    return dw
+
+
+@pytest.mark.parametrize("case", [CASES[1], CASES[2], CASES[7], CASES[8], BIG[0]])
+def test_depthwise_gradients_float32_and_thread_counts(case):
+    """float32 dx and dw against float64 references, and bitwise the same on 1 and 3 threads
+    (the kernel called directly: the op would give small convs one thread)."""
+    import functools
+
+    from burn_ndarray import _native_dwconv_grad as grad
+
+    _, (co, _, kh, kw), s, p, d, groups = case
+    x, w, _ = operands(case, np.float32)
+    g = RNG.uniform(-1, 1, (x.shape[0], co, *out_hw(case))).astype(np.float32)
+    opt = ConvOptions(s, p, d, groups)
+    b = backend(np.float32, 2)
+    dx, dw = b.conv2d_x_backward(x, w, g, opt), b.conv2d_weight_backward(x, w, g, opt)
+    want_dw = ref_weight_grad(x, g, (kh, kw), s, p, d, groups)
+    v = RNG.uniform(-1, 1, x.shape)
+    np.testing.assert_allclose(np.sum(dx * v), np.sum(g * ref_conv(v, w, None, s, p, d, groups)),
+                               rtol=1e-5)  # fmt: skip
+    np.testing.assert_allclose(dw, want_dw, rtol=1e-5, atol=1e-5 * np.abs(want_dw).max())
+    lib = _native.lib()
+    runs = []
+    for nt in (1, 3):
+        fwd = functools.partial(_native_dwconv._conv, lib, nt, nt=nt)
+        runs.append((grad.x_grad(fwd, x.shape, w, g, groups, s, p, d),
+                     grad.weight_grad(fwd, x, g, (kh, kw), groups, s, p, d)))  # fmt: skip
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    np.testing.assert_array_equal(runs[0][0], dx)

@@ -11,18 +11,21 @@ group (regnet: 13-55 GEMMs of 8 rows per conv, each with its `filter_classes` ca
 
 Results do not depend on the thread count (each output is bias + its taps in (input channel,
 i, j) order, summed by one thread; the tasks depend on the shapes only), and equal filters of a
-group give bitwise equal channels. Gradients stay on the backend's numpy paths.
+group give bitwise equal channels. The x gradient (every grouping) and the weight gradient
+(depthwise) run as grouped forward convs on the same kernel (`_native_dwconv_grad`).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 
 import numpy as np
 
+from . import _native_dwconv_grad as _grad
 from . import _native_ops as _ops
 from ._im2col import out_size
-from ._native_conv import _check_channels, _geom, _pair
+from ._native_conv import _check_channels, _check_grad, _fallback, _geom, _pair
 from ._native_ops import F32, F64, _nt
 
 # Multiply-adds per OpenMP thread at least, so tiny convs wake few threads.
@@ -125,6 +128,53 @@ def install(backend, lib, m: int, ops: dict) -> None:
         return _run(lib, nt, x, weight, bias, options.groups, geom, out_hw)
 
     ops["conv2d"] = conv2d
+    _install_grads(backend, lib, ops)
+
+
+def _conv(lib, threads, x, weight, groups, stride, padding, dilation, nt=None) -> np.ndarray:
+    """The grouped conv without bias, its output size computed (the gradients' building
+    block); `nt` threads, else as many as its multiply-adds warrant within `threads`."""
+    oh = out_size(x.shape[2], weight.shape[2], stride[0], padding[0], dilation[0])
+    ow = out_size(x.shape[3], weight.shape[3], stride[1], padding[1], dilation[1])
+    if nt is None:
+        nt = _nt(threads, x.shape[0] * weight.shape[0] * oh * ow * weight[0].size, MAC_GRAIN)
+    return _call(lib, nt, x, weight, None, groups, stride, padding, dilation, (oh, ow))
+
+
+def _install_grads(backend, lib, ops: dict) -> None:
+    """conv2d_x_backward / conv2d_weight_backward of groups > 1 as grouped forward convs
+    (`_native_dwconv_grad`); groups 1 and uncovered operands go to the ops installed before."""
+    threads = backend.num_threads
+    prev_x = ops.get("conv2d_x_backward") or _fallback(backend, "conv2d_x_backward")
+    prev_w = ops.get("conv2d_weight_backward") or _fallback(backend, "conv2d_weight_backward")
+
+    fwd = functools.partial(_conv, lib, threads)
+
+    def geometry(op, x, weight, g, options):
+        """(stride, padding, dilation) where the native gradient applies, else None."""
+        _check_grad(op, x, weight, g, options.groups)
+        if not _covered(x, weight, None, options) or g.dtype != x.dtype or 0 in g.shape[2:]:
+            return None
+        geom = tuple(map(_pair, (options.stride, options.padding, options.dilation)))
+        return None if min(geom[0] + geom[2]) <= 0 or min(geom[1]) < 0 else geom
+
+    def conv2d_x_backward(x, weight, output_grad, options):
+        geom = geometry("conv2d_x_backward", x, weight, output_grad, options)
+        dx = None
+        if geom is not None:
+            g = np.ascontiguousarray(output_grad)
+            dx = _grad.x_grad(fwd, x.shape, weight, g, options.groups, *geom)
+        return prev_x(x, weight, output_grad, options) if dx is None else dx
+
+    def conv2d_weight_backward(x, weight, output_grad, options):
+        geom = geometry("conv2d_weight_backward", x, weight, output_grad, options)
+        if geom is None or weight.shape[1] > 1:  # grouped: one conv per channel measured slower
+            return prev_w(x, weight, output_grad, options)
+        kernel = tuple(weight.shape[2:])
+        return _grad.weight_grad(fwd, x, output_grad, kernel, options.groups, *geom)
+
+    ops["conv2d_x_backward"] = conv2d_x_backward
+    ops["conv2d_weight_backward"] = conv2d_weight_backward
 
 
 def declare(lib) -> None:
