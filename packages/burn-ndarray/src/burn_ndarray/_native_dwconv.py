@@ -141,6 +141,13 @@ def _conv(lib, threads, x, weight, groups, stride, padding, dilation, nt=None) -
     return _call(lib, nt, x, weight, None, groups, stride, padding, dilation, (oh, ow))
 
 
+def _flipped_conv_suits(geom, w_shape) -> bool:
+    """Whether the backend's own dx (`_ops_own.conv2d_x_backward`: the flipped-kernel conv,
+    i.e. this kernel without the upsampled copy) takes stride, padding and dilation."""
+    (stride, padding, dilation), (kh, kw) = geom, w_shape[2:]
+    return stride == dilation == (1, 1) and padding[0] <= kh - 1 and padding[1] <= kw - 1
+
+
 def _install_grads(backend, lib, ops: dict) -> None:
     """conv2d_x_backward / conv2d_weight_backward of groups > 1 as grouped forward convs
     (`_native_dwconv_grad`); groups 1 and uncovered operands go to the ops installed before."""
@@ -161,7 +168,7 @@ def _install_grads(backend, lib, ops: dict) -> None:
     def conv2d_x_backward(x, weight, output_grad, options):
         geom = geometry("conv2d_x_backward", x, weight, output_grad, options)
         dx = None
-        if geom is not None:
+        if geom is not None and not _flipped_conv_suits(geom, weight.shape):
             g = np.ascontiguousarray(output_grad)
             dx = _grad.x_grad(fwd, x.shape, weight, g, options.groups, *geom)
         return prev_x(x, weight, output_grad, options) if dx is None else dx
