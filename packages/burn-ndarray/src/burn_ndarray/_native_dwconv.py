@@ -159,6 +159,8 @@ def _install_grads(backend, lib, ops: dict) -> None:
 
     def geometry(op, x, weight, g, options):
         """(stride, padding, dilation) where the native gradient applies, else None."""
+        if options.groups <= 1:
+            return None  # the dense conv's gradients, untouched (and their own checks)
         _check_grad(op, x, weight, g, options.groups)
         if not _covered(x, weight, None, options) or g.dtype != x.dtype or 0 in g.shape[2:]:
             return None
