@@ -128,30 +128,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
         return _run(lib, nt, x, weight, bias, options.groups, geom, out_hw)
 
     ops["conv2d"] = conv2d
-    _install_grads(backend, lib, ops)
 
-
-def _conv(lib, threads, x, weight, groups, stride, padding, dilation, nt=None) -> np.ndarray:
-    """The grouped conv without bias, its output size computed (the gradients' building
-    block); `nt` threads, else as many as its multiply-adds warrant within `threads`."""
-    oh = out_size(x.shape[2], weight.shape[2], stride[0], padding[0], dilation[0])
-    ow = out_size(x.shape[3], weight.shape[3], stride[1], padding[1], dilation[1])
-    if nt is None:
-        nt = _nt(threads, x.shape[0] * weight.shape[0] * oh * ow * weight[0].size, MAC_GRAIN)
-    return _call(lib, nt, x, weight, None, groups, stride, padding, dilation, (oh, ow))
-
-
-def _flipped_conv_suits(geom, w_shape) -> bool:
-    """Whether the backend's own dx (`_ops_own.conv2d_x_backward`: the flipped-kernel conv,
-    i.e. this kernel without the upsampled copy) takes stride, padding and dilation."""
-    (stride, padding, dilation), (kh, kw) = geom, w_shape[2:]
-    return stride == dilation == (1, 1) and padding[0] <= kh - 1 and padding[1] <= kw - 1
-
-
-def _install_grads(backend, lib, ops: dict) -> None:
-    """conv2d_x_backward / conv2d_weight_backward of groups > 1 as grouped forward convs
-    (`_native_dwconv_grad`); groups 1 and uncovered operands go to the ops installed before."""
-    threads = backend.num_threads
+    # conv2d_x_backward / conv2d_weight_backward of groups > 1 as grouped forward convs
+    # (`_native_dwconv_grad`); groups 1 and uncovered operands go to the ops installed before.
     prev_x = ops.get("conv2d_x_backward") or _fallback(backend, "conv2d_x_backward")
     prev_w = ops.get("conv2d_weight_backward") or _fallback(backend, "conv2d_weight_backward")
 
@@ -184,6 +163,23 @@ def _install_grads(backend, lib, ops: dict) -> None:
 
     ops["conv2d_x_backward"] = conv2d_x_backward
     ops["conv2d_weight_backward"] = conv2d_weight_backward
+
+
+def _conv(lib, threads, x, weight, groups, stride, padding, dilation, nt=None) -> np.ndarray:
+    """The grouped conv without bias, its output size computed (the gradients' building
+    block); `nt` threads, else as many as its multiply-adds warrant within `threads`."""
+    oh = out_size(x.shape[2], weight.shape[2], stride[0], padding[0], dilation[0])
+    ow = out_size(x.shape[3], weight.shape[3], stride[1], padding[1], dilation[1])
+    if nt is None:
+        nt = _nt(threads, x.shape[0] * weight.shape[0] * oh * ow * weight[0].size, MAC_GRAIN)
+    return _call(lib, nt, x, weight, None, groups, stride, padding, dilation, (oh, ow))
+
+
+def _flipped_conv_suits(geom, w_shape) -> bool:
+    """Whether the backend's own dx (`_ops_own.conv2d_x_backward`: the flipped-kernel conv,
+    i.e. this kernel without the upsampled copy) takes stride, padding and dilation."""
+    (stride, padding, dilation), (kh, kw) = geom, w_shape[2:]
+    return stride == dilation == (1, 1) and padding[0] <= kh - 1 and padding[1] <= kw - 1
 
 
 def declare(lib) -> None:
