@@ -56,7 +56,7 @@ SOURCE = Path(__file__).with_name("kernels.c")
 _NAMES = ("kernels.c", "conv.c", "nn.c", "gemm.c", "attn.c", "dwconv.c", "vol.c", "rnn.c")
 SOURCES = tuple(SOURCE.with_name(n) for n in _NAMES + ("winograd.c",))
 # Included by the sources: hashed into the cache key too, never compiled on their own.
-HEADERS = (SOURCE.with_name("blas.h"),)
+HEADERS = (SOURCE.with_name("blas.h"), SOURCE.with_name("dwconv_tpl.h"))
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",
