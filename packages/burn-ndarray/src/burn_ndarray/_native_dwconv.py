@@ -25,7 +25,8 @@ import numpy as np
 from . import _native_dwconv_grad as _grad
 from . import _native_ops as _ops
 from ._im2col import out_size
-from ._native_conv import _check_channels, _check_grad, _fallback, _geom, _pair
+from ._native_conv import _check_channels, _fallback, _geom, _pair
+from ._native_conv_grad import _check_grad
 from ._native_ops import F32, F64, _nt
 
 # Multiply-adds per OpenMP thread at least, so tiny convs wake few threads.
