@@ -1,4 +1,4 @@
-"""Native kernels: `kernels.c`, `conv.c`, `nn.c`, `gemm.c`, `attn.c`, `dwconv.c`, `vol.c`, `rnn.c` and `act.c`, compiled on first use with the system C compiler
+"""Native kernels: `kernels.c`, `conv.c`, `nn.c`, `gemm.c`, `attn.c`, `dwconv.c`, `vol.c`, `rnn.c`, `act.c` and `maxpool.c`, compiled on first use with the system C compiler
 into one library, loaded by ctypes.
 
 `lib()` returns the loaded library (a `ctypes.CDLL`) or None when native kernels are off
@@ -52,7 +52,7 @@ log = logging.getLogger("burn_ndarray.native")
 
 SOURCE = Path(__file__).with_name("kernels.c")
 # Compiled together into one library; the cache key holds every source's hash.
-SOURCES = tuple(SOURCE.with_name(n) for n in ("kernels.c", "conv.c", "nn.c", "gemm.c", "attn.c", "dwconv.c", "vol.c", "rnn.c", "act.c"))
+SOURCES = tuple(SOURCE.with_name(n) for n in ("kernels.c", "conv.c", "nn.c", "gemm.c", "attn.c", "dwconv.c", "vol.c", "rnn.c", "act.c", "maxpool.c"))
 # Included by the sources: hashed into the cache key too, never compiled on their own.
 HEADERS = (SOURCE.with_name("blas.h"),)
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
