@@ -54,7 +54,7 @@ SOURCE = Path(__file__).with_name("kernels.c")
 # Compiled together into one library; the cache key holds every source's hash.
 SOURCES = tuple(SOURCE.with_name(n) for n in ("kernels.c", "conv.c", "nn.c", "gemm.c", "attn.c", "dwconv.c", "vol.c", "rnn.c", "act.c", "maxpool.c"))
 # Included by the sources: hashed into the cache key too, never compiled on their own.
-HEADERS = (SOURCE.with_name("blas.h"),)
+HEADERS = (SOURCE.with_name("blas.h"), SOURCE.with_name("expf.h"))
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",
