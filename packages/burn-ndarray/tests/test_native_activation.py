@@ -174,6 +174,9 @@ def test_views_and_mixed_dtypes_fall_back():
     y, g = x[:, :100], x[:, 100:]  # not contiguous: numpy's path
     want = g * (y * (1 - y))
     np.testing.assert_array_equal(b.sigmoid_backward(y, g), want)
+    # an array operand (not a scalar): numpy's path, broadcast as numpy does
+    slope = np.array([0.25], np.float32)
+    np.testing.assert_array_equal(b.leaky_relu(x, slope), np.where(x < 0, x * slope, x))
     # a float32 scalar beyond float32's range: numpy's path (inf / nan), quietly
     got = b.hard_sigmoid(x, 1e300, 0.5)
     assert np.isnan(got).sum() == 0 and set(np.unique(got)) <= {0.0, 1.0}

@@ -113,6 +113,8 @@ def _scalars(ks, prev, m, threads, grain):
         px = _ops._cptr(x)
         if not px:
             return prev(x, *scalars)
+        if any(isinstance(s, np.ndarray) for s in scalars):  # a tensor operand: numpy's path
+            return prev(x, *scalars)
         try:
             vals = [float(s) for s in scalars]
         except TypeError:
