@@ -121,9 +121,7 @@ def install(backend) -> bool:
     ops["relu"] = _unary(lib, "relu", p, m, *threads_for("relu"), _small(backend, "relu", p))
     from . import _native_activation  # it imports this module's helpers
 
-    t, g, _ = threads_for("relu_backward")
-    p = prev("relu_backward")
-    ops["relu_backward"] = _native_activation.same_shape(lib, "relu_bwd", p, m, t, g)
+    _native_activation.install(backend, lib, m, ops, threads_for)
     for short, k in BINARY.items():
         name = "float_" + short
         p = prev(name)

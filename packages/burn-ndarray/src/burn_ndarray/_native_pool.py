@@ -1,4 +1,5 @@
-"""max_pool2d (with indices, and its gradient) and avg_pool2d on the native kernels.
+"""max_pool2d (with indices, and its gradient; without indices: `maxpool.c`) and avg_pool2d on
+the native kernels.
 
 One OpenMP call per op: tasks are (plane, output row), each output row computed for all its
 columns at once, kernel offset by kernel offset in row-major order. The max and its index follow
@@ -96,6 +97,28 @@ def install(backend, lib, m: int, ops: dict) -> None:
           int(bool(count_include_pad)), _nt(threads, x.size, GRAIN))  # fmt: skip
         return out
 
+    noidx = {F32: lib.maxpool_noidx_f32, F64: lib.maxpool_noidx_f64}
+    prev_plain = backend.max_pool2d
+
+    def max_pool2d(x, kernel_size, stride, padding, dilation):
+        """Without indices (`maxpool.c`): the indexed kernel's values, ~2x faster."""
+        k = noidx.get(x.dtype)
+        if x.size < m or k is None or x.ndim != 4:
+            return prev_plain(x, kernel_size, stride, padding, dilation)
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = map(
+            _pair, (kernel_size, stride, padding, dilation)
+        )
+        n, c, h, w = x.shape
+        oh, ow = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
+        if oh <= 0 or ow <= 0 or n * c == 0:
+            return prev_plain(x, kernel_size, stride, padding, dilation)
+        x = np.ascontiguousarray(x)
+        out = np.empty((n, c, oh, ow), x.dtype)
+        k(_ops._ptr(x), _ops._ptr(out), n * c, h, w, oh, ow,
+          kh, kw, sh, sw, ph, pw, dh, dw, _nt(threads, x.size, GRAIN))  # fmt: skip
+        return out
+
+    ops["max_pool2d"] = max_pool2d
     ops["max_pool2d_with_indices"] = max_pool2d_with_indices
     ops["max_pool2d_with_indices_backward"] = max_pool2d_with_indices_backward
     ops["avg_pool2d"] = avg_pool2d
@@ -111,5 +134,7 @@ def declare(lib) -> None:
             getattr(lib, f"maxpool_{t}_{s}").restype = None
             getattr(lib, f"maxpool_bwd_{t}_{s}").argtypes = (p, p, p, L, L, L, i)
             getattr(lib, f"maxpool_bwd_{t}_{s}").restype = None
+        getattr(lib, f"maxpool_noidx_{t}").argtypes = (p, p) + (L,) * 13 + (i,)
+        getattr(lib, f"maxpool_noidx_{t}").restype = None
         getattr(lib, f"avgpool_{t}").argtypes = (p, p) + (L,) * 11 + (i, i)
         getattr(lib, f"avgpool_{t}").restype = None

@@ -7,8 +7,8 @@ the Tensor layer then calls numpy with no Python frame in between, the main leve
 latency). Sources: `COMMON` (kind-agnostic layout and creation ops: `burn_tensor.array_api`
 over numpy plus `_ops_common`'s numpy-only ones), `FLOAT` / `INT` (`array_api.make_numeric`:
 casts, reductions, scans, scatter-adds, sorting), `FFT` (`array_api.fft_ops`: numpy.fft), `own`
-(`_ops_own.py`), `NdArrayModuleOps` (`_ops_module.py`: conv, pools, interpolation, attention),
-numpy's ufuncs.
+(`_ops_own.py`), `act` (`_numpy_activation.py`: sigmoid, hard_sigmoid, ...), `NdArrayModuleOps`
+(`_ops_module.py`: conv, pools, interpolation, attention), numpy's ufuncs.
 
 Every op that can raise a floating-point flag runs quiet (`_fp.quiet_table`: inf/nan results, no
 warnings, the caller's numpy error state untouched). Per instance, `NdArray.setup` puts tiers
@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from burn_tensor.array_api import fft_ops, make_numeric
 
+from . import _numpy_activation as act
 from . import _ops_own as own
 from ._erf import erf
 from ._fp import quiet_table
@@ -192,6 +193,7 @@ OPS = quiet_table({
     "float_to_device": COMMON["to_device"],
     "float_trunc": staticmethod(np.trunc),
     "float_zeros": COMMON["zeros"],
+    "hard_sigmoid": act.hard_sigmoid,
     "int_abs": staticmethod(np.absolute),
     "int_add": staticmethod(np.add),
     "int_add_scalar": staticmethod(np.add),
@@ -271,10 +273,14 @@ OPS = quiet_table({
     "interpolate": NdArrayModuleOps.interpolate,
     "interpolate_backward": NdArrayModuleOps.interpolate_backward,
     "irfft": FFT["irfft"],
+    "leaky_relu": act.leaky_relu,
+    "log_sigmoid": act.log_sigmoid,
     "max_pool2d_with_indices": NdArrayModuleOps.max_pool2d_with_indices,
     "max_pool2d_with_indices_backward": NdArrayModuleOps.max_pool2d_with_indices_backward,
     "relu": own.relu,
     "rfft": FFT["rfft"],
+    "sigmoid": act.sigmoid,
+    "sigmoid_backward": act.sigmoid_backward,
     "unfold4d": NdArrayModuleOps.unfold4d,
 })
 # fmt: on

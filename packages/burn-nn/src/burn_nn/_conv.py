@@ -10,6 +10,7 @@ from burn_tensor import module as F
 from ._config import config
 from ._initializer import Initializer, KaimingUniform, Zeros
 from ._module import Module
+from ._conv_plan import conv_plan
 from ._padding import PaddingConfig1d, PaddingConfig2d, pad_input, split_pads
 from ._param import Param
 from ._util import check_initializer, check_sizes, device_or_default, pair
@@ -34,6 +35,20 @@ def _padded(x: Tensor, padding, kernel, stride, dilation) -> tuple[Tensor, list[
     pads = padding.pads(x.dims()[2:], kernel, stride, dilation)
     sym, extra = split_pads(pads)
     return (x if extra is None else pad_input(x, extra)), sym
+
+
+def _conv(fn, x: Tensor, m) -> Tensor:
+    """`fn` (F.conv1d / F.conv2d) of module `m` on `x`, its options from `conv_plan`."""
+    kernel, stride, dilation = m.kernel_size, m.stride, m.dilation
+    if isinstance(kernel, int):  # Conv1d's fields are ints
+        kernel, stride, dilation = [kernel], [stride], [dilation]
+    plan = conv_plan(x, m.padding, kernel, stride, dilation, m.groups)
+    w, b = m.weight.val(), None if m.bias is None else m.bias.val()
+    if plan is None:  # fields the op must refuse: its own checks name them
+        x, sym = _padded(x, m.padding, kernel, stride, dilation)
+        return fn(x, w, b, stride=stride, padding=sym, dilation=dilation, groups=m.groups)
+    options, extra = plan
+    return fn(x if extra is None else pad_input(x, extra), w, b, options=options)
 
 
 @config
@@ -113,16 +128,7 @@ class Conv1d(Module):
     padding: PaddingConfig1d = PaddingConfig1d.Valid
 
     def forward(self, x: Tensor) -> Tensor:
-        x, sym = _padded(x, self.padding, [self.kernel_size], [self.stride], [self.dilation])
-        return F.conv1d(
-            x,
-            self.weight.val(),
-            None if self.bias is None else self.bias.val(),
-            stride=self.stride,
-            padding=sym,
-            dilation=self.dilation,
-            groups=self.groups,
-        )
+        return _conv(F.conv1d, x, self)
 
 
 @config
@@ -197,13 +203,4 @@ class Conv2d(Module):
     padding: PaddingConfig2d = PaddingConfig2d.Valid
 
     def forward(self, x: Tensor) -> Tensor:
-        x, sym = _padded(x, self.padding, self.kernel_size, self.stride, self.dilation)
-        return F.conv2d(
-            x,
-            self.weight.val(),
-            None if self.bias is None else self.bias.val(),
-            stride=self.stride,
-            padding=sym,
-            dilation=self.dilation,
-            groups=self.groups,
-        )
+        return _conv(F.conv2d, x, self)

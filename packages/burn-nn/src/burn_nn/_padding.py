@@ -11,12 +11,14 @@ from ._codec import ConfigError
 class _Padding:
     """A variant enum value: `X.Same`, `X.Valid`, `X.Explicit(...)`."""
 
-    __slots__ = ("variant", "values")
+    __slots__ = ("variant", "values", "_hash")
     _n_explicit = 0  # number of values of Burn's Explicit variant
 
     def __init__(self, variant: str, *values: int):
         object.__setattr__(self, "variant", variant)
         object.__setattr__(self, "values", tuple(int(v) for v in values))
+        # computed once: conv modules look their options up by padding on every forward
+        object.__setattr__(self, "_hash", hash((type(self).__name__, variant, self.values)))
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -41,7 +43,7 @@ class _Padding:
         )
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.variant, self.values))
+        return self._hash
 
     def __repr__(self) -> str:
         name = f"{type(self).__name__}.{self.variant}"

@@ -100,11 +100,13 @@ ACT = {
         {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875},
     ),
     "LeakyRelu": ("activation.leaky_relu({x}, {alpha!r})", {"alpha": 0.01}),
-    "HardSigmoid": ("ops.hard_sigmoid({x}, {alpha!r}, {beta!r})", {"alpha": 0.2, "beta": 0.5}),
-    "HardSwish": (
-        "ops.hard_sigmoid({x}, {alpha!r}, {beta!r}) * {x}",
-        {"alpha": 1 / 6, "beta": 0.5},
+    # the backend's hard_sigmoid op (one native pass on NdArray) and burn's hard_swish
+    # (x * hard_sigmoid(x, 1/6, 1/2), ONNX's HardSwish), not a chain of scalar ops
+    "HardSigmoid": (
+        "activation.hard_sigmoid({x}, alpha={alpha!r}, beta={beta!r})",
+        {"alpha": 0.2, "beta": 0.5},
     ),
+    "HardSwish": ("activation.hard_swish({x})", {}),
     "ThresholdedRelu": ("ops.thresholded_relu({x}, {alpha!r})", {"alpha": 1.0}),
     "Shrink": ("ops.shrink({x}, {bias!r}, {lambd!r})", {"bias": 0.0, "lambd": 0.5}),
     "Gelu": ("ops.gelu({x}, {approximate!r})", {"approximate": "none"}),
@@ -116,18 +118,14 @@ def _act(ctx):
     code, defaults = ACT[ctx.op_type]
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
-    if ctx.op_type == "HardSwish":
-        defaults = {"alpha": 1 / 6, "beta": 0.5}
-        vals = defaults
-    else:
-        vals = {k: ctx.attr(k, v) for k, v in defaults.items()}
+    vals = {k: ctx.attr(k, v) for k, v in defaults.items()}
     if vals.get("approximate", "none") not in ("none", "tanh"):
         ctx.fail(f"attribute 'approximate' = {vals['approximate']!r}: 'none' or 'tanh' expected")
     ctx.set(0, code.format(x=ctx.x(0), **vals))
 
 
 for _name, (_code, _defaults) in ACT.items():
-    op(_name, attrs=tuple(_defaults) if _name != "HardSwish" else ())(_act)
+    op(_name, attrs=tuple(_defaults))(_act)
 
 
 @op("PRelu")

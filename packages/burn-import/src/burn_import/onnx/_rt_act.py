@@ -32,7 +32,9 @@ def selu(x, alpha, gamma):
 
 
 def hard_sigmoid(x, alpha, beta):
-    return (x * alpha + beta).clamp(0.0, 1.0)
+    """clamp(x * alpha + beta, 0, 1): the backend's op (code generated before it was emitted
+    directly called this helper)."""
+    return activation.hard_sigmoid(x, alpha, beta)
 
 
 def thresholded_relu(x, alpha):

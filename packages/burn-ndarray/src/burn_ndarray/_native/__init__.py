@@ -1,6 +1,6 @@
-"""Native kernels: `kernels.c`, `conv.c`, `nn.c`, `gemm.c`, `attn.c`, `dwconv.c`, `vol.c`, `rnn.c`
-and `winograd.c`, compiled on first use with the system C compiler into one library, loaded by
-ctypes.
+"""Native kernels: `kernels.c`, `conv.c`, `nn.c`, `gemm.c`, `attn.c`, `dwconv.c`, `vol.c`, `rnn.c`,
+`winograd.c`, `act.c` and `maxpool.c`, compiled on first use with the system C compiler into one
+library, loaded by ctypes.
 
 `lib()` returns the loaded library (a `ctypes.CDLL`) or None when native kernels are off
 (`BURN_NDARRAY_NATIVE=0`), no compiler is found (`$CC`, else `cc`, else `gcc`) or the build
@@ -54,9 +54,9 @@ log = logging.getLogger("burn_ndarray.native")
 SOURCE = Path(__file__).with_name("kernels.c")
 # Compiled together into one library; the cache key holds every source's hash.
 _NAMES = ("kernels.c", "conv.c", "nn.c", "gemm.c", "attn.c", "dwconv.c", "vol.c", "rnn.c")
-SOURCES = tuple(SOURCE.with_name(n) for n in _NAMES + ("winograd.c",))
+SOURCES = tuple(SOURCE.with_name(n) for n in _NAMES + ("winograd.c", "act.c", "maxpool.c"))
 # Included by the sources: hashed into the cache key too, never compiled on their own.
-HEADERS = (SOURCE.with_name("blas.h"), SOURCE.with_name("dwconv_tpl.h"))
+HEADERS = tuple(SOURCE.with_name(n) for n in ("blas.h", "dwconv_tpl.h", "expf.h"))
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",
@@ -348,6 +348,9 @@ def _declare(lib) -> None:
     _native_attention.declare(lib)
     _native_volume.declare(lib)
     _native_rnn.declare(lib)
+    from .. import _native_activation
+
+    _native_activation.declare(lib)
 
 
 def _sig(lib, name, argtypes) -> None:

@@ -1,0 +1,70 @@
+"""The code emitted for the activations and pools of imported CNNs (issue 37 item 4): single
+backend ops (HardSigmoid -> `activation.hard_sigmoid`, HardSwish -> `activation.hard_swish`,
+a global pool as one reduction over the flattened spatial dims), against numpy float64."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn_import.onnx import backend
+from onnx import TensorProto as T
+from onnx import helper as h
+
+RNG = np.random.default_rng(37)
+
+
+def _chain(x_shape):
+    """HardSwish -> HardSigmoid(alpha 0.25, beta 0.4) -> * x -> GlobalAveragePool."""
+    nodes = [
+        h.make_node("HardSwish", ["x"], ["hs"], name="hswish"),
+        h.make_node("HardSigmoid", ["hs"], ["hg"], name="hsig", alpha=0.25, beta=0.4),
+        h.make_node("Mul", ["hg", "x"], ["m"], name="mul"),
+        h.make_node("GlobalAveragePool", ["m"], ["y"], name="gap"),
+    ]
+    out = list(x_shape[:2]) + [1] * (len(x_shape) - 2)
+    g = h.make_graph(
+        nodes,
+        "cnn_ops",
+        [h.make_tensor_value_info("x", T.FLOAT, list(x_shape))],
+        [h.make_tensor_value_info("y", T.FLOAT, out)],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def _chain64(x):
+    x = x.astype(np.float64)
+    hs = x * np.clip(x / 6 + 0.5, 0, 1)
+    hg = np.clip(0.25 * hs + 0.4, 0, 1)
+    return (hg * x).mean(axis=tuple(range(2, x.ndim)), keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 5, 6), (2, 3, 4), (1, 2, 3, 4, 5), (1, 64, 40, 40)])
+def test_activations_and_global_pool_are_single_ops(shape):
+    rep = backend.prepare(_chain(shape))
+    src = rep.gen.source
+    assert "activation.hard_swish(" in src
+    assert "activation.hard_sigmoid(" in src and "alpha=0.25" in src
+    assert "ops.hard_sigmoid" not in src and "clamp" not in src
+    if len(shape) > 3:  # one reduction, not one per spatial dim
+        assert ".reshape([0, 0, -1]).mean_dim(2)" in src and "mean_dim(3)" not in src
+    x = (RNG.standard_normal(shape) * 4).astype(np.float32)
+    (got,) = rep.run([x])
+    assert got.shape == tuple(shape[:2]) + (1,) * (len(shape) - 2)
+    np.testing.assert_allclose(got, _chain64(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1, 8, 5, 6), (2, 3, 2, 2, 3)])
+def test_global_max_pool_one_reduction(shape):
+    out = list(shape[:2]) + [1] * (len(shape) - 2)
+    g = h.make_graph(
+        [h.make_node("GlobalMaxPool", ["x"], ["y"], name="gmp")],
+        "gmp",
+        [h.make_tensor_value_info("x", T.FLOAT, list(shape))],
+        [h.make_tensor_value_info("y", T.FLOAT, out)],
+    )
+    rep = backend.prepare(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]))
+    assert ".reshape([0, 0, -1]).max_dim(2)" in rep.gen.source
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x.flat[3] = np.nan  # NaN wins its channel, as ONNX's reference (max propagates NaN)
+    (got,) = rep.run([x])
+    np.testing.assert_array_equal(got, x.max(axis=tuple(range(2, x.ndim)), keepdims=True))
