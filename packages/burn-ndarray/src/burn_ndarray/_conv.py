@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _winograd
-from ._filter_classes import filter_classes
+from ._filter_classes import cached_filter_classes, filter_classes
 from ._im2col import Columns, chunk_size, out_size
 
 
@@ -30,7 +30,7 @@ def conv2d(x, weight, bias, stride, padding, dilation, groups, out_hw=None) -> n
             out_size(w, kw, stride[1], padding[1], dilation[1]),
         )
     oh, ow = out_hw
-    if g == 1 and (classes := filter_classes(weight, bias)) is not None:
+    if g == 1 and (classes := cached_filter_classes(weight, bias)) is not None:
         # Equal filters must give equal channels, which one GEMM does not guarantee
         # (`_filter_classes`): compute each distinct filter once and copy its channel.
         keep, inverse = classes

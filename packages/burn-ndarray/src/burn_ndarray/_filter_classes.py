@@ -21,9 +21,17 @@ output is exact on every CPU and thread count. Finding the classes costs one sor
 filters' first values (a few microseconds per conv for trained weights, whose first values
 differ), then one of their first `PREFIX` values where first values repeat (quantized weights);
 filters are compared in full only when two share that prefix.
+
+A model calls its convs with the same weight arrays on every forward, so `cached_filter_classes`
+keeps each (weight, bias) pair's answer while both arrays live (NdArray never writes an array in
+place: `from_data` copies, ops return new arrays); mobilenet_v3_small spent ~0.5 ms of a 6 ms
+forward recomputing them.
 """
 
 from __future__ import annotations
+
+import threading
+import weakref
 
 import numpy as np
 
@@ -81,3 +89,52 @@ def filter_classes(
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return keep[order], rank[inverse.ravel()]
+
+
+def _sig(a: np.ndarray | None) -> tuple | None:
+    """What must not change for a cached answer to stay valid: buffer, shape, strides, dtype."""
+    if a is None:
+        return None
+    return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype)
+
+
+class _Cache:
+    """`filter_classes` of live (weight, bias) pairs, by identity (weakly: dropped with either)."""
+
+    # reentrant: a weak reference's callback (`_drop`) can run inside `get` on this thread
+    lock = threading.RLock()
+    entries: dict[tuple[int, int], tuple] = {}
+
+    @classmethod
+    def get(cls, weight: np.ndarray, bias: np.ndarray | None):
+        key = (id(weight), id(bias))
+        hit = cls.entries.get(key)
+        if (
+            hit is not None
+            and hit[0]() is weight
+            and (bias is None or hit[1]() is bias)
+            and hit[2] == (_sig(weight), _sig(bias))
+        ):
+            return hit[3]
+        classes = filter_classes(weight, bias)
+        try:
+            drop = lambda _r, key=key: cls._drop(key)  # noqa: E731
+            refs = (weakref.ref(weight, drop), None if bias is None else weakref.ref(bias, drop))
+        except TypeError:  # not weakly referable: no way to know when it dies, so no cache
+            return classes
+        with cls.lock:
+            cls.entries[key] = (refs[0], refs[1], (_sig(weight), _sig(bias)), classes)
+        return classes
+
+    @classmethod
+    def _drop(cls, key: tuple[int, int]) -> None:
+        with cls.lock:
+            cls.entries.pop(key, None)
+
+
+def cached_filter_classes(
+    weight: np.ndarray, bias: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`filter_classes(weight, bias)`, computed once per live pair of arrays (conv entry points,
+    whose weights are a model's parameters; not for temporaries such as a group's slice)."""
+    return _Cache.get(weight, bias)

@@ -31,7 +31,7 @@ import numpy as np
 from . import _blas, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
 from . import _native_conv_transpose
 from . import _native_ops as _ops
-from ._filter_classes import filter_classes
+from ._filter_classes import cached_filter_classes
 from ._im2col import out_size
 from ._native_ops import F32, F64, _nt
 
@@ -254,7 +254,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         numpy_wino = NUMPY_WINOGRAD or (not tasks and threads < WINOGRAD_MAX_THREADS)
         if numpy_wino and _winograd.suits(*geo[:5], 1, geo[5]):
             return prev(x, weight, bias, options)
-        if (classes := filter_classes(weight, bias)) is not None:
+        if (classes := cached_filter_classes(weight, bias)) is not None:
             # equal filters must give equal channels, which one GEMM does not guarantee
             # (`_filter_classes`): each distinct filter once, its channel copied
             keep, inverse = classes
