@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from . import _blas, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
+from . import _blas, _conv, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
 from . import _native_conv_transpose
 from . import _native_ops as _ops
 from ._filter_classes import cached_filter_classes
@@ -52,6 +52,8 @@ WINOGRAD_MAX_THREADS = 8
 NUMPY_WINOGRAD = False
 # The chunked fallback only from this many threads (on 2 cores the numpy path measured faster).
 CHUNKED_MIN_THREADS = 8
+# Plans remembered per backend instance, at most (as `_native_dwconv.MAX_PLANS`).
+MAX_PLANS = 256
 
 
 def _pair(v) -> tuple[int, int]:
@@ -237,22 +239,50 @@ def install(backend, lib, m: int, ops: dict) -> None:
             return
         log.debug("burn-ndarray native conv: chunked path (no cblas GEMM from numpy's BLAS)")
     prev = _fallback(backend, "conv2d")
+    # (shapes, dtypes, options) -> the path and its shape-only arguments, or None for `prev`:
+    # the checks and the geometry once per shape (a model has a few dozen conv shapes)
+    plans: dict = {}
 
-    def conv2d(x, weight, bias, options):
+    def plan(x, weight, bias, options):
         _check_channels("conv2d", x, weight, options.groups)
-        if not _covered(x, weight, options, m) or (bias is not None and bias.dtype != x.dtype):
-            return prev(x, weight, bias, options)
+        if not _covered(x, weight, options, 0) or (bias is not None and bias.dtype != x.dtype):
+            return None
         stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
         _, _, h, w = x.shape
         kh, kw = weight.shape[2:]
+        if x.size < m:
+            # small: the numpy path, but a plain pointwise conv straight to its one GEMM (the
+            # squeeze-excitation convs on 1x1 inputs: ~11 us of Python per call before)
+            plain = (kh, kw) == (1, 1) and stride == (1, 1) and padding == (0, 0)
+            return ("pointwise",) if plain and (bias is None or bias.ndim == 1) else None
         oh = out_size(h, kh, stride[0], padding[0], dilation[0])
         ow = out_size(w, kw, stride[1], padding[1], dilation[1])
         if oh <= 0 or ow <= 0 or min(stride) <= 0 or min(dilation) <= 0 or min(padding) < 0:
-            return prev(x, weight, bias, options)
+            return None
         geo = (x.shape, weight.shape, stride, padding, dilation, (oh, ow))
-        wino = tasks and not NUMPY_WINOGRAD and _native_winograd.suits(*geo)
         numpy_wino = NUMPY_WINOGRAD or (not tasks and threads < WINOGRAD_MAX_THREADS)
         if numpy_wino and _winograd.suits(*geo[:5], 1, geo[5]):
+            return None
+        if tasks and not NUMPY_WINOGRAD and _native_winograd.suits(*geo):
+            return ("winograd", padding, (oh, ow))
+        if tasks:
+            return ("tasks", stride, padding, dilation, (oh, ow))
+        return ("chunked", stride, padding, dilation, (oh, ow))
+
+    def conv2d(x, weight, bias, options):
+        b = None if bias is None else (bias.dtype, bias.shape)
+        try:
+            key = (x.shape, x.dtype, weight.shape, weight.dtype, b, options)
+            p = plans[key]
+        except (KeyError, TypeError):  # new, or options holding lists (unhashable)
+            p = plan(x, weight, bias, options)
+            if len(plans) >= MAX_PLANS:
+                plans.clear()
+            try:
+                plans[key] = p
+            except TypeError:
+                pass
+        if p is None:
             return prev(x, weight, bias, options)
         if (classes := cached_filter_classes(weight, bias)) is not None:
             # equal filters must give equal channels, which one GEMM does not guarantee
@@ -260,13 +290,14 @@ def install(backend, lib, m: int, ops: dict) -> None:
             keep, inverse = classes
             b = None if bias is None else bias[keep]
             return np.take(conv2d(x, weight[keep], b, options), inverse, axis=1)
-        if wino:
-            return _native_winograd.forward(lib, threads, x, weight, bias, padding, (oh, ow), _run)
-        if tasks:
-            return _forward(lib, threads, x, weight, bias, stride, padding, dilation, (oh, ow))
-        return _native_conv_chunked.conv2d(
-            lib, threads, x, weight, bias, stride, padding, dilation, (oh, ow)
-        )
+        path = p[0]
+        if path == "pointwise":
+            return _conv.pointwise(x, weight, bias)
+        if path == "winograd":
+            return _native_winograd.forward(lib, threads, x, weight, bias, *p[1:], _run)
+        if path == "tasks":
+            return _forward(lib, threads, x, weight, bias, *p[1:])
+        return _native_conv_chunked.conv2d(lib, threads, x, weight, bias, *p[1:])
 
     ops["conv2d"] = conv2d
     if tasks:
