@@ -31,6 +31,9 @@ s = _SliceBuilder()
 
 def normalize(op: str, items, shape) -> tuple[tuple[slice, ...], tuple[int, ...]]:
     """Turn user slice items into concrete `slice(start, stop, step)` per dim + the output shape."""
+    plain = _plain(items, shape)
+    if plain is not None:
+        return plain
     if not isinstance(items, tuple | list):
         items = (items,)
     items = list(items)
@@ -76,6 +79,26 @@ def normalize(op: str, items, shape) -> tuple[tuple[slice, ...], tuple[int, ...]
                 raise TensorCheckError(op, f"dim {d}: index {i} out of range for size {n}")
             slices.append(slice(j, j + 1, 1))
             out.append(1)
+    return tuple(slices), tuple(out)
+
+
+def _plain(items, shape):
+    """`normalize` of the common case, or None: one `a:b` per dim (`narrow`, ONNX Slice), both
+    bounds None or ints in [0, size] with a <= b, no step. ~1.5 us where the general loop takes
+    ~6 (shufflenet's channel split: 26 slices a forward)."""
+    if type(items) not in (tuple, list) or len(items) != len(shape):
+        return None
+    slices, out = [], []
+    for it, n in zip(items, shape):
+        if type(it) is not slice or it.step is not None:
+            return None
+        a, b = it.start, it.stop
+        a = 0 if a is None else a
+        b = n if b is None else b
+        if type(a) is not int or type(b) is not int or not 0 <= a <= b <= n:
+            return None
+        slices.append(slice(a, b, 1))
+        out.append(b - a)
     return tuple(slices), tuple(out)
 
 
