@@ -68,3 +68,37 @@ def test_global_max_pool_one_reduction(shape):
     x.flat[3] = np.nan  # NaN wins its channel, as ONNX's reference (max propagates NaN)
     (got,) = rep.run([x])
     np.testing.assert_array_equal(got, x.max(axis=tuple(range(2, x.ndim)), keepdims=True))
+
+
+def _silu_graph(extra_reader: bool, swapped: bool):
+    """Conv-free SiLU as exporters write it: s = Sigmoid(x); m = Mul(x, s) (or Mul(s, x));
+    with `extra_reader` s is also a graph output (so it must stay a sigmoid)."""
+    mul_in = ["s", "x"] if swapped else ["x", "s"]
+    nodes = [
+        h.make_node("Sigmoid", ["x"], ["s"], name="sig"),
+        h.make_node("Mul", mul_in, ["m"], name="mul"),
+    ]
+    outs = [h.make_tensor_value_info("m", T.FLOAT, [2, 3, 4])]
+    if extra_reader:
+        outs.append(h.make_tensor_value_info("s", T.FLOAT, [2, 3, 4]))
+    g = h.make_graph(nodes, "silu", [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])], outs)
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+@pytest.mark.parametrize("extra_reader", [False, True])
+def test_sigmoid_times_its_input_is_one_silu(extra_reader, swapped):
+    """Mul(x, Sigmoid(x)) whose sigmoid nothing else reads is one `activation.silu(x)` (one
+    native pass on NdArray); a sigmoid read elsewhere stays a sigmoid and the Mul a product."""
+    rep = backend.prepare(_silu_graph(extra_reader, swapped))
+    src = rep.gen.source
+    if extra_reader:
+        assert "activation.silu(" not in src and "activation.sigmoid(" in src
+    else:
+        assert "activation.silu(" in src and "activation.sigmoid(" not in src
+    x = (RNG.standard_normal((2, 3, 4)) * 6).astype(np.float32)
+    got = rep.run([x])
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(got[0], x64 / (1 + np.exp(-x64)), rtol=1e-5, atol=1e-6)
+    if extra_reader:
+        np.testing.assert_allclose(got[1], 1 / (1 + np.exp(-x64)), rtol=1e-5, atol=1e-7)

@@ -193,3 +193,39 @@ def test_tensor_silu_and_hard_swish_on_ndarray():
         want = x64 * np.clip(x64 / 6 + 0.5, 0, 1)
         got = activation.hard_swish(t).to_data().numpy().astype(np.float64)
         assert np.all(np.abs(got - want) <= 1e-6 * np.abs(x64))  # an ulp of beta, times x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_silu_is_one_op_against_float64_and_threads(dtype):
+    """silu (`un_silu_*` in act.c, issue 37: efficientnet's x * sigmoid(x)) is a backend op:
+    within a few ulp of float64 x / (1 + exp(-x)) (NaN in, NaN out; large |x| without flags),
+    the same bits as the native sigmoid times x, and alike on every thread count."""
+    backends = [NATIVE[1], NATIVE[3], PLAIN] if dtype == np.float32 else [NATIVE64]
+    for n in SIZES:
+        x = _input(n, dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            want = x.astype(np.float64) * _sigmoid64(x)
+        outs = []
+        for b in backends:
+            w, e = _strict()
+            try:
+                got = b.silu(x)
+                with np.errstate(invalid="ignore"):  # inf * 0 of the reference product
+                    split = b.float_mul(x, b.sigmoid(x))
+            finally:
+                e.__exit__(None, None, None)
+                w.__exit__(None, None, None)
+            assert got.dtype == x.dtype and got.shape == x.shape
+            np.testing.assert_array_equal(got, split)  # NaN where the split form has NaN
+            fin = np.isfinite(want)
+            _assert_close(got[fin], want[fin], dtype)
+            if b is not PLAIN:  # PLAIN: numpy's exp below native_min, other bits by design
+                outs.append(got)
+        for o in outs[1:]:
+            np.testing.assert_array_equal(o, outs[0])
+
+
+@needs_native
+def test_silu_runs_native_from_native_min():
+    text = str(PLAIN.explain("silu", np.zeros(1 << 15, np.float32)))
+    assert "native tier runs" in text, text

@@ -1,6 +1,6 @@
 """Activations on the native kernels (`_native/act.c`, relu's gradient in `kernels.c`).
 
-NdArray's overrides of ActivationOps' `sigmoid`, `sigmoid_backward`, `hard_sigmoid`,
+NdArray's overrides of ActivationOps' `sigmoid`, `silu`, `sigmoid_backward`, `hard_sigmoid`,
 `leaky_relu`, `log_sigmoid` and `relu_backward`: one pass each where the defaults are 2-7
 tensor-wide ops (sigmoid's `mask_where` alone ran at ~3.6 ns per element). Each keeps the
 previous implementation (`_numpy_activation`, the defaults' formulas in numpy) below
@@ -28,6 +28,7 @@ def declare(lib) -> None:
     for t, ct in (("f32", ctypes.c_float), ("f64", ctypes.c_double)):
         for name, args in (
             (f"un_sigmoid_{t}", (p, p, L, i)),
+            (f"un_silu_{t}", (p, p, L, i)),
             (f"un_log_sigmoid_{t}", (p, p, L, i)),
             (f"sigmoid_bwd_{t}", (p, p, p, L, i)),
             (f"hard_sigmoid_{t}", (p, p, L, ct, ct, i)),
@@ -44,7 +45,7 @@ def install(backend, lib, m: int, ops: dict, threads_for) -> None:
     def prev(name):
         return getattr(backend, name)
 
-    for name in ("sigmoid", "log_sigmoid"):
+    for name in ("sigmoid", "log_sigmoid", "silu"):
         p = prev(name)
         t, g, _ = threads_for("exp")  # compute-bound, as exp
         ops[name] = _ops._unary(lib, name, p, m, t, g, True, _ops._small(backend, name, p))

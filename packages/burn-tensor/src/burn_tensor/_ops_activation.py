@@ -50,6 +50,10 @@ class ActivationOps:
             grad, self.float_mul(output, self.float_add_scalar(self.float_neg(output), 1.0))
         )
 
+    def silu(self, x):
+        # x * sigmoid(x); a backend may do it in one pass (NdArray's native kernel)
+        return self.float_mul(x, self.sigmoid(x))
+
     def hard_sigmoid(self, x, alpha, beta):
         return self.float_clamp(
             self.float_add_scalar(self.float_mul_scalar(x, alpha), beta), 0.0, 1.0

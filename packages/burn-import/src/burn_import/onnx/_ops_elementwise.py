@@ -69,7 +69,44 @@ FLOAT_ONLY = {
 def _unary(ctx):
     if ctx.op_type in FLOAT_ONLY and ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
+    if ctx.op_type == "Sigmoid" and _silu_mul(ctx.gen.model.graph, ctx.node) is not None:
+        ctx.emit("# read only by x * sigmoid(x) below: activation.silu there")
+        return
     ctx.set(0, UNARY[ctx.op_type].format(x=ctx.x(0)))
+
+
+def _silu_mul(g, sig):
+    """The Mul node that computes `x * sigmoid(x)` from Sigmoid node `sig` of the main graph
+    `g` while being the sigmoid's only reader (no graph output, no subgraph in `g`), or None.
+    Such a pair is written as one `activation.silu(x)` (efficientnet's SiLUs: one native pass
+    on NdArray where the Mul alone re-read and wrote the whole tensor, ~2.7 of ~47 ms)."""
+    import onnx
+
+    out, x = sig.output[0], sig.input[0]
+    if out in {o.name for o in g.output} or not any(out in n.output for n in g.node):
+        return None
+    graphs = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    if any(a.type in graphs for n in g.node for a in n.attribute):
+        return None
+    readers = [n for n in g.node if out in n.input]
+    if len(readers) != 1:
+        return None
+    m = readers[0]
+    if m.op_type != "Mul" or m.domain not in ("", "ai.onnx") or sorted(m.input) != sorted([x, out]):
+        return None
+    return m
+
+
+def _silu_input(ctx) -> int | None:
+    """Which input of this Mul is the x of a `x * sigmoid(x)` that `_silu_mul` fuses, or None."""
+    g = ctx.gen.model.graph
+    for i, name in enumerate(ctx.node.input):
+        for n in g.node:
+            if name in n.output and n.op_type == "Sigmoid" and n.domain in ("", "ai.onnx"):
+                m = _silu_mul(g, n)
+                if m is not None and list(m.output) == list(ctx.node.output):
+                    return 1 - i
+    return None
 
 
 op(*UNARY)(_unary)
@@ -107,6 +144,9 @@ BINARY = {
 
 @op(*BINARY)
 def binary(ctx):
+    if ctx.op_type == "Mul" and (i := _silu_input(ctx)) is not None:
+        ctx.set(0, f"activation.silu({ctx.x(i)})")
+        return
     a, b = _broadcast(ctx)
     if ctx.op_type == "Equal" and ctx.elem(0) == 9:
         ctx.set(0, f"{a}.bool_xor({b}).bool_not()")

@@ -15,6 +15,9 @@
  *   FMA: the numpy path rounds twice, and the bits must not depend on the size); NaN stays.
  * - leaky_relu: x < 0 ? x * slope : x (NaN stays).
  * - log_sigmoid: min(x, 0) - log1p(exp(-|x|)).
+ * - silu: x * sigmoid(x), the sigmoid as above (the same bits as sigmoid, then a multiply):
+ *   one pass where x * sigmoid(x) wrote and re-read a whole tensor (efficientnet_b0's Muls
+ *   of its SiLUs: ~2.7 ms of a ~47 ms forward).
  *
  * Every loop runs over fixed blocks of ABLK elements handed to threads dynamically (a thread
  * the OS deschedules holds one block, not a static share); results are per element, so they do
@@ -116,6 +119,31 @@ void un_sigmoid_f64(const double *restrict x, double *restrict o, long n, int nt
     _Pragma("omp simd") for (long i = a; i < e; i++) {
       double v = x[i], ex = exp(-fabs(v));
       o[i] = (v < 0.0 ? ex : 1.0) / (ex + 1.0);
+    }
+  });
+}
+
+/* silu = x * sigmoid(x): sigmoid's kernel above, each result multiplied by its x in the same
+ * L1-resident pass (the sigmoid's bits, then one rounding of the product). */
+void un_silu_f32(const float *restrict x, float *restrict o, long n, int nt) {
+  BLOCKS(n, nt, {
+    const float *xb = x + a;
+    float *ob = o + a;
+    long m = e - a;
+    EXP_INTO_f32(i, m, -fabsf(xb[i]), ob[i]);
+    _Pragma("omp simd") for (long i = 0; i < m; i++) {
+      float ex = ob[i], v = xb[i];
+      float s = (v < 0.0f ? ex : 1.0f) / (ex + 1.0f);
+      ob[i] = v * s;
+    }
+  });
+}
+void un_silu_f64(const double *restrict x, double *restrict o, long n, int nt) {
+  BLOCKS(n, nt, {
+    _Pragma("omp simd") for (long i = a; i < e; i++) {
+      double v = x[i], ex = exp(-fabs(v));
+      double s = (v < 0.0 ? ex : 1.0) / (ex + 1.0);
+      o[i] = v * s;
     }
   });
 }
