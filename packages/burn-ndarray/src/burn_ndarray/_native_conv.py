@@ -174,18 +174,29 @@ def _run(fn, threads: int, *args, error: str = "conv: could not allocate its col
 
 def _forward(lib, threads, x, weight, bias, stride, padding, dilation, out_hw) -> np.ndarray:
     """Shapes: x [n, c, h, w], weight [co, c, kh, kw], bias [co] | None -> [n, co, oh, ow]."""
+    setup = _setup(x.shape, weight.shape, x.dtype, stride, padding, dilation, out_hw)
+    return _forward_set(lib, threads, x, weight, bias, setup)
+
+
+def _setup(x_shape, w_shape, dt, stride, padding, dilation, out_hw) -> tuple:
+    """What `_forward_set` needs that depends on the shapes only (kept in a conv's plan):
+    (geom, pixels per task, tasks, multiply-adds, out_hw). The geom array is only read."""
+    n, co = x_shape[0], w_shape[0]
+    p, k = out_hw[0] * out_hw[1], w_shape[1] * w_shape[2] * w_shape[3]
+    geom = _geom(x_shape, w_shape, stride, padding, dilation, out_hw)
+    pb = block_pixels(p, k, dt.itemsize)
+    return geom, pb, n * -(-p // pb), n * p * k * co, tuple(out_hw)
+
+
+def _forward_set(lib, threads, x, weight, bias, setup) -> np.ndarray:
+    """`_forward` with its shape-only arguments from `_setup`."""
+    geom, pb, tasks, macs, out_hw = setup
     dt = x.dtype
     fn = lib.conv2d_fwd_f32 if dt == F32 else lib.conv2d_fwd_f64
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(weight)
-    b = None if bias is None else np.ascontiguousarray(bias)
-    n, co = x.shape[0], w.shape[0]
-    p, k = out_hw[0] * out_hw[1], w[0].size
-    out = np.empty((n, co, *out_hw), dt)
-    geom = _geom(x.shape, w.shape, stride, padding, dilation, out_hw)
-    pb = block_pixels(p, k, dt.itemsize)
-    tasks = n * -(-p // pb)
-    nt = min(tasks, _nt(threads, n * p * k * co, MAC_GRAIN))
-    bp = None if b is None else _ops._ptr(b)
+    out = np.empty((x.shape[0], w.shape[0], *out_hw), dt)
+    nt = min(tasks, _nt(threads, macs, MAC_GRAIN))
+    bp = None if bias is None else _ops._ptr(np.ascontiguousarray(bias))
     _run(fn, threads, _ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), pb, nt)
     return out
 
@@ -266,7 +277,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         if tasks and not NUMPY_WINOGRAD and _native_winograd.suits(*geo):
             return ("winograd", padding, (oh, ow))
         if tasks:
-            return ("tasks", stride, padding, dilation, (oh, ow))
+            return ("tasks", _setup(x.shape, weight.shape, x.dtype, *geo[2:]))
         return ("chunked", stride, padding, dilation, (oh, ow))
 
     def conv2d(x, weight, bias, options):
@@ -296,7 +307,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         if path == "winograd":
             return _native_winograd.forward(lib, threads, x, weight, bias, *p[1:], _run)
         if path == "tasks":
-            return _forward(lib, threads, x, weight, bias, *p[1:])
+            return _forward_set(lib, threads, x, weight, bias, p[1])
         return _native_conv_chunked.conv2d(lib, threads, x, weight, bias, *p[1:])
 
     ops["conv2d"] = conv2d
