@@ -109,6 +109,8 @@ def test_runtime_helpers_get_keyword_arguments():
         # one parenthesized condition: wrapping must not turn it into a one-element tuple
         "        while (a_rather_long_trip_count_name is None or a_rather_long_counter_name < a_rather_long_trip_count_name) and go:\n            pass",
         "        y = x_rather_long_name_for_a_tensor_value[some_rather_long_index_expression_name_0123456789 + 1]",
+        # the call's head alone is too long: the expression goes in parentheses
+        "        features_1_block_1_scale_activ = self.layers_encoder_layer_0_self_attention_out_proj_w.forward(x)",
     ],
 )
 def test_wrapped_lines_fit_and_mean_the_same(line):
@@ -174,3 +176,73 @@ def test_layers_become_burn_nn_modules(module, tmp_path):
     dev = NdArray().device()
     got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(next(iter(feeds.values())), dev))
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def _se_block() -> "onnx.ModelProto":  # noqa: F821
+    """A mobilenet-shaped squeeze-excitation block as the legacy exporter names it: every value
+    name spells the whole module scope (the generated locals were 50 characters long)."""
+    rng = np.random.default_rng(3)
+    p = "/features/features.1/block"
+    nodes = [
+        h.make_node("Conv", ["x", "onnx::Conv_7", "onnx::Conv_8"], [f"{p}/block.0/block.0.0/Conv_output_0"],
+                    name=f"{p}/block.0/block.0.0/Conv", pads=[1, 1, 1, 1]),
+        h.make_node("Relu", [f"{p}/block.0/block.0.0/Conv_output_0"], [f"{p}/block.0/block.0.2/Relu_output_0"],
+                    name=f"{p}/block.0/block.0.2/Relu"),
+        h.make_node("GlobalAveragePool", [f"{p}/block.0/block.0.2/Relu_output_0"],
+                    [f"{p}/block.1/avgpool/GlobalAveragePool_output_0"], name=f"{p}/block.1/avgpool/GlobalAveragePool"),
+        h.make_node("Mul", [f"{p}/block.1/avgpool/GlobalAveragePool_output_0", f"{p}/block.0/block.0.2/Relu_output_0"],
+                    [f"{p}/block.1/Mul_output_0"], name=f"{p}/block.1/Mul"),
+        h.make_node("Add", [f"{p}/block.1/Mul_output_0", f"{p}/block.1/Mul_output_0"],
+                    ["/features/features.1/Add_output_0"], name="/features/features.1/Add"),
+    ]  # fmt: skip
+    g = h.make_graph(
+        nodes,
+        "se",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 5, 5])],
+        [h.make_tensor_value_info("/features/features.1/Add_output_0", T.FLOAT, [1, 4, 5, 5])],
+        initializer=[
+            nh.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "onnx::Conv_7"),
+            nh.from_array(rng.standard_normal(4).astype(np.float32), "onnx::Conv_8"),
+        ],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_locals_are_short_module_paths_and_lines_fit(tmp_path):
+    path = tmp_path / "se.onnx"
+    path.write_bytes(_se_block().SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    fwd = src[src.index("def forward") :]
+    # a leaf module's only node: named after the module; other nodes: the module and the op
+    assert re.search(r"^        features_1_block_0_0 = self\.features_1_block_0_0\.forward\(x\)$", fwd, re.M), fwd
+    assert re.search(r"^        features_1_block_0_2 = activation\.relu\(features_1_block_0_0\)$", fwd, re.M), fwd
+    assert re.search(r"^        features_1_block_1_avgpool = ", fwd, re.M), fwd
+    assert re.search(r"^        features_1_block_1_mul = ", fwd, re.M), fwd
+    assert re.search(r"^        features_1_add = ", fwd, re.M), fwd
+    # the ONNX name once, whole, in the node's comment
+    assert "# GlobalAveragePool '/features/features.1/block/block.1/avgpool/GlobalAveragePool'" in fwd
+    assert max(len(line) for line in src.splitlines()) <= 100
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(4).standard_normal((1, 3, 5, 5)).astype(np.float32)
+    (want,) = ReferenceEvaluator(_se_block()).run(None, {"x": x})
+    dev = NdArray().device()
+    got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+def test_long_names_shortened_without_losing_their_ends():
+    from burn_import.onnx._fieldnames import field_path, local_names
+
+    assert scope_path("/trunk_output/block1/block1-0/proj/proj.0/Conv") == "trunk_output.block1-0.proj.0"
+    key = "encoder.layers.encoder_layer_0.self_attention.in_proj_bias"
+    assert field_path(key) == "encoder_layer_0_self_attention_in_proj_bias"
+    assert field_path("layer4.0.conv2") == "layer4_0_conv2"
+    names = local_names(_se_block().graph.node)
+    assert names["/features/features.1/block/block.1/avgpool/GlobalAveragePool_output_0"] == "features_1_block_1_avgpool"
+    node = h.make_node("Transpose", ["a"], ["t"], name="/encoder/layers/encoder_layer_0/self_attention/Transpose_1")
+    other = h.make_node("MatMul", ["t", "t"], ["m"], name="/encoder/layers/encoder_layer_0/self_attention/MatMul")
+    assert local_names([node, other])["t"] == "self_attention_transpose_1"

@@ -14,9 +14,10 @@ from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
 from ._expand import origin
+from ._fieldnames import local_names
 from ._fold import set_const, try_fold
 from ._load import default_opset, to_array
-from ._names import RESERVED, check_class_name, label, safe_text
+from ._names import MAX_TEXT, RESERVED, check_class_name, label, safe_text
 from ._registry import load_all
 from ._style import WIDTH, with_keywords, wrap
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
@@ -49,6 +50,7 @@ def generate(
     # Burn's binary format stores no quantized tensors: for it, int8 weights stay plain fields
     gen.quantized_fields = recorder != "BinFileRecorder"
     graph = model.graph
+    gen.short = local_names(graph.node)
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
         gen.initializers.add(init.name)
@@ -164,7 +166,10 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
     spec.fn(ctx)
     # One short comment per node: its op and name (model text only through `label`), so a
     # reader finds the graph's node; the variables say the rest.
-    gen.lines.insert(start, f"# {node.op_type} {label(name)}")
+    # The node's whole name as far as the line allows (the variable has a short one): 100
+    # columns less the method's indent, a loop body's and the comment's own characters.
+    limit = max(MAX_TEXT, WIDTH - 16 - len(node.op_type) - 5)
+    gen.lines.insert(start, f"# {node.op_type} {label(name, limit)}")
     for out in node.output:
         if out and out not in gen.consts:
             vt = gen.types.get(out)

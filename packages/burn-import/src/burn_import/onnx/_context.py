@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 
 from ._errors import OnnxImportError, op_error, unknown_error
-from ._fieldnames import node_field_hint, param_key, shorter_value_name
+from ._fieldnames import LOCAL_MAX, field_path, node_field_hint, param_key, shorter_value_name
 from ._names import RESERVED, identifier, label
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
 
@@ -58,12 +59,13 @@ class Gen:
     # quantized weight reads their integers, anything else their float value (written lazily)
     qacts: dict = field(default_factory=dict)
     quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
+    short: dict[str, str] = field(default_factory=dict)  # value -> its short local name
 
     def fresh(self, base: str) -> str:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,
         unique among every name given so far (Python sees identifiers NFKC-normalized, so
         uniqueness is checked on the identifier, never on the model's text)."""
-        name = identifier(shorter_value_name(base), self.reserved)
+        name = identifier(self.short.get(base) or _tail(shorter_value_name(base)), self.reserved)
         cand, k = name, self.suffix.get(name, 1)
         while cand in self.names:
             k += 1
@@ -76,7 +78,7 @@ class Gen:
         """A unique field name: after the model's module path `hint` when there is one
         (`layer4.0.conv2` -> `layer4_0_conv2`), else the kind numbered (`conv2d3`)."""
         if hint:
-            base = identifier(hint.replace(".", "_"), self.reserved | MODULE_ATTRS)
+            base = identifier(field_path(hint), self.reserved | MODULE_ATTRS)
             cand, k = base, 1
             while cand in self.field_names:
                 k += 1
@@ -151,6 +153,17 @@ class Gen:
             self.lines.append(f"{var} = self.{fname}.val()")
         self.vars[name] = var
         return var
+
+
+def _tail(name: str) -> str:
+    """A long path-like value name cut to its last `/`- or `.`-separated parts that fit
+    `LOCAL_MAX` (`StatefulPartitionedCall/model/conv2d/BiasAdd` -> `conv2d_BiasAdd`)."""
+    if len(name) <= LOCAL_MAX or not re.fullmatch(r"[\w/.:-]+", name):
+        return name  # short, or no path: `identifier` keeps its start
+    parts = [p for p in re.split(r"[/.]", name) if p]
+    while len(parts) > 1 and len("_".join(parts)) > LOCAL_MAX:
+        parts = parts[1:]
+    return "_".join(parts) or name
 
 
 def literal(arr: np.ndarray) -> str:

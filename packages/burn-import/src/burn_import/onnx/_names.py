@@ -84,9 +84,9 @@ def safe_text(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def label(text: str) -> str:
+def label(text: str, limit: int = MAX_TEXT) -> str:
     """`safe_text` in single quotes: how comments name a node (`# Conv 'conv1': ...`)."""
-    return f"'{safe_text(text)}'"
+    return f"'{safe_text(text, limit)}'"
 
 
 def check_class_name(name) -> str:

@@ -174,6 +174,12 @@ def _wrap(line: str, width: int = WIDTH) -> list[str]:
             body = [w for p in pieces for w in _wrap(inner_indent + p, width)]
             return [f"{indent}{target} = ("] + body + [indent + ")"]
     pair = _widest_bracket(code)
+    if pair is not None and eq > 0 and "(" not in code[:eq] and len(indent) + pair[0] >= width:
+        # `target = self.long_field.forward(`: even the call's head does not fit; the whole
+        # expression goes in parentheses under the target
+        inner_indent = indent + "    "
+        body = _wrap(inner_indent + code[eq + 3 :], width)
+        return [f"{indent}{code[:eq]} = ("] + body + [indent + ")"]
     if pair is not None and pair[1] - pair[0] > 1:
         o, c = pair
         head, inner, tail = code[: o + 1], code[o + 1 : c].strip(), code[c:]
