@@ -144,3 +144,36 @@ def test_rnn_clip_is_not_burn_nn_clip():
 
     src = generate(load_model(_rnn_model("GRU", "forward", clip=0.5))).source
     assert "ops.rnn(" in src and "clip=0.5" in src and "Gru" not in src, src
+
+
+def test_rnn_field_trains_under_autodiff(tmp_path):
+    """The packed weights are computed from the fields on every call under autodiff (never the
+    inference cache), so the loss's gradient reaches the Lstm's gate weights."""
+    from burn_autodiff import Autodiff
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+
+    model = _rnn_model("LSTM", "forward")
+    _, mod = _generate(model, tmp_path)
+    dev = Autodiff(NdArray()).device()
+    net = mod.Model.from_file(device=dev)
+    x = np.random.default_rng(2).uniform(-1, 1, (SEQ, BATCH, IN)).astype(np.float32)
+    for _ in range(2):  # the second call must not reuse a packing of the first graph
+        y = net.forward(Tensor.from_data(x, dev))[0]
+        loss = (y * y).mean()
+        grads = loss.backward()
+        g = net.rnn.forget_gate.hidden_transform.weight.val().grad(grads)
+        assert g is not None and g.dims() == [H, H] and np.abs(g.numpy()).max() > 0
+    # the gradient of ONNX's own formula, by central differences in float64
+    w = nh.to_array(model.graph.initializer[1]).astype(np.float64)  # R [1, 4H, H]: i, o, f, c
+    k, j, eps = 2 * H + 1, 3, 1e-6  # forget gate row 1, column 3 = burn's weight [3, 1]
+    losses = []
+    for d in (eps, -eps):
+        m2 = _rnn_model("LSTM", "forward")
+        r = w.copy()
+        r[0, k, j] += d
+        m2.graph.initializer[1].CopyFrom(nh.from_array(r, "onnx::R_2"))
+        yy = ReferenceEvaluator(m2).run(None, {"x": x.astype(np.float64)})[0]
+        losses.append((yy * yy).mean())
+    want = (losses[0] - losses[1]) / (2 * eps)
+    np.testing.assert_allclose(g.numpy()[j, 1], want, rtol=1e-3, atol=1e-6)
