@@ -98,6 +98,38 @@ def test_runtime_helpers_get_keyword_arguments():
     assert with_keywords(line) == "y = ops.gather(x, indices=idx, axis=0, idx_rank=1)"
     assert with_keywords("y = ops.gather(x, idx)") == "y = ops.gather(x, idx)"  # two: as written
     assert with_keywords("for i in range(n):") == "for i in range(n):"
+    # burn's functional API too; an argument equal to the parameter's default is left out
+    line = "y = F.max_pool2d(x, [3, 3], [2, 2], [1, 1], [1, 1])"
+    assert with_keywords(line) == (
+        "y = F.max_pool2d(x, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1])"
+    )
+    assert with_keywords("y = ops.slice_(x, [0], [24], [1], None)") == (
+        "y = ops.slice_(x, starts=[0], ends=[24], axes=[1])"
+    )
+    assert with_keywords("y = ops.reshape(x, [2, -1], 0)") == "y = ops.reshape(x, shape=[2, -1])"
+    assert with_keywords("y = ops.reshape(x, [2, -1], False)") == (
+        "y = ops.reshape(x, shape=[2, -1], allowzero=False)"  # not the int default: kept
+    )
+
+
+def test_pool_call_reads_with_keywords(tmp_path):
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+    from onnx.reference import ReferenceEvaluator
+
+    model = _one(h.make_node("MaxPool", ["x"], ["y"], name="/maxpool/MaxPool", kernel_shape=[3, 3],
+                             strides=[2, 2], pads=[1, 1, 1, 1]),
+                 [("x", T.FLOAT, [1, 2, 7, 7])], [("y", T.FLOAT, [1, 2, 4, 4])], [])  # fmt: skip
+    path = tmp_path / "pool.onnx"
+    path.write_bytes(model.SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    assert "y = F.max_pool2d(x, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1]" in src, src
+    x = np.random.default_rng(9).standard_normal((1, 2, 7, 7)).astype(np.float32)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    dev = NdArray().device()
+    got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    np.testing.assert_array_equal(got.numpy(), want)
 
 
 @pytest.mark.parametrize(
@@ -243,6 +275,10 @@ def test_long_names_shortened_without_losing_their_ends():
     assert field_path("layer4.0.conv2") == "layer4_0_conv2"
     names = local_names(_se_block().graph.node)
     assert names["/features/features.1/block/block.1/avgpool/GlobalAveragePool_output_0"] == "features_1_block_1_avgpool"
-    node = h.make_node("Transpose", ["a"], ["t"], name="/encoder/layers/encoder_layer_0/self_attention/Transpose_1")
-    other = h.make_node("MatMul", ["t", "t"], ["m"], name="/encoder/layers/encoder_layer_0/self_attention/MatMul")
-    assert local_names([node, other])["t"] == "self_attention_transpose_1"
+    scope = "/encoder/layers/encoder_layer_0/self_attention"
+    t = f"{scope}/Transpose_1_output_0"
+    node = h.make_node("Transpose", ["a"], [t], name=f"{scope}/Transpose_1")
+    other = h.make_node("MatMul", [t, t], ["logits"], name=f"{scope}/MatMul")
+    names = local_names([node, other])
+    assert names[t] == "self_attention_transpose_1"
+    assert "logits" not in names  # a graph output's own name stays

@@ -81,7 +81,8 @@ def local_names(nodes) -> dict[str, str]:
     added (`layer1_0_add`) unless the node is the only one of a leaf module (a module with no
     sub-modules), whose output the path names already; leading path parts are dropped to keep
     the name within `LOCAL_MAX` characters. The full name stays in the node's comment, and
-    `Gen.fresh` makes the names unique. Values of other exporters keep their (short) names.
+    `Gen.fresh` makes the names unique. Only values named after their node are renamed; other
+    names (a graph output's `logits`, other exporters' short ones) stay.
     """
     scopes: dict[tuple, int] = {}
     parsed = []
@@ -103,7 +104,8 @@ def local_names(nodes) -> dict[str, str]:
         while len(words) > 1 and len("_".join(words + tail)) > LOCAL_MAX:
             words = words[1:]
         for i, value in enumerate(node.output):
-            if value:
+            if value == f"{node.name}_output_{i}":  # named after the node: a graph output's
+                # own name (`logits`) stays
                 out[value] = "_".join(words + tail + ([f"out{i}"] if i else []))
     return out
 

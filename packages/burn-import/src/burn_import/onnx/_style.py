@@ -1,5 +1,6 @@
-"""The generated source's style: calls of the runtime helpers (`ops.f(...)`) with keyword
-arguments, and no line over 100 characters.
+"""The generated source's style: calls of the runtime helpers (`ops.f(...)`) and of burn's
+functional API (`F.max_pool2d(...)`) with keyword arguments, defaults left out, and no line
+over 100 characters.
 
 Both run on the generator's own lines, after they were written and before the source is
 verified (`_verify.py` checks the result, so a rewrite here cannot smuggle anything in).
@@ -19,24 +20,42 @@ OPERAND = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
 POSITIONAL = 1  # leading arguments kept positional: the tensor an `ops` helper works on
 
 
-@functools.lru_cache(maxsize=None)
-def _params(name: str) -> tuple[str, ...] | None:
-    """Names of `ops.<name>`'s positional-or-keyword parameters (None: leave its calls)."""
-    from . import ops
+# The module objects whose calls get keywords: the runtime helpers and burn's functional API.
+_MODULES = {"ops": "burn_import.onnx.ops", "F": "burn_tensor.module"}
+_NO_DEFAULT = object()
 
-    fn = getattr(ops, name, None)
+
+@functools.lru_cache(maxsize=None)
+def _params(module: str, name: str) -> tuple[tuple[str, object], ...] | None:
+    """(name, default) of `<module>.<name>`'s positional-or-keyword parameters (None: leave
+    its calls as written)."""
+    import importlib
+
+    fn = getattr(importlib.import_module(_MODULES[module]), name, None)
     if fn is None:
         return None
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    names = []
+    params = []
     for p in sig.parameters.values():
         if p.kind is not p.POSITIONAL_OR_KEYWORD:
             break
-        names.append(p.name)
-    return tuple(names)
+        params.append((p.name, _NO_DEFAULT if p.default is p.empty else p.default))
+    return tuple(params)
+
+
+def _is_default(value: ast.expr, default) -> bool:
+    """Whether the argument is a literal equal to the parameter's default (bools and ints
+    told apart: `False` is not the default `0`)."""
+    if default is _NO_DEFAULT:
+        return False
+    try:
+        v = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    return type(v) is type(default) and v == default
 
 
 class _Keywords(ast.NodeTransformer):
@@ -46,16 +65,24 @@ class _Keywords(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.Call:
         self.generic_visit(node)
         f = node.func
-        if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ops"):
+        if not (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id in _MODULES
+        ):
             return node
         if len(node.args) <= POSITIONAL + 1 or any(isinstance(a, ast.Starred) for a in node.args):
             return node
-        names = _params(f.attr)
-        if names is None or len(names) < len(node.args):
+        params = _params(f.value.id, f.attr)
+        if params is None or len(params) < len(node.args):
             return node
         keep, named = node.args[:POSITIONAL], node.args[POSITIONAL:]
+        given = {k.arg for k in node.keywords}
         node.keywords = [
-            ast.keyword(arg=names[POSITIONAL + i], value=v) for i, v in enumerate(named)
+            ast.keyword(arg=params[POSITIONAL + i][0], value=v)
+            for i, v in enumerate(named)
+            if not _is_default(v, params[POSITIONAL + i][1])  # `steps=None`: said by leaving out
+            and params[POSITIONAL + i][0] not in given
         ] + node.keywords
         node.args = keep
         self.changed = True
@@ -63,9 +90,10 @@ class _Keywords(ast.NodeTransformer):
 
 
 def with_keywords(line: str) -> str:
-    """`line` (one simple statement) with `ops.f(a, b, c)` written `ops.f(a, b=b, c=c)`."""
+    """`line` (one simple statement) with `ops.f(a, b, c)` written `ops.f(a, b=b, c=c)` (and
+    `F.f(...)` alike); arguments equal to the parameter's default are left out."""
     stripped = line.strip()
-    if not stripped or stripped.startswith("#") or "ops." not in stripped:
+    if not stripped or stripped.startswith("#") or ("ops." not in stripped and "F." not in stripped):
         return line
     try:
         tree = ast.parse(stripped)
