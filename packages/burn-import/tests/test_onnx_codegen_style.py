@@ -282,3 +282,49 @@ def test_long_names_shortened_without_losing_their_ends():
     names = local_names([node, other])
     assert names[t] == "self_attention_transpose_1"
     assert "logits" not in names  # a graph output's own name stays
+
+
+def _shuffle() -> "onnx.ModelProto":  # noqa: F821
+    """shufflenet's channel split and shuffle as the legacy exporter writes them: constant
+    Slice bounds (one past the end, as torch writes `x[:, 24:]`) and Reshapes with 0 and -1."""
+    nodes = [
+        h.make_node("Slice", ["x", "s0", "e0", "ax"], ["a"], name="/s/Slice"),
+        h.make_node("Slice", ["x", "s1", "e1", "ax"], ["b"], name="/s/Slice_1"),
+        h.make_node("Concat", ["b", "a"], ["c"], name="/s/Concat", axis=1),
+        h.make_node("Reshape", ["c", "shape"], ["r"], name="/s/Reshape"),
+        h.make_node("Transpose", ["r"], ["t"], name="/s/Transpose", perm=[0, 2, 1, 3, 4]),
+        h.make_node("Reshape", ["t", "back"], ["y"], name="/s/Reshape_1"),
+    ]
+    i64 = lambda v: np.array(v, np.int64)  # noqa: E731
+    g = h.make_graph(
+        nodes,
+        "shuffle",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 6, 2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 6, 2, 3])],
+        initializer=[
+            nh.from_array(i64([0]), "s0"), nh.from_array(i64([2]), "e0"),
+            nh.from_array(i64([-4]), "s1"), nh.from_array(i64([2**62]), "e1"),
+            nh.from_array(i64([1]), "ax"), nh.from_array(i64([0, 2, 3, 0, -1]), "shape"),
+            nh.from_array(i64([1, -1, 2, 3]), "back"),
+        ],  # fmt: skip
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_constant_slices_and_reshapes_are_tensor_methods(tmp_path):
+    path = tmp_path / "shuffle.onnx"
+    path.write_bytes(_shuffle().SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    assert "x.narrow(1, 0, 2)" in src and "x.narrow(1, 2, 4)" in src, src
+    assert ".reshape([1, 2, 3, 3, 2])" in src and ".reshape([1, 6, 2, 3])" in src, src
+    assert "ops.slice_" not in src and "ops.reshape" not in src, src
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.arange(36, dtype=np.float32).reshape(1, 6, 2, 3)
+    (want,) = ReferenceEvaluator(_shuffle()).run(None, {"x": x})
+    dev = NdArray().device()
+    got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    np.testing.assert_array_equal(got.numpy(), want)

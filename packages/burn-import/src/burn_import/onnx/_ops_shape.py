@@ -47,9 +47,41 @@ def constant(ctx):
     ctx.fold(0, arr)
 
 
+def _static_dims(ctx, i: int) -> list[int] | None:
+    """Input i's dims when every one is known at import time (none for rank 0)."""
+    vt = ctx.vt(i)
+    if not vt.shape or any(not isinstance(d, int) or d < 0 for d in vt.shape):
+        return None
+    return list(vt.shape)
+
+
+def _plain_reshape(ctx, shape) -> list[int] | None:
+    """The target of a Reshape as burn's `reshape` takes it, when the input's dims are known:
+    ONNX's 0 (copy the dim) resolved, every dim positive (at most one -1)."""
+    dims = _static_dims(ctx, 0)
+    if not isinstance(shape, list) or not shape or dims is None or ctx.attr("allowzero", 0):
+        return None
+    if any(s == 0 and i >= len(dims) for i, s in enumerate(shape)):
+        return None
+    out = [dims[i] if s == 0 else s for i, s in enumerate(shape)]
+    if out.count(-1) > 1 or any(s < -1 or s == 0 for s in out) or not all(dims):
+        return None
+    total, known = int(np.prod(dims)), int(np.prod([s for s in out if s != -1]))
+    if -1 in out:
+        if total % known:
+            return None
+        out[out.index(-1)] = total // known
+    return out if int(np.prod(out)) == total else None
+
+
 @op("Reshape", attrs=("allowzero",))
 def reshape(ctx):
-    ctx.set(0, f"ops.reshape({ctx.x(0)}, {ints_arg(ctx, 1)}, {ctx.attr('allowzero', 0)})")
+    shape = ints_arg(ctx, 1)
+    plain = _plain_reshape(ctx, shape)
+    if plain is not None:  # what a person writes: `x.reshape([1, 2, 24, 28, 28])`
+        ctx.set(0, f"{ctx.x(0)}.reshape({plain})")
+        return
+    ctx.set(0, f"ops.reshape({ctx.x(0)}, {shape}, {ctx.attr('allowzero', 0)})")
 
 
 @op("Flatten", attrs=("axis",))
@@ -125,7 +157,35 @@ def slice_(ctx):
     lengths = {len(a) for a in args if isinstance(a, list)}
     if len(lengths) > 1:
         ctx.fail(f"starts, ends, axes and steps have different lengths {sorted(lengths)}")
+    narrows = _narrows(ctx, args, rank)
+    if narrows is not None:  # `x.narrow(1, 24, 24)`: the slice as a person writes it
+        ctx.set(0, ctx.x(0) + "".join(f".narrow({a}, {b}, {n})" for a, b, n in narrows))
+        return
     ctx.set(0, f"ops.slice_({ctx.x(0)}, {args[0]}, {args[1]}, {args[2]}, {args[3]})")
+
+
+def _narrows(ctx, args, rank) -> list[tuple[int, int, int]] | None:
+    """A constant unit-step Slice over known dims as (axis, start, length) narrows (ONNX's
+    clamping done here); None when it is anything else or leaves a dim empty."""
+    starts, ends, axes, steps = args
+    dims = _static_dims(ctx, 0)
+    if not (isinstance(starts, list) and isinstance(ends, list)) or dims is None:
+        return None
+    if not (axes is None or isinstance(axes, list)) or not (steps is None or isinstance(steps, list)):
+        return None
+    if steps is not None and any(st != 1 for st in steps):
+        return None
+    axes = list(range(len(starts))) if axes is None else [a % rank for a in axes]
+    out = []
+    for b, e, a in zip(starts, ends, axes):
+        d = dims[a]
+        b = min(max(b + d if b < 0 else b, 0), d)
+        e = min(max(e + d if e < 0 else e, 0), d)
+        if e <= b:
+            return None
+        if e - b != d:
+            out.append((a, b, e - b))
+    return out
 
 
 @op("Expand")
