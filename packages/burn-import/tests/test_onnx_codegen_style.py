@@ -328,3 +328,53 @@ def test_constant_slices_and_reshapes_are_tensor_methods(tmp_path):
     dev = NdArray().device()
     got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def _matmul_add(bias_first: bool, extra_reader: bool) -> "onnx.ModelProto":  # noqa: F821
+    """torch's legacy export of a Linear on a 3-D input: MatMul, then Add of the bias."""
+    rng = np.random.default_rng(6)
+    add_in = ["fc.bias", "/fc/MatMul_output_0"] if bias_first else ["/fc/MatMul_output_0", "fc.bias"]
+    nodes = [
+        h.make_node("MatMul", ["x", "onnx::MatMul_9"], ["/fc/MatMul_output_0"], name="/fc/MatMul"),
+        h.make_node("Add", add_in, ["y"], name="/fc/Add"),
+    ]
+    outputs = [h.make_tensor_value_info("y", T.FLOAT, [2, 3, 5])]
+    if extra_reader:  # the product is read twice: it stays a value of its own
+        nodes.append(h.make_node("Relu", ["/fc/MatMul_output_0"], ["z"], name="/relu/Relu"))
+        outputs.append(h.make_tensor_value_info("z", T.FLOAT, [2, 3, 5]))
+    g = h.make_graph(
+        nodes,
+        "linear",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])],
+        outputs,
+        initializer=[
+            nh.from_array(rng.standard_normal((4, 5)).astype(np.float32), "onnx::MatMul_9"),
+            nh.from_array(rng.standard_normal(5).astype(np.float32), "fc.bias"),
+        ],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("bias_first,extra_reader", [(True, False), (False, False), (False, True)])
+def test_matmul_then_bias_add_is_one_linear(bias_first, extra_reader, tmp_path):
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+    from onnx.reference import ReferenceEvaluator
+
+    model = _matmul_add(bias_first, extra_reader)
+    path = tmp_path / "linear.onnx"
+    path.write_bytes(model.SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    if extra_reader:
+        assert "LinearConfig(4, 5, bias=False)" in src and "fc_bias: Param" in src, src
+    else:
+        assert "fc=LinearConfig(4, 5, bias=True)" in src and "Param" not in src, src
+        assert "        y = self.fc.forward(x)\n" in src, src
+    x = np.random.default_rng(8).standard_normal((2, 3, 4)).astype(np.float32)
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    dev = NdArray().device()
+    got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    got = got if isinstance(got, tuple) else (got,)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-5)

@@ -51,6 +51,10 @@ def generate(
     gen.quantized_fields = recorder != "BinFileRecorder"
     graph = model.graph
     gen.short = local_names(graph.node)
+    gen.outputs = {o.name for o in graph.output}
+    for node in graph.node:
+        for i in node.input:
+            gen.consumers.setdefault(i, []).append(node)
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
         gen.initializers.add(init.name)
@@ -131,6 +135,9 @@ def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
 def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     if node.domain in ("", "ai.onnx"):
         check_attributes(node, gen.opset)
+    if node.output and node.output[0] in gen.absorbed:  # its code was written (and said) before
+        gen.vars[node.output[0]] = gen.vars[gen.absorbed.pop(node.output[0])]
+        return
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         _inline_if(gen, table, node, used)
         return

@@ -60,6 +60,11 @@ class Gen:
     qacts: dict = field(default_factory=dict)
     quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
     short: dict[str, str] = field(default_factory=dict)  # value -> its short local name
+    consumers: dict[str, list] = field(default_factory=dict)  # value -> nodes reading it
+    outputs: set[str] = field(default_factory=set)  # the graph's output names
+    # nodes whose work another node's code already did (a MatMul's Linear took the bias of
+    # the Add after it): output name -> the value it equals
+    absorbed: dict[str, str] = field(default_factory=dict)
 
     def fresh(self, base: str) -> str:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._names import label
 from ._qweights import linear_layout, qdq_matmul
 from ._registry import op
 from ._types import FLOATS
@@ -12,8 +13,14 @@ def matmul(ctx):
     ra, rb = ctx.rank(0), ctx.rank(1)
     w = ctx.const(1)
     if w is not None and rb == 2 and ra >= 2 and ctx.elem(1) == 1:
-        init = f"LinearConfig({w.shape[0]}, {w.shape[1]}, bias=False).init(device)"
-        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": None})
+        add, bias = _bias_add(ctx, w.shape[1])
+        init = f"LinearConfig({w.shape[0]}, {w.shape[1]}, bias={bias is not None}).init(device)"
+        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": bias})
+        if add is not None:  # the value is the Add's: named after it
+            out = ctx.node.output[0]
+            ctx.gen.vars[out] = ctx.gen.fresh(add.output[0])
+            ctx.gen.absorbed[add.output[0]] = out
+            ctx.emit(f"# and Add {label(add.name or add.output[0])}: the Linear's bias")
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
         return
     qw = ctx.qweight(1)
@@ -24,6 +31,26 @@ def matmul(ctx):
         _quantized_linear(ctx, qw, lay, False)
         return
     ctx.set(0, f"ops.matmul({ctx.x(0)}, {ctx.x(1)}, {ra}, {rb})")
+
+
+def _bias_add(ctx, n: int):
+    """(the Add node, its bias) when the MatMul's only reader adds a constant float vector of
+    its `n` columns (how torch's legacy exporter writes a Linear of a 3-D input), so the
+    Linear takes the bias as a person writes it; else (None, None)."""
+    out = ctx.node.output[0]
+    readers = ctx.gen.consumers.get(out, [])
+    if len(readers) != 1 or out in ctx.gen.outputs:
+        return None, None
+    add = readers[0]
+    if add.op_type != "Add" or add.domain not in ("", "ai.onnx") or len(add.input) != 2:
+        return None, None
+    other = add.input[1] if add.input[0] == out else add.input[0]
+    bias = ctx.gen.consts.get(other)
+    if other == out or bias is None or bias.dtype != ctx.const(1).dtype:
+        return None, None
+    if bias.shape != (n,):
+        return None, None
+    return add, bias
 
 
 def _quantized_linear(ctx, qw, lay, bias: bool) -> None:
