@@ -293,7 +293,9 @@ def _shuffle() -> "onnx.ModelProto":  # noqa: F821
         h.make_node("Concat", ["b", "a"], ["c"], name="/s/Concat", axis=1),
         h.make_node("Reshape", ["c", "shape"], ["r"], name="/s/Reshape"),
         h.make_node("Transpose", ["r"], ["t"], name="/s/Transpose", perm=[0, 2, 1, 3, 4]),
-        h.make_node("Reshape", ["t", "back"], ["y"], name="/s/Reshape_1"),
+        h.make_node("Reshape", ["t", "back"], ["u"], name="/s/Reshape_1"),
+        h.make_node("Unsqueeze", ["u", "ax"], ["v"], name="/s/Unsqueeze"),
+        h.make_node("Squeeze", ["v", "ax"], ["y"], name="/s/Squeeze"),
     ]
     i64 = lambda v: np.array(v, np.int64)  # noqa: E731
     g = h.make_graph(
@@ -311,14 +313,15 @@ def _shuffle() -> "onnx.ModelProto":  # noqa: F821
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 
 
-def test_constant_slices_and_reshapes_are_tensor_methods(tmp_path):
+def test_constant_slices_reshapes_and_squeezes_are_tensor_methods(tmp_path):
     path = tmp_path / "shuffle.onnx"
     path.write_bytes(_shuffle().SerializeToString())
     [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
     src = py.read_text()
     assert "x.narrow(1, 0, 2)" in src and "x.narrow(1, 2, 4)" in src, src
     assert ".reshape([1, 2, 3, 3, 2])" in src and ".reshape([1, 6, 2, 3])" in src, src
-    assert "ops.slice_" not in src and "ops.reshape" not in src, src
+    assert ".unsqueeze_dim(1)" in src and "v.squeeze_dim(1)" in src, src
+    assert "ops.slice_" not in src and "ops.reshape" not in src and "squeeze(" not in src, src
     from burn_ndarray import NdArray
     from burn_tensor import Tensor
     from onnx.reference import ReferenceEvaluator

@@ -108,15 +108,34 @@ def transpose(ctx):
     ctx.set(0, f"{ctx.x(0)}.permute({perm})")
 
 
+def _dims_call(method: str, axes: list[int]) -> str:
+    """`.squeeze_dim(1)` for one axis, `.squeeze_dims([0, 2])` for more (burn's methods)."""
+    return f".{method}_dim({axes[0]})" if len(axes) == 1 else f".{method}_dims({axes})"
+
+
 @op("Squeeze", attrs=("axes",))
 def squeeze(ctx):
     axes = ints_arg(ctx, 1) if ctx.has(1) else None
-    ctx.set(0, f"ops.squeeze({ctx.x(0)}, {axes}, {ctx.rank(0)})")
+    rank = ctx.rank(0)
+    if isinstance(axes, list) and 0 < len(axes) < rank and all(-rank <= a < rank for a in axes):
+        norm = sorted({a % rank for a in axes})
+        if len(norm) == len(axes):  # a rank >= 1 result: burn's own method says it
+            ctx.set(0, ctx.x(0) + _dims_call("squeeze", norm))
+            return
+    ctx.set(0, f"ops.squeeze({ctx.x(0)}, {axes}, {rank})")
 
 
 @op("Unsqueeze", attrs=("axes",))
 def unsqueeze(ctx):
-    ctx.set(0, f"ops.unsqueeze({ctx.x(0)}, {ints_arg(ctx, 1)}, {ctx.rank(0)})")
+    axes = ints_arg(ctx, 1)
+    rank = ctx.rank(0)
+    out = rank + len(axes) if isinstance(axes, list) else 0
+    if rank >= 1 and isinstance(axes, list) and axes and all(-out <= a < out for a in axes):
+        norm = sorted({a % out for a in axes})
+        if len(norm) == len(axes):  # (a rank-0 input is held as [1]: the helper knows)
+            ctx.set(0, ctx.x(0) + _dims_call("unsqueeze", norm))
+            return
+    ctx.set(0, f"ops.unsqueeze({ctx.x(0)}, {axes}, {rank})")
 
 
 @op("Concat", attrs=("axis",))
