@@ -381,3 +381,43 @@ def test_matmul_then_bias_add_is_one_linear(bias_first, extra_reader, tmp_path):
     got = got if isinstance(got, tuple) else (got,)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-5)
+
+
+def test_scalar_constants_are_literals_and_scalar_weights_stay_params(tmp_path):
+    """ViT's attention scale and GELU's constants (Constant nodes) become Python floats; a
+    one-element initializer is a weight and stays a saved Param."""
+    const = lambda name, v: h.make_node(  # noqa: E731
+        "Constant", [], [name], name=f"/{name}", value=nh.from_array(np.array(v, np.float32)))
+    nodes = [
+        const("scale", [0.35355339]), const("half", 0.5), const("one", [1.0]),
+        h.make_node("Mul", ["x", "scale"], ["a"], name="/attn/Mul"),
+        h.make_node("Div", ["a", "half"], ["b"], name="/mlp/Div"),
+        h.make_node("Add", ["one", "b"], ["c"], name="/mlp/Add"),
+        h.make_node("Sub", ["c", "one"], ["d"], name="/mlp/Sub"),
+        h.make_node("Mul", ["d", "gamma"], ["y"], name="/ls/Mul"),
+    ]  # fmt: skip
+    g = h.make_graph(
+        nodes,
+        "scalars",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 3])],
+        initializer=[nh.from_array(np.array([1.5], np.float32), "ls.gamma")],
+    )
+    g.node[-1].input[1] = "ls.gamma"
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    path = tmp_path / "scalars.onnx"
+    path.write_bytes(model.SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    assert "a = x * 0.3535533845424652" in src and "b = a / 0.5" in src, src
+    assert "c = b + 1.0" in src and "d = c - 1.0" in src, src
+    assert "ops.const" not in src and "ls_gamma: Param" in src, src
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(10).standard_normal((2, 3)).astype(np.float32)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    dev = NdArray().device()
+    got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    np.testing.assert_array_equal(got.numpy(), want)

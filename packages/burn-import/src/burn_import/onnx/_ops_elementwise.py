@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from ._context import lit
+from ._fieldnames import param_key
 from ._registry import op
 from ._types import FLOATS, INTS, type_name
 
@@ -105,8 +109,44 @@ BINARY = {
 }
 
 
+def _scalar(ctx, i: int) -> str | None:
+    """Input i as a Python float literal: a one-element float32/float64 constant that is no
+    weight (not an initializer, not named like a state-dict key: those stay saved, trainable
+    fields) and does not raise the other operand's rank (`x * 0.35355339059327373`, the
+    attention scale, instead of a one-element tensor built and broadcast in forward)."""
+    name = ctx.node.input[i]
+    c = ctx.const(i)
+    if c is None or c.size != 1 or name in ctx.gen.vars or ctx.gen.deferred(name):
+        return None
+    if c.dtype not in (np.float32, np.float64) or ctx.elem(1 - i) != ctx.elem(i):
+        return None
+    if name in ctx.gen.initializers or param_key(name) is not None:
+        return None
+    if ctx.rank(i) > max(ctx.rank(1 - i), 1) or (ctx.rank(i) > 0 and ctx.rank(1 - i) == 0):
+        return None
+    return lit(float(c.reshape(-1)[0]))
+
+
+SCALAR = {"Add": "{x} + {c}", "Mul": "{x} * {c}", "Sub": "{x} - {c}", "Div": "{x} / {c}"}
+
+
+def _with_scalar(ctx) -> bool:
+    """Write `x <op> literal` when an operand is a plain scalar constant (see `_scalar`)."""
+    if ctx.op_type not in SCALAR or ctx.n_in != 2:
+        return False
+    sides = (1, 0) if ctx.op_type in ("Add", "Mul") else (1,)
+    for i in sides:
+        c = _scalar(ctx, i)
+        if c is not None:
+            ctx.set(0, SCALAR[ctx.op_type].format(x=ctx.x(1 - i), c=c))
+            return True
+    return False
+
+
 @op(*BINARY)
 def binary(ctx):
+    if _with_scalar(ctx):
+        return
     a, b = _broadcast(ctx)
     if ctx.op_type == "Equal" and ctx.elem(0) == 9:
         ctx.set(0, f"{a}.bool_xor({b}).bool_not()")
@@ -116,6 +156,8 @@ def binary(ctx):
 
 @op("Div")
 def div(ctx):
+    if _with_scalar(ctx):
+        return
     a, b = _broadcast(ctx)
     ctx.set(0, f"{a}.div({b})")
 
