@@ -421,3 +421,45 @@ def test_scalar_constants_are_literals_and_scalar_weights_stay_params(tmp_path):
     dev = NdArray().device()
     got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
     np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_attention_core_reads_as_tensor_methods(tmp_path):
+    """torch's legacy MultiheadAttention core: q, k, v picked from a stacked tensor by constant
+    Gathers, and two batched MatMuls of equal ranks: `qkv.narrow(0, 1, 1).squeeze_dim(0)`
+    and `q.matmul(k)` instead of ops.gather / ops.matmul calls."""
+    const = lambda name, v: h.make_node(  # noqa: E731
+        "Constant", [], [name], name=f"/{name}", value=nh.from_array(np.array(v, np.int64)))
+    nodes = [
+        const("i0", 0), const("i1", 1), const("i2", -1),
+        h.make_node("Gather", ["qkv", "i0"], ["q"], name="/attn/Gather", axis=0),
+        h.make_node("Gather", ["qkv", "i1"], ["k"], name="/attn/Gather_1", axis=0),
+        h.make_node("Gather", ["qkv", "i2"], ["v"], name="/attn/Gather_2", axis=0),
+        h.make_node("Transpose", ["k"], ["kt"], name="/attn/Transpose", perm=[0, 2, 1]),
+        h.make_node("MatMul", ["q", "kt"], ["s"], name="/attn/MatMul"),
+        h.make_node("Softmax", ["s"], ["p"], name="/attn/Softmax", axis=-1),
+        h.make_node("MatMul", ["p", "v"], ["y"], name="/attn/MatMul_1"),
+    ]  # fmt: skip
+    g = h.make_graph(
+        nodes,
+        "attn",
+        [h.make_tensor_value_info("qkv", T.FLOAT, [3, 2, 4, 5])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 4, 5])],
+    )
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    path = tmp_path / "attn.onnx"
+    path.write_bytes(model.SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    assert "q = qkv.narrow(0, 0, 1).squeeze_dim(0)" in src, src
+    assert "v = qkv.narrow(0, 2, 1).squeeze_dim(0)" in src, src
+    assert "s = q.matmul(kt)" in src and "y = p.matmul(v)" in src, src
+    assert "ops." not in src.split("def forward")[1], src
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+    from onnx.reference import ReferenceEvaluator
+
+    x = np.random.default_rng(12).standard_normal((3, 2, 4, 5)).astype(np.float32)
+    (want,) = ReferenceEvaluator(model).run(None, {"qkv": x})
+    dev = NdArray().device()
+    got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)

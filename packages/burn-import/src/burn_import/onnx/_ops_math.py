@@ -30,6 +30,11 @@ def matmul(ctx):
     if qw is not None and rb == 2 and ra >= 2 and (lay := linear_layout(qw, False)) is not None:
         _quantized_linear(ctx, qw, lay, False)
         return
+    a_dims, b_dims = ctx.shape(0), ctx.shape(1)
+    if ra == rb >= 2 and a_dims[:-2] == b_dims[:-2] and all(isinstance(d, int) for d in a_dims[:-2]):
+        # same batch dims: burn's own matmul, no broadcasting to spell out
+        ctx.set(0, f"{ctx.x(0)}.matmul({ctx.x(1)})")
+        return
     ctx.set(0, f"ops.matmul({ctx.x(0)}, {ctx.x(1)}, {ra}, {rb})")
 
 
