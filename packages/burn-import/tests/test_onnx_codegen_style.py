@@ -252,8 +252,10 @@ def test_locals_are_short_module_paths_and_lines_fit(tmp_path):
     assert re.search(r"^        features_1_block_1_avgpool = ", fwd, re.M), fwd
     assert re.search(r"^        features_1_block_1_mul = ", fwd, re.M), fwd
     assert re.search(r"^        features_1_add = ", fwd, re.M), fwd
-    # the ONNX name once, whole, in the node's comment
-    assert "# GlobalAveragePool '/features/features.1/block/block.1/avgpool/GlobalAveragePool'" in fwd
+    # the ONNX name once, whole, in the field's comment; a line whose variable spells the
+    # node's whole module path needs no comment
+    assert "features_1_block_0_0: Conv2d  # Conv '/features/features.1/block/block.0/block.0.0/Conv'" in src
+    assert "# GlobalAveragePool" not in fwd and "# Conv" not in fwd, fwd
     assert max(len(line) for line in src.splitlines()) <= 100
     from burn_ndarray import NdArray
     from burn_tensor import Tensor
@@ -372,7 +374,7 @@ def test_matmul_then_bias_add_is_one_linear(bias_first, extra_reader, tmp_path):
     if extra_reader:
         assert "LinearConfig(4, 5, bias=False)" in src and "fc_bias: Param" in src, src
     else:
-        assert "fc=LinearConfig(4, 5, bias=True)" in src and "Param" not in src, src
+        assert "fc=LinearConfig(4, 5).init(device)" in src and "Param" not in src, src
         assert "        y = self.fc.forward(x)\n" in src, src
     x = np.random.default_rng(8).standard_normal((2, 3, 4)).astype(np.float32)
     want = ReferenceEvaluator(model).run(None, {"x": x})
@@ -463,3 +465,23 @@ def test_attention_core_reads_as_tensor_methods(tmp_path):
     dev = NdArray().device()
     got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_layer_configs_leave_out_their_defaults():
+    from burn_import.onnx._style import without_config_defaults
+
+    code = (
+        "Conv2dConfig([3, 64], [3, 3], stride=[1, 1], dilation=[1, 1], groups=1, "
+        "padding=PaddingConfig2d.Explicit(1, 1, 1, 1), bias=True).init(device)"
+    )
+    assert without_config_defaults(code) == (
+        "Conv2dConfig([3, 64], [3, 3], padding=PaddingConfig2d.Explicit(1, 1, 1, 1)).init(device)"
+    )
+    code = "Conv2dConfig([3, 64], [7, 7], stride=[2, 2], groups=64, bias=False).init(device)"
+    assert without_config_defaults(code) == code  # nothing equal to a default
+    assert without_config_defaults("LinearConfig(4, 5, bias=True).init(device)") == (
+        "LinearConfig(4, 5).init(device)"
+    )
+    assert without_config_defaults("ops.param([4], DType.F32, device, trainable=True)") == (
+        "ops.param([4], DType.F32, device, trainable=True)"  # not a config
+    )

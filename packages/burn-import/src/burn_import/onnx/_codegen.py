@@ -19,7 +19,7 @@ from ._fold import set_const, try_fold
 from ._load import default_opset, to_array
 from ._names import MAX_TEXT, RESERVED, check_class_name, label, safe_text
 from ._registry import load_all
-from ._style import WIDTH, with_keywords, wrap
+from ._style import WIDTH, with_keywords, without_config_defaults, wrap
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
 from ._verify import verify_source
 
@@ -50,7 +50,7 @@ def generate(
     # Burn's binary format stores no quantized tensors: for it, int8 weights stay plain fields
     gen.quantized_fields = recorder != "BinFileRecorder"
     graph = model.graph
-    gen.short = local_names(graph.node)
+    gen.short = local_names(graph.node, gen.described)
     gen.outputs = {o.name for o in graph.output}
     for node in graph.node:
         for i in node.input:
@@ -174,9 +174,12 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
     # One short comment per node: its op and name (model text only through `label`), so a
     # reader finds the graph's node; the variables say the rest.
     # The node's whole name as far as the line allows (the variable has a short one): 100
-    # columns less the method's indent, a loop body's and the comment's own characters.
-    limit = max(MAX_TEXT, WIDTH - 16 - len(node.op_type) - 5)
-    gen.lines.insert(start, f"# {node.op_type} {label(name, limit)}")
+    # columns less the method's indent, a loop body's and the comment's own characters; left
+    # out where the one line written is named after the node's whole module path
+    # (`layer1_0_relu = activation.relu(layer1_0_conv1)`): the name says it already.
+    if node.name not in gen.described or len(gen.lines) - start != 1:
+        limit = max(MAX_TEXT, WIDTH - 16 - len(node.op_type) - 5)
+        gen.lines.insert(start, f"# {node.op_type} {label(name, limit)}")
     for out in node.output:
         if out and out not in gen.consts:
             vt = gen.types.get(out)
@@ -354,7 +357,7 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
     if gen.fields:
         out.append("        return cls(")
         for f in gen.fields:
-            out += wrap(f"            {f.name}={f.init_code},")
+            out += wrap(f"            {f.name}={without_config_defaults(f.init_code)},")
         out.append("        )")
     else:
         out.append("        return cls()")

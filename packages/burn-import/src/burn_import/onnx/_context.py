@@ -12,6 +12,7 @@ import onnx
 from ._errors import OnnxImportError, op_error, unknown_error
 from ._fieldnames import LOCAL_MAX, field_path, node_field_hint, param_key, shorter_value_name
 from ._names import RESERVED, identifier, label
+from ._style import WIDTH
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
 
 INLINE_LIMIT = 64  # constants up to this many elements are written into the code
@@ -60,6 +61,7 @@ class Gen:
     qacts: dict = field(default_factory=dict)
     quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
     short: dict[str, str] = field(default_factory=dict)  # value -> its short local name
+    described: set[str] = field(default_factory=set)  # nodes their variable's name describes
     consumers: dict[str, list] = field(default_factory=dict)  # value -> nodes reading it
     outputs: set[str] = field(default_factory=set)  # the graph's output names
     # nodes whose work another node's code already did (a MatMul's Linear took the bias of
@@ -152,7 +154,7 @@ class Gen:
                 "Param",
                 f"ops.param({shape}, {dtype_code(elem)}, device, trainable={trainable})",
                 arr.reshape(shape),
-                f"initializer {label(name)}",
+                f"initializer {label(name, WIDTH - 22)}",
                 hint=param_key(name),
             )
             self.lines.append(f"{var} = self.{fname}.val()")
@@ -384,7 +386,9 @@ class NodeCtx:
     def add_field(self, kind, annotation, init_code, record, comment="") -> str:
         """A layer field of this node, named after the model's module path when it has one."""
         hint = node_field_hint(self.node, self.gen.initializers)
-        comment = comment or f"{self.op_type} {label(self.name)}"
+        # the node's whole name, once, here (a comment line of its own when the declaration
+        # and it do not fit 100 columns together)
+        comment = comment or f"{self.op_type} {label(self.name, WIDTH - 10 - len(self.op_type))}"
         return self.gen.add_field(kind, annotation, init_code, record, comment, hint=hint)
 
     def dtype(self, elem: int) -> str:

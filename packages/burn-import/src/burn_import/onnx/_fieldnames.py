@@ -73,7 +73,7 @@ def _snake(op: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", op).lower()
 
 
-def local_names(nodes) -> dict[str, str]:
+def local_names(nodes, whole: set | None = None) -> dict[str, str]:
     """Short names for the outputs of legacy-exporter nodes, whose value names spell the whole
     module scope (`/features/features.1/block/block.1/avgpool/GlobalAveragePool_output_0`).
 
@@ -82,7 +82,9 @@ def local_names(nodes) -> dict[str, str]:
     sub-modules), whose output the path names already; leading path parts are dropped to keep
     the name within `LOCAL_MAX` characters. The full name stays in the node's comment, and
     `Gen.fresh` makes the names unique. Only values named after their node are renamed; other
-    names (a graph output's `logits`, other exporters' short ones) stay.
+    names (a graph output's `logits`, other exporters' short ones) stay. `whole` (when given)
+    receives the names of the nodes whose every path part is in the name: the name says
+    which node wrote it, no comment needed.
     """
     scopes: dict[tuple, int] = {}
     parsed = []
@@ -101,8 +103,11 @@ def local_names(nodes) -> dict[str, str]:
         leaf_alone = parts and key not in inner and scopes[key] == 1
         words = [p.replace(".", "_").replace("-", "_") for p in parts]
         tail = [] if leaf_alone else [_snake(op)]
+        n_parts = len(words)
         while len(words) > 1 and len("_".join(words + tail)) > LOCAL_MAX:
             words = words[1:]
+        if whole is not None and len(words) == n_parts and len("_".join(words + tail)) <= LOCAL_MAX:
+            whole.add(node.name)
         for i, value in enumerate(node.output):
             if value == f"{node.name}_output_{i}":  # named after the node: a graph output's
                 # own name (`logits`) stays

@@ -51,6 +51,8 @@ def _is_default(value: ast.expr, default) -> bool:
     told apart: `False` is not the default `0`)."""
     if default is _NO_DEFAULT:
         return False
+    if isinstance(default, tuple):
+        default = list(default)
     try:
         v = ast.literal_eval(value)
     except (ValueError, TypeError, SyntaxError, RecursionError):
@@ -106,6 +108,61 @@ def with_keywords(line: str) -> str:
     if not t.changed:
         return line
     return line[: len(line) - len(line.lstrip())] + ast.unparse(tree)
+
+
+@functools.lru_cache(maxsize=None)
+def _config_defaults(name: str) -> dict | None:
+    """{field: default} of the burn_nn config class `name` (None: not one)."""
+    import dataclasses
+
+    import burn_nn
+
+    cls = getattr(burn_nn, name, None)
+    if not name.endswith("Config") or cls is None or not dataclasses.is_dataclass(cls):
+        return None
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            try:
+                out[f.name] = f.default_factory()
+            except TypeError:
+                continue
+    return out
+
+
+class _ConfigDefaults(ast.NodeTransformer):
+    def __init__(self):
+        self.changed = False
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        if not isinstance(node.func, ast.Name):
+            return node
+        defaults = _config_defaults(node.func.id)
+        if not defaults:
+            return node
+        kept = [
+            k for k in node.keywords
+            if k.arg is None or k.arg not in defaults or not _is_default(k.value, defaults[k.arg])
+        ]  # fmt: skip
+        if len(kept) != len(node.keywords):
+            node.keywords, self.changed = kept, True
+        return node
+
+
+def without_config_defaults(expr: str) -> str:
+    """A field's init expression with the keywords of burn_nn configs that equal the config's
+    own defaults left out: `Conv2dConfig([3, 64], [3, 3], stride=[1, 1], groups=1, ...)` reads
+    `Conv2dConfig([3, 64], [3, 3], ...)`, as a person writes it."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return expr
+    t = _ConfigDefaults()
+    tree = t.visit(tree)
+    return ast.unparse(tree) if t.changed else expr
 
 
 def _tokens(text: str):
