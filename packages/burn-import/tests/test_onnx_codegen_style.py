@@ -485,3 +485,32 @@ def test_layer_configs_leave_out_their_defaults():
     assert without_config_defaults("ops.param([4], DType.F32, device, trainable=True)") == (
         "ops.param([4], DType.F32, device, trainable=True)"  # not a config
     )
+
+
+def test_folded_initializers_named_after_their_scope(tmp_path):
+    """An initializer the legacy exporter folded (`/Expand_output_0`: ViT's class token) is
+    a field and a local named `expand`, not `constant1` and `Expand`."""
+    rng = np.random.default_rng(13)
+    token = rng.standard_normal((1, 1, 4)).astype(np.float32)
+    nodes = [h.make_node("Concat", ["/Expand_output_0", "x"], ["y"], name="/Concat", axis=1)]
+    g = h.make_graph(
+        nodes,
+        "token",
+        [h.make_tensor_value_info("x", T.FLOAT, [1, 3, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [1, 4, 4])],
+        initializer=[nh.from_array(token, "/Expand_output_0")],
+    )
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    path = tmp_path / "token.onnx"
+    path.write_bytes(model.SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    assert "    expand: Param  # initializer '/Expand_output_0'" in src, src
+    assert "expand = self.expand.val()" in src, src
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+
+    x = rng.standard_normal((1, 3, 4)).astype(np.float32)
+    dev = NdArray().device()
+    got = _load(py).Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    np.testing.assert_array_equal(got.numpy(), np.concatenate([token, x], 1))

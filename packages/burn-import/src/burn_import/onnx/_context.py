@@ -10,7 +10,14 @@ import numpy as np
 import onnx
 
 from ._errors import OnnxImportError, op_error, unknown_error
-from ._fieldnames import LOCAL_MAX, field_path, node_field_hint, param_key, shorter_value_name
+from ._fieldnames import (
+    LOCAL_MAX,
+    field_path,
+    node_field_hint,
+    param_key,
+    scoped_value_name,
+    shorter_value_name,
+)
 from ._names import RESERVED, identifier, label
 from ._style import WIDTH
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
@@ -72,7 +79,9 @@ class Gen:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,
         unique among every name given so far (Python sees identifiers NFKC-normalized, so
         uniqueness is checked on the identifier, never on the model's text)."""
-        name = identifier(self.short.get(base) or _tail(shorter_value_name(base)), self.reserved)
+        scoped = scoped_value_name(base)  # an initializer in torch's scoped form
+        short = self.short.get(base) or (_tail(scoped).replace(".", "_") if scoped else None)
+        name = identifier(short or _tail(shorter_value_name(base)), self.reserved)
         cand, k = name, self.suffix.get(name, 1)
         while cand in self.names:
             k += 1
@@ -155,7 +164,7 @@ class Gen:
                 f"ops.param({shape}, {dtype_code(elem)}, device, trainable={trainable})",
                 arr.reshape(shape),
                 f"initializer {label(name, WIDTH - 22)}",
-                hint=param_key(name),
+                hint=param_key(name) or scoped_value_name(name),
             )
             self.lines.append(f"{var} = self.{fname}.val()")
         self.vars[name] = var

@@ -130,3 +130,13 @@ def field_path(path: str) -> str:
             break
         segs = segs[1:]
     return "_".join(segs)
+
+
+def scoped_value_name(name: str) -> str | None:
+    """A value name in torch's scoped form that no node wrote (an initializer the exporter
+    folded: `/encoder/Expand_output_0`) as a path: `encoder.expand`; None for other names."""
+    m = re.fullmatch(r"(/.*/)?/?([A-Za-z]\w*?)(?:_output_\d+)?", name)
+    if not name.startswith("/") or m is None:
+        return None
+    parts = _scope_parts(name) or []
+    return ".".join(parts + [_snake(m.group(2))])
