@@ -335,10 +335,10 @@ def test_constant_slices_reshapes_and_squeezes_are_tensor_methods(tmp_path):
     np.testing.assert_array_equal(got.numpy(), want)
 
 
-def _matmul_add(bias_first: bool, extra_reader: bool) -> "onnx.ModelProto":  # noqa: F821
+def _matmul_add(bias_first: bool, extra_reader: bool, bias="fc.bias") -> "onnx.ModelProto":  # noqa: F821
     """torch's legacy export of a Linear on a 3-D input: MatMul, then Add of the bias."""
     rng = np.random.default_rng(6)
-    add_in = ["fc.bias", "/fc/MatMul_output_0"] if bias_first else ["/fc/MatMul_output_0", "fc.bias"]
+    add_in = [bias, "/fc/MatMul_output_0"] if bias_first else ["/fc/MatMul_output_0", bias]
     nodes = [
         h.make_node("MatMul", ["x", "onnx::MatMul_9"], ["/fc/MatMul_output_0"], name="/fc/MatMul"),
         h.make_node("Add", add_in, ["y"], name="/fc/Add"),
@@ -354,10 +354,21 @@ def _matmul_add(bias_first: bool, extra_reader: bool) -> "onnx.ModelProto":  # n
         outputs,
         initializer=[
             nh.from_array(rng.standard_normal((4, 5)).astype(np.float32), "onnx::MatMul_9"),
-            nh.from_array(rng.standard_normal(5).astype(np.float32), "fc.bias"),
+            nh.from_array(rng.standard_normal(5).astype(np.float32), bias),
         ],
     )
     return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_fused_linear_named_after_its_bias_key(tmp_path):
+    """MultiheadAttention's in-projection: the MatMul's scope is `self_attn`, its bias key
+    `...self_attn.in_proj_bias` names the layer."""
+    model = _matmul_add(True, False, bias="enc.layers.0.self_attn.in_proj_bias")
+    path = tmp_path / "inproj.onnx"
+    path.write_bytes(model.SerializeToString())
+    [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
+    src = py.read_text()
+    assert "    enc_layers_0_self_attn_in_proj: Linear" in src, src
 
 
 @pytest.mark.parametrize("bias_first,extra_reader", [(True, False), (False, False), (False, True)])

@@ -392,9 +392,10 @@ class NodeCtx:
         self.gen.lines.append(line)
 
     # -- fields ----------------------------------------------------------------------------------
-    def add_field(self, kind, annotation, init_code, record, comment="") -> str:
-        """A layer field of this node, named after the model's module path when it has one."""
-        hint = node_field_hint(self.node, self.gen.initializers)
+    def add_field(self, kind, annotation, init_code, record, comment="", hint=None) -> str:
+        """A layer field of this node, named after the model's module path when it has one
+        (`hint`: a path the converter knows better, e.g. from the bias it took)."""
+        hint = hint or node_field_hint(self.node, self.gen.initializers)
         # the node's whole name, once, here (a comment line of its own when the declaration
         # and it do not fit 100 columns together)
         comment = comment or f"{self.op_type} {label(self.name, WIDTH - 10 - len(self.op_type))}"

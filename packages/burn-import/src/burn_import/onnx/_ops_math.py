@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from ._fieldnames import param_key
 from ._names import label
 from ._qweights import linear_layout, qdq_matmul
 from ._registry import op
@@ -15,7 +18,10 @@ def matmul(ctx):
     if w is not None and rb == 2 and ra >= 2 and ctx.elem(1) == 1:
         add, bias = _bias_add(ctx, w.shape[1])
         init = f"LinearConfig({w.shape[0]}, {w.shape[1]}, bias={bias is not None}).init(device)"
-        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": bias})
+        # the bias's state-dict key names the layer best (`...self_attn.in_proj_bias`)
+        key = param_key(_other(add, ctx.node.output[0])) if add is not None else None
+        hint = re.sub(r"[._]bias$", "", key) if key and re.search(r"[._]bias$", key) else None
+        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": bias}, hint=hint)
         if add is not None:  # the value is the Add's: named after it
             out = ctx.node.output[0]
             ctx.gen.vars[out] = ctx.gen.fresh(add.output[0])
@@ -38,6 +44,11 @@ def matmul(ctx):
     ctx.set(0, f"ops.matmul({ctx.x(0)}, {ctx.x(1)}, {ra}, {rb})")
 
 
+def _other(add, value: str) -> str:
+    """The input of a two-input `add` that is not `value`."""
+    return add.input[1] if add.input[0] == value else add.input[0]
+
+
 def _bias_add(ctx, n: int):
     """(the Add node, its bias) when the MatMul's only reader adds a constant float vector of
     its `n` columns (how torch's legacy exporter writes a Linear of a 3-D input), so the
@@ -49,7 +60,7 @@ def _bias_add(ctx, n: int):
     add = readers[0]
     if add.op_type != "Add" or add.domain not in ("", "ai.onnx") or len(add.input) != 2:
         return None, None
-    other = add.input[1] if add.input[0] == out else add.input[0]
+    other = _other(add, out)
     bias = ctx.gen.consts.get(other)
     if other == out or bias is None or bias.dtype != ctx.const(1).dtype:
         return None, None
