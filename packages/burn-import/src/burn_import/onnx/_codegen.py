@@ -10,6 +10,7 @@ import onnx
 
 from ._attrs import check_attributes
 from ._codegen_loop import convert_if, convert_loop
+from ._codegen_mha import find_attention
 from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
@@ -75,6 +76,7 @@ def generate(
             )
         gen.vars[vi.name] = gen.fresh(vi.name)
         inputs.append((vi.name, vt))
+    find_attention(gen, graph)
     used: list[str] = []
     for node in graph.node:
         _convert(gen, table, node, used)
@@ -135,6 +137,8 @@ def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
 def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     if node.domain in ("", "ai.onnx"):
         check_attributes(node, gen.opset)
+    if node.output and node.output[0] in gen.skipped:  # part of a layer written before
+        return
     if node.output and node.output[0] in gen.absorbed:  # its code was written (and said) before
         gen.vars[node.output[0]] = gen.vars[gen.absorbed.pop(node.output[0])]
         return
@@ -292,6 +296,9 @@ def _imports(gen: Gen) -> list[str]:
             "LinearConfig",
             "Lstm",
             "LstmConfig",
+            "MhaInput",
+            "MultiHeadAttention",
+            "MultiHeadAttentionConfig",
             "PaddingConfig1d",
             "PaddingConfig2d",
         )

@@ -74,6 +74,10 @@ class Gen:
     # nodes whose work another node's code already did (a MatMul's Linear took the bias of
     # the Add after it): output name -> the value it equals
     absorbed: dict[str, str] = field(default_factory=dict)
+    # torch MultiheadAttention subgraphs (`_codegen_mha`): in-projection output -> match, and
+    # the outputs of the nodes whose code the match's layer call replaces
+    attention: dict = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
 
     def fresh(self, base: str) -> str:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ._codegen_mha import write_attention
 from ._fieldnames import param_key
 from ._names import label
 from ._qweights import linear_layout, qdq_matmul
@@ -13,6 +14,10 @@ from ._types import FLOATS
 
 @op("MatMul")
 def matmul(ctx):
+    att = ctx.gen.attention.get(ctx.node.output[0])
+    if att is not None:  # torch's MultiheadAttention starts here (`_codegen_mha`)
+        write_attention(ctx, att)
+        return
     ra, rb = ctx.rank(0), ctx.rank(1)
     w = ctx.const(1)
     if w is not None and rb == 2 and ra >= 2 and ctx.elem(1) == 1:

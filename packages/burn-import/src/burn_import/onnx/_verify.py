@@ -42,7 +42,7 @@ IMPORTS = {
         "Conv2dConfig", "ConvTranspose2d", "ConvTranspose2dConfig", "Embedding", "EmbeddingConfig",
         "GroupNorm", "GroupNormConfig", "LayerNorm", "LayerNormConfig", "Linear", "LinearConfig",
         "PaddingConfig1d", "PaddingConfig2d", "BiLstm", "BiLstmConfig", "Gru", "GruConfig",
-        "Lstm", "LstmConfig",
+        "Lstm", "LstmConfig", "MhaInput", "MultiHeadAttention", "MultiHeadAttentionConfig",
     },
     "burn_record": {
         "NamedMpkFileRecorder", "NamedMpkGzFileRecorder", "BinFileRecorder",
