@@ -337,14 +337,9 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
         *_imports(gen),
         f"from burn_record import {recorder}, {precision}",
         "",
-        "from burn_import.onnx import ops"
-        + (
-            ""
-            if "ops." in "\n".join(gen.lines) + "".join(f.init_code for f in gen.fields)
-            else "  # noqa: F401"
-        ),
-        "",
     ]
+    if "ops." in "\n".join(gen.lines) + "".join(f.init_code for f in gen.fields):
+        out += ["from burn_import.onnx import ops", ""]  # only when the code calls a helper
     if record_file:
         out += [f"RECORD = pathlib.Path(__file__).with_name({record_file!r})", ""]
     else:
