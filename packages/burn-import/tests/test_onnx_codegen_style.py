@@ -324,6 +324,7 @@ def test_constant_slices_reshapes_and_squeezes_are_tensor_methods(tmp_path):
     assert "x.narrow(1, 0, 2)" in src and "x.narrow(1, 2, 4)" in src, src
     assert ".reshape([1, 2, 3, 3, 2])" in src and ".reshape([1, 6, 2, 3])" in src, src
     assert ".unsqueeze_dim(1)" in src and "v.squeeze_dim(1)" in src, src
+    assert "c = Tensor.cat([b, a], 1)" in src, src
     assert "ops.slice_" not in src and "ops.reshape" not in src and "squeeze(" not in src, src
     from burn_ndarray import NdArray
     from burn_tensor import Tensor

@@ -143,6 +143,10 @@ def concat(ctx):
     rank = ctx.rank(0)
     axis = ctx.axis("axis", None, rank)
     xs = ", ".join(ctx.x(i) for i in range(ctx.n_in))
+    dims = [_static_dims(ctx, i) for i in range(ctx.n_in)]
+    if ctx.n_in >= 2 and all(d is not None and all(d) for d in dims):
+        ctx.set(0, f"Tensor.cat([{xs}], {axis})")  # no empty input to drop: burn's own cat
+        return
     ctx.set(0, f"ops.concat([{xs}], {axis})")
 
 
