@@ -177,3 +177,54 @@ def test_rnn_field_trains_under_autodiff(tmp_path):
         losses.append((yy * yy).mean())
     want = (losses[0] - losses[1]) / (2 * eps)
     np.testing.assert_allclose(g.numpy()[j, 1], want, rtol=1e-3, atol=1e-6)
+
+
+def test_unread_rnn_outputs_are_underscores(tmp_path):
+    """torch lists Y_h and Y_c even when the model reads only Y: they are `_`, not names."""
+    model = _rnn_model("LSTM", "forward")
+    del model.graph.output[1:]
+    src, mod = _generate(model, tmp_path)
+    assert "y, _, _ = ops.lstm(x, self.rnn)" in src, src
+    _run(model, mod)
+
+
+def test_a_value_read_inside_a_loop_body_is_not_fused_away(tmp_path):
+    """The MatMul's product is read by the Add and, from inside a Loop body, by a Relu: it
+    stays a value of its own (the Linear does not take the bias)."""
+    rng = np.random.default_rng(3)
+    body = h.make_graph(
+        [h.make_node("Relu", ["m"], ["r"]), h.make_node("Identity", ["cond"], ["cond_out"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("cond", T.BOOL, [])],
+        [h.make_tensor_value_info("cond_out", T.BOOL, []), h.make_tensor_value_info("r", T.FLOAT, [2, 3])],
+    )
+    nodes = [
+        h.make_node("MatMul", ["x", "w"], ["m"], name="/fc/MatMul"),
+        h.make_node("Add", ["m", "fc.bias"], ["y"], name="/fc/Add"),
+        h.make_node("Loop", ["trip", ""], ["z"], name="/loop/Loop", body=body),
+    ]
+    g = h.make_graph(
+        nodes,
+        "outer",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 3]), h.make_tensor_value_info("z", T.FLOAT, [1, 2, 3])],
+        initializer=[
+            nh.from_array(rng.standard_normal((4, 3)).astype(np.float32), "w"),
+            nh.from_array(rng.standard_normal(3).astype(np.float32), "fc.bias"),
+            nh.from_array(np.array(1, np.int64), "trip"),
+        ],
+    )
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    src, mod = _generate(model, tmp_path)
+    assert "bias=False" in src, src
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor
+
+    x = np.random.default_rng(4).standard_normal((2, 4)).astype(np.float32)
+    w, b = (nh.to_array(t).astype(np.float64) for t in model.graph.initializer[:2])
+    m = x.astype(np.float64) @ w
+    want = [m + b, np.maximum(m, 0)[None]]  # numpy float64 (onnx's reference Loop fails here)
+    dev = NdArray().device()
+    got = mod.Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
+    for g_, w_ in zip(got, want):
+        np.testing.assert_allclose(g_.numpy(), w_, rtol=1e-5, atol=1e-6)

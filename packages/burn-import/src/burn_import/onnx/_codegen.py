@@ -53,8 +53,10 @@ def generate(
     graph = model.graph
     gen.short = local_names(graph.node, gen.described)
     gen.outputs = {o.name for o in graph.output}
+    gen.main_nodes = {id(n) for n in graph.node}
     for node in graph.node:
-        for i in node.input:
+        # a value read inside a node's subgraphs (If/Loop/Scan bodies) is read by that node
+        for i in list(node.input) + sorted(_subgraph_reads(node)):
             gen.consumers.setdefault(i, []).append(node)
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
@@ -104,6 +106,20 @@ def generate(
         }
     )
     return Generated(source, record, inputs, outputs, class_name, used, types)
+
+
+def _subgraph_reads(node: onnx.NodeProto) -> set[str]:
+    """Every name read inside `node`'s subgraphs, at any depth (inputs of their nodes and
+    their outputs)."""
+    out: set[str] = set()
+    for a in node.attribute:
+        graphs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)
+        for g in graphs:
+            out.update(o.name for o in g.output)
+            for sub in g.node:
+                out.update(sub.input)
+                out |= _subgraph_reads(sub)
+    return out
 
 
 LOOPS = {"Scan": convert_scan, "Loop": convert_loop}  # control flow written as Python loops

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ._codegen_mha import write_attention
-from ._fieldnames import param_key
+from ._fieldnames import node_field_hint, param_key
 from ._names import label
 from ._qweights import linear_layout, qdq_matmul
 from ._registry import op
@@ -27,9 +27,11 @@ def matmul(ctx):
         key = param_key(_other(add, ctx.node.output[0])) if add is not None else None
         hint = re.sub(r"[._]bias$", "", key) if key and re.search(r"[._]bias$", key) else None
         name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": bias}, hint=hint)
-        if add is not None:  # the value is the Add's: named after it
+        if add is not None:  # named after the layer (a graph output keeps its own name)
             out = ctx.node.output[0]
-            ctx.gen.vars[out] = ctx.gen.fresh(add.output[0])
+            own = add.output[0] in ctx.gen.outputs
+            base = add.output[0] if own else hint or node_field_hint(ctx.node, ctx.gen.initializers)
+            ctx.gen.vars[out] = ctx.gen.fresh(base or add.output[0])
             ctx.gen.absorbed[add.output[0]] = out
             ctx.emit(f"# and Add {label(add.name or add.output[0])}: the Linear's bias")
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")

@@ -54,13 +54,24 @@ def rnn(ctx):
         "input_forget": ctx.attr("input_forget", 0),
     }
     kw += [f"{k}={v!r}" for k, v in opts.items()] + lens_arg
-    outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
+    outs = ", ".join(ctx.out(i) if _read(ctx, i) else "_" for i in range(3))
     ctx.emit(
         f"{outs} = ops.rnn({ctx.op_type!r}, {ctx.x(0)}, {ctx.x(1)}, {ctx.x(2)}, {', '.join(kw)})"
     )
 
 
 DEFAULT_ACTS = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"]}
+
+
+def _read(ctx, i: int) -> bool:
+    """Output i exists and something reads it (torch lists Y_h and Y_c even when unused)."""
+    if not ctx.has_out(i):
+        return False
+    name = ctx.node.output[i]
+    gen = ctx.gen
+    if id(ctx.node) not in gen.main_nodes:
+        return True  # a node of a subgraph body: `consumers` maps the main graph only
+    return name in gen.outputs or bool(gen.consumers.get(name))
 
 
 def _zero(ctx, i: int) -> bool:
@@ -145,7 +156,7 @@ def _as_module(ctx, acts, lens_arg) -> bool:
     states = ["h0", "c0"] if kind == "LSTM" else ["h0"]
     kw = [f"{s}={ctx.x(5 + i)}" for i, s in enumerate(states) if ctx.has(5 + i) and not _zero(ctx, 5 + i)]
     kw += [f"layout={layout}"] * bool(layout) + lens_arg
-    outs = ", ".join(ctx.out(i) if ctx.has_out(i) else "_" for i in range(3))
+    outs = ", ".join(ctx.out(i) if _read(ctx, i) else "_" for i in range(3))
     fn = kind.lower()
     ctx.emit(f"{outs} = ops.{fn}({', '.join([ctx.x(0), layers] + kw)})")
     return True
