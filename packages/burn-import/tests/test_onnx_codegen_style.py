@@ -99,10 +99,13 @@ def test_runtime_helpers_get_keyword_arguments():
     assert with_keywords("y = ops.gather(x, idx)") == "y = ops.gather(x, idx)"  # two: as written
     assert with_keywords("for i in range(n):") == "for i in range(n):"
     # burn's functional API too; an argument equal to the parameter's default is left out
-    line = "y = F.max_pool2d(x, [3, 3], [2, 2], [1, 1], [1, 1])"
+    line = "y = F.max_pool2d(x, [3, 3], [2, 2], [1, 1], [2, 2])"
     assert with_keywords(line) == (
-        "y = F.max_pool2d(x, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[1, 1])"
+        "y = F.max_pool2d(x, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1], dilation=[2, 2])"
     )
+    # burn's functional int arguments stand for every dim: [1, 1] is the default 1
+    line = "y = F.max_pool2d(x, [3, 3], [2, 2], [0, 0], [1, 1])"
+    assert with_keywords(line) == "y = F.max_pool2d(x, kernel_size=[3, 3], stride=[2, 2])"
     assert with_keywords("y = ops.slice_(x, [0], [24], [1], None)") == (
         "y = ops.slice_(x, starts=[0], ends=[24], axes=[1])"
     )
@@ -124,7 +127,7 @@ def test_pool_call_reads_with_keywords(tmp_path):
     path.write_bytes(model.SerializeToString())
     [py] = ModelGen().input(path).out_dir(tmp_path / "out").run()
     src = py.read_text()
-    assert "y = F.max_pool2d(x, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1]" in src, src
+    assert "y = F.max_pool2d(x, kernel_size=[3, 3], stride=[2, 2], padding=[1, 1])" in src, src
     assert "burn_import.onnx import ops" not in src  # no helper called: no import of them
     x = np.random.default_rng(9).standard_normal((1, 2, 7, 7)).astype(np.float32)
     (want,) = ReferenceEvaluator(model).run(None, {"x": x})

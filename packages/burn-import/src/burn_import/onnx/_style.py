@@ -46,9 +46,10 @@ def _params(module: str, name: str) -> tuple[tuple[str, object], ...] | None:
     return tuple(params)
 
 
-def _is_default(value: ast.expr, default) -> bool:
+def _is_default(value: ast.expr, default, per_dim: bool = False) -> bool:
     """Whether the argument is a literal equal to the parameter's default (bools and ints
-    told apart: `False` is not the default `0`)."""
+    told apart: `False` is not the default `0`); with `per_dim` (burn's functional API, whose
+    int arguments stand for every spatial dim) `[1, 1]` equals the default `1`."""
     if default is _NO_DEFAULT:
         return False
     if isinstance(default, tuple):
@@ -57,6 +58,8 @@ def _is_default(value: ast.expr, default) -> bool:
         v = ast.literal_eval(value)
     except (ValueError, TypeError, SyntaxError, RecursionError):
         return False
+    if per_dim and type(default) is int and isinstance(v, list) and v:
+        return all(type(x) is int and x == default for x in v)
     return type(v) is type(default) and v == default
 
 
@@ -83,7 +86,8 @@ class _Keywords(ast.NodeTransformer):
         node.keywords = [
             ast.keyword(arg=params[POSITIONAL + i][0], value=v)
             for i, v in enumerate(named)
-            if not _is_default(v, params[POSITIONAL + i][1])  # `steps=None`: said by leaving out
+            # `steps=None` is said by leaving it out
+            if not _is_default(v, params[POSITIONAL + i][1], per_dim=f.value.id == "F")
             and params[POSITIONAL + i][0] not in given
         ] + node.keywords
         node.args = keep
