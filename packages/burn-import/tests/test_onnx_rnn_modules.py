@@ -228,3 +228,26 @@ def test_a_value_read_inside_a_loop_body_is_not_fused_away(tmp_path):
     got = mod.Model.from_file(device=dev).forward(Tensor.from_data(x, dev))
     for g_, w_ in zip(got, want):
         np.testing.assert_allclose(g_.numpy(), w_, rtol=1e-5, atol=1e-6)
+
+
+def test_unread_outputs_of_chained_layers_are_underscores(tmp_path):
+    """Two layers, as torch's 2-layer LSTM exports: neither layer's Y_h / Y_c is read."""
+    first = _rnn_model("LSTM", "forward")
+    g = first.graph
+    second = h.make_node("LSTM", ["y2d"] + list(g.node[0].input[1:]), ["z", "z_h", "z_c"],
+                         name="/rnn/LSTM_1", hidden_size=H)  # fmt: skip
+    g.node[0].output[:] = ["y", "y_h", "y_c"]
+    w = nh.to_array(g.initializer[0])
+    g.initializer[0].CopyFrom(nh.from_array(np.ascontiguousarray(w[:, :, :IN]), "onnx::W_1"))
+    sq = h.make_node("Squeeze", ["y", "one"], ["y2"], name="/rnn/Squeeze")
+    proj = h.make_node("Slice", ["y2", "zero", "three", "two"], ["y2d"], name="/rnn/Slice")
+    g.node.extend([sq, proj, second])
+    g.initializer.extend([
+        nh.from_array(np.array([1], np.int64), "one"), nh.from_array(np.array([0], np.int64), "zero"),
+        nh.from_array(np.array([IN], np.int64), "three"), nh.from_array(np.array([2], np.int64), "two"),
+    ])  # fmt: skip
+    del g.output[:]
+    g.output.append(h.make_tensor_value_info("z", T.FLOAT, [SEQ, 1, BATCH, H]))
+    src, mod = _generate(first, tmp_path)
+    assert "y, _, _ = ops.lstm(x, self.rnn)" in src and "z, _, _ = ops.lstm(" in src, src
+    _run(first, mod)

@@ -53,7 +53,7 @@ def generate(
     graph = model.graph
     gen.short = local_names(graph.node, gen.described)
     gen.outputs = {o.name for o in graph.output}
-    gen.main_nodes = {id(n) for n in graph.node}
+    gen.main_values = {o for n in graph.node for o in n.output}  # (names are unique: SSA)
     for node in graph.node:
         # a value read inside a node's subgraphs (If/Loop/Scan bodies) is read by that node
         for i in list(node.input) + sorted(_subgraph_reads(node)):

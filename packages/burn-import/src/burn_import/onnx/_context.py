@@ -71,7 +71,7 @@ class Gen:
     described: set[str] = field(default_factory=set)  # nodes their variable's name describes
     consumers: dict[str, list] = field(default_factory=dict)  # value -> nodes reading it
     outputs: set[str] = field(default_factory=set)  # the graph's output names
-    main_nodes: set[int] = field(default_factory=set)  # ids of the main graph's nodes
+    main_values: set[str] = field(default_factory=set)  # outputs of the main graph's nodes
     # nodes whose work another node's code already did (a MatMul's Linear took the bias of
     # the Add after it): output name -> the value it equals
     absorbed: dict[str, str] = field(default_factory=dict)

@@ -69,7 +69,7 @@ def _read(ctx, i: int) -> bool:
         return False
     name = ctx.node.output[i]
     gen = ctx.gen
-    if id(ctx.node) not in gen.main_nodes:
+    if ctx.node.output[i] not in gen.main_values:
         return True  # a node of a subgraph body: `consumers` maps the main graph only
     return name in gen.outputs or bool(gen.consumers.get(name))
 
