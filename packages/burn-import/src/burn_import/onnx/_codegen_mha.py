@@ -146,13 +146,13 @@ def _match(mm, sc, consumers, producers, outputs):
     if abs(scales[0] * scales[1] * math.sqrt(d) - 1.0) > 1e-5:
         return None
     mm1 = only(mq, "MatMul")
-    if mm1 is None or only(mk, "MatMul") is not mm1 or list(mm1.input) != [mq.output[0], mk.output[0]]:
+    if mm1 is None or only(mk, "MatMul") != mm1 or list(mm1.input) != [mq.output[0], mk.output[0]]:
         return None
     sm = only(mm1, "Softmax")
     if sm is None or {a.name: _attr(a) for a in sm.attribute}.get("axis", -1) not in (-1, 3):
         return None
     mm2 = only(sm, "MatMul")
-    if mm2 is None or only(rv, "MatMul") is not mm2 or list(mm2.input) != [sm.output[0], rv.output[0]]:
+    if mm2 is None or only(rv, "MatMul") != mm2 or list(mm2.input) != [sm.output[0], rv.output[0]]:
         return None
     t6 = only(mm2, "Transpose", perm=[2, 0, 1, 3])
     r9 = t6 and only(t6, "Reshape")
