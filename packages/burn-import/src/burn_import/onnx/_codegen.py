@@ -10,15 +10,17 @@ import onnx
 
 from ._attrs import check_attributes
 from ._codegen_loop import convert_if, convert_loop
+from ._codegen_mha import find_attention
 from ._codegen_scan import convert_scan
 from ._context import Gen, NodeCtx
 from ._errors import OnnxImportError, op_error
 from ._expand import origin
+from ._fieldnames import local_names
 from ._fold import set_const, try_fold
 from ._load import default_opset, to_array
-from ._names import RESERVED, check_class_name, label, safe_text
+from ._names import MAX_TEXT, RESERVED, check_class_name, label, safe_text
 from ._registry import load_all
-from ._style import WIDTH, with_keywords, wrap
+from ._style import WIDTH, with_keywords, without_config_defaults, wrap
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
 from ._verify import verify_source
 
@@ -49,6 +51,13 @@ def generate(
     # Burn's binary format stores no quantized tensors: for it, int8 weights stay plain fields
     gen.quantized_fields = recorder != "BinFileRecorder"
     graph = model.graph
+    gen.short = local_names(graph.node, gen.described)
+    gen.outputs = {o.name for o in graph.output}
+    gen.main_values = {o for n in graph.node for o in n.output}  # (names are unique: SSA)
+    for node in graph.node:
+        # a value read inside a node's subgraphs (If/Loop/Scan bodies) is read by that node
+        for i in list(node.input) + sorted(_subgraph_reads(node)):
+            gen.consumers.setdefault(i, []).append(node)
     for init in graph.initializer:
         gen.consts[init.name] = to_array(init, f"initializer {init.name!r}")
         gen.initializers.add(init.name)
@@ -69,6 +78,7 @@ def generate(
             )
         gen.vars[vi.name] = gen.fresh(vi.name)
         inputs.append((vi.name, vt))
+    find_attention(gen, graph)
     used: list[str] = []
     for node in graph.node:
         _convert(gen, table, node, used)
@@ -96,6 +106,20 @@ def generate(
         }
     )
     return Generated(source, record, inputs, outputs, class_name, used, types)
+
+
+def _subgraph_reads(node: onnx.NodeProto) -> set[str]:
+    """Every name read inside `node`'s subgraphs, at any depth (inputs of their nodes and
+    their outputs)."""
+    out: set[str] = set()
+    for a in node.attribute:
+        graphs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)
+        for g in graphs:
+            out.update(o.name for o in g.output)
+            for sub in g.node:
+                out.update(sub.input)
+                out |= _subgraph_reads(sub)
+    return out
 
 
 LOOPS = {"Scan": convert_scan, "Loop": convert_loop}  # control flow written as Python loops
@@ -129,6 +153,11 @@ def _convert(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
 def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> None:
     if node.domain in ("", "ai.onnx"):
         check_attributes(node, gen.opset)
+    if node.output and node.output[0] in gen.skipped:  # part of a layer written before
+        return
+    if node.output and node.output[0] in gen.absorbed:  # its code was written (and said) before
+        gen.vars[node.output[0]] = gen.vars[gen.absorbed.pop(node.output[0])]
+        return
     if node.op_type == "If" and node.domain in ("", "ai.onnx"):
         _inline_if(gen, table, node, used)
         return
@@ -164,7 +193,13 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
     spec.fn(ctx)
     # One short comment per node: its op and name (model text only through `label`), so a
     # reader finds the graph's node; the variables say the rest.
-    gen.lines.insert(start, f"# {node.op_type} {label(name)}")
+    # The node's whole name as far as the line allows (the variable has a short one): 100
+    # columns less the method's indent, a loop body's and the comment's own characters; left
+    # out where the one line written is named after the node's whole module path
+    # (`layer1_0_relu = activation.relu(layer1_0_conv1)`): the name says it already.
+    if node.name not in gen.described or len(gen.lines) - start != 1:
+        limit = max(MAX_TEXT, WIDTH - 16 - len(node.op_type) - 5)
+        gen.lines.insert(start, f"# {node.op_type} {label(name, limit)}")
     for out in node.output:
         if out and out not in gen.consts:
             vt = gen.types.get(out)
@@ -257,6 +292,8 @@ def _imports(gen: Gen) -> list[str]:
             "Param",
             "BatchNorm",
             "BatchNormConfig",
+            "BiLstm",
+            "BiLstmConfig",
             "Conv1d",
             "Conv1dConfig",
             "Conv2d",
@@ -267,10 +304,17 @@ def _imports(gen: Gen) -> list[str]:
             "EmbeddingConfig",
             "GroupNorm",
             "GroupNormConfig",
+            "Gru",
+            "GruConfig",
             "LayerNorm",
             "LayerNormConfig",
             "Linear",
             "LinearConfig",
+            "Lstm",
+            "LstmConfig",
+            "MhaInput",
+            "MultiHeadAttention",
+            "MultiHeadAttentionConfig",
             "PaddingConfig1d",
             "PaddingConfig2d",
         )
@@ -309,14 +353,9 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
         *_imports(gen),
         f"from burn_record import {recorder}, {precision}",
         "",
-        "from burn_import.onnx import ops"
-        + (
-            ""
-            if "ops." in "\n".join(gen.lines) + "".join(f.init_code for f in gen.fields)
-            else "  # noqa: F401"
-        ),
-        "",
     ]
+    if "ops." in "\n".join(gen.lines) + "".join(f.init_code for f in gen.fields):
+        out += ["from burn_import.onnx import ops", ""]  # only when the code calls a helper
     if record_file:
         out += [f"RECORD = pathlib.Path(__file__).with_name({record_file!r})", ""]
     else:
@@ -336,7 +375,7 @@ def _assemble(gen, class_name, source_name, inputs, outputs, ret, record_file, r
     if gen.fields:
         out.append("        return cls(")
         for f in gen.fields:
-            out += wrap(f"            {f.name}={f.init_code},")
+            out += wrap(f"            {f.name}={without_config_defaults(f.init_code)},")
         out.append("        )")
     else:
         out.append("        return cls()")

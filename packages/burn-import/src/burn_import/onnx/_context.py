@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
 
 from ._errors import OnnxImportError, op_error, unknown_error
-from ._fieldnames import node_field_hint, param_key, shorter_value_name
+from ._fieldnames import (
+    LOCAL_MAX,
+    field_path,
+    node_field_hint,
+    param_key,
+    scoped_value_name,
+    shorter_value_name,
+)
 from ._names import RESERVED, identifier, label
+from ._style import WIDTH
 from ._types import DTYPES, FLOATS, VType, dtype_code, elem_of_np, np_dtype, type_name
 
 INLINE_LIMIT = 64  # constants up to this many elements are written into the code
@@ -61,12 +70,30 @@ class Gen:
     # completed by that node with its scale and zero point (the conv writes the bytes)
     fused_quantize: dict = field(default_factory=dict)
     quantized_fields: bool = True  # False: no quantized fields (a recorder that cannot store them)
+    short: dict[str, str] = field(default_factory=dict)  # value -> its short local name
+    described: set[str] = field(default_factory=set)  # nodes their variable's name describes
+    consumers: dict[str, list] = field(default_factory=dict)  # value -> nodes reading it
+    # fused `x * sigmoid(x)` pairs: Mul output -> (x, Sigmoid output), built on first use
+    # (`_ops_elementwise._silu_pairs`), and the fused Sigmoid outputs
+    silu: dict | None = None
+    silu_sigmoids: set = field(default_factory=set)
+    outputs: set[str] = field(default_factory=set)  # the graph's output names
+    main_values: set[str] = field(default_factory=set)  # outputs of the main graph's nodes
+    # nodes whose work another node's code already did (a MatMul's Linear took the bias of
+    # the Add after it): output name -> the value it equals
+    absorbed: dict[str, str] = field(default_factory=dict)
+    # torch MultiheadAttention subgraphs (`_codegen_mha`): in-projection output -> match, and
+    # the outputs of the nodes whose code the match's layer call replaces
+    attention: dict = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
 
     def fresh(self, base: str) -> str:
         """A new local variable for the model value `base`: an ASCII identifier by `identifier`,
         unique among every name given so far (Python sees identifiers NFKC-normalized, so
         uniqueness is checked on the identifier, never on the model's text)."""
-        name = identifier(shorter_value_name(base), self.reserved)
+        scoped = scoped_value_name(base)  # an initializer in torch's scoped form
+        short = self.short.get(base) or (_tail(scoped).replace(".", "_") if scoped else None)
+        name = identifier(short or _tail(shorter_value_name(base)), self.reserved)
         cand, k = name, self.suffix.get(name, 1)
         while cand in self.names:
             k += 1
@@ -79,7 +106,7 @@ class Gen:
         """A unique field name: after the model's module path `hint` when there is one
         (`layer4.0.conv2` -> `layer4_0_conv2`), else the kind numbered (`conv2d3`)."""
         if hint:
-            base = identifier(hint.replace(".", "_"), self.reserved | MODULE_ATTRS)
+            base = identifier(field_path(hint), self.reserved | MODULE_ATTRS)
             cand, k = base, 1
             while cand in self.field_names:
                 k += 1
@@ -148,12 +175,23 @@ class Gen:
                 "Param",
                 f"ops.param({shape}, {dtype_code(elem)}, device, trainable={trainable})",
                 arr.reshape(shape),
-                f"initializer {label(name)}",
-                hint=param_key(name),
+                f"initializer {label(name, WIDTH - 22)}",
+                hint=param_key(name) or scoped_value_name(name),
             )
             self.lines.append(f"{var} = self.{fname}.val()")
         self.vars[name] = var
         return var
+
+
+def _tail(name: str) -> str:
+    """A long path-like value name cut to its last `/`- or `.`-separated parts that fit
+    `LOCAL_MAX` (`StatefulPartitionedCall/model/conv2d/BiasAdd` -> `conv2d_BiasAdd`)."""
+    if len(name) <= LOCAL_MAX or not re.fullmatch(r"[\w/.:-]+", name):
+        return name  # short, or no path: `identifier` keeps its start
+    parts = [p for p in re.split(r"[/.]", name) if p]
+    while len(parts) > 1 and len("_".join(parts)) > LOCAL_MAX:
+        parts = parts[1:]
+    return "_".join(parts) or name
 
 
 def literal(arr: np.ndarray) -> str:
@@ -366,10 +404,13 @@ class NodeCtx:
         self.gen.lines.append(line)
 
     # -- fields ----------------------------------------------------------------------------------
-    def add_field(self, kind, annotation, init_code, record, comment="") -> str:
-        """A layer field of this node, named after the model's module path when it has one."""
-        hint = node_field_hint(self.node, self.gen.initializers)
-        comment = comment or f"{self.op_type} {label(self.name)}"
+    def add_field(self, kind, annotation, init_code, record, comment="", hint=None) -> str:
+        """A layer field of this node, named after the model's module path when it has one
+        (`hint`: a path the converter knows better, e.g. from the bias it took)."""
+        hint = hint or node_field_hint(self.node, self.gen.initializers)
+        # the node's whole name, once, here (a comment line of its own when the declaration
+        # and it do not fit 100 columns together)
+        comment = comment or f"{self.op_type} {label(self.name, WIDTH - 10 - len(self.op_type))}"
         return self.gen.add_field(kind, annotation, init_code, record, comment, hint=hint)
 
     def dtype(self, elem: int) -> str:

@@ -28,7 +28,9 @@ MODULE_NAMES = frozenset(
         "default_device", "Module", "Param", "BatchNorm", "BatchNormConfig", "Conv1d",
         "Conv1dConfig", "Conv2d", "Conv2dConfig", "ConvTranspose2d", "ConvTranspose2dConfig",
         "Embedding", "EmbeddingConfig", "GroupNorm", "GroupNormConfig", "LayerNorm",
-        "LayerNormConfig", "Linear", "LinearConfig", "PaddingConfig1d",
+        "LayerNormConfig", "Linear", "LinearConfig", "PaddingConfig1d", "BiLstm", "BiLstmConfig",
+        "Gru", "GruConfig", "Lstm", "LstmConfig", "MhaInput", "MultiHeadAttention",
+        "MultiHeadAttentionConfig",
         "PaddingConfig2d", "NamedMpkFileRecorder", "NamedMpkGzFileRecorder", "BinFileRecorder",
         "PrettyJsonFileRecorder", "JsonGzFileRecorder", "FullPrecisionSettings",
         "HalfPrecisionSettings", "DoublePrecisionSettings", "Model",
@@ -84,9 +86,9 @@ def safe_text(text: str, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def label(text: str) -> str:
+def label(text: str, limit: int = MAX_TEXT) -> str:
     """`safe_text` in single quotes: how comments name a node (`# Conv 'conv1': ...`)."""
-    return f"'{safe_text(text)}'"
+    return f"'{safe_text(text, limit)}'"
 
 
 def check_class_name(name) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from ._context import lit
+from ._fieldnames import param_key
 from ._registry import op
 from ._types import FLOATS, INTS, type_name
 
@@ -69,44 +73,59 @@ FLOAT_ONLY = {
 def _unary(ctx):
     if ctx.op_type in FLOAT_ONLY and ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
-    if ctx.op_type == "Sigmoid" and _silu_mul(ctx.gen.model.graph, ctx.node) is not None:
+    if ctx.op_type == "Sigmoid" and _silu_sigmoid(ctx):
         ctx.emit("# read only by x * sigmoid(x) below: activation.silu there")
         return
     ctx.set(0, UNARY[ctx.op_type].format(x=ctx.x(0)))
 
 
-def _silu_mul(g, sig):
-    """The Mul node that computes `x * sigmoid(x)` from Sigmoid node `sig` of the main graph
-    `g` while being the sigmoid's only reader (no graph output, no subgraph in `g`), or None.
-    Such a pair is written as one `activation.silu(x)` (efficientnet's SiLUs: one native pass
-    on NdArray where the Mul alone re-read and wrote the whole tensor, ~2.7 of ~47 ms)."""
+def _silu_pairs(gen) -> dict[str, tuple[str, str]]:
+    """{Mul output: (x, Sigmoid output)} of every `x * sigmoid(x)` in the main graph whose
+    Sigmoid is read by that Mul alone (no graph output; graphs with subgraphs are left as
+    they are, since a body may read the sigmoid by name). Each such pair is written as one
+    `activation.silu(x)` (efficientnet's SiLUs: one native pass on NdArray where the Mul alone
+    re-read and wrote the whole tensor, ~2.7 of ~47 ms). Built once per generation, in one
+    pass over the graph (a scan per node was quadratic in the graph's size)."""
+    if gen.silu is not None:
+        return gen.silu
     import onnx
 
-    out, x = sig.output[0], sig.input[0]
-    if out in {o.name for o in g.output} or not any(out in n.output for n in g.node):
-        return None
+    g = gen.model.graph
+    pairs = {}
     graphs = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-    if any(a.type in graphs for n in g.node for a in n.attribute):
-        return None
-    readers = [n for n in g.node if out in n.input]
-    if len(readers) != 1:
-        return None
-    m = readers[0]
-    if m.op_type != "Mul" or m.domain not in ("", "ai.onnx") or sorted(m.input) != sorted([x, out]):
-        return None
-    return m
+    if not any(a.type in graphs for n in g.node for a in n.attribute):
+        outputs = {o.name for o in g.output}
+        readers: dict[str, list] = {}
+        for n in g.node:
+            for name in set(n.input):
+                readers.setdefault(name, []).append(n)
+        for sig in g.node:
+            if sig.op_type != "Sigmoid" or sig.domain not in ("", "ai.onnx"):
+                continue
+            out, x = sig.output[0], sig.input[0]
+            if out in outputs or len(readers.get(out, ())) != 1:
+                continue
+            m = readers[out][0]
+            same = sorted(m.input) == sorted([x, out])
+            if m.op_type == "Mul" and m.domain in ("", "ai.onnx") and same:
+                pairs[m.output[0]] = (x, out)
+    gen.silu = pairs
+    gen.silu_sigmoids = {sig for _, sig in pairs.values()}
+    return pairs
+
+
+def _silu_sigmoid(ctx) -> bool:
+    """Whether this Sigmoid is the inner half of a fused `x * sigmoid(x)` (`_silu_pairs`)."""
+    _silu_pairs(ctx.gen)
+    return ctx.node.output[0] in ctx.gen.silu_sigmoids
 
 
 def _silu_input(ctx) -> int | None:
-    """Which input of this Mul is the x of a `x * sigmoid(x)` that `_silu_mul` fuses, or None."""
-    g = ctx.gen.model.graph
-    for i, name in enumerate(ctx.node.input):
-        for n in g.node:
-            if name in n.output and n.op_type == "Sigmoid" and n.domain in ("", "ai.onnx"):
-                m = _silu_mul(g, n)
-                if m is not None and list(m.output) == list(ctx.node.output):
-                    return 1 - i
-    return None
+    """Which input of this Mul is the x of a fused `x * sigmoid(x)` (`_silu_pairs`), or None."""
+    pair = _silu_pairs(ctx.gen).get(ctx.node.output[0])
+    if pair is None:
+        return None
+    return list(ctx.node.input).index(pair[0])
 
 
 op(*UNARY)(_unary)
@@ -142,10 +161,46 @@ BINARY = {
 }
 
 
+def _scalar(ctx, i: int) -> str | None:
+    """Input i as a Python float literal: a one-element float32/float64 constant that is no
+    weight (not an initializer, not named like a state-dict key: those stay saved, trainable
+    fields) and does not raise the other operand's rank (`x * 0.35355339059327373`, the
+    attention scale, instead of a one-element tensor built and broadcast in forward)."""
+    name = ctx.node.input[i]
+    c = ctx.const(i)
+    if c is None or c.size != 1 or name in ctx.gen.vars or ctx.gen.deferred(name):
+        return None
+    if c.dtype not in (np.float32, np.float64) or ctx.elem(1 - i) != ctx.elem(i):
+        return None
+    if name in ctx.gen.initializers or param_key(name) is not None:
+        return None
+    if ctx.rank(i) > max(ctx.rank(1 - i), 1) or (ctx.rank(i) > 0 and ctx.rank(1 - i) == 0):
+        return None
+    return lit(float(c.reshape(-1)[0]))
+
+
+SCALAR = {"Add": "{x} + {c}", "Mul": "{x} * {c}", "Sub": "{x} - {c}", "Div": "{x} / {c}"}
+
+
+def _with_scalar(ctx) -> bool:
+    """Write `x <op> literal` when an operand is a plain scalar constant (see `_scalar`)."""
+    if ctx.op_type not in SCALAR or ctx.n_in != 2:
+        return False
+    sides = (1, 0) if ctx.op_type in ("Add", "Mul") else (1,)
+    for i in sides:
+        c = _scalar(ctx, i)
+        if c is not None:
+            ctx.set(0, SCALAR[ctx.op_type].format(x=ctx.x(1 - i), c=c))
+            return True
+    return False
+
+
 @op(*BINARY)
 def binary(ctx):
     if ctx.op_type == "Mul" and (i := _silu_input(ctx)) is not None:
         ctx.set(0, f"activation.silu({ctx.x(i)})")
+        return
+    if _with_scalar(ctx):
         return
     a, b = _broadcast(ctx)
     if ctx.op_type == "Equal" and ctx.elem(0) == 9:
@@ -156,6 +211,8 @@ def binary(ctx):
 
 @op("Div")
 def div(ctx):
+    if _with_scalar(ctx):
+        return
     a, b = _broadcast(ctx)
     ctx.set(0, f"{a}.div({b})")
 

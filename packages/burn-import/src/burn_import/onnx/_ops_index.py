@@ -21,7 +21,25 @@ def gather(ctx):
         name = ctx.add_field("embedding", "Embedding", init, {"weight": table})
         ctx.set(0, f"self.{name}.forward({ctx.x(1)})")
         return
+    pick = _constant_pick(ctx, axis)
+    if pick is not None:  # `qkv[1]` as burn says it: one row narrowed, its axis dropped
+        ctx.set(0, pick)
+        return
     ctx.set(0, f"ops.gather({ctx.x(0)}, {ctx.x(1)}, {axis}, {ctx.rank(1)})")
+
+
+def _constant_pick(ctx, axis: int) -> str | None:
+    """A Gather of one constant scalar index within a known dim as `x.narrow(axis, i, 1)`
+    (`.squeeze_dim(axis)` unless the result is rank 0, held as `[1]`); None otherwise."""
+    idx = ctx.const(1)
+    if idx is None or idx.ndim != 0 or ctx.elem(1) not in (6, 7) or ctx.const(0) is not None:
+        return None
+    dim = ctx.shape(0)[axis]
+    i = int(idx)
+    if not isinstance(dim, int) or not -dim <= i < dim:
+        return None  # the helper says what is wrong at run time
+    expr = f"{ctx.x(0)}.narrow({axis}, {i % dim}, 1)"
+    return expr + (f".squeeze_dim({axis})" if ctx.rank(0) >= 2 else "")
 
 
 @op("GatherElements", attrs=("axis",))

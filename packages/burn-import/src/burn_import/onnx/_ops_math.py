@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from ._codegen_mha import write_attention
+from ._fieldnames import node_field_hint, param_key
+from ._names import label
 from ._qweights import linear_layout, qdq_matmul
 from ._registry import op
 from ._types import FLOATS
@@ -9,11 +14,26 @@ from ._types import FLOATS
 
 @op("MatMul")
 def matmul(ctx):
+    att = ctx.gen.attention.get(ctx.node.output[0])
+    if att is not None:  # torch's MultiheadAttention starts here (`_codegen_mha`)
+        write_attention(ctx, att)
+        return
     ra, rb = ctx.rank(0), ctx.rank(1)
     w = ctx.const(1)
     if w is not None and rb == 2 and ra >= 2 and ctx.elem(1) == 1:
-        init = f"LinearConfig({w.shape[0]}, {w.shape[1]}, bias=False).init(device)"
-        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": None})
+        add, bias = _bias_add(ctx, w.shape[1])
+        init = f"LinearConfig({w.shape[0]}, {w.shape[1]}, bias={bias is not None}).init(device)"
+        # the bias's state-dict key names the layer best (`...self_attn.in_proj_bias`)
+        key = param_key(_other(add, ctx.node.output[0])) if add is not None else None
+        hint = re.sub(r"[._]bias$", "", key) if key and re.search(r"[._]bias$", key) else None
+        name = ctx.add_field("linear", "Linear", init, {"weight": w, "bias": bias}, hint=hint)
+        if add is not None:  # named after the layer (a graph output keeps its own name)
+            out = ctx.node.output[0]
+            own = add.output[0] in ctx.gen.outputs
+            base = add.output[0] if own else hint or node_field_hint(ctx.node, ctx.gen.initializers)
+            ctx.gen.vars[out] = ctx.gen.fresh(base or add.output[0])
+            ctx.gen.absorbed[add.output[0]] = out
+            ctx.emit(f"# and Add {label(add.name or add.output[0])}: the Linear's bias")
         ctx.set(0, f"self.{name}.forward({ctx.x(0)})")
         return
     qw = ctx.qweight(1)
@@ -23,7 +43,37 @@ def matmul(ctx):
     if qw is not None and rb == 2 and ra >= 2 and (lay := linear_layout(qw, False)) is not None:
         _quantized_linear(ctx, qw, lay, False)
         return
+    a_dims, b_dims = ctx.shape(0), ctx.shape(1)
+    if ra == rb >= 2 and a_dims[:-2] == b_dims[:-2] and all(isinstance(d, int) for d in a_dims[:-2]):
+        # same batch dims: burn's own matmul, no broadcasting to spell out
+        ctx.set(0, f"{ctx.x(0)}.matmul({ctx.x(1)})")
+        return
     ctx.set(0, f"ops.matmul({ctx.x(0)}, {ctx.x(1)}, {ra}, {rb})")
+
+
+def _other(add, value: str) -> str:
+    """The input of a two-input `add` that is not `value`."""
+    return add.input[1] if add.input[0] == value else add.input[0]
+
+
+def _bias_add(ctx, n: int):
+    """(the Add node, its bias) when the MatMul's only reader adds a constant float vector of
+    its `n` columns (how torch's legacy exporter writes a Linear of a 3-D input), so the
+    Linear takes the bias as a person writes it; else (None, None)."""
+    out = ctx.node.output[0]
+    readers = ctx.gen.consumers.get(out, [])
+    if len(readers) != 1 or out in ctx.gen.outputs:
+        return None, None
+    add = readers[0]
+    if add.op_type != "Add" or add.domain not in ("", "ai.onnx") or len(add.input) != 2:
+        return None, None
+    other = _other(add, out)
+    bias = ctx.gen.consts.get(other)
+    if other == out or bias is None or bias.dtype != ctx.const(1).dtype:
+        return None, None
+    if bias.shape != (n,):
+        return None, None
+    return add, bias
 
 
 def _quantized_linear(ctx, qw, lay, bias: bool) -> None:

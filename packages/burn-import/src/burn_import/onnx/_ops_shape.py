@@ -47,9 +47,41 @@ def constant(ctx):
     ctx.fold(0, arr)
 
 
+def _static_dims(ctx, i: int) -> list[int] | None:
+    """Input i's dims when every one is known at import time (none for rank 0)."""
+    vt = ctx.vt(i)
+    if not vt.shape or any(not isinstance(d, int) or d < 0 for d in vt.shape):
+        return None
+    return list(vt.shape)
+
+
+def _plain_reshape(ctx, shape) -> list[int] | None:
+    """The target of a Reshape as burn's `reshape` takes it, when the input's dims are known:
+    ONNX's 0 (copy the dim) resolved, every dim positive (at most one -1)."""
+    dims = _static_dims(ctx, 0)
+    if not isinstance(shape, list) or not shape or dims is None or ctx.attr("allowzero", 0):
+        return None
+    if any(s == 0 and i >= len(dims) for i, s in enumerate(shape)):
+        return None
+    out = [dims[i] if s == 0 else s for i, s in enumerate(shape)]
+    if out.count(-1) > 1 or any(s < -1 or s == 0 for s in out) or not all(dims):
+        return None
+    total, known = int(np.prod(dims)), int(np.prod([s for s in out if s != -1]))
+    if -1 in out:
+        if total % known:
+            return None
+        out[out.index(-1)] = total // known
+    return out if int(np.prod(out)) == total else None
+
+
 @op("Reshape", attrs=("allowzero",))
 def reshape(ctx):
-    ctx.set(0, f"ops.reshape({ctx.x(0)}, {ints_arg(ctx, 1)}, {ctx.attr('allowzero', 0)})")
+    shape = ints_arg(ctx, 1)
+    plain = _plain_reshape(ctx, shape)
+    if plain is not None:  # what a person writes: `x.reshape([1, 2, 24, 28, 28])`
+        ctx.set(0, f"{ctx.x(0)}.reshape({plain})")
+        return
+    ctx.set(0, f"ops.reshape({ctx.x(0)}, {shape}, {ctx.attr('allowzero', 0)})")
 
 
 @op("Flatten", attrs=("axis",))
@@ -76,15 +108,34 @@ def transpose(ctx):
     ctx.set(0, f"{ctx.x(0)}.permute({perm})")
 
 
+def _dims_call(method: str, axes: list[int]) -> str:
+    """`.squeeze_dim(1)` for one axis, `.squeeze_dims([0, 2])` for more (burn's methods)."""
+    return f".{method}_dim({axes[0]})" if len(axes) == 1 else f".{method}_dims({axes})"
+
+
 @op("Squeeze", attrs=("axes",))
 def squeeze(ctx):
     axes = ints_arg(ctx, 1) if ctx.has(1) else None
-    ctx.set(0, f"ops.squeeze({ctx.x(0)}, {axes}, {ctx.rank(0)})")
+    rank = ctx.rank(0)
+    if isinstance(axes, list) and 0 < len(axes) < rank and all(-rank <= a < rank for a in axes):
+        norm = sorted({a % rank for a in axes})
+        if len(norm) == len(axes):  # a rank >= 1 result: burn's own method says it
+            ctx.set(0, ctx.x(0) + _dims_call("squeeze", norm))
+            return
+    ctx.set(0, f"ops.squeeze({ctx.x(0)}, {axes}, {rank})")
 
 
 @op("Unsqueeze", attrs=("axes",))
 def unsqueeze(ctx):
-    ctx.set(0, f"ops.unsqueeze({ctx.x(0)}, {ints_arg(ctx, 1)}, {ctx.rank(0)})")
+    axes = ints_arg(ctx, 1)
+    rank = ctx.rank(0)
+    out = rank + len(axes) if isinstance(axes, list) else 0
+    if rank >= 1 and isinstance(axes, list) and axes and all(-out <= a < out for a in axes):
+        norm = sorted({a % out for a in axes})
+        if len(norm) == len(axes):  # (a rank-0 input is held as [1]: the helper knows)
+            ctx.set(0, ctx.x(0) + _dims_call("unsqueeze", norm))
+            return
+    ctx.set(0, f"ops.unsqueeze({ctx.x(0)}, {axes}, {rank})")
 
 
 @op("Concat", attrs=("axis",))
@@ -92,6 +143,10 @@ def concat(ctx):
     rank = ctx.rank(0)
     axis = ctx.axis("axis", None, rank)
     xs = ", ".join(ctx.x(i) for i in range(ctx.n_in))
+    dims = [_static_dims(ctx, i) for i in range(ctx.n_in)]
+    if ctx.n_in >= 2 and all(d is not None and all(d) for d in dims):
+        ctx.set(0, f"Tensor.cat([{xs}], {axis})")  # no empty input to drop: burn's own cat
+        return
     ctx.set(0, f"ops.concat([{xs}], {axis})")
 
 
@@ -125,7 +180,35 @@ def slice_(ctx):
     lengths = {len(a) for a in args if isinstance(a, list)}
     if len(lengths) > 1:
         ctx.fail(f"starts, ends, axes and steps have different lengths {sorted(lengths)}")
+    narrows = _narrows(ctx, args, rank)
+    if narrows is not None:  # `x.narrow(1, 24, 24)`: the slice as a person writes it
+        ctx.set(0, ctx.x(0) + "".join(f".narrow({a}, {b}, {n})" for a, b, n in narrows))
+        return
     ctx.set(0, f"ops.slice_({ctx.x(0)}, {args[0]}, {args[1]}, {args[2]}, {args[3]})")
+
+
+def _narrows(ctx, args, rank) -> list[tuple[int, int, int]] | None:
+    """A constant unit-step Slice over known dims as (axis, start, length) narrows (ONNX's
+    clamping done here); None when it is anything else or leaves a dim empty."""
+    starts, ends, axes, steps = args
+    dims = _static_dims(ctx, 0)
+    if not (isinstance(starts, list) and isinstance(ends, list)) or dims is None:
+        return None
+    if not (axes is None or isinstance(axes, list)) or not (steps is None or isinstance(steps, list)):
+        return None
+    if steps is not None and any(st != 1 for st in steps):
+        return None
+    axes = list(range(len(starts))) if axes is None else [a % rank for a in axes]
+    out = []
+    for b, e, a in zip(starts, ends, axes):
+        d = dims[a]
+        b = min(max(b + d if b < 0 else b, 0), d)
+        e = min(max(e + d if e < 0 else e, 0), d)
+        if e <= b:
+            return None
+        if e - b != d:
+            out.append((a, b, e - b))
+    return out
 
 
 @op("Expand")

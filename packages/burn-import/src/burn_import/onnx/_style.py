@@ -1,5 +1,6 @@
-"""The generated source's style: calls of the runtime helpers (`ops.f(...)`) with keyword
-arguments, and no line over 100 characters.
+"""The generated source's style: calls of the runtime helpers (`ops.f(...)`) and of burn's
+functional API (`F.max_pool2d(...)`) with keyword arguments, defaults left out, and no line
+over 100 characters.
 
 Both run on the generator's own lines, after they were written and before the source is
 verified (`_verify.py` checks the result, so a rewrite here cannot smuggle anything in).
@@ -19,24 +20,47 @@ OPERAND = (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
 POSITIONAL = 1  # leading arguments kept positional: the tensor an `ops` helper works on
 
 
-@functools.lru_cache(maxsize=None)
-def _params(name: str) -> tuple[str, ...] | None:
-    """Names of `ops.<name>`'s positional-or-keyword parameters (None: leave its calls)."""
-    from . import ops
+# The module objects whose calls get keywords: the runtime helpers and burn's functional API.
+_MODULES = {"ops": "burn_import.onnx.ops", "F": "burn_tensor.module"}
+_NO_DEFAULT = object()
 
-    fn = getattr(ops, name, None)
+
+@functools.lru_cache(maxsize=None)
+def _params(module: str, name: str) -> tuple[tuple[str, object], ...] | None:
+    """(name, default) of `<module>.<name>`'s positional-or-keyword parameters (None: leave
+    its calls as written)."""
+    import importlib
+
+    fn = getattr(importlib.import_module(_MODULES[module]), name, None)
     if fn is None:
         return None
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    names = []
+    params = []
     for p in sig.parameters.values():
         if p.kind is not p.POSITIONAL_OR_KEYWORD:
             break
-        names.append(p.name)
-    return tuple(names)
+        params.append((p.name, _NO_DEFAULT if p.default is p.empty else p.default))
+    return tuple(params)
+
+
+def _is_default(value: ast.expr, default, per_dim: bool = False) -> bool:
+    """Whether the argument is a literal equal to the parameter's default (bools and ints
+    told apart: `False` is not the default `0`); with `per_dim` (burn's functional API, whose
+    int arguments stand for every spatial dim) `[1, 1]` equals the default `1`."""
+    if default is _NO_DEFAULT:
+        return False
+    if isinstance(default, tuple):
+        default = list(default)
+    try:
+        v = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False
+    if per_dim and type(default) is int and isinstance(v, list) and v:
+        return all(type(x) is int and x == default for x in v)
+    return type(v) is type(default) and v == default
 
 
 class _Keywords(ast.NodeTransformer):
@@ -46,16 +70,25 @@ class _Keywords(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.Call:
         self.generic_visit(node)
         f = node.func
-        if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "ops"):
+        if not (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id in _MODULES
+        ):
             return node
         if len(node.args) <= POSITIONAL + 1 or any(isinstance(a, ast.Starred) for a in node.args):
             return node
-        names = _params(f.attr)
-        if names is None or len(names) < len(node.args):
+        params = _params(f.value.id, f.attr)
+        if params is None or len(params) < len(node.args):
             return node
         keep, named = node.args[:POSITIONAL], node.args[POSITIONAL:]
+        given = {k.arg for k in node.keywords}
         node.keywords = [
-            ast.keyword(arg=names[POSITIONAL + i], value=v) for i, v in enumerate(named)
+            ast.keyword(arg=params[POSITIONAL + i][0], value=v)
+            for i, v in enumerate(named)
+            # `steps=None` is said by leaving it out
+            if not _is_default(v, params[POSITIONAL + i][1], per_dim=f.value.id == "F")
+            and params[POSITIONAL + i][0] not in given
         ] + node.keywords
         node.args = keep
         self.changed = True
@@ -63,9 +96,10 @@ class _Keywords(ast.NodeTransformer):
 
 
 def with_keywords(line: str) -> str:
-    """`line` (one simple statement) with `ops.f(a, b, c)` written `ops.f(a, b=b, c=c)`."""
+    """`line` (one simple statement) with `ops.f(a, b, c)` written `ops.f(a, b=b, c=c)` (and
+    `F.f(...)` alike); arguments equal to the parameter's default are left out."""
     stripped = line.strip()
-    if not stripped or stripped.startswith("#") or "ops." not in stripped:
+    if not stripped or stripped.startswith("#") or ("ops." not in stripped and "F." not in stripped):
         return line
     try:
         tree = ast.parse(stripped)
@@ -78,6 +112,61 @@ def with_keywords(line: str) -> str:
     if not t.changed:
         return line
     return line[: len(line) - len(line.lstrip())] + ast.unparse(tree)
+
+
+@functools.lru_cache(maxsize=None)
+def _config_defaults(name: str) -> dict | None:
+    """{field: default} of the burn_nn config class `name` (None: not one)."""
+    import dataclasses
+
+    import burn_nn
+
+    cls = getattr(burn_nn, name, None)
+    if not name.endswith("Config") or cls is None or not dataclasses.is_dataclass(cls):
+        return None
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            try:
+                out[f.name] = f.default_factory()
+            except TypeError:
+                continue
+    return out
+
+
+class _ConfigDefaults(ast.NodeTransformer):
+    def __init__(self):
+        self.changed = False
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        if not isinstance(node.func, ast.Name):
+            return node
+        defaults = _config_defaults(node.func.id)
+        if not defaults:
+            return node
+        kept = [
+            k for k in node.keywords
+            if k.arg is None or k.arg not in defaults or not _is_default(k.value, defaults[k.arg])
+        ]  # fmt: skip
+        if len(kept) != len(node.keywords):
+            node.keywords, self.changed = kept, True
+        return node
+
+
+def without_config_defaults(expr: str) -> str:
+    """A field's init expression with the keywords of burn_nn configs that equal the config's
+    own defaults left out: `Conv2dConfig([3, 64], [3, 3], stride=[1, 1], groups=1, ...)` reads
+    `Conv2dConfig([3, 64], [3, 3], ...)`, as a person writes it."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return expr
+    t = _ConfigDefaults()
+    tree = t.visit(tree)
+    return ast.unparse(tree) if t.changed else expr
 
 
 def _tokens(text: str):
@@ -174,6 +263,12 @@ def _wrap(line: str, width: int = WIDTH) -> list[str]:
             body = [w for p in pieces for w in _wrap(inner_indent + p, width)]
             return [f"{indent}{target} = ("] + body + [indent + ")"]
     pair = _widest_bracket(code)
+    if pair is not None and eq > 0 and "(" not in code[:eq] and len(indent) + pair[0] >= width:
+        # `target = self.long_field.forward(`: even the call's head does not fit; the whole
+        # expression goes in parentheses under the target
+        inner_indent = indent + "    "
+        body = _wrap(inner_indent + code[eq + 3 :], width)
+        return [f"{indent}{code[:eq]} = ("] + body + [indent + ")"]
     if pair is not None and pair[1] - pair[0] > 1:
         o, c = pair
         head, inner, tail = code[: o + 1], code[o + 1 : c].strip(), code[c:]

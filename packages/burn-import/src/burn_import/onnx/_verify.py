@@ -41,7 +41,8 @@ IMPORTS = {
         "Module", "Param", "BatchNorm", "BatchNormConfig", "Conv1d", "Conv1dConfig", "Conv2d",
         "Conv2dConfig", "ConvTranspose2d", "ConvTranspose2dConfig", "Embedding", "EmbeddingConfig",
         "GroupNorm", "GroupNormConfig", "LayerNorm", "LayerNormConfig", "Linear", "LinearConfig",
-        "PaddingConfig1d", "PaddingConfig2d",
+        "PaddingConfig1d", "PaddingConfig2d", "BiLstm", "BiLstmConfig", "Gru", "GruConfig",
+        "Lstm", "LstmConfig", "MhaInput", "MultiHeadAttention", "MultiHeadAttentionConfig",
     },
     "burn_record": {
         "NamedMpkFileRecorder", "NamedMpkGzFileRecorder", "BinFileRecorder",

@@ -19,6 +19,7 @@ from ._rt_qlinear import qlinear_conv, qlinear_matmul  # noqa: F401
 from ._rt_qmatmul import dequantize_weight, int_matmul, qdq_matmul  # noqa: F401
 from ._rt_resize import resize  # noqa: F401
 from ._rt_rnn import einsum, rnn  # noqa: F401
+from ._rt_rnn_layers import gru, lstm  # noqa: F401
 from ._rt_roi_align import roi_align  # noqa: F401
 from ._rt_scan import loop_counter, loop_limits, scan_slice, scan_stack, truth  # noqa: F401
 from ._rt_scatter import scatter_rows, tensor_scatter  # noqa: F401
