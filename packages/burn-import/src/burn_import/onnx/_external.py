@@ -13,11 +13,10 @@ tensor's `offset` / `length` must lie inside its file and match the bytes its de
 type need. The total is capped at `MAX_TOTAL_BYTES` (protobuf's limit for the one message the
 importer then holds), so a file cannot make the importer read more than that.
 
-Example:
-    >>> import onnx
-    >>> onnx.save(model, "net.onnx", save_as_external_data=True, location="net.onnx.data")
-    >>> from burn_import.onnx import ModelGen
-    >>> ModelGen().input("net.onnx").out_dir("gen").run()  # reads gen's weights from net.onnx.data
+Example (a model saved with its weights beside it, then imported from its path):
+
+    onnx.save(model, "net.onnx", save_as_external_data=True, location="net.onnx.data")
+    ModelGen().input("net.onnx").out_dir("gen").run()  # the weights come from net.onnx.data
 """
 
 from __future__ import annotations
