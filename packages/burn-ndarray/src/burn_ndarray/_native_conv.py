@@ -29,7 +29,7 @@ import threading
 import numpy as np
 
 from . import _blas, _conv, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
-from . import _native_conv_transpose
+from . import _native_conv_transpose, _native_stem
 from . import _native_ops as _ops
 from ._filter_classes import cached_filter_classes
 from ._im2col import out_size
@@ -274,6 +274,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
         numpy_wino = NUMPY_WINOGRAD or (not tasks and threads < WINOGRAD_MAX_THREADS)
         if numpy_wino and _winograd.suits(*geo[:5], 1, geo[5]):
             return None
+        stem_bias = bias is None or bias.shape == weight.shape[:1]
+        if stem_bias and _native_stem.suits(*geo[:5]):  # few input channels: no im2col
+            return ("stem", _native_stem.setup(x.shape, weight.shape, stride, padding, (oh, ow)))
         if tasks and not NUMPY_WINOGRAD and _native_winograd.suits(*geo):
             return ("winograd", padding, (oh, ow))
         if tasks:
@@ -306,6 +309,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
             return _conv.pointwise(x, weight, bias)
         if path == "winograd":
             return _native_winograd.forward(lib, threads, x, weight, bias, *p[1:], _run)
+        if path == "stem":
+            return _native_stem.forward(lib, threads, x, weight, bias, p[1])
         if path == "tasks":
             return _forward_set(lib, threads, x, weight, bias, p[1])
         return _native_conv_chunked.conv2d(lib, threads, x, weight, bias, *p[1:])
@@ -328,3 +333,4 @@ def declare(lib) -> None:
         fn.argtypes, fn.restype = (p, p, p, p, L, L, i), i
     _native_conv_chunked.declare(lib)
     _native_winograd.declare(lib)
+    _native_stem.declare(lib)
