@@ -47,3 +47,49 @@ def test_stem_matches_float64_and_threads(case, dt):
     assert all(np.array_equal(got[1], g) for g in got.values())
     nob = _native_stem.forward(lib, 1, x, wt, None, plan)
     np.testing.assert_allclose(nob, want - b[None, :, None, None], rtol=tol, atol=tol)
+
+
+def test_stem_threads_bitwise(monkeypatch):
+    """Several OpenMP threads (grain lowered so a small conv spreads) give the same bits."""
+    lib = lib_mod.lib()
+    if lib is None:
+        pytest.fail("native library unavailable: " + lib_mod.status())
+    monkeypatch.setattr(_native_stem, "MAC_GRAIN", 1)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 45, 38)).astype(np.float32)
+    wt = rng.standard_normal((7, 3, 3, 3)).astype(np.float32)
+    plan = _native_stem.setup(x.shape, wt.shape, (2, 2), (1, 1), (23, 19))
+    one = _native_stem.forward(lib, 1, x, wt, None, plan)
+    for nt in (2, 3, 4):
+        assert np.array_equal(one, _native_stem.forward(lib, nt, x, wt, None, plan))
+    np.testing.assert_allclose(one, _ref(x, wt, None, (2, 2), (1, 1)), rtol=1e-4, atol=1e-4)
+
+
+def test_backend_routes_rgb_stem(monkeypatch):
+    """NdArray's conv2d takes the stem kernel for a 3-channel 3x3 stride-2 conv (the first conv
+    of mobilenet/shufflenet), with the module-level checks still in front of it."""
+    from burn_ndarray import NdArray
+    from burn_tensor import Tensor, module
+    from burn_tensor import TensorCheckError
+
+    if lib_mod.lib() is None:
+        pytest.fail("native library unavailable: " + lib_mod.status())
+    calls = []
+    real = _native_stem.forward
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_native_stem, "forward", counted)
+    dev = NdArray(num_threads=1).device()
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 3, 96, 96)).astype(np.float32)  # above NATIVE_MIN
+    w = rng.standard_normal((16, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    t = lambda a: Tensor.from_data(a, dev)  # noqa: E731
+    got = module.conv2d(t(x), t(w), t(b), stride=2, padding=1).to_data().numpy()
+    assert calls, "the RGB stem conv did not take the native stem kernel"
+    np.testing.assert_allclose(got, _ref(x, w, b, (2, 2), (1, 1)), rtol=1e-4, atol=1e-4)
+    with pytest.raises(TensorCheckError, match="bias must be"):
+        module.conv2d(t(x), t(w), t(b[:5]), stride=2, padding=1)
