@@ -210,6 +210,22 @@ def _check_channels(op: str, x, weight, groups: int) -> None:
         )
 
 
+def _check_out_channels(weight, bias, groups: int) -> None:
+    """Clear errors for output channels that the groups do not divide (the numpy path's
+    per-group reshape failed with "cannot reshape array of size ...") and for a bias that is
+    not [out channels] (the kernel read past a short one)."""
+    if weight.ndim == 4 and groups > 0 and weight.shape[0] % groups:
+        raise ValueError(
+            f"conv2d: weight {list(weight.shape)} has {weight.shape[0]} output channels, "
+            f"not a multiple of groups {groups}"
+        )
+    if bias is not None and weight.ndim == 4 and bias.shape != weight.shape[:1]:
+        raise ValueError(
+            f"conv2d: bias {list(bias.shape)} is not [out channels {weight.shape[0]}] of "
+            f"weight {list(weight.shape)}"
+        )
+
+
 def _covered(x, weight, options, m: int) -> bool:
     """Whether the native conv takes these operands: 4-D float32/float64 of one dtype, groups
     1, at least `m` input elements; anything else (and bad input, for its error) goes on."""
@@ -256,6 +272,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
 
     def plan(x, weight, bias, options):
         _check_channels("conv2d", x, weight, options.groups)
+        _check_out_channels(weight, bias, options.groups)  # `_native_dwconv` relies on it
         if not _covered(x, weight, options, 0) or (bias is not None and bias.dtype != x.dtype):
             return None
         stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
