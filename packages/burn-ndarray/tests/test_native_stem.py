@@ -3,7 +3,6 @@ a numpy float64 reference, and bitwise equal for every thread count."""
 
 import numpy as np
 import pytest
-
 from burn_ndarray import _native_stem
 
 lib_mod = pytest.importorskip("burn_ndarray._native")
@@ -69,8 +68,7 @@ def test_backend_routes_rgb_stem(monkeypatch):
     """NdArray's conv2d takes the stem kernel for a 3-channel 3x3 stride-2 conv (the first conv
     of mobilenet/shufflenet), with the module-level checks still in front of it."""
     from burn_ndarray import NdArray
-    from burn_tensor import Tensor, module
-    from burn_tensor import TensorCheckError
+    from burn_tensor import Tensor, TensorCheckError, module
 
     if lib_mod.lib() is None:
         pytest.fail("native library unavailable: " + lib_mod.status())
@@ -87,7 +85,10 @@ def test_backend_routes_rgb_stem(monkeypatch):
     x = rng.standard_normal((1, 3, 96, 96)).astype(np.float32)  # above NATIVE_MIN
     w = rng.standard_normal((16, 3, 3, 3)).astype(np.float32)
     b = rng.standard_normal(16).astype(np.float32)
-    t = lambda a: Tensor.from_data(a, dev)  # noqa: E731
+
+    def t(a):
+        return Tensor.from_data(a, dev)
+
     got = module.conv2d(t(x), t(w), t(b), stride=2, padding=1).to_data().numpy()
     assert calls, "the RGB stem conv did not take the native stem kernel"
     np.testing.assert_allclose(got, _ref(x, w, b, (2, 2), (1, 1)), rtol=1e-4, atol=1e-4)

@@ -28,8 +28,16 @@ import threading
 
 import numpy as np
 
-from . import _blas, _conv, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
-from . import _native_conv_transpose, _native_stem
+from . import (
+    _blas,
+    _conv,
+    _native_conv_chunked,
+    _native_conv_grad,
+    _native_conv_transpose,
+    _native_stem,
+    _native_winograd,
+    _winograd,
+)
 from . import _native_ops as _ops
 from ._filter_classes import cached_filter_classes
 from ._im2col import out_size
