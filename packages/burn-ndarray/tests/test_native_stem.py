@@ -22,6 +22,9 @@ CASES = [  # n c h w co kh kw stride padding
     (2, 1, 17, 13, 5, 3, 2, (1, 2), (2, 0)),
     (3, 4, 29, 31, 9, 7, 7, (2, 2), (3, 3)),
     (1, 2, 20, 21, 6, 5, 3, (1, 1), (2, 1)),
+    (2, 1, 5, 3, 3, 1, 1, (3, 1), (2, 4)),  # 1x1, padding wider than the kernel, stride 3
+    (1, 4, 6, 7, 5, 5, 5, (1, 1), (4, 4)),  # outputs reading mostly padding
+    (1, 3, 30, 30, 2, 11, 11, (4, 4), (5, 5)),  # the largest kernel taken, stride 4
 ]
 
 
