@@ -309,12 +309,13 @@ def test_shape_only_setup_is_planned_once_per_shape(monkeypatch):
     monkeypatch.setattr(_native_conv, "_geom", counted)
     b = backend(np.float32, 1)
     opt = ConvOptions((2, 1), (1, 0), (1, 1), 1)
-    w = RNG.uniform(-1, 1, (5, 3, 3, 2)).astype(np.float32)
-    for shape in ((2, 3, 9, 8), (1, 3, 7, 6)):
+    # 5 input channels: 4 or fewer take the stem kernel (`_native_stem`), not the GEMM tasks
+    w = RNG.uniform(-1, 1, (5, 5, 3, 2)).astype(np.float32)
+    for shape in ((2, 5, 9, 8), (1, 5, 7, 6)):
         x = RNG.uniform(-1, 1, shape).astype(np.float32)
         for _ in range(3):
             got = b.conv2d(x, w, None, opt)
         want = ref_conv(x, w, None, (2, 1), (1, 0), (1, 1))
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-    mine = [c for c in calls if c in ((2, 3, 9, 8), (1, 3, 7, 6))]  # not the GEMM probe's
-    assert mine == [(2, 3, 9, 8), (1, 3, 7, 6)]
+    mine = [c for c in calls if c in ((2, 5, 9, 8), (1, 5, 7, 6))]  # not the GEMM probe's
+    assert mine == [(2, 5, 9, 8), (1, 5, 7, 6)]

@@ -233,3 +233,30 @@ def test_depthwise_gradients_float32_and_thread_counts(case):
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     np.testing.assert_array_equal(runs[0][0], dx)
+
+
+def test_groups_one_goes_straight_to_the_native_conv(monkeypatch):
+    """A groups-1 conv skips this op's plan (its second lookup cost ~1 us a call) and still
+    gets the same clear errors, from the native groups-1 conv's own checks."""
+    seen = []
+    real = _native_dwconv._covered
+
+    def counted(*args):
+        seen.append(args[3].groups)
+        return real(*args)
+
+    monkeypatch.setattr(_native_dwconv, "_covered", counted)
+    b = NdArray(num_threads=1, parallel_min=1)
+    x = RNG.uniform(-1, 1, (1, 6, 9, 9)).astype(np.float32)
+    w = RNG.uniform(-1, 1, (4, 6, 3, 3)).astype(np.float32)
+    bias = RNG.uniform(-1, 1, 4).astype(np.float32)
+    opt = ConvOptions((1, 1), (1, 1), (1, 1), 1)
+    got = b.conv2d(x, w, bias, opt)
+    np.testing.assert_allclose(got, ref_conv(x, w, bias, (1, 1), (1, 1), (1, 1), 1), atol=1e-4)
+    assert 1 not in seen
+    with pytest.raises(ValueError, match=r"bias \[3\] is not \[out channels 4\]"):
+        b.conv2d(x, w, bias[:3], opt)
+    with pytest.raises(ValueError, match="channels"):
+        b.conv2d(x[:, :5], w, bias, opt)
+    b.conv2d(x, w.reshape(4, 3, 6, 3)[:, :, :3], bias, ConvOptions((1, 1), (1, 1), (1, 1), 2))
+    assert 2 in seen  # grouped convs still plan here

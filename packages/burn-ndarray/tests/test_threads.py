@@ -196,8 +196,9 @@ def test_blas_gets_the_budget_back_after_a_threaded_region():
     from burn_ndarray import _blas
 
     b = THREADED[2]
-    x = RNG.uniform(-1, 1, (4, 3, 8, 8)).astype(np.float32)
-    w = RNG.uniform(-1, 1, (5, 3, 3, 3)).astype(np.float32)
+    # 5 input channels: the GEMM conv path (4 or fewer take the stem kernel, no BLAS call)
+    x = RNG.uniform(-1, 1, (4, 5, 8, 8)).astype(np.float32)
+    w = RNG.uniform(-1, 1, (5, 5, 3, 3)).astype(np.float32)
     b.conv2d(x, w, None, ConvOptions((1, 1), (0, 0), (1, 1), 1))
     assert _blas.current() in (2, None)
 

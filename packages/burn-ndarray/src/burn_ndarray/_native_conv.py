@@ -28,8 +28,16 @@ import threading
 
 import numpy as np
 
-from . import _blas, _conv, _native_conv_chunked, _native_conv_grad, _native_winograd, _winograd
-from . import _native_conv_transpose
+from . import (
+    _blas,
+    _conv,
+    _native_conv_chunked,
+    _native_conv_grad,
+    _native_conv_transpose,
+    _native_stem,
+    _native_winograd,
+    _winograd,
+)
 from . import _native_ops as _ops
 from ._filter_classes import cached_filter_classes
 from ._im2col import out_size
@@ -210,6 +218,22 @@ def _check_channels(op: str, x, weight, groups: int) -> None:
         )
 
 
+def _check_out_channels(weight, bias, groups: int) -> None:
+    """Clear errors for output channels that the groups do not divide (the numpy path's
+    per-group reshape failed with "cannot reshape array of size ...") and for a bias that is
+    not [out channels] (the kernel read past a short one)."""
+    if weight.ndim == 4 and groups > 0 and weight.shape[0] % groups:
+        raise ValueError(
+            f"conv2d: weight {list(weight.shape)} has {weight.shape[0]} output channels, "
+            f"not a multiple of groups {groups}"
+        )
+    if bias is not None and weight.ndim == 4 and bias.shape != weight.shape[:1]:
+        raise ValueError(
+            f"conv2d: bias {list(bias.shape)} is not [out channels {weight.shape[0]}] of "
+            f"weight {list(weight.shape)}"
+        )
+
+
 def _covered(x, weight, options, m: int) -> bool:
     """Whether the native conv takes these operands: 4-D float32/float64 of one dtype, groups
     1, at least `m` input elements; anything else (and bad input, for its error) goes on."""
@@ -256,6 +280,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
 
     def plan(x, weight, bias, options):
         _check_channels("conv2d", x, weight, options.groups)
+        _check_out_channels(weight, bias, options.groups)  # `_native_dwconv` relies on it
         if not _covered(x, weight, options, 0) or (bias is not None and bias.dtype != x.dtype):
             return None
         stride, padding, dilation = map(_pair, (options.stride, options.padding, options.dilation))
@@ -274,6 +299,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
         numpy_wino = NUMPY_WINOGRAD or (not tasks and threads < WINOGRAD_MAX_THREADS)
         if numpy_wino and _winograd.suits(*geo[:5], 1, geo[5]):
             return None
+        stem_bias = bias is None or bias.shape == weight.shape[:1]
+        if stem_bias and _native_stem.suits(*geo[:5]):  # few input channels: no im2col
+            return ("stem", _native_stem.setup(x.shape, weight.shape, stride, padding, (oh, ow)))
         if tasks and not NUMPY_WINOGRAD and _native_winograd.suits(*geo):
             return ("winograd", padding, (oh, ow))
         if tasks:
@@ -306,6 +334,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
             return _conv.pointwise(x, weight, bias)
         if path == "winograd":
             return _native_winograd.forward(lib, threads, x, weight, bias, *p[1:], _run)
+        if path == "stem":
+            return _native_stem.forward(lib, threads, x, weight, bias, p[1])
         if path == "tasks":
             return _forward_set(lib, threads, x, weight, bias, p[1])
         return _native_conv_chunked.conv2d(lib, threads, x, weight, bias, *p[1:])
@@ -328,3 +358,4 @@ def declare(lib) -> None:
         fn.argtypes, fn.restype = (p, p, p, p, L, L, i), i
     _native_conv_chunked.declare(lib)
     _native_winograd.declare(lib)
+    _native_stem.declare(lib)

@@ -14,10 +14,17 @@ from __future__ import annotations
 
 from . import _check as check
 from . import _check_data as check_data
-from ._dtype import Float, Int
 from ._autocast import current_policy, half_op, run_half_biased
+from ._dtype import Int
 from ._errors import TensorCheckError
 from ._module_attention import attention
+from ._module_conv_checks import (  # re-exported: `_module_3d` imports them from here
+    _conv2d_checks,
+    _conv_checks,
+    _conv_out,
+    _input,
+    _params_on_input,
+)
 from ._module_norm import layer_norm
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
 
@@ -29,68 +36,6 @@ def _tuple(op, name, v, n):
     if len(v) != n:
         raise TensorCheckError(op, f"{name} needs {n} values, got {list(v)}")
     return v
-
-
-def _input(op, x, spatial):
-    check.float_(op, x)
-    if len(x._p.shape) != spatial + 2:
-        raise TensorCheckError(
-            op, f"expected a rank-{spatial + 2} input [batch, channels, ...], got {x.dims()}"
-        )
-
-
-def _params_on_input(x, weight, bias, problems) -> None:
-    """Weight and bias (if any) must be Float tensors on the input's device."""
-    for t in (weight, bias):
-        if t is not None and (t._d is not x._d or t._o.kind is not Float):
-            problems.append(
-                f"weight/bias must be Float tensors on the input's device; input is "
-                f"{check.describe(x)}, got {t._o.kind.value} {check.describe(t)}"
-            )
-
-
-def _conv_checks(op, x, weight, bias, spatial, groups, transposed):
-    _input(op, x, spatial)
-    problems = []
-    # Shapes read once as tuples (not `dims()` lists): these checks run on every conv call.
-    ws = weight._p.shape
-    if len(ws) != spatial + 2:
-        problems.append(f"weight must have rank {spatial + 2}, got {list(ws)}")
-    elif groups < 1:
-        problems.append(f"groups must be >= 1, got {groups}")
-    else:
-        c_in = x._p.shape[1]
-        if transposed:
-            if ws[0] != c_in:
-                problems.append(
-                    f"weight {list(ws)} expects {ws[0]} input channels, input has {c_in}"
-                )
-            c_out = ws[1] * groups
-        else:
-            if c_in % groups or ws[1] * groups != c_in:
-                problems.append(
-                    f"input channels {c_in} != weight in-channels {ws[1]} x groups {groups}"
-                )
-            c_out = ws[0]
-            if c_out % groups:
-                problems.append(f"out channels {c_out} not divisible by groups {groups}")
-        if bias is not None and tuple(bias._p.shape) != (c_out,):
-            problems.append(f"bias must be [{c_out}], got {bias.dims()}")
-    _params_on_input(x, weight, bias, problems)
-    if problems:
-        raise TensorCheckError(op, problems)
-
-
-def _conv_out(op, x, weight, stride, padding, dilation, spatial):
-    xs, ws = x._p.shape, weight._p.shape
-    for d in range(spatial):
-        size = xs[2 + d] + 2 * padding[d] - dilation[d] * (ws[2 + d] - 1) - 1
-        if size < 0 or stride[d] < 1 or dilation[d] < 1 or padding[d] < 0:
-            raise TensorCheckError(
-                op,
-                f"kernel {list(ws[2:])} (dilation {list(dilation)}) does not fit input "
-                f"{list(xs[2:])} with padding {list(padding)} / stride {list(stride)}",
-            )
 
 
 @half_op(bias_axis=1)
@@ -118,8 +63,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, o
         _tuple("conv2d", "dilation", dilation, 2),
         groups,
     )
-    _conv_checks("conv2d", x, weight, bias, 2, o.groups, False)
-    _conv_out("conv2d", x, weight, o.stride, o.padding, o.dilation, 2)
+    _conv2d_checks(x, weight, bias, o)
     b = None if bias is None else _dequantized(x, bias)
     if weight.is_quantized():  # the backend's quantized conv (default: dequantize, conv2d)
         return x._like(x._d.backend.q_conv2d(x._p, weight._p, b, o))
