@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from . import _conv_plans
 from . import (
     _blas,
     _conv,
@@ -60,8 +61,6 @@ WINOGRAD_MAX_THREADS = 8
 NUMPY_WINOGRAD = False
 # The chunked fallback only from this many threads (on 2 cores the numpy path measured faster).
 CHUNKED_MIN_THREADS = 8
-# Plans remembered per backend instance, at most (as `_native_dwconv.MAX_PLANS`).
-MAX_PLANS = 256
 
 
 def _pair(v) -> tuple[int, int]:
@@ -309,18 +308,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         return ("chunked", stride, padding, dilation, (oh, ow))
 
     def conv2d(x, weight, bias, options):
-        b = None if bias is None else (bias.dtype, bias.shape)
-        try:
-            key = (x.shape, x.dtype, weight.shape, weight.dtype, b, options)
-            p = plans[key]
-        except (KeyError, TypeError):  # new, or options holding lists (unhashable)
-            p = plan(x, weight, bias, options)
-            if len(plans) >= MAX_PLANS:
-                plans.clear()
-            try:
-                plans[key] = p
-            except TypeError:
-                pass
+        p = _conv_plans.lookup(plans, plan, x, weight, bias, options)
         if p is None:
             return prev(x, weight, bias, options)
         if (classes := cached_filter_classes(weight, bias)) is not None:

@@ -22,6 +22,7 @@ import functools
 
 import numpy as np
 
+from . import _conv_plans
 from . import _native_dwconv_grad as _grad
 from . import _native_ops as _ops
 from ._im2col import out_size
@@ -66,10 +67,6 @@ def _covered(x, weight, bias, options) -> bool:
     )
 
 
-# Plans remembered per backend instance, at most (a model has a few dozen conv shapes).
-MAX_PLANS = 256
-
-
 def install(backend, lib, m: int, ops: dict) -> None:
     """conv2d with groups > 1 as native ops in `ops` (after `_native_conv.install`)."""
     threads = backend.num_threads
@@ -99,18 +96,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
     def conv2d(x, weight, bias, options):
         if own is not None and options.groups == 1:
             return own(x, weight, bias, options)
-        b = None if bias is None else (bias.dtype, bias.shape)
-        try:
-            key = (x.shape, x.dtype, weight.shape, weight.dtype, b, options)
-            p = plans[key]
-        except (KeyError, TypeError):  # new, or options holding lists (unhashable)
-            p = plan(x, weight, bias, options)
-            if len(plans) >= MAX_PLANS:
-                plans.clear()
-            try:
-                plans[key] = p
-            except TypeError:
-                pass
+        p = _conv_plans.lookup(plans, plan, x, weight, bias, options)
         if p is None:
             return prev(x, weight, bias, options)
         geom, out_hw, macs = p
