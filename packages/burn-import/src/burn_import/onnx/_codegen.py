@@ -278,6 +278,16 @@ def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
             gen.types[vi.name] = vt
 
 
+#: burn_nn names generated code may use (imported only when it does)
+NN_NAMES = (
+    "Param", "BatchNorm", "BatchNormConfig", "BiLstm", "BiLstmConfig", "Conv1d", "Conv1dConfig",
+    "Conv2d", "Conv2dConfig", "ConvTranspose2d", "ConvTranspose2dConfig", "Embedding",
+    "EmbeddingConfig", "GroupNorm", "GroupNormConfig", "Gru", "GruConfig", "LayerNorm",
+    "LayerNormConfig", "Linear", "LinearConfig", "Lstm", "LstmConfig", "MhaInput",
+    "MultiHeadAttention", "MultiHeadAttentionConfig", "PaddingConfig1d", "PaddingConfig2d",
+)  # fmt: skip
+
+
 def _imports(gen: Gen) -> list[str]:
     """Only the names the generated code uses, so the header reads as what the model needs."""
     body = "\n".join(gen.lines + [f"{f.init_code}\n{f.annotation}" for f in gen.fields])
@@ -286,40 +296,7 @@ def _imports(gen: Gen) -> list[str]:
     lines = [f"from burn_tensor import {', '.join(tensor)}"]
     if "F." in body:
         lines.append("from burn_tensor import module as F")
-    nn = ["Module"] + [
-        n
-        for n in (
-            "Param",
-            "BatchNorm",
-            "BatchNormConfig",
-            "BiLstm",
-            "BiLstmConfig",
-            "Conv1d",
-            "Conv1dConfig",
-            "Conv2d",
-            "Conv2dConfig",
-            "ConvTranspose2d",
-            "ConvTranspose2dConfig",
-            "Embedding",
-            "EmbeddingConfig",
-            "GroupNorm",
-            "GroupNormConfig",
-            "Gru",
-            "GruConfig",
-            "LayerNorm",
-            "LayerNormConfig",
-            "Linear",
-            "LinearConfig",
-            "Lstm",
-            "LstmConfig",
-            "MhaInput",
-            "MultiHeadAttention",
-            "MultiHeadAttentionConfig",
-            "PaddingConfig1d",
-            "PaddingConfig2d",
-        )
-        if re.search(rf"\b{n}\b", body)
-    ]
+    nn = ["Module"] + [n for n in NN_NAMES if re.search(rf"\b{n}\b", body)]
     line = f"from burn_nn import {', '.join(nn)}"
     if len(line) > WIDTH:
         line = "from burn_nn import (\n" + "".join(f"    {n},\n" for n in nn) + ")"
