@@ -69,13 +69,17 @@ def _shape(path: str) -> list[int]:
     return [d.dim_value if d.dim_value > 0 else 1 for d in inp.type.tensor_type.shape.dim]
 
 
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description="one-thread CPU ms per forward, NdArray vs onnxruntime")
+    p.add_argument("models", nargs="+", help="ONNX files, each optionally FILE:N,C,H,W")
+    p.add_argument("--repeats", type=int, default=7, help="forward calls per child (min taken)")
+    p.add_argument("--rounds", type=int, default=2, help="alternating rounds of both runtimes")
+    p.add_argument("--child", nargs=4, help="internal: time one (model, shape, runtime, repeats) cell")
+    return p
+
+
 def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("models", nargs="+")
-    p.add_argument("--repeats", type=int, default=7)
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
-    a = p.parse_args()
+    a = build_parser().parse_args()
     if a.child:
         model, shape, runtime, repeats = a.child
         print(json.dumps(child(model, json.loads(shape), runtime, int(repeats))))

@@ -38,7 +38,7 @@ def _onnx_weights(cells, gates):
     ]
     if any(v is not None and v.is_require_grad() for v in vals):
         return _pack(cells, gates)
-    prims = tuple(None if v is None else v._p for v in vals)
+    prims = tuple(None if v is None else v.into_primitive() for v in vals)
     key = tuple(map(id, prims))
     hit = _PACKED.get(key)
     if hit is not None:
