@@ -221,5 +221,6 @@ CASES = [
     ("prelu", lambda B, x, a: B.prelu(x, a), [u(2, 3), u(2, 3)]),
     ("hard_sigmoid", lambda B, x: B.hard_sigmoid(x, 0.2, 0.5), [u(2, 3)]),
     ("silu", lambda B, x: B.silu(x), [u(2, 3)]),
+    ("hard_swish", lambda B, x: B.hard_swish(x), [u(2, 3)]),
     ("embedding", lambda B, w: B.embedding(w, ints(B, [[0, 2], [2, 1]])), [u(3, 2)]),
 ]

@@ -229,3 +229,36 @@ def test_silu_is_one_op_against_float64_and_threads(dtype):
 def test_silu_runs_native_from_native_min():
     text = str(PLAIN.explain("silu", np.zeros(1 << 15, np.float32)))
     assert "native tier runs" in text, text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hard_swish_is_one_op_with_the_defaults_bits(dtype):
+    """hard_swish (`un_hard_swish_*` in act.c, issue 37: mobilenet_v3's HardSwish) is a backend
+    op with exactly the default's bits, x * hard_sigmoid(x, 1/6, 1/2), on every thread count,
+    and within an ulp-sized bound of the float64 formula (NaN in, NaN out)."""
+    backends = [NATIVE[1], NATIVE[3], PLAIN] if dtype == np.float32 else [NATIVE64]
+    for n in SIZES:
+        x = _input(n, dtype)
+        x64 = x.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            want = x64 * np.clip(x64 / 6 + 0.5, 0, 1)
+        for b in backends:
+            w, e = _strict()
+            try:
+                got = b.hard_swish(x)
+                with np.errstate(invalid="ignore", over="ignore"):
+                    split = b.float_mul(x, b.hard_sigmoid(x, 1.0 / 6.0, 0.5))
+            finally:
+                e.__exit__(None, None, None)
+                w.__exit__(None, None, None)
+            assert got.dtype == x.dtype and got.shape == x.shape
+            np.testing.assert_array_equal(got, split)
+            fin = np.isfinite(want) & np.isfinite(x64)
+            ulp = np.finfo(dtype).eps
+            assert np.all(np.abs(got[fin] - want[fin]) <= 4 * ulp * np.abs(x64[fin]) + 1e-300)
+
+
+@needs_native
+def test_hard_swish_runs_native_from_native_min():
+    text = str(PLAIN.explain("hard_swish", np.zeros(1 << 15, np.float32)))
+    assert "native tier runs" in text, text

@@ -288,7 +288,7 @@ op(
     'max_pool1d_with_indices max_pool2d unfold4d',
     DEFAULT, CUSTOM, DECOMPOSE,
 )
-op('hard_sigmoid leaky_relu prelu silu', DEFAULT, SAME, DECOMPOSE)
+op('hard_sigmoid leaky_relu prelu silu hard_swish', DEFAULT, SAME, DECOMPOSE)
 op('relu_backward', DEFAULT, BROADCAST, PASS, ELEMENTWISE, EXPR)
 op(
     'attention_backward conv2d_bias_backward conv2d_weight_backward conv2d_x_backward '

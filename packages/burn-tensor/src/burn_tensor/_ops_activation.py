@@ -54,6 +54,10 @@ class ActivationOps:
         # x * sigmoid(x); a backend may do it in one pass (NdArray's native kernel)
         return self.float_mul(x, self.sigmoid(x))
 
+    def hard_swish(self, x):
+        # x * hard_sigmoid(x, 1/6, 1/2); a backend may do it in one pass (NdArray's native kernel)
+        return self.float_mul(x, self.hard_sigmoid(x, 1.0 / 6.0, 0.5))
+
     def hard_sigmoid(self, x, alpha, beta):
         return self.float_clamp(
             self.float_add_scalar(self.float_mul_scalar(x, alpha), beta), 0.0, 1.0

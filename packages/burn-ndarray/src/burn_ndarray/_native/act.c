@@ -15,6 +15,9 @@
  *   FMA: the numpy path rounds twice, and the bits must not depend on the size); NaN stays.
  * - leaky_relu: x < 0 ? x * slope : x (NaN stays).
  * - log_sigmoid: min(x, 0) - log1p(exp(-|x|)).
+ * - hard_swish: x * hard_sigmoid(x, 1/6, 1/2), hard_sigmoid as above (alpha rounded to the
+ *   element type, as the default's scalar is), then one rounded product: one pass where the
+ *   default wrote and re-read a whole tensor (mobilenet_v3's HardSwish activations).
  * - silu: x * sigmoid(x), the sigmoid as above (the same bits as sigmoid, then a multiply):
  *   one pass where x * sigmoid(x) wrote and re-read a whole tensor (efficientnet_b0's Muls
  *   of its SiLUs: ~2.7 ms of a ~47 ms forward).
@@ -75,6 +78,17 @@ ACT_SIMD float log1pf(float); ACT_SIMD double log1p(double);
         T v = p + beta;                                                                       \
         v = v < (T)0 ? (T)0 : v;                                                              \
         o[i] = v > (T)1 ? (T)1 : v;                                                           \
+      }                                                                                       \
+    });                                                                                       \
+  }                                                                                           \
+  NO_CONTRACT void un_hard_swish_##SUF(const T *restrict x, T *restrict o, long n, int nt) {   \
+    BLOCKS(n, nt, {                                                                           \
+      _Pragma("omp simd") for (long i = a; i < e; i++) {                                      \
+        T p = x[i] * (T)(1.0 / 6.0);                                                          \
+        T v = p + (T)0.5;                                                                     \
+        v = v < (T)0 ? (T)0 : v;                                                              \
+        v = v > (T)1 ? (T)1 : v;                                                              \
+        o[i] = x[i] * v;                                                                      \
       }                                                                                       \
     });                                                                                       \
   }                                                                                           \
