@@ -22,7 +22,7 @@ from ._names import MAX_TEXT, RESERVED, check_class_name, label, safe_text
 from ._registry import load_all
 from ._style import WIDTH, with_keywords, without_config_defaults, wrap
 from ._types import DTYPES, VType, elem_of_np, type_name, vtype_of
-from ._verify import verify_source
+from ._verify import IMPORTS, verify_source
 
 
 @dataclass
@@ -278,14 +278,9 @@ def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
             gen.types[vi.name] = vt
 
 
-#: burn_nn names generated code may use (imported only when it does)
-NN_NAMES = (
-    "Param", "BatchNorm", "BatchNormConfig", "BiLstm", "BiLstmConfig", "Conv1d", "Conv1dConfig",
-    "Conv2d", "Conv2dConfig", "ConvTranspose2d", "ConvTranspose2dConfig", "Embedding",
-    "EmbeddingConfig", "GroupNorm", "GroupNormConfig", "Gru", "GruConfig", "LayerNorm",
-    "LayerNormConfig", "Linear", "LinearConfig", "Lstm", "LstmConfig", "MhaInput",
-    "MultiHeadAttention", "MultiHeadAttentionConfig", "PaddingConfig1d", "PaddingConfig2d",
-)  # fmt: skip
+#: burn_nn names generated code may use (imported only when it does): the names the
+#: verifier allows (`_verify.IMPORTS`), Param first
+NN_NAMES = ("Param",) + tuple(sorted(IMPORTS["burn_nn"] - {"Module", "Param"}))
 
 
 def _imports(gen: Gen) -> list[str]:
