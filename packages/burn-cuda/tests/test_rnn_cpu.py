@@ -17,13 +17,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
-from burn_backend_tests.suites.rnn import reference
+from burn_backend_tests.suites.rnn import random_layer, reference
 from burn_tensor import Tensor, module
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy
 
 pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
-_G = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
 # (kind, seq, batch, in, hidden, direction, activations, clip, linear_before_reset, peepholes)
 CASES = [
@@ -38,19 +37,9 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[4]}-{c[5]}" for c in CASES])
 def test_rnn_sequence_runs_one_kernel_launch(case):
     kind, seq, batch, n_in, hs, direction, acts, clip, lbr, peep = case
-    rng = np.random.default_rng(hs)
-    dirs, g = 2 if direction == "bidirectional" else 1, _G[kind]
+    dirs = 2 if direction == "bidirectional" else 1
     acts = None if acts is None else acts * dirs
-    a = {
-        "x": rng.standard_normal((seq, batch, n_in)),
-        "w": rng.standard_normal((dirs, g * hs, n_in)) / np.sqrt(hs),
-        "r": rng.standard_normal((dirs, g * hs, hs)) / np.sqrt(hs),
-        "b": rng.standard_normal((dirs, 2 * g * hs)) * 0.5,
-        "h0": rng.standard_normal((dirs, batch, hs)) * 0.5,
-        "c0": rng.standard_normal((dirs, batch, hs)) * 0.5 if kind == "LSTM" else None,
-        "p": rng.standard_normal((dirs, 3 * hs)) * 0.5 if peep else None,
-    }
-    a = {k: None if v is None else v.astype(np.float32) for k, v in a.items()}
+    a = random_layer(kind, seq, batch, n_in, hs, direction, peep, seed=hs)
     names = ("x", "w", "r", "b", "h0", "c0", "p")
     with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
         dev = B.device()

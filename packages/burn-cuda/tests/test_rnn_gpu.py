@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from burn_backend_tests.suites.rnn import CASES, reference
+from burn_backend_tests.suites.rnn import CASES, random_layer, reference
 from burn_backend_tests.suites.rnn import test_rnn_sequence as _suite_case
 from burn_tensor import Tensor, module
 from burn_tensor._ops_rnn import RnnOps
@@ -38,19 +38,8 @@ def test_gpu_sized_layers_match_float64(cuda_ready, no_default, kind, direction,
     from burn_cuda import Cuda
 
     dev = Cuda().device()
-    rng = np.random.default_rng(7)
     seq, batch, n_in, hs = 100, 32, 64, 512
-    dirs, g = 2 if direction == "bidirectional" else 1, {"LSTM": 4, "GRU": 3}[kind]
-    a = {
-        "x": rng.standard_normal((seq, batch, n_in)),
-        "w": rng.standard_normal((dirs, g * hs, n_in)) / np.sqrt(n_in),
-        "r": rng.standard_normal((dirs, g * hs, hs)) / np.sqrt(hs),
-        "b": rng.standard_normal((dirs, 2 * g * hs)) * 0.5,
-        "h0": rng.standard_normal((dirs, batch, hs)) * 0.5,
-        "c0": rng.standard_normal((dirs, batch, hs)) * 0.5 if kind == "LSTM" else None,
-        "p": rng.standard_normal((dirs, 3 * hs)) * 0.5 if peep else None,
-    }
-    a = {k: None if v is None else v.astype(np.float32) for k, v in a.items()}
+    a = random_layer(kind, seq, batch, n_in, hs, direction, peep, seed=7, w_scale=1 / np.sqrt(n_in))
     names = ("x", "w", "r", "b", "h0", "c0", "p")
     ts = [None if a[n] is None else Tensor.from_data(a[n], dev) for n in names]
     got = module.rnn_sequence(kind, *ts, direction=direction, clip=clip, linear_before_reset=lbr)

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 import pytest
-from burn_backend_tests.suites.rnn import CASES, reference
+from burn_backend_tests.suites.rnn import CASES, random_layer, reference
 from burn_backend_tests.suites.rnn import test_rnn_sequence as _suite_case
 from burn_gpu import RNN_HMAX
 from burn_opencl import OpenCl
@@ -23,7 +23,6 @@ from burn_tensor import Tensor, module
 from burn_tensor._ops_rnn import RnnOps
 
 DEVICE_TYPE = os.environ.get("BURN_OPENCL_TEST_DEVICE_TYPE", "cpu")
-_G = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
 
 @pytest.fixture
@@ -62,19 +61,8 @@ def device():
 
 def _run(device, kind, seq, batch, n_in, hs, direction, clip=None, lbr=0, peep=False, seed=0):
     """(got, want): the op on `device` and the float64 reference, inputs of one seed."""
-    rng = np.random.default_rng(seed)
-    dirs, g = 2 if direction == "bidirectional" else 1, _G[kind]
-    scale = 1 / np.sqrt(hs)  # pre-activations of order 1 at every hidden size
-    a = {
-        "x": rng.standard_normal((seq, batch, n_in)),
-        "w": rng.standard_normal((dirs, g * hs, n_in)) * scale,
-        "r": rng.standard_normal((dirs, g * hs, hs)) * scale,
-        "b": rng.standard_normal((dirs, 2 * g * hs)) * 0.5,
-        "h0": rng.standard_normal((dirs, batch, hs)) * 0.5,
-        "c0": rng.standard_normal((dirs, batch, hs)) * 0.5 if kind == "LSTM" else None,
-        "p": rng.standard_normal((dirs, 3 * hs)) * 0.5 if peep else None,
-    }
-    a = {k: None if v is None else v.astype(np.float32).astype(np.float64) for k, v in a.items()}
+    a = random_layer(kind, seq, batch, n_in, hs, direction, peep, seed)
+    a = {k: None if v is None else v.astype(np.float64) for k, v in a.items()}
     ts = {
         k: None if v is None else Tensor.from_data(v.astype(np.float32), device)
         for k, v in a.items()

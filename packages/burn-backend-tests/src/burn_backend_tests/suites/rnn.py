@@ -22,6 +22,26 @@ _ACT = {
 _DEF = {"RNN": ["tanh"], "GRU": ["sigmoid", "tanh"], "LSTM": ["sigmoid", "tanh", "tanh"]}
 
 
+def random_layer(kind, seq, batch, n_in, hs, direction, peep=False, seed=0, w_scale=None):
+    """Seeded float32 inputs of one layer, {"x", "w", "r", "b", "h0", "c0", "p"} (c0 for LSTM,
+    p with peepholes, else None): x [seq, batch, n_in], W [dirs, g * hs, n_in] and R
+    [dirs, g * hs, hs] scaled by `w_scale` (default 1 / sqrt(hs): pre-activations of order 1
+    at every hidden size), biases and states of scale 0.5. For backends' kernel tests."""
+    rng = np.random.default_rng(seed)
+    dirs, g = 2 if direction == "bidirectional" else 1, _G[kind]
+    ws = 1 / np.sqrt(hs) if w_scale is None else w_scale
+    a = {
+        "x": rng.standard_normal((seq, batch, n_in)),
+        "w": rng.standard_normal((dirs, g * hs, n_in)) * ws,
+        "r": rng.standard_normal((dirs, g * hs, hs)) / np.sqrt(hs),
+        "b": rng.standard_normal((dirs, 2 * g * hs)) * 0.5,
+        "h0": rng.standard_normal((dirs, batch, hs)) * 0.5,
+        "c0": rng.standard_normal((dirs, batch, hs)) * 0.5 if kind == "LSTM" else None,
+        "p": rng.standard_normal((dirs, 3 * hs)) * 0.5 if peep else None,
+    }
+    return {k: None if v is None else v.astype(np.float32) for k, v in a.items()}
+
+
 def reference(kind, x, w, r, b, h0, c0, p, direction, acts, clip, lbr, input_forget):
     """ONNX's RNN / GRU / LSTM equations in float64, one step at a time."""
     seq, batch, _ = x.shape
