@@ -70,8 +70,11 @@ class Cuda(
          "conv_transpose1d", "conv_transpose2d", "conv_transpose2d_x_backward",
          "conv_transpose2d_weight_backward", "conv3d", "conv_transpose3d", "deform_conv2d",
          "interpolate", "interpolate_backward", "attention", "attention_backward",
-         "attention_with_lse", "attention_lse_backward", "float_vector_norm"}
+         "attention_with_lse", "attention_lse_backward", "float_vector_norm",
+         "float_select_assign"}
     )  # fmt: skip
+    # float_select_assign sorts its indices with thrust (temporary allocations a capture refuses) to add
+    # deterministically (`_ops_tensor._select_add_sorted`): called anew at each replay as well.
     # Reading an index tensor's bounds would wait for the queue: data-dependent checks run only
     # under BURN_CHECKS=1 (burn_tensor's README, "Checks that read values").
     checks_force_sync = True

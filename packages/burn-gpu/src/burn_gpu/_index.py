@@ -14,6 +14,10 @@ strides per operand): Cuda's driver launcher passes 8-byte slots, not structs.
   follows thread timing. Rendered with `atomic=True`; float32/float64/int32/int64 only.
 - `scatter_sum`: the deterministic gather form: one item per output element sums, in index
   order, the values whose index names it (no atomics, any element type; O(out * k)).
+- `segment_add`: the deterministic sorted form of `select_assign` along dim 0 of a contiguous
+  [on, rows] tensor: the host sorts the indices stably (`order`, `sidx` = the sorted indices);
+  the first item of each run of equal indices adds the run's value rows in index order (as
+  numpy's `add.at`), so results never depend on thread timing; O(k * rows) items, no atomics.
 Both adds skip an index outside the dim (bad input must not write outside the tensor).
 `scatter_add` adds into `o`, which the host has filled with a contiguous copy of the tensor;
 `scatter_sum` writes a new contiguous `o` from the tensor `x` (walked with its own strides).
@@ -62,6 +66,16 @@ _SRC = f"""
     T acc = x[xo + {_off("xt")}];
     for (L k = 0; k < k_len; ++k) {{ if ((L)idx[ib + k * is] == cd) acc += v[vb + k * vs]; }}
     o[i] = acc;
+  }}
+}}
+@KERNEL@segment_add(@G@T* o, @G@const T* v, @G@const L* order, @G@const L* sidx, const L n,
+                    const L rows, const L k_len, const L on) {{
+  for (L i = (L)@GID@; i < n; i += (L)@GSIZE@) {{
+    const L j = i / rows, r = i - j * rows, d = sidx[j];
+    if ((j > 0 && sidx[j - 1] == d) || d < 0 || d >= on) continue;
+    T acc = o[d * rows + r];
+    for (L q = j; q < k_len && sidx[q] == d; ++q) acc += v[order[q] * rows + r];
+    o[d * rows + r] = acc;
   }}
 }}
 """
