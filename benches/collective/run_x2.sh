@@ -16,6 +16,8 @@
 #            update, so the host waits for the GPU every step (what every data-parallel run did
 #            before: the A/B of the deferred check); and with --num-workers 1 (the next batch
 #            built by a thread) (~5 min)
+#   check    1 GPU; 2 GPUs (25 MB) twice and with --shard-optimizer: the parameters of the two
+#            plain runs must be bitwise equal, the sharded run's within 1e-6 (~4 min)
 #   all      main, profile, extra (may pass the 10-minute limit of one device command)
 # Logs and the JSON lines go to $OUT (default /tmp/run_x2); a table is printed last, with the
 # scaling of each 2-GPU run against the 1-GPU run of the same part. RUN_ARGS adds options to
@@ -76,6 +78,18 @@ main() {
     fi
   done
 }
+check() {  # the same run twice (bitwise the same?), and sharded against plain (issue 40's 1e-6)
+  run 1gpu 1
+  run 2gpu-b25 2 --bucket-mb 25 --save-params "$out/2gpu-b25.npz"
+  run 2gpu-b25-again 2 --bucket-mb 25 --save-params "$out/2gpu-b25-again.npz"
+  run 2gpu-b25-shard 2 --bucket-mb 25 --shard-optimizer --save-params "$out/2gpu-b25-shard.npz"
+  for b in again shard; do
+    if [ -f "$out/2gpu-b25.npz" ] && [ -f "$out/2gpu-b25-$b.npz" ]; then
+      echo "b25 vs b25-$b: $(python3 benches/collective/compare_params.py \
+        "$out/2gpu-b25.npz" "$out/2gpu-b25-$b.npz" --tol 1e-6)" | tee -a "$out/compare.txt"
+    fi
+  done
+}
 profile() {
   run 1gpu-profile 1 --profile
   run 2gpu-b25-profile 2 --bucket-mb 25 --profile
@@ -88,10 +102,11 @@ extra() {
 }
 case "$part" in
   main) main ;;
+  check) check ;;
   profile) profile ;;
   extra) extra ;;
   all) main; profile; extra ;;
-  *) echo "run_x2.sh: unknown part '$part' (main, profile, extra, all)" >&2; exit 2 ;;
+  *) echo "run_x2.sh: unknown part '$part' (main, check, profile, extra, all)" >&2; exit 2 ;;
 esac
 
 python3 - "$rows" <<'PY'
