@@ -18,6 +18,8 @@
 #            built by a thread) (~5 min)
 #   check    1 GPU; 2 GPUs (25 MB) twice and with --shard-optimizer: the parameters of the two
 #            plain runs must be bitwise equal, the sharded run's within 1e-6 (~4 min)
+#   channels 1 GPU; 2 GPUs (25 MB) with NCCL's default channels, NCCL_MAX_NCHANNELS=4 (twice)
+#            and 8: NCCL's kernels run on SMs the overlapped backward pass then lacks (~4 min)
 #   all      main, profile, extra (may pass the 10-minute limit of one device command)
 # Logs and the JSON lines go to $OUT (default /tmp/run_x2); a table is printed last, with the
 # scaling of each 2-GPU run against the 1-GPU run of the same part. RUN_ARGS adds options to
@@ -90,6 +92,13 @@ check() {  # the same run twice (bitwise the same?), and sharded against plain (
     fi
   done
 }
+channels() {  # NCCL's channels (one SM each) taken from the backward pass while buckets overlap it
+  run 1gpu 1
+  run 2gpu-b25 2 --bucket-mb 25
+  NCCL_MAX_NCHANNELS=4 run 2gpu-b25-ch4 2 --bucket-mb 25
+  NCCL_MAX_NCHANNELS=8 run 2gpu-b25-ch8 2 --bucket-mb 25
+  NCCL_MAX_NCHANNELS=4 run 2gpu-b25-ch4-again 2 --bucket-mb 25
+}
 profile() {
   run 1gpu-profile 1 --profile
   run 2gpu-b25-profile 2 --bucket-mb 25 --profile
@@ -103,10 +112,11 @@ extra() {
 case "$part" in
   main) main ;;
   check) check ;;
+  channels) channels ;;
   profile) profile ;;
   extra) extra ;;
   all) main; profile; extra ;;
-  *) echo "run_x2.sh: unknown part '$part' (main, check, profile, extra, all)" >&2; exit 2 ;;
+  *) echo "run_x2.sh: unknown part '$part' (main, check, channels, profile, extra, all)" >&2; exit 2 ;;
 esac
 
 python3 - "$rows" <<'PY'

@@ -9,7 +9,9 @@ stream, the one burn's Cuda ops run on: a GPU result is returned still queued (t
 the stream waits for it, the host does not); broadcast and all_gather wait before returning.
 
 NVLink multicast (NVLS) stays off: `NCCL_NVLS_ENABLE=0` is set before the communicator is made
-(it must stay off on shared machines).
+(it must stay off on shared machines). NCCL's channels are capped at 8 (`nccl_channel_env`):
+each channel is a thread block on its own SM, and gradient buckets are reduced while the
+backward pass runs, so channels NCCL would take for peak bandwidth slow the pass instead.
 """
 
 from __future__ import annotations
@@ -45,6 +47,34 @@ def _cupy():
     return cupy, nccl
 
 
+#: burn's cap on NCCL's channels (`NCCL_MAX_NCHANNELS`) unless the user set NCCL's own variable
+CHANNELS_ENV = "BURN_NCCL_MAX_CHANNELS"
+DEFAULT_CHANNELS = 8
+
+
+def nccl_channel_env(environ) -> dict:
+    """The NCCL variables to set before a communicator is made: `NCCL_MAX_NCHANNELS` from
+    `$BURN_NCCL_MAX_CHANNELS` (default 8; 0 leaves NCCL's own choice), unless
+    `NCCL_MAX_NCHANNELS` is set already (the user's wins).
+
+    Why 8: on 2 H200s (NVLink) the d_model-1024 transformer of benches/collective ran 1.938x
+    one GPU with NCCL's default channels and 1.953-1.954x with 4 or 8 (`run_x2.sh channels`):
+    the buckets' all-reduce overlaps the backward pass, whose kernels lose the SMs NCCL's
+    channels occupy; 288 MiB all-reduce takes ~1 ms either way, well inside the pass.
+
+    Raises:
+        ValueError: `$BURN_NCCL_MAX_CHANNELS` is not a whole number >= 0.
+    """
+    if "NCCL_MAX_NCHANNELS" in environ:
+        return {}
+    raw = environ.get(CHANNELS_ENV, str(DEFAULT_CHANNELS)).strip()
+    if not raw.isdigit():
+        raise ValueError(
+            f"{CHANNELS_ENV} must be a whole number >= 0 (0: NCCL's choice), got {raw!r}"
+        )
+    return {} if int(raw) == 0 else {"NCCL_MAX_NCHANNELS": str(int(raw))}
+
+
 def _uid_bytes(uid) -> np.ndarray:
     """NCCL's unique id (bytes, or a tuple of C chars) as 128 unsigned bytes."""
     if isinstance(uid, bytes | bytearray):
@@ -57,6 +87,7 @@ class NcclGroup:
 
     def __init__(self, store: ProcessGroup, device_id: int | None = None) -> None:
         os.environ["NCCL_NVLS_ENABLE"] = "0"
+        os.environ.update(nccl_channel_env(os.environ))
         cupy, nccl = _cupy()
         self._cupy, self._nccl = cupy, nccl
         self.rank, self.world_size = store.rank, store.world_size
