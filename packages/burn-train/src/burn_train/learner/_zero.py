@@ -128,13 +128,17 @@ class ShardedOptimizer:
             flat = Tensor.cat(pieces, 0) if len(pieces) > 1 else pieces[0]
             gathered = self.comm.all_gather(flat)
             for r, their in enumerate(per_rank):
-                if not their:
+                if not their or r == self.rank:  # this rank's own: the optimizer's results
                     continue
                 sizes = [inner[i].numel() for i in their]
                 rest = width - sum(sizes)
                 parts = gathered[r].split_with_sizes(sizes + ([rest] if rest else []), 0)
                 for i, part in zip(their, parts, strict=False):
-                    values[params[i].id] = part.reshape(inner[i].dims())
+                    # A tensor of its own (x * 1 is exact: the same bits), not a view that
+                    # would keep the whole gathered buffer alive into the next step: the
+                    # buffers of two steps then overlapped (the pool grew by the parameters'
+                    # size, more than the optimizer state sharding saved on 2 H200s).
+                    values[params[i].id] = part.reshape(inner[i].dims()) * 1
         model = model.map(_Set(values))
         if times is not None:
             times.lap("collective")
