@@ -87,13 +87,14 @@ class FakeCublas:
         at, bt, ct = _dtype(atype), _dtype(btype), _dtype(ctype)
         opa = _op(a, at, ta, m, k, lda, sa, count)
         opb = _op(b, bt, tb, k, n, ldb, sb, count)
-        prod = np.matmul(opa, opb)
         al, be = _read_scalar(alpha, compute_wide), _read_scalar(beta, compute_wide)
         out = _view(c, ct, m, n, ldc, sc, count)
-        res = al * prod if al != 1 else prod
-        if be != 0:
-            res = res + be * out.astype(compute_wide)
-        out[...] = res.astype(compute_wide).astype(ct)
+        with np.errstate(all="ignore"):  # cuBLAS gives inf / NaN without a word
+            prod = np.matmul(opa, opb)
+            res = al * prod if al != 1 else prod
+            if be != 0:
+                res = res + be * out.astype(compute_wide)
+            out[...] = res.astype(compute_wide).astype(ct)
 
     # -- float32 / float64 ------------------------------------------------------------------------
     def sgemm(self, h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):

@@ -399,19 +399,13 @@ def ops(backend, original, plain, oom=()) -> dict:
         return adam_update(param, grad, m1, m2, lr, beta_1, beta_2, epsilon, time)
 
     many_fb = original("float_adam_update_many")
+    many = plain("float_adam_update_many")
 
     def float_adam_update_many(params, grads, m1s, m2s, lr, beta_1, beta_2, epsilon, time):
-        if not is_half(params[0]):
-            return many_fb(params, grads, m1s, m2s, lr, beta_1, beta_2, epsilon, time)
-        news, a, b = [], [], []
-        for i, (p, g) in enumerate(zip(params, grads)):
-            m1 = None if m1s is None else m1s[i]
-            m2 = None if m2s is None else m2s[i]
-            r = float_adam_update(p, g, m1, m2, lr, beta_1, beta_2, epsilon, time)
-            news.append(r[0])
-            a.append(r[1])
-            b.append(r[2])
-        return news, a, b
+        # half parameters: the class's multi-tensor kernel (`_optim_many`), whose fallback is
+        # `float_adam_update` per parameter: this table's half kernel
+        fn = many if is_half(params[0]) else many_fb
+        return fn(params, grads, m1s, m2s, lr, beta_1, beta_2, epsilon, time)
 
     table["float_adam_update"] = float_adam_update
     table["float_adam_update_many"] = float_adam_update_many
