@@ -32,10 +32,11 @@ import os
 import numpy as np
 
 from ._dtypes import F16, HALF_DTYPES
+from ._half_ops import empty as half_empty
 from ._kernel_source import BIAS_BLOCK
 from ._kernels import i64, kernel, launch_grid
 
-_F32, _F64, _U16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.uint16)
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _ONE = {_F32: np.array(1.0, np.float32), _F64: np.array(1.0)}
 _ZERO = {_F32: np.array(0.0, np.float32), _F64: np.array(0.0)}
 #: host addresses of alpha = 1 and beta = 0 per dtype (`ndarray.ctypes` built a helper object
@@ -173,10 +174,10 @@ def matmul(x, y):
     sy = _batch_stride(y, batch_shape, k * n) if count > 1 else 0
     if sx is None or sy is None:
         return None
-    # a half output is allocated as uint16 and viewed (cupy's constructor may not take
-    # ml_dtypes' bfloat16; the view keeps the bytes)
     shape = batch_shape + (m, n)
-    out = cp.ndarray(shape, dt) if dt.itemsize != 2 else cp.ndarray(shape, _U16).view(dt)
+    # (a bfloat16 output as `_half_ops.empty` allocates one: cupy's constructor may not take
+    # ml_dtypes' dtype)
+    out = cp.ndarray(shape, dt) if dt.itemsize != 2 else half_empty(shape, dt)
     handle = cp.cuda.device.get_cublas_handle()
     cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
     (ta, lda), (tb, ldb) = la, lb

@@ -106,7 +106,7 @@ def _bf16_allocator(cp):
     try:
         probe = cp.ndarray((2,), BF16)
         direct = probe.dtype == BF16 and probe.itemsize == 2 and probe.nbytes == 4
-    except (TypeError, ValueError, NotImplementedError):
+    except Exception:  # noqa: BLE001 - whatever a cupy version raises for a dtype it lacks
         direct = False
     nd = cp.ndarray
 
