@@ -273,3 +273,23 @@ def test_half_adam_many_is_one_launch_with_the_one_tensor_bits(dt):
                     np.testing.assert_array_equal(np.asarray(a).view(np.uint8),
                                                   np.asarray(w).view(np.uint8))  # fmt: skip
             assert got[1][0].dtype == (NP[dt] if m1s is None else np.float32)
+
+
+@pytest.mark.parametrize("driver", [True, False], ids=["driver", "rawkernel"])
+def test_half_vector_kernels_through_both_launchers(driver):
+    """The vector kernels' fixed launch form (`vec`: n, out, inputs, float32 scalars) packs
+    what the kernel reads, through the driver launcher and through cupy's RawKernel call."""
+    from burn_tensor import TensorData
+    from cpu_backend import cuda_on_cpu_backend
+    from fake_cupy import FakeCupy
+
+    rng = np.random.default_rng(6)
+    a, b = _half(rng, (5, 40), "bfloat16"), _half(rng, (5, 40), "bfloat16")
+    with cuda_on_cpu_backend(fake=FakeCupy(driver=driver), float_dtype="bfloat16") as (be, _):
+        d = be.device()
+        ta, tb = (be.float_from_data(TensorData(v), d) for v in (a, b))
+        f64 = lambda v: np.asarray(v, np.float64)  # noqa: E731
+        want = (f64(a) + f64(b)).astype(NP["bfloat16"])
+        np.testing.assert_array_equal(np.asarray(be.float_add(ta, tb)), want)
+        want = (f64(a) * 2.5).astype(NP["bfloat16"])
+        np.testing.assert_array_equal(np.asarray(be.float_mul_scalar(ta, 2.5)), want)

@@ -39,7 +39,7 @@ from burn_gpu import (
 )
 
 from ._dtypes import BF16, HALF_DTYPES
-from ._kernels import launch_grid
+from ._kernels import launch_grid, process_launcher
 from ._platform import load_cupy
 
 BLOCK = 256
@@ -187,7 +187,9 @@ def run_elementwise(name: str, arrays, scalars, out_dtype):
     if ints is _VEC:
         if out.data.ptr & 15:  # the vector kernel needs an aligned output
             return _run_once(name, arrays, scalars, out_dtype, out)
-        ints = (_N(out.size),)
+        # (n, out, inputs, float32 scalars): the launcher's fixed form, no per-argument dispatch
+        process_launcher().vec(k, grid, BLOCK, out.size, out, arrays, scalars)
+        return out
     if scalars:  # a half program's scalars are float32
         launch_grid(k, grid, BLOCK, *ints, out, *arrays, *map(np.float32, scalars))
     else:
@@ -199,7 +201,6 @@ _MISSING = object()
 
 
 _VEC = ("vec",)  # marks a vector plan: its only int argument is n
-_N = np.int32
 
 
 def _plan(name, arrays, nscalars, out_dtype, vec_ok=True):
