@@ -22,6 +22,7 @@ from burn_tensor import DType, TensorData
 
 from . import _gemm
 from ._dtypes import BF16
+from ._half_ops import contiguous, empty
 from ._kernels import BLOCK, launch_grid
 from ._platform import load_cupy
 
@@ -87,8 +88,6 @@ def to_f32(x):
 
 def to_bf16(x):
     """bfloat16 copy of a float cupy array (float64/float16 go through float32 first)."""
-    from ._half_ops import empty
-
     src = x
     if x.dtype is not _F32 or not x._c_contiguous:
         src = load_cupy().ascontiguousarray(x, dtype=_F32)
@@ -126,8 +125,6 @@ def bf16_matmul(x, y):
         if out is None and x.ndim == y.ndim >= 2:
             # a layout cuBLAS cannot read in place (a permuted batch: attention's heads):
             # copied contiguous as 16-bit patterns, what cupy's matmul does for float32
-            from ._half_ops import contiguous
-
             out = _gemm.matmul(contiguous(x), contiguous(y))
         if out is not None:
             return out

@@ -40,6 +40,7 @@ from burn_gpu import (
 
 from ._dtypes import BF16, HALF_DTYPES
 from ._kernels import launch_grid, process_launcher
+from ._memory import guard, oom_error
 from ._platform import load_cupy
 
 BLOCK = 256
@@ -109,9 +110,12 @@ def _bf16_allocator(cp):
     except Exception:  # noqa: BLE001 - whatever a cupy version raises for a dtype it lacks
         direct = False
     nd = cp.ndarray
+    if direct:  # a C-level partial: no Python frame per allocation
+        alloc = partial(nd, dtype=BF16)
+    else:
 
-    def alloc(shape):
-        return nd(shape, BF16) if direct else nd(shape, _U16).view(BF16)
+        def alloc(shape):
+            return nd(shape, _U16).view(BF16)
 
     _ALLOC[cp] = alloc
     return alloc
@@ -264,8 +268,8 @@ def elementwise_op(name: str, fallback, oom=()):
                 kind = _KIND.get(dt) or _kind(dt)
                 if (letter == "B") != (kind == "b") or kind == "o":
                     return fallback(*args)
-            if nin > 1 and any(a.ndim != x.ndim for a in arrays):
-                arrays = _left_pad(arrays)
+            if nin > 1 and (arrays[1].ndim != x.ndim or arrays[-1].ndim != x.ndim):
+                arrays = _left_pad(arrays)  # (nin is at most 3)
             if cast:
                 dt = args[nin].np
                 if dt == x.dtype:
@@ -276,8 +280,6 @@ def elementwise_op(name: str, fallback, oom=()):
                 res = run_elementwise(name, arrays, args[nin:], out_dt)
             return fallback(*args) if res is None else res
         except oom as exc:
-            from ._memory import oom_error
-
             raise oom_error(name, exc) from exc
 
     op.__name__ = name
@@ -352,7 +354,6 @@ def ops(backend, original, plain, oom=()) -> dict:
     do already; the elementwise ops catch it themselves, the rest get `_memory.guard`)."""
     # the reductions live beside (they import this module's launch helpers)
     from ._half_reduce import adam_update, arg_dim, cumsum, layer_norm, reduce_all, reduce_dim
-    from ._memory import guard
 
     table = {}
     for name in FUSED:

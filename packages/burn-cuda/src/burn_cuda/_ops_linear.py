@@ -25,6 +25,8 @@ import math
 
 from . import _gemm
 from ._dtypes import HALF_DTYPES, KERNEL_FLOATS
+from ._half_ops import contiguous, run_elementwise
+from ._half_reduce import reduce_dim
 from ._kernels import i64, kernel, launch
 
 _FLOATS = KERNEL_FLOATS
@@ -66,8 +68,6 @@ def _rows(x, d: int):
     if x.ndim == 2:
         return x
     if not x._c_contiguous and x.dtype in HALF_DTYPES:
-        from ._half_ops import contiguous
-
         x = contiguous(x)
     return x.reshape(math.prod(x.shape[:-1]), d)
 
@@ -114,8 +114,6 @@ class CudaLinearOps:
             rows = _rows(g, g.shape[-1])
             if rows._c_contiguous:
                 if rows.dtype in HALF_DTYPES:
-                    from ._half_reduce import reduce_dim
-
                     db = reduce_dim("sum", rows, 0)  # float32 sums, one rounding
                     db = None if db is None else db.reshape(rows.shape[1])
                 else:
@@ -128,6 +126,4 @@ class CudaLinearOps:
 def _half_bias(out, bias, d_out: int):
     """out [m, d_out] + bias [d_out] of a half type: the half broadcast-add kernel (float32
     sum, one rounding); None when it does not cover the operands."""
-    from ._half_ops import run_elementwise
-
     return run_elementwise("float_add", [out, bias.reshape(1, d_out)], (), out.dtype)

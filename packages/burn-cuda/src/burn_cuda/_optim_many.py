@@ -26,6 +26,7 @@ from burn_gpu import adam_many_program
 
 from . import _platform
 from ._dtypes import HALF_DTYPES
+from ._half_ops import empty  # a bfloat16 array where cupy's constructor has none
 from ._kernels import process_launcher
 from ._optim import BLOCK, _scalars
 
@@ -103,18 +104,17 @@ class CudaOptimManyOps:
             return super().float_adam_update_many(  # the backend's default: one op each
                 params, grads, moments_1, moments_2, lr, beta_1, beta_2, epsilon, time
             )
-        from ._half_ops import empty  # a bfloat16 array where cupy's constructor has none
-
         dt = params[0].dtype
         half = dt in HALF_DTYPES
         k = _kernel(dt, "float32" if mdt != dt else None)
         first = moments_1 is None
         news, m1s, m2s = [], [], []
+        nd = empty if half else _platform.load_cupy().ndarray  # (cupy's own for float32/64)
         for p in params:
             shape = p.shape
-            news.append(empty(shape, dt))
-            m1s.append(empty(shape, mdt))
-            m2s.append(empty(shape, mdt))
+            news.append(nd(shape, dt))
+            m1s.append(nd(shape, mdt))
+            m2s.append(nd(shape, mdt))
         tls = _TLS
         sl = tls.slots
         sl[0] = int(first)
