@@ -76,7 +76,7 @@ class FakeCublas:
         self.calls: list = []
         self.execute = execute
 
-    def setStream(self, handle, stream) -> None:  # noqa: N802 - cuBLAS's name
+    def setStream(self, handle, stream) -> None:
         return None
 
     def _run(self, name, ta, tb, m, n, k, alpha, a, atype, lda, sa, b, btype, ldb, sb,
@@ -105,25 +105,25 @@ class FakeCublas:
         self._run("dgemm", ta, tb, m, n, k, alpha, a, 1, lda, 0, b, 1, ldb, 0, beta, c, 1,
                   ldc, 0, 1, np.float64)  # fmt: skip
 
-    def sgemmStridedBatched(self, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c,  # noqa: N802
+    def sgemmStridedBatched(self, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c,
                             ldc, sc, count):  # fmt: skip
         self._run("sgemmStridedBatched", ta, tb, m, n, k, alpha, a, 0, lda, sa, b, 0, ldb, sb,
                   beta, c, 0, ldc, sc, count, np.float32)  # fmt: skip
 
-    def dgemmStridedBatched(self, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c,  # noqa: N802
+    def dgemmStridedBatched(self, h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c,
                             ldc, sc, count):  # fmt: skip
         self._run("dgemmStridedBatched", ta, tb, m, n, k, alpha, a, 1, lda, sa, b, 1, ldb, sb,
                   beta, c, 1, ldc, sc, count, np.float64)  # fmt: skip
 
     # -- mixed types (half storage, float32 compute) ------------------------------------------
-    def gemmEx(self, h, ta, tb, m, n, k, alpha, a, atype, lda, b, btype, ldb, beta, c, ctype,  # noqa: N802
+    def gemmEx(self, h, ta, tb, m, n, k, alpha, a, atype, lda, b, btype, ldb, beta, c, ctype,
                ldc, compute, algo):  # fmt: skip
         if compute != COMPUTE_32F:
             raise CUBLASError(f"fake cuBLAS: compute type {compute} is not emulated")
         self._run("gemmEx", ta, tb, m, n, k, alpha, a, atype, lda, 0, b, btype, ldb, 0, beta, c,
                   ctype, ldc, 0, 1, np.float32)  # fmt: skip
 
-    def gemmStridedBatchedEx(self, h, ta, tb, m, n, k, alpha, a, atype, lda, sa, b, btype, ldb,  # noqa: N802
+    def gemmStridedBatchedEx(self, h, ta, tb, m, n, k, alpha, a, atype, lda, sa, b, btype, ldb,
                              sb, beta, c, ctype, ldc, sc, count, compute, algo):  # fmt: skip
         if compute != COMPUTE_32F:
             raise CUBLASError(f"fake cuBLAS: compute type {compute} is not emulated")

@@ -129,7 +129,7 @@ def test_host_paths_on_real_cupy(bf):
     x = rng.standard_normal((2, 6, 4, 8))
     t = Tensor.from_data(x, dev)
     rx = _r(x)
-    got = lambda v: v.into_data().array.astype(np.float64)  # noqa: E731
+    got = lambda v: v.into_data().array.astype(np.float64)
     np.testing.assert_array_equal(got(t.swap_dims(1, 2)), np.swapaxes(rx, 1, 2))
     np.testing.assert_array_equal(got(t.permute([3, 0, 2, 1])), rx.transpose(3, 0, 2, 1))
     np.testing.assert_array_equal(got(t.reshape([12, 32])), rx.reshape(12, 32))

@@ -118,7 +118,7 @@ def test_half_linear_ops_are_direct_gemms(dt):
     rng = np.random.default_rng(2)
     x, w = _half(rng, (2, 7, 5), dt), _half(rng, (5, 3), dt)
     bias, g = _half(rng, (3,), dt), _half(rng, (2, 7, 3), dt)
-    f64 = lambda v: np.asarray(v, np.float64)  # noqa: E731
+    f64 = lambda v: np.asarray(v, np.float64)
     with cuda_on_cpu_backend(float_dtype=dt) as (backend, fake):
         from burn_tensor import TensorData
 
@@ -195,43 +195,48 @@ def _calls(fn) -> int:
     return sum(v[1] for v in pstats.Stats(pr).stats.values())
 
 
+def _layer_ops(be) -> dict:
+    """name -> a call of that backend op on operands of `be`'s float dtype."""
+    from burn_tensor import TensorData
+
+    d = be.device()
+    rng = np.random.default_rng(3)
+
+    def arr(*shape):
+        data = rng.standard_normal(shape).astype(be.float_dtype.np)
+        return be.float_from_data(TensorData(data), d)
+
+    x, w, bias, x3 = arr(64, 16), arr(16, 16), arr(16), arr(4, 16, 16)
+    q, k = arr(2, 4, 8, 16), arr(2, 4, 16, 8)
+    return {
+        "add": lambda: be.float_add(x, x),
+        "add (rank broadcast)": lambda: be.float_add(x, bias),
+        "mul_scalar": lambda: be.float_mul_scalar(x, 0.5),
+        "sum_dim": lambda: be.float_sum_dim(x, 1),
+        "swap_dims": lambda: be.float_swap_dims(x, 0, 1),
+        "reshape": lambda: be.float_reshape(x, (16, 64)),
+        "matmul": lambda: be.float_matmul(x, w),
+        "matmul (batched)": lambda: be.float_matmul(q, k),
+        "linear": lambda: be.linear(x3, w, bias),
+        "linear_x_backward": lambda: be.linear_x_backward(w, x3),
+        "linear_weight_backward": lambda: be.linear_weight_backward(x3, x3),
+        "linear_bias_backward": lambda: be.linear_bias_backward(x3),
+    }
+
+
 def test_half_ops_host_calls_stay_near_float32():
     """The Python calls per op of a transformer layer's ops on bfloat16 against float32 (the
     host cost per op on the GPU host; launches are no-ops here): at most a few frames more for
     elementwise ops and reductions, no more for GEMMs, linear layers and views. Before issue
     34's fixes bfloat16 took 2-4x float32's calls (385 vs 19 for a broadcast add; 273 vs 104
     for linear)."""
-    from burn_tensor import TensorData
     from cpu_backend import cuda_on_cpu_backend
     from fake_cupy import FakeCupy
 
     counts = {}
     for dt in ("float32", "bfloat16"):
         with cuda_on_cpu_backend(fake=FakeCupy(execute=False), float_dtype=dt) as (be, _):
-            d = be.device()
-            rng = np.random.default_rng(3)
-
-            def arr(*shape, be=be, d=d, rng=rng):
-                data = rng.standard_normal(shape).astype(be.float_dtype.np)
-                return be.float_from_data(TensorData(data), d)
-
-            x, w, bias, x3 = arr(64, 16), arr(16, 16), arr(16), arr(4, 16, 16)
-            q, k = arr(2, 4, 8, 16), arr(2, 4, 16, 8)
-            cases = {
-                "add": lambda: be.float_add(x, x),
-                "add (rank broadcast)": lambda: be.float_add(x, bias),
-                "mul_scalar": lambda: be.float_mul_scalar(x, 0.5),
-                "sum_dim": lambda: be.float_sum_dim(x, 1),
-                "swap_dims": lambda: be.float_swap_dims(x, 0, 1),
-                "reshape": lambda: be.float_reshape(x, (16, 64)),
-                "matmul": lambda: be.float_matmul(x, w),
-                "matmul (batched)": lambda: be.float_matmul(q, k),
-                "linear": lambda: be.linear(x3, w, bias),
-                "linear_x_backward": lambda: be.linear_x_backward(w, x3),
-                "linear_weight_backward": lambda: be.linear_weight_backward(x3, x3),
-                "linear_bias_backward": lambda: be.linear_bias_backward(x3),
-            }
-            counts[dt] = {name: _calls(fn) for name, fn in cases.items()}
+            counts[dt] = {name: _calls(fn) for name, fn in _layer_ops(be).items()}
     f32, bf16 = counts["float32"], counts["bfloat16"]
     slack = {"add": 25, "add (rank broadcast)": 40, "mul_scalar": 20, "sum_dim": 25,
              "linear": 30, "linear_bias_backward": 20}  # fmt: skip
@@ -288,7 +293,7 @@ def test_half_vector_kernels_through_both_launchers(driver):
     with cuda_on_cpu_backend(fake=FakeCupy(driver=driver), float_dtype="bfloat16") as (be, _):
         d = be.device()
         ta, tb = (be.float_from_data(TensorData(v), d) for v in (a, b))
-        f64 = lambda v: np.asarray(v, np.float64)  # noqa: E731
+        f64 = lambda v: np.asarray(v, np.float64)
         want = (f64(a) + f64(b)).astype(NP["bfloat16"])
         np.testing.assert_array_equal(np.asarray(be.float_add(ta, tb)), want)
         want = (f64(a) * 2.5).astype(NP["bfloat16"])
