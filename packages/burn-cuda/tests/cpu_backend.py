@@ -6,9 +6,10 @@ at a fresh FakeCupy, empties the kernel and launcher caches, installs the op tab
 yields `(Cuda(**options), fake)` and on exit restores the class, the caches and the modules as
 they were (so a GPU run of the same pytest process is untouched).
 
-cuBLAS is not emulated: the direct GEMM paths are switched off (`_gemm.ENABLED`), so matmuls
-take numpy's through the fake, and the kernels around them (im2col, col2im, bias add, column
-sums) still run.
+cuBLAS is the fake's numpy stand-in (`fake_cublas.py`, bound into `_gemm`): the direct GEMM
+paths (`_gemm.matmul`, the direct linear and conv ops, bfloat16/float16 `gemmEx`) run their
+layout logic as on the GPU. `direct_gemm=False` switches them off (`_gemm.ENABLED`), so matmuls
+take numpy's through the fake.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def _cupyx() -> dict:
 
 
 @contextlib.contextmanager
-def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
+def cuda_on_cpu_backend(fake: FakeCupy | None = None, direct_gemm: bool = True, **options):
     """Yields (Cuda(**options) on the fake, the fake); see the module docstring."""
     fake = FakeCupy() if fake is None else fake
     saved = []
@@ -114,8 +115,9 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, **options):
                 put(mod, "load_cupy", lambda: fake)
         for mod, name, make in _CACHES:
             put(mod, name, make())
-        put(_gemm, "ENABLED", False)  # cuBLAS is not emulated
-        put(_backend, "_DIRECT_GEMM", False)
+        put(_gemm, "_STATE", {"libs": _gemm.bind(fake, fake.cublas)})
+        put(_gemm, "ENABLED", direct_gemm)
+        put(_backend, "_DIRECT_GEMM", direct_gemm)
         put(_fast, "FAILED", {})
         yield _backend.Cuda(**options), fake
     finally:

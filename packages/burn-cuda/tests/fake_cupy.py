@@ -17,7 +17,8 @@ kernel that wrote outside its buffer raises `KernelWroteOutside`.
 path's Python); `driver=False` leaves out `driver.launchKernel` (burn_cuda then takes cupy's
 `RawKernel.__call__`, whose arguments are packed here by cupy's rules: a numpy scalar gives
 its own bytes, so an `np.int32` where the kernel takes `long long` reads garbage above it);
-`fail_compile` names hot-path kernel kinds whose compile fails (the fallback path).
+`fail_compile` names hot-path kernel kinds whose compile fails (the fallback path). cuBLAS's
+GEMMs are `fake.cublas` (`fake_cublas.py`, numpy on the same memory).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import weakref
 import cuda_on_cpu
 import numpy as np
 from burn_cuda import _fast_source as fsrc
+from fake_cublas import FakeCublas
 
 GUARD = 64
 _GUARD_BYTE = 0xCD
@@ -388,8 +390,11 @@ class FakeCupy:
             driverGetVersion=lambda: 13000,
             memGetInfo=lambda: (2**34, 2**35),
         )
+        #: cuBLAS's bindings on numpy (`fake_cublas.py`; `_gemm.bind(fake, fake.cublas)`)
+        self.cublas = FakeCublas(execute)
         cuda = types.SimpleNamespace(
             runtime=runtime,
+            device=types.SimpleNamespace(get_cublas_handle=lambda: 0),
             Device=_DeviceCtx,
             get_current_stream=lambda: _Stream,
             memory=types.SimpleNamespace(OutOfMemoryError=MemoryError),

@@ -112,3 +112,63 @@ def test_bf16_cast_on_float32_backend_keeps_native_matmul(cuda_ready):
     got = c.cast("float32").into_data().array.astype(np.float64)
     np.testing.assert_allclose(got, _r(a) @ _r(b), rtol=2e-2, atol=0.15)
     np.testing.assert_array_equal(c.into_data().array.astype(np.float64), _r(got))
+
+
+@pytest.mark.gpu
+def test_host_paths_on_real_cupy(bf):
+    """Issue 34's host paths where only real cupy can tell: views run on the bf16 array itself
+    (no kernel reads ml_dtypes' dtype), the allocator's constructor-or-view choice, batched and
+    permuted-head bf16 matmuls on cublasGemmStridedBatchedEx without a conversion kernel, the
+    half linear ops and the multi-tensor half Adam."""
+    import cupy as cp
+    from burn_cuda import _half_ops, _optim_many
+    from burn_tensor import Tensor
+
+    dev = bf.device()
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 6, 4, 8))
+    t = Tensor.from_data(x, dev)
+    rx = _r(x)
+    got = lambda v: v.into_data().array.astype(np.float64)
+    np.testing.assert_array_equal(got(t.swap_dims(1, 2)), np.swapaxes(rx, 1, 2))
+    np.testing.assert_array_equal(got(t.permute([3, 0, 2, 1])), rx.transpose(3, 0, 2, 1))
+    np.testing.assert_array_equal(got(t.reshape([12, 32])), rx.reshape(12, 32))
+    np.testing.assert_array_equal(got(t.swap_dims(1, 2).reshape([8, 48])),
+                                  np.swapaxes(rx, 1, 2).reshape(8, 48))  # fmt: skip
+    np.testing.assert_array_equal(got(t.slice([(0, 1), (1, 5), (0, 4), (2, 6)])),
+                                  rx[0:1, 1:5, :, 2:6])  # fmt: skip
+    np.testing.assert_array_equal(got(t[:, :1].expand([2, 3, 4, 8])),
+                                  np.broadcast_to(rx[:, :1], (2, 3, 4, 8)))  # fmt: skip
+    a = _half_ops.empty((3, 5), BF16)
+    assert a.dtype == BF16 and a.shape == (3, 5) and a.nbytes == 30
+    # attention's scores: heads permuted out of [b, s, h, e], then q @ k^T per (b, h)
+    compiled_before = set(_bf16._K)
+    q = Tensor.from_data(rng.standard_normal((2, 16, 4, 8)), dev)
+    k = Tensor.from_data(rng.standard_normal((2, 16, 4, 8)), dev)
+    s = q.swap_dims(1, 2).matmul(k.swap_dims(1, 2).swap_dims(2, 3))
+    rq, rk = _r(q.into_data().array), _r(k.into_data().array)
+    want = np.swapaxes(rq, 1, 2) @ np.swapaxes(np.swapaxes(rk, 1, 2), 2, 3)
+    np.testing.assert_allclose(got(s), want, rtol=2e-2, atol=0.1)
+    assert set(_bf16._K) == compiled_before, "a bf16 matmul took the float32 detour"
+    w, bias = rng.standard_normal((8, 5)), rng.standard_normal(5)
+    tw, tb = Tensor.from_data(w, dev), Tensor.from_data(bias, dev)
+    out = bf.linear(t.into_primitive(), tw.into_primitive(), tb.into_primitive())
+    want = _r(_r(rx @ _r(w)) + _r(bias))
+    np.testing.assert_allclose(_bits(cp, out).view(BF16).astype(np.float64), want, rtol=3e-2,
+                               atol=0.1)  # fmt: skip
+
+    def half(n):
+        return cp.asarray(rng.uniform(0.1, 2, n).astype(BF16).view(np.uint16)).view(BF16)
+
+    ps, gs = [half(5), half(300)], [half(5), half(300)]
+    assert _optim_many._fits(ps, gs, None, None) == BF16
+    many = bf.float_adam_update_many(ps, gs, None, None, 0.01, 0.9, 0.999, 1e-5, 1)
+    for i, (p, g) in enumerate(zip(ps, gs)):
+        one = bf.float_adam_update(p, g, None, None, 0.01, 0.9, 0.999, 1e-5, 1)
+        for m, o in zip((many[0][i], many[1][i], many[2][i]), one):
+            np.testing.assert_array_equal(_bits(cp, m), _bits(cp, o))
+
+
+def _bits(cp, x) -> np.ndarray:
+    """A 16-bit cupy array's bit patterns on the host (uint16)."""
+    return cp.asnumpy(cp.ascontiguousarray(x.view(np.uint16)))

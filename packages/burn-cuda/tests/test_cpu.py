@@ -144,8 +144,13 @@ def test_multi_tensor_adam_kernel_compiles_and_takes_its_table_by_value(nvcc_ptx
     from burn_cuda._optim_many import MAX_TENSORS, _Block
     from burn_gpu import adam_many_program
 
-    for dt in ("float32", "float64"):
-        proc, ptx = nvcc_ptx(f"adam_many_{dt}", adam_many_program(dt, MAX_TENSORS))
+    # the half forms too (moments of the parameter's dtype or float32), which half backends
+    # launch with the same table and float32 scalars
+    kinds = [("float32", None), ("float64", None), ("bfloat16", None), ("float16", None),
+             ("bfloat16", "float32"), ("float16", "float32")]  # fmt: skip
+    for dt, moments in kinds:
+        src = adam_many_program(dt, MAX_TENSORS, moments)
+        proc, ptx = nvcc_ptx(f"adam_many_{dt}_{moments}", src)
         assert proc.returncode == 0, proc.stderr[-1000:]
         sizes = re.findall(r"adam_many_param_0\[(\d+)\]", ptx.read_text())
         assert sizes == [str(8 * 8 * MAX_TENSORS)], sizes

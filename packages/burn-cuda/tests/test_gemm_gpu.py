@@ -85,3 +85,40 @@ def test_backend_matmul_takes_the_direct_path_and_tf32_does_not(monkeypatch):
         Tensor.from_data(x.T.copy(), Cuda(allow_tf32=True).device())
     )
     assert calls == [1]  # TF32 GEMMs keep cupy's matmul (its compute-type setting)
+
+
+def _half_operand(cp, a, transposed):
+    """A half numpy array on the GPU (bfloat16 through its 16-bit patterns: cupy's asarray may
+    not take ml_dtypes' dtype), row-major or as the transposed view of a row-major copy."""
+    src = np.ascontiguousarray(np.swapaxes(a, -1, -2)) if transposed else np.ascontiguousarray(a)
+    dev = cp.asarray(src.view(np.uint16)).view(a.dtype)
+    return dev.swapaxes(-1, -2) if transposed else dev
+
+
+def _half_host(cp, x):
+    return cp.asnumpy(cp.ascontiguousarray(x.view(np.uint16))).view(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_gemm_ex_layouts(dtype):
+    """bfloat16 / float16 through cublasGemmEx (float32 compute): row-major, transposed and
+    batched operands against numpy float64 of the half inputs, within one rounding."""
+    import cupy as cp
+
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(np.float16)
+    eps = 2.0**-8 if dtype == "bfloat16" else 2.0**-11
+    rng = np.random.default_rng(3)
+    cases = [((m, k), (k, n)) for m, k, n in SHAPES] + [((2, 3, 5, 4), (2, 3, 4, 6)),
+                                                        ((2, 3, 5, 4), (1, 1, 4, 6))]  # fmt: skip
+    for sa, sb in cases:
+        a, b = rng.standard_normal(sa).astype(dt), rng.standard_normal(sb).astype(dt)
+        for tx in (False, True):
+            for ty in (False, True):
+                got = _gemm.matmul(_half_operand(cp, a, tx), _half_operand(cp, b, ty))
+                assert got is not None and got.dtype == dt, (sa, sb, tx, ty)
+                a64, b64 = a.astype(np.float64), b.astype(np.float64)
+                want = a64 @ b64
+                bound = eps * np.abs(want) + 1e-5 * (np.abs(a64) @ np.abs(b64))
+                err = np.abs(_half_host(cp, got).astype(np.float64) - want)
+                assert (err <= bound).all(), (sa, sb, tx, ty, float((err / bound).max()))

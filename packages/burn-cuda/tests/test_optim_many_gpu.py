@@ -64,7 +64,7 @@ def test_bits_of_the_one_tensor_kernel(dtype, shapes):
         gs = _arrays(cp, shapes, dtype, 10 + time)
 
 
-def test_strided_moments_and_float16_take_the_default():
+def test_strided_moments_take_the_default_and_float16_the_half_kernel():
     import cupy as cp
 
     b = Cuda()
@@ -78,7 +78,7 @@ def test_strided_moments_and_float16_take_the_default():
         np.testing.assert_array_equal(cp.asnumpy(g[0]), cp.asnumpy(w[0]))
     h = Cuda(float_dtype="float16")
     ps16, gs16 = _arrays(cp, [(5,)], "float16", 1), _arrays(cp, [(5,)], "float16", 2)
-    assert not _optim_many._fits(ps16, gs16, None, None)
+    assert _optim_many._fits(ps16, gs16, None, None) == np.float16  # the half kernel
     got = _many(h, ps16, gs16, None, None, 1)
     want = _one_by_one(h, ps16, gs16, None, None, 1)
     np.testing.assert_array_equal(cp.asnumpy(got[0][0]), cp.asnumpy(want[0][0]))

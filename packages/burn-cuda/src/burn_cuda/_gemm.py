@@ -1,13 +1,19 @@
-"""float32/float64 matmul as one direct cuBLAS call (`sgemm`/`dgemm`, strided-batched for
-batches), instead of cupy's matmul.
+"""float32/float64/float16/bfloat16 matmul as one direct cuBLAS call (`sgemm`/`dgemm`, and
+`cublasGemmEx` for the half types; strided-batched for batches), instead of cupy's matmul.
 
 Why: on the H100 host, cupy's matmul spent 29-43 us of host time per call on the guide model's
 GEMM shapes where calling cuBLAS directly took 21-27 us, torch's `mm` 20-27 us
 (`probe_launch.py`): its Python-level shape/stride handling and copies of transposed operands.
-A training step of the guide issues 11 GEMMs.
+A training step of the guide issues 11 GEMMs. For the half types it was worse: cupy's matmul
+took ~45 us of host time per bfloat16 GEMM on the H200 (issue 34's transformer step, 147 GEMMs),
+and its batched matmul refused ml_dtypes' bfloat16 outright (the float32 detour: two
+conversions in, one out). Half GEMMs here are `cublasGemmEx` / `cublasGemmStridedBatchedEx`
+with half operands and output and float32 compute (`CUBLAS_COMPUTE_32F`, float32 alpha/beta:
+float32 accumulation on tensor cores, the result rounded once), what cupy's matmul asks cuBLAS
+for on float16.
 
-Covered (everything else returns None and the caller uses cupy's matmul): float32 without TF32
-and float64, both operands of one dtype, rank 2, or rank >= 3 with equal batch dims (or one
+Covered (everything else returns None and the caller uses cupy's matmul): float32 without TF32,
+float64, float16 and bfloat16 (ml_dtypes' dtype), both operands of one dtype, rank 2, or rank >= 3 with equal batch dims (or one
 side's batch all 1, read with stride 0), each operand's last two dims either row-major
 (C-contiguous) or a transposed view of a row-major matrix (what `swap_dims` of the last two
 dims gives, as in every linear layer's backward): cuBLAS reads those with its transpose flags,
@@ -25,14 +31,27 @@ import os
 
 import numpy as np
 
+from ._dtypes import F16, HALF_DTYPES
+from ._half_ops import empty as half_empty
 from ._kernel_source import BIAS_BLOCK
 from ._kernels import i64, kernel, launch_grid
 
-_ONE = {np.dtype(np.float32): np.array(1.0, np.float32), np.dtype(np.float64): np.array(1.0)}
-_ZERO = {np.dtype(np.float32): np.array(0.0, np.float32), np.dtype(np.float64): np.array(0.0)}
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+_ONE = {_F32: np.array(1.0, np.float32), _F64: np.array(1.0)}
+_ZERO = {_F32: np.array(0.0, np.float32), _F64: np.array(0.0)}
 #: host addresses of alpha = 1 and beta = 0 per dtype (`ndarray.ctypes` built a helper object
 #: per access: ~3 us of every GEMM's host time for the two)
 _SCALARS = {dt: (_ONE[dt].ctypes.data, _ZERO[dt].ctypes.data) for dt in _ONE}
+#: cudaDataType of the half storage types: CUDA_R_16F = 2, CUDA_R_16BF = 14
+CUDA_R_16F, CUDA_R_16BF = 2, 14
+#: cublasComputeType_t CUBLAS_COMPUTE_32F (float32 accumulation; alpha/beta are float32)
+COMPUTE_32F = 68
+#: cublasGemmAlgo_t CUBLAS_GEMM_DEFAULT (cuBLAS picks; tensor cores for half types)
+GEMM_DEFAULT = -1
+#: half dtype -> its cudaDataType (bfloat16 when ml_dtypes is installed)
+HALF_TYPES = {dt: CUDA_R_16F if dt is F16 else CUDA_R_16BF for dt in HALF_DTYPES}
+for _dt in HALF_TYPES:  # half GEMMs take float32 alpha / beta (CUBLAS_COMPUTE_32F)
+    _SCALARS[_dt] = _SCALARS[_F32]
 _STATE: dict = {}
 #: the direct calls are on unless the hot path (BURN_CUDA_FAST=0) or they alone
 #: (BURN_CUDA_DIRECT_GEMM=0) are turned off
@@ -42,17 +61,44 @@ ENABLED = os.environ.get("BURN_CUDA_FAST", "1") != "0" and (
 
 
 def _libs():
+    """(cupy, its cuBLAS bindings, dtype -> (gemm, strided-batched gemm)), bound once."""
     s = _STATE.get("libs")
     if s is None:
         import cupy as cp
         from cupy_backends.cuda.libs import cublas
 
-        fns = {
-            np.dtype(np.float32): (cublas.sgemm, cublas.sgemmStridedBatched),
-            np.dtype(np.float64): (cublas.dgemm, cublas.dgemmStridedBatched),
-        }
-        s = _STATE["libs"] = (cp, cublas, fns)
+        s = _STATE["libs"] = bind(cp, cublas)
     return s
+
+
+def bind(cp, cublas) -> tuple:
+    """The `_libs()` tuple of cupy module `cp` and cuBLAS bindings `cublas` (the CPU stand-in
+    binds its own). Every entry takes sgemm's arguments: the half types' wrap `gemmEx` with
+    their data type and float32 compute."""
+    fns = {
+        _F32: (cublas.sgemm, cublas.sgemmStridedBatched),
+        _F64: (cublas.dgemm, cublas.dgemmStridedBatched),
+    }
+    for dt, ctype in HALF_TYPES.items():
+        fns[dt] = _half_gemms(cublas, ctype)
+    return cp, cublas, fns
+
+
+def _half_gemms(cublas, ctype: int):
+    """(gemm, strided-batched gemm) with sgemm's signatures over `cublasGemmEx` /
+    `cublasGemmStridedBatchedEx` for storage type `ctype`: A, B and C of that type, float32
+    compute and scalars."""
+    ex, bex = cublas.gemmEx, cublas.gemmStridedBatchedEx
+
+    def gemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+        ex(h, ta, tb, m, n, k, alpha, a, ctype, lda, b, ctype, ldb, beta, c, ctype, ldc,
+           COMPUTE_32F, GEMM_DEFAULT)  # fmt: skip
+
+    def batched(h, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count):
+        bex(h, ta, tb, m, n, k, alpha, a, ctype, lda, sa, b, ctype, ldb, sb, beta, c, ctype,
+            ldc, sc, count, COMPUTE_32F, GEMM_DEFAULT)  # fmt: skip
+
+    return gemm, batched
 
 
 def _layout(a, rows: int, cols: int):
@@ -99,7 +145,7 @@ def matmul(x, y):
     Shapes: `x [..., m, k]`, `y [..., k, n]` -> `[..., m, n]`.
     """
     dt = x.dtype
-    if dt not in _ONE or y.dtype != dt or x.ndim < 2 or x.ndim != y.ndim:
+    if dt not in _SCALARS or y.dtype != dt or x.ndim < 2 or x.ndim != y.ndim:
         return None
     m, k = x.shape[-2], x.shape[-1]
     n = y.shape[-1]
@@ -128,7 +174,10 @@ def matmul(x, y):
     sy = _batch_stride(y, batch_shape, k * n) if count > 1 else 0
     if sx is None or sy is None:
         return None
-    out = cp.ndarray(batch_shape + (m, n), dt)
+    shape = batch_shape + (m, n)
+    # (a bfloat16 output as `_half_ops.empty` allocates one: cupy's constructor may not take
+    # ml_dtypes' dtype)
+    out = cp.ndarray(shape, dt) if dt.itemsize != 2 else half_empty(shape, dt)
     handle = cp.cuda.device.get_cublas_handle()
     cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
     (ta, lda), (tb, ldb) = la, lb

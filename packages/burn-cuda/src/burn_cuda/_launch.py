@@ -26,6 +26,8 @@ import ctypes
 import os
 import threading
 
+import numpy as np
+
 SLOTS = 32  # the most parameters a kernel launched here takes (burn_gpu's scatter_add: 31)
 
 
@@ -51,7 +53,8 @@ class _Block(threading.local):
 
 class DriverLauncher:
     """Launches cupy RawKernels with `cuLaunchKernel` from this thread's parameter slots
-    (`p3i`/`p2i`/`p2ii`/`p2is` for the hot path's fixed signatures, `args` for any other)."""
+    (`p3i`/`p2i`/`p2ii`/`p2is` for the hot path's fixed signatures, `vec` for burn_gpu's vector
+    elementwise kernels, `args` for any other)."""
 
     def __init__(self, cp, block: int = 256):
         import numpy as np
@@ -119,6 +122,22 @@ class DriverLauncher:
             s[3] = scalar
         self._launch(self._fn(k), grid, 1, 1, self.block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
 
+    def vec(self, k, grid: int, block: int, n: int, o, arrays, scalars=()) -> None:
+        """k(int n, out*, in*..., float s...): burn_gpu's vector elementwise kernels (the half
+        types' `_half_ops`), without `args`' per-argument type dispatch."""
+        tls = self._tls
+        s = tls.ints
+        s[0] = n
+        s[1] = o.data.ptr
+        i = 2
+        for a in arrays:
+            s[i] = a.data.ptr
+            i += 1
+        for v in scalars:
+            tls.f32[2 * i] = v
+            i += 1
+        self._launch(self._fn(k), grid, 1, 1, block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+
     def with_params(self, k, grid_x: int, grid_y: int, block: int, params_addr: int) -> None:
         """k on a (grid_x, grid_y) grid of `block` threads with a parameter block the caller
         built: `params_addr` is the address of an array of pointers, one per kernel parameter,
@@ -173,6 +192,9 @@ class RawLauncher:
 
     def p2is(self, k, grid, a, o, n, scalar, is_float):
         k((grid,), self.block, (a, o, n, scalar))
+
+    def vec(self, k, grid, block, n, o, arrays, scalars=()):
+        k((grid,), (block,), (np.int32(n), o, *arrays, *[np.float32(v) for v in scalars]))
 
     def args(self, k, grid, block, args):
         k((grid,), (block,), args)

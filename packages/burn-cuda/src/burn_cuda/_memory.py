@@ -101,3 +101,17 @@ def guarded(name: str, fn, oom_type):
             raise oom_error(name, exc) from exc
 
     return op
+
+
+def guard(name: str, fn, oom_type):
+    """`fn` (a function without self: a per-instance op) re-raising cupy's out-of-memory error
+    as `CudaOutOfMemoryError` naming op `name`."""
+
+    def op(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except oom_type as exc:
+            raise oom_error(name, exc) from exc
+
+    op.__name__ = name
+    return op

@@ -7,9 +7,12 @@ training step (2 linear layers) those layers of Python were 26-48 us of host tim
 the H100 host where the GEMM itself is one cuBLAS call. Here: the forward is one GEMM and one
 bias kernel, the input and weight gradients one GEMM each reading the transposed operand in
 place (cuBLAS's transpose flags), the bias gradient one column-sum kernel (one GEMM against a
-ones vector for large gradients, `_gemm.sum_rows`). Anything else (half types, TF32, empty
-operands, layouts cuBLAS cannot read) takes the defaults, which run the same cuBLAS calls
-through `float_matmul` or cupy.
+ones vector for large gradients, `_gemm.sum_rows`). float16 / bfloat16 take the same GEMMs
+(`cublasGemmEx`, float32 accumulation), their bias added by the half broadcast-add kernel and
+summed by the half column reduction (`_half_ops`; float32 accumulation, one rounding): on the
+H200 the bf16 defaults cost 3-5 table ops per call. Anything else (TF32, empty operands,
+layouts cuBLAS cannot read) takes the defaults, which run the same cuBLAS calls through
+`float_matmul` or cupy.
 
 The results equal the defaults' bit for bit except the bias gradient, whose column sums are
 accumulated in float64 (or by cuBLAS for large gradients) instead of the column-reduction
@@ -21,19 +24,30 @@ from __future__ import annotations
 import math
 
 from . import _gemm
-from ._dtypes import KERNEL_FLOATS
+from ._dtypes import HALF_DTYPES, KERNEL_FLOATS
+from ._half_ops import contiguous, run_elementwise
+from ._half_reduce import reduce_dim
 from ._kernels import i64, kernel, launch
 
 _FLOATS = KERNEL_FLOATS
 
 
 def direct(backend, *arrays) -> bool:
-    """Whether the direct cuBLAS paths apply: every array float32 (TF32 off) or every one
-    float64, with the direct GEMM enabled (BURN_CUDA_DIRECT_GEMM / BURN_CUDA_FAST)."""
+    """Whether the direct cuBLAS paths apply: every array float32 (TF32 off), every one
+    float64, or every one of one half type (linear only: the convolutions' kernels have no half
+    storage), with the direct GEMM enabled (BURN_CUDA_DIRECT_GEMM / BURN_CUDA_FAST)."""
     dt = arrays[0].dtype
     if not _gemm.ENABLED or dt not in _FLOATS or (backend.allow_tf32 and dt == _FLOATS[0]):
         return False
     return all(a.dtype == dt for a in arrays)
+
+
+def _direct_linear(backend, *arrays) -> bool:
+    """`direct`, or every array of one half type (float16 / bfloat16)."""
+    if arrays[0].dtype in HALF_DTYPES:
+        dt = arrays[0].dtype
+        return _gemm.ENABLED and all(a.dtype == dt for a in arrays)
+    return direct(backend, *arrays)
 
 
 def add_bias(out, bias, channels: int, inner: int) -> bool:
@@ -49,27 +63,37 @@ def add_bias(out, bias, channels: int, inner: int) -> bool:
 
 
 def _rows(x, d: int):
-    """x [..., d] as a 2-D [m, d] (a view when x is contiguous)."""
-    return x if x.ndim == 2 else x.reshape(math.prod(x.shape[:-1]), d)
+    """x [..., d] as a 2-D [m, d] (a view when x is contiguous; a strided half array is copied
+    as its 16-bit patterns first: cupy's copy kernels may not take ml_dtypes' bfloat16)."""
+    if x.ndim == 2:
+        return x
+    if not x._c_contiguous and x.dtype in HALF_DTYPES:
+        x = contiguous(x)
+    return x.reshape(math.prod(x.shape[:-1]), d)
 
 
 class CudaLinearOps:
     """Mixin of `Cuda`: linear layers as direct GEMMs (see the module docstring)."""
 
     def linear(self, x, weight, bias):
-        if not (direct(self, x, weight) and (bias is None or bias.dtype == x.dtype)):
+        if not (_direct_linear(self, x, weight) and (bias is None or bias.dtype == x.dtype)):
             return super().linear(x, weight, bias)
         d_in, d_out = weight.shape
         out = _gemm.matmul(_rows(x, d_in), weight)
         if out is None:
             return super().linear(x, weight, bias)
-        if bias is not None and not add_bias(out, bias, d_out, 1):
-            out += bias.reshape(1, d_out)
+        if bias is not None:
+            if out.dtype in HALF_DTYPES:
+                out = _half_bias(out, bias, d_out)
+                if out is None:
+                    return super().linear(x, weight, bias)
+            elif not add_bias(out, bias, d_out, 1):
+                out += bias.reshape(1, d_out)
         return out if x.ndim == 2 else out.reshape(x.shape[:-1] + (d_out,))
 
     def linear_x_backward(self, weight, output_grad):
         g = output_grad
-        if direct(self, weight, g):
+        if _direct_linear(self, weight, g):
             d_in, d_out = weight.shape
             dx = _gemm.matmul(_rows(g, d_out), weight.T)
             if dx is not None:
@@ -78,7 +102,7 @@ class CudaLinearOps:
 
     def linear_weight_backward(self, x, output_grad):
         g = output_grad
-        if direct(self, x, g):
+        if _direct_linear(self, x, g):
             dw = _gemm.matmul(_rows(x, x.shape[-1]).T, _rows(g, g.shape[-1]))
             if dw is not None:
                 return dw
@@ -86,10 +110,20 @@ class CudaLinearOps:
 
     def linear_bias_backward(self, output_grad):
         g = output_grad
-        if direct(self, g):
+        if _direct_linear(self, g):
             rows = _rows(g, g.shape[-1])
             if rows._c_contiguous:
-                db = _gemm.sum_rows(rows)
+                if rows.dtype in HALF_DTYPES:
+                    db = reduce_dim("sum", rows, 0)  # float32 sums, one rounding
+                    db = None if db is None else db.reshape(rows.shape[1])
+                else:
+                    db = _gemm.sum_rows(rows)
                 if db is not None:
                     return db
         return super().linear_bias_backward(output_grad)
+
+
+def _half_bias(out, bias, d_out: int):
+    """out [m, d_out] + bias [d_out] of a half type: the half broadcast-add kernel (float32
+    sum, one rounding); None when it does not cover the operands."""
+    return run_elementwise("float_add", [out, bias.reshape(1, d_out)], (), out.dtype)

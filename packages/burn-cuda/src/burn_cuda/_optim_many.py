@@ -8,8 +8,11 @@ guide's model has 8 parameters: one launch instead of 8. The kernel reads a tabl
 parameter, and runs block row `blockIdx.y` over tensor `y` with the one-tensor kernel's
 arithmetic (burn_gpu's `adam_many_program`, the same `STEP`): results are the bits `float_adam_update` gives.
 
-Float32/float64 C-contiguous operands through the driver launcher; anything else (float16,
-bfloat16's detour, strided moments, cupy's RawKernel launcher) runs `float_adam_update` per
+Float32/float64 C-contiguous operands through the driver launcher, and float16/bfloat16 ones
+(half parameters and gradients; moments of the parameters' dtype, or all float32: the kernel's
+`moments="float32"` form, float32 scalars): a pure-bf16 transformer step has ~100 parameters,
+which one at a time cost ~100 launches and their Python on the H200 (issue 34). Anything else
+(mixed dtypes, strided operands, cupy's RawKernel launcher) runs `float_adam_update` per
 parameter, the default.
 """
 
@@ -22,8 +25,10 @@ import numpy as np
 from burn_gpu import adam_many_program
 
 from . import _platform
+from ._dtypes import HALF_DTYPES
+from ._half_ops import empty  # a bfloat16 array where cupy's constructor has none
 from ._kernels import process_launcher
-from ._optim import BLOCK, _scalars, raw_fits
+from ._optim import BLOCK, _scalars
 
 #: tensors per launch (the table is 8 arrays of this many 8-byte entries: 2 KB of the 4 KB a
 #: kernel's parameters may take); longer lists take several launches
@@ -35,11 +40,14 @@ _KERNELS: dict = {}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _kernel(dt):
-    k = _KERNELS.get(dt)
+def _kernel(dt, moments=None):
+    """The kernel for parameters of `dt` and moments of `moments` (None: `dt`'s; "float32")."""
+    key = (dt, moments)
+    k = _KERNELS.get(key)
     if k is None:
         cp = _platform.load_cupy()
-        k = _KERNELS[dt] = cp.RawKernel(adam_many_program(dt.name, MAX_TENSORS), "adam_many")
+        src = adam_many_program(dt.name, MAX_TENSORS, moments)
+        k = _KERNELS[key] = cp.RawKernel(src, "adam_many")
     return k
 
 
@@ -61,17 +69,27 @@ class _Block(threading.local):
 _TLS = _Block()
 
 
-def _fits(params, grads, moments_1, moments_2) -> bool:
-    """Whether the one-launch path takes these operands (else the per-parameter default)."""
+def _fits(params, grads, moments_1, moments_2):
+    """The moments' dtype when the one-launch path takes these operands (else None: the
+    per-parameter default): every parameter and gradient of one dtype and C-contiguous, the
+    moments of that dtype too (None on a first step) or, for half parameters, all float32."""
     dt = params[0].dtype
-    if dt not in _FLOATS:
-        return False
+    if dt in HALF_DTYPES:
+        mdt = dt if moments_1 is None else moments_1[0].dtype
+        if mdt != dt and mdt != _FLOATS[0]:
+            return None
+    elif dt in _FLOATS:
+        mdt = dt
+    else:
+        return None
     for i, (p, g) in enumerate(zip(params, grads)):
-        m1 = None if moments_1 is None else moments_1[i]
-        m2 = None if moments_2 is None else moments_2[i]
-        if not raw_fits(dt, p, g, m1, m2):
-            return False
-    return True
+        if p.dtype != dt or g.dtype != dt or not (p._c_contiguous and g._c_contiguous):
+            return None
+        if moments_1 is not None:
+            m1, m2 = moments_1[i], moments_2[i]
+            if m1.dtype != mdt or m2.dtype != mdt or not (m1._c_contiguous and m2._c_contiguous):
+                return None
+    return mdt
 
 
 class CudaOptimManyOps:
@@ -81,26 +99,28 @@ class CudaOptimManyOps:
         self, params, grads, moments_1, moments_2, lr, beta_1, beta_2, epsilon, time
     ):
         go = process_launcher()
-        if not hasattr(go, "with_params") or not _fits(params, grads, moments_1, moments_2):
+        mdt = _fits(params, grads, moments_1, moments_2) if hasattr(go, "with_params") else None
+        if mdt is None:
             return super().float_adam_update_many(  # the backend's default: one op each
                 params, grads, moments_1, moments_2, lr, beta_1, beta_2, epsilon, time
             )
-        cp = _platform.load_cupy()
         dt = params[0].dtype
-        k = _kernel(dt)
+        half = dt in HALF_DTYPES
+        k = _kernel(dt, "float32" if mdt != dt else None)
         first = moments_1 is None
-        nd = cp.ndarray
         news, m1s, m2s = [], [], []
+        nd = empty if half else _platform.load_cupy().ndarray  # (cupy's own for float32/64)
         for p in params:
             shape = p.shape
             news.append(nd(shape, dt))
-            m1s.append(nd(shape, dt))
-            m2s.append(nd(shape, dt))
+            m1s.append(nd(shape, mdt))
+            m2s.append(nd(shape, mdt))
         tls = _TLS
         sl = tls.slots
         sl[0] = int(first)
-        scalars = _scalars(dt, lr, beta_1, beta_2, epsilon, time)
-        if dt == np.float32:
+        kd = _FLOATS[0] if half else dt  # a half kernel's scalars are float32
+        scalars = _scalars(kd, lr, beta_1, beta_2, epsilon, time)
+        if kd == np.float32:
             for j, v in enumerate(scalars):
                 tls.f32[2 * (j + 1)] = v
         else:
