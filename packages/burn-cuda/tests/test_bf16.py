@@ -135,7 +135,7 @@ def test_host_paths_on_real_cupy(bf):
     np.testing.assert_array_equal(got(t.reshape([12, 32])), rx.reshape(12, 32))
     np.testing.assert_array_equal(got(t.swap_dims(1, 2).reshape([8, 48])),
                                   np.swapaxes(rx, 1, 2).reshape(8, 48))  # fmt: skip
-    np.testing.assert_array_equal(got(t.slice([(0, 1), (1, 5), (0, 4), (2, 6)])),
+    np.testing.assert_array_equal(got(t.slice([slice(0, 1), slice(1, 5), slice(0, 4), slice(2, 6)])),
                                   rx[0:1, 1:5, :, 2:6])  # fmt: skip
     np.testing.assert_array_equal(got(t[:, :1].expand([2, 3, 4, 8])),
                                   np.broadcast_to(rx[:, :1], (2, 3, 4, 8)))  # fmt: skip

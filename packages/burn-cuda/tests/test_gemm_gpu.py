@@ -102,7 +102,12 @@ def _half_host(cp, x):
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 def test_half_gemm_ex_layouts(dtype):
     """bfloat16 / float16 through cublasGemmEx (float32 compute): row-major, transposed and
-    batched operands against numpy float64 of the half inputs, within one rounding."""
+    batched operands against numpy float64 of the half inputs: one rounding of the result plus
+    cuBLAS's reduced-precision split-K reductions (its default, and torch's:
+    `allow_bf16_reduced_precision_reduction`), at most an eighth of a half ulp of sum |a||b|.
+    On the H200 a [64, 1024] @ [1024, 10] product erred up to 9.9x (bf16) and 2.5x (f16) the
+    one-rounding bound (errors up to ~0.17 where sum |a||b| is ~800); a wrong layout errs
+    ~|want|, far beyond either bound."""
     import cupy as cp
 
     ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -119,6 +124,6 @@ def test_half_gemm_ex_layouts(dtype):
                 assert got is not None and got.dtype == dt, (sa, sb, tx, ty)
                 a64, b64 = a.astype(np.float64), b.astype(np.float64)
                 want = a64 @ b64
-                bound = eps * np.abs(want) + 1e-5 * (np.abs(a64) @ np.abs(b64))
+                bound = eps * np.abs(want) + eps / 8 * (np.abs(a64) @ np.abs(b64))
                 err = np.abs(_half_host(cp, got).astype(np.float64) - want)
                 assert (err <= bound).all(), (sa, sb, tx, ty, float((err / bound).max()))
