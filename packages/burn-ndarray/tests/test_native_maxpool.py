@@ -21,6 +21,14 @@ CASES = [
     ((1, 2, 9, 17), (2, 3), (1, 1), (1, 1), (1, 1)),
     ((1, 4, 20, 23), (3, 2), (3, 2), (1, 0), (2, 1)),
     ((1, 1, 7, 600), (1, 3), (1, 1), (0, 1), (1, 1)),  # a row longer than a vector block
+    # the register-fold kernels (3x3 strides 1 and 2, 2x2 stride 2): rows shorter than a vector,
+    # odd remainders, a long row
+    ((2, 3, 9, 9), (3, 3), (1, 1), (1, 1), (1, 1)),
+    ((1, 2, 5, 71), (3, 3), (2, 2), (1, 1), (1, 1)),
+    ((1, 3, 8, 37), (2, 2), (2, 2), (0, 0), (1, 1)),
+    ((1, 1, 4, 301), (3, 3), (1, 1), (0, 1), (1, 1)),
+    # a 1-row plane, padding 2, dilation 3: both output rows' windows are all padding rows
+    ((1, 2, 1, 9), (2, 3), (1, 1), (2, 1), (3, 1)),
 ]
 
 
@@ -61,6 +69,26 @@ def test_against_float64_loop_and_the_indexed_values(case, dtype):
         assert got.dtype == dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want.astype(dtype))
         np.testing.assert_array_equal(got.view(np.uint8), indexed.view(np.uint8))
+
+
+@needs_native
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_without_nan_the_max_only_kernels_give_the_same(case):
+    """A task whose input rows hold no NaN folds with a plain max: the float64 loop's values
+    and the indexed kernel's bits, on inputs without NaN and on ones where only the last plane
+    holds one (its task alone takes the NaN-aware fold)."""
+    shape, k, s, p, d = CASES[case]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[RNG.choice(x.size, x.size // 20, replace=False)] = -np.inf
+    one = x.copy()
+    one[-1, -1].reshape(-1)[RNG.integers(one[-1, -1].size)] = np.nan
+    for arr in (x, one):
+        want = _reference(arr.astype(np.float64), k, s, p, d).astype(np.float32)
+        indexed = BACKENDS[0].max_pool2d_with_indices(arr, k, s, p, d)[0]
+        for b in BACKENDS:
+            got = b.max_pool2d(arr, k, s, p, d)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(got.view(np.uint32), indexed.view(np.uint32))
 
 
 @needs_native
