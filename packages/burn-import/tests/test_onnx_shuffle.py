@@ -20,7 +20,10 @@ from onnx.reference import ReferenceEvaluator
 N, C, H, W = 2, 8, 3, 5
 
 
-def _unit(perm=(0, 2, 1, 3, 4), split=(N, 2, C // 2, H, W), merge=(0, -1, H, W), extra_out=False):
+def _unit(
+    perm=(0, 2, 1, 3, 4), split=(N, 2, C // 2, H, W), merge=(0, -1, H, W), extra_out=False,
+    cut=None,
+):
     """x -> chunk(2, 1) -> (x1, relu(x2 * 3)) -> cat -> shuffle(2) -> y (+ the cat output)."""
     nodes = []
 
@@ -36,8 +39,8 @@ def _unit(perm=(0, 2, 1, 3, 4), split=(N, 2, C // 2, H, W), merge=(0, -1, H, W),
     # torch's chunk: the half of dim 1 from Shape -> Gather -> Add -> Div -> Mul
     dim = node("Gather", [node("Shape", ["x"], "shape"), const("one", 1)], "dim", axis=0)
     half = node("Div", [node("Add", [dim, const("c1", [1])], "add"), const("c2", [2])], "half")
-    end0 = node("Mul", [half, const("c3", [1])], "end0")
-    end1 = node("Mul", [half, const("c4", [2])], "end1")
+    end0 = node("Mul", [half, const("c3", [1])], "end0") if cut is None else const("e0", [cut])
+    end1 = node("Mul", [half, const("c4", [2])], "end1") if cut is None else const("e1", [C])
     x1 = node("Slice", ["x", const("s0", [0]), end0, const("ax", [1])], "slice")
     x2 = node("Slice", ["x", end0, end1, "ax"], "slice_1")
     b = node("Relu", [node("Mul", [x2, "three"], "mul")], "relu")
@@ -96,6 +99,7 @@ def test_the_exported_unit_becomes_one_stack_line(tmp_path):
         {"split": (N, C // 2, 2, H, W), "perm": (0, 2, 1, 3, 4)},  # groups of 4, not 2 inputs
         {"merge": (N, C, H * W, 1)},  # not back to the concatenation's shape
         {"extra_out": True},  # the concatenation is read elsewhere too
+        {"cut": 3},  # inputs of 3 and 5 channels: a reshape of their concatenation, no stack
     ],
 )
 def test_anything_else_stays_nodes(change, tmp_path):

@@ -20,6 +20,8 @@ import math
 
 from onnx import numpy_helper
 
+from ._types import VType
+
 
 def shuffle_concat(ctx) -> str | None:
     """The expression of the shuffled concatenation when `ctx`'s Concat starts the pattern,
@@ -50,6 +52,7 @@ def shuffle_concat(ctx) -> str | None:
         return None
     gen.skipped.update((r1.output[0], t.output[0]))
     gen.absorbed[r2.output[0]] = node.output[0]
+    gen.types[r2.output[0]] = VType(ctx.elem(0), cat)  # known now, whatever ONNX inferred
     xs = ", ".join(ctx.x(i) for i in range(g))
     return f"Tensor.stack([{xs}], {a + 1}).flatten({a}, {a + 1})"
 
