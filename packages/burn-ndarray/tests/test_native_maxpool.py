@@ -4,6 +4,10 @@ strides 1-3, padding and dilation; bit for bit the values of max_pool2d_with_ind
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from burn_ndarray import NdArray, _native
@@ -118,3 +122,25 @@ def test_max_pool2d_runs_native_from_native_min():
     small = np.zeros((1, 1, 4, 4), np.float32)
     text = str(b.explain("max_pool2d", small, (3, 3), (2, 2), (1, 1), (1, 1)))
     assert "falls back" in text, text
+
+
+@needs_native
+def test_windows_of_millions_of_rows_or_columns_run():
+    """Nothing in the kernel is sized by the window (it kept a per-column table of the kernel's
+    width on the stack: a [1, 1, 1, 1.5M] input pooled whole crashed the process, and a table
+    of row pointers would crash on a tall one). In a child process, so a crash is a failure."""
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        from burn_ndarray import NdArray
+        b = NdArray(num_threads=1)
+        n = 1_500_000
+        x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+        for shape, k in (((1, 1, n, 1), (n, 1)), ((1, 1, 1, n), (1, n))):
+            y = b.max_pool2d(x.reshape(shape), k, (1, 1), (0, 0), (1, 1))
+            assert y.shape == (1, 1, 1, 1) and y.item() == x.max(), (shape, y)
+        print("ok")
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])

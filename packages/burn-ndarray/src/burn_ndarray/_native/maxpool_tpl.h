@@ -7,8 +7,9 @@
  * never wins over an in-plane tap and is what an all-padding window gives; so a padding row may
  * be replaced by a copy of the nearest in-plane row of the window (a copy placed before its
  * original, or after it, never changes which bits the fold returns), and the kernel reads no
- * padding: rows through a per-output-row table of row pointers, the columns whose window
- * leaves the row (a few per edge) by a scalar loop with bounds.
+ * padding: tap rows clamped to the window's in-plane rows (`mp_row_at`), the columns whose
+ * window leaves the row (a few per edge) by a scalar loop with bounds. Nothing is sized by the
+ * kernel (no arrays on the stack: a window may be millions of rows or columns).
  *
  * A task first checks its input rows for NaN. Without one (the common case) each tap is
  * MP_MAX, one max instruction; with one, MP_SEL. The kernels take the choice as a constant
@@ -19,6 +20,18 @@
 #define MP_FN(name) MP_CAT(name, SFX)
 #define MP_TAP(NF, v, m) ((NF) ? MP_MAX(v, m) : MP_SEL(v, m))
 
+/* The window's rows of one output row: tap row i reads input row top + clamp(i) * dh, clamp to
+ * [lo, hi], the taps' in-plane rows (no table: a kernel may be taller than a stack holds). */
+typedef struct {
+  const T *xp;
+  long top, lo, hi, dh, w;
+} MP_FN(mp_rows);
+
+static inline const T *MP_FN(mp_row_at)(const MP_FN(mp_rows) *r, long i) {
+  long c = i < r->lo ? r->lo : i > r->hi ? r->hi : i;
+  return r->xp + (r->top + c * r->dh) * r->w;
+}
+
 /* Whether x[0:n] holds a NaN. */
 static inline int MP_FN(mp_has_nan)(const T *x, long n) {
   int bad = 0;
@@ -28,17 +41,19 @@ static inline int MP_FN(mp_has_nan)(const T *x, long n) {
 
 /* Columns [c0, c1) with bounds checks (the edges): taps outside [0, w) are skipped. */
 static inline __attribute__((always_inline)) void MP_FN(mp_edge)(
-    const T *const *rp, T *po, long c0, long c1, long w, long kh, long kw, long sw, long pw,
-    long dw, const int NF) {
+    const MP_FN(mp_rows) *rp, T *po, long c0, long c1, long w, long kh, long kw, long sw,
+    long pw, long dw, const int NF) {
   for (long c = c0; c < c1; c++) {
     T m = -INFINITY;
-    for (long i = 0; i < kh; i++)
+    for (long i = 0; i < kh; i++) {
+      const T *row = MP_FN(mp_row_at)(rp, i);
       for (long j = 0; j < kw; j++) {
         long ix = c * sw - pw + j * dw;
         if (ix < 0 || ix >= w) continue;
-        T v = rp[i][ix];
+        T v = row[ix];
         m = MP_TAP(NF, v, m);
       }
+    }
     po[c] = m;
   }
 }
@@ -78,12 +93,12 @@ static inline __attribute__((always_inline)) void MP_FN(mp_k22s2)(
 /* Any other window on columns [c0, c1), all taps in the row: the fold kept in the output row,
  * tap by tap (each pass a vectorizable loop over the columns). */
 static inline __attribute__((always_inline)) void MP_FN(mp_any)(
-    const T *const *rp, T *restrict po, long c0, long c1, long kh, long kw, long sw, long pw,
-    long dw, const int NF) {
+    const MP_FN(mp_rows) *rp, T *restrict po, long c0, long c1, long kh, long kw, long sw,
+    long pw, long dw, const int NF) {
   for (long c = c0; c < c1; c++) po[c] = -INFINITY;
   for (long i = 0; i < kh; i++)
     for (long j = 0; j < kw; j++) {
-      const T *row = rp[i] + j * dw - pw;
+      const T *row = MP_FN(mp_row_at)(rp, i) + j * dw - pw;
       if (sw == 1)
         for (long c = c0; c < c1; c++) { T v = row[c], m = po[c]; po[c] = MP_TAP(NF, v, m); }
       else if (sw == 2)
@@ -101,18 +116,19 @@ static inline __attribute__((always_inline)) void MP_FN(mp_any)(
 
 /* One output row: its edges, then its interior [a, e) by the window's kernel. */
 static inline __attribute__((always_inline)) void MP_FN(mp_row)(
-    const T *const *rp, T *po, long w, long ow, long a, long e, long kh, long kw, long sw,
+    const MP_FN(mp_rows) *rp, T *po, long w, long ow, long a, long e, long kh, long kw, long sw,
     long pw, long dw, const int NF) {
   MP_FN(mp_edge)(rp, po, 0, a, w, kh, kw, sw, pw, dw, NF);
   MP_FN(mp_edge)(rp, po, e, ow, w, kh, kw, sw, pw, dw, NF);
   if (e <= a) return;
   const long q = a * sw - pw; /* the first interior window's first column */
+  const T *r0 = MP_FN(mp_row_at)(rp, 0) + q, *r1 = MP_FN(mp_row_at)(rp, 1) + q;
   if (kh == 3 && kw == 3 && dw == 1 && sw == 2)
-    MP_FN(mp_k33)(rp[0] + q, rp[1] + q, rp[2] + q, po + a, e - a, 2, NF);
+    MP_FN(mp_k33)(r0, r1, MP_FN(mp_row_at)(rp, 2) + q, po + a, e - a, 2, NF);
   else if (kh == 3 && kw == 3 && dw == 1 && sw == 1)
-    MP_FN(mp_k33)(rp[0] + q, rp[1] + q, rp[2] + q, po + a, e - a, 1, NF);
+    MP_FN(mp_k33)(r0, r1, MP_FN(mp_row_at)(rp, 2) + q, po + a, e - a, 1, NF);
   else if (kh == 2 && kw == 2 && dw == 1 && sw == 2)
-    MP_FN(mp_k22s2)(rp[0] + q, rp[1] + q, po + a, e - a, NF);
+    MP_FN(mp_k22s2)(r0, r1, po + a, e - a, NF);
   else
     MP_FN(mp_any)(rp, po, a, e, kh, kw, sw, pw, dw, NF);
 }
@@ -134,7 +150,6 @@ void MP_FN(maxpool_noidx)(const T *x, T *out, long planes, long h, long w, long 
     y0 = y0 < 0 ? 0 : y0 > h ? h : y0;
     y1 = y1 < y0 ? y0 : y1 > h ? h : y1;
     const int nan = MP_FN(mp_has_nan)(xp + y0 * w, (y1 - y0) * w);
-    const T *rp[kh];
     for (long oy = r0; oy < r1; oy++) {
       T *po = out + (pl * oh + oy) * ow;
       long top = oy * sh - ph, lo = 0, hi = -1; /* in-plane taps' rows: [lo, hi] */
@@ -149,11 +164,11 @@ void MP_FN(maxpool_noidx)(const T *x, T *out, long planes, long h, long w, long 
         for (long c = 0; c < ow; c++) po[c] = -INFINITY;
         continue;
       }
-      for (long i = 0; i < kh; i++) rp[i] = xp + (top + (i < lo ? lo : i > hi ? hi : i) * dh) * w;
+      const MP_FN(mp_rows) rp = {xp, top, lo, hi, dh, w};
       if (nan)
-        MP_FN(mp_row)(rp, po, w, ow, a, e, kh, kw, sw, pw, dw, 0);
+        MP_FN(mp_row)(&rp, po, w, ow, a, e, kh, kw, sw, pw, dw, 0);
       else
-        MP_FN(mp_row)(rp, po, w, ow, a, e, kh, kw, sw, pw, dw, 1);
+        MP_FN(mp_row)(&rp, po, w, ow, a, e, kh, kw, sw, pw, dw, 1);
     }
   }
 }
