@@ -35,6 +35,9 @@
  * every tile split, so every thread count gives the same bits. Eight rows a pass, one thread,
  * B from DRAM / from L3: 160-206 / 53 us (1 row a pass 160-230 / 69, 4 rows 230-270 / 51;
  * numpy's sgemv from DRAM 204). */
+/* Columns a one-row tile needs for GEMV_ROW: its loop runs across them, and a narrow one (a dot
+ * product, n == 1) would be a chain of dependent scalar adds: BLAS takes those. */
+#define GEMV_MIN_N 16
 #define GEMV_ROW(NAME, T)                                                                     \
   static void NAME(long nn, long k, const T *a, long sa, const T *b, long ldb, T *c,         \
                    const T *bias) {                                                           \
@@ -91,7 +94,7 @@ GEMV_ROW(gemv_row_f64, double)
             for (long i = 0; i < mm; i++) memset(cp + i * ldc, 0, sizeof(T) * nn);            \
           continue;                                                                           \
         }                                                                                     \
-        if (m == 1 && !tb) {                                                                  \
+        if (m == 1 && !tb && nn >= GEMV_MIN_N) {                                              \
           GEMV(nn, k, ap, ta ? lda : 1, bp, ldb, cp, bias ? bias + j0 : 0);                   \
           continue;                                                                           \
         }                                                                                     \
