@@ -77,6 +77,34 @@ def test_linear_and_its_gradients_against_float64(dtype):
 
 
 @needs_native
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [1023, 1024, 6])
+def test_one_row_products_against_float64(dtype, k):
+    """m == 1 with B untransposed takes gemm.c's own row kernel (four rows of B a pass, a
+    remainder of k % 4, the bias added last); a transposed B keeps the BLAS GEMM. A through a
+    transposed view ([k, 1] stored) too; 1 and 2 threads alike."""
+    rng = np.random.default_rng(4)
+    name = np.dtype(dtype).name
+    n = 1000 if k > 6 else 40_000  # past native_min either way
+    x = rng.standard_normal((1, k)).astype(dtype)
+    w = rng.standard_normal((k, n)).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    got = []
+    for t in (1, 2):
+        nd = NdArray(float_dtype=name, num_threads=t)
+        outs = (nd.float_matmul(x, w), nd.float_matmul(_t(x), w), nd.float_matmul(x, _t(w)),
+                nd.linear(x, w, b), nd.linear(x[0], w, None), nd.linear(x, _t(w), b))  # fmt: skip
+        wants = (x64 @ w64, x64 @ w64, x64 @ w64, x64 @ w64 + b, x64[0] @ w64, x64 @ w64 + b)
+        for o, want in zip(outs, wants):
+            assert o.shape == want.shape and o.dtype == dtype and _rel(o, want) < tol
+        got.append(outs)
+    for a, c in zip(*got):
+        assert a.tobytes() == c.tobytes()
+
+
+@needs_native
 def test_zero_k_and_empty_outputs():
     nd = NdArray()
     x, y = np.ones((300, 0), np.float32), np.ones((0, 200), np.float32)

@@ -4,6 +4,10 @@ strides 1-3, padding and dilation; bit for bit the values of max_pool2d_with_ind
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from burn_ndarray import NdArray, _native
@@ -21,6 +25,14 @@ CASES = [
     ((1, 2, 9, 17), (2, 3), (1, 1), (1, 1), (1, 1)),
     ((1, 4, 20, 23), (3, 2), (3, 2), (1, 0), (2, 1)),
     ((1, 1, 7, 600), (1, 3), (1, 1), (0, 1), (1, 1)),  # a row longer than a vector block
+    # the register-fold kernels (3x3 strides 1 and 2, 2x2 stride 2): rows shorter than a vector,
+    # odd remainders, a long row
+    ((2, 3, 9, 9), (3, 3), (1, 1), (1, 1), (1, 1)),
+    ((1, 2, 5, 71), (3, 3), (2, 2), (1, 1), (1, 1)),
+    ((1, 3, 8, 37), (2, 2), (2, 2), (0, 0), (1, 1)),
+    ((1, 1, 4, 301), (3, 3), (1, 1), (0, 1), (1, 1)),
+    # a 1-row plane, padding 2, dilation 3: both output rows' windows are all padding rows
+    ((1, 2, 1, 9), (2, 3), (1, 1), (2, 1), (3, 1)),
 ]
 
 
@@ -64,6 +76,26 @@ def test_against_float64_loop_and_the_indexed_values(case, dtype):
 
 
 @needs_native
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_without_nan_the_max_only_kernels_give_the_same(case):
+    """A task whose input rows hold no NaN folds with a plain max: the float64 loop's values
+    and the indexed kernel's bits, on inputs without NaN and on ones where only the last plane
+    holds one (its task alone takes the NaN-aware fold)."""
+    shape, k, s, p, d = CASES[case]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[RNG.choice(x.size, x.size // 20, replace=False)] = -np.inf
+    one = x.copy()
+    one[-1, -1].reshape(-1)[RNG.integers(one[-1, -1].size)] = np.nan
+    for arr in (x, one):
+        want = _reference(arr.astype(np.float64), k, s, p, d).astype(np.float32)
+        indexed = BACKENDS[0].max_pool2d_with_indices(arr, k, s, p, d)[0]
+        for b in BACKENDS:
+            got = b.max_pool2d(arr, k, s, p, d)
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(got.view(np.uint32), indexed.view(np.uint32))
+
+
+@needs_native
 def test_ties_of_signed_zeros_and_nan_payloads_follow_row_major_order():
     """Windows full of -0.0 / +0.0 and of NaNs with distinct payloads: the first in row-major
     order wins, as in max_pool2d_with_indices (a column-first reduction would pick others)."""
@@ -90,3 +122,25 @@ def test_max_pool2d_runs_native_from_native_min():
     small = np.zeros((1, 1, 4, 4), np.float32)
     text = str(b.explain("max_pool2d", small, (3, 3), (2, 2), (1, 1), (1, 1)))
     assert "falls back" in text, text
+
+
+@needs_native
+def test_windows_of_millions_of_rows_or_columns_run():
+    """Nothing in the kernel is sized by the window (it kept a per-column table of the kernel's
+    width on the stack: a [1, 1, 1, 1.5M] input pooled whole crashed the process, and a table
+    of row pointers would crash on a tall one). In a child process, so a crash is a failure."""
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        from burn_ndarray import NdArray
+        b = NdArray(num_threads=1)
+        n = 1_500_000
+        x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+        for shape, k in (((1, 1, n, 1), (n, 1)), ((1, 1, 1, n), (1, n))):
+            y = b.max_pool2d(x.reshape(shape), k, (1, 1), (0, 0), (1, 1))
+            assert y.shape == (1, 1, 1, 1) and y.item() == x.max(), (shape, y)
+        print("ok")
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (r.returncode, r.stderr[-2000:])

@@ -182,6 +182,17 @@ def test_combine_family(device, device64, f):
         Tensor.cat([], 0)
     with raises("stack", r"tensor 1 shape \[3\] != \[2\]"):
         Tensor.stack([f(2), f(3)], 0)
+    # stack checks kind and device itself (it used to leave them to a `cat` of unsqueezed
+    # tensors, whose error named cat), every problem in one error
+    with raises(
+        "stack",
+        "tensor 1 is Int, tensor 0 is Float",
+        r"tensor 1 shape \[3\] != \[2\]",
+        "tensor 2 is float64 on Cpu of NdArray",
+    ):
+        Tensor.stack([f(2), Tensor.from_data([1, 2, 3], device), Tensor.ones([2], device64)], 0)
+    with raises("stack", "at least one tensor"):
+        Tensor.stack([], 0)
 
 
 def test_index_family(device, f):

@@ -55,7 +55,10 @@ class LayoutMixin:
         b = check.dim("flatten", end_dim, len(shape))
         if a > b:
             raise TensorCheckError("flatten", f"start_dim {start_dim} > end_dim {end_dim}")
-        return self.reshape(shape[:a] + (math.prod(shape[a : b + 1]),) + shape[b + 1 :])
+        dims = shape[:a] + (math.prod(shape[a : b + 1]),) + shape[b + 1 :]
+        # the element count holds by construction: no `reshape` checks (ShuffleNet's channel
+        # shuffle flattens 16 times a forward)
+        return self if dims == shape else self._like(self._o.reshape(self._p, dims))
 
     def squeeze(self, dim: int | None = None):
         """Remove size-1 dims: all of them (dim=None) or the given one (must have size 1)."""

@@ -188,6 +188,11 @@ def _convert_node(gen: Gen, table, node: onnx.NodeProto, used: list[str]) -> Non
         return
     if any(o and (gen.types.get(o) is None or gen.types[o].shape is None) for o in node.output):
         _infer_node(gen, node)
+    elif _static_in(gen, node) and not all(_static(gen.types.get(o)) for o in node.output if o):
+        # Dims the whole-model inference left symbolic although every input's are known now
+        # (a Slice whose bounds came from shape arithmetic folded since, as torch's `chunk`
+        # exports, and every node after it): converters write plainer code for known dims
+        _infer_node(gen, node)
     ctx = NodeCtx(gen, node)
     start = len(gen.lines)
     spec.fn(ctx)
@@ -274,8 +279,21 @@ def _infer_node(gen: Gen, node: onnx.NodeProto) -> None:
     for vi in list(m.graph.value_info) + list(m.graph.output):
         vt = vtype_of(vi.type)
         old = gen.types.get(vi.name)
-        if vt is not None and vt.elem and (old is None or old.shape is None):
+        if vt is not None and vt.elem and (old is None or old.shape is None or _static(vt)):
             gen.types[vi.name] = vt
+
+
+def _static(vt) -> bool:
+    """Whether a type's every dim is a known number."""
+    return vt is not None and vt.shape is not None and all(isinstance(d, int) for d in vt.shape)
+
+
+def _static_in(gen: Gen, node: onnx.NodeProto) -> bool:
+    """Whether every input of `node` is a constant or of known dims (and it has no subgraph)."""
+    graphs = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    if any(a.type in graphs for a in node.attribute):
+        return False
+    return all(not i or i in gen.consts or _static(gen.types.get(i)) for i in node.input)
 
 
 #: burn_nn names generated code may use (imported only when it does): the names the

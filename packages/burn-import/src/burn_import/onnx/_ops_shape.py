@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import numpy_helper
 
+from ._codegen_shuffle import shuffle_concat
 from ._context import lit
 from ._registry import op
 
@@ -145,7 +146,9 @@ def concat(ctx):
     xs = ", ".join(ctx.x(i) for i in range(ctx.n_in))
     dims = [_static_dims(ctx, i) for i in range(ctx.n_in)]
     if ctx.n_in >= 2 and all(d is not None and all(d) for d in dims):
-        ctx.set(0, f"Tensor.cat([{xs}], {axis})")  # no empty input to drop: burn's own cat
+        shuffled = shuffle_concat(ctx)  # ShuffleNet's Concat + channel shuffle, as one line
+        # no empty input to drop: burn's own cat
+        ctx.set(0, shuffled or f"Tensor.cat([{xs}], {axis})")
         return
     ctx.set(0, f"ops.concat([{xs}], {axis})")
 

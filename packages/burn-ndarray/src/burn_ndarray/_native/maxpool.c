@@ -7,81 +7,48 @@
  *
  * Values are exactly the indexed kernel's: per output, the window's offsets in row-major order,
  * the first offset holding the max wins (so -0.0 / +0.0 ties keep the first), the first NaN
- * wins, padding reads -inf. Strides 1 and 2 are compiled as constants (their loads vectorize).
- * One task per (plane, output row), handed out dynamically; results do not depend on the thread
+ * wins, padding reads -inf. The kernel is `maxpool_tpl.h`, once per type. Tasks are planes (or
+ * output rows when planes are few), handed out dynamically; results do not depend on the thread
  * count.
+ *
+ * 3x3 (strides 1 and 2) and 2x2 / stride 2 windows fold each output's taps in registers,
+ * vectorized across outputs (the stride-2 loads deinterleave), at the build's vector width.
+ * One thread, float32, the 2-core EPYC box (Zen 4, AVX-512), us, before (every tap a pass over
+ * the output row: 9 loads and stores of each output, NaN-aware selects, 256-bit vectors) ->
+ * now: 3x3 / 2 [24, 112, 112] padding 1 (shufflenet's stem) 143 -> 83, [64, 111, 111] 504 ->
+ * 196, [128, 55, 55] 357 -> 109, [256, 27, 27] 156 -> 82; 3x3 / 1 [32, 56, 56] padding 1 174 ->
+ * 83; 2x2 / 2 [32, 56, 56] 29 -> 20. (Preferring 256-bit vectors, for the short rows, cost
+ * 20-30% on every shape once the remainder outputs went scalar.)
  */
 #include <math.h>
 #include <omp.h>
 
-/* 256-bit vectors even where the build prefers 512 (AVX-512): output rows are short (13-55
- * columns in squeezenet) and the stride-2 loads deinterleave; one thread on the EPYC dev box,
- * 3x3 / stride 2 float32, [1, 256, 27, 27] 623 -> 174 us, [1, 64, 111, 111] 1083 -> 565 us,
- * [1, 128, 55, 55] 366 -> 433 us (the indexed kernel: 988, 1632, 888). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MP_WIDTH __attribute__((target("prefer-vector-width=256")))
-#else
-#define MP_WIDTH
-#endif
+/* The fold's step without NaN: the tap when larger, else the fold (a tie keeps the first);
+ * one max instruction on x86. */
+#define MP_MAX(v, m) ((v) > (m) ? (v) : (m))
+/* With NaN: the tap when larger, or when it is a NaN and the fold is not yet:
+ * `v <= m` is false for a larger v and for a NaN v; `m != m` keeps a NaN. (Written as a
+ * `<=` / `!=` pair: GCC 12 does not vectorize the equivalent `(v > m) | (v != v & m == m)`
+ * next to interleaved loads.) */
+#define MP_SEL(v, m) (((v) <= (m)) || ((m) != (m)) ? (m) : (v))
 
-/* columns ox in [0, ow) with 0 <= ox * sw + off < w */
-static inline void mp_cols(long ow, long sw, long off, long w, long *lo, long *hi) {
-  long a = off >= 0 ? 0 : (-off + sw - 1) / sw;
-  long b = w - off <= 0 ? 0 : (w - off + sw - 1) / sw;
-  if (b > ow) b = ow;
-  if (a > b) a = b;
-  *lo = a; *hi = b;
+/* columns [a, e) of [0, ow) whose whole window is in [0, w) */
+static void mp_interior(long ow, long w, long kw, long sw, long pw, long dw, long *a, long *e) {
+  long lo = (pw + sw - 1) / sw, span = w - 1 + pw - (kw - 1) * dw;
+  long hi = span >= 0 ? span / sw + 1 : 0;
+  if (hi > ow) hi = ow;
+  if (lo > hi) lo = hi;
+  *a = lo; *e = hi;
 }
 
-/* one output row of a plane, into po; lo/hi: the in-plane columns of each kernel column j */
-#define MP_ROW(SUF, T)                                                                        \
-  static inline __attribute__((always_inline)) void mp_row_##SUF(                             \
-      const T *xp, T *restrict po, long h, long w, long ow, long oy, long kh, long kw,         \
-      long sh, const long sw, long ph, long pw, long dh, long dw, const long *lo,              \
-      const long *hi) {                                                                       \
-    for (long c = 0; c < ow; c++) po[c] = -INFINITY;                                          \
-    int first = 1;                                                                            \
-    for (long i = 0; i < kh; i++) {                                                           \
-      long iy = oy * sh - ph + i * dh;                                                        \
-      if (iy < 0 || iy >= h) continue; /* a padding row: -inf, never above the best */        \
-      for (long j = 0; j < kw; j++) {                                                         \
-        const T *row = xp + iy * w - pw + j * dw;                                             \
-        long a = lo[j], e = hi[j];                                                            \
-        if (first) { /* the first in-plane offset of the row: its value */                    \
-          _Pragma("omp simd") for (long c = a; c < e; c++) po[c] = row[c * sw];               \
-          first = 0;                                                                          \
-          continue;                                                                           \
-        }                                                                                     \
-        _Pragma("omp simd") for (long c = a; c < e; c++) {                                    \
-          T v = row[c * sw], b = po[c];                                                       \
-          po[c] = ((v > b) | ((v != v) & (b == b))) ? v : b;                                  \
-        }                                                                                     \
-      }                                                                                       \
-    }                                                                                         \
-  }                                                                                           \
-  MP_WIDTH void maxpool_noidx_##SUF(const T *x, T *out, long planes, long h, long w, long oh, long ow, \
-                           long kh, long kw, long sh, long sw, long ph, long pw, long dh,      \
-                           long dw, int nt) {                                                 \
-    long lo[kw], hi[kw];                                                                      \
-    for (long j = 0; j < kw; j++) mp_cols(ow, sw, j * dw - pw, w, &lo[j], &hi[j]);            \
-    /* tasks of whole planes when planes are many, else of output rows */                     \
-    long rows = planes >= 4L * (nt > 0 ? nt : 1) ? 1 : oh;                                    \
-    long per = (oh + rows - 1) / rows, tasks = planes * rows;                                 \
-    _Pragma("omp parallel for schedule(dynamic, 1) num_threads(nt) if(nt > 1)")              \
-    for (long t = 0; t < tasks; t++) {                                                        \
-      long pl = t / rows, r0 = (t % rows) * per, r1 = r0 + per < oh ? r0 + per : oh;          \
-      const T *xp = x + pl * h * w;                                                           \
-      for (long oy = r0; oy < r1; oy++) {                                                     \
-        T *po = out + (pl * oh + oy) * ow;                                                    \
-        if (sw == 1)                                                                          \
-          mp_row_##SUF(xp, po, h, w, ow, oy, kh, kw, sh, 1, ph, pw, dh, dw, lo, hi);          \
-        else if (sw == 2)                                                                     \
-          mp_row_##SUF(xp, po, h, w, ow, oy, kh, kw, sh, 2, ph, pw, dh, dw, lo, hi);          \
-        else                                                                                  \
-          mp_row_##SUF(xp, po, h, w, ow, oy, kh, kw, sh, sw, ph, pw, dh, dw, lo, hi);         \
-      }                                                                                       \
-    }                                                                                         \
-  }
+#define T float
+#define SFX f32
+#include "maxpool_tpl.h"
+#undef T
+#undef SFX
 
-MP_ROW(f32, float)
-MP_ROW(f64, double)
+#define T double
+#define SFX f64
+#include "maxpool_tpl.h"
+#undef T
+#undef SFX
