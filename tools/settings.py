@@ -48,6 +48,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_GPU_ATTENTION": ("`1`", "`0` sends Cuda's and OpenCl's `attention` to the matmul + softmax decomposition instead of burn_gpu's flash kernels (a before/after bench)."),
     # burn-train data parallel
     "BURN_DDP_BUCKET_MB": ("`25`", "Size of the gradient buckets reduced while the backward pass runs (one process per device); `0` reduces after the pass."),
+    "BURN_NCCL_MAX_CHANNELS": ("`8`", "Cap on NCCL's channels (sets `NCCL_MAX_NCHANNELS` before a communicator is made, unless that is set): each channel holds an SM the overlapped backward pass lacks; `0` leaves NCCL's own choice."),
     "BURN_DDP_SHARD_OPTIM": ("unset: off", "`1` shards the optimizer state across ranks (ZeRO stage 1) under the launcher."),
     # burn-opencl
     "BURN_OPENCL_DEVICE": ("unset: the first platform with a GPU, else any", "`p:d` makes device `d` of platform `p` device 0."),
