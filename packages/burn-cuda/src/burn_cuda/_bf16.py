@@ -189,7 +189,7 @@ def install(backend) -> None:
     or the class's op (float16) elsewhere."""
     if backend.float_dtype is DType.BF16:
         _install_detour(backend)
-    from ._half_ops import ops as half_ops
+    from ._half_table import ops as half_ops
 
     cls = type(backend)
     table = half_ops(
