@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from burn_tensor import Tensor
+from burn_tensor import activation as activation_fns
 from burn_tensor import module as F
 
 from ._config import config
@@ -202,5 +203,17 @@ class Conv2d(Module):
     groups: int = 1
     padding: PaddingConfig2d = PaddingConfig2d.Valid
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _conv(F.conv2d, x, self)
+    def forward(self, x: Tensor, activation=None) -> Tensor:
+        """The convolution; with `activation` ("relu", "hard_swish", "silu", "sigmoid" or
+        ("hard_sigmoid", alpha, beta)) that activation of it, as one backend op
+        (`module.conv2d_activation`: NdArray applies it to each output block in its kernels)."""
+        if activation is None:
+            return _conv(F.conv2d, x, self)
+        spec = F.activation_spec(activation)  # checked before any work
+
+        def fused(x, w, b, options=None, **geometry):
+            if options is None:  # fields the op refuses: conv2d's own checks name them
+                return getattr(activation_fns, spec[0])(F.conv2d(x, w, b, **geometry), *spec[1:])
+            return F.conv2d_activation(x, w, b, spec, options=options)
+
+        return _conv(fused, x, self)

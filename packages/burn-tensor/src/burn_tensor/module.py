@@ -280,6 +280,7 @@ def linear(x, weight, bias=None):
 
 from ._module_ctc import ctc_loss  # noqa: E402  (Burn 0.21's module::ctc_loss)
 from ._module_rnn import rnn_sequence  # noqa: E402, F401  (ONNX RNN/GRU/LSTM layers)
+from ._module_conv_act import activation_spec, conv2d_activation  # noqa: E402, F401
 
 
 def _dequantized(x, weight):
@@ -309,6 +310,8 @@ __all__ = [
     "layer_norm",
     "conv1d",
     "conv2d",
+    "conv2d_activation",
+    "activation_spec",
     "conv3d",
     "conv_transpose3d",
     "avg_pool3d",

@@ -18,6 +18,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "epilogue.h"
 
 /* Vector width of the tiles: 256 bits. On AVX-512 CPUs too: the common depthwise rows are
  * 7, 14, 28 or 56 outputs wide, which 16-float vectors fill worse (7 of 16 lanes). */
@@ -108,6 +109,12 @@ static int dw_plan_init(dw_plan *p, const long *g, long groups, long v, long siz
 }
 
 static void dw_plan_free(dw_plan *p) { free((void *)p->joff); }
+
+/* The fused activation of a conv2d_activation call (epilogue.h): kind EPI_*, its parameters. */
+typedef struct {
+  int kind;
+  double alpha, beta;
+} dw_act;
 
 #define T float
 #define VT dw_v_f32

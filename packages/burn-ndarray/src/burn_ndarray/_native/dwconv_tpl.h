@@ -158,7 +158,7 @@ static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long 
 
 /* Output rows [oy0, oy1) of every output channel of group `grp` of image `img`. */
 static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *bias, T *out,
-                           T *buf, long img, long grp, long oy0, long oy1) {
+                           T *buf, long img, long grp, long oy0, long oy1, const dw_act *act) {
   const long rows = p->cs / p->rs; /* the strip's rows and those of its last tile's overhang */
   const T *xg = x + (img * p->c + grp * p->cig) * p->h * p->w;
   DW_FN(dw_fill)(p, xg, buf, oy0 * p->sh - p->ph, rows);
@@ -178,13 +178,18 @@ static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *b
            oy1 - oy, lanes);
       v0 += nb;
     }
+    if (act->kind) /* the strip's rows of this channel, still in cache (epilogue.h) */
+      DW_FN(epilogue)(op + oy0 * p->ow, (oy1 - oy0) * p->ow, act->kind, (T)act->alpha,
+                      (T)act->beta);
   }
 }
 
-/* geom: n c h w co kh kw sh sw ph pw dh dw oh ow (conv_geom of conv.c). Returns 0, or 1 when a
+/* geom: n c h w co kh kw sh sw ph pw dh dw oh ow (conv_geom of conv.c); act: an EPI_* of
+ * epilogue.h applied with alpha and beta to each task's rows once summed. Returns 0, or 1 when a
  * thread's buffer could not be allocated (its tasks are then left unwritten). */
 int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const long *g,
-                        long groups, int nt) {
+                        long groups, int nt, int act_kind, T alpha, T beta) {
+  const dw_act act = {act_kind, alpha, beta};
   dw_plan p;
   if (dw_plan_init(&p, g, groups, DW_V, (long)sizeof(T)) != 0) return 1;
   const long blocks = (groups + p.gblock - 1) / p.gblock, tasks = p.n * blocks * p.strips;
@@ -206,7 +211,7 @@ int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const lo
       long g0 = rest % blocks * p.gblock, g1 = g0 + p.gblock < groups ? g0 + p.gblock : groups;
       long oy0 = s * p.strip, oy1 = oy0 + p.strip < p.oh ? oy0 + p.strip : p.oh;
       for (long grp = g0; grp < g1; grp++)
-        DW_FN(dw_task)(&p, x, wt, bias, out, buf, img, grp, oy0, oy1);
+        DW_FN(dw_task)(&p, x, wt, bias, out, buf, img, grp, oy0, oy1, &act);
     }
     free(buf);
   }

@@ -1,0 +1,63 @@
+"""`conv2d_activation` on NdArray's native convs: the activation as an epilogue of the kernels.
+
+burn_tensor's `conv2d_activation(x, weight, bias, options, activation)` is conv2d then the
+activation op. Here the dense task path (`_native/conv.c`) applies relu, hard_sigmoid and
+hard_swish to each task's output block right after its GEMM, the grouped / depthwise kernel
+(`_native/dwconv_tpl.h`) to each task's output rows, and numpy's pointwise GEMM path calls the
+same C epilogue on its output in place (`_native/epilogue.h`): no second pass over the output,
+no second op. The formulas are the activation kernels' own, so a fused result has the same bits
+as the conv followed by the op. Other activations (silu, sigmoid) and the other conv paths
+(Winograd, the few-channel stem, the numpy fallbacks) run the conv, then the backend's op.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from . import _native_ops as _ops
+from ._native_ops import F32
+
+#: activation name -> the EPI_* code of `_native/epilogue.h`
+EPILOGUES = {"relu": 1, "hard_sigmoid": 2, "hard_swish": 3}
+#: no activation: the kernels' arguments (kind, alpha, beta)
+NONE = (0, 0.0, 0.0)
+
+
+def epilogue(act) -> tuple | None:
+    """(kind, alpha, beta) of activation tuple `act` for the kernels; NONE for no activation,
+    None when the kernels have no epilogue for it.
+
+    Example:
+        >>> epilogue(None), epilogue(("hard_sigmoid", 0.2, 0.5)), epilogue(("silu",))
+        ((0, 0.0, 0.0), (2, 0.2, 0.5), None)
+    """
+    if act is None:
+        return NONE
+    kind = EPILOGUES.get(act[0])
+    if kind is None:
+        return None
+    return (kind, act[1], act[2]) if len(act) == 3 else (kind, 0.0, 0.0)
+
+
+def then(backend, out, act):
+    """`out` after activation `act` as the backend's own op (paths without an epilogue)."""
+    return out if act is None else getattr(backend, act[0])(out, *act[1:])
+
+
+def in_place(lib, backend, out, act):
+    """`out` (a fresh C-contiguous float32/float64 array) with `act` applied in place by the
+    C epilogue, or the backend's op when the epilogue does not cover it."""
+    ep = epilogue(act)
+    if ep is None or not out.flags.c_contiguous or out.dtype not in (F32, _ops.F64):
+        return then(backend, out, act)
+    if ep[0]:
+        fn = lib.conv_epilogue_f32 if out.dtype == F32 else lib.conv_epilogue_f64
+        fn(_ops._ptr(out), out.size, *ep)
+    return out
+
+
+def declare(lib) -> None:
+    p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
+    for t, ct in (("f32", ctypes.c_float), ("f64", ctypes.c_double)):
+        fn = getattr(lib, f"conv_epilogue_{t}")
+        fn.argtypes, fn.restype = (p, L, i, ct, ct), None
