@@ -4,8 +4,10 @@ backend's `conv2d_activation` op (`_ops_conv_act.py`: one pass on NdArray's conv
 from __future__ import annotations
 
 from . import activation as act
+from . import module  # imports this file at its end: its names are read at call time
 from ._autocast import current_policy
 from ._errors import TensorCheckError
+from ._module_conv_checks import _conv2d_checks
 from ._ops_conv_act import ACTIVATIONS
 
 #: checked activation arguments -> their op tuple (at most MAX_SPECS kept)
@@ -57,12 +59,10 @@ def conv2d_activation(x, weight, bias, activation, *, options):
     Under autocast, or with a quantized weight, the two run as separate ops (autocast adds the
     bias after the half-precision conv, so the activation must come after that).
     """
-    from .module import _conv2d_checks, _dequantized, conv2d
-
     spec = activation_spec(activation)
     if current_policy() is not None or weight.is_quantized():
-        out = conv2d(x, weight, bias, options=options)
+        out = module.conv2d(x, weight, bias, options=options)
         return getattr(act, spec[0])(out, *spec[1:])
     _conv2d_checks(x, weight, bias, options)
-    b = None if bias is None else _dequantized(x, bias)
+    b = None if bias is None else module._dequantized(x, bias)
     return x._like(x._d.backend.conv2d_activation(x._p, weight._p, b, options, spec))

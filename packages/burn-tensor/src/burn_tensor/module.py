@@ -280,7 +280,6 @@ def linear(x, weight, bias=None):
 
 from ._module_ctc import ctc_loss  # noqa: E402  (Burn 0.21's module::ctc_loss)
 from ._module_rnn import rnn_sequence  # noqa: E402, F401  (ONNX RNN/GRU/LSTM layers)
-from ._module_conv_act import activation_spec, conv2d_activation  # noqa: E402, F401
 
 
 def _dequantized(x, weight):
@@ -291,6 +290,9 @@ def _dequantized(x, weight):
 
     return x._d.backend.q_dequantize(weight._p, DType.from_np(x._p.dtype))
 
+
+# after `conv2d` and `_dequantized`, which it reads
+from ._module_conv_act import activation_spec, conv2d_activation  # noqa: E402, F401  (conv + activation)
 
 from ._module_3d import (  # noqa: E402  (3-D ops and deform_conv2d, Burn 0.20)
     adaptive_avg_pool3d,

@@ -24,35 +24,38 @@
 
 #include "blas.h"
 
-/* c[0, j] (+)= sum over i of a[i * sa] * b[i * ldb + j], j < n, the sum in i order (4 rows
- * per pass over c, each added in turn: the same order as one row at a time). Why: OpenBLAS's
- * GEMM packs all of B even for one row of A; a classifier's [1, 1024] @ [1024, 1000] took
- * 207 us that way and ~50 us as numpy's GEMV (one thread, 2-core EPYC). add: c holds the bias. */
-#define ROW_GEMV(T, n, k, a, sa, b, ldb, add, c)                                              \
+/* c[0, j] (+)= sum over i of a[i * sa] * b[i * ldb + j], j < n, each sum in i order (R rows
+ * per pass over c, each row's product added in turn: the same order as one row at a time).
+ * Why: OpenBLAS's GEMM packs all of B even for one row of A; a classifier's [1, 1024] @
+ * [1024, 1000] took 207 us that way and ~50 us as numpy's GEMV (one thread, 2-core EPYC).
+ * 8 rows per pass: with the weight cold in cache (as in a model's forward) 4 rows per pass
+ * read it slower (~240 us against ~210, numpy's GEMV ~180; noisy, shared box); 16 rows were
+ * ~180 cold but 1.4x slower hot when the row stride is a multiple of 4 KB (576 x 1024: 16
+ * streams in one 8-way L1 set). add: c holds the bias. */
+#define ROW_PASS(T, R, n, i0, a, sa, b, ldb, c)                                               \
   do {                                                                                        \
-    if (!(add)) memset((c), 0, sizeof(T) * (n));                                              \
-    long i_ = 0;                                                                              \
-    for (; i_ + 4 <= (k); i_ += 4) {                                                          \
-      const T a0 = (a)[i_ * (sa)], a1 = (a)[(i_ + 1) * (sa)];                                 \
-      const T a2 = (a)[(i_ + 2) * (sa)], a3 = (a)[(i_ + 3) * (sa)];                           \
-      const T *b0 = (b) + i_ * (ldb), *b1 = b0 + (ldb), *b2 = b1 + (ldb), *b3 = b2 + (ldb);   \
-      _Pragma("omp simd") for (long j_ = 0; j_ < (n); j_++) {                                 \
-        T s_ = (c)[j_];                                                                       \
-        s_ += a0 * b0[j_];                                                                    \
-        s_ += a1 * b1[j_];                                                                    \
-        s_ += a2 * b2[j_];                                                                    \
-        s_ += a3 * b3[j_];                                                                    \
-        (c)[j_] = s_;                                                                         \
-      }                                                                                       \
-    }                                                                                         \
-    for (; i_ < (k); i_++) {                                                                  \
-      const T ai = (a)[i_ * (sa)];                                                            \
-      const T *bi = (b) + i_ * (ldb);                                                         \
-      _Pragma("omp simd") for (long j_ = 0; j_ < (n); j_++) (c)[j_] += ai * bi[j_];           \
+    const T *b_ = (b) + (i0) * (ldb);                                                         \
+    T a_[R];                                                                                  \
+    for (int r_ = 0; r_ < (R); r_++) a_[r_] = (a)[((i0) + r_) * (sa)];                        \
+    _Pragma("omp simd") for (long j_ = 0; j_ < (n); j_++) {                                   \
+      T s_ = (c)[j_];                                                                         \
+      for (int r_ = 0; r_ < (R); r_++) s_ += a_[r_] * b_[r_ * (ldb) + j_];                    \
+      (c)[j_] = s_;                                                                           \
     }                                                                                         \
   } while (0)
+#define ROW_GEMV(SUF, T)                                                                      \
+  static void row_gemv_##SUF(long n, long k, const T *a, long sa, const T *b, long ldb,       \
+                             int add, T *c) {                                                 \
+    if (!add) memset(c, 0, sizeof(T) * n);                                                    \
+    long i = 0;                                                                               \
+    for (; i + 8 <= k; i += 8) ROW_PASS(T, 8, n, i, a, sa, b, ldb, c);                        \
+    for (; i + 4 <= k; i += 4) ROW_PASS(T, 4, n, i, a, sa, b, ldb, c);                        \
+    for (; i < k; i++) ROW_PASS(T, 1, n, i, a, sa, b, ldb, c);                                \
+  }
+ROW_GEMV(f32, float)
+ROW_GEMV(f64, double)
 
-#define GEMM_TILED(NAME, T, FN, ONE)                                                          \
+#define GEMM_TILED(NAME, T, FN, ONE, SUF)                                                          \
   int NAME(long batch, long m, long n, long k, const T *a, long sa, long lda, int ta,         \
            const T *b, long sb, long ldb, int tb, T *c, long sc, long ldc, const T *bias,     \
            long tm, long tn, int nt) {                                                        \
@@ -77,7 +80,7 @@
           continue;                                                                           \
         }                                                                                     \
         if (mm == 1 && !tb) { /* one row: a GEMV, B read once, nothing packed */              \
-          ROW_GEMV(T, nn, k, ap, ta ? lda : 1, bp, ldb, bias != NULL, cp);                    \
+          row_gemv_##SUF(nn, k, ap, ta ? lda : 1, bp, ldb, bias != NULL, cp);                 \
           continue;                                                                           \
         }                                                                                     \
         FN(ROW_MAJOR, ta ? TRANS : NO_TRANS, tb ? TRANS : NO_TRANS, mm, nn, k, ONE, ap, lda,  \
@@ -87,5 +90,5 @@
     }                                                                                         \
     return 0;                                                                                 \
   }
-GEMM_TILED(gemm_tiled_f32, float, g_sgemm, 1.0f)
-GEMM_TILED(gemm_tiled_f64, double, g_dgemm, 1.0)
+GEMM_TILED(gemm_tiled_f32, float, g_sgemm, 1.0f, f32)
+GEMM_TILED(gemm_tiled_f64, double, g_dgemm, 1.0, f64)
