@@ -3,11 +3,12 @@
 burn_tensor's `conv2d_activation(x, weight, bias, options, activation)` is conv2d then the
 activation op. Here the dense task path (`_native/conv.c`) applies relu, hard_sigmoid and
 hard_swish to each task's output block right after its GEMM, the grouped / depthwise kernel
-(`_native/dwconv_tpl.h`) to each task's output rows, and numpy's pointwise GEMM path calls the
-same C epilogue on its output in place (`_native/epilogue.h`): no second pass over the output,
-no second op. The formulas are the activation kernels' own, so a fused result has the same bits
-as the conv followed by the op. Other activations (silu, sigmoid) and the other conv paths
-(Winograd, the few-channel stem, the numpy fallbacks) run the conv, then the backend's op.
+(`_native/dwconv_tpl.h`) and the few-channel stem (`_native/stemconv.c`) to each task's output
+rows, and numpy's pointwise GEMM path calls the same C epilogue on its output in place
+(`_native/epilogue.h`): no second pass over the output, no second op. The formulas are the
+activation kernels' own, so a fused result has the same bits as the conv followed by the op.
+Other activations (silu, sigmoid) and the other conv paths (Winograd, the numpy fallbacks) run
+the conv, then the backend's op.
 """
 
 from __future__ import annotations

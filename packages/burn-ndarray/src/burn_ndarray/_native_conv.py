@@ -324,15 +324,17 @@ def install(backend, lib, m: int, ops: dict) -> None:
         if path == "pointwise":
             out = _conv.pointwise(x, weight, bias)
             return out if act is None else _conv_act.in_place(lib, backend, out, act)
-        if path == "tasks":
+        if path == "tasks" or path == "stem":  # kernels with the epilogue (`_conv_act`)
             ep = _conv_act.epilogue(act)
-            if ep is not None:
-                return _forward_set(lib, threads, x, weight, bias, p[1], ep)
-            return _conv_act.then(backend, _forward_set(lib, threads, x, weight, bias, p[1]), act)
+            fused = ep is not None
+            ep = ep if fused else _conv_act.NONE
+            if path == "tasks":
+                out = _forward_set(lib, threads, x, weight, bias, p[1], ep)
+            else:
+                out = _native_stem.forward(lib, threads, x, weight, bias, p[1], ep)
+            return out if fused else _conv_act.then(backend, out, act)
         if path == "winograd":
             out = _native_winograd.forward(lib, threads, x, weight, bias, *p[1:], _run)
-        elif path == "stem":
-            out = _native_stem.forward(lib, threads, x, weight, bias, p[1])
         else:
             out = _native_conv_chunked.conv2d(lib, threads, x, weight, bias, *p[1:])
         return _conv_act.then(backend, out, act)
