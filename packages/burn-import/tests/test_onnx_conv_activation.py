@@ -16,9 +16,12 @@ from onnx import numpy_helper as nh
 RNG = np.random.default_rng(38)
 
 
-def _graph(act: str, attrs: dict, extra_reader: bool = False, conv_output: bool = False):
+def _graph(act: str, attrs: dict, extra_reader: bool = False, conv_output: bool = False,
+           silu: bool = False):
     """x -> Conv(3x3, stride 2, pad 1, 8 -> 12) -> act -> y (and `extra_reader`: the conv's
-    output also goes through a Neg to output z; `conv_output`: the conv's output is output c)."""
+    output also goes through a Neg to output z; `conv_output`: the conv's output is output c;
+    `silu`: y = c * Sigmoid(c) instead of act(c), the sigmoid's output s a graph output too
+    when `extra_reader`)."""
     w = (RNG.standard_normal((12, 8, 3, 3)) * 0.3).astype(np.float32)
     b = RNG.standard_normal(12).astype(np.float32)
     nodes = [
@@ -27,7 +30,14 @@ def _graph(act: str, attrs: dict, extra_reader: bool = False, conv_output: bool 
     ]
     shape = [1, 12, 10, 10]
     outs = [h.make_tensor_value_info("y", T.FLOAT, shape)]
-    if extra_reader:
+    if silu:
+        nodes[1:] = [
+            h.make_node("Sigmoid", ["c"], ["s"], name="sig"),
+            h.make_node("Mul", ["s", "c"], ["y"], name="mul"),
+        ]
+        if extra_reader:
+            outs.append(h.make_tensor_value_info("s", T.FLOAT, shape))
+    elif extra_reader:
         nodes.append(h.make_node("Neg", ["c"], ["z"], name="neg"))
         outs.append(h.make_tensor_value_info("z", T.FLOAT, shape))
     if conv_output:
@@ -45,6 +55,7 @@ def _graph(act: str, attrs: dict, extra_reader: bool = False, conv_output: bool 
 CASES = [
     ("Relu", {}, 'activation="relu"'),
     ("HardSwish", {}, 'activation="hard_swish"'),
+    ("Sigmoid", {}, 'activation="sigmoid"'),
     ("HardSigmoid", {}, 'activation=("hard_sigmoid", 0.2, 0.5)'),
     ("HardSigmoid", {"alpha": 0.25, "beta": 0.375}, 'activation=("hard_sigmoid", 0.25, 0.375)'),
 ]
@@ -57,6 +68,7 @@ def test_conv_then_its_activation_is_one_call(act, attrs, call):
     src = rep.gen.source
     assert call in src, src
     assert "activation.relu(" not in src and "activation.hard_s" not in src
+    assert "activation.sigmoid(" not in src
     x = RNG.standard_normal((1, 8, 20, 20)).astype(np.float32)
     got = rep.run([x])[0]
     want = reference(model, {"x": x})[0]
@@ -69,6 +81,24 @@ def test_conv_read_elsewhere_keeps_its_activation(extra_reader, conv_output):
     rep = backend.prepare(model)
     src = rep.gen.source
     assert "activation=" not in src and "activation.relu(" in src
+    x = RNG.standard_normal((1, 8, 20, 20)).astype(np.float32)
+    got = rep.run([x])
+    want = reference(model, {"x": x})
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sigmoid_output", [False, True])
+def test_conv_then_silu_is_one_call(sigmoid_output):
+    """Conv -> Sigmoid -> Mul(sigmoid, conv): one `activation="silu"` call; a sigmoid that is
+    also a graph output keeps the pair as `activation.sigmoid` and a product."""
+    model = _graph("Relu", {}, extra_reader=sigmoid_output, silu=True)
+    rep = backend.prepare(model)
+    src = rep.gen.source
+    if sigmoid_output:
+        assert "activation=" not in src and "activation.sigmoid(" in src
+    else:
+        assert 'activation="silu"' in src and "activation.s" not in src, src
     x = RNG.standard_normal((1, 8, 20, 20)).astype(np.float32)
     got = rep.run([x])
     want = reference(model, {"x": x})

@@ -19,23 +19,29 @@ from . import _native_ops as _ops
 from ._native_ops import F32
 
 #: activation name -> the EPI_* code of `_native/epilogue.h`
-EPILOGUES = {"relu": 1, "hard_sigmoid": 2, "hard_swish": 3}
+EPILOGUES = {"relu": 1, "hard_sigmoid": 2, "hard_swish": 3, "silu": 4, "sigmoid": 5}
+#: codes from this one on use exp: float32 only, and only where the op runs its native kernel
+EXP_KINDS = 4
 #: no activation: the kernels' arguments (kind, alpha, beta)
 NONE = (0, 0.0, 0.0)
 
 
-def epilogue(act) -> tuple | None:
-    """(kind, alpha, beta) of activation tuple `act` for the kernels; NONE for no activation,
-    None when the kernels have no epilogue for it.
+def epilogue(act, dtype=F32, size=0, m=0) -> tuple | None:
+    """(kind, alpha, beta) of activation tuple `act` for the kernels writing `size` elements
+    of `dtype`; NONE for no activation, None when the kernels have no epilogue for it. sigmoid
+    and silu only for float32 outputs of at least `m` (native_min) elements: smaller ones the
+    op computes with numpy's exp, float64 with libmvec's, other bits than `_native/expf.h`.
 
     Example:
         >>> epilogue(None), epilogue(("hard_sigmoid", 0.2, 0.5)), epilogue(("silu",))
         ((0, 0.0, 0.0), (2, 0.2, 0.5), None)
+        >>> epilogue(("silu",), F32, 1 << 14, 1 << 14)
+        (4, 0.0, 0.0)
     """
     if act is None:
         return NONE
     kind = EPILOGUES.get(act[0])
-    if kind is None:
+    if kind is None or (kind >= EXP_KINDS and (dtype != F32 or size < m or m <= 0)):
         return None
     return (kind, act[1], act[2]) if len(act) == 3 else (kind, 0.0, 0.0)
 
@@ -45,11 +51,11 @@ def then(backend, out, act):
     return out if act is None else getattr(backend, act[0])(out, *act[1:])
 
 
-def in_place(lib, backend, out, act):
+def in_place(lib, backend, out, act, m):
     """`out` (a fresh C-contiguous float32/float64 array) with `act` applied in place by the
     C epilogue, or the backend's op when the epilogue does not cover it."""
-    ep = epilogue(act)
-    if ep is None or not out.flags.c_contiguous or out.dtype not in (F32, _ops.F64):
+    ep = epilogue(act, out.dtype, out.size, m)
+    if ep is None or not out.flags.c_contiguous:
         return then(backend, out, act)
     if ep[0]:
         fn = lib.conv_epilogue_f32 if out.dtype == F32 else lib.conv_epilogue_f64

@@ -323,9 +323,10 @@ def install(backend, lib, m: int, ops: dict) -> None:
         path = p[0]
         if path == "pointwise":
             out = _conv.pointwise(x, weight, bias)
-            return out if act is None else _conv_act.in_place(lib, backend, out, act)
+            return out if act is None else _conv_act.in_place(lib, backend, out, act, m)
         if path == "tasks" or path == "stem":  # kernels with the epilogue (`_conv_act`)
-            ep = _conv_act.epilogue(act)
+            size = x.shape[0] * weight.shape[0] * p[1][-1][0] * p[1][-1][1]  # output elements
+            ep = _conv_act.epilogue(act, x.dtype, size, m)
             fused = ep is not None
             ep = ep if fused else _conv_act.NONE
             if path == "tasks":

@@ -105,7 +105,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
             return _conv_act.then(backend, prev(x, weight, bias, options), act)
         geom, out_hw, macs = p
         nt = _nt(threads, macs, MAC_GRAIN)
-        ep = _conv_act.epilogue(act)
+        size = x.shape[0] * weight.shape[0] * out_hw[0] * out_hw[1]  # output elements
+        ep = _conv_act.epilogue(act, x.dtype, size, m)
         if ep is None:
             out = _run(lib, nt, x, weight, bias, options.groups, geom, out_hw)
             return _conv_act.then(backend, out, act)
