@@ -15,7 +15,7 @@ from burn_tensor import ConvOptions
 
 needs_native = pytest.mark.skipif(_native.lib() is None, reason="no native kernels here")
 
-ACTS = [("relu",), ("hard_swish",), ("hard_sigmoid", 0.1666666716337204, 0.5), ("silu",), ("sigmoid",)]
+ACTS = [("relu",), ("hard_swish",), ("hard_sigmoid", 1 / 6, 0.5), ("silu",), ("sigmoid",)]
 # (x shape, weight shape, groups, stride, padding): the path each one takes on NdArray
 CASES = [
     ((1, 16, 40, 40), (24, 16, 1, 1), 1, 1, 0),  # dense tasks, 1x1 (no im2col)
