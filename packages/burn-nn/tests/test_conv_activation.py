@@ -65,3 +65,21 @@ def test_bad_activation_is_named(bad, why):
     conv = Conv2dConfig([2, 3], [1, 1]).init(d)
     with pytest.raises(TensorCheckError, match=why):
         conv.forward(Tensor.ones([1, 2, 4, 4], d), activation=bad)
+
+
+def test_under_autocast_the_activation_follows_the_widened_bias_add():
+    """Autocast adds the bias after the half-precision conv, in the input dtype: the fused call
+    then runs the two parts separately, so the activation sees the biased output (a fused
+    kernel would have applied it before the bias)."""
+    from burn_tensor import autocast
+
+    d = NdArray(num_threads=1).device()
+    conv = Conv2dConfig([4, 6], [3, 3]).init(d)
+    data = np.random.default_rng(3).standard_normal((1, 4, 9, 9)).astype(np.float32)
+    x = Tensor.from_data(data, d)
+    with autocast("float16"):
+        fused = conv.forward(x, activation="relu").to_data().array
+        plain = activation.relu(conv.forward(x)).to_data().array
+    assert fused.dtype == np.float32
+    np.testing.assert_array_equal(fused, plain)
+    assert (fused == 0).any() and (fused > 0).any()
