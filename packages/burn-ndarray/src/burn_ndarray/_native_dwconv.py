@@ -113,7 +113,11 @@ def install(backend, lib, m: int, ops: dict) -> None:
         return _run(lib, nt, x, weight, bias, options.groups, geom, out_hw, ep)
 
     ops["conv2d"] = conv2d
-    ops["conv2d_activation"] = conv2d
+
+    def conv2d_activation(x, weight, bias, options, activation):
+        return conv2d(x, weight, bias, options, activation)
+
+    ops["conv2d_activation"] = conv2d_activation  # its own function: `explain` marks each op's
 
     # conv2d_x_backward / conv2d_weight_backward of groups > 1 as grouped forward convs
     # (`_native_dwconv_grad`); groups 1 and uncovered operands go to the ops installed before.
