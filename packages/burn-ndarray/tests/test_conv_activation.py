@@ -31,8 +31,8 @@ CASES = [
 ]
 
 
-def _ref64(x, w, b, groups, stride, pad, act):
-    """conv2d then the activation in float64 (numpy only)."""
+def _conv64(x, w, b, groups, stride, pad):
+    """conv2d in float64 (numpy only)."""
     x64 = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     co, cg, kh, kw = w.shape
     win = np.lib.stride_tricks.sliding_window_view(x64, (kh, kw), axis=(2, 3))
@@ -40,7 +40,11 @@ def _ref64(x, w, b, groups, stride, pad, act):
     n, _, oh, ow = win.shape[:4]
     win = win.reshape(n, groups, cg, oh, ow, kh, kw)
     wg = w.astype(np.float64).reshape(groups, co // groups, cg, kh, kw)
-    out = np.einsum("ngchwij,gocij->ngohw", win, wg).reshape(n, co, oh, ow) + b[:, None, None]
+    return np.einsum("ngchwij,gocij->ngohw", win, wg).reshape(n, co, oh, ow) + b[:, None, None]
+
+
+def _act64(out, act):
+    """The activation in float64."""
     name = act[0]
     if name == "relu":
         return np.maximum(out, 0)
@@ -69,12 +73,13 @@ def test_fused_equals_unfused_and_numpy(case, dtype):
     nd = NdArray(float_dtype=np.dtype(dtype).name, num_threads=1)
     x, w, b, opts = _operands(case, dtype)
     tol = 2e-5 if dtype == np.float32 else 1e-12
+    conv64 = _conv64(x, w, b, case[2], case[3], case[4])
     for act in ACTS:
         fused = nd.conv2d_activation(x, w, b, opts, act)
         unfused = getattr(nd, act[0])(nd.conv2d(x, w, b, opts), *act[1:])
         assert fused.shape == unfused.shape and fused.dtype == dtype
         assert fused.tobytes() == unfused.tobytes(), act
-        want = _ref64(x, w, b, case[2], case[3], case[4], act)
+        want = _act64(conv64, act)
         err = np.abs(fused - want).max() / max(np.abs(want).max(), 1.0)
         assert err < tol, (act, err)
 
