@@ -120,22 +120,28 @@ typedef struct {
 #define VT dw_v_f32
 #define SFX f32
 #define HT dw_h_f32
+#define MT dw_m_f32
 typedef float dw_v_f32 __attribute__((vector_size(VBYTES)));
 typedef float dw_h_f32 __attribute__((vector_size(VBYTES / 2)));
+typedef int dw_m_f32 __attribute__((vector_size(VBYTES)));
 #include "dwconv_tpl.h"
 #undef T
 #undef VT
 #undef SFX
 #undef HT
+#undef MT
 
 #define T double
 #define VT dw_v_f64
 #define SFX f64
 #define HT dw_h_f64
+#define MT dw_m_f64
 typedef double dw_v_f64 __attribute__((vector_size(VBYTES)));
 typedef double dw_h_f64 __attribute__((vector_size(VBYTES / 2)));
+typedef long long dw_m_f64 __attribute__((vector_size(VBYTES)));
 #include "dwconv_tpl.h"
 #undef T
 #undef VT
 #undef SFX
 #undef HT
+#undef MT
