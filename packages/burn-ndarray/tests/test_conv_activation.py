@@ -90,27 +90,33 @@ def test_fused_paths_run_no_second_activation_op():
     called for the dense, pointwise, depthwise, grouped and stem paths (before: one more op
     per conv), except sigmoid and silu on outputs under native_min elements (there the op runs
     numpy's exp, with other bits); Winograd still calls it."""
-    nd = NdArray(num_threads=1)
+    nd = NdArray(num_threads=1)  # interned: the spies are taken off again below
     m = default_native_min()
+    names = ("relu", "hard_swish", "hard_sigmoid", "silu", "sigmoid")
+    ops = {name: getattr(nd, name) for name in names}
     calls, unfused = [], 0
-    for name in ("relu", "hard_swish", "hard_sigmoid", "silu", "sigmoid"):
-        op = getattr(nd, name)
-        object.__setattr__(nd, name, lambda *a, _op=op, _n=name: calls.append(_n) or _op(*a))
-    for case in (CASES[0], CASES[1], CASES[3], CASES[4], CASES[5], CASES[7], CASES[8]):
-        x, w, b, opts = _operands(case, np.float32)
-        for act in ACTS:
-            calls.clear()
-            out = nd.conv2d_activation(x, w, b, opts, act)
-            if act[0] in ("silu", "sigmoid") and out.size < m:
-                assert calls[:1] == [act[0]], (case, act)
-                unfused += 1
-            else:
-                assert calls == [], (case, act)
-    assert unfused < 10
-    calls.clear()
-    x, w, b, opts = _operands(CASES[9], np.float32)  # Winograd has no epilogue
-    nd.conv2d_activation(x, w, b, opts, ("relu",))
-    assert calls == ["relu"]
+    try:
+        for name, op in ops.items():
+            spy = lambda *a, _op=op, _n=name: calls.append(_n) or _op(*a)  # noqa: E731
+            object.__setattr__(nd, name, spy)
+        for case in (CASES[0], CASES[1], CASES[3], CASES[4], CASES[5], CASES[7], CASES[8]):
+            x, w, b, opts = _operands(case, np.float32)
+            for act in ACTS:
+                calls.clear()
+                out = nd.conv2d_activation(x, w, b, opts, act)
+                if act[0] in ("silu", "sigmoid") and out.size < m:
+                    assert calls[:1] == [act[0]], (case, act)
+                    unfused += 1
+                else:
+                    assert calls == [], (case, act)
+        assert unfused < 10
+        calls.clear()
+        x, w, b, opts = _operands(CASES[9], np.float32)  # Winograd has no epilogue
+        nd.conv2d_activation(x, w, b, opts, ("relu",))
+        assert calls == ["relu"]
+    finally:
+        for name, op in ops.items():
+            object.__setattr__(nd, name, op)
 
 
 @needs_native
