@@ -18,6 +18,16 @@ MODULE_CASES = [
     ("conv2d", lambda B, x, w, b: B.conv2d(x, w, b, C2), [u(2, 2, 5, 4), u(3, 2, 3, 2), u(3)]),
     ("conv2d", lambda B, x, w: B.conv2d(x, w, None, C2G), [u(1, 4, 5, 4), u(2, 2, 2, 2)]),
     (
+        "conv2d_activation",
+        lambda B, x, w, b: B.conv2d_activation(x, w, b, C2, ("silu",)),
+        [u(2, 2, 5, 4), u(3, 2, 3, 2), u(3)],
+    ),
+    (
+        "conv2d_activation",
+        lambda B, x, w: B.conv2d_activation(x, w, None, C2G, ("hard_swish",)),
+        [u(1, 4, 5, 4), u(2, 2, 2, 2)],
+    ),
+    (
         "conv_transpose2d",
         lambda B, x, w, b: B.conv_transpose2d(x, w, b, CT2),
         [u(2, 2, 3, 3), u(2, 3, 3, 2), u(3)],

@@ -25,6 +25,7 @@ from .suites.linalg import *
 from .suites.logic import *
 from .suites.module_attention import *
 from .suites.module_conv import *
+from .suites.module_conv_act import *
 from .suites.module_conv_grad import *
 from .suites.module_conv_literals import *
 from .suites.module_embedding import *

@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from . import _conv_plans
+from . import _conv_act, _conv_plans
 from . import (
     _blas,
     _conv,
@@ -195,8 +195,9 @@ def _setup(x_shape, w_shape, dt, stride, padding, dilation, out_hw) -> tuple:
     return geom, pb, n * -(-p // pb), n * p * k * co, tuple(out_hw)
 
 
-def _forward_set(lib, threads, x, weight, bias, setup) -> np.ndarray:
-    """`_forward` with its shape-only arguments from `_setup`."""
+def _forward_set(lib, threads, x, weight, bias, setup, ep=_conv_act.NONE) -> np.ndarray:
+    """`_forward` with its shape-only arguments from `_setup`; `ep`: the fused activation's
+    (kind, alpha, beta) (`_conv_act.epilogue`)."""
     geom, pb, tasks, macs, out_hw = setup
     dt = x.dtype
     fn = lib.conv2d_fwd_f32 if dt == F32 else lib.conv2d_fwd_f64
@@ -204,7 +205,8 @@ def _forward_set(lib, threads, x, weight, bias, setup) -> np.ndarray:
     out = np.empty((x.shape[0], w.shape[0], *out_hw), dt)
     nt = min(tasks, _nt(threads, macs, MAC_GRAIN))
     bp = None if bias is None else _ops._ptr(np.ascontiguousarray(bias))
-    _run(fn, threads, _ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), pb, nt)
+    ptrs = (_ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom))
+    _run(fn, threads, *ptrs, pb, nt, *ep)
     return out
 
 
@@ -307,28 +309,43 @@ def install(backend, lib, m: int, ops: dict) -> None:
             return ("tasks", _setup(x.shape, weight.shape, x.dtype, *geo[2:]))
         return ("chunked", stride, padding, dilation, (oh, ow))
 
-    def conv2d(x, weight, bias, options):
+    def conv2d(x, weight, bias, options, act=None):
+        """conv2d; with `act` (an activation tuple) conv2d_activation (`_conv_act`)."""
         p = _conv_plans.lookup(plans, plan, x, weight, bias, options)
         if p is None:
-            return prev(x, weight, bias, options)
+            return _conv_act.then(backend, prev(x, weight, bias, options), act)
         if (classes := cached_filter_classes(weight, bias)) is not None:
             # equal filters must give equal channels, which one GEMM does not guarantee
             # (`_filter_classes`): each distinct filter once, its channel copied
             keep, inverse = classes
             b = None if bias is None else bias[keep]
-            return np.take(conv2d(x, weight[keep], b, options), inverse, axis=1)
+            return np.take(conv2d(x, weight[keep], b, options, act), inverse, axis=1)
         path = p[0]
         if path == "pointwise":
-            return _conv.pointwise(x, weight, bias)
+            out = _conv.pointwise(x, weight, bias)
+            return out if act is None else _conv_act.in_place(lib, backend, out, act, m)
+        if path == "tasks" or path == "stem":  # kernels with the epilogue (`_conv_act`)
+            size = x.shape[0] * weight.shape[0] * p[1][-1][0] * p[1][-1][1]  # output elements
+            ep = _conv_act.epilogue(act, x.dtype, size, m)
+            fused = ep is not None
+            ep = ep if fused else _conv_act.NONE
+            if path == "tasks":
+                out = _forward_set(lib, threads, x, weight, bias, p[1], ep)
+            else:
+                out = _native_stem.forward(lib, threads, x, weight, bias, p[1], ep)
+            return out if fused else _conv_act.then(backend, out, act)
         if path == "winograd":
-            return _native_winograd.forward(lib, threads, x, weight, bias, *p[1:], _run)
-        if path == "stem":
-            return _native_stem.forward(lib, threads, x, weight, bias, p[1])
-        if path == "tasks":
-            return _forward_set(lib, threads, x, weight, bias, p[1])
-        return _native_conv_chunked.conv2d(lib, threads, x, weight, bias, *p[1:])
+            out = _native_winograd.forward(lib, threads, x, weight, bias, *p[1:], _run)
+        else:
+            out = _native_conv_chunked.conv2d(lib, threads, x, weight, bias, *p[1:])
+        return _conv_act.then(backend, out, act)
 
     ops["conv2d"] = conv2d
+
+    def conv2d_activation(x, weight, bias, options, activation):
+        return conv2d(x, weight, bias, options, activation)
+
+    ops["conv2d_activation"] = conv2d_activation  # its own function: `explain` marks each op's
     if tasks:
         _native_conv_grad.install(backend, lib, m, ops)
         _native_conv_transpose.install(backend, lib, m, ops)
@@ -337,9 +354,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
 def declare(lib) -> None:
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
     lib.conv_set_gemm.argtypes, lib.conv_set_gemm.restype = (p, p, p), i
-    for t in ("f32", "f64"):
-        fn = getattr(lib, f"conv2d_fwd_{t}")
-        fn.argtypes, fn.restype = (p, p, p, p, p, L, i), i
+    for t, ct in (("f32", ctypes.c_float), ("f64", ctypes.c_double)):
+        fn = getattr(lib, f"conv2d_fwd_{t}")  # ..., nt, then the epilogue's kind, alpha, beta
+        fn.argtypes, fn.restype = (p, p, p, p, p, L, i, i, ct, ct), i
         fn = getattr(lib, f"conv2d_wgrad_{t}")
         fn.argtypes, fn.restype = (p, p, p, p, p, L, L, i), i
         fn = getattr(lib, f"conv2d_xgrad_{t}")
@@ -347,3 +364,4 @@ def declare(lib) -> None:
     _native_conv_chunked.declare(lib)
     _native_winograd.declare(lib)
     _native_stem.declare(lib)
+    _conv_act.declare(lib)

@@ -22,7 +22,7 @@ import functools
 
 import numpy as np
 
-from . import _conv_plans
+from . import _conv_act, _conv_plans
 from . import _native_dwconv_grad as _grad
 from . import _native_ops as _ops
 from ._im2col import out_size
@@ -41,12 +41,13 @@ def _call(lib, nt, x, weight, bias, groups, stride, padding, dilation, out_hw) -
     return _run(lib, nt, x, weight, bias, groups, geom, out_hw)
 
 
-def _run(lib, nt, x, weight, bias, groups, geom, out_hw) -> np.ndarray:
+def _run(lib, nt, x, weight, bias, groups, geom, out_hw, ep=_conv_act.NONE) -> np.ndarray:
+    """The kernel; `ep`: the fused activation's (kind, alpha, beta) (`_conv_act.epilogue`)."""
     fn = lib.dwconv2d_fwd_f32 if x.dtype == F32 else lib.dwconv2d_fwd_f64
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(weight)
     out = np.empty((x.shape[0], w.shape[0], *out_hw), x.dtype)
     bp = None if bias is None else _ops._ptr(np.ascontiguousarray(bias))
-    if fn(_ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), groups, nt) != 0:
+    if fn(_ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), groups, nt, *ep):
         raise MemoryError("burn-ndarray native grouped conv2d: could not allocate its buffers")
     return out
 
@@ -93,17 +94,30 @@ def install(backend, lib, m: int, ops: dict) -> None:
         geom = _geom(x.shape, weight.shape, stride, padding, dilation, (oh, ow))
         return geom, (oh, ow), x.shape[0] * weight.shape[0] * oh * ow * weight[0].size
 
-    def conv2d(x, weight, bias, options):
+    def conv2d(x, weight, bias, options, act=None):
+        """conv2d; with `act` (an activation tuple) conv2d_activation (`_conv_act`)."""
         if own is not None and options.groups == 1:
-            return own(x, weight, bias, options)
+            return own(x, weight, bias, options, act)
         p = _conv_plans.lookup(plans, plan, x, weight, bias, options)
         if p is None:
-            return prev(x, weight, bias, options)
+            if own is not None:
+                return own(x, weight, bias, options, act)
+            return _conv_act.then(backend, prev(x, weight, bias, options), act)
         geom, out_hw, macs = p
         nt = _nt(threads, macs, MAC_GRAIN)
-        return _run(lib, nt, x, weight, bias, options.groups, geom, out_hw)
+        size = x.shape[0] * weight.shape[0] * out_hw[0] * out_hw[1]  # output elements
+        ep = _conv_act.epilogue(act, x.dtype, size, m)
+        if ep is None:
+            out = _run(lib, nt, x, weight, bias, options.groups, geom, out_hw)
+            return _conv_act.then(backend, out, act)
+        return _run(lib, nt, x, weight, bias, options.groups, geom, out_hw, ep)
 
     ops["conv2d"] = conv2d
+
+    def conv2d_activation(x, weight, bias, options, activation):
+        return conv2d(x, weight, bias, options, activation)
+
+    ops["conv2d_activation"] = conv2d_activation  # its own function: `explain` marks each op's
 
     # conv2d_x_backward / conv2d_weight_backward of groups > 1 as grouped forward convs
     # (`_native_dwconv_grad`); groups 1 and uncovered operands go to the ops installed before.
@@ -160,6 +174,6 @@ def _flipped_conv_suits(geom, w_shape) -> bool:
 
 def declare(lib) -> None:
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
-    for t in ("f32", "f64"):
-        fn = getattr(lib, f"dwconv2d_fwd_{t}")
-        fn.argtypes, fn.restype = (p, p, p, p, p, L, i), i
+    for t, ct in (("f32", ctypes.c_float), ("f64", ctypes.c_double)):
+        fn = getattr(lib, f"dwconv2d_fwd_{t}")  # ..., nt, then the epilogue's kind, alpha, beta
+        fn.argtypes, fn.restype = (p, p, p, p, p, L, i, i, ct, ct), i

@@ -54,21 +54,22 @@ def setup(x_shape, w_shape, stride, padding, out_hw) -> tuple:
     return geom, n * oh * row_macs, tuple(out_hw)
 
 
-def forward(lib, threads, x, weight, bias, plan) -> np.ndarray:
-    """x [n, c, h, w], weight [co, c, kh, kw], bias [co] | None -> [n, co, oh, ow]."""
+def forward(lib, threads, x, weight, bias, plan, ep=(0, 0.0, 0.0)) -> np.ndarray:
+    """x [n, c, h, w], weight [co, c, kh, kw], bias [co] | None -> [n, co, oh, ow]; `ep`: the
+    fused activation's (kind, alpha, beta) (`_conv_act.epilogue`), applied per task's rows."""
     geom, macs, out_hw = plan
     fn = lib.stem_conv2d_f32 if x.dtype == F32 else lib.stem_conv2d_f64
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(weight)
     out = np.empty((x.shape[0], w.shape[0], *out_hw), x.dtype)
     bp = None if bias is None else _ops._ptr(np.ascontiguousarray(bias))
     nt = _nt(threads, macs, MAC_GRAIN)
-    if fn(_ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), nt) != 0:
+    if fn(_ops._ptr(x), _ops._ptr(w), bp, _ops._ptr(out), _ops._ptr(geom), nt, *ep) != 0:
         raise MemoryError("burn-ndarray native stem conv2d: could not allocate its row buffers")
     return out
 
 
 def declare(lib) -> None:
-    p = ctypes.c_void_p
-    for t in ("f32", "f64"):
-        fn = getattr(lib, f"stem_conv2d_{t}")
-        fn.argtypes, fn.restype = (p, p, p, p, p, ctypes.c_int), ctypes.c_int
+    p, i = ctypes.c_void_p, ctypes.c_int
+    for t, ct in (("f32", ctypes.c_float), ("f64", ctypes.c_double)):
+        fn = getattr(lib, f"stem_conv2d_{t}")  # ..., nt, then the epilogue's kind, alpha, beta
+        fn.argtypes, fn.restype = (p, p, p, p, p, i, i, ct, ct), i

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from burn_tensor import Tensor
+from burn_tensor import activation as activation_fns
 from burn_tensor import module as F
 
 from ._config import config
@@ -37,8 +38,10 @@ def _padded(x: Tensor, padding, kernel, stride, dilation) -> tuple[Tensor, list[
     return (x if extra is None else pad_input(x, extra)), sym
 
 
-def _conv(fn, x: Tensor, m) -> Tensor:
-    """`fn` (F.conv1d / F.conv2d) of module `m` on `x`, its options from `conv_plan`."""
+def _conv(fn, x: Tensor, m, act=None) -> Tensor:
+    """`fn` (F.conv1d / F.conv2d) of module `m` on `x`, its options from `conv_plan`; `act`:
+    a checked activation tuple (`F.activation_spec`) applied to it, through
+    `F.conv2d_activation` (conv2d only)."""
     kernel, stride, dilation = m.kernel_size, m.stride, m.dilation
     if isinstance(kernel, int):  # Conv1d's fields are ints
         kernel, stride, dilation = [kernel], [stride], [dilation]
@@ -46,9 +49,13 @@ def _conv(fn, x: Tensor, m) -> Tensor:
     w, b = m.weight.val(), None if m.bias is None else m.bias.val()
     if plan is None:  # fields the op must refuse: its own checks name them
         x, sym = _padded(x, m.padding, kernel, stride, dilation)
-        return fn(x, w, b, stride=stride, padding=sym, dilation=dilation, groups=m.groups)
+        out = fn(x, w, b, stride=stride, padding=sym, dilation=dilation, groups=m.groups)
+        return out if act is None else getattr(activation_fns, act[0])(out, *act[1:])
     options, extra = plan
-    return fn(x if extra is None else pad_input(x, extra), w, b, options=options)
+    x = x if extra is None else pad_input(x, extra)
+    if act is None:
+        return fn(x, w, b, options=options)
+    return F.conv2d_activation(x, w, b, act, options=options)
 
 
 @config
@@ -202,5 +209,10 @@ class Conv2d(Module):
     groups: int = 1
     padding: PaddingConfig2d = PaddingConfig2d.Valid
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _conv(F.conv2d, x, self)
+    def forward(self, x: Tensor, activation=None) -> Tensor:
+        """The convolution; with `activation` ("relu", "hard_swish", "silu", "sigmoid" or
+        ("hard_sigmoid", alpha, beta)) that activation of it, as one backend op
+        (`module.conv2d_activation`: NdArray applies it to each output block in its kernels)."""
+        if activation is None:
+            return _conv(F.conv2d, x, self)
+        return _conv(F.conv2d, x, self, F.activation_spec(activation))

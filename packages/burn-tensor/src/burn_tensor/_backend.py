@@ -28,6 +28,7 @@ from ._dtype import Bool, DType, Float, Int
 from ._ops_activation import ActivationOps
 from ._ops_attention import AttentionOps
 from ._ops_bool import BoolOps
+from ._ops_conv_act import ConvActivationOps
 from ._ops_ctc import CtcOps
 from ._ops_deform import DeformOps
 from ._ops_extra import ExtraOps
@@ -87,6 +88,7 @@ class Backend(
     DeformOps,
     SignalOps,
     RnnOps,
+    ConvActivationOps,
     QuantOps,
     metaclass=_Interned,
 ):
@@ -353,6 +355,7 @@ def op_table() -> list[str]:
 bind_defaults(
     (FloatOps, IntOps, BoolOps, ModuleOps, AttentionOps, NormOps, ActivationOps)
     + (LinalgOps, GridOps, ExtraOps, CtcOps, Module3dOps, DeformOps, SignalOps, RnnOps)
+    + (ConvActivationOps,)
 )
 for _d in DECLS.values():
     if _d.required:

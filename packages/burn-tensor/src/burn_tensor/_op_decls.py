@@ -339,4 +339,7 @@ op('rfft irfft cfft', DEFAULT, CUSTOM, RULE)
 # a C loop over the steps, OpenCl and Cuda one burn_gpu kernel launch (`burn_gpu/_rnn.py`), others
 # the default (one matmul of h with R^T per step)
 op('rnn_sequence', DEFAULT, CUSTOM, DECOMPOSE)
+# -- a conv2d with its activation (issue 37, `_ops_conv_act.py`): NdArray applies it in its conv
+# kernels' output blocks; the default is conv2d then the activation op
+op('conv2d_activation', DEFAULT, CUSTOM, DECOMPOSE)
 # fmt: on

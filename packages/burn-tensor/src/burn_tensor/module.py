@@ -291,6 +291,9 @@ def _dequantized(x, weight):
     return x._d.backend.q_dequantize(weight._p, DType.from_np(x._p.dtype))
 
 
+# after `conv2d` and `_dequantized`, which it reads
+from ._module_conv_act import activation_spec, conv2d_activation  # noqa: E402, F401  (conv + activation)
+
 from ._module_3d import (  # noqa: E402  (3-D ops and deform_conv2d, Burn 0.20)
     adaptive_avg_pool3d,
     avg_pool3d,
@@ -309,6 +312,8 @@ __all__ = [
     "layer_norm",
     "conv1d",
     "conv2d",
+    "conv2d_activation",
+    "activation_spec",
     "conv3d",
     "conv_transpose3d",
     "avg_pool3d",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._context import lit
+from ._conv_act import fused_activation
 from ._qweights import conv_layout, qdq_conv
 from ._registry import op
 from ._types import FLOATS
@@ -93,6 +94,10 @@ def conv(ctx):
         qa = ctx.gen.qacts.get(ctx.node.input[0]) if held and spatial == 2 else None
         if qa is not None:  # on the activation's integers
             qdq_conv(ctx, qa, name, qw if ch is not None else None)
+            return
+        act = fused_activation(ctx) if spatial == 2 and ch is None else None
+        if act is not None:  # the activation after it, in the same call (`_conv_act`)
+            ctx.set(0, f"self.{name}.forward({ctx.x(0)}, activation={act})")
             return
         expr = f"self.{name}.forward({ctx.x(0)})"
         if ch is not None:  # y = conv(x, q) * scale[c] + bias[c]

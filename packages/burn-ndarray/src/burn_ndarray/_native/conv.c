@@ -25,6 +25,7 @@
 #include <omp.h>
 
 #include "blas.h"
+#include "epilogue.h"
 
 /* The GEMMs numpy's BLAS exports, shared with gemm.c (hidden: not part of the library's API). */
 HIDDEN sgemm_fn g_sgemm;
@@ -151,12 +152,13 @@ COL2IM_BLOCK(col2im_f64, double)
  * runs it (BLAS kernels may take different paths for different alignments). */
 static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
 
-/* out[n, co, oh, ow] = conv(x[n, c, h, w], w[co, c, kh, kw]) + bias[co] (bias NULL: none).
- * Tasks: (image, block of `pblk` output pixels). Returns 0, or -1 when a buffer could not be
- * allocated or no GEMM was set (out is then incomplete). */
-#define CONV_FWD(NAME, T, COLS, GEMM, FN)                                                     \
+/* out[n, co, oh, ow] = act(conv(x[n, c, h, w], w[co, c, kh, kw]) + bias[co]) (bias NULL:
+ * none; act an EPI_* of epilogue.h with its alpha and beta, applied to each task's block right
+ * after its GEMM). Tasks: (image, block of `pblk` output pixels). Returns 0, or -1 when a
+ * buffer could not be allocated or no GEMM was set (out is then incomplete). */
+#define CONV_FWD(NAME, T, COLS, GEMM, FN, EPI)                                                \
   int NAME(const T *x, const T *wt, const T *bias, T *out, const long *geom, long pblk,       \
-           int nt) {                                                                          \
+           int nt, int act, T alpha, T beta) {                                                \
     conv_geom g;                                                                              \
     memcpy(&g, geom, sizeof g);                                                               \
     if (!FN || pblk <= 0) return -1;                                                          \
@@ -180,18 +182,20 @@ static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 *
             for (long q = 0; q < p1 - p0; q++) o[m * p + q] = bias[m];                        \
         if (plain) {                                                                          \
           GEMM(0, 0, g.co, p1 - p0, K, wt, K, x + img * K * p + p0, p, bias ? 1 : 0, o, p);   \
-          continue;                                                                           \
+        } else {                                                                              \
+          COLS(&g, x, img, p0, p1, cols);                                                     \
+          GEMM(0, 0, g.co, p1 - p0, K, wt, K, cols, p1 - p0, bias ? 1 : 0, o, p);             \
         }                                                                                     \
-        COLS(&g, x, img, p0, p1, cols);                                                       \
-        GEMM(0, 0, g.co, p1 - p0, K, wt, K, cols, p1 - p0, bias ? 1 : 0, o, p);               \
+        if (act)                                                                              \
+          for (long m = 0; m < g.co; m++) EPI(o + m * p, p1 - p0, act, alpha, beta);          \
       }                                                                                       \
       free(cols);                                                                             \
       blas_local_end(blas_prev);                                                              \
     }                                                                                         \
     return failed ? -1 : 0;                                                                   \
   }
-CONV_FWD(conv2d_fwd_f32, float, cols_f32, gemm_f32, g_sgemm)
-CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm)
+CONV_FWD(conv2d_fwd_f32, float, cols_f32, gemm_f32, g_sgemm, epilogue_f32)
+CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm, epilogue_f64)
 
 /* dw[co, c, kh, kw] = sum over images and pixels of grad[n, co, oh, ow] x window. The
  * (image, pixel block) tasks are split into `slots` fixed consecutive runs (so a batch of one
@@ -279,3 +283,12 @@ CONV_WGRAD(conv2d_wgrad_f64, double, cols_f64, gemm_f64, g_dgemm)
   }
 CONV_XGRAD(conv2d_xgrad_f32, float, col2im_f32, gemm_f32, g_sgemm)
 CONV_XGRAD(conv2d_xgrad_f64, double, col2im_f64, gemm_f64, g_dgemm)
+
+/* The fused activation of conv2d_activation (epilogue.h) over o[0, n) in place: for the conv
+ * paths whose kernels take no epilogue (numpy's pointwise GEMM), one call instead of an op. */
+void conv_epilogue_f32(float *o, long n, int act, float alpha, float beta) {
+  epilogue_f32(o, n, act, alpha, beta);
+}
+void conv_epilogue_f64(double *o, long n, int act, double alpha, double beta) {
+  epilogue_f64(o, n, act, alpha, beta);
+}

@@ -18,6 +18,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "epilogue.h"
 
 /* Vector width of the tiles: 256 bits. On AVX-512 CPUs too: the common depthwise rows are
  * 7, 14, 28 or 56 outputs wide, which 16-float vectors fill worse (7 of 16 lanes). */
@@ -109,26 +110,38 @@ static int dw_plan_init(dw_plan *p, const long *g, long groups, long v, long siz
 
 static void dw_plan_free(dw_plan *p) { free((void *)p->joff); }
 
+/* The fused activation of a conv2d_activation call (epilogue.h): kind EPI_*, its parameters. */
+typedef struct {
+  int kind;
+  double alpha, beta;
+} dw_act;
+
 #define T float
 #define VT dw_v_f32
 #define SFX f32
 #define HT dw_h_f32
+#define MT dw_m_f32
 typedef float dw_v_f32 __attribute__((vector_size(VBYTES)));
 typedef float dw_h_f32 __attribute__((vector_size(VBYTES / 2)));
+typedef int dw_m_f32 __attribute__((vector_size(VBYTES)));
 #include "dwconv_tpl.h"
 #undef T
 #undef VT
 #undef SFX
 #undef HT
+#undef MT
 
 #define T double
 #define VT dw_v_f64
 #define SFX f64
 #define HT dw_h_f64
+#define MT dw_m_f64
 typedef double dw_v_f64 __attribute__((vector_size(VBYTES)));
 typedef double dw_h_f64 __attribute__((vector_size(VBYTES / 2)));
+typedef long long dw_m_f64 __attribute__((vector_size(VBYTES)));
 #include "dwconv_tpl.h"
 #undef T
 #undef VT
 #undef SFX
 #undef HT
+#undef MT

@@ -1,5 +1,6 @@
 /* The grouped conv2d forward of dwconv.c for one element type. dwconv.c includes this file once
- * per type with T (float | double), VT (a GCC vector of T, VBYTES wide) and SFX (f32 | f64)
+ * per type with T (float | double), VT (a GCC vector of T, VBYTES wide), MT (the integer
+ * vector of its lanes: shuffle masks) and SFX (f32 | f64)
  * defined; everything here is static except dwconv2d_fwd_SFX.
  *
  * A task is (image, block of groups, strip of output rows). Per group it copies the strip's
@@ -33,6 +34,18 @@ static inline void DW_FN(dw_st)(T *p, VT v, long lanes) {
     memcpy(t, &v, sizeof v);
     memcpy(p, t, (size_t)lanes * sizeof(T));
   }
+}
+
+/* de[0:V] = s[0, 2, .., 2V - 2], dn[0:V] = s[1, 3, .., 2V - 1] (V = DW_V): two loads, two
+ * shuffles, two stores. The stride-2 fill's per-element loop with its scalar tail cost about
+ * as much as the taps of mobilenet's stride-2 depthwise convs. */
+static inline void DW_FN(dw_deint)(const T *s, T *de, T *dn) {
+  MT ev, od;
+  for (int i = 0; i < (int)DW_V; i++) ev[i] = 2 * i, od[i] = 2 * i + 1;
+  VT a = DW_FN(dw_ld)(s), b = DW_FN(dw_ld)(s + DW_V);
+  VT e = __builtin_shuffle(a, b, ev), o = __builtin_shuffle(a, b, od);
+  memcpy(de, &e, sizeof e);
+  memcpy(dn, &o, sizeof o);
 }
 
 /* d[0:m] = s[0:m]. Rows of up to 2 vectors as two overlapping (half) vectors: a memcpy call
@@ -137,7 +150,13 @@ static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long 
       if (sw == 2) { /* input column 2t to phase pw % 2, 2t + 1 to the other: one pass */
         T *de = d + pw % 2 * wq + pw / 2, *dn = d + (pw + 1) % 2 * wq + (pw + 1) / 2;
         const long ne = p->pair_even, no = p->pair_odd, both = ne < no ? ne : no;
-        for (long t = 0; t < both; t++) de[t] = src[2 * t], dn[t] = src[2 * t + 1];
+        long t = 0;
+        if (both >= DW_V) { /* vectors, the last one overlapping (rewrites equal values) */
+          for (; t + DW_V <= both; t += DW_V) DW_FN(dw_deint)(src + 2 * t, de + t, dn + t);
+          if (t < both) DW_FN(dw_deint)(src + 2 * (both - DW_V), de + both - DW_V, dn + both - DW_V);
+          t = both;
+        }
+        for (; t < both; t++) de[t] = src[2 * t], dn[t] = src[2 * t + 1];
         for (long t = both; t < ne; t++) de[t] = src[2 * t];
         for (long t = both; t < no; t++) dn[t] = src[2 * t + 1];
         continue;
@@ -158,7 +177,7 @@ static void DW_FN(dw_fill)(const dw_plan *p, const T *x, T *buf, long iy0, long 
 
 /* Output rows [oy0, oy1) of every output channel of group `grp` of image `img`. */
 static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *bias, T *out,
-                           T *buf, long img, long grp, long oy0, long oy1) {
+                           T *buf, long img, long grp, long oy0, long oy1, const dw_act *act) {
   const long rows = p->cs / p->rs; /* the strip's rows and those of its last tile's overhang */
   const T *xg = x + (img * p->c + grp * p->cig) * p->h * p->w;
   DW_FN(dw_fill)(p, xg, buf, oy0 * p->sh - p->ph, rows);
@@ -178,13 +197,18 @@ static void DW_FN(dw_task)(const dw_plan *p, const T *x, const T *wt, const T *b
            oy1 - oy, lanes);
       v0 += nb;
     }
+    if (act->kind) /* the strip's rows of this channel, still in cache (epilogue.h) */
+      DW_FN(epilogue)(op + oy0 * p->ow, (oy1 - oy0) * p->ow, act->kind, (T)act->alpha,
+                      (T)act->beta);
   }
 }
 
-/* geom: n c h w co kh kw sh sw ph pw dh dw oh ow (conv_geom of conv.c). Returns 0, or 1 when a
+/* geom: n c h w co kh kw sh sw ph pw dh dw oh ow (conv_geom of conv.c); act: an EPI_* of
+ * epilogue.h applied with alpha and beta to each task's rows once summed. Returns 0, or 1 when a
  * thread's buffer could not be allocated (its tasks are then left unwritten). */
 int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const long *g,
-                        long groups, int nt) {
+                        long groups, int nt, int act_kind, T alpha, T beta) {
+  const dw_act act = {act_kind, alpha, beta};
   dw_plan p;
   if (dw_plan_init(&p, g, groups, DW_V, (long)sizeof(T)) != 0) return 1;
   const long blocks = (groups + p.gblock - 1) / p.gblock, tasks = p.n * blocks * p.strips;
@@ -206,7 +230,7 @@ int DW_FN(dwconv2d_fwd)(const T *x, const T *wt, const T *bias, T *out, const lo
       long g0 = rest % blocks * p.gblock, g1 = g0 + p.gblock < groups ? g0 + p.gblock : groups;
       long oy0 = s * p.strip, oy1 = oy0 + p.strip < p.oh ? oy0 + p.strip : p.oh;
       for (long grp = g0; grp < g1; grp++)
-        DW_FN(dw_task)(&p, x, wt, bias, out, buf, img, grp, oy0, oy1);
+        DW_FN(dw_task)(&p, x, wt, bias, out, buf, img, grp, oy0, oy1, &act);
     }
     free(buf);
   }

@@ -17,6 +17,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include "epilogue.h"
 
 /* 256-bit vectors (as dwconv.c): 8 floats / 4 doubles. */
 #define STEM_VBYTES 32
@@ -38,7 +39,7 @@
 /* geom: n c h w co kh kw sh sw ph pw oh ow strip (output rows per task). Returns 0, -1 when
  * a buffer could not be allocated (out is then incomplete), -2 for a kernel wider than
  * STEM_MAX_TAPS allows. */
-#define STEM_CONV(NAME, T)                                                                    \
+#define STEM_CONV(NAME, T, EPI)                                                               \
   typedef T NAME##_v __attribute__((vector_size(STEM_VBYTES)));                               \
   enum { NAME##_VL = STEM_VBYTES / sizeof(T) };                                               \
   static inline NAME##_v NAME##_ld(const T *p) {                                              \
@@ -98,7 +99,8 @@
       for (; v < nvec; v++) NAME##_tile(src, toff, K, wb, bias, o, q, ow, co0, v * VL, 1, 1); \
     }                                                                                         \
   }                                                                                           \
-  int NAME(const T *x, const T *wt, const T *bias, T *out, const long *g, int nt) {          \
+  int NAME(const T *x, const T *wt, const T *bias, T *out, const long *g, int nt, int act,   \
+           T alpha, T beta) {                                                                 \
     long n = g[0], c = g[1], h = g[2], w = g[3], co = g[4], kh = g[5], kw = g[6];             \
     long sh = g[7], sw = g[8], ph = g[9], pw = g[10], oh = g[11], ow = g[12], strip = g[13];  \
     long VL = NAME##_VL, nvec = (ow + VL - 1) / VL, K = c * kh * kw;                          \
@@ -155,11 +157,14 @@
         for (long oy = oy0; oy < oy1; oy++)                                                   \
           NAME##_row(buf + (oy - oy0) * sh * sw * wq, toff, K, wb, bias, o + oy * ow,         \
                      oh * ow, ow, co, nvec);                                                  \
+        if (act) /* the strip's rows of each channel, still in cache (epilogue.h) */          \
+          for (long m = 0; m < co; m++)                                                       \
+            EPI(o + m * oh * ow + oy0 * ow, (oy1 - oy0) * ow, act, alpha, beta);              \
       }                                                                                       \
       free(buf);                                                                              \
     }                                                                                         \
     free(wb);                                                                                 \
     return failed ? -1 : 0;                                                                   \
   }
-STEM_CONV(stem_conv2d_f32, float)
-STEM_CONV(stem_conv2d_f64, double)
+STEM_CONV(stem_conv2d_f32, float, epilogue_f32)
+STEM_CONV(stem_conv2d_f64, double, epilogue_f64)
