@@ -57,9 +57,8 @@ _NAMES = ("kernels.c", "conv.c", "nn.c", "gemm.c", "attn.c", "dwconv.c", "vol.c"
 _MORE = ("winograd.c", "act.c", "maxpool.c", "stemconv.c")
 SOURCES = tuple(SOURCE.with_name(n) for n in _NAMES + _MORE)
 # Included by the sources: hashed into the cache key too, never compiled on their own.
-HEADERS = tuple(
-    SOURCE.with_name(n) for n in ("blas.h", "dwconv_tpl.h", "expf.h", "maxpool_tpl.h", "epilogue.h")
-)
+_HEADER_NAMES = ("blas.h", "dwconv_tpl.h", "expf.h", "maxpool_tpl.h", "epilogue.h", "linebuf.h")
+HEADERS = tuple(SOURCE.with_name(n) for n in _HEADER_NAMES)
 VERSION = 1  # burn_native_version() of kernels.c (the cache key also holds its source hash)
 FLAGS = [
     "-O3",

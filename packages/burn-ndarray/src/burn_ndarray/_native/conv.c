@@ -26,6 +26,7 @@
 
 #include "blas.h"
 #include "epilogue.h"
+#include "linebuf.h"
 
 /* The GEMMs numpy's BLAS exports, shared with gemm.c (hidden: not part of the library's API). */
 HIDDEN sgemm_fn g_sgemm;
@@ -150,7 +151,6 @@ COL2IM_BLOCK(col2im_f64, double)
 
 /* Task buffers are 64-byte aligned so that every task sees the same alignment whatever thread
  * runs it (BLAS kernels may take different paths for different alignments). */
-static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
 
 /* out[n, co, oh, ow] = act(conv(x[n, c, h, w], w[co, c, kh, kw]) + bias[co]) (bias NULL:
  * none; act an EPI_* of epilogue.h with its alpha and beta, applied to each task's block right
@@ -170,7 +170,7 @@ static void *buffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 *
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
-      T *cols = plain ? NULL : buffer(sizeof(T) * K * pblk);                                  \
+      T *cols = plain ? NULL : line_alloc(sizeof(T) * K * pblk);                              \
       if (!plain && !cols) failed = 1;                                                        \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long t = 0; t < tasks; t++) {                                                      \
@@ -214,7 +214,7 @@ CONV_FWD(conv2d_fwd_f64, double, cols_f64, gemm_f64, g_dgemm, epilogue_f64)
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
-      T *cols = buffer(sizeof(T) * K * pblk);                                                 \
+      T *cols = line_alloc(sizeof(T) * K * pblk);                                             \
       if (!cols) failed = 1;                                                                  \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long s = 0; s < slots; s++) {                                                      \
@@ -262,7 +262,7 @@ CONV_WGRAD(conv2d_wgrad_f64, double, cols_f64, gemm_f64, g_dgemm)
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
-      T *cols = buffer(sizeof(T) * cblk * khw * pblk);                                        \
+      T *cols = line_alloc(sizeof(T) * cblk * khw * pblk);                                    \
       if (!cols) failed = 1;                                                                  \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long t = 0; t < tasks; t++) {                                                      \

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "linebuf.h"
 
 /* libmvec's SIMD expf/tanhf (as kernels.c declares them): the activation loops below vectorise */
 #if defined(__x86_64__) && defined(__GLIBC__) && !defined(BURN_NO_MVEC)
@@ -96,10 +97,15 @@ SIMD float tanhf(float); SIMD double tanh(double);
     const long g = kind == 0 ? 1 : (kind == 1 ? 3 : 4), gh = g * hs, bh = batch * hs;         \
     const int per = kind == 0 ? 1 : (kind == 1 ? 2 : 3);                                      \
     const T clip = (T)clip_d;                                                                 \
-    T *wt = malloc(sizeof(T) * (nin * gh + hs * gh + seq * batch * gh + batch * gh + 3 * bh)); \
+    /* every scratch region on a 64-byte line (linebuf.h says why) */                         \
+    const long al = 64 / (long)sizeof(T);                                                     \
+    const long n1 = (nin * gh + al - 1) / al * al, n2 = (hs * gh + al - 1) / al * al;         \
+    const long n3 = (seq * batch * gh + al - 1) / al * al, n4 = (batch * gh + al - 1) / al * al; \
+    const long n5 = (bh + al - 1) / al * al;                                                  \
+    T *wt = line_alloc(sizeof(T) * (n1 + n2 + n3 + n4 + 3 * n5));                             \
     if (!wt) return 1;                                                                        \
-    T *rt = wt + nin * gh, *xw = rt + hs * gh, *hr = xw + seq * batch * gh, *h = hr + batch * gh; \
-    T *c = h + bh, *tmp = c + bh;                                                             \
+    T *rt = wt + n1, *xw = rt + n2, *hr = xw + n3, *h = hr + n4;                              \
+    T *c = h + n5, *tmp = c + n5;                                                             \
     for (int d = 0; d < dirs; d++) {                                                          \
       const T *wd = w + d * gh * nin, *rd = r + d * gh * hs;                                  \
       const T *wb = b ? b + d * 2 * gh : NULL, *rb = b ? b + d * 2 * gh + gh : NULL;          \

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "epilogue.h"
+#include "linebuf.h"
 
 /* 256-bit vectors (as dwconv.c): 8 floats / 4 doubles. */
 #define STEM_VBYTES 32
@@ -114,14 +115,14 @@
       for (long i = 0; i < kh; i++)                                                           \
         for (long j = 0; j < kw; j++, t++)                                                    \
           toff[t] = (ci * rows + i) * sw * wq + (j % sw) * wq + j / sw;                       \
-    T *wb = malloc(sizeof(T) * co * K * VL);                                                  \
+    T *wb = line_alloc(sizeof(T) * co * K * VL);                                              \
     if (!wb) return -1;                                                                       \
     for (long e = 0; e < co * K; e++)                                                         \
       for (long l = 0; l < VL; l++) wb[e * VL + l] = wt[e];                                   \
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
-      T *buf = malloc(sizeof(T) * c * rows * sw * wq);                                        \
+      T *buf = line_alloc(sizeof(T) * c * rows * sw * wq);                                    \
       if (!buf) failed = 1;                                                                   \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long t = 0; t < tasks; t++) {                                                      \

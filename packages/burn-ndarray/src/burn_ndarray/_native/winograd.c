@@ -23,13 +23,13 @@
 #include <omp.h>
 
 #include "blas.h"
+#include "linebuf.h"
 
 /* Geometry as conv.c's conv_geom: n c h w co kh kw sh sw ph pw dh dw oh ow. */
 typedef struct {
   long n, c, h, w, co, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
 } wino_geom;
 
-static void *wbuffer(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
 
 /* V[k, c, q] (k = 4a + b, q = tile index within the block, row stride ld = c * tblk between
  * k planes, tblk between channels) of tiles (ty, tx0..tx1) of channel plane xc; rb: 4 staging
@@ -124,7 +124,7 @@ WINO_OUT(wino_out_f64, double)
     _Pragma("omp parallel num_threads(nt) if(nt > 1) reduction(|:failed)")                   \
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
-      T *v = wbuffer(sizeof(T) * (16 * ldv + 16 * ldm + 4 * rw));                             \
+      T *v = line_alloc(sizeof(T) * (16 * ldv + 16 * ldm + 4 * rw));                          \
       if (!v) failed = 1;                                                                     \
       T *mm = v ? v + 16 * ldv : NULL, *rb = v ? mm + 16 * ldm : NULL;                        \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
