@@ -17,11 +17,11 @@ RNG = np.random.default_rng(38)
 
 
 def _graph(act: str, attrs: dict, extra_reader: bool = False, conv_output: bool = False,
-           silu: bool = False):
+           silu: bool = False, gate=("Sigmoid", {})):
     """x -> Conv(3x3, stride 2, pad 1, 8 -> 12) -> act -> y (and `extra_reader`: the conv's
     output also goes through a Neg to output z; `conv_output`: the conv's output is output c;
-    `silu`: y = c * Sigmoid(c) instead of act(c), the sigmoid's output s a graph output too
-    when `extra_reader`)."""
+    `silu`: y = c * gate(c) instead of act(c), `gate` (op, attributes) a Sigmoid unless
+    given, its output s a graph output too when `extra_reader`)."""
     w = (RNG.standard_normal((12, 8, 3, 3)) * 0.3).astype(np.float32)
     b = RNG.standard_normal(12).astype(np.float32)
     nodes = [
@@ -32,7 +32,7 @@ def _graph(act: str, attrs: dict, extra_reader: bool = False, conv_output: bool 
     outs = [h.make_tensor_value_info("y", T.FLOAT, shape)]
     if silu:
         nodes[1:] = [
-            h.make_node("Sigmoid", ["c"], ["s"], name="sig"),
+            h.make_node(gate[0], ["c"], ["s"], name="sig", **gate[1]),
             h.make_node("Mul", ["s", "c"], ["y"], name="mul"),
         ]
         if extra_reader:
@@ -104,3 +104,41 @@ def test_conv_then_silu_is_one_call(sigmoid_output):
     want = reference(model, {"x": x})
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+HARD_SWISH = ("HardSigmoid", {"alpha": 1 / 6, "beta": 0.5})
+
+
+@pytest.mark.parametrize("gate, call", [
+    (HARD_SWISH, 'activation="hard_swish"'),
+    (("HardSigmoid", {"alpha": 0.2, "beta": 0.5}), "activation.hard_sigmoid("),
+], ids=["hardswish-constants", "other-constants"])  # fmt: skip
+def test_conv_then_x_times_hard_sigmoid(gate, call):
+    """onnxruntime's optimizer writes HardSwish as HardSigmoid(1/6, 1/2) and Mul: after a Conv
+    it is one `activation="hard_swish"` call; with other constants it is no HardSwish and the
+    gate and product stay."""
+    model = _graph("Relu", {}, silu=True, gate=gate)
+    rep = backend.prepare(model)
+    src = rep.gen.source
+    assert call in src, src
+    if gate is HARD_SWISH:
+        assert "activation.hard_s" not in src, src
+    x = RNG.standard_normal((1, 8, 20, 20)).astype(np.float32) * 4  # past the gate's corners
+    got = rep.run([x])[0]
+    want = reference(model, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_x_times_hard_sigmoid_alone_is_hard_swish():
+    """Without a Conv before it, the pair is one `activation.hard_swish(x)`."""
+    nodes = [h.make_node("HardSigmoid", ["x"], ["s"], alpha=1 / 6, beta=0.5),
+             h.make_node("Mul", ["x", "s"], ["y"])]  # fmt: skip
+    vi = [h.make_tensor_value_info(n, T.FLOAT, [2, 50]) for n in ("x", "y")]
+    model = h.make_model(h.make_graph(nodes, "hs", vi[:1], vi[1:]),
+                         opset_imports=[h.make_opsetid("", 17)])  # fmt: skip
+    rep = backend.prepare(model)
+    src = rep.gen.source
+    assert "activation.hard_swish(" in src and "activation.hard_sigmoid(" not in src, src
+    x = np.linspace(-5, 5, 100, dtype=np.float32).reshape(2, 50)
+    np.testing.assert_allclose(rep.run([x])[0], reference(model, {"x": x})[0], rtol=1e-6,
+                               atol=1e-6)  # fmt: skip

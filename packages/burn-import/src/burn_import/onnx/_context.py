@@ -73,9 +73,11 @@ class Gen:
     short: dict[str, str] = field(default_factory=dict)  # value -> its short local name
     described: set[str] = field(default_factory=set)  # nodes their variable's name describes
     consumers: dict[str, list] = field(default_factory=dict)  # value -> nodes reading it
-    # fused `x * sigmoid(x)` pairs: Mul output -> (x, Sigmoid output), built on first use
-    # (`_ops_elementwise._silu_pairs`), and the fused Sigmoid outputs
+    # fused `x * sigmoid(x)` / `x * hard_sigmoid(x)` pairs: Mul output -> (x, gate output),
+    # built on first use (`_ops_elementwise._silu_pairs`), each pair's activation ("silu",
+    # "hard_swish") and the fused gates' outputs
     silu: dict | None = None
+    gate_kinds: dict = field(default_factory=dict)
     silu_sigmoids: set = field(default_factory=set)
     outputs: set[str] = field(default_factory=set)  # the graph's output names
     main_values: set[str] = field(default_factory=set)  # outputs of the main graph's nodes

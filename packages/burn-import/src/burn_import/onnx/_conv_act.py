@@ -1,5 +1,6 @@
 """A Conv whose only reader is its activation (Relu, HardSwish, HardSigmoid, Sigmoid), or whose
-two readers are the halves of a fused `x * sigmoid(x)` (`_ops_elementwise._silu_pairs`), is
+two readers are the halves of a fused `x * sigmoid(x)` or `x * hard_sigmoid(x)`
+(`_ops_elementwise._silu_pairs`: silu, hard_swish), is
 written as one call, `self.conv.forward(x, activation="relu")` (burn_nn's Conv2d forward with an
 activation: the backend's `conv2d_activation`, which NdArray runs as an epilogue of its conv
 kernels, where the activation alone re-read and wrote the whole output: mobilenet_v3_small has
@@ -54,11 +55,12 @@ def fused_activation(ctx) -> str | None:
 
 
 def _silu(ctx, out, readers) -> str | None:
-    """`"silu"` when the two readers are the Sigmoid and the Mul of a fused `x * sigmoid(x)`
-    of this output (the Sigmoid is then skipped, the Mul absorbed)."""
+    """`"silu"` / `"hard_swish"` when the two readers are the gate (Sigmoid, HardSigmoid of
+    HardSwish's constants) and the Mul of a fused `x * gate(x)` of this output (the gate is
+    then skipped, the Mul absorbed)."""
     gen = ctx.gen
     by_op = {r.op_type: r for r in readers}
-    sig, mul = by_op.get("Sigmoid"), by_op.get("Mul")
+    sig, mul = by_op.get("Sigmoid") or by_op.get("HardSigmoid"), by_op.get("Mul")
     if sig is None or mul is None or _silu_pairs(gen).get(mul.output[0]) != (out, sig.output[0]):
         return None
     if mul.output[0] in gen.absorbed:
@@ -67,7 +69,7 @@ def _silu(ctx, out, readers) -> str | None:
     if sig.name not in gen.described:
         ctx.emit(f"# {sig.op_type} {label(sig.name or sig.output[0])}")
     _absorb(ctx, out, mul)
-    return '"silu"'
+    return f'"{gen.gate_kinds[mul.output[0]]}"'
 
 
 def _absorb(ctx, out: str, node) -> None:

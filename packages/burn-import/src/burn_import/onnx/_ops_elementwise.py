@@ -80,18 +80,21 @@ def _unary(ctx):
 
 
 def _silu_pairs(gen) -> dict[str, tuple[str, str]]:
-    """{Mul output: (x, Sigmoid output)} of every `x * sigmoid(x)` in the main graph whose
-    Sigmoid is read by that Mul alone (no graph output; graphs with subgraphs are left as
-    they are, since a body may read the sigmoid by name). Each such pair is written as one
-    `activation.silu(x)` (efficientnet's SiLUs: one native pass on NdArray where the Mul alone
-    re-read and wrote the whole tensor, ~2.7 of ~47 ms). Built once per generation, in one
-    pass over the graph (a scan per node was quadratic in the graph's size)."""
+    """{Mul output: (x, gate output)} of every `x * sigmoid(x)` and `x * HardSigmoid(x)` with
+    HardSwish's alpha 1/6 and beta 1/2 in the main graph whose gate is read by that Mul alone
+    (no graph output; graphs with subgraphs are left as they are, since a body may read the
+    gate by name). Each such pair is written as one `activation.silu(x)` or
+    `activation.hard_swish(x)` (`gen.gate_kinds`): efficientnet's SiLUs are one native pass on
+    NdArray where the Mul alone re-read and wrote the whole tensor (~2.7 of ~47 ms), and
+    onnxruntime's optimizer writes mobilenet_v3's HardSwish as HardSigmoid and Mul (19 pairs,
+    then also fused into their convs). Built once per generation, in one pass over the graph
+    (a scan per node was quadratic in the graph's size)."""
     if gen.silu is not None:
         return gen.silu
     import onnx
 
     g = gen.model.graph
-    pairs = {}
+    pairs, kinds = {}, {}
     graphs = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
     if not any(a.type in graphs for n in g.node for a in n.attribute):
         outputs = {o.name for o in g.output}
@@ -100,7 +103,8 @@ def _silu_pairs(gen) -> dict[str, tuple[str, str]]:
             for name in set(n.input):
                 readers.setdefault(name, []).append(n)
         for sig in g.node:
-            if sig.op_type != "Sigmoid" or sig.domain not in ("", "ai.onnx"):
+            kind = _gate_kind(sig)
+            if kind is None:
                 continue
             out, x = sig.output[0], sig.input[0]
             if out in outputs or len(readers.get(out, ())) != 1:
@@ -109,9 +113,29 @@ def _silu_pairs(gen) -> dict[str, tuple[str, str]]:
             same = sorted(m.input) == sorted([x, out])
             if m.op_type == "Mul" and m.domain in ("", "ai.onnx") and same:
                 pairs[m.output[0]] = (x, out)
+                kinds[m.output[0]] = kind
     gen.silu = pairs
+    gen.gate_kinds = kinds
     gen.silu_sigmoids = {sig for _, sig in pairs.values()}
     return pairs
+
+
+def _gate_kind(node) -> str | None:
+    """"silu" for a Sigmoid, "hard_swish" for a HardSigmoid with HardSwish's alpha 1/6 and
+    beta 1/2 (as float32, how ONNX stores them), else None: the activation `x * gate(x)` is."""
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    if node.op_type == "Sigmoid":
+        return "silu"
+    if node.op_type != "HardSigmoid":
+        return None
+    from onnx import helper
+
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    alpha, beta = attrs.get("alpha", 0.2), attrs.get("beta", 0.5)
+    if set(attrs) - {"alpha", "beta"} or np.float32(alpha) != np.float32(1 / 6) or beta != 0.5:
+        return None
+    return "hard_swish"
 
 
 def _silu_sigmoid(ctx) -> bool:
@@ -198,7 +222,8 @@ def _with_scalar(ctx) -> bool:
 @op(*BINARY)
 def binary(ctx):
     if ctx.op_type == "Mul" and (i := _silu_input(ctx)) is not None:
-        ctx.set(0, f"activation.silu({ctx.x(i)})")
+        kind = ctx.gen.gate_kinds[ctx.node.output[0]]
+        ctx.set(0, f"activation.{kind}({ctx.x(i)})")
         return
     if _with_scalar(ctx):
         return

@@ -7,6 +7,7 @@ import re
 from ._codegen_mha import write_attention
 from ._fieldnames import node_field_hint, param_key
 from ._names import label
+from ._ops_elementwise import _silu_sigmoid
 from ._qweights import linear_layout, qdq_matmul
 from ._registry import op
 from ._types import FLOATS
@@ -168,6 +169,9 @@ def _act(ctx):
     code, defaults = ACT[ctx.op_type]
     if ctx.elem(0) not in FLOATS:
         ctx.fail("only float inputs are supported")
+    if ctx.op_type == "HardSigmoid" and _silu_sigmoid(ctx):
+        ctx.emit("# read only by x * hard_sigmoid(x) below: activation.hard_swish there")
+        return
     vals = {k: ctx.attr(k, v) for k, v in defaults.items()}
     if vals.get("approximate", "none") not in ("none", "tanh"):
         ctx.fail(f"attribute 'approximate' = {vals['approximate']!r}: 'none' or 'tanh' expected")
