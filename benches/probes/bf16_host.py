@@ -168,12 +168,18 @@ def stand_in(size: dict, reps: int) -> None:
         print(f"{name:24s} {c32:9d} {c16:10d} {u32:8.1f} {u16:8.1f}")
 
 
-def main(argv=None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The probe's command line (tests/test_cli_help.py checks every option has help)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stand-in", action="store_true", help="the CPU stand-in (no GPU)")
     ap.add_argument("--size", default=None, help="transformer_precision size (gpu/cpu/quick)")
     ap.add_argument("--reps", type=int, default=200, help="calls per op timing (stand-in)")
     ap.add_argument("--src", type=Path, default=None, help="checkout whose packages run")
+    return ap
+
+
+def main(argv=None) -> None:
+    ap = build_parser()
     args = ap.parse_args(argv)
     _use_sources(args.src)
     from benches.suites import transformer_precision as tp
