@@ -83,3 +83,32 @@ def test_our_own_busy_minute_is_not_counted_as_others(clock):
 def test_another_process_beside_our_own_work_is_still_seen(clock):
     clock.run(300, ours=8, others=4)  # 5 minutes: both averages settle
     assert _load.threads_now(16) == 12
+
+
+def test_blas_threads_and_native_gemm_follow_the_free_cores(fake, monkeypatch):
+    """numpy's BLAS count set back to the budget after a region, and the native GEMM's team,
+    are capped by the free cores too (BLAS threads spin at barriers like ours: beside a busy
+    core, mobilenet_v3_small's default-thread forward was 2x its one-thread time)."""
+    import numpy as np
+    from burn_ndarray import _blas, _native_gemm
+
+    seen = []
+    monkeypatch.setattr(_blas, "_controllers", [type("C", (), {
+        "set_num_threads": lambda self, n: seen.append(n)})()])  # fmt: skip
+    monkeypatch.setattr(_blas, "_current", None)
+    fake(load=1.2, cores=2)
+    _blas.set_threads(2)
+    assert seen == [1] and _blas._current == 1
+    fake(load=0.0, cores=2)
+    _blas.set_threads(2)
+    assert seen == [1, 2]
+    runs = []
+    monkeypatch.setattr(
+        _native_gemm._native_conv, "_run", lambda fn, threads, *args, **kw: runs.append(args[-1])
+    )  # the kernel call: its last argument is the team size
+    lib = type("Lib", (), {"gemm_tiled_f32": None, "gemm_tiled_f64": None})()
+    x = np.ones((512, 512), np.float32)
+    for load, team in ((0.0, 2), (1.2, 1)):
+        fake(load=load, cores=2)
+        _native_gemm.gemm(lib, 2, x, x)
+        assert runs[-1] == team, (load, runs)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import threading
 
+from . import _load
+
 _lock = threading.Lock()
 _controllers: list | None = None
 _current: int | None = None
@@ -49,8 +51,14 @@ def _ensure_loaded() -> list:
 
 
 def set_threads(n: int) -> None:
-    """Let numpy's BLAS use n threads from now on (no-op if it already does)."""
+    """Let numpy's BLAS use n threads from now on (no-op if it already does), capped by the
+    cores other processes leave free (`_load.threads_now`): BLAS threads spin at their
+    barriers like our pool's, so a budget of 2 beside a busy core made mobilenet_v3_small's
+    numpy 1x1 convs wait on a descheduled thread (7.5-8.0 ms a forward with the default
+    threads beside `python3 -c "while 1: pass"`, 3.7-4.2 ms on one thread)."""
     global _current
+    if n > 1:
+        n = _load.threads_now(n)
     ctl = _controllers if _controllers is not None else _ensure_loaded()
     if n == _current or not ctl:
         return

@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from . import _native_conv
+from . import _load, _native_conv
 from . import _native_ops as _ops
 from ._native_ops import F32, F64
 
@@ -129,7 +129,7 @@ def gemm(lib, threads: int, x, y, bias=None):
     b, sb, ldb, tb = _operand(y, math.prod(by))
     tm, tn = tiles(batch, m, n, k)
     tasks = batch * -(-m // tm) * -(-n // tn)
-    nt = 1 if _ops._FORKED[0] else max(1, min(threads, tasks))
+    nt = 1 if _ops._FORKED[0] else max(1, min(_load.threads_now(threads), tasks))
     fn = lib.gemm_tiled_f32 if x.dtype == F32 else lib.gemm_tiled_f64
     p = _ops._ptr
     pbias = None if bias is None else p(bias)
