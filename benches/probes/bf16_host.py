@@ -84,6 +84,26 @@ def gpu(size: dict) -> None:
         _conversions(st)
 
 
+def layer_ops(be, x, w, bias, x3, q, k) -> dict:
+    """name -> a call of a transformer layer's backend op on `be` (x [r, d], w [d, d], bias [d],
+    x3 [b, s, d], q [.., s, e] and k [.., e, s] of its float dtype); burn-cuda's
+    `tests/test_half_host_cpu.py` counts the same calls on the CPU stand-in."""
+    return {
+        "add": lambda: be.float_add(x, x),
+        "add (broadcast)": lambda: be.float_add(x, bias),
+        "mul_scalar": lambda: be.float_mul_scalar(x, 0.5),
+        "sum_dim": lambda: be.float_sum_dim(x, 1),
+        "swap_dims": lambda: be.float_swap_dims(x, 0, 1),
+        "reshape": lambda: be.float_reshape(x, (x.shape[1], x.shape[0])),
+        "matmul": lambda: be.float_matmul(x, w),
+        "matmul (batched)": lambda: be.float_matmul(q, k),
+        "linear": lambda: be.linear(x3, w, bias),
+        "linear_x_backward": lambda: be.linear_x_backward(w, x3),
+        "linear_weight_backward": lambda: be.linear_weight_backward(x3, x3),
+        "linear_bias_backward": lambda: be.linear_bias_backward(x3),
+    }
+
+
 def _per_op(be, dt: str, reps: int) -> dict:
     """op -> (Python calls per call, CPU us per call) of a transformer layer's backend ops."""
     import numpy as np
@@ -100,22 +120,9 @@ def _per_op(be, dt: str, reps: int) -> dict:
     w = arr(64, 64)
     q, k = arr(2, 4, 32, 16), arr(2, 4, 16, 32)
     x3 = arr(8, 32, 64)
-    cases = {
-        "add": lambda: be.float_add(x, x),
-        "add (broadcast)": lambda: be.float_add(x, bias),
-        "mul_scalar": lambda: be.float_mul_scalar(x, 0.5),
-        "gelu": lambda: be.gelu(x),
-        "swap_dims": lambda: be.float_swap_dims(x, 0, 1),
-        "reshape": lambda: be.float_reshape(x, (64, 256)),
-        "sum_dim": lambda: be.float_sum_dim(x, 1),
-        "softmax": lambda: be.softmax(x, 1),
-        "matmul": lambda: be.float_matmul(x, w),
-        "matmul (batched)": lambda: be.float_matmul(q, k),
-        "linear": lambda: be.linear(x3, w, bias),
-        "linear_x_backward": lambda: be.linear_x_backward(w, x3),
-        "linear_weight_backward": lambda: be.linear_weight_backward(x3, x3),
-        "linear_bias_backward": lambda: be.linear_bias_backward(x3),
-    }
+    cases = layer_ops(be, x, w, bias, x3, q, k)
+    cases["gelu"] = lambda: be.gelu(x)
+    cases["softmax"] = lambda: be.softmax(x, 1)
     out = {}
     for name, fn in cases.items():
         fn()
