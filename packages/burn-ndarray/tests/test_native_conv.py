@@ -174,6 +174,7 @@ def test_first_use_leaves_numpys_blas_threads_alone():
         "print(before, t.threadpool_info()[0]['num_threads'], b.num_threads)"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("BURN_")}
+    env["BURN_NDARRAY_LOAD_AWARE"] = "0"  # the budget itself, not a loaded machine's cap
     cmd = [sys.executable, "-c", code]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
@@ -181,12 +182,15 @@ def test_first_use_leaves_numpys_blas_threads_alone():
     assert after == (before if budget == before else budget)
 
 
-def test_concurrent_calls_from_python_threads():
+def test_concurrent_calls_from_python_threads(monkeypatch):
     """Convs from several Python threads at once (one per logical device, say): the same bits
-    as one at a time, and BLAS back on the budget once all are done."""
+    as one at a time, and BLAS back on the budget once all are done (load-aware capping off:
+    a loaded machine caps the budget, `test_load.py`)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from burn_ndarray import _blas
+    from burn_ndarray import _blas, _load
+
+    monkeypatch.setattr(_load, "_ON", False)
 
     b = backend(np.float32, 2)
     args = [inputs(case, np.float32) for case in CASES[:6]]
@@ -200,8 +204,10 @@ def test_concurrent_calls_from_python_threads():
 
 def test_without_the_per_thread_blas_count(monkeypatch):
     """An OpenBLAS without openblas_set_num_threads_local: the process-wide count is 1 for the
-    call instead; same bits, and the budget back afterwards."""
-    from burn_ndarray import _blas
+    call instead; same bits, and the budget back afterwards (load-aware capping off)."""
+    from burn_ndarray import _blas, _load
+
+    monkeypatch.setattr(_load, "_ON", False)
 
     lib, ptrs = _native.lib(), _blas.cblas_gemm()
     if not ptrs or not ptrs[2] or not _native_conv._Gemm.ready(lib):

@@ -192,8 +192,10 @@ def test_default_budget_is_the_cores_this_process_may_use(monkeypatch):
     assert default_threads() == len(os.sched_getaffinity(0))
 
 
-def test_blas_gets_the_budget_back_after_a_threaded_region():
-    from burn_ndarray import _blas
+def test_blas_gets_the_budget_back_after_a_threaded_region(monkeypatch):
+    from burn_ndarray import _blas, _load
+
+    monkeypatch.setattr(_load, "_ON", False)  # the budget, not a loaded machine's cap
 
     b = THREADED[2]
     # 5 input channels: the GEMM conv path (4 or fewer take the stem kernel, no BLAS call)
