@@ -122,10 +122,7 @@ void un_sigmoid_f32(const float *restrict x, float *restrict o, long n, int nt) 
     float *ob = o + a;
     long m = e - a;
     EXP_INTO_f32(i, m, -fabsf(xb[i]), ob[i]);
-    _Pragma("omp simd") for (long i = 0; i < m; i++) {
-      float ex = ob[i];
-      ob[i] = (xb[i] < 0.0f ? ex : 1.0f) / (ex + 1.0f);
-    }
+    sigmoid_from_exp_f32(xb, ob, ob, m, 0);
   });
 }
 void un_sigmoid_f64(const double *restrict x, double *restrict o, long n, int nt) {
@@ -145,11 +142,7 @@ void un_silu_f32(const float *restrict x, float *restrict o, long n, int nt) {
     float *ob = o + a;
     long m = e - a;
     EXP_INTO_f32(i, m, -fabsf(xb[i]), ob[i]);
-    _Pragma("omp simd") for (long i = 0; i < m; i++) {
-      float ex = ob[i], v = xb[i];
-      float s = (v < 0.0f ? ex : 1.0f) / (ex + 1.0f);
-      ob[i] = v * s;
-    }
+    sigmoid_from_exp_f32(xb, ob, ob, m, 1);
   });
 }
 void un_silu_f64(const double *restrict x, double *restrict o, long n, int nt) {

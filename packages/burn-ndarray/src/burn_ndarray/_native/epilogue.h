@@ -21,7 +21,7 @@ enum { EPI_NONE = 0, EPI_RELU = 1, EPI_HARD_SIGMOID = 2, EPI_HARD_SWISH = 3, EPI
        EPI_SIGMOID = 5 };
 
 /* sigmoid / silu of o[0, n) in place, float32: exp(-|x|) of blocks of EPI_EXP_BLOCK elements
- * into a stack buffer (EXP_INTO_f32 must not write what it reads), then act.c's formula. */
+ * into a stack buffer (EXP_INTO_f32 must not write what it reads), then expf.h's sigmoid_from_exp_f32. */
 #define EPI_EXP_BLOCK 256L
 static void epilogue_exp_f32(float *restrict o, long n, int act) {
   float e[EPI_EXP_BLOCK];
@@ -29,16 +29,7 @@ static void epilogue_exp_f32(float *restrict o, long n, int act) {
     long m = n - a < EPI_EXP_BLOCK ? n - a : EPI_EXP_BLOCK;
     float *ob = o + a;
     EXP_INTO_f32(i, m, -fabsf(ob[i]), e[i]);
-    if (act == EPI_SIGMOID) {
-      _Pragma("omp simd") for (long i = 0; i < m; i++) ob[i] =
-          (ob[i] < 0.0f ? e[i] : 1.0f) / (e[i] + 1.0f);
-    } else {
-      _Pragma("omp simd") for (long i = 0; i < m; i++) {
-        float v = ob[i];
-        float s = (v < 0.0f ? e[i] : 1.0f) / (e[i] + 1.0f);
-        ob[i] = v * s;
-      }
-    }
+    sigmoid_from_exp_f32(ob, e, ob, m, act != EPI_SIGMOID);
   }
 }
 

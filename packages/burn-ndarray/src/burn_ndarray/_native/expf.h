@@ -93,4 +93,17 @@ static inline float burn_expf(float x) {
 #define EXP_INTO_f64(I, N, ARG, DST)                                                          \
   _Pragma("omp simd") for (long I = 0; I < (N); I++) DST = exp(ARG) /* libmvec */
 
+
+/* sigmoid of x[0, m) from e[i] = exp(-|x[i]|): (x < 0 ? e : 1) / (e + 1), times x when `times_x`
+ * (silu), one formula for act.c's sigmoid / silu and the conv epilogues (epilogue.h), so the
+ * fused and unfused results are the same bits. o may be x or e (each i reads its own inputs
+ * before writing o[i]). */
+static inline void sigmoid_from_exp_f32(const float *x, const float *e, float *o, long m,
+                                        int times_x) {
+  _Pragma("omp simd") for (long i = 0; i < m; i++) {
+    float v = x[i], s = (v < 0.0f ? e[i] : 1.0f) / (e[i] + 1.0f);
+    o[i] = times_x ? v * s : s;
+  }
+}
+
 #endif /* BURN_EXPF_H */
