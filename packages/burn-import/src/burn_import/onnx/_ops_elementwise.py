@@ -139,13 +139,14 @@ def _gate_kind(node) -> str | None:
 
 
 def _silu_sigmoid(ctx) -> bool:
-    """Whether this Sigmoid is the inner half of a fused `x * sigmoid(x)` (`_silu_pairs`)."""
+    """Whether this Sigmoid / HardSigmoid is the gate of a fused `x * gate(x)` (`_silu_pairs`:
+    silu or hard_swish)."""
     _silu_pairs(ctx.gen)
     return ctx.node.output[0] in ctx.gen.silu_sigmoids
 
 
 def _silu_input(ctx) -> int | None:
-    """Which input of this Mul is the x of a fused `x * sigmoid(x)` (`_silu_pairs`), or None."""
+    """Which input of this Mul is the x of a fused `x * gate(x)` (`_silu_pairs`), or None."""
     pair = _silu_pairs(ctx.gen).get(ctx.node.output[0])
     if pair is None:
         return None
