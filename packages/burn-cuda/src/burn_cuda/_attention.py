@@ -20,7 +20,7 @@ from burn_gpu import (
     mask_args,
 )
 
-from . import _platform
+from . import _capture_blas, _platform
 from ._kernels import kernel, launch_grid
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
@@ -54,7 +54,9 @@ def _no_mask(device_id):
     """A one-byte array standing for the absent mask (the kernels never read it)."""
     m = _NO_MASK.get(device_id)
     if m is None:
-        m = _NO_MASK[device_id] = _platform.load_cupy().zeros(1, np.uint8)
+        m = _platform.load_cupy().zeros(1, np.uint8)
+        if not _capture_blas.active():  # a recording's memory dies with its tape: not cached
+            _NO_MASK[device_id] = m
     return m
 
 

@@ -60,18 +60,18 @@ class Cuda(
 
     name = "cuda"
     device_kind = "Cuda"
-    # Ops that call cuBLAS: cupy refuses any cuBLAS call while a stream captures, so step
-    # capture (burn_fusion.capture) splits its CUDA graph around them and calls them anew at
-    # each replay (the graph keeps every other kernel of the step).
+    # Ops step capture (burn_fusion.capture) calls anew at each replay, splitting its CUDA graph
+    # around them. The GEMMs of `_gemm.py` (matmul, linear, conv2d's im2col GEMMs, attention's
+    # decomposition) are graph nodes: `_capture_blas` binds cuBLAS to the capturing stream with
+    # a workspace of its own (cupy's setStream refuses a capturing stream). These still call
+    # into cupy's cuBLAS or cuDNN-free paths that cupy refuses while capturing, or allocate in
+    # thrust: integer matmul (cupy's), the transposed/3-D/deformable convolutions,
+    # interpolate, vector norms, select_assign's sort.
     CAPTURE_DYNAMIC = frozenset(
-        {"float_matmul", "int_matmul", "linear", "linear_x_backward", "linear_weight_backward",
-         "linear_bias_backward", "conv1d", "conv1d_x_backward", "conv1d_weight_backward",
-         "conv2d", "conv2d_x_backward", "conv2d_weight_backward", "conv2d_bias_backward",
+        {"int_matmul", "conv1d", "conv1d_x_backward", "conv1d_weight_backward",
          "conv_transpose1d", "conv_transpose2d", "conv_transpose2d_x_backward",
          "conv_transpose2d_weight_backward", "conv3d", "conv_transpose3d", "deform_conv2d",
-         "interpolate", "interpolate_backward", "attention", "attention_backward",
-         "attention_with_lse", "attention_lse_backward", "float_vector_norm",
-         "float_select_assign"}
+         "interpolate", "interpolate_backward", "float_vector_norm", "float_select_assign"}
     )  # fmt: skip
     # float_select_assign sorts its indices with thrust (temporary allocations a capture refuses) to add
     # deterministically (`_ops_tensor._select_add_sorted`): called anew at each replay as well.
@@ -184,6 +184,8 @@ class Cuda(
     def float_matmul(self, x, y):
         if _DIRECT_GEMM and not (self.allow_tf32 and x.dtype == np.float32):
             out = _gemm.matmul(x, y)
+            if out is None:  # copied dense first: what a capture runs too (cupy's matmul refuses
+                out = _gemm.matmul_dense(x, y)  # a capturing stream), so both give one result
             if out is not None:
                 return out
         if x.dtype == np.float32 and _TF32[0] is not self.allow_tf32:

@@ -2,8 +2,9 @@
 with `Graph.launch`.
 
 `CudaTape(rt)` runs the recording call on a stream of its own in capture mode, so the device
-work of the call (our kernels, cupy's, cuBLAS's) becomes a graph. Ops Fusion routes through
-`dynamic` (random draws, Adam's update: their host arguments change per call) split the
+work of the call (our kernels, cupy's, the direct cuBLAS GEMMs, which `_capture_blas` binds to
+the capturing stream) becomes a graph. Ops Fusion routes through `dynamic` (random draws,
+Adam's update: their host arguments change per call; `Cuda.CAPTURE_DYNAMIC`) split the
 capture: the graph so far is closed and launched, the op runs eagerly and is recorded as a
 call, and a new capture begins. A replay launches the graphs in order and calls the dynamic
 ops anew (their results are copied into the recorded buffers, which the later graphs read, or
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import threading
 
+from . import _capture_blas
 from ._platform import load_cupy
 
 
@@ -114,6 +116,8 @@ class CudaTape:
 
         cp = self.cp
         self._rng = _random.snapshot()
+        # cuBLAS's handle and workspace before the private pool takes over allocation
+        _capture_blas.begin(cp, self.dev.id)
         self.recording = True
         self.prev = cp.cuda.get_current_stream()
         self._follow(self.prev, self.stream)
@@ -146,6 +150,7 @@ class CudaTape:
                     self.lost = True  # what it captured since the last split never ran
         finally:
             self.recording = False
+            _capture_blas.end()
             self.rt.__dict__.pop("launch", None)
             self.stream.__exit__(None, None, None)
             self.dev.__exit__(None, None, None)

@@ -31,6 +31,7 @@ import os
 
 import numpy as np
 
+from . import _capture_blas
 from ._dtypes import F16, HALF_DTYPES
 from ._half_ops import empty as half_empty
 from ._kernel_source import BIAS_BLOCK
@@ -179,7 +180,7 @@ def matmul(x, y):
     # ml_dtypes' dtype)
     out = cp.ndarray(shape, dt) if dt.itemsize != 2 else half_empty(shape, dt)
     handle = cp.cuda.device.get_cublas_handle()
-    cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+    _capture_blas.set_stream(cp, cublas, handle)  # cupy's setStream, or the capture's binding
     (ta, lda), (tb, ldb) = la, lb
     one, zero = _SCALARS[dt]
     gemm, batched = fns[dt]
@@ -191,6 +192,20 @@ def matmul(x, y):
         batched(handle, int(tb), int(ta), n, m, k, one, y.data.ptr, ldb, sy, x.data.ptr, lda, sx,
                 zero, out.data.ptr, n, m * n, count)  # fmt: skip
     return out
+
+
+def matmul_dense(x, y):
+    """`x @ y` for float32/float64 operands `matmul` does not cover (a partial batch broadcast,
+    strides cuBLAS cannot read): both copied to contiguous arrays of the broadcast batch shape
+    first, then the direct call. What a captured step uses instead of cupy's matmul, which
+    cupy refuses while a stream captures. None when the direct call still does not apply."""
+    if x.ndim < 2 or y.ndim < 2 or x.dtype not in _ONE or y.dtype != x.dtype:
+        return None
+    cp = _libs()[0]
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    xs = cp.ascontiguousarray(cp.broadcast_to(x, batch + x.shape[-2:]))
+    ys = cp.ascontiguousarray(cp.broadcast_to(y, batch + y.shape[-2:]))
+    return matmul(xs, ys)
 
 
 _ONES: dict = {}
@@ -221,7 +236,11 @@ def sum_rows(a):
         return out
     key = (rows, a.dtype, cp.cuda.runtime.getDevice())
     ones = _ONES.get(key)
-    if ones is None:  # one ones-vector per (rows, dtype, GPU); bounded for varying sizes
+    if ones is None and _capture_blas.active():
+        # made while a step records: memory of the capture's private pool, freed with its
+        # tape, so not cached for later calls
+        ones = cp.ones((1, rows), a.dtype)
+    elif ones is None:  # one ones-vector per (rows, dtype, GPU); bounded for varying sizes
         if len(_ONES) >= 64:
             _ONES.clear()
         ones = _ONES[key] = cp.ones((1, rows), a.dtype)

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from . import _gemm
+from . import _capture_blas, _gemm
 
 # cuBLAS / CUDA library enum values (cublas_api.h, library_types.h)
 _OP_N, _OP_T = 0, 1
@@ -153,7 +153,7 @@ def q_matmul(backend, x, y):
     bt = transpose_i8(rt, y.values, k, n, lb[0])
     acc = rt.empty((m, n), np.dtype(np.int32))
     handle = cp.cuda.device.get_cublas_handle()
-    cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+    _capture_blas.set_stream(cp, cublas, handle)
     try:
         cublas.gemmEx(
             handle, _OP_T, _OP_N, n, m, k, _ONE.ctypes.data,
