@@ -11,7 +11,8 @@ step and the host's issue time per step (the Python loop queueing 10 steps, befo
 sync: equal to the wall time when the GPU waits for Python), then a cProfile of 3 steps: the
 top 20 functions by own time and by cumulative time, and who calls the conversions
 (`_bf16.to_f32` / `to_bf16`: the float32 detour's in `bfloat16`, none is the goal there; the
-autocast casts in `mixed`).
+autocast casts in `mixed`); last the mixed step's own ops at the Tensor level, host CPU us per
+call (the `--stand-in` table below, on the GPU).
 
 `--stand-in`: the same step at `--size` (default quick) on burn_cuda's CPU stand-in
 (`packages/burn-cuda/tests/cpu_backend.py`) with no-op kernels and GEMMs
@@ -56,7 +57,7 @@ def _conversions(st: pstats.Stats) -> None:
                 print(f"    {cv[1]:6d}  {Path(caller[0]).name}:{caller[1]}({caller[2]})")
 
 
-def gpu(size: dict) -> None:
+def gpu(size: dict, reps: int) -> None:
     import cupy as cp
     from burn_autodiff import Autodiff
     from burn_tensor import get_backend
@@ -89,6 +90,7 @@ def gpu(size: dict) -> None:
         st.sort_stats("tottime").print_stats(20)
         st.sort_stats("cumtime").print_stats(20)
         _conversions(st)
+    _print_mixed_ops(_mixed_ops(Autodiff(get_backend("cuda")), reps))
 
 
 def layer_ops(be, x, w, bias, x3, q, k) -> dict:
@@ -254,9 +256,14 @@ def stand_in(size: dict, reps: int) -> None:
     for name, (c32, u32) in ops["float32"].items():
         c16, u16 = ops["bfloat16"][name]
         print(f"{name:24s} {c32:9d} {c16:10d} {u32:8.1f} {u16:8.1f}")
+    _print_mixed_ops(mixed_ops)
+
+
+def _print_mixed_ops(table: dict) -> None:
+    """The `_mixed_ops` table: Python calls and CPU us per op, float32 beside mixed."""
     print(f"\nmixed, Tensor level on Autodiff  {'f32 calls':>9s} {'mixed calls':>11s} "
           f"{'f32 us':>8s} {'mixed us':>8s}")  # fmt: skip
-    for name, ((c32, u32), (c16, u16)) in mixed_ops.items():
+    for name, ((c32, u32), (c16, u16)) in table.items():
         print(f"{name:32s} {c32:9d} {c16:11d} {u32:8.1f} {u16:8.1f}")
 
 
@@ -279,7 +286,7 @@ def main(argv=None) -> None:
     if args.stand_in:
         stand_in(tp.SIZES[args.size or "quick"], args.reps)
     else:
-        gpu(tp.SIZES[args.size or "gpu"])
+        gpu(tp.SIZES[args.size or "gpu"], args.reps)
 
 
 if __name__ == "__main__":
