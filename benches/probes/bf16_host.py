@@ -8,7 +8,8 @@ GPU: issue 34's transformer (`benches/suites/transformer_precision.py`: d_model 
 `Autodiff(Cuda(float_dtype=...))`, and `mixed` (`Autodiff(Cuda())` under
 `burn_optim.MixedPrecision("bf16")`: f32 parameters, matmul/linear in bf16): the wall time per
 step and the host's issue time per step (the Python loop queueing 10 steps, before the final
-sync: equal to the wall time when the GPU waits for Python), then a cProfile of 3 steps: the
+sync: equal to the wall time when the GPU waits for Python) beside the host's CPU time per step
+and its garbage collections, with the collector on and off, then a cProfile of 3 steps: the
 top 20 functions by own time and by cumulative time, and who calls the conversions
 (`_bf16.to_f32` / `to_bf16`: the float32 detour's in `bfloat16`, none is the goal there; the
 autocast casts in `mixed`); last the mixed step's own ops at the Tensor level, host CPU us per
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import pstats
 import sys
 import time
@@ -70,15 +72,8 @@ def gpu(size: dict, reps: int) -> None:
         step = tp._burn_step(dev, size, tokens, targets, mixed=mixed)
         for _ in range(3):
             step()
-        cp.cuda.Device().synchronize()
-        t = time.perf_counter()
-        for _ in range(10):
-            step()
-        host = (time.perf_counter() - t) / 10
-        cp.cuda.Device().synchronize()
-        wall = (time.perf_counter() - t) / 10
-        print(f"{dt}: wall {wall * 1e3:.1f} ms/step, host issue {host * 1e3:.1f} ms/step",
-              flush=True)  # fmt: skip
+        for collect in (True, False):
+            _timed_steps(cp, dt, step, collect)
         pr = cProfile.Profile()
         pr.enable()
         for _ in range(3):
@@ -91,6 +86,44 @@ def gpu(size: dict, reps: int) -> None:
         st.sort_stats("cumtime").print_stats(20)
         _conversions(st)
     _print_mixed_ops(_mixed_ops(Autodiff(get_backend("cuda")), reps))
+
+
+def _timed_steps(cp, mode: str, step, collect: bool) -> None:
+    """10 steps: wall and host issue ms per step (as the module docstring says), the host's CPU
+    ms per step (issue time well above it: the host waits inside a call, a sync or an
+    allocation, rather than running Python) and the garbage collections per step with their
+    ms; with `collect` False the same with the collector off (the benches' harness runs so)."""
+    pauses = []
+    start = [0.0]
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            start[0] = time.perf_counter()
+        else:
+            pauses.append((info["generation"], time.perf_counter() - start[0]))
+
+    cp.cuda.Device().synchronize()
+    gc.collect()
+    was = gc.isenabled()
+    if not collect:
+        gc.disable()
+    gc.callbacks.append(watch)
+    try:
+        t, c = time.perf_counter(), time.process_time()
+        for _ in range(10):
+            step()
+        host, cpu = (time.perf_counter() - t) / 10, (time.process_time() - c) / 10
+        cp.cuda.Device().synchronize()
+        wall = (time.perf_counter() - t) / 10
+    finally:
+        gc.callbacks.remove(watch)
+        if was:
+            gc.enable()
+    gens = {g: sum(1 for p in pauses if p[0] == g) / 10 for g in sorted({p[0] for p in pauses})}
+    print(f"{mode} (gc {'on' if collect else 'off'}): wall {wall * 1e3:.1f} ms/step, host issue "
+          f"{host * 1e3:.1f} ms/step, host CPU {cpu * 1e3:.1f} ms/step; collections per step "
+          f"by generation {gens}, {sum(p[1] for p in pauses) / 10 * 1e3:.2f} ms/step",
+          flush=True)  # fmt: skip
 
 
 def layer_ops(be, x, w, bias, x3, q, k) -> dict:
