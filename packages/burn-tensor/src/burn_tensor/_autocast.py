@@ -121,7 +121,7 @@ def _half_args(h: DType, args: tuple, kwargs: dict) -> tuple[list, dict, DType |
     them (each tensor's dtype read once)."""
     widest, rank = None, 9
     out = []
-    for a in args:
+    for a in (*args, *kwargs.values()) if kwargs else args:
         if _float_kind(a):
             dt = a.dtype
             r = _WIDTH.get(dt, 9)
@@ -130,19 +130,8 @@ def _half_args(h: DType, args: tuple, kwargs: dict) -> tuple[list, dict, DType |
             if dt is not h:
                 a = _cast(a, h)
         out.append(a)
-    if kwargs:
-        kw = {}
-        for k, a in kwargs.items():
-            if _float_kind(a):
-                dt = a.dtype
-                r = _WIDTH.get(dt, 9)
-                if r < rank:
-                    widest, rank = dt, r
-                if dt is not h:
-                    a = _cast(a, h)
-            kw[k] = a
-        kwargs = kw
-    return out, kwargs, widest
+    n = len(args)
+    return out[:n], dict(zip(kwargs, out[n:])), widest
 
 
 def half_op(fn: Callable | None = None, *, bias_axis: int | None = None) -> Callable:
