@@ -287,3 +287,40 @@ def test_half_vector_kernels_through_both_launchers(driver):
         np.testing.assert_array_equal(np.asarray(be.float_add(ta, tb)), want)
         want = (f64(a) * 2.5).astype(NP["bfloat16"])
         np.testing.assert_array_equal(np.asarray(be.float_mul_scalar(ta, 2.5)), want)
+
+
+def test_bf16_conversions_are_one_fixed_form_launch_with_ml_dtypes_bits():
+    """`_bf16.to_f32` / `to_bf16` (147 of each per mixed-precision transformer step, issue 34):
+    one launch each through the launcher's fixed (in*, out*, n) form, no `uint16` view of a
+    contiguous source and no per-argument dispatch (`args`), and the bits ml_dtypes gives, for
+    contiguous and strided sources (NaN kept, round to nearest even)."""
+    import fake_cupy
+    from burn_cuda import _bf16
+    from cpu_backend import cuda_on_cpu_backend
+
+    bf = NP["bfloat16"]
+    x = np.random.default_rng(5).standard_normal((6, 40)).astype(np.float32) * 1e3
+    x[0, ::7] = np.float32(np.nan)
+    x[1, :3] = [1.0 + 2**-8, 1.0 + 3 * 2**-8, -0.0]  # ties to even, a signed zero
+    views = (lambda a: a, lambda a: a[:, ::2], lambda a: a.T)  # contiguous, strided, transposed
+    with cuda_on_cpu_backend(float_dtype="float32") as (_be, fake):
+        for view in views:
+            for conv, arr, want in (
+                (_bf16.to_bf16, view(fake_cupy.asfake(x)), view(x).astype(bf)),
+                (_bf16.to_f32, view(fake_cupy.asfake(x.astype(bf))), view(x.astype(bf))),
+            ):
+                conv(arr)  # warm: the kernel compiles once
+                before = len(fake.launches)
+                pr = cProfile.Profile()
+                pr.enable()
+                got = conv(arr)
+                pr.disable()
+                assert len(fake.launches) - before == 1
+                got, want = np.asarray(got), np.asarray(want, got.dtype)
+                assert got.dtype == (bf if conv is _bf16.to_bf16 else np.float32)
+                bits = np.uint16 if got.itemsize == 2 else np.uint32
+                assert got.view(bits).tobytes() == np.ascontiguousarray(want).view(bits).tobytes()
+                names = {k[2] for k in pstats.Stats(pr).stats}
+                assert "args" not in names, names
+                if arr.flags.c_contiguous:
+                    assert "view" not in names, names

@@ -99,14 +99,39 @@ def autocast(
         _POLICY.reset(token)
 
 
-def _widest(tensors: list[Any]) -> DType | None:
-    order = (DType.F64, DType.F32, DType.F16, DType.BF16)
-    found = [t.dtype for t in tensors]
-    return next((d for d in order if d in found), None)
+#: float dtypes from widest to narrowest: a half op hands back the widest of its inputs' dtypes
+_WIDTH = {DType.F64: 0, DType.F32: 1, DType.F16: 2, DType.BF16: 3}
 
 
-def _is_float(a: Any) -> bool:
-    return hasattr(a, "_o") and a._o.kind is Float
+def _float_kind(a: Any) -> bool:
+    """Whether `a` is a float Tensor (one attribute read: this runs per argument of every
+    half op)."""
+    o = getattr(a, "_o", None)
+    return o is not None and o.kind is Float
+
+
+def _cast(t: Any, dtype: DType) -> Any:
+    """`t.cast(dtype)` for a float tensor `t` whose dtype is not `dtype` (the caller checked):
+    the backend's cast without `Tensor.cast`'s parsing and kind checks, the same op and node."""
+    return t._like(t._o.cast(t._p, dtype))
+
+
+def _half_args(h: DType, args: tuple, kwargs: dict) -> tuple[list, dict, DType | None]:
+    """(args, kwargs) with every float tensor cast to `h`, and the widest float dtype among
+    them (each tensor's dtype read once)."""
+    widest, rank = None, 9
+    out = []
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        if _float_kind(a):
+            dt = a.dtype
+            r = _WIDTH.get(dt, 9)
+            if r < rank:
+                widest, rank = dt, r
+            if dt is not h:
+                a = _cast(a, h)
+        out.append(a)
+    n = len(args)
+    return out[:n], dict(zip(kwargs, out[n:])), widest
 
 
 def half_op(fn: Callable | None = None, *, bias_axis: int | None = None) -> Callable:
@@ -140,20 +165,24 @@ def run_half_biased(
 ) -> Any:
     """`run_half` of `fn` without its bias (third argument or `bias=`), then `+ bias` in the
     widened dtype, broadcast over every axis but `axis` of the output."""
-    args, kwargs = list(args), dict(kwargs)
     if len(args) > 2:
-        bias, args[2] = args[2], None
+        bias = args[2]
+        args = (*args[:2], None, *args[3:])
+    elif "bias" in kwargs:
+        kwargs = dict(kwargs)
+        bias = kwargs.pop("bias")
     else:
-        bias = kwargs.pop("bias", None)
-    out = run_half(policy, fn, tuple(args), kwargs)
+        bias = None
+    out = run_half(policy, fn, args, kwargs)
     if bias is None:
         return out
-    rank = out.rank()
-    shape = [1] * rank
-    shape[axis % rank] = bias.dims()[0]
+    shape = out._p.shape
+    rank = len(shape)
+    view = [1] * rank
+    view[axis % rank] = bias._p.shape[0]
     if bias.dtype is not out.dtype:
-        bias = bias.cast(out.dtype)
-    return out + bias.reshape(shape)
+        bias = _cast(bias, out.dtype)
+    return out + bias.reshape(view)
 
 
 def run_half(policy: AutocastPolicy, fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -162,18 +191,13 @@ def run_half(policy: AutocastPolicy, fn: Callable, args: tuple, kwargs: dict) ->
     argument is not a float tensor runs unchanged (the op's own checks then speak)."""
     token = _POLICY.set(None)  # off inside: `fn` may be the op that called us
     try:
-        if not args or not _is_float(args[0]):
+        if not args or not _float_kind(args[0]):
             return fn(*args, **kwargs)
-        out_dtype = _widest([a for a in (*args, *kwargs.values()) if _is_float(a)])
-        h = policy.dtype
-
-        def down(a: Any) -> Any:
-            return a.cast(h) if _is_float(a) and a.dtype is not h else a
-
-        out = fn(*[down(a) for a in args], **{k: down(v) for k, v in kwargs.items()})
+        args, kwargs, out_dtype = _half_args(policy.dtype, args, kwargs)
+        out = fn(*args, **kwargs)
     finally:
         _POLICY.reset(token)
-    return out.cast(out_dtype) if _is_float(out) and out.dtype is not out_dtype else out
+    return _cast(out, out_dtype) if _float_kind(out) and out.dtype is not out_dtype else out
 
 
 def scaled_for_backward(loss: Any) -> Any:
