@@ -7,14 +7,16 @@ API during stream capture is currently unsupported"). So step capture (`_capture
 used to split its graph around every GEMM and call it eagerly at each replay: a transformer
 step replayed ~180 graph pieces with Python between them, barely faster than no capture.
 
-While a tape records (`begin` / `end`, on the recording thread), `set_stream` binds the handle
-to the capturing stream through cuBLAS's own `cublasSetStream_v2` (the library cupy loaded,
-found by its path in this process's memory map) and then points the handle at a workspace
-owned here: `cublasSetStream` resets the workspace to cuBLAS's default pool each time, as its
-documentation says, so the workspace is set after every bind. One workspace per device, 32 MiB
+While a tape records (`begin` / `end`, on the recording thread), `handle_and_api` gives the
+handle (fetched before the capture: cupy's getter sets its stream) bound to the capturing
+stream through cuBLAS's own `cublasSetStream_v2` (the library cupy loaded, found by its path in
+this process's memory map), pointed at a workspace owned here (`cublasSetStream` resets the
+workspace to cuBLAS's default pool each time, as its documentation says, so it is set after
+every bind), and the GEMM entry points called through ctypes with cupy's wrapper signatures
+(`Shim`; cupy's wrappers set the stream first, which it refuses while capturing). One workspace per device, 32 MiB
 (cuBLAS's default size on Hopper, so the algorithms are those of an eager call), allocated
 before the capture begins and never freed: every graph that holds a GEMM keeps its address.
-Outside a recording `set_stream` is cupy's `setStream` (nothing changes for eager calls).
+Outside a recording it is cupy's handle and wrappers (nothing changes for eager calls).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import threading
 WORKSPACE_BYTES = 32 << 20
 _STATE: dict = {"tid": None, "lib": None}
 _WORKSPACE: dict = {}  # device id -> cupy array (kept for the process's life)
+_HANDLE: dict = {}  # (device id, thread) -> cupy's cuBLAS handle, fetched outside a capture
 
 
 def active() -> bool:
@@ -34,14 +37,14 @@ def active() -> bool:
 
 
 def begin(cp, device_id: int) -> None:
-    """Before a capture starts on `device_id` (default allocator still in place): make sure its
-    workspace exists and the cuBLAS entry points load; GEMMs of this thread bind through them."""
+    """Before a capture starts on `device_id` (default allocator still in place): the handle
+    (created on first use: an allocation a capture refuses), the workspace and the library;
+    GEMMs of this thread then bind through them until `end`."""
     with cp.cuda.Device(device_id):
-        # the handle (created on first use: an allocation a capture refuses) and the library
-        cp.cuda.device.get_cublas_handle()
+        _HANDLE[(device_id, threading.get_ident())] = cp.cuda.device.get_cublas_handle()
         if device_id not in _WORKSPACE:
             _WORKSPACE[device_id] = cp.empty(WORKSPACE_BYTES, cp.uint8)
-    _lib()
+    shim()
     _STATE["tid"] = threading.get_ident()
 
 
@@ -50,35 +53,78 @@ def end() -> None:
     _STATE["tid"] = None
 
 
-def set_stream(cp, cublas, handle: int) -> None:
-    """Bind cuBLAS `handle` to the current stream (see the module docstring)."""
-    stream = cp.cuda.get_current_stream().ptr
+def handle_and_api(cp, cublas):
+    """(cuBLAS handle bound to the current stream, the module whose GEMM functions to call):
+    cupy's handle and `cublas` outside a recording, the recording's binding and `Shim` inside."""
     if not active():
-        cublas.setStream(handle, stream)
-        return
-    lib = _lib()
-    ws = _WORKSPACE[cp.cuda.runtime.getDevice()]
-    status = lib.cublasSetStream_v2(handle, stream)
-    if status == 0:
-        status = lib.cublasSetWorkspace_v2(handle, ws.data.ptr, ws.nbytes)
-    if status != 0:
-        raise RuntimeError(f"burn capture: binding cuBLAS to the capturing stream failed "
-                           f"(cublasStatus_t {status})")  # fmt: skip
+        handle = cp.cuda.device.get_cublas_handle()
+        cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+        return handle, cublas
+    dev = cp.cuda.runtime.getDevice()
+    handle = _HANDLE[(dev, threading.get_ident())]
+    api = shim()
+    ws = _WORKSPACE[dev]
+    api.check("cublasSetStream_v2", api.set_stream(handle, cp.cuda.get_current_stream().ptr))
+    api.check("cublasSetWorkspace_v2", api.set_workspace(handle, ws.data.ptr, ws.nbytes))
+    return handle, api
 
 
-def _lib():
-    lib = _STATE["lib"]
-    if lib is None:
-        path = _loaded_cublas()
-        lib = ctypes.CDLL(path)
-        for name, args in (
-            ("cublasSetStream_v2", (ctypes.c_void_p, ctypes.c_void_p)),
-            ("cublasSetWorkspace_v2", (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)),
-        ):
-            fn = getattr(lib, name)
-            fn.argtypes, fn.restype = args, ctypes.c_int
-        _STATE["lib"] = lib
-    return lib
+class CaptureBlasError(RuntimeError):
+    """A cuBLAS call made while recording a step returned an error status."""
+
+
+class Shim:
+    """cuBLAS's GEMM entry points under cupy's wrapper names and signatures (pointers as ints),
+    called through ctypes, without a stream set first."""
+
+    CUBLASError = CaptureBlasError  # as cupy's module names its error (callers catch it)
+
+    def __init__(self, lib):
+        P, I, L = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong  # noqa: E741 - C types
+
+        def raw(name, args):
+            f = getattr(lib, name)
+            f.argtypes, f.restype = args, ctypes.c_int
+            return f
+
+        def wrapped(name, args):
+            f = raw(name, args)
+
+            def call(*a):
+                self.check(name, f(*a))
+
+            call.__name__ = name
+            return call
+
+        self.set_stream = raw("cublasSetStream_v2", [P, P])
+        self.set_workspace = raw("cublasSetWorkspace_v2", [P, P, ctypes.c_size_t])
+        gemm = [P, I, I, I, I, I, P, P, I, P, I, P, P, I]
+        self.sgemm = wrapped("cublasSgemm_v2", gemm)
+        self.dgemm = wrapped("cublasDgemm_v2", gemm)
+        batched = [P, I, I, I, I, I, P, P, I, L, P, I, L, P, P, I, L, I]
+        self.sgemmStridedBatched = wrapped("cublasSgemmStridedBatched", batched)
+        self.dgemmStridedBatched = wrapped("cublasDgemmStridedBatched", batched)
+        self.gemmEx = wrapped(
+            "cublasGemmEx", [P, I, I, I, I, I, P, P, I, I, P, I, I, P, P, I, I, I, I]
+        )
+        self.gemmStridedBatchedEx = wrapped(
+            "cublasGemmStridedBatchedEx",
+            [P, I, I, I, I, I, P, P, I, I, L, P, I, I, L, P, P, I, I, L, I, I, I],
+        )
+
+    @staticmethod
+    def check(name: str, status: int) -> None:
+        if status != 0:
+            raise CaptureBlasError(f"burn capture: {name} failed while recording a step "
+                               f"(cublasStatus_t {status})")  # fmt: skip
+
+
+def shim() -> Shim:
+    """The process's `Shim` over the libcublas cupy loaded."""
+    api = _STATE["lib"]
+    if api is None:
+        api = _STATE["lib"] = Shim(ctypes.CDLL(_loaded_cublas()))
+    return api
 
 
 def _loaded_cublas() -> str:

@@ -72,6 +72,14 @@ def _libs():
     return s
 
 
+def _capture_fns(api) -> dict:
+    """`bind`'s dtype -> (gemm, batched) table over `_capture_blas.Shim` `api`, built once."""
+    fns = _STATE.get("capture")
+    if fns is None:
+        fns = _STATE["capture"] = bind(None, api)[2]
+    return fns
+
+
 def bind(cp, cublas) -> tuple:
     """The `_libs()` tuple of cupy module `cp` and cuBLAS bindings `cublas` (the CPU stand-in
     binds its own). Every entry takes sgemm's arguments: the half types' wrap `gemmEx` with
@@ -179,11 +187,11 @@ def matmul(x, y):
     # (a bfloat16 output as `_half_ops.empty` allocates one: cupy's constructor may not take
     # ml_dtypes' dtype)
     out = cp.ndarray(shape, dt) if dt.itemsize != 2 else half_empty(shape, dt)
-    handle = cp.cuda.device.get_cublas_handle()
-    _capture_blas.set_stream(cp, cublas, handle)  # cupy's setStream, or the capture's binding
+    # cupy's handle and wrappers, or (a step recording) the capture's binding and ctypes calls
+    handle, api = _capture_blas.handle_and_api(cp, cublas)
     (ta, lda), (tb, ldb) = la, lb
     one, zero = _SCALARS[dt]
-    gemm, batched = fns[dt]
+    gemm, batched = (fns if api is cublas else _capture_fns(api))[dt]
     # column-major C^T[n, m] = op(B)^T-side first: gemm(opB, opA, n, m, k, B, ldb, A, lda, C, n)
     if count == 1:
         gemm(handle, int(tb), int(ta), n, m, k, one, y.data.ptr, ldb, x.data.ptr, lda, zero,

@@ -152,8 +152,7 @@ def q_matmul(backend, x, y):
     rt = backend.kernels_of(x.values)
     bt = transpose_i8(rt, y.values, k, n, lb[0])
     acc = rt.empty((m, n), np.dtype(np.int32))
-    handle = cp.cuda.device.get_cublas_handle()
-    _capture_blas.set_stream(cp, cublas, handle)
+    handle, cublas = _capture_blas.handle_and_api(cp, cublas)
     try:
         cublas.gemmEx(
             handle, _OP_T, _OP_N, n, m, k, _ONE.ctypes.data,
