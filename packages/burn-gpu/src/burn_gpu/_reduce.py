@@ -169,6 +169,14 @@ _SUM_KEEP_MID = """
 """
 
 
+def nan_mean_head(dtype: str) -> str:
+    """`IS_NAN(x)` and `MEANDIV(a, d)` (a sum divided by a count) for element type `dtype`."""
+    if dtype.startswith(("float", "bfloat")):
+        return "#define IS_NAN(x) isnan(x)\n#define MEANDIV(a, d) (d == 1 ? a : a / (T)d)\n"
+    # integer mean truncates; an empty mean (d == 0) stays 0 instead of trapping
+    return "#define IS_NAN(x) 0\n#define MEANDIV(a, d) (d <= 1 ? a : (T)(a / d))\n"
+
+
 def reduce_program(
     dtype: str, index_dtype: str, rwg: int, dialect: str, bias_acc: str = "", wide: bool = False
 ) -> str:
@@ -180,10 +188,7 @@ def reduce_program(
     head = fr.pragma([dtype, bias_acc or dtype]) + storage_head(fr, dtype)
     head += f"typedef {fr.ct[index_dtype]} I;\n#define RWG {rwg}\n"
     head += f"typedef {fr.compute(bias_acc or dtype)} KA;\ntypedef {fr.ct['int64'] if wide else 'int'} KX;\n"
-    if dtype.startswith(("float", "bfloat")):
-        head += "#define IS_NAN(x) isnan(x)\n#define MEANDIV(a, d) (d == 1 ? a : a / (T)d)\n"
-    else:  # integer mean truncates; an empty mean (d == 0) stays 0 instead of trapping
-        head += "#define IS_NAN(x) 0\n#define MEANDIV(a, d) (d <= 1 ? a : (T)(a / d))\n"
+    head += nan_mean_head(dtype)
     parts = [head]
     for name, (init, comb) in _RED.items():
         parts.append(_rows(name, init, comb))
