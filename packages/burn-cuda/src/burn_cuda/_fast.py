@@ -331,7 +331,8 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
                     if o is not None:
                         return o
                 # a thread per output walks its whole column: only with short columns or
-                # enough outputs to fill the GPU (cupy's tree reduction does the rest)
+                # enough outputs to fill the GPU (cupy's tree reduction does the rest: few
+                # long columns get here only when the column kernels did not compile)
                 few_long = inner > 1 and length > 256 and total < 8192
                 if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long and fits:
                     # the last dim (inner 1): a warp per row; any other: a thread per output

@@ -80,8 +80,9 @@ def reduce_dim(x: ClArray, dim: int, op: str, div: int = 1, idt=np.int32, key=No
     if outs == 0:
         return out
     i32 = np.int32
-    if op in COL_OPS and use_cols(outer, n, inner):
-        # few outputs, long columns: tiles over the columns, chunks of n (no recorded plan)
+    if op in COL_OPS and use_cols(outer, n, inner) and not rt.wg & (rt.wg - 1):
+        # few outputs, long columns: tiles over the columns, chunks of n (no recorded plan;
+        # the tiles need a power-of-two group size, which every device we know of has)
         return reduce_cols(x, out, op, outer, n, inner, div)
     if n >= 4096 or (n >= 256 and outs <= 64):
         # few long rows: a work-group per (row, chunk), partials reduced by a second launch
