@@ -6,8 +6,8 @@ partials in the compute type (float32 for half storage, float64 for float64) in 
 no atomics, so the same bits every run.
 
 Used by the float32/float64 hot path (`_fast.py`, its own kernel cache and launcher) and the
-half reductions (`_half_reduce.py`, `_kernels.kernel`): both hand `launch_cols` how to get a
-kernel, launch it and allocate the scratch.
+half reductions (`_half_reduce.py`): both hand `launch_cols` the two kernels, how to launch
+them and how to allocate the scratch.
 """
 
 from __future__ import annotations
@@ -27,18 +27,19 @@ def partial_dtype(dtype) -> np.dtype:
     return _F32 if dtype.itemsize == 2 and dtype.kind not in "iub" else dtype
 
 
-def launch_cols(get, go, new, op: str, x, out, outer: int, n: int, inner: int, div: int):
-    """`op` (sum / max / min; a mean is "sum" with `div` = n) of contiguous `x` as
-    `[outer, n, inner]` along `n` (n >= 1) into `out` (outer * inner elements of x's dtype).
-    `get(name)` gives the compiled kernel `name` of x's dtype, `go(k, grid, block, args)`
-    launches it, `new(size, dtype)` allocates the scratch of partials. Returns `out`."""
+def launch_cols(kernels, go, new, x, out, outer: int, n: int, inner: int, div: int):
+    """A column reduction of contiguous `x` as `[outer, n, inner]` along `n` (n >= 1) into
+    `out` (outer * inner elements of x's dtype) by `kernels` = (`{op}_cols`, `{op}_cols_fin`)
+    compiled for x's dtype (op: sum / max / min; a mean is the sum with `div` = n).
+    `go(k, grid, block, args)` launches a kernel, `new(size, dtype)` allocates the scratch of
+    partials. Returns `out`."""
     plan = col_plan(outer, n, inner, COL_BLOCK)
     part = out
     if plan.chunks > 1:
         part = new(outer * plan.chunks * inner, partial_dtype(x.dtype))
     geo = (_I32(outer), _I32(n), _I32(inner), _I32(plan.chunks), _I32(plan.ltx), _I32(div))
-    go(get(f"{op}_cols"), plan.groups, COL_BLOCK, (out, part, x, _I32(0), *geo))
+    go(kernels[0], plan.groups, COL_BLOCK, (out, part, x, _I32(0), *geo))
     if plan.chunks > 1:
         fin = (_I32(0), _I32(outer), _I32(plan.chunks), _I32(inner), _I32(plan.ltx), _I32(div))
-        go(get(f"{op}_cols_fin"), plan.fin_groups, COL_BLOCK, (out, part, *fin))
+        go(kernels[1], plan.fin_groups, COL_BLOCK, (out, part, *fin))
     return out

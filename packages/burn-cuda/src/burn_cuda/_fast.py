@@ -362,7 +362,8 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
         """`op` along `dim` by the column kernels; None when they do not compile here."""
         dt = x.dtype
         kop = "sum" if op == "mean" else op
-        if get("col", f"{kop}_cols", dt) is None or get("col", f"{kop}_cols_fin", dt) is None:
+        kernels = (get("col", f"{kop}_cols", dt), get("col", f"{kop}_cols_fin", dt))
+        if None in kernels:
             return None
         try:
             o = cp_new(shape[:dim] + (1,) + shape[dim + 1 :], dt)
@@ -376,9 +377,7 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
                 raise alloc_error(name, exc) from exc
 
         div = length if op == "mean" else 1
-        return launch_cols(
-            lambda k: get("col", k, dt), go.args, new, kop, x, o, total // inner, length, inner, div
-        )
+        return launch_cols(kernels, go.args, new, x, o, total // inner, length, inner, div)
 
     for op in ("sum", "mean", "max"):
         name = f"float_{op}_dim"

@@ -48,11 +48,20 @@ def _split(shape, dim):
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1 :])
 
 
-def _col_kernel(dtype):
-    """name -> burn_gpu's column kernel `name` (`_colsum.py`) for half `dtype`."""
-    return lambda name: _rawkernel(
-        ("cols", dtype, name), lambda: (col_program(dtype.name, COL_BLOCK, "cuda"), name)
-    )
+#: (dtype, op) -> burn_gpu's (`{op}_cols`, `{op}_cols_fin`) for that half dtype (`_colsum.py`)
+_COLS: dict = {}
+
+
+def _col_kernels(dtype, op: str):
+    ks = _COLS.get((dtype, op))
+    if ks is None:
+        ks = _COLS[(dtype, op)] = tuple(
+            _rawkernel(
+                ("cols", dtype, name), lambda name=name: (col_program(dtype.name, COL_BLOCK, "cuda"), name)
+            )
+            for name in (f"{op}_cols", f"{op}_cols_fin")
+        )
+    return ks
 
 
 def _go(k, grid: int, block: int, args) -> None:
@@ -82,7 +91,7 @@ def reduce_dim(kind: str, x, dim: int):
     if n == 0 and kind in ("max", "min"):
         return None
     if use_cols(outer, n, inner):  # few outputs, long columns: tiles and chunks, float32 partials
-        launch_cols(_col_kernel(x.dtype), _go, _scratch, op, x, out, outer, n, inner, div)
+        launch_cols(_col_kernels(x.dtype, op), _go, _scratch, x, out, outer, n, inner, div)
     elif inner == 1 and n >= 64:
         k = _reduce_kernel(x.dtype, _I32, f"{op}_tree")
         launch_grid(k, outs, RWG, out, x, *geo, np.int32(1), np.int32(div))

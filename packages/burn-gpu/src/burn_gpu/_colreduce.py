@@ -20,6 +20,7 @@ callers keep `x.size < 2**31`.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from ._dialect import fill, frame, storage_head
@@ -58,6 +59,7 @@ def use_cols(outer: int, n: int, inner: int) -> bool:
     return inner > 1 and n >= COLS_MIN_N and 0 < outer * inner <= COLS_MAX_OUTS
 
 
+@lru_cache(maxsize=1024)  # one call on the hot path instead of a dozen (Cuda's host time)
 def col_plan(outer: int, n: int, inner: int, rwg: int) -> ColPlan:
     """The tiles and chunks for `[outer, n, inner]` reduced along `n` (n >= 1) by groups of `rwg`
     items (a power of two): depends on the shape and `rwg` only.
