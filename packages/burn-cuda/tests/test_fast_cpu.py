@@ -174,7 +174,7 @@ def test_reductions(fast):
 
 @pytest.mark.parametrize(
     "shape,dim",
-    [((4000, 2), 0), ((3000, 17), 0), ((2, 4099, 33), 1), ((40, 64, 24), 1)],
+    [((4000, 2), 0), ((3000, 17), 0), ((2, 1100, 33), 1)],
 )
 def test_few_long_columns_take_the_column_kernels(fast, shape, dim):
     """Few outputs along a long dim other than the last (a bias gradient's sum over the batch):
