@@ -11,6 +11,8 @@ side, in microseconds:
   throughput: host-bound when the host is slower than the kernels);
 - `one`: one call between two events, the minimum over `--reps` (the GPU span of one call:
   its kernels and any gap between them).
+Two conv2d bias gradients ([n, c, h, w] summed over n, h, w: burn's `conv2d_bias_backward`, a
+block per channel) are timed the same way beside torch's `sum((0, 2, 3))`.
 burn's results are checked against numpy float64 first (a wrong sum is not timed). `--stand-in`
 runs the same cases at 1/64 of the rows on the CPU stand-in of burn-cuda's tests (the kernels
 compiled by g++, wall-clock times, no torch): it checks the probe and the routes, not speed.
@@ -34,6 +36,9 @@ CASES = [
     ("32x128x512 dim0", (32, 128, 512), (0,)),
     ("32x128x512 dim1", (32, 128, 512), (1,)),
     ("32x128x512 dims01", (32, 128, 512), (0, 1)),
+    # a conv2d bias gradient: burn's `conv2d_bias_backward` (sum_keep_mid, a block per channel)
+    ("conv bias 128x64x32x32", (128, 64, 32, 32), (0, 2, 3)),
+    ("conv bias 32x256x14x14", (32, 256, 14, 14), (0, 2, 3)),
 ]
 
 
@@ -48,15 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _burn_op(t, dims):
-    return t.sum_dim(dims[0]) if len(dims) == 1 else t.sum_dims(list(dims))
+def _burn_op(backend, t, dims):
+    """A call of burn's op for `dims` on tensor `t`: the conv bias gradient (the backend's
+    `conv2d_bias_backward` on the primitive, a [c] result) for (0, 2, 3), else sum_dim(s)."""
+    if dims == (0, 2, 3):
+        from burn_tensor import Float, Tensor
+
+        g = t.primitive
+        bias = t.sum_dims([0, 2, 3]).reshape([-1]).primitive  # only its shape is read
+        return lambda: Tensor.from_primitive(
+            backend.conv2d_bias_backward(None, None, bias, g), Float, t.device
+        )
+    if len(dims) == 1:
+        return lambda: t.sum_dim(dims[0])
+    return lambda: t.sum_dims(list(dims))
 
 
 def _check(got, x64, dims, dtype) -> float:
     """Largest error of burn's result against numpy float64, relative to the column's sum of
     magnitudes; raises past the dtype's bound."""
-    got = np.asarray(got, np.float64)
     want = x64.sum(axis=dims, keepdims=True)
+    got = np.asarray(got, np.float64).reshape(want.shape)
     scale = np.abs(x64).sum(axis=dims, keepdims=True)
     err = float(np.max(np.abs(got - want) / scale))
     bound = 1e-5 if dtype == "float32" else 2e-2
@@ -143,11 +160,13 @@ def _rows(backend, dtype, args, sync, event, torch) -> list[dict]:
     for name, shape, dims in CASES:
         if args.stand_in:
             shape = (max(shape[0] // 64, 2), *shape[1:])
+            if len(dims) == 3:  # conv bias: fewer pixels too
+                shape = (*shape[:2], 4, 4)
         x64 = rng.standard_normal(shape)
         t = Tensor.from_data(x64, backend.device())
         x64 = np.asarray(t.into_data().array, np.float64)  # the values as stored (rounded)
-        err = _check(_burn_op(t, dims).into_data().array, x64, dims, dtype)
-        fn = lambda t=t, dims=dims: _burn_op(t, dims)  # noqa: E731
+        fn = _burn_op(backend, t, dims)
+        err = _check(fn().into_data().array, x64, dims, dtype)
         reps = min(args.reps, 3) if args.stand_in else args.reps
         if args.stand_in:
             loop, one = _wall_us(fn, reps)
