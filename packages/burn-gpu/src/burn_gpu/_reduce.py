@@ -153,10 +153,16 @@ _SUM_KEEP_MID = """
   const KX c = @GROUP@;
   const int lid = @LID@;
   const KX total = outer * inner;
+  /* element k = a * inner + b; a and b step by (RWG / inner, RWG % inner) per iteration: one
+     division per item, not one (64-bit with `wide`) per element; the same elements in the same
+     order */
+  const KX da = RWG / inner, db = RWG - da * inner;
+  KX a = lid / inner, b = lid - a * inner;
   KA acc = (KA)0;
   for (KX k = lid; k < total; k += RWG) {
-    KX a = k / inner, b = k - a * inner;
     acc += (KA)LOAD(x, xo + (a * n + c) * inner + b);
+    a += da; b += db;
+    if (b >= inner) { b -= inner; ++a; }
   }
   part[lid] = acc;
   @BARRIER@
