@@ -46,9 +46,11 @@ def _run(cl_queue, prg, op, x, shape, dt, div=1):
 SHAPES = [(3, 40, 5), (1, 3000, 17), (2, 1100, 33), (1, 700, 2)]
 
 
-# each kernel costs PoCL ~0.25 s to compile cold (CI): float32 runs every op, int32 the sum /
-# mean (the same text with another T); float64 runs in burn-opencl's conformance suite
-@pytest.mark.parametrize("dt,ops", [("float32", ("sum", "max", "min", "mean")), ("int32", ("sum", "mean"))])
+# each kernel costs PoCL ~0.25-0.4 s to compile cold (CI): float32 runs sum / mean / max (min is
+# max's text with `<`; burn-opencl's conformance suite runs it, and float64), int32 the sum / mean
+@pytest.mark.parametrize(
+    "dt,ops", [("float32", ("sum", "max", "mean")), ("int32", ("sum", "mean"))]
+)
 def test_column_kernels_match_numpy_float64(cl_queue, cl_build, dt, ops):
     prg = cl_build(col_program(dt, RWG, "opencl"))
     rng = np.random.default_rng(5)
@@ -102,9 +104,8 @@ def test_half_storage_sums_in_float32_rounded_once(cl_queue, cl_build, dt):
     np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
     mean, _ = _run(cl_queue, prg, "sum", storage, x.shape, dt, 3000)
     mean = mean.view(np_dt) if dt == "bfloat16" else mean
-    np.testing.assert_allclose(
-        mean.astype(np.float64), x.astype(np.float64).mean(1), rtol=1e-2 if dt == "bfloat16" else 1e-3
-    )
+    rtol = 1e-2 if dt == "bfloat16" else 1e-3
+    np.testing.assert_allclose(mean.astype(np.float64), x.astype(np.float64).mean(1), rtol=rtol)
 
 
 def test_plan_depends_on_the_shape_only_and_rejects_bad_geometry():
