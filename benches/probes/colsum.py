@@ -11,8 +11,10 @@ side, in microseconds:
   throughput: host-bound when the host is slower than the kernels);
 - `one`: one call between two events, the minimum over `--reps` (the GPU span of one call:
   its kernels and any gap between them).
-Two conv2d bias gradients ([n, c, h, w] summed over n, h, w: burn's `conv2d_bias_backward`, a
-block per channel) are timed the same way beside torch's `sum((0, 2, 3))`.
+A Linear bias gradient (burn's `linear_bias_backward` on [4096, 512]: one cuBLAS GEMM against a
+ones vector in float32, the column kernels in bfloat16) and two conv2d bias gradients ([n, c, h,
+w] summed over n, h, w: burn's `conv2d_bias_backward`, a block per channel) are timed the same
+way beside torch's `sum(0)` / `sum((0, 2, 3))`.
 burn's results are checked against numpy float64 first (a wrong sum is not timed). `--stand-in`
 runs the same cases at 1/64 of the rows on the CPU stand-in of burn-cuda's tests (the kernels
 compiled by g++, wall-clock times, no torch): it checks the probe and the routes, not speed.
@@ -36,6 +38,9 @@ CASES = [
     ("32x128x512 dim0", (32, 128, 512), (0,)),
     ("32x128x512 dim1", (32, 128, 512), (1,)),
     ("32x128x512 dims01", (32, 128, 512), (0, 1)),
+    # a Linear bias gradient: burn's `linear_bias_backward` (float32: `_gemm.sum_rows`, one GEMM
+    # against a ones vector at this size; half: the column kernels)
+    ("linear bias 4096x512", (4096, 512), "linear"),
     # a conv2d bias gradient: burn's `conv2d_bias_backward` (sum_keep_mid, a block per channel)
     ("conv bias 128x64x32x32", (128, 64, 32, 32), (0, 2, 3)),
     ("conv bias 32x256x14x14", (32, 256, 14, 14), (0, 2, 3)),
@@ -56,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _burn_op(backend, t, dims):
     """A call of burn's op for `dims` on tensor `t`: the conv bias gradient (the backend's
     `conv2d_bias_backward` on the primitive, a [c] result) for (0, 2, 3), else sum_dim(s)."""
+    if dims == "linear":
+        from burn_tensor import Float, Tensor
+
+        g = t.primitive
+        return lambda: Tensor.from_primitive(backend.linear_bias_backward(g), Float, t.device)
     if dims == (0, 2, 3):
         from burn_tensor import Float, Tensor
 
@@ -72,6 +82,7 @@ def _burn_op(backend, t, dims):
 def _check(got, x64, dims, dtype) -> float:
     """Largest error of burn's result against numpy float64, relative to the column's sum of
     magnitudes; raises past the dtype's bound."""
+    dims = (0,) if dims == "linear" else dims
     want = x64.sum(axis=dims, keepdims=True)
     got = np.asarray(got, np.float64).reshape(want.shape)
     scale = np.abs(x64).sum(axis=dims, keepdims=True)
@@ -160,7 +171,7 @@ def _rows(backend, dtype, args, sync, event, torch) -> list[dict]:
     for name, shape, dims in CASES:
         if args.stand_in:
             shape = (max(shape[0] // 64, 2), *shape[1:])
-            if len(dims) == 3:  # conv bias: fewer pixels too
+            if dims == (0, 2, 3):  # conv bias: fewer pixels too
                 shape = (*shape[:2], 4, 4)
         x64 = rng.standard_normal(shape)
         t = Tensor.from_data(x64, backend.device())
@@ -176,7 +187,8 @@ def _rows(backend, dtype, args, sync, event, torch) -> list[dict]:
                "rel_err": err}  # fmt: skip
         if torch is not None:
             tx = torch.tensor(x64, device="cuda", dtype=getattr(torch, dtype))
-            tfn = lambda tx=tx, dims=dims: tx.sum(dim=dims, keepdim=True)  # noqa: E731
+            tdims = (0,) if dims == "linear" else dims
+            tfn = lambda tx=tx, d=tdims: tx.sum(dim=d, keepdim=True)  # noqa: E731
             row["torch_loop_us"], row["torch_one_us"] = _events_us(
                 torch.cuda.synchronize, _TorchEvent, tfn, args.reps
             )
