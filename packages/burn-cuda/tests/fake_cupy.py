@@ -182,6 +182,8 @@ def _hot_names() -> dict:
             out[fsrc.kernel_name(f"row_{op}", dt)] = ("row", op)
             out[fsrc.mid_kernel(op)] = ("mid", "sum" if op == "mean" else op)
         out[fsrc.kernel_name("sum_all", dt)] = ("sum_all", "")
+    for op in ("sum", "max", "min"):  # burn_gpu's column kernels (one name for every dtype)
+        out[f"{op}_cols"] = out[f"{op}_cols_fin"] = ("col", op)
     return out
 
 

@@ -34,6 +34,9 @@ def test_every_hot_kernel_compiles(dtype):
             assert kernels.get("row", op, dt) is not None, _fast.FAILED
             assert kernels.get("mid", op, dt) is not None, _fast.FAILED
         assert kernels.get("sum_all", "", dt) is not None, _fast.FAILED
+        for op in ("sum", "max", "min"):
+            for name in (f"{op}_cols", f"{op}_cols_fin"):
+                assert kernels.get("col", name, dt) is not None, _fast.FAILED
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -96,3 +99,27 @@ def test_big_add_is_exact_and_vectorised():
     t = Tensor.from_data(x, dev)
     np.testing.assert_array_equal((t + t).numpy(), x + x)
     np.testing.assert_array_equal((t[1:] + t[1:]).numpy(), x[1:] + x[1:])  # misaligned view
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("shape,dim", [((4096, 512), 0), ((4096, 2048), 0), ((32, 128, 512), 1)])
+def test_bias_gradient_shapes_take_the_column_kernels(dtype, shape, dim):
+    """The transformer's bias-gradient sums (few outputs, a long dim other than the last):
+    burn_gpu's column kernels, against numpy float64 on the stored values, the same bits twice
+    (no atomics), float32 partials for the half types (one rounding)."""
+    dev = Cuda(float_dtype=dtype).device()
+    x = np.random.default_rng(1).standard_normal(shape)
+    t = Tensor.from_data(x, dev)
+    rx = np.asarray(t.into_data().array, np.float64)
+    scale = np.abs(rx).sum(dim, keepdims=True)
+    bound = {"float32": 4e-6, "float64": 1e-14}.get(dtype, 2.0**-8)  # chains of ~22 adds
+    for op, ref in (("sum_dim", rx.sum), ("mean_dim", rx.mean)):
+        got = getattr(t, op)(dim).numpy().astype(np.float64)
+        want = ref(dim, keepdims=True)
+        div = 1 if op == "sum_dim" else shape[dim]
+        assert np.all(np.abs(got - want) <= bound * scale / div + 1e-30), (op, dtype)
+    np.testing.assert_array_equal(t.max_dim(dim).numpy().astype(np.float64), rx.max(dim, keepdims=True))
+    a, b = t.sum_dim(dim).into_data().array, t.sum_dim(dim).into_data().array
+    assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+    if dtype in ("float32", "float64"):
+        assert ("col", "sum_cols", dtype) in _fast.COMPILED

@@ -115,3 +115,36 @@ def test_float32_moments_stay_float32_for_a_bf16_parameter():
         bc2 = np.sqrt(1 - 0.999**2)
         want = _r(p, "bfloat16") - 0.1 * (w1 * bc2 / (1 - 0.9**2)) / (np.sqrt(w2) + 1e-8 * bc2)
         np.testing.assert_allclose(_get(new), want, rtol=2 * EPS["bfloat16"], atol=1e-3)
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_long_column_sums_take_the_column_kernels_in_float32(dt):
+    """sum / mean / max over a long dim other than the last (a bias gradient's sum over the
+    batch): burn_gpu's column kernels (chunk partials in float32, one rounding), not a thread
+    walking each whole column (`sum_rows`: 200 us per call on the H200). 3000 values near 1: a
+    half running sum would stall at 256 (bfloat16) / 2048 (float16)."""
+    from burn_tensor import Tensor
+    from cpu_backend import cuda_on_cpu_backend
+
+    rng = np.random.default_rng(4)
+    x = 1.0 + rng.uniform(0, 1e-3, (3000, 17))
+    y = rng.standard_normal((2, 700, 33))
+    with cuda_on_cpu_backend(float_dtype=dt) as (backend, fake):
+        d = backend.device()
+        tx, ty = Tensor.from_data(x, d), Tensor.from_data(y, d)
+        rx, ry = _r(x, dt), _r(y, dt)
+        start = len(fake.launches)
+        got = _get(tx.sum_dim(0))
+        names = [k.name for k in fake.launches[start:]]
+        assert names == ["sum_cols", "sum_cols_fin"], names
+        # float32 partials and sums: numpy's float64 sum rounded once to the half type
+        np.testing.assert_array_equal(got, _r(rx.sum(0, keepdims=True), dt))
+        tol = {"rtol": EPS[dt], "atol": 1e-6}
+        np.testing.assert_allclose(_get(tx.mean_dim(0)), _r(rx.mean(0, keepdims=True), dt), **tol)
+        np.testing.assert_allclose(_get(ty.sum_dim(1)), _r(ry.sum(1, keepdims=True), dt),
+                                   rtol=EPS[dt], atol=4 * EPS[dt])  # fmt: skip
+        np.testing.assert_array_equal(_get(ty.max_dim(1)), ry.max(1, keepdims=True))
+        np.testing.assert_array_equal(_get(ty.min_dim(1)), ry.min(1, keepdims=True))
+        a = ty.sum_dim(1).into_data().array
+        assert np.asarray(a).tobytes() == np.asarray(ty.sum_dim(1).into_data().array).tobytes()
+        assert any(k.name == "max_cols" for k in fake.launches[start:])

@@ -110,6 +110,30 @@ def test_conv2d_bias_backward_grid_stride(env):
     assert _last(cp, "sum_keep_mid")[2:4] == ((5,), (512,))
 
 
+@pytest.mark.parametrize("dt", ["float32", "bfloat16", "float16"])
+def test_conv2d_bias_backward_strided_and_half_take_the_kernel(dt):
+    """A strided float32 gradient (copied once) and the half types (float64 sums, one rounding;
+    bfloat16 without the float32 detour's conversion kernels) take `sum_keep_mid`, not cupy's
+    multi-axis sum (30-70 us of host time per call)."""
+    np_dt = {"bfloat16": ml_dtypes.bfloat16}.get(dt, dt)
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype=dt) as (B, cp):
+        g = _rand((3, 5, 14, 15), 11).astype(np_dt)
+        gd = asfake(g)
+        if dt == "float32":
+            gd = asfake(np.ascontiguousarray(np.swapaxes(g, 2, 3))).swapaxes(2, 3)
+            assert not gd.flags.c_contiguous
+        start = len(cp.launches)
+        got = B.conv2d_bias_backward(None, None, asfake(np.zeros(5, np_dt)), gd)
+        assert np.asarray(got).dtype == np.dtype(np_dt)
+        ran = [launch.name for launch in cp.launches[start:]]
+        assert ran == ["sum_keep_mid"] or (dt == "float32" and ran[-1] == "sum_keep_mid"), ran
+        want = g.astype(np.float64).sum(axis=(0, 2, 3))
+        np.testing.assert_array_equal(np.asarray(got), want.astype(np.float32).astype(np_dt))
+        assert _last(cp, "sum_keep_mid")[2:4] == ((5,), (512,))
+        empty = B.conv2d_bias_backward(None, None, asfake(np.zeros(5, np_dt)), asfake(g[:0]))
+        np.testing.assert_array_equal(np.asarray(empty, np.float64), np.zeros(5))
+
+
 # -- pools -------------------------------------------------------------------------------------
 def test_max_pool2d_and_backward(env):
     B, cp = env

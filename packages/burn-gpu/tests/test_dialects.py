@@ -122,6 +122,17 @@ def test_reduce_program_differs_only_by_dialect(dt):
     _same_but_dialect(cl, cu)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "bfloat16", "float16"])
+def test_col_program_differs_only_by_dialect(dt):
+    from burn_gpu import col_program
+
+    cl, cu = col_program(dt, 256, "opencl"), col_program(dt, 256, "cuda")
+    names = re.findall(r"__global__ void (\w+)\(", cu)
+    assert names == [f"{op}_cols{fin}" for op in ("sum", "max", "min") for fin in ("", "_fin")]
+    if dt not in ("bfloat16", "float16"):  # half helpers differ by more than the words
+        _same_but_dialect(cl, cu)
+
+
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_pool_program_differs_only_by_dialect(dt):
     from burn_gpu import pool_program
@@ -234,6 +245,7 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     from burn_gpu import (
         adam_many_program,
         adam_program,
+        col_program,
         conv_program,
         fill_program,
         index_program,
@@ -252,6 +264,8 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["random_f32"] = random_program("float32", "cuda")
     sources["random_i64"] = random_program("int64", "cuda", f64=True)
     sources["reduce_f64"] = reduce_program("float64", "int64", 256, "cuda")
+    sources["cols_f32"] = col_program("float32", 256, "cuda")
+    sources["cols_bf16"] = col_program("bfloat16", 256, "cuda")
     sources["pool_f32"] = pool_program("float32", "int32", "cuda")
     sources["softmax_f32"] = softmax_program("float32", "cuda")
     sources["softmax_f64"] = softmax_program("float64", "cuda")

@@ -97,14 +97,18 @@ def test_sum_keep_mid_in_float64_with_wide_indices(cl_queue, cl_build):
         pytest.skip("no cl_khr_fp64 on this device")
     src = reduce_program("float32", "int32", 64, "opencl", bias_acc="float64", wide=True)
     prg = cl_build(src)
-    x = (np.random.default_rng(9).standard_normal((3, 5, 1000)) * 1e4).astype(np.float32)
-    mf = cl.mem_flags
-    xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
-    out = np.empty(5, np.float32)
-    ob = cl.Buffer(ctx, mf.READ_WRITE, out.nbytes)
     k = cl.Kernel(prg, "sum_keep_mid")
-    k.set_args(ob, xb, *map(np.int64, (0, 3, 5, 1000)))
-    cl.enqueue_nd_range_kernel(queue, k, (5 * 64,), (64,))
-    cl.enqueue_copy(queue, out, ob)
-    queue.finish()
-    np.testing.assert_array_equal(out, x.astype(np.float64).sum((0, 2)).astype(np.float32))
+    mf = cl.mem_flags
+    # inner above, at, just around and below the 64-item group, and 1 (a bias over rows): the
+    # items step through [outer, inner] without a division per element
+    for shape in [(3, 5, 1000), (3, 2, 64), (4, 2, 65), (5, 3, 63), (9, 2, 7), (70, 3, 1)]:
+        x = (np.random.default_rng(9).standard_normal(shape) * 1e4).astype(np.float32)
+        xb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
+        out = np.empty(shape[1], np.float32)
+        ob = cl.Buffer(ctx, mf.READ_WRITE, out.nbytes)
+        k.set_args(ob, xb, *map(np.int64, (0, *shape)))
+        cl.enqueue_nd_range_kernel(queue, k, (shape[1] * 64,), (64,))
+        cl.enqueue_copy(queue, out, ob)
+        queue.finish()
+        want = x.astype(np.float64).sum((0, 2)).astype(np.float32)
+        np.testing.assert_array_equal(out, want, err_msg=str(shape))

@@ -179,6 +179,7 @@ NATIVE = (
     "attention_backward",
     "attention_with_lse",
     "attention_lse_backward",
+    "conv2d_bias_backward",  # burn_gpu's sum_keep_mid reads bf16 (float64 sums, one rounding)
 )
 #: composite ops whose default decomposition runs on the half ops (matmul on bf16 tensor
 #: cores, the rest `_half_ops`'s kernels): no detour around them, which would turn their

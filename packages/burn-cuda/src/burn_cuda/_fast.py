@@ -17,9 +17,11 @@ device (cupy caches the binaries on disk too).
 from __future__ import annotations
 
 import numpy as np
+from burn_gpu import use_cols
 
 from . import _fast_source as fsrc
 from . import _launch
+from ._colsum import launch_cols
 from ._dtypes import KERNEL_FLOATS
 
 BLOCK = 256
@@ -302,8 +304,9 @@ def _relu_backward(self, output, grad):  # burn_tensor's default, for what the k
 
 def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
     """float_sum (small tensors: one block), float_sum_dim / mean_dim / max_dim (a warp per row
-    along the last dim; a thread per output along any other: burn_gpu's `{op}_rows`, the kernel
-    OpenCl runs); other cases fall back to the table's entries."""
+    along the last dim; along any other burn_gpu's column kernels for few outputs and a long dim
+    (`_colsum.py`), else a thread per output: burn_gpu's `{op}_rows`, the kernels OpenCl runs);
+    other cases fall back to the table's entries."""
     cp_new = cp.ndarray
     out: dict = {}
 
@@ -319,11 +322,18 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
                 for d in shape[dim + 1 :]:
                     inner *= d
                 total = x.size // length if length else 0
-                # a thread per output walks its whole column: only with short columns or
-                # enough outputs to fill the GPU (cupy's tree reduction does the rest)
-                few_long = inner > 1 and length > 256 and total < 8192
-                # the shared thread-per-output kernels index with ints
+                # the shared thread-per-output and column kernels index with ints
                 fits = inner == 1 or x.size <= _INT_MAX
+                if fits and use_cols(total // inner if inner else 0, length, inner):
+                    # few outputs, long columns: burn_gpu's column kernels (tiles over the
+                    # columns, chunks of the dim, a fixed-order second pass)
+                    o = _cols(name, op, x, shape, dim, total, length, inner)
+                    if o is not None:
+                        return o
+                # a thread per output walks its whole column: only with short columns or
+                # enough outputs to fill the GPU (cupy's tree reduction does the rest: few
+                # long columns get here only when the column kernels did not compile)
+                few_long = inner > 1 and length > 256 and total < 8192
                 if 0 < length and (inner > 1 or length <= ROW_MAX) and not few_long and fits:
                     # the last dim (inner 1): a warp per row; any other: a thread per output
                     k = get("row" if inner == 1 else "mid", op, dt)
@@ -347,6 +357,27 @@ def reductions(cp, table: dict, get, oom, alloc_error, go) -> dict:
 
         run.__name__ = f"{op}_dim"
         return run
+
+    def _cols(name, op, x, shape, dim, total, length, inner):
+        """`op` along `dim` by the column kernels; None when they do not compile here."""
+        dt = x.dtype
+        kop = "sum" if op == "mean" else op
+        kernels = (get("col", f"{kop}_cols", dt), get("col", f"{kop}_cols_fin", dt))
+        if None in kernels:
+            return None
+        try:
+            o = cp_new(shape[:dim] + (1,) + shape[dim + 1 :], dt)
+        except oom as exc:
+            raise alloc_error(name, exc) from exc
+
+        def new(size, pdt):
+            try:
+                return cp_new((size,), pdt)
+            except oom as exc:
+                raise alloc_error(name, exc) from exc
+
+        div = length if op == "mean" else 1
+        return launch_cols(kernels, go.args, new, x, o, total // inner, length, inner, div)
 
     for op in ("sum", "mean", "max"):
         name = f"float_{op}_dim"

@@ -11,8 +11,9 @@ add streams at full bandwidth; a one-span broadcast variant (`[outer, 1, inner]`
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import KERNELS, kind_of, reduce_program
+from burn_gpu import KERNELS, col_program, kind_of, reduce_program
 
+from ._colsum import COL_BLOCK
 from ._dtypes import c_type
 
 #: the hot-path ops by operand form; their C expressions are burn_gpu's expression table's
@@ -231,7 +232,7 @@ def sum_all(dtype) -> str:
 
 def source(kind: str, op: str, dtype) -> tuple[str, str]:
     """(source, kernel name) of hot-path kernel `kind` ("binary", "bc", "unary", "scalar",
-    "row", "sum_all") for op `op` and element type `dtype`."""
+    "row", "mid", "col", "sum_all") for op `op` and element type `dtype`."""
     if kind == "binary":
         return binary(op, dtype), kernel_name(op, dtype)
     if kind == "bc":
@@ -246,4 +247,6 @@ def source(kind: str, op: str, dtype) -> tuple[str, str]:
         return reduce_program(np.dtype(dtype).name, "int32", BLOCK_MID, "cuda"), mid_kernel(op)
     if kind == "sum_all":
         return sum_all(dtype), kernel_name("sum_all", dtype)
+    if kind == "col":  # burn_gpu's column reductions: `op` is the kernel's name (`sum_cols`, ...)
+        return col_program(np.dtype(dtype).name, COL_BLOCK, "cuda"), op
     raise ValueError(f"unknown hot-path kernel kind {kind!r}")

@@ -8,7 +8,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_gpu import adam_program, layer_norm_program, reduce_program, row_group
+from burn_gpu import (
+    adam_program,
+    col_program,
+    layer_norm_program,
+    reduce_program,
+    row_group,
+    use_cols,
+)
 
 from ._half_ops import (
     BLOCK,
@@ -21,6 +28,7 @@ from ._half_ops import (
     contiguous,
     empty,
 )
+from ._colsum import COL_BLOCK, launch_cols
 from ._kernels import launch_grid
 from ._platform import load_cupy
 
@@ -40,9 +48,34 @@ def _split(shape, dim):
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1 :])
 
 
+#: (dtype, op) -> burn_gpu's (`{op}_cols`, `{op}_cols_fin`) for that half dtype (`_colsum.py`)
+_COLS: dict = {}
+
+
+def _col_kernels(dtype, op: str):
+    ks = _COLS.get((dtype, op))
+    if ks is None:
+        ks = _COLS[(dtype, op)] = tuple(
+            _rawkernel(
+                ("cols", dtype, name), lambda name=name: (col_program(dtype.name, COL_BLOCK, "cuda"), name)
+            )
+            for name in (f"{op}_cols", f"{op}_cols_fin")
+        )
+    return ks
+
+
+def _go(k, grid: int, block: int, args) -> None:
+    launch_grid(k, grid, block, *args)
+
+
+def _scratch(size: int, dtype):
+    return load_cupy().ndarray((size,), dtype)
+
+
 def reduce_dim(kind: str, x, dim: int):
-    """sum/mean/max/min of half array `x` along `dim` (kept as 1): one group per output along
-    the last dim of long rows (`*_tree`), a thread per output otherwise (`*_rows`)."""
+    """sum/mean/max/min of half array `x` along `dim` (kept as 1): the column kernels for few
+    outputs along a long dim other than the last (`_colsum.py`), one group per output along the
+    last dim of long rows (`*_tree`), a thread per output otherwise (`*_rows`)."""
     if x.size > _MAX_N or x.ndim == 0:
         return None
     x = contiguous(x)
@@ -57,7 +90,9 @@ def reduce_dim(kind: str, x, dim: int):
     geo = (np.int32(0), np.int32(outer), np.int32(n), np.int32(inner))
     if n == 0 and kind in ("max", "min"):
         return None
-    if inner == 1 and n >= 64:
+    if use_cols(outer, n, inner):  # few outputs, long columns: tiles and chunks, float32 partials
+        launch_cols(_col_kernels(x.dtype, op), _go, _scratch, x, out, outer, n, inner, div)
+    elif inner == 1 and n >= 64:
         k = _reduce_kernel(x.dtype, _I32, f"{op}_tree")
         launch_grid(k, outs, RWG, out, x, *geo, np.int32(1), np.int32(div))
     else:

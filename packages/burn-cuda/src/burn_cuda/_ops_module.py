@@ -12,14 +12,16 @@ Other cases take the defaults (unfold4d and matmul for weights, conv_transpose2d
 
 from __future__ import annotations
 
+import numpy as np
 from burn_gpu import GpuModuleOps, col2im, unfold
 from burn_tensor.array_api import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions
 
 from . import _gemm
-from ._dtypes import KERNEL_FLOATS
+from ._dtypes import HALF_DTYPES, KERNEL_FLOATS
 from ._gpu_runtime import kernels_of
 from ._kernel_source import BIAS_BLOCK
+from ._half_ops import contiguous, empty
 from ._kernels import i64, kernel, launch_grid
 from ._ops_linear import add_bias, direct
 from ._platform import load_cupy
@@ -93,16 +95,18 @@ class CudaModuleOps(GpuModuleOps):
         return super().conv2d_weight_backward(x, weight, output_grad, options)
 
     def conv2d_bias_backward(self, x, weight, bias, output_grad):
-        # one reduction over (batch, h, w), not three sum_dims; float32/float64 contiguous: our
-        # kernel, a block per channel (cupy's multi-axis sum took 30-70 us of host time)
+        # one reduction over (batch, h, w), not three sum_dims: our kernel, a block per channel
+        # (cupy's multi-axis sum took 30-70 us of host time); float32/float64 and the half
+        # types (float64 accumulation, one rounding), a strided gradient copied first
         cp = load_cupy()
         g = output_grad
-        if g.dtype in _BIAS_DTYPES and g.ndim == 4 and g._c_contiguous:
+        if (g.dtype in _BIAS_DTYPES or g.dtype in HALF_DTYPES) and g.ndim == 4:
+            g = contiguous(g)
             n, c, h, w = g.shape
+            out = empty((c,), g.dtype)
             if n * h * w == 0:
-                out = cp.zeros((c,), g.dtype)
+                out.view(np.uint8).fill(0)  # all-zero bits: +0.0 in every float type
             else:
-                out = cp.ndarray((c,), g.dtype)
                 # burn_gpu's sum_keep_mid (float64 accumulation, a fixed tree: same bits every run)
                 k = kernel("sum_keep_mid", g.dtype)
                 launch_grid(k, c, BIAS_BLOCK, out, g, i64(0), i64(n), i64(c), i64(h * w))

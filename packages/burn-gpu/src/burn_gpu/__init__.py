@@ -8,6 +8,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
   uses (one node is an eager op);
 - `eager_program(dtype, dialect)` (`_eager.py`): the eager elementwise kernels of one type;
 - `reduce_program(dtype, index_dtype, rwg, dialect)` (`_reduce.py`): reductions, scans, sort;
+- `col_program(dtype, rwg, dialect)`, `col_plan`, `use_cols` (`_colreduce.py`): column
+  reductions (few outputs, a long reduced dim: tiles over the columns, chunks of the dim);
 - `index_program(dtype, index_dtype, dialect)` (`_index.py`): gather/select, scatter adds;
 - `conv_program(dtype, dialect)` (`_conv.py`): im2col, col2im, interpolation;
 - `vol_program(dtype, index_dtype, dialect)` (`_vol.py`): vol2col, col2vol, the 3-D pools;
@@ -68,6 +70,7 @@ from ._vol import VOL_FIELDS, vol_args, vol_program
 from ._ops_volume import GpuVolumeOps
 from ._random import KINDS, random_program
 from ._reduce import reduce_program
+from ._colreduce import COL_OPS, ColPlan, col_plan, col_program, use_cols
 from ._ops_rnn import GpuRnnOps
 from ._rnn import HMAX as RNN_HMAX
 from ._rnn import rnn_program
@@ -156,6 +159,11 @@ __all__ = [
     "pool_program",
     "random_program",
     "reduce_program",
+    "COL_OPS",
+    "ColPlan",
+    "col_plan",
+    "col_program",
+    "use_cols",
     "render",
     "render_reduction",
     "row_group",

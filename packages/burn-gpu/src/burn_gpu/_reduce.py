@@ -153,10 +153,16 @@ _SUM_KEEP_MID = """
   const KX c = @GROUP@;
   const int lid = @LID@;
   const KX total = outer * inner;
+  /* element k = a * inner + b; a and b step by (RWG / inner, RWG % inner) per iteration: one
+     division per item, not one (64-bit with `wide`) per element; the same elements in the same
+     order */
+  const KX da = RWG / inner, db = RWG - da * inner;
+  KX a = lid / inner, b = lid - a * inner;
   KA acc = (KA)0;
   for (KX k = lid; k < total; k += RWG) {
-    KX a = k / inner, b = k - a * inner;
     acc += (KA)LOAD(x, xo + (a * n + c) * inner + b);
+    a += da; b += db;
+    if (b >= inner) { b -= inner; ++a; }
   }
   part[lid] = acc;
   @BARRIER@
@@ -167,6 +173,14 @@ _SUM_KEEP_MID = """
   if (lid == 0) STORE(o, c, (T)part[0]);
 }
 """
+
+
+def nan_mean_head(dtype: str) -> str:
+    """`IS_NAN(x)` and `MEANDIV(a, d)` (a sum divided by a count) for element type `dtype`."""
+    if dtype.startswith(("float", "bfloat")):
+        return "#define IS_NAN(x) isnan(x)\n#define MEANDIV(a, d) (d == 1 ? a : a / (T)d)\n"
+    # integer mean truncates; an empty mean (d == 0) stays 0 instead of trapping
+    return "#define IS_NAN(x) 0\n#define MEANDIV(a, d) (d <= 1 ? a : (T)(a / d))\n"
 
 
 def reduce_program(
@@ -180,10 +194,7 @@ def reduce_program(
     head = fr.pragma([dtype, bias_acc or dtype]) + storage_head(fr, dtype)
     head += f"typedef {fr.ct[index_dtype]} I;\n#define RWG {rwg}\n"
     head += f"typedef {fr.compute(bias_acc or dtype)} KA;\ntypedef {fr.ct['int64'] if wide else 'int'} KX;\n"
-    if dtype.startswith(("float", "bfloat")):
-        head += "#define IS_NAN(x) isnan(x)\n#define MEANDIV(a, d) (d == 1 ? a : a / (T)d)\n"
-    else:  # integer mean truncates; an empty mean (d == 0) stays 0 instead of trapping
-        head += "#define IS_NAN(x) 0\n#define MEANDIV(a, d) (d <= 1 ? a : (T)(a / d))\n"
+    head += nan_mean_head(dtype)
     parts = [head]
     for name, (init, comb) in _RED.items():
         parts.append(_rows(name, init, comb))

@@ -1,12 +1,14 @@
 """Reductions, arg ops, scans and sorting: launchers over burn_gpu's reduction kernels
-(`burn_gpu.reduce_program`, rendered in the OpenCL dialect)."""
+(`burn_gpu.reduce_program`, rendered in the OpenCL dialect), and its column reductions
+(`burn_gpu.col_program`) for sums / means / max / min along a dim other than the last with few
+outputs and a long dim (`burn_gpu.use_cols`)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from burn_gpu import reduce_program
+from burn_gpu import COL_OPS, col_plan, col_program, reduce_program, use_cols
 
 from . import _ew
 from ._array import ClArray
@@ -21,6 +23,36 @@ def _kernel(rt, dt, idt, name):
 
 def render(dt: np.dtype, idt: np.dtype, rwg: int) -> str:
     return reduce_program(np.dtype(dt).name, np.dtype(idt).name, rwg, "opencl")
+
+
+def _col_kernel(rt, dt, name):
+    dt = np.dtype(dt)
+    key = ("cols", dt.str, rt.wg)
+    return rt.kernel(key, name, lambda: col_program(dt.name, rt.wg, "opencl"))
+
+
+def _accumulator(dt: np.dtype) -> np.dtype:
+    """The type the column kernels' partials are kept in (their compute type `T`)."""
+    return np.dtype(np.float32) if dt.name in ("float16", "bfloat16") else dt
+
+
+def reduce_cols(x: ClArray, out: ClArray, op: str, outer: int, n: int, inner: int, div: int):
+    """`op` of contiguous x as [outer, n, inner] along n into `out` by the column kernels: one
+    launch, or two with per-chunk partials (in float32 for half storage) in a scratch buffer."""
+    rt = x.rt
+    plan = col_plan(outer, n, inner, rt.wg)
+    i32 = np.int32
+    part = out
+    if plan.chunks > 1:
+        part = ClArray.empty(rt, (outer * plan.chunks * inner,), _accumulator(x.dtype))
+    geo = [i32(outer), i32(n), i32(inner), i32(plan.chunks), i32(plan.ltx), i32(div)]
+    k = _col_kernel(rt, x.dtype, f"{op}_cols")
+    rt.launch(k, (plan.groups * rt.wg,), (rt.wg,), [out.buf, part.buf, x.buf, i32(x.offset), *geo])
+    if plan.chunks > 1:
+        k = _col_kernel(rt, x.dtype, f"{op}_cols_fin")
+        fin = [i32(0), i32(outer), i32(plan.chunks), i32(inner), i32(plan.ltx), i32(div)]
+        rt.launch(k, (plan.fin_groups * rt.wg,), (rt.wg,), [out.buf, part.buf, *fin])
+    return out
 
 
 def _split(x: ClArray, dim: int):
@@ -48,6 +80,10 @@ def reduce_dim(x: ClArray, dim: int, op: str, div: int = 1, idt=np.int32, key=No
     if outs == 0:
         return out
     i32 = np.int32
+    if op in COL_OPS and use_cols(outer, n, inner) and not rt.wg & (rt.wg - 1):
+        # few outputs, long columns: tiles over the columns, chunks of n (no recorded plan;
+        # the tiles need a power-of-two group size, which every device we know of has)
+        return reduce_cols(x, out, op, outer, n, inner, div)
     if n >= 4096 or (n >= 256 and outs <= 64):
         # few long rows: a work-group per (row, chunk), partials reduced by a second launch
         wg = rt.wg

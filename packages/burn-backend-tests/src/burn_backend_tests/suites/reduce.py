@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from burn_tensor import Bool, Float, Int, Tensor
+from burn_tensor import Bool, DType, Float, Int, Tensor
 
 from .._ctx import LAYOUTS, sample
 
@@ -85,6 +85,40 @@ def test_dim_reductions_keep_dim(burn, name, kind, layout):
         else:
             expected = ref(x, axis=dim, keepdims=True)
         _r(burn, op(t, dim), expected, kind)
+
+
+# Few outputs, long reduced dims (a bias gradient's sum over the batch, at small scale): the
+# GPU backends take their column kernels here (tiles over the columns, the dim split in chunks
+# with a ragged last one, a second pass over the chunk partials), one launch for the short
+# column. Float only: the int sums run the same kernel text (burn-gpu's tests run it on int32),
+# and each kernel is a cold PoCL compile in CI.
+COLUMN_CASES = {
+    "3000x17_dim0": ((3000, 17), 0),
+    "2x1100x33_dim1": ((2, 1100, 33), 1),
+    "40x64x24_dim1": ((40, 64, 24), 1),
+    "700x2_dim0": ((700, 2), 0),
+}
+
+
+@pytest.mark.parametrize("case", list(COLUMN_CASES))
+def test_column_sum_mean_max_min_long_dims(burn, case):
+    shape, dim = COLUMN_CASES[case]
+    t, x = _input(burn, Float, shape, "contiguous", seed=9)
+    for name in ("sum_dim", "mean_dim", "max_dim", "min_dim"):
+        op, ref = DIM[name]
+        _r(burn, op(t, dim), ref(x, axis=dim, keepdims=True), Float)
+    if len(shape) == 3 and burn.fdt not in (DType.F16, DType.BF16):
+        # (half types: a backend may round between the dims, ~sqrt(n) half ulps over 1100 rows)
+        _r(burn, t.sum_dims([0, 1]), x.sum((0, 1), keepdims=True), Float)
+
+
+def test_column_sum_same_bits_every_run(burn):
+    """A long column sum in a fixed order: two runs give the same bits (no float atomics)."""
+    t, _ = _input(burn, Float, (2, 1100, 33), "contiguous", seed=10)
+    a, b = t.sum_dim(1).to_data().array, t.sum_dim(1).to_data().array
+    assert a.tobytes() == b.tobytes()
+    a, b = t.mean_dim(0).to_data().array, t.mean_dim(0).to_data().array
+    assert a.tobytes() == b.tobytes()
 
 
 @pytest.mark.parametrize("kind", [Float, Int], ids=["float", "int"])
