@@ -100,9 +100,9 @@ def install(backend, lib, m: int, ops: dict) -> None:
     prev_fwd, prev_bwd = backend.attention, backend.attention_backward
     err = "attention: could not allocate its score buffers"
 
-    def attention(query, key, value, mask, causal, scale):
-        if not _covered(query, key, value, mask):
-            return prev_fwd(query, key, value, mask, causal, scale)
+    def attention(query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        if dropout or not _covered(query, key, value, mask):  # dropout: the decomposition
+            return prev_fwd(query, key, value, mask, causal, scale, dropout, seed)
         q, qs = _strided(query)
         k, ks = _strided(key)
         v, vs = _strided(value)
@@ -121,10 +121,12 @@ def install(backend, lib, m: int, ops: dict) -> None:
         )  # fmt: skip
         return out
 
-    def attention_backward(query, key, value, mask, output_grad, causal, scale):
+    def attention_backward(
+        query, key, value, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
         grad = output_grad
-        if not _covered(query, key, value, mask) or grad.dtype != query.dtype:
-            return prev_bwd(query, key, value, mask, output_grad, causal, scale)
+        if dropout or not _covered(query, key, value, mask) or grad.dtype != query.dtype:
+            return prev_bwd(query, key, value, mask, output_grad, causal, scale, dropout, seed)
         b, h, sq, d = query.shape
         if grad.shape != (b, h, sq, value.shape[3]):
             return prev_bwd(query, key, value, mask, output_grad, causal, scale)
