@@ -51,10 +51,10 @@ class OpenClAttentionOps(FlashAttentionOps):
             margs = mask_args(mask.shape, mask.strides, mask.offset)
         thr, rp = attention_drop_args(dropout)
         if thr:  # the seed words as int32 (the kernels' type), still in device memory
-            sbuf = (seed if seed.dtype == np.int32 else _ew.cast(seed, np.int32)).buf
+            words = seed if seed.dtype == np.int32 else _ew.cast(seed, np.int32)
         else:
-            sbuf = _dummy(rt).buf  # never read: the kernels skip the hash
-        drop = [sbuf, np.uint32(thr), acc(rp)]
+            words = _dummy(rt)  # never read: the kernels skip the hash
+        drop = [words.buf, np.uint32(thr), acc(rp)]
         flags = [np.int32(causal), np.int32(mask is not None)]
         head = [np.int32(h), np.int32(sq), np.int32(sk), *flags]
         names = attention_kernels(dt.name, d, dv)  # only what runs: a smaller build
@@ -62,7 +62,7 @@ class OpenClAttentionOps(FlashAttentionOps):
         return {
             "rt": rt, "dt": dt, "acc": acc, "dims": (b, h, sq, sk, d, dv), "mbuf": mbuf,
             "margs": [np.int64(v) for v in margs], "head": head, "s2": acc(attention_scale2(scale)),
-            "drop": drop,
+            "drop": drop, "words": words,  # a cast's array lives until the launches are queued
             "kernel": lambda name: rt.kernel(("attention", dt.str, d, dv), name, render),
         }  # fmt: skip
 
