@@ -34,8 +34,9 @@ def _pair(v) -> tuple[int, int]:
 class NdArrayModuleOps:
     """NdArray's module ops, one method each (a namespace read by `_ops_table`, not a base)."""
 
-    # -- attention: the blocked kernel (`_attention`) for float32/float64; with dropout on the
-    # weights the default decomposition (its keep mask built in numpy from the seed words)
+    # -- attention: the blocked kernel (`_attention`) for float32/float64 where the native one
+    # (`_native_attention`, which also drops weights) is not built; with dropout on the weights
+    # this Python-pool fallback takes the default decomposition (its keep mask built in numpy)
     def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         if dropout or not _attention_kernel(query, key, value):
             return Backend.attention(self, query, key, value, mask, causal, scale, dropout, seed)
