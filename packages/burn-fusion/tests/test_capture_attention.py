@@ -2,7 +2,9 @@
 the op's seed words are a random draw (a dynamic op of `_capture_hooks`), so each replay draws
 new words and the recorded attention kernels read them from device memory. Captured steps
 equal the eager ones bit for bit (eager draws new words every step, so equal parameters mean
-every replay dropped a new mask), on PoCL and under the CUDA-graph rules' tape."""
+every replay dropped a new mask), on PoCL and under the CUDA-graph rules' tape. And issue 36's
+definition of done: a training MultiHeadAttention with dropout runs the inner backend's fused
+forward kernel once and its fused backward once, never the composition."""
 
 from __future__ import annotations
 
@@ -80,3 +82,33 @@ def test_captured_attention_dropout_under_cuda_rules(monkeypatch):
 
         monkeypatch.setattr(OpenClRuntime, "tape", lambda self: CudaRulesTape(self.rt))
     _check(monkeypatch)
+
+
+def test_training_attention_with_dropout_runs_one_fused_forward_and_backward(monkeypatch):
+    from burn_tensor._ops_attention import AttentionOps
+
+    inner = type(inner_backend())
+    seen = {"fwd": 0, "bwd": 0}
+    fwd, bwd = inner._attention_fwd, inner._attention_bwd
+
+    def count(key, fn):
+        def op(self, *a):
+            seen[key] += 1
+            return fn(self, *a)
+
+        return op
+
+    def no_decomposition(*a):
+        raise AssertionError("the default decomposition ran")
+
+    monkeypatch.setattr(inner, "_attention_fwd", count("fwd", fwd))
+    monkeypatch.setattr(inner, "_attention_bwd", count("bwd", bwd))
+    monkeypatch.setattr(AttentionOps, "_attention_probs", no_decomposition)
+    for dev in (Autodiff(inner_backend()).device(), DEV):  # the inner backend, and under Fusion
+        m = MultiHeadAttentionConfig(16, 2, dropout=0.1).init(dev)
+        x = Tensor.from_data(np.random.default_rng(13).normal(size=(2, 9, 16)).astype(np.float32), dev)
+        x = x.require_grad()
+        grads = m.forward(MhaInput.self_attn(x)).context.sum().backward()
+        assert np.isfinite(x.grad(grads).numpy()).all()
+        assert seen == {"fwd": 1, "bwd": 1}, seen
+        seen.update(fwd=0, bwd=0)

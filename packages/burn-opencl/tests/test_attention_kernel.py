@@ -205,3 +205,4 @@ def test_dropout_past_the_kernels_takes_the_decomposition(backend):
     want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, False, 0.05, g, z)
     for a, w in zip(got, want):
         np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
+
