@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from . import _check as check
 from ._attention_dropout import draw_seed
@@ -83,10 +84,7 @@ def attention(
         isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale)
     ):
         problems.append(f"scale must be a finite number or None, got {scale!r}")
-    if (
-        isinstance(dropout, bool) or not isinstance(dropout, (int, float))
-        or not 0.0 <= dropout < 1.0
-    ):  # fmt: skip
+    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
         problems.append(f"dropout must be a probability in [0, 1), got {dropout!r}")
     for t in (key, value):
         if not problems and t.dtype is not query.dtype:
@@ -107,6 +105,6 @@ def attention(
     mp = None if mask is None else mask._p
     backend = query._d.backend
     args = (query._p, key._p, value._p, mp, causal, float(scale))
-    if dropout > 0.0:  # the seed words: a random draw, so a captured step replays it anew
+    if dropout > 0:  # the seed words: a random draw, so a captured step replays it anew
         args += (float(dropout), draw_seed(query._d)._p)
     return query._like(backend.attention(*args))
