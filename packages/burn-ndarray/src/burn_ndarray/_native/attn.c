@@ -127,8 +127,9 @@ static inline int drop_keep(unsigned int rk, long j, unsigned int thr) {
             for (long j = 0; j < bk; j++) sum += row[j];                                      \
             if (drop) { /* the sum above is of the undropped weights; V gets the kept ones */ \
               unsigned int rk = drop_rowkey(drop, bi * H + hi, q0 + i);                       \
+              _Pragma("omp simd")                                                             \
               for (long j = 0; j < bk; j++)                                                   \
-                if (!drop_keep(rk, k0 + j, drop[2])) row[j] = (T)0;                           \
+                row[j] = drop_keep(rk, k0 + j, drop[2]) ? row[j] : (T)0;                      \
             }                                                                                 \
             if (k0) {                                                                         \
               T alpha = EXP(prev - shift);                                                    \
@@ -177,10 +178,11 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
       T *p = malloc(sizeof(T) * bqr * SK), *dp = malloc(sizeof(T) * bqr * SK);                \
-      if (!p || !dp) failed = 1;                                                              \
+      unsigned char *kept = drop ? malloc(SK) : NULL; /* one row's keep flags */              \
+      if (!p || !dp || (drop && !kept)) failed = 1;                                           \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long t = 0; t < tasks; t++) {                                                      \
-        if (!p || !dp) continue;                                                              \
+        if (!p || !dp || (drop && !kept)) continue;                                           \
         long bi = t / H, hi = t % H;                                                          \
         const T *qh = q + bi * qs[0] + hi * qs[1], *kh = k + bi * ks[0] + hi * ks[1];         \
         const T *vh = v + bi * vs[0] + hi * vs[1], *gh = gr + bi * gs[0] + hi * gs[1];        \
@@ -226,19 +228,20 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
             double dot = 0;                                                                   \
             if (drop) { /* dP = dP_raw * keep * rp (dP of the kept weights) */                \
               unsigned int rk = drop_rowkey(drop, bi * H + hi, q0 + i);                       \
-              for (long j = 0; j < end; j++)                                                  \
-                dr[j] = drop_keep(rk, j, drop[2]) ? dr[j] * (T)rp : (T)0;                     \
+              _Pragma("omp simd")                                                             \
+              for (long j = 0; j < end; j++) {                                                \
+                int kj = drop_keep(rk, j, drop[2]);                                           \
+                kept[j] = (unsigned char)kj;                                                  \
+                dr[j] = kj ? dr[j] * (T)rp : (T)0;                                            \
+              }                                                                               \
             }                                                                                 \
             _Pragma("omp simd reduction(+:dot)")                                              \
             for (long j = 0; j < end; j++) dot += (double)pr[j] * dr[j];                      \
             T rs = (T)dot;                                                                    \
             _Pragma("omp simd")                                                               \
             for (long j = 0; j < end; j++) dr[j] = (dr[j] - rs) * pr[j] * scale;              \
-            if (drop) { /* P -> P * keep * rp, the weights the forward multiplied V by */     \
-              unsigned int rk = drop_rowkey(drop, bi * H + hi, q0 + i);                       \
-              for (long j = 0; j < end; j++)                                                  \
-                pr[j] = drop_keep(rk, j, drop[2]) ? pr[j] * (T)rp : (T)0;                     \
-            }                                                                                 \
+            if (drop) /* P -> P * keep * rp, the weights the forward multiplied V by */       \
+              for (long j = 0; j < end; j++) pr[j] = kept[j] ? pr[j] * (T)rp : (T)0;          \
           }                                                                                   \
           if (drop)                                                                           \
             FN(ROW_MAJOR, TRANS, NO_TRANS, end, DV, bq, (T)1, p, end, gb, gs[2], (T)1, dvh,   \
@@ -252,6 +255,7 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
       }                                                                                       \
       free(p);                                                                                \
       free(dp);                                                                               \
+      free(kept);                                                                             \
       blas_local_end(blas_prev);                                                              \
     }                                                                                         \
     return failed ? -1 : 0;                                                                   \
