@@ -134,18 +134,22 @@ def test_attention_dropout_runs_inside_the_flash_kernels(case, p):
         np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4, err_msg=name)
 
 
-def test_bfloat16_storage_runs_the_kernels_natively():
-    """A bfloat16 Cuda(): the kernels read and write bf16 (no float32 detour copies)."""
+@pytest.mark.parametrize("p", [0.0, 0.3])
+def test_bfloat16_storage_runs_the_kernels_natively(p):
+    """A bfloat16 Cuda(): the kernels read and write bf16 (no float32 detour copies), with
+    dropout on the weights too."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     rng = np.random.default_rng(3)
     arrays = [rng.standard_normal((1, 2, 40, 16)).astype(np.float32) for _ in range(4)]
     with cuda_on_cpu_backend(FakeCupy(), float_dtype="bfloat16") as (B, cp):
-        got = _run(B, arrays, None, True, "bfloat16")
+        words = _seed_words(B, 5)
+        got = _run(B, arrays, None, True, "bfloat16", dropout=p, seed=5)
         names = [launch.name for launch in cp.launches if launch.name in KERNELS]
     LAUNCHED.update(names)
     assert names == expected(16, 16, "bfloat16")
     r = [a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in arrays]  # what bf16 holds
-    want = reference(*r[:3], None, True, 0.25, r[3])
+    z = keep_mask(words, p, 1, 2, 40, 40) / (1 - p) if p else None
+    want = reference(*r[:3], None, True, 0.25, r[3], z)
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
         np.testing.assert_allclose(a, w, rtol=3e-2, atol=3e-2, err_msg=name)
 

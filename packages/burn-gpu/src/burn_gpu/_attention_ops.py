@@ -5,10 +5,13 @@ Besides `attention` / `attention_backward`, a backend with this mixin implements
 declared ops Autodiff looks for (`burn_autodiff`'s attention rule; the contract's defaults keep
 no statistic):
 
-- `attention_with_lse(q, k, v, mask, causal, scale) -> (out, lse)`: the forward and its saved
-  row statistic (None when the call took the decomposition);
-- `attention_lse_backward(q, k, v, out, lse, mask, grad, causal, scale) -> (dq, dk, dv)`: the
-  backward from that saved state (FlashAttention-2: no forward is run again).
+- `attention_with_lse(q, k, v, mask, causal, scale[, dropout, seed]) -> (out, lse)`: the
+  forward and its saved row statistic (None when the call took the decomposition);
+- `attention_lse_backward(q, k, v, out, lse, mask, grad, causal, scale[, dropout, seed]) ->
+  (dq, dk, dv)`: the backward from that saved state (FlashAttention-2: no forward is run again).
+
+Every op takes the optional trailing `dropout` (probability on the weights) and `seed` (the [2]
+Int primitive of seed words): the kernels regenerate the keep mask (`_attention_dropout.py`).
 
 `attention_backward` without saved state runs the forward kernel first (it needs O and lse).
 Eligible calls: float32 / float64 / bfloat16 storage the runtime takes (`_attention_dtypes`),
