@@ -55,13 +55,6 @@ def keep_mask(seed_words, p: float, b: int, h: int, sq: int, sk: int) -> np.ndar
     return u >= np.uint32(threshold(p))
 
 
-def keep_scale(seed_words, p: float, shape, dtype) -> np.ndarray:
-    """keep / (1 - p) as an array of `dtype` [b, h, sq, sk]: what the weights are multiplied by."""
-    b, h, sq, sk = shape
-    keep = keep_mask(seed_words, p, b, h, sq, sk)
-    return np.where(keep, 1.0 / (1.0 - p), 0.0).astype(dtype)
-
-
 def draw_seed(device):
     """A [2] Int tensor of seed words in [0, SEED_RANGE) drawn from `device`'s generator."""
     from ._distribution import Distribution
