@@ -21,7 +21,7 @@ from burn_autodiff import Autodiff
 from burn_cuda import _kernel_source
 from burn_gpu import attention_backward_kernels, attention_forward_kernel, attention_kernels
 from burn_tensor import Tensor, module
-from burn_tensor._attention_dropout import draw_seed, keep_mask
+from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy, asfake
 

@@ -91,7 +91,7 @@ def test_flash_attention_dropout_matches_float64(cuda_ready, calls, case):
 def check(B, case, dropout=0.0):
     """Forward + backward of `case` on Autodiff backend `B` against float64 (with `dropout`:
     the keep mask of the seed words the op draws after `device.seed(17)`)."""
-    from burn_tensor._attention_dropout import draw_seed, keep_mask
+    from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
 
     b, h, sq, sk, d, dv, causal, mshape, dtype = case
     dev = B.device()

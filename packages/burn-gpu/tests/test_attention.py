@@ -213,7 +213,7 @@ DROP_CASES = [
 def test_dropout_in_every_kernel_matches_float64(run, case):
     # issue 36: the keep mask hashed in the kernels is burn_tensor's numpy one, in the forward
     # (row sum of the undropped weights) and the backward (dV from the dropped weights, dP masked)
-    from burn_tensor._attention_dropout import keep_mask
+    from burn_tensor.ops import attention_keep_mask as keep_mask
 
     b, h, sq, sk, d, dvd, causal, mshape, dtype, p = case
     q, k, v = _rand((b, h, sq, d), 1), _rand((b, h, sk, d), 2), _rand((b, h, sk, dvd), 3)

@@ -89,7 +89,7 @@ def test_mha_trains_through_the_fused_op_with_dropout(autodiff, monkeypatch):
 def test_mha_dropout_matches_numpy_with_the_ops_keep_mask(autodiff, rng):
     # the training forward equals (softmax * keep / (1 - p)) @ V with the keep mask of the
     # seed words the op draws (device.seed repeats the draw), and its backward runs
-    from burn_tensor._attention_dropout import draw_seed, keep_mask
+    from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
 
     p = 0.3
     m = MultiHeadAttentionConfig(8, 2, dropout=p).init(autodiff)

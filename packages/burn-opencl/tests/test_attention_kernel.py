@@ -168,7 +168,7 @@ def test_the_switch_sends_calls_to_the_decomposition(backend, monkeypatch):
 
 def _keep_scale(B, p, shape):
     """keep / (1 - p) of the seed words `_run` draws (it seeds the device with 21)."""
-    from burn_tensor._attention_dropout import draw_seed, keep_mask
+    from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
 
     dev = B.device()
     dev.seed(21)

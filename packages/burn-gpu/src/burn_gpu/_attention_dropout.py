@@ -42,7 +42,7 @@ DROP_PARAMS = ",\n    @G@const int* dseed, const unsigned int dthr, const A drp"
 
 def drop_args(dropout: float) -> tuple[int, float]:
     """(dthr, drp) of a call with dropout probability `dropout` in [0, 1)."""
-    from burn_tensor._attention_dropout import threshold
+    from burn_tensor.ops import attention_drop_threshold as threshold
 
     if not dropout:
         return 0, 1.0

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _native_conv
 from . import _native_ops as _ops
-from burn_tensor._attention_dropout import threshold
+from burn_tensor.ops import attention_drop_threshold as threshold
 
 from ._attention import SCORES_BACKWARD
 from ._native_ops import F32, F64

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from burn_tensor import TensorCheckError, module
-from burn_tensor._attention_dropout import keep_mask
+from burn_tensor.ops import attention_keep_mask as keep_mask
 
 from .._ctx import sample
 from .._prim import prim, wrap
