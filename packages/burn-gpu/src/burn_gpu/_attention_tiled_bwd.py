@@ -149,6 +149,15 @@ _DQ = (
       vt[r * DVS + c] = j < sk ? LD(vbase[(L)j * vs + c]) : (A)0;
     }
     @BARRIER@
+    U32 kbits = 0xffffu;  /* the block's keep flags, hashed before the dot products */
+    if (drop) {
+      kbits = 0u;
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          kbits |= (U32)drop_keep(rk[a], k0 + tc + 8 * b, dthr) << (a * 4 + b);
+    }
     A s[4][4], dp[4][4];
 #pragma unroll
     for (int a = 0; a < 4; ++a)
@@ -170,9 +179,8 @@ _DQ = (
         int hid = j >= sk || i >= sq || (causal && j > i + off) ||
                   (has_mask && mbase[(L)i * mq + (L)j * mk]);
         A p = hid ? (A)0 : EXP2(s[a][b] - lq[tr * 4 + a]);
-        A dpk = dp[a][b];
-        if (drop) dpk = drop_keep(rk[a], j, dthr) ? dpk * drp : (A)0;  /* kept weights' dP */
-        dst[(tc + 8 * b) * SP + tr * 4 + a] = p * (dpk - dlq[tr * 4 + a]);
+        const A z = ((kbits >> (a * 4 + b)) & 1u) ? drp : (A)0;  /* keep / (1 - p) */
+        dst[(tc + 8 * b) * SP + tr * 4 + a] = p * (dp[a][b] * z - dlq[tr * 4 + a]);
       }
     }
     @BARRIER@
@@ -271,6 +279,17 @@ _DKV = (
       rkq[t] = drop ? drop_rowkey(bk, i) : 0u;
     }
     @BARRIER@
+    /* the 16 keep flags of this item's block, hashed before the dot products (while few
+       registers are live: inside the P/dS loop the hashes cost 64 registers at head dim 64) */
+    U32 kbits = 0xffffu;
+    if (drop) {
+      kbits = 0u;
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          kbits |= (U32)drop_keep(rkq[tc + 8 * b], j0 + tr * 4 + a, dthr) << (a * 4 + b);
+    }
     A s[4][4], dp[4][4];
 #pragma unroll
     for (int a = 0; a < 4; ++a)
@@ -292,9 +311,9 @@ _DKV = (
         int hid = j >= sk || i >= sq || (causal && j > i + off) ||
                   (has_mask && mbase[(L)i * mq + (L)j * mk]);
         A p = hid ? (A)0 : EXP2(s[a][b] - lq[qi]);
-        const int kept = !drop || drop_keep(rkq[qi], j, dthr);
-        pt[qi * SP + tr * 4 + a] = kept ? p * drp : (A)0;  /* the dropped weight */
-        dst[qi * SP + tr * 4 + a] = p * ((kept ? dp[a][b] * drp : (A)0) - dlq[qi]);
+        const A z = ((kbits >> (a * 4 + b)) & 1u) ? drp : (A)0;  /* keep / (1 - p) */
+        pt[qi * SP + tr * 4 + a] = p * z;  /* the dropped weight */
+        dst[qi * SP + tr * 4 + a] = p * (dp[a][b] * z - dlq[qi]);
       }
     }
     @BARRIER@
