@@ -199,13 +199,14 @@ def test_forward_and_backward_match_float64(run, case):
 
 
 DROP_CASES = [
-    # (b, h, sq, sk, d, dv, causal, mask shape or None, dtype, p): float32 at dims <= 16 runs
-    # every kernel (row and tiled forward, joint and split key side, tiled backward) and checks
-    # they agree; float64 runs the row kernels (d = dv = 48: the split key side); 64: tiled
+    # (b, h, sq, sk, d, dv, causal, mask shape or None, dtype, p), on the programs CASES build:
+    # float32 at dims <= 16 runs every kernel (row and tiled forward, joint and split key side,
+    # tiled backward) and checks they agree; 16/24 the tiled forward and row backward; 64 the
+    # tiled kernels; 128 the row kernels with the split key side
     (2, 3, 70, 45, 16, 16, True, (2, 1, 70, 45), "float32", 0.1),
-    (1, 2, 33, 100, 16, 8, False, None, "float32", 0.5),
-    (1, 2, 37, 41, 48, 48, True, None, "float64", 0.5),
+    (1, 2, 33, 100, 16, 24, False, None, "float32", 0.5),
     (1, 2, 70, 70, 64, 64, False, (1, 1, 1, 70), "float32", 0.1),
+    (1, 1, 20, 50, 128, 128, True, (1, 1, 20, 50), "float32", 0.5),
 ]
 
 
@@ -225,9 +226,8 @@ def test_dropout_in_every_kernel_matches_float64(run, case):
     got = run(q, k, v, mask, causal, scale, g, dtype, p, words)
     z = keep_mask(words, p, b, h, sq, sk) / (1 - p)
     want = reference(*(x.astype(np.float64) for x in (q, k, v)), mask, causal, scale, g.astype(np.float64), z)
-    tol = 1e-10 if dtype == "float64" else 2e-4
     for name, a, w in zip(("out", "lse", "dq", "dk", "dv"), got, want):
-        np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
+        np.testing.assert_allclose(a, w, rtol=2e-4, atol=2e-4, err_msg=name)
 
 
 def test_strided_views_are_read_through_their_strides(run):
