@@ -3,7 +3,8 @@
 bfloat16 too, both sides' tensors cast from the same float32 data).
 
 Shapes: batch 32, 8 heads, head dim 64, sequence 128 and 1024, causal and not (the issue's); the
-forward alone as well. Each call builds the graph, runs backward with a fixed output gradient and
+forward alone as well; float32 forward + backward with dropout 0.1 on the weights (inside the
+fused op; torch's SDPA `dropout_p`). Each call builds the graph, runs backward with a fixed output gradient and
 drops the gradients. There is no raw-numpy reference.
 """
 
@@ -15,7 +16,7 @@ from ._common import gpu_sizes, not_implemented, rand
 BATCH, HEADS, HEAD_DIM = 32, 8, 64
 
 
-def _burn(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32"):
+def _burn(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32", dropout=0.0):
     from burn_tensor import Tensor, module
 
     dev = ctx["ad_device"] if backward else ctx["device"]
@@ -29,7 +30,7 @@ def _burn(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32"):
         q, k, v = (t.require_grad() for t in (q, k, v))
 
     def run():
-        out = module.attention(q, k, v, causal=causal)
+        out = module.attention(q, k, v, causal=causal, dropout=dropout)
         if not backward:
             return out
         grads = (out * g).sum().backward()
@@ -38,7 +39,7 @@ def _burn(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32"):
     return run
 
 
-def _torch(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32"):
+def _torch(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32", dropout=0.0):
     torch = ctx.get("torch")
     if torch is None:
         return None
@@ -51,7 +52,7 @@ def _torch(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32"):
 
     def run():
         q.grad = k.grad = v.grad = None
-        out = sdpa(q, k, v, is_causal=causal)
+        out = sdpa(q, k, v, is_causal=causal, dropout_p=dropout)
         out.backward(g)
         return q.grad
 
@@ -79,6 +80,15 @@ def build(ctx: dict, quick: bool) -> list[Case]:
                         "torch": _torch(ctx, arrays, causal, backward, dtype),
                     }
                     cases.append(Case(name, params, impls))
+            if dtype == "float32":  # training: dropout on the weights, forward + backward
+                params = {"batch": b, "heads": h, "seq": seq, "head_dim": d, "causal": False,
+                          "backward": True, "dtype": dtype, "dropout": 0.1}  # fmt: skip
+                impls = {
+                    "burn": _burn(ctx, arrays, False, True, dtype, 0.1),
+                    "numpy": None,
+                    "torch": _torch(ctx, arrays, False, True, dtype, 0.1),
+                }
+                cases.append(Case(f"fwd+bwd b{b} h{h} s{seq} d{d} dropout 0.1", params, impls))
     return cases
 
 

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _autodiff_testlib import F64, bools, check_grads, u
+from _autodiff_testlib import F64, bools, check_grads, ints, u
 from burn_autodiff import Autodiff, classify
 from burn_tensor import Tensor, module
 
 MASK = np.array([[[[0, 1, 0, 0, 1], [1, 1, 1, 1, 1], [0, 0, 0, 1, 0]]]], bool)
 
 
-def _att(mask=None, causal=False, scale=None):
+def _att(mask=None, causal=False, scale=None, dropout=0.0):
     def fn(B, q, k, v):
         m = None if mask is None else bools(B, mask)
         s = 1.0 / np.sqrt(q.shape[3]) if scale is None else scale
+        if dropout:  # fixed seed words: the same keep mask on every call, a smooth function
+            return B.attention(q, k, v, m, causal, s, dropout, ints(B, [31337, 4242]))
         return B.attention(q, k, v, m, causal, s)
 
     return fn
@@ -27,6 +29,9 @@ ROWS = [
     ("cross_causal", _att(causal=True), [u(2, 1, 3, 4), u(2, 1, 5, 4), u(2, 1, 5, 3)]),
     ("mask_scale", _att(MASK, scale=0.8), [u(1, 2, 3, 2), u(1, 2, 5, 2), u(1, 2, 5, 2)]),
     ("causal_more_queries", _att(causal=True), [u(1, 1, 5, 2), u(1, 1, 3, 2), u(1, 1, 3, 2)]),
+    # issue 36: dropout on the weights; the rule hands the probability and seed to the backward
+    ("dropout", _att(dropout=0.4), [u(1, 2, 4, 3), u(1, 2, 6, 3), u(1, 2, 6, 2)]),
+    ("dropout_mask_causal", _att(MASK, True, 0.7, 0.5), [u(1, 2, 3, 2), u(1, 2, 5, 2), u(1, 2, 5, 2)]),
 ]
 
 

@@ -21,6 +21,7 @@ from burn_autodiff import Autodiff
 from burn_cuda import _kernel_source
 from burn_gpu import attention_backward_kernels, attention_forward_kernel, attention_kernels
 from burn_tensor import Tensor, module
+from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy, asfake
 
@@ -35,8 +36,9 @@ def expected(d, dv, dtype="float32"):
     return [attention_forward_kernel(dtype, d, dv)[0], *bwd]
 
 
-def reference(q, k, v, mask, causal, scale, g):
-    """(out, dq, dk, dv) in float64 (masked = left out; a fully masked row gives 0)."""
+def reference(q, k, v, mask, causal, scale, g, z=None):
+    """(out, dq, dk, dv) in float64 (masked = left out; a fully masked row gives 0); `z` the
+    dropout's keep / (1 - p) on the weights, or None."""
     s = np.einsum("bhid,bhjd->bhij", q, k) * scale
     sq, sk = s.shape[2], s.shape[3]
     hidden = np.zeros(s.shape, bool)
@@ -49,19 +51,21 @@ def reference(q, k, v, mask, causal, scale, g):
     e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
     tot = e.sum(-1, keepdims=True)
     p = e / np.where(tot > 0, tot, 1.0)
-    dp = g @ np.swapaxes(v, 2, 3)
+    z = np.ones(p.shape) if z is None else z
+    dp = (g @ np.swapaxes(v, 2, 3)) * z
     ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scale
-    return p @ v, ds @ k, np.swapaxes(ds, 2, 3) @ q, np.swapaxes(p, 2, 3) @ g
+    return (p * z) @ v, ds @ k, np.swapaxes(ds, 2, 3) @ q, np.swapaxes(p * z, 2, 3) @ g
 
 
-def _run(B, arrays, mask, causal, dtype=None):
+def _run(B, arrays, mask, causal, dtype=None, dropout=0.0, seed=7):
     dev = Autodiff(B).device()
+    dev.seed(seed)
     q, k, v, g = (Tensor.from_data(a, dev) for a in arrays)
     if dtype is not None:
         q, k, v, g = (t.cast(dtype) for t in (q, k, v, g))
     q, k, v = (t.require_grad() for t in (q, k, v))
     m = None if mask is None else Tensor.from_data(mask, dev)
-    out = module.attention(q, k, v, mask=m, causal=causal)
+    out = module.attention(q, k, v, mask=m, causal=causal, dropout=dropout)
     grads = (out * g).sum().backward()
     res = [out] + [t.grad(grads) for t in (q, k, v)]
     return [np.asarray(t.cast("float32").into_data().array, np.float64) for t in res]
@@ -99,18 +103,53 @@ def test_attention_runs_the_flash_kernels(case):
         np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4, err_msg=name)
 
 
-def test_bfloat16_storage_runs_the_kernels_natively():
-    """A bfloat16 Cuda(): the kernels read and write bf16 (no float32 detour copies)."""
+def _seed_words(B, seed):
+    """The seed words `module.attention` draws first after `device.seed(seed)`."""
+    dev = Autodiff(B).device()
+    dev.seed(seed)
+    return draw_seed(dev).numpy()
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5])
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_attention_dropout_runs_inside_the_flash_kernels(case, p):
+    # issue 36: dropout on the weights in the forward and backward kernels (the same launches
+    # as without it), values against numpy float64 with the op's keep mask
+    b, h, sq, sk, d, dv, causal, mshape = case
+    rng = np.random.default_rng(sum(case[:6]) + 1)
+    arrays = [
+        rng.standard_normal(s).astype(np.float32)
+        for s in ((b, h, sq, d), (b, h, sk, d), (b, h, sk, dv), (b, h, sq, dv))
+    ]
+    mask = None if mshape is None else rng.uniform(size=mshape) < 0.3
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        words = _seed_words(B, 3)
+        got = _run(B, arrays, mask, causal, dropout=p, seed=3)
+        names = [launch.name for launch in cp.launches if launch.name in KERNELS]
+    assert names == expected(d, dv)
+    z = keep_mask(words, p, b, h, sq, sk) / (1 - p)
+    want = reference(*(a.astype(np.float64) for a in arrays[:3]), mask, causal, 1 / math.sqrt(d),
+                     arrays[3].astype(np.float64), z)  # fmt: skip
+    for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4, err_msg=name)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3])
+def test_bfloat16_storage_runs_the_kernels_natively(p):
+    """A bfloat16 Cuda(): the kernels read and write bf16 (no float32 detour copies), with
+    dropout on the weights too."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
     rng = np.random.default_rng(3)
     arrays = [rng.standard_normal((1, 2, 40, 16)).astype(np.float32) for _ in range(4)]
     with cuda_on_cpu_backend(FakeCupy(), float_dtype="bfloat16") as (B, cp):
-        got = _run(B, arrays, None, True, "bfloat16")
+        words = _seed_words(B, 5)
+        got = _run(B, arrays, None, True, "bfloat16", dropout=p, seed=5)
         names = [launch.name for launch in cp.launches if launch.name in KERNELS]
     LAUNCHED.update(names)
     assert names == expected(16, 16, "bfloat16")
     r = [a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in arrays]  # what bf16 holds
-    want = reference(*r[:3], None, True, 0.25, r[3])
+    z = keep_mask(words, p, 1, 2, 40, 40) / (1 - p) if p else None
+    want = reference(*r[:3], None, True, 0.25, r[3], z)
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
         np.testing.assert_allclose(a, w, rtol=3e-2, atol=3e-2, err_msg=name)
 

@@ -15,6 +15,7 @@ import pytest
 from burn_gpu import (
     ATTENTION_ROWS,
     attention_backward_kernels,
+    attention_drop_args,
     attention_forward_kernel,
     attention_groups,
     attention_kernels,
@@ -23,8 +24,9 @@ from burn_gpu import (
 )
 
 
-def reference(q, k, v, mask, causal, scale, g):
-    """(out, lse, dq, dk, dv) in float64; masked = left out, fully masked rows give 0."""
+def reference(q, k, v, mask, causal, scale, g, z=None):
+    """(out, lse, dq, dk, dv) in float64; masked = left out, fully masked rows give 0; `z` the
+    dropout's keep / (1 - p) on the weights (None: no dropout)."""
     s = np.einsum("bhid,bhjd->bhij", q, k) * scale
     sq, sk = s.shape[2], s.shape[3]
     hidden = np.zeros(s.shape, bool)
@@ -39,9 +41,10 @@ def reference(q, k, v, mask, causal, scale, g):
     tot = e.sum(-1, keepdims=True)
     p = e / np.where(tot > 0, tot, 1.0)
     lse = np.where(tot[..., 0] > 0, np.log(np.where(tot > 0, tot, 1.0))[..., 0] + top[..., 0], -np.inf)
-    out = p @ v
-    dv = np.swapaxes(p, 2, 3) @ g
-    dp = g @ np.swapaxes(v, 2, 3)
+    z = np.ones(p.shape) if z is None else z
+    out = (p * z) @ v
+    dv = np.swapaxes(p * z, 2, 3) @ g
+    dp = (g @ np.swapaxes(v, 2, 3)) * z
     ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scale
     return out, lse, ds @ k, np.swapaxes(ds, 2, 3) @ q, dv
 
@@ -70,7 +73,7 @@ def run(cl_queue):
     def buf(a):
         return cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ascontiguousarray(a))
 
-    def attention(q, k, v, mask, causal, scale, g, dtype="float32"):
+    def attention(q, k, v, mask, causal, scale, g, dtype="float32", dropout=0.0, words=None):
         """The kernels a backend launches for these dims, over [b, h, s, d] arrays (views
         allowed: strides are passed) -> (out, natural lse, dq, dk, dv). For float32 with dims
         <= 16 every other kernel runs too and must agree: the row forward with the tiled one,
@@ -114,11 +117,14 @@ def run(cl_queue):
         head = [np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal), np.int32(mask is not None)]
         s2, R = A(attention_scale2(scale)), ATTENTION_ROWS
         views = [*_args(qv), *_args(kv), *_args(vv)]
+        thr, drp = attention_drop_args(dropout)
+        sb = buf(np.asarray(words if thr else [0, 0], np.int32))
+        drop = [sb, np.uint32(thr), A(drp)]  # every kernel's trailing dropout arguments
 
         def forward(name, items):
             out, ob = new((b, h, sq, dvd))
             lse, lb = new(b * h * sq, A)
-            launch(name, [ob, lb, qb, kb, vb, mb, *head, s2, *views, *margs], sq, R, items)
+            launch(name, [ob, lb, qb, kb, vb, mb, *head, s2, *views, *margs, *drop], sq, R, items)
             read((out, ob), (lse, lb))
             return out, lse, ob, lb
 
@@ -136,10 +142,10 @@ def run(cl_queue):
             common = [lb, *head, s2, A(scale), *views]
             for kname, side, rows, n in plan:
                 if side == "q":
-                    args = [dqb, delta, qb, kb, vb, ob, gb, lb, mb, *common[1:], *oargs, *_args(gv), *margs]
+                    args = [dqb, delta, qb, kb, vb, ob, gb, lb, mb, *common[1:], *oargs, *_args(gv), *margs, *drop]
                     launch(kname, args, sq, rows, n)
                 else:
-                    args = [dkb, dvb, qb, kb, vb, gb, lb, delta, mb, *common[1:], *_args(gv), *margs]
+                    args = [dkb, dvb, qb, kb, vb, gb, lb, delta, mb, *common[1:], *_args(gv), *margs, *drop]
                     launch(kname, args, sk, rows, n)
             read((dq, dqb), (dk, dkb), (dv, dvb))
             return dq, dk, dv
@@ -190,6 +196,38 @@ def test_forward_and_backward_match_float64(run, case):
         np.testing.assert_allclose(a, w, rtol=2e-4, atol=2e-4, err_msg=name)
     if mask is not None and mshape[2] > 1:
         assert np.all(got[0][:, :, :3] == 0) and np.all(np.isneginf(got[1][:, :, :3]))
+
+
+DROP_CASES = [
+    # (b, h, sq, sk, d, dv, causal, mask shape or None, dtype, p), on the programs CASES build:
+    # float32 at dims <= 16 runs every kernel (row and tiled forward, joint and split key side,
+    # tiled backward) and checks they agree; 16/24 the tiled forward and row backward; 64 the
+    # tiled kernels; 128 the row kernels with the split key side
+    (2, 3, 70, 45, 16, 16, True, (2, 1, 70, 45), "float32", 0.1),
+    (1, 2, 33, 100, 16, 24, False, None, "float32", 0.5),
+    (1, 2, 70, 70, 64, 64, False, (1, 1, 1, 70), "float32", 0.1),
+    (1, 1, 20, 50, 128, 128, True, (1, 1, 20, 50), "float32", 0.5),
+]
+
+
+@pytest.mark.parametrize("case", DROP_CASES, ids=[str(c) for c in DROP_CASES])
+def test_dropout_in_every_kernel_matches_float64(run, case):
+    # issue 36: the keep mask hashed in the kernels is burn_tensor's numpy one, in the forward
+    # (row sum of the undropped weights) and the backward (dV from the dropped weights, dP masked)
+    from burn_tensor.ops import attention_keep_mask as keep_mask
+
+    b, h, sq, sk, d, dvd, causal, mshape, dtype, p = case
+    q, k, v = _rand((b, h, sq, d), 1), _rand((b, h, sk, d), 2), _rand((b, h, sk, dvd), 3)
+    g = _rand((b, h, sq, dvd), 4)
+    q, k, v, g = (x.astype(dtype) for x in (q, k, v, g))
+    mask = None if mshape is None else np.random.default_rng(5).uniform(size=mshape) < 0.3
+    words = np.array([424242, 777])
+    scale = 1.0 / math.sqrt(d)
+    got = run(q, k, v, mask, causal, scale, g, dtype, p, words)
+    z = keep_mask(words, p, b, h, sq, sk) / (1 - p)
+    want = reference(*(x.astype(np.float64) for x in (q, k, v)), mask, causal, scale, g.astype(np.float64), z)
+    for name, a, w in zip(("out", "lse", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=2e-4, atol=2e-4, err_msg=name)
 
 
 def test_strided_views_are_read_through_their_strides(run):

@@ -56,6 +56,37 @@ def test_native_equals_default_float64(case, causal, masked):
 
 
 @needs_native
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_native_dropout_equals_default_float64(case, causal, monkeypatch):
+    # issue 36: dropout on the weights inside the native kernels (the hash of
+    # burn_tensor._attention_dropout), equal to the decomposition with the same seed words,
+    # which is never reached (several key blocks, backward row blocks, masked rows)
+    from burn_tensor._ops_attention import AttentionOps
+
+    b, h, sq, sk, d, dv = case
+    be = NdArray(float_dtype="float64", num_threads=2)
+    q, k = _heads(b, sq, h, d, np.float64, 0), _heads(b, sk, h, d, np.float64, 1)
+    v = _heads(b, sk, h, dv, np.float64, 2)
+    g = np.random.default_rng(3).normal(size=(b, h, sq, dv))
+    mask = np.zeros((b, 1, 1, sk), bool)
+    mask[..., sk // 3 :] = True
+    seed = np.array([271828, 314159], np.int64)
+    want = Backend.attention(be, q, k, v, mask, causal, 0.3, 0.35, seed)
+    want_grads = Backend.attention_backward(be, q, k, v, mask, g, causal, 0.3, 0.35, seed)
+
+    def no_decomposition(*a):
+        raise AssertionError("the decomposition ran")
+
+    monkeypatch.setattr(AttentionOps, "_attention_probs", no_decomposition)
+    np.testing.assert_allclose(be.attention(q, k, v, mask, causal, 0.3, 0.35, seed), want,
+                               rtol=1e-12, atol=1e-13)  # fmt: skip
+    got = be.attention_backward(q, k, v, mask, g, causal, 0.3, 0.35, seed)
+    for a, w in zip(got, want_grads):
+        np.testing.assert_allclose(a, w, rtol=1e-10, atol=1e-12)
+
+
+@needs_native
 def test_float32_close_to_float64_and_outputs_follow_input_layout():
     b, h, s, d = 2, 4, 128, 32
     q, k, v = (_heads(b, s, h, d, np.float32, i) for i in range(3))

@@ -73,13 +73,39 @@ def test_mha_runs_the_fused_op_and_keeps_min_float_semantics(dev64, rng, monkeyp
     np.testing.assert_allclose(out.weights.numpy(), w, rtol=1e-9, atol=1e-12)
 
 
-def test_mha_composes_when_dropout_is_active(autodiff, monkeypatch):
+def test_mha_trains_through_the_fused_op_with_dropout(autodiff, monkeypatch):
+    # issue 36: dropout on the weights runs inside the fused op (one fused forward and one
+    # fused backward per layer); before, an active dropout composed matmul/softmax/dropout
     x = T(np.ones((1, 3, 4)), autodiff)
-    spy = _Spy(monkeypatch)
-    for prob, fused in ((0.5, 0), (0.0, 1)):
+    seen = []
+    orig = F.attention
+    monkeypatch.setattr(F, "attention", lambda *a, **kw: seen.append(kw) or orig(*a, **kw))
+    for prob in (0.5, 0.0):
         m = MultiHeadAttentionConfig(4, 2, dropout=prob).init(autodiff)
         m.forward(MhaInput.self_attn(x))
-        assert spy.calls == fused
+        assert seen.pop()["dropout"] == prob and not seen
+
+
+def test_mha_dropout_matches_numpy_with_the_ops_keep_mask(autodiff, rng):
+    # the training forward equals (softmax * keep / (1 - p)) @ V with the keep mask of the
+    # seed words the op draws (device.seed repeats the draw), and its backward runs
+    from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
+
+    p = 0.3
+    m = MultiHeadAttentionConfig(8, 2, dropout=p).init(autodiff)
+    x = rng.normal(size=(2, 5, 8))
+    autodiff.seed(11)
+    words = draw_seed(autodiff).numpy()
+    autodiff.seed(11)
+    xt = T(x, autodiff).require_grad()
+    out = m.forward(MhaInput.self_attn(xt)).context
+    heads = lambda a: a.reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)
+    q, k, v = heads(lin(m.query, x)), heads(lin(m.key, x)), heads(lin(m.value, x))
+    w = softmax(q @ k.transpose(0, 1, 3, 2) / 2.0) * keep_mask(words, p, 2, 2, 5, 5) / (1 - p)
+    ref = lin(m.output, (w @ v).transpose(0, 2, 1, 3).reshape(2, 5, 8))
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-9, atol=1e-9)
+    grad = xt.grad(out.sum().backward())
+    assert grad is not None and np.isfinite(grad.numpy()).all()
 
 
 def _ref_cross(ca, q, c, mask, n_heads, n_kv, d_head):

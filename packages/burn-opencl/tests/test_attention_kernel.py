@@ -20,8 +20,9 @@ from burn_tensor import Tensor, module
 from burn_tensor._ops_attention import AttentionOps
 
 
-def reference(q, k, v, mask, causal, scale, g):
-    """(out, dq, dk, dv) in float64 (masked = left out; a fully masked row gives 0)."""
+def reference(q, k, v, mask, causal, scale, g, z=None):
+    """(out, dq, dk, dv) in float64 (masked = left out; a fully masked row gives 0); `z` the
+    dropout's keep / (1 - p) on the weights, or None."""
     s = np.einsum("bhid,bhjd->bhij", q, k) * scale
     sq, sk = s.shape[2], s.shape[3]
     hidden = np.zeros(s.shape, bool)
@@ -34,9 +35,10 @@ def reference(q, k, v, mask, causal, scale, g):
     e = np.exp(s - np.where(np.isfinite(top), top, 0.0))
     tot = e.sum(-1, keepdims=True)
     p = e / np.where(tot > 0, tot, 1.0)
-    dp = g @ np.swapaxes(v, 2, 3)
+    z = np.ones(p.shape) if z is None else z
+    dp = (g @ np.swapaxes(v, 2, 3)) * z
     ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scale
-    return p @ v, ds @ k, np.swapaxes(ds, 2, 3) @ q, np.swapaxes(p, 2, 3) @ g
+    return (p * z) @ v, ds @ k, np.swapaxes(ds, 2, 3) @ q, np.swapaxes(p * z, 2, 3) @ g
 
 
 #: the device type (`BURN_OPENCL_TEST_DEVICE_TYPE=gpu` on the GPU machine, as the suite)
@@ -74,14 +76,15 @@ def calls(monkeypatch):
     return seen
 
 
-def _run(B, q, k, v, g, mask=None, causal=False, scale=None, view=None):
+def _run(B, q, k, v, g, mask=None, causal=False, scale=None, view=None, dropout=0.0):
     dev = B.device()
+    dev.seed(21)
     ts = [Tensor.from_data(a, dev) for a in (q, k, v)]
     if view is not None:
         ts = [view(t) for t in ts]
     ts = [t.require_grad() for t in ts]
     m = None if mask is None else Tensor.from_data(mask, dev)
-    out = module.attention(*ts, mask=m, causal=causal, scale=scale)
+    out = module.attention(*ts, mask=m, causal=causal, scale=scale, dropout=dropout)
     grads = (out * Tensor.from_data(g, dev)).sum().backward()
     return [out.into_data().array] + [t.grad(grads).into_data().array for t in ts]
 
@@ -161,3 +164,45 @@ def test_the_switch_sends_calls_to_the_decomposition(backend, monkeypatch):
     want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, True, 0.25, g)
     for a, w in zip(got, want):
         np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
+
+
+def _keep_scale(B, p, shape):
+    """keep / (1 - p) of the seed words `_run` draws (it seeds the device with 21)."""
+    from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
+
+    dev = B.device()
+    dev.seed(21)
+    return keep_mask(draw_seed(dev).numpy(), p, *shape) / (1 - p)
+
+
+@pytest.mark.parametrize("fusion", [False, True])
+def test_dropout_runs_in_the_kernels_forward_and_backward(backend, calls, fusion):
+    """issue 36: module.attention(dropout=p) while training: one forward kernel, one fused
+    backward (the node keeps the probability and the seed words), values as numpy float64
+    with the op's keep mask; on Autodiff(Fusion(OpenCl())) too."""
+    if fusion:
+        from burn_fusion import Fusion
+
+        backend = Autodiff(Fusion(OpenCl(device_type=DEVICE_TYPE)))
+    rng = np.random.default_rng(11)
+    b, h, s, d = 2, 2, 45, 16
+    q, k, v, g = (rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(4))
+    mask = rng.uniform(size=(b, 1, 1, s)) < 0.2
+    got = _run(backend, q, k, v, g, mask, True, dropout=0.2)
+    assert calls == {"fwd": 1, "bwd": 1}
+    z = _keep_scale(backend, 0.2, (b, h, s, s))
+    want = reference(*(a.astype(np.float64) for a in (q, k, v)), mask, True, 0.25, g, z)
+    for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4, err_msg=name)
+
+
+def test_dropout_past_the_kernels_takes_the_decomposition(backend):
+    """A head dim the kernels do not take: the decomposition applies the same keep mask."""
+    rng = np.random.default_rng(12)
+    q, k, v, g = (rng.standard_normal((1, 2, 7, 130)).astype(np.float32) for _ in range(4))
+    got = _run(backend, q, k, v, g, scale=0.05, dropout=0.5)
+    z = _keep_scale(backend, 0.5, (1, 2, 7, 7))
+    want = reference(*(a.astype(np.float64) for a in (q, k, v)), None, False, 0.05, g, z)
+    for a, w in zip(got, want):
+        np.testing.assert_allclose(a, w, rtol=3e-4, atol=3e-4)
+

@@ -51,8 +51,8 @@ def flash_attention(inner, balanced: bool):
     the caller gets the output."""
     recorded = tracked(ATTENTION_SAVED, inner.attention_with_lse, inner, balanced)
 
-    def attention(query, key, value, mask, causal, scale):
-        return recorded(query, key, value, mask, causal, scale)[0]
+    def attention(query, key, value, mask, causal, scale, *drop):
+        return recorded(query, key, value, mask, causal, scale, *drop)[0]
 
     return attention
 

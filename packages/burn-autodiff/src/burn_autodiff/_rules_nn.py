@@ -105,16 +105,16 @@ def _attention(c, g):
     # (flash-attention style), so the node keeps Q, K, V and the mask, never the
     # [seq_q, seq_k] probabilities.
     q, k, v = c.x(0), c.x(1), c.x(2)
-    _, _, _, mask, causal, scale = c.args
-    dq, dk, dv = c.b.attention_backward(q, k, v, mask, g, causal, scale)
-    return (
-        dq if c.need(0) else None,
-        dk if c.need(1) else None,
-        dv if c.need(2) else None,
-        None,
-        None,
-        None,
-    )
+    mask, causal, scale, *drop = c.args[3:]
+    dq, dk, dv = c.b.attention_backward(q, k, v, mask, g, causal, scale, *drop)
+    return _attention_grads(c, dq, dk, dv)
+
+
+def _attention_grads(c, dq, dk, dv):
+    """The rule's result: the three gradients where needed, None for the mask, flags and (with
+    dropout) the probability and the seed words (the same seed regenerates the keep mask)."""
+    grads = (dq if c.need(0) else None, dk if c.need(1) else None, dv if c.need(2) else None)
+    return grads + (None,) * (len(c.args) - 3)
 
 
 RULES["attention"] = rule(_attention, keep=(0, 1, 2))
@@ -125,17 +125,10 @@ def _attention_saved(c, g):
     # log-sum-exp): FlashAttention-2 recomputes the probabilities tile by tile from these and
     # never runs the forward again.
     q, k, v = c.x(0), c.x(1), c.x(2)
-    _, _, _, mask, causal, scale = c.args
+    mask, causal, scale, *drop = c.args[3:]
     out, lse = c.outputs()
-    dq, dk, dv = c.b.attention_lse_backward(q, k, v, out, lse, mask, g, causal, scale)
-    return (
-        dq if c.need(0) else None,
-        dk if c.need(1) else None,
-        dv if c.need(2) else None,
-        None,
-        None,
-        None,
-    )
+    dq, dk, dv = c.b.attention_lse_backward(q, k, v, out, lse, mask, g, causal, scale, *drop)
+    return _attention_grads(c, dq, dk, dv)
 
 
 #: `attention` on a backend that implements the flash ops (`attention_with_lse`,

@@ -24,6 +24,7 @@ from .suites.layout import *
 from .suites.linalg import *
 from .suites.logic import *
 from .suites.module_attention import *
+from .suites.module_attention_dropout import *
 from .suites.module_conv import *
 from .suites.module_conv_act import *
 from .suites.module_conv_grad import *

@@ -9,7 +9,10 @@ remembers it as an op to call again at replay (`Tape.dynamic`).
 
 from __future__ import annotations
 
-#: inner op name -> {role: positional index} of the host scalars a replay must bind anew
+#: inner op name -> {role: positional index} of the host scalars a replay must bind anew.
+#: The random draws cover attention's dropout too: `burn_tensor.module.attention(dropout=p)`
+#: draws its seed words with `int_random` and the attention kernels read them from device
+#: memory, so a replay draws new words and its recorded kernels read them (nothing to bind).
 DYNAMIC_OPS: dict = {
     "float_random": {},
     "int_random": {},

@@ -47,6 +47,7 @@ from ._attention import forward_kernel as attention_forward_kernel
 from ._attention import launched_kernels as attention_kernels
 from ._attention import scale2 as attention_scale2
 from ._attention_bwd import split_dkv as attention_split_dkv
+from ._attention_dropout import drop_args as attention_drop_args
 from ._attention_ops import FlashAttentionOps, mask_args
 from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
@@ -131,6 +132,7 @@ __all__ = [
     "attention_kernels",
     "attention_program",
     "attention_scale2",
+    "attention_drop_args",
     "attention_split_dkv",
     "attention_view_args",
     "cast_program",

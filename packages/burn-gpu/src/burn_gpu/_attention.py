@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 
+from ._attention_dropout import DROP_HELPERS, DROP_PARAMS
 from ._dialect import fill, frame
 
 #: query rows of a work-group (one row per item)
@@ -82,6 +83,8 @@ _FWD = """
 #pragma unroll
   for (int c = 0; c < DV; ++c) acc[c] = (A)0;
   A m = -INF_A, l = (A)0;
+  const int drop = dthr != 0u;
+  const U32 rk = drop ? drop_rowkey(drop_bhkey(dseed, bh), i) : 0u;
   int kend = sk;
   if (causal) {
     int last = min(sq - 1, blk * ROWS + ROWS - 1);  /* the group's last query sees the most */
@@ -118,7 +121,8 @@ _FWD = """
         for (int c = 0; c < DV; ++c) acc[c] *= corr;
         for (int jj = 0; jj < TILE; ++jj) {
           A p = EXP2(st[lid * (TILE + 1) + jj] - mt);
-          l += p;
+          l += p;  /* the row sum of the undropped weights */
+          if (drop && !drop_keep(rk, k0 + jj, dthr)) p = (A)0;
 #pragma unroll
           for (int c = 0; c < DV; ++c) acc[c] += p * vt[jj * DV + c];
         }
@@ -133,7 +137,7 @@ _FWD = """
     lse[r] = -INF_A;
     return;
   }
-  A inv = (A)1 / l;
+  A inv = drp / l;  /* drp = 1 / (1 - p): the kept weights' scale */
   for (int c = 0; c < DV; ++c) out[r * DV + c] = ST(acc[c] * inv);
   lse[r] = m + LOG2(l);
 }
@@ -221,7 +225,11 @@ def attention_program(
             f"{value_dim} (have {sorted(pieces)})"
         )
     body = "".join(pieces[n] for n in names)
-    return _head(dtype, head_dim, value_dim, fr) + fill(body, fr)
+    # every kernel's parameters end with the mask strides; the dropout arguments follow them
+    tail = "const L mq, const L mk) {"
+    assert body.count(tail) == len(names), "attention_program: a kernel lost its mask strides"
+    body = body.replace(tail, tail[:-3] + DROP_PARAMS + ") {")
+    return _head(dtype, head_dim, value_dim, fr) + fill(DROP_HELPERS + body, fr)
 
 
 def launched_kernels(dtype: str, head_dim: int, value_dim: int) -> tuple[str, ...]:

@@ -62,6 +62,8 @@ DQ = """
   }
   const A lr = valid ? lse[r] : (A)0;
   if (valid) delta[r] = dl;
+  const int drop = dthr != 0u;
+  const U32 rk = drop ? drop_rowkey(drop_bhkey(dseed, bh), ir) : 0u;
   int kend = sk;
   if (causal) {
     int last = min(sq - 1, blk * ROWS + ROWS - 1);
@@ -89,6 +91,7 @@ DQ = """
         for (int c = 0; c < DV; ++c) dpp[c & 3] += gr[c] * vt[jj * DV + c];
         A s = (sp[0] + sp[1]) + (sp[2] + sp[3]), dp = (dpp[0] + dpp[1]) + (dpp[2] + dpp[3]);
         A p = hid ? (A)0 : EXP2(s - lr);
+        if (drop) dp = drop_keep(rk, j, dthr) ? dp * drp : (A)0;  /* dP of the kept weights */
         A ds = p * (dp - dl);
 #pragma unroll
         for (int c = 0; c < D; ++c) acc[c] += ds * kt[jj * D + c];
@@ -154,6 +157,8 @@ DKV = """
 #pragma unroll
   for (int c = 0; c < DV; ++c) dva[c] = (A)0;
 #endif
+  const int drop = dthr != 0u;
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   int ibeg = 0;
   if (causal) ibeg = max(0, blk * ROWS - off);  /* queries before it see none of these keys */
   for (int i0 = ibeg - ibeg % TILE; i0 < sq; i0 += TILE) {
@@ -183,18 +188,20 @@ DKV = """
         for (int c = 0; c < D; ++c) sp[c & 3] += kr[c] * qt[ii * D + c];
         A s = (sp[0] + sp[1]) + (sp[2] + sp[3]);
         A p = hid ? (A)0 : EXP2(s - lt[ii]);
+        const int kept = !drop || drop_keep(drop_rowkey(bk, i), j, dthr);
+        const A pd = kept ? p * drp : (A)0;  /* the dropped weight, as the forward used it */
 #if WANT_DK && WANT_DV
         A dpp[4] = {(A)0, (A)0, (A)0, (A)0};
 #pragma unroll
         for (int c = 0; c < DV; ++c) {
           A gc = gt[ii * DV + c];
-          dva[c] += p * gc;
+          dva[c] += pd * gc;
           dpp[c & 3] += vr[c] * gc;
         }
         A dp = (dpp[0] + dpp[1]) + (dpp[2] + dpp[3]);
 #elif WANT_DV
 #pragma unroll
-        for (int c = 0; c < DV; ++c) dva[c] += p * gt[ii * DV + c];
+        for (int c = 0; c < DV; ++c) dva[c] += pd * gt[ii * DV + c];
 #else
         A dpp[4] = {(A)0, (A)0, (A)0, (A)0};
 #pragma unroll
@@ -202,7 +209,7 @@ DKV = """
         A dp = (dpp[0] + dpp[1]) + (dpp[2] + dpp[3]);
 #endif
 #if WANT_DK
-        A ds = p * (dp - dt[ii]);
+        A ds = p * ((kept ? dp * drp : (A)0) - dt[ii]);
 #pragma unroll
         for (int c = 0; c < D; ++c) dka[c] += ds * qt[ii * D + c];
 #endif

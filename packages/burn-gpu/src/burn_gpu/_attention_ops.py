@@ -5,10 +5,13 @@ Besides `attention` / `attention_backward`, a backend with this mixin implements
 declared ops Autodiff looks for (`burn_autodiff`'s attention rule; the contract's defaults keep
 no statistic):
 
-- `attention_with_lse(q, k, v, mask, causal, scale) -> (out, lse)`: the forward and its saved
-  row statistic (None when the call took the decomposition);
-- `attention_lse_backward(q, k, v, out, lse, mask, grad, causal, scale) -> (dq, dk, dv)`: the
-  backward from that saved state (FlashAttention-2: no forward is run again).
+- `attention_with_lse(q, k, v, mask, causal, scale[, dropout, seed]) -> (out, lse)`: the
+  forward and its saved row statistic (None when the call took the decomposition);
+- `attention_lse_backward(q, k, v, out, lse, mask, grad, causal, scale[, dropout, seed]) ->
+  (dq, dk, dv)`: the backward from that saved state (FlashAttention-2: no forward is run again).
+
+Every op takes the optional trailing `dropout` (probability on the weights) and `seed` (the [2]
+Int primitive of seed words): the kernels regenerate the keep mask (`_attention_dropout.py`).
 
 `attention_backward` without saved state runs the forward kernel first (it needs O and lse).
 Eligible calls: float32 / float64 / bfloat16 storage the runtime takes (`_attention_dtypes`),
@@ -26,32 +29,48 @@ from ._attention import MAX_HEAD_DIM, ROWS
 
 class FlashAttentionOps:
     """Mixin of a GPU backend. The backend defines `_attention_dtypes(query)` (storage dtype names
-    its kernels take), `_attention_fwd(q, k, v, mask, causal, scale) -> (out, lse)` and
-    `_attention_bwd(q, k, v, out, lse, mask, grad, causal, scale) -> (dq, dk, dv)` over its
-    primitives (arguments already checked eligible)."""
+    its kernels take), `_attention_fwd(q, k, v, mask, causal, scale, dropout, seed) -> (out, lse)`
+    and `_attention_bwd(q, k, v, out, lse, mask, grad, causal, scale, dropout, seed) -> (dq, dk,
+    dv)` over its primitives (arguments already checked eligible; `seed` the [2] Int primitive of
+    seed words, or None without dropout: `_attention_dropout.py`)."""
 
-    def attention(self, query, key, value, mask, causal, scale):
+    def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         if not self._attention_eligible(query, key, value):
-            return super().attention(query, key, value, mask, causal, scale)
-        return self._attention_fwd(query, key, value, mask, causal, scale)[0]
+            return super().attention(query, key, value, mask, causal, scale, dropout, seed)
+        return self._attention_fwd(query, key, value, mask, causal, scale, dropout, seed)[0]
 
-    def attention_with_lse(self, query, key, value, mask, causal, scale):
+    def attention_with_lse(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         """(output, saved statistic): the statistic is None when the decomposition ran."""
         if not self._attention_eligible(query, key, value):
-            return super().attention(query, key, value, mask, causal, scale), None
-        return self._attention_fwd(query, key, value, mask, causal, scale)
+            out = super().attention(query, key, value, mask, causal, scale, dropout, seed)
+            return out, None
+        return self._attention_fwd(query, key, value, mask, causal, scale, dropout, seed)
 
-    def attention_backward(self, query, key, value, mask, output_grad, causal, scale):
+    def attention_backward(
+        self, query, key, value, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
+        drop = (dropout, seed)
         if not self._attention_eligible(query, key, value, output_grad):
-            return super().attention_backward(query, key, value, mask, output_grad, causal, scale)
-        out, lse = self._attention_fwd(query, key, value, mask, causal, scale)
-        return self._attention_bwd(query, key, value, out, lse, mask, output_grad, causal, scale)
+            return super().attention_backward(
+                query, key, value, mask, output_grad, causal, scale, *drop
+            )
+        out, lse = self._attention_fwd(query, key, value, mask, causal, scale, *drop)
+        return self._attention_bwd(
+            query, key, value, out, lse, mask, output_grad, causal, scale, *drop
+        )
 
-    def attention_lse_backward(self, query, key, value, out, lse, mask, output_grad, causal, scale):
+    def attention_lse_backward(
+        self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
         """(dq, dk, dv) from the forward's output and saved statistic (`attention_with_lse`)."""
+        drop = (dropout, seed)
         if lse is None or not self._attention_eligible(query, key, value, output_grad):
-            return self.attention_backward(query, key, value, mask, output_grad, causal, scale)
-        return self._attention_bwd(query, key, value, out, lse, mask, output_grad, causal, scale)
+            return self.attention_backward(
+                query, key, value, mask, output_grad, causal, scale, *drop
+            )
+        return self._attention_bwd(
+            query, key, value, out, lse, mask, output_grad, causal, scale, *drop
+        )
 
     def _attention_eligible(self, query, key, value, grad=None) -> bool:
         if os.environ.get("BURN_GPU_ATTENTION", "1") == "0":  # A/B against the decomposition

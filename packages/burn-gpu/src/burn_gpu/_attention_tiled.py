@@ -65,6 +65,8 @@ TILED_FWD = """
 #pragma unroll
     for (int b = 0; b < CV; ++b) acc[a][b] = (A)0;
   A m = -INF_A, l = (A)0;  /* the online state of query q0 + t (items t < TQ) */
+  const int drop = dthr != 0u;
+  const U32 rk = drop ? drop_rowkey(drop_bhkey(dseed, bh), q0 + t) : 0u;
   int kend = sk;
   if (causal) {
     int last = min(sq - 1, q0 + TQ - 1);
@@ -122,8 +124,8 @@ TILED_FWD = """
         A sum = (A)0;
         for (int jj = 0; jj < TK; ++jj) {
           A p = EXP2(st[jj * QP + t] - mt);
-          st[jj * QP + t] = p;
-          sum += p;
+          sum += p;  /* the row sum of the undropped weights */
+          st[jj * QP + t] = (drop && !drop_keep(rk, k0 + jj, dthr)) ? (A)0 : p;
         }
         l = l * corr + sum;
         m = mt;
@@ -163,7 +165,7 @@ TILED_FWD = """
     int i = q0 + tr * 4 + a;
     if (i >= sq) continue;
     A li = rowc[tr * 4 + a];
-    A inv = li == (A)0 ? (A)0 : (A)1 / li;  /* every key left out: 0 */
+    A inv = li == (A)0 ? (A)0 : drp / li;  /* every key left out: 0; drp: the kept scale */
     const L r = (L)bh * sq + i;
 #pragma unroll
     for (int b = 0; b < CV; ++b) {

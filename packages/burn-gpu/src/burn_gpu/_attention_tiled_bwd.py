@@ -128,6 +128,11 @@ _DQ = (
   for (int a = 0; a < 4; ++a)
 #pragma unroll
     for (int b = 0; b < CD; ++b) acc[a][b] = (A)0;
+  const int drop = dthr != 0u;
+  U32 rk[4];
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
+#pragma unroll
+  for (int a = 0; a < 4; ++a) rk[a] = drop ? drop_rowkey(bk, q0 + tr * 4 + a) : 0u;
   int kend = sk;
   if (causal) {
     int last = min(sq - 1, q0 + BR - 1);
@@ -144,6 +149,15 @@ _DQ = (
       vt[r * DVS + c] = j < sk ? LD(vbase[(L)j * vs + c]) : (A)0;
     }
     @BARRIER@
+    U32 kbits = 0xffffu;  /* the block's keep flags, hashed before the dot products */
+    if (drop) {
+      kbits = 0u;
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          kbits |= (U32)drop_keep(rk[a], k0 + tc + 8 * b, dthr) << (a * 4 + b);
+    }
     A s[4][4], dp[4][4];
 #pragma unroll
     for (int a = 0; a < 4; ++a)
@@ -165,7 +179,8 @@ _DQ = (
         int hid = j >= sk || i >= sq || (causal && j > i + off) ||
                   (has_mask && mbase[(L)i * mq + (L)j * mk]);
         A p = hid ? (A)0 : EXP2(s[a][b] - lq[tr * 4 + a]);
-        dst[(tc + 8 * b) * SP + tr * 4 + a] = p * (dp[a][b] - dlq[tr * 4 + a]);
+        const A z = ((kbits >> (a * 4 + b)) & 1u) ? drp : (A)0;  /* keep / (1 - p) */
+        dst[(tc + 8 * b) * SP + tr * 4 + a] = p * (dp[a][b] * z - dlq[tr * 4 + a]);
       }
     }
     @BARRIER@
@@ -212,6 +227,7 @@ _DKV = (
   SHARED16 A dst[BR * SP] ALIGN16;  /* dS [query][key] */
   @LOCAL@A lq[BR];
   @LOCAL@A dlq[BR];
+  @LOCAL@U32 rkq[BR];  /* the dropout row keys of the query tile */
   const int t = @LID@;
   const int tr = t >> 3, tc = t & 7;
   const int nkb = (sk + BR - 1) / BR;
@@ -242,6 +258,8 @@ _DKV = (
 #pragma unroll
     for (int b = 0; b < CV; ++b) dva[a][b] = (A)0;
   }
+  const int drop = dthr != 0u;
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   int ibeg = 0;
   if (causal) ibeg = max(0, j0 - off);  /* queries before it see none of these keys */
   for (int i0 = ibeg - ibeg % BR; i0 < sq; i0 += BR) {
@@ -258,8 +276,20 @@ _DKV = (
       int i = i0 + t;
       lq[t] = i < sq ? lse[rq + i] : (A)0;
       dlq[t] = i < sq ? delta[rq + i] : (A)0;
+      rkq[t] = drop ? drop_rowkey(bk, i) : 0u;
     }
     @BARRIER@
+    /* the 16 keep flags of this item's block, hashed before the dot products (while few
+       registers are live: inside the P/dS loop the hashes cost 64 registers at head dim 64) */
+    U32 kbits = 0xffffu;
+    if (drop) {
+      kbits = 0u;
+#pragma unroll
+      for (int a = 0; a < 4; ++a)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          kbits |= (U32)drop_keep(rkq[tc + 8 * b], j0 + tr * 4 + a, dthr) << (a * 4 + b);
+    }
     A s[4][4], dp[4][4];
 #pragma unroll
     for (int a = 0; a < 4; ++a)
@@ -281,8 +311,9 @@ _DKV = (
         int hid = j >= sk || i >= sq || (causal && j > i + off) ||
                   (has_mask && mbase[(L)i * mq + (L)j * mk]);
         A p = hid ? (A)0 : EXP2(s[a][b] - lq[qi]);
-        pt[qi * SP + tr * 4 + a] = p;
-        dst[qi * SP + tr * 4 + a] = p * (dp[a][b] - dlq[qi]);
+        const A z = ((kbits >> (a * 4 + b)) & 1u) ? drp : (A)0;  /* keep / (1 - p) */
+        pt[qi * SP + tr * 4 + a] = p * z;  /* the dropped weight */
+        dst[qi * SP + tr * 4 + a] = p * (dp[a][b] * z - dlq[qi]);
       }
     }
     @BARRIER@

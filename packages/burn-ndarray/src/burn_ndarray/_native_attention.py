@@ -14,6 +14,8 @@ Layouts: q, k, v and the gradient are read through their strides (the heads of a
 is); each output is written in the memory order of its input (`_like`): attention's output
 follows q's, so `MultiHeadAttention`'s swap back to [b, s, h, d] and its reshape are views.
 Results do not depend on the thread count (the split depends on the shapes only).
+Dropout on the weights runs inside the kernels (`_drop`: the seed words and threshold of
+`burn_tensor._attention_dropout`'s hash, which the kernels recompute in the backward).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import numpy as np
 
 from . import _native_conv
 from . import _native_ops as _ops
+from burn_tensor.ops import attention_drop_threshold as threshold
+
 from ._attention import SCORES_BACKWARD
 from ._native_ops import F32, F64
 
@@ -36,9 +40,18 @@ def declare(lib) -> None:
     p, L, i, d = ctypes.c_void_p, ctypes.c_long, ctypes.c_int, ctypes.c_double
     for t in ("f32", "f64"):
         fn = getattr(lib, f"attn_fwd_{t}")
-        fn.argtypes, fn.restype = (p, p, p, p, p, p, d, i, i), i
+        fn.argtypes, fn.restype = (p, p, p, p, p, p, d, i, i, p, d), i
         fn = getattr(lib, f"attn_bwd_{t}")
-        fn.argtypes, fn.restype = (p, p, p, p, p, p, p, p, p, d, i, L, i), i
+        fn.argtypes, fn.restype = (p, p, p, p, p, p, p, p, p, d, i, L, i, p, d), i
+
+
+def _drop(dropout, seed):
+    """(uint32 [seed word 0, seed word 1, threshold] or None, 1 / (1 - p)): the kernels'
+    dropout arguments (`burn_tensor._attention_dropout`'s hash)."""
+    if not dropout:
+        return None, 1.0
+    words = [int(w) & 0xFFFFFFFF for w in np.asarray(seed).reshape(-1)[:2]]
+    return np.array([*words, threshold(dropout)], np.uint32), 1.0 / (1.0 - dropout)
 
 
 def _strided(a):
@@ -100,9 +113,10 @@ def install(backend, lib, m: int, ops: dict) -> None:
     prev_fwd, prev_bwd = backend.attention, backend.attention_backward
     err = "attention: could not allocate its score buffers"
 
-    def attention(query, key, value, mask, causal, scale):
+    def attention(query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         if not _covered(query, key, value, mask):
-            return prev_fwd(query, key, value, mask, causal, scale)
+            return prev_fwd(query, key, value, mask, causal, scale, dropout, seed)
+        drop, rp = _drop(dropout, seed)
         q, qs = _strided(query)
         k, ks = _strided(key)
         v, vs = _strided(value)
@@ -117,21 +131,24 @@ def install(backend, lib, m: int, ops: dict) -> None:
         p = _ops._ptr
         _native_conv._run(
             fn, threads, p(q), p(k), p(v), None if mk is None else p(mk), p(out), p(g),
-            float(scale), int(bool(causal)), nt, error=err,
+            float(scale), int(bool(causal)), nt, None if drop is None else p(drop), rp, error=err,
         )  # fmt: skip
         return out
 
-    def attention_backward(query, key, value, mask, output_grad, causal, scale):
+    def attention_backward(
+        query, key, value, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
         grad = output_grad
         if not _covered(query, key, value, mask) or grad.dtype != query.dtype:
-            return prev_bwd(query, key, value, mask, output_grad, causal, scale)
+            return prev_bwd(query, key, value, mask, output_grad, causal, scale, dropout, seed)
         b, h, sq, d = query.shape
         if grad.shape != (b, h, sq, value.shape[3]):
-            return prev_bwd(query, key, value, mask, output_grad, causal, scale)
+            return prev_bwd(query, key, value, mask, output_grad, causal, scale, dropout, seed)
         q, qs = _strided(query)
         k, ks = _strided(key)
         v, vs = _strided(value)
         gr, gs = _strided(grad)
+        drop, rp = _drop(dropout, seed)
         sk, dv = k.shape[2], v.shape[3]
         mk, ms = _mask(mask, (b, h, sq, sk))
         dq, dk, dvv = _like(query, q.shape), _like(key, k.shape), _like(value, v.shape)
@@ -143,7 +160,8 @@ def install(backend, lib, m: int, ops: dict) -> None:
         p = _ops._ptr
         _native_conv._run(
             fn, threads, p(q), p(k), p(v), None if mk is None else p(mk), p(gr), p(dq), p(dk),
-            p(dvv), p(g), float(scale), int(bool(causal)), rows, nt, error=err,
+            p(dvv), p(g), float(scale), int(bool(causal)), rows, nt,
+            None if drop is None else p(drop), rp, error=err,
         )  # fmt: skip
         return dq, dk, dvv
 

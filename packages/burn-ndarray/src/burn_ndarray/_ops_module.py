@@ -34,16 +34,20 @@ def _pair(v) -> tuple[int, int]:
 class NdArrayModuleOps:
     """NdArray's module ops, one method each (a namespace read by `_ops_table`, not a base)."""
 
-    # -- attention: the blocked kernel (`_attention`) for float32/float64 ------------------------
-    def attention(self, query, key, value, mask, causal, scale):
-        if not _attention_kernel(query, key, value):
-            return Backend.attention(self, query, key, value, mask, causal, scale)
+    # -- attention: the blocked kernel (`_attention`) for float32/float64 where the native one
+    # (`_native_attention`, which also drops weights) is not built; with dropout on the weights
+    # this Python-pool fallback takes the default decomposition (its keep mask built in numpy)
+    def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        if dropout or not _attention_kernel(query, key, value):
+            return Backend.attention(self, query, key, value, mask, causal, scale, dropout, seed)
         return _attention.forward(query, key, value, mask, causal, scale, self.num_threads)
 
-    def attention_backward(self, query, key, value, mask, output_grad, causal, scale):
-        if not _attention_kernel(query, key, value):
+    def attention_backward(
+        self, query, key, value, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
+        if dropout or not _attention_kernel(query, key, value):
             return Backend.attention_backward(
-                self, query, key, value, mask, output_grad, causal, scale
+                self, query, key, value, mask, output_grad, causal, scale, dropout, seed
             )
         return _attention.backward(
             query, key, value, mask, output_grad, causal, scale, self.num_threads

@@ -1,7 +1,8 @@
 """Attention on OpenCl: burn_gpu's flash kernels (`attention_program`, the text Cuda runs) over
 ClArrays, through `FlashAttentionOps`. Q, K, V and the gradient are read through their strides
 (a [b, s, h, d] projection viewed as [b, h, s, d] is not copied) unless the head dim is strided;
-the mask through its broadcast strides. float32, and float64 where the device has cl_khr_fp64."""
+the mask through its broadcast strides. float32, and float64 where the device has cl_khr_fp64.
+Dropout on the weights runs inside the kernels (the seed words read from device memory)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from burn_gpu import (
     FlashAttentionOps,
     attention_backward_kernels,
+    attention_drop_args,
     attention_forward_kernel,
     attention_groups,
     attention_kernels,
@@ -37,7 +39,7 @@ class OpenClAttentionOps(FlashAttentionOps):
     def _attention_dtypes(self, query):
         return {dt.name for dt in query.rt.floats}
 
-    def _attention_common(self, query, key, value, mask, causal, scale):
+    def _attention_common(self, query, key, value, mask, causal, scale, dropout, seed):
         rt, dt = query.rt, query.dtype
         b, h, sq, d = query.shape
         sk, dv = key.shape[2], value.shape[3]
@@ -47,6 +49,12 @@ class OpenClAttentionOps(FlashAttentionOps):
         else:
             mbuf = mask.buf
             margs = mask_args(mask.shape, mask.strides, mask.offset)
+        thr, rp = attention_drop_args(dropout)
+        if thr:  # the seed words as int32 (the kernels' type), still in device memory
+            words = seed if seed.dtype == np.int32 else _ew.cast(seed, np.int32)
+        else:
+            words = _dummy(rt)  # never read: the kernels skip the hash
+        drop = [words.buf, np.uint32(thr), acc(rp)]
         flags = [np.int32(causal), np.int32(mask is not None)]
         head = [np.int32(h), np.int32(sq), np.int32(sk), *flags]
         names = attention_kernels(dt.name, d, dv)  # only what runs: a smaller build
@@ -54,24 +62,27 @@ class OpenClAttentionOps(FlashAttentionOps):
         return {
             "rt": rt, "dt": dt, "acc": acc, "dims": (b, h, sq, sk, d, dv), "mbuf": mbuf,
             "margs": [np.int64(v) for v in margs], "head": head, "s2": acc(attention_scale2(scale)),
+            "drop": drop, "words": words,  # a cast's array lives until the launches are queued
             "kernel": lambda name: rt.kernel(("attention", dt.str, d, dv), name, render),
         }  # fmt: skip
 
-    def _attention_fwd(self, query, key, value, mask, causal, scale):
-        c = self._attention_common(query, key, value, mask, causal, scale)
+    def _attention_fwd(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
         b, h, sq, sk, d, dv = c["dims"]
         rt = c["rt"]
         out = ClArray.empty(rt, (b, h, sq, dv), c["dt"])
         lse = ClArray.empty(rt, (b, h, sq), c["acc"])
         args = [out.buf, lse.buf, q.buf, k.buf, v.buf, c["mbuf"], *c["head"], c["s2"]]
-        args += qa + ka + va + c["margs"]
+        args += qa + ka + va + c["margs"] + c["drop"]
         name, items = attention_forward_kernel(c["dt"].name, d, dv)
         rt.launch(c["kernel"](name), (attention_groups(b * h, sq) * items,), (items,), args)
         return out, lse
 
-    def _attention_bwd(self, query, key, value, out, lse, mask, output_grad, causal, scale):
-        c = self._attention_common(query, key, value, mask, causal, scale)
+    def _attention_bwd(
+        self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
+        c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
         (o, oa), (g, ga) = _view(out), _view(output_grad)
         lse = _ew.contiguous(lse)
@@ -83,9 +94,9 @@ class OpenClAttentionOps(FlashAttentionOps):
         delta = ClArray.empty(rt, (b, h, sq), acc)
         common = [*c["head"], c["s2"], acc(scale)]
         qside = [dq.buf, delta.buf, q.buf, k.buf, v.buf, o.buf, g.buf, lse.buf, c["mbuf"], *common]
-        qside += qa + ka + va + oa + ga + c["margs"]
+        qside += qa + ka + va + oa + ga + c["margs"] + c["drop"]
         kside = [dk.buf, dvv.buf, q.buf, k.buf, v.buf, g.buf, lse.buf, delta.buf, c["mbuf"]]
-        kside += common + qa + ka + va + ga + c["margs"]
+        kside += common + qa + ka + va + ga + c["margs"] + c["drop"]
         for name, side, rows, items in attention_backward_kernels(dt.name, d, dv):
             groups = attention_groups(b * h, sq if side == "q" else sk, rows)
             args = qside if side == "q" else kside

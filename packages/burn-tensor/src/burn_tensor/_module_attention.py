@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from . import _check as check
+from ._attention_dropout import draw_seed
 from ._dtype import Bool, Float
 from ._errors import TensorCheckError
 
@@ -37,7 +39,10 @@ def _shape_problems(q, k, v, mask) -> list[str]:
     return problems
 
 
-def attention(query, key, value, mask=None, causal: bool = False, scale: float | None = None):
+def attention(
+    query, key, value, mask=None, causal: bool = False, scale: float | None = None, *,
+    dropout: float = 0.0,
+):
     """Scaled dot-product attention: softmax(query @ keyᵗ * scale) @ value, one backend op.
 
     Args:
@@ -49,10 +54,14 @@ def attention(query, key, value, mask=None, causal: bool = False, scale: float |
         causal: leave out key j for query i when j > i + (seq_k - seq_q) (the boundary at the
             bottom-right corner, so queries that continue cached keys see every earlier key).
         scale: multiplies the scores; default 1 / sqrt(head_dim).
+        dropout: probability in [0, 1) of dropping each attention weight (keyword only; an
+            addition to Burn's signature): out = (softmax(scores) * keep / (1 - dropout)) @ V,
+            as torch's SDPA. The keep mask is a hash of (seed, batch, head, row, column) with a
+            seed drawn from the device's generator per call (`device.seed(s)` repeats it); the
+            backward regenerates it (nothing [seq_q, seq_k] is stored).
 
     Returns:
         Float [batch, heads, seq_q, val_dim]. A query whose keys are all masked gets zeros.
-        No dropout (as Burn's op): `MultiHeadAttention` composes the ops when dropout is on.
 
     Example:
         >>> from burn_tensor import Tensor, module
@@ -75,6 +84,8 @@ def attention(query, key, value, mask=None, causal: bool = False, scale: float |
         isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale)
     ):
         problems.append(f"scale must be a finite number or None, got {scale!r}")
+    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout < 1:
+        problems.append(f"dropout must be a probability in [0, 1), got {dropout!r}")
     for t in (key, value):
         if not problems and t.dtype is not query.dtype:
             problems.append(f"dtypes differ: query {query.dtype.value}, got {t.dtype.value}")
@@ -93,6 +104,7 @@ def attention(query, key, value, mask=None, causal: bool = False, scale: float |
         return Tensor.zeros([b, h, sq, dv], query._d, Float, query.dtype)
     mp = None if mask is None else mask._p
     backend = query._d.backend
-    return query._like(
-        backend.attention(query._p, key._p, value._p, mp, causal, float(scale))
-    )
+    args = (query._p, key._p, value._p, mp, causal, float(scale))
+    if dropout > 0:  # the seed words: a random draw, so a captured step replays it anew
+        args += (float(dropout), draw_seed(query._d)._p)
+    return query._like(backend.attention(*args))

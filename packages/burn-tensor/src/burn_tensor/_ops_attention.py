@@ -15,12 +15,19 @@ whose True entries are left out; `causal` leaves out key j for query i when
 j > i + (seq_k - seq_q) (the causal boundary aligned at the bottom-right corner, so a query
 block that continues a cached key sequence sees every earlier key); a query whose keys are all
 left out gets 0 (not NaN). `scale` is a float (the Tensor layer fills in 1/sqrt(head_dim)).
+
+Dropout on the weights (`dropout` = p in [0, 1), `seed` a [2] Int primitive of seed words, both
+trailing and optional so 6-argument callers keep working): out = (P * keep / (1 - p)) @ V with
+the keep mask of `_attention_dropout` (a pure function of seed, batch, head, row, column, which
+the backward regenerates). The defaults read the two seed words to the host to build the mask
+(a sync on a GPU backend: only calls its kernels do not take come here).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ._attention_dropout import keep_mask
 from ._data import TensorData
 
 
@@ -39,37 +46,58 @@ def _finfo(dtype):
 
 
 class AttentionOps:
-    def attention(self, query, key, value, mask, causal, scale):
-        """softmax(query @ keyᵗ * scale, masked) @ value.
+    def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        """softmax(query @ keyᵗ * scale, masked) (* keep / (1 - dropout)) @ value.
 
         Shapes: query [b, h, sq, d], key [b, h, sk, d], value [b, h, sk, dv], mask Bool
-        broadcastable to [b, h, sq, sk] or None -> [b, h, sq, dv].
+        broadcastable to [b, h, sq, sk] or None, seed Int [2] (with dropout > 0)
+        -> [b, h, sq, dv].
         """
         probs = self._attention_probs(query, key, mask, causal, scale)
+        probs = self._attention_drop(probs, dropout, seed)
         return self.float_matmul(probs, value)
 
-    def attention_backward(self, query, key, value, mask, output_grad, causal, scale):
+    def attention_backward(
+        self, query, key, value, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
         """(dq, dk, dv) of `attention` for output_grad [b, h, sq, dv], with the probabilities
-        P recomputed: dV = Pᵗ dO, dS = softmax_backward(P, dO Vᵗ) * scale, dQ = dS K,
+        P recomputed: dV = P̃ᵗ dO (P̃ = P * keep / (1 - p), the dropped weights),
+        dP = (dO Vᵗ) * keep / (1 - p), dS = softmax_backward(P, dP) * scale, dQ = dS K,
         dK = dSᵗ Q."""
         probs = self._attention_probs(query, key, mask, causal, scale)
-        dv = self.float_matmul(self.float_swap_dims(probs, 2, 3), output_grad)
+        dropped = self._attention_drop(probs, dropout, seed)
+        dv = self.float_matmul(self.float_swap_dims(dropped, 2, 3), output_grad)
         dp = self.float_matmul(output_grad, self.float_swap_dims(value, 2, 3))
+        dp = self._attention_drop(dp, dropout, seed)
         ds = self.float_mul_scalar(self.softmax_backward(probs, dp, 3), scale)
         dq = self.float_matmul(ds, key)
         dk = self.float_matmul(self.float_swap_dims(ds, 2, 3), query)
         return dq, dk, dv
 
-    def attention_with_lse(self, query, key, value, mask, causal, scale):
+    def attention_with_lse(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         """(output, saved row statistic) of `attention`: the statistic (the scores' log-sum-exp)
         is what a flash backward (`attention_lse_backward`) starts from. This default keeps none
         (None), as a flash kernel does when a call takes the decomposition."""
-        return self.attention(query, key, value, mask, causal, scale), None
+        return self.attention(query, key, value, mask, causal, scale, dropout, seed), None
 
-    def attention_lse_backward(self, query, key, value, out, lse, mask, output_grad, causal, scale):
+    def attention_lse_backward(
+        self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
         """(dq, dk, dv) of `attention` from the forward's output and saved statistic
         (`attention_with_lse`); this default recomputes them (`attention_backward`)."""
-        return self.attention_backward(query, key, value, mask, output_grad, causal, scale)
+        return self.attention_backward(
+            query, key, value, mask, output_grad, causal, scale, dropout, seed
+        )
+
+    def _attention_drop(self, x, dropout, seed):
+        """x [b, h, sq, sk] * keep / (1 - dropout) (x itself when dropout is 0)."""
+        if not dropout:
+            return x
+        words = self.int_into_data(seed).numpy()
+        b, h, sq, sk = x.shape
+        dropped = ~keep_mask(words, float(dropout), b, h, sq, sk)
+        dropped = self.bool_from_data(TensorData(dropped), self.device_of(x))
+        return self.float_mul_scalar(self.float_mask_fill(x, dropped, 0.0), 1.0 / (1.0 - dropout))
 
     def _attention_probs(self, query, key, mask, causal, scale):
         """The attention probabilities [b, h, sq, sk], masked rows all zero."""

@@ -12,6 +12,10 @@
   same for a list of parameters (`float_adam_update_many`, one launch per model on CUDA).
 - `tensor_parts(t)`: `(primitive, kind, device)` of a tensor in one call (a decorator's hot
   path reads them without touching Tensor internals).
+- Attention dropout: `attention_keep_mask(seed_words, p, b, h, seq_q, seq_k)` (Bool numpy
+  [b, h, seq_q, seq_k], the keep mask every implementation hashes), `attention_drop_threshold(p)`
+  (the uint32 a hash must reach) and `draw_attention_seed(device)` (the [2] Int tensor of seed
+  words `module.attention(dropout=p)` draws per call).
 - `rfft_bin_counts(n, bins)`: how often each bin of a length-`n` real signal's half spectrum
   counts in its full spectrum (1 or 2): what the FFT ops' gradient rules scale by.
 - Slice helpers: `numpy_slice` turns one of the `slices` that `*_slice`/`*_slice_assign` receive
@@ -25,6 +29,9 @@ Example:
     slice(4, None, -1)
 """
 
+from ._attention_dropout import draw_seed as draw_attention_seed
+from ._attention_dropout import keep_mask as attention_keep_mask
+from ._attention_dropout import threshold as attention_drop_threshold
 from ._backend import op_table
 from ._fused_optim import adam_update, adam_update_many
 from ._op_decl import DECLS, ContractError, OpDecl, UnknownOpError
@@ -45,6 +52,9 @@ from ._slice import numpy_slice
 from ._tensor_parts import tensor_parts
 
 __all__ = [
+    "attention_drop_threshold",
+    "attention_keep_mask",
+    "draw_attention_seed",
     "DECLS",
     "ContractError",
     "OpDecl",

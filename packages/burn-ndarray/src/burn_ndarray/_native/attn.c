@@ -21,6 +21,12 @@
  * others), passed as 3 strides in elements (batch, head, row); the heads of a [b, s, h, d] buffer
  * seen through a transpose are read in place, and outputs may be written that way too. The mask
  * (uint8, NULL: none) has 4 strides (0 where broadcast).
+ *
+ * Dropout on the weights (`drop`: the seed words and the threshold, NULL: none; `rp` = 1 / (1 - p)):
+ * the keep mask is burn_tensor's hash of (seed, batch * heads + head, row, column) (the formula of
+ * `_attention_dropout.py`, which burn_gpu's kernels share). The forward's row sums use the
+ * undropped weights and its V product the dropped ones; the backward takes dV from the dropped
+ * weights and dS = P (dP * keep * rp - rowsum(P * keep * rp * dP_raw)) * scale.
  */
 #include <float.h>
 #include <math.h>
@@ -39,6 +45,25 @@ AT_SIMD double exp(double);
 #define AQ 128L
 #define AK 512L
 
+static inline unsigned int drop_mix(unsigned int x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+/* the row key of query i of (batch * heads + head) bh */
+static inline unsigned int drop_rowkey(const unsigned int *drop, long bh, long i) {
+  unsigned int bk = drop_mix(drop_mix((unsigned int)bh ^ drop[0]) + drop[1]);
+  return drop_mix(bk ^ (unsigned int)i);
+}
+
+static inline int drop_keep(unsigned int rk, long j, unsigned int thr) {
+  return drop_mix(rk + (unsigned int)j * 0x9e3779b9u) >= thr;
+}
+
 /* -inf where the mask is set or (causal) key k0 + j is past query qi's diagonal. */
 #define MASK_ROW(T, row, bk, mrow, msk, causal, qi, off, k0)                                  \
   do {                                                                                        \
@@ -52,7 +77,8 @@ AT_SIMD double exp(double);
 
 #define ATTN_FWD(NAME, T, FN, EXP, TINY)                                                      \
   int NAME(const T *q, const T *k, const T *v, const unsigned char *mask, T *o,               \
-           const long *g, double scale_, int causal, int nt) {                                \
+           const long *g, double scale_, int causal, int nt, const unsigned int *drop,         \
+           double rp) {                                                                       \
     long B = g[0], H = g[1], SQ = g[2], SK = g[3], D = g[4], DV = g[5];                       \
     const long *qs = g + 6, *ks = g + 9, *vs = g + 12, *os = g + 15, *ms = g + 18;            \
     if (!FN) return -1;                                                                       \
@@ -99,6 +125,12 @@ AT_SIMD double exp(double);
             double sum = 0;                                                                   \
             _Pragma("omp simd reduction(+:sum)")                                              \
             for (long j = 0; j < bk; j++) sum += row[j];                                      \
+            if (drop) { /* the sum above is of the undropped weights; V gets the kept ones */ \
+              unsigned int rk = drop_rowkey(drop, bi * H + hi, q0 + i);                       \
+              _Pragma("omp simd")                                                             \
+              for (long j = 0; j < bk; j++)                                                   \
+                row[j] = drop_keep(rk, k0 + j, drop[2]) ? row[j] : (T)0;                      \
+            }                                                                                 \
             if (k0) {                                                                         \
               T alpha = EXP(prev - shift);                                                    \
               T *orow = op + i * os[2];                                                       \
@@ -116,6 +148,8 @@ AT_SIMD double exp(double);
           T tot = (T)l[i] > (TINY) ? (T)l[i] : (TINY);                                        \
           T *orow = op + i * os[2];                                                           \
           for (long c = 0; c < DV; c++) orow[c] /= tot;                                       \
+          if (drop)                                                                           \
+            for (long c = 0; c < DV; c++) orow[c] *= (T)rp;                                   \
         }                                                                                     \
       }                                                                                       \
       free(s);                                                                                \
@@ -131,7 +165,8 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
 /* (dq, dk, dv) for the output gradient gr; bq: query rows per block (from the shapes). */
 #define ATTN_BWD(NAME, T, FN, EXP, TINY, LOWEST)                                              \
   int NAME(const T *q, const T *k, const T *v, const unsigned char *mask, const T *gr, T *dq, \
-           T *dk, T *dv, const long *g, double scale_, int causal, long bqr, int nt) {        \
+           T *dk, T *dv, const long *g, double scale_, int causal, long bqr, int nt,          \
+           const unsigned int *drop, double rp) {                                             \
     long B = g[0], H = g[1], SQ = g[2], SK = g[3], D = g[4], DV = g[5];                       \
     const long *qs = g + 6, *ks = g + 9, *vs = g + 12, *gs = g + 15, *dqs = g + 18;           \
     const long *dks = g + 21, *dvs = g + 24, *ms = g + 27;                                    \
@@ -143,10 +178,11 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
       T *p = malloc(sizeof(T) * bqr * SK), *dp = malloc(sizeof(T) * bqr * SK);                \
-      if (!p || !dp) failed = 1;                                                              \
+      unsigned char *kept = drop ? malloc(SK) : NULL; /* one row's keep flags */              \
+      if (!p || !dp || (drop && !kept)) failed = 1;                                           \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long t = 0; t < tasks; t++) {                                                      \
-        if (!p || !dp) continue;                                                              \
+        if (!p || !dp || (drop && !kept)) continue;                                           \
         long bi = t / H, hi = t % H;                                                          \
         const T *qh = q + bi * qs[0] + hi * qs[1], *kh = k + bi * ks[0] + hi * ks[1];         \
         const T *vh = v + bi * vs[0] + hi * vs[1], *gh = gr + bi * gs[0] + hi * gs[1];        \
@@ -182,19 +218,34 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
             T tot = (T)sum > (TINY) ? (T)sum : (TINY);                                        \
             for (long j = 0; j < end; j++) row[j] /= tot;                                     \
           }                                                                                   \
-          /* dV[:end] += P^T dO; dP = dO V[:end]^T */                                         \
-          FN(ROW_MAJOR, TRANS, NO_TRANS, end, DV, bq, (T)1, p, end, gb, gs[2], (T)1, dvh,     \
-             dvs[2]);                                                                         \
+          /* dV[:end] += P^T dO; dP = dO V[:end]^T (with dropout: dV after P is dropped) */   \
+          if (!drop)                                                                          \
+            FN(ROW_MAJOR, TRANS, NO_TRANS, end, DV, bq, (T)1, p, end, gb, gs[2], (T)1, dvh,   \
+               dvs[2]);                                                                       \
           FN(ROW_MAJOR, NO_TRANS, TRANS, bq, end, DV, (T)1, gb, gs[2], vh, vs[2], 0, dp, end); \
           for (long i = 0; i < bq; i++) {                                                     \
             T *pr = p + i * end, *dr = dp + i * end;                                          \
             double dot = 0;                                                                   \
+            if (drop) { /* dP = dP_raw * keep * rp (dP of the kept weights) */                \
+              unsigned int rk = drop_rowkey(drop, bi * H + hi, q0 + i);                       \
+              _Pragma("omp simd")                                                             \
+              for (long j = 0; j < end; j++) {                                                \
+                int kj = drop_keep(rk, j, drop[2]);                                           \
+                kept[j] = (unsigned char)kj;                                                  \
+                dr[j] = kj ? dr[j] * (T)rp : (T)0;                                            \
+              }                                                                               \
+            }                                                                                 \
             _Pragma("omp simd reduction(+:dot)")                                              \
             for (long j = 0; j < end; j++) dot += (double)pr[j] * dr[j];                      \
             T rs = (T)dot;                                                                    \
             _Pragma("omp simd")                                                               \
             for (long j = 0; j < end; j++) dr[j] = (dr[j] - rs) * pr[j] * scale;              \
+            if (drop) /* P -> P * keep * rp, the weights the forward multiplied V by */       \
+              for (long j = 0; j < end; j++) pr[j] = kept[j] ? pr[j] * (T)rp : (T)0;          \
           }                                                                                   \
+          if (drop)                                                                           \
+            FN(ROW_MAJOR, TRANS, NO_TRANS, end, DV, bq, (T)1, p, end, gb, gs[2], (T)1, dvh,   \
+               dvs[2]);                                                                       \
           /* dQ = dS K[:end]; dK[:end] += dS^T Q */                                           \
           FN(ROW_MAJOR, NO_TRANS, NO_TRANS, bq, D, end, (T)1, dp, end, kh, ks[2], 0,          \
              dqh + q0 * dqs[2], dqs[2]);                                                      \
@@ -204,6 +255,7 @@ ATTN_FWD(attn_fwd_f64, double, g_dgemm, exp, DBL_MIN)
       }                                                                                       \
       free(p);                                                                                \
       free(dp);                                                                               \
+      free(kept);                                                                             \
       blas_local_end(blas_prev);                                                              \
     }                                                                                         \
     return failed ? -1 : 0;                                                                   \
