@@ -23,10 +23,10 @@ CASES = [
     ("rank4", (2, 1, 3, 4), True, 1e-5),
     ("d1", (4, 1), True, 1e-5),
     ("many_rows", (3, 70, 33), True, 1e-6),
-    # d_model 512 over 301 rows and 1000 over 130: a GPU's row kernels run several rounds per
-    # item, and its dgamma/dbeta column sums cut the rows into runs (the last one shorter)
-    ("d512", (7, 43, 512), True, 1e-5),
-    ("d1000", (130, 1000), False, 1e-5),
+    # d_model 512 and 1000: a GPU's row kernels take several elements per work-item (few rows:
+    # burn-cuda's CPU stand-in emulates every thread; burn-gpu's tests run hundreds of rows)
+    ("d512", (3, 5, 512), True, 1e-5),
+    ("d1000", (6, 1000), False, 1e-5),
 ]
 
 
