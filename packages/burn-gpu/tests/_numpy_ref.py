@@ -81,6 +81,10 @@ def float_refs() -> dict:
             "relu_backward": lambda a, b, c, s0, s1, i: np.where(a <= 0, 0.0, b),
             "sigmoid": lambda a, b, c, s0, s1, i: _sigmoid(a),
             "gelu": lambda a, b, c, s0, s1, i: 0.5 * a * (1.0 + _erf(a / math.sqrt(2.0))),
+            "gelu_backward": lambda a, b, c, s0, s1, i: b * (
+                0.5 * (1.0 + _erf(a / math.sqrt(2.0)))
+                + a * np.exp(-0.5 * a * a) / math.sqrt(2.0 * math.pi)
+            ),
         }
     )
     _with_scalar(ref, ("div", "remainder", "powf"))

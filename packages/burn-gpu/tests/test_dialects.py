@@ -155,6 +155,24 @@ def test_softmax_program_differs_only_by_dialect(dt):
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_layer_norm_programs_differ_only_by_dialect(dt):
+    """layer_norm_rows and the three backward kernels are one text each; only the group
+    reduction helper is per dialect."""
+    from burn_gpu import layer_norm_bwd_program, layer_norm_program
+
+    body = lambda src: src.split("#define RED_SIZE")[1].split("\n", 1)[1]
+    for program, names in (
+        (layer_norm_program, ["layer_norm_rows"]),
+        (layer_norm_bwd_program, ["layer_norm_bwd_rows", "layer_norm_bwd_part",
+                                  "layer_norm_bwd_cols"]),  # fmt: skip
+    ):
+        cl, cu = program(dt, "opencl"), program(dt, "cuda")
+        assert re.findall(r"__global__ void (\w+)\(", cu) == names
+        assert "__shfl_xor_sync" in cu and "__local T* red" in cl
+        _same_but_dialect(body(cl), body(cu))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_rnn_program_differs_only_by_dialect(dt):
     """`rnn_steps` is one text; only the group size's spelling (`LSIZE`) is per dialect."""
     from burn_gpu import rnn_program
@@ -249,6 +267,8 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
         conv_program,
         fill_program,
         index_program,
+        layer_norm_bwd_program,
+        layer_norm_program,
         pool_program,
         random_program,
         reduce_program,
@@ -278,6 +298,9 @@ def test_cuda_renderings_compile_with_nvcc(tmp_path):
     sources["fill_f32"] = fill_program("float32", "cuda")
     sources["fill_f64_wide"] = fill_program("float64", "cuda", wide=True)
     sources["rnn_f32"] = rnn_program("float32", "cuda")
+    sources["layer_norm_f32"] = layer_norm_program("float32", "cuda")
+    sources["layer_norm_bwd_f32"] = layer_norm_bwd_program("float32", "cuda")
+    sources["layer_norm_bwd_f64"] = layer_norm_bwd_program("float64", "cuda")
     failures = []
     for name, src in sources.items():
         cu = tmp_path / f"{name}.cu"

@@ -361,7 +361,7 @@ def test_layer_norm_rows(cl_queue, dt, d):
         out = np.empty((rows, d), npdt)
         ob = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
         args = (ob, _buf(ctx, x), _buf(ctx, gamma), _buf(ctx, beta), np.int32(d),
-                np.int32(has_beta), np.float32(1e-5))  # fmt: skip
+                np.int32(has_beta), np.float32(1e-5), *[np.int64(0)] * 3)  # fmt: skip
         _go(queue, cl.Kernel(prg, "layer_norm_rows"), args, rows * grp, grp)
         want = xhat * g64 + (b64 if has_beta else 0)
         eps = EPS.get(dt, 2.0**-20)

@@ -83,6 +83,7 @@ def test_layer_ops_in_half(dt):
         )
         assert new.dtype.value == dt and m1.dtype.value == dt
         np.testing.assert_allclose(_get(new), rx - 0.1 * np.sign(rx), **tol)
+        _layer_norm_and_gelu_backward(backend, tx, rx, dt)  # native: no cast around them
         native_casts = list(casts)
         y = tx @ tw + tb  # matmul: the float32 detour (widen, float32 GEMM, round once)
         np.testing.assert_allclose(
@@ -92,3 +93,32 @@ def test_layer_ops_in_half(dt):
         _ew.cast = real_cast
     assert native_casts == [], native_casts
     assert "float32" in casts  # the detour widened the matmul's operands
+
+
+def _layer_norm_and_gelu_backward(backend, tx, rx, dt):
+    """layer_norm, its backward and gelu_backward on half tensors against numpy float64 on
+    the stored values (float32 statistics and sums, each output rounded once)."""
+    from burn_tensor import Tensor, module
+
+    d = tx.device
+    rng = np.random.default_rng(4)
+    gamma, beta, go = rng.standard_normal(24), rng.standard_normal(24), rng.standard_normal((5, 24))
+    tg, tbeta, tgo = (Tensor.from_data(a, d) for a in (gamma, beta, go))
+    rg, rbeta, rgo = _r(gamma, dt), _r(beta, dt), _r(go, dt)
+    c = rx - rx.mean(1, keepdims=True)
+    rstd = 1 / np.sqrt((c * c).mean(1, keepdims=True) + 1e-5)
+    xh = c * rstd
+    tol = {"rtol": 2 * EPS[dt], "atol": 8 * EPS[dt]}
+    np.testing.assert_allclose(_get(module.layer_norm(tx, tg, tbeta, 1e-5)), xh * rg + rbeta, **tol)
+    read = lambda p: np.asarray(backend.float_into_data(p).array).astype(np.float64)  # noqa: E731
+    prims = [t.into_primitive() for t in (tx, tg, tgo)]
+    dx, dgamma, dbeta = backend.layer_norm_backward(*prims, 1e-5)
+    gg = rgo * rg
+    want = rstd * (gg - gg.mean(1, keepdims=True) - xh * (gg * xh).mean(1, keepdims=True))
+    np.testing.assert_allclose(read(dx), want, **tol)
+    np.testing.assert_allclose(read(dgamma), (rgo * xh).sum(0), **tol)
+    np.testing.assert_allclose(read(dbeta), rgo.sum(0), **tol)
+    cdf = 0.5 * (1 + np.vectorize(math.erf)(rx / math.sqrt(2)))
+    pdf = np.exp(-0.5 * rx * rx) / math.sqrt(2 * math.pi)
+    got = read(backend.gelu_backward(prims[0], prims[2]))
+    np.testing.assert_allclose(got, rgo * (cdf + rx * pdf), **tol)

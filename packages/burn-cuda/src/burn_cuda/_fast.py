@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 from burn_gpu import use_cols
+from burn_tensor._ops_activation import ActivationOps
 
 from . import _fast_source as fsrc
 from . import _launch
@@ -290,6 +291,11 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
     if "relu" in table:
         out["relu"] = unary("relu", "relu", table["relu"])
     out["relu_backward"] = binary("relu_backward", "relu_backward", _relu_backward, True)
+    # gelu and its backward: one kernel each (burn_gpu's expressions) in place of burn-tensor's
+    # decompositions (5 and ~10 launches), which stay the fallback for what the kernels skip
+    out["gelu"] = unary("gelu", "gelu", ActivationOps.gelu)
+    gelu_bwd = ActivationOps.gelu_backward
+    out["gelu_backward"] = binary("gelu_backward", "gelu_backward", gelu_bwd, True)
     out.update(reductions(cp, table, get, oom, alloc_error, go))
     return out
 

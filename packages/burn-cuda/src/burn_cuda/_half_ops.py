@@ -12,8 +12,8 @@ rounding per result; `burn_gpu._dialect`):
 - data movement (reshape, permute, slices, cat, expand, flip, gather/select, repeat) runs on
   the 16-bit patterns (a `uint16` view of the same memory): every cupy copy takes uint16, and
   no value changes;
-- layer_norm's forward is burn_gpu's `layer_norm_rows` (a block per row, float32 statistics;
-  its backward takes the detour on bfloat16);
+- layer_norm and its backward are burn_gpu's kernels (`GpuNormOps`: a block per row, float32
+  statistics and sums; dgamma/dbeta a deterministic two-pass column sum);
 - Adam (`float_adam_update`) runs burn_gpu's half Adam kernel: float32 math, the moments kept
   in the dtype they arrive in (the parameter's on a first step, as burn-tensor's contract
   says; float32 moments, which a mixed-precision optimizer keeps, stay float32).

@@ -1,4 +1,4 @@
-"""The reductions, scan, layer norm and Adam of Cuda's half backends (float16 / bfloat16
+"""The reductions, scan and Adam of Cuda's half backends (float16 / bfloat16
 storage): burn_gpu's templates rendered for the half dtype, accumulating in float32 and rounding
 each output once (`_half_ops.py` holds the elementwise ops, data movement and the op table).
 """
@@ -8,14 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from burn_gpu import (
-    adam_program,
-    col_program,
-    layer_norm_program,
-    reduce_program,
-    row_group,
-    use_cols,
-)
+from burn_gpu import adam_program, col_program, reduce_program, use_cols
 
 from ._half_ops import (
     BLOCK,
@@ -140,30 +133,6 @@ def cumsum(x, dim: int):
         k = _reduce_kernel(x.dtype, _I32, "cumsum")
         geo = (np.int32(0), np.int32(outer), np.int32(n), np.int32(inner))
         launch_grid(k, _grid(outer * inner), BLOCK, out, x, *geo)
-    return out
-
-
-# -- layer norm -----------------------------------------------------------------------------------
-def layer_norm(x, gamma, beta, epsilon):
-    """burn_gpu's `layer_norm_rows`: a block per row of the last dim, float32 statistics, one
-    rounding per output; None (the fallback) for operands of another dtype."""
-    dt = x.dtype
-    if x.ndim == 0 or x.size > _MAX_N or x.shape[-1] == 0 or gamma.dtype != dt:
-        return None
-    if beta is not None and beta.dtype != dt:
-        return None
-    d = x.shape[-1]
-    x, g = contiguous(x), contiguous(gamma)
-    b = g if beta is None else contiguous(beta)  # unread without beta
-    out = empty(x.shape, dt)
-    rows = x.size // d
-    if rows:
-        k = _rawkernel(
-            ("layer_norm", dt),
-            lambda: (layer_norm_program(dt.name, "cuda"), "layer_norm_rows"),
-        )
-        flag = np.int32(beta is not None)
-        launch_grid(k, rows, row_group(d), out, x, g, b, np.int32(d), flag, np.float32(epsilon))
     return out
 
 

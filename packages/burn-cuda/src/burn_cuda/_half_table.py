@@ -62,11 +62,11 @@ def ops(backend, original, plain, oom=()) -> dict:
     Every function re-raises cupy's out-of-memory error `oom` naming its op (the class's ops
     do already; the elementwise ops catch it themselves, the rest get `_memory.guard`)."""
     # the reductions live beside (they import this module's launch helpers)
-    from ._half_reduce import adam_update, arg_dim, cumsum, layer_norm, reduce_all, reduce_dim
+    from ._half_reduce import adam_update, arg_dim, cumsum, reduce_all, reduce_dim
 
     table = {}
     for name in FUSED:
-        if name.startswith("float_") or name in ("relu", "relu_backward", "sigmoid", "gelu"):
+        if name.startswith("float_") or name in ("relu", "relu_backward", "sigmoid", "gelu", "gelu_backward"):
             table[name] = elementwise_op(name, original(name), oom)
     elementwise = set(table)
     bf16 = backend.float_dtype.np in _BF16S
@@ -101,7 +101,6 @@ def ops(backend, original, plain, oom=()) -> dict:
             f"float_{kind}", lambda x, dim, kind=kind: arg_dim(kind, x, dim, index_dt)
         )
     table["float_cumsum"] = with_fallback("float_cumsum", cumsum)
-    table["layer_norm"] = with_fallback("layer_norm", layer_norm)
     adam_fb = original("float_adam_update")
 
     def float_adam_update(param, grad, m1, m2, lr, beta_1, beta_2, epsilon, time):
@@ -120,10 +119,13 @@ def ops(backend, original, plain, oom=()) -> dict:
 
     table["float_adam_update"] = float_adam_update
     table["float_adam_update_many"] = float_adam_update_many
-    for name in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"):
+    # burn_gpu's softmax and layer norm kernels (the class's ops) take half; contiguous first
+    rows = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "layer_norm",
+            "layer_norm_backward")  # fmt: skip
+    for name in rows:
         fb = plain(name)
 
-        def soft(*args, fb=fb):  # burn_gpu's softmax kernels take half; contiguous first
+        def soft(*args, fb=fb):
             return fb(*(contiguous(a) if is_half(a) else a for a in args))
 
         soft.__name__ = name

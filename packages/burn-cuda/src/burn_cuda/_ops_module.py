@@ -13,7 +13,7 @@ Other cases take the defaults (unfold4d and matmul for weights, conv_transpose2d
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import GpuModuleOps, col2im, unfold
+from burn_gpu import GpuModuleOps, GpuNormOps, col2im, unfold
 from burn_tensor.array_api import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions
 
@@ -43,7 +43,8 @@ def _unfold(x, kernel_size, stride, padding, dilation):
     return unfold(kernels_of(x), x, kernel_size, stride, padding, dilation)
 
 
-class CudaModuleOps(GpuModuleOps):
+class CudaModuleOps(GpuNormOps, GpuModuleOps):
+    # layer_norm / layer_norm_backward: burn_gpu's kernels (`GpuNormOps`), one and three launches
     # -- convolution ------------------------------------------------------------------------------
     def conv2d(self, x, weight, bias, options: ConvOptions):
         o = options

@@ -22,6 +22,9 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `fft_program(dtype, dialect)` (`_fft.py`): radix-2 Stockham passes, a direct DFT, their
   load/store; `GpuSignalOps` (`_ops_fft.py`): `rfft`, `irfft`, `cfft` on them;
 - `layer_norm_program(dtype, dialect)` (`_norm.py`): layer norm's forward, a group per row;
+  `layer_norm_bwd_program(dtype, dialect)` / `layer_norm_bwd_chunks` (`_norm_bwd.py`): its
+  backward, dx a group per row, dgamma/dbeta a deterministic two-pass column sum;
+  `GpuNormOps` (`_ops_norm.py`): the backends' `layer_norm` / `layer_norm_backward` on them;
 - `rnn_program(dtype, dialect)` (`_rnn.py`): `rnn_sequence`'s time loop, a group per
   (direction, batch row); `GpuRnnOps` (`_ops_rnn.py`): the backends' `rnn_sequence` on it;
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
@@ -65,6 +68,9 @@ from ._ops_module import GpuModuleOps, col2im, out_size, unfold
 from ._ops_random import MAX_ELEMENTS, draw
 from ._ops_softmax import GpuSoftmaxOps
 from ._norm import layer_norm_program
+from ._norm_bwd import bwd_chunks as layer_norm_bwd_chunks
+from ._norm_bwd import layer_norm_bwd_program
+from ._ops_norm import GpuNormOps
 from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._quant import GpuQuantOps, qlinear_program, qmm_program
 from ._vol import VOL_FIELDS, vol_args, vol_program
@@ -157,6 +163,9 @@ __all__ = [
     "out_size",
     "mask_args",
     "layer_norm_program",
+    "layer_norm_bwd_chunks",
+    "layer_norm_bwd_program",
+    "GpuNormOps",
     "pack",
     "pool_program",
     "random_program",

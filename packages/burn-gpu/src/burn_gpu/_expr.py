@@ -45,6 +45,7 @@ _FULL_NAMES = {
     ("float", "relu_backward"): "relu_backward",
     ("float", "sigmoid"): "sigmoid",
     ("float", "gelu"): "gelu",
+    ("float", "gelu_backward"): "gelu_backward",
 }
 CMP = {
     "equal": "==",
@@ -164,6 +165,15 @@ def _float() -> None:
         ),
         "gelu": Op(
             "T", 0, "T", "({T})0.5 * {a} * (({T})1 + erf({a} * ({T})0.70710678118654752440))"
+        ),
+        # gelu_backward(x, grad): grad * (cdf(x) + x * pdf(x)), the exact erf form
+        # (burn-tensor's decomposition, about ten launches); 0.3989... = 1 / sqrt(2 pi)
+        "gelu_backward": Op(
+            "TT",
+            0,
+            "T",
+            "{b} * (({T})0.5 * (({T})1 + erf({a} * ({T})0.70710678118654752440))"
+            " + {a} * ({T})0.39894228040143267794 * exp(({T})-0.5 * {a} * {a}))",
         ),
     }.items():
         _put("float", name, op)

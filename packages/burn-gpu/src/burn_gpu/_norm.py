@@ -7,7 +7,9 @@ in the compute type: float32 for half storage), then `(x - mean) * rstd * gamma 
 formula (`_ops_norm.py`), whose decomposition is about ten launches. The group reduction is
 softmax's (`_softmax.py`: CUDA warp shuffles, OpenCL a tree over local memory); a group has
 `row_group(d)` items. Arguments: out, x, gamma, beta (unread without `has_beta`), d,
-has_beta, epsilon (compute type).
+has_beta, epsilon (compute type), then the element offsets of x, gamma and beta in their
+buffers (`Runtime.layout`: an OpenCL view passes its whole buffer). The backward is
+`_norm_bwd.py`; `_ops_norm.py` runs both on a backend.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from ._softmax import _GROUP_CUDA, _GROUP_OPENCL, FLOATS
 
 _SRC = """
 @KERNEL@layer_norm_rows(@G@S* out, @G@const S* x, @G@const S* gamma, @G@const S* beta,
-                        const int d, const int has_beta, const T eps) {
+                        const int d, const int has_beta, const T eps, const L xo, const L go,
+                        const L bo) {
   @LOCAL@T red[RED_SIZE];
   const L row = (L)@GROUP@ * d;
-  @G@const S* xr = x + row;
+  @G@const S* xr = x + xo + row;
+  gamma += go;
+  beta += bo;
   @G@S* o = out + row;
   const int lid = @LID@, step = LSIZE;
   T s = (T)0;

@@ -65,6 +65,9 @@ NATIVE = {
     "log_softmax",
     "softmax_backward",
     "log_softmax_backward",
+    # burn_gpu's layer norm kernels read half storage (float32 statistics and sums)
+    "layer_norm",
+    "layer_norm_backward",
     # the flash pair takes halves as it did before it was declared (its eligibility check
     # sends what its kernels do not take to the decomposition)
     "attention_with_lse",
@@ -72,7 +75,7 @@ NATIVE = {
     *(
         n
         for n in FUSED
-        if n.startswith("float_") or n in ("relu", "relu_backward", "sigmoid", "gelu")
+        if n.startswith("float_") or n in ("relu", "relu_backward", "sigmoid", "gelu", "gelu_backward")
     ),
 }
 #: ... except these of the expression table: their value checks or integer results come from

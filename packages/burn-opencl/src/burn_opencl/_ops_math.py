@@ -97,4 +97,5 @@ def elementwise_ops() -> dict:
     ops["sigmoid"] = _unary("sigmoid")
     ops["gelu"] = _unary("gelu")
     ops["relu_backward"] = _binary("relu_backward")
+    ops["gelu_backward"] = _binary("gelu_backward")
     return ops

@@ -12,7 +12,7 @@ matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import GpuModuleOps, col2im, unfold
+from burn_gpu import GpuModuleOps, GpuNormOps, col2im, unfold
 from burn_tensor.array_api.interpolation import interp_matrix
 
 from . import _ew
@@ -29,7 +29,8 @@ def _bias(out, bias):
     return _ew.binary("add", out, b)
 
 
-class OpenClModuleOps(GpuModuleOps):
+class OpenClModuleOps(GpuNormOps, GpuModuleOps):
+    # layer_norm / layer_norm_backward: burn_gpu's kernels (`GpuNormOps`), one and three launches
     def conv2d(self, x, weight, bias, options):
         o = options
         n = x.shape[0]

@@ -289,11 +289,11 @@ op(
     DEFAULT, CUSTOM, DECOMPOSE,
 )
 op('hard_sigmoid leaky_relu prelu silu hard_swish', DEFAULT, SAME, DECOMPOSE)
-op('relu_backward', DEFAULT, BROADCAST, PASS, ELEMENTWISE, EXPR)
+op('gelu_backward relu_backward', DEFAULT, BROADCAST, PASS, ELEMENTWISE, EXPR)
 op(
     'attention_backward conv2d_bias_backward conv2d_weight_backward conv2d_x_backward '
     'conv_transpose2d_bias_backward conv_transpose2d_weight_backward '
-    'conv_transpose2d_x_backward embedding_backward gelu_backward layer_norm_backward '
+    'conv_transpose2d_x_backward embedding_backward layer_norm_backward '
     'linear_bias_backward linear_weight_backward linear_x_backward log_sigmoid_backward '
     'log_softmax_backward sigmoid_backward softmax_backward',
     DEFAULT, CUSTOM, PASS,

@@ -1,7 +1,8 @@
 """Conformance: `layer_norm` (through `burn_tensor.module.layer_norm`) and its backward
 primitive `layer_norm_backward`, against float64 references written per row: ranks 1-4, with
 and without beta, d_model 1 (every output is beta), rows past a kernel's block of 64, a
-constant row (variance 0: epsilon alone keeps it finite), non-contiguous inputs; errors."""
+constant row (variance 0: epsilon alone keeps it finite), non-contiguous inputs, d_model 512
+and 1000; errors."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ CASES = [
     ("rank4", (2, 1, 3, 4), True, 1e-5),
     ("d1", (4, 1), True, 1e-5),
     ("many_rows", (3, 70, 33), True, 1e-6),
+    # d_model 512 and 1000: a GPU's row kernels take several elements per work-item (few rows:
+    # burn-cuda's CPU stand-in emulates every thread; burn-gpu's tests run hundreds of rows)
+    ("d512", (3, 5, 512), True, 1e-5),
+    ("d1000", (6, 1000), False, 1e-5),
 ]
 
 
