@@ -365,7 +365,8 @@ def test_layer_norm_rows(cl_queue, dt, d):
         _go(queue, cl.Kernel(prg, "layer_norm_rows"), args, rows * grp, grp)
         want = xhat * g64 + (b64 if has_beta else 0)
         eps = EPS.get(dt, 2.0**-20)
-        np.testing.assert_allclose(_read(queue, ob, out).astype(np.float64), want, rtol=2 * eps, atol=4 * eps)
+        got = _read(queue, ob, out).astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=2 * eps, atol=4 * eps)
 
 
 def _chain(dt: str, vec: int = 0, strided: bool = False) -> Program:

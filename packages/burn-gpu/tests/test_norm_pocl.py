@@ -47,8 +47,9 @@ def run(queue_ctx, build, dt, x, gamma, g, eps, pad):
     ct = np.float64 if dt == "float64" else np.float32
     prg = _program(build, dt)
     padded = lambda a: np.concatenate([np.zeros(pad, a.dtype), a.ravel()])  # noqa: E731
-    ins = [cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=padded(a)) for a in (x, gamma, g)]
-    bx, bgam, bg = ins
+    bx, bgam, bg = (
+        cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=padded(a)) for a in (x, gamma, g)
+    )
     dx = np.empty((rows, d), NP[dt])
     dgamma, dbeta = np.empty(d, NP[dt]), np.empty(d, NP[dt])
     odx, odg, odb = (cl.Buffer(ctx, mf.READ_WRITE, a.nbytes) for a in (dx, dgamma, dbeta))
@@ -94,7 +95,9 @@ def test_layer_norm_backward_kernels(cl_queue, cl_build, dt, rows, d, pad):
     for name, a, w in zip(("dx", "dgamma", "dbeta"), got, want):
         assert a.dtype == NP[dt], name
         atol = 16 * sums * np.sqrt(rows * d) * max(1.0, float(np.abs(w).max()))
-        np.testing.assert_allclose(a.astype(np.float64), w, rtol=2 * EPS[dt], atol=atol, err_msg=name)
+        np.testing.assert_allclose(
+            a.astype(np.float64), w, rtol=2 * EPS[dt], atol=atol, err_msg=name
+        )
 
 
 def test_chunks_cover_every_row_once():

@@ -19,8 +19,8 @@ from ._dtypes import c_type
 #: the hot-path ops by operand form; their C expressions are burn_gpu's expression table's
 #: (`burn_gpu.KERNELS`), the ones Fusion's kernels and OpenCl's eager kernels compute
 BINARY = ("add", "sub", "mul", "div", "relu_backward", "gelu_backward")
-UNARY = ("exp", "log", "log1p", "sqrt", "tanh", "sin", "cos", "recip", "neg", "square", "abs", "relu",
-         "gelu")  # fmt: skip
+UNARY = ("exp", "log", "log1p", "sqrt", "tanh", "sin", "cos", "recip", "neg", "square", "abs",
+         "relu", "gelu")  # fmt: skip
 SCALAR = ("add_scalar", "sub_scalar", "mul_scalar", "div_scalar")
 #: ops whose int version is not the C expression (Burn's int division is numpy's, through the
 #: table's own op; the rest have no int kind): float only

@@ -51,6 +51,8 @@ def _reshape(fn):
     return float_reshape
 
 
+#: the activations of the expression table (their op names have no `float_` prefix)
+ACTIVATIONS = ("relu", "relu_backward", "sigmoid", "gelu", "gelu_backward")
 #: the moves that are views of any dtype (cupy's transpose, broadcast, basic slicing)
 VIEWS = ("float_swap_dims", "float_permute", "float_transpose", "float_expand", "float_slice",
          "float_detach")  # fmt: skip
@@ -66,7 +68,7 @@ def ops(backend, original, plain, oom=()) -> dict:
 
     table = {}
     for name in FUSED:
-        if name.startswith("float_") or name in ("relu", "relu_backward", "sigmoid", "gelu", "gelu_backward"):
+        if name.startswith("float_") or name in ACTIVATIONS:
             table[name] = elementwise_op(name, original(name), oom)
     elementwise = set(table)
     bf16 = backend.float_dtype.np in _BF16S

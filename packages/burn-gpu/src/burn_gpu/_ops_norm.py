@@ -47,13 +47,13 @@ class GpuNormOps:
         dx = rt.empty(x.shape, dt)
         dgamma, dbeta = rt.empty((d,), dt), rt.empty((d,), dt)
         ct = _ct(dt)
+        render = _render(dt, rt, True)
+        key = ("layer_norm_bwd", _name(dt))
         if rows == 0:  # sums over no rows: zeros
-            z = rt.kernel(("layer_norm_bwd", _name(dt)), "layer_norm_bwd_cols", _render(dt, rt, True))
+            z = rt.kernel(key, "layer_norm_bwd_cols", render)
             empty_part = rt.empty((1,), np.dtype(ct))
             rt.call(z, d, [dgamma, dbeta, empty_part, (0, "int64"), (d, "int32")], flat=True)
             return dx, dgamma, dbeta
-        render = _render(dt, rt, True)
-        key = ("layer_norm_bwd", _name(dt))
         stats = rt.empty((2 * rows,), np.dtype(ct))
         xo, go, yo = _offsets(rt, x, gamma, g)
         grp = min(row_group(d), rt.max_group)

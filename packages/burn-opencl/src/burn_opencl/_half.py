@@ -75,7 +75,8 @@ NATIVE = {
     *(
         n
         for n in FUSED
-        if n.startswith("float_") or n in ("relu", "relu_backward", "sigmoid", "gelu", "gelu_backward")
+        if n.startswith("float_")
+        or n in ("relu", "relu_backward", "sigmoid", "gelu", "gelu_backward")
     ),
 }
 #: ... except these of the expression table: their value checks or integer results come from
