@@ -76,7 +76,8 @@ def test_captured_gemms_are_graph_nodes_and_bitwise_equal_to_eager():
     for i, (a, b) in enumerate(zip(eager, captured, strict=True)):
         for j, (p, q) in enumerate(zip(a, b, strict=True)):
             assert p.tobytes() == q.tobytes(), f"step {i}, parameter {j} differs"
-    (guard,) = step._guards.values()
+    # the fresh optimizer's first call is a structure of its own (eager); the other replays
+    (guard,) = [g for g in step._guards.values() if g.state == "replay"]
     names = [c["name"] for c in guard.last.calls]
     assert not GEMM_OPS & set(names), names  # only Adam (and random draws) run between graphs
     assert names == ["float_adam_update_many"] or set(names) <= {
