@@ -146,6 +146,13 @@ class CudaRuntime:
         copy_into(dst, src)
 
     @staticmethod
+    def copy_many(pairs) -> None:
+        """`copy_into(dst, src)` for each (dst, src) pair, batched (`_capture_graph.copy_many`)."""
+        from ._capture_graph import copy_many
+
+        copy_many(pairs)
+
+    @staticmethod
     def static_copy(src):
         """A new contiguous array with `src`'s values."""
         from ._capture_graph import static_copy

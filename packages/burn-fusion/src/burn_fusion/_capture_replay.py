@@ -63,11 +63,23 @@ class Replay:
         """Bind `tree`'s inputs, replay, and return this call's results."""
         self.fusion.flush()  # pending plans may read the buffers the replay writes
         bind = self._bind
+        many = None if self.rebinds else getattr(self.rt, "copy_many", None)
+        pending = []
         for j, (leaf, kind) in enumerate(zip(tree.leaves, tree.kinds)):
             if kind == "T":
                 p = prim_of(leaf)
                 if p is not self.cur[j]:
-                    bind(j, p)
+                    if many is None:
+                        bind(j, p)
+                    else:
+                        pending.append((j, p))
+        if pending:
+            # fixed addresses: every new input copied into its slot, in one call where the
+            # runtime batches copies (a training step passes back ~300 parameters and moments)
+            statics, writes = self.statics, self.writes
+            many([(statics[j], p) for j, p in pending])
+            for j, p in pending:
+                self.cur[j] = statics[j] if writes is None or writes(p) else p
         self.floats = tree.leaves
         self.tape.replay()
         for h, j, view in self.aliases:

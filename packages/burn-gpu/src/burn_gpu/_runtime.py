@@ -18,9 +18,10 @@ the outputs; it must record on a step-capture tape like `launch`. A runtime with
 `launch` every time.
 
 Optional, for step capture (`burn_fusion.capture`): `tape()` (a recording of the device's work
-for replay), `copy_into(dst, src)`, `static_copy(src)` and, where a tape can point recorded
-arguments at other buffers, `rebased(view, base)`. A runtime without `tape()` runs captured
-steps eagerly.
+for replay), `copy_into(dst, src)`, `static_copy(src)`, `copy_many(pairs)` (`copy_into` for each
+(dst, src) pair, batched: a replay binds all its new inputs at once) and, where a tape can point
+recorded arguments at other buffers, `rebased(view, base)`. A runtime without `tape()` runs
+captured steps eagerly.
 Eager ops written once over the contract (`_ops_module.py`, `_ops_sample.py`, ...) take the
 runtime of their operands' device from `backend.kernels_of(x)` and use `kernel` (a template's
 kernel, compiled once per key), `call` (any argument list: primitives and `Arg` scalars),
