@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--capture",
         action="store_true",
-        help="add a captured column (burn_fusion.capture) per fusion backend, training rows",
+        help="add a captured column (burn_fusion.capture) per fusion backend (inference: the "
+        "forward and argmax captured, the read after)",
     )
     ap.add_argument("--profile", type=int, default=0, help="print a cProfile top-N per cell")
     ap.add_argument(
@@ -69,7 +70,7 @@ def make_row(kind: str, device, size: str, capture: bool = False):
     if kind == "transformer":
         return _rows.transformer_train(device, size, capture)
     if kind == "infer1":
-        return _rows.guide_infer(device)
+        return _rows.guide_infer(device, capture)
     raise ValueError(f"training_step: unknown row {kind!r}; expected one of {ROWS}")
 
 
@@ -158,7 +159,8 @@ def main(argv=None) -> int:
             backend = Autodiff(get_backend(name))
             device = backend.device()
             inference = kind == "infer1"
-            row = make_row(kind, device if not inference else get_backend(name).device(), args.size)
+            row_device = device if not inference else get_backend(name).device()
+            row = make_row(kind, row_device, args.size)
             params = row.params
             if args.gc_freeze:
                 import gc
@@ -174,11 +176,11 @@ def main(argv=None) -> int:
             if args.profile:
                 print(f"== profile {kind} {name}")
                 profile(row.step, args.profile)
-            if args.capture and not inference and name.startswith("fusion"):
-                row = make_row(kind, device, args.size, capture=True)
+            if args.capture and name.startswith("fusion"):
+                row = make_row(kind, row_device, args.size, capture=True)
                 cell = time_steps(row.step, device.sync, args.steps, args.warmup)
                 cell["capture_stats"] = row.state["captured"].stats()
-                cells[f"captured Autodiff({name})"] = cell
+                cells[f"captured Autodiff({name})" if not inference else f"captured {name}"] = cell
                 if args.profile:
                     print(f"== profile {kind} captured {name}")
                     profile(row.step, args.profile)

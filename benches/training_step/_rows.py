@@ -81,8 +81,10 @@ def _stepper(train, state, optim, x, y, capture: bool):
     return step
 
 
-def guide_infer(device) -> Row:
-    """Guide inference at batch 1: forward, argmax, read the class to the host."""
+def guide_infer(device, capture: bool = False) -> Row:
+    """Guide inference at batch 1: forward, argmax, read the class to the host. Captured
+    (`burn_fusion.capture`): the forward and argmax replay as recorded device work, the read
+    follows outside (a host read inside a captured step would make it run eagerly)."""
     from burn_tensor import Tensor
     from guide.model import ModelConfig
 
@@ -92,8 +94,17 @@ def guide_infer(device) -> Row:
     x = Tensor.from_data(images, device)
     state = {"model": model, "images": images}
 
+    def classify(m, x):
+        return m.forward(x).argmax(1)
+
+    if capture:
+        from burn_fusion import capture as capture_step
+
+        classify = capture_step(classify, name="guide_inference")
+        state["captured"] = classify
+
     def step():
-        return model.forward(x).argmax(1).flatten(0, 1).into_scalar()
+        return classify(model, x).flatten(0, 1).into_scalar()
 
     return Row("guide inference batch 1", {"batch": 1}, step, state)
 
