@@ -60,8 +60,9 @@ def _window(shape, kernel_size, stride, padding, dilation, out_hw, **kw) -> dict
 
 
 def unfold(rt: Runtime, x, kernel_size, stride, padding, dilation):
-    """im2col: (cols [n, c*kh*kw, oh*ow] in x's dtype, oh, ow), Burn's unfold4d layout; a CPU
-    device takes `im2col_rows` (a work-item per output row: no per-element divisions)."""
+    """im2col: (cols [n, c*kh*kw, oh*ow] in x's dtype, oh, ow), Burn's unfold4d layout; a GPU
+    takes `im2col` (a work-item per 4 outputs of a row), a CPU device `im2col_rows` (a
+    work-item per output row: no per-element divisions)."""
     k, s, p, d = _pair(kernel_size), _pair(stride), _pair(padding), _pair(dilation)
     n, c, h, w = x.shape
     oh, ow = out_size(h, k[0], s[0], p[0], d[0]), out_size(w, k[1], s[1], p[1], d[1])
@@ -69,15 +70,14 @@ def unfold(rt: Runtime, x, kernel_size, stride, padding, dilation):
     shape = (n, c * k[0] * k[1], oh * ow)
     geo = _window(x.shape, k, s, p, d, (oh, ow), xo=rt.layout(xk)[1])
     wide = max(math.prod(shape), math.prod(x.shape)) > _INT_MAX  # 32-bit divisions where they fit
-    if not rt.cpu:
-        cols = _run(rt, "conv", "im2col", shape, xk.dtype, [xk], geo, wide=wide)
-        return rt.astype(cols, x.dtype), oh, ow
     cols = rt.empty(shape, xk.dtype)
     rows = n * c * k[0] * k[1] * oh
     if rows and ow:
-        kern = rt.kernel(("conv", xk.dtype.name, wide), "im2col_rows",
+        # a GPU: an item per 4 outputs of a row (`im2col`); a CPU: an item per row
+        name, items = ("im2col_rows", rows) if rt.cpu else ("im2col", rows * ((ow + 3) // 4))
+        kern = rt.kernel(("conv", xk.dtype.name, wide), name,
                          lambda: conv_program(xk.dtype.name, rt.dialect, wide))  # fmt: skip
-        rt.call(kern, rows, [cols, xk, *ints(geo_args(**geo))])
+        rt.call(kern, items, [cols, xk, *ints(geo_args(**geo))])
     return rt.astype(cols, x.dtype), oh, ow
 
 
