@@ -64,6 +64,17 @@ STAT_NAMES = (
 )
 
 
+def _shapes(tensors) -> tuple:
+    """The shapes of an op's 1, 2 or 3 operands (no generator for the common arities: this runs
+    once or twice per recorded op)."""
+    n = len(tensors)
+    if n == 1:
+        return (tensors[0].shape,)
+    if n == 2:
+        return (tensors[0].shape, tensors[1].shape)
+    return tuple([t.shape for t in tensors])
+
+
 def _vector_width(text: str) -> int:
     """`BURN_FUSION_VECTOR`'s value: 0 (scalar kernels only) or one of `WIDTHS`."""
     if text == "0":
@@ -164,7 +175,7 @@ class Stream(ReduceMixin, PlanMixin):
                 if t.prim is None:
                     break
             else:
-                key = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
+                key = (self.last_op, op, _shapes(tensors), xname, oname)
                 if key in solo:
                     self.last_op = op
                     self.stats["ops_passed_through"] += 1
@@ -208,7 +219,7 @@ class Stream(ReduceMixin, PlanMixin):
             if not j:
                 self.shape = shape
                 # what the pass-through learns from, should this op run alone
-                self.first = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
+                self.first = (self.last_op, op, _shapes(tensors), xname, oname)
             out = _new_handle(FusionTensor)  # `pending(...)`, inline: once per recorded op
             out.shape = shape
             out.dtype = out_dtype
