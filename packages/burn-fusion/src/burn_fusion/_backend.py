@@ -290,18 +290,6 @@ def delegate(fusion: Fusion, name: str, inner_fn):
     def out(o, st):
         """Handles on the primitives of result `o` (a primitive, a tuple or list of them, or
         anything else, returned as is), on stream `st` (None: the primitive's device's)."""
-        if type(o) in prim_types or is_prim(o):
-            prim_types.add(type(o))
-            t = new(FT)
-            t.shape = o.shape
-            t.dtype = o.dtype
-            t.prim = o
-            t.node = None
-            t.owned = False
-            if st is None:
-                st = streams.get(device_index(o)) or fusion.stream(device_index(o))
-            t.stream = st
-            return t
         if type(o) is tuple or type(o) is list:  # list: ops over lists (adam_update_many)
             res = [None] * len(o)
             for i, e in enumerate(o):  # `out(e, st)`, inline for the usual primitives (hundreds)
@@ -317,6 +305,18 @@ def delegate(fusion: Fusion, name: str, inner_fn):
                 else:
                     res[i] = out(e, st)
             return res if type(o) is list else tuple(res)
+        if type(o) in prim_types or is_prim(o):
+            prim_types.add(type(o))
+            t = new(FT)
+            t.shape = o.shape
+            t.dtype = o.dtype
+            t.prim = o
+            t.node = None
+            t.owned = False
+            if st is None:
+                st = streams.get(device_index(o)) or fusion.stream(device_index(o))
+            t.stream = st
+            return t
         return o
 
     def op(*args):
