@@ -322,35 +322,34 @@ def delegate(fusion: Fusion, name: str, inner_fn):
     def op(*args):
         if _hooks.ACTIVE is not None:  # a step records: it notes host scalars, other threads
             _hooks.ACTIVE.note(name, args)
-        ia = args
+        ia = list(args)  # always a copy: cheaper than asking whether one was made yet
         st = dev_st = None
         mixed = False  # inputs on several devices (collectives): each result's own device
-        for i, a in enumerate(args):
+        i = -1
+        for a in args:
+            i += 1
             t = type(a)
             if t is FT:
-                if ia is args:
-                    ia = list(args)
                 p = a.prim
-                ia[i] = p if p is not None and not a.owned else _unwrap(a)
+                if p is None or a.owned:
+                    p = _unwrap(a)
+                ia[i] = p
                 if st is None:
                     st = a.stream
                 elif a.stream is not st:
                     mixed = True
-            elif t is list and a and type(a[0]) is FT:
-                if ia is args:
-                    ia = list(args)
-                prims = []
-                for e in a:
-                    p = e.prim
-                    prims.append(p if p is not None and not e.owned else _unwrap(e))
-                    if st is None:
-                        st = e.stream
-                    elif e.stream is not st:
-                        mixed = True
-                ia[i] = prims
+            elif t is list:
+                if a and type(a[0]) is FT:
+                    prims = []
+                    for e in a:
+                        p = e.prim
+                        prims.append(p if p is not None and not e.owned else _unwrap(e))
+                        if st is None:
+                            st = e.stream
+                        elif e.stream is not st:
+                            mixed = True
+                    ia[i] = prims
             elif t is Device and a.backend is fusion:
-                if ia is args:
-                    ia = list(args)
                 ia[i] = a.inner()
                 dev_st = streams.get(a.index) or fusion.stream(a.index)
         if st is not None:
