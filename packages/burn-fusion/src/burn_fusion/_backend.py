@@ -339,16 +339,14 @@ def delegate(fusion: Fusion, name: str, inner_fn):
                 elif a.stream is not st:
                     mixed = True
             elif t is list:
-                if a and type(a[0]) is FT:
-                    prims = []
+                if a and type(a[0]) is FT:  # (a comprehension: no append call per element)
+                    ia[i] = [e.prim if e.prim is not None and not e.owned else _unwrap(e) for e in a]
+                    if st is None:
+                        st = a[0].stream
                     for e in a:
-                        p = e.prim
-                        prims.append(p if p is not None and not e.owned else _unwrap(e))
-                        if st is None:
-                            st = e.stream
-                        elif e.stream is not st:
+                        if e.stream is not st:
                             mixed = True
-                    ia[i] = prims
+                            break
             elif t is Device and a.backend is fusion:
                 ia[i] = a.inner()
                 dev_st = streams.get(a.index) or fusion.stream(a.index)
