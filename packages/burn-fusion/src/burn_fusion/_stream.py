@@ -148,29 +148,17 @@ class Stream(ReduceMixin, PlanMixin):
         it unfused)."""
         spec = OPS[op]
         x = tensors[0]
-        shape = x.shape
-        for t in tensors[1:]:
-            if t.shape != shape:
-                shape = tuple(max(a, b) if 0 not in (a, b) else 0 for a, b in zip(shape, t.shape))
-        n = 1
-        for d in shape:
-            n *= d
-        if n == 0 or n > _MAX_N:
-            return None
         if out_dtype is None:
             out_dtype = x.dtype if spec.out == "T" else _BOOL
         names = _NAMES
         xname = names.get(x.dtype) or _name(x.dtype)
         oname = names.get(out_dtype) or _name(out_dtype)
-        if oname not in FUSABLE_DTYPES or xname not in FUSABLE_DTYPES:
-            return None
-        for t in tensors:
-            if t.dtype is not x.dtype and _name(t.dtype) not in FUSABLE_DTYPES:
-                return None
         solo = self.solo
         if solo and not self.nodes:
             # An op that ran alone the last time it came after the same op, with the same
             # shapes: record + plan + flush would only end in the inner op, so run that now.
+            # (First: a key is only learned from an op that passed the checks below, and an
+            # op that fails them runs unfused all the same, so they need not run again.)
             for t in tensors:
                 if t.prim is None:
                     break
@@ -180,6 +168,20 @@ class Stream(ReduceMixin, PlanMixin):
                     self.last_op = op
                     self.stats["ops_passed_through"] += 1
                     return None
+        shape = x.shape
+        for t in tensors[1:]:
+            if t.shape != shape:
+                shape = tuple(max(a, b) if 0 not in (a, b) else 0 for a, b in zip(shape, t.shape))
+        n = 1
+        for d in shape:
+            n *= d
+        if n == 0 or n > _MAX_N:
+            return None
+        if oname not in FUSABLE_DTYPES or xname not in FUSABLE_DTYPES:
+            return None
+        for t in tensors:
+            if t.dtype is not x.dtype and _name(t.dtype) not in FUSABLE_DTYPES:
+                return None
         with self.lock:
             nodes = self.nodes
             if nodes:
