@@ -273,63 +273,100 @@ def delegate(fusion: Fusion, name: str, inner_fn):
 
     This runs for every matmul, view and reduction the stream does not fuse (about half of a
     transformer step's ops), so the common cases are inline: a ready, non-owned input is read
-    without `_unwrap`, and a single primitive result of a type already seen is wrapped without
-    `is_primitive`/`wrap`/`ready` calls (each Python call costs ~0.1 us bare, ~1.5 us under
-    cProfile, where the step's profile had 7 per delegated op)."""
+    without `_unwrap`, and a single primitive result of a type already seen is wrapped in `op`
+    itself, no call at all (each Python call costs ~0.1 us bare, ~1.5 us under cProfile). A
+    result's stream is its op's device's: a Device argument's, else the stream of its tensor
+    inputs (an inner op computes on its inputs' device), so the inner backend's `device_index`
+    runs only for an op with neither (issue 35: it was one call per result, through cupy's
+    `ndarray.device`)."""
     if name in capture_dynamic(fusion.inner):  # step capture calls these again at replay
         inner_fn = dynamic(name, inner_fn)
     is_prim = fusion.inner.is_primitive
     device_index = fusion.inner.device_index
     streams = fusion._streams
     prim_types: set = set()  # types is_primitive said yes to (a primitive's type never changes)
-    wrap = fusion.wrap
     new = object.__new__
 
-    def out(o):
-        if type(o) in prim_types:
+    def out(o, st):
+        """Handles on the primitives of result `o` (a primitive, a tuple or list of them, or
+        anything else, returned as is), on stream `st` (None: the primitive's device's)."""
+        if type(o) is tuple or type(o) is list:  # list: ops over lists (adam_update_many)
+            res = [None] * len(o)
+            for i, e in enumerate(o):  # `out(e, st)`, inline for the usual primitives (hundreds)
+                if type(e) in prim_types and st is not None:
+                    t = new(FT)
+                    t.shape = e.shape
+                    t.dtype = e.dtype
+                    t.prim = e
+                    t.node = None
+                    t.owned = False
+                    t.stream = st
+                    res[i] = t
+                else:
+                    res[i] = out(e, st)
+            return res if type(o) is list else tuple(res)
+        if type(o) in prim_types or is_prim(o):
+            prim_types.add(type(o))
             t = new(FT)
             t.shape = o.shape
             t.dtype = o.dtype
             t.prim = o
             t.node = None
             t.owned = False
-            st = streams.get(device_index(o))
-            t.stream = st if st is not None else fusion.stream(device_index(o))
+            if st is None:
+                st = streams.get(device_index(o)) or fusion.stream(device_index(o))
+            t.stream = st
             return t
-        if is_prim(o):
-            prim_types.add(type(o))
-            return wrap(o)
-        if type(o) is tuple:
-            return tuple(out(e) for e in o)
-        if type(o) is list:  # ops over lists of tensors (float_adam_update_many)
-            return [out(e) for e in o]
         return o
 
     def op(*args):
         if _hooks.ACTIVE is not None:  # a step records: it notes host scalars, other threads
             _hooks.ACTIVE.note(name, args)
-        ia = args
-        counted = None
-        for i, a in enumerate(args):
+        ia = list(args)  # always a copy: cheaper than asking whether one was made yet
+        st = dev_st = None
+        mixed = False  # inputs on several devices (collectives): each result's own device
+        i = -1
+        for a in args:
+            i += 1
             t = type(a)
             if t is FT:
-                if ia is args:
-                    ia = list(args)
                 p = a.prim
-                ia[i] = p if p is not None and not a.owned else _unwrap(a)
-                counted = a.stream
-            elif t is list and a and type(a[0]) is FT:
-                if ia is args:
-                    ia = list(args)
-                ia[i] = [_unwrap(e) for e in a]
-                counted = a[0].stream
+                if p is None or a.owned:
+                    p = _unwrap(a)
+                ia[i] = p
+                if st is None:
+                    st = a.stream
+                elif a.stream is not st:
+                    mixed = True
+            elif t is list:
+                if a and type(a[0]) is FT:  # (a comprehension: no append call per element)
+                    ia[i] = [e.prim if e.prim is not None and not e.owned else _unwrap(e) for e in a]
+                    if st is None:
+                        st = a[0].stream
+                    for e in a:
+                        if e.stream is not st:
+                            mixed = True
+                            break
             elif t is Device and a.backend is fusion:
-                if ia is args:
-                    ia = list(args)
                 ia[i] = a.inner()
-        if counted is not None:
-            counted.stats["ops_unfused"] += 1
-        return out(inner_fn(*ia))
+                dev_st = streams.get(a.index) or fusion.stream(a.index)
+        if st is not None:
+            st.stats["ops_unfused"] += 1
+        o = inner_fn(*ia)
+        if dev_st is not None:
+            st = dev_st
+        elif mixed:
+            st = None
+        if type(o) in prim_types and st is not None:  # the common case, inline
+            t = new(FT)
+            t.shape = o.shape
+            t.dtype = o.dtype
+            t.prim = o
+            t.node = None
+            t.owned = False
+            t.stream = st
+            return t
+        return out(o, st)
 
     op.__name__ = name
     return op

@@ -64,6 +64,17 @@ STAT_NAMES = (
 )
 
 
+def _shapes(tensors) -> tuple:
+    """The shapes of an op's 1, 2 or 3 operands (no generator for the common arities: this runs
+    once or twice per recorded op)."""
+    n = len(tensors)
+    if n == 1:
+        return (tensors[0].shape,)
+    if n == 2:
+        return (tensors[0].shape, tensors[1].shape)
+    return tuple([t.shape for t in tensors])
+
+
 def _vector_width(text: str) -> int:
     """`BURN_FUSION_VECTOR`'s value: 0 (scalar kernels only) or one of `WIDTHS`."""
     if text == "0":
@@ -137,6 +148,26 @@ class Stream(ReduceMixin, PlanMixin):
         it unfused)."""
         spec = OPS[op]
         x = tensors[0]
+        if out_dtype is None:
+            out_dtype = x.dtype if spec.out == "T" else _BOOL
+        names = _NAMES
+        xname = names.get(x.dtype) or _name(x.dtype)
+        oname = names.get(out_dtype) or _name(out_dtype)
+        solo = self.solo
+        if solo and not self.nodes:
+            # An op that ran alone the last time it came after the same op, with the same
+            # shapes: record + plan + flush would only end in the inner op, so run that now.
+            # (First: a key is only learned from an op that passed the checks below, and an
+            # op that fails them runs unfused all the same, so they need not run again.)
+            for t in tensors:
+                if t.prim is None:
+                    break
+            else:
+                key = (self.last_op, op, _shapes(tensors), xname, oname)
+                if key in solo:
+                    self.last_op = op
+                    self.stats["ops_passed_through"] += 1
+                    return None
         shape = x.shape
         for t in tensors[1:]:
             if t.shape != shape:
@@ -146,29 +177,11 @@ class Stream(ReduceMixin, PlanMixin):
             n *= d
         if n == 0 or n > _MAX_N:
             return None
-        if out_dtype is None:
-            out_dtype = x.dtype if spec.out == "T" else _BOOL
-        names = _NAMES
-        xname = names.get(x.dtype) or _name(x.dtype)
-        oname = names.get(out_dtype) or _name(out_dtype)
         if oname not in FUSABLE_DTYPES or xname not in FUSABLE_DTYPES:
             return None
         for t in tensors:
             if t.dtype is not x.dtype and _name(t.dtype) not in FUSABLE_DTYPES:
                 return None
-        solo = self.solo
-        if solo and not self.nodes:
-            # An op that ran alone the last time it came after the same op, with the same
-            # shapes: record + plan + flush would only end in the inner op, so run that now.
-            for t in tensors:
-                if t.prim is None:
-                    break
-            else:
-                key = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
-                if key in solo:
-                    self.last_op = op
-                    self.stats["ops_passed_through"] += 1
-                    return None
         with self.lock:
             nodes = self.nodes
             if nodes:
@@ -208,7 +221,7 @@ class Stream(ReduceMixin, PlanMixin):
             if not j:
                 self.shape = shape
                 # what the pass-through learns from, should this op run alone
-                self.first = (self.last_op, op, tuple(t.shape for t in tensors), xname, oname)
+                self.first = (self.last_op, op, _shapes(tensors), xname, oname)
             out = _new_handle(FusionTensor)  # `pending(...)`, inline: once per recorded op
             out.shape = shape
             out.dtype = out_dtype
