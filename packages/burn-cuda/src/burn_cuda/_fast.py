@@ -17,7 +17,7 @@ device (cupy caches the binaries on disk too).
 from __future__ import annotations
 
 import numpy as np
-from burn_tensor._ops_activation import ActivationOps
+from burn_tensor.ops import op_decl
 
 from . import _fast_source as fsrc
 from . import _launch
@@ -284,8 +284,8 @@ def ops(cp, table: dict, oom=MemoryError) -> dict:
     out["relu_backward"] = binary("relu_backward", "relu_backward", _relu_backward, True)
     # gelu and its backward: one kernel each (burn_gpu's expressions) in place of burn-tensor's
     # decompositions (5 and ~10 launches), which stay the fallback for what the kernels skip
-    out["gelu"] = unary("gelu", "gelu", ActivationOps.gelu)
-    gelu_bwd = ActivationOps.gelu_backward
+    out["gelu"] = unary("gelu", "gelu", op_decl("gelu").default)
+    gelu_bwd = op_decl("gelu_backward").default
     out["gelu_backward"] = binary("gelu_backward", "gelu_backward", gelu_bwd, True)
     out.update(reductions(cp, table, get, oom, alloc_error, go))
     return out
