@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import inspect
 import pstats
 import sys
@@ -66,8 +67,11 @@ def step_phases(device, size: dict) -> dict:
 
 
 def time_phases(phases: dict, runs: int) -> dict:
-    """phase -> min CPU ms over `runs` steps (after 2 warm-up steps)."""
+    """phase -> min CPU ms over `runs` steps (after 2 warm-up steps); the collector is off
+    while timing, as in the benches' harness (`benches/_timing.py`)."""
     best = dict.fromkeys(PHASES, float("inf"))
+    gc.collect()
+    gc.disable()
     for i in range(runs + 2):
         v = None
         for name in PHASES:
@@ -76,6 +80,7 @@ def time_phases(phases: dict, runs: int) -> dict:
             dt = time.process_time() - t
             if i >= 2:
                 best[name] = min(best[name], dt * 1e3)
+    gc.enable()
     return best
 
 
@@ -139,11 +144,14 @@ def time_op(f, reps: int, runs: int) -> tuple:
     pr.disable()
     calls = sum(s[1] for s in pstats.Stats(pr).stats.values())
     best = float("inf")
+    gc.collect()
+    gc.disable()  # as the benches' harness times
     for _ in range(runs):
         t = time.process_time()
         for _ in range(reps):
             f()
         best = min(best, (time.process_time() - t) / reps)
+    gc.enable()
     return calls, best * 1e6
 
 
