@@ -12,6 +12,9 @@ recording and backward walk, the rules, burn-cuda's launch bookkeeping. Printed:
 - per op at the Tensor level on the same backend (linear fwd+bwd, add, mul, layer_norm, gelu,
   dropout, attention fwd+bwd): Python calls (cProfile of one call) and CPU us per call, min of
   `--runs` runs of `--reps` calls;
+- with `--shares`, 7 cProfile'd steps' forward and backward split by package: the frontend
+  (burn_tensor, burn_autodiff, burn_nn: what this probe's issue trims), the backend's launch
+  path (burn_cuda, burn_gpu), the stand-in itself, numpy;
 - with `--profile forward|backward|optimizer`, the top functions of that phase by own time.
 
 `--src ROOT` imports another checkout's packages (e.g. an export of main) for a before/after:
@@ -98,6 +101,63 @@ def profile_phase(phases: dict, phase: str, top: int) -> None:
     st.sort_stats("tottime").print_stats(top)
 
 
+#: (label, path fragment) of the packages `shares` splits a phase's time by, first match wins
+GROUPS = (
+    ("frontend (burn_tensor, burn_autodiff, burn_nn)", ("/burn_tensor/", "/burn_autodiff/",
+                                                        "/burn_nn/")),
+    ("backend (burn_cuda, burn_gpu)", ("/burn_cuda/", "/burn_gpu/")),
+    ("stand-in (fake cupy / cublas)", ("/burn-cuda/tests/",)),
+    ("numpy", ("/numpy/",)),
+)
+
+
+def shares(phases: dict, steps: int = 7) -> dict:
+    """phase -> {group: (ms of own time, Python calls)} per step of `steps` cProfile'd steps: how much of the
+    host time the frontend's Python is, beside the backend's launch path and the stand-in.
+    Builtins (C calls) count for the group of the Python function that called them."""
+    profs = {name: cProfile.Profile() for name in PHASES}
+    gc.collect()
+    gc.disable()  # as the harness times: a collection would land on whichever op allocates
+    for _ in range(steps):
+        v = None
+        for name in PHASES:
+            profs[name].enable()
+            v = phases[name](v)
+            profs[name].disable()
+    gc.enable()
+    out = {}
+    for name in PHASES[:2]:
+        acc: dict = {}
+        for key, st in pstats.Stats(profs[name]).stats.items():
+            if key[0] == "~":  # a builtin: split by its callers
+                for caller, cs in st[4].items():
+                    g = _group(caller[0])
+                    ms, n = acc.get(g, (0.0, 0))
+                    acc[g] = (ms + cs[2] * 1e3 / steps, n + cs[1] // steps)
+                continue
+            g = _group(key[0])
+            ms, n = acc.get(g, (0.0, 0))
+            acc[g] = (ms + st[2] * 1e3 / steps, n + st[1] // steps)
+        out[name] = acc
+    return out
+
+
+def _group(filename: str) -> str:
+    f = filename.replace("\\", "/")
+    for label, parts in GROUPS:
+        if any(p in f for p in parts):
+            return label
+    return "other (Python stdlib, benches)"
+
+
+def _print_shares(table: dict) -> None:
+    for phase, acc in table.items():
+        total = sum(ms for ms, _ in acc.values())
+        print(f"{phase} (profiled: {total:.2f} ms own time)")
+        for g, (ms, n) in sorted(acc.items(), key=lambda i: -i[1][0]):
+            print(f"  {g:50s} {ms:7.2f} ms {100 * ms / total:5.1f}% {n:6d} calls")
+
+
 def op_cases(device) -> dict:
     """name -> a call of one op (forward + backward where named) at the Tensor level."""
     import numpy as np
@@ -164,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--src", type=Path, default=None, help="checkout whose packages run")
     ap.add_argument("--profile", choices=PHASES, default=None, help="cProfile one step phase")
     ap.add_argument("--top", type=int, default=30, help="functions --profile lists (default 30)")
+    ap.add_argument(
+        "--shares", action="store_true",
+        help="split one profiled step's forward and backward by package (frontend/backend/stand-in)",
+    )  # fmt: skip
     ap.add_argument("--no-ops", action="store_true", help="skip the per-op table")
     return ap
 
@@ -184,6 +248,8 @@ def main(argv=None) -> None:
         fb = best["forward"] + best["backward"]
         print(f"size {args.size}: " + ", ".join(f"{k} {v:.2f} ms" for k, v in best.items())
               + f"; forward+backward {fb:.2f} ms CPU (min of {args.runs})")  # fmt: skip
+        if args.shares:
+            _print_shares(shares(phases))
         if args.profile:
             profile_phase(phases, args.profile, args.top)
         if args.no_ops:
