@@ -75,12 +75,12 @@ def test_dropout_forward_backward_calls():
 def test_transformer_layer_forward_backward_calls():
     """One pre-norm encoder layer (d_model 16, 2 heads, dropout 0.1) forward + sum + backward:
     682 calls before (the above, and `check.dim` twice per `swap_dims` of the attention heads),
-    540 after."""
+    528 after (with the attention fast path)."""
     device, _ = _inputs()
     enc = TransformerEncoderConfig(16, 32, 2, 1, norm_first=True).init(device)
     x = Tensor.from_data(np.random.default_rng(1).standard_normal((2, 4, 16)).astype("f4"), device)
     run = lambda: enc.forward(TransformerEncoderInput.new(x)).sum().backward()  # noqa: E731
-    assert _calls(run) <= 560
+    assert _calls(run) <= 535
 
 
 def test_trimmed_paths_keep_their_values_and_errors():
@@ -107,3 +107,26 @@ def test_trimmed_paths_keep_their_values_and_errors():
         F.linear(x, Tensor.zeros([5, 6], device), None)
     with pytest.raises(TensorCheckError, match="(?s)linear.*input.s device"):
         F.linear(x, Tensor.zeros([6, 6], NdArray().device()), None)
+
+
+def test_attention_forward_backward_calls_and_refusals():
+    """attention + sum, forward and backward: 48 calls before (three `check.float_`, the shape
+    and device checks building their lists, two `dtype` reads, a fresh seed distribution), 31
+    after. The checked path still refuses what is wrong, naming the op, and a mask still goes
+    through it (its result: masked keys left out, against numpy float64)."""
+    device, _ = _inputs()
+    rng = np.random.default_rng(2)
+    q, k, v = (_t(device, rng, 1, 2, 5, 3) for _ in range(3))
+    assert _calls(lambda: F.attention(q, k, v).sum().backward()) <= 32
+    with pytest.raises(TensorCheckError, match="(?s)attention.*head_dim"):
+        F.attention(q, _t(device, rng, 1, 2, 5, 4), v)
+    with pytest.raises(TensorCheckError, match="(?s)attention.*dropout must be"):
+        F.attention(q, k, v, dropout=1.0)
+    masked = np.zeros((1, 1, 1, 5), bool)
+    masked[..., 3:] = True
+    out = F.attention(q, k, v, Tensor.from_data(masked, device)).numpy()
+    qn, kn, vn = (t.numpy().astype(np.float64) for t in (q, k, v))
+    s = qn @ kn.swapaxes(2, 3) / np.sqrt(3.0)
+    s[..., 3:] = -np.inf
+    p = np.exp(s - s.max(-1, keepdims=True))
+    assert np.allclose(out, (p / p.sum(-1, keepdims=True)) @ vn, rtol=1e-5, atol=1e-6)
