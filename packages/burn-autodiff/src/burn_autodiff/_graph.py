@@ -255,7 +255,12 @@ def run_backward(root: AutodiffTensor) -> Gradients:
         if uses:
             _report_ready(n, uses, pending, leaf_grads, watch)
         # Free saved state as soon as the step ran: peak memory falls during the pass.
-        n.clear()
+        # (`n.clear()` inline: one call less per node of every backward pass)
+        n.parents = ()
+        n.rule = None
+        n.args = None
+        n.out = None
+        n.recompute = False
     return grads
 
 

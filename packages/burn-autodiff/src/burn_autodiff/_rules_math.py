@@ -14,11 +14,16 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 # -- binary ------------------------------------------------------------------------------------------
 def _add(c, g):
-    b = c.b
-    return (
-        reduce_to(b, g, c.shape(0)) if c.need(0) else None,
-        reduce_to(b, g, c.shape(1)) if c.need(1) else None,
-    )
+    # `c.need(i)` and `reduce_to`'s no-broadcast case inline: a residual add (two per layer of
+    # issue 35's transformer step) returns `g` itself to both inputs without a call.
+    b, need, args = c.b, c.parents, c.args
+    gs = tuple(g.shape)
+    gx = gy = None
+    if need[0] is not None:
+        gx = g if gs == tuple(args[0].shape) else reduce_to(b, g, c.shape(0))
+    if need[1] is not None:
+        gy = g if gs == tuple(args[1].shape) else reduce_to(b, g, c.shape(1))
+    return gx, gy
 
 
 def _sub(c, g):
@@ -30,11 +35,19 @@ def _sub(c, g):
 
 
 def _mul(c, g):
-    b = c.b
-    return (
-        reduce_to(b, b.float_mul(g, c.x(1)), c.shape(0)) if c.need(0) else None,
-        reduce_to(b, b.float_mul(g, c.x(0)), c.shape(1)) if c.need(1) else None,
-    )
+    # As `_add`: `c.need(i)` inline, `reduce_to` only when the product's shape is not the
+    # input's (dropout's `x * mask`, three per layer of the step, never broadcasts).
+    b, need, args = c.b, c.parents, c.args
+    gx = gy = None
+    if need[0] is not None:
+        gx = b.float_mul(g, c.x(1))
+        if tuple(gx.shape) != tuple(args[0].shape):
+            gx = reduce_to(b, gx, c.shape(0))
+    if need[1] is not None:
+        gy = b.float_mul(g, c.x(0))
+        if tuple(gy.shape) != tuple(args[1].shape):
+            gy = reduce_to(b, gy, c.shape(1))
+    return gx, gy
 
 
 def _div(c, g):

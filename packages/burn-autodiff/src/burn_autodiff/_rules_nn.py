@@ -34,10 +34,12 @@ RULES["log_softmax"] = rule(
 
 # -- linear ---------------------------------------------------------------------------------------------
 def _linear(c, g):
-    b = c.b
-    gx = b.linear_x_backward(c.x(1), g) if c.need(0) else None
-    gw = b.linear_weight_backward(c.x(0), g) if c.need(1) else None
-    gb = b.linear_bias_backward(g) if c.need(2) else None
+    # `c.parents[i] is not None` is `c.need(i)` without its call: this rule runs for every
+    # linear of a model (issue 35: the transformer step's backward is host bound)
+    b, need = c.b, c.parents
+    gx = b.linear_x_backward(c.x(1), g) if need[0] is not None else None
+    gw = b.linear_weight_backward(c.x(0), g) if need[1] is not None else None
+    gb = b.linear_bias_backward(g) if need[2] is not None else None
     return gx, gw, gb
 
 
@@ -113,8 +115,12 @@ def _attention(c, g):
 def _attention_grads(c, dq, dk, dv):
     """The rule's result: the three gradients where needed, None for the mask, flags and (with
     dropout) the probability and the seed words (the same seed regenerates the keep mask)."""
-    grads = (dq if c.need(0) else None, dk if c.need(1) else None, dv if c.need(2) else None)
-    return grads + (None,) * (len(c.args) - 3)
+    need = c.parents  # `need[i] is not None` is `c.need(i)`, inline
+    return (
+        dq if need[0] is not None else None,
+        dk if need[1] is not None else None,
+        dv if need[2] is not None else None,
+    ) + (None,) * (len(c.args) - 3)
 
 
 RULES["attention"] = rule(_attention, keep=(0, 1, 2))
@@ -142,12 +148,12 @@ RULES["attention_with_lse"] = ATTENTION_SAVED
 
 # -- layer norm ---------------------------------------------------------------------------------------
 def _layer_norm(c, g):
-    x, gamma = c.x(0), c.x(1)
-    dx, dgamma, dbeta = c.b.layer_norm_backward(x, gamma, g, c.arg(3))
+    args, need = c.args, c.parents  # `c.arg(i)` / `c.need(i)`, inline
+    dx, dgamma, dbeta = c.b.layer_norm_backward(c.x(0), c.x(1), g, args[3])
     return (
-        dx if c.need(0) else None,
-        dgamma if c.need(1) else None,
-        dbeta if c.arg(2) is not None and c.need(2) else None,
+        dx if need[0] is not None else None,
+        dgamma if need[1] is not None else None,
+        dbeta if args[2] is not None and need[2] is not None else None,
         None,
     )
 

@@ -63,7 +63,8 @@ class Meta:
 
 
 def meta(p: Any) -> Meta:
-    """Fast `Meta(p)` (skips `__init__`'s call frame): recorded once per unkept op input."""
+    """Fast `Meta(p)` (skips `__init__`'s call frame): recorded once per unkept op input
+    (`_wrap.record` inlines it for a single tensor; keep the two alike)."""
     m = _new(Meta)
     m.shape = p.shape
     m.dtype = p.dtype

@@ -14,7 +14,7 @@ from burn_tensor import Device
 
 from ._graph import Node, _ids
 from ._rule import Rule
-from ._tensor import AutodiffTensor, is_float_primitive, meta, wrap
+from ._tensor import AutodiffTensor, Meta, is_float_primitive, meta, wrap
 
 ADT = AutodiffTensor
 _new = object.__new__
@@ -60,7 +60,13 @@ def record(inner, r: Rule, balanced: bool, parents: list, ia: list, fl: list, ou
         for i in fl:
             if i not in keep:
                 a = ia[i]
-                ia[i] = [meta(e) for e in a] if type(a) is list else meta(a)
+                if type(a) is list:
+                    ia[i] = [meta(e) for e in a]
+                else:  # `meta(a)` inline: once per unkept input of every recorded op
+                    m = ia[i] = _new(Meta)
+                    m.shape = a.shape
+                    m.dtype = a.dtype
+                    m.device = getattr(a, "device", None)
         # Under balanced checkpointing every non-recomputable node keeps its output, so
         # recomputation of a child always stops here.
         saved_out = out if (r.out or balanced) else None

@@ -22,6 +22,8 @@ The seed is a [2] Int tensor on the query's device drawn from the device's gener
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 #: seed words are drawn in [0, SEED_RANGE) (exact in every backend's int and float draws)
@@ -55,10 +57,17 @@ def keep_mask(seed_words, p: float, b: int, h: int, sq: int, sk: int) -> np.ndar
     return u >= np.uint32(threshold(p))
 
 
+@functools.lru_cache(maxsize=1)
+def _seed_distribution():
+    """U[0, SEED_RANGE), built once: every attention call with dropout draws from it."""
+    from ._distribution import Distribution
+
+    return Distribution.uniform(0, SEED_RANGE)
+
+
 def draw_seed(device):
     """A [2] Int tensor of seed words in [0, SEED_RANGE) drawn from `device`'s generator."""
-    from ._distribution import Distribution
     from ._dtype import Int
     from ._tensor import Tensor
 
-    return Tensor.random([2], Distribution.uniform(0, SEED_RANGE), device, kind=Int)
+    return Tensor.random([2], _seed_distribution(), device, kind=Int)

@@ -39,6 +39,45 @@ def _shape_problems(q, k, v, mask) -> list[str]:
     return problems
 
 
+def _fast_args(q, k, v, mask, causal, scale, dropout):
+    """The backend op's arguments when the call is the common valid one (no mask, Float q/k/v
+    of one dtype on one device, consistent non-empty shapes, a bool `causal`, a float `scale`
+    or None, a float `dropout` in [0, 1)), read with attribute lookups alone; None otherwise,
+    and `attention`'s checks then name what is wrong (issue 35: the host cost per op)."""
+    o, d = q._o, q._d
+    qp, kp, vp = q._p, k._p, v._p
+    if (
+        mask is not None
+        or o.kind is not Float
+        or k._o is not o
+        or v._o is not o
+        or k._d is not d
+        or v._d is not d
+        or type(causal) is not bool
+        or type(dropout) is not float
+        or not 0.0 <= dropout < 1.0
+        or kp.dtype != qp.dtype
+        or vp.dtype != qp.dtype
+    ):
+        return None
+    qs, ks, vs = qp.shape, kp.shape, vp.shape
+    if len(qs) != 4 or len(ks) != 4 or len(vs) != 4:
+        return None
+    b, h, sq, e = qs
+    if ks[0] != b or ks[1] != h or vs[0] != b or vs[1] != h or ks[3] != e or vs[2] != ks[2]:
+        return None
+    if 0 in (b, h, sq, e, vs[3]) or ks[2] == 0:
+        return None
+    if scale is None:
+        scale = 1.0 / math.sqrt(e)
+    elif type(scale) is not float or not math.isfinite(scale):
+        return None
+    args = (qp, kp, vp, None, causal, scale)
+    if dropout > 0:  # the seed words: a random draw, so a captured step replays it anew
+        args += (dropout, draw_seed(d)._p)
+    return args
+
+
 def attention(
     query, key, value, mask=None, causal: bool = False, scale: float | None = None, *,
     dropout: float = 0.0,
@@ -69,6 +108,9 @@ def attention(
         >>> module.attention(q, kv, kv, causal=True).dims()
         [1, 2, 3, 4]
     """
+    fast = _fast_args(query, key, value, mask, causal, scale, dropout)
+    if fast is not None:
+        return query._like(query._d.backend.attention(*fast))
     op = "attention"
     for t in (query, key, value):
         check.float_(op, t)

@@ -150,8 +150,12 @@ class LayoutMixin:
         3, 4].swap_dims(0, 2) -> [4, 3, 2].
         """
         rank = len(self._p.shape)
-        a = check.dim("swap_dims", dim1, rank)
-        b = check.dim("swap_dims", dim2, rank)
+        # plain in-range ints (every call of the attention layers) skip `check.dim`'s two calls
+        if type(dim1) is int and type(dim2) is int and 0 <= dim1 < rank and 0 <= dim2 < rank:
+            a, b = dim1, dim2
+        else:
+            a = check.dim("swap_dims", dim1, rank)
+            b = check.dim("swap_dims", dim2, rank)
         if a == b:
             return self
         return self._like(self._o.swap_dims(self._p, a, b))

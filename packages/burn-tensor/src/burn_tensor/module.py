@@ -15,7 +15,7 @@ from __future__ import annotations
 from . import _check as check
 from . import _check_data as check_data
 from ._autocast import current_policy, half_op, run_half_biased
-from ._dtype import Int
+from ._dtype import Float, Int
 from ._errors import TensorCheckError
 from ._module_attention import attention
 from ._module_conv_checks import (  # re-exported: `_module_3d` imports them from here
@@ -27,6 +27,7 @@ from ._module_conv_checks import (  # re-exported: `_module_3d` imports them fro
 )
 from ._module_norm import layer_norm
 from ._options import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from .quantization._primitive import QuantizedPrimitive
 
 
 def _tuple(op, name, v, n):
@@ -256,8 +257,34 @@ def linear(x, weight, bias=None):
     policy = current_policy()
     if policy is not None:  # inside `autocast(...)`: runs in half (see _autocast.py)
         return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
+    xp, wp = x._p, weight._p
+    xs, ws = xp.shape, wp.shape  # read once: dims() builds a list per call
+    d = x._d
+    # The common call (float input, float weight and bias on its device, matching shapes,
+    # nothing quantized) is recognised with attribute reads alone and goes straight to the
+    # backend: the checks below only run to name what is wrong (issue 35: host cost per op).
+    o = x._o
+    if (
+        o.kind is Float
+        and weight._o is o
+        and weight._d is d
+        and len(ws) == 2
+        and len(xs) >= 1
+        and xs[-1] == ws[0]
+        and type(wp) is not QuantizedPrimitive
+    ):
+        if bias is None:
+            return x._like(d.backend.linear(xp, wp, None))
+        bp = bias._p
+        if (
+            bias._o is o
+            and bias._d is d
+            and type(bp) is not QuantizedPrimitive
+            and len(bp.shape) == 1
+            and bp.shape[0] == ws[1]
+        ):
+            return x._like(d.backend.linear(xp, wp, bp))
     check.float_("linear", x)
-    xs, ws = x._p.shape, weight._p.shape  # read once: dims() builds a list per call
     problems = []
     if len(ws) != 2 or len(xs) < 1 or xs[-1] != ws[0]:
         problems.append(
