@@ -15,11 +15,12 @@ import weakref
 
 from typing import Any
 
-from burn_nn import Param, ParamId
-from burn_tensor import Tensor
+from burn_nn import Module, Param, ParamId
+from burn_nn.module import replace_params
+from burn_tensor import Float, Tensor
 
 from ._clipping import GradientClipping
-from ._grads import GradientsParams
+from ._grads import GradientsParams, _params
 from ._groups import ParamGroup, assign, check_groups, rule_for
 from ._ranges import learning_rate
 from ._state import state_to_device, state_to_record
@@ -170,7 +171,10 @@ class OptimizerAdaptor(Optimizer):
         lr = learning_rate("step", lr)
         given = len(grads)
         pick = _Pick(self, grads)
-        module.visit(pick)
+        visit_float = pick.visit_float
+        for param in _params(module):
+            if param.val().kind is Float:
+                visit_float(param)
         if not pick.params:
             if given and not pick.matched:
                 raise ValueError(
@@ -214,7 +218,7 @@ class OptimizerAdaptor(Optimizer):
                 same = tensor_device.inner() == device
                 new = Tensor.from_inner(new, tensor_device if same else None)
             new_params[param.id] = type(param)(param.id, new, param.require_grad)
-        return module.map(_Replace(new_params))
+        return _with_params(module, new_params)
 
     def _step_groups(self, lr: float, module: Any, pick: _Pick) -> tuple[list, list]:
         """One `step_many` per group (the optimizer's own settings for parameters in none), the
@@ -359,6 +363,15 @@ class _Replace:
 
     def map_bool(self, param: Param) -> Param:
         return param
+
+
+def _with_params(module: Any, new_params: dict) -> Any:
+    """The module with each Param whose id is in `new_params` replaced (`replace_params` for a
+    `Module` that keeps `Module.map`, else through the module's own `map`)."""
+    if isinstance(module, Module) and type(module).map is Module.map:
+        get = new_params.get
+        return replace_params(module, lambda p: get(p.id, p))
+    return module.map(_Replace(new_params))
 
 
 def _state_shapes(state: Any) -> list[list[int]]:
