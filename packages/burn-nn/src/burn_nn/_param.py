@@ -131,6 +131,22 @@ class Param:
         return cls(id, value, require_grad)
 
     @classmethod
+    def updated(cls, id: ParamId, value: Tensor, require_grad: bool = True) -> Param:
+        """An optimizer's result as a Param: `Param(id, value, require_grad)` for a `ParamId`
+        and an untracked tensor (an inner-backend result, or one just lifted onto the autodiff
+        device by `Tensor.from_inner`), without `__init__`'s checks and normalisations (run for
+        every parameter of every training step). A Float tensor on an autodiff device becomes
+        a leaf that requires grad when `require_grad`, as `__init__` makes it."""
+        p = object.__new__(cls)
+        object.__setattr__(p, "id", id)
+        object.__setattr__(p, "require_grad", require_grad)
+        if require_grad and value.kind is Float and value.device.backend.is_autodiff:
+            value = value.require_grad()
+        object.__setattr__(p, "_value", value)
+        object.__setattr__(p, "_lazy", None)
+        return p
+
+    @classmethod
     def from_data(cls, data: Any, device=None) -> Param:
         return cls(None, Tensor.from_data(data, device))
 

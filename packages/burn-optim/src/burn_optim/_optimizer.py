@@ -171,10 +171,7 @@ class OptimizerAdaptor(Optimizer):
         lr = learning_rate("step", lr)
         given = len(grads)
         pick = _Pick(self, grads)
-        visit_float = pick.visit_float
-        for param in _params(module):
-            if param.val().kind is Float:
-                visit_float(param)
+        pick.gather(_params(module))
         if not pick.params:
             if given and not pick.matched:
                 raise ValueError(
@@ -206,18 +203,26 @@ class OptimizerAdaptor(Optimizer):
         records = self._records
         stepped = self._stepped
         new_params = {}
+        lift: dict = {}  # (autodiff device, gradient's device) -> the device to lift onto
         for param, tensor_device, device, new, state in zip(
             pick.params, pick.tensor_devices, pick.devices, news, states, strict=True
         ):
+            pid = param.id
             if state is not None:
-                records[param.id] = state
+                records[pid] = state
             else:
-                records.pop(param.id, None)
-            stepped[param.id] = weakref.ref(param.val())
+                records.pop(pid, None)
+            stepped[pid] = weakref.ref(param.val())
             if tensor_device.backend.is_autodiff:
-                same = tensor_device.inner() == device
-                new = Tensor.from_inner(new, tensor_device if same else None)
-            new_params[param.id] = type(param)(param.id, new, param.require_grad)
+                key = (tensor_device, device)
+                to = lift.get(key, lift)
+                if to is lift:
+                    to = lift[key] = tensor_device if tensor_device.inner() == device else None
+                new = Tensor.from_inner(new, to)
+            if type(param) is Param:
+                new_params[pid] = Param.updated(pid, new, param.require_grad)
+            else:  # a subclass keeps its own constructor
+                new_params[pid] = type(param)(pid, new, param.require_grad)
         return _with_params(module, new_params)
 
     def _step_groups(self, lr: float, module: Any, pick: _Pick) -> tuple[list, list]:
@@ -294,7 +299,7 @@ class OptimizerAdaptor(Optimizer):
 
 
 class _Pick:
-    """The visitor that gathers one step's work: each float parameter that requires grad and has
+    """What gathers one step's work: each float parameter that requires grad and has
     a gradient (consumed from `grads`), with its inner tensor on the gradient's device (Burn moves
     the parameter to where its gradient is), the clipped gradient and its state there."""
 
@@ -308,44 +313,51 @@ class _Pick:
         self.states: list[Any] = []
         self.matched = 0  # gradients that found their parameter (frozen ones included)
 
-    def visit_float(self, param: Param) -> None:
-        grad = self.grads.remove(param.id)
-        # no_grad() params (and running states) are frozen even if a gradient was registered.
-        if grad is None:
-            return
-        self.matched += 1
-        if not param.require_grad:
-            return
+    def gather(self, params: list[Param]) -> None:
+        """Take each float parameter of `params` (the module's, in `visit`'s order) that has a
+        gradient; one loop with its lookups bound once (it runs for every parameter of every
+        step)."""
         adaptor = self.adaptor
-        tensor = param.val()
-        ref = adaptor._stepped.get(param.id)
-        if ref is not None and ref() is tensor:
-            raise ValueError(
-                f"optim.step: parameter {param.id} of shape {tensor.dims()} is the same tensor "
-                "the previous step already updated: the module that step returned was dropped. "
-                "Modules are values: write `model = optim.step(lr, model, grads)`"
-            )
-        inner = tensor.inner()
-        device = grad.device
-        if inner.device != device:
-            inner = inner.to_device(device)
-        if adaptor._grad_clipping is not None:
-            grad = adaptor._grad_clipping.clip_gradient(grad)
-        state = adaptor._records.get(param.id)
-        if state is not None:
-            state = state_to_device(state, device, inner.dtype)
-        self.params.append(param)
-        self.tensor_devices.append(tensor.device)
-        self.devices.append(device)
-        self.inners.append(inner)
-        self.grad_list.append(grad)
-        self.states.append(state)
-
-    def visit_int(self, param: Param) -> None:
-        pass
-
-    def visit_bool(self, param: Param) -> None:
-        pass
+        pop = self.grads._grads.pop
+        stepped = adaptor._stepped.get
+        records = adaptor._records.get
+        clipping = adaptor._grad_clipping
+        out_params, tensor_devices, devices = self.params, self.tensor_devices, self.devices
+        inners, grad_list, states = self.inners, self.grad_list, self.states
+        for param in params:
+            tensor = param.val()
+            if tensor.kind is not Float:
+                continue
+            pid = param.id
+            grad = pop(pid, None)
+            # no_grad() params (and running states) are frozen even if a gradient was registered.
+            if grad is None:
+                continue
+            self.matched += 1
+            if not param.require_grad:
+                continue
+            ref = stepped(pid)
+            if ref is not None and ref() is tensor:
+                raise ValueError(
+                    f"optim.step: parameter {pid} of shape {tensor.dims()} is the same tensor "
+                    "the previous step already updated: the module that step returned was "
+                    "dropped. Modules are values: write `model = optim.step(lr, model, grads)`"
+                )
+            inner = tensor.inner()
+            device = grad.device
+            if inner.device != device:
+                inner = inner.to_device(device)
+            if clipping is not None:
+                grad = clipping.clip_gradient(grad)
+            state = records(pid)
+            if state is not None:
+                state = state_to_device(state, device, inner.dtype)
+            out_params.append(param)
+            tensor_devices.append(tensor.device)
+            devices.append(device)
+            inners.append(inner)
+            grad_list.append(grad)
+            states.append(state)
 
 
 class _Replace:
