@@ -11,7 +11,9 @@ optimizer-side calls of a training step, apart from the forward and backward:
 - (b) the Burn Book guide model (`examples/guide`, batch 8) on `Autodiff(NdArray())`, where the
   Adam update itself runs on the CPU (so the host walk is a smaller share).
 Prints microseconds per step of `from_grads` (all the model's optimizers together), of
-`optim.step`, and their sum. `--src ROOT` runs another checkout's packages, e.g. an export of
+`optim.step`, their sum, the backend's own batched Adam op inside `step` (timed alone on the
+same tensors: burn-cuda's host side, or NdArray's whole update) and the sum without it (what
+burn-optim and burn-nn spend: the module passes, the bookkeeping, the tensor wrapping). `--src ROOT` runs another checkout's packages, e.g. an export of
 main for a before/after: `git archive main | tar -x -C /tmp/base` then `--src /tmp/base`.
 """
 
@@ -82,9 +84,10 @@ def cheap_alloc():
         FakeArray.data = data_prop
 
 
-def measure(models: dict, optims: dict, loss_fn, runs: int) -> tuple[float, float]:
-    """(from_grads us, step us) per step: the minimum over `runs` steps (after 2 warm-up steps)
-    of the process CPU time of `from_grads` for every model part, then of `step` for each."""
+def measure(models: dict, optims: dict, loss_fn, runs: int) -> tuple[float, float, float]:
+    """(from_grads us, step us, backend us) per step: the minimum over `runs` steps (after 2
+    warm-up steps) of the process CPU time of `from_grads` for every model part, then of `step`
+    for each; and of the backend's own Adam op over the same tensors (`backend_adam`)."""
     from burn_optim import GradientsParams
 
     best_g = best_s = float("inf")
@@ -98,7 +101,35 @@ def measure(models: dict, optims: dict, loss_fn, runs: int) -> tuple[float, floa
         t2 = time.process_time()
         if r >= 2:
             best_g, best_s = min(best_g, t1 - t0), min(best_s, t2 - t1)
-    return best_g * 1e6, best_s * 1e6
+    return best_g * 1e6, best_s * 1e6, backend_adam(models, optims, loss_fn, runs)
+
+
+def backend_adam(models: dict, optims: dict, loss_fn, runs: int) -> float:
+    """us per step of the backend's batched Adam op alone (`float_adam_update_many` on the
+    primitives of every model part's parameters, gradients and moments): the part of `step`
+    that the backend owns (on the stand-in: its output allocations and kernel arguments)."""
+    from burn_optim import GradientsParams
+
+    calls = []
+    grads = loss_fn(models).backward()
+    for k, m in models.items():
+        g = GradientsParams.from_grads(grads, m)
+        ps = [p for p in m.parameters() if g.get(p.id) is not None]
+        moms = [optims[k].capture_state()[p.id]["momentum"] for p in ps]
+        prim = [
+            [p.val().inner()._p for p in ps],
+            [g.get(p.id)._p for p in ps],
+            [mo["moment_1"]._p for mo in moms],
+            [mo["moment_2"]._p for mo in moms],
+        ]
+        calls.append((ps[0].val().inner()._o, prim, int(moms[0]["time"]) + 1))
+    best = float("inf")
+    for _ in range(runs):
+        t = time.process_time()
+        for o, prim, step in calls:
+            o.adam_update_many(*prim, 1e-4, 0.9, 0.999, 1e-5, step)
+        best = min(best, time.process_time() - t)
+    return best * 1e6
 
 
 def transformer(device, size: dict):
@@ -145,8 +176,8 @@ def guide(device, batch: int = 8):
     return models, {"model": AdamConfig().init()}, lambda m: ce.forward(m["model"].forward(x), y)
 
 
-def _row(name: str, g: float, s: float) -> None:
-    print(f"{name:34s} {g:10.1f} {s:10.1f} {g + s:10.1f}", flush=True)
+def _row(name: str, g: float, s: float, b: float) -> None:
+    print(f"{name:30s} {g:10.1f} {s:10.1f} {g + s:10.1f} {b:10.1f} {g + s - b:10.1f}", flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,7 +204,8 @@ def main(argv=None) -> None:
     from benches.suites import transformer_precision as tp
 
     print(f"packages from {(args.src or ROOT).resolve()}; CPU us per step, min of {args.runs}")
-    print(f"{'case':34s} {'from_grads':>10s} {'step':>10s} {'sum':>10s}")
+    print(f"{'case':30s} {'from_grads':>10s} {'step':>10s} {'sum':>10s} {'backend op':>10s} "
+          f"{'sum - op':>10s}")  # fmt: skip
     for size in args.size or ["cpu", "gpu"]:
         with cuda_on_cpu_backend(fake=FakeCupy(execute=False)) as (be, _), cheap_alloc():
             parts = transformer(Autodiff(be).device(), tp.SIZES[size])
