@@ -185,17 +185,20 @@ def test_params_of_and_replace_params_follow_visit_and_map(ad32):
 
 
 def _calls(fn) -> int:
+    """Python calls made by `fn` in burn-nn's and burn-optim's own code (the module passes and
+    the step's bookkeeping; the tensor and backend calls belong to other packages)."""
     pr = cProfile.Profile()
     pr.enable()
     fn()
     pr.disable()
-    return sum(v[1] for v in pstats.Stats(pr).stats.values())
+    stats = pstats.Stats(pr).stats
+    return sum(v[1] for k, v in stats.items() if "burn_nn" in k[0] or "burn_optim" in k[0])
 
 
 def test_the_step_costs_few_python_calls_per_parameter(ad32):
-    """Issue 35's host cost: `from_grads` + `step` on a module of 12 layers, counted in Python
-    calls (CPU time is too noisy on a shared machine). The visitor path made about 70 per
-    parameter; the flat pass about half (the Adam update itself is the same either way)."""
+    """Issue 35's host cost: `from_grads` + `step` on a module of 16 Linears, counted in
+    burn-nn's and burn-optim's Python calls (CPU time is too noisy on a shared machine). The
+    visitor path made 58 per parameter, the flat pass 34."""
     lin = [LinearConfig(4, 4).init(ad32) for _ in range(16)]
     model = Net(layers=lin[:12], heads={"a": lin[12], "b": lin[13]}, pair=(lin[14], lin[15].weight))
     optim = AdamConfig().init()
@@ -207,4 +210,4 @@ def test_the_step_costs_few_python_calls_per_parameter(ad32):
 
     per_param = _calls(step) / len(model.parameters())
     print(f"{per_param:.1f} Python calls per parameter")
-    assert per_param < 1000, per_param
+    assert per_param < 45, per_param
