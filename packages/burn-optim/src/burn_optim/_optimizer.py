@@ -4,7 +4,7 @@ Flow of `step(lr, module, grads)` (Burn's `SimpleOptimizerMapper`, in two passes
 module's float parameters; for each one that requires grad and has a gradient in `grads`: clip the
 gradient (if configured) and bring the parameter and its state to the gradient's device. Then the
 rule updates all of them in one `step_many` call on the inner (non-autodiff) tensors (Adam: one
-kernel launch on CUDA), the new states are stored under their `ParamId`s, and a `map` puts each
+kernel launch on CUDA), the new states are stored under their `ParamId`s, and a rebuild puts each
 result back, lifted onto the autodiff device as a fresh leaf that requires grad. Parameters without
 gradients are untouched; a step that raises changes no state.
 """
