@@ -211,3 +211,25 @@ def test_the_step_costs_few_python_calls_per_parameter(ad32):
     per_param = _calls(step) / len(model.parameters())
     print(f"{per_param:.1f} Python calls per parameter")
     assert per_param < 45, per_param
+
+
+def test_adam_update_many_still_names_a_bad_parameter(ad32):
+    """The list-wide fast check (`_plain_many`) sends anything unusual to the per-parameter
+    checks, which name the parameter and what is wrong."""
+    from burn_tensor import TensorCheckError
+    from burn_tensor.ops import adam_update_many
+
+    dev = ad32.inner()
+    ps = [Tensor.ones([2], dev), Tensor.ones([3], dev), Tensor.ones([1], dev)]
+    gs = [Tensor.ones([2], dev), Tensor.ones([3], dev), Tensor.ones([4], dev)]
+    kw = dict(lr=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8)
+    with pytest.raises(TensorCheckError, match=r"parameter 2: grad has shape \[4\], param \[1\]"):
+        adam_update_many(ps, gs, None, None, time=1, **kw)
+    m = [Tensor.ones([2], dev), Tensor.ones([3], dev), Tensor.ones([1], dev)]
+    bad = [m[0], m[1], Tensor.ones([1], dev).int()]
+    with pytest.raises(TensorCheckError, match=r"parameter 2: moment_2 is Int"):
+        adam_update_many(ps, gs[:2] + [Tensor.ones([1], dev)], m, bad, time=2, **kw)
+    with pytest.raises(TensorCheckError, match="time must be an int >= 1"):
+        adam_update_many(ps, gs[:2] + [Tensor.ones([1], dev)], m, m, time=0, **kw)
+    new, m1, m2 = adam_update_many(ps, gs[:2] + [Tensor.ones([1], dev)], m, m, time=2, **kw)
+    assert [t.dims() for t in new] == [[2], [3], [1]]
