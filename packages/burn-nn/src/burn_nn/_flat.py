@@ -44,7 +44,9 @@ def _collect(module: Any, out: list) -> None:
     for k, v in vars(module).items():
         if k[0] == "_":
             continue
-        kind = _kind(module, k, v, cached)
+        kind = cached(type(v))  # inline: most fields are constants the type cache knows
+        if kind is None:
+            kind = _kind(module, k, v, cached)
         if kind == _PARAM:
             out.append(v)
         elif kind == _MODULE:
@@ -75,7 +77,9 @@ def replace_params(module: Any, new: Callable[[Param], Param]) -> Any:
     for k, v in state.items():
         if k[0] == "_":
             continue
-        kind = _kind(module, k, v, cached)
+        kind = cached(type(v))
+        if kind is None:
+            kind = _kind(module, k, v, cached)
         if kind == _PARAM:
             state[k] = new(v)
         elif kind == _MODULE:
