@@ -203,21 +203,26 @@ class OptimizerAdaptor(Optimizer):
         records = self._records
         stepped = self._stepped
         new_params = {}
-        lift: dict = {}  # (autodiff device, gradient's device) -> the device to lift onto
-        for param, tensor_device, device, new, state in zip(
-            pick.params, pick.tensor_devices, pick.devices, news, states, strict=True
+        lift: dict = {}  # (param's device, gradient's device) -> the device to lift onto, or
+        # False when the param's device is not an autodiff one (the result stays as it is)
+        ref = weakref.ref
+        for param, tensor, device, new, state in zip(
+            pick.params, pick.tensors, pick.devices, news, states, strict=True
         ):
             pid = param.id
             if state is not None:
                 records[pid] = state
             else:
                 records.pop(pid, None)
-            stepped[pid] = weakref.ref(param.val())
-            if tensor_device.backend.is_autodiff:
-                key = (tensor_device, device)
-                to = lift.get(key, lift)
-                if to is lift:
-                    to = lift[key] = tensor_device if tensor_device.inner() == device else None
+            stepped[pid] = ref(tensor)
+            tensor_device = tensor.device
+            to = lift.get((tensor_device, device), lift)
+            if to is lift:
+                to = False
+                if tensor_device.backend.is_autodiff:
+                    to = tensor_device if tensor_device.inner() == device else None
+                lift[(tensor_device, device)] = to
+            if to is not False:
                 new = Tensor.from_inner(new, to)
             if type(param) is Param:
                 new_params[pid] = Param.updated(pid, new, param.require_grad)
@@ -306,7 +311,7 @@ class _Pick:
     def __init__(self, adaptor: OptimizerAdaptor, grads: GradientsParams):
         self.adaptor, self.grads = adaptor, grads
         self.params: list[Param] = []
-        self.tensor_devices: list = []
+        self.tensors: list[Tensor] = []  # each param's value (its device says where it lives)
         self.devices: list = []
         self.inners: list[Tensor] = []
         self.grad_list: list[Tensor] = []
@@ -322,7 +327,7 @@ class _Pick:
         stepped = adaptor._stepped.get
         records = adaptor._records.get
         clipping = adaptor._grad_clipping
-        out_params, tensor_devices, devices = self.params, self.tensor_devices, self.devices
+        out_params, tensors, devices = self.params, self.tensors, self.devices
         inners, grad_list, states = self.inners, self.grad_list, self.states
         for param in params:
             tensor = param.val()
@@ -353,7 +358,7 @@ class _Pick:
             if state is not None:
                 state = state_to_device(state, device, inner.dtype)
             out_params.append(param)
-            tensor_devices.append(tensor.device)
+            tensors.append(tensor)
             devices.append(device)
             inners.append(inner)
             grad_list.append(grad)
