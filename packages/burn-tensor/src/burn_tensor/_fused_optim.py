@@ -137,21 +137,24 @@ def _plain_many(params, grads, moments_1, moments_2, time) -> bool:
     if o is None or o.kind is not Float or type(time) is not int or time < 1:
         return False
     d = p0._d
-    if moments_1 is None:
-        for p, g in zip(params, grads):
-            shape = p._p.shape if getattr(p, "_o", None) is o and p._d is d else None
-            if shape is None or getattr(g, "_o", None) is not o or g._d is not d:
+    try:  # anything without a Tensor's slots is not the usual case (AttributeError)
+        if moments_1 is None:
+            for p, g in zip(params, grads):
+                if p._o is not o or g._o is not o or p._d is not d or g._d is not d:
+                    return False
+                if g._p.shape != p._p.shape:
+                    return False
+            return True
+        for p, g, m1, m2 in zip(params, grads, moments_1, moments_2):
+            if p._o is not o or g._o is not o or m1._o is not o or m2._o is not o:
                 return False
-            if g._p.shape != shape:
+            if p._d is not d or g._d is not d or m1._d is not d or m2._d is not d:
                 return False
-        return True
-    for p, g, m1, m2 in zip(params, grads, moments_1, moments_2):
-        shape = p._p.shape if getattr(p, "_o", None) is o and p._d is d else None
-        if shape is None:
-            return False
-        for t in (g, m1, m2):
-            if getattr(t, "_o", None) is not o or t._d is not d or t._p.shape != shape:
+            shape = p._p.shape
+            if g._p.shape != shape or m1._p.shape != shape or m2._p.shape != shape:
                 return False
+    except AttributeError:
+        return False
     return True
 
 
