@@ -15,6 +15,17 @@ Prints microseconds per step of `from_grads` (all the model's optimizers togethe
 same tensors: burn-cuda's host side, or NdArray's whole update) and the sum without it (what
 burn-optim and burn-nn spend: the module passes, the bookkeeping, the tensor wrapping). `--src ROOT` runs another checkout's packages, e.g. an export of
 main for a before/after: `git archive main | tar -x -C /tmp/base` then `--src /tmp/base`.
+
+Measured (2-core shared box, min of 20, us per step; before = main at 978f751):
+| case | from_grads | step | sum | backend op | sum - op |
+|---|---|---|---|---|---|
+| transformer gpu, before | 406 | 3140 | 3545 | 1020 | 2525 |
+| transformer gpu, after | 243 | 2655 | 2900 | 1030 | 1870 |
+| transformer cpu, before | 131 | 1053 | 1184 | 353 | 831 |
+| transformer cpu, after | 74 | 898 | 972 | 352 | 620 |
+The module passes alone (the gpu size's encoder, 96 parameters): `visit` 174 -> `params_of`
+54, `map` 270 -> `replace_params` 100. What is left per parameter is the tensor API (`inner`,
+`grad_remove`, `from_inner`, `require_grad`: ~4 us), the Adam state and the backend's op.
 """
 
 from __future__ import annotations
