@@ -131,6 +131,22 @@ class Param:
         return cls(id, value, require_grad)
 
     @classmethod
+    def updated(cls, id: ParamId, value: Tensor, require_grad: bool = True) -> Param:
+        """An optimizer's result as a Param: `Param(id, value, require_grad)` for a `ParamId`
+        and an untracked tensor (an inner-backend result, or one just lifted onto the autodiff
+        device by `Tensor.from_inner`), without `__init__`'s checks and normalisations (run for
+        every parameter of every training step). A Float tensor on an autodiff device becomes
+        a leaf that requires grad when `require_grad`, as `__init__` makes it."""
+        p = _new(cls)
+        _set(p, "id", id)
+        _set(p, "require_grad", require_grad)
+        if require_grad and value.kind is Float and value.device.backend.is_autodiff:
+            value = value.require_grad()
+        _set(p, "_value", value)
+        _set(p, "_lazy", None)
+        return p
+
+    @classmethod
     def from_data(cls, data: Any, device=None) -> Param:
         return cls(None, Tensor.from_data(data, device))
 
@@ -251,6 +267,8 @@ class Param:
     def __reduce__(self):
         return (_rebuild_param, (type(self), self.id, self.val(), self.require_grad))
 
+
+_new, _set = object.__new__, object.__setattr__  # bound once: `Param.updated` runs per step
 
 #: one lock for every lazy initialization: it runs once per parameter, so contention is moot
 _LAZY_LOCK = threading.RLock()

@@ -1,5 +1,6 @@
 """`burn_nn.module`: Burn's `burn::module` path (Module, Param, visitors, initializers)."""
 
+from ._flat import params_of, replace_params
 from ._initializer import Initializer
 from ._module import Module
 from ._param import Param, ParamId, RunningState
@@ -13,4 +14,6 @@ __all__ = [
     "Param",
     "ParamId",
     "RunningState",
+    "params_of",
+    "replace_params",
 ]

@@ -122,9 +122,16 @@ class Adam(SimpleOptimizer):
         if self.weight_decay is not None:
             grads = [self.weight_decay.transform(g, t) for g, t in zip(grads, tensors, strict=True)]
         groups: dict = {}
+        key = idx = None  # the last group: consecutive parameters usually share it
         for i, (tensor, state) in enumerate(zip(tensors, states, strict=True)):
             prev, t = _previous(state)
-            groups.setdefault((t, prev is None, tensor.dtype, tensor.device), []).append(i)
+            dt, dev = tensor.dtype, tensor.device
+            if key is None or t != key[0] or (prev is None) is not key[1] or dt is not key[2] or (
+                dev is not key[3]
+            ):  # a new group, or an earlier one (the dict hashes the key only here)
+                key = (t, prev is None, dt, dev)
+                idx = groups.setdefault(key, [])
+            idx.append(i)
         news: list = [None] * len(tensors)
         out: list = [None] * len(tensors)
         for (t, first, _, _), idx in groups.items():

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from burn_nn import Param, ParamId
-from burn_tensor import Device, Tensor
+from burn_nn import Module, Param, ParamId
+from burn_nn.module import params_of
+from burn_tensor import Device, Float, Tensor
 
 
 def _key(id: ParamId | str | int) -> ParamId:
@@ -64,19 +65,19 @@ class GradientsParams:
 
     @classmethod
     def _convert(cls, grads: Any, module: Any, keep: set[ParamId] | None) -> GradientsParams:
+        # One flat pass over the module's parameters (`params_of`: `visit`'s order, without its
+        # paths and visitor dispatch; this runs on every training step).
         out = cls()
-
-        def visit_float(param: Param) -> None:
+        found = out._grads
+        for param in _params(module):
             if keep is not None and param.id not in keep:
-                return
+                continue
             tensor = param.val()
-            if not tensor.device.backend.is_autodiff:
-                return  # e.g. a module from valid(): no graph, no gradient
+            if tensor.kind is not Float or not tensor.device.backend.is_autodiff:
+                continue  # int/bool params; a module from valid(): no graph, no gradient
             g = tensor.grad_remove(grads)
             if g is not None:
-                out._grads[param.id] = g
-
-        module.visit(_Visitor(visit_float))
+                found[param.id] = g
         return out
 
     # -- access ----------------------------------------------------------------------------------
@@ -143,3 +144,21 @@ class _Visitor:
 
     def visit_bool(self, param: Param) -> None:
         pass
+
+
+def _params(module: Any) -> list[Param]:
+    """The module's Params in `visit`'s order: one flat pass (`params_of`) for a `Module` that
+    keeps `Module.visit`, else through the module's own `visit` (a class that overrides it, or
+    a duck-typed module)."""
+    if isinstance(module, Module) and type(module).visit is Module.visit:
+        return params_of(module)
+    found: list[Param] = []
+    module.visit(_All(found.append))
+    return found
+
+
+class _All:
+    """The visitor that hands every parameter, of every kind, to `fn`."""
+
+    def __init__(self, fn):
+        self.visit_float = self.visit_int = self.visit_bool = fn

@@ -4,7 +4,7 @@ Flow of `step(lr, module, grads)` (Burn's `SimpleOptimizerMapper`, in two passes
 module's float parameters; for each one that requires grad and has a gradient in `grads`: clip the
 gradient (if configured) and bring the parameter and its state to the gradient's device. Then the
 rule updates all of them in one `step_many` call on the inner (non-autodiff) tensors (Adam: one
-kernel launch on CUDA), the new states are stored under their `ParamId`s, and a `map` puts each
+kernel launch on CUDA), the new states are stored under their `ParamId`s, and a rebuild puts each
 result back, lifted onto the autodiff device as a fresh leaf that requires grad. Parameters without
 gradients are untouched; a step that raises changes no state.
 """
@@ -15,11 +15,12 @@ import weakref
 
 from typing import Any
 
-from burn_nn import Param, ParamId
-from burn_tensor import Tensor
+from burn_nn import Module, Param, ParamId
+from burn_nn.module import replace_params
+from burn_tensor import Float, Tensor
 
 from ._clipping import GradientClipping
-from ._grads import GradientsParams
+from ._grads import GradientsParams, _params
 from ._groups import ParamGroup, assign, check_groups, rule_for
 from ._ranges import learning_rate
 from ._state import state_to_device, state_to_record
@@ -170,7 +171,7 @@ class OptimizerAdaptor(Optimizer):
         lr = learning_rate("step", lr)
         given = len(grads)
         pick = _Pick(self, grads)
-        module.visit(pick)
+        pick.gather(_params(module))
         if not pick.params:
             if given and not pick.matched:
                 raise ValueError(
@@ -202,19 +203,32 @@ class OptimizerAdaptor(Optimizer):
         records = self._records
         stepped = self._stepped
         new_params = {}
-        for param, tensor_device, device, new, state in zip(
-            pick.params, pick.tensor_devices, pick.devices, news, states, strict=True
+        lift: dict = {}  # (param's device, gradient's device) -> the device to lift onto, or
+        # False when the param's device is not an autodiff one (the result stays as it is)
+        ref = weakref.ref
+        for param, tensor, device, new, state in zip(
+            pick.params, pick.tensors, pick.devices, news, states, strict=True
         ):
+            pid = param.id
             if state is not None:
-                records[param.id] = state
+                records[pid] = state
             else:
-                records.pop(param.id, None)
-            stepped[param.id] = weakref.ref(param.val())
-            if tensor_device.backend.is_autodiff:
-                same = tensor_device.inner() == device
-                new = Tensor.from_inner(new, tensor_device if same else None)
-            new_params[param.id] = type(param)(param.id, new, param.require_grad)
-        return module.map(_Replace(new_params))
+                records.pop(pid, None)
+            stepped[pid] = ref(tensor)
+            tensor_device = tensor.device
+            to = lift.get((tensor_device, device), lift)
+            if to is lift:
+                to = False
+                if tensor_device.backend.is_autodiff:
+                    to = tensor_device if tensor_device.inner() == device else None
+                lift[(tensor_device, device)] = to
+            if to is not False:
+                new = Tensor.from_inner(new, to)
+            if type(param) is Param:
+                new_params[pid] = Param.updated(pid, new, param.require_grad)
+            else:  # a subclass keeps its own constructor
+                new_params[pid] = type(param)(pid, new, param.require_grad)
+        return _with_params(module, new_params)
 
     def _step_groups(self, lr: float, module: Any, pick: _Pick) -> tuple[list, list]:
         """One `step_many` per group (the optimizer's own settings for parameters in none), the
@@ -290,58 +304,65 @@ class OptimizerAdaptor(Optimizer):
 
 
 class _Pick:
-    """The visitor that gathers one step's work: each float parameter that requires grad and has
+    """What gathers one step's work: each float parameter that requires grad and has
     a gradient (consumed from `grads`), with its inner tensor on the gradient's device (Burn moves
     the parameter to where its gradient is), the clipped gradient and its state there."""
 
     def __init__(self, adaptor: OptimizerAdaptor, grads: GradientsParams):
         self.adaptor, self.grads = adaptor, grads
         self.params: list[Param] = []
-        self.tensor_devices: list = []
+        self.tensors: list[Tensor] = []  # each param's value (its device says where it lives)
         self.devices: list = []
         self.inners: list[Tensor] = []
         self.grad_list: list[Tensor] = []
         self.states: list[Any] = []
         self.matched = 0  # gradients that found their parameter (frozen ones included)
 
-    def visit_float(self, param: Param) -> None:
-        grad = self.grads.remove(param.id)
-        # no_grad() params (and running states) are frozen even if a gradient was registered.
-        if grad is None:
-            return
-        self.matched += 1
-        if not param.require_grad:
-            return
+    def gather(self, params: list[Param]) -> None:
+        """Take each float parameter of `params` (the module's, in `visit`'s order) that has a
+        gradient; one loop with its lookups bound once (it runs for every parameter of every
+        step)."""
         adaptor = self.adaptor
-        tensor = param.val()
-        ref = adaptor._stepped.get(param.id)
-        if ref is not None and ref() is tensor:
-            raise ValueError(
-                f"optim.step: parameter {param.id} of shape {tensor.dims()} is the same tensor "
-                "the previous step already updated: the module that step returned was dropped. "
-                "Modules are values: write `model = optim.step(lr, model, grads)`"
-            )
-        inner = tensor.inner()
-        device = grad.device
-        if inner.device != device:
-            inner = inner.to_device(device)
-        if adaptor._grad_clipping is not None:
-            grad = adaptor._grad_clipping.clip_gradient(grad)
-        state = adaptor._records.get(param.id)
-        if state is not None:
-            state = state_to_device(state, device, inner.dtype)
-        self.params.append(param)
-        self.tensor_devices.append(tensor.device)
-        self.devices.append(device)
-        self.inners.append(inner)
-        self.grad_list.append(grad)
-        self.states.append(state)
-
-    def visit_int(self, param: Param) -> None:
-        pass
-
-    def visit_bool(self, param: Param) -> None:
-        pass
+        pop = self.grads._grads.pop
+        stepped = adaptor._stepped.get
+        records = adaptor._records.get
+        clipping = adaptor._grad_clipping
+        out_params, tensors, devices = self.params, self.tensors, self.devices
+        inners, grad_list, states = self.inners, self.grad_list, self.states
+        for param in params:
+            tensor = param.val()
+            if tensor.kind is not Float:
+                continue
+            pid = param.id
+            grad = pop(pid, None)
+            # no_grad() params (and running states) are frozen even if a gradient was registered.
+            if grad is None:
+                continue
+            self.matched += 1
+            if not param.require_grad:
+                continue
+            ref = stepped(pid)
+            if ref is not None and ref() is tensor:
+                raise ValueError(
+                    f"optim.step: parameter {pid} of shape {tensor.dims()} is the same tensor "
+                    "the previous step already updated: the module that step returned was "
+                    "dropped. Modules are values: write `model = optim.step(lr, model, grads)`"
+                )
+            inner = tensor.inner()
+            device = grad.device
+            if inner.device != device:
+                inner = inner.to_device(device)
+            if clipping is not None:
+                grad = clipping.clip_gradient(grad)
+            state = records(pid)
+            if state is not None:
+                state = state_to_device(state, device, inner.dtype)
+            out_params.append(param)
+            tensors.append(tensor)
+            devices.append(device)
+            inners.append(inner)
+            grad_list.append(grad)
+            states.append(state)
 
 
 class _Replace:
@@ -359,6 +380,15 @@ class _Replace:
 
     def map_bool(self, param: Param) -> Param:
         return param
+
+
+def _with_params(module: Any, new_params: dict) -> Any:
+    """The module with each Param whose id is in `new_params` replaced (`replace_params` for a
+    `Module` that keeps `Module.map`, else through the module's own `map`)."""
+    if isinstance(module, Module) and type(module).map is Module.map:
+        get = new_params.get
+        return replace_params(module, lambda p: get(p.id, p))
+    return module.map(_Replace(new_params))
 
 
 def _state_shapes(state: Any) -> list[list[int]]:

@@ -35,8 +35,10 @@ def state_to_device(state: Any, device: Device, dtype: DType | None = None) -> A
             t = type(v)
             if v is None or t is int:
                 continue
-            if t is Tensor and v.device == device and (dtype is None or v.dtype is dtype):
-                continue
+            if t is Tensor:
+                vd = v.device  # devices are interned: `is` decides the usual case
+                if (vd is device or vd == device) and (dtype is None or v.dtype is dtype):
+                    continue
             moved = state_to_device(v, device, dtype)
             if moved is not v:
                 if new is None:

@@ -104,6 +104,8 @@ def _check_many(params, grads, moments_1, moments_2, time) -> None:
         raise TensorCheckError(
             op, f"{len(moments_1)} moments_1 and {len(moments_2)} moments_2 for {n} params"
         )
+    if _plain_many(params, grads, moments_1, moments_2, time):
+        return
     p0 = params[0]
     o = getattr(p0, "_o", None)
     for i in range(n):
@@ -124,6 +126,36 @@ def _check_many(params, grads, moments_1, moments_2, time) -> None:
                 _check_args(p, grads[i], m1, m2, time)
             except TensorCheckError as e:
                 raise TensorCheckError(op, [f"parameter {i}: {v}" for v in e.violations]) from None
+
+
+def _plain_many(params, grads, moments_1, moments_2, time) -> bool:
+    """`_plain_args` of every parameter against params[0]'s kind view and device, in one loop
+    (the optimizer's every step: one call for the list instead of one per parameter); False
+    sends the caller to the per-parameter checks and their messages. Lengths are checked."""
+    p0 = params[0]
+    o = getattr(p0, "_o", None)
+    if o is None or o.kind is not Float or type(time) is not int or time < 1:
+        return False
+    d = p0._d
+    try:  # anything without a Tensor's slots is not the usual case (AttributeError)
+        if moments_1 is None:
+            for p, g in zip(params, grads):
+                if p._o is not o or g._o is not o or p._d is not d or g._d is not d:
+                    return False
+                if g._p.shape != p._p.shape:
+                    return False
+            return True
+        for p, g, m1, m2 in zip(params, grads, moments_1, moments_2):
+            if p._o is not o or g._o is not o or m1._o is not o or m2._o is not o:
+                return False
+            if p._d is not d or g._d is not d or m1._d is not d or m2._d is not d:
+                return False
+            shape = p._p.shape
+            if g._p.shape != shape or m1._p.shape != shape or m2._p.shape != shape:
+                return False
+    except AttributeError:
+        return False
+    return True
 
 
 def _plain_args(param, grad, moment_1, moment_2, time) -> bool:
