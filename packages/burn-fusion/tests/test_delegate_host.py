@@ -12,7 +12,7 @@ import sys
 import numpy as np
 from _fusion_testlib import inner_backend
 from burn_fusion import Fusion
-from burn_fusion._backend import delegate
+from burn_fusion._op_wrappers import delegate
 from burn_fusion._tensor import FusionTensor
 from burn_tensor import TensorData
 
