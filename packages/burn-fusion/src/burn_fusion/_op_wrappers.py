@@ -11,7 +11,7 @@ from burn_tensor import Device
 from . import _capture_hooks as _hooks
 from ._capture_hooks import capture_dynamic, dynamic
 from ._table import OPS, REDUCTIONS
-from ._tensor import FusionTensor, ready
+from ._tensor import FusionTensor, ready, ready_on
 
 if TYPE_CHECKING:
     from ._backend import Fusion
@@ -50,7 +50,6 @@ def delegate(fusion: Fusion, name: str, inner_fn):
     device_index = fusion.inner.device_index
     streams = fusion._streams
     prim_types: set = set()  # types is_primitive said yes to (a primitive's type never changes)
-    new = object.__new__
 
     def out(o, st):
         """Handles on the primitives of result `o` (a primitive, a tuple or list of them, or
@@ -59,29 +58,15 @@ def delegate(fusion: Fusion, name: str, inner_fn):
             res = [None] * len(o)
             for i, e in enumerate(o):  # `out(e, st)`, inline for the usual primitives (hundreds)
                 if type(e) in prim_types and st is not None:
-                    t = new(FT)
-                    t.shape = e.shape
-                    t.dtype = e.dtype
-                    t.prim = e
-                    t.node = None
-                    t.owned = False
-                    t.stream = st
-                    res[i] = t
+                    res[i] = ready_on(e, st)
                 else:
                     res[i] = out(e, st)
             return res if type(o) is list else tuple(res)
         if type(o) in prim_types or is_prim(o):
             prim_types.add(type(o))
-            t = new(FT)
-            t.shape = o.shape
-            t.dtype = o.dtype
-            t.prim = o
-            t.node = None
-            t.owned = False
             if st is None:
                 st = streams.get(device_index(o)) or fusion.stream(device_index(o))
-            t.stream = st
-            return t
+            return ready_on(o, st)
         return o
 
     def op(*args):
@@ -122,15 +107,8 @@ def delegate(fusion: Fusion, name: str, inner_fn):
             st = dev_st
         elif mixed:
             st = None
-        if type(o) in prim_types and st is not None:  # the common case, inline
-            t = new(FT)
-            t.shape = o.shape
-            t.dtype = o.dtype
-            t.prim = o
-            t.node = None
-            t.owned = False
-            t.stream = st
-            return t
+        if type(o) in prim_types and st is not None:  # the common case
+            return ready_on(o, st)
         return out(o, st)
 
     op.__name__ = name

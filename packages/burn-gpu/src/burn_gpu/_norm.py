@@ -17,6 +17,16 @@ from __future__ import annotations
 from ._dialect import fill, frame, storage_head
 from ._softmax import _GROUP_CUDA, _GROUP_OPENCL, FLOATS
 
+#: the row statistics both directions compute (the backward recomputes them from x): `mean`,
+#: then `rstd` from the biased variance of the centred values, summed in the compute type T
+ROW_STATS = """\
+  T s = (T)0;
+  for (int i = lid; i < d; i += step) s += LOAD(xr, i);
+  const T mean = group_red(s, red, 0) / (T)d;
+  T v = (T)0;
+  for (int i = lid; i < d; i += step) { const T c = LOAD(xr, i) - mean; v += c * c; }
+  const T rstd = (T)1 / sqrt(group_red(v, red, 0) / (T)d + eps);"""
+
 _SRC = """
 @KERNEL@layer_norm_rows(@G@S* out, @G@const S* x, @G@const S* gamma, @G@const S* beta,
                         const int d, const int has_beta, const T eps, const L xo, const L go,
@@ -28,12 +38,7 @@ _SRC = """
   beta += bo;
   @G@S* o = out + row;
   const int lid = @LID@, step = LSIZE;
-  T s = (T)0;
-  for (int i = lid; i < d; i += step) s += LOAD(xr, i);
-  const T mean = group_red(s, red, 0) / (T)d;
-  T v = (T)0;
-  for (int i = lid; i < d; i += step) { const T c = LOAD(xr, i) - mean; v += c * c; }
-  const T rstd = (T)1 / sqrt(group_red(v, red, 0) / (T)d + eps);
+@ROW_STATS@
   for (int i = lid; i < d; i += step) {
     T y = ((LOAD(xr, i) - mean) * rstd) * LOAD(gamma, i);
     if (has_beta) y += LOAD(beta, i);
@@ -48,7 +53,14 @@ def layer_norm_program(dtype: str, dialect: str) -> str:
     `dialect`."""
     if dtype not in FLOATS:
         raise ValueError(f"layer_norm_program: dtype must be one of {FLOATS}, got {dtype!r}")
+    return norm_program(_SRC, dtype, dialect)
+
+
+def norm_program(src: str, dtype: str, dialect: str) -> str:
+    """Kernel text `src` (with `@ROW_STATS@` where a row's statistics go) for element type
+    `dtype` in `dialect`, behind the storage head and the group reduction of softmax."""
     fr = frame(dialect)
     head = fr.pragma([dtype]) + storage_head(fr, dtype) + f"typedef {fr.ct['int64']} L;\n"
     head += f"#define NEG_INF (-{fr.inf(fr.compute(dtype))})\n"
-    return head + (_GROUP_CUDA if fr.cuda else _GROUP_OPENCL) + fill(_SRC, fr)
+    body = fill(src.replace("@ROW_STATS@", ROW_STATS), fr)
+    return head + (_GROUP_CUDA if fr.cuda else _GROUP_OPENCL) + body

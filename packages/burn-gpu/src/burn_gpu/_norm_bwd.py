@@ -24,8 +24,8 @@ buffers, as `Runtime.layout` gives them.
 
 from __future__ import annotations
 
-from ._dialect import fill, frame, storage_head
-from ._softmax import _GROUP_CUDA, _GROUP_OPENCL, FLOATS
+from ._norm import norm_program
+from ._softmax import FLOATS
 
 #: (chunk, column) items the partial kernel aims for: an H200 holds ~270k resident threads,
 #: a CPU (PoCL) takes any number; 64k keeps the partial buffer small (2 * 64k values)
@@ -43,12 +43,7 @@ _SRC = """
   gamma += go;
   @G@S* o = dx + row;
   const int lid = @LID@, step = LSIZE;
-  T s = (T)0;
-  for (int i = lid; i < d; i += step) s += LOAD(xr, i);
-  const T mean = group_red(s, red, 0) / (T)d;
-  T v = (T)0;
-  for (int i = lid; i < d; i += step) { const T c = LOAD(xr, i) - mean; v += c * c; }
-  const T rstd = (T)1 / sqrt(group_red(v, red, 0) / (T)d + eps);
+@ROW_STATS@
   T a = (T)0, b = (T)0;
   for (int i = lid; i < d; i += step) {
     const T gg = LOAD(gr, i) * LOAD(gamma, i);
@@ -105,10 +100,7 @@ def layer_norm_bwd_program(dtype: str, dialect: str) -> str:
     in `dialect`."""
     if dtype not in FLOATS:
         raise ValueError(f"layer_norm_bwd_program: dtype must be one of {FLOATS}, got {dtype!r}")
-    fr = frame(dialect)
-    head = fr.pragma([dtype]) + storage_head(fr, dtype) + f"typedef {fr.ct['int64']} L;\n"
-    head += f"#define NEG_INF (-{fr.inf(fr.compute(dtype))})\n"
-    return head + (_GROUP_CUDA if fr.cuda else _GROUP_OPENCL) + fill(_SRC, fr)
+    return norm_program(_SRC, dtype, dialect)
 
 
 def bwd_chunks(rows: int, d: int) -> tuple[int, int]:
