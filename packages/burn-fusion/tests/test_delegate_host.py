@@ -50,7 +50,7 @@ def test_a_delegated_op_costs_its_inner_op_plus_two_calls():
     inner.float_matmul(p, p)
     extra = _calls(lambda: fusion.float_matmul(h, h)) - _calls(lambda: inner.float_matmul(p, p))
     # before: the closure, `out`, the inner backend's `device_index`, a dict lookup (5 in all);
-    # now the closure and `ready_on` (the result's handle, written once for every wrapper)
+    # now the closure and `ready` (the result's handle, written once for every wrapper)
     assert extra <= 3, f"Fusion.float_matmul made {extra} Python calls more than the inner op"
     out = fusion.float_matmul(h, h)
     assert type(out) is FusionTensor and out.stream is fusion.stream(device.index)
@@ -67,7 +67,7 @@ def test_a_delegated_op_with_a_list_result_costs_one_handle_per_result():
     op = delegate(fusion, "neg_many", neg_many)
     op(handles)
     extra = _calls(lambda: op(handles)) - _calls(lambda: neg_many(prims))
-    # per result its handle (`ready_on` and its `object.__new__`) and a constant; before: per
+    # per result its handle (`ready` and its `object.__new__`) and a constant; before: per
     # element also `out`, `device_index`, a dict lookup and an append (85 in all)
     assert extra <= 2 * 16 + 6, f"a delegated list op of 16 made {extra} calls more than inner"
     res = op(handles)

@@ -11,7 +11,7 @@ from burn_tensor import Device
 from . import _capture_hooks as _hooks
 from ._capture_hooks import capture_dynamic, dynamic
 from ._table import OPS, REDUCTIONS
-from ._tensor import FusionTensor, ready, ready_on
+from ._tensor import FusionTensor, ready
 
 if TYPE_CHECKING:
     from ._backend import Fusion
@@ -58,7 +58,7 @@ def delegate(fusion: Fusion, name: str, inner_fn):
             res = [None] * len(o)
             for i, e in enumerate(o):  # `out(e, st)`, inline for the usual primitives (hundreds)
                 if type(e) in prim_types and st is not None:
-                    res[i] = ready_on(e, st)
+                    res[i] = ready(e, False, st)
                 else:
                     res[i] = out(e, st)
             return res if type(o) is list else tuple(res)
@@ -66,7 +66,7 @@ def delegate(fusion: Fusion, name: str, inner_fn):
             prim_types.add(type(o))
             if st is None:
                 st = streams.get(device_index(o)) or fusion.stream(device_index(o))
-            return ready_on(o, st)
+            return ready(o, False, st)
         return o
 
     def op(*args):
@@ -108,7 +108,7 @@ def delegate(fusion: Fusion, name: str, inner_fn):
         elif mixed:
             st = None
         if type(o) in prim_types and st is not None:  # the common case
-            return ready_on(o, st)
+            return ready(o, False, st)
         return out(o, st)
 
     op.__name__ = name

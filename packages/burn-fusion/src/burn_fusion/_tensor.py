@@ -35,28 +35,16 @@ class FusionTensor:
         return f"FusionTensor(shape={list(self.shape)}, dtype={self.dtype}, {state})"
 
 
-def ready_on(prim: Any, stream: Any) -> FusionTensor:
-    """A materialised handle on inner primitive `prim` that an inner op returned (not owned),
-    on stream `stream`: what the delegated ops wrap their results in (hundreds a step)."""
+def ready(prim: Any, owned: bool = False, stream: Any = None) -> FusionTensor:
+    """A materialised handle on inner primitive `prim`. `owned`: a fused kernel allocated the
+    buffer and no inner op has seen it (so no view of it can exist). `stream`: the device's
+    stream (the delegated ops' results, hundreds a step, set it at once)."""
     t = _new(FusionTensor)
     t.shape = prim.shape
     t.dtype = prim.dtype
     t.prim = prim
     t.node = None
     t.stream = stream
-    t.owned = False
-    return t
-
-
-def ready(prim: Any, owned: bool = False) -> FusionTensor:
-    """A materialised handle on inner primitive `prim`. `owned`: a fused kernel allocated the
-    buffer and no inner op has seen it (so no view of it can exist)."""
-    t = _new(FusionTensor)
-    t.shape = prim.shape
-    t.dtype = prim.dtype
-    t.prim = prim
-    t.node = None
-    t.stream = None
     t.owned = owned
     return t
 
