@@ -13,9 +13,10 @@ stream through cuBLAS's own `cublasSetStream_v2` (the library cupy loaded, found
 this process's memory map), pointed at a workspace owned here (`cublasSetStream` resets the
 workspace to cuBLAS's default pool each time, as its documentation says, so it is set after
 every bind), and the GEMM entry points called through ctypes with cupy's wrapper signatures
-(`Shim`; cupy's wrappers set the stream first, which it refuses while capturing). One workspace per device, 32 MiB
-(cuBLAS's default size on Hopper, so the algorithms are those of an eager call), allocated
-before the capture begins and never freed: every graph that holds a GEMM keeps its address.
+(`Shim`; cupy's wrappers set the stream first, which it refuses while capturing). One
+workspace per device, 32 MiB (cuBLAS's default size on Hopper, so the algorithms are those of
+an eager call), allocated before the capture begins and never freed: every graph that holds a
+GEMM keeps its address.
 Outside a recording it is cupy's handle and wrappers (nothing changes for eager calls).
 """
 

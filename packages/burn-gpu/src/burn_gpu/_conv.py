@@ -4,8 +4,9 @@ gather) and `interpolate` (nearest / bilinear / bicubic forward).
 
 Inputs are contiguous NCHW blocks from element offset `xo`; the geometry is the pools' 18 int
 arguments (`GEO_FIELDS`, `geo_args`). Every kernel is a grid-stride loop with one item per
-output element (per 4 outputs of a row for `im2col`, per output row for `im2col_rows`). Gradients are in gather form (each output
-pixel sums the columns that land on it): deterministic, no atomics. Flat indices are `X`: `int`
+output element (per 4 outputs of a row for `im2col`, per output row for `im2col_rows`).
+Gradients are in gather form (each output pixel sums the columns that land on it):
+deterministic, no atomics. Flat indices are `X`: `int`
 (32-bit divisions, several times cheaper) or, with `wide=True`, 64-bit for 2^31 elements and more.
 """
 
