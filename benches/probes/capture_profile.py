@@ -48,7 +48,7 @@ def main(argv=None) -> None:
     from burn_autodiff import Autodiff
     from burn_tensor import get_backend
 
-    from benches.probes.gpu_kernels import _gpu_events
+    from benches.probes.gpu_kernels import kernel_table
 
     sync = cp.cuda.Device().synchronize
     for name in [r.strip() for r in args.rows.split(",") if r.strip()]:
@@ -67,27 +67,13 @@ def main(argv=None) -> None:
                 for _ in range(args.steps):
                     row.step()
                 sync()
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as d:
-                path = Path(d) / "t.json"
-                p.export_chrome_trace(str(path))
-                events = _gpu_events(path)
-            per: dict = {}
-            for e in events:
-                k = e["name"][:80] if e["cat"] == "kernel" else e["cat"]
-                v = per.setdefault(k, [0.0, 0])
-                v[0] += e["dur"] / 1e3 / args.steps
-                v[1] += 1
-            busy = sum(v[0] for v in per.values())
-            kinds = {c: sum(1 for e in events if e["cat"] == c) / args.steps
-                     for c in ("kernel", "gpu_memcpy", "gpu_memset")}  # fmt: skip
+            tab = kernel_table(p, args.steps)
             label = f"{name} {'captured' if capture else 'eager'}"
-            print(f"== {label}: wall {wall:.2f} ms/step, GPU busy {busy:.2f} ms/step, "
-                  f"kernels {kinds['kernel']:.0f}, copies {kinds['gpu_memcpy']:.0f}, "
-                  f"memsets {kinds['gpu_memset']:.0f} per step")  # fmt: skip
-            for k, (ms, n) in sorted(per.items(), key=lambda i: -i[1][0])[: args.top]:
-                print(f"  {ms:8.3f} ms {n // args.steps:5d}x  {k}")
+            print(f"== {label}: wall {wall:.2f} ms/step, GPU busy {tab['busy_ms']:.2f} ms/step, "
+                  f"kernels {tab['kernels_per_step']:.0f}, copies {tab['copies_per_step']:.0f}, "
+                  f"memsets {tab['memsets_per_step']:.0f} per step")  # fmt: skip
+            for k, ms, n in tab["kernels"][: args.top]:
+                print(f"  {ms:8.3f} ms {n:5d}x  {k}")
             pr = cProfile.Profile()
             pr.enable()
             for _ in range(args.steps):

@@ -62,6 +62,15 @@ def _profile(torch, step, sync, steps: int) -> dict:
         for _ in range(steps):
             step()
         sync()
+    table = kernel_table(prof, steps)
+    table["wall_ms"] = wall * 1e3
+    return table
+
+
+def kernel_table(prof, steps: int) -> dict:
+    """What `prof` (a finished torch.profiler run of `steps` steps) saw on the GPU: busy ms per
+    step, kernels / copies / memsets per step, and [name, ms per step, calls per step] rows by
+    GPU time (copies and memsets as one row each). `capture_profile.py` reads the same table."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "trace.json"
         prof.export_chrome_trace(str(path))
@@ -71,9 +80,10 @@ def _profile(torch, step, sync, steps: int) -> dict:
         name = e["name"] if e["cat"] == "kernel" else e["cat"]
         per[name[:90]][0] += e["dur"] / 1e3 / steps
         per[name[:90]][1] += 1
-    busy = sum(v[0] for v in per.values())
-    launches = sum(1 for e in events if e["cat"] == "kernel") / steps
-    return {"wall_ms": wall * 1e3, "busy_ms": busy, "kernels_per_step": launches,
+    counts = {c: sum(1 for e in events if e["cat"] == c) / steps
+              for c in ("kernel", "gpu_memcpy", "gpu_memset")}  # fmt: skip
+    return {"busy_ms": sum(v[0] for v in per.values()), "kernels_per_step": counts["kernel"],
+            "copies_per_step": counts["gpu_memcpy"], "memsets_per_step": counts["gpu_memset"],
             "kernels": sorted(([k, v[0], v[1] // steps] for k, v in per.items()),
                               key=lambda r: -r[1])}  # fmt: skip
 
@@ -104,7 +114,7 @@ def main(argv=None) -> None:
         results[mode] = sides
         for side, r in sides.items():
             print(f"== {mode} / {side}: wall {r['wall_ms']:.2f} ms/step, GPU busy "
-                  f"{r['busy_ms']:.2f} ms/step, {r['kernels_per_step']:.0f} kernels/step")  # fmt: skip
+                  f"{r['busy_ms']:.2f} ms/step, {r['kernels_per_step']:.0f} kernels/step")
             for name, ms, n in r["kernels"][: args.top]:
                 print(f"  {ms:8.3f} ms {n:5d}x  {name}")
         print(flush=True)
