@@ -92,7 +92,7 @@ def _balanced(src: str) -> bool:
 
 
 #: the attention kernels take head dims too: test_attention_cpu.py renders and compiles them
-_DTYPE_ONLY = sorted(set(_kernel_source.SOURCES) - set(_kernel_source.ATTENTION))
+_DTYPE_ONLY = sorted(set(_kernel_source.SOURCES) - set(_kernel_source.SIZED))
 
 
 @pytest.mark.parametrize("name", _DTYPE_ONLY)

@@ -7,6 +7,12 @@ gradient are read through their strides (a [b, s, h, d] projection viewed as [b,
 not copied) unless the head dim is strided; the mask through its broadcast strides. Dropout on
 the weights runs inside the kernels (the seed words read from device memory, so a captured
 graph reads the words each replay's random draw wrote).
+
+bfloat16 and float16 calls without a mask or dropout, at head dim == value dim in (32, 64, 128),
+run the tensor-core forward `attn_fwd_mma` (`_attention_mma.py`; `BURN_CUDA_ATTENTION_MMA=0`
+turns it off); its saved statistic is the one burn_gpu's backward kernels read. float16 has no
+backward kernels: its forward keeps no statistic (`attention_with_lse` gives None) and its
+backward is the decomposition.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from burn_gpu import (
 )
 
 from . import _capture_blas, _platform
+from ._attention_mma import THREADS as MMA_THREADS
+from ._attention_mma import mma_groups, mma_takes
 from ._kernels import kernel, launch_grid
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
@@ -34,13 +42,43 @@ def _view(a):
     strides = [s // a.itemsize for s in a.strides]
     args = attention_view_args(a.shape, strides)
     if args is None:
-        cp = _platform.load_cupy()
-        if a.dtype.name == "bfloat16":  # copied as its 16-bit patterns (cupy's own dtypes)
-            a = cp.ascontiguousarray(a.view(np.uint16)).view(a.dtype)
-        else:
-            a = cp.ascontiguousarray(a)
+        a = _contiguous(a)
         args = attention_view_args(a.shape, [s // a.itemsize for s in a.strides])
     return a, [np.int64(v) for v in args]
+
+
+def _contiguous(a):
+    """A contiguous copy of `a` (bfloat16 copied as its 16-bit patterns: cupy's own dtypes)."""
+    cp = _platform.load_cupy()
+    if a.dtype.name == "bfloat16":
+        return cp.ascontiguousarray(a.view(np.uint16)).view(a.dtype)
+    return cp.ascontiguousarray(a)
+
+
+def _mma_view(a):
+    """(array, its 4 kernel arguments) for `attn_fwd_mma`, which reads 16 bytes at a time: `a`
+    when its buffer is 16-byte aligned and every stride it steps is a multiple of 8 elements,
+    else a contiguous copy."""
+    strides = [s // a.itemsize for s in a.strides]
+    steps = [s for n, s in zip(a.shape[:3], strides[:3]) if n > 1]  # a dim of 1 is never stepped
+    if strides[3] != 1 or a.data.ptr % 16 or any(s % 8 for s in steps):
+        a = _contiguous(a)
+        strides = [s // a.itemsize for s in a.strides]
+    return a, [np.int64(v) for v in attention_view_args(a.shape, strides)]
+
+
+def _mma_forward(query, key, value, causal, scale):
+    """(out, lse) of an eligible call (`mma_takes`) by the tensor-core forward."""
+    b, h, sq, d = query.shape
+    sk = key.shape[2]
+    (q, qa), (k, ka), (v, va) = _mma_view(query), _mma_view(key), _mma_view(value)
+    out = _empty((b, h, sq, d), query.dtype)
+    lse = _empty((b, h, sq), np.dtype(np.float32))
+    args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
+    args += (np.float32(attention_scale2(scale)), *qa, *ka, *va)
+    k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d)
+    launch_grid(k_, mma_groups(b * h, sq), MMA_THREADS, *args)
+    return out, lse
 
 
 def _empty(shape, dtype):
@@ -94,7 +132,28 @@ class CudaAttentionOps(FlashAttentionOps):
             "kernel": lambda name: kernel(name, dt, d=d, dv=dv),
         }  # fmt: skip
 
+    def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        if self._mma_float16(query, key, value, mask, dropout):
+            return _mma_forward(query, key, value, causal, scale)[0]
+        return super().attention(query, key, value, mask, causal, scale, dropout, seed)
+
+    def attention_with_lse(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        if self._mma_float16(query, key, value, mask, dropout):  # no float16 backward kernels
+            return _mma_forward(query, key, value, causal, scale)[0], None
+        return super().attention_with_lse(query, key, value, mask, causal, scale, dropout, seed)
+
+    @staticmethod
+    def _mma_float16(query, key, value, mask, dropout) -> bool:
+        """A float16 call the tensor-core forward takes (the flash kernels take no float16)."""
+        if query.dtype.name != "float16" or key.dtype != query.dtype or value.dtype != query.dtype:
+            return False
+        b, h, sq, d = query.shape
+        ok = b * h * -(-sq // 64) < 2**31 and min(b, h, sq, key.shape[2]) > 0
+        return ok and mma_takes(query.dtype, d, value.shape[3], mask, dropout)
+
     def _attention_fwd(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        if mma_takes(query.dtype, query.shape[3], value.shape[3], mask, dropout):
+            return _mma_forward(query, key, value, causal, scale)
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
         b, h, sq, sk, d, dv = c["dims"]

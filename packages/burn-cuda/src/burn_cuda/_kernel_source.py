@@ -15,6 +15,8 @@ from burn_gpu import (
     reduce_program,
 )
 
+from ._attention_mma import mma_program
+
 
 def _wide(index: str) -> bool:
     if index not in ("int", "long long"):
@@ -37,6 +39,11 @@ ATTENTION = (
     "attn_bwd_dq_tiled",
     "attn_bwd_dkv_tiled",
 )
+
+#: the tensor-core attention forward (`_attention_mma.py`, CUDA only; bfloat16/float16, d == dv)
+ATTENTION_MMA = ("attn_fwd_mma",)
+#: every kernel whose source takes head dims (dtype, d, dv): the generic per-dtype checks skip them
+SIZED = ATTENTION + ATTENTION_MMA
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
@@ -61,4 +68,5 @@ SOURCES = {
         )
         for name in ATTENTION
     },
+    "attn_fwd_mma": lambda dt, d, dv: mma_program(np.dtype(dt).name, d, dv),
 }

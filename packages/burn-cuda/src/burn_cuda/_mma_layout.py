@@ -1,0 +1,56 @@
+"""Where the elements of a warp's `mma.sync.aligned.m16n8k16` operands live: (lane, register,
+half) <-> (row, column), written once as integer expressions that are valid C and valid Python.
+
+The tensor-core attention kernel (`_attention_mma.py`) gets them as C macros (`c_macros()`):
+its shared-memory fragment loads, its score masking and its stores index with them, and its
+CPU stand-in of the `mma` instruction (g++ has no PTX) reassembles the warp's matrices through
+the inverse maps. The tests evaluate the same strings in Python (`evaluate`) and check them
+against the PTX ISA's figures ("Matrix Fragments for mma.m16n8k16 with floating point type",
+with groupID = lane >> 2 and threadID_in_group = lane & 3):
+
+- A, 16 x 16 row-major, four .b32 registers of two 16-bit elements (low half first): register
+  r holds row groupID + 8 (r & 1), columns 2 threadID_in_group + 8 (r >> 1) + {0, 1};
+- B, 16 x 8 "col", two registers: register r holds rows (k) 2 threadID_in_group + 8 r + {0,
+  1} of column (n) groupID;
+- C/D, 16 x 8 float32, four registers: element e is row groupID + 8 (e >> 1), column
+  2 threadID_in_group + (e & 1).
+
+The C layout of two adjacent n8 tiles is the A layout of one k16 tile (FlashAttention-2 feeds
+the scores' fragment to P V without shared memory): A register r of k16 step kk is C tile
+2 kk + (r >> 1), elements 2 (r & 1) and 2 (r & 1) + 1.
+"""
+
+from __future__ import annotations
+
+#: name -> (parameters, expression): forward maps (lane, register[, half]) -> coordinate
+FORWARD = {
+    "A_ROW": (("lane", "r"), "((lane) >> 2) + 8 * ((r) & 1)"),
+    "A_COL": (("lane", "r", "h"), "2 * ((lane) & 3) + 8 * ((r) >> 1) + (h)"),
+    "B_K": (("lane", "r", "h"), "2 * ((lane) & 3) + 8 * (r) + (h)"),
+    "B_N": (("lane",), "((lane) >> 2)"),
+    "C_ROW": (("lane", "e"), "((lane) >> 2) + 8 * ((e) >> 1)"),
+    "C_COL": (("lane", "e"), "2 * ((lane) & 3) + ((e) & 1)"),
+}
+#: name -> (parameters, expression): inverse maps, coordinate -> (lane, register, half)
+INVERSE = {
+    "A_LANE": (("row", "col"), "((row) & 7) * 4 + (((col) & 7) >> 1)"),
+    "A_REG": (("row", "col"), "((row) >> 3) + 2 * ((col) >> 3)"),
+    "A_HALF": (("col",), "((col) & 1)"),
+    "B_LANE": (("k", "n"), "(n) * 4 + (((k) & 7) >> 1)"),
+    "B_REG": (("k",), "((k) >> 3)"),
+    "B_HALF": (("k",), "((k) & 1)"),
+}
+MAPS = {**FORWARD, **INVERSE}
+
+
+def evaluate(name: str, **values: int) -> int:
+    """Map `name` at integer `values` (its parameters by name), by its one expression."""
+    params, expr = MAPS[name]
+    if set(values) != set(params):
+        raise ValueError(f"mma layout {name}: takes {params}, got {sorted(values)}")
+    return int(eval(expr, {"__builtins__": {}}, {k: int(v) for k, v in values.items()}))
+
+
+def c_macros() -> str:
+    """Every map as a C function-like macro (`#define A_ROW(lane, r) (...)`)."""
+    return "".join(f"#define {n}({', '.join(p)}) ({e})\n" for n, (p, e) in MAPS.items())
