@@ -66,6 +66,7 @@ _STAND_IN_FILES = {
     "test_fast_cpu.py",
     "test_transaction_cpu.py",
     "test_attention_cpu.py",
+    "test_attention_mma_cpu.py",
     "test_fft_kernels_cpu.py",
     "test_rnn_cpu.py",
 }

@@ -1,0 +1,162 @@
+"""The tensor-core attention forward (`_attention_mma.py`) without a GPU: its CUDA text on the
+CPU stand-in (`cpu_backend.py`: g++, the launcher's real grid and parameter slots; the `mma`
+instruction emulated over the same fragment layout table, `_mma_layout.py`) against numpy
+float64, routed from `module.attention` with burn_gpu's backward reading its saved statistic,
+and every rendered variant through `nvcc --ptx -arch=sm_90` where nvcc exists. GPU runs:
+`test_attention_mma_gpu.py`."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cuda_on_cpu
+from burn_autodiff import Autodiff
+from burn_cuda import _kernel_source
+from burn_cuda._attention_mma import DTYPES, HEAD_DIMS, mma_program
+from burn_tensor import Tensor, module
+from cpu_backend import cuda_on_cpu_backend
+from fake_cupy import FakeCupy, asfake
+from test_attention_cpu import reference
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+needs_gxx = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16)}
+LOG2E = 1.4426950408889634
+
+
+def lse2(q, k, causal, scale):
+    """The saved statistic in float64: log2 of the row sum of 2^(s scale log2 e); -inf where
+    every key is left out."""
+    s = np.einsum("bhid,bhjd->bhij", q, k) * scale
+    sq, sk = s.shape[2], s.shape[3]
+    if causal:
+        s = np.where(np.arange(sk)[None, :] > np.arange(sq)[:, None] + (sk - sq), -np.inf, s)
+    top = s.max(-1, keepdims=True)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return ((np.log(np.exp(s - safe).sum(-1, keepdims=True)) + safe) * LOG2E)[..., 0]
+
+
+def _inputs(shape_q, shape_k, dtype, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in (shape_q, shape_k, shape_k)]
+    return [a.astype(NP[dtype]) for a in arrays]
+
+
+FWD_CASES = [
+    # (dtype, b, h, sq, sk, d, causal)
+    ("bfloat16", 1, 2, 100, 100, 64, False),  # two query blocks, ragged key tile
+    ("bfloat16", 1, 1, 70, 130, 32, True),  # seq_q < seq_k: causal offset
+    ("float16", 1, 1, 130, 70, 64, True),  # seq_q > seq_k: the first 60 rows see no key
+    ("float16", 1, 1, 40, 40, 128, False),
+]
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", FWD_CASES, ids=[str(c) for c in FWD_CASES])
+def test_mma_forward_matches_float64(case):
+    dtype, b, h, sq, sk, d, causal = case
+    q, k, v = _inputs((b, h, sq, d), (b, h, sk, d), dtype, sum(case[1:6]))
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        out, lse = B._attention_fwd(*(asfake(a) for a in (q, k, v)), None, causal, 1 / math.sqrt(d))
+        assert [launch.name for launch in cp.launches] == ["attn_fwd_mma"]
+        out, lse = np.asarray(out).astype(np.float64), np.asarray(lse).astype(np.float64)
+    r = [a.astype(np.float64) for a in (q, k, v)]
+    want = reference(*r, None, causal, 1 / math.sqrt(d), np.zeros((b, h, sq, d)))[0]
+    # P is rounded to the storage type before P V (as FlashAttention-2): a few units of its eps
+    tol = 2e-2 if dtype == "bfloat16" else 3e-3
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(lse, lse2(r[0], r[1], causal, 1 / math.sqrt(d)), rtol=1e-5, atol=1e-5)
+    if sq > sk and causal:  # rows that see no key: 0 and -inf, as the flash kernels
+        assert (out[:, :, : sq - sk] == 0).all() and (lse[:, :, : sq - sk] == -np.inf).all()
+
+
+def _autodiff(B, dtype, arrays, causal):
+    dev = Autodiff(B).device()
+    q, k, v, g = (Tensor.from_data(a.astype(np.float32), dev).cast(dtype) for a in arrays)
+    q, k, v = (t.require_grad() for t in (q, k, v))
+    out = module.attention(q, k, v, causal=causal)
+    grads = (out * g).sum().backward()
+    res = [out] + [t.grad(grads) for t in (q, k, v)]
+    return [np.asarray(t.cast("float32").into_data().array, np.float64) for t in res]
+
+
+@needs_gxx
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_forward_statistic_feeds_the_backward(dtype):
+    """`module.attention` on Autodiff(Cuda(dtype)): bfloat16 runs the mma forward and burn_gpu's
+    two backward kernels from its saved lse (no second forward); float16 the mma forward and
+    the decomposition's backward (no float16 flash kernels). Values against float64."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((1, 2, 70, 64)).astype(NP[dtype]) for _ in range(4)]
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype=dtype) as (B, cp):
+        got = _autodiff(B, dtype, arrays, True)
+        names = [launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED]
+    want_names = ["attn_fwd_mma"]
+    if dtype == "bfloat16":
+        want_names += ["attn_bwd_dq_tiled", "attn_bwd_dkv_tiled"]
+    assert names == want_names
+    r = [a.astype(np.float64) for a in arrays]
+    want = reference(*r[:3], None, True, 1 / 8, r[3])
+    for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
+
+
+@needs_gxx
+def test_the_switch_and_ineligible_calls_take_the_simt_kernels(monkeypatch):
+    q, k, v = (asfake(a) for a in _inputs((1, 1, 20, 64), (1, 1, 20, 64), "bfloat16", 2))
+    mask = asfake(np.zeros((1, 1, 1, 20), bool))
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        a = np.asarray(B._attention_fwd(q, k, v, None, False, 0.125)[0]).astype(np.float64)
+        B._attention_fwd(q, k, v, mask, False, 0.125)  # a mask: the flash kernels
+        monkeypatch.setenv("BURN_CUDA_ATTENTION_MMA", "0")
+        b = np.asarray(B._attention_fwd(q, k, v, None, False, 0.125)[0]).astype(np.float64)
+        names = [launch.name for launch in cp.launches]
+    assert names == ["attn_fwd_mma", "attn_fwd_tiled", "attn_fwd_tiled"]
+    np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2)
+
+
+@needs_gxx
+def test_views_are_read_in_place_or_copied_when_unaligned():
+    """A [b, s, h, d] projection seen as [b, h, s, d] is read through its strides; a view with a
+    row stride that is not a multiple of 8 elements (no 16-byte loads) is copied first: the
+    same bits as the contiguous call either way."""
+    q, k, v = _inputs((1, 2, 24, 32), (1, 2, 24, 32), "bfloat16", 3)
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        base = np.asarray(B._attention_fwd(asfake(q), asfake(k), asfake(v), None, True, 0.2)[0])
+        qp = asfake(np.ascontiguousarray(q.transpose(0, 2, 1, 3))).transpose(0, 2, 1, 3)
+        wide = asfake(np.zeros((1, 2, 24, 33), q.dtype))
+        wide[..., :32] = k
+        kw = wide[..., :32]
+        assert kw.strides[2] // kw.itemsize == 33 and qp.strides[1] // qp.itemsize == 32
+        got = np.asarray(B._attention_fwd(qp, kw, asfake(v), None, True, 0.2)[0])
+    np.testing.assert_array_equal(got.view(np.uint16), base.view(np.uint16))
+
+
+def test_bad_variants_are_refused_by_name():
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        mma_program("float32", 64, 64)
+    with pytest.raises(ValueError, match="head_dim must be one of .* got head_dim 48"):
+        mma_program("bfloat16", 48, 48)
+    with pytest.raises(ValueError, match="value_dim 32"):
+        mma_program("float16", 64, 32)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("d", HEAD_DIMS)
+def test_mma_text_compiles_with_nvcc(nvcc_ptx, dtype, d):
+    proc, ptx = nvcc_ptx(f"attn_mma_{dtype}_{d}", _kernel_source.SOURCES["attn_fwd_mma"](dtype, d, d))
+    assert proc.returncode == 0, proc.stderr
+    text = ptx.read_text()
+    t = {"bfloat16": "bf16", "float16": "f16"}[dtype]
+    assert ".entry attn_fwd_mma(" in text
+    # S = Q K^T and O += P V: (keys / 8) (d / 16) + (keys / 16) (d / 8) per key tile, unrolled
+    assert text.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32") == 2 * 4 * d // 8
+    assert f"cvt.rn.{t}x2.f32" in text

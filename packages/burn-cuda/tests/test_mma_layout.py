@@ -1,0 +1,99 @@
+"""The mma.m16n8k16 fragment layouts of `_mma_layout.py` (the expressions the tensor-core
+attention kernel is written with) against the PTX ISA's figures, in numpy: every element held
+exactly once, the inverse maps inverting the forward ones, a warp's fragments reassembling the
+matrices and multiplying to A @ B, and the C -> A register reuse of FlashAttention-2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn_cuda._mma_layout import FORWARD, INVERSE, c_macros, evaluate
+
+LANES = range(32)
+
+
+def a_coords(lane, r, h):
+    return evaluate("A_ROW", lane=lane, r=r), evaluate("A_COL", lane=lane, r=r, h=h)
+
+
+def b_coords(lane, r, h):
+    return evaluate("B_K", lane=lane, r=r, h=h), evaluate("B_N", lane=lane)
+
+
+def c_coords(lane, e):
+    return evaluate("C_ROW", lane=lane, e=e), evaluate("C_COL", lane=lane, e=e)
+
+
+def test_ptx_isa_spot_values():
+    # hand-derived from the PTX ISA text (groupID = lane >> 2, threadID_in_group = lane % 4;
+    # A element a_i: row groupID (+8 for i in 2,3,6,7), col 2 tig + (i & 1) (+8 for i >= 4))
+    # lane 5: groupID 1, tig 1; lane 30: groupID 7, tig 2
+    assert [a_coords(5, r, 0) for r in range(4)] == [(1, 2), (9, 2), (1, 10), (9, 10)]
+    assert [a_coords(30, r, 1) for r in range(4)] == [(7, 5), (15, 5), (7, 13), (15, 13)]
+    assert [b_coords(5, r, h) for r in range(2) for h in range(2)] == [(2, 1), (3, 1), (10, 1), (11, 1)]
+    assert [c_coords(30, e) for e in range(4)] == [(7, 4), (7, 5), (15, 4), (15, 5)]
+
+
+@pytest.mark.parametrize(
+    "coords,shape,regs,halves",
+    [(a_coords, (16, 16), 4, 2), (b_coords, (16, 8), 2, 2), (c_coords, (16, 8), 4, 1)],
+    ids=["A", "B", "C"],
+)
+def test_each_element_is_held_once(coords, shape, regs, halves):
+    seen = np.zeros(shape, int)
+    for lane in LANES:
+        for r in range(regs):
+            for h in range(halves):
+                seen[coords(lane, r, h) if halves > 1 else coords(lane, r)] += 1
+    assert (seen == 1).all()
+
+
+def test_inverse_maps_invert():
+    for lane in LANES:
+        for r in range(4):
+            for h in range(2):
+                row, col = a_coords(lane, r, h)
+                assert (evaluate("A_LANE", row=row, col=col), evaluate("A_REG", row=row, col=col),
+                        evaluate("A_HALF", col=col)) == (lane, r, h)  # fmt: skip
+        for r in range(2):
+            for h in range(2):
+                k, n = b_coords(lane, r, h)
+                got = (evaluate("B_LANE", k=k, n=n), evaluate("B_REG", k=k), evaluate("B_HALF", k=k))
+                assert got == (lane, r, h)
+
+
+def test_fragments_multiply_to_a_at_b():
+    """What each lane holds of A and B, summed as the instruction does for its C elements."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((16, 16)), rng.standard_normal((16, 8))
+    fa = {(ln, r, h): a[a_coords(ln, r, h)] for ln in LANES for r in range(4) for h in range(2)}
+    fb = {(ln, r, h): b[b_coords(ln, r, h)] for ln in LANES for r in range(2) for h in range(2)}
+    got = np.zeros((16, 8))
+    for lane in LANES:
+        for e in range(4):
+            row, col = c_coords(lane, e)
+            got[row, col] = sum(
+                fa[evaluate("A_LANE", row=row, col=kk), evaluate("A_REG", row=row, col=kk),
+                   evaluate("A_HALF", col=kk)]
+                * fb[evaluate("B_LANE", k=kk, n=col), evaluate("B_REG", k=kk), evaluate("B_HALF", k=kk)]
+                for kk in range(16)
+            )  # fmt: skip
+    np.testing.assert_allclose(got, a @ b, rtol=1e-12)
+
+
+def test_score_fragment_is_the_next_a_fragment():
+    # FA2: C tiles 2kk and 2kk + 1 (16 x 8 each) of a lane are its A registers of k16 step kk:
+    # register r = tile 2kk + (r >> 1), elements 2 (r & 1) + h (the kernel's pack2 pairs)
+    for lane in LANES:
+        for r in range(4):
+            for h in range(2):
+                row, col = c_coords(lane, 2 * (r & 1) + h)
+                assert a_coords(lane, r, h) == (row, col + 8 * (r >> 1))
+
+
+def test_c_macros_are_the_same_expressions():
+    text = c_macros()
+    for name, (params, expr) in {**FORWARD, **INVERSE}.items():
+        assert f"#define {name}({', '.join(params)}) ({expr})\n" in text
+    with pytest.raises(ValueError, match="A_ROW: takes"):
+        evaluate("A_ROW", lane=1)
