@@ -1,0 +1,118 @@
+"""The tensor-core attention forward (`_attention_mma.py`) on the GPU (skips without one): the
+real `mma.sync` and `cvt.rn.*x2` instructions against numpy float64 for bfloat16 and float16,
+its saved statistic read by burn_gpu's backward kernels, and the same call with
+`BURN_CUDA_ATTENTION_MMA=0` (burn_gpu's SIMT kernels). The CPU stand-in runs the same text in
+test_attention_mma_cpu.py."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from burn_cuda import _attention
+from burn_tensor._ops_attention import AttentionOps
+from test_attention_mma_cpu import NP, lse2, reference
+
+pytestmark = pytest.mark.gpu
+
+CASES = [
+    # (b, h, sq, sk, d, causal)
+    (2, 3, 128, 128, 64, False),
+    (2, 3, 128, 128, 64, True),
+    (1, 2, 200, 200, 64, False),  # ragged: a partial query block and key tile
+    (1, 2, 200, 200, 64, True),
+    (1, 2, 200, 77, 64, True),  # seq_q > seq_k: rows that see no key
+    (1, 2, 77, 300, 64, True),  # seq_q < seq_k
+    (2, 2, 130, 130, 32, True),
+    (2, 2, 130, 130, 128, False),
+]
+
+
+def _arrays(cp, case, dtype):
+    b, h, sq, sk, d, _ = case
+    rng = np.random.default_rng(sq + sk + d)
+    host = [rng.standard_normal(s).astype(NP[dtype]) for s in ((b, h, sq, d), (b, h, sk, d), (b, h, sk, d))]
+    dev = [cp.asarray(a.view(np.uint16)).view(a.dtype) for a in host]
+    return host, dev
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_mma_forward_matches_float64(cuda_ready, case, dtype):
+    import cupy as cp
+
+    b, h, sq, sk, d, causal = case
+    host, dev = _arrays(cp, case, dtype)
+    out, lse = _attention._mma_forward(*dev, causal, 1 / math.sqrt(d))
+    out = cp.asnumpy(out.view(np.uint16)).view(NP[dtype]).astype(np.float64)
+    lse = cp.asnumpy(lse).astype(np.float64)
+    r = [a.astype(np.float64) for a in host]
+    want = reference(*r, None, causal, 1 / math.sqrt(d), np.zeros((b, h, sq, d)))[0]
+    tol = 2e-2 if dtype == "bfloat16" else 3e-3
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(lse, lse2(r[0], r[1], causal, 1 / math.sqrt(d)), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", CASES[:4], ids=[str(c) for c in CASES[:4]])
+def test_mma_matches_the_simt_kernels(cuda_ready, case, monkeypatch):
+    """The same bf16 call with BURN_CUDA_ATTENTION_MMA=0 (burn_gpu's kernels): both within
+    bf16 rounding of each other, and the mma's lse feeds the SIMT backward like theirs."""
+    import cupy as cp
+    from burn_cuda import Cuda
+
+    b, h, sq, sk, d, causal = case
+    host, dev = _arrays(cp, case, "bfloat16")
+    B = Cuda(float_dtype="bfloat16")
+    scale = 1 / math.sqrt(d)
+    g = dev[0]  # any gradient of the output's shape
+    got = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("BURN_CUDA_ATTENTION_MMA", flag)
+        out, lse = B._attention_fwd(*dev, None, causal, scale)
+        grads = B._attention_bwd(*dev, out, lse, None, g, causal, scale)
+        got.append([cp.asnumpy(x.view(np.uint16)).view(NP["bfloat16"]).astype(np.float64)
+                    for x in (out, *grads)])  # fmt: skip
+    r = [a.astype(np.float64) for a in host]
+    want = reference(*r, None, causal, scale, r[0])
+    for name, a, s, w in zip(("out", "dq", "dk", "dv"), got[0], got[1], want):
+        np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
+        np.testing.assert_allclose(a, s, rtol=5e-2, atol=5e-2, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_module_attention_routes_to_the_mma(cuda_ready, dtype, monkeypatch):
+    """`module.attention` on Autodiff(Cuda(dtype)) runs the mma forward once; bfloat16's
+    backward never runs the decomposition (burn_gpu's kernels read the mma's lse)."""
+    from burn_autodiff import Autodiff
+    from burn_cuda import Cuda
+    from burn_tensor import Tensor, module
+
+    seen = []
+    fwd = _attention._mma_forward
+    monkeypatch.setattr(_attention, "_mma_forward", lambda *a: seen.append(1) or fwd(*a))
+    if dtype == "bfloat16":
+
+        def no_decomposition(*a):
+            raise AssertionError("the default decomposition ran")
+
+        monkeypatch.setattr(AttentionOps, "_attention_probs", no_decomposition)
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal((2, 4, 150, 64)).astype(NP[dtype]) for _ in range(4)]
+    dev = Autodiff(Cuda(float_dtype=dtype)).device()
+    q, k, v, g = (Tensor.from_data(a.astype(np.float32), dev).cast(dtype) for a in arrays)
+    q, k, v = (t.require_grad() for t in (q, k, v))
+    out = module.attention(q, k, v, causal=True)
+    grads = (out * g).sum().backward()
+    got = [np.asarray(t.cast("float32").into_data().array, np.float64)
+           for t in (out, q.grad(grads), k.grad(grads), v.grad(grads))]  # fmt: skip
+    assert seen == [1]
+    r = [a.astype(np.float64) for a in arrays]
+    want = reference(*r[:3], None, True, 1 / 8, r[3])
+    for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
