@@ -8,6 +8,7 @@ and every rendered variant through `nvcc --ptx -arch=sm_90` where nvcc exists. G
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -20,6 +21,8 @@ import cuda_on_cpu
 from burn_autodiff import Autodiff
 from burn_cuda import _kernel_source
 from burn_cuda._attention_mma import DTYPES, HEAD_DIMS, mma_program
+from burn_cuda._attention_mma_bwd import BWD_HEAD_DIMS
+from burn_gpu import attention_backward_kernels
 from burn_tensor import Tensor, module
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy, asfake
@@ -78,6 +81,27 @@ def test_mma_forward_matches_float64(case):
         assert (out[:, :, : sq - sk] == 0).all() and (lse[:, :, : sq - sk] == -np.inf).all()
 
 
+@needs_gxx
+@pytest.mark.parametrize("case", FWD_CASES[:3], ids=[str(c) for c in FWD_CASES[:3]])
+def test_mma_backward_matches_float64(case):
+    """dQ, dK, dV of the two backward passes from the mma forward's output and statistic."""
+    dtype, b, h, sq, sk, d, causal = case
+    q, k, v = _inputs((b, h, sq, d), (b, h, sk, d), dtype, sum(case[1:6]) + 1)
+    g = _inputs((b, h, sq, d), (1, 1, 1, 1), dtype, 9)[0]
+    scale = 1 / math.sqrt(d)
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        fq, fk, fv, fg = (asfake(a) for a in (q, k, v, g))
+        out, lse = B._attention_fwd(fq, fk, fv, None, causal, scale)
+        got = B._attention_bwd(fq, fk, fv, out, lse, None, fg, causal, scale)
+        got = [np.asarray(a).astype(np.float64) for a in got]
+        assert [x.name for x in cp.launches] == ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]
+    r = [a.astype(np.float64) for a in (q, k, v, g)]
+    want = reference(*r[:3], None, causal, scale, r[3])[1:]
+    tol = 3e-2 if dtype == "bfloat16" else 4e-3
+    for name, a, w in zip(("dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
+
+
 def _autodiff(B, dtype, arrays, causal):
     dev = Autodiff(B).device()
     q, k, v, g = (Tensor.from_data(a.astype(np.float32), dev).cast(dtype) for a in arrays)
@@ -88,25 +112,43 @@ def _autodiff(B, dtype, arrays, causal):
     return [np.asarray(t.cast("float32").into_data().array, np.float64) for t in res]
 
 
+ROUTES = [
+    # (dtype, head dim, the attention kernels one forward + backward launches)
+    ("bfloat16", 64, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
+    ("float16", 32, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
+    # 128: the mma forward's statistic read by burn_gpu's backward kernels
+    ("bfloat16", 128, ["attn_fwd_mma"] + [n for n, *_ in attention_backward_kernels("bfloat16", 128, 128)]),
+]
+
+
 @needs_gxx
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_the_forward_statistic_feeds_the_backward(dtype):
-    """`module.attention` on Autodiff(Cuda(dtype)): bfloat16 runs the mma forward and burn_gpu's
-    two backward kernels from its saved lse (no second forward); float16 the mma forward and
-    the decomposition's backward (no float16 flash kernels). Values against float64."""
+@pytest.mark.parametrize("route", ROUTES, ids=[f"{r[0]}-{r[1]}" for r in ROUTES])
+def test_module_attention_routes_and_matches_float64(route):
+    """`module.attention` on Autodiff(Cuda(dtype)): one forward, the backward from its saved
+    statistic (no second forward), values against float64."""
+    dtype, d, want_names = route
     rng = np.random.default_rng(5)
-    arrays = [rng.standard_normal((1, 2, 70, 64)).astype(NP[dtype]) for _ in range(4)]
+    arrays = [rng.standard_normal((1, 2, 70, d)).astype(NP[dtype]) for _ in range(4)]
     with cuda_on_cpu_backend(FakeCupy(), float_dtype=dtype) as (B, cp):
         got = _autodiff(B, dtype, arrays, True)
         names = [launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED]
-    want_names = ["attn_fwd_mma"]
-    if dtype == "bfloat16":
-        want_names += ["attn_bwd_dq_tiled", "attn_bwd_dkv_tiled"]
     assert names == want_names
     r = [a.astype(np.float64) for a in arrays]
-    want = reference(*r[:3], None, True, 1 / 8, r[3])
+    want = reference(*r[:3], None, True, 1 / math.sqrt(d), r[3])
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
         np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
+
+
+@needs_gxx
+def test_float16_keeps_a_statistic_only_where_the_mma_backward_runs():
+    """float16 has no burn_gpu flash kernels: at head dim 128 (no mma backward) its forward
+    keeps no statistic, so the backward is the decomposition; at 64 it keeps the mma's."""
+    q = asfake(_inputs((1, 1, 8, 128), (1, 1, 1, 1), "float16", 1)[0])
+    q64 = asfake(_inputs((1, 1, 8, 64), (1, 1, 1, 1), "float16", 1)[0])
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype="float16") as (B, cp):
+        assert B.attention_with_lse(q, q, q, None, True, 0.1)[1] is None
+        assert B.attention_with_lse(q64, q64, q64, None, True, 0.1)[1] is not None
+        assert [x.name for x in cp.launches] == ["attn_fwd_mma", "attn_fwd_mma"]
 
 
 @needs_gxx
@@ -147,16 +189,39 @@ def test_bad_variants_are_refused_by_name():
         mma_program("bfloat16", 48, 48)
     with pytest.raises(ValueError, match="value_dim 32"):
         mma_program("float16", 64, 32)
+    with pytest.raises(ValueError, match="attn_bwd_dq_mma takes head_dim in"):
+        mma_program("bfloat16", 128, 128, "attn_bwd_dq_mma")
+    with pytest.raises(ValueError, match="no kernel 'attn_nope'"):
+        mma_program("bfloat16", 64, 64, "attn_nope")
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("d", HEAD_DIMS)
-def test_mma_text_compiles_with_nvcc(nvcc_ptx, dtype, d):
-    proc, ptx = nvcc_ptx(f"attn_mma_{dtype}_{d}", _kernel_source.SOURCES["attn_fwd_mma"](dtype, d, d))
+VARIANTS = [("attn_fwd_mma", dt, d) for dt in DTYPES for d in HEAD_DIMS] + [
+    (name, dt, d) for name in ("attn_bwd_dq_mma", "attn_bwd_dkv_mma") for dt in DTYPES for d in BWD_HEAD_DIMS
+]
+
+
+def _one_unit(variants) -> str:
+    """Every variant's text in one translation unit: each in a namespace of its own, its entry
+    renamed `{name}_{dtype}_{d}` and its macros undefined after it (one nvcc run: 14 runs took
+    ~7 s of the suite, one ~3 s)."""
+    parts = []
+    for i, (name, dtype, d) in enumerate(variants):
+        src = _kernel_source.SOURCES[name](dtype, d, d)
+        undef = "".join(f"#undef {m}\n" for m in sorted(set(re.findall(r"^#define (\w+)", src, re.M))))
+        parts.append(f"#define {name} {name}_{dtype}_{d}\nnamespace v{i} {{\n{src}\n}}\n{undef}#undef {name}\n")
+    return "".join(parts)
+
+
+def test_every_mma_variant_compiles_with_nvcc(nvcc_ptx):
+    proc, ptx = nvcc_ptx("attn_mma_all", _one_unit(VARIANTS))
     assert proc.returncode == 0, proc.stderr
-    text = ptx.read_text()
-    t = {"bfloat16": "bf16", "float16": "f16"}[dtype]
-    assert ".entry attn_fwd_mma(" in text
-    # S = Q K^T and O += P V: (keys / 8) (d / 16) + (keys / 16) (d / 8) per key tile, unrolled
-    assert text.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32") == 2 * 4 * d // 8
-    assert f"cvt.rn.{t}x2.f32" in text
+    entries = dict(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
+    for name, dtype, d in VARIANTS:
+        text = entries[f"{name}_{dtype}_{d}"]
+        t = {"bfloat16": "bf16", "float16": "f16"}[dtype]
+        # per 64 x 64 tile: S (keys / 8) (d / 16) and P V (keys / 16) (d / 8) = d / 2 each,
+        # unrolled; the dQ pass S, dP, dQ; the dK/dV pass S, dP, dV, dK
+        products = {"attn_fwd_mma": 2, "attn_bwd_dq_mma": 3, "attn_bwd_dkv_mma": 4}[name]
+        count = text.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32")
+        assert count == products * d // 2, (name, dtype, d, count)
+        assert f"cvt.rn.{t}x2.f32" in text, (name, dtype, d)

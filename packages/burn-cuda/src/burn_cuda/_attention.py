@@ -9,10 +9,12 @@ the weights runs inside the kernels (the seed words read from device memory, so 
 graph reads the words each replay's random draw wrote).
 
 bfloat16 and float16 calls without a mask or dropout, at head dim == value dim in (32, 64, 128),
-run the tensor-core forward `attn_fwd_mma` (`_attention_mma.py`; `BURN_CUDA_ATTENTION_MMA=0`
-turns it off); its saved statistic is the one burn_gpu's backward kernels read. float16 has no
-backward kernels: its forward keeps no statistic (`attention_with_lse` gives None) and its
-backward is the decomposition.
+run the tensor-core kernels (`_attention_mma.py`, `_attention_mma_bwd.py`;
+`BURN_CUDA_ATTENTION_MMA=0` turns them off): the forward at those dims, the backward at 32 and
+64 (at 128 burn_gpu's backward kernels read the mma forward's statistic, the same one they
+save). float16 runs only on the mma kernels (burn_gpu's take no float16): a float16 call they do
+not take is the decomposition, and at head dim 128 its forward keeps no statistic, so the
+backward is the decomposition too.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from burn_gpu import (
 
 from . import _capture_blas, _platform
 from ._attention_mma import THREADS as MMA_THREADS
-from ._attention_mma import mma_groups, mma_takes
+from ._attention_mma import mma_backward_takes, mma_groups, mma_takes
 from ._kernels import kernel, launch_grid
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
@@ -79,6 +81,28 @@ def _mma_forward(query, key, value, causal, scale):
     k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d)
     launch_grid(k_, mma_groups(b * h, sq), MMA_THREADS, *args)
     return out, lse
+
+
+def _mma_backward(query, key, value, out, lse, grad, causal, scale):
+    """(dq, dk, dv) of an eligible call (`mma_backward_takes`) from the forward's output and
+    saved statistic: the dQ pass (which writes Delta), then the dK/dV pass."""
+    b, h, sq, d = query.shape
+    sk = key.shape[2]
+    views = [_mma_view(a) for a in (query, key, value, out, grad)]
+    (q, qa), (k, ka), (v, va), (o, oa), (g, ga) = views
+    lse = _platform.load_cupy().ascontiguousarray(lse)
+    dt = query.dtype
+    dq, dk, dv = _empty((b, h, sq, d), dt), _empty((b, h, sk, d), dt), _empty((b, h, sk, d), dt)
+    delta = _empty((b, h, sq), np.dtype(np.float32))
+    common = (np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
+    common += (np.float32(attention_scale2(scale)), np.float32(scale))
+    k_dq = kernel("attn_bwd_dq_mma", dt, d=d, dv=d)
+    launch_grid(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
+                *common, *qa, *ka, *va, *oa, *ga)  # fmt: skip
+    k_kv = kernel("attn_bwd_dkv_mma", dt, d=d, dv=d)
+    launch_grid(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
+                *common, *qa, *ka, *va, *ga)  # fmt: skip
+    return dq, dk, dv
 
 
 def _empty(shape, dtype):
@@ -132,24 +156,53 @@ class CudaAttentionOps(FlashAttentionOps):
             "kernel": lambda name: kernel(name, dt, d=d, dv=dv),
         }  # fmt: skip
 
+    # float16: burn_gpu's flash kernels take no float16, so only the mma kernels run it (the
+    # calls they do not take go to the decomposition, FlashAttentionOps' path for float16)
     def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         if self._mma_float16(query, key, value, mask, dropout):
             return _mma_forward(query, key, value, causal, scale)[0]
         return super().attention(query, key, value, mask, causal, scale, dropout, seed)
 
     def attention_with_lse(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
-        if self._mma_float16(query, key, value, mask, dropout):  # no float16 backward kernels
-            return _mma_forward(query, key, value, causal, scale)[0], None
+        if self._mma_float16(query, key, value, mask, dropout):
+            out, lse = _mma_forward(query, key, value, causal, scale)
+            keep = mma_backward_takes(query.dtype, query.shape[3], value.shape[3], mask, dropout)
+            return out, lse if keep else None  # None: the backward is the decomposition
         return super().attention_with_lse(query, key, value, mask, causal, scale, dropout, seed)
 
+    def attention_backward(
+        self, query, key, value, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
+        if self._mma_float16(query, key, value, mask, dropout, output_grad, backward=True):
+            out, lse = _mma_forward(query, key, value, causal, scale)
+            return _mma_backward(query, key, value, out, lse, output_grad, causal, scale)
+        return super().attention_backward(
+            query, key, value, mask, output_grad, causal, scale, dropout, seed
+        )
+
+    def attention_lse_backward(
+        self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
+        if lse is not None and self._mma_float16(
+            query, key, value, mask, dropout, output_grad, backward=True
+        ):
+            return _mma_backward(query, key, value, out, lse, output_grad, causal, scale)
+        return super().attention_lse_backward(
+            query, key, value, out, lse, mask, output_grad, causal, scale, dropout, seed
+        )
+
     @staticmethod
-    def _mma_float16(query, key, value, mask, dropout) -> bool:
-        """A float16 call the tensor-core forward takes (the flash kernels take no float16)."""
-        if query.dtype.name != "float16" or key.dtype != query.dtype or value.dtype != query.dtype:
+    def _mma_float16(query, key, value, mask, dropout, grad=None, backward=False) -> bool:
+        """A float16 call the tensor-core kernels take (forward; `backward`: and backward)."""
+        arrays = (query, key, value) if grad is None else (query, key, value, grad)
+        if query.dtype.name != "float16" or any(a.dtype != query.dtype for a in arrays):
             return False
         b, h, sq, d = query.shape
-        ok = b * h * -(-sq // 64) < 2**31 and min(b, h, sq, key.shape[2]) > 0
-        return ok and mma_takes(query.dtype, d, value.shape[3], mask, dropout)
+        sk, dv = key.shape[2], value.shape[3]
+        if not (b * h * -(-max(sq, sk) // 64) < 2**31 and min(b, h, sq, sk) > 0):
+            return False
+        takes = mma_backward_takes if backward else mma_takes
+        return takes(query.dtype, d, dv, mask, dropout)
 
     def _attention_fwd(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         if mma_takes(query.dtype, query.shape[3], value.shape[3], mask, dropout):
@@ -168,6 +221,8 @@ class CudaAttentionOps(FlashAttentionOps):
     def _attention_bwd(
         self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
     ):
+        if mma_backward_takes(query.dtype, query.shape[3], value.shape[3], mask, dropout):
+            return _mma_backward(query, key, value, out, lse, output_grad, causal, scale)
         cp = _platform.load_cupy()
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)

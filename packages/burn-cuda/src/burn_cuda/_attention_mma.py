@@ -108,7 +108,8 @@ static void mma16816(float* c, const unsigned int* a, const unsigned int* b) {
 #endif
 """
 
-_KERNEL = """
+#: the shared-memory staging helpers every mma kernel uses
+HELPERS = """
 struct __align__(16) W4 { unsigned int x, y, z, w; };  /* 16 bytes: one vector load/store */
 __device__ __forceinline__ W4 w4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) {
   W4 r;
@@ -143,7 +144,9 @@ __device__ __forceinline__ void load_pairs(unsigned int* dst, const E* src, cons
 }
 
 __device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
+"""
 
+_FWD = """
 extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
     E* __restrict__ out, float* __restrict__ lse, const E* __restrict__ q,
     const E* __restrict__ k, const E* __restrict__ v, const int heads, const int sq,
@@ -275,11 +278,22 @@ def _check(dtype: str, head_dim: int, value_dim: int) -> None:
         )
 
 
-def mma_program(dtype: str, head_dim: int, value_dim: int) -> str:
-    """The CUDA C text of `attn_fwd_mma` for storage `dtype` ("bfloat16" or "float16"), head
-    dim `head_dim` (32, 64 or 128) and value dim `value_dim` (equal to it): no includes (NVRTC
-    as the GPU machine runs it; PTX conversions from burn_gpu's dialect)."""
+def mma_program(dtype: str, head_dim: int, value_dim: int, kernel: str = "attn_fwd_mma") -> str:
+    """The CUDA C text of `kernel` (`attn_fwd_mma`, or the backward's `attn_bwd_dq_mma` /
+    `attn_bwd_dkv_mma` of `_attention_mma_bwd.py`) for storage `dtype` ("bfloat16" or
+    "float16"), head dim `head_dim` (32, 64 or 128; the backward 32 or 64) and value dim
+    `value_dim` (equal to it): no includes (NVRTC as the GPU machine runs it; PTX conversions
+    from burn_gpu's dialect)."""
+    from ._attention_mma_bwd import BACKWARD, BWD_HEAD_DIMS
+
     _check(dtype, head_dim, value_dim)
+    bodies = {"attn_fwd_mma": _FWD, **BACKWARD}
+    if kernel not in bodies:
+        raise ValueError(f"mma_program: no kernel {kernel!r} (have {sorted(bodies)})")
+    if kernel != "attn_fwd_mma" and head_dim not in BWD_HEAD_DIMS:
+        raise ValueError(
+            f"mma_program: {kernel} takes head_dim in {BWD_HEAD_DIMS}, got head_dim {head_dim}"
+        )
     head = (
         "typedef unsigned short E;\ntypedef long long L;\n"
         f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS {KEYS}\n"
@@ -294,7 +308,8 @@ def mma_program(dtype: str, head_dim: int, value_dim: int) -> str:
         + c_macros()
         + _HALF[dtype]
         + _MMA.replace("@T@", _PTX_TYPE[dtype])
-        + _KERNEL
+        + HELPERS
+        + bodies[kernel]
     )
 
 
@@ -309,6 +324,13 @@ def mma_takes(dtype, head_dim: int, value_dim: int, mask, dropout: float) -> boo
         and mask is None
         and not dropout
     )
+
+
+def mma_backward_takes(dtype, head_dim: int, value_dim: int, mask, dropout: float) -> bool:
+    """Whether a backward call runs `attn_bwd_dq_mma` + `attn_bwd_dkv_mma` (head dims 32, 64)."""
+    from ._attention_mma_bwd import BWD_HEAD_DIMS
+
+    return head_dim in BWD_HEAD_DIMS and mma_takes(dtype, head_dim, value_dim, mask, dropout)
 
 
 def mma_groups(batch_heads: int, seq_q: int) -> int:

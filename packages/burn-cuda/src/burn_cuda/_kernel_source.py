@@ -40,8 +40,9 @@ ATTENTION = (
     "attn_bwd_dkv_tiled",
 )
 
-#: the tensor-core attention forward (`_attention_mma.py`, CUDA only; bfloat16/float16, d == dv)
-ATTENTION_MMA = ("attn_fwd_mma",)
+#: the tensor-core attention kernels (`_attention_mma.py`, `_attention_mma_bwd.py`; CUDA only,
+#: bfloat16/float16, d == dv)
+ATTENTION_MMA = ("attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma")
 #: every kernel whose source takes head dims (dtype, d, dv): the generic per-dtype checks skip them
 SIZED = ATTENTION + ATTENTION_MMA
 
@@ -68,5 +69,8 @@ SOURCES = {
         )
         for name in ATTENTION
     },
-    "attn_fwd_mma": lambda dt, d, dv: mma_program(np.dtype(dt).name, d, dv),
+    **{
+        name: lambda dt, d, dv, name=name: mma_program(np.dtype(dt).name, d, dv, name)
+        for name in ATTENTION_MMA
+    },
 }
