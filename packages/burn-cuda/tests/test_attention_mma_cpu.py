@@ -22,6 +22,7 @@ from burn_autodiff import Autodiff
 from burn_cuda import _kernel_source
 from burn_cuda._attention_mma import DTYPES, HEAD_DIMS, mma_program
 from burn_cuda._attention_mma_bwd import BWD_HEAD_DIMS
+from burn_cuda._attention_tf32 import TF32_HEAD_DIMS, tf32_program
 from burn_gpu import attention_backward_kernels
 from burn_tensor import Tensor, module
 from cpu_backend import cuda_on_cpu_backend
@@ -30,7 +31,8 @@ from test_attention_cpu import reference
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 needs_gxx = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
-NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16)}
+NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16), "float32": np.dtype(np.float32)}
+TOL = {"bfloat16": 2e-2, "float16": 3e-3, "float32": 1e-5}
 LOG2E = 1.4426950408889634
 
 
@@ -59,6 +61,8 @@ FWD_CASES = [
     ("bfloat16", 1, 1, 70, 130, 32, True),  # seq_q < seq_k: causal offset
     ("float16", 1, 1, 130, 70, 64, True),  # seq_q > seq_k: the first 60 rows see no key
     ("float16", 1, 1, 40, 40, 128, False),
+    ("float32", 1, 1, 70, 130, 32, True),  # 3xTF32
+    ("float32", 1, 2, 100, 60, 64, False),
 ]
 
 
@@ -69,13 +73,13 @@ def test_mma_forward_matches_float64(case):
     q, k, v = _inputs((b, h, sq, d), (b, h, sk, d), dtype, sum(case[1:6]))
     with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
         out, lse = B._attention_fwd(*(asfake(a) for a in (q, k, v)), None, causal, 1 / math.sqrt(d))
-        assert [launch.name for launch in cp.launches] == ["attn_fwd_mma"]
+        want_kernel = "attn_fwd_tf32" if dtype == "float32" else "attn_fwd_mma"
+        assert [launch.name for launch in cp.launches] == [want_kernel]
         out, lse = np.asarray(out).astype(np.float64), np.asarray(lse).astype(np.float64)
     r = [a.astype(np.float64) for a in (q, k, v)]
     want = reference(*r, None, causal, 1 / math.sqrt(d), np.zeros((b, h, sq, d)))[0]
     # P is rounded to the storage type before P V (as FlashAttention-2): a few units of its eps
-    tol = 2e-2 if dtype == "bfloat16" else 3e-3
-    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(out, want, rtol=TOL[dtype], atol=TOL[dtype])
     np.testing.assert_allclose(lse, lse2(r[0], r[1], causal, 1 / math.sqrt(d)), rtol=1e-5, atol=1e-5)
     if sq > sk and causal:  # rows that see no key: 0 and -inf, as the flash kernels
         assert (out[:, :, : sq - sk] == 0).all() and (lse[:, :, : sq - sk] == -np.inf).all()
@@ -118,6 +122,7 @@ ROUTES = [
     ("float16", 32, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
     # 128: the mma forward's statistic read by burn_gpu's backward kernels
     ("bfloat16", 128, ["attn_fwd_mma"] + [n for n, *_ in attention_backward_kernels("bfloat16", 128, 128)]),
+    ("float32", 64, ["attn_fwd_tf32"] + [n for n, *_ in attention_backward_kernels("float32", 64, 64)]),
 ]
 
 
@@ -135,8 +140,9 @@ def test_module_attention_routes_and_matches_float64(route):
     assert names == want_names
     r = [a.astype(np.float64) for a in arrays]
     want = reference(*r[:3], None, True, 1 / math.sqrt(d), r[3])
+    tol = 1e-4 if dtype == "float32" else 5e-2
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
-        np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
+        np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
 
 
 @needs_gxx
@@ -193,11 +199,15 @@ def test_bad_variants_are_refused_by_name():
         mma_program("bfloat16", 128, 128, "attn_bwd_dq_mma")
     with pytest.raises(ValueError, match="no kernel 'attn_nope'"):
         mma_program("bfloat16", 64, 64, "attn_nope")
+    with pytest.raises(ValueError, match="attn_fwd_tf32: head_dim must be one of .* got head_dim 128"):
+        tf32_program(128, 128)
 
 
-VARIANTS = [("attn_fwd_mma", dt, d) for dt in DTYPES for d in HEAD_DIMS] + [
-    (name, dt, d) for name in ("attn_bwd_dq_mma", "attn_bwd_dkv_mma") for dt in DTYPES for d in BWD_HEAD_DIMS
-]
+VARIANTS = (
+    [("attn_fwd_mma", dt, d) for dt in DTYPES for d in HEAD_DIMS]
+    + [(n, dt, d) for n in ("attn_bwd_dq_mma", "attn_bwd_dkv_mma") for dt in DTYPES for d in BWD_HEAD_DIMS]
+    + [("attn_fwd_tf32", "float32", d) for d in TF32_HEAD_DIMS]
+)
 
 
 def _one_unit(variants) -> str:
@@ -218,6 +228,11 @@ def test_every_mma_variant_compiles_with_nvcc(nvcc_ptx):
     entries = dict(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
     for name, dtype, d in VARIANTS:
         text = entries[f"{name}_{dtype}_{d}"]
+        if dtype == "float32":  # S and P V: (keys / 8) (d / 8) k8 steps each, 3 instructions
+            count = text.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
+            assert count == 2 * 3 * d, (name, d, count)
+            assert "cvt.rna.tf32.f32" in text
+            continue
         t = {"bfloat16": "bf16", "float16": "f16"}[dtype]
         # per 64 x 64 tile: S (keys / 8) (d / 16) and P V (keys / 16) (d / 8) = d / 2 each,
         # unrolled; the dQ pass S, dP, dQ; the dK/dV pass S, dP, dV, dK

@@ -1,7 +1,7 @@
-"""The tensor-core attention forward (`_attention_mma.py`) on the GPU (skips without one): the
-real `mma.sync` and `cvt.rn.*x2` instructions against numpy float64 for bfloat16 and float16,
-its saved statistic read by burn_gpu's backward kernels, and the same call with
-`BURN_CUDA_ATTENTION_MMA=0` (burn_gpu's SIMT kernels). The CPU stand-in runs the same text in
+"""The tensor-core attention kernels (`_attention_mma.py`, `_attention_mma_bwd.py`,
+`_attention_tf32.py`) on the GPU (skips without one): the real `mma.sync` and `cvt` instructions
+against numpy float64 for bfloat16, float16 and float32 (3xTF32), forward and backward, and the
+same calls with `BURN_CUDA_ATTENTION_MMA=0` (burn_gpu's SIMT kernels). The CPU stand-in runs the same text in
 test_attention_mma_cpu.py."""
 
 from __future__ import annotations
@@ -38,23 +38,29 @@ def _arrays(cp, case, dtype):
     b, h, sq, sk, d, _ = case
     rng = np.random.default_rng(sq + sk + d)
     host = [rng.standard_normal(s).astype(NP[dtype]) for s in ((b, h, sq, d), (b, h, sk, d), (b, h, sk, d))]
+    if dtype == "float32":
+        return host, [cp.asarray(a) for a in host]
     dev = [cp.asarray(a.view(np.uint16)).view(a.dtype) for a in host]
     return host, dev
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
 def test_mma_forward_matches_float64(cuda_ready, case, dtype):
+    """bfloat16/float16: `attn_fwd_mma`; float32: the 3xTF32 `attn_fwd_tf32` (head dims 32, 64)."""
     import cupy as cp
 
     b, h, sq, sk, d, causal = case
+    if dtype == "float32" and d == 128:
+        pytest.skip("attn_fwd_tf32 takes head dims 32 and 64 (128 runs burn_gpu's kernels)")
     host, dev = _arrays(cp, case, dtype)
     out, lse = _attention._mma_forward(*dev, causal, 1 / math.sqrt(d))
-    out = cp.asnumpy(out.view(np.uint16)).view(NP[dtype]).astype(np.float64)
+    out = cp.asnumpy(out).astype(np.float64) if dtype == "float32" else (
+        cp.asnumpy(out.view(np.uint16)).view(NP[dtype]).astype(np.float64))  # fmt: skip
     lse = cp.asnumpy(lse).astype(np.float64)
     r = [a.astype(np.float64) for a in host]
     want = reference(*r, None, causal, 1 / math.sqrt(d), np.zeros((b, h, sq, d)))[0]
-    tol = 2e-2 if dtype == "bfloat16" else 3e-3
+    tol = {"bfloat16": 2e-2, "float16": 3e-3, "float32": 1e-5}[dtype]
     np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
     np.testing.assert_allclose(lse, lse2(r[0], r[1], causal, 1 / math.sqrt(d)), rtol=1e-4, atol=1e-4)
 

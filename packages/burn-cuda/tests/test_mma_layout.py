@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from burn_cuda._mma_layout import FORWARD, INVERSE, c_macros, evaluate
+from burn_cuda._mma_layout import FORWARD, INVERSE, TF32, c_macros, evaluate
 
 LANES = range(32)
 
@@ -93,7 +93,52 @@ def test_score_fragment_is_the_next_a_fragment():
 
 def test_c_macros_are_the_same_expressions():
     text = c_macros()
-    for name, (params, expr) in {**FORWARD, **INVERSE}.items():
+    for name, (params, expr) in {**FORWARD, **INVERSE, **TF32}.items():
         assert f"#define {name}({', '.join(params)}) ({expr})\n" in text
     with pytest.raises(ValueError, match="A_ROW: takes"):
         evaluate("A_ROW", lane=1)
+
+
+def t_a(lane, r):
+    return evaluate("T_A_ROW", lane=lane, r=r), evaluate("T_A_COL", lane=lane, r=r)
+
+
+def t_b(lane, r):
+    return evaluate("T_B_K", lane=lane, r=r), evaluate("T_B_N", lane=lane)
+
+
+def test_tf32_layout_against_the_ptx_isa():
+    # m16n8k8 .tf32 (PTX ISA): A row groupID for a0, a2 and +8 for a1, a3; column tig for a0,
+    # a1 and tig + 4 for a2, a3; B row (k) tig for b0, tig + 4 for b1, column groupID
+    assert [t_a(5, r) for r in range(4)] == [(1, 1), (9, 1), (1, 5), (9, 5)]
+    assert [t_b(30, r) for r in range(2)] == [(2, 7), (6, 7)]
+    seen_a, seen_b = np.zeros((16, 8), int), np.zeros((8, 8), int)
+    for lane in LANES:
+        for r in range(4):
+            seen_a[t_a(lane, r)] += 1
+            row, col = t_a(lane, r)
+            assert (evaluate("T_A_LANE", row=row, col=col), evaluate("T_A_REG", row=row, col=col)) == (lane, r)
+        for r in range(2):
+            seen_b[t_b(lane, r)] += 1
+            k, n = t_b(lane, r)
+            assert (evaluate("T_B_LANE", k=k, n=n), evaluate("T_B_REG", k=k)) == (lane, r)
+    assert (seen_a == 1).all() and (seen_b == 1).all()
+
+
+def test_tf32_score_fragment_with_permuted_keys_multiplies_to_p_at_v():
+    """A lane's C elements of an 8-key score tile as its A registers of a k8 step (T_P_E), V
+    read in the permuted key order (T_P_KEY): the warp's product is P @ V."""
+    rng = np.random.default_rng(1)
+    p, v = rng.standard_normal((16, 8)), rng.standard_normal((8, 8))
+    a = {(ln, r): p[c_coords(ln, evaluate("T_P_E", r=r))] for ln in LANES for r in range(4)}
+    b = {(ln, r): v[evaluate("T_P_KEY", k=t_b(ln, r)[0]), t_b(ln, r)[1]] for ln in LANES for r in range(2)}
+    got = np.zeros((16, 8))
+    for lane in LANES:
+        for e in range(4):
+            row, col = c_coords(lane, e)
+            got[row, col] = sum(
+                a[evaluate("T_A_LANE", row=row, col=kk), evaluate("T_A_REG", row=row, col=kk)]
+                * b[evaluate("T_B_LANE", k=kk, n=col), evaluate("T_B_REG", k=kk)]
+                for kk in range(8)
+            )
+    np.testing.assert_allclose(got, p @ v, rtol=1e-12)

@@ -12,7 +12,8 @@ bfloat16 and float16 calls without a mask or dropout, at head dim == value dim i
 run the tensor-core kernels (`_attention_mma.py`, `_attention_mma_bwd.py`;
 `BURN_CUDA_ATTENTION_MMA=0` turns them off): the forward at those dims, the backward at 32 and
 64 (at 128 burn_gpu's backward kernels read the mma forward's statistic, the same one they
-save). float16 runs only on the mma kernels (burn_gpu's take no float16): a float16 call they do
+save); float32 at head dims 32 and 64 runs the 3xTF32 forward `attn_fwd_tf32`
+(`_attention_tf32.py`), whose statistic burn_gpu's float32 backward reads. float16 runs only on the mma kernels (burn_gpu's take no float16): a float16 call they do
 not take is the decomposition, and at head dim 128 its forward keeps no statistic, so the
 backward is the decomposition too.
 """
@@ -34,6 +35,7 @@ from burn_gpu import (
 from . import _capture_blas, _platform
 from ._attention_mma import THREADS as MMA_THREADS
 from ._attention_mma import mma_backward_takes, mma_groups, mma_takes
+from ._attention_tf32 import tf32_takes
 from ._kernels import kernel, launch_grid
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
@@ -58,19 +60,19 @@ def _contiguous(a):
 
 
 def _mma_view(a):
-    """(array, its 4 kernel arguments) for `attn_fwd_mma`, which reads 16 bytes at a time: `a`
-    when its buffer is 16-byte aligned and every stride it steps is a multiple of 8 elements,
+    """(array, its 4 kernel arguments) for the tensor-core kernels, which read 16 bytes at a time: `a`
+    when its buffer is 16-byte aligned and every stride it steps is a multiple of 16 bytes,
     else a contiguous copy."""
     strides = [s // a.itemsize for s in a.strides]
     steps = [s for n, s in zip(a.shape[:3], strides[:3]) if n > 1]  # a dim of 1 is never stepped
-    if strides[3] != 1 or a.data.ptr % 16 or any(s % 8 for s in steps):
+    if strides[3] != 1 or a.data.ptr % 16 or any(s % (16 // a.itemsize) for s in steps):
         a = _contiguous(a)
         strides = [s // a.itemsize for s in a.strides]
     return a, [np.int64(v) for v in attention_view_args(a.shape, strides)]
 
 
 def _mma_forward(query, key, value, causal, scale):
-    """(out, lse) of an eligible call (`mma_takes`) by the tensor-core forward."""
+    """(out, lse) of an eligible call (`mma_takes`, `tf32_takes`) by the tensor-core forward."""
     b, h, sq, d = query.shape
     sk = key.shape[2]
     (q, qa), (k, ka), (v, va) = _mma_view(query), _mma_view(key), _mma_view(value)
@@ -78,7 +80,8 @@ def _mma_forward(query, key, value, causal, scale):
     lse = _empty((b, h, sq), np.dtype(np.float32))
     args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     args += (np.float32(attention_scale2(scale)), *qa, *ka, *va)
-    k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d)
+    name = "attn_fwd_tf32" if query.dtype.name == "float32" else "attn_fwd_mma"
+    k_ = kernel(name, query.dtype, d=d, dv=d)
     launch_grid(k_, mma_groups(b * h, sq), MMA_THREADS, *args)
     return out, lse
 
@@ -205,7 +208,10 @@ class CudaAttentionOps(FlashAttentionOps):
         return takes(query.dtype, d, dv, mask, dropout)
 
     def _attention_fwd(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
-        if mma_takes(query.dtype, query.shape[3], value.shape[3], mask, dropout):
+        d, dv = query.shape[3], value.shape[3]
+        if mma_takes(query.dtype, d, dv, mask, dropout) or tf32_takes(
+            query.dtype, d, dv, mask, dropout
+        ):
             return _mma_forward(query, key, value, causal, scale)
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)

@@ -16,6 +16,7 @@ from burn_gpu import (
 )
 
 from ._attention_mma import mma_program
+from ._attention_tf32 import tf32_program
 
 
 def _wide(index: str) -> bool:
@@ -43,8 +44,10 @@ ATTENTION = (
 #: the tensor-core attention kernels (`_attention_mma.py`, `_attention_mma_bwd.py`; CUDA only,
 #: bfloat16/float16, d == dv)
 ATTENTION_MMA = ("attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma")
+#: the float32 (3xTF32) tensor-core attention kernels (`_attention_tf32.py`)
+ATTENTION_TF32 = ("attn_fwd_tf32",)
 #: every kernel whose source takes head dims (dtype, d, dv): the generic per-dtype checks skip them
-SIZED = ATTENTION + ATTENTION_MMA
+SIZED = ATTENTION + ATTENTION_MMA + ATTENTION_TF32
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
@@ -72,5 +75,9 @@ SOURCES = {
     **{
         name: lambda dt, d, dv, name=name: mma_program(np.dtype(dt).name, d, dv, name)
         for name in ATTENTION_MMA
+    },
+    **{
+        name: lambda dt, d, dv, name=name: tf32_program(d, dv, name)
+        for name in ATTENTION_TF32
     },
 }

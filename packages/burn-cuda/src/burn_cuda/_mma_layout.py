@@ -40,7 +40,25 @@ INVERSE = {
     "B_REG": (("k",), "((k) >> 3)"),
     "B_HALF": (("k",), "((k) & 1)"),
 }
-MAPS = {**FORWARD, **INVERSE}
+#: mma.m16n8k8 with .tf32 operands (one 32-bit element per register; C/D as m16n8k16's):
+#: A register r holds row groupID + 8 (r & 1), column threadID_in_group + 4 (r >> 1); B
+#: register r row (k) threadID_in_group + 4 r of column groupID
+TF32 = {
+    "T_A_ROW": (("lane", "r"), "((lane) >> 2) + 8 * ((r) & 1)"),
+    "T_A_COL": (("lane", "r"), "((lane) & 3) + 4 * ((r) >> 1)"),
+    "T_B_K": (("lane", "r"), "((lane) & 3) + 4 * (r)"),
+    "T_B_N": (("lane",), "((lane) >> 2)"),
+    "T_A_LANE": (("row", "col"), "((row) & 7) * 4 + ((col) & 3)"),
+    "T_A_REG": (("row", "col"), "((row) >> 3) + 2 * ((col) >> 2)"),
+    "T_B_LANE": (("k", "n"), "(n) * 4 + ((k) & 3)"),
+    "T_B_REG": (("k",), "((k) >> 2)"),
+    # a C tile of 8 keys as the A operand of a k8 step, keys permuted (the product sums over
+    # keys, so B reads V in the same order): A register r is C element T_P_E(r), A column k
+    # holds key T_P_KEY(k) of the tile
+    "T_P_E": (("r",), "2 * ((r) & 1) + ((r) >> 1)"),
+    "T_P_KEY": (("k",), "2 * ((k) & 3) + ((k) >> 2)"),
+}
+MAPS = {**FORWARD, **INVERSE, **TF32}
 
 
 def evaluate(name: str, **values: int) -> int:

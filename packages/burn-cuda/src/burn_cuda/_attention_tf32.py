@@ -1,0 +1,255 @@
+"""Flash attention forward for float32 on tensor cores (CUDA only): `attn_fwd_tf32`, 3xTF32.
+
+The structure of `_attention_mma.py`'s forward (a block of 4 warps per 64 query rows, key
+tiles of 64, online softmax in float32 registers, the same saved base-2 statistic, so burn_gpu's
+float32 backward kernels take its output), with `mma.sync.aligned.m16n8k8.row.col.f32.tf32.
+tf32.f32` products in float32 accuracy: each operand x is split into hi = tf32(x) (`cvt.rna`)
+and lo = tf32(x - hi), and a b is summed as a_lo b_hi + a_hi b_lo + a_hi b_hi (the a_lo b_lo
+term lies below float32's rounding), three instructions per product: what torch's
+memory-efficient kernel and CUTLASS call 3xTF32. P stays float32 (split like every operand).
+
+Tiles stay row-major float32 in shared memory (rows of D + 4 floats: the fragment loads hit 32
+banks). The score fragment feeds P V without shared memory by permuting the 8 keys of a k8
+step (`_mma_layout.py`'s T_P_E / T_P_KEY: the product sums over keys, so V is read in the same
+order).
+
+Eligible calls (`tf32_takes`): float32 storage, head dim == value dim in (32, 64) (two float32
+tiles of 128 at 64 x 132 floats would pass the 48 KB of static shared memory), no mask, no
+dropout, `BURN_CUDA_ATTENTION_MMA` not "0". Q, K and V are read in place when every stepped
+stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied contiguous.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ._mma_layout import c_macros
+
+#: head dims the float32 kernel takes
+TF32_HEAD_DIMS = (32, 64)
+
+_HEAD = """
+typedef long long L;
+#define D @D@
+#define ROWS 64
+#define KEYS 64
+#define THREADS 128
+#define SPF (D + 4) /* a tile row in floats: the fragment loads hit 32 banks */
+#define INF_F __int_as_float(0x7f800000)
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned int tf32(float x) {
+  unsigned int r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+/* D = A B + D for one warp: A 16x8 (4 regs), B 8x8 (2 regs), D 16x8 float32 (4 regs) */
+__device__ __forceinline__ void mma1688(float* c, const unsigned int* a, const unsigned int* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+/* the CPU stand-in (no PTX): cvt.rna (nearest, ties away, on the 13 dropped bits) and the
+   warp's product through a per-warp exchange over the same layout maps */
+static unsigned int tf32(float x) {
+  unsigned int u = __float_as_uint(x);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+  return u;
+}
+static unsigned int mma_xa[THREADS / 32][32][4], mma_xb[THREADS / 32][32][2];
+static void mma1688(float* c, const unsigned int* a, const unsigned int* b) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  for (int r = 0; r < 4; ++r) mma_xa[w][lane][r] = a[r];
+  mma_xb[w][lane][0] = b[0];
+  mma_xb[w][lane][1] = b[1];
+  __syncwarp();
+  for (int e = 0; e < 4; ++e) {
+    const int row = C_ROW(lane, e), col = C_COL(lane, e);
+    float acc = c[e];
+    for (int kk = 0; kk < 8; ++kk)
+      acc += __uint_as_float(mma_xa[w][T_A_LANE(row, kk)][T_A_REG(row, kk)]) *
+             __uint_as_float(mma_xb[w][T_B_LANE(kk, col)][T_B_REG(kk)]);
+    c[e] = acc;
+  }
+  __syncwarp();
+}
+#endif
+__device__ __forceinline__ void split(float x, unsigned int* hi, unsigned int* lo) {
+  *hi = tf32(x);
+  *lo = tf32(x - __uint_as_float(*hi));
+}
+/* 3xTF32: a b ~ a_lo b_hi + a_hi b_lo + a_hi b_hi, the small terms first */
+__device__ __forceinline__ void mma3(float* c, const unsigned int* ah, const unsigned int* al,
+                                     const unsigned int* bh, const unsigned int* bl) {
+  mma1688(c, al, bh);
+  mma1688(c, ah, bl);
+  mma1688(c, ah, bh);
+}
+struct __align__(16) F4 { float x, y, z, w; };  /* 16 bytes: one vector load/store */
+/* a [rows][D] float32 tile from global (row stride rs, rows from r0, zero past n) into shared
+   memory at row stride SPF */
+__device__ __forceinline__ void load_rows(float* dst, const float* src, const L rs, const int r0,
+                                          const int n, const int rows) {
+  for (int idx = threadIdx.x; idx < rows * (D / 4); idx += THREADS) {
+    const int r = idx / (D / 4), c = (idx - r * (D / 4)) * 4;
+    F4 x;
+    x.x = x.y = x.z = x.w = 0.0f;
+    if (r0 + r < n) x = *(const F4*)(src + (L)(r0 + r) * rs + c);
+    *(F4*)(dst + r * SPF + c) = x;
+  }
+}
+__device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
+"""
+
+_FWD = """
+extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
+    float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
+    const float* __restrict__ k, const float* __restrict__ v, const int heads, const int sq,
+    const int sk, const int causal, const float scale2,
+    const L qo, const L qb, const L qh, const L qs,
+    const L ko, const L kb, const L kh, const L ks,
+    const L vo, const L vb, const L vh, const L vs) {
+  __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then each K tile */
+  __shared__ __align__(16) float vt[KEYS * SPF];  /* each V tile */
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int nqb = (sq + ROWS - 1) / ROWS;
+  const int bh = blockIdx.x / nqb;
+  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);  /* causal: the longest blocks first */
+  const int bi = bh / heads, hi = bh - bi * heads;
+  const int q0 = blk * ROWS, off = sk - sq;
+  const float* kbase = k + ko + bi * kb + hi * kh;
+  const float* vbase = v + vo + bi * vb + hi * vh;
+  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
+  __syncthreads();
+  unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
+#pragma unroll
+  for (int kk = 0; kk < D / 8; ++kk)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      split(kt[(w * 16 + T_A_ROW(lane, r)) * SPF + kk * 8 + T_A_COL(lane, r)], &qh_[kk][r], &ql_[kk][r]);
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
+  float m[2] = {-INF_F, -INF_F}, l[2] = {0.0f, 0.0f};  /* rows C_ROW(lane, 0) and +8 */
+  int kend = sk;
+  if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
+  for (int k0 = 0; k0 < kend; k0 += KEYS) {
+    __syncthreads();  /* every warp is done with the last tiles (and the Q tile) */
+    load_rows(kt, kbase, ks, k0, sk, KEYS);
+    load_rows(vt, vbase, vs, k0, sk, KEYS);
+    __syncthreads();
+    float s[KEYS / 8][4];
+#pragma unroll
+    for (int n = 0; n < KEYS / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+      const float* krow = kt + (n * 8 + T_B_N(lane)) * SPF;
+#pragma unroll
+      for (int kk = 0; kk < D / 8; ++kk) {
+        unsigned int bh_[2], bl_[2];
+        split(krow[kk * 8 + T_B_K(lane, 0)], &bh_[0], &bl_[0]);
+        split(krow[kk * 8 + T_B_K(lane, 1)], &bh_[1], &bl_[1]);
+        mma3(s[n], qh_[kk], ql_[kk], bh_, bl_);
+      }
+    }
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {  /* element pairs 2rr, 2rr + 1: one row */
+      const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
+      float mx = m[rr];
+#pragma unroll
+      for (int n = 0; n < KEYS / 8; ++n)
+#pragma unroll
+        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
+          const int j = k0 + n * 8 + C_COL(lane, e);
+          const float x = (j >= sk || (causal && j > i + off)) ? -INF_F : s[n][e] * scale2;
+          s[n][e] = x;
+          mx = max_nan(x, mx);
+        }
+      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 1), mx);  /* the 4 lanes of the row */
+      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 2), mx);
+      float corr = 1.0f, sum = 0.0f;
+      if (mx != -INF_F) {  /* else every key so far is left out: p = 0 */
+        corr = exp2f(m[rr] - mx);
+        m[rr] = mx;
+      }
+#pragma unroll
+      for (int n = 0; n < KEYS / 8; ++n)
+#pragma unroll
+        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
+          const float p = mx == -INF_F ? 0.0f : exp2f(s[n][e] - mx);
+          s[n][e] = p;
+          sum += p;
+        }
+      l[rr] = l[rr] * corr + sum;  /* this lane's part of the row sum */
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][2 * rr] *= corr;
+        o[n][2 * rr + 1] *= corr;
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < KEYS / 8; ++kk) {
+      unsigned int ah[4], al[4];  /* C tile kk as the A fragment of k8 step kk, keys permuted */
+#pragma unroll
+      for (int r = 0; r < 4; ++r) split(s[kk][T_P_E(r)], &ah[r], &al[r]);
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        unsigned int bh_[2], bl_[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          split(vt[(kk * 8 + T_P_KEY(T_B_K(lane, r))) * SPF + n * 8 + T_B_N(lane)], &bh_[r], &bl_[r]);
+        mma3(o[n], ah, al, bh_, bl_);
+      }
+    }
+  }
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    float tot = l[rr];
+    tot += __shfl_xor_sync(0xffffffffu, tot, 1);
+    tot += __shfl_xor_sync(0xffffffffu, tot, 2);
+    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
+    if (i >= sq) continue;
+    const L row = (L)bh * sq + i;
+    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m[rr] + log2f(tot);
+    const float inv = tot == 0.0f ? 0.0f : 1.0f / tot;  /* every key left out: 0 */
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      out[row * D + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
+      out[row * D + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
+    }
+  }
+}
+"""
+
+
+def tf32_program(head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32") -> str:
+    """The CUDA C text of `kernel` (`attn_fwd_tf32`) for float32 storage at head dim
+    `head_dim` (32 or 64) and value dim `value_dim` (equal to it); no includes."""
+    if head_dim not in TF32_HEAD_DIMS or value_dim != head_dim:
+        raise ValueError(
+            f"attn_fwd_tf32: head_dim must be one of {TF32_HEAD_DIMS} and value_dim equal to "
+            f"it, got head_dim {head_dim!r}, value_dim {value_dim!r}"
+        )
+    bodies = {"attn_fwd_tf32": _FWD}
+    if kernel not in bodies:
+        raise ValueError(f"tf32_program: no kernel {kernel!r} (have {sorted(bodies)})")
+    return c_macros() + _HEAD.replace("@D@", str(head_dim)) + bodies[kernel]
+
+
+def tf32_takes(dtype, head_dim: int, value_dim: int, mask, dropout: float) -> bool:
+    """Whether a float32 forward call runs `attn_fwd_tf32` (the module docstring's rule)."""
+    if os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") == "0":  # A/B against the SIMT kernels
+        return False
+    return (
+        np.dtype(dtype).name == "float32"
+        and head_dim == value_dim
+        and head_dim in TF32_HEAD_DIMS
+        and mask is None
+        and not dropout
+    )
