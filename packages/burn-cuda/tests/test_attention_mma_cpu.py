@@ -85,8 +85,11 @@ def test_mma_forward_matches_float64(case):
         assert (out[:, :, : sq - sk] == 0).all() and (lse[:, :, : sq - sk] == -np.inf).all()
 
 
+BWD_CASES = FWD_CASES[:3] + [("float32", 1, 1, 130, 70, 64, True)]
+
+
 @needs_gxx
-@pytest.mark.parametrize("case", FWD_CASES[:3], ids=[str(c) for c in FWD_CASES[:3]])
+@pytest.mark.parametrize("case", BWD_CASES, ids=[str(c) for c in BWD_CASES])
 def test_mma_backward_matches_float64(case):
     """dQ, dK, dV of the two backward passes from the mma forward's output and statistic."""
     dtype, b, h, sq, sk, d, causal = case
@@ -98,10 +101,11 @@ def test_mma_backward_matches_float64(case):
         out, lse = B._attention_fwd(fq, fk, fv, None, causal, scale)
         got = B._attention_bwd(fq, fk, fv, out, lse, None, fg, causal, scale)
         got = [np.asarray(a).astype(np.float64) for a in got]
-        assert [x.name for x in cp.launches] == ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]
+        kind = "tf32" if dtype == "float32" else "mma"
+        assert [x.name for x in cp.launches] == [f"attn_{n}_{kind}" for n in ("fwd", "bwd_dq", "bwd_dkv")]
     r = [a.astype(np.float64) for a in (q, k, v, g)]
     want = reference(*r[:3], None, causal, scale, r[3])[1:]
-    tol = 3e-2 if dtype == "bfloat16" else 4e-3
+    tol = {"bfloat16": 3e-2, "float16": 4e-3, "float32": 2e-5}[dtype]
     for name, a, w in zip(("dq", "dk", "dv"), got, want):
         np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
 
@@ -122,7 +126,7 @@ ROUTES = [
     ("float16", 32, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
     # 128: the mma forward's statistic read by burn_gpu's backward kernels
     ("bfloat16", 128, ["attn_fwd_mma"] + [n for n, *_ in attention_backward_kernels("bfloat16", 128, 128)]),
-    ("float32", 64, ["attn_fwd_tf32"] + [n for n, *_ in attention_backward_kernels("float32", 64, 64)]),
+    ("float32", 64, ["attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32"]),
 ]
 
 
@@ -206,7 +210,7 @@ def test_bad_variants_are_refused_by_name():
 VARIANTS = (
     [("attn_fwd_mma", dt, d) for dt in DTYPES for d in HEAD_DIMS]
     + [(n, dt, d) for n in ("attn_bwd_dq_mma", "attn_bwd_dkv_mma") for dt in DTYPES for d in BWD_HEAD_DIMS]
-    + [("attn_fwd_tf32", "float32", d) for d in TF32_HEAD_DIMS]
+    + [(n, "float32", d) for n in _kernel_source.ATTENTION_TF32 for d in TF32_HEAD_DIMS]
 )
 
 
@@ -228,9 +232,12 @@ def test_every_mma_variant_compiles_with_nvcc(nvcc_ptx):
     entries = dict(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
     for name, dtype, d in VARIANTS:
         text = entries[f"{name}_{dtype}_{d}"]
-        if dtype == "float32":  # S and P V: (keys / 8) (d / 8) k8 steps each, 3 instructions
+        if dtype == "float32":  # 3 instructions per k8 step
+            # forward, unrolled: S and P V, (keys / 8) (d / 8) steps each; backward, one 8-key
+            # (8-query) step of the loop: S, dP, dQ (dV, dK), d / 8 steps each
             count = text.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
-            assert count == 2 * 3 * d, (name, d, count)
+            steps = {"attn_fwd_tf32": 2 * d, "attn_bwd_dq_tf32": 3 * d // 8, "attn_bwd_dkv_tf32": 4 * d // 8}
+            assert count == 3 * steps[name], (name, d, count)
             assert "cvt.rna.tf32.f32" in text
             continue
         t = {"bfloat16": "bf16", "float16": "f16"}[dtype]

@@ -12,8 +12,8 @@ bfloat16 and float16 calls without a mask or dropout, at head dim == value dim i
 run the tensor-core kernels (`_attention_mma.py`, `_attention_mma_bwd.py`;
 `BURN_CUDA_ATTENTION_MMA=0` turns them off): the forward at those dims, the backward at 32 and
 64 (at 128 burn_gpu's backward kernels read the mma forward's statistic, the same one they
-save); float32 at head dims 32 and 64 runs the 3xTF32 forward `attn_fwd_tf32`
-(`_attention_tf32.py`), whose statistic burn_gpu's float32 backward reads. float16 runs only on the mma kernels (burn_gpu's take no float16): a float16 call they do
+save); float32 at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py`
+(forward and backward, the same structure). float16 runs only on the mma kernels (burn_gpu's take no float16): a float16 call they do
 not take is the decomposition, and at head dim 128 its forward keeps no statistic, so the
 backward is the decomposition too.
 """
@@ -87,8 +87,8 @@ def _mma_forward(query, key, value, causal, scale):
 
 
 def _mma_backward(query, key, value, out, lse, grad, causal, scale):
-    """(dq, dk, dv) of an eligible call (`mma_backward_takes`) from the forward's output and
-    saved statistic: the dQ pass (which writes Delta), then the dK/dV pass."""
+    """(dq, dk, dv) of an eligible call (`mma_backward_takes`, `tf32_takes`) from the forward's
+    output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass."""
     b, h, sq, d = query.shape
     sk = key.shape[2]
     views = [_mma_view(a) for a in (query, key, value, out, grad)]
@@ -99,10 +99,11 @@ def _mma_backward(query, key, value, out, lse, grad, causal, scale):
     delta = _empty((b, h, sq), np.dtype(np.float32))
     common = (np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
-    k_dq = kernel("attn_bwd_dq_mma", dt, d=d, dv=d)
+    kind = "tf32" if dt.name == "float32" else "mma"
+    k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d)
     launch_grid(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
                 *common, *qa, *ka, *va, *oa, *ga)  # fmt: skip
-    k_kv = kernel("attn_bwd_dkv_mma", dt, d=d, dv=d)
+    k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d)
     launch_grid(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
                 *common, *qa, *ka, *va, *ga)  # fmt: skip
     return dq, dk, dv
@@ -227,7 +228,10 @@ class CudaAttentionOps(FlashAttentionOps):
     def _attention_bwd(
         self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
     ):
-        if mma_backward_takes(query.dtype, query.shape[3], value.shape[3], mask, dropout):
+        d, dv = query.shape[3], value.shape[3]
+        if mma_backward_takes(query.dtype, d, dv, mask, dropout) or tf32_takes(
+            query.dtype, d, dv, mask, dropout
+        ):
             return _mma_backward(query, key, value, out, lse, output_grad, causal, scale)
         cp = _platform.load_cupy()
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)

@@ -45,7 +45,7 @@ ATTENTION = (
 #: bfloat16/float16, d == dv)
 ATTENTION_MMA = ("attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma")
 #: the float32 (3xTF32) tensor-core attention kernels (`_attention_tf32.py`)
-ATTENTION_TF32 = ("attn_fwd_tf32",)
+ATTENTION_TF32 = ("attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32")
 #: every kernel whose source takes head dims (dtype, d, dv): the generic per-dtype checks skip them
 SIZED = ATTENTION + ATTENTION_MMA + ATTENTION_TF32
 
