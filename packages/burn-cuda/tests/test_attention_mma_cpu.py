@@ -57,12 +57,12 @@ def _inputs(shape_q, shape_k, dtype, seed):
 
 FWD_CASES = [
     # (dtype, b, h, sq, sk, d, causal)
-    ("bfloat16", 1, 2, 100, 100, 64, False),  # two query blocks, ragged key tile
+    ("bfloat16", 1, 1, 100, 100, 64, False),  # two query blocks, ragged key tile
     ("bfloat16", 1, 1, 70, 130, 32, True),  # seq_q < seq_k: causal offset
     ("float16", 1, 1, 130, 70, 64, True),  # seq_q > seq_k: the first 60 rows see no key
     ("float16", 1, 1, 40, 40, 128, False),
     ("float32", 1, 1, 70, 130, 32, True),  # 3xTF32
-    ("float32", 1, 2, 100, 60, 64, False),
+    ("float32", 1, 1, 40, 70, 64, False),
 ]
 
 
@@ -85,7 +85,7 @@ def test_mma_forward_matches_float64(case):
         assert (out[:, :, : sq - sk] == 0).all() and (lse[:, :, : sq - sk] == -np.inf).all()
 
 
-BWD_CASES = FWD_CASES[:3] + [("float32", 1, 1, 130, 70, 64, True)]
+BWD_CASES = FWD_CASES[:3] + [("float32", 1, 1, 70, 40, 32, True)]
 
 
 @needs_gxx
@@ -137,7 +137,7 @@ def test_module_attention_routes_and_matches_float64(route):
     statistic (no second forward), values against float64."""
     dtype, d, want_names = route
     rng = np.random.default_rng(5)
-    arrays = [rng.standard_normal((1, 2, 70, d)).astype(NP[dtype]) for _ in range(4)]
+    arrays = [rng.standard_normal((1, 1, 70, d)).astype(NP[dtype]) for _ in range(4)]
     with cuda_on_cpu_backend(FakeCupy(), float_dtype=dtype) as (B, cp):
         got = _autodiff(B, dtype, arrays, True)
         names = [launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED]
@@ -227,9 +227,15 @@ def _one_unit(variants) -> str:
 
 
 def test_every_mma_variant_compiles_with_nvcc(nvcc_ptx):
-    proc, ptx = nvcc_ptx("attn_mma_all", _one_unit(VARIANTS))
-    assert proc.returncode == 0, proc.stderr
-    entries = dict(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
+    from concurrent.futures import ThreadPoolExecutor
+
+    halves = (VARIANTS[0::2], VARIANTS[1::2])  # two nvcc processes side by side (2 cores in CI)
+    with ThreadPoolExecutor(2) as pool:
+        built = list(pool.map(lambda i: nvcc_ptx(f"attn_mma_{i}", _one_unit(halves[i])), (0, 1)))
+    entries = {}
+    for proc, ptx in built:
+        assert proc.returncode == 0, proc.stderr
+        entries.update(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
     for name, dtype, d in VARIANTS:
         text = entries[f"{name}_{dtype}_{d}"]
         if dtype == "float32":  # 3 instructions per k8 step

@@ -65,16 +65,26 @@ def test_mma_forward_matches_float64(cuda_ready, case, dtype):
     np.testing.assert_allclose(lse, lse2(r[0], r[1], causal, 1 / math.sqrt(d)), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("case", CASES[:4], ids=[str(c) for c in CASES[:4]])
-def test_mma_matches_the_simt_kernels(cuda_ready, case, monkeypatch):
-    """The same bf16 call with BURN_CUDA_ATTENTION_MMA=0 (burn_gpu's kernels): both within
-    bf16 rounding of each other, and the mma's lse feeds the SIMT backward like theirs."""
+AB_CASES = CASES[:4] + [CASES[6]]
+
+
+def _host(cp, x, dtype):
+    if dtype == "float32":
+        return cp.asnumpy(x).astype(np.float64)
+    return cp.asnumpy(x.view(np.uint16)).view(NP[dtype]).astype(np.float64)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("case", AB_CASES, ids=[str(c) for c in AB_CASES])
+def test_mma_matches_the_simt_kernels(cuda_ready, case, dtype, monkeypatch):
+    """Forward + backward with the tensor-core kernels and with BURN_CUDA_ATTENTION_MMA=0
+    (burn_gpu's SIMT kernels): each against float64 and against the other."""
     import cupy as cp
     from burn_cuda import Cuda
 
     b, h, sq, sk, d, causal = case
-    host, dev = _arrays(cp, case, "bfloat16")
-    B = Cuda(float_dtype="bfloat16")
+    host, dev = _arrays(cp, case, dtype)
+    B = Cuda(float_dtype=dtype)
     scale = 1 / math.sqrt(d)
     g = dev[0]  # any gradient of the output's shape
     got = []
@@ -82,32 +92,32 @@ def test_mma_matches_the_simt_kernels(cuda_ready, case, monkeypatch):
         monkeypatch.setenv("BURN_CUDA_ATTENTION_MMA", flag)
         out, lse = B._attention_fwd(*dev, None, causal, scale)
         grads = B._attention_bwd(*dev, out, lse, None, g, causal, scale)
-        got.append([cp.asnumpy(x.view(np.uint16)).view(NP["bfloat16"]).astype(np.float64)
-                    for x in (out, *grads)])  # fmt: skip
+        got.append([_host(cp, x, dtype) for x in (out, *grads)])
     r = [a.astype(np.float64) for a in host]
     want = reference(*r, None, causal, scale, r[0])
+    tol = 5e-2 if dtype == "bfloat16" else 2e-4
     for name, a, s, w in zip(("out", "dq", "dk", "dv"), got[0], got[1], want):
-        np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
-        np.testing.assert_allclose(a, s, rtol=5e-2, atol=5e-2, err_msg=name)
+        np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
+        np.testing.assert_allclose(a, s, rtol=tol, atol=tol, err_msg=name)
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 def test_module_attention_routes_to_the_mma(cuda_ready, dtype, monkeypatch):
-    """`module.attention` on Autodiff(Cuda(dtype)) runs the mma forward once; bfloat16's
-    backward never runs the decomposition (burn_gpu's kernels read the mma's lse)."""
+    """`module.attention` on Autodiff(Cuda(dtype)) runs the tensor-core forward and backward
+    once each, never the decomposition (the backward reads the forward's lse)."""
     from burn_autodiff import Autodiff
     from burn_cuda import Cuda
     from burn_tensor import Tensor, module
 
     seen = []
-    fwd = _attention._mma_forward
-    monkeypatch.setattr(_attention, "_mma_forward", lambda *a: seen.append(1) or fwd(*a))
-    if dtype == "bfloat16":
+    fwd, bwd = _attention._mma_forward, _attention._mma_backward
+    monkeypatch.setattr(_attention, "_mma_forward", lambda *a: seen.append("fwd") or fwd(*a))
+    monkeypatch.setattr(_attention, "_mma_backward", lambda *a: seen.append("bwd") or bwd(*a))
 
-        def no_decomposition(*a):
-            raise AssertionError("the default decomposition ran")
+    def no_decomposition(*a):
+        raise AssertionError("the default decomposition ran")
 
-        monkeypatch.setattr(AttentionOps, "_attention_probs", no_decomposition)
+    monkeypatch.setattr(AttentionOps, "_attention_probs", no_decomposition)
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal((2, 4, 150, 64)).astype(NP[dtype]) for _ in range(4)]
     dev = Autodiff(Cuda(float_dtype=dtype)).device()
@@ -117,8 +127,9 @@ def test_module_attention_routes_to_the_mma(cuda_ready, dtype, monkeypatch):
     grads = (out * g).sum().backward()
     got = [np.asarray(t.cast("float32").into_data().array, np.float64)
            for t in (out, q.grad(grads), k.grad(grads), v.grad(grads))]  # fmt: skip
-    assert seen == [1]
+    assert seen == ["fwd", "bwd"]
     r = [a.astype(np.float64) for a in arrays]
     want = reference(*r[:3], None, True, 1 / 8, r[3])
+    tol = 2e-4 if dtype == "float32" else 5e-2
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
-        np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
+        np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
