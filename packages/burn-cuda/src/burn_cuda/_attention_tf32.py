@@ -1,21 +1,24 @@
-"""Flash attention forward for float32 on tensor cores (CUDA only): `attn_fwd_tf32`, 3xTF32.
+"""Flash attention for float32 on tensor cores (CUDA only), 3xTF32: `attn_fwd_tf32`, then
+for the backward `attn_bwd_dq_tf32` and `attn_bwd_dkv_tf32`.
 
-The structure of `_attention_mma.py`'s forward (a block of 4 warps per 64 query rows, key
-tiles of 64, online softmax in float32 registers, the same saved base-2 statistic, so burn_gpu's
-float32 backward kernels take its output), with `mma.sync.aligned.m16n8k8.row.col.f32.tf32.
-tf32.f32` products in float32 accuracy: each operand x is split into hi = tf32(x) (`cvt.rna`)
-and lo = tf32(x - hi), and a b is summed as a_lo b_hi + a_hi b_lo + a_hi b_hi (the a_lo b_lo
-term lies below float32's rounding), three instructions per product: what torch's
-memory-efficient kernel and CUTLASS call 3xTF32. P stays float32 (split like every operand).
+The structure of the bfloat16/float16 kernels (`_attention_mma.py`, `_attention_mma_bwd.py`: a
+block of 4 warps per 64 query rows or 64 keys, tiles of 64, online softmax in float32
+registers, the same saved base-2 statistic as burn_gpu's kernels, a dQ pass then a dK/dV pass)
+with `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` products in float32 accuracy: each
+operand x is split into hi = tf32(x) (`cvt.rna`) and lo = tf32(x - hi), and a b is summed as
+a_lo b_hi + a_hi b_lo + a_hi b_hi (the a_lo b_lo term lies below float32's rounding), three
+instructions per product: what CUTLASS calls 3xTF32. P and dS stay float32 (split like every
+operand).
 
 Tiles stay row-major float32 in shared memory (rows of D + 4 floats: the fragment loads hit 32
-banks). The score fragment feeds P V without shared memory by permuting the 8 keys of a k8
-step (`_mma_layout.py`'s T_P_E / T_P_KEY: the product sums over keys, so V is read in the same
-order).
+banks). A score fragment feeds the next product without shared memory by permuting the 8 keys
+(queries) of a k8 step (`_mma_layout.py`'s T_P_E / T_P_KEY: the product sums over them, so the
+B operand is read in the same order). The backward passes take one 8-key (8-query) step at a
+time, so the split operands fit the registers.
 
 Eligible calls (`tf32_takes`): float32 storage, head dim == value dim in (32, 64) (two float32
-tiles of 128 at 64 x 132 floats would pass the 48 KB of static shared memory), no mask, no
-dropout, `BURN_CUDA_ATTENTION_MMA` not "0". Q, K and V are read in place when every stepped
+tiles of 64 x 132 floats would pass the 48 KB of static shared memory), no mask, no dropout,
+`BURN_CUDA_ATTENTION_MMA` not "0". Q, K, V, O and dO are read in place when every stepped
 stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied contiguous.
 """
 
@@ -472,7 +475,8 @@ def tf32_program(head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32") -
 
 
 def tf32_takes(dtype, head_dim: int, value_dim: int, mask, dropout: float) -> bool:
-    """Whether a float32 forward call runs `attn_fwd_tf32` (the module docstring's rule)."""
+    """Whether a float32 call runs the 3xTF32 kernels, forward and backward (the module
+    docstring's rule)."""
     if os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") == "0":  # A/B against the SIMT kernels
         return False
     return (
