@@ -57,7 +57,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     # burn-cuda
     "BURN_CUDA_FAST": ("`1`", "`0` turns off the hot path (own kernels with little Python) for elementwise ops and small reductions."),
     "BURN_CUDA_DIRECT_GEMM": ("`1`", "`0` sends matmuls through `cupy.matmul` instead of the direct cuBLAS call."),
-    "BURN_CUDA_ATTENTION_MMA": ("`1`", "`0` sends Cuda's bfloat16/float16 `attention` forward to burn_gpu's SIMT flash kernels (float16: the decomposition) instead of the tensor-core `attn_fwd_mma` (an A/B bench)."),
+    "BURN_CUDA_ATTENTION_MMA": ("`1`", "`0` turns off Cuda's tensor-core attention kernels (bfloat16/float16 `mma`, float32 3xTF32; forward and backward): those calls run burn_gpu's SIMT flash kernels (float16: the decomposition), for A/B benches."),
     "BURN_CUDA_INT8_GEMM": ("`1`", "`0` sends the int8 x int8 matmul of two quantized tensors to burn_gpu's `qmm_i8` kernel instead of cuBLAS `cublasGemmEx`."),
     "BURN_CUDA_DRIVER_LAUNCH": ("`1`", "`0` launches kernels through cupy's RawKernel call instead of the driver API."),
     # burn-fusion
