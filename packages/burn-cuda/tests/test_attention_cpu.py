@@ -31,7 +31,11 @@ LAUNCHED: set = set()
 
 
 def expected(d, dv, dtype="float32"):
-    """The launches of one forward + backward: tiled or row kernels by dtype and head dims."""
+    """The launches of one forward + backward: the tensor-core kernels at d == dv in (32, 64)
+    (`_attention_mma.py`, `_attention_tf32.py`), else tiled or row kernels by dtype and dims."""
+    if d == dv and d in (32, 64) and dtype in ("float32", "bfloat16"):
+        kind = "tf32" if dtype == "float32" else "mma"
+        return [f"attn_fwd_{kind}", f"attn_bwd_dq_{kind}", f"attn_bwd_dkv_{kind}"]
     bwd = [name for name, *_ in attention_backward_kernels(dtype, d, dv)]
     return [attention_forward_kernel(dtype, d, dv)[0], *bwd]
 
@@ -77,7 +81,8 @@ CASES = [
     (1, 1, 30, 30, 80, 72, False, None),  # past the tiled kernels' dims: the row kernels
     (1, 1, 20, 20, 20, 12, False, None),  # tiled forward, row backward (dims not multiples of 8)
     (2, 1, 9, 37, 16, 8, False, (2, 1, 1, 37)),  # cross attention, key padding mask
-    (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row
+    (1, 1, 20, 20, 64, 64, True, (1, 1, 20, 20)),  # mask and causal, a fully masked row (tf32)
+    (1, 1, 20, 20, 24, 24, True, (1, 1, 20, 20)),  # the same on the tiled kernels
 ]
 
 
@@ -94,7 +99,7 @@ def test_attention_runs_the_flash_kernels(case):
         mask[:, :, 3] = True
     with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
         got = _run(B, arrays, mask, causal)
-        names = [launch.name for launch in cp.launches if launch.name in KERNELS]
+        names = [launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED]
     LAUNCHED.update(names)
     assert names == expected(d, dv)  # no second forward for the backward, no decomposition
     want = reference(*(a.astype(np.float64) for a in arrays[:3]), mask, causal, 1 / math.sqrt(d),
@@ -125,7 +130,7 @@ def test_attention_dropout_runs_inside_the_flash_kernels(case, p):
     with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
         words = _seed_words(B, 3)
         got = _run(B, arrays, mask, causal, dropout=p, seed=3)
-        names = [launch.name for launch in cp.launches if launch.name in KERNELS]
+        names = [launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED]
     assert names == expected(d, dv)
     z = keep_mask(words, p, b, h, sq, sk) / (1 - p)
     want = reference(*(a.astype(np.float64) for a in arrays[:3]), mask, causal, 1 / math.sqrt(d),
@@ -144,7 +149,7 @@ def test_bfloat16_storage_runs_the_kernels_natively(p):
     with cuda_on_cpu_backend(FakeCupy(), float_dtype="bfloat16") as (B, cp):
         words = _seed_words(B, 5)
         got = _run(B, arrays, None, True, "bfloat16", dropout=p, seed=5)
-        names = [launch.name for launch in cp.launches if launch.name in KERNELS]
+        names = [launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED]
     LAUNCHED.update(names)
     assert names == expected(16, 16, "bfloat16")
     r = [a.astype(ml_dtypes.bfloat16).astype(np.float64) for a in arrays]  # what bf16 holds

@@ -8,14 +8,14 @@ not copied) unless the head dim is strided; the mask through its broadcast strid
 the weights runs inside the kernels (the seed words read from device memory, so a captured
 graph reads the words each replay's random draw wrote).
 
-bfloat16 and float16 calls without a mask or dropout, at head dim == value dim in (32, 64, 128),
-run the tensor-core kernels (`_attention_mma.py`, `_attention_mma_bwd.py`;
-`BURN_CUDA_ATTENTION_MMA=0` turns them off): the forward at those dims, the backward at 32 and
-64 (at 128 burn_gpu's backward kernels read the mma forward's statistic, the same one they
-save); float32 at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py`
-(forward and backward, the same structure). float16 runs only on the mma kernels (burn_gpu's take no float16): a float16 call they do
-not take is the decomposition, and at head dim 128 its forward keeps no statistic, so the
-backward is the decomposition too.
+bfloat16 and float16 calls at head dim == value dim in (32, 64, 128) run the tensor-core
+kernels (`_attention_mma.py`, `_attention_mma_bwd.py`; `BURN_CUDA_ATTENTION_MMA=0` turns them
+off), masks and dropout included: the forward at those dims, the backward at 32 and 64 (at 128
+burn_gpu's backward kernels read the mma forward's statistic, the same one they save); float32
+at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py` (forward and backward,
+the same structure). float16 runs only on the mma kernels (burn_gpu's take no float16): a
+float16 call they do not take is the decomposition, and at head dim 128 its forward keeps no
+statistic, so the backward is the decomposition too.
 """
 
 from __future__ import annotations
@@ -71,26 +71,35 @@ def _mma_view(a):
     return a, [np.int64(v) for v in attention_view_args(a.shape, strides)]
 
 
-def _mma_forward(query, key, value, causal, scale):
+def _mma_tail(query, key, value, mask, causal, scale, dropout, seed) -> tuple:
+    """The tensor-core kernels' trailing arguments: the mask (a byte per element, broadcast
+    strides), has_mask, its 5 strides, the dropout seed words, threshold and 1 / (1 - p)."""
+    c = CudaAttentionOps._attention_common(query, key, value, mask, causal, scale, dropout, seed)
+    return (c["mask"], np.int32(mask is not None), *c["margs"], *c["drop"])
+
+
+def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None):
     """(out, lse) of an eligible call (`mma_takes`, `tf32_takes`) by the tensor-core forward."""
     b, h, sq, d = query.shape
     sk = key.shape[2]
+    tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
     (q, qa), (k, ka), (v, va) = _mma_view(query), _mma_view(key), _mma_view(value)
     out = _empty((b, h, sq, d), query.dtype)
     lse = _empty((b, h, sq), np.dtype(np.float32))
     args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
-    args += (np.float32(attention_scale2(scale)), *qa, *ka, *va)
+    args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *tail)
     name = "attn_fwd_tf32" if query.dtype.name == "float32" else "attn_fwd_mma"
     k_ = kernel(name, query.dtype, d=d, dv=d)
     launch_grid(k_, mma_groups(b * h, sq), MMA_THREADS, *args)
     return out, lse
 
 
-def _mma_backward(query, key, value, out, lse, grad, causal, scale):
+def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropout=0.0, seed=None):
     """(dq, dk, dv) of an eligible call (`mma_backward_takes`, `tf32_takes`) from the forward's
     output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass."""
     b, h, sq, d = query.shape
     sk = key.shape[2]
+    tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
     views = [_mma_view(a) for a in (query, key, value, out, grad)]
     (q, qa), (k, ka), (v, va), (o, oa), (g, ga) = views
     lse = _platform.load_cupy().ascontiguousarray(lse)
@@ -102,10 +111,10 @@ def _mma_backward(query, key, value, out, lse, grad, causal, scale):
     kind = "tf32" if dt.name == "float32" else "mma"
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d)
     launch_grid(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
-                *common, *qa, *ka, *va, *oa, *ga)  # fmt: skip
+                *common, *qa, *ka, *va, *oa, *ga, *tail)  # fmt: skip
     k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d)
     launch_grid(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
-                *common, *qa, *ka, *va, *ga)  # fmt: skip
+                *common, *qa, *ka, *va, *ga, *tail)  # fmt: skip
     return dq, dk, dv
 
 
@@ -163,23 +172,26 @@ class CudaAttentionOps(FlashAttentionOps):
     # float16: burn_gpu's flash kernels take no float16, so only the mma kernels run it (the
     # calls they do not take go to the decomposition, FlashAttentionOps' path for float16)
     def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
-        if self._mma_float16(query, key, value, mask, dropout):
-            return _mma_forward(query, key, value, causal, scale)[0]
+        if self._mma_float16(query, key, value):
+            return _mma_forward(query, key, value, mask, causal, scale, dropout, seed)[0]
         return super().attention(query, key, value, mask, causal, scale, dropout, seed)
 
     def attention_with_lse(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
-        if self._mma_float16(query, key, value, mask, dropout):
-            out, lse = _mma_forward(query, key, value, causal, scale)
-            keep = mma_backward_takes(query.dtype, query.shape[3], value.shape[3], mask, dropout)
+        if self._mma_float16(query, key, value):
+            out, lse = _mma_forward(query, key, value, mask, causal, scale, dropout, seed)
+            keep = mma_backward_takes(query.dtype, query.shape[3], value.shape[3])
             return out, lse if keep else None  # None: the backward is the decomposition
         return super().attention_with_lse(query, key, value, mask, causal, scale, dropout, seed)
 
     def attention_backward(
         self, query, key, value, mask, output_grad, causal, scale, dropout=0.0, seed=None
     ):
-        if self._mma_float16(query, key, value, mask, dropout, output_grad, backward=True):
-            out, lse = _mma_forward(query, key, value, causal, scale)
-            return _mma_backward(query, key, value, out, lse, output_grad, causal, scale)
+        if self._mma_float16(query, key, value, output_grad, backward=True):
+            drop = (dropout, seed)
+            out, lse = _mma_forward(query, key, value, mask, causal, scale, *drop)
+            return _mma_backward(
+                query, key, value, out, lse, mask, output_grad, causal, scale, *drop
+            )
         return super().attention_backward(
             query, key, value, mask, output_grad, causal, scale, dropout, seed
         )
@@ -187,16 +199,16 @@ class CudaAttentionOps(FlashAttentionOps):
     def attention_lse_backward(
         self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
     ):
-        if lse is not None and self._mma_float16(
-            query, key, value, mask, dropout, output_grad, backward=True
-        ):
-            return _mma_backward(query, key, value, out, lse, output_grad, causal, scale)
+        if lse is not None and self._mma_float16(query, key, value, output_grad, backward=True):
+            return _mma_backward(
+                query, key, value, out, lse, mask, output_grad, causal, scale, dropout, seed
+            )
         return super().attention_lse_backward(
             query, key, value, out, lse, mask, output_grad, causal, scale, dropout, seed
         )
 
     @staticmethod
-    def _mma_float16(query, key, value, mask, dropout, grad=None, backward=False) -> bool:
+    def _mma_float16(query, key, value, grad=None, backward=False) -> bool:
         """A float16 call the tensor-core kernels take (forward; `backward`: and backward)."""
         arrays = (query, key, value) if grad is None else (query, key, value, grad)
         if query.dtype.name != "float16" or any(a.dtype != query.dtype for a in arrays):
@@ -205,15 +217,12 @@ class CudaAttentionOps(FlashAttentionOps):
         sk, dv = key.shape[2], value.shape[3]
         if not (b * h * -(-max(sq, sk) // 64) < 2**31 and min(b, h, sq, sk) > 0):
             return False
-        takes = mma_backward_takes if backward else mma_takes
-        return takes(query.dtype, d, dv, mask, dropout)
+        return (mma_backward_takes if backward else mma_takes)(query.dtype, d, dv)
 
     def _attention_fwd(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         d, dv = query.shape[3], value.shape[3]
-        if mma_takes(query.dtype, d, dv, mask, dropout) or tf32_takes(
-            query.dtype, d, dv, mask, dropout
-        ):
-            return _mma_forward(query, key, value, causal, scale)
+        if mma_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv):
+            return _mma_forward(query, key, value, mask, causal, scale, dropout, seed)
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
         b, h, sq, sk, d, dv = c["dims"]
@@ -229,10 +238,11 @@ class CudaAttentionOps(FlashAttentionOps):
         self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
     ):
         d, dv = query.shape[3], value.shape[3]
-        if mma_backward_takes(query.dtype, d, dv, mask, dropout) or tf32_takes(
-            query.dtype, d, dv, mask, dropout
-        ):
-            return _mma_backward(query, key, value, out, lse, output_grad, causal, scale)
+        if mma_backward_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv):
+            drop = (dropout, seed)
+            return _mma_backward(
+                query, key, value, out, lse, mask, output_grad, causal, scale, *drop
+            )
         cp = _platform.load_cupy()
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)

@@ -38,7 +38,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
     const L ko, const L kb, const L kh, const L ks,
     const L vo, const L vb, const L vh, const L vs,
     const L oo, const L ob, const L oh, const L os,
-    const L go, const L gb, const L gh, const L gs) {
+    const L go, const L gb, const L gh, const L gs,
+    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
+    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
+    const float drp) {
   __shared__ __align__(16) E kt[KEYS * SP];                  /* the Q tile, then K tiles */
   __shared__ __align__(16) E vt[KEYS * SP];                  /* the dO tile, then V tiles */
   __shared__ __align__(16) unsigned int kp[(KEYS / 2) * VP];  /* K tile as key pairs */
@@ -52,6 +55,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
   const E* kbase = k + ko + bi * kb + hi * kh;
   const E* vbase = v + vo + bi * vb + hi * vh;
   const E* gbase = g + go + bi * gb + hi * gh;
+  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
+  const int drop = dthr != 0u;
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
   load_rows(vt, gbase, gs, q0, sq, ROWS);
   if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */
@@ -76,10 +82,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
       gf[kk][r] = *(const unsigned int*)(vt + at);
     }
   float lr[2], dr[2];
+  U32 rk[2];  /* the dropout row keys */
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     const int row = w * 16 + C_ROW(lane, 2 * rr), i = q0 + row;
     lr[rr] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
+    rk[rr] = drop ? drop_rowkey(bk, i) : 0u;
     dr[rr] = dl[row];
   }
   float acc[D / 8][4];
@@ -118,9 +126,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
       for (int e = 0; e < 4; ++e) {
         const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + n * 8 + C_COL(lane, e);
         const float li = lr[e >> 1];
-        const int hid = j >= sk || (causal && j > i + off) || li == -INF_F;
+        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
+                        (has_mask && mbase[(L)i * mq + (L)j * mk]);
         const float p = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
-        s[n][e] = p * (dp[n][e] - dr[e >> 1]);  /* dS */
+        const float z = (drop && !drop_keep(rk[e >> 1], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
+        s[n][e] = p * (dp[n][e] * z - dr[e >> 1]);  /* dS */
       }
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk) {
@@ -159,12 +169,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
     const L qo, const L qb, const L qh, const L qs,
     const L ko, const L kb, const L kh, const L ks,
     const L vo, const L vb, const L vh, const L vs,
-    const L go, const L gb, const L gh, const L gs) {
+    const L go, const L gb, const L gh, const L gs,
+    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
+    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
+    const float drp) {
   __shared__ __align__(16) E qt[ROWS * SP];                   /* the K block, then Q tiles */
   __shared__ __align__(16) E gt[ROWS * SP];                   /* the V block, then dO tiles */
   __shared__ __align__(16) unsigned int qp[(ROWS / 2) * VP];  /* Q tile as query pairs */
   __shared__ __align__(16) unsigned int gp[(ROWS / 2) * VP];  /* dO tile as query pairs */
   __shared__ float ls[ROWS], ds[ROWS];                        /* lse and Delta of the tile */
+  __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int nkb = (sk + KEYS - 1) / KEYS;
   const int bh = blockIdx.x / nkb, blk = blockIdx.x - bh * nkb;  /* causal: early keys see more */
@@ -172,6 +186,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
   const int k0 = blk * KEYS, off = sk - sq;
   const E* qbase = q + qo + bi * qb + hi * qh;
   const E* gbase = g + go + bi * gb + hi * gh;
+  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
+  const int drop = dthr != 0u;
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(qt, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);
   load_rows(gt, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);
   __syncthreads();
@@ -200,6 +217,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
       const int i = q0 + threadIdx.x;
       ls[threadIdx.x] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
       ds[threadIdx.x] = i < sq ? delta[(L)bh * sq + i] : 0.0f;
+      rkq[threadIdx.x] = drop ? drop_rowkey(bk, i) : 0u;
     }
     __syncthreads();
     float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's keys x the tile's queries */
@@ -226,10 +244,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
         const int col = n * 8 + C_COL(lane, e), i = q0 + col;
         const int j = k0 + w * 16 + C_ROW(lane, e);
         const float li = ls[col];  /* -inf past seq_q and for rows that see no key */
-        const int hid = j >= sk || (causal && j > i + off) || li == -INF_F;
+        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
+                        (has_mask && mbase[(L)i * mq + (L)j * mk]);
         const float p = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
-        s[n][e] = p;
-        dp[n][e] = p * (dp[n][e] - ds[col]);  /* dSᵗ */
+        const float z = (drop && !drop_keep(rkq[col], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
+        s[n][e] = p * z;  /* the dropped weight, for dV */
+        dp[n][e] = p * (dp[n][e] * z - ds[col]);  /* dSᵗ */
       }
 #pragma unroll
     for (int kk = 0; kk < ROWS / 16; ++kk) {

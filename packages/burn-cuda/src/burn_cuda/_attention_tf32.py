@@ -17,8 +17,8 @@ B operand is read in the same order). The backward passes take one 8-key (8-quer
 time, so the split operands fit the registers.
 
 Eligible calls (`tf32_takes`): float32 storage, head dim == value dim in (32, 64) (two float32
-tiles of 64 x 132 floats would pass the 48 KB of static shared memory), no mask, no dropout,
-`BURN_CUDA_ATTENTION_MMA` not "0". Q, K, V, O and dO are read in place when every stepped
+tiles of 64 x 132 floats would pass the 48 KB of static shared memory),
+`BURN_CUDA_ATTENTION_MMA` not "0"; masks and dropout as in `_attention_mma.py`. Q, K, V, O and dO are read in place when every stepped
 stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied contiguous.
 """
 
@@ -28,6 +28,7 @@ import os
 
 import numpy as np
 
+from ._attention_mma import drop_helpers
 from ._mma_layout import c_macros
 
 #: head dims the float32 kernel takes
@@ -115,7 +116,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
     const int sk, const int causal, const float scale2,
     const L qo, const L qb, const L qh, const L qs,
     const L ko, const L kb, const L kh, const L ks,
-    const L vo, const L vb, const L vh, const L vs) {
+    const L vo, const L vb, const L vh, const L vs,
+    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
+    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
+    const float drp) {
   __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then each K tile */
   __shared__ __align__(16) float vt[KEYS * SPF];  /* each V tile */
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -126,6 +130,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
   const int q0 = blk * ROWS, off = sk - sq;
   const float* kbase = k + ko + bi * kb + hi * kh;
   const float* vbase = v + vo + bi * vb + hi * vh;
+  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
+  const int drop = dthr != 0u;
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
   __syncthreads();
   unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
@@ -140,6 +147,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
 #pragma unroll
     for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
   float m[2] = {-INF_F, -INF_F}, l[2] = {0.0f, 0.0f};  /* rows C_ROW(lane, 0) and +8 */
+  U32 rk[2];  /* the dropout row keys of the two rows */
+  for (int rr = 0; rr < 2; ++rr) rk[rr] = drop ? drop_rowkey(bk, q0 + w * 16 + C_ROW(lane, 2 * rr)) : 0u;
   int kend = sk;
   if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
   for (int k0 = 0; k0 < kend; k0 += KEYS) {
@@ -170,7 +179,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
 #pragma unroll
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
           const int j = k0 + n * 8 + C_COL(lane, e);
-          const float x = (j >= sk || (causal && j > i + off)) ? -INF_F : s[n][e] * scale2;
+          const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
+                          (has_mask && mbase[(L)i * mq + (L)j * mk]);
+          const float x = hid ? -INF_F : s[n][e] * scale2;
           s[n][e] = x;
           mx = max_nan(x, mx);
         }
@@ -186,8 +197,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
 #pragma unroll
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
           const float p = mx == -INF_F ? 0.0f : exp2f(s[n][e] - mx);
-          s[n][e] = p;
-          sum += p;
+          sum += p;  /* the row sum of the undropped weights */
+          s[n][e] = (drop && !drop_keep(rk[rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
         }
       l[rr] = l[rr] * corr + sum;  /* this lane's part of the row sum */
 #pragma unroll
@@ -220,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
     if (i >= sq) continue;
     const L row = (L)bh * sq + i;
     if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m[rr] + log2f(tot);
-    const float inv = tot == 0.0f ? 0.0f : 1.0f / tot;  /* every key left out: 0 */
+    const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
       out[row * D + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
@@ -244,18 +255,12 @@ def tf32_program(head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32") -
     bodies = {"attn_fwd_tf32": _FWD, **BACKWARD}
     if kernel not in bodies:
         raise ValueError(f"tf32_program: no kernel {kernel!r} (have {sorted(bodies)})")
-    return c_macros() + _HEAD.replace("@D@", str(head_dim)) + bodies[kernel]
+    return c_macros() + _HEAD.replace("@D@", str(head_dim)) + drop_helpers() + bodies[kernel]
 
 
-def tf32_takes(dtype, head_dim: int, value_dim: int, mask, dropout: float) -> bool:
+def tf32_takes(dtype, head_dim: int, value_dim: int) -> bool:
     """Whether a float32 call runs the 3xTF32 kernels, forward and backward (the module
     docstring's rule)."""
     if os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") == "0":  # A/B against the SIMT kernels
         return False
-    return (
-        np.dtype(dtype).name == "float32"
-        and head_dim == value_dim
-        and head_dim in TF32_HEAD_DIMS
-        and mask is None
-        and not dropout
-    )
+    return np.dtype(dtype).name == "float32" and head_dim == value_dim and head_dim in TF32_HEAD_DIMS

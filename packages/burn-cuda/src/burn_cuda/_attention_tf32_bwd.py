@@ -19,7 +19,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_tf32(
     const L ko, const L kb, const L kh, const L ks,
     const L vo, const L vb, const L vh, const L vs,
     const L oo, const L ob, const L oh, const L os,
-    const L go, const L gb, const L gh, const L gs) {
+    const L go, const L gb, const L gh, const L gs,
+    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
+    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
+    const float drp) {
   __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then K tiles */
   __shared__ __align__(16) float vt[KEYS * SPF];  /* the dO tile, then V tiles */
   __shared__ float dl[ROWS];                      /* Delta of the block's rows */
@@ -32,6 +35,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_tf32(
   const float* kbase = k + ko + bi * kb + hi * kh;
   const float* vbase = v + vo + bi * vb + hi * vh;
   const float* gbase = g + go + bi * gb + hi * gh;
+  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
+  const int drop = dthr != 0u;
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
   load_rows(vt, gbase, gs, q0, sq, ROWS);
   if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */
@@ -57,10 +63,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_tf32(
       gf[kk][r] = vt[at];
     }
   float lr[2], dr[2];
+  U32 rk[2];  /* the dropout row keys */
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
     const int row = w * 16 + C_ROW(lane, 2 * rr), i = q0 + row;
     lr[rr] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
+    rk[rr] = drop ? drop_rowkey(bk, i) : 0u;
     dr[rr] = dl[row];
   }
   float acc[D / 8][4];
@@ -95,9 +103,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_tf32(
       for (int e = 0; e < 4; ++e) {
         const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + n * 8 + C_COL(lane, e);
         const float li = lr[e >> 1];
-        const int hid = j >= sk || (causal && j > i + off) || li == -INF_F;
+        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
+                        (has_mask && mbase[(L)i * mq + (L)j * mk]);
         const float p = hid ? 0.0f : exp2f(s[e] * scale2 - li);
-        s[e] = p * (dp[e] - dr[e >> 1]);  /* dS */
+        const float z = (drop && !drop_keep(rk[e >> 1], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
+        s[e] = p * (dp[e] * z - dr[e >> 1]);  /* dS */
       }
       unsigned int ah[4], al[4];  /* dS as the A fragment of k8 step n, keys permuted */
 #pragma unroll
@@ -135,10 +145,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_tf32(
     const L qo, const L qb, const L qh, const L qs,
     const L ko, const L kb, const L kh, const L ks,
     const L vo, const L vb, const L vh, const L vs,
-    const L go, const L gb, const L gh, const L gs) {
+    const L go, const L gb, const L gh, const L gs,
+    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
+    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
+    const float drp) {
   __shared__ __align__(16) float qt[ROWS * SPF];  /* the K block, then Q tiles */
   __shared__ __align__(16) float gt[ROWS * SPF];  /* the V block, then dO tiles */
   __shared__ float ls[ROWS], ds[ROWS];            /* lse and Delta of the tile */
+  __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int nkb = (sk + KEYS - 1) / KEYS;
   const int bh = blockIdx.x / nkb, blk = blockIdx.x - bh * nkb;  /* causal: early keys see more */
@@ -146,6 +160,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_tf32(
   const int k0 = blk * KEYS, off = sk - sq;
   const float* qbase = q + qo + bi * qb + hi * qh;
   const float* gbase = g + go + bi * gb + hi * gh;
+  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
+  const int drop = dthr != 0u;
+  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(qt, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);
   load_rows(gt, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);
   __syncthreads();
@@ -173,6 +190,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_tf32(
       const int i = q0 + threadIdx.x;
       ls[threadIdx.x] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
       ds[threadIdx.x] = i < sq ? delta[(L)bh * sq + i] : 0.0f;
+      rkq[threadIdx.x] = drop ? drop_rowkey(bk, i) : 0u;
     }
     __syncthreads();
 #pragma unroll 1 /* one 8-query step at a time: the registers of the split operands stay few */
@@ -196,10 +214,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_tf32(
         const int col = n * 8 + C_COL(lane, e), i = q0 + col;
         const int j = k0 + w * 16 + C_ROW(lane, e);
         const float li = ls[col];  /* -inf past seq_q and for rows that see no key */
-        const int hid = j >= sk || (causal && j > i + off) || li == -INF_F;
+        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
+                        (has_mask && mbase[(L)i * mq + (L)j * mk]);
         const float p = hid ? 0.0f : exp2f(s[e] * scale2 - li);
-        s[e] = p;
-        dp[e] = p * (dp[e] - ds[col]);  /* dSᵗ */
+        const float z = (drop && !drop_keep(rkq[col], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
+        s[e] = p * z;  /* the dropped weight, for dV */
+        dp[e] = p * (dp[e] * z - ds[col]);  /* dSᵗ */
       }
       unsigned int ph[4], pl[4], sh[4], sl[4];  /* Pᵗ, dSᵗ as A fragments, queries permuted */
 #pragma unroll
