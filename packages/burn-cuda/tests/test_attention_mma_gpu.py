@@ -133,3 +133,52 @@ def test_module_attention_routes_to_the_mma(cuda_ready, dtype, monkeypatch):
     tol = 2e-4 if dtype == "float32" else 5e-2
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
         np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
+
+
+MASKED = [
+    # (b, h, sq, sk, d, causal, mask shape, dropout)
+    (2, 4, 200, 257, 64, False, (2, 1, 1, 257), 0.0),  # key padding
+    (2, 2, 300, 300, 64, True, (2, 2, 300, 300), 0.2),  # a full mask with causal, dropout
+    (2, 2, 130, 130, 32, False, None, 0.1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("case", MASKED, ids=[str(c) for c in MASKED])
+def test_masks_and_dropout_on_tensor_cores(cuda_ready, case, dtype, monkeypatch):
+    """`module.attention` with a Bool mask and dropout on Autodiff(Cuda(dtype)): the
+    tensor-core forward and backward once each (never the decomposition), against float64 with
+    the op's keep mask (the seed words it draws after `device.seed(17)`)."""
+    from burn_autodiff import Autodiff
+    from burn_cuda import Cuda
+    from burn_tensor import Tensor, module
+    from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_seed as draw_seed
+
+    seen = []
+    fwd, bwd = _attention._mma_forward, _attention._mma_backward
+    monkeypatch.setattr(_attention, "_mma_forward", lambda *a: seen.append("fwd") or fwd(*a))
+    monkeypatch.setattr(_attention, "_mma_backward", lambda *a: seen.append("bwd") or bwd(*a))
+    b, h, sq, sk, d, causal, mshape, p = case
+    dev = Autodiff(Cuda(float_dtype=dtype)).device()
+    dev.seed(17)
+    z = keep_mask(draw_seed(dev).numpy(), p, b, h, sq, sk) / (1 - p) if p else None
+    dev.seed(17)
+    rng = np.random.default_rng(sq + sk + d)
+    arrays = [rng.standard_normal(s).astype(NP[dtype])
+              for s in ((b, h, sq, d), (b, h, sk, d), (b, h, sk, d), (b, h, sq, d))]  # fmt: skip
+    mask = None if mshape is None else rng.uniform(size=mshape) < 0.3
+    if mask is not None and mshape[2] > 1:
+        mask[:, :, 5] = True  # a row that sees no key
+    q, k, v, g = (Tensor.from_data(a.astype(np.float32), dev).cast(dtype) for a in arrays)
+    q, k, v = (t.require_grad() for t in (q, k, v))
+    m = None if mask is None else Tensor.from_data(mask, dev)
+    out = module.attention(q, k, v, mask=m, causal=causal, dropout=p)
+    grads = (out * g).sum().backward()
+    got = [np.asarray(t.cast("float32").into_data().array, np.float64)
+           for t in (out, q.grad(grads), k.grad(grads), v.grad(grads))]  # fmt: skip
+    assert seen == ["fwd", "bwd"]
+    r = [a.astype(np.float64) for a in arrays]
+    want = reference(*r[:3], mask, causal, 1 / math.sqrt(d), r[3], z)
+    tol = {"bfloat16": 5e-2, "float16": 1e-2, "float32": 2e-4}[dtype]
+    for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
