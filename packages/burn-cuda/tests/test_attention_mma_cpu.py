@@ -8,6 +8,7 @@ and every rendered variant through `nvcc --ptx -arch=sm_90` where nvcc exists. G
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -245,22 +246,32 @@ def test_bad_variants_are_refused_by_name():
         tf32_program(128, 128)
 
 
-VARIANTS = (
+_ALL = (
     [("attn_fwd_mma", dt, d) for dt in DTYPES for d in HEAD_DIMS]
     + [(n, dt, d) for n in ("attn_bwd_dq_mma", "attn_bwd_dkv_mma") for dt in DTYPES for d in BWD_HEAD_DIMS]
     + [(n, "float32", d) for n in _kernel_source.ATTENTION_TF32 for d in TF32_HEAD_DIMS]
 )
+#: (kernel, dtype, head dim, extras): every variant without the mask/dropout code, and with it
+#: at head dim 64 (the texts differ by one macro; the stand-in runs both): 29 kernels, ~7 s of
+#: nvcc on 2 cores, so the default run builds each kernel and dtype at head dim 64 and the
+#: forward's other head dims (13); BURN_CUDA_NVCC_ALL=1 builds all 29
+VARIANTS = [(*v, False) for v in _ALL] + [(*v, True) for v in _ALL if v[2] == 64]
+if os.environ.get("BURN_CUDA_NVCC_ALL") != "1":
+    VARIANTS = [v for v in VARIANTS if v[2] == 64 and (not v[3] or v[0] == "attn_fwd_mma")] + [
+        v for v in VARIANTS if v[0] == "attn_fwd_mma" and v[1] == "bfloat16" and v[2] != 64
+    ]
 
 
 def _one_unit(variants) -> str:
     """Every variant's text in one translation unit: each in a namespace of its own, its entry
-    renamed `{name}_{dtype}_{d}` and its macros undefined after it (one nvcc run: 14 runs took
-    ~7 s of the suite, one ~3 s)."""
+    renamed `{name}_{dtype}_{d}_{extras}` and its macros undefined after it (one nvcc run per
+    unit: a run per kernel cost ~0.5 s each in process start and front end)."""
     parts = []
-    for i, (name, dtype, d) in enumerate(variants):
-        src = _kernel_source.SOURCES[name](dtype, d, d)
+    for i, (name, dtype, d, extras) in enumerate(variants):
+        src = _kernel_source.SOURCES[name](dtype, d, d, extras=extras)
         undef = "".join(f"#undef {m}\n" for m in sorted(set(re.findall(r"^#define (\w+)", src, re.M))))
-        parts.append(f"#define {name} {name}_{dtype}_{d}\nnamespace v{i} {{\n{src}\n}}\n{undef}#undef {name}\n")
+        entry = f"{name}_{dtype}_{d}_{int(extras)}"
+        parts.append(f"#define {name} {entry}\nnamespace v{i} {{\n{src}\n}}\n{undef}#undef {name}\n")
     return "".join(parts)
 
 
@@ -274,8 +285,8 @@ def test_every_mma_variant_compiles_with_nvcc(nvcc_ptx):
     for proc, ptx in built:
         assert proc.returncode == 0, proc.stderr
         entries.update(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
-    for name, dtype, d in VARIANTS:
-        text = entries[f"{name}_{dtype}_{d}"]
+    for name, dtype, d, extras in VARIANTS:
+        text = entries[f"{name}_{dtype}_{d}_{int(extras)}"]
         if dtype == "float32":  # 3 instructions per k8 step
             # forward, unrolled: S and P V, (keys / 8) (d / 8) steps each; backward, one 8-key
             # (8-query) step of the loop: S, dP, dQ (dV, dK), d / 8 steps each

@@ -89,7 +89,8 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *tail)
     name = "attn_fwd_tf32" if query.dtype.name == "float32" else "attn_fwd_mma"
-    k_ = kernel(name, query.dtype, d=d, dv=d)
+    extras = mask is not None or bool(dropout)  # else the variant without that code
+    k_ = kernel(name, query.dtype, d=d, dv=d, extras=extras)
     launch_grid(k_, mma_groups(b * h, sq), MMA_THREADS, *args)
     return out, lse
 
@@ -109,10 +110,11 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     common = (np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     kind = "tf32" if dt.name == "float32" else "mma"
-    k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d)
+    extras = mask is not None or bool(dropout)  # else the variants without that code
+    k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, extras=extras)
     launch_grid(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
                 *common, *qa, *ka, *va, *oa, *ga, *tail)  # fmt: skip
-    k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d)
+    k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, extras=extras)
     launch_grid(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
                 *common, *qa, *ka, *va, *ga, *tail)  # fmt: skip
     return dq, dk, dv

@@ -172,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
   const E* kbase = k + ko + bi * kb + hi * kh;
   const E* vbase = v + vo + bi * vb + hi * vh;
   const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = dthr != 0u;
+  const int drop = EXTRAS && dthr != 0u;
   const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
   __syncthreads();
@@ -221,7 +221,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
           const int j = k0 + n * 8 + C_COL(lane, e);
           const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
-                          (has_mask && mbase[(L)i * mq + (L)j * mk]);
+                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
           const float x = hid ? -INF_F : s[n][e] * scale2;
           s[n][e] = x;
           mx = max_nan(x, mx);
@@ -292,12 +292,15 @@ def _check(dtype: str, head_dim: int, value_dim: int) -> None:
         )
 
 
-def mma_program(dtype: str, head_dim: int, value_dim: int, kernel: str = "attn_fwd_mma") -> str:
+def mma_program(
+    dtype: str, head_dim: int, value_dim: int, kernel: str = "attn_fwd_mma", extras: bool = True
+) -> str:
     """The CUDA C text of `kernel` (`attn_fwd_mma`, or the backward's `attn_bwd_dq_mma` /
     `attn_bwd_dkv_mma` of `_attention_mma_bwd.py`) for storage `dtype` ("bfloat16" or
     "float16"), head dim `head_dim` (32, 64 or 128; the backward 32 or 64) and value dim
     `value_dim` (equal to it): no includes (NVRTC as the GPU machine runs it; PTX conversions
-    from burn_gpu's dialect)."""
+    from burn_gpu's dialect). `extras` False compiles out the mask and dropout code (a call
+    with neither then holds fewer registers)."""
     from ._attention_mma_bwd import BACKWARD, BWD_HEAD_DIMS
 
     _check(dtype, head_dim, value_dim)
@@ -315,6 +318,7 @@ def mma_program(dtype: str, head_dim: int, value_dim: int, kernel: str = "attn_f
         "#define SP (D + 8) /* a K row in 16-bit elements: the fragment loads hit 32 banks */\n"
         "#define VP (D + 8) /* a V key-pair row in words: the same */\n"
         "#define INF_F __int_as_float(0x7f800000)\n"
+        + extras_define(extras)
     )
     return (
         frame("cuda").pragma([dtype])
@@ -326,6 +330,13 @@ def mma_program(dtype: str, head_dim: int, value_dim: int, kernel: str = "attn_f
         + drop_helpers()
         + bodies[kernel]
     )
+
+
+def extras_define(extras: bool) -> str:
+    """`#define EXTRAS 1` (the mask and dropout code is compiled) or 0 (it is not: the bf16
+    forward at head dim 64 then holds 128 registers instead of 160, ptxas sm_90, so 4 blocks
+    fit an SM instead of 3)."""
+    return f"#define EXTRAS {int(bool(extras))}\n"
 
 
 def drop_helpers() -> str:

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from ._attention_mma import drop_helpers
+from ._attention_mma import drop_helpers, extras_define
 from ._mma_layout import c_macros
 
 #: head dims the float32 kernel takes
@@ -131,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
   const float* kbase = k + ko + bi * kb + hi * kh;
   const float* vbase = v + vo + bi * vb + hi * vh;
   const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = dthr != 0u;
+  const int drop = EXTRAS && dthr != 0u;
   const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
   __syncthreads();
@@ -180,7 +180,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
           const int j = k0 + n * 8 + C_COL(lane, e);
           const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
-                          (has_mask && mbase[(L)i * mq + (L)j * mk]);
+                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
           const float x = hid ? -INF_F : s[n][e] * scale2;
           s[n][e] = x;
           mx = max_nan(x, mx);
@@ -242,9 +242,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
 """
 
 
-def tf32_program(head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32") -> str:
+def tf32_program(
+    head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32", extras: bool = True
+) -> str:
     """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`) for float32 storage at head dim
-    `head_dim` (32 or 64) and value dim `value_dim` (equal to it); no includes."""
+    `head_dim` (32 or 64) and value dim `value_dim` (equal to it); no includes. `extras` as
+    `_attention_mma.mma_program`'s."""
     if head_dim not in TF32_HEAD_DIMS or value_dim != head_dim:
         raise ValueError(
             f"attn_fwd_tf32: head_dim must be one of {TF32_HEAD_DIMS} and value_dim equal to "
@@ -255,7 +258,8 @@ def tf32_program(head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32") -
     bodies = {"attn_fwd_tf32": _FWD, **BACKWARD}
     if kernel not in bodies:
         raise ValueError(f"tf32_program: no kernel {kernel!r} (have {sorted(bodies)})")
-    return c_macros() + _HEAD.replace("@D@", str(head_dim)) + drop_helpers() + bodies[kernel]
+    head = _HEAD.replace("@D@", str(head_dim)) + extras_define(extras)
+    return c_macros() + head + drop_helpers() + bodies[kernel]
 
 
 def tf32_takes(dtype, head_dim: int, value_dim: int) -> bool:

@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_tf32(
   const float* vbase = v + vo + bi * vb + hi * vh;
   const float* gbase = g + go + bi * gb + hi * gh;
   const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = dthr != 0u;
+  const int drop = EXTRAS && dthr != 0u;
   const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
   load_rows(vt, gbase, gs, q0, sq, ROWS);
@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_tf32(
         const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + n * 8 + C_COL(lane, e);
         const float li = lr[e >> 1];
         const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
-                        (has_mask && mbase[(L)i * mq + (L)j * mk]);
+                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
         const float p = hid ? 0.0f : exp2f(s[e] * scale2 - li);
         const float z = (drop && !drop_keep(rk[e >> 1], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
         s[e] = p * (dp[e] * z - dr[e >> 1]);  /* dS */
@@ -161,7 +161,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_tf32(
   const float* qbase = q + qo + bi * qb + hi * qh;
   const float* gbase = g + go + bi * gb + hi * gh;
   const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = dthr != 0u;
+  const int drop = EXTRAS && dthr != 0u;
   const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(qt, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);
   load_rows(gt, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);
@@ -215,7 +215,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_tf32(
         const int j = k0 + w * 16 + C_ROW(lane, e);
         const float li = ls[col];  /* -inf past seq_q and for rows that see no key */
         const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
-                        (has_mask && mbase[(L)i * mq + (L)j * mk]);
+                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
         const float p = hid ? 0.0f : exp2f(s[e] * scale2 - li);
         const float z = (drop && !drop_keep(rkq[col], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
         s[e] = p * z;  /* the dropped weight, for dV */

@@ -73,11 +73,13 @@ SOURCES = {
         for name in ATTENTION
     },
     **{
-        name: lambda dt, d, dv, name=name: mma_program(np.dtype(dt).name, d, dv, name)
+        name: lambda dt, d, dv, extras=True, name=name: mma_program(
+            np.dtype(dt).name, d, dv, name, extras
+        )
         for name in ATTENTION_MMA
     },
     **{
-        name: lambda dt, d, dv, name=name: tf32_program(d, dv, name)
+        name: lambda dt, d, dv, extras=True, name=name: tf32_program(d, dv, name, extras)
         for name in ATTENTION_TF32
     },
 }
