@@ -89,7 +89,7 @@ class ResidentBlock:
         self.base = 0
         self.draws = 0
         # adam: [word, call, kd, lr, beta_1, beta_2, epsilon, time] per distinct update
-        self.adam: list = []
+        self.updates: list = []
         self._slots: dict = {}
 
     @contextlib.contextmanager
@@ -117,12 +117,15 @@ class ResidentBlock:
         if device != self.device or getattr(device, "index", None) != self.device_index:
             self._refuse("it draws random numbers on two devices or another device")
             return None
+        reseeded = "the device's random stream was reseeded inside the step"
         if seed != self.seed or not 0 <= delta < 2**32:
-            self._refuse("the device's random stream was reseeded inside the step")
+            self._refuse(reseeded)
             return None
-        if delta != self.draws:
-            # another thread drew from this device's counter between the step's draws
-            self._refuse("another thread drew random numbers on the device while it recorded")
+        if delta != self.draws:  # (the words still give this draw its pair: right bits)
+            self._refuse(
+                reseeded if delta < self.draws
+                else "another thread drew random numbers on the device while it recorded"
+            )  # fmt: skip
         self.draws = delta + 1
         return self.words, delta
 
@@ -139,7 +142,7 @@ class ResidentBlock:
             w = self._slots[key] = self.free
             self.free += 3
             entry = [w, self._call, kd, lr, beta_1, beta_2, epsilon, time]
-            self.adam.append(entry)
+            self.updates.append(entry)
             self._write_adam(entry, lr, time)
         return self.words.data.ptr + 8 * w
 
@@ -162,7 +165,7 @@ class ResidentBlock:
         draws from the device's counter; `scalars_of(call)` the bound lr and time."""
         if self.draws:
             self._u64[SEED], self._u64[BASE] = reserve(self.device, self.draws)
-        for entry in self.adam:
+        for entry in self.updates:
             new = scalars_of(entry[1])
             self._write_adam(entry, new.get("lr", entry[3]), new.get("time", entry[7]))
 
