@@ -211,3 +211,19 @@ def test_resident_kernels_compile_for_sm90(nvcc_ptx, stem):
     name = {"philox": "philox_random_at", "adam": "adam_update_at", "adam_many": "adam_many_at",
             "refresh": "resident_refresh"}[stem.rsplit("_", 1)[0]]  # fmt: skip
     assert f".entry {name}(" in text
+
+
+def test_another_threads_draw_between_the_steps_makes_the_recording_untrusted(env):
+    B, cp = env
+    dev = B.device()
+    draw = lambda: np.asarray(B.float_random((9,), Distribution.default(), dev, B.float_dtype))  # noqa: E731
+    B.seed(3, dev)
+    want = [draw(), (_random.reserve(dev, 1), draw())[1]]
+    B.seed(3, dev)
+    block = _Synced(cp, dev.index)
+    with block.running(0):
+        got = [draw()]
+        _random.reserve(dev, 1)  # another thread's draw, between the step's two
+        got.append(draw())
+    assert [a.tobytes() for a in got] == [a.tobytes() for a in want]  # the recording: right
+    assert block.foreign and block.refused is None  # recorded again, not given up

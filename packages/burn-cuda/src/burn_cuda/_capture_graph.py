@@ -215,6 +215,7 @@ class CudaTape:
             with block.running(index):
                 return fn(*args, **kwargs)
         finally:
+            self.foreign = self.foreign or block.foreign
             if block.refused is not None:
                 # the op took its scalars as arguments (the recording's bits are right, a
                 # replay could not change them): the recording is not replayed

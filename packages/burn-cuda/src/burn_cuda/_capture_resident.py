@@ -83,6 +83,7 @@ class ResidentBlock:
         self.calls = 0  # resident calls recorded
         self._call = None  # the one running now
         self.refused: str | None = None
+        self.foreign = False  # another thread drew between the step's draws
         # random: the device, its seed and the first call number of the recording; draws
         self.device = None
         self.seed = 0
@@ -121,11 +122,12 @@ class ResidentBlock:
         if seed != self.seed or not 0 <= delta < 2**32:
             self._refuse(reseeded)
             return None
-        if delta != self.draws:  # (the words still give this draw its pair: right bits)
-            self._refuse(
-                reseeded if delta < self.draws
-                else "another thread drew random numbers on the device while it recorded"
-            )  # fmt: skip
+        if delta < self.draws:  # (the words still give this draw its pair: right bits)
+            self._refuse(reseeded)
+        elif delta > self.draws:
+            # another thread drew from the device's counter between the step's draws: this
+            # recording is untrusted (the capture layer records again), as for its kernels
+            self.foreign = True
         self.draws = delta + 1
         return self.words, delta
 

@@ -42,6 +42,8 @@ ATTENTION = (
 
 #: the kernels of step capture's scalar block (tests/test_resident_cpu.py runs each)
 RESIDENT = ("adam_update_at", "resident_refresh")
+#: kernels whose source takes no dtype
+NO_DTYPE = ("resident_refresh",)
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
