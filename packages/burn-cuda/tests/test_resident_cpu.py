@@ -227,3 +227,36 @@ def test_another_threads_draw_between_the_steps_makes_the_recording_untrusted(en
         got.append(draw())
     assert [a.tobytes() for a in got] == [a.tobytes() for a in want]  # the recording: right
     assert block.foreign and block.refused is None  # recorded again, not given up
+
+
+def test_bfloat16_draws_and_updates_at_give_the_eager_bits():
+    # the half table's Adam (`_half_reduce.adam_update`, float32 moments here), the half
+    # multi-tensor kernel and bfloat16's clipped draw (`_bf16.random` -> `sample`)
+    from burn_tensor import DType, Tensor
+    from burn_tensor.ops import adam_update, adam_update_many
+
+    rng = np.random.default_rng(6)
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype="bfloat16") as (B, cp):
+        d = B.device()
+        ps = [Tensor.from_data(rng.standard_normal(n), d) for n in (300, 45)]
+        gs = [Tensor.from_data(rng.standard_normal(n), d) for n in (300, 45)]
+        m1 = Tensor.from_data(rng.standard_normal(300) * 1e-3, d).cast(DType.F32)
+        m2 = Tensor.from_data(rng.random(300) * 1e-6, d).cast(DType.F32)
+        hp = {"lr": 2e-3, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8}
+
+        def run():
+            B.seed(17, d)
+            out = [Tensor.random([257], Distribution.uniform(-1.0, 1.0), d)]
+            out += adam_update(ps[0], gs[0], m1, m2, time=3, **hp)
+            for xs in adam_update_many(ps, gs, None, None, time=1, **hp):
+                out += xs
+            return [np.asarray(t.into_data().array).tobytes() for t in out]
+
+        eager = run()
+        block = _Synced(cp, d.index)
+        with block.running(0):
+            got = run()
+        assert got == eager
+        names = {x.name for x in cp.launches}
+        LAUNCHED.update(names)
+        assert {"philox_random_at", "adam_update_at", "adam_many_at"} <= names, names
