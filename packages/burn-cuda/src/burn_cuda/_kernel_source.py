@@ -15,6 +15,8 @@ from burn_gpu import (
     reduce_program,
 )
 
+from ._capture_resident import REFRESH_SOURCE
+
 
 def _wide(index: str) -> bool:
     if index not in ("int", "long long"):
@@ -38,12 +40,21 @@ ATTENTION = (
     "attn_bwd_dkv_tiled",
 )
 
+#: the kernels of step capture's scalar block (tests/test_resident_cpu.py runs each)
+RESIDENT = ("adam_update_at", "resident_refresh")
+#: kernels whose source takes no dtype
+NO_DTYPE = ("resident_refresh",)
+
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
     # burn_gpu's scans (the ones OpenCl runs): one program, a kernel per name
     "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
+    # its SCALARS_FROM form (factor, denom, lr read from a captured step's scalar block)
+    "adam_update_at": lambda dt: adam_program(np.dtype(dt).name, "cuda", scalars_from=True),
+    # step capture's scalar block written from a kernel argument (`_capture_resident.py`)
+    "resident_refresh": lambda: REFRESH_SOURCE,
     # burn_gpu's bias-gradient sum (the one OpenCl runs), in float64 with 64-bit indices
     "sum_keep_mid": lambda dt: reduce_program(
         np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True
