@@ -61,6 +61,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_CUDA_INT8_GEMM": ("`1`", "`0` sends the int8 x int8 matmul of two quantized tensors to burn_gpu's `qmm_i8` kernel instead of cuBLAS `cublasGemmEx`."),
     "BURN_CUDA_DRIVER_LAUNCH": ("`1`", "`0` launches kernels through cupy's RawKernel call instead of the driver API."),
     # burn-fusion
+    "BURN_CUDA_CAPTURE_RESIDENT": ("`1`", "`0` makes step capture on Cuda split its CUDA graph around random draws and Adam updates (called anew between graphs at each replay) instead of running them inside the graph with their scalars read from the tape's device block (one graph per step)."),
     "BURN_CAPTURE_DEBUG": ("unset: off", "`1` prints step capture's decisions on stderr (why a recording was refused or aborted, what an aborted one put back, how the learning rate was bound)."),
     "BURN_FUSION_PASS_THROUGH": ("`1`", "`0` records every op; by default an op that ran alone twice after the same op with the same shapes runs at once on the inner backend (the learned pass-through)."),
     "BURN_FUSION_VECTOR": ("`4`", "Elements per work item of fused vector kernels: `0` (scalar only), `4` or `8`."),

@@ -14,6 +14,8 @@ Cases, each one full step that updates the model:
   and Adam state, matmul/linear in bf16); torch `autocast(dtype=torch.bfloat16)` with f32
   parameters.
 A backend that cannot build bfloat16 tensors reports its bf16 cases as `not implemented`.
+On a Fusion backend (`--backend fusion-cuda`) each mode also runs captured (`<mode> captured`:
+the step recorded once by `burn_fusion.capture` and replayed), beside the same torch step.
 torch's model has the same architecture and its own random initial weights: only times compare.
 """
 
@@ -49,7 +51,7 @@ def with_float_dtype(backend, dtype: str):
         raise NotImplementedError(f"{backend!r} with float_dtype={dtype}: {e}") from e
 
 
-def _burn_step(device, size: dict, tokens: np.ndarray, targets: np.ndarray, mixed: bool):
+def _burn_step(device, size: dict, tokens, targets, mixed: bool, capture: bool = False):
     from burn_nn import (
         CrossEntropyLossConfig,
         EmbeddingConfig,
@@ -66,30 +68,41 @@ def _burn_step(device, size: dict, tokens: np.ndarray, targets: np.ndarray, mixe
     emb = EmbeddingConfig(VOCAB, d).init(device)
     enc = TransformerEncoderConfig(d, 4 * d, 8, size["layers"], norm_first=True).init(device)
     out = LinearConfig(d, CLASSES).init(device)
-    model = {"emb": emb, "enc": enc, "out": out}
+    state = {"model": {"emb": emb, "enc": enc, "out": out}}
     x = Tensor.from_data(tokens, device)
     y = Tensor.from_data(targets, device)
     loss_fn = CrossEntropyLossConfig().init(device)
-    optims = {k: AdamConfig().init() for k in model}
+    optims = {k: AdamConfig().init() for k in state["model"]}
     mp = MixedPrecision("bf16") if mixed else None
 
-    def forward():
+    def forward(model, x, y):
         h = model["enc"].forward(TransformerEncoderInput.new(model["emb"].forward(x)))
         return loss_fn.forward(model["out"].forward(h.mean_dim(1).squeeze_dim(1)), y)
 
-    def step():
+    def train(model, optims, x, y, lr):
+        # a function of (model, optimizers, batch, lr): what `burn_fusion.capture` records
         if mp is None:
-            loss = forward()
-            grads = loss.backward()
+            loss = forward(model, x, y)
         else:
             with mp.autocast():
-                loss = forward()
-            grads = loss.backward()
+                loss = forward(model, x, y)
+        grads = loss.backward()
+        new = {}
         for k, m in model.items():
             g = GradientsParams.from_grads(grads, m)
-            model[k] = optims[k].step(LR, m, g) if mp is None else mp.step(optims[k], LR, m, g)
+            new[k] = optims[k].step(lr, m, g) if mp is None else mp.step(optims[k], lr, m, g)
+        return new, loss
+
+    if capture:
+        from burn_fusion import capture as capture_step
+
+        train = capture_step(train, name="transformer_precision")
+
+    def step():
+        state["model"], loss = train(state["model"], optims, x, y, LR)
         return loss
 
+    step.captured = train if capture else None
     return step
 
 
@@ -148,7 +161,7 @@ def _half_refused(device):
     return None
 
 
-def _burn_case(ctx: dict, size: dict, tokens, targets, mode: str):
+def _burn_case(ctx: dict, size: dict, tokens, targets, mode: str, capture: bool = False):
     from burn_autodiff import Autodiff
 
     if mode == "bf16 pure":
@@ -179,7 +192,7 @@ def _burn_case(ctx: dict, size: dict, tokens, targets, mode: str):
             refused = _half_refused(ctx["device"])
             if refused is not None:
                 return refused
-    return _burn_step(device, size, tokens, targets, mixed=mode == "bf16 mixed")
+    return _burn_step(device, size, tokens, targets, mode == "bf16 mixed", capture)
 
 
 def build(ctx: dict, quick: bool) -> list[Case]:
@@ -194,7 +207,18 @@ def build(ctx: dict, quick: bool) -> list[Case]:
         params = {**size, "vocab": VOCAB, "classes": CLASSES, "heads": 8, "mode": mode,
                   "backend": repr(ctx["backend"]), "torch_device": tdev}  # fmt: skip
         cases.append(Case(mode, params, {"burn": burn, "numpy": None, "torch": ref}))
+        if _captures(ctx["backend"]):
+            # the same step recorded once and replayed (`burn_fusion.capture`): beside the
+            # same torch eager step (torch's own CUDA graph is the training_step suite's)
+            burn = _burn_case(ctx, size, tokens, targets, mode, capture=True)
+            cases.append(Case(f"{mode} captured", {**params, "captured": True},
+                              {"burn": burn, "numpy": None, "torch": ref}))
     return cases
+
+
+def _captures(backend) -> bool:
+    """Whether steps on `backend` can be captured: a Fusion backend (`burn_fusion.capture`)."""
+    return type(backend).__name__ == "Fusion"
 
 
 SUITE = Suite(
@@ -206,6 +230,10 @@ SUITE = Suite(
     gpu_targets=[
         Target("pure bf16 step <= 1.0x torch eager bf16", "burn/torch", 1.0, ["bf16 pure"]),
         Target("mixed bf16 step <= 1.1x torch autocast bf16", "burn/torch", 1.1, ["bf16 mixed"]),
+        Target("pure bf16 step, captured, <= 1.0x torch eager bf16", "burn/torch", 1.0,
+               ["bf16 pure captured"]),
+        Target("mixed bf16 step, captured, <= 1.1x torch autocast bf16", "burn/torch", 1.1,
+               ["bf16 mixed captured"]),
     ],
     env={"OMP_WAIT_POLICY": "PASSIVE"},
 )

@@ -69,6 +69,7 @@ _STAND_IN_FILES = {
     "test_attention_mma_cpu.py",
     "test_fft_kernels_cpu.py",
     "test_rnn_cpu.py",
+    "test_resident_cpu.py",
 }
 
 

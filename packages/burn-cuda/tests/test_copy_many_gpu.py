@@ -1,4 +1,4 @@
-"""`_capture_graph.copy_many`: a replay's batched input copies (one CUDA graph of memcpy nodes
+"""`_capture_copies.copy_many`: a replay's batched input copies (one CUDA graph of memcpy nodes
 per recurring address set) write exactly `dst[...] = src` for every pair, also when the sources
 change value between calls, and leave strided pairs to the element-wise copy."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from burn_cuda import _capture_graph
+from burn_cuda import _capture_copies
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cuda_ready")]
 
@@ -21,17 +21,17 @@ def test_copy_many_copies_every_pair_and_reuses_its_graph():
     base = cp.asarray(rng.normal(size=(6, 8)).astype(np.float32))
     strided_src, strided_dst = base[:, ::2], cp.zeros((6, 4), np.float32)
     pairs = list(zip(dsts, srcs)) + [(strided_dst, strided_src)]
-    before = len(_capture_graph._COPY_GRAPHS)
-    _capture_graph.copy_many(pairs)
+    before = len(_capture_copies._COPY_GRAPHS)
+    _capture_copies.copy_many(pairs)
     cp.cuda.Device().synchronize()
     for d, s in pairs:
         np.testing.assert_array_equal(cp.asnumpy(d), cp.asnumpy(s))
-    assert len(_capture_graph._COPY_GRAPHS) == before + 1
+    assert len(_capture_copies._COPY_GRAPHS) == before + 1
     for s in srcs:  # new values at the same addresses: the cached graph copies them
         s *= 2.0
     strided_src *= 3.0
-    _capture_graph.copy_many(pairs)
+    _capture_copies.copy_many(pairs)
     cp.cuda.Device().synchronize()
-    assert len(_capture_graph._COPY_GRAPHS) == before + 1
+    assert len(_capture_copies._COPY_GRAPHS) == before + 1
     for d, s in pairs:
         np.testing.assert_array_equal(cp.asnumpy(d), cp.asnumpy(s))

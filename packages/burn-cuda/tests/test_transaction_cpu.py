@@ -37,3 +37,32 @@ def test_transaction_is_one_transfer():
         assert datas[0].array.tolist() == np.arange(12.0).reshape(3, 4).T.tolist()
         assert datas[1].array.tolist() == [0, 1, 2, 3, 4]
         assert datas[2].array.tolist() == [True, False, True]
+
+
+def test_transaction_reads_bfloat16_as_bfloat16():
+    """A bfloat16 backend's Transaction hands back bfloat16 data (the exact bits, one transfer):
+    the float32 detour around `tr_execute` used to read it as float32 (caught by the GPU run of
+    the conformance suite's test_transaction[bf16-i32])."""
+    from burn_tensor import DType
+
+    with cuda_on_cpu_backend(float_dtype="bfloat16") as (backend, fake):
+        dev = backend.device()
+        vals = np.array([[1.0, -2.5, 3.140625], [0.0078125, 256.0, -0.5]], np.float32)
+        a = Tensor.from_data(vals, dev).swap_dims(0, 1)
+        b = Tensor.from_data(np.arange(4), dev)
+        real = fake.asnumpy
+        calls = []
+
+        def counting(x):
+            calls.append(x.shape)
+            return real(x)
+
+        fake.asnumpy = counting
+        try:
+            datas = Transaction().register(a).register(b).execute()
+        finally:
+            fake.asnumpy = real
+        assert len(calls) == 1, calls
+        assert datas[0].dtype is DType.BF16
+        assert datas[0].array.astype(np.float32).tolist() == vals.T.tolist()
+        assert datas[1].array.tolist() == [0, 1, 2, 3]

@@ -63,3 +63,20 @@ def test_fused_kernels_on_the_cuda_runtime_run_prepared_with_numpy_values(fused_
             np.testing.assert_allclose(ln, want_ln, rtol=1e-4, atol=1e-5)
     assert general[0] == 0, general[0]
     assert device.fusion_stats()["reductions_fused"] >= 6
+
+
+def test_to_device_gradient_under_autodiff_over_fusion_cuda(fused_cuda):
+    """float_to_device's backward asks for its input's device: under Autodiff(Fusion(Cuda())) a
+    Meta of the Fusion handle had none, and Cuda's device_of failed ('NoneType' has no 'id',
+    found by the GPU run of test_autodiff_gradcheck[float_to_device] with
+    BURN_FUSION_TEST_INNER=cuda). The rule keeps its input now."""
+    from burn_autodiff import Autodiff
+    from burn_tensor import Float, Tensor
+
+    device, _ = fused_cuda
+    ad = Autodiff(device.backend)
+    x = Tensor.from_data(np.arange(6.0, dtype=np.float32).reshape(2, 3), ad.device())
+    x = x.require_grad()
+    y = ad.float_to_device((x * 2.0).into_primitive(), ad.device())
+    grads = (Tensor.from_primitive(y, Float, ad.device()) * 3.0).sum().backward()
+    np.testing.assert_array_equal(x.grad(grads).to_data().array, np.full((2, 3), 6.0))

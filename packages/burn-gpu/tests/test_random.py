@@ -114,3 +114,29 @@ def test_opencl_random_matches_numpy_philox(cl_queue, dt, kind, a, b):
         np.testing.assert_array_equal(out, want.astype(dt))
     if kind in ("default", "uniform") and not dt.startswith("int"):
         assert out.min() >= a and out.max() < b
+
+
+def test_random_at_reads_seed_and_call_from_device_words(cl_queue, cl_build):
+    # a captured step's draw: seed = words[0], call = words[1] + delta, the same bits as
+    # `philox_random` given that (seed, call) pair as arguments
+    cl = pytest.importorskip("pyopencl")
+    ctx, queue, _ = cl_queue
+    src = random_program("float32", "opencl", from_block=True)
+    assert "__kernel void philox_random_at(" in src and "philox_random(" not in src
+    cu = random_program("float32", "cuda", from_block=True)
+    assert 'extern "C" __global__ void philox_random_at(' in cu
+    prg = cl_build(src)
+    n, delta = 300, 7
+    mf = cl.mem_flags
+    block = np.array([SEED, CALL - delta], np.uint64)
+    wbuf = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=block)
+    out = np.empty(n, np.float32)
+    buf = cl.Buffer(ctx, mf.WRITE_ONLY, out.nbytes)
+    k = cl.Kernel(prg, "philox_random_at")
+    k.set_args(buf, np.int32(n), wbuf, np.uint32(delta), np.int32(KINDS["uniform"]),
+               np.float32(-2.0), np.float32(3.0))  # fmt: skip
+    cl.enqueue_nd_range_kernel(queue, k, (n,), None)
+    cl.enqueue_copy(queue, out, buf)
+    queue.finish()
+    want = reference("float32", "uniform", -2.0, 3.0, n, False)
+    np.testing.assert_array_equal(out, want.astype(np.float32))

@@ -139,4 +139,6 @@ RULES["float_mask_where"] = rule(_mask_where)
 RULES["float_mask_fill"] = rule(_mask_fill)
 RULES["float_cat"] = rule(_cat)
 RULES["float_cast"] = rule(_cast)
-RULES["float_to_device"] = rule(_to_device)
+# the input is kept: its device is the gradient's destination, which a Meta of a Fusion handle
+# (no device of its own until it runs) cannot say
+RULES["float_to_device"] = rule(_to_device, keep=(0,))

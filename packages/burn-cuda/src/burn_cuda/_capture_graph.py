@@ -3,12 +3,24 @@ with `Graph.launch`.
 
 `CudaTape(rt)` runs the recording call on a stream of its own in capture mode, so the device
 work of the call (our kernels, cupy's, the direct cuBLAS GEMMs, which `_capture_blas` binds to
-the capturing stream) becomes a graph. Ops Fusion routes through `dynamic` (random draws,
-Adam's update: their host arguments change per call; `Cuda.CAPTURE_DYNAMIC`) split the
-capture: the graph so far is closed and launched, the op runs eagerly and is recorded as a
-call, and a new capture begins. A replay launches the graphs in order and calls the dynamic
-ops anew (their results are copied into the recorded buffers, which the later graphs read, or
-simply replace them when nothing after reads them).
+the capturing stream) becomes a graph.
+
+Random draws and Adam's update, whose host arguments change per call (the device's random
+counter; the learning rate and step count), stay inside the graph: the capture layer asks
+`resident(name)` and runs them through `resident_call`, under which they launch kernels that
+read those values from the tape's device scalar block (`_capture_resident.ResidentBlock`,
+allocated from the private pool at `start`). The block is written by one tiny kernel launch
+before each graph the recording launches, and once at the start of every replay with the
+replay's values (`scalars_of`, set by the capture layer: the bound learning rate and step
+count of each resident call; the random counter advanced by the step's draws). A step of
+Fusion ops, dropout and Adam is then ONE graph (`segments`: [("G", graph)]).
+
+Other ops Fusion routes through `dynamic` (`Cuda.CAPTURE_DYNAMIC`: calls cupy refuses while
+capturing; random draws and Adam where the block cannot serve: cupy's RawKernel launcher,
+`BURN_CUDA_CAPTURE_RESIDENT=0`) split the capture: the graph so far is closed and launched,
+the op runs eagerly and is recorded as a call, and a new capture begins. A replay launches the
+graphs in order and calls the dynamic ops anew (their results are copied into the recorded
+buffers, which the later graphs read, or simply replace them when nothing after reads them).
 
 Memory: allocations of the recording call come from a private cupy `MemoryPool`, used by
 nothing else, so memory a graph writes is never handed to another tensor; the pool lives as
@@ -30,9 +42,11 @@ private pool and is what a replay writes (`writes`).
 
 from __future__ import annotations
 
+import os
 import threading
 
 from . import _capture_blas
+from ._capture_resident import RESIDENT_OPS, ResidentBlock, supported
 from ._platform import load_cupy
 
 
@@ -63,6 +77,9 @@ class CudaTape:
         self.lost = False  # the capture ended invalid: the call's last kernels never ran
         self.allocated: set = set()  # base pointers of the private pool's allocations
         self._rng = None
+        self.block: ResidentBlock | None = None  # the device scalar block (resident ops)
+        #: set by the capture layer before `replay`: resident call index -> {"lr", "time"}
+        self.scalars_of = None
 
     # -- recording ------------------------------------------------------------------------------
     def _mine(self) -> bool:
@@ -79,6 +96,8 @@ class CudaTape:
     def _end(self) -> None:
         self.capturing = False
         graph = self.stream.end_capture()
+        if self.block is not None and self.block.used:
+            self.block.refresh()  # the words the graph's resident kernels read (recorded values)
         graph.launch(self.stream)  # the recording call needs its values now
         self.segments.append(("G", graph))
 
@@ -126,6 +145,8 @@ class CudaTape:
         self._ctx = [alloc]
         self.dev.__enter__()
         self.stream.__enter__()
+        if os.environ.get("BURN_CUDA_CAPTURE_RESIDENT", "1") != "0" and supported():
+            self.block = ResidentBlock(cp, self.dev.id)  # from the private pool, before capturing
         rt, tape = self.rt, self
 
         def launch(kernel, n, ints, outs, ins, scalars, groups=None, items=None):
@@ -179,6 +200,27 @@ class CudaTape:
             f"pass them in): CUDA refused it while capturing ({type(exc).__name__}: {exc})"
         )
 
+    def resident(self, name: str) -> bool:
+        """Whether op `name` runs inside the graph (`resident_call`) rather than splitting it."""
+        return (
+            self.block is not None and name in RESIDENT_OPS and self.capturing and self._mine()
+        )
+
+    def resident_call(self, fn, args, kwargs):
+        """Run resident op `fn` inside the capture: its kernels read the scalar block."""
+        block = self.block
+        index = block.calls
+        block.calls += 1
+        try:
+            with block.running(index):
+                return fn(*args, **kwargs)
+        finally:
+            self.foreign = self.foreign or block.foreign
+            if block.refused is not None:
+                # the op took its scalars as arguments (the recording's bits are right, a
+                # replay could not change them): the recording is not replayed
+                self.refused = self.refused or f"a random draw or Adam update: {block.refused}"
+
     def dynamic(self, fn, args, kwargs):
         """Close the graph so far, run dynamic op `fn` eagerly, record it, capture again."""
         if not self._mine() or not self.capturing:
@@ -201,6 +243,13 @@ class CudaTape:
         graphs and not compared; the capture layer guards their float inputs by value.)"""
         kinds = tuple(s[0] for s in self.segments)
         return (tuple(self.log), kinds)
+
+    def stats(self) -> dict:
+        """What one replay runs: `segments` (graphs plus dynamic calls between them), `graphs`,
+        `resident_calls` (random draws and Adam updates inside the graphs)."""
+        graphs = sum(1 for s in self.segments if s[0] == "G")
+        resident = 0 if self.block is None else self.block.calls
+        return {"segments": len(self.segments), "graphs": graphs, "resident_calls": resident}
 
     def finish(self, work_after=None) -> None:
         """Ready the replay. `work_after[c]`: whether device work follows dynamic call `c` (its
@@ -231,6 +280,12 @@ class CudaTape:
         prev = self.cp.cuda.get_current_stream()
         self._follow(prev, self.stream)
         with self.dev, self.stream:
+            block = self.block
+            if block is not None and block.used:
+                from . import _random
+
+                block.bind(self.scalars_of, _random.reserve)
+                block.refresh()  # one launch, ahead of the graphs on this stream
             for kind, x in self.segments:
                 if kind == "G":
                     x.launch(self.stream)
@@ -241,6 +296,8 @@ class CudaTape:
     def release(self) -> None:
         self.segments = []
         self.calls = []
+        self.block = None
+        self.scalars_of = None
         self.allocated = set()
         self.pool.free_all_blocks()
 
@@ -251,87 +308,3 @@ def _arrays(cp, x) -> list:
     if isinstance(x, list | tuple):
         return [a for e in x for a in _arrays(cp, e)]
     return []
-
-
-def copy_into(dst, src) -> None:
-    """Write `src`'s values into `dst` (same shape and dtype), on the current stream."""
-    if src.shape != dst.shape or src.dtype != dst.dtype:
-        raise ValueError(
-            f"burn capture: cannot copy a {src.dtype}{list(src.shape)} tensor into a recorded "
-            f"{dst.dtype}{list(dst.shape)} buffer"
-        )
-    dst[...] = src
-
-
-#: (dst ptr, src ptr, bytes) tuples -> a CUDA graph of their memcpy nodes; a few sets recur
-_COPY_GRAPHS: dict = {}
-_COPY_GRAPHS_MAX = 8
-
-
-def copy_many(pairs) -> None:
-    """`copy_into(dst, src)` for every (dst, src) pair, on the current stream. Contiguous pairs
-    of one shape and dtype go as one launch of a CUDA graph of device-to-device memcpy nodes,
-    recorded once per set of (destination, source, bytes) addresses: a replay of a captured
-    training step binds the same ~300 parameter and moment buffers every call. The copies are
-    address-to-address, so a cached graph is exactly the copies asked for whatever arrays now
-    own those addresses."""
-    plain, rest = [], []
-    for dst, src in pairs:
-        if (src.shape == dst.shape and src.dtype == dst.dtype and src.flags.c_contiguous
-                and dst.flags.c_contiguous and src.device.id == dst.device.id):  # fmt: skip
-            if src.nbytes:
-                plain.append((dst.data.ptr, src.data.ptr, src.nbytes))
-        else:
-            rest.append((dst, src))
-    for dst, src in rest:
-        copy_into(dst, src)
-    if len(plain) < 4:
-        cp = load_cupy()
-        stream = cp.cuda.get_current_stream().ptr
-        kind = cp.cuda.runtime.memcpyDeviceToDevice
-        for d, s, n in plain:
-            cp.cuda.runtime.memcpyAsync(d, s, n, kind, stream)
-        return
-    key = tuple(plain)
-    graph = _COPY_GRAPHS.get(key)
-    cp = load_cupy()
-    if graph is None:
-        graph = _record_copies(cp, plain, pairs[0][0].device.id)
-        if len(_COPY_GRAPHS) >= _COPY_GRAPHS_MAX:
-            _COPY_GRAPHS.pop(next(iter(_COPY_GRAPHS)))
-        _COPY_GRAPHS[key] = graph
-    graph.launch(cp.cuda.get_current_stream())
-
-
-def _record_copies(cp, plain, device_id: int):
-    """A CUDA graph of the memcpy nodes of `plain` ((dst, src, bytes) address triples)."""
-    kind = cp.cuda.runtime.memcpyDeviceToDevice
-    with cp.cuda.Device(device_id):
-        stream = cp.cuda.Stream(non_blocking=True)
-        mode = getattr(cp.cuda.runtime, "streamCaptureModeRelaxed", None)
-        stream.begin_capture() if mode is None else stream.begin_capture(mode)
-        try:
-            for d, s, n in plain:
-                cp.cuda.runtime.memcpyAsync(d, s, n, kind, stream.ptr)
-        finally:
-            graph = stream.end_capture()
-    return graph
-
-
-def static_copy(src):
-    """A new array holding `src`'s values in `src`'s layout (strides): a transposed or sliced
-    view is copied into a view of the same strides over a buffer of its span, so kernels and
-    cuBLAS read it as they read `src` (a contiguous copy may give a GEMM other bits). Layouts
-    with zero or negative strides are copied contiguous."""
-    cp = load_cupy()
-    with cp.cuda.Device(src.device.id):
-        st = src.strides
-        if src.size == 0 or src.flags.c_contiguous or min(st, default=1) <= 0:
-            dst = cp.empty(src.shape, src.dtype)
-        else:
-            isz = src.dtype.itemsize
-            span = sum((n - 1) * s for n, s in zip(src.shape, st)) // isz + 1
-            base = cp.empty(span, src.dtype)
-            dst = cp.ndarray(src.shape, src.dtype, base.data, strides=st)
-        dst[...] = src
-    return dst

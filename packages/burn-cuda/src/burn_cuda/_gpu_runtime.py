@@ -141,21 +141,21 @@ class CudaRuntime:
     @staticmethod
     def copy_into(dst, src) -> None:
         """Write `src`'s values into `dst` (same shape and dtype), on the current stream."""
-        from ._capture_graph import copy_into
+        from ._capture_copies import copy_into
 
         copy_into(dst, src)
 
     @staticmethod
     def copy_many(pairs) -> None:
-        """`copy_into(dst, src)` for each (dst, src) pair, batched (`_capture_graph.copy_many`)."""
-        from ._capture_graph import copy_many
+        """`copy_into(dst, src)` for each (dst, src) pair, batched (`_capture_copies.copy_many`)."""
+        from ._capture_copies import copy_many
 
         copy_many(pairs)
 
     @staticmethod
     def static_copy(src):
         """A new contiguous array with `src`'s values."""
-        from ._capture_graph import static_copy
+        from ._capture_copies import static_copy
 
         return static_copy(src)
     # -- eager ops written once in burn_gpu (through the driver launcher, as `_kernels`) -------

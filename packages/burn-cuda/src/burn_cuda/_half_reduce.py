@@ -23,6 +23,7 @@ from ._half_ops import (
 )
 from ._colsum import COL_BLOCK, launch_cols
 from ._kernels import launch_grid
+from ._optim import launch_adam
 from ._platform import load_cupy
 
 
@@ -153,17 +154,17 @@ def adam_update(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon, ti
     shape, n = p.shape, p.size
     out = (empty(shape, dt), empty(shape, mdt), empty(shape, mdt))
     if n:
-        bc2 = math.sqrt(1.0 - beta_2**time)
-        factor = bc2 / (1.0 - beta_1**time)
-        sc = [
-            np.float32(v)
-            for v in (beta_1, 1 - beta_1, beta_2, 1 - beta_2, factor, epsilon * bc2, lr)
-        ]
         grid = min((n + BLOCK - 1) // BLOCK, 4096)
         moments = None if mdt == dt else "float32"
-        k = _rawkernel(
-            ("adam", dt, moments),
-            lambda: (adam_program(dt.name, "cuda", moments), "adam_update"),
-        )
-        launch_grid(k, grid, BLOCK, p, g, m1, m2, *out, np.int64(n), np.int32(first), *sc)
+
+        def kernel_of(at: bool):
+            name = "adam_update_at" if at else "adam_update"
+            return _rawkernel(
+                ("adam", dt, moments, at),
+                lambda: (adam_program(dt.name, "cuda", moments, scalars_from=at), name),
+            )
+
+        # float32 scalars (the half kernel computes in float32)
+        launch_adam(kernel_of, _F32, grid, (p, g, m1, m2, *out), n, first, lr, beta_1, beta_2,
+                    epsilon, time)  # fmt: skip
     return out

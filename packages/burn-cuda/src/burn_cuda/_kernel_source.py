@@ -17,6 +17,7 @@ from burn_gpu import (
 
 from ._attention_mma import mma_program
 from ._attention_tf32 import tf32_program
+from ._capture_resident import REFRESH_SOURCE
 
 
 def _wide(index: str) -> bool:
@@ -48,6 +49,10 @@ ATTENTION_MMA = ("attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma")
 ATTENTION_TF32 = ("attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32")
 #: every kernel whose source takes head dims (dtype, d, dv): the generic per-dtype checks skip them
 SIZED = ATTENTION + ATTENTION_MMA + ATTENTION_TF32
+#: the kernels of step capture's scalar block (tests/test_resident_cpu.py runs each)
+RESIDENT = ("adam_update_at", "resident_refresh")
+#: kernels whose source takes no dtype
+NO_DTYPE = ("resident_refresh",)
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
@@ -55,6 +60,10 @@ SOURCES = {
     "cummax": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "cummin": lambda dt: reduce_program(np.dtype(dt).name, "int32", 256, "cuda"),
     "adam_update": lambda dt: adam_program(np.dtype(dt).name, "cuda"),
+    # its SCALARS_FROM form (factor, denom, lr read from a captured step's scalar block)
+    "adam_update_at": lambda dt: adam_program(np.dtype(dt).name, "cuda", scalars_from=True),
+    # step capture's scalar block written from a kernel argument (`_capture_resident.py`)
+    "resident_refresh": lambda: REFRESH_SOURCE,
     # burn_gpu's bias-gradient sum (the one OpenCl runs), in float64 with 64-bit indices
     "sum_keep_mid": lambda dt: reduce_program(
         np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True

@@ -6,6 +6,8 @@ decomposition is 13 cupy launches (each ~10-30 us of Python and dispatch on the 
 small model), this is one. Float32/float64 C-contiguous operands launch directly; strided
 operands are copied contiguous first, and float16 runs in float32 around the kernel (the
 float32 math and the rounding back to half are what a half kernel computing in float does).
+Inside a captured step's resident op (`_capture_resident`), `launch_adam` launches the
+kernel's SCALARS_FROM form instead, reading factor, denom and lr from the step's scalar block.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import math
 import numpy as np
 
 from . import _platform
+from ._capture_resident import active
 from ._dtypes import kernel_dtype
 from ._kernels import kernel, launch_grid
 
@@ -38,6 +41,21 @@ def _scalars(dt, lr, beta_1, beta_2, epsilon, time) -> tuple:
             _SCALARS.clear()
         _SCALARS[key] = v
     return v
+
+
+def launch_adam(kernel_of, kd, grid, operands, n, first, lr, beta_1, beta_2, epsilon, time):
+    """Launch a one-tensor Adam kernel on `grid` blocks: `kernel_of(False)` with `operands`
+    (the 7 arrays), n, first and the 7 scalars of kernel scalar dtype `kd`; inside a captured
+    step's resident op, `kernel_of(True)` (the SCALARS_FROM form) with the first 4 scalars and
+    the address of the other 3 in the step's scalar block, which holds the same values."""
+    scalars = _scalars(kd, lr, beta_1, beta_2, epsilon, time)
+    block = active()
+    at = None if block is None else block.adam(kd, lr, beta_1, beta_2, epsilon, time)
+    head = (*operands, np.int64(n), np.int32(first))
+    if at is None:
+        launch_grid(kernel_of(False), grid, BLOCK, *head, *scalars)
+    else:
+        launch_grid(kernel_of(True), grid, BLOCK, *head, *scalars[:4], at)
 
 
 def raw_fits(dt, param, grad, moment_1, moment_2) -> bool:
@@ -81,9 +99,8 @@ class CudaOptimOps:
             grid = min((n + BLOCK - 1) // BLOCK, 4096)
             # the driver launcher: cupy's RawKernel call packed these 16 arguments (7 numpy
             # scalars) in ~20 us of host time; the scalars are shared by a step (cached)
-            scalars = _scalars(kd, lr, beta_1, beta_2, epsilon, time)
-            launch_grid(
-                kernel("adam_update", kd), grid, BLOCK, param, grad, m1, m2, *out,
-                np.int64(n), np.int32(first), *scalars,
+            launch_adam(
+                lambda at: kernel("adam_update_at" if at else "adam_update", kd), kd, grid,
+                (param, grad, m1, m2, *out), n, first, lr, beta_1, beta_2, epsilon, time,
             )  # fmt: skip
         return out if kd == dt else tuple(o.astype(dt) for o in out)

@@ -13,7 +13,8 @@ Float32/float64 C-contiguous operands through the driver launcher, and float16/b
 `moments="float32"` form, float32 scalars): a pure-bf16 transformer step has ~100 parameters,
 which one at a time cost ~100 launches and their Python on the H200 (issue 34). Anything else
 (mixed dtypes, strided operands, cupy's RawKernel launcher) runs `float_adam_update` per
-parameter, the default.
+parameter, the default. Inside a captured step's resident op the kernel's SCALARS_FROM form
+`adam_many_at` reads factor, denom and lr from the step's scalar block (`_capture_resident`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 from burn_gpu import adam_many_program
 
 from . import _platform
+from ._capture_resident import active
 from ._dtypes import HALF_DTYPES
 from ._half_ops import empty  # a bfloat16 array where cupy's constructor has none
 from ._kernels import process_launcher
@@ -40,20 +42,22 @@ _KERNELS: dict = {}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _kernel(dt, moments=None):
-    """The kernel for parameters of `dt` and moments of `moments` (None: `dt`'s; "float32")."""
-    key = (dt, moments)
+def _kernel(dt, moments=None, at=False):
+    """The kernel for parameters of `dt` and moments of `moments` (None: `dt`'s; "float32");
+    `at`: its SCALARS_FROM form."""
+    key = (dt, moments, at)
     k = _KERNELS.get(key)
     if k is None:
         cp = _platform.load_cupy()
-        src = adam_many_program(dt.name, MAX_TENSORS, moments)
-        k = _KERNELS[key] = cp.RawKernel(src, "adam_many")
+        src = adam_many_program(dt.name, MAX_TENSORS, moments, scalars_from=at)
+        k = _KERNELS[key] = cp.RawKernel(src, "adam_many_at" if at else "adam_many")
     return k
 
 
 class _Block(threading.local):
     """This thread's parameter block: the table, then `first` and the 7 scalars in 8-byte slots
-    (a C `int` reads a slot's low half; a `float` is stored through a 4-byte view)."""
+    (a C `int` reads a slot's low half; a `float` is stored through a 4-byte view); the
+    SCALARS_FROM form reads `first`, 4 scalars and the block address (slot 5)."""
 
     def __init__(self):
         self.table = (ctypes.c_uint64 * (8 * MAX_TENSORS))()
@@ -106,7 +110,10 @@ class CudaOptimManyOps:
             )
         dt = params[0].dtype
         half = dt in HALF_DTYPES
-        k = _kernel(dt, "float32" if mdt != dt else None)
+        kd = _FLOATS[0] if half else dt  # a half kernel's scalars are float32
+        block = active()
+        at = None if block is None else block.adam(kd, lr, beta_1, beta_2, epsilon, time)
+        k = _kernel(dt, "float32" if mdt != dt else None, at is not None)
         first = moments_1 is None
         news, m1s, m2s = [], [], []
         nd = empty if half else _platform.load_cupy().ndarray  # (cupy's own for float32/64)
@@ -118,8 +125,10 @@ class CudaOptimManyOps:
         tls = _TLS
         sl = tls.slots
         sl[0] = int(first)
-        kd = _FLOATS[0] if half else dt  # a half kernel's scalars are float32
         scalars = _scalars(kd, lr, beta_1, beta_2, epsilon, time)
+        if at is not None:  # b1, 1 - b1, b2, 1 - b2, then the address of the other three
+            scalars = scalars[:4]
+            sl[5] = at
         if kd == np.float32:
             for j, v in enumerate(scalars):
                 tls.f32[2 * (j + 1)] = v

@@ -3,6 +3,11 @@ for every runtime -- element i of the c-th call on a device is Philox((i, c), se
 numbers OpenCl draws), rendered in the CUDA dialect; this file keeps each device's
 (seed, call) state and launches it.
 
+Inside a captured step's resident ops (`_capture_resident.active()`), a draw takes its call
+number as usual but launches `philox_random_at`, which reads the seed and the step's first call
+from the tape's device words: a replay writes them anew (`reserve`) and draws what the eager
+step would.
+
 Float16 and bfloat16 tensors are drawn as float32 and rounded; uniform draws are first clipped
 to the last values of the target type inside [low, high), so rounding cannot reach `high`.
 """
@@ -15,6 +20,7 @@ import threading
 import numpy as np
 from burn_gpu import KINDS, draw
 
+from ._capture_resident import active
 from ._gpu_runtime import runtime_at
 
 _STATE: dict = {}  # Device -> [seed, calls so far]
@@ -42,12 +48,19 @@ def restore(snap: dict) -> None:
 
 def _next(device) -> tuple[int, int]:
     """(seed, call number) for the next draw on `device` (seeded from OS entropy at first use)."""
+    return reserve(device, 1)
+
+
+def reserve(device, n: int) -> tuple[int, int]:
+    """(seed, first call) of `n` consecutive draws on `device`, taken from its counter as `n`
+    calls of `_next` would (a replay of a captured step's draws; seeded from OS entropy at
+    first use)."""
     with _LOCK:
         st = _STATE.get(device)
         if st is None:
             st = _STATE[device] = [int.from_bytes(os.urandom(8), "little"), 0]
         call = st[1]
-        st[1] += 1
+        st[1] += n
         return st[0], call
 
 
@@ -58,7 +71,18 @@ def sample(cp, shape, distribution, dtype: np.dtype, device, within=None):
     whose [low, high) bounds uniform draws keep."""
     is_int = dtype.kind in "iu"
     kd = dtype if is_int or dtype.itemsize >= 4 else np.dtype(np.float32)
-    out = draw(runtime_at(device.index), shape, kd, distribution, lambda: _next(device))
+    block = active()
+    if block is None:
+        next_call = lambda: _next(device)  # noqa: E731
+    else:
+
+        def next_call():
+            # the counter advances as eagerly; the kernel reads the pair from the block, or
+            # takes it as arguments where the block refused it (the recording is not replayed)
+            seed, call = _next(device)
+            return block.draw(device, seed, call) or (seed, call)
+
+    out = draw(runtime_at(device.index), shape, kd, distribution, next_call)
     if KINDS[distribution.kind] in (0, 1) and not is_int and (kd != dtype or within is not None):
         # a draw just below `high` may round onto it in the narrower type: keep the last
         # values of that type inside [low, high) (rounding keeps them: they are its values)

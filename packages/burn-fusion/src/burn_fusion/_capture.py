@@ -42,6 +42,7 @@ class _Guard:
         self.last: Recording | None = None  # the latest recording (stable one when replaying)
         self.tries = 0
         self.reason: str | None = None
+        self.tape_stats: dict | None = None  # what a replay of `last` runs (its tape's stats)
 
     def drop(self) -> None:
         if self.last is not None:
@@ -64,6 +65,7 @@ class CapturedStep:
             "replays": 0,
             "guard_misses": 0,
         }
+        self._replayed = None  # the tape stats of the latest replay's recording
 
     def __repr__(self) -> str:
         return f"capture({self.name})"
@@ -71,8 +73,12 @@ class CapturedStep:
     def stats(self) -> dict:
         """Counters: calls, eager_calls (warm-up and uncapturable calls), recordings, replays,
         guard_misses (a call whose arguments' structure or a guarded value differs from every
-        recording's), guards (structures seen) and `eager_reasons` (why steps run eagerly)."""
+        recording's), guards (structures seen), `eager_reasons` (why steps run eagerly) and
+        `tape`: what one replay of the latest replayed recording runs, where its tape says
+        (CUDA: {"segments": graphs and dynamic calls, "graphs": .., "resident_calls": random
+        draws and Adam updates inside the graphs}; a step of one graph has one segment)."""
         out = dict(self._stats)
+        out["tape"] = self._replayed
         out["guards"] = len(self._guards)
         out["eager_reasons"] = sorted({g.reason for g in self._guards.values() if g.reason})
         return out
@@ -124,6 +130,7 @@ class CapturedStep:
             miss = guard.last.check(tree)
             if miss is None:
                 self._stats["replays"] += 1
+                self._replayed = guard.tape_stats
                 return guard.last.replay(tree)
             self._stats["guard_misses"] += 1
             debug(f"{self.name}: guard miss, records again: {miss}")
@@ -159,6 +166,8 @@ class CapturedStep:
         if stable:
             debug(f"{self.name}: recording {guard.tries} is stable: later calls replay")
             guard.state = "replay"
+            stats = getattr(rec.tape, "stats", None)
+            guard.tape_stats = None if stats is None else stats()
         elif guard.tries >= MAX_RECORDINGS:
             self._give_up(
                 guard,

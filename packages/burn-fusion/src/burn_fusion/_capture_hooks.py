@@ -2,9 +2,12 @@
 
 Ops whose host arguments change from call to call (random draws advance the device's
 counter; Adam's update takes the learning rate and the step count) cannot be replayed as
-recorded launches. `delegate` wraps their inner op with `dynamic(name, fn)`: outside a
-recording it is one global read per call; inside one, the recording tape runs the op and
-remembers it as an op to call again at replay (`Tape.dynamic`).
+recorded launches with recorded arguments. `delegate` wraps their inner op with
+`dynamic(name, fn)`: outside a recording it is one global read per call; inside one, the
+recording (`_capture_run.Recording.dynamic`) asks the tape `resident(name)`: if so, the tape
+runs the op inside its recording with the changing values read from memory it rewrites per
+replay (`resident_call`; Cuda's scalar block), else it remembers the op as one to call again
+at replay (`Tape.dynamic`: the split path).
 """
 
 from __future__ import annotations

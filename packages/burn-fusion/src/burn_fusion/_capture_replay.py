@@ -3,7 +3,8 @@ inputs against the recording's guards, bind them, replay the tape and hand back 
 
 A replay copies the new inputs into the static inputs (or, where the tape can rebind, points it
 at them), replays the tape (dynamic ops called anew with the bound learning rate, step count
-and the device's random counter) and returns the recorded results: tensors of returned modules
+and the device's random counter; resident ones given those values through `scalars_of`) and
+returns the recorded results: tensors of returned modules
 and optimizer state are the recorded ones (their buffers hold the new values); loose result
 tensors (a loss, logits) are fresh copies.
 """
@@ -47,16 +48,30 @@ class Replay:
                 return f"tensor argument {i}'s layout changed from {was} to {layout(p)}"
         return None
 
+    def _now(self, c: dict) -> dict:
+        """This replay's bound host scalars of dynamic call `c`: "lr" (a learning rate bound to
+        a float input) and "time" (the step count, advanced by `k` steps); a fixed learning
+        rate is absent (the recorded one, guarded by value)."""
+        now = {}
+        if c.get("lr") is not None:
+            now["lr"] = float(self.floats[c["lr"]])
+        if "time" in c:
+            now["time"] = c["time"] + self.k * self.step
+        return now
+
+    def _scalars_of(self, index: int) -> dict:
+        """`_now` of resident call `index` (the tape writes them where its kernels read)."""
+        return self._now(self.resident_calls[index])
+
     def _call_dynamic(self, index: int):
         fn, args, kwargs, _ = self.tape.calls[index]
         c = self.calls[index]
         roles = hooks.roles(c["name"])
-        if "lr" in roles or "time" in roles:
+        now = self._now(c)
+        if now:
             args = list(args)
-            if c.get("lr") is not None:
-                args[roles["lr"]] = float(self.floats[c["lr"]])
-            if "time" in c:
-                args[roles["time"]] = c["time"] + self.k * self.step
+            for role, v in now.items():
+                args[roles[role]] = v
         return fn(*args, **kwargs)
 
     def replay(self, tree: Tree) -> Any:

@@ -8,6 +8,12 @@ flushed, and the results are classified. While it runs, Fusion's op wrappers rep
 work on the device). A call the runtime stopped half-way (a CUDA host read) or whose last
 kernels never ran has the host state it advanced put back (`_rewind`) and runs eagerly. The
 replay is `_capture_replay.Replay`'s.
+
+Dynamic ops (`_capture_hooks.DYNAMIC_OPS`: random draws, Adam's update) are recorded in one of
+two ways, as the tape says: a tape whose `resident(name)` is true runs them inside its
+recording (`resident_call`: the values that change per call are read from device memory the
+tape rewrites at each replay, from `scalars_of(index)`: the bound learning rate and step
+count); otherwise the tape records them as calls made anew at replay (`dynamic`).
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ class Recording(Replay):
         self.in_tree = tree
         self.tape = None
         self.calls: list = []  # per dynamic call: {"lr": float leaf or None, "time": int}
+        #: per resident call (run inside the tape's recording): the same, and its "args"
+        self.resident_calls: list = []
         #: (op name, its float arguments) of each Fusion op of the step that took host floats
         #: (`note`): constants of kernels the tape may not see (a CUDA graph's cupy kernels)
         self.host_ops: list = []
@@ -211,6 +219,11 @@ class Recording(Replay):
             bind["lr_value"] = lr
         if "time" in roles:
             bind["time"] = args[roles["time"]]
+        resident = getattr(tape, "resident", None)
+        if resident is not None and resident(name):
+            bind["args"] = args  # (compared between recordings: `signature`)
+            self.resident_calls.append(bind)
+            return tape.resident_call(fn, args, kwargs)
         self.calls.append(bind)
         out = self.tape.dynamic(fn, args, kwargs)
         bind["work"] = work(self.stream)  # device work so far (is there any after this op?)
@@ -233,24 +246,25 @@ class Recording(Replay):
             self.refused = "its step counters advance by different amounts"
             return
         self.step = moving.pop() if moving else 0
-        if self.step and not any("time" in c for c in self.calls):
+        binds = self.calls + self.resident_calls
+        if self.step and not any("time" in c for c in binds):
             self.refused = (
                 "its optimizer's step count advances but reaches no update as an input (it is "
                 "baked into kernels: only Adam's fused update takes it as an input)"
             )
             return
-        if any("time" in c for c in self.calls) and not self.step:
+        if any("time" in c for c in binds) and not self.step:
             self.refused = (
                 "the optimizer's step count is not an input: pass the optimizer to the "
                 "captured function (step(model, optim, batch, lr)) so its state is carried"
             )
             return
-        for c in self.calls:
+        for c in binds:
             if "lr" in c and c["lr"] is None:
                 c["lr_fixed"] = True  # not an input: guarded by the recorded value
         baked = scalars(tape.signature(lambda k: None)) | scalars(self.host_ops)
         said: dict = {}  # learning rate -> what became of it (BURN_CAPTURE_DEBUG)
-        for c in self.calls:  # an lr also baked into a kernel is not an input: guarded
+        for c in binds:  # an lr also baked into a kernel is not an input: guarded
             lr = c.get("lr_value")
             if c.get("lr") is not None and is_baked(lr, baked):
                 c["lr"] = None
@@ -260,7 +274,7 @@ class Recording(Replay):
                 said[lr] = f"float argument {c['lr']}, bound as an input"
         for lr, what in said.items():
             debug(f"learning rate {lr}: {what}")
-        self.bound = {c["lr"] for c in self.calls if c.get("lr") is not None}
+        self.bound = {c["lr"] for c in binds if c.get("lr") is not None}
         self.fixed_floats = [
             (i, v)
             for i, (v, k) in enumerate(zip(self.in_tree.leaves, self.in_tree.kinds))
@@ -268,6 +282,8 @@ class Recording(Replay):
         ]
         tape.call_dynamic = self._call_dynamic
         tape.on_swap = self._swap
+        if self.resident_calls:
+            tape.scalars_of = self._scalars_of
         end = work(self.stream)
         tape.finish([c["work"] != end for c in self.calls])
         self.cur = list(self.statics)  # the array each input slot was bound to last
@@ -312,8 +328,7 @@ class Recording(Replay):
             i = in_keys.get(k)
             return "t" if i is None else i
 
-        calls = []
-        for (fn, args, _, _), c in zip(self.tape.calls, self.calls):
+        def call(c, args) -> tuple:
             sig = [c["name"]]
             for j, a in enumerate(args):
                 if c.get("lr") is not None and j == hooks.roles(c["name"]).get("lr"):
@@ -322,7 +337,10 @@ class Recording(Replay):
                     sig.append("time")
                 else:
                     sig.append(canon(a, role))
-            calls.append(tuple(sig))
+            return tuple(sig)
+
+        calls = [call(c, args) for (_, args, _, _), c in zip(self.tape.calls, self.calls)]
+        calls += [("resident", *call(c, c["args"])) for c in self.resident_calls]
         return (
             self.tape.signature(role), tuple(calls), tuple(self.steps), tuple(self.host_ops)
         )
@@ -330,5 +348,7 @@ class Recording(Replay):
     def release(self) -> None:
         if self.tape is not None:
             self.tape.call_dynamic = self.tape.on_swap = None  # no cycle left for the collector
+            if self.resident_calls:
+                self.tape.scalars_of = None
             self.tape.release()
             self.tape = None

@@ -14,6 +14,12 @@ rounded never).
 The arithmetic is burn-tensor's default decomposition in its order; a compiler may contract
 `a * b + c` into a fused multiply-add, so results agree with it within rounding, not bitwise.
 A grid-stride loop: a launch of one item per element runs each item once.
+
+`SCALARS_FROM` forms (`scalars_from=True`: kernels `adam_update_at` and `adam_many_at`): the
+last three scalars are not arguments but read from device memory, `const T* sc` holding factor,
+denom and lr in the kernel's scalar type (a captured step's update: a replay writes them anew
+for its learning rate and step count, the recorded launch keeps its arguments). The host
+writes the values it would have passed, so the two forms give the same bits.
 """
 
 from __future__ import annotations
@@ -34,6 +40,9 @@ STEP = """
 """
 _SCALARS = "const int first, const T b1, const T c1, const T b2, const T c2, const T factor, " \
     "const T denom, const T lr"
+#: the `SCALARS_FROM` form's parameters, and the lines reading its last three scalars
+SCALARS_FROM = "const int first, const T b1, const T c1, const T b2, const T c2, @G@const T* sc"
+_READ = "  const T factor = sc[0], denom = sc[1], lr = sc[2];\n"
 _ONE = (
     """
 @KERNEL@adam_update(@G@const S* p, @G@const S* g, @G@const SM* m1, @G@const SM* m2,
@@ -76,16 +85,30 @@ def _head(dtype: str, fr, moments: str | None) -> str:
     return head + f"typedef {fr.ct['int64']} L;\n"
 
 
-def adam_program(dtype: str, dialect: str, moments: str | None = None) -> str:
+def _scalars_from(src: str, name: str) -> str:
+    """`src` (kernel `name` with the seven scalar arguments) as its `SCALARS_FROM` form."""
+    src = src.replace(f"{name}(", f"{name}_at(", 1).replace(_SCALARS, SCALARS_FROM, 1)
+    return src.replace(") {\n", ") {\n" + _READ, 1)
+
+
+def adam_program(
+    dtype: str, dialect: str, moments: str | None = None, scalars_from: bool = False
+) -> str:
     """The one-parameter kernel `adam_update` for parameters of `dtype` (float32, float64 or a
     half type) with moments of `moments` (default `dtype`; float32 for a half `dtype`) in
-    `dialect`."""
+    `dialect`; `scalars_from`: its `SCALARS_FROM` form `adam_update_at`."""
     fr = frame(dialect)
-    return _head(dtype, fr, moments) + fill(_ONE, fr)
+    src = _scalars_from(_ONE, "adam_update") if scalars_from else _ONE
+    return _head(dtype, fr, moments) + fill(src, fr)
 
 
-def adam_many_program(dtype: str, tensors: int, moments: str | None = None) -> str:
+def adam_many_program(
+    dtype: str, tensors: int, moments: str | None = None, scalars_from: bool = False
+) -> str:
     """CUDA's multi-tensor kernel `adam_many`: its first parameter is a table of `tensors`
     parameters (7 addresses and a length each) passed by value (OpenCL C has no pointers in
-    kernel arguments' structs, so this one is CUDA only)."""
-    return _head(dtype, frame("cuda"), moments) + f"#define NT {int(tensors)}\n" + _MANY
+    kernel arguments' structs, so this one is CUDA only); `scalars_from`: its `SCALARS_FROM`
+    form `adam_many_at`."""
+    src = _scalars_from(_MANY, "adam_many") if scalars_from else _MANY
+    fr = frame("cuda")
+    return _head(dtype, fr, moments) + f"#define NT {int(tensors)}\n" + fill(src, fr)

@@ -1,10 +1,14 @@
 """Random tensors written once over the runtime contract: burn_gpu's Philox kernel
 (`random_program`) launched with a device's (seed, call) words. Each backend keeps its own
-(seed, call) state and hands `draw` a `next_call()` that returns the next pair."""
+(seed, call) state and hands `draw` a `next_call()` that returns the next pair (or, for a
+captured step's draws, the device words the kernel reads the pair from and this draw's offset:
+`philox_random_at`)."""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from collections.abc import Callable
 
 from ._random import KINDS, random_program
@@ -15,11 +19,13 @@ MAX_ELEMENTS = 2**31 - 1
 _W = 0xFFFFFFFF
 
 
-def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple[int, int]]):
+def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]):
     """A new [shape] array of `dtype` (a float or int kernel dtype) drawn from `distribution`
     (default / uniform / normal / bernoulli); int dtypes get integers in [ceil(low),
     ceil(high)) for uniform draws and rounded normals. `next_call()` is asked once, before
-    the allocation (the call counts even if that fails)."""
+    the allocation (the call counts even if that fails) and returns (seed, call) as ints, or
+    (words, delta): `words` a device array of uint64 whose [0] is the seed and [1] + delta the
+    call (`philox_random_at`: the bits `philox_random` draws with that pair)."""
     n = math.prod(shape)
     if n > MAX_ELEMENTS:
         raise ValueError(
@@ -32,14 +38,19 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple[
         a, b = math.ceil(a), math.ceil(b)
         if b <= a:
             raise ValueError(f"int_random: no integer in [{distribution.a}, {distribution.b})")
-    seed, call = next_call()
+    first, second = next_call()
+    from_block = not isinstance(first, int | np.integer)
     out = rt.empty(tuple(shape), dtype)
     if n:
         f64 = dtype.name == "float64" or (is_int and rt.fp64)
-        render = lambda: random_program(dtype.name, rt.dialect, f64)
-        k = rt.kernel(("random", dtype.name, f64), "philox_random", render)
-        words = [(seed & _W, "uint32"), (seed >> 32, "uint32")]
-        words += [(call & _W, "uint32"), (call >> 32, "uint32")]
+        render = lambda: random_program(dtype.name, rt.dialect, f64, from_block)
+        name = "philox_random_at" if from_block else "philox_random"
+        k = rt.kernel(("random", dtype.name, f64, from_block), name, render)
+        if from_block:  # the words array, then this draw's call offset
+            words = [first, (second, "uint32")]
+        else:  # seed, call
+            words = [(first & _W, "uint32"), (first >> 32, "uint32")]
+            words += [(second & _W, "uint32"), (second >> 32, "uint32")]
         F = "float64" if f64 else "float32"
         args = [out, (n, "int32"), *words, (kind, "int32"), (a, F), (b, F)]
         rt.call(k, n, args, flat=True)

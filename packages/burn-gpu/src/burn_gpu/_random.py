@@ -15,6 +15,10 @@ bit for bit everywhere; normal values go through log/cos and match to the math l
 
 Kernel `philox_random(T* o, int n, uint s0, uint s1, uint c0, uint c1, int kind, F a, F b)`: one
 element per item (no grid-stride loop: PoCL vectorises across a group's items).
+`random_program(..., from_block=True)` renders `philox_random_at(T* o, int n, const U64* words,
+uint delta, int kind, F a, F b)` instead: the seed is `words[0]` and the call `words[1] + delta`,
+read from device memory (a captured step's draws: a replay writes the words anew, the recorded
+launches keep their arguments), the same elements as `philox_random` with those words.
 """
 
 from __future__ import annotations
@@ -42,10 +46,9 @@ __DEV__F unit(unsigned int a, unsigned int b) {
   return (F)(a >> 8) * (F)5.9604644775390625e-8;
 #endif
 }
-__HEAD__T* o, const int n, const unsigned int s0, const unsigned int s1,
-    const unsigned int c0, const unsigned int c1, const int kind, const F a, const F b) {
+__HEAD__T* o, const int n, __WORDS_ARGS__, const int kind, const F a, const F b) {
   const int i = __GID__;
-  if (i >= n) return;
+  if (i >= n) return;__WORDS_READ__
   unsigned int w[4] = {(unsigned int)i, c0, c1, 0u};
   philox(w, s0, s1);
   const F u = unit(w[0], w[1]);
@@ -74,10 +77,24 @@ __HEAD__T* o, const int n, const unsigned int s0, const unsigned int s1,
 """
 
 
-def random_program(dtype: str, dialect: str, f64: bool = False) -> str:
+#: the (seed, call) words as four arguments (`philox_random`)
+_ARGS = ("const unsigned int s0, const unsigned int s1,\n    const unsigned int c0, "
+         "const unsigned int c1", "")  # fmt: skip
+#: ... or read from device words: seed = words[0], call = words[1] + delta (`philox_random_at`)
+_AT = (
+    "__G__const U64* words, const unsigned int delta",
+    """
+  const U64 seed = words[0], call = words[1] + (U64)delta;
+  const unsigned int s0 = (unsigned int)seed, s1 = (unsigned int)(seed >> 32);
+  const unsigned int c0 = (unsigned int)call, c1 = (unsigned int)(call >> 32);""",
+)
+
+
+def random_program(dtype: str, dialect: str, f64: bool = False, from_block: bool = False) -> str:
     """The kernel `philox_random` writing element type `dtype` (a float or int dtype name) in
     `dialect`; `f64`: compute in double (float64 outputs always; ints where the device has
-    doubles, for the 53-bit scaling)."""
+    doubles, for the 53-bit scaling). `from_block`: the kernel `philox_random_at`, which reads
+    the seed and the call from device words (see the module docstring)."""
     fr = frame(dialect)
     f64 = f64 or dtype == "float64"
     head = fr.pragma(["float64"] if f64 else [])
@@ -88,5 +105,9 @@ def random_program(dtype: str, dialect: str, f64: bool = False) -> str:
     if not dtype.startswith("float"):
         head += "#define INT_OUT\n"
     body = _BODY.replace("__DEV__", fr.dev).replace("__GID__", fr.gid)
-    body = body.replace("__HEAD__", fr.head("philox_random") + f"{fr.gptr}")
+    name = "philox_random_at" if from_block else "philox_random"
+    args, read = _AT if from_block else _ARGS
+    body = body.replace("__WORDS_ARGS__", args.replace("__G__", fr.gptr))
+    body = body.replace("__WORDS_READ__", read)
+    body = body.replace("__HEAD__", fr.head(name) + f"{fr.gptr}")
     return head + body
