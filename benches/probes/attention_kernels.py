@@ -1,0 +1,141 @@
+"""Cuda's attention kernels alone, timed with CUDA events beside torch's SDPA (issue 36).
+
+    python benches/probes/attention_kernels.py [--dtypes float32,bfloat16,float16]
+        [--seqs 128,1024] [--batch 32] [--heads 8] [--dim 64] [--repeats 20] [--json FILE]
+
+For each dtype, sequence length and causal flag: the forward and the backward of burn_cuda's
+attention on cupy arrays (`Cuda._attention_fwd` / `_attention_bwd`: the kernels and their
+argument set-up, no Autodiff or Tensor layer) with the tensor-core kernels (`mma`: bf16/f16
+`mma.sync`, f32 3xTF32) and with `BURN_CUDA_ATTENTION_MMA=0` (`simt`: burn_gpu's flash kernels;
+float16 has none), and torch's `scaled_dot_product_attention` forward and forward + backward
+(its backward alone is the difference). Each time is the median of `--repeats` event-timed
+calls after 3 warm-ups, in ms; TFLOP/s counts 4 b h sq sk d flops forward and 2.5x that
+backward, halved when causal. `mma/torch` is fwd+bwd over torch's fwd+bwd (the issue's
+target: <= 1.2). Needs cupy, a CUDA GPU and torch built with CUDA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dtypes", default="float32,bfloat16,float16")
+    ap.add_argument("--seqs", default="128,1024")
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--heads", type=int, default=8)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--json", type=Path, default=None, help="write the rows here")
+    return ap
+
+
+def timed(cp, fn, repeats: int) -> float:
+    """Median ms of `fn()` over `repeats` calls, each between two events on the current stream."""
+    for _ in range(3):
+        fn()
+    out = []
+    for _ in range(repeats):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        out.append(cp.cuda.get_elapsed_time(a, b))
+    return statistics.median(out)
+
+
+def flops(b, h, s, d, causal: bool) -> tuple[float, float]:
+    """(forward, backward) flops of one call: 2 products of 2 b h s s d, 2.5x that backward."""
+    fwd = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+    return fwd, 2.5 * fwd
+
+
+def burn_times(cp, np, dtype: str, shape, causal: bool, repeats: int) -> dict:
+    """{"mma": (fwd ms, bwd ms), "simt": ...} of burn_cuda's kernels on random cupy arrays."""
+    import ml_dtypes
+    from burn_cuda import Cuda
+
+    b, h, s, d = shape
+    rng = np.random.default_rng(0)
+    np_dt = {"float32": np.float32, "bfloat16": ml_dtypes.bfloat16, "float16": np.float16}[dtype]
+    host = [rng.standard_normal(shape).astype(np_dt) for _ in range(4)]
+    if dtype == "bfloat16":  # cupy takes bf16 as its 16-bit patterns
+        q, k, v, g = (cp.asarray(a.view(np.uint16)).view(a.dtype) for a in host)
+    else:
+        q, k, v, g = (cp.asarray(a) for a in host)
+    B = Cuda(float_dtype=dtype)
+    scale = 1.0 / d**0.5
+    res = {}
+    for mode, flag in (("mma", "1"), ("simt", "0")):
+        if mode == "simt" and dtype == "float16":
+            continue  # burn_gpu's flash kernels take no float16
+        os.environ["BURN_CUDA_ATTENTION_MMA"] = flag
+        out, lse = B._attention_fwd(q, k, v, None, causal, scale)
+        fwd = timed(cp, lambda: B._attention_fwd(q, k, v, None, causal, scale), repeats)
+        bwd = timed(cp, lambda: B._attention_bwd(q, k, v, out, lse, None, g, causal, scale), repeats)
+        res[mode] = (fwd, bwd)
+    os.environ.pop("BURN_CUDA_ATTENTION_MMA", None)
+    return res
+
+
+def torch_times(torch, cp, dtype: str, shape, causal: bool, repeats: int) -> tuple[float, float]:
+    """(fwd ms, fwd+bwd ms) of torch's SDPA on the same shape (its own random data)."""
+    dt = getattr(torch, dtype)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
+    g = torch.randn(shape, device="cuda", dtype=dt)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def fwd():
+        with torch.no_grad():
+            sdpa(q, k, v, is_causal=causal)
+
+    def both():
+        q.grad = k.grad = v.grad = None
+        sdpa(q, k, v, is_causal=causal).backward(g)
+
+    # torch runs on its current stream; the events go on cupy's: both are the legacy default
+    # stream unless either side changed it, so the event pairs bracket torch's kernels too
+    return timed(cp, fwd, repeats), timed(cp, both, repeats)
+
+
+def main(argv=None) -> None:
+    args = build_parser().parse_args(argv)
+    import cupy as cp
+    import numpy as np
+    import torch
+
+    rows = []
+    print(f"{'case':34s} {'mma fwd':>8s} {'mma bwd':>8s} {'simt fwd':>8s} {'simt bwd':>8s} "
+          f"{'torch fwd':>9s} {'torch f+b':>9s} {'mma TF/s':>8s} {'mma/torch':>9s}")  # fmt: skip
+    for dtype in [x.strip() for x in args.dtypes.split(",") if x.strip()]:
+        for s in [int(x) for x in args.seqs.split(",") if x.strip()]:
+            for causal in (False, True):
+                shape = (args.batch, args.heads, s, args.dim)
+                bt = burn_times(cp, np, dtype, shape, causal, args.repeats)
+                tf, tfb = torch_times(torch, cp, dtype, shape, causal, args.repeats)
+                mf, mb = bt["mma"]
+                sf, sb = bt.get("simt", (float("nan"), float("nan")))
+                ff, fb = flops(*shape, causal)
+                tflops = (ff + fb) / ((mf + mb) * 1e-3) / 1e12
+                name = f"{dtype} s{s}" + (" causal" if causal else "")
+                print(f"{name:34s} {mf:8.3f} {mb:8.3f} {sf:8.3f} {sb:8.3f} {tf:9.3f} {tfb:9.3f} "
+                      f"{tflops:8.1f} {(mf + mb) / tfb:9.2f}", flush=True)  # fmt: skip
+                rows.append({"dtype": dtype, "seq": s, "causal": causal, "shape": list(shape),
+                             "mma_ms": [mf, mb], "simt_ms": [sf, sb], "torch_fwd_ms": tf,
+                             "torch_fwd_bwd_ms": tfb})  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
