@@ -54,7 +54,7 @@ def test_mma_forward_matches_float64(cuda_ready, case, dtype):
     if dtype == "float32" and d == 128:
         pytest.skip("attn_fwd_tf32 takes head dims 32 and 64 (128 runs burn_gpu's kernels)")
     host, dev = _arrays(cp, case, dtype)
-    out, lse = _attention._mma_forward(*dev, causal, 1 / math.sqrt(d))
+    out, lse = _attention._mma_forward(*dev, None, causal, 1 / math.sqrt(d))
     out = cp.asnumpy(out).astype(np.float64) if dtype == "float32" else (
         cp.asnumpy(out.view(np.uint16)).view(NP[dtype]).astype(np.float64))  # fmt: skip
     lse = cp.asnumpy(lse).astype(np.float64)
@@ -182,3 +182,22 @@ def test_masks_and_dropout_on_tensor_cores(cuda_ready, case, dtype, monkeypatch)
     tol = {"bfloat16": 5e-2, "float16": 1e-2, "float32": 2e-4}[dtype]
     for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
         np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
+
+
+def test_mma_forward_statistic_feeds_the_simt_backward(cuda_ready):
+    """bf16 at head dim 128: the mma forward (the tensor-core backward takes 32 and 64 only),
+    then burn_gpu's backward kernels from its saved lse: against float64."""
+    import cupy as cp
+    from burn_cuda import Cuda
+
+    case = (2, 2, 130, 130, 128, True)
+    host, dev = _arrays(cp, case, "bfloat16")
+    B = Cuda(float_dtype="bfloat16")
+    scale = 1 / math.sqrt(128)
+    out, lse = _attention._mma_forward(*dev, None, True, scale)
+    grads = B._attention_bwd(*dev, out, lse, None, dev[0], True, scale)
+    got = [_host(cp, x, "bfloat16") for x in (out, *grads)]
+    r = [a.astype(np.float64) for a in host]
+    want = reference(*r, None, True, scale, r[0])
+    for name, a, w in zip(("out", "dq", "dk", "dv"), got, want):
+        np.testing.assert_allclose(a, w, rtol=5e-2, atol=5e-2, err_msg=name)
