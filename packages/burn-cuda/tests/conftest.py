@@ -68,6 +68,7 @@ _STAND_IN_FILES = {
     "test_attention_cpu.py",
     "test_fft_kernels_cpu.py",
     "test_rnn_cpu.py",
+    "test_conv_direct_cpu.py",
 }
 
 

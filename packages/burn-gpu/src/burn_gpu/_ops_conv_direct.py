@@ -2,7 +2,13 @@
 backends' conv2d, conv2d_x_backward and conv2d_weight_backward call these first and take their
 im2col + GEMM path when one returns None.
 
-Eligible: `BURN_GPU_CONV_DIRECT` not `0`, one group, float32 or float64 with every operand of
+Where: `BURN_GPU_CONV_DIRECT` unset (or `auto`): on GPU devices (`Runtime.cpu` false); `1`: on
+every device, CPUs (PoCL) included; `0`: nowhere (A/B runs against im2col). A CPU device keeps
+im2col by default: its `im2col_rows` + GEMM is not the cost there, and PoCL compiles a direct
+program per conv shape (the kernels are specialised on channels and window) at ~0.3-1 s each,
+which the conformance suite's ~20 conv shapes per dtype would pay on every CI run.
+
+Eligible: one group, float32 or float64 with every operand of
 that dtype, a plan from `direct_plan` (at most 32 output channels, c_in * kh * kw <= 144, the
 weights in 32 KiB of local memory), no empty dim and every array under 2^31 elements. These are
 FMA kernels in the compute type: float32 convolutions are full float32 whether or not a backend
@@ -33,7 +39,8 @@ def _pair(v) -> tuple[int, int]:
 def _plan(rt, dtype, weight_shape, groups, *arrays):
     """The `DirectPlan` for a conv of `weight_shape` over `arrays` (all of `dtype`), or None
     when the direct kernels do not take it (see the module docstring)."""
-    if groups != 1 or os.environ.get(ENV, "1") == "0":
+    mode = os.environ.get(ENV, "auto")
+    if groups != 1 or mode == "0" or (rt.cpu and mode != "1"):
         return None
     dt = np.dtype(dtype)
     if dt.name not in _FLOATS or any(a is not None and a.dtype != dt for a in arrays):
