@@ -22,7 +22,8 @@ register tiles and says whether a shape fits at all (`None`: take im2col):
 - `dconv_dw`: a work-group per chunk of `per` output pixels (flat over (b, oy, ox)) computes that
   chunk's [c_out, c_in*kh*kw] products as a small GEMM: each tile of `PT` pixels is staged in
   local memory (the output gradient [c_out][PT] and the input windows [c_in*kh*kw][PT], rows
-  padded to PT + 1 against bank conflicts); item (tile, lane) owns a `TM x TN` register tile of
+  padded to PT + 1 against bank conflicts; item i stages pixel i % PT of the tile, whose
+  (b, oy, ox) it decodes once); item (tile, lane) owns a `TM x TN` register tile of
   outputs (rows tm + MB*i, columns tn + NB*k) over the pixels j = lane (mod PS) of each tile;
   the PS lanes are summed by a fixed tree in local memory and the group writes one row of
   partials [chunk, c_out*c_in*kh*kw] in the compute type. The caller sums the rows in order with
@@ -286,49 +287,41 @@ _SRC = """
 @KERNEL@dconv_dw(@G@T* part, @G@const S* x, @G@const S* g, GEO, const int xo, const int go,
                  const int per) {
   @LOCAL@T sm[SHW];
-  @LOCAL@int pb[PT];
-  @LOCAL@int pyy[PT];
-  @LOCAL@int pxx[PT];
-  @LOCAL@int pq[PT];
   const int lid = @LID@, chunk = @GROUP@;
   const int P = N * OH * OW, lo = chunk * per, hi = min(P, lo + per);
   const int tile = lid % TILES, lane = lid / TILES, busy = lane < PS;
   const int tm = tile % MB, tn = tile / MB;
+  const int j0 = lid % PT, row0 = lid / PT;  /* this item stages pixel j0 of each tile */
   T acc[TM][TN];
 #pragma unroll
   for (int a = 0; a < TM; ++a)
 #pragma unroll
     for (int k = 0; k < TN; ++k) acc[a][k] = (T)0;
   for (int p0 = lo; p0 < hi; p0 += PT) {
-    if (lid < PT) {
-      const int p = p0 + lid;
-      if (p < hi) {
-        const int ox = p % OW, t = p / OW, oy = t % OH;
-        pb[lid] = t / OH;
-        pyy[lid] = oy * sh - ph;
-        pxx[lid] = ox * sw - pw;
-        pq[lid] = oy * OW + ox;
-      } else {
-        pb[lid] = -1;
-      }
+    const int p = p0 + j0;
+    int b = -1, y0 = 0, x0 = 0, q = 0;
+    if (p < hi) {
+      const int ox = p % OW, t = p / OW, oy = t % OH;
+      b = t / OH;
+      y0 = oy * sh - ph;
+      x0 = ox * sw - pw;
+      q = oy * OW + ox;
     }
-    @BARRIER@
     /* every item runs the same number of staging rounds: PoCL mis-ran this loop's barriers
        when some items of a group skipped an inner loop that others ran (zero partials) */
-    for (int e0 = 0; e0 < (MR + NR) * PT; e0 += WG) {
-      const int e = e0 + lid, row = e / PT, j = e % PT;
+    for (int r0 = 0; r0 < MR + NR; r0 += WG / PT) {
+      const int row = r0 + row0;
       if (row < MR) {
-        const int b = pb[j];
-        sm[row * PTP + j] = (b >= 0 && row < CO) ? LOAD(g, go + (b * CO + row) * OH * OW + pq[j]) : (T)0;
+        sm[row * PTP + j0] = (b >= 0 && row < CO) ? LOAD(g, go + (b * CO + row) * OH * OW + q) : (T)0;
       } else if (row < MR + NR) {
-        const int r = row - MR, b = pb[j];
+        const int r = row - MR;
         T v = (T)0;
         if (b >= 0 && r < CK) {
           const int ci = r / (KH * KW), k = r - ci * (KH * KW), ki = k / KW, kj = k - ki * KW;
-          const int iy = pyy[j] + ki * dh, ix = pxx[j] + kj * dw;
+          const int iy = y0 + ki * dh, ix = x0 + kj * dw;
           if (iy >= 0 && iy < H && ix >= 0 && ix < W) v = LOAD(x, xo + ((b * CI + ci) * H + iy) * W + ix);
         }
-        sm[row * PTP + j] = v;
+        sm[row * PTP + j0] = v;
       }
     }
     @BARRIER@
