@@ -62,11 +62,13 @@ def _geo(n, h, w, oh, ow, stride, padding, dilation) -> list:
     return [(v, "int32") for v in (n, h, w, oh, ow, sh, sw, ph, pw, dh, dw)]
 
 
-def _offset(rt, a) -> tuple:
-    off = rt.layout(a)[1]
-    if off > _INT_MAX // 2:
-        raise ValueError(f"conv2d direct: an operand starts at element {off}, past 2^30")
-    return (off, "int32")
+def _offsets(rt, *arrays):
+    """The element offsets of `arrays` as int32 kernel arguments, or None when one starts past
+    2^30 (offset + size must stay under 2^31: the kernels' indices are 32-bit)."""
+    offs = [rt.layout(a)[1] for a in arrays]
+    if max(offs) > _INT_MAX // 2:
+        return None
+    return [(o, "int32") for o in offs]
 
 
 def conv2d_direct(rt, x, weight, bias, stride, padding, dilation, groups):
@@ -82,10 +84,13 @@ def conv2d_direct(rt, x, weight, bias, stride, padding, dilation, groups):
         return None
     x, weight = rt.contiguous(x), rt.contiguous(weight)
     b = weight if bias is None else rt.contiguous(bias)  # unread without a bias
+    offs = _offsets(rt, x, weight, b)
+    if offs is None:
+        return None
     out = rt.empty((n, plan.co, oh, ow), x.dtype)
     items = n * oh * -(-ow // plan.px)
-    args = [out, x, weight, b, *_geo(n, h, w, oh, ow, stride, padding, dilation),
-            _offset(rt, x), _offset(rt, weight), _offset(rt, b), (int(bias is not None), "int32")]  # fmt: skip
+    args = [out, x, weight, b, *_geo(n, h, w, oh, ow, stride, padding, dilation), *offs,
+            (int(bias is not None), "int32")]  # fmt: skip
     rt.call(_kernel(rt, x.dtype, plan, "dconv_fwd"), items, args, group=plan.wg)
     return out
 
@@ -100,10 +105,12 @@ def conv2d_x_backward_direct(rt, x, weight, output_grad, stride, padding, dilati
     n, _, h, w = x.shape
     oh, ow = g.shape[2], g.shape[3]
     g, weight = rt.contiguous(g), rt.contiguous(weight)
+    offs = _offsets(rt, g, weight)
+    if offs is None:
+        return None
     out = rt.empty(tuple(x.shape), g.dtype)
     items = n * plan.ncb * h * -(-w // plan.pxb)
-    args = [out, g, weight, *_geo(n, h, w, oh, ow, stride, padding, dilation),
-            _offset(rt, g), _offset(rt, weight)]  # fmt: skip
+    args = [out, g, weight, *_geo(n, h, w, oh, ow, stride, padding, dilation), *offs]
     rt.call(_kernel(rt, g.dtype, plan, "dconv_dx"), items, args, group=plan.wg)
     return out
 
@@ -119,13 +126,15 @@ def conv2d_weight_backward_direct(rt, x, weight, output_grad, stride, padding, d
     n, _, h, w = x.shape
     oh, ow = g.shape[2], g.shape[3]
     x, g = rt.contiguous(x), rt.contiguous(g)
+    offs = _offsets(rt, x, g)
+    if offs is None:
+        return None
     dt = g.dtype
     k = plan.co * plan.ci * plan.kh * plan.kw
     chunks, per = dw_chunks(plan, n * oh * ow)
     out = rt.empty(tuple(weight.shape), dt)
     part = out if chunks == 1 else rt.empty((chunks, k), dt)  # float32/float64: T is S
-    args = [part, x, g, *_geo(n, h, w, oh, ow, stride, padding, dilation),
-            _offset(rt, x), _offset(rt, g), (per, "int32")]  # fmt: skip
+    args = [part, x, g, *_geo(n, h, w, oh, ow, stride, padding, dilation), *offs, (per, "int32")]
     rt.call(_kernel(rt, dt, plan, "dconv_dw"), chunks * plan.wg, args, group=plan.wg)
     if chunks > 1:
         _sum_rows(rt, part, out, chunks, k)
@@ -145,7 +154,7 @@ def _sum_rows(rt, part, out, rows: int, cols: int) -> None:
     geo = [(1, "int32"), (rows, "int32"), (cols, "int32"), (plan.chunks, "int32"),
            (plan.ltx, "int32"), (1, "int32")]  # fmt: skip
     first = rt.kernel(key, "sum_cols", render)
-    rt.call(first, plan.groups * rwg, [out, p2, part, _offset(rt, part), *geo], group=rwg)
+    rt.call(first, plan.groups * rwg, [out, p2, part, (rt.layout(part)[1], "int32"), *geo], group=rwg)
     if plan.chunks > 1:
         fin = rt.kernel(key, "sum_cols_fin", render)
         args = [out, p2, (0, "int32"), (1, "int32"), (plan.chunks, "int32"), (cols, "int32"),
