@@ -3,7 +3,9 @@ sum) through OpenCl's module ops on PoCL, against numpy float64: the guide model
 batch 3 (c_in = 1, and 8 -> 16), odd sizes with stride / padding / dilation, a bias and none,
 float32 and float64, an input read at an element offset; the weight gradient bit-identical across
 runs. `BURN_GPU_CONV_DIRECT=1` routes a CPU device to them (by default only GPUs take them);
-`0` keeps im2col. Three programs are built (a cold PoCL build is ~0.5 s per kernel), so the
+`0` keeps im2col. `f64_odd_mixed` failed (zero partials) when the weight gradient's staging
+loops let some items of a group skip a loop others ran inside the tile loop's barriers: PoCL
+mis-ran that; every item now runs the same rounds. Three programs are built (a cold PoCL build is ~0.5 s per kernel), so the
 shapes share (dtype, c_out, c_in, kh, kw) where they can."""
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ CASES = {
     "guide_conv1": ("float32", 3, 1, 8, (28, 28), (3, 3), (1, 1), (0, 0), (1, 1), True),
     "guide_conv2": ("float32", 3, 8, 16, (26, 26), (3, 3), (1, 1), (0, 0), (1, 1), True),
     "c1_odd_stride2_pad1_dil2": ("float32", 2, 1, 8, (9, 7), (3, 3), (2, 2), (1, 1), (2, 2), False),
-    "f64_odd_mixed": ("float64", 2, 2, 3, (7, 8), (2, 3), (2, 1), (1, 2), (2, 1), False),
+    # 2 output channels: the staged gradient rows (2 x 64 pixels) are fewer than the group's
+    # items, and the one chunk spans 3 pixel tiles (PoCL once gave zeros here)
+    "f64_odd_mixed": ("float64", 2, 3, 2, (13, 11), (3, 3), (2, 1), (1, 2), (2, 1), False),
 }
 
 
