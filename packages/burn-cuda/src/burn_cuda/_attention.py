@@ -33,8 +33,9 @@ from burn_gpu import (
 )
 
 from . import _capture_blas, _platform
+from ._attention_mma import ROWS as MMA_ROWS
 from ._attention_mma import THREADS as MMA_THREADS
-from ._attention_mma import mma_backward_takes, mma_groups, mma_takes
+from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_takes
 from ._attention_tf32 import tf32_takes
 from ._kernels import kernel, launch_grid
 
@@ -88,10 +89,14 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     lse = _empty((b, h, sq), np.dtype(np.float32))
     args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *tail)
-    name = "attn_fwd_tf32" if query.dtype.name == "float32" else "attn_fwd_mma"
     extras = mask is not None or bool(dropout)  # else the variant without that code
-    k_ = kernel(name, query.dtype, d=d, dv=d, extras=extras)
-    launch_grid(k_, mma_groups(b * h, sq), MMA_THREADS, *args)
+    if query.dtype.name == "float32":
+        k_, rows = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras), MMA_ROWS
+    else:
+        tiles = forward_tiles(d)
+        k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles)
+        rows = MMA_ROWS * tiles
+    launch_grid(k_, mma_groups(b * h, sq, rows), MMA_THREADS, *args)
     return out, lse
 
 

@@ -38,7 +38,8 @@ from burn_gpu._dialect import fill
 
 from ._mma_layout import c_macros
 
-#: query rows of a block (4 warps of 16) and keys of a shared-memory tile
+#: query rows of a block at one m16 tile per warp (4 warps of 16; the forward can take two,
+#: `forward_tiles`), keys of a shared-memory tile, threads of a block
 ROWS, KEYS, THREADS = 64, 64, 128
 #: the head dims the kernel takes (query/key and value dims equal)
 HEAD_DIMS = (32, 64, 128)
@@ -151,6 +152,8 @@ __device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x 
 """
 
 _FWD = """
+/* MT m16 tiles per warp: the warp's 16 MT query rows share every K and V fragment it loads
+   (MT = 2 halves the shared-memory reads per product, FlashAttention-2's 128-row blocks) */
 extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
     E* __restrict__ out, float* __restrict__ lse, const E* __restrict__ q,
     const E* __restrict__ k, const E* __restrict__ v, const int heads, const int sq,
@@ -161,14 +164,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
     const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
     const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
     const float drp) {
-  __shared__ __align__(16) E kt[KEYS * SP];                 /* the Q tile, then each K tile */
-  __shared__ __align__(16) unsigned int vt[(KEYS / 2) * VP]; /* V tile as key pairs */
+  __shared__ __align__(16) E kt[(ROWS > KEYS ? ROWS : KEYS) * SP];  /* the Q tile, then K tiles */
+  __shared__ __align__(16) unsigned int vt[(KEYS / 2) * VP];        /* V tile as key pairs */
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int nqb = (sq + ROWS - 1) / ROWS;
   const int bh = blockIdx.x / nqb;
   const int blk = nqb - 1 - (blockIdx.x - bh * nqb);  /* causal: the longest blocks first */
   const int bi = bh / heads, hi = bh - bi * heads;
   const int q0 = blk * ROWS, off = sk - sq;
+  const int w0 = q0 + w * 16 * MT;  /* this warp's first row */
   const E* kbase = k + ko + bi * kb + hi * kh;
   const E* vbase = v + vo + bi * vb + hi * vh;
   const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
@@ -176,20 +180,30 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
   const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
   load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
   __syncthreads();
-  unsigned int qf[D / 16][4];  /* this warp's 16 query rows as A fragments */
+  unsigned int qf[MT][D / 16][4];  /* this warp's query rows as A fragments */
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
-      qf[kk][r] = *(const unsigned int*)(kt + (w * 16 + A_ROW(lane, r)) * SP + kk * 16 + A_COL(lane, r, 0));
-  float o[D / 8][4];
+    for (int kk = 0; kk < D / 16; ++kk)
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n)
+      for (int r = 0; r < 4; ++r)
+        qf[mt][kk][r] = *(const unsigned int*)(kt + (w0 - q0 + mt * 16 + A_ROW(lane, r)) * SP + kk * 16 + A_COL(lane, r, 0));
+  float o[MT][D / 8][4];
+  float m[MT][2], l[MT][2];  /* rows C_ROW(lane, 0) and +8 of each m16 tile */
+  U32 rk[MT][2];             /* their dropout row keys */
 #pragma unroll
-    for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
-  float m[2] = {-INF_F, -INF_F}, l[2] = {0.0f, 0.0f};  /* rows C_ROW(lane, 0) and +8 */
-  U32 rk[2];  /* the dropout row keys of the two rows */
-  for (int rr = 0; rr < 2; ++rr) rk[rr] = drop ? drop_rowkey(bk, q0 + w * 16 + C_ROW(lane, 2 * rr)) : 0u;
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[mt][n][e] = 0.0f;
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      m[mt][rr] = -INF_F;
+      l[mt][rr] = 0.0f;
+      rk[mt][rr] = drop ? drop_rowkey(bk, w0 + mt * 16 + C_ROW(lane, 2 * rr)) : 0u;
+    }
+  }
   int kend = sk;
   if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
   for (int k0 = 0; k0 < kend; k0 += KEYS) {
@@ -197,24 +211,29 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
     load_rows(kt, kbase, ks, k0, sk, KEYS);
     load_pairs(vt, vbase, vs, k0, sk);
     __syncthreads();
-    float s[KEYS / 8][4];
+    float s[MT][KEYS / 8][4];
 #pragma unroll
     for (int n = 0; n < KEYS / 8; ++n) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[mt][n][e] = 0.0f;
       const E* krow = kt + (n * 8 + B_N(lane)) * SP;
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         unsigned int b[2];
         b[0] = *(const unsigned int*)(krow + kk * 16 + B_K(lane, 0, 0));
         b[1] = *(const unsigned int*)(krow + kk * 16 + B_K(lane, 1, 0));
-        mma16816(s[n], qf[kk], b);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) mma16816(s[mt][n], qf[mt][kk], b);
       }
     }
 #pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
     for (int rr = 0; rr < 2; ++rr) {  /* element pairs 2rr, 2rr + 1: one row */
-      const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
-      float mx = m[rr];
+      const int i = w0 + mt * 16 + C_ROW(lane, 2 * rr);
+      float mx = m[mt][rr];
 #pragma unroll
       for (int n = 0; n < KEYS / 8; ++n)
 #pragma unroll
@@ -222,61 +241,66 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
           const int j = k0 + n * 8 + C_COL(lane, e);
           const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
                           (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
-          const float x = hid ? -INF_F : s[n][e] * scale2;
-          s[n][e] = x;
+          const float x = hid ? -INF_F : s[mt][n][e] * scale2;
+          s[mt][n][e] = x;
           mx = max_nan(x, mx);
         }
       mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 1), mx);  /* the 4 lanes of the row */
       mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 2), mx);
       float corr = 1.0f, sum = 0.0f;
       if (mx != -INF_F) {  /* else every key so far is left out: p = 0 */
-        corr = exp2f(m[rr] - mx);
-        m[rr] = mx;
+        corr = exp2f(m[mt][rr] - mx);
+        m[mt][rr] = mx;
       }
 #pragma unroll
       for (int n = 0; n < KEYS / 8; ++n)
 #pragma unroll
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
-          const float p = mx == -INF_F ? 0.0f : exp2f(s[n][e] - mx);
+          const float p = mx == -INF_F ? 0.0f : exp2f(s[mt][n][e] - mx);
           sum += p;  /* the row sum of the undropped weights */
-          s[n][e] = (drop && !drop_keep(rk[rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
+          s[mt][n][e] = (drop && !drop_keep(rk[mt][rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
         }
-      l[rr] = l[rr] * corr + sum;  /* this lane's part of the row sum */
+      l[mt][rr] = l[mt][rr] * corr + sum;  /* this lane's part of the row sum */
 #pragma unroll
       for (int n = 0; n < D / 8; ++n) {
-        o[n][2 * rr] *= corr;
-        o[n][2 * rr + 1] *= corr;
+        o[mt][n][2 * rr] *= corr;
+        o[mt][n][2 * rr + 1] *= corr;
       }
     }
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk) {
-      unsigned int a[4];  /* C tiles 2kk, 2kk + 1 as the A fragment of k16 step kk */
+      unsigned int a[MT][4];  /* C tiles 2kk, 2kk + 1 as the A fragment of k16 step kk */
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        a[r] = pack2(s[2 * kk + (r >> 1)][2 * (r & 1)], s[2 * kk + (r >> 1)][2 * (r & 1) + 1]);
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          a[mt][r] = pack2(s[mt][2 * kk + (r >> 1)][2 * (r & 1)], s[mt][2 * kk + (r >> 1)][2 * (r & 1) + 1]);
 #pragma unroll
       for (int n = 0; n < D / 8; ++n) {
         unsigned int b[2];
         b[0] = vt[(kk * 8 + B_K(lane, 0, 0) / 2) * VP + n * 8 + B_N(lane)];
         b[1] = vt[(kk * 8 + B_K(lane, 1, 0) / 2) * VP + n * 8 + B_N(lane)];
-        mma16816(o[n], a, b);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) mma16816(o[mt][n], a[mt], b);
       }
     }
   }
 #pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
-    float tot = l[rr];
+    float tot = l[mt][rr];
     tot += __shfl_xor_sync(0xffffffffu, tot, 1);
     tot += __shfl_xor_sync(0xffffffffu, tot, 2);
-    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
+    const int i = w0 + mt * 16 + C_ROW(lane, 2 * rr);
     if (i >= sq) continue;
     const L row = (L)bh * sq + i;
-    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m[rr] + log2f(tot);
+    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m[mt][rr] + log2f(tot);
     const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
       *(unsigned int*)(out + row * D + n * 8 + C_COL(lane, 2 * rr)) =
-          pack2(o[n][2 * rr] * inv, o[n][2 * rr + 1] * inv);
+          pack2(o[mt][n][2 * rr] * inv, o[mt][n][2 * rr + 1] * inv);
   }
 }
 """
@@ -293,17 +317,28 @@ def _check(dtype: str, head_dim: int, value_dim: int) -> None:
 
 
 def mma_program(
-    dtype: str, head_dim: int, value_dim: int, kernel: str = "attn_fwd_mma", extras: bool = True
+    dtype: str,
+    head_dim: int,
+    value_dim: int,
+    kernel: str = "attn_fwd_mma",
+    extras: bool = True,
+    tiles: int = 1,
 ) -> str:
     """The CUDA C text of `kernel` (`attn_fwd_mma`, or the backward's `attn_bwd_dq_mma` /
     `attn_bwd_dkv_mma` of `_attention_mma_bwd.py`) for storage `dtype` ("bfloat16" or
     "float16"), head dim `head_dim` (32, 64 or 128; the backward 32 or 64) and value dim
     `value_dim` (equal to it): no includes (NVRTC as the GPU machine runs it; PTX conversions
     from burn_gpu's dialect). `extras` False compiles out the mask and dropout code (a call
-    with neither then holds fewer registers)."""
+    with neither then holds fewer registers). `tiles`: m16 tiles per warp of the forward (1 or
+    2: blocks of 64 or 128 query rows, `forward_tiles`); the backward's blocks are 64 rows."""
     from ._attention_mma_bwd import BACKWARD, BWD_HEAD_DIMS
 
     _check(dtype, head_dim, value_dim)
+    if tiles not in (1, 2) or (tiles == 2 and (kernel != "attn_fwd_mma" or head_dim > 64)):
+        raise ValueError(
+            f"mma_program: tiles must be 1, or 2 for attn_fwd_mma at head_dim <= 64, got "
+            f"tiles {tiles!r} for {kernel} at head_dim {head_dim}"
+        )
     bodies = {"attn_fwd_mma": _FWD, **BACKWARD}
     if kernel not in bodies:
         raise ValueError(f"mma_program: no kernel {kernel!r} (have {sorted(bodies)})")
@@ -313,7 +348,8 @@ def mma_program(
         )
     head = (
         "typedef unsigned short E;\ntypedef long long L;\n"
-        f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS {KEYS}\n"
+        f"#define D {head_dim}\n#define MT {tiles}\n#define ROWS (16 * MT * (THREADS / 32))\n"
+        f"#define KEYS {KEYS}\n"
         f"#define THREADS {THREADS}\n"
         "#define SP (D + 8) /* a K row in 16-bit elements: the fragment loads hit 32 banks */\n"
         "#define VP (D + 8) /* a V key-pair row in words: the same */\n"
@@ -361,6 +397,15 @@ def mma_backward_takes(dtype, head_dim: int, value_dim: int) -> bool:
     return head_dim in BWD_HEAD_DIMS and mma_takes(dtype, head_dim, value_dim)
 
 
-def mma_groups(batch_heads: int, seq_q: int) -> int:
-    """Blocks of a launch: ceil(seq_q / ROWS) per (batch, head)."""
-    return batch_heads * -(-seq_q // ROWS)
+def mma_groups(batch_heads: int, seq: int, rows: int = ROWS) -> int:
+    """Blocks of a launch: ceil(seq / rows) per (batch, head)."""
+    return batch_heads * -(-seq // rows)
+
+
+def forward_tiles(head_dim: int) -> int:
+    """m16 tiles per warp of `attn_fwd_mma` at `head_dim`: 2 (128-row blocks, each K and V
+    fragment read once for 32 rows) where the tiles fit 48 KB of shared memory (head dim <= 64),
+    else 1. `BURN_CUDA_ATTENTION_WARP_ROWS=16` keeps 1 everywhere (an A/B of the two)."""
+    if head_dim > 64 or os.environ.get("BURN_CUDA_ATTENTION_WARP_ROWS", "32") == "16":
+        return 1
+    return 2
