@@ -4,7 +4,8 @@ Delta = rowsum(dO * O), S, P, dP = dO Vᵗ, dS, dQ += dS K), then `attn_bwd_dkv_
 over query tiles: Sᵗ, Pᵗ, dPᵗ, dSᵗ, dV += Pᵗ dO, dK += dSᵗ Q), as `_attention_mma_bwd.py`
 does for bfloat16/float16. Each pass takes one 8-key (8-query) k8 step at a time: that step's
 scores are a whole A operand of the dQ (dV, dK) product, and the split operands then fit the
-registers (ptxas, sm_90, head dim 64: 255 registers, the dK/dV pass spilling 36 bytes).
+registers (ptxas, sm_90, head dim 64: 255 registers; the dK/dV pass spills 32 bytes, 88 with
+the mask-and-dropout code).
 """
 
 from __future__ import annotations
