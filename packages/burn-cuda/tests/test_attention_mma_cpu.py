@@ -238,6 +238,23 @@ def test_masks_and_dropout_run_on_tensor_cores(case):
 
 
 @needs_gxx
+def test_gpus_before_ampere_keep_the_simt_kernels(monkeypatch):
+    """Compute capability 7.5 (no bf16 / tf32 `mma.sync`): float32 and bfloat16 run burn_gpu's
+    kernels, float16 the decomposition (no attention kernel launched)."""
+    from fake_cupy import _DeviceCtx
+
+    monkeypatch.setattr(_DeviceCtx, "compute_capability", "75")
+    q = _inputs((1, 1, 20, 64), (1, 1, 1, 1), "float32", 2)[0]
+    names = []
+    for dtype in ("float32", "bfloat16", "float16"):
+        with cuda_on_cpu_backend(FakeCupy(), float_dtype=dtype) as (B, cp):
+            x = asfake(q.astype(NP[dtype]))
+            B.attention_with_lse(x, x, x, None, True, 0.125)
+            names.append([launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED])
+    assert names == [["attn_fwd_tiled"], ["attn_fwd_tiled"], []]
+
+
+@needs_gxx
 def test_views_are_read_in_place_or_copied_when_unaligned():
     """A [b, s, h, d] projection seen as [b, h, s, d] is read through its strides; a view with a
     row stride that is not a multiple of 8 elements (no 16-byte loads) is copied first: the

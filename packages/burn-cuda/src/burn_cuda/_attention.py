@@ -72,6 +72,20 @@ def _mma_view(a):
     return a, [np.int64(v) for v in attention_view_args(a.shape, strides)]
 
 
+_TENSOR_CORES: dict = {}
+
+
+def _tensor_cores(device_id: int) -> bool:
+    """Whether GPU `device_id` runs the tensor-core kernels: `mma.sync` on bf16/f16 and tf32 and
+    `cvt.rn.bf16x2` need compute capability 8.0 (Ampere) or later; older GPUs keep burn_gpu's
+    kernels (asked once per device)."""
+    ok = _TENSOR_CORES.get(device_id)
+    if ok is None:
+        cc = _platform.load_cupy().cuda.Device(device_id).compute_capability
+        ok = _TENSOR_CORES[device_id] = int(cc) >= 80
+    return ok
+
+
 def _mma_tail(query, key, value, mask, causal, scale, dropout, seed) -> tuple:
     """The tensor-core kernels' trailing arguments: the mask (a byte per element, broadcast
     strides), has_mask, its 5 strides, the dropout seed words, threshold and 1 / (1 - p)."""
@@ -224,11 +238,13 @@ class CudaAttentionOps(FlashAttentionOps):
         sk, dv = key.shape[2], value.shape[3]
         if not (b * h * -(-max(sq, sk) // 64) < 2**31 and min(b, h, sq, sk) > 0):
             return False
-        return (mma_backward_takes if backward else mma_takes)(query.dtype, d, dv)
+        takes = (mma_backward_takes if backward else mma_takes)(query.dtype, d, dv)
+        return takes and _tensor_cores(query.device.id)
 
     def _attention_fwd(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         d, dv = query.shape[3], value.shape[3]
-        if mma_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv):
+        takes = mma_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv)
+        if takes and _tensor_cores(query.device.id):
             return _mma_forward(query, key, value, mask, causal, scale, dropout, seed)
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
@@ -245,7 +261,8 @@ class CudaAttentionOps(FlashAttentionOps):
         self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
     ):
         d, dv = query.shape[3], value.shape[3]
-        if mma_backward_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv):
+        takes = mma_backward_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv)
+        if takes and _tensor_cores(query.device.id):
             drop = (dropout, seed)
             return _mma_backward(
                 query, key, value, out, lse, mask, output_grad, causal, scale, *drop
