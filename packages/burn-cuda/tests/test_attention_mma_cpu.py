@@ -122,12 +122,11 @@ def _autodiff(B, dtype, arrays, causal):
 
 
 ROUTES = [
-    # (dtype, head dim, the attention kernels one forward + backward launches)
+    # (dtype, head dim, the attention kernels one forward + backward launches; float16 and
+    # float32 through module.attention: test_masks_and_dropout_run_on_tensor_cores)
     ("bfloat16", 64, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
-    ("float16", 32, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
     # 128: the mma forward's statistic read by burn_gpu's backward kernels
     ("bfloat16", 128, ["attn_fwd_mma"] + [n for n, *_ in attention_backward_kernels("bfloat16", 128, 128)]),
-    ("float32", 64, ["attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32"]),
 ]
 
 
