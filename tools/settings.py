@@ -46,6 +46,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
     # burn-gpu
     "BURN_GPU_ATTENTION": ("`1`", "`0` sends Cuda's and OpenCl's `attention` to the matmul + softmax decomposition instead of burn_gpu's flash kernels (a before/after bench)."),
+    "BURN_GPU_CONV_DIRECT": ("unset (`auto`): GPU devices", "burn_gpu's direct conv2d kernels for few channels (at most 32 output channels, c_in*kh*kw <= 144, float32/float64, one group) in Cuda's and OpenCl's conv2d and its two gradients: `0` keeps every call on im2col + GEMM (a before/after bench), `1` takes them on CPU devices (PoCL) too."),
     # burn-train data parallel
     "BURN_DDP_BUCKET_MB": ("`25`", "Size of the gradient buckets reduced while the backward pass runs (one process per device); `0` reduces after the pass."),
     "BURN_NCCL_MAX_CHANNELS": ("`8`", "Cap on NCCL's channels (sets `NCCL_MAX_NCHANNELS` before a communicator is made, unless that is set): each channel holds an SM the overlapped backward pass lacks; `0` leaves NCCL's own choice."),

@@ -30,12 +30,12 @@ sys.path.insert(0, str(ROOT))
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dtypes", default="float32,bfloat16,float16")
-    ap.add_argument("--seqs", default="128,1024")
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--heads", type=int, default=8)
-    ap.add_argument("--dim", type=int, default=64)
-    ap.add_argument("--repeats", type=int, default=20)
+    ap.add_argument("--dtypes", default="float32,bfloat16,float16", help="comma list of dtypes")
+    ap.add_argument("--seqs", default="128,1024", help="comma list of sequence lengths")
+    ap.add_argument("--batch", type=int, default=32, help="batch size")
+    ap.add_argument("--heads", type=int, default=8, help="attention heads")
+    ap.add_argument("--dim", type=int, default=64, help="head dim")
+    ap.add_argument("--repeats", type=int, default=20, help="timed calls per kernel")
     ap.add_argument("--json", type=Path, default=None, help="write the rows here")
     return ap
 

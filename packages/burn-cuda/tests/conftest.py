@@ -70,6 +70,7 @@ _STAND_IN_FILES = {
     "test_fft_kernels_cpu.py",
     "test_rnn_cpu.py",
     "test_resident_cpu.py",
+    "test_conv_direct_cpu.py",
 }
 
 

@@ -430,6 +430,9 @@ class FakeCupy:
 
     def _launch_kernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         """cupy.cuda.driver.launchKernel: `params` is the address of the pointer array."""
+        for name, v in (("f", f), ("stream", stream), ("params", params), ("extra", extra)):
+            if not isinstance(v, int):  # cupy's Cython signature takes intptr_t: no ctypes objects
+                raise TypeError(f"an integer is required ({name}: {type(v).__name__})")
         if self.strict_context and threading.get_ident() not in self.context_threads:
             raise RuntimeError("CUDA_ERROR_INVALID_CONTEXT: invalid device context")
         if not self.execute:  # timing the Python of the caller: nothing to record or run

@@ -79,6 +79,9 @@ class ResidentBlock:
         self._params = (ctypes.c_void_p * 2)(
             ctypes.addressof(self._ptr), ctypes.addressof(self.host)
         )
+        # the driver takes the pointer array's address as an integer (cupy's launchKernel
+        # raises "an integer is required" for the ctypes array itself)
+        self._params_addr = ctypes.addressof(self._params)
         self.free = _FIRST_FREE
         self.calls = 0  # resident calls recorded
         self._call = None  # the one running now
@@ -175,7 +178,7 @@ class ResidentBlock:
         """Write the host words to the device block, on the current stream (one launch)."""
         from ._kernels import kernel, process_launcher
 
-        process_launcher().with_params(kernel("resident_refresh"), 1, 1, WORDS, self._params)
+        process_launcher().with_params(kernel("resident_refresh"), 1, 1, WORDS, self._params_addr)
 
 
 def supported() -> bool:

@@ -12,6 +12,10 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
   reductions (few outputs, a long reduced dim: tiles over the columns, chunks of the dim);
 - `index_program(dtype, index_dtype, dialect)` (`_index.py`): gather/select, scatter adds;
 - `conv_program(dtype, dialect)` (`_conv.py`): im2col, col2im, interpolation;
+- `direct_program(dtype, plan, dialect)`, `direct_plan` (`_conv_direct.py`): direct conv2d
+  kernels for few channels (forward, input gradient, weight-gradient partials);
+  `conv2d_direct`, `conv2d_x_backward_direct`, `conv2d_weight_backward_direct`
+  (`_ops_conv_direct.py`): the backends' conv2d passes on them (None: take im2col);
 - `vol_program(dtype, index_dtype, dialect)` (`_vol.py`): vol2col, col2vol, the 3-D pools;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
@@ -54,6 +58,12 @@ from ._attention_dropout import drop_args as attention_drop_args
 from ._attention_ops import FlashAttentionOps, mask_args
 from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
+from ._conv_direct import DirectPlan, direct_plan, direct_program
+from ._ops_conv_direct import (
+    conv2d_direct,
+    conv2d_weight_backward_direct,
+    conv2d_x_backward_direct,
+)
 from ._dialect import CTYPES, DIALECTS, HALF, Frame, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
@@ -145,6 +155,12 @@ __all__ = [
     "col2im",
     "collapse",
     "conv_program",
+    "conv2d_direct",
+    "conv2d_weight_backward_direct",
+    "conv2d_x_backward_direct",
+    "DirectPlan",
+    "direct_plan",
+    "direct_program",
     "draw",
     "eager_ops",
     "eager_program",

@@ -3,8 +3,11 @@ the matmul kernel (`_matmul`), the bias gradient as one reduction, and interpola
 backward. Pools, unfold4d and interpolation's forward are burn_gpu's `GpuModuleOps` (the
 kernels and code Cuda runs).
 
-Conv backward passes stay the base class's defaults: they are written with conv2d,
-conv_transpose2d, unfold4d (im2col here) and matmul, which are this module's kernels.
+conv2d and its two gradients first try burn_gpu's direct kernels (`conv2d_direct` and its
+gradients: few channels, float32/float64, one group), which never write im2col columns;
+`BURN_GPU_CONV_DIRECT=0` turns them off. Other conv backward passes stay the base class's
+defaults: they are written with conv2d, conv_transpose2d, unfold4d (im2col here) and matmul,
+which are this module's kernels.
 Interpolation's backward is the exact adjoint of its separable form: with the 1-D interpolation
 matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T @ grad @ A_w.
 """
@@ -12,7 +15,15 @@ matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import GpuModuleOps, GpuNormOps, col2im, unfold
+from burn_gpu import (
+    GpuModuleOps,
+    GpuNormOps,
+    col2im,
+    conv2d_direct,
+    conv2d_weight_backward_direct,
+    conv2d_x_backward_direct,
+    unfold,
+)
 from burn_tensor.array_api.interpolation import interp_matrix
 
 from . import _ew
@@ -33,6 +44,10 @@ class OpenClModuleOps(GpuNormOps, GpuModuleOps):
     # layer_norm / layer_norm_backward: burn_gpu's kernels (`GpuNormOps`), one and three launches
     def conv2d(self, x, weight, bias, options):
         o = options
+        out = conv2d_direct(kernels_of(x), x, weight, bias, o.stride, o.padding, o.dilation,
+                            o.groups)  # fmt: skip
+        if out is not None:  # few channels: one kernel, bias included, no columns
+            return out
         n = x.shape[0]
         cout, cig, kh, kw = weight.shape
         grp = o.groups
@@ -42,6 +57,22 @@ class OpenClModuleOps(GpuNormOps, GpuModuleOps):
         w4 = _ew.contiguous(weight).reshape_view((1, grp, cout // grp, kk))
         out = matmul(w4, cols).reshape_view((n, cout, oh, ow))
         return _bias(out, bias)
+
+    def conv2d_x_backward(self, x, weight, output_grad, options):
+        o = options
+        dx = conv2d_x_backward_direct(kernels_of(output_grad), x, weight, output_grad, o.stride,
+                                      o.padding, o.dilation, o.groups)  # fmt: skip
+        if dx is not None:
+            return dx
+        return super().conv2d_x_backward(x, weight, output_grad, options)
+
+    def conv2d_weight_backward(self, x, weight, output_grad, options):
+        o = options
+        dw = conv2d_weight_backward_direct(kernels_of(output_grad), x, weight, output_grad,
+                                           o.stride, o.padding, o.dilation, o.groups)  # fmt: skip
+        if dw is not None:
+            return dw
+        return super().conv2d_weight_backward(x, weight, output_grad, options)
 
     def conv_transpose2d(self, x, weight, bias, options):
         o = options
