@@ -6,8 +6,9 @@
 For each dtype, sequence length and causal flag: the forward and the backward of burn_cuda's
 attention on cupy arrays (`Cuda._attention_fwd` / `_attention_bwd`: the kernels and their
 argument set-up, no Autodiff or Tensor layer) with the tensor-core kernels (`mma`: bf16/f16
-`mma.sync`, f32 3xTF32) and with `BURN_CUDA_ATTENTION_MMA=0` (`simt`: burn_gpu's flash kernels;
-float16 has none), and torch's `scaled_dot_product_attention` forward and forward + backward
+`mma.sync`, f32 3xTF32; `fwd@16`: the bf16/f16 forward at 16 query rows per warp,
+`BURN_CUDA_ATTENTION_WARP_ROWS=16`, where the default is 32) and with
+`BURN_CUDA_ATTENTION_MMA=0` (`simt`: burn_gpu's flash kernels; float16 has none), and torch's `scaled_dot_product_attention` forward and forward + backward
 (its backward alone is the difference). Each time is the median of `--repeats` event-timed
 calls after 3 warm-ups, in ms; TFLOP/s counts 4 b h sq sk d flops forward and 2.5x that
 backward, halved when causal. `mma/torch` is fwd+bwd over torch's fwd+bwd (the issue's
@@ -76,15 +77,18 @@ def burn_times(cp, np, dtype: str, shape, causal: bool, repeats: int) -> dict:
     B = Cuda(float_dtype=dtype)
     scale = 1.0 / d**0.5
     res = {}
-    for mode, flag in (("mma", "1"), ("simt", "0")):
-        if mode == "simt" and dtype == "float16":
-            continue  # burn_gpu's flash kernels take no float16
+    # mma: the defaults; mma16: the bf16/f16 forward at 16 rows per warp; simt: burn_gpu's
+    for mode, flag, rows in (("mma", "1", "32"), ("mma16", "1", "16"), ("simt", "0", "32")):
+        if (mode == "simt" and dtype == "float16") or (mode == "mma16" and dtype == "float32"):
+            continue  # burn_gpu's flash kernels take no float16; f32 has one tiling
         os.environ["BURN_CUDA_ATTENTION_MMA"] = flag
+        os.environ["BURN_CUDA_ATTENTION_WARP_ROWS"] = rows
         out, lse = B._attention_fwd(q, k, v, None, causal, scale)
         fwd = timed(cp, lambda: B._attention_fwd(q, k, v, None, causal, scale), repeats)
         bwd = timed(cp, lambda: B._attention_bwd(q, k, v, out, lse, None, g, causal, scale), repeats)
         res[mode] = (fwd, bwd)
     os.environ.pop("BURN_CUDA_ATTENTION_MMA", None)
+    os.environ.pop("BURN_CUDA_ATTENTION_WARP_ROWS", None)
     return res
 
 
@@ -115,8 +119,9 @@ def main(argv=None) -> None:
     import torch
 
     rows = []
-    print(f"{'case':34s} {'mma fwd':>8s} {'mma bwd':>8s} {'simt fwd':>8s} {'simt bwd':>8s} "
-          f"{'torch fwd':>9s} {'torch f+b':>9s} {'mma TF/s':>8s} {'mma/torch':>9s}")  # fmt: skip
+    print(f"{'case':24s} {'mma fwd':>8s} {'mma bwd':>8s} {'fwd@16':>8s} {'simt fwd':>8s} "
+          f"{'simt bwd':>8s} {'torch fwd':>9s} {'torch f+b':>9s} {'mma TF/s':>8s} "
+          f"{'mma/torch':>9s}")  # fmt: skip
     for dtype in [x.strip() for x in args.dtypes.split(",") if x.strip()]:
         for s in [int(x) for x in args.seqs.split(",") if x.strip()]:
             for causal in (False, True):
@@ -124,15 +129,17 @@ def main(argv=None) -> None:
                 bt = burn_times(cp, np, dtype, shape, causal, args.repeats)
                 tf, tfb = torch_times(torch, cp, dtype, shape, causal, args.repeats)
                 mf, mb = bt["mma"]
-                sf, sb = bt.get("simt", (float("nan"), float("nan")))
+                nan = (float("nan"), float("nan"))
+                sf, sb = bt.get("simt", nan)
+                f16 = bt.get("mma16", nan)[0]
                 ff, fb = flops(*shape, causal)
                 tflops = (ff + fb) / ((mf + mb) * 1e-3) / 1e12
                 name = f"{dtype} s{s}" + (" causal" if causal else "")
-                print(f"{name:34s} {mf:8.3f} {mb:8.3f} {sf:8.3f} {sb:8.3f} {tf:9.3f} {tfb:9.3f} "
-                      f"{tflops:8.1f} {(mf + mb) / tfb:9.2f}", flush=True)  # fmt: skip
+                print(f"{name:24s} {mf:8.3f} {mb:8.3f} {f16:8.3f} {sf:8.3f} {sb:8.3f} {tf:9.3f} "
+                      f"{tfb:9.3f} {tflops:8.1f} {(mf + mb) / tfb:9.2f}", flush=True)  # fmt: skip
                 rows.append({"dtype": dtype, "seq": s, "causal": causal, "shape": list(shape),
-                             "mma_ms": [mf, mb], "simt_ms": [sf, sb], "torch_fwd_ms": tf,
-                             "torch_fwd_bwd_ms": tfb})  # fmt: skip
+                             "mma_ms": [mf, mb], "mma16_fwd_ms": f16, "simt_ms": [sf, sb],
+                             "torch_fwd_ms": tf, "torch_fwd_bwd_ms": tfb})  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -25,6 +25,7 @@ from burn_tensor._device import Device
 from burn_backend_tests import plugin as _suite_plugin
 
 from burn_cuda import (
+    _attention,
     _backend,
     _bf16,
     _fast,
@@ -53,6 +54,7 @@ _CACHES = [
     (_backend, "_MATMUL", lambda: [None]),
     (_backend, "_TF32", lambda: [False]),  # cupy's compute-type switch is not emulated
     (_gemm, "_ONES", dict),
+    (_attention, "_TENSOR_CORES", dict),  # the stand-in's device 0 is not the GPU's
 ]
 
 #: the conformance plugin's per-backend state (suite context, op coverage) of the stand-in's

@@ -343,6 +343,9 @@ class _DeviceCtx(contextlib.AbstractContextManager):
         # read by burn_cuda's Runtime (`burn_gpu` kernels' launch cap); any small count works
         self.attributes = {"MultiProcessorCount": 2}
 
+    #: an H100/H200's (the tensor-core attention kernels need 8.0 or later)
+    compute_capability = "90"
+
     def __exit__(self, *exc):
         return None
 

@@ -122,12 +122,11 @@ def _autodiff(B, dtype, arrays, causal):
 
 
 ROUTES = [
-    # (dtype, head dim, the attention kernels one forward + backward launches)
+    # (dtype, head dim, the attention kernels one forward + backward launches; float16 and
+    # float32 through module.attention: test_masks_and_dropout_run_on_tensor_cores)
     ("bfloat16", 64, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
-    ("float16", 32, ["attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma"]),
     # 128: the mma forward's statistic read by burn_gpu's backward kernels
     ("bfloat16", 128, ["attn_fwd_mma"] + [n for n, *_ in attention_backward_kernels("bfloat16", 128, 128)]),
-    ("float32", 64, ["attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32"]),
 ]
 
 
@@ -176,6 +175,29 @@ def test_the_switch_and_ineligible_calls_take_the_simt_kernels(monkeypatch):
     np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2)
 
 
+@needs_gxx
+def test_two_m16_tiles_per_warp_give_the_same_bits(monkeypatch):
+    """The forward's 128-row blocks (two m16 tiles per warp, the default at head dim <= 64) and
+    its 64-row blocks (BURN_CUDA_ATTENTION_WARP_ROWS=16): the grid each launches, and the same
+    bits (each row's arithmetic is the same); head dim 128 always takes 64-row blocks."""
+    q, k, v = (asfake(a) for a in _inputs((1, 2, 200, 64), (1, 2, 150, 64), "bfloat16", 4))
+    q128 = asfake(_inputs((1, 1, 70, 128), (1, 1, 1, 1), "bfloat16", 4)[0])
+    got = []
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        for rows in ("32", "16"):
+            monkeypatch.setenv("BURN_CUDA_ATTENTION_WARP_ROWS", rows)
+            out, lse = B._attention_fwd(q, k, v, None, True, 0.125)
+            got.append((np.asarray(out).view(np.uint16).copy(), np.asarray(lse).copy()))
+        monkeypatch.delenv("BURN_CUDA_ATTENTION_WARP_ROWS")
+        B._attention_fwd(q128, q128, q128, None, True, 0.125)
+        grids = [x[2] for x in cp.launches]
+    assert grids == [(2 * 2,), (2 * 4,), (1 * 2,)]  # ceil(200 / 128), ceil(200 / 64), ceil(70 / 64)
+    np.testing.assert_array_equal(got[0][0], got[1][0])
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+    with pytest.raises(ValueError, match="tiles must be 1, or 2 for attn_fwd_mma at head_dim <= 64"):
+        mma_program("bfloat16", 128, 128, tiles=2)
+
+
 MASK_CASES = [
     # (dtype, b, h, sq, sk, d, causal, mask shape, dropout)
     ("bfloat16", 2, 1, 40, 70, 64, False, (2, 1, 1, 70), 0.0),  # key padding
@@ -215,6 +237,23 @@ def test_masks_and_dropout_run_on_tensor_cores(case):
 
 
 @needs_gxx
+def test_gpus_before_ampere_keep_the_simt_kernels(monkeypatch):
+    """Compute capability 7.5 (no bf16 / tf32 `mma.sync`): float32 and bfloat16 run burn_gpu's
+    kernels, float16 the decomposition (no attention kernel launched)."""
+    from fake_cupy import _DeviceCtx
+
+    monkeypatch.setattr(_DeviceCtx, "compute_capability", "75")
+    q = _inputs((1, 1, 20, 64), (1, 1, 1, 1), "float32", 2)[0]
+    names = []
+    for dtype in ("float32", "bfloat16", "float16"):
+        with cuda_on_cpu_backend(FakeCupy(), float_dtype=dtype) as (B, cp):
+            x = asfake(q.astype(NP[dtype]))
+            B.attention_with_lse(x, x, x, None, True, 0.125)
+            names.append([launch.name for launch in cp.launches if launch.name in _kernel_source.SIZED])
+    assert names == [["attn_fwd_tiled"], ["attn_fwd_tiled"], []]
+
+
+@needs_gxx
 def test_views_are_read_in_place_or_copied_when_unaligned():
     """A [b, s, h, d] projection seen as [b, h, s, d] is read through its strides; a view with a
     row stride that is not a multiple of 8 elements (no 16-byte loads) is copied first: the
@@ -247,30 +286,33 @@ def test_bad_variants_are_refused_by_name():
 
 
 _ALL = (
-    [("attn_fwd_mma", dt, d) for dt in DTYPES for d in HEAD_DIMS]
-    + [(n, dt, d) for n in ("attn_bwd_dq_mma", "attn_bwd_dkv_mma") for dt in DTYPES for d in BWD_HEAD_DIMS]
-    + [(n, "float32", d) for n in _kernel_source.ATTENTION_TF32 for d in TF32_HEAD_DIMS]
+    [("attn_fwd_mma", dt, d, 1) for dt in DTYPES for d in HEAD_DIMS]
+    + [("attn_fwd_mma", dt, d, 2) for dt in DTYPES for d in (32, 64)]
+    + [(n, dt, d, 1) for n in ("attn_bwd_dq_mma", "attn_bwd_dkv_mma") for dt in DTYPES for d in BWD_HEAD_DIMS]
+    + [(n, "float32", d, 1) for n in _kernel_source.ATTENTION_TF32 for d in TF32_HEAD_DIMS]
 )
-#: (kernel, dtype, head dim, extras): every variant without the mask/dropout code, and with it
-#: at head dim 64 (the texts differ by one macro; the stand-in runs both): 29 kernels, ~7 s of
-#: nvcc on 2 cores, so the default run builds each kernel and dtype at head dim 64 and the
-#: forward's other head dims (13); BURN_CUDA_NVCC_ALL=1 builds all 29
+#: (kernel, dtype, head dim, m16 tiles per warp, extras): every variant without the
+#: mask/dropout code, and with it at head dim 64 (the texts differ by one macro; the stand-in
+#: runs both): 35 kernels, ~8 s of nvcc on 2 cores, so the default run builds each kernel and
+#: dtype at head dim 64 and the forward's other head dims and tilings in bf16 (15);
+#: BURN_CUDA_NVCC_ALL=1 builds all 35
 VARIANTS = [(*v, False) for v in _ALL] + [(*v, True) for v in _ALL if v[2] == 64]
 if os.environ.get("BURN_CUDA_NVCC_ALL") != "1":
-    VARIANTS = [v for v in VARIANTS if v[2] == 64 and (not v[3] or v[0] == "attn_fwd_mma")] + [
-        v for v in VARIANTS if v[0] == "attn_fwd_mma" and v[1] == "bfloat16" and v[2] != 64
+    VARIANTS = [v for v in VARIANTS if v[2] == 64 and v[3] == 1 and (not v[4] or v[0] == "attn_fwd_mma")] + [
+        v for v in VARIANTS if v[0] == "attn_fwd_mma" and v[1] == "bfloat16" and (v[2], v[3]) != (64, 1) and not v[4]
     ]
 
 
 def _one_unit(variants) -> str:
     """Every variant's text in one translation unit: each in a namespace of its own, its entry
-    renamed `{name}_{dtype}_{d}_{extras}` and its macros undefined after it (one nvcc run per
+    renamed `{name}_{dtype}_{d}_{tiles}_{extras}` and its macros undefined after it (one nvcc run per
     unit: a run per kernel cost ~0.5 s each in process start and front end)."""
     parts = []
-    for i, (name, dtype, d, extras) in enumerate(variants):
-        src = _kernel_source.SOURCES[name](dtype, d, d, extras=extras)
+    for i, (name, dtype, d, tiles, extras) in enumerate(variants):
+        options = {"extras": extras} | ({"tiles": tiles} if tiles > 1 else {})
+        src = _kernel_source.SOURCES[name](dtype, d, d, **options)
         undef = "".join(f"#undef {m}\n" for m in sorted(set(re.findall(r"^#define (\w+)", src, re.M))))
-        entry = f"{name}_{dtype}_{d}_{int(extras)}"
+        entry = f"{name}_{dtype}_{d}_{tiles}_{int(extras)}"
         parts.append(f"#define {name} {entry}\nnamespace v{i} {{\n{src}\n}}\n{undef}#undef {name}\n")
     return "".join(parts)
 
@@ -285,8 +327,8 @@ def test_every_mma_variant_compiles_with_nvcc(nvcc_ptx):
     for proc, ptx in built:
         assert proc.returncode == 0, proc.stderr
         entries.update(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
-    for name, dtype, d, extras in VARIANTS:
-        text = entries[f"{name}_{dtype}_{d}_{int(extras)}"]
+    for name, dtype, d, tiles, extras in VARIANTS:
+        text = entries[f"{name}_{dtype}_{d}_{tiles}_{int(extras)}"]
         if dtype == "float32":  # 3 instructions per k8 step
             # forward, unrolled: S and P V, (keys / 8) (d / 8) steps each; backward, one 8-key
             # (8-query) step of the loop: S, dP, dQ (dV, dK), d / 8 steps each
@@ -300,5 +342,5 @@ def test_every_mma_variant_compiles_with_nvcc(nvcc_ptx):
         # unrolled; the dQ pass S, dP, dQ; the dK/dV pass S, dP, dV, dK
         products = {"attn_fwd_mma": 2, "attn_bwd_dq_mma": 3, "attn_bwd_dkv_mma": 4}[name]
         count = text.count(f"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32")
-        assert count == products * d // 2, (name, dtype, d, count)
+        assert count == tiles * products * d // 2, (name, dtype, d, tiles, count)
         assert f"cvt.rn.{t}x2.f32" in text, (name, dtype, d)

@@ -33,8 +33,9 @@ from burn_gpu import (
 )
 
 from . import _capture_blas, _platform
+from ._attention_mma import ROWS as MMA_ROWS
 from ._attention_mma import THREADS as MMA_THREADS
-from ._attention_mma import mma_backward_takes, mma_groups, mma_takes
+from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_takes
 from ._attention_tf32 import tf32_takes
 from ._kernels import kernel, launch_grid
 
@@ -71,6 +72,20 @@ def _mma_view(a):
     return a, [np.int64(v) for v in attention_view_args(a.shape, strides)]
 
 
+_TENSOR_CORES: dict = {}
+
+
+def _tensor_cores(device_id: int) -> bool:
+    """Whether GPU `device_id` runs the tensor-core kernels: `mma.sync` on bf16/f16 and tf32 and
+    `cvt.rn.bf16x2` need compute capability 8.0 (Ampere) or later; older GPUs keep burn_gpu's
+    kernels (asked once per device)."""
+    ok = _TENSOR_CORES.get(device_id)
+    if ok is None:
+        cc = _platform.load_cupy().cuda.Device(device_id).compute_capability
+        ok = _TENSOR_CORES[device_id] = int(cc) >= 80
+    return ok
+
+
 def _mma_tail(query, key, value, mask, causal, scale, dropout, seed) -> tuple:
     """The tensor-core kernels' trailing arguments: the mask (a byte per element, broadcast
     strides), has_mask, its 5 strides, the dropout seed words, threshold and 1 / (1 - p)."""
@@ -88,10 +103,14 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     lse = _empty((b, h, sq), np.dtype(np.float32))
     args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *tail)
-    name = "attn_fwd_tf32" if query.dtype.name == "float32" else "attn_fwd_mma"
     extras = mask is not None or bool(dropout)  # else the variant without that code
-    k_ = kernel(name, query.dtype, d=d, dv=d, extras=extras)
-    launch_grid(k_, mma_groups(b * h, sq), MMA_THREADS, *args)
+    if query.dtype.name == "float32":
+        k_, rows = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras), MMA_ROWS
+    else:
+        tiles = forward_tiles(d)
+        k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles)
+        rows = MMA_ROWS * tiles
+    launch_grid(k_, mma_groups(b * h, sq, rows), MMA_THREADS, *args)
     return out, lse
 
 
@@ -219,11 +238,13 @@ class CudaAttentionOps(FlashAttentionOps):
         sk, dv = key.shape[2], value.shape[3]
         if not (b * h * -(-max(sq, sk) // 64) < 2**31 and min(b, h, sq, sk) > 0):
             return False
-        return (mma_backward_takes if backward else mma_takes)(query.dtype, d, dv)
+        takes = (mma_backward_takes if backward else mma_takes)(query.dtype, d, dv)
+        return takes and _tensor_cores(query.device.id)
 
     def _attention_fwd(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         d, dv = query.shape[3], value.shape[3]
-        if mma_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv):
+        takes = mma_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv)
+        if takes and _tensor_cores(query.device.id):
             return _mma_forward(query, key, value, mask, causal, scale, dropout, seed)
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
         (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
@@ -240,7 +261,8 @@ class CudaAttentionOps(FlashAttentionOps):
         self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
     ):
         d, dv = query.shape[3], value.shape[3]
-        if mma_backward_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv):
+        takes = mma_backward_takes(query.dtype, d, dv) or tf32_takes(query.dtype, d, dv)
+        if takes and _tensor_cores(query.device.id):
             drop = (dropout, seed)
             return _mma_backward(
                 query, key, value, out, lse, mask, output_grad, causal, scale, *drop

@@ -66,7 +66,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
     if (i < sq) {
       const E* orow = o + oo + bi * ob + hi * oh + (L)i * os;
       const E* grow = gbase + (L)i * gs;
-      for (int c = 0; c < D; ++c) acc += half_f(orow[c]) * half_f(grow[c]);
+      for (int c = 0; c < D; c += 8) {  /* 16-byte loads (the views are 16-byte aligned) */
+        const W4 x = *(const W4*)(orow + c), y = *(const W4*)(grow + c);
+        const unsigned int xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          acc += half_f(xs[u]) * half_f(ys[u]) + half_f(xs[u] >> 16) * half_f(ys[u] >> 16);
+      }
       delta[(L)bh * sq + i] = acc;
     }
     dl[threadIdx.x] = acc;

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from ._attention_mma import drop_helpers, extras_define
+from ._mma_common import drop_helpers, extras_define
 from ._mma_layout import c_macros
 
 #: head dims the float32 kernel takes

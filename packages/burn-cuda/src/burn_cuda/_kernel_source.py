@@ -82,8 +82,8 @@ SOURCES = {
         for name in ATTENTION
     },
     **{
-        name: lambda dt, d, dv, extras=True, name=name: mma_program(
-            np.dtype(dt).name, d, dv, name, extras
+        name: lambda dt, d, dv, extras=True, tiles=1, name=name: mma_program(
+            np.dtype(dt).name, d, dv, name, extras, tiles
         )
         for name in ATTENTION_MMA
     },

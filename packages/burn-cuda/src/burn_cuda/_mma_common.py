@@ -1,0 +1,134 @@
+"""The CUDA C pieces every bfloat16/float16 tensor-core attention kernel is built from
+(`_attention_mma.py`'s forward, `_attention_mma_bwd.py`'s backward; the float32 kernels of
+`_attention_tf32.py` take the dropout and EXTRAS parts): the storage type's widening and pair
+rounding, the `mma.m16n8k16` instruction (inline PTX on the GPU, plain C over the fragment
+layout maps on the tests' CPU stand-in), the shared-memory staging loops, burn_gpu's dropout
+hash and the EXTRAS switch.
+"""
+
+from __future__ import annotations
+
+from burn_gpu import frame
+from burn_gpu._dialect import fill
+
+#: storage dtype -> its widening `half_f` and pair rounding `pack2` (GPU: one cvt.rn.*x2)
+HALF_TEXT = {
+    # bfloat16: the float's upper 16 bits (widening is exact)
+    "bfloat16": """
+__device__ __forceinline__ float half_f(unsigned int h) { return __uint_as_float((h & 0xffffu) << 16); }
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned int pack2(float lo, float hi) {
+  unsigned int d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));  /* a -> upper half */
+  return d;
+}
+#else
+static unsigned int pack2(float lo, float hi) {
+  return (unsigned int)burn_f2bf(lo) | ((unsigned int)burn_f2bf(hi) << 16);
+}
+#endif
+""",
+    "float16": """
+__device__ __forceinline__ float half_f(unsigned int h) { return burn_h2f((unsigned short)(h & 0xffffu)); }
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned int pack2(float lo, float hi) {
+  unsigned int d;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));  /* a -> upper half */
+  return d;
+}
+#else
+static unsigned int pack2(float lo, float hi) {
+  return (unsigned int)burn_f2h(lo) | ((unsigned int)burn_f2h(hi) << 16);
+}
+#endif
+""",
+}
+
+#: `mma16816`: D += A B for one warp, m16n8k16 (`@T@`: bf16 or f16)
+MMA_TEXT = """
+#ifdef __CUDA_ARCH__
+/* D = A B + D for one warp: A 16x16 (4 regs), B 16x8 (2 regs), D 16x8 float32 (4 regs) */
+__device__ __forceinline__ void mma16816(float* c, const unsigned int* a, const unsigned int* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.@T@.@T@.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+/* the CPU stand-in (no PTX): the warp's lanes publish their fragments, then each lane sums
+   its 4 outputs over the matrices the inverse layout maps reassemble */
+static unsigned int mma_xa[THREADS / 32][32][4], mma_xb[THREADS / 32][32][2];
+static void mma16816(float* c, const unsigned int* a, const unsigned int* b) {
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  for (int r = 0; r < 4; ++r) mma_xa[w][lane][r] = a[r];
+  mma_xb[w][lane][0] = b[0];
+  mma_xb[w][lane][1] = b[1];
+  __syncwarp();
+  for (int e = 0; e < 4; ++e) {
+    const int row = C_ROW(lane, e), col = C_COL(lane, e);
+    float acc = c[e];
+    for (int kk = 0; kk < 16; ++kk) {
+      unsigned int wa = mma_xa[w][A_LANE(row, kk)][A_REG(row, kk)];
+      unsigned int wb = mma_xb[w][B_LANE(kk, col)][B_REG(kk)];
+      acc += half_f(wa >> (16 * A_HALF(kk))) * half_f(wb >> (16 * B_HALF(kk)));
+    }
+    c[e] = acc;
+  }
+  __syncwarp();
+}
+#endif
+"""
+
+#: the shared-memory staging helpers every mma kernel uses
+HELPERS = """
+struct __align__(16) W4 { unsigned int x, y, z, w; };  /* 16 bytes: one vector load/store */
+__device__ __forceinline__ W4 w4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) {
+  W4 r;
+  r.x = x; r.y = y; r.z = z; r.w = w;
+  return r;
+}
+
+/* a [rows][D] tile of 16-bit elements from global (row stride rs, rows from r0, zero past n)
+   into shared memory at row stride SP, 16 bytes per load */
+__device__ __forceinline__ void load_rows(E* dst, const E* src, const L rs, const int r0, const int n,
+                                          const int rows) {
+  for (int idx = threadIdx.x; idx < rows * (D / 8); idx += THREADS) {
+    const int r = idx / (D / 8), c = (idx - r * (D / 8)) * 8;
+    W4 x = w4(0u, 0u, 0u, 0u);
+    if (r0 + r < n) x = *(const W4*)(src + (L)(r0 + r) * rs + c);
+    *(W4*)(dst + r * SP + c) = x;
+  }
+}
+
+/* keys 2r, 2r + 1 of a V tile interleaved: word [r][c] = (V[2r][c], V[2r + 1][c]) */
+__device__ __forceinline__ unsigned int lo2(unsigned int a, unsigned int b) { return (a & 0xffffu) | (b << 16); }
+__device__ __forceinline__ unsigned int hi2(unsigned int a, unsigned int b) { return (a >> 16) | (b & 0xffff0000u); }
+__device__ __forceinline__ void load_pairs(unsigned int* dst, const E* src, const L rs, const int r0, const int n) {
+  for (int idx = threadIdx.x; idx < (KEYS / 2) * (D / 8); idx += THREADS) {
+    const int r = idx / (D / 8), c = (idx - r * (D / 8)) * 8, j = r0 + 2 * r;
+    W4 x = w4(0u, 0u, 0u, 0u), y = x;
+    if (j < n) x = *(const W4*)(src + (L)j * rs + c);
+    if (j + 1 < n) y = *(const W4*)(src + (L)(j + 1) * rs + c);
+    *(W4*)(dst + r * VP + c) = w4(lo2(x.x, y.x), hi2(x.x, y.x), lo2(x.y, y.y), hi2(x.y, y.y));
+    *(W4*)(dst + r * VP + c + 4) = w4(lo2(x.z, y.z), hi2(x.z, y.z), lo2(x.w, y.w), hi2(x.w, y.w));
+  }
+}
+
+__device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
+"""
+
+
+def extras_define(extras: bool) -> str:
+    """`#define EXTRAS 1` (the mask and dropout code is compiled) or 0 (it is not: the bf16
+    forward at head dim 64 then holds 128 registers instead of 160, ptxas sm_90, so 4 blocks
+    fit an SM instead of 3)."""
+    return f"#define EXTRAS {int(bool(extras))}\n"
+
+
+def drop_helpers() -> str:
+    """burn_gpu's dropout keep-mask hash in CUDA C (`_attention_dropout.py`: the formula of
+    `burn_tensor`'s attention dropout, so every kernel regenerates the same mask)."""
+    from burn_gpu._attention_dropout import DROP_HELPERS
+
+    return fill(DROP_HELPERS, frame("cuda"))
