@@ -513,3 +513,25 @@ def test_conv2d_bias_backward_long_batch_takes_rows_then_columns(env):
     ran = [launch.name for launch in cp.launches[start:]]
     assert "sum_keep_mid" not in ran and any("cols" in name for name in ran), ran
     _close(got, g.astype(np.float64).sum(axis=(0, 2, 3)), rtol=1e-5)
+
+
+def test_select_assign_ranks_its_indices_without_a_sort_library(env, monkeypatch):
+    """Up to RANK_SORT_MAX indices the order comes from burn_gpu's stable_rank kernel (no thrust
+    sort, which a CUDA graph capture refuses): the same order, so the same bits, as the sort."""
+    from burn_cuda import _ops_tensor
+
+    B, cp = env
+    rng = np.random.default_rng(8)
+    emb = rng.standard_normal((9, 4)).astype(np.float32)
+    tokens = rng.integers(-9, 9, 200).astype(np.int64)  # repeats and negatives
+    g = rng.standard_normal((200, 4)).astype(np.float32)
+    cp.launches.clear()
+    ranked = B.float_select_assign(asfake(emb), 0, asfake(tokens), asfake(g))
+    assert _last(cp, "stable_rank") and _last(cp, "segment_add")
+    monkeypatch.setattr(_ops_tensor, "RANK_SORT_MAX", 0)  # the sort library's order instead
+    sorted_ = B.float_select_assign(asfake(emb), 0, asfake(tokens), asfake(g))
+    np.testing.assert_array_equal(np.asarray(ranked), np.asarray(sorted_))
+    want = emb.copy()
+    for j, t in enumerate(tokens):  # sequential float32 adds in index order
+        want[t % 9] += g[j]
+    np.testing.assert_array_equal(np.asarray(ranked), want)

@@ -198,13 +198,13 @@ def test_adam_program_differs_only_by_dialect(dt):
 
 @pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64"])
 def test_index_program_differs_only_by_dialect(dt):
-    """gather / scatter_sum / segment_add / scatter_add are one text; only `add_at` is per
+    """gather / scatter_sum / stable_rank / segment_add / scatter_add are one text; only `add_at` is per
     dialect."""
     from burn_gpu import index_program
 
     cl, cu = index_program(dt, "int32", "opencl", True), index_program(dt, "int32", "cuda", True)
     names = re.findall(r"__global__ void (\w+)\(", cu)
-    assert names == ["gather", "scatter_sum", "segment_add", "scatter_add"]
+    assert names == ["gather", "scatter_sum", "stable_rank", "segment_add", "scatter_add"]
     # drop the pragmas before the typedefs and each dialect's add_at definition
     cl_body = re.sub(r"(?s)void add_at\(.*?\n}\n", "", cl[cl.index("typedef") :])
     cu_body = re.sub(r"__device__ __forceinline__ void add_at\(.*?\n", "", cu)

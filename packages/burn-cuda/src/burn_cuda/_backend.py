@@ -66,15 +66,16 @@ class Cuda(
     # a workspace of its own (cupy's setStream refuses a capturing stream). These still call
     # into cupy's cuBLAS or cuDNN-free paths that cupy refuses while capturing, or allocate in
     # thrust: integer matmul (cupy's), the transposed/3-D/deformable convolutions,
-    # interpolate, vector norms, select_assign's sort.
+    # interpolate, vector norms.
     CAPTURE_DYNAMIC = frozenset(
         {"int_matmul", "conv1d", "conv1d_x_backward", "conv1d_weight_backward",
          "conv_transpose1d", "conv_transpose2d", "conv_transpose2d_x_backward",
          "conv_transpose2d_weight_backward", "conv3d", "conv_transpose3d", "deform_conv2d",
-         "interpolate", "interpolate_backward", "float_vector_norm", "float_select_assign"}
+         "interpolate", "interpolate_backward", "float_vector_norm"}
     )  # fmt: skip
-    # float_select_assign sorts its indices with thrust (temporary allocations a capture refuses) to add
-    # deterministically (`_ops_tensor._select_add_sorted`): called anew at each replay as well.
+    # float_select_assign orders its indices with burn_gpu's stable_rank kernel (capturable) up to
+    # `_ops_tensor.RANK_SORT_MAX` indices; above, thrust's sort is refused while capturing and
+    # the step runs eagerly with that reason.
     # Reading an index tensor's bounds would wait for the queue: data-dependent checks run only
     # under BURN_CHECKS=1 (burn_tensor's README, "Checks that read values").
     checks_force_sync = True

@@ -145,11 +145,18 @@ def _index_add(cp, x, dim, walk_shape, idx, idx_strides, values):
     return out if kd == x.dtype else out.astype(x.dtype)
 
 
+#: select_assign with at most this many indices orders them with burn_gpu's `stable_rank`
+#: (k^2 compares: ~0.04 ms at the bound on a GPU) instead of thrust's sort, which a CUDA graph
+#: capture refuses (a captured step with more indices runs eagerly and says why)
+RANK_SORT_MAX = 16384
+
+
 def _select_add_sorted(cp, x, dim, indices, values):
     """Burn's select_assign (x copied, `values` added at `indices` along `dim`) without atomics:
-    the indices sorted stably (thrust), then burn_gpu's `segment_add` adds each index's rows in
-    index order, so the sums are the same bits every run (an embedding's gradient: the atomic
-    form made two identical data-parallel runs differ by 1e-2 after 128 steps)."""
+    the indices sorted stably (`stable_rank`, or thrust above RANK_SORT_MAX), then burn_gpu's
+    `segment_add` adds each index's rows in index order, so the sums are the same bits every
+    run (an embedding's gradient: the atomic form made two identical data-parallel runs differ
+    by 1e-2 after 128 steps)."""
     kd = kernel_dtype(x.dtype)
     shape = list(x.shape)
     shape[dim] = k = indices.shape[0]
@@ -164,9 +171,17 @@ def _select_add_sorted(cp, x, dim, indices, values):
     if n:
         idx = indices.astype(np.int64)
         idx = cp.where(idx < 0, idx + x.shape[dim], idx)
-        order = cp.argsort(idx)  # cupy sorts stably (thrust)
+        if k <= RANK_SORT_MAX:
+            # burn_gpu's stable_rank: the same order as a stable sort, without thrust's
+            # temporary allocation and sync (a captured step keeps the op inside its graph)
+            order, sidx = cp.empty(k, np.int64), cp.empty(k, np.int64)
+            rank = index_kernel(kernels_of(x), kd, idx.dtype, "stable_rank")
+            launch(rank, k, order, sidx, idx, k)
+        else:
+            order = cp.argsort(idx)  # cupy sorts stably (thrust)
+            sidx = idx[order]
         k_ = index_kernel(kernels_of(x), kd, idx.dtype, "segment_add")
-        launch(k_, n, out, vals, order, idx[order], n, rows, k, x.shape[dim])
+        launch(k_, n, out, vals, order, sidx, n, rows, k, x.shape[dim])
     if dim:
         out = cp.ascontiguousarray(cp.moveaxis(out, 0, dim))
     return out if kd == x.dtype else out.astype(x.dtype)

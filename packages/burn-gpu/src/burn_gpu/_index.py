@@ -15,9 +15,12 @@ strides per operand): Cuda's driver launcher passes 8-byte slots, not structs.
 - `scatter_sum`: the deterministic gather form: one item per output element sums, in index
   order, the values whose index names it (no atomics, any element type; O(out * k)).
 - `segment_add`: the deterministic sorted form of `select_assign` along dim 0 of a contiguous
-  [on, rows] tensor: the host sorts the indices stably (`order`, `sidx` = the sorted indices);
+  [on, rows] tensor: the indices sorted stably (`order`, `sidx` = the sorted indices; by
+  `stable_rank` below, or a sort library for many indices);
   the first item of each run of equal indices adds the run's value rows in index order (as
   numpy's `add.at`), so results never depend on thread timing; O(k * rows) items, no atomics.
+- `stable_rank`: `order` and `sidx` of a stable sort of int64 indices, an item per index
+  counting the indices that sort before it (O(k^2), no temporary memory: capturable).
 Both adds skip an index outside the dim (bad input must not write outside the tensor).
 `scatter_add` adds into `o`, which the host has filled with a contiguous copy of the tensor;
 `scatter_sum` writes a new contiguous `o` from the tensor `x` (walked with its own strides).
@@ -66,6 +69,21 @@ _SRC = f"""
     T acc = x[xo + {_off("xt")}];
     for (L k = 0; k < k_len; ++k) {{ if ((L)idx[ib + k * is] == cd) acc += v[vb + k * vs]; }}
     o[i] = acc;
+  }}
+}}
+@KERNEL@stable_rank(@G@L* order, @G@L* sidx, @G@const L* idx, const L k_len) {{
+  /* item i's place in a stable sort of idx: the indices below it and its equals before it.
+     O(k^2) compares without a temporary (a sort library allocates and syncs, which a CUDA
+     graph capture refuses), for the few thousand indices of an embedding's gradient */
+  for (L i = (L)@GID@; i < k_len; i += (L)@GSIZE@) {{
+    const L d = idx[i];
+    L r = 0;
+    for (L j = 0; j < k_len; ++j) {{
+      const L e = idx[j];
+      r += (e < d || (e == d && j < i)) ? 1 : 0;
+    }}
+    order[r] = i;
+    sidx[r] = d;
   }}
 }}
 @KERNEL@segment_add(@G@T* o, @G@const T* v, @G@const L* order, @G@const L* sidx, const L n,
