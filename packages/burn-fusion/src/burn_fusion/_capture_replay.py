@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _capture_hooks as hooks
-from ._capture_tree import Tree, unflatten
+from ._capture_tree import Tree, entry, unflatten, views_of
 from ._capture_util import key, lift, prim_of
 
 
@@ -29,7 +29,8 @@ class Replay:
                 return f"float argument {i} changed from {v} to {tree.leaves[i]}"
         # the step counts: the int leaves of the stateful objects' states, in the order
         # `_states` lists them (the same walk)
-        counters = [v for v, k in zip(tree.leaves, tree.kinds) if k == "I"]
+        leaves = tree.leaves
+        counters = [leaves[i] for i in self.counter_at]
         k = None
         for now, rec, d in zip(counters, self.in_counters, self.steps):
             diff = now - rec
@@ -74,20 +75,21 @@ class Replay:
                 args[roles[role]] = v
         return fn(*args, **kwargs)
 
-    def replay(self, tree: Tree) -> Any:
-        """Bind `tree`'s inputs, replay, and return this call's results."""
+    def replay(self, tree: Tree, memo=None) -> Any:
+        """Bind `tree`'s inputs, replay, and return this call's results (`memo`: a
+        `_capture_tree.Memo` that gets the optimizer state the replay restores)."""
         self.fusion.flush()  # pending plans may read the buffers the replay writes
         bind = self._bind
         many = None if self.rebinds else getattr(self.rt, "copy_many", None)
         pending = []
-        for j, (leaf, kind) in enumerate(zip(tree.leaves, tree.kinds)):
-            if kind == "T":
-                p = prim_of(leaf)
-                if p is not self.cur[j]:
-                    if many is None:
-                        bind(j, p)
-                    else:
-                        pending.append((j, p))
+        leaves, cur = tree.leaves, self.cur
+        for j in self.tensor_at:
+            p = prim_of(leaves[j])
+            if p is not cur[j]:
+                if many is None:
+                    bind(j, p)
+                else:
+                    pending.append((j, p))
         if pending:
             # fixed addresses: every new input copied into its slot, in one call where the
             # runtime batches copies (a training step passes back ~300 parameters and moments)
@@ -103,7 +105,7 @@ class Replay:
                 h.prim = self.rt.rebased(view, cur)
             else:
                 h.prim = view
-        return self._results()
+        return self._results(memo)
 
     def _bind(self, j: int, p) -> None:
         """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
@@ -144,11 +146,19 @@ class Replay:
             h.prim = new
             h.owned = False
 
-    def _results(self) -> Any:
+    def _results(self, memo=None) -> Any:
         counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
         for obj, st in self.out_states:  # the optimizer's state after this step
             leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
-            obj.capture_restore(unflatten(st.spec, iter(leaves), iter(st.templates)))
+            made = None if memo is None else []
+            state = unflatten(st.spec, iter(leaves), iter(st.templates), made=made)
+            obj.capture_restore(state)
+            if memo is not None and type(state) is dict:
+                # the next call passes `obj` back: its subtree is the one just restored (the
+                # spec, leaves and templates a walk of it would give), not walked again
+                spec = ("S", type(obj), id(obj), st.spec)
+                memo.put(entry(obj, spec, leaves, st.kinds, [obj, *st.templates], state,
+                               views_of(made)))  # fmt: skip
         return self._loose_copies()
 
     def _loose_copies(self) -> Any:
