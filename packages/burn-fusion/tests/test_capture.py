@@ -414,3 +414,102 @@ def test_a_step_failing_while_it_records_leaves_the_optimizer_as_before():
     with pytest.raises(ValueError, match="own error"):
         step(model, optim, x, y, 1e-2)
     assert _state_bytes(optim) == before
+
+
+# -- the replay's fast path: the module and optimizer a replay handed back are not walked again
+# (`_capture_tree.Memo`); anything changed in them between calls must still be seen
+
+
+class _Scale:
+    """ModuleMapper: every parameter times `k` (same ids: the step's guard is unchanged)."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def map_float(self, param):
+        from burn_nn import Param
+
+        return Param.initialized(param.id, param.val().detach() * self.k, param.require_grad)
+
+    map_int = map_bool = lambda self, param: param  # noqa: E731
+
+
+def _scaled_moments(state, k):
+    """A copy of Adam's per-parameter state `{"momentum": {...}}` with moment_1 times `k`."""
+    m = dict(state["momentum"])
+    m["moment_1"] = m["moment_1"].detach() * k
+    return {**state, "momentum": m}
+
+
+def _edited_run(step, edit, at=6, calls=9):
+    """Params and losses of `calls` steps of `step`, `edit(model, optim) -> model` applied
+    before call `at` (calls 5.. replay: the edit comes after two replays)."""
+    model, optim = _net(), AdamConfig().init()
+    out = []
+    for i in range(calls):
+        if i == at:
+            model = edit(model, optim)
+        x, y = _batch(i)
+        model, loss = step(model, optim, x, y, 1e-2)
+        out.append((loss.into_scalar(), [p.val().numpy().tobytes()
+                                         for _, p in model.named_parameters()]))  # fmt: skip
+    return out
+
+
+def _check_edit(edit, replays, misses=1, calls=9):
+    step = capture(train_step)
+    assert _edited_run(step, edit, calls=calls) == _edited_run(train_step, edit, calls=calls)
+    s = step.stats()
+    assert s["replays"] == replays and s["guard_misses"] == misses, s
+    step.release()
+
+
+def test_a_module_attribute_replaced_after_a_replay_is_bound():
+    # the same module object, one layer replaced by new values under the same parameter ids:
+    # the guard holds (later calls replay), and the replay reads the new values
+    def edit(model, optim):
+        model.l1 = model.l1.map(_Scale(0.5))
+        return model
+
+    _check_edit(edit, replays=5)
+
+
+def test_a_module_structure_changed_in_place_after_a_replay_records_again():
+    # the same module object, a layer with other parameter ids: a guard miss, never a replay
+    # of the old layer
+    def edit(model, optim):
+        DEV.seed(11)
+        model.l2 = LinearConfig(16, 4).init(DEV)
+        return model
+
+    # replays at calls 5, 6; the new layer: a new guard at call 7 (warm-up), another at 8 (its
+    # fresh Adam state now has a step count), recordings 9, 10, replay 11
+    _check_edit(edit, replays=3, misses=3, calls=11)
+
+
+def test_a_different_module_object_with_the_same_values_binds():
+    # a new module object (new tensors holding the same values): walked and bound, it replays
+    _check_edit(lambda model, optim: model.map(_Scale(1.0)), replays=5)
+
+
+def test_an_optimizer_state_entry_replaced_after_a_replay_is_bound():
+    # the same optimizer, one parameter's state replaced (a checkpoint's moments, say): the
+    # replay reads the new moments
+    def edit(model, optim):
+        state = optim.capture_state()
+        pid = next(iter(state))
+        state[pid] = _scaled_moments(state[pid], 0.5)
+        optim.capture_restore(state)
+        return model
+
+    _check_edit(edit, replays=5)
+
+
+def test_an_optimizer_state_changed_in_place_after_a_replay_is_bound():
+    # a nested dict of the optimizer's state edited in place (the same objects around it)
+    def edit(model, optim):
+        m = next(iter(optim.capture_state().values()))["momentum"]
+        m["moment_2"] = m["moment_2"].detach() * 0.25
+        return model
+
+    _check_edit(edit, replays=5)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _capture_hooks as hooks
-from ._capture_tree import Tree, entry, unflatten, views_of
+from ._capture_tree import Tree, entry, is_module, pristine, unflatten, views_of
 from ._capture_util import key, lift, prim_of
 
 
@@ -161,6 +161,26 @@ class Replay:
                                views_of(made)))  # fmt: skip
         return self._loose_copies()
 
+    def _keep_modules(self) -> None:
+        """Set up `_handed`: the returned modules are watched (a caller may edit one in place:
+        `model.fc = ...`) and a private copy of each is kept to hand out instead then."""
+        self.handed = list(self.out_tree.templates)
+        self.kept = [
+            (i, pristine(m), entry(m, None, None, None, None))
+            for i, m in enumerate(self.handed)
+            if is_module(m)
+        ]
+
+    def _handed(self) -> list:
+        """The objects the results are rebuilt on: the recording's returned modules as they
+        were, or, for one a caller changed since (its attribute or list replaced: it no longer
+        holds this recording's tensors), a new copy of the recorded module."""
+        for n, (i, keep, e) in enumerate(self.kept):
+            if not e.valid():
+                m = self.handed[i] = pristine(keep)
+                self.kept[n] = (i, keep, entry(m, None, None, None, None))
+        return self.handed
+
     def _loose_copies(self) -> Any:
         """The results, each loose tensor (not in a module or a state) a fresh copy: a caller
         may keep a loss to read later, after more replays."""
@@ -172,4 +192,4 @@ class Replay:
                 leaves.append(lift(leaf, fresh, self.fusion))
             else:
                 leaves.append(leaf)
-        return unflatten(out.spec, iter(leaves), iter(out.templates), restore=False, same=True)
+        return unflatten(out.spec, iter(leaves), iter(self._handed()), restore=False, same=True)

@@ -284,6 +284,11 @@ class _Replace:
     map_float = map_int = map_bool = _map
 
 
+def pristine(module: Any) -> Any:
+    """A copy of `module` (new module objects and containers, the same parameters)."""
+    return module.map(_Replace({}))
+
+
 def unflatten(
     spec: Any, leaves, templates, restore: bool = True, same: bool = False, made=None
 ) -> Any:
