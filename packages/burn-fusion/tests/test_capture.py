@@ -513,3 +513,25 @@ def test_an_optimizer_state_changed_in_place_after_a_replay_is_bound():
         return model
 
     _check_edit(edit, replays=5)
+
+
+def test_the_state_builder_equals_unflatten():
+    # a replay rebuilds the optimizer's state with generated straight-line code: the same
+    # object as the general rebuild, fresh containers each time, None where it cannot
+    from burn_fusion._capture_tree import builder, flatten, unflatten
+    from burn_nn import ParamId
+
+    t = Tensor.from_data(np.arange(3, dtype=np.float32), DEV)
+    a, b = ParamId(), ParamId()
+    state = {a: {"momentum": {"time": 3, "m": t, "none": None}}, b: [(1.5, t), [], {}]}
+    tree = flatten(state, state=True)
+    build = builder(tree.spec)
+    got, made = build(list(tree.leaves))
+    want = unflatten(tree.spec, iter(tree.leaves), iter(tree.templates))
+    assert got == want and list(got) == [a, b]
+    assert got[a]["momentum"]["m"] is t and got[b][0] == (1.5, t)
+    again, made2 = build(list(tree.leaves))
+    assert again[a] is not got[a] and again[b][1] is not got[b][1]
+    assert {id(x) for x in made} == {id(got), id(got[a]), id(got[a]["momentum"]), id(got[b]),
+                                     id(got[b][1]), id(got[b][2])}  # fmt: skip
+    assert builder(flatten([_net()]).spec) is None  # a module: the general rebuild

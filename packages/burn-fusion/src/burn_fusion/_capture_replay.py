@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import _capture_hooks as hooks
-from ._capture_tree import Tree, entry, is_module, pristine, unflatten, views_of
-from ._capture_util import key, lift, prim_of
+from ._capture_tree import Tree, builder, entry, is_module, pristine, unflatten, views_of
+from ._capture_util import handle_of, key, lift, prim_of
 
 
 class Replay:
@@ -82,9 +82,17 @@ class Replay:
         bind = self._bind
         many = None if self.rebinds else getattr(self.rt, "copy_many", None)
         pending = []
-        leaves, cur = tree.leaves, self.cur
+        leaves, cur, known = tree.leaves, self.cur, self.known
         for j in self.tensor_at:
-            p = prim_of(leaves[j])
+            leaf = leaves[j]
+            h = known[j]  # the handle of slot j's last carried tensor, when `leaf` is it
+            if h is not None and h[0] is leaf and h[1].prim is not None:
+                p = h[1].prim
+            else:
+                p = prim_of(leaf)
+                # a module's or optimizer's tensor (the one a replay returned comes back):
+                # its handle is kept; a loose one (a batch) is not kept alive
+                known[j] = (leaf, handle_of(leaf)) if tree.carried[j] else None
             if p is not cur[j]:
                 if many is None:
                     bind(j, p)
@@ -147,11 +155,19 @@ class Replay:
             h.owned = False
 
     def _results(self, memo=None) -> Any:
-        counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
-        for obj, st in self.out_states:  # the optimizer's state after this step
-            leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
-            made = None if memo is None else []
-            state = unflatten(st.spec, iter(leaves), iter(st.templates), made=made)
+        counters = [c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps)]
+        at = 0
+        for (obj, st), build, where in zip(self.out_states, self.builders, self.counters_in):
+            # the optimizer's state after this step: its step counts advanced
+            leaves = list(st.leaves)
+            for i, v in zip(where, counters[at:]):
+                leaves[i] = v
+            at += len(where)
+            if build is not None:
+                state, made = build(leaves)
+            else:
+                made = []
+                state = unflatten(st.spec, iter(leaves), iter(st.templates), made=made)
             obj.capture_restore(state)
             if memo is not None and type(state) is dict:
                 # the next call passes `obj` back: its subtree is the one just restored (the
@@ -161,10 +177,17 @@ class Replay:
                                views_of(made)))  # fmt: skip
         return self._loose_copies()
 
-    def _keep_modules(self) -> None:
-        """Set up `_handed`: the returned modules are watched (a caller may edit one in place:
-        `model.fc = ...`) and a private copy of each is kept to hand out instead then."""
+    def _prepare_results(self) -> None:
+        """Set up `_results`: the returned modules are watched (a caller may edit one in place:
+        `model.fc = ...`: `_handed`) and a private copy of each is kept to hand out instead
+        then; each returned optimizer state gets its rebuild."""
+        self.known = [None] * len(self.in_tree.leaves)  # (tensor, its handle), by input slot
         self.handed = list(self.out_tree.templates)
+        # per returned state: its rebuild (`builder`) and where its step counts sit
+        self.builders = [None if st.templates else builder(st.spec) for _, st in self.out_states]
+        self.counters_in = [
+            [i for i, k in enumerate(st.kinds) if k == "I"] for _, st in self.out_states
+        ]
         self.kept = [
             (i, pristine(m), entry(m, None, None, None, None))
             for i, m in enumerate(self.handed)

@@ -284,6 +284,57 @@ class _Replace:
     map_float = map_int = map_bool = _map
 
 
+def builder(spec: Any):
+    """A function `build(leaves) -> (object, made)` equal to `unflatten(spec, iter(leaves),
+    iter([]), made=made)` for a spec of dicts, lists, tuples, leaves and constants only (an
+    optimizer's state), as one generated function of straight-line code: a replay rebuilds
+    the state with its new step counts in it, without a call per node. None for another spec.
+    `made`: the dicts and lists built, innermost first."""
+    consts: list = []  # dict keys and constants, by index (ParamIds are not literals)
+    lines: list = []
+    n = {"leaf": 0, "var": 0}
+
+    def expr(s) -> str | None:
+        tag = s[0]
+        if tag in ("T", "F", "I"):
+            n["leaf"] += 1
+            return f"L[{n['leaf'] - 1}]"
+        if tag == "C":
+            consts.append(s[1])
+            return f"C[{len(consts) - 1}]"
+        if tag == "U":
+            parts = [expr(c) for c in s[1]]
+            return None if None in parts else "(" + "".join(f"{p}, " for p in parts) + ")"
+        if tag == "L":
+            parts = [expr(c) for c in s[1]]
+            body = "[" + ", ".join(parts) + "]" if None not in parts else None
+        elif tag == "K":
+            items = []
+            for k, c in zip(s[1], s[2]):
+                consts.append(k)
+                items.append((f"C[{len(consts) - 1}]", expr(c)))
+            body = None
+            if all(v is not None for _, v in items):
+                body = "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+        else:
+            return None  # a module, stateful object, dataclass, NamedTuple or other object
+        if body is None:
+            return None
+        n["var"] += 1
+        var = f"v{n['var']}"
+        lines.append(f"    {var} = {body}")
+        return var
+
+    top = expr(spec)
+    if top is None:
+        return None
+    made = ", ".join(f"v{i}" for i in range(1, n["var"] + 1))
+    src = "def build(L):\n" + "\n".join(lines) + f"\n    return {top}, [{made}]\n"
+    scope = {"C": consts}
+    exec(compile(src, "<burn capture: state builder>", "exec"), scope)
+    return scope["build"]
+
+
 def pristine(module: Any) -> Any:
     """A copy of `module` (new module objects and containers, the same parameters)."""
     return module.map(_Replace({}))
