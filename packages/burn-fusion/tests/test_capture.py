@@ -515,6 +515,14 @@ def test_an_optimizer_state_changed_in_place_after_a_replay_is_bound():
     _check_edit(edit, replays=5)
 
 
+def test_edits_after_a_replay_under_cuda_rules(cuda_rules):
+    # fixed addresses: the edited module's and state's tensors are copied into the recorded
+    # inputs (a wrong fast path would copy the old ones, or none)
+    test_a_module_attribute_replaced_after_a_replay_is_bound()
+    test_an_optimizer_state_changed_in_place_after_a_replay_is_bound()
+    test_a_different_module_object_with_the_same_values_binds()
+
+
 def test_the_state_builder_equals_unflatten():
     # a replay rebuilds the optimizer's state with generated straight-line code: the same
     # object as the general rebuild, fresh containers each time, None where it cannot
