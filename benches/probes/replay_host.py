@@ -8,7 +8,8 @@ capture=True)`: ~60 parameters and their Adam moments) on `Autodiff(Fusion(OpenC
 replays it. Tapes: "cl" the OpenCL tape (inputs rebound, no copies); "cuda-rules" the OpenCL tape
 under a CUDA graph's rules (`packages/burn-fusion/tests/_capture_cuda_rules.CudaRulesTape`:
 fixed addresses, every input copied in, random draws and Adam resident), the stand-in for the
-GPU's `CudaTape` (burn-cuda's CPU stand-in has no stream capture, so it cannot record).
+GPU's `CudaTape` (burn-cuda's CPU stand-in has no stream capture, so it cannot record); "cuda"
+the real `Autodiff(Fusion(Cuda()))` on a GPU (thread time then includes cupy's launches).
 
 Per tape it prints the Python function calls per replay (cProfile: the stable figure on a
 loaded machine), the host CPU time per replay (`time.thread_time` of the calling thread, min
@@ -38,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tape", default="cl,cuda-rules",
                     help="comma list of tapes: cl (OpenCL, rebinds inputs), cuda-rules (a CUDA "
-                         "graph's rules on OpenCL: inputs copied in, resident Adam/random)")  # fmt: skip
+                         "graph's rules on OpenCL: inputs copied in, resident Adam/random), "
+                         "cuda (the real CudaTape: needs a CUDA GPU)")  # fmt: skip
     ap.add_argument("--replays", type=int, default=5, help="replays per timed or profiled run")
     ap.add_argument("--runs", type=int, default=7, help="timed runs (the minimum is reported)")
     ap.add_argument("--top", type=int, default=25, help="functions listed, by calls and by time")
@@ -53,10 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _use_tape(kind: str) -> None:
-    if kind == "cl":
+    if kind in ("cl", "cuda"):
         return
     if kind != "cuda-rules":
-        raise SystemExit(f"replay_host: unknown tape {kind!r} (cl, cuda-rules)")
+        raise SystemExit(f"replay_host: unknown tape {kind!r} (cl, cuda-rules, cuda)")
     sys.path.insert(0, str(ROOT / "packages" / "burn-fusion" / "tests"))
     from _capture_cuda_rules import CudaRulesTape
     from burn_opencl._gpu_runtime import OpenClRuntime
@@ -75,12 +77,11 @@ def _layer(filename: str) -> str:
 def profile_tape(kind: str, args) -> None:
     _use_tape(kind)
     from burn_autodiff import Autodiff
-    from burn_fusion import Fusion
-    from burn_opencl import OpenCl
+    from burn_tensor import get_backend
 
     from benches.training_step import _rows
 
-    dev = Autodiff(Fusion(OpenCl())).device()
+    dev = Autodiff(get_backend("fusion-cuda" if kind == "cuda" else "fusion-opencl")).device()
     row = _rows.transformer_train(dev, args.size, capture=True)
     for _ in range(6):  # call 5 replays (fresh optimizer, warm-up, two recordings)
         row.step()
@@ -131,11 +132,13 @@ def profile_tape(kind: str, args) -> None:
 
 
 def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     if args.against:
         src = Path(args.against) / "packages" / "burn-fusion" / "src"
-        rest = [a for i, a in enumerate(sys.argv[1:]) if a != "--against"
-                and (i == 0 or sys.argv[i] != "--against")]  # fmt: skip
+        # this run's options less `--against DIR` (or `--against=DIR`)
+        rest = [a for i, a in enumerate(argv) if not a.startswith("--against")
+                and (i == 0 or argv[i - 1] != "--against")]  # fmt: skip
         print(f"#### capture layer of {src}", flush=True)
         subprocess.run([sys.executable, __file__, *rest, "--fusion-src", str(src)], check=True)
         print(f"#### capture layer of {ROOT}", flush=True)
