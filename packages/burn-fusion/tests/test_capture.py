@@ -441,10 +441,10 @@ def _scaled_moments(state, k):
     return {**state, "momentum": m}
 
 
-def _edited_run(step, edit, at=6, calls=9):
-    """Params and losses of `calls` steps of `step`, `edit(model, optim) -> model` applied
-    before call `at` (calls 5.. replay: the edit comes after two replays)."""
-    model, optim = _net(), AdamConfig().init()
+def _edited_run(step, edit, at=6, calls=9, make=_net):
+    """Params and losses of `calls` steps of `step` on the module `make()`, `edit(model, optim)
+    -> model` applied before call `at` (calls 5.. replay: the edit comes after two replays)."""
+    model, optim = make(), AdamConfig().init()
     out = []
     for i in range(calls):
         if i == at:
@@ -456,9 +456,10 @@ def _edited_run(step, edit, at=6, calls=9):
     return out
 
 
-def _check_edit(edit, replays, misses=1, calls=9):
+def _check_edit(edit, replays, misses=1, calls=9, make=_net):
     step = capture(train_step)
-    assert _edited_run(step, edit, calls=calls) == _edited_run(train_step, edit, calls=calls)
+    got = _edited_run(step, edit, calls=calls, make=make)
+    assert got == _edited_run(train_step, edit, calls=calls, make=make)
     s = step.stats()
     assert s["replays"] == replays and s["guard_misses"] == misses, s
     step.release()
@@ -485,6 +486,30 @@ def test_a_module_structure_changed_in_place_after_a_replay_records_again():
     # replays at calls 5, 6; the new layer: a new guard at call 7 (warm-up), another at 8 (its
     # fresh Adam state now has a step count), recordings 9, 10, replay 11
     _check_edit(edit, replays=3, misses=3, calls=11)
+
+
+class _Stack(Module):
+    layers: list
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = relu(layer.forward(x))
+        return x
+
+
+def _stack():
+    DEV.seed(7)
+    return _Stack(layers=[LinearConfig(8, 16).init(DEV), LinearConfig(16, 4).init(DEV)])
+
+
+def test_a_module_list_item_replaced_after_a_replay_is_bound():
+    # an item of a module's list field replaced (same ids, other values), the list and the
+    # module the same objects
+    def edit(model, optim):
+        model.layers[0] = model.layers[0].map(_Scale(0.5))
+        return model
+
+    _check_edit(edit, replays=5, make=_stack)
 
 
 def test_a_different_module_object_with_the_same_values_binds():

@@ -94,14 +94,14 @@ def containers(x: Any, views: list, seen: set | None = None) -> None:
     if id(x) in seen:
         return
     seen.add(id(x))
-    if type(x) is dict:
+    if isinstance(x, dict):  # (an OrderedDict too: its views are live as well)
         views.append(x.keys())
         views.append(x.values())
         items = x.values()
-    elif type(x) is list:
+    elif isinstance(x, list):
         views.append(x)
         items = x
-    elif type(x) is tuple:
+    elif isinstance(x, tuple):
         items = x
     elif is_module(x) or (dataclasses.is_dataclass(x) and not isinstance(x, type)):
         d = vars(x)
@@ -111,8 +111,7 @@ def containers(x: Any, views: list, seen: set | None = None) -> None:
     else:
         return
     for v in items:
-        t = type(v)
-        if t is dict or t is list or t is tuple or hasattr(v, "__dict__"):
+        if isinstance(v, dict | list | tuple) or hasattr(v, "__dict__"):
             containers(v, views, seen)
 
 
