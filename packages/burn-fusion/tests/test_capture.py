@@ -414,3 +414,157 @@ def test_a_step_failing_while_it_records_leaves_the_optimizer_as_before():
     with pytest.raises(ValueError, match="own error"):
         step(model, optim, x, y, 1e-2)
     assert _state_bytes(optim) == before
+
+
+# -- the replay's fast path: the module and optimizer a replay handed back are not walked again
+# (`_capture_tree.Memo`); anything changed in them between calls must still be seen
+
+
+class _Scale:
+    """ModuleMapper: every parameter times `k` (same ids: the step's guard is unchanged)."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def map_float(self, param):
+        from burn_nn import Param
+
+        return Param.initialized(param.id, param.val().detach() * self.k, param.require_grad)
+
+    map_int = map_bool = lambda self, param: param  # noqa: E731
+
+
+def _scaled_moments(state, k):
+    """A copy of Adam's per-parameter state `{"momentum": {...}}` with moment_1 times `k`."""
+    m = dict(state["momentum"])
+    m["moment_1"] = m["moment_1"].detach() * k
+    return {**state, "momentum": m}
+
+
+def _edited_run(step, edit, at=6, calls=9, make=_net):
+    """Params and losses of `calls` steps of `step` on the module `make()`, `edit(model, optim)
+    -> model` applied before call `at` (calls 5.. replay: the edit comes after two replays)."""
+    model, optim = make(), AdamConfig().init()
+    out = []
+    for i in range(calls):
+        if i == at:
+            model = edit(model, optim)
+        x, y = _batch(i)
+        model, loss = step(model, optim, x, y, 1e-2)
+        out.append((loss.into_scalar(), [p.val().numpy().tobytes()
+                                         for _, p in model.named_parameters()]))  # fmt: skip
+    return out
+
+
+def _check_edit(edit, replays, misses=1, calls=9, make=_net):
+    step = capture(train_step)
+    got = _edited_run(step, edit, calls=calls, make=make)
+    assert got == _edited_run(train_step, edit, calls=calls, make=make)
+    s = step.stats()
+    assert s["replays"] == replays and s["guard_misses"] == misses, s
+    step.release()
+
+
+def test_a_module_attribute_replaced_after_a_replay_is_bound():
+    # the same module object, one layer replaced by new values under the same parameter ids:
+    # the guard holds (later calls replay), and the replay reads the new values
+    def edit(model, optim):
+        model.l1 = model.l1.map(_Scale(0.5))
+        return model
+
+    _check_edit(edit, replays=5)
+
+
+def test_a_module_structure_changed_in_place_after_a_replay_records_again():
+    # the same module object, a layer with other parameter ids: a guard miss, never a replay
+    # of the old layer
+    def edit(model, optim):
+        DEV.seed(11)
+        model.l2 = LinearConfig(16, 4).init(DEV)
+        return model
+
+    # replays at calls 5, 6; the new layer: a new guard at call 7 (warm-up), another at 8 (its
+    # fresh Adam state now has a step count), recordings 9, 10, replay 11
+    _check_edit(edit, replays=3, misses=3, calls=11)
+
+
+class _Stack(Module):
+    layers: list
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = relu(layer.forward(x))
+        return x
+
+
+def _stack():
+    DEV.seed(7)
+    return _Stack(layers=[LinearConfig(8, 16).init(DEV), LinearConfig(16, 4).init(DEV)])
+
+
+def test_a_module_list_item_replaced_after_a_replay_is_bound():
+    # an item of a module's list field replaced (same ids, other values), the list and the
+    # module the same objects
+    def edit(model, optim):
+        model.layers[0] = model.layers[0].map(_Scale(0.5))
+        return model
+
+    _check_edit(edit, replays=5, make=_stack)
+
+
+def test_a_different_module_object_with_the_same_values_binds():
+    # a new module object (new tensors holding the same values): walked and bound, it replays
+    _check_edit(lambda model, optim: model.map(_Scale(1.0)), replays=5)
+
+
+def test_an_optimizer_state_entry_replaced_after_a_replay_is_bound():
+    # the same optimizer, one parameter's state replaced (a checkpoint's moments, say): the
+    # replay reads the new moments
+    def edit(model, optim):
+        state = optim.capture_state()
+        pid = next(iter(state))
+        state[pid] = _scaled_moments(state[pid], 0.5)
+        optim.capture_restore(state)
+        return model
+
+    _check_edit(edit, replays=5)
+
+
+def test_an_optimizer_state_changed_in_place_after_a_replay_is_bound():
+    # a nested dict of the optimizer's state edited in place (the same objects around it)
+    def edit(model, optim):
+        m = next(iter(optim.capture_state().values()))["momentum"]
+        m["moment_2"] = m["moment_2"].detach() * 0.25
+        return model
+
+    _check_edit(edit, replays=5)
+
+
+def test_edits_after_a_replay_under_cuda_rules(cuda_rules):
+    # fixed addresses: the edited module's and state's tensors are copied into the recorded
+    # inputs (a wrong fast path would copy the old ones, or none)
+    test_a_module_attribute_replaced_after_a_replay_is_bound()
+    test_an_optimizer_state_changed_in_place_after_a_replay_is_bound()
+    test_a_different_module_object_with_the_same_values_binds()
+
+
+def test_the_state_builder_equals_unflatten():
+    # a replay rebuilds the optimizer's state with generated straight-line code: the same
+    # object as the general rebuild, fresh containers each time, None where it cannot
+    from burn_fusion._capture_tree import builder, flatten, unflatten
+    from burn_nn import ParamId
+
+    t = Tensor.from_data(np.arange(3, dtype=np.float32), DEV)
+    a, b = ParamId(), ParamId()
+    state = {a: {"momentum": {"time": 3, "m": t, "none": None}}, b: [(1.5, t), [], {}]}
+    tree = flatten(state, state=True)
+    build = builder(tree.spec)
+    got, made = build(list(tree.leaves))
+    want = unflatten(tree.spec, iter(tree.leaves), iter(tree.templates))
+    assert got == want and list(got) == [a, b]
+    assert got[a]["momentum"]["m"] is t and got[b][0] == (1.5, t)
+    again, made2 = build(list(tree.leaves))
+    assert again[a] is not got[a] and again[b][1] is not got[b][1]
+    assert {id(x) for x in made} == {id(got), id(got[a]), id(got[a]["momentum"]), id(got[b]),
+                                     id(got[b][1]), id(got[b][2])}  # fmt: skip
+    assert builder(flatten([_net()]).spec) is None  # a module: the general rebuild

@@ -22,7 +22,7 @@ from typing import Any
 from . import _capture_hooks as hooks
 from ._capture_run import Recording
 from ._capture_util import Refused, debug, fusion_of
-from ._capture_tree import flatten
+from ._capture_tree import Memo, flatten
 
 #: recordings of one guard before the step is declared uncapturable (runs eagerly)
 MAX_RECORDINGS = 4
@@ -66,6 +66,10 @@ class CapturedStep:
             "guard_misses": 0,
         }
         self._replayed = None  # the tape stats of the latest replay's recording
+        #: the modules and optimizers the last call walked or its replay returned: passed
+        #: back unchanged, they are not walked again (`_capture_tree.Memo`)
+        self._memo = Memo()
+        self._last: tuple | None = None  # (spec, guard) of the last call
 
     def __repr__(self) -> str:
         return f"capture({self.name})"
@@ -88,6 +92,8 @@ class CapturedStep:
         for g in self._guards.values():
             g.drop()
         self._guards.clear()
+        self._memo = Memo()
+        self._last = None
 
     def _warn(self, reason: str) -> None:
         if reason not in self._warned:
@@ -104,9 +110,23 @@ class CapturedStep:
         self._stats["calls"] += 1
         if hooks.ACTIVE is not None:  # inside another step's recording: part of its work
             return self._eager(args)
-        tree = flatten(args)
+        try:
+            return self._call(args)
+        finally:
+            self._memo.turn()
+
+    def _call(self, args) -> Any:
+        tree = flatten(args, memo=self._memo)
         key = tree.spec
-        guard = self._guards.get(key)
+        last = self._last
+        # the spec of the last call again (its guard is the most recently used): its subtrees
+        # are mostly the memo's own objects, so comparing them is cheap where hashing the whole
+        # spec (every parameter id) is not
+        if last is not None and last[0] == key:
+            guard = last[1]
+        else:
+            guard = self._guards.get(key)
+        self._last = None
         if guard is None:
             try:
                 fusion_of(tree)
@@ -119,8 +139,9 @@ class CapturedStep:
                 oldest = next(iter(self._guards))
                 self._guards.pop(oldest).drop()
             guard = self._guards[key] = _Guard()
-        else:  # most recently used last
+        elif last is None or guard is not last[1]:  # most recently used last
             self._guards[key] = self._guards.pop(key)
+        self._last = (key, guard)
         if guard.state == "warm":
             guard.state = "record"
             return self._eager(args)
@@ -131,7 +152,7 @@ class CapturedStep:
             if miss is None:
                 self._stats["replays"] += 1
                 self._replayed = guard.tape_stats
-                return guard.last.replay(tree)
+                return guard.last.replay(tree, self._memo)
             self._stats["guard_misses"] += 1
             debug(f"{self.name}: guard miss, records again: {miss}")
             guard.state, guard.tries = "record", 0

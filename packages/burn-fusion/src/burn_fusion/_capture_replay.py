@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import _capture_hooks as hooks
-from ._capture_tree import Tree, unflatten
-from ._capture_util import key, lift, prim_of
+from ._capture_tree import Tree, builder, entry, is_module, pristine, unflatten, views_of
+from ._capture_util import handle_of, key, lift, prim_of
 
 
 class Replay:
@@ -29,7 +29,8 @@ class Replay:
                 return f"float argument {i} changed from {v} to {tree.leaves[i]}"
         # the step counts: the int leaves of the stateful objects' states, in the order
         # `_states` lists them (the same walk)
-        counters = [v for v, k in zip(tree.leaves, tree.kinds) if k == "I"]
+        leaves = tree.leaves
+        counters = [leaves[i] for i in self.counter_at]
         k = None
         for now, rec, d in zip(counters, self.in_counters, self.steps):
             diff = now - rec
@@ -74,20 +75,29 @@ class Replay:
                 args[roles[role]] = v
         return fn(*args, **kwargs)
 
-    def replay(self, tree: Tree) -> Any:
-        """Bind `tree`'s inputs, replay, and return this call's results."""
+    def replay(self, tree: Tree, memo=None) -> Any:
+        """Bind `tree`'s inputs, replay, and return this call's results (`memo`: a
+        `_capture_tree.Memo` that gets the optimizer state the replay restores)."""
         self.fusion.flush()  # pending plans may read the buffers the replay writes
         bind = self._bind
         many = None if self.rebinds else getattr(self.rt, "copy_many", None)
         pending = []
-        for j, (leaf, kind) in enumerate(zip(tree.leaves, tree.kinds)):
-            if kind == "T":
+        leaves, cur, known = tree.leaves, self.cur, self.known
+        for j in self.tensor_at:
+            leaf = leaves[j]
+            h = known[j]  # the handle of slot j's last carried tensor, when `leaf` is it
+            if h is not None and h[0] is leaf and h[1].prim is not None:
+                p = h[1].prim
+            else:
                 p = prim_of(leaf)
-                if p is not self.cur[j]:
-                    if many is None:
-                        bind(j, p)
-                    else:
-                        pending.append((j, p))
+                # a module's or optimizer's tensor (the one a replay returned comes back):
+                # its handle is kept; a loose one (a batch) is not kept alive
+                known[j] = (leaf, handle_of(leaf)) if tree.carried[j] else None
+            if p is not cur[j]:
+                if many is None:
+                    bind(j, p)
+                else:
+                    pending.append((j, p))
         if pending:
             # fixed addresses: every new input copied into its slot, in one call where the
             # runtime batches copies (a training step passes back ~300 parameters and moments)
@@ -103,7 +113,7 @@ class Replay:
                 h.prim = self.rt.rebased(view, cur)
             else:
                 h.prim = view
-        return self._results()
+        return self._results(memo)
 
     def _bind(self, j: int, p) -> None:
         """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
@@ -144,12 +154,55 @@ class Replay:
             h.prim = new
             h.owned = False
 
-    def _results(self) -> Any:
-        counters = iter(c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps))
-        for obj, st in self.out_states:  # the optimizer's state after this step
-            leaves = [next(counters) if k == "I" else v for v, k in zip(st.leaves, st.kinds)]
-            obj.capture_restore(unflatten(st.spec, iter(leaves), iter(st.templates)))
+    def _results(self, memo=None) -> Any:
+        counters = [c + (self.k + 1) * d for c, d in zip(self.in_counters, self.steps)]
+        at = 0
+        for (obj, st), build, where in zip(self.out_states, self.builders, self.counters_in):
+            # the optimizer's state after this step: its step counts advanced
+            leaves = list(st.leaves)
+            for i, v in zip(where, counters[at:]):
+                leaves[i] = v
+            at += len(where)
+            if build is not None:
+                state, made = build(leaves)
+            else:
+                made = []
+                state = unflatten(st.spec, iter(leaves), iter(st.templates), made=made)
+            obj.capture_restore(state)
+            if memo is not None and type(state) is dict:
+                # the next call passes `obj` back: its subtree is the one just restored (the
+                # spec, leaves and templates a walk of it would give), not walked again
+                spec = ("S", type(obj), id(obj), st.spec)
+                memo.put(entry(obj, spec, leaves, st.kinds, [obj, *st.templates], state,
+                               views_of(made)))  # fmt: skip
         return self._loose_copies()
+
+    def _prepare_results(self) -> None:
+        """Set up `_results`: the returned modules are watched (a caller may edit one in place:
+        `model.fc = ...`: `_handed`) and a private copy of each is kept to hand out instead
+        then; each returned optimizer state gets its rebuild."""
+        self.known = [None] * len(self.in_tree.leaves)  # (tensor, its handle), by input slot
+        self.handed = list(self.out_tree.templates)
+        # per returned state: its rebuild (`builder`) and where its step counts sit
+        self.builders = [None if st.templates else builder(st.spec) for _, st in self.out_states]
+        self.counters_in = [
+            [i for i, k in enumerate(st.kinds) if k == "I"] for _, st in self.out_states
+        ]
+        self.kept = [
+            (i, pristine(m), entry(m, None, None, None, None))
+            for i, m in enumerate(self.handed)
+            if is_module(m)
+        ]
+
+    def _handed(self) -> list:
+        """The objects the results are rebuilt on: the recording's returned modules as they
+        were, or, for one a caller changed since (its attribute or list replaced: it no longer
+        holds this recording's tensors), a new copy of the recorded module."""
+        for n, (i, keep, e) in enumerate(self.kept):
+            if not e.valid():
+                m = self.handed[i] = pristine(keep)
+                self.kept[n] = (i, keep, entry(m, None, None, None, None))
+        return self.handed
 
     def _loose_copies(self) -> Any:
         """The results, each loose tensor (not in a module or a state) a fresh copy: a caller
@@ -162,4 +215,4 @@ class Replay:
                 leaves.append(lift(leaf, fresh, self.fusion))
             else:
                 leaves.append(leaf)
-        return unflatten(out.spec, iter(leaves), iter(out.templates), restore=False, same=True)
+        return unflatten(out.spec, iter(leaves), iter(self._handed()), restore=False, same=True)

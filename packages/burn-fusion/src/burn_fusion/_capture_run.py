@@ -286,7 +286,11 @@ class Recording(Replay):
             tape.scalars_of = self._scalars_of
         end = work(self.stream)
         tape.finish([c["work"] != end for c in self.calls])
+        self._prepare_results()
         self.cur = list(self.statics)  # the array each input slot was bound to last
+        kinds = self.in_tree.kinds  # (a replayed call's leaves are laid out the same)
+        self.tensor_at = [j for j, k in enumerate(kinds) if k == "T"]
+        self.counter_at = [j for j, k in enumerate(kinds) if k == "I"]
         self.rebinds = callable(getattr(tape, "rebind", None))
         self.writes = getattr(tape, "writes", None)
         # without rebinding (fixed addresses: a CUDA graph) the recording read its inputs in

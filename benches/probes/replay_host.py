@@ -1,0 +1,158 @@
+"""Issue 35: the host Python of one captured step's replay, on the CPU (PoCL), split by function.
+
+    python benches/probes/replay_host.py [--tape cl,cuda-rules] [--replays 5] [--runs 7]
+                                         [--top 25] [--size small] [--against /work/main]
+
+Captures `benches/training_step`'s transformer step (`_rows.transformer_train(device, size,
+capture=True)`: ~60 parameters and their Adam moments) on `Autodiff(Fusion(OpenCl()))` and
+replays it. Tapes: "cl" the OpenCL tape (inputs rebound, no copies); "cuda-rules" the OpenCL tape
+under a CUDA graph's rules (`packages/burn-fusion/tests/_capture_cuda_rules.CudaRulesTape`:
+fixed addresses, every input copied in, random draws and Adam resident), the stand-in for the
+GPU's `CudaTape` (burn-cuda's CPU stand-in has no stream capture, so it cannot record); "cuda"
+the real `Autodiff(Fusion(Cuda()))` on a GPU (thread time then includes cupy's launches).
+
+Per tape it prints the Python function calls per replay (cProfile: the stable figure on a
+loaded machine), the host CPU time per replay (`time.thread_time` of the calling thread, min
+over `--runs` runs of `--replays` replays: the Python and the OpenCL enqueues, not PoCL's
+kernels, which run on its own threads), the process CPU time (kernels included) and the same
+under cProfile, and the functions by calls and by own time,
+with the capture layer's (`burn_fusion/_capture*.py`) total apart from the tape's and the rest.
+`--against DIR`: the same probe, in a subprocess, with `DIR/packages/burn-fusion/src` first on
+`sys.path` (another checkout's capture layer: a before/after in one run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tape", default="cl,cuda-rules",
+                    help="comma list of tapes: cl (OpenCL, rebinds inputs), cuda-rules (a CUDA "
+                         "graph's rules on OpenCL: inputs copied in, resident Adam/random), "
+                         "cuda (the real CudaTape: needs a CUDA GPU)")  # fmt: skip
+    ap.add_argument("--replays", type=int, default=5, help="replays per timed or profiled run")
+    ap.add_argument("--runs", type=int, default=7, help="timed runs (the minimum is reported)")
+    ap.add_argument("--top", type=int, default=25, help="functions listed, by calls and by time")
+    ap.add_argument("--size", default="small", choices=("small", "full"),
+                    help="transformer size of benches/training_step (small: d_model 64)")  # fmt: skip
+    ap.add_argument("--against", default=None, metavar="DIR",
+                    help="also run with DIR/packages/burn-fusion/src's capture layer (e.g. the "
+                         "main checkout), in a subprocess, before this one")  # fmt: skip
+    ap.add_argument("--fusion-src", default=None, metavar="DIR",
+                    help="(internal, used by --against) import burn_fusion from DIR")
+    return ap
+
+
+def _use_tape(kind: str) -> None:
+    if kind in ("cl", "cuda"):
+        return
+    if kind != "cuda-rules":
+        raise SystemExit(f"replay_host: unknown tape {kind!r} (cl, cuda-rules, cuda)")
+    sys.path.insert(0, str(ROOT / "packages" / "burn-fusion" / "tests"))
+    from _capture_cuda_rules import CudaRulesTape
+    from burn_opencl._gpu_runtime import OpenClRuntime
+
+    OpenClRuntime.tape = lambda self: CudaRulesTape(self.rt)
+
+
+def _layer(filename: str) -> str:
+    if "burn_fusion/_capture" in filename or "_capture_cuda_rules" in filename:
+        return "capture layer" if "/burn_fusion/" in filename else "tape (cuda rules)"
+    if "_capture_tape" in filename:
+        return "tape (OpenCL)"
+    return "rest"
+
+
+def profile_tape(kind: str, args) -> None:
+    _use_tape(kind)
+    from burn_autodiff import Autodiff
+    from burn_tensor import get_backend
+
+    from benches.training_step import _rows
+
+    dev = Autodiff(get_backend("fusion-cuda" if kind == "cuda" else "fusion-opencl")).device()
+    row = _rows.transformer_train(dev, args.size, capture=True)
+    for _ in range(6):  # call 5 replays (fresh optimizer, warm-up, two recordings)
+        row.step()
+    dev.sync()
+    cap = row.state["captured"]
+    if cap.stats()["replays"] < 1:
+        raise SystemExit(f"replay_host: the step does not replay: {cap.stats()}")
+    n = args.replays
+    best = host = float("inf")
+    for _ in range(args.runs):
+        t, h = time.process_time(), time.thread_time()
+        for _ in range(n):
+            row.step()
+        h = time.thread_time() - h  # the calling thread: the host Python (PoCL runs the
+        dev.sync()  # kernels on its own threads, which the process time counts too)
+        best = min(best, (time.process_time() - t) / n)
+        host = min(host, h / n)
+    pr = cProfile.Profile()
+    t = time.process_time()
+    pr.enable()
+    for _ in range(n):
+        row.step()
+    dev.sync()
+    pr.disable()
+    prof_cpu = (time.process_time() - t) / n
+    st = pstats.Stats(pr)
+    rows = [(f, v[1] / n, v[2] / n) for f, v in st.stats.items()]  # (func, calls, own s)
+    total = sum(c for _, c, _ in rows)
+    layers: dict = {}
+    for (fn, _, _), c, s in rows:
+        a = layers.setdefault(_layer(fn), [0.0, 0.0])
+        a[0] += c
+        a[1] += s
+    print(f"== tape {kind}: {total:.0f} Python calls per replay; host CPU (calling thread) "
+          f"{host * 1e3:.2f} ms per replay, process CPU {best * 1e3:.2f} ms (PoCL's kernels "
+          f"included; min of {args.runs} x {n}), {prof_cpu * 1e3:.2f} ms under cProfile; "
+          f"stats {cap.stats()['replays']} replays, {cap.stats()['recordings']} recordings")  # fmt: skip
+    for name, (c, s) in sorted(layers.items()):
+        print(f"  {name:18s} {c:8.0f} calls  {s * 1e3:7.3f} ms own time per replay")
+    where = lambda f: f"{Path(f[0]).name}:{f[1]}({f[2]})"  # noqa: E731
+    print("  by calls per replay:")
+    for f, c, s in sorted(rows, key=lambda r: -r[1])[: args.top]:
+        print(f"    {c:7.0f}  {s * 1e6:8.1f} us  {where(f)}")
+    print("  by own time per replay:")
+    for f, c, s in sorted(rows, key=lambda r: -r[2])[: args.top]:
+        print(f"    {c:7.0f}  {s * 1e6:8.1f} us  {where(f)}")
+    sys.stdout.flush()
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    if args.against:
+        src = Path(args.against) / "packages" / "burn-fusion" / "src"
+        # this run's options less `--against DIR` (or `--against=DIR`)
+        rest = [a for i, a in enumerate(argv) if not a.startswith("--against")
+                and (i == 0 or argv[i - 1] != "--against")]  # fmt: skip
+        print(f"#### capture layer of {src}", flush=True)
+        subprocess.run([sys.executable, __file__, *rest, "--fusion-src", str(src)], check=True)
+        print(f"#### capture layer of {ROOT}", flush=True)
+    if args.fusion_src:
+        sys.path.insert(0, args.fusion_src)
+    sys.path.insert(0, str(ROOT))
+    import burn_fusion
+
+    if args.fusion_src and not burn_fusion.__file__.startswith(args.fusion_src):
+        raise SystemExit(f"replay_host: burn_fusion came from {burn_fusion.__file__}")
+    os.environ.setdefault("BURN_CAPTURE_DEBUG", "0")
+    for kind in [k.strip() for k in args.tape.split(",") if k.strip()]:
+        profile_tape(kind, args)
+
+
+if __name__ == "__main__":
+    main()
