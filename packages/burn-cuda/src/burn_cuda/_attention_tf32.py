@@ -28,6 +28,8 @@ import os
 
 import numpy as np
 
+from ._attention_parts import LOAD_Q, forward_args, forward_out, key_loop, mask_setup
+from ._attention_parts import online_softmax, query_block
 from ._mma_common import drop_helpers, extras_define
 from ._mma_layout import c_macros
 
@@ -109,31 +111,16 @@ __device__ __forceinline__ void load_rows(float* dst, const float* src, const L 
 __device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
 """
 
-_FWD = """
-extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
-    float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
-    const float* __restrict__ k, const float* __restrict__ v, const int heads, const int sq,
-    const int sk, const int causal, const float scale2,
-    const L qo, const L qb, const L qh, const L qs,
-    const L ko, const L kb, const L kh, const L ks,
-    const L vo, const L vb, const L vh, const L vs,
-    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
-    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
-    const float drp) {
+_FWD = (
+    "\n"
+    + forward_args("attn_fwd_tf32", "float")
+    + """\
   __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then each K tile */
   __shared__ __align__(16) float vt[KEYS * SPF];  /* each V tile */
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const int nqb = (sq + ROWS - 1) / ROWS;
-  const int bh = blockIdx.x / nqb;
-  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);  /* causal: the longest blocks first */
-  const int bi = bh / heads, hi = bh - bi * heads;
-  const int q0 = blk * ROWS, off = sk - sq;
-  const float* kbase = k + ko + bi * kb + hi * kh;
-  const float* vbase = v + vo + bi * vb + hi * vh;
-  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = EXTRAS && dthr != 0u;
-  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
-  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
+"""
+    + query_block("float")
+    + mask_setup(LOAD_Q)
+    + """\
   __syncthreads();
   unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
 #pragma unroll
@@ -149,11 +136,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
   float m[2] = {-INF_F, -INF_F}, l[2] = {0.0f, 0.0f};  /* rows C_ROW(lane, 0) and +8 */
   U32 rk[2];  /* the dropout row keys of the two rows */
   for (int rr = 0; rr < 2; ++rr) rk[rr] = drop ? drop_rowkey(bk, q0 + w * 16 + C_ROW(lane, 2 * rr)) : 0u;
-  int kend = sk;
-  if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
-  for (int k0 = 0; k0 < kend; k0 += KEYS) {
-    __syncthreads();  /* every warp is done with the last tiles (and the Q tile) */
-    load_rows(kt, kbase, ks, k0, sk, KEYS);
+"""
+    + key_loop("Q tile")
+    + """\
     load_rows(vt, vbase, vs, k0, sk, KEYS);
     __syncthreads();
     float s[KEYS / 8][4];
@@ -171,42 +156,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
       }
     }
 #pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {  /* element pairs 2rr, 2rr + 1: one row */
-      const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
-      float mx = m[rr];
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
-          const int j = k0 + n * 8 + C_COL(lane, e);
-          const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
-                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
-          const float x = hid ? -INF_F : s[n][e] * scale2;
-          s[n][e] = x;
-          mx = max_nan(x, mx);
-        }
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 1), mx);  /* the 4 lanes of the row */
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 2), mx);
-      float corr = 1.0f, sum = 0.0f;
-      if (mx != -INF_F) {  /* else every key so far is left out: p = 0 */
-        corr = exp2f(m[rr] - mx);
-        m[rr] = mx;
-      }
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
-          const float p = mx == -INF_F ? 0.0f : exp2f(s[n][e] - mx);
-          sum += p;  /* the row sum of the undropped weights */
-          s[n][e] = (drop && !drop_keep(rk[rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
-        }
-      l[rr] = l[rr] * corr + sum;  /* this lane's part of the row sum */
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[n][2 * rr] *= corr;
-        o[n][2 * rr + 1] *= corr;
-      }
-    }
+"""
+    + online_softmax("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
+    + """\
 #pragma unroll
     for (int kk = 0; kk < KEYS / 8; ++kk) {
       unsigned int ah[4], al[4];  /* C tile kk as the A fragment of k8 step kk, keys permuted */
@@ -223,23 +175,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
     }
   }
 #pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    float tot = l[rr];
-    tot += __shfl_xor_sync(0xffffffffu, tot, 1);
-    tot += __shfl_xor_sync(0xffffffffu, tot, 2);
-    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
-    if (i >= sq) continue;
-    const L row = (L)bh * sq + i;
-    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m[rr] + log2f(tot);
-    const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
+"""
+    + forward_out("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
+    + """ {
       out[row * D + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
       out[row * D + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
     }
   }
 }
 """
+)
 
 
 def tf32_program(
