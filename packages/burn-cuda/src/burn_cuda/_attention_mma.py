@@ -39,7 +39,8 @@ from burn_gpu import frame
 
 from ._attention_parts import LOAD_Q, forward_args, forward_out, key_loop, mask_setup
 from ._attention_parts import online_softmax, query_block
-from ._mma_common import HALF_TEXT, MMA_TEXT, HELPERS, drop_helpers, extras_define
+from ._mma_common import HALF_TEXT, HELPERS, drop_helpers, extras_define, kernel_text, mma_text
+from ._mma_common import tensor_cores_enabled
 from ._mma_layout import c_macros
 
 #: query rows of a block at one m16 tile per warp (4 warps of 16; the forward can take two,
@@ -181,9 +182,7 @@ def mma_program(
             f"mma_program: tiles must be 1, or 2 for attn_fwd_mma at head_dim <= 64, got "
             f"tiles {tiles!r} for {kernel} at head_dim {head_dim}"
         )
-    bodies = {"attn_fwd_mma": _FWD, **BACKWARD}
-    if kernel not in bodies:
-        raise ValueError(f"mma_program: no kernel {kernel!r} (have {sorted(bodies)})")
+    body = kernel_text("mma_program", {"attn_fwd_mma": _FWD, **BACKWARD}, kernel)
     if kernel != "attn_fwd_mma" and head_dim not in BWD_HEAD_DIMS:
         raise ValueError(
             f"mma_program: {kernel} takes head_dim in {BWD_HEAD_DIMS}, got head_dim {head_dim}"
@@ -203,16 +202,16 @@ def mma_program(
         + head
         + c_macros()
         + HALF_TEXT[dtype]
-        + MMA_TEXT.replace("@T@", _PTX_TYPE[dtype])
+        + mma_text(_PTX_TYPE[dtype])
         + HELPERS
         + drop_helpers()
-        + bodies[kernel]
+        + body
     )
 
 
 def mma_takes(dtype, head_dim: int, value_dim: int) -> bool:
     """Whether a forward call runs `attn_fwd_mma` (the module docstring's eligibility)."""
-    if os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") == "0":  # A/B against the SIMT kernels
+    if not tensor_cores_enabled():
         return False
     return np.dtype(dtype).name in DTYPES and head_dim == value_dim and head_dim in HEAD_DIMS
 

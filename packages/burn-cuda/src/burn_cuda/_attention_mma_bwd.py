@@ -25,44 +25,25 @@ once at the end; every output is written contiguous and rounded once.
 
 from __future__ import annotations
 
-from ._attention_parts import (
-    DQ_ROWS,
-    DKV_OUT,
-    DQ_OUT,
-    KEY_BLOCK,
-    LOAD_KV,
-    LOAD_Q,
-    MASK_ARGS,
-    QUERY_STATS,
-    bases,
-    delta_rows,
-    dkv_scores,
-    dq_args,
-    dq_scores,
-    head,
-    mask_setup,
-    query_block,
-    query_loop,
-    strides,
-)
+from . import _attention_parts as part
 
 #: the head dims the backward kernels take
 BWD_HEAD_DIMS = (32, 64)
 
 _DQ = (
     "\n"
-    + dq_args("attn_bwd_dq_mma", "E")
+    + part.dq_args("attn_bwd_dq_mma", "E")
     + """\
   __shared__ __align__(16) E kt[KEYS * SP];                  /* the Q tile, then K tiles */
   __shared__ __align__(16) E vt[KEYS * SP];                  /* the dO tile, then V tiles */
   __shared__ __align__(16) unsigned int kp[(KEYS / 2) * VP];  /* K tile as key pairs */
   __shared__ float dl[ROWS];                                  /* Delta of the block's rows */
 """
-    + query_block("E")
-    + bases("E", "g")
-    + mask_setup(LOAD_Q)
+    + part.query_block("E")
+    + part.bases("E", "g")
+    + part.mask_setup(part.LOAD_Q)
     + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
-    + delta_rows(
+    + part.delta_rows(
         "E",
         8,
         """\
@@ -84,7 +65,7 @@ _DQ = (
       gf[kk][r] = *(const unsigned int*)(vt + at);
     }
 """
-    + DQ_ROWS
+    + part.DQ_ROWS
     + """\
     load_pairs(kp, kbase, ks, k0, sk);
     __syncthreads();
@@ -110,7 +91,7 @@ _DQ = (
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
 """
-    + dq_scores("[n][e]")
+    + part.dq_scores("[n][e]")
     + """\
       }
 #pragma unroll
@@ -129,7 +110,7 @@ _DQ = (
     }
   }
 """
-    + DQ_OUT
+    + part.DQ_OUT
     + """
       *(unsigned int*)(dq + row * D + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(acc[n][2 * rr] * scale, acc[n][2 * rr + 1] * scale);
@@ -140,15 +121,15 @@ _DQ = (
 
 _DKV = (
     "\n"
-    + head("attn_bwd_dkv_mma")
+    + part.head("attn_bwd_dkv_mma")
     + """\
     E* __restrict__ dk, E* __restrict__ dv, const E* __restrict__ q, const E* __restrict__ k,
     const E* __restrict__ v, const E* __restrict__ g, const float* __restrict__ lse,
     const float* __restrict__ delta, const int heads, const int sq, const int sk,
     const int causal, const float scale2, const float scale,
 """
-    + strides("qkvg")
-    + MASK_ARGS
+    + part.strides("qkvg")
+    + part.MASK_ARGS
     + """\
   __shared__ __align__(16) E qt[ROWS * SP];                   /* the K block, then Q tiles */
   __shared__ __align__(16) E gt[ROWS * SP];                   /* the V block, then dO tiles */
@@ -157,9 +138,9 @@ _DKV = (
   __shared__ float ls[ROWS], ds[ROWS];                        /* lse and Delta of the tile */
   __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
 """
-    + KEY_BLOCK
-    + bases("E", "qg")
-    + mask_setup(LOAD_KV)
+    + part.KEY_BLOCK
+    + part.bases("E", "qg")
+    + part.mask_setup(part.LOAD_KV)
     + """\
   unsigned int kf[D / 16][4], vf[D / 16][4];  /* this warp's 16 keys of K and V */
 #pragma unroll
@@ -171,12 +152,12 @@ _DKV = (
       vf[kk][r] = *(const unsigned int*)(gt + at);
     }
 """
-    + query_loop()
+    + part.query_loop()
     + """\
     load_pairs(qp, qbase, qs, q0, sq);
     load_pairs(gp, gbase, gs, q0, sq);
 """
-    + QUERY_STATS
+    + part.QUERY_STATS
     + """\
     float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's keys x the tile's queries */
 #pragma unroll
@@ -200,7 +181,7 @@ _DKV = (
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
 """
-    + dkv_scores("[n][e]")
+    + part.dkv_scores("[n][e]")
     + """\
       }
 #pragma unroll
@@ -227,7 +208,7 @@ _DKV = (
     }
   }
 """
-    + DKV_OUT
+    + part.DKV_OUT
     + """\
       *(unsigned int*)(dk + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
       *(unsigned int*)(dv + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);

@@ -59,10 +59,9 @@ def forward_args(name: str, e: str) -> str:
     return (
         head(name)
         + f"    {e}* __restrict__ out, float* __restrict__ lse, const {e}* __restrict__ q,\n"
-        f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const int heads, const int sq,\n"
-        "    const int sk, const int causal, const float scale2,\n"
-        + strides("qkv")
-        + MASK_ARGS
+        f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const int heads,"
+        " const int sq,\n"
+        "    const int sk, const int causal, const float scale2,\n" + strides("qkv") + MASK_ARGS
     )
 
 
@@ -72,7 +71,8 @@ def dq_args(name: str, e: str) -> str:
         head(name)
         + f"    {e}* __restrict__ dq, float* __restrict__ delta, const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ o,\n"
-        f"    const {e}* __restrict__ g, const float* __restrict__ lse, const int heads, const int sq,\n"
+        f"    const {e}* __restrict__ g, const float* __restrict__ lse, const int heads,"
+        " const int sq,\n"
         "    const int sk, const int causal, const float scale2, const float scale,\n"
         + strides("qkvog")
         + MASK_ARGS
@@ -91,7 +91,8 @@ def query_block(e: str, extra: str = "") -> str:
         "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n"
         "  const int nqb = (sq + ROWS - 1) / ROWS;\n"
         "  const int bh = blockIdx.x / nqb;\n"
-        "  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);  /* causal: the longest blocks first */\n"
+        "  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);"
+        "  /* causal: the longest blocks first */\n"
         "  const int bi = bh / heads, hi = bh - bi * heads;\n"
         "  const int q0 = blk * ROWS, off = sk - sq;\n" + extra + bases(e, "kv")
     )
@@ -121,8 +122,7 @@ def key_loop(what: str) -> str:
     """The loop over the key tiles a query block sees, up to its K tile load (`what`: the
     tiles loaded before the loop)."""
     return (
-        KEY_END
-        + "  for (int k0 = 0; k0 < kend; k0 += KEYS) {\n"
+        KEY_END + "  for (int k0 = 0; k0 < kend; k0 += KEYS) {\n"
         f"    __syncthreads();  /* every warp is done with the last tiles (and the {what}) */\n"
         "    load_rows(kt, kbase, ks, k0, sk, KEYS);\n"
     )
@@ -140,7 +140,8 @@ def query_loop() -> str:
         "  const int qstart = causal ? max(0, k0 - off) / ROWS * ROWS : 0;"
         "  /* i sees j iff j <= i + off */\n"
         "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
-        "    __syncthreads();  /* every warp is done with the last tiles (and the K and V blocks) */\n"
+        "    __syncthreads();"
+        "  /* every warp is done with the last tiles (and the K and V blocks) */\n"
         "    load_rows(qt, qbase, qs, q0, sq, ROWS);\n"
         "    load_rows(gt, gbase, gs, q0, sq, ROWS);\n"
     )

@@ -24,19 +24,20 @@ stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied c
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
 from ._attention_parts import LOAD_Q, forward_args, forward_out, key_loop, mask_setup
 from ._attention_parts import online_softmax, query_block
-from ._mma_common import drop_helpers, extras_define
+from ._mma_common import drop_helpers, extras_define, kernel_text, ptx_mma, stand_in_mma
+from ._mma_common import tensor_cores_enabled
 from ._mma_layout import c_macros
 
 #: head dims the float32 kernel takes
 TF32_HEAD_DIMS = (32, 64)
 
-_HEAD = """
+_HEAD = (
+    """
 typedef long long L;
 #define D @D@
 #define ROWS 64
@@ -50,14 +51,9 @@ __device__ __forceinline__ unsigned int tf32(float x) {
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
 }
-/* D = A B + D for one warp: A 16x8 (4 regs), B 8x8 (2 regs), D 16x8 float32 (4 regs) */
-__device__ __forceinline__ void mma1688(float* c, const unsigned int* a, const unsigned int* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+"""
+    + ptx_mma("mma1688", "m16n8k8", "tf32.tf32", "16x8", "8x8")
+    + """\
 #else
 /* the CPU stand-in (no PTX): cvt.rna (nearest, ties away, on the 13 dropped bits) and the
    warp's product through a per-warp exchange over the same layout maps */
@@ -66,23 +62,15 @@ static unsigned int tf32(float x) {
   if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
   return u;
 }
-static unsigned int mma_xa[THREADS / 32][32][4], mma_xb[THREADS / 32][32][2];
-static void mma1688(float* c, const unsigned int* a, const unsigned int* b) {
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  for (int r = 0; r < 4; ++r) mma_xa[w][lane][r] = a[r];
-  mma_xb[w][lane][0] = b[0];
-  mma_xb[w][lane][1] = b[1];
-  __syncwarp();
-  for (int e = 0; e < 4; ++e) {
-    const int row = C_ROW(lane, e), col = C_COL(lane, e);
-    float acc = c[e];
-    for (int kk = 0; kk < 8; ++kk)
+"""
+    + stand_in_mma(
+        "mma1688",
+        8,
+        """
       acc += __uint_as_float(mma_xa[w][T_A_LANE(row, kk)][T_A_REG(row, kk)]) *
-             __uint_as_float(mma_xb[w][T_B_LANE(kk, col)][T_B_REG(kk)]);
-    c[e] = acc;
-  }
-  __syncwarp();
-}
+             __uint_as_float(mma_xb[w][T_B_LANE(kk, col)][T_B_REG(kk)]);""",
+    )
+    + """\
 #endif
 __device__ __forceinline__ void split(float x, unsigned int* hi, unsigned int* lo) {
   *hi = tf32(x);
@@ -110,6 +98,7 @@ __device__ __forceinline__ void load_rows(float* dst, const float* src, const L 
 }
 __device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
 """
+)
 
 _FWD = (
     "\n"
@@ -200,16 +189,14 @@ def tf32_program(
         )
     from ._attention_tf32_bwd import BACKWARD
 
-    bodies = {"attn_fwd_tf32": _FWD, **BACKWARD}
-    if kernel not in bodies:
-        raise ValueError(f"tf32_program: no kernel {kernel!r} (have {sorted(bodies)})")
+    body = kernel_text("tf32_program", {"attn_fwd_tf32": _FWD, **BACKWARD}, kernel)
     head = _HEAD.replace("@D@", str(head_dim)) + extras_define(extras)
-    return c_macros() + head + drop_helpers() + bodies[kernel]
+    return c_macros() + head + drop_helpers() + body
 
 
 def tf32_takes(dtype, head_dim: int, value_dim: int) -> bool:
     """Whether a float32 call runs the 3xTF32 kernels, forward and backward (the module
     docstring's rule)."""
-    if os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") == "0":  # A/B against the SIMT kernels
+    if not tensor_cores_enabled():
         return False
     return np.dtype(dtype).name == "float32" and head_dim == value_dim and head_dim in TF32_HEAD_DIMS

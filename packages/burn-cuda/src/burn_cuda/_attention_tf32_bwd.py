@@ -10,40 +10,21 @@ the mask-and-dropout code).
 
 from __future__ import annotations
 
-from ._attention_parts import (
-    DQ_ROWS,
-    DKV_OUT,
-    DQ_OUT,
-    KEY_BLOCK,
-    LOAD_KV,
-    LOAD_Q,
-    MASK_ARGS,
-    QUERY_STATS,
-    bases,
-    delta_rows,
-    dkv_scores,
-    dq_args,
-    dq_scores,
-    head,
-    mask_setup,
-    query_block,
-    query_loop,
-    strides,
-)
+from . import _attention_parts as part
 
 _DQ = (
     "\n"
-    + dq_args("attn_bwd_dq_tf32", "float")
+    + part.dq_args("attn_bwd_dq_tf32", "float")
     + """\
   __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then K tiles */
   __shared__ __align__(16) float vt[KEYS * SPF];  /* the dO tile, then V tiles */
   __shared__ float dl[ROWS];                      /* Delta of the block's rows */
 """
-    + query_block("float")
-    + bases("float", "g")
-    + mask_setup(LOAD_Q)
+    + part.query_block("float")
+    + part.bases("float", "g")
+    + part.mask_setup(part.LOAD_Q)
     + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
-    + delta_rows(
+    + part.delta_rows(
         "float",
         4,
         """\
@@ -63,7 +44,7 @@ _DQ = (
       gf[kk][r] = vt[at];
     }
 """
-    + DQ_ROWS
+    + part.DQ_ROWS
     + """\
     __syncthreads();
 #pragma unroll 1 /* one 8-key step at a time: the registers of the split operands stay few */
@@ -85,7 +66,7 @@ _DQ = (
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
 """
-    + dq_scores("[e]")
+    + part.dq_scores("[e]")
     + """\
       }
       unsigned int ah[4], al[4];  /* dS as the A fragment of k8 step n, keys permuted */
@@ -102,7 +83,7 @@ _DQ = (
     }
   }
 """
-    + DQ_OUT
+    + part.DQ_OUT
     + """ {
       dq[row * D + n * 8 + C_COL(lane, 2 * rr)] = acc[n][2 * rr] * scale;
       dq[row * D + n * 8 + C_COL(lane, 2 * rr) + 1] = acc[n][2 * rr + 1] * scale;
@@ -114,24 +95,24 @@ _DQ = (
 
 _DKV = (
     "\n"
-    + head("attn_bwd_dkv_tf32")
+    + part.head("attn_bwd_dkv_tf32")
     + """\
     float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ q,
     const float* __restrict__ k, const float* __restrict__ v, const float* __restrict__ g,
     const float* __restrict__ lse, const float* __restrict__ delta, const int heads,
     const int sq, const int sk, const int causal, const float scale2, const float scale,
 """
-    + strides("qkvg")
-    + MASK_ARGS
+    + part.strides("qkvg")
+    + part.MASK_ARGS
     + """\
   __shared__ __align__(16) float qt[ROWS * SPF];  /* the K block, then Q tiles */
   __shared__ __align__(16) float gt[ROWS * SPF];  /* the V block, then dO tiles */
   __shared__ float ls[ROWS], ds[ROWS];            /* lse and Delta of the tile */
   __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
 """
-    + KEY_BLOCK
-    + bases("float", "qg")
-    + mask_setup(LOAD_KV)
+    + part.KEY_BLOCK
+    + part.bases("float", "qg")
+    + part.mask_setup(part.LOAD_KV)
     + """\
   unsigned int kh_[D / 8][4], kl_[D / 8][4];  /* this warp's 16 keys of K, split */
   float vf[D / 8][4];                          /* and of V (split where used: registers) */
@@ -144,8 +125,8 @@ _DKV = (
       vf[kk][r] = gt[at];
     }
 """
-    + query_loop()
-    + QUERY_STATS
+    + part.query_loop()
+    + part.QUERY_STATS
     + """\
 #pragma unroll 1 /* one 8-query step at a time: the registers of the split operands stay few */
     for (int n = 0; n < ROWS / 8; ++n) {  /* 8 queries: Sᵗ, dPᵗ, then their k8 step of dV, dK */
@@ -166,7 +147,7 @@ _DKV = (
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
 """
-    + dkv_scores("[e]")
+    + part.dkv_scores("[e]")
     + """\
       }
       unsigned int ph[4], pl[4], sh[4], sl[4];  /* Pᵗ, dSᵗ as A fragments, queries permuted */
@@ -190,7 +171,7 @@ _DKV = (
     }
   }
 """
-    + DKV_OUT
+    + part.DKV_OUT
     + """\
       dk[at] = dka[n][2 * rr] * scale;
       dk[at + 1] = dka[n][2 * rr + 1] * scale;
