@@ -39,11 +39,7 @@ _DQ = (
   __shared__ __align__(16) unsigned int kp[(KEYS / 2) * VP];  /* K tile as key pairs */
   __shared__ float dl[ROWS];                                  /* Delta of the block's rows */
 """
-    + part.query_block("E")
-    + part.bases("E", "g")
-    + part.mask_setup(part.LOAD_Q)
-    + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
-    + part.delta_rows(
+    + part.dq_block(
         "E",
         8,
         """\
@@ -138,9 +134,7 @@ _DKV = (
   __shared__ float ls[ROWS], ds[ROWS];                        /* lse and Delta of the tile */
   __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
 """
-    + part.KEY_BLOCK
-    + part.bases("E", "qg")
-    + part.mask_setup(part.LOAD_KV)
+    + part.key_block("E")
     + """\
   unsigned int kf[D / 16][4], vf[D / 16][4];  /* this warp's 16 keys of K and V */
 #pragma unroll

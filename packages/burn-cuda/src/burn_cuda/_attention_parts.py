@@ -18,7 +18,7 @@ MASK_ARGS = """\
 """
 
 #: the (batch, head) and causal offset of a block of 64 keys (the dK/dV passes)
-KEY_BLOCK = """\
+_KEY_BLOCK = """\
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   const int nkb = (sk + KEYS - 1) / KEYS;
   const int bh = blockIdx.x / nkb, blk = blockIdx.x - bh * nkb;  /* causal: early keys see more */
@@ -147,11 +147,16 @@ def query_loop() -> str:
     )
 
 
-def delta_rows(e: str, step: int, inner: str) -> str:
-    """Delta = rowsum(dO * O) of the dQ pass's block, one row per thread, written for the dK/dV
-    pass and kept in shared `dl`; `inner` adds `step` elements from 16-byte loads x, y."""
+def dq_block(e: str, step: int, inner: str) -> str:
+    """The dQ pass's block set-up: its queries (`query_block`), the mask and dropout, the Q and
+    dO tiles, then Delta = rowsum(dO * O), one row per thread, written for the dK/dV pass and
+    kept in shared `dl`; `inner` adds `step` elements from 16-byte loads x, y."""
     return (
-        "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
+        query_block(e)
+        + bases(e, "g")
+        + mask_setup(LOAD_Q)
+        + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
+        +         "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
         "    const int i = q0 + threadIdx.x;\n"
         "    float acc = 0.0f;\n"
         "    if (i < sq) {\n"
@@ -309,3 +314,9 @@ def forward_out(t: str, i: str) -> str:
     const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)"""
+
+
+def key_block(e: str) -> str:
+    """The dK/dV pass's block set-up: its keys, the Q and dO pointers, the mask and dropout and
+    the K and V block loads."""
+    return _KEY_BLOCK + bases(e, "qg") + mask_setup(LOAD_KV)

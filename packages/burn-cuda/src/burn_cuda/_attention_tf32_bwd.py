@@ -20,11 +20,7 @@ _DQ = (
   __shared__ __align__(16) float vt[KEYS * SPF];  /* the dO tile, then V tiles */
   __shared__ float dl[ROWS];                      /* Delta of the block's rows */
 """
-    + part.query_block("float")
-    + part.bases("float", "g")
-    + part.mask_setup(part.LOAD_Q)
-    + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
-    + part.delta_rows(
+    + part.dq_block(
         "float",
         4,
         """\
@@ -110,9 +106,7 @@ _DKV = (
   __shared__ float ls[ROWS], ds[ROWS];            /* lse and Delta of the tile */
   __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
 """
-    + part.KEY_BLOCK
-    + part.bases("float", "qg")
-    + part.mask_setup(part.LOAD_KV)
+    + part.key_block("float")
     + """\
   unsigned int kh_[D / 8][4], kl_[D / 8][4];  /* this warp's 16 keys of K, split */
   float vf[D / 8][4];                          /* and of V (split where used: registers) */
