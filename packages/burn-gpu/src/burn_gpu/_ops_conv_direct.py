@@ -168,3 +168,24 @@ def _sum_rows(rt, part, out, rows: int, cols: int) -> None:
         args = [out, p2, (0, "int32"), (1, "int32"), (plan.chunks, "int32"), (cols, "int32"),
                 (plan.ltx, "int32"), (1, "int32")]  # fmt: skip
         rt.call(fin, plan.fin_groups * rwg, args, group=rwg)
+
+
+class GpuDirectConv:
+    """Mixin of a `GpuBackend`'s module ops (`self.kernels_of`): `_direct_conv` runs one conv2d
+    pass on the direct kernels with the call's `ConvOptions`, the backends' first try in
+    conv2d, conv2d_x_backward and conv2d_weight_backward."""
+
+    def _direct_conv(self, op: str, x, weight, other, options):
+        """`op`: "conv2d" (`other` the bias or None), "x_backward" or "weight_backward" (`other`
+        the output gradient, whose runtime launches): the result, or None when the direct
+        kernels do not take the call (the backend then takes its im2col path)."""
+        o = options
+        rt = self.kernels_of(x if op == "conv2d" else other)
+        return _PASSES[op](rt, x, weight, other, o.stride, o.padding, o.dilation, o.groups)
+
+
+_PASSES = {
+    "conv2d": conv2d_direct,
+    "x_backward": conv2d_x_backward_direct,
+    "weight_backward": conv2d_weight_backward_direct,
+}
