@@ -37,7 +37,10 @@ import os
 import numpy as np
 from burn_gpu import frame
 
-from ._mma_common import HALF_TEXT, MMA_TEXT, HELPERS, drop_helpers, extras_define
+from ._attention_parts import LOAD_Q, forward_args, forward_out, key_loop, mask_setup
+from ._attention_parts import online_softmax, query_block
+from ._mma_common import HALF_TEXT, HELPERS, drop_helpers, extras_define, kernel_text, mma_text
+from ._mma_common import tensor_cores_enabled
 from ._mma_layout import c_macros
 
 #: query rows of a block at one m16 tile per warp (4 warps of 16; the forward can take two,
@@ -48,34 +51,19 @@ HEAD_DIMS = (32, 64, 128)
 DTYPES = ("bfloat16", "float16")
 _PTX_TYPE = {"bfloat16": "bf16", "float16": "f16"}
 
-_FWD = """
+_FWD = (
+    """
 /* MT m16 tiles per warp: the warp's 16 MT query rows share every K and V fragment it loads
    (MT = 2 halves the shared-memory reads per product, FlashAttention-2's 128-row blocks) */
-extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
-    E* __restrict__ out, float* __restrict__ lse, const E* __restrict__ q,
-    const E* __restrict__ k, const E* __restrict__ v, const int heads, const int sq,
-    const int sk, const int causal, const float scale2,
-    const L qo, const L qb, const L qh, const L qs,
-    const L ko, const L kb, const L kh, const L ks,
-    const L vo, const L vb, const L vh, const L vs,
-    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
-    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
-    const float drp) {
+"""
+    + forward_args("attn_fwd_mma", "E")
+    + """\
   __shared__ __align__(16) E kt[(ROWS > KEYS ? ROWS : KEYS) * SP];  /* the Q tile, then K tiles */
   __shared__ __align__(16) unsigned int vt[(KEYS / 2) * VP];        /* V tile as key pairs */
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const int nqb = (sq + ROWS - 1) / ROWS;
-  const int bh = blockIdx.x / nqb;
-  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);  /* causal: the longest blocks first */
-  const int bi = bh / heads, hi = bh - bi * heads;
-  const int q0 = blk * ROWS, off = sk - sq;
-  const int w0 = q0 + w * 16 * MT;  /* this warp's first row */
-  const E* kbase = k + ko + bi * kb + hi * kh;
-  const E* vbase = v + vo + bi * vb + hi * vh;
-  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = EXTRAS && dthr != 0u;
-  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
-  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
+"""
+    + query_block("E", "  const int w0 = q0 + w * 16 * MT;  /* this warp's first row */\n")
+    + mask_setup(LOAD_Q)
+    + """\
   __syncthreads();
   unsigned int qf[MT][D / 16][4];  /* this warp's query rows as A fragments */
 #pragma unroll
@@ -101,11 +89,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
       rk[mt][rr] = drop ? drop_rowkey(bk, w0 + mt * 16 + C_ROW(lane, 2 * rr)) : 0u;
     }
   }
-  int kend = sk;
-  if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
-  for (int k0 = 0; k0 < kend; k0 += KEYS) {
-    __syncthreads();  /* every warp is done with the last tiles (and the Q tile) */
-    load_rows(kt, kbase, ks, k0, sk, KEYS);
+"""
+    + key_loop("Q tile")
+    + """\
     load_pairs(vt, vbase, vs, k0, sk);
     __syncthreads();
     float s[MT][KEYS / 8][4];
@@ -128,42 +114,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {  /* element pairs 2rr, 2rr + 1: one row */
-      const int i = w0 + mt * 16 + C_ROW(lane, 2 * rr);
-      float mx = m[mt][rr];
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
-          const int j = k0 + n * 8 + C_COL(lane, e);
-          const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
-                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
-          const float x = hid ? -INF_F : s[mt][n][e] * scale2;
-          s[mt][n][e] = x;
-          mx = max_nan(x, mx);
-        }
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 1), mx);  /* the 4 lanes of the row */
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 2), mx);
-      float corr = 1.0f, sum = 0.0f;
-      if (mx != -INF_F) {  /* else every key so far is left out: p = 0 */
-        corr = exp2f(m[mt][rr] - mx);
-        m[mt][rr] = mx;
-      }
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
-          const float p = mx == -INF_F ? 0.0f : exp2f(s[mt][n][e] - mx);
-          sum += p;  /* the row sum of the undropped weights */
-          s[mt][n][e] = (drop && !drop_keep(rk[mt][rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
-        }
-      l[mt][rr] = l[mt][rr] * corr + sum;  /* this lane's part of the row sum */
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[mt][n][2 * rr] *= corr;
-        o[mt][n][2 * rr + 1] *= corr;
-      }
-    }
+"""
+    + online_softmax("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
+    + """\
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk) {
       unsigned int a[MT][4];  /* C tiles 2kk, 2kk + 1 as the A fragment of k16 step kk */
@@ -185,22 +138,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_mma(
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    float tot = l[mt][rr];
-    tot += __shfl_xor_sync(0xffffffffu, tot, 1);
-    tot += __shfl_xor_sync(0xffffffffu, tot, 2);
-    const int i = w0 + mt * 16 + C_ROW(lane, 2 * rr);
-    if (i >= sq) continue;
-    const L row = (L)bh * sq + i;
-    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m[mt][rr] + log2f(tot);
-    const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
+"""
+    + forward_out("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
+    + """
       *(unsigned int*)(out + row * D + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(o[mt][n][2 * rr] * inv, o[mt][n][2 * rr + 1] * inv);
   }
 }
 """
+)
 
 
 def _check(dtype: str, head_dim: int, value_dim: int) -> None:
@@ -236,9 +182,7 @@ def mma_program(
             f"mma_program: tiles must be 1, or 2 for attn_fwd_mma at head_dim <= 64, got "
             f"tiles {tiles!r} for {kernel} at head_dim {head_dim}"
         )
-    bodies = {"attn_fwd_mma": _FWD, **BACKWARD}
-    if kernel not in bodies:
-        raise ValueError(f"mma_program: no kernel {kernel!r} (have {sorted(bodies)})")
+    body = kernel_text("mma_program", {"attn_fwd_mma": _FWD, **BACKWARD}, kernel)
     if kernel != "attn_fwd_mma" and head_dim not in BWD_HEAD_DIMS:
         raise ValueError(
             f"mma_program: {kernel} takes head_dim in {BWD_HEAD_DIMS}, got head_dim {head_dim}"
@@ -258,16 +202,16 @@ def mma_program(
         + head
         + c_macros()
         + HALF_TEXT[dtype]
-        + MMA_TEXT.replace("@T@", _PTX_TYPE[dtype])
+        + mma_text(_PTX_TYPE[dtype])
         + HELPERS
         + drop_helpers()
-        + bodies[kernel]
+        + body
     )
 
 
 def mma_takes(dtype, head_dim: int, value_dim: int) -> bool:
     """Whether a forward call runs `attn_fwd_mma` (the module docstring's eligibility)."""
-    if os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") == "0":  # A/B against the SIMT kernels
+    if not tensor_cores_enabled():
         return False
     return np.dtype(dtype).name in DTYPES and head_dim == value_dim and head_dim in HEAD_DIMS
 

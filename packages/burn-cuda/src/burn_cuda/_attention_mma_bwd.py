@@ -25,59 +25,32 @@ once at the end; every output is written contiguous and rounded once.
 
 from __future__ import annotations
 
+from . import _attention_parts as part
+
 #: the head dims the backward kernels take
 BWD_HEAD_DIMS = (32, 64)
 
-_DQ = """
-extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
-    E* __restrict__ dq, float* __restrict__ delta, const E* __restrict__ q,
-    const E* __restrict__ k, const E* __restrict__ v, const E* __restrict__ o,
-    const E* __restrict__ g, const float* __restrict__ lse, const int heads, const int sq,
-    const int sk, const int causal, const float scale2, const float scale,
-    const L qo, const L qb, const L qh, const L qs,
-    const L ko, const L kb, const L kh, const L ks,
-    const L vo, const L vb, const L vh, const L vs,
-    const L oo, const L ob, const L oh, const L os,
-    const L go, const L gb, const L gh, const L gs,
-    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
-    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
-    const float drp) {
+_DQ = (
+    "\n"
+    + part.dq_args("attn_bwd_dq_mma", "E")
+    + """\
   __shared__ __align__(16) E kt[KEYS * SP];                  /* the Q tile, then K tiles */
   __shared__ __align__(16) E vt[KEYS * SP];                  /* the dO tile, then V tiles */
   __shared__ __align__(16) unsigned int kp[(KEYS / 2) * VP];  /* K tile as key pairs */
   __shared__ float dl[ROWS];                                  /* Delta of the block's rows */
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const int nqb = (sq + ROWS - 1) / ROWS;
-  const int bh = blockIdx.x / nqb;
-  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);  /* causal: the longest blocks first */
-  const int bi = bh / heads, hi = bh - bi * heads;
-  const int q0 = blk * ROWS, off = sk - sq;
-  const E* kbase = k + ko + bi * kb + hi * kh;
-  const E* vbase = v + vo + bi * vb + hi * vh;
-  const E* gbase = g + go + bi * gb + hi * gh;
-  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = EXTRAS && dthr != 0u;
-  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
-  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
-  load_rows(vt, gbase, gs, q0, sq, ROWS);
-  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */
-    const int i = q0 + threadIdx.x;
-    float acc = 0.0f;
-    if (i < sq) {
-      const E* orow = o + oo + bi * ob + hi * oh + (L)i * os;
-      const E* grow = gbase + (L)i * gs;
-      for (int c = 0; c < D; c += 8) {  /* 16-byte loads (the views are 16-byte aligned) */
+"""
+    + part.dq_block(
+        "E",
+        8,
+        """\
         const W4 x = *(const W4*)(orow + c), y = *(const W4*)(grow + c);
         const unsigned int xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
 #pragma unroll
         for (int u = 0; u < 4; ++u)
           acc += half_f(xs[u]) * half_f(ys[u]) + half_f(xs[u] >> 16) * half_f(ys[u] >> 16);
-      }
-      delta[(L)bh * sq + i] = acc;
-    }
-    dl[threadIdx.x] = acc;
-  }
-  __syncthreads();
+""",
+    )
+    + """\
   unsigned int qf[D / 16][4], gf[D / 16][4];  /* this warp's 16 rows of Q and dO */
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk)
@@ -87,26 +60,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
       qf[kk][r] = *(const unsigned int*)(kt + at);
       gf[kk][r] = *(const unsigned int*)(vt + at);
     }
-  float lr[2], dr[2];
-  U32 rk[2];  /* the dropout row keys */
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int row = w * 16 + C_ROW(lane, 2 * rr), i = q0 + row;
-    lr[rr] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
-    rk[rr] = drop ? drop_rowkey(bk, i) : 0u;
-    dr[rr] = dl[row];
-  }
-  float acc[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
-  int kend = sk;
-  if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
-  for (int k0 = 0; k0 < kend; k0 += KEYS) {
-    __syncthreads();  /* every warp is done with the last tiles (and the Q and dO tiles) */
-    load_rows(kt, kbase, ks, k0, sk, KEYS);
-    load_rows(vt, vbase, vs, k0, sk, KEYS);
+"""
+    + part.DQ_ROWS
+    + """\
     load_pairs(kp, kbase, ks, k0, sk);
     __syncthreads();
     float s[KEYS / 8][4], dp[KEYS / 8][4];
@@ -130,13 +86,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
     for (int n = 0; n < KEYS / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + n * 8 + C_COL(lane, e);
-        const float li = lr[e >> 1];
-        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
-                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
-        const float p = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
-        const float z = (drop && !drop_keep(rk[e >> 1], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
-        s[n][e] = p * (dp[n][e] * z - dr[e >> 1]);  /* dS */
+"""
+    + part.dq_scores("[n][e]")
+    + """\
       }
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk) {
@@ -153,51 +105,37 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dq_mma(
       }
     }
   }
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
-    if (i >= sq) continue;
-    const L row = (L)bh * sq + i;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
+"""
+    + part.DQ_OUT
+    + """
       *(unsigned int*)(dq + row * D + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(acc[n][2 * rr] * scale, acc[n][2 * rr + 1] * scale);
   }
 }
 """
+)
 
-_DKV = """
-extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
+_DKV = (
+    "\n"
+    + part.head("attn_bwd_dkv_mma")
+    + """\
     E* __restrict__ dk, E* __restrict__ dv, const E* __restrict__ q, const E* __restrict__ k,
     const E* __restrict__ v, const E* __restrict__ g, const float* __restrict__ lse,
     const float* __restrict__ delta, const int heads, const int sq, const int sk,
     const int causal, const float scale2, const float scale,
-    const L qo, const L qb, const L qh, const L qs,
-    const L ko, const L kb, const L kh, const L ks,
-    const L vo, const L vb, const L vh, const L vs,
-    const L go, const L gb, const L gh, const L gs,
-    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
-    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
-    const float drp) {
+"""
+    + part.strides("qkvg")
+    + part.MASK_ARGS
+    + """\
   __shared__ __align__(16) E qt[ROWS * SP];                   /* the K block, then Q tiles */
   __shared__ __align__(16) E gt[ROWS * SP];                   /* the V block, then dO tiles */
   __shared__ __align__(16) unsigned int qp[(ROWS / 2) * VP];  /* Q tile as query pairs */
   __shared__ __align__(16) unsigned int gp[(ROWS / 2) * VP];  /* dO tile as query pairs */
   __shared__ float ls[ROWS], ds[ROWS];                        /* lse and Delta of the tile */
   __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const int nkb = (sk + KEYS - 1) / KEYS;
-  const int bh = blockIdx.x / nkb, blk = blockIdx.x - bh * nkb;  /* causal: early keys see more */
-  const int bi = bh / heads, hi = bh - bi * heads;
-  const int k0 = blk * KEYS, off = sk - sq;
-  const E* qbase = q + qo + bi * qb + hi * qh;
-  const E* gbase = g + go + bi * gb + hi * gh;
-  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = EXTRAS && dthr != 0u;
-  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
-  load_rows(qt, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);
-  load_rows(gt, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);
-  __syncthreads();
+"""
+    + part.key_block("E")
+    + """\
   unsigned int kf[D / 16][4], vf[D / 16][4];  /* this warp's 16 keys of K and V */
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk)
@@ -207,25 +145,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
       kf[kk][r] = *(const unsigned int*)(qt + at);
       vf[kk][r] = *(const unsigned int*)(gt + at);
     }
-  float dka[D / 8][4], dva[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;
-  const int qstart = causal ? max(0, k0 - off) / ROWS * ROWS : 0;  /* i sees j iff j <= i + off */
-  for (int q0 = qstart; q0 < sq; q0 += ROWS) {
-    __syncthreads();  /* every warp is done with the last tiles (and the K and V blocks) */
-    load_rows(qt, qbase, qs, q0, sq, ROWS);
-    load_rows(gt, gbase, gs, q0, sq, ROWS);
+"""
+    + part.query_loop()
+    + """\
     load_pairs(qp, qbase, qs, q0, sq);
     load_pairs(gp, gbase, gs, q0, sq);
-    if (threadIdx.x < ROWS) {
-      const int i = q0 + threadIdx.x;
-      ls[threadIdx.x] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
-      ds[threadIdx.x] = i < sq ? delta[(L)bh * sq + i] : 0.0f;
-      rkq[threadIdx.x] = drop ? drop_rowkey(bk, i) : 0u;
-    }
-    __syncthreads();
+"""
+    + part.QUERY_STATS
+    + """\
     float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's keys x the tile's queries */
 #pragma unroll
     for (int n = 0; n < ROWS / 8; ++n) {
@@ -247,15 +174,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
     for (int n = 0; n < ROWS / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int col = n * 8 + C_COL(lane, e), i = q0 + col;
-        const int j = k0 + w * 16 + C_ROW(lane, e);
-        const float li = ls[col];  /* -inf past seq_q and for rows that see no key */
-        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||
-                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
-        const float p = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
-        const float z = (drop && !drop_keep(rkq[col], j, dthr)) ? 0.0f : drp;  /* keep / (1 - p) */
-        s[n][e] = p * z;  /* the dropped weight, for dV */
-        dp[n][e] = p * (dp[n][e] * z - ds[col]);  /* dSᵗ */
+"""
+    + part.dkv_scores("[n][e]")
+    + """\
       }
 #pragma unroll
     for (int kk = 0; kk < ROWS / 16; ++kk) {
@@ -280,20 +201,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_bwd_dkv_mma(
       }
     }
   }
-#pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    const int j = k0 + w * 16 + C_ROW(lane, 2 * rr);
-    if (j >= sk) continue;
-    const L row = (L)bh * sk + j;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      const L at = row * D + n * 8 + C_COL(lane, 2 * rr);
+"""
+    + part.DKV_OUT
+    + """\
       *(unsigned int*)(dk + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
       *(unsigned int*)(dv + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);
     }
   }
 }
 """
+)
 
 #: kernel name -> its text (after `_attention_mma.HELPERS`)
 BACKWARD = {"attn_bwd_dq_mma": _DQ, "attn_bwd_dkv_mma": _DKV}

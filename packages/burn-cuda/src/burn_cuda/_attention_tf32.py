@@ -24,17 +24,20 @@ stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied c
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
-from ._mma_common import drop_helpers, extras_define
+from ._attention_parts import LOAD_Q, forward_args, forward_out, key_loop, mask_setup
+from ._attention_parts import online_softmax, query_block
+from ._mma_common import drop_helpers, extras_define, kernel_text, ptx_mma, stand_in_mma
+from ._mma_common import tensor_cores_enabled
 from ._mma_layout import c_macros
 
 #: head dims the float32 kernel takes
 TF32_HEAD_DIMS = (32, 64)
 
-_HEAD = """
+_HEAD = (
+    """
 typedef long long L;
 #define D @D@
 #define ROWS 64
@@ -48,14 +51,9 @@ __device__ __forceinline__ unsigned int tf32(float x) {
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
 }
-/* D = A B + D for one warp: A 16x8 (4 regs), B 8x8 (2 regs), D 16x8 float32 (4 regs) */
-__device__ __forceinline__ void mma1688(float* c, const unsigned int* a, const unsigned int* b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+"""
+    + ptx_mma("mma1688", "m16n8k8", "tf32.tf32", "16x8", "8x8")
+    + """\
 #else
 /* the CPU stand-in (no PTX): cvt.rna (nearest, ties away, on the 13 dropped bits) and the
    warp's product through a per-warp exchange over the same layout maps */
@@ -64,23 +62,15 @@ static unsigned int tf32(float x) {
   if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
   return u;
 }
-static unsigned int mma_xa[THREADS / 32][32][4], mma_xb[THREADS / 32][32][2];
-static void mma1688(float* c, const unsigned int* a, const unsigned int* b) {
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  for (int r = 0; r < 4; ++r) mma_xa[w][lane][r] = a[r];
-  mma_xb[w][lane][0] = b[0];
-  mma_xb[w][lane][1] = b[1];
-  __syncwarp();
-  for (int e = 0; e < 4; ++e) {
-    const int row = C_ROW(lane, e), col = C_COL(lane, e);
-    float acc = c[e];
-    for (int kk = 0; kk < 8; ++kk)
+"""
+    + stand_in_mma(
+        "mma1688",
+        8,
+        """
       acc += __uint_as_float(mma_xa[w][T_A_LANE(row, kk)][T_A_REG(row, kk)]) *
-             __uint_as_float(mma_xb[w][T_B_LANE(kk, col)][T_B_REG(kk)]);
-    c[e] = acc;
-  }
-  __syncwarp();
-}
+             __uint_as_float(mma_xb[w][T_B_LANE(kk, col)][T_B_REG(kk)]);""",
+    )
+    + """\
 #endif
 __device__ __forceinline__ void split(float x, unsigned int* hi, unsigned int* lo) {
   *hi = tf32(x);
@@ -108,32 +98,18 @@ __device__ __forceinline__ void load_rows(float* dst, const float* src, const L 
 }
 __device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
 """
+)
 
-_FWD = """
-extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
-    float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
-    const float* __restrict__ k, const float* __restrict__ v, const int heads, const int sq,
-    const int sk, const int causal, const float scale2,
-    const L qo, const L qb, const L qh, const L qs,
-    const L ko, const L kb, const L kh, const L ks,
-    const L vo, const L vb, const L vh, const L vs,
-    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
-    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
-    const float drp) {
+_FWD = (
+    "\n"
+    + forward_args("attn_fwd_tf32", "float")
+    + """\
   __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then each K tile */
   __shared__ __align__(16) float vt[KEYS * SPF];  /* each V tile */
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  const int nqb = (sq + ROWS - 1) / ROWS;
-  const int bh = blockIdx.x / nqb;
-  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);  /* causal: the longest blocks first */
-  const int bi = bh / heads, hi = bh - bi * heads;
-  const int q0 = blk * ROWS, off = sk - sq;
-  const float* kbase = k + ko + bi * kb + hi * kh;
-  const float* vbase = v + vo + bi * vb + hi * vh;
-  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */
-  const int drop = EXTRAS && dthr != 0u;
-  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;
-  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);
+"""
+    + query_block("float")
+    + mask_setup(LOAD_Q)
+    + """\
   __syncthreads();
   unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
 #pragma unroll
@@ -149,11 +125,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
   float m[2] = {-INF_F, -INF_F}, l[2] = {0.0f, 0.0f};  /* rows C_ROW(lane, 0) and +8 */
   U32 rk[2];  /* the dropout row keys of the two rows */
   for (int rr = 0; rr < 2; ++rr) rk[rr] = drop ? drop_rowkey(bk, q0 + w * 16 + C_ROW(lane, 2 * rr)) : 0u;
-  int kend = sk;
-  if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
-  for (int k0 = 0; k0 < kend; k0 += KEYS) {
-    __syncthreads();  /* every warp is done with the last tiles (and the Q tile) */
-    load_rows(kt, kbase, ks, k0, sk, KEYS);
+"""
+    + key_loop("Q tile")
+    + """\
     load_rows(vt, vbase, vs, k0, sk, KEYS);
     __syncthreads();
     float s[KEYS / 8][4];
@@ -171,42 +145,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
       }
     }
 #pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {  /* element pairs 2rr, 2rr + 1: one row */
-      const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
-      float mx = m[rr];
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
-          const int j = k0 + n * 8 + C_COL(lane, e);
-          const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
-                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
-          const float x = hid ? -INF_F : s[n][e] * scale2;
-          s[n][e] = x;
-          mx = max_nan(x, mx);
-        }
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 1), mx);  /* the 4 lanes of the row */
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 2), mx);
-      float corr = 1.0f, sum = 0.0f;
-      if (mx != -INF_F) {  /* else every key so far is left out: p = 0 */
-        corr = exp2f(m[rr] - mx);
-        m[rr] = mx;
-      }
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {
-          const float p = mx == -INF_F ? 0.0f : exp2f(s[n][e] - mx);
-          sum += p;  /* the row sum of the undropped weights */
-          s[n][e] = (drop && !drop_keep(rk[rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
-        }
-      l[rr] = l[rr] * corr + sum;  /* this lane's part of the row sum */
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[n][2 * rr] *= corr;
-        o[n][2 * rr + 1] *= corr;
-      }
-    }
+"""
+    + online_softmax("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
+    + """\
 #pragma unroll
     for (int kk = 0; kk < KEYS / 8; ++kk) {
       unsigned int ah[4], al[4];  /* C tile kk as the A fragment of k8 step kk, keys permuted */
@@ -223,23 +164,16 @@ extern "C" __global__ void __launch_bounds__(THREADS) attn_fwd_tf32(
     }
   }
 #pragma unroll
-  for (int rr = 0; rr < 2; ++rr) {
-    float tot = l[rr];
-    tot += __shfl_xor_sync(0xffffffffu, tot, 1);
-    tot += __shfl_xor_sync(0xffffffffu, tot, 2);
-    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
-    if (i >= sq) continue;
-    const L row = (L)bh * sq + i;
-    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m[rr] + log2f(tot);
-    const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
+"""
+    + forward_out("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
+    + """ {
       out[row * D + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
       out[row * D + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
     }
   }
 }
 """
+)
 
 
 def tf32_program(
@@ -255,16 +189,14 @@ def tf32_program(
         )
     from ._attention_tf32_bwd import BACKWARD
 
-    bodies = {"attn_fwd_tf32": _FWD, **BACKWARD}
-    if kernel not in bodies:
-        raise ValueError(f"tf32_program: no kernel {kernel!r} (have {sorted(bodies)})")
+    body = kernel_text("tf32_program", {"attn_fwd_tf32": _FWD, **BACKWARD}, kernel)
     head = _HEAD.replace("@D@", str(head_dim)) + extras_define(extras)
-    return c_macros() + head + drop_helpers() + bodies[kernel]
+    return c_macros() + head + drop_helpers() + body
 
 
 def tf32_takes(dtype, head_dim: int, value_dim: int) -> bool:
     """Whether a float32 call runs the 3xTF32 kernels, forward and backward (the module
     docstring's rule)."""
-    if os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") == "0":  # A/B against the SIMT kernels
+    if not tensor_cores_enabled():
         return False
     return np.dtype(dtype).name == "float32" and head_dim == value_dim and head_dim in TF32_HEAD_DIMS

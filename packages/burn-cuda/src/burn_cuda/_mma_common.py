@@ -8,6 +8,8 @@ hash and the EXTRAS switch.
 
 from __future__ import annotations
 
+import os
+
 from burn_gpu import frame
 from burn_gpu._dialect import fill
 
@@ -44,41 +46,66 @@ static unsigned int pack2(float lo, float hi) {
 """,
 }
 
-#: `mma16816`: D += A B for one warp, m16n8k16 (`@T@`: bf16 or f16)
-MMA_TEXT = """
-#ifdef __CUDA_ARCH__
-/* D = A B + D for one warp: A 16x16 (4 regs), B 16x8 (2 regs), D 16x8 float32 (4 regs) */
-__device__ __forceinline__ void mma16816(float* c, const unsigned int* a, const unsigned int* b) {
+
+def ptx_mma(name: str, shape: str, types: str, a: str, b: str) -> str:
+    """The inline-PTX `mma.sync` `name` (`shape` e.g. m16n8k16, operand `types` e.g.
+    "bf16.bf16"; `a`, `b`: the A and B tiles' sizes for the comment): D += A B for one warp."""
+    return f"""\
+/* D = A B + D for one warp: A {a} (4 regs), B {b} (2 regs), D 16x8 float32 (4 regs) */
+__device__ __forceinline__ void {name}(float* c, const unsigned int* a, const unsigned int* b) {{
   asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.@T@.@T@.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n"
+      "mma.sync.aligned.{shape}.row.col.f32.{types}.f32 {{%0, %1, %2, %3}}, "
+      "{{%4, %5, %6, %7}}, {{%8, %9}}, {{%0, %1, %2, %3}};\\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-#else
-/* the CPU stand-in (no PTX): the warp's lanes publish their fragments, then each lane sums
-   its 4 outputs over the matrices the inverse layout maps reassemble */
+}}
+"""
+
+
+def stand_in_mma(name: str, k: int, term: str) -> str:
+    """The CPU stand-in's `name` (no PTX): the warp's lanes publish their fragments in a per-warp
+    table at `__syncwarp`, then each lane sums its 4 outputs over the `k` products whose C text
+    `term` (the loop body over kk, row, col) reads the table through the inverse layout maps."""
+    return f"""\
 static unsigned int mma_xa[THREADS / 32][32][4], mma_xb[THREADS / 32][32][2];
-static void mma16816(float* c, const unsigned int* a, const unsigned int* b) {
+static void {name}(float* c, const unsigned int* a, const unsigned int* b) {{
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   for (int r = 0; r < 4; ++r) mma_xa[w][lane][r] = a[r];
   mma_xb[w][lane][0] = b[0];
   mma_xb[w][lane][1] = b[1];
   __syncwarp();
-  for (int e = 0; e < 4; ++e) {
+  for (int e = 0; e < 4; ++e) {{
     const int row = C_ROW(lane, e), col = C_COL(lane, e);
     float acc = c[e];
-    for (int kk = 0; kk < 16; ++kk) {
+    for (int kk = 0; kk < {k}; ++kk){term}
+    c[e] = acc;
+  }}
+  __syncwarp();
+}}
+"""
+
+
+def mma_text(ptx_type: str) -> str:
+    """`mma16816`: D += A B for one warp, m16n8k16 on `ptx_type` ("bf16" or "f16") operands."""
+    return (
+        "\n#ifdef __CUDA_ARCH__\n"
+        + ptx_mma("mma16816", "m16n8k16", f"{ptx_type}.{ptx_type}", "16x16", "16x8")
+        + "#else\n"
+        "/* the CPU stand-in (no PTX): the warp's lanes publish their fragments, then each lane"
+        " sums\n"
+        "   its 4 outputs over the matrices the inverse layout maps reassemble */\n"
+        + stand_in_mma(
+            "mma16816",
+            16,
+            """ {
       unsigned int wa = mma_xa[w][A_LANE(row, kk)][A_REG(row, kk)];
       unsigned int wb = mma_xb[w][B_LANE(kk, col)][B_REG(kk)];
       acc += half_f(wa >> (16 * A_HALF(kk))) * half_f(wb >> (16 * B_HALF(kk)));
-    }
-    c[e] = acc;
-  }
-  __syncwarp();
-}
-#endif
-"""
+    }""",
+        )
+        + "#endif\n"
+    )
+
 
 #: the shared-memory staging helpers every mma kernel uses
 HELPERS = """
@@ -132,3 +159,17 @@ def drop_helpers() -> str:
     from burn_gpu._attention_dropout import DROP_HELPERS
 
     return fill(DROP_HELPERS, frame("cuda"))
+
+
+def tensor_cores_enabled() -> bool:
+    """False where `BURN_CUDA_ATTENTION_MMA=0` keeps every attention call on burn_gpu's SIMT
+    kernels (an A/B of the tensor-core kernels, bfloat16/float16 and float32 alike)."""
+    return os.environ.get("BURN_CUDA_ATTENTION_MMA", "1") != "0"
+
+
+def kernel_text(program: str, bodies: dict, kernel: str) -> str:
+    """The body of `kernel` among `bodies` (name -> text) of `program`, or a ValueError naming
+    the kernels there are."""
+    if kernel not in bodies:
+        raise ValueError(f"{program}: no kernel {kernel!r} (have {sorted(bodies)})")
+    return bodies[kernel]

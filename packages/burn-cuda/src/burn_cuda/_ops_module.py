@@ -19,15 +19,8 @@ its two gradients: few channels, float32/float64, one group; full float32 FMAs w
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import (
-    GpuModuleOps,
-    GpuNormOps,
-    col2im,
-    conv2d_direct,
-    conv2d_weight_backward_direct,
-    conv2d_x_backward_direct,
-    unfold,
-)
+from burn_gpu import GpuModuleOps, GpuNormOps, col2im, unfold
+from burn_gpu._ops_conv_direct import GpuDirectConv
 from burn_tensor.array_api import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions
 
@@ -60,15 +53,14 @@ def _unfold(x, kernel_size, stride, padding, dilation):
     return unfold(kernels_of(x), x, kernel_size, stride, padding, dilation)
 
 
-class CudaModuleOps(GpuNormOps, GpuModuleOps):
+class CudaModuleOps(GpuDirectConv, GpuNormOps, GpuModuleOps):
     # layer_norm / layer_norm_backward: burn_gpu's kernels (`GpuNormOps`), one and three launches
     # -- convolution ------------------------------------------------------------------------------
     def conv2d(self, x, weight, bias, options: ConvOptions):
-        o = options
-        out = conv2d_direct(kernels_of(x), x, weight, bias, o.stride, o.padding, o.dilation,
-                            o.groups)  # fmt: skip
+        out = self._direct_conv("conv2d", x, weight, bias, options)
         if out is not None:  # few channels: one kernel, bias included, no columns
             return out
+        o = options
         n = x.shape[0]
         c_out, cg, kh, kw = weight.shape
         g = o.groups
@@ -87,9 +79,7 @@ class CudaModuleOps(GpuNormOps, GpuModuleOps):
 
     def conv2d_x_backward(self, x, weight, output_grad, options: ConvOptions):
         g = output_grad
-        o = options
-        dx = conv2d_x_backward_direct(kernels_of(g), x, weight, g, o.stride, o.padding,
-                                      o.dilation, o.groups)  # fmt: skip
+        dx = self._direct_conv("x_backward", x, weight, g, options)
         if dx is not None:
             return dx
         if options.groups == 1 and direct(self, x, weight, g) and weight._c_contiguous:
@@ -106,9 +96,7 @@ class CudaModuleOps(GpuNormOps, GpuModuleOps):
 
     def conv2d_weight_backward(self, x, weight, output_grad, options: ConvOptions):
         g = output_grad
-        o = options
-        dw = conv2d_weight_backward_direct(kernels_of(g), x, weight, g, o.stride, o.padding,
-                                           o.dilation, o.groups)  # fmt: skip
+        dw = self._direct_conv("weight_backward", x, weight, g, options)
         if dw is not None:
             return dw
         if options.groups == 1 and direct(self, x, weight, g):

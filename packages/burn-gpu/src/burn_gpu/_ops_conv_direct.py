@@ -71,6 +71,23 @@ def _offsets(rt, *arrays):
     return [(o, "int32") for o in offs]
 
 
+def _grad_operands(rt, x, weight, output_grad, conv, pair):
+    """(plan, a, b, tail) of a gradient pass of conv2d (`conv`: stride, padding, dilation,
+    groups): its `DirectPlan`, the two operands it reads (`pair`, two of x, weight and
+    output_grad, in that order) contiguous, and the launch arguments after them (the geometry,
+    then their int32 offsets); None when the direct kernels do not take the call."""
+    g = output_grad
+    plan = _plan(rt, g.dtype, weight.shape, conv[3], x, weight, g)
+    if plan is None or x.shape[1] != plan.ci or g.shape[1] != plan.co:
+        return None
+    a, b = rt.contiguous(pair[0]), rt.contiguous(pair[1])
+    offs = _offsets(rt, a, b)
+    if offs is None:
+        return None
+    n, _, h, w = x.shape
+    return plan, a, b, [*_geo(n, h, w, g.shape[2], g.shape[3], *conv[:3]), *offs]
+
+
 def conv2d_direct(rt, x, weight, bias, stride, padding, dilation, groups):
     """conv2d of x [n, c_in, h, w] by weight [c_out, c_in, kh, kw] (+ bias [c_out]) as one
     `dconv_fwd` launch, or None when the direct kernels do not take the call."""
@@ -98,19 +115,15 @@ def conv2d_direct(rt, x, weight, bias, stride, padding, dilation, groups):
 def conv2d_x_backward_direct(rt, x, weight, output_grad, stride, padding, dilation, groups):
     """The input gradient (x's shape) of conv2d given `output_grad` [n, c_out, oh, ow], as one
     `dconv_dx` launch, or None when the direct kernels do not take the call."""
-    g = output_grad
-    plan = _plan(rt, g.dtype, weight.shape, groups, x, weight, g)
-    if plan is None or x.shape[1] != plan.ci or g.shape[1] != plan.co:
+    conv = (stride, padding, dilation, groups)
+    got = _grad_operands(rt, x, weight, output_grad, conv, (output_grad, weight))
+    if got is None:
         return None
+    plan, g, weight, tail = got
     n, _, h, w = x.shape
-    oh, ow = g.shape[2], g.shape[3]
-    g, weight = rt.contiguous(g), rt.contiguous(weight)
-    offs = _offsets(rt, g, weight)
-    if offs is None:
-        return None
     out = rt.empty(tuple(x.shape), g.dtype)
     items = n * plan.ncb * h * -(-w // plan.pxb)
-    args = [out, g, weight, *_geo(n, h, w, oh, ow, stride, padding, dilation), *offs]
+    args = [out, g, weight, *tail]
     rt.call(_kernel(rt, g.dtype, plan, "dconv_dx"), items, args, group=plan.wg)
     return out
 
@@ -119,22 +132,17 @@ def conv2d_weight_backward_direct(rt, x, weight, output_grad, stride, padding, d
     """The weight gradient (weight's shape) of conv2d: `dconv_dw` writes a row of partial sums
     per chunk of output pixels, the column kernels sum the rows in order (one or two launches);
     one chunk writes the result directly. None when the direct kernels do not take the call."""
-    g = output_grad
-    plan = _plan(rt, g.dtype, weight.shape, groups, x, weight, g)
-    if plan is None or x.shape[1] != plan.ci or g.shape[1] != plan.co:
+    conv = (stride, padding, dilation, groups)
+    got = _grad_operands(rt, x, weight, output_grad, conv, (x, output_grad))
+    if got is None:
         return None
-    n, _, h, w = x.shape
-    oh, ow = g.shape[2], g.shape[3]
-    x, g = rt.contiguous(x), rt.contiguous(g)
-    offs = _offsets(rt, x, g)
-    if offs is None:
-        return None
+    plan, x, g, tail = got
     dt = g.dtype
     k = plan.co * plan.ci * plan.kh * plan.kw
-    chunks, per = dw_chunks(plan, n * oh * ow)
+    chunks, per = dw_chunks(plan, g.shape[0] * g.shape[2] * g.shape[3])
     out = rt.empty(tuple(weight.shape), dt)
     part = out if chunks == 1 else rt.empty((chunks, k), dt)  # float32/float64: T is S
-    args = [part, x, g, *_geo(n, h, w, oh, ow, stride, padding, dilation), *offs, (per, "int32")]
+    args = [part, x, g, *tail, (per, "int32")]
     rt.call(_kernel(rt, dt, plan, "dconv_dw"), chunks * plan.wg, args, group=plan.wg)
     if chunks > 1:
         _sum_rows(rt, part, out, chunks, k)
@@ -160,3 +168,24 @@ def _sum_rows(rt, part, out, rows: int, cols: int) -> None:
         args = [out, p2, (0, "int32"), (1, "int32"), (plan.chunks, "int32"), (cols, "int32"),
                 (plan.ltx, "int32"), (1, "int32")]  # fmt: skip
         rt.call(fin, plan.fin_groups * rwg, args, group=rwg)
+
+
+class GpuDirectConv:
+    """Mixin of a `GpuBackend`'s module ops (`self.kernels_of`): `_direct_conv` runs one conv2d
+    pass on the direct kernels with the call's `ConvOptions`, the backends' first try in
+    conv2d, conv2d_x_backward and conv2d_weight_backward."""
+
+    def _direct_conv(self, op: str, x, weight, other, options):
+        """`op`: "conv2d" (`other` the bias or None), "x_backward" or "weight_backward" (`other`
+        the output gradient, whose runtime launches): the result, or None when the direct
+        kernels do not take the call (the backend then takes its im2col path)."""
+        o = options
+        rt = self.kernels_of(x if op == "conv2d" else other)
+        return _PASSES[op](rt, x, weight, other, o.stride, o.padding, o.dilation, o.groups)
+
+
+_PASSES = {
+    "conv2d": conv2d_direct,
+    "x_backward": conv2d_x_backward_direct,
+    "weight_backward": conv2d_weight_backward_direct,
+}

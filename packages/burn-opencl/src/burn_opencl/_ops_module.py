@@ -15,15 +15,8 @@ matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import (
-    GpuModuleOps,
-    GpuNormOps,
-    col2im,
-    conv2d_direct,
-    conv2d_weight_backward_direct,
-    conv2d_x_backward_direct,
-    unfold,
-)
+from burn_gpu import GpuModuleOps, GpuNormOps, col2im, unfold
+from burn_gpu._ops_conv_direct import GpuDirectConv
 from burn_tensor.array_api.interpolation import interp_matrix
 
 from . import _ew
@@ -40,14 +33,13 @@ def _bias(out, bias):
     return _ew.binary("add", out, b)
 
 
-class OpenClModuleOps(GpuNormOps, GpuModuleOps):
+class OpenClModuleOps(GpuDirectConv, GpuNormOps, GpuModuleOps):
     # layer_norm / layer_norm_backward: burn_gpu's kernels (`GpuNormOps`), one and three launches
     def conv2d(self, x, weight, bias, options):
-        o = options
-        out = conv2d_direct(kernels_of(x), x, weight, bias, o.stride, o.padding, o.dilation,
-                            o.groups)  # fmt: skip
+        out = self._direct_conv("conv2d", x, weight, bias, options)
         if out is not None:  # few channels: one kernel, bias included, no columns
             return out
+        o = options
         n = x.shape[0]
         cout, cig, kh, kw = weight.shape
         grp = o.groups
@@ -59,17 +51,13 @@ class OpenClModuleOps(GpuNormOps, GpuModuleOps):
         return _bias(out, bias)
 
     def conv2d_x_backward(self, x, weight, output_grad, options):
-        o = options
-        dx = conv2d_x_backward_direct(kernels_of(output_grad), x, weight, output_grad, o.stride,
-                                      o.padding, o.dilation, o.groups)  # fmt: skip
+        dx = self._direct_conv("x_backward", x, weight, output_grad, options)
         if dx is not None:
             return dx
         return super().conv2d_x_backward(x, weight, output_grad, options)
 
     def conv2d_weight_backward(self, x, weight, output_grad, options):
-        o = options
-        dw = conv2d_weight_backward_direct(kernels_of(output_grad), x, weight, output_grad,
-                                           o.stride, o.padding, o.dilation, o.groups)  # fmt: skip
+        dw = self._direct_conv("weight_backward", x, weight, output_grad, options)
         if dw is not None:
             return dw
         return super().conv2d_weight_backward(x, weight, output_grad, options)

@@ -1,0 +1,322 @@
+"""The CUDA C lines the six tensor-core attention kernels share (`_attention_mma.py`'s and
+`_attention_tf32.py`'s forward, `_attention_mma_bwd.py`'s and `_attention_tf32_bwd.py`'s two
+backward passes): argument lists, the block's (batch, head) and row/key range, the mask and
+dropout set-up, the masked weights, the loops over tiles and the output loops' heads. Each
+function returns text for one kernel body; `e` is the element type of the tensors ("E" for the
+16-bit kernels, "float" for 3xTF32) and `ix` the index that picks a score (the 16-bit kernels
+keep a tile of scores per thread, "[n][e]"; the float32 backward one k8 step, "[e]").
+"""
+
+from __future__ import annotations
+
+#: the mask (a byte per element, True left out) and dropout (seed words, threshold, 1 / (1 - p))
+#: arguments that end every kernel's argument list
+MASK_ARGS = """\
+    const unsigned char* __restrict__ mask, const int has_mask, const L mo, const L mb,
+    const L mh, const L mq, const L mk, const int* __restrict__ dseed, const unsigned int dthr,
+    const float drp) {
+"""
+
+#: the (batch, head) and causal offset of a block of 64 keys (the dK/dV passes)
+_KEY_BLOCK = """\
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  const int nkb = (sk + KEYS - 1) / KEYS;
+  const int bh = blockIdx.x / nkb, blk = blockIdx.x - bh * nkb;  /* causal: early keys see more */
+  const int bi = bh / heads, hi = bh - bi * heads;
+  const int k0 = blk * KEYS, off = sk - sq;
+"""
+
+#: the last key tile a block of queries sees (causal: none past its last row's diagonal)
+KEY_END = """\
+  int kend = sk;
+  if (causal) kend = min(sk, max(0, min(sq - 1, q0 + ROWS - 1) + off + 1));
+"""
+
+#: Delta of the block's queries from the dQ pass, their lse and dropout row keys (dK/dV passes)
+QUERY_STATS = """\
+    if (threadIdx.x < ROWS) {
+      const int i = q0 + threadIdx.x;
+      ls[threadIdx.x] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
+      ds[threadIdx.x] = i < sq ? delta[(L)bh * sq + i] : 0.0f;
+      rkq[threadIdx.x] = drop ? drop_rowkey(bk, i) : 0u;
+    }
+    __syncthreads();
+"""
+
+
+def head(name: str) -> str:
+    """The first line of kernel `name`."""
+    return f'extern "C" __global__ void __launch_bounds__(THREADS) {name}(\n'
+
+
+def strides(names: str) -> str:
+    """The (offset, batch, head, row) stride arguments of each tensor named in `names`."""
+    return "".join(f"    const L {n}o, const L {n}b, const L {n}h, const L {n}s,\n" for n in names)
+
+
+def forward_args(name: str, e: str) -> str:
+    """The forward kernel `name`'s argument list: out, lse, Q, K, V and their strides."""
+    return (
+        head(name)
+        + f"    {e}* __restrict__ out, float* __restrict__ lse, const {e}* __restrict__ q,\n"
+        f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const int heads,"
+        " const int sq,\n"
+        "    const int sk, const int causal, const float scale2,\n" + strides("qkv") + MASK_ARGS
+    )
+
+
+def dq_args(name: str, e: str) -> str:
+    """The dQ pass `name`'s argument list: dQ, Delta, Q, K, V, O, dO, lse and the strides."""
+    return (
+        head(name)
+        + f"    {e}* __restrict__ dq, float* __restrict__ delta, const {e}* __restrict__ q,\n"
+        f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ o,\n"
+        f"    const {e}* __restrict__ g, const float* __restrict__ lse, const int heads,"
+        " const int sq,\n"
+        "    const int sk, const int causal, const float scale2, const float scale,\n"
+        + strides("qkvog")
+        + MASK_ARGS
+    )
+
+
+def bases(e: str, names: str) -> str:
+    """Pointers to this block's (batch, head) of each tensor in `names`."""
+    return "".join(f"  const {e}* {n}base = {n} + {n}o + bi * {n}b + hi * {n}h;\n" for n in names)
+
+
+def query_block(e: str, extra: str = "") -> str:
+    """The (batch, head) and query rows of a block of ROWS queries (the longest causal blocks
+    first), `extra` lines, then the K and V pointers (forward and dQ passes)."""
+    return (
+        "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n"
+        "  const int nqb = (sq + ROWS - 1) / ROWS;\n"
+        "  const int bh = blockIdx.x / nqb;\n"
+        "  const int blk = nqb - 1 - (blockIdx.x - bh * nqb);"
+        "  /* causal: the longest blocks first */\n"
+        "  const int bi = bh / heads, hi = bh - bi * heads;\n"
+        "  const int q0 = blk * ROWS, off = sk - sq;\n" + extra + bases(e, "kv")
+    )
+
+
+def mask_setup(first_load: str) -> str:
+    """The mask's (batch, head), whether dropout runs and its (batch, head) key, then the
+    block's first tile load `first_load`."""
+    return (
+        "  const unsigned char* mbase = mask + mo + bi * mb + hi * mh;  /* True: left out */\n"
+        "  const int drop = EXTRAS && dthr != 0u;\n"
+        "  const U32 bk = drop ? drop_bhkey(dseed, bh) : 0u;\n" + first_load
+    )
+
+
+#: the Q tile load of a query block
+LOAD_Q = "  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);\n"
+#: the K and V block loads of a key block
+LOAD_KV = (
+    "  load_rows(qt, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);\n"
+    "  load_rows(gt, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);\n"
+    "  __syncthreads();\n"
+)
+
+
+def key_loop(what: str) -> str:
+    """The loop over the key tiles a query block sees, up to its K tile load (`what`: the
+    tiles loaded before the loop)."""
+    return (
+        KEY_END + "  for (int k0 = 0; k0 < kend; k0 += KEYS) {\n"
+        f"    __syncthreads();  /* every warp is done with the last tiles (and the {what}) */\n"
+        "    load_rows(kt, kbase, ks, k0, sk, KEYS);\n"
+    )
+
+
+def query_loop() -> str:
+    """The dK and dV accumulators and the loop over the query tiles that see a key block, up to
+    its Q and dO tile loads."""
+    return (
+        "  float dka[D / 8][4], dva[D / 8][4];\n"
+        "#pragma unroll\n"
+        "  for (int n = 0; n < D / 8; ++n)\n"
+        "#pragma unroll\n"
+        "    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;\n"
+        "  const int qstart = causal ? max(0, k0 - off) / ROWS * ROWS : 0;"
+        "  /* i sees j iff j <= i + off */\n"
+        "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
+        "    __syncthreads();"
+        "  /* every warp is done with the last tiles (and the K and V blocks) */\n"
+        "    load_rows(qt, qbase, qs, q0, sq, ROWS);\n"
+        "    load_rows(gt, gbase, gs, q0, sq, ROWS);\n"
+    )
+
+
+def dq_block(e: str, step: int, inner: str) -> str:
+    """The dQ pass's block set-up: its queries (`query_block`), the mask and dropout, the Q and
+    dO tiles, then Delta = rowsum(dO * O), one row per thread, written for the dK/dV pass and
+    kept in shared `dl`; `inner` adds `step` elements from 16-byte loads x, y."""
+    return (
+        query_block(e)
+        + bases(e, "g")
+        + mask_setup(LOAD_Q)
+        + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
+        +         "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
+        "    const int i = q0 + threadIdx.x;\n"
+        "    float acc = 0.0f;\n"
+        "    if (i < sq) {\n"
+        f"      const {e}* orow = o + oo + bi * ob + hi * oh + (L)i * os;\n"
+        f"      const {e}* grow = gbase + (L)i * gs;\n"
+        f"      for (int c = 0; c < D; c += {step}) {{"
+        "  /* 16-byte loads (the views are 16-byte aligned) */\n" + inner + "      }\n"
+        "      delta[(L)bh * sq + i] = acc;\n"
+        "    }\n"
+        "    dl[threadIdx.x] = acc;\n"
+        "  }\n"
+        "  __syncthreads();\n"
+    )
+
+
+#: the dQ pass's rows: lse, dropout row key and Delta of rows C_ROW(lane, 0) and +8, the dQ
+#: accumulator, then the key loop up to the K and V tile loads
+DQ_ROWS = (
+    """\
+  float lr[2], dr[2];
+  U32 rk[2];  /* the dropout row keys */
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int row = w * 16 + C_ROW(lane, 2 * rr), i = q0 + row;
+    lr[rr] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
+    rk[rr] = drop ? drop_rowkey(bk, i) : 0u;
+    dr[rr] = dl[row];
+  }
+  float acc[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+"""
+    + key_loop("Q and dO tiles")
+    + "    load_rows(vt, vbase, vs, k0, sk, KEYS);\n"
+)
+
+
+def _weight(ix: str, rk: str) -> str:
+    """Score `s{ix}` (query i, key j, row statistic li) to its weight p: 0 where the key is
+    left out; z: 0 where dropout drops it, else 1 / (1 - p)."""
+    return (
+        "        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||\n"
+        "                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);\n"
+        f"        const float p = hid ? 0.0f : exp2f(s{ix} * scale2 - li);\n"
+        f"        const float z = (drop && !drop_keep({rk}, j, dthr)) ? 0.0f : drp;"
+        "  /* keep / (1 - p) */\n"
+    )
+
+
+def dq_scores(ix: str) -> str:
+    """The dQ pass's element e of key tile n: S and dP to dS, in place in `s`."""
+    return (
+        "        const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + n * 8 + C_COL(lane, e);\n"
+        "        const float li = lr[e >> 1];\n"
+        + _weight(ix, "rk[e >> 1]")
+        + f"        s{ix} = p * (dp{ix} * z - dr[e >> 1]);  /* dS */\n"
+    )
+
+
+def dkv_scores(ix: str) -> str:
+    """The dK/dV pass's element e of query tile n: Sᵗ to the dropped weight (for dV) in `s`,
+    dPᵗ to dSᵗ in `dp`."""
+    return (
+        "        const int col = n * 8 + C_COL(lane, e), i = q0 + col;\n"
+        "        const int j = k0 + w * 16 + C_ROW(lane, e);\n"
+        "        const float li = ls[col];  /* -inf past seq_q and for rows that see no key */\n"
+        + _weight(ix, "rkq[col]")
+        + f"        s{ix} = p * z;  /* the dropped weight, for dV */\n"
+        f"        dp{ix} = p * (dp{ix} * z - ds[col]);  /* dSᵗ */\n"
+    )
+
+
+#: the dQ pass's output loop over its rows, up to the loop over the row's column tiles
+DQ_OUT = """\
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
+    if (i >= sq) continue;
+    const L row = (L)bh * sq + i;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)"""
+
+#: the dK/dV pass's output loop over its keys, up to the element offset of a column tile
+DKV_OUT = """\
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int j = k0 + w * 16 + C_ROW(lane, 2 * rr);
+    if (j >= sk) continue;
+    const L row = (L)bh * sk + j;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const L at = row * D + n * 8 + C_COL(lane, 2 * rr);
+"""
+
+
+def online_softmax(t: str, i: str) -> str:
+    """The forward's online softmax over a key tile for the two rows (i: row rr's query) of
+    m16 tile `t` ("[mt]", or "" with one tile): scale and mask the scores, the new row max
+    across the row's 4 lanes, the weights (dropped ones zeroed in `s`, the row sum undropped),
+    and O rescaled."""
+    return f"""\
+    for (int rr = 0; rr < 2; ++rr) {{  /* element pairs 2rr, 2rr + 1: one row */
+      const int i = {i};
+      float mx = m{t}[rr];
+#pragma unroll
+      for (int n = 0; n < KEYS / 8; ++n)
+#pragma unroll
+        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {{
+          const int j = k0 + n * 8 + C_COL(lane, e);
+          const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
+                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
+          const float x = hid ? -INF_F : s{t}[n][e] * scale2;
+          s{t}[n][e] = x;
+          mx = max_nan(x, mx);
+        }}
+      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 1), mx);  /* the 4 lanes of the row */
+      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 2), mx);
+      float corr = 1.0f, sum = 0.0f;
+      if (mx != -INF_F) {{  /* else every key so far is left out: p = 0 */
+        corr = exp2f(m{t}[rr] - mx);
+        m{t}[rr] = mx;
+      }}
+#pragma unroll
+      for (int n = 0; n < KEYS / 8; ++n)
+#pragma unroll
+        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {{
+          const float p = mx == -INF_F ? 0.0f : exp2f(s{t}[n][e] - mx);
+          sum += p;  /* the row sum of the undropped weights */
+          s{t}[n][e] = (drop && !drop_keep(rk{t}[rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
+        }}
+      l{t}[rr] = l{t}[rr] * corr + sum;  /* this lane's part of the row sum */
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {{
+        o{t}[n][2 * rr] *= corr;
+        o{t}[n][2 * rr + 1] *= corr;
+      }}
+    }}
+"""
+
+
+def forward_out(t: str, i: str) -> str:
+    """The forward's output loop over the two rows of m16 tile `t` (as `online_softmax`): the
+    row sum across its 4 lanes, the saved statistic, then the loop over its column tiles."""
+    return f"""\
+  for (int rr = 0; rr < 2; ++rr) {{
+    float tot = l{t}[rr];
+    tot += __shfl_xor_sync(0xffffffffu, tot, 1);
+    tot += __shfl_xor_sync(0xffffffffu, tot, 2);
+    const int i = {i};
+    if (i >= sq) continue;
+    const L row = (L)bh * sq + i;
+    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m{t}[rr] + log2f(tot);
+    const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)"""
+
+
+def key_block(e: str) -> str:
+    """The dK/dV pass's block set-up: its keys, the Q and dO pointers, the mask and dropout and
+    the K and V block loads."""
+    return _KEY_BLOCK + bases(e, "qg") + mask_setup(LOAD_KV)
