@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 
-from burn_gpu import frame
-from burn_gpu._dialect import fill
+from burn_gpu import ATTENTION_DROP_HELPERS, fill, frame
 
 #: storage dtype -> its widening `half_f` and pair rounding `pack2` (GPU: one cvt.rn.*x2)
 HALF_TEXT = {
@@ -156,9 +155,7 @@ def extras_define(extras: bool) -> str:
 def drop_helpers() -> str:
     """burn_gpu's dropout keep-mask hash in CUDA C (`_attention_dropout.py`: the formula of
     `burn_tensor`'s attention dropout, so every kernel regenerates the same mask)."""
-    from burn_gpu._attention_dropout import DROP_HELPERS
-
-    return fill(DROP_HELPERS, frame("cuda"))
+    return fill(ATTENTION_DROP_HELPERS, frame("cuda"))
 
 
 def tensor_cores_enabled() -> bool:

@@ -19,8 +19,7 @@ its two gradients: few channels, float32/float64, one group; full float32 FMAs w
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import GpuModuleOps, GpuNormOps, col2im, unfold
-from burn_gpu._ops_conv_direct import GpuDirectConv
+from burn_gpu import GpuDirectConv, GpuModuleOps, GpuNormOps, col2im, unfold
 from burn_tensor.array_api import interpolation
 from burn_tensor.ops import ConvOptions, ConvTransposeOptions, InterpolateOptions
 

@@ -2,7 +2,8 @@
 template rendered into OpenCL C or CUDA C, and the runtime contract the backends implement.
 
 - `OPS` / `KERNELS` (`_expr.py`): the one expression table of the elementwise ops;
-- `frame(dialect)` (`_dialect.py`): what differs between OpenCL C and CUDA C, including the
+- `frame(dialect)` / `fill(text, frame)` (`_dialect.py`): what differs between OpenCL C and
+  CUDA C (and the filling of a kernel text's placeholders), including the
   half types (`HALF`: float16/bfloat16 storage, float32 compute; `storage_head`);
 - `Program` / `render` and `Reduction` / `render_reduction`: the fused-kernel renderer Fusion
   uses (one node is an eager op);
@@ -15,7 +16,8 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `direct_program(dtype, plan, dialect)`, `direct_plan` (`_conv_direct.py`): direct conv2d
   kernels for few channels (forward, input gradient, weight-gradient partials);
   `conv2d_direct`, `conv2d_x_backward_direct`, `conv2d_weight_backward_direct`
-  (`_ops_conv_direct.py`): the backends' conv2d passes on them (None: take im2col);
+  (`_ops_conv_direct.py`): the backends' conv2d passes on them (None: take im2col), and
+  `GpuDirectConv`, the mixin that tries them first;
 - `vol_program(dtype, index_dtype, dialect)` (`_vol.py`): vol2col, col2vol, the 3-D pools;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
@@ -54,17 +56,19 @@ from ._attention import forward_kernel as attention_forward_kernel
 from ._attention import launched_kernels as attention_kernels
 from ._attention import scale2 as attention_scale2
 from ._attention_bwd import split_dkv as attention_split_dkv
+from ._attention_dropout import DROP_HELPERS as ATTENTION_DROP_HELPERS
 from ._attention_dropout import drop_args as attention_drop_args
 from ._attention_ops import FlashAttentionOps, mask_args
 from ._attention_ops import view_args as attention_view_args
 from ._conv import conv_program
 from ._conv_direct import DirectPlan, direct_plan, direct_program
 from ._ops_conv_direct import (
+    GpuDirectConv,
     conv2d_direct,
     conv2d_weight_backward_direct,
     conv2d_x_backward_direct,
 )
-from ._dialect import CTYPES, DIALECTS, HALF, Frame, frame, storage_head
+from ._dialect import CTYPES, DIALECTS, HALF, Frame, fill, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
 from ._fft import KERNELS as FFT_KERNELS
@@ -98,7 +102,10 @@ from ._runtime import Arg, GpuBackend, Runtime, ints, runtime_of
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 __all__ = [
+    "ATTENTION_DROP_HELPERS",
     "ATTENTION_ROWS",
+    "GpuDirectConv",
+    "fill",
     "GpuQuantOps",
     "qlinear_program",
     "qmm_program",

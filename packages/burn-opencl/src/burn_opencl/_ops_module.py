@@ -15,8 +15,7 @@ matrices A_h [oh, h] and A_w [ow, w] (built on the host, small), grad_x = A_h^T 
 from __future__ import annotations
 
 import numpy as np
-from burn_gpu import GpuModuleOps, GpuNormOps, col2im, unfold
-from burn_gpu._ops_conv_direct import GpuDirectConv
+from burn_gpu import GpuDirectConv, GpuModuleOps, GpuNormOps, col2im, unfold
 from burn_tensor.array_api.interpolation import interp_matrix
 
 from . import _ew
