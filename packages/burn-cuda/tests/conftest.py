@@ -71,6 +71,7 @@ _STAND_IN_FILES = {
     "test_rnn_cpu.py",
     "test_resident_cpu.py",
     "test_conv_direct_cpu.py",
+    "test_copies_cpu.py",
 }
 
 

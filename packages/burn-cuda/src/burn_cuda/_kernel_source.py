@@ -17,6 +17,7 @@ from burn_gpu import (
 
 from ._attention_mma import mma_program
 from ._attention_tf32 import tf32_program
+from ._capture_copies import COPY_SOURCE
 from ._capture_resident import REFRESH_SOURCE
 
 
@@ -51,8 +52,10 @@ ATTENTION_TF32 = ("attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32")
 SIZED = ATTENTION + ATTENTION_MMA + ATTENTION_TF32
 #: the kernels of step capture's scalar block (tests/test_resident_cpu.py runs each)
 RESIDENT = ("adam_update_at", "resident_refresh")
+#: step capture's batched input copies (`_capture_copies.py`; tests/test_copies_cpu.py runs it)
+COPIES = ("copy_many8",)
 #: kernels whose source takes no dtype
-NO_DTYPE = ("resident_refresh",)
+NO_DTYPE = ("resident_refresh", *COPIES)
 
 #: kernel name -> source function (arguments: dtypes), for listing and tests
 SOURCES = {
@@ -64,6 +67,8 @@ SOURCES = {
     "adam_update_at": lambda dt: adam_program(np.dtype(dt).name, "cuda", scalars_from=True),
     # step capture's scalar block written from a kernel argument (`_capture_resident.py`)
     "resident_refresh": lambda: REFRESH_SOURCE,
+    # a replay's input copies, a table of (dst, src, words) by value (`_capture_copies.py`)
+    "copy_many8": lambda: COPY_SOURCE,
     # burn_gpu's bias-gradient sum (the one OpenCl runs), in float64 with 64-bit indices
     "sum_keep_mid": lambda dt: reduce_program(
         np.dtype(dt).name, "int32", BIAS_BLOCK, "cuda", bias_acc="float64", wide=True
