@@ -197,6 +197,17 @@ class _Flat:
         self.kinds.append(kind)
         self.carried.append(self.depth > 0)
 
+    def _enter(self, x: Any) -> tuple:
+        """(the memo's spec of module / stateful object `x` when it is still valid, else None;
+        where its leaves and templates start). On a miss `x` joins the templates."""
+        if self.memo is not None:
+            spec = self.reuse(x)
+            if spec is not None:
+                return spec, None
+        start = (len(self.leaves), len(self.templates))
+        self.templates.append(x)
+        return None, start
+
     def walk(self, x: Any, in_state: bool) -> Any:
         t = type(x)
         if t is Tensor or isinstance(x, Tensor):
@@ -222,35 +233,27 @@ class _Flat:
         if isinstance(x, tuple) and hasattr(x, "_fields"):  # a NamedTuple
             return ("N", t, tuple(self.walk(e, in_state) for e in x))
         if is_module(x):
-            memo = self.memo
-            if memo is not None:
-                spec = self.reuse(x)
-                if spec is not None:
-                    return spec
-            start = (len(self.leaves), len(self.templates))
-            self.templates.append(x)
+            spec, start = self._enter(x)
+            if spec is not None:
+                return spec
             fields = []
             self.depth += 1
             for path, p in x.named_parameters():
                 fields.append((path, p.id, bool(p.require_grad), self.walk(p.val(), in_state)))
             self.depth -= 1
             spec = ("M", t, tuple(fields))
-            if memo is not None and self.depth == 0:
+            if self.memo is not None and self.depth == 0:
                 self.remember(x, spec, start)
             return spec
         if is_stateful(x):
-            memo = self.memo
-            if memo is not None:
-                spec = self.reuse(x)
-                if spec is not None:
-                    return spec
-            start = (len(self.leaves), len(self.templates))
-            self.templates.append(x)
+            spec, start = self._enter(x)
+            if spec is not None:
+                return spec
             self.depth += 1
             state = x.capture_state()
             spec = ("S", t, id(x), self.walk(state, True))
             self.depth -= 1
-            if memo is not None and self.depth == 0 and type(state) is dict:
+            if self.memo is not None and self.depth == 0 and type(state) is dict:
                 self.remember(x, spec, start, state)
             return spec
         if dataclasses.is_dataclass(x) and not isinstance(x, type):
