@@ -198,8 +198,8 @@ def test_adam_program_differs_only_by_dialect(dt):
 
 @pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64"])
 def test_index_program_differs_only_by_dialect(dt):
-    """gather / scatter_sum / stable_rank / segment_add / scatter_add are one text; only `add_at` is per
-    dialect."""
+    """gather / scatter_sum / stable_rank / segment_add / scatter_add are one text; only
+    `add_at` is per dialect."""
     from burn_gpu import index_program
 
     cl, cu = index_program(dt, "int32", "opencl", True), index_program(dt, "int32", "cuda", True)

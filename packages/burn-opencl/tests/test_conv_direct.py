@@ -22,16 +22,6 @@ B64 = OpenCl("cpu", float_dtype="float64", int_dtype="int64")
 RT = B._rt(None)
 
 
-def reference(x, w, stride, padding, dilation, g):
-    """float64 (out, dx, dw) of conv2d (groups 1, no bias) with output gradient `g` (None: out
-    only): burn-backend-tests' reference, which the conformance suite checks every backend by."""
-    out = ref.conv2d(x, w, None, stride, padding, dilation, 1)
-    if g is None:
-        return out, None, None
-    dx = ref.conv2d_x_grad(x.shape, w, g, stride, padding, dilation, 1)
-    return out, dx, ref.conv2d_w_grad(x, w.shape, g, stride, padding, dilation, 1)
-
-
 def _down(backend, p):
     return np.asarray(backend.float_into_data(p).array, np.float64)
 
@@ -58,9 +48,9 @@ def test_direct_conv_passes_against_numpy_float64(monkeypatch, name):
     x = rng.standard_normal((n, ci, *hw))
     w = rng.standard_normal((co, ci, *k))
     bias = rng.standard_normal(co)
-    out0, _, _ = reference(x, w, stride, padding, dilation, None)
+    out0, _, _ = ref.conv2d_passes(x, w, stride, padding, dilation, None)
     g = rng.standard_normal(out0.shape)
-    want, want_dx, want_dw = reference(x, w, stride, padding, dilation, g)
+    want, want_dx, want_dw = ref.conv2d_passes(x, w, stride, padding, dilation, g)
     if has_bias:
         want = want + bias[None, :, None, None]
     if dt == "float64":  # x read at an element offset: the second image of a larger buffer
@@ -98,7 +88,7 @@ def test_a_cpu_device_keeps_im2col_unless_asked(monkeypatch):
         else:
             monkeypatch.setenv("BURN_GPU_CONV_DIRECT", value)
         got = _down(B, B.conv2d(x, w, None, o))
-        want = reference(_down(B, x), _down(B, w), (1, 1), (0, 0), (1, 1), None)[0]
+        want = ref.conv2d_passes(_down(B, x), _down(B, w), (1, 1), (0, 0), (1, 1), None)[0]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         assert not any(k[0][0] == "dconv" and k[0][2].co == 4 and k[0][2].ci == 2
                        for k in RT._kernels)  # fmt: skip

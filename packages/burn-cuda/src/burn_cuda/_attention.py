@@ -61,9 +61,9 @@ def _contiguous(a):
 
 
 def _mma_view(a):
-    """(array, its 4 kernel arguments) for the tensor-core kernels, which read 16 bytes at a time: `a`
-    when its buffer is 16-byte aligned and every stride it steps is a multiple of 16 bytes,
-    else a contiguous copy."""
+    """(array, its 4 kernel arguments) for the tensor-core kernels, which read 16 bytes at a
+    time: `a` when its buffer is 16-byte aligned and every stride it steps is a multiple of 16
+    bytes, else a contiguous copy."""
     strides = [s // a.itemsize for s in a.strides]
     steps = [s for n, s in zip(a.shape[:3], strides[:3]) if n > 1]  # a dim of 1 is never stepped
     if strides[3] != 1 or a.data.ptr % 16 or any(s % (16 // a.itemsize) for s in steps):

@@ -7,9 +7,9 @@ captured step's draws, the device words the kernel reads the pair from and this 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
-from collections.abc import Callable
 
 from ._random import KINDS, random_program
 from ._runtime import Runtime
@@ -17,6 +17,8 @@ from ._runtime import Runtime
 #: element indices of one call are 32-bit (the kernel's `n` is an int)
 MAX_ELEMENTS = 2**31 - 1
 _W = 0xFFFFFFFF
+#: what `next_call()` returns as a seed (anything else is the captured step's words array)
+_INTS = (int, np.integer)
 
 
 def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]):
@@ -39,7 +41,7 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]
         if b <= a:
             raise ValueError(f"int_random: no integer in [{distribution.a}, {distribution.b})")
     first, second = next_call()
-    from_block = not isinstance(first, int | np.integer)
+    from_block = not isinstance(first, _INTS)
     out = rt.empty(tuple(shape), dtype)
     if n:
         f64 = dtype.name == "float64" or (is_int and rt.fp64)

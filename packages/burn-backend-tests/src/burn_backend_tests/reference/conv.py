@@ -113,6 +113,16 @@ def conv2d_w_grad(x, w_shape, gy, stride, padding, dilation, groups):
     return dw
 
 
+def conv2d_passes(x, w, stride, padding, dilation, gy=None):
+    """(out, dx, dw) of conv2d (groups 1, no bias) for output gradient `gy` (None: out only,
+    the gradients None): the three passes a backend's convolution kernels are checked by."""
+    out = conv2d(x, w, None, stride, padding, dilation, 1)
+    if gy is None:
+        return out, None, None
+    dx = conv2d_x_grad(x.shape, w, gy, stride, padding, dilation, 1)
+    return out, dx, conv2d_w_grad(x, w.shape, gy, stride, padding, dilation, 1)
+
+
 def bias_grad(gy):
     """dL/db of conv2d and conv_transpose2d: gy summed over batch and space -> [c_out]."""
     return np.asarray(gy, np.float64).sum(axis=(0, 2, 3))
