@@ -4,8 +4,10 @@ bfloat16 too, both sides' tensors cast from the same float32 data).
 
 Shapes: batch 32, 8 heads, head dim 64, sequence 128 and 1024, causal and not (the issue's); the
 forward alone as well; float32 forward + backward with dropout 0.1 on the weights (inside the
-fused op; torch's SDPA `dropout_p`). Each call builds the graph, runs backward with a fixed output gradient and
-drops the gradients. There is no raw-numpy reference.
+fused op; torch's SDPA `dropout_p`). Each call builds the graph, runs backward seeded with a fixed
+output gradient on both sides (`out.backward(g)`; before session 18 burn's side ran
+`(out * g).sum().backward()`, a multiply, a sum and their gradients more than torch's) and drops
+the gradients. There is no raw-numpy reference.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _burn(ctx, arrays, causal: bool, backward: bool, dtype: str = "float32", dro
         out = module.attention(q, k, v, causal=causal, dropout=dropout)
         if not backward:
             return out
-        grads = (out * g).sum().backward()
+        grads = out.backward(g)
         return q.grad(grads)
 
     return run

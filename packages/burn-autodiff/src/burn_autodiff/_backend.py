@@ -217,9 +217,10 @@ class Autodiff(Backend, ops=CLASS_OPS):
         return x.node is not None
 
     # -- gradients ----------------------------------------------------------------------------------
-    def backward(self, x: AutodiffTensor) -> Gradients:
-        """Gradients of `x` (summed if not a scalar) w.r.t. every leaf that requires grad."""
-        return run_backward(x)
+    def backward(self, x: AutodiffTensor, gradient: Any = None) -> Gradients:
+        """Gradients of `x` w.r.t. every leaf that requires grad, the pass seeded with
+        `gradient` (an inner primitive of `x`'s shape and dtype) or with ones (summed)."""
+        return run_backward(x, gradient)
 
     def grad_ready(self, tensors, callback):
         """`burn_autodiff.grad_ready(tensors, callback)`, reachable from a tensor's backend by

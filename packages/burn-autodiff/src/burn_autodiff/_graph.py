@@ -190,14 +190,16 @@ def topo_order(root: Node) -> list[Node]:
     return order
 
 
-def run_backward(root: AutodiffTensor) -> Gradients:
-    """Reverse-mode pass from `root`, seeded with ones (so a non-scalar root is implicitly summed)."""
+def run_backward(root: AutodiffTensor, seed: Any = None) -> Gradients:
+    """Reverse-mode pass from `root`, seeded with `seed` (an inner primitive of root's shape and
+    dtype, checked by the caller) or with ones (so a non-scalar root is implicitly summed)."""
     grads = Gradients()
     node = root.node
     if node is None:
         return grads
     b = node.b
-    seed = b.float_ones(tuple(root.shape), device_of(b, root.p), DType.from_np(root.dtype))
+    if seed is None:
+        seed = b.float_ones(tuple(root.shape), device_of(b, root.p), DType.from_np(root.dtype))
     pending: dict[Node, Any] = {node: seed}
     pending_pop = pending.pop
     pending_get = pending.get

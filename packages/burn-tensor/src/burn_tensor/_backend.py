@@ -335,7 +335,7 @@ class Backend(
         return kernel_route(self, op, args)
 
     # -- autodiff hooks (the Autodiff decorator overrides these) ----------------------------------
-    def backward(self, tensor: Any):
+    def backward(self, tensor: Any, gradient: Any = None):
         raise TypeError(
             f"backward: backend {self!r} does not support autodiff; wrap it: Autodiff({self!r})"
         )

@@ -44,11 +44,58 @@ class AutodiffMixin:
             return self
         return self._like(self._o.detach(self._p))
 
-    def backward(self):
-        """Gradients of this tensor (summed if not a scalar) w.r.t. every tracked tensor."""
+    def backward(self, gradient: Tensor | None = None):
+        """Gradients of this tensor w.r.t. every tracked tensor (Burn's `backward`).
+
+        Without `gradient` the pass starts from ones, so a non-scalar tensor is summed (Burn's
+        semantics). `gradient` (torch's `out.backward(g)`) starts it from that tensor instead:
+        same shape and dtype as this one, on this device or on its inner backend's; its own
+        tracking is ignored. It gives the gradients of `(self * gradient).sum()` without running
+        that multiply and sum.
+
+        Example:
+            >>> from burn_tensor import Tensor
+            >>> from burn_autodiff import Autodiff
+            >>> from burn_ndarray import NdArray
+            >>> dev = Autodiff(NdArray()).device()
+            >>> x = Tensor.from_data([1.0, 2.0, 3.0], dev).require_grad()
+            >>> grads = (x * x).backward(Tensor.from_data([1.0, 0.0, -1.0], dev))
+            >>> x.grad(grads).to_data().tolist()
+            [2.0, 0.0, -6.0]
+        """
         check.float_("backward", self)
+        seed = None if gradient is None else self._seed(gradient)
         # inside `autocast(..., loss_scale=s)` (a loss scaler's step): backpropagate loss * s
-        return self._d.backend.backward(scaled_for_backward(self)._p)
+        root = scaled_for_backward(self)._p
+        b = self._d.backend
+        return b.backward(root) if seed is None else b.backward(root, seed)
+
+    def _seed(self, gradient) -> object:
+        """`backward(gradient)`'s seed as a primitive of the inner backend, checked."""
+        from ._tensor import Tensor
+
+        if not isinstance(gradient, Tensor) or gradient._o.kind is not Float:
+            got = (
+                f"a tensor of kind {gradient._o.kind.value}"
+                if isinstance(gradient, Tensor)
+                else type(gradient).__name__
+            )
+            raise TensorCheckError("backward", f"gradient: expected a Float tensor, got {got}")
+        if gradient._p.shape != self._p.shape or gradient.dtype != self.dtype:
+            raise TensorCheckError(
+                "backward",
+                f"gradient: expected shape {list(self._p.shape)} {self.dtype.value}, got "
+                f"{list(gradient._p.shape)} {gradient.dtype.value}",
+            )
+        d = self._d
+        if gradient._d == d:
+            b = d.backend
+            return b.inner_primitive(gradient._p, Float) if b.is_autodiff else gradient._p
+        if d.backend.is_autodiff and gradient._d == d.inner():
+            return gradient._p
+        raise TensorCheckError(
+            "backward", f"gradient: expected a tensor on {d} or its inner device, got {gradient._d}"
+        )
 
     def grad(self, grads):
         """This tensor's gradient in `grads` as a tensor on the inner backend, or None."""
