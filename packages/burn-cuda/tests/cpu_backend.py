@@ -26,6 +26,7 @@ from burn_backend_tests import plugin as _suite_plugin
 
 from burn_cuda import (
     _attention,
+    _attention_plan,
     _backend,
     _bf16,
     _fast,
@@ -55,6 +56,8 @@ _CACHES = [
     (_backend, "_TF32", lambda: [False]),  # cupy's compute-type switch is not emulated
     (_gemm, "_ONES", dict),
     (_attention, "_TENSOR_CORES", dict),  # the stand-in's device 0 is not the GPU's
+    (_attention, "_NO_MASK", dict),
+    (_attention_plan, "_PLANS", dict),  # launch plans hold the fake's kernels and addresses
 ]
 
 #: the conformance plugin's per-backend state (suite context, op coverage) of the stand-in's

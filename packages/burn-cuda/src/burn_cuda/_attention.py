@@ -33,6 +33,7 @@ from burn_gpu import (
 )
 
 from . import _capture_blas, _platform
+from ._attention_plan import BACKWARD, FORWARD, RECORDING, empty, key_of, record, run
 from ._attention_mma import ROWS as MMA_ROWS
 from ._attention_mma import THREADS as MMA_THREADS
 from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_takes
@@ -110,7 +111,7 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
         tiles = forward_tiles(d)
         k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles)
         rows = MMA_ROWS * tiles
-    launch_grid(k_, mma_groups(b * h, sq, rows), MMA_THREADS, *args)
+    _launch(k_, mma_groups(b * h, sq, rows), MMA_THREADS, *args)
     return out, lse
 
 
@@ -131,19 +132,29 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     kind = "tf32" if dt.name == "float32" else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, extras=extras)
-    launch_grid(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
+    _launch(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
                 *common, *qa, *ka, *va, *oa, *ga, *tail)  # fmt: skip
     k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, extras=extras)
-    launch_grid(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
+    _launch(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
                 *common, *qa, *ka, *va, *ga, *tail)  # fmt: skip
     return dq, dk, dv
 
 
+def _launch(k, grid: int, threads: int, *args) -> None:
+    """`launch_grid`, which a plan being recorded also sees (every launch of this module)."""
+    rec = RECORDING[0]
+    if rec is not None:
+        rec.launches.append((k, grid, threads, args))
+    launch_grid(k, grid, threads, *args)
+
+
 def _empty(shape, dtype):
-    cp = _platform.load_cupy()
-    if dtype.name == "bfloat16":  # allocated as its 16-bit patterns (cupy's own dtypes)
-        return cp.ndarray(shape, np.uint16).view(dtype)
-    return cp.ndarray(shape, dtype)
+    """`_attention_plan.empty`, which a plan being recorded also sees."""
+    a = empty(shape, dtype)
+    rec = RECORDING[0]
+    if rec is not None:
+        rec.allocs.append(a)
+    return a
 
 
 _NO_MASK: dict = {}
@@ -156,6 +167,9 @@ def _no_mask(device_id):
         m = _platform.load_cupy().zeros(1, np.uint8)
         if not _capture_blas.active():  # a recording's memory dies with its tape: not cached
             _NO_MASK[device_id] = m
+    rec = RECORDING[0]
+    if rec is not None and _NO_MASK.get(device_id) is m:  # a plan may keep its address
+        rec.consts.append(m)
     return m
 
 
@@ -192,12 +206,28 @@ class CudaAttentionOps(FlashAttentionOps):
 
     # float16: burn_gpu's flash kernels take no float16, so only the mma kernels run it (the
     # calls they do not take go to the decomposition, FlashAttentionOps' path for float16)
+    # Every entry first asks `_attention_plan` for the call's plan (the launches of an earlier
+    # call of the same dtypes, shapes, strides and flags, replayed), else runs the general path
+    # below, which records one; a call with a mask always takes the general path.
     def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        if mask is None:
+            return self.attention_with_lse(query, key, value, None, causal, scale, dropout, seed)[0]
         if self._mma_float16(query, key, value):
             return _mma_forward(query, key, value, mask, causal, scale, dropout, seed)[0]
         return super().attention(query, key, value, mask, causal, scale, dropout, seed)
 
     def attention_with_lse(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
+        def general():
+            return self._general_with_lse(query, key, value, mask, causal, scale, dropout, seed)
+
+        if mask is not None:
+            return general()
+        inputs = (query, key, value, seed)
+        k = key_of(FORWARD, inputs, (causal, scale, dropout))
+        r = run(k, inputs)
+        return r if r is not None else record(k, inputs, (0, 1, 2), general)
+
+    def _general_with_lse(self, query, key, value, mask, causal, scale, dropout, seed):
         if self._mma_float16(query, key, value):
             out, lse = _mma_forward(query, key, value, mask, causal, scale, dropout, seed)
             keep = mma_backward_takes(query.dtype, query.shape[3], value.shape[3])
@@ -219,6 +249,23 @@ class CudaAttentionOps(FlashAttentionOps):
 
     def attention_lse_backward(
         self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout=0.0, seed=None
+    ):
+        drop = (dropout, seed)
+
+        def general():
+            return self._general_lse_backward(
+                query, key, value, out, lse, mask, output_grad, causal, scale, *drop
+            )
+
+        if mask is not None or lse is None:
+            return general()
+        inputs = (query, key, value, out, output_grad, lse, seed)
+        k = key_of(BACKWARD, inputs, (causal, scale, dropout))
+        r = run(k, inputs)
+        return r if r is not None else record(k, inputs, (0, 1, 2, 3, 4), general)
+
+    def _general_lse_backward(
+        self, query, key, value, out, lse, mask, output_grad, causal, scale, dropout, seed
     ):
         if lse is not None and self._mma_float16(query, key, value, output_grad, backward=True):
             return _mma_backward(
@@ -254,7 +301,7 @@ class CudaAttentionOps(FlashAttentionOps):
         args = (out, lse, q, k, v, c["mask"], *c["head"], c["s2"], *qa, *ka, *va, *c["margs"])
         args += c["drop"]
         name, items = attention_forward_kernel(c["dt"].name, d, dv)
-        launch_grid(c["kernel"](name), attention_groups(b * h, sq), items, *args)
+        _launch(c["kernel"](name), attention_groups(b * h, sq), items, *args)
         return out, lse
 
     def _attention_bwd(
@@ -283,5 +330,5 @@ class CudaAttentionOps(FlashAttentionOps):
         for name, side, rows, items in attention_backward_kernels(dt.name, d, dv):
             groups = attention_groups(b * h, sq if side == "q" else sk, rows)
             args = qside if side == "q" else kside
-            launch_grid(c["kernel"](name), groups, items, *args, *c["margs"], *c["drop"])
+            _launch(c["kernel"](name), groups, items, *args, *c["margs"], *c["drop"])
         return dq, dk, dvv

@@ -1,0 +1,134 @@
+"""Attention's launch plans (`_attention_plan.py`) on the CPU stand-in: a call replayed from the
+plan its first call of the same key recorded launches the same kernels on the same grids with
+the same scalar parameters (the stand-in decodes them from the parameter bytes) and gives the
+same bits, which match numpy float64; calls a plan must not serve (an unaligned view, a switch
+flipped after the plan was kept, aliased inputs when recorded) take the general path."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import cuda_on_cpu
+from burn_autodiff import Autodiff
+from burn_cuda import _attention_plan, _kernel_source
+from burn_tensor import Tensor, module
+from cpu_backend import cuda_on_cpu_backend
+from fake_cupy import FakeCupy, asfake
+from test_attention_cpu import reference
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+needs_gxx = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _attention_launches(cp, start: int) -> list:
+    """The attention kernels' launches since `start` (name, grid, block and decoded scalars)."""
+    return [x for x in cp.launches[start:] if x.name in _kernel_source.SIZED]
+
+
+def _step(dev, arrays, dtype, causal, dropout):
+    """Forward and backward of `module.attention` (seed 3): out, dq, dk, dv as float64."""
+    dev.seed(3)
+    q, k, v, g = (Tensor.from_data(a, dev).cast(dtype) for a in arrays)
+    q, k, v = (t.require_grad() for t in (q, k, v))
+    out = module.attention(q, k, v, causal=causal, dropout=dropout)
+    grads = (out * g).sum().backward()
+    res = [out] + [t.grad(grads) for t in (q, k, v)]
+    return [np.asarray(t.cast("float32").into_data().array, np.float64) for t in res]
+
+
+CASES = [
+    # (dtype, head dim, causal, dropout): the routes a plan records
+    ("float32", 64, False, 0.0),  # 3xTF32 forward and backward
+    ("float32", 32, True, 0.1),  # ... with causal and dropout (the seed words per call)
+    ("bfloat16", 64, True, 0.0),  # tensor-core forward and backward
+    ("bfloat16", 128, False, 0.1),  # tensor-core forward, burn_gpu's backward kernels
+    ("float32", 16, True, 0.0),  # burn_gpu's kernels only
+]
+
+
+@needs_gxx
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_a_replayed_call_launches_and_gives_what_the_recorded_one_did(case):
+    dtype, d, causal, dropout = case
+    rng = np.random.default_rng(d)
+    arrays = [rng.standard_normal((1, 2, 40, d)).astype(np.float32) for _ in range(4)]
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype="float32") as (B, cp):
+        dev = Autodiff(B).device()
+        first = _step(dev, arrays, dtype, causal, dropout)
+        recorded = _attention_launches(cp, 0)
+        mark = len(cp.launches)
+        plans = [p for p in _attention_plan._PLANS.values() if p]
+        again = _step(dev, arrays, dtype, causal, dropout)
+        replayed = _attention_launches(cp, mark)
+    assert len(plans) == 2  # the forward's and the backward's
+    assert replayed == recorded and len(recorded) >= 3
+    for name, a, b in zip(("out", "dq", "dk", "dv"), first, again):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    if dropout:  # the keep mask's values: test_attention_cpu's dropout tests
+        return
+    r = [a.astype(BF16).astype(np.float64) if dtype == "bfloat16" else a for a in arrays]
+    want = reference(*r[:3], None, causal, 1 / math.sqrt(d), r[3])
+    tol = 2e-5 if dtype == "float32" else 5e-2
+    for name, a, w in zip(("out", "dq", "dk", "dv"), again, want):
+        np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
+
+
+@needs_gxx
+def test_an_unaligned_view_takes_the_general_path_and_the_same_values(monkeypatch):
+    """The tensor-core kernels read 16 bytes at a time: an input at an address 2 bytes off
+    (same shape and strides, so the same key) is copied by the general path, as before."""
+    rng = np.random.default_rng(1)
+    shape = (1, 1, 24, 32)
+    n = int(np.prod(shape))
+    flat = rng.standard_normal(n + 1).astype(BF16)
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        whole = asfake(flat)
+        aligned = asfake(flat[1:]).reshape(shape)
+        shifted = whole[1:].reshape(shape)  # the same values, 2 bytes past a 16-byte boundary
+        assert shifted.data.ptr % 16 and not aligned.data.ptr % 16
+        k, v = (asfake(rng.standard_normal(shape).astype(BF16)) for _ in range(2))
+        outs = [B.attention_with_lse(q, k, v, None, False, 0.2)[0] for q in (aligned, aligned)]
+        assert any(_attention_plan._PLANS.values())
+        out = B.attention_with_lse(shifted, k, v, None, False, 0.2)[0]
+        got = [np.asarray(a).astype(np.float64) for a in (*outs, out)]
+    np.testing.assert_array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[0], got[2])
+
+
+@needs_gxx
+def test_a_switch_flipped_after_a_plan_was_kept_is_obeyed(monkeypatch):
+    q, k, v = (asfake(np.ones((1, 1, 20, 64), BF16)) for _ in range(3))
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        for _ in range(2):
+            B.attention_with_lse(q, k, v, None, False, 0.125)
+        monkeypatch.setenv("BURN_CUDA_ATTENTION_MMA", "0")
+        B.attention_with_lse(q, k, v, None, False, 0.125)
+        names = [x.name for x in _attention_launches(cp, 0)]
+    assert names == ["attn_fwd_mma", "attn_fwd_mma", "attn_fwd_tiled"]
+
+
+@needs_gxx
+def test_aliased_inputs_keep_no_plan_and_distinct_ones_replay_theirs():
+    """Self-attention on one array (query, key and value the same object) gives the recording
+    no way to tell the roles apart: no plan is kept; distinct arrays of that key then record
+    one and replay it, with the bits of the aliased call."""
+    x = np.random.default_rng(2).standard_normal((1, 1, 16, 32)).astype(np.float32)
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        a = asfake(x)
+        first = np.asarray(B.attention_with_lse(a, a, a, None, True, 0.3)[0]).copy()
+        assert not _attention_plan._PLANS
+        q, k, v = (asfake(x) for _ in range(3))
+        outs = [np.asarray(B.attention_with_lse(q, k, v, None, True, 0.3)[0]) for _ in range(2)]
+        assert any(_attention_plan._PLANS.values())
+    want = reference(*(x.astype(np.float64),) * 3, None, True, 0.3, np.zeros(x.shape))[0]
+    for got in outs:
+        np.testing.assert_array_equal(got, first)
+    np.testing.assert_allclose(first, want, rtol=2e-5, atol=2e-5)
