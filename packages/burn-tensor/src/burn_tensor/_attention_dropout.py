@@ -71,3 +71,11 @@ def draw_seed(device):
     from ._tensor import Tensor
 
     return Tensor.random([2], _seed_distribution(), device, kind=Int)
+
+
+def seed_words(device):
+    """`draw_seed(device)`'s primitive, by the backend's `int_random` straight away: the op and
+    arguments `Tensor.random` passes it (so the same draw), without the Tensor layer's shape,
+    kind and dtype resolution, which `module.attention`'s hot path does not need."""
+    b = device.backend
+    return b.int_random((2,), _seed_distribution(), device, b.int_dtype)

@@ -7,7 +7,7 @@ import math
 import numbers
 
 from . import _check as check
-from ._attention_dropout import draw_seed
+from ._attention_dropout import draw_seed, seed_words
 from ._dtype import Bool, Float
 from ._errors import TensorCheckError
 
@@ -74,7 +74,7 @@ def _fast_args(q, k, v, mask, causal, scale, dropout):
         return None
     args = (qp, kp, vp, None, causal, scale)
     if dropout > 0:  # the seed words: a random draw, so a captured step replays it anew
-        args += (dropout, draw_seed(d)._p)
+        args += (dropout, seed_words(d))
     return args
 
 
