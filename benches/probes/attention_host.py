@@ -12,8 +12,9 @@ older `(out * g).sum().backward()`) and `q.grad(grads)`. Printed per case (float
 bfloat16, causal or not, dropout 0 or 0.1; forward alone and forward+backward): Python calls
 (a cProfile of one call) and process CPU us per call (min of `--runs` runs of `--reps` calls,
 the collector off as in the benches' harness). `--profile CASE` lists that case's top functions
-by own time. `--torch` adds torch CPU's SDPA per call on a tiny [1, 1, 8, 8] as a scale for
-what a framework's Python per call costs.
+by own time. `--shares` splits each case's profile by package: the stand-in's own Python (its
+launch bookkeeping, the lean allocation) is not the GPU host's. `--torch` adds torch CPU's SDPA
+per call on a tiny [1, 1, 8, 8] as a scale for what a framework's Python per call costs.
 
 The stand-in's arrays are bare `np.empty` views while the probe runs (fusion_host's
 `_lean_arrays`: no guard bytes or fill), but allocation is still slower than cupy's pool, so
@@ -120,6 +121,46 @@ def profile_call(f, top: int) -> None:
     st.sort_stats("tottime").print_stats(top)
 
 
+#: (label, path fragments) `shares` splits a call's profiled time by, the first match wins;
+#: the stand-in's own Python (its launch decoding, the probe's lean allocation) is not the GPU
+#: host's, so what carries over is the rest
+GROUPS = (
+    ("frontend (burn_tensor, burn_autodiff)", ("/burn_tensor/", "/burn_autodiff/")),
+    ("backend (burn_cuda, burn_gpu)", ("/burn_cuda/", "/burn_gpu/")),
+    ("stand-in (fake cupy, lean arrays)", ("/burn-cuda/tests/", "/probes/fusion_host.py")),
+    ("numpy", ("/numpy/",)),
+)
+
+
+def _group(filename: str) -> str:
+    f = filename.replace("\\", "/")
+    for label, parts in GROUPS:
+        if any(p in f for p in parts):
+            return label
+    return "other (stdlib, probe)"
+
+
+def shares(f, calls: int = 50) -> dict:
+    """group -> (share of the profiled own time, Python calls per call) over `calls` profiled
+    calls of `f`; a builtin counts for the group of the Python function that called it."""
+    f()
+    pr = cProfile.Profile()
+    gc.disable()
+    pr.enable()
+    for _ in range(calls):
+        f()
+    pr.disable()
+    gc.enable()
+    acc: dict = {}
+    for key, st in pstats.Stats(pr).stats.items():
+        items = st[4].items() if key[0] == "~" else [(key, st)]
+        for where, cs in items:
+            t, n = acc.get(_group(where[0]), (0.0, 0))
+            acc[_group(where[0])] = (t + cs[2], n + cs[1])
+    total = sum(t for t, _ in acc.values()) or 1.0
+    return {g: (t / total, n // calls) for g, (t, n) in acc.items()}
+
+
 def torch_scale(reps: int, runs: int) -> None:
     """torch CPU's SDPA per call on [1, 1, 8, 8]: forward, and forward + `out.backward(g)`."""
     import torch
@@ -150,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--profile", default=None, help="a case name: cProfile it, list the top")
     ap.add_argument("--top", type=int, default=25, help="functions --profile lists (default 25)")
     ap.add_argument("--torch", action="store_true", help="add torch CPU SDPA on [1,1,8,8]")
+    ap.add_argument(
+        "--shares", action="store_true",
+        help="per case, split a profile's own time and calls by package (frontend/backend/stand-in)",
+    )  # fmt: skip
     return ap
 
 
@@ -180,8 +225,12 @@ def main(argv=None) -> None:
         print(f"shape {list(shape)}, backward by {step}")
         print(f"{'case':28s} {'calls':>6s} {'CPU us':>8s}")
         for name in chosen:
-            calls, us = time_call(make_case(device, shape, name), args.reps, max(args.runs, 1))
+            f = make_case(device, shape, name)
+            calls, us = time_call(f, args.reps, max(args.runs, 1))
             print(f"{name:28s} {calls:6d} {us:8.1f}", flush=True)
+            if args.shares:
+                for g, (part, n) in sorted(shares(f).items(), key=lambda i: -i[1][0]):
+                    print(f"    {g:40s} {100 * part:5.1f}% {n:6d} calls", flush=True)
     if args.torch:
         torch_scale(args.reps * 4, max(args.runs, 1))
 
