@@ -89,8 +89,10 @@ def make_case(device, shape, name: str):
 
 
 def time_call(f, reps: int, runs: int) -> tuple:
-    """(Python calls of one `f()`, CPU us per call: min of `runs` runs of `reps` calls)."""
-    f()
+    """(Python calls of one `f()`, CPU us per call: min of `runs` runs of `reps` calls), after
+    3 warm-up calls (Cuda records an attention call's launch plan at its second call)."""
+    for _ in range(3):
+        f()
     pr = cProfile.Profile()
     pr.enable()
     f()
@@ -109,8 +111,9 @@ def time_call(f, reps: int, runs: int) -> tuple:
 
 
 def profile_call(f, top: int) -> None:
-    """Print the top functions of 50 calls of `f` by own time."""
-    f()
+    """Print the top functions of 50 calls of `f` by own time (after 3 warm-up calls)."""
+    for _ in range(3):
+        f()
     pr = cProfile.Profile()
     pr.enable()
     for _ in range(50):
@@ -142,8 +145,8 @@ def _group(filename: str) -> str:
 
 def shares(f, calls: int = 50) -> dict:
     """group -> (share of the profiled own time, Python calls per call) over `calls` profiled
-    calls of `f`; a builtin counts for the group of the Python function that called it."""
-    f()
+    calls of `f` (after `time_call`'s warm-up); a builtin counts for the group of the Python
+    function that called it."""
     pr = cProfile.Profile()
     gc.disable()
     pr.enable()

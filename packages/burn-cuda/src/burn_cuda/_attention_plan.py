@@ -4,11 +4,12 @@ Which kernels an attention call launches (tensor-core, 3xTF32 or SIMT), on which
 every launch argument except the arrays' addresses depend only on the call's dtypes, shapes,
 strides, causal, scale, dropout probability, the device and the `BURN_*` switches: the general
 path (`_attention.py`) re-derives all of it per call (eligibility, routing, views, the mask and
-dropout tails; ~0.3k Python calls per forward+backward). The first call of a `key` runs the
-general path while `RECORDING` notes its launches and allocations, and keeps a `Plan`: per
-launch a parameter block of 8-byte slots filled as `DriverLauncher.args` fills its own (the
-same bytes), and which slots take which array's address. A later call of the key allocates the
-same outputs, stores the addresses and launches through `DriverLauncher.with_params`.
+dropout tails; ~0.2k Python calls and two cupy RawKernel calls of 44 arguments per
+forward+backward). The second call of a `key` (the first only marks it seen) runs the general
+path while `RECORDING` notes its launches and allocations, and keeps a `Plan`: per launch a
+parameter block of 8-byte slots filled as `DriverLauncher.args` fills its own (the same
+bytes), and which slots take which array's address. Later calls of the key allocate the same
+outputs, store the addresses and launch through `DriverLauncher.with_params`.
 
 A call gets no plan (the general path runs, as before) when it has a mask, runs inside a CUDA
 graph capture, aliases two inputs when recorded, or passes an array the recording cannot place
@@ -16,9 +17,11 @@ graph capture, aliases two inputs when recorded, or passes an array the recordin
 the general path does for that key. A plan checks per call that the inputs are 16-byte aligned
 (the tensor-core kernels' views need it; an unaligned call takes the general path, which copies).
 
-Example (what `CudaAttentionOps.attention_with_lse` does):
-    >>> r = run(FORWARD, key, (q, k, v, seed))        # doctest: +SKIP
-    >>> r if r is not None else record(FORWARD, key, (q, k, v, seed), general)  # doctest: +SKIP
+Example (what `CudaAttentionOps.attention_with_lse` does; `general` runs the general path):
+    >>> inputs = (q, k, v, seed)                                    # doctest: +SKIP
+    >>> key = key_of(FORWARD, inputs, (causal, scale, dropout))      # doctest: +SKIP
+    >>> r = run(key, inputs)                                         # doctest: +SKIP
+    >>> out, lse = r if r is not None else record(key, inputs, (0, 1, 2), general)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from ._kernels import process_launcher
 FORWARD, BACKWARD = "forward", "backward"
 #: most plans kept (a plan per (shape, dtype, flags, thread)); past it the cache starts over
 MAX_PLANS = 512
-_PLANS: dict = {}
+_PLANS: dict = {}  # key -> None (seen once), False (no plan possible) or its Plan
+_UNSEEN = object()
 
 
 class Recording:
@@ -76,8 +80,13 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
     g = os.environ.get
     env = (g("BURN_GPU_ATTENTION"), g("BURN_CUDA_ATTENTION_MMA"),
            g("BURN_CUDA_ATTENTION_WARP_ROWS"))  # fmt: skip
-    meta = tuple((a.dtype, a.shape, a.strides) if a is not None else None for a in arrays)
-    return (kind, meta, flags, arrays[0].device.id, env, threading.get_ident())
+    key = [kind, flags, arrays[0].device.id, env, threading.get_ident()]
+    for a in arrays:  # a loop, not a generator: a frame less per array (issue 36 counts them)
+        if a is None:
+            key.append(None)
+        else:
+            key += (a.dtype, a.shape, a.strides)
+    return tuple(key)
 
 
 class Plan:
@@ -90,7 +99,9 @@ class Plan:
 
     def __call__(self, inputs):
         arrays = list(inputs)
-        ptrs = [0 if a is None else a.data.ptr for a in arrays]
+        ptrs = []
+        for a in arrays:
+            ptrs.append(0 if a is None else a.data.ptr)
         for i in self.aligned:
             if ptrs[i] & 15:
                 return None
@@ -104,7 +115,11 @@ class Plan:
             for slot, i in fills:
                 slots[slot] = ptrs[i]
             go.with_params(k, grid, 1, threads, addr)
-        return tuple(None if i < 0 else arrays[i] for i in self.result)
+        result = self.result
+        if len(result) == 2:  # the forward's (out, lse)
+            a, b = result
+            return arrays[a], None if b < 0 else arrays[b]
+        return tuple([None if i < 0 else arrays[i] for i in result])
 
 
 def run(key, inputs):
@@ -115,10 +130,20 @@ def run(key, inputs):
 
 
 def record(key, inputs, aligned, general):
-    """`general()` (the call by the general path), keeping a plan for `key` from what it
-    launched when every array it passed is placed (an input, a new array, a constant)."""
-    if key is None or key in _PLANS or not hasattr(process_launcher(), "with_params"):
+    """`general()` (the call by the general path). The first call of `key` only marks it seen
+    (a shape met once, as in decoding with a growing sequence, never pays for a recording);
+    the second keeps a plan from what it launched when every array it passed is placed (an
+    input, a new array, a constant), else False (the key's calls stay on the general path)."""
+    if key is None:
         return general()
+    state = _PLANS.get(key, _UNSEEN)
+    if state is _UNSEEN:
+        if len(_PLANS) >= MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[key] = None
+        return general()
+    if state is not None or not hasattr(process_launcher(), "with_params"):
+        return general()  # no plan possible, or an unaligned call its plan declined
     rec = RECORDING[0] = Recording()
     try:
         result = general()
@@ -127,8 +152,6 @@ def record(key, inputs, aligned, general):
     live = [a for a in inputs if a is not None]
     if len({id(a) for a in live}) != len(live):  # aliased inputs: no roles to tell apart
         return result
-    if len(_PLANS) >= MAX_PLANS:
-        _PLANS.clear()
     _PLANS[key] = _build(rec, inputs, aligned, result)
     return result
 
