@@ -33,43 +33,45 @@ def _attention_launches(cp, start: int) -> list:
     return [x for x in cp.launches[start:] if x.name in _kernel_source.SIZED]
 
 
-def _step(dev, arrays, dtype, causal, dropout):
+def _step(dev, arrays, dtype, causal, dropout, mask=None):
     """Forward and backward of `module.attention` (seed 3): out, dq, dk, dv as float64."""
     dev.seed(3)
     q, k, v, g = (Tensor.from_data(a, dev).cast(dtype) for a in arrays)
     q, k, v = (t.require_grad() for t in (q, k, v))
-    out = module.attention(q, k, v, causal=causal, dropout=dropout)
+    m = None if mask is None else Tensor.from_data(mask, dev)
+    out = module.attention(q, k, v, mask=m, causal=causal, dropout=dropout)
     grads = (out * g).sum().backward()
     res = [out] + [t.grad(grads) for t in (q, k, v)]
     return [np.asarray(t.cast("float32").into_data().array, np.float64) for t in res]
 
 
 CASES = [
-    # (dtype, head dim, causal, dropout): the routes a plan records
-    ("float32", 64, False, 0.0),  # 3xTF32 forward and backward
-    ("float32", 32, True, 0.1),  # ... with causal and dropout (the seed words per call)
-    ("bfloat16", 64, True, 0.0),  # tensor-core forward and backward
-    ("bfloat16", 128, False, 0.1),  # tensor-core forward, burn_gpu's backward kernels
-    ("float32", 16, True, 0.0),  # burn_gpu's kernels only
+    # (dtype, head dim, causal, dropout, mask shape): the routes a plan records
+    ("float32", 64, False, 0.0, None),  # 3xTF32 forward and backward
+    ("float32", 32, True, 0.1, None),  # ... with causal and dropout (the seed words per call)
+    ("bfloat16", 64, True, 0.0, (1, 1, 40, 40)),  # tensor-core forward and backward, a mask
+    ("bfloat16", 128, False, 0.1, None),  # tensor-core forward, burn_gpu's backward kernels
+    ("float32", 16, True, 0.0, (1, 2, 1, 40)),  # burn_gpu's kernels only, key padding mask
 ]
 
 
 @needs_gxx
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
 def test_a_replayed_call_launches_and_gives_what_the_recorded_one_did(case):
-    dtype, d, causal, dropout = case
+    dtype, d, causal, dropout, mask_shape = case
     rng = np.random.default_rng(d)
     arrays = [rng.standard_normal((1, 2, 40, d)).astype(np.float32) for _ in range(4)]
+    mask = None if mask_shape is None else rng.random(mask_shape) < 0.3
     with cuda_on_cpu_backend(FakeCupy(), float_dtype="float32") as (B, cp):
         dev = Autodiff(B).device()
-        first = _step(dev, arrays, dtype, causal, dropout)  # marks the keys seen
+        first = _step(dev, arrays, dtype, causal, dropout, mask)  # marks the keys seen
         assert not any(_attention_plan._PLANS.values())
         mark = len(cp.launches)
-        _step(dev, arrays, dtype, causal, dropout)  # records the plans
+        _step(dev, arrays, dtype, causal, dropout, mask)  # records the plans
         recorded = _attention_launches(cp, mark)
         plans = [p for p in _attention_plan._PLANS.values() if p]
         mark = len(cp.launches)
-        again = _step(dev, arrays, dtype, causal, dropout)
+        again = _step(dev, arrays, dtype, causal, dropout, mask)
         replayed = _attention_launches(cp, mark)
     assert len(plans) == 2  # the forward's and the backward's
     assert replayed == recorded and len(recorded) >= 3
@@ -78,7 +80,7 @@ def test_a_replayed_call_launches_and_gives_what_the_recorded_one_did(case):
     if dropout:  # the keep mask's values: test_attention_cpu's dropout tests
         return
     r = [a.astype(BF16).astype(np.float64) if dtype == "bfloat16" else a for a in arrays]
-    want = reference(*r[:3], None, causal, 1 / math.sqrt(d), r[3])
+    want = reference(*r[:3], mask, causal, 1 / math.sqrt(d), r[3])
     tol = 2e-5 if dtype == "float32" else 5e-2
     for name, a, w in zip(("out", "dq", "dk", "dv"), again, want):
         np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)

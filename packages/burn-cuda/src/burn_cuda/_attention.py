@@ -208,21 +208,16 @@ class CudaAttentionOps(FlashAttentionOps):
     # calls they do not take go to the decomposition, FlashAttentionOps' path for float16)
     # Every entry first asks `_attention_plan` for the call's plan (the launches of an earlier
     # call of the same dtypes, shapes, strides and flags, replayed), else runs the general path
-    # below, which records one; a call with a mask always takes the general path.
+    # (`_general_*`), which records one at a key's second call. `attention` is the forward
+    # without its statistic: the same launches (float16 and the decomposition included).
     def attention(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
-        if mask is None:
-            return self.attention_with_lse(query, key, value, None, causal, scale, dropout, seed)[0]
-        if self._mma_float16(query, key, value):
-            return _mma_forward(query, key, value, mask, causal, scale, dropout, seed)[0]
-        return super().attention(query, key, value, mask, causal, scale, dropout, seed)
+        return self.attention_with_lse(query, key, value, mask, causal, scale, dropout, seed)[0]
 
     def attention_with_lse(self, query, key, value, mask, causal, scale, dropout=0.0, seed=None):
         def general():
             return self._general_with_lse(query, key, value, mask, causal, scale, dropout, seed)
 
-        if mask is not None:
-            return general()
-        inputs = (query, key, value, seed)
+        inputs = (query, key, value, seed, mask)
         k = key_of(FORWARD, inputs, (causal, scale, dropout))
         r = run(k, inputs)
         return r if r is not None else record(k, inputs, (0, 1, 2), general)
@@ -257,9 +252,9 @@ class CudaAttentionOps(FlashAttentionOps):
                 query, key, value, out, lse, mask, output_grad, causal, scale, *drop
             )
 
-        if mask is not None or lse is None:
+        if lse is None:
             return general()
-        inputs = (query, key, value, out, output_grad, lse, seed)
+        inputs = (query, key, value, out, output_grad, lse, seed, mask)
         k = key_of(BACKWARD, inputs, (causal, scale, dropout))
         r = run(k, inputs)
         return r if r is not None else record(k, inputs, (0, 1, 2, 3, 4), general)

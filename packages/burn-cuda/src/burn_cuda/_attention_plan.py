@@ -11,14 +11,14 @@ parameter block of 8-byte slots filled as `DriverLauncher.args` fills its own (t
 bytes), and which slots take which array's address. Later calls of the key allocate the same
 outputs, store the addresses and launch through `DriverLauncher.with_params`.
 
-A call gets no plan (the general path runs, as before) when it has a mask, runs inside a CUDA
-graph capture, aliases two inputs when recorded, or passes an array the recording cannot place
+A call gets no plan (the general path runs, as before) when it runs inside a CUDA graph
+capture, aliases two inputs when recorded, or passes an array the recording cannot place
 (a contiguous copy of a strided or unaligned view, a cast): so the plan only ever replays what
 the general path does for that key. A plan checks per call that the inputs are 16-byte aligned
 (the tensor-core kernels' views need it; an unaligned call takes the general path, which copies).
 
 Example (what `CudaAttentionOps.attention_with_lse` does; `general` runs the general path):
-    >>> inputs = (q, k, v, seed)                                    # doctest: +SKIP
+    >>> inputs = (q, k, v, seed, mask)                              # doctest: +SKIP
     >>> key = key_of(FORWARD, inputs, (causal, scale, dropout))      # doctest: +SKIP
     >>> r = run(key, inputs)                                         # doctest: +SKIP
     >>> out, lse = r if r is not None else record(key, inputs, (0, 1, 2), general)  # doctest: +SKIP
@@ -72,8 +72,8 @@ def empty(shape, dtype):
 
 
 def key_of(kind: str, arrays, flags) -> tuple | None:
-    """The plan key of a call: its arrays' dtypes, shapes and strides, `flags` (causal, scale,
-    dropout), the device, the switches and the thread (a plan's blocks are the thread's own:
+    """The plan key of a call: its arrays' (inputs', a mask's) dtypes, shapes and strides,
+    `flags` (causal, scale, dropout), the device, the switches and the thread (a plan's blocks are the thread's own:
     the driver reads them during the launch); None where no plan may serve (a capture)."""
     if _capture_blas.active():
         return None
