@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--torch", action="store_true", help="add torch CPU SDPA on [1,1,8,8]")
     ap.add_argument(
         "--shares", action="store_true",
-        help="per case, split a profile's own time and calls by package (frontend/backend/stand-in)",
+        help="per case, split a profile's own time and calls by package (frontend, backend, ...)",
     )  # fmt: skip
     return ap
 

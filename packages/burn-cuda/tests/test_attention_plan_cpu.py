@@ -142,3 +142,32 @@ def test_aliased_inputs_keep_no_plan_and_distinct_ones_replay_theirs():
     for got in first[1:] + outs:
         np.testing.assert_array_equal(got, first[0])
     np.testing.assert_allclose(first[0], want, rtol=2e-5, atol=2e-5)
+
+
+@needs_gxx
+def test_plans_are_per_thread_and_absent_without_the_driver_launcher():
+    """A plan's parameter blocks are its thread's (the driver reads them during the launch):
+    another thread's calls of the same shapes record their own and give the same bits; with
+    cupy's RawKernel call as the launcher (no `with_params`) no plan is kept."""
+    import threading
+
+    x = np.random.default_rng(4).standard_normal((3, 1, 2, 24, 32)).astype(np.float32)
+    with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+        q, k, v = (asfake(a) for a in x)
+
+        def calls(out):
+            out += [np.asarray(B.attention_with_lse(q, k, v, None, True, 0.2)[0]) for _ in range(3)]
+
+        here, there = [], []
+        calls(here)
+        t = threading.Thread(target=calls, args=(there,))
+        t.start()
+        t.join()
+        threads = {key[4] for key, p in _attention_plan._PLANS.items() if p}  # key_of: [4] thread
+    assert len(threads) == 2 and len(there) == 3
+    with cuda_on_cpu_backend(FakeCupy(driver=False)) as (B, cp):
+        q, k, v = (asfake(a) for a in x)
+        raw = [np.asarray(B.attention_with_lse(q, k, v, None, True, 0.2)[0]) for _ in range(3)]
+        assert not any(_attention_plan._PLANS.values())
+    for got in here[1:] + there + raw:
+        np.testing.assert_array_equal(got, here[0])

@@ -73,8 +73,9 @@ def empty(shape, dtype):
 
 def key_of(kind: str, arrays, flags) -> tuple | None:
     """The plan key of a call: its arrays' (inputs', a mask's) dtypes, shapes and strides,
-    `flags` (causal, scale, dropout), the device, the switches and the thread (a plan's blocks are the thread's own:
-    the driver reads them during the launch); None where no plan may serve (a capture)."""
+    `flags` (causal, scale, dropout), the device, the switches and the thread (a plan's blocks
+    are the thread's own: the driver reads them during the launch); None where no plan may
+    serve (a capture)."""
     if _capture_blas.active():
         return None
     g = os.environ.get
