@@ -93,10 +93,11 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
 class Plan:
     """The launches of one key: `allocs` ((shape, dtype) of each new array), `launches`
     (kernel, grid, threads, slots, params address, [(slot, array index)]), `result` (per
-    returned value: an index into inputs + new arrays, or -1 for None) and `aligned` (the inputs
-    whose address must be a multiple of 16)."""
+    returned value: an index into inputs + new arrays, or -1 for None), `aligned` (the inputs
+    whose address must be a multiple of 16) and `consts` (the constant arrays its blocks
+    address, held)."""
 
-    __slots__ = ("allocs", "launches", "result", "aligned")
+    __slots__ = ("allocs", "launches", "result", "aligned", "consts")
 
     def __call__(self, inputs):
         arrays = list(inputs)
@@ -206,6 +207,7 @@ def _build(rec: Recording, inputs, aligned, result):
     plan.launches = launches
     plan.result = tuple(index)
     plan.aligned = tuple(aligned)
+    plan.consts = list(rec.consts)  # the arrays whose addresses its blocks hold stay alive
     return plan
 
 
