@@ -171,3 +171,19 @@ def test_plans_are_per_thread_and_absent_without_the_driver_launcher():
         assert not any(_attention_plan._PLANS.values())
     for got in here[1:] + there + raw:
         np.testing.assert_array_equal(got, here[0])
+
+
+@needs_gxx
+def test_the_plans_switch_keeps_every_call_on_the_general_path(monkeypatch):
+    """BURN_CUDA_ATTENTION_PLANS=0 (an A/B of the host cost): no plan, the same bits."""
+    x = np.random.default_rng(6).standard_normal((3, 1, 1, 20, 64)).astype(np.float32)
+    outs = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("BURN_CUDA_ATTENTION_PLANS", flag)
+        with cuda_on_cpu_backend(FakeCupy()) as (B, cp):
+            q, k, v = (asfake(a) for a in x)
+            for _ in range(3):
+                outs.append(np.asarray(B.attention_with_lse(q, k, v, None, False, 0.125)[0]))
+            assert any(_attention_plan._PLANS.values()) == (flag == "1")
+    for got in outs[1:]:
+        np.testing.assert_array_equal(got, outs[0])

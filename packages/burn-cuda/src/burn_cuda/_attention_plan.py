@@ -75,10 +75,10 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
     """The plan key of a call: its arrays' (inputs', a mask's) dtypes, shapes and strides,
     `flags` (causal, scale, dropout), the device, the switches and the thread (a plan's blocks
     are the thread's own: the driver reads them during the launch); None where no plan may
-    serve (a capture)."""
-    if _capture_blas.active():
-        return None
+    serve (a capture, or `BURN_CUDA_ATTENTION_PLANS=0`)."""
     g = os.environ.get
+    if _capture_blas.active() or g("BURN_CUDA_ATTENTION_PLANS") == "0":  # "0": an A/B switch
+        return None
     env = (g("BURN_GPU_ATTENTION"), g("BURN_CUDA_ATTENTION_MMA"),
            g("BURN_CUDA_ATTENTION_WARP_ROWS"))  # fmt: skip
     key = [kind, flags, arrays[0].device.id, env, threading.get_ident()]
