@@ -108,25 +108,31 @@ def _lean_arrays(alloc: str = "pool"):
     old_new, old_data = cls.__dict__["__new__"], cls.__dict__["data"]
     memory = type(np.empty(1).view(cls).data)  # the stand-in's MemoryPointer
     pool = [np.empty(1 << 20, np.uint8)]
+    base = [memory(pool[0].__array_interface__["data"][0])]  # every pooled array's pointer
 
     def lean(cls_, shape, dtype=float, memptr=None, strides=None, order="C"):
         shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
         dt = np.dtype(dtype)
         if alloc == "fresh":
             a = np.ndarray.__new__(cls_, shape, dt, order=order)
-        else:
-            n = dt.itemsize
-            for d in shape:
-                n *= d
-            if n > pool[0].nbytes:
-                pool[0] = np.empty(2 * n, np.uint8)
-            a = np.ndarray.__new__(cls_, shape, dt, buffer=pool[0], order=order)
-        a._mem = memory(a.__array_interface__["data"][0])
+            a._mem = memory(a.__array_interface__["data"][0])
+            return a
+        n = dt.itemsize
+        for d in shape:
+            n *= d
+        if n > pool[0].nbytes:
+            pool[0] = np.empty(2 * n, np.uint8)
+            base[0] = memory(pool[0].__array_interface__["data"][0])
+        a = np.ndarray.__new__(cls_, shape, dt, buffer=pool[0], order=order)
+        a._mem = base[0]
         return a
 
     def data(self):
-        m = self.__dict__.get("_mem")  # views made by numpy have none: the stand-in's way
-        return m if m is not None else old_data.fget(self)
+        d = self.__dict__
+        m = d.get("_mem")
+        if m is None:  # a view numpy made (no `lean`): the stand-in's way, once
+            m = d["_mem"] = old_data.fget(self)
+        return m
 
     cls.__new__ = lean
     cls.data = property(data)
