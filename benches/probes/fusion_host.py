@@ -111,8 +111,9 @@ def _lean_arrays(alloc: str = "pool"):
     base = [memory(pool[0].__array_interface__["data"][0])]  # every pooled array's pointer
 
     def lean(cls_, shape, dtype=float, memptr=None, strides=None, order="C"):
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
-        dt = np.dtype(dtype)
+        if type(shape) is not tuple:  # (the backends pass tuples of ints: no conversion)
+            shape = (int(shape),) if np.isscalar(shape) else tuple([int(s) for s in shape])
+        dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         if alloc == "fresh":
             a = np.ndarray.__new__(cls_, shape, dt, order=order)
             a._mem = memory(a.__array_interface__["data"][0])

@@ -43,8 +43,8 @@ MAX_PER_SIG = 64
 class Sig:
     """One recorded prefix of a plan: the plan cache keyed by the op stream as it is recorded.
 
-    Each recorded op (op, operand refs, dtypes, shape) and each new input (shape, strides,
-    offset, dtype) steps from the current prefix to its child, made on first sight; the prefix a
+    Each recorded op (op, operand refs, dtypes, shape) and each new input (shape, layout,
+    dtype) steps from the current prefix to its child, made on first sight; the prefix a
     plan ends on stands for its whole structure, which `plan_key` would rebuild and hash at the
     flush (every node, every input's layout). Its `recipes` are keyed by the rest of that key
     only: the results held, the owned inputs dropped, the pending reduction, the vector width.

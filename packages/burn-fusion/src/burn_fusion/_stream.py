@@ -115,6 +115,9 @@ class Stream(ReduceMixin, PlanMixin):
         #: the recipes by recorded op stream (`_recipe.Sig`); `sig` is the pending plan's prefix
         #: (None once a forced reduction rewrote the plan: its flush takes `plan_key`)
         self.sig_root = Sig()
+        #: an input's layout in a signature: the runtime's `layout_key` (an attribute) where it
+        #: has one, else its `layout` (with shape and dtype, either determines the layout)
+        self.layout_key = getattr(runtime, "layout_key", None) or runtime.layout
         self._reset()
 
     def _learn(self, key) -> None:
@@ -254,9 +257,8 @@ class Stream(ReduceMixin, PlanMixin):
             self.inputs.append(p)
             self.in_owner.append(weakref.ref(t) if t.owned else None)
             if self.sig is not None:  # the input's layout is part of the plan's structure
-                strides, offset = self.rt.layout(p)
                 dt = p.dtype
-                self.sig = self.sig.step((p.shape, strides, offset, _NAMES.get(dt) or _name(dt)))
+                self.sig = self.sig.step((p.shape, self.layout_key(p), _NAMES.get(dt) or _name(dt)))
         return k
 
     def escape(self, t: FusionTensor) -> None:
