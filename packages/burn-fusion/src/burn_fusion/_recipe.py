@@ -43,17 +43,19 @@ MAX_PER_SIG = 64
 class Sig:
     """One recorded prefix of a plan: the plan cache keyed by the op stream as it is recorded.
 
-    Each recorded op (op, operand refs, dtypes, shape) and each new input (shape, layout,
-    dtype) steps from the current prefix to its child, made on first sight; the prefix a
-    plan ends on stands for its whole structure, which `plan_key` would rebuild and hash at the
-    flush (every node, every input's layout). Its `recipes` are keyed by the rest of that key
+    Each recorded op (op, operand refs, result dtype: the operands' dtypes and shapes are in
+    their own steps, an input's or an earlier op's, so the op's shape follows) and each new
+    input (shape, layout, dtype) steps from the current prefix to its child, made on first
+    sight; the prefix a plan ends on stands for its whole structure, which `plan_key` would
+    rebuild and hash at the flush (every node, every input's layout). Its `recipes` are keyed
+    by the rest of that key
     only: the results held, the owned inputs dropped, the pending reduction, the vector width.
     A step costs one small tuple and one dict lookup; a recurring plan's flush, one lookup.
 
     Example:
         >>> root = Sig()
-        >>> a = root.step(("float_exp", (-1,), "float32", "float32", (4,)))
-        >>> a is root.step(("float_exp", (-1,), "float32", "float32", (4,)))
+        >>> a = root.step(("float_exp", (-1,), "float32"))
+        >>> a is root.step(("float_exp", (-1,), "float32"))
         True
     """
 
@@ -205,7 +207,7 @@ def run(st, rec: Recipe, nodes, inputs, results) -> list:
         st.last_program = prog.prog
         stats["reductions_fused"] += 1
     else:
-        vec = rec.vec_prog is not None and st._vector_ok(ins)
+        vec = rec.vec_prog is not None and st._vector_ok(ins)  # (aligned inputs)
         if vec:
             prog, go, items = rec.vec_prog, rec.vec_go, rec.vec_items
         else:

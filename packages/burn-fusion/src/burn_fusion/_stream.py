@@ -155,13 +155,12 @@ class Stream(ReduceMixin, PlanMixin):
     def record(self, op: str, tensors, scalars, out_dtype) -> FusionTensor | None:
         """Record `op` over handles `tensors`; None when it cannot be fused (the caller then runs
         it unfused)."""
-        spec = OPS[op]
         x = tensors[0]
         if out_dtype is None:
-            out_dtype = x.dtype if spec.out == "T" else _BOOL
+            out_dtype = x.dtype if OPS[op].out == "T" else _BOOL
         names = _NAMES
         xname = names.get(x.dtype) or _name(x.dtype)
-        oname = names.get(out_dtype) or _name(out_dtype)
+        oname = xname if out_dtype is x.dtype else names.get(out_dtype) or _name(out_dtype)
         solo = self.solo
         if solo and not self.nodes:
             # An op that ran alone the last time it came after the same op, with the same
@@ -239,8 +238,8 @@ class Stream(ReduceMixin, PlanMixin):
             out.stream = self
             out.owned = False
             sig = self.sig
-            if sig is not None:  # `sig.step(...)`, inline
-                tok = (op, refs, xname, oname, shape)
+            if sig is not None:  # `sig.step(...)`, inline; the operands' dtypes and shapes are
+                tok = (op, refs, oname)  # their own steps' (an input's or a node's)
                 nxt = sig.next.get(tok)
                 self.sig = nxt if nxt is not None else sig.step(tok)
             nodes.append((op, refs, xname, oname, scalars, weakref.ref(out), shape))
@@ -256,9 +255,12 @@ class Stream(ReduceMixin, PlanMixin):
             k = self.in_ids[key] = len(self.inputs)
             self.inputs.append(p)
             self.in_owner.append(weakref.ref(t) if t.owned else None)
-            if self.sig is not None:  # the input's layout is part of the plan's structure
+            sig = self.sig
+            if sig is not None:  # the input's layout is part of the plan's structure
                 dt = p.dtype
-                self.sig = self.sig.step((p.shape, self.layout_key(p), _NAMES.get(dt) or _name(dt)))
+                tok = (p.shape, self.layout_key(p), _NAMES.get(dt) or _name(dt))
+                nxt = sig.next.get(tok)  # `sig.step(tok)`, inline
+                self.sig = nxt if nxt is not None else sig.step(tok)
         return k
 
     def escape(self, t: FusionTensor) -> None:
@@ -292,8 +294,12 @@ class Stream(ReduceMixin, PlanMixin):
                     t.node = None
                     raise
                 return
-            results = [(j, nd[5]()) for j, nd in enumerate(nodes)]
-            results = [(j, t) for j, t in results if t is not None]
+            results, j = [], 0
+            for nd in nodes:  # the results someone still holds
+                t = nd[5]()
+                if t is not None:
+                    results.append((j, t))
+                j += 1
             if not results:
                 return
             try:
