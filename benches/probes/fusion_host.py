@@ -11,9 +11,12 @@ step (a cProfile of one step). `--breakdown N` prints, per Fusion row, the N fun
 `burn_fusion` with the most own time in that profile (what Fusion's recording and planning
 cost is made of). The stand-in's arrays are allocated without its guard bytes and 0xFF fill
 while the probe runs (`_lean_arrays`: a memset of every new buffer would otherwise be most of
-a guide step's time, and the kernels that would read it are no-ops). `--src ROOT` runs another checkout's packages (an export of main:
-`git archive main | tar -x -C /tmp/base`) for a before/after. The stand-in allocates slower than
-cupy's pool, so absolute ms are not the GPU host's; the Fusion/inner ratio is what carries over.
+a guide step's time, and the kernels that would read it are no-ops), by default as views of one
+reused buffer with their data pointer computed once (`--alloc pool`: as cupy's pool and
+`ndarray.data`; `--alloc fresh`, an `np.empty` each, is what sessions before 18 measured).
+`--src ROOT` runs another checkout's packages (an export of main: `git archive main | tar -x -C
+/tmp/base`) for a before/after. Absolute ms are not the GPU host's; the Fusion/inner ratio is
+what carries over.
 """
 
 from __future__ import annotations
@@ -89,26 +92,59 @@ def measure(step, sync, warmup: int, reps: int, top: int) -> dict:
 
 
 @contextlib.contextmanager
-def _lean_arrays():
-    """FakeArray(shape, dtype) as a bare `np.empty` view (no guards, no fill) while it lasts."""
+def _lean_arrays(alloc: str = "pool"):
+    """FakeArray(shape, dtype) without the stand-in's guard bytes and 0xFF fill while it lasts,
+    its `data` pointer computed once (the stand-in's `data` builds `__array_interface__`, ~3 us
+    a read, where cupy's is an attribute; launches read it once per array argument).
+
+    `alloc`: "pool" (default) views one reused buffer, as cupy's pool hands back cached blocks
+    without a system call (the kernels are no-ops, nothing reads the values); "fresh" is a new
+    `np.empty` per array (large ones are an mmap/munmap each: ~10 us and most of the noise).
+    """
     import fake_cupy
     import numpy as np
 
     cls = fake_cupy.FakeArray
-    old = cls.__dict__["__new__"]
+    old_new, old_data = cls.__dict__["__new__"], cls.__dict__["data"]
+    memory = type(np.empty(1).view(cls).data)  # the stand-in's MemoryPointer
+    pool = [np.empty(1 << 20, np.uint8)]
+    base = [memory(pool[0].__array_interface__["data"][0])]  # every pooled array's pointer
 
     def lean(cls_, shape, dtype=float, memptr=None, strides=None, order="C"):
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
-        return np.ndarray.__new__(cls_, shape, np.dtype(dtype), order=order)
+        if type(shape) is not tuple:  # (the backends pass tuples of ints: no conversion)
+            shape = (int(shape),) if np.isscalar(shape) else tuple([int(s) for s in shape])
+        dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        if alloc == "fresh":
+            a = np.ndarray.__new__(cls_, shape, dt, order=order)
+            a._mem = memory(a.__array_interface__["data"][0])
+            return a
+        n = dt.itemsize
+        for d in shape:
+            n *= d
+        if n > pool[0].nbytes:
+            pool[0] = np.empty(2 * n, np.uint8)
+            base[0] = memory(pool[0].__array_interface__["data"][0])
+        a = np.ndarray.__new__(cls_, shape, dt, buffer=pool[0], order=order)
+        a._mem = base[0]
+        return a
+
+    def data(self):
+        d = self.__dict__
+        m = d.get("_mem")
+        if m is None:  # a view numpy made (no `lean`): the stand-in's way, once
+            m = d["_mem"] = old_data.fget(self)
+        return m
 
     cls.__new__ = lean
+    cls.data = property(data)
     try:
         yield
     finally:
-        cls.__new__ = old
+        cls.__new__ = old_new
+        cls.data = old_data
 
 
-def run(rows, warmup: int, reps: int, top: int) -> list:
+def run(rows, warmup: int, reps: int, top: int, alloc: str = "pool") -> list:
     from burn_autodiff import Autodiff
     from burn_fusion import Fusion
     from cpu_backend import cuda_on_cpu_backend
@@ -118,7 +154,8 @@ def run(rows, warmup: int, reps: int, top: int) -> list:
     for kind in rows:
         cells = {}
         for fused in (False, True):
-            with _lean_arrays(), cuda_on_cpu_backend(fake=FakeCupy(execute=False)) as (cuda, _):
+            fake = FakeCupy(execute=False)
+            with _lean_arrays(alloc), cuda_on_cpu_backend(fake=fake) as (cuda, _):
                 be = Fusion(cuda) if fused else cuda
                 dev = be.device() if kind == "infer1" else Autodiff(be).device()
                 row = _row(kind, dev)
@@ -146,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps first (default 3)")
     ap.add_argument("--reps", type=int, default=7, help="timed steps, the min is kept (>= 7)")
     ap.add_argument("--breakdown", type=int, default=8, help="burn_fusion functions listed per row")
+    ap.add_argument("--alloc", choices=("pool", "fresh"), default="pool",
+                    help="stand-in arrays: views of one reused buffer (as cupy's pool; default) "
+                    "or a new np.empty each (large ones an mmap/munmap each: noisy)")  # fmt: skip
     ap.add_argument("--src", type=Path, default=None, help="checkout whose packages run")
     return ap
 
@@ -159,7 +199,7 @@ def main(argv=None) -> None:
         if r not in ROWS:
             raise SystemExit(f"fusion_host: unknown row {r!r}; expected one of {ROWS}")
     _use_sources(args.src)
-    run(rows, args.warmup, args.reps, args.breakdown)
+    run(rows, args.warmup, args.reps, args.breakdown, args.alloc)
 
 
 if __name__ == "__main__":

@@ -80,3 +80,66 @@ def test_to_device_gradient_under_autodiff_over_fusion_cuda(fused_cuda):
     y = ad.float_to_device((x * 2.0).into_primitive(), ad.device())
     grads = (Tensor.from_primitive(y, Float, ad.device()) * 3.0).sum().backward()
     np.testing.assert_array_equal(x.grad(grads).to_data().array, np.full((2, 3), 6.0))
+
+
+def test_prepared_launches_from_their_own_block_and_from_another_thread_agree(fused_cuda):
+    """A prepared launch keeps its fixed ints in a parameter block of its own
+    (`burn_cuda._prepared`): on the thread that prepared it no `DriverLauncher.args` (the
+    per-argument store) runs; from another thread the general path runs. Both compute numpy's
+    values for float64 (double scalars), float32 (float scalars) and int32 (int scalars) plans,
+    strided (a transposed input: the layout ints) or not."""
+    import threading
+
+    from burn_cuda import _launch
+    from burn_tensor import Tensor
+
+    device, st = fused_cuda
+    rng = np.random.default_rng(7)
+    xv = rng.standard_normal((5, 7))
+    iv = rng.integers(-9, 9, size=(5, 7)).astype(np.int32)
+    x64 = Tensor.from_data(xv, device, dtype=np.float64)
+    x32 = Tensor.from_data(xv.astype(np.float32), device)
+    t32 = Tensor.from_data(np.ascontiguousarray(xv.T).astype(np.float32), device).swap_dims(0, 1)
+    xi = Tensor.from_data(iv, device)
+    want64 = np.exp(xv * 0.25) - xv * 3.5
+    want32 = np.exp(xv * 0.25) - xv * 3.5
+    want_i = (iv + 3) * -2 - iv
+
+    def plans(out):
+        out.append((x64 * 0.25).exp() - x64 * 3.5)
+        out.append((x32 * 0.25).exp() - x32 * 3.5)
+        out.append((t32 * 0.25).exp() - t32 * 3.5)
+        out.append((xi + 3) * -2 - xi)
+        device.sync()
+
+    calls = [0]
+    real = _launch.DriverLauncher.args
+
+    def counted(self, *a):
+        calls[0] += 1
+        return real(self, *a)
+
+    _launch.DriverLauncher.args = counted
+    try:
+        for _ in range(2):  # the first planned and prepared, the second from the recipe
+            plans([])
+        calls[0] = 0
+        here = []
+        before = device.fusion_stats()["kernels_launched"]
+        plans(here)
+        launched = device.fusion_stats()["kernels_launched"] - before
+        assert launched >= 1 and calls[0] == 0, (launched, calls[0])  # each from its own block
+        there = []
+        th = threading.Thread(target=plans, args=(there,))
+        th.start()
+        th.join()
+        assert calls[0] == launched, (calls[0], launched)  # another thread: the general path
+    finally:
+        _launch.DriverLauncher.args = real
+    for got in (here, there):
+        assert got[0].numpy().dtype == np.float64
+        np.testing.assert_allclose(got[0].numpy(), want64, rtol=1e-12)
+        np.testing.assert_allclose(got[1].numpy(), want32, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got[2].numpy(), want32, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(got[3].numpy(), want_i)
+    assert device.fusion_stats()["plans_run_unfused"] == 0

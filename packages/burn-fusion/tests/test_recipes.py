@@ -129,3 +129,38 @@ def test_prepared_launches_replace_the_general_launch_with_the_same_values():
             ref = np.exp(xv - xv.max(1, keepdims=True))
             np.testing.assert_allclose(sm, ref / ref.sum(1, keepdims=True), rtol=1e-5)
     assert general[0] == 0, general[0]
+
+
+def test_same_ops_over_inputs_of_another_dtype_or_shape_take_their_own_recipe(gathers):
+    """The recipe key is built while recording (`_recipe.Sig`): an input's dtype and shape are
+    its step, so the same op chain over float64, or over another shape, is planned anew (and
+    computes numpy's values) while a repeat of either takes its recipe."""
+    device = _device()
+    v = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    cases = [(v.astype(np.float32), 1e-6), (v, 1e-12), (v[:2].astype(np.float32), 1e-6)]
+    gathers[0] = 0
+    for _ in range(2):
+        for data, rtol in cases:
+            x = Tensor.from_data(data, device, dtype=data.dtype)
+            got = ((x * 1.5).exp() - x).numpy()
+            assert got.dtype == data.dtype
+            want = np.exp(data.astype(np.float64) * 1.5) - data
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+    assert gathers[0] == 3, gathers[0]  # one plan per case; the second round from the recipes
+
+
+def test_the_signature_tree_is_bounded_and_starts_afresh(monkeypatch):
+    """Past `MAX_SIGS` recorded prefixes a stream's tree starts afresh (a model with ever-new
+    shapes must not grow it forever); plans recorded after that are planned again, right."""
+    monkeypatch.setattr(_stream, "MAX_SIGS", 6)
+    device = _device()
+    st = device.backend.stream(device.index)
+    roots = [st.sig_root]  # (held: an id of a freed root could come back)
+    for n in range(1, 9):  # each shape: 3 new prefixes (the input, two ops)
+        v = np.arange(n, dtype=np.float32) / 3.0
+        x = Tensor.from_data(v, device)
+        np.testing.assert_allclose(((x + 2.0) * x).numpy(), (v + 2.0) * v, rtol=1e-6)
+        assert st.sig_root.tree[0] <= 6 + 3, st.sig_root.tree[0]
+        if st.sig_root is not roots[-1]:
+            roots.append(st.sig_root)
+    assert len(roots) >= 3, len(roots)  # started afresh at least twice

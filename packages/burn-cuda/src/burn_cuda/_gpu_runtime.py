@@ -16,6 +16,7 @@ from ._dtypes import kernel_dtype
 from ._kernels import MAX_BLOCKS, process_launcher
 from ._launch import DriverLauncher, RawLauncher
 from ._platform import load_cupy
+from ._prepared import Prepared
 
 BLOCK = 256
 _I32 = np.int32
@@ -89,6 +90,12 @@ class CudaRuntime:
         return tuple(s // size for s in x.strides), 0
 
     @staticmethod
+    def layout_key(x):
+        """What `layout(x)` depends on beyond shape and dtype (Fusion's plan signatures): the
+        byte strides, an attribute (no division per dim)."""
+        return x.strides
+
+    @staticmethod
     def aligned(x) -> bool:
         """Whether `x`'s data pointer is 16-byte aligned: a vector kernel's float4 / double2
         accesses need it (cupy's allocations are 256-byte aligned; a view may not be)."""
@@ -97,9 +104,9 @@ class CudaRuntime:
     def prepare(self, kernel, n: int, ints, outs, n_ins: int, scalar_dtypes, groups=None, items=None):
         """`launch` prepared once for a launch that recurs (Fusion's plan recipes): `outs` the
         (shape, dtype) of each new output, `scalar_dtypes` the scalars' dtype names. Returns
-        `go(ins, scalars) -> new outputs`, launched through the process's launcher (the
-        driver's parameter slots, `_launch.DriverLauncher`: ~2 us less than cupy's RawKernel
-        call, which `launch` takes)."""
+        `go(ins, scalars) -> new outputs` (`_prepared.Prepared`): launched from a driver
+        parameter block of its own that holds the fixed ints (`_launch.DriverLauncher`'s slots:
+        ~2 us less than cupy's RawKernel call, which `launch` takes)."""
         if groups is None:
             work = n if items is None else items
             grid = min((work + BLOCK - 1) // BLOCK, self.max_groups)
@@ -110,8 +117,10 @@ class CudaRuntime:
             kernel.kernel  # noqa: B018 - the driver launcher needs the function handle
         except AttributeError:
             go = RawLauncher(self.cp, BLOCK)
-        return _Prepared(
-            self, go, kernel, grid, [n, *ints], outs, n_ins, scalar_dtypes, groups, items
+        types = [_SCALAR[dt] for dt in scalar_dtypes]
+        return Prepared(
+            self, go, kernel, grid, BLOCK, [n, *ints], outs, n_ins, scalar_dtypes, types, groups,
+            items,
         )
 
     def launch(self, kernel, n: int, ints, outs, ins, scalars, groups=None, items=None) -> None:
@@ -210,44 +219,3 @@ def runtime_at(index: int) -> CudaRuntime:
 def kernels_of(x) -> CudaRuntime:
     """The runtime of the GPU `x` lives on (`Cuda.kernels_of`)."""
     return runtime_at(x.device.id)
-
-
-class _Prepared:
-    """One prepared fused launch (`CudaRuntime.prepare`): fixed ints, output shapes and scalar
-    conversions computed once; a call allocates, fills the argument list and launches."""
-
-    __slots__ = ("convs", "dts", "fixed", "go", "grid", "groups", "items", "kernel", "outs", "rt")
-
-    def __init__(self, rt, go, kernel, grid, fixed, outs, n_ins, scalar_dtypes, groups, items):
-        self.rt = rt
-        self.go = go
-        self.kernel = kernel
-        self.grid = grid
-        self.groups, self.items, self.dts = groups, items, list(scalar_dtypes)
-        self.fixed = [int(v) for v in fixed]
-        self.outs = [(tuple(shape), np.dtype(dtype)) for shape, dtype in outs]
-        # a C float (float32 and the half types' float32 scalars) takes a numpy float32 in the
-        # driver's slot; a double and the integer types a Python number
-        conv = {np.float32: _F32, np.float64: float}
-        self.convs = [conv.get(_SCALAR[dt], int) for dt in scalar_dtypes]
-        if go.__class__ is not DriverLauncher:  # cupy's RawKernel call: the exact numpy types
-            self.convs = [_SCALAR[dt] for dt in scalar_dtypes]
-
-    def __call__(self, ins, scalars) -> list:
-        rt = self.rt
-        new = [rt.empty(shape, dtype) for shape, dtype in self.outs]
-        if "launch" in rt.__dict__:  # a step-capture tape is recording: its launch logs ours
-            fixed = self.fixed
-            pairs = list(zip(scalars, self.dts))
-            rt.launch(self.kernel, fixed[0], fixed[1:], new, ins, pairs, self.groups, self.items)
-            return new
-        args = self.fixed + new
-        args += ins
-        for conv, v in zip(self.convs, scalars):
-            args.append(conv(v))
-        if rt.cp.cuda.runtime.getDevice() == rt.index:  # as `empty`: no device context (~us)
-            self.go.args(self.kernel, self.grid, BLOCK, args)
-        else:
-            with rt.dev:
-                self.go.args(self.kernel, self.grid, BLOCK, args)
-        return new

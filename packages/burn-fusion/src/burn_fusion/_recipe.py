@@ -34,6 +34,45 @@ def dtype_name(dt) -> str:
 
 #: recipes kept per stream (a model with ever-new shapes must not grow the cache forever)
 MAX_RECIPES = 4096
+#: prefixes kept in a stream's signature tree (`Sig`) before it starts afresh
+MAX_SIGS = 16384
+#: recipes kept per signature (which results are held, which inputs were dropped, ...)
+MAX_PER_SIG = 64
+
+
+class Sig:
+    """One recorded prefix of a plan: the plan cache keyed by the op stream as it is recorded.
+
+    Each recorded op (op, operand refs, result dtype: the operands' dtypes and shapes are in
+    their own steps, an input's or an earlier op's, so the op's shape follows) and each new
+    input (shape, layout, dtype) steps from the current prefix to its child, made on first
+    sight; the prefix a plan ends on stands for its whole structure, which `plan_key` would
+    rebuild and hash at the flush (every node, every input's layout). Its `recipes` are keyed
+    by the rest of that key
+    only: the results held, the owned inputs dropped, the pending reduction, the vector width.
+    A step costs one small tuple and one dict lookup; a recurring plan's flush, one lookup.
+
+    Example:
+        >>> root = Sig()
+        >>> a = root.step(("float_exp", (-1,), "float32"))
+        >>> a is root.step(("float_exp", (-1,), "float32"))
+        True
+    """
+
+    __slots__ = ("next", "recipes", "tree")
+
+    def __init__(self, tree: list | None = None):
+        self.next: dict = {}
+        self.recipes: dict = {}
+        self.tree = [0] if tree is None else tree  # prefixes made in this tree (shared count)
+
+    def step(self, token) -> Sig:
+        """The prefix this one followed by `token`, made on first sight."""
+        nxt = self.next.get(token)
+        if nxt is None:
+            nxt = self.next[token] = Sig(self.tree)
+            self.tree[0] += 1
+        return nxt
 
 
 class Recipe:
@@ -60,6 +99,16 @@ class Recipe:
     )
 
 
+def dropped(owners) -> tuple | None:
+    """Positions of the owned inputs whose handles were dropped (in-place candidates)."""
+    dead = None
+    if owners is not None:
+        for k, o in enumerate(owners):
+            if o is not None and o() is None:
+                dead = (k,) if dead is None else (*dead, k)
+    return dead
+
+
 def plan_key(st, nodes, inputs, owners, roots, red) -> tuple:
     """The structural key of launching `roots` of plan `nodes` over `inputs` (see above)."""
     layout = st.rt.layout
@@ -68,16 +117,11 @@ def plan_key(st, nodes, inputs, owners, roots, red) -> tuple:
         strides, offset = layout(p)
         dt = p.dtype
         lay.append((p.shape, strides, offset, _NAMES.get(dt) or dtype_name(dt)))
-    dead = None
-    if owners is not None:
-        for k, o in enumerate(owners):
-            if o is not None and o() is None:
-                dead = (k,) if dead is None else (*dead, k)
     return (
         tuple([(nd[0], nd[1], nd[2], nd[3], nd[6]) for nd in nodes]),
         roots,
         tuple(lay),
-        dead,
+        dropped(owners),
         red,
         st.vector_width,
     )
@@ -163,7 +207,7 @@ def run(st, rec: Recipe, nodes, inputs, results) -> list:
         st.last_program = prog.prog
         stats["reductions_fused"] += 1
     else:
-        vec = rec.vec_prog is not None and st._vector_ok(ins)
+        vec = rec.vec_prog is not None and st._vector_ok(ins)  # (aligned inputs)
         if vec:
             prog, go, items = rec.vec_prog, rec.vec_go, rec.vec_items
         else:

@@ -28,7 +28,7 @@ from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Program
 from burn_tensor import DType
 
 from . import _recipe
-from ._recipe import _NAMES, MAX_RECIPES, plan_key
+from ._recipe import _NAMES, MAX_PER_SIG, MAX_RECIPES, MAX_SIGS, Sig, dropped, plan_key
 from ._recipe import dtype_name as _name
 from ._stream_plan import PlanMixin, _merge
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
@@ -112,6 +112,12 @@ class Stream(ReduceMixin, PlanMixin):
         self.solo: set = set()
         self.seen_alone: dict = {}
         self.last_op = None  # the op recorded (or passed through) last: the context of a key
+        #: the recipes by recorded op stream (`_recipe.Sig`); `sig` is the pending plan's prefix
+        #: (None once a forced reduction rewrote the plan: its flush takes `plan_key`)
+        self.sig_root = Sig()
+        #: an input's layout in a signature: the runtime's `layout_key` (an attribute) where it
+        #: has one, else its `layout` (with shape and dtype, either determines the layout)
+        self.layout_key = getattr(runtime, "layout_key", None) or runtime.layout
         self._reset()
 
     def _learn(self, key) -> None:
@@ -141,18 +147,20 @@ class Stream(ReduceMixin, PlanMixin):
         #: whole shape (one row kernel reduces them all)
         self.red: tuple | None = None
         self.first = None  # the pass-through key of the plan's first recorded op
+        if self.sig_root.tree[0] >= MAX_SIGS:  # a model with ever-new shapes: start afresh
+            self.sig_root = Sig()
+        self.sig = self.sig_root
 
     # -- recording ------------------------------------------------------------------------------
     def record(self, op: str, tensors, scalars, out_dtype) -> FusionTensor | None:
         """Record `op` over handles `tensors`; None when it cannot be fused (the caller then runs
         it unfused)."""
-        spec = OPS[op]
         x = tensors[0]
         if out_dtype is None:
-            out_dtype = x.dtype if spec.out == "T" else _BOOL
+            out_dtype = x.dtype if OPS[op].out == "T" else _BOOL
         names = _NAMES
         xname = names.get(x.dtype) or _name(x.dtype)
-        oname = names.get(out_dtype) or _name(out_dtype)
+        oname = xname if out_dtype is x.dtype else names.get(out_dtype) or _name(out_dtype)
         solo = self.solo
         if solo and not self.nodes:
             # An op that ran alone the last time it came after the same op, with the same
@@ -229,6 +237,11 @@ class Stream(ReduceMixin, PlanMixin):
             out.node = j
             out.stream = self
             out.owned = False
+            sig = self.sig
+            if sig is not None:  # `sig.step(...)`, inline; the operands' dtypes and shapes are
+                tok = (op, refs, oname)  # their own steps' (an input's or a node's)
+                nxt = sig.next.get(tok)
+                self.sig = nxt if nxt is not None else sig.step(tok)
             nodes.append((op, refs, xname, oname, scalars, weakref.ref(out), shape))
             self.last_op = op
             self.stats["ops_recorded"] += 1
@@ -238,9 +251,16 @@ class Stream(ReduceMixin, PlanMixin):
         key = id(t.prim)
         k = self.in_ids.get(key)
         if k is None:
+            p = t.prim
             k = self.in_ids[key] = len(self.inputs)
-            self.inputs.append(t.prim)
+            self.inputs.append(p)
             self.in_owner.append(weakref.ref(t) if t.owned else None)
+            sig = self.sig
+            if sig is not None:  # the input's layout is part of the plan's structure
+                dt = p.dtype
+                tok = (p.shape, self.layout_key(p), _NAMES.get(dt) or _name(dt))
+                nxt = sig.next.get(tok)  # `sig.step(tok)`, inline
+                self.sig = nxt if nxt is not None else sig.step(tok)
         return k
 
     def escape(self, t: FusionTensor) -> None:
@@ -259,7 +279,7 @@ class Stream(ReduceMixin, PlanMixin):
             if not self.nodes:
                 return
             nodes, inputs, owners, red = self.nodes, self.inputs, self.in_owner, self.red
-            first = self.first
+            first, sig = self.first, self.sig
             self._reset()
             self.stats["flushes"] += 1
             if len(nodes) == 1 and self.inner is not None:
@@ -274,12 +294,16 @@ class Stream(ReduceMixin, PlanMixin):
                     t.node = None
                     raise
                 return
-            results = [(j, nd[5]()) for j, nd in enumerate(nodes)]
-            results = [(j, t) for j, t in results if t is not None]
+            results, j = [], 0
+            for nd in nodes:  # the results someone still holds
+                t = nd[5]()
+                if t is not None:
+                    results.append((j, t))
+                j += 1
             if not results:
                 return
             try:
-                self._run(nodes, inputs, owners, results, red)
+                self._run(nodes, inputs, owners, results, red, sig)
             except BaseException:
                 for _, t in results:  # no value will come: mark them, so a use raises clearly
                     if t.prim is None:
@@ -307,16 +331,24 @@ class Stream(ReduceMixin, PlanMixin):
         """A fused launch through the runtime's general `launch` (same arguments)."""
         self.rt.launch(kernel, n, ints, outs, ins, scalars, groups=groups, items=items)
 
-    def _run(self, nodes, inputs, owners, results, red) -> list:
+    def _run(self, nodes, inputs, owners, results, red, sig=None) -> list:
         """Launch `results` [(node, handle)] of plan `nodes`: its recipe from the cache (built
-        on a miss, `_recipe.py`), then the values. Returns the results' buffers."""
-        key = plan_key(self, nodes, inputs, owners, tuple([j for j, _ in results]), red)
-        rec = self.recipes.get(key)
+        on a miss, `_recipe.py`), then the values. Returns the results' buffers. `sig`: the
+        plan's recorded prefix (`_recipe.Sig`), whose recipes need only the rest of the key;
+        None: the whole structural key (`plan_key`)."""
+        roots = tuple([j for j, _ in results])
+        if sig is not None:
+            key = (roots, dropped(owners), red, self.vector_width)
+            cache, bound = sig.recipes, MAX_PER_SIG
+        else:
+            key = plan_key(self, nodes, inputs, owners, roots, red)
+            cache, bound = self.recipes, MAX_RECIPES
+        rec = cache.get(key)
         if rec is None:
             rec = _recipe.build(self, nodes, inputs, owners, results, red)
-            if len(self.recipes) >= MAX_RECIPES:
-                self.recipes.clear()
-            self.recipes[key] = rec
+            if len(cache) >= bound:
+                cache.clear()
+            cache[key] = rec
         if rec.one >= 0:  # one op is needed: the inner backend's kernel runs it
             t = results[0][1]
             self._run_one(nodes[rec.one], inputs, t)

@@ -106,7 +106,10 @@ class PlanMixin:
         if self.vector_width not in WIDTHS:
             return False
         aligned = self.rt.aligned
-        return all(aligned(x) for x in ins)
+        for x in ins:  # (a loop, not `all` over a generator: once per fused launch)
+            if not aligned(x):
+                return False
+        return True
 
     def kernel(self, key):
         """The compiled kernel of `key` (a Program or a Reduction), from the plan cache."""

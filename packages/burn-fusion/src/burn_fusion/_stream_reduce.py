@@ -94,6 +94,8 @@ class ReduceMixin:
             out_shape = tuple(1 if d == dim else s for d, s in enumerate(shape))
             out = pending(out_shape, t.dtype, self, j)
             node = (op, (ref,), name, name, (dim,), weakref.ref(out), shape)
+            if self.sig is not None:  # the plan's structure (`_recipe.Sig`), its dim too
+                self.sig = self.sig.step((op, (ref,), name, name, shape, dim))
             self.nodes.append(node)
             if j == 0:
                 self.first = (self.last_op, op, (shape, dim), name, name)
@@ -108,6 +110,7 @@ class ReduceMixin:
         read them stay pending)."""
         js, dim = self.red
         self.red = None
+        self.sig = None  # the plan is rewritten below: its flush takes the whole key
         nodes = self.nodes
         results = []
         for j in js:
