@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pipe", default="0", help="comma list of pipe options (0 old, 1 new)")
+    ap.add_argument("--pipe", default="0,1", help="comma list of pipe options (0 old, 1 new)")
     ap.add_argument("--extras", default="0,1", help="comma list: 0 without mask/dropout code")
     ap.add_argument("--dims", default="32,64,128", help="comma list of head dims")
     ap.add_argument("--arch", default="sm_90", help="nvcc -arch")
@@ -67,7 +67,7 @@ def unit(vs) -> str:
     parts = []
     for i, v in enumerate(vs):
         name, dtype, d, tiles, extras, pipe = v
-        options = {"extras": bool(extras)} | ({"pipe": True} if pipe else {})
+        options = {"extras": bool(extras), "pipe": bool(pipe)}
         if tiles > 1:
             options["tiles"] = tiles
         src = _kernel_source.SOURCES[name](dtype, d, d, **options)

@@ -38,6 +38,7 @@ from ._attention_mma import THREADS as MMA_THREADS
 from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_takes
 from ._attention_tf32 import tf32_takes
 from ._kernels import kernel, launch_grid
+from ._mma_pipe import pipe_enabled
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
 
@@ -108,7 +109,8 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
         k_, rows = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras), MMA_ROWS
     else:
         tiles = forward_tiles(d)
-        k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles)
+        k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles,
+                    pipe=pipe_enabled())  # fmt: skip
         rows = MMA_ROWS * tiles
     launch_grid(k_, mma_groups(b * h, sq, rows), MMA_THREADS, *args)
     return out, lse
@@ -130,10 +132,11 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     kind = "tf32" if dt.name == "float32" else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
-    k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, extras=extras)
+    opt = {"extras": extras} | ({"pipe": pipe_enabled()} if kind == "mma" else {})
+    k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)
     launch_grid(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
                 *common, *qa, *ka, *va, *oa, *ga, *tail)  # fmt: skip
-    k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, extras=extras)
+    k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, **opt)
     launch_grid(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
                 *common, *qa, *ka, *va, *ga, *tail)  # fmt: skip
     return dq, dk, dv

@@ -79,6 +79,19 @@ def dq_args(name: str, e: str) -> str:
     )
 
 
+def dkv_args(name: str, e: str) -> str:
+    """The dK/dV pass `name`'s argument list: dK, dV, Q, K, V, dO, lse, Delta and the strides."""
+    return (
+        head(name)
+        + f"    {e}* __restrict__ dk, {e}* __restrict__ dv, const {e}* __restrict__ q,\n"
+        f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ g,\n"
+        "    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,\n"
+        "    const int sq, const int sk, const int causal, const float scale2, const float scale,\n"
+        + strides("qkvg")
+        + MASK_ARGS
+    )
+
+
 def bases(e: str, names: str) -> str:
     """Pointers to this block's (batch, head) of each tensor in `names`."""
     return "".join(f"  const {e}* {n}base = {n} + {n}o + bi * {n}b + hi * {n}h;\n" for n in names)
@@ -128,18 +141,23 @@ def key_loop(what: str) -> str:
     )
 
 
+#: the dK and dV accumulators and the first query tile that sees a key block
+DKV_ACC = (
+    "  float dka[D / 8][4], dva[D / 8][4];\n"
+    "#pragma unroll\n"
+    "  for (int n = 0; n < D / 8; ++n)\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;\n"
+    "  const int qstart = causal ? max(0, k0 - off) / ROWS * ROWS : 0;"
+    "  /* i sees j iff j <= i + off */\n"
+)
+
+
 def query_loop() -> str:
     """The dK and dV accumulators and the loop over the query tiles that see a key block, up to
     its Q and dO tile loads."""
     return (
-        "  float dka[D / 8][4], dva[D / 8][4];\n"
-        "#pragma unroll\n"
-        "  for (int n = 0; n < D / 8; ++n)\n"
-        "#pragma unroll\n"
-        "    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;\n"
-        "  const int qstart = causal ? max(0, k0 - off) / ROWS * ROWS : 0;"
-        "  /* i sees j iff j <= i + off */\n"
-        "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
+        DKV_ACC + "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
         "    __syncthreads();"
         "  /* every warp is done with the last tiles (and the K and V blocks) */\n"
         "    load_rows(qt, qbase, qs, q0, sq, ROWS);\n"
@@ -147,16 +165,20 @@ def query_loop() -> str:
     )
 
 
-def dq_block(e: str, step: int, inner: str) -> str:
+#: the dQ pass's Q and dO tile loads (the session-17 kernels)
+LOAD_QG = LOAD_Q + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
+
+
+def dq_block(e: str, step: int, inner: str, loads: str = LOAD_QG, wait: str = "") -> str:
     """The dQ pass's block set-up: its queries (`query_block`), the mask and dropout, the Q and
-    dO tiles, then Delta = rowsum(dO * O), one row per thread, written for the dK/dV pass and
-    kept in shared `dl`; `inner` adds `step` elements from 16-byte loads x, y."""
+    dO tiles (`loads`), then Delta = rowsum(dO * O), one row per thread, written for the dK/dV
+    pass and kept in shared `dl`; `inner` adds `step` elements from 16-byte loads x, y; `wait`
+    (the tiles' asynchronous copies) before the block's barrier."""
     return (
         query_block(e)
         + bases(e, "g")
-        + mask_setup(LOAD_Q)
-        + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
-        +         "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
+        + mask_setup(loads)
+        + "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
         "    const int i = q0 + threadIdx.x;\n"
         "    float acc = 0.0f;\n"
         "    if (i < sq) {\n"
@@ -167,15 +189,13 @@ def dq_block(e: str, step: int, inner: str) -> str:
         "      delta[(L)bh * sq + i] = acc;\n"
         "    }\n"
         "    dl[threadIdx.x] = acc;\n"
-        "  }\n"
-        "  __syncthreads();\n"
+        "  }\n" + wait + "  __syncthreads();\n"
     )
 
 
-#: the dQ pass's rows: lse, dropout row key and Delta of rows C_ROW(lane, 0) and +8, the dQ
-#: accumulator, then the key loop up to the K and V tile loads
-DQ_ROWS = (
-    """\
+#: the dQ pass's rows: lse, dropout row key and Delta of rows C_ROW(lane, 0) and +8, and the
+#: dQ accumulator (DQ_ROWS: then the key loop up to the K and V tile loads)
+DQ_STATS = """\
   float lr[2], dr[2];
   U32 rk[2];  /* the dropout row keys */
 #pragma unroll
@@ -191,9 +211,7 @@ DQ_ROWS = (
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
 """
-    + key_loop("Q and dO tiles")
-    + "    load_rows(vt, vbase, vs, k0, sk, KEYS);\n"
-)
+DQ_ROWS = DQ_STATS + key_loop("Q and dO tiles") + "    load_rows(vt, vbase, vs, k0, sk, KEYS);\n"
 
 
 def _weight(ix: str, rk: str) -> str:
@@ -316,7 +334,7 @@ def forward_out(t: str, i: str) -> str:
     for (int n = 0; n < D / 8; ++n)"""
 
 
-def key_block(e: str) -> str:
+def key_block(e: str, loads: str = LOAD_KV) -> str:
     """The dK/dV pass's block set-up: its keys, the Q and dO pointers, the mask and dropout and
-    the K and V block loads."""
-    return _KEY_BLOCK + bases(e, "qg") + mask_setup(LOAD_KV)
+    the K and V block loads (`loads`)."""
+    return _KEY_BLOCK + bases(e, "qg") + mask_setup(loads)

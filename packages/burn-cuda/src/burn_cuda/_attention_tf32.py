@@ -177,11 +177,17 @@ _FWD = (
 
 
 def tf32_program(
-    head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32", extras: bool = True
+    head_dim: int,
+    value_dim: int,
+    kernel: str = "attn_fwd_tf32",
+    extras: bool = True,
+    pipe: bool = True,
 ) -> str:
-    """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`) for float32 storage at head dim
-    `head_dim` (32 or 64) and value dim `value_dim` (equal to it); no includes. `extras` as
-    `_attention_mma.mma_program`'s."""
+    """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`)
+    for float32 storage at head dim `head_dim` (32 or 64) and value dim `value_dim` (equal to
+    it); no includes. `extras` as `_attention_mma.mma_program`'s; `pipe` False: the session-17
+    text (`BURN_CUDA_ATTENTION_PIPE=0`), else the backward holds its K (Q) fragments unsplit
+    (`_attention_tf32_bwd.py`)."""
     if head_dim not in TF32_HEAD_DIMS or value_dim != head_dim:
         raise ValueError(
             f"attn_fwd_tf32: head_dim must be one of {TF32_HEAD_DIMS} and value_dim equal to "
@@ -191,6 +197,7 @@ def tf32_program(
 
     body = kernel_text("tf32_program", {"attn_fwd_tf32": _FWD, **BACKWARD}, kernel)
     head = _HEAD.replace("@D@", str(head_dim)) + extras_define(extras)
+    head += f"#define PIPE {int(bool(pipe))}\n"
     return c_macros() + head + drop_helpers() + body
 
 

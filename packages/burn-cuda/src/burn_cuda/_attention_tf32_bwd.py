@@ -91,15 +91,7 @@ _DQ = (
 
 _DKV = (
     "\n"
-    + part.head("attn_bwd_dkv_tf32")
-    + """\
-    float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ q,
-    const float* __restrict__ k, const float* __restrict__ v, const float* __restrict__ g,
-    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,
-    const int sq, const int sk, const int causal, const float scale2, const float scale,
-"""
-    + part.strides("qkvg")
-    + part.MASK_ARGS
+    + part.dkv_args("attn_bwd_dkv_tf32", "float")
     + """\
   __shared__ __align__(16) float qt[ROWS * SPF];  /* the K block, then Q tiles */
   __shared__ __align__(16) float gt[ROWS * SPF];  /* the V block, then dO tiles */
