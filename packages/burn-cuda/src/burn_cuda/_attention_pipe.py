@@ -48,7 +48,7 @@ FWD = (
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      ldsm4(qf[mt][kk], kt + (w0 - q0 + mt * 16 + LA_ROW(lane)) * SP + kk * 16 + LA_COL(lane));
+      ldsm4(qf[mt][kk], sa(kt + (w0 - q0 + mt * 16 + LA_ROW(lane)) * SP + kk * 16 + LA_COL(lane)));
   float o[MT][D / 8][4];
   float m[MT][2], l[MT][2];  /* rows C_ROW(lane, 0) and +8 of each m16 tile */
   U32 rk[MT][2];             /* their dropout row keys */
@@ -77,6 +77,7 @@ FWD = (
     const int more = k0 + KEYS < kend;
     CP_WAIT(1);  /* K_t has landed (V_t may be in flight) */
     __syncthreads();
+    const SA kl = sa(kt + LB_ROW(lane) * SP + LB_COL(lane));  /* this lane's row of K_t */
     float s[MT][KEYS / 8][4];
 #pragma unroll
     for (int n = 0; n < KEYS / 8; ++n) {
@@ -87,7 +88,7 @@ FWD = (
 #pragma unroll
       for (int kq = 0; kq < D / 32; ++kq) {
         unsigned int b[4];  /* k16 steps 2kq (b[0..1]) and 2kq + 1 (b[2..3]) of key tile n */
-        ldsm4(b, kt + (n * 8 + LB_ROW(lane)) * SP + kq * 32 + LB_COL(lane));
+        ldsm4(b, SA_AT(kl, n * 8 * SP + kq * 32));
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           mma16816(s[mt][n], qf[mt][2 * kq], b);
@@ -106,6 +107,7 @@ FWD = (
     + """\
     CP_WAIT(1);  /* V_t has landed (K_{t+1} may be in flight) */
     __syncthreads();
+    const SA vl = sa(vt + LA_ROW(lane) * SP + LA_COL(lane));  /* this lane's row of V_t */
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk) {
       unsigned int a[MT][4];  /* C tiles 2kk, 2kk + 1 as the A fragment of k16 step kk */
@@ -117,7 +119,7 @@ FWD = (
 #pragma unroll
       for (int n = 0; n < D / 8; n += 2) {
         unsigned int b[4];  /* n8 tiles n (b[0..1]) and n + 1 (b[2..3]) of keys 16kk.. */
-        ldsm4t(b, vt + (kk * 16 + LA_ROW(lane)) * SP + n * 8 + LA_COL(lane));
+        ldsm4t(b, SA_AT(vl, kk * 16 * SP + n * 8));
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
           mma16816(o[mt][n], a[mt], b);

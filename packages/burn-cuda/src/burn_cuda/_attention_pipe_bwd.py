@@ -46,26 +46,27 @@ def _frags(a: str, b: str, at: str) -> str:
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {{
     const int at = {at} + (w * 16 + LA_ROW(lane)) * SP + kk * 16 + LA_COL(lane);
-    ldsm4({a}[kk], st + at);
-    ldsm4({b}[kk], st + at + KEYS * SP);
+    ldsm4({a}[kk], sa(st + at));
+    ldsm4({b}[kk], sa(st + at + KEYS * SP));
   }}
 """
 
 
 def _two_products(x: str, y: str, s: str, dp: str, n: str, fx: str, fy: str) -> str:
     """`s` += fx · tile x and `dp` += fy · tile y over the head dim for n8 tile `n` of the
-    tiles' rows (B fragments of two k16 steps per ldmatrix)."""
+    tiles' rows (B fragments of two k16 steps per ldmatrix; `x`, `y`: this lane's LB address
+    in each tile)."""
     return f"""\
 #pragma unroll
       for (int e = 0; e < 4; ++e) {s}[{n}][e] = {dp}[{n}][e] = 0.0f;
 #pragma unroll
       for (int kq = 0; kq < D / 32; ++kq) {{
-        const int at = ({n} * 8 + LB_ROW(lane)) * SP + kq * 32 + LB_COL(lane);
+        const int at = {n} * 8 * SP + kq * 32;
         unsigned int b[4];  /* k16 steps 2kq (b[0..1]) and 2kq + 1 (b[2..3]) */
-        ldsm4(b, {x} + at);
+        ldsm4(b, SA_AT({x}, at));
         mma16816({s}[{n}], {fx}[2 * kq], b);
         mma16816({s}[{n}], {fx}[2 * kq + 1], b + 2);
-        ldsm4(b, {y} + at);
+        ldsm4(b, SA_AT({y}, at));
         mma16816({dp}[{n}], {fy}[2 * kq], b);
         mma16816({dp}[{n}], {fy}[2 * kq + 1], b + 2);
       }}
@@ -111,11 +112,12 @@ _DQ = (
     cp_commit();  /* (an empty group on the last tile: the wait counts the same) */
     CP_WAIT(1);   /* tiles t have landed */
     __syncthreads();
+    const SA kl = sa(kt + LB_ROW(lane) * SP + LB_COL(lane)), vl = SA_AT(kl, KEYS * SP);
     float s[KEYS / 8][4], dp[KEYS / 8][4];
 #pragma unroll
     for (int n = 0; n < KEYS / 8; ++n) {
 """
-    + _two_products("kt", "vt", "s", "dp", "n", "qf", "gf")
+    + _two_products("kl", "vl", "s", "dp", "n", "qf", "gf")
     + """\
     }
 #pragma unroll
@@ -126,6 +128,7 @@ _DQ = (
     + part.dq_scores("[n][e]")
     + """\
       }
+    const SA kT = sa(kt + LA_ROW(lane) * SP + LA_COL(lane));  /* K_t read transposed */
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk) {
       unsigned int a[4];
@@ -135,7 +138,7 @@ _DQ = (
 #pragma unroll
       for (int n = 0; n < D / 8; n += 2) {
         unsigned int b[4];  /* K's n8 tiles n, n + 1 of keys 16kk.., read transposed */
-        ldsm4t(b, kt + (kk * 16 + LA_ROW(lane)) * SP + n * 8 + LA_COL(lane));
+        ldsm4t(b, SA_AT(kT, kk * 16 * SP + n * 8));
         mma16816(acc[n], a, b);
         mma16816(acc[n + 1], a, b + 2);
       }
@@ -182,11 +185,12 @@ _DKV = (
 """
     + part.QUERY_STATS
     + """\
+    const SA ql = sa(qt + LB_ROW(lane) * SP + LB_COL(lane)), gl = SA_AT(ql, ROWS * SP);
     float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's keys x the tile's queries */
 #pragma unroll
     for (int n = 0; n < ROWS / 8; ++n) {
 """
-    + _two_products("qt", "gt", "s", "dp", "n", "kf", "vf")
+    + _two_products("ql", "gl", "s", "dp", "n", "kf", "vf")
     + """\
     }
 #pragma unroll
@@ -197,6 +201,7 @@ _DKV = (
     + part.dkv_scores("[n][e]")
     + """\
       }
+    const SA qT = sa(qt + LA_ROW(lane) * SP + LA_COL(lane)), gT = SA_AT(qT, ROWS * SP);
 #pragma unroll
     for (int kk = 0; kk < ROWS / 16; ++kk) {
       unsigned int ap[4], ad[4];  /* Pᵗ and dSᵗ as A fragments of query step kk */
@@ -208,12 +213,12 @@ _DKV = (
       }
 #pragma unroll
       for (int n = 0; n < D / 8; n += 2) {
-        const int at = (kk * 16 + LA_ROW(lane)) * SP + n * 8 + LA_COL(lane);
+        const int at = kk * 16 * SP + n * 8;
         unsigned int b[4];  /* dO's (Q's) n8 tiles n, n + 1 of queries 16kk.., transposed */
-        ldsm4t(b, gt + at);
+        ldsm4t(b, SA_AT(gT, at));
         mma16816(dva[n], ap, b);
         mma16816(dva[n + 1], ap, b + 2);
-        ldsm4t(b, qt + at);
+        ldsm4t(b, SA_AT(qT, at));
         mma16816(dka[n], ad, b);
         mma16816(dka[n + 1], ad, b + 2);
       }
