@@ -106,7 +106,8 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *tail)
     extras = mask is not None or bool(dropout)  # else the variant without that code
     if query.dtype.name == "float32":
-        k_, rows = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras), MMA_ROWS
+        k_ = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras, pipe=pipe_enabled())
+        rows = MMA_ROWS
     else:
         tiles = forward_tiles(d)
         k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles,
@@ -132,7 +133,7 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     kind = "tf32" if dt.name == "float32" else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
-    opt = {"extras": extras} | ({"pipe": pipe_enabled()} if kind == "mma" else {})
+    opt = {"extras": extras, "pipe": pipe_enabled()}
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)
     launch_grid(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
                 *common, *qa, *ka, *va, *oa, *ga, *tail)  # fmt: skip
