@@ -188,7 +188,9 @@ def mma_program(
             f"mma_program: tiles must be 1, or 2 for attn_fwd_mma at head_dim <= 64, got "
             f"tiles {tiles!r} for {kernel} at head_dim {head_dim}"
         )
-    bodies = {"attn_fwd_mma": PIPE_FWD, **PIPE_BACKWARD} if pipe else {"attn_fwd_mma": _FWD, **BACKWARD}
+    bodies = {"attn_fwd_mma": _FWD, **BACKWARD}
+    if pipe:
+        bodies = {"attn_fwd_mma": PIPE_FWD, **PIPE_BACKWARD}
     body = kernel_text("mma_program", bodies, kernel)
     if kernel != "attn_fwd_mma" and head_dim not in BWD_HEAD_DIMS:
         raise ValueError(
