@@ -10,6 +10,7 @@ against the PTX ISA) and its cp.async writes shared memory only when the issuing
 from __future__ import annotations
 
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -78,3 +79,35 @@ def test_pipe_kernels_give_the_session_17_bits(case, monkeypatch):
     tol = {"bfloat16": 3e-2, "float16": 4e-3, "float32": 2e-5}[dtype]
     for name, a, w in zip(("out", "dq", "dk", "dv"), [new[0], *new[2:]], [want[0], *want[1:]]):
         np.testing.assert_allclose(a.astype(np.float64), w, rtol=tol, atol=tol, err_msg=name)
+
+
+def test_ptx_has_ldmatrix_and_cp_async_only_in_the_pipe_text(nvcc_ptx):
+    """nvcc --ptx (sm_90) of the bf16 kernels at head dim 64, both texts in one unit: the pipe
+    text has one ldmatrix.x4 per fragment quad (unrolled: the Q/K/V/dO A fragments, K's (Q's,
+    dO's) B fragments two k16 steps at a time, the transposed B fragments two n8 tiles at a
+    time) and cp.async copies; the session-17 text has neither."""
+    from burn_cuda._kernel_source import SOURCES
+
+    d, keys, mt = 64, 64, 2
+    want = {  # kernel -> (ldmatrix, ldmatrix.trans) of the pipe text
+        "attn_fwd_mma": (mt * d // 16 + keys // 8 * d // 32, keys // 16 * d // 16),
+        "attn_bwd_dq_mma": (2 * d // 16 + 2 * keys // 8 * d // 32, keys // 16 * d // 16),
+        "attn_bwd_dkv_mma": (2 * d // 16 + 2 * keys // 8 * d // 32, 2 * keys // 16 * d // 16),
+    }
+    unit = ""
+    for pipe in (True, False):
+        for i, name in enumerate(want):
+            options = {"extras": False, "pipe": pipe} | ({"tiles": mt} if i == 0 else {})
+            src = SOURCES[name]("bfloat16", d, d, **options)
+            undef = "".join(f"#undef {m}\n" for m in set(re.findall(r"^#define (\w+)", src, re.M)))
+            unit += f"#define {name} {name}_{int(pipe)}\nnamespace p{int(pipe)}{i} {{\n{src}\n}}\n"
+            unit += f"{undef}#undef {name}\n"
+    proc, ptx = nvcc_ptx("attn_pipe", unit)
+    assert proc.returncode == 0, proc.stderr
+    entries = dict(re.findall(r"\.entry (\w+)\((.*?)(?=\.entry |\Z)", ptx.read_text(), re.S))
+    for name, (plain, trans) in want.items():
+        new, old = entries[f"{name}_1"], entries[f"{name}_0"]
+        assert new.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == plain, name
+        assert new.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") == trans, name
+        assert "cp.async.cg.shared.global" in new and "cp.async.wait_group 1" in new, name
+        assert "ldmatrix" not in old and "cp.async" not in old, name
