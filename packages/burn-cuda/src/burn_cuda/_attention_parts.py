@@ -44,9 +44,10 @@ QUERY_STATS = """\
 """
 
 
-def head(name: str) -> str:
-    """The first line of kernel `name`."""
-    return f'extern "C" __global__ void __launch_bounds__(THREADS) {name}(\n'
+def head(name: str, blocks: int = 0) -> str:
+    """The first line of kernel `name` (`blocks`: the blocks per SM ptxas must fit, if any)."""
+    bounds = f"THREADS, {blocks}" if blocks else "THREADS"
+    return f'extern "C" __global__ void __launch_bounds__({bounds}) {name}(\n'
 
 
 def strides(names: str) -> str:
@@ -65,10 +66,10 @@ def forward_args(name: str, e: str) -> str:
     )
 
 
-def dq_args(name: str, e: str) -> str:
+def dq_args(name: str, e: str, blocks: int = 0) -> str:
     """The dQ pass `name`'s argument list: dQ, Delta, Q, K, V, O, dO, lse and the strides."""
     return (
-        head(name)
+        head(name, blocks)
         + f"    {e}* __restrict__ dq, float* __restrict__ delta, const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ o,\n"
         f"    const {e}* __restrict__ g, const float* __restrict__ lse, const int heads,"
@@ -79,10 +80,11 @@ def dq_args(name: str, e: str) -> str:
     )
 
 
-def dkv_args(name: str, e: str) -> str:
-    """The dK/dV pass `name`'s argument list: dK, dV, Q, K, V, dO, lse, Delta and the strides."""
+def dkv_args(name: str, e: str, blocks: int = 0) -> str:
+    """The dK/dV pass `name`'s argument list: dK, dV, Q, K, V, dO, lse, Delta and the strides
+    (`blocks` as `head`'s)."""
     return (
-        head(name)
+        head(name, blocks)
         + f"    {e}* __restrict__ dk, {e}* __restrict__ dv, const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ g,\n"
         "    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,\n"
@@ -226,21 +228,22 @@ def _weight(ix: str, rk: str) -> str:
     )
 
 
-def dq_scores(ix: str) -> str:
-    """The dQ pass's element e of key tile n: S and dP to dS, in place in `s`."""
+def dq_scores(ix: str, at: str = "n * 8") -> str:
+    """The dQ pass's element e of key tile n (its first key `at` past k0): S and dP to dS, in
+    place in `s`."""
     return (
-        "        const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + n * 8 + C_COL(lane, e);\n"
+        f"        const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + {at} + C_COL(lane, e);\n"
         "        const float li = lr[e >> 1];\n"
         + _weight(ix, "rk[e >> 1]")
         + f"        s{ix} = p * (dp{ix} * z - dr[e >> 1]);  /* dS */\n"
     )
 
 
-def dkv_scores(ix: str) -> str:
-    """The dK/dV pass's element e of query tile n: Sᵗ to the dropped weight (for dV) in `s`,
-    dPᵗ to dSᵗ in `dp`."""
+def dkv_scores(ix: str, at: str = "n * 8") -> str:
+    """The dK/dV pass's element e of query tile n (its first query `at` past q0): Sᵗ to the
+    dropped weight (for dV) in `s`, dPᵗ to dSᵗ in `dp`."""
     return (
-        "        const int col = n * 8 + C_COL(lane, e), i = q0 + col;\n"
+        f"        const int col = {at} + C_COL(lane, e), i = q0 + col;\n"
         "        const int j = k0 + w * 16 + C_ROW(lane, e);\n"
         "        const float li = ls[col];  /* -inf past seq_q and for rows that see no key */\n"
         + _weight(ix, "rkq[col]")
