@@ -8,7 +8,9 @@ f16 `mma.sync`, f32 3xTF32; the forward at 1 and 2 m16 tiles per warp) as the Cu
 renders it for NVRTC, compiles all of them in one translation unit with
 `nvcc -cubin -arch=ARCH --ptxas-options=-v` (each in a namespace of its own, its entry
 renamed), and prints per kernel: registers per thread, stack frame, spill stores and loads
-(bytes) and static shared memory (bytes). `pipe` 0 is the session-17 text (scalar fragment
+(bytes), static shared memory (bytes) and the blocks of 128 threads an sm_90 SM holds by those
+two (64K registers allocated 8 per thread at a time; 228 KB of shared memory, 1 KB of it
+reserved per block). `pipe` 0 is the session-17 text (scalar fragment
 loads, synchronous tiles; `BURN_CUDA_ATTENTION_PIPE=0`), 1 the ldmatrix + cp.async text.
 """
 
@@ -99,6 +101,12 @@ def report(text: str) -> dict:
     return out
 
 
+def blocks(regs: int, smem: int, threads: int = 128) -> int:
+    """Blocks of `threads` an sm_90 SM holds at `regs` registers and `smem` bytes each."""
+    by_regs = 65536 // (threads * -(-regs // 8) * 8)
+    return min(by_regs, 228 * 1024 // (smem + 1024), 32)
+
+
 def compile_all(vs, arch: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "attn.cu"
@@ -117,18 +125,21 @@ def main(argv=None) -> None:
     vs = variants(ints(args.pipe), ints(args.extras), ints(args.dims))
     res = compile_all(vs, args.arch)
     if args.markdown:
-        print("| kernel | dtype | d | tiles | extras | pipe | regs | stack | spill st/ld | smem |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("| kernel | dtype | d | tiles | extras | pipe | regs | stack | spill st/ld | smem "
+              "| blocks/SM |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
     for v in vs:
         r = res[entry(v)]
         name, dtype, d, tiles, extras, pipe = v
         spill = f"{r['spill_st']}/{r['spill_ld']}"
+        nb = blocks(r["regs"], r["smem"])
         if args.markdown:
             print(f"| {name} | {dtype} | {d} | {tiles} | {extras} | {pipe} | {r['regs']} | "
-                  f"{r['stack']} | {spill} | {r['smem']} |")  # fmt: skip
+                  f"{r['stack']} | {spill} | {r['smem']} | {nb} |")  # fmt: skip
         else:
             print(f"{name:18s} {dtype:9s} d{d:<4d} t{tiles} x{extras} p{pipe} regs {r['regs']:3d} "
-                  f"stack {r['stack']:4d} spill {spill:9s} smem {r['smem']:6d}")  # fmt: skip
+                  f"stack {r['stack']:4d} spill {spill:9s} smem {r['smem']:6d} "
+                  f"blocks {nb}")  # fmt: skip
 
 
 if __name__ == "__main__":
