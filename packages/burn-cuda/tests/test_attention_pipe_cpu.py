@@ -34,6 +34,7 @@ CASES = [
     # the prefetch of the last tile run; the float32 cases reach the dK/dV pass's PIPE text
     ("bfloat16", 150, 200, 64, True),  # 2 forward blocks of 128 rows, 4 key tiles
     ("float16", 130, 70, 32, False),
+    ("bfloat16", 200, 50, 64, True),  # the first 128-row block sees no key: copies, no wait
     ("bfloat16", 70, 130, 128, True),  # forward only (the backward at 128 is burn_gpu's)
     ("float32", 70, 140, 64, True),
     ("float32", 140, 70, 32, False),

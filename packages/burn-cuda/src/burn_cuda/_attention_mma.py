@@ -25,6 +25,12 @@ scaled by 1 / (1 - p)) run inside the kernels, as in burn_gpu's. Q, K and V are 
 and stride is a multiple of 8 elements and the buffer 16-byte aligned (16-byte loads), else a
 contiguous copy is read.
 
+This module's `_FWD` (and `_attention_mma_bwd.py`) is the session-17 text: 32-bit fragment
+loads from shared memory and synchronous tile loads, kept for `BURN_CUDA_ATTENTION_PIPE=0`.
+The default text loads fragments with ldmatrix and tiles with cp.async
+(`_attention_pipe.py`, `_attention_pipe_bwd.py`, `_mma_pipe.py`): the same products in the
+same order.
+
 The kernel text also runs on the tests' CPU stand-in (g++, `tests/cuda_on_cpu.h`): where
 `__CUDA_ARCH__` is not defined the `mma` and the pair conversions are plain C over the same
 fragment layouts (the warp's fragments exchanged through a per-warp table at `__syncwarp`).
