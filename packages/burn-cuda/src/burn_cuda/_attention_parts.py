@@ -44,9 +44,10 @@ QUERY_STATS = """\
 """
 
 
-def head(name: str, blocks: int = 0) -> str:
-    """The first line of kernel `name` (`blocks`: the blocks per SM ptxas must fit, if any)."""
-    bounds = f"THREADS, {blocks}" if blocks else "THREADS"
+def head(name: str, blocks: int | str = 0) -> str:
+    """The first line of kernel `name` (`blocks`: the blocks per SM ptxas must fit, if any; a
+    string: a macro of the whole launch-bounds argument list)."""
+    bounds = blocks if isinstance(blocks, str) else f"THREADS, {blocks}" if blocks else "THREADS"
     return f'extern "C" __global__ void __launch_bounds__({bounds}) {name}(\n'
 
 
@@ -55,10 +56,11 @@ def strides(names: str) -> str:
     return "".join(f"    const L {n}o, const L {n}b, const L {n}h, const L {n}s,\n" for n in names)
 
 
-def forward_args(name: str, e: str) -> str:
-    """The forward kernel `name`'s argument list: out, lse, Q, K, V and their strides."""
+def forward_args(name: str, e: str, blocks: int | str = 0) -> str:
+    """The forward kernel `name`'s argument list: out, lse, Q, K, V and their strides
+    (`blocks` as `head`'s)."""
     return (
-        head(name)
+        head(name, blocks)
         + f"    {e}* __restrict__ out, float* __restrict__ lse, const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const int heads,"
         " const int sq,\n"
@@ -275,22 +277,31 @@ DKV_OUT = """\
 """
 
 
-def online_softmax(t: str, i: str) -> str:
+def online_softmax(t: str, i: str, limit: bool = False) -> str:
     """The forward's online softmax over a key tile for the two rows (i: row rr's query) of
     m16 tile `t` ("[mt]", or "" with one tile): scale and mask the scores, the new row max
     across the row's 4 lanes, the weights (dropped ones zeroed in `s`, the row sum undropped),
-    and O rescaled."""
+    and O rescaled. `limit`: the row's first left-out key computed once per row, one compare
+    per score (the same keys left out as the four tests per score of the session-17 text)."""
+    hid = (
+        "j >= lim" if limit else "j >= sk || i >= sq || (causal && j > i + off)"
+    ) + " ||\n                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);"
+    lim = (
+        "      /* keys from lim on are left out: past seq_k, past the diagonal, all past seq_q */\n"
+        "      const int lim = i >= sq ? 0 : (causal ? min(sk, i + off + 1) : sk);\n"
+        if limit
+        else ""
+    )
     return f"""\
     for (int rr = 0; rr < 2; ++rr) {{  /* element pairs 2rr, 2rr + 1: one row */
       const int i = {i};
-      float mx = m{t}[rr];
+{lim}      float mx = m{t}[rr];
 #pragma unroll
       for (int n = 0; n < KEYS / 8; ++n)
 #pragma unroll
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {{
           const int j = k0 + n * 8 + C_COL(lane, e);
-          const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
-                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
+          const int hid = {hid}
           const float x = hid ? -INF_F : s{t}[n][e] * scale2;
           s{t}[n][e] = x;
           mx = max_nan(x, mx);

@@ -32,9 +32,16 @@ COPY_Q = """\
 
 FWD = (
     """
-/* MT m16 tiles per warp (as the session-17 text); fragments by ldmatrix, tiles by cp.async */
+/* MT m16 tiles per warp (as the session-17 text); fragments by ldmatrix, tiles by cp.async.
+   Two tiles: at most 2 blocks an SM asked for, else ptxas aims at 3 at head dim 32 and
+   spills (168 registers, 16 bytes; 192 without) */
+#if MT == 2
+#define FWD_BOUNDS THREADS, 2
+#else
+#define FWD_BOUNDS THREADS
+#endif
 """
-    + forward_args("attn_fwd_mma", "E")
+    + forward_args("attn_fwd_mma", "E", "FWD_BOUNDS")
     + """\
   __shared__ __align__(16) E kt[(ROWS > KEYS ? ROWS : KEYS) * SP];  /* the Q tile, then K tiles */
   __shared__ __align__(16) E vt[KEYS * SP];                         /* V tiles, row-major */
@@ -103,7 +110,7 @@ FWD = (
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
 """
-    + online_softmax("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
+    + online_softmax("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)", limit=True)
     + """\
     CP_WAIT(1);  /* V_t has landed (K_{t+1} may be in flight) */
     __syncthreads();
