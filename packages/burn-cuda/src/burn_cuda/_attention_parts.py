@@ -218,11 +218,14 @@ DQ_STATS = """\
 DQ_ROWS = DQ_STATS + key_loop("Q and dO tiles") + "    load_rows(vt, vbase, vs, k0, sk, KEYS);\n"
 
 
-def _weight(ix: str, rk: str) -> str:
+_HID = "j >= sk || li == -INF_F || (causal && j > i + off)"  # the session-17 test per score
+
+
+def _weight(ix: str, rk: str, hid: str = _HID) -> str:
     """Score `s{ix}` (query i, key j, row statistic li) to its weight p: 0 where the key is
-    left out; z: 0 where dropout drops it, else 1 / (1 - p)."""
+    left out (`hid`, or the mask); z: 0 where dropout drops it, else 1 / (1 - p)."""
     return (
-        "        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||\n"
+        f"        const int hid = {hid} ||\n"
         "                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);\n"
         f"        const float p = hid ? 0.0f : exp2f(s{ix} * scale2 - li);\n"
         f"        const float z = (drop && !drop_keep({rk}, j, dthr)) ? 0.0f : drp;"
@@ -230,25 +233,50 @@ def _weight(ix: str, rk: str) -> str:
     )
 
 
-def dq_scores(ix: str, at: str = "n * 8") -> str:
+#: the dQ pass's first left-out key of each of a thread's two rows (past seq_k or the
+#: diagonal; rows past seq_q have lse -inf), for `dq_scores(limit=True)`
+DQ_LIMITS = """\
+  int lim[2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
+    lim[rr] = causal ? min(sk, i + off + 1) : sk;
+  }
+"""
+#: the dK/dV pass's first query that sees each of a thread's two keys (none past seq_k), for
+#: `dkv_scores(limit=True)`
+DKV_LIMITS = """\
+  int qlo[2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int j = k0 + w * 16 + C_ROW(lane, 2 * rr);
+    qlo[rr] = j >= sk ? 0x7fffffff : (causal ? j - off : 0);
+  }
+"""
+
+
+def dq_scores(ix: str, at: str = "n * 8", limit: bool = False) -> str:
     """The dQ pass's element e of key tile n (its first key `at` past k0): S and dP to dS, in
-    place in `s`."""
+    place in `s`. `limit`: left-out keys by one compare to the row's `DQ_LIMITS`."""
+    hid = "j >= lim[e >> 1] || li == -INF_F"
     return (
         f"        const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + {at} + C_COL(lane, e);\n"
         "        const float li = lr[e >> 1];\n"
-        + _weight(ix, "rk[e >> 1]")
+        + (_weight(ix, "rk[e >> 1]", hid) if limit else _weight(ix, "rk[e >> 1]"))
         + f"        s{ix} = p * (dp{ix} * z - dr[e >> 1]);  /* dS */\n"
     )
 
 
-def dkv_scores(ix: str, at: str = "n * 8") -> str:
+def dkv_scores(ix: str, at: str = "n * 8", limit: bool = False) -> str:
     """The dK/dV pass's element e of query tile n (its first query `at` past q0): Sᵗ to the
-    dropped weight (for dV) in `s`, dPᵗ to dSᵗ in `dp`."""
+    dropped weight (for dV) in `s`, dPᵗ to dSᵗ in `dp`. `limit`: left-out pairs by one compare
+    to the key's `DKV_LIMITS`."""
+    hid = "i < qlo[e >> 1] || li == -INF_F"
     return (
         f"        const int col = {at} + C_COL(lane, e), i = q0 + col;\n"
         "        const int j = k0 + w * 16 + C_ROW(lane, e);\n"
         "        const float li = ls[col];  /* -inf past seq_q and for rows that see no key */\n"
-        + _weight(ix, "rkq[col]")
+        + (_weight(ix, "rkq[col]", hid) if limit else _weight(ix, "rkq[col]"))
         + f"        s{ix} = p * z;  /* the dropped weight, for dV */\n"
         f"        dp{ix} = p * (dp{ix} * z - ds[col]);  /* dSᵗ */\n"
     )

@@ -104,6 +104,7 @@ _DQ = (
     )
     + _frags("qf", "gf", "0")
     + part.DQ_STATS
+    + part.DQ_LIMITS
     + part.KEY_END
     + """\
   __syncthreads();  /* every warp has its Q and dO fragments: stage 0 takes K_0 and V_0 */
@@ -137,7 +138,7 @@ _DQ = (
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
 """
-    + part.dq_scores("[n][e]", "h * HALF + n * 8")
+    + part.dq_scores("[n][e]", "h * HALF + n * 8", limit=True)
     + """\
         }
 #pragma unroll
@@ -179,6 +180,7 @@ _DKV = (
     + part.key_block("E", _COPY_KV)
     + _frags("kf", "vf", "2 * ROWS * SP")
     + part.DKV_ACC
+    + part.DKV_LIMITS
     + """\
   __syncthreads();  /* every warp has its K and V fragments: stage 1 takes Q and dO tiles */
   copy_rows(st, qbase, qs, qstart, sq, ROWS);
@@ -213,7 +215,7 @@ _DKV = (
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
 """
-    + part.dkv_scores("[n][e]", "h * HALF + n * 8")
+    + part.dkv_scores("[n][e]", "h * HALF + n * 8", limit=True)
     + """\
         }
 #pragma unroll
