@@ -86,15 +86,15 @@ def test_ptx_has_ldmatrix_and_cp_async_only_in_the_pipe_text(nvcc_ptx):
     """nvcc --ptx (sm_90) of the bf16 kernels at head dim 64, both texts in one unit: the pipe
     text has one ldmatrix.x4 per fragment quad (the Q/K/V/dO A fragments, K's (Q's, dO's) B
     fragments two k16 steps at a time, the transposed B fragments two n8 tiles at a time; the
-    backward's per-HALF loop rolled) and cp.async copies; the session-17 text has neither."""
-    from burn_cuda._attention_pipe_bwd import HALF
+    backward's per-SUB loop rolled) and cp.async copies; the session-17 text has neither."""
+    from burn_cuda._attention_pipe_bwd import SUB
     from burn_cuda._kernel_source import SOURCES
 
-    d, keys, mt, half = 64, 64, 2, HALF  # the backward's loop over HALF keys stays rolled
+    d, keys, mt, sub = 64, 64, 2, SUB  # the backward's loop over SUB keys stays rolled
     want = {  # kernel -> (ldmatrix, ldmatrix.trans) of the pipe text
         "attn_fwd_mma": (mt * d // 16 + keys // 8 * d // 32, keys // 16 * d // 16),
-        "attn_bwd_dq_mma": (2 * d // 16 + 2 * half // 8 * d // 32, half // 16 * d // 16),
-        "attn_bwd_dkv_mma": (2 * d // 16 + 2 * half // 8 * d // 32, 2 * half // 16 * d // 16),
+        "attn_bwd_dq_mma": (2 * d // 16 + 2 * sub // 8 * d // 32, sub // 16 * d // 16),
+        "attn_bwd_dkv_mma": (2 * d // 16 + 2 * sub // 8 * d // 32, 2 * sub // 16 * d // 16),
     }
     unit = ""
     for pipe in (True, False):

@@ -54,14 +54,14 @@ def _frags(a: str, b: str, at: str) -> str:
 
 def _two_products(x: str, y: str, s: str, dp: str, n: str, fx: str, fy: str) -> str:
     """`s[n]` += fx · tile x and `dp[n]` += fy · tile y over the head dim for the n8 tile of
-    the tiles' rows from row h HALF + 8 n (B fragments of two k16 steps per ldmatrix; `x`,
+    the tiles' rows from row h SUB + 8 n (B fragments of two k16 steps per ldmatrix; `x`,
     `y`: this lane's LB address in each tile)."""
     return f"""\
 #pragma unroll
       for (int e = 0; e < 4; ++e) {s}[{n}][e] = {dp}[{n}][e] = 0.0f;
 #pragma unroll
       for (int kq = 0; kq < D / 32; ++kq) {{
-        const int at = (h * HALF + {n} * 8) * SP + kq * 32;
+        const int at = (h * SUB + {n} * 8) * SP + kq * 32;
         unsigned int b[4];  /* k16 steps 2kq (b[0..1]) and 2kq + 1 (b[2..3]) */
         ldsm4(b, SA_AT({x}, at));
         mma16816({s}[{n}], {fx}[2 * kq], b);
@@ -73,17 +73,18 @@ def _two_products(x: str, y: str, s: str, dp: str, n: str, fx: str, fy: str) -> 
 """
 
 
-#: keys (queries) of a tile whose scores (and dP) a warp holds at once, in a loop kept rolled:
-#: ptxas, sm_90, head dim 64, no mask code: all 64 held, dQ pass 176 registers, dK/dV 255; 32,
-#: 128 with 16 bytes of spills and 174; 16, 126 and 162 (4 and 3 blocks of 128 threads an SM)
-HALF = 16
-_HALF = f"\n#define HALF {HALF}\n"
+#: keys (queries) of a tile whose scores (and dP) a warp holds at once, in a loop kept rolled
+#: (ptxas, sm_90, head dim 64, no mask code, before the per-row limits: all 64 held, dQ pass
+#: 176 registers and dK/dV 255; 32 at a time, 128 with 16 bytes of spills and 174; 16, 126 and
+#: 162, no spills: 4 and 3 blocks of 128 threads an SM)
+SUB = 16
+_SUB = f"\n#define SUB {SUB}\n"
 #: the dK/dV pass's blocks per SM: <= 168 registers (at 16 keys per step it holds 162-166, so
 #: ptxas need not spill to keep 3)
 DKV_BLOCKS = 3
 
 _DQ = (
-    _HALF
+    _SUB
     + part.dq_args("attn_bwd_dq_mma", "E")
     + """\
   __shared__ __align__(16) E st[2 * 2 * KEYS * SP];  /* 2 stages of (K, V) tiles; Q, dO first */
@@ -125,32 +126,32 @@ _DQ = (
     const SA kl = sa(kt + LB_ROW(lane) * SP + LB_COL(lane)), vl = SA_AT(kl, KEYS * SP);
     const SA kT = sa(kt + LA_ROW(lane) * SP + LA_COL(lane));  /* K_t read transposed */
 #pragma unroll 1
-    for (int h = 0; h < KEYS / HALF; ++h) {  /* HALF keys at a time: S, dP, dS, then dQ */
-      float s[HALF / 8][4], dp[HALF / 8][4];
+    for (int h = 0; h < KEYS / SUB; ++h) {  /* SUB keys at a time: S, dP, dS, then dQ */
+      float s[SUB / 8][4], dp[SUB / 8][4];
 #pragma unroll
-      for (int n = 0; n < HALF / 8; ++n) {
+      for (int n = 0; n < SUB / 8; ++n) {
 """
     + _two_products("kl", "vl", "s", "dp", "n", "qf", "gf")
     + """\
       }
 #pragma unroll
-      for (int n = 0; n < HALF / 8; ++n)
+      for (int n = 0; n < SUB / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
 """
-    + part.dq_scores("[n][e]", "h * HALF + n * 8", limit=True)
+    + part.dq_scores("[n][e]", "h * SUB + n * 8", limit=True)
     + """\
         }
 #pragma unroll
-      for (int kk = 0; kk < HALF / 16; ++kk) {
+      for (int kk = 0; kk < SUB / 16; ++kk) {
         unsigned int a[4];
 #pragma unroll
         for (int r = 0; r < 4; ++r)
           a[r] = pack2(s[2 * kk + (r >> 1)][2 * (r & 1)], s[2 * kk + (r >> 1)][2 * (r & 1) + 1]);
 #pragma unroll
         for (int n = 0; n < D / 8; n += 2) {
-          unsigned int b[4];  /* K's n8 tiles n, n + 1 of keys h HALF + 16kk.., transposed */
-          ldsm4t(b, SA_AT(kT, (h * HALF + kk * 16) * SP + n * 8));
+          unsigned int b[4];  /* K's n8 tiles n, n + 1 of keys h SUB + 16kk.., transposed */
+          ldsm4t(b, SA_AT(kT, (h * SUB + kk * 16) * SP + n * 8));
           mma16816(acc[n], a, b);
           mma16816(acc[n + 1], a, b + 2);
         }
@@ -170,7 +171,7 @@ _DQ = (
 )
 
 _DKV = (
-    _HALF
+    _SUB
     + part.dkv_args("attn_bwd_dkv_mma", "E", DKV_BLOCKS)
     + """\
   __shared__ __align__(16) E st[2 * 2 * ROWS * SP];  /* 2 stages of (Q, dO) tiles; K, V first */
@@ -202,24 +203,24 @@ _DKV = (
     const SA ql = sa(qt + LB_ROW(lane) * SP + LB_COL(lane)), gl = SA_AT(ql, ROWS * SP);
     const SA qT = sa(qt + LA_ROW(lane) * SP + LA_COL(lane)), gT = SA_AT(qT, ROWS * SP);
 #pragma unroll 1
-    for (int h = 0; h < ROWS / HALF; ++h) {  /* HALF queries at a time: Sᵗ, dPᵗ, dSᵗ, dV, dK */
-      float s[HALF / 8][4], dp[HALF / 8][4];  /* this warp's keys x HALF of the tile's queries */
+    for (int h = 0; h < ROWS / SUB; ++h) {  /* SUB queries at a time: Sᵗ, dPᵗ, dSᵗ, dV, dK */
+      float s[SUB / 8][4], dp[SUB / 8][4];  /* this warp's keys x SUB of the tile's queries */
 #pragma unroll
-      for (int n = 0; n < HALF / 8; ++n) {
+      for (int n = 0; n < SUB / 8; ++n) {
 """
     + _two_products("ql", "gl", "s", "dp", "n", "kf", "vf")
     + """\
       }
 #pragma unroll
-      for (int n = 0; n < HALF / 8; ++n)
+      for (int n = 0; n < SUB / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
 """
-    + part.dkv_scores("[n][e]", "h * HALF + n * 8", limit=True)
+    + part.dkv_scores("[n][e]", "h * SUB + n * 8", limit=True)
     + """\
         }
 #pragma unroll
-      for (int kk = 0; kk < HALF / 16; ++kk) {
+      for (int kk = 0; kk < SUB / 16; ++kk) {
         unsigned int ap[4], ad[4];  /* Pᵗ and dSᵗ as A fragments of query step kk */
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
@@ -229,7 +230,7 @@ _DKV = (
         }
 #pragma unroll
         for (int n = 0; n < D / 8; n += 2) {
-          const int at = (h * HALF + kk * 16) * SP + n * 8;
+          const int at = (h * SUB + kk * 16) * SP + n * 8;
           unsigned int b[4];  /* dO's (Q's) n8 tiles n, n + 1 of queries .. + 16kk, transposed */
           ldsm4t(b, SA_AT(gT, at));
           mma16816(dva[n], ap, b);
