@@ -61,6 +61,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_CUDA_ATTENTION_MMA": ("`1`", "`0` turns off Cuda's tensor-core attention kernels (bfloat16/float16 `mma`, float32 3xTF32; forward and backward): those calls run burn_gpu's SIMT flash kernels (float16: the decomposition), for A/B benches."),
     "BURN_CUDA_ATTENTION_WARP_ROWS": ("`32`", "Query rows per warp of Cuda's bf16/f16 tensor-core attention forward at head dims <= 64: `32` (128-row blocks, each K/V fragment read once for two m16 tiles) or `16` (64-row blocks, fewer registers), for A/B benches."),
     "BURN_CUDA_ATTENTION_PLANS": ("`1`", "`0` runs every Cuda attention call through the general path (eligibility, routing, argument building per call) instead of replaying the launch plan recorded at the second call of the same dtypes, shapes, strides and flags (`_attention_plan.py`), for A/B benches of the host cost."),
+    "BURN_CUDA_ATTENTION_PIPE": ("`1`", "`0` keeps Cuda's session-17 tensor-core attention kernels (32-bit fragment loads from shared memory, synchronous tile loads; float32: the split K fragments held) instead of the ldmatrix + cp.async ones (`_attention_pipe*.py`), read per call (each text is its own cached kernel), for A/B benches in one process."),
     "BURN_CUDA_INT8_GEMM": ("`1`", "`0` sends the int8 x int8 matmul of two quantized tensors to burn_gpu's `qmm_i8` kernel instead of cuBLAS `cublasGemmEx`."),
     "BURN_CUDA_DRIVER_LAUNCH": ("`1`", "`0` launches kernels through cupy's RawKernel call instead of the driver API."),
     # burn-fusion

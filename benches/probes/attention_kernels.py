@@ -7,8 +7,10 @@ For each dtype, sequence length and causal flag: the forward and the backward of
 attention on cupy arrays (`Cuda._attention_fwd` / `_attention_bwd`: the kernels and their
 argument set-up, no Autodiff or Tensor layer) with the tensor-core kernels (`mma`: bf16/f16
 `mma.sync`, f32 3xTF32; `fwd@16`: the bf16/f16 forward at 16 query rows per warp,
-`BURN_CUDA_ATTENTION_WARP_ROWS=16`, where the default is 32) and with
-`BURN_CUDA_ATTENTION_MMA=0` (`simt`: burn_gpu's flash kernels; float16 has none), and torch's `scaled_dot_product_attention` forward and forward + backward
+`BURN_CUDA_ATTENTION_WARP_ROWS=16`, where the default is 32; `old`: the session-17 tensor-core
+kernels, `BURN_CUDA_ATTENTION_PIPE=0`, where `mma` is the ldmatrix + cp.async text) and with
+`BURN_CUDA_ATTENTION_MMA=0` (`simt`: burn_gpu's flash kernels; float16 has none), and torch's
+`scaled_dot_product_attention` forward and forward + backward
 (its backward alone is the difference). Each time is the median of `--repeats` event-timed
 calls after 3 warm-ups, in ms; TFLOP/s counts 4 b h sq sk d flops forward and 2.5x that
 backward, halved when causal. `mma/torch` is fwd+bwd over torch's fwd+bwd (the issue's
@@ -77,18 +79,23 @@ def burn_times(cp, np, dtype: str, shape, causal: bool, repeats: int) -> dict:
     B = Cuda(float_dtype=dtype)
     scale = 1.0 / d**0.5
     res = {}
-    # mma: the defaults; mma16: the bf16/f16 forward at 16 rows per warp; simt: burn_gpu's
-    for mode, flag, rows in (("mma", "1", "32"), ("mma16", "1", "16"), ("simt", "0", "32")):
+    # mma: the defaults; mma16: the bf16/f16 forward at 16 rows per warp; old: the session-17
+    # tensor-core text; simt: burn_gpu's
+    modes = (("mma", "1", "32", "1"), ("mma16", "1", "16", "1"), ("old", "1", "32", "0"),
+             ("simt", "0", "32", "1"))  # fmt: skip
+    for mode, flag, rows, pipe in modes:
         if (mode == "simt" and dtype == "float16") or (mode == "mma16" and dtype == "float32"):
             continue  # burn_gpu's flash kernels take no float16; f32 has one tiling
         os.environ["BURN_CUDA_ATTENTION_MMA"] = flag
         os.environ["BURN_CUDA_ATTENTION_WARP_ROWS"] = rows
+        os.environ["BURN_CUDA_ATTENTION_PIPE"] = pipe
         out, lse = B._attention_fwd(q, k, v, None, causal, scale)
         fwd = timed(cp, lambda: B._attention_fwd(q, k, v, None, causal, scale), repeats)
         bwd = timed(cp, lambda: B._attention_bwd(q, k, v, out, lse, None, g, causal, scale), repeats)
         res[mode] = (fwd, bwd)
     os.environ.pop("BURN_CUDA_ATTENTION_MMA", None)
     os.environ.pop("BURN_CUDA_ATTENTION_WARP_ROWS", None)
+    os.environ.pop("BURN_CUDA_ATTENTION_PIPE", None)
     return res
 
 
@@ -119,9 +126,9 @@ def main(argv=None) -> None:
     import torch
 
     rows = []
-    print(f"{'case':24s} {'mma fwd':>8s} {'mma bwd':>8s} {'fwd@16':>8s} {'simt fwd':>8s} "
-          f"{'simt bwd':>8s} {'torch fwd':>9s} {'torch f+b':>9s} {'mma TF/s':>8s} "
-          f"{'mma/torch':>9s}")  # fmt: skip
+    print(f"{'case':24s} {'mma fwd':>8s} {'mma bwd':>8s} {'fwd@16':>8s} {'old fwd':>8s} "
+          f"{'old bwd':>8s} {'simt fwd':>8s} {'simt bwd':>8s} {'torch fwd':>9s} "
+          f"{'torch f+b':>9s} {'mma TF/s':>8s} {'mma/torch':>9s}")  # fmt: skip
     for dtype in [x.strip() for x in args.dtypes.split(",") if x.strip()]:
         for s in [int(x) for x in args.seqs.split(",") if x.strip()]:
             for causal in (False, True):
@@ -131,14 +138,17 @@ def main(argv=None) -> None:
                 mf, mb = bt["mma"]
                 nan = (float("nan"), float("nan"))
                 sf, sb = bt.get("simt", nan)
+                of, ob = bt.get("old", nan)
                 f16 = bt.get("mma16", nan)[0]
                 ff, fb = flops(*shape, causal)
                 tflops = (ff + fb) / ((mf + mb) * 1e-3) / 1e12
                 name = f"{dtype} s{s}" + (" causal" if causal else "")
-                print(f"{name:24s} {mf:8.3f} {mb:8.3f} {f16:8.3f} {sf:8.3f} {sb:8.3f} {tf:9.3f} "
-                      f"{tfb:9.3f} {tflops:8.1f} {(mf + mb) / tfb:9.2f}", flush=True)  # fmt: skip
+                print(f"{name:24s} {mf:8.3f} {mb:8.3f} {f16:8.3f} {of:8.3f} {ob:8.3f} {sf:8.3f} "
+                      f"{sb:8.3f} {tf:9.3f} {tfb:9.3f} {tflops:8.1f} {(mf + mb) / tfb:9.2f}",
+                      flush=True)  # fmt: skip
                 rows.append({"dtype": dtype, "seq": s, "causal": causal, "shape": list(shape),
-                             "mma_ms": [mf, mb], "mma16_fwd_ms": f16, "simt_ms": [sf, sb],
+                             "mma_ms": [mf, mb], "mma16_fwd_ms": f16, "old_ms": [of, ob],
+                             "simt_ms": [sf, sb],
                              "torch_fwd_ms": tf, "torch_fwd_bwd_ms": tfb})  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

@@ -1,7 +1,8 @@
 """The tensor-core attention kernels (`_attention_mma.py`, `_attention_mma_bwd.py`,
 `_attention_tf32.py`) on the GPU (skips without one): the real `mma.sync` and `cvt` instructions
-against numpy float64 for bfloat16, float16 and float32 (3xTF32), forward and backward, and the
-same calls with `BURN_CUDA_ATTENTION_MMA=0` (burn_gpu's SIMT kernels). The CPU stand-in runs the same text in
+against numpy float64 for bfloat16, float16 and float32 (3xTF32), forward and backward, the
+same calls with `BURN_CUDA_ATTENTION_MMA=0` (burn_gpu's SIMT kernels) and with
+`BURN_CUDA_ATTENTION_PIPE=0` (the session-17 tensor-core text). The CPU stand-in runs the same text in
 test_attention_mma_cpu.py."""
 
 from __future__ import annotations
@@ -99,6 +100,32 @@ def test_mma_matches_the_simt_kernels(cuda_ready, case, dtype, monkeypatch):
     for name, a, s, w in zip(("out", "dq", "dk", "dv"), got[0], got[1], want):
         np.testing.assert_allclose(a, w, rtol=tol, atol=tol, err_msg=name)
         np.testing.assert_allclose(a, s, rtol=tol, atol=tol, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("case", AB_CASES, ids=[str(c) for c in AB_CASES])
+def test_pipe_kernels_match_the_session_17_kernels(cuda_ready, case, dtype, monkeypatch):
+    """Forward + backward with the ldmatrix + cp.async kernels and with
+    BURN_CUDA_ATTENTION_PIPE=0 (the session-17 text): the products sum the same fragments in
+    the same order, so they agree to rounding of the scalar code around them (the CPU stand-in,
+    test_attention_pipe_cpu.py, finds the same bits)."""
+    import cupy as cp
+    from burn_cuda import Cuda
+
+    d, causal = case[4], case[5]
+    _, dev = _arrays(cp, case, dtype)
+    B = Cuda(float_dtype=dtype)
+    scale = 1 / math.sqrt(d)
+    got = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("BURN_CUDA_ATTENTION_PIPE", flag)
+        out, lse = B._attention_fwd(*dev, None, causal, scale)
+        grads = B._attention_bwd(*dev, out, lse, None, dev[0], causal, scale)
+        host = [_host(cp, x, dtype) for x in (out, *grads)]
+        got.append([host[0], cp.asnumpy(lse).astype(np.float64), *host[1:]])
+    tol = {"bfloat16": 8e-3, "float16": 1e-3, "float32": 1e-6}[dtype]
+    for name, a, o in zip(("out", "lse", "dq", "dk", "dv"), *got):
+        np.testing.assert_allclose(a, o, rtol=tol, atol=tol, err_msg=name)
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])

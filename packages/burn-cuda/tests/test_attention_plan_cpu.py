@@ -123,6 +123,23 @@ def test_a_switch_flipped_after_a_plan_was_kept_is_obeyed(monkeypatch):
     assert names == ["attn_fwd_mma"] * 3 + ["attn_fwd_tiled"]
 
 
+@pytest.mark.parametrize(
+    "switch",
+    ["BURN_GPU_ATTENTION", "BURN_CUDA_ATTENTION_MMA", "BURN_CUDA_ATTENTION_WARP_ROWS",
+     "BURN_CUDA_ATTENTION_PIPE"],
+)  # fmt: skip
+def test_every_kernel_switch_is_part_of_the_plan_key(monkeypatch, switch):
+    # a plan replays the kernels it recorded: a switch that picks other kernels (or another
+    # text of the same kernel, as PIPE does) must give another key, or the A/B benches that
+    # flip it in one process would time the recorded kernels twice
+    q = asfake(np.ones((1, 1, 20, 64), BF16))
+    monkeypatch.delenv(switch, raising=False)
+    before = _attention_plan.key_of(_attention_plan.FORWARD, (q, q, q, None), (False, 0.1, 0))
+    monkeypatch.setenv(switch, "0")
+    after = _attention_plan.key_of(_attention_plan.FORWARD, (q, q, q, None), (False, 0.1, 0))
+    assert before is not None and after is not None and before != after
+
+
 @needs_gxx
 def test_aliased_inputs_keep_no_plan_and_distinct_ones_replay_theirs():
     """Self-attention on one array (query, key and value the same object) gives the recording

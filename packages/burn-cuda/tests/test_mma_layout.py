@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from burn_cuda._mma_layout import FORWARD, INVERSE, TF32, c_macros, evaluate
+from burn_cuda._mma_layout import FORWARD, INVERSE, LDSM, TF32, c_macros, evaluate
 
 LANES = range(32)
 
@@ -93,7 +93,7 @@ def test_score_fragment_is_the_next_a_fragment():
 
 def test_c_macros_are_the_same_expressions():
     text = c_macros()
-    for name, (params, expr) in {**FORWARD, **INVERSE, **TF32}.items():
+    for name, (params, expr) in {**FORWARD, **INVERSE, **TF32, **LDSM}.items():
         assert f"#define {name}({', '.join(params)}) ({expr})\n" in text
     with pytest.raises(ValueError, match="A_ROW: takes"):
         evaluate("A_ROW", lane=1)
@@ -142,3 +142,66 @@ def test_tf32_score_fragment_with_permuted_keys_multiplies_to_p_at_v():
                 for kk in range(8)
             )
     np.testing.assert_allclose(got, p @ v, rtol=1e-12)
+
+
+def ldmatrix_isa(mem, addr, trans):
+    """`ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16` as the PTX ISA states it, written
+    without the maps: lane t gives the address (row, column) of row t % 8 of matrix t // 8;
+    lane t receives in register i the elements 2 (t % 4), 2 (t % 4) + 1 of row t // 4 of
+    matrix i, or with .trans elements (row 2 (t % 4) + h, column t // 4)."""
+    out = {}
+    for t in LANES:
+        for i in range(4):
+            for h in range(2):
+                if trans:
+                    r, c = addr[8 * i + 2 * (t % 4) + h], t // 4
+                else:
+                    r, c = addr[8 * i + t // 4], 2 * (t % 4) + h
+                out[t, i, h] = mem[r[0], r[1] + c]
+    return out
+
+
+def test_ldmatrix_maps_are_the_isa_mapping():
+    mem = np.arange(40 * 40).reshape(40, 40)
+    rng = np.random.default_rng(2)
+    addr = [(int(a), int(b)) for a, b in zip(rng.integers(0, 40, 32), rng.integers(0, 32, 32))]
+    for trans, (rn, cn) in ((False, ("LD_ROW", "LD_COL")), (True, ("LDT_ROW", "LDT_COL"))):
+        want = ldmatrix_isa(mem, addr, trans)
+        for (t, i, h), v in want.items():
+            row, col = evaluate(rn, lane=t, h=h), evaluate(cn, lane=t, h=h)
+            src = addr[evaluate("LD_LANE", i=i, row=row)]
+            assert mem[src[0], src[1] + col] == v
+
+
+def _rows(rn, cn, r0=0, c0=0):
+    return [(r0 + evaluate(rn, lane=t), c0 + evaluate(cn, lane=t)) for t in LANES]
+
+
+def test_ldmatrix_x4_gives_the_mma_fragments():
+    """LA rows of a 16 x 16 block: the A fragment; LB rows of an [n][k] tile: the B fragments
+    of two k16 steps (registers 2 s + r: step s, register r); LA rows with .trans of a [k][n]
+    tile: the B fragments of n8 tiles 0 and 1 (registers 2 t + r)."""
+    rng = np.random.default_rng(3)
+    mem = rng.standard_normal((40, 48))
+    got = ldmatrix_isa(mem, _rows("LA_ROW", "LA_COL", 5, 8), False)
+    for t in LANES:
+        for r in range(4):
+            for h in range(2):
+                row, col = a_coords(t, r, h)
+                assert got[t, r, h] == mem[5 + row, 8 + col]
+    kt = mem[3:11, 16:48]  # K as [n][k]: 8 keys x 32 dims
+    got = ldmatrix_isa(mem, _rows("LB_ROW", "LB_COL", 3, 16), False)
+    for t in LANES:
+        for s in range(2):
+            for r in range(2):
+                for h in range(2):
+                    k, n = b_coords(t, r, h)
+                    assert got[t, 2 * s + r, h] == kt[n, 16 * s + k]
+    v = mem[7:23, 8:24]  # V as [k][n]: 16 keys x 16 dims
+    got = ldmatrix_isa(mem, _rows("LA_ROW", "LA_COL", 7, 8), True)
+    for t in LANES:
+        for nt in range(2):
+            for r in range(2):
+                for h in range(2):
+                    k, n = b_coords(t, r, h)
+                    assert got[t, 2 * nt + r, h] == v[k, 8 * nt + n]

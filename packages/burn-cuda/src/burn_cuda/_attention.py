@@ -9,8 +9,9 @@ the weights runs inside the kernels (the seed words read from device memory, so 
 graph reads the words each replay's random draw wrote).
 
 bfloat16 and float16 calls at head dim == value dim in (32, 64, 128) run the tensor-core
-kernels (`_attention_mma.py`, `_attention_mma_bwd.py`; `BURN_CUDA_ATTENTION_MMA=0` turns them
-off), masks and dropout included: the forward at those dims, the backward at 32 and 64 (at 128
+kernels (`_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async;
+`BURN_CUDA_ATTENTION_PIPE=0` the session-17 text of `_attention_mma.py`, `_attention_mma_bwd.py`;
+`BURN_CUDA_ATTENTION_MMA=0` turns them off), masks and dropout included: the forward at those dims, the backward at 32 and 64 (at 128
 burn_gpu's backward kernels read the mma forward's statistic, the same one they save); float32
 at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py` (forward and backward,
 the same structure). float16 runs only on the mma kernels (burn_gpu's take no float16): a
@@ -39,6 +40,7 @@ from ._attention_mma import THREADS as MMA_THREADS
 from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_takes
 from ._attention_tf32 import tf32_takes
 from ._kernels import kernel, launch_grid
+from ._mma_pipe import pipe_enabled
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
 
@@ -106,10 +108,12 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *tail)
     extras = mask is not None or bool(dropout)  # else the variant without that code
     if query.dtype.name == "float32":
-        k_, rows = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras), MMA_ROWS
+        k_ = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras, pipe=pipe_enabled())
+        rows = MMA_ROWS
     else:
         tiles = forward_tiles(d)
-        k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles)
+        k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles,
+                    pipe=pipe_enabled())  # fmt: skip
         rows = MMA_ROWS * tiles
     _launch(k_, mma_groups(b * h, sq, rows), MMA_THREADS, *args)
     return out, lse
@@ -131,10 +135,11 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     kind = "tf32" if dt.name == "float32" else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
-    k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, extras=extras)
+    opt = {"extras": extras, "pipe": pipe_enabled()}
+    k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
                 *common, *qa, *ka, *va, *oa, *ga, *tail)  # fmt: skip
-    k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, extras=extras)
+    k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
                 *common, *qa, *ka, *va, *ga, *tail)  # fmt: skip
     return dq, dk, dv

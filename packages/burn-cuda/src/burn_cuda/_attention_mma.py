@@ -25,6 +25,12 @@ scaled by 1 / (1 - p)) run inside the kernels, as in burn_gpu's. Q, K and V are 
 and stride is a multiple of 8 elements and the buffer 16-byte aligned (16-byte loads), else a
 contiguous copy is read.
 
+This module's `_FWD` (and `_attention_mma_bwd.py`) is the session-17 text: 32-bit fragment
+loads from shared memory and synchronous tile loads, kept for `BURN_CUDA_ATTENTION_PIPE=0`.
+The default text loads fragments with ldmatrix and tiles with cp.async
+(`_attention_pipe.py`, `_attention_pipe_bwd.py`, `_mma_pipe.py`): the same products in the
+same order.
+
 The kernel text also runs on the tests' CPU stand-in (g++, `tests/cuda_on_cpu.h`): where
 `__CUDA_ARCH__` is not defined the `mma` and the pair conversions are plain C over the same
 fragment layouts (the warp's fragments exchanged through a per-warp table at `__syncwarp`).
@@ -42,6 +48,7 @@ from ._attention_parts import online_softmax, query_block
 from ._mma_common import HALF_TEXT, HELPERS, drop_helpers, extras_define, kernel_text, mma_text
 from ._mma_common import tensor_cores_enabled
 from ._mma_layout import c_macros
+from ._mma_pipe import PIPE_TEXT
 
 #: query rows of a block at one m16 tile per warp (4 warps of 16; the forward can take two,
 #: `forward_tiles`), keys of a shared-memory tile, threads of a block
@@ -166,6 +173,7 @@ def mma_program(
     kernel: str = "attn_fwd_mma",
     extras: bool = True,
     tiles: int = 1,
+    pipe: bool = True,
 ) -> str:
     """The CUDA C text of `kernel` (`attn_fwd_mma`, or the backward's `attn_bwd_dq_mma` /
     `attn_bwd_dkv_mma` of `_attention_mma_bwd.py`) for storage `dtype` ("bfloat16" or
@@ -173,8 +181,12 @@ def mma_program(
     `value_dim` (equal to it): no includes (NVRTC as the GPU machine runs it; PTX conversions
     from burn_gpu's dialect). `extras` False compiles out the mask and dropout code (a call
     with neither then holds fewer registers). `tiles`: m16 tiles per warp of the forward (1 or
-    2: blocks of 64 or 128 query rows, `forward_tiles`); the backward's blocks are 64 rows."""
+    2: blocks of 64 or 128 query rows, `forward_tiles`); the backward's blocks are 64 rows.
+    `pipe`: the ldmatrix + cp.async text (`_attention_pipe.py`, `_attention_pipe_bwd.py`), else
+    the session-17 text (`pipe_enabled`)."""
     from ._attention_mma_bwd import BACKWARD, BWD_HEAD_DIMS
+    from ._attention_pipe import FWD as PIPE_FWD
+    from ._attention_pipe_bwd import BACKWARD as PIPE_BACKWARD
 
     _check(dtype, head_dim, value_dim)
     if tiles not in (1, 2) or (tiles == 2 and (kernel != "attn_fwd_mma" or head_dim > 64)):
@@ -182,7 +194,10 @@ def mma_program(
             f"mma_program: tiles must be 1, or 2 for attn_fwd_mma at head_dim <= 64, got "
             f"tiles {tiles!r} for {kernel} at head_dim {head_dim}"
         )
-    body = kernel_text("mma_program", {"attn_fwd_mma": _FWD, **BACKWARD}, kernel)
+    bodies = {"attn_fwd_mma": _FWD, **BACKWARD}
+    if pipe:
+        bodies = {"attn_fwd_mma": PIPE_FWD, **PIPE_BACKWARD}
+    body = kernel_text("mma_program", bodies, kernel)
     if kernel != "attn_fwd_mma" and head_dim not in BWD_HEAD_DIMS:
         raise ValueError(
             f"mma_program: {kernel} takes head_dim in {BWD_HEAD_DIMS}, got head_dim {head_dim}"
@@ -204,6 +219,7 @@ def mma_program(
         + HALF_TEXT[dtype]
         + mma_text(_PTX_TYPE[dtype])
         + HELPERS
+        + (PIPE_TEXT if pipe else "")
         + drop_helpers()
         + body
     )

@@ -117,15 +117,7 @@ _DQ = (
 
 _DKV = (
     "\n"
-    + part.head("attn_bwd_dkv_mma")
-    + """\
-    E* __restrict__ dk, E* __restrict__ dv, const E* __restrict__ q, const E* __restrict__ k,
-    const E* __restrict__ v, const E* __restrict__ g, const float* __restrict__ lse,
-    const float* __restrict__ delta, const int heads, const int sq, const int sk,
-    const int causal, const float scale2, const float scale,
-"""
-    + part.strides("qkvg")
-    + part.MASK_ARGS
+    + part.dkv_args("attn_bwd_dkv_mma", "E")
     + """\
   __shared__ __align__(16) E qt[ROWS * SP];                   /* the K block, then Q tiles */
   __shared__ __align__(16) E gt[ROWS * SP];                   /* the V block, then dO tiles */

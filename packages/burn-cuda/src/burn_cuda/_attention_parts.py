@@ -44,9 +44,11 @@ QUERY_STATS = """\
 """
 
 
-def head(name: str) -> str:
-    """The first line of kernel `name`."""
-    return f'extern "C" __global__ void __launch_bounds__(THREADS) {name}(\n'
+def head(name: str, blocks: int | str = 0) -> str:
+    """The first line of kernel `name` (`blocks`: the blocks per SM ptxas must fit, if any; a
+    string: a macro of the whole launch-bounds argument list)."""
+    bounds = blocks if isinstance(blocks, str) else f"THREADS, {blocks}" if blocks else "THREADS"
+    return f'extern "C" __global__ void __launch_bounds__({bounds}) {name}(\n'
 
 
 def strides(names: str) -> str:
@@ -54,10 +56,11 @@ def strides(names: str) -> str:
     return "".join(f"    const L {n}o, const L {n}b, const L {n}h, const L {n}s,\n" for n in names)
 
 
-def forward_args(name: str, e: str) -> str:
-    """The forward kernel `name`'s argument list: out, lse, Q, K, V and their strides."""
+def forward_args(name: str, e: str, blocks: int | str = 0) -> str:
+    """The forward kernel `name`'s argument list: out, lse, Q, K, V and their strides
+    (`blocks` as `head`'s)."""
     return (
-        head(name)
+        head(name, blocks)
         + f"    {e}* __restrict__ out, float* __restrict__ lse, const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const int heads,"
         " const int sq,\n"
@@ -65,16 +68,30 @@ def forward_args(name: str, e: str) -> str:
     )
 
 
-def dq_args(name: str, e: str) -> str:
+def dq_args(name: str, e: str, blocks: int = 0) -> str:
     """The dQ pass `name`'s argument list: dQ, Delta, Q, K, V, O, dO, lse and the strides."""
     return (
-        head(name)
+        head(name, blocks)
         + f"    {e}* __restrict__ dq, float* __restrict__ delta, const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ o,\n"
         f"    const {e}* __restrict__ g, const float* __restrict__ lse, const int heads,"
         " const int sq,\n"
         "    const int sk, const int causal, const float scale2, const float scale,\n"
         + strides("qkvog")
+        + MASK_ARGS
+    )
+
+
+def dkv_args(name: str, e: str, blocks: int = 0) -> str:
+    """The dK/dV pass `name`'s argument list: dK, dV, Q, K, V, dO, lse, Delta and the strides
+    (`blocks` as `head`'s)."""
+    return (
+        head(name, blocks)
+        + f"    {e}* __restrict__ dk, {e}* __restrict__ dv, const {e}* __restrict__ q,\n"
+        f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ g,\n"
+        "    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,\n"
+        "    const int sq, const int sk, const int causal, const float scale2, const float scale,\n"
+        + strides("qkvg")
         + MASK_ARGS
     )
 
@@ -128,18 +145,23 @@ def key_loop(what: str) -> str:
     )
 
 
+#: the dK and dV accumulators and the first query tile that sees a key block
+DKV_ACC = (
+    "  float dka[D / 8][4], dva[D / 8][4];\n"
+    "#pragma unroll\n"
+    "  for (int n = 0; n < D / 8; ++n)\n"
+    "#pragma unroll\n"
+    "    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;\n"
+    "  const int qstart = causal ? max(0, k0 - off) / ROWS * ROWS : 0;"
+    "  /* i sees j iff j <= i + off */\n"
+)
+
+
 def query_loop() -> str:
     """The dK and dV accumulators and the loop over the query tiles that see a key block, up to
     its Q and dO tile loads."""
     return (
-        "  float dka[D / 8][4], dva[D / 8][4];\n"
-        "#pragma unroll\n"
-        "  for (int n = 0; n < D / 8; ++n)\n"
-        "#pragma unroll\n"
-        "    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;\n"
-        "  const int qstart = causal ? max(0, k0 - off) / ROWS * ROWS : 0;"
-        "  /* i sees j iff j <= i + off */\n"
-        "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
+        DKV_ACC + "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
         "    __syncthreads();"
         "  /* every warp is done with the last tiles (and the K and V blocks) */\n"
         "    load_rows(qt, qbase, qs, q0, sq, ROWS);\n"
@@ -147,16 +169,20 @@ def query_loop() -> str:
     )
 
 
-def dq_block(e: str, step: int, inner: str) -> str:
+#: the dQ pass's Q and dO tile loads (the session-17 kernels)
+LOAD_QG = LOAD_Q + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
+
+
+def dq_block(e: str, step: int, inner: str, loads: str = LOAD_QG, wait: str = "") -> str:
     """The dQ pass's block set-up: its queries (`query_block`), the mask and dropout, the Q and
-    dO tiles, then Delta = rowsum(dO * O), one row per thread, written for the dK/dV pass and
-    kept in shared `dl`; `inner` adds `step` elements from 16-byte loads x, y."""
+    dO tiles (`loads`), then Delta = rowsum(dO * O), one row per thread, written for the dK/dV
+    pass and kept in shared `dl`; `inner` adds `step` elements from 16-byte loads x, y; `wait`
+    (the tiles' asynchronous copies) before the block's barrier."""
     return (
         query_block(e)
         + bases(e, "g")
-        + mask_setup(LOAD_Q)
-        + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
-        +         "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
+        + mask_setup(loads)
+        + "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
         "    const int i = q0 + threadIdx.x;\n"
         "    float acc = 0.0f;\n"
         "    if (i < sq) {\n"
@@ -167,15 +193,13 @@ def dq_block(e: str, step: int, inner: str) -> str:
         "      delta[(L)bh * sq + i] = acc;\n"
         "    }\n"
         "    dl[threadIdx.x] = acc;\n"
-        "  }\n"
-        "  __syncthreads();\n"
+        "  }\n" + wait + "  __syncthreads();\n"
     )
 
 
-#: the dQ pass's rows: lse, dropout row key and Delta of rows C_ROW(lane, 0) and +8, the dQ
-#: accumulator, then the key loop up to the K and V tile loads
-DQ_ROWS = (
-    """\
+#: the dQ pass's rows: lse, dropout row key and Delta of rows C_ROW(lane, 0) and +8, and the
+#: dQ accumulator (DQ_ROWS: then the key loop up to the K and V tile loads)
+DQ_STATS = """\
   float lr[2], dr[2];
   U32 rk[2];  /* the dropout row keys */
 #pragma unroll
@@ -191,16 +215,17 @@ DQ_ROWS = (
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
 """
-    + key_loop("Q and dO tiles")
-    + "    load_rows(vt, vbase, vs, k0, sk, KEYS);\n"
-)
+DQ_ROWS = DQ_STATS + key_loop("Q and dO tiles") + "    load_rows(vt, vbase, vs, k0, sk, KEYS);\n"
 
 
-def _weight(ix: str, rk: str) -> str:
+_HID = "j >= sk || li == -INF_F || (causal && j > i + off)"  # the session-17 test per score
+
+
+def _weight(ix: str, rk: str, hid: str = _HID) -> str:
     """Score `s{ix}` (query i, key j, row statistic li) to its weight p: 0 where the key is
-    left out; z: 0 where dropout drops it, else 1 / (1 - p)."""
+    left out (`hid`, or the mask); z: 0 where dropout drops it, else 1 / (1 - p)."""
     return (
-        "        const int hid = j >= sk || li == -INF_F || (causal && j > i + off) ||\n"
+        f"        const int hid = {hid} ||\n"
         "                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);\n"
         f"        const float p = hid ? 0.0f : exp2f(s{ix} * scale2 - li);\n"
         f"        const float z = (drop && !drop_keep({rk}, j, dthr)) ? 0.0f : drp;"
@@ -208,24 +233,50 @@ def _weight(ix: str, rk: str) -> str:
     )
 
 
-def dq_scores(ix: str) -> str:
-    """The dQ pass's element e of key tile n: S and dP to dS, in place in `s`."""
+#: the dQ pass's first left-out key of each of a thread's two rows (past seq_k or the
+#: diagonal; rows past seq_q have lse -inf), for `dq_scores(limit=True)`
+DQ_LIMITS = """\
+  int lim[2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
+    lim[rr] = causal ? min(sk, i + off + 1) : sk;
+  }
+"""
+#: the dK/dV pass's first query that sees each of a thread's two keys (none past seq_k), for
+#: `dkv_scores(limit=True)`
+DKV_LIMITS = """\
+  int qlo[2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int j = k0 + w * 16 + C_ROW(lane, 2 * rr);
+    qlo[rr] = j >= sk ? 0x7fffffff : (causal ? j - off : 0);
+  }
+"""
+
+
+def dq_scores(ix: str, at: str = "n * 8", limit: bool = False) -> str:
+    """The dQ pass's element e of key tile n (its first key `at` past k0): S and dP to dS, in
+    place in `s`. `limit`: left-out keys by one compare to the row's `DQ_LIMITS`."""
+    hid = "j >= lim[e >> 1] || li == -INF_F"
     return (
-        "        const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + n * 8 + C_COL(lane, e);\n"
+        f"        const int i = q0 + w * 16 + C_ROW(lane, e), j = k0 + {at} + C_COL(lane, e);\n"
         "        const float li = lr[e >> 1];\n"
-        + _weight(ix, "rk[e >> 1]")
+        + (_weight(ix, "rk[e >> 1]", hid) if limit else _weight(ix, "rk[e >> 1]"))
         + f"        s{ix} = p * (dp{ix} * z - dr[e >> 1]);  /* dS */\n"
     )
 
 
-def dkv_scores(ix: str) -> str:
-    """The dK/dV pass's element e of query tile n: Sᵗ to the dropped weight (for dV) in `s`,
-    dPᵗ to dSᵗ in `dp`."""
+def dkv_scores(ix: str, at: str = "n * 8", limit: bool = False) -> str:
+    """The dK/dV pass's element e of query tile n (its first query `at` past q0): Sᵗ to the
+    dropped weight (for dV) in `s`, dPᵗ to dSᵗ in `dp`. `limit`: left-out pairs by one compare
+    to the key's `DKV_LIMITS`."""
+    hid = "i < qlo[e >> 1] || li == -INF_F"
     return (
-        "        const int col = n * 8 + C_COL(lane, e), i = q0 + col;\n"
+        f"        const int col = {at} + C_COL(lane, e), i = q0 + col;\n"
         "        const int j = k0 + w * 16 + C_ROW(lane, e);\n"
         "        const float li = ls[col];  /* -inf past seq_q and for rows that see no key */\n"
-        + _weight(ix, "rkq[col]")
+        + (_weight(ix, "rkq[col]", hid) if limit else _weight(ix, "rkq[col]"))
         + f"        s{ix} = p * z;  /* the dropped weight, for dV */\n"
         f"        dp{ix} = p * (dp{ix} * z - ds[col]);  /* dSᵗ */\n"
     )
@@ -254,22 +305,31 @@ DKV_OUT = """\
 """
 
 
-def online_softmax(t: str, i: str) -> str:
+def online_softmax(t: str, i: str, limit: bool = False) -> str:
     """The forward's online softmax over a key tile for the two rows (i: row rr's query) of
     m16 tile `t` ("[mt]", or "" with one tile): scale and mask the scores, the new row max
     across the row's 4 lanes, the weights (dropped ones zeroed in `s`, the row sum undropped),
-    and O rescaled."""
+    and O rescaled. `limit`: the row's first left-out key computed once per row, one compare
+    per score (the same keys left out as the four tests per score of the session-17 text)."""
+    hid = (
+        "j >= lim" if limit else "j >= sk || i >= sq || (causal && j > i + off)"
+    ) + " ||\n                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);"
+    lim = (
+        "      /* keys from lim on are left out: past seq_k, past the diagonal, all past seq_q */\n"
+        "      const int lim = i >= sq ? 0 : (causal ? min(sk, i + off + 1) : sk);\n"
+        if limit
+        else ""
+    )
     return f"""\
     for (int rr = 0; rr < 2; ++rr) {{  /* element pairs 2rr, 2rr + 1: one row */
       const int i = {i};
-      float mx = m{t}[rr];
+{lim}      float mx = m{t}[rr];
 #pragma unroll
       for (int n = 0; n < KEYS / 8; ++n)
 #pragma unroll
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {{
           const int j = k0 + n * 8 + C_COL(lane, e);
-          const int hid = j >= sk || i >= sq || (causal && j > i + off) ||
-                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);
+          const int hid = {hid}
           const float x = hid ? -INF_F : s{t}[n][e] * scale2;
           s{t}[n][e] = x;
           mx = max_nan(x, mx);
@@ -316,7 +376,7 @@ def forward_out(t: str, i: str) -> str:
     for (int n = 0; n < D / 8; ++n)"""
 
 
-def key_block(e: str) -> str:
+def key_block(e: str, loads: str = LOAD_KV) -> str:
     """The dK/dV pass's block set-up: its keys, the Q and dO pointers, the mask and dropout and
-    the K and V block loads."""
-    return _KEY_BLOCK + bases(e, "qg") + mask_setup(LOAD_KV)
+    the K and V block loads (`loads`)."""
+    return _KEY_BLOCK + bases(e, "qg") + mask_setup(loads)

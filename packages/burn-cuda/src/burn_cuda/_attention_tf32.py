@@ -51,6 +51,12 @@ __device__ __forceinline__ unsigned int tf32(float x) {
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
   return r;
 }
+/* the same, volatile: a split inside a loop stays there (hoisted, its halves are held) */
+__device__ __forceinline__ unsigned int tf32_here(float x) {
+  unsigned int r;
+  asm volatile("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
 """
     + ptx_mma("mma1688", "m16n8k8", "tf32.tf32", "16x8", "8x8")
     + """\
@@ -62,6 +68,7 @@ static unsigned int tf32(float x) {
   if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
   return u;
 }
+#define tf32_here tf32
 """
     + stand_in_mma(
         "mma1688",
@@ -75,6 +82,10 @@ static unsigned int tf32(float x) {
 __device__ __forceinline__ void split(float x, unsigned int* hi, unsigned int* lo) {
   *hi = tf32(x);
   *lo = tf32(x - __uint_as_float(*hi));
+}
+__device__ __forceinline__ void split_here(float x, unsigned int* hi, unsigned int* lo) {
+  *hi = tf32_here(x);
+  *lo = tf32_here(x - __uint_as_float(*hi));
 }
 /* 3xTF32: a b ~ a_lo b_hi + a_hi b_lo + a_hi b_hi, the small terms first */
 __device__ __forceinline__ void mma3(float* c, const unsigned int* ah, const unsigned int* al,
@@ -177,11 +188,17 @@ _FWD = (
 
 
 def tf32_program(
-    head_dim: int, value_dim: int, kernel: str = "attn_fwd_tf32", extras: bool = True
+    head_dim: int,
+    value_dim: int,
+    kernel: str = "attn_fwd_tf32",
+    extras: bool = True,
+    pipe: bool = True,
 ) -> str:
-    """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`) for float32 storage at head dim
-    `head_dim` (32 or 64) and value dim `value_dim` (equal to it); no includes. `extras` as
-    `_attention_mma.mma_program`'s."""
+    """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`)
+    for float32 storage at head dim `head_dim` (32 or 64) and value dim `value_dim` (equal to
+    it); no includes. `extras` as `_attention_mma.mma_program`'s; `pipe` False: the session-17
+    text (`BURN_CUDA_ATTENTION_PIPE=0`), else the backward holds its K (Q) fragments unsplit
+    (`_attention_tf32_bwd.py`)."""
     if head_dim not in TF32_HEAD_DIMS or value_dim != head_dim:
         raise ValueError(
             f"attn_fwd_tf32: head_dim must be one of {TF32_HEAD_DIMS} and value_dim equal to "
@@ -191,6 +208,7 @@ def tf32_program(
 
     body = kernel_text("tf32_program", {"attn_fwd_tf32": _FWD, **BACKWARD}, kernel)
     head = _HEAD.replace("@D@", str(head_dim)) + extras_define(extras)
+    head += f"#define PIPE {int(bool(pipe))}\n"
     return c_macros() + head + drop_helpers() + body
 
 

@@ -4,8 +4,12 @@ Delta = rowsum(dO * O), S, P, dP = dO Vᵗ, dS, dQ += dS K), then `attn_bwd_dkv_
 over query tiles: Sᵗ, Pᵗ, dPᵗ, dSᵗ, dV += Pᵗ dO, dK += dSᵗ Q), as `_attention_mma_bwd.py`
 does for bfloat16/float16. Each pass takes one 8-key (8-query) k8 step at a time: that step's
 scores are a whole A operand of the dQ (dV, dK) product, and the split operands then fit the
-registers (ptxas, sm_90, head dim 64: 255 registers; the dK/dV pass spills 32 bytes, 88 with
-the mask-and-dropout code).
+registers (ptxas, sm_90, head dim 64: 255 registers; the session-17 dK/dV pass spilled 32
+bytes, 88 with the mask-and-dropout code). With `pipe` (`PIPE`, the default) the dK/dV pass at
+head dim 64 holds its K fragments unsplit and splits each where it is used, by a volatile
+`cvt` (`split_here`: a plain one is hoisted out of the query loop and both halves held again):
+32 registers fewer, no spills (`benches/probes/attention_ptxas.py`). Not at head dim 32 (215
+registers there instead of 167) nor in the dQ pass (40 bytes of spills instead of none).
 """
 
 from __future__ import annotations
@@ -91,15 +95,7 @@ _DQ = (
 
 _DKV = (
     "\n"
-    + part.head("attn_bwd_dkv_tf32")
-    + """\
-    float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ q,
-    const float* __restrict__ k, const float* __restrict__ v, const float* __restrict__ g,
-    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,
-    const int sq, const int sk, const int causal, const float scale2, const float scale,
-"""
-    + part.strides("qkvg")
-    + part.MASK_ARGS
+    + part.dkv_args("attn_bwd_dkv_tf32", "float")
     + """\
   __shared__ __align__(16) float qt[ROWS * SPF];  /* the K block, then Q tiles */
   __shared__ __align__(16) float gt[ROWS * SPF];  /* the V block, then dO tiles */
@@ -108,14 +104,22 @@ _DKV = (
 """
     + part.key_block("float")
     + """\
+#if PIPE && D > 32  /* held unsplit, split where used (both halves held spilled) */
+  float kf_[D / 8][4];  /* this warp's 16 keys of K */
+#else
   unsigned int kh_[D / 8][4], kl_[D / 8][4];  /* this warp's 16 keys of K, split */
+#endif
   float vf[D / 8][4];                          /* and of V (split where used: registers) */
 #pragma unroll
   for (int kk = 0; kk < D / 8; ++kk)
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const int at = (w * 16 + T_A_ROW(lane, r)) * SPF + kk * 8 + T_A_COL(lane, r);
+#if PIPE && D > 32
+      kf_[kk][r] = qt[at];
+#else
       split(qt[at], &kh_[kk][r], &kl_[kk][r]);
+#endif
       vf[kk][r] = gt[at];
     }
 """
@@ -131,7 +135,13 @@ _DKV = (
         unsigned int bh_[2], bl_[2], ah[4], al[4];
         split(qt[at + kk * 8 + T_B_K(lane, 0)], &bh_[0], &bl_[0]);
         split(qt[at + kk * 8 + T_B_K(lane, 1)], &bh_[1], &bl_[1]);
+#if PIPE && D > 32
+#pragma unroll
+        for (int r = 0; r < 4; ++r) split_here(kf_[kk][r], &ah[r], &al[r]);
+        mma3(s, ah, al, bh_, bl_);
+#else
         mma3(s, kh_[kk], kl_[kk], bh_, bl_);
+#endif
 #pragma unroll
         for (int r = 0; r < 4; ++r) split(vf[kk][r], &ah[r], &al[r]);
         split(gt[at + kk * 8 + T_B_K(lane, 0)], &bh_[0], &bl_[0]);

@@ -87,13 +87,15 @@ SOURCES = {
         for name in ATTENTION
     },
     **{
-        name: lambda dt, d, dv, extras=True, tiles=1, name=name: mma_program(
-            np.dtype(dt).name, d, dv, name, extras, tiles
+        name: lambda dt, d, dv, extras=True, tiles=1, pipe=True, name=name: mma_program(
+            np.dtype(dt).name, d, dv, name, extras, tiles, pipe
         )
         for name in ATTENTION_MMA
     },
     **{
-        name: lambda dt, d, dv, extras=True, name=name: tf32_program(d, dv, name, extras)
+        name: lambda dt, d, dv, extras=True, pipe=True, name=name: tf32_program(
+            d, dv, name, extras, pipe
+        )
         for name in ATTENTION_TF32
     },
 }

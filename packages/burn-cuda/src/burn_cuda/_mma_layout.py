@@ -58,7 +58,27 @@ TF32 = {
     "T_P_E": (("r",), "2 * ((r) & 1) + ((r) >> 1)"),
     "T_P_KEY": (("k",), "2 * ((k) & 3) + ((k) >> 2)"),
 }
-MAPS = {**FORWARD, **INVERSE, **TF32}
+#: `ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16` (PTX ISA, "Warp-level matrix load
+#: instruction: ldmatrix"): lanes 8 i .. 8 i + 7 give the addresses of rows 0..7 of matrix i
+#: (16 bytes each); register i of a lane then holds two 16-bit elements (low half first) of
+#: matrix i: row groupID, columns 2 threadID_in_group + h; with .trans, column groupID of rows
+#: 2 threadID_in_group + h (the matrix read column-major). The kernels' row addresses: LA_*
+#: for a 16 x 16 block (matrix i at rows 8 (i & 1), columns 8 (i >> 1): the A fragment of a
+#: k16 step, or with .trans the B fragments of two n8 tiles from a [k][n] row-major tile); LB_*
+#: for an 8 x 32 block (matrix i at columns 8 i: the B fragments of two k16 steps of one n8
+#: tile from a [n][k] row-major tile)
+LDSM = {
+    "LD_LANE": (("i", "row"), "8 * (i) + (row)"),
+    "LD_ROW": (("lane", "h"), "((lane) >> 2)"),
+    "LD_COL": (("lane", "h"), "2 * ((lane) & 3) + (h)"),
+    "LDT_ROW": (("lane", "h"), "2 * ((lane) & 3) + (h)"),
+    "LDT_COL": (("lane", "h"), "((lane) >> 2)"),
+    "LA_ROW": (("lane",), "((lane) & 7) + 8 * (((lane) >> 3) & 1)"),
+    "LA_COL": (("lane",), "8 * ((lane) >> 4)"),
+    "LB_ROW": (("lane",), "((lane) & 7)"),
+    "LB_COL": (("lane",), "8 * ((lane) >> 3)"),
+}
+MAPS = {**FORWARD, **INVERSE, **TF32, **LDSM}
 
 
 def evaluate(name: str, **values: int) -> int:
