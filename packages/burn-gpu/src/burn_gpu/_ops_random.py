@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._dtype_name import dtype_name
 from ._random import KINDS, random_program
 from ._runtime import Runtime
 
@@ -35,7 +36,8 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]
         )
     kind = KINDS[distribution.kind]
     a, b = distribution.a, distribution.b
-    is_int = not dtype.name.startswith("float")
+    name = dtype_name(dtype)
+    is_int = not name.startswith("float")
     if is_int and kind in (0, 1):
         a, b = math.ceil(a), math.ceil(b)
         if b <= a:
@@ -44,10 +46,10 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]
     from_block = not isinstance(first, _INTS)
     out = rt.empty(tuple(shape), dtype)
     if n:
-        f64 = dtype.name == "float64" or (is_int and rt.fp64)
-        render = lambda: random_program(dtype.name, rt.dialect, f64, from_block)
-        name = "philox_random_at" if from_block else "philox_random"
-        k = rt.kernel(("random", dtype.name, f64, from_block), name, render)
+        f64 = name == "float64" or (is_int and rt.fp64)
+        render = lambda: random_program(name, rt.dialect, f64, from_block)
+        kname = "philox_random_at" if from_block else "philox_random"
+        k = rt.kernel(("random", name, f64, from_block), kname, render)
         if from_block:  # the words array, then this draw's call offset
             words = [first, (second, "uint32")]
         else:  # seed, call
