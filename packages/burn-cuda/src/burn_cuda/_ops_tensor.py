@@ -17,6 +17,7 @@ from burn_tensor.array_api import array_ops, make_numeric
 from ._dtypes import KERNEL_FLOATS, kernel_dtype
 from ._gpu_runtime import kernels_of
 from ._kernels import i64, kernel, launch
+from ._random import sample
 
 _INT_MAX = 2**31 - 1
 
@@ -245,8 +246,6 @@ def numeric_ops(cp, kind: str) -> dict:
         return run
 
     def random(self, shape, distribution, device, dtype):
-        from ._random import sample
-
         device = self.default_device() if device is None else device
         return on_device(device.index, sample, cp, tuple(shape), distribution, dtype.np, device)
 
