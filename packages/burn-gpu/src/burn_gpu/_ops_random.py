@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._dialect import HALF
 from ._dtype_name import dtype_name
 from ._random import KINDS, random_program
 from ._runtime import Runtime
@@ -25,7 +26,9 @@ _INTS = (int, np.integer)
 def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]):
     """A new [shape] array of `dtype` (a float or int kernel dtype) drawn from `distribution`
     (default / uniform / normal / bernoulli); int dtypes get integers in [ceil(low),
-    ceil(high)) for uniform draws and rounded normals. `next_call()` is asked once, before
+    ceil(high)) for uniform draws and rounded normals; a half dtype (float16, bfloat16) takes
+    normal and bernoulli draws, rounded once from float32 (a uniform one is the caller's to
+    draw in float32 and clip: rounding could reach `high`). `next_call()` is asked once, before
     the allocation (the call counts even if that fails) and returns (seed, call) as ints, or
     (words, delta): `words` a device array of uint64 whose [0] is the seed and [1] + delta the
     call (`philox_random_at`: the bits `philox_random` draws with that pair)."""
@@ -37,7 +40,13 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]
     kind = KINDS[distribution.kind]
     a, b = distribution.a, distribution.b
     name = dtype_name(dtype)
-    is_int = not name.startswith("float")
+    half = name in HALF
+    is_int = not name.startswith("float") and not half
+    if half and kind in (0, 1):
+        raise ValueError(
+            f"random: {name} draws take normal or bernoulli distributions, got "
+            f"{distribution.kind} (draw float32, clip to the type's bounds, then round)"
+        )
     if is_int and kind in (0, 1):
         a, b = math.ceil(a), math.ceil(b)
         if b <= a:
