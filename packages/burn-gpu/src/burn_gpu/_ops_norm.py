@@ -95,9 +95,11 @@ def _offsets(rt, *arrays):
 def _eligible(x, gamma, beta, *more) -> bool:
     dt = x.dtype
     ops = (gamma, *more) if beta is None else (gamma, beta, *more)
+    for a in ops:  # (a loop: `all(<genexpr>)` resumed a generator per operand)
+        if a.dtype != dt:
+            return False
     return (
         _name(dt) in FLOATS
-        and all(a.dtype == dt for a in ops)
         and len(x.shape) >= 1
         and x.shape[-1] > 0
         and tuple(gamma.shape) == (x.shape[-1],)
