@@ -96,6 +96,8 @@ def empty(shape, dtype):
     (`_bf16_allocator`)."""
     cp = load_cupy()
     if dtype in _BF16S:
+        if cp in _DIRECT:  # the constructor itself: a keyword partial costs 0.9 us, this 0.35
+            return cp.ndarray(shape, dtype)
         return (_ALLOC.get(cp) or _bf16_allocator(cp))(shape)
     return cp.ndarray(shape, dtype)
 
@@ -122,6 +124,7 @@ def _bf16_allocator(cp):
     nd = cp.ndarray
     if direct:  # a C-level partial: no Python frame per allocation
         alloc = partial(nd, dtype=BF16)
+        _DIRECT.add(cp)
     else:
 
         def alloc(shape):
@@ -133,6 +136,8 @@ def _bf16_allocator(cp):
 
 #: cupy module -> its bfloat16 allocator (`_bf16_allocator`)
 _ALLOC: dict = {}
+#: cupy modules whose constructor takes ml_dtypes' bfloat16 (`empty` calls it directly)
+_DIRECT: set = set()
 _BF16S = frozenset(d for d in (BF16,) if d is not None)
 
 
