@@ -58,14 +58,18 @@ def step_phases(device, size: dict) -> dict:
 
     tokens, targets = tp._data(size)
     step = tp._burn_step(device, size, tokens, targets, mixed=False)
-    free = inspect.getclosurevars(step).nonlocals  # the suite's forward, model and optimizers
-    forward, model, optims = free["forward"], free["model"], free["optims"]
+    # the suite's step closes over its state, its train function, the optimizers and the batch;
+    # train closes over forward(model, x, y): the phases call those pieces one at a time
+    free = inspect.getclosurevars(step).nonlocals
+    state, optims, x, y = free["state"], free["optims"], free["x"], free["y"]
+    forward = inspect.getclosurevars(free["train"]).nonlocals["forward"]
+    model = state["model"]
 
     def optimizer(grads) -> None:
         for k, m in model.items():
             model[k] = optims[k].step(tp.LR, m, GradientsParams.from_grads(grads, m))
 
-    return {"forward": lambda _: forward(), "backward": lambda loss: loss.backward(),
+    return {"forward": lambda _: forward(model, x, y), "backward": lambda loss: loss.backward(),
             "optimizer": optimizer}  # fmt: skip
 
 

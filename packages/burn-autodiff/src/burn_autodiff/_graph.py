@@ -92,7 +92,16 @@ def new_node(b, rule, parents, args, out, recompute=False) -> Node:
 
 def new_leaf(b, keep: Any = None) -> Node:
     """A leaf; `keep` is its primitive when checkpointing needs to read leaves back."""
-    n = new_node(b, None, (), None, keep)
+    # `new_node(b, None, (), None, keep)` inline: every parameter of every optimizer step
+    # becomes a new leaf
+    n = object.__new__(Node)
+    n.id = next(_ids)
+    n.parents = ()
+    n.rule = None
+    n.args = None
+    n.out = keep
+    n.recompute = False
+    n.b = b
     n.leaf = True
     return n
 

@@ -25,6 +25,7 @@ from ._dtypes import BF16
 from ._half_ops import contiguous, empty
 from ._kernels import BLOCK
 from ._platform import load_cupy
+from ._random import sample
 
 TO_F32 = r"""
 extern "C" __global__ void bf16_to_f32(const unsigned short* __restrict__ x,
@@ -271,14 +272,15 @@ def _install_detour(backend) -> None:
     def random(shape, distribution, device, dtype):
         # The detour draws float32 and rounds it to bfloat16, which sends uniform draws within
         # 2^-9 of `high` onto `high`: draw float32 clipped to bfloat16's bounds, then round.
-        if dtype is not DType.BF16 or distribution.kind not in ("default", "uniform"):
+        # Normal and bernoulli draws (dropout masks) are drawn in bfloat16 by the kernel (one
+        # rounding as it stores: the same bits, without the float32 array and the cast).
+        if dtype is not DType.BF16:
             return float_random(shape, distribution, device, dtype)
-        from ._random import sample
-
         device = backend.default_device() if device is None else device
+        if cp.cuda.runtime.getDevice() == device.index:  # eager ops: no device context (~us)
+            return _draw_bf16(cp, tuple(shape), distribution, device)
         with cp.cuda.Device(device.index):
-            wide = sample(cp, tuple(shape), distribution, np.dtype(np.float32), device, _bf16())
-            return to_bf16(wide)
+            return _draw_bf16(cp, tuple(shape), distribution, device)
 
     for name, fn in (
         ("float_random", random),
@@ -288,6 +290,15 @@ def _install_detour(backend) -> None:
         ("float_into_data", into_data),
     ):
         object.__setattr__(backend, name, fn)
+
+
+def _draw_bf16(cp, shape: tuple, distribution, device):
+    """A bfloat16 [shape] array drawn from `distribution` on the current device: normal and
+    bernoulli draws by the kernel in bfloat16, uniform ones in float32 within bfloat16's
+    bounds, then rounded."""
+    if distribution.kind not in ("default", "uniform"):
+        return sample(cp, shape, distribution, _bf16(), device)
+    return to_bf16(sample(cp, shape, distribution, _F32, device, _bf16()))
 
 
 def class_ops(table: dict) -> dict:

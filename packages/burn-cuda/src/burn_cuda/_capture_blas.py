@@ -57,7 +57,8 @@ def end() -> None:
 def handle_and_api(cp, cublas):
     """(cuBLAS handle bound to the current stream, the module whose GEMM functions to call):
     cupy's handle and `cublas` outside a recording, the recording's binding and `Shim` inside."""
-    if not active():
+    tid = _STATE["tid"]  # `active()` inline: once per GEMM
+    if tid is None or tid != threading.get_ident():
         handle = cp.cuda.device.get_cublas_handle()
         cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
         return handle, cublas

@@ -96,8 +96,20 @@ def empty(shape, dtype):
     (`_bf16_allocator`)."""
     cp = load_cupy()
     if dtype in _BF16S:
+        if cp in _DIRECT:  # the constructor itself: a keyword partial costs 0.9 us, this 0.35
+            return cp.ndarray(shape, dtype)
         return (_ALLOC.get(cp) or _bf16_allocator(cp))(shape)
     return cp.ndarray(shape, dtype)
+
+
+def allocator(dtype):
+    """`shape -> a new cupy array of dtype object `dtype`` (what `empty` makes), looked up once
+    for a loop of allocations (the multi-tensor Adam's three per parameter: `empty`'s call and
+    cupy lookup per allocation were 210 calls of a bf16 transformer step's optimizer)."""
+    cp = load_cupy()
+    if dtype in _BF16S:
+        return _ALLOC.get(cp) or _bf16_allocator(cp)
+    return partial(cp.ndarray, dtype=dtype)
 
 
 def _bf16_allocator(cp):
@@ -112,6 +124,7 @@ def _bf16_allocator(cp):
     nd = cp.ndarray
     if direct:  # a C-level partial: no Python frame per allocation
         alloc = partial(nd, dtype=BF16)
+        _DIRECT.add(cp)
     else:
 
         def alloc(shape):
@@ -123,6 +136,8 @@ def _bf16_allocator(cp):
 
 #: cupy module -> its bfloat16 allocator (`_bf16_allocator`)
 _ALLOC: dict = {}
+#: cupy modules whose constructor takes ml_dtypes' bfloat16 (`empty` calls it directly)
+_DIRECT: set = set()
 _BF16S = frozenset(d for d in (BF16,) if d is not None)
 
 

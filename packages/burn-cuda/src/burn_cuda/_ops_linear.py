@@ -39,15 +39,22 @@ def direct(backend, *arrays) -> bool:
     dt = arrays[0].dtype
     if not _gemm.ENABLED or dt not in _FLOATS or (backend.allow_tf32 and dt == _FLOATS[0]):
         return False
-    return all(a.dtype == dt for a in arrays)
+    return _same_dtype(arrays, dt)
 
 
 def _direct_linear(backend, *arrays) -> bool:
     """`direct`, or every array of one half type (float16 / bfloat16)."""
     if arrays[0].dtype in HALF_DTYPES:
-        dt = arrays[0].dtype
-        return _gemm.ENABLED and all(a.dtype == dt for a in arrays)
+        return _gemm.ENABLED and _same_dtype(arrays, arrays[0].dtype)
     return direct(backend, *arrays)
+
+
+def _same_dtype(arrays, dt) -> bool:
+    # a loop, not `all(<genexpr>)`: a generator frame per array, three linear ops per layer
+    for a in arrays:
+        if a.dtype != dt:
+            return False
+    return True
 
 
 def add_bias(out, bias, channels: int, inner: int) -> bool:

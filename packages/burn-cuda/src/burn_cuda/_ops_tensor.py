@@ -10,13 +10,14 @@ import math
 
 import burn_gpu
 import numpy as np
-from burn_gpu import CTYPES, RANK, index_kernel, index_layout
+from burn_gpu import CTYPES, RANK, dtype_name, index_kernel, index_layout
 from burn_tensor import TensorData
 from burn_tensor.array_api import array_ops, make_numeric
 
 from ._dtypes import KERNEL_FLOATS, kernel_dtype
 from ._gpu_runtime import kernels_of
 from ._kernels import i64, kernel, launch
+from ._random import sample
 
 _INT_MAX = 2**31 - 1
 
@@ -197,12 +198,12 @@ def numeric_ops(cp, kind: str) -> dict:
         return _index_add(cp, x, dim, indices.shape, indices, _el(indices), values)
 
     def gather(self, dim, x, indices):  # burn_gpu's (the code OpenCl runs)
-        if x.dtype.name not in CTYPES["cuda"]:  # float16 / bfloat16 storage
+        if dtype_name(x.dtype) not in CTYPES["cuda"]:  # float16 / bfloat16 storage
             return gather0(self, dim, x, indices)
         return burn_gpu.gather(kernels_of(x), dim, x, indices)
 
     def select(self, x, dim, indices):
-        if x.dtype.name not in CTYPES["cuda"]:
+        if dtype_name(x.dtype) not in CTYPES["cuda"]:
             return select0(self, x, dim, indices)
         return burn_gpu.select(kernels_of(x), x, dim, indices)
 
@@ -245,8 +246,6 @@ def numeric_ops(cp, kind: str) -> dict:
         return run
 
     def random(self, shape, distribution, device, dtype):
-        from ._random import sample
-
         device = self.default_device() if device is None else device
         return on_device(device.index, sample, cp, tuple(shape), distribution, dtype.np, device)
 

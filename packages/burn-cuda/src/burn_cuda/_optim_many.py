@@ -28,7 +28,7 @@ from burn_gpu import adam_many_program
 from . import _platform
 from ._capture_resident import active
 from ._dtypes import HALF_DTYPES
-from ._half_ops import empty  # a bfloat16 array where cupy's constructor has none
+from ._half_ops import allocator  # a bfloat16 array where cupy's constructor has none
 from ._kernels import process_launcher
 from ._optim import BLOCK, _scalars
 
@@ -116,12 +116,20 @@ class CudaOptimManyOps:
         k = _kernel(dt, "float32" if mdt != dt else None, at is not None)
         first = moments_1 is None
         news, m1s, m2s = [], [], []
-        nd = empty if half else _platform.load_cupy().ndarray  # (cupy's own for float32/64)
-        for p in params:
-            shape = p.shape
-            news.append(nd(shape, dt))
-            m1s.append(nd(shape, mdt))
-            m2s.append(nd(shape, mdt))
+        if half:  # allocators looked up once (bfloat16: `empty`'s, not cupy's constructor)
+            new_of, moment_of = allocator(dt), allocator(mdt)
+            for p in params:
+                shape = p.shape
+                news.append(new_of(shape))
+                m1s.append(moment_of(shape))
+                m2s.append(moment_of(shape))
+        else:
+            nd = _platform.load_cupy().ndarray  # cupy's own constructor for float32/64
+            for p in params:
+                shape = p.shape
+                news.append(nd(shape, dt))
+                m1s.append(nd(shape, mdt))
+                m2s.append(nd(shape, mdt))
         tls = _TLS
         sl = tls.slots
         sl[0] = int(first)

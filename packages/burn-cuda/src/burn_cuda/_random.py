@@ -70,7 +70,14 @@ def sample(cp, shape, distribution, dtype: np.dtype, device, within=None):
     narrower float dtype the caller will round a float result to (bfloat16 drawn as float32),
     whose [low, high) bounds uniform draws keep."""
     is_int = dtype.kind in "iu"
-    kd = dtype if is_int or dtype.itemsize >= 4 else np.dtype(np.float32)
+    # a half type's normal and bernoulli draws are drawn in it (rounded once as the kernel
+    # stores: the bits of a float32 draw and a cast, one launch and allocation less; every
+    # dropout mask of a bf16 step); its uniform draws in float32, clipped, then cast
+    kd = (
+        dtype
+        if is_int or dtype.itemsize >= 4 or KINDS[distribution.kind] >= 2
+        else np.dtype(np.float32)
+    )
     block = active()
     if block is None:
         next_call = lambda: _next(device)  # noqa: E731

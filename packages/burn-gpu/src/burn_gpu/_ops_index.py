@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 
+from ._dtype_name import dtype_name
 from ._index import RANK, index_layout, index_program
 from ._runtime import Runtime, ints
 
 
 def index_kernel(rt: Runtime, dtype, index_dtype, name: str, atomic: bool = False):
     """Kernel `name` of `index_program` for these dtypes on `rt`."""
-    dt, idt = dtype.name, index_dtype.name
+    dt, idt = dtype_name(dtype), dtype_name(index_dtype)
     render = lambda: index_program(dt, idt, rt.dialect, atomic)
     return rt.kernel(("index", dt, idt, atomic), name, render)
 

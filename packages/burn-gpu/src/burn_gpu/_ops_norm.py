@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dtype_name import dtype_name
 from ._norm import layer_norm_program
 from ._norm_bwd import bwd_chunks, layer_norm_bwd_program
 from ._softmax import FLOATS, row_group
@@ -73,14 +74,7 @@ class GpuNormOps:
 
 
 #: dtype -> its name (numpy's `dtype.name` costs ~1.5 us a read: three reads per op)
-_NAMES: dict = {}
-
-
-def _name(dt) -> str:
-    try:
-        return _NAMES[dt]
-    except KeyError:
-        return _NAMES.setdefault(dt, dt.name)
+_name = dtype_name
 
 
 def _ct(dt) -> str:
@@ -101,9 +95,11 @@ def _offsets(rt, *arrays):
 def _eligible(x, gamma, beta, *more) -> bool:
     dt = x.dtype
     ops = (gamma, *more) if beta is None else (gamma, beta, *more)
+    for a in ops:  # (a loop: `all(<genexpr>)` resumed a generator per operand)
+        if a.dtype != dt:
+            return False
     return (
         _name(dt) in FLOATS
-        and all(a.dtype == dt for a in ops)
         and len(x.shape) >= 1
         and x.shape[-1] > 0
         and tuple(gamma.shape) == (x.shape[-1],)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._dialect import HALF
+from ._dtype_name import dtype_name
 from ._random import KINDS, random_program
 from ._runtime import Runtime
 
@@ -24,7 +26,9 @@ _INTS = (int, np.integer)
 def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]):
     """A new [shape] array of `dtype` (a float or int kernel dtype) drawn from `distribution`
     (default / uniform / normal / bernoulli); int dtypes get integers in [ceil(low),
-    ceil(high)) for uniform draws and rounded normals. `next_call()` is asked once, before
+    ceil(high)) for uniform draws and rounded normals; a half dtype (float16, bfloat16) takes
+    normal and bernoulli draws, rounded once from float32 (a uniform one is the caller's to
+    draw in float32 and clip: rounding could reach `high`). `next_call()` is asked once, before
     the allocation (the call counts even if that fails) and returns (seed, call) as ints, or
     (words, delta): `words` a device array of uint64 whose [0] is the seed and [1] + delta the
     call (`philox_random_at`: the bits `philox_random` draws with that pair)."""
@@ -35,7 +39,14 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]
         )
     kind = KINDS[distribution.kind]
     a, b = distribution.a, distribution.b
-    is_int = not dtype.name.startswith("float")
+    name = dtype_name(dtype)
+    half = name in HALF
+    is_int = not name.startswith("float") and not half
+    if half and kind in (0, 1):
+        raise ValueError(
+            f"random: {name} draws take normal or bernoulli distributions, got "
+            f"{distribution.kind} (draw float32, clip to the type's bounds, then round)"
+        )
     if is_int and kind in (0, 1):
         a, b = math.ceil(a), math.ceil(b)
         if b <= a:
@@ -44,10 +55,10 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]
     from_block = not isinstance(first, _INTS)
     out = rt.empty(tuple(shape), dtype)
     if n:
-        f64 = dtype.name == "float64" or (is_int and rt.fp64)
-        render = lambda: random_program(dtype.name, rt.dialect, f64, from_block)
-        name = "philox_random_at" if from_block else "philox_random"
-        k = rt.kernel(("random", dtype.name, f64, from_block), name, render)
+        f64 = name == "float64" or (is_int and rt.fp64)
+        render = lambda: random_program(name, rt.dialect, f64, from_block)
+        kname = "philox_random_at" if from_block else "philox_random"
+        k = rt.kernel(("random", name, f64, from_block), kname, render)
         if from_block:  # the words array, then this draw's call offset
             words = [first, (second, "uint32")]
         else:  # seed, call

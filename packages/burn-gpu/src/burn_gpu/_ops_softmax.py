@@ -4,6 +4,7 @@ the last dim (`*_rows`), a work-item per column otherwise (`*_cols`)."""
 
 from __future__ import annotations
 
+from ._dtype_name import dtype_name
 from ._softmax import COL_GROUP, SoftmaxOps, row_group, softmax_program, split_dim
 
 
@@ -20,14 +21,15 @@ class GpuSoftmaxOps(SoftmaxOps):
         if outer * n * inner == 0:
             return out
         tail = [(int(log_mode), "int32"), *((rt.layout(a)[1], "int64") for a in arrays)]
-        render = lambda: softmax_program(dt.name, rt.dialect)
+        name = dtype_name(dt)
+        render = lambda: softmax_program(name, rt.dialect)
         if inner == 1:
-            k = rt.kernel(("softmax", dt.name), kind + "_rows", render)
+            k = rt.kernel(("softmax", name), kind + "_rows", render)
             g = min(row_group(n), rt.max_group)  # a power of two: the kernel's tree halves it
             rt.call(k, outer * g, [out, *arrays, (n, "int32"), *tail], group=g)
         else:
             cols, g = outer * inner, min(COL_GROUP, rt.reduce_local)
-            k = rt.kernel(("softmax", dt.name), kind + "_cols", render)
+            k = rt.kernel(("softmax", name), kind + "_cols", render)
             args = [out, *arrays, (cols, "int64"), (n, "int32"), (inner, "int64"), *tail]
             rt.call(k, cols, args, group=g)
         return out

@@ -8,6 +8,10 @@ lives on the device, and the words are the same on every device and dialect. The
   exactly scaled), `a + (b - a) * u`, kept below `b` after rounding to T;
 - 2 normal: Box-Muller, `a + b * sqrt(-2 log(1 - u)) * cos(2 pi u2)` (u2 from words 2, 3);
 - 3 bernoulli: `u < a` as 1 / 0 (dropout masks);
+- a half output type (float16, bfloat16: storage only) computes in float32 and rounds once as it
+  stores: the bits a float32 draw rounded to the half type has, for normal and bernoulli
+  draws (uniform ones are drawn in float32 and clipped to the half type's bounds first, by
+  the caller: rounding could reach `b`; `draw` refuses them);
 - integer outputs: uniform integers in [a, b) (a, b integral) as `a + (w0:w1 % (b - a))`,
   normals rounded half to even.
 Uniform values and integer draws use only integer arithmetic and exact scaling, so they match
@@ -23,7 +27,7 @@ launches keep their arguments), the same elements as `philox_random` with those 
 
 from __future__ import annotations
 
-from ._dialect import frame
+from ._dialect import HALF, frame
 
 KINDS = {"default": 0, "uniform": 1, "normal": 2, "bernoulli": 3}
 
@@ -46,21 +50,21 @@ __DEV__F unit(unsigned int a, unsigned int b) {
   return (F)(a >> 8) * (F)5.9604644775390625e-8;
 #endif
 }
-__HEAD__T* o, const int n, __WORDS_ARGS__, const int kind, const F a, const F b) {
+__HEAD__S* o, const int n, __WORDS_ARGS__, const int kind, const F a, const F b) {
   const int i = __GID__;
   if (i >= n) return;__WORDS_READ__
   unsigned int w[4] = {(unsigned int)i, c0, c1, 0u};
   philox(w, s0, s1);
   const F u = unit(w[0], w[1]);
-  if (kind == 3) { o[i] = (T)(u < a ? 1 : 0); return; }
+  if (kind == 3) { PUT(i, (T)(u < a ? 1 : 0)); return; }
 #ifdef INT_OUT
   if (kind == 2) {
     const F z = sqrt((F)-2 * log((F)1 - u)) * cos((F)6.283185307179586 * unit(w[2], w[3]));
-    o[i] = (T)rint(a + b * z);
+    PUT(i, (T)rint(a + b * z));
   } else {  /* uniform integers from a up to b - 1 (a, b already integral) */
     const U64 range = (U64)(I64)(b - a);
     const U64 bits = (((U64)w[0]) << 32) | (U64)w[1];
-    o[i] = (T)((I64)a + (I64)(bits % range));
+    PUT(i, (T)((I64)a + (I64)(bits % range)));
   }
 #else
   F r;
@@ -71,7 +75,7 @@ __HEAD__T* o, const int n, __WORDS_ARGS__, const int kind, const F a, const F b)
   }
   T t = (T)r;
   if (kind != 2 && t >= (T)b) t = nextafter((T)b, (T)a);  /* rounding must not reach b */
-  o[i] = t;
+  PUT(i, t);
 #endif
 }
 """
@@ -97,12 +101,15 @@ def random_program(dtype: str, dialect: str, f64: bool = False, from_block: bool
     the seed and the call from device words (see the module docstring)."""
     fr = frame(dialect)
     f64 = f64 or dtype == "float64"
-    head = fr.pragma(["float64"] if f64 else [])
-    head += f"typedef {fr.ct[dtype]} T;\ntypedef {'double' if f64 else 'float'} F;\n"
+    head = fr.pragma((["float64"] if f64 else []) + ([dtype] if dtype in HALF else []))
+    # T: the value's type, S: the buffer's (a half type: float values, 16-bit storage)
+    head += f"typedef {fr.compute(dtype)} T;\ntypedef {fr.storage(dtype)} S;\n"
+    head += f"#define PUT(i, v) ({fr.store(dtype, 'o', '(i)', '(v)')})\n"
+    head += f"typedef {'double' if f64 else 'float'} F;\n"
     head += f"typedef {fr.ct['int64']} I64;\ntypedef unsigned {fr.ct['int64']} U64;\n"
     if f64:
         head += "#define F64\n"
-    if not dtype.startswith("float"):
+    if not dtype.startswith("float") and dtype not in HALF:
         head += "#define INT_OUT\n"
     body = _BODY.replace("__DEV__", fr.dev).replace("__GID__", fr.gid)
     name = "philox_random_at" if from_block else "philox_random"

@@ -7,6 +7,7 @@ import math
 
 from . import _check as check
 from ._errors import TensorCheckError
+from .quantization._primitive import QuantizedPrimitive
 
 
 def layer_norm(input, gamma, beta=None, epsilon: float = 1e-5):
@@ -46,8 +47,11 @@ def layer_norm(input, gamma, beta=None, epsilon: float = 1e-5):
         raise TensorCheckError(op, problems)
     if math.prod(xs) == 0:
         return input.zeros_like()
-    from .module import _dequantized  # a quantized gamma / beta runs dequantized (weight-only)
+    gp = gamma._p
+    bp = None if beta is None else beta._p
+    if type(gp) is QuantizedPrimitive or type(bp) is QuantizedPrimitive:
+        from .module import _dequantized  # a quantized gamma / beta runs dequantized (weight-only)
 
-    gp = _dequantized(input, gamma)
-    bp = None if beta is None else _dequantized(input, beta)
+        gp = _dequantized(input, gamma)
+        bp = None if beta is None else _dequantized(input, beta)
     return input._like(input._d.backend.layer_norm(input._p, gp, bp, float(epsilon)))

@@ -15,7 +15,7 @@ from . import _check as check
 from . import _check_data as check_data
 from ._data import TensorData
 from ._device import Device
-from ._dtype import Bool, DType, Float, Int, TensorKind
+from ._dtype import _FROM_NP, Bool, DType, Float, Int, TensorKind
 from ._errors import TensorCheckError
 from ._shape import Shape
 from ._tensor_autodiff import AutodiffMixin
@@ -164,7 +164,10 @@ class Tensor(
         """The element type, a `DType` (Burn's `dtype()`): F32 by default for Float, I32 for Int on
         NdArray.
         """
-        return DType.from_np(self._p.dtype)
+        # `DType.from_np`'s table read inline (its call only for a dtype the table lacks): the
+        # optimizer reads each parameter's and moment's dtype on every step
+        dt = _FROM_NP.get(self._p.dtype)
+        return dt if dt is not None else DType.from_np(self._p.dtype)
 
     @property
     def device(self) -> Device:

@@ -21,7 +21,12 @@ class AutodiffMixin:
     # -- autodiff ------------------------------------------------------------------------------------
     def require_grad(self) -> Tensor:
         """Mark a Float tensor as a leaf that accumulates gradients (no-op without Autodiff)."""
-        return self.set_require_grad(True)
+        # `set_require_grad(True)` inline (its check too): an optimizer step runs this once per
+        # parameter (`Param.updated`)
+        o = self._o
+        if o.kind is not Float:
+            check.float_("set_require_grad", self)
+        return self._like(o.set_require_grad(self._p, True))
 
     def set_require_grad(self, require_grad: bool) -> Tensor:
         """A tensor tracked (or not) by autodiff as a leaf that wants a gradient (Burn's
