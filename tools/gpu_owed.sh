@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The GPU checks owed by the sessions that had no device time (session 18 wrote the code below
+# blind: ldmatrix + cp.async attention kernels, attention launch plans, Fusion's recorded-prefix
+# recipes and own-block fused launches, half dropout masks drawn in the half type, backward(g)).
+# One part per device call (each fits the 600 s a call may run), most important first:
+#
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh speed     # ~8 min: the issues' figures
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh correct   # ~9 min: GPU suites of the new code
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh cpu16     # ~6 min: 16-core CPU rows
+#
+# speed: attention kernels alone, new (ldmatrix/cp.async) vs old (BURN_CUDA_ATTENTION_PIPE=0) and
+#   32 vs 16 query rows per warp; the attention suite against torch SDPA with and without launch
+#   plans (issue 36: <= 1.2x); issue 35's training_step rows (uncaptured Fusion <= Cuda, captured
+#   vs torch's CUDA graph and torch.compile); issue 34's transformer_precision on fusion-cuda.
+# correct: the tensor-core attention GPU tests (new vs old kernels), burn-cuda's GPU tests, the
+#   Cuda conformance subsets the new code reaches (f32 and bf16/f16), all of burn-fusion on Cuda.
+# cpu16: issue 36's transformer f32 step on Autodiff(NdArray()) vs torch CPU, 16 threads each.
+# Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit; the table comes last.
+set -u
+part=${1:?"usage: bash tools/gpu_owed.sh speed|correct|cpu16"}
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+src=""
+for d in packages/*/src examples/*/src; do src="$src:$PWD/$d"; done
+export PYTHONPATH="${src#:}:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# empty caches, as on a user's first run (kernels compile inside the first timed steps' warm-up)
+fresh=$(mktemp -d)
+export XDG_CACHE_HOME="$fresh/xdg" CUPY_CACHE_DIR="$fresh/cupy" POCL_CACHE_DIR="$fresh/pocl"
+PYTEST=(python3 -m pytest -p no:cacheprovider -q -o addopts="" --import-mode=importlib)
+summary=()
+step() {  # step NAME LIMIT CMD...: run with a limit, log, keep pytest's or the last line
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$? last
+  last=$(grep -E "[0-9]+ (passed|failed|error)" "$out/$name.log" | tail -1)
+  [ -z "$last" ] && last=$(tail -1 "$out/$name.log")
+  [ "$rc" = 124 ] && last="TIMED OUT after $limit s; $last"
+  summary+=("$(printf '%-22s | rc=%-3s | %4s s | %s' "$name" "$rc" "$((SECONDS - t0))" "${last:0:110}")")
+}
+attn=(python3 benches/probes/attention_kernels.py --dtypes bfloat16,float16,float32 --seqs 128,1024)
+case $part in
+speed)
+  step attn-kernels 150 "${attn[@]}" --json "$out/attention_kernels.json"
+  step attn-kernels-rows16 90 env BURN_CUDA_ATTENTION_WARP_ROWS=16 "${attn[@]}" \
+    --json "$out/attention_kernels_rows16.json"
+  step attn-suite 150 python3 -m benches attention --backend cuda --torch-device cuda \
+    --sizes gpu --repeats 5 --out "$out/attention"
+  step attn-suite-noplans 120 env BURN_CUDA_ATTENTION_PLANS=0 python3 -m benches attention \
+    --backend cuda --torch-device cuda --sizes gpu --repeats 5 --out "$out/attention-noplans"
+  step training-rows 240 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --out "$out/training_step_rows.json"
+  step precision 200 python3 -m benches transformer_precision --backend fusion-cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision"
+  echo "== attention kernels alone (ms; new, old, torch)"; tail -30 "$out/attn-kernels.log"
+  echo "== 16 rows per warp"; tail -12 "$out/attn-kernels-rows16.log"
+  for f in attn-suite attn-suite-noplans precision; do
+    echo "== $f"; grep -E "burn/torch|target|fwd\+bwd|step" "$out/$f.log" | tail -24
+  done
+  echo "== training_step rows"; tail -20 "$out/training-rows.log"
+  ;;
+correct)
+  step attn-gpu 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_attention_mma_gpu.py \
+    packages/burn-cuda/tests/test_attention_gpu.py
+  step cuda-gpu 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py \
+    packages/burn-cuda/tests/test_bf16.py packages/burn-cuda/tests/test_direct_ops_gpu.py \
+    packages/burn-cuda/tests/test_capture_resident_gpu.py packages/burn-cuda/tests/test_copy_many_gpu.py \
+    packages/burn-cuda/tests/test_optim_many_gpu.py packages/burn-cuda/tests/test_launch_gpu.py
+  step conformance 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_conformance.py \
+    -k "attention or random or dropout or bernoulli or softmax or layer_norm or adam or select"
+  step conformance-half 120 env BURN_CUDA_CONFIGS=bf16-i32,f16-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py -k "attention or random or dropout or bernoulli"
+  # burn-fusion's whole package on Cuda (~300 s alone): the recipes and prepared launches
+  step fusion-cuda 330 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" packages/burn-fusion/tests
+  ;;
+cpu16)
+  export BURN_NUM_THREADS=16 OPENBLAS_NUM_THREADS=16 OMP_WAIT_POLICY=PASSIVE
+  step xformer-step 300 python3 -m benches transformer_encoder --repeats 3 --out "$out/cpu16"
+  step xformer-ops 200 python3 benches/probes/xformer_ops.py --threads 16 --batch 32 --steps 3
+  echo "== transformer_encoder, 16 threads each"; tail -20 "$out/xformer-step.log"
+  echo "== per op group"; tail -30 "$out/xformer-ops.log"
+  ;;
+*) echo "unknown part $part: speed, correct or cpu16" >&2; exit 2 ;;
+esac
+rm -rf "$fresh"
+echo "== summary ($part)"
+printf '%s\n' "${summary[@]}"
