@@ -29,7 +29,6 @@ import cProfile
 import gc
 import pstats
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,23 +90,11 @@ def make_case(device, shape, name: str):
 def time_call(f, reps: int, runs: int) -> tuple:
     """(Python calls of one `f()`, CPU us per call: min of `runs` runs of `reps` calls), after
     3 warm-up calls (Cuda records an attention call's launch plan at its second call)."""
-    for _ in range(3):
+    from benches.probes.autodiff_host import time_op  # ROOT is on sys.path by _use_sources
+
+    for _ in range(2):
         f()
-    pr = cProfile.Profile()
-    pr.enable()
-    f()
-    pr.disable()
-    calls = sum(s[1] for s in pstats.Stats(pr).stats.values())
-    best = float("inf")
-    gc.collect()
-    gc.disable()  # as the benches' harness times
-    for _ in range(runs):
-        t = time.process_time()
-        for _ in range(reps):
-            f()
-        best = min(best, (time.process_time() - t) / reps)
-    gc.enable()
-    return calls, best * 1e6
+    return time_op(f, reps, runs)  # its own warm-up call is the third
 
 
 def profile_call(f, top: int) -> None:

@@ -43,10 +43,25 @@ import os
 import numpy as np
 from burn_gpu import frame
 
-from ._attention_parts import LOAD_Q, forward_args, forward_out, key_loop, mask_setup
-from ._attention_parts import online_softmax, query_block
-from ._mma_common import HALF_TEXT, HELPERS, drop_helpers, extras_define, kernel_text, mma_text
-from ._mma_common import tensor_cores_enabled
+from ._attention_parts import (
+    LOAD_Q,
+    forward_args,
+    forward_out,
+    key_loop,
+    mask_setup,
+    online_softmax,
+    query_block,
+)
+from ._mma_common import (
+    FWD_STATE,
+    HALF_TEXT,
+    HELPERS,
+    drop_helpers,
+    extras_define,
+    kernel_text,
+    mma_text,
+    tensor_cores_enabled,
+)
 from ._mma_layout import c_macros
 from ._mma_pipe import PIPE_TEXT
 
@@ -80,23 +95,8 @@ _FWD = (
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         qf[mt][kk][r] = *(const unsigned int*)(kt + (w0 - q0 + mt * 16 + A_ROW(lane, r)) * SP + kk * 16 + A_COL(lane, r, 0));
-  float o[MT][D / 8][4];
-  float m[MT][2], l[MT][2];  /* rows C_ROW(lane, 0) and +8 of each m16 tile */
-  U32 rk[MT][2];             /* their dropout row keys */
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[mt][n][e] = 0.0f;
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      m[mt][rr] = -INF_F;
-      l[mt][rr] = 0.0f;
-      rk[mt][rr] = drop ? drop_rowkey(bk, w0 + mt * 16 + C_ROW(lane, 2 * rr)) : 0u;
-    }
-  }
 """
+    + FWD_STATE
     + key_loop("Q tile")
     + """\
     load_pairs(vt, vbase, vs, k0, sk);

@@ -26,6 +26,7 @@ once at the end; every output is written contiguous and rounded once.
 from __future__ import annotations
 
 from . import _attention_parts as part
+from ._mma_common import HALF_DELTA_DOT
 
 #: the head dims the backward kernels take
 BWD_HEAD_DIMS = (32, 64)
@@ -42,13 +43,7 @@ _DQ = (
     + part.dq_block(
         "E",
         8,
-        """\
-        const W4 x = *(const W4*)(orow + c), y = *(const W4*)(grow + c);
-        const unsigned int xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-          acc += half_f(xs[u]) * half_f(ys[u]) + half_f(xs[u] >> 16) * half_f(ys[u] >> 16);
-""",
+        HALF_DELTA_DOT,
     )
     + """\
   unsigned int qf[D / 16][4], gf[D / 16][4];  /* this warp's 16 rows of Q and dO */

@@ -20,8 +20,15 @@ Shared memory (bytes): Q or K tile max(ROWS, KEYS) (D + 8) 2, V tile KEYS (D + 8
 
 from __future__ import annotations
 
-from ._attention_parts import KEY_END, forward_args, forward_out, mask_setup
-from ._attention_parts import online_softmax, query_block
+from ._attention_parts import (
+    KEY_END,
+    forward_args,
+    forward_out,
+    mask_setup,
+    online_softmax,
+    query_block,
+)
+from ._mma_common import FWD_STATE
 
 #: the Q tile's copy: waited for at once (the warps take their fragments before the loop)
 COPY_Q = """\
@@ -56,23 +63,8 @@ FWD = (
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
       ldsm4(qf[mt][kk], sa(kt + (w0 - q0 + mt * 16 + LA_ROW(lane)) * SP + kk * 16 + LA_COL(lane)));
-  float o[MT][D / 8][4];
-  float m[MT][2], l[MT][2];  /* rows C_ROW(lane, 0) and +8 of each m16 tile */
-  U32 rk[MT][2];             /* their dropout row keys */
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[mt][n][e] = 0.0f;
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      m[mt][rr] = -INF_F;
-      l[mt][rr] = 0.0f;
-      rk[mt][rr] = drop ? drop_rowkey(bk, w0 + mt * 16 + C_ROW(lane, 2 * rr)) : 0u;
-    }
-  }
 """
+    + FWD_STATE
     + KEY_END
     + """\
   __syncthreads();  /* every warp has its Q fragments: kt takes K tiles */

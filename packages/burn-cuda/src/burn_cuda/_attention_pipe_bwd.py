@@ -21,6 +21,7 @@ blocks through stage 1 first) + lse, Delta and row keys.
 from __future__ import annotations
 
 from . import _attention_parts as part
+from ._mma_common import HALF_DELTA_DOT
 
 #: the dQ pass's Q and dO tiles into stage 0 (waited for after Delta: `dq_block`'s `wait`)
 _COPY_QG = """\
@@ -93,13 +94,7 @@ _DQ = (
     + part.dq_block(
         "E",
         8,
-        """\
-        const W4 x = *(const W4*)(orow + c), y = *(const W4*)(grow + c);
-        const unsigned int xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
-#pragma unroll
-        for (int u = 0; u < 4; ++u)
-          acc += half_f(xs[u]) * half_f(ys[u]) + half_f(xs[u] >> 16) * half_f(ys[u] >> 16);
-""",
+        HALF_DELTA_DOT,
         _COPY_QG,
         "  CP_WAIT(0);\n",
     )

@@ -46,7 +46,7 @@ class Recording:
     """The launches `(kernel, grid, threads, args)`, the arrays `_empty` allocated and the
     constant arrays (the cached no-mask word) of one general-path call."""
 
-    __slots__ = ("launches", "allocs", "consts")
+    __slots__ = ("allocs", "consts", "launches")
 
     def __init__(self):
         self.launches, self.allocs, self.consts = [], [], []
@@ -97,7 +97,7 @@ class Plan:
     whose address must be a multiple of 16) and `consts` (the constant arrays its blocks
     address, held)."""
 
-    __slots__ = ("allocs", "launches", "result", "aligned", "consts")
+    __slots__ = ("aligned", "allocs", "consts", "launches", "result")
 
     def __call__(self, inputs):
         arrays = list(inputs)

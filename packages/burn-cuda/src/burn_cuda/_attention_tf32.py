@@ -24,13 +24,25 @@ stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied c
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from ._attention_parts import LOAD_Q, forward_args, forward_out, key_loop, mask_setup
-from ._attention_parts import online_softmax, query_block
-from ._mma_common import drop_helpers, extras_define, kernel_text, ptx_mma, stand_in_mma
-from ._mma_common import tensor_cores_enabled
+from ._attention_parts import (
+    LOAD_Q,
+    forward_args,
+    forward_out,
+    key_loop,
+    mask_setup,
+    online_softmax,
+    query_block,
+)
+from ._mma_common import (
+    drop_helpers,
+    extras_define,
+    kernel_text,
+    ptx_mma,
+    stand_in_mma,
+    tensor_cores_enabled,
+)
 from ._mma_layout import c_macros
 
 #: head dims the float32 kernel takes

@@ -170,3 +170,35 @@ def kernel_text(program: str, bodies: dict, kernel: str) -> str:
     if kernel not in bodies:
         raise ValueError(f"{program}: no kernel {kernel!r} (have {sorted(bodies)})")
     return bodies[kernel]
+
+
+# The forward's per-warp state: O accumulators, the running max and sum of each fragment row,
+# and the rows' dropout keys (the session-17 and the ldmatrix/cp.async forward share it).
+FWD_STATE = """\
+  float o[MT][D / 8][4];
+  float m[MT][2], l[MT][2];  /* rows C_ROW(lane, 0) and +8 of each m16 tile */
+  U32 rk[MT][2];             /* their dropout row keys */
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[mt][n][e] = 0.0f;
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      m[mt][rr] = -INF_F;
+      l[mt][rr] = 0.0f;
+      rk[mt][rr] = drop ? drop_rowkey(bk, w0 + mt * 16 + C_ROW(lane, 2 * rr)) : 0u;
+    }
+  }
+"""
+
+# Delta's dot product of an O row and a dO row, 8 half values (two 16-bit halves of 4 words) per
+# step (the half-type dQ passes of both kernel generations).
+HALF_DELTA_DOT = """\
+        const W4 x = *(const W4*)(orow + c), y = *(const W4*)(grow + c);
+        const unsigned int xs[4] = {x.x, x.y, x.z, x.w}, ys[4] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+          acc += half_f(xs[u]) * half_f(ys[u]) + half_f(xs[u] >> 16) * half_f(ys[u] >> 16);
+"""
