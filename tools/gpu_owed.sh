@@ -7,6 +7,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh speed     # ~8 min: the issues' figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh correct   # ~9 min: GPU suites of the new code
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh cpu16     # ~6 min: 16-core CPU rows
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh examples  # ~9 min: the examples on the GPU
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async) vs old (BURN_CUDA_ATTENTION_PIPE=0) and
 #   32 vs 16 query rows per warp; the attention suite against torch SDPA with and without launch
@@ -15,9 +16,12 @@
 # correct: the tensor-core attention GPU tests (new vs old kernels), burn-cuda's GPU tests, the
 #   Cuda conformance subsets the new code reaches (f32 and bf16/f16), all of burn-fusion on Cuda.
 # cpu16: issue 36's transformer f32 step on Autodiff(NdArray()) vs torch CPU, 16 threads each.
+# examples: issue 36's text examples on Cuda and OpenCl (their READMEs' accuracy / loss), issue
+#   35's `guide train --backend fusion-cuda --capture` against the eager run's accuracy, and
+#   generation with and without the cache (>= 5x, the same tokens).
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|correct|cpu16"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|correct|cpu16|examples"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -81,7 +85,24 @@ cpu16)
   echo "== transformer_encoder, 16 threads each"; tail -20 "$out/xformer-step.log"
   echo "== per op group"; tail -30 "$out/xformer-ops.log"
   ;;
-*) echo "unknown part $part: speed, correct or cpu16" >&2; exit 2 ;;
+examples)
+  for b in cuda opencl; do
+    step "text-class-$b" 150 python3 -m text_classification.cli --backend "$b" \
+      --json "$out/text_classification_$b.json"
+    step "text-gen-$b" 120 python3 -m text_generation.cli --backend "$b"
+  done
+  step guide-eager 90 python3 -m guide.cli train --backend fusion-cuda --epochs 1 \
+    --artifact-dir "$out/guide-eager"
+  step guide-captured 90 python3 -m guide.cli train --backend fusion-cuda --epochs 1 --capture \
+    --artifact-dir "$out/guide-captured"
+  step generation 120 python3 benches/attention/bench_generation.py --backend cuda --tokens 256 \
+    --out "$out/generation"
+  for f in text-class-cuda text-class-opencl text-gen-cuda text-gen-opencl guide-eager \
+    guide-captured generation; do
+    echo "== $f"; tail -8 "$out/$f.log"
+  done
+  ;;
+*) echo "unknown part $part: speed, correct, cpu16 or examples" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
