@@ -26,8 +26,8 @@ and stride is a multiple of 8 elements and the buffer 16-byte aligned (16-byte l
 contiguous copy is read.
 
 This module's `_FWD` (and `_attention_mma_bwd.py`) is the session-17 text: 32-bit fragment
-loads from shared memory and synchronous tile loads, kept for `BURN_CUDA_ATTENTION_PIPE=0`.
-The default text loads fragments with ldmatrix and tiles with cp.async
+loads from shared memory and synchronous tile loads, the default (it ran on the H200).
+`BURN_CUDA_ATTENTION_PIPE=1` selects the text that loads fragments with ldmatrix and tiles with cp.async
 (`_attention_pipe.py`, `_attention_pipe_bwd.py`, `_mma_pipe.py`): the same products in the
 same order.
 

@@ -12,8 +12,11 @@ elements through the LD_* maps; `cp16` reads its 16 bytes at issue but writes sh
 only when a `CP_WAIT` of the issuing thread retires its group (the instruction's contract: a
 kernel that reads a tile before waiting for it reads stale bytes there too).
 
-`pipe_enabled()`: `BURN_CUDA_ATTENTION_PIPE=0` keeps the session-17 kernels (scalar 32-bit
-fragment loads, synchronous tile loads) for an A/B in one process.
+`pipe_enabled()`: the ldmatrix + cp.async kernels run only with `BURN_CUDA_ATTENTION_PIPE=1`
+until a GPU run has checked and timed them (they were written in a session without one: the
+stand-in proves their numbers, not the hardware's alignment rules or their speed); the default
+keeps the session-17 kernels (scalar 32-bit fragment loads, synchronous tile loads), which ran
+on the H200. Either value can be set per call, for an A/B in one process.
 """
 
 from __future__ import annotations
@@ -111,5 +114,6 @@ __device__ __forceinline__ void copy_rows(E* dst, const E* src, const L rs, cons
 
 
 def pipe_enabled() -> bool:
-    """False where `BURN_CUDA_ATTENTION_PIPE=0` keeps the session-17 tensor-core kernels."""
-    return os.environ.get("BURN_CUDA_ATTENTION_PIPE", "1") != "0"
+    """True where `BURN_CUDA_ATTENTION_PIPE=1` asks for the ldmatrix + cp.async kernels (opt-in
+    until timed on a GPU), else the session-17 tensor-core kernels run."""
+    return os.environ.get("BURN_CUDA_ATTENTION_PIPE", "0") == "1"
