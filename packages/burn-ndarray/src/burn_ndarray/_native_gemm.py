@@ -3,8 +3,8 @@
 NdArray's `float_matmul` (2-D, batched, one side broadcast over the batch), `linear` (the bias
 filled into the output, the GEMM adding into it), `linear_x_backward` (`grad @ weight^T`) and
 `linear_weight_backward` (`x^T @ grad`) as one ctypes call each: every output matrix is cut into
-[tm, tn] tiles (`tiles`, from the shapes only), and each OpenMP thread runs its tiles' GEMMs
-with numpy's own BLAS on one thread. Transposed operands are read in place.
+[tm, tn] tiles and K into chunks (`plan`, from the shapes only), and each OpenMP thread runs its
+tasks' GEMMs with numpy's own BLAS on one thread. Transposed operands are read in place.
 
 Why (issue 36, the transformer step on many cores): numpy's matmul runs a large GEMM on
 OpenBLAS's own pool, whose threads spin ~0.1 s after every call; a transformer step alternates
@@ -14,7 +14,8 @@ the spinning BLAS threads held. On the 2-core box a [512, 512] bias add took 0.0
 during a step, and the GEMMs' threads follow the same budget and grain rules as every kernel.
 
 Results are bitwise identical for every thread count (each output element is one GEMM call
-over the whole K; the tiles depend on the shapes only); they differ from numpy's single call in
+over the whole K, or over K chunks added in order; tiles and chunks depend on the shapes only,
+as numpy's OpenBLAS gives other bits for another cut of the output); they differ from numpy's single call in
 the last bits (another blocking). A one-row tile (a batch-of-one `linear`) is a GEMV in C
 instead of a GEMM call, which packed the whole weight for one row (4x slower than numpy's
 GEMV). Kept on the previous path: operands under `native_min` elements, dtypes other than

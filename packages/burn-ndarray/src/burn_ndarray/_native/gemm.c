@@ -10,9 +10,10 @@
  * wakes (each team thread sets its own OpenBLAS count to 1), and every parallel op of a step
  * runs on one team of threads, as in torch.
  *
- * Tiles: [tm, tn] of every output matrix, chosen by the caller from the shapes only; each
- * element comes from one GEMM call over the whole K (no split sums), so results are bitwise
- * identical for every thread count. Transposed operands are read in place (ta / tb), so
+ * Tiles: [tm, tn] of every output matrix, and the K chunk kc, chosen by the caller from the
+ * shapes only; each element comes from one GEMM call per K chunk (one over the whole K, or
+ * chunks added in a fixed order: see GEMM_TILED), so results are bitwise identical for every
+ * thread count. Transposed operands are read in place (ta / tb), so
  * linear's backward GEMMs copy nothing. bias (length n, or NULL): the tile's rows are filled
  * with it and the GEMM adds into them (beta = 1).
  *
