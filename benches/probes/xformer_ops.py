@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
     ap.add_argument("--compare", action="store_true", help="before / after / torch table")
     ap.add_argument("--rounds", type=int, default=2, help="--compare: child pairs")
-    ap.add_argument("--base", type=Path, default=None, help="--compare: 'before' is this tree's root (as --src) instead of the env switches")
+    ap.add_argument("--base", type=Path, default=None,
+                    help="--compare: 'before' is this tree's root (as --src), not the env switches")  # fmt: skip
     return ap
 
 

@@ -15,9 +15,9 @@ during a step, and the GEMMs' threads follow the same budget and grain rules as 
 
 Results are bitwise identical for every thread count (each output element is one GEMM call
 over the whole K, or over K chunks added in order; tiles and chunks depend on the shapes only,
-as numpy's OpenBLAS gives other bits for another cut of the output); they differ from numpy's single call in
-the last bits (another blocking). A one-row tile (a batch-of-one `linear`) is a GEMV in C
-instead of a GEMM call, which packed the whole weight for one row (4x slower than numpy's
+as numpy's OpenBLAS gives other bits for another cut of the output); they differ from numpy's
+single call in the last bits (another blocking). A one-row tile (a batch-of-one `linear`) is a
+GEMV in C instead of a GEMM call, which packed the whole weight for one row (4x slower than numpy's
 GEMV). Kept on the previous path: operands under `native_min` elements, dtypes other than
 float32/float64 or mixed, batch dims that broadcast only in part, no usable cblas GEMM in
 numpy's BLAS (`_native_conv._Gemm`), and everything when `BURN_NDARRAY_NATIVE_GEMM=0`.
