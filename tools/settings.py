@@ -44,6 +44,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_NATIVE_MIN": ("2^14 elements", "Size from which an op takes the native kernel rather than numpy."),
     "BURN_NDARRAY_LOAD_AWARE": ("`1`", "`0` starts every thread even when other processes keep cores busy (by default NdArray's native kernels and pool start as many threads as cores are free, from the load average)."),
     "BURN_NDARRAY_HUGEPAGE": ("unset: off", "`1` keeps transparent huge pages for large arrays (numpy's own `NUMPY_MADVISE_HUGEPAGE` does too)."),
+    "BURN_NDARRAY_HEAP_KEEP": ("`1`", "`0` leaves glibc's malloc thresholds alone (by default, when the native kernels load, freed heap up to 1 GiB is kept for the next train step instead of being given back and faulted in again; glibc's own `MALLOC_*_` variables or `GLIBC_TUNABLES` also leave them alone)."),
     # burn-gpu
     "BURN_GPU_ATTENTION": ("`1`", "`0` sends Cuda's and OpenCl's `attention` to the matmul + softmax decomposition instead of burn_gpu's flash kernels (a before/after bench)."),
     "BURN_GPU_CONV_DIRECT": ("unset (`auto`): GPU devices", "burn_gpu's direct conv2d kernels for few channels (at most 32 output channels, c_in*kh*kw <= 144, float32/float64, one group) in Cuda's and OpenCl's conv2d and its two gradients: `0` keeps every call on im2col + GEMM (a before/after bench), `1` takes them on CPU devices (PoCL) too."),

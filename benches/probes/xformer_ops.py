@@ -10,16 +10,18 @@ small machine). It prints:
 - the step's wall and process-CPU milliseconds (median of `--steps` after one warm-up), burn and
   torch in this one process, each in a block of its own;
 - per NdArray op (every op of the table, wrapped on the NdArray instance before `Autodiff` binds
-  its ops; time *exclusive* of nested table ops), the wall ms per step by op name and by
-  (name, input shapes), beside torch's profiler self-CPU time per aten op on the same step;
+  its ops; time *exclusive* of nested table ops), the wall and the process-CPU ms per step by op
+  name (CPU: all threads', steadier than wall on a shared box) and the CPU ms by (name, input
+  shapes), beside torch's profiler self-CPU time per aten op on the same step;
 - with `--profile`, cProfile's top functions of one burn step.
 
 `--compare` prints one before / after / torch table instead: `--rounds` pairs of child
 processes, alternating, each running this probe (burn, then torch, in one process) on this tree,
 "before" with `BURN_NDARRAY_NATIVE_GEMM=0 BURN_NDARRAY_NATIVE_ATTENTION=0` (numpy's matmul on
 OpenBLAS's threads and the Python-pool attention kernel: the tree before issue 36's CPU work),
-"after" as it is; medians over the rounds, per step and per op group (GEMM, attention, layer
-norm, GELU, Adam, the rest; torch's self CPU time per aten op, grouped the same way).
+"after" as it is (`--base ROOT`: "before" is another tree, run as `--src ROOT`); medians over
+the rounds, per step and per op group (GEMM, attention, layer norm, GELU, Adam, the rest; torch's
+self CPU time per aten op, grouped the same way).
 `--src ROOT` puts another tree's `packages/*/src` first on `sys.path` (`git archive main |
 tar -x -C /tmp/base`, then `--src /tmp/base`).
 Threads: `--threads N` sets `BURN_NUM_THREADS`, `OPENBLAS_NUM_THREADS` (for torch:
@@ -59,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
     ap.add_argument("--compare", action="store_true", help="before / after / torch table")
     ap.add_argument("--rounds", type=int, default=2, help="--compare: child pairs")
+    ap.add_argument("--base", type=Path, default=None,
+                    help="--compare: 'before' is this tree's root (as --src), not the env switches")  # fmt: skip
     return ap
 
 
@@ -102,11 +106,14 @@ def compare(args) -> int:
         for r in range(args.rounds):
             for side in ("before", "after"):
                 out = Path(tmp) / f"{side}{r}.json"
-                env = dict(os.environ, **(BEFORE_ENV if side == "before" else {}))
-                if side == "after":
+                before_env = BEFORE_ENV if side == "before" and args.base is None else {}
+                env = dict(os.environ, **before_env)
+                if not before_env:
                     for k in BEFORE_ENV:
                         env.pop(k, None)
                 cmd = base + ["--json", str(out)] + (["--no-torch"] if args.no_torch else [])
+                if side == "before" and args.base is not None:
+                    cmd += ["--src", str(args.base)]
                 subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
                 runs[side].append(json.loads(out.read_text()))
                 print(f"round {r + 1} {side}: burn {runs[side][-1]['burn']['wall_ms']:.1f} ms",
@@ -125,12 +132,19 @@ def compare(args) -> int:
         print(f"{label:24s}" + "".join(f"{med([r[lib][key] for r in rs]):12.1f}"
                                       for _, rs, lib in cols))  # fmt: skip
     if "burn_ops" in first:
-        print("per op group, ms per step (burn: exclusive wall; torch: self CPU)")
         groups = [g for g, _ in GROUPS] + ["rest"]
-        per = {c: [grouped(r[f"{lib}_ops"]) for r in rs if f"{lib}_ops" in r] for c, rs, lib in cols}
-        for g in groups:
-            print(f"  {g:22s}" + "".join(f"{med([x[g] for x in per[c]]):12.1f}" if per[c] else
-                                         f"{'-':>12s}" for c, _, _ in cols))  # fmt: skip
+        for title, suffix in (("exclusive wall", ""), ("exclusive process CPU", "_cpu")):
+            if f"burn_ops{suffix}" not in first:
+                continue
+            # torch's profiler times ops in wall time; beside burn's CPU times its groups are
+            # scaled by the step's CPU / the profiler's total (a loaded box inflates wall time)
+            tnote = "profiler self time" + (" x step CPU / profiler total" if suffix else "")
+            print(f"per op group, ms per step (burn: {title}; torch: {tnote})")
+            per = {c: [_groups(r, lib, suffix) for r in rs if f"{lib}_ops" in r]
+                   for c, rs, lib in cols}  # fmt: skip
+            for g in groups:
+                print(f"  {g:22s}" + "".join(f"{med([x[g] for x in per[c]]):12.1f}" if per[c]
+                                             else f"{'-':>12s}" for c, _, _ in cols))  # fmt: skip
     b, a = (med([r["burn"]["wall_ms"] for r in runs[s]]) for s in ("before", "after"))
     line = f"after / before {a / b:.2f}x"
     if len(cols) == 3:
@@ -138,6 +152,18 @@ def compare(args) -> int:
         line += f"; before / torch {b / t:.2f}x; after / torch {a / t:.2f}x"
     print(line)
     return 0
+
+
+def _groups(result: dict, lib: str, suffix: str) -> dict:
+    """One child's per-group ms: burn's wall ("") or CPU ("_cpu") times; torch's profiler
+    times, scaled to its step's CPU time for the CPU table."""
+    if lib == "burn":
+        return grouped(result[f"burn_ops{suffix}"])
+    g = grouped(result["torch_ops"])
+    if suffix:
+        total = sum(result["torch_ops"].values()) or 1.0
+        g = {k: v * result["torch"]["cpu_ms"] / total for k, v in g.items()}
+    return g
 
 
 def _setup_env(args) -> None:
@@ -152,12 +178,14 @@ def _setup_env(args) -> None:
 
 
 class OpTimer:
-    """Wraps every op of a backend instance's table; exclusive wall time per (name, shapes)."""
+    """Wraps every op of a backend instance's table; exclusive wall and process-CPU time per
+    (name, shapes) (CPU: every thread's, so a loaded box's waits do not count)."""
 
     def __init__(self, backend):
         from burn_tensor import op_table
 
         self.by_key = collections.defaultdict(float)
+        self.cpu_by_key = collections.defaultdict(float)
         self.calls = collections.Counter()
         self.on = False
         self._stack = []  # child time of each open frame
@@ -170,18 +198,20 @@ class OpTimer:
         def timed(*args, **kw):
             if not self.on:
                 return fn(*args, **kw)
-            self._stack.append(0.0)
-            t = time.perf_counter()
+            self._stack.append([0.0, 0.0])
+            t, c = time.perf_counter(), time.process_time()
             try:
                 return fn(*args, **kw)
             finally:
-                dt = time.perf_counter() - t
+                dt, dc = time.perf_counter() - t, time.process_time() - c
                 child = self._stack.pop()
                 shapes = tuple(tuple(a.shape) for a in args if hasattr(a, "shape"))
-                self.by_key[(name, shapes)] += dt - child
+                self.by_key[(name, shapes)] += dt - child[0]
+                self.cpu_by_key[(name, shapes)] += dc - child[1]
                 self.calls[(name, shapes)] += 1
                 if self._stack:
-                    self._stack[-1] += dt
+                    self._stack[-1][0] += dt
+                    self._stack[-1][1] += dc
 
         return timed
 
@@ -227,7 +257,11 @@ def time_steps(run, steps):
 
 
 def burn_ops(run, timer, steps):
+    # one untimed step first: after torch's steps the heap has to grow back (page faults that
+    # belong to neither library's step)
+    run()
     timer.by_key.clear()
+    timer.cpu_by_key.clear()
     timer.calls.clear()
     timer.on = True
     try:
@@ -235,13 +269,16 @@ def burn_ops(run, timer, steps):
             run()
     finally:
         timer.on = False
-    by_name = collections.defaultdict(float)
+    by_name, cpu_by_name = collections.defaultdict(float), collections.defaultdict(float)
     for (name, _), t in timer.by_key.items():
         by_name[name] += t
+    for (name, _), t in timer.cpu_by_key.items():
+        cpu_by_name[name] += t
     per = {k: 1e3 * v / steps for k, v in by_name.items()}
+    cpu = {k: 1e3 * v / steps for k, v in cpu_by_name.items()}
     keys = {f"{n} {list(map(list, s))}": (1e3 * t / steps, timer.calls[(n, s)] // steps)
-            for (n, s), t in timer.by_key.items()}  # fmt: skip
-    return per, keys
+            for (n, s), t in timer.cpu_by_key.items()}  # fmt: skip
+    return per, cpu, keys
 
 
 def torch_ops(torch, run, steps):
@@ -301,10 +338,11 @@ def main(argv=None) -> int:
               .format(**out["torch"]))  # fmt: skip
         print(f"burn/torch wall {out['burn']['wall_ms'] / out['torch']['wall_ms']:.2f}x")
     if not args.no_ops:
-        per, keys = burn_ops(run, timer, args.steps)
-        out["burn_ops"], out["burn_keys"] = per, keys
+        per, cpu, keys = burn_ops(run, timer, args.steps)
+        out["burn_ops"], out["burn_ops_cpu"], out["burn_keys"] = per, cpu, keys
         _table("burn: exclusive wall ms per step, by op", per, args.top)
-        _table("burn: by op and input shapes (ms, calls per step)", keys, args.top)
+        _table("burn: exclusive process-CPU ms per step, by op", cpu, args.top)
+        _table("burn: by op and input shapes (CPU ms, calls per step)", keys, args.top)
         if torch is not None:
             tper, tkeys = torch_ops(torch, trun, args.steps)
             out["torch_ops"], out["torch_keys"] = tper, tkeys

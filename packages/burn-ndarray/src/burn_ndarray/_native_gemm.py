@@ -3,8 +3,8 @@
 NdArray's `float_matmul` (2-D, batched, one side broadcast over the batch), `linear` (the bias
 filled into the output, the GEMM adding into it), `linear_x_backward` (`grad @ weight^T`) and
 `linear_weight_backward` (`x^T @ grad`) as one ctypes call each: every output matrix is cut into
-[tm, tn] tiles (`tiles`, from the shapes only), and each OpenMP thread runs its tiles' GEMMs
-with numpy's own BLAS on one thread. Transposed operands are read in place.
+[tm, tn] tiles and K into chunks (`plan`, from the shapes only), and each OpenMP thread runs its
+tasks' GEMMs with numpy's own BLAS on one thread. Transposed operands are read in place.
 
 Why (issue 36, the transformer step on many cores): numpy's matmul runs a large GEMM on
 OpenBLAS's own pool, whose threads spin ~0.1 s after every call; a transformer step alternates
@@ -14,9 +14,10 @@ the spinning BLAS threads held. On the 2-core box a [512, 512] bias add took 0.0
 during a step, and the GEMMs' threads follow the same budget and grain rules as every kernel.
 
 Results are bitwise identical for every thread count (each output element is one GEMM call
-over the whole K; the tiles depend on the shapes only); they differ from numpy's single call in
-the last bits (another blocking). A one-row tile (a batch-of-one `linear`) is a GEMV in C
-instead of a GEMM call, which packed the whole weight for one row (4x slower than numpy's
+over the whole K, or over K chunks added in order; tiles and chunks depend on the shapes only,
+as numpy's OpenBLAS gives other bits for another cut of the output); they differ from numpy's
+single call in the last bits (another blocking). A one-row tile (a batch-of-one `linear`) is a
+GEMV in C instead of a GEMM call, which packed the whole weight for one row (4x slower than numpy's
 GEMV). Kept on the previous path: operands under `native_min` elements, dtypes other than
 float32/float64 or mixed, batch dims that broadcast only in part, no usable cblas GEMM in
 numpy's BLAS (`_native_conv._Gemm`), and everything when `BURN_NDARRAY_NATIVE_GEMM=0`.
@@ -52,27 +53,36 @@ MAX_TASKS = 32
 MIN_TILE = 128
 #: tile edges are multiples of this (the GEMM kernels' register blocks)
 TILE_ALIGN = 16
+#: K is cut into chunks (`plan`) while the tiles would otherwise have an edge under this and...
+KSPLIT_EDGE = 256
+#: ...each chunk keeps at least this many of the K products. One thread, CPU ms, [512, 4096] @
+#: [4096, 512] (a batch-32 weight gradient): 16 tiles of 128 x 128 28.6, 2 chunks x 8 tiles
+#: 26.0, 4 x 4 of 256 x 256 24.8, 8 x 2 24.5, one call 22.1 (torch 24.2); [512, 4096] @
+#: [4096, 2048]: 32 tiles 110, 4 x 8 100, one call 89 (torch 94).
+KSPLIT_MIN_K = 512
 
 
 def declare(lib) -> None:
     p, L, i = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
-    args = (L, L, L, L, p, L, L, i, p, L, L, i, p, L, L, p, L, L, i)
+    args = (L, L, L, L, p, L, L, i, p, L, L, i, p, L, L, p, L, L, L, p, i)
     for t in ("f32", "f64"):
         fn = getattr(lib, f"gemm_tiled_{t}")
         fn.argtypes, fn.restype = args, i
 
 
-def tiles(batch: int, m: int, n: int, k: int) -> tuple[int, int]:
+def tiles(batch: int, m: int, n: int, k: int, want: int | None = None) -> tuple[int, int]:
     """(tm, tn): the output tile of a batch of [m, k] @ [k, n] products, from the shapes only.
 
-    As many tiles as the work fills at `TASK_MACS` each (at most `MAX_TASKS` over the batch),
-    cutting the longer edge in halves (rounded up to `TILE_ALIGN`) down to `MIN_TILE`.
+    As many tiles as the work fills at `TASK_MACS` each (at most `MAX_TASKS` over the batch;
+    `want` tiles when given), cutting the longer edge in halves (rounded up to `TILE_ALIGN`)
+    down to `MIN_TILE`.
 
     Example:
         >>> tiles(1, 4096, 512, 512), tiles(1, 512, 512, 512), tiles(1, 512, 512, 4096)
         ((256, 512), (256, 512), (128, 128))
     """
-    want = min(MAX_TASKS, max(1, batch * m * n * k // TASK_MACS))
+    if want is None:
+        want = min(MAX_TASKS, max(1, batch * m * n * k // TASK_MACS))
     per = -(-want // batch)
     tm, tn = max(m, 1), max(n, 1)
 
@@ -90,6 +100,30 @@ def tiles(batch: int, m: int, n: int, k: int) -> tuple[int, int]:
         else:
             break
     return tm, tn
+
+
+def plan(batch: int, m: int, n: int, k: int) -> tuple[int, int, int]:
+    """(tm, tn, kc): output tiles and K chunk of a batch of [m, k] @ [k, n] products, from the
+    shapes only (kc == k: no chunks).
+
+    `tiles` for `want` tasks; while that cuts an edge under `KSPLIT_EDGE` and halving the K
+    chunk keeps `KSPLIT_MIN_K` products, K is cut in two more and the tiles are chosen for half
+    the tasks: the packing of a task is (tm + tn) * kc, so fewer, larger tiles over shorter K
+    pack less for the same number of tasks. The chunks' results are added in order after.
+
+    Example:
+        >>> plan(1, 512, 512, 4096), plan(1, 512, 512, 512), plan(1, 4096, 512, 512)
+        ((256, 256, 1024), (256, 512, 512), (256, 512, 512))
+    """
+    want = min(MAX_TASKS, max(1, batch * m * n * k // TASK_MACS))
+    ks = 1
+    tm, tn = tiles(batch, m, n, k, want)
+    while (min(tm, m) < min(KSPLIT_EDGE, m) or min(tn, n) < min(KSPLIT_EDGE, n)) and (
+        want // (2 * ks) >= 1 and k // (2 * ks) >= KSPLIT_MIN_K
+    ):
+        ks *= 2
+        tm, tn = tiles(batch, m, n, k, want // ks)
+    return tm, tn, -(-k // ks) if k else 0
 
 
 def _operand(a, lead: int):
@@ -127,15 +161,18 @@ def gemm(lib, threads: int, x, y, bias=None):
         return out
     a, sa, lda, ta = _operand(x, math.prod(bx))
     b, sb, ldb, tb = _operand(y, math.prod(by))
-    tm, tn = tiles(batch, m, n, k)
-    tasks = batch * -(-m // tm) * -(-n // tn)
+    tm, tn, kc = plan(batch, m, n, k)
+    ks = -(-k // kc) if k else 1
+    tasks = batch * -(-m // tm) * -(-n // tn) * ks
     nt = 1 if _ops._FORKED[0] else max(1, min(_load.threads_now(threads), tasks))
     fn = lib.gemm_tiled_f32 if x.dtype == F32 else lib.gemm_tiled_f64
     p = _ops._ptr
     pbias = None if bias is None else p(bias)
+    work = None if ks == 1 else np.empty((ks - 1) * out.size, x.dtype)  # chunks 1.. of K
     _native_conv._run(
         fn, threads, batch, m, n, k, p(a), sa, lda, ta, p(b), sb, ldb, tb,
-        p(out), m * n, n, pbias, tm, tn, nt, error="gemm: no cblas GEMM set",
+        p(out), m * n, n, pbias, tm, tn, kc, None if work is None else p(work), nt,
+        error="gemm: no cblas GEMM set",
     )  # fmt: skip
     return out
 
@@ -213,4 +250,4 @@ def install(backend, lib, m: int, ops: dict) -> None:
     ops["linear_weight_backward"] = linear_weight_backward
 
 
-__all__ = ["declare", "gemm", "install", "tiles"]
+__all__ = ["declare", "gemm", "install", "plan", "tiles"]

@@ -30,7 +30,10 @@ medians of 300 back-to-back [1024, 1024] float32 ops / the guide's training step
 
 Loading the library also turns numpy's transparent-huge-page advice off for the process
 (`hugepage.py`: buffers left in 4 KB pages inside huge-page-advised mappings were read 3x slower
-by the threaded kernels), unless `NUMPY_MADVISE_HUGEPAGE` or `BURN_NDARRAY_HUGEPAGE=1` is set.
+by the threaded kernels), unless `NUMPY_MADVISE_HUGEPAGE` or `BURN_NDARRAY_HUGEPAGE=1` is set,
+and keeps glibc's heap between train steps (`heap.py`: the trimmed heap's pages faulted back in
+cost 50-70 ms of system time every other transformer step), unless `BURN_NDARRAY_HEAP_KEEP=0` or
+the environment tunes malloc.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from pathlib import Path
 
 from burn_tensor import cache
 
-from . import hugepage
+from . import heap, hugepage
 
 log = logging.getLogger("burn_ndarray.native")
 
@@ -302,6 +305,7 @@ def lib():
                 os.environ["GOMP_SPINCOUNT"] = SPINCOUNT  # read once, when libgomp loads
             # before NdArray allocates its tensors: see hugepage.py (3x slower threaded reads)
             hugepage.disable()
+            heap.keep()  # before a step's arrays: see heap.py (page faults after each trim)
             try:
                 result, path = build()  # declared: a library lacking a kernel is never returned
                 why = f"native kernels {path}"

@@ -10,9 +10,10 @@
  * wakes (each team thread sets its own OpenBLAS count to 1), and every parallel op of a step
  * runs on one team of threads, as in torch.
  *
- * Tiles: [tm, tn] of every output matrix, chosen by the caller from the shapes only; each
- * element comes from one GEMM call over the whole K (no split sums), so results are bitwise
- * identical for every thread count. Transposed operands are read in place (ta / tb), so
+ * Tiles: [tm, tn] of every output matrix, and the K chunk kc, chosen by the caller from the
+ * shapes only; each element comes from one GEMM call per K chunk (one over the whole K, or
+ * chunks added in a fixed order: see GEMM_TILED), so results are bitwise identical for every
+ * thread count. Transposed operands are read in place (ta / tb), so
  * linear's backward GEMMs copy nothing. bias (length n, or NULL): the tile's rows are filled
  * with it and the GEMM adds into them (beta = 1).
  *
@@ -70,36 +71,61 @@
 GEMV_ROW(gemv_row_f32, float)
 GEMV_ROW(gemv_row_f64, double)
 
+/* K chunks (kc < k): each output tile's GEMM runs over chunks of kc of the K products, chunk 0
+ * into C (after the bias), chunk j >= 1 into work[j - 1] ([batch, m, n] each); then every row
+ * of C adds work[0], work[1], ... in that order. The chunks come from the shapes only, so the
+ * bits stay the same for every thread count. Why: a weight gradient [512, 4096] @ [4096, 512]
+ * cut into 16 output tiles of 128 x 128 for 16 threads packs each tile's 4096-long panels, 4x
+ * the packing of one call (one thread: 28.6 ms against 22.1); as 4 K chunks of 4 tiles of
+ * 256 x 256 it costs 24.8 ms (torch 24.2). */
 #define GEMM_TILED(NAME, T, FN, ONE, GEMV)                                                    \
   int NAME(long batch, long m, long n, long k, const T *a, long sa, long lda, int ta,         \
            const T *b, long sb, long ldb, int tb, T *c, long sc, long ldc, const T *bias,     \
-           long tm, long tn, int nt) {                                                        \
+           long tm, long tn, long kc, T *work, int nt) {                                      \
     if (!FN || tm <= 0 || tn <= 0) return -1;                                                 \
+    if (kc <= 0 || kc >= k) kc = k > 0 ? k : 1;                                               \
+    long ks = k > 0 ? (k + kc - 1) / kc : 1;                                                  \
+    if (ks > 1 && !work) return -1;                                                           \
     long mt = (m + tm - 1) / tm, ntl = (n + tn - 1) / tn, per = mt * ntl;                     \
-    long tasks = batch * per;                                                                 \
+    long tasks = batch * per * ks, plane = batch * m * n;                                     \
     _Pragma("omp parallel num_threads(nt) if(nt > 1)")                                       \
     {                                                                                         \
       int blas_prev = blas_local_begin();                                                     \
       _Pragma("omp for schedule(dynamic, 1)")                                                 \
       for (long t = 0; t < tasks; t++) {                                                      \
-        long bi = t / per, r = t % per, i0 = (r / ntl) * tm, j0 = (r % ntl) * tn;             \
+        long kj = t % ks, u = t / ks;                                                         \
+        long bi = u / per, r = u % per, i0 = (r / ntl) * tm, j0 = (r % ntl) * tn;             \
         long mm = m - i0 < tm ? m - i0 : tm, nn = n - j0 < tn ? n - j0 : tn;                  \
-        const T *ap = a + bi * sa + (ta ? i0 : i0 * lda);                                     \
-        const T *bp = b + bi * sb + (tb ? j0 * ldb : j0);                                     \
-        T *cp = c + bi * sc + i0 * ldc + j0;                                                  \
-        if (bias)                                                                             \
-          for (long i = 0; i < mm; i++) memcpy(cp + i * ldc, bias + j0, sizeof(T) * nn);      \
+        long k0 = kj * kc, kk = k - k0 < kc ? k - k0 : kc;                                    \
+        const T *ap = a + bi * sa + (ta ? i0 + k0 * lda : i0 * lda + k0);                     \
+        const T *bp = b + bi * sb + (tb ? j0 * ldb + k0 : k0 * ldb + j0);                     \
+        T *cp = kj ? work + (kj - 1) * plane + bi * m * n + i0 * n + j0                       \
+                   : c + bi * sc + i0 * ldc + j0;                                             \
+        long ldo = kj ? n : ldc;                                                              \
+        const T *bs = kj ? 0 : bias;                                                          \
+        if (bs)                                                                               \
+          for (long i = 0; i < mm; i++) memcpy(cp + i * ldo, bs + j0, sizeof(T) * nn);       \
         if (k == 0) {                                                                         \
-          if (!bias)                                                                          \
-            for (long i = 0; i < mm; i++) memset(cp + i * ldc, 0, sizeof(T) * nn);            \
+          if (!bs)                                                                            \
+            for (long i = 0; i < mm; i++) memset(cp + i * ldo, 0, sizeof(T) * nn);            \
           continue;                                                                           \
         }                                                                                     \
-        if (m == 1 && !tb && nn >= GEMV_MIN_N) {                                              \
-          GEMV(nn, k, ap, ta ? lda : 1, bp, ldb, cp, bias ? bias + j0 : 0);                   \
+        if (m == 1 && !tb && nn >= GEMV_MIN_N && ks == 1) {                                   \
+          GEMV(nn, k, ap, ta ? lda : 1, bp, ldb, cp, bs ? bs + j0 : 0);                       \
           continue;                                                                           \
         }                                                                                     \
-        FN(ROW_MAJOR, ta ? TRANS : NO_TRANS, tb ? TRANS : NO_TRANS, mm, nn, k, ONE, ap, lda,  \
-           bp, ldb, bias ? ONE : 0, cp, ldc);                                                 \
+        FN(ROW_MAJOR, ta ? TRANS : NO_TRANS, tb ? TRANS : NO_TRANS, mm, nn, kk, ONE, ap, lda, \
+           bp, ldb, bs ? ONE : 0, cp, ldo);                                                   \
+      }                                                                                       \
+      if (ks > 1) {                                                                           \
+        _Pragma("omp for schedule(static)")                                                   \
+        for (long row = 0; row < batch * m; row++) {                                          \
+          T *cr = c + (row / m) * sc + (row % m) * ldc;                                       \
+          for (long j = 1; j < ks; j++) {                                                     \
+            const T *w = work + (j - 1) * plane + row * n;                                    \
+            _Pragma("omp simd") for (long x = 0; x < n; x++) cr[x] += w[x];                   \
+          }                                                                                   \
+        }                                                                                     \
       }                                                                                       \
       blas_local_end(blas_prev);                                                              \
     }                                                                                         \
