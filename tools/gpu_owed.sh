@@ -4,24 +4,30 @@
 # recipes and own-block fused launches, half dropout masks drawn in the half type, backward(g)).
 # One part per device call (each fits the 600 s a call may run), most important first:
 #
-#   source .whl/on-device.sh && bash tools/gpu_owed.sh speed     # ~8 min: the issues' figures
-#   source .whl/on-device.sh && bash tools/gpu_owed.sh correct   # ~9 min: GPU suites of the new code
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh speed     # ~8 min: attention figures
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh steps     # ~6 min: training-step figures
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh correct   # ~9 min: GPU suites, new code
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh fusion    # ~6 min: burn-fusion on Cuda
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh cpu16     # ~6 min: 16-core CPU rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh examples  # ~9 min: the examples on the GPU
 #
-# speed: attention kernels alone, new (ldmatrix/cp.async) vs old (BURN_CUDA_ATTENTION_PIPE=0) and
-#   32 vs 16 query rows per warp; the attention suite against torch SDPA with and without launch
-#   plans (issue 36: <= 1.2x); issue 35's training_step rows (uncaptured Fusion <= Cuda, captured
-#   vs torch's CUDA graph and torch.compile); issue 34's transformer_precision on fusion-cuda.
+# speed: attention kernels alone, new (ldmatrix/cp.async, BURN_CUDA_ATTENTION_PIPE=1) vs old (the
+#   default until this run) and 32 vs 16 query rows per warp (columns of one probe run); the
+#   attention suite against torch SDPA (issue 36: <= 1.2x) with the default kernels, with the new
+#   ones, and without launch plans.
+# steps: issue 35's training_step rows (uncaptured Fusion <= Cuda, captured vs torch's CUDA graph
+#   and torch.compile); issue 34's transformer_precision on fusion-cuda.
 # correct: the tensor-core attention GPU tests (new vs old kernels), burn-cuda's GPU tests, the
-#   Cuda conformance subsets the new code reaches (f32 and bf16/f16), all of burn-fusion on Cuda.
+#   Cuda conformance subsets the new code reaches (f32 and bf16/f16; attention with the new
+#   kernels too). fusion: all of burn-fusion on Cuda.
 # cpu16: issue 36's transformer f32 step on Autodiff(NdArray()) vs torch CPU, 16 threads each.
 # examples: issue 36's text examples on Cuda and OpenCl (their READMEs' accuracy / loss), issue
 #   35's `guide train --backend fusion-cuda --capture` against the eager run's accuracy, and
 #   generation with and without the cache (>= 5x, the same tokens).
-# Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit; the table comes last.
+# Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
+# once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|correct|cpu16|examples"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -33,35 +39,44 @@ fresh=$(mktemp -d)
 export XDG_CACHE_HOME="$fresh/xdg" CUPY_CACHE_DIR="$fresh/cupy" POCL_CACHE_DIR="$fresh/pocl"
 PYTEST=(python3 -m pytest -p no:cacheprovider -q -o addopts="" --import-mode=importlib)
 summary=()
+budget=${BUDGET_S:-540}
 step() {  # step NAME LIMIT CMD...: run with a limit, log, keep pytest's or the last line
   local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
+  local t0=$SECONDS left=$((budget - SECONDS))
+  if [ "$left" -le 15 ]; then
+    summary+=("$(printf '%-22s | skipped: BUDGET_S (%s s) spent' "$name" "$budget")")
+    return
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
   timeout "$limit" "$@" >"$out/$name.log" 2>&1
   local rc=$? last
   last=$(grep -E "[0-9]+ (passed|failed|error)" "$out/$name.log" | tail -1)
   [ -z "$last" ] && last=$(tail -1 "$out/$name.log")
   [ "$rc" = 124 ] && last="TIMED OUT after $limit s; $last"
-  summary+=("$(printf '%-22s | rc=%-3s | %4s s | %s' "$name" "$rc" "$((SECONDS - t0))" "${last:0:110}")")
+  summary+=("$(printf '%-22s | rc=%-3s | %4s s | %s' "$name" "$rc" "$((SECONDS - t0))" \
+    "${last:0:110}")")
 }
 attn=(python3 benches/probes/attention_kernels.py --dtypes bfloat16,float16,float32 --seqs 128,1024)
 case $part in
 speed)
   step attn-kernels 150 "${attn[@]}" --json "$out/attention_kernels.json"
-  step attn-kernels-rows16 90 env BURN_CUDA_ATTENTION_WARP_ROWS=16 "${attn[@]}" \
-    --json "$out/attention_kernels_rows16.json"
-  step attn-suite 150 python3 -m benches attention --backend cuda --torch-device cuda \
-    --sizes gpu --repeats 5 --out "$out/attention"
-  step attn-suite-noplans 120 env BURN_CUDA_ATTENTION_PLANS=0 python3 -m benches attention \
-    --backend cuda --torch-device cuda --sizes gpu --repeats 5 --out "$out/attention-noplans"
+  suite=(python3 -m benches attention --backend cuda --torch-device cuda --sizes gpu --repeats 5)
+  step attn-suite 120 "${suite[@]}" --out "$out/attention"
+  step attn-suite-pipe 120 env BURN_CUDA_ATTENTION_PIPE=1 "${suite[@]}" --out "$out/attention-pipe"
+  step attn-suite-noplans 100 env BURN_CUDA_ATTENTION_PLANS=0 "${suite[@]}" \
+    --out "$out/attention-noplans"
+  # its columns: the new kernels (mma), their forward at 16 rows per warp, the old ones, SIMT, torch
+  echo "== attention kernels alone (ms)"; tail -30 "$out/attn-kernels.log"
+  for f in attn-suite attn-suite-pipe attn-suite-noplans; do
+    echo "== $f"; grep -E "burn/torch|target|fwd\+bwd" "$out/$f.log" | tail -24
+  done
+  ;;
+steps)
   step training-rows 240 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
     --out "$out/training_step_rows.json"
   step precision 200 python3 -m benches transformer_precision --backend fusion-cuda \
     --torch-device cuda --sizes gpu --out "$out/precision"
-  echo "== attention kernels alone (ms; new, old, torch)"; tail -30 "$out/attn-kernels.log"
-  echo "== 16 rows per warp"; tail -12 "$out/attn-kernels-rows16.log"
-  for f in attn-suite attn-suite-noplans precision; do
-    echo "== $f"; grep -E "burn/torch|target|fwd\+bwd|step" "$out/$f.log" | tail -24
-  done
+  echo "== precision"; grep -E "burn/torch|target|step" "$out/precision.log" | tail -24
   echo "== training_step rows"; tail -20 "$out/training-rows.log"
   ;;
 correct)
@@ -69,14 +84,20 @@ correct)
     packages/burn-cuda/tests/test_attention_gpu.py
   step cuda-gpu 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_gpu.py \
     packages/burn-cuda/tests/test_bf16.py packages/burn-cuda/tests/test_direct_ops_gpu.py \
-    packages/burn-cuda/tests/test_capture_resident_gpu.py packages/burn-cuda/tests/test_copy_many_gpu.py \
+    packages/burn-cuda/tests/test_capture_resident_gpu.py \
+    packages/burn-cuda/tests/test_copy_many_gpu.py \
     packages/burn-cuda/tests/test_optim_many_gpu.py packages/burn-cuda/tests/test_launch_gpu.py
   step conformance 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_conformance.py \
     -k "attention or random or dropout or bernoulli or softmax or layer_norm or adam or select"
   step conformance-half 120 env BURN_CUDA_CONFIGS=bf16-i32,f16-i32 "${PYTEST[@]}" \
     packages/burn-cuda/tests/test_conformance.py -k "attention or random or dropout or bernoulli"
+  step conformance-pipe 90 env BURN_CUDA_ATTENTION_PIPE=1 \
+    BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py -k attention
+  ;;
+fusion)
   # burn-fusion's whole package on Cuda (~300 s alone): the recipes and prepared launches
-  step fusion-cuda 330 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" packages/burn-fusion/tests
+  step fusion-cuda 530 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" packages/burn-fusion/tests
   ;;
 cpu16)
   export BURN_NUM_THREADS=16 OPENBLAS_NUM_THREADS=16 OMP_WAIT_POLICY=PASSIVE
@@ -102,7 +123,7 @@ examples)
     echo "== $f"; tail -8 "$out/$f.log"
   done
   ;;
-*) echo "unknown part $part: speed, correct, cpu16 or examples" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16 or examples" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
