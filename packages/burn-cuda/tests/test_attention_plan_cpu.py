@@ -204,3 +204,28 @@ def test_the_plans_switch_keeps_every_call_on_the_general_path(monkeypatch):
             assert any(_attention_plan._PLANS.values()) == (flag == "1")
     for got in outs[1:]:
         np.testing.assert_array_equal(got, outs[0])
+
+
+@needs_gxx
+def test_replayed_dropout_draws_a_new_mask_per_call_as_the_general_path_does(monkeypatch):
+    """A plan keeps the seed words' array as an input, not its recorded value: consecutive
+    replays (no reseed between them) drop different weights, each call the same bits as the
+    general path's call at the same point of the generator."""
+    x = np.random.default_rng(8).standard_normal((3, 1, 2, 24, 32)).astype(np.float32)
+    runs = {}
+    for flag in ("1", "0"):
+        monkeypatch.setenv("BURN_CUDA_ATTENTION_PLANS", flag)
+        with cuda_on_cpu_backend(FakeCupy(), float_dtype="float32") as (B, cp):
+            dev = B.device()
+            dev.seed(5)
+            q, k, v = (Tensor.from_data(a, dev) for a in x)
+            runs[flag] = [
+                module.attention(q, k, v, dropout=0.5).into_data().array.astype(np.float64)
+                for _ in range(5)
+            ]
+            assert any(_attention_plan._PLANS.values()) == (flag == "1")
+    planned, general = runs["1"], runs["0"]
+    for i, (a, b) in enumerate(zip(planned, general)):
+        np.testing.assert_array_equal(a, b, err_msg=f"call {i}")
+    for a, b in zip(planned[2:], planned[3:]):  # the replays: a fresh mask each
+        assert not np.array_equal(a, b)
