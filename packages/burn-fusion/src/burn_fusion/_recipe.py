@@ -19,18 +19,9 @@ elementwise kernel, with its vector variant chosen at launch where every input i
 
 from __future__ import annotations
 
-from burn_gpu import REDUCE_OPS, WIDTHS, Program, Reduction
+from burn_gpu import DTYPE_NAMES, REDUCE_OPS, WIDTHS, Program, Reduction, dtype_name
 
 ONE, INNER_RED, EW, ROWS = range(4)
-_NAMES: dict = {}
-
-
-def dtype_name(dt) -> str:
-    """`dt.name`, memoised: numpy computes the name on every access (~5 us)."""
-    n = _NAMES.get(dt)
-    if n is None:
-        n = _NAMES[dt] = dt.name
-    return n
 
 #: recipes kept per stream (a model with ever-new shapes must not grow the cache forever)
 MAX_RECIPES = 4096
@@ -116,7 +107,7 @@ def plan_key(st, nodes, inputs, owners, roots, red) -> tuple:
     for p in inputs:
         strides, offset = layout(p)
         dt = p.dtype
-        lay.append((p.shape, strides, offset, _NAMES.get(dt) or dtype_name(dt)))
+        lay.append((p.shape, strides, offset, DTYPE_NAMES.get(dt) or dtype_name(dt)))
     return (
         tuple([(nd[0], nd[1], nd[2], nd[3], nd[6]) for nd in nodes]),
         roots,

@@ -28,7 +28,7 @@ from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Program
 from burn_tensor import DType
 
 from . import _recipe
-from ._recipe import _NAMES, MAX_PER_SIG, MAX_RECIPES, MAX_SIGS, Sig, dropped, plan_key
+from ._recipe import DTYPE_NAMES, MAX_PER_SIG, MAX_RECIPES, MAX_SIGS, Sig, dropped, plan_key
 from ._recipe import dtype_name as _name
 from ._stream_plan import PlanMixin, _merge
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
@@ -158,7 +158,7 @@ class Stream(ReduceMixin, PlanMixin):
         x = tensors[0]
         if out_dtype is None:
             out_dtype = x.dtype if OPS[op].out == "T" else _BOOL
-        names = _NAMES
+        names = DTYPE_NAMES
         xname = names.get(x.dtype) or _name(x.dtype)
         oname = xname if out_dtype is x.dtype else names.get(out_dtype) or _name(out_dtype)
         solo = self.solo
@@ -258,7 +258,7 @@ class Stream(ReduceMixin, PlanMixin):
             sig = self.sig
             if sig is not None:  # the input's layout is part of the plan's structure
                 dt = p.dtype
-                tok = (p.shape, self.layout_key(p), _NAMES.get(dt) or _name(dt))
+                tok = (p.shape, self.layout_key(p), DTYPE_NAMES.get(dt) or _name(dt))
                 nxt = sig.next.get(tok)  # `sig.step(tok)`, inline
                 self.sig = nxt if nxt is not None else sig.step(tok)
         return k

@@ -68,7 +68,7 @@ from ._ops_conv_direct import (
     conv2d_weight_backward_direct,
     conv2d_x_backward_direct,
 )
-from ._dtype_name import dtype_name
+from ._dtype_name import DTYPE_NAMES, dtype_name
 from ._dialect import CTYPES, DIALECTS, HALF, Frame, fill, frame, storage_head
 from ._eager import cast_program, eager_ops, eager_program
 from ._expr import FLOAT_FN, FUSED, KERNELS, OPS, Op, kind_of
@@ -170,6 +170,7 @@ __all__ = [
     "direct_plan",
     "direct_program",
     "draw",
+    "DTYPE_NAMES",
     "dtype_name",
     "eager_ops",
     "eager_program",

@@ -8,8 +8,9 @@ keyed by the dtype object costs ~0.1 us.
 
 from __future__ import annotations
 
-#: dtype object -> its name (dtypes hash by value: equal dtypes share an entry)
-_NAMES: dict = {}
+#: dtype object -> its name (dtypes hash by value: equal dtypes share an entry). Public so a hot
+#: path can read `DTYPE_NAMES.get(dt) or dtype_name(dt)`: one dict lookup, no call, once filled.
+DTYPE_NAMES: dict = {}
 
 
 def dtype_name(dt) -> str:
@@ -27,6 +28,6 @@ def dtype_name(dt) -> str:
         'float32'
     """
     try:
-        return _NAMES[dt]
+        return DTYPE_NAMES[dt]
     except KeyError:
-        return _NAMES.setdefault(dt, dt.name)
+        return DTYPE_NAMES.setdefault(dt, dt.name)
