@@ -70,12 +70,12 @@ def draw_seed(device):
     from ._dtype import Int
     from ._tensor import Tensor
 
-    return Tensor.random([2], _seed_distribution(), device, kind=Int)
+    return Tensor._make(seed_words(device), Int, device)
 
 
 def seed_words(device):
-    """`draw_seed(device)`'s primitive, by the backend's `int_random` straight away: the op and
-    arguments `Tensor.random` passes it (so the same draw), without the Tensor layer's shape,
-    kind and dtype resolution, which `module.attention`'s hot path does not need."""
+    """`draw_seed(device)`'s primitive: the backend's `int_random` called straight away (the op
+    and arguments `Tensor.random` would pass), without the Tensor layer's shape, kind and dtype
+    resolution, which `module.attention`'s hot path does not need."""
     b = device.backend
     return b.int_random((2,), _seed_distribution(), device, b.int_dtype)

@@ -7,7 +7,7 @@ import math
 import numbers
 
 from . import _check as check
-from ._attention_dropout import draw_seed, seed_words
+from ._attention_dropout import seed_words
 from ._dtype import Bool, Float
 from ._errors import TensorCheckError
 
@@ -148,5 +148,5 @@ def attention(
     backend = query._d.backend
     args = (query._p, key._p, value._p, mp, causal, float(scale))
     if dropout > 0:  # the seed words: a random draw, so a captured step replays it anew
-        args += (float(dropout), draw_seed(query._d)._p)
+        args += (float(dropout), seed_words(query._d))
     return query._like(backend.attention(*args))
