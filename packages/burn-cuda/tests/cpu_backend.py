@@ -66,6 +66,19 @@ _CACHES = [
 _STAND_IN_SUITE: dict = {"_CTX": {}, "_COVERAGE": {}}
 
 
+def _on_cuda(key, depth: int = 0) -> bool:
+    """Whether an interned backend's or a device's cache key names a Cuda backend, directly or
+    through a decorator's options (a key holds classes, backends and option tuples)."""
+    if depth > 32:  # a key nests (type, options) per decorator level
+        return False
+    if key is _backend.Cuda or isinstance(key, _backend.Cuda):
+        return True
+    if isinstance(key, tuple):
+        return any(_on_cuda(k, depth + 1) for k in key)
+    identity = getattr(key, "_identity", None)  # a decorator backend: (its type, its options)
+    return isinstance(identity, tuple) and _on_cuda(identity, depth + 1)
+
+
 def _swap_suite_state(keep: dict, put: dict) -> None:
     """Move the plugin's Cuda-keyed entries into `keep` and those of `put` into the plugin."""
     for name in ("_CTX", "_COVERAGE"):
@@ -102,10 +115,13 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, direct_gemm: bool = True, 
     original = _platform.load_cupy
     # equal backends are one object (interned) and devices are cached per backend: a Cuda() or
     # device made on another cupy (the real one, or an earlier stand-in) must not be handed out
+    # A decorator over Cuda (Fusion(Cuda()), Autodiff(Fusion(Cuda()))) is interned by its inner
+    # backend's options, so a stand-in Fusion(Cuda()) would be the GPU run's own one, with its
+    # streams, recipes and device buffers: set aside every backend and device built on a Cuda
     interned = _tensor_backend._Interned._cache
-    cuda_keys = {k: v for k, v in interned.items() if k[0] is _backend.Cuda}
+    cuda_keys = {k: v for k, v in interned.items() if _on_cuda(k)}
     devices = Device._cache
-    cuda_devices = {k: v for k, v in devices.items() if isinstance(k[0], _backend.Cuda)}
+    cuda_devices = {k: v for k, v in devices.items() if _on_cuda(k)}
     modules = {k: sys.modules.get(k) for k in _cupyx()}
     outside_suite: dict = {"_CTX": {}, "_COVERAGE": {}}
     try:
@@ -129,10 +145,10 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, direct_gemm: bool = True, 
         yield _backend.Cuda(**options), fake
     finally:
         _swap_suite_state(_STAND_IN_SUITE, outside_suite)
-        for k in [k for k in interned if k[0] is _backend.Cuda]:
+        for k in [k for k in interned if _on_cuda(k)]:
             del interned[k]
         interned.update(cuda_keys)
-        for k in [k for k in devices if isinstance(k[0], _backend.Cuda)]:
+        for k in [k for k in devices if _on_cuda(k)]:
             del devices[k]
         devices.update(cuda_devices)
         for k, v in modules.items():
@@ -153,4 +169,5 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, direct_gemm: bool = True, 
         # saw first on the GPU. Rebuilt now, they bind the restored ops again (else a GPU test
         # after the CPU ones ran the CPU kernel runner on device pointers: SIGSEGV)
         for backend in cuda_keys.values():
-            backend._init_kind_ops()
+            if isinstance(backend, _backend.Cuda):
+                backend._init_kind_ops()

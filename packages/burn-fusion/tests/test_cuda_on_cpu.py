@@ -143,3 +143,23 @@ def test_prepared_launches_from_their_own_block_and_from_another_thread_agree(fu
         np.testing.assert_allclose(got[2].numpy(), want32, rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(got[3].numpy(), want_i)
     assert device.fusion_stats()["plans_run_unfused"] == 0
+
+
+def test_a_stand_in_fusion_is_not_the_one_made_on_another_cupy():
+    """A Fusion(Cuda()) made on another cupy (the GPU's, in a GPU run of the whole package) must
+    not be handed to the stand-in: decorators are interned by their inner backend's options, and
+    the GPU run's Fusion(Cuda()) holds streams and recipes with device buffers, which the stand-in
+    then ran on the CPU (SIGSEGV in the GPU run of session 19). Two nested stand-ins play the two
+    cupys; the outer one's backends and devices come back when the inner one ends."""
+    from burn_autodiff import Autodiff
+    from cpu_backend import cuda_on_cpu_backend
+
+    with cuda_on_cpu_backend() as (a, _):
+        outer = Autodiff(Fusion(a))
+        dev = outer.device()
+        with cuda_on_cpu_backend() as (b, _):
+            inner = Autodiff(Fusion(b))
+            assert inner is not outer
+            assert inner.device() is not dev
+        assert Autodiff(Fusion(a)) is outer
+        assert outer.device() is dev

@@ -9,8 +9,8 @@ the weights runs inside the kernels (the seed words read from device memory, so 
 graph reads the words each replay's random draw wrote).
 
 bfloat16 and float16 calls at head dim == value dim in (32, 64, 128) run the tensor-core
-kernels (the session-17 text of `_attention_mma.py`, `_attention_mma_bwd.py`; with
-`BURN_CUDA_ATTENTION_PIPE=1` `_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async;
+kernels (`_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async; with
+`BURN_CUDA_ATTENTION_PIPE=0` the session-17 text of `_attention_mma.py`, `_attention_mma_bwd.py`;
 `BURN_CUDA_ATTENTION_MMA=0` turns them off), masks and dropout included: the forward at those dims, the backward at 32 and 64 (at 128
 burn_gpu's backward kernels read the mma forward's statistic, the same one they save); float32
 at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py` (forward and backward,

@@ -26,10 +26,10 @@ and stride is a multiple of 8 elements and the buffer 16-byte aligned (16-byte l
 contiguous copy is read.
 
 This module's `_FWD` (and `_attention_mma_bwd.py`) is the session-17 text: 32-bit fragment
-loads from shared memory and synchronous tile loads, the default (it ran on the H200).
-`BURN_CUDA_ATTENTION_PIPE=1` selects the text that loads fragments with ldmatrix and tiles with cp.async
-(`_attention_pipe.py`, `_attention_pipe_bwd.py`, `_mma_pipe.py`): the same products in the
-same order.
+loads from shared memory and synchronous tile loads (`BURN_CUDA_ATTENTION_PIPE=0`). The default
+is the text that loads fragments with ldmatrix and tiles with cp.async (`_attention_pipe.py`,
+`_attention_pipe_bwd.py`, `_mma_pipe.py`; faster on the H200, see `_mma_pipe`): the same
+products in the same order.
 
 The kernel text also runs on the tests' CPU stand-in (g++, `tests/cuda_on_cpu.h`): where
 `__CUDA_ARCH__` is not defined the `mma` and the pair conversions are plain C over the same

@@ -209,7 +209,7 @@ def tf32_program(
     """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`)
     for float32 storage at head dim `head_dim` (32 or 64) and value dim `value_dim` (equal to
     it); no includes. `extras` as `_attention_mma.mma_program`'s; `pipe` False: the session-17
-    text (the default), else (`BURN_CUDA_ATTENTION_PIPE=1`) the backward holds its K (Q) fragments unsplit
+    text (`BURN_CUDA_ATTENTION_PIPE=0`), else (the default) the backward holds its K (Q) fragments unsplit
     (`_attention_tf32_bwd.py`)."""
     if head_dim not in TF32_HEAD_DIMS or value_dim != head_dim:
         raise ValueError(
