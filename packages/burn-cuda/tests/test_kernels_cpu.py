@@ -416,6 +416,28 @@ def test_adam_many_tensors(env64):
     assert [x[2] for x in many[-2:]] == [(4, 32), (1, 5)]
 
 
+def test_adam_many_caps_the_launch_not_the_work(env64):
+    """32 tensors, one long: the grid is capped at MAX_BLOCKS over all rows (not the longest
+    tensor's columns in every row), so the long one's blocks loop; every element is updated."""
+    from burn_cuda import _optim_many
+
+    B, cp = env64
+    cols = _optim_many.MAX_BLOCKS // 32
+    sizes = [cols * 256 * 2 + 7] + [5] * 31
+    ps = [_rand(s, 130 + i, np.float64) for i, s in enumerate(sizes)]
+    gs = [_rand(s, 180 + i, np.float64) for i, s in enumerate(sizes)]
+    hp = (1e-2, 0.9, 0.999, 1e-8, 1)
+    news, m1s, m2s = B.float_adam_update_many(
+        [asfake(p) for p in ps], [asfake(g) for g in gs], None, None, *hp
+    )
+    for p, g, a, b, c in zip(ps, gs, news, m1s, m2s):
+        want = _adam(p, g, np.zeros_like(p), np.zeros_like(p), *hp)
+        for got, w in zip((a, b, c), want):
+            _close(got, w, rtol=1e-12, atol=1e-12)
+    many = [x for x in cp.launches if x.name == "adam_many"]
+    assert many[-1][2] == (cols, 32)
+
+
 # -- hot path: several blocks and grid tails ---------------------------------------------------
 def test_hot_path_multi_block(env):
     B, cp = env

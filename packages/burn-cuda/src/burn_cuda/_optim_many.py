@@ -37,6 +37,12 @@ from ._optim import BLOCK, _scalars
 MAX_TENSORS = 32
 #: most block columns per tensor: the grid-stride loop covers the rest
 MAX_GRID_X = 4096
+#: most blocks per launch over all its tensors: every tensor row gets the longest one's block
+#: columns, so 32 tensors at 4096 columns were 131k blocks, nearly all idle for the small ones
+#: (a bias's 512 elements fill 2 of them); the H200 profile of the transformer step (session 19)
+#: had Adam at 0.43 ms for 4 launches, ~2.4x the bytes it moves over the memory bandwidth.
+#: 4096 blocks of 256 threads still keep every SM full while the big tensors loop.
+MAX_BLOCKS = 4096
 
 _KERNELS: dict = {}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -163,6 +169,7 @@ class CudaOptimManyOps:
                 table[6 * T + r] = m2s[i].data.ptr
                 table[7 * T + r] = n = p.size
                 longest = max(longest, n)
-            grid_x = min((longest + BLOCK - 1) // BLOCK, MAX_GRID_X)
+            grid_x = min((longest + BLOCK - 1) // BLOCK, MAX_GRID_X,
+                         max(1, MAX_BLOCKS // len(chunk)))  # fmt: skip
             go.with_params(k, grid_x, len(chunk), BLOCK, tls.addr)
         return news, m1s, m2s
