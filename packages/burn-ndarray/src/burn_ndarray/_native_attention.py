@@ -126,7 +126,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         out = _like(query, (b, h, sq, dv))
         g = np.array([b, h, sq, sk, d, dv, *qs, *ks, *vs, *_out_strides(out), *ms], np.int64)
         tasks = b * h * -(-sq // 128)
-        nt = 1 if _ops._FORKED[0] else max(1, min(threads, tasks))
+        nt = _ops.team(threads, tasks, b * h * sq * sk * (d + dv))
         fn = lib.attn_fwd_f32 if q.dtype == F32 else lib.attn_fwd_f64
         p = _ops._ptr
         _native_conv._run(
@@ -155,7 +155,7 @@ def install(backend, lib, m: int, ops: dict) -> None:
         strides = [*qs, *ks, *vs, *gs, *_out_strides(dq), *_out_strides(dk), *_out_strides(dvv)]
         g = np.array([b, h, sq, sk, d, dv, *strides, *ms], np.int64)
         rows = int(max(16, min(BACKWARD_ROWS, SCORES_BACKWARD // sk)))
-        nt = 1 if _ops._FORKED[0] else max(1, min(threads, b * h))
+        nt = _ops.team(threads, b * h, 2 * b * h * sq * sk * (d + dv))
         fn = lib.attn_bwd_f32 if q.dtype == F32 else lib.attn_bwd_f64
         p = _ops._ptr
         _native_conv._run(

@@ -31,7 +31,7 @@ import os
 
 import numpy as np
 
-from . import _load, _native_conv
+from . import _native_conv
 from . import _native_ops as _ops
 from ._native_ops import F32, F64
 
@@ -164,7 +164,7 @@ def gemm(lib, threads: int, x, y, bias=None):
     tm, tn, kc = plan(batch, m, n, k)
     ks = -(-k // kc) if k else 1
     tasks = batch * -(-m // tm) * -(-n // tn) * ks
-    nt = 1 if _ops._FORKED[0] else max(1, min(_load.threads_now(threads), tasks))
+    nt = _ops.team(threads, tasks, batch * m * n * k)
     fn = lib.gemm_tiled_f32 if x.dtype == F32 else lib.gemm_tiled_f64
     p = _ops._ptr
     pbias = None if bias is None else p(bias)

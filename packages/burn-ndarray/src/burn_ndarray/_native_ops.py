@@ -214,6 +214,28 @@ def _nt(threads: int, n: int, grain: int) -> int:
     return max(1, min(_load.threads_now(threads), n // grain))
 
 
+#: multiply-adds under which a GEMM-like call (native GEMM, attention) runs on one thread:
+#: waking the OpenMP team costs 20-90 us, more when another process holds the cores, and a
+#: cached generation step's calls (4 rows through a linear, one query row per head) are ~1M:
+#: ~100 us of work. On the 2-core box beside another job its attention took 2.3 ms a call on
+#: 2 threads; generation with the cache went from 4.6x to 10x faster than without (session 19).
+MIN_THREADED_MACS = 1 << 21
+
+
+def team(threads: int, tasks: int, macs: int) -> int:
+    """OpenMP threads for a call of `tasks` tasks and `macs` multiply-adds: 1 under
+    `MIN_THREADED_MACS` or in a forked child, else the budget capped by the tasks and the free
+    cores. (The native kernels split work by shapes only: results never depend on it.)
+
+    Example:
+        >>> team(2, 32, 4 * 8 * 264 * 128)  # a cached generation step's attention
+        1
+    """
+    if _FORKED[0] or macs < MIN_THREADED_MACS:
+        return 1
+    return max(1, min(_load.threads_now(threads), tasks))
+
+
 def _raw(backend, name):
     """(numpy function, whether it runs quiet) of op `name` as the class defines it: the small
     path calls it in the wrapper's own frame, as `_threaded_ops` does, so wrapping adds no
