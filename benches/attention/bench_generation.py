@@ -39,33 +39,44 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
-    a = build_parser().parse_args(argv)
+def build_model(device, vocab: int = 1000, d_model: int = 256, layers: int = 4, heads: int = 8):
+    """The bench's decoder-only model on `device`: `(logits(tokens, cache=None), encoder)`, where
+    `logits` maps Int [batch, seq] to the last position's logits [batch, 1, vocab] (through
+    `forward_autoregressive_inference` when given the encoder's cache)."""
     from burn_nn import EmbeddingConfig, LinearConfig
     from burn_nn.attention import generate_autoregressive_mask
-    from burn_nn.generation import Sampler, generate
     from burn_nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
+
+    embed = EmbeddingConfig(vocab, d_model).init(device)
+    enc = TransformerEncoderConfig(d_model, 4 * d_model, heads, layers, dropout=0.0,
+                                   norm_first=True).init(device)  # fmt: skip
+    head = LinearConfig(d_model, vocab).init(device)
+
+    def logits(tokens, cache=None):
+        b, s = tokens.dims()
+        inp = TransformerEncoderInput.new(embed.forward(tokens)).mask_attn(
+            generate_autoregressive_mask(b, s, device)
+        )
+        h = enc.forward(inp) if cache is None else enc.forward_autoregressive_inference(inp, cache)
+        return head.forward(h.narrow(1, s - 1, 1))
+
+    return logits, enc
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
+    from burn_nn.generation import Sampler, generate
     from burn_tensor import Tensor
     from burn_tensor.backend import get_backend
 
     dev = get_backend(a.backend).device()
     dev.seed(0)
-    embed = EmbeddingConfig(a.vocab, a.d_model).init(dev)
-    enc = TransformerEncoderConfig(a.d_model, 4 * a.d_model, a.heads, a.layers, dropout=0.0,
-                                   norm_first=True).init(dev)  # fmt: skip
-    head = LinearConfig(a.d_model, a.vocab).init(dev)
-
-    def logits(tokens, cache=None):
-        b, s = tokens.dims()
-        inp = TransformerEncoderInput.new(embed.forward(tokens)).mask_attn(
-            generate_autoregressive_mask(b, s, dev)
-        )
-        h = enc.forward(inp) if cache is None else enc.forward_autoregressive_inference(inp, cache)
-        return head.forward(h.narrow(1, s - 1, 1))
+    logits, enc = build_model(dev, a.vocab, a.d_model, a.layers, a.heads)
 
     prompt = Tensor.from_ints(
         [[(7 * i + 3 * j) % a.vocab for j in range(a.prompt)] for i in range(a.batch)], dev
     )
+
     def run(name, tokens):
         cache = enc.new_autoregressive_cache() if name == "cache" else None
         return generate(lambda tk, c=cache: logits(tk, c), prompt, tokens, Sampler(0.0))

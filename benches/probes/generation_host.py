@@ -43,28 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _model(device, vocab=1000, d_model=256, layers=4, heads=8):
-    """The bench's model as a `logits(tokens, cache)` function, and its encoder."""
-    from burn_nn import EmbeddingConfig, LinearConfig
-    from burn_nn.attention import generate_autoregressive_mask
-    from burn_nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
-
-    embed = EmbeddingConfig(vocab, d_model).init(device)
-    enc = TransformerEncoderConfig(d_model, 4 * d_model, heads, layers, dropout=0.0,
-                                   norm_first=True).init(device)  # fmt: skip
-    head = LinearConfig(d_model, vocab).init(device)
-
-    def logits(tokens, cache=None):
-        b, s = tokens.dims()
-        inp = TransformerEncoderInput.new(embed.forward(tokens)).mask_attn(
-            generate_autoregressive_mask(b, s, device)
-        )
-        h = enc.forward(inp) if cache is None else enc.forward_autoregressive_inference(inp, cache)
-        return head.forward(h.narrow(1, s - 1, 1))
-
-    return logits, enc
-
-
 def main(argv=None) -> None:
     args = build_parser().parse_args(argv)
     root = (args.src or ROOT).resolve()
@@ -97,9 +75,11 @@ def _measure(args, be, made: list, clock) -> None:
     from burn_nn.generation import Sampler, generate
     from burn_tensor import Tensor
 
+    from benches.attention.bench_generation import build_model
+
     device = be.device()
     device.seed(0)
-    logits, enc = _model(device)
+    logits, enc = build_model(device)
     prompt = Tensor.from_ints([[(7 * i + 3 * j) % 1000 for j in range(args.prompt)]
                                for i in range(4)], device)  # fmt: skip
 

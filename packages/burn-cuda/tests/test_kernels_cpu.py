@@ -399,12 +399,13 @@ def test_adam_strided_and_float16_take_the_same_kernel(env):
     assert _last(cp, "adam_update") is not None
 
 
-def test_adam_many_tensors(env64):
-    B, cp = env64
-    sizes = [1, 300, 0, 5, 777] + [3] * 33  # 37 non-empty: two launches of <= 32 rows
-    ps = [_rand(s, 30 + i, np.float64) for i, s in enumerate(sizes)]
-    gs = [_rand(s, 80 + i, np.float64) for i, s in enumerate(sizes)]
+def _adam_many_grids(B, cp, sizes, seed: int) -> list:
+    """A first Adam step over float64 parameters of `sizes` through `float_adam_update_many`,
+    checked against numpy float64; the grids of its `adam_many` launches."""
+    ps = [_rand(s, seed + i, np.float64) for i, s in enumerate(sizes)]
+    gs = [_rand(s, seed + 50 + i, np.float64) for i, s in enumerate(sizes)]
     hp = (1e-2, 0.9, 0.999, 1e-8, 1)
+    before = len(cp.launches)
     news, m1s, m2s = B.float_adam_update_many(
         [asfake(p) for p in ps], [asfake(g) for g in gs], None, None, *hp
     )
@@ -412,8 +413,13 @@ def test_adam_many_tensors(env64):
         want = _adam(p, g, np.zeros_like(p), np.zeros_like(p), *hp)
         for got, w in zip((a, b, c), want):
             _close(got, w, rtol=1e-12, atol=1e-12)
-    many = [x for x in cp.launches if x.name == "adam_many"]
-    assert [x[2] for x in many[-2:]] == [(4, 32), (1, 5)]
+    return [x[2] for x in cp.launches[before:] if x.name == "adam_many"]
+
+
+def test_adam_many_tensors(env64):
+    B, cp = env64
+    sizes = [1, 300, 0, 5, 777] + [3] * 33  # 37 non-empty: two launches of <= 32 rows
+    assert _adam_many_grids(B, cp, sizes, 30) == [(4, 32), (1, 5)]
 
 
 def test_adam_many_caps_the_launch_not_the_work(env64):
@@ -424,18 +430,7 @@ def test_adam_many_caps_the_launch_not_the_work(env64):
     B, cp = env64
     cols = _optim_many.MAX_BLOCKS // 32
     sizes = [cols * 256 * 2 + 7] + [5] * 31
-    ps = [_rand(s, 130 + i, np.float64) for i, s in enumerate(sizes)]
-    gs = [_rand(s, 180 + i, np.float64) for i, s in enumerate(sizes)]
-    hp = (1e-2, 0.9, 0.999, 1e-8, 1)
-    news, m1s, m2s = B.float_adam_update_many(
-        [asfake(p) for p in ps], [asfake(g) for g in gs], None, None, *hp
-    )
-    for p, g, a, b, c in zip(ps, gs, news, m1s, m2s):
-        want = _adam(p, g, np.zeros_like(p), np.zeros_like(p), *hp)
-        for got, w in zip((a, b, c), want):
-            _close(got, w, rtol=1e-12, atol=1e-12)
-    many = [x for x in cp.launches if x.name == "adam_many"]
-    assert many[-1][2] == (cols, 32)
+    assert _adam_many_grids(B, cp, sizes, 130) == [(cols, 32)]
 
 
 # -- hot path: several blocks and grid tails ---------------------------------------------------
