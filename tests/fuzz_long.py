@@ -48,7 +48,9 @@ def _run(args: list[str], limit: int) -> tuple[int, float, float, str]:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     env = dict(os.environ, HYPOTHESIS_PROFILE="long", PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    # -n 0: one process, so the peak RSS that wait4 reports is the tests' own, not that of a
+    # pytest-xdist controller that runs no test
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *args]
     start = time.monotonic()
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, preexec_fn=cap, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

@@ -54,13 +54,30 @@ def fixture_path():
     return path
 
 
-def pytest_terminal_summary(terminalreporter):
-    """The ONNX suite's summary (node pass rate, light models, OpenCL) at the end of the session."""
+_SECTION = "ONNX backend suite"
+
+
+def _onnx_summary() -> list[str]:
     mod = sys.modules.get("test_onnx_suite")
     if mod is None:
         mod = next((m for n, m in sys.modules.items() if n.endswith("test_onnx_suite")), None)
-    lines = getattr(mod, "SUMMARY", None)
+    return list(getattr(mod, "SUMMARY", None) or ())
+
+
+def pytest_sessionfinish(session):
+    """In a pytest-xdist worker, send the ONNX suite's summary to the controller (the workspace's
+    root conftest prints it there)."""
+    out = getattr(session.config, "workeroutput", None)
+    lines = _onnx_summary()
+    if out is not None and lines:
+        out.setdefault("summary_sections", {})[_SECTION] = lines
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The ONNX suite's summary (node pass rate, light models, OpenCL) at the end of the session
+    (in one process; under pytest-xdist the root conftest prints what the worker sent)."""
+    lines = _onnx_summary()
     if lines:
-        terminalreporter.section("ONNX backend suite")
+        terminalreporter.section(_SECTION)
         for line in lines:
             terminalreporter.write_line(line)

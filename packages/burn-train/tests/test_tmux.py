@@ -50,6 +50,11 @@ class Tmux:
         env = {**os.environ, "TERM": "xterm-256color"}
         env.pop("TMUX", None)  # works from inside a tmux session too
         env.pop("NO_COLOR", None)
+        # The pane's size must decide the dashboard's: a pytest-xdist worker has COLUMNS=80 and
+        # LINES=24 in its environment (GNU readline, imported there, sets them), which rich
+        # would take over the 110x40 window (the header then wrapped in an 80-column frame).
+        env.pop("COLUMNS", None)
+        env.pop("LINES", None)
         self.socket_path = ""
         try:
             self._start(command, env)
