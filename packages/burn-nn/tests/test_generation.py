@@ -41,6 +41,25 @@ def test_sampler_draws_follow_the_distribution_and_the_seed():
     assert np.array_equal(a, b) and a.dtype == np.int64
 
 
+def test_greedy_sampler_at_a_large_vocabulary():
+    """Temperature 0 gives one-hot rows on the first most likely token and draws it, at a
+    vocabulary where the old `np.eye(vocab)[argmax]` needed a 150,000 x 150,000 float64 matrix
+    (180 GB) per call."""
+    vocab = 150_000
+    z = np.zeros((2, vocab))
+    z[0, 77] = 3.0
+    z[1, [5, 149_999]] = 2.0  # a tie: the first index wins, as argmax
+    s = Sampler(0.0, seed=0)
+    p = s.probabilities(z)
+    assert p.shape == (2, vocab) and p.dtype == np.float64
+    assert p.sum(axis=1).tolist() == [1.0, 1.0]
+    assert p[0, 77] == 1.0 and p[1, 5] == 1.0
+    assert s.sample(z).tolist() == [77, 5]
+    z[1, 9] = np.nan  # the greedy draw checks its logits as every draw does
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        s.sample(z)
+
+
 def test_sampler_errors():
     with pytest.raises(ValueError, match="temperature must be >= 0.*top_k must be.*top_p must be"):
         Sampler(temperature=-1.0, top_k=0, top_p=1.5)

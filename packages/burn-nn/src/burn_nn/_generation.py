@@ -48,13 +48,13 @@ class Sampler:
     def probabilities(self, logits) -> np.ndarray:
         """The distribution each row is drawn from [batch, vocab] (float64), after temperature,
         top-k and top-p; with temperature 0, one-hot on the first most likely token."""
-        z = np.asarray(logits, np.float64)
-        if z.ndim != 2 or z.shape[1] == 0:
-            raise ValueError(f"Sampler: logits must be [batch, vocab], got {list(z.shape)}")
-        if not np.isfinite(z).all():
-            raise ValueError("Sampler: logits hold NaN or infinity")
+        z = _checked(logits)
         if self.temperature == 0.0:
-            return np.eye(z.shape[1])[np.argmax(z, axis=1)]
+            # one-hot rows, written directly: `np.eye(vocab)[argmax]` built a vocab x vocab
+            # float64 matrix per call (8 MB at vocab 1,000, 20 GB at 50,000)
+            p = np.zeros(z.shape)
+            p[np.arange(z.shape[0]), np.argmax(z, axis=1)] = 1.0
+            return p
         z = z / self.temperature
         if self.top_k is not None and self.top_k < z.shape[1]:
             kth = np.sort(z, axis=1)[:, -self.top_k][:, None]
@@ -74,11 +74,23 @@ class Sampler:
 
     def sample(self, logits) -> np.ndarray:
         """One token per row: int64 [batch]."""
+        if self.temperature == 0.0:  # the one-hot row's draw is its token: no distribution
+            return np.argmax(_checked(logits), axis=1).astype(np.int64)
         p = self.probabilities(logits)
         u = self.rng.random(p.shape[0])[:, None]
         # inverse CDF; the clip guards a cumulative sum that rounds below u at the end
         idx = (np.cumsum(p, axis=1) <= u).sum(axis=1)
         return np.minimum(idx, p.shape[1] - 1).astype(np.int64)
+
+
+def _checked(logits) -> np.ndarray:
+    """`logits` as float64 [batch, vocab], refused when not 2-D, empty or not finite."""
+    z = np.asarray(logits, np.float64)
+    if z.ndim != 2 or z.shape[1] == 0:
+        raise ValueError(f"Sampler: logits must be [batch, vocab], got {list(z.shape)}")
+    if not np.isfinite(z).all():
+        raise ValueError("Sampler: logits hold NaN or infinity")
+    return z
 
 
 def generate(
