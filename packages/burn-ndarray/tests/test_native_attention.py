@@ -143,14 +143,16 @@ def test_no_python_per_task():
     assert calls[0] < 80, f"{calls[0]} C calls from Python for one forward + backward"
 
 
-def test_small_calls_run_on_one_thread():
+def test_small_calls_run_on_one_thread(monkeypatch):
     """Under MIN_THREADED_MACS a native attention or GEMM call keeps one thread (a cached
     generation step: one query row per head); above it the team is the budget, capped by the
-    tasks and the free cores."""
+    tasks (load awareness off: the budget, not a loaded machine's cap)."""
     from burn_ndarray import _load
     from burn_ndarray._native_ops import MIN_THREADED_MACS, team
 
+    monkeypatch.setattr(_load, "_ON", False)
     assert team(4, 32, 4 * 8 * 1 * 264 * 128) == 1  # batch 4, 8 heads, 1 query, 264 keys
     assert team(4, 32, MIN_THREADED_MACS - 1) == 1
-    assert team(4, 32, MIN_THREADED_MACS) == min(_load.threads_now(4), 32)
-    assert team(4, 2, 1 << 30) == min(_load.threads_now(4), 2)
+    assert team(4, 32, MIN_THREADED_MACS) == 4
+    assert team(4, 2, 1 << 30) == 2
+    assert team(4, 0, 1 << 30) == 1
