@@ -24,12 +24,12 @@ import threading
 import weakref
 
 import numpy as np
-from burn_gpu import FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Program
+from burn_gpu import DTYPE_NAMES, FUSABLE_DTYPES, REDUCE_OPS, WIDTHS, Program
+from burn_gpu import dtype_name as _name
 from burn_tensor import DType
 
 from . import _recipe
-from ._recipe import DTYPE_NAMES, MAX_PER_SIG, MAX_RECIPES, MAX_SIGS, Sig, dropped, plan_key
-from ._recipe import dtype_name as _name
+from ._recipe import MAX_PER_SIG, MAX_RECIPES, MAX_SIGS, Sig, dropped, plan_key
 from ._stream_plan import PlanMixin, _merge
 from ._stream_reduce import INNER_REDUCE, ReduceMixin
 from ._table import OPS

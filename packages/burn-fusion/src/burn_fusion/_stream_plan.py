@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from burn_gpu import REDUCE_OPS, WIDTHS, Node, Program, render, render_reduction
 
-from ._recipe import dtype_name as _name
+from burn_gpu import dtype_name as _name
 
 
 def _merge(a: tuple, b: tuple) -> tuple | None:

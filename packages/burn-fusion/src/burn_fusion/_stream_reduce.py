@@ -15,9 +15,9 @@ import weakref
 
 import numpy as np
 from burn_gpu import FUSABLE_DTYPES, Node, Program, Reduction
+from burn_gpu import dtype_name as _name
 
 from . import _stream as _s  # (a cycle: read at call time, never at import)
-from ._recipe import dtype_name as _name
 from ._stream_plan import _merge
 from ._tensor import FusionTensor, pending, ready
 
