@@ -59,6 +59,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     # burn-cuda
     "BURN_CUDA_FAST": ("`1`", "`0` turns off the hot path (own kernels with little Python) for elementwise ops and small reductions."),
     "BURN_CUDA_DIRECT_GEMM": ("`1`", "`0` sends matmuls through `cupy.matmul` instead of the direct cuBLAS call."),
+    "BURN_CUDA_LT": ("`1`", "`0` runs a float32/half `linear` with a bias as a cuBLAS GEMM and burn_gpu's `bias_add` kernel instead of one cuBLASLt GEMM with the bias in its epilogue (`_gemm_lt.py`), for A/B benches."),
     "BURN_CUDA_ATTENTION_MMA": ("`1`", "`0` turns off Cuda's tensor-core attention kernels (bfloat16/float16 `mma`, float32 3xTF32; forward and backward): those calls run burn_gpu's SIMT flash kernels (float16: the decomposition), for A/B benches."),
     "BURN_CUDA_ATTENTION_WARP_ROWS": ("`32`", "Query rows per warp of Cuda's bf16/f16 tensor-core attention forward at head dims <= 64: `32` (128-row blocks, each K/V fragment read once for two m16 tiles) or `16` (64-row blocks, fewer registers), for A/B benches."),
     "BURN_CUDA_ATTENTION_PLANS": ("`1`", "`0` runs every Cuda attention call through the general path (eligibility, routing, argument building per call) instead of replaying the launch plan recorded at the second call of the same dtypes, shapes, strides and flags (`_attention_plan.py`), for A/B benches of the host cost."),

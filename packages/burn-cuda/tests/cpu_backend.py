@@ -31,10 +31,12 @@ from burn_cuda import (
     _bf16,
     _fast,
     _gemm,
+    _gemm_lt,
     _gpu_runtime,
     _half_ops,
     _half_reduce,
     _kernels,
+    _ops_linear,
     _optim_many,
     _platform,
 )
@@ -58,6 +60,10 @@ _CACHES = [
     (_attention, "_TENSOR_CORES", dict),  # the stand-in's device 0 is not the GPU's
     (_attention, "_NO_MASK", dict),
     (_attention_plan, "_PLANS", dict),  # launch plans hold the fake's kernels and addresses
+    (_gemm_lt, "_STATE", lambda: {"api": None, "error": None}),  # binds the fake's cuBLASLt
+    (_gemm_lt, "_DEVICES", dict),
+    (_gemm_lt, "_PLANS", dict),
+    (_gemm_lt, "REFUSED", dict),
 ]
 
 #: the conformance plugin's per-backend state (suite context, op coverage) of the stand-in's
@@ -140,6 +146,7 @@ def cuda_on_cpu_backend(fake: FakeCupy | None = None, direct_gemm: bool = True, 
             put(mod, name, make())
         put(_gemm, "_STATE", {"libs": _gemm.bind(fake, fake.cublas)})
         put(_gemm, "ENABLED", direct_gemm)
+        put(_ops_linear, "LT", direct_gemm and _gemm_lt.ENABLED)
         put(_backend, "_DIRECT_GEMM", direct_gemm)
         put(_fast, "FAILED", {})
         yield _backend.Cuda(**options), fake

@@ -34,6 +34,7 @@ import cuda_on_cpu
 import numpy as np
 from burn_cuda import _fast_source as fsrc
 from fake_cublas import FakeCublas
+from fake_cublaslt import FakeCublasLt
 
 GUARD = 64
 _GUARD_BYTE = 0xCD
@@ -397,6 +398,8 @@ class FakeCupy:
         )
         #: cuBLAS's bindings on numpy (`fake_cublas.py`; `_gemm.bind(fake, fake.cublas)`)
         self.cublas = FakeCublas(execute)
+        #: cuBLASLt's calls on numpy (`fake_cublaslt.py`; `_gemm_lt` binds `cp.cublaslt`)
+        self.cublaslt = FakeCublasLt(execute)
         cuda = types.SimpleNamespace(
             runtime=runtime,
             device=types.SimpleNamespace(get_cublas_handle=lambda: 0),

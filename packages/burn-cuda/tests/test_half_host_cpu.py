@@ -113,8 +113,9 @@ def test_bf16_matmuls_of_any_layout_run_on_cublas_without_conversions():
 
 @pytest.mark.parametrize("dt", ["bfloat16", "float16"])
 def test_half_linear_ops_are_direct_gemms(dt):
-    """linear and its three backward ops on a half backend: one GEMM each (the bias added by
-    the half broadcast kernel, summed by the half column reduction), against numpy float64."""
+    """linear and its three backward ops on a half backend: one GEMM each (the forward's bias
+    added in cuBLASLt's epilogue, the bias gradient summed by the half column reduction),
+    against numpy float64."""
     from cpu_backend import cuda_on_cpu_backend
 
     rng = np.random.default_rng(2)
@@ -128,8 +129,8 @@ def test_half_linear_ops_are_direct_gemms(dt):
         tx, tw, tb, tg = (backend.float_from_data(TensorData(v), d) for v in (x, w, bias, g))
         out = backend.linear(tx, tw, tb)
         prod = f64(x) @ f64(w)
-        # the GEMM's product rounded once, then the bias added and rounded once more
-        want = f64(f64(prod).astype(NP[dt])) + f64(bias)
+        # the product and the bias summed in float32, rounded once (cuBLASLt's bias epilogue)
+        want = prod + f64(bias)
         np.testing.assert_allclose(f64(out), want, rtol=3 * EPS[dt], atol=1e-2)
         assert out.shape == (2, 7, 3) and out.dtype == NP[dt]
         _check_product(backend.linear_x_backward(tw, tg), g, f64(w).T, dt)
@@ -139,7 +140,8 @@ def test_half_linear_ops_are_direct_gemms(dt):
         want_db = f64(g).reshape(14, 3).sum(0)
         np.testing.assert_allclose(f64(db), want_db, rtol=2 * EPS[dt], atol=1e-6)
         assert db.shape == (3,) and db.dtype == NP[dt]
-        assert [c[0] for c in fake.cublas.calls] == ["gemmEx"] * 3
+        assert [c[0] for c in fake.cublas.calls] == ["gemmEx"] * 2
+        assert fake.cublaslt.calls == [("matmul", 3, 14, 5)]
 
 
 def test_dtype_checks_by_object_answer_as_the_names_did():

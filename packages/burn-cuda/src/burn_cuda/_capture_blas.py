@@ -46,6 +46,10 @@ def begin(cp, device_id: int) -> None:
         if device_id not in _WORKSPACE:
             _WORKSPACE[device_id] = cp.empty(WORKSPACE_BYTES, cp.uint8)
     shim()
+    from . import _gemm_lt  # (imports `_gemm`, which imports this module)
+
+    if _gemm_lt.ENABLED:  # its handle and workspace too: no allocation once capturing
+        _gemm_lt.prepare(cp, device_id)
     _STATE["tid"] = threading.get_ident()
 
 

@@ -1,5 +1,6 @@
 """`linear` and its three backward primitives as direct cuBLAS calls (float32 without TF32 and
-float64), and the in-place bias kernel shared with conv2d.
+float64), and the in-place bias kernel shared with conv2d. A forward with a bias is one
+cuBLASLt call with the bias in its epilogue where `_gemm_lt` covers it (float32, half types).
 
 Why: burn_tensor's defaults compose each of them from 2-4 backend ops (reshape, swap_dims,
 matmul, a broadcast add or sum_dim), each a trip through the op table; on the guide model's
@@ -23,13 +24,14 @@ from __future__ import annotations
 
 import math
 
-from . import _gemm
+from . import _gemm, _gemm_lt
 from ._dtypes import HALF_DTYPES, KERNEL_FLOATS
 from ._half_ops import contiguous, run_elementwise
 from ._half_reduce import reduce_dim
 from ._kernels import i64, kernel, launch
 
 _FLOATS = KERNEL_FLOATS
+LT = _gemm_lt.ENABLED
 
 
 def direct(backend, *arrays) -> bool:
@@ -86,7 +88,12 @@ class CudaLinearOps:
         if not (_direct_linear(self, x, weight) and (bias is None or bias.dtype == x.dtype)):
             return super().linear(x, weight, bias)
         d_in, d_out = weight.shape
-        out = _gemm.matmul(_rows(x, d_in), weight)
+        rows = _rows(x, d_in)
+        # the bias in cuBLASLt's epilogue: one kernel, not a GEMM and a bias kernel
+        out = _gemm_lt.linear_bias(rows, weight, bias) if bias is not None and LT else None
+        if out is not None:
+            return out if x.ndim == 2 else out.reshape(x.shape[:-1] + (d_out,))
+        out = _gemm.matmul(rows, weight)
         if out is None:
             return super().linear(x, weight, bias)
         if bias is not None:

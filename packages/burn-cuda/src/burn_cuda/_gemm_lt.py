@@ -1,0 +1,174 @@
+"""A linear layer's forward as one cuBLASLt GEMM whose epilogue adds the bias (issue 35 item 3).
+
+Why: `linear` was a cuBLAS GEMM and then burn_gpu's in-place `bias_add` kernel, which reads and
+writes the whole output again. On the H200's transformer step (issue 35) those were 37 kernels
+of their own, 0.51 ms of a 14.8 ms step, where torch's `addmm` adds the bias in cuBLASLt's
+epilogue (`CUBLASLT_EPILOGUE_BIAS`). Here too: `out = x @ w + bias` is one `cublasLtMatmul`,
+the bias added to the float32 accumulator before the single rounding to the output type.
+
+Covered: float32 (without TF32), float16 and bfloat16 with float32 compute; x [m, k] and
+w [k, n] each row-major or a transposed view of one (as `_gemm._layout` reads them), a
+contiguous bias [n] of the same dtype. Anything else, or a shape cuBLASLt has no kernel for
+(its heuristic returns none: remembered per shape in `REFUSED`), returns None and the caller
+runs the GEMM + bias kernel path. `BURN_CUDA_LT=0` turns it off (or `BURN_CUDA_DIRECT_GEMM=0`).
+
+Per shape (and pointer alignment) the descriptors, layouts and cuBLASLt's chosen algorithm are
+made once (`_plan`); a call then sets the bias pointer and calls `cublasLtMatmul` on the current
+stream with a 4 MiB workspace owned here, one per GPU, allocated before any step capture
+(`prepare`, from `_capture_blas.begin`), so a captured step's GEMMs are graph nodes with fixed
+workspace addresses. The CPU stand-in binds `fake_cupy.FakeCupy.cublaslt` instead of the library.
+
+Example:
+    >>> out = linear_bias(x, w, b)   # doctest: +SKIP  (cupy arrays [m, k], [k, n], [n])
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from . import _gemm
+from ._dtypes import HALF_DTYPES
+
+ENABLED = _gemm.ENABLED and os.environ.get("BURN_CUDA_LT", "1") != "0"
+#: bytes of each GPU's cuBLASLt workspace (torch gives its Lt calls 1-4 MiB on Hopper)
+WORKSPACE_BYTES = 4 << 20
+_F32 = np.dtype(np.float32)
+#: output dtype -> cudaDataType (CUDA_R_32F = 0; the half types' as `_gemm.HALF_TYPES`)
+LT_TYPES = {_F32: 0, **_gemm.HALF_TYPES}
+_STATE: dict = {"api": None, "error": None}
+_DEVICES: dict = {}  # device id -> (Lt handle, workspace array)
+_PLANS: dict = {}  # plan key -> (desc, A layout, B layout, D layout, algo buffer, ws bytes)
+#: plan key -> why cuBLASLt took no kernel for it (the GEMM + bias kernel path runs instead)
+REFUSED: dict = {}
+_LOCK = threading.Lock()
+#: calls `linear_bias` answered, for tests and probes
+STATS = {"calls": 0}
+
+
+def _api(cp):
+    """The cuBLASLt binding: the stand-in's (`cp.cublaslt`) or the loaded library's."""
+    api = _STATE["api"]
+    if api is None:
+        fake = getattr(cp, "cublaslt", None)
+        if fake is not None:
+            api = fake
+        else:
+            from ._lt_api import load
+
+            api = load()
+        _STATE["api"] = api
+    return api
+
+
+def prepare(cp, dev: int):
+    """(Lt handle, workspace) of GPU `dev`, made on first use; None when cuBLASLt cannot be
+    loaded (its error kept in `_STATE["error"]`). Called outside any capture: allocating the
+    workspace inside one would put it in the capture's pool."""
+    got = _DEVICES.get(dev)
+    if got is not None or _STATE["error"] is not None:
+        return got
+    with _LOCK:
+        if dev not in _DEVICES:
+            try:
+                api = _api(cp)
+                with cp.cuda.Device(dev):
+                    _DEVICES[dev] = (api.create(), cp.empty(WORKSPACE_BYTES, cp.uint8))
+            except (OSError, RuntimeError, AttributeError) as e:
+                _STATE["error"] = f"{type(e).__name__}: {e}"
+                return None
+    return _DEVICES[dev]
+
+
+def _align(ptr: int) -> int:
+    """The largest power of two up to 16 dividing address `ptr`: what cuBLASLt's kernels ask
+    of a pointer (16-byte vector loads) and its heuristic is told, so arrays of cupy's pool
+    (512-byte blocks) and of other allocators share one plan per shape."""
+    return min(16, ptr & -ptr) if ptr else 16
+
+
+def linear_bias(x, w, bias):
+    """`x @ w + bias` as one cuBLASLt call, or None when not covered (module docstring).
+
+    Shapes: x [m, k], w [k, n], bias [n] -> [m, n].
+    """
+    dt = x.dtype
+    if dt not in LT_TYPES or w.dtype != dt or bias.dtype != dt or x.ndim != 2 or w.ndim != 2:
+        return None
+    m, k = x.shape
+    n = w.shape[1]
+    if w.shape[0] != k or not m or not n or not k or max(m, n, k) >= 2**31:
+        return None
+    if bias.ndim != 1 or bias.shape[0] != n or not bias._c_contiguous:
+        return None
+    la, lb = _gemm._layout(x, m, k), _gemm._layout(w, k, n)
+    if la is None or lb is None:
+        return None
+    cp = _gemm._libs()[0]
+    dev = cp.cuda.runtime.getDevice()
+    state = _DEVICES.get(dev)
+    if state is None:
+        from . import _capture_blas
+
+        if _capture_blas.active():  # no allocation while a step records
+            return None
+        state = prepare(cp, dev)
+        if state is None:
+            return None
+    handle, ws = state
+    out = cp.ndarray((m, n), dt) if dt.itemsize != 2 else _gemm.half_empty((m, n), dt)
+    xp, wp, op, bp = x.data.ptr, w.data.ptr, out.data.ptr, bias.data.ptr
+    (ta, lda), (tb, ldb) = la, lb
+    key = (dev, dt, m, n, k, ta, tb, lda, ldb, _align(xp), _align(wp), _align(op), _align(bp))
+    plan = _PLANS.get(key)
+    if plan is None:
+        if key in REFUSED:
+            return None
+        plan = _plan(cp, handle, key, bp)
+        if plan is None:
+            return None
+    desc, a_lay, b_lay, d_lay, algo, ws_bytes = plan
+    api = _STATE["api"]
+    api.desc_set_bias(desc, bp)
+    one, zero = _gemm._SCALARS[dt]
+    # column-major D^T[n, m] = op(w)^T-side first, as `_gemm.matmul`: A = w, B = x
+    api.matmul(handle, desc, one, wp, a_lay, xp, b_lay, zero, op, d_lay, op, d_lay, algo,
+               ws.data.ptr, ws_bytes, cp.cuda.get_current_stream().ptr)  # fmt: skip
+    STATS["calls"] += 1
+    return out
+
+
+def _plan(cp, handle, key, bias_ptr: int):
+    """Descriptors, layouts and algorithm for `key` (`linear_bias`'s), cached; None (and the
+    reason in `REFUSED`) when cuBLASLt's heuristic has no kernel for them."""
+    from ._lt_api import DESC_EPILOGUE, DESC_TRANSA, DESC_TRANSB, EPILOGUE_BIAS
+
+    _dev, dt, m, n, k, ta, tb, lda, ldb, ax, aw, ao, _ab = key
+    api = _STATE["api"]
+    ctype = LT_TYPES[dt]
+    desc = api.desc_create(_gemm.COMPUTE_32F, 0)  # float32 compute and alpha / beta
+    api.desc_set_int(desc, DESC_TRANSA, int(tb))
+    api.desc_set_int(desc, DESC_TRANSB, int(ta))
+    api.desc_set_int(desc, DESC_EPILOGUE, EPILOGUE_BIAS)
+    api.desc_set_bias(desc, bias_ptr)  # its alignment steers the heuristic
+    # each operand as stored (column-major): A = w, n x k (k x n when transposed), B = x
+    a_lay = api.layout_create(ctype, k if tb else n, n if tb else k, ldb)
+    b_lay = api.layout_create(ctype, m if ta else k, k if ta else m, lda)
+    d_lay = api.layout_create(ctype, n, m, n)
+    pref = api.pref_create(WORKSPACE_BYTES, (aw, ax, ao, ao))
+    got = api.heuristic(handle, desc, a_lay, b_lay, d_lay, d_lay, pref)
+    if got is None:
+        REFUSED[key] = "cublasLtMatmulAlgoGetHeuristic returned no algorithm"
+        return None
+    algo_bytes, ws_bytes = got
+    if ws_bytes > WORKSPACE_BYTES:
+        REFUSED[key] = f"the algorithm wants {ws_bytes} bytes of workspace"
+        return None
+    algo = api.algo_buffer(algo_bytes)
+    plan = (desc, a_lay, b_lay, d_lay, algo, ws_bytes)
+    if len(_PLANS) >= 512:  # bounded for varying shapes (the handles are small host objects)
+        _PLANS.clear()
+    _PLANS[key] = plan
+    return plan
