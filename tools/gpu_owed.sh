@@ -11,6 +11,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh fusion    # ~6 min: burn-fusion on Cuda
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh cpu16     # ~6 min: 16-core CPU rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh examples  # ~9 min: the examples on the GPU
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh lt        # ~9 min: session 20's checks
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -29,7 +30,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -125,7 +126,21 @@ examples)
     echo "== $f"; tail -8 "$out/$f.log"
   done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16 or examples" >&2; exit 2 ;;
+lt)
+  # session 20: cuBLASLt's bias epilogue in Cuda's linear (blind), the transformer step's two
+  # modes across fresh processes, and where a captured step's GPU sits idle
+  step lt-gpu 90 "${PYTEST[@]}" packages/burn-cuda/tests/test_gemm_lt_gpu.py \
+    packages/burn-cuda/tests/test_gemm_gpu.py packages/burn-cuda/tests/test_capture_blas_gpu.py \
+    packages/burn-cuda/tests/test_capture_resident_gpu.py
+  step lt-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --out "$out/training_step_rows.json"
+  step lt-profile 100 python3 benches/probes/capture_profile.py --rows transformer --top 12
+  step modes 150 python3 benches/probes/step_modes.py --procs 3 --steps 15 --out "$out/modes.jsonl"
+  echo "== step modes"; tail -7 "$out/modes.log"
+  echo "== capture profile"; grep -E "^==|GPU span|->|ms .*x  " "$out/lt-profile.log" | head -60
+  echo "== training_step rows"; tail -12 "$out/lt-rows.log"
+  ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples or lt" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"

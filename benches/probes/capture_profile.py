@@ -74,6 +74,10 @@ def main(argv=None) -> None:
                   f"memsets {tab['memsets_per_step']:.0f} per step")  # fmt: skip
             for k, ms, n in tab["kernels"][: args.top]:
                 print(f"  {ms:8.3f} ms {n:5d}x  {k}")
+            print(f"  GPU span {tab['span_ms']:.2f} ms/step, idle {tab['idle_ms']:.2f} ms in "
+                  f"{tab['gaps_per_step']:.0f} gaps >= 2 us; largest by pair:")  # fmt: skip
+            for k, ms, n in tab["gap_pairs"]:
+                print(f"  {ms:8.3f} ms {n:7.1f}x  {k}")
             pr = cProfile.Profile()
             pr.enable()
             for _ in range(args.steps):

@@ -82,10 +82,38 @@ def kernel_table(prof, steps: int) -> dict:
         per[name[:90]][1] += 1
     counts = {c: sum(1 for e in events if e["cat"] == c) / steps
               for c in ("kernel", "gpu_memcpy", "gpu_memset")}  # fmt: skip
-    return {"busy_ms": sum(v[0] for v in per.values()), "kernels_per_step": counts["kernel"],
+    return {**idle_gaps(events, steps), "busy_ms": sum(v[0] for v in per.values()),
+            "kernels_per_step": counts["kernel"],
             "copies_per_step": counts["gpu_memcpy"], "memsets_per_step": counts["gpu_memset"],
             "kernels": sorted(([k, v[0], v[1] // steps] for k, v in per.items()),
                               key=lambda r: -r[1])}  # fmt: skip
+
+
+def idle_gaps(events: list[dict], steps: int, top: int = 8) -> dict:
+    """Where the GPU sat idle between the first and the last event: `span_ms` and `idle_ms` per
+    step, the gaps of >= 2 us per step, and the `top` (event before, event after) pairs by idle
+    ms per step (a gap after a step's last kernel, before the next step's first, is the host)."""
+    evs = sorted(events, key=lambda e: e["ts"])
+    if not evs:
+        return {"span_ms": 0.0, "idle_ms": 0.0, "gaps_per_step": 0, "gap_pairs": []}
+    end = evs[0]["ts"] + evs[0]["dur"]
+    prev = evs[0]["name"]
+    idle, n = 0.0, 0
+    pairs = collections.defaultdict(lambda: [0.0, 0])
+    for e in evs[1:]:
+        gap = e["ts"] - end
+        if gap >= 2.0:  # us
+            idle += gap
+            n += 1
+            key = f"{prev[:40]} -> {e['name'][:40]}"
+            pairs[key][0] += gap / 1e3 / steps
+            pairs[key][1] += 1
+        if e["ts"] + e["dur"] > end:
+            end, prev = e["ts"] + e["dur"], e["name"]
+    span = (end - evs[0]["ts"]) / 1e3 / steps
+    rows = sorted(([k, v[0], v[1] / steps] for k, v in pairs.items()), key=lambda r: -r[1])
+    return {"span_ms": span, "idle_ms": idle / 1e3 / steps, "gaps_per_step": n / steps,
+            "gap_pairs": rows[:top]}  # fmt: skip
 
 
 def main(argv=None) -> None:
