@@ -6,7 +6,8 @@
 
 Runs the `benches/training_step` row in `--procs` fresh processes, process i with
 PYTHONHASHSEED=i (so a mode that follows string hashing, i.e. dict/set order, repeats by seed),
-and prints per process, medians over `--steps` steps after 5 warm-up:
+(or `--seeds 0,0,1,1`: each seed twice, to see whether a mode repeats with its seed), and
+prints per process, medians over `--steps` steps after 5 warm-up:
 
 - wall: the step with the sync after it (what the bench reports);
 - launch: until `step()` returned, before the sync (the host's Python and launches);
@@ -37,16 +38,28 @@ ROOT = Path(__file__).resolve().parents[2]
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--procs", type=int, default=6, help="fresh processes (hash seeds 0..n-1)")
+    ap.add_argument("--seeds", default=None, help="comma list of hash seeds (repeats allowed)")
+    ap.add_argument("--profile", type=int, default=0,
+                    help="also print each process's top-N functions by own time (3 steps)")  # fmt: skip
     ap.add_argument("--row", default="transformer", help="a benches/training_step row")
     ap.add_argument("--backend", default="cuda", help="burn backend name (wrapped in Autodiff)")
     ap.add_argument("--steps", type=int, default=20, help="timed steps per process")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the children")
+    ap.add_argument("--kernels", type=int, default=0,
+                    help="also profile 3 steps with torch.profiler after the timing (imports "
+                    "torch): GPU busy / idle ms per step and the top-N kernels")  # fmt: skip
+    ap.add_argument("--cpus", default=None,
+                    help="comma list of CPU numbers: process i runs pinned to the i-th "
+                    "(sched_setaffinity), to see whether a mode follows the core")  # fmt: skip
+    ap.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=None, help="JSON lines file")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     return ap
 
 
 def child(args) -> dict:
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
     sys.path.insert(0, str(ROOT))
     import cupy as cp
     from burn_autodiff import Autodiff
@@ -74,8 +87,35 @@ def child(args) -> dict:
         launches.append((t1 - t0) * 1e3)
         cpus.append((c1 - c0) * 1e3)
         gpus.append(cp.cuda.get_elapsed_time(a, b))
+    if args.profile:
+        import cProfile
+        import pstats
+
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(3):
+            row.step()
+        stream.synchronize()
+        pr.disable()
+        st = pstats.Stats(pr)
+        print(f"PROFILE seed {os.environ.get('PYTHONHASHSEED')}: "
+              f"{sum(v[1] for v in st.stats.values()) // 3} calls per step", flush=True)  # fmt: skip
+        st.sort_stats("tottime").print_stats(args.profile)
+    extra = {}
+    if args.kernels:
+        import torch
+
+        from benches.probes.gpu_kernels import kernel_table
+
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as p:
+            for _ in range(3):
+                row.step()
+            stream.synchronize()
+        tab = kernel_table(p, 3)
+        extra = {"busy": tab["busy_ms"], "idle": tab["idle_ms"], "span": tab["span_ms"],
+                 "top": [[k[:60], round(ms, 3), n] for k, ms, n in tab["kernels"][: args.kernels]]}  # fmt: skip
     med = statistics.median
-    return {"seed": os.environ.get("PYTHONHASHSEED"), "wall": med(walls), "launch": med(launches),
+    return {**extra, "seed": os.environ.get("PYTHONHASHSEED"), "wall": med(walls), "launch": med(launches),
             "cpu": med(cpus), "gpu": med(gpus), "wall_min": min(walls), "wall_max": max(walls)}  # fmt: skip
 
 
@@ -95,13 +135,20 @@ def main(argv=None) -> None:
         print("RESULT " + json.dumps(child(args)), flush=True)
         return
     rows = []
-    for i in range(args.procs):
+    seeds = [int(v) for v in args.seeds.split(",")] if args.seeds else list(range(args.procs))
+    cpus = [int(v) for v in args.cpus.split(",")] if args.cpus else []
+    if cpus and len(seeds) < len(cpus):
+        seeds = (seeds * len(cpus))[: len(cpus)]
+    for n, i in enumerate(seeds):
         env = dict(os.environ, PYTHONHASHSEED=str(i))
         for kv in args.env:
             k, _, v = kv.partition("=")
             env[k] = v
         cmd = [sys.executable, __file__, "--child", "--row", args.row, "--backend", args.backend,
-               "--steps", str(args.steps)]  # fmt: skip
+               "--steps", str(args.steps), "--profile", str(args.profile),
+               "--kernels", str(args.kernels)]  # fmt: skip
+        if cpus:
+            cmd += ["--cpu", str(cpus[n % len(cpus)])]
         t = time.perf_counter()
         got = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
         res = [ln for ln in got.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -109,6 +156,10 @@ def main(argv=None) -> None:
             print(f"seed {i}: failed (rc {got.returncode})\n{got.stderr[-2000:]}", flush=True)
             continue
         r = json.loads(res[-1][7:])
+        r["cpu_pin"] = cpus[n % len(cpus)] if cpus else None
+        if args.profile:
+            prof = got.stdout.split("PROFILE", 1)[-1].split("RESULT ", 1)[0]
+            print("PROFILE" + prof[:6000], flush=True)
         r["clocks"] = _clocks()
         r["proc_s"] = time.perf_counter() - t
         rows.append(r)
@@ -121,8 +172,10 @@ def main(argv=None) -> None:
     print(f"{'seed':>4} {'wall':>7} {'launch':>7} {'cpu':>7} {'gpu':>7} {'min':>7} {'max':>7}  "
           "sm MHz, mem MHz, W, C")  # fmt: skip
     for r in rows:
+        busy = f"  busy {r['busy']:.2f} idle {r['idle']:.2f}" if "busy" in r else ""
+        pin = "" if r.get("cpu_pin") is None else f"  on CPU {r['cpu_pin']}"
         print(f"{r['seed']:>4} {r['wall']:7.2f} {r['launch']:7.2f} {r['cpu']:7.2f} "
-              f"{r['gpu']:7.2f} {r['wall_min']:7.2f} {r['wall_max']:7.2f}  {r['clocks']}")  # fmt: skip
+              f"{r['gpu']:7.2f} {r['wall_min']:7.2f} {r['wall_max']:7.2f}  {r['clocks']}{busy}{pin}")  # fmt: skip
 
 
 if __name__ == "__main__":
