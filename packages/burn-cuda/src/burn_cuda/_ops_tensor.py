@@ -10,13 +10,13 @@ import math
 
 import burn_gpu
 import numpy as np
-from burn_gpu import CTYPES, RANK, dtype_name, index_kernel, index_layout
+from burn_gpu import CTYPES, RANK, RANK_GROUP, dtype_name, index_kernel, index_layout, rank_groups
 from burn_tensor import TensorData
 from burn_tensor.array_api import array_ops, make_numeric
 
 from ._dtypes import KERNEL_FLOATS, kernel_dtype
 from ._gpu_runtime import kernels_of
-from ._kernels import i64, kernel, launch
+from ._kernels import i64, kernel, launch, launch_grid
 from ._random import sample
 
 _INT_MAX = 2**31 - 1
@@ -177,7 +177,7 @@ def _select_add_sorted(cp, x, dim, indices, values):
             # temporary allocation and sync (a captured step keeps the op inside its graph)
             order, sidx = cp.empty(k, np.int64), cp.empty(k, np.int64)
             rank = index_kernel(kernels_of(x), kd, idx.dtype, "stable_rank")
-            launch(rank, k, order, sidx, idx, k)
+            launch_grid(rank, rank_groups(k), RANK_GROUP, order, sidx, idx, k)
         else:
             order = cp.argsort(idx)  # cupy sorts stably (thrust)
             sidx = idx[order]

@@ -76,7 +76,7 @@ from ._fft import KERNELS as FFT_KERNELS
 from ._fft import fft_program
 from ._fill import fill_program
 from ._ops_fft import GpuSignalOps
-from ._index import RANK, index_layout, index_program
+from ._index import RANK, RANK_GROUP, index_layout, index_program, rank_groups
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._ops_index import gather, gather_into, index_kernel, select
 from ._ops_module import GpuModuleOps, col2im, out_size, unfold
@@ -126,6 +126,7 @@ __all__ = [
     "MAX_ELEMENTS",
     "OPS",
     "RANK",
+    "RANK_GROUP",
     "REDUCE_OPS",
     "WIDTHS",
     "Arg",
@@ -184,6 +185,7 @@ __all__ = [
     "index_kernel",
     "index_layout",
     "index_program",
+    "rank_groups",
     "ints",
     "kind_of",
     "out_size",
