@@ -75,7 +75,7 @@ speed)
   done
   ;;
 steps)
-  step training-rows 240 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+  step training-rows 240 python3 -m benches.training_step --backends cuda,fusion-cuda --capture --interleave 5 \
     --out "$out/training_step_rows.json"
   step precision 200 python3 -m benches transformer_precision --backend fusion-cuda \
     --torch-device cuda --sizes gpu --out "$out/precision"
@@ -132,7 +132,7 @@ lt)
   step lt-gpu 90 "${PYTEST[@]}" packages/burn-cuda/tests/test_gemm_lt_gpu.py \
     packages/burn-cuda/tests/test_gemm_gpu.py packages/burn-cuda/tests/test_capture_blas_gpu.py \
     packages/burn-cuda/tests/test_capture_resident_gpu.py
-  step lt-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+  step lt-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture --interleave 5 \
     --out "$out/training_step_rows.json"
   step lt-profile 100 python3 benches/probes/capture_profile.py --rows transformer --top 12
   step modes 150 python3 benches/probes/step_modes.py --procs 3 --steps 15 --out "$out/modes.jsonl"

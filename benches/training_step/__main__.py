@@ -52,6 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--profile", type=int, default=0, help="print a cProfile top-N per cell")
     ap.add_argument(
+        "--interleave",
+        type=int,
+        default=0,
+        help="time every column of a row in turns of N steps (all built and warmed first), so "
+        "each sees the same host speed: the GPU machine's vCPUs vary by up to 1.6x between "
+        "processes and over time (benches/probes/step_modes.py); 0 times the columns one "
+        "after the other",
+    )
+    ap.add_argument(
         "--out",
         type=Path,
         default=ROOT / "benches" / "results" / "training_step_rows.json",
@@ -90,6 +99,39 @@ def time_steps(step, sync, steps: int, warmup: int) -> dict:
     # it also counts a sync that spins instead of sleeping)
     return {"median_ms": 1e3 * statistics.median(times), "min_ms": 1e3 * min(times),
             "host_ms": 1e3 * statistics.median(host), "steps": steps}
+
+
+def time_interleaved(columns: dict, steps: int, warmup: int, turn: int) -> dict:
+    """`time_steps`'s cells for `columns` (name -> (step, sync)), their steps taken in turns of
+    `turn` per column (round robin) after each column's `warmup`; every step is timed with its
+    sync, as `time_steps` does. An error in one column is its cell, the others go on."""
+    times = {n: [] for n in columns}
+    host = {n: [] for n in columns}
+    cells: dict = {}
+    for name, (step, sync) in columns.items():
+        try:
+            for _ in range(warmup):
+                step()
+            sync()
+        except Exception as exc:  # noqa: BLE001 - report the column, keep the others
+            cells[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    live = [n for n in columns if n not in cells]
+    for _ in range(max(1, -(-steps // turn))):
+        for name in live:
+            step, sync = columns[name]
+            for _ in range(turn):
+                t = time.perf_counter()
+                c = time.thread_time()
+                step()
+                sync()
+                host[name].append(time.thread_time() - c)
+                times[name].append(time.perf_counter() - t)
+    for name in live:
+        cells[name] = {"median_ms": 1e3 * statistics.median(times[name]),
+                       "min_ms": 1e3 * min(times[name]),
+                       "host_ms": 1e3 * statistics.median(host[name]),
+                       "steps": len(times[name]), "turn": turn}  # fmt: skip
+    return {n: cells[n] for n in columns}
 
 
 def count_ops(backend, step) -> int:
@@ -153,7 +195,9 @@ def main(argv=None) -> int:
         torch.backends.cudnn.allow_tf32 = tf32
     results = []
     for kind in rows:
-        cells = {}
+        # name -> (step, sync, after): `after(cell)` adds op counts / capture stats / a profile
+        # once the column is timed
+        columns: dict = {}
         params = None
         for name in [b for b in args.backends.split(",") if b]:
             backend = Autodiff(get_backend(name))
@@ -166,26 +210,27 @@ def main(argv=None) -> int:
                 import gc
 
                 gc.freeze()
-            cell = time_steps(row.step, device.sync, args.steps, args.warmup)
-            if args.count:
-                ops = count_ops(get_backend(name), row.step)
-                cell["ops_per_step"] = ops
-                cell["us_per_op"] = 1e3 * cell["median_ms"] / max(ops, 1)
-                cell["host_us_per_op"] = 1e3 * cell["host_ms"] / max(ops, 1)
-            cells[f"Autodiff({name})" if not inference else name] = cell
-            if args.profile:
-                print(f"== profile {kind} {name}")
-                profile(row.step, args.profile)
+            label = f"Autodiff({name})" if not inference else name
+            columns[label] = (row.step, device.sync, _after(args, kind, label, name, row))
             if args.capture and name.startswith("fusion"):
                 row = make_row(kind, row_device, args.size, capture=True)
-                cell = time_steps(row.step, device.sync, args.steps, args.warmup)
-                cell["capture_stats"] = row.state["captured"].stats()
-                cells[f"captured Autodiff({name})" if not inference else f"captured {name}"] = cell
-                if args.profile:
-                    print(f"== profile {kind} captured {name}")
-                    profile(row.step, args.profile)
+                label = f"captured Autodiff({name})" if not inference else f"captured {name}"
+                columns[label] = (row.step, device.sync, _after(args, kind, label, None, row))
         if torch is not None:
-            cells.update(_torch_cells(torch, kind, args, tdev))
+            columns.update(_torch_columns(torch, kind, args, tdev))
+        if args.interleave:
+            timed = {n: (c[0], c[1]) for n, c in columns.items()}
+            cells = time_interleaved(timed, args.steps, args.warmup, args.interleave)
+        else:
+            cells = {}
+            for n, (step, sync, _) in columns.items():
+                try:
+                    cells[n] = time_steps(step, sync, args.steps, args.warmup)
+                except Exception as exc:  # noqa: BLE001 - report the column, keep the others
+                    cells[n] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        for n, (_, _, after) in columns.items():
+            if after is not None and "error" not in cells[n]:
+                after(cells[n])
         results.append({"row": kind, "params": params, "cells": cells})
         _print_row(kind, cells)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -198,7 +243,31 @@ def main(argv=None) -> int:
     return 0
 
 
-def _torch_cells(torch, kind, args, tdev) -> dict:
+def _after(args, kind, label, name, row):
+    """What runs after a burn column is timed: its op count (`--count`, `name` the backend),
+    its capture stats (a captured column) and its profile (`--profile`); None when nothing."""
+    captured = row.state.get("captured")
+    if not (args.count and name) and captured is None and not args.profile:
+        return None
+    from burn_tensor.backend import get_backend
+
+    def after(cell):
+        if args.count and name:
+            ops = count_ops(get_backend(name), row.step)
+            cell["ops_per_step"] = ops
+            cell["us_per_op"] = 1e3 * cell["median_ms"] / max(ops, 1)
+            cell["host_us_per_op"] = 1e3 * cell["host_ms"] / max(ops, 1)
+        if captured is not None:
+            cell["capture_stats"] = captured.stats()
+        if args.profile:
+            print(f"== profile {kind} {label}")
+            profile(row.step, args.profile)
+
+    return after
+
+
+def _torch_columns(torch, kind, args, tdev) -> dict:
+    """torch's columns of row `kind`: name -> (step, sync, None)."""
     from . import _rows, _torch
 
     sync = torch.cuda.synchronize if tdev.startswith("cuda") else (lambda: None)
@@ -213,13 +282,7 @@ def _torch_cells(torch, kind, args, tdev) -> dict:
         x = rng.integers(0, _rows.VOCAB, size=(batch, seq)).astype("int64")
         y = rng.integers(0, _rows.NUM_CLASSES, size=batch).astype("int64")
         fns = _torch.steps(torch, _torch.transformer_model(torch, d_model, layers), x, y, tdev)
-    out = {}
-    for name, fn in fns.items():
-        try:
-            out[name] = time_steps(fn, sync, args.steps, args.warmup)
-        except Exception as exc:  # noqa: BLE001 - report the column, keep the others
-            out[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-    return out
+    return {name: (fn, sync, None) for name, fn in fns.items()}
 
 
 def _print_row(kind, cells) -> None:
