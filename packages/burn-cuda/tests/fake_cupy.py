@@ -49,6 +49,7 @@ class _Memory:
     """cupy's `ndarray.data` (a MemoryPointer): the address, memset and device copies."""
 
     __slots__ = ("ptr",)
+    device_id = 0  # the stand-in's one device
 
     def __init__(self, ptr: int):
         self.ptr = ptr

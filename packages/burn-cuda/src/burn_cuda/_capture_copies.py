@@ -56,11 +56,16 @@ def copy_many(pairs) -> None:
     address-to-address, so a cached graph is exactly the copies asked for whatever arrays now
     own those addresses."""
     plain, rest = [], []
+    # cupy's `_c_contiguous` and `data.device_id` are plain attributes: `flags` and `device`
+    # built an object each, four per pair, ~300 pairs per replay (issue 35: host time before
+    # the step's graph launch, which a step that syncs after each call waits for)
     for dst, src in pairs:
-        if (src.shape == dst.shape and src.dtype == dst.dtype and src.flags.c_contiguous
-                and dst.flags.c_contiguous and src.device.id == dst.device.id):  # fmt: skip
-            if src.nbytes:
-                plain.append((dst.data.ptr, src.data.ptr, src.nbytes))
+        sd, dd = src.data, dst.data
+        if (src._c_contiguous and dst._c_contiguous and src.shape == dst.shape
+                and src.dtype == dst.dtype and sd.device_id == dd.device_id):  # fmt: skip
+            n = src.nbytes
+            if n:
+                plain.append((dd.ptr, sd.ptr, n))
         else:
             rest.append((dst, src))
     for dst, src in rest:
