@@ -472,6 +472,26 @@ OTHER_KERNELS = {
 }  # fmt: skip
 
 
+@pytest.mark.parametrize("k", [1, 13, 37])
+def test_stable_rank_groups_loop_over_the_indices_they_do_not_cover(env, monkeypatch, k):
+    """stable_rank's work-groups (8 indices of 32 lanes each) loop when fewer groups than
+    k / 8 are launched; counts for k not a multiple of 8 or of 32 lanes: the same order as
+    numpy's stable argsort."""
+    from burn_cuda import _ops_tensor
+
+    B, cp = env
+    rng = np.random.default_rng(k)
+    tokens = rng.integers(-5, 5, k).astype(np.int64)  # many repeats
+    emb = rng.standard_normal((5, 3)).astype(np.float32)
+    g = rng.standard_normal((k, 3)).astype(np.float32)
+    monkeypatch.setattr(_ops_tensor, "rank_groups", lambda n: 2)  # 16 indices per sweep
+    got = B.float_select_assign(asfake(emb), 0, asfake(tokens), asfake(g))
+    want = emb.copy()
+    for j in np.argsort(tokens % 5, kind="stable"):  # float32 adds in index order
+        want[tokens[j] % 5] += g[j]
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
 def test_every_kernel_ran_on_the_cpu():
     """Runs last in this module: every own kernel was launched by the tests above (run alone,
     with -k, it reports what the selection left out)."""
@@ -554,22 +574,3 @@ def test_select_assign_ranks_its_indices_without_a_sort_library(env, monkeypatch
         want[t % 9] += g[j]
     np.testing.assert_array_equal(np.asarray(ranked), want)
 
-
-@pytest.mark.parametrize("k", [1, 13, 37])
-def test_stable_rank_groups_loop_over_the_indices_they_do_not_cover(env, monkeypatch, k):
-    """stable_rank's work-groups (8 indices of 32 lanes each) loop when fewer groups than
-    k / 8 are launched; counts for k not a multiple of 8 or of 32 lanes: the same order as
-    numpy's stable argsort."""
-    from burn_cuda import _ops_tensor
-
-    B, cp = env
-    rng = np.random.default_rng(k)
-    tokens = rng.integers(-5, 5, k).astype(np.int64)  # many repeats
-    emb = rng.standard_normal((5, 3)).astype(np.float32)
-    g = rng.standard_normal((k, 3)).astype(np.float32)
-    monkeypatch.setattr(_ops_tensor, "rank_groups", lambda n: 2)  # 16 indices per sweep
-    got = B.float_select_assign(asfake(emb), 0, asfake(tokens), asfake(g))
-    want = emb.copy()
-    for j in np.argsort(tokens % 5, kind="stable"):  # float32 adds in index order
-        want[tokens[j] % 5] += g[j]
-    np.testing.assert_array_equal(np.asarray(got), want)
