@@ -4,12 +4,31 @@ place of burn-tensor's composed defaults (about ten and seventeen launches)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ._dtype_name import dtype_name
 from ._norm import layer_norm_program
 from ._norm_bwd import bwd_chunks, layer_norm_bwd_program
 from ._softmax import FLOATS, row_group
+
+
+def _norm_group() -> int:
+    v = os.environ.get("BURN_GPU_NORM_GROUP", "256")
+    try:
+        g = int(v)
+    except ValueError:
+        g = 0
+    if g < 32 or g > 1024 or g & (g - 1):
+        raise ValueError(f"BURN_GPU_NORM_GROUP must be a power of two in [32, 1024], got {v!r}")
+    return g
+
+
+#: most work items per row of the layer-norm kernels (a row's group is `row_group(d)`, up to
+#: this): fewer items per row mean more elements each and cheaper group reductions (the
+#: backward's row kernel makes four); read per call, so a probe can compare sizes in-process
+NORM_GROUP = _norm_group()
 
 
 class GpuNormOps:
@@ -31,7 +50,8 @@ class GpuNormOps:
         if rows == 0:
             return out
         k = rt.kernel(("layer_norm", _name(dt)), "layer_norm_rows", _render(dt, rt, False))
-        g = min(row_group(d), rt.max_group)  # a power of two: OpenCL's tree halves it
+        # a power of two: OpenCL's tree halves it
+        g = min(row_group(d), NORM_GROUP, rt.max_group)
         args = [out, x, gamma, b, (d, "int32"), (int(beta is not None), "int32"),
                 (float(epsilon), _ct(dt)), *_offsets(rt, x, gamma, b)]  # fmt: skip
         rt.call(k, rows * g, args, group=g)
@@ -57,7 +77,7 @@ class GpuNormOps:
             return dx, dgamma, dbeta
         stats = rt.empty((2 * rows,), np.dtype(ct))
         xo, go, yo = _offsets(rt, x, gamma, g)
-        grp = min(row_group(d), rt.max_group)
+        grp = min(row_group(d), NORM_GROUP, rt.max_group)
         k = rt.kernel(key, "layer_norm_bwd_rows", render)
         args = [dx, stats, x, gamma, g, (d, "int32"), (float(epsilon), ct), xo, go, yo]
         rt.call(k, rows * grp, args, group=grp)
