@@ -148,7 +148,7 @@ _FWD = (
 """
     + forward_out("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
     + """
-      *(unsigned int*)(out + row * D + n * 8 + C_COL(lane, 2 * rr)) =
+      *(unsigned int*)(out + wrow + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(o[mt][n][2 * rr] * inv, o[mt][n][2 * rr + 1] * inv);
   }
 }

@@ -190,8 +190,8 @@ _FWD = (
 """
     + forward_out("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
     + """ {
-      out[row * D + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
-      out[row * D + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
+      out[wrow + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
+      out[wrow + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
     }
   }
 }
