@@ -4,7 +4,10 @@ launched over cupy arrays through the driver launcher, through `FlashAttentionOp
 float32, float64 and bfloat16 storage (bf16 natively: 16-bit loads widened to float32, float32
 accumulation, rounded stores; not the float32 detour of `_bf16.py`). Q, K, V, O and the
 gradient are read through their strides (a [b, s, h, d] projection viewed as [b, h, s, d] is
-not copied) unless the head dim is strided; the mask through its broadcast strides. Dropout on
+not copied) unless the head dim is strided; the mask through its broadcast strides. The
+tensor-core kernels write O, dQ, dK and dV in the layout of such a head-split input
+(`_split_out`), so MHA's head merge after them is a view, not a copy; burn_gpu's SIMT kernels
+write them contiguous. Dropout on
 the weights runs inside the kernels (the seed words read from device memory, so a captured
 graph reads the words each replay's random draw wrote).
 

@@ -41,9 +41,12 @@ FWD = (
     """
 /* MT m16 tiles per warp (as the session-17 text); fragments by ldmatrix, tiles by cp.async.
    Two tiles: at most 2 blocks an SM asked for, else ptxas aims at 3 at head dim 32 and
-   spills (168 registers, 16 bytes; 192 without) */
+   spills (168 registers, 16 bytes; 192 without). One tile at head dim 32: 4 blocks, else
+   ptxas aims at 5 and spills (96 registers, 8 bytes; 116 at 4 blocks, since the output strides) */
 #if MT == 2
 #define FWD_BOUNDS THREADS, 2
+#elif D == 32
+#define FWD_BOUNDS THREADS, 4
 #else
 #define FWD_BOUNDS THREADS
 #endif
