@@ -4,7 +4,10 @@ launched over cupy arrays through the driver launcher, through `FlashAttentionOp
 float32, float64 and bfloat16 storage (bf16 natively: 16-bit loads widened to float32, float32
 accumulation, rounded stores; not the float32 detour of `_bf16.py`). Q, K, V, O and the
 gradient are read through their strides (a [b, s, h, d] projection viewed as [b, h, s, d] is
-not copied) unless the head dim is strided; the mask through its broadcast strides. Dropout on
+not copied) unless the head dim is strided; the mask through its broadcast strides. The
+tensor-core kernels write O, dQ, dK and dV in the layout of such a head-split input
+(`_split_out`), so MHA's head merge after them is a view, not a copy; burn_gpu's SIMT kernels
+write them contiguous. Dropout on
 the weights runs inside the kernels (the seed words read from device memory, so a captured
 graph reads the words each replay's random draw wrote).
 
@@ -20,6 +23,8 @@ statistic, so the backward is the decomposition too.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 from burn_gpu import (
@@ -75,6 +80,28 @@ def _mma_view(a):
     return a, [np.int64(v) for v in attention_view_args(a.shape, strides)]
 
 
+def _split_out(a) -> bool:
+    """Whether the tensor-core kernels write the output (gradient) of input `a` [b, h, s, d] in
+    `a`'s layout: `a` is the head-split view of a contiguous [b, s, h, d] array (MHA's
+    `x.reshape([b, s, h, d]).swap_dims(1, 2)`) and not itself contiguous. The output is then
+    allocated [b, s, h, d] and viewed [b, h, s, d], so the caller's merge `swap_dims(1, 2)
+    .reshape([b, s, h * d])` is a view, not a copy kernel (torch's SDPA keeps the query's layout
+    too). `BURN_CUDA_ATTENTION_SPLIT_OUT=0` keeps every output contiguous (an A/B switch)."""
+    if os.environ.get("BURN_CUDA_ATTENTION_SPLIT_OUT") == "0":
+        return False
+    b, h, s, d = a.shape
+    want = (s * h * d, d, h * d, 1)  # [b, s, h, d] contiguous, seen as [b, h, s, d]
+    got = [st // a.itemsize for st in a.strides]
+    split = all(n == 1 or g == w for n, g, w in zip(a.shape, got, want))
+    # a dim of 1 is never stepped; where h or s is 1 both layouts are the same memory
+    return split and h > 1 and s > 1
+
+
+def _out_args(a) -> list:
+    """The (batch, head, row) element strides of output `a` for the kernels."""
+    return [np.int64(st // a.itemsize) for st in a.strides[:3]]
+
+
 _TENSOR_CORES: dict = {}
 
 
@@ -102,10 +129,10 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     sk = key.shape[2]
     tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
     (q, qa), (k, ka), (v, va) = _mma_view(query), _mma_view(key), _mma_view(value)
-    out = _empty((b, h, sq, d), query.dtype)
+    out = _empty((b, h, sq, d), query.dtype, _split_out(query))  # the query's layout
     lse = _empty((b, h, sq), np.dtype(np.float32))
     args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
-    args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *tail)
+    args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *_out_args(out), *tail)
     extras = mask is not None or bool(dropout)  # else the variant without that code
     if query.dtype.name == "float32":
         k_ = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras, pipe=pipe_enabled())
@@ -129,7 +156,9 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     (q, qa), (k, ka), (v, va), (o, oa), (g, ga) = views
     lse = _platform.load_cupy().ascontiguousarray(lse)
     dt = query.dtype
-    dq, dk, dv = _empty((b, h, sq, d), dt), _empty((b, h, sk, d), dt), _empty((b, h, sk, d), dt)
+    dq = _empty((b, h, sq, d), dt, _split_out(query))  # each gradient in its input's layout
+    dk = _empty((b, h, sk, d), dt, _split_out(key))
+    dv = _empty((b, h, sk, d), dt, _split_out(value))
     delta = _empty((b, h, sq), np.dtype(np.float32))
     common = (np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
@@ -138,10 +167,10 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     opt = {"extras": extras, "pipe": pipe_enabled()}
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
-                *common, *qa, *ka, *va, *oa, *ga, *tail)  # fmt: skip
+                *common, *qa, *ka, *va, *oa, *ga, *_out_args(dq), *tail)  # fmt: skip
     k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
-                *common, *qa, *ka, *va, *ga, *tail)  # fmt: skip
+                *common, *qa, *ka, *va, *ga, *_out_args(dk), *_out_args(dv), *tail)  # fmt: skip
     return dq, dk, dv
 
 
@@ -153,12 +182,13 @@ def _launch(k, grid: int, threads: int, *args) -> None:
     launch_grid(k, grid, threads, *args)
 
 
-def _empty(shape, dtype):
-    """`_attention_plan.empty`, which a plan being recorded also sees."""
-    a = empty(shape, dtype)
+def _empty(shape, dtype, split: bool = False):
+    """`_attention_plan.empty` (`split`: [b, s, h, d] memory seen as `shape` [b, h, s, d]),
+    which a plan being recorded also sees, with its layout."""
+    a = empty(shape, dtype, split)
     rec = RECORDING[0]
     if rec is not None:
-        rec.allocs.append(a)
+        rec.allocs.append((a, split))
     return a
 
 

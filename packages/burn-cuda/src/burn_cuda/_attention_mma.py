@@ -13,7 +13,8 @@ scale * log2(e), masks (ragged keys, causal), runs the online softmax in float32
 (row max and rescale across the 4 lanes of a row by shuffles), rounds P to the storage type
 and adds P V with the same instruction, feeding the scores' C fragment to the A operand
 without shared memory (`_mma_layout.py`). Accumulation is float32; the output is rounded once.
-It writes O contiguous ([b * h * seq_q, d]) and the same saved statistic as burn_gpu's kernels
+It writes O through its (batch, head, row) strides (contiguous [b, h, s, d], or the query's
+head-split layout, `_attention._split_out`) and the same saved statistic as burn_gpu's kernels
 (log2 of the row sum of 2^s, `_attention_tiled.py`), so their backward takes its output.
 
 Eligible calls (`mma_takes`): bfloat16 or float16 storage, head dim == value dim in (32, 64,
@@ -148,7 +149,7 @@ _FWD = (
 """
     + forward_out("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
     + """
-      *(unsigned int*)(out + row * D + n * 8 + C_COL(lane, 2 * rr)) =
+      *(unsigned int*)(out + wrow + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(o[mt][n][2 * rr] * inv, o[mt][n][2 * rr + 1] * inv);
   }
 }

@@ -20,7 +20,8 @@ zeroed float32 buffer, no conversion launch and no atomics: the same bits on eve
 price is two more products per (query, key) tile (S and dP twice: 7 where FA2 has 5).
 All products are `mma.sync.aligned.m16n8k16` with float32 accumulation; P and dS are rounded
 to the storage type as their A operands (as FA2 does). dQ and dK are scaled by the softmax scale
-once at the end; every output is written contiguous and rounded once.
+once at the end; every output is rounded once and written through its (batch, head, row) strides
+(contiguous, or its input's head-split layout: `_attention._split_out`).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ _DQ = (
 """
     + part.DQ_OUT
     + """
-      *(unsigned int*)(dq + row * D + n * 8 + C_COL(lane, 2 * rr)) =
+      *(unsigned int*)(dq + wrow + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(acc[n][2 * rr] * scale, acc[n][2 * rr + 1] * scale);
   }
 }
@@ -191,8 +192,8 @@ _DKV = (
 """
     + part.DKV_OUT
     + """\
-      *(unsigned int*)(dk + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
-      *(unsigned int*)(dv + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);
+      *(unsigned int*)(dk + kr + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
+      *(unsigned int*)(dv + vr + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);
     }
   }
 }

@@ -56,6 +56,13 @@ def strides(names: str) -> str:
     return "".join(f"    const L {n}o, const L {n}b, const L {n}h, const L {n}s,\n" for n in names)
 
 
+def out_strides(*names: str) -> str:
+    """The (batch, head, row) stride arguments of each output named (`{n}b`, `{n}h`, `{n}s`):
+    the caller allocates it, at offset 0, contiguous [b, h, s, d] or in the query's [b, s, h, d]
+    layout (`_attention._split_out`)."""
+    return "".join(f"    const L {n}b, const L {n}h, const L {n}s,\n" for n in names)
+
+
 def forward_args(name: str, e: str, blocks: int | str = 0) -> str:
     """The forward kernel `name`'s argument list: out, lse, Q, K, V and their strides
     (`blocks` as `head`'s)."""
@@ -64,7 +71,10 @@ def forward_args(name: str, e: str, blocks: int | str = 0) -> str:
         + f"    {e}* __restrict__ out, float* __restrict__ lse, const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const int heads,"
         " const int sq,\n"
-        "    const int sk, const int causal, const float scale2,\n" + strides("qkv") + MASK_ARGS
+        "    const int sk, const int causal, const float scale2,\n"
+        + strides("qkv")
+        + out_strides("out")
+        + MASK_ARGS
     )
 
 
@@ -78,6 +88,7 @@ def dq_args(name: str, e: str, blocks: int = 0) -> str:
         " const int sq,\n"
         "    const int sk, const int causal, const float scale2, const float scale,\n"
         + strides("qkvog")
+        + out_strides("dq")
         + MASK_ARGS
     )
 
@@ -92,6 +103,7 @@ def dkv_args(name: str, e: str, blocks: int = 0) -> str:
         "    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,\n"
         "    const int sq, const int sk, const int causal, const float scale2, const float scale,\n"
         + strides("qkvg")
+        + out_strides("dk", "dv")
         + MASK_ARGS
     )
 
@@ -288,7 +300,7 @@ DQ_OUT = """\
   for (int rr = 0; rr < 2; ++rr) {
     const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
     if (i >= sq) continue;
-    const L row = (L)bh * sq + i;
+    const L wrow = bi * dqb + hi * dqh + (L)i * dqs;  /* dQ's row i (its own strides) */
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)"""
 
@@ -298,10 +310,11 @@ DKV_OUT = """\
   for (int rr = 0; rr < 2; ++rr) {
     const int j = k0 + w * 16 + C_ROW(lane, 2 * rr);
     if (j >= sk) continue;
-    const L row = (L)bh * sk + j;
+    const L kr = bi * dkb + hi * dkh + (L)j * dks;  /* dK's and dV's row j (their strides) */
+    const L vr = bi * dvb + hi * dvh + (L)j * dvs;
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
-      const L at = row * D + n * 8 + C_COL(lane, 2 * rr);
+      const L at = n * 8 + C_COL(lane, 2 * rr);
 """
 
 
@@ -369,7 +382,7 @@ def forward_out(t: str, i: str) -> str:
     tot += __shfl_xor_sync(0xffffffffu, tot, 2);
     const int i = {i};
     if (i >= sq) continue;
-    const L row = (L)bh * sq + i;
+    const L row = (L)bh * sq + i, wrow = bi * outb + hi * outh + (L)i * outs;  /* lse, out */
     if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m{t}[rr] + log2f(tot);
     const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
 #pragma unroll

@@ -41,9 +41,12 @@ FWD = (
     """
 /* MT m16 tiles per warp (as the session-17 text); fragments by ldmatrix, tiles by cp.async.
    Two tiles: at most 2 blocks an SM asked for, else ptxas aims at 3 at head dim 32 and
-   spills (168 registers, 16 bytes; 192 without) */
+   spills (168 registers, 16 bytes; 192 without). One tile at head dim 32: 4 blocks, else
+   ptxas aims at 5 and spills (96 registers, 8 bytes; 116 at 4 blocks, since the output strides) */
 #if MT == 2
 #define FWD_BOUNDS THREADS, 2
+#elif D == 32
+#define FWD_BOUNDS THREADS, 4
 #else
 #define FWD_BOUNDS THREADS
 #endif
@@ -137,7 +140,7 @@ FWD = (
 """
     + forward_out("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
     + """
-      *(unsigned int*)(out + row * D + n * 8 + C_COL(lane, 2 * rr)) =
+      *(unsigned int*)(out + wrow + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(o[mt][n][2 * rr] * inv, o[mt][n][2 * rr + 1] * inv);
   }
 }

@@ -158,7 +158,7 @@ _DQ = (
 """
     + part.DQ_OUT
     + """
-      *(unsigned int*)(dq + row * D + n * 8 + C_COL(lane, 2 * rr)) =
+      *(unsigned int*)(dq + wrow + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(acc[n][2 * rr] * scale, acc[n][2 * rr + 1] * scale);
   }
 }
@@ -242,8 +242,8 @@ _DKV = (
 """
     + part.DKV_OUT
     + """\
-      *(unsigned int*)(dk + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
-      *(unsigned int*)(dv + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);
+      *(unsigned int*)(dk + kr + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
+      *(unsigned int*)(dv + vr + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);
     }
   }
 }

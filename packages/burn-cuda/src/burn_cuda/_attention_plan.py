@@ -43,7 +43,8 @@ _UNSEEN = object()
 
 
 class Recording:
-    """The launches `(kernel, grid, threads, args)`, the arrays `_empty` allocated and the
+    """The launches `(kernel, grid, threads, args)`, the arrays `_empty` allocated (each with
+    its layout: whether it is head-split, which the launches' stride arguments assume) and the
     constant arrays (the cached no-mask word) of one general-path call."""
 
     __slots__ = ("allocs", "consts", "launches")
@@ -56,19 +57,28 @@ class Recording:
 RECORDING: list = [None]
 
 
-def _alloc_spec(shape, dtype) -> tuple:
-    """(shape, the dtype cupy allocates, the dtype it is viewed as or None): bfloat16 is
-    allocated as its 16-bit patterns (cupy has no bfloat16 of its own)."""
+def _alloc_spec(shape, dtype, split: bool = False) -> tuple:
+    """(shape cupy allocates, the dtype it allocates, the dtype it is viewed as or None,
+    split): bfloat16 is allocated as its 16-bit patterns (cupy has no bfloat16 of its own);
+    `split`: a [b, h, s, d] `shape` is allocated [b, s, h, d] and seen through `swapaxes(1, 2)`
+    (the head-split layout of MHA's projections, `_attention._split_out`)."""
+    if split:
+        shape = (shape[0], shape[2], shape[1], shape[3])
     if dtype.name == "bfloat16":
-        return shape, np.dtype(np.uint16), dtype
-    return shape, dtype, None
+        return shape, np.dtype(np.uint16), dtype, split
+    return shape, dtype, None, split
 
 
-def empty(shape, dtype):
-    """An uninitialised cupy array of `shape` and `dtype` (`_alloc_spec`)."""
-    shape, dt, view = _alloc_spec(shape, dtype)
-    a = _platform.load_cupy().ndarray(shape, dt)
-    return a if view is None else a.view(view)
+def _new(nd, shape, dt, view, split):
+    """The array of an `_alloc_spec`: allocated, viewed as its dtype, then as [b, h, s, d]."""
+    a = nd(shape, dt) if view is None else nd(shape, dt).view(view)
+    return a.swapaxes(1, 2) if split else a
+
+
+def empty(shape, dtype, split: bool = False):
+    """An uninitialised cupy array of `shape` and `dtype` (`_alloc_spec`; `split`: in the
+    head-split layout)."""
+    return _new(_platform.load_cupy().ndarray, *_alloc_spec(shape, dtype, split))
 
 
 def key_of(kind: str, arrays, flags) -> tuple | None:
@@ -80,7 +90,8 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
     if _capture_blas.active() or g("BURN_CUDA_ATTENTION_PLANS") == "0":  # "0": an A/B switch
         return None
     env = (g("BURN_GPU_ATTENTION"), g("BURN_CUDA_ATTENTION_MMA"),
-           g("BURN_CUDA_ATTENTION_WARP_ROWS"), g("BURN_CUDA_ATTENTION_PIPE"))  # fmt: skip
+           g("BURN_CUDA_ATTENTION_WARP_ROWS"), g("BURN_CUDA_ATTENTION_PIPE"),
+           g("BURN_CUDA_ATTENTION_SPLIT_OUT"))  # fmt: skip
     key = [kind, flags, arrays[0].device.id, env, threading.get_ident()]
     for a in arrays:  # a loop, not a generator: a frame less per array (issue 36 counts them)
         if a is None:
@@ -91,11 +102,11 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
 
 
 class Plan:
-    """The launches of one key: `allocs` ((shape, dtype) of each new array), `launches`
-    (kernel, grid, threads, slots, params address, [(slot, array index)]), `result` (per
-    returned value: an index into inputs + new arrays, or -1 for None), `aligned` (the inputs
-    whose address must be a multiple of 16) and `consts` (the constant arrays its blocks
-    address, held)."""
+    """The launches of one key: `allocs` (`_alloc_spec` of each new array: shape, dtype and
+    layout), `launches` (kernel, grid, threads, slots, params address, [(slot, array index)]),
+    `result` (per returned value: an index into inputs + new arrays, or -1 for None),
+    `aligned` (the inputs whose address must be a multiple of 16) and `consts` (the constant
+    arrays its blocks address, held)."""
 
     __slots__ = ("aligned", "allocs", "consts", "launches", "result")
 
@@ -108,10 +119,11 @@ class Plan:
             if ptrs[i] & 15:
                 return None
         nd = _platform.load_cupy().ndarray
-        for shape, dt, view in self.allocs:
+        for shape, dt, view, split in self.allocs:  # `_new` inline (a frame less per array)
             a = nd(shape, dt) if view is None else nd(shape, dt).view(view)
-            arrays.append(a)
             ptrs.append(a.data.ptr)
+            # the layout recorded: the launches' stride arguments assume it
+            arrays.append(a.swapaxes(1, 2) if split else a)
         go = process_launcher()
         for k, grid, threads, slots, addr, fills, _ in self.launches:
             for slot, i in fills:
@@ -165,7 +177,7 @@ def _build(rec: Recording, inputs, aligned, result):
     nd = _platform.load_cupy().ndarray
     where = {id(a): i for i, a in enumerate(inputs) if a is not None}
     n = len(inputs)
-    where.update({id(a): n + j for j, a in enumerate(rec.allocs)})
+    where.update({id(a): n + j for j, (a, _) in enumerate(rec.allocs)})
     consts = {id(a) for a in rec.consts}
     # an input passed on as another object of the same memory and layout (cupy's
     # `ascontiguousarray` of a contiguous array is the array itself; numpy's, in the CPU
@@ -203,7 +215,7 @@ def _build(rec: Recording, inputs, aligned, result):
         else:  # a result the recording did not allocate (the decomposition's): no plan
             return False
     plan = Plan()
-    plan.allocs = [_alloc_spec(a.shape, a.dtype) for a in rec.allocs]
+    plan.allocs = [_alloc_spec(a.shape, a.dtype, split) for a, split in rec.allocs]
     plan.launches = launches
     plan.result = tuple(index)
     plan.aligned = tuple(aligned)

@@ -19,7 +19,8 @@ time, so the split operands fit the registers.
 Eligible calls (`tf32_takes`): float32 storage, head dim == value dim in (32, 64) (two float32
 tiles of 64 x 132 floats would pass the 48 KB of static shared memory),
 `BURN_CUDA_ATTENTION_MMA` not "0"; masks and dropout as in `_attention_mma.py`. Q, K, V, O and dO are read in place when every stepped
-stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied contiguous.
+stride is a multiple of 4 elements and the buffer 16-byte aligned, else copied contiguous;
+O, dQ, dK and dV are written through their strides as the 16-bit kernels' (`_attention_mma.py`).
 """
 
 from __future__ import annotations
@@ -190,8 +191,8 @@ _FWD = (
 """
     + forward_out("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
     + """ {
-      out[row * D + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
-      out[row * D + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
+      out[wrow + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
+      out[wrow + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
     }
   }
 }

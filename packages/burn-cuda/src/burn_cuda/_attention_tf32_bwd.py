@@ -85,8 +85,8 @@ _DQ = (
 """
     + part.DQ_OUT
     + """ {
-      dq[row * D + n * 8 + C_COL(lane, 2 * rr)] = acc[n][2 * rr] * scale;
-      dq[row * D + n * 8 + C_COL(lane, 2 * rr) + 1] = acc[n][2 * rr + 1] * scale;
+      dq[wrow + n * 8 + C_COL(lane, 2 * rr)] = acc[n][2 * rr] * scale;
+      dq[wrow + n * 8 + C_COL(lane, 2 * rr) + 1] = acc[n][2 * rr + 1] * scale;
     }
   }
 }
@@ -177,10 +177,10 @@ _DKV = (
 """
     + part.DKV_OUT
     + """\
-      dk[at] = dka[n][2 * rr] * scale;
-      dk[at + 1] = dka[n][2 * rr + 1] * scale;
-      dv[at] = dva[n][2 * rr];
-      dv[at + 1] = dva[n][2 * rr + 1];
+      dk[kr + at] = dka[n][2 * rr] * scale;
+      dk[kr + at + 1] = dka[n][2 * rr + 1] * scale;
+      dv[vr + at] = dva[n][2 * rr];
+      dv[vr + at + 1] = dva[n][2 * rr + 1];
     }
   }
 }
