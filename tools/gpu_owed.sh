@@ -12,6 +12,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh cpu16     # ~6 min: 16-core CPU rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh examples  # ~9 min: the examples on the GPU
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt        # ~9 min: session 20's checks
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh lt-speed  # ~7 min: session 20's figures
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -30,7 +31,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -127,20 +128,39 @@ examples)
   done
   ;;
 lt)
-  # session 20: cuBLASLt's bias epilogue in Cuda's linear (blind), the transformer step's two
-  # modes across fresh processes, and where a captured step's GPU sits idle
-  step lt-gpu 90 "${PYTEST[@]}" packages/burn-cuda/tests/test_gemm_lt_gpu.py \
+  # session 20 (blind): cuBLASLt's bias epilogue in Cuda's linear, stable_rank's 32 lanes per
+  # index, attention outputs in the inputs' head-split layout, copy_many's checks; then the
+  # layer-norm group sizes and the training-step rows interleaved
+  step lt-gpu 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_gemm_lt_gpu.py \
     packages/burn-cuda/tests/test_gemm_gpu.py packages/burn-cuda/tests/test_capture_blas_gpu.py \
-    packages/burn-cuda/tests/test_capture_resident_gpu.py
-  step lt-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture --interleave 5 \
-    --out "$out/training_step_rows.json"
-  step lt-profile 100 python3 benches/probes/capture_profile.py --rows transformer --top 12
-  step modes 150 python3 benches/probes/step_modes.py --procs 3 --steps 15 --out "$out/modes.jsonl"
-  echo "== step modes"; tail -7 "$out/modes.log"
-  echo "== capture profile"; grep -E "^==|GPU span|->|ms .*x  " "$out/lt-profile.log" | head -60
-  echo "== training_step rows"; tail -12 "$out/lt-rows.log"
+    packages/burn-cuda/tests/test_capture_resident_gpu.py \
+    packages/burn-cuda/tests/test_copy_many_gpu.py packages/burn-cuda/tests/test_direct_ops_gpu.py \
+    packages/burn-cuda/tests/test_attention_mma_gpu.py packages/burn-cuda/tests/test_attention_gpu.py \
+    packages/burn-cuda/tests/test_attention_layout_gpu.py
+  step lt-conf 120 env BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py \
+    -k "linear or attention or layer_norm or select or embedding or matmul"
+  step norm 60 python3 benches/probes/norm_kernels.py
+  step lt-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --interleave 5 --out "$out/training_step_rows.json"
+  echo "== layer norm by group size"; tail -14 "$out/norm.log"
+  echo "== training_step rows (interleaved)"; tail -28 "$out/lt-rows.log"
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples or lt" >&2; exit 2 ;;
+lt-speed)
+  step lt-profile 100 python3 benches/probes/capture_profile.py --rows transformer --top 16
+  step lt-profile-old 80 env BURN_CUDA_ATTENTION_SPLIT_OUT=0 BURN_CUDA_LT=0 \
+    python3 benches/probes/capture_profile.py --rows transformer --top 16
+  step precision 200 python3 -m benches transformer_precision --backend fusion-cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision"
+  step attn-suite 120 python3 -m benches attention --backend cuda --torch-device cuda \
+    --sizes gpu --repeats 5 --out "$out/attention"
+  for f in lt-profile lt-profile-old; do
+    echo "== $f"; grep -E "^==|GPU span|ms .*x  " "$out/$f.log" | grep -v -- "->" | head -40
+  done
+  echo "== precision"; grep -E "burn/torch|target|step" "$out/precision.log" | tail -24
+  echo "== attention"; grep -E "burn/torch|target|fwd\+bwd" "$out/attn-suite.log" | tail -24
+  ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt or lt-speed" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"

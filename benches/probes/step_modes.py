@@ -51,9 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--cpus", default=None,
                     help="comma list of CPU numbers: process i runs pinned to the i-th "
                     "(sched_setaffinity), to see whether a mode follows the core")  # fmt: skip
-    ap.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--cpu", type=int, default=None,
+                    help="(internal, with --child) the CPU this process pins itself to")  # fmt: skip
     ap.add_argument("--out", type=Path, default=None, help="JSON lines file")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--child", action="store_true",
+                    help="(internal) run one process's measurement and print its RESULT line")  # fmt: skip
     return ap
 
 
