@@ -162,3 +162,33 @@ def test_float64_and_no_bias_keep_the_plain_gemm():
         out = get(be.linear(put(x), put(w), None))
         np.testing.assert_allclose(out, x.astype(np.float64) @ w, rtol=1e-5)
         assert fake.cublaslt.calls == []
+
+
+def test_each_thread_has_its_own_plan():
+    """A call sets its plan's descriptor's bias pointer and then runs it: two threads on one
+    GPU (data parallel) each get a descriptor of their own, and both read their own bias."""
+    import threading
+
+    from burn_cuda import _gemm_lt
+    from cpu_backend import cuda_on_cpu_backend
+
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((5, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 3)).astype(np.float32)
+    b1, b2 = (rng.standard_normal(3).astype(np.float32) for _ in range(2))
+    with cuda_on_cpu_backend() as (be, fake):
+        put, get = _setup(be, fake)
+        px, pw = put(x), put(w)
+        got = {}
+
+        def run(name, b):
+            got[name] = get(be.linear(px, pw, put(b)))
+
+        t = threading.Thread(target=run, args=("thread", b2))
+        t.start()
+        t.join()
+        run("main", b1)
+        assert len(_gemm_lt._PLANS) == 2
+        assert len({key[-1] for key in _gemm_lt._PLANS}) == 2  # one per thread
+        _check(got["main"], _want(x, w, b1), "float32", 8)
+        _check(got["thread"], _want(x, w, b2), "float32", 8)

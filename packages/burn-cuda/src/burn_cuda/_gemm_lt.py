@@ -12,7 +12,7 @@ contiguous bias [n] of the same dtype. Anything else, or a shape cuBLASLt has no
 (its heuristic returns none: remembered per shape in `REFUSED`), returns None and the caller
 runs the GEMM + bias kernel path. `BURN_CUDA_LT=0` turns it off (or `BURN_CUDA_DIRECT_GEMM=0`).
 
-Per shape (and pointer alignment) the descriptors, layouts and cuBLASLt's chosen algorithm are
+Per shape (and pointer alignment, and calling thread) the descriptors, layouts and cuBLASLt's chosen algorithm are
 made once (`_plan`); a call then sets the bias pointer and calls `cublasLtMatmul` on the current
 stream with a 4 MiB workspace owned here, one per GPU, allocated before any step capture
 (`prepare`, from `_capture_blas.begin`), so a captured step's GEMMs are graph nodes with fixed
@@ -121,7 +121,10 @@ def linear_bias(x, w, bias):
     out = cp.ndarray((m, n), dt) if dt.itemsize != 2 else _gemm.half_empty((m, n), dt)
     xp, wp, op, bp = x.data.ptr, w.data.ptr, out.data.ptr, bias.data.ptr
     (ta, lda), (tb, ldb) = la, lb
-    key = (dev, dt, m, n, k, ta, tb, lda, ldb, _align(xp), _align(wp), _align(op), _align(bp))
+    # per thread too: a call sets the plan's descriptor's bias pointer, then runs it, so two
+    # threads on one GPU must not share a descriptor
+    key = (dev, dt, m, n, k, ta, tb, lda, ldb, _align(xp), _align(wp), _align(op), _align(bp),
+           threading.get_ident())  # fmt: skip
     plan = _PLANS.get(key)
     if plan is None:
         if key in REFUSED:
@@ -145,7 +148,7 @@ def _plan(cp, handle, key, bias_ptr: int):
     reason in `REFUSED`) when cuBLASLt's heuristic has no kernel for them."""
     from ._lt_api import DESC_EPILOGUE, DESC_TRANSA, DESC_TRANSB, EPILOGUE_BIAS
 
-    _dev, dt, m, n, k, ta, tb, lda, ldb, ax, aw, ao, _ab = key
+    _dev, dt, m, n, k, ta, tb, lda, ldb, ax, aw, ao, _ab, _thread = key
     api = _STATE["api"]
     ctype = LT_TYPES[dt]
     desc = api.desc_create(_gemm.COMPUTE_32F, 0)  # float32 compute and alpha / beta

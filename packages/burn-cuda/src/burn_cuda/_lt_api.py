@@ -50,7 +50,6 @@ class LtApi:
         # (handle, desc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace,
         #  workspace bytes, stream)
         self.matmul_fn = fn("cublasLtMatmul", [P] * 14 + [ctypes.c_size_t, P])
-        self._ptr = ctypes.c_void_p()  # the bias pointer's bytes, set per call
         self._keep: list = []  # the algorithm buffers handed out (their addresses are used)
 
     @staticmethod
@@ -75,9 +74,10 @@ class LtApi:
                    self._desc_set(desc, attr, ctypes.byref(v), 4))  # fmt: skip
 
     def desc_set_bias(self, desc: int, ptr: int) -> None:
-        """CUBLASLT_MATMUL_DESC_BIAS_POINTER = `ptr` (one call per GEMM: the bias moves)."""
-        self._ptr.value = ptr
-        status = self._desc_set(desc, DESC_BIAS_POINTER, ctypes.byref(self._ptr), 8)
+        """CUBLASLT_MATMUL_DESC_BIAS_POINTER = `ptr` (one call per GEMM: the bias moves). The
+        pointer's bytes are a buffer of this call's own: a shared one could be overwritten by
+        another device's thread (data parallel) between the store and cuBLASLt's read."""
+        status = self._desc_set(desc, DESC_BIAS_POINTER, ctypes.byref(ctypes.c_void_p(ptr)), 8)
         if status:
             self.check("cublasLtMatmulDescSetAttribute(BIAS_POINTER)", status)
 
