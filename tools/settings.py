@@ -47,7 +47,6 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_NDARRAY_HEAP_KEEP": ("`1`", "`0` leaves glibc's malloc thresholds alone (by default, when the native kernels load, freed heap up to 1 GiB is kept for the next train step instead of being given back and faulted in again; glibc's own `MALLOC_*_` variables or `GLIBC_TUNABLES` also leave them alone)."),
     # burn-gpu
     "BURN_GPU_ATTENTION": ("`1`", "`0` sends Cuda's and OpenCl's `attention` to the matmul + softmax decomposition instead of burn_gpu's flash kernels (a before/after bench)."),
-    "BURN_GPU_NORM_GROUP": ("`256`", "Most work items per row of Cuda's and OpenCl's layer-norm kernels (forward and the backward's row kernel), a power of two in [32, 1024]: fewer items per row give each more elements and cheaper group reductions (`benches/probes/norm_kernels.py` compares sizes)."),
     "BURN_GPU_CONV_DIRECT": ("unset (`auto`): GPU devices", "burn_gpu's direct conv2d kernels for few channels (at most 32 output channels, c_in*kh*kw <= 144, float32/float64, one group) in Cuda's and OpenCl's conv2d and its two gradients: `0` keeps every call on im2col + GEMM (a before/after bench), `1` takes them on CPU devices (PoCL) too."),
     # burn-train data parallel
     "BURN_DDP_BUCKET_MB": ("`25`", "Size of the gradient buckets reduced while the backward pass runs (one process per device); `0` reduces after the pass."),

@@ -5,7 +5,7 @@
 
 The transformer step's 12 layer norms ([32 x 128, 512] rows) took 0.63 ms of the H200's GPU
 time per step against torch's 0.39 (session 19's kernel tables). burn_gpu's row kernels give a
-row `row_group(d)` work items, at most `burn_gpu._ops_norm.NORM_GROUP` (`BURN_GPU_NORM_GROUP`),
+row `row_group(d)` work items, at most `burn_gpu._ops_norm.NORM_GROUP` (set here per size),
 and the backward's row kernel makes four group reductions. For each shape, dtype and group
 size: GPU ms per call of the forward (`layer_norm`) and of the backward (`layer_norm_backward`:
 its three kernels), timed with CUDA events over `--reps` calls after a warm-up, and torch's
@@ -61,6 +61,7 @@ def main(argv=None) -> None:
     except ImportError:
         torch = None
     rows_out = []
+    default = _ops_norm.NORM_GROUP
     for dt in [d for d in args.dtypes.split(",") if d]:
         be = Cuda(float_dtype=dt)
         dev = be.device()
@@ -98,7 +99,7 @@ def main(argv=None) -> None:
                     f_ms = _time(cp, tf, args.reps)
                 fb_ms = _time(cp, tfb, args.reps)
                 rows_out.append((dt, shape, "torch", f_ms, fb_ms - f_ms, None))
-    _ops_norm.NORM_GROUP = _ops_norm._norm_group()
+    _ops_norm.NORM_GROUP = default
     print(f"{'dtype':9s} {'shape':10s} {'who':16s} {'fwd ms':>8s} {'bwd ms':>8s}  max |dx - first|")
     for dt, shape, who, f, b, diff in rows_out:
         tail = "" if diff is None else f"  {diff:.2e}"

@@ -117,15 +117,19 @@ def time_interleaved(columns: dict, steps: int, warmup: int, turn: int) -> dict:
             cells[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     live = [n for n in columns if n not in cells]
     for _ in range(max(1, -(-steps // turn))):
-        for name in live:
+        for name in list(live):
             step, sync = columns[name]
-            for _ in range(turn):
-                t = time.perf_counter()
-                c = time.thread_time()
-                step()
-                sync()
-                host[name].append(time.thread_time() - c)
-                times[name].append(time.perf_counter() - t)
+            try:
+                for _ in range(turn):
+                    t = time.perf_counter()
+                    c = time.thread_time()
+                    step()
+                    sync()
+                    host[name].append(time.thread_time() - c)
+                    times[name].append(time.perf_counter() - t)
+            except Exception as exc:  # noqa: BLE001 - report the column, keep the others
+                cells[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+                live.remove(name)
     for name in live:
         cells[name] = {"median_ms": 1e3 * statistics.median(times[name]),
                        "min_ms": 1e3 * min(times[name]),

@@ -4,8 +4,6 @@ place of burn-tensor's composed defaults (about ten and seventeen launches)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ._dtype_name import dtype_name
@@ -13,22 +11,10 @@ from ._norm import layer_norm_program
 from ._norm_bwd import bwd_chunks, layer_norm_bwd_program
 from ._softmax import FLOATS, row_group
 
-
-def _norm_group() -> int:
-    v = os.environ.get("BURN_GPU_NORM_GROUP", "256")
-    try:
-        g = int(v)
-    except ValueError:
-        g = 0
-    if g < 32 or g > 1024 or g & (g - 1):
-        raise ValueError(f"BURN_GPU_NORM_GROUP must be a power of two in [32, 1024], got {v!r}")
-    return g
-
-
 #: most work items per row of the layer-norm kernels (a row's group is `row_group(d)`, up to
-#: this): fewer items per row mean more elements each and cheaper group reductions (the
-#: backward's row kernel makes four); read per call, so a probe can compare sizes in-process
-NORM_GROUP = _norm_group()
+#: this); read per call, so `benches/probes/norm_kernels.py` compares sizes in-process (on the
+#: H200, 32-256 items a row of [4096, 512] changed the kernels' time by under 10%)
+NORM_GROUP = 256
 
 
 class GpuNormOps:
