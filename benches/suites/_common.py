@@ -66,15 +66,16 @@ def gpu_sizes(ctx: dict) -> bool:
     return ctx.get("sizes") == "gpu"
 
 
-def bf16_inputs(ctx: dict, *arrays: np.ndarray):
-    """(burn tensors, torch tensors or None) in bfloat16, or (None, reason) where the burn
-    backend has no bfloat16 (the case then reports 'not implemented' with the reason)."""
+def half_inputs(ctx: dict, dtype: str, *arrays: np.ndarray):
+    """(burn tensors, torch tensors or None) in `dtype` ("bfloat16" or "float16"), or (None,
+    reason) where the burn backend has no such type (the case then reports 'not implemented'
+    with the reason)."""
     torch = ctx.get("torch")
     burn, ref = [], []
     try:
         for b, _, t in inputs(ctx, *arrays):
-            burn.append(b.cast("bfloat16"))
-            ref.append(None if t is None else t.to(torch.bfloat16))
+            burn.append(b.cast(dtype))
+            ref.append(None if t is None else t.to(getattr(torch, dtype)))
     except (TypeError, ValueError, NotImplementedError, ImportError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
     return burn, ref

@@ -6,8 +6,9 @@ for float16, which are core OpenCL C, so any device runs it, `cl_khr_fp16` or no
 operations for bfloat16). Natively on half buffers: the elementwise ops and casts (burn_gpu's
 eager program of the half type), the reductions, arg ops and scans (`reduce_program`),
 softmax and its backward, Adam, the data movement ops (copies keep the values) and gather /
-select (the int16 gather over the same bits). Every
-other op (matmul, convolutions, pools, index scatters, sort, random, interpolation) takes the
+select (the int16 gather over the same bits), and matmul of two half operands on NVIDIA GPUs
+of compute capability 8.0+ (`_hmatmul`: tensor cores through inline PTX). Every
+other op (other matmuls, convolutions, pools, index scatters, sort, random, interpolation) takes the
 float32 detour: its half operands are widened by the cast kernel, the float32 op runs, and its
 float32 results are rounded back (nearest even), once per op.
 
@@ -24,6 +25,7 @@ from burn_gpu import FUSED
 from burn_tensor import DType
 
 from . import _ew
+from ._hmatmul import hmatmul
 from ._array import ClArray
 
 HALVES = ("float16", "bfloat16")
@@ -170,6 +172,21 @@ def _random(fn):
     return float_random
 
 
+def _tensor_cores(fn):
+    """float_matmul: two half operands on tensor cores where the device has them
+    (`_hmatmul`), the float32 detour otherwise."""
+    wide = detour(fn)
+
+    def float_matmul(self, x, y):
+        if is_half(x) and is_half(y):
+            out = hmatmul(x, y)
+            if out is not None:
+                return out
+        return wide(self, x, y)
+
+    return float_matmul
+
+
 def wrap_class(cls) -> None:
     """The float32 detour around every op of `cls`'s table but the native ones (once)."""
     from burn_tensor import Backend, op_table
@@ -184,7 +201,8 @@ def wrap_class(cls) -> None:
         # burn_tensor's default decompositions stay as they are (their parts handle halves;
         # Fusion tells an override from a default by identity and fuses the defaults' parts)
         if callable(fn) and fn is not getattr(Backend, name, None):
-            wrap = _random if name == "float_random" else _bits if name in BITS else detour
+            wrap = {"float_random": _random, "float_matmul": _tensor_cores}.get(name, detour)
+            wrap = _bits if name in BITS else wrap
             if name in cls.dispatch_table:
                 table[name] = wrap(fn)
             else:  # a class-body op: not a dispatch-table entry

@@ -1,0 +1,137 @@
+"""OpenCl's tensor-core half matmul (`_hmatmul`, `_hgemm`): the operand layouts it reads in
+place (hand-derived), that it stays out of the way where it cannot run (PoCL: the float32
+detour, numbers against numpy), and on an NVIDIA GPU of compute capability 8.0+ (the GPU
+machine; skipped elsewhere with the reason) its products against numpy float64 over uneven
+shapes, batches, broadcasts, views and both half types, and that the kernel is what ran."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from burn_opencl import OpenCl
+from burn_opencl._hmatmul import hmatmul, operand_layout, usable
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+NP = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16)}
+#: float32 accumulation over K <= 264, one rounding to the half type: a few of its ulps
+RTOL = {"float16": 2.0**-9, "bfloat16": 2.0**-6}
+
+
+@pytest.mark.parametrize(
+    "shape, strides, offset, bshape, want",
+    [
+        ((64, 32), (32, 1), 0, (), (32, 0)),  # plain row-major
+        ((64, 32), (40, 1), 16, (), (40, 0)),  # a slice of a wider matrix
+        ((64, 32), (1, 64), 0, (), None),  # transposed: a copy
+        ((64, 32), (36, 1), 0, (), None),  # row stride 36: rows not 16-byte aligned
+        ((64, 32), (32, 1), 4, (), None),  # offset 4 elements: 8 bytes
+        ((3, 64, 32), (2048, 32, 1), 0, (3,), (32, 2048)),
+        ((64, 32), (32, 1), 0, (2, 3), (32, 0)),  # broadcast over the whole batch
+        ((2, 1, 64, 32), (2048, 2048, 32, 1), 0, (2, 3), None),  # broadcast inner dim: 2 strides
+        ((2, 3, 64, 32), (6144, 2048, 32, 1), 0, (2, 3), (32, 2048)),  # merges into one
+        ((1, 32), (32, 1), 0, (), (8, 0)),  # one row: its stride is never read
+    ],
+)
+def test_operand_layout(shape, strides, offset, bshape, want):
+    assert operand_layout(shape, strides, offset, bshape) == want
+
+
+def test_pocl_takes_the_float32_detour():
+    backend = OpenCl("cpu", float_dtype="float16")
+    from burn_tensor import Tensor
+
+    d = backend.device()
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((16, 32)), rng.standard_normal((32, 24))
+    ta, tb = Tensor.from_data(a, d), Tensor.from_data(b, d)
+    rt = ta.into_primitive().rt
+    assert not usable(rt)  # PoCL: not an NVIDIA GPU
+    assert hmatmul(ta.into_primitive(), tb.into_primitive()) is None
+    ra, rb = (v.astype(np.float16).astype(np.float64) for v in (a, b))
+    got = np.asarray((ta @ tb).into_data().array).astype(np.float64)
+    np.testing.assert_allclose(got, ra @ rb, rtol=RTOL["float16"], atol=RTOL["float16"])
+
+
+def _nvidia_runtime():
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return None
+    for p in cl.get_platforms():
+        if "NVIDIA" not in p.name:
+            continue
+        for d in p.get_devices():
+            if getattr(d, "compute_capability_major_nv", 0) >= 8:
+                return d
+    return None
+
+
+gpu = pytest.mark.skipif(
+    _nvidia_runtime() is None,
+    reason="needs NVIDIA's OpenCL on a GPU of compute capability 8.0+ (the GPU machine)",
+)
+
+
+def _backend(dt):
+    return OpenCl("gpu", float_dtype=dt)
+
+
+def _case(dt, xs, ys, x_view=None, y_view=None):
+    """x @ y on the GPU against numpy float64 of the half-rounded inputs; the views (functions
+    of a Tensor) are applied to both sides."""
+    from burn_tensor import Tensor
+
+    d = _backend(dt).device()
+    rng = np.random.default_rng(sum(xs) + sum(ys))
+    x, y = rng.standard_normal(xs), rng.standard_normal(ys)
+    rx, ry = (v.astype(NP[dt]).astype(np.float64) for v in (x, y))
+    tx, ty = Tensor.from_data(x, d), Tensor.from_data(y, d)
+    if x_view:
+        tx, rx = x_view(tx), x_view(rx)
+    if y_view:
+        ty, ry = y_view(ty), y_view(ry)
+    got = np.asarray((tx @ ty).into_data().array)
+    assert got.dtype == NP[dt]
+    want = np.matmul(rx, ry)
+    scale = np.abs(rx).max() * np.abs(ry).max() * rx.shape[-1]
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=RTOL[dt],
+                               atol=RTOL[dt] * scale * 2.0**-4)  # fmt: skip
+    return tx.into_primitive().rt
+
+
+@gpu
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "xs, ys",
+    [
+        ((128, 64), (64, 128)),  # one tile
+        ((200, 72), (72, 136)),  # M, N, K not tile multiples
+        ((1, 264), (264, 8)),  # a single row, the narrowest N
+        ((3, 130, 40), (3, 40, 24)),  # batched
+        ((2, 3, 33, 16), (16, 48)),  # y broadcast over two batch dims
+        ((33, 16), (4, 16, 48)),  # x broadcast
+    ],
+)
+def test_products_on_tensor_cores(dt, xs, ys):
+    rt = _case(dt, xs, ys)
+    assert usable(rt)
+    assert any(k[0] == "hgemm" for k in rt._programs if isinstance(k, tuple))
+
+
+@gpu
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_views_are_copied_or_read_in_place(dt):
+    # rows 16..79 of y: read in place (offset 16 rows); x transposed: copied contiguous first
+    rows = lambda t: t[16:80] if isinstance(t, np.ndarray) else t.slice([slice(16, 80)])  # noqa: E731
+    _case(dt, (48, 64), (96, 32), y_view=rows)
+    flip = lambda t: t.T if isinstance(t, np.ndarray) else t.transpose()  # noqa: E731
+    _case(dt, (64, 48), (64, 32), x_view=flip)
+
+
+@gpu
+def test_shapes_it_cannot_take_go_the_detour(monkeypatch):
+    rt = _case("float16", (20, 12), (12, 16))  # K = 12: not a multiple of 8
+    _case("float16", (20, 16), (16, 12))  # N = 12
+    monkeypatch.setenv("BURN_OPENCL_HGEMM", "0")
+    assert not usable(rt)
+    _case("bfloat16", (64, 64), (64, 64))
