@@ -130,6 +130,8 @@ from ._pool import (
 )
 from ._cross_attention import CrossAttention, CrossAttentionCache, CrossAttentionConfig
 from ._generation import Sampler, generate
+from ._generation_static import generate_static
+from ._static_cache import TransformerStaticCache
 from ._attention import (
     MhaCache,
     MhaInput,
@@ -332,6 +334,8 @@ __all__ = [
     "TransformerDecoderAutoregressiveCache",
     "TransformerEncoderAutoregressiveCache",
     "generate",
+    "generate_static",
+    "TransformerStaticCache",
     "MhaInput",
     "MhaOutput",
     "MultiHeadAttention",

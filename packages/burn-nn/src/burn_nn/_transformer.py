@@ -8,6 +8,7 @@ from burn_tensor import Tensor
 
 from ._activation import Gelu
 from ._attention import MhaInput, MultiHeadAttention, MultiHeadAttentionConfig
+from ._static_cache import TransformerStaticCache, mha_static, new_cache, run_static
 from ._transformer_cache import (
     TransformerDecoderAutoregressiveCache,
     TransformerEncoderAutoregressiveCache,
@@ -159,6 +160,13 @@ class TransformerEncoderLayer(Module):
             x, lambda h: self.mha.forward_rows(h, h, h, mask_pad, mask_attn, cache.mha).context
         )
 
+    def forward_static(self, x: Tensor, key: Tensor, value: Tensor, step):
+        """`forward` on new positions x [b, n, d_model] over a static cache's key / value
+        [b, heads, max_len, d_k]: (output, key, value) with the new keys and values written."""
+        kv = []
+        out = self._run(x, lambda h: kv.append(mha_static(self.mha, h, key, value, step)) or kv[0][0])
+        return out, kv[0][1], kv[0][2]
+
     def _run(self, x: Tensor, attn) -> Tensor:
         if self.norm_first:
             x = x.add(self.dropout.forward(attn(self.norm_1.forward(x))))
@@ -206,6 +214,28 @@ class TransformerEncoder(Module):
                     y, input.mask_pad_, attn_rows, c
                 ),
             ),
+        )  # fmt: skip
+
+    def new_static_cache(self, batch_size: int, max_len: int, device=None) -> TransformerStaticCache:
+        """A cache of fixed size for `forward_static_cache`: keys and values [batch_size,
+        heads, max_len, d_k] per layer, zeroed (HF's `StaticCache`, gpt-fast's `setup_caches`)."""
+        return new_cache(self.layers, lambda layer: layer.mha, batch_size, max_len, device)
+
+    def forward_static_cache(self, input: TransformerEncoderInput, cache: TransformerStaticCache,
+                             position) -> tuple[Tensor, TransformerStaticCache]:  # fmt: skip
+        """Causal `forward` of the NEW positions `input.tensor` [b, n, d_model] only, the first
+        at `position` (an Int tensor [1], read on the device only, so a step is capturable; or an
+        int, checked against max_len), attending to every earlier position kept in `cache`.
+        Returns (output [b, n, d_model], the cache with the new keys and values): the cache is a
+        value, as modules are. `input.mask_pad_` is [b, max_len]; no `mask_attn` (the cache
+        makes the causal one). Equal to `forward` under `generate_autoregressive_mask` for the
+        same positions (up to rounding: the softmax runs over max_len keys, masked ones left out).
+        See `TransformerStaticCache`."""
+        d_model = self.layers[0].mha.n_heads * self.layers[0].mha.d_k
+        return run_static(
+            "TransformerEncoder.forward_static_cache", self.layers, input.tensor, d_model, cache,
+            position, input.mask_pad_, input.mask_attn_,
+            lambda layer, x, k, v, step: layer.forward_static(x, k, v, step),
         )  # fmt: skip
 
 

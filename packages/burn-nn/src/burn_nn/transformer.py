@@ -12,12 +12,14 @@ from ._transformer import (
     TransformerEncoderInput,
     TransformerEncoderLayer,
 )
+from ._static_cache import TransformerStaticCache
 from ._transformer_cache import (
     TransformerDecoderAutoregressiveCache,
     TransformerEncoderAutoregressiveCache,
 )
 
 __all__ = [
+    "TransformerStaticCache",
     "TransformerDecoderAutoregressiveCache",
     "TransformerEncoderAutoregressiveCache",
     "PositionWiseFeedForward",
