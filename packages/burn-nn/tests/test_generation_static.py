@@ -176,3 +176,34 @@ def test_generate_static_stops_at_eos_and_checks_max_len(device):
         generate_static(static_step, m, cache, prompt, 2, capture=True)
     assert generate_static(static_step, m, cache, prompt, 0).tolist() == prompt.tolist()
     assert isinstance(cache, TransformerStaticCache)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_static_steps_equal_the_causal_forward(dev64, norm_first):
+    """The decoder's static steps (target positions one at a time after a prefill of 2) over a
+    memory with padding equal its causal `forward` of the whole target."""
+    from burn_nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
+
+    dec = TransformerDecoderConfig(16, 32, 4, 2, dropout=0.0, norm_first=norm_first).init(dev64)
+    target, memory = _x(dev64, 2, 5, 16, seed=4), _x(dev64, 2, 6, 16, seed=5)
+    pad = np.zeros((2, 6), bool)
+    pad[1, 4:] = True  # the second memory's last two positions are padding
+    mem_pad = Tensor.from_bool(pad, dev64)
+    full = TransformerDecoderInput.new(target, memory).memory_mask_pad(mem_pad)
+    want = dec.forward(full.target_mask_attn(generate_autoregressive_mask(2, 5, dev64))).numpy()
+    cache = dec.new_static_cache(2, 6, dev64)
+
+    def step(rows, position):
+        inp = TransformerDecoderInput.new(rows, memory).memory_mask_pad(mem_pad)
+        return dec.forward_static_cache(inp, cache, position)
+
+    out, cache = step(target.narrow(1, 0, 2), 0)
+    got = [out.numpy()]
+    for p in range(2, 5):
+        out, cache = step(target.narrow(1, p, 1), Tensor.from_ints([p], dev64))
+        got.append(out.numpy())
+    np.testing.assert_allclose(np.concatenate(got, 1), want, rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match="no memory_mask_attn"):
+        attn = Tensor.from_bool(np.zeros((2, 1, 6), bool), dev64)
+        inp = TransformerDecoderInput.new(target.narrow(1, 0, 1), memory).memory_mask_attn(attn)
+        dec.forward_static_cache(inp, cache, 0)

@@ -162,12 +162,14 @@ from ._transformer_cache import (
     TransformerDecoderAutoregressiveCache,
     TransformerEncoderAutoregressiveCache,
 )
-from ._transformer import (
-    PositionWiseFeedForward,
-    PositionWiseFeedForwardConfig,
+from ._transformer_decoder import (
     TransformerDecoder,
     TransformerDecoderConfig,
     TransformerDecoderInput,
+)
+from ._transformer import (
+    PositionWiseFeedForward,
+    PositionWiseFeedForwardConfig,
     TransformerEncoder,
     TransformerEncoderConfig,
     TransformerEncoderInput,

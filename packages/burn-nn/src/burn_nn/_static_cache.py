@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from burn_tensor import Int, Tensor
 
+from ._attention import MhaInput
 from ._module import Module
 from ._param import Param
 
@@ -150,6 +151,33 @@ def check_step(who: str, cache, x: Tensor, d_model: int, position, mask_pad, mas
     return Tensor.from_ints([position], x.device)
 
 
+def encoder_layer_static(layer, x: Tensor, key: Tensor, value: Tensor, step: StaticStep):
+    """`TransformerEncoderLayer.forward` of new positions x [b, n, d_model] over a static
+    cache's key / value [b, heads, max_len, d_k]: (output, key, value) with the new rows."""
+    kv = []
+    out = layer._run(x, lambda h: _kept(kv, mha_static(layer.mha, h, key, value, step)))
+    return out, kv[0][1], kv[0][2]
+
+
+def decoder_layer_static(layer, i, x: Tensor, key: Tensor, value: Tensor, step: StaticStep):
+    """`TransformerDecoderLayer.forward` of new target positions x [b, n, d_model]: static
+    self-attention as the encoder layer's, cross-attention over `i.memory` (all of it, its
+    padding mask; projected at each call)."""
+    kv = []
+    out = layer._run(
+        x,
+        lambda h: _kept(kv, mha_static(layer.self_attn, h, key, value, step)),
+        lambda h: layer.cross_attn.forward(MhaInput(h, i.memory, i.memory, i.memory_mask_pad_)).context,
+    )  # fmt: skip
+    return out, kv[0][1], kv[0][2]
+
+
+def _kept(kv: list, result: tuple) -> Tensor:
+    """Keep (context, key, value) in `kv` for the caller; the context goes on through the layer."""
+    kv.append(result)
+    return result[0]
+
+
 def new_cache(layers, attn_of, batch_size: int, max_len: int, device) -> TransformerStaticCache:
     """A zeroed cache for the self-attention `attn_of(layer)` of every layer (its heads, d_k
     and weight dtype; the weights' device unless `device` is given)."""
@@ -160,9 +188,11 @@ def new_cache(layers, attn_of, batch_size: int, max_len: int, device) -> Transfo
     )
 
 
-def run_static(who, layers, x, d_model, cache, position, mask_pad, mask_attn, call):
+def run_static(who, layers, attn_of, x, cache, position, mask_pad, mask_attn, call):
     """The new positions x [b, n, d_model] through `layers`, each by `call(layer, x, key, value,
     step) -> (x, key, value)`: (output [b, n, d_model], the updated cache)."""
+    mha = attn_of(layers[0])
+    d_model = mha.n_heads * mha.d_k
     position = check_step(who, cache, x, d_model, position, mask_pad, mask_attn)
     b, n, _ = x.dims()
     step = StaticStep(cache, position, n, b, mask_pad)

@@ -3,16 +3,18 @@
 from ._transformer import (
     PositionWiseFeedForward,
     PositionWiseFeedForwardConfig,
-    TransformerDecoder,
-    TransformerDecoderConfig,
-    TransformerDecoderInput,
-    TransformerDecoderLayer,
     TransformerEncoder,
     TransformerEncoderConfig,
     TransformerEncoderInput,
     TransformerEncoderLayer,
 )
 from ._static_cache import TransformerStaticCache
+from ._transformer_decoder import (
+    TransformerDecoder,
+    TransformerDecoderConfig,
+    TransformerDecoderInput,
+    TransformerDecoderLayer,
+)
 from ._transformer_cache import (
     TransformerDecoderAutoregressiveCache,
     TransformerEncoderAutoregressiveCache,
