@@ -35,7 +35,7 @@ def _decoder(step, device, capture):
     if not can_capture(device):
         raise ValueError(
             f"generate_static: capture=True needs a Fusion backend and burn-fusion "
-            f"(pip install burn-fusion), got {getattr(device.backend, 'name', device)}"
+            f"(pip install 'burn-nn[capture]'), got {getattr(device.backend, 'name', device)}"
         )
     from burn_fusion import capture as capture_step
 
