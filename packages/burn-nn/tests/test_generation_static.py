@@ -175,6 +175,13 @@ def test_generate_static_stops_at_eos_and_checks_max_len(device):
     with pytest.raises(ValueError, match="capture=True needs a Fusion backend"):
         generate_static(static_step, m, cache, prompt, 2, capture=True)
     assert generate_static(static_step, m, cache, prompt, 0).tolist() == prompt.tolist()
+
+    def flat(model, tokens, position, cache):
+        logits, cache = static_step(model, tokens, position, cache)
+        return logits.reshape([-1]), cache
+
+    with pytest.raises(ValueError, match=r"logits \[batch, \(n,\) vocab\], got \[80\]"):
+        generate_static(flat, m, cache, prompt, 2)
     assert isinstance(cache, TransformerStaticCache)
 
 
