@@ -7,12 +7,16 @@ asks) then replayed: no guard miss, no eager fallback, across 32 tokens."""
 from __future__ import annotations
 
 import pytest
+from _fusion_testlib import INNER, inner_backend
 from burn_fusion import Fusion, capture
 from burn_nn import Embedding, EmbeddingConfig, Linear, LinearConfig, Module
 from burn_nn.attention import generate_autoregressive_mask
 from burn_nn.generation import Sampler, can_capture, generate, generate_static
-from burn_nn.transformer import TransformerEncoder, TransformerEncoderConfig, TransformerEncoderInput
-from _fusion_testlib import INNER, inner_backend
+from burn_nn.transformer import (
+    TransformerEncoder,
+    TransformerEncoderConfig,
+    TransformerEncoderInput,
+)
 from burn_tensor import Tensor
 
 try:
@@ -77,7 +81,9 @@ def _check(sampler):
 
 
 @pytest.mark.parametrize(
-    "sampler", [lambda: Sampler(0.0), lambda: Sampler(0.8, top_k=10, seed=3)], ids=["greedy", "seeded"]
+    "sampler",
+    [lambda: Sampler(0.0), lambda: Sampler(0.8, top_k=10, seed=3)],
+    ids=["greedy", "seeded"],
 )
 def test_captured_static_generation_gives_the_same_tokens(sampler):
     assert can_capture(DEV)

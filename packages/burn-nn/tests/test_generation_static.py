@@ -7,8 +7,6 @@ step on Fusion(OpenCl()) is tested in burn-fusion (tests/test_capture_generation
 
 import numpy as np
 import pytest
-from burn_tensor import Tensor
-
 from burn_nn import Embedding, EmbeddingConfig, Linear, LinearConfig, Module
 from burn_nn.attention import generate_autoregressive_mask
 from burn_nn.generation import Sampler, generate, generate_static
@@ -18,6 +16,7 @@ from burn_nn.transformer import (
     TransformerEncoderInput,
     TransformerStaticCache,
 )
+from burn_tensor import Tensor
 
 
 def _x(dev, b, s, d, seed=0):
@@ -105,7 +104,9 @@ def test_static_cache_errors_name_what_is_wrong(device):
         inp = TransformerEncoderInput.new(x).mask_attn(generate_autoregressive_mask(2, 1, device))
         enc.forward_static_cache(inp, cache, 0)
     with pytest.raises(ValueError, match=r"mask_pad must be \[batch=2, max_len=4\]"):
-        inp = TransformerEncoderInput.new(x).mask_pad(Tensor.from_bool(np.zeros((2, 1), bool), device))
+        inp = TransformerEncoderInput.new(x).mask_pad(
+            Tensor.from_bool(np.zeros((2, 1), bool), device)
+        )
         enc.forward_static_cache(inp, cache, 0)
     with pytest.raises(ValueError, match="max_len must be an int >= 1, got 0"):
         enc.new_static_cache(2, 0, device)
@@ -141,7 +142,9 @@ def static_step(model, tokens, position, cache):
 def tiny_lm(device, vocab=40):
     device.seed(5)
     enc = TransformerEncoderConfig(16, 32, 2, 2, dropout=0.0, norm_first=True).init(device)
-    return TinyLm(EmbeddingConfig(vocab, 16).init(device), enc, LinearConfig(16, vocab).init(device))
+    return TinyLm(
+        EmbeddingConfig(vocab, 16).init(device), enc, LinearConfig(16, vocab).init(device)
+    )
 
 
 @pytest.mark.parametrize("sampler", [lambda: Sampler(0.0), lambda: Sampler(0.9, top_k=8, seed=11)])

@@ -90,7 +90,7 @@ def generate_static(
 
     Example:
         >>> cache = enc.new_static_cache(batch_size=4, max_len=264)  # doctest: +SKIP
-        >>> tokens = generate_static(step, model, cache, prompt, 256, Sampler(0.0))  # doctest: +SKIP
+        >>> out = generate_static(step, model, cache, prompt, 256, Sampler(0.0))  # doctest: +SKIP
     """
     if not isinstance(prompt, Tensor) or prompt.kind is not Int or prompt.rank() != 2:
         got = f"{prompt.kind.value} {prompt.dims()}" if isinstance(prompt, Tensor) else prompt

@@ -164,11 +164,12 @@ def decoder_layer_static(layer, i, x: Tensor, key: Tensor, value: Tensor, step: 
     self-attention as the encoder layer's, cross-attention over `i.memory` (all of it, its
     padding mask; projected at each call)."""
     kv = []
-    out = layer._run(
-        x,
-        lambda h: _kept(kv, mha_static(layer.self_attn, h, key, value, step)),
-        lambda h: layer.cross_attn.forward(MhaInput(h, i.memory, i.memory, i.memory_mask_pad_)).context,
-    )  # fmt: skip
+
+    def cross(h):
+        return layer.cross_attn.forward(MhaInput(h, i.memory, i.memory, i.memory_mask_pad_)).context
+
+    out = layer._run(x, lambda h: _kept(kv, mha_static(layer.self_attn, h, key, value, step)),
+                     cross)  # fmt: skip
     return out, kv[0][1], kv[0][2]
 
 

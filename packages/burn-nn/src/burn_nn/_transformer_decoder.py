@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 from burn_tensor import Tensor
 
+from ._attention import MultiHeadAttention
 from ._config import config
 from ._dropout import Dropout
 from ._initializer import Initializer, KaimingUniform
 from ._module import Module
 from ._norm import LayerNorm
-from ._attention import MultiHeadAttention
 from ._static_cache import TransformerStaticCache, decoder_layer_static, new_cache, run_static
 from ._transformer import PositionWiseFeedForward, _block_parts, _mha_input, _rows_through
 from ._transformer_cache import TransformerDecoderAutoregressiveCache
