@@ -106,3 +106,44 @@ def test_generate_static_captures_by_default_on_fusion():
     want = generate(m.logits, prompt, 10, Sampler(0.0)).tolist()
     cache = m.enc.new_static_cache(1, 13, DEV)
     assert generate_static(decode_step, m, cache, prompt, 10, Sampler(0.0)).tolist() == want
+
+
+def test_captured_decoder_generation_over_a_memory():
+    """`TransformerDecoder.forward_static_cache` captured too: a target generated over a padded
+    memory (the memory rides in the step's `model` tuple: a tensor argument) equals `generate`
+    re-running the decoder's causal `forward` on the whole target."""
+    import numpy as np
+    from burn_nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
+
+    DEV.seed(6)
+    dec = TransformerDecoderConfig(32, 64, 4, 2, dropout=0.0, norm_first=True).init(DEV)
+    embed, head = EmbeddingConfig(VOCAB, 32).init(DEV), LinearConfig(32, VOCAB).init(DEV)
+    rng = np.random.default_rng(2)
+    memory = Tensor.from_data(rng.normal(size=(2, 5, 32)).astype(np.float32), DEV)
+    pad = np.zeros((2, 5), bool)
+    pad[0, 3:] = True
+    mem_pad = Tensor.from_bool(pad, DEV)
+
+    def full(tokens):
+        b, s = tokens.dims()
+        inp = TransformerDecoderInput.new(embed.forward(tokens), memory).memory_mask_pad(mem_pad)
+        h = dec.forward(inp.target_mask_attn(generate_autoregressive_mask(b, s, DEV)))
+        return head.forward(h.narrow(1, s - 1, 1))
+
+    def step(model, tokens, position, cache):
+        embed, dec, head, memory, mem_pad = model
+        n = tokens.dims()[1]
+        inp = TransformerDecoderInput.new(embed.forward(tokens), memory).memory_mask_pad(mem_pad)
+        h, cache = dec.forward_static_cache(inp, cache, position)
+        return head.forward(h.narrow(1, n - 1, 1)), cache
+
+    prompt = Tensor.from_ints([[1, 2, 3], [4, 5, 6]], DEV)
+    want = generate(full, prompt, 16, Sampler(0.0)).tolist()
+    captured = capture(step)
+    model = (embed, dec, head, memory, mem_pad)
+    cache = dec.new_static_cache(2, 19, DEV)
+    got = generate_static(step, model, cache, prompt, 16, Sampler(0.0), capture=captured)
+    assert got.tolist() == want
+    s = captured.stats()
+    assert s["recordings"] == 2 and s["replays"] == 12 and s["eager_reasons"] == [], s
+    captured.release()
