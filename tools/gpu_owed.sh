@@ -122,9 +122,12 @@ examples)
     --artifact-dir "$out/guide-captured"
   step generation 120 python3 benches/attention/bench_generation.py --backend cuda --tokens 256 \
     --out "$out/generation"
+  # the static cache's one-token step captured as a CUDA graph (mode "static"; issue 36)
+  step generation-fusion 120 python3 benches/attention/bench_generation.py --backend fusion-cuda \
+    --tokens 256 --out "$out/generation-fusion"
   for f in text-class-cuda text-class-opencl text-gen-cuda text-gen-opencl guide-eager \
-    guide-captured generation; do
-    echo "== $f"; tail -8 "$out/$f.log"
+    guide-captured generation generation-fusion; do
+    echo "== $f"; tail -10 "$out/$f.log"
   done
   ;;
 lt)

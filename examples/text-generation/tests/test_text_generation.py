@@ -1,6 +1,6 @@
 """The text-generation example end to end, small: the corpus and tokenizer, a short training
 run whose loss falls well below the uniform guess, and generation that gives the same text with
-the autoregressive cache as without."""
+the autoregressive cache, the static cache and none."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def test_training_learns_and_cached_generation_matches():
     assert report["final_loss"] < 0.75 * math.log(tok.vocab_size), report
     a = sample(model, tok, "bob ", 20, Sampler(0.8, top_k=5, seed=4), cache=True)
     b = sample(model, tok, "bob ", 20, Sampler(0.8, top_k=5, seed=4), cache=False)
-    assert a == b and a.startswith("bob ") and len(a) == 24
+    c = sample(model, tok, "bob ", 20, Sampler(0.8, top_k=5, seed=4), cache="static")
+    assert a == b == c and a.startswith("bob ") and len(a) == 24
 
 
 def test_cli_parses_defaults():

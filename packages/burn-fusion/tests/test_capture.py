@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from burn_autodiff import Autodiff
 from burn_fusion import CaptureWarning, Fusion, capture
-from burn_nn import DropoutConfig, Linear, LinearConfig, Module
+from burn_nn import DropoutConfig, Linear, LinearConfig, Module, Param
 from burn_nn.loss import CrossEntropyLossConfig
 from _fusion_testlib import INNER, inner_backend
 from burn_optim import AdamConfig, AdamWConfig, GradientsParams, SgdConfig
@@ -568,3 +568,46 @@ def test_the_state_builder_equals_unflatten():
     assert {id(x) for x in made} == {id(got), id(got[a]), id(got[a]["momentum"]), id(got[b]),
                                      id(got[b][1]), id(got[b][2])}  # fmt: skip
     assert builder(flatten([_net()]).spec) is None  # a module: the general rebuild
+
+
+class _Carry(Module):
+    """A state module a step returns updated (`acc`) beside a field it passes through (`base`)."""
+
+    acc: Param
+    base: Param
+
+
+def test_a_passed_through_field_after_another_binding_under_cuda_rules(cuda_rules):
+    # fixed addresses: a replay hands `base` back as the recording's own input buffer; when a
+    # call in between bound another tensor to that slot (a fresh state with the same ids), the
+    # next call passes the buffer itself back: nothing to copy (OpenCL refused the overlapping
+    # copy of a buffer onto itself)
+    dev = Fusion(inner_backend()).device()
+
+    def step(s, x):
+        acc = s.acc.val().add(s.base.val()).add(x)
+        return s.map(_Put({s.acc.id: acc})), acc.sum_dim(0)
+
+    step = capture(step)
+    base = np.arange(4, dtype=np.float32)
+    fresh = _Carry(Param(None, Tensor.zeros([4], dev), False),
+                   Param(None, Tensor.from_data(base, dev), False))  # fmt: skip
+    x = Tensor.from_data(np.ones(4, np.float32), dev)
+    for _ in range(2):  # the second run starts from `fresh` again: another tensor in the slot
+        s = fresh
+        for i in range(1, 7):
+            s, out = step(s, x)
+            np.testing.assert_array_equal(s.acc.val().numpy(), i * (base + 1))
+            assert out.numpy().tolist() == [float(i * (base + 1).sum())]
+    st = step.stats()
+    assert st["recordings"] == 2 and st["replays"] == 9 and st["eager_reasons"] == [], st
+    step.release()
+
+
+class _Put:
+    def __init__(self, values):
+        self.values = values
+
+    def map_float(self, p):
+        v = self.values.get(p.id)
+        return p if v is None else Param.updated(p.id, v, False)

@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", type=int, default=10, help="top-k sampling (default 10)")
     p.add_argument("--top-p", type=float, default=0.95, help="top-p sampling (default 0.95)")
     p.add_argument("--seed", type=int, default=0, help="seed of data, weights and sampling")
+    p.add_argument("--static", action="store_true",
+                   help="sample through the static cache (burn_nn generate_static: its one-token "
+                   "step captured on a Fusion backend such as fusion-cuda)")  # fmt: skip
     p.add_argument("--json", default=None, help="write the run's report to this file")
     return p
 
@@ -51,7 +54,7 @@ def main(argv=None) -> int:
     cfg = TrainingConfig(steps=a.steps, batch=a.batch, seq=a.seq, lr=a.lr, seed=a.seed)
     model, tok, report = train(text, get_backend(a.backend), cfg)
     sampler = Sampler(a.temperature, top_k=a.top_k, top_p=a.top_p, seed=a.seed)
-    text_out = sample(model, tok, a.prompt, a.generate, sampler)
+    text_out = sample(model, tok, a.prompt, a.generate, sampler, "static" if a.static else True)
     print(f"generated: {text_out!r}")
     report["sample"] = text_out
     if a.json:

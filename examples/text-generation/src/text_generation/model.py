@@ -83,3 +83,16 @@ class TextGenerationModel(Module):
         return self.head.forward(self.norm.forward(last)).reshape([b, -1])
 
 
+def static_step(model: TextGenerationModel, tokens: Tensor, position: Tensor, cache):
+    """`burn_nn.generation.generate_static`'s step: the new tokens Int [batch, n], the first at
+    `position` (Int [1]), through the encoder's static cache -> (logits [batch, vocab] of the
+    last one, the new cache). The position ids come from the cache's `positions` (on the
+    device: no upload, so the one-token step is capturable)."""
+    b, n = tokens.dims()
+    ids = cache.positions.val().narrow(0, 0, n).add(position).reshape([1, n]).expand([b, n])
+    x = model.tokens.forward(tokens).add(model.positions.forward(ids))
+    h, cache = model.encoder.forward_static_cache(TransformerEncoderInput.new(x), cache, position)
+    logits = model.head.forward(model.norm.forward(h.narrow(1, n - 1, 1)))
+    return logits.reshape([b, -1]), cache
+
+

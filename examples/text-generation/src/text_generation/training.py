@@ -1,5 +1,5 @@
 """Training: next-character cross-entropy with Adam on `Autodiff(backend)`, then a sample
-generated with the autoregressive cache."""
+generated with the autoregressive cache (or the static cache, its step captured on Fusion)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from dataclasses import dataclass
 import numpy as np
 from burn_autodiff import Autodiff
 from burn_nn import CrossEntropyLossConfig
-from burn_nn.generation import Sampler, generate
+from burn_nn.generation import Sampler, generate, generate_static
 from burn_optim import AdamConfig, GradientsParams
 from burn_tensor import Tensor
 
 from .data import CharTokenizer, batches
-from .model import TextGenerationModelConfig
+from .model import TextGenerationModelConfig, static_step
 
 
 @dataclass
@@ -64,10 +64,16 @@ def train(text: str, backend, cfg: TrainingConfig, model_cfg: dict | None = None
     return model.valid(), tok, report
 
 
-def sample(model, tok: CharTokenizer, prompt: str, n: int, sampler: Sampler, cache: bool = True):
-    """`prompt` followed by `n` generated characters."""
+def sample(model, tok: CharTokenizer, prompt: str, n: int, sampler: Sampler, cache=True):
+    """`prompt` followed by `n` generated characters; `cache`: True (Burn's autoregressive
+    cache), False (none), "static" (`generate_static`: a cache of max_seq_len positions, the
+    one-token step captured on a Fusion backend)."""
     device = model.head.weight.val().device
     ids = Tensor.from_ints(tok.encode(prompt)[None, :], device)
+    if cache == "static":
+        static = model.encoder.new_static_cache(1, model.max_seq_len)
+        out = generate_static(static_step, model, static, ids, n, sampler)
+        return tok.decode(out.numpy()[0])
     c = model.encoder.new_autoregressive_cache() if cache else None
     out = generate(lambda t: model.next_logits(t, c), ids, n, sampler)
     return tok.decode(out.numpy()[0])

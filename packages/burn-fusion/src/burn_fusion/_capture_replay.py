@@ -94,6 +94,13 @@ class Replay:
                 # its handle is kept; a loose one (a batch) is not kept alive
                 known[j] = (leaf, handle_of(leaf)) if tree.carried[j] else None
             if p is not cur[j]:
+                if p is self.statics[j] and not self.rebinds:
+                    # the slot's own buffer: a result that passed this input through (a
+                    # module field the step returns unchanged), handed out by a replay after
+                    # another tensor was bound; it holds the values already (copying a buffer
+                    # onto itself is an overlapping copy, refused by OpenCL)
+                    cur[j] = p
+                    continue
                 if many is None:
                     bind(j, p)
                 else:

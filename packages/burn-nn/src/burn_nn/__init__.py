@@ -130,6 +130,8 @@ from ._pool import (
 )
 from ._cross_attention import CrossAttention, CrossAttentionCache, CrossAttentionConfig
 from ._generation import Sampler, generate
+from ._generation_static import generate_static
+from ._static_cache import TransformerStaticCache
 from ._attention import (
     MhaCache,
     MhaInput,
@@ -160,12 +162,14 @@ from ._transformer_cache import (
     TransformerDecoderAutoregressiveCache,
     TransformerEncoderAutoregressiveCache,
 )
-from ._transformer import (
-    PositionWiseFeedForward,
-    PositionWiseFeedForwardConfig,
+from ._transformer_decoder import (
     TransformerDecoder,
     TransformerDecoderConfig,
     TransformerDecoderInput,
+)
+from ._transformer import (
+    PositionWiseFeedForward,
+    PositionWiseFeedForwardConfig,
     TransformerEncoder,
     TransformerEncoderConfig,
     TransformerEncoderInput,
@@ -332,6 +336,8 @@ __all__ = [
     "TransformerDecoderAutoregressiveCache",
     "TransformerEncoderAutoregressiveCache",
     "generate",
+    "generate_static",
+    "TransformerStaticCache",
     "MhaInput",
     "MhaOutput",
     "MultiHeadAttention",

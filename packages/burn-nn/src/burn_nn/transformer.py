@@ -3,14 +3,17 @@
 from ._transformer import (
     PositionWiseFeedForward,
     PositionWiseFeedForwardConfig,
-    TransformerDecoder,
-    TransformerDecoderConfig,
-    TransformerDecoderInput,
-    TransformerDecoderLayer,
     TransformerEncoder,
     TransformerEncoderConfig,
     TransformerEncoderInput,
     TransformerEncoderLayer,
+)
+from ._static_cache import TransformerStaticCache
+from ._transformer_decoder import (
+    TransformerDecoder,
+    TransformerDecoderConfig,
+    TransformerDecoderInput,
+    TransformerDecoderLayer,
 )
 from ._transformer_cache import (
     TransformerDecoderAutoregressiveCache,
@@ -18,6 +21,7 @@ from ._transformer_cache import (
 )
 
 __all__ = [
+    "TransformerStaticCache",
     "TransformerDecoderAutoregressiveCache",
     "TransformerEncoderAutoregressiveCache",
     "PositionWiseFeedForward",
