@@ -13,6 +13,8 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh examples  # ~9 min: the examples on the GPU
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt        # ~9 min: session 20's checks
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt-speed  # ~7 min: session 20's figures
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh hgemm     # ~5 min: OpenCl's tensor-core matmul
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh gen       # ~5 min: captured static-cache generation
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -31,7 +33,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -163,7 +165,26 @@ lt-speed)
   echo "== precision"; grep -E "burn/torch|target|step" "$out/precision.log" | tail -24
   echo "== attention"; grep -E "burn/torch|target|fwd\+bwd" "$out/attn-suite.log" | tail -24
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt or lt-speed" >&2; exit 2 ;;
+hgemm)
+  step hmatmul-tests 200 "${PYTEST[@]}" packages/burn-opencl/tests/test_hmatmul.py
+  step half-gpu 200 env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" \
+    packages/burn-opencl/tests/test_half.py
+  step hgemm-probe 120 python3 benches/probes/opencl_hgemm.py --json "$out/hgemm.json"
+  step matmul-suite 150 python3 -m benches matmul --backend opencl --torch-device cuda \
+    --sizes gpu --out "$out/matmul-opencl"
+  echo "== hgemm probe"; tail -4 "$out/hgemm-probe.log"
+  echo "== matmul suite (OpenCl on the H200)"; grep -E "x[0-9]+ |target" "$out/matmul-suite.log" | tail -12
+  ;;
+gen)
+  step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
+    packages/burn-fusion/tests/test_capture_generation.py
+  for b in fusion-cuda cuda; do
+    step "gen-$b" 150 python3 benches/attention/bench_generation.py --backend "$b" --tokens 256 \
+      --out "$out/generation-$b"
+  done
+  for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
+  ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
