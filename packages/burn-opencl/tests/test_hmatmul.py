@@ -108,8 +108,8 @@ def _case(dt, xs, ys, x_view=None, y_view=None):
         ((200, 72), (72, 136)),  # M, N, K not tile multiples
         ((1, 264), (264, 8)),  # a single row, the narrowest N
         ((3, 130, 40), (3, 40, 24)),  # batched
-        ((2, 3, 33, 16), (16, 48)),  # y broadcast over two batch dims
-        ((33, 16), (4, 16, 48)),  # x broadcast
+        ((2, 3, 33, 16), (1, 1, 16, 48)),  # y broadcast over two batch dims (Burn: same rank)
+        ((1, 33, 16), (4, 16, 48)),  # x broadcast
     ],
 )
 def test_products_on_tensor_cores(dt, xs, ys):
