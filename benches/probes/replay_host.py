@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--against", default=None, metavar="DIR",
                     help="also run with DIR/packages/burn-fusion/src's capture layer (e.g. the "
                          "main checkout), in a subprocess, before this one")  # fmt: skip
+    ap.add_argument("--sync", action="store_true",
+                    help="sync the device before each timed replay (as a loop that reads its "
+                         "loss each step: the host phases then do not share the CPU with the "
+                         "previous step's PoCL kernels)")  # fmt: skip
     ap.add_argument("--fusion-src", default=None, metavar="DIR",
                     help="(internal, used by --against) import burn_fusion from DIR")
     return ap
@@ -162,14 +166,17 @@ def profile_tape(kind: str, args) -> None:
         t, h = time.process_time(), time.thread_time()
         marks = _watch(cap)
         for _ in range(n):
+            if args.sync:
+                dev.sync()
             marks.append(time.thread_time())
             row.step()
             marks.append(time.thread_time())
         h = time.thread_time() - h  # the calling thread: the host Python (PoCL runs the
         dev.sync()  # kernels on its own threads, which the process time counts too)
         best = min(best, (time.process_time() - t) / n)
-        host = min(host, h / n)
-        split = [min(a, b) for a, b in zip(split, _split(marks, n))]
+        phases = _split(marks, n)
+        host = min(host, sum(phases) if args.sync else h / n)  # (not the syncs' waits)
+        split = [min(a, b) for a, b in zip(split, phases)]
         _unwatch(cap)
     phase_calls = _count_calls(row, cap, n)
     pr = cProfile.Profile()

@@ -197,3 +197,39 @@ def test_an_inference_step_not_returning_its_model_replays_new_values():
     assert step.stats()["replays"] >= 4, step.stats()
     DEV.sync()
     step.release()
+
+
+def _copy_state(optim) -> dict:
+    """A private copy of Adam's state (new tensors, the same step counts)."""
+    out = {}
+    for pid, st in optim.capture_state().items():
+        m = dict(st["momentum"])
+        for k in ("moment_1", "moment_2"):
+            m[k] = m[k].detach() * 1.0
+        out[pid] = {**st, "momentum": m}
+    return out
+
+
+def _older_state(i, model, optim, kept):
+    if i == 2:  # step counts 2: older than the recordings' (calls 3, 4)
+        kept["early"] = _copy_state(optim)
+    if i == 6:
+        kept["later"] = _copy_state(optim)
+    if i == 8:  # step counts 6: older than the last replay's, newer than the recording's
+        optim.capture_restore(kept["later"])
+    if i == 10:  # older than the recording: a guard miss, never a replay with a negative count
+        optim.capture_restore(kept["early"])
+    if i == 12:  # one parameter's step count apart from the others' (the last one's)
+        state = optim.capture_state()
+        pid = list(state)[-1]
+        state[pid] = {**state[pid], "momentum": {**state[pid]["momentum"], "time": 1}}
+        optim.capture_restore(state)
+    return model
+
+
+def test_optimizer_step_counts_set_back_replay_or_record_as_eager(cuda_rules):
+    step = _check(_older_state, calls=15)
+    s = step.stats()
+    # (calls from 0) replays at 4-9 (8: counts set back to step 6) and 14; guard misses at 1
+    # (the fresh optimizer's guard before), 10 and 12, each recording again at it and the next
+    assert s["replays"] == 7 and s["guard_misses"] == 3, s

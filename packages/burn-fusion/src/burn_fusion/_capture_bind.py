@@ -32,6 +32,7 @@ from operator import attrgetter, is_, itemgetter
 from ._capture_util import handle_of, key, prim_of
 
 _PRIM = attrgetter("prim")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def getter(slots: list):
@@ -139,14 +140,10 @@ class Binder:
                 cur = self.cur
                 for j, p in self.carry:
                     cur[j] = p
-        if slow:
-            known, at = self.known, self.carried_at
-            if all(known[j] is not None for j in at):
-                leaves = tuple(known[j][0] for j in at)
-                handles = tuple(known[j][1] for j in at)
-                self.last = (leaves, handles, self.carried_of(self.cur))
-            else:
-                self.last = None
+        if slow:  # (the per-slot loop set `known` of every carried slot: (tensor, handle))
+            known = self.carried_of(self.known)
+            self.last = (tuple(map(_FIRST, known)), tuple(map(_SECOND, known)),
+                         self.carried_of(self.cur))  # fmt: skip
 
     def _drop_carry(self) -> None:
         """Forget the prepared copies and the last call's tensors (the recording is released)."""

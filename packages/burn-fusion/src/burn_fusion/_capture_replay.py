@@ -11,10 +11,11 @@ tensors (a loss, logits) are fresh copies.
 
 from __future__ import annotations
 
+from operator import sub
 from typing import Any
 
 from . import _capture_hooks as hooks
-from ._capture_bind import Binder
+from ._capture_bind import Binder, getter
 from ._capture_tree import Tree, builder, entry, is_module, pristine, unflatten, views_of
 from ._capture_util import lift, prim_of
 
@@ -31,7 +32,13 @@ class Replay(Binder):
         # the step counts: the int leaves of the stateful objects' states, in the order
         # `_states` lists them (the same walk)
         leaves = tree.leaves
-        counters = [leaves[i] for i in self.counter_at]
+        counters = self.counters_of(leaves)
+        d = self.uniform
+        if d:  # every counter advances by d (Adam's step count of each parameter): in C
+            diffs = list(map(sub, counters, self.in_counters))
+            if diffs.count(diffs[0]) == len(diffs) and not diffs[0] % d and diffs[0] // d >= 1:
+                self.k = diffs[0] // d
+                return self._check_layouts(tree)
         k = None
         for now, rec, d in zip(counters, self.in_counters, self.steps):
             diff = now - rec
@@ -43,6 +50,19 @@ class Replay(Binder):
                 return "the optimizer's step counts are not those of later steps"
             k = diff // d
         self.k = k or 0
+        return self._check_layouts(tree)
+
+    def _prepare_check(self) -> None:
+        """Set up `check` (after `_settle` set `counter_at` and `steps`)."""
+        self.counters_of = getter(self.counter_at)
+        steps = self.steps
+        # the step every counter advances by, when they all advance by one step d != 0
+        same = bool(steps) and steps.count(steps[0]) == len(steps)
+        self.uniform = steps[0] if same else 0
+
+    def _check_layouts(self, tree: Tree) -> str | None:
+        """`check`'s last part: the layouts of loose tensors (a CUDA graph reads them as
+        recorded)."""
         layout = self.rt.layout
         for i, was in self.loose:
             p = prim_of(tree.leaves[i])

@@ -293,6 +293,7 @@ class Recording(Replay):
         self.rebinds = callable(getattr(tape, "rebind", None))
         self.writes = getattr(tape, "writes", None)
         self._prepare_bind()
+        self._prepare_check()
         # without rebinding (fixed addresses: a CUDA graph) the recording read its inputs in
         # the layout they came in (static copies keep it): another layout records again, as
         # a GEMM may read a transposed operand in another order (other bits than eager's)
