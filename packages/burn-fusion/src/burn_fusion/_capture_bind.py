@@ -93,7 +93,10 @@ class Binder:
                 # a module's or optimizer's tensor (the one a replay returned comes back):
                 # its handle is kept; a loose one (a batch) is not kept alive
                 known[j] = (leaf, handle_of(leaf)) if carried[j] else None
-            if carry is not None and carried[j] and p is not statics[j] and writes(p):
+            # (not an input's own buffer: a result that is an input, or a view of one, holds
+            # what that input's slot gets, not a value a replay wrote)
+            if (carry is not None and carried[j] and p is not statics[j] and writes(p)
+                    and key(p) not in self.in_keys):  # fmt: skip
                 carry.append((j, p))
             if p is not cur[j]:
                 if many is None:
