@@ -17,7 +17,7 @@ over `--runs` runs of `--replays` replays: the Python and the OpenCL enqueues, n
 kernels, which run on its own threads), the process CPU time (kernels included) and the same
 under cProfile, the calling thread's CPU per replay split at the tape's replay (before it:
 flatten, guards, binding the inputs -- what delays the GPU; the tape's replay: its launches;
-after it: the results), and the functions by calls and by own time,
+after it: the results; `--compare`: the same with the bind fast paths off), and the functions by calls and by own time,
 with the capture layer's (`burn_fusion/_capture*.py`) total apart from the tape's and the rest.
 `--against DIR`: the same probe, in a subprocess, with `DIR/packages/burn-fusion/src` first on
 `sys.path` (another checkout's capture layer: a before/after in one run).
@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="sync the device before each timed replay (as a loop that reads its "
                          "loss each step: the host phases then do not share the CPU with the "
                          "previous step's PoCL kernels)")  # fmt: skip
+    ap.add_argument("--compare", action="store_true",
+                    help="also time the replays with the bind fast paths switched off on the "
+                         "live recording (every input copied before the launch, as before "
+                         "issue 35's change): a before/after in one run")  # fmt: skip
     ap.add_argument("--fusion-src", default=None, metavar="DIR",
                     help="(internal, used by --against) import burn_fusion from DIR")
     return ap
@@ -144,21 +148,9 @@ def _split(marks: list, n: int) -> list:
     return out
 
 
-def profile_tape(kind: str, args) -> None:
-    _use_tape(kind)
-    from burn_autodiff import Autodiff
-    from burn_tensor import get_backend
-
-    from benches.training_step import _rows
-
-    dev = Autodiff(get_backend("fusion-cuda" if kind == "cuda" else "fusion-opencl")).device()
-    row = _rows.transformer_train(dev, args.size, capture=True)
-    for _ in range(6):  # call 5 replays (fresh optimizer, warm-up, two recordings)
-        row.step()
-    dev.sync()
-    cap = row.state["captured"]
-    if cap.stats()["replays"] < 1:
-        raise SystemExit(f"replay_host: the step does not replay: {cap.stats()}")
+def _timed(row, dev, cap, args) -> tuple:
+    """(process CPU, host CPU, [before, in, after] host CPU) per replay, each the min over
+    `--runs` runs of `--replays` replays."""
     n = args.replays
     best = host = float("inf")
     split = [float("inf")] * 3
@@ -178,6 +170,43 @@ def profile_tape(kind: str, args) -> None:
         host = min(host, sum(phases) if args.sync else h / n)  # (not the syncs' waits)
         split = [min(a, b) for a, b in zip(split, phases)]
         _unwatch(cap)
+    return best, host, split
+
+
+def _fast_paths(cap, on: bool) -> None:
+    """Switch the replay's bind fast paths (`burn_fusion._capture_bind`: carry-out after the
+    launch, the carried leaves compared in C) off or back on, on the live recordings: off, a
+    replay binds as before them (the per-slot loop, every input copied before the launch)."""
+    for guard in cap._guards.values():
+        rec = guard.last
+        if rec is None or not hasattr(rec, "carry"):
+            continue
+        for name in ("_plan_carry", "_carry_out"):
+            rec.__dict__.pop(name, None)
+        if not on:
+            rec._plan_carry = lambda carry: None
+            rec._carry_out = lambda slow, rec=rec: setattr(rec, "last", None)
+        rec.carry, rec.carry_go, rec.last = [], None, None
+        rec.cur = list(rec.statics)  # (what a slot holds is no longer known: copied anew)
+
+
+def profile_tape(kind: str, args) -> None:
+    _use_tape(kind)
+    from burn_autodiff import Autodiff
+    from burn_tensor import get_backend
+
+    from benches.training_step import _rows
+
+    dev = Autodiff(get_backend("fusion-cuda" if kind == "cuda" else "fusion-opencl")).device()
+    row = _rows.transformer_train(dev, args.size, capture=True)
+    for _ in range(6):  # call 5 replays (fresh optimizer, warm-up, two recordings)
+        row.step()
+    dev.sync()
+    cap = row.state["captured"]
+    if cap.stats()["replays"] < 1:
+        raise SystemExit(f"replay_host: the step does not replay: {cap.stats()}")
+    n = args.replays
+    best, host, split = _timed(row, dev, cap, args)
     phase_calls = _count_calls(row, cap, n)
     pr = cProfile.Profile()
     t = time.process_time()
@@ -203,6 +232,17 @@ def profile_tape(kind: str, args) -> None:
           f"{split[0] * 1e3:.3f} ms, the tape's replay {split[1] * 1e3:.3f} ms, after it "
           f"{split[2] * 1e3:.3f} ms; Python calls (sys.setprofile) before {phase_calls[0]:.0f}, "
           f"in {phase_calls[1]:.0f}, after {phase_calls[2]:.0f}")  # fmt: skip
+    if args.compare:
+        _fast_paths(cap, on=False)
+        for _ in range(2):
+            row.step()
+        _, off_host, off = _timed(row, dev, cap, args)
+        off_calls = _count_calls(row, cap, n)
+        _fast_paths(cap, on=True)
+        print(f"  without the bind fast paths: host CPU {off_host * 1e3:.2f} ms per replay; "
+              f"before the launch {off[0] * 1e3:.3f} ms, the tape's replay "
+              f"{off[1] * 1e3:.3f} ms, after it {off[2] * 1e3:.3f} ms; Python calls before "
+              f"{off_calls[0]:.0f}, in {off_calls[1]:.0f}, after {off_calls[2]:.0f}")  # fmt: skip
     for name, (c, s) in sorted(layers.items()):
         print(f"  {name:18s} {c:8.0f} calls  {s * 1e3:7.3f} ms own time per replay")
     where = lambda f: f"{Path(f[0]).name}:{f[1]}({f[2]})"  # noqa: E731
