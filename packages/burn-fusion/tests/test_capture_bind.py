@@ -233,3 +233,34 @@ def test_optimizer_step_counts_set_back_replay_or_record_as_eager(cuda_rules):
     # (calls from 0) replays at 4-9 (8: counts set back to step 6) and 14; guard misses at 1
     # (the fresh optimizer's guard before), 10 and 12, each recording again at it and the next
     assert s["replays"] == 7 and s["guard_misses"] == 3, s
+
+
+def _classify(m, x):  # an evaluation step (no dropout)
+    return m.l2.forward(relu(m.l1.forward(x)))
+
+
+def _train_and_evaluate(train, evaluate, calls=10) -> list:
+    model, optim = _net(), AdamConfig().init()
+    xe, _ = _batch(99)
+    out = []
+    for i in range(calls):
+        x, y = _batch(i)
+        model, _ = train(model, optim, x, y, 1e-2)
+        out.append(evaluate(model, xe).numpy().tobytes())
+    return out
+
+
+def test_an_evaluation_step_reads_each_model_a_training_step_returns(cuda_rules):
+    # the training step's replays write its results in place: the evaluation step given them
+    # copies them at each call (holding them as "already copied" would read the first values)
+    want = _train_and_evaluate(train_step, _classify)
+    train, evaluate = capture(train_step), capture(_classify)
+    got = _train_and_evaluate(train, evaluate)
+    assert [g == w for g, w in zip(got, want)] == [True] * len(want)
+    assert train.stats()["replays"] == 6 and evaluate.stats()["replays"] == 7
+    train.release()
+    evaluate.release()
+
+
+def test_an_evaluation_step_reads_each_model_on_opencl():
+    test_an_evaluation_step_reads_each_model_a_training_step_returns(None)

@@ -23,16 +23,37 @@ a transformer step) comes back as the very array the previous replay returned:
   slot, and are not kept alive between calls.
 Anything else (a parameter replaced, an older model, a tensor not yet computed) takes the
 per-slot loop, which also learns the carry-out set again.
+
+An array is "held" by a slot (`cur[j] = p`, no copy next time) only if no live recording's
+replay writes it (`rewritten`): a model returned by a captured training step and passed to a
+captured evaluation step changes values at the training step's next replay, so the evaluation
+step copies it at each call.
 """
 
 from __future__ import annotations
 
+import weakref
 from operator import attrgetter, is_, itemgetter
 
 from ._capture_util import handle_of, key, prim_of
 
 _PRIM = attrgetter("prim")
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
+
+#: the recordings of fixed-address tapes that can replay (settled, not released), any step's:
+#: an array one of them writes (its results) gets new values at each of its replays
+_WRITERS: weakref.WeakSet = weakref.WeakSet()
+
+
+def rewritten(p) -> bool:
+    """Whether a replay of any live recording may write array `p` (a captured step's result:
+    a model a captured training step returned, passed to a captured evaluation step); a tape
+    that cannot say (no `writes`) counts as writing everything."""
+    for rec in list(_WRITERS):
+        writes = rec.writes
+        if writes is None or writes(p):
+            return True
+    return False
 
 
 def getter(slots: list):
@@ -59,6 +80,8 @@ class Binder:
         self.last = None  # (carried tensors, their handles, their `cur`) after the last bind
         self.carry: list = []  # (slot, result array) copied into the slot after each launch
         self.carry_go = None  # the prepared copies of `carry` (one call)
+        if not self.rebinds:
+            _WRITERS.add(self)
 
     def _bind_inputs(self, leaves: list) -> bool:
         """Bind the call's input `leaves`; True when the carried slots took the per-slot loop
@@ -108,7 +131,7 @@ class Binder:
             # runtime batches copies (a training step passes back ~300 parameters and moments)
             many([(statics[j], p) for j, p in pending])
             for j, p in pending:
-                cur[j] = statics[j] if writes is None or writes(p) else p
+                cur[j] = statics[j] if rewritten(p) else p
 
     def _plan_carry(self, carry: list) -> None:
         """Prepare the copies of `carry` ((slot, result) pairs), unless they are those already
@@ -151,6 +174,7 @@ class Binder:
     def _drop_carry(self) -> None:
         """Forget the prepared copies and the last call's tensors (the recording is released)."""
         self.carry, self.carry_go, self.last = [], None, None
+        _WRITERS.discard(self)
 
     def _bind(self, j: int, p) -> None:
         """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
@@ -162,8 +186,9 @@ class Binder:
             self.rt.copy_into(static, p)
             # the same `p` next time needs no copy, unless a replay writes its memory: a
             # result of this recording (a parameter a dynamic op's result was copied into
-            # holds the new values the next call passes in, in the same array)
-            self.cur[j] = static if self.writes is None or self.writes(p) else p
+            # holds the new values the next call passes in, in the same array) or of
+            # another's (a model a captured training step returned, given to this one)
+            self.cur[j] = static if rewritten(p) else p
             return
         k = key(p)
         if (
