@@ -17,8 +17,9 @@ over `--runs` runs of `--replays` replays: the Python and the OpenCL enqueues, n
 kernels, which run on its own threads), the process CPU time (kernels included) and the same
 under cProfile, the calling thread's CPU per replay split at the tape's replay (before it:
 flatten, guards, binding the inputs -- what delays the GPU; the tape's replay: its launches;
-after it: the results; `--compare`: the same with the bind fast paths off), and the functions by calls and by own time,
-with the capture layer's (`burn_fusion/_capture*.py`) total apart from the tape's and the rest.
+after it: the results; `--compare`: the same with the bind fast paths off), and the
+functions by calls and by own time, with the capture layer's (`burn_fusion/_capture*.py`)
+total apart from the tape's and the rest.
 `--against DIR`: the same probe, in a subprocess, with `DIR/packages/burn-fusion/src` first on
 `sys.path` (another checkout's capture layer: a before/after in one run).
 """
