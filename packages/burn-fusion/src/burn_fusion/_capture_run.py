@@ -355,6 +355,6 @@ class Recording(Replay):
             self.tape.call_dynamic = self.tape.on_swap = None  # no cycle left for the collector
             if self.resident_calls:
                 self.tape.scalars_of = None
+            self._drop_carry()  # (its prepared copies hold the tape's arrays: dropped first)
             self.tape.release()
             self.tape = None
-            self._drop_carry()
