@@ -45,13 +45,21 @@ _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _WRITERS: weakref.WeakSet = weakref.WeakSet()
 
 
+def writers() -> list:
+    """The `writes(array)` of every live fixed-address recording; one that cannot say (no
+    `writes`) as a function answering True (it may write anything)."""
+    return [_ANY if rec.writes is None else rec.writes for rec in list(_WRITERS)]
+
+
+def _ANY(_) -> bool:
+    return True
+
+
 def rewritten(p) -> bool:
     """Whether a replay of any live recording may write array `p` (a captured step's result:
-    a model a captured training step returned, passed to a captured evaluation step); a tape
-    that cannot say (no `writes`) counts as writing everything."""
-    for rec in list(_WRITERS):
-        writes = rec.writes
-        if writes is None or writes(p):
+    a model a captured training step returned, passed to a captured evaluation step)."""
+    for writes in writers():
+        if writes(p):
             return True
     return False
 
@@ -130,8 +138,13 @@ class Binder:
             # fixed addresses: every new input copied into its slot, in one call where the
             # runtime batches copies (a training step passes back ~300 parameters and moments)
             many([(statics[j], p) for j, p in pending])
+            ws = writers()  # (`rewritten`, inline: ~300 slots)
             for j, p in pending:
-                cur[j] = statics[j] if rewritten(p) else p
+                cur[j] = p
+                for writes in ws:
+                    if writes(p):
+                        cur[j] = statics[j]
+                        break
 
     def _plan_carry(self, carry: list) -> None:
         """Prepare the copies of `carry` ((slot, result) pairs), unless they are those already
