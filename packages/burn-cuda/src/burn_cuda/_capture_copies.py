@@ -1,6 +1,7 @@
 """Copies of step capture on CUDA (`_capture_graph.py`): binding a replay's inputs into the
-recording's buffers (`copy_into`, `copy_many`: one CUDA graph for a recurring set of addresses)
-and the recording's static copies of its inputs (`static_copy`).
+recording's buffers (`copy_into`, `copy_many`: one CUDA graph for a recurring set of addresses;
+`copy_plan`: that graph's launch prepared once, for the copies a replay repeats after each
+launch) and the recording's static copies of its inputs (`static_copy`).
 
 The graph copies the 8-byte aligned pairs whose sizes are whole 8-byte words with
 `copy_many8` launches (a table of COPY_TABLE (dst, src, words) entries passed by value, a block
@@ -48,13 +49,9 @@ _COPY_GRAPHS: dict = {}
 _COPY_GRAPHS_MAX = 8
 
 
-def copy_many(pairs) -> None:
-    """`copy_into(dst, src)` for every (dst, src) pair, on the current stream. Contiguous pairs
-    of one shape and dtype go as one launch of a CUDA graph of device-to-device memcpy nodes,
-    recorded once per set of (destination, source, bytes) addresses: a replay of a captured
-    training step binds the same ~300 parameter and moment buffers every call. The copies are
-    address-to-address, so a cached graph is exactly the copies asked for whatever arrays now
-    own those addresses."""
+def _split(pairs) -> tuple:
+    """(plain, rest): (dst ptr, src ptr, bytes) of the contiguous pairs of one shape, dtype and
+    device (empty ones dropped), and the other (dst, src) pairs."""
     plain, rest = [], []
     # cupy's `_c_contiguous` and `data.device_id` are plain attributes: `flags` and `device`
     # built an object each, four per pair, ~300 pairs per replay (issue 35: host time before
@@ -68,24 +65,70 @@ def copy_many(pairs) -> None:
                 plain.append((dd.ptr, sd.ptr, n))
         else:
             rest.append((dst, src))
+    return plain, rest
+
+
+def _graph(cp, plain: list, device_id: int):
+    """The cached CUDA graph copying address triples `plain` (recorded on first use)."""
+    key = tuple(plain)
+    graph = _COPY_GRAPHS.get(key)
+    if graph is None:
+        graph = _record_copies(cp, plain, device_id)
+        if len(_COPY_GRAPHS) >= _COPY_GRAPHS_MAX:
+            _COPY_GRAPHS.pop(next(iter(_COPY_GRAPHS)))
+        _COPY_GRAPHS[key] = graph
+    return graph
+
+
+def copy_many(pairs) -> None:
+    """`copy_into(dst, src)` for every (dst, src) pair, on the current stream. Contiguous pairs
+    of one shape and dtype go as one launch of a CUDA graph of device-to-device memcpy nodes,
+    recorded once per set of (destination, source, bytes) addresses: a replay of a captured
+    training step binds the same ~300 parameter and moment buffers every call. The copies are
+    address-to-address, so a cached graph is exactly the copies asked for whatever arrays now
+    own those addresses."""
+    plain, rest = _split(pairs)
     for dst, src in rest:
         copy_into(dst, src)
+    cp = load_cupy()
     if len(plain) < 4:
-        cp = load_cupy()
         stream = cp.cuda.get_current_stream().ptr
         kind = cp.cuda.runtime.memcpyDeviceToDevice
         for d, s, n in plain:
             cp.cuda.runtime.memcpyAsync(d, s, n, kind, stream)
         return
-    key = tuple(plain)
-    graph = _COPY_GRAPHS.get(key)
+    _graph(cp, plain, pairs[0][0].device.id).launch(cp.cuda.get_current_stream())
+
+
+def copy_plan(pairs):
+    """A function `go()` doing `copy_many(pairs)` at each call (the values the arrays hold
+    then), on the current stream, with no per-pair work left: the pairs are split and their
+    graph recorded (or found) once, and a call is one graph launch. `go` keeps the arrays
+    alive, so their addresses stay theirs. A replay copies the ~300 results a training step
+    passes back into its input buffers with one (issue 35: `copy_many`'s key of ~300 address
+    triples was built per call).
+
+    Example:
+        >>> go = copy_plan(list(zip(statics, results)))  # doctest: +SKIP
+        >>> go()  # statics get the results' values (queued)  # doctest: +SKIP
+    """
+    pairs = list(pairs)
+    plain, rest = _split(pairs)
     cp = load_cupy()
-    if graph is None:
-        graph = _record_copies(cp, plain, pairs[0][0].device.id)
-        if len(_COPY_GRAPHS) >= _COPY_GRAPHS_MAX:
-            _COPY_GRAPHS.pop(next(iter(_COPY_GRAPHS)))
-        _COPY_GRAPHS[key] = graph
-    graph.launch(cp.cuda.get_current_stream())
+    if len(plain) < 4 or rest:
+
+        def go() -> None:
+            copy_many(pairs)
+
+    else:
+        graph = _graph(cp, plain, pairs[0][0].device.id)
+        current = cp.cuda.get_current_stream
+
+        def go() -> None:
+            graph.launch(current())
+
+    go.pairs = pairs
+    return go
 
 
 def _record_copies(cp, plain, device_id: int):

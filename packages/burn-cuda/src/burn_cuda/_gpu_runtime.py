@@ -164,6 +164,14 @@ class CudaRuntime:
         copy_many(pairs)
 
     @staticmethod
+    def copy_plan(pairs):
+        """A function doing `copy_many(pairs)` at each call: one prepared graph launch
+        (`_capture_copies.copy_plan`)."""
+        from ._capture_copies import copy_plan
+
+        return copy_plan(pairs)
+
+    @staticmethod
     def static_copy(src):
         """A new contiguous array with `src`'s values."""
         from ._capture_copies import static_copy

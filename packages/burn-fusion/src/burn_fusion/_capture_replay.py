@@ -11,14 +11,16 @@ tensors (a loss, logits) are fresh copies.
 
 from __future__ import annotations
 
+from operator import sub
 from typing import Any
 
 from . import _capture_hooks as hooks
+from ._capture_bind import Binder, getter
 from ._capture_tree import Tree, builder, entry, is_module, pristine, unflatten, views_of
-from ._capture_util import handle_of, key, lift, prim_of
+from ._capture_util import lift, prim_of
 
 
-class Replay:
+class Replay(Binder):
     """Mixed into `Recording`: its replay, on the attributes `_settle` set."""
 
     def check(self, tree: Tree) -> str | None:
@@ -30,7 +32,13 @@ class Replay:
         # the step counts: the int leaves of the stateful objects' states, in the order
         # `_states` lists them (the same walk)
         leaves = tree.leaves
-        counters = [leaves[i] for i in self.counter_at]
+        counters = self.counters_of(leaves)
+        d = self.uniform
+        if d:  # every counter advances by d (Adam's step count of each parameter): in C
+            diffs = list(map(sub, counters, self.in_counters))
+            if diffs.count(diffs[0]) == len(diffs) and not diffs[0] % d and diffs[0] // d >= 1:
+                self.k = diffs[0] // d
+                return self._check_layouts(tree)
         k = None
         for now, rec, d in zip(counters, self.in_counters, self.steps):
             diff = now - rec
@@ -42,6 +50,19 @@ class Replay:
                 return "the optimizer's step counts are not those of later steps"
             k = diff // d
         self.k = k or 0
+        return self._check_layouts(tree)
+
+    def _prepare_check(self) -> None:
+        """Set up `check` (after `_settle` set `counter_at` and `steps`)."""
+        self.counters_of = getter(self.counter_at)
+        steps = self.steps
+        # the step every counter advances by, when they all advance by one step d != 0
+        same = bool(steps) and steps.count(steps[0]) == len(steps)
+        self.uniform = steps[0] if same else 0
+
+    def _check_layouts(self, tree: Tree) -> str | None:
+        """`check`'s last part: the layouts of loose tensors (a CUDA graph reads them as
+        recorded)."""
         layout = self.rt.layout
         for i, was in self.loose:
             p = prim_of(tree.leaves[i])
@@ -79,41 +100,10 @@ class Replay:
         """Bind `tree`'s inputs, replay, and return this call's results (`memo`: a
         `_capture_tree.Memo` that gets the optimizer state the replay restores)."""
         self.fusion.flush()  # pending plans may read the buffers the replay writes
-        bind = self._bind
-        many = None if self.rebinds else getattr(self.rt, "copy_many", None)
-        pending = []
-        leaves, cur, known = tree.leaves, self.cur, self.known
-        for j in self.tensor_at:
-            leaf = leaves[j]
-            h = known[j]  # the handle of slot j's last carried tensor, when `leaf` is it
-            if h is not None and h[0] is leaf and h[1].prim is not None:
-                p = h[1].prim
-            else:
-                p = prim_of(leaf)
-                # a module's or optimizer's tensor (the one a replay returned comes back):
-                # its handle is kept; a loose one (a batch) is not kept alive
-                known[j] = (leaf, handle_of(leaf)) if tree.carried[j] else None
-            if p is not cur[j]:
-                if p is self.statics[j] and not self.rebinds:
-                    # the slot's own buffer: a result that passed this input through (a
-                    # module field the step returns unchanged), handed out by a replay after
-                    # another tensor was bound; it holds the values already (copying a buffer
-                    # onto itself is an overlapping copy, refused by OpenCL)
-                    cur[j] = p
-                    continue
-                if many is None:
-                    bind(j, p)
-                else:
-                    pending.append((j, p))
-        if pending:
-            # fixed addresses: every new input copied into its slot, in one call where the
-            # runtime batches copies (a training step passes back ~300 parameters and moments)
-            statics, writes = self.statics, self.writes
-            many([(statics[j], p) for j, p in pending])
-            for j, p in pending:
-                self.cur[j] = statics[j] if writes is None or writes(p) else p
+        slow = self._bind_inputs(tree.leaves)
         self.floats = tree.leaves
         self.tape.replay()
+        self._carry_out(slow)  # (after the launch: the host no longer delays the GPU)
         for h, j, view in self.aliases:
             cur = self.cur[j]
             if self.rebinds and cur is not self.statics[j]:  # the tape read `cur` itself
@@ -121,39 +111,6 @@ class Replay:
             else:
                 h.prim = view
         return self._results(memo)
-
-    def _bind(self, j: int, p) -> None:
-        """Input slot `j` reads `p` from now on: the tape is pointed at `p`'s buffer where the
-        runtime allows it (an OpenCL tape) and `p` is a contiguous array the tape does not
-        write; otherwise `p` is copied into the slot's own buffer. (Tensors are immutable and
-        a tape never writes its inputs: the same `p` again needs nothing.)"""
-        tape, static, cur = self.tape, self.statics[j], self.cur[j]
-        if not self.rebinds:  # fixed addresses (a CUDA graph)
-            self.rt.copy_into(static, p)
-            # the same `p` next time needs no copy, unless a replay writes its memory: a
-            # result of this recording (a parameter a dynamic op's result was copied into
-            # holds the new values the next call passes in, in the same array)
-            self.cur[j] = static if self.writes is None or self.writes(p) else p
-            return
-        k = key(p)
-        if (
-            p.shape == static.shape
-            and p.dtype == static.dtype
-            and self.rt.layout(p) == self.rt.layout(static)
-            and k not in tape.bufs
-            and k not in self.bound_keys
-        ):
-            tape.rebind(key(cur), p)
-            self.bound_keys.discard(key(cur))
-            self.bound_keys.add(k)
-            self.cur[j] = p
-            return
-        if cur is not static:
-            tape.rebind(key(cur), static)
-            self.bound_keys.discard(key(cur))
-            self.bound_keys.add(key(static))
-            self.cur[j] = static
-        self.rt.copy_into(static, p)
 
     def _swap(self, old, new) -> None:
         """A dynamic op's new result `new` replaces the recorded `old` in the results."""
@@ -188,7 +145,6 @@ class Replay:
         """Set up `_results`: the returned modules are watched (a caller may edit one in place:
         `model.fc = ...`: `_handed`) and a private copy of each is kept to hand out instead
         then; each returned optimizer state gets its rebuild."""
-        self.known = [None] * len(self.in_tree.leaves)  # (tensor, its handle), by input slot
         self.handed = list(self.out_tree.templates)
         # per returned state: its rebuild (`builder`) and where its step counts sit
         self.builders = [None if st.templates else builder(st.spec) for _, st in self.out_states]

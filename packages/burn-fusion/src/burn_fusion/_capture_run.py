@@ -287,12 +287,13 @@ class Recording(Replay):
         end = work(self.stream)
         tape.finish([c["work"] != end for c in self.calls])
         self._prepare_results()
-        self.cur = list(self.statics)  # the array each input slot was bound to last
         kinds = self.in_tree.kinds  # (a replayed call's leaves are laid out the same)
         self.tensor_at = [j for j, k in enumerate(kinds) if k == "T"]
         self.counter_at = [j for j, k in enumerate(kinds) if k == "I"]
         self.rebinds = callable(getattr(tape, "rebind", None))
         self.writes = getattr(tape, "writes", None)
+        self._prepare_bind()
+        self._prepare_check()
         # without rebinding (fixed addresses: a CUDA graph) the recording read its inputs in
         # the layout they came in (static copies keep it): another layout records again, as
         # a GEMM may read a transposed operand in another order (other bits than eager's)
@@ -354,5 +355,6 @@ class Recording(Replay):
             self.tape.call_dynamic = self.tape.on_swap = None  # no cycle left for the collector
             if self.resident_calls:
                 self.tape.scalars_of = None
+            self._drop_carry()  # (its prepared copies hold the tape's arrays: dropped first)
             self.tape.release()
             self.tape = None

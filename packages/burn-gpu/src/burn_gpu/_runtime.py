@@ -19,7 +19,9 @@ the outputs; it must record on a step-capture tape like `launch`. A runtime with
 
 Optional, for step capture (`burn_fusion.capture`): `tape()` (a recording of the device's work
 for replay), `copy_into(dst, src)`, `static_copy(src)`, `copy_many(pairs)` (`copy_into` for each
-(dst, src) pair, batched: a replay binds all its new inputs at once) and, where a tape can point
+(dst, src) pair, batched: a replay binds all its new inputs at once), `copy_plan(pairs)` (a
+function doing `copy_many(pairs)` at each call, prepared once: a replay copies the results a
+step passes back into its inputs after each launch) and, where a tape can point
 recorded arguments at other buffers, `rebased(view, base)`. A runtime without `tape()` runs
 captured steps eagerly.
 Eager ops written once over the contract (`_ops_module.py`, `_ops_sample.py`, ...) take the

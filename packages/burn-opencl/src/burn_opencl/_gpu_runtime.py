@@ -178,6 +178,20 @@ class OpenClRuntime:
         copy_into(dst, src)
 
     @staticmethod
+    def copy_many(pairs) -> None:
+        """`copy_into(dst, src)` for each (dst, src) pair (a tape that cannot rebind)."""
+        from ._capture_copies import copy_many
+
+        copy_many(pairs)
+
+    @staticmethod
+    def copy_plan(pairs):
+        """A function doing `copy_many(pairs)` at each call, prepared once."""
+        from ._capture_copies import copy_plan
+
+        return copy_plan(pairs)
+
+    @staticmethod
     def rebased(view: ClArray, base: ClArray) -> ClArray:
         """`view`'s layout over contiguous `base`'s buffer (an input rebound by a tape)."""
         from ._capture_tape import rebased
