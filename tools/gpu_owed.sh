@@ -14,6 +14,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt        # ~9 min: session 20's checks
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt-speed  # ~7 min: session 20's figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh hgemm     # ~5 min: OpenCl's tensor-core matmul
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh replay    # ~9 min: replay binding, step rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh gen       # ~5 min: captured static-cache generation
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
@@ -33,7 +34,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -175,6 +176,17 @@ hgemm)
   echo "== hgemm probe"; tail -4 "$out/hgemm-probe.log"
   echo "== matmul suite (OpenCl on the H200)"; grep -E "x[0-9]+ |target" "$out/matmul-suite.log" | tail -12
   ;;
+replay)
+  step capture-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
+    packages/burn-fusion/tests/test_capture.py packages/burn-fusion/tests/test_capture_bind.py \
+    packages/burn-cuda/tests/test_copy_many_gpu.py
+  step replay-host 150 python3 benches/probes/replay_host.py --tape cuda --size full --sync \
+    --compare --runs 9 --top 15
+  step training-rows 240 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --interleave 5 --out "$out/training_step_rows.json"
+  echo "== replay host"; grep -E "before|tape|after|total|off|on " "$out/replay-host.log" | head -20
+  echo "== training_step rows"; tail -20 "$out/training-rows.log"
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -184,7 +196,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"

@@ -183,17 +183,42 @@ void hgemm(__global E* C, __global const E* A, __global const E* B,
   for (int j = 0; j < NJ; j += 2)  /* (k 0-7, n j), (k 8-15, n j), (k 0-7, n j+1), (k 8-15, n j+1) */
     b_off[j / 2] = 2 * B_AT((lane & 7) + ((lane >> 3) & 1) * 8, (wn * (NJ * 8) + j * 8) / 8 + (lane >> 4));
 #if STAGES > 1
+  /* this item's chunks, fixed for the whole loop: local byte offsets, the rows/columns that
+     exist (rows past M or columns past N read nothing), the column of A / row of B within
+     the k-step, and running global pointers advanced one k-step per LOAD (LOAD runs for
+     k-steps 0, 1, 2, ... in order): the loop's cp.async addresses are one add each */
+  uint a_dst[A_CH], b_dst[B_CH];
+  int a_in[A_CH], b_in[B_CH], a_k[A_CH], b_k[B_CH];
+  __global const E* a_src[A_CH];
+  __global const E* b_src[B_CH];
+  #pragma unroll
+  for (int h = 0; h < A_CH; ++h) {
+    const int ch = tid + h * THREADS, r = ch / (BK / 8), c = ch % (BK / 8);
+    a_dst[h] = 2 * A_AT(r, c);
+    a_in[h] = m0 + r < M;
+    a_k[h] = c * 8;
+    a_src[h] = A + (long)(a_in[h] ? m0 + r : 0) * lda + c * 8;
+  }
+  #pragma unroll
+  for (int h = 0; h < B_CH; ++h) {
+    const int ch = tid + h * THREADS, r = ch / (BN / 8), c = ch % (BN / 8);
+    b_dst[h] = 2 * B_AT(r, c);
+    b_in[h] = n0 + c * 8 < N;
+    b_k[h] = r;
+    b_src[h] = B + (long)r * ldb + (b_in[h] ? n0 + c * 8 : 0);
+  }
+  const long b_step = (long)BK * ldb;
 #define LOAD(stage, kt) do { \
     const int k0 = (kt) * BK; \
     for (int h = 0; h < A_CH; ++h) { \
-      const int ch = tid + h * THREADS, r = ch / (BK / 8), c = ch % (BK / 8); \
-      const int gm = m0 + r, gk = k0 + c * 8, ok = gm < M && gk < K; \
-      cp16(sa_of(As + (stage) * BM * AST + A_AT(r, c)), A + (ok ? (long)gm * lda + gk : 0), ok); \
+      const int ok = a_in[h] && k0 + a_k[h] < K; \
+      cp16(a_sh + (stage) * (BM * AST * 2) + a_dst[h], ok ? a_src[h] : A, ok); \
+      a_src[h] += BK; \
     } \
     for (int h = 0; h < B_CH; ++h) { \
-      const int ch = tid + h * THREADS, r = ch / (BN / 8), c = ch % (BN / 8); \
-      const int gk = k0 + r, gn = n0 + c * 8, ok = gk < K && gn < N; \
-      cp16(sa_of(Bs + (stage) * BK * BST + B_AT(r, c)), B + (ok ? (long)gk * ldb + gn : 0), ok); \
+      const int ok = b_in[h] && k0 + b_k[h] < K; \
+      cp16(b_sh + (stage) * (BK * BST * 2) + b_dst[h], ok ? b_src[h] : B, ok); \
+      b_src[h] += b_step; \
     } \
   } while (0)
   #pragma unroll
@@ -303,6 +328,7 @@ def probe_variants() -> list[HTile]:
     return [
         DEFAULT,                                   # 128 x 128, 8 warps of 64 x 32, 2 stages
         HTile(swz=True, stages=3),                 # 3 stages, 48 KB
+        HTile(bm=256, warps_m=4, warps_n=4, swz=True),  # 16 warps, 48 KB
         HTile(warps_m=2, warps_n=2),               # 4 warps of 64 x 64
         HTile(bm=256, warps_m=4, warps_n=4, stages=1),  # 16 warps, register prefetch
         HTile(bn=256, warps_m=4, warps_n=4, stages=1),
