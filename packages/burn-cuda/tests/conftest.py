@@ -72,6 +72,7 @@ _STAND_IN_FILES = {
     "test_resident_cpu.py",
     "test_conv_direct_cpu.py",
     "test_copies_cpu.py",
+    "test_bool_reduce_cpu.py",
 }
 
 

@@ -21,6 +21,8 @@ def elementwise_ops(cp) -> dict:
     """Full op names (`float_exp`, `int_add`, `bool_not`, ...) -> function or staticmethod."""
     from cupyx.scipy import special
 
+    from ._bool_reduce import reduce_bool, reduce_bool_all
+
     table: dict = {}
     ufuncs = {
         "add": cp.add,
@@ -99,17 +101,23 @@ def elementwise_ops(cp) -> dict:
             raise ValueError("int_powi_scalar: negative exponents are not defined for Int tensors")
         return cp.power(x, x.dtype.type(s))
 
+    # burn_gpu's max / min kernels over the bool bytes (`_bool_reduce`: cupy's `any` / `all`
+    # compiled a kernel per new geometry); cupy's for what they do not take (empty arrays)
     def bool_any(self, x):
-        return cp.any(x).reshape(1)
+        out = reduce_bool_all("max", x)
+        return cp.any(x).reshape(1) if out is None else out
 
     def bool_all(self, x):
-        return cp.all(x).reshape(1)
+        out = reduce_bool_all("min", x)
+        return cp.all(x).reshape(1) if out is None else out
 
     def bool_any_dim(self, x, dim):
-        return cp.any(x, axis=dim, keepdims=True)
+        out = reduce_bool("max", x, dim)
+        return cp.any(x, axis=dim, keepdims=True) if out is None else out
 
     def bool_all_dim(self, x, dim):
-        return cp.all(x, axis=dim, keepdims=True)
+        out = reduce_bool("min", x, dim)
+        return cp.all(x, axis=dim, keepdims=True) if out is None else out
 
     def bool_argwhere(self, x):
         # Its size depends on the data: this reads the count back (a sync), as torch.nonzero.
