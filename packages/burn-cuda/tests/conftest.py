@@ -73,6 +73,7 @@ _STAND_IN_FILES = {
     "test_conv_direct_cpu.py",
     "test_copies_cpu.py",
     "test_bool_reduce_cpu.py",
+    "test_gemm_lt_grad_cpu.py",
 }
 
 

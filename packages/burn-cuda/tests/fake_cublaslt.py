@@ -1,6 +1,6 @@
 """A stand-in for cuBLASLt (`burn_cuda._lt_api.LtApi`) on numpy, for the CPU stand-in: the
 descriptor, layout, preference and heuristic calls `_gemm_lt` makes, and `cublasLtMatmul` with
-the bias epilogue, reading and writing the stand-in's memory through the raw addresses passed
+the bias and bias-gradient (BGRADA) epilogues, reading and writing the stand-in's memory through the raw addresses passed
 (so a wrong layout, transpose flag or bias pointer gives a wrong result here as on the GPU).
 
 Attributes are checked by the numbers of `cublasLt.h` (written here from the header's
@@ -22,7 +22,7 @@ from fake_cublas import COMPUTE_32F, CUBLASError, _dtype, _op, _read_scalar, _vi
 #: cublasLtMatmulDescAttributes_t: TRANSA, TRANSB, EPILOGUE, BIAS_POINTER
 _TRANSA, _TRANSB, _EPILOGUE, _BIAS = 3, 4, 7, 8
 #: cublasLtEpilogue_t: DEFAULT, BIAS
-_EPI_DEFAULT, _EPI_BIAS = 1, 4
+_EPI_DEFAULT, _EPI_BIAS, _EPI_BGRADA = 1, 4, 256
 #: cublasLtMatmulPreferenceAttributes_t: MAX_WORKSPACE_BYTES, MIN_ALIGNMENT_{A,B,C,D}_BYTES
 _PREF_WS, _PREF_ALIGN = 1, (5, 6, 7, 8)
 
@@ -55,7 +55,7 @@ class FakeCublasLt:
     def desc_set_int(self, desc: int, attr: int, value: int) -> None:
         if attr not in (_TRANSA, _TRANSB, _EPILOGUE):
             raise CUBLASError(f"fake cuBLASLt: int attribute {attr} not emulated")
-        if attr == _EPILOGUE and value not in (_EPI_DEFAULT, _EPI_BIAS):
+        if attr == _EPILOGUE and value not in (_EPI_DEFAULT, _EPI_BIAS, _EPI_BGRADA):
             raise CUBLASError(f"fake cuBLASLt: epilogue {value} not emulated")
         self._objs[desc][attr] = int(value)
 
@@ -114,4 +114,11 @@ class FakeCublasLt:
                     raise CUBLASError("fake cuBLASLt: bias epilogue without a bias pointer")
                 bias = _view(ds[_BIAS], ld["dtype"], m, 1, m, 0, 1).astype(np.float32)
                 res = res + bias  # [1, m, 1]: one value per row of D, every column
+            if ds[_EPILOGUE] == _EPI_BGRADA:
+                if not ds[_BIAS]:
+                    raise CUBLASError("fake cuBLASLt: bias-gradient epilogue without a pointer")
+                # the sums of op(A) over k, one per row of D, rounded once to D's type
+                grad = opa.sum(axis=-1, dtype=np.float32)  # [1, m]
+                bv = _view(ds[_BIAS], ld["dtype"], m, 1, m, 0, 1)  # [1, m, 1]
+                bv[...] = grad.reshape(bv.shape).astype(ld["dtype"])
             out[...] = res.astype(np.float32).astype(ld["dtype"])

@@ -189,6 +189,6 @@ def test_each_thread_has_its_own_plan():
         t.join()
         run("main", b1)
         assert len(_gemm_lt._PLANS) == 2
-        assert len({key[-1] for key in _gemm_lt._PLANS}) == 2  # one per thread
+        assert len({key[-2] for key in _gemm_lt._PLANS}) == 2  # one per thread (key: ..., thread, grad)
         _check(got["main"], _want(x, w, b1), "float32", 8)
         _check(got["thread"], _want(x, w, b2), "float32", 8)

@@ -38,6 +38,10 @@ def _linear(c, g):
     # linear of a model (issue 35: the transformer step's backward is host bound)
     b, need = c.b, c.parents
     gx = b.linear_x_backward(c.x(1), g) if need[0] is not None else None
+    if need[1] is not None and need[2] is not None:
+        # one op for both: a backend may fold the bias sums into the weight GEMM (Cuda)
+        gw, gb = b.linear_weight_bias_backward(c.x(0), g)
+        return gx, gw, gb
     gw = b.linear_weight_backward(c.x(0), g) if need[1] is not None else None
     gb = b.linear_bias_backward(g) if need[2] is not None else None
     return gx, gw, gb

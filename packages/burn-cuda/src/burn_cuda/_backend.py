@@ -202,7 +202,7 @@ class Cuda(
 #: and the bfloat16 detour (`_bf16.class_ops`)
 CLASS_OPS = (
     "float_matmul", "int_matmul", "linear", "linear_x_backward", "linear_weight_backward",
-    "linear_bias_backward", "conv2d", "conv2d_x_backward", "conv2d_weight_backward",
+    "linear_bias_backward", "linear_weight_bias_backward", "conv2d", "conv2d_x_backward", "conv2d_weight_backward",
     "conv2d_bias_backward", "conv_transpose2d", "unfold4d", "avg_pool2d", "avg_pool2d_backward",
     "max_pool2d_with_indices", "max_pool2d_with_indices_backward", "adaptive_avg_pool2d",
     "adaptive_avg_pool2d_backward", "interpolate", "interpolate_backward",

@@ -191,6 +191,7 @@ COMPOSED = (
     "linear_x_backward",
     "linear_weight_backward",
     "linear_bias_backward",
+    "linear_weight_bias_backward",
     "embedding",
     "gelu_backward",
     "sigmoid_backward",

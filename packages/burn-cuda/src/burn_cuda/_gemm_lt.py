@@ -1,10 +1,15 @@
-"""A linear layer's forward as one cuBLASLt GEMM whose epilogue adds the bias (issue 35 item 3).
+"""A linear layer's forward as one cuBLASLt GEMM whose epilogue adds the bias (issue 35 item 3),
+and its weight and bias gradients as one GEMM whose epilogue writes the bias gradient.
 
 Why: `linear` was a cuBLAS GEMM and then burn_gpu's in-place `bias_add` kernel, which reads and
 writes the whole output again. On the H200's transformer step (issue 35) those were 37 kernels
 of their own, 0.51 ms of a 14.8 ms step, where torch's `addmm` adds the bias in cuBLASLt's
 epilogue (`CUBLASLT_EPILOGUE_BIAS`). Here too: `out = x @ w + bias` is one `cublasLtMatmul`,
 the bias added to the float32 accumulator before the single rounding to the output type.
+
+The backward (`weight_bias_grad`): dW = x^T @ g with `CUBLASLT_EPILOGUE_BGRADA`, db = the sums
+of g over the rows, replacing the reduction kernel `linear_bias_backward` launched per layer
+(36 of them in issue 35's transformer step).
 
 Covered: float32 (without TF32), float16 and bfloat16 with float32 compute; x [m, k] and
 w [k, n] each row-major or a transposed view of one (as `_gemm._layout` reads them), a
@@ -45,7 +50,7 @@ _PLANS: dict = {}  # plan key -> (desc, A layout, B layout, D layout, algo buffe
 REFUSED: dict = {}
 _LOCK = threading.Lock()
 #: calls `linear_bias` answered, for tests and probes
-STATS = {"calls": 0}
+STATS = {"calls": 0, "grad_calls": 0}
 
 
 def _api(cp):
@@ -95,13 +100,39 @@ def linear_bias(x, w, bias):
     Shapes: x [m, k], w [k, n], bias [n] -> [m, n].
     """
     dt = x.dtype
-    if dt not in LT_TYPES or w.dtype != dt or bias.dtype != dt or x.ndim != 2 or w.ndim != 2:
+    if bias.dtype != dt or bias.ndim != 1 or not bias._c_contiguous:
+        return None
+    if x.ndim != 2 or w.ndim != 2 or bias.shape[0] != w.shape[1]:
+        return None
+    return _gemm_vec(x, w, bias, False)
+
+
+def weight_bias_grad(x, g):
+    """(x^T @ g, g summed over its rows) as one cuBLASLt call whose epilogue writes the bias
+    gradient (`CUBLASLT_EPILOGUE_BGRADA`: the sums of cuBLASLt's A, which is g, over k), or
+    None when not covered: a linear layer's weight and bias gradients in one kernel where
+    they were a GEMM and a reduction.
+
+    Shapes: x [m, k], g [m, n] -> ([k, n], [n]).
+    """
+    if x.ndim != 2 or g.ndim != 2 or x.shape[0] != g.shape[0]:
+        return None
+    cp = _gemm._libs()[0]
+    n = g.shape[1]
+    db = cp.ndarray((n,), g.dtype) if g.dtype.itemsize != 2 else _gemm.half_empty((n,), g.dtype)
+    dw = _gemm_vec(x.T, g, db, True)
+    return None if dw is None else (dw, db)
+
+
+def _gemm_vec(x, w, vec, grad: bool):
+    """`x @ w` [m, n] with cuBLASLt's epilogue on the vector `vec` [n]: added to every row
+    (`grad` False, the bias) or written with the sums of w over k (`grad` True, BGRADA)."""
+    dt = x.dtype
+    if dt not in LT_TYPES or w.dtype != dt or vec.dtype != dt:
         return None
     m, k = x.shape
     n = w.shape[1]
     if w.shape[0] != k or not m or not n or not k or max(m, n, k) >= 2**31:
-        return None
-    if bias.ndim != 1 or bias.shape[0] != n or not bias._c_contiguous:
         return None
     la, lb = _gemm._layout(x, m, k), _gemm._layout(w, k, n)
     if la is None or lb is None:
@@ -119,12 +150,12 @@ def linear_bias(x, w, bias):
             return None
     handle, ws = state
     out = cp.ndarray((m, n), dt) if dt.itemsize != 2 else _gemm.half_empty((m, n), dt)
-    xp, wp, op, bp = x.data.ptr, w.data.ptr, out.data.ptr, bias.data.ptr
+    xp, wp, op, bp = x.data.ptr, w.data.ptr, out.data.ptr, vec.data.ptr
     (ta, lda), (tb, ldb) = la, lb
     # per thread too: a call sets the plan's descriptor's bias pointer, then runs it, so two
     # threads on one GPU must not share a descriptor
     key = (dev, dt, m, n, k, ta, tb, lda, ldb, _align(xp), _align(wp), _align(op), _align(bp),
-           threading.get_ident())  # fmt: skip
+           threading.get_ident(), grad)  # fmt: skip
     plan = _PLANS.get(key)
     if plan is None:
         if key in REFUSED:
@@ -139,22 +170,22 @@ def linear_bias(x, w, bias):
     # column-major D^T[n, m] = op(w)^T-side first, as `_gemm.matmul`: A = w, B = x
     api.matmul(handle, desc, one, wp, a_lay, xp, b_lay, zero, op, d_lay, op, d_lay, algo,
                ws.data.ptr, ws_bytes, cp.cuda.get_current_stream().ptr)  # fmt: skip
-    STATS["calls"] += 1
+    STATS["grad_calls" if grad else "calls"] += 1
     return out
 
 
 def _plan(cp, handle, key, bias_ptr: int):
     """Descriptors, layouts and algorithm for `key` (`linear_bias`'s), cached; None (and the
     reason in `REFUSED`) when cuBLASLt's heuristic has no kernel for them."""
-    from ._lt_api import DESC_EPILOGUE, DESC_TRANSA, DESC_TRANSB, EPILOGUE_BIAS
+    from ._lt_api import DESC_EPILOGUE, DESC_TRANSA, DESC_TRANSB, EPILOGUE_BGRADA, EPILOGUE_BIAS
 
-    _dev, dt, m, n, k, ta, tb, lda, ldb, ax, aw, ao, _ab, _thread = key
+    _dev, dt, m, n, k, ta, tb, lda, ldb, ax, aw, ao, _ab, _thread, grad = key
     api = _STATE["api"]
     ctype = LT_TYPES[dt]
     desc = api.desc_create(_gemm.COMPUTE_32F, 0)  # float32 compute and alpha / beta
     api.desc_set_int(desc, DESC_TRANSA, int(tb))
     api.desc_set_int(desc, DESC_TRANSB, int(ta))
-    api.desc_set_int(desc, DESC_EPILOGUE, EPILOGUE_BIAS)
+    api.desc_set_int(desc, DESC_EPILOGUE, EPILOGUE_BGRADA if grad else EPILOGUE_BIAS)
     api.desc_set_bias(desc, bias_ptr)  # its alignment steers the heuristic
     # each operand as stored (column-major): A = w, n x k (k x n when transposed), B = x
     a_lay = api.layout_create(ctype, k if tb else n, n if tb else k, ldb)

@@ -15,6 +15,8 @@ import ctypes
 DESC_TRANSA, DESC_TRANSB, DESC_EPILOGUE, DESC_BIAS_POINTER = 3, 4, 7, 8
 #: cublasLtEpilogue_t: the bias (a vector of D's rows) added to every column of D
 EPILOGUE_BIAS = 4
+#: the bias gradient of A (the sums of A over k, one per row of D) written to the bias pointer
+EPILOGUE_BGRADA = 256
 #: cublasLtMatmulPreferenceAttributes_t: uint64 bytes of workspace an algorithm may use, and
 #: the uint32 alignments (bytes) of A, B, C and D's pointers it may assume (default 256)
 PREF_MAX_WORKSPACE_BYTES = 1

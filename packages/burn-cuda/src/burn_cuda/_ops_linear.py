@@ -122,6 +122,14 @@ class CudaLinearOps:
                 return dw
         return super().linear_weight_backward(x, output_grad)
 
+    def linear_weight_bias_backward(self, x, output_grad):
+        g = output_grad
+        if LT and _direct_linear(self, x, g):
+            got = _gemm_lt.weight_bias_grad(_rows(x, x.shape[-1]), _rows(g, g.shape[-1]))
+            if got is not None:
+                return got
+        return self.linear_weight_backward(x, g), self.linear_bias_backward(g)
+
     def linear_bias_backward(self, output_grad):
         g = output_grad
         if _direct_linear(self, g):

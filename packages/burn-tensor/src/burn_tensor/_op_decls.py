@@ -294,7 +294,8 @@ op(
     'attention_backward conv2d_bias_backward conv2d_weight_backward conv2d_x_backward '
     'conv_transpose2d_bias_backward conv_transpose2d_weight_backward '
     'conv_transpose2d_x_backward embedding_backward layer_norm_backward '
-    'linear_bias_backward linear_weight_backward linear_x_backward log_sigmoid_backward '
+    'linear_bias_backward linear_weight_backward linear_weight_bias_backward '
+    'linear_x_backward log_sigmoid_backward '
     'log_softmax_backward sigmoid_backward softmax_backward',
     DEFAULT, CUSTOM, PASS,
 )

@@ -86,6 +86,12 @@ class ModuleOps:
         g = self._rows(output_grad, m, d_out)
         return self.float_reshape(self.float_sum_dim(g, 0), (d_out,))
 
+    def linear_weight_bias_backward(self, x, output_grad):
+        """Gradients of `linear` for weight and bias together -> (dweight [d_in, d_out],
+        dbias [d_out]): one op where a backend computes both in one pass (Cuda: the bias
+        gradient as the weight GEMM's epilogue); by default the two ops above."""
+        return self.linear_weight_backward(x, output_grad), self.linear_bias_backward(output_grad)
+
     def _rows(self, x, m, d):
         """x as [m, d] (itself when it already is one)."""
         return x if len(x.shape) == 2 else self.float_reshape(x, (m, d))

@@ -1,5 +1,6 @@
 """Conformance: `linear` (through `burn_tensor.module.linear`, the user path) and its backward
-primitives `linear_x_backward`, `linear_weight_backward`, `linear_bias_backward` (called on the
+primitives `linear_x_backward`, `linear_weight_backward`, `linear_bias_backward` and the last two
+together, `linear_weight_bias_backward` (called on the
 backend with primitives), against float64 numpy: inputs of rank 1-4, with and without bias, an
 empty batch, d_in = 1, sizes past small GEMM blocks, and permuted / flipped / strided operands
 (a backend may read transposed views in place).
@@ -73,6 +74,10 @@ def test_linear_backward_primitives(burn, cid, layout):
     db = res(be.linear_bias_backward(gp))
     assert db.dims() == [d_out]
     assert_close_scaled(burn, db, g2.sum(axis=0))
+    dw2, db2 = (res(p) for p in be.linear_weight_bias_backward(xp, gp))  # the two in one op
+    assert dw2.dims() == list(w.shape) and db2.dims() == [d_out]
+    assert_close_scaled(burn, dw2, x2.T @ g2)
+    assert_close_scaled(burn, db2, g2.sum(axis=0))
     assert_unchanged(burn, (x_t, w_t, g_t), (x, w, g))
 
 
