@@ -15,6 +15,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt-speed  # ~7 min: session 20's figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh hgemm     # ~5 min: OpenCl's tensor-core matmul
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh replay    # ~9 min: replay binding, step rows
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s21       # ~9 min: session 21's checks, figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh gen       # ~5 min: captured static-cache generation
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
@@ -34,7 +35,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -187,6 +188,22 @@ replay)
   echo "== replay host"; grep -E "before|tape|after|total|off|on " "$out/replay-host.log" | head -20
   echo "== training_step rows"; tail -20 "$out/training-rows.log"
   ;;
+s21)
+  step cuda-tests 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_gemm_lt_gpu.py \
+    packages/burn-opencl/tests/test_hmatmul.py packages/burn-fusion/tests/test_capture_bind.py
+  step cuda-conf 200 env BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py -k "linear or any or all_dim or bool"
+  step profile 100 python3 benches/probes/capture_profile.py --rows transformer --top 12
+  step training-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --interleave 5 --out "$out/training_step_rows.json"
+  for b in fusion-cuda cuda; do
+    step "gen-$b" 100 python3 benches/attention/bench_generation.py --backend "$b" --tokens 256 \
+      --out "$out/generation-$b"
+  done
+  echo "== profile"; grep -E "^==|GPU span|ms .*x  " "$out/profile.log" | grep -v -- "->" | head -24
+  echo "== training_step rows"; tail -20 "$out/training-rows.log"
+  for b in fusion-cuda cuda; do echo "== generation $b"; grep -E "ms/token|speedup|same" "$out/gen-$b.log"; done
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -196,7 +213,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21 or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"

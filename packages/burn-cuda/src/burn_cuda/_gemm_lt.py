@@ -7,9 +7,10 @@ of their own, 0.51 ms of a 14.8 ms step, where torch's `addmm` adds the bias in 
 epilogue (`CUBLASLT_EPILOGUE_BIAS`). Here too: `out = x @ w + bias` is one `cublasLtMatmul`,
 the bias added to the float32 accumulator before the single rounding to the output type.
 
-The backward (`weight_bias_grad`): dW = x^T @ g with `CUBLASLT_EPILOGUE_BGRADA`, db = the sums
-of g over the rows, replacing the reduction kernel `linear_bias_backward` launched per layer
-(36 of them in issue 35's transformer step).
+The backward (`weight_bias_grad`, half types only): dW = x^T @ g with `CUBLASLT_EPILOGUE_BGRADA`,
+db = the sums of g over the rows, replacing the reduction kernel `linear_bias_backward` launched
+per layer (36 of them in issue 35's transformer step); for float32 cuBLASLt's BGRADA kernels were
+slower than the GEMM and the column sum together (see `weight_bias_grad`).
 
 Covered: float32 (without TF32), float16 and bfloat16 with float32 compute; x [m, k] and
 w [k, n] each row-major or a transposed view of one (as `_gemm._layout` reads them), a
@@ -116,6 +117,12 @@ def weight_bias_grad(x, g):
     Shapes: x [m, k], g [m, n] -> ([k, n], [n]).
     """
     if x.ndim != 2 or g.ndim != 2 or x.shape[0] != g.shape[0]:
+        return None
+    if g.dtype not in HALF_DTYPES:
+        # float32: cuBLASLt's BGRADA kernels are SIMT ones (`cutlass_80_simt_sgemm_*_align1`)
+        # with a memset each; on the H200's captured transformer step the GPU time rose 13.69
+        # -> 14.22 ms where the column sums cost 0.25 ms (`benches/probes/lt_grad.py`: 0.079 vs
+        # 0.059 ms at 4096 x 512 -> 512). bf16 / f16: 0.025 vs 0.054 ms per layer (one launch)
         return None
     cp = _gemm._libs()[0]
     n = g.shape[1]
