@@ -2,7 +2,8 @@
 bias gradient (`_gemm_lt.weight_bias_grad`, `CUBLASLT_EPILOGUE_BGRADA`), on the CPU stand-in
 (`fake_cublaslt.py` emulates the epilogue on the stand-in's memory): dW = x^T g and db = the row
 sums of g against numpy float64 for the half types, one Lt call and no reduction kernel, the
-separate ops where cuBLASLt refuses and for float32 (measured slower on the H200) and float64, and Autodiff's `linear` rule asking for both in one op."""
+separate ops where cuBLASLt refuses and for float32 (measured slower on the H200) and float64,
+and Autodiff's `linear` rule asking for both in one op."""
 
 from __future__ import annotations
 
