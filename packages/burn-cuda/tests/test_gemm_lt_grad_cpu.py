@@ -16,16 +16,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cuda_on_cpu
+from test_gemm_lt_cpu import EPS, _np_dtype  # the forward's tolerances and dtypes
 
 pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
-
-EPS = {"float32": 2.0**-23, "bfloat16": 2.0**-8, "float16": 2.0**-11}
-
-
-def _np_dtype(dt):
-    if dt == "bfloat16":
-        return np.dtype(pytest.importorskip("ml_dtypes").bfloat16)
-    return np.dtype(dt)
 
 
 def _io(be):
