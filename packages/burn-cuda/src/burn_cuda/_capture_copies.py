@@ -167,6 +167,11 @@ def launch_word_copies(triples) -> None:
         return
     k = kernel("copy_many8")
     T = COPY_TABLE
+    # by size, so a launch's entries are alike: every entry of a launch gets the grid its
+    # longest one needs, and a training step's ~300 pairs mix 512-float biases with 1M-float
+    # weights (unsorted, nearly every launch had 1024 blocks per entry, most of them idle).
+    # The copies are independent (a step's pairs never overlap), so their order is free.
+    triples = sorted(triples, key=lambda t: t[2])
     table = (ctypes.c_uint64 * (3 * T))()
     params = (ctypes.c_void_p * 1)(ctypes.addressof(table))
     for start in range(0, len(triples), T):
