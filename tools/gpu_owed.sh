@@ -13,7 +13,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh examples  # ~9 min: the examples on the GPU
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt        # ~9 min: session 20's checks
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh lt-speed  # ~7 min: session 20's figures
-#   source .whl/on-device.sh && bash tools/gpu_owed.sh hgemm     # ~5 min: OpenCl's tensor-core matmul
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh hgemm     # ~7 min: OpenCl's tensor-core matmuls
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh replay    # ~9 min: replay binding, step rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s21       # ~9 min: session 21's checks, figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh gen       # ~5 min: captured static-cache generation
@@ -172,9 +172,12 @@ hgemm)
   step half-gpu 200 env BURN_OPENCL_TEST_DEVICE_TYPE=gpu "${PYTEST[@]}" \
     packages/burn-opencl/tests/test_half.py
   step hgemm-probe 120 python3 benches/probes/opencl_hgemm.py --json "$out/hgemm.json"
+  step hgemm-wg-probe 150 python3 benches/probes/opencl_hgemm.py --kernel wgmma \
+    --json "$out/hgemm-wg.json"
   step matmul-suite 150 python3 -m benches matmul --backend opencl --torch-device cuda \
     --sizes gpu --out "$out/matmul-opencl"
-  echo "== hgemm probe"; tail -4 "$out/hgemm-probe.log"
+  echo "== hgemm probe (mma.sync)"; tail -4 "$out/hgemm-probe.log"
+  echo "== hgemm probe (wgmma)"; tail -4 "$out/hgemm-wg-probe.log"
   echo "== matmul suite (OpenCl on the H200)"; grep -E "x[0-9]+ |target" "$out/matmul-suite.log" | tail -12
   ;;
 replay)

@@ -54,7 +54,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "BURN_DDP_SHARD_OPTIM": ("unset: off", "`1` shards the optimizer state across ranks (ZeRO stage 1) under the launcher."),
     # burn-opencl
     "BURN_OPENCL_DEVICE": ("unset: the first platform with a GPU, else any", "`p:d` makes device `d` of platform `p` device 0."),
-    "BURN_OPENCL_HGEMM": ("`1`", "`0` sends OpenCl's float16/bfloat16 matmul on NVIDIA GPUs (compute capability 8.0+) through the float32 detour instead of its tensor-core kernel (`_hmatmul.py`)."),
+    "BURN_OPENCL_HGEMM": ("`1`", "`0` sends OpenCl's float16/bfloat16 matmul on NVIDIA GPUs (compute capability 8.0+) through the float32 detour instead of its tensor-core kernels (`_hmatmul.py`); `mma` keeps Hopper (9.0) on the `mma.sync` kernel instead of the `wgmma` one."),
     "BURN_OPENCL_BUILD_OPTIONS": ("unset: none", "Extra OpenCL build options for Fusion's fused kernels and burn_gpu's kernel templates (read when a device's runtime is made; OpenCl's classic eager programs and matmul tiles never take them), e.g. `-cl-opt-disable`, which the workspace's tests use (the root `conftest.py`) because PoCL then compiles about 10x faster; set it empty to test optimized builds."),
     "BURN_AUTOTUNE": ("`1`", "`0` skips autotuning: the first candidate kernel runs."),
     # burn-cuda

@@ -59,7 +59,7 @@ def _conversions(st: pstats.Stats) -> None:
                 print(f"    {cv[1]:6d}  {Path(caller[0]).name}:{caller[1]}({caller[2]})")
 
 
-def gpu(size: dict, reps: int) -> None:
+def gpu(size: dict, reps: int, dump: Path | None = None) -> None:
     import cupy as cp
     from burn_autodiff import Autodiff
     from burn_tensor import get_backend
@@ -81,6 +81,9 @@ def gpu(size: dict, reps: int) -> None:
         cp.cuda.Device().synchronize()
         pr.disable()
         st = pstats.Stats(pr)
+        if dump is not None:  # the whole profile, for pstats / snakeviz on another machine
+            dump.mkdir(parents=True, exist_ok=True)
+            st.dump_stats(str(dump / f"{dt}.pstats"))
         print(f"{dt}: {sum(v[1] for v in st.stats.values())} calls in 3 steps")
         st.sort_stats("tottime").print_stats(20)
         st.sort_stats("cumtime").print_stats(20)
@@ -307,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--size", default=None, help="transformer_precision size (gpu/cpu/quick)")
     ap.add_argument("--reps", type=int, default=200, help="calls per op timing (stand-in)")
     ap.add_argument("--src", type=Path, default=None, help="checkout whose packages run")
+    ap.add_argument("--dump", type=Path, default=None,
+                    help="GPU: write each mode's 3-step cProfile as DIR/MODE.pstats")
     return ap
 
 
@@ -319,7 +324,7 @@ def main(argv=None) -> None:
     if args.stand_in:
         stand_in(tp.SIZES[args.size or "quick"], args.reps)
     else:
-        gpu(tp.SIZES[args.size or "gpu"], args.reps)
+        gpu(tp.SIZES[args.size or "gpu"], args.reps, args.dump)
 
 
 if __name__ == "__main__":

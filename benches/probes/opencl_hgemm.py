@@ -1,6 +1,8 @@
 """Issue 34: OpenCl's half GEMM on NVIDIA tensor cores (`burn_opencl._hgemm`) against torch.
 
-    python benches/probes/opencl_hgemm.py [--size 4096] [--repeats 20] [--json FILE]
+    python benches/probes/opencl_hgemm.py [--kernel mma|wgmma] [--size 4096] [--repeats 20]
+                                          [--json FILE] [--ptx DIR]
+    python benches/probes/opencl_hgemm.py --occupancy
 
 On the GPU machine (NVIDIA's OpenCL registered by `.whl/on-device.sh`): for float16 and
 bfloat16 and each kernel variant (`_hgemm.probe_variants`: block and warp tiles, k-step,
@@ -10,6 +12,11 @@ build log's head), prints the PTX target the driver compiled for, checks C again
 C [size, size] = A @ B (OpenCL profiling events, median of --repeats) in TFLOP/s beside torch's
 `torch.matmul` of the same dtype on the same GPU (CUDA events; torch.backends TF32 irrelevant
 for half). The issue's target: the best variant's float16 figure >= 50% of torch's.
+`--kernel wgmma` does the same for `_hgemm_wg`'s variants (Hopper's `wgmma`, built through a
+patched PTX binary; the first two differ in how the descriptors' offsets are read, one of them
+computes C). `--occupancy` prints instead how many 256-item work-groups one SM runs at once by
+the local memory each declares (NVIDIA's OpenCL picks the shared-memory carveout itself: 5 at
+38 KB, 4 at 48 KB on the H200, so local memory does not limit the kernels' residency).
 """
 
 from __future__ import annotations
@@ -35,7 +42,55 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run only this index of probe_variants() in this process (the default "
                     "runs each in a child process: a faulting kernel kills its CUDA context)")
     ap.add_argument("--ptx", type=Path, default=None, help="write each variant's PTX in this folder")
+    ap.add_argument("--kernel", choices=("mma", "wgmma"), default="mma",
+                    help="mma: `_hgemm` (mma.sync, compute capability 8.0+); wgmma: `_hgemm_wg` "
+                    "(Hopper's wgmma through a patched PTX binary)")
+    ap.add_argument("--occupancy", action="store_true",
+                    help="only measure how many 256-item work-groups share an SM at a time, by "
+                    "the local memory each declares (NVIDIA's OpenCL sets the shared-memory "
+                    "carveout itself)")
     return ap
+
+
+_OCC = r"""
+__kernel void occ(__global ulong* out, const ulong spin) {
+  __local float buf[LB / 4];
+  uint smid; ulong t0, t1;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  const int l = get_local_id(0);
+  for (int i = l; i < LB / 4; i += get_local_size(0)) buf[i] = (float)i;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1)); } while (t1 - t0 < spin);
+  const size_t g = get_group_id(0);
+  if (l == 0) { out[3 * g] = smid + (buf[(LB / 4) - 1] < 0.0f ? 1 : 0); out[3 * g + 1] = t0; out[3 * g + 2] = t1; }
+}
+"""
+
+
+def occupancy(cl, ctx, q) -> None:
+    """Work-groups of 256 items resident on one SM at once, by declared local memory: each
+    group spins 200 us after filling its local array and records its SM and start/end times."""
+    groups = 132 * 8
+    for kb in (8, 16, 24, 28, 32, 36, 38, 40, 44, 48):
+        lb = kb * 1024 - (64 if kb == 48 else 0)
+        prg = cl.Program(ctx, f"#define LB {lb}\n" + _OCC).build()
+        out = np.zeros(3 * groups, np.uint64)
+        d = cl.Buffer(ctx, cl.mem_flags.READ_WRITE, size=out.nbytes)
+        prg.occ(q, (groups * 256,), (256,), d, np.uint64(200_000))
+        cl.enqueue_copy(q, out, d)
+        q.finish()
+        rec = out.reshape(-1, 3)
+        best = 0
+        for sm in np.unique(rec[:, 0]):
+            ev = sorted([(int(a), 1) for a in rec[rec[:, 0] == sm, 1]]
+                        + [(int(b), -1) for b in rec[rec[:, 0] == sm, 2]])
+            cur = 0
+            for _, d_ in ev:
+                cur += d_
+                best = max(best, cur)
+        print(f"local {lb:6d} B: at most {best} work-groups of 256 on one SM "
+              f"({len(np.unique(rec[:, 0]))} SMs used)", flush=True)
 
 
 def to_bits(x: np.ndarray, dtype: str) -> np.ndarray:
@@ -55,7 +110,11 @@ def from_bits(b: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def label(t) -> str:
-    """A launch shape in a few characters: block, warps, BK, stages, raster."""
+    """A launch shape in a few characters: block, warps (wgmma: warpgroups), BK, stages, raster
+    (wgmma: which descriptor offsets are swapped)."""
+    if not hasattr(t, "warps_m"):  # _hgemm_wg.WTile
+        return (f"{t.bm}x{t.bn}x{t.bk} wg{t.bm // 64} s{t.stages} wait{t.wait} "
+                f"{'swz' if t.swz else 'plain'} swap{int(t.swap_a)}{int(t.swap_b)}")
     return f"{t.bm}x{t.bn}x{t.bk} w{t.warps_m}x{t.warps_n} s{t.stages} r{t.raster}"
 
 
@@ -81,6 +140,9 @@ def main(argv=None) -> int:
     sys.path[:0] = [str(ROOT / "packages" / "burn-opencl" / "src")]
     import pyopencl as cl
     from burn_opencl import _hgemm as hg
+    from burn_opencl import _hgemm_wg as wg
+
+    mod = wg if args.kernel == "wgmma" else hg
 
     dev = nvidia_device(cl)
     if dev is None:
@@ -90,6 +152,9 @@ def main(argv=None) -> int:
     print(f"device: {dev.name}, compute capability {cc}, local mem {dev.local_mem_size} B")
     ctx = cl.Context([dev])
     q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    if args.occupancy:
+        occupancy(cl, ctx, q)
+        return 0
     mf = cl.mem_flags
     rng = np.random.default_rng(0)
     rows = []
@@ -104,7 +169,7 @@ def main(argv=None) -> int:
         want = from_bits(abits, dtype) @ from_bits(bbits, dtype)
         big_a = to_bits(rng.standard_normal((n, n)).astype(np.float32), dtype)
         big_b = to_bits(rng.standard_normal((n, n)).astype(np.float32), dtype)
-        variants = list(enumerate(hg.probe_variants()))
+        variants = list(enumerate(mod.probe_variants()))
         if args.variant is None:
             for i, var in variants:
                 rows.append(child(args, dtype, i, var))
@@ -113,7 +178,10 @@ def main(argv=None) -> int:
             name = f"{dtype} {label(var)}"
             row = {"dtype": dtype, "tile": label(var)}
             try:
-                prg = cl.Program(ctx, hg.render(dtype, var)).build()
+                if mod is wg:
+                    prg = wg.build(ctx, dev, dtype, var)
+                else:
+                    prg = cl.Program(ctx, hg.render(dtype, var)).build()
             except Exception as e:  # noqa: BLE001
                 msg = str(e)
                 print(f"{name}: BUILD FAILED\n{msg[:1500]}")
@@ -128,7 +196,7 @@ def main(argv=None) -> int:
             da = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=abits)
             db = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=bbits)
             dc = cl.Buffer(ctx, mf.READ_WRITE, size=cb * cm * cn * 2)
-            kern(q, hg.grid(cm, cn, cb, var), (var.threads, 1, 1), dc, da, db,
+            kern(q, mod.grid(cm, cn, cb, var), (var.threads, 1, 1), dc, da, db,
                  *hg.args(cm, cn, ck, ck, cn, cm * ck, ck * cn, cm * cn))  # fmt: skip
             got = np.empty((cb, cm, cn), np.uint16)
             cl.enqueue_copy(q, got, dc)
@@ -140,7 +208,7 @@ def main(argv=None) -> int:
             da = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=big_a)
             db = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=big_b)
             dc = cl.Buffer(ctx, mf.READ_WRITE, size=n * n * 2)
-            call = (hg.grid(n, n, 1, var), (var.threads, 1, 1), dc, da, db, *hg.args(n, n, n, n, n))
+            call = (mod.grid(n, n, 1, var), (var.threads, 1, 1), dc, da, db, *hg.args(n, n, n, n, n))
             for _ in range(3):
                 kern(q, *call)
             q.finish()
@@ -181,7 +249,8 @@ def child(args, dtype: str, index: int, var: dict) -> dict:
     with tempfile.TemporaryDirectory() as d:
         js = Path(d) / "row.json"
         cmd = [sys.executable, __file__, "--size", str(args.size), "--repeats", str(args.repeats),
-               "--dtypes", dtype, "--variant", str(index), "--json", str(js)]  # fmt: skip
+               "--dtypes", dtype, "--variant", str(index), "--json", str(js),
+               "--kernel", args.kernel]  # fmt: skip
         if args.ptx:
             cmd += ["--ptx", str(args.ptx)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

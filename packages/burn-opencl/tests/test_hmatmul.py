@@ -1,14 +1,16 @@
-"""OpenCl's tensor-core half matmul (`_hmatmul`, `_hgemm`): the operand layouts it reads in
-place (hand-derived), that it stays out of the way where it cannot run (PoCL: the float32
-detour, numbers against numpy), and on an NVIDIA GPU of compute capability 8.0+ (the GPU
-machine; skipped elsewhere with the reason) its products against numpy float64 over uneven
-shapes, batches, broadcasts, views and both half types, and that the kernel is what ran."""
+"""OpenCl's tensor-core half matmul (`_hmatmul`, `_hgemm`, `_hgemm_wg`): the operand layouts it
+reads in place (hand-derived), the wgmma kernel's PTX patch (text in, text out), that it stays
+out of the way where it cannot run (PoCL: the float32 detour, numbers against numpy), and on an
+NVIDIA GPU of compute capability 8.0+ (the GPU machine; skipped elsewhere with the reason) its
+products against numpy float64 over uneven shapes, batches, broadcasts, views and both half
+types, that the kernel is what ran, and on 9.0 that it was the wgmma one (`mma` on request)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from burn_opencl import OpenCl
+from burn_opencl import _hgemm_wg as wg
 from burn_opencl._hmatmul import hmatmul, operand_layout, usable
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -34,6 +36,56 @@ RTOL = {"float16": 2.0**-9, "bfloat16": 2.0**-6}
 )
 def test_operand_layout(shape, strides, offset, bshape, want):
     assert operand_layout(shape, strides, offset, bshape) == want
+
+
+_PTX = """.version 9.0
+.target sm_90, texmode_independent
+\t// begin inline asm
+\t// WG_FENCE
+\t// end inline asm
+\t// WG_MMA {%f1, %f2, %f3}, %rd7, %rd8;
+\t// WG_COMMIT
+\t// WG_WAIT1
+\t// WG_PROXY
+\tmov.u32 %r1, %r2;
+"""
+
+
+def test_wgmma_patch_turns_each_placeholder_into_its_instruction():
+    out = wg.patch(_PTX, "bfloat16", wg.WTile(bn=128))
+    lines = out.splitlines()
+    assert lines[1] == ".target sm_90a, texmode_independent"
+    mma = next(x for x in lines if "wgmma.mma_async" in x)
+    # the operands the compiler gave the placeholder, in order; scale-d a true predicate; A, B
+    # unscaled; A K-major, B transposed (N-major)
+    assert ("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%f1, %f2, %f3}, %rd7, %rd8,"
+            " wgp, 1, 1, 0, 1;") in mma  # fmt: skip
+    assert "setp.ne.u32 wgp, wgr, 0" in mma and "mov.u32 wgr, 1" in mma
+    assert "\twgmma.fence.sync.aligned;" in lines
+    assert "\twgmma.commit_group.sync.aligned;" in lines
+    assert "\twgmma.wait_group.sync.aligned 1;" in lines
+    assert "\tfence.proxy.async.shared::cta;" in lines
+    assert "\tmov.u32 %r1, %r2;" in lines and "// WG_" not in out  # the rest as it was
+
+
+def test_wgmma_patch_refuses_what_it_cannot_patch():
+    with pytest.raises(RuntimeError, match="no WG_MMA placeholder"):
+        wg.patch(".target sm_90\n\tmov.u32 %r1, %r2;\n", "float16")
+    with pytest.raises(RuntimeError, match="not for .target sm_90"):
+        wg.patch(_PTX.replace("sm_90,", "sm_80,"), "float16")
+
+
+def test_wgmma_render_names_every_accumulator_and_checks_its_tile():
+    src = wg.render("float16", wg.WTile(bn=256, stages=2))
+    macro = next(x for x in src.splitlines() if x.startswith("#define WG_MMA"))
+    assert macro.count('"+f"(acc[') == 128 and "%128, %129" in macro
+    assert "#define LBO_B 2048" in src and "#define SBO_B 512" in src
+    with pytest.raises(ValueError, match="local memory"):
+        wg.render("float16", wg.WTile(bn=256, stages=3))  # 72 KB
+    with pytest.raises(ValueError, match="bad tile"):
+        wg.render("float16", wg.WTile(stages=2, wait=1))  # the loads would run 0 steps ahead
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        wg.render("float32")
 
 
 def test_pocl_takes_the_float32_detour(taken):
@@ -155,3 +207,23 @@ def test_shapes_it_cannot_take_go_the_detour(monkeypatch, taken):
     assert not usable(rt)
     _case("bfloat16", (64, 64), (64, 64))
     assert taken == [False, False, False]
+
+
+def _hopper():
+    d = _nvidia_runtime()
+    return d is not None and (d.compute_capability_major_nv, d.compute_capability_minor_nv) == (9, 0)
+
+
+@pytest.mark.skipif(not _hopper(), reason="needs NVIDIA's OpenCL on a compute capability 9.0 GPU")
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_hopper_runs_the_wgmma_kernel_and_mma_on_request(dt, monkeypatch, taken):
+    from burn_opencl import _hgemm as hg
+    from burn_opencl import _hmatmul
+
+    rt = _case(dt, (136, 264), (264, 200))
+    assert _hmatmul.wgmma(rt)
+    assert ("hgemm_wg", dt, wg.DEFAULT) in rt._programs
+    monkeypatch.setenv("BURN_OPENCL_HGEMM", "mma")
+    _case(dt, (72, 40), (40, 24))
+    assert ("hgemm", dt, hg.DEFAULT) in rt._programs
+    assert taken == [True, True]

@@ -1,5 +1,8 @@
 """Half-precision GEMM on NVIDIA tensor cores from OpenCL C (issue 34: OpenCl float16 matmul).
 
+`_hmatmul` runs this kernel on compute capability 8.x and later except Hopper (9.0), which runs
+`_hgemm_wg`'s `wgmma` kernel (1.6x this one there), or this one with `BURN_OPENCL_HGEMM=mma`.
+
 NVIDIA's OpenCL compiler takes inline PTX (`asm volatile`, as its CUDA compiler does), so an
 OpenCL kernel can issue `mma.sync.m16n8k16` (float16 or bfloat16 inputs, float32 accumulators)
 on devices of compute capability 8.0 and later, where the portable kernels (`_matmul.py`) reach
@@ -86,22 +89,13 @@ class HTile:
 #: the default launch shape (measured best on the H200: `benches/probes/opencl_hgemm.py`)
 DEFAULT = HTile()
 
-_HEAD = """
+#: what both tensor-core kernels (this one and `_hgemm_wg`'s) need: the half storage type, a
+#: local array's shared address, the pair rounding and cp.async
+COMMON = """
 typedef unsigned short E;
 /* NVIDIA's OpenCL keeps a local pointer as its address in the shared window (the PTX moves
    the array's symbol, no cvta): the integer is the operand `.shared` instructions take */
 inline uint sa_of(__local const E* p) { return (uint)(size_t)p; }
-#define LDSM4(d0, d1, d2, d3, a) \\
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" \\
-               : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a) : "memory")
-#define LDSM4T(d0, d1, d2, d3, a) \\
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" \\
-               : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a) : "memory")
-#define MMA(c, a, b0, b1) \\
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 " \\
-               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};" \\
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) \\
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
 inline uint pack2(float lo, float hi) {
   uint d;
   asm("cvt.rn." TY "x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
@@ -114,6 +108,20 @@ inline void cp16(uint dst, __global const E* src, int ok) {
 #define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CP_WAIT_(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
 #define CP_WAIT(n) CP_WAIT_(n)
+"""
+
+_HEAD = """
+#define LDSM4(d0, d1, d2, d3, a) \\
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" \\
+               : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a) : "memory")
+#define LDSM4T(d0, d1, d2, d3, a) \\
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" \\
+               : "=r"(d0), "=r"(d1), "=r"(d2), "=r"(d3) : "r"(a) : "memory")
+#define MMA(c, a, b0, b1) \\
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TY "." TY ".f32 " \\
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};" \\
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) \\
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
 #if SWZ
 /* Swizzled tiles, no padding: the 16-byte chunk c of row r sits at chunk c ^ f(r), so the eight
    rows an ldmatrix phase reads (same logical chunk) land in distinct bank groups; A's offsets
@@ -307,7 +315,7 @@ def render(dtype: str, tile: HTile = DEFAULT) -> str:
     """The OpenCL C of kernel `hgemm` for storage `dtype` ("float16" or "bfloat16")."""
     if dtype not in TYPES:
         raise ValueError(f"OpenCl hgemm: dtype must be one of {sorted(TYPES)}, got {dtype!r}")
-    return f'#define TY "{TYPES[dtype]}"\n' + tile.defines() + _HEAD + _BODY
+    return f'#define TY "{TYPES[dtype]}"\n' + tile.defines() + COMMON + _HEAD + _BODY
 
 
 def grid(m: int, n: int, batch: int, tile: HTile = DEFAULT) -> tuple[int, int, int]:
@@ -332,4 +340,9 @@ def probe_variants() -> list[HTile]:
         HTile(warps_m=2, warps_n=2),               # 4 warps of 64 x 64
         HTile(bm=256, warps_m=4, warps_n=4, stages=1),  # 16 warps, register prefetch
         HTile(bn=256, warps_m=4, warps_n=4, stages=1),
+        HTile(bm=64, warps_m=1, warps_n=4),        # 4 warps of 64 x 32: 27 KB, 2+ groups per SM
+        HTile(bm=64, warps_m=1, warps_n=4, stages=3),   # the same, 3 stages (41 KB)
+        HTile(bk=16, stages=4),                    # 4 stages of k 16 (42 KB)
+        HTile(bn=64, warps_m=2, warps_n=2, stages=3),   # 4 warps of 64 x 32, 128 x 64, 3 stages
+        HTile(bm=64, warps_m=2, warps_n=2, stages=2),   # 4 warps of 32 x 64
     ]

@@ -1,9 +1,11 @@
-"""OpenCl's float16 / bfloat16 matmul on NVIDIA tensor cores (`_hgemm`'s kernel).
+"""OpenCl's float16 / bfloat16 matmul on NVIDIA tensor cores (`_hgemm_wg`'s and `_hgemm`'s kernels).
 
 `_half.wrap_class` sends a matmul of two half operands here first; `hmatmul` returns None where
-the kernel cannot run it (not an NVIDIA device of compute capability 8.0+, `BURN_OPENCL_HGEMM=0`,
+no kernel can run it (not an NVIDIA device of compute capability 8.0+, `BURN_OPENCL_HGEMM=0`,
 K zero or K or N not a multiple of 8, mixed dtypes, more than 65,535 batch entries) and the float32
-detour runs as before. Operands whose layout the kernel cannot read (a transposed view, a row
+detour runs as before. Compute capability 9.0 (Hopper) runs `_hgemm_wg`'s `wgmma` kernel (about
+1.6x `mma.sync` there); if the driver will not build it (a warning says why) or
+`BURN_OPENCL_HGEMM=mma`, and on every other capability 8.0+, `_hgemm`'s `mma.sync` kernel. Operands whose layout the kernel cannot read (a transposed view, a row
 stride or offset that is not a multiple of 8, batch dims that do not merge into one stride) are
 copied contiguous first: the copy is O(size), the product O(size^1.5).
 
@@ -22,18 +24,22 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 import weakref
 
 from burn_gpu import collapse
 
 from . import _ew
 from . import _hgemm as hg
+from . import _hgemm_wg as wg
 from ._array import ClArray, broadcast_shape
 
 ENV = "BURN_OPENCL_HGEMM"
 #: most batch entries one launch takes (the grid's z: CUDA's limit under NVIDIA's OpenCL)
 MAX_BATCH = 65535
 _USABLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: runtime -> whether it runs the wgmma kernel (compute capability 9.0, built without error)
+_WGMMA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def usable(rt) -> bool:
@@ -49,6 +55,36 @@ def usable(rt) -> bool:
         ok = rt.kind == "gpu" and "NVIDIA" in dev.platform.name and major >= 8
         _USABLE[rt] = ok
     return ok and os.environ.get(ENV, "1") != "0"
+
+
+def wgmma(rt) -> bool:
+    """Whether `rt` (a `usable` one) runs `_hgemm_wg`'s kernel: compute capability 9.0 exactly
+    (`wgmma` is sm_90a's), unless `BURN_OPENCL_HGEMM=mma` or its build failed."""
+    ok = _WGMMA.get(rt)
+    if ok is None:
+        dev = rt.cl_device
+        try:
+            cc = (int(dev.compute_capability_major_nv), int(dev.compute_capability_minor_nv))
+        except Exception:  # noqa: BLE001 - not NVIDIA's driver
+            cc = (0, 0)
+        ok = _WGMMA[rt] = cc == (9, 0)
+    return ok and os.environ.get(ENV, "1") != "mma"
+
+
+def _kernel(rt, dtype: str):
+    """(module, tile, kernel) of the kernel `rt` runs for `dtype`."""
+    if wgmma(rt):
+        tile = wg.DEFAULT
+        try:
+            return wg, tile, rt.kernel(("hgemm_wg", dtype, tile), "hgemm", None,
+                                       build=lambda ctx, dev: wg.build(ctx, dev, dtype, tile))  # fmt: skip
+        except RuntimeError as exc:  # a driver that takes no sm_90a PTX: mma.sync from now on
+            _WGMMA[rt] = False
+            warnings.warn(f"OpenCl: the wgmma half matmul did not build on {rt.name}; the "
+                          f"mma.sync kernel runs instead ({str(exc)[:300]})", RuntimeWarning,
+                          stacklevel=3)  # fmt: skip
+    tile = hg.DEFAULT
+    return hg, tile, rt.kernel(("hgemm", dtype, tile), "hgemm", lambda: hg.render(dtype, tile))
 
 
 def operand_layout(shape, strides, offset, bshape) -> tuple[int, int] | None:
@@ -113,10 +149,9 @@ def hmatmul(x: ClArray, y: ClArray) -> ClArray | None:
         return out
     xa, lda, sa = _readable(x, bshape)
     ya, ldb, sb = _readable(y, bshape)
-    tile = hg.DEFAULT
-    kern = rt.kernel(("hgemm", dt.name, tile), "hgemm", lambda: hg.render(dt.name, tile))
+    mod, tile, kern = _kernel(rt, dt.name)
     scal = hg.args(m, n, k, lda, ldb, sa, sb, m * n, xa.offset, ya.offset)
-    rt.launch(kern, hg.grid(m, n, batch, tile), (tile.threads, 1, 1),
+    rt.launch(kern, mod.grid(m, n, batch, tile), (tile.threads, 1, 1),
               [out.buf, xa.buf, ya.buf, *scal])  # fmt: skip
     return out
 

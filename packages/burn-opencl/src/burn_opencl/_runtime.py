@@ -116,16 +116,28 @@ class Runtime:
             why = "" if dt != np.float64 else " (the device has no cl_khr_fp64)"
             raise TypeError(f"OpenCl: {self.name} cannot hold {dt} tensors{why}")
 
-    def program(self, key, render):
-        """The built program for `key`; `render()` gives its source on first use."""
+    def program(self, key, render, build=None):
+        """The built program for `key`; `render()` gives its source on first use, or (`build`
+        given) `build(ctx, device)` builds it (a program made in more than one step)."""
         prg = self._programs.get(key)
         if prg is not None:
             return prg
         with self.lock:  # two threads asking for one new program build it once
-            return self._build(key, render)
+            return self._build(key, render, build)
 
-    def _build(self, key, render):
+    def _build(self, key, render, build=None):
         prg = self._programs.get(key)
+        if prg is None and build is not None:
+            announce(self.name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    prg = build(self.ctx, self.cl_device)
+                except cl.RuntimeError as exc:
+                    raise RuntimeError(
+                        f"OpenCl: building kernels {key} failed on {self.name}:\n{exc}"
+                    ) from exc
+            self._programs[key] = prg
         if prg is None:
             announce(self.name)
             src = render()
@@ -143,11 +155,11 @@ class Runtime:
             self._programs[key] = prg
         return prg
 
-    def kernel(self, key, name: str, render):
-        """The kept `cl.Kernel` `name` of program `key`."""
+    def kernel(self, key, name: str, render, build=None):
+        """The kept `cl.Kernel` `name` of program `key` (`program`'s `render` / `build`)."""
         k = self._kernels.get((key, name))
         if k is None:
-            prg = self.program(key, render)
+            prg = self.program(key, render, build)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 k = cl.Kernel(prg, name)
