@@ -11,7 +11,17 @@ CT2 = ConvTransposeOptions((2, 1), (1, 0), (1, 0), (1, 1), 1)
 C1 = ConvOptions((2,), (1,), (1,), 1)
 CT1 = ConvTransposeOptions((2,), (1,), (1,), (1,), 1)
 
+
+
+def _dropout(B, x):
+    """`dropout` with the device re-seeded at each evaluation: the same mask for the finite
+    differences and the rule (which multiplies by the op's own mask output)."""
+    B.seed(11)
+    return B.dropout(x, 0.4)[0]
+
+
 MODULE_CASES = [
+    ("dropout", _dropout, [u(4, 5)]),
     ("linear", lambda B, x, w, b: B.linear(x, w, b), [u(3, 4), u(4, 2), u(2)]),
     ("linear", lambda B, x, w, b: B.linear(x, w, b), [u(2, 3, 4), u(4, 5), u(5)]),
     ("linear", lambda B, x, w: B.linear(x, w, None), [u(4), u(4, 3)]),

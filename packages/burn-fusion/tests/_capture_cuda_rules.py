@@ -42,7 +42,7 @@ class CudaRulesTape(ClTape):
     """`ClTape` with a CUDA graph's limits (see the module docstring)."""
 
     rebind = None  # fixed addresses: the capture layer copies inputs in
-    RESIDENT = frozenset({"float_random", "int_random", "float_adam_update",
+    RESIDENT = frozenset({"float_random", "int_random", "dropout", "float_adam_update",
                           "float_adam_update_many"})  # fmt: skip
 
     def __init__(self, rt):

@@ -23,7 +23,8 @@ from ._graph import device_of
 
 class Rule:
     """A gradient rule. `keep`: input positions whose values backward reads (others keep only
-    shape/dtype); `out`: backward reads the output; `memory_bound`: cheap to recompute (balanced
+    shape/dtype); `out`: backward reads the output (True), or only these positions of an op's
+    tuple of outputs (a tuple of ints; the node keeps None for the rest); `memory_bound`: cheap to recompute (balanced
     checkpointing recomputes instead of saving); `forward`: for custom ops, how to (re)compute."""
 
     __slots__ = ("backward", "forward", "keep", "memory_bound", "name", "out")
@@ -32,7 +33,7 @@ class Rule:
         self.name = ""
         self.backward = backward
         self.keep = tuple(keep)
-        self.out = bool(out)
+        self.out = tuple(out) if isinstance(out, tuple) else bool(out)
         self.memory_bound = bool(memory_bound)
         self.forward = forward
 
@@ -40,7 +41,7 @@ class Rule:
         return f"Rule({self.name!r}, keep={self.keep}, out={self.out}, memory_bound={self.memory_bound})"
 
 
-def rule(backward: Callable, keep=(), out: bool = False, memory_bound: bool = False) -> Rule:
+def rule(backward: Callable, keep=(), out: bool | tuple = False, memory_bound: bool = False) -> Rule:
     """Build a rule; store it with `RULES["op_name"] = rule(...)`."""
     return Rule(backward, keep, out, memory_bound)
 

@@ -32,6 +32,12 @@ RULES["log_softmax"] = rule(
 )
 
 
+# dropout: the gradient is the output's times the same scaled mask (the op's second output, the
+# only one the node keeps: `out=(1,)`); never recomputed (not memory_bound: a recompute would
+# draw another mask)
+RULES["dropout"] = rule(lambda c, g: (c.b.float_mul(g, c.outputs()[1]), None), out=(1,))
+
+
 # -- linear ---------------------------------------------------------------------------------------------
 def _linear(c, g):
     # `c.parents[i] is not None` is `c.need(i)` without its call: this rule runs for every

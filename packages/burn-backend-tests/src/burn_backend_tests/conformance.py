@@ -29,6 +29,7 @@ from .suites.module_conv import *
 from .suites.module_conv_act import *
 from .suites.module_conv_grad import *
 from .suites.module_conv_literals import *
+from .suites.module_dropout import *
 from .suites.module_embedding import *
 from .suites.module_interp import *
 from .suites.module_layer_norm import *

@@ -19,6 +19,7 @@ from ._quant_ops import CudaQuantOps
 from ._optim import CudaOptimOps
 from ._optim_many import CudaOptimManyOps
 from ._attention import CudaAttentionOps
+from ._random import CudaDropoutOps
 
 _INSTALL_LOCK = threading.Lock()
 _TF32 = [None]  # the float32 compute type last set in cupy's matmul (process-wide)
@@ -33,6 +34,7 @@ class Cuda(
     CudaOptimManyOps,
     CudaLinearOps,
     CudaModuleOps,
+    CudaDropoutOps,
     Backend,
 ):
     """Backend on NVIDIA GPUs through cupy: cuBLAS matmul, cupy's elementwise kernels and

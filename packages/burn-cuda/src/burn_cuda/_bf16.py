@@ -181,6 +181,7 @@ NATIVE = (
     "attention_with_lse",
     "attention_lse_backward",
     "conv2d_bias_backward",  # burn_gpu's sum_keep_mid reads bf16 (float64 sums, one rounding)
+    "dropout",  # burn_gpu's philox_dropout reads and writes bf16 storage
     "tr_execute",  # `_transaction.py` stages bf16 as its 16-bit patterns (a detour read f32)
 )
 #: composite ops whose default decomposition runs on the half ops (matmul on bf16 tensor

@@ -4,7 +4,8 @@ A random draw takes the device's next (seed, call) pair and Adam's update its le
 step count: host values that change from call to call, which a CUDA graph's recorded kernel
 arguments cannot. `CudaTape` gives such ops (`RESIDENT_OPS`) a `ResidentBlock` instead of
 splitting its graph around them: `WORDS` 8-byte words of the tape's private memory, which the
-ops' `*_at` kernels (burn_gpu's `philox_random_at`, `adam_update_at`, `adam_many_at`) read.
+ops' `*_at` kernels (burn_gpu's `philox_random_at`, `philox_dropout_at`, `adam_update_at`,
+`adam_many_at`) read.
 
 - Random: words 0 and 1 hold the seed and the call number of the step's first draw; the k-th
   draw of the step reads call = words[1] + k (its recorded argument `delta` = k). A replay
@@ -40,7 +41,7 @@ SEED, BASE = 0, 1
 _FIRST_FREE = 2
 #: the ops whose launches read the block
 RESIDENT_OPS = frozenset(
-    {"float_random", "int_random", "float_adam_update", "float_adam_update_many"}
+    {"float_random", "int_random", "dropout", "float_adam_update", "float_adam_update_many"}
 )
 
 #: the kernel of `refresh` (in `_kernel_source.SOURCES`)

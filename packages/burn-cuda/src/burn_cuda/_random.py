@@ -10,6 +10,10 @@ step would.
 
 Float16 and bfloat16 tensors are drawn as float32 and rounded; uniform draws are first clipped
 to the last values of the target type inside [low, high), so rounding cannot reach `high`.
+
+`CudaDropoutOps.dropout` (a mixin of `Cuda`) runs `dropout` in one launch of burn_gpu's
+`philox_dropout`: the bernoulli draw of the same call, the scale and the multiply in one pass,
+the bits of the contract's three-op default.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import os
 import threading
 
 import numpy as np
-from burn_gpu import KINDS, draw
+from burn_gpu import KINDS, draw, dropout
 
+from . import _platform
 from ._capture_resident import active
 from ._gpu_runtime import runtime_at
 
@@ -64,6 +69,22 @@ def reserve(device, n: int) -> tuple[int, int]:
         return st[0], call
 
 
+def _next_call(device):
+    """`next_call()` for burn_gpu's `draw` / `dropout` on `device`: (seed, call) from its
+    counter, or inside a captured step's resident ops the tape's words and this draw's offset."""
+    block = active()
+    if block is None:
+        return lambda: _next(device)
+
+    def next_call():
+        # the counter advances as eagerly; the kernel reads the pair from the block, or takes it
+        # as arguments where the block refused it (the recording is not replayed)
+        seed, call = _next(device)
+        return block.draw(device, seed, call) or (seed, call)
+
+    return next_call
+
+
 def sample(cp, shape, distribution, dtype: np.dtype, device, within=None):
     """A [shape] array of `dtype` drawn from `distribution` by burn_gpu's `draw` (Int tensors
     get integers in [ceil(low), ceil(high)) for uniform and rounded normals). `within`: the
@@ -78,17 +99,7 @@ def sample(cp, shape, distribution, dtype: np.dtype, device, within=None):
         if is_int or dtype.itemsize >= 4 or KINDS[distribution.kind] >= 2
         else np.dtype(np.float32)
     )
-    block = active()
-    if block is None:
-        next_call = lambda: _next(device)  # noqa: E731
-    else:
-
-        def next_call():
-            # the counter advances as eagerly; the kernel reads the pair from the block, or
-            # takes it as arguments where the block refused it (the recording is not replayed)
-            seed, call = _next(device)
-            return block.draw(device, seed, call) or (seed, call)
-
+    next_call = _next_call(device)
     out = draw(runtime_at(device.index), shape, kd, distribution, next_call)
     if KINDS[distribution.kind] in (0, 1) and not is_int and (kd != dtype or within is not None):
         # a draw just below `high` may round onto it in the narrower type: keep the last
@@ -96,3 +107,28 @@ def sample(cp, shape, distribution, dtype: np.dtype, device, within=None):
         lo, hi = distribution.bounds_in(np.dtype(dtype) if within is None else within)
         out = cp.clip(out, lo, hi)
     return out if kd == dtype else out.astype(dtype)
+
+
+def scale_in(dtype: np.dtype, keep: float) -> float:
+    """1 / keep as `mask * (1 / keep)` holds it in a kernel of `dtype`: float64, float32, or a
+    half type's rounding (nearest even) of the float32 value."""
+    if dtype == np.float64:
+        return 1.0 / keep
+    s = np.float32(1.0 / keep)
+    return float(s if dtype == np.float32 else np.array(s).astype(dtype).astype(np.float32))
+
+
+class CudaDropoutOps:
+    """Mixin of `Cuda`: `dropout` in one launch (see the module docstring)."""
+
+    def dropout(self, x, prob):
+        cp = _platform.load_cupy()
+        keep = 1.0 - prob
+        device = self.device_of(x)
+        if not x.flags.c_contiguous:
+            x = cp.ascontiguousarray(x)
+        args = (runtime_at(device.index), x, keep, scale_in(x.dtype, keep), _next_call(device))
+        if cp.cuda.runtime.getDevice() == device.index:  # eager ops: no device context (~us)
+            return dropout(*args)
+        with cp.cuda.Device(device.index):
+            return dropout(*args)

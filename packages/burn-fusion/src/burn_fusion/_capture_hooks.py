@@ -16,9 +16,11 @@ from __future__ import annotations
 #: The random draws cover attention's dropout too: `burn_tensor.module.attention(dropout=p)`
 #: draws its seed words with `int_random` and the attention kernels read them from device
 #: memory, so a replay draws new words and its recorded kernels read them (nothing to bind).
+#: `dropout` draws its mask inside its one launch (Cuda's `philox_dropout`): a random draw.
 DYNAMIC_OPS: dict = {
     "float_random": {},
     "int_random": {},
+    "dropout": {},
     "float_adam_update": {"lr": 4, "time": 8},
     "float_adam_update_many": {"lr": 4, "time": 8},
 }

@@ -21,6 +21,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `vol_program(dtype, index_dtype, dialect)` (`_vol.py`): vol2col, col2vol, the 3-D pools;
 - `pool_program(dtype, index_dtype, dialect)` (`_pool.py`): pools and their gradients;
 - `random_program(dtype, dialect)` (`_random.py`): Philox random, one set of semantics;
+  `dropout_program(dtype, dialect)`: dropout in one pass on the same bernoulli draws;
 - `softmax_program(dtype, dialect)` (`_softmax.py`): softmax / log_softmax and backwards;
 - `fill_program(dtype, dialect, wide)` (`_fill.py`): `fill` and the in-place `bias_add`;
 - `attention_program(dtype, head_dim, value_dim, dialect)` (`_attention.py`): flash attention
@@ -36,7 +37,7 @@ template rendered into OpenCL C or CUDA C, and the runtime contract the backends
 - `adam_program(dtype, dialect)` / `adam_many_program(dtype, tensors)` (`_adam.py`): Adam;
 - `Runtime` / `GpuBackend` (`_runtime.py`): what `burn_opencl` and `burn_cuda` implement;
 - ops written once over `Runtime`: `GpuModuleOps`, `unfold`, `col2im` (`_ops_module.py`),
-  `GpuSoftmaxOps` (`_ops_softmax.py`), `draw` (`_ops_random.py`), `gather` / `select`
+  `GpuSoftmaxOps` (`_ops_softmax.py`), `draw` and `dropout` (`_ops_random.py`), `gather` / `select`
   (`_ops_index.py`).
 
 Example:
@@ -80,7 +81,7 @@ from ._index import RANK, RANK_GROUP, index_layout, index_program, rank_groups
 from ._layout import LAY_C, MAXD, collapse, index_code, pack
 from ._ops_index import gather, gather_into, index_kernel, select
 from ._ops_module import GpuModuleOps, col2im, out_size, unfold
-from ._ops_random import MAX_ELEMENTS, draw
+from ._ops_random import MAX_ELEMENTS, draw, dropout
 from ._ops_softmax import GpuSoftmaxOps
 from ._norm import layer_norm_program
 from ._norm_bwd import bwd_chunks as layer_norm_bwd_chunks
@@ -90,7 +91,7 @@ from ._pool import GEO_FIELDS, geo_args, pool_program
 from ._quant import GpuQuantOps, qlinear_program, qmm_program
 from ._vol import VOL_FIELDS, vol_args, vol_program
 from ._ops_volume import GpuVolumeOps
-from ._random import KINDS, random_program
+from ._random import KINDS, dropout_program, random_program
 from ._reduce import reduce_program
 from ._colreduce import COL_OPS, ColPlan, col_plan, col_program, use_cols
 from ._ops_rnn import GpuRnnOps
@@ -171,6 +172,8 @@ __all__ = [
     "direct_plan",
     "direct_program",
     "draw",
+    "dropout",
+    "dropout_program",
     "DTYPE_NAMES",
     "dtype_name",
     "eager_ops",

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._dialect import HALF
 from ._dtype_name import dtype_name
-from ._random import KINDS, random_program
+from ._random import KINDS, dropout_program, random_program
 from ._runtime import Runtime
 
 #: element indices of one call are 32-bit (the kernel's `n` is an int)
@@ -68,3 +68,31 @@ def draw(rt: Runtime, shape, dtype, distribution, next_call: Callable[[], tuple]
         args = [out, (n, "int32"), *words, (kind, "int32"), (a, F), (b, F)]
         rt.call(k, n, args, flat=True)
     return out
+
+
+def dropout(rt: Runtime, x, keep: float, scale: float, next_call: Callable[[], tuple]):
+    """(out, mask) of dropout on contiguous `x` (a float or half array) in one launch: the mask
+    is `draw`'s bernoulli(keep) draw in x's dtype for the same `next_call()` times `scale`,
+    and out = x * mask, each rounded once to x's dtype: the bits of the draw, the scale and the
+    multiply it replaces. `scale`: 1 / keep as the caller's scalar multiply would hold it in
+    the kernel's arithmetic (float32, or float64 for float64 x; a half type's rounding of it
+    for half x). `next_call()` is asked once, before the allocations, as by `draw`."""
+    n = math.prod(x.shape)
+    if n > MAX_ELEMENTS:
+        raise ValueError(f"dropout: {n} elements in one call; at most {MAX_ELEMENTS}")
+    name = dtype_name(x.dtype)
+    first, second = next_call()
+    from_block = not isinstance(first, _INTS)
+    out, mask = rt.empty(tuple(x.shape), x.dtype), rt.empty(tuple(x.shape), x.dtype)
+    if n:
+        render = lambda: dropout_program(name, rt.dialect, from_block)  # noqa: E731
+        kname = "philox_dropout_at" if from_block else "philox_dropout"
+        k = rt.kernel(("dropout", name, from_block), kname, render)
+        if from_block:
+            words = [first, (second, "uint32")]
+        else:
+            words = [(first & _W, "uint32"), (first >> 32, "uint32")]
+            words += [(second & _W, "uint32"), (second >> 32, "uint32")]
+        F = "float64" if name == "float64" else "float32"
+        rt.call(k, n, [out, mask, x, (n, "int32"), *words, (keep, F), (scale, F)], flat=True)
+    return out, mask

@@ -23,6 +23,12 @@ element per item (no grid-stride loop: PoCL vectorises across a group's items).
 uint delta, int kind, F a, F b)` instead: the seed is `words[0]` and the call `words[1] + delta`,
 read from device memory (a captured step's draws: a replay writes the words anew, the recorded
 launches keep their arguments), the same elements as `philox_random` with those words.
+
+`dropout_program` renders `philox_dropout(S* o, S* m, const S* x, int n, <words>, F keep,
+F scale)` (or `philox_dropout_at`): dropout in one pass, element i keeps x_i when the bernoulli
+draw of `philox_random` with the same words (u < keep) does, `m_i = scale` (1 / keep rounded to
+the storage type by the caller, as `mask * (1 / keep)` rounds it) or 0, and `o_i = x_i * m_i`
+rounded once: the bits of the three ops it replaces (bernoulli draw, scale, multiply).
 """
 
 from __future__ import annotations
@@ -94,6 +100,51 @@ _AT = (
 )
 
 
+_DROPOUT = """
+__HEAD__S* o, __G__S* m, __G__const S* x, const int n, __WORDS_ARGS__, const F keep,
+    const F scale) {
+  const int i = __GID__;
+  if (i >= n) return;__WORDS_READ__
+  unsigned int w[4] = {(unsigned int)i, c0, c1, 0u};
+  philox(w, s0, s1);
+  const F mv = unit(w[0], w[1]) < keep ? scale : (F)0;
+  PUT(m, i, (T)mv);
+  PUT(o, i, (T)((F)(LOAD(x, i)) * mv));
+}
+"""
+
+
+def _head(fr, dtype: str, f64: bool) -> str:
+    """Typedefs of a program writing `dtype`: T the value's type, S the buffer's (a half type:
+    float values, 16-bit storage), F the arithmetic's, I64 / U64."""
+    head = fr.pragma((["float64"] if f64 else []) + ([dtype] if dtype in HALF else []))
+    head += f"typedef {fr.compute(dtype)} T;\ntypedef {fr.storage(dtype)} S;\n"
+    head += f"typedef {'double' if f64 else 'float'} F;\n"
+    head += f"typedef {fr.ct['int64']} I64;\ntypedef unsigned {fr.ct['int64']} U64;\n"
+    return head + ("#define F64\n" if f64 else "")
+
+
+def _words(body: str, fr, from_block: bool) -> str:
+    args, read = _AT if from_block else _ARGS
+    body = body.replace("__WORDS_ARGS__", args.replace("__G__", fr.gptr))
+    return body.replace("__WORDS_READ__", read).replace("__G__", fr.gptr)
+
+
+def dropout_program(dtype: str, dialect: str, from_block: bool = False) -> str:
+    """The kernel `philox_dropout` (`from_block`: `philox_dropout_at`) for float `dtype` (a float
+    or half dtype name) in `dialect` (see the module docstring)."""
+    fr = frame(dialect)
+    f64 = dtype == "float64"
+    head = _head(fr, dtype, f64)
+    head += f"#define PUT(p, i, v) ({fr.store(dtype, 'p', '(i)', '(v)')})\n"
+    head += f"#define LOAD(p, i) ({fr.load(dtype, 'p', '(i)')})\n"
+    body = _BODY[: _BODY.index("__HEAD__")] + _DROPOUT  # philox() and unit(), then the kernel
+    body = body.replace("__DEV__", fr.dev).replace("__GID__", fr.gid)
+    name = "philox_dropout_at" if from_block else "philox_dropout"
+    body = _words(body, fr, from_block).replace("__HEAD__", fr.head(name) + f"{fr.gptr}")
+    return head + body
+
+
 def random_program(dtype: str, dialect: str, f64: bool = False, from_block: bool = False) -> str:
     """The kernel `philox_random` writing element type `dtype` (a float or int dtype name) in
     `dialect`; `f64`: compute in double (float64 outputs always; ints where the device has
@@ -101,20 +152,11 @@ def random_program(dtype: str, dialect: str, f64: bool = False, from_block: bool
     the seed and the call from device words (see the module docstring)."""
     fr = frame(dialect)
     f64 = f64 or dtype == "float64"
-    head = fr.pragma((["float64"] if f64 else []) + ([dtype] if dtype in HALF else []))
-    # T: the value's type, S: the buffer's (a half type: float values, 16-bit storage)
-    head += f"typedef {fr.compute(dtype)} T;\ntypedef {fr.storage(dtype)} S;\n"
+    head = _head(fr, dtype, f64)
     head += f"#define PUT(i, v) ({fr.store(dtype, 'o', '(i)', '(v)')})\n"
-    head += f"typedef {'double' if f64 else 'float'} F;\n"
-    head += f"typedef {fr.ct['int64']} I64;\ntypedef unsigned {fr.ct['int64']} U64;\n"
-    if f64:
-        head += "#define F64\n"
     if not dtype.startswith("float") and dtype not in HALF:
         head += "#define INT_OUT\n"
     body = _BODY.replace("__DEV__", fr.dev).replace("__GID__", fr.gid)
     name = "philox_random_at" if from_block else "philox_random"
-    args, read = _AT if from_block else _ARGS
-    body = body.replace("__WORDS_ARGS__", args.replace("__G__", fr.gptr))
-    body = body.replace("__WORDS_READ__", read)
-    body = body.replace("__HEAD__", fr.head(name) + f"{fr.gptr}")
+    body = _words(body, fr, from_block).replace("__HEAD__", fr.head(name) + f"{fr.gptr}")
     return head + body

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-
-from burn_tensor import Distribution, Tensor
+from burn_tensor import Tensor
 from burn_tensor import module as F
 
 from ._config import config
@@ -12,13 +10,6 @@ from ._initializer import Initializer, Normal
 from ._module import Module
 from ._param import Param
 from ._util import check_initializer, check_sizes, device_or_default, is_training
-
-
-@functools.lru_cache(maxsize=64)
-def _bernoulli(keep: float) -> Distribution:
-    """`Distribution.bernoulli(keep)`, built (and validated) once per probability: a Dropout
-    layer asks for the same one on every forward. Distributions are frozen values."""
-    return Distribution.bernoulli(keep)
 
 
 @config
@@ -53,16 +44,11 @@ class Dropout(Module):
     def forward(self, x: Tensor) -> Tensor:
         if not is_training(x) or self.prob == 0.0:
             return x
-        if self.prob >= 1.0:
-            return x.zeros_like()
-        keep = 1.0 - self.prob
-        mask = Tensor.random(x.dims(), _bernoulli(keep), x.device)
-        # Burn's `x * mask * (1 / keep)`, with the scale put on the mask first: the mask is not
-        # tracked, so autodiff records one op (not two) and backward runs one multiply; the
-        # mask's values are 0 or 1 / keep exactly, so each output is the same single rounding
-        # of x * (1 / keep). `mul` with a float is `mul_scalar` without its scalar check (a
-        # float needs none on a Float tensor): this runs three times per transformer layer.
-        return x.mul(mask.mul(1.0 / keep))
+        # one backend op (`module.dropout`): Burn's `x * mask * (1 / keep)` with the mask
+        # drawn from the device's bernoulli(keep), the same draws and roundings; Autodiff
+        # records one node whose backward multiplies by the kept mask, and Cuda runs it in one
+        # launch (three before: the draw, the scale and the multiply)
+        return F.dropout(x, self.prob)
 
 
 @config

@@ -300,6 +300,9 @@ op(
     DEFAULT, CUSTOM, PASS,
 )
 op('attention embedding layer_norm linear', DEFAULT, CUSTOM, RULE)
+# dropout as one op (not Burn's: its Dropout multiplies by a drawn mask): (out, the mask scaled by
+# 1 / keep) from the device's bernoulli draw; Cuda runs it in one launch (burn_gpu's `dropout`)
+op('dropout', DEFAULT, CUSTOM, RULE)
 op('gelu relu sigmoid', DEFAULT, SAME, RULE, ELEMENTWISE, EXPR)
 op('log_sigmoid log_softmax softmax', DEFAULT, SAME, RULE)
 # -- issue 38's surface: linear algebra, grids, pad/take/one-hot, CTC, transactions ---------------

@@ -11,6 +11,7 @@ ops of their own: Autodiff differentiates their reshape-to-2-D default through t
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -22,6 +23,15 @@ from ._options import ConvOptions, ConvTransposeOptions, UnfoldOptions
 
 def _dt(x):
     return DType.from_np(x.dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _bernoulli(keep: float):
+    """`Distribution.bernoulli(keep)`, built once per probability (a model's dropout layers
+    ask for the same one at every step)."""
+    from ._distribution import Distribution
+
+    return Distribution.bernoulli(keep)
 
 
 def _transposed_input_size(weight, output_grad, options, exact=True):
@@ -91,6 +101,18 @@ class ModuleOps:
         dbias [d_out]): one op where a backend computes both in one pass (Cuda: the bias
         gradient as the weight GEMM's epilogue); by default the two ops above."""
         return self.linear_weight_backward(x, output_grad), self.linear_bias_backward(output_grad)
+
+    def dropout(self, x, prob):
+        """(out, mask) of dropout with probability `prob` in (0, 1): mask = bernoulli(1 - prob)
+        drawn from the device's generator in x's dtype, times 1 / (1 - prob); out = x * mask.
+        The three ops `Dropout` ran before it was one op (the same draws and roundings); a
+        backend may run it in one pass (Cuda). The mask is what the gradient multiplies by.
+
+        Shapes: x any -> (out, mask) of x's shape and dtype."""
+        keep = 1.0 - prob
+        mask = self.float_random(tuple(x.shape), _bernoulli(keep), self.device_of(x), _dt(x))
+        mask = self.float_mul_scalar(mask, 1.0 / keep)
+        return self.float_mul(x, mask), mask
 
     def _rows(self, x, m, d):
         """x as [m, d] (itself when it already is one)."""

@@ -234,6 +234,28 @@ def embedding(weights, indices):
     return weights._like(weights._d.backend.embedding(weights._p, indices._p))
 
 
+def dropout(x, prob: float):
+    """x with each element zeroed with probability `prob` and the rest scaled by 1 / (1 - prob),
+    as one backend op (`dropout`; under Autodiff one node, whose backward multiplies by the
+    same mask). The mask is the device's bernoulli(1 - prob) draw in x's dtype: the values
+    `x * Tensor.random(shape, Distribution.bernoulli(1 - prob)) * (1 / (1 - prob))` gives.
+    `prob` 0 returns x; 1 zeros (no draw).
+
+    Shapes: any -> same.
+
+    Example:
+        >>> y = dropout(x, 0.1)  # training-time dropout; `nn.Dropout` calls it  # doctest: +SKIP
+    """
+    check.float_("dropout", x)
+    if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0.0 <= prob <= 1.0:
+        raise TensorCheckError("dropout", f"prob must be a number in [0, 1], got {prob!r}")
+    if prob == 0.0:
+        return x
+    if prob == 1.0:
+        return x.zeros_like()
+    return x._like(x._d.backend.dropout(x._p, float(prob))[0])
+
+
 def unfold4d(x, kernel_size, stride=1, padding=0, dilation=1):
     """im2col. Shapes: [n, c, h, w] -> [n, c * kh * kw, l] with l the number of windows."""
     _input("unfold4d", x, 2)
@@ -361,6 +383,7 @@ __all__ = [
     "adaptive_avg_pool2d",
     "interpolate",
     "embedding",
+    "dropout",
     "unfold4d",
     "linear",
 ]
