@@ -17,6 +17,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh replay    # ~9 min: replay binding, step rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s21       # ~9 min: session 21's checks, figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh gen       # ~5 min: captured static-cache generation
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s22       # ~9 min: one-launch dropout, step rows
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -35,7 +36,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -207,6 +208,18 @@ s21)
   echo "== training_step rows"; tail -20 "$out/training-rows.log"
   for b in fusion-cuda cuda; do echo "== generation $b"; grep -E "ms/token|speedup|same" "$out/gen-$b.log"; done
   ;;
+s22)
+  step dropout-conf 150 env BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py -k "dropout or random or seed"
+  step capture-cuda 150 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
+    packages/burn-fusion/tests/test_capture.py packages/burn-fusion/tests/test_capture_resident.py
+  step training-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --interleave 5 --out "$out/training_step_rows.json"
+  step precision 150 python3 -m benches transformer_precision --backend cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision"
+  echo "== training_step rows"; tail -20 "$out/training-rows.log"
+  echo "== precision (Cuda)"; grep -E "burn/torch|target|step" "$out/precision.log" | tail -24
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -216,7 +229,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21 or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22 or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
