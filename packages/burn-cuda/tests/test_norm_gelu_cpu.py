@@ -50,9 +50,12 @@ def _close(got, want, dt, scale=1.0):
     np.testing.assert_allclose(got, want, rtol=4 * EPS[dt], atol=tol)
 
 
+@pytest.mark.parametrize("warp", [True, False], ids=["warp_rows", "block_rows"])
 @pytest.mark.parametrize("dt", DTYPES)
-def test_layer_norm_and_gelu_launch_one_kernel_each_and_backward_three(dt, monkeypatch):
-    from burn_gpu import _norm_bwd
+def test_layer_norm_and_gelu_launch_one_kernel_each_and_backward_three(dt, warp, monkeypatch):
+    # warp_rows: rows of 48 take the warp-per-row kernels (8 rows a block: 74 rows leave the
+    # last block 2, its other warps past `rows`); block_rows: a block per row (longer rows)
+    from burn_gpu import _norm_bwd, _ops_norm
     from burn_tensor import TensorData
     from cpu_backend import cuda_on_cpu_backend
 
@@ -62,6 +65,9 @@ def test_layer_norm_and_gelu_launch_one_kernel_each_and_backward_three(dt, monke
     # dbeta, as a GPU-sized tensor gets (the stand-in emulates every thread: few rows)
     monkeypatch.setattr(_norm_bwd, "PART_ITEMS", 256)
     assert _norm_bwd.bwd_chunks(74, 48) == (6, 13)
+    if not warp:
+        monkeypatch.setattr(_ops_norm, "WARP_ROW_MAX", 0)
+    w = "_w" if warp else ""
     x = (rng.standard_normal((2, 37, 48)) * 2 + 0.5).astype(npdt)
     gamma, beta = (rng.standard_normal(48).astype(npdt) for _ in range(2))
     g = rng.standard_normal(x.shape).astype(npdt)
@@ -79,10 +85,10 @@ def test_layer_norm_and_gelu_launch_one_kernel_each_and_backward_three(dt, monke
 
         xh, dx, dgamma, dbeta = _ref_grads(x64, ga64, g64, 1e-5)
         out, names = launched(lambda: be.layer_norm(px, pg, pb, 1e-5))
-        assert names == ["layer_norm_rows"]
+        assert names == ["layer_norm_rows" + w]
         _close(get(out), xh.reshape(x.shape) * ga64 + b64, dt)
         grads, names = launched(lambda: be.layer_norm_backward(px, pg, pgo, 1e-5))
-        assert names == ["layer_norm_bwd_rows", "layer_norm_bwd_part", "layer_norm_bwd_cols"]
+        assert names == ["layer_norm_bwd_rows" + w, "layer_norm_bwd_part", "layer_norm_bwd_cols"]
         for got, want in zip(grads, (dx, dgamma, dbeta)):
             assert got.dtype == npdt
             _close(get(got), want, dt, scale=4.0)

@@ -157,19 +157,24 @@ def test_softmax_program_differs_only_by_dialect(dt):
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_layer_norm_programs_differ_only_by_dialect(dt):
     """layer_norm_rows and the three backward kernels are one text each; only the group
-    reduction helper is per dialect."""
+    reduction helper is per dialect. CUDA adds the warp-per-row forms of the two row kernels,
+    made from the same text (`_norm.warp_rows`): warp shuffles, no shared memory, a `rows`
+    bound."""
     from burn_gpu import layer_norm_bwd_program, layer_norm_program
 
     body = lambda src: src.split("#define RED_SIZE")[1].split("\n", 1)[1]
-    for program, names in (
-        (layer_norm_program, ["layer_norm_rows"]),
+    for program, names, warp in (
+        (layer_norm_program, ["layer_norm_rows"], "layer_norm_rows"),
         (layer_norm_bwd_program, ["layer_norm_bwd_rows", "layer_norm_bwd_part",
-                                  "layer_norm_bwd_cols"]),  # fmt: skip
+                                  "layer_norm_bwd_cols"], "layer_norm_bwd_rows"),  # fmt: skip
     ):
         cl, cu = program(dt, "opencl"), program(dt, "cuda")
-        assert re.findall(r"__global__ void (\w+)\(", cu) == names
+        assert re.findall(r"__global__ void (\w+)\(", cu) == [*names, warp + "_w"]
         assert "__shfl_xor_sync" in cu and "__local T* red" in cl
-        _same_but_dialect(body(cl), body(cu))
+        shared, w = cu.split(f'extern "C" __global__ void {warp}_w(')
+        _same_but_dialect(body(cl), body(shared))
+        assert "const L rows) {" in w and "if (ROW_OF_WARP >= rows) return;" in w
+        assert "warp_red(" in w and "group_red(" not in w and "red[" not in w
 
 
 @pytest.mark.parametrize("dt", ["float32", "float64"])

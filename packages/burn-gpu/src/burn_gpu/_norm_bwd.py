@@ -24,7 +24,7 @@ buffers, as `Runtime.layout` gives them.
 
 from __future__ import annotations
 
-from ._norm import norm_program
+from ._norm import norm_program, warp_rows
 from ._softmax import FLOATS
 
 #: (chunk, column) items the partial kernel aims for: an H200 holds ~270k resident threads,
@@ -97,10 +97,11 @@ _SRC = """
 
 def layer_norm_bwd_program(dtype: str, dialect: str) -> str:
     """The three backward kernels for element type `dtype` (float32, float64 or a half type)
-    in `dialect`."""
+    in `dialect`; CUDA's also has `layer_norm_bwd_rows_w` (a warp per row, `_norm.warp_rows`)."""
     if dtype not in FLOATS:
         raise ValueError(f"layer_norm_bwd_program: dtype must be one of {FLOATS}, got {dtype!r}")
-    return norm_program(_SRC, dtype, dialect)
+    src = _SRC + (warp_rows(_SRC, "layer_norm_bwd_rows") if dialect == "cuda" else "")
+    return norm_program(src, dtype, dialect)
 
 
 def bwd_chunks(rows: int, d: int) -> tuple[int, int]:

@@ -1,6 +1,7 @@
 """Layer norm and its backward written once over the runtime contract: `GpuNormOps` launches
 `layer_norm_rows` (`_norm.py`, one kernel) and the three backward kernels (`_norm_bwd.py`) in
-place of burn-tensor's composed defaults (about ten and seventeen launches)."""
+place of burn-tensor's composed defaults (about ten and seventeen launches). On CUDA, rows of
+at most `WARP_ROW_MAX` elements take the warp-per-row forms of the two row kernels."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from ._softmax import FLOATS, row_group
 #: this); read per call, so `benches/probes/norm_kernels.py` compares sizes in-process (on the
 #: H200, 32-256 items a row of [4096, 512] changed the kernels' time by under 10%)
 NORM_GROUP = 256
+#: CUDA: rows of at most this many elements run the warp-per-row kernels (`_norm.warp_rows`),
+#: WARP_ROWS rows a block; read per call (0 turns them off, for the probe's comparison)
+WARP_ROW_MAX = 2048
+WARP_ROWS = 8
 
 
 class GpuNormOps:
@@ -35,11 +40,17 @@ class GpuNormOps:
         rows = x.size // d
         if rows == 0:
             return out
-        k = rt.kernel(("layer_norm", _name(dt)), "layer_norm_rows", _render(dt, rt, False))
-        # a power of two: OpenCL's tree halves it
-        g = min(row_group(d), NORM_GROUP, rt.max_group)
         args = [out, x, gamma, b, (d, "int32"), (int(beta is not None), "int32"),
                 (float(epsilon), _ct(dt)), *_offsets(rt, x, gamma, b)]  # fmt: skip
+        key = ("layer_norm", _name(dt))
+        if _warp(rt, d):
+            k = rt.kernel(key, "layer_norm_rows_w", _render(dt, rt, False))
+            rt.call(k, -(-rows // WARP_ROWS) * 32 * WARP_ROWS, [*args, (rows, "int64")],
+                    group=32 * WARP_ROWS)  # fmt: skip
+            return out
+        k = rt.kernel(key, "layer_norm_rows", _render(dt, rt, False))
+        # a power of two: OpenCL's tree halves it
+        g = min(row_group(d), NORM_GROUP, rt.max_group)
         rt.call(k, rows * g, args, group=g)
         return out
 
@@ -63,10 +74,15 @@ class GpuNormOps:
             return dx, dgamma, dbeta
         stats = rt.empty((2 * rows,), np.dtype(ct))
         xo, go, yo = _offsets(rt, x, gamma, g)
-        grp = min(row_group(d), NORM_GROUP, rt.max_group)
-        k = rt.kernel(key, "layer_norm_bwd_rows", render)
         args = [dx, stats, x, gamma, g, (d, "int32"), (float(epsilon), ct), xo, go, yo]
-        rt.call(k, rows * grp, args, group=grp)
+        if _warp(rt, d):
+            k = rt.kernel(key, "layer_norm_bwd_rows_w", render)
+            rt.call(k, -(-rows // WARP_ROWS) * 32 * WARP_ROWS, [*args, (rows, "int64")],
+                    group=32 * WARP_ROWS)  # fmt: skip
+        else:
+            grp = min(row_group(d), NORM_GROUP, rt.max_group)
+            k = rt.kernel(key, "layer_norm_bwd_rows", render)
+            rt.call(k, rows * grp, args, group=grp)
         chunks, chunk = bwd_chunks(rows, d)
         items = chunks * d
         part = rt.empty((2 * items,), np.dtype(ct))
@@ -92,6 +108,11 @@ def _render(dt, rt, bwd: bool):
     if bwd:
         return lambda: layer_norm_bwd_program(_name(dt), rt.dialect)
     return lambda: layer_norm_program(_name(dt), rt.dialect)
+
+
+def _warp(rt, d: int) -> bool:
+    """Whether rows of `d` run the warp-per-row kernels (CUDA only: warp shuffles)."""
+    return rt.dialect == "cuda" and d <= WARP_ROW_MAX and rt.max_group >= 32 * WARP_ROWS
 
 
 def _offsets(rt, *arrays):
