@@ -18,6 +18,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s21       # ~9 min: session 21's checks, figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh gen       # ~5 min: captured static-cache generation
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s22       # ~9 min: one-launch dropout, step rows
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s22b      # ~6 min: warp layer norm, the guide
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -36,7 +37,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -220,6 +221,20 @@ s22)
   echo "== training_step rows"; tail -20 "$out/training-rows.log"
   echo "== precision (Cuda)"; grep -E "burn/torch|target|step" "$out/precision.log" | tail -24
   ;;
+s22b)
+  step norm-conf 150 env BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py -k "layer_norm"
+  step fusion-dropout 120 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
+    packages/burn-fusion/tests/test_conformance.py -k "dropout or layer_norm"
+  step norm-probe 90 python3 benches/probes/norm_kernels.py --groups warp,256 \
+    --shapes 4096x512,4096x768,4096x1024 --dtypes float32,bfloat16 --reps 30
+  step guide-eager 90 python3 -m guide.cli train --backend fusion-cuda --epochs 1 \
+    --artifact-dir "$out/guide-eager"
+  step guide-captured 90 python3 -m guide.cli train --backend fusion-cuda --epochs 1 --capture \
+    --artifact-dir "$out/guide-captured"
+  echo "== norm probe"; tail -13 "$out/norm-probe.log"
+  for f in guide-eager guide-captured; do echo "== $f"; grep -iE "valid|accuracy" "$out/$f.log" | tail -3; done
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -229,7 +244,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22 or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
