@@ -108,6 +108,23 @@ inline void cp16(uint dst, __global const E* src, int ok) {
 #define CP_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CP_WAIT_(n) asm volatile("cp.async.wait_group " #n ";" ::: "memory")
 #define CP_WAIT(n) CP_WAIT_(n)
+/* k-step kt's chunks of A and B into local stage `stage` by cp.async, zero-filled where the
+   chunk is outside the matrix: the kernel sets up each item's chunks (a_dst / a_in / a_k /
+   a_src and B's, b_step) and A_STAGE / B_STAGE, a stage's bytes; each LOAD advances the
+   source pointers one k-step (LOAD runs for k-steps 0, 1, 2, ... in order) */
+#define LOAD(stage, kt) do { \\
+    const int k0 = (kt) * BK; \\
+    for (int h = 0; h < A_CH; ++h) { \\
+      const int ok = a_in[h] && k0 + a_k[h] < K; \\
+      cp16(a_sh + (stage) * A_STAGE + a_dst[h], ok ? a_src[h] : A, ok); \\
+      a_src[h] += BK; \\
+    } \\
+    for (int h = 0; h < B_CH; ++h) { \\
+      const int ok = b_in[h] && k0 + b_k[h] < K; \\
+      cp16(b_sh + (stage) * B_STAGE + b_dst[h], ok ? b_src[h] : B, ok); \\
+      b_src[h] += b_step; \\
+    } \\
+  } while (0)
 """
 
 _HEAD = """
@@ -216,19 +233,8 @@ void hgemm(__global E* C, __global const E* A, __global const E* B,
     b_src[h] = B + (long)r * ldb + (b_in[h] ? n0 + c * 8 : 0);
   }
   const long b_step = (long)BK * ldb;
-#define LOAD(stage, kt) do { \
-    const int k0 = (kt) * BK; \
-    for (int h = 0; h < A_CH; ++h) { \
-      const int ok = a_in[h] && k0 + a_k[h] < K; \
-      cp16(a_sh + (stage) * (BM * AST * 2) + a_dst[h], ok ? a_src[h] : A, ok); \
-      a_src[h] += BK; \
-    } \
-    for (int h = 0; h < B_CH; ++h) { \
-      const int ok = b_in[h] && k0 + b_k[h] < K; \
-      cp16(b_sh + (stage) * (BK * BST * 2) + b_dst[h], ok ? b_src[h] : B, ok); \
-      b_src[h] += b_step; \
-    } \
-  } while (0)
+#define A_STAGE (BM * AST * 2)
+#define B_STAGE (BK * BST * 2)
   #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < KT) LOAD(s, s);

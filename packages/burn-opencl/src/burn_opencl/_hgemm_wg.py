@@ -109,8 +109,8 @@ DEFAULT = WTile()
 _BODY = r"""
 #define A_CH (BM * BK / 8 / THREADS)
 #define B_CH (BK * BN / 8 / THREADS)
-#define A_BYTES (BM * BK * 2)
-#define B_BYTES (BK * BN * 2)
+#define A_STAGE (BM * BK * 2)
+#define B_STAGE (BK * BN * 2)
 /* placeholders `patch` turns into sm_90a instructions (see the module docstring) */
 #define WG_FENCE() asm volatile("// WG_FENCE" ::: "memory")
 #define WG_COMMIT() asm volatile("// WG_COMMIT" ::: "memory")
@@ -186,19 +186,6 @@ void hgemm(__global E* C, __global const E* A, __global const E* B,
     b_src[h] = B + (long)r * ldb + (b_in[h] ? n0 + c * 8 : 0);
   }
   const long b_step = (long)BK * ldb;
-#define LOAD(stage, kt) do { \
-    const int k0 = (kt) * BK; \
-    for (int h = 0; h < A_CH; ++h) { \
-      const int ok = a_in[h] && k0 + a_k[h] < K; \
-      cp16(a_sh + (stage) * A_BYTES + a_dst[h], ok ? a_src[h] : A, ok); \
-      a_src[h] += BK; \
-    } \
-    for (int h = 0; h < B_CH; ++h) { \
-      const int ok = b_in[h] && k0 + b_k[h] < K; \
-      cp16(b_sh + (stage) * B_BYTES + b_dst[h], ok ? b_src[h] : B, ok); \
-      b_src[h] += b_step; \
-    } \
-  } while (0)
   #pragma unroll
   for (int s = 0; s < DIST; ++s) {
     if (s < KT) LOAD(s, s);
@@ -212,8 +199,8 @@ void hgemm(__global E* C, __global const E* A, __global const E* B,
        at the end of step kt - 1): that stage is free */
     if (kt + DIST < KT) LOAD((kt + DIST) % STAGES, kt + DIST);
     CP_COMMIT();
-    const uint as = a_sh + (kt % STAGES) * A_BYTES + wg * 8 * (BK / 8) * 128;
-    const uint bs = b_sh + (kt % STAGES) * B_BYTES;
+    const uint as = a_sh + (kt % STAGES) * A_STAGE + wg * 8 * (BK / 8) * 128;
+    const uint bs = b_sh + (kt % STAGES) * B_STAGE;
     WG_FENCE();
     #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
