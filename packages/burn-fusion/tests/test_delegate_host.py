@@ -7,6 +7,7 @@ inner backend's for the same op."""
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import numpy as np
@@ -18,18 +19,24 @@ from burn_tensor import TensorData
 
 
 def _calls(fn) -> int:
-    """Python and builtin function calls made by `fn()` (its own frame excluded)."""
+    """Python and builtin function calls made by `fn()` (its own frame excluded), with the
+    garbage collector off: a collection inside `fn` would count its callbacks (`gc.callbacks`
+    another test left registered: a full suite run counted 2 more calls than alone)."""
     n = [0]
 
     def hook(frame, event, arg):
         if event == "call" or event == "c_call":
             n[0] += 1
 
+    was = gc.isenabled()
+    gc.disable()
     sys.setprofile(hook)
     try:
         fn()
     finally:
         sys.setprofile(None)
+        if was:
+            gc.enable()
     return n[0] - 1  # fn's own frame
 
 

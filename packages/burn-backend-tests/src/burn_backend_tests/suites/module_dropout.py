@@ -13,6 +13,7 @@ import pytest
 from burn_tensor import Distribution, Float, Tensor, TensorCheckError, module
 
 from .._ctx import sample
+from .._prim import wrap
 
 # (id, shape, p)
 CASES = [
@@ -45,8 +46,8 @@ def test_dropout_is_the_seeded_bernoulli_mask_scaled(burn, cid, layout):
     # the primitive's second output: the mask the gradient multiplies by
     burn.device.seed(5)
     out, mask = burn.backend.dropout(x_t.into_primitive(), p)
-    burn.assert_close(Tensor._make(mask, Float, burn.device), keep / (1.0 - p))
-    burn.assert_close(Tensor._make(out, Float, burn.device), x * keep / (1.0 - p))
+    burn.assert_close(wrap(burn, mask), keep / (1.0 - p))
+    burn.assert_close(wrap(burn, out), x * keep / (1.0 - p))
 
 
 def test_dropout_keeps_one_minus_p_and_each_call_draws_anew(burn):
