@@ -9,6 +9,7 @@ know raises. The product is float32 (`np.matmul` of the widened operands), the b
 float32, then one rounding to the storage type, what CUBLAS_COMPUTE_32F with the bias epilogue
 does up to the order of the sums. `calls` records ("matmul", m, n, k) per GEMM; `refuse` makes the
 heuristic return no algorithm (as cuBLASLt does for a combination it has no kernel for).
+Destroying a handle that is not a live object of its kind raises; `live()` counts what is left.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class FakeCublasLt:
         self._ids = itertools.count(0x1000)
         self._objs: dict = {}
         self._keep: list = []
+        #: addresses of the algorithm buffers handed out and not freed
+        self.algos: set = set()
 
     def _new(self, obj) -> int:
         h = next(self._ids)
@@ -84,7 +87,33 @@ class FakeCublasLt:
     def algo_buffer(self, raw: bytes) -> int:
         buf = ctypes.create_string_buffer(raw, 64)
         self._keep.append(buf)
+        self.algos.add(ctypes.addressof(buf))
         return ctypes.addressof(buf)
+
+    def algo_free(self, addr: int) -> None:
+        self.algos.discard(addr)
+
+    def _destroy(self, kind: str, h: int) -> None:
+        obj = self._objs.get(h)
+        if obj is None or obj["kind"] != kind:
+            raise CUBLASError(f"fake cuBLASLt: destroying {h:#x}, which is no live {kind}")
+        del self._objs[h]
+
+    def desc_destroy(self, desc: int) -> None:
+        self._destroy("desc", desc)
+
+    def layout_destroy(self, layout: int) -> None:
+        self._destroy("layout", layout)
+
+    def pref_destroy(self, pref: int) -> None:
+        self._destroy("pref", pref)
+
+    def live(self) -> dict:
+        """Live objects by kind (what a leak leaves behind)."""
+        out: dict = {}
+        for o in self._objs.values():
+            out[o["kind"]] = out.get(o["kind"], 0) + 1
+        return out
 
     def matmul(self, handle, desc, alpha, a, adesc, b, bdesc, beta, c, cdesc, d, ddesc, algo,
                ws, ws_bytes, stream):  # fmt: skip

@@ -107,14 +107,16 @@ def test_transposed_weight_view_and_unaligned_input():
         # allocation's start (the heuristic is told 4-byte alignment)
         flat = np.concatenate([np.zeros(1, np.float32), x.ravel()])
         px = be.float_reshape(be.float_slice(put(flat), [slice(1, 145, 1)]), [9, 16])
+        told, create = [], fake.cublaslt.pref_create  # the preference is freed after its use
+        fake.cublaslt.pref_create = lambda ws, aligns: told.append(aligns) or create(ws, aligns)
         out = be.linear(px, pw, put(b))
         _check(get(out), _want(x, wt.T, b), "float32", 16)
         assert fake.cublaslt.calls == [("matmul", 8, 9, 16)]
         (key,) = _gemm_lt._PLANS
         assert key[6] is True or key[6] == 1  # w read transposed
         assert key[9] == 4  # x's alignment, as told to the heuristic
-        (pref,) = [o for o in fake.cublaslt._objs.values() if o["kind"] == "pref"]
-        assert pref["aligns"][1] == 4
+        (aligns,) = told
+        assert aligns[1] == 4
 
 
 def test_refused_shapes_and_the_switch_take_the_gemm_and_bias_kernel(monkeypatch):
@@ -192,3 +194,38 @@ def test_each_thread_has_its_own_plan():
         assert len({key[-2] for key in _gemm_lt._PLANS}) == 2  # one per thread (key: ..., thread, grad)
         _check(got["main"], _want(x, w, b1), "float32", 8)
         _check(got["thread"], _want(x, w, b2), "float32", 8)
+
+
+def test_handles_are_freed_when_not_kept(monkeypatch):
+    """A plan keeps its descriptor, three layouts and algorithm buffer and nothing else (the
+    preference is freed once the heuristic answered); a refused shape frees everything it made;
+    past `MAX_PLANS` a new plan frees this thread's plans and keeps other threads' (one of
+    them may be running its descriptor)."""
+    from burn_cuda import _gemm_lt
+    from cpu_backend import cuda_on_cpu_backend
+
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+    b = rng.standard_normal(3).astype(np.float32)
+    with cuda_on_cpu_backend() as (be, fake):
+        lt = fake.cublaslt
+        put, get = _setup(be, fake)
+        pw, pb = put(w), put(b)
+        be.linear(put(rng.standard_normal((2, 6)).astype(np.float32)), pw, pb)
+        assert lt.live() == {"handle": 1, "desc": 1, "layout": 3} and len(lt.algos) == 1
+        lt.refuse = True
+        be.linear(put(rng.standard_normal((3, 6)).astype(np.float32)), pw, pb)  # refused
+        assert lt.live() == {"handle": 1, "desc": 1, "layout": 3} and len(lt.algos) == 1
+        lt.refuse = False
+        # another thread's plan (its key's thread field): kept across this thread's eviction
+        other_key, other = next(iter(_gemm_lt._PLANS.items()))
+        foreign = other_key[:13] + (-1,) + other_key[14:]
+        _gemm_lt._PLANS[foreign] = other
+        monkeypatch.setattr(_gemm_lt, "MAX_PLANS", 3)
+        for rows in (4, 5):  # the 3rd entry, then a 4th plan: this thread's two are freed
+            x = rng.standard_normal((rows, 6)).astype(np.float32)
+            _check(get(be.linear(put(x), pw, pb)), _want(x, w, b), "float32", 6)
+        assert foreign in _gemm_lt._PLANS and len(_gemm_lt._PLANS) == 2
+        # live: the foreign entry's handles (shared with the freed plan's tuple, so freed
+        # once with it: the fake counts objects) and the new plan's
+        assert lt.live()["desc"] == 1 and lt.live()["layout"] == 3 and "pref" not in lt.live()

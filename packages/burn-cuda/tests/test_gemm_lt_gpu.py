@@ -91,3 +91,20 @@ def test_cuda_linear_launches_no_bias_kernel(monkeypatch):
     assert bias_kernels == []
     got = np.asarray(be.float_into_data(out).array, np.float64)
     np.testing.assert_allclose(got, x.astype(np.float64) @ w + b, rtol=1e-5, atol=1e-4)
+
+
+def test_plans_past_the_bound_are_freed_and_the_next_ones_run(monkeypatch):
+    """With room for 3 plans, 8 shapes in turn: each new plan past the bound frees this
+    thread's (cuBLASLt's Destroy calls on the real library) and every product stays right."""
+    monkeypatch.setattr(_gemm_lt, "MAX_PLANS", 3)
+    be, put, get = _io("float32")
+    rng = np.random.default_rng(3)
+    for m, k, n in SHAPES[3:] + SHAPES[3:6]:
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+        b = rng.standard_normal(n).astype(np.float32)
+        got = _gemm_lt.linear_bias(put(x), put(w), put(b))
+        assert got is not None, (m, k, n, _gemm_lt.REFUSED)
+        assert len(_gemm_lt._PLANS) <= 3
+        want = x.astype(np.float64) @ w.astype(np.float64) + b.astype(np.float64)
+        np.testing.assert_allclose(get(got), want, atol=2e-6 * np.sqrt(k) * max(1.0, np.abs(want).max()))

@@ -19,7 +19,9 @@ contiguous bias [n] of the same dtype. Anything else, or a shape cuBLASLt has no
 runs the GEMM + bias kernel path. `BURN_CUDA_LT=0` turns it off (or `BURN_CUDA_DIRECT_GEMM=0`).
 
 Per shape (and pointer alignment, and calling thread) the descriptors, layouts and cuBLASLt's chosen algorithm are
-made once (`_plan`); a call then sets the bias pointer and calls `cublasLtMatmul` on the current
+made once (`_plan`; the preference is destroyed once the heuristic answered, a refused shape's
+handles at once, and past `MAX_PLANS` a new plan destroys the calling thread's: no handle is
+lost when shapes keep changing); a call then sets the bias pointer and calls `cublasLtMatmul` on the current
 stream with a 4 MiB workspace owned here, one per GPU, allocated before any step capture
 (`prepare`, from `_capture_blas.begin`), so a captured step's GEMMs are graph nodes with fixed
 workspace addresses. The CPU stand-in binds `fake_cupy.FakeCupy.cublaslt` instead of the library.
@@ -47,6 +49,8 @@ LT_TYPES = {_F32: 0, **_gemm.HALF_TYPES}
 _STATE: dict = {"api": None, "error": None}
 _DEVICES: dict = {}  # device id -> (Lt handle, workspace array)
 _PLANS: dict = {}  # plan key -> (desc, A layout, B layout, D layout, algo buffer, ws bytes)
+#: plans kept (shapes vary: a new one past this evicts the thread's own, freeing their handles)
+MAX_PLANS = 512
 #: plan key -> why cuBLASLt took no kernel for it (the GEMM + bias kernel path runs instead)
 REFUSED: dict = {}
 _LOCK = threading.Lock()
@@ -181,6 +185,27 @@ def _gemm_vec(x, w, vec, grad: bool):
     return out
 
 
+def _evict(api) -> None:
+    """Make room in `_PLANS`: this thread's plans are dropped and their descriptors, layouts
+    and algorithm buffers freed (no other thread uses them: a key holds its thread); other
+    threads' plans are dropped only if that was not enough, and not freed (one of them may be
+    running its plan now)."""
+    me = threading.get_ident()
+    for k in [k for k in list(_PLANS) if k[13] == me]:  # list(): other threads may insert
+        _destroy(api, _PLANS.pop(k))
+    if len(_PLANS) >= MAX_PLANS:
+        _PLANS.clear()
+
+
+def _destroy(api, plan) -> None:
+    desc, a_lay, b_lay, d_lay, algo, _ws = plan
+    api.desc_destroy(desc)
+    for lay in (a_lay, b_lay, d_lay):
+        api.layout_destroy(lay)
+    if algo is not None:
+        api.algo_free(algo)
+
+
 def _plan(cp, handle, key, bias_ptr: int):
     """Descriptors, layouts and algorithm for `key` (`linear_bias`'s), cached; None (and the
     reason in `REFUSED`) when cuBLASLt's heuristic has no kernel for them."""
@@ -199,17 +224,22 @@ def _plan(cp, handle, key, bias_ptr: int):
     b_lay = api.layout_create(ctype, m if ta else k, k if ta else m, lda)
     d_lay = api.layout_create(ctype, n, m, n)
     pref = api.pref_create(WORKSPACE_BYTES, (aw, ax, ao, ao))
-    got = api.heuristic(handle, desc, a_lay, b_lay, d_lay, d_lay, pref)
-    if got is None:
+    try:  # the preference only steers the heuristic
+        got = api.heuristic(handle, desc, a_lay, b_lay, d_lay, d_lay, pref)
+    finally:
+        api.pref_destroy(pref)
+    if got is not None and got[1] > WORKSPACE_BYTES:
+        REFUSED[key] = f"the algorithm wants {got[1]} bytes of workspace"
+        got = None
+    elif got is None:
         REFUSED[key] = "cublasLtMatmulAlgoGetHeuristic returned no algorithm"
+    if got is None:
+        _destroy(api, (desc, a_lay, b_lay, d_lay, None, 0))
         return None
     algo_bytes, ws_bytes = got
-    if ws_bytes > WORKSPACE_BYTES:
-        REFUSED[key] = f"the algorithm wants {ws_bytes} bytes of workspace"
-        return None
     algo = api.algo_buffer(algo_bytes)
     plan = (desc, a_lay, b_lay, d_lay, algo, ws_bytes)
-    if len(_PLANS) >= 512:  # bounded for varying shapes (the handles are small host objects)
-        _PLANS.clear()
+    if len(_PLANS) >= MAX_PLANS:  # bounded for varying shapes
+        _evict(api)
     _PLANS[key] = plan
     return plan

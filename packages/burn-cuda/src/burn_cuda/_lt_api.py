@@ -52,7 +52,11 @@ class LtApi:
         # (handle, desc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace,
         #  workspace bytes, stream)
         self.matmul_fn = fn("cublasLtMatmul", [P] * 14 + [ctypes.c_size_t, P])
-        self._keep: list = []  # the algorithm buffers handed out (their addresses are used)
+        self._desc_destroy = fn("cublasLtMatmulDescDestroy", [P])
+        self._layout_destroy = fn("cublasLtMatrixLayoutDestroy", [P])
+        self._pref_destroy = fn("cublasLtMatmulPreferenceDestroy", [P])
+        #: address -> the algorithm buffer handed out there (freed by `algo_free`)
+        self._keep: dict = {}
 
     @staticmethod
     def check(name: str, status: int) -> None:
@@ -111,10 +115,23 @@ class LtApi:
         return res.raw[:ALGO_BYTES], ws
 
     def algo_buffer(self, raw: bytes) -> int:
-        """The address of a buffer holding algorithm bytes `raw`, kept for the process."""
+        """The address of a buffer holding algorithm bytes `raw`, kept until `algo_free`."""
         buf = ctypes.create_string_buffer(raw, ALGO_BYTES)
-        self._keep.append(buf)
-        return ctypes.addressof(buf)
+        addr = ctypes.addressof(buf)
+        self._keep[addr] = buf
+        return addr
+
+    def algo_free(self, addr: int) -> None:
+        self._keep.pop(addr, None)
+
+    def desc_destroy(self, desc: int) -> None:
+        self.check("cublasLtMatmulDescDestroy", self._desc_destroy(desc))
+
+    def layout_destroy(self, layout: int) -> None:
+        self.check("cublasLtMatrixLayoutDestroy", self._layout_destroy(layout))
+
+    def pref_destroy(self, pref: int) -> None:
+        self.check("cublasLtMatmulPreferenceDestroy", self._pref_destroy(pref))
 
     def matmul(self, *args) -> None:
         status = self.matmul_fn(*args)
