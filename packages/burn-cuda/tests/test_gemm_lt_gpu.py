@@ -94,12 +94,15 @@ def test_cuda_linear_launches_no_bias_kernel(monkeypatch):
 
 
 def test_plans_past_the_bound_are_freed_and_the_next_ones_run(monkeypatch):
-    """With room for 3 plans, 8 shapes in turn: each new plan past the bound frees this
-    thread's (cuBLASLt's Destroy calls on the real library) and every product stays right."""
+    """With room for 3 plans, 5 shapes no other test used, twice: the first new plan frees
+    every plan this thread made before (cuBLASLt's Destroy calls on the real library, the
+    other tests' plans included), each later one past the bound likewise, and every product
+    stays right."""
     monkeypatch.setattr(_gemm_lt, "MAX_PLANS", 3)
     be, put, get = _io("float32")
     rng = np.random.default_rng(3)
-    for m, k, n in SHAPES[3:] + SHAPES[3:6]:
+    fresh = [(40, 24, 16), (9, 16, 8), (3, 8, 24), (17, 32, 8), (2, 16, 16)]
+    for m, k, n in fresh + fresh:
         x = rng.standard_normal((m, k)).astype(np.float32)
         w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
         b = rng.standard_normal(n).astype(np.float32)
