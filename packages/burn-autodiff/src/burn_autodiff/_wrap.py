@@ -69,9 +69,10 @@ def record(inner, r: Rule, balanced: bool, parents: list, ia: list, fl: list, ou
                     m.device = getattr(a, "device", None)
         # Under balanced checkpointing every non-recomputable node keeps its output, so
         # recomputation of a child always stops here.
-        saved_out = out if (r.out or balanced) else None
-        if type(r.out) is tuple and not balanced:  # only these outputs (e.g. dropout's mask)
-            saved_out = tuple(o if i in r.out else None for i, o in enumerate(out))
+        ro = r.out  # False, True, or the positions of the outputs kept (dropout's mask)
+        saved_out = out if (ro or balanced) else None
+        if ro and ro is not True and not balanced:  # no call for the usual False / True
+            saved_out = tuple(o if i in ro else None for i, o in enumerate(out))
     # `new_node(...)` and `wrap(out, node)`, inline: this runs once per recorded op, and two
     # calls are a third of Autodiff's own cost per op (cProfile of the transformer step)
     node = _new(Node)

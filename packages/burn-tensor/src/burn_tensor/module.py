@@ -12,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+import numbers
+
 from . import _check as check
 from . import _check_data as check_data
 from ._autocast import current_policy, half_op, run_half_biased
@@ -247,7 +249,7 @@ def dropout(x, prob: float):
         >>> y = dropout(x, 0.1)  # training-time dropout; `nn.Dropout` calls it  # doctest: +SKIP
     """
     check.float_("dropout", x)
-    if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0.0 <= prob <= 1.0:
+    if isinstance(prob, bool) or not isinstance(prob, numbers.Real) or not 0.0 <= prob <= 1.0:
         raise TensorCheckError("dropout", f"prob must be a number in [0, 1], got {prob!r}")
     if prob == 0.0:
         return x

@@ -68,6 +68,8 @@ def test_dropout_edges(burn):
     x_t = burn.float(sample((3, 4), "unit", 1))
     assert module.dropout(x_t, 0.0) is x_t
     burn.assert_close(module.dropout(x_t, 1.0), np.zeros((3, 4)))
+    # a numpy scalar is a number too (a config read from an array)
+    assert module.dropout(x_t, np.float32(0.25)).dims() == [3, 4]
     empty = module.dropout(Tensor.zeros([0, 4], burn.device), 0.5)
     assert empty.dims() == [0, 4]
     for bad in (-0.1, 1.5, float("nan"), "0.5", True):
