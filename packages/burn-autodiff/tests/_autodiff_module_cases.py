@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from _autodiff_testlib import distinct, u
-from burn_tensor import ConvOptions, ConvTransposeOptions, InterpolateOptions, UnfoldOptions
+from burn_tensor import ConvOptions, ConvTransposeOptions, DType, InterpolateOptions, UnfoldOptions
 
 C2 = ConvOptions((2, 1), (1, 0), (1, 1), 1)
 C2G = ConvOptions((1, 1), (1, 1), (2, 1), 2)
@@ -25,6 +25,14 @@ MODULE_CASES = [
     ("linear", lambda B, x, w, b: B.linear(x, w, b), [u(3, 4), u(4, 2), u(2)]),
     ("linear", lambda B, x, w, b: B.linear(x, w, b), [u(2, 3, 4), u(4, 5), u(5)]),
     ("linear", lambda B, x, w: B.linear(x, w, None), [u(4), u(4, 3)]),
+    # autocast's linear with float64 as its "half" dtype: the casts are the identity, so finite
+    # differences check the rule's wiring (kept outputs, the three gradients, their dtypes)
+    (
+        "linear_half",
+        lambda B, x, w, b: B.linear_half(x, w, b, DType.F64)[0],
+        [u(2, 3, 4), u(4, 5), u(5)],
+    ),
+    ("linear_half", lambda B, x, w: B.linear_half(x, w, None, DType.F64)[0], [u(3, 4), u(4, 2)]),
     ("conv2d", lambda B, x, w, b: B.conv2d(x, w, b, C2), [u(2, 2, 5, 4), u(3, 2, 3, 2), u(3)]),
     ("conv2d", lambda B, x, w: B.conv2d(x, w, None, C2G), [u(1, 4, 5, 4), u(2, 2, 2, 2)]),
     (

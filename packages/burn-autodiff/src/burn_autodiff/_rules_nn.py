@@ -9,7 +9,7 @@ the ops below and are differentiated through their parts.
 
 from __future__ import annotations
 
-from ._rule import RULES, rule
+from ._rule import RULES, dtype_of, rule
 
 # -- activations ---------------------------------------------------------------------------------------
 RULES["relu"] = rule(lambda c, g: (c.b.relu_backward(c.output(), g),), out=True, memory_bound=True)
@@ -54,6 +54,18 @@ def _linear(c, g):
 
 
 RULES["linear"] = rule(_linear, keep=(0, 1))
+
+
+def _linear_half(c, g):
+    # autocast's linear: the node keeps the op's half copies of x and weight (outputs 1, 2),
+    # never the wide inputs; each gradient comes back in its input's dtype
+    need, a = c.parents, c.args
+    dts = tuple(None if need[i] is None else dtype_of(a[i]) for i in range(3))
+    _, xh, wh = c.outputs()
+    return c.b.linear_half_backward(xh, wh, g, dts) + (None,)
+
+
+RULES["linear_half"] = rule(_linear_half, out=(1, 2))
 
 
 # -- convolutions ----------------------------------------------------------------------------------------

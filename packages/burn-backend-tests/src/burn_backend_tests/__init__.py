@@ -42,7 +42,8 @@ Layout:
 - `conformance`: every suite test, for `from burn_backend_tests.conformance import *`.
 - `suites.<family>`: the tests of one op family (`elementwise` (+ `elementwise_scalar`, `logic`),
   `layout`, `reduce`, `creation`, `activation`, `activation_backward`, `module_pool`,
-  `module_interp`, `module_embedding`, `module_dropout`, `module_conv` (+ `_act`, `_grad`, `_literals`), `module_linear`,
+  `module_interp`, `module_embedding`, `module_dropout`, `module_conv` (+ `_act`, `_grad`, `_literals`), `module_linear`
+  (+ `_half`: autocast's linear),
   `module_literals`, `burn_literals`, `checks_index`, `checks_values`, `device`, `optim`, `unfold`, `book`), table driven: adding an
   op usually means one row. A package may import one family to run a subset (burn-fusion does).
   `suites.coverage` holds the completeness case: the plugin counts every op of the table that

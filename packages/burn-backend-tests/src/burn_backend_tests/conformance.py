@@ -34,6 +34,7 @@ from .suites.module_embedding import *
 from .suites.module_interp import *
 from .suites.module_layer_norm import *
 from .suites.module_linear import *
+from .suites.module_linear_half import *
 from .suites.module_literals import *
 from .suites.module_pool import *
 from .suites.module_volume import *

@@ -13,7 +13,7 @@ from burn_tensor import Backend, BackendNotInstalledError, Device, DType, NoDevi
 from . import _gemm, _memory, _platform
 from ._dtypes import FLOAT_DTYPES, INT_DTYPES
 from ._gpu_runtime import CudaRuntime, kernels_of
-from ._ops_linear import CudaLinearOps
+from ._ops_linear import CudaLinearHalfOps, CudaLinearOps
 from ._ops_module import CudaModuleOps
 from ._quant_ops import CudaQuantOps
 from ._optim import CudaOptimOps
@@ -33,6 +33,7 @@ class Cuda(
     CudaOptimOps,
     CudaOptimManyOps,
     CudaLinearOps,
+    CudaLinearHalfOps,
     CudaModuleOps,
     CudaDropoutOps,
     Backend,

@@ -39,6 +39,8 @@ import numpy as np
 
 from . import _gemm
 from ._dtypes import HALF_DTYPES
+from ._lt_api import DESC_EPILOGUE, DESC_TRANSA, DESC_TRANSB, EPILOGUE_BGRADA, EPILOGUE_BIAS
+from ._lt_api import EPILOGUE_DEFAULT
 
 ENABLED = _gemm.ENABLED and os.environ.get("BURN_CUDA_LT", "1") != "0"
 #: bytes of each GPU's cuBLASLt workspace (torch gives its Lt calls 1-4 MiB on Hopper)
@@ -54,6 +56,9 @@ MAX_PLANS = 512
 #: plan key -> why cuBLASLt took no kernel for it (the GEMM + bias kernel path runs instead)
 REFUSED: dict = {}
 _LOCK = threading.Lock()
+#: a plan's epilogue (the bias added, the bias gradient written, none) and its cublasLtEpilogue_t
+_BIAS, _BGRAD, _NONE = 0, 1, 2
+_EPILOGUES = (EPILOGUE_BIAS, EPILOGUE_BGRADA, EPILOGUE_DEFAULT)
 #: calls `linear_bias` answered, for tests and probes
 STATS = {"calls": 0, "grad_calls": 0}
 
@@ -135,11 +140,52 @@ def weight_bias_grad(x, g):
     return None if dw is None else (dw, db)
 
 
-def _gemm_vec(x, w, vec, grad: bool):
+def linear_wide(x, w, bias):
+    """`x @ w + bias` of half operands into float32, one cuBLASLt call (the bias, float32, in
+    its epilogue; None: no bias), or None when not covered: autocast's linear (`linear_half`),
+    where the half product was a GEMM, a widening cast and a broadcast add.
+
+    Shapes: x [m, k], w [k, n] (one half dtype), bias [n] float32 or None -> [m, n] float32.
+    """
+    if x.ndim != 2 or w.ndim != 2:
+        return None
+    if bias is not None and (
+        bias.ndim != 1 or not bias._c_contiguous or bias.shape[0] != w.shape[1]
+    ):
+        return None
+    return _gemm_vec(x, w, bias, False, _F32)
+
+
+def grads_wide(x, w, g, want_x: bool, want_wb: tuple) -> tuple | None:
+    """Autocast's linear gradients from half x [m, k], w [k, n] and the half output gradient
+    g [m, n], each written float32 by its GEMM: (dx = g @ w^T if `want_x`, dw = x^T @ g if
+    `want_wb[0]`, db = g's sums over its rows if `want_wb[1]`, in dw's epilogue), None for
+    those not wanted; None when a GEMM is not covered (nothing is half-done: the caller
+    recomputes all)."""
+    cp = _gemm._libs()[0]
+    dx = dw = db = None
+    if want_x:
+        dx = _gemm_vec(g, w.T, None, False, _F32)
+        if dx is None:
+            return None
+    if want_wb[0]:
+        db = cp.ndarray((g.shape[1],), _F32) if want_wb[1] else None
+        dw = _gemm_vec(x.T, g, db, True, _F32)
+        if dw is None:
+            return None
+    return dx, dw, db
+
+
+def _gemm_vec(x, w, vec, grad: bool, out_dt=None):
     """`x @ w` [m, n] with cuBLASLt's epilogue on the vector `vec` [n]: added to every row
-    (`grad` False, the bias) or written with the sums of w over k (`grad` True, BGRADA)."""
+    (`grad` False, the bias) or written with the sums of w over k (`grad` True, BGRADA); no
+    epilogue when `vec` is None. `out_dt` (default: the operands' dtype) is D's and the
+    vector's dtype: float32 over half operands is autocast's GEMM (`linear_half`)."""
     dt = x.dtype
-    if dt not in LT_TYPES or w.dtype != dt or vec.dtype != dt:
+    odt = dt if out_dt is None else out_dt
+    if dt not in LT_TYPES or w.dtype != dt or odt not in LT_TYPES:
+        return None
+    if vec is not None and vec.dtype != odt:
         return None
     m, k = x.shape
     n = w.shape[1]
@@ -160,13 +206,15 @@ def _gemm_vec(x, w, vec, grad: bool):
         if state is None:
             return None
     handle, ws = state
-    out = cp.ndarray((m, n), dt) if dt.itemsize != 2 else _gemm.half_empty((m, n), dt)
-    xp, wp, op, bp = x.data.ptr, w.data.ptr, out.data.ptr, vec.data.ptr
+    out = cp.ndarray((m, n), odt) if odt.itemsize != 2 else _gemm.half_empty((m, n), odt)
+    xp, wp, op = x.data.ptr, w.data.ptr, out.data.ptr
+    bp = 0 if vec is None else vec.data.ptr
     (ta, lda), (tb, ldb) = la, lb
+    epi = _NONE if vec is None else (_BGRAD if grad else _BIAS)
     # per thread too: a call sets the plan's descriptor's bias pointer, then runs it, so two
     # threads on one GPU must not share a descriptor
     key = (dev, dt, m, n, k, ta, tb, lda, ldb, _align(xp), _align(wp), _align(op), _align(bp),
-           threading.get_ident(), grad)  # fmt: skip
+           threading.get_ident(), epi, odt)  # fmt: skip
     plan = _PLANS.get(key)
     if plan is None:
         if key in REFUSED:
@@ -176,7 +224,8 @@ def _gemm_vec(x, w, vec, grad: bool):
             return None
     desc, a_lay, b_lay, d_lay, algo, ws_bytes = plan
     api = _STATE["api"]
-    api.desc_set_bias(desc, bp)
+    if bp:
+        api.desc_set_bias(desc, bp)
     one, zero = _gemm._SCALARS[dt]
     # column-major D^T[n, m] = op(w)^T-side first, as `_gemm.matmul`: A = w, B = x
     api.matmul(handle, desc, one, wp, a_lay, xp, b_lay, zero, op, d_lay, op, d_lay, algo,
@@ -209,20 +258,20 @@ def _destroy(api, plan) -> None:
 def _plan(cp, handle, key, bias_ptr: int):
     """Descriptors, layouts and algorithm for `key` (`linear_bias`'s), cached; None (and the
     reason in `REFUSED`) when cuBLASLt's heuristic has no kernel for them."""
-    from ._lt_api import DESC_EPILOGUE, DESC_TRANSA, DESC_TRANSB, EPILOGUE_BGRADA, EPILOGUE_BIAS
-
-    _dev, dt, m, n, k, ta, tb, lda, ldb, ax, aw, ao, _ab, _thread, grad = key
+    _dev, dt, m, n, k, ta, tb, lda, ldb, ax, aw, ao, _ab, _thread, epi, odt = key
     api = _STATE["api"]
     ctype = LT_TYPES[dt]
     desc = api.desc_create(_gemm.COMPUTE_32F, 0)  # float32 compute and alpha / beta
     api.desc_set_int(desc, DESC_TRANSA, int(tb))
     api.desc_set_int(desc, DESC_TRANSB, int(ta))
-    api.desc_set_int(desc, DESC_EPILOGUE, EPILOGUE_BGRADA if grad else EPILOGUE_BIAS)
-    api.desc_set_bias(desc, bias_ptr)  # its alignment steers the heuristic
-    # each operand as stored (column-major): A = w, n x k (k x n when transposed), B = x
+    api.desc_set_int(desc, DESC_EPILOGUE, _EPILOGUES[epi])
+    if bias_ptr:
+        api.desc_set_bias(desc, bias_ptr)  # its alignment steers the heuristic
+    # each operand as stored (column-major): A = w, n x k (k x n when transposed), B = x; D
+    # (and the epilogue's vector) of `odt`
     a_lay = api.layout_create(ctype, k if tb else n, n if tb else k, ldb)
     b_lay = api.layout_create(ctype, m if ta else k, k if ta else m, lda)
-    d_lay = api.layout_create(ctype, n, m, n)
+    d_lay = api.layout_create(LT_TYPES[odt], n, m, n)
     pref = api.pref_create(WORKSPACE_BYTES, (aw, ax, ao, ao))
     try:  # the preference only steers the heuristic
         got = api.heuristic(handle, desc, a_lay, b_lay, d_lay, d_lay, pref)

@@ -13,7 +13,9 @@ import ctypes
 
 #: cublasLtMatmulDescAttributes_t
 DESC_TRANSA, DESC_TRANSB, DESC_EPILOGUE, DESC_BIAS_POINTER = 3, 4, 7, 8
-#: cublasLtEpilogue_t: the bias (a vector of D's rows) added to every column of D
+#: cublasLtEpilogue_t: none (the plain product)
+EPILOGUE_DEFAULT = 1
+#: the bias (a vector of D's rows) added to every column of D
 EPILOGUE_BIAS = 4
 #: the bias gradient of A (the sums of A over k, one per row of D) written to the bias pointer
 EPILOGUE_BGRADA = 256

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._dtype import DType, Float
+from .quantization._primitive import QuantizedPrimitive
 
 HALF_DTYPES = (DType.F16, DType.BF16)
 _ALIASES = {"bf16": DType.BF16, "f16": DType.F16, "fp16": DType.F16, "half": DType.F16}
@@ -100,7 +101,7 @@ def autocast(
 
 
 #: float dtypes from widest to narrowest: a half op hands back the widest of its inputs' dtypes
-_WIDTH = {DType.F64: 0, DType.F32: 1, DType.F16: 2, DType.BF16: 3}
+FLOAT_WIDTH = {DType.F64: 0, DType.F32: 1, DType.F16: 2, DType.BF16: 3}
 
 
 def _float_kind(a: Any) -> bool:
@@ -124,7 +125,7 @@ def _half_args(h: DType, args: tuple, kwargs: dict) -> tuple[list, dict, DType |
     for a in (*args, *kwargs.values()) if kwargs else args:
         if _float_kind(a):
             dt = a.dtype
-            r = _WIDTH.get(dt, 9)
+            r = FLOAT_WIDTH.get(dt, 9)
             if r < rank:
                 widest, rank = dt, r
             if dt is not h:
@@ -183,6 +184,48 @@ def run_half_biased(
     if bias.dtype is not out.dtype:
         bias = _cast(bias, out.dtype)
     return out + bias.reshape(view)
+
+
+def run_linear_half(
+    policy: AutocastPolicy, linear: Callable, x: Any, weight: Any, bias: Any
+) -> Any:
+    """`module.linear` under autocast: one backend op, `linear_half(x, weight, bias, half)`,
+    whose default is what `run_half_biased` composes (a cast each, the half product, the
+    widening cast, `+ bias` in the wide dtype) and which Cuda runs as one GEMM reading half
+    operands and writing the wide output with the bias in its epilogue. Under Autodiff it is
+    one node keeping the half copies of x and weight (issue 34: the mixed transformer step
+    recorded six ops per layer, 1.7x torch's autocast step). Calls the fast path cannot vouch
+    for (another device, a quantized operand, mismatched shapes, an int input) go through
+    `run_half_biased`, whose checks name what is wrong; `linear` is `module.linear`."""
+    xp, wp = x._p, weight._p
+    xs, ws = xp.shape, wp.shape
+    d, h = x._d, policy.dtype
+    o = x._o
+    if not (
+        o.kind is Float
+        and weight._o is o
+        and weight._d is d
+        and len(ws) == 2
+        and len(xs) >= 1
+        and xs[-1] == ws[0]
+        and type(wp) is not QuantizedPrimitive
+        and type(xp) is not QuantizedPrimitive
+    ):
+        return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
+    bp = None
+    if bias is not None:
+        bp = bias._p
+        if not (
+            bias._o is o
+            and bias._d is d
+            and type(bp) is not QuantizedPrimitive
+            and len(bp.shape) == 1
+            and bp.shape[0] == ws[1]
+        ):
+            return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
+    if x.dtype is h and weight.dtype is h and (bias is None or bias.dtype is h):
+        return x._like(d.backend.linear(xp, wp, bp))  # nothing to cast: the plain op
+    return x._like(d.backend.linear_half(xp, wp, bp, h)[0])
 
 
 def run_half(policy: AutocastPolicy, fn: Callable, args: tuple, kwargs: dict) -> Any:

@@ -295,11 +295,14 @@ op(
     'conv_transpose2d_bias_backward conv_transpose2d_weight_backward '
     'conv_transpose2d_x_backward embedding_backward layer_norm_backward '
     'linear_bias_backward linear_weight_backward linear_weight_bias_backward '
-    'linear_x_backward log_sigmoid_backward '
+    'linear_half_backward linear_x_backward log_sigmoid_backward '
     'log_softmax_backward sigmoid_backward softmax_backward',
     DEFAULT, CUSTOM, PASS,
 )
 op('attention embedding layer_norm linear', DEFAULT, CUSTOM, RULE)
+# autocast's linear as one op (not Burn's: it has no autocast): (out, x_half, weight_half); the
+# node keeps only the half copies; Cuda reads them in one GEMM writing the wide output
+op('linear_half', DEFAULT, CUSTOM, RULE)
 # dropout as one op (not Burn's: its Dropout multiplies by a drawn mask): (out, the mask scaled by
 # 1 / keep) from the device's bernoulli draw; Cuda runs it in one launch (burn_gpu's `dropout`)
 op('dropout', DEFAULT, CUSTOM, RULE)

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from ._autocast import FLOAT_WIDTH
 from ._data import TensorData
 from ._dtype import DType
 from ._options import ConvOptions, ConvTransposeOptions, UnfoldOptions
@@ -101,6 +102,53 @@ class ModuleOps:
         dbias [d_out]): one op where a backend computes both in one pass (Cuda: the bias
         gradient as the weight GEMM's epilogue); by default the two ops above."""
         return self.linear_weight_backward(x, output_grad), self.linear_bias_backward(output_grad)
+
+    def linear_half(self, x, weight, bias, dtype):
+        """Autocast's linear (`burn_tensor.autocast`): x and weight cast to the half `dtype`,
+        their product in it, widened to the widest float dtype of x, weight and bias, then
+        + bias in that dtype -> (out, x_half, weight_half). The half copies are what the
+        gradient reads (`linear_half_backward`), so Autodiff keeps them and never the wide
+        inputs. This default is the ops autocast ran before it was one op (a cast each, the
+        half linear, the widening cast, the broadcast add); a backend may run it as one GEMM
+        reading half operands and writing the wide output with the bias in its epilogue (Cuda).
+
+        Shapes: x [..., d_in], weight [d_in, d_out], bias [d_out] or None -> out [..., d_out].
+        """
+        dts = [_dt(x), _dt(weight)] + ([] if bias is None else [_dt(bias)])
+        wide = min(dts, key=FLOAT_WIDTH.__getitem__)
+        xh = x if dts[0] is dtype else self.float_cast(x, dtype)
+        wh = weight if dts[1] is dtype else self.float_cast(weight, dtype)
+        out = self.linear(xh, wh, None)
+        if wide is not dtype:
+            out = self.float_cast(out, wide)
+        if bias is not None:
+            b = bias if dts[2] is wide else self.float_cast(bias, wide)
+            view = (1,) * (len(out.shape) - 1) + (weight.shape[1],)
+            out = self.float_add(out, self.float_reshape(b, view))
+        return out, xh, wh
+
+    def linear_half_backward(self, x_half, weight_half, output_grad, dtypes):
+        """Gradients of `linear_half` -> (dx, dweight, dbias), each in its input's dtype from
+        `dtypes` (x's, weight's, bias's; None: that gradient is not wanted and is None). The
+        wide output gradient is cast to the half dtype for the two products (as torch's
+        autocast differentiates its half GEMM); the bias gradient is its sums in the wide
+        dtype (the bias was added there).
+
+        Shapes: x_half [..., d_in], weight_half [d_in, d_out], output_grad [..., d_out]."""
+        x_dt, w_dt, b_dt = dtypes
+        h = _dt(x_half)
+        gh = output_grad if _dt(output_grad) is h else self.float_cast(output_grad, h)
+        gx = gw = gb = None
+        if x_dt is not None:
+            gx = self.linear_x_backward(weight_half, gh)
+            gx = gx if x_dt is h else self.float_cast(gx, x_dt)
+        if w_dt is not None:
+            gw = self.linear_weight_backward(x_half, gh)
+            gw = gw if w_dt is h else self.float_cast(gw, w_dt)
+        if b_dt is not None:
+            gb = self.linear_bias_backward(output_grad)
+            gb = gb if _dt(gb) is b_dt else self.float_cast(gb, b_dt)
+        return gx, gw, gb
 
     def dropout(self, x, prob):
         """(out, mask) of dropout with probability `prob` in (0, 1): mask = bernoulli(1 - prob)

@@ -16,7 +16,7 @@ import numbers
 
 from . import _check as check
 from . import _check_data as check_data
-from ._autocast import current_policy, half_op, run_half_biased
+from ._autocast import current_policy, half_op, run_half_biased, run_linear_half
 from ._dtype import Float, Int
 from ._errors import TensorCheckError
 from ._module_attention import attention
@@ -280,7 +280,7 @@ def linear(x, weight, bias=None):
     """
     policy = current_policy()
     if policy is not None:  # inside `autocast(...)`: runs in half (see _autocast.py)
-        return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
+        return run_linear_half(policy, linear, x, weight, bias)
     xp, wp = x._p, weight._p
     xs, ws = xp.shape, wp.shape  # read once: dims() builds a list per call
     d = x._d
