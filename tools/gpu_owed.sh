@@ -19,6 +19,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh gen       # ~5 min: captured static-cache generation
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s22       # ~9 min: one-launch dropout, step rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s22b      # ~6 min: warp layer norm, the guide
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s23       # ~8 min: autocast's linear_half
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -37,7 +38,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -235,6 +236,19 @@ s22b)
   echo "== norm probe"; tail -13 "$out/norm-probe.log"
   for f in guide-eager guide-captured; do echo "== $f"; grep -iE "valid|accuracy" "$out/$f.log" | tail -3; done
   ;;
+s23)
+  step linear-half-gpu 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_linear_half_gpu.py \
+    packages/burn-cuda/tests/test_gemm_lt_gpu.py
+  step linear-conf 200 env BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py -k "linear"
+  step precision 150 python3 -m benches transformer_precision --backend cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision"
+  step precision-fusion 200 python3 -m benches transformer_precision --backend fusion-cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision-fusion"
+  for f in precision precision-fusion; do
+    echo "== $f"; grep -E "burn/torch|target|step" "$out/$f.log" | tail -24
+  done
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -244,7 +258,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23 or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
