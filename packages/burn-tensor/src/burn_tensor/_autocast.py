@@ -7,7 +7,9 @@ an f32 model). Every other op (elementwise, reductions, softmax, norms, losses) 
 so runs on the f32 tensors it is given. Parameters, gradients and optimizer state stay f32: the
 casts are ordinary `cast` ops, recorded by Autodiff, whose backward casts the gradient back to
 the parameter's dtype, while the matmul/conv of the backward pass run in half too (Autodiff's
-rules call the inner backend on the half tensors it saved).
+rules call the inner backend on the half tensors it saved). `module.linear` is one backend op
+instead (`run_linear_half` -> `linear_half`, whose default is those casts and ops): one node,
+and on Cuda one GEMM writing the wide output.
 
 Why here (the Tensor layer) and not a backend decorator: torch puts autocast in its dispatcher
 *above* autograd, so the casts are part of the graph and gradients arrive in the parameters'
