@@ -93,17 +93,20 @@ def dq_args(name: str, e: str, blocks: int = 0) -> str:
     )
 
 
-def dkv_args(name: str, e: str, blocks: int = 0) -> str:
+def dkv_args(name: str, e: str, blocks: int = 0, dq_acc: bool = False) -> str:
     """The dK/dV pass `name`'s argument list: dK, dV, Q, K, V, dO, lse, Delta and the strides
-    (`blocks` as `head`'s)."""
+    (`blocks` as `head`'s). `dq_acc`: first the float32 dQ accumulator `dqa` the fused backward
+    adds into, its (batch, head, row) strides first among the outputs'."""
+    outs = f"{e}* __restrict__ dk, {e}* __restrict__ dv,"
+    outs = f"float* __restrict__ dqa, {outs}\n   " if dq_acc else outs
     return (
         head(name, blocks)
-        + f"    {e}* __restrict__ dk, {e}* __restrict__ dv, const {e}* __restrict__ q,\n"
+        + f"    {outs} const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ g,\n"
         "    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,\n"
         "    const int sq, const int sk, const int causal, const float scale2, const float scale,\n"
         + strides("qkvg")
-        + out_strides("dk", "dv")
+        + out_strides(*(("dqa",) if dq_acc else ()), "dk", "dv")
         + MASK_ARGS
     )
 
@@ -194,7 +197,18 @@ def dq_block(e: str, step: int, inner: str, loads: str = LOAD_QG, wait: str = ""
         query_block(e)
         + bases(e, "g")
         + mask_setup(loads)
-        + "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
+        + delta_rows(e, step, inner, "    dl[threadIdx.x] = acc;\n")
+        + wait
+        + "  __syncthreads();\n"
+    )
+
+
+def delta_rows(e: str, step: int, inner: str, keep: str = "") -> str:
+    """Delta = rowsum(dO * O) of the block's ROWS rows from q0, one row per thread, written
+    to `delta`; `inner` adds `step` elements from 16-byte loads x, y; `keep`: a line that
+    also keeps `acc` (the thread's row sum) in the block."""
+    return (
+        "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
         "    const int i = q0 + threadIdx.x;\n"
         "    float acc = 0.0f;\n"
         "    if (i < sq) {\n"
@@ -203,9 +217,7 @@ def dq_block(e: str, step: int, inner: str, loads: str = LOAD_QG, wait: str = ""
         f"      for (int c = 0; c < D; c += {step}) {{"
         "  /* 16-byte loads (the views are 16-byte aligned) */\n" + inner + "      }\n"
         "      delta[(L)bh * sq + i] = acc;\n"
-        "    }\n"
-        "    dl[threadIdx.x] = acc;\n"
-        "  }\n" + wait + "  __syncthreads();\n"
+        "    }\n" + keep + "  }\n"
     )
 
 
