@@ -39,6 +39,7 @@ from burn_gpu import (
 )
 
 from . import _capture_blas, _platform
+from ._attention_fused_bwd import fused_bwd_enabled
 from ._attention_plan import BACKWARD, FORWARD, RECORDING, empty, key_of, record, run
 from ._attention_mma import ROWS as MMA_ROWS
 from ._attention_mma import THREADS as MMA_THREADS
@@ -148,7 +149,9 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
 
 def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropout=0.0, seed=None):
     """(dq, dk, dv) of an eligible call (`mma_backward_takes`, `tf32_takes`) from the forward's
-    output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass."""
+    output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass; with
+    `BURN_CUDA_ATTENTION_FUSED_BWD=1` the fused backward (`_attention_fused_bwd.py`: Delta and a
+    zeroed float32 dQ accumulator, the one pass per key block, then dQ rounded, 16-bit only)."""
     b, h, sq, d = query.shape
     sk = key.shape[2]
     tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
@@ -164,6 +167,20 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     kind = "tf32" if dt.name == "float32" else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
+    if fused_bwd_enabled():  # the pipe form whatever BURN_CUDA_ATTENTION_PIPE says
+        f32 = dt.name == "float32"  # float32 adds into dQ itself, no rounding launch
+        acc = dq if f32 else _empty((b, h, sq, d), np.dtype(np.float32))
+        qrows, opt = mma_groups(b * h, sq), {"extras": False, "pipe": True}
+        _launch(kernel(f"attn_bwd_prep_{kind}", dt, d=d, dv=d, **opt), qrows, MMA_THREADS,
+                acc, delta, o, g, np.int32(h), np.int32(sq), *oa, *ga, *_out_args(acc))  # fmt: skip
+        k_f = kernel(f"attn_bwd_fused_{kind}", dt, d=d, dv=d, extras=extras, pipe=True)
+        _launch(k_f, mma_groups(b * h, sk), MMA_THREADS, acc, dk, dv, q, k, v, g, lse, delta,
+                *common, *qa, *ka, *va, *ga, *_out_args(acc), *_out_args(dk), *_out_args(dv),
+                *tail)  # fmt: skip
+        if not f32:
+            _launch(kernel("attn_bwd_dqcvt_mma", dt, d=d, dv=d, **opt), qrows, MMA_THREADS,
+                    dq, acc, np.int32(h), np.int32(sq), *_out_args(dq), *_out_args(acc))  # fmt: skip
+        return dq, dk, dv
     opt = {"extras": extras, "pipe": pipe_enabled()}
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,

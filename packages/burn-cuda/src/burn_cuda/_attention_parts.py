@@ -142,12 +142,19 @@ def mask_setup(first_load: str) -> str:
 
 #: the Q tile load of a query block
 LOAD_Q = "  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);\n"
-#: the K and V block loads of a key block
-LOAD_KV = (
-    "  load_rows(qt, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);\n"
-    "  load_rows(gt, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);\n"
-    "  __syncthreads();\n"
-)
+
+
+def load_kv(kdst: str, vdst: str) -> str:
+    """The K and V block loads of a key block into the tiles at `kdst` and `vdst`."""
+    return (
+        f"  load_rows({kdst}, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);\n"
+        f"  load_rows({vdst}, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);\n"
+        "  __syncthreads();\n"
+    )
+
+
+#: the K and V block loads of a key block (the dK/dV passes)
+LOAD_KV = load_kv("qt", "gt")
 
 
 def key_loop(what: str) -> str:

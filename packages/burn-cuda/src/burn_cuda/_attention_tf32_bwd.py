@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from . import _attention_parts as part
 
+#: Delta's dot product of an O row and a dO row, 4 floats per step
+F32_DELTA_DOT = """\
+        const F4 x = *(const F4*)(orow + c), y = *(const F4*)(grow + c);
+        acc += x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
+"""
+
 _DQ = (
     "\n"
     + part.dq_args("attn_bwd_dq_tf32", "float")
@@ -24,14 +30,7 @@ _DQ = (
   __shared__ __align__(16) float vt[KEYS * SPF];  /* the dO tile, then V tiles */
   __shared__ float dl[ROWS];                      /* Delta of the block's rows */
 """
-    + part.dq_block(
-        "float",
-        4,
-        """\
-        const F4 x = *(const F4*)(orow + c), y = *(const F4*)(grow + c);
-        acc += x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
-""",
-    )
+    + part.dq_block("float", 4, F32_DELTA_DOT)
     + """\
   unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
   float gf[D / 8][4];                          /* and of dO (split where used: registers) */
