@@ -194,7 +194,8 @@ def test_fused_kernels_compile_with_nvcc(nvcc_ptx):
     unit = ""
     for i, (name, dt, d, x) in enumerate(variants):
         src = _kernel_source.SOURCES[name](dt, d, d, extras=x, pipe=True)
-        undef = "".join(f"#undef {m}\n" for m in sorted(set(re.findall(r"^#define (\w+)", src, re.M))))
+        macros = sorted(set(re.findall(r"^#define (\w+)", src, re.M)))
+        undef = "".join(f"#undef {m}\n" for m in macros)
         entry = f"{name}_{dt}_{d}_{int(x)}"
         unit += f"#define {name} {entry}\nnamespace v{i} {{\n{src}\n}}\n{undef}#undef {name}\n"
     proc, ptx = nvcc_ptx("attn_fused", unit)

@@ -15,7 +15,8 @@ bfloat16 and float16 calls at head dim == value dim in (32, 64, 128) run the ten
 kernels (`_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async; with
 `BURN_CUDA_ATTENTION_PIPE=0` the session-17 text of `_attention_mma.py`, `_attention_mma_bwd.py`;
 `BURN_CUDA_ATTENTION_MMA=0` turns them off), masks and dropout included: the forward at those dims, the backward at 32 and 64 (at 128
-burn_gpu's backward kernels read the mma forward's statistic, the same one they save); float32
+burn_gpu's backward kernels read the mma forward's statistic, the same one they save;
+`BURN_CUDA_ATTENTION_FUSED_BWD=1`: the one-pass backward of `_attention_fused_bwd.py`); float32
 at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py` (forward and backward,
 the same structure). float16 runs only on the mma kernels (burn_gpu's take no float16): a
 float16 call they do not take is the decomposition, and at head dim 128 its forward keeps no
@@ -178,8 +179,9 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
                 *common, *qa, *ka, *va, *ga, *_out_args(acc), *_out_args(dk), *_out_args(dv),
                 *tail)  # fmt: skip
         if not f32:
-            _launch(kernel("attn_bwd_dqcvt_mma", dt, d=d, dv=d, **opt), qrows, MMA_THREADS,
-                    dq, acc, np.int32(h), np.int32(sq), *_out_args(dq), *_out_args(acc))  # fmt: skip
+            k_c = kernel("attn_bwd_dqcvt_mma", dt, d=d, dv=d, **opt)
+            _launch(k_c, qrows, MMA_THREADS, dq, acc, np.int32(h), np.int32(sq),
+                    *_out_args(dq), *_out_args(acc))  # fmt: skip
         return dq, dk, dv
     opt = {"extras": extras, "pipe": pipe_enabled()}
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)

@@ -23,19 +23,37 @@ until a GPU run times both). Three launches for bfloat16/float16, two for float3
 
 Why query tiles of 32, not 64: the block keeps K (dQ's B operand) and one tile of dSᵗ beside
 the two stages of Q and dO tiles, and 64-row tiles pass the 48 KB of static shared memory
-(bf16 d64: 2 x 18,432 + 9,216 + 9,216 bytes). Shared memory (bytes, head dim 64 / 32): 16-bit
-2 x 2 x 32 (D + 8) 2 stages + 64 (D + 8) 2 K + 64 x 40 x 2 dSᵗ + 384 statistics = 33,152 /
-23,936; float32 (synchronous tiles, as its dK/dV pass) 2 x 32 (D + 4) 4 + 64 (D + 4) 4 +
-64 x 36 x 4 + 384 = 44,416 / 27,776. The dSᵗ rows (40 halves, 36 floats) and K's (D + 8
-halves, D + 4 floats read in the permuted key order) make the dQ product's loads hit 32 banks.
+(bf16 d64: 2 x 18,432 + 9,216 + 9,216 bytes). Shared memory (bytes, head dim 64 / 32; 128
+more with the mask code's row keys): 16-bit 2 x 2 x 32 (D + 8) 2 stages + 64 (D + 8) 2 K +
+64 x 40 x 2 dSᵗ + 256 statistics = 33,024 / 20,736; float32 (synchronous tiles, as its dK/dV
+pass) 2 x 32 (D + 4) 4 + 64 (D + 4) 4 + 64 x 36 x 4 + 256 = 44,288 / 27,904. The dSᵗ rows
+(40 halves, 36 floats) and K's (D + 8 halves; D + 4 floats, read in the permuted key order)
+make the dQ product's loads hit 32 banks.
 
 dQ's sum over key blocks runs in whatever order the blocks finish (atomics): its last bits may
-differ run to run on a GPU (the two-pass kernels' do not); dK and dV are deterministic. Rows past
-seq_q add nothing (the loads past it are zero and the adds skipped); a query no key block sees
-keeps the prep's 0.
+differ run to run on a GPU (the two-pass kernels' do not); dK and dV are the dK/dV pass's
+products in its order. Rows past seq_q add nothing (their adds are skipped); a query no key
+block sees keeps the prep's 0. `BURN_CUDA_ATTENTION_PIPE=0` does not reach these kernels (they
+are the pipe form; it still picks the forward's text and the two-pass backward's).
 
-Registers (ptxas 13.0, sm_90, head dim 64; `benches/probes/attention_ptxas.py --fused`): see
-the table in the package README's session notes (filled in below once measured).
+ptxas 13.0, sm_90 (`python benches/probes/attention_ptxas.py --pipe 1 --dims 32,64 --fused`),
+registers / spill stores+loads (bytes) / static shared memory / blocks of 128 threads an SM
+holds, without / with the mask-and-dropout code (`EXTRAS`), head dim 64:
+
+| kernel | regs | spills | smem | blocks/SM |
+|---|---|---|---|---|
+| `attn_bwd_fused_mma` (bf16, f16) | 166 / 168 | 0 / 0 | 33,024 / 33,152 | 3 / 3 |
+| `attn_bwd_fused_tf32` | 255 / 255 | 0 / 28+56 | 44,288 / 44,416 | 2 / 2 |
+| `attn_bwd_prep_mma`, `_tf32` | 38, 37 | 0 | 0 | 12 |
+| `attn_bwd_dqcvt_mma` | 32 | 0 | 0 | 16 |
+
+The two-pass kernels they replace: bf16 dQ pass 124 / 128 registers (4 blocks), dK/dV pass
+167 / 168 (3); float32 dQ and dK/dV passes 255 (2), no spills.
+
+Head dim 32: fused_mma 115 / 122 registers (4 blocks, `FUSED_BOUNDS`), fused_tf32 167 / 168
+(3), no spills. The float32 kernel's spill with the mask code goes if it reads its K
+fragments from the kept K block instead of holding them (252 / 255 registers, no spills; still
+2 blocks an SM), at 4 more shared loads per k8 step of every S product: not taken untimed.
 """
 
 from __future__ import annotations
@@ -43,7 +61,7 @@ from __future__ import annotations
 import os
 
 from . import _attention_parts as part
-from ._attention_pipe_bwd import END_TILE, QG_LOOP, SUB, copy_kv, dkv_steps, frags
+from ._attention_pipe_bwd import DKV_BLOCKS, END_TILE, QG_LOOP, SUB, copy_kv, dkv_steps, frags
 from ._attention_pipe_bwd import DKV_STORE as MMA_DKV_STORE
 from ._attention_tf32_bwd import DKV_STORE as TF32_DKV_STORE
 from ._attention_tf32_bwd import F32_DELTA_DOT, kv_frags
@@ -99,8 +117,9 @@ def _prep(kind: str, e: str, step: int, inner: str) -> str:
         "\n"
         + _close(
             part.head(f"attn_bwd_prep_{kind}")
-            + f"    float* __restrict__ dqa, float* __restrict__ delta, const {e}* __restrict__ o,\n"
-            f"    const {e}* __restrict__ g, const int heads, const int sq,\n"
+            + "    float* __restrict__ dqa, float* __restrict__ delta,"
+            f" const {e}* __restrict__ o,\n    const {e}* __restrict__ g, const int heads,"
+            " const int sq,\n"
             + part.strides("og")
             + part.out_strides("dqa")
         )
@@ -159,8 +178,17 @@ _DQ_ADD = """\
 _FUSED_MMA = (
     f"\n#define SUB {SUB}\n"
     + _fused_head(8)
+    + f"""\
+/* the blocks an SM holds by registers, as ptxas must fit them: 4 at head dim 32 (122
+   registers with the mask code, where it would take 140 for 3), 3 at 64 (168, no spills) */
+#if D == 32
+#define FUSED_BOUNDS THREADS, 4
+#else
+#define FUSED_BOUNDS THREADS, {DKV_BLOCKS}
+#endif
+"""
     + RED_ADD2
-    + part.dkv_args("attn_bwd_fused_mma", "E", dq_acc=True)
+    + part.dkv_args("attn_bwd_fused_mma", "E", "FUSED_BOUNDS", dq_acc=True)
     + """\
   __shared__ __align__(16) E st[2 * 2 * ROWS * SP];  /* 2 stages of (Q, dO) tiles; V first */
   __shared__ __align__(16) E kres[KEYS * SP];        /* the K block, kept: dQ's B operand */

@@ -47,12 +47,11 @@ from burn_gpu import frame
 from ._attention_parts import (
     LOAD_Q,
     forward_args,
-    forward_out,
     key_loop,
     mask_setup,
-    online_softmax,
     query_block,
 )
+from ._attention_parts_fwd import forward_out, online_softmax
 from ._mma_common import (
     FWD_STATE,
     HALF_TEXT,

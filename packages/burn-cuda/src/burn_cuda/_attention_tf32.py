@@ -30,12 +30,11 @@ import numpy as np
 from ._attention_parts import (
     LOAD_Q,
     forward_args,
-    forward_out,
     key_loop,
     mask_setup,
-    online_softmax,
     query_block,
 )
+from ._attention_parts_fwd import forward_out, online_softmax
 from ._mma_common import (
     drop_helpers,
     extras_define,
