@@ -10,7 +10,7 @@ until a GPU run times both). Three launches for bfloat16/float16, two for float3
   text, `_attention_parts.delta_rows`) and the rows of the dQ accumulator set to 0 (a launch
   of the sequence, so a launch plan replays it);
 - `attn_bwd_fused_{mma,tf32}`, a block per 64 keys: the dK/dV pass's text (the same products,
-  scores and stores: `dkv_steps`, `DKV_STORE`; dK and dV get that pass's bits) over query tiles
+  scores and stores: `dkv_steps`, `DKV_STORE`; the stand-in finds its dK and dV bits) over tiles
   of 32 rows (`FUSED_ROWS`), and per tile: each warp keeps its dSᵗ (16 keys x 32 queries; the
   16-bit kernels as the rounded A fragment the dK product takes, float32 as is) in shared
   memory `[key][query]`, then after a barrier each warp computes dQ += dS K for 16 queries x
@@ -137,9 +137,9 @@ def _prep(kind: str, e: str, step: int, inner: str) -> str:
     )
 
 
-#: the fused kernels' layout checks and the tile of dSᵗ's row (`n`: 8 (16-bit) or 4 (float32)
-#: elements of padding)
 def _fused_head(n: int) -> str:
+    """The fused kernels' layout checks and the row of the kept dSᵗ (`n`: 8 (16-bit) or 4
+    (float32) elements of padding)."""
     return f"""
 #if ROWS != 32 || 2 * ROWS < KEYS
 #error the fused backward: 2 query groups of 16 x 2 dim halves a tile; V through one stage
