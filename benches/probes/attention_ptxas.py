@@ -1,7 +1,7 @@
 """ptxas's resource report of every tensor-core attention kernel (issue 36), no GPU needed.
 
     python benches/probes/attention_ptxas.py [--pipe 0,1] [--extras 0,1] [--dims 32,64,128]
-        [--arch sm_90] [--markdown]
+        [--arch sm_90] [--fused] [--markdown]
 
 Renders each kernel of `burn_cuda._kernel_source.ATTENTION_MMA` and `ATTENTION_TF32` (bf16 and
 f16 `mma.sync`, f32 3xTF32; the forward at 1 and 2 m16 tiles per warp) as the Cuda backend
@@ -12,6 +12,8 @@ renamed), and prints per kernel: registers per thread, stack frame, spill stores
 two (64K registers allocated 8 per thread at a time; 228 KB of shared memory, 1 KB of it
 reserved per block). `pipe` 0 is the session-17 text (scalar fragment
 loads, synchronous tiles; `BURN_CUDA_ATTENTION_PIPE=0`), 1 the ldmatrix + cp.async text.
+`--fused` adds the fused backward's kernels (`_kernel_source.ATTENTION_MMA_FUSED`,
+`ATTENTION_TF32_FUSED`: `BURN_CUDA_ATTENTION_FUSED_BWD=1`, pipe form only).
 """
 
 from __future__ import annotations
@@ -33,13 +35,16 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--extras", default="0,1", help="comma list: 0 without mask/dropout code")
     ap.add_argument("--dims", default="32,64,128", help="comma list of head dims")
     ap.add_argument("--arch", default="sm_90", help="nvcc -arch")
+    ap.add_argument("--fused", action="store_true", help="add the fused backward's kernels")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     return ap
 
 
-def variants(pipes, extras, dims) -> list[tuple]:
-    """(kernel, dtype, head dim, tiles, extras, pipe) of every kernel Cuda can launch."""
+def variants(pipes, extras, dims, fused: bool = False) -> list[tuple]:
+    """(kernel, dtype, head dim, tiles, extras, pipe) of every kernel Cuda can launch (`fused`:
+    with the fused backward's)."""
     from burn_cuda._attention_mma import DTYPES, HEAD_DIMS
+    from burn_cuda._kernel_source import ATTENTION_MMA_FUSED, ATTENTION_TF32_FUSED
     from burn_cuda._attention_mma_bwd import BWD_HEAD_DIMS
     from burn_cuda._attention_tf32 import TF32_HEAD_DIMS
 
@@ -54,6 +59,10 @@ def variants(pipes, extras, dims) -> list[tuple]:
                     out += [(n, dt, d, 1, x, p) for d in BWD_HEAD_DIMS]
             for n in ("attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32"):
                 out += [(n, "float32", d, 1, x, p) for d in TF32_HEAD_DIMS]
+    for x in extras if fused else ():  # the pipe form only
+        for dt in DTYPES:
+            out += [(n, dt, d, 1, x, 1) for n in ATTENTION_MMA_FUSED for d in BWD_HEAD_DIMS]
+        out += [(n, "float32", d, 1, x, 1) for n in ATTENTION_TF32_FUSED for d in TF32_HEAD_DIMS]
     return [v for v in out if v[2] in dims]
 
 
@@ -122,7 +131,7 @@ def compile_all(vs, arch: str) -> dict:
 def main(argv=None) -> None:
     args = build_parser().parse_args(argv)
     ints = lambda s: [int(x) for x in s.split(",") if x.strip()]  # noqa: E731
-    vs = variants(ints(args.pipe), ints(args.extras), ints(args.dims))
+    vs = variants(ints(args.pipe), ints(args.extras), ints(args.dims), args.fused)
     res = compile_all(vs, args.arch)
     if args.markdown:
         print("| kernel | dtype | d | tiles | extras | pipe | regs | stack | spill st/ld | smem "

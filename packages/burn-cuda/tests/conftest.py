@@ -67,6 +67,7 @@ _STAND_IN_FILES = {
     "test_transaction_cpu.py",
     "test_attention_cpu.py",
     "test_attention_mma_cpu.py",
+    "test_attention_fused_bwd_cpu.py",
     "test_fft_kernels_cpu.py",
     "test_rnn_cpu.py",
     "test_resident_cpu.py",

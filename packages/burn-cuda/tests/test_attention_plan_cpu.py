@@ -126,7 +126,8 @@ def test_a_switch_flipped_after_a_plan_was_kept_is_obeyed(monkeypatch):
 @pytest.mark.parametrize(
     "switch",
     ["BURN_GPU_ATTENTION", "BURN_CUDA_ATTENTION_MMA", "BURN_CUDA_ATTENTION_WARP_ROWS",
-     "BURN_CUDA_ATTENTION_PIPE", "BURN_CUDA_ATTENTION_SPLIT_OUT"],
+     "BURN_CUDA_ATTENTION_PIPE", "BURN_CUDA_ATTENTION_SPLIT_OUT",
+     "BURN_CUDA_ATTENTION_FUSED_BWD"],
 )  # fmt: skip
 def test_every_kernel_switch_is_part_of_the_plan_key(monkeypatch, switch):
     # a plan replays the kernels it recorded: a switch that picks other kernels (or another

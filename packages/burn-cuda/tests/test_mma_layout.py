@@ -205,3 +205,17 @@ def test_ldmatrix_x4_gives_the_mma_fragments():
                 for h in range(2):
                     k, n = b_coords(t, r, h)
                     assert got[t, 2 * nt + r, h] == v[k, 8 * nt + n]
+
+
+def test_ldmatrix_trans_lt_rows_give_the_a_fragment_of_the_transpose():
+    """LT rows with .trans of a [k][m] tile (the fused backward's dSᵗ, keys x queries): the A
+    fragment of its transpose's 16 x 16 block (rows m, columns k)."""
+    rng = np.random.default_rng(4)
+    mem = rng.standard_normal((40, 48))
+    st = mem[6:22, 16:32]  # [k][m]: 16 keys x 16 queries
+    got = ldmatrix_isa(mem, _rows("LT_ROW", "LT_COL", 6, 16), True)
+    for t in LANES:
+        for r in range(4):
+            for h in range(2):
+                row, col = a_coords(t, r, h)
+                assert got[t, r, h] == st[col, row]

@@ -15,7 +15,8 @@ bfloat16 and float16 calls at head dim == value dim in (32, 64, 128) run the ten
 kernels (`_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async; with
 `BURN_CUDA_ATTENTION_PIPE=0` the session-17 text of `_attention_mma.py`, `_attention_mma_bwd.py`;
 `BURN_CUDA_ATTENTION_MMA=0` turns them off), masks and dropout included: the forward at those dims, the backward at 32 and 64 (at 128
-burn_gpu's backward kernels read the mma forward's statistic, the same one they save); float32
+burn_gpu's backward kernels read the mma forward's statistic, the same one they save;
+`BURN_CUDA_ATTENTION_FUSED_BWD=1`: the one-pass backward of `_attention_fused_bwd.py`); float32
 at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py` (forward and backward,
 the same structure). float16 runs only on the mma kernels (burn_gpu's take no float16): a
 float16 call they do not take is the decomposition, and at head dim 128 its forward keeps no
@@ -39,6 +40,7 @@ from burn_gpu import (
 )
 
 from . import _capture_blas, _platform
+from ._attention_fused_bwd import fused_bwd_enabled
 from ._attention_plan import BACKWARD, FORWARD, RECORDING, empty, key_of, record, run
 from ._attention_mma import ROWS as MMA_ROWS
 from ._attention_mma import THREADS as MMA_THREADS
@@ -148,7 +150,9 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
 
 def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropout=0.0, seed=None):
     """(dq, dk, dv) of an eligible call (`mma_backward_takes`, `tf32_takes`) from the forward's
-    output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass."""
+    output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass; with
+    `BURN_CUDA_ATTENTION_FUSED_BWD=1` the fused backward (`_attention_fused_bwd.py`: Delta and a
+    zeroed float32 dQ accumulator, the one pass per key block, then dQ rounded, 16-bit only)."""
     b, h, sq, d = query.shape
     sk = key.shape[2]
     tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
@@ -164,6 +168,21 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     kind = "tf32" if dt.name == "float32" else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
+    if fused_bwd_enabled():  # the pipe form whatever BURN_CUDA_ATTENTION_PIPE says
+        f32 = dt.name == "float32"  # float32 adds into dQ itself, no rounding launch
+        acc = dq if f32 else _empty((b, h, sq, d), np.dtype(np.float32))
+        qrows, opt = mma_groups(b * h, sq), {"extras": False, "pipe": True}
+        _launch(kernel(f"attn_bwd_prep_{kind}", dt, d=d, dv=d, **opt), qrows, MMA_THREADS,
+                acc, delta, o, g, np.int32(h), np.int32(sq), *oa, *ga, *_out_args(acc))  # fmt: skip
+        k_f = kernel(f"attn_bwd_fused_{kind}", dt, d=d, dv=d, extras=extras, pipe=True)
+        _launch(k_f, mma_groups(b * h, sk), MMA_THREADS, acc, dk, dv, q, k, v, g, lse, delta,
+                *common, *qa, *ka, *va, *ga, *_out_args(acc), *_out_args(dk), *_out_args(dv),
+                *tail)  # fmt: skip
+        if not f32:
+            k_c = kernel("attn_bwd_dqcvt_mma", dt, d=d, dv=d, **opt)
+            _launch(k_c, qrows, MMA_THREADS, dq, acc, np.int32(h), np.int32(sq),
+                    *_out_args(dq), *_out_args(acc))  # fmt: skip
+        return dq, dk, dv
     opt = {"extras": extras, "pipe": pipe_enabled()}
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,

@@ -47,12 +47,11 @@ from burn_gpu import frame
 from ._attention_parts import (
     LOAD_Q,
     forward_args,
-    forward_out,
     key_loop,
     mask_setup,
-    online_softmax,
     query_block,
 )
+from ._attention_parts_fwd import forward_out, online_softmax
 from ._mma_common import (
     FWD_STATE,
     HALF_TEXT,
@@ -177,7 +176,8 @@ def mma_program(
     pipe: bool = True,
 ) -> str:
     """The CUDA C text of `kernel` (`attn_fwd_mma`, or the backward's `attn_bwd_dq_mma` /
-    `attn_bwd_dkv_mma` of `_attention_mma_bwd.py`) for storage `dtype` ("bfloat16" or
+    `attn_bwd_dkv_mma` of `_attention_mma_bwd.py`, or with `pipe` the fused backward's
+    `attn_bwd_prep_mma` / `attn_bwd_fused_mma` / `attn_bwd_dqcvt_mma`) for storage `dtype` ("bfloat16" or
     "float16"), head dim `head_dim` (32, 64 or 128; the backward 32 or 64) and value dim
     `value_dim` (equal to it): no includes (NVRTC as the GPU machine runs it; PTX conversions
     from burn_gpu's dialect). `extras` False compiles out the mask and dropout code (a call
@@ -185,6 +185,7 @@ def mma_program(
     2: blocks of 64 or 128 query rows, `forward_tiles`); the backward's blocks are 64 rows.
     `pipe`: the ldmatrix + cp.async text (`_attention_pipe.py`, `_attention_pipe_bwd.py`), else
     the session-17 text (`pipe_enabled`)."""
+    from ._attention_fused_bwd import FUSED_MMA, FUSED_ROWS
     from ._attention_mma_bwd import BACKWARD, BWD_HEAD_DIMS
     from ._attention_pipe import FWD as PIPE_FWD
     from ._attention_pipe_bwd import BACKWARD as PIPE_BACKWARD
@@ -197,15 +198,16 @@ def mma_program(
         )
     bodies = {"attn_fwd_mma": _FWD, **BACKWARD}
     if pipe:
-        bodies = {"attn_fwd_mma": PIPE_FWD, **PIPE_BACKWARD}
+        bodies = {"attn_fwd_mma": PIPE_FWD, **PIPE_BACKWARD, **FUSED_MMA}
     body = kernel_text("mma_program", bodies, kernel)
     if kernel != "attn_fwd_mma" and head_dim not in BWD_HEAD_DIMS:
         raise ValueError(
             f"mma_program: {kernel} takes head_dim in {BWD_HEAD_DIMS}, got head_dim {head_dim}"
         )
+    rows = FUSED_ROWS if kernel == "attn_bwd_fused_mma" else "(16 * MT * (THREADS / 32))"
     head = (
         "typedef unsigned short E;\ntypedef long long L;\n"
-        f"#define D {head_dim}\n#define MT {tiles}\n#define ROWS (16 * MT * (THREADS / 32))\n"
+        f"#define D {head_dim}\n#define MT {tiles}\n#define ROWS {rows}\n"
         f"#define KEYS {KEYS}\n"
         f"#define THREADS {THREADS}\n"
         "#define SP (D + 8) /* a K row in 16-bit elements: the fragment loads hit 32 banks */\n"

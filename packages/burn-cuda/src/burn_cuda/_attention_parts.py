@@ -1,7 +1,8 @@
-"""The CUDA C lines the six tensor-core attention kernels share (`_attention_mma.py`'s and
+"""The CUDA C lines the tensor-core attention kernels share (`_attention_mma.py`'s and
 `_attention_tf32.py`'s forward, `_attention_mma_bwd.py`'s and `_attention_tf32_bwd.py`'s two
-backward passes): argument lists, the block's (batch, head) and row/key range, the mask and
-dropout set-up, the masked weights, the loops over tiles and the output loops' heads. Each
+backward passes, `_attention_fused_bwd.py`'s one): argument lists, the block's (batch, head)
+and row/key range, the mask and dropout set-up, the masked weights, Delta, the loops over tiles
+and the output loops' heads (the forward's softmax and output: `_attention_parts_fwd.py`). Each
 function returns text for one kernel body; `e` is the element type of the tensors ("E" for the
 16-bit kernels, "float" for 3xTF32) and `ix` the index that picks a score (the 16-bit kernels
 keep a tile of scores per thread, "[n][e]"; the float32 backward one k8 step, "[e]").
@@ -93,17 +94,20 @@ def dq_args(name: str, e: str, blocks: int = 0) -> str:
     )
 
 
-def dkv_args(name: str, e: str, blocks: int = 0) -> str:
+def dkv_args(name: str, e: str, blocks: int | str = 0, dq_acc: bool = False) -> str:
     """The dK/dV pass `name`'s argument list: dK, dV, Q, K, V, dO, lse, Delta and the strides
-    (`blocks` as `head`'s)."""
+    (`blocks` as `head`'s). `dq_acc`: first the float32 dQ accumulator `dqa` the fused backward
+    adds into, its (batch, head, row) strides first among the outputs'."""
+    outs = f"{e}* __restrict__ dk, {e}* __restrict__ dv,"
+    outs = f"float* __restrict__ dqa, {outs}\n   " if dq_acc else outs
     return (
         head(name, blocks)
-        + f"    {e}* __restrict__ dk, {e}* __restrict__ dv, const {e}* __restrict__ q,\n"
+        + f"    {outs} const {e}* __restrict__ q,\n"
         f"    const {e}* __restrict__ k, const {e}* __restrict__ v, const {e}* __restrict__ g,\n"
         "    const float* __restrict__ lse, const float* __restrict__ delta, const int heads,\n"
         "    const int sq, const int sk, const int causal, const float scale2, const float scale,\n"
         + strides("qkvg")
-        + out_strides("dk", "dv")
+        + out_strides(*(("dqa",) if dq_acc else ()), "dk", "dv")
         + MASK_ARGS
     )
 
@@ -139,12 +143,19 @@ def mask_setup(first_load: str) -> str:
 
 #: the Q tile load of a query block
 LOAD_Q = "  load_rows(kt, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);\n"
-#: the K and V block loads of a key block
-LOAD_KV = (
-    "  load_rows(qt, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);\n"
-    "  load_rows(gt, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);\n"
-    "  __syncthreads();\n"
-)
+
+
+def load_kv(kdst: str, vdst: str) -> str:
+    """The K and V block loads of a key block into the tiles at `kdst` and `vdst`."""
+    return (
+        f"  load_rows({kdst}, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);\n"
+        f"  load_rows({vdst}, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);\n"
+        "  __syncthreads();\n"
+    )
+
+
+#: the K and V block loads of a key block (the dK/dV passes)
+LOAD_KV = load_kv("qt", "gt")
 
 
 def key_loop(what: str) -> str:
@@ -194,7 +205,18 @@ def dq_block(e: str, step: int, inner: str, loads: str = LOAD_QG, wait: str = ""
         query_block(e)
         + bases(e, "g")
         + mask_setup(loads)
-        + "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
+        + delta_rows(e, step, inner, "    dl[threadIdx.x] = acc;\n")
+        + wait
+        + "  __syncthreads();\n"
+    )
+
+
+def delta_rows(e: str, step: int, inner: str, keep: str = "") -> str:
+    """Delta = rowsum(dO * O) of the block's ROWS rows from q0, one row per thread, written
+    to `delta`; `inner` adds `step` elements from 16-byte loads x, y; `keep`: a line that
+    also keeps `acc` (the thread's row sum) in the block."""
+    return (
+        "  if (threadIdx.x < ROWS) {  /* Delta = rowsum(dO * O), one row per thread */\n"
         "    const int i = q0 + threadIdx.x;\n"
         "    float acc = 0.0f;\n"
         "    if (i < sq) {\n"
@@ -203,9 +225,7 @@ def dq_block(e: str, step: int, inner: str, loads: str = LOAD_QG, wait: str = ""
         f"      for (int c = 0; c < D; c += {step}) {{"
         "  /* 16-byte loads (the views are 16-byte aligned) */\n" + inner + "      }\n"
         "      delta[(L)bh * sq + i] = acc;\n"
-        "    }\n"
-        "    dl[threadIdx.x] = acc;\n"
-        "  }\n" + wait + "  __syncthreads();\n"
+        "    }\n" + keep + "  }\n"
     )
 
 
@@ -316,77 +336,6 @@ DKV_OUT = """\
     for (int n = 0; n < D / 8; ++n) {
       const L at = n * 8 + C_COL(lane, 2 * rr);
 """
-
-
-def online_softmax(t: str, i: str, limit: bool = False) -> str:
-    """The forward's online softmax over a key tile for the two rows (i: row rr's query) of
-    m16 tile `t` ("[mt]", or "" with one tile): scale and mask the scores, the new row max
-    across the row's 4 lanes, the weights (dropped ones zeroed in `s`, the row sum undropped),
-    and O rescaled. `limit`: the row's first left-out key computed once per row, one compare
-    per score (the same keys left out as the four tests per score of the session-17 text)."""
-    hid = (
-        "j >= lim" if limit else "j >= sk || i >= sq || (causal && j > i + off)"
-    ) + " ||\n                          (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);"
-    lim = (
-        "      /* keys from lim on are left out: past seq_k, past the diagonal, all past seq_q */\n"
-        "      const int lim = i >= sq ? 0 : (causal ? min(sk, i + off + 1) : sk);\n"
-        if limit
-        else ""
-    )
-    return f"""\
-    for (int rr = 0; rr < 2; ++rr) {{  /* element pairs 2rr, 2rr + 1: one row */
-      const int i = {i};
-{lim}      float mx = m{t}[rr];
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {{
-          const int j = k0 + n * 8 + C_COL(lane, e);
-          const int hid = {hid}
-          const float x = hid ? -INF_F : s{t}[n][e] * scale2;
-          s{t}[n][e] = x;
-          mx = max_nan(x, mx);
-        }}
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 1), mx);  /* the 4 lanes of the row */
-      mx = max_nan(__shfl_xor_sync(0xffffffffu, mx, 2), mx);
-      float corr = 1.0f, sum = 0.0f;
-      if (mx != -INF_F) {{  /* else every key so far is left out: p = 0 */
-        corr = exp2f(m{t}[rr] - mx);
-        m{t}[rr] = mx;
-      }}
-#pragma unroll
-      for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-        for (int e = 2 * rr; e < 2 * rr + 2; ++e) {{
-          const float p = mx == -INF_F ? 0.0f : exp2f(s{t}[n][e] - mx);
-          sum += p;  /* the row sum of the undropped weights */
-          s{t}[n][e] = (drop && !drop_keep(rk{t}[rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
-        }}
-      l{t}[rr] = l{t}[rr] * corr + sum;  /* this lane's part of the row sum */
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {{
-        o{t}[n][2 * rr] *= corr;
-        o{t}[n][2 * rr + 1] *= corr;
-      }}
-    }}
-"""
-
-
-def forward_out(t: str, i: str) -> str:
-    """The forward's output loop over the two rows of m16 tile `t` (as `online_softmax`): the
-    row sum across its 4 lanes, the saved statistic, then the loop over its column tiles."""
-    return f"""\
-  for (int rr = 0; rr < 2; ++rr) {{
-    float tot = l{t}[rr];
-    tot += __shfl_xor_sync(0xffffffffu, tot, 1);
-    tot += __shfl_xor_sync(0xffffffffu, tot, 2);
-    const int i = {i};
-    if (i >= sq) continue;
-    const L row = (L)bh * sq + i, wrow = bi * outb + hi * outh + (L)i * outs;  /* lse, out */
-    if (C_COL(lane, 0) == 0) lse[row] = tot == 0.0f ? -INF_F : m{t}[rr] + log2f(tot);
-    const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)"""
 
 
 def key_block(e: str, loads: str = LOAD_KV) -> str:

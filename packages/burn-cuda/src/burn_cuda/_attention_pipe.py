@@ -23,11 +23,10 @@ from __future__ import annotations
 from ._attention_parts import (
     KEY_END,
     forward_args,
-    forward_out,
     mask_setup,
-    online_softmax,
     query_block,
 )
+from ._attention_parts_fwd import forward_out, online_softmax
 from ._mma_common import FWD_STATE
 
 #: the Q tile's copy: waited for at once (the warps take their fragments before the loop)

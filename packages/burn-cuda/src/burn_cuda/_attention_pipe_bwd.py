@@ -29,26 +29,33 @@ _COPY_QG = """\
   copy_rows(st + KEYS * SP, gbase, gs, q0, sq, ROWS);
   cp_commit();
 """
-#: the dK/dV pass's K and V blocks into stage 1, waited for at once
-_COPY_KV = """\
-  copy_rows(st + 2 * ROWS * SP, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);
-  copy_rows(st + 3 * ROWS * SP, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);
+
+
+def copy_kv(kdst: str, vdst: str) -> str:
+    """A key block's K and V tiles into shared memory at `kdst` and `vdst`, waited for at once."""
+    return f"""\
+  copy_rows({kdst}, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);
+  copy_rows({vdst}, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);
   cp_commit();
   CP_WAIT(0);
   __syncthreads();
 """
 
 
-def _frags(a: str, b: str, at: str) -> str:
-    """A fragments `a` and `b` of this warp's 16 rows, by ldmatrix from tiles at `at` and
-    `at` + one tile."""
+#: the dK/dV pass's K and V blocks into stage 1
+_COPY_KV = copy_kv("st + 2 * ROWS * SP", "st + 3 * ROWS * SP")
+
+
+def frags(a: str, b: str, pa: str, pb: str) -> str:
+    """A fragments `a` and `b` of this warp's 16 rows, by ldmatrix from the tiles at `pa` and
+    `pb`."""
     return f"""\
   unsigned int {a}[D / 16][4], {b}[D / 16][4];  /* this warp's 16 rows, as A fragments */
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {{
-    const int at = {at} + (w * 16 + LA_ROW(lane)) * SP + kk * 16 + LA_COL(lane);
-    ldsm4({a}[kk], sa(st + at));
-    ldsm4({b}[kk], sa(st + at + KEYS * SP));
+    const int at = (w * 16 + LA_ROW(lane)) * SP + kk * 16 + LA_COL(lane);
+    ldsm4({a}[kk], sa({pa} + at));
+    ldsm4({b}[kk], sa({pb} + at));
   }}
 """
 
@@ -98,7 +105,7 @@ _DQ = (
         _COPY_QG,
         "  CP_WAIT(0);\n",
     )
-    + _frags("qf", "gf", "0")
+    + frags("qf", "gf", "st", "st + KEYS * SP")
     + part.DQ_STATS
     + part.DQ_LIMITS
     + part.KEY_END
@@ -165,20 +172,10 @@ _DQ = (
 """
 )
 
-_DKV = (
-    _SUB
-    + part.dkv_args("attn_bwd_dkv_mma", "E", DKV_BLOCKS)
-    + """\
-  __shared__ __align__(16) E st[2 * 2 * ROWS * SP];  /* 2 stages of (Q, dO) tiles; K, V first */
-  __shared__ float ls[ROWS], ds[ROWS];               /* lse and Delta of the tile */
-  __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
-"""
-    + part.key_block("E", _COPY_KV)
-    + _frags("kf", "vf", "2 * ROWS * SP")
-    + part.DKV_ACC
-    + part.DKV_LIMITS
-    + """\
-  __syncthreads();  /* every warp has its K and V fragments: stage 1 takes Q and dO tiles */
+#: the loop over the query tiles that see a key block, stage t & 1 holding tile t's Q and dO
+#: while tile t + 1 is copied into the other, up to its wait (the K and V fragments taken)
+QG_LOOP = """\
+  __syncthreads();  /* every warp has its K and V fragments: the stages take Q and dO tiles */
   copy_rows(st, qbase, qs, qstart, sq, ROWS);
   copy_rows(st + ROWS * SP, gbase, gs, qstart, sq, ROWS);
   cp_commit();
@@ -193,8 +190,14 @@ _DKV = (
     cp_commit();
     CP_WAIT(1);  /* tiles t have landed (the barrier after the statistics shows them) */
 """
-    + part.QUERY_STATS
-    + """\
+
+
+def dkv_steps(keep_ds: str = "") -> str:
+    """A query tile's products for this warp's 16 keys, SUB queries at a time (a rolled loop):
+    Sᵗ, dPᵗ, dSᵗ, dV += Pᵗ dO, dK += dSᵗ Q. `keep_ds`: lines that also keep the A fragment
+    `ad` of dSᵗ (query step kk of step h) once it is rounded (the fused backward's dQ)."""
+    return (
+        """\
     const SA ql = sa(qt + LB_ROW(lane) * SP + LB_COL(lane)), gl = SA_AT(ql, ROWS * SP);
     const SA qT = sa(qt + LA_ROW(lane) * SP + LA_COL(lane)), gT = SA_AT(qT, ROWS * SP);
 #pragma unroll 1
@@ -203,16 +206,16 @@ _DKV = (
 #pragma unroll
       for (int n = 0; n < SUB / 8; ++n) {
 """
-    + _two_products("ql", "gl", "s", "dp", "n", "kf", "vf")
-    + """\
+        + _two_products("ql", "gl", "s", "dp", "n", "kf", "vf")
+        + """\
       }
 #pragma unroll
       for (int n = 0; n < SUB / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
 """
-    + part.dkv_scores("[n][e]", "h * SUB + n * 8", limit=True)
-    + """\
+        + part.dkv_scores("[n][e]", "h * SUB + n * 8", limit=True)
+        + """\
         }
 #pragma unroll
       for (int kk = 0; kk < SUB / 16; ++kk) {
@@ -223,6 +226,9 @@ _DKV = (
           ap[r] = pack2(s[n][e], s[n][e + 1]);
           ad[r] = pack2(dp[n][e], dp[n][e + 1]);
         }
+"""
+        + keep_ds
+        + """\
 #pragma unroll
         for (int n = 0; n < D / 8; n += 2) {
           const int at = (h * SUB + kk * 16) * SP + n * 8;
@@ -236,11 +242,20 @@ _DKV = (
         }
       }
     }
+"""
+    )
+
+
+#: the end of a query tile and of the loop
+END_TILE = """\
     __syncthreads();  /* every warp is done with stage t & 1 and the statistics */
   }
   CP_WAIT(0);
 """
-    + part.DKV_OUT
+
+#: dK and dV scaled, rounded and written through their strides
+DKV_STORE = (
+    part.DKV_OUT
     + """\
       *(unsigned int*)(dk + kr + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
       *(unsigned int*)(dv + vr + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);
@@ -248,6 +263,25 @@ _DKV = (
   }
 }
 """
+)
+
+_DKV = (
+    _SUB
+    + part.dkv_args("attn_bwd_dkv_mma", "E", DKV_BLOCKS)
+    + """\
+  __shared__ __align__(16) E st[2 * 2 * ROWS * SP];  /* 2 stages of (Q, dO) tiles; K, V first */
+  __shared__ float ls[ROWS], ds[ROWS];               /* lse and Delta of the tile */
+  __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
+"""
+    + part.key_block("E", _COPY_KV)
+    + frags("kf", "vf", "st + 2 * ROWS * SP", "st + 3 * ROWS * SP")
+    + part.DKV_ACC
+    + part.DKV_LIMITS
+    + QG_LOOP
+    + part.QUERY_STATS
+    + dkv_steps()
+    + END_TILE
+    + DKV_STORE
 )
 
 #: kernel name -> its text (after `_mma_pipe.PIPE_TEXT`)

@@ -30,12 +30,11 @@ import numpy as np
 from ._attention_parts import (
     LOAD_Q,
     forward_args,
-    forward_out,
     key_loop,
     mask_setup,
-    online_softmax,
     query_block,
 )
+from ._attention_parts_fwd import forward_out, online_softmax
 from ._mma_common import (
     drop_helpers,
     extras_define,
@@ -53,7 +52,7 @@ _HEAD = (
     """
 typedef long long L;
 #define D @D@
-#define ROWS 64
+#define ROWS @ROWS@
 #define KEYS 64
 #define THREADS 128
 #define SPF (D + 4) /* a tile row in floats: the fragment loads hit 32 banks */
@@ -207,8 +206,8 @@ def tf32_program(
     extras: bool = True,
     pipe: bool = True,
 ) -> str:
-    """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`)
-    for float32 storage at head dim `head_dim` (32 or 64) and value dim `value_dim` (equal to
+    """The CUDA C text of `kernel` (`attn_fwd_tf32`, `attn_bwd_dq_tf32`, `attn_bwd_dkv_tf32`;
+    the fused backward's `attn_bwd_prep_tf32`, `attn_bwd_fused_tf32`) for float32 storage at head dim `head_dim` (32 or 64) and value dim `value_dim` (equal to
     it); no includes. `extras` as `_attention_mma.mma_program`'s; `pipe` False: the session-17
     text (`BURN_CUDA_ATTENTION_PIPE=0`), else (the default) the backward holds its K (Q) fragments unsplit
     (`_attention_tf32_bwd.py`)."""
@@ -217,10 +216,14 @@ def tf32_program(
             f"attn_fwd_tf32: head_dim must be one of {TF32_HEAD_DIMS} and value_dim equal to "
             f"it, got head_dim {head_dim!r}, value_dim {value_dim!r}"
         )
+    from ._attention_fused_bwd import FUSED_ROWS, FUSED_TF32
     from ._attention_tf32_bwd import BACKWARD
 
-    body = kernel_text("tf32_program", {"attn_fwd_tf32": _FWD, **BACKWARD}, kernel)
-    head = _HEAD.replace("@D@", str(head_dim)) + extras_define(extras)
+    bodies = {"attn_fwd_tf32": _FWD, **BACKWARD, **FUSED_TF32}
+    body = kernel_text("tf32_program", bodies, kernel)
+    rows = FUSED_ROWS if kernel == "attn_bwd_fused_tf32" else 64  # its query tiles: 32 rows
+    head = _HEAD.replace("@D@", str(head_dim)).replace("@ROWS@", str(rows))
+    head += extras_define(extras)
     head += f"#define PIPE {int(bool(pipe))}\n"
     return c_macros() + head + drop_helpers() + body
 

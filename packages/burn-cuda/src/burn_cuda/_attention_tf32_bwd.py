@@ -16,6 +16,12 @@ from __future__ import annotations
 
 from . import _attention_parts as part
 
+#: Delta's dot product of an O row and a dO row, 4 floats per step
+F32_DELTA_DOT = """\
+        const F4 x = *(const F4*)(orow + c), y = *(const F4*)(grow + c);
+        acc += x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
+"""
+
 _DQ = (
     "\n"
     + part.dq_args("attn_bwd_dq_tf32", "float")
@@ -24,14 +30,7 @@ _DQ = (
   __shared__ __align__(16) float vt[KEYS * SPF];  /* the dO tile, then V tiles */
   __shared__ float dl[ROWS];                      /* Delta of the block's rows */
 """
-    + part.dq_block(
-        "float",
-        4,
-        """\
-        const F4 x = *(const F4*)(orow + c), y = *(const F4*)(grow + c);
-        acc += x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;
-""",
-    )
+    + part.dq_block("float", 4, F32_DELTA_DOT)
     + """\
   unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
   float gf[D / 8][4];                          /* and of dO (split where used: registers) */
@@ -93,17 +92,12 @@ _DQ = (
 """
 )
 
-_DKV = (
-    "\n"
-    + part.dkv_args("attn_bwd_dkv_tf32", "float")
-    + """\
-  __shared__ __align__(16) float qt[ROWS * SPF];  /* the K block, then Q tiles */
-  __shared__ __align__(16) float gt[ROWS * SPF];  /* the V block, then dO tiles */
-  __shared__ float ls[ROWS], ds[ROWS];            /* lse and Delta of the tile */
-  __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
-"""
-    + part.key_block("float")
-    + """\
+
+
+def kv_frags(kt: str, vt: str) -> str:
+    """This warp's 16 keys of K (PIPE at D > 32: unsplit, split where used) and of V (split
+    where used) from the key block's tiles `kt` and `vt`."""
+    return f"""\
 #if PIPE && D > 32  /* held unsplit, split where used (both halves held spilled) */
   float kf_[D / 8][4];  /* this warp's 16 keys of K */
 #else
@@ -113,19 +107,24 @@ _DKV = (
 #pragma unroll
   for (int kk = 0; kk < D / 8; ++kk)
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < 4; ++r) {{
       const int at = (w * 16 + T_A_ROW(lane, r)) * SPF + kk * 8 + T_A_COL(lane, r);
 #if PIPE && D > 32
-      kf_[kk][r] = qt[at];
+      kf_[kk][r] = {kt}[at];
 #else
-      split(qt[at], &kh_[kk][r], &kl_[kk][r]);
+      split({kt}[at], &kh_[kk][r], &kl_[kk][r]);
 #endif
-      vf[kk][r] = gt[at];
-    }
+      vf[kk][r] = {vt}[at];
+    }}
 """
-    + part.query_loop()
-    + part.QUERY_STATS
-    + """\
+
+
+def dkv_steps(keep_ds: str = "") -> str:
+    """A query tile's products for this warp's 16 keys, 8 queries at a time (a rolled loop):
+    Sᵗ, dPᵗ, dSᵗ, dV += Pᵗ dO, dK += dSᵗ Q. `keep_ds`: a line per score e that also keeps
+    dSᵗ (`dp[e]`, 8-query step n) once it is computed (the fused backward's dQ)."""
+    return (
+        """\
 #pragma unroll 1 /* one 8-query step at a time: the registers of the split operands stay few */
     for (int n = 0; n < ROWS / 8; ++n) {  /* 8 queries: Sᵗ, dPᵗ, then their k8 step of dV, dK */
       float s[4] = {0.0f, 0.0f, 0.0f, 0.0f}, dp[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -151,8 +150,9 @@ _DKV = (
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
 """
-    + part.dkv_scores("[e]")
-    + """\
+        + part.dkv_scores("[e]")
+        + keep_ds
+        + """\
       }
       unsigned int ph[4], pl[4], sh[4], sl[4];  /* Pᵗ, dSᵗ as A fragments, queries permuted */
 #pragma unroll
@@ -173,9 +173,13 @@ _DKV = (
         mma3(dka[nd], sh, sl, bh_, bl_);
       }
     }
-  }
 """
-    + part.DKV_OUT
+    )
+
+
+#: dK and dV scaled and written through their strides
+DKV_STORE = (
+    part.DKV_OUT
     + """\
       dk[kr + at] = dka[n][2 * rr] * scale;
       dk[kr + at + 1] = dka[n][2 * rr + 1] * scale;
@@ -185,6 +189,24 @@ _DKV = (
   }
 }
 """
+)
+
+_DKV = (
+    "\n"
+    + part.dkv_args("attn_bwd_dkv_tf32", "float")
+    + """\
+  __shared__ __align__(16) float qt[ROWS * SPF];  /* the K block, then Q tiles */
+  __shared__ __align__(16) float gt[ROWS * SPF];  /* the V block, then dO tiles */
+  __shared__ float ls[ROWS], ds[ROWS];            /* lse and Delta of the tile */
+  __shared__ U32 rkq[ROWS];  /* the dropout row keys of the tile's queries */
+"""
+    + part.key_block("float")
+    + kv_frags("qt", "gt")
+    + part.query_loop()
+    + part.QUERY_STATS
+    + dkv_steps()
+    + "  }\n"
+    + DKV_STORE
 )
 
 #: kernel name -> its text (after `_attention_tf32`'s helpers)

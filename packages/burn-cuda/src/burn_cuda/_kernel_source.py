@@ -48,8 +48,12 @@ ATTENTION = (
 ATTENTION_MMA = ("attn_fwd_mma", "attn_bwd_dq_mma", "attn_bwd_dkv_mma")
 #: the float32 (3xTF32) tensor-core attention kernels (`_attention_tf32.py`)
 ATTENTION_TF32 = ("attn_fwd_tf32", "attn_bwd_dq_tf32", "attn_bwd_dkv_tf32")
+#: the fused (one-pass) attention backward's kernels (`_attention_fused_bwd.py`,
+#: `BURN_CUDA_ATTENTION_FUSED_BWD=1`): bfloat16/float16, then float32
+ATTENTION_MMA_FUSED = ("attn_bwd_prep_mma", "attn_bwd_fused_mma", "attn_bwd_dqcvt_mma")
+ATTENTION_TF32_FUSED = ("attn_bwd_prep_tf32", "attn_bwd_fused_tf32")
 #: every kernel whose source takes head dims (dtype, d, dv): the generic per-dtype checks skip them
-SIZED = ATTENTION + ATTENTION_MMA + ATTENTION_TF32
+SIZED = ATTENTION + ATTENTION_MMA + ATTENTION_TF32 + ATTENTION_MMA_FUSED + ATTENTION_TF32_FUSED
 #: the kernels of step capture's scalar block (tests/test_resident_cpu.py runs each)
 RESIDENT = ("adam_update_at", "resident_refresh")
 #: step capture's batched input copies (`_capture_copies.py`; tests/test_copies_cpu.py runs it)
@@ -90,12 +94,12 @@ SOURCES = {
         name: lambda dt, d, dv, extras=True, tiles=1, pipe=True, name=name: mma_program(
             np.dtype(dt).name, d, dv, name, extras, tiles, pipe
         )
-        for name in ATTENTION_MMA
+        for name in ATTENTION_MMA + ATTENTION_MMA_FUSED
     },
     **{
         name: lambda dt, d, dv, extras=True, pipe=True, name=name: tf32_program(
             d, dv, name, extras, pipe
         )
-        for name in ATTENTION_TF32
+        for name in ATTENTION_TF32 + ATTENTION_TF32_FUSED
     },
 }

@@ -66,7 +66,9 @@ TF32 = {
 #: for a 16 x 16 block (matrix i at rows 8 (i & 1), columns 8 (i >> 1): the A fragment of a
 #: k16 step, or with .trans the B fragments of two n8 tiles from a [k][n] row-major tile); LB_*
 #: for an 8 x 32 block (matrix i at columns 8 i: the B fragments of two k16 steps of one n8
-#: tile from a [n][k] row-major tile)
+#: tile from a [n][k] row-major tile); LT_* with .trans for a 16 x 16 block of a [k][m]
+#: row-major tile (matrix i at rows 8 (i >> 1), columns 8 (i & 1): the A fragment of a k16 step
+#: of its transpose, as the fused backward reads dS from the dSᵗ it keeps in shared memory)
 LDSM = {
     "LD_LANE": (("i", "row"), "8 * (i) + (row)"),
     "LD_ROW": (("lane", "h"), "((lane) >> 2)"),
@@ -77,6 +79,8 @@ LDSM = {
     "LA_COL": (("lane",), "8 * ((lane) >> 4)"),
     "LB_ROW": (("lane",), "((lane) & 7)"),
     "LB_COL": (("lane",), "8 * ((lane) >> 3)"),
+    "LT_ROW": (("lane",), "((lane) & 7) + 8 * ((lane) >> 4)"),
+    "LT_COL": (("lane",), "8 * (((lane) >> 3) & 1)"),
 }
 MAPS = {**FORWARD, **INVERSE, **TF32, **LDSM}
 
