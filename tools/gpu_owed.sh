@@ -20,6 +20,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s22       # ~9 min: one-launch dropout, step rows
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s22b      # ~6 min: warp layer norm, the guide
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23       # ~8 min: autocast's linear_half
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s23b      # ~9 min: fused attention backward
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -38,7 +39,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -249,6 +250,21 @@ s23)
     echo "== $f"; grep -E "burn/torch|target|step" "$out/$f.log" | tail -24
   done
   ;;
+s23b)
+  step fused-bwd-gpu 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_attention_fused_bwd_gpu.py \
+    packages/burn-cuda/tests/test_attention_mma_gpu.py
+  step attn-kernels 150 "${attn[@]}" --fused-bwd --json "$out/attention_kernels.json"
+  suite=(python3 -m benches attention --backend cuda --torch-device cuda --sizes gpu --repeats 5)
+  step attn-suite 120 "${suite[@]}" --out "$out/attention"
+  step attn-suite-fused 120 env BURN_CUDA_ATTENTION_FUSED_BWD=1 "${suite[@]}" \
+    --out "$out/attention-fused"
+  step host-calls 60 python3 benches/probes/cupy_host_calls.py
+  echo "== attention kernels alone (ms)"; tail -14 "$out/attn-kernels.log"
+  for f in attn-suite attn-suite-fused; do
+    echo "== $f"; grep -E "burn/torch|target|fwd\+bwd" "$out/$f.log" | tail -12
+  done
+  echo "== host calls"; tail -12 "$out/host-calls.log"
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -258,7 +274,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23 or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23, s23b or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
