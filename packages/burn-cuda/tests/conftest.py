@@ -31,6 +31,14 @@ def cuda_ready():
 
 
 @pytest.fixture
+def two_pass_backward(monkeypatch):
+    """Pins the two-pass tensor-core attention backward (`BURN_CUDA_ATTENTION_FUSED_BWD=0`) for
+    tests written against its kernels (their names, the session-17 bits): float32's default is
+    the fused one, which `test_attention_fused_bwd_cpu.py` checks."""
+    monkeypatch.setenv("BURN_CUDA_ATTENTION_FUSED_BWD", "0")
+
+
+@pytest.fixture
 def nvcc_ptx(tmp_path):
     """compile(stem, source) -> (nvcc's CompletedProcess, the .ptx path): CUDA C through
     `nvcc --ptx` for sm_90, which checks the sources NVRTC compiles on the GPU machine without a

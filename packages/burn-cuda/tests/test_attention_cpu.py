@@ -25,7 +25,10 @@ from burn_tensor.ops import attention_keep_mask as keep_mask, draw_attention_see
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy, asfake
 
-pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+pytestmark = [
+    pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed"),
+    pytest.mark.usefixtures("two_pass_backward"),  # the kernels these tests were written for
+]
 KERNELS = _kernel_source.ATTENTION
 LAUNCHED: set = set()
 

@@ -212,3 +212,35 @@ def test_fused_kernels_compile_with_nvcc(nvcc_ptx):
             trans = text.count("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")
             # dV and dK per rolled step, dS and K per tile
             assert trans == 2 * (SUB // 16) * (d // 16) + 4 + 4 * (d // 32), (dt, d, trans)
+
+
+ROUTES = [
+    # (BURN_CUDA_ATTENTION_FUSED_BWD, dtype, fused?)
+    (None, "float32", True),  # the default: float32 fused, the half types two passes
+    (None, "bfloat16", False),
+    (None, "float16", False),
+    ("1", "bfloat16", True),
+    ("0", "float32", False),
+]
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[str(r) for r in ROUTES])
+def test_default_backward_is_fused_for_float32_only(route, monkeypatch):
+    """Which backward a call runs: float32 the fused kernels by default (faster on the H200),
+    bfloat16/float16 the two passes (faster there); the switch forces either for every dtype."""
+    flag, dtype, fused = route
+    if flag is None:
+        monkeypatch.delenv("BURN_CUDA_ATTENTION_FUSED_BWD", raising=False)
+    else:
+        monkeypatch.setenv("BURN_CUDA_ATTENTION_FUSED_BWD", flag)
+    monkeypatch.setenv("BURN_CUDA_ATTENTION_PLANS", "0")  # each call by the general path
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal((1, 2, 40, 32)).astype(np.float32) for _ in range(4)]
+    with cuda_on_cpu_backend(FakeCupy(), float_dtype="float32") as (B, cp):
+        dev = Autodiff(B).device()
+        mark = len(cp.launches)
+        _step(dev, arrays, dtype, False, 0.0, None)
+        names = [x.name for x in _attention_launches(cp, mark)]
+    kind = "tf32" if dtype == "float32" else "mma"
+    two_pass = [f"attn_bwd_dq_{kind}", f"attn_bwd_dkv_{kind}"]
+    assert names == [f"attn_fwd_{kind}", *(FUSED[kind] if fused else two_pass)]

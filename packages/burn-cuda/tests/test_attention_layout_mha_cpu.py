@@ -25,7 +25,10 @@ from burn_tensor import Tensor
 from cpu_backend import cuda_on_cpu_backend
 from fake_cupy import FakeCupy
 
-pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+pytestmark = [
+    pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed"),
+    pytest.mark.usefixtures("two_pass_backward"),  # the kernels these tests were written for
+]
 B_, S, D_MODEL, HEADS = 2, 40, 64, 2  # head dim 32: the tensor-core kernels in every dtype
 
 

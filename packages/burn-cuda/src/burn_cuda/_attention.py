@@ -16,9 +16,9 @@ kernels (`_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async; 
 `BURN_CUDA_ATTENTION_PIPE=0` the session-17 text of `_attention_mma.py`, `_attention_mma_bwd.py`;
 `BURN_CUDA_ATTENTION_MMA=0` turns them off), masks and dropout included: the forward at those dims, the backward at 32 and 64 (at 128
 burn_gpu's backward kernels read the mma forward's statistic, the same one they save;
-`BURN_CUDA_ATTENTION_FUSED_BWD=1`: the one-pass backward of `_attention_fused_bwd.py`); float32
-at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py` (forward and backward,
-the same structure). float16 runs only on the mma kernels (burn_gpu's take no float16): a
+the one-pass backward of `_attention_fused_bwd.py` with `BURN_CUDA_ATTENTION_FUSED_BWD=1`); float32
+at head dims 32 and 64 runs the 3xTF32 kernels of `_attention_tf32.py` (its backward the
+one-pass fused kernels by default, `BURN_CUDA_ATTENTION_FUSED_BWD=0` the two passes). float16 runs only on the mma kernels (burn_gpu's take no float16): a
 float16 call they do not take is the decomposition, and at head dim 128 its forward keeps no
 statistic, so the backward is the decomposition too.
 """
@@ -150,9 +150,10 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
 
 def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropout=0.0, seed=None):
     """(dq, dk, dv) of an eligible call (`mma_backward_takes`, `tf32_takes`) from the forward's
-    output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass; with
-    `BURN_CUDA_ATTENTION_FUSED_BWD=1` the fused backward (`_attention_fused_bwd.py`: Delta and a
-    zeroed float32 dQ accumulator, the one pass per key block, then dQ rounded, 16-bit only)."""
+    output and saved statistic: the dQ pass (which writes Delta), then the dK/dV pass; where
+    `fused_bwd_enabled` (float32 by default) the fused backward (`_attention_fused_bwd.py`:
+    Delta and a zeroed float32 dQ accumulator, the one pass per key block, then dQ rounded,
+    16-bit only)."""
     b, h, sq, d = query.shape
     sk = key.shape[2]
     tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
@@ -168,7 +169,7 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     kind = "tf32" if dt.name == "float32" else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
-    if fused_bwd_enabled():  # the pipe form whatever BURN_CUDA_ATTENTION_PIPE says
+    if fused_bwd_enabled(dt.name):  # the pipe form whatever BURN_CUDA_ATTENTION_PIPE says
         f32 = dt.name == "float32"  # float32 adds into dQ itself, no rounding launch
         acc = dq if f32 else _empty((b, h, sq, d), np.dtype(np.float32))
         qrows, opt = mma_groups(b * h, sq), {"extras": False, "pipe": True}
