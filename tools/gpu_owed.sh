@@ -21,6 +21,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s22b      # ~6 min: warp layer norm, the guide
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23       # ~8 min: autocast's linear_half
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23b      # ~9 min: fused attention backward
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s23c      # ~9 min: float32's fused default, steps
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -39,7 +40,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|s23c|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -265,6 +266,17 @@ s23b)
   done
   echo "== host calls"; tail -12 "$out/host-calls.log"
   ;;
+s23c)
+  step fused-default-gpu 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_attention_fused_bwd_gpu.py
+  step attn-conf-f32 150 env BURN_CUDA_CONFIGS=f32-i32 "${PYTEST[@]}" \
+    packages/burn-cuda/tests/test_conformance.py -k "attention"
+  step training-rows 220 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --interleave 5 --out "$out/training_step_rows.json"
+  step precision 120 python3 -m benches transformer_precision --backend cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision"
+  echo "== training_step rows"; tail -20 "$out/training-rows.log"
+  echo "== precision (Cuda)"; grep -E "burn/torch|target|^(fp32|bf16)" "$out/precision.log" | tail -12
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -274,7 +286,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23, s23b or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23, s23b, s23c or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
