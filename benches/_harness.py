@@ -64,6 +64,10 @@ class Suite:
     # Goals for GPU backends, evaluated only with GPU-sized cases (`--sizes gpu`, the default on
     # a GPU backend). Metric "burn/torch" as above, or "burn_us": burn's median in microseconds.
     gpu_targets: list[Target] = field(default_factory=list)
+    # On GPU-sized runs, time the implementations' repeats in turns (`measure`'s `interleave`):
+    # for host-bound GPU steps, whose comparison otherwise depends on which vCPU speed each
+    # block happened to get.
+    interleave_gpu: bool = False
 
 
 @dataclass
@@ -223,7 +227,8 @@ def run_suite(suite: Suite, ctx: dict, settings: Settings) -> dict:
                     entry.setdefault("reference_errors", {})[name] = msg
                 del impls[name]
         if entry["status"] == "ok" and impls:
-            entry["times"] = measure(impls, settings, ctx.get("sync"))
+            turns = suite.interleave_gpu and ctx.get("sizes") == "gpu"
+            entry["times"] = measure(impls, settings, ctx.get("sync"), interleave=turns)
             t = entry["times"]
             for ref in t:  # numpy, torch, and any suite-specific reference (e.g. "unfused")
                 if ref != "burn" and "burn" in t and t[ref]["median_s"] > 0:

@@ -52,13 +52,22 @@ def _cpu_seconds() -> float:
 
 
 def measure(
-    impls: dict[str, Callable[[], object]], settings: Settings, syncs: dict | None = None
+    impls: dict[str, Callable[[], object]],
+    settings: Settings,
+    syncs: dict | None = None,
+    interleave: bool = False,
 ) -> dict[str, dict]:
     """Per-call times of each implementation: {impl: {median_s, min_s, max_s, number, repeats,
     cpu_per_wall}}. `cpu_per_wall` is the process's CPU seconds per wall second over the timed
     repeats: about the number of busy cores, spinning threads included (1.0 = one core).
 
-    `syncs[name]`, when given, runs at the end of each timed loop (asynchronous backends)."""
+    `syncs[name]`, when given, runs at the end of each timed loop (asynchronous backends).
+    `interleave`: every implementation is warmed and calibrated first, then the repeats run in
+    turns (burn, torch, burn, ...), so each sees the same host speed: for host-bound GPU steps,
+    whose VM's vCPUs change speed by up to 1.6x within a process (`benches/probes/
+    step_modes.py`); CPU suites keep the blocks (their spinning worker threads would fight)."""
+    if interleave:
+        return _measure_interleaved(impls, settings, syncs or {})
     syncs = syncs or {}
     numbers = {}
     cpu: dict[str, float | None] = {}
@@ -95,6 +104,48 @@ def measure(
             "number": numbers[name],
             "repeats": len(s),
             "cpu_per_wall": cpu[name],
+        }
+        for name, s in samples.items()
+    }
+
+
+def _measure_interleaved(impls: dict, settings: Settings, syncs: dict) -> dict[str, dict]:
+    """`measure`'s interleaved form (its docstring)."""
+    numbers = {}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
+    walls = dict.fromkeys(impls, 0.0)
+    cpus = dict.fromkeys(impls, 0.0)
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for name, fn in impls.items():
+            end = time.perf_counter() + settings.warmup_time
+            fn()
+            while time.perf_counter() < end:
+                fn()
+            sync = syncs.get(name)
+            if sync is not None:
+                sync()
+            numbers[name] = _calibrate(fn, settings.min_time, sync)
+        for _ in range(settings.repeats):
+            for name, fn in impls.items():
+                cpu0, wall0 = _cpu_seconds(), time.perf_counter()
+                samples[name].append(_time(fn, numbers[name], syncs.get(name)) / numbers[name])
+                walls[name] += time.perf_counter() - wall0
+                cpus[name] += _cpu_seconds() - cpu0
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {
+        name: {
+            "median_s": statistics.median(s),
+            "min_s": min(s),
+            "max_s": max(s),
+            "number": numbers[name],
+            "repeats": len(s),
+            "cpu_per_wall": cpus[name] / walls[name] if walls[name] > 0 else None,
+            "interleaved": True,
         }
         for name, s in samples.items()
     }

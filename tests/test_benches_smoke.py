@@ -4,6 +4,7 @@ timings, ratios and target values are finite positive numbers consistent with ea
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import subprocess
@@ -224,3 +225,33 @@ def test_inputs_share_ndarrays_buffer_unless_told(monkeypatch, shared):
     if torch is not None:
         np.testing.assert_array_equal(t.numpy(), src)
         assert np.shares_memory(t.numpy(), prim) == (shared == "1")
+
+
+def test_interleaved_timing_runs_the_repeats_in_turns():
+    """`measure(..., interleave=True)` (GPU suites of host-bound steps): every implementation is
+    warmed and calibrated, then one repeat of each in turn, so a change of host speed reaches
+    both sides; the result has the block form's fields."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benches._harness import Settings
+    from benches._timing import measure
+
+    order: list[str] = []
+    timing = {"on": False}
+
+    def impl(name):
+        def fn():
+            if timing["on"]:
+                order.append(name)
+
+        return fn
+
+    settings = Settings(min_time=0.0, repeats=4, warmup_time=0.0, settle_time=0.0)
+    syncs = {"burn": lambda: timing.update(on=True)}  # from the first calibrated loop on
+    out = measure({"burn": impl("burn"), "torch": impl("torch")}, settings, syncs, interleave=True)
+    assert set(out) == {"burn", "torch"}
+    for r in out.values():
+        assert r["repeats"] == 4 and r["interleaved"] and r["median_s"] >= 0
+        assert {"min_s", "max_s", "number", "cpu_per_wall"} <= set(r)
+    # after calibration, the timed calls alternate in blocks of each side's `number`
+    runs = [k for k, _ in itertools.groupby(order)]
+    assert runs[-8:] == ["burn", "torch"] * 4

@@ -236,4 +236,5 @@ SUITE = Suite(
                ["bf16 mixed captured"]),
     ],
     env={"OMP_WAIT_POLICY": "PASSIVE"},
+    interleave_gpu=True,  # host-bound eager steps: burn and torch timed in turns
 )
