@@ -51,7 +51,7 @@ from ._attention_parts import (
     mask_setup,
     query_block,
 )
-from ._attention_parts_fwd import forward_out, online_softmax
+from ._attention_parts_fwd import forward_out, online_softmax, out_base
 from ._mma_common import (
     FWD_STATE,
     HALF_TEXT,
@@ -83,7 +83,8 @@ _FWD = (
   __shared__ __align__(16) E kt[(ROWS > KEYS ? ROWS : KEYS) * SP];  /* the Q tile, then K tiles */
   __shared__ __align__(16) unsigned int vt[(KEYS / 2) * VP];        /* V tile as key pairs */
 """
-    + query_block("E", "  const int w0 = q0 + w * 16 * MT;  /* this warp's first row */\n")
+    + query_block("E", "  const int w0 = q0 + w * 16 * MT;  /* this warp's first row */\n"
+                  + out_base("E"))
     + mask_setup(LOAD_Q)
     + """\
   __syncthreads();
@@ -148,7 +149,7 @@ _FWD = (
 """
     + forward_out("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
     + """
-      *(unsigned int*)(out + wrow + n * 8 + C_COL(lane, 2 * rr)) =
+      *(unsigned int*)(obase + wrow + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(o[mt][n][2 * rr] * inv, o[mt][n][2 * rr + 1] * inv);
   }
 }

@@ -26,7 +26,7 @@ from ._attention_parts import (
     mask_setup,
     query_block,
 )
-from ._attention_parts_fwd import forward_out, online_softmax
+from ._attention_parts_fwd import forward_out, online_softmax, out_base
 from ._mma_common import FWD_STATE
 
 #: the Q tile's copy: waited for at once (the warps take their fragments before the loop)
@@ -55,7 +55,8 @@ FWD = (
   __shared__ __align__(16) E kt[(ROWS > KEYS ? ROWS : KEYS) * SP];  /* the Q tile, then K tiles */
   __shared__ __align__(16) E vt[KEYS * SP];                         /* V tiles, row-major */
 """
-    + query_block("E", "  const int w0 = q0 + w * 16 * MT;  /* this warp's first row */\n")
+    + query_block("E", "  const int w0 = q0 + w * 16 * MT;  /* this warp's first row */\n"
+                  + out_base("E"))
     + mask_setup(COPY_Q)
     + """\
   __syncthreads();
@@ -139,7 +140,7 @@ FWD = (
 """
     + forward_out("[mt]", "w0 + mt * 16 + C_ROW(lane, 2 * rr)")
     + """
-      *(unsigned int*)(out + wrow + n * 8 + C_COL(lane, 2 * rr)) =
+      *(unsigned int*)(obase + wrow + n * 8 + C_COL(lane, 2 * rr)) =
           pack2(o[mt][n][2 * rr] * inv, o[mt][n][2 * rr + 1] * inv);
   }
 }

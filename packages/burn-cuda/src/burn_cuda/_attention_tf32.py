@@ -34,7 +34,7 @@ from ._attention_parts import (
     mask_setup,
     query_block,
 )
-from ._attention_parts_fwd import forward_out, online_softmax
+from ._attention_parts_fwd import forward_out, online_softmax, out_base
 from ._mma_common import (
     drop_helpers,
     extras_define,
@@ -130,7 +130,7 @@ _FWD = (
   __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then each K tile */
   __shared__ __align__(16) float vt[KEYS * SPF];  /* each V tile */
 """
-    + query_block("float")
+    + query_block("float", out_base("float"))
     + mask_setup(LOAD_Q)
     + """\
   __syncthreads();
@@ -190,8 +190,8 @@ _FWD = (
 """
     + forward_out("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
     + """ {
-      out[wrow + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
-      out[wrow + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
+      obase[wrow + n * 8 + C_COL(lane, 2 * rr)] = o[n][2 * rr] * inv;
+      obase[wrow + n * 8 + C_COL(lane, 2 * rr) + 1] = o[n][2 * rr + 1] * inv;
     }
   }
 }
