@@ -96,6 +96,12 @@ def measure(
     finally:
         if gc_was_enabled:
             gc.enable()
+    return _results(samples, numbers, cpu)
+
+
+def _results(samples: dict, numbers: dict, cpu: dict, **extra) -> dict[str, dict]:
+    """`measure`'s answer from each implementation's per-call samples, calls per repeat and
+    CPU seconds per wall second."""
     return {
         name: {
             "median_s": statistics.median(s),
@@ -104,6 +110,7 @@ def measure(
             "number": numbers[name],
             "repeats": len(s),
             "cpu_per_wall": cpu[name],
+            **extra,
         }
         for name, s in samples.items()
     }
@@ -137,15 +144,5 @@ def _measure_interleaved(impls: dict, settings: Settings, syncs: dict) -> dict[s
     finally:
         if gc_was_enabled:
             gc.enable()
-    return {
-        name: {
-            "median_s": statistics.median(s),
-            "min_s": min(s),
-            "max_s": max(s),
-            "number": numbers[name],
-            "repeats": len(s),
-            "cpu_per_wall": cpus[name] / walls[name] if walls[name] > 0 else None,
-            "interleaved": True,
-        }
-        for name, s in samples.items()
-    }
+    cpu = {name: cpus[name] / walls[name] if walls[name] > 0 else None for name in impls}
+    return _results(samples, numbers, cpu, interleaved=True)

@@ -8,7 +8,7 @@ so runs on the f32 tensors it is given. Parameters, gradients and optimizer stat
 casts are ordinary `cast` ops, recorded by Autodiff, whose backward casts the gradient back to
 the parameter's dtype, while the matmul/conv of the backward pass run in half too (Autodiff's
 rules call the inner backend on the half tensors it saved). `module.linear` is one backend op
-instead (`run_linear_half` -> `linear_half`, whose default is those casts and ops): one node,
+instead (`module._linear_autocast` -> `linear_half`, whose default is those casts and ops): one node,
 and on Cuda one GEMM writing the wide output.
 
 Why here (the Tensor layer) and not a backend decorator: torch puts autocast in its dispatcher
@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._dtype import DType, Float
-from .quantization._primitive import QuantizedPrimitive
 
 HALF_DTYPES = (DType.F16, DType.BF16)
 _ALIASES = {"bf16": DType.BF16, "f16": DType.F16, "fp16": DType.F16, "half": DType.F16}
@@ -186,48 +185,6 @@ def run_half_biased(
     if bias.dtype is not out.dtype:
         bias = _cast(bias, out.dtype)
     return out + bias.reshape(view)
-
-
-def run_linear_half(
-    policy: AutocastPolicy, linear: Callable, x: Any, weight: Any, bias: Any
-) -> Any:
-    """`module.linear` under autocast: one backend op, `linear_half(x, weight, bias, half)`,
-    whose default is what `run_half_biased` composes (a cast each, the half product, the
-    widening cast, `+ bias` in the wide dtype) and which Cuda runs as one GEMM reading half
-    operands and writing the wide output with the bias in its epilogue. Under Autodiff it is
-    one node keeping the half copies of x and weight (issue 34: the mixed transformer step
-    recorded six ops per layer, 1.7x torch's autocast step). Calls the fast path cannot vouch
-    for (another device, a quantized operand, mismatched shapes, an int input) go through
-    `run_half_biased`, whose checks name what is wrong; `linear` is `module.linear`."""
-    xp, wp = x._p, weight._p
-    xs, ws = xp.shape, wp.shape
-    d, h = x._d, policy.dtype
-    o = x._o
-    if not (
-        o.kind is Float
-        and weight._o is o
-        and weight._d is d
-        and len(ws) == 2
-        and len(xs) >= 1
-        and xs[-1] == ws[0]
-        and type(wp) is not QuantizedPrimitive
-        and type(xp) is not QuantizedPrimitive
-    ):
-        return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
-    bp = None
-    if bias is not None:
-        bp = bias._p
-        if not (
-            bias._o is o
-            and bias._d is d
-            and type(bp) is not QuantizedPrimitive
-            and len(bp.shape) == 1
-            and bp.shape[0] == ws[1]
-        ):
-            return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
-    if x.dtype is h and weight.dtype is h and (bias is None or bias.dtype is h):
-        return x._like(d.backend.linear(xp, wp, bp))  # nothing to cast: the plain op
-    return x._like(d.backend.linear_half(xp, wp, bp, h)[0])
 
 
 def run_half(policy: AutocastPolicy, fn: Callable, args: tuple, kwargs: dict) -> Any:
