@@ -1,6 +1,6 @@
 """`burn_tensor.module.linear`: one backend op (`linear`), or inside `autocast(...)` one
 `linear_half` (`_linear_autocast`); the common call is recognised with attribute reads alone
-(`_fast_operands`) and the checks run only to name what is wrong."""
+and the checks run only to name what is wrong."""
 
 from __future__ import annotations
 
@@ -13,47 +13,15 @@ from ._module_conv_checks import _params_on_input
 from .quantization._primitive import QuantizedPrimitive
 
 
-def _fast_operands(x, weight, bias):
-    """(x, weight, bias) primitives of the common `linear` call (float input, float weight and
-    bias on its device, matching shapes, no quantized weight or bias), recognised with
-    attribute reads alone (issue 35: host cost per op); None for anything else, whose checks
-    then name what is wrong."""
-    xp, wp = x._p, weight._p
-    xs, ws = xp.shape, wp.shape  # read once: dims() builds a list per call
-    d = x._d
-    o = x._o
-    if not (
-        o.kind is Float
-        and weight._o is o
-        and weight._d is d
-        and len(ws) == 2
-        and len(xs) >= 1
-        and xs[-1] == ws[0]
-        and type(wp) is not QuantizedPrimitive
-    ):
-        return None
-    if bias is None:
-        return xp, wp, None
-    bp = bias._p
-    if (
-        bias._o is o
-        and bias._d is d
-        and type(bp) is not QuantizedPrimitive
-        and len(bp.shape) == 1
-        and bp.shape[0] == ws[1]
-    ):
-        return xp, wp, bp
-    return None
-
-
 def _linear_autocast(policy, x, weight, bias, ops):
     """`linear` inside `autocast(...)`: one backend op, `linear_half(x, weight, bias, half)`,
     whose default is what `run_half_biased` composes (a cast each, the half product, the
     widening cast, `+ bias` in the wide dtype) and which Cuda runs as one GEMM reading half
     operands and writing the wide output with the bias in its epilogue; under Autodiff one
     node keeping the half copies of x and weight (issue 34: the mixed transformer step
-    recorded six ops per layer). A call `_fast_operands` does not vouch for (`ops` None) or a
-    quantized input goes through `run_half_biased`, whose checks name what is wrong."""
+    recorded six ops per layer). `ops`: `linear`'s primitives of a common call; a call it does
+    not vouch for (None) or a quantized input goes through `run_half_biased`, whose checks name
+    what is wrong."""
     if ops is None or type(ops[0]) is QuantizedPrimitive:
         return run_half_biased(policy, linear, (x, weight, bias), {}, -1)
     xp, wp, bp = ops
@@ -72,14 +40,41 @@ def linear(x, weight, bias=None):
     Example:
         >>> y = linear(x, w, b)  # x [64, 1024], w [1024, 512], b [512] -> [64, 512]  # doctest: +SKIP
     """
-    ops = _fast_operands(x, weight, bias)
+    # The common call (float input, float weight and bias on its device, matching shapes, no
+    # quantized weight or bias) is recognised with attribute reads alone, inline (no call: issue
+    # 35, host cost per op), for the plain op and autocast's alike; the checks below only run to
+    # name what is wrong.
+    xp, wp = x._p, weight._p
+    xs, ws = xp.shape, wp.shape  # read once: dims() builds a list per call
+    d = x._d
+    o = x._o
+    ops = None
+    if (
+        o.kind is Float
+        and weight._o is o
+        and weight._d is d
+        and len(ws) == 2
+        and len(xs) >= 1
+        and xs[-1] == ws[0]
+        and type(wp) is not QuantizedPrimitive
+    ):
+        if bias is None:
+            ops = (xp, wp, None)
+        else:
+            bp = bias._p
+            if (
+                bias._o is o
+                and bias._d is d
+                and type(bp) is not QuantizedPrimitive
+                and len(bp.shape) == 1
+                and bp.shape[0] == ws[1]
+            ):
+                ops = (xp, wp, bp)
     policy = current_policy()
     if policy is not None:  # inside `autocast(...)`: runs in half (see _autocast.py)
         return _linear_autocast(policy, x, weight, bias, ops)
     if ops is not None:
-        return x._like(x._d.backend.linear(*ops))
-    xp, wp = x._p, weight._p
-    xs, ws = xp.shape, wp.shape
+        return x._like(d.backend.linear(*ops))
     check.float_("linear", x)
     problems = []
     if len(ws) != 2 or len(xs) < 1 or xs[-1] != ws[0]:
