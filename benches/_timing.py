@@ -80,14 +80,8 @@ def measure(
             if settings.settle_time:
                 # Let the previous library's worker threads (OpenBLAS, torch's OpenMP) stop spinning.
                 time.sleep(settings.settle_time)
-            end = time.perf_counter() + settings.warmup_time
-            fn()
-            while time.perf_counter() < end:
-                fn()
             sync = syncs.get(name)
-            if sync is not None:
-                sync()
-            numbers[name] = number = _calibrate(fn, settings.min_time, sync)
+            numbers[name] = number = _warm_and_calibrate(fn, settings, sync)
             cpu0, wall0 = _cpu_seconds(), time.perf_counter()
             for _ in range(settings.repeats):
                 samples[name].append(_time(fn, number, sync) / number)
@@ -97,6 +91,18 @@ def measure(
         if gc_was_enabled:
             gc.enable()
     return _results(samples, numbers, cpu)
+
+
+def _warm_and_calibrate(fn: Callable[[], object], settings: Settings, sync) -> int:
+    """Warm `fn` up for `settings.warmup_time` (at least one call), sync, and return the calls
+    per timed repeat (`_calibrate`)."""
+    end = time.perf_counter() + settings.warmup_time
+    fn()
+    while time.perf_counter() < end:
+        fn()
+    if sync is not None:
+        sync()
+    return _calibrate(fn, settings.min_time, sync)
 
 
 def _results(samples: dict, numbers: dict, cpu: dict, **extra) -> dict[str, dict]:
@@ -127,14 +133,7 @@ def _measure_interleaved(impls: dict, settings: Settings, syncs: dict) -> dict[s
     gc.disable()
     try:
         for name, fn in impls.items():
-            end = time.perf_counter() + settings.warmup_time
-            fn()
-            while time.perf_counter() < end:
-                fn()
-            sync = syncs.get(name)
-            if sync is not None:
-                sync()
-            numbers[name] = _calibrate(fn, settings.min_time, sync)
+            numbers[name] = _warm_and_calibrate(fn, settings, syncs.get(name))
         for _ in range(settings.repeats):
             for name, fn in impls.items():
                 cpu0, wall0 = _cpu_seconds(), time.perf_counter()
