@@ -73,17 +73,17 @@ from ._mma_common import HALF_DELTA_DOT
 FUSED_ROWS = 32
 
 
-def fused_bwd_enabled(dtype_name: str) -> bool:
-    """Whether a backward in `dtype_name` runs the fused kernels: float32 by default,
-    `BURN_CUDA_ATTENTION_FUSED_BWD=1` every dtype, `=0` none (read per call: an A/B in one
-    process; the plan key holds it). Why float32 only: on the H200 (b32 h8 d64, kernels
+def fused_bwd_enabled(float32: bool) -> bool:
+    """Whether a backward runs the fused kernels (`float32`: its dtype is float32): float32
+    by default, `BURN_CUDA_ATTENTION_FUSED_BWD=1` every dtype, `=0` none (read per call: an
+    A/B in one process; the plan key holds it). Why float32 only: on the H200 (b32 h8 d64, kernels
     alone) the fused float32 backward took 6.67 ms at s1024 where the two passes take 8.92
     (3.71 vs 4.99 causal, 0.260 vs 0.290 at s128), while bfloat16's took 1.06 vs 0.98 and
     float16's 1.20 vs 1.11: at tensor-core half speed the dQ atomics and the 32-row tiles'
     barriers cost more than the two products saved."""
     switch = os.environ.get("BURN_CUDA_ATTENTION_FUSED_BWD")
     if switch is None:
-        return dtype_name == "float32"
+        return float32
     return switch == "1"
 
 
