@@ -1,5 +1,6 @@
 """The ldmatrix + cp.async tensor-core attention kernels (`_attention_pipe.py`,
-`_attention_pipe_bwd.py`, `_mma_pipe.py`; float32: `_attention_tf32_bwd.py`'s `PIPE`) against
+`_attention_pipe_bwd.py`, `_mma_pipe.py`; float32: `_attention_tf32_pipe.py`'s forward and
+`_attention_tf32_bwd.py`'s `PIPE`) against
 the session-17 kernels they replace (`BURN_CUDA_ATTENTION_PIPE=0`) on the CPU stand-in:
 the same bits, forward and backward (the products sum the same elements in the same order;
 only where each fragment comes from changed), and against numpy float64. The stand-in's

@@ -1,5 +1,7 @@
 """Flash attention for float32 on tensor cores (CUDA only), 3xTF32: `attn_fwd_tf32`, then
-for the backward `attn_bwd_dq_tf32` and `attn_bwd_dkv_tf32`.
+for the backward `attn_bwd_dq_tf32` and `attn_bwd_dkv_tf32`. This file's forward is the
+session-17 text (`BURN_CUDA_ATTENTION_PIPE=0`); the default one copies its tiles by cp.async
+(`_attention_tf32_pipe.py`) and shares its products (`SCORES`, `PV`).
 
 The structure of the bfloat16/float16 kernels (`_attention_mma.py`, `_attention_mma_bwd.py`: a
 block of 4 warps per 64 query rows or 64 keys, tiles of 64, online softmax in float32
@@ -36,6 +38,7 @@ from ._attention_parts import (
 )
 from ._attention_parts_fwd import forward_out, online_softmax, out_base
 from ._mma_common import (
+    W4_TEXT,
     drop_helpers,
     extras_define,
     kernel_text,
@@ -44,6 +47,7 @@ from ._mma_common import (
     tensor_cores_enabled,
 )
 from ._mma_layout import c_macros
+from ._mma_pipe import PIPE_TEXT
 
 #: head dims the float32 kernel takes
 TF32_HEAD_DIMS = (32, 64)
@@ -123,6 +127,42 @@ __device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x 
 """
 )
 
+#: one 8-key step of S = Q K_t^T into s[n] (K read at the lane's B rows, split per use)
+SCORES = """\
+    float s[KEYS / 8][4];
+#pragma unroll
+    for (int n = 0; n < KEYS / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+      const float* krow = kt + (n * 8 + T_B_N(lane)) * SPF;
+#pragma unroll
+      for (int kk = 0; kk < D / 8; ++kk) {
+        unsigned int bh_[2], bl_[2];
+        split(krow[kk * 8 + T_B_K(lane, 0)], &bh_[0], &bl_[0]);
+        split(krow[kk * 8 + T_B_K(lane, 1)], &bh_[1], &bl_[1]);
+        mma3(s[n], qh_[kk], ql_[kk], bh_, bl_);
+      }
+    }
+"""
+
+#: O += P V_t (P the scores as A fragments, keys permuted; V read in the same key order)
+PV = """\
+#pragma unroll
+    for (int kk = 0; kk < KEYS / 8; ++kk) {
+      unsigned int ah[4], al[4];  /* C tile kk as the A fragment of k8 step kk, keys permuted */
+#pragma unroll
+      for (int r = 0; r < 4; ++r) split(s[kk][T_P_E(r)], &ah[r], &al[r]);
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        unsigned int bh_[2], bl_[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          split(vt[(kk * 8 + T_P_KEY(T_B_K(lane, r))) * SPF + n * 8 + T_B_N(lane)], &bh_[r], &bl_[r]);
+        mma3(o[n], ah, al, bh_, bl_);
+      }
+    }
+"""
+
 _FWD = (
     "\n"
     + forward_args("attn_fwd_tf32", "float")
@@ -153,38 +193,14 @@ _FWD = (
     + """\
     load_rows(vt, vbase, vs, k0, sk, KEYS);
     __syncthreads();
-    float s[KEYS / 8][4];
-#pragma unroll
-    for (int n = 0; n < KEYS / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
-      const float* krow = kt + (n * 8 + T_B_N(lane)) * SPF;
-#pragma unroll
-      for (int kk = 0; kk < D / 8; ++kk) {
-        unsigned int bh_[2], bl_[2];
-        split(krow[kk * 8 + T_B_K(lane, 0)], &bh_[0], &bl_[0]);
-        split(krow[kk * 8 + T_B_K(lane, 1)], &bh_[1], &bl_[1]);
-        mma3(s[n], qh_[kk], ql_[kk], bh_, bl_);
-      }
-    }
+"""
+    + SCORES
+    + """\
 #pragma unroll
 """
     + online_softmax("", "q0 + w * 16 + C_ROW(lane, 2 * rr)")
+    + PV
     + """\
-#pragma unroll
-    for (int kk = 0; kk < KEYS / 8; ++kk) {
-      unsigned int ah[4], al[4];  /* C tile kk as the A fragment of k8 step kk, keys permuted */
-#pragma unroll
-      for (int r = 0; r < 4; ++r) split(s[kk][T_P_E(r)], &ah[r], &al[r]);
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        unsigned int bh_[2], bl_[2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-          split(vt[(kk * 8 + T_P_KEY(T_B_K(lane, r))) * SPF + n * 8 + T_B_N(lane)], &bh_[r], &bl_[r]);
-        mma3(o[n], ah, al, bh_, bl_);
-      }
-    }
   }
 #pragma unroll
 """
@@ -218,14 +234,17 @@ def tf32_program(
         )
     from ._attention_fused_bwd import FUSED_ROWS, FUSED_TF32
     from ._attention_tf32_bwd import BACKWARD
+    from ._attention_tf32_pipe import PIPE_FWD_TF32
 
-    bodies = {"attn_fwd_tf32": _FWD, **BACKWARD, **FUSED_TF32}
+    bodies = {"attn_fwd_tf32": PIPE_FWD_TF32 if pipe else _FWD, **BACKWARD, **FUSED_TF32}
     body = kernel_text("tf32_program", bodies, kernel)
     rows = FUSED_ROWS if kernel == "attn_bwd_fused_tf32" else 64  # its query tiles: 32 rows
     head = _HEAD.replace("@D@", str(head_dim)).replace("@ROWS@", str(rows))
     head += extras_define(extras)
     head += f"#define PIPE {int(bool(pipe))}\n"
-    return c_macros() + head + drop_helpers() + body
+    # `_mma_pipe`'s cp.async copies at 4 floats each (E float, rows of SPF floats)
+    pipe_text = "typedef float E;\n#define SP SPF\n" + W4_TEXT + PIPE_TEXT if pipe else ""
+    return c_macros() + head + pipe_text + drop_helpers() + body
 
 
 def tf32_takes(dtype, head_dim: int, value_dim: int) -> bool:

@@ -106,14 +106,18 @@ def mma_text(ptx_type: str) -> str:
     )
 
 
-#: the shared-memory staging helpers every mma kernel uses
-HELPERS = """
+#: 16 bytes as four words (one vector load/store; `_mma_pipe.PIPE_TEXT`'s stand-in copies them)
+W4_TEXT = """
 struct __align__(16) W4 { unsigned int x, y, z, w; };  /* 16 bytes: one vector load/store */
 __device__ __forceinline__ W4 w4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) {
   W4 r;
   r.x = x; r.y = y; r.z = z; r.w = w;
   return r;
 }
+"""
+
+#: the shared-memory staging helpers every mma kernel uses
+HELPERS = W4_TEXT + """
 
 /* a [rows][D] tile of 16-bit elements from global (row stride rs, rows from r0, zero past n)
    into shared memory at row stride SP, 16 bytes per load */

@@ -1,5 +1,6 @@
-"""The shared-memory pipeline pieces of the bfloat16/float16 tensor-core attention kernels
-(`_attention_pipe.py`, `_attention_pipe_bwd.py`): `ldsm4` / `ldsm4t` (one
+"""The shared-memory pipeline pieces of the tensor-core attention kernels (`_attention_pipe.py`,
+`_attention_pipe_bwd.py`; `cp16` / `copy_rows` also the float32 forward, `_attention_tf32_pipe.py`,
+with `E` float: the text's widths follow `sizeof(E)`): `ldsm4` / `ldsm4t` (one
 `ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`: four 8 x 8 matrices of 16-bit elements
 into a warp's fragments, `_mma_layout.py`'s LD_* maps), `cp16` (one 16-byte
 `cp.async.cg.shared.global`, zero-filled past the tensor's rows), `cp_commit` / `CP_WAIT(n)`
@@ -14,7 +15,8 @@ kernel that reads a tile before waiting for it reads stale bytes there too).
 
 `pipe_enabled()`: the ldmatrix + cp.async kernels are the default since the session-19 H200 run
 checked them (GPU tests and the Cuda conformance attention cases, f32/bf16/f16) and timed them
-(bf16 b32 h8 s1024 d64 fwd+bwd 2.12 -> 1.25 ms in the attention suite; f32 about equal);
+(bf16 b32 h8 s1024 d64 fwd+bwd 2.12 -> 1.25 ms in the attention suite; f32 about equal, until
+session 24 gave its forward the cp.async tiles: 2.53 -> 2.02 ms at s1024, kernels alone);
 `BURN_CUDA_ATTENTION_PIPE=0` runs the session-17 kernels (scalar 32-bit fragment loads,
 synchronous tile loads). Either value can be set per call, for an A/B in one process.
 """
@@ -33,7 +35,7 @@ __device__ __forceinline__ SA sa(const E* p) {
   asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
   return a;
 }
-#define SA_AT(a, elems) ((a) + 2u * (unsigned int)(elems))
+#define SA_AT(a, elems) ((a) + (unsigned int)sizeof(E) * (unsigned int)(elems))
 /* four 8 x 8 matrices: lanes 8i..8i+7 give the rows of matrix i, register i of each lane */
 __device__ __forceinline__ void ldsm4(unsigned int* d, const SA a) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n"
@@ -96,18 +98,19 @@ static void cp_wait(const int n) {
 #define CP_WAIT(n) cp_wait(n)
 #endif
 
-/* a [rows][D] tile of 16-bit elements from global (row stride rs, rows from r0, zeros past
-   n) into shared memory at row stride SP, as 16-byte asynchronous copies (not committed):
-   each thread copies one column chunk c of every (THREADS / (D / 8))-th row, addressed from
-   one base (per-copy addresses hoisted out of the key loop held ~20 registers) */
+/* a [rows][D] tile from global (row stride rs, rows from r0, zeros past n) into shared memory
+   at row stride SP, as 16-byte asynchronous copies of CH elements (not committed): each
+   thread copies one column chunk c of every (THREADS / (D / CH))-th row, addressed from one
+   base (per-copy addresses hoisted out of the key loop held ~20 registers) */
+#define CH ((int)(16 / sizeof(E)))
 __device__ __forceinline__ void copy_rows(E* dst, const E* src, const L rs, const int r0, const int n,
                                           const int rows) {
-  const int r1 = threadIdx.x / (D / 8), c = (threadIdx.x - r1 * (D / 8)) * 8;
+  const int r1 = threadIdx.x / (D / CH), c = (threadIdx.x - r1 * (D / CH)) * CH;
   const SA d0 = sa(dst + r1 * SP + c);
 #pragma unroll
-  for (int i = 0; i < rows / (THREADS / (D / 8)); ++i) {
-    const int r = r1 + i * (THREADS / (D / 8)), ok = r0 + r < n;
-    cp16(SA_AT(d0, i * (THREADS / (D / 8)) * SP), src + (L)(ok ? r0 + r : 0) * rs + c, ok);
+  for (int i = 0; i < rows / (THREADS / (D / CH)); ++i) {
+    const int r = r1 + i * (THREADS / (D / CH)), ok = r0 + r < n;
+    cp16(SA_AT(d0, i * (THREADS / (D / CH)) * SP), src + (L)(ok ? r0 + r : 0) * rs + c, ok);
   }
 }
 """
