@@ -264,8 +264,17 @@ _CVT_MMA = (
 
 _FUSED_TF32 = (
     _fused_head(4)
+    + """\
+/* head dim 32: 3 blocks an SM asked for, else ptxas takes 222 registers with the mask code
+   (2 blocks; 168 at 3, no spills) since the next tile's copies overlap the dQ product */
+#if D == 32
+#define FUSED_TF32_BOUNDS THREADS, 3
+#else
+#define FUSED_TF32_BOUNDS THREADS
+#endif
+"""
     + RED_ADD2
-    + part.dkv_args("attn_bwd_fused_tf32", "float", dq_acc=True)
+    + part.dkv_args("attn_bwd_fused_tf32", "float", "FUSED_TF32_BOUNDS", dq_acc=True)
     + """\
   __shared__ __align__(16) float qg[2 * ROWS * SPF];  /* the V block, then the Q and dO tiles */
   __shared__ __align__(16) float kres[KEYS * SPF];    /* the K block, kept: dQ's B operand */
@@ -277,13 +286,14 @@ _FUSED_TF32 = (
 """
     + part.key_block("float", part.load_kv("kres", "qg"))
     + kv_frags("kres", "qg")
-    + part.query_loop()
+    + part.query_loop_async()
     + part.QUERY_STATS
     + tf32_dkv_steps(
         "        dst[(w * 16 + C_ROW(lane, e)) * CP + n * 8 + C_COL(lane, e)] = dp[e];"
         "  /* dSᵗ kept */\n"
     )
     + _DQ_HEAD
+    + part.COPY_NEXT_QG  # (the dQ product reads dSᵗ and K only: it overlaps the copies)
     + """\
       for (int kk = 0; kk < KEYS / 8; ++kk) {  /* 8 keys, permuted alike in A and B */
         unsigned int ah[4], al[4];  /* dS of the warp's 16 queries x the 8 keys */
@@ -302,6 +312,7 @@ _FUSED_TF32 = (
 """
     + _DQ_ADD
     + "  }\n"
+    + "  CP_WAIT(0);  /* no copy outlives the block (the empty groups past the last tile) */\n"
     + TF32_DKV_STORE
 )
 

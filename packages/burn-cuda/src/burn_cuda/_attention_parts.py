@@ -192,6 +192,38 @@ def query_loop() -> str:
     )
 
 
+#: the Q and dO tiles of query tile `q0` copied by cp.async into qt and gt (`_mma_pipe`), committed
+COPY_QG = (
+    "copy_rows(qt, qbase, qs, {q0}, sq, ROWS);\n"
+    "{ind}copy_rows(gt, gbase, gs, {q0}, sq, ROWS);\n"
+    "{ind}cp_commit();\n"
+)
+
+
+def query_loop_async() -> str:
+    """`query_loop` with the Q and dO tiles copied by cp.async: the first tile's issued before
+    the loop (the K and V fragments taken: the V block's staging tiles are free), each later
+    one by the previous step (`COPY_NEXT_QG`, once its products no longer read the tiles), and
+    waited for at the top of its step."""
+    return (
+        DKV_ACC
+        + "  __syncthreads();  /* every warp has its K and V fragments: qt and gt take tiles */\n  "
+        + COPY_QG.format(q0="qstart", ind="  ")
+        + "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
+        "    CP_WAIT(0);  /* this tile's copies have landed */\n"
+        "    __syncthreads();  /* everyone's copies, and every warp is done with the last tile */\n"
+    )
+
+
+#: inside a step, once no warp reads qt and gt again: the next tile's copies issued (an empty
+#: group past the last tile)
+COPY_NEXT_QG = (
+    "      if (q0 + ROWS < sq) {\n        "
+    + COPY_QG.format(q0="q0 + ROWS", ind="        ").replace("        cp_commit();\n", "")
+    + "      }\n      cp_commit();\n"
+)
+
+
 #: the dQ pass's Q and dO tile loads (the session-17 kernels)
 LOAD_QG = LOAD_Q + "  load_rows(vt, gbase, gs, q0, sq, ROWS);\n"
 
