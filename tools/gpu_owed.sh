@@ -23,6 +23,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23b      # ~9 min: fused attention backward
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23c      # ~9 min: float32's fused default, steps
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23d      # ~9 min: session 23's final figures
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s24       # ~9 min: float32 attention cp.async, figures
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -41,7 +42,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|s23c|s23d|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|s23c|s23d|s24|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -294,6 +295,22 @@ s23d)
   echo "== precision (Cuda)"; grep -E "burn/torch|^(fp32|bf16)" "$out/precision.log" | tail -8
   echo "== training_step rows"; tail -27 "$out/training-rows.log"
   ;;
+s24)
+  step attn-gpu 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_attention_mma_gpu.py \
+    packages/burn-cuda/tests/test_attention_fused_bwd_gpu.py packages/burn-cuda/tests/test_attention_gpu.py
+  step attn-kernels 120 python3 benches/probes/attention_kernels.py --dtypes float32,bfloat16 \
+    --seqs 128,1024 --fused-bwd --json "$out/attention_kernels.json"
+  suite=(python3 -m benches attention --backend cuda --torch-device cuda --sizes gpu --repeats 5)
+  step attn-suite 120 "${suite[@]}" --out "$out/attention"
+  step training-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --interleave 5 --out "$out/training_step_rows.json"
+  step precision 120 python3 -m benches transformer_precision --backend cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision"
+  echo "== attention kernels alone (ms)"; tail -9 "$out/attn-kernels.log"
+  echo "== attn-suite"; grep -E "^(fwd)" "$out/attn-suite.log" | head -20
+  echo "== training_step rows"; tail -27 "$out/training-rows.log"
+  echo "== precision (Cuda)"; grep -E "burn/torch|^(fp32|bf16)" "$out/precision.log" | tail -8
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -303,7 +320,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23, s23b, s23c, s23d or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23, s23b, s23c, s23d, s24 or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
