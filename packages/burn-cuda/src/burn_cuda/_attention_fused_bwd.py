@@ -3,7 +3,7 @@ of 64 keys, over the query tiles that see it, S, dP, dV, dK **and dQ**, five til
 where the two-pass kernels (`_attention_pipe_bwd.py`, `_attention_tf32_bwd.py`) take seven
 (their dQ pass recomputes S and dP). dQ is summed across key blocks in a float32 buffer by
 `red.global.add` (`.v2.f32` on sm_90: two adjacent dims per instruction). The default for
-float32, whose backward it makes 25% faster on the H200; bfloat16/float16 keep the two passes,
+float32, whose backward it makes 32% faster on the H200; bfloat16/float16 keep the two passes,
 which are faster there (`fused_bwd_enabled`; `BURN_CUDA_ATTENTION_FUSED_BWD=1` / `=0` runs it for
 every dtype / none). Three launches for bfloat16/float16, two for float32:
 
@@ -44,15 +44,22 @@ holds, without / with the mask-and-dropout code (`EXTRAS`), head dim 64:
 | kernel | regs | spills | smem | blocks/SM |
 |---|---|---|---|---|
 | `attn_bwd_fused_mma` (bf16, f16) | 166 / 168 | 0 / 0 | 33,024 / 33,152 | 3 / 3 |
-| `attn_bwd_fused_tf32` | 255 / 255 | 0 / 28+56 | 44,288 / 44,416 | 2 / 2 |
+| `attn_bwd_fused_tf32` | 255 / 255 | 0 / 4+12 | 44,288 / 44,416 | 2 / 2 |
 | `attn_bwd_prep_mma`, `_tf32` | 38, 37 | 0 | 0 | 12 |
 | `attn_bwd_dqcvt_mma` | 32 | 0 | 0 | 16 |
 
 The two-pass kernels they replace: bf16 dQ pass 124 / 128 registers (4 blocks), dK/dV pass
 167 / 168 (3); float32 dQ and dK/dV passes 255 (2), no spills.
 
-Head dim 32: fused_mma 115 / 122 registers (4 blocks, `FUSED_BOUNDS`), fused_tf32 167 / 168
-(3), no spills. The float32 kernel's spill with the mask code goes if it reads its K
+Head dim 32: fused_mma 115 / 122 registers (4 blocks, `FUSED_BOUNDS`), fused_tf32 168 / 168
+(3, `FUSED_TF32_BOUNDS`; 28 + 24 bytes spilled with the mask code).
+
+The float32 kernel's Q and dO tiles are copied by cp.async (`_attention_parts.query_loop_async`):
+the next tile's copies are issued once the tile's dSᵗ is whole (the dQ product reads dSᵗ and
+the kept K block only), so they land during the dQ product and its atomics, and are waited for
+at the top of the next step; the block's barrier there already separated the steps. Same
+shared memory (the V block's staging tiles), no second stage: H200, kernels alone, 6.67 ->
+6.18 ms at s1024 (3.66 -> 3.61 causal). The float32 kernel's spill with the mask code goes if it reads its K
 fragments from the kept K block instead of holding them (252 / 255 registers, no spills; still
 2 blocks an SM), at 4 more shared loads per k8 step of every S product: not taken untimed.
 """
@@ -78,7 +85,8 @@ def fused_bwd_enabled(float32: bool) -> bool:
     by default, `BURN_CUDA_ATTENTION_FUSED_BWD=1` every dtype, `=0` none (read per call: an
     A/B in one process; the plan key holds it). Why float32 only: on the H200 (b32 h8 d64, kernels
     alone) the fused float32 backward took 6.67 ms at s1024 where the two passes take 8.92
-    (3.71 vs 4.99 causal, 0.260 vs 0.290 at s128), while bfloat16's took 1.06 vs 0.98 and
+    (3.71 vs 4.99 causal, 0.260 vs 0.290 at s128); 6.18 vs 9.08 since its tiles are copied by
+    cp.async (session 24), while bfloat16's took 1.06 vs 0.98 and
     float16's 1.20 vs 1.11: at tensor-core half speed the dQ atomics and the 32-row tiles'
     barriers cost more than the two products saved."""
     switch = os.environ.get("BURN_CUDA_ATTENTION_FUSED_BWD")
