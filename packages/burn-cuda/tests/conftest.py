@@ -39,6 +39,22 @@ def two_pass_backward(monkeypatch):
 
 
 @pytest.fixture
+def mma_sync_forward(monkeypatch):
+    """Pins the `mma.sync` attention forward (`BURN_CUDA_ATTENTION_WGMMA=0`, the default) for
+    tests written against its kernels, whatever the environment asks: with `=1` a
+    bfloat16/float16 forward at head dim 64 without mask or dropout on a compute-capability-9.0
+    device (the H200, and the stand-in's fake device) runs `attn_fwd_wgmma`."""
+    monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA", "0")
+
+
+@pytest.fixture
+def wgmma_forward(monkeypatch):
+    """Opts in to the Hopper attention forward (`BURN_CUDA_ATTENTION_WGMMA=1`), which
+    `test_attention_wgmma_cpu.py` and `_gpu.py` check."""
+    monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA", "1")
+
+
+@pytest.fixture
 def nvcc_ptx(tmp_path):
     """compile(stem, source) -> (nvcc's CompletedProcess, the .ptx path): CUDA C through
     `nvcc --ptx` for sm_90, which checks the sources NVRTC compiles on the GPU machine without a

@@ -27,6 +27,7 @@ from burn_backend_tests import plugin as _suite_plugin
 from burn_cuda import (
     _attention,
     _attention_plan,
+    _attention_wgmma,
     _backend,
     _bf16,
     _fast,
@@ -57,9 +58,10 @@ _CACHES = [
     (_backend, "_MATMUL", lambda: [None]),
     (_backend, "_TF32", lambda: [False]),  # cupy's compute-type switch is not emulated
     (_gemm, "_ONES", dict),
-    (_attention, "_TENSOR_CORES", dict),  # the stand-in's device 0 is not the GPU's
+    (_attention, "_CC", dict),  # the stand-in's device 0 is not the GPU's
     (_attention, "_NO_MASK", dict),
     (_attention_plan, "_PLANS", dict),  # launch plans hold the fake's kernels and addresses
+    (_attention_wgmma, "_KERNELS", dict),  # built by the fake that first launched them
     (_gemm_lt, "_STATE", lambda: {"api": None, "error": None}),  # binds the fake's cuBLASLt
     (_gemm_lt, "_DEVICES", dict),
     (_gemm_lt, "_PLANS", dict),

@@ -27,7 +27,7 @@ from fake_cupy import FakeCupy, asfake
 
 pytestmark = [
     pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed"),
-    pytest.mark.usefixtures("two_pass_backward"),  # the kernels these tests were written for
+    pytest.mark.usefixtures("two_pass_backward", "mma_sync_forward"),  # the kernels these tests were written for
 ]
 KERNELS = _kernel_source.ATTENTION
 LAUNCHED: set = set()

@@ -27,7 +27,7 @@ from test_attention_cpu import reference
 ml_dtypes = pytest.importorskip("ml_dtypes")
 pytestmark = [
     pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed"),
-    pytest.mark.usefixtures("two_pass_backward"),  # the kernels these tests were written for
+    pytest.mark.usefixtures("two_pass_backward", "mma_sync_forward"),  # the kernels these tests were written for
 ]
 NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
       "float32": np.dtype(np.float32)}  # fmt: skip

@@ -35,7 +35,7 @@ from test_attention_cpu import reference
 ml_dtypes = pytest.importorskip("ml_dtypes")
 needs_gxx = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
 # the two-pass backward these tests were written for (float32 defaults to the fused one)
-pytestmark = pytest.mark.usefixtures("two_pass_backward")
+pytestmark = pytest.mark.usefixtures("two_pass_backward", "mma_sync_forward")
 NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16), "float32": np.dtype(np.float32)}
 TOL = {"bfloat16": 2e-2, "float16": 3e-3, "float32": 1e-5}
 LOG2E = 1.4426950408889634

@@ -20,7 +20,7 @@ from burn_cuda import _attention
 from burn_tensor._ops_attention import AttentionOps
 from test_attention_mma_cpu import NP, lse2, reference
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("mma_sync_forward")]  # wgmma: its own file
 
 CASES = [
     # (b, h, sq, sk, d, causal)

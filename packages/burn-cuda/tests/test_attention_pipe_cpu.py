@@ -30,7 +30,7 @@ from test_attention_mma_cpu import _inputs
 KERNEL = _attention.kernel  # the real one (each run wraps it in a spy of its own)
 needs_gxx = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
 # the two-pass backward these tests were written for (float32 defaults to the fused one)
-pytestmark = pytest.mark.usefixtures("two_pass_backward")
+pytestmark = pytest.mark.usefixtures("two_pass_backward", "mma_sync_forward")
 
 CASES = [
     # (dtype, sq, sk, d, causal): ragged tiles, several key (query) tiles so both stages and

@@ -25,6 +25,8 @@ from test_attention_cpu import reference
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 needs_gxx = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+#: the plans these tests record are the mma.sync forward's (the wgmma one: test_attention_wgmma_cpu)
+pytestmark = pytest.mark.usefixtures("mma_sync_forward")
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 

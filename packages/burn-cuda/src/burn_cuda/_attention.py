@@ -46,6 +46,9 @@ from ._attention_mma import ROWS as MMA_ROWS
 from ._attention_mma import THREADS as MMA_THREADS
 from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_takes
 from ._attention_tf32 import tf32_takes
+from ._attention_wgmma import ROWS as WGMMA_ROWS
+from ._attention_wgmma import THREADS as WGMMA_THREADS
+from ._attention_wgmma import wgmma_kernel, wgmma_takes
 from ._kernels import kernel, launch_grid
 from ._mma_pipe import pipe_enabled
 
@@ -104,18 +107,22 @@ def _out_args(a) -> list:
     return [np.int64(st // a.itemsize) for st in a.strides[:3]]
 
 
-_TENSOR_CORES: dict = {}
+_CC: dict = {}
+
+
+def _cc(device_id: int) -> int:
+    """GPU `device_id`'s compute capability as an int (90: sm_90), asked once per device."""
+    cc = _CC.get(device_id)
+    if cc is None:
+        cc = _CC[device_id] = int(_platform.load_cupy().cuda.Device(device_id).compute_capability)
+    return cc
 
 
 def _tensor_cores(device_id: int) -> bool:
     """Whether GPU `device_id` runs the tensor-core kernels: `mma.sync` on bf16/f16 and tf32 and
     `cvt.rn.bf16x2` need compute capability 8.0 (Ampere) or later; older GPUs keep burn_gpu's
-    kernels (asked once per device)."""
-    ok = _TENSOR_CORES.get(device_id)
-    if ok is None:
-        cc = _platform.load_cupy().cuda.Device(device_id).compute_capability
-        ok = _TENSOR_CORES[device_id] = int(cc) >= 80
-    return ok
+    kernels."""
+    return _cc(device_id) >= 80
 
 
 def _mma_tail(query, key, value, mask, causal, scale, dropout, seed) -> tuple:
@@ -139,6 +146,10 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     if query.dtype.name == "float32":
         k_ = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras, pipe=pipe_enabled())
         rows = MMA_ROWS
+    elif wgmma_takes(query.dtype.name, d, d, _cc(query.device.id), extras):  # Hopper
+        k_ = wgmma_kernel(query.dtype.name, d)
+        _launch(k_, mma_groups(b * h, sq, WGMMA_ROWS), WGMMA_THREADS, *args)
+        return out, lse
     else:
         tiles = forward_tiles(d)
         k_ = kernel("attn_fwd_mma", query.dtype, d=d, dv=d, extras=extras, tiles=tiles,

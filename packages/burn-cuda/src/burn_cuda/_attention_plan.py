@@ -91,7 +91,8 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
         return None
     env = (g("BURN_GPU_ATTENTION"), g("BURN_CUDA_ATTENTION_MMA"),
            g("BURN_CUDA_ATTENTION_WARP_ROWS"), g("BURN_CUDA_ATTENTION_PIPE"),
-           g("BURN_CUDA_ATTENTION_SPLIT_OUT"), g("BURN_CUDA_ATTENTION_FUSED_BWD"))  # fmt: skip
+           g("BURN_CUDA_ATTENTION_SPLIT_OUT"), g("BURN_CUDA_ATTENTION_FUSED_BWD"),
+           g("BURN_CUDA_ATTENTION_WGMMA"))  # fmt: skip
     key = [kind, flags, arrays[0].device.id, env, threading.get_ident()]
     for a in arrays:  # a loop, not a generator: a frame less per array (issue 36 counts them)
         if a is None:

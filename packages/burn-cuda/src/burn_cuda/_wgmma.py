@@ -1,0 +1,207 @@
+"""Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a) for burn_cuda's kernels: the CUDA C
+pieces (inline PTX on the GPU, plain C on the tests' CPU stand-in) and the sm_90a build.
+
+A warpgroup (4 consecutive warps, 128 threads) multiplies a 64 x 16 A by a 16 x N B into a
+64 x N float32 accumulator spread over its threads as `mma.m16n8`'s C fragments side by side:
+warp w holds rows 16w.., lane l rows l/4 and l/4 + 8 of them, and per 8-column tile n the
+columns 8n + 2(l%4) + {0, 1} (`d[n][e]`, e: 0/1 the first row, 2/3 the second: `C_ROW`,
+`C_COL` of `_mma_layout.py`). Operands come from shared memory through a 64-bit descriptor, A
+optionally from registers as `mma.m16n8k16`'s A fragments (4 words a thread: rows l/4, l/4 + 8
+of the warp's 16, columns 2(l%4) and + 8 of the 16).
+
+Shared-memory layouts (an operand stored in rows of 8-element, 16-byte chunks: K-major, A
+[M][K] and B [N][K] with K contiguous; or MN-major, B stored [K][N] with N contiguous, read
+through the instruction's transpose), by the descriptor's swizzle mode `swz`:
+- 0, no swizzle: "core matrices" of 8 rows x 16 bytes stored as 128 contiguous bytes. K-major:
+  row r, chunk c at byte `(r / 8) SBO + c LBO + (r % 8) 16`; MN-major: row k, chunk c at
+  `c SBO + (k / 8) LBO + (k % 8) 16`;
+- 1, 128B swizzle: 128-byte rows (64 16-bit elements) in groups of 8 at SBO, on a 1024-byte
+  aligned tile; the byte address's bits 4-6 XORed with its bits 7-9 (chunk c of row r at
+  `(c ^ (r % 8)) 16`); LBO unread for one 128-byte atom across. A k16 step starts 32 bytes
+  along the rows (K-major) or 16 rows down (MN-major).
+`benches/probes/wgmma_layouts.py` checks these readings against numpy on the GPU (the H200,
+session 24: the LBO/SBO readings above matched, the swapped ones did not; swizzle value 2
+faulted), and the accumulator and register-A layouts above with them.
+
+`wg_desc(p, lbo, sbo, swz)` builds the descriptor (start address, LBO, SBO, all >> 4; the
+swizzle mode in bits 62-63); `wg_ss(d, a, b)` is D += A B with both operands in shared memory, B K-major; `wg_rs(d, a,
+b)` with A in registers and B MN-major. `WG_FENCE()` (before a wgmma whose register operands
+other instructions wrote), `WG_COMMIT()` / `WG_WAIT0()` (the async group: wait until done) and
+`PROXY_FENCE()` (shared-memory writes made visible to the async proxy the wgmma reads through;
+each thread fences its own, then the block's barrier) complete it. The shapes are m64 n`N`
+k16 with N the `WG_N` of the program (64: the attention forward's key tile and head dim).
+
+On the stand-in a descriptor is a struct (the byte address, both offsets and the mode), so the
+emulation reads the operands by the same layout formulas the GPU does (`wg_elem`); `wg_rs` publishes each thread's A
+words in a per-block table and reads them back after a barrier (every thread of the block is
+one warpgroup's, or each warpgroup's own rows of it).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ._platform import load_cupy
+
+
+def _operands(n_acc: int, name: str = "d") -> str:
+    """The inline-asm "+f" list of a [n_acc / 4][4] accumulator `name`."""
+    return ", ".join(f'"+f"({name}[{i // 4}][{i % 4}])' for i in range(n_acc))
+
+
+def _regs(n: int, first: int = 0) -> str:
+    return "{" + ", ".join(f"%{first + i}" for i in range(n)) + "}"
+
+
+def wgmma_text(ptx_type: str, n: int) -> str:
+    """`wg_desc`, `wg_ss`, `wg_rs` and the fences for m64 n`n` k16 over `ptx_type` (bf16, f16)."""
+    acc = n // 2  # float32 accumulators a thread: 64 n / 128
+    ops = _operands(acc)
+    ss = (
+        f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{acc + 2}, 0;\\n'
+        f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "
+        f'{_regs(acc)}, %{acc}, %{acc + 1}, p, 1, 1, 0, 0;\\n}}\\n"'
+    )
+    rs = (
+        f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{acc + 5}, 0;\\n'
+        f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "
+        f'{_regs(acc)}, {_regs(4, acc)}, %{acc + 4}, p, 1, 1, 1;\\n}}\\n"'
+    )
+    return f"""
+#define WG_N {n}
+#ifdef __CUDA_ARCH__
+typedef unsigned long long WGD;
+/* start address, leading and stride byte offsets (each >> 4), swizzle mode (0 none, 1 128B) */
+__device__ __forceinline__ WGD wg_desc(const void* p, const unsigned int lbo, const unsigned int sbo,
+                                       const unsigned int swz) {{
+  const unsigned int a = (unsigned int)__cvta_generic_to_shared(p);
+  return (WGD)((a & 0x3FFFFu) >> 4) | ((WGD)((lbo & 0x3FFFFu) >> 4) << 16) |
+         ((WGD)((sbo & 0x3FFFFu) >> 4) << 32) | ((WGD)swz << 62);
+}}
+#define WG_FENCE() asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory")
+#define WG_COMMIT() asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory")
+#define WG_WAIT0() asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory")
+#define PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory")
+/* D += A B: A [64][16] and B [N][16], both K-major in shared memory */
+__device__ __forceinline__ void wg_ss(float (*d)[4], const WGD a, const WGD b) {{
+  asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(1));
+}}
+/* D += A B: A [64][16] from registers (mma's A fragments), B [16][N] MN-major in shared memory */
+__device__ __forceinline__ void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{
+  asm volatile({rs} : {ops} : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+}}
+#else
+struct WGD {{ const unsigned char* p; unsigned int lbo, sbo, swz; }};
+static WGD wg_desc(const void* p, const unsigned int lbo, const unsigned int sbo,
+                   const unsigned int swz) {{
+  WGD d;
+  d.p = (const unsigned char*)p;
+  d.lbo = lbo;
+  d.sbo = sbo;
+  d.swz = swz;
+  return d;
+}}
+/* element (row, col) of an operand stored with rows `row` and 8-element chunks `col / 8`
+   (K-major: [M or N][K]; MN-major: [K][N]): no swizzle, core matrices of 16-byte rows (chunk
+   at LBO); 128B swizzle, 128-byte rows whose 16-byte chunks are XORed with the row's bits
+   (the address's bits 4-6 with its bits 7-9, on a 1024-byte-aligned tile) */
+static float wg_elem(const WGD& m, const int row, const int col, const int kmajor) {{
+  unsigned long long a;
+  if (m.swz) {{
+    a = (unsigned long long)m.p + (row / 8) * m.sbo + (row % 8) * 128 + (col / 8) * 16 + (col % 8) * 2;
+    a ^= ((a >> 7) & 7) << 4;
+  }} else if (kmajor) {{
+    a = (unsigned long long)m.p + (row / 8) * m.sbo + (col / 8) * m.lbo + (row % 8) * 16 + (col % 8) * 2;
+  }} else {{
+    a = (unsigned long long)m.p + (col / 8) * m.sbo + (row / 8) * m.lbo + (row % 8) * 16 + (col % 8) * 2;
+  }}
+  return half_f(*(const unsigned short*)a);
+}}
+#define WG_FENCE()
+#define WG_COMMIT()
+#define WG_WAIT0()
+#define PROXY_FENCE()
+static void wg_ss(float (*d)[4], const WGD a, const WGD b) {{
+  const int w = (threadIdx.x >> 5) & 3, l = threadIdx.x & 31;  /* the warp in its warpgroup */
+  for (int n = 0; n < WG_N / 8; ++n)
+    for (int e = 0; e < 4; ++e) {{
+      const int row = 16 * w + C_ROW(l, e), col = 8 * n + C_COL(l, e);
+      float acc = 0.0f;
+      for (int k = 0; k < 16; ++k) acc += wg_elem(a, row, k, 1) * wg_elem(b, col, k, 1);
+      d[n][e] += acc;
+    }}
+}}
+static unsigned int wg_a[1024][4];  /* each thread's A words, for the block's wg_rs */
+static void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{
+  const int t = threadIdx.x, w = (t >> 5) & 3, l = t & 31, g = t & ~127;  /* g: its warpgroup */
+  for (int r = 0; r < 4; ++r) wg_a[t][r] = a[r];
+  __syncthreads();
+  for (int n = 0; n < WG_N / 8; ++n)
+    for (int e = 0; e < 4; ++e) {{
+      const int row = 16 * w + C_ROW(l, e), col = 8 * n + C_COL(l, e);
+      const int owner = g + 32 * w + 4 * (row % 8);  /* + the lane of the column pair */
+      float acc = 0.0f;
+      for (int k = 0; k < 16; ++k) {{
+        const unsigned int word = wg_a[owner + (k % 8) / 2][(row % 16) / 8 + 2 * (k / 8)];
+        acc += half_f(word >> (16 * (k % 2))) * wg_elem(b, k, col, 0);  /* B MN-major [k][n] */
+      }}
+      d[n][e] += acc;
+    }}
+  __syncthreads();
+}}
+#endif
+"""
+
+
+class Sm90aKernel:
+    """Kernel `name` of CUDA C `source` built for sm_90a (wgmma needs the `a` target, which
+    cupy's RawKernel does not ask NVRTC for), with the `.kernel` (a function with `.ptr`) the
+    driver launcher reads; on the CPU stand-in (a cupy module other than the real one) the
+    stand-in's RawKernel, which builds the source's non-`__CUDA_ARCH__` side."""
+
+    def __init__(self, source: str, name: str):
+        self.source, self.name = source, name
+        self._raw = None  # what launches: the stand-in's RawKernel, or the sm_90a function
+
+    def _built(self):
+        if self._raw is None:
+            cp = load_cupy()
+            if cp is not sys.modules.get("cupy"):  # the stand-in
+                self._raw = cp.RawKernel(self.source, self.name)
+            else:
+                self._raw = _nvrtc_sm90a(cp, self.source, self.name)
+        return self._raw
+
+    @property
+    def kernel(self):
+        """The function the driver launcher takes the handle of (`.ptr`)."""
+        raw = self._built()
+        return getattr(raw, "kernel", raw)  # a RawKernel's function, or the function itself
+
+    def __call__(self, grid, block, args, **kw):
+        """cupy's RawKernel call (the launcher's path for more than its slots of arguments)."""
+        return self._built()(grid, block, args, **kw)
+
+
+def _nvrtc_sm90a(cp, source: str, name: str):
+    """The function `name` of `source` compiled by NVRTC for sm_90a, loaded in a module kept
+    alive by the function (a compile error raises naming the kernel, with NVRTC's log)."""
+    from cupy_backends.cuda.libs import nvrtc
+
+    prog = nvrtc.createProgram(source, f"{name}.cu", (), ())
+    try:
+        try:
+            nvrtc.compileProgram(prog, ("--gpu-architecture=sm_90a", "--std=c++17"))
+        except nvrtc.NVRTCError as exc:
+            log = nvrtc.getProgramLog(prog)
+            raise RuntimeError(f"burn_cuda: NVRTC could not build {name} for sm_90a: {exc}\n{log}")
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    mod = cp.cuda.function.Module()
+    mod.load(cubin)
+    _MODULES.append(mod)  # loaded for the process: its functions' handles stay valid
+    return mod.get_function(name)
+
+
+_MODULES: list = []
