@@ -26,10 +26,12 @@ Why opt-in: correct on the H200 (`test_attention_wgmma_gpu.py`: float64 and the 
 agree, Autodiff's gradients through it), but not yet faster where it counts. Kernels alone, b32
 h8 s1024 d64 bf16 (`benches/probes/attention_kernels.py`, session 24): 0.472 ms against the
 mma.sync forward's 0.465 (causal 0.309 against 0.354), cuDNN 0.179 (0.125). With no swizzle
-(core matrices of 16-byte rows, the first text) it took 0.69 ms. What this kernel lacks of
-FlashAttention-3's: the next S product issued before this step's softmax (two S register sets),
-so the tensor cores run while the softmax does; a 128-key tile (dynamic shared memory); TMA
-copies from a producer warp.
+(core matrices of 16-byte rows, the first text) it took 0.69 ms. Tried and not kept (one
+process, interleaved A/B of the texts): two warpgroups of 64 rows sharing each K and
+V tile (the same at s1024, slower causal), and FlashAttention-3's intra-warpgroup overlap (S_{t+1}
+issued before this step's softmax, K two tiles ahead; 157 registers, 3 blocks an SM): 0.524 ms
+against this text's 0.486 and mma.sync's 0.443 in that process. Still to try: a 128-key tile
+(dynamic shared memory), warp specialisation with TMA copies, ping-pong between warpgroups.
 """
 
 from __future__ import annotations
