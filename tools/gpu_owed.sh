@@ -24,6 +24,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23c      # ~9 min: float32's fused default, steps
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23d      # ~9 min: session 23's final figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s24       # ~9 min: float32 attention cp.async, figures
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s24b      # ~4 min: the opt-in wgmma forward, captured bf16
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -42,7 +43,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|s23c|s23d|s24|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|s23c|s23d|s24|s24b|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -311,6 +312,19 @@ s24)
   echo "== training_step rows"; tail -27 "$out/training-rows.log"
   echo "== precision (Cuda)"; grep -E "burn/torch|^(fp32|bf16)" "$out/precision.log" | tail -8
   ;;
+s24b)
+  step wgmma-layouts 60 python3 benches/probes/wgmma_layouts.py
+  step attn-gpu 150 "${PYTEST[@]}" packages/burn-cuda/tests/test_attention_wgmma_gpu.py \
+    packages/burn-cuda/tests/test_attention_mma_gpu.py packages/burn-cuda/tests/test_attention_gpu.py \
+    packages/burn-cuda/tests/test_attention_fused_bwd_gpu.py packages/burn-cuda/tests/test_attention_layout_gpu.py
+  step attn-kernels-wgmma 60 env BURN_CUDA_ATTENTION_WGMMA=1 python3 benches/probes/attention_kernels.py \
+    --dtypes bfloat16,float16 --seqs 128,1024
+  step precision-fusion 230 python3 -m benches transformer_precision --backend fusion-cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision-fusion"
+  echo "== wgmma layouts"; tail -9 "$out/wgmma-layouts.log"
+  echo "== attention kernels alone, wgmma forward (ms)"; tail -5 "$out/attn-kernels-wgmma.log"
+  echo "== precision (Fusion)"; grep -E "burn/torch|^(fp32|bf16)" "$out/precision-fusion.log" | tail -8
+  ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture_generation.py
@@ -320,7 +334,7 @@ gen)
   done
   for b in fusion-cuda cuda; do echo "== generation $b"; tail -12 "$out/gen-$b.log"; done
   ;;
-*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23, s23b, s23c, s23d, s24 or gen" >&2; exit 2 ;;
+*) echo "unknown part $part: speed, steps, correct, fusion, cpu16, examples, lt, lt-speed, hgemm, replay, s21, s22, s22b, s23, s23b, s23c, s23d, s24, s24b or gen" >&2; exit 2 ;;
 esac
 rm -rf "$fresh"
 echo "== summary ($part)"
