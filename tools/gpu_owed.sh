@@ -72,6 +72,16 @@ step() {  # step NAME LIMIT CMD...: run with a limit, log, keep pytest's or the 
   summary+=("$(printf '%-22s | rc=%-3s | %4s s | %s' "$name" "$rc" "$((SECONDS - t0))" \
     "${last:0:110}")")
 }
+# the two steps most parts end with: issue 35's training_step rows (interleaved, captured too)
+# and issue 34's transformer_precision on Cuda (LIMIT: each step's time limit)
+training_rows() {
+  step training-rows "$1" python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
+    --interleave 5 --out "$out/training_step_rows.json"
+}
+precision_cuda() {
+  step precision "$1" python3 -m benches transformer_precision --backend cuda \
+    --torch-device cuda --sizes gpu --out "$out/precision"
+}
 attn=(python3 benches/probes/attention_kernels.py --dtypes bfloat16,float16,float32 --seqs 128,1024)
 case $part in
 speed)
@@ -194,8 +204,7 @@ replay)
     packages/burn-cuda/tests/test_copy_many_gpu.py
   step replay-host 150 python3 benches/probes/replay_host.py --tape cuda --size full --sync \
     --compare --runs 9 --top 15
-  step training-rows 240 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
-    --interleave 5 --out "$out/training_step_rows.json"
+  training_rows 240
   echo "== replay host"; grep -E "before|tape|after|total|off|on " "$out/replay-host.log" | head -20
   echo "== training_step rows"; tail -20 "$out/training-rows.log"
   ;;
@@ -205,8 +214,7 @@ s21)
   step cuda-conf 200 env BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
     packages/burn-cuda/tests/test_conformance.py -k "linear or any or all_dim or bool"
   step profile 100 python3 benches/probes/capture_profile.py --rows transformer --top 12
-  step training-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
-    --interleave 5 --out "$out/training_step_rows.json"
+  training_rows 200
   for b in fusion-cuda cuda; do
     step "gen-$b" 100 python3 benches/attention/bench_generation.py --backend "$b" --tokens 256 \
       --out "$out/generation-$b"
@@ -220,10 +228,8 @@ s22)
     packages/burn-cuda/tests/test_conformance.py -k "dropout or random or seed"
   step capture-cuda 150 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \
     packages/burn-fusion/tests/test_capture.py packages/burn-fusion/tests/test_capture_resident.py
-  step training-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
-    --interleave 5 --out "$out/training_step_rows.json"
-  step precision 150 python3 -m benches transformer_precision --backend cuda \
-    --torch-device cuda --sizes gpu --out "$out/precision"
+  training_rows 200
+  precision_cuda 150
   echo "== training_step rows"; tail -20 "$out/training-rows.log"
   echo "== precision (Cuda)"; grep -E "burn/torch|target|step" "$out/precision.log" | tail -24
   ;;
@@ -246,8 +252,7 @@ s23)
     packages/burn-cuda/tests/test_gemm_lt_gpu.py
   step linear-conf 200 env BURN_CUDA_CONFIGS=f32-i32,bf16-i32,f16-i32 "${PYTEST[@]}" \
     packages/burn-cuda/tests/test_conformance.py -k "linear"
-  step precision 150 python3 -m benches transformer_precision --backend cuda \
-    --torch-device cuda --sizes gpu --out "$out/precision"
+  precision_cuda 150
   step precision-fusion 200 python3 -m benches transformer_precision --backend fusion-cuda \
     --torch-device cuda --sizes gpu --out "$out/precision-fusion"
   for f in precision precision-fusion; do
@@ -273,10 +278,8 @@ s23c)
   step fused-default-gpu 120 "${PYTEST[@]}" packages/burn-cuda/tests/test_attention_fused_bwd_gpu.py
   step attn-conf-f32 150 env BURN_CUDA_CONFIGS=f32-i32 "${PYTEST[@]}" \
     packages/burn-cuda/tests/test_conformance.py -k "attention"
-  step training-rows 220 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
-    --interleave 5 --out "$out/training_step_rows.json"
-  step precision 120 python3 -m benches transformer_precision --backend cuda \
-    --torch-device cuda --sizes gpu --out "$out/precision"
+  training_rows 220
+  precision_cuda 120
   echo "== training_step rows"; tail -20 "$out/training-rows.log"
   echo "== precision (Cuda)"; grep -E "burn/torch|target|^(fp32|bf16)" "$out/precision.log" | tail -12
   ;;
@@ -287,10 +290,8 @@ s23d)
   step attn-kernels 150 "${attn[@]}" --fused-bwd --json "$out/attention_kernels.json"
   suite=(python3 -m benches attention --backend cuda --torch-device cuda --sizes gpu --repeats 5)
   step attn-suite 120 "${suite[@]}" --out "$out/attention"
-  step precision 150 python3 -m benches transformer_precision --backend cuda \
-    --torch-device cuda --sizes gpu --out "$out/precision"
-  step training-rows 150 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
-    --interleave 5 --out "$out/training_step_rows.json"
+  precision_cuda 150
+  training_rows 150
   echo "== attention kernels alone (ms)"; tail -13 "$out/attn-kernels.log"
   echo "== attn-suite"; grep -E "^(fwd|target)" "$out/attn-suite.log" | grep -v "^target" | head -20
   echo "== precision (Cuda)"; grep -E "burn/torch|^(fp32|bf16)" "$out/precision.log" | tail -8
@@ -303,10 +304,8 @@ s24)
     --seqs 128,1024 --fused-bwd --json "$out/attention_kernels.json"
   suite=(python3 -m benches attention --backend cuda --torch-device cuda --sizes gpu --repeats 5)
   step attn-suite 120 "${suite[@]}" --out "$out/attention"
-  step training-rows 200 python3 -m benches.training_step --backends cuda,fusion-cuda --capture \
-    --interleave 5 --out "$out/training_step_rows.json"
-  step precision 120 python3 -m benches transformer_precision --backend cuda \
-    --torch-device cuda --sizes gpu --out "$out/precision"
+  training_rows 200
+  precision_cuda 120
   echo "== attention kernels alone (ms)"; tail -9 "$out/attn-kernels.log"
   echo "== attn-suite"; grep -E "^(fwd)" "$out/attn-suite.log" | head -20
   echo "== training_step rows"; tail -27 "$out/training-rows.log"

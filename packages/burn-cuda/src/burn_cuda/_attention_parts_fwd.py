@@ -84,3 +84,18 @@ def forward_out(t: str, i: str) -> str:
     const float inv = tot == 0.0f ? 0.0f : drp / tot;  /* every key left out: 0; drp = 1 / (1 - p) */
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)"""
+
+
+#: the cp.async forwards' key loop up to K_t's wait (`_attention_pipe.py`, `_attention_tf32_pipe.py`):
+#: K_0 and V_0 issued as two groups once every warp has its Q fragments (kt held the Q tile)
+ASYNC_KEY_LOOP = """\
+  __syncthreads();  /* every warp has its Q fragments: kt takes K tiles */
+  copy_rows(kt, kbase, ks, 0, sk, KEYS);
+  cp_commit();  /* group K_0 */
+  copy_rows(vt, vbase, vs, 0, sk, KEYS);
+  cp_commit();  /* group V_0 */
+  for (int k0 = 0; k0 < kend; k0 += KEYS) {
+    const int more = k0 + KEYS < kend;
+    CP_WAIT(1);  /* K_t has landed (V_t may be in flight) */
+    __syncthreads();
+"""

@@ -26,7 +26,7 @@ from ._attention_parts import (
     mask_setup,
     query_block,
 )
-from ._attention_parts_fwd import forward_out, online_softmax, out_base
+from ._attention_parts_fwd import ASYNC_KEY_LOOP, forward_out, online_softmax, out_base
 from ._mma_common import FWD_STATE
 
 #: the Q tile's copy: waited for at once (the warps take their fragments before the loop)
@@ -69,16 +69,8 @@ FWD = (
 """
     + FWD_STATE
     + KEY_END
+    + ASYNC_KEY_LOOP
     + """\
-  __syncthreads();  /* every warp has its Q fragments: kt takes K tiles */
-  copy_rows(kt, kbase, ks, 0, sk, KEYS);
-  cp_commit();  /* group K_0 */
-  copy_rows(vt, vbase, vs, 0, sk, KEYS);
-  cp_commit();  /* group V_0 */
-  for (int k0 = 0; k0 < kend; k0 += KEYS) {
-    const int more = k0 + KEYS < kend;
-    CP_WAIT(1);  /* K_t has landed (V_t may be in flight) */
-    __syncthreads();
     const SA kl = sa(kt + LB_ROW(lane) * SP + LB_COL(lane));  /* this lane's row of K_t */
     float s[MT][KEYS / 8][4];
 #pragma unroll

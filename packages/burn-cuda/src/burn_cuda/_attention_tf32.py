@@ -163,16 +163,19 @@ PV = """\
     }
 """
 
-_FWD = (
-    "\n"
-    + forward_args("attn_fwd_tf32", "float")
-    + """\
-  __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then each K tile */
-  __shared__ __align__(16) float vt[KEYS * SPF];  /* each V tile */
+def forward_head(bounds: int | str = 0) -> str:
+    """The float32 forward up to its key loop: the argument list (`bounds`: launch bounds as
+    `head`'s), the two tiles, the block's rows, this warp's Q rows split from the Q tile, the O
+    accumulators, the running max and sum and the dropout row keys."""
+    return (
+        forward_args("attn_fwd_tf32", "float", bounds)
+        + """\
+  __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then K tiles */
+  __shared__ __align__(16) float vt[KEYS * SPF];  /* V tiles */
 """
-    + query_block("float", out_base("float"))
-    + mask_setup(LOAD_Q)
-    + """\
+        + query_block("float", out_base("float"))
+        + mask_setup(LOAD_Q)
+        + """\
   __syncthreads();
   unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
 #pragma unroll
@@ -189,6 +192,12 @@ _FWD = (
   U32 rk[2];  /* the dropout row keys of the two rows */
   for (int rr = 0; rr < 2; ++rr) rk[rr] = drop ? drop_rowkey(bk, q0 + w * 16 + C_ROW(lane, 2 * rr)) : 0u;
 """
+    )
+
+
+_FWD = (
+    "\n"
+    + forward_head()
     + key_loop("Q tile")
     + """\
     load_rows(vt, vbase, vs, k0, sk, KEYS);

@@ -26,8 +26,8 @@ ptxas 13.0, sm_90, head dim 64: 179 registers (200 with the mask-and-dropout cod
 from __future__ import annotations
 
 from ._attention_parts import KEY_END, LOAD_Q, forward_args, mask_setup, query_block
-from ._attention_parts_fwd import forward_out, online_softmax, out_base
-from ._attention_tf32 import PV, SCORES
+from ._attention_parts_fwd import ASYNC_KEY_LOOP, forward_out, online_softmax, out_base
+from ._attention_tf32 import PV, SCORES, forward_head
 
 PIPE_FWD_TF32 = (
     """
@@ -39,42 +39,9 @@ PIPE_FWD_TF32 = (
 #define FWD_BOUNDS THREADS
 #endif
 """
-    + forward_args("attn_fwd_tf32", "float", "FWD_BOUNDS")
-    + """\
-  __shared__ __align__(16) float kt[KEYS * SPF];  /* the Q tile, then K tiles */
-  __shared__ __align__(16) float vt[KEYS * SPF];  /* V tiles */
-"""
-    + query_block("float", out_base("float"))
-    + mask_setup(LOAD_Q)
-    + """\
-  __syncthreads();
-  unsigned int qh_[D / 8][4], ql_[D / 8][4];  /* this warp's 16 query rows, split */
-#pragma unroll
-  for (int kk = 0; kk < D / 8; ++kk)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      split(kt[(w * 16 + T_A_ROW(lane, r)) * SPF + kk * 8 + T_A_COL(lane, r)], &qh_[kk][r], &ql_[kk][r]);
-  float o[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
-  float m[2] = {-INF_F, -INF_F}, l[2] = {0.0f, 0.0f};  /* rows C_ROW(lane, 0) and +8 */
-  U32 rk[2];  /* the dropout row keys of the two rows */
-  for (int rr = 0; rr < 2; ++rr) rk[rr] = drop ? drop_rowkey(bk, q0 + w * 16 + C_ROW(lane, 2 * rr)) : 0u;
-"""
+    + forward_head("FWD_BOUNDS")
     + KEY_END
-    + """\
-  __syncthreads();  /* every warp has its Q fragments: kt takes K tiles */
-  copy_rows(kt, kbase, ks, 0, sk, KEYS);
-  cp_commit();  /* group K_0 */
-  copy_rows(vt, vbase, vs, 0, sk, KEYS);
-  cp_commit();  /* group V_0 */
-  for (int k0 = 0; k0 < kend; k0 += KEYS) {
-    const int more = k0 + KEYS < kend;
-    CP_WAIT(1);  /* K_t has landed (V_t may be in flight) */
-    __syncthreads();
-"""
+    + ASYNC_KEY_LOOP
     + SCORES
     + """\
     __syncthreads();  /* every warp is done with K_t */
