@@ -38,6 +38,7 @@ from ._attention_parts import (
 )
 from ._attention_parts_fwd import forward_out, online_softmax, out_base
 from ._mma_common import (
+    MAX_NAN,
     W4_TEXT,
     drop_helpers,
     extras_define,
@@ -123,8 +124,8 @@ __device__ __forceinline__ void load_rows(float* dst, const float* src, const L 
     *(F4*)(dst + r * SPF + c) = x;
   }
 }
-__device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
 """
+    + MAX_NAN
 )
 
 #: one 8-key step of S = Q K_t^T into s[n] (K read at the lane's B rows, split per use)

@@ -32,11 +32,12 @@ from ._attention_tf32 import PV, SCORES, forward_head
 PIPE_FWD_TF32 = (
     """
 /* head dim 32: at most 3 blocks an SM asked for, else ptxas aims at 4 and spills (128
-   registers, 24 + 36 bytes; 158 at 3) */
+   registers, 24 + 36 bytes; 158 at 3); head dim 64: 2, else ptxas aims at 3 since the
+   softmax's session-24 text and spills (168 registers, 12 + 24 bytes; ~170-200 at 2) */
 #if D == 32
 #define FWD_BOUNDS THREADS, 3
 #else
-#define FWD_BOUNDS THREADS
+#define FWD_BOUNDS THREADS, 2
 #endif
 """
     + forward_head("FWD_BOUNDS")

@@ -106,6 +106,20 @@ def mma_text(ptx_type: str) -> str:
     )
 
 
+#: the larger of two floats, NaN if either is (the softmax's max keeps a row's NaN): one
+#: `max.NaN.f32` on the GPU (sm_80+; session 24: it was two compares and a select)
+MAX_NAN = """
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ float max_nan(float x, float m) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(m));
+  return r;
+}
+#else
+static float max_nan(float x, float m) { return (x > m || x != x || m != m) ? (m != m ? m : x) : m; }
+#endif
+"""
+
 #: 16 bytes as four words (one vector load/store; `_mma_pipe.PIPE_TEXT`'s stand-in copies them)
 W4_TEXT = """
 struct __align__(16) W4 { unsigned int x, y, z, w; };  /* 16 bytes: one vector load/store */
@@ -144,9 +158,7 @@ __device__ __forceinline__ void load_pairs(unsigned int* dst, const E* src, cons
     *(W4*)(dst + r * VP + c + 4) = w4(lo2(x.z, y.z), hi2(x.z, y.z), lo2(x.w, y.w), hi2(x.w, y.w));
   }
 }
-
-__device__ __forceinline__ float max_nan(float x, float m) { return (x > m || x != x) ? x : m; }
-"""
+""" + MAX_NAN
 
 
 def extras_define(extras: bool) -> str:
