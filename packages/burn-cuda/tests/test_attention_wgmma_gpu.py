@@ -14,7 +14,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from burn_cuda import _attention
 from test_attention_mma_cpu import NP, TOL, lse2, reference
+
+WGMMA = _attention.wgmma_kernel
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("wgmma_forward")]  # opt-in
 cp = pytest.importorskip("cupy")
@@ -54,7 +57,10 @@ def test_wgmma_forward_on_the_gpu(case, monkeypatch):
     q, k, v = (rng.standard_normal(s).astype(np.float32).astype(NP[dtype])
                for s in ((b, h, sq, 64), (b, h, sk, 64), (b, h, sk, 64)))  # fmt: skip
     B = Cuda(float_dtype=dtype)
+    built = []  # the wgmma kernels the call asked for: it must be the one that ran
+    monkeypatch.setattr(_attention, "wgmma_kernel", lambda *a: built.append(a) or WGMMA(*a))
     out, lse = B._attention_fwd(_dev(q), _dev(k), _dev(v), None, causal, 0.125)
+    assert built == [(dtype, 64)]
     got = cp.asnumpy(out.view(np.uint16)).view(NP[dtype]) if dtype == "bfloat16" else cp.asnumpy(out)
     lse = cp.asnumpy(lse).astype(np.float64)
     r = [a.astype(np.float64) for a in (q, k, v)]
@@ -63,6 +69,7 @@ def test_wgmma_forward_on_the_gpu(case, monkeypatch):
     np.testing.assert_allclose(lse, lse2(r[0], r[1], causal, 0.125), rtol=1e-4, atol=1e-4)
     monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA", "0")
     out2, lse2_ = B._attention_fwd(_dev(q), _dev(k), _dev(v), None, causal, 0.125)
+    assert built == [(dtype, 64)]  # switched off: the mma.sync forward
     other = cp.asnumpy(out2.view(np.uint16)).view(NP[dtype]) if dtype == "bfloat16" else cp.asnumpy(out2)
     np.testing.assert_allclose(got.astype(np.float64), other.astype(np.float64), rtol=1e-2, atol=1e-2)
     np.testing.assert_allclose(lse, cp.asnumpy(lse2_), rtol=1e-5, atol=1e-5)

@@ -48,7 +48,7 @@ from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_t
 from ._attention_tf32 import tf32_takes
 from ._attention_wgmma import ROWS as WGMMA_ROWS
 from ._attention_wgmma import THREADS as WGMMA_THREADS
-from ._attention_wgmma import wgmma_kernel, wgmma_takes
+from ._attention_wgmma import wgmma_enabled, wgmma_kernel, wgmma_takes
 from ._kernels import kernel, launch_grid
 from ._mma_pipe import pipe_enabled
 
@@ -146,7 +146,8 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     if query.dtype.name == "float32":
         k_ = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras, pipe=pipe_enabled())
         rows = MMA_ROWS
-    elif wgmma_takes(query.dtype.name, d, d, _cc(query.device.id), extras):  # Hopper
+    elif wgmma_enabled() and wgmma_takes(query.dtype.name, d, d, _cc(query.device.id), extras):
+        # Hopper (opt-in: the switch first, so the default path reads no dtype name or device)
         k_ = wgmma_kernel(query.dtype.name, d)
         _launch(k_, mma_groups(b * h, sq, WGMMA_ROWS), WGMMA_THREADS, *args)
         return out, lse

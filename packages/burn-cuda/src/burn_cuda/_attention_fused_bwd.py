@@ -59,9 +59,12 @@ the next tile's copies are issued once the tile's dSᵗ is whole (the dQ product
 the kept K block only), so they land during the dQ product and its atomics, and are waited for
 at the top of the next step; the block's barrier there already separated the steps. Same
 shared memory (the V block's staging tiles), no second stage: H200, kernels alone, 6.67 ->
-6.18 ms at s1024 (3.66 -> 3.61 causal). The float32 kernel's spill with the mask code goes if it reads its K
-fragments from the kept K block instead of holding them (252 / 255 registers, no spills; still
-2 blocks an SM), at 4 more shared loads per k8 step of every S product: not taken untimed.
+6.18 ms at s1024 (3.66 -> 3.61 causal).
+
+Its spill with the mask code (28 + 56 bytes before the async copies, 4 + 12 since) would go if
+it read its K fragments from the kept K block instead of holding them (252 / 255 registers, no
+spills; still 2 blocks an SM), at 4 more shared loads per k8 step of every S product: not taken
+untimed.
 """
 
 from __future__ import annotations

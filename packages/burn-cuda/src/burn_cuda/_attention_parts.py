@@ -192,12 +192,13 @@ def query_loop() -> str:
     )
 
 
-#: the Q and dO tiles of query tile `q0` copied by cp.async into qt and gt (`_mma_pipe`), committed
-COPY_QG = (
-    "copy_rows(qt, qbase, qs, {q0}, sq, ROWS);\n"
-    "{ind}copy_rows(gt, gbase, gs, {q0}, sq, ROWS);\n"
-    "{ind}cp_commit();\n"
-)
+def copy_qg(q0: str, indent: str) -> str:
+    """The Q and dO tiles of query tile `q0` copied by cp.async into qt and gt (`_mma_pipe`),
+    not committed; each line indented by `indent`."""
+    return (
+        f"{indent}copy_rows(qt, qbase, qs, {q0}, sq, ROWS);\n"
+        f"{indent}copy_rows(gt, gbase, gs, {q0}, sq, ROWS);\n"
+    )
 
 
 def query_loop_async() -> str:
@@ -207,9 +208,10 @@ def query_loop_async() -> str:
     waited for at the top of its step."""
     return (
         DKV_ACC
-        + "  __syncthreads();  /* every warp has its K and V fragments: qt and gt take tiles */\n  "
-        + COPY_QG.format(q0="qstart", ind="  ")
-        + "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
+        + "  __syncthreads();  /* every warp has its K and V fragments: qt and gt take tiles */\n"
+        + copy_qg("qstart", "  ")
+        + "  cp_commit();\n"
+        "  for (int q0 = qstart; q0 < sq; q0 += ROWS) {\n"
         "    CP_WAIT(0);  /* this tile's copies have landed */\n"
         "    __syncthreads();  /* everyone's copies, and every warp is done with the last tile */\n"
     )
@@ -218,8 +220,8 @@ def query_loop_async() -> str:
 #: inside a step, once no warp reads qt and gt again: the next tile's copies issued (an empty
 #: group past the last tile)
 COPY_NEXT_QG = (
-    "      if (q0 + ROWS < sq) {\n        "
-    + COPY_QG.format(q0="q0 + ROWS", ind="        ").replace("        cp_commit();\n", "")
+    "      if (q0 + ROWS < sq) {\n"
+    + copy_qg("q0 + ROWS", "        ")
     + "      }\n      cp_commit();\n"
 )
 

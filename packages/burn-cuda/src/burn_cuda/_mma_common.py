@@ -116,7 +116,10 @@ __device__ __forceinline__ float max_nan(float x, float m) {
   return r;
 }
 #else
-static float max_nan(float x, float m) { return (x > m || x != x || m != m) ? (m != m ? m : x) : m; }
+static float max_nan(float x, float m) {
+  if (x != x || m != m) return x + m;  /* NaN */
+  return x > m ? x : m;
+}
 #endif
 """
 
