@@ -32,10 +32,21 @@ def cuda_ready():
 
 @pytest.fixture
 def two_pass_backward(monkeypatch):
-    """Pins the two-pass tensor-core attention backward (`BURN_CUDA_ATTENTION_FUSED_BWD=0`) for
+    """Pins the two-pass tensor-core attention backward (`BURN_CUDA_ATTENTION_FUSED_BWD=0`,
+    `BURN_CUDA_ATTENTION_WGMMA_BWD=0`) for
     tests written against its kernels (their names, the session-17 bits): float32's default is
     the fused one, which `test_attention_fused_bwd_cpu.py` checks."""
     monkeypatch.setenv("BURN_CUDA_ATTENTION_FUSED_BWD", "0")
+    monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA_BWD", "0")  # (sm_90's one pass, the stand-in's too)
+
+
+@pytest.fixture
+def mma_sync_backward(monkeypatch):
+    """Pins the `mma.sync` attention backward (`BURN_CUDA_ATTENTION_WGMMA_BWD=0`) for tests
+    written against its kernels: by default a bfloat16/float16 backward at head dim 64 without
+    mask or dropout on a compute-capability-9.0 device (the H200, and the stand-in's fake
+    device) runs `attn_bwd_wgmma`, which `test_attention_wgmma_bwd_cpu.py` and `_gpu.py` check."""
+    monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA_BWD", "0")
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ from burn_cuda import (
     _attention,
     _attention_plan,
     _attention_wgmma,
+    _attention_wgmma_bwd,
     _backend,
     _bf16,
     _fast,
@@ -62,6 +63,7 @@ _CACHES = [
     (_attention, "_NO_MASK", dict),
     (_attention_plan, "_PLANS", dict),  # launch plans hold the fake's kernels and addresses
     (_attention_wgmma, "_KERNELS", dict),  # built by the fake that first launched them
+    (_attention_wgmma_bwd, "_KERNELS", dict),
     (_gemm_lt, "_STATE", lambda: {"api": None, "error": None}),  # binds the fake's cuBLASLt
     (_gemm_lt, "_DEVICES", dict),
     (_gemm_lt, "_PLANS", dict),

@@ -30,7 +30,10 @@ from test_attention_cpu import reference
 from test_attention_plan_cpu import _attention_launches, _step
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
-pytestmark = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
+pytestmark = [
+    pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed"),
+    pytest.mark.usefixtures("mma_sync_backward"),  # the fused mma.sync kernels, not sm_90's
+]
 NP = {"bfloat16": np.dtype(ml_dtypes.bfloat16), "float16": np.dtype(np.float16),
       "float32": np.dtype(np.float32)}  # fmt: skip
 TOL = {"bfloat16": 5e-2, "float16": 8e-3, "float32": 2e-5}  # test_attention_mma_cpu's (masks)

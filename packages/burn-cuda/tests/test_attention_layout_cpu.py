@@ -1,6 +1,6 @@
 """Cuda's tensor-core attention writes its output and dQ/dK/dV in the layout of its inputs when
 they are MHA's head-split views ([b, s, h * d] projections reshaped to [b, s, h, d] and seen as
-[b, h, s, d]: `_attention._split_out`), so the head merge `swap_dims(1, 2).reshape([b, s,
+[b, h, s, d]: `_attention_views.split_out`), so the head merge `swap_dims(1, 2).reshape([b, s,
 h * d])` after it is a view, not a copy. On the CPU stand-in (`cpu_backend.py`): the layouts,
 the merges sharing the outputs' memory, the same bits as the contiguous outputs
 (`BURN_CUDA_ATTENTION_SPLIT_OUT=0`) and as contiguous inputs, and numpy float64; launch plans

@@ -1,4 +1,4 @@
-"""The tensor-core attention's head-split outputs (`_attention._split_out`) on the GPU (skips
+"""The tensor-core attention's head-split outputs (`_attention_views.split_out`) on the GPU (skips
 without one): for MHA's head-split inputs, out, dq, dk, dv are [b, s, h, d] memory, their head
 merges are views, and the bits equal the contiguous outputs' (`BURN_CUDA_ATTENTION_SPLIT_OUT=0`)
 in both kernel texts; launch plans replay that layout. The CPU stand-in runs the same checks

@@ -1,6 +1,6 @@
 """burn-nn's `MultiHeadAttention` on the CPU stand-in (`cpu_backend.py`): with the tensor-core
 attention writing its output and dQ/dK/dV in the layout of the head-split projections
-(`_attention._split_out`), a forward + backward copies no array; with the contiguous outputs of
+(`_attention_views.split_out`), a forward + backward copies no array; with the contiguous outputs of
 before (`BURN_CUDA_ATTENTION_SPLIT_OUT=0`) it copies four, the head merges of out, dq, dk and
 dv (`swap_dims(1, 2).reshape([b, s, h * d])`: on the GPU a `cupy_copy` kernel each, 24 per
 H200 transformer step of 6 layers). The same bits either way."""

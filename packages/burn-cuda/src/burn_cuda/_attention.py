@@ -6,10 +6,15 @@ accumulation, rounded stores; not the float32 detour of `_bf16.py`). Q, K, V, O 
 gradient are read through their strides (a [b, s, h, d] projection viewed as [b, h, s, d] is
 not copied) unless the head dim is strided; the mask through its broadcast strides. The
 tensor-core kernels write O, dQ, dK and dV in the layout of such a head-split input
-(`_split_out`), so MHA's head merge after them is a view, not a copy; burn_gpu's SIMT kernels
+(`split_out`), so MHA's head merge after them is a view, not a copy; burn_gpu's SIMT kernels
 write them contiguous. Dropout on
 the weights runs inside the kernels (the seed words read from device memory, so a captured
 graph reads the words each replay's random draw wrote).
+
+On a compute-capability-9.0 GPU, bfloat16/float16 backwards at head dim 64 without mask or
+dropout run Hopper's one-pass warpgroup-MMA kernel (`_attention_wgmma_bwd.py`;
+`BURN_CUDA_ATTENTION_WGMMA_BWD=0` keeps the mma.sync kernels below), and with
+`BURN_CUDA_ATTENTION_WGMMA=1` such forwards too (`_attention_wgmma.py`, opt-in).
 
 bfloat16 and float16 calls at head dim == value dim in (32, 64, 128) run the tensor-core
 kernels (`_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async; with
@@ -25,8 +30,6 @@ statistic, so the backward is the decomposition too.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from burn_gpu import (
     FlashAttentionOps,
@@ -35,7 +38,6 @@ from burn_gpu import (
     attention_forward_kernel,
     attention_groups,
     attention_scale2,
-    attention_view_args,
     mask_args,
 )
 
@@ -46,65 +48,17 @@ from ._attention_mma import ROWS as MMA_ROWS
 from ._attention_mma import THREADS as MMA_THREADS
 from ._attention_mma import forward_tiles, mma_backward_takes, mma_groups, mma_takes
 from ._attention_tf32 import tf32_takes
+from ._attention_views import mma_view, out_args, split_out, view
 from ._attention_wgmma import ROWS as WGMMA_ROWS
 from ._attention_wgmma import THREADS as WGMMA_THREADS
 from ._attention_wgmma import wgmma_enabled, wgmma_kernel, wgmma_takes
+from ._attention_wgmma_bwd import KEYS as WGMMA_BWD_KEYS
+from ._attention_wgmma_bwd import THREADS as WGMMA_BWD_THREADS
+from ._attention_wgmma_bwd import wgmma_bwd_kernel, wgmma_bwd_takes
 from ._kernels import kernel, launch_grid
 from ._mma_pipe import pipe_enabled
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
-
-
-def _view(a):
-    """(array, its 4 kernel arguments): `a`, or a contiguous copy when its head dim is strided."""
-    strides = [s // a.itemsize for s in a.strides]
-    args = attention_view_args(a.shape, strides)
-    if args is None:
-        a = _contiguous(a)
-        args = attention_view_args(a.shape, [s // a.itemsize for s in a.strides])
-    return a, [np.int64(v) for v in args]
-
-
-def _contiguous(a):
-    """A contiguous copy of `a` (bfloat16 copied as its 16-bit patterns: cupy's own dtypes)."""
-    cp = _platform.load_cupy()
-    if a.dtype.name == "bfloat16":
-        return cp.ascontiguousarray(a.view(np.uint16)).view(a.dtype)
-    return cp.ascontiguousarray(a)
-
-
-def _mma_view(a):
-    """(array, its 4 kernel arguments) for the tensor-core kernels, which read 16 bytes at a
-    time: `a` when its buffer is 16-byte aligned and every stride it steps is a multiple of 16
-    bytes, else a contiguous copy."""
-    strides = [s // a.itemsize for s in a.strides]
-    steps = [s for n, s in zip(a.shape[:3], strides[:3]) if n > 1]  # a dim of 1 is never stepped
-    if strides[3] != 1 or a.data.ptr % 16 or any(s % (16 // a.itemsize) for s in steps):
-        a = _contiguous(a)
-        strides = [s // a.itemsize for s in a.strides]
-    return a, [np.int64(v) for v in attention_view_args(a.shape, strides)]
-
-
-def _split_out(a) -> bool:
-    """Whether the tensor-core kernels write the output (gradient) of input `a` [b, h, s, d] in
-    `a`'s layout: `a` is the head-split view of a contiguous [b, s, h, d] array (MHA's
-    `x.reshape([b, s, h, d]).swap_dims(1, 2)`) and not itself contiguous. The output is then
-    allocated [b, s, h, d] and viewed [b, h, s, d], so the caller's merge `swap_dims(1, 2)
-    .reshape([b, s, h * d])` is a view, not a copy kernel (torch's SDPA keeps the query's layout
-    too). `BURN_CUDA_ATTENTION_SPLIT_OUT=0` keeps every output contiguous (an A/B switch)."""
-    if os.environ.get("BURN_CUDA_ATTENTION_SPLIT_OUT") == "0":
-        return False
-    b, h, s, d = a.shape
-    want = (s * h * d, d, h * d, 1)  # [b, s, h, d] contiguous, seen as [b, h, s, d]
-    got = [st // a.itemsize for st in a.strides]
-    split = all(n == 1 or g == w for n, g, w in zip(a.shape, got, want))
-    # a dim of 1 is never stepped; where h or s is 1 both layouts are the same memory
-    return split and h > 1 and s > 1
-
-
-def _out_args(a) -> list:
-    """The (batch, head, row) element strides of output `a` for the kernels."""
-    return [np.int64(st // a.itemsize) for st in a.strides[:3]]
 
 
 _CC: dict = {}
@@ -137,11 +91,11 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     b, h, sq, d = query.shape
     sk = key.shape[2]
     tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
-    (q, qa), (k, ka), (v, va) = _mma_view(query), _mma_view(key), _mma_view(value)
-    out = _empty((b, h, sq, d), query.dtype, _split_out(query))  # the query's layout
+    (q, qa), (k, ka), (v, va) = mma_view(query), mma_view(key), mma_view(value)
+    out = _empty((b, h, sq, d), query.dtype, split_out(query))  # the query's layout
     lse = _empty((b, h, sq), np.dtype(np.float32))
     args = (out, lse, q, k, v, np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
-    args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *_out_args(out), *tail)
+    args += (np.float32(attention_scale2(scale)), *qa, *ka, *va, *out_args(out), *tail)
     extras = mask is not None or bool(dropout)  # else the variant without that code
     if query.dtype.name == "float32":
         k_ = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras, pipe=pipe_enabled())
@@ -169,41 +123,62 @@ def _mma_backward(query, key, value, out, lse, mask, grad, causal, scale, dropou
     b, h, sq, d = query.shape
     sk = key.shape[2]
     tail = _mma_tail(query, key, value, mask, causal, scale, dropout, seed)
-    views = [_mma_view(a) for a in (query, key, value, out, grad)]
+    views = [mma_view(a) for a in (query, key, value, out, grad)]
     (q, qa), (k, ka), (v, va), (o, oa), (g, ga) = views
     lse = _platform.load_cupy().ascontiguousarray(lse)
     dt = query.dtype
-    dq = _empty((b, h, sq, d), dt, _split_out(query))  # each gradient in its input's layout
-    dk = _empty((b, h, sk, d), dt, _split_out(key))
-    dv = _empty((b, h, sk, d), dt, _split_out(value))
+    dq = _empty((b, h, sq, d), dt, split_out(query))  # each gradient in its input's layout
+    dk = _empty((b, h, sk, d), dt, split_out(key))
+    dv = _empty((b, h, sk, d), dt, split_out(value))
     delta = _empty((b, h, sq), np.dtype(np.float32))
     common = (np.int32(h), np.int32(sq), np.int32(sk), np.int32(causal))
     common += (np.float32(attention_scale2(scale)), np.float32(scale))
     f32 = dt.name == "float32"  # (one `dtype.name` read: ~1.5 us each)
     kind = "tf32" if f32 else "mma"
     extras = mask is not None or bool(dropout)  # else the variants without that code
+    if not f32 and wgmma_bwd_takes(dt.name, d, d, _cc(query.device.id), extras):
+        return _wgmma_backward(dq, dk, dv, delta, lse, views, common, tail)
     if fused_bwd_enabled(f32):  # the pipe form whatever BURN_CUDA_ATTENTION_PIPE says
         # float32 adds into dQ itself, no rounding launch
         acc = dq if f32 else _empty((b, h, sq, d), np.dtype(np.float32))
         qrows, opt = mma_groups(b * h, sq), {"extras": False, "pipe": True}
         _launch(kernel(f"attn_bwd_prep_{kind}", dt, d=d, dv=d, **opt), qrows, MMA_THREADS,
-                acc, delta, o, g, np.int32(h), np.int32(sq), *oa, *ga, *_out_args(acc))  # fmt: skip
+                acc, delta, o, g, np.int32(h), np.int32(sq), *oa, *ga, *out_args(acc))  # fmt: skip
         k_f = kernel(f"attn_bwd_fused_{kind}", dt, d=d, dv=d, extras=extras, pipe=True)
         _launch(k_f, mma_groups(b * h, sk), MMA_THREADS, acc, dk, dv, q, k, v, g, lse, delta,
-                *common, *qa, *ka, *va, *ga, *_out_args(acc), *_out_args(dk), *_out_args(dv),
+                *common, *qa, *ka, *va, *ga, *out_args(acc), *out_args(dk), *out_args(dv),
                 *tail)  # fmt: skip
         if not f32:
             k_c = kernel("attn_bwd_dqcvt_mma", dt, d=d, dv=d, **opt)
             _launch(k_c, qrows, MMA_THREADS, dq, acc, np.int32(h), np.int32(sq),
-                    *_out_args(dq), *_out_args(acc))  # fmt: skip
+                    *out_args(dq), *out_args(acc))  # fmt: skip
         return dq, dk, dv
     opt = {"extras": extras, "pipe": pipe_enabled()}
     k_dq = kernel(f"attn_bwd_dq_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_dq, mma_groups(b * h, sq), MMA_THREADS, dq, delta, q, k, v, o, g, lse,
-                *common, *qa, *ka, *va, *oa, *ga, *_out_args(dq), *tail)  # fmt: skip
+                *common, *qa, *ka, *va, *oa, *ga, *out_args(dq), *tail)  # fmt: skip
     k_kv = kernel(f"attn_bwd_dkv_{kind}", dt, d=d, dv=d, **opt)
     _launch(k_kv, mma_groups(b * h, sk), MMA_THREADS, dk, dv, q, k, v, g, lse, delta,
-                *common, *qa, *ka, *va, *ga, *_out_args(dk), *_out_args(dv), *tail)  # fmt: skip
+                *common, *qa, *ka, *va, *ga, *out_args(dk), *out_args(dv), *tail)  # fmt: skip
+    return dq, dk, dv
+
+
+def _wgmma_backward(dq, dk, dv, delta, lse, views, common, tail) -> tuple:
+    """(dq, dk, dv) by Hopper's kernels (`_attention_wgmma_bwd.py`): Delta with the float32 dQ
+    accumulator's whole 64-row tiles zeroed, the pass per 64 keys (its dQ added a tile at a
+    time), then dQ rounded into its strides."""
+    (q, qa), (k, ka), (v, va), (o, oa), (g, ga) = views
+    b, h, sq, d = q.shape
+    sk, dt = k.shape[2], q.dtype.name
+    rows = mma_groups(b * h, sq, WGMMA_BWD_KEYS)  # the query tiles, as many as the key blocks'
+    acc = _empty((b, h, rows // (b * h) * WGMMA_BWD_KEYS, d), np.dtype(np.float32))
+    _launch(wgmma_bwd_kernel(dt, d, "attn_bwd_prep_wgmma"), rows, WGMMA_BWD_THREADS, acc, delta,
+            o, g, np.int32(h), np.int32(sq), *oa, *ga, *out_args(acc))  # fmt: skip
+    _launch(wgmma_bwd_kernel(dt, d), mma_groups(b * h, sk, WGMMA_BWD_KEYS), WGMMA_BWD_THREADS,
+            acc, dk, dv, q, k, v, g, lse, delta, *common, *qa, *ka, *va, *ga, *out_args(acc),
+            *out_args(dk), *out_args(dv), *tail)  # fmt: skip
+    _launch(wgmma_bwd_kernel(dt, d, "attn_bwd_dqcvt_wgmma"), rows, WGMMA_BWD_THREADS, dq, acc,
+            np.int32(h), np.int32(sq), *out_args(dq), *out_args(acc))  # fmt: skip
     return dq, dk, dv
 
 
@@ -357,7 +332,7 @@ class CudaAttentionOps(FlashAttentionOps):
         if takes and _tensor_cores(query.device.id):
             return _mma_forward(query, key, value, mask, causal, scale, dropout, seed)
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
-        (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
+        (q, qa), (k, ka), (v, va) = view(query), view(key), view(value)
         b, h, sq, sk, d, dv = c["dims"]
         out = _empty((b, h, sq, dv), c["dt"])
         lse = _empty((b, h, sq), np.dtype(c["acc"]))
@@ -379,8 +354,8 @@ class CudaAttentionOps(FlashAttentionOps):
             )
         cp = _platform.load_cupy()
         c = self._attention_common(query, key, value, mask, causal, scale, dropout, seed)
-        (q, qa), (k, ka), (v, va) = _view(query), _view(key), _view(value)
-        (o, oa), (g, ga) = _view(out), _view(output_grad)
+        (q, qa), (k, ka), (v, va) = view(query), view(key), view(value)
+        (o, oa), (g, ga) = view(out), view(output_grad)
         lse = cp.ascontiguousarray(lse)
         b, h, sq, sk, d, dv = c["dims"]
         dt, acc = c["dt"], np.dtype(c["acc"])

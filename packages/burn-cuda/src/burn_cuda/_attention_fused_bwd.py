@@ -130,9 +130,10 @@ def _close(args: str) -> str:
     return args[:-2] + ") {\n"
 
 
-def _prep(kind: str, e: str, step: int, inner: str) -> str:
+def prep(kind: str, e: str, step: int, inner: str, whole: bool = False) -> str:
     """`attn_bwd_prep_{kind}`: Delta of the block's rows (`delta_rows`: `inner` adds `step`
-    elements) and their rows of the dQ accumulator zeroed."""
+    elements) and their rows of the dQ accumulator zeroed (`whole`: all ROWS of the block's
+    tile, rows past seq_q too: the accumulator is allocated in whole tiles)."""
     return (
         "\n"
         + _close(
@@ -150,7 +151,10 @@ def _prep(kind: str, e: str, step: int, inner: str) -> str:
   float* arow = dqa + bi * dqab + hi * dqah;  /* the block's rows of the dQ accumulator: 0 */
   for (int idx = threadIdx.x; idx < ROWS * D; idx += THREADS) {
     const int r = idx / D, i = q0 + r;
-    if (i < sq) arow[(L)i * dqas + (idx - r * D)] = 0.0f;
+"""
+        + ("    arow[(L)i * dqas + (idx - r * D)] = 0.0f;\n" if whole else
+           "    if (i < sq) arow[(L)i * dqas + (idx - r * D)] = 0.0f;\n")
+        + """\
   }
 }
 """
@@ -329,13 +333,13 @@ _FUSED_TF32 = (
 
 #: kernel name -> its text (after `_mma_pipe.PIPE_TEXT`; the fused kernel's ROWS is FUSED_ROWS)
 FUSED_MMA = {
-    "attn_bwd_prep_mma": _prep("mma", "E", 8, HALF_DELTA_DOT),
+    "attn_bwd_prep_mma": prep("mma", "E", 8, HALF_DELTA_DOT),
     "attn_bwd_fused_mma": _FUSED_MMA,
     "attn_bwd_dqcvt_mma": _CVT_MMA,
 }
 #: kernel name -> its text (after `_attention_tf32`'s helpers; the fused kernel's ROWS is
 #: FUSED_ROWS)
 FUSED_TF32 = {
-    "attn_bwd_prep_tf32": _prep("tf32", "float", 4, F32_DELTA_DOT),
+    "attn_bwd_prep_tf32": prep("tf32", "float", 4, F32_DELTA_DOT),
     "attn_bwd_fused_tf32": _FUSED_TF32,
 }

@@ -14,7 +14,7 @@ scale * log2(e), masks (ragged keys, causal), runs the online softmax in float32
 and adds P V with the same instruction, feeding the scores' C fragment to the A operand
 without shared memory (`_mma_layout.py`). Accumulation is float32; the output is rounded once.
 It writes O through its (batch, head, row) strides (contiguous [b, h, s, d], or the query's
-head-split layout, `_attention._split_out`) and the same saved statistic as burn_gpu's kernels
+head-split layout, `_attention_views.split_out`) and the same saved statistic as burn_gpu's kernels
 (log2 of the row sum of 2^s, `_attention_tiled.py`), so their backward takes its output.
 
 Eligible calls (`mma_takes`): bfloat16 or float16 storage, head dim == value dim in (32, 64,

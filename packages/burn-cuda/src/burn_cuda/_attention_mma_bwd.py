@@ -21,7 +21,7 @@ price is two more products per (query, key) tile (S and dP twice: 7 where FA2 ha
 All products are `mma.sync.aligned.m16n8k16` with float32 accumulation; P and dS are rounded
 to the storage type as their A operands (as FA2 does). dQ and dK are scaled by the softmax scale
 once at the end; every output is rounded once and written through its (batch, head, row) strides
-(contiguous, or its input's head-split layout: `_attention._split_out`).
+(contiguous, or its input's head-split layout: `_attention_views.split_out`).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def strides(names: str) -> str:
 def out_strides(*names: str) -> str:
     """The (batch, head, row) stride arguments of each output named (`{n}b`, `{n}h`, `{n}s`):
     the caller allocates it, at offset 0, contiguous [b, h, s, d] or in the query's [b, s, h, d]
-    layout (`_attention._split_out`)."""
+    layout (`_attention_views.split_out`)."""
     return "".join(f"    const L {n}b, const L {n}h, const L {n}s,\n" for n in names)
 
 

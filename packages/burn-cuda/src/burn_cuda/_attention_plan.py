@@ -61,7 +61,7 @@ def _alloc_spec(shape, dtype, split: bool = False) -> tuple:
     """(shape cupy allocates, the dtype it allocates, the dtype it is viewed as or None,
     split): bfloat16 is allocated as its 16-bit patterns (cupy has no bfloat16 of its own);
     `split`: a [b, h, s, d] `shape` is allocated [b, s, h, d] and seen through `swapaxes(1, 2)`
-    (the head-split layout of MHA's projections, `_attention._split_out`)."""
+    (the head-split layout of MHA's projections, `_attention_views.split_out`)."""
     if split:
         shape = (shape[0], shape[2], shape[1], shape[3])
     if dtype.name == "bfloat16":
@@ -92,7 +92,7 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
     env = (g("BURN_GPU_ATTENTION"), g("BURN_CUDA_ATTENTION_MMA"),
            g("BURN_CUDA_ATTENTION_WARP_ROWS"), g("BURN_CUDA_ATTENTION_PIPE"),
            g("BURN_CUDA_ATTENTION_SPLIT_OUT"), g("BURN_CUDA_ATTENTION_FUSED_BWD"),
-           g("BURN_CUDA_ATTENTION_WGMMA"))  # fmt: skip
+           g("BURN_CUDA_ATTENTION_WGMMA"), g("BURN_CUDA_ATTENTION_WGMMA_BWD"))  # fmt: skip
     key = [kind, flags, arrays[0].device.id, env, threading.get_ident()]
     for a in arrays:  # a loop, not a generator: a frame less per array (issue 36 counts them)
         if a is None:

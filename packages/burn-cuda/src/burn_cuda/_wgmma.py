@@ -24,9 +24,12 @@ session 24: the LBO/SBO readings above matched, the swapped ones did not; swizzl
 faulted), and the accumulator and register-A layouts above with them.
 
 `wg_desc(p, lbo, sbo, swz)` builds the descriptor (start address, LBO, SBO, all >> 4; the
-swizzle mode in bits 62-63); `wg_ss(d, a, b)` is D += A B with both operands in shared memory, B K-major; `wg_rs(d, a,
-b)` with A in registers and B MN-major. `WG_FENCE()` (before a wgmma whose register operands
-other instructions wrote), `WG_COMMIT()` / `WG_WAIT0()` (the async group: wait until done) and
+swizzle mode in bits 62-63); `wg_ss(d, a, b)` is D += A B with both operands in shared memory,
+both K-major; `wg_ss_tt` the same with both MN-major (the instruction's two transposes: the
+attention backward's dQ = dS K from dSᵗ and K as stored); `wg_rs(d, a, b)` with A in registers
+and B MN-major, `wg_rs_k` with B K-major. `WG_FENCE()` (before a wgmma whose register operands
+other instructions wrote), `WG_COMMIT()` / `WG_WAIT0()`, `WG_WAIT1()`, `WG_WAIT2()` (the async
+groups: wait until at most 0, 1, 2 are in flight; groups complete in order) and
 `PROXY_FENCE()` (shared-memory writes made visible to the async proxy the wgmma reads through;
 each thread fences its own, then the block's barrier) complete it. The shapes are m64 n`N`
 k16 with N the `WG_N` of the program (64: the attention forward's key tile and head dim).
@@ -62,11 +65,13 @@ def wgmma_text(ptx_type: str, n: int) -> str:
         f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "
         f'{_regs(acc)}, %{acc}, %{acc + 1}, p, 1, 1, 0, 0;\\n}}\\n"'
     )
+    ss_tt = ss.replace("p, 1, 1, 0, 0;", "p, 1, 1, 1, 1;")
     rs = (
         f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{acc + 5}, 0;\\n'
         f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "
         f'{_regs(acc)}, {_regs(4, acc)}, %{acc + 4}, p, 1, 1, 1;\\n}}\\n"'
     )
+    rs_k = rs.replace("p, 1, 1, 1;", "p, 1, 1, 0;")
     return f"""
 #define WG_N {n}
 #ifdef __CUDA_ARCH__
@@ -81,14 +86,24 @@ __device__ __forceinline__ WGD wg_desc(const void* p, const unsigned int lbo, co
 #define WG_FENCE() asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory")
 #define WG_COMMIT() asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory")
 #define WG_WAIT0() asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory")
+#define WG_WAIT1() asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory")
+#define WG_WAIT2() asm volatile("wgmma.wait_group.sync.aligned 2;\\n" ::: "memory")
 #define PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory")
 /* D += A B: A [64][16] and B [N][16], both K-major in shared memory */
 __device__ __forceinline__ void wg_ss(float (*d)[4], const WGD a, const WGD b) {{
   asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(1));
 }}
+/* D += A B: A [16][64] and B [16][N], both MN-major in shared memory (stored K rows down) */
+__device__ __forceinline__ void wg_ss_tt(float (*d)[4], const WGD a, const WGD b) {{
+  asm volatile({ss_tt} : {ops} : "l"(a), "l"(b), "r"(1));
+}}
 /* D += A B: A [64][16] from registers (mma's A fragments), B [16][N] MN-major in shared memory */
 __device__ __forceinline__ void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{
   asm volatile({rs} : {ops} : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
+}}
+/* D += A B: A from registers as wg_rs, B [N][16] K-major in shared memory */
+__device__ __forceinline__ void wg_rs_k(float (*d)[4], const unsigned int* a, const WGD b) {{
+  asm volatile({rs_k} : {ops} : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
 }}
 #else
 struct WGD {{ const unsigned char* p; unsigned int lbo, sbo, swz; }};
@@ -120,6 +135,8 @@ static float wg_elem(const WGD& m, const int row, const int col, const int kmajo
 #define WG_FENCE()
 #define WG_COMMIT()
 #define WG_WAIT0()
+#define WG_WAIT1()
+#define WG_WAIT2()
 #define PROXY_FENCE()
 static void wg_ss(float (*d)[4], const WGD a, const WGD b) {{
   const int w = (threadIdx.x >> 5) & 3, l = threadIdx.x & 31;  /* the warp in its warpgroup */
@@ -131,8 +148,18 @@ static void wg_ss(float (*d)[4], const WGD a, const WGD b) {{
       d[n][e] += acc;
     }}
 }}
+static void wg_ss_tt(float (*d)[4], const WGD a, const WGD b) {{
+  const int w = (threadIdx.x >> 5) & 3, l = threadIdx.x & 31;
+  for (int n = 0; n < WG_N / 8; ++n)
+    for (int e = 0; e < 4; ++e) {{
+      const int row = 16 * w + C_ROW(l, e), col = 8 * n + C_COL(l, e);
+      float acc = 0.0f;
+      for (int k = 0; k < 16; ++k) acc += wg_elem(a, k, row, 0) * wg_elem(b, k, col, 0);
+      d[n][e] += acc;
+    }}
+}}
 static unsigned int wg_a[1024][4];  /* each thread's A words, for the block's wg_rs */
-static void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{
+static void wg_rs_any(float (*d)[4], const unsigned int* a, const WGD b, const int kmajor) {{
   const int t = threadIdx.x, w = (t >> 5) & 3, l = t & 31, g = t & ~127;  /* g: its warpgroup */
   for (int r = 0; r < 4; ++r) wg_a[t][r] = a[r];
   __syncthreads();
@@ -143,12 +170,15 @@ static void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{
       float acc = 0.0f;
       for (int k = 0; k < 16; ++k) {{
         const unsigned int word = wg_a[owner + (k % 8) / 2][(row % 16) / 8 + 2 * (k / 8)];
-        acc += half_f(word >> (16 * (k % 2))) * wg_elem(b, k, col, 0);  /* B MN-major [k][n] */
+        const float bv = kmajor ? wg_elem(b, col, k, 1) : wg_elem(b, k, col, 0);  /* [n][k] / [k][n] */
+        acc += half_f(word >> (16 * (k % 2))) * bv;
       }}
       d[n][e] += acc;
     }}
   __syncthreads();
 }}
+static void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, 0); }}
+static void wg_rs_k(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, 1); }}
 #endif
 """
 
@@ -169,7 +199,10 @@ class Sm90aKernel:
             if cp is not sys.modules.get("cupy"):  # the stand-in
                 self._raw = cp.RawKernel(self.source, self.name)
             else:
-                self._raw = _nvrtc_sm90a(cp, self.source, self.name)
+                mod = _MODULES.get(self.source)
+                if mod is None:  # one build per program, whichever of its kernels comes first
+                    mod = _MODULES[self.source] = _nvrtc_sm90a(cp, self.source, self.name)
+                self._raw = mod.get_function(self.name)
         return self._raw
 
     @property
@@ -184,8 +217,8 @@ class Sm90aKernel:
 
 
 def _nvrtc_sm90a(cp, source: str, name: str):
-    """The function `name` of `source` compiled by NVRTC for sm_90a, loaded in a module kept
-    alive by the function (a compile error raises naming the kernel, with NVRTC's log)."""
+    """The module of `source` compiled by NVRTC for sm_90a and loaded (a compile error raises
+    naming kernel `name`, the one asked for, with NVRTC's log)."""
     from cupy_backends.cuda.libs import nvrtc
 
     prog = nvrtc.createProgram(source, f"{name}.cu", (), ())
@@ -200,8 +233,8 @@ def _nvrtc_sm90a(cp, source: str, name: str):
         nvrtc.destroyProgram(prog)
     mod = cp.cuda.function.Module()
     mod.load(cubin)
-    _MODULES.append(mod)  # loaded for the process: its functions' handles stay valid
-    return mod.get_function(name)
+    return mod
 
 
-_MODULES: list = []
+#: program text -> its loaded module, for the process (its functions' handles stay valid)
+_MODULES: dict = {}

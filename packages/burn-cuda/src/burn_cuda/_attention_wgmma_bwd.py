@@ -1,0 +1,342 @@
+"""The bfloat16/float16 attention backward on Hopper's warpgroup MMA (`attn_bwd_wgmma`, sm_90a,
+`_wgmma.py`): issue 36's bf16 backward at s1024 took 0.86 ms on `mma.sync` (the two passes:
+dK/dV 0.50, dQ 0.35) against cuDNN's 0.47 (its one wgmma pass, 64 keys x 64 queries a step,
+with Delta and the dQ rounding as launches of their own).
+
+One pass, FlashAttention-2's loop order (`_attention_fused_bwd.py` has the mma.sync form): a
+block is one warpgroup (128 threads) over 64 keys of one (batch, head), looping over the query
+tiles of 64 rows that see them; per tile, with keys as the products' rows so Pᵗ and dSᵗ are
+register A operands where they are made:
+- Sᵗ = K Qᵗ and dPᵗ = V dOᵗ: 4 `wg_ss` each (k16 steps over the head dim), K, V, Q and dO all
+  K-major in shared memory; both issued before the first is waited for;
+- Pᵗ = exp2(Sᵗ scale2 - lse) (0 where the query does not see the key: `DKV_LIMITS`), dV += Pᵗ dO
+  (4 `wg_rs`, dO MN-major), dSᵗ = Pᵗ (dPᵗ - Delta), dK += dSᵗ Q (4 `wg_rs`, Q MN-major);
+- dSᵗ, rounded, into shared memory [key][query], then dQ = dS K (4 `wg_ss_tt`: dSᵗ and K both
+  read MN-major), times the softmax scale, added into a float32 accumulator by `red_add2` (one
+  vector add per 2 dims; the sum over key blocks runs in the order blocks finish);
+- the next tile's Q and dO copies (cp.async, into the one stage) are issued once dV and dK are
+  done with the tiles, so they land during the dQ product and its adds.
+The launches around it are the fused mma.sync backward's: `attn_bwd_prep_mma` (Delta, the
+accumulator zeroed) and `attn_bwd_dqcvt_mma` (dQ rounded into its strides).
+
+Every tile is 64 rows of 128 bytes in the 128B-swizzle layout (`COPY_CORE`, the forward's):
+K, V, Q, dO and dSᵗ 8 KB each, 40 KB of static shared memory with the statistics.
+
+Eligible calls (`wgmma_bwd_takes`): the wgmma forward's (sm_90, 16-bit storage, head dim == value
+dim == 64, no mask, no dropout); `BURN_CUDA_ATTENTION_WGMMA_BWD=0` keeps the mma.sync passes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from burn_gpu import frame
+
+from . import _attention_parts as part
+from ._attention_fused_bwd import prep
+from ._attention_wgmma import _PTX_TYPE, COPY_CORE, SWZ, WGMMA_HEAD_DIMS
+from ._mma_common import HALF_DELTA_DOT, HALF_TEXT, HELPERS, drop_helpers, extras_define
+from ._mma_layout import c_macros
+from ._mma_pipe import PIPE_TEXT
+from ._wgmma import Sm90aKernel, wgmma_text
+
+#: keys of a block, query rows of a tile, threads of a block (one warpgroup)
+KEYS, ROWS, THREADS = 64, 64, 128
+
+
+def _desc(p: str) -> str:
+    return f"wg_desc({p}, {SWZ})"
+
+
+#: the tile's Pᵗ and dSᵗ from Sᵗ and dPᵗ (element e of query tile n), in `s` and `dp`; the
+#: left-out test only where the tile has a left-out pair
+_SCORES = """\
+#pragma unroll
+    for (int n = 0; n < ROWS / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int col = n * 8 + C_COL(lane, e);
+        const float li = ls[col];  /* -inf past seq_q */
+        const int hid = !full && (q0 + col < qlo[e >> 1] || li == -INF_F);
+        s[n][e] = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
+      }
+"""
+
+_DS = """\
+#pragma unroll
+    for (int n = 0; n < ROWS / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - ds[n * 8 + C_COL(lane, e)]);
+"""
+
+
+def _a_words(src: str, dst: str) -> str:
+    """The accumulator tile `src` (keys x 64 queries) rounded into A words `dst` of 4 k16 steps."""
+    return f"""\
+    unsigned int {dst}[ROWS / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < ROWS / 16; ++kk)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        {dst}[kk][r] = pack2({src}[2 * kk + (r >> 1)][2 * (r & 1)], {src}[2 * kk + (r >> 1)][2 * (r & 1) + 1]);
+"""
+
+
+#: `bulk_add(g, s, bytes)`: g[i] += s[i] for `bytes` of float32, the shared-memory tile `s`
+#: added into global memory by one bulk reduction (sm_90: `cp.reduce.async.bulk`, committed as a
+#: bulk group; `BULK_WAIT_READ()` waits until it has read `s`, `BULK_WAIT()` until it is done);
+#: the stand-in adds element by element
+BULK_ADD = """
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ void bulk_add(float* g, const float* s, const int bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\\n"
+               :: "l"(g), "r"((unsigned int)__cvta_generic_to_shared(s)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.commit_group;\\n" ::: "memory");
+}
+#define BULK_WAIT_READ() asm volatile("cp.async.bulk.wait_group.read 0;\\n" ::: "memory")
+#define BULK_WAIT() asm volatile("cp.async.bulk.wait_group 0;\\n" ::: "memory")
+#else
+static void bulk_add(float* g, const float* s, const int bytes) {
+  for (int i = 0; i < bytes / 4; ++i) atomicAdd(g + i, s[i]);
+}
+#define BULK_WAIT_READ()
+#define BULK_WAIT()
+#endif
+"""
+
+#: where a thread's dQ pair (n8 tile n, row half rr) sits in a tile of the accumulator: thread
+#: order, so a warp's 32 pairs are 256 contiguous bytes (no bank conflict staging it; the
+#: accumulator is ours, `attn_bwd_dqcvt_wgmma` reads it back to rows and dims)
+TILE_AT = (
+    "#define DQ_AT(n, rr, t) ((((n) * 2 + (rr)) * THREADS + (t)) * 2)\n"
+    "struct __align__(8) F2 { float x, y; };\n"
+)
+
+BWD = (
+    BULK_ADD
+    + TILE_AT
+    + part.dkv_args("attn_bwd_wgmma", "E", "THREADS, 2", dq_acc=True)
+    + """\
+  __shared__ __align__(1024) E ksm[KEYS * D];   /* the K block */
+  __shared__ __align__(1024) E qsm[ROWS * D];   /* the Q tile */
+  __shared__ __align__(1024) E gsm[ROWS * D];   /* the dO tile */
+  /* the tile's dQ (float32, DQ_AT order) for the bulk add; its first half the tile's dSᵗ
+     [key][query] (rounded, dead once dQ's product is done); first the V block, row-major */
+  __shared__ __align__(1024) float stage[ROWS * D];
+  __shared__ float ls[ROWS], ds[ROWS];  /* lse and Delta of the tile */
+  E* const dsm = (E*)stage;
+"""
+    + part.key_block(
+        "E",
+        "  copy_core(ksm, k + ko + bi * kb + hi * kh, ks, k0, sk, KEYS);\n"
+        "  copy_rows((E*)stage, v + vo + bi * vb + hi * vh, vs, k0, sk, KEYS);\n"
+        "  cp_commit();\n  CP_WAIT(0);\n  __syncthreads();\n",
+    )
+    + """\
+  unsigned int vf[D / 16][4];  /* V as the A operand of dPᵗ: this warp's 16 keys, 16 dims a step */
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+    ldsm4(vf[kk], sa((E*)stage + (w * 16 + LA_ROW(lane)) * SP + kk * 16 + LA_COL(lane)));
+"""
+    + part.DKV_ACC
+    + part.DKV_LIMITS
+    + """\
+  __syncthreads();  /* every warp has its V fragments: the stage takes dSᵗ */
+  copy_core(qsm, qbase, qs, qstart, sq, ROWS);
+  copy_core(gsm, gbase, gs, qstart, sq, ROWS);
+  cp_commit();  /* the first Q and dO tiles */
+  for (int q0 = qstart; q0 < sq; q0 += ROWS) {
+    if (threadIdx.x < ROWS) {  /* (every warp read the last tile's before the mid-step barrier) */
+      const int i = q0 + threadIdx.x;
+      ls[threadIdx.x] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
+      ds[threadIdx.x] = i < sq ? delta[(L)bh * sq + i] : 0.0f;
+    }
+    /* every pair of the tile seen: no test per score */
+    const int full = q0 + ROWS <= sq && k0 + KEYS <= sk && (!causal || q0 + off >= k0 + KEYS - 1);
+    CP_WAIT(0);  /* this tile's copies have landed */
+    if (threadIdx.x == 0) BULK_WAIT_READ();  /* the last tile's dQ has left the stage */
+    PROXY_FENCE();
+    __syncthreads();
+    float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's 16 keys x 64 queries */
+#pragma unroll
+    for (int n = 0; n < ROWS / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
+    WG_FENCE();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wg_ss(s, """ + _desc("ksm + kk * 16") + ", " + _desc("qsm + kk * 16") + """);
+    WG_COMMIT();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      wg_rs_k(dp, vf[kk], """ + _desc("gsm + kk * 16") + """);
+    WG_COMMIT();
+    WG_WAIT1();  /* Sᵗ is done (dPᵗ may run on) */
+"""
+    + _SCORES
+    + _a_words("s", "pa")
+    + """\
+    WG_FENCE();
+#pragma unroll
+    for (int kk = 0; kk < ROWS / 16; ++kk)  /* dV += Pᵗ dO: 16 queries a step */
+      wg_rs(dva, pa[kk], """ + _desc("gsm + kk * 16 * D") + """);
+    WG_COMMIT();
+    WG_WAIT1();  /* dPᵗ is done (dV may run on) */
+"""
+    + _DS
+    + _a_words("dp", "da")
+    + """\
+    WG_FENCE();
+#pragma unroll
+    for (int kk = 0; kk < ROWS / 16; ++kk)  /* dK += dSᵗ Q */
+      wg_rs(dka, da[kk], """ + _desc("qsm + kk * 16 * D") + """);
+    WG_COMMIT();
+    {  /* dSᵗ into shared memory: word (key, queries n 8 + 2 (lane % 4) ..) of the swizzled row */
+      const int j0 = w * 16 + C_ROW(lane, 0);
+#pragma unroll
+      for (int kk = 0; kk < ROWS / 16; ++kk)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int j = j0 + 8 * (r & 1), n = 2 * kk + (r >> 1);
+          *(unsigned int*)(dsm + j * ROWS + ((n ^ (j & 7)) << 3) + C_COL(lane, 0)) = da[kk][r];
+        }
+    }
+    WG_WAIT0();  /* dV and dK are done with the Q and dO tiles */
+    PROXY_FENCE();
+    __syncthreads();  /* every warp's dSᵗ is in place; the Q and dO tiles are free */
+    if (q0 + ROWS < sq) {
+      copy_core(qsm, qbase, qs, q0 + ROWS, sq, ROWS);
+      copy_core(gsm, gbase, gs, q0 + ROWS, sq, ROWS);
+    }
+    cp_commit();  /* (an empty group past the last tile) */
+    float dq[D / 8][4];  /* dQ of this warp's 16 queries x the head dim, over the block's keys */
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dq[n][e] = 0.0f;
+    WG_FENCE();
+#pragma unroll
+    for (int kk = 0; kk < KEYS / 16; ++kk)  /* dQ = dS K: 16 keys a step, 16 rows down dSᵗ and K */
+      wg_ss_tt(dq, """ + _desc("dsm + kk * 16 * ROWS") + ", " + _desc("ksm + kk * 16 * D") + """);
+    WG_COMMIT();
+    WG_WAIT0();
+    __syncthreads();  /* every warp's dQ product is done reading dSᵗ: the stage takes dQ */
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int rr = 0; rr < 2; ++rr)
+      {
+        F2* at = (F2*)(stage + DQ_AT(n, rr, threadIdx.x));
+        at->x = dq[n][2 * rr] * scale;
+        at->y = dq[n][2 * rr + 1] * scale;
+      }
+    PROXY_FENCE();
+    __syncthreads();
+    if (threadIdx.x == 0)  /* the tile's dQ, times the softmax scale, into the accumulator */
+      bulk_add(dqa + bi * dqab + hi * dqah + (L)q0 * dqas, stage, ROWS * D * 4);
+  }
+  CP_WAIT(0);  /* no copy outlives the block */
+  if (threadIdx.x == 0) BULK_WAIT();
+"""
+    + part.DKV_OUT
+    + """\
+      *(unsigned int*)(dk + kr + at) = pack2(dka[n][2 * rr] * scale, dka[n][2 * rr + 1] * scale);
+      *(unsigned int*)(dv + vr + at) = pack2(dva[n][2 * rr], dva[n][2 * rr + 1]);
+    }
+  }
+}
+"""
+)
+
+#: dQ rounded from the accumulator's tile (DQ_AT order) into its rows < seq_q, its strides: a
+#: block per tile, a thread per accumulator thread
+_CVT = (
+    "\n"
+    + part.head("attn_bwd_dqcvt_wgmma")
+    + """\
+    E* __restrict__ dq, const float* __restrict__ dqa, const int heads, const int sq,
+"""
+    + part.out_strides("dq", "dqa")[:-2]
+    + """) {
+  const int nqb = (sq + ROWS - 1) / ROWS, bh = blockIdx.x / nqb;
+  const int bi = bh / heads, hi = bh - bi * heads, q0 = (blockIdx.x - bh * nqb) * ROWS;
+  const int t = threadIdx.x, lane = t & 31, w = t >> 5;
+  const float* tile = dqa + bi * dqab + hi * dqah + (L)q0 * dqas;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int i = q0 + w * 16 + C_ROW(lane, 2 * rr);
+    if (i >= sq) continue;
+    E* row = dq + bi * dqb + hi * dqh + (L)i * dqs + C_COL(lane, 2 * rr);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const F2 x = *(const F2*)(tile + DQ_AT(n, rr, t));
+      *(unsigned int*)(row + n * 8) = pack2(x.x, x.y);
+    }
+  }
+}
+"""
+)
+
+#: the program's kernels: Delta and the accumulator's whole tiles zeroed, the pass, dQ rounded
+KERNELS = ("attn_bwd_prep_wgmma", "attn_bwd_wgmma", "attn_bwd_dqcvt_wgmma")
+
+
+def wgmma_bwd_program(dtype: str, head_dim: int) -> str:
+    """The CUDA C text of `attn_bwd_wgmma` for `dtype` (bfloat16/float16) at `head_dim` (64)."""
+    if dtype not in _PTX_TYPE or head_dim not in WGMMA_HEAD_DIMS:
+        raise ValueError(
+            f"attn_bwd_wgmma: dtype must be one of {sorted(_PTX_TYPE)} and head_dim one of "
+            f"{WGMMA_HEAD_DIMS}, got {dtype!r}, {head_dim!r}"
+        )
+    head = (
+        "typedef unsigned short E;\ntypedef long long L;\n"
+        f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS {KEYS}\n"
+        f"#define THREADS {THREADS}\n"
+        "#define SP (D + 8) /* the V block's rows, staged row-major for its A fragments */\n"
+        "#define VP D\n"
+        "#define INF_F __int_as_float(0x7f800000)\n" + extras_define(False)
+    )
+    return (
+        frame("cuda").pragma([dtype])
+        + head
+        + c_macros()
+        + HALF_TEXT[dtype]
+        + HELPERS
+        + PIPE_TEXT
+        + wgmma_text(_PTX_TYPE[dtype], 64)
+        + COPY_CORE
+        + drop_helpers()
+        + prep("wgmma", "E", 8, HALF_DELTA_DOT, whole=True)
+        + BWD
+        + _CVT
+    )
+
+
+def wgmma_bwd_enabled() -> bool:
+    """False when `BURN_CUDA_ATTENTION_WGMMA_BWD=0` keeps the mma.sync backward (an A/B switch)."""
+    return os.environ.get("BURN_CUDA_ATTENTION_WGMMA_BWD", "1") != "0"
+
+
+def wgmma_bwd_takes(dtype_name: str, head_dim: int, value_dim: int, cc: int, extras: bool) -> bool:
+    """Whether a 16-bit backward runs `attn_bwd_wgmma` (the module docstring's rule)."""
+    return (
+        cc == 90
+        and not extras
+        and dtype_name in _PTX_TYPE
+        and head_dim == value_dim
+        and head_dim in WGMMA_HEAD_DIMS
+        and wgmma_bwd_enabled()
+    )
+
+
+_KERNELS: dict = {}
+
+
+def wgmma_bwd_kernel(dtype_name: str, head_dim: int, name: str = "attn_bwd_wgmma") -> Sm90aKernel:
+    """Kernel `name` (one of `KERNELS`) of the program for (dtype, head dim), built on first
+    launch (the three share one NVRTC build)."""
+    key = (dtype_name, head_dim, name)
+    k = _KERNELS.get(key)
+    if k is None:
+        k = _KERNELS[key] = Sm90aKernel(wgmma_bwd_program(dtype_name, head_dim), name)
+    return k
