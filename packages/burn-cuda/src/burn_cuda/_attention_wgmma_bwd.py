@@ -56,8 +56,8 @@ _SCORES = """\
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int col = n * 8 + C_COL(lane, e);
-        const float li = ls[col];  /* -inf past seq_q */
-        const int hid = !full && (q0 + col < qlo[e >> 1] || li == -INF_F);
+        const float li = ls[col];  /* (0 past seq_q) */
+        const int i = q0 + col, hid = !full && (i < qlo[e >> 1] || i >= sq);
         s[n][e] = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
       }
 """
@@ -113,7 +113,10 @@ TILE_AT = (
 )
 
 BWD = (
-    BULK_ADD
+    "\n#if THREADS != 2 * ROWS || KEYS != ROWS\n"
+    "#error attn_bwd_wgmma: a thread per statistic of a tile; square tiles: dS and the stage halves\n"
+    "#endif\n"
+    + BULK_ADD
     + TILE_AT
     + part.dkv_args("attn_bwd_wgmma", "E", "THREADS, 2", dq_acc=True)
     + """\
@@ -125,6 +128,15 @@ BWD = (
   __shared__ __align__(1024) float stage[ROWS * D];
   __shared__ float ls[ROWS], ds[ROWS];  /* lse and Delta of the tile */
   E* const dsm = (E*)stage;
+  /* query tile r's Q and dO rows, its lse (threads < 64) and Delta (the others), not committed:
+     zeros past seq_q (those queries are left out by the test per score) */
+#define copy_tile(r) do {                                                         \\
+    copy_core(qsm, qbase, qs, (r), sq, ROWS);                                       \\
+    copy_core(gsm, gbase, gs, (r), sq, ROWS);                                       \\
+    const int ti = threadIdx.x & (ROWS - 1), ok = (r) + ti < sq;                    \\
+    cp4((threadIdx.x < ROWS ? ls : ds) + ti,                                        \\
+        (threadIdx.x < ROWS ? lse : delta) + (L)bh * sq + (ok ? (r) + ti : 0), ok); \\
+  } while (0)
 """
     + part.key_block(
         "E",
@@ -142,15 +154,9 @@ BWD = (
     + part.DKV_LIMITS
     + """\
   __syncthreads();  /* every warp has its V fragments: the stage takes dSᵗ */
-  copy_core(qsm, qbase, qs, qstart, sq, ROWS);
-  copy_core(gsm, gbase, gs, qstart, sq, ROWS);
-  cp_commit();  /* the first Q and dO tiles */
+  copy_tile(qstart);
+  cp_commit();  /* the first Q and dO tiles and statistics */
   for (int q0 = qstart; q0 < sq; q0 += ROWS) {
-    if (threadIdx.x < ROWS) {  /* (every warp read the last tile's before the mid-step barrier) */
-      const int i = q0 + threadIdx.x;
-      ls[threadIdx.x] = i < sq ? lse[(L)bh * sq + i] : -INF_F;
-      ds[threadIdx.x] = i < sq ? delta[(L)bh * sq + i] : 0.0f;
-    }
     /* every pair of the tile seen: no test per score */
     const int full = q0 + ROWS <= sq && k0 + KEYS <= sk && (!causal || q0 + off >= k0 + KEYS - 1);
     CP_WAIT(0);  /* this tile's copies have landed */
@@ -204,10 +210,7 @@ BWD = (
     WG_WAIT0();  /* dV and dK are done with the Q and dO tiles */
     PROXY_FENCE();
     __syncthreads();  /* every warp's dSᵗ is in place; the Q and dO tiles are free */
-    if (q0 + ROWS < sq) {
-      copy_core(qsm, qbase, qs, q0 + ROWS, sq, ROWS);
-      copy_core(gsm, gbase, gs, q0 + ROWS, sq, ROWS);
-    }
+    if (q0 + ROWS < sq) copy_tile(q0 + ROWS);
     cp_commit();  /* (an empty group past the last tile) */
     float dq[D / 8][4];  /* dQ of this warp's 16 queries x the head dim, over the block's keys */
 #pragma unroll

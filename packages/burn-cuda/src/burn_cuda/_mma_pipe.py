@@ -3,13 +3,14 @@
 with `E` float: the text's widths follow `sizeof(E)`): `ldsm4` / `ldsm4t` (one
 `ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`: four 8 x 8 matrices of 16-bit elements
 into a warp's fragments, `_mma_layout.py`'s LD_* maps), `cp16` (one 16-byte
-`cp.async.cg.shared.global`, zero-filled past the tensor's rows), `cp_commit` / `CP_WAIT(n)`
+`cp.async.cg.shared.global`, zero-filled past the tensor's rows; `cp4` a float's 4 bytes, the
+Hopper backward's statistics), `cp_commit` / `CP_WAIT(n)`
 (`cp.async.commit_group` / `cp.async.wait_group n`) and `copy_rows` (a tile from global into
 shared memory as 16-byte asynchronous copies).
 
 On the tests' CPU stand-in (no `__CUDA_ARCH__`) the same names are plain C: `ldsm4` publishes
 each lane's row address in a per-warp table at `__syncwarp` and every lane gathers its
-elements through the LD_* maps; `cp16` reads its 16 bytes at issue but writes shared memory
+elements through the LD_* maps; `cp16` (`cp4`) reads its 16 (4) bytes at issue but writes shared memory
 only when a `CP_WAIT` of the issuing thread retires its group (the instruction's contract: a
 kernel that reads a tile before waiting for it reads stale bytes there too).
 
@@ -50,6 +51,11 @@ __device__ __forceinline__ void cp16(const SA dst, const E* src, const int ok) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\\n"
                :: "r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
 }
+/* 4 bytes (a float) global -> shared, as cp16 (ok == 0: a zero) */
+__device__ __forceinline__ void cp4(float* dst, const float* src, const int ok) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\\n"
+               :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\\n" ::: "memory"); }
 #define CP_WAIT(n) asm volatile("cp.async.wait_group %0;\\n" :: "n"(n) : "memory")
 #else
@@ -75,13 +81,22 @@ static void ldsm4(unsigned int* d, const E* p) { ldsm_any(d, p, 0); }
 static void ldsm4t(unsigned int* d, const E* p) { ldsm_any(d, p, 1); }
 /* each thread's copies in flight: destination, the 16 bytes read at issue, commit group */
 #define CP_MAX 64
-static struct { E* dst; W4 v; int group; } cp_fly[THREADS][CP_MAX];
+static struct { unsigned char* dst; W4 v; int group, bytes; } cp_fly[THREADS][CP_MAX];
 static int cp_n[THREADS], cp_group[THREADS];
 static void cp16(const SA dst, const E* src, const int ok) {
   const int t = threadIdx.x;
   if (cp_n[t] == CP_MAX) abort();  /* more copies in flight than the stand-in holds */
-  cp_fly[t][cp_n[t]].dst = (E*)dst;
+  cp_fly[t][cp_n[t]].dst = (unsigned char*)dst;
   cp_fly[t][cp_n[t]].v = ok ? *(const W4*)src : w4(0u, 0u, 0u, 0u);
+  cp_fly[t][cp_n[t]].bytes = 16;
+  cp_fly[t][cp_n[t]++].group = cp_group[t];
+}
+static void cp4(float* dst, const float* src, const int ok) {
+  const int t = threadIdx.x;
+  if (cp_n[t] == CP_MAX) abort();
+  cp_fly[t][cp_n[t]].dst = (unsigned char*)dst;
+  cp_fly[t][cp_n[t]].v = w4(ok ? *(const unsigned int*)src : 0u, 0u, 0u, 0u);
+  cp_fly[t][cp_n[t]].bytes = 4;
   cp_fly[t][cp_n[t]++].group = cp_group[t];
 }
 static void cp_commit() { ++cp_group[threadIdx.x]; }
@@ -90,7 +105,10 @@ static void cp_wait(const int n) {
   const int t = threadIdx.x;
   int keep = 0;
   for (int i = 0; i < cp_n[t]; ++i) {
-    if (cp_fly[t][i].group < cp_group[t] - n) *(W4*)cp_fly[t][i].dst = cp_fly[t][i].v;
+    if (cp_fly[t][i].group < cp_group[t] - n) {
+      const unsigned char* v = (const unsigned char*)&cp_fly[t][i].v;
+      for (int b = 0; b < cp_fly[t][i].bytes; ++b) cp_fly[t][i].dst[b] = v[b];
+    }
     else cp_fly[t][keep++] = cp_fly[t][i];
   }
   cp_n[t] = keep;
