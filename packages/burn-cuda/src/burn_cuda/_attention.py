@@ -187,7 +187,7 @@ def _launch(k, grid: int, threads: int, *args) -> None:
     rec = RECORDING[0]
     if rec is not None:
         rec.launches.append((k, grid, threads, args))
-    launch_grid(k, grid, threads, *args)
+    launch_grid(k, grid, threads, *args, smem=getattr(k, "smem", 0))
 
 
 def _empty(shape, dtype, split: bool = False):

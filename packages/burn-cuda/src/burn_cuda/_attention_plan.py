@@ -104,7 +104,8 @@ def key_of(kind: str, arrays, flags) -> tuple | None:
 
 class Plan:
     """The launches of one key: `allocs` (`_alloc_spec` of each new array: shape, dtype and
-    layout), `launches` (kernel, grid, threads, slots, params address, [(slot, array index)]),
+    layout), `launches` (kernel, grid, threads, slots, params address, [(slot, array index)],
+    the pointer block, dynamic shared memory bytes),
     `result` (per returned value: an index into inputs + new arrays, or -1 for None),
     `aligned` (the inputs whose address must be a multiple of 16) and `consts` (the constant
     arrays its blocks address, held)."""
@@ -126,10 +127,10 @@ class Plan:
             # the layout recorded: the launches' stride arguments assume it
             arrays.append(a.swapaxes(1, 2) if split else a)
         go = process_launcher()
-        for k, grid, threads, slots, addr, fills, _ in self.launches:
+        for k, grid, threads, slots, addr, fills, _, smem in self.launches:
             for slot, i in fills:
                 slots[slot] = ptrs[i]
-            go.with_params(k, grid, 1, threads, addr)
+            go.with_params(k, grid, 1, threads, addr, smem)
         result = self.result
         if len(result) == 2:  # the forward's (out, lse)
             a, b = result
@@ -205,7 +206,8 @@ def _build(rec: Recording, inputs, aligned, result):
         base = ctypes.addressof(slots)
         params = (ctypes.c_void_p * len(slots))(*(base + 8 * i for i in range(len(slots))))
         # `params` rides along: the block of pointers must live as long as the plan
-        launches.append((k, grid, threads, slots, ctypes.addressof(params), fills, params))
+        smem = getattr(k, "smem", 0)  # the dynamic shared memory a block of `k` takes
+        launches.append((k, grid, threads, slots, ctypes.addressof(params), fills, params, smem))
     out = result if type(result) is tuple else (result,)
     index = []
     for r in out:

@@ -56,7 +56,7 @@ _SCORES = """\
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int col = n * 8 + C_COL(lane, e);
-        const float li = ls[col];  /* (0 past seq_q) */
+        const float li = lt[col];  /* (0 past seq_q) */
         const int i = q0 + col, hid = !full && (i < qlo[e >> 1] || i >= sq);
         s[n][e] = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
       }
@@ -66,7 +66,7 @@ _DS = """\
 #pragma unroll
     for (int n = 0; n < ROWS / 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - ds[n * 8 + C_COL(lane, e)]);
+      for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - dt[n * 8 + C_COL(lane, e)]);
 """
 
 
@@ -112,29 +112,45 @@ TILE_AT = (
     "struct __align__(8) F2 { float x, y; };\n"
 )
 
+#: the dynamic shared memory (bytes) of a block: K; two stages of Q, dO; dSᵗ; the dQ stage; two
+#: stages of lse and Delta; 1 KB to align the base to the 128B swizzle's 1024-byte pattern
+SMEM = (KEYS * 64 * 2 + 2 * 2 * ROWS * 64 * 2 + KEYS * ROWS * 2 + ROWS * 64 * 4
+        + 2 * 2 * ROWS * 4 + 1024)  # fmt: skip
+
 BWD = (
-    "\n#if THREADS != 2 * ROWS || KEYS != ROWS\n"
-    "#error attn_bwd_wgmma: a thread per statistic of a tile; square tiles: dS and the stage halves\n"
-    "#endif\n"
+    f"\n#define SMEM {SMEM}\n"
+    + """\
+#if THREADS != 2 * ROWS
+#error attn_bwd_wgmma: a thread per statistic of a tile
+#endif
+#ifdef __CUDA_ARCH__
+#define DYN_SMEM(name) extern __shared__ __align__(1024) unsigned char name[]
+#define SMEM_OFF(p) ((unsigned int)__cvta_generic_to_shared(p))
+#else
+#define DYN_SMEM(name) static __align__(1024) unsigned char name[SMEM]
+#define SMEM_OFF(p) ((unsigned int)(size_t)(p))
+#endif
+"""
     + BULK_ADD
     + TILE_AT
     + part.dkv_args("attn_bwd_wgmma", "E", "THREADS, 2", dq_acc=True)
     + """\
-  __shared__ __align__(1024) E ksm[KEYS * D];   /* the K block */
-  __shared__ __align__(1024) E qsm[ROWS * D];   /* the Q tile */
-  __shared__ __align__(1024) E gsm[ROWS * D];   /* the dO tile */
-  /* the tile's dQ (float32, DQ_AT order) for the bulk add; its first half the tile's dSᵗ
-     [key][query] (rounded, dead once dQ's product is done); first the V block, row-major */
-  __shared__ __align__(1024) float stage[ROWS * D];
-  __shared__ float ls[ROWS], ds[ROWS];  /* lse and Delta of the tile */
-  E* const dsm = (E*)stage;
-  /* query tile r's Q and dO rows, its lse (threads < 64) and Delta (the others), not committed:
-     zeros past seq_q (those queries are left out by the test per score) */
-#define copy_tile(r) do {                                                         \\
-    copy_core(qsm, qbase, qs, (r), sq, ROWS);                                       \\
-    copy_core(gsm, gbase, gs, (r), sq, ROWS);                                       \\
+  DYN_SMEM(raw);
+  unsigned char* const base = raw + ((1024u - (SMEM_OFF(raw) & 1023u)) & 1023u);
+  E* const ksm = (E*)base;                          /* the K block */
+  E* const qsm = ksm + KEYS * D;                    /* two stages of Q tiles */
+  E* const gsm = qsm + 2 * ROWS * D;                /* two stages of dO tiles */
+  E* const dsm = gsm + 2 * ROWS * D;                /* the tile's dSᵗ [key][query], rounded */
+  float* const stage = (float*)(dsm + KEYS * ROWS); /* the tile's dQ for the bulk add; first V */
+  float* const ls = stage + ROWS * D;               /* two stages of lse, then of Delta */
+  float* const ds = ls + 2 * ROWS;
+  /* query tile r's Q and dO rows, its lse (threads < 64) and Delta (the others) into stage b,
+     not committed: zeros past seq_q (those queries are left out by the test per score) */
+#define copy_tile(r, b) do {                                                      \\
+    copy_core(qsm + (b) * ROWS * D, qbase, qs, (r), sq, ROWS);                      \\
+    copy_core(gsm + (b) * ROWS * D, gbase, gs, (r), sq, ROWS);                      \\
     const int ti = threadIdx.x & (ROWS - 1), ok = (r) + ti < sq;                    \\
-    cp4((threadIdx.x < ROWS ? ls : ds) + ti,                                        \\
+    cp4((threadIdx.x < ROWS ? ls : ds) + (b) * ROWS + ti,                           \\
         (threadIdx.x < ROWS ? lse : delta) + (L)bh * sq + (ok ? (r) + ti : 0), ok); \\
   } while (0)
 """
@@ -153,16 +169,27 @@ BWD = (
     + part.DKV_ACC
     + part.DKV_LIMITS
     + """\
-  __syncthreads();  /* every warp has its V fragments: the stage takes dSᵗ */
-  copy_tile(qstart);
+  __syncthreads();  /* every warp has its V fragments: the stage takes dQ */
+  copy_tile(qstart, 0);
   cp_commit();  /* the first Q and dO tiles and statistics */
-  for (int q0 = qstart; q0 < sq; q0 += ROWS) {
+  int qd = -1;  /* the query tile whose dQ is staged, not yet added */
+  for (int q0 = qstart, t = 0; q0 < sq; q0 += ROWS, ++t) {
+    const int b = t & 1;
+    /* the next tile into the other stage: every warp is done with it (step t - 1's products
+       were waited for before its middle barrier) */
+    if (q0 + ROWS < sq) copy_tile(q0 + ROWS, b ^ 1);
+    cp_commit();  /* (an empty group past the last tile) */
     /* every pair of the tile seen: no test per score */
     const int full = q0 + ROWS <= sq && k0 + KEYS <= sk && (!causal || q0 + off >= k0 + KEYS - 1);
-    CP_WAIT(0);  /* this tile's copies have landed */
-    if (threadIdx.x == 0) BULK_WAIT_READ();  /* the last tile's dQ has left the stage */
+    const E* const qt = qsm + b * ROWS * D;
+    const E* const gt = gsm + b * ROWS * D;
+    const float* const lt = ls + b * ROWS;
+    const float* const dt = ds + b * ROWS;
+    CP_WAIT(1);  /* this tile's copies have landed */
     PROXY_FENCE();
-    __syncthreads();
+    __syncthreads();  /* everyone's copies, and the last tile's staged dQ */
+    if (threadIdx.x == 0 && qd >= 0)  /* the last tile's dQ, times the scale, into the accumulator */
+      bulk_add(dqa + bi * dqab + hi * dqah + (L)qd * dqas, stage, ROWS * D * 4);
     float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's 16 keys x 64 queries */
 #pragma unroll
     for (int n = 0; n < ROWS / 8; ++n)
@@ -171,11 +198,11 @@ BWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      wg_ss(s, """ + _desc("ksm + kk * 16") + ", " + _desc("qsm + kk * 16") + """);
+      wg_ss(s, """ + _desc("ksm + kk * 16") + ", " + _desc("qt + kk * 16") + """);
     WG_COMMIT();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      wg_rs_k(dp, vf[kk], """ + _desc("gsm + kk * 16") + """);
+      wg_rs_k(dp, vf[kk], """ + _desc("gt + kk * 16") + """);
     WG_COMMIT();
     WG_WAIT1();  /* Sᵗ is done (dPᵗ may run on) */
 """
@@ -185,7 +212,7 @@ BWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < ROWS / 16; ++kk)  /* dV += Pᵗ dO: 16 queries a step */
-      wg_rs(dva, pa[kk], """ + _desc("gsm + kk * 16 * D") + """);
+      wg_rs(dva, pa[kk], """ + _desc("gt + kk * 16 * D") + """);
     WG_COMMIT();
     WG_WAIT1();  /* dPᵗ is done (dV may run on) */
 """
@@ -195,7 +222,7 @@ BWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < ROWS / 16; ++kk)  /* dK += dSᵗ Q */
-      wg_rs(dka, da[kk], """ + _desc("qsm + kk * 16 * D") + """);
+      wg_rs(dka, da[kk], """ + _desc("qt + kk * 16 * D") + """);
     WG_COMMIT();
     {  /* dSᵗ into shared memory: word (key, queries n 8 + 2 (lane % 4) ..) of the swizzled row */
       const int j0 = w * 16 + C_ROW(lane, 0);
@@ -207,11 +234,10 @@ BWD = (
           *(unsigned int*)(dsm + j * ROWS + ((n ^ (j & 7)) << 3) + C_COL(lane, 0)) = da[kk][r];
         }
     }
-    WG_WAIT0();  /* dV and dK are done with the Q and dO tiles */
+    WG_WAIT0();  /* dV and dK are done with this stage's tiles */
+    if (threadIdx.x == 0) BULK_WAIT_READ();  /* the last tile's dQ has left the stage */
     PROXY_FENCE();
-    __syncthreads();  /* every warp's dSᵗ is in place; the Q and dO tiles are free */
-    if (q0 + ROWS < sq) copy_tile(q0 + ROWS);
-    cp_commit();  /* (an empty group past the last tile) */
+    __syncthreads();  /* every warp's dSᵗ is in place; the stage is free */
     float dq[D / 8][4];  /* dQ of this warp's 16 queries x the head dim, over the block's keys */
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
@@ -222,24 +248,24 @@ BWD = (
     for (int kk = 0; kk < KEYS / 16; ++kk)  /* dQ = dS K: 16 keys a step, 16 rows down dSᵗ and K */
       wg_ss_tt(dq, """ + _desc("dsm + kk * 16 * ROWS") + ", " + _desc("ksm + kk * 16 * D") + """);
     WG_COMMIT();
-    WG_WAIT0();
-    __syncthreads();  /* every warp's dQ product is done reading dSᵗ: the stage takes dQ */
+    WG_WAIT0();  /* (dSᵗ is next written after the next step's top barrier) */
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
 #pragma unroll
-      for (int rr = 0; rr < 2; ++rr)
-      {
+      for (int rr = 0; rr < 2; ++rr) {
         F2* at = (F2*)(stage + DQ_AT(n, rr, threadIdx.x));
         at->x = dq[n][2 * rr] * scale;
         at->y = dq[n][2 * rr + 1] * scale;
       }
-    PROXY_FENCE();
-    __syncthreads();
-    if (threadIdx.x == 0)  /* the tile's dQ, times the softmax scale, into the accumulator */
-      bulk_add(dqa + bi * dqab + hi * dqah + (L)q0 * dqas, stage, ROWS * D * 4);
+    qd = q0;
   }
   CP_WAIT(0);  /* no copy outlives the block */
-  if (threadIdx.x == 0) BULK_WAIT();
+  PROXY_FENCE();
+  __syncthreads();  /* the last tile's staged dQ */
+  if (threadIdx.x == 0 && qd >= 0) {
+    bulk_add(dqa + bi * dqab + hi * dqah + (L)qd * dqas, stage, ROWS * D * 4);
+    BULK_WAIT();
+  }
 """
     + part.DKV_OUT
     + """\
@@ -341,5 +367,6 @@ def wgmma_bwd_kernel(dtype_name: str, head_dim: int, name: str = "attn_bwd_wgmma
     key = (dtype_name, head_dim, name)
     k = _KERNELS.get(key)
     if k is None:
-        k = _KERNELS[key] = Sm90aKernel(wgmma_bwd_program(dtype_name, head_dim), name)
+        smem = SMEM if name == "attn_bwd_wgmma" else 0
+        k = _KERNELS[key] = Sm90aKernel(wgmma_bwd_program(dtype_name, head_dim), name, smem)
     return k

@@ -51,12 +51,13 @@ def launch(k, total: int, *args) -> None:
     launch_grid(k, min((total + BLOCK - 1) // BLOCK, MAX_BLOCKS), BLOCK, *args)
 
 
-def launch_grid(k, grid: int, block: int, *args) -> None:
-    """Run `k(*args)` on `grid` blocks of `block` threads (argument rules as `launch`)."""
+def launch_grid(k, grid: int, block: int, *args, smem: int = 0) -> None:
+    """Run `k(*args)` on `grid` blocks of `block` threads (argument rules as `launch`), each
+    with `smem` bytes of dynamic shared memory."""
     go = _GO[0]
     if go is None:
         go = process_launcher()
-    go.args(k, grid, block, args)
+    go.args(k, grid, block, args, smem)
 
 
 def process_launcher():

@@ -138,22 +138,25 @@ class DriverLauncher:
             i += 1
         self._launch(self._fn(k), grid, 1, 1, block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
 
-    def with_params(self, k, grid_x: int, grid_y: int, block: int, params_addr: int) -> None:
+    def with_params(
+        self, k, grid_x: int, grid_y: int, block: int, params_addr: int, smem: int = 0
+    ) -> None:
         """k on a (grid_x, grid_y) grid of `block` threads with a parameter block the caller
         built: `params_addr` is the address of an array of pointers, one per kernel parameter,
         each to that parameter's bytes (a struct passed by value included; the driver copies
-        them during the call)."""
+        them during the call); `smem` bytes of dynamic shared memory a block."""
         self._launch(
-            self._fn(k), grid_x, grid_y, 1, block, 1, 1, 0, self._stream().ptr, params_addr, 0
+            self._fn(k), grid_x, grid_y, 1, block, 1, 1, smem, self._stream().ptr, params_addr, 0
         )
 
-    def args(self, k, grid: int, block: int, args) -> None:
-        """k(*args) on `grid` blocks of `block` threads, for any kernel of up to SLOTS
+    def args(self, k, grid: int, block: int, args, smem: int = 0) -> None:
+        """k(*args) on `grid` blocks of `block` threads (`smem` bytes of dynamic shared memory
+        each), for any kernel of up to SLOTS
         parameters: cupy arrays pass their device address, Python and numpy ints fill an 8-byte
         slot (a C `int` parameter reads its low half), numpy float32 a `float`, Python floats and
         float64 a `double`. Other arguments (or too many) take cupy's RawKernel call."""
         if len(args) > SLOTS:
-            k((grid,), (block,), args)
+            k((grid,), (block,), args, shared_mem=smem)
             return
         tls = self._tls
         s = tls.ints
@@ -170,9 +173,9 @@ class DriverLauncher:
                 else:
                     s[i] = a.__index__()  # ints, numpy ints (a numpy bool has none)
         except (AttributeError, TypeError):
-            k((grid,), (block,), args)
+            k((grid,), (block,), args, shared_mem=smem)
             return
-        self._launch(self._fn(k), grid, 1, 1, block, 1, 1, 0, self._stream().ptr, tls.addr, 0)
+        self._launch(self._fn(k), grid, 1, 1, block, 1, 1, smem, self._stream().ptr, tls.addr, 0)
 
 
 class RawLauncher:
@@ -196,8 +199,8 @@ class RawLauncher:
     def vec(self, k, grid, block, n, o, arrays, scalars=()):
         k((grid,), (block,), (np.int32(n), o, *arrays, *[np.float32(v) for v in scalars]))
 
-    def args(self, k, grid, block, args):
-        k((grid,), (block,), args)
+    def args(self, k, grid, block, args, smem=0):
+        k((grid,), (block,), args, shared_mem=smem)
 
 
 def launcher(cp, block: int = 256):

@@ -186,11 +186,13 @@ static void wg_rs_k(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_
 class Sm90aKernel:
     """Kernel `name` of CUDA C `source` built for sm_90a (wgmma needs the `a` target, which
     cupy's RawKernel does not ask NVRTC for), with the `.kernel` (a function with `.ptr`) the
-    driver launcher reads; on the CPU stand-in (a cupy module other than the real one) the
+    driver launcher reads and `.smem`, the dynamic shared memory its blocks take (the launches
+    of `_attention._launch` pass it; past 48 KB the function is allowed it when built); on the CPU stand-in (a cupy module other than the real one) the
     stand-in's RawKernel, which builds the source's non-`__CUDA_ARCH__` side."""
 
-    def __init__(self, source: str, name: str):
+    def __init__(self, source: str, name: str, smem: int = 0):
         self.source, self.name = source, name
+        self.smem = smem  # dynamic shared memory a block takes (bytes; the launches read it)
         self._raw = None  # what launches: the stand-in's RawKernel, or the sm_90a function
 
     def _built(self):
@@ -203,6 +205,8 @@ class Sm90aKernel:
                 if mod is None:  # one build per program, whichever of its kernels comes first
                     mod = _MODULES[self.source] = _nvrtc_sm90a(cp, self.source, self.name)
                 self._raw = mod.get_function(self.name)
+                if self.smem > _STATIC_SMEM:  # past 48 KB a kernel must ask for it
+                    cp.cuda.driver.funcSetAttribute(self._raw.ptr, _MAX_DYNAMIC_SMEM, self.smem)
         return self._raw
 
     @property
@@ -235,6 +239,10 @@ def _nvrtc_sm90a(cp, source: str, name: str):
     mod.load(cubin)
     return mod
 
+
+#: the dynamic shared memory any kernel may take without asking, and the function attribute that
+#: raises it (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+_STATIC_SMEM, _MAX_DYNAMIC_SMEM = 48 * 1024, 8
 
 #: program text -> its loaded module, for the process (its functions' handles stay valid)
 _MODULES: dict = {}
