@@ -51,17 +51,17 @@ def mma_sync_backward(monkeypatch):
 
 @pytest.fixture
 def mma_sync_forward(monkeypatch):
-    """Pins the `mma.sync` attention forward (`BURN_CUDA_ATTENTION_WGMMA=0`, the default) for
-    tests written against its kernels, whatever the environment asks: with `=1` a
-    bfloat16/float16 forward at head dim 64 without mask or dropout on a compute-capability-9.0
-    device (the H200, and the stand-in's fake device) runs `attn_fwd_wgmma`."""
+    """Pins the `mma.sync` attention forward (`BURN_CUDA_ATTENTION_WGMMA=0`) for tests written
+    against its kernels: by default a bfloat16/float16 forward at head dim 64 without mask or
+    dropout on a compute-capability-9.0 device (the H200, and the stand-in's fake device) runs
+    `attn_fwd_wgmma`."""
     monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA", "0")
 
 
 @pytest.fixture
 def wgmma_forward(monkeypatch):
-    """Opts in to the Hopper attention forward (`BURN_CUDA_ATTENTION_WGMMA=1`), which
-    `test_attention_wgmma_cpu.py` and `_gpu.py` check."""
+    """Asks for the Hopper attention forward (`BURN_CUDA_ATTENTION_WGMMA=1`, the default)
+    whatever the environment says, for `test_attention_wgmma_cpu.py` and `_gpu.py`."""
     monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA", "1")
 
 

@@ -26,7 +26,7 @@ from test_attention_cpu import reference
 from test_attention_mma_cpu import TOL, _inputs, lse2
 
 needs_gxx = pytest.mark.skipif(not cuda_on_cpu.available(), reason="g++ is not installed")
-pytestmark = pytest.mark.usefixtures("wgmma_forward")  # opt-in
+pytestmark = pytest.mark.usefixtures("wgmma_forward")  # whatever the environment says
 
 CASES = [
     # (dtype, b, h, sq, sk, causal)
@@ -85,9 +85,9 @@ def test_wgmma_routing():
     assert not wgmma_takes("bfloat16", 32, 32, 90, False)
 
 
-def test_wgmma_is_opt_in(monkeypatch):
+def test_wgmma_is_the_default_and_switches_off(monkeypatch):
     monkeypatch.delenv("BURN_CUDA_ATTENTION_WGMMA")
-    assert not wgmma_takes("bfloat16", 64, 64, 90, False)
+    assert wgmma_takes("bfloat16", 64, 64, 90, False)
     monkeypatch.setenv("BURN_CUDA_ATTENTION_WGMMA", "0")
     assert not wgmma_takes("bfloat16", 64, 64, 90, False)
 

@@ -19,7 +19,7 @@ from test_attention_mma_cpu import NP, TOL, lse2, reference
 
 WGMMA = _attention.wgmma_kernel
 
-pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("wgmma_forward")]  # opt-in
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("wgmma_forward")]  # whatever the environment says
 cp = pytest.importorskip("cupy")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 

@@ -11,10 +11,10 @@ write them contiguous. Dropout on
 the weights runs inside the kernels (the seed words read from device memory, so a captured
 graph reads the words each replay's random draw wrote).
 
-On a compute-capability-9.0 GPU, bfloat16/float16 backwards at head dim 64 without mask or
-dropout run Hopper's one-pass warpgroup-MMA kernel (`_attention_wgmma_bwd.py`;
-`BURN_CUDA_ATTENTION_WGMMA_BWD=0` keeps the mma.sync kernels below), and with
-`BURN_CUDA_ATTENTION_WGMMA=1` such forwards too (`_attention_wgmma.py`, opt-in).
+On a compute-capability-9.0 GPU, bfloat16/float16 calls at head dim 64 without mask or
+dropout run Hopper's warpgroup-MMA kernels: the forward `_attention_wgmma.py`
+(`BURN_CUDA_ATTENTION_WGMMA=0` keeps mma.sync), the one-pass backward `_attention_wgmma_bwd.py`
+(`BURN_CUDA_ATTENTION_WGMMA_BWD=0` keeps the mma.sync kernels below).
 
 bfloat16 and float16 calls at head dim == value dim in (32, 64, 128) run the tensor-core
 kernels (`_attention_pipe.py`, `_attention_pipe_bwd.py`: ldmatrix and cp.async; with
@@ -51,7 +51,7 @@ from ._attention_tf32 import tf32_takes
 from ._attention_views import mma_view, out_args, split_out, view
 from ._attention_wgmma import ROWS as WGMMA_ROWS
 from ._attention_wgmma import THREADS as WGMMA_THREADS
-from ._attention_wgmma import wgmma_enabled, wgmma_kernel, wgmma_takes
+from ._attention_wgmma import wgmma_kernel, wgmma_takes
 from ._attention_wgmma_bwd import KEYS as WGMMA_BWD_KEYS
 from ._attention_wgmma_bwd import THREADS as WGMMA_BWD_THREADS
 from ._attention_wgmma_bwd import wgmma_bwd_kernel, wgmma_bwd_takes
@@ -100,8 +100,8 @@ def _mma_forward(query, key, value, mask, causal, scale, dropout=0.0, seed=None)
     if query.dtype.name == "float32":
         k_ = kernel("attn_fwd_tf32", query.dtype, d=d, dv=d, extras=extras, pipe=pipe_enabled())
         rows = MMA_ROWS
-    elif wgmma_enabled() and wgmma_takes(query.dtype.name, d, d, _cc(query.device.id), extras):
-        # Hopper (opt-in: the switch first, so the default path reads no dtype name or device)
+    elif wgmma_takes(query.dtype.name, d, d, _cc(query.device.id), extras):
+        # Hopper
         k_ = wgmma_kernel(query.dtype.name, d)
         _launch(k_, mma_groups(b * h, sq, WGMMA_ROWS), WGMMA_THREADS, *args)
         return out, lse

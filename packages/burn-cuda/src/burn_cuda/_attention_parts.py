@@ -293,7 +293,7 @@ def _weight(ix: str, rk: str, hid: str = _HID) -> str:
     return (
         f"        const int hid = {hid} ||\n"
         "                        (EXTRAS && has_mask && mbase[(L)i * mq + (L)j * mk]);\n"
-        f"        const float p = hid ? 0.0f : exp2f(s{ix} * scale2 - li);\n"
+        f"        const float p = hid ? 0.0f : ex2(s{ix} * scale2 - li);\n"
         f"        const float z = (drop && !drop_keep({rk}, j, dthr)) ? 0.0f : drp;"
         "  /* keep / (1 - p) */\n"
     )

@@ -77,14 +77,16 @@ def online_softmax(t: str, i: str, limit: bool = False) -> str:
       const float mx = max_nan(m{t}[rr], mr == -INF_F ? -INF_F : fabsf(sc) * mr);
       float corr = 1.0f, sum = 0.0f;
       if (mx != -INF_F) {{  /* else every key so far is left out: p = 0 */
-        corr = exp2f(m{t}[rr] - mx);
+        corr = ex2(m{t}[rr] - mx);
         m{t}[rr] = mx;
       }}
+      /* a row that sees no key yet subtracts 0: its scores are all hidv, s sc = -inf, p = 0 */
+      const float mu = mx == -INF_F ? 0.0f : mx;
 #pragma unroll
       for (int n = 0; n < KEYS / 8; ++n)
 #pragma unroll
         for (int e = 2 * rr; e < 2 * rr + 2; ++e) {{
-          const float p = mx == -INF_F ? 0.0f : exp2f(s{t}[n][e] * sc - mx);
+          const float p = ex2(s{t}[n][e] * sc - mu);
           sum += p;  /* the row sum of the undropped weights */
           s{t}[n][e] = (drop && !drop_keep(rk{t}[rr], k0 + n * 8 + C_COL(lane, e), dthr)) ? 0.0f : p;
         }}

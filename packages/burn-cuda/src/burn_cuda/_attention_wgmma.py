@@ -14,24 +14,23 @@ Tiles are copied by cp.async (`_mma_pipe.cp16`) straight into the 128B-swizzle l
 (`copy_core`: 128-byte rows, 16-byte chunks XORed with the row's low bits; a warp's 32 copies
 fill four whole rows, no bank conflict): Q with K_0, then V_0, and from each step the next key tile into the other of two
 stages, so K_{t+1} and V_{t+1} land while this step's products run. Shared memory: Q 8 KB, K
-and V 2 x 8 KB each (40 KB, static); 117 registers (ptxas 13.0), no spills.
+and V 2 x 8 KB each (40 KB, static); 103 registers (ptxas 13.0), no spills.
 
-Eligible calls (`wgmma_takes`), **opt-in** (`BURN_CUDA_ATTENTION_WGMMA=1`): bfloat16 or float16
-storage, head dim == value dim == 64, a GPU of compute capability 9.0 (the `a` target runs on
-sm_90 only), no mask and no dropout (those keep the mma.sync forward). The saved statistic and
-the output are the mma.sync forward's (`forward_out`), so its backward kernels read them
-unchanged.
+Eligible calls (`wgmma_takes`), the default (`BURN_CUDA_ATTENTION_WGMMA=0` keeps mma.sync):
+bfloat16 or float16 storage, head dim == value dim == 64, a GPU of compute capability 9.0 (the
+`a` target runs on sm_90 only), no mask and no dropout (those keep the mma.sync forward). The
+saved statistic and the output are the mma.sync forward's (`forward_out`), so every backward
+reads them unchanged.
 
-Why opt-in: correct on the H200 (`test_attention_wgmma_gpu.py`: float64 and the mma.sync forward
-agree, Autodiff's gradients through it), but not yet faster where it counts. Kernels alone, b32
-h8 s1024 d64 bf16 (`benches/probes/attention_kernels.py`, session 24): 0.472 ms against the
-mma.sync forward's 0.465 (causal 0.309 against 0.354), cuDNN 0.179 (0.125). With no swizzle
-(core matrices of 16-byte rows, the first text) it took 0.69 ms. Tried and not kept (one
-process, interleaved A/B of the texts): two warpgroups of 64 rows sharing each K and
-V tile (the same at s1024, slower causal), and FlashAttention-3's intra-warpgroup overlap (S_{t+1}
-issued before this step's softmax, K two tiles ahead; 157 registers, 3 blocks an SM): 0.524 ms
-against this text's 0.486 and mma.sync's 0.443 in that process. Still to try: a 128-key tile
-(dynamic shared memory), warp specialisation with TMA copies, ping-pong between warpgroups.
+History (H200, b32 h8 s1024 d64 bf16, kernels alone): at first (session 24) it ran 0.472 ms
+against the mma.sync forward's 0.465 (causal 0.309 against 0.354), cuDNN 0.179. Tried and not
+kept then: no swizzle (0.69 ms), two warpgroups of 64 rows sharing each K and V tile (the same
+at s1024, slower causal), FlashAttention-3's intra-warpgroup overlap (S_{t+1} issued before
+this step's softmax; 157 registers, 3 blocks an SM: 0.524 against 0.486). Nsight Compute
+(session 25) showed it issue-bound (issue slots 70% busy, the ALU pipe the busiest): exp2f's
+range fix-up cost a compare, a halving, a squaring and a select a score. With `ex2`
+(`_mma_common`: one `ex2.approx.ftz`) and no per-score select it runs 0.230 ms (causal
+0.141) against mma.sync's 0.296 (0.196) and cuDNN's 0.160 (0.105); so it became the default.
 """
 
 from __future__ import annotations
@@ -189,9 +188,8 @@ def wgmma_program(dtype: str, head_dim: int) -> str:
 
 
 def wgmma_enabled() -> bool:
-    """True when `BURN_CUDA_ATTENTION_WGMMA=1` asks for this forward (opt-in: the module
-    docstring says why)."""
-    return os.environ.get("BURN_CUDA_ATTENTION_WGMMA", "0") == "1"
+    """False when `BURN_CUDA_ATTENTION_WGMMA=0` keeps the mma.sync forward (an A/B switch)."""
+    return os.environ.get("BURN_CUDA_ATTENTION_WGMMA", "1") != "0"
 
 
 def wgmma_takes(dtype_name: str, head_dim: int, value_dim: int, cc: int, extras: bool) -> bool:

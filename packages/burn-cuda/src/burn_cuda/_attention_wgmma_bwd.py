@@ -51,15 +51,21 @@ def _desc(p: str) -> str:
 #: the tile's Pᵗ and dSᵗ from Sᵗ and dPᵗ (element e of query tile n), in `s` and `dp`; the
 #: left-out test only where the tile has a left-out pair
 _SCORES = """\
+    if (full) {
 #pragma unroll
-    for (int n = 0; n < ROWS / 8; ++n)
+      for (int n = 0; n < ROWS / 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int col = n * 8 + C_COL(lane, e);
-        const float li = lt[col];  /* (0 past seq_q) */
-        const int i = q0 + col, hid = !full && (i < qlo[e >> 1] || i >= sq);
-        s[n][e] = hid ? 0.0f : exp2f(s[n][e] * scale2 - li);
-      }
+        for (int e = 0; e < 4; ++e) s[n][e] = ex2(s[n][e] * scale2 - lt[n * 8 + C_COL(lane, e)]);
+    } else {
+#pragma unroll
+      for (int n = 0; n < ROWS / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = n * 8 + C_COL(lane, e), i = q0 + col;
+          const float p = ex2(s[n][e] * scale2 - lt[col]);  /* (lse 0 past seq_q) */
+          s[n][e] = i < qlo[e >> 1] || i >= sq ? 0.0f : p;
+        }
+    }
 """
 
 _DS = """\

@@ -115,10 +115,21 @@ __device__ __forceinline__ float max_nan(float x, float m) {
   asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(m));
   return r;
 }
+/* 2^x in one MUFU.EX2: exp2f's own range fix-up (a compare, a halving, a squaring and a select
+   a score) was half the softmax's instructions; results below 2^-126 flush to 0 */
+__device__ __forceinline__ float ex2(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 #else
 static float max_nan(float x, float m) {
   if (x != x || m != m) return x + m;  /* NaN */
   return x > m ? x : m;
+}
+static float ex2(float x) {
+  const float r = exp2f(x);
+  return r < 1.17549435e-38f ? 0.0f : r;  /* flushed, as the GPU's */
 }
 #endif
 """
