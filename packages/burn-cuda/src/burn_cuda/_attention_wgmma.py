@@ -3,18 +3,19 @@
 ~195 TFLOP/s) against cuDNN's 0.17.
 
 A block is one warpgroup (128 threads) over 64 query rows of one (batch, head) (`ROWS`,
-`THREADS`: the text takes more warpgroups, each 64 rows, sharing the K and V tiles),
-FlashAttention-2's loop over 64-key tiles of K and V:
-- S = Q K_t^T: 4 `wg_ss` (k16 steps over head dim 64), Q and K K-major in shared memory;
+`THREADS`), FlashAttention-2's loop over 128-key tiles of K and V (`KEYS`):
+- S = Q K_t^T: 4 `wg_ss_128` (k16 steps over head dim 64), Q and K K-major in shared memory;
 - the online softmax on the accumulators in registers (`online_softmax`: the same fragment
   layout as the mma.sync forward's, so the same text), P rounded to the storage type as the
   register A operand;
-- O += P V_t: 4 `wg_rs` (k16 steps over the tile's keys), V MN-major (its rows as stored).
+- O += P V_t: 8 `wg_rs` (k16 steps over the tile's keys), V MN-major (its rows as stored).
 Tiles are copied by cp.async (`_mma_pipe.cp16`) straight into the 128B-swizzle layout
 (`copy_core`: 128-byte rows, 16-byte chunks XORed with the row's low bits; a warp's 32 copies
-fill four whole rows, no bank conflict): Q with K_0, then V_0, and from each step the next key tile into the other of two
-stages, so K_{t+1} and V_{t+1} land while this step's products run. Shared memory: Q 8 KB, K
-and V 2 x 8 KB each (40 KB, static); 103 registers (ptxas 13.0), no spills.
+fill four whole rows, no bank conflict): Q with K_0, then V_0, and from each step the next key
+tile into the other of two stages, so K_{t+1} and V_{t+1} land while this step's products run.
+The descriptors are made once and moved along by one 64-bit add (`wg_at`). Shared memory
+(dynamic, `SMEM`): Q 8 KB, K and V 2 x 16 KB each, 73 KB with the alignment slack, 3 blocks
+an SM; 156 registers (ptxas 13.0), no spills.
 
 Eligible calls (`wgmma_takes`), the default (`BURN_CUDA_ATTENTION_WGMMA=0` keeps mma.sync):
 bfloat16 or float16 storage, head dim == value dim == 64, a GPU of compute capability 9.0 (the
@@ -31,6 +32,9 @@ this step's softmax; 157 registers, 3 blocks an SM: 0.524 against 0.486). Nsight
 range fix-up cost a compare, a halving, a squaring and a select a score. With `ex2`
 (`_mma_common`: one `ex2.approx.ftz`) and no per-score select it runs 0.230 ms (causal
 0.141) against mma.sync's 0.296 (0.196) and cuDNN's 0.160 (0.105); so it became the default.
+128-key tiles in dynamic shared memory (two stages, 73 KB) instead of 64-key tiles in 40 KB of
+static memory: 0.231 -> 0.207 ms (causal 0.144 -> 0.137); at s128 (one tile) 7.5 -> 8.3 us
+(causal 7.4 -> 9.2), where torch's SDPA is slower still.
 """
 
 from __future__ import annotations
@@ -46,11 +50,10 @@ from ._mma_layout import c_macros
 from ._mma_pipe import PIPE_TEXT
 from ._wgmma import Sm90aKernel, wgmma_text
 
-#: head dims the wgmma forward takes (the key tile and the head dim are both the n64 shape)
+#: head dims the wgmma forward takes (the head dim is the O product's n64 shape)
 WGMMA_HEAD_DIMS = (64,)
-#: query rows and threads of a block: one warpgroup of 64 rows (the kernel text also runs two
-#: warpgroups sharing each K and V tile, ROWS 128 and THREADS 256: the H200 timed that the same
-#: at s1024, 2.6x cuDNN either way, and slower causal: 0.353 ms against 0.309)
+#: query rows and threads of a block: one warpgroup of 64 rows (session 24 timed two warpgroups
+#: sharing each K and V tile on the H200: the same at s1024, slower causal)
 ROWS, THREADS = 64, 128
 _PTX_TYPE = {"bfloat16": "bf16", "float16": "f16"}
 
@@ -79,12 +82,20 @@ __device__ __forceinline__ void copy_core(E* dst, const E* src, const L rs, cons
 #: next 8 rows, 128B swizzle
 SWZ = "16u, 1024u, 1u"
 
+#: keys of a tile (the S product's N: `wg_ss_128`)
+KEYS = 128
+#: the dynamic shared memory (bytes) of a block: Q, two stages of K and V tiles, 1 KB to align
+#: the base to the 128B swizzle's 1024-byte pattern
+SMEM = ROWS * 64 * 2 + 2 * 2 * KEYS * 64 * 2 + 1024
+
 FWD = (
-    forward_args("attn_fwd_wgmma", "E")
+    f"\n#define SMEM {SMEM}\n"
+    + forward_args("attn_fwd_wgmma", "E", "THREADS, 3")
     + """\
-  __shared__ __align__(1024) E qsm[ROWS * D];      /* Q (read K-major): 64 rows a warpgroup */
-  __shared__ __align__(1024) E ksm[2][KEYS * D];   /* K tiles (K-major), two stages */
-  __shared__ __align__(1024) E vsm[2][KEYS * D];   /* V tiles (MN-major), two stages */
+  DYN_SMEM(raw);
+  E* const qsm = (E*)(raw + ((1024u - (SMEM_OFF(raw) & 1023u)) & 1023u));  /* Q: 64 rows */
+  E* const ksm = qsm + ROWS * D;      /* two stages of K tiles (K-major) */
+  E* const vsm = ksm + 2 * KEYS * D;  /* two stages of V tiles (MN-major) */
 """
     + query_block("E", "  const int w0 = q0 + w * 16;  /* this warp's first row */\n" + out_base("E"))
     + mask_setup("  copy_core(qsm, q + qo + bi * qb + hi * qh, qs, q0, sq, ROWS);\n")
@@ -96,21 +107,24 @@ FWD = (
     for (int e = 0; e < 4; ++e) o[n][e] = 0.0f;
   float m[2] = {-INF_F, -INF_F}, l[2] = {0.0f, 0.0f};  /* rows C_ROW(lane, 0) and +8 */
   U32 rk[2] = {0u, 0u};  /* (no dropout here: the softmax text reads them) */
-  const E* const qwg = qsm + (threadIdx.x >> 7) * 64 * D;  /* this warpgroup's Q rows */
+  /* the descriptors, moved along by one add: a k16 step is 32 bytes along K-major rows, 16
+     rows (2 KB) down an MN-major tile; a stage KEYS rows on */
+  const WGD qd = wg_desc(qsm, """ + SWZ + """), kd = wg_desc(ksm, """ + SWZ + """);
+  const WGD vd = wg_desc(vsm, """ + SWZ + """);
 """
     + KEY_END
     + """\
-  copy_core(ksm[0], kbase, ks, 0, sk, KEYS);
+  copy_core(ksm, kbase, ks, 0, sk, KEYS);
   cp_commit();  /* group: Q and K_0 */
-  copy_core(vsm[0], vbase, vs, 0, sk, KEYS);
+  copy_core(vsm, vbase, vs, 0, sk, KEYS);
   cp_commit();  /* V_0 */
   int t = 0;
   for (int k0 = 0; k0 < kend; k0 += KEYS, ++t) {
     const int st = t & 1, more = k0 + KEYS < kend;
     /* the other stage was last read by the previous step's products, done (WG_WAIT0) */
-    if (more) copy_core(ksm[st ^ 1], kbase, ks, k0 + KEYS, sk, KEYS);
+    if (more) copy_core(ksm + (st ^ 1) * KEYS * D, kbase, ks, k0 + KEYS, sk, KEYS);
     cp_commit();  /* K_{t+1} (or an empty group: the waits count the same) */
-    if (more) copy_core(vsm[st ^ 1], vbase, vs, k0 + KEYS, sk, KEYS);
+    if (more) copy_core(vsm + (st ^ 1) * KEYS * D, vbase, vs, k0 + KEYS, sk, KEYS);
     cp_commit();  /* V_{t+1} */
     CP_WAIT(3);  /* K_t (and Q) have landed */
     PROXY_FENCE();
@@ -123,7 +137,7 @@ FWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)  /* 16 dims a step: 32 bytes along the rows */
-      wg_ss(s, wg_desc(qwg + kk * 16, """ + SWZ + """), wg_desc(ksm[st] + kk * 16, """ + SWZ + """));
+      wg_ss_128(s, wg_at(qd, kk * 32), wg_at(kd, st * KEYS * D * 2 + kk * 32));
     WG_COMMIT();
     WG_WAIT0();
 #pragma unroll
@@ -142,7 +156,7 @@ FWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk)  /* 16 keys a step: 16 rows down */
-      wg_rs(o, a[kk], wg_desc(vsm[st] + kk * 16 * D, """ + SWZ + """));
+      wg_rs(o, a[kk], wg_at(vd, st * KEYS * D * 2 + kk * 16 * D * 2));
     WG_COMMIT();
     WG_WAIT0();
   }
@@ -168,7 +182,7 @@ def wgmma_program(dtype: str, head_dim: int) -> str:
         )
     head = (
         "typedef unsigned short E;\ntypedef long long L;\n"
-        f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS 64\n#define THREADS {THREADS}\n"
+        f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS {KEYS}\n#define THREADS {THREADS}\n"
         "#define SP D /* the staging helpers' row strides (unused: copy_core has its layout) */\n"
         "#define VP D\n"
         "#define INF_F __int_as_float(0x7f800000)\n" + extras_define(False)
@@ -180,7 +194,7 @@ def wgmma_program(dtype: str, head_dim: int) -> str:
         + HALF_TEXT[dtype]
         + HELPERS
         + PIPE_TEXT
-        + wgmma_text(_PTX_TYPE[dtype], 64)
+        + wgmma_text(_PTX_TYPE[dtype], 64, more=(KEYS,))
         + COPY_CORE
         + drop_helpers()
         + FWD
@@ -213,5 +227,5 @@ def wgmma_kernel(dtype_name: str, head_dim: int) -> Sm90aKernel:
     key = (dtype_name, head_dim)
     k = _KERNELS.get(key)
     if k is None:
-        k = _KERNELS[key] = Sm90aKernel(wgmma_program(dtype_name, head_dim), "attn_fwd_wgmma")
+        k = _KERNELS[key] = Sm90aKernel(wgmma_program(dtype_name, head_dim), "attn_fwd_wgmma", SMEM)
     return k

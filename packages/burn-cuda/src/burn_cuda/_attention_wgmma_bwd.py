@@ -129,13 +129,6 @@ BWD = (
 #if THREADS != 2 * ROWS
 #error attn_bwd_wgmma: a thread per statistic of a tile
 #endif
-#ifdef __CUDA_ARCH__
-#define DYN_SMEM(name) extern __shared__ __align__(1024) unsigned char name[]
-#define SMEM_OFF(p) ((unsigned int)__cvta_generic_to_shared(p))
-#else
-#define DYN_SMEM(name) static __align__(1024) unsigned char name[SMEM]
-#define SMEM_OFF(p) ((unsigned int)(size_t)(p))
-#endif
 """
     + BULK_ADD
     + TILE_AT

@@ -56,8 +56,8 @@ def _regs(n: int, first: int = 0) -> str:
     return "{" + ", ".join(f"%{first + i}" for i in range(n)) + "}"
 
 
-def wgmma_text(ptx_type: str, n: int) -> str:
-    """`wg_desc`, `wg_ss`, `wg_rs` and the fences for m64 n`n` k16 over `ptx_type` (bf16, f16)."""
+def _shape_gpu(ptx_type: str, n: int, sfx: str) -> str:
+    """The GPU's wg_ss, wg_ss_tt, wg_rs, wg_rs_k (+ `sfx`) for m64 n`n` k16."""
     acc = n // 2  # float32 accumulators a thread: 64 n / 128
     ops = _operands(acc)
     ss = (
@@ -72,115 +72,146 @@ def wgmma_text(ptx_type: str, n: int) -> str:
         f'{_regs(acc)}, {_regs(4, acc)}, %{acc + 4}, p, 1, 1, 1;\\n}}\\n"'
     )
     rs_k = rs.replace("p, 1, 1, 1;", "p, 1, 1, 0;")
+    a4 = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])'
     return f"""
-#define WG_N {n}
+/* D += A B, m64 n{n} k16: A [64][16] and B [N][16], both K-major in shared memory */
+__device__ __forceinline__ void wg_ss{sfx}(float (*d)[4], const WGD a, const WGD b) {{
+  asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(1));
+}}
+/* D += A B: A [16][64] and B [16][N], both MN-major in shared memory (stored K rows down) */
+__device__ __forceinline__ void wg_ss_tt{sfx}(float (*d)[4], const WGD a, const WGD b) {{
+  asm volatile({ss_tt} : {ops} : "l"(a), "l"(b), "r"(1));
+}}
+/* D += A B: A [64][16] from registers (mma's A fragments), B [16][N] MN-major in shared memory */
+__device__ __forceinline__ void wg_rs{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
+  asm volatile({rs} : {ops} : {a4}, "l"(b), "r"(1));
+}}
+/* D += A B: A from registers as wg_rs, B [N][16] K-major in shared memory */
+__device__ __forceinline__ void wg_rs_k{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
+  asm volatile({rs_k} : {ops} : {a4}, "l"(b), "r"(1));
+}}
+"""
+
+
+def _shape_cpu(n: int, sfx: str) -> str:
+    """The stand-in's wg_ss, wg_ss_tt, wg_rs, wg_rs_k (+ `sfx`) for N = `n`."""
+    return f"""
+static void wg_ss{sfx}(float (*d)[4], const WGD a, const WGD b) {{ wg_ss_any(d, a, b, {n}, 0); }}
+static void wg_ss_tt{sfx}(float (*d)[4], const WGD a, const WGD b) {{ wg_ss_any(d, a, b, {n}, 1); }}
+static void wg_rs{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, {n}, 0); }}
+static void wg_rs_k{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, {n}, 1); }}
+"""
+
+
+def wgmma_text(ptx_type: str, n: int, more: tuple = ()) -> str:
+    """`wg_desc`, `wg_at`, the fences and waits, and `wg_ss`, `wg_ss_tt`, `wg_rs`, `wg_rs_k`
+    for m64 n`n` k16 over `ptx_type` (bf16, f16); for each N in `more` the same four named
+    with `_N` (`wg_ss_128`)."""
+    gpu = _shape_gpu(ptx_type, n, "") + "".join(_shape_gpu(ptx_type, x, f"_{x}") for x in more)
+    cpu = _shape_cpu(n, "") + "".join(_shape_cpu(x, f"_{x}") for x in more)
+    return (
+        f"\n#define WG_N {n}\n"
+        + """\
 #ifdef __CUDA_ARCH__
 typedef unsigned long long WGD;
 /* start address, leading and stride byte offsets (each >> 4), swizzle mode (0 none, 1 128B) */
 __device__ __forceinline__ WGD wg_desc(const void* p, const unsigned int lbo, const unsigned int sbo,
-                                       const unsigned int swz) {{
+                                       const unsigned int swz) {
   const unsigned int a = (unsigned int)__cvta_generic_to_shared(p);
   return (WGD)((a & 0x3FFFFu) >> 4) | ((WGD)((lbo & 0x3FFFFu) >> 4) << 16) |
          ((WGD)((sbo & 0x3FFFFu) >> 4) << 32) | ((WGD)swz << 62);
-}}
+}
+/* descriptor `d` moved `bytes` (a multiple of 16) along shared memory: one 64-bit add */
+#define wg_at(d, bytes) ((d) + (WGD)((bytes) >> 4))
 #define WG_FENCE() asm volatile("wgmma.fence.sync.aligned;\\n" ::: "memory")
 #define WG_COMMIT() asm volatile("wgmma.commit_group.sync.aligned;\\n" ::: "memory")
 #define WG_WAIT0() asm volatile("wgmma.wait_group.sync.aligned 0;\\n" ::: "memory")
 #define WG_WAIT1() asm volatile("wgmma.wait_group.sync.aligned 1;\\n" ::: "memory")
 #define WG_WAIT2() asm volatile("wgmma.wait_group.sync.aligned 2;\\n" ::: "memory")
 #define PROXY_FENCE() asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory")
-/* D += A B: A [64][16] and B [N][16], both K-major in shared memory */
-__device__ __forceinline__ void wg_ss(float (*d)[4], const WGD a, const WGD b) {{
-  asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(1));
-}}
-/* D += A B: A [16][64] and B [16][N], both MN-major in shared memory (stored K rows down) */
-__device__ __forceinline__ void wg_ss_tt(float (*d)[4], const WGD a, const WGD b) {{
-  asm volatile({ss_tt} : {ops} : "l"(a), "l"(b), "r"(1));
-}}
-/* D += A B: A [64][16] from registers (mma's A fragments), B [16][N] MN-major in shared memory */
-__device__ __forceinline__ void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{
-  asm volatile({rs} : {ops} : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
-}}
-/* D += A B: A from registers as wg_rs, B [N][16] K-major in shared memory */
-__device__ __forceinline__ void wg_rs_k(float (*d)[4], const unsigned int* a, const WGD b) {{
-  asm volatile({rs_k} : {ops} : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(1));
-}}
+/* dynamic shared memory (the kernel's launches pass SMEM bytes) and a pointer's offset in it */
+#define DYN_SMEM(name) extern __shared__ __align__(1024) unsigned char name[]
+#define SMEM_OFF(p) ((unsigned int)__cvta_generic_to_shared(p))
+"""
+        + gpu
+        + """\
 #else
-struct WGD {{ const unsigned char* p; unsigned int lbo, sbo, swz; }};
+struct WGD { const unsigned char* p; unsigned int lbo, sbo, swz; };
 static WGD wg_desc(const void* p, const unsigned int lbo, const unsigned int sbo,
-                   const unsigned int swz) {{
+                   const unsigned int swz) {
   WGD d;
   d.p = (const unsigned char*)p;
   d.lbo = lbo;
   d.sbo = sbo;
   d.swz = swz;
   return d;
-}}
+}
+static WGD wg_at(const WGD& d, const unsigned int bytes) {
+  WGD r = d;
+  r.p += bytes;
+  return r;
+}
 /* element (row, col) of an operand stored with rows `row` and 8-element chunks `col / 8`
    (K-major: [M or N][K]; MN-major: [K][N]): no swizzle, core matrices of 16-byte rows (chunk
    at LBO); 128B swizzle, 128-byte rows whose 16-byte chunks are XORed with the row's bits
    (the address's bits 4-6 with its bits 7-9, on a 1024-byte-aligned tile) */
-static float wg_elem(const WGD& m, const int row, const int col, const int kmajor) {{
+static float wg_elem(const WGD& m, const int row, const int col, const int kmajor) {
   unsigned long long a;
-  if (m.swz) {{
+  if (m.swz) {
     a = (unsigned long long)m.p + (row / 8) * m.sbo + (row % 8) * 128 + (col / 8) * 16 + (col % 8) * 2;
     a ^= ((a >> 7) & 7) << 4;
-  }} else if (kmajor) {{
+  } else if (kmajor) {
     a = (unsigned long long)m.p + (row / 8) * m.sbo + (col / 8) * m.lbo + (row % 8) * 16 + (col % 8) * 2;
-  }} else {{
+  } else {
     a = (unsigned long long)m.p + (col / 8) * m.sbo + (row / 8) * m.lbo + (row % 8) * 16 + (col % 8) * 2;
-  }}
+  }
   return half_f(*(const unsigned short*)a);
-}}
+}
 #define WG_FENCE()
 #define WG_COMMIT()
 #define WG_WAIT0()
 #define WG_WAIT1()
 #define WG_WAIT2()
 #define PROXY_FENCE()
-static void wg_ss(float (*d)[4], const WGD a, const WGD b) {{
+#define DYN_SMEM(name) static __align__(1024) unsigned char name[SMEM]
+#define SMEM_OFF(p) ((unsigned int)(size_t)(p))
+/* D += A B over N columns: both operands K-major, or (`mn`) both MN-major */
+static void wg_ss_any(float (*d)[4], const WGD a, const WGD b, const int N, const int mn) {
   const int w = (threadIdx.x >> 5) & 3, l = threadIdx.x & 31;  /* the warp in its warpgroup */
-  for (int n = 0; n < WG_N / 8; ++n)
-    for (int e = 0; e < 4; ++e) {{
+  for (int n = 0; n < N / 8; ++n)
+    for (int e = 0; e < 4; ++e) {
       const int row = 16 * w + C_ROW(l, e), col = 8 * n + C_COL(l, e);
       float acc = 0.0f;
-      for (int k = 0; k < 16; ++k) acc += wg_elem(a, row, k, 1) * wg_elem(b, col, k, 1);
+      for (int k = 0; k < 16; ++k)
+        acc += mn ? wg_elem(a, k, row, 0) * wg_elem(b, k, col, 0)
+                  : wg_elem(a, row, k, 1) * wg_elem(b, col, k, 1);
       d[n][e] += acc;
-    }}
-}}
-static void wg_ss_tt(float (*d)[4], const WGD a, const WGD b) {{
-  const int w = (threadIdx.x >> 5) & 3, l = threadIdx.x & 31;
-  for (int n = 0; n < WG_N / 8; ++n)
-    for (int e = 0; e < 4; ++e) {{
-      const int row = 16 * w + C_ROW(l, e), col = 8 * n + C_COL(l, e);
-      float acc = 0.0f;
-      for (int k = 0; k < 16; ++k) acc += wg_elem(a, k, row, 0) * wg_elem(b, k, col, 0);
-      d[n][e] += acc;
-    }}
-}}
+    }
+}
 static unsigned int wg_a[1024][4];  /* each thread's A words, for the block's wg_rs */
-static void wg_rs_any(float (*d)[4], const unsigned int* a, const WGD b, const int kmajor) {{
+/* D += A B over N columns, A from registers, B MN-major or (`kmajor`) K-major */
+static void wg_rs_any(float (*d)[4], const unsigned int* a, const WGD b, const int N, const int kmajor) {
   const int t = threadIdx.x, w = (t >> 5) & 3, l = t & 31, g = t & ~127;  /* g: its warpgroup */
   for (int r = 0; r < 4; ++r) wg_a[t][r] = a[r];
   __syncthreads();
-  for (int n = 0; n < WG_N / 8; ++n)
-    for (int e = 0; e < 4; ++e) {{
+  for (int n = 0; n < N / 8; ++n)
+    for (int e = 0; e < 4; ++e) {
       const int row = 16 * w + C_ROW(l, e), col = 8 * n + C_COL(l, e);
       const int owner = g + 32 * w + 4 * (row % 8);  /* + the lane of the column pair */
       float acc = 0.0f;
-      for (int k = 0; k < 16; ++k) {{
+      for (int k = 0; k < 16; ++k) {
         const unsigned int word = wg_a[owner + (k % 8) / 2][(row % 16) / 8 + 2 * (k / 8)];
         const float bv = kmajor ? wg_elem(b, col, k, 1) : wg_elem(b, k, col, 0);  /* [n][k] / [k][n] */
         acc += half_f(word >> (16 * (k % 2))) * bv;
-      }}
+      }
       d[n][e] += acc;
-    }}
+    }
   __syncthreads();
-}}
-static void wg_rs(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, 0); }}
-static void wg_rs_k(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, 1); }}
-#endif
+}
 """
+        + cpu
+        + "#endif\n"
+    )
 
 
 class Sm90aKernel:
