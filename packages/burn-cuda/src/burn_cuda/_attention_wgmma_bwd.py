@@ -44,35 +44,37 @@ from ._wgmma import Sm90aKernel, wgmma_text
 KEYS, ROWS, THREADS = 64, 64, 128
 
 
-def _desc(p: str) -> str:
-    return f"wg_desc({p}, {SWZ})"
-
-
 #: the tile's Pᵗ and dSᵗ from Sᵗ and dPᵗ (element e of query tile n), in `s` and `dp`; the
 #: left-out test only where the tile has a left-out pair
 _SCORES = """\
     if (full) {
 #pragma unroll
-      for (int n = 0; n < ROWS / 8; ++n)
+      for (int n = 0; n < ROWS / 8; ++n) {
+        const F2 lv = *(const F2*)(lt + n * 8 + C_COL(lane, 0));  /* the lse of its 2 columns */
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = ex2(s[n][e] * scale2 - lt[n * 8 + C_COL(lane, e)]);
+        for (int e = 0; e < 4; ++e) s[n][e] = ex2(s[n][e] * scale2 - (e & 1 ? lv.y : lv.x));
+      }
     } else {
 #pragma unroll
-      for (int n = 0; n < ROWS / 8; ++n)
+      for (int n = 0; n < ROWS / 8; ++n) {
+        const F2 lv = *(const F2*)(lt + n * 8 + C_COL(lane, 0));  /* (0 past seq_q) */
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int col = n * 8 + C_COL(lane, e), i = q0 + col;
-          const float p = ex2(s[n][e] * scale2 - lt[col]);  /* (lse 0 past seq_q) */
+          const int i = q0 + n * 8 + C_COL(lane, e);
+          const float p = ex2(s[n][e] * scale2 - (e & 1 ? lv.y : lv.x));
           s[n][e] = i < qlo[e >> 1] || i >= sq ? 0.0f : p;
         }
+      }
     }
 """
 
 _DS = """\
 #pragma unroll
-    for (int n = 0; n < ROWS / 8; ++n)
+    for (int n = 0; n < ROWS / 8; ++n) {
+      const F2 dv2 = *(const F2*)(dt + n * 8 + C_COL(lane, 0));  /* Delta of its 2 columns */
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - dt[n * 8 + C_COL(lane, e)]);
+      for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - (e & 1 ? dv2.y : dv2.x));
+    }
 """
 
 
@@ -143,6 +145,11 @@ BWD = (
   float* const stage = (float*)(dsm + KEYS * ROWS); /* the tile's dQ for the bulk add; first V */
   float* const ls = stage + ROWS * D;               /* two stages of lse, then of Delta */
   float* const ds = ls + 2 * ROWS;
+  /* the descriptors, moved along by one add (wg_at): a k16 step is 32 bytes along K-major rows,
+     16 rows down an MN-major tile; a stage of Q or dO TILE bytes on */
+  const WGD kdesc = wg_desc(ksm, """ + SWZ + """), qdesc = wg_desc(qsm, """ + SWZ + """);
+  const WGD gdesc = wg_desc(gsm, """ + SWZ + """), ddesc = wg_desc(dsm, """ + SWZ + """);
+#define TILE (ROWS * D * 2)
   /* query tile r's Q and dO rows, its lse (threads < 64) and Delta (the others) into stage b,
      not committed: zeros past seq_q (those queries are left out by the test per score) */
 #define copy_tile(r, b) do {                                                      \\
@@ -180,8 +187,6 @@ BWD = (
     cp_commit();  /* (an empty group past the last tile) */
     /* every pair of the tile seen: no test per score */
     const int full = q0 + ROWS <= sq && k0 + KEYS <= sk && (!causal || q0 + off >= k0 + KEYS - 1);
-    const E* const qt = qsm + b * ROWS * D;
-    const E* const gt = gsm + b * ROWS * D;
     const float* const lt = ls + b * ROWS;
     const float* const dt = ds + b * ROWS;
     CP_WAIT(1);  /* this tile's copies have landed */
@@ -193,15 +198,20 @@ BWD = (
 #pragma unroll
     for (int n = 0; n < ROWS / 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.0f;
+      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      wg_ss(s, """ + _desc("ksm + kk * 16") + ", " + _desc("qt + kk * 16") + """);
+      wg_ss(s, wg_at(kdesc, kk * 32), wg_at(qdesc, b * TILE + kk * 32));
     WG_COMMIT();
 #pragma unroll
+    for (int n = 0; n < ROWS / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dp[n][e] = 0.0f;
+    WG_FENCE();
+#pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
-      wg_rs_k(dp, vf[kk], """ + _desc("gt + kk * 16") + """);
+      wg_rs_k(dp, vf[kk], wg_at(gdesc, b * TILE + kk * 32));
     WG_COMMIT();
     WG_WAIT1();  /* Sᵗ is done (dPᵗ may run on) */
 """
@@ -211,7 +221,7 @@ BWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < ROWS / 16; ++kk)  /* dV += Pᵗ dO: 16 queries a step */
-      wg_rs(dva, pa[kk], """ + _desc("gt + kk * 16 * D") + """);
+      wg_rs(dva, pa[kk], wg_at(gdesc, b * TILE + kk * 16 * D * 2));
     WG_COMMIT();
     WG_WAIT1();  /* dPᵗ is done (dV may run on) */
 """
@@ -221,7 +231,7 @@ BWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < ROWS / 16; ++kk)  /* dK += dSᵗ Q */
-      wg_rs(dka, da[kk], """ + _desc("qt + kk * 16 * D") + """);
+      wg_rs(dka, da[kk], wg_at(qdesc, b * TILE + kk * 16 * D * 2));
     WG_COMMIT();
     {  /* dSᵗ into shared memory: word (key, queries n 8 + 2 (lane % 4) ..) of the swizzled row */
       const int j0 = w * 16 + C_ROW(lane, 0);
@@ -245,7 +255,7 @@ BWD = (
     WG_FENCE();
 #pragma unroll
     for (int kk = 0; kk < KEYS / 16; ++kk)  /* dQ = dS K: 16 keys a step, 16 rows down dSᵗ and K */
-      wg_ss_tt(dq, """ + _desc("dsm + kk * 16 * ROWS") + ", " + _desc("ksm + kk * 16 * D") + """);
+      wg_ss_tt(dq, wg_at(ddesc, kk * 16 * ROWS * 2), wg_at(kdesc, kk * 16 * D * 2));
     WG_COMMIT();
     WG_WAIT0();  /* (dSᵗ is next written after the next step's top barrier) */
 #pragma unroll
