@@ -25,6 +25,7 @@
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s23d      # ~9 min: session 23's final figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s24       # ~9 min: float32 attention cp.async, figures
 #   source .whl/on-device.sh && bash tools/gpu_owed.sh s24b      # ~4 min: the opt-in wgmma forward, captured bf16
+#   source .whl/on-device.sh && bash tools/gpu_owed.sh s25       # ~9 min: Hopper attention fwd + bwd, figures
 #
 # speed: attention kernels alone, new (ldmatrix/cp.async, the default since session 19) vs old
 #   (BURN_CUDA_ATTENTION_PIPE=0) and 32 vs 16 query rows per warp (columns of one probe run); the
@@ -43,7 +44,7 @@
 # Logs and JSON go under $OUT (or ./gpu-out); each step has a time limit, and a step is skipped
 # once BUDGET_S (default 540 s, under a device call's 600) is spent; the table comes last.
 set -u
-part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|s23c|s23d|s24|s24b|gen"}
+part=${1:?"usage: bash tools/gpu_owed.sh speed|steps|correct|fusion|cpu16|examples|lt|lt-speed|hgemm|replay|s21|s22|s22b|s23|s23b|s23c|s23d|s24|s24b|s25|gen"}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -323,6 +324,22 @@ s24b)
   echo "== wgmma layouts"; tail -9 "$out/wgmma-layouts.log"
   echo "== attention kernels alone, wgmma forward (ms)"; tail -5 "$out/attn-kernels-wgmma.log"
   echo "== precision (Fusion)"; grep -E "burn/torch|^(fp32|bf16)" "$out/precision-fusion.log" | tail -8
+  ;;
+s25)
+  step attn-gpu 200 "${PYTEST[@]}" packages/burn-cuda/tests/test_attention_wgmma_gpu.py \
+    packages/burn-cuda/tests/test_attention_wgmma_bwd_gpu.py packages/burn-cuda/tests/test_attention_mma_gpu.py \
+    packages/burn-cuda/tests/test_attention_gpu.py packages/burn-cuda/tests/test_attention_fused_bwd_gpu.py \
+    packages/burn-cuda/tests/test_attention_layout_gpu.py
+  step attn-kernels 100 python3 benches/probes/attention_kernels.py --dtypes bfloat16,float32 \
+    --seqs 128,1024 --json "$out/attention_kernels.json"
+  suite=(python3 -m benches attention --backend cuda --torch-device cuda --sizes gpu --repeats 5)
+  step attn-suite 120 "${suite[@]}" --out "$out/attention"
+  precision_cuda 150
+  training_rows 170
+  echo "== attention kernels alone (ms)"; tail -9 "$out/attn-kernels.log"
+  echo "== attn-suite"; grep -E "burn/torch|target|fwd\+bwd" "$out/attn-suite.log" | tail -24
+  echo "== precision (Cuda)"; grep -E "burn/torch|^(fp32|bf16)" "$out/precision.log" | tail -8
+  echo "== training_step rows"; tail -27 "$out/training-rows.log"
   ;;
 gen)
   step capture-gen-cuda 200 env BURN_FUSION_TEST_INNER=cuda "${PYTEST[@]}" \

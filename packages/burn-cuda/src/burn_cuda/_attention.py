@@ -178,7 +178,7 @@ def _wgmma_backward(dq, dk, dv, delta, lse, views, common, tail) -> tuple:
             acc, dk, dv, q, k, v, g, lse, delta, *common, *qa, *ka, *va, *ga, *out_args(acc),
             *out_args(dk), *out_args(dv), *tail)  # fmt: skip
     _launch(wgmma_bwd_kernel(dt, d, "attn_bwd_dqcvt_wgmma"), rows, WGMMA_BWD_THREADS, dq, acc,
-            np.int32(h), np.int32(sq), *out_args(dq), *out_args(acc))  # fmt: skip
+            np.int32(h), np.int32(sq), common[-1], *out_args(dq), *out_args(acc))  # fmt: skip
     return dq, dk, dv
 
 

@@ -7,20 +7,36 @@ One pass, FlashAttention-2's loop order (`_attention_fused_bwd.py` has the mma.s
 block is one warpgroup (128 threads) over 64 keys of one (batch, head), looping over the query
 tiles of 64 rows that see them; per tile, with keys as the products' rows so Pᵗ and dSᵗ are
 register A operands where they are made:
-- Sᵗ = K Qᵗ and dPᵗ = V dOᵗ: 4 `wg_ss` each (k16 steps over the head dim), K, V, Q and dO all
-  K-major in shared memory; both issued before the first is waited for;
-- Pᵗ = exp2(Sᵗ scale2 - lse) (0 where the query does not see the key: `DKV_LIMITS`), dV += Pᵗ dO
-  (4 `wg_rs`, dO MN-major), dSᵗ = Pᵗ (dPᵗ - Delta), dK += dSᵗ Q (4 `wg_rs`, Q MN-major);
+- Sᵗ = K Qᵗ (4 `wg_ss`, K and Q K-major in shared memory) and dPᵗ = V dOᵗ (4 `wg_rs_k`: V's A
+  fragments held in registers for the whole block, dO K-major), both issued before the first
+  is waited for;
+- Pᵗ = 2^(Sᵗ scale2 - lse) (`ex2`; 0 where the query does not see the key: `DKV_LIMITS`, tested
+  only in tiles that have such a pair), dV += Pᵗ dO (4 `wg_rs`, dO MN-major), dSᵗ = Pᵗ (dPᵗ -
+  Delta), dK += dSᵗ Q (4 `wg_rs`, Q MN-major);
 - dSᵗ, rounded, into shared memory [key][query], then dQ = dS K (4 `wg_ss_tt`: dSᵗ and K both
-  read MN-major), times the softmax scale, added into a float32 accumulator by `red_add2` (one
-  vector add per 2 dims; the sum over key blocks runs in the order blocks finish);
-- the next tile's Q and dO copies (cp.async, into the one stage) are issued once dV and dK are
-  done with the tiles, so they land during the dQ product and its adds.
-The launches around it are the fused mma.sync backward's: `attn_bwd_prep_mma` (Delta, the
-accumulator zeroed) and `attn_bwd_dqcvt_mma` (dQ rounded into its strides).
+  read MN-major), staged in shared memory as float32 and added into the accumulator's tile by
+  one `cp.reduce.async.bulk` (`bulk_add`), issued by one thread after the next step's first
+  barrier and waited for (its read of the stage) before the step after's staging. Adding dQ by
+  `red.global.add` per element pair cost 240 of 730 us at s1024; the bulk adds cost ~45.
+The tiles of query tile t + 1 (Q, dO, and lse and Delta by `cp4`) are copied into the other
+of two stages at the top of step t. Launches around it: `attn_bwd_prep_wgmma` (Delta, and the
+accumulator's whole 64-row tiles zeroed: it is allocated in whole tiles so the bulk add never
+needs a partial one) and `attn_bwd_dqcvt_wgmma` (dQ times the softmax scale, rounded into its
+strides; the accumulator's tiles hold each thread's pairs in thread order, `DQ_AT`, so staging
+them is free of bank conflicts). The sum over key blocks runs in the order blocks finish: dQ's
+last bits may differ run to run; dK and dV do not.
 
-Every tile is 64 rows of 128 bytes in the 128B-swizzle layout (`COPY_CORE`, the forward's):
-K, V, Q, dO and dSᵗ 8 KB each, 40 KB of static shared memory with the statistics.
+Shared memory (dynamic, `SMEM`): K 8 KB, two stages of Q and dO (32 KB), dSᵗ 8 KB, the dQ stage
+16 KB, two stages of statistics; 66 KB with the alignment slack, 2 blocks an SM at 198
+registers (ptxas 13.0), no spills.
+
+H200, b32 h8 s1024 d64 bf16, kernels alone (CUPTI): 486 us + prep 38 + rounding 31 against the
+mma.sync passes' 860 and cuDNN's 418 + 34 + 31; causal 293 + 69 against 518 and 286 + 65. On
+the way (session 25): bulk adds 730 -> 589 us, the statistics by cp.async 559, two stages in
+dynamic shared memory 502, `ex2` 498, descriptors moved by `wg_at` 489, the scale moved to the
+rounding 486. Tried and not kept: deferring a tile's dQ adds past the next tile's Sᵗ (ptxas
+then waits for the dQ product before Sᵗ: the same time), issuing dQ before dV and dK are done
+(577 against 559), 3 blocks an SM (ptxas serialises the wgmma for registers).
 
 Eligible calls (`wgmma_bwd_takes`): the wgmma forward's (sm_90, 16-bit storage, head dim == value
 dim == 64, no mask, no dropout); `BURN_CUDA_ATTENTION_WGMMA_BWD=0` keeps the mma.sync passes.
@@ -192,7 +208,7 @@ BWD = (
     CP_WAIT(1);  /* this tile's copies have landed */
     PROXY_FENCE();
     __syncthreads();  /* everyone's copies, and the last tile's staged dQ */
-    if (threadIdx.x == 0 && qd >= 0)  /* the last tile's dQ, times the scale, into the accumulator */
+    if (threadIdx.x == 0 && qd >= 0)  /* the last tile's dQ into the accumulator */
       bulk_add(dqa + bi * dqab + hi * dqah + (L)qd * dqas, stage, ROWS * D * 4);
     float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's 16 keys x 64 queries */
 #pragma unroll
@@ -262,9 +278,9 @@ BWD = (
     for (int n = 0; n < D / 8; ++n)
 #pragma unroll
       for (int rr = 0; rr < 2; ++rr) {
-        F2* at = (F2*)(stage + DQ_AT(n, rr, threadIdx.x));
-        at->x = dq[n][2 * rr] * scale;
-        at->y = dq[n][2 * rr + 1] * scale;
+        F2* at = (F2*)(stage + DQ_AT(n, rr, threadIdx.x));  /* (the rounding scales it) */
+        at->x = dq[n][2 * rr];
+        at->y = dq[n][2 * rr + 1];
       }
     qd = q0;
   }
@@ -286,13 +302,14 @@ BWD = (
 """
 )
 
-#: dQ rounded from the accumulator's tile (DQ_AT order) into its rows < seq_q, its strides: a
-#: block per tile, a thread per accumulator thread
+#: dQ times the softmax scale, rounded from the accumulator's tile (DQ_AT order) into its rows
+#: < seq_q, its strides: a block per tile, a thread per accumulator thread
 _CVT = (
     "\n"
     + part.head("attn_bwd_dqcvt_wgmma")
     + """\
     E* __restrict__ dq, const float* __restrict__ dqa, const int heads, const int sq,
+    const float scale,
 """
     + part.out_strides("dq", "dqa")[:-2]
     + """) {
@@ -308,7 +325,7 @@ _CVT = (
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
       const F2 x = *(const F2*)(tile + DQ_AT(n, rr, t));
-      *(unsigned int*)(row + n * 8) = pack2(x.x, x.y);
+      *(unsigned int*)(row + n * 8) = pack2(x.x * scale, x.y * scale);
     }
   }
 }
