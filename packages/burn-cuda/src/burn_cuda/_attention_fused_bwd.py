@@ -147,18 +147,26 @@ def prep(kind: str, e: str, step: int, inner: str, whole: bool = False) -> str:
         + _ROW_BLOCK
         + part.bases(e, "g")
         + part.delta_rows(e, step, inner)
-        + """\
+        + (_ZERO_TILE if whole else _ZERO_ROWS)
+    )
+
+
+#: the block's rows of the dQ accumulator zeroed (rows < seq_q, through its strides)
+_ZERO_ROWS = """\
   float* arow = dqa + bi * dqab + hi * dqah;  /* the block's rows of the dQ accumulator: 0 */
   for (int idx = threadIdx.x; idx < ROWS * D; idx += THREADS) {
     const int r = idx / D, i = q0 + r;
-"""
-        + ("    arow[(L)i * dqas + (idx - r * D)] = 0.0f;\n" if whole else
-           "    if (i < sq) arow[(L)i * dqas + (idx - r * D)] = 0.0f;\n")
-        + """\
+    if (i < sq) arow[(L)i * dqas + (idx - r * D)] = 0.0f;
   }
 }
 """
-    )
+#: the block's whole tile of the accumulator zeroed, 16 bytes a store (an accumulator allocated
+#: in whole tiles of contiguous rows: dqas == D)
+_ZERO_TILE = """\
+  W4* tile = (W4*)(dqa + bi * dqab + hi * dqah + (L)q0 * dqas);
+  for (int idx = threadIdx.x; idx < ROWS * D / 4; idx += THREADS) tile[idx] = w4(0u, 0u, 0u, 0u);
+}
+"""
 
 
 def _fused_head(n: int) -> str:

@@ -130,13 +130,10 @@ FWD = (
     PROXY_FENCE();
     __syncthreads();
     float s[KEYS / 8][4];
-#pragma unroll
-    for (int n = 0; n < KEYS / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
     WG_FENCE();
+    wg_ss0_128(s, qd, wg_at(kd, st * KEYS * D * 2));  /* (the first k16 step sets, no zeroing) */
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)  /* 16 dims a step: 32 bytes along the rows */
+    for (int kk = 1; kk < D / 16; ++kk)  /* 16 dims a step: 32 bytes along the rows */
       wg_ss_128(s, wg_at(qd, kk * 32), wg_at(kd, st * KEYS * D * 2 + kk * 32));
     WG_COMMIT();
     WG_WAIT0();

@@ -211,22 +211,15 @@ BWD = (
     if (threadIdx.x == 0 && qd >= 0)  /* the last tile's dQ into the accumulator */
       bulk_add(dqa + bi * dqab + hi * dqah + (L)qd * dqas, stage, ROWS * D * 4);
     float s[ROWS / 8][4], dp[ROWS / 8][4];  /* Sᵗ and dPᵗ: this warp's 16 keys x 64 queries */
-#pragma unroll
-    for (int n = 0; n < ROWS / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
     WG_FENCE();
+    wg_ss0(s, kdesc, wg_at(qdesc, b * TILE));  /* (the first k16 step sets, no zeroing) */
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
+    for (int kk = 1; kk < D / 16; ++kk)
       wg_ss(s, wg_at(kdesc, kk * 32), wg_at(qdesc, b * TILE + kk * 32));
     WG_COMMIT();
+    wg_rs_k0(dp, vf[0], wg_at(gdesc, b * TILE));
 #pragma unroll
-    for (int n = 0; n < ROWS / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dp[n][e] = 0.0f;
-    WG_FENCE();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
+    for (int kk = 1; kk < D / 16; ++kk)
       wg_rs_k(dp, vf[kk], wg_at(gdesc, b * TILE + kk * 32));
     WG_COMMIT();
     WG_WAIT1();  /* Sᵗ is done (dPᵗ may run on) */
@@ -264,13 +257,10 @@ BWD = (
     PROXY_FENCE();
     __syncthreads();  /* every warp's dSᵗ is in place; the stage is free */
     float dq[D / 8][4];  /* dQ of this warp's 16 queries x the head dim, over the block's keys */
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dq[n][e] = 0.0f;
     WG_FENCE();
+    wg_ss_tt0(dq, ddesc, kdesc);
 #pragma unroll
-    for (int kk = 0; kk < KEYS / 16; ++kk)  /* dQ = dS K: 16 keys a step, 16 rows down dSᵗ and K */
+    for (int kk = 1; kk < KEYS / 16; ++kk)  /* dQ = dS K: 16 keys a step, 16 rows down dSᵗ and K */
       wg_ss_tt(dq, wg_at(ddesc, kk * 16 * ROWS * 2), wg_at(kdesc, kk * 16 * D * 2));
     WG_COMMIT();
     WG_WAIT0();  /* (dSᵗ is next written after the next step's top barrier) */

@@ -27,7 +27,8 @@ faulted), and the accumulator and register-A layouts above with them.
 swizzle mode in bits 62-63); `wg_ss(d, a, b)` is D += A B with both operands in shared memory,
 both K-major; `wg_ss_tt` the same with both MN-major (the instruction's two transposes: the
 attention backward's dQ = dS K from dSᵗ and K as stored); `wg_rs(d, a, b)` with A in registers
-and B MN-major, `wg_rs_k` with B K-major. `WG_FENCE()` (before a wgmma whose register operands
+and B MN-major, `wg_rs_k` with B K-major; each also as `wg_ss0` ... (D = A B: the first k16
+step of a product, so its accumulators need no zeroing). `WG_FENCE()` (before a wgmma whose register operands
 other instructions wrote), `WG_COMMIT()` / `WG_WAIT0()`, `WG_WAIT1()`, `WG_WAIT2()` (the async
 groups: wait until at most 0, 1, 2 are in flight; groups complete in order) and
 `PROXY_FENCE()` (shared-memory writes made visible to the async proxy the wgmma reads through;
@@ -73,7 +74,24 @@ def _shape_gpu(ptx_type: str, n: int, sfx: str) -> str:
     )
     rs_k = rs.replace("p, 1, 1, 1;", "p, 1, 1, 0;")
     a4 = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])'
-    return f"""
+    # each also as `name0`: D = A B, D's old values unread (the scale-d input 0), so no
+    # instruction need zero the accumulators first: ptxas waits for the wgmma in flight before
+    # an instruction that defines another's accumulators (a serialised pipeline)
+    zero = f"""
+__device__ __forceinline__ void wg_ss0{sfx}(float (*d)[4], const WGD a, const WGD b) {{
+  asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(0));
+}}
+__device__ __forceinline__ void wg_ss_tt0{sfx}(float (*d)[4], const WGD a, const WGD b) {{
+  asm volatile({ss_tt} : {ops} : "l"(a), "l"(b), "r"(0));
+}}
+__device__ __forceinline__ void wg_rs0{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
+  asm volatile({rs} : {ops} : {a4}, "l"(b), "r"(0));
+}}
+__device__ __forceinline__ void wg_rs_k0{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
+  asm volatile({rs_k} : {ops} : {a4}, "l"(b), "r"(0));
+}}
+"""
+    return zero + f"""
 /* D += A B, m64 n{n} k16: A [64][16] and B [N][16], both K-major in shared memory */
 __device__ __forceinline__ void wg_ss{sfx}(float (*d)[4], const WGD a, const WGD b) {{
   asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(1));
@@ -100,6 +118,14 @@ static void wg_ss{sfx}(float (*d)[4], const WGD a, const WGD b) {{ wg_ss_any(d, 
 static void wg_ss_tt{sfx}(float (*d)[4], const WGD a, const WGD b) {{ wg_ss_any(d, a, b, {n}, 1); }}
 static void wg_rs{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, {n}, 0); }}
 static void wg_rs_k{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_rs_any(d, a, b, {n}, 1); }}
+static void wg_zero{sfx}(float (*d)[4]) {{
+  for (int n = 0; n < {n} / 8; ++n)
+    for (int e = 0; e < 4; ++e) d[n][e] = 0.0f;
+}}
+static void wg_ss0{sfx}(float (*d)[4], const WGD a, const WGD b) {{ wg_zero{sfx}(d); wg_ss{sfx}(d, a, b); }}
+static void wg_ss_tt0{sfx}(float (*d)[4], const WGD a, const WGD b) {{ wg_zero{sfx}(d); wg_ss_tt{sfx}(d, a, b); }}
+static void wg_rs0{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_zero{sfx}(d); wg_rs{sfx}(d, a, b); }}
+static void wg_rs_k0{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{ wg_zero{sfx}(d); wg_rs_k{sfx}(d, a, b); }}
 """
 
 
