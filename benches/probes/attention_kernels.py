@@ -6,8 +6,10 @@
 
 For each dtype, sequence length and causal flag: the forward and the backward of burn_cuda's
 attention on cupy arrays (`Cuda._attention_fwd` / `_attention_bwd`: the kernels and their
-argument set-up, no Autodiff or Tensor layer) with the tensor-core kernels (`mma`: bf16/f16
-`mma.sync`, f32 3xTF32; `fwd@16`: the bf16/f16 forward at 16 query rows per warp,
+argument set-up, no Autodiff or Tensor layer) with the tensor-core kernels (`mma`: the
+defaults, bf16/f16 `mma.sync` or on sm_90 at head dim 64 the wgmma kernels, f32 3xTF32;
+every other column pins mma.sync, `BURN_CUDA_ATTENTION_WGMMA=0` and `_WGMMA_BWD=0`; `fwd@16`:
+the bf16/f16 forward at 16 query rows per warp,
 `BURN_CUDA_ATTENTION_WARP_ROWS=16`, where the default is 32; `old`: the session-17 tensor-core
 kernels, `BURN_CUDA_ATTENTION_PIPE=0`, where `mma` is the ldmatrix + cp.async text) and with
 `BURN_CUDA_ATTENTION_MMA=0` (`simt`: burn_gpu's flash kernels; float16 has none); with
@@ -100,6 +102,9 @@ def burn_times(cp, np, dtype: str, shape, causal: bool, repeats: int, fused: boo
         os.environ["BURN_CUDA_ATTENTION_WARP_ROWS"] = rows
         os.environ["BURN_CUDA_ATTENTION_PIPE"] = pipe
         os.environ["BURN_CUDA_ATTENTION_FUSED_BWD"] = "1" if mode == "fused" else "0"
+        # the Hopper kernels only in `mma` (the defaults): the other columns are mma.sync's
+        hopper = "1" if mode == "mma" else "0"
+        os.environ["BURN_CUDA_ATTENTION_WGMMA"] = os.environ["BURN_CUDA_ATTENTION_WGMMA_BWD"] = hopper
         out, lse = B._attention_fwd(q, k, v, None, causal, scale)
         fwd = timed(cp, lambda: B._attention_fwd(q, k, v, None, causal, scale), repeats)
         bwd = timed(cp, lambda: B._attention_bwd(q, k, v, out, lse, None, g, causal, scale), repeats)
@@ -108,6 +113,8 @@ def burn_times(cp, np, dtype: str, shape, causal: bool, repeats: int, fused: boo
     os.environ.pop("BURN_CUDA_ATTENTION_WARP_ROWS", None)
     os.environ.pop("BURN_CUDA_ATTENTION_PIPE", None)
     os.environ.pop("BURN_CUDA_ATTENTION_FUSED_BWD", None)
+    os.environ.pop("BURN_CUDA_ATTENTION_WGMMA", None)
+    os.environ.pop("BURN_CUDA_ATTENTION_WGMMA_BWD", None)
     return res
 
 

@@ -57,6 +57,7 @@ from ._attention_wgmma_bwd import THREADS as WGMMA_BWD_THREADS
 from ._attention_wgmma_bwd import wgmma_bwd_kernel, wgmma_bwd_takes
 from ._kernels import kernel, launch_grid
 from ._mma_pipe import pipe_enabled
+from ._wgmma import Sm90aKernel
 
 _DTYPES = frozenset(("float32", "float64", "bfloat16"))
 
@@ -187,7 +188,7 @@ def _launch(k, grid: int, threads: int, *args) -> None:
     rec = RECORDING[0]
     if rec is not None:
         rec.launches.append((k, grid, threads, args))
-    launch_grid(k, grid, threads, *args, smem=getattr(k, "smem", 0))
+    launch_grid(k, grid, threads, *args, smem=k.smem if k.__class__ is Sm90aKernel else 0)
 
 
 def _empty(shape, dtype, split: bool = False):
