@@ -116,7 +116,7 @@ def main(argv=None) -> None:
 
     from burn_cuda._wgmma import _nvrtc_sm90a
 
-    fn = _nvrtc_sm90a(cp, SOURCE, "probe")
+    fn = _nvrtc_sm90a(cp, SOURCE, "probe").get_function("probe")
     rng = np.random.default_rng(args.seed)
     for swizzled, K in ((0, 16), (1, 64)):
         A = rng.standard_normal((64, K)).astype(ml_dtypes.bfloat16)

@@ -15,21 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from burn_cuda import _attention
 from test_attention_mma_cpu import NP, reference
-from test_attention_wgmma_gpu import _dev, needs_sm90
+from test_attention_wgmma_gpu import CASES, _dev, needs_sm90  # the forward's cases
 
 BUILD = _attention.wgmma_bwd_kernel
 
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
 
-CASES = [
-    # (dtype, b, h, sq, sk, causal)
-    ("bfloat16", 2, 3, 128, 128, False),
-    ("bfloat16", 2, 3, 100, 300, True),
-    ("float16", 1, 4, 300, 100, True),
-    ("float16", 2, 8, 1024, 1024, False),
-    ("bfloat16", 1, 2, 1000, 1000, True),
-]
 TOL = {"bfloat16": 4e-2, "float16": 6e-3}
 
 

@@ -170,17 +170,21 @@ FWD = (
 )
 
 
-def wgmma_program(dtype: str, head_dim: int) -> str:
-    """The CUDA C text of `attn_fwd_wgmma` for `dtype` (bfloat16/float16) at `head_dim` (64)."""
+def hopper_program(name: str, dtype: str, head_dim: int, keys: int, sp: str, more: tuple,
+                   body: str) -> str:
+    """The CUDA C text of a Hopper attention program whose first kernel is `name`, for `dtype`
+    (bfloat16/float16) at `head_dim` (64): the defines (`keys` KEYS, `sp` the row stride SP of
+    the staging helpers), the shared helpers, the wgmma shapes (n64 and `more`), `COPY_CORE`,
+    then `body`. A dtype or head dim it does not take raises, naming `name`."""
     if dtype not in _PTX_TYPE or head_dim not in WGMMA_HEAD_DIMS:
         raise ValueError(
-            f"attn_fwd_wgmma: dtype must be one of {sorted(_PTX_TYPE)} and head_dim one of "
+            f"{name}: dtype must be one of {sorted(_PTX_TYPE)} and head_dim one of "
             f"{WGMMA_HEAD_DIMS}, got {dtype!r}, {head_dim!r}"
         )
     head = (
         "typedef unsigned short E;\ntypedef long long L;\n"
-        f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS {KEYS}\n#define THREADS {THREADS}\n"
-        "#define SP D /* the staging helpers' row strides (unused: copy_core has its layout) */\n"
+        f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS {keys}\n#define THREADS {THREADS}\n"
+        f"#define SP {sp} /* the staging helpers' row stride */\n"
         "#define VP D\n"
         "#define INF_F __int_as_float(0x7f800000)\n" + extras_define(False)
     )
@@ -191,10 +195,27 @@ def wgmma_program(dtype: str, head_dim: int) -> str:
         + HALF_TEXT[dtype]
         + HELPERS
         + PIPE_TEXT
-        + wgmma_text(_PTX_TYPE[dtype], 64, more=(KEYS,))
+        + wgmma_text(_PTX_TYPE[dtype], 64, more=more)
         + COPY_CORE
         + drop_helpers()
-        + FWD
+        + body
+    )
+
+
+def wgmma_program(dtype: str, head_dim: int) -> str:
+    """The CUDA C text of `attn_fwd_wgmma` for `dtype` (bfloat16/float16) at `head_dim` (64)."""
+    return hopper_program("attn_fwd_wgmma", dtype, head_dim, KEYS, "D", (KEYS,), FWD)
+
+
+def hopper_takes(dtype_name: str, head_dim: int, value_dim: int, cc: int, extras: bool) -> bool:
+    """Whether a call's shape suits the Hopper kernels: compute capability 9.0 (`cc` as an int),
+    16-bit storage, head dim == value dim == 64, no mask or dropout (`extras`)."""
+    return (
+        cc == 90
+        and not extras
+        and dtype_name in _PTX_TYPE
+        and head_dim == value_dim
+        and head_dim in WGMMA_HEAD_DIMS
     )
 
 
@@ -204,16 +225,8 @@ def wgmma_enabled() -> bool:
 
 
 def wgmma_takes(dtype_name: str, head_dim: int, value_dim: int, cc: int, extras: bool) -> bool:
-    """Whether a 16-bit forward runs `attn_fwd_wgmma` (the module docstring's rule; `cc`: the
-    device's compute capability as an int, `extras`: a mask or dropout)."""
-    return (
-        cc == 90
-        and not extras
-        and dtype_name in _PTX_TYPE
-        and head_dim == value_dim
-        and head_dim in WGMMA_HEAD_DIMS
-        and wgmma_enabled()
-    )
+    """Whether a 16-bit forward runs `attn_fwd_wgmma` (the module docstring's rule)."""
+    return hopper_takes(dtype_name, head_dim, value_dim, cc, extras) and wgmma_enabled()
 
 
 _KERNELS: dict = {}

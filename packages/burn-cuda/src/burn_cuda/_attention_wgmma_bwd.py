@@ -46,15 +46,11 @@ from __future__ import annotations
 
 import os
 
-from burn_gpu import frame
-
 from . import _attention_parts as part
 from ._attention_fused_bwd import prep
-from ._attention_wgmma import _PTX_TYPE, COPY_CORE, SWZ, WGMMA_HEAD_DIMS
-from ._mma_common import HALF_DELTA_DOT, HALF_TEXT, HELPERS, drop_helpers, extras_define
-from ._mma_layout import c_macros
-from ._mma_pipe import PIPE_TEXT
-from ._wgmma import Sm90aKernel, wgmma_text
+from ._attention_wgmma import SWZ, hopper_program, hopper_takes
+from ._mma_common import HALF_DELTA_DOT
+from ._wgmma import Sm90aKernel
 
 #: keys of a block, query rows of a tile, threads of a block (one warpgroup)
 KEYS, ROWS, THREADS = 64, 64, 128
@@ -327,34 +323,11 @@ KERNELS = ("attn_bwd_prep_wgmma", "attn_bwd_wgmma", "attn_bwd_dqcvt_wgmma")
 
 
 def wgmma_bwd_program(dtype: str, head_dim: int) -> str:
-    """The CUDA C text of `attn_bwd_wgmma` for `dtype` (bfloat16/float16) at `head_dim` (64)."""
-    if dtype not in _PTX_TYPE or head_dim not in WGMMA_HEAD_DIMS:
-        raise ValueError(
-            f"attn_bwd_wgmma: dtype must be one of {sorted(_PTX_TYPE)} and head_dim one of "
-            f"{WGMMA_HEAD_DIMS}, got {dtype!r}, {head_dim!r}"
-        )
-    head = (
-        "typedef unsigned short E;\ntypedef long long L;\n"
-        f"#define D {head_dim}\n#define ROWS {ROWS}\n#define KEYS {KEYS}\n"
-        f"#define THREADS {THREADS}\n"
-        "#define SP (D + 8) /* the V block's rows, staged row-major for its A fragments */\n"
-        "#define VP D\n"
-        "#define INF_F __int_as_float(0x7f800000)\n" + extras_define(False)
-    )
-    return (
-        frame("cuda").pragma([dtype])
-        + head
-        + c_macros()
-        + HALF_TEXT[dtype]
-        + HELPERS
-        + PIPE_TEXT
-        + wgmma_text(_PTX_TYPE[dtype], 64)
-        + COPY_CORE
-        + drop_helpers()
-        + prep("wgmma", "E", 8, HALF_DELTA_DOT, whole=True)
-        + BWD
-        + _CVT
-    )
+    """The CUDA C text of `attn_bwd_wgmma` (and its prep and rounding kernels) for `dtype`
+    (bfloat16/float16) at `head_dim` (64); SP: the V block's rows, staged row-major for its A
+    fragments."""
+    body = prep("wgmma", "E", 8, HALF_DELTA_DOT, whole=True) + BWD + _CVT
+    return hopper_program("attn_bwd_wgmma", dtype, head_dim, KEYS, "(D + 8)", (), body)
 
 
 def wgmma_bwd_enabled() -> bool:
@@ -364,14 +337,7 @@ def wgmma_bwd_enabled() -> bool:
 
 def wgmma_bwd_takes(dtype_name: str, head_dim: int, value_dim: int, cc: int, extras: bool) -> bool:
     """Whether a 16-bit backward runs `attn_bwd_wgmma` (the module docstring's rule)."""
-    return (
-        cc == 90
-        and not extras
-        and dtype_name in _PTX_TYPE
-        and head_dim == value_dim
-        and head_dim in WGMMA_HEAD_DIMS
-        and wgmma_bwd_enabled()
-    )
+    return hopper_takes(dtype_name, head_dim, value_dim, cc, extras) and wgmma_bwd_enabled()
 
 
 _KERNELS: dict = {}

@@ -74,41 +74,27 @@ def _shape_gpu(ptx_type: str, n: int, sfx: str) -> str:
     )
     rs_k = rs.replace("p, 1, 1, 1;", "p, 1, 1, 0;")
     a4 = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3])'
+    smem_a = "const WGD a", '"l"(a)'
+    regs_a = "const unsigned int* a", a4
+    kinds = (
+        ("ss", ss, smem_a, f"m64 n{n} k16: A [64][16] and B [N][16], both K-major in shared memory"),
+        ("ss_tt", ss_tt, smem_a, "A [16][64] and B [16][N], both MN-major (stored K rows down)"),
+        ("rs", rs, regs_a, "A [64][16] from registers (mma's A fragments), B [16][N] MN-major"),
+        ("rs_k", rs_k, regs_a, "A from registers as wg_rs, B [N][16] K-major"),
+    )
     # each also as `name0`: D = A B, D's old values unread (the scale-d input 0), so no
     # instruction need zero the accumulators first: ptxas waits for the wgmma in flight before
     # an instruction that defines another's accumulators (a serialised pipeline)
-    zero = f"""
-__device__ __forceinline__ void wg_ss0{sfx}(float (*d)[4], const WGD a, const WGD b) {{
-  asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(0));
-}}
-__device__ __forceinline__ void wg_ss_tt0{sfx}(float (*d)[4], const WGD a, const WGD b) {{
-  asm volatile({ss_tt} : {ops} : "l"(a), "l"(b), "r"(0));
-}}
-__device__ __forceinline__ void wg_rs0{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
-  asm volatile({rs} : {ops} : {a4}, "l"(b), "r"(0));
-}}
-__device__ __forceinline__ void wg_rs_k0{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
-  asm volatile({rs_k} : {ops} : {a4}, "l"(b), "r"(0));
-}}
-"""
-    return zero + f"""
-/* D += A B, m64 n{n} k16: A [64][16] and B [N][16], both K-major in shared memory */
-__device__ __forceinline__ void wg_ss{sfx}(float (*d)[4], const WGD a, const WGD b) {{
-  asm volatile({ss} : {ops} : "l"(a), "l"(b), "r"(1));
-}}
-/* D += A B: A [16][64] and B [16][N], both MN-major in shared memory (stored K rows down) */
-__device__ __forceinline__ void wg_ss_tt{sfx}(float (*d)[4], const WGD a, const WGD b) {{
-  asm volatile({ss_tt} : {ops} : "l"(a), "l"(b), "r"(1));
-}}
-/* D += A B: A [64][16] from registers (mma's A fragments), B [16][N] MN-major in shared memory */
-__device__ __forceinline__ void wg_rs{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
-  asm volatile({rs} : {ops} : {a4}, "l"(b), "r"(1));
-}}
-/* D += A B: A from registers as wg_rs, B [N][16] K-major in shared memory */
-__device__ __forceinline__ void wg_rs_k{sfx}(float (*d)[4], const unsigned int* a, const WGD b) {{
-  asm volatile({rs_k} : {ops} : {a4}, "l"(b), "r"(1));
-}}
-"""
+    out = []
+    for kind, text, (a_param, a_ops), what in kinds:
+        for zero, scale_d, verb in (("", 1, "D += A B"), ("0", 0, "D = A B")):
+            out.append(
+                f"/* {verb}, {what} */\n"
+                f"__device__ __forceinline__ void wg_{kind}{zero}{sfx}(float (*d)[4], {a_param},"
+                f" const WGD b) {{\n  asm volatile({text} : {ops} : {a_ops}, \"l\"(b),"
+                f" \"r\"({scale_d}));\n}}\n"
+            )
+    return "\n" + "".join(out)
 
 
 def _shape_cpu(n: int, sfx: str) -> str:
