@@ -236,21 +236,30 @@ class Sm90aKernel:
     def __init__(self, source: str, name: str, smem: int = 0):
         self.source, self.name = source, name
         self.smem = smem  # dynamic shared memory a block takes (bytes; the launches read it)
-        self._raw = None  # what launches: the stand-in's RawKernel, or the sm_90a function
+        self._raw = None  # the stand-in's RawKernel
+        self._fns: dict = {}  # device id -> the sm_90a function loaded there
 
     def _built(self):
-        if self._raw is None:
-            cp = load_cupy()
-            if cp is not sys.modules.get("cupy"):  # the stand-in
+        """What launches on the current device: the stand-in's RawKernel, or the sm_90a
+        function loaded in the current device's context (one build per program and device,
+        whichever of its kernels comes first; a handle of one device's module is not valid on
+        another's)."""
+        cp = load_cupy()
+        if cp is not sys.modules.get("cupy"):  # the stand-in
+            if self._raw is None:
                 self._raw = cp.RawKernel(self.source, self.name)
-            else:
-                mod = _MODULES.get(self.source)
-                if mod is None:  # one build per program, whichever of its kernels comes first
-                    mod = _MODULES[self.source] = _nvrtc_sm90a(cp, self.source, self.name)
-                self._raw = mod.get_function(self.name)
-                if self.smem > _STATIC_SMEM:  # past 48 KB a kernel must ask for it
-                    cp.cuda.driver.funcSetAttribute(self._raw.ptr, _MAX_DYNAMIC_SMEM, self.smem)
-        return self._raw
+            return self._raw
+        dev = cp.cuda.runtime.getDevice()
+        fn = self._fns.get(dev)
+        if fn is None:
+            mod = _MODULES.get((self.source, dev))
+            if mod is None:
+                mod = _MODULES[(self.source, dev)] = _nvrtc_sm90a(cp, self.source, self.name)
+            fn = mod.get_function(self.name)
+            if self.smem > _STATIC_SMEM:  # past 48 KB a kernel must ask for it
+                cp.cuda.driver.funcSetAttribute(fn.ptr, _MAX_DYNAMIC_SMEM, self.smem)
+            self._fns[dev] = fn
+        return fn
 
     @property
     def kernel(self):
@@ -287,5 +296,6 @@ def _nvrtc_sm90a(cp, source: str, name: str):
 #: raises it (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
 _STATIC_SMEM, _MAX_DYNAMIC_SMEM = 48 * 1024, 8
 
-#: program text -> its loaded module, for the process (its functions' handles stay valid)
+#: (program text, device id) -> its loaded module, for the process (its functions' handles stay
+#: valid)
 _MODULES: dict = {}
