@@ -85,8 +85,9 @@ def main(argv=None) -> None:
             print(f"== {args.dtype} b{b} h{h} s{s} d{d}" + (" causal" if causal else ""))
             rng = np.random.default_rng(0)
             host = [rng.standard_normal((b, h, s, d)).astype(np_dt[args.dtype]) for _ in range(4)]
-            q, k, v, g = (cp.asarray(a.view(np.uint16)).view(a.dtype) if a.itemsize == 2
-                          and args.dtype == "bfloat16" else cp.asarray(a) for a in host)  # fmt: skip
+            bf16 = args.dtype == "bfloat16"  # cupy takes bfloat16 as its 16-bit patterns
+            q, k, v, g = (cp.asarray(a.view(np.uint16)).view(a.dtype) if bf16 else cp.asarray(a)
+                          for a in host)  # fmt: skip
             backend = Cuda(float_dtype=args.dtype)
             for config in [c.strip() for c in args.configs.split(",") if c.strip()]:
                 saved = dict(os.environ)
